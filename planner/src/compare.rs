@@ -1,0 +1,132 @@
+//! BiGraph and fat-tree side by side for the same sub-nodes and switch
+//! model (`planner compare`).
+
+use serde::Serialize;
+
+use crate::design::{DesignOptions, design};
+use crate::inventory::Inventory;
+use crate::metrics::{Metrics, metrics};
+use crate::plan::Topology;
+use crate::report::metric_rows;
+use crate::text::Table;
+
+/// One column of the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    /// `bigraph` or `fat-tree`.
+    pub topology: Topology,
+    /// The figures, when a design could be made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Metrics>,
+    /// Why no design could be made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Physical switches the design uses beyond the inventory's count.
+    pub switches_to_add: usize,
+    /// The design's notes.
+    pub notes: Vec<String>,
+}
+
+/// The result of `planner compare`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The inventory's name.
+    pub inventory: String,
+    /// Sub-nodes compared.
+    pub sub_nodes: usize,
+    /// Physical switches in the inventory.
+    pub switches_in_inventory: usize,
+    /// BiGraph, then fat-tree.
+    pub designs: Vec<Entry>,
+}
+
+impl Comparison {
+    /// True when at least one design could be made.
+    pub fn any(&self) -> bool {
+        self.designs.iter().any(|d| d.metrics.is_some())
+    }
+}
+
+/// Designs both topologies with the inventory's switch models, as many
+/// switches as each needs; `fat_tree` sets oversubscription and tiers.
+pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
+    let have = inv.switches.len();
+    let designs = [Topology::BiGraph, Topology::FatTree]
+        .into_iter()
+        .map(|topology| {
+            let opts = DesignOptions {
+                topology,
+                grow_switch_pool: true,
+                n: None,
+                m: None,
+                ..fat_tree.clone()
+            };
+            match design(inv, &opts) {
+                Ok(plan) => Entry {
+                    topology,
+                    switches_to_add: plan.physical_switches.saturating_sub(have),
+                    metrics: Some(metrics(&plan)),
+                    error: None,
+                    notes: plan.notes,
+                },
+                Err(e) => Entry {
+                    topology,
+                    metrics: None,
+                    error: Some(e.to_string()),
+                    switches_to_add: 0,
+                    notes: Vec::new(),
+                },
+            }
+        })
+        .collect();
+    Comparison {
+        inventory: inv.name.clone(),
+        sub_nodes: inv.sub_node_count(),
+        switches_in_inventory: have,
+        designs,
+    }
+}
+
+/// Renders the comparison for people.
+pub fn render_table(c: &Comparison, source: &str) -> String {
+    let mut out = format!(
+        "BiGraph vs fat-tree for {} ({source}): {} sub-nodes, {} switches in the inventory\n\n",
+        c.inventory, c.sub_nodes, c.switches_in_inventory
+    );
+    let rows: Vec<Vec<(String, String)>> = c
+        .designs
+        .iter()
+        .map(|d| match &d.metrics {
+            Some(m) => {
+                let mut r = metric_rows(m);
+                r.push((
+                    "switches beyond the inventory".into(),
+                    d.switches_to_add.to_string(),
+                ));
+                r
+            }
+            None => Vec::new(),
+        })
+        .collect();
+    let names: Vec<String> = rows
+        .iter()
+        .find(|r| !r.is_empty())
+        .map(|r| r.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    let mut t = Table::new(["", "BiGraph", "fat-tree"]);
+    for (i, name) in names.iter().enumerate() {
+        let cell = |d: usize| match (&c.designs[d].error, rows[d].get(i)) {
+            (_, Some((_, v))) => v.clone(),
+            (Some(_), None) if i == 0 => "cannot be built (see below)".to_string(),
+            _ => "-".to_string(),
+        };
+        t.row([name.clone(), cell(0), cell(1)]);
+    }
+    out.push_str(&t.render());
+    for d in &c.designs {
+        if let Some(e) = &d.error {
+            out.push_str(&format!("\n{}: {e}\n", d.topology.as_str()));
+        }
+    }
+    out
+}

@@ -1,0 +1,524 @@
+//! Fat-tree designs: a 2-tier leaf-spine with a chosen oversubscription,
+//! and a 3-tier k-ary fat-tree (k pods of k/2 edge and k/2 aggregation
+//! switches, (k/2)^2 cores).
+
+use super::{DesignOptions, Endpoint, Fabric, Pool, SwitchSlot, even_split, templates_for};
+use crate::error::{Error, Result};
+use crate::inventory::{Inventory, SwitchRole};
+use crate::plan::{FatTreeParams, Plan, Tier, Topology};
+use crate::text::gbps;
+
+/// Ports and speed of the switches of one tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Spec {
+    ports: usize,
+    gbps: u32,
+}
+
+/// Splits a leaf's ports into sub-node downlinks of `down` Gbps and
+/// uplinks of `up` Gbps: the most downlinks `d` such that `d + u <= ports`
+/// and `d * down <= oversubscription * u * up`. Returns `(d, u)`.
+pub fn leaf_split(ports: usize, down: f64, up: f64, oversub: f64) -> Option<(usize, usize)> {
+    (1..ports)
+        .rev()
+        .map(|d| (d, uplinks_for(d, down, up, oversub)))
+        .find(|&(d, u)| d + u <= ports)
+}
+
+fn uplinks_for(d: usize, down: f64, up: f64, oversub: f64) -> usize {
+    let need = d as f64 * down / (oversub * up);
+    (need - 1e-9).ceil().max(1.0) as usize
+}
+
+/// Largest sub-node count of a 2-tier leaf-spine: every spine port goes to
+/// a different leaf, so at most `spine ports` leaves.
+pub fn largest_two_tier(
+    leaf_ports: usize,
+    spine_ports: usize,
+    down: f64,
+    up: f64,
+    oversub: f64,
+) -> usize {
+    leaf_split(leaf_ports, down, up, oversub).map_or(0, |(d, _)| d * spine_ports)
+}
+
+/// Largest sub-node count of a 3-tier k-ary fat-tree: k^3/4.
+pub fn largest_three_tier(k: usize) -> usize {
+    let k = k - k % 2;
+    k * k * k / 4
+}
+
+/// The template group of a tier: the first eligible template and every
+/// later eligible one with the same ports and speed.
+fn tier_templates(
+    inv: &Inventory,
+    roles: &[SwitchRole],
+) -> (Vec<usize>, Option<Spec>, Vec<String>) {
+    let eligible = templates_for(inv, roles);
+    let Some(&first) = eligible.first() else {
+        return (Vec::new(), None, Vec::new());
+    };
+    let spec_of = |t: usize| Spec {
+        ports: inv.switch_templates[t].usable_ports().len(),
+        gbps: inv.switch_templates[t].port_gbps,
+    };
+    let spec = spec_of(first);
+    let mut same = Vec::new();
+    let mut other = Vec::new();
+    for t in eligible {
+        if spec_of(t) == spec {
+            same.push(t);
+        } else {
+            other.push(inv.switch_templates[t].pattern.clone());
+        }
+    }
+    (same, Some(spec), other)
+}
+
+/// Counts whether `leaves` switches from `a` and then `spines` from `b`
+/// (which may share templates with `a`) are in the inventory.
+fn available(
+    inv: &Inventory,
+    a: &[usize],
+    leaves: usize,
+    b: &[usize],
+    spines: usize,
+) -> (usize, usize) {
+    let mut left: Vec<usize> = inv
+        .switch_templates
+        .iter()
+        .map(|t| t.instances.len())
+        .collect();
+    let mut take = |tpls: &[usize], mut n: usize| {
+        let mut got = 0;
+        for &t in tpls {
+            let k = left[t].min(n);
+            left[t] -= k;
+            n -= k;
+            got += k;
+        }
+        got
+    };
+    let l = take(a, leaves);
+    let s = take(b, spines);
+    (l, s)
+}
+
+pub(super) fn design(
+    inv: &Inventory,
+    opts: &DesignOptions,
+    endpoints: &[Endpoint],
+) -> Result<Plan> {
+    let p = endpoints.len();
+    let nic = endpoints.iter().map(|e| e.gbps).max().unwrap_or(0);
+    let (leaf_tpls, leaf_spec, leaf_other) = tier_templates(inv, &[SwitchRole::Leaf]);
+    let (spine_tpls, spine_spec, spine_other) =
+        tier_templates(inv, &[SwitchRole::Spine, SwitchRole::Core]);
+    let infeasible = |topology: &str, reason: String, fix: String| Error::Infeasible {
+        input: inv.name.clone(),
+        topology: topology.to_string(),
+        reason,
+        fix,
+    };
+    let (Some(leaf), Some(spine)) = (leaf_spec, spine_spec) else {
+        return Err(infeasible(
+            "fat-tree",
+            "no switch template may serve as leaf and spine (check `role`)".to_string(),
+            "add switches with role = \"leaf\" and role = \"spine\", or without a role".to_string(),
+        ));
+    };
+    let mut notes = Vec::new();
+    if inv.switch_templates.iter().any(|t| t.is_split()) {
+        notes.push(
+            "the VLAN split of the switches applies to BiGraph only; the fat-tree uses whole switches"
+                .to_string(),
+        );
+    }
+    for (tier, other) in [("leaf", &leaf_other), ("spine", &spine_other)] {
+        if !other.is_empty() {
+            notes.push(format!(
+                "{tier} tier uses one switch model; not used for it: {}",
+                other.join(", ")
+            ));
+        }
+    }
+
+    let two = || {
+        two_tier(
+            inv,
+            opts,
+            endpoints,
+            &leaf_tpls,
+            leaf,
+            &spine_tpls,
+            spine,
+            nic,
+        )
+        .map_err(|(r, f)| infeasible("2-tier leaf-spine", r, f))
+    };
+    let three = || {
+        three_tier(inv, opts, endpoints, &leaf_tpls, leaf, &spine_tpls, spine)
+            .map_err(|(r, f)| infeasible("3-tier fat-tree", r, f))
+    };
+    let mut plan = match opts.tiers {
+        Some(2) => two()?,
+        Some(3) => three()?,
+        Some(t) => {
+            return Err(Error::option(
+                "--tiers",
+                format!("{t} tiers: choose 2 (leaf-spine) or 3 (k-ary fat-tree)"),
+            ));
+        }
+        None => match two() {
+            Ok(plan) => plan,
+            Err(e2) => match three() {
+                Ok(mut plan) => {
+                    plan.notes.insert(
+                        0,
+                        format!("3 tiers because a 2-tier design does not fit: {e2}"),
+                    );
+                    plan
+                }
+                Err(e3) => {
+                    return Err(infeasible(
+                        "fat-tree",
+                        format!("neither 2 nor 3 tiers fit ({p} sub-nodes): {e2}; {e3}"),
+                        "add switches or use switches with more ports".to_string(),
+                    ));
+                }
+            },
+        },
+    };
+    notes.append(&mut plan.notes);
+    plan.notes = notes;
+    Ok(plan)
+}
+
+type Why = (String, String);
+
+#[allow(clippy::too_many_arguments)]
+fn two_tier(
+    inv: &Inventory,
+    opts: &DesignOptions,
+    endpoints: &[Endpoint],
+    leaf_tpls: &[usize],
+    leaf: Spec,
+    spine_tpls: &[usize],
+    spine: Spec,
+    nic: u32,
+) -> std::result::Result<Plan, Why> {
+    let p = endpoints.len();
+    let o = opts.oversubscription;
+    let link = leaf.gbps.min(spine.gbps);
+    let down = f64::from(nic.min(leaf.gbps));
+    let (d_max, _) = leaf_split(leaf.ports, down, f64::from(link), o).ok_or_else(|| {
+        (
+            format!(
+                "a {}-port leaf cannot carry sub-nodes and uplinks",
+                leaf.ports
+            ),
+            "use switches with more ports".to_string(),
+        )
+    })?;
+    let leaves = p.div_ceil(d_max);
+    let loads = even_split(p, leaves);
+    let d = loads[0];
+    let (u, spines, w) = if leaves == 1 {
+        (0, 0, 0)
+    } else {
+        let u = uplinks_for(d, down, f64::from(link), o);
+        let s = (1..=u)
+            .filter(|s| u % s == 0)
+            .find(|s| leaves * (u / s) <= spine.ports)
+            .ok_or_else(|| {
+                (
+                    format!(
+                        "{leaves} leaves need a spine port for each, but spines have {} usable ports",
+                        spine.ports
+                    ),
+                    format!(
+                        "use spines with at least {leaves} ports, allow more oversubscription, or use 3 tiers"
+                    ),
+                )
+            })?;
+        (u, s, u / s)
+    };
+    if !opts.grow_switch_pool {
+        let (l_got, s_got) = available(inv, leaf_tpls, leaves, spine_tpls, spines);
+        if l_got < leaves || s_got < spines {
+            return Err((
+                format!(
+                    "{p} sub-nodes need {leaves} leaves ({d} sub-nodes, {u} uplinks each) and {spines} spines; the inventory has {l_got} for leaves and {s_got} for spines after that",
+                ),
+                format!("add {} switches", (leaves - l_got) + (spines - s_got)),
+            ));
+        }
+    }
+
+    let mut pool = Pool::new(inv, opts.grow_switch_pool);
+    let mut fabric = Fabric::new(inv);
+    let mut leaf_slots = Vec::with_capacity(leaves);
+    for _ in 0..leaves {
+        let phys = pool.take(leaf_tpls).ok_or_else(short)?;
+        let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
+        leaf_slots.push(fabric.add_switch(
+            &phys,
+            phys.name.clone(),
+            Tier::Leaf,
+            None,
+            None,
+            &ports,
+        ));
+    }
+    let mut spine_slots = Vec::with_capacity(spines);
+    for _ in 0..spines {
+        let phys = pool.take(spine_tpls).ok_or_else(short)?;
+        let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
+        spine_slots.push(fabric.add_switch(
+            &phys,
+            phys.name.clone(),
+            Tier::Spine,
+            None,
+            None,
+            &ports,
+        ));
+    }
+    // Leaf i's uplink j goes to spine j / w; spine s gives leaf i its ports
+    // i*w .. i*w + w.
+    for (i, l) in leaf_slots.iter().enumerate() {
+        for j in 0..u {
+            let s = &spine_slots[j / w];
+            fabric.link(l.index, l.usable[j], s.index, s.usable[i * w + j % w]);
+        }
+    }
+    attach_even(&mut fabric, &leaf_slots, u, &loads, endpoints);
+
+    let mut notes = vec![if leaves == 1 {
+        format!("one switch carries all {p} sub-nodes: no spines are needed")
+    } else {
+        format!(
+            "2-tier leaf-spine: {leaves} leaves ({d} sub-nodes and {u} uplinks each), {spines} spines, {w} link{} between every leaf and spine; oversubscription {}:1 (downlink {} Gbps, uplink {} Gbps per leaf)",
+            if w == 1 { "" } else { "s" },
+            gbps(o),
+            gbps(d as f64 * down),
+            gbps(u as f64 * f64::from(link))
+        )
+    }];
+    notes.extend(spare_note(&mut pool, inv, opts));
+    let mut plan = fabric.finish(Topology::FatTree, notes, Vec::new());
+    plan.fat_tree = Some(FatTreeParams {
+        tiers: 2,
+        oversubscription: o,
+        k: None,
+        pods: None,
+        sub_nodes_per_leaf: d,
+        uplinks_per_leaf: u,
+        links_per_leaf_spine: w,
+    });
+    Ok(plan)
+}
+
+fn short() -> Why {
+    (
+        "the inventory ran out of switches".to_string(),
+        "add switches".to_string(),
+    )
+}
+
+fn spare_note(pool: &mut Pool<'_>, inv: &Inventory, opts: &DesignOptions) -> Option<String> {
+    if opts.grow_switch_pool {
+        return None;
+    }
+    let all: Vec<usize> = (0..inv.switch_templates.len()).collect();
+    let mut spare = Vec::new();
+    while let Some(s) = pool.take(&all) {
+        spare.push(s.name);
+    }
+    if spare.is_empty() {
+        None
+    } else if spare.len() <= 6 {
+        Some(format!("spare switches (not needed): {}", spare.join(", ")))
+    } else {
+        Some(format!(
+            "spare switches (not needed): {}, ... {} ({} in all)",
+            spare[..3].join(", "),
+            spare[spare.len() - 1],
+            spare.len()
+        ))
+    }
+}
+
+/// Attaches endpoints in order: `loads[i]` of them on switch i, after its
+/// first `skip` usable ports.
+fn attach_even(
+    fabric: &mut Fabric<'_>,
+    slots: &[SwitchSlot],
+    skip: usize,
+    loads: &[usize],
+    endpoints: &[Endpoint],
+) {
+    let mut next = 0;
+    for (slot, &load) in slots.iter().zip(loads) {
+        for k in 0..load {
+            fabric.attach(slot.index, slot.usable[skip + k], &endpoints[next]);
+            next += 1;
+        }
+    }
+}
+
+fn three_tier(
+    inv: &Inventory,
+    opts: &DesignOptions,
+    endpoints: &[Endpoint],
+    leaf_tpls: &[usize],
+    leaf: Spec,
+    spine_tpls: &[usize],
+    spine: Spec,
+) -> std::result::Result<Plan, Why> {
+    let p = endpoints.len();
+    if (opts.oversubscription - 1.0).abs() > 1e-9 {
+        return Err((
+            format!(
+                "a 3-tier k-ary fat-tree is non-blocking; oversubscription {}:1 was asked",
+                gbps(opts.oversubscription)
+            ),
+            "leave --oversubscription out, or use --tiers 2".to_string(),
+        ));
+    }
+    let k = match opts.k {
+        Some(k) => {
+            let k = k as usize;
+            if k < 2 || k % 2 != 0 || k > leaf.ports {
+                return Err((
+                    format!("k={k} is not an even port count of at most {}", leaf.ports),
+                    format!(
+                        "choose an even k between 2 and {}",
+                        leaf.ports - leaf.ports % 2
+                    ),
+                ));
+            }
+            k
+        }
+        None => leaf.ports - leaf.ports % 2,
+    };
+    if k < 2 {
+        return Err((
+            "switches with fewer than 2 ports cannot build a fat-tree".to_string(),
+            "use bigger switches".to_string(),
+        ));
+    }
+    let h = k / 2;
+    let per_pod = h * h;
+    let pods = p.div_ceil(per_pod);
+    if pods > k {
+        return Err((
+            format!(
+                "a k={k} fat-tree holds at most {} sub-nodes; the inventory has {p}",
+                largest_three_tier(k)
+            ),
+            format!("use switches with at least {} ports", min_k_for(p)),
+        ));
+    }
+    if spine.ports < pods {
+        return Err((
+            format!(
+                "{pods} pods need {pods} ports on every core switch; cores have {}",
+                spine.ports
+            ),
+            "use core switches with more ports".to_string(),
+        ));
+    }
+    let edges = pods * h;
+    let cores = h * h;
+    if !opts.grow_switch_pool {
+        let (l_got, s_got) = available(inv, leaf_tpls, 2 * edges, spine_tpls, cores);
+        if l_got < 2 * edges || s_got < cores {
+            return Err((
+                format!(
+                    "{p} sub-nodes on a k={k} fat-tree need {pods} pods ({} edge and aggregation switches) and {cores} cores; the inventory has {l_got} and {s_got}",
+                    2 * edges
+                ),
+                format!("add {} switches", (2 * edges - l_got) + (cores - s_got)),
+            ));
+        }
+    }
+    let mut pool = Pool::new(inv, opts.grow_switch_pool);
+    let mut fabric = Fabric::new(inv);
+    let mut edge_slots = Vec::with_capacity(edges);
+    let mut agg_slots = Vec::with_capacity(edges);
+    for pod in 0..pods {
+        for tier in [Tier::Edge, Tier::Aggregation] {
+            for _ in 0..h {
+                let phys = pool.take(leaf_tpls).ok_or_else(short)?;
+                let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
+                let slot =
+                    fabric.add_switch(&phys, phys.name.clone(), tier, None, Some(pod), &ports);
+                match tier {
+                    Tier::Edge => edge_slots.push(slot),
+                    _ => agg_slots.push(slot),
+                }
+            }
+        }
+    }
+    let mut core_slots = Vec::with_capacity(cores);
+    for _ in 0..cores {
+        let phys = pool.take(spine_tpls).ok_or_else(short)?;
+        let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
+        core_slots.push(fabric.add_switch(
+            &phys,
+            phys.name.clone(),
+            Tier::Core,
+            None,
+            None,
+            &ports,
+        ));
+    }
+    for pod in 0..pods {
+        for i in 0..h {
+            let e = &edge_slots[pod * h + i];
+            for j in 0..h {
+                let a = &agg_slots[pod * h + j];
+                fabric.link(e.index, e.usable[j], a.index, a.usable[i]);
+            }
+        }
+        for j in 0..h {
+            let a = &agg_slots[pod * h + j];
+            for c in 0..h {
+                let core = &core_slots[j * h + c];
+                fabric.link(a.index, a.usable[h + c], core.index, core.usable[pod]);
+            }
+        }
+    }
+    let loads = even_split(p, edges);
+    attach_even(&mut fabric, &edge_slots, h, &loads, endpoints);
+    let mut notes = vec![format!(
+        "3-tier k-ary fat-tree, k={k}: {pods} pod{} of {h} edge and {h} aggregation switches, {cores} core switches; non-blocking",
+        if pods == 1 { "" } else { "s" }
+    )];
+    if pods < k {
+        notes.push(format!(
+            "{pods} of {k} pods built: every core switch has {} ports free for more pods",
+            k - pods
+        ));
+    }
+    notes.extend(spare_note(&mut pool, inv, opts));
+    let mut plan = fabric.finish(Topology::FatTree, notes, Vec::new());
+    plan.fat_tree = Some(FatTreeParams {
+        tiers: 3,
+        oversubscription: 1.0,
+        k: Some(k as u32),
+        pods: Some(pods),
+        sub_nodes_per_leaf: loads[0],
+        uplinks_per_leaf: h,
+        links_per_leaf_spine: 1,
+    });
+    Ok(plan)
+}
+
+fn min_k_for(p: usize) -> usize {
+    let mut k = 2;
+    while largest_three_tier(k) < p {
+        k += 2;
+    }
+    k
+}

@@ -1,0 +1,517 @@
+//! Designs a fabric from an inventory: BiGraph (EFLOPS IV-B) or fat-tree
+//! (2-tier leaf-spine, 3-tier k-ary), producing a [`Plan`].
+//!
+//! Port use on every switch follows one rule: inter-switch links take the
+//! first usable ports, sub-nodes the next ones, the rest stay free for
+//! growth. Sub-nodes are attached in inventory order (server by server),
+//! spread as evenly as possible over the switches that carry them.
+
+mod bigraph;
+mod fattree;
+pub mod shorthand;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::error::{Error, Result};
+use crate::inventory::{Inventory, SubNodeSpec, SwitchRole};
+use crate::plan::{
+    Cable, CableKind, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode,
+    PlanSwitch, PortRole, Tier, Topology,
+};
+
+pub use bigraph::{bigraph_capacity, largest_bigraph};
+pub use fattree::{largest_three_tier, largest_two_tier, leaf_split};
+
+/// What to design.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesignOptions {
+    /// BiGraph or fat-tree.
+    pub topology: Topology,
+    /// BiGraph: force the number of switches N.
+    pub n: Option<usize>,
+    /// BiGraph: force the sub-nodes per switch M.
+    pub m: Option<usize>,
+    /// Fat-tree: force 2 or 3 tiers (default: 2 when it fits, else 3).
+    pub tiers: Option<u8>,
+    /// Fat-tree: leaf downlink to uplink bandwidth ratio (1 = non-blocking).
+    pub oversubscription: f64,
+    /// Fat-tree: use only `k` ports of each switch in a 3-tier design.
+    pub k: Option<u32>,
+    /// Take as many switches of the inventory's models as the design needs,
+    /// instead of at most the inventory's counts (used by `compare` and by
+    /// the command-line shorthands).
+    pub grow_switch_pool: bool,
+}
+
+impl Default for DesignOptions {
+    fn default() -> Self {
+        Self {
+            topology: Topology::BiGraph,
+            n: None,
+            m: None,
+            tiers: None,
+            oversubscription: 1.0,
+            k: None,
+            grow_switch_pool: false,
+        }
+    }
+}
+
+/// Designs a fabric for every NIC of the inventory.
+pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<Plan> {
+    if !(opts.oversubscription.is_finite() && opts.oversubscription >= 1.0) {
+        return Err(Error::option(
+            "--oversubscription",
+            format!(
+                "{} is not a ratio of 1 or more (1 means non-blocking, 3 means 3:1)",
+                opts.oversubscription
+            ),
+        ));
+    }
+    let endpoints = endpoints(inv);
+    if endpoints.is_empty() {
+        return Err(Error::Infeasible {
+            input: inv.name.clone(),
+            topology: opts.topology.as_str().to_string(),
+            reason: "the inventory has no NICs to attach".to_string(),
+            fix: "add servers with [[server.nic]] tables".to_string(),
+        });
+    }
+    if inv.switch_templates.is_empty() {
+        return Err(Error::Infeasible {
+            input: inv.name.clone(),
+            topology: opts.topology.as_str().to_string(),
+            reason: "the inventory has no switches".to_string(),
+            fix: "add a [[switch]] table with the model, ports and port_gbps".to_string(),
+        });
+    }
+    match opts.topology {
+        Topology::BiGraph => bigraph::design(inv, opts, &endpoints),
+        Topology::FatTree => fattree::design(inv, opts, &endpoints),
+    }
+}
+
+/// A NIC to attach, in inventory order.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Endpoint {
+    /// Index into [`Inventory::servers`].
+    pub server: usize,
+    /// Index of the sub-node within its server.
+    pub index: usize,
+    /// The NIC and its GPU.
+    pub spec: SubNodeSpec,
+    /// NIC line rate.
+    pub gbps: u32,
+}
+
+pub(crate) fn endpoints(inv: &Inventory) -> Vec<Endpoint> {
+    let mut out = Vec::with_capacity(inv.sub_node_count());
+    for (si, server) in inv.servers.iter().enumerate() {
+        let t = inv.template_of(server);
+        for (index, spec) in t.sub_nodes().into_iter().enumerate() {
+            out.push(Endpoint {
+                server: si,
+                index,
+                spec,
+                gbps: t.nics[spec.nic].speed_gbps,
+            });
+        }
+    }
+    out
+}
+
+/// A physical switch taken from the inventory (or made from a template's
+/// pattern when the pool may grow).
+#[derive(Debug, Clone)]
+pub(crate) struct PhysSwitch {
+    pub name: String,
+    pub template: usize,
+    pub rack: Option<String>,
+}
+
+/// Physical switches available to a design, template by template.
+pub(crate) struct Pool<'a> {
+    inv: &'a Inventory,
+    grow: bool,
+    /// Next unused instance per template.
+    next: Vec<usize>,
+    /// Next instance number per template when growing.
+    grow_number: Vec<u64>,
+    names: HashSet<String>,
+}
+
+impl<'a> Pool<'a> {
+    pub fn new(inv: &'a Inventory, grow: bool) -> Self {
+        let mut names: HashSet<String> = inv.servers.iter().map(|s| s.name.clone()).collect();
+        names.extend(inv.switches.iter().map(|s| s.name.clone()));
+        names.extend(inv.racks.iter().map(|r| r.name.clone()));
+        Self {
+            inv,
+            grow,
+            next: inv
+                .switch_templates
+                .iter()
+                .map(|t| t.instances.start)
+                .collect(),
+            grow_number: inv
+                .switch_templates
+                .iter()
+                .map(|t| {
+                    t.instances
+                        .clone()
+                        .map(|i| inv.switches[i].number + 1)
+                        .max()
+                        .unwrap_or(1)
+                })
+                .collect(),
+            names,
+        }
+    }
+
+    /// Takes the next switch from the first template of `templates` that has
+    /// one left; when growing, makes one more from the last template.
+    pub fn take(&mut self, templates: &[usize]) -> Option<PhysSwitch> {
+        for &t in templates {
+            let tpl = &self.inv.switch_templates[t];
+            if self.next[t] < tpl.instances.end {
+                let sw = &self.inv.switches[self.next[t]];
+                self.next[t] += 1;
+                return Some(PhysSwitch {
+                    name: sw.name.clone(),
+                    template: t,
+                    rack: sw.rack.clone(),
+                });
+            }
+        }
+        if !self.grow {
+            return None;
+        }
+        let &t = templates.last()?;
+        let tpl = &self.inv.switch_templates[t];
+        let pattern = crate::text::NamePattern::parse(&tpl.pattern).ok()?;
+        let rack = tpl
+            .rack
+            .as_ref()
+            .and_then(|r| crate::text::NamePattern::parse(r).ok());
+        loop {
+            let n = self.grow_number[t];
+            self.grow_number[t] += 1;
+            // A pattern without a number cannot make more distinct names;
+            // fall back to a numbered suffix.
+            let name = if pattern.has_placeholder() {
+                pattern.render(n)
+            } else {
+                format!("{}-{n}", tpl.pattern)
+            };
+            if self.names.insert(name.clone()) {
+                return Some(PhysSwitch {
+                    name,
+                    template: t,
+                    rack: rack.as_ref().map(|r| r.render(n)),
+                });
+            }
+        }
+    }
+}
+
+/// Templates eligible for a fat-tree role, in inventory order.
+pub(crate) fn templates_for(inv: &Inventory, roles: &[SwitchRole]) -> Vec<usize> {
+    inv.switch_templates
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.role.is_none_or(|r| roles.contains(&r)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Builds the plan's switches, ports, cables and attachments.
+pub(crate) struct Fabric<'a> {
+    inv: &'a Inventory,
+    switches: Vec<PlanSwitch>,
+    /// Physical switch name -> rack.
+    phys_rack: HashMap<String, Option<String>>,
+    physical: Vec<String>,
+    cables: Vec<Cable>,
+    sub_nodes: Vec<PlanSubNode>,
+    defaulted_media: bool,
+    /// (NIC speed, port speed) pairs seen, for mismatch warnings.
+    speed_pairs: BTreeSet<(u32, u32)>,
+}
+
+/// A switch as the builder hands ports out.
+#[derive(Debug, Clone)]
+pub(crate) struct SwitchSlot {
+    /// Index into the plan's switch list.
+    pub index: usize,
+    /// Usable ports in order.
+    pub usable: Vec<u32>,
+}
+
+impl<'a> Fabric<'a> {
+    pub fn new(inv: &'a Inventory) -> Self {
+        Self {
+            inv,
+            switches: Vec::new(),
+            phys_rack: HashMap::new(),
+            physical: Vec::new(),
+            cables: Vec::new(),
+            sub_nodes: Vec::new(),
+            defaulted_media: false,
+            speed_pairs: BTreeSet::new(),
+        }
+    }
+
+    /// Adds a switch (or a VLAN half). `ports` are the physical ports it
+    /// owns; reserved ports of the template are marked as such.
+    pub fn add_switch(
+        &mut self,
+        phys: &PhysSwitch,
+        name: String,
+        tier: Tier,
+        vlan: Option<u16>,
+        pod: Option<usize>,
+        ports: &[u32],
+    ) -> SwitchSlot {
+        let t = &self.inv.switch_templates[phys.template];
+        if !self.phys_rack.contains_key(&phys.name) {
+            self.phys_rack.insert(phys.name.clone(), phys.rack.clone());
+            self.physical.push(phys.name.clone());
+        }
+        let plan_ports: Vec<PlanPort> = ports
+            .iter()
+            .map(|&p| PlanPort {
+                port: p,
+                role: if t.reserved_ports.binary_search(&p).is_ok() {
+                    PortRole::Reserved
+                } else {
+                    PortRole::Free
+                },
+                peer: None,
+                peer_port: None,
+            })
+            .collect();
+        let usable = ports
+            .iter()
+            .copied()
+            .filter(|p| t.reserved_ports.binary_search(p).is_err())
+            .collect();
+        self.switches.push(PlanSwitch {
+            name,
+            part_or_tier: tier,
+            physical: phys.name.clone(),
+            model: t.model.clone(),
+            vlan,
+            pod,
+            rack: phys.rack.clone(),
+            port_gbps: t.port_gbps,
+            port_name: t.port_name.clone(),
+            ports: plan_ports,
+        });
+        SwitchSlot {
+            index: self.switches.len() - 1,
+            usable,
+        }
+    }
+
+    fn port_mut(&mut self, sw: usize, port: u32) -> &mut PlanPort {
+        let s = &mut self.switches[sw];
+        let i = s
+            .ports
+            .binary_search_by_key(&port, |p| p.port)
+            .expect("the design only uses ports of the switch");
+        &mut s.ports[i]
+    }
+
+    fn media(&mut self, a_rack: Option<&String>, b_rack: Option<&String>, default: Media) -> Media {
+        match (a_rack, b_rack) {
+            (Some(a), Some(b)) => {
+                if a == b {
+                    Media::Dac
+                } else {
+                    Media::Optical
+                }
+            }
+            _ => {
+                self.defaulted_media = true;
+                default
+            }
+        }
+    }
+
+    /// Cables port `pa` of switch `a` to port `pb` of switch `b`.
+    pub fn link(&mut self, a: usize, pa: u32, b: usize, pb: u32) {
+        let (a_name, a_phys) = (
+            self.switches[a].name.clone(),
+            self.switches[a].physical.clone(),
+        );
+        let (b_name, b_phys) = (
+            self.switches[b].name.clone(),
+            self.switches[b].physical.clone(),
+        );
+        let gbps = self.switches[a].port_gbps.min(self.switches[b].port_gbps);
+        {
+            let p = self.port_mut(a, pa);
+            p.role = PortRole::InterSwitch;
+            p.peer = Some(b_name);
+            p.peer_port = Some(pb.to_string());
+        }
+        {
+            let p = self.port_mut(b, pb);
+            p.role = PortRole::InterSwitch;
+            p.peer = Some(a_name);
+            p.peer_port = Some(pa.to_string());
+        }
+        let media = if a_phys == b_phys {
+            Media::Dac
+        } else {
+            let ra = self.phys_rack.get(&a_phys).cloned().flatten();
+            let rb = self.phys_rack.get(&b_phys).cloned().flatten();
+            self.media(ra.as_ref(), rb.as_ref(), Media::Optical)
+        };
+        self.cables.push(Cable {
+            a: a_phys,
+            a_port: pa,
+            b: b_phys,
+            b_port: pb.to_string(),
+            gbps,
+            kind: CableKind::InterSwitch,
+            media,
+        });
+    }
+
+    /// Attaches an endpoint to port `port` of switch `sw`.
+    pub fn attach(&mut self, sw: usize, port: u32, e: &Endpoint) {
+        let inv = self.inv;
+        let server = &inv.servers[e.server];
+        let t = inv.template_of(server);
+        let nic = &t.nics[e.spec.nic];
+        let (switch_name, phys, tier, port_gbps) = {
+            let s = &self.switches[sw];
+            (
+                s.name.clone(),
+                s.physical.clone(),
+                s.part_or_tier,
+                s.port_gbps,
+            )
+        };
+        {
+            let p = self.port_mut(sw, port);
+            p.role = PortRole::SubNode;
+            p.peer = Some(server.name.clone());
+            p.peer_port = Some(nic.name.clone());
+        }
+        self.speed_pairs.insert((nic.speed_gbps, port_gbps));
+        let rack = self.phys_rack.get(&phys).cloned().flatten();
+        let media = self.media(rack.as_ref(), server.rack.as_ref(), Media::Dac);
+        self.cables.push(Cable {
+            a: phys,
+            a_port: port,
+            b: server.name.clone(),
+            b_port: nic.name.clone(),
+            gbps: port_gbps.min(nic.speed_gbps),
+            kind: CableKind::SubNode,
+            media,
+        });
+        let addr = server.nic_addresses.get(e.spec.nic);
+        let pcie_switch = match nic.attachment {
+            crate::inventory::Attachment::PcieSwitch(i) => Some(t.pcie_switches[i].name.clone()),
+            crate::inventory::Attachment::RootPort(_) => None,
+        };
+        self.sub_nodes.push(PlanSubNode {
+            id: format!("{}/sn{}", server.name, e.index),
+            server: server.name.clone(),
+            index: e.index,
+            gpu: e.spec.gpu.map(|g| t.gpus[g].name.clone()),
+            nic: nic.name.clone(),
+            nic_gbps: nic.speed_gbps,
+            socket: t.sockets[t.socket_of(nic.attachment)].clone(),
+            pcie_switch,
+            mac: addr.and_then(|a| a.mac.clone()),
+            ip: addr.and_then(|a| a.ip.clone()),
+            switch: switch_name,
+            port,
+            part_or_tier: tier,
+        });
+    }
+
+    /// Finishes the plan.
+    pub fn finish(
+        self,
+        topology: Topology,
+        mut notes: Vec<String>,
+        mut warnings: Vec<String>,
+    ) -> Plan {
+        let inv = self.inv;
+        // Sub-nodes in inventory order (server, then index within it).
+        let order: HashMap<&str, usize> = inv
+            .servers
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
+        let mut sub_nodes = self.sub_nodes;
+        sub_nodes.sort_by_key(|s| (order[s.server.as_str()], s.index));
+        let mut servers: Vec<PlanServer> = inv
+            .servers
+            .iter()
+            .map(|s| PlanServer {
+                name: s.name.clone(),
+                rack: s.rack.clone(),
+                sub_nodes: Vec::new(),
+            })
+            .collect();
+        for (i, sn) in sub_nodes.iter().enumerate() {
+            servers[order[sn.server.as_str()]].sub_nodes.push(i);
+        }
+        let links = self
+            .cables
+            .iter()
+            .filter(|c| c.kind == CableKind::InterSwitch)
+            .count();
+        if self.defaulted_media {
+            notes.push(
+                "cable media assumed where racks are unknown: sub-node cables DAC, inter-switch cables optical"
+                    .to_string(),
+            );
+        }
+        for &(nic, port) in &self.speed_pairs {
+            if nic != port {
+                warnings.push(format!(
+                    "{nic} Gbps NICs are cabled to {port} Gbps switch ports; those links run at {} Gbps",
+                    nic.min(port)
+                ));
+            }
+        }
+        Plan {
+            format_version: PLAN_FORMAT_VERSION,
+            name: inv.name.clone(),
+            topology,
+            sub_nodes: sub_nodes.len(),
+            switches: self.switches.len(),
+            physical_switches: self.physical.len(),
+            links,
+            bigraph: None,
+            fat_tree: None,
+            notes,
+            warnings,
+            switch_list: self.switches,
+            servers,
+            sub_node_list: sub_nodes,
+            cables: self.cables,
+        }
+    }
+}
+
+/// Spreads `total` items over `bins` as evenly as possible: the first
+/// `total % bins` bins get one more.
+pub(crate) fn even_split(total: usize, bins: usize) -> Vec<usize> {
+    if bins == 0 {
+        return Vec::new();
+    }
+    let q = total / bins;
+    let r = total % bins;
+    (0..bins).map(|i| q + usize::from(i < r)).collect()
+}
+
+#[cfg(test)]
+mod tests;

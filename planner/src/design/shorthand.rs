@@ -1,0 +1,372 @@
+//! Designs without an inventory file, for sweeps: `--bigraph MxN` and
+//! `--fat-tree tiers=2,sub-nodes=1024,ports=64` build a synthetic inventory
+//! of identical servers and switches and the options that design it.
+
+use super::DesignOptions;
+use crate::error::{Error, Result};
+use crate::inventory::{
+    Attachment, Gpu, Inventory, Nic, PcieSwitch, Server, ServerTemplate, Switch, SwitchTemplate,
+};
+use crate::plan::Topology;
+
+/// Settings shared by the shorthands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shorthand {
+    /// Speed of NICs and switch ports in Gbps.
+    pub link_gbps: u32,
+    /// Ports per switch (default: the smallest power of two that fits).
+    pub switch_ports: Option<u32>,
+    /// Sub-nodes per server (default: 4 when it divides evenly, else 2 or 1).
+    pub sub_nodes_per_server: Option<usize>,
+}
+
+impl Default for Shorthand {
+    fn default() -> Self {
+        Self {
+            link_gbps: 100,
+            switch_ports: None,
+            sub_nodes_per_server: None,
+        }
+    }
+}
+
+/// Parses `MxN` (M sub-nodes per switch, N switches).
+pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
+    let bad = || {
+        Error::option(
+            "--bigraph",
+            format!("`{spec}` is not MxN (M sub-nodes per switch x N switches), e.g. 4x16"),
+        )
+    };
+    let (m, n) = spec.split_once(['x', 'X']).ok_or_else(bad)?;
+    let m: usize = m.trim().parse().map_err(|_| bad())?;
+    let n: usize = n.trim().parse().map_err(|_| bad())?;
+    if m == 0 || n < 2 || n % 2 != 0 {
+        return Err(Error::option(
+            "--bigraph",
+            format!("{m}x{n}: M must be 1 or more and N an even number of 2 or more"),
+        ));
+    }
+    if m > n / 2 {
+        return Err(Error::option(
+            "--bigraph",
+            format!(
+                "{m}x{n}: M <= N/2 is needed ({m} > {}); use at least {} switches",
+                n / 2,
+                2 * m
+            ),
+        ));
+    }
+    if m * n > 16_777_216 {
+        return Err(Error::option(
+            "--bigraph",
+            format!("{m}x{n} is larger than 16M sub-nodes"),
+        ));
+    }
+    Ok((m, n))
+}
+
+/// A synthetic inventory and options for an M x N BiGraph.
+pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
+    let p = m * n;
+    let needed = (n / 2 + m) as u32;
+    let ports = match s.switch_ports {
+        Some(ports) if ports < needed => {
+            return Err(Error::option(
+                "--switch-ports",
+                format!(
+                    "{ports} ports cannot carry N/2 + M = {needed} links; use at least {needed}"
+                ),
+            ));
+        }
+        Some(ports) => ports,
+        None => needed.next_power_of_two().max(8),
+    };
+    let k = per_server(p, m, s)?;
+    let inv = synthetic(
+        &format!("bigraph-{m}x{n}"),
+        p,
+        k,
+        s.link_gbps,
+        &[(n, ports, digits(n))],
+    );
+    let opts = DesignOptions {
+        topology: Topology::BiGraph,
+        n: Some(n),
+        m: Some(m),
+        ..DesignOptions::default()
+    };
+    Ok((inv, opts))
+}
+
+/// A synthetic inventory and options for a fat-tree given as
+/// `tiers=2,sub-nodes=1024,ports=64[,oversub=3]` or `tiers=3,k=16[,sub-nodes=1000]`
+/// (`k=16` alone means 3 tiers with k^3/4 sub-nodes).
+pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
+    let bad = |msg: String| Error::option("--fat-tree", msg);
+    let mut tiers: Option<u8> = None;
+    let mut sub_nodes: Option<usize> = None;
+    let mut ports: Option<u32> = None;
+    let mut oversub = 1.0;
+    for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (key, value) = item.split_once('=').ok_or_else(|| {
+            bad(format!(
+                "`{item}` is not key=value; write e.g. tiers=2,sub-nodes=1024,ports=64 or k=16"
+            ))
+        })?;
+        let num = |v: &str| -> Result<usize> {
+            v.trim()
+                .parse::<usize>()
+                .map_err(|_| bad(format!("`{v}` in `{item}` is not a whole number")))
+        };
+        match key.trim() {
+            "tiers" => tiers = Some(num(value)? as u8),
+            "sub-nodes" | "sub_nodes" | "subnodes" => sub_nodes = Some(num(value)?),
+            "ports" | "k" => {
+                if key.trim() == "k" && tiers.is_none() {
+                    tiers = Some(3);
+                }
+                ports = Some(num(value)? as u32);
+            }
+            "oversub" | "oversubscription" => {
+                oversub = value
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| bad(format!("`{value}` is not a ratio")))?;
+            }
+            other => {
+                return Err(bad(format!(
+                    "unknown key `{other}`; keys are tiers, sub-nodes, ports (or k) and oversub"
+                )));
+            }
+        }
+    }
+    let tiers = tiers.unwrap_or(2);
+    let ports = ports.or(s.switch_ports).ok_or_else(|| {
+        bad("give the switch port count: ports=64 (or k=16 for 3 tiers)".to_string())
+    })?;
+    if !(2..=4096).contains(&ports) {
+        return Err(bad(format!("{ports} ports: use 2 to 4096")));
+    }
+    let p = match (sub_nodes, tiers) {
+        (Some(p), _) => p,
+        (None, 3) => super::largest_three_tier(ports as usize),
+        (None, _) => (ports as usize) * (ports as usize) / 2,
+    };
+    if p == 0 || p > 16_777_216 {
+        return Err(bad(format!("{p} sub-nodes: use 1 to 16M")));
+    }
+    let k = per_server(p, 4, s)?;
+    // No switches up front: the design takes as many as it needs, named
+    // with enough digits for the largest design of this size.
+    let h = (ports / 2) as usize;
+    let bound = if tiers == 3 {
+        5 * h * h
+    } else {
+        2 * p.div_ceil(h.max(1)) + ports as usize
+    };
+    let inv = synthetic(
+        &format!("fat-tree-{tiers}tier-{p}"),
+        p,
+        k,
+        s.link_gbps,
+        &[(0, ports, digits(bound))],
+    );
+    let opts = DesignOptions {
+        topology: Topology::FatTree,
+        tiers: Some(tiers),
+        oversubscription: oversub,
+        grow_switch_pool: true,
+        ..DesignOptions::default()
+    };
+    Ok((inv, opts))
+}
+
+/// Sub-nodes per server: the user's choice, or 4, 2 or 1, whichever
+/// divides both the total and the per-switch count.
+fn per_server(p: usize, per_switch: usize, s: &Shorthand) -> Result<usize> {
+    match s.sub_nodes_per_server {
+        Some(k) if k == 0 || p % k != 0 => Err(Error::option(
+            "--server-sub-nodes",
+            format!("{k} does not divide {p} sub-nodes evenly"),
+        )),
+        Some(k) => Ok(k),
+        None => Ok([4, 2, 1]
+            .into_iter()
+            .find(|k| p % k == 0 && per_switch % k == 0)
+            .unwrap_or(1)),
+    }
+}
+
+fn digits(n: usize) -> usize {
+    n.max(1).to_string().len()
+}
+
+/// Builds `p / k` identical servers of `k` GPU-NIC pairs (spread over two
+/// sockets when `k` is even) and the given switches.
+fn synthetic(
+    name: &str,
+    p: usize,
+    k: usize,
+    gbps: u32,
+    switches: &[(usize, u32, usize)],
+) -> Inventory {
+    let servers_n = p / k;
+    let sockets: Vec<String> = if k % 2 == 0 {
+        vec!["cpu0".into(), "cpu1".into()]
+    } else {
+        vec!["cpu0".into()]
+    };
+    let pcie_switches: Vec<PcieSwitch> = sockets
+        .iter()
+        .enumerate()
+        .map(|(i, _)| PcieSwitch {
+            name: format!("plx{i}"),
+            model: None,
+            socket: i,
+            root_port: format!("plx{i}"),
+            lanes: None,
+            pcie_gen: None,
+            slots: None,
+            line: None,
+        })
+        .collect();
+    let per_switch = k / sockets.len();
+    let mut gpus = Vec::new();
+    let mut nics = Vec::new();
+    for i in 0..k {
+        let ps = (i / per_switch).min(sockets.len() - 1);
+        gpus.push(Gpu {
+            name: format!("gpu{i}"),
+            slot: format!("slot{}", 2 * i + 1),
+            attachment: Attachment::PcieSwitch(ps),
+            model: "GPU".to_string(),
+            lanes: None,
+            memory_gb: None,
+            line: None,
+        });
+        nics.push(Nic {
+            name: format!("nic{i}"),
+            slot: format!("slot{}", 2 * i + 2),
+            attachment: Attachment::PcieSwitch(ps),
+            model: format!("{gbps}G NIC"),
+            speed_gbps: gbps,
+            lanes: None,
+            mac: None,
+            ip: None,
+            line: None,
+        });
+    }
+    let width = digits(servers_n);
+    let servers: Vec<Server> = (1..=servers_n as u64)
+        .map(|n| Server {
+            name: format!("node{n:0width$}"),
+            template: 0,
+            number: n,
+            rack: None,
+            nic_addresses: Vec::new(),
+        })
+        .collect();
+    let mut switch_templates = Vec::new();
+    let mut all_switches = Vec::new();
+    for (t, &(count, ports, width)) in switches.iter().enumerate() {
+        let start = all_switches.len();
+        for n in 1..=count as u64 {
+            all_switches.push(Switch {
+                name: format!("sw{n:0width$}"),
+                template: t,
+                number: n,
+                rack: None,
+            });
+        }
+        switch_templates.push(SwitchTemplate {
+            pattern: format!("sw{{n:0{width}}}"),
+            line: None,
+            model: format!("{ports}x{gbps}G switch"),
+            ports,
+            port_gbps: gbps,
+            port_name: None,
+            rack: None,
+            price: None,
+            role: None,
+            reserved_ports: Vec::new(),
+            virtual_switches: Vec::new(),
+            instances: start..all_switches.len(),
+        });
+    }
+    Inventory {
+        name: name.to_string(),
+        description: Some("synthetic inventory from a command-line shorthand".to_string()),
+        site: None,
+        currency: None,
+        racks: Vec::new(),
+        server_templates: vec![ServerTemplate {
+            pattern: format!("node{{n:0{width}}}"),
+            line: None,
+            model: None,
+            sockets,
+            pcie_switches,
+            gpus,
+            nics,
+            instances: 0..servers.len(),
+        }],
+        servers,
+        switch_templates,
+        switches: all_switches,
+        catalog: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bigraph_specs() {
+        assert_eq!(parse_bigraph("4x16").unwrap(), (4, 16));
+        assert_eq!(parse_bigraph("256X512").unwrap(), (256, 512));
+        for bad in ["4", "ax16", "4x15", "0x16", "9x16", "4x0"] {
+            assert!(parse_bigraph(bad).is_err(), "{bad}");
+        }
+        let e = parse_bigraph("9x16").unwrap_err().to_string();
+        assert!(e.contains("M <= N/2"), "{e}");
+    }
+
+    #[test]
+    fn bigraph_inventory_has_the_right_size() {
+        let (inv, opts) = bigraph(4, 16, &Shorthand::default()).unwrap();
+        assert_eq!(inv.sub_node_count(), 64);
+        assert_eq!(inv.servers.len(), 16);
+        assert_eq!(inv.switches.len(), 16);
+        assert_eq!(inv.switch_templates[0].ports, 16);
+        assert_eq!((opts.m, opts.n), (Some(4), Some(16)));
+        let e = bigraph(
+            4,
+            16,
+            &Shorthand {
+                switch_ports: Some(8),
+                ..Shorthand::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("at least 12"), "{e}");
+    }
+
+    #[test]
+    fn fat_tree_specs() {
+        let (inv, opts) = fat_tree("k=16", &Shorthand::default()).unwrap();
+        assert_eq!(inv.sub_node_count(), 1024);
+        assert_eq!(opts.tiers, Some(3));
+        let (inv, opts) = fat_tree(
+            "tiers=2,sub-nodes=1024,ports=64,oversub=3",
+            &Shorthand::default(),
+        )
+        .unwrap();
+        assert_eq!(inv.sub_node_count(), 1024);
+        assert_eq!(opts.oversubscription, 3.0);
+        for bad in ["tiers=2", "k=x", "foo=1", "k16"] {
+            assert!(fat_tree(bad, &Shorthand::default()).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The planner's one error type.
+//!
+//! Every variant is about the user's input (a file, an option, a design that
+//! cannot exist) except [`Error::Internal`]; binaries map the first kind to
+//! exit code 2 and the second to 1 (see [`Error::is_bad_input`]).
+
+use std::fmt;
+
+/// One problem found in an input: where it is, which object, what is wrong
+/// and what to change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// 1-based line in the input file, when known.
+    pub line: Option<usize>,
+    /// The object the problem is about, as a person names it
+    /// (`server template node{n:02}`, `switch sw03 port 17`).
+    pub object: String,
+    /// What is wrong.
+    pub message: String,
+    /// What to change.
+    pub fix: String,
+}
+
+impl Problem {
+    /// A problem with a known line.
+    pub fn at(
+        line: Option<usize>,
+        object: impl Into<String>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self {
+            line,
+            object: object.into(),
+            message: message.into(),
+            fix: fix.into(),
+        }
+    }
+
+    /// Formats the problem as `file:line: object: message; fix`.
+    pub fn display_in(&self, file: &str) -> String {
+        let place = match self.line {
+            Some(l) => format!("{file}:{l}"),
+            None => file.to_string(),
+        };
+        if self.fix.is_empty() {
+            format!("{place}: {}: {}", self.object, self.message)
+        } else {
+            format!("{place}: {}: {}; {}", self.object, self.message, self.fix)
+        }
+    }
+}
+
+/// Errors of the planner library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input is not well-formed (TOML, JSON or CSV syntax, or a value of
+    /// the wrong type).
+    #[error("{file}:{line}:{column}: {message}")]
+    Syntax {
+        /// The input's name as the user gave it.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser expected.
+        message: String,
+    },
+
+    /// The input is well-formed but describes something invalid; every
+    /// problem found is listed.
+    #[error("{}", ProblemList { file, what, problems })]
+    Invalid {
+        /// The input's name.
+        file: String,
+        /// What kind of input (`inventory`, `plan`, `cabling`).
+        what: &'static str,
+        /// Everything that is wrong, in file order.
+        problems: Vec<Problem>,
+    },
+
+    /// No design of the requested kind can be built from the input.
+    #[error("cannot design a {topology} from {input}: {reason}; {fix}")]
+    Infeasible {
+        /// The inventory's name.
+        input: String,
+        /// `BiGraph`, `2-tier fat-tree`, ...
+        topology: String,
+        /// Why, with the numbers.
+        reason: String,
+        /// What would make it possible.
+        fix: String,
+    },
+
+    /// A command-line option has a value the planner cannot use.
+    #[error("{option}: {message}")]
+    Option {
+        /// The option as typed (`--bigraph`).
+        option: String,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
+
+    /// A bug or an environment failure, not the user's input.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// True for errors caused by the user's input (exit code 2), false for
+    /// internal failures (exit code 1).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, Error::Internal(_))
+    }
+
+    /// A syntax error at a byte offset of `text`.
+    pub fn syntax_at(file: &str, text: &str, offset: usize, message: impl Into<String>) -> Self {
+        let (line, column) = crate::text::line_col(text, offset);
+        Error::Syntax {
+            file: file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    /// A command-line option error.
+    pub fn option(option: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Option {
+            option: option.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+struct ProblemList<'a> {
+    file: &'a str,
+    what: &'a str,
+    problems: &'a [Problem],
+}
+
+impl fmt::Display for ProblemList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        let s = if n == 1 { "" } else { "s" };
+        write!(f, "{}: {n} problem{s} in the {}", self.file, self.what)?;
+        for p in self.problems {
+            write!(f, "\n  {}", p.display_in(self.file))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_list_every_line() {
+        let e = Error::Invalid {
+            file: "inv.toml".into(),
+            what: "inventory",
+            problems: vec![
+                Problem::at(
+                    Some(3),
+                    "switch sw",
+                    "count is -1",
+                    "set count to 1 or more",
+                ),
+                Problem::at(None, "inventory", "no servers", ""),
+            ],
+        };
+        assert_eq!(
+            e.to_string(),
+            "inv.toml: 2 problems in the inventory\n  inv.toml:3: switch sw: count is -1; set count to 1 or more\n  inv.toml: inventory: no servers"
+        );
+        assert!(e.is_bad_input());
+        assert!(!Error::Internal("x".into()).is_bad_input());
+    }
+}

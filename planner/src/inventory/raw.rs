@@ -1,0 +1,165 @@
+//! The inventory TOML as written by a person: the serde boundary.
+//!
+//! Every table keeps its span so that semantic errors found later can name
+//! the line. Nothing here is checked beyond TOML types; see
+//! [`super::Inventory::from_toml`] for the checks.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawInventory {
+    pub inventory: Option<RawMeta>,
+    #[serde(default)]
+    pub rack: Vec<Spanned<RawRack>>,
+    #[serde(default)]
+    pub server: Vec<Spanned<RawServer>>,
+    #[serde(default)]
+    pub switch: Vec<Spanned<RawSwitch>>,
+    #[serde(default)]
+    pub nic_address: Vec<Spanned<RawNicAddress>>,
+    #[serde(default)]
+    pub catalog: Vec<Spanned<RawCatalogPart>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMeta {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub site: Option<String>,
+    pub currency: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRack {
+    pub name: Spanned<String>,
+    pub count: Option<Spanned<i64>>,
+    pub start: Option<Spanned<i64>>,
+    pub site: Option<String>,
+    pub row: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub name: Spanned<String>,
+    pub count: Option<Spanned<i64>>,
+    pub start: Option<Spanned<i64>>,
+    pub model: Option<String>,
+    pub rack: Option<Spanned<String>>,
+    pub sockets: Spanned<Vec<String>>,
+    #[serde(default)]
+    pub pcie_switch: Vec<Spanned<RawPcieSwitch>>,
+    #[serde(default)]
+    pub gpu: Vec<Spanned<RawGpu>>,
+    #[serde(default)]
+    pub nic: Vec<Spanned<RawNic>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPcieSwitch {
+    pub name: String,
+    pub model: Option<String>,
+    pub socket: Spanned<String>,
+    pub root_port: Option<String>,
+    pub lanes: Option<Spanned<i64>>,
+    pub pcie_gen: Option<Spanned<i64>>,
+    pub slots: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGpu {
+    pub name: Option<String>,
+    pub slot: Option<String>,
+    pub pcie_switch: Option<Spanned<String>>,
+    pub socket: Option<Spanned<String>>,
+    pub model: String,
+    pub lanes: Option<Spanned<i64>>,
+    pub memory_gb: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawNic {
+    pub name: Option<String>,
+    pub slot: Option<String>,
+    pub pcie_switch: Option<Spanned<String>>,
+    pub socket: Option<Spanned<String>>,
+    pub model: String,
+    pub speed_gbps: Spanned<i64>,
+    pub lanes: Option<Spanned<i64>>,
+    pub mac: Option<Spanned<String>>,
+    pub ip: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawRole {
+    Leaf,
+    Spine,
+    Core,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawBiPart {
+    Upper,
+    Lower,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawPortList {
+    Text(String),
+    List(Vec<i64>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSwitch {
+    pub name: Spanned<String>,
+    pub count: Option<Spanned<i64>>,
+    pub start: Option<Spanned<i64>>,
+    pub model: String,
+    pub ports: Spanned<i64>,
+    pub port_gbps: Spanned<i64>,
+    pub port_name: Option<Spanned<String>>,
+    pub rack: Option<Spanned<String>>,
+    pub price: Option<Spanned<f64>>,
+    pub role: Option<RawRole>,
+    pub reserved_ports: Option<Spanned<RawPortList>>,
+    #[serde(default, rename = "virtual")]
+    pub virtual_switches: Vec<Spanned<RawVirtual>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawVirtual {
+    pub suffix: Spanned<String>,
+    pub ports: Spanned<RawPortList>,
+    pub vlan: Spanned<i64>,
+    pub part: Option<RawBiPart>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawNicAddress {
+    pub server: Spanned<String>,
+    pub nic: Spanned<String>,
+    pub mac: Option<Spanned<String>>,
+    pub ip: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCatalogPart {
+    pub name: Spanned<String>,
+    pub kind: Spanned<String>,
+    pub price: Spanned<f64>,
+    pub description: Option<String>,
+}

@@ -1,0 +1,25 @@
+//! Planner for topology-aware GPU clusters.
+//!
+//! Pure and deterministic: the functions here take parsed inputs and return
+//! plans, reports and findings; they read no files and write none (the
+//! `planner` binary does that). The same input always gives byte-identical
+//! output.
+//!
+//! - [`inventory`]: the hardware inventory TOML, checked and expanded;
+//! - [`servers`]: the congestionless-server rules of EFLOPS IV-A;
+//! - [`design`]: BiGraph and fat-tree designs, producing a [`plan::Plan`];
+//! - [`validate`]: plan invariants and as-built cabling checks;
+//! - [`compare`]: BiGraph and fat-tree side by side.
+
+pub mod compare;
+pub mod design;
+pub mod error;
+pub mod inventory;
+pub mod metrics;
+pub mod plan;
+pub mod report;
+pub mod servers;
+pub mod text;
+pub mod validate;
+
+pub use error::{Error, Problem, Result};

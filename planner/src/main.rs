@@ -1,0 +1,426 @@
+//! The `planner` command: thin glue between the command line, files and
+//! the planner library. Exit codes: 0 success, 2 bad input or a failed
+//! check, 1 internal failure.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use planner::design::shorthand::{self, Shorthand};
+use planner::design::{DesignOptions, design};
+use planner::inventory::Inventory;
+use planner::plan::{Plan, Topology};
+use planner::validate::cabling;
+use planner::{compare, report, servers, validate};
+
+/// Plan topology-aware GPU clusters: check servers, design BiGraph and
+/// fat-tree fabrics, compare them and validate cabling.
+#[derive(Debug, Parser)]
+#[command(name = "planner", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check the congestionless-server rules (EFLOPS IV-A): every GPU has a
+    /// NIC under the same PCIe switch, spread evenly over sockets. Exits 2
+    /// when a rule fails.
+    CheckServers {
+        /// Inventory TOML.
+        inventory: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Design a BiGraph or fat-tree fabric for an inventory (or a
+    /// shorthand) and report it; --out saves the plan other commands read.
+    Design(DesignArgs),
+    /// BiGraph and fat-tree side by side for the same sub-nodes and switch
+    /// model.
+    Compare {
+        #[command(flatten)]
+        source: SourceArgs,
+        /// Fat-tree leaf oversubscription (1 = non-blocking, 3 = 3:1).
+        #[arg(long, default_value_t = 1.0)]
+        oversubscription: f64,
+        /// Fat-tree tiers: 2 or 3 (default: 2 when it fits).
+        #[arg(long)]
+        tiers: Option<u8>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Check a plan's invariants and, with --cabling, the as-built cabling
+    /// against it. Exits 2 on any finding.
+    Validate {
+        /// Plan JSON (or TOML) written by `planner design --out`.
+        plan: PathBuf,
+        /// As-built cabling: CSV `switch,port,peer,peer_port[,speed]` or
+        /// LLDP JSON (`lldpctl -f json`; the file name is the device name,
+        /// or an object of device name to lldpctl output). May repeat.
+        #[arg(long)]
+        cabling: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Print a plan's cable list (CSV for the people who cable the racks).
+    Cables {
+        /// Plan JSON (or TOML).
+        plan: PathBuf,
+        #[arg(long, value_enum, default_value_t = CableFormat::Csv)]
+        format: CableFormat,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Aligned text for people.
+    Table,
+    /// JSON for programs (documented in docs/).
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CableFormat {
+    /// Aligned text.
+    Table,
+    /// CSV that `validate --cabling` reads back.
+    Csv,
+    /// JSON.
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TopologyArg {
+    Bigraph,
+    FatTree,
+}
+
+/// Where the sub-nodes and switches come from.
+#[derive(Debug, Args)]
+struct SourceArgs {
+    /// Inventory TOML.
+    #[arg(required_unless_present_any = ["bigraph", "fat_tree"])]
+    inventory: Option<PathBuf>,
+    /// No inventory: an M x N BiGraph of identical servers and switches
+    /// (M sub-nodes per switch, N switches), e.g. 16x64.
+    #[arg(long, value_name = "MxN", conflicts_with_all = ["inventory", "fat_tree"])]
+    bigraph: Option<String>,
+    /// No inventory: a fat-tree, e.g. `tiers=2,sub-nodes=1024,ports=64`,
+    /// `tiers=2,sub-nodes=4096,ports=64,oversub=3` or `k=16` (3 tiers).
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph"])]
+    fat_tree: Option<String>,
+    /// Shorthands: NIC and switch port speed.
+    #[arg(long, default_value_t = 100, value_name = "GBPS")]
+    link_gbps: u32,
+    /// Shorthands: ports per switch (default: the smallest power of two that
+    /// fits).
+    #[arg(long)]
+    switch_ports: Option<u32>,
+    /// Shorthands: sub-nodes per server (default 4, or 2 or 1 to divide
+    /// evenly).
+    #[arg(long)]
+    server_sub_nodes: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+struct DesignArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Topology to design from an inventory.
+    #[arg(long, value_enum)]
+    topology: Option<TopologyArg>,
+    /// BiGraph: number of switches N (both parts).
+    #[arg(long)]
+    n: Option<usize>,
+    /// BiGraph: sub-nodes per switch M.
+    #[arg(long)]
+    m: Option<usize>,
+    /// Fat-tree: 2 (leaf-spine) or 3 (k-ary) tiers; default 2 when it fits.
+    #[arg(long)]
+    tiers: Option<u8>,
+    /// Fat-tree: leaf oversubscription (1 = non-blocking, 3 = 3:1).
+    #[arg(long, default_value_t = 1.0)]
+    oversubscription: f64,
+    /// Fat-tree: use k ports of each switch for a 3-tier design.
+    #[arg(long)]
+    k: Option<u32>,
+    /// Write the plan here (.json, or .toml for TOML).
+    #[arg(long, value_name = "PLAN")]
+    out: Option<PathBuf>,
+    /// Write the cable list as CSV here.
+    #[arg(long, value_name = "CSV")]
+    cables: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// An error caused by the user's input (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadInput(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            let bad = err.downcast_ref::<BadInput>().is_some()
+                || err
+                    .downcast_ref::<planner::Error>()
+                    .is_some_and(planner::Error::is_bad_input);
+            ExitCode::from(if bad { 2 } else { 1 })
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::CheckServers { inventory, format } => {
+            let (inv, name) = load_inventory(&inventory)?;
+            let check = servers::check_servers(&inv);
+            match format {
+                Format::Table => print(&servers::render_table(&check, &name))?,
+                Format::Json => print_json(&check)?,
+            }
+            Ok(if check.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            })
+        }
+        Command::Design(args) => run_design(args),
+        Command::Compare {
+            source,
+            oversubscription,
+            tiers,
+            format,
+        } => {
+            let (inv, _, name) = load_source(&source)?;
+            let opts = DesignOptions {
+                topology: Topology::FatTree,
+                tiers,
+                oversubscription,
+                ..DesignOptions::default()
+            };
+            let c = compare::compare(&inv, &opts);
+            match format {
+                Format::Table => print(&compare::render_table(&c, &name))?,
+                Format::Json => print_json(&c)?,
+            }
+            Ok(if c.any() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            })
+        }
+        Command::Validate {
+            plan,
+            cabling,
+            format,
+        } => {
+            let plan_name = display(&plan);
+            let p = load_plan(&plan)?;
+            let v = if cabling.is_empty() {
+                validate::validate_plan(&p)
+            } else {
+                let mut observed = Vec::new();
+                let mut names = Vec::new();
+                for file in &cabling {
+                    let name = display(file);
+                    let text = read(file)?;
+                    let rows = if is_json(file, &text) {
+                        let stem = file
+                            .file_stem()
+                            .and_then(|s| s.to_str())
+                            .unwrap_or("device");
+                        cabling::parse_lldp(&text, &name, stem)?
+                    } else {
+                        cabling::parse_csv(&text, &name)?
+                    };
+                    observed.extend(rows);
+                    names.push(name);
+                }
+                validate::validate_cabling(&p, &observed, &names)
+            };
+            match format {
+                Format::Table => print(&validate::render_table(&v, &plan_name))?,
+                Format::Json => print_json(&v)?,
+            }
+            Ok(if v.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            })
+        }
+        Command::Cables { plan, format } => {
+            let p = load_plan(&plan)?;
+            match format {
+                CableFormat::Csv => print(&p.cables_csv())?,
+                CableFormat::Table => print(&report::render_cables(&p))?,
+                CableFormat::Json => print_json(&p.cables)?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn run_design(args: DesignArgs) -> Result<ExitCode> {
+    let (inv, mut opts, name) = load_source(&args.source)?;
+    if let Some(t) = args.topology {
+        let wanted = match t {
+            TopologyArg::Bigraph => Topology::BiGraph,
+            TopologyArg::FatTree => Topology::FatTree,
+        };
+        if args.source.inventory.is_none() && wanted != opts.topology {
+            return Err(BadInput(format!(
+                "--topology {} does not match the shorthand; use --bigraph for BiGraph and --fat-tree for fat-trees",
+                wanted.as_str()
+            ))
+            .into());
+        }
+        opts.topology = wanted;
+    }
+    if args.n.is_some() {
+        opts.n = args.n;
+    }
+    if args.m.is_some() {
+        opts.m = args.m;
+    }
+    if args.tiers.is_some() {
+        opts.tiers = args.tiers;
+    }
+    if args.k.is_some() {
+        opts.k = args.k;
+    }
+    if args.source.fat_tree.is_none() || args.oversubscription != 1.0 {
+        opts.oversubscription = args.oversubscription;
+    }
+    let plan = design(&inv, &opts)?;
+    if let Some(out) = &args.out {
+        let text = if out.extension().is_some_and(|e| e == "toml") {
+            plan.to_toml()?
+        } else {
+            plan.to_json()?
+        };
+        write_atomic(out, &text)?;
+    }
+    if let Some(cables) = &args.cables {
+        write_atomic(cables, &plan.cables_csv())?;
+    }
+    match args.format {
+        Format::Json => print(&plan.to_json()?)?,
+        Format::Table => {
+            let mut text = report::render_design(&plan, &name);
+            text.push('\n');
+            match &args.out {
+                Some(out) => text.push_str(&format!("Plan written to {}\n", display(out))),
+                None => text.push_str("Plan not saved: add --out plan.json to keep it for validate and later commands\n"),
+            }
+            if let Some(c) = &args.cables {
+                text.push_str(&format!("Cable list written to {}\n", display(c)));
+            }
+            print(&text)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("cannot read {}: {e}", display(path))).into())
+}
+
+fn load_inventory(path: &Path) -> Result<(Inventory, String)> {
+    let name = display(path);
+    let text = read(path)?;
+    Ok((Inventory::from_toml(&text, &name)?, name))
+}
+
+fn load_plan(path: &Path) -> Result<Plan> {
+    let name = display(path);
+    let text = read(path)?;
+    Ok(Plan::parse(&text, &name)?)
+}
+
+fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
+    let sh = Shorthand {
+        link_gbps: s.link_gbps,
+        switch_ports: s.switch_ports,
+        sub_nodes_per_server: s.server_sub_nodes,
+    };
+    if let Some(spec) = &s.bigraph {
+        let (m, n) = shorthand::parse_bigraph(spec)?;
+        let (inv, opts) = shorthand::bigraph(m, n, &sh)?;
+        return Ok((inv, opts, format!("--bigraph {spec}")));
+    }
+    if let Some(spec) = &s.fat_tree {
+        let (inv, opts) = shorthand::fat_tree(spec, &sh)?;
+        return Ok((inv, opts, format!("--fat-tree {spec}")));
+    }
+    let path = s.inventory.as_ref().ok_or_else(|| {
+        BadInput("give an INVENTORY file, or --bigraph MxN, or --fat-tree SPEC".into())
+    })?;
+    let (inv, name) = load_inventory(path)?;
+    Ok((inv, DesignOptions::default(), name))
+}
+
+fn is_json(path: &Path, text: &str) -> bool {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => true,
+        Some("csv") => false,
+        _ => text.trim_start().starts_with('{'),
+    }
+}
+
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`planner ... | head`) is not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e).context("writing to stdout"),
+    }
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
+    text.push('\n');
+    print(&text)
+}
+
+/// Writes a file whole or not at all: a temporary file in the same
+/// directory, then a rename.
+fn write_atomic(path: &Path, contents: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(BadInput(format!(
+            "cannot write {}: directory {} does not exist",
+            display(path),
+            display(&dir)
+        ))
+        .into());
+    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".planner-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .with_context(|| format!("creating a temporary file in {}", display(&dir)))?;
+    tmp.write_all(contents.as_bytes())
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("writing {}", display(path)))?;
+    tmp.persist(path)
+        .with_context(|| format!("renaming the temporary file to {}", display(path)))?;
+    Ok(())
+}

@@ -1,0 +1,391 @@
+//! Figures of merit of a plan, for `design` reports and `compare`.
+//!
+//! Bisection bandwidth is the least bandwidth across any cut that splits
+//! the sub-nodes in two equal halves. For these structured fabrics it is
+//! found exactly by enumerating how many switches of each tier fall on one
+//! side (switches of a tier are interchangeable), paying for sub-nodes
+//! moved across when the two sides are unequal. Hop counts follow from the
+//! structure (a BiGraph path inside one part crosses three switches).
+
+use serde::Serialize;
+
+use crate::design::{largest_bigraph, largest_three_tier, largest_two_tier};
+use crate::plan::{CableKind, Media, Plan, PortRole, Tier, Topology};
+
+/// How far a design can grow with the same switch model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Growth {
+    /// What the figure is for (`BiGraph with the VLAN split`, `2-tier`).
+    pub design: String,
+    /// Largest sub-node count.
+    pub sub_nodes: usize,
+}
+
+/// Figures of merit of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    /// `BiGraph 4x16`, `2-tier leaf-spine 1:1`, ...
+    pub design: String,
+    /// `bigraph` or `fat-tree`.
+    pub topology: Topology,
+    /// Sub-nodes.
+    pub sub_nodes: usize,
+    /// Switches (VLAN halves counted singly).
+    pub switches: usize,
+    /// Physical switches.
+    pub physical_switches: usize,
+    /// Inter-switch links.
+    pub links: usize,
+    /// All cables.
+    pub cables: usize,
+    /// Cables from switches to sub-nodes.
+    pub sub_node_cables: usize,
+    /// Direct-attach copper cables.
+    pub dac_cables: usize,
+    /// Optical cables (each needs two transceivers).
+    pub optical_cables: usize,
+    /// Transceivers for the optical cables.
+    pub transceivers: usize,
+    /// Bisection bandwidth in Gbps.
+    pub bisection_gbps: f64,
+    /// Bisection over what the sub-nodes can send across it (1 = full).
+    pub bisection_ratio: f64,
+    /// Most switches a packet crosses between two sub-nodes.
+    pub max_switch_hops: usize,
+    /// Ports left free for growth.
+    pub free_ports: usize,
+    /// Largest sizes with the same switch model.
+    pub largest: Vec<Growth>,
+}
+
+/// Computes the figures of a plan.
+pub fn metrics(plan: &Plan) -> Metrics {
+    let sub_node_cables = plan
+        .cables
+        .iter()
+        .filter(|c| c.kind == CableKind::SubNode)
+        .count();
+    let optical = plan
+        .cables
+        .iter()
+        .filter(|c| c.media == Media::Optical)
+        .count();
+    let free_ports = plan
+        .switch_list
+        .iter()
+        .map(|s| s.count(PortRole::Free))
+        .sum();
+    let nic = plan
+        .sub_node_list
+        .iter()
+        .map(|s| s.nic_gbps)
+        .max()
+        .unwrap_or(0);
+    let port = plan
+        .switch_list
+        .iter()
+        .map(|s| s.port_gbps)
+        .max()
+        .unwrap_or(0);
+    let link = f64::from(nic.min(port));
+    let bisection = bisection(plan, link);
+    let full = plan.sub_nodes as f64 / 2.0 * link;
+    Metrics {
+        design: plan.describe(),
+        topology: plan.topology,
+        sub_nodes: plan.sub_nodes,
+        switches: plan.switches,
+        physical_switches: plan.physical_switches,
+        links: plan.links,
+        cables: plan.cables.len(),
+        sub_node_cables,
+        dac_cables: plan.cables.len() - optical,
+        optical_cables: optical,
+        transceivers: 2 * optical,
+        bisection_gbps: bisection,
+        bisection_ratio: if full > 0.0 { bisection / full } else { 0.0 },
+        max_switch_hops: max_switch_hops(plan),
+        free_ports,
+        largest: growth(plan, nic),
+    }
+}
+
+/// Switches per tier that carry sub-nodes, and per tier in all.
+fn tier_counts(plan: &Plan, tier: Tier) -> (usize, usize) {
+    let mut with = 0;
+    let mut all = 0;
+    for s in &plan.switch_list {
+        if s.part_or_tier == tier {
+            all += 1;
+            if s.ports.iter().any(|p| p.role == PortRole::SubNode) {
+                with += 1;
+            }
+        }
+    }
+    (with, all)
+}
+
+/// Most switches crossed between two sub-nodes.
+pub fn max_switch_hops(plan: &Plan) -> usize {
+    let carrying: usize = plan
+        .switch_list
+        .iter()
+        .filter(|s| s.ports.iter().any(|p| p.role == PortRole::SubNode))
+        .count();
+    if carrying <= 1 {
+        return usize::from(carrying == 1);
+    }
+    match plan.topology {
+        Topology::BiGraph => {
+            let (u, _) = tier_counts(plan, Tier::Upper);
+            let (l, _) = tier_counts(plan, Tier::Lower);
+            // Two switches of one part meet through the other part.
+            if u > 1 || l > 1 { 3 } else { 2 }
+        }
+        Topology::FatTree => {
+            if plan.fat_tree.as_ref().is_some_and(|f| f.tiers == 3) {
+                let mut pods: Vec<usize> = plan
+                    .switch_list
+                    .iter()
+                    .filter(|s| s.ports.iter().any(|p| p.role == PortRole::SubNode))
+                    .filter_map(|s| s.pod)
+                    .collect();
+                pods.sort_unstable();
+                pods.dedup();
+                if pods.len() > 1 { 5 } else { 3 }
+            } else {
+                3
+            }
+        }
+    }
+}
+
+/// The least cut over balanced splits: `x` of `nx` switches of one tier and
+/// `y` of `ny` of the other on side A, `links_between(x, y)` links cut,
+/// sub-nodes carried by side A computed by `carried(x, y)`; sub-nodes moved
+/// across to balance cost `link` each.
+fn least_cut(
+    nx: usize,
+    ny: usize,
+    link_gbps: f64,
+    sub_link: f64,
+    p: usize,
+    cut_links: impl Fn(usize, usize) -> f64,
+    carried: impl Fn(usize, usize) -> f64,
+) -> f64 {
+    let half = p as f64 / 2.0;
+    let mut best = f64::INFINITY;
+    for x in 0..=nx {
+        for y in 0..=ny {
+            let imbalance = (carried(x, y) - half).abs();
+            let cut = cut_links(x, y) * link_gbps + imbalance * sub_link;
+            if cut < best {
+                best = cut;
+            }
+        }
+    }
+    if best.is_finite() { best } else { 0.0 }
+}
+
+fn bisection(plan: &Plan, sub_link: f64) -> f64 {
+    let p = plan.sub_nodes;
+    let port = f64::from(plan.switch_list.first().map_or(0, |s| s.port_gbps));
+    match plan.topology {
+        Topology::BiGraph => {
+            let (_, u) = tier_counts(plan, Tier::Upper);
+            let (_, l) = tier_counts(plan, Tier::Lower);
+            let per_switch = p as f64 / (u + l).max(1) as f64;
+            least_cut(
+                u,
+                l,
+                port,
+                sub_link,
+                p,
+                |a, b| (a * (l - b) + (u - a) * b) as f64,
+                |a, b| (a + b) as f64 * per_switch,
+            )
+        }
+        Topology::FatTree => {
+            let f = plan.fat_tree.as_ref();
+            if f.is_some_and(|f| f.tiers == 3) {
+                let pods = f.and_then(|f| f.pods).unwrap_or(1);
+                let (_, cores) = tier_counts(plan, Tier::Core);
+                let per_pod = p as f64 / pods.max(1) as f64;
+                least_cut(
+                    pods,
+                    cores,
+                    port,
+                    sub_link,
+                    p,
+                    |a, c| (a * (cores - c) + (pods - a) * c) as f64,
+                    |a, _| a as f64 * per_pod,
+                )
+            } else {
+                let (_, leaves) = tier_counts(plan, Tier::Leaf);
+                let (_, spines) = tier_counts(plan, Tier::Spine);
+                let w = f.map_or(1, |f| f.links_per_leaf_spine) as f64;
+                let per_leaf = p as f64 / leaves.max(1) as f64;
+                least_cut(
+                    leaves,
+                    spines,
+                    port,
+                    sub_link,
+                    p,
+                    |a, s| (a * (spines - s) + (leaves - a) * s) as f64 * w,
+                    |a, _| a as f64 * per_leaf,
+                )
+            }
+        }
+    }
+}
+
+fn growth(plan: &Plan, nic: u32) -> Vec<Growth> {
+    let usable = |tier: Tier| -> Option<(usize, u32)> {
+        plan.switch_list
+            .iter()
+            .filter(|s| s.part_or_tier == tier)
+            .map(|s| (s.ports.len() - s.count(PortRole::Reserved), s.port_gbps))
+            .min()
+    };
+    let mut out = Vec::new();
+    match plan.topology {
+        Topology::BiGraph => {
+            let Some((ports, gbps)) = usable(Tier::Upper) else {
+                return out;
+            };
+            let split = plan.switch_list.iter().any(|s| s.vlan.is_some());
+            let (p, m, n) = largest_bigraph(ports, gbps, nic);
+            out.push(Growth {
+                design: format!("BiGraph {m}x{n}{}", if split { ", VLAN split" } else { "" }),
+                sub_nodes: p,
+            });
+            if split {
+                let (p, m, n) = largest_bigraph(2 * ports, gbps, nic);
+                out.push(Growth {
+                    design: format!("BiGraph {m}x{n}, unsplit"),
+                    sub_nodes: p,
+                });
+            }
+        }
+        Topology::FatTree => {
+            let f = plan.fat_tree.as_ref();
+            if f.is_some_and(|f| f.tiers == 3) {
+                let k = f.and_then(|f| f.k).unwrap_or(0) as usize;
+                out.push(Growth {
+                    design: format!("3-tier fat-tree k={k}"),
+                    sub_nodes: largest_three_tier(k),
+                });
+            } else if let Some((leaf, gbps)) = usable(Tier::Leaf) {
+                let spine = usable(Tier::Spine).map_or(leaf, |s| s.0);
+                let o = f.map_or(1.0, |f| f.oversubscription);
+                let down = f64::from(nic.min(gbps));
+                out.push(Growth {
+                    design: format!("2-tier leaf-spine {}:1", crate::text::gbps(o)),
+                    sub_nodes: largest_two_tier(leaf, spine, down, f64::from(gbps), o),
+                });
+                out.push(Growth {
+                    design: format!("3-tier fat-tree k={}", leaf - leaf % 2),
+                    sub_nodes: largest_three_tier(leaf),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::design;
+    use crate::design::shorthand::{self, Shorthand};
+    use petgraph::graph::UnGraph;
+
+    /// Exact worst-case switch hops between sub-nodes, by BFS.
+    fn bfs_hops(plan: &Plan) -> usize {
+        let mut g = UnGraph::<(), ()>::new_undirected();
+        let nodes: Vec<_> = plan.switch_list.iter().map(|_| g.add_node(())).collect();
+        let index = plan.switch_index();
+        for (i, s) in plan.switch_list.iter().enumerate() {
+            for p in &s.ports {
+                if p.role == PortRole::InterSwitch {
+                    let j = index[p.peer.as_deref().unwrap()];
+                    if i < j {
+                        g.add_edge(nodes[i], nodes[j], ());
+                    }
+                }
+            }
+        }
+        let carrying: Vec<usize> = (0..plan.switch_list.len())
+            .filter(|&i| {
+                plan.switch_list[i]
+                    .ports
+                    .iter()
+                    .any(|p| p.role == PortRole::SubNode)
+            })
+            .collect();
+        let mut worst = usize::from(!carrying.is_empty());
+        for &a in &carrying {
+            let dist = petgraph::algo::dijkstra(&g, nodes[a], None, |_| 1usize);
+            for &b in &carrying {
+                worst = worst.max(dist[&nodes[b]] + 1);
+            }
+        }
+        worst
+    }
+
+    fn check(
+        inv_opts: (crate::inventory::Inventory, crate::design::DesignOptions),
+        hops: usize,
+        ratio: f64,
+    ) {
+        let plan = design(&inv_opts.0, &inv_opts.1).unwrap();
+        let m = metrics(&plan);
+        assert_eq!(m.max_switch_hops, hops, "{}", m.design);
+        assert_eq!(bfs_hops(&plan), hops, "{}", m.design);
+        assert!(
+            (m.bisection_ratio - ratio).abs() < 1e-9,
+            "{}: {}",
+            m.design,
+            m.bisection_ratio
+        );
+    }
+
+    #[test]
+    fn bigraph_bisection_halves_when_m_is_n_over_2() {
+        let s = Shorthand::default();
+        // N/(4M): 16/(4*4) = 1, 16/(4*8) = 0.5, 8/(4*1) capped by sub-nodes.
+        check(shorthand::bigraph(4, 16, &s).unwrap(), 3, 1.0);
+        check(shorthand::bigraph(8, 16, &s).unwrap(), 3, 0.5);
+        check(shorthand::bigraph(1, 2, &s).unwrap(), 2, 1.0);
+    }
+
+    #[test]
+    fn fat_trees_are_full_bisection() {
+        let s = Shorthand::default();
+        check(
+            shorthand::fat_tree("tiers=2,sub-nodes=64,ports=32", &s).unwrap(),
+            3,
+            1.0,
+        );
+        check(shorthand::fat_tree("k=8", &s).unwrap(), 5, 1.0);
+        check(
+            shorthand::fat_tree("tiers=2,sub-nodes=96,ports=32,oversub=3", &s).unwrap(),
+            3,
+            1.0 / 3.0,
+        );
+        check(
+            shorthand::fat_tree("tiers=2,sub-nodes=8,ports=32", &s).unwrap(),
+            1,
+            1.0,
+        );
+    }
+
+    #[test]
+    fn growth_figures() {
+        let (inv, opts) = shorthand::bigraph(4, 16, &Shorthand::default()).unwrap();
+        let m = metrics(&design(&inv, &opts).unwrap());
+        // 16-port switches: N=16, M=8.
+        assert_eq!(m.largest[0].sub_nodes, 128);
+        assert_eq!(m.free_ports, 16 * 4);
+    }
+}

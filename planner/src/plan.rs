@@ -1,0 +1,466 @@
+//! The plan: a designed fabric that every other command reads back.
+//!
+//! A plan holds every switch with its part (BiGraph) or tier (fat-tree),
+//! every port's role and peer, the cable list and the sub-node to switch
+//! attachment. Its JSON form is a stable contract documented in
+//! `docs/plan-format.md`; [`Plan::to_json`] and [`Plan::from_json`] are the
+//! only code that knows it (TOML is accepted too, for people who prefer it).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::inventory::Part;
+
+/// Version of the plan format written by this planner.
+pub const PLAN_FORMAT_VERSION: u32 = 1;
+
+/// The kind of topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Topology {
+    /// EFLOPS BiGraph.
+    #[serde(rename = "bigraph")]
+    BiGraph,
+    /// Leaf-spine (2 tiers) or k-ary fat-tree (3 tiers).
+    #[serde(rename = "fat-tree")]
+    FatTree,
+}
+
+impl Topology {
+    /// `bigraph` or `fat-tree`, as on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topology::BiGraph => "bigraph",
+            Topology::FatTree => "fat-tree",
+        }
+    }
+}
+
+/// The part (BiGraph) or tier (fat-tree) of a switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// BiGraph upper part.
+    Upper,
+    /// BiGraph lower part.
+    Lower,
+    /// Leaf of a 2-tier fat-tree.
+    Leaf,
+    /// Spine of a 2-tier fat-tree.
+    Spine,
+    /// Edge of a 3-tier fat-tree.
+    Edge,
+    /// Aggregation of a 3-tier fat-tree.
+    Aggregation,
+    /// Core of a 3-tier fat-tree.
+    Core,
+}
+
+impl Tier {
+    /// The tier's name as in the JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Upper => "upper",
+            Tier::Lower => "lower",
+            Tier::Leaf => "leaf",
+            Tier::Spine => "spine",
+            Tier::Edge => "edge",
+            Tier::Aggregation => "aggregation",
+            Tier::Core => "core",
+        }
+    }
+
+    /// The BiGraph part, for `Upper` and `Lower`.
+    pub fn part(self) -> Option<Part> {
+        match self {
+            Tier::Upper => Some(Part::Upper),
+            Tier::Lower => Some(Part::Lower),
+            _ => None,
+        }
+    }
+}
+
+impl From<Part> for Tier {
+    fn from(p: Part) -> Self {
+        match p {
+            Part::Upper => Tier::Upper,
+            Part::Lower => Tier::Lower,
+        }
+    }
+}
+
+/// What a port is used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortRole {
+    /// Cabled to another switch.
+    InterSwitch,
+    /// Cabled to a sub-node's NIC.
+    SubNode,
+    /// Not cabled; room to grow.
+    Free,
+    /// Reserved in the inventory (management, external uplinks).
+    Reserved,
+}
+
+/// BiGraph design parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BiGraphParams {
+    /// Sub-nodes per switch (the most any switch carries).
+    pub m: usize,
+    /// Number of switches, both parts together.
+    pub n: usize,
+    /// True when every switch carries exactly `m` sub-nodes.
+    pub regular: bool,
+}
+
+/// Fat-tree design parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FatTreeParams {
+    /// 2 (leaf-spine) or 3 (k-ary fat-tree).
+    pub tiers: u8,
+    /// Downlink to uplink bandwidth ratio at the leaves (1 = non-blocking).
+    pub oversubscription: f64,
+    /// Port count `k` of a 3-tier k-ary fat-tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// Pods of a 3-tier fat-tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<usize>,
+    /// Sub-nodes on the fullest leaf (edge) switch.
+    pub sub_nodes_per_leaf: usize,
+    /// Uplinks of each leaf (edge) switch.
+    pub uplinks_per_leaf: usize,
+    /// Parallel links between a leaf and a spine (2 tiers).
+    pub links_per_leaf_spine: usize,
+}
+
+/// One port of a switch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanPort {
+    /// Physical port number (1-based).
+    pub port: u32,
+    /// What it is used for.
+    pub role: PortRole,
+    /// The switch (virtual name) or server at the other end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
+    /// The physical port number (as text) or NIC name at the other end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_port: Option<String>,
+}
+
+/// A switch of the plan: a physical switch, or one VLAN half of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanSwitch {
+    /// Name; a VLAN half is `<physical>-<suffix>`.
+    pub name: String,
+    /// Part (BiGraph) or tier (fat-tree).
+    pub part_or_tier: Tier,
+    /// The physical switch it lives in (its own name when not split).
+    pub physical: String,
+    /// Switch model.
+    pub model: String,
+    /// VLAN of this half, when split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vlan: Option<u16>,
+    /// Pod of a 3-tier fat-tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<usize>,
+    /// Rack, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<String>,
+    /// Speed of the ports in Gbps.
+    pub port_gbps: u32,
+    /// Interface-name pattern with `{p}`, when the inventory gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_name: Option<String>,
+    /// The ports of this (virtual) switch, in port order.
+    pub ports: Vec<PlanPort>,
+}
+
+impl PlanSwitch {
+    /// The interface name of a port.
+    pub fn port_name(&self, port: u32) -> String {
+        match &self.port_name {
+            Some(p) => p.replace("{p}", &port.to_string()),
+            None => port.to_string(),
+        }
+    }
+
+    /// Number of ports with the given role.
+    pub fn count(&self, role: PortRole) -> usize {
+        self.ports.iter().filter(|p| p.role == role).count()
+    }
+}
+
+/// A server of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanServer {
+    /// Host name.
+    pub name: String,
+    /// Rack, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<String>,
+    /// Indices into [`Plan::sub_node_list`].
+    pub sub_nodes: Vec<usize>,
+}
+
+/// A sub-node (a NIC, with the GPU paired to it) and where it is attached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanSubNode {
+    /// Global name: `<server>/sn<index>`.
+    pub id: String,
+    /// Server.
+    pub server: String,
+    /// Index within the server.
+    pub index: usize,
+    /// GPU paired with the NIC under the same PCIe switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// NIC name.
+    pub nic: String,
+    /// NIC line rate in Gbps.
+    pub nic_gbps: u32,
+    /// CPU socket.
+    pub socket: String,
+    /// PCIe switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_switch: Option<String>,
+    /// MAC address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    /// IP address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// The (virtual) switch it is attached to.
+    pub switch: String,
+    /// The physical port on that switch.
+    pub port: u32,
+    /// Part or tier of that switch.
+    pub part_or_tier: Tier,
+}
+
+/// What a cable connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CableKind {
+    /// Switch to switch.
+    InterSwitch,
+    /// Switch to a sub-node's NIC.
+    SubNode,
+}
+
+/// Cable media.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Media {
+    /// Direct-attach copper, within a rack.
+    Dac,
+    /// Optics (transceivers and fibre, or AOC), between racks.
+    Optical,
+}
+
+impl Media {
+    /// `dac` or `optical`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Media::Dac => "dac",
+            Media::Optical => "optical",
+        }
+    }
+}
+
+/// One cable. The `a` end is always a physical switch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cable {
+    /// Physical switch.
+    pub a: String,
+    /// Port on it.
+    pub a_port: u32,
+    /// Physical switch or server.
+    pub b: String,
+    /// Port number (switch) or NIC name (server).
+    pub b_port: String,
+    /// Line rate in Gbps.
+    pub gbps: u32,
+    /// What it connects.
+    pub kind: CableKind,
+    /// Media.
+    pub media: Media,
+}
+
+/// A designed fabric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Plan format version ([`PLAN_FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// The inventory's name.
+    pub name: String,
+    /// `bigraph` or `fat-tree`.
+    pub topology: Topology,
+    /// Number of sub-nodes.
+    pub sub_nodes: usize,
+    /// Number of switches (VLAN halves counted singly).
+    pub switches: usize,
+    /// Number of physical switches.
+    pub physical_switches: usize,
+    /// Number of inter-switch links.
+    pub links: usize,
+    /// BiGraph parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bigraph: Option<BiGraphParams>,
+    /// Fat-tree parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fat_tree: Option<FatTreeParams>,
+    /// Why the design looks the way it does.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Things a person should look at.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Every switch.
+    pub switch_list: Vec<PlanSwitch>,
+    /// Every server.
+    pub servers: Vec<PlanServer>,
+    /// Every sub-node and its attachment.
+    pub sub_node_list: Vec<PlanSubNode>,
+    /// Every cable.
+    pub cables: Vec<Cable>,
+}
+
+impl Plan {
+    /// The plan as pretty JSON (ends with a newline).
+    pub fn to_json(&self) -> Result<String> {
+        let mut s = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::Internal(format!("serialising the plan: {e}")))?;
+        s.push('\n');
+        Ok(s)
+    }
+
+    /// The plan as TOML.
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string(self).map_err(|e| Error::Internal(format!("serialising the plan: {e}")))
+    }
+
+    /// Parses a plan written as JSON.
+    pub fn from_json(text: &str, file: &str) -> Result<Plan> {
+        let plan: Plan = serde_json::from_str(text).map_err(|e| Error::Syntax {
+            file: file.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: format!("{e}")
+                .split(" at line ")
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        })?;
+        plan.check_version(file)?;
+        Ok(plan)
+    }
+
+    /// Parses a plan written as TOML.
+    pub fn from_toml(text: &str, file: &str) -> Result<Plan> {
+        let plan: Plan =
+            toml::from_str(text).map_err(|e| crate::inventory::toml_error(file, text, &e))?;
+        plan.check_version(file)?;
+        Ok(plan)
+    }
+
+    /// Parses a plan, TOML when `file` ends in `.toml`, JSON otherwise.
+    pub fn parse(text: &str, file: &str) -> Result<Plan> {
+        if file.ends_with(".toml") {
+            Plan::from_toml(text, file)
+        } else {
+            Plan::from_json(text, file)
+        }
+    }
+
+    fn check_version(&self, file: &str) -> Result<()> {
+        if self.format_version == PLAN_FORMAT_VERSION {
+            Ok(())
+        } else {
+            Err(Error::Invalid {
+                file: file.to_string(),
+                what: "plan",
+                problems: vec![crate::Problem::at(
+                    None,
+                    "format_version",
+                    format!(
+                        "the plan is format {}, this planner reads format {PLAN_FORMAT_VERSION}",
+                        self.format_version
+                    ),
+                    "design the plan again with this planner",
+                )],
+            })
+        }
+    }
+
+    /// An index from switch names to positions in [`Plan::switch_list`].
+    pub fn switch_index(&self) -> HashMap<&str, usize> {
+        self.switch_list
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect()
+    }
+
+    /// The cable list as CSV for the people who cable the racks. The
+    /// columns `switch,port,peer,peer_port,speed` are what
+    /// `planner validate --cabling` reads, so an as-built record can start
+    /// from this file.
+    pub fn cables_csv(&self) -> String {
+        let names: HashMap<&str, &PlanSwitch> = self
+            .switch_list
+            .iter()
+            .map(|s| (s.physical.as_str(), s))
+            .collect();
+        let mut out = String::with_capacity(64 * (self.cables.len() + 1));
+        out.push_str("switch,port,port_name,peer,peer_port,speed,kind,media\n");
+        for c in &self.cables {
+            let port_name = names
+                .get(c.a.as_str())
+                .map_or(c.a_port.to_string(), |s| s.port_name(c.a_port));
+            let kind = match c.kind {
+                CableKind::InterSwitch => "inter_switch",
+                CableKind::SubNode => "sub_node",
+            };
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{}\n",
+                csv_field(&c.a),
+                c.a_port,
+                csv_field(&port_name),
+                csv_field(&c.b),
+                csv_field(&c.b_port),
+                c.gbps,
+                kind,
+                c.media.as_str()
+            ));
+        }
+        out
+    }
+
+    /// One-line description of the design: `BiGraph 4x16`,
+    /// `2-tier leaf-spine 1:1`, `3-tier fat-tree k=16`.
+    pub fn describe(&self) -> String {
+        match (&self.bigraph, &self.fat_tree) {
+            (Some(b), _) => format!("BiGraph {}x{}", b.m, b.n),
+            (_, Some(f)) if f.tiers == 2 => format!(
+                "2-tier leaf-spine {}:1",
+                crate::text::gbps(f.oversubscription)
+            ),
+            (_, Some(f)) => format!("3-tier fat-tree k={}", f.k.unwrap_or(0)),
+            _ => self.topology.as_str().to_string(),
+        }
+    }
+}
+
+/// Quotes a CSV field when it needs it.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

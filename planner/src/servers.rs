@@ -1,0 +1,819 @@
+//! The congestionless-server rules of EFLOPS IV-A.
+//!
+//! A server is congestionless when every GPU has a NIC under the same PCIe
+//! switch (the pair is a *sub-node*, so GPU-NIC traffic never crosses a root
+//! port), GPUs and NICs are equal in number, sub-nodes are spread evenly
+//! over sockets and root ports, and every sub-node's NIC runs at the same
+//! line rate with a PCIe slot wide enough to carry it.
+//!
+//! Servers made from one template have the same hardware, so the rules are
+//! checked once per template and reported for all its servers.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::inventory::{Attachment, Inventory, ServerTemplate};
+use crate::text::{Table, gbps};
+
+/// A broken rule with a proposed fix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Violation {
+    /// Rule id: `gpu-without-nic`, `nic-without-gpu`, `device-on-root-port`,
+    /// `gpu-nic-count`, `no-sub-nodes`, `sockets-unbalanced`,
+    /// `root-ports-unbalanced`, `nic-speed-uneven`, `nic-slot-too-narrow`.
+    pub rule: &'static str,
+    /// What is wrong, naming devices and slots.
+    pub message: String,
+    /// The proposed change.
+    pub fix: String,
+}
+
+/// A GPU-NIC pair of a template, for the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubNodeRow {
+    /// Sub-node index within the server (`sn0` is 0).
+    pub index: usize,
+    /// GPU name, when paired.
+    pub gpu: Option<String>,
+    /// GPU slot.
+    pub gpu_slot: Option<String>,
+    /// NIC name.
+    pub nic: String,
+    /// NIC slot.
+    pub nic_slot: String,
+    /// PCIe switch, when the NIC is under one.
+    pub pcie_switch: Option<String>,
+    /// Socket.
+    pub socket: String,
+    /// Root port.
+    pub root_port: String,
+    /// NIC line rate.
+    pub nic_gbps: u32,
+}
+
+/// Upstream bandwidth of a PCIe switch and what hangs below it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PcieUplink {
+    /// PCIe switch name.
+    pub pcie_switch: String,
+    /// Root port.
+    pub root_port: String,
+    /// Upstream bandwidth in Gbps, when lanes and generation are known.
+    pub uplink_gbps: Option<f64>,
+    /// GPUs below it.
+    pub gpus: usize,
+    /// NICs below it.
+    pub nics: usize,
+}
+
+/// The check of one server template.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TemplateCheck {
+    /// The name pattern.
+    pub template: String,
+    /// Line of the `[[server]]` table.
+    pub line: Option<usize>,
+    /// How many servers share this hardware.
+    pub servers: usize,
+    /// Their names, as a range.
+    pub server_names: String,
+    /// GPUs per server.
+    pub gpus: usize,
+    /// NICs per server.
+    pub nics: usize,
+    /// Sub-nodes per server (GPU-NIC pairs under one PCIe switch).
+    pub sub_nodes: Vec<SubNodeRow>,
+    /// Sub-nodes per socket.
+    pub per_socket: BTreeMap<String, usize>,
+    /// PCIe switch uplinks.
+    pub pcie_uplinks: Vec<PcieUplink>,
+    /// NIC bandwidth per GPU in Gbps (all NICs over all GPUs).
+    pub nic_gbps_per_gpu: Option<f64>,
+    /// Broken rules.
+    pub violations: Vec<Violation>,
+}
+
+/// The result of `planner check-servers`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerCheck {
+    /// The inventory's name.
+    pub inventory: String,
+    /// True when every rule passes.
+    pub ok: bool,
+    /// Servers in the inventory.
+    pub servers: usize,
+    /// GPUs in the inventory.
+    pub gpus: usize,
+    /// NICs in the inventory.
+    pub nics: usize,
+    /// Sub-nodes (paired GPU-NIC) in the inventory.
+    pub sub_nodes: usize,
+    /// Per template.
+    pub templates: Vec<TemplateCheck>,
+    /// Rules that span templates (NIC speeds across the inventory).
+    pub inventory_violations: Vec<Violation>,
+}
+
+impl ServerCheck {
+    /// Number of broken rules over all templates and the inventory.
+    pub fn violation_count(&self) -> usize {
+        self.inventory_violations.len()
+            + self
+                .templates
+                .iter()
+                .map(|t| t.violations.len())
+                .sum::<usize>()
+    }
+}
+
+/// Usable bandwidth of one PCIe lane in Gbps, per generation (after line
+/// encoding: 8b/10b for gen 1-2, 128b/130b for gen 3-5, FLIT for gen 6).
+pub fn pcie_lane_gbps(gen_: u32) -> Option<f64> {
+    match gen_ {
+        1 => Some(2.0),
+        2 => Some(4.0),
+        3 => Some(8.0 * 128.0 / 130.0),
+        4 => Some(16.0 * 128.0 / 130.0),
+        5 => Some(32.0 * 128.0 / 130.0),
+        6 => Some(64.0 * 242.0 / 256.0),
+        _ => None,
+    }
+}
+
+/// Checks every server template of the inventory.
+pub fn check_servers(inv: &Inventory) -> ServerCheck {
+    let templates: Vec<TemplateCheck> = inv
+        .server_templates
+        .iter()
+        .map(|t| check_template(inv, t))
+        .collect();
+
+    // NIC speeds across the whole inventory: halving-doubling and ring run
+    // in lockstep, so the slowest sub-node sets the pace.
+    let mut speeds: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for t in &inv.server_templates {
+        for sn in t.sub_nodes() {
+            if sn.gpu.is_some() {
+                speeds
+                    .entry(t.nics[sn.nic].speed_gbps)
+                    .or_default()
+                    .push(t.pattern.clone());
+            }
+        }
+    }
+    let mut inventory_violations = Vec::new();
+    if speeds.len() > 1 {
+        let (&fastest, _) = speeds.last_key_value().expect("two speeds");
+        let list: Vec<String> = speeds
+            .iter()
+            .map(|(s, ts)| {
+                let mut ts = ts.clone();
+                ts.dedup();
+                format!("{s} Gbps in {}", ts.join(", "))
+            })
+            .collect();
+        inventory_violations.push(Violation {
+            rule: "nic-speed-uneven",
+            message: format!(
+                "sub-node NICs run at different speeds ({}); collectives run at the slowest",
+                list.join("; ")
+            ),
+            fix: format!("use {fastest} Gbps NICs in every sub-node"),
+        });
+    }
+
+    let mut check = ServerCheck {
+        inventory: inv.name.clone(),
+        ok: true,
+        servers: inv.servers.len(),
+        gpus: inv.gpu_count(),
+        nics: inv.sub_node_count(),
+        sub_nodes: templates
+            .iter()
+            .map(|t| t.servers * t.sub_nodes.iter().filter(|s| s.gpu.is_some()).count())
+            .sum(),
+        templates,
+        inventory_violations,
+    };
+    check.ok = check.violation_count() == 0;
+    check
+}
+
+fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
+    let mut violations = Vec::new();
+    let pairs = t.sub_nodes();
+
+    let rows: Vec<SubNodeRow> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, sn)| {
+            let nic = &t.nics[sn.nic];
+            let socket = t.socket_of(nic.attachment);
+            let (pcie_switch, root_port) = match nic.attachment {
+                Attachment::PcieSwitch(s) => (
+                    Some(t.pcie_switches[s].name.clone()),
+                    t.pcie_switches[s].root_port.clone(),
+                ),
+                Attachment::RootPort(_) => (None, format!("{} (direct)", t.sockets[socket])),
+            };
+            SubNodeRow {
+                index: i,
+                gpu: sn.gpu.map(|g| t.gpus[g].name.clone()),
+                gpu_slot: sn.gpu.map(|g| t.gpus[g].slot.clone()),
+                nic: nic.name.clone(),
+                nic_slot: nic.slot.clone(),
+                pcie_switch,
+                socket: t.sockets[socket].clone(),
+                root_port,
+                nic_gbps: nic.speed_gbps,
+            }
+        })
+        .collect();
+
+    if t.gpus.is_empty() && t.nics.is_empty() {
+        violations.push(Violation {
+            rule: "no-sub-nodes",
+            message: "the server has no GPU and no NIC".to_string(),
+            fix: "add GPU-NIC pairs under its PCIe switches, or remove the template if the servers are not part of the GPU fabric".to_string(),
+        });
+    }
+
+    // Devices on a root port cannot pair: the GPU-NIC traffic would cross
+    // the root complex.
+    for g in &t.gpus {
+        if let Attachment::RootPort(s) = g.attachment {
+            violations.push(Violation {
+                rule: "device-on-root-port",
+                message: format!(
+                    "GPU {} ({}) sits directly on a {} root port, under no PCIe switch, so it cannot share one with a NIC",
+                    g.name, g.slot, t.sockets[s]
+                ),
+                fix: format!(
+                    "move {} into a slot under a PCIe switch of {} together with a NIC",
+                    g.name, t.sockets[s]
+                ),
+            });
+        }
+    }
+    for n in &t.nics {
+        if let Attachment::RootPort(s) = n.attachment {
+            violations.push(Violation {
+                rule: "device-on-root-port",
+                message: format!(
+                    "NIC {} ({}) sits directly on a {} root port, under no PCIe switch, so it cannot share one with a GPU",
+                    n.name, n.slot, t.sockets[s]
+                ),
+                fix: format!(
+                    "move {} into a slot under a PCIe switch of {} together with a GPU",
+                    n.name, t.sockets[s]
+                ),
+            });
+        }
+    }
+
+    // Pairing per PCIe switch, with a proposal for every leftover device.
+    let mut spare_gpus: Vec<usize> = Vec::new();
+    let mut paired_gpus = vec![false; t.gpus.len()];
+    for sn in &pairs {
+        if let Some(g) = sn.gpu {
+            paired_gpus[g] = true;
+        }
+    }
+    for (i, g) in t.gpus.iter().enumerate() {
+        if !paired_gpus[i] && matches!(g.attachment, Attachment::PcieSwitch(_)) {
+            spare_gpus.push(i);
+        }
+    }
+    let spare_nics: Vec<usize> = pairs
+        .iter()
+        .filter(|sn| {
+            sn.gpu.is_none() && matches!(t.nics[sn.nic].attachment, Attachment::PcieSwitch(_))
+        })
+        .map(|sn| sn.nic)
+        .collect();
+    let mut free_nics = spare_nics.clone();
+    for &g in &spare_gpus {
+        let gpu = &t.gpus[g];
+        let Attachment::PcieSwitch(ps) = gpu.attachment else {
+            continue;
+        };
+        let here = &t.pcie_switches[ps].name;
+        let fix = if let Some(pos) = free_nics.iter().position(|_| true) {
+            let n = free_nics.remove(pos);
+            let nic = &t.nics[n];
+            format!(
+                "move NIC {} ({}, {}) into a free slot under {here} to pair it with {}",
+                nic.name,
+                nic.slot,
+                t.describe_attachment(nic.attachment),
+                gpu.name
+            )
+        } else {
+            format!(
+                "add a NIC in a free slot under {here}, next to {}",
+                gpu.name
+            )
+        };
+        violations.push(Violation {
+            rule: "gpu-without-nic",
+            message: format!(
+                "GPU {} ({}, {}) has no NIC under the same PCIe switch",
+                gpu.name,
+                gpu.slot,
+                t.describe_attachment(gpu.attachment)
+            ),
+            fix,
+        });
+    }
+    for &n in &free_nics {
+        let nic = &t.nics[n];
+        let Attachment::PcieSwitch(ps) = nic.attachment else {
+            continue;
+        };
+        violations.push(Violation {
+            rule: "nic-without-gpu",
+            message: format!(
+                "NIC {} ({}, {}) has no GPU under the same PCIe switch",
+                nic.name,
+                nic.slot,
+                t.describe_attachment(nic.attachment)
+            ),
+            fix: format!(
+                "add a GPU in a free slot under {} or remove {}",
+                t.pcie_switches[ps].name, nic.name
+            ),
+        });
+    }
+    if t.gpus.len() != t.nics.len() {
+        let (more, fewer, diff) = if t.gpus.len() > t.nics.len() {
+            ("GPUs", "NICs", t.gpus.len() - t.nics.len())
+        } else {
+            ("NICs", "GPUs", t.nics.len() - t.gpus.len())
+        };
+        violations.push(Violation {
+            rule: "gpu-nic-count",
+            message: format!(
+                "{} GPUs and {} NICs: a congestionless server has one NIC per GPU",
+                t.gpus.len(),
+                t.nics.len()
+            ),
+            fix: format!(
+                "add {diff} {fewer} (or remove {diff} {more}) so that every GPU has its own NIC"
+            ),
+        });
+    }
+
+    // Spread over sockets and root ports, counting complete sub-nodes.
+    let mut per_socket: BTreeMap<String, usize> =
+        t.sockets.iter().map(|s| (s.clone(), 0)).collect();
+    let mut per_root: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for ps in &t.pcie_switches {
+        per_root.insert((t.sockets[ps.socket].clone(), ps.root_port.clone()), 0);
+    }
+    for sn in &pairs {
+        if sn.gpu.is_none() {
+            continue;
+        }
+        let nic = &t.nics[sn.nic];
+        let socket = t.socket_of(nic.attachment);
+        *per_socket.entry(t.sockets[socket].clone()).or_default() += 1;
+        if let Attachment::PcieSwitch(ps) = nic.attachment {
+            let p = &t.pcie_switches[ps];
+            *per_root
+                .entry((t.sockets[p.socket].clone(), p.root_port.clone()))
+                .or_default() += 1;
+        }
+    }
+    if let Some(v) = unbalanced(
+        per_socket.iter().map(|(k, v)| (k.clone(), *v)),
+        "sockets-unbalanced",
+        "socket",
+    ) {
+        violations.push(v);
+    }
+    if let Some(v) = unbalanced(
+        per_root
+            .iter()
+            .map(|((s, r), v)| (format!("{r} ({s})"), *v)),
+        "root-ports-unbalanced",
+        "root port",
+    ) {
+        violations.push(v);
+    }
+
+    // Speeds inside the server and slot widths.
+    let mut speeds: Vec<u32> = pairs
+        .iter()
+        .filter(|sn| sn.gpu.is_some())
+        .map(|sn| t.nics[sn.nic].speed_gbps)
+        .collect();
+    speeds.sort_unstable();
+    speeds.dedup();
+    if speeds.len() > 1 {
+        let list: Vec<String> = speeds.iter().map(|s| format!("{s}")).collect();
+        violations.push(Violation {
+            rule: "nic-speed-uneven",
+            message: format!(
+                "sub-node NICs of one server run at {} Gbps; collectives run at the slowest",
+                list.join(", ")
+            ),
+            fix: format!(
+                "use {} Gbps NICs in every sub-node",
+                speeds.last().expect("two speeds")
+            ),
+        });
+    }
+    for nic in &t.nics {
+        let Attachment::PcieSwitch(ps) = nic.attachment else {
+            continue;
+        };
+        let (Some(lanes), Some(lane)) = (
+            nic.lanes,
+            t.pcie_switches[ps].pcie_gen.and_then(pcie_lane_gbps),
+        ) else {
+            continue;
+        };
+        let slot = f64::from(lanes) * lane;
+        if slot + 1e-9 < f64::from(nic.speed_gbps) {
+            violations.push(Violation {
+                rule: "nic-slot-too-narrow",
+                message: format!(
+                    "NIC {} ({}) runs at {} Gbps but its x{lanes} gen{} slot carries {} Gbps",
+                    nic.name,
+                    nic.slot,
+                    nic.speed_gbps,
+                    t.pcie_switches[ps].pcie_gen.unwrap_or(0),
+                    gbps(slot)
+                ),
+                fix: format!(
+                    "put {} in a slot with at least {} lanes",
+                    nic.name,
+                    lanes_needed(f64::from(nic.speed_gbps), lane)
+                ),
+            });
+        }
+    }
+
+    let pcie_uplinks = t
+        .pcie_switches
+        .iter()
+        .enumerate()
+        .map(|(i, ps)| PcieUplink {
+            pcie_switch: ps.name.clone(),
+            root_port: ps.root_port.clone(),
+            uplink_gbps: match (ps.lanes, ps.pcie_gen.and_then(pcie_lane_gbps)) {
+                (Some(l), Some(g)) => Some(f64::from(l) * g),
+                _ => None,
+            },
+            gpus: t
+                .gpus
+                .iter()
+                .filter(|g| g.attachment == Attachment::PcieSwitch(i))
+                .count(),
+            nics: t
+                .nics
+                .iter()
+                .filter(|n| n.attachment == Attachment::PcieSwitch(i))
+                .count(),
+        })
+        .collect();
+
+    let nic_total: u32 = t.nics.iter().map(|n| n.speed_gbps).sum();
+    TemplateCheck {
+        template: t.pattern.clone(),
+        line: t.line,
+        servers: t.instances.len(),
+        server_names: t.instance_names(inv),
+        gpus: t.gpus.len(),
+        nics: t.nics.len(),
+        sub_nodes: rows,
+        per_socket,
+        pcie_uplinks,
+        nic_gbps_per_gpu: if t.gpus.is_empty() {
+            None
+        } else {
+            Some(f64::from(nic_total) / t.gpus.len() as f64)
+        },
+        violations,
+    }
+}
+
+fn lanes_needed(gbps: f64, lane: f64) -> u32 {
+    [1u32, 2, 4, 8, 16, 32]
+        .into_iter()
+        .find(|&l| f64::from(l) * lane + 1e-9 >= gbps)
+        .unwrap_or(32)
+}
+
+/// A violation when the counts differ by more than one.
+fn unbalanced(
+    counts: impl Iterator<Item = (String, usize)>,
+    rule: &'static str,
+    what: &str,
+) -> Option<Violation> {
+    let counts: Vec<(String, usize)> = counts.collect();
+    if counts.len() < 2 {
+        return None;
+    }
+    let (max_name, max) = counts.iter().max_by_key(|(_, c)| *c)?.clone();
+    let (min_name, min) = counts.iter().min_by_key(|(_, c)| *c)?.clone();
+    if max - min <= 1 {
+        return None;
+    }
+    let list: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    let total: usize = counts.iter().map(|(_, c)| c).sum();
+    let even = total / counts.len();
+    Some(Violation {
+        rule,
+        message: format!(
+            "sub-nodes per {what} are uneven: {} (the busiest {what} carries {} times the host traffic of the least busy)",
+            list.join(", "),
+            if min == 0 {
+                "all".to_string()
+            } else {
+                format!("{:.1}", max as f64 / min as f64)
+            }
+        ),
+        fix: format!(
+            "move {} GPU-NIC pair(s) from {max_name} to {min_name} (about {even} per {what})",
+            (max - min) / 2
+        ),
+    })
+}
+
+/// Renders the check for people.
+pub fn render_table(check: &ServerCheck, file: &str) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Congestionless-server check (EFLOPS IV-A) of {file}\n{} servers, {} GPUs, {} NICs, {} sub-nodes (GPU-NIC pairs under one PCIe switch)\n",
+        check.servers, check.gpus, check.nics, check.sub_nodes
+    ));
+    for t in &check.templates {
+        out.push('\n');
+        let line = t.line.map(|l| format!(", line {l}")).unwrap_or_default();
+        out.push_str(&format!(
+            "Server template {}{line}: {} server{} ({})\n",
+            t.template,
+            t.servers,
+            if t.servers == 1 { "" } else { "s" },
+            t.server_names
+        ));
+        let mut table = Table::new([
+            "sub-node",
+            "GPU",
+            "NIC",
+            "PCIe switch",
+            "socket",
+            "root port",
+            "NIC Gbps",
+        ])
+        .right(&[6]);
+        for r in &t.sub_nodes {
+            table.row([
+                format!("sn{}", r.index),
+                match (&r.gpu, &r.gpu_slot) {
+                    (Some(g), Some(s)) => format!("{g} ({s})"),
+                    _ => "-".to_string(),
+                },
+                format!("{} ({})", r.nic, r.nic_slot),
+                r.pcie_switch.clone().unwrap_or_else(|| "-".to_string()),
+                r.socket.clone(),
+                r.root_port.clone(),
+                r.nic_gbps.to_string(),
+            ]);
+        }
+        for line in table.render().lines() {
+            out.push_str("  ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        let sockets: Vec<String> = t
+            .per_socket
+            .iter()
+            .map(|(s, c)| format!("{s} {c}"))
+            .collect();
+        out.push_str(&format!("  sub-nodes per socket: {}\n", sockets.join(", ")));
+        let uplinks: Vec<String> = t
+            .pcie_uplinks
+            .iter()
+            .map(|u| {
+                let bw = u
+                    .uplink_gbps
+                    .map_or("? Gbps".to_string(), |g| format!("{} Gbps", gbps(g)));
+                format!("{} {bw} for {} GPU + {} NIC", u.pcie_switch, u.gpus, u.nics)
+            })
+            .collect();
+        if !uplinks.is_empty() {
+            out.push_str(&format!("  PCIe switch uplinks: {}\n", uplinks.join("; ")));
+        }
+        if let Some(g) = t.nic_gbps_per_gpu {
+            out.push_str(&format!("  NIC bandwidth per GPU: {} Gbps\n", gbps(g)));
+        }
+        if t.violations.is_empty() {
+            out.push_str("  ok: every GPU has its own NIC under the same PCIe switch, spread evenly over sockets and root ports\n");
+        }
+        for v in &t.violations {
+            out.push_str(&format!(
+                "  VIOLATION {}: {}\n    fix: {}\n",
+                v.rule, v.message, v.fix
+            ));
+        }
+    }
+    if !check.inventory_violations.is_empty() {
+        out.push_str("\nAcross the inventory:\n");
+        for v in &check.inventory_violations {
+            out.push_str(&format!(
+                "  VIOLATION {}: {}\n    fix: {}\n",
+                v.rule, v.message, v.fix
+            ));
+        }
+    }
+    out.push('\n');
+    let n = check.violation_count();
+    if n == 0 {
+        out.push_str("Result: every server is congestionless\n");
+    } else {
+        let bad: Vec<String> = check
+            .templates
+            .iter()
+            .filter(|t| !t.violations.is_empty())
+            .map(|t| t.server_names.clone())
+            .collect();
+        let scope = if bad.is_empty() {
+            String::new()
+        } else {
+            format!(" (servers {})", bad.join(", "))
+        };
+        out.push_str(&format!(
+            "Result: {n} violation{}{scope}\n",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::Inventory;
+
+    fn check(toml: &str) -> ServerCheck {
+        check_servers(&Inventory::from_toml(toml, "t.toml").expect("valid inventory"))
+    }
+
+    fn rules(c: &ServerCheck) -> Vec<&'static str> {
+        let mut r: Vec<&'static str> = c
+            .templates
+            .iter()
+            .flat_map(|t| t.violations.iter().map(|v| v.rule))
+            .chain(c.inventory_violations.iter().map(|v| v.rule))
+            .collect();
+        r.sort_unstable();
+        r
+    }
+
+    const HEAD: &str = r#"
+[[server]]
+name = "s{n}"
+count = 2
+sockets = ["cpu0", "cpu1"]
+[[server.pcie_switch]]
+name = "plx0"
+socket = "cpu0"
+lanes = 16
+pcie_gen = 3
+[[server.pcie_switch]]
+name = "plx1"
+socket = "cpu1"
+lanes = 16
+pcie_gen = 3
+"#;
+
+    fn dev(kind: &str, name: &str, sw: &str) -> String {
+        if kind == "gpu" {
+            format!("[[server.gpu]]\nname = \"{name}\"\npcie_switch = \"{sw}\"\nmodel = \"V100\"\n")
+        } else {
+            format!(
+                "[[server.nic]]\nname = \"{name}\"\npcie_switch = \"{sw}\"\nmodel = \"CX5\"\nspeed_gbps = 100\n"
+            )
+        }
+    }
+
+    #[test]
+    fn balanced_pairs_pass() {
+        let inv = format!(
+            "{HEAD}{}{}{}{}",
+            dev("gpu", "g0", "plx0"),
+            dev("nic", "n0", "plx0"),
+            dev("gpu", "g1", "plx1"),
+            dev("nic", "n1", "plx1")
+        );
+        let c = check(&inv);
+        assert!(c.ok, "{:?}", c);
+        assert_eq!(c.sub_nodes, 4);
+    }
+
+    #[test]
+    fn gpu_and_nic_under_different_switches_get_a_move_proposal() {
+        let inv = format!(
+            "{HEAD}{}{}{}{}",
+            dev("gpu", "g0", "plx0"),
+            dev("gpu", "g1", "plx0"),
+            dev("nic", "n0", "plx0"),
+            dev("nic", "n1", "plx1")
+        );
+        let c = check(&inv);
+        // One misplaced NIC is one problem, reported once with its move.
+        assert_eq!(rules(&c), ["gpu-without-nic"]);
+        let v = &c.templates[0].violations[0];
+        assert!(v.message.contains("GPU g1"), "{}", v.message);
+        assert!(v.fix.contains("move NIC n1"), "{}", v.fix);
+        assert!(v.fix.contains("under plx0"), "{}", v.fix);
+    }
+
+    #[test]
+    fn fewer_nics_than_gpus() {
+        let inv = format!(
+            "{HEAD}{}{}{}",
+            dev("gpu", "g0", "plx0"),
+            dev("gpu", "g1", "plx1"),
+            dev("nic", "n0", "plx0")
+        );
+        let c = check(&inv);
+        assert_eq!(rules(&c), ["gpu-nic-count", "gpu-without-nic"]);
+        let t = &c.templates[0];
+        assert!(
+            t.violations[0].fix.contains("add a NIC"),
+            "{:?}",
+            t.violations
+        );
+        assert_eq!(t.nic_gbps_per_gpu, Some(50.0));
+    }
+
+    #[test]
+    fn all_pairs_on_one_socket_are_unbalanced() {
+        let inv = format!(
+            "{HEAD}{}{}{}{}",
+            dev("gpu", "g0", "plx0"),
+            dev("nic", "n0", "plx0"),
+            dev("gpu", "g1", "plx0"),
+            dev("nic", "n1", "plx0")
+        );
+        let c = check(&inv);
+        assert_eq!(rules(&c), ["root-ports-unbalanced", "sockets-unbalanced"]);
+        let v = &c.templates[0].violations;
+        assert!(
+            v.iter().any(|v| v.fix.contains("from cpu0 to cpu1")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn nic_on_root_port_and_narrow_slot() {
+        let inv = format!(
+            "{HEAD}{}{}[[server.nic]]\nname = \"n1\"\nsocket = \"cpu1\"\nmodel = \"CX5\"\nspeed_gbps = 100\n[[server.gpu]]\nname = \"g1\"\npcie_switch = \"plx1\"\nmodel = \"V100\"\n",
+            dev("gpu", "g0", "plx0"),
+            "[[server.nic]]\nname = \"n0\"\npcie_switch = \"plx0\"\nmodel = \"CX5\"\nspeed_gbps = 100\nlanes = 8\n",
+        );
+        let c = check(&inv);
+        let r = rules(&c);
+        assert!(r.contains(&"device-on-root-port"), "{r:?}");
+        assert!(r.contains(&"gpu-without-nic"), "{r:?}");
+        assert!(r.contains(&"nic-slot-too-narrow"), "{r:?}");
+        let narrow = c.templates[0]
+            .violations
+            .iter()
+            .find(|v| v.rule == "nic-slot-too-narrow")
+            .unwrap();
+        assert!(narrow.message.contains("63 Gbps"), "{}", narrow.message);
+        assert!(narrow.fix.contains("16 lanes"), "{}", narrow.fix);
+    }
+
+    #[test]
+    fn mixed_speeds_across_templates() {
+        let one = format!(
+            "{HEAD}{}{}",
+            dev("gpu", "g0", "plx0"),
+            dev("nic", "n0", "plx0")
+        )
+        .replace("name = \"s{n}\"\ncount = 2", "name = \"a{n}\"\ncount = 1");
+        let two = format!(
+            "{HEAD}{}{}",
+            dev("gpu", "g0", "plx0"),
+            dev("nic", "n0", "plx0")
+        )
+        .replace("name = \"s{n}\"\ncount = 2", "name = \"b{n}\"\ncount = 1")
+        .replace("speed_gbps = 100", "speed_gbps = 200");
+        let c = check(&format!("{one}{two}"));
+        assert!(rules(&c).contains(&"nic-speed-uneven"));
+        assert!(!c.ok);
+    }
+
+    #[test]
+    fn lane_rates() {
+        assert_eq!(pcie_lane_gbps(1), Some(2.0));
+        assert!((pcie_lane_gbps(3).unwrap() * 16.0 - 126.03).abs() < 0.01);
+        assert_eq!(pcie_lane_gbps(9), None);
+    }
+}

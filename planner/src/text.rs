@@ -1,0 +1,372 @@
+//! Small text utilities shared by parsers and reports: byte offsets to
+//! line/column, name patterns such as `node{n:02}`, port lists such as
+//! `1-16,33`, and a column-aligned table for human output.
+
+use std::fmt::Write as _;
+
+/// Returns the 1-based line and column of a byte offset in `text`.
+///
+/// Offsets past the end map to the position just after the last character.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    // Back off to a char boundary so slicing cannot panic.
+    let mut end = offset;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+/// Returns the 1-based line of a byte offset in `text`.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    line_col(text, offset).0
+}
+
+/// A name with an optional instance-number placeholder: `node{n:02}` names
+/// `node01`, `node02`, ...; `{n}` is the plain number, `{n:0W}` pads it with
+/// zeros to W digits and `{n:0Wx}` writes it in hexadecimal (for MACs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamePattern {
+    parts: Vec<PatternPart>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PatternPart {
+    Literal(String),
+    Number { width: usize, hex: bool },
+}
+
+impl NamePattern {
+    /// Parses a pattern; the error says which placeholder is not understood.
+    pub fn parse(pattern: &str) -> Result<Self, String> {
+        let mut parts = Vec::new();
+        let mut literal = String::new();
+        let mut rest = pattern;
+        while let Some(open) = rest.find(['{', '}']) {
+            literal.push_str(&rest[..open]);
+            if rest[open..].starts_with('}') {
+                return Err(format!(
+                    "`}}` without `{{` in `{pattern}`; placeholders are written {{n}} or {{n:02}}"
+                ));
+            }
+            let Some(close) = rest[open..].find('}') else {
+                return Err(format!(
+                    "unclosed `{{` in `{pattern}`; placeholders are written {{n}} or {{n:02}}"
+                ));
+            };
+            let inner = &rest[open + 1..open + close];
+            let part = parse_placeholder(inner).ok_or_else(|| {
+                format!(
+                    "unknown placeholder `{{{inner}}}` in `{pattern}`; use {{n}}, {{n:02}} (zero-padded) or {{n:02x}} (hexadecimal)"
+                )
+            })?;
+            if !literal.is_empty() {
+                parts.push(PatternPart::Literal(std::mem::take(&mut literal)));
+            }
+            parts.push(part);
+            rest = &rest[open + close + 1..];
+        }
+        literal.push_str(rest);
+        if !literal.is_empty() {
+            parts.push(PatternPart::Literal(literal));
+        }
+        Ok(Self { parts })
+    }
+
+    /// True when the pattern numbers its instances.
+    pub fn has_placeholder(&self) -> bool {
+        self.parts
+            .iter()
+            .any(|p| matches!(p, PatternPart::Number { .. }))
+    }
+
+    /// The name of instance `n`.
+    pub fn render(&self, n: u64) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                PatternPart::Literal(s) => out.push_str(s),
+                PatternPart::Number { width, hex: false } => {
+                    let _ = write!(out, "{n:0width$}");
+                }
+                PatternPart::Number { width, hex: true } => {
+                    let _ = write!(out, "{n:0width$x}");
+                }
+            }
+        }
+        out
+    }
+}
+
+fn parse_placeholder(inner: &str) -> Option<PatternPart> {
+    if inner == "n" {
+        return Some(PatternPart::Number {
+            width: 0,
+            hex: false,
+        });
+    }
+    let spec = inner.strip_prefix("n:")?;
+    let (digits, hex) = match spec.strip_suffix('x') {
+        Some(d) => (d, true),
+        None => (spec, false),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 3 {
+        return None;
+    }
+    let width: usize = digits.parse().ok()?;
+    if width > 20 {
+        return None;
+    }
+    Some(PatternPart::Number { width, hex })
+}
+
+/// Parses a port list such as `1-16`, `1-8,17-24` or `5` into sorted port
+/// numbers; numbers are 1-based. Errors say what is wrong with the list.
+pub fn parse_port_list(list: &str) -> Result<Vec<u32>, String> {
+    let mut ports = Vec::new();
+    for item in list.split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        let (lo, hi) = match item.split_once('-') {
+            Some((a, b)) => (parse_port(a, list)?, parse_port(b, list)?),
+            None => {
+                let p = parse_port(item, list)?;
+                (p, p)
+            }
+        };
+        if hi < lo {
+            return Err(format!(
+                "range `{item}` in `{list}` runs backwards; write it low-high"
+            ));
+        }
+        if hi - lo > 1_000_000 {
+            return Err(format!("range `{item}` in `{list}` is implausibly long"));
+        }
+        ports.extend(lo..=hi);
+    }
+    ports.sort_unstable();
+    let before = ports.len();
+    ports.dedup();
+    if ports.len() != before {
+        return Err(format!("`{list}` names some ports more than once"));
+    }
+    Ok(ports)
+}
+
+fn parse_port(s: &str, list: &str) -> Result<u32, String> {
+    let s = s.trim();
+    match s.parse::<u32>() {
+        Ok(0) => Err(format!("port 0 in `{list}`: ports are numbered from 1")),
+        Ok(p) => Ok(p),
+        Err(_) => Err(format!(
+            "`{s}` in `{list}` is not a port number; write ports as `1-16,33`"
+        )),
+    }
+}
+
+/// Formats sorted port numbers compactly: `[1,2,3,5]` becomes `1-3,5`.
+pub fn format_port_list(ports: &[u32]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < ports.len() {
+        let start = ports[i];
+        let mut end = start;
+        while i + 1 < ports.len() && ports[i + 1] == end + 1 {
+            i += 1;
+            end = ports[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if start == end {
+            let _ = write!(out, "{start}");
+        } else {
+            let _ = write!(out, "{start}-{end}");
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Column alignment in a [`Table`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A plain-text table with aligned columns, for people.
+#[derive(Debug, Clone)]
+pub struct Table {
+    headers: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with the given headers; columns are left-aligned unless set.
+    pub fn new<I, S>(headers: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let headers: Vec<String> = headers.into_iter().map(Into::into).collect();
+        let align = vec![Align::Left; headers.len()];
+        Self {
+            headers,
+            align,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Right-aligns the given columns (numbers read better that way).
+    pub fn right(mut self, columns: &[usize]) -> Self {
+        for &c in columns {
+            if let Some(a) = self.align.get_mut(c) {
+                *a = Align::Right;
+            }
+        }
+        self
+    }
+
+    /// Adds a row; missing cells are blank, extra cells are dropped.
+    pub fn row<I, S>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut row: Vec<String> = cells.into_iter().map(Into::into).collect();
+        row.resize(self.headers.len(), String::new());
+        self.rows.push(row);
+    }
+
+    /// Number of rows added so far.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Renders the table with two spaces between columns and no trailing
+    /// spaces.
+    pub fn render(&self) -> String {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let mut line = |cells: &[String]| {
+            let mut l = String::new();
+            for (i, cell) in cells.iter().enumerate() {
+                if i > 0 {
+                    l.push_str("  ");
+                }
+                let pad = widths[i] - cell.chars().count();
+                match self.align[i] {
+                    Align::Left => {
+                        l.push_str(cell);
+                        l.extend(std::iter::repeat_n(' ', pad));
+                    }
+                    Align::Right => {
+                        l.extend(std::iter::repeat_n(' ', pad));
+                        l.push_str(cell);
+                    }
+                }
+            }
+            out.push_str(l.trim_end());
+            out.push('\n');
+        };
+        line(&self.headers);
+        for row in &self.rows {
+            line(row);
+        }
+        out
+    }
+}
+
+/// Formats a bandwidth in Gbps to at most one decimal, without a needless
+/// fraction: `100`, `12.5`, `63` (for 63.015).
+pub fn gbps(v: f64) -> String {
+    let s = format!("{v:.1}");
+    s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one() {
+        let t = "ab\ncd\n";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 1), (1, 2));
+        assert_eq!(line_col(t, 3), (2, 1));
+        assert_eq!(line_col(t, 100), (3, 1));
+        assert_eq!(line_col("é\nx", 1), (1, 1));
+    }
+
+    #[test]
+    fn patterns_render() {
+        let check = |p: &str, n: u64, want: &str| {
+            assert_eq!(NamePattern::parse(p).unwrap().render(n), want, "{p}");
+        };
+        check("node{n:02}", 3, "node03");
+        check("node{n}", 12, "node12");
+        check("sw", 1, "sw");
+        check("r{n:03}-x{n}", 7, "r007-x7");
+        check("aa:bb:{n:02x}", 255, "aa:bb:ff");
+        assert!(!NamePattern::parse("sw").unwrap().has_placeholder());
+        assert!(NamePattern::parse("a{n}").unwrap().has_placeholder());
+    }
+
+    #[test]
+    fn bad_patterns_explain() {
+        for bad in ["n{", "n}", "n{m}", "n{n:}", "n{n:2y}", "{n:9999}"] {
+            let err = NamePattern::parse(bad).unwrap_err();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+
+    #[test]
+    fn port_lists() {
+        assert_eq!(parse_port_list("1-4,7").unwrap(), vec![1, 2, 3, 4, 7]);
+        assert_eq!(parse_port_list(" 3 ").unwrap(), vec![3]);
+        assert!(parse_port_list("0-3").unwrap_err().contains("from 1"));
+        assert!(parse_port_list("4-1").unwrap_err().contains("backwards"));
+        assert!(
+            parse_port_list("1-3,2")
+                .unwrap_err()
+                .contains("more than once")
+        );
+        assert!(parse_port_list("a").unwrap_err().contains("not a port"));
+        assert_eq!(format_port_list(&[1, 2, 3, 5, 7, 8]), "1-3,5,7-8");
+        assert_eq!(format_port_list(&[]), "");
+    }
+
+    #[test]
+    fn table_aligns() {
+        let mut t = Table::new(["name", "n"]).right(&[1]);
+        t.row(["a", "10"]);
+        t.row(["bbb", "2"]);
+        assert_eq!(t.render(), "name   n\na     10\nbbb    2\n");
+    }
+
+    #[test]
+    fn gbps_formats() {
+        assert_eq!(gbps(100.0), "100");
+        assert_eq!(gbps(12.5), "12.5");
+        assert_eq!(gbps(1.0 / 3.0), "0.3");
+        assert_eq!(gbps(63.015), "63");
+    }
+}

@@ -1,0 +1,1356 @@
+//! Checks a plan's own invariants, and as-built cabling against the plan.
+//!
+//! [`validate_plan`] checks that a plan is self-consistent (ports, peers,
+//! cables and sub-node attachments agree; counts match the lists) and that
+//! its topology holds: on a BiGraph exactly one link between every upper
+//! and lower switch and none inside a part, M <= N/2 and downlink <= uplink
+//! bandwidth; on a fat-tree every leaf wired alike to every spine (2 tiers)
+//! or pods and cores wired as a k-ary fat-tree (3 tiers).
+//!
+//! [`validate_cabling`] compares observed cables (CSV or LLDP, see
+//! [`cabling`]) with the plan: missing, extra, crossed and miswired cables
+//! (a sub-node on the wrong switch or VLAN half), speed mismatches, devices
+//! with no data, and the same topology invariants on the as-built graph.
+
+pub mod cabling;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use petgraph::unionfind::UnionFind;
+use serde::Serialize;
+
+use crate::plan::{CableKind, Plan, PortRole, Tier, Topology};
+use crate::text::gbps;
+use cabling::Observed;
+
+/// One thing wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// `missing`, `extra`, `crossed`, `wrong-switch`, `wrong-vlan-half`,
+    /// `wrong-port`, `miswired`, `speed-mismatch`, `conflict`,
+    /// `unknown-device`, `unknown-port`, `no-data`, `invariant`,
+    /// `inconsistent`.
+    pub kind: &'static str,
+    /// What it is about (`sw01 port 5`, `node03 mlx5_1`).
+    pub object: String,
+    /// What is wrong.
+    pub message: String,
+    /// What to do.
+    pub fix: String,
+    /// Where in the cabling input it was seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// The result of `planner validate`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Validation {
+    /// The plan's name.
+    pub plan: String,
+    /// `bigraph` or `fat-tree`.
+    pub topology: Topology,
+    /// `BiGraph 4x16`, ...
+    pub design: String,
+    /// Cabling inputs, empty when only the plan was checked.
+    pub cabling: Vec<String>,
+    /// Cables in the plan.
+    pub planned_cables: usize,
+    /// Distinct cables read from the cabling inputs.
+    pub observed_cables: usize,
+    /// Observed cables that are exactly as planned.
+    pub matching_cables: usize,
+    /// Everything wrong.
+    pub findings: Vec<Finding>,
+    /// True when there is no finding.
+    pub ok: bool,
+}
+
+fn finding(
+    kind: &'static str,
+    object: impl Into<String>,
+    message: impl Into<String>,
+    fix: impl Into<String>,
+    source: Option<String>,
+) -> Finding {
+    Finding {
+        kind,
+        object: object.into(),
+        message: message.into(),
+        fix: fix.into(),
+        source,
+    }
+}
+
+/// A cable end: a physical switch port or a sub-node's NIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum End {
+    Port { phys: usize, port: u32 },
+    Nic { sub_node: usize },
+}
+
+/// Lookups over a plan.
+struct Index<'p> {
+    plan: &'p Plan,
+    vs: HashMap<&'p str, usize>,
+    phys_names: Vec<&'p str>,
+    phys: HashMap<&'p str, usize>,
+    /// Per physical switch: (port, virtual switch) sorted by port.
+    owner: Vec<Vec<(u32, usize)>>,
+    servers: HashMap<&'p str, usize>,
+    /// (server, NIC) -> sub-node.
+    nics: HashMap<(&'p str, &'p str), usize>,
+    /// Normalised MAC -> sub-node.
+    macs: HashMap<String, usize>,
+}
+
+impl<'p> Index<'p> {
+    fn new(plan: &'p Plan, findings: &mut Vec<Finding>) -> Self {
+        let mut vs = HashMap::with_capacity(plan.switch_list.len());
+        let mut phys_names = Vec::new();
+        let mut phys = HashMap::new();
+        let mut owner: Vec<Vec<(u32, usize)>> = Vec::new();
+        for (i, s) in plan.switch_list.iter().enumerate() {
+            if vs.insert(s.name.as_str(), i).is_some() {
+                findings.push(finding(
+                    "inconsistent",
+                    format!("switch {}", s.name),
+                    "the name appears twice in switch_list",
+                    "design the plan again",
+                    None,
+                ));
+            }
+            let p = *phys.entry(s.physical.as_str()).or_insert_with(|| {
+                phys_names.push(s.physical.as_str());
+                owner.push(Vec::new());
+                phys_names.len() - 1
+            });
+            owner[p].extend(s.ports.iter().map(|port| (port.port, i)));
+        }
+        for (p, list) in owner.iter_mut().enumerate() {
+            list.sort_unstable();
+            for w in list.windows(2) {
+                if w[0].0 == w[1].0 {
+                    findings.push(finding(
+                        "inconsistent",
+                        format!("{} port {}", phys_names[p], w[0].0),
+                        format!(
+                            "the port belongs to both {} and {} (port overbooked)",
+                            plan.switch_list[w[0].1].name, plan.switch_list[w[1].1].name
+                        ),
+                        "give each physical port to one switch only",
+                        None,
+                    ));
+                }
+            }
+        }
+        let servers = plan
+            .servers
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
+        let mut nics = HashMap::with_capacity(plan.sub_node_list.len());
+        let mut macs = HashMap::new();
+        for (i, sn) in plan.sub_node_list.iter().enumerate() {
+            nics.insert((sn.server.as_str(), sn.nic.as_str()), i);
+            if let Some(m) = &sn.mac {
+                macs.insert(normalise_mac(m), i);
+            }
+        }
+        Self {
+            plan,
+            vs,
+            phys_names,
+            phys,
+            owner,
+            servers,
+            nics,
+            macs,
+        }
+    }
+
+    /// The virtual switch owning a physical port.
+    fn owner_of(&self, phys: usize, port: u32) -> Option<usize> {
+        let list = &self.owner[phys];
+        list.binary_search_by_key(&port, |&(p, _)| p)
+            .ok()
+            .map(|i| list[i].1)
+    }
+
+    /// Resolves a port text on a physical switch: a number, the interface
+    /// name from the switch's `port_name` pattern, or the trailing number.
+    fn switch_port(&self, phys: usize, text: &str) -> Option<u32> {
+        let text = text.trim();
+        if let Ok(n) = text.parse::<u32>() {
+            return Some(n);
+        }
+        if let Some(&(_, vs)) = self.owner[phys].first()
+            && let Some(pattern) = &self.plan.switch_list[vs].port_name
+            && let Some((pre, post)) = pattern.split_once("{p}")
+            && let Some(mid) = text.strip_prefix(pre).and_then(|t| t.strip_suffix(post))
+            && let Ok(n) = mid.parse::<u32>()
+        {
+            return Some(n);
+        }
+        let digits = text.len() - text.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            text[text.len() - digits..].parse().ok()
+        } else {
+            None
+        }
+    }
+
+    /// Resolves a device and port named in the cabling input.
+    fn resolve(&self, device: &str, port: &str) -> Result<End, (&'static str, String)> {
+        if let Some(&p) = self.phys.get(device) {
+            return match self.switch_port(p, port) {
+                Some(n) => Ok(End::Port { phys: p, port: n }),
+                None => Err((
+                    "unknown-port",
+                    format!("`{port}` is not a port of switch {device}"),
+                )),
+            };
+        }
+        if self.vs.contains_key(device) {
+            return Err((
+                "unknown-device",
+                format!(
+                    "{device} is a VLAN half; cabling names the physical switch ({})",
+                    self.plan.switch_list[self.vs[device]].physical
+                ),
+            ));
+        }
+        if self.servers.contains_key(device) {
+            // LLDP may give "descr|mac"; try every piece.
+            for piece in port.split('|') {
+                if let Some(&i) = self.nics.get(&(device, piece.trim())) {
+                    return Ok(End::Nic { sub_node: i });
+                }
+                if let Some(&i) = self.macs.get(&normalise_mac(piece))
+                    && self.plan.sub_node_list[i].server == device
+                {
+                    return Ok(End::Nic { sub_node: i });
+                }
+            }
+            let known: Vec<&str> = self.plan.servers[self.servers[device]]
+                .sub_nodes
+                .iter()
+                .map(|&i| self.plan.sub_node_list[i].nic.as_str())
+                .collect();
+            return Err((
+                "unknown-port",
+                format!(
+                    "server {device} has no NIC `{port}` in the plan (its NICs: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        Err((
+            "unknown-device",
+            format!("{device} is neither a switch nor a server of the plan"),
+        ))
+    }
+
+    /// A person's name for an end: `sw01 port 5 (sw01-u)`, `node03 mlx5_1`.
+    fn name(&self, e: End) -> String {
+        match e {
+            End::Port { phys, port } => {
+                let base = format!("{} port {port}", self.phys_names[phys]);
+                match self.owner_of(phys, port) {
+                    Some(vs) if self.plan.switch_list[vs].name != self.phys_names[phys] => {
+                        format!("{base} ({})", self.plan.switch_list[vs].name)
+                    }
+                    _ => base,
+                }
+            }
+            End::Nic { sub_node } => {
+                let sn = &self.plan.sub_node_list[sub_node];
+                format!("{} {}", sn.server, sn.nic)
+            }
+        }
+    }
+
+    /// The device of an end (physical switch or server name).
+    fn device(&self, e: End) -> &str {
+        match e {
+            End::Port { phys, .. } => self.phys_names[phys],
+            End::Nic { sub_node } => &self.plan.sub_node_list[sub_node].server,
+        }
+    }
+
+    /// A VLAN half in words: `sw01-u (VLAN 101, upper part)`.
+    fn half(&self, vs: usize) -> String {
+        let s = &self.plan.switch_list[vs];
+        match s.vlan {
+            Some(v) => format!("{} (VLAN {v}, {} part)", s.name, s.part_or_tier.as_str()),
+            None => s.name.clone(),
+        }
+    }
+}
+
+fn normalise_mac(s: &str) -> String {
+    s.trim()
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// Checks a plan's own consistency and topology invariants.
+pub fn validate_plan(plan: &Plan) -> Validation {
+    let mut findings = Vec::new();
+    let idx = Index::new(plan, &mut findings);
+    consistency(&idx, &mut findings);
+    let (links, loads) = planned_graph(&idx);
+    findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
+    findings.extend(bandwidth(&idx));
+    result(plan, Vec::new(), 0, 0, findings)
+}
+
+fn result(
+    plan: &Plan,
+    cabling: Vec<String>,
+    observed: usize,
+    matching: usize,
+    findings: Vec<Finding>,
+) -> Validation {
+    Validation {
+        plan: plan.name.clone(),
+        topology: plan.topology,
+        design: plan.describe(),
+        cabling,
+        planned_cables: plan.cables.len(),
+        observed_cables: observed,
+        matching_cables: matching,
+        ok: findings.is_empty(),
+        findings,
+    }
+}
+
+/// Inter-switch links (virtual switch pairs, once each) and sub-nodes per
+/// switch, as the plan's ports say.
+fn planned_graph(idx: &Index<'_>) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let mut links = Vec::new();
+    let mut loads = vec![0usize; idx.plan.switch_list.len()];
+    for (i, s) in idx.plan.switch_list.iter().enumerate() {
+        for p in &s.ports {
+            match p.role {
+                PortRole::InterSwitch => {
+                    if let Some(&j) = p.peer.as_deref().and_then(|n| idx.vs.get(n))
+                        && (i, p.port)
+                            < (
+                                j,
+                                p.peer_port
+                                    .as_deref()
+                                    .and_then(|x| x.parse().ok())
+                                    .unwrap_or(0),
+                            )
+                    {
+                        links.push((i, j));
+                    }
+                }
+                PortRole::SubNode => loads[i] += 1,
+                PortRole::Free | PortRole::Reserved => {}
+            }
+        }
+    }
+    (links, loads)
+}
+
+/// Ports, peers, cables, attachments and counts agree with each other.
+fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
+    let plan = idx.plan;
+    let mut bad = |object: String, message: String| {
+        findings.push(finding(
+            "inconsistent",
+            object,
+            message,
+            "design the plan again, or correct the hand edit",
+            None,
+        ));
+    };
+    // Ports and peers.
+    let mut derived: HashSet<(End, End)> = HashSet::new();
+    for (i, s) in plan.switch_list.iter().enumerate() {
+        for w in s.ports.windows(2) {
+            if w[0].port >= w[1].port {
+                bad(
+                    format!("switch {}", s.name),
+                    format!("ports are not in order or repeat at port {}", w[1].port),
+                );
+            }
+        }
+        let me = idx.phys[s.physical.as_str()];
+        for p in &s.ports {
+            let object = format!("{} port {}", s.name, p.port);
+            match p.role {
+                PortRole::InterSwitch => {
+                    let (Some(peer), Some(pp)) = (&p.peer, &p.peer_port) else {
+                        bad(object, "inter-switch port without a peer".to_string());
+                        continue;
+                    };
+                    let Some(&j) = idx.vs.get(peer.as_str()) else {
+                        bad(object, format!("peer {peer} is not a switch of the plan"));
+                        continue;
+                    };
+                    let Ok(pp) = pp.parse::<u32>() else {
+                        bad(object, format!("peer port `{pp}` is not a port number"));
+                        continue;
+                    };
+                    let back = plan.switch_list[j]
+                        .ports
+                        .binary_search_by_key(&pp, |x| x.port)
+                        .ok()
+                        .map(|k| &plan.switch_list[j].ports[k]);
+                    let ok = back.is_some_and(|b| {
+                        b.role == PortRole::InterSwitch
+                            && b.peer.as_deref() == Some(s.name.as_str())
+                            && b.peer_port.as_deref() == Some(p.port.to_string().as_str())
+                    });
+                    if !ok {
+                        bad(
+                            object,
+                            format!("peer {peer} port {pp} does not point back to this port"),
+                        );
+                        continue;
+                    }
+                    let a = End::Port {
+                        phys: me,
+                        port: p.port,
+                    };
+                    let b = End::Port {
+                        phys: idx.phys[plan.switch_list[j].physical.as_str()],
+                        port: pp,
+                    };
+                    derived.insert(if a < b { (a, b) } else { (b, a) });
+                    let _ = i;
+                }
+                PortRole::SubNode => {
+                    let (Some(server), Some(nic)) = (&p.peer, &p.peer_port) else {
+                        bad(object, "sub-node port without a peer".to_string());
+                        continue;
+                    };
+                    match idx.nics.get(&(server.as_str(), nic.as_str())) {
+                        Some(&k) => {
+                            let sn = &plan.sub_node_list[k];
+                            if sn.switch != s.name || sn.port != p.port {
+                                bad(
+                                    object,
+                                    format!(
+                                        "sub-node {} says it is on {} port {}",
+                                        sn.id, sn.switch, sn.port
+                                    ),
+                                );
+                            } else {
+                                derived.insert((
+                                    End::Port {
+                                        phys: me,
+                                        port: p.port,
+                                    },
+                                    End::Nic { sub_node: k },
+                                ));
+                            }
+                        }
+                        None => bad(
+                            object,
+                            format!("peer {server} {nic} is not a sub-node of the plan"),
+                        ),
+                    }
+                }
+                PortRole::Free | PortRole::Reserved => {
+                    if p.peer.is_some() {
+                        bad(object, "a free or reserved port has a peer".to_string());
+                    }
+                }
+            }
+        }
+    }
+    // Every sub-node sits on a port that names it.
+    for sn in &plan.sub_node_list {
+        let ok = idx.vs.get(sn.switch.as_str()).is_some_and(|&i| {
+            let s = &plan.switch_list[i];
+            s.part_or_tier == sn.part_or_tier
+                && s.ports
+                    .binary_search_by_key(&sn.port, |p| p.port)
+                    .is_ok_and(|k| {
+                        let p = &s.ports[k];
+                        p.role == PortRole::SubNode
+                            && p.peer.as_deref() == Some(sn.server.as_str())
+                            && p.peer_port.as_deref() == Some(sn.nic.as_str())
+                    })
+        });
+        if !ok {
+            bad(
+                format!("sub-node {}", sn.id),
+                format!(
+                    "switch {} port {} ({}) does not carry it",
+                    sn.switch,
+                    sn.port,
+                    sn.part_or_tier.as_str()
+                ),
+            );
+        }
+        if !idx.servers.contains_key(sn.server.as_str()) {
+            bad(
+                format!("sub-node {}", sn.id),
+                format!("server {} is not in the server list", sn.server),
+            );
+        }
+    }
+    // Cables are exactly the links the ports describe.
+    let mut from_cables: HashSet<(End, End)> = HashSet::with_capacity(plan.cables.len());
+    for c in &plan.cables {
+        let a = idx.phys.get(c.a.as_str()).map(|&p| End::Port {
+            phys: p,
+            port: c.a_port,
+        });
+        let b = match c.kind {
+            CableKind::InterSwitch => idx.phys.get(c.b.as_str()).and_then(|&p| {
+                c.b_port
+                    .parse()
+                    .ok()
+                    .map(|port| End::Port { phys: p, port })
+            }),
+            CableKind::SubNode => idx
+                .nics
+                .get(&(c.b.as_str(), c.b_port.as_str()))
+                .map(|&k| End::Nic { sub_node: k }),
+        };
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                let key = if a < b { (a, b) } else { (b, a) };
+                if !from_cables.insert(key) {
+                    bad(
+                        format!("cable {} port {} - {} {}", c.a, c.a_port, c.b, c.b_port),
+                        "listed twice".to_string(),
+                    );
+                }
+            }
+            _ => bad(
+                format!("cable {} port {} - {} {}", c.a, c.a_port, c.b, c.b_port),
+                "an end is not a device or port of the plan".to_string(),
+            ),
+        }
+    }
+    let mut missing: Vec<&(End, End)> = derived.difference(&from_cables).collect();
+    missing.sort_unstable();
+    for (a, b) in missing {
+        bad(
+            format!("{} - {}", idx.name(*a), idx.name(*b)),
+            "the ports are linked but the cable list lacks the cable".to_string(),
+        );
+    }
+    let mut extra: Vec<&(End, End)> = from_cables.difference(&derived).collect();
+    extra.sort_unstable();
+    for (a, b) in extra {
+        bad(
+            format!("{} - {}", idx.name(*a), idx.name(*b)),
+            "the cable list has a cable the ports do not describe".to_string(),
+        );
+    }
+    // Counts.
+    let inter = plan
+        .cables
+        .iter()
+        .filter(|c| c.kind == CableKind::InterSwitch)
+        .count();
+    for (field, stated, actual) in [
+        ("sub_nodes", plan.sub_nodes, plan.sub_node_list.len()),
+        ("switches", plan.switches, plan.switch_list.len()),
+        (
+            "physical_switches",
+            plan.physical_switches,
+            idx.phys_names.len(),
+        ),
+        ("links", plan.links, inter),
+    ] {
+        if stated != actual {
+            bad(
+                field.to_string(),
+                format!("says {stated} but the lists hold {actual}"),
+            );
+        }
+    }
+    if let Some(b) = &plan.bigraph
+        && b.n != plan.switch_list.len()
+    {
+        bad(
+            "bigraph.n".to_string(),
+            format!(
+                "says N={} but there are {} switches",
+                b.n,
+                plan.switch_list.len()
+            ),
+        );
+    }
+}
+
+/// Downlink bandwidth at most uplink bandwidth on every BiGraph switch and
+/// every fat-tree leaf (times the oversubscription).
+fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
+    let plan = idx.plan;
+    let allowed = plan.fat_tree.as_ref().map_or(1.0, |f| f.oversubscription);
+    let nic: HashMap<(&str, u32), u32> = plan
+        .sub_node_list
+        .iter()
+        .map(|s| ((s.switch.as_str(), s.port), s.nic_gbps))
+        .collect();
+    let mut out = Vec::new();
+    for s in &plan.switch_list {
+        if !matches!(
+            s.part_or_tier,
+            Tier::Upper | Tier::Lower | Tier::Leaf | Tier::Edge
+        ) {
+            continue;
+        }
+        let mut down = 0u64;
+        let mut up = 0u64;
+        for p in &s.ports {
+            match p.role {
+                PortRole::SubNode => {
+                    let g = nic
+                        .get(&(s.name.as_str(), p.port))
+                        .copied()
+                        .unwrap_or(s.port_gbps);
+                    down += u64::from(g.min(s.port_gbps));
+                }
+                PortRole::InterSwitch => up += u64::from(s.port_gbps),
+                _ => {}
+            }
+        }
+        if down > 0 && up > 0 && down as f64 > allowed * up as f64 + 1e-9 {
+            out.push(finding(
+                "invariant",
+                format!("switch {}", s.name),
+                format!(
+                    "downlink {} Gbps exceeds {}uplink {} Gbps",
+                    down,
+                    if allowed > 1.0 {
+                        format!("{}x ", gbps(allowed))
+                    } else {
+                        String::new()
+                    },
+                    up
+                ),
+                "move sub-nodes to other switches or add links",
+                None,
+            ));
+        }
+    }
+    out
+}
+
+/// The topology's structural invariants over a set of links.
+fn topology_invariants(
+    idx: &Index<'_>,
+    links: &[(usize, usize)],
+    loads: &[usize],
+    what: &str,
+) -> Vec<Finding> {
+    let plan = idx.plan;
+    let sw = &plan.switch_list;
+    let mut out = Vec::new();
+    let inv = |object: String, message: String, fix: &str| {
+        finding("invariant", object, message, fix, None)
+    };
+
+    // Connectivity.
+    if sw.len() > 1 {
+        let mut uf = UnionFind::<usize>::new(sw.len());
+        for &(a, b) in links {
+            uf.union(a, b);
+        }
+        let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for i in 0..sw.len() {
+            groups.entry(uf.find(i)).or_default().push(i);
+        }
+        if groups.len() > 1 {
+            let mut parts: Vec<Vec<usize>> = groups.into_values().collect();
+            parts.sort_by_key(|g| std::cmp::Reverse(g.len()));
+            let small: Vec<String> = parts[1..]
+                .iter()
+                .flatten()
+                .take(8)
+                .map(|&i| sw[i].name.clone())
+                .collect();
+            out.push(inv(
+                format!("{what} fabric"),
+                format!(
+                    "the switches form {} islands; cut off from the largest: {}{}",
+                    parts.len(),
+                    small.join(", "),
+                    if parts[1..].iter().map(Vec::len).sum::<usize>() > 8 {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ),
+                "cable the missing inter-switch links",
+            ));
+        }
+    }
+
+    match plan.topology {
+        Topology::BiGraph => {
+            let uppers: Vec<usize> = (0..sw.len())
+                .filter(|&i| sw[i].part_or_tier == Tier::Upper)
+                .collect();
+            let lowers: Vec<usize> = (0..sw.len())
+                .filter(|&i| sw[i].part_or_tier == Tier::Lower)
+                .collect();
+            for (i, s) in sw.iter().enumerate() {
+                if s.part_or_tier.part().is_none() {
+                    out.push(inv(
+                        format!("switch {}", s.name),
+                        format!("a BiGraph switch in tier {}", s.part_or_tier.as_str()),
+                        "every BiGraph switch is in the upper or the lower part",
+                    ));
+                }
+                let half = uppers.len().max(lowers.len());
+                if loads[i] > half && half > 0 {
+                    out.push(inv(
+                        format!("switch {}", s.name),
+                        format!(
+                            "{} sub-nodes on one switch, more than N/2 = {half}",
+                            loads[i]
+                        ),
+                        "move sub-nodes to switches with fewer (M <= N/2)",
+                    ));
+                }
+            }
+            if uppers.len() != lowers.len() {
+                out.push(inv(
+                    format!("{what} parts"),
+                    format!("{} upper and {} lower switches", uppers.len(), lowers.len()),
+                    "both parts have N/2 switches",
+                ));
+            }
+            let pos = |list: &[usize]| -> HashMap<usize, usize> {
+                list.iter().enumerate().map(|(k, &i)| (i, k)).collect()
+            };
+            let (up, lo) = (pos(&uppers), pos(&lowers));
+            let mut count = vec![0u32; uppers.len() * lowers.len()];
+            for &(a, b) in links {
+                let (ta, tb) = (sw[a].part_or_tier, sw[b].part_or_tier);
+                if ta == tb {
+                    out.push(inv(
+                        format!("{} - {}", sw[a].name, sw[b].name),
+                        format!("a link inside the {} part", ta.as_str()),
+                        "links run only between an upper and a lower switch",
+                    ));
+                    continue;
+                }
+                let (u, l) = if ta == Tier::Upper { (a, b) } else { (b, a) };
+                if let (Some(&i), Some(&j)) = (up.get(&u), lo.get(&l)) {
+                    count[i * lowers.len() + j] += 1;
+                }
+            }
+            for (i, &u) in uppers.iter().enumerate() {
+                for (j, &l) in lowers.iter().enumerate() {
+                    match count[i * lowers.len() + j] {
+                        1 => {}
+                        0 => out.push(inv(
+                            format!("{} - {}", sw[u].name, sw[l].name),
+                            "no link between this upper and lower switch".to_string(),
+                            "every upper switch has exactly one link to every lower switch",
+                        )),
+                        c => out.push(inv(
+                            format!("{} - {}", sw[u].name, sw[l].name),
+                            format!("{c} links between this upper and lower switch"),
+                            "every upper switch has exactly one link to every lower switch",
+                        )),
+                    }
+                }
+            }
+        }
+        Topology::FatTree => {
+            let three = plan.fat_tree.as_ref().is_some_and(|f| f.tiers == 3);
+            for (i, s) in sw.iter().enumerate() {
+                let access = if three { Tier::Edge } else { Tier::Leaf };
+                if loads[i] > 0 && s.part_or_tier != access {
+                    out.push(inv(
+                        format!("switch {}", s.name),
+                        format!(
+                            "{} sub-nodes on a {} switch",
+                            loads[i],
+                            s.part_or_tier.as_str()
+                        ),
+                        if three {
+                            "sub-nodes attach to edge switches only"
+                        } else {
+                            "sub-nodes attach to leaf switches only"
+                        },
+                    ));
+                }
+            }
+            if three {
+                out.extend(three_tier_invariants(plan, links));
+            } else {
+                out.extend(two_tier_invariants(plan, links));
+            }
+        }
+    }
+    out
+}
+
+fn two_tier_invariants(plan: &Plan, links: &[(usize, usize)]) -> Vec<Finding> {
+    let sw = &plan.switch_list;
+    let mut out = Vec::new();
+    let leaves: Vec<usize> = (0..sw.len())
+        .filter(|&i| sw[i].part_or_tier == Tier::Leaf)
+        .collect();
+    let spines: Vec<usize> = (0..sw.len())
+        .filter(|&i| sw[i].part_or_tier == Tier::Spine)
+        .collect();
+    let w = plan.fat_tree.as_ref().map_or(1, |f| f.links_per_leaf_spine) as u32;
+    let lpos: HashMap<usize, usize> = leaves.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let spos: HashMap<usize, usize> = spines.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let mut count = vec![0u32; leaves.len() * spines.len()];
+    for &(a, b) in links {
+        let (ta, tb) = (sw[a].part_or_tier, sw[b].part_or_tier);
+        match (lpos.get(&a), spos.get(&b), lpos.get(&b), spos.get(&a)) {
+            (Some(&l), Some(&s), _, _) | (_, _, Some(&l), Some(&s)) => {
+                count[l * spines.len() + s] += 1
+            }
+            _ => out.push(finding(
+                "invariant",
+                format!("{} - {}", sw[a].name, sw[b].name),
+                format!("a {}-{} link", ta.as_str(), tb.as_str()),
+                "in a leaf-spine fabric links run only between a leaf and a spine",
+                None,
+            )),
+        }
+    }
+    for (i, &l) in leaves.iter().enumerate() {
+        for (j, &s) in spines.iter().enumerate() {
+            let c = count[i * spines.len() + j];
+            if c != w {
+                out.push(finding(
+                    "invariant",
+                    format!("{} - {}", sw[l].name, sw[s].name),
+                    format!("{c} links between this leaf and spine, the design has {w}"),
+                    "every leaf has the same number of links to every spine",
+                    None,
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn three_tier_invariants(plan: &Plan, links: &[(usize, usize)]) -> Vec<Finding> {
+    let sw = &plan.switch_list;
+    let mut out = Vec::new();
+    let k = plan.fat_tree.as_ref().and_then(|f| f.k).unwrap_or(0) as usize;
+    let h = k / 2;
+    let mut edge_agg: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut core_pod: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut agg_cores = vec![0usize; sw.len()];
+    let bad = |a: usize, b: usize, why: String| {
+        finding(
+            "invariant",
+            format!("{} - {}", sw[a].name, sw[b].name),
+            why,
+            "a k-ary fat-tree links edges to the aggregation switches of their pod, and every aggregation switch to k/2 cores",
+            None,
+        )
+    };
+    for &(a, b) in links {
+        let (x, y) = if sw[a].part_or_tier <= sw[b].part_or_tier {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        match (sw[x].part_or_tier, sw[y].part_or_tier) {
+            (Tier::Edge, Tier::Aggregation) => {
+                if sw[x].pod != sw[y].pod {
+                    out.push(bad(
+                        x,
+                        y,
+                        "an edge linked to an aggregation switch of another pod".to_string(),
+                    ));
+                } else {
+                    *edge_agg.entry((x, y)).or_default() += 1;
+                }
+            }
+            (Tier::Aggregation, Tier::Core) => {
+                agg_cores[x] += 1;
+                *core_pod
+                    .entry((y, sw[x].pod.unwrap_or(usize::MAX)))
+                    .or_default() += 1;
+            }
+            (ta, tb) => out.push(bad(x, y, format!("a {}-{} link", ta.as_str(), tb.as_str()))),
+        }
+    }
+    let pods: Vec<usize> = {
+        let mut p: Vec<usize> = sw.iter().filter_map(|s| s.pod).collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    };
+    for e in (0..sw.len()).filter(|&i| sw[i].part_or_tier == Tier::Edge) {
+        for a in (0..sw.len())
+            .filter(|&i| sw[i].part_or_tier == Tier::Aggregation && sw[i].pod == sw[e].pod)
+        {
+            let c = edge_agg.get(&(e, a)).copied().unwrap_or(0);
+            if c != 1 {
+                out.push(bad(e, a, format!("{c} links between an edge and an aggregation switch of its pod, the design has 1")));
+            }
+        }
+    }
+    for a in (0..sw.len()).filter(|&i| sw[i].part_or_tier == Tier::Aggregation) {
+        if agg_cores[a] != h {
+            out.push(finding(
+                "invariant",
+                format!("switch {}", sw[a].name),
+                format!("{} core links, the design has k/2 = {h}", agg_cores[a]),
+                "link every aggregation switch to k/2 cores",
+                None,
+            ));
+        }
+    }
+    for c in (0..sw.len()).filter(|&i| sw[i].part_or_tier == Tier::Core) {
+        for &p in &pods {
+            let n = core_pod.get(&(c, p)).copied().unwrap_or(0);
+            if n != 1 {
+                out.push(finding(
+                    "invariant",
+                    format!("switch {}", sw[c].name),
+                    format!("{n} links to pod {p}, the design has 1"),
+                    "link every core to exactly one aggregation switch of every pod",
+                    None,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Compares observed cabling with the plan.
+pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) -> Validation {
+    let mut findings = Vec::new();
+    let idx = Index::new(plan, &mut findings);
+
+    // Planned cables by end.
+    let mut expected: HashMap<End, (End, usize)> = HashMap::with_capacity(2 * plan.cables.len());
+    for (k, c) in plan.cables.iter().enumerate() {
+        let Some(&pa) = idx.phys.get(c.a.as_str()) else {
+            continue;
+        };
+        let a = End::Port {
+            phys: pa,
+            port: c.a_port,
+        };
+        let b = match c.kind {
+            CableKind::InterSwitch => match (idx.phys.get(c.b.as_str()), c.b_port.parse()) {
+                (Some(&pb), Ok(port)) => End::Port { phys: pb, port },
+                _ => continue,
+            },
+            CableKind::SubNode => match idx.nics.get(&(c.b.as_str(), c.b_port.as_str())) {
+                Some(&s) => End::Nic { sub_node: s },
+                None => continue,
+            },
+        };
+        expected.insert(a, (b, k));
+        expected.insert(b, (a, k));
+    }
+
+    // Observed cables, each once, with conflicts reported.
+    struct Seen {
+        a: End,
+        b: End,
+        gbps: Option<f64>,
+        source: String,
+    }
+    let mut cables: Vec<Seen> = Vec::new();
+    let mut by_pair: HashMap<(End, End), usize> = HashMap::new();
+    let mut peer_of: HashMap<End, usize> = HashMap::new();
+    let mut reporting: HashSet<&str> = HashSet::new();
+    for o in observed {
+        let a = idx.resolve(&o.device, &o.port);
+        let b = idx.resolve(&o.peer, &o.peer_port);
+        let (a, b) = match (a, b) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err((kind, msg)), _) => {
+                findings.push(finding(
+                    kind,
+                    format!("{} {}", o.device, o.port),
+                    msg,
+                    "fix the name or cable it as planned",
+                    Some(o.source.clone()),
+                ));
+                continue;
+            }
+            (_, Err((kind, msg))) => {
+                findings.push(finding(
+                    kind,
+                    format!("{} {}", o.peer, o.peer_port),
+                    msg,
+                    "fix the name or cable it as planned",
+                    Some(o.source.clone()),
+                ));
+                continue;
+            }
+        };
+        reporting.insert(idx.device(a));
+        if a == b {
+            findings.push(finding(
+                "miswired",
+                idx.name(a),
+                "the port is cabled to itself",
+                "remove the cable",
+                Some(o.source.clone()),
+            ));
+            continue;
+        }
+        let key = if a < b { (a, b) } else { (b, a) };
+        if let Some(&k) = by_pair.get(&key) {
+            // The same cable seen from its other end.
+            if let (Some(x), Some(y)) = (cables[k].gbps, o.gbps)
+                && (x - y).abs() > 1e-6
+            {
+                findings.push(finding(
+                    "speed-mismatch",
+                    format!("{} - {}", idx.name(a), idx.name(b)),
+                    format!("the two ends report {} and {} Gbps", gbps(x), gbps(y)),
+                    "check the port speed settings at both ends",
+                    Some(format!("{}, {}", cables[k].source, o.source)),
+                ));
+            }
+            continue;
+        }
+        let mut conflict = false;
+        for (e, other) in [(a, b), (b, a)] {
+            if let Some(&k) = peer_of.get(&e) {
+                let prev = &cables[k];
+                let prev_peer = if prev.a == e { prev.b } else { prev.a };
+                findings.push(finding(
+                    "conflict",
+                    idx.name(e),
+                    format!(
+                        "reported connected to {} ({}) and to {} ({})",
+                        idx.name(prev_peer),
+                        prev.source,
+                        idx.name(other),
+                        o.source
+                    ),
+                    "a port holds one cable: correct the cabling record",
+                    Some(o.source.clone()),
+                ));
+                conflict = true;
+            }
+        }
+        if conflict {
+            continue;
+        }
+        let k = cables.len();
+        cables.push(Seen {
+            a,
+            b,
+            gbps: o.gbps,
+            source: o.source.clone(),
+        });
+        by_pair.insert(key, k);
+        peer_of.insert(a, k);
+        peer_of.insert(b, k);
+    }
+    let observed_peer = |e: End| -> Option<End> {
+        peer_of.get(&e).map(|&k| {
+            let c = &cables[k];
+            if c.a == e { c.b } else { c.a }
+        })
+    };
+
+    // Classify every observed cable.
+    let mut matching = 0;
+    let mut handled = vec![false; cables.len()];
+    for k in 0..cables.len() {
+        if handled[k] {
+            continue;
+        }
+        let Seen {
+            a,
+            b,
+            gbps: speed,
+            source,
+        } = &cables[k];
+        let (a, b) = (*a, *b);
+        let exp_a = expected.get(&a).map(|x| x.0);
+        let exp_b = expected.get(&b).map(|x| x.0);
+        if exp_a == Some(b) {
+            matching += 1;
+            let planned = plan.cables[expected[&a].1].gbps;
+            if let Some(s) = speed
+                && (s - f64::from(planned)).abs() > 1e-6
+            {
+                findings.push(finding(
+                    "speed-mismatch",
+                    format!("{} - {}", idx.name(a), idx.name(b)),
+                    format!("runs at {} Gbps, the plan expects {planned} Gbps", gbps(*s)),
+                    "check the cable, the optics and the port speed setting",
+                    Some(source.clone()),
+                ));
+            }
+            continue;
+        }
+        // Crossed: the planned peers of a and b are cabled to each other.
+        if let (Some(pa), Some(pb)) = (exp_a, exp_b)
+            && observed_peer(pb) == Some(pa)
+        {
+            let other = peer_of[&pa];
+            handled[other] = true;
+            let (x, y) = if idx.device(a) == idx.device(pb) {
+                (a, pb)
+            } else {
+                (b, pa)
+            };
+            findings.push(finding(
+                "crossed",
+                format!("{} and {}", idx.name(x), idx.name(y)),
+                format!(
+                    "two cables are swapped: {} goes to {} and {} to {}; the plan has {} - {} and {} - {}",
+                    idx.name(a),
+                    idx.name(b),
+                    idx.name(pb),
+                    idx.name(pa),
+                    idx.name(a),
+                    idx.name(pa),
+                    idx.name(pb),
+                    idx.name(b)
+                ),
+                format!("swap the cables in {} and {}", idx.name(x), idx.name(y)),
+                Some(format!("{}, {}", source, cables[other].source)),
+            ));
+            continue;
+        }
+        findings.push(classify(&idx, a, b, exp_a, exp_b, source));
+    }
+
+    // Planned cables nobody reported, on devices that reported.
+    let mut silent: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in &plan.cables {
+        let Some(&pa) = idx.phys.get(c.a.as_str()) else {
+            continue;
+        };
+        let a = End::Port {
+            phys: pa,
+            port: c.a_port,
+        };
+        let Some(&(b, _)) = expected.get(&a) else {
+            continue;
+        };
+        if peer_of.contains_key(&a) || peer_of.contains_key(&b) {
+            continue;
+        }
+        if reporting.contains(idx.device(a)) || reporting.contains(idx.device(b)) {
+            findings.push(finding(
+                "missing",
+                format!("{} - {}", idx.name(a), idx.name(b)),
+                "the planned cable is not there".to_string(),
+                format!("cable {} to {}", idx.name(a), idx.name(b)),
+                None,
+            ));
+        } else {
+            *silent.entry(idx.device(a)).or_default() += 1;
+        }
+    }
+    for (device, n) in silent {
+        findings.push(finding(
+            "no-data",
+            format!("switch {device}"),
+            format!("the cabling input says nothing about it ({n} planned cables unchecked)"),
+            "add its cabling (CSV rows or its LLDP neighbours)",
+            None,
+        ));
+    }
+
+    // The as-built graph must still be the topology.
+    let mut links = Vec::new();
+    let mut loads = vec![0usize; plan.switch_list.len()];
+    for c in &cables {
+        match (c.a, c.b) {
+            (End::Port { phys: pa, port: a }, End::Port { phys: pb, port: b }) => {
+                if let (Some(x), Some(y)) = (idx.owner_of(pa, a), idx.owner_of(pb, b)) {
+                    links.push((x, y));
+                }
+            }
+            (End::Port { phys, port }, End::Nic { .. })
+            | (End::Nic { .. }, End::Port { phys, port }) => {
+                if let Some(x) = idx.owner_of(phys, port) {
+                    loads[x] += 1;
+                }
+            }
+            (End::Nic { .. }, End::Nic { .. }) => {}
+        }
+    }
+    if !reporting.is_empty() && findings.iter().all(|f| f.kind != "no-data") {
+        for mut f in topology_invariants(&idx, &links, &loads, "as-built") {
+            f.message = format!("as built: {}", f.message);
+            findings.push(f);
+        }
+    }
+    result(plan, sources.to_vec(), cables.len(), matching, findings)
+}
+
+/// Explains one observed cable that is not in the plan.
+fn classify(
+    idx: &Index<'_>,
+    a: End,
+    b: End,
+    exp_a: Option<End>,
+    exp_b: Option<End>,
+    source: &str,
+) -> Finding {
+    let src = Some(source.to_string());
+    // A sub-node cable: name the NIC and where the plan wants it.
+    let nic_port = match (a, b) {
+        (End::Nic { .. }, End::Port { .. }) => Some((a, b, exp_a)),
+        (End::Port { .. }, End::Nic { .. }) => Some((b, a, exp_b)),
+        _ => None,
+    };
+    if let Some((nic, port, Some(planned))) = nic_port
+        && let (
+            End::Port {
+                phys: pp,
+                port: pport,
+            },
+            End::Port {
+                phys: op,
+                port: oport,
+            },
+        ) = (planned, port)
+    {
+        let planned_vs = idx.owner_of(pp, pport);
+        let seen_vs = idx.owner_of(op, oport);
+        let fix = format!(
+            "move the cable from {} to {}",
+            idx.name(port),
+            idx.name(planned)
+        );
+        if pp != op {
+            return finding(
+                "wrong-switch",
+                idx.name(nic),
+                format!(
+                    "cabled to {}; the plan puts it on {}",
+                    idx.name(port),
+                    idx.name(planned)
+                ),
+                fix,
+                src,
+            );
+        }
+        if planned_vs != seen_vs {
+            return finding(
+                "wrong-vlan-half",
+                idx.name(nic),
+                format!(
+                    "cabled to {} port {oport}, which is in {}; the plan puts it in {} on port {pport}",
+                    idx.phys_names[op],
+                    seen_vs.map_or("no VLAN half".to_string(), |v| idx.half(v)),
+                    planned_vs.map_or("no VLAN half".to_string(), |v| idx.half(v)),
+                ),
+                fix,
+                src,
+            );
+        }
+        return finding(
+            "wrong-port",
+            idx.name(nic),
+            format!(
+                "cabled to {} port {oport} instead of port {pport} (same switch; port descriptions and configs expect {pport})",
+                idx.phys_names[op]
+            ),
+            fix,
+            src,
+        );
+    }
+    match (exp_a, exp_b) {
+        (None, None) => finding(
+            "extra",
+            format!("{} - {}", idx.name(a), idx.name(b)),
+            "a cable the plan does not have (both ports are free in the plan)".to_string(),
+            "remove it, or design the plan again if it is meant to be there",
+            src,
+        ),
+        _ => {
+            let mut planned = Vec::new();
+            if let Some(p) = exp_a {
+                planned.push(format!("{} - {}", idx.name(a), idx.name(p)));
+            }
+            if let Some(p) = exp_b {
+                planned.push(format!("{} - {}", idx.name(b), idx.name(p)));
+            }
+            let fix = match exp_a.or(exp_b) {
+                Some(_) => format!("recable as planned: {}", planned.join(" and ")),
+                None => "remove it".to_string(),
+            };
+            finding(
+                "miswired",
+                format!("{} - {}", idx.name(a), idx.name(b)),
+                format!("not in the plan; the plan has {}", planned.join(" and ")),
+                fix,
+                src,
+            )
+        }
+    }
+}
+
+/// At most this many findings of one kind are printed for people.
+const SHOW_PER_KIND: usize = 25;
+
+/// Renders a validation for people.
+pub fn render_table(v: &Validation, plan_file: &str) -> String {
+    let mut out = format!(
+        "Validation of {plan_file}: {} ({}, {} planned cables)\n",
+        v.plan, v.design, v.planned_cables
+    );
+    if v.cabling.is_empty() {
+        out.push_str("Checked: the plan's own consistency and topology invariants\n");
+    } else {
+        out.push_str(&format!(
+            "Cabling: {} ({} cables read, {} as planned)\n",
+            v.cabling.join(", "),
+            v.observed_cables,
+            v.matching_cables
+        ));
+    }
+    if v.ok {
+        out.push_str("\nResult: no findings\n");
+        return out;
+    }
+    let mut by_kind: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+    for f in &v.findings {
+        by_kind.entry(f.kind).or_default().push(f);
+    }
+    for (kind, list) in &by_kind {
+        out.push_str(&format!("\n{kind} ({}):\n", list.len()));
+        for f in list.iter().take(SHOW_PER_KIND) {
+            match &f.source {
+                Some(src) => out.push_str(&format!("  {}  [{src}]\n", f.object)),
+                None => out.push_str(&format!("  {}\n", f.object)),
+            }
+            out.push_str(&format!("    {}\n    fix: {}\n", f.message, f.fix));
+        }
+        if list.len() > SHOW_PER_KIND {
+            out.push_str(&format!(
+                "  ... and {} more (--format json lists them all)\n",
+                list.len() - SHOW_PER_KIND
+            ));
+        }
+    }
+    let summary: Vec<String> = by_kind
+        .iter()
+        .map(|(k, l)| format!("{} {k}", l.len()))
+        .collect();
+    out.push_str(&format!(
+        "\nResult: {} finding{} ({})\n",
+        v.findings.len(),
+        if v.findings.len() == 1 { "" } else { "s" },
+        summary.join(", ")
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests;

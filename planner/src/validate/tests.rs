@@ -1,0 +1,189 @@
+use super::cabling::{parse_csv, parse_lldp};
+use super::*;
+use crate::design::{DesignOptions, design};
+use crate::inventory::Inventory;
+use crate::plan::Topology;
+
+fn eflops_plan(topology: Topology) -> Plan {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/eflops-4x16.toml"
+    ))
+    .unwrap();
+    let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
+    design(
+        &inv,
+        &DesignOptions {
+            topology,
+            ..DesignOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+fn kinds(v: &Validation) -> Vec<&'static str> {
+    let mut k: Vec<&'static str> = v.findings.iter().map(|f| f.kind).collect();
+    k.sort_unstable();
+    k
+}
+
+/// Runs the cabling check on the plan's own CSV after `edit`.
+fn check_csv(plan: &Plan, edit: impl FnOnce(&mut Vec<String>)) -> Validation {
+    let csv = plan.cables_csv();
+    let mut lines: Vec<String> = csv.lines().map(str::to_string).collect();
+    edit(&mut lines);
+    let rows = parse_csv(&(lines.join("\n") + "\n"), "as-built.csv").unwrap();
+    validate_cabling(plan, &rows, &["as-built.csv".to_string()])
+}
+
+fn line_of(lines: &[String], prefix: &str) -> usize {
+    lines
+        .iter()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix}"))
+}
+
+#[test]
+fn designed_plans_validate_clean() {
+    for t in [Topology::BiGraph, Topology::FatTree] {
+        let plan = eflops_plan(t);
+        let v = validate_plan(&plan);
+        assert!(v.ok, "{t:?}: {:#?}", v.findings);
+        let v = check_csv(&plan, |_| {});
+        assert!(v.ok, "{t:?}: {:#?}", v.findings);
+        assert_eq!(v.matching_cables, plan.cables.len());
+    }
+}
+
+#[test]
+fn crossed_ports_are_reported_once() {
+    let plan = eflops_plan(Topology::BiGraph);
+    // sw01 ports 1 and 2 go to sw01-l port 17 and sw02-l port 17.
+    let v = check_csv(&plan, |lines| {
+        let a = line_of(lines, "sw01,1,");
+        let b = line_of(lines, "sw01,2,");
+        let pa: Vec<String> = lines[a].split(',').map(str::to_string).collect();
+        let pb: Vec<String> = lines[b].split(',').map(str::to_string).collect();
+        lines[a] = format!("sw01,1,{},{},{},{}", pa[2], pb[3], pb[4], pb[5]);
+        lines[b] = format!("sw01,2,{},{},{},{}", pb[2], pa[3], pa[4], pa[5]);
+    });
+    assert_eq!(kinds(&v), ["crossed"], "{:#?}", v.findings);
+    let f = &v.findings[0];
+    assert!(f.object.contains("sw01 port 1"), "{f:?}");
+    assert!(f.object.contains("sw01 port 2"), "{f:?}");
+    assert!(f.fix.contains("swap"), "{f:?}");
+}
+
+#[test]
+fn sub_node_on_wrong_half_and_wrong_switch() {
+    let plan = eflops_plan(Topology::BiGraph);
+    let sn = &plan.sub_node_list[0];
+    let (switch, port) = (sn.switch.clone(), sn.port);
+    assert_eq!(switch, "sw01-u");
+    // Move node01 mlx5_0 from sw01 port 9 to port 29 (free, lower half).
+    let v = check_csv(&plan, |lines| {
+        let i = line_of(lines, &format!("sw01,{port},"));
+        lines[i] = lines[i].replacen(&format!("sw01,{port},"), "sw01,29,", 1);
+    });
+    assert_eq!(kinds(&v), ["wrong-vlan-half"], "{:#?}", v.findings);
+    let f = &v.findings[0];
+    assert!(
+        f.message.contains("sw01-l (VLAN 102, lower part)"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains("sw01-u (VLAN 101, upper part)"),
+        "{}",
+        f.message
+    );
+    assert!(f.fix.contains("to sw01 port 9"), "{}", f.fix);
+    let v = check_csv(&plan, |lines| {
+        let i = line_of(lines, &format!("sw01,{port},"));
+        lines[i] = lines[i].replacen(&format!("sw01,{port},"), "sw02,13,", 1);
+    });
+    assert!(kinds(&v).contains(&"wrong-switch"), "{:#?}", v.findings);
+}
+
+#[test]
+fn missing_extra_speed_and_unknown() {
+    let plan = eflops_plan(Topology::BiGraph);
+    let v = check_csv(&plan, |lines| {
+        let i = line_of(lines, "sw03,1,");
+        lines.remove(i);
+        lines.push("sw04,16,16,sw05,16,100,inter_switch,optical".to_string());
+        let j = line_of(lines, "sw02,1,");
+        let mut f: Vec<String> = lines[j].split(',').map(str::to_string).collect();
+        f[5] = "25".to_string();
+        lines[j] = f.join(",");
+        lines.push("sw09,1,1,sw01,3,,,".to_string());
+    });
+    let k = kinds(&v);
+    for want in ["missing", "extra", "speed-mismatch", "unknown-device"] {
+        assert!(k.contains(&want), "{want}: {:#?}", v.findings);
+    }
+    // The missing cable breaks the complete bipartite graph as built, and
+    // the extra one links two upper switches.
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.kind == "invariant" && f.message.contains("no link")),
+        "{:#?}",
+        v.findings
+    );
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.kind == "invariant" && f.message.contains("inside the upper part")),
+        "{:#?}",
+        v.findings
+    );
+}
+
+#[test]
+fn conflicting_rows_and_partial_input() {
+    let plan = eflops_plan(Topology::BiGraph);
+    let rows = parse_csv("sw01,1,sw01,17\nsw01,1,sw02,17\n", "c.csv").unwrap();
+    let v = validate_cabling(&plan, &rows, &["c.csv".to_string()]);
+    let k = kinds(&v);
+    assert!(k.contains(&"conflict"), "{k:?}");
+    assert!(k.contains(&"no-data"), "{k:?}");
+    assert!(k.contains(&"missing"), "{k:?}");
+}
+
+#[test]
+fn lldp_from_both_ends_counts_once() {
+    let plan = eflops_plan(Topology::BiGraph);
+    let doc = r#"{
+      "sw01": {"lldp": {"interface": [
+        {"HundredGigE1/0/1": {"chassis": {"sw01": {}}, "port": {"id": {"type": "ifname", "value": "HundredGigE1/0/17"}}}},
+        {"HundredGigE1/0/17": {"chassis": {"sw01": {}}, "port": {"id": {"type": "ifname", "value": "HundredGigE1/0/1"}}}}
+      ]}}}"#;
+    let rows = parse_lldp(doc, "lldp.json", "lldp").unwrap();
+    let v = validate_cabling(&plan, &rows, &["lldp.json".to_string()]);
+    assert_eq!(v.observed_cables, 1);
+    assert_eq!(v.matching_cables, 1);
+    assert!(kinds(&v).contains(&"missing"));
+}
+
+#[test]
+fn hand_edited_plan_is_caught() {
+    let mut plan = eflops_plan(Topology::BiGraph);
+    // Turn an upper-lower link into an upper-upper one on paper.
+    plan.switch_list[0].part_or_tier = crate::plan::Tier::Lower;
+    let v = validate_plan(&plan);
+    assert!(!v.ok);
+    assert!(kinds(&v).contains(&"invariant"), "{:#?}", v.findings);
+    assert!(kinds(&v).contains(&"inconsistent"), "{:#?}", v.findings);
+
+    let mut plan = eflops_plan(Topology::BiGraph);
+    let last_link = plan
+        .cables
+        .iter()
+        .rposition(|c| c.kind == crate::plan::CableKind::InterSwitch)
+        .unwrap();
+    plan.cables.remove(last_link);
+    plan.links = 63;
+    let v = validate_plan(&plan);
+    assert_eq!(kinds(&v), ["inconsistent"], "{:#?}", v.findings);
+}
