@@ -17,6 +17,7 @@ pub mod error;
 pub mod inventory;
 pub mod metrics;
 pub mod plan;
+mod plan_json;
 pub mod report;
 pub mod servers;
 pub mod text;

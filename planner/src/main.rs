@@ -224,27 +224,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             format,
         } => {
             let plan_name = display(&plan);
-            let p = load_plan(&plan)?;
+            // The plan and the cabling files parse on two threads: on large
+            // fabrics both take a while.
+            let (p, observed) = std::thread::scope(|scope| {
+                let cabling_files = scope.spawn(|| load_cabling(&cabling));
+                let p = load_plan(&plan);
+                let observed = cabling_files
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the cabling files failed")));
+                (p, observed)
+            });
+            let p = p?;
+            let observed = observed?;
             let v = if cabling.is_empty() {
                 validate::validate_plan(&p)
             } else {
-                let mut observed = Vec::new();
-                let mut names = Vec::new();
-                for file in &cabling {
-                    let name = display(file);
-                    let text = read(file)?;
-                    let rows = if is_json(file, &text) {
-                        let stem = file
-                            .file_stem()
-                            .and_then(|s| s.to_str())
-                            .unwrap_or("device");
-                        cabling::parse_lldp(&text, &name, stem)?
-                    } else {
-                        cabling::parse_csv(&text, &name)?
-                    };
-                    observed.extend(rows);
-                    names.push(name);
-                }
+                let names: Vec<String> = cabling.iter().map(|f| display(f)).collect();
                 validate::validate_cabling(&p, &observed, &names)
             };
             match format {
@@ -301,17 +296,30 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         opts.oversubscription = args.oversubscription;
     }
     let plan = design(&inv, &opts)?;
-    if let Some(out) = &args.out {
-        let text = if out.extension().is_some_and(|e| e == "toml") {
-            plan.to_toml()?
-        } else {
-            plan.to_json()?
+    // The plan and the cable list are written on two threads.
+    let (saved, cables_saved) = std::thread::scope(|scope| {
+        let cables = scope.spawn(|| match &args.cables {
+            Some(path) => write_atomic(path, |w| Ok(w.write_all(plan.cables_csv().as_bytes())?)),
+            None => Ok(()),
+        });
+        let saved = match &args.out {
+            Some(out) if out.extension().is_some_and(|e| e == "toml") => {
+                let text = plan.to_toml();
+                match text {
+                    Ok(text) => write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?)),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Some(out) => write_atomic(out, |w| Ok(plan.write_json(w)?)),
+            None => Ok(()),
         };
-        write_atomic(out, &text)?;
-    }
-    if let Some(cables) = &args.cables {
-        write_atomic(cables, &plan.cables_csv())?;
-    }
+        let cables = cables
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("writing the cable list failed")));
+        (saved, cables)
+    });
+    saved?;
+    cables_saved?;
     match args.format {
         Format::Json => print(&plan.to_json()?)?,
         Format::Table => {
@@ -349,6 +357,26 @@ fn load_plan(path: &Path) -> Result<Plan> {
     let name = display(path);
     let text = read(path)?;
     Ok(Plan::parse(&text, &name)?)
+}
+
+/// Reads every cabling file: CSV, or LLDP JSON named after its device.
+fn load_cabling(files: &[PathBuf]) -> Result<Vec<cabling::Observed>> {
+    let mut observed = Vec::new();
+    for file in files {
+        let name = display(file);
+        let text = read(file)?;
+        let rows = if is_json(file, &text) {
+            let stem = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("device");
+            cabling::parse_lldp(&text, &name, stem)?
+        } else {
+            cabling::parse_csv(&text, &name)?
+        };
+        observed.extend(rows);
+    }
+    Ok(observed)
 }
 
 fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
@@ -397,9 +425,12 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     print(&text)
 }
 
-/// Writes a file whole or not at all: a temporary file in the same
-/// directory, then a rename.
-fn write_atomic(path: &Path, contents: &str) -> Result<()> {
+/// Writes a file whole or not at all: `fill` writes into a temporary file
+/// in the same directory, which is then renamed over `path`.
+fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -417,9 +448,24 @@ fn write_atomic(path: &Path, contents: &str) -> Result<()> {
         .suffix(".tmp")
         .tempfile_in(&dir)
         .with_context(|| format!("creating a temporary file in {}", display(&dir)))?;
-    tmp.write_all(contents.as_bytes())
-        .and_then(|()| tmp.as_file().sync_all())
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        fill(&mut w)
+            .and_then(|()| Ok(w.flush()?))
+            .with_context(|| format!("writing {}", display(path)))?;
+    }
+    tmp.as_file()
+        .sync_all()
         .with_context(|| format!("writing {}", display(path)))?;
+    // Temporary files are private (0600); the plan is not.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o777);
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("setting the permissions of {}", display(path)))?;
+    }
     tmp.persist(path)
         .with_context(|| format!("renaming the temporary file to {}", display(path)))?;
     Ok(())

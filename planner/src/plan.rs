@@ -331,12 +331,25 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan as pretty JSON (ends with a newline).
+    /// Writes the plan as JSON: one key per line at the top, one line per
+    /// switch port, sub-node and cable (see `docs/plan-format.md`); ends
+    /// with a newline.
+    pub fn write_json<W: std::io::Write>(&self, mut w: W) -> std::io::Result<()> {
+        let mut ser = serde_json::Serializer::with_formatter(
+            &mut w,
+            crate::plan_json::PlanFormatter::default(),
+        );
+        self.serialize(&mut ser).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    }
+
+    /// The plan as JSON, as [`Plan::write_json`] writes it.
     pub fn to_json(&self) -> Result<String> {
-        let mut s = serde_json::to_string_pretty(self)
+        let mut buf =
+            Vec::with_capacity(96 * (self.cables.len() + self.sub_node_list.len()) + 4096);
+        self.write_json(&mut buf)
             .map_err(|e| Error::Internal(format!("serialising the plan: {e}")))?;
-        s.push('\n');
-        Ok(s)
+        String::from_utf8(buf).map_err(|e| Error::Internal(format!("serialising the plan: {e}")))
     }
 
     /// The plan as TOML.

@@ -1,9 +1,34 @@
 //! As-built cabling readers: CSV (`switch,port,peer,peer_port[,speed]`) and
 //! LLDP neighbour JSON as `lldpctl -f json` (or `-f json0`) prints it.
 
+use std::fmt;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::error::{Error, Problem, Result};
+
+/// Where an observed cable was read: `file:line` (CSV) or
+/// `file (device port)` (LLDP).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The input's name.
+    pub file: Arc<str>,
+    /// 1-based line, for CSV.
+    pub line: Option<usize>,
+    /// Device and port, for LLDP.
+    pub detail: Option<String>,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.line, &self.detail) {
+            (Some(l), _) => write!(f, "{}:{l}", self.file),
+            (None, Some(d)) => write!(f, "{} ({d})", self.file),
+            (None, None) => write!(f, "{}", self.file),
+        }
+    }
+}
 
 /// One observed cable: a port of a device and the device and port at the
 /// other end, as the input names them.
@@ -19,8 +44,8 @@ pub struct Observed {
     pub peer_port: String,
     /// Speed in Gbps, when the input gives it.
     pub gbps: Option<f64>,
-    /// Where it came from: `file:line` or `file (sw01 eth3)`.
-    pub source: String,
+    /// Where it came from.
+    pub origin: Origin,
 }
 
 /// Parses a CSV cabling file. A header row is optional; with one, columns
@@ -28,7 +53,8 @@ pub struct Observed {
 /// `speed`/`gbps`) and other columns are ignored, so `planner cables`
 /// output reads back as is. Lines starting with `#` are comments.
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<Observed>> {
-    let mut rows = Vec::new();
+    let shared: Arc<str> = Arc::from(file);
+    let mut rows = Vec::with_capacity(text.len() / 40);
     let mut columns: Option<[Option<usize>; 5]> = None;
     let mut first = true;
     for (i, raw) in text.lines().enumerate() {
@@ -120,7 +146,11 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<Observed>> {
             peer: peer.to_string(),
             peer_port: peer_port.to_string(),
             gbps,
-            source: format!("{file}:{line}"),
+            origin: Origin {
+                file: shared.clone(),
+                line: Some(line),
+                detail: None,
+            },
         });
     }
     Ok(rows)
@@ -129,6 +159,9 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<Observed>> {
 /// Splits one CSV line into trimmed fields; fields may be quoted with `"`
 /// (a doubled `""` inside is one quote).
 fn split_csv_line(line: &str) -> std::result::Result<Vec<String>, String> {
+    if !line.contains('"') {
+        return Ok(line.split(',').map(|f| f.trim().to_string()).collect());
+    }
     let mut fields = Vec::new();
     let mut field = String::new();
     let mut chars = line.chars().peekable();
@@ -296,7 +329,11 @@ fn device_doc(
             peer,
             peer_port,
             gbps,
-            source: format!("{file} ({device} {local_port})"),
+            origin: Origin {
+                file: Arc::from(file),
+                line: None,
+                detail: Some(format!("{device} {local_port}")),
+            },
         });
     }
     Ok(())
@@ -367,14 +404,14 @@ mod tests {
         .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].gbps, Some(100.0));
-        assert_eq!(rows[1].source, "c.csv:3");
+        assert_eq!(rows[1].origin.to_string(), "c.csv:3");
         let rows = parse_csv(
             "switch,port,peer,peer_port,speed,kind\nsw01,1,sw02,17,100,inter_switch\n",
             "c.csv",
         )
         .unwrap();
         assert_eq!(rows[0].peer_port, "17");
-        assert_eq!(rows[0].source, "c.csv:2");
+        assert_eq!(rows[0].origin.to_string(), "c.csv:2");
     }
 
     #[test]

@@ -14,7 +14,9 @@
 
 pub mod cabling;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
@@ -81,14 +83,19 @@ fn finding(
     }
 }
 
-/// A cable end: a physical switch port or a sub-node's NIC.
+/// A cable end: a port the plan lists on a physical switch, or a
+/// sub-node's NIC. `slot` is the port's position in the switch's port list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum End {
-    Port { phys: usize, port: u32 },
+    Port { phys: usize, port: u32, slot: usize },
     Nic { sub_node: usize },
 }
 
-/// Lookups over a plan.
+/// No peer, in the dense per-end tables.
+const NONE: u32 = u32::MAX;
+
+/// Lookups over a plan. Every cable end has a dense id (switch ports in
+/// order, then sub-nodes), so per-end tables are plain vectors.
 struct Index<'p> {
     plan: &'p Plan,
     vs: HashMap<&'p str, usize>,
@@ -96,18 +103,22 @@ struct Index<'p> {
     phys: HashMap<&'p str, usize>,
     /// Per physical switch: (port, virtual switch) sorted by port.
     owner: Vec<Vec<(u32, usize)>>,
+    /// Dense id of each physical switch's first port.
+    port_base: Vec<usize>,
+    /// Dense id of sub-node 0.
+    nic_base: usize,
     servers: HashMap<&'p str, usize>,
-    /// (server, NIC) -> sub-node.
-    nics: HashMap<(&'p str, &'p str), usize>,
+    /// Sub-node -> index into `plan.servers`.
+    sub_node_server: Vec<usize>,
     /// Normalised MAC -> sub-node.
     macs: HashMap<String, usize>,
 }
 
 impl<'p> Index<'p> {
     fn new(plan: &'p Plan, findings: &mut Vec<Finding>) -> Self {
-        let mut vs = HashMap::with_capacity(plan.switch_list.len());
+        let mut vs = HashMap::with_capacity_and_hasher(plan.switch_list.len(), Default::default());
         let mut phys_names = Vec::new();
-        let mut phys = HashMap::new();
+        let mut phys = HashMap::default();
         let mut owner: Vec<Vec<(u32, usize)>> = Vec::new();
         for (i, s) in plan.switch_list.iter().enumerate() {
             if vs.insert(s.name.as_str(), i).is_some() {
@@ -128,6 +139,7 @@ impl<'p> Index<'p> {
         }
         for (p, list) in owner.iter_mut().enumerate() {
             list.sort_unstable();
+            let before = list.len();
             for w in list.windows(2) {
                 if w[0].0 == w[1].0 {
                     findings.push(finding(
@@ -142,17 +154,30 @@ impl<'p> Index<'p> {
                     ));
                 }
             }
+            list.dedup_by_key(|x| x.0);
+            debug_assert!(list.len() <= before);
         }
-        let servers = plan
+        let mut port_base = Vec::with_capacity(owner.len());
+        let mut next = 0;
+        for list in &owner {
+            port_base.push(next);
+            next += list.len();
+        }
+        let servers: HashMap<&str, usize> = plan
             .servers
             .iter()
             .enumerate()
             .map(|(i, s)| (s.name.as_str(), i))
             .collect();
-        let mut nics = HashMap::with_capacity(plan.sub_node_list.len());
-        let mut macs = HashMap::new();
+        let mut macs = HashMap::default();
+        let mut sub_node_server = Vec::with_capacity(plan.sub_node_list.len());
         for (i, sn) in plan.sub_node_list.iter().enumerate() {
-            nics.insert((sn.server.as_str(), sn.nic.as_str()), i);
+            sub_node_server.push(
+                servers
+                    .get(sn.server.as_str())
+                    .copied()
+                    .unwrap_or(usize::MAX),
+            );
             if let Some(m) = &sn.mac {
                 macs.insert(normalise_mac(m), i);
             }
@@ -163,18 +188,66 @@ impl<'p> Index<'p> {
             phys_names,
             phys,
             owner,
+            port_base,
+            nic_base: next,
             servers,
-            nics,
+            sub_node_server,
             macs,
         }
     }
 
-    /// The virtual switch owning a physical port.
-    fn owner_of(&self, phys: usize, port: u32) -> Option<usize> {
-        let list = &self.owner[phys];
-        list.binary_search_by_key(&port, |&(p, _)| p)
+    /// Number of dense ids.
+    fn ends(&self) -> usize {
+        self.nic_base + self.plan.sub_node_list.len()
+    }
+
+    fn id(&self, e: End) -> usize {
+        match e {
+            End::Port { phys, slot, .. } => self.port_base[phys] + slot,
+            End::Nic { sub_node } => self.nic_base + sub_node,
+        }
+    }
+
+    fn end(&self, id: usize) -> End {
+        if id >= self.nic_base {
+            return End::Nic {
+                sub_node: id - self.nic_base,
+            };
+        }
+        let phys = self.port_base.partition_point(|&b| b <= id) - 1;
+        let slot = id - self.port_base[phys];
+        End::Port {
+            phys,
+            port: self.owner[phys][slot].0,
+            slot,
+        }
+    }
+
+    /// The end for a port number of a physical switch, if the plan lists it.
+    fn port(&self, phys: usize, port: u32) -> Option<End> {
+        self.owner[phys]
+            .binary_search_by_key(&port, |&(p, _)| p)
             .ok()
-            .map(|i| list[i].1)
+            .map(|slot| End::Port { phys, port, slot })
+    }
+
+    /// The virtual switch owning a port end.
+    fn owner_of(&self, e: End) -> Option<usize> {
+        match e {
+            End::Port { phys, slot, .. } => Some(self.owner[phys][slot].1),
+            End::Nic { .. } => None,
+        }
+    }
+
+    /// The sub-node of a server's NIC.
+    fn nic(&self, server: &str, nic: &str) -> Option<usize> {
+        let &s = self.servers.get(server)?;
+        self.plan.servers[s].sub_nodes.iter().copied().find(|&i| {
+            self.plan
+                .sub_node_list
+                .get(i)
+                .is_some_and(|sn| sn.nic == nic)
+        })
     }
 
     /// Resolves a port text on a physical switch: a number, the interface
@@ -203,27 +276,36 @@ impl<'p> Index<'p> {
     /// Resolves a device and port named in the cabling input.
     fn resolve(&self, device: &str, port: &str) -> Result<End, (&'static str, String)> {
         if let Some(&p) = self.phys.get(device) {
-            return match self.switch_port(p, port) {
-                Some(n) => Ok(End::Port { phys: p, port: n }),
-                None => Err((
+            let Some(n) = self.switch_port(p, port) else {
+                return Err((
                     "unknown-port",
-                    format!("`{port}` is not a port of switch {device}"),
-                )),
+                    format!("`{port}` is not a port name of switch {device}"),
+                ));
             };
+            return self.port(p, n).ok_or_else(|| {
+                let list: Vec<u32> = self.owner[p].iter().map(|&(x, _)| x).collect();
+                (
+                    "unknown-port",
+                    format!(
+                        "port {n} of {device} is not in the plan (the plan uses ports {})",
+                        crate::text::format_port_list(&list)
+                    ),
+                )
+            });
         }
-        if self.vs.contains_key(device) {
+        if let Some(&v) = self.vs.get(device) {
             return Err((
                 "unknown-device",
                 format!(
                     "{device} is a VLAN half; cabling names the physical switch ({})",
-                    self.plan.switch_list[self.vs[device]].physical
+                    self.plan.switch_list[v].physical
                 ),
             ));
         }
-        if self.servers.contains_key(device) {
+        if let Some(&s) = self.servers.get(device) {
             // LLDP may give "descr|mac"; try every piece.
             for piece in port.split('|') {
-                if let Some(&i) = self.nics.get(&(device, piece.trim())) {
+                if let Some(i) = self.nic(device, piece.trim()) {
                     return Ok(End::Nic { sub_node: i });
                 }
                 if let Some(&i) = self.macs.get(&normalise_mac(piece))
@@ -232,10 +314,11 @@ impl<'p> Index<'p> {
                     return Ok(End::Nic { sub_node: i });
                 }
             }
-            let known: Vec<&str> = self.plan.servers[self.servers[device]]
+            let known: Vec<&str> = self.plan.servers[s]
                 .sub_nodes
                 .iter()
-                .map(|&i| self.plan.sub_node_list[i].nic.as_str())
+                .filter_map(|&i| self.plan.sub_node_list.get(i))
+                .map(|sn| sn.nic.as_str())
                 .collect();
             return Err((
                 "unknown-port",
@@ -251,16 +334,32 @@ impl<'p> Index<'p> {
         ))
     }
 
+    /// The ends of a planned cable, when both exist in the plan.
+    fn cable_ends(&self, c: &crate::plan::Cable) -> Option<(End, End)> {
+        let &pa = self.phys.get(c.a.as_str())?;
+        let a = self.port(pa, c.a_port)?;
+        let b = match c.kind {
+            CableKind::InterSwitch => {
+                let &pb = self.phys.get(c.b.as_str())?;
+                self.port(pb, c.b_port.parse().ok()?)?
+            }
+            CableKind::SubNode => End::Nic {
+                sub_node: self.nic(&c.b, &c.b_port)?,
+            },
+        };
+        Some((a, b))
+    }
+
     /// A person's name for an end: `sw01 port 5 (sw01-u)`, `node03 mlx5_1`.
     fn name(&self, e: End) -> String {
         match e {
-            End::Port { phys, port } => {
+            End::Port { phys, port, slot } => {
                 let base = format!("{} port {port}", self.phys_names[phys]);
-                match self.owner_of(phys, port) {
-                    Some(vs) if self.plan.switch_list[vs].name != self.phys_names[phys] => {
-                        format!("{base} ({})", self.plan.switch_list[vs].name)
-                    }
-                    _ => base,
+                let vs = self.owner[phys][slot].1;
+                if self.plan.switch_list[vs].name != self.phys_names[phys] {
+                    format!("{base} ({})", self.plan.switch_list[vs].name)
+                } else {
+                    base
                 }
             }
             End::Nic { sub_node } => {
@@ -275,6 +374,14 @@ impl<'p> Index<'p> {
         match e {
             End::Port { phys, .. } => self.phys_names[phys],
             End::Nic { sub_node } => &self.plan.sub_node_list[sub_node].server,
+        }
+    }
+
+    /// A dense device id: physical switches, then servers.
+    fn device_id(&self, e: End) -> usize {
+        match e {
+            End::Port { phys, .. } => phys,
+            End::Nic { sub_node } => self.phys_names.len() + self.sub_node_server[sub_node],
         }
     }
 
@@ -369,9 +476,9 @@ fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
             None,
         ));
     };
-    // Ports and peers.
-    let mut derived: HashSet<(End, End)> = HashSet::new();
-    for (i, s) in plan.switch_list.iter().enumerate() {
+    // The links the ports describe, per end.
+    let mut from_ports = vec![NONE; idx.ends()];
+    for s in &plan.switch_list {
         for w in s.ports.windows(2) {
             if w[0].port >= w[1].port {
                 bad(
@@ -382,19 +489,22 @@ fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
         }
         let me = idx.phys[s.physical.as_str()];
         for p in &s.ports {
-            let object = format!("{} port {}", s.name, p.port);
+            let object = || format!("{} port {}", s.name, p.port);
+            let Some(here) = idx.port(me, p.port) else {
+                continue;
+            };
             match p.role {
                 PortRole::InterSwitch => {
                     let (Some(peer), Some(pp)) = (&p.peer, &p.peer_port) else {
-                        bad(object, "inter-switch port without a peer".to_string());
+                        bad(object(), "inter-switch port without a peer".to_string());
                         continue;
                     };
                     let Some(&j) = idx.vs.get(peer.as_str()) else {
-                        bad(object, format!("peer {peer} is not a switch of the plan"));
+                        bad(object(), format!("peer {peer} is not a switch of the plan"));
                         continue;
                     };
                     let Ok(pp) = pp.parse::<u32>() else {
-                        bad(object, format!("peer port `{pp}` is not a port number"));
+                        bad(object(), format!("peer port `{pp}` is not a port number"));
                         continue;
                     };
                     let back = plan.switch_list[j]
@@ -405,61 +515,49 @@ fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                     let ok = back.is_some_and(|b| {
                         b.role == PortRole::InterSwitch
                             && b.peer.as_deref() == Some(s.name.as_str())
-                            && b.peer_port.as_deref() == Some(p.port.to_string().as_str())
+                            && b.peer_port.as_deref().and_then(|x| x.parse::<u32>().ok())
+                                == Some(p.port)
                     });
-                    if !ok {
-                        bad(
-                            object,
+                    let there = idx.port(idx.phys[plan.switch_list[j].physical.as_str()], pp);
+                    match (ok, there) {
+                        (true, Some(there)) => from_ports[idx.id(here)] = idx.id(there) as u32,
+                        _ => bad(
+                            object(),
                             format!("peer {peer} port {pp} does not point back to this port"),
-                        );
-                        continue;
+                        ),
                     }
-                    let a = End::Port {
-                        phys: me,
-                        port: p.port,
-                    };
-                    let b = End::Port {
-                        phys: idx.phys[plan.switch_list[j].physical.as_str()],
-                        port: pp,
-                    };
-                    derived.insert(if a < b { (a, b) } else { (b, a) });
-                    let _ = i;
                 }
                 PortRole::SubNode => {
                     let (Some(server), Some(nic)) = (&p.peer, &p.peer_port) else {
-                        bad(object, "sub-node port without a peer".to_string());
+                        bad(object(), "sub-node port without a peer".to_string());
                         continue;
                     };
-                    match idx.nics.get(&(server.as_str(), nic.as_str())) {
-                        Some(&k) => {
+                    match idx.nic(server, nic) {
+                        Some(k) => {
                             let sn = &plan.sub_node_list[k];
                             if sn.switch != s.name || sn.port != p.port {
                                 bad(
-                                    object,
+                                    object(),
                                     format!(
                                         "sub-node {} says it is on {} port {}",
                                         sn.id, sn.switch, sn.port
                                     ),
                                 );
                             } else {
-                                derived.insert((
-                                    End::Port {
-                                        phys: me,
-                                        port: p.port,
-                                    },
-                                    End::Nic { sub_node: k },
-                                ));
+                                let nic_end = idx.id(End::Nic { sub_node: k });
+                                from_ports[idx.id(here)] = nic_end as u32;
+                                from_ports[nic_end] = idx.id(here) as u32;
                             }
                         }
                         None => bad(
-                            object,
+                            object(),
                             format!("peer {server} {nic} is not a sub-node of the plan"),
                         ),
                     }
                 }
                 PortRole::Free | PortRole::Reserved => {
                     if p.peer.is_some() {
-                        bad(object, "a free or reserved port has a peer".to_string());
+                        bad(object(), "a free or reserved port has a peer".to_string());
                     }
                 }
             }
@@ -498,55 +596,53 @@ fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
         }
     }
     // Cables are exactly the links the ports describe.
-    let mut from_cables: HashSet<(End, End)> = HashSet::with_capacity(plan.cables.len());
+    let mut from_cables = vec![NONE; idx.ends()];
     for c in &plan.cables {
-        let a = idx.phys.get(c.a.as_str()).map(|&p| End::Port {
-            phys: p,
-            port: c.a_port,
-        });
-        let b = match c.kind {
-            CableKind::InterSwitch => idx.phys.get(c.b.as_str()).and_then(|&p| {
-                c.b_port
-                    .parse()
-                    .ok()
-                    .map(|port| End::Port { phys: p, port })
-            }),
-            CableKind::SubNode => idx
-                .nics
-                .get(&(c.b.as_str(), c.b_port.as_str()))
-                .map(|&k| End::Nic { sub_node: k }),
-        };
-        match (a, b) {
-            (Some(a), Some(b)) => {
-                let key = if a < b { (a, b) } else { (b, a) };
-                if !from_cables.insert(key) {
+        let object = || format!("cable {} port {} - {} {}", c.a, c.a_port, c.b, c.b_port);
+        match idx.cable_ends(c) {
+            Some((a, b)) => {
+                let (ia, ib) = (idx.id(a), idx.id(b));
+                if from_cables[ia] != NONE || from_cables[ib] != NONE {
                     bad(
-                        format!("cable {} port {} - {} {}", c.a, c.a_port, c.b, c.b_port),
-                        "listed twice".to_string(),
+                        object(),
+                        "an end already has another cable in the list".to_string(),
                     );
+                    continue;
                 }
+                from_cables[ia] = ib as u32;
+                from_cables[ib] = ia as u32;
             }
-            _ => bad(
-                format!("cable {} port {} - {} {}", c.a, c.a_port, c.b, c.b_port),
+            None => bad(
+                object(),
                 "an end is not a device or port of the plan".to_string(),
             ),
         }
     }
-    let mut missing: Vec<&(End, End)> = derived.difference(&from_cables).collect();
-    missing.sort_unstable();
-    for (a, b) in missing {
-        bad(
-            format!("{} - {}", idx.name(*a), idx.name(*b)),
-            "the ports are linked but the cable list lacks the cable".to_string(),
-        );
-    }
-    let mut extra: Vec<&(End, End)> = from_cables.difference(&derived).collect();
-    extra.sort_unstable();
-    for (a, b) in extra {
-        bad(
-            format!("{} - {}", idx.name(*a), idx.name(*b)),
-            "the cable list has a cable the ports do not describe".to_string(),
-        );
+    for id in 0..idx.ends() {
+        let (p, c) = (from_ports[id], from_cables[id]);
+        if p == c {
+            continue;
+        }
+        if p != NONE && (p as usize) > id {
+            bad(
+                format!(
+                    "{} - {}",
+                    idx.name(idx.end(id)),
+                    idx.name(idx.end(p as usize))
+                ),
+                "the ports are linked but the cable list lacks the cable".to_string(),
+            );
+        }
+        if c != NONE && (c as usize) > id {
+            bad(
+                format!(
+                    "{} - {}",
+                    idx.name(idx.end(id)),
+                    idx.name(idx.end(c as usize))
+                ),
+                "the cable list has a cable the ports do not describe".to_string(),
+            );
+        }
     }
     // Counts.
     let inter = plan
@@ -843,8 +939,8 @@ fn three_tier_invariants(plan: &Plan, links: &[(usize, usize)]) -> Vec<Finding> 
     let mut out = Vec::new();
     let k = plan.fat_tree.as_ref().and_then(|f| f.k).unwrap_or(0) as usize;
     let h = k / 2;
-    let mut edge_agg: HashMap<(usize, usize), u32> = HashMap::new();
-    let mut core_pod: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut edge_agg: HashMap<(usize, usize), u32> = HashMap::default();
+    let mut core_pod: HashMap<(usize, usize), u32> = HashMap::default();
     let mut agg_cores = vec![0usize; sw.len()];
     let bad = |a: usize, b: usize, why: String| {
         finding(
@@ -930,42 +1026,36 @@ fn three_tier_invariants(plan: &Plan, links: &[(usize, usize)]) -> Vec<Finding> 
 pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) -> Validation {
     let mut findings = Vec::new();
     let idx = Index::new(plan, &mut findings);
+    let n = idx.ends();
 
-    // Planned cables by end.
-    let mut expected: HashMap<End, (End, usize)> = HashMap::with_capacity(2 * plan.cables.len());
+    // Planned peer and cable of every end.
+    let mut expected = vec![NONE; n];
+    let mut cable_of = vec![NONE; n];
+    let mut planned: Vec<(End, End)> = Vec::with_capacity(plan.cables.len());
     for (k, c) in plan.cables.iter().enumerate() {
-        let Some(&pa) = idx.phys.get(c.a.as_str()) else {
-            continue;
-        };
-        let a = End::Port {
-            phys: pa,
-            port: c.a_port,
-        };
-        let b = match c.kind {
-            CableKind::InterSwitch => match (idx.phys.get(c.b.as_str()), c.b_port.parse()) {
-                (Some(&pb), Ok(port)) => End::Port { phys: pb, port },
-                _ => continue,
-            },
-            CableKind::SubNode => match idx.nics.get(&(c.b.as_str(), c.b_port.as_str())) {
-                Some(&s) => End::Nic { sub_node: s },
-                None => continue,
-            },
-        };
-        expected.insert(a, (b, k));
-        expected.insert(b, (a, k));
+        if let Some((a, b)) = idx.cable_ends(c) {
+            expected[idx.id(a)] = idx.id(b) as u32;
+            expected[idx.id(b)] = idx.id(a) as u32;
+            cable_of[idx.id(a)] = k as u32;
+            cable_of[idx.id(b)] = k as u32;
+            planned.push((a, b));
+        }
     }
+    let expected_of = |e: End| -> Option<End> {
+        let p = expected[idx.id(e)];
+        (p != NONE).then(|| idx.end(p as usize))
+    };
 
     // Observed cables, each once, with conflicts reported.
-    struct Seen {
+    struct Seen<'o> {
         a: End,
         b: End,
         gbps: Option<f64>,
-        source: String,
+        source: &'o cabling::Origin,
     }
-    let mut cables: Vec<Seen> = Vec::new();
-    let mut by_pair: HashMap<(End, End), usize> = HashMap::new();
-    let mut peer_of: HashMap<End, usize> = HashMap::new();
-    let mut reporting: HashSet<&str> = HashSet::new();
+    let mut cables: Vec<Seen> = Vec::with_capacity(observed.len());
+    let mut seen = vec![NONE; n];
+    let mut reporting = vec![false; idx.phys_names.len() + plan.servers.len()];
     for o in observed {
         let a = idx.resolve(&o.device, &o.port);
         let b = idx.resolve(&o.peer, &o.peer_port);
@@ -977,7 +1067,7 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
                     format!("{} {}", o.device, o.port),
                     msg,
                     "fix the name or cable it as planned",
-                    Some(o.source.clone()),
+                    Some(o.origin.to_string()),
                 ));
                 continue;
             }
@@ -987,42 +1077,49 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
                     format!("{} {}", o.peer, o.peer_port),
                     msg,
                     "fix the name or cable it as planned",
-                    Some(o.source.clone()),
+                    Some(o.origin.to_string()),
                 ));
                 continue;
             }
         };
-        reporting.insert(idx.device(a));
+        if let Some(r) = reporting.get_mut(idx.device_id(a)) {
+            *r = true;
+        }
         if a == b {
             findings.push(finding(
                 "miswired",
                 idx.name(a),
                 "the port is cabled to itself",
                 "remove the cable",
-                Some(o.source.clone()),
+                Some(o.origin.to_string()),
             ));
             continue;
         }
-        let key = if a < b { (a, b) } else { (b, a) };
-        if let Some(&k) = by_pair.get(&key) {
-            // The same cable seen from its other end.
-            if let (Some(x), Some(y)) = (cables[k].gbps, o.gbps)
-                && (x - y).abs() > 1e-6
-            {
-                findings.push(finding(
-                    "speed-mismatch",
-                    format!("{} - {}", idx.name(a), idx.name(b)),
-                    format!("the two ends report {} and {} Gbps", gbps(x), gbps(y)),
-                    "check the port speed settings at both ends",
-                    Some(format!("{}, {}", cables[k].source, o.source)),
-                ));
+        let (ia, ib) = (idx.id(a), idx.id(b));
+        let k_a = seen[ia];
+        if k_a != NONE {
+            let prev = &cables[k_a as usize];
+            if (prev.a == a && prev.b == b) || (prev.a == b && prev.b == a) {
+                // The same cable seen from its other end.
+                if let (Some(x), Some(y)) = (prev.gbps, o.gbps)
+                    && (x - y).abs() > 1e-6
+                {
+                    findings.push(finding(
+                        "speed-mismatch",
+                        format!("{} - {}", idx.name(a), idx.name(b)),
+                        format!("the two ends report {} and {} Gbps", gbps(x), gbps(y)),
+                        "check the port speed settings at both ends",
+                        Some(format!("{}, {}", prev.source, o.origin)),
+                    ));
+                }
+                continue;
             }
-            continue;
         }
         let mut conflict = false;
         for (e, other) in [(a, b), (b, a)] {
-            if let Some(&k) = peer_of.get(&e) {
-                let prev = &cables[k];
+            let k = seen[idx.id(e)];
+            if k != NONE {
+                let prev = &cables[k as usize];
                 let prev_peer = if prev.a == e { prev.b } else { prev.a };
                 findings.push(finding(
                     "conflict",
@@ -1032,10 +1129,10 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
                         idx.name(prev_peer),
                         prev.source,
                         idx.name(other),
-                        o.source
+                        o.origin
                     ),
                     "a port holds one cable: correct the cabling record",
-                    Some(o.source.clone()),
+                    Some(o.origin.to_string()),
                 ));
                 conflict = true;
             }
@@ -1043,20 +1140,20 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
         if conflict {
             continue;
         }
-        let k = cables.len();
+        let k = cables.len() as u32;
         cables.push(Seen {
             a,
             b,
             gbps: o.gbps,
-            source: o.source.clone(),
+            source: &o.origin,
         });
-        by_pair.insert(key, k);
-        peer_of.insert(a, k);
-        peer_of.insert(b, k);
+        seen[ia] = k;
+        seen[ib] = k;
     }
     let observed_peer = |e: End| -> Option<End> {
-        peer_of.get(&e).map(|&k| {
-            let c = &cables[k];
+        let k = seen[idx.id(e)];
+        (k != NONE).then(|| {
+            let c = &cables[k as usize];
             if c.a == e { c.b } else { c.a }
         })
     };
@@ -1075,20 +1172,20 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
             source,
         } = &cables[k];
         let (a, b) = (*a, *b);
-        let exp_a = expected.get(&a).map(|x| x.0);
-        let exp_b = expected.get(&b).map(|x| x.0);
+        let exp_a = expected_of(a);
+        let exp_b = expected_of(b);
         if exp_a == Some(b) {
             matching += 1;
-            let planned = plan.cables[expected[&a].1].gbps;
-            if let Some(s) = speed
-                && (s - f64::from(planned)).abs() > 1e-6
+            let planned_gbps = plan.cables[cable_of[idx.id(a)] as usize].gbps;
+            if let (Some(s), p) = (speed, planned_gbps)
+                && (s - f64::from(p)).abs() > 1e-6
             {
                 findings.push(finding(
                     "speed-mismatch",
                     format!("{} - {}", idx.name(a), idx.name(b)),
-                    format!("runs at {} Gbps, the plan expects {planned} Gbps", gbps(*s)),
+                    format!("runs at {} Gbps, the plan expects {p} Gbps", gbps(*s)),
                     "check the cable, the optics and the port speed setting",
-                    Some(source.clone()),
+                    Some(source.to_string()),
                 ));
             }
             continue;
@@ -1097,7 +1194,7 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
         if let (Some(pa), Some(pb)) = (exp_a, exp_b)
             && observed_peer(pb) == Some(pa)
         {
-            let other = peer_of[&pa];
+            let other = seen[idx.id(pa)] as usize;
             handled[other] = true;
             let (x, y) = if idx.device(a) == idx.device(pb) {
                 (a, pb)
@@ -1123,26 +1220,16 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
             ));
             continue;
         }
-        findings.push(classify(&idx, a, b, exp_a, exp_b, source));
+        findings.push(classify(&idx, a, b, exp_a, exp_b, &source.to_string()));
     }
 
     // Planned cables nobody reported, on devices that reported.
     let mut silent: BTreeMap<&str, usize> = BTreeMap::new();
-    for c in &plan.cables {
-        let Some(&pa) = idx.phys.get(c.a.as_str()) else {
-            continue;
-        };
-        let a = End::Port {
-            phys: pa,
-            port: c.a_port,
-        };
-        let Some(&(b, _)) = expected.get(&a) else {
-            continue;
-        };
-        if peer_of.contains_key(&a) || peer_of.contains_key(&b) {
+    for &(a, b) in &planned {
+        if seen[idx.id(a)] != NONE || seen[idx.id(b)] != NONE {
             continue;
         }
-        if reporting.contains(idx.device(a)) || reporting.contains(idx.device(b)) {
+        if reporting[idx.device_id(a)] || reporting[idx.device_id(b)] {
             findings.push(finding(
                 "missing",
                 format!("{} - {}", idx.name(a), idx.name(b)),
@@ -1168,22 +1255,13 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
     let mut links = Vec::new();
     let mut loads = vec![0usize; plan.switch_list.len()];
     for c in &cables {
-        match (c.a, c.b) {
-            (End::Port { phys: pa, port: a }, End::Port { phys: pb, port: b }) => {
-                if let (Some(x), Some(y)) = (idx.owner_of(pa, a), idx.owner_of(pb, b)) {
-                    links.push((x, y));
-                }
-            }
-            (End::Port { phys, port }, End::Nic { .. })
-            | (End::Nic { .. }, End::Port { phys, port }) => {
-                if let Some(x) = idx.owner_of(phys, port) {
-                    loads[x] += 1;
-                }
-            }
-            (End::Nic { .. }, End::Nic { .. }) => {}
+        match (idx.owner_of(c.a), idx.owner_of(c.b)) {
+            (Some(x), Some(y)) => links.push((x, y)),
+            (Some(x), None) | (None, Some(x)) => loads[x] += 1,
+            (None, None) => {}
         }
     }
-    if !reporting.is_empty() && findings.iter().all(|f| f.kind != "no-data") {
+    if !cables.is_empty() && findings.iter().all(|f| f.kind != "no-data") {
         for mut f in topology_invariants(&idx, &links, &loads, "as-built") {
             f.message = format!("as built: {}", f.message);
             findings.push(f);
@@ -1213,15 +1291,17 @@ fn classify(
             End::Port {
                 phys: pp,
                 port: pport,
+                ..
             },
             End::Port {
                 phys: op,
                 port: oport,
+                ..
             },
         ) = (planned, port)
     {
-        let planned_vs = idx.owner_of(pp, pport);
-        let seen_vs = idx.owner_of(op, oport);
+        let planned_vs = idx.owner_of(planned);
+        let seen_vs = idx.owner_of(port);
         let fix = format!(
             "move the cable from {} to {}",
             idx.name(port),
