@@ -3,10 +3,13 @@
 //! under 1 s each and under 1 GB peak memory on a 2-core machine).
 //!
 //! Run: `cargo bench -p planner --bench scale` (add `-- quick` for one
-//! round). Each scenario runs in its own child process so that its peak
-//! resident memory (VmHWM) is its own. Results go to stdout as a Markdown
-//! table for docs/benchmarks.md.
+//! round instead of five). Two tables come out, in Markdown for
+//! docs/benchmarks.md:
+//! - the `planner` binary end to end (what a user waits for), best wall
+//!   time and peak resident memory (from GNU time, when installed);
+//! - the library phases inside one process, to see where the time goes.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -15,42 +18,106 @@ use planner::design::shorthand::{self, Shorthand};
 use planner::plan::Plan;
 use planner::validate::{cabling, validate_cabling, validate_plan};
 
-const SCENARIOS: [(&str, &str); 2] = [
-    ("bigraph", "BiGraph 256x512 (131,072 sub-nodes)"),
-    (
-        "fat-tree",
-        "2-tier leaf-spine, 512-port switches (131,072 sub-nodes)",
-    ),
+struct Scenario {
+    label: &'static str,
+    flag: &'static str,
+    spec: &'static str,
+}
+
+const SCENARIOS: [Scenario; 2] = [
+    Scenario {
+        label: "BiGraph 256x512",
+        flag: "--bigraph",
+        spec: "256x512",
+    },
+    Scenario {
+        label: "leaf-spine, 512-port switches",
+        flag: "--fat-tree",
+        spec: "tiers=2,sub-nodes=131072,ports=512",
+    },
 ];
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(pos) = args.iter().position(|a| a == "--scenario") {
-        let name = &args[pos + 1];
-        let rounds: usize = args[pos + 2].parse().unwrap_or(3);
-        run_scenario(name, rounds);
-        return;
-    }
-    let rounds = if args.iter().any(|a| a == "quick") {
-        1
-    } else {
-        5
-    };
-    let exe = std::env::current_exe().expect("bench executable");
-    println!("| scenario | phase | best of {rounds} | peak RSS |");
+    let quick = std::env::args().any(|a| a == "quick");
+    let rounds = if quick { 1 } else { 5 };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = env!("CARGO_BIN_EXE_planner");
+    let gnu_time = Path::new("/usr/bin/time").exists();
+
+    println!("Command line, best of {rounds} (131,072 sub-nodes):\n");
+    println!("| fabric | command | wall time | peak RSS |");
     println!("|---|---|---|---|");
-    for (name, _) in SCENARIOS {
-        let out = Command::new(&exe)
-            .args(["--scenario", name, &rounds.to_string()])
-            .output()
-            .expect("run scenario");
+    for s in &SCENARIOS {
+        let plan = dir.path().join("plan.json");
+        let csv = dir.path().join("cabling.csv");
+        let p = plan.to_str().expect("utf-8 path");
+        let c = csv.to_str().expect("utf-8 path");
+        let runs: [(&str, Vec<&str>); 3] = [
+            (
+                "design --out plan.json --cables cabling.csv",
+                vec!["design", s.flag, s.spec, "--out", p, "--cables", c],
+            ),
+            ("validate plan.json", vec!["validate", p]),
+            (
+                "validate plan.json --cabling cabling.csv",
+                vec!["validate", p, "--cabling", c],
+            ),
+        ];
+        for (what, args) in runs {
+            let (t, rss) = run_cli(exe, &args, rounds, gnu_time);
+            println!(
+                "| {} | `planner {what}` | {} | {} |",
+                s.label,
+                ms(t),
+                rss.map_or("n/a".to_string(), |kb| format!(
+                    "{:.0} MiB",
+                    kb as f64 / 1024.0
+                ))
+            );
+        }
+    }
+
+    println!("\nLibrary phases in one process, best of {rounds}:\n");
+    println!("| fabric | phase | time |");
+    println!("|---|---|---|");
+    for s in &SCENARIOS {
+        phases(s, rounds);
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// Best wall time and the peak RSS (KiB) of that run.
+fn run_cli(exe: &str, args: &[&str], rounds: usize, gnu_time: bool) -> (Duration, Option<u64>) {
+    let mut best = (Duration::MAX, None);
+    for _ in 0..rounds {
+        let mut cmd = if gnu_time {
+            let mut c = Command::new("/usr/bin/time");
+            c.args(["-f", "%M", exe]);
+            c
+        } else {
+            Command::new(exe)
+        };
+        cmd.args(args);
+        let t = Instant::now();
+        let out = cmd.output().expect("run planner");
+        let elapsed = t.elapsed();
         assert!(
             out.status.success(),
-            "{name}: {}",
+            "planner {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        print!("{}", String::from_utf8_lossy(&out.stdout));
+        let rss = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse::<u64>().ok());
+        if elapsed < best.0 {
+            best = (elapsed, rss);
+        }
     }
+    best
 }
 
 fn best<T>(rounds: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
@@ -65,71 +132,37 @@ fn best<T>(rounds: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     (best, last.expect("at least one round"))
 }
 
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn run_scenario(name: &str, rounds: usize) {
-    let label = SCENARIOS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, l)| *l)
-        .expect("known scenario");
-    let s = Shorthand::default();
-    let (inv, opts) = match name {
-        "bigraph" => shorthand::bigraph(256, 512, &s).expect("shorthand"),
-        _ => shorthand::fat_tree("tiers=2,sub-nodes=131072,ports=512", &s).expect("shorthand"),
+fn phases(s: &Scenario, rounds: usize) {
+    let sh = Shorthand::default();
+    let (inv, opts) = if s.flag == "--bigraph" {
+        let (m, n) = shorthand::parse_bigraph(s.spec).expect("spec");
+        shorthand::bigraph(m, n, &sh).expect("shorthand")
+    } else {
+        shorthand::fat_tree(s.spec, &sh).expect("shorthand")
     };
-    let dir = tempfile::tempdir().expect("temp dir");
-    let plan_path = dir.path().join("plan.json");
-    let csv_path = dir.path().join("cabling.csv");
-
-    // design: build the plan and write it and its cable list, as
-    // `planner design --out plan.json --cables cabling.csv` does.
-    let (t_design, plan) = best(rounds, || {
-        let plan = design(&inv, &opts).expect("design");
-        std::fs::write(&plan_path, plan.to_json().expect("json")).expect("write plan");
-        std::fs::write(&csv_path, plan.cables_csv()).expect("write csv");
-        plan
-    });
-    assert_eq!(plan.sub_nodes, 131_072);
-    let size = std::fs::metadata(&plan_path).map_or(0, |m| m.len());
-    drop(plan);
-
-    // validate: read the plan back and check its invariants, as
-    // `planner validate plan.json` does.
-    let (t_plan, ok) = best(rounds, || {
-        let text = std::fs::read_to_string(&plan_path).expect("read plan");
-        let plan = Plan::from_json(&text, "plan.json").expect("parse plan");
-        validate_plan(&plan).ok
-    });
-    assert!(ok);
-
-    // validate --cabling: the same plus every cable of the as-built CSV.
-    let (t_cabling, ok) = best(rounds, || {
-        let text = std::fs::read_to_string(&plan_path).expect("read plan");
-        let plan = Plan::from_json(&text, "plan.json").expect("parse plan");
-        let csv = std::fs::read_to_string(&csv_path).expect("read csv");
-        let rows = cabling::parse_csv(&csv, "cabling.csv").expect("parse csv");
-        validate_cabling(&plan, &rows, &["cabling.csv".to_string()]).ok
-    });
-    assert!(ok);
-    let rss = peak_rss_mib();
-    let ms = |d: Duration| format!("{:.0} ms", d.as_secs_f64() * 1000.0);
+    let (t, plan) = best(rounds, || design(&inv, &opts).expect("design"));
+    println!("| {} | design (in memory) | {} |", s.label, ms(t));
+    let (t, json) = best(rounds, || plan.to_json().expect("json"));
     println!(
-        "| {label} | design + write plan ({:.0} MB) and cable CSV | {} | |",
-        size as f64 / 1e6,
-        ms(t_design)
+        "| {} | plan to JSON ({:.0} MB) | {} |",
+        s.label,
+        json.len() as f64 / 1e6,
+        ms(t)
     );
-    println!("| {label} | validate plan | {} | |", ms(t_plan));
-    println!(
-        "| {label} | validate plan + cabling CSV | {} | {rss:.0} MiB |",
-        ms(t_cabling)
-    );
+    let (t, csv) = best(rounds, || plan.cables_csv());
+    println!("| {} | cable list to CSV | {} |", s.label, ms(t));
+    let (t, parsed) = best(rounds, || {
+        Plan::from_json(&json, "plan.json").expect("parse")
+    });
+    println!("| {} | plan from JSON | {} |", s.label, ms(t));
+    let (t, v) = best(rounds, || validate_plan(&parsed));
+    assert!(v.ok);
+    println!("| {} | plan invariants | {} |", s.label, ms(t));
+    let (t, rows) = best(rounds, || {
+        cabling::parse_csv(&csv, "cabling.csv").expect("csv")
+    });
+    println!("| {} | cabling CSV parse | {} |", s.label, ms(t));
+    let (t, v) = best(rounds, || validate_cabling(&parsed, &rows, &[]));
+    assert!(v.ok);
+    println!("| {} | cabling against the plan | {} |", s.label, ms(t));
 }

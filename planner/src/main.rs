@@ -246,6 +246,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Format::Table => print(&validate::render_table(&v, &plan_name))?,
                 Format::Json => print_json(&v)?,
             }
+            // The process ends here: freeing a large plan one allocation at
+            // a time would only make the user wait.
+            std::mem::forget(p);
+            std::mem::forget(observed);
             Ok(if v.ok {
                 ExitCode::SUCCESS
             } else {
@@ -335,6 +339,9 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
             print(&text)?;
         }
     }
+    // See `validate`: no point freeing what the process exit frees.
+    std::mem::forget(plan);
+    std::mem::forget(inv);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -347,19 +347,21 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
     }
     if t.gpus.len() != t.nics.len() {
         let (more, fewer, diff) = if t.gpus.len() > t.nics.len() {
-            ("GPUs", "NICs", t.gpus.len() - t.nics.len())
+            ("GPU", "NIC", t.gpus.len() - t.nics.len())
         } else {
-            ("NICs", "GPUs", t.nics.len() - t.gpus.len())
+            ("NIC", "GPU", t.nics.len() - t.gpus.len())
         };
         violations.push(Violation {
             rule: "gpu-nic-count",
             message: format!(
-                "{} GPUs and {} NICs: a congestionless server has one NIC per GPU",
-                t.gpus.len(),
-                t.nics.len()
+                "{} and {}: a congestionless server has one NIC per GPU",
+                plural(t.gpus.len(), "GPU"),
+                plural(t.nics.len(), "NIC")
             ),
             fix: format!(
-                "add {diff} {fewer} (or remove {diff} {more}) so that every GPU has its own NIC"
+                "add {} (or remove {}) so that every GPU has its own NIC",
+                plural(diff, fewer),
+                plural(diff, more)
             ),
         });
     }
@@ -499,6 +501,15 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
     }
 }
 
+/// `1 NIC`, `2 NICs`.
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 fn lanes_needed(gbps: f64, lane: f64) -> u32 {
     [1u32, 2, 4, 8, 16, 32]
         .into_iter()
@@ -526,18 +537,21 @@ fn unbalanced(
     let even = total / counts.len();
     Some(Violation {
         rule,
-        message: format!(
-            "sub-nodes per {what} are uneven: {} (the busiest {what} carries {} times the host traffic of the least busy)",
-            list.join(", "),
-            if min == 0 {
-                "all".to_string()
-            } else {
-                format!("{:.1}", max as f64 / min as f64)
-            }
-        ),
+        message: if min == 0 {
+            format!(
+                "sub-nodes per {what} are uneven: {}; {min_name} carries none, so {max_name} carries all the host traffic",
+                list.join(", ")
+            )
+        } else {
+            format!(
+                "sub-nodes per {what} are uneven: {}; {max_name} carries {:.1} times the host traffic of {min_name}",
+                list.join(", "),
+                max as f64 / min as f64
+            )
+        },
         fix: format!(
-            "move {} GPU-NIC pair(s) from {max_name} to {min_name} (about {even} per {what})",
-            (max - min) / 2
+            "move {} from {max_name} to {min_name} (about {even} per {what})",
+            plural((max - min) / 2, "GPU-NIC pair")
         ),
     })
 }

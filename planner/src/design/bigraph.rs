@@ -382,7 +382,9 @@ fn list(names: &[String]) -> String {
 
 fn why(p: usize, n: usize, m: usize, opts: &DesignOptions) -> String {
     match (opts.n, opts.m) {
-        (Some(_), _) | (_, Some(_)) => format!("N={n}, M={m} as requested on the command line"),
+        (Some(_), Some(_)) => format!("N={n}, M={m} as requested on the command line"),
+        (Some(_), None) => format!("N={n} as requested on the command line; M={m} follows"),
+        (None, Some(_)) => format!("M={m} as requested on the command line; N={n} follows"),
         _ => {
             let mut reasons = Vec::new();
             if p % n == 0 {
@@ -529,8 +531,13 @@ fn choose(
             "switches with {max_ports} usable ports hold at most {pmax} sub-nodes in a BiGraph ({mm}x{nn}); the inventory has {p}"
         ),
         format!(
-            "use switches with more ports (a BiGraph of {p} sub-nodes needs at least {} ports per switch), do not split them into VLAN halves, or use --topology fat-tree",
-            min_ports_for(p)
+            "use switches with more ports (a BiGraph of {p} sub-nodes needs at least {} ports per switch){}, or use --topology fat-tree",
+            min_ports_for(p),
+            if s.inv.switch_templates.iter().any(|t| t.is_split()) {
+                ", do not split them into VLAN halves"
+            } else {
+                ""
+            }
         ),
     ))
 }

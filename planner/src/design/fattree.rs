@@ -154,15 +154,11 @@ pub(super) fn design(
             spine,
             nic,
         )
-        .map_err(|(r, f)| infeasible("2-tier leaf-spine", r, f))
     };
-    let three = || {
-        three_tier(inv, opts, endpoints, &leaf_tpls, leaf, &spine_tpls, spine)
-            .map_err(|(r, f)| infeasible("3-tier fat-tree", r, f))
-    };
+    let three = || three_tier(inv, opts, endpoints, &leaf_tpls, leaf, &spine_tpls, spine);
     let mut plan = match opts.tiers {
-        Some(2) => two()?,
-        Some(3) => three()?,
+        Some(2) => two().map_err(|(r, f)| infeasible("2-tier leaf-spine", r, f))?,
+        Some(3) => three().map_err(|(r, f)| infeasible("3-tier fat-tree", r, f))?,
         Some(t) => {
             return Err(Error::option(
                 "--tiers",
@@ -171,19 +167,17 @@ pub(super) fn design(
         }
         None => match two() {
             Ok(plan) => plan,
-            Err(e2) => match three() {
+            Err((r2, _)) => match three() {
                 Ok(mut plan) => {
-                    plan.notes.insert(
-                        0,
-                        format!("3 tiers because a 2-tier design does not fit: {e2}"),
-                    );
+                    plan.notes
+                        .insert(0, format!("3 tiers because 2 do not fit: {r2}"));
                     plan
                 }
-                Err(e3) => {
+                Err((r3, f3)) => {
                     return Err(infeasible(
                         "fat-tree",
-                        format!("neither 2 nor 3 tiers fit ({p} sub-nodes): {e2}; {e3}"),
-                        "add switches or use switches with more ports".to_string(),
+                        format!("neither 2 tiers ({r2}) nor 3 tiers ({r3}) fit {p} sub-nodes"),
+                        f3,
                     ));
                 }
             },

@@ -19,3 +19,157 @@ fn eflops_bigraph_is_4x16() {
     assert_eq!(plan.switches, 16);
     assert_eq!(plan.physical_switches, 8);
 }
+
+#[test]
+fn eflops_fat_tree_uses_six_switches() {
+    let plan = design(
+        &eflops(),
+        &DesignOptions {
+            topology: crate::plan::Topology::FatTree,
+            ..DesignOptions::default()
+        },
+    )
+    .unwrap();
+    let f = plan.fat_tree.as_ref().unwrap();
+    assert_eq!(
+        (
+            f.tiers,
+            f.sub_nodes_per_leaf,
+            f.uplinks_per_leaf,
+            f.links_per_leaf_spine
+        ),
+        (2, 16, 16, 8)
+    );
+    assert_eq!(plan.switches, 6);
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("spare switches (not needed): sw07, sw08"))
+    );
+}
+
+/// Runs a design and checks it with the validator; infeasible designs are
+/// fine, panics and invalid plans are not.
+fn design_checks(
+    inv: &crate::inventory::Inventory,
+    opts: &DesignOptions,
+) -> Option<crate::plan::Plan> {
+    match design(inv, opts) {
+        Ok(plan) => {
+            let v = crate::validate::validate_plan(&plan);
+            assert!(v.ok, "{}: {:#?}", plan.describe(), v.findings);
+            // Deterministic and round-trips through JSON.
+            let json = plan.to_json().unwrap();
+            assert_eq!(json, design(inv, opts).unwrap().to_json().unwrap());
+            let back = crate::plan::Plan::from_json(&json, "p.json").unwrap();
+            assert_eq!(back, plan);
+            Some(plan)
+        }
+        Err(e) => {
+            assert!(e.is_bad_input(), "{e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn infeasible_bigraph_says_what_is_missing() {
+    // 64 sub-nodes on three split switches: 6 virtual switches of 16 ports.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/eflops-4x16.toml"
+    ))
+    .unwrap()
+    .replace(
+        "count = 8\nmodel = \"H3C S9850-4C\"",
+        "count = 3\nmodel = \"H3C S9850-4C\"",
+    );
+    let inv = Inventory::from_toml(&text, "small.toml").unwrap();
+    let e = design(&inv, &DesignOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at least N=12 BiGraph switches with M=6"), "{e}");
+    assert!(e.contains("the inventory has 6"), "{e}");
+    assert!(e.contains("add at least 6 virtual switches"), "{e}");
+    // Forcing M beyond N/2.
+    let e = design(
+        &eflops(),
+        &DesignOptions {
+            m: Some(32),
+            ..DesignOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("32 sub-nodes per switch need at least 64 switches"),
+        "{e}"
+    );
+}
+
+mod properties {
+    use super::*;
+    use crate::design::shorthand::{self, Shorthand};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn bigraph_shorthands_are_valid(half in 1usize..=16, m in 1usize..=16, ports in prop::option::of(8u32..=64)) {
+            let n = 2 * half;
+            prop_assume!(m <= half);
+            let s = Shorthand { switch_ports: ports, ..Shorthand::default() };
+            let Ok((inv, opts)) = shorthand::bigraph(m, n, &s) else {
+                // Only too few ports is refused.
+                prop_assert!(ports.is_some_and(|p| (p as usize) < half + m));
+                return Ok(());
+            };
+            let plan = design_checks(&inv, &opts).expect("a valid shorthand designs");
+            let b = plan.bigraph.clone().unwrap();
+            prop_assert_eq!((b.m, b.n, b.regular), (m, n, true));
+            prop_assert_eq!(plan.links, half * half);
+            prop_assert_eq!(plan.sub_nodes, m * n);
+        }
+
+        #[test]
+        fn fat_tree_shorthands_are_valid_or_refused(
+            p in 1usize..=700,
+            ports in prop::sample::select(vec![8u32, 12, 16, 32, 64]),
+            oversub in prop::sample::select(vec![1.0f64, 2.0, 3.0]),
+            tiers in 2u8..=3,
+        ) {
+            let spec = format!("tiers={tiers},sub-nodes={p},ports={ports},oversub={oversub}");
+            let s = Shorthand { sub_nodes_per_server: Some(1), ..Shorthand::default() };
+            let (inv, opts) = shorthand::fat_tree(&spec, &s).unwrap();
+            if let Some(plan) = design_checks(&inv, &opts) {
+                prop_assert_eq!(plan.sub_nodes, p);
+                let f = plan.fat_tree.clone().unwrap();
+                prop_assert_eq!(f.tiers, tiers);
+            }
+        }
+
+        #[test]
+        fn inventories_of_any_size_design_or_refuse(
+            servers in 1u64..=40,
+            per_server in 1usize..=8,
+            switches in 1u64..=24,
+            ports in prop::sample::select(vec![8u32, 16, 32, 48]),
+            split in any::<bool>(),
+            fat in any::<bool>(),
+        ) {
+            let mut text = format!("[[server]]\nname = \"s{{n}}\"\ncount = {servers}\nsockets = [\"c0\"]\n[[server.pcie_switch]]\nname = \"p0\"\nsocket = \"c0\"\n");
+            for i in 0..per_server {
+                text += &format!("[[server.gpu]]\nname = \"g{i}\"\npcie_switch = \"p0\"\nmodel = \"G\"\n[[server.nic]]\nname = \"n{i}\"\npcie_switch = \"p0\"\nmodel = \"N\"\nspeed_gbps = 100\n");
+            }
+            text += &format!("[[switch]]\nname = \"w{{n}}\"\ncount = {switches}\nmodel = \"S\"\nports = {ports}\nport_gbps = 100\n");
+            if split {
+                let h = ports / 2;
+                text += &format!("[[switch.virtual]]\nsuffix = \"a\"\nports = \"1-{h}\"\nvlan = 10\n[[switch.virtual]]\nsuffix = \"b\"\nports = \"{}-{ports}\"\nvlan = 20\n", h + 1);
+            }
+            let inv = Inventory::from_toml(&text, "gen.toml").unwrap();
+            let topology = if fat { crate::plan::Topology::FatTree } else { crate::plan::Topology::BiGraph };
+            design_checks(&inv, &DesignOptions { topology, ..DesignOptions::default() });
+        }
+    }
+}

@@ -447,7 +447,14 @@ impl Inventory {
 /// Converts a TOML error into a syntax error with line and column.
 pub(crate) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Error {
     let offset = e.span().map_or(0, |s| s.start);
-    let message = e.message().trim().to_string();
+    // Say the types as a person would.
+    let message = e
+        .message()
+        .trim()
+        .replace("expected i64", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected u32", "expected a whole number")
+        .replace("expected a sequence", "expected a list");
     Error::syntax_at(file, text, offset, message)
 }
 
@@ -808,13 +815,12 @@ impl Checker<'_> {
             },
         };
 
-        if self.problems.len() > before {
-            return None;
-        }
+        let hardware_errors = self.problems.len() > before;
         let (pattern, numbers) = numbers?;
 
-        let start = servers.len();
-        let has_addresses = nics.iter().any(|n| n.mac.is_some() || n.ip.is_some());
+        // Names first, even when the hardware has problems, so that a
+        // duplicate name is reported in the same run.
+        let mut expanded = Vec::with_capacity(numbers.end.saturating_sub(numbers.start) as usize);
         for n in numbers {
             let name = pattern.render(n);
             if let Some(prev) = names.insert(&name, line) {
@@ -842,6 +848,14 @@ impl Checker<'_> {
                 );
                 return None;
             }
+            expanded.push((n, name, rack));
+        }
+        if hardware_errors {
+            return None;
+        }
+        let start = servers.len();
+        let has_addresses = nics.iter().any(|n| n.mac.is_some() || n.ip.is_some());
+        for (n, name, rack) in expanded {
             let mut nic_addresses = Vec::new();
             if has_addresses {
                 for (nic, rawnic) in nics.iter().zip(&raw.nic) {
@@ -1296,9 +1310,7 @@ impl Checker<'_> {
                 }
             },
         };
-        if self.problems.len() > before {
-            return None;
-        }
+        let switch_errors = self.problems.len() > before;
         let (pattern, numbers) = numbers?;
         let start = switches.len();
         for n in numbers {
@@ -1334,6 +1346,10 @@ impl Checker<'_> {
                 number: n,
                 rack,
             });
+        }
+        if switch_errors {
+            switches.truncate(start);
+            return None;
         }
         Some(SwitchTemplate {
             pattern: raw.name.get_ref().clone(),

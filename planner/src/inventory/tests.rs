@@ -47,3 +47,248 @@ fn minimal_inventory_expands() {
     );
     assert_eq!(t.gpus[0].name, "gpu0");
 }
+
+/// Parses `input` (the minimal inventory with `edit` applied) and checks
+/// the error message contains every `want` fragment.
+fn check_err(input: &str, want: &[&str]) {
+    let err = Inventory::from_toml(input, "inv.toml")
+        .expect_err("the inventory should be rejected")
+        .to_string();
+    for w in want {
+        assert!(err.contains(w), "missing `{w}` in:\n{err}");
+    }
+}
+
+fn edit(from: &str, to: &str) -> String {
+    assert!(MINIMAL.contains(from), "{from}");
+    MINIMAL.replacen(from, to, 1)
+}
+
+#[test]
+fn toml_syntax_errors_give_line_and_column() {
+    check_err(&edit("count = 2\n", "count = = 2\n"), &["inv.toml:4:"]);
+    check_err("[[server]\n", &["inv.toml:1:"]);
+    // Wrong types and typos are reported with their position too.
+    check_err(
+        &edit("ports = 32", "ports = \"32\""),
+        &["inv.toml:25:9:", "expected a whole number"],
+    );
+    check_err(
+        &edit("speed_gbps = 100", "speed = 100"),
+        &["inv.toml:", "unknown field `speed`"],
+    );
+}
+
+#[test]
+fn semantic_errors_name_the_object_and_the_fix() {
+    // Negative count.
+    check_err(
+        &edit("count = 2\nsockets", "count = -3\nsockets"),
+        &[
+            "inv.toml:4:",
+            "server template node{n:02}",
+            "count is -3",
+            "1 or more",
+        ],
+    );
+    // A repeated template without a number in its name.
+    check_err(
+        &edit("name = \"sw{n}\"", "name = \"sw\""),
+        &["switch template sw", "2 instances", "{n:02}"],
+    );
+    // Duplicate names across templates.
+    check_err(
+        &format!(
+            "{MINIMAL}\n[[switch]]\nname = \"node01\"\nmodel = \"x\"\nports = 8\nport_gbps = 100\n"
+        ),
+        &["switch node01", "already used at line 2", "duplicate name"],
+    );
+    // Dangling references.
+    check_err(
+        &edit(
+            "pcie_switch = \"plx0\"\nmodel = \"V100\"",
+            "pcie_switch = \"plx9\"\nmodel = \"V100\"",
+        ),
+        &[
+            "inv.toml:12:",
+            "GPU gpu0",
+            "PCIe switch plx9 is not defined",
+            "dangling reference",
+            "[plx0]",
+        ],
+    );
+    check_err(
+        &edit(
+            "socket = \"cpu0\"\n\n[[server.gpu]]",
+            "socket = \"cpu7\"\n\n[[server.gpu]]",
+        ),
+        &["PCIe switch plx0", "socket cpu7", "dangling reference"],
+    );
+    // A NIC under no PCIe switch.
+    check_err(
+        &edit(
+            "name = \"mlx5_0\"\npcie_switch = \"plx0\"\n",
+            "name = \"mlx5_0\"\n",
+        ),
+        &["NIC mlx5_0", "under no PCIe switch", "set pcie_switch"],
+    );
+    // Two devices in one slot.
+    check_err(
+        &format!(
+            "{}[[server.nic]]\nname = \"mlx5_1\"\nslot = \"mlx5_0\"\npcie_switch = \"plx0\"\nmodel = \"CX-5\"\nspeed_gbps = 100\n",
+            &MINIMAL[..MINIMAL.find("[[switch]]").unwrap()]
+        ),
+        &["NIC mlx5_1", "slot overbooked"],
+    );
+}
+
+#[test]
+fn switch_split_errors() {
+    let split = |a: &str, b: &str, extra: &str| {
+        format!(
+            "{MINIMAL}{extra}\n[[switch.virtual]]\nsuffix = \"u\"\nports = \"{a}\"\nvlan = 101\n\n[[switch.virtual]]\nsuffix = \"l\"\nports = \"{b}\"\nvlan = 102\n"
+        )
+    };
+    assert!(Inventory::from_toml(&split("1-16", "17-32", ""), "inv.toml").is_ok());
+    check_err(
+        &split("1-16", "16-32", ""),
+        &[
+            "virtual switch l",
+            "port 16 also belongs to virtual switch u",
+            "port overbooked",
+        ],
+    );
+    check_err(
+        &split("1-16", "17-33", ""),
+        &["port 33 does not exist on a 32-port switch"],
+    );
+    check_err(
+        &split("1-16", "17-32", "reserved_ports = \"32\"\n"),
+        &["port 32 is also reserved", "port overbooked"],
+    );
+    check_err(
+        &split("1-16", "17-32", "").replace("vlan = 102", "vlan = 101"),
+        &["both halves use VLAN 101"],
+    );
+    check_err(
+        &split("1-16", "17-32", "").replace("vlan = 102", "vlan = 5000"),
+        &["VLAN 5000", "1 and 4094"],
+    );
+    check_err(
+        &split("1-16", "17-32", "")
+            .replace("suffix = \"l\"", "suffix = \"l\"\npart = \"upper\"")
+            .replace("suffix = \"u\"", "suffix = \"u\"\npart = \"upper\""),
+        &["both halves are in the upper part"],
+    );
+    check_err(
+        &split("1-16", "a", ""),
+        &["`a` in `a` is not a port number"],
+    );
+}
+
+#[test]
+fn addresses_racks_and_catalog() {
+    let inv = Inventory::from_toml(
+        &format!(
+            "{MINIMAL}\n[[nic_address]]\nserver = \"node02\"\nnic = \"mlx5_0\"\nmac = \"AA:BB:CC:00:00:02\"\nip = \"10.0.0.2/24\"\n"
+        ),
+        "inv.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        inv.servers[1].nic_addresses,
+        vec![NicAddress {
+            mac: Some("aa:bb:cc:00:00:02".into()),
+            ip: Some("10.0.0.2/24".into())
+        }]
+    );
+    check_err(
+        &format!("{MINIMAL}\n[[nic_address]]\nserver = \"node09\"\nnic = \"mlx5_0\"\n"),
+        &[
+            "server node09 is not in the inventory",
+            "dangling reference",
+        ],
+    );
+    check_err(
+        &format!("{MINIMAL}\n[[nic_address]]\nserver = \"node01\"\nnic = \"eth9\"\n"),
+        &["server node01 has no NIC eth9", "[mlx5_0]"],
+    );
+    check_err(
+        &edit("speed_gbps = 100", "speed_gbps = 100\nmac = \"zz:00\""),
+        &["MAC `zz:00`"],
+    );
+    check_err(
+        &edit(
+            "speed_gbps = 100",
+            "speed_gbps = 100\nip = \"10.0.{n}.300\"",
+        ),
+        &["`10.0.1.300` is not an IP address"],
+    );
+    check_err(
+        &format!(
+            "[[rack]]\nname = \"r1\"\n{}",
+            edit("count = 2\n", "count = 2\nrack = \"r{n}\"\n")
+        ),
+        &["server node02", "rack r2 is not declared"],
+    );
+    check_err(
+        &format!("{MINIMAL}\n[[catalog]]\nname = \"cable\"\nkind = \"rope\"\nprice = 1.0\n"),
+        &["catalog part cable", "kind `rope`"],
+    );
+    check_err(
+        &format!("{MINIMAL}\n[[catalog]]\nname = \"x\"\nkind = \"nic\"\nprice = -1.0\n"),
+        &["price is -1"],
+    );
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let bad = edit("count = 2\nsockets", "count = -1\nsockets").replace("ports = 32", "ports = 0");
+    let err = Inventory::from_toml(&bad, "inv.toml").unwrap_err();
+    match err {
+        crate::Error::Invalid { problems, .. } => assert_eq!(problems.len(), 2, "{problems:?}"),
+        other => panic!("{other}"),
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    const EFLOPS: &str = include_str!("../../../topologies/eflops-4x16.toml");
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Arbitrary text never panics the parser.
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,400}") {
+            let _ = Inventory::from_toml(&text, "fuzz.toml");
+        }
+
+        /// Arbitrary edits of a real inventory never panic, and every error
+        /// names the file.
+        #[test]
+        fn mutated_inventories_fail_cleanly(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..6, "[-0-9a-z{}\"=,\\[\\]\n ]{0,8}"), 1..6)
+        ) {
+            let mut lines: Vec<String> = EFLOPS.lines().map(str::to_string).collect();
+            for (at, op, text) in edits {
+                let i = at.index(lines.len());
+                match op {
+                    0 => { lines.remove(i); }
+                    1 => { let l = lines[i].clone(); lines.insert(i, l); }
+                    2 => lines[i] = text,
+                    3 => lines[i].push_str(&text),
+                    4 => { lines[i] = lines[i].replace(|c: char| c.is_ascii_digit(), "9"); }
+                    _ => { lines[i] = lines[i].replace('=', &text); }
+                }
+                if lines.is_empty() { lines.push(String::new()); }
+            }
+            let text = lines.join("\n");
+            if let Err(e) = Inventory::from_toml(&text, "fuzz.toml") {
+                prop_assert!(e.to_string().starts_with("fuzz.toml"), "{}", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Behaviours of the command line beyond its printed output.
+
+use std::fs;
+
+use crate::{planner, planner_in, root};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+#[test]
+fn design_output_is_byte_identical_across_runs() {
+    for args in [
+        ["design", "topologies/eflops-4x16.toml", "--format", "json"],
+        [
+            "design",
+            "topologies/fat-tree-k16.toml",
+            "--topology",
+            "fat-tree",
+        ],
+        [
+            "compare",
+            "topologies/bigraph-1024.toml",
+            "--format",
+            "json",
+        ],
+    ] {
+        let a = planner(&args);
+        let b = planner(&args);
+        assert!(a.status.success(), "{}", text(&a.stderr));
+        assert_eq!(a.stdout, b.stdout, "{args:?}");
+    }
+}
+
+#[test]
+fn example_plan_and_cable_list_are_current() {
+    // examples/data holds the plan and cable list of the EFLOPS deployment
+    // that the README and the golden cases use; they must match what the
+    // planner designs today.
+    let out = planner(&["design", "topologies/eflops-4x16.toml", "--format", "json"]);
+    assert!(out.status.success());
+    let plan_path = root().join("examples/data/eflops-4x16.plan.json");
+    let cables_path = root().join("examples/data/eflops-4x16.cables.csv");
+    let cables = planner(&["cables", "examples/data/eflops-4x16.plan.json"]);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        fs::write(&plan_path, &out.stdout).unwrap();
+        fs::write(&cables_path, &cables.stdout).unwrap();
+        return;
+    }
+    assert_eq!(text(&out.stdout), fs::read_to_string(&plan_path).unwrap());
+    assert_eq!(
+        text(&cables.stdout),
+        fs::read_to_string(&cables_path).unwrap()
+    );
+}
+
+#[test]
+fn out_files_are_written_whole_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = root().join("topologies/eflops-4x16.toml");
+    let inv = inv.to_str().unwrap();
+    let out = planner_in(
+        dir.path(),
+        &[
+            "design",
+            inv,
+            "--out",
+            "plan.json",
+            "--cables",
+            "cables.csv",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Plan written to plan.json"));
+    // Nothing but the two files: no temporary left behind.
+    let mut names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["cables.csv", "plan.json"]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(dir.path().join("plan.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644, "plan files are readable by others");
+    }
+    let v = planner_in(
+        dir.path(),
+        &["validate", "plan.json", "--cabling", "cables.csv"],
+    );
+    assert!(v.status.success(), "{}", text(&v.stdout));
+    // The TOML form reads back too.
+    let t = planner_in(dir.path(), &["design", inv, "--out", "plan.toml"]);
+    assert!(t.status.success(), "{}", text(&t.stderr));
+    let v = planner_in(dir.path(), &["validate", "plan.toml"]);
+    assert!(v.status.success(), "{}", text(&v.stdout));
+}
+
+#[test]
+fn a_failed_design_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = planner_in(
+        dir.path(),
+        &["design", "--bigraph", "4x16", "--out", "missing/plan.json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("directory missing does not exist"));
+    let bad = planner_in(
+        dir.path(),
+        &["design", "--bigraph", "9x16", "--out", "plan.json"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = planner(&["design"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = planner(&["design", "--bigraph", "4x16", "--fat-tree", "k=4"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = planner(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}

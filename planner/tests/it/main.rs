@@ -1,0 +1,31 @@
+//! Integration tests of the `planner` binary (one test crate, as ripgrep
+//! does): golden files for every command and the behaviours a user relies
+//! on (exit codes, atomic writes, determinism).
+
+mod cli;
+mod golden;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The workspace root: commands run there so paths in outputs are short.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Runs `planner` with `args` in `dir`.
+pub fn planner_in(dir: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run planner")
+}
+
+/// Runs `planner` with `args` in the workspace root.
+pub fn planner(args: &[&str]) -> Output {
+    planner_in(&root(), args)
+}
