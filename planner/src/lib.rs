@@ -18,6 +18,7 @@ pub mod inventory;
 pub mod metrics;
 pub mod plan;
 mod plan_json;
+pub mod ranks;
 pub mod report;
 pub mod servers;
 pub mod text;

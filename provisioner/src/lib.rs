@@ -1,1 +1,11 @@
-//! Provisioner.
+//! Binds a plan (from `planner design`) to a Kubernetes cluster.
+//!
+//! This crate starts with what every later step needs and can check without
+//! a cluster: which Kubernetes Node each planned server is, and which
+//! GPU-NIC sub-nodes, switch and BiGraph part each Node carries
+//! ([`nodes::bind`]). Labels, placement and jobs build on it.
+
+pub mod error;
+pub mod nodes;
+
+pub use error::{Error, Result};

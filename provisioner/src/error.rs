@@ -1,0 +1,46 @@
+//! The provisioner's one error type.
+
+use planner::Problem;
+
+/// Errors of the provisioner library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A node map that is not valid TOML.
+    #[error("{file}:{line}:{column}: {message}")]
+    Syntax {
+        /// The file as the user named it.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser expected.
+        message: String,
+    },
+
+    /// A node map or plan that cannot be bound to Kubernetes nodes; every
+    /// problem is listed with its line when known.
+    #[error("{}", list(file, problems))]
+    Invalid {
+        /// The input's name.
+        file: String,
+        /// Everything that is wrong.
+        problems: Vec<Problem>,
+    },
+}
+
+fn list(file: &str, problems: &[Problem]) -> String {
+    let n = problems.len();
+    let mut out = format!(
+        "{file}: {n} problem{} binding the plan to Kubernetes nodes",
+        if n == 1 { "" } else { "s" }
+    );
+    for p in problems {
+        out.push_str("\n  ");
+        out.push_str(&p.display_in(file));
+    }
+    out
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

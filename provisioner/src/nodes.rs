@@ -1,0 +1,287 @@
+//! Plan servers to Kubernetes Node names.
+//!
+//! By default a server's Node is its host name. A node map (TOML, one
+//! `server = "node"` line per server that differs) renames them; servers it
+//! does not mention keep their host name. Every Node name must be a valid
+//! Kubernetes object name (RFC 1123 subdomain) and no two servers may map
+//! to one Node.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use planner::Problem;
+use planner::plan::Plan;
+
+use crate::error::{Error, Result};
+
+/// A sub-node as a Node carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeSubNode {
+    /// `<server>/sn<i>`.
+    pub id: String,
+    /// GPU paired with the NIC.
+    pub gpu: Option<String>,
+    /// NIC.
+    pub nic: String,
+    /// Switch (VLAN half) the NIC is cabled to.
+    pub switch: String,
+    /// `upper`, `lower`, or the fat-tree tier.
+    pub part_or_tier: String,
+}
+
+/// One Kubernetes Node of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Node {
+    /// Kubernetes Node name.
+    pub node: String,
+    /// The plan's server.
+    pub server: String,
+    /// Where the name came from: `hostname` or `node-map`.
+    pub named_by: &'static str,
+    /// The sub-nodes it carries.
+    pub sub_nodes: Vec<NodeSubNode>,
+}
+
+/// A node map as read from TOML: server name to Node name, with lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeMap {
+    entries: BTreeMap<String, (String, Option<usize>)>,
+    file: String,
+}
+
+impl NodeMap {
+    /// Parses `server = "node"` lines; `file` names the input in errors.
+    pub fn from_toml(text: &str, file: &str) -> Result<NodeMap> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let before = &text[..offset.min(text.len())];
+            Error::Syntax {
+                file: file.to_string(),
+                line: before.matches('\n').count() + 1,
+                column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        let mut entries = BTreeMap::new();
+        let mut problems = Vec::new();
+        for (server, value) in table {
+            let line = line_of_key(text, &server);
+            match value.as_str() {
+                Some(node) => {
+                    entries.insert(server, (node.to_string(), line));
+                }
+                None => problems.push(Problem::at(
+                    line,
+                    format!("server {server}"),
+                    format!("the node name is {}, not a string", value.type_str()),
+                    format!("write {server} = \"<node name>\""),
+                )),
+            }
+        }
+        if problems.is_empty() {
+            Ok(NodeMap {
+                entries,
+                file: file.to_string(),
+            })
+        } else {
+            Err(Error::Invalid {
+                file: file.to_string(),
+                problems,
+            })
+        }
+    }
+}
+
+fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            let bare = l
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='));
+            let quoted = l
+                .strip_prefix(&format!("\"{key}\""))
+                .is_some_and(|r| r.trim_start().starts_with('='));
+            bare || quoted
+        })
+        .map(|i| i + 1)
+}
+
+/// True when `name` is a valid Kubernetes Node name (an RFC 1123
+/// subdomain: at most 253 characters of lower-case letters, digits, `-`
+/// and `.`, each dot-separated label starting and ending with a letter or
+/// digit).
+pub fn is_node_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+/// Binds every server of the plan to a Node. `plan_file` names the plan in
+/// errors about host names.
+pub fn bind(plan: &Plan, map: Option<&NodeMap>, plan_file: &str) -> Result<Vec<Node>> {
+    let mut problems_map = Vec::new();
+    let mut problems_plan = Vec::new();
+    if let Some(map) = map {
+        for (server, (_, line)) in &map.entries {
+            if !plan.servers.iter().any(|s| &s.name == server) {
+                problems_map.push(Problem::at(
+                    *line,
+                    format!("server {server}"),
+                    "the plan has no such server".to_string(),
+                    "use the server names of the plan (see `planner design`)".to_string(),
+                ));
+            }
+        }
+    }
+    let mut nodes = Vec::with_capacity(plan.servers.len());
+    let mut taken: BTreeMap<String, String> = BTreeMap::new();
+    for s in &plan.servers {
+        let (node, named_by, line) = match map.and_then(|m| m.entries.get(&s.name)) {
+            Some((node, line)) => (node.clone(), "node-map", *line),
+            None => (s.name.clone(), "hostname", None),
+        };
+        if !is_node_name(&node) {
+            let p = Problem::at(
+                line,
+                format!("server {}", s.name),
+                format!(
+                    "`{node}` is not a valid Kubernetes node name (lower-case letters, digits, `-` and `.`)"
+                ),
+                if named_by == "hostname" {
+                    format!("map it with a node map line: {} = \"<node name>\"", s.name)
+                } else {
+                    "write the node's name as `kubectl get nodes` shows it".to_string()
+                },
+            );
+            if named_by == "hostname" {
+                problems_plan.push(p);
+            } else {
+                problems_map.push(p);
+            }
+            continue;
+        }
+        if let Some(other) = taken.insert(node.clone(), s.name.clone()) {
+            problems_map.push(Problem::at(
+                line,
+                format!("server {}", s.name),
+                format!("node {node} is already the node of server {other}"),
+                "give every server its own node".to_string(),
+            ));
+            continue;
+        }
+        let sub_nodes = s
+            .sub_nodes
+            .iter()
+            .filter_map(|&i| plan.sub_node_list.get(i))
+            .map(|sn| NodeSubNode {
+                id: sn.id.clone(),
+                gpu: sn.gpu.clone(),
+                nic: sn.nic.clone(),
+                switch: sn.switch.clone(),
+                part_or_tier: sn.part_or_tier.as_str().to_string(),
+            })
+            .collect();
+        nodes.push(Node {
+            node,
+            server: s.name.clone(),
+            named_by,
+            sub_nodes,
+        });
+    }
+    if !problems_map.is_empty() {
+        return Err(Error::Invalid {
+            file: map.map_or(plan_file.to_string(), |m| m.file.clone()),
+            problems: problems_map,
+        });
+    }
+    if !problems_plan.is_empty() {
+        return Err(Error::Invalid {
+            file: plan_file.to_string(),
+            problems: problems_plan,
+        });
+    }
+    Ok(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planner::design::shorthand::{self, Shorthand};
+
+    fn plan() -> Plan {
+        let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
+        planner::design::design(&inv, &opts).unwrap()
+    }
+
+    #[test]
+    fn node_names() {
+        for ok in ["node1", "gpu-a.rack-3.example.com", "a"] {
+            assert!(is_node_name(ok), "{ok}");
+        }
+        for bad in ["", "Node1", "node_1", "-a", "a-", "a..b", &"x".repeat(64)] {
+            assert!(!is_node_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hostnames_by_default_and_map_overrides() {
+        let plan = plan();
+        let nodes = bind(&plan, None, "p.json").unwrap();
+        // A 2x4 BiGraph of servers with two sub-nodes each.
+        assert_eq!(nodes.len(), 4);
+        assert_eq!(nodes[0].node, "node1");
+        assert_eq!(nodes[0].sub_nodes.len(), 2);
+        let map = NodeMap::from_toml("node2 = \"k8s-b\"\n", "map.toml").unwrap();
+        let nodes = bind(&plan, Some(&map), "p.json").unwrap();
+        assert_eq!(
+            (nodes[1].node.as_str(), nodes[1].named_by),
+            ("k8s-b", "node-map")
+        );
+    }
+
+    #[test]
+    fn map_errors_name_the_line() {
+        let plan = plan();
+        let map = NodeMap::from_toml(
+            "node9 = \"x\"\nnode1 = \"Bad_Name\"\nnode2 = \"node2\"\n",
+            "map.toml",
+        )
+        .unwrap();
+        let e = bind(&plan, Some(&map), "p.json").unwrap_err().to_string();
+        assert!(
+            e.contains("map.toml:1: server node9: the plan has no such server"),
+            "{e}"
+        );
+        assert!(
+            e.contains("map.toml:2: server node1: `Bad_Name` is not a valid"),
+            "{e}"
+        );
+        let map = NodeMap::from_toml("node1 = \"node2\"\n", "map.toml").unwrap();
+        let e = bind(&plan, Some(&map), "p.json").unwrap_err().to_string();
+        assert!(
+            e.contains("node node2 is already the node of server node1"),
+            "{e}"
+        );
+        let e = NodeMap::from_toml("node1 = 3\n", "map.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("map.toml:1: server node1: the node name is integer"),
+            "{e}"
+        );
+        let e = NodeMap::from_toml("node1 = \n", "map.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("map.toml:1:"), "{e}");
+    }
+}
