@@ -219,8 +219,11 @@ pub struct PlanSubNode {
     /// GPU paired with the NIC under the same PCIe switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
-    /// NIC name.
+    /// NIC name (RDMA device).
     pub nic: String,
+    /// Network interface name, when the inventory gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netdev: Option<String>,
     /// NIC line rate in Gbps.
     pub nic_gbps: u32,
     /// CPU socket.

@@ -423,6 +423,7 @@ impl<'a> Fabric<'a> {
             index: e.index,
             gpu: e.spec.gpu.map(|g| t.gpus[g].name.clone()),
             nic: nic.name.clone(),
+            netdev: nic.netdev.clone(),
             nic_gbps: nic.speed_gbps,
             socket: t.sockets[t.socket_of(nic.attachment)].clone(),
             pcie_switch,

@@ -247,6 +247,7 @@ fn synthetic(
         });
         nics.push(Nic {
             name: format!("nic{i}"),
+            netdev: None,
             slot: format!("slot{}", 2 * i + 2),
             attachment: Attachment::PcieSwitch(ps),
             model: format!("{gbps}G NIC"),

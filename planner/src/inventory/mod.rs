@@ -179,9 +179,11 @@ pub struct Gpu {
 /// A NIC (one network port).
 #[derive(Debug, Clone)]
 pub struct Nic {
-    /// Name within the server: the interface or RDMA device name as LLDP
-    /// reports it (`mlx5_0`, `eth2`).
+    /// Name within the server: the RDMA device name NCCL uses (`mlx5_0`),
+    /// or the interface name when the NIC has no RDMA device.
     pub name: String,
+    /// Network interface name (`ens1f0np0`), as server-side LLDP reports it.
+    pub netdev: Option<String>,
     /// Slot label.
     pub slot: String,
     /// Where it sits.
@@ -1140,6 +1142,20 @@ impl Checker<'_> {
             &[1, 2, 4, 8, 16, 32],
             0..0,
         );
+        if let Some(nd) = &raw.netdev
+            && let Some(prev) = device_names.get(nd.get_ref())
+        {
+            self.problem(
+                self.line(nd),
+                &object,
+                format!(
+                    "netdev {} is already a device name at line {} in this server",
+                    nd.get_ref(),
+                    fmt_line(*prev)
+                ),
+                "give every NIC its own interface name",
+            );
+        }
         let mac = self.pattern(&object, raw.mac.as_ref());
         let ip = self.pattern(&object, raw.ip.as_ref());
         let attachment = self.attach(
@@ -1160,8 +1176,12 @@ impl Checker<'_> {
         if !speed_ok {
             return None;
         }
+        if let Some(nd) = &raw.netdev {
+            device_names.insert(nd.get_ref().clone(), self.line(nd));
+        }
         Some(Nic {
             name,
+            netdev: raw.netdev.as_ref().map(|n| n.get_ref().clone()),
             slot,
             attachment,
             model: raw.model.clone(),

@@ -87,6 +87,7 @@ pub(crate) struct RawGpu {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawNic {
     pub name: Option<String>,
+    pub netdev: Option<Spanned<String>>,
     pub slot: Option<String>,
     pub pcie_switch: Option<Spanned<String>>,
     pub socket: Option<Spanned<String>>,

@@ -246,7 +246,7 @@ impl<'p> Index<'p> {
             self.plan
                 .sub_node_list
                 .get(i)
-                .is_some_and(|sn| sn.nic == nic)
+                .is_some_and(|sn| sn.nic == nic || sn.netdev.as_deref() == Some(nic))
         })
     }
 

@@ -187,3 +187,31 @@ fn hand_edited_plan_is_caught() {
     let v = validate_plan(&plan);
     assert_eq!(kinds(&v), ["inconsistent"], "{:#?}", v.findings);
 }
+
+#[test]
+fn server_side_lldp_matches_netdev_and_mac() {
+    // The servers name their NICs' interfaces; LLDP on a server reports the
+    // interface, the switch and the switch's port.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/eflops-4x16.toml"
+    ))
+    .unwrap()
+    .replace(
+        "name = \"mlx5_0\"\n",
+        "name = \"mlx5_0\"\nnetdev = \"ens1f0np0\"\nmac = \"02:00:00:00:{n:02x}:00\"\n",
+    );
+    let inv = Inventory::from_toml(&text, "eflops.toml").unwrap();
+    let plan = design(&inv, &DesignOptions::default()).unwrap();
+    assert_eq!(plan.sub_node_list[0].netdev.as_deref(), Some("ens1f0np0"));
+    let node01 = r#"{"lldp": {"interface": {"ens1f0np0": {"chassis": {"sw01": {}},
+        "port": {"id": {"type": "ifname", "value": "HundredGigE1/0/9"}}}}}}"#;
+    let mut rows = parse_lldp(node01, "node01.json", "node01").unwrap();
+    // And a switch that only sees the MAC of node02's first NIC.
+    let sw01 = r#"{"lldp": {"interface": {"HundredGigE1/0/25": {"chassis": {"node02": {}},
+        "port": {"id": {"type": "mac", "value": "02:00:00:00:02:00"}}}}}}"#;
+    rows.extend(parse_lldp(sw01, "sw01.json", "sw01").unwrap());
+    let v = validate_cabling(&plan, &rows, &[]);
+    assert_eq!(v.matching_cables, 2, "{:#?}", v.findings);
+    assert!(!kinds(&v).contains(&"unknown-port"), "{:#?}", v.findings);
+}
