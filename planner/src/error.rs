@@ -137,6 +137,18 @@ impl Error {
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Formats a list of problems as the errors of this crate do: a count, then
+/// one `file:line: object: message; fix` line each. Other crates use it for
+/// their own inputs.
+pub fn problem_list(file: &str, what: &str, problems: &[Problem]) -> String {
+    ProblemList {
+        file,
+        what,
+        problems,
+    }
+    .to_string()
+}
+
 struct ProblemList<'a> {
     file: &'a str,
     what: &'a str,

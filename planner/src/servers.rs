@@ -241,32 +241,26 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
 
     // Devices on a root port cannot pair: the GPU-NIC traffic would cross
     // the root complex.
-    for g in &t.gpus {
-        if let Attachment::RootPort(s) = g.attachment {
+    let devices = t
+        .gpus
+        .iter()
+        .map(|g| ("GPU", "NIC", &g.name, &g.slot, g.attachment))
+        .chain(
+            t.nics
+                .iter()
+                .map(|n| ("NIC", "GPU", &n.name, &n.slot, n.attachment)),
+        );
+    for (kind, partner, name, slot, attachment) in devices {
+        if let Attachment::RootPort(s) = attachment {
             violations.push(Violation {
                 rule: "device-on-root-port",
                 message: format!(
-                    "GPU {} ({}) sits directly on a {} root port, under no PCIe switch, so it cannot share one with a NIC",
-                    g.name, g.slot, t.sockets[s]
+                    "{kind} {name} ({slot}) sits directly on a {} root port, under no PCIe switch, so it cannot share one with a {partner}",
+                    t.sockets[s]
                 ),
                 fix: format!(
-                    "move {} into a slot under a PCIe switch of {} together with a NIC",
-                    g.name, t.sockets[s]
-                ),
-            });
-        }
-    }
-    for n in &t.nics {
-        if let Attachment::RootPort(s) = n.attachment {
-            violations.push(Violation {
-                rule: "device-on-root-port",
-                message: format!(
-                    "NIC {} ({}) sits directly on a {} root port, under no PCIe switch, so it cannot share one with a GPU",
-                    n.name, n.slot, t.sockets[s]
-                ),
-                fix: format!(
-                    "move {} into a slot under a PCIe switch of {} together with a GPU",
-                    n.name, t.sockets[s]
+                    "move {name} into a slot under a PCIe switch of {} together with a {partner}",
+                    t.sockets[s]
                 ),
             });
         }

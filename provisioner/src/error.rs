@@ -30,16 +30,7 @@ pub enum Error {
 }
 
 fn list(file: &str, problems: &[Problem]) -> String {
-    let n = problems.len();
-    let mut out = format!(
-        "{file}: {n} problem{} binding the plan to Kubernetes nodes",
-        if n == 1 { "" } else { "s" }
-    );
-    for p in problems {
-        out.push_str("\n  ");
-        out.push_str(&p.display_in(file));
-    }
-    out
+    planner::error::problem_list(file, "binding of the plan to Kubernetes nodes", problems)
 }
 
 /// Shorthand for results of this crate.

@@ -423,19 +423,7 @@ fn choose(
                 "choose an even N of 2 or more".to_string(),
             ));
         }
-        let m = match opts.m {
-            Some(m) => m,
-            None => p.div_ceil(n),
-        };
-        if m * n < p {
-            return Err((
-                format!(
-                    "{m}x{n} holds {} sub-nodes but the inventory has {p}",
-                    m * n
-                ),
-                format!("raise N or M so that M x N >= {p}"),
-            ));
-        }
+        let m = opts.m.unwrap_or_else(|| p.div_ceil(n));
         return check_nm(p, n, m, s).map(|()| (n, m));
     }
 

@@ -251,32 +251,15 @@ fn two_tier(
 
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
     let mut fabric = Fabric::new(inv);
-    let mut leaf_slots = Vec::with_capacity(leaves);
-    for _ in 0..leaves {
-        let phys = pool.take(leaf_tpls).ok_or_else(short)?;
-        let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
-        leaf_slots.push(fabric.add_switch(
-            &phys,
-            phys.name.clone(),
-            Tier::Leaf,
-            None,
-            None,
-            &ports,
-        ));
-    }
-    let mut spine_slots = Vec::with_capacity(spines);
-    for _ in 0..spines {
-        let phys = pool.take(spine_tpls).ok_or_else(short)?;
-        let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
-        spine_slots.push(fabric.add_switch(
-            &phys,
-            phys.name.clone(),
-            Tier::Spine,
-            None,
-            None,
-            &ports,
-        ));
-    }
+    let leaf_slots = take_tier(&mut pool, &mut fabric, leaf_tpls, Tier::Leaf, None, leaves)?;
+    let spine_slots = take_tier(
+        &mut pool,
+        &mut fabric,
+        spine_tpls,
+        Tier::Spine,
+        None,
+        spines,
+    )?;
     // Leaf i's uplink j goes to spine j / w; spine s gives leaf i its ports
     // i*w .. i*w + w.
     for (i, l) in leaf_slots.iter().enumerate() {
@@ -310,6 +293,24 @@ fn two_tier(
         links_per_leaf_spine: w,
     });
     Ok(plan)
+}
+
+/// Takes `count` whole switches from `templates` into the fabric as `tier`.
+fn take_tier(
+    pool: &mut Pool<'_>,
+    fabric: &mut Fabric<'_>,
+    templates: &[usize],
+    tier: Tier,
+    pod: Option<usize>,
+    count: usize,
+) -> std::result::Result<Vec<SwitchSlot>, Why> {
+    (0..count)
+        .map(|_| {
+            let phys = pool.take(templates).ok_or_else(short)?;
+            let ports: Vec<u32> = (1..=fabric.inv.switch_templates[phys.template].ports).collect();
+            Ok(fabric.add_switch(&phys, phys.name.clone(), tier, None, pod, &ports))
+        })
+        .collect()
 }
 
 fn short() -> Why {
@@ -441,32 +442,24 @@ fn three_tier(
     let mut edge_slots = Vec::with_capacity(edges);
     let mut agg_slots = Vec::with_capacity(edges);
     for pod in 0..pods {
-        for tier in [Tier::Edge, Tier::Aggregation] {
-            for _ in 0..h {
-                let phys = pool.take(leaf_tpls).ok_or_else(short)?;
-                let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
-                let slot =
-                    fabric.add_switch(&phys, phys.name.clone(), tier, None, Some(pod), &ports);
-                match tier {
-                    Tier::Edge => edge_slots.push(slot),
-                    _ => agg_slots.push(slot),
-                }
-            }
-        }
+        edge_slots.extend(take_tier(
+            &mut pool,
+            &mut fabric,
+            leaf_tpls,
+            Tier::Edge,
+            Some(pod),
+            h,
+        )?);
+        agg_slots.extend(take_tier(
+            &mut pool,
+            &mut fabric,
+            leaf_tpls,
+            Tier::Aggregation,
+            Some(pod),
+            h,
+        )?);
     }
-    let mut core_slots = Vec::with_capacity(cores);
-    for _ in 0..cores {
-        let phys = pool.take(spine_tpls).ok_or_else(short)?;
-        let ports: Vec<u32> = (1..=inv.switch_templates[phys.template].ports).collect();
-        core_slots.push(fabric.add_switch(
-            &phys,
-            phys.name.clone(),
-            Tier::Core,
-            None,
-            None,
-            &ports,
-        ));
-    }
+    let core_slots = take_tier(&mut pool, &mut fabric, spine_tpls, Tier::Core, None, cores)?;
     for pod in 0..pods {
         for i in 0..h {
             let e = &edge_slots[pod * h + i];

@@ -649,6 +649,53 @@ impl Checker<'_> {
         Some((pattern, first..first + n))
     }
 
+    /// Names the instances of a server or switch template, registers the
+    /// names and checks their racks; `None` after a problem.
+    #[allow(clippy::too_many_arguments)]
+    fn expand(
+        &mut self,
+        kind: &str,
+        pattern: &NamePattern,
+        numbers: Range<u64>,
+        line: Option<usize>,
+        rack_pattern: Option<&NamePattern>,
+        rack_line: Option<usize>,
+        racks: &BTreeSet<String>,
+        names: &mut NameRegistry,
+    ) -> Option<Vec<(u64, String, Option<String>)>> {
+        let mut out = Vec::with_capacity(numbers.end.saturating_sub(numbers.start) as usize);
+        for n in numbers {
+            let name = pattern.render(n);
+            if let Some(prev) = names.insert(&name, line) {
+                self.problem(
+                    line,
+                    format!("{kind} {name}"),
+                    format!(
+                        "the name is already used at line {} (duplicate name)",
+                        fmt_line(prev)
+                    ),
+                    "give every rack, server and switch its own name (change the pattern or `start`)",
+                );
+                return None;
+            }
+            let rack = rack_pattern.map(|p| p.render(n));
+            if let Some(r) = &rack
+                && !racks.is_empty()
+                && !racks.contains(r)
+            {
+                self.problem(
+                    rack_line,
+                    format!("{kind} {name}"),
+                    format!("rack {r} is not declared (dangling reference)"),
+                    format!("declare it in a [[rack]] table or fix the {kind}'s rack pattern"),
+                );
+                return None;
+            }
+            out.push((n, name, rack));
+        }
+        Some(out)
+    }
+
     fn racks(&mut self, r: &Spanned<RawRack>, racks: &mut Vec<Rack>, names: &mut NameRegistry) {
         let raw = r.get_ref();
         let object = format!("rack {}", raw.name.get_ref());
@@ -822,36 +869,17 @@ impl Checker<'_> {
 
         // Names first, even when the hardware has problems, so that a
         // duplicate name is reported in the same run.
-        let mut expanded = Vec::with_capacity(numbers.end.saturating_sub(numbers.start) as usize);
-        for n in numbers {
-            let name = pattern.render(n);
-            if let Some(prev) = names.insert(&name, line) {
-                self.problem(
-                    line,
-                    format!("server {name}"),
-                    format!(
-                        "the name is already used at line {} (duplicate name)",
-                        fmt_line(prev)
-                    ),
-                    "give every rack, server and switch its own name (change the pattern or `start`)",
-                );
-                return None;
-            }
-            let rack = rack_pattern.as_ref().map(|p| p.render(n));
-            if let Some(r) = &rack
-                && !racks.is_empty()
-                && !racks.contains(r)
-            {
-                self.problem(
-                    raw.rack.as_ref().and_then(|r| self.line(r)),
-                    format!("server {name}"),
-                    format!("rack {r} is not declared (dangling reference)"),
-                    "declare it in a [[rack]] table or fix the server's rack pattern",
-                );
-                return None;
-            }
-            expanded.push((n, name, rack));
-        }
+        let rack_line = raw.rack.as_ref().and_then(|r| self.line(r));
+        let expanded = self.expand(
+            "server",
+            &pattern,
+            numbers,
+            line,
+            rack_pattern.as_ref(),
+            rack_line,
+            racks,
+            names,
+        )?;
         if hardware_errors {
             return None;
         }
@@ -1332,41 +1360,24 @@ impl Checker<'_> {
         };
         let switch_errors = self.problems.len() > before;
         let (pattern, numbers) = numbers?;
+        let rack_line = raw.rack.as_ref().and_then(|r| self.line(r));
+        let expanded = self.expand(
+            "switch",
+            &pattern,
+            numbers,
+            line,
+            rack_pattern.as_ref(),
+            rack_line,
+            racks,
+            names,
+        )?;
         let start = switches.len();
-        for n in numbers {
-            let name = pattern.render(n);
-            if let Some(prev) = names.insert(&name, line) {
-                self.problem(
-                    line,
-                    format!("switch {name}"),
-                    format!(
-                        "the name is already used at line {} (duplicate name)",
-                        fmt_line(prev)
-                    ),
-                    "give every rack, server and switch its own name (change the pattern or `start`)",
-                );
-                return None;
-            }
-            let rack = rack_pattern.as_ref().map(|p| p.render(n));
-            if let Some(r) = &rack
-                && !racks.is_empty()
-                && !racks.contains(r)
-            {
-                self.problem(
-                    raw.rack.as_ref().and_then(|r| self.line(r)),
-                    format!("switch {name}"),
-                    format!("rack {r} is not declared (dangling reference)"),
-                    "declare it in a [[rack]] table or fix the switch's rack pattern",
-                );
-                return None;
-            }
-            switches.push(Switch {
-                name,
-                template: 0,
-                number: n,
-                rack,
-            });
-        }
+        switches.extend(expanded.into_iter().map(|(number, name, rack)| Switch {
+            name,
+            template: 0,
+            number,
+            rack,
+        }));
         if switch_errors {
             switches.truncate(start);
             return None;
