@@ -1,0 +1,249 @@
+//! Rank tables for allreduce on a plan, and the per-step proof of which
+//! links they load.
+//!
+//! - [`hdrm`]: EFLOPS Algorithm 1, the rank mapping of HDRM;
+//! - [`schedule`]: halving-doubling and ring schedules as steps of flows;
+//! - [`routing`]: deterministic routes (ECMP with a documented 5-tuple
+//!   hash) on the plan's switches and cables;
+//! - [`mod@verify`]: routes every flow of every step and counts the flows on
+//!   each directed link.
+//!
+//! A rank table maps rank r to an index into `plan.sub_node_list`:
+//!
+//! - `hd` and `ring` fill ranks switch by switch in plan order, and within a
+//!   switch in port order;
+//! - `hdrm` places ranks with Algorithm 1 on a regular BiGraph whose N is a
+//!   power of two: vector 0 on the upper switches and vector 1 on the lower
+//!   ones, each in plan order, and logical group j on the j-th sub-node (in
+//!   port order) of every switch. With X ranks and X >= N, the X/N logical
+//!   groups take the first X/N sub-nodes of every switch; with X < N, only
+//!   the first X/2 switches of each part carry a rank, on their first
+//!   sub-node. Either way every step of halving-doubling loads each
+//!   directed inter-switch link with at most one flow (see [`hdrm`]).
+
+pub mod hdrm;
+pub mod routing;
+pub mod schedule;
+pub mod verify;
+
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::plan::{Plan, Tier, Topology};
+
+pub use hdrm::{Mapping, algorithm1};
+pub use routing::{Link, Network, Route};
+pub use schedule::{Phase, Schedule, Step, halving_doubling, ring};
+pub use verify::{StepLoad, check_ranks, step_link_loads, verify_schedule};
+
+/// An allreduce algorithm together with its rank order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algorithm {
+    /// Halving-doubling with EFLOPS rank mapping (Algorithm 1).
+    Hdrm,
+    /// Halving-doubling in plan order.
+    Hd,
+    /// Ring in plan order.
+    Ring,
+}
+
+impl Algorithm {
+    /// Every algorithm, in the order the help text lists them.
+    pub const ALL: [Algorithm; 3] = [Algorithm::Hdrm, Algorithm::Hd, Algorithm::Ring];
+
+    /// `hdrm`, `hd` or `ring`, as on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Algorithm::Hdrm => "hdrm",
+            Algorithm::Hd => "hd",
+            Algorithm::Ring => "ring",
+        }
+    }
+
+    /// The schedule of this algorithm over `ranks` ranks.
+    pub fn schedule(self, ranks: usize) -> Result<Schedule> {
+        match self {
+            Algorithm::Hdrm | Algorithm::Hd => halving_doubling(ranks),
+            Algorithm::Ring => ring(ranks),
+        }
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                Error::option(
+                    "--algorithm",
+                    format!("`{s}` is not an algorithm; use hdrm, hd or ring"),
+                )
+            })
+    }
+}
+
+/// A rank table: rank r runs on `plan.sub_node_list[ranks[r]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct RankTable {
+    /// The algorithm the order is for.
+    pub algorithm: Algorithm,
+    /// Rank -> index into `plan.sub_node_list`.
+    pub ranks: Vec<usize>,
+}
+
+impl RankTable {
+    /// The schedule of the table's algorithm over its ranks.
+    pub fn schedule(&self) -> Result<Schedule> {
+        self.algorithm.schedule(self.ranks.len())
+    }
+}
+
+/// The rank table of `algorithm` on `plan` for `ranks` ranks (default: every
+/// sub-node, or M x N for HDRM).
+pub fn rank_table(plan: &Plan, algorithm: Algorithm, ranks: Option<usize>) -> Result<RankTable> {
+    let members = members(plan)?;
+    let table = match algorithm {
+        Algorithm::Hdrm => hdrm_order(plan, &members, ranks)?,
+        Algorithm::Hd | Algorithm::Ring => {
+            let mut order: Vec<usize> = members.iter().flatten().copied().collect();
+            let p = order.len();
+            let x = ranks.unwrap_or(p);
+            if algorithm == Algorithm::Hd {
+                hdrm::check_ranks(x, p)?;
+            } else if x == 0 || x > p {
+                return Err(Error::option(
+                    "--ranks",
+                    format!("{x} ranks: a ring on this plan takes 1 to {p}"),
+                ));
+            }
+            order.truncate(x);
+            order
+        }
+    };
+    Ok(RankTable {
+        algorithm,
+        ranks: table,
+    })
+}
+
+/// Routes every step of the table's schedule on `plan` (ECMP choices made
+/// with `seed`) and reports the loads per step.
+pub fn verify(plan: &Plan, table: &RankTable, seed: u64) -> Result<Vec<StepLoad>> {
+    let schedule = table.schedule()?;
+    let net = Network::new(plan)?;
+    verify_schedule(&net, &table.ranks, &schedule, seed)
+}
+
+/// The sub-nodes of every switch (indices into `plan.sub_node_list`), in
+/// switch order, each switch's in port order.
+fn members(plan: &Plan) -> Result<Vec<Vec<usize>>> {
+    let index = plan.switch_index();
+    let mut members = vec![Vec::new(); plan.switch_list.len()];
+    let mut problems = Vec::new();
+    for (i, sn) in plan.sub_node_list.iter().enumerate() {
+        match index.get(sn.switch.as_str()) {
+            Some(&s) => members[s].push(i),
+            None => problems.push(crate::Problem::at(
+                None,
+                format!("sub-node {}", sn.id),
+                format!("its switch {} is not in the plan's switch list", sn.switch),
+                "design the plan again",
+            )),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Invalid {
+            file: plan.name.clone(),
+            what: "plan",
+            problems,
+        });
+    }
+    for m in &mut members {
+        m.sort_by_key(|&i| (plan.sub_node_list[i].port, i));
+    }
+    Ok(members)
+}
+
+/// The HDRM rank table: Algorithm 1 placed on the plan's switches.
+fn hdrm_order(plan: &Plan, members: &[Vec<usize>], ranks: Option<usize>) -> Result<Vec<usize>> {
+    let infeasible = |reason: String, fix: &str| Error::Infeasible {
+        input: plan.name.clone(),
+        topology: "rank mapping for HDRM".to_string(),
+        reason,
+        fix: fix.to_string(),
+    };
+    if plan.topology != Topology::BiGraph {
+        return Err(infeasible(
+            format!(
+                "the plan is a {}, and Algorithm 1 places ranks on the two parts of a BiGraph",
+                plan.describe()
+            ),
+            "use the hd or ring algorithm on this plan, or design a BiGraph",
+        ));
+    }
+    let Some(b) = plan.bigraph.as_ref() else {
+        return Err(infeasible(
+            "the BiGraph plan has no `bigraph` parameters (M and N)".to_string(),
+            "design the plan again with this planner",
+        ));
+    };
+    let (m, n) = (b.m, b.n);
+    let uppers: Vec<usize> = (0..plan.switch_list.len())
+        .filter(|&s| plan.switch_list[s].part_or_tier == Tier::Upper)
+        .collect();
+    let lowers: Vec<usize> = (0..plan.switch_list.len())
+        .filter(|&s| plan.switch_list[s].part_or_tier == Tier::Lower)
+        .collect();
+    let used = || uppers.iter().chain(&lowers).map(|&s| members[s].len());
+    let (lo, hi) = (used().min().unwrap_or(0), used().max().unwrap_or(0));
+    if !b.regular || lo != hi {
+        return Err(infeasible(
+            format!(
+                "the BiGraph {m}x{n} is irregular: its switches carry {lo} to {hi} sub-nodes, and Algorithm 1 needs the same M on every switch"
+            ),
+            "design with a sub-node count that is a multiple of N, so that every switch carries M",
+        ));
+    }
+    if uppers.len() != n / 2 || lowers.len() != n / 2 || n % 2 != 0 {
+        return Err(infeasible(
+            format!(
+                "the plan has {} upper and {} lower switches; a BiGraph of N = {n} has N/2 of each",
+                uppers.len(),
+                lowers.len()
+            ),
+            "design the plan again with this planner",
+        ));
+    }
+    if hi != m {
+        return Err(infeasible(
+            format!("the switches carry {hi} sub-nodes each but the plan says M = {m}"),
+            "design the plan again with this planner",
+        ));
+    }
+    let x = ranks.unwrap_or(m * n);
+    hdrm::check(n, m, x, &plan.name)?;
+    let mapping = algorithm1(n, m, x)?;
+    let mut table = vec![usize::MAX; x];
+    for (part, switches) in [(&mapping.upper, &uppers), (&mapping.lower, &lowers)] {
+        for (k, here) in part.iter().enumerate() {
+            for (slot, &r) in here.iter().enumerate() {
+                table[r] = members[switches[k]][slot];
+            }
+        }
+    }
+    if let Some(r) = table.iter().position(|&s| s == usize::MAX) {
+        return Err(Error::Internal(format!(
+            "Algorithm 1 left rank {r} of {x} without a sub-node"
+        )));
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,244 @@
+//! Per-step link loads of a schedule on a plan: the congestion proof.
+//!
+//! Every flow of a step is routed ([`Network::route`]) and counted on each
+//! directed link it takes. A step is congestion-free on the fabric when no
+//! directed inter-switch link carries more than one flow; access links are
+//! reported apart, since a rank table that puts two ranks on one NIC (or a
+//! schedule where a rank sends twice) overloads them whatever the fabric.
+//!
+//! The flow id of the flow from rank s to rank d is `s << 32 | d`, so a
+//! flow keeps its UDP source port from one run to the next and the seed
+//! alone moves it (see [`super::routing::source_port`]).
+
+use serde::Serialize;
+
+use super::routing::Network;
+use super::schedule::{Phase, Schedule, Step};
+use crate::error::{Error, Problem, Result};
+use crate::plan::Plan;
+
+/// The loads of one step.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct StepLoad {
+    /// Reduce-scatter or all-gather.
+    pub phase: Phase,
+    /// Position within the phase, from 1.
+    pub step: usize,
+    /// Rank distance (halving-doubling); absent for ring.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<usize>,
+    /// Directed flows in the step.
+    pub flows: usize,
+    /// Flows that leave their switch.
+    pub inter_switch_flows: usize,
+    /// Most flows on one directed inter-switch link (0 when no flow leaves
+    /// its switch).
+    pub max_load: usize,
+    /// Directed inter-switch links that carry `max_load` flows.
+    pub max_load_links: usize,
+    /// Most flows on one access link (NIC to switch or back).
+    pub access_max_load: usize,
+    /// Access links that carry `access_max_load` flows.
+    pub access_max_load_links: usize,
+    /// True when some access link carries more than one flow.
+    pub access_overloaded: bool,
+}
+
+/// The flow id of the flow from rank `src` to rank `dst`.
+pub fn flow_id(src: usize, dst: usize) -> u64 {
+    ((src as u64) << 32) | (dst as u64 & 0xFFFF_FFFF)
+}
+
+/// Checks a rank table (rank -> index into `plan.sub_node_list`): not
+/// empty, every index in range, no sub-node twice. Every bad rank is
+/// listed.
+pub fn check_ranks(plan: &Plan, ranks: &[usize]) -> Result<()> {
+    let p = plan.sub_node_list.len();
+    let mut problems = Vec::new();
+    if ranks.is_empty() {
+        problems.push(Problem::at(
+            None,
+            "rank table",
+            "it has no ranks",
+            "give at least one rank",
+        ));
+    }
+    let mut owner = vec![usize::MAX; p];
+    for (rank, &sn) in ranks.iter().enumerate() {
+        if sn >= p {
+            problems.push(Problem::at(
+                None,
+                format!("rank {rank}"),
+                format!(
+                    "sub-node {sn} is out of range: the plan has {p} sub-nodes (0 to {})",
+                    p.saturating_sub(1)
+                ),
+                format!("use a sub-node index below {p}"),
+            ));
+        } else if owner[sn] != usize::MAX {
+            problems.push(Problem::at(
+                None,
+                format!("rank {rank}"),
+                format!(
+                    "sub-node {sn} ({}) is also rank {}",
+                    plan.sub_node_list[sn].id, owner[sn]
+                ),
+                "give every rank its own sub-node",
+            ));
+        } else {
+            owner[sn] = rank;
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid {
+            file: plan.name.clone(),
+            what: "rank table",
+            problems,
+        })
+    }
+}
+
+/// Largest value and how many times it occurs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Max {
+    value: u32,
+    count: usize,
+}
+
+/// The largest load and how many links carry it; a count of 0 when no
+/// link carries anything.
+fn max_of(loads: &[u32]) -> Max {
+    let value = loads.iter().copied().max().unwrap_or(0);
+    let count = if value == 0 {
+        0
+    } else {
+        loads.iter().filter(|&&v| v == value).count()
+    };
+    Max { value, count }
+}
+
+/// Routes every flow of every step of `schedule` over `ranks` (rank ->
+/// sub-node) and reports the loads per step.
+pub fn verify_schedule(
+    net: &Network<'_>,
+    ranks: &[usize],
+    schedule: &Schedule,
+    seed: u64,
+) -> Result<Vec<StepLoad>> {
+    let plan = net.plan();
+    if ranks.len() != schedule.ranks {
+        return Err(Error::Invalid {
+            file: plan.name.clone(),
+            what: "rank table",
+            problems: vec![Problem::at(
+                None,
+                "rank table",
+                format!(
+                    "it has {} ranks but the schedule is for {}",
+                    ranks.len(),
+                    schedule.ranks
+                ),
+                "build the schedule for the table's ranks",
+            )],
+        });
+    }
+    check_ranks(plan, ranks)?;
+    let mut load = vec![0u32; net.link_count()];
+    let access_end = net.access_links().end;
+    let mut out: Vec<StepLoad> = Vec::with_capacity(schedule.steps.len());
+    // Steps with the same flows have the same routes and loads (a flow's
+    // hash depends only on its ranks and the seed), so each distinct step
+    // is routed once: log2(P) times for halving-doubling, once for a ring.
+    let mut distinct: Vec<usize> = Vec::new();
+    for (i, step) in schedule.steps.iter().enumerate() {
+        let same = distinct
+            .iter()
+            .find(|&&j| schedule.steps[j].same_flows(step))
+            .map(|&j| out[j].clone());
+        let load_of = match same {
+            Some(earlier) => earlier,
+            None => {
+                distinct.push(i);
+                let crossing = count_step(net, ranks, step, seed, &mut load)?;
+                // One pass over every link: a distinct step has about as
+                // many flows as there are links.
+                let (access, inter) = load.split_at(access_end);
+                let (inter, access) = (max_of(inter), max_of(access));
+                load.fill(0);
+                StepLoad {
+                    phase: step.phase,
+                    step: step.number,
+                    distance: step.distance,
+                    flows: step.flow_count(),
+                    inter_switch_flows: crossing,
+                    max_load: inter.value as usize,
+                    max_load_links: inter.count,
+                    access_max_load: access.value as usize,
+                    access_max_load_links: access.count,
+                    access_overloaded: access.value > 1,
+                }
+            }
+        };
+        out.push(StepLoad {
+            phase: step.phase,
+            step: step.number,
+            distance: step.distance,
+            ..load_of
+        });
+    }
+    Ok(out)
+}
+
+/// The load of every directed link (indexed by link id, see
+/// [`Network::link`]) in one step.
+pub fn step_link_loads(
+    net: &Network<'_>,
+    ranks: &[usize],
+    step: &Step,
+    seed: u64,
+) -> Result<Vec<u32>> {
+    check_ranks(net.plan(), ranks)?;
+    if step.flow_count() != ranks.len() {
+        return Err(Error::Invalid {
+            file: net.plan().name.clone(),
+            what: "rank table",
+            problems: vec![Problem::at(
+                None,
+                "rank table",
+                format!(
+                    "it has {} ranks but the step is for {}",
+                    ranks.len(),
+                    step.flow_count()
+                ),
+                "build the step for the table's ranks",
+            )],
+        });
+    }
+    let mut load = vec![0u32; net.link_count()];
+    count_step(net, ranks, step, seed, &mut load)?;
+    Ok(load)
+}
+
+/// Adds the flows of one step to `load`; returns how many flows leave their
+/// switch.
+fn count_step(
+    net: &Network<'_>,
+    ranks: &[usize],
+    step: &Step,
+    seed: u64,
+    load: &mut [u32],
+) -> Result<usize> {
+    let mut crossing = 0;
+    for (s, d) in step.flows() {
+        let route = net.route(ranks[s], ranks[d], flow_id(s, d), seed)?;
+        if !route.inter_switch().is_empty() {
+            crossing += 1;
+        }
+        for &l in route.links() {
+            load[l] += 1;
+        }
+    }
+    Ok(crossing)
+}
