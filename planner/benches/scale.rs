@@ -16,12 +16,15 @@ use std::time::{Duration, Instant};
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
 use planner::plan::Plan;
+use planner::ranks::{Algorithm, rank_table, verify};
 use planner::validate::{cabling, validate_cabling, validate_plan};
 
 struct Scenario {
     label: &'static str,
     flag: &'static str,
     spec: &'static str,
+    /// HDRM on the BiGraph; halving-doubling in plan order on the fat-tree.
+    rank_algorithm: &'static str,
 }
 
 const SCENARIOS: [Scenario; 2] = [
@@ -29,11 +32,13 @@ const SCENARIOS: [Scenario; 2] = [
         label: "BiGraph 256x512",
         flag: "--bigraph",
         spec: "256x512",
+        rank_algorithm: "hdrm",
     },
     Scenario {
         label: "leaf-spine, 512-port switches",
         flag: "--fat-tree",
         spec: "tiers=2,sub-nodes=131072,ports=512",
+        rank_algorithm: "hd",
     },
 ];
 
@@ -52,15 +57,24 @@ fn main() {
         let csv = dir.path().join("cabling.csv");
         let p = plan.to_str().expect("utf-8 path");
         let c = csv.to_str().expect("utf-8 path");
-        let runs: [(&str, Vec<&str>); 3] = [
+        let alg = s.rank_algorithm;
+        let runs: Vec<(String, Vec<&str>)> = vec![
             (
-                "design --out plan.json --cables cabling.csv",
+                "design --out plan.json --cables cabling.csv".to_string(),
                 vec!["design", s.flag, s.spec, "--out", p, "--cables", c],
             ),
-            ("validate plan.json", vec!["validate", p]),
+            ("validate plan.json".to_string(), vec!["validate", p]),
             (
-                "validate plan.json --cabling cabling.csv",
+                "validate plan.json --cabling cabling.csv".to_string(),
                 vec!["validate", p, "--cabling", c],
+            ),
+            (
+                format!("ranks plan.json --algorithm {alg} --format csv"),
+                vec!["ranks", p, "--algorithm", alg, "--format", "csv"],
+            ),
+            (
+                format!("verify-ranks plan.json --algorithm {alg}"),
+                vec!["verify-ranks", p, "--algorithm", alg],
             ),
         ];
         for (what, args) in runs {
@@ -165,4 +179,23 @@ fn phases(s: &Scenario, rounds: usize) {
     let (t, v) = best(rounds, || validate_cabling(&parsed, &rows, &[]));
     assert!(v.ok);
     println!("| {} | cabling against the plan | {} |", s.label, ms(t));
+    let alg: Algorithm = s.rank_algorithm.parse().expect("algorithm");
+    let (t, table) = best(rounds, || {
+        rank_table(&parsed, alg, None).expect("rank table")
+    });
+    println!(
+        "| {} | {} rank table | {} |",
+        s.label,
+        s.rank_algorithm,
+        ms(t)
+    );
+    let (t, steps) = best(rounds, || verify(&parsed, &table, 0).expect("verify"));
+    println!(
+        "| {} | {} per-step proof ({} steps, worst load {}) | {} |",
+        s.label,
+        s.rank_algorithm,
+        steps.len(),
+        steps.iter().map(|x| x.max_load).max().unwrap_or(0),
+        ms(t)
+    );
 }

@@ -9,7 +9,9 @@
 //! - [`servers`]: the congestionless-server rules of EFLOPS IV-A;
 //! - [`design`]: BiGraph and fat-tree designs, producing a [`plan::Plan`];
 //! - [`validate`]: plan invariants and as-built cabling checks;
-//! - [`compare`]: BiGraph and fat-tree side by side.
+//! - [`compare`]: BiGraph and fat-tree side by side;
+//! - [`ranks`]: rank tables (EFLOPS Algorithm 1 for HDRM) and the per-step
+//!   link-load proof.
 
 pub mod compare;
 pub mod design;

@@ -228,6 +228,10 @@ pub struct PlanSubNode {
     pub nic_gbps: u32,
     /// CPU socket.
     pub socket: String,
+    /// The socket's position in the server's socket list (0-based), for
+    /// CPU binding (`slot=<socket>:<core>` in an Open MPI rankfile).
+    #[serde(default)]
+    pub socket_index: usize,
     /// PCIe switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcie_switch: Option<String>,

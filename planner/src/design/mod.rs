@@ -426,6 +426,7 @@ impl<'a> Fabric<'a> {
             netdev: nic.netdev.clone(),
             nic_gbps: nic.speed_gbps,
             socket: t.sockets[t.socket_of(nic.attachment)].clone(),
+            socket_index: t.socket_of(nic.attachment),
             pcie_switch,
             mac: addr.and_then(|a| a.mac.clone()),
             ip: addr.and_then(|a| a.ip.clone()),

@@ -21,6 +21,7 @@
 //!   sub-node. Either way every step of halving-doubling loads each
 //!   directed inter-switch link with at most one flow (see [`hdrm`]).
 
+pub mod format;
 pub mod hdrm;
 pub mod routing;
 pub mod schedule;

@@ -1,0 +1,637 @@
+//! Rank tables as people and tools read them (a table, JSON, CSV, an Open
+//! MPI rankfile and hostfile), and rank tables read back from CSV or JSON
+//! for `planner verify-ranks`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{Algorithm, RankTable};
+use crate::error::{Error, Problem, Result};
+use crate::plan::Plan;
+use crate::text::Table;
+
+/// One rank as the JSON and CSV forms show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RankRow {
+    /// Rank, from 0.
+    pub rank: usize,
+    /// Server (host name).
+    pub server: String,
+    /// Sub-node within the server (`sn0`).
+    pub sub_node: String,
+    /// GPU of the sub-node.
+    pub gpu: Option<String>,
+    /// NIC of the sub-node.
+    pub nic: String,
+    /// Switch the NIC is cabled to.
+    pub switch: String,
+    /// `upper` or `lower` on a BiGraph, the tier on a fat-tree.
+    pub part: String,
+}
+
+/// The rows of a rank table.
+pub fn rows(plan: &Plan, table: &RankTable) -> Vec<RankRow> {
+    table
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(rank, &i)| {
+            let sn = &plan.sub_node_list[i];
+            RankRow {
+                rank,
+                server: sn.server.clone(),
+                sub_node: format!("sn{}", sn.index),
+                gpu: sn.gpu.clone(),
+                nic: sn.nic.clone(),
+                switch: sn.switch.clone(),
+                part: sn.part_or_tier.as_str().to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The JSON document of `planner ranks --format json`.
+#[derive(Debug, Serialize)]
+pub struct RankDocument<'a> {
+    /// The plan's name.
+    pub plan: &'a str,
+    /// `hdrm`, `hd` or `ring`.
+    pub algorithm: Algorithm,
+    /// Every rank.
+    pub ranks: Vec<RankRow>,
+}
+
+/// CSV with the header `rank,server,sub_node,gpu,nic,switch,part`.
+pub fn to_csv(plan: &Plan, table: &RankTable) -> String {
+    let mut out = String::from("rank,server,sub_node,gpu,nic,switch,part\n");
+    for r in rows(plan, table) {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{}",
+            r.rank,
+            r.server,
+            r.sub_node,
+            r.gpu.unwrap_or_default(),
+            r.nic,
+            r.switch,
+            r.part
+        );
+    }
+    out
+}
+
+/// An Open MPI rankfile: `rank N=host slot=S:C`, binding each rank to a core
+/// of the socket its GPU and NIC hang from. C counts the server's sub-nodes
+/// on that socket, so two ranks of one socket get different cores.
+pub fn to_rankfile(plan: &Plan, table: &RankTable) -> String {
+    // Core of every sub-node on its socket, in sub-node order per server.
+    let mut core = vec![0usize; plan.sub_node_list.len()];
+    for server in &plan.servers {
+        let mut next: BTreeMap<usize, usize> = BTreeMap::new();
+        for &i in &server.sub_nodes {
+            let c = next.entry(plan.sub_node_list[i].socket_index).or_insert(0);
+            core[i] = *c;
+            *c += 1;
+        }
+    }
+    let mut out = String::new();
+    for (rank, &i) in table.ranks.iter().enumerate() {
+        let sn = &plan.sub_node_list[i];
+        let _ = writeln!(
+            out,
+            "rank {rank}={} slot={}:{}",
+            sn.server, sn.socket_index, core[i]
+        );
+    }
+    out
+}
+
+/// An Open MPI hostfile: every host of the job with its number of ranks,
+/// in the order of its first rank.
+pub fn to_hostfile(plan: &Plan, table: &RankTable) -> String {
+    let mut order: Vec<&str> = Vec::new();
+    let mut slots: BTreeMap<&str, usize> = BTreeMap::new();
+    for &i in &table.ranks {
+        let host = plan.sub_node_list[i].server.as_str();
+        let n = slots.entry(host).or_insert(0);
+        if *n == 0 {
+            order.push(host);
+        }
+        *n += 1;
+    }
+    let mut out = String::new();
+    for host in order {
+        let _ = writeln!(out, "{host} slots={}", slots[host]);
+    }
+    out
+}
+
+/// The table for people.
+pub fn to_table(plan: &Plan, table: &RankTable) -> String {
+    let mut t =
+        Table::new(["rank", "server", "sub-node", "GPU", "NIC", "switch", "part"]).right(&[0]);
+    for r in rows(plan, table) {
+        t.row([
+            r.rank.to_string(),
+            r.server,
+            r.sub_node,
+            r.gpu.unwrap_or_else(|| "-".to_string()),
+            r.nic,
+            r.switch,
+            r.part,
+        ]);
+    }
+    t.render()
+}
+
+/// Reads a rank table written by `planner ranks` as CSV (header
+/// `rank,server,sub_node,...`; only `rank`, `server` and `sub_node` are
+/// read) or JSON (`{"algorithm": .., "ranks": [{"rank", "server",
+/// "sub_node", ..}]}`). Returns the algorithm the JSON names, if any, and
+/// the table as sub-node indices. Every problem is reported: unknown
+/// servers or sub-nodes, ranks given twice or missing, a sub-node given
+/// twice.
+pub fn read_rank_file(
+    text: &str,
+    file: &str,
+    plan: &Plan,
+) -> Result<(Option<Algorithm>, Vec<usize>)> {
+    let entries = if text.trim_start().starts_with('{') {
+        read_json(text, file)?
+    } else {
+        read_csv(text, file)?
+    };
+    // (server, "snK") -> sub-node index.
+    let mut index: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    for (i, sn) in plan.sub_node_list.iter().enumerate() {
+        index.insert((sn.server.as_str(), format!("sn{}", sn.index)), i);
+    }
+    let mut problems = Vec::new();
+    let n = entries.1.len();
+    let mut table = vec![usize::MAX; n];
+    let mut taken: BTreeMap<usize, usize> = BTreeMap::new();
+    for e in &entries.1 {
+        let object = format!("rank {}", e.rank);
+        if e.rank >= n {
+            problems.push(Problem::at(
+                e.line,
+                object,
+                format!(
+                    "the file has {n} ranks, numbered 0 to {}",
+                    n.saturating_sub(1)
+                ),
+                "number the ranks from 0 without gaps",
+            ));
+            continue;
+        }
+        if table[e.rank] != usize::MAX {
+            problems.push(Problem::at(
+                e.line,
+                object,
+                "the rank is given twice",
+                "give every rank once",
+            ));
+            continue;
+        }
+        let Some(&sn) = index.get(&(e.server.as_str(), e.sub_node.clone())) else {
+            problems.push(Problem::at(
+                e.line,
+                object,
+                format!(
+                    "{} {} is not a sub-node of the plan {}",
+                    e.server, e.sub_node, plan.name
+                ),
+                "use the server and sub-node names of `planner ranks` output for this plan",
+            ));
+            continue;
+        };
+        if let Some(other) = taken.insert(sn, e.rank) {
+            problems.push(Problem::at(
+                e.line,
+                object,
+                format!("{} {} already runs rank {other}", e.server, e.sub_node),
+                "give every rank its own sub-node (the table must be a permutation)",
+            ));
+            continue;
+        }
+        table[e.rank] = sn;
+    }
+    if problems.is_empty() && n == 0 {
+        problems.push(Problem::at(
+            None,
+            "rank table",
+            "it has no ranks",
+            "give at least one rank",
+        ));
+    }
+    if problems.is_empty() {
+        Ok((entries.0, table))
+    } else {
+        Err(Error::Invalid {
+            file: file.to_string(),
+            what: "rank table",
+            problems,
+        })
+    }
+}
+
+struct Entry {
+    rank: usize,
+    server: String,
+    sub_node: String,
+    line: Option<usize>,
+}
+
+fn read_csv(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> {
+    let mut columns: Option<(usize, usize, usize)> = None;
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+        let Some((r, s, sn)) = columns else {
+            let find = |name: &str| fields.iter().position(|f| f.eq_ignore_ascii_case(name));
+            match (find("rank"), find("server"), find("sub_node")) {
+                (Some(r), Some(s), Some(sn)) => columns = Some((r, s, sn)),
+                _ => {
+                    return Err(Error::Syntax {
+                        file: file.to_string(),
+                        line,
+                        column: 1,
+                        message: "the header needs the columns rank, server and sub_node (as `planner ranks --format csv` writes)".to_string(),
+                    });
+                }
+            }
+            continue;
+        };
+        let get = |c: usize| fields.get(c).copied().unwrap_or("");
+        let rank = get(r).parse::<usize>().map_err(|_| Error::Syntax {
+            file: file.to_string(),
+            line,
+            column: 1,
+            message: format!("rank `{}` is not a whole number", get(r)),
+        })?;
+        out.push(Entry {
+            rank,
+            server: get(s).to_string(),
+            sub_node: get(sn).to_string(),
+            line: Some(line),
+        });
+    }
+    Ok((None, out))
+}
+
+fn read_json(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> {
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        algorithm: Option<String>,
+        ranks: Vec<Row>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Row {
+        rank: usize,
+        server: String,
+        sub_node: String,
+    }
+    let doc: Doc = serde_json::from_str(text).map_err(|e| Error::Syntax {
+        file: file.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or("")
+            .to_string(),
+    })?;
+    let algorithm = match doc.algorithm {
+        Some(a) => Some(a.parse::<Algorithm>().map_err(|_| Error::Invalid {
+            file: file.to_string(),
+            what: "rank table",
+            problems: vec![Problem::at(
+                None,
+                "algorithm",
+                format!("`{a}` is not an algorithm"),
+                "use hdrm, hd or ring",
+            )],
+        })?),
+        None => None,
+    };
+    Ok((
+        algorithm,
+        doc.ranks
+            .into_iter()
+            .map(|r| Entry {
+                rank: r.rank,
+                server: r.server,
+                sub_node: r.sub_node,
+                line: None,
+            })
+            .collect(),
+    ))
+}
+
+/// Consecutive steps of one phase with the same loads, for reports: a
+/// ring's 2(P-1) steps are alike and read as two rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepGroup {
+    /// `reduce-scatter` or `all-gather` (or the fold phases).
+    pub phase: super::Phase,
+    /// First step of the group, from 1 within the phase.
+    pub first_step: usize,
+    /// Last step of the group.
+    pub last_step: usize,
+    /// Rank distance (halving-doubling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<usize>,
+    /// Directed flows per step.
+    pub flows: usize,
+    /// Most flows on one directed inter-switch link.
+    pub max_load: usize,
+    /// Directed inter-switch links carrying that many.
+    pub max_load_links: usize,
+    /// True when a NIC link carries more than one flow.
+    pub access_overloaded: bool,
+}
+
+/// Groups consecutive alike steps.
+pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
+    let mut out: Vec<StepGroup> = Vec::new();
+    for s in steps {
+        if let Some(g) = out.last_mut()
+            && g.phase == s.phase
+            && g.distance.is_none()
+            && s.distance.is_none()
+            && g.flows == s.flows
+            && g.max_load == s.max_load
+            && g.max_load_links == s.max_load_links
+            && g.access_overloaded == s.access_overloaded
+            && g.last_step + 1 == s.step
+        {
+            g.last_step = s.step;
+            continue;
+        }
+        out.push(StepGroup {
+            phase: s.phase,
+            first_step: s.step,
+            last_step: s.step,
+            distance: s.distance,
+            flows: s.flows,
+            max_load: s.max_load,
+            max_load_links: s.max_load_links,
+            access_overloaded: s.access_overloaded,
+        });
+    }
+    out
+}
+
+/// Loads of one rank order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OrderLoads {
+    /// `hdrm`, `hd`, `ring`, or the rank file's name.
+    pub order: String,
+    /// Most flows on one directed inter-switch link over all steps.
+    pub worst_load: usize,
+    /// Step groups.
+    pub steps: Vec<StepGroup>,
+}
+
+/// The result of `planner verify-ranks`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VerifyReport {
+    /// The plan's name.
+    pub plan: String,
+    /// `BiGraph 4x16`, ...
+    pub design: String,
+    /// `halving-doubling` or `ring`.
+    pub schedule: &'static str,
+    /// Ranks in the job.
+    pub ranks: usize,
+    /// The ECMP hash seed.
+    pub seed: u64,
+    /// True when no step puts two flows on one directed inter-switch link.
+    pub congestion_free: bool,
+    /// The table checked.
+    pub table: OrderLoads,
+    /// The same schedule in plan order (what a scheduler does without the
+    /// topology), when the table checked is not already that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_order: Option<OrderLoads>,
+}
+
+fn loads(order: String, steps: &[super::StepLoad]) -> OrderLoads {
+    OrderLoads {
+        order,
+        worst_load: steps.iter().map(|s| s.max_load).max().unwrap_or(0),
+        steps: group_steps(steps),
+    }
+}
+
+/// Verifies `table` (named `order` in the report) step by step on `plan`,
+/// and the plan order beside it unless `table` is the plan order itself.
+pub fn verify_report(
+    plan: &Plan,
+    table: &RankTable,
+    order: String,
+    seed: u64,
+) -> Result<VerifyReport> {
+    super::check_ranks(plan, &table.ranks)?;
+    let steps = super::verify(plan, table, seed)?;
+    let plain = match table.algorithm {
+        Algorithm::Ring => Algorithm::Ring,
+        Algorithm::Hd | Algorithm::Hdrm => Algorithm::Hd,
+    };
+    let baseline = super::rank_table(plan, plain, Some(table.ranks.len()))?;
+    let plan_order = if baseline.ranks == table.ranks {
+        None
+    } else {
+        let b = super::verify(plan, &baseline, seed)?;
+        Some(loads(format!("{} in plan order", plain.as_str()), &b))
+    };
+    let table_loads = loads(order, &steps);
+    Ok(VerifyReport {
+        plan: plan.name.clone(),
+        design: plan.describe(),
+        schedule: match table.algorithm {
+            Algorithm::Ring => "ring",
+            _ => "halving-doubling",
+        },
+        ranks: table.ranks.len(),
+        seed,
+        congestion_free: table_loads.worst_load <= 1,
+        table: table_loads,
+        plan_order,
+    })
+}
+
+fn step_range(g: &StepGroup) -> String {
+    if g.first_step == g.last_step {
+        g.first_step.to_string()
+    } else {
+        format!("{}-{}", g.first_step, g.last_step)
+    }
+}
+
+/// The report for people: a row per step (alike steps merged), the plan
+/// order's figures beside, and a verdict.
+pub fn render_verify(r: &VerifyReport) -> String {
+    let mut out = format!(
+        "Per-step link loads of {} ({}) on {} ({}, {} ranks, ECMP seed {})\n",
+        r.table.order, r.schedule, r.plan, r.design, r.ranks, r.seed
+    );
+    if let Some(p) = &r.plan_order {
+        out.push_str(&format!(
+            "Beside it: {}, the order a scheduler fills switch by switch\n",
+            p.order
+        ));
+    }
+    out.push_str("Load: flows on the busiest directed inter-switch link, and on how many links that happens\n\n");
+    let mut headers = vec!["phase", "step", "distance", "flows", "load", "links"];
+    if r.plan_order.is_some() {
+        headers.extend(["plan order: load", "links"]);
+    }
+    let right: Vec<usize> = (1..headers.len()).collect();
+    let mut t = Table::new(headers).right(&right);
+    // The plan order's groups line up with the table's when the steps
+    // match; look them up by phase and step.
+    let lookup = |phase: super::Phase, step: usize| {
+        r.plan_order.as_ref().and_then(|p| {
+            p.steps
+                .iter()
+                .find(|g| g.phase == phase && g.first_step <= step && step <= g.last_step)
+        })
+    };
+    for g in &r.table.steps {
+        let mut row = vec![
+            g.phase.as_str().to_string(),
+            step_range(g),
+            g.distance.map_or("-".to_string(), |d| d.to_string()),
+            g.flows.to_string(),
+            g.max_load.to_string(),
+            g.max_load_links.to_string(),
+        ];
+        if r.plan_order.is_some() {
+            match lookup(g.phase, g.first_step) {
+                Some(b) => {
+                    row.push(b.max_load.to_string());
+                    row.push(b.max_load_links.to_string());
+                }
+                None => row.extend(["-".to_string(), "-".to_string()]),
+            }
+        }
+        t.row(row);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    let verdict = |o: &OrderLoads| -> String {
+        if o.worst_load <= 1 {
+            format!(
+                "{}: congestion-free, no directed inter-switch link carries more than one flow in any step",
+                o.order
+            )
+        } else {
+            let bad: Vec<String> = o
+                .steps
+                .iter()
+                .filter(|g| g.max_load > 1)
+                .map(|g| {
+                    format!(
+                        "{} {} ({} flows)",
+                        g.phase.as_str(),
+                        step_range(g),
+                        g.max_load
+                    )
+                })
+                .collect();
+            format!(
+                "{}: congested, up to {} flows share a link; steps {}",
+                o.order,
+                o.worst_load,
+                bad.join(", ")
+            )
+        }
+    };
+    out.push_str(&format!("Result: {}\n", verdict(&r.table)));
+    if let Some(p) = &r.plan_order {
+        out.push_str(&format!("        {}\n", verdict(p)));
+    }
+    if r.table.steps.iter().any(|g| g.access_overloaded) {
+        out.push_str("Warning: some steps put two flows on one NIC link; the rank table or schedule sends twice from one sub-node\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::shorthand::{self, Shorthand};
+    use crate::ranks::rank_table;
+
+    fn plan() -> Plan {
+        let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
+        crate::design::design(&inv, &opts).unwrap()
+    }
+
+    #[test]
+    fn outputs_round_trip() {
+        let plan = plan();
+        let t = rank_table(&plan, Algorithm::Hdrm, None).unwrap();
+        let csv = to_csv(&plan, &t);
+        assert!(csv.starts_with("rank,server,sub_node,gpu,nic,switch,part\n0,"));
+        let (_, back) = read_rank_file(&csv, "r.csv", &plan).unwrap();
+        assert_eq!(back, t.ranks);
+        let doc = RankDocument {
+            plan: &plan.name,
+            algorithm: t.algorithm,
+            ranks: rows(&plan, &t),
+        };
+        let json = serde_json::to_string(&doc).unwrap();
+        let (alg, back) = read_rank_file(&json, "r.json", &plan).unwrap();
+        assert_eq!((alg, back), (Some(Algorithm::Hdrm), t.ranks.clone()));
+    }
+
+    #[test]
+    fn rankfile_and_hostfile() {
+        let plan = plan();
+        let t = rank_table(&plan, Algorithm::Hd, None).unwrap();
+        let rf = to_rankfile(&plan, &t);
+        // Two sub-nodes per server, one per socket.
+        assert!(
+            rf.starts_with("rank 0=node1 slot=0:0\nrank 1=node1 slot=1:0\n"),
+            "{rf}"
+        );
+        assert_eq!(to_hostfile(&plan, &t).lines().next(), Some("node1 slots=2"));
+    }
+
+    #[test]
+    fn bad_rank_files_name_every_problem() {
+        let plan = plan();
+        let csv = "rank,server,sub_node\n0,node1,sn0\n0,node1,sn1\n1,node9,sn0\n2,node1,sn0\n";
+        let e = read_rank_file(csv, "r.csv", &plan).unwrap_err().to_string();
+        assert!(
+            e.contains("r.csv:3: rank 0: the rank is given twice"),
+            "{e}"
+        );
+        assert!(
+            e.contains("r.csv:4: rank 1: node9 sn0 is not a sub-node"),
+            "{e}"
+        );
+        assert!(
+            e.contains("r.csv:5: rank 2: node1 sn0 already runs rank 0"),
+            "{e}"
+        );
+        let e = read_rank_file("a,b\n", "r.csv", &plan)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("r.csv:1:1:"), "{e}");
+        let e = read_rank_file("{\"ranks\": 3}", "r.json", &plan)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("r.json:1:"), "{e}");
+    }
+}
