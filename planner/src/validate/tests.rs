@@ -215,3 +215,86 @@ fn server_side_lldp_matches_netdev_and_mac() {
     assert_eq!(v.matching_cables, 2, "{:#?}", v.findings);
     assert!(!kinds(&v).contains(&"unknown-port"), "{:#?}", v.findings);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PLAN: &str = include_str!("../../../examples/data/eflops-4x16.plan.json");
+    const CSV: &str = include_str!("../../../examples/data/eflops-4x16.cables.csv");
+    const LLDP: &str = include_str!("../../../examples/data/eflops-4x16.lldp.json");
+
+    /// Applies line edits (delete, duplicate, replace, append) to `text`.
+    fn mutate(text: &str, edits: &[(prop::sample::Index, u8, String)]) -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for (at, op, s) in edits {
+            if lines.is_empty() {
+                lines.push(String::new());
+            }
+            let i = at.index(lines.len());
+            match op {
+                0 => {
+                    lines.remove(i);
+                }
+                1 => {
+                    let l = lines[i].clone();
+                    lines.insert(i, l);
+                }
+                2 => lines[i] = s.clone(),
+                _ => lines[i].push_str(s),
+            }
+        }
+        lines.join("\n")
+    }
+
+    fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, u8, String)>> {
+        prop::collection::vec(
+            (any::<prop::sample::Index>(), 0u8..4, "[-0-9a-z,\":{}\\[\\] ]{0,12}"),
+            1..5,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A damaged plan is either rejected with its file name, or read and
+        /// then validated without a panic.
+        #[test]
+        fn damaged_plans_never_panic(e in edits()) {
+            let text = mutate(PLAN, &e);
+            match Plan::from_json(&text, "p.json") {
+                Ok(plan) => { let _ = validate_plan(&plan); }
+                Err(err) => prop_assert!(err.to_string().starts_with("p.json"), "{}", err),
+            }
+        }
+
+        /// Damaged cabling files never panic the readers or the comparison.
+        #[test]
+        fn damaged_cabling_never_panics(e in edits(), lldp in any::<bool>()) {
+            let plan: &Plan = &PLAN_PARSED;
+            let rows = if lldp {
+                parse_lldp(&mutate(LLDP, &e), "l.json", "l")
+            } else {
+                parse_csv(&mutate(CSV, &e), "c.csv")
+            };
+            match rows {
+                Ok(rows) => { let _ = validate_cabling(plan, &rows, &[]); }
+                Err(err) => {
+                    let s = err.to_string();
+                    prop_assert!(s.starts_with("c.csv") || s.starts_with("l.json"), "{}", s);
+                }
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,300}") {
+            let _ = Plan::from_json(&text, "p.json");
+            let _ = Plan::from_toml(&text, "p.toml");
+            let _ = parse_csv(&text, "c.csv");
+            let _ = parse_lldp(&text, "l.json", "l");
+        }
+    }
+
+    static PLAN_PARSED: std::sync::LazyLock<Plan> =
+        std::sync::LazyLock::new(|| Plan::from_json(PLAN, "p.json").unwrap());
+}
