@@ -249,7 +249,11 @@ mod properties {
 
     fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, u8, String)>> {
         prop::collection::vec(
-            (any::<prop::sample::Index>(), 0u8..4, "[-0-9a-z,\":{}\\[\\] ]{0,12}"),
+            (
+                any::<prop::sample::Index>(),
+                0u8..4,
+                "[-0-9a-z,\":{}\\[\\] ]{0,12}",
+            ),
             1..5,
         )
     }
