@@ -6,7 +6,14 @@
 //! - [`routing`]: deterministic routes (ECMP with a documented 5-tuple
 //!   hash) on the plan's switches and cables;
 //! - [`mod@verify`]: routes every flow of every step and counts the flows on
-//!   each directed link.
+//!   each directed link;
+//! - [`avoid`]: dead cables and switches down for repair (`--avoid`), which
+//!   [`Network::avoiding`] routes around;
+//! - [`optimize`]: [`plan_ranks`], the rank table for a fabric that
+//!   Algorithm 1 does not fit (irregular, partial or faulty, or a job that
+//!   is not a power of two): a heuristic, an exact model for small jobs
+//!   (`ilp`, with `good_lp` and `microlp`), and a lower bound to say how far
+//!   from the best the table can be.
 //!
 //! A rank table maps rank r to an index into `plan.sub_node_list`:
 //!
@@ -19,10 +26,22 @@
 //!   groups take the first X/N sub-nodes of every switch; with X < N, only
 //!   the first X/2 switches of each part carry a rank, on their first
 //!   sub-node. Either way every step of halving-doubling loads each
-//!   directed inter-switch link with at most one flow (see [`hdrm`]).
+//!   directed inter-switch link with at most one flow (see [`hdrm`]);
+//! - [`plan_ranks`] gives the same table where Algorithm 1 applies, and
+//!   otherwise one chosen for the fabric, with its loads, a lower bound and
+//!   the cost of folding a job that is not a power of two.
+//!
+//! Halving-doubling over X ranks that is not a power of two folds the
+//! X - P' extra ranks onto P' core ranks ([`folded_halving_doubling`]);
+//! [`Algorithm::schedule`] gives that schedule, so [`fn@verify`] checks such
+//! tables, while [`rank_table`] keeps refusing them (Algorithm 1 and the
+//! plain orders are for powers of two).
 
+pub mod avoid;
 pub mod format;
 pub mod hdrm;
+mod ilp;
+pub mod optimize;
 pub mod routing;
 pub mod schedule;
 pub mod verify;
@@ -34,10 +53,14 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::plan::{Plan, Tier, Topology};
 
+pub use avoid::{Avoid, Target};
 pub use hdrm::{Mapping, algorithm1};
+pub use optimize::{Congestion, Fold, Outcome, Request, Solver, lower_bound, plan_ranks};
 pub use routing::{Link, Network, Route};
-pub use schedule::{Phase, Schedule, Step, halving_doubling, ring};
-pub use verify::{StepLoad, check_ranks, step_link_loads, verify_schedule};
+pub use schedule::{
+    FoldCost, Phase, Schedule, Step, folded_halving_doubling, halving_doubling, ring,
+};
+pub use verify::{StepLoad, check_avoided, check_ranks, step_link_loads, verify_schedule};
 
 /// An allreduce algorithm together with its rank order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -64,10 +87,11 @@ impl Algorithm {
         }
     }
 
-    /// The schedule of this algorithm over `ranks` ranks.
+    /// The schedule of this algorithm over `ranks` ranks: halving-doubling
+    /// (folded when `ranks` is not a power of two) or ring.
     pub fn schedule(self, ranks: usize) -> Result<Schedule> {
         match self {
-            Algorithm::Hdrm | Algorithm::Hd => halving_doubling(ranks),
+            Algorithm::Hdrm | Algorithm::Hd => folded_halving_doubling(ranks),
             Algorithm::Ring => ring(ranks),
         }
     }
@@ -138,6 +162,20 @@ pub fn rank_table(plan: &Plan, algorithm: Algorithm, ranks: Option<usize>) -> Re
 pub fn verify(plan: &Plan, table: &RankTable, seed: u64) -> Result<Vec<StepLoad>> {
     let schedule = table.schedule()?;
     let net = Network::new(plan)?;
+    verify_schedule(&net, &table.ranks, &schedule, seed)
+}
+
+/// Routes every step of the table's schedule on `plan` around the links
+/// and switches in `avoid` (ECMP choices made with `seed`) and reports the
+/// loads per step; a rank on an avoided switch is an error.
+pub fn verify_avoiding(
+    plan: &Plan,
+    table: &RankTable,
+    avoid: &[Avoid],
+    seed: u64,
+) -> Result<Vec<StepLoad>> {
+    let schedule = table.schedule()?;
+    let net = Network::avoiding(plan, avoid)?;
     verify_schedule(&net, &table.ranks, &schedule, seed)
 }
 

@@ -29,6 +29,26 @@
 //!   upward hop is an ECMP choice among all uplinks; each downward hop
 //!   chooses among the links that lead towards the destination.
 //!
+//! # Avoiding links and switches
+//!
+//! A network built with [`Network::avoiding`] keeps every route off the
+//! avoided cables (both directions, every parallel cable between the two
+//! switches) and switches (no route starts, ends or passes there). Each ECMP
+//! choice is then made among the next hops that can still carry the flow
+//! and lead on to its destination, in the same order and with the same
+//! hash as above, so a flow whose choices are untouched keeps its route:
+//!
+//! - BiGraph between the parts without a usable direct link: a detour of 3
+//!   inter-switch hops, to another switch of the destination's part, back
+//!   to another switch of the source's part that still has a link to the
+//!   destination, and down that link; each hop an ECMP choice;
+//! - BiGraph within a part: the intermediate switch is chosen among those
+//!   that can still be reached and still reach the destination;
+//! - fat-tree: every upward and downward choice skips dead next hops and
+//!   next hops that no longer lead to the destination.
+//!
+//! Two switches that no route joins any more give an error naming them.
+//!
 //! Routes follow the plan's structure rather than a general shortest-path
 //! search, which keeps routing O(1) per flow for 131,072 sub-nodes; a plan
 //! that lacks a link the structure needs gives an error naming it.
@@ -57,6 +77,7 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
+use super::avoid::{Avoid, Target};
 use crate::error::{Error, Problem, Result};
 use crate::plan::{Plan, PortRole, Tier, Topology};
 
@@ -221,6 +242,24 @@ pub struct Network<'a> {
     /// Per switch, the inter indices of its upward links, in port order.
     up_start: Vec<u32>,
     up: Vec<u32>,
+    /// What routes keep off; `None` routes on the whole plan.
+    faults: Option<Faults>,
+}
+
+/// Switches and cables that routes keep off.
+#[derive(Debug, Clone)]
+struct Faults {
+    /// Per switch: avoided.
+    switch: Vec<bool>,
+    /// Per inter index: the cable is avoided.
+    inter: Vec<bool>,
+    /// The `--avoid` values, as typed, for error messages.
+    described: Vec<String>,
+    /// Per switch: not avoided, and every link to and from it usable.
+    clean: Vec<bool>,
+    /// Per switch: an id shared by the switches with the same set of
+    /// neighbours.
+    neighbours: Vec<u32>,
 }
 
 /// An `Invalid` error about the plan.
@@ -478,7 +517,192 @@ impl<'a> Network<'a> {
             pairs,
             up_start,
             up,
+            faults: None,
         })
+    }
+
+    /// Builds the graph of `plan` as [`Network::new`] does, with routes
+    /// that keep off everything in `avoid` (see the module documentation).
+    /// With nothing to avoid this is [`Network::new`].
+    pub fn avoiding(plan: &'a Plan, avoid: &[Avoid]) -> Result<Self> {
+        let mut net = Self::new(plan)?;
+        if avoid.is_empty() {
+            return Ok(net);
+        }
+        let switches = net.tier.len();
+        let mut faults = Faults {
+            switch: vec![false; switches],
+            inter: vec![false; net.inter.len()],
+            described: Vec::with_capacity(avoid.len()),
+            clean: Vec::new(),
+            neighbours: Vec::new(),
+        };
+        for a in avoid {
+            match a.resolve(plan)? {
+                Target::Switch(s) => faults.switch[s] = true,
+                Target::Link(x, y) => {
+                    let mut found = false;
+                    for (from, to) in [(x, y), (y, x)] {
+                        for &(_, k) in net.links_to(from, to) {
+                            faults.inter[k as usize] = true;
+                            found = true;
+                        }
+                    }
+                    if !found {
+                        return Err(Error::option(
+                            "--avoid",
+                            format!(
+                                "no link between {} and {} in the plan; name two switches that are cabled to each other",
+                                plan.switch_list[x].name, plan.switch_list[y].name
+                            ),
+                        ));
+                    }
+                }
+            }
+            faults.described.push(a.to_string());
+        }
+        net.faults = Some(faults);
+        // Which switches the faults leave untouched, and which share their
+        // neighbours: between two such switches a route has exactly the
+        // choices it has without faults, and takes the fast path.
+        let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+        let mut clean = Vec::with_capacity(switches);
+        let mut neighbours = Vec::with_capacity(switches);
+        for a in 0..switches {
+            let row = &net.adj[net.adj_start[a] as usize..net.adj_start[a + 1] as usize];
+            clean.push(!net.is_avoided_switch(a) && row.iter().all(|&(_, k)| net.alive(k)));
+            let mut peers: Vec<u32> = row.iter().map(|&(p, _)| p).collect();
+            peers.dedup();
+            let next = ids.len() as u32;
+            neighbours.push(*ids.entry(peers).or_insert(next));
+        }
+        if let Some(f) = net.faults.as_mut() {
+            f.clean = clean;
+            f.neighbours = neighbours;
+        }
+        Ok(net)
+    }
+
+    /// True when routes keep off some link or switch.
+    pub fn avoids_anything(&self) -> bool {
+        self.faults.is_some()
+    }
+
+    /// True when switch `s` is avoided: no rank may sit on it and no route
+    /// crosses it.
+    pub fn is_avoided_switch(&self, s: usize) -> bool {
+        self.faults
+            .as_ref()
+            .is_some_and(|f| f.switch.get(s).copied().unwrap_or(false))
+    }
+
+    /// True when directed link `id` carries no route: an avoided cable, or
+    /// one that ends on an avoided switch. Access links are never dead
+    /// (their sub-nodes are simply not used).
+    pub fn is_dead_link(&self, id: usize) -> bool {
+        let base = 2 * self.sub_switch.len();
+        id >= base && id < self.link_count() && !self.alive((id - base) as u32)
+    }
+
+    /// Number of switches.
+    pub fn switch_count(&self) -> usize {
+        self.tier.len()
+    }
+
+    /// Number of directed inter-switch links that can carry routes.
+    pub fn alive_inter_switch_links(&self) -> usize {
+        (0..self.inter.len() as u32)
+            .filter(|&k| self.alive(k))
+            .count()
+    }
+
+    /// The switches an inter-switch link id joins, `(from, to)`.
+    pub fn ends(&self, id: usize) -> Option<(usize, usize)> {
+        let base = 2 * self.sub_switch.len();
+        id.checked_sub(base)
+            .and_then(|k| self.inter.get(k))
+            .map(|l| (l.from as usize, l.to as usize))
+    }
+
+    /// Number of links from switch `a` to switch `b` that can carry
+    /// routes.
+    pub fn direct_links(&self, a: usize, b: usize) -> usize {
+        if a >= self.tier.len() || b >= self.tier.len() {
+            return 0;
+        }
+        self.links_to(a, b)
+            .iter()
+            .filter(|&&(_, k)| self.alive(k))
+            .count()
+    }
+
+    /// True when a flow from switch `a` can reach switch `b` (always for
+    /// `a == b`).
+    pub fn reachable(&self, a: usize, b: usize) -> bool {
+        if a == b {
+            return !self.is_avoided_switch(a);
+        }
+        if self.faults.is_none() {
+            return !self.switch_paths(a, b).is_empty();
+        }
+        if self.is_avoided_switch(a) || self.is_avoided_switch(b) {
+            return false;
+        }
+        let shape = self.shape(a, b);
+        let mut any = false;
+        self.candidates(shape, 0, a, a, b, &mut |_| {
+            any = true;
+            false
+        });
+        any
+    }
+
+    /// Every route (as inter-switch link ids) that a flow from a sub-node
+    /// on switch `a` to one on switch `b` may take, whatever its ECMP hash:
+    /// the choices of [`Network::route`] at every hop, in the order it
+    /// considers them. Empty when `a == b` or no route exists.
+    pub fn switch_paths(&self, a: usize, b: usize) -> Vec<Vec<usize>> {
+        let mut out = Vec::new();
+        if a == b || a >= self.tier.len() || b >= self.tier.len() {
+            return out;
+        }
+        if self.is_avoided_switch(a) || self.is_avoided_switch(b) {
+            return out;
+        }
+        let shape = self.shape(a, b);
+        let mut path = Vec::with_capacity(MAX_LINKS);
+        self.paths_from(shape, (a, b), a, &mut path, &mut out);
+        out
+    }
+
+    /// Extends `path` (the hops so far of a route of `shape` between the
+    /// switches `ends`, now at `at`) by every candidate, depth first.
+    fn paths_from(
+        &self,
+        shape: Shape,
+        ends: (usize, usize),
+        at: usize,
+        path: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+    ) {
+        let (sa, sb) = ends;
+        let hop = path.len();
+        if hop == shape.hops() {
+            if at == sb {
+                out.push(path.clone());
+            }
+            return;
+        }
+        let mut next = Vec::new();
+        self.candidates(shape, hop, at, sa, sb, &mut |k| {
+            next.push(k);
+            true
+        });
+        for k in next {
+            path.push(self.id(k));
+            self.paths_from(shape, ends, self.inter[k as usize].to as usize, path, out);
+            path.pop();
+        }
     }
 
     /// The plan this network was built from.
@@ -582,7 +806,22 @@ impl<'a> Network<'a> {
         let (sa, sb) = (self.sub_switch[src] as usize, self.sub_switch[dst] as usize);
         let mut r = Route::new();
         r.push(self.up_link(src));
-        if sa != sb {
+        if self.faults.is_some() {
+            for (sn, s) in [(src, sa), (dst, sb)] {
+                if self.is_avoided_switch(s) {
+                    return Err(Error::option(
+                        "--avoid",
+                        format!(
+                            "sub-node {} is on switch {}, which is avoided; route between sub-nodes of other switches",
+                            self.plan.sub_node_list[sn].id, self.plan.switch_list[s].name
+                        ),
+                    ));
+                }
+            }
+            if sa != sb {
+                self.route_avoiding(sa, sb, &key, &mut r)?;
+            }
+        } else if sa != sb {
             match self.fabric {
                 Fabric::BiGraph if self.tier[sa] != self.tier[sb] => {
                     r.push(self.between(sa, sb, &key)?);
@@ -610,6 +849,254 @@ impl<'a> Network<'a> {
         }
         r.push(self.down_link(dst));
         Ok(r)
+    }
+
+    /// The inter-switch hops of a route from switch `sa` to switch `sb`
+    /// (different, neither avoided) that keeps off the faults.
+    fn route_avoiding(&self, sa: usize, sb: usize, key: &FlowKey, r: &mut Route) -> Result<()> {
+        let shape = self.shape(sa, sb);
+        if shape == Shape::TwoHop
+            && let Some(f) = &self.faults
+            && f.clean[sa]
+            && f.clean[sb]
+            && f.neighbours[sa] == f.neighbours[sb]
+        {
+            // Every upward link of sa is usable and leads to sb, over a
+            // usable link: the choices are those of the plain route.
+            let l1 = self.upward(sa, key)?;
+            r.push(l1);
+            r.push(self.between(self.to(l1), sb, key)?);
+            return Ok(());
+        }
+        let mut at = sa;
+        for hop in 0..shape.hops() {
+            let mut n = 0;
+            self.candidates(shape, hop, at, sa, sb, &mut |_| {
+                n += 1;
+                true
+            });
+            if n == 0 {
+                return Err(self.unroutable(sa, sb));
+            }
+            let pick = self.choose(at, n, key);
+            let mut seen = 0;
+            let mut chosen = None;
+            self.candidates(shape, hop, at, sa, sb, &mut |k| {
+                if seen == pick {
+                    chosen = Some(k);
+                    return false;
+                }
+                seen += 1;
+                true
+            });
+            let k = chosen
+                .ok_or_else(|| Error::Internal("ECMP chose past its candidates".to_string()))?;
+            r.push(self.id(k));
+            at = self.inter[k as usize].to as usize;
+        }
+        if at != sb {
+            return Err(Error::Internal(format!(
+                "a route from {} ended at {} instead of {}",
+                self.plan.switch_list[sa].name,
+                self.plan.switch_list[at].name,
+                self.plan.switch_list[sb].name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The error for two switches that no route joins.
+    fn unroutable(&self, a: usize, b: usize) -> Error {
+        let avoided = self
+            .faults
+            .as_ref()
+            .map(|f| f.described.join(", "))
+            .unwrap_or_default();
+        Error::option(
+            "--avoid",
+            format!(
+                "no route from switch {} to switch {} keeps off {avoided}; avoid fewer links, or avoid one of the two switches as well so that no rank is placed on it",
+                self.plan.switch_list[a].name, self.plan.switch_list[b].name
+            ),
+        )
+    }
+
+    /// True when inter link `k` can carry routes.
+    fn alive(&self, k: u32) -> bool {
+        match &self.faults {
+            None => true,
+            Some(f) => {
+                let l = &self.inter[k as usize];
+                !f.inter[k as usize] && !f.switch[l.from as usize] && !f.switch[l.to as usize]
+            }
+        }
+    }
+
+    /// True when some link from `a` to `b` can carry routes.
+    fn has_alive(&self, a: usize, b: usize) -> bool {
+        self.links_to(a, b).iter().any(|&(_, k)| self.alive(k))
+    }
+
+    /// True when switch `s` is not avoided.
+    fn up_switch(&self, s: usize) -> bool {
+        !self.is_avoided_switch(s)
+    }
+
+    /// The shape of a route between two different switches.
+    fn shape(&self, sa: usize, sb: usize) -> Shape {
+        match self.fabric {
+            Fabric::BiGraph if self.tier[sa] != self.tier[sb] => {
+                if self.faults.is_none() || self.has_alive(sa, sb) {
+                    Shape::Direct
+                } else {
+                    Shape::Detour
+                }
+            }
+            Fabric::ThreeTier if self.pod[sa] != self.pod[sb] => Shape::FourHop,
+            _ => Shape::TwoHop,
+        }
+    }
+
+    /// Calls `visit` with the inter index of every candidate for hop `hop`
+    /// of a route of `shape` from `sa` to `sb`, now at switch `at`, in the
+    /// order ECMP numbers them, until `visit` returns false. Without
+    /// faults these are exactly the choices of the plain routes; with
+    /// faults, only links that can carry routes and that lead on to `sb`.
+    fn candidates(
+        &self,
+        shape: Shape,
+        hop: usize,
+        at: usize,
+        sa: usize,
+        sb: usize,
+        visit: &mut dyn FnMut(u32) -> bool,
+    ) {
+        let faulty = self.faults.is_some();
+        let ups = &self.up[self.up_start[at] as usize..self.up_start[at + 1] as usize];
+        let row = &self.adj[self.adj_start[at] as usize..self.adj_start[at + 1] as usize];
+        let to = |k: u32| self.inter[k as usize].to as usize;
+        // A link to `sb` itself.
+        let direct = |visit: &mut dyn FnMut(u32) -> bool| {
+            for &(_, k) in self.links_to(at, sb) {
+                if self.alive(k) && !visit(k) {
+                    return;
+                }
+            }
+        };
+        match (shape, hop) {
+            (Shape::Direct, _) => direct(visit),
+            (Shape::TwoHop, 0) => {
+                for &k in ups {
+                    let x = to(k);
+                    let leads =
+                        !faulty || (self.alive(k) && self.up_switch(x) && self.has_alive(x, sb));
+                    if leads && !visit(k) {
+                        return;
+                    }
+                }
+            }
+            (Shape::TwoHop, _) | (Shape::Detour, 2) | (Shape::FourHop, 3) => direct(visit),
+            (Shape::Detour, 0) => {
+                // Up to the other part (sb's part), to a switch that has a
+                // way back to sa's part that reaches sb.
+                for &k in ups {
+                    let x = to(k);
+                    if x == sb || !self.alive(k) || !self.up_switch(x) {
+                        continue;
+                    }
+                    let xrow =
+                        &self.adj[self.adj_start[x] as usize..self.adj_start[x + 1] as usize];
+                    let leads = xrow.iter().any(|&(y, j)| {
+                        let y = y as usize;
+                        y != sa
+                            && self.tier[y] == self.tier[sa]
+                            && self.alive(j)
+                            && self.up_switch(y)
+                            && self.has_alive(y, sb)
+                    });
+                    if leads && !visit(k) {
+                        return;
+                    }
+                }
+            }
+            (Shape::Detour, _) => {
+                for &(y, k) in row {
+                    let y = y as usize;
+                    if y != sa
+                        && self.tier[y] == self.tier[sa]
+                        && self.alive(k)
+                        && self.up_switch(y)
+                        && self.has_alive(y, sb)
+                        && !visit(k)
+                    {
+                        return;
+                    }
+                }
+            }
+            (Shape::FourHop, 0) => {
+                for &k in ups {
+                    let agg = to(k);
+                    let leads = !faulty
+                        || (self.alive(k)
+                            && self.up_switch(agg)
+                            && self.up_of(agg).iter().any(|&j| {
+                                self.alive(j) && self.core_leads(to(j), self.pod[sb], sb)
+                            }));
+                    if leads && !visit(k) {
+                        return;
+                    }
+                }
+            }
+            (Shape::FourHop, 1) => {
+                for &k in ups {
+                    if (!faulty || (self.alive(k) && self.core_leads(to(k), self.pod[sb], sb)))
+                        && !visit(k)
+                    {
+                        return;
+                    }
+                }
+            }
+            (Shape::FourHop, _) => {
+                for &(peer, k) in row {
+                    let peer = peer as usize;
+                    if self.tier[peer] == Tier::Aggregation
+                        && self.pod[peer] == self.pod[sb]
+                        && self.alive(k)
+                        && self.up_switch(peer)
+                        && (if faulty {
+                            self.has_alive(peer, sb)
+                        } else {
+                            self.has_link(peer, sb)
+                        })
+                        && !visit(k)
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The upward links of switch `a`.
+    fn up_of(&self, a: usize) -> &[u32] {
+        &self.up[self.up_start[a] as usize..self.up_start[a + 1] as usize]
+    }
+
+    /// True when core `c` is up and has a link that can carry routes to an
+    /// aggregation switch of `pod` with such a link to edge `edge`.
+    fn core_leads(&self, c: usize, pod: u32, edge: usize) -> bool {
+        if !self.up_switch(c) {
+            return false;
+        }
+        let row = &self.adj[self.adj_start[c] as usize..self.adj_start[c + 1] as usize];
+        row.iter().any(|&(peer, k)| {
+            let peer = peer as usize;
+            self.tier[peer] == Tier::Aggregation
+                && self.pod[peer] == pod
+                && self.alive(k)
+                && self.up_switch(peer)
+                && self.has_alive(peer, edge)
+        })
     }
 
     /// The switch an inter-switch link id leads to.
@@ -716,6 +1203,34 @@ impl<'a> Network<'a> {
                 ),
             )],
         )
+    }
+}
+
+/// How a route between two different switches is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// BiGraph, between the parts: the direct link.
+    Direct,
+    /// BiGraph, between the parts when no direct link can be used: to
+    /// another switch of the destination's part, back to another switch of
+    /// the source's part, then to the destination.
+    Detour,
+    /// Up one hop and down to the destination: within a BiGraph part, or
+    /// between leaves (edges of one pod) of a fat-tree.
+    TwoHop,
+    /// 3-tier fat-tree between pods: edge, aggregation, core, aggregation,
+    /// edge.
+    FourHop,
+}
+
+impl Shape {
+    fn hops(self) -> usize {
+        match self {
+            Shape::Direct => 1,
+            Shape::TwoHop => 2,
+            Shape::Detour => 3,
+            Shape::FourHop => 4,
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use crate::design::shorthand::{self, Shorthand};
 use crate::design::{DesignOptions, design};
 use crate::inventory::Inventory;
 use crate::plan::PortRole;
+use crate::ranks::verify_avoiding;
 
 fn bigraph_plan(m: usize, n: usize) -> Plan {
     let (inv, opts) = shorthand::bigraph(m, n, &Shorthand::default()).unwrap();
@@ -751,4 +752,359 @@ fn scale_131072_sub_nodes() {
     if !cfg!(debug_assertions) {
         assert!(total.as_secs_f64() < 1.0, "{total:?}");
     }
+}
+
+/// The switch names of one part or tier, in plan order.
+fn tier_names(plan: &Plan, tier: Tier) -> Vec<String> {
+    plan.switch_list
+        .iter()
+        .filter(|s| s.part_or_tier == tier)
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+#[test]
+fn avoid_parses_and_names_what_is_wrong() {
+    assert_eq!(
+        "link:sw01-u-sw02-l".parse::<Avoid>().unwrap(),
+        Avoid::Link("sw01-u-sw02-l".to_string())
+    );
+    assert_eq!(
+        " Switch: sw03 ".parse::<Avoid>().unwrap(),
+        Avoid::Switch("sw03".to_string())
+    );
+    for (text, why) in [
+        ("sw01", "has no kind"),
+        (
+            "cable:sw01-sw02",
+            "has the kind `cable`, not link or switch",
+        ),
+        ("switch:", "names no switch"),
+        ("link:sw01", "does not name two switches joined by -"),
+        ("link:-sw01", "does not name two switches joined by -"),
+    ] {
+        let e = text.parse::<Avoid>().unwrap_err();
+        assert!(matches!(e, Error::Option { .. }));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "--avoid: `{text}` {why}; write link:SW1-SW2 (the cables between two switches) or switch:SW (a switch and its sub-nodes), with switch names as in the plan"
+            )
+        );
+    }
+    let a: Avoid = "link:sw1-sw2".parse().unwrap();
+    assert_eq!(a.to_string(), "link:sw1-sw2");
+    assert_eq!(serde_json::to_string(&a).unwrap(), "\"link:sw1-sw2\"");
+
+    // Names with `-` in them split where both sides are switches.
+    let plan = eflops_plan();
+    let index = plan.switch_index();
+    for (text, a, b) in [
+        ("link:sw01-u-sw02-l", "sw01-u", "sw02-l"),
+        ("link:sw02-l-sw01-u", "sw02-l", "sw01-u"),
+    ] {
+        let t = text.parse::<Avoid>().unwrap().resolve(&plan).unwrap();
+        assert_eq!(t, Target::Link(index[a], index[b]));
+    }
+    let net = Network::avoiding(&plan, &["link:sw02-l-sw01-u".parse().unwrap()]).unwrap();
+    let dead: Vec<String> = net
+        .inter_switch_links()
+        .filter(|&l| net.is_dead_link(l))
+        .map(|l| net.describe(l))
+        .collect();
+    assert_eq!(dead.len(), 2, "{dead:?}");
+    assert!(
+        dead.iter()
+            .any(|d| d.starts_with("sw01-u port") && d.ends_with("-> sw02-l"))
+    );
+    assert!(
+        dead.iter()
+            .any(|d| d.starts_with("sw02-l port") && d.ends_with("-> sw01-u"))
+    );
+
+    let err = |text: &str| {
+        let avoid: Avoid = text.parse().unwrap();
+        Network::avoiding(&plan, &[avoid]).unwrap_err().to_string()
+    };
+    assert_eq!(
+        err("switch:sw99-u"),
+        "--avoid: switch sw99-u in `switch:sw99-u` is not in the plan eflops-4x16; use a name from its switch list (such as sw01-u)"
+    );
+    assert!(
+        err("link:sw01-u-sw99-l").starts_with("--avoid: switch sw99-l in `link:sw01-u-sw99-l`"),
+        "{}",
+        err("link:sw01-u-sw99-l")
+    );
+    assert!(err("link:sw99-u-sw01-l").starts_with("--avoid: switch sw99-u in"));
+    assert_eq!(
+        err("link:sw01-u-sw02-u"),
+        "--avoid: no link between sw01-u and sw02-u in the plan; name two switches that are cabled to each other"
+    );
+    assert!(err("link:sw01-u-sw01-u").contains("names the switch sw01-u twice"));
+}
+
+/// Routes on a 4x16 BiGraph with a dead cable and a switch down: every
+/// route is a connected path that keeps off both; a pair whose direct link
+/// is dead takes a 3-hop detour; routes the faults leave alone are the
+/// plain ones.
+#[test]
+fn routes_keep_off_avoided_links_and_switches() {
+    let plan = bigraph_plan(4, 16);
+    let (u, l) = (
+        tier_names(&plan, Tier::Upper),
+        tier_names(&plan, Tier::Lower),
+    );
+    let avoid: Vec<Avoid> = vec![
+        format!("link:{}-{}", u[0], l[0]).parse().unwrap(),
+        Avoid::Switch(u[5].clone()),
+    ];
+    let net = Network::avoiding(&plan, &avoid).unwrap();
+    let plain = Network::new(&plan).unwrap();
+    assert!(net.avoids_anything() && !plain.avoids_anything());
+    let index = plan.switch_index();
+    let (u0, l0, u5) = (
+        index[u[0].as_str()],
+        index[l[0].as_str()],
+        index[u[5].as_str()],
+    );
+    assert!(net.is_avoided_switch(u5));
+    assert_eq!(net.direct_links(u0, l0), 0);
+    assert_eq!(plain.direct_links(u0, l0), 1);
+    assert_eq!(net.alive_inter_switch_links(), 128 - 2 - 16);
+    let mut detours = 0;
+    let mut kept = 0;
+    for src in 0..plan.sub_nodes {
+        for dst in 0..plan.sub_nodes {
+            let (a, b) = (net.switch_of(src).unwrap(), net.switch_of(dst).unwrap());
+            if a == u5 || b == u5 {
+                let e = net.route(src, dst, 3, 1).unwrap_err().to_string();
+                assert!(e.contains("which is avoided"), "{e}");
+                continue;
+            }
+            let route = net.route(src, dst, 3, 1).unwrap();
+            let crossed = walk(&net, src, dst, &route);
+            assert!(!crossed.contains(&u5));
+            assert!(route.inter_switch().iter().all(|&k| !net.is_dead_link(k)));
+            let tier = |s: usize| plan.switch_list[s].part_or_tier;
+            let touched = |s: usize| s == u0 || s == l0;
+            if (a, b) == (u0, l0) || (a, b) == (l0, u0) {
+                assert_eq!(route.inter_switch().len(), 3);
+                detours += 1;
+            } else if tier(a) != tier(b) || (tier(a) == Tier::Upper && !touched(a) && !touched(b)) {
+                // Direct links, and routes within the upper part between
+                // switches the faults leave alone: as without faults.
+                assert_eq!(route, plain.route(src, dst, 3, 1).unwrap());
+                kept += 1;
+            }
+        }
+    }
+    assert_eq!(detours, 2 * 4 * 4);
+    assert!(kept > 2000, "{kept}");
+}
+
+/// Every route `route` takes is among `switch_paths`, with and without
+/// faults, on a BiGraph, a 2-tier leaf-spine and a 3-tier fat-tree; no
+/// path uses a dead link.
+#[test]
+fn switch_paths_cover_every_route() {
+    let check = |net: &Network<'_>, step: usize| {
+        let plan = net.plan();
+        let mut pairs = 0;
+        for src in (0..plan.sub_nodes).step_by(step) {
+            for dst in (0..plan.sub_nodes).step_by(step + 1) {
+                let (a, b) = (net.switch_of(src).unwrap(), net.switch_of(dst).unwrap());
+                if a == b || net.is_avoided_switch(a) || net.is_avoided_switch(b) {
+                    continue;
+                }
+                let paths = net.switch_paths(a, b);
+                assert!(
+                    paths
+                        .iter()
+                        .all(|p| p.iter().all(|&k| !net.is_dead_link(k)))
+                );
+                for seed in 0..3 {
+                    let route = net.route(src, dst, 7, seed).unwrap();
+                    let hops = route.inter_switch().to_vec();
+                    assert!(
+                        paths.contains(&hops),
+                        "{} -> {}",
+                        plan.switch_list[a].name,
+                        plan.switch_list[b].name
+                    );
+                }
+                assert!(net.reachable(a, b));
+                pairs += 1;
+            }
+        }
+        assert!(pairs > 50);
+    };
+    let plan = bigraph_plan(4, 16);
+    let (u, l) = (
+        tier_names(&plan, Tier::Upper),
+        tier_names(&plan, Tier::Lower),
+    );
+    check(&Network::new(&plan).unwrap(), 3);
+    let avoid: Vec<Avoid> = vec![
+        format!("link:{}-{}", u[0], l[0]).parse().unwrap(),
+        format!("link:{}-{}", l[3], u[2]).parse().unwrap(),
+        Avoid::Switch(l[6].clone()),
+    ];
+    check(&Network::avoiding(&plan, &avoid).unwrap(), 3);
+
+    let plan = fat_tree_plan("tiers=2,sub-nodes=128,ports=16");
+    let (leaves, spines) = (
+        tier_names(&plan, Tier::Leaf),
+        tier_names(&plan, Tier::Spine),
+    );
+    check(&Network::new(&plan).unwrap(), 2);
+    let avoid: Vec<Avoid> = vec![
+        format!("link:{}-{}", leaves[0], spines[0]).parse().unwrap(),
+        Avoid::Switch(spines[1].clone()),
+    ];
+    check(&Network::avoiding(&plan, &avoid).unwrap(), 2);
+
+    let plan = fat_tree_plan("k=8");
+    let cores = tier_names(&plan, Tier::Core);
+    let aggs = tier_names(&plan, Tier::Aggregation);
+    check(&Network::new(&plan).unwrap(), 5);
+    let avoid: Vec<Avoid> = vec![
+        Avoid::Switch(cores[0].clone()),
+        format!("link:{}-{}", aggs[0], cores[1]).parse().unwrap(),
+    ];
+    check(&Network::avoiding(&plan, &avoid).unwrap(), 5);
+}
+
+/// Fat-tree ECMP skips dead next hops: with a spine down and a leaf's
+/// cables to another spine dead, no flow touches them, and flows keep
+/// spreading over the spines left.
+#[test]
+fn fat_tree_ecmp_skips_dead_next_hops() {
+    let plan = fat_tree_plan("tiers=2,sub-nodes=128,ports=16");
+    let (leaves, spines) = (
+        tier_names(&plan, Tier::Leaf),
+        tier_names(&plan, Tier::Spine),
+    );
+    assert!(spines.len() >= 3);
+    let avoid: Vec<Avoid> = vec![
+        Avoid::Switch(spines[0].clone()),
+        format!("link:{}-{}", leaves[0], spines[1]).parse().unwrap(),
+    ];
+    let net = Network::avoiding(&plan, &avoid).unwrap();
+    let index = plan.switch_index();
+    let (s0, s1, l0) = (
+        index[spines[0].as_str()],
+        index[spines[1].as_str()],
+        index[leaves[0].as_str()],
+    );
+    let table = rank_table(&plan, Algorithm::Hd, None).unwrap();
+    let loads = verify_avoiding(&plan, &table, &avoid, 0).unwrap();
+    assert_eq!(loads.len(), 14);
+    let mut middles = std::collections::BTreeSet::new();
+    for step in &table.schedule().unwrap().steps {
+        let load = step_link_loads(&net, &table.ranks, step, 0).unwrap();
+        for k in net.inter_switch_links() {
+            if load[k] > 0 {
+                let (a, b) = net.ends(k).unwrap();
+                assert!(a != s0 && b != s0);
+                assert!(!((a, b) == (l0, s1) || (a, b) == (s1, l0)));
+                middles.insert(if plan.switch_list[a].part_or_tier == Tier::Spine {
+                    a
+                } else {
+                    b
+                });
+            }
+        }
+    }
+    assert_eq!(middles.len(), spines.len() - 1);
+}
+
+#[test]
+fn fold_schedules_have_the_rabenseifner_shape() {
+    let s = folded_halving_doubling(6).unwrap();
+    assert_eq!((s.ranks, s.fold()), (6, Some((4, 2))));
+    let shape: Vec<_> = s
+        .steps
+        .iter()
+        .map(|t| (t.phase, t.number, t.distance, t.flow_count()))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (Phase::Fold, 1, Some(4), 2),
+            (Phase::ReduceScatter, 1, Some(1), 4),
+            (Phase::ReduceScatter, 2, Some(2), 4),
+            (Phase::AllGather, 1, Some(2), 4),
+            (Phase::AllGather, 2, Some(1), 4),
+            (Phase::Unfold, 1, Some(4), 2),
+        ]
+    );
+    assert_eq!(s.steps[0].flows().collect::<Vec<_>>(), vec![(4, 0), (5, 1)]);
+    assert_eq!(s.steps[5].flows().collect::<Vec<_>>(), vec![(0, 4), (1, 5)]);
+    assert_eq!(
+        s.steps[2].flows().collect::<Vec<_>>(),
+        vec![(0, 2), (1, 3), (2, 0), (3, 1)]
+    );
+    assert!(s.steps.iter().all(|t| t.total_ranks() == 6));
+    assert_eq!(
+        (s.steps[0].peer(4), s.steps[0].peer(1), s.steps[0].peer(3)),
+        (0, 5, 3)
+    );
+    let mut buf = [(0, 0); 2];
+    assert_eq!(s.steps[0].flows_of(5, &mut buf), 1);
+    assert_eq!(buf[0], (5, 1));
+    assert_eq!(s.steps[5].flows_of(1, &mut buf), 1);
+    assert_eq!(buf[0], (1, 5));
+    assert_eq!(s.steps[0].flows_of(3, &mut buf), 0);
+    assert_eq!(s.steps[1].flows_of(5, &mut buf), 0);
+    assert_eq!(s.steps[1].flows_of(2, &mut buf), 2);
+    assert_eq!(buf, [(2, 3), (3, 2)]);
+    assert!(!s.steps[0].same_flows(&s.steps[5]));
+    assert!(s.steps[1].same_flows(&s.steps[4]));
+
+    // A power of two is plain halving-doubling; 0 is refused.
+    assert_eq!(
+        folded_halving_doubling(8).unwrap(),
+        halving_doubling(8).unwrap()
+    );
+    assert!(folded_halving_doubling(8).unwrap().fold().is_none());
+    assert!(folded_halving_doubling(0).is_err());
+    assert_eq!(Algorithm::Hd.schedule(48).unwrap().steps.len(), 12);
+    assert_eq!(Algorithm::Hdrm.schedule(12).unwrap().fold(), Some((8, 4)));
+
+    // What the fold costs.
+    for (x, core, extra) in [(6, 4, 2), (12, 8, 4), (48, 32, 16)] {
+        let c = FoldCost::of(x).unwrap();
+        assert_eq!((c.core, c.extra, c.fold_buffers), (core, extra, 2.0));
+        let p = core as f64;
+        assert!((c.core_buffers - 2.0 * (p - 1.0) / p).abs() < 1e-12);
+        assert!((c.ratio() - p / (p - 1.0)).abs() < 1e-12);
+    }
+    assert!(FoldCost::of(64).is_none() && FoldCost::of(0).is_none());
+    assert_eq!(
+        FoldCost::of(6).unwrap().describe(),
+        "6 ranks is not a power of two: 2 extra ranks send their whole buffer B to a partner among the 4 core ranks (fold), the core ranks run halving-doubling, and the partners send the result back (unfold); these 2 extra steps move B each, twice the largest halving-doubling step (B/2), and together 2.00B per extra rank, 1.33 times the 1.50B a core rank moves in the 4 halving-doubling steps, so a partner moves about twice as much as in a power-of-two job and large allreduces take about twice as long; a job of 4 ranks would need no fold"
+    );
+    assert!(
+        FoldCost::of(5)
+            .unwrap()
+            .describe()
+            .contains(": 1 extra rank sends its whole buffer")
+    );
+
+    // A folded table verifies on a plan: the fold steps are phases of
+    // their own.
+    let plan = bigraph_plan(4, 16);
+    let table = rank_table(&plan, Algorithm::Ring, Some(48)).unwrap();
+    let table = RankTable {
+        algorithm: Algorithm::Hd,
+        ranks: table.ranks,
+    };
+    let loads = verify(&plan, &table, 0).unwrap();
+    assert_eq!(loads.len(), 12);
+    assert_eq!((loads[0].phase, loads[0].flows), (Phase::Fold, 16));
+    assert_eq!((loads[11].phase, loads[11].flows), (Phase::Unfold, 16));
+    assert_eq!(
+        serde_json::to_value(&loads[0]).unwrap()["phase"],
+        serde_json::json!("fold")
+    );
 }

@@ -6,6 +6,10 @@
 //! reported apart, since a rank table that puts two ranks on one NIC (or a
 //! schedule where a rank sends twice) overloads them whatever the fabric.
 //!
+//! On a network that avoids links or switches ([`Network::avoiding`]),
+//! flows are routed around them and a rank on an avoided switch is an
+//! error.
+//!
 //! The flow id of the flow from rank s to rank d is `s << 32 | d`, so a
 //! flow keeps its UDP source port from one run to the next and the seed
 //! alone moves it (see [`super::routing::source_port`]).
@@ -100,6 +104,42 @@ pub fn check_ranks(plan: &Plan, ranks: &[usize]) -> Result<()> {
     }
 }
 
+/// Checks that no rank sits on a switch the network avoids; every such
+/// rank is listed.
+pub fn check_avoided(net: &Network<'_>, ranks: &[usize]) -> Result<()> {
+    if !net.avoids_anything() {
+        return Ok(());
+    }
+    let plan = net.plan();
+    let problems: Vec<Problem> = ranks
+        .iter()
+        .enumerate()
+        .filter_map(|(rank, &sn)| {
+            let s = net.switch_of(sn)?;
+            net.is_avoided_switch(s).then(|| {
+                Problem::at(
+                    None,
+                    format!("rank {rank}"),
+                    format!(
+                        "sub-node {} is on switch {}, which is avoided",
+                        plan.sub_node_list[sn].id, plan.switch_list[s].name
+                    ),
+                    "give the rank a sub-node on another switch",
+                )
+            })
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid {
+            file: plan.name.clone(),
+            what: "rank table",
+            problems,
+        })
+    }
+}
+
 /// Largest value and how many times it occurs.
 #[derive(Debug, Default, Clone, Copy)]
 struct Max {
@@ -145,6 +185,7 @@ pub fn verify_schedule(
         });
     }
     check_ranks(plan, ranks)?;
+    check_avoided(net, ranks)?;
     let mut load = vec![0u32; net.link_count()];
     let access_end = net.access_links().end;
     let mut out: Vec<StepLoad> = Vec::with_capacity(schedule.steps.len());
@@ -200,7 +241,7 @@ pub fn step_link_loads(
     seed: u64,
 ) -> Result<Vec<u32>> {
     check_ranks(net.plan(), ranks)?;
-    if step.flow_count() != ranks.len() {
+    if step.total_ranks() != ranks.len() {
         return Err(Error::Invalid {
             file: net.plan().name.clone(),
             what: "rank table",
@@ -210,12 +251,13 @@ pub fn step_link_loads(
                 format!(
                     "it has {} ranks but the step is for {}",
                     ranks.len(),
-                    step.flow_count()
+                    step.total_ranks()
                 ),
                 "build the step for the table's ranks",
             )],
         });
     }
+    check_avoided(net, ranks)?;
     let mut load = vec![0u32; net.link_count()];
     count_step(net, ranks, step, seed, &mut load)?;
     Ok(load)
