@@ -11,16 +11,23 @@
 //! - [`validate`]: plan invariants and as-built cabling checks;
 //! - [`compare`]: BiGraph and fat-tree side by side;
 //! - [`ranks`]: rank tables (EFLOPS Algorithm 1 for HDRM) and the per-step
-//!   link-load proof.
+//!   link-load proof;
+//! - [`qos`]: the QoS and addressing intent a plan carries;
+//! - [`render`]: switch configurations (Comware, SONiC, EOS, NVUE) and host
+//!   files from a plan, and `check-qos`, the proof that its lossless
+//!   priorities cannot deadlock.
 
 pub mod compare;
 pub mod design;
 pub mod error;
+pub mod estimate;
 pub mod inventory;
 pub mod metrics;
 pub mod plan;
 mod plan_json;
+pub mod qos;
 pub mod ranks;
+pub mod render;
 pub mod report;
 pub mod servers;
 pub mod text;

@@ -5,6 +5,10 @@
 //! attachment. Its JSON form is a stable contract documented in
 //! `docs/plan-format.md`; [`Plan::to_json`] and [`Plan::from_json`] are the
 //! only code that knows it (TOML is accepted too, for people who prefer it).
+//!
+//! The plan also carries the QoS and addressing intent ([`Plan::qos`],
+//! [`Plan::addressing`]) that `render` and `check-qos` read: the plan is
+//! the single source of the switch and host configurations.
 
 use std::collections::HashMap;
 
@@ -12,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::inventory::Part;
+use crate::qos::{Addressing, QosIntent};
 
 /// Version of the plan format written by this planner.
 pub const PLAN_FORMAT_VERSION: u32 = 1;
@@ -219,6 +224,10 @@ pub struct PlanSubNode {
     /// GPU paired with the NIC under the same PCIe switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
+    /// The GPU's position among the server's GPUs in inventory order
+    /// (0-based), which host files use for `CUDA_VISIBLE_DEVICES`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_index: Option<usize>,
     /// NIC name (RDMA device).
     pub nic: String,
     /// Network interface name, when the inventory gives it.
@@ -335,6 +344,14 @@ pub struct Plan {
     pub sub_node_list: Vec<PlanSubNode>,
     /// Every cable.
     pub cables: Vec<Cable>,
+    /// The QoS intent (classes, CNP, ECN, PFC watchdog, MTU) the switch
+    /// and host configurations are rendered from; a plan written before it
+    /// existed gets the topology's defaults ([`Plan::qos_intent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos: Option<QosIntent>,
+    /// Address pools and the VLAN of unsplit switches.
+    #[serde(default)]
+    pub addressing: Addressing,
 }
 
 impl Plan {
@@ -415,6 +432,14 @@ impl Plan {
                 )],
             })
         }
+    }
+
+    /// The QoS intent: [`Plan::qos`], or the topology's defaults for a
+    /// plan that has none.
+    pub fn qos_intent(&self) -> QosIntent {
+        self.qos
+            .clone()
+            .unwrap_or_else(|| QosIntent::defaults(self.topology, true))
     }
 
     /// An index from switch names to positions in [`Plan::switch_list`].

@@ -5,6 +5,10 @@
 //! first usable ports, sub-nodes the next ones, the rest stay free for
 //! growth. Sub-nodes are attached in inventory order (server by server),
 //! spread as evenly as possible over the switches that carry them.
+//!
+//! The plan also gets the QoS intent: the topology's defaults with the
+//! inventory's `[qos]` overrides ([`QosIntent::resolve`]), and the
+//! `[addressing]` pools.
 
 mod bigraph;
 mod fattree;
@@ -18,6 +22,7 @@ use crate::plan::{
     Cable, CableKind, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode,
     PlanSwitch, PortRole, Tier, Topology,
 };
+use crate::qos::QosIntent;
 
 pub use bigraph::{bigraph_capacity, largest_bigraph};
 pub use fattree::{largest_three_tier, largest_two_tier, leaf_split};
@@ -85,10 +90,24 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<Plan> {
             fix: "add a [[switch]] table with the model, ports and port_gbps".to_string(),
         });
     }
-    match opts.topology {
+    // The QoS intent: the topology's defaults with the inventory's
+    // overrides, checked before anything is designed.
+    let (qos, qos_notes) =
+        QosIntent::resolve(opts.topology, &inv.qos).map_err(|mut problems| {
+            problems.sort_by_key(|p| p.line.unwrap_or(usize::MAX));
+            Error::Invalid {
+                file: inv.qos.file.clone(),
+                what: "inventory",
+                problems,
+            }
+        })?;
+    let mut plan = match opts.topology {
         Topology::BiGraph => bigraph::design(inv, opts, &endpoints),
         Topology::FatTree => fattree::design(inv, opts, &endpoints),
-    }
+    }?;
+    plan.qos = Some(qos);
+    plan.notes.extend(qos_notes);
+    Ok(plan)
 }
 
 /// A NIC to attach, in inventory order.
@@ -422,6 +441,7 @@ impl<'a> Fabric<'a> {
             server: server.name.clone(),
             index: e.index,
             gpu: e.spec.gpu.map(|g| t.gpus[g].name.clone()),
+            gpu_index: e.spec.gpu,
             nic: nic.name.clone(),
             netdev: nic.netdev.clone(),
             nic_gbps: nic.speed_gbps,
@@ -500,6 +520,8 @@ impl<'a> Fabric<'a> {
             servers,
             sub_node_list: sub_nodes,
             cables: self.cables,
+            qos: None,
+            addressing: inv.qos.addressing.clone(),
         }
     }
 }

@@ -315,6 +315,7 @@ fn synthetic(
         switch_templates,
         switches: all_switches,
         catalog: Vec::new(),
+        qos: crate::qos::QosOverrides::default(),
     }
 }
 

@@ -17,10 +17,11 @@ use std::ops::Range;
 use toml::Spanned;
 
 use crate::error::{Error, Problem, Result};
+use crate::qos::{self, ClassOverride, Ipv4Prefix, QosOverrides};
 use crate::text::{self, NamePattern};
 use raw::{
-    RawBiPart, RawCatalogPart, RawGpu, RawInventory, RawNic, RawNicAddress, RawPcieSwitch,
-    RawPortList, RawRack, RawRole, RawServer, RawSwitch, RawVirtual,
+    RawAddressing, RawBiPart, RawCatalogPart, RawGpu, RawInventory, RawNic, RawNicAddress,
+    RawPcieSwitch, RawPortList, RawQos, RawRack, RawRole, RawServer, RawSwitch, RawVirtual,
 };
 
 /// Upper bound on instances of one template; larger counts are typos.
@@ -90,6 +91,9 @@ pub struct Inventory {
     pub switches: Vec<Switch>,
     /// Purchasable parts with prices.
     pub catalog: Vec<CatalogPart>,
+    /// The `[qos]` and `[addressing]` tables, checked value by value;
+    /// `design` resolves them for the topology it builds.
+    pub qos: QosOverrides,
 }
 
 /// A rack.
@@ -557,6 +561,17 @@ impl Checker<'_> {
             self.catalog_part(p, &mut catalog, &mut part_names);
         }
 
+        let mut qos = QosOverrides {
+            file: file.to_string(),
+            ..QosOverrides::default()
+        };
+        if let Some(q) = &raw.qos {
+            self.qos(q, &switches, &mut qos);
+        }
+        if let Some(a) = &raw.addressing {
+            self.addressing(a, &mut qos);
+        }
+
         Inventory {
             name,
             description: meta.as_ref().and_then(|m| m.description.clone()),
@@ -568,6 +583,7 @@ impl Checker<'_> {
             switch_templates,
             switches,
             catalog,
+            qos,
         }
     }
 
@@ -1633,6 +1649,294 @@ impl Checker<'_> {
             slot.ip = Some(ip.get_ref().clone());
         }
         let _ = line;
+    }
+
+    /// A whole number from a table, within `range`; a problem otherwise.
+    fn number(
+        &mut self,
+        object: &str,
+        key: &str,
+        v: Option<&Spanned<i64>>,
+        range: std::ops::RangeInclusive<i64>,
+        fix: &str,
+    ) -> Option<i64> {
+        let v = v?;
+        let x = *v.get_ref();
+        if range.contains(&x) {
+            Some(x)
+        } else {
+            self.problem(
+                self.line(v),
+                object,
+                format!("{key} {x} is outside {}..{}", range.start(), range.end()),
+                fix,
+            );
+            None
+        }
+    }
+
+    /// The `[qos]` table: every value in range, names that exist, and the
+    /// consistency the overrides show on their own; conflicts with a
+    /// topology's defaults are found when `design` resolves the intent.
+    fn qos(&mut self, q: &Spanned<RawQos>, switches: &[Switch], out: &mut QosOverrides) {
+        let raw = q.get_ref();
+        out.line = self.line(q);
+        let mtu_range = i64::from(qos::MIN_MTU)..=i64::from(qos::MAX_MTU);
+        out.mtu = self
+            .number(
+                "qos",
+                "mtu",
+                raw.mtu.as_ref(),
+                mtu_range.clone(),
+                "set mtu to the switch ports' MTU, e.g. 9216",
+            )
+            .map(|m| m as u32);
+        out.per_direction = raw.per_direction;
+        out.gid_index = self
+            .number(
+                "qos",
+                "gid_index",
+                raw.gid_index.as_ref(),
+                0..=255,
+                "set the RoCEv2 GID index of the NICs, usually 3",
+            )
+            .map(|g| g as u8);
+        let mut dscps: BTreeMap<i64, String> = BTreeMap::new();
+        for c in &raw.class {
+            let v = c.get_ref();
+            let line = self.line(c);
+            let name = v.name.get_ref().trim().to_string();
+            let object = format!("qos class {name}");
+            if name.is_empty() {
+                self.problem(
+                    line,
+                    "qos class",
+                    "the name is empty",
+                    "give the class a name",
+                );
+                continue;
+            }
+            if out.classes.iter().any(|o| o.name == name) {
+                self.problem(
+                    line,
+                    &object,
+                    "the class is given twice",
+                    "merge the two [[qos.class]] tables",
+                );
+                continue;
+            }
+            let part = match v.part.as_ref().map(|p| (p, p.get_ref().as_str())) {
+                None => None,
+                Some((_, "upper")) => Some(Some(Part::Upper)),
+                Some((_, "lower")) => Some(Some(Part::Lower)),
+                Some((_, "any")) => Some(None),
+                Some((p, other)) => {
+                    self.problem(
+                        self.line(p),
+                        &object,
+                        format!("part `{other}` is not known"),
+                        "use \"upper\", \"lower\" or \"any\"",
+                    );
+                    None
+                }
+            };
+            let dscp = self.number(
+                &object,
+                "dscp",
+                v.dscp.as_ref(),
+                0..=63,
+                "set dscp between 0 and 63",
+            );
+            if let (Some(d), Some(sp)) = (dscp, v.dscp.as_ref())
+                && let Some(other) = dscps.insert(d, name.clone())
+            {
+                self.problem(
+                    self.line(sp),
+                    &object,
+                    format!("DSCP {d} is also the DSCP of class {other}"),
+                    "give every class its own DSCP",
+                );
+            }
+            let priority = self.number(
+                &object,
+                "priority",
+                v.priority.as_ref(),
+                0..=7,
+                "set priority between 0 and 7",
+            );
+            out.classes.push(ClassOverride {
+                name,
+                part,
+                dscp: dscp.map(|d| d as u8),
+                priority: priority.map(|p| p as u8),
+                lossless: v.lossless,
+                line,
+            });
+        }
+        if let Some(c) = &raw.cnp {
+            let v = c.get_ref();
+            out.cnp_line = self.line(c);
+            out.cnp_dscp = self
+                .number(
+                    "qos cnp",
+                    "dscp",
+                    v.dscp.as_ref(),
+                    0..=63,
+                    "set dscp between 0 and 63",
+                )
+                .map(|d| d as u8);
+            out.cnp_priority = self
+                .number(
+                    "qos cnp",
+                    "priority",
+                    v.priority.as_ref(),
+                    0..=7,
+                    "set priority between 0 and 7",
+                )
+                .map(|p| p as u8);
+            if let Some(d) = out.cnp_dscp
+                && let Some(other) = dscps.get(&i64::from(d))
+            {
+                self.problem(
+                    out.cnp_line,
+                    "qos cnp",
+                    format!("DSCP {d} is also the DSCP of class {other}"),
+                    "give the CNP its own DSCP",
+                );
+            }
+            if let Some(p) = out.cnp_priority
+                && let Some(c) = out
+                    .classes
+                    .iter()
+                    .find(|c| c.priority == Some(p) && c.lossless != Some(false))
+            {
+                let (name, line) = (c.name.clone(), c.line);
+                self.problem(
+                    line,
+                    format!("qos class {name}"),
+                    format!("lossless priority {p} is also the CNP's strict-priority queue"),
+                    "give lossless classes a priority other than the CNP's",
+                );
+            }
+        }
+        if let Some(e) = &raw.ecn {
+            let v = e.get_ref();
+            out.ecn_line = self.line(e);
+            let fix = "give the queue depth in KB (1024 bytes), e.g. 150";
+            let min = self.number("qos ecn", "min_kb", v.min_kb.as_ref(), 1..=1_000_000, fix);
+            let max = self.number("qos ecn", "max_kb", v.max_kb.as_ref(), 1..=1_000_000, fix);
+            let probability = self.number(
+                "qos ecn",
+                "probability",
+                v.probability.as_ref(),
+                1..=100,
+                "set the marking probability in percent",
+            );
+            if let (Some(a), Some(b)) = (min, max)
+                && a >= b
+            {
+                self.problem(
+                    out.ecn_line,
+                    "qos ecn",
+                    format!("min_kb {a} is not below max_kb {b}"),
+                    "set min_kb below max_kb, e.g. 150 and 1500",
+                );
+            }
+            out.ecn = (
+                min.map(|x| x as u32),
+                max.map(|x| x as u32),
+                probability.map(|x| x as u8),
+            );
+        }
+        if let Some(w) = &raw.pfc_watchdog {
+            let v = w.get_ref();
+            out.watchdog_line = self.line(w);
+            let fix = "give the timer in milliseconds (10 to 60000)";
+            let get = |c: &mut Self, key: &str, x: Option<&Spanned<i64>>| {
+                c.number("qos pfc_watchdog", key, x, 10..=60_000, fix)
+                    .map(|x| x as u32)
+            };
+            out.watchdog = (
+                get(self, "detection_ms", v.detection_ms.as_ref()),
+                get(self, "restoration_ms", v.restoration_ms.as_ref()),
+                get(self, "polling_ms", v.polling_ms.as_ref()),
+            );
+        }
+        for sw in &raw.switch {
+            let v = sw.get_ref();
+            let line = self.line(sw);
+            let name = v.name.get_ref().clone();
+            let object = format!("qos switch {name}");
+            if !switches.iter().any(|s| s.name == name) {
+                self.problem(
+                    self.line(&v.name),
+                    &object,
+                    format!("switch {name} is not in the inventory (dangling reference)"),
+                    "name a physical switch generated by a [[switch]] template",
+                );
+                continue;
+            }
+            if out.switch_mtu.iter().any(|s| s.0 == name) {
+                self.problem(
+                    line,
+                    &object,
+                    "the switch is given twice",
+                    "keep one [[qos.switch]] table per switch",
+                );
+                continue;
+            }
+            if let Some(m) = self.number(
+                &object,
+                "mtu",
+                Some(&v.mtu),
+                mtu_range.clone(),
+                "set the MTU of the switch's ports, e.g. 9216",
+            ) {
+                out.switch_mtu.push((name, m as u32, line));
+            }
+        }
+    }
+
+    /// The `[addressing]` table.
+    fn addressing(&mut self, a: &Spanned<RawAddressing>, out: &mut QosOverrides) {
+        let raw = a.get_ref();
+        for (key, value, max_len, target) in [
+            ("sub_node_pool", raw.sub_node_pool.as_ref(), 30u8, 0),
+            ("link_pool", raw.link_pool.as_ref(), 31u8, 1),
+        ] {
+            let Some(v) = value else { continue };
+            match Ipv4Prefix::parse(v.get_ref()) {
+                Ok(p) if p.len <= max_len => {
+                    let s = p.to_string_with_len();
+                    if target == 0 {
+                        out.addressing.sub_node_pool = s;
+                    } else {
+                        out.addressing.link_pool = s;
+                    }
+                }
+                Ok(p) => self.problem(
+                    self.line(v),
+                    "addressing",
+                    format!("{key} {p} is too small"),
+                    format!("give a prefix of length {max_len} or shorter"),
+                ),
+                Err(e) => self.problem(
+                    self.line(v),
+                    "addressing",
+                    format!("{key}: {e}"),
+                    "write an IPv4 prefix such as 10.0.0.0/8",
+                ),
+            }
+        }
+        if let Some(v) = self.number(
+            "addressing",
+            "vlan",
+            raw.vlan.as_ref(),
+            1..=4094,
+            "use a VLAN id between 1 and 4094",
+        ) {
+            out.addressing.vlan = v as u16;
+        }
     }
 
     fn catalog_part(

@@ -21,6 +21,8 @@ pub(crate) struct RawInventory {
     pub nic_address: Vec<Spanned<RawNicAddress>>,
     #[serde(default)]
     pub catalog: Vec<Spanned<RawCatalogPart>>,
+    pub qos: Option<Spanned<RawQos>>,
+    pub addressing: Option<Spanned<RawAddressing>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -163,4 +165,67 @@ pub(crate) struct RawCatalogPart {
     pub kind: Spanned<String>,
     pub price: Spanned<f64>,
     pub description: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawQos {
+    pub mtu: Option<Spanned<i64>>,
+    pub per_direction: Option<bool>,
+    pub gid_index: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub class: Vec<Spanned<RawQosClass>>,
+    pub cnp: Option<Spanned<RawCnp>>,
+    pub ecn: Option<Spanned<RawEcn>>,
+    pub pfc_watchdog: Option<Spanned<RawWatchdog>>,
+    #[serde(default)]
+    pub switch: Vec<Spanned<RawQosSwitch>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawQosClass {
+    pub name: Spanned<String>,
+    pub part: Option<Spanned<String>>,
+    pub dscp: Option<Spanned<i64>>,
+    pub priority: Option<Spanned<i64>>,
+    pub lossless: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCnp {
+    pub dscp: Option<Spanned<i64>>,
+    pub priority: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawEcn {
+    pub min_kb: Option<Spanned<i64>>,
+    pub max_kb: Option<Spanned<i64>>,
+    pub probability: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWatchdog {
+    pub detection_ms: Option<Spanned<i64>>,
+    pub restoration_ms: Option<Spanned<i64>>,
+    pub polling_ms: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawQosSwitch {
+    pub name: Spanned<String>,
+    pub mtu: Spanned<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAddressing {
+    pub sub_node_pool: Option<Spanned<String>>,
+    pub link_pool: Option<Spanned<String>>,
+    pub vlan: Option<Spanned<i64>>,
 }

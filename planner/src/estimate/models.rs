@@ -1,0 +1,251 @@
+//! Closed-form α-β(-γ) models of allreduce, as the papers write them.
+//!
+//! Units throughout: times in µs, sizes in bytes, `beta` and `gamma` in µs
+//! per byte, bandwidths `w` in bytes per µs. `p` is the number of ranks and
+//! `n` the message size. Every function is a plain transcription of the
+//! equation it names; [`super`] decides which α, β and γ a plan gives each
+//! algorithm.
+//!
+//! | function | source |
+//! |---|---|
+//! | [`ring`], [`recursive_doubling`], [`halving_doubling`], [`binary_tree`] | MG-WFBP Table II (a + bM) |
+//! | [`t_rc`] | BlueConnect eq. 1 |
+//! | [`ring_one_level`] | BlueConnect eq. 3 |
+//! | [`two_level`] | BlueConnect eq. 4 (the hierarchical two-level scheme) |
+//! | [`blueconnect`] | BlueConnect eq. 6–7 |
+//! | [`pipelined_tree`], [`tree_optimal_chunks`], [`tree_optimal`] | C-Cube eq. 3–6 |
+//! | [`overlapped_tree_eq7`] | C-Cube eq. 7 |
+//! | [`pipeline`] | the step-count form behind C-Cube eq. 3–7, minimised over whole chunk counts |
+//! | [`hitopk`] | HiTopKComm eq. 7–10 |
+
+/// log2 of `p`, as a real number (0 for p <= 1).
+pub fn lg(p: usize) -> f64 {
+    if p <= 1 { 0.0 } else { (p as f64).log2() }
+}
+
+/// Ring allreduce, MG-WFBP Table II:
+/// `2(p-1)α + (2(p-1)/p β + (p-1)/p γ) n`.
+pub fn ring(p: usize, n: f64, alpha: f64, beta: f64, gamma: f64) -> f64 {
+    if p <= 1 {
+        return 0.0;
+    }
+    let p = p as f64;
+    2.0 * (p - 1.0) * alpha + (2.0 * (p - 1.0) / p * beta + (p - 1.0) / p * gamma) * n
+}
+
+/// Recursive doubling, MG-WFBP Table II: `α log2 p + (β + γ) n log2 p`.
+pub fn recursive_doubling(p: usize, n: f64, alpha: f64, beta: f64, gamma: f64) -> f64 {
+    let l = lg(p);
+    alpha * l + (beta + gamma) * l * n
+}
+
+/// Recursive halving and doubling (Rabenseifner), MG-WFBP Table II:
+/// `2α log2 p + (2β - (2β + γ)/p + γ) n`.
+pub fn halving_doubling(p: usize, n: f64, alpha: f64, beta: f64, gamma: f64) -> f64 {
+    if p <= 1 {
+        return 0.0;
+    }
+    let pf = p as f64;
+    2.0 * alpha * lg(p) + (2.0 * beta - (2.0 * beta + gamma) / pf + gamma) * n
+}
+
+/// Halving-doubling where step k (distance 2^k, k from 0) of each phase
+/// has its own `(alpha, beta)`: `Σ_k 2α_k + (n / 2^(k+1)) (2β_k + γ)`.
+/// With one α and β for every step this is [`halving_doubling`].
+pub fn halving_doubling_steps(p: usize, n: f64, steps: &[(f64, f64)], gamma: f64) -> f64 {
+    let k = p.max(1).ilog2() as usize;
+    (0..k)
+        .map(|s| {
+            let (a, b) = steps.get(s).copied().unwrap_or((0.0, 0.0));
+            2.0 * a + n / 2f64.powi(s as i32 + 1) * (2.0 * b + gamma)
+        })
+        .sum()
+}
+
+/// Binary tree (reduce to the root, then broadcast, not pipelined),
+/// MG-WFBP Table II: `2α log2 p + (2β + γ) n log2 p`.
+pub fn binary_tree(p: usize, n: f64, alpha: f64, beta: f64, gamma: f64) -> f64 {
+    let l = lg(p);
+    2.0 * alpha * l + (2.0 * beta + gamma) * l * n
+}
+
+/// BlueConnect eq. 1: one reduce-scatter (or all-gather) over `p` ranks,
+/// recursive (`T_c`) when p is a power of two, ring (`T_r`) otherwise.
+pub fn t_rc(p: usize, n: f64, alpha: f64, w: f64) -> f64 {
+    if p <= 1 {
+        return 0.0;
+    }
+    let pf = p as f64;
+    let bandwidth = (pf - 1.0) / pf * n / w;
+    if p.is_power_of_two() {
+        lg(p) * alpha + bandwidth
+    } else {
+        (pf - 1.0) * alpha + bandwidth
+    }
+}
+
+/// BlueConnect eq. 1, ring form `T_r`, whatever `p` is.
+pub fn t_r(p: usize, n: f64, alpha: f64, w: f64) -> f64 {
+    if p <= 1 {
+        return 0.0;
+    }
+    let pf = p as f64;
+    (pf - 1.0) * alpha + (pf - 1.0) / pf * n / w
+}
+
+/// BlueConnect eq. 3, one-level ring: `2(|P| - 1)(α + (N/|P|) / min W)`.
+pub fn ring_one_level(p: usize, n: f64, alpha: f64, w_min: f64) -> f64 {
+    if p <= 1 {
+        return 0.0;
+    }
+    let pf = p as f64;
+    2.0 * (pf - 1.0) * (alpha + n / pf / w_min)
+}
+
+/// BlueConnect eq. 4, the two-level scheme (reduce to a master learner
+/// per node, allreduce among the masters, broadcast):
+/// `2T_c(p0, N, α, w0) + 2T_r(p0, N, α, w0) + 2T_r/c(p1, N, α, min W)`.
+pub fn two_level(p0: usize, p1: usize, n: f64, alpha: f64, w0: f64, w_min: f64) -> f64 {
+    let t_c = |p: usize| {
+        if p <= 1 {
+            0.0
+        } else {
+            lg(p) * alpha + (p as f64 - 1.0) / p as f64 * n / w0
+        }
+    };
+    2.0 * t_c(p0) + 2.0 * t_r(p0, n, alpha, w0) + 2.0 * t_rc(p1, n, alpha, w_min)
+}
+
+/// One level of a topology-aware decomposition: `p` ranks per group, the
+/// latency of a message between them and the bandwidth of the switch type
+/// the level crosses (`w_i` of BlueConnect, shared by every rank under it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    /// Ranks per group at this level (`p_i`).
+    pub p: usize,
+    /// Latency of one message at this level, µs.
+    pub alpha: f64,
+    /// Bandwidth per rank at this level, bytes/µs (`w_i / Π_{k<i} p_k`).
+    pub w: f64,
+}
+
+/// BlueConnect eq. 6–7: `2 Σ_i T_r/c(p_i, N / Π_{j<i} p_j, α_i, min_{j<=i} w_j)`,
+/// plus the reductions `γ (p_i - 1)/p_i n_i` of each reduce-scatter (the
+/// paper has no γ; with `gamma = 0` this is eq. 7). Eq. 7 prints the
+/// minimum over `j < i`, which is empty at i = 0; eq. 6 shows `j <= i`,
+/// which is what this takes. `ring_only` uses `T_r` at every level, the
+/// 2D-torus decomposition.
+pub fn blueconnect(levels: &[Level], n: f64, gamma: f64, ring_only: bool) -> f64 {
+    let mut size = n;
+    let mut w_min = f64::INFINITY;
+    let mut total = 0.0;
+    for level in levels {
+        w_min = w_min.min(level.w);
+        let t = if ring_only {
+            t_r(level.p, size, level.alpha, w_min)
+        } else {
+            t_rc(level.p, size, level.alpha, w_min)
+        };
+        if level.p > 1 {
+            let pf = level.p as f64;
+            total += 2.0 * t + gamma * (pf - 1.0) / pf * size;
+        }
+        size /= level.p.max(1) as f64;
+    }
+    total
+}
+
+/// C-Cube eq. 3 and 5: a pipelined tree of depth `depth` with `chunks`
+/// chunks, reduction then broadcast: `2 (log P + K)(α + βN/K)`.
+pub fn pipelined_tree(depth: f64, n: f64, chunks: f64, alpha: f64, beta: f64) -> f64 {
+    2.0 * (depth + chunks) * (alpha + beta * n / chunks)
+}
+
+/// C-Cube eq. 4: the optimal chunk count `sqrt(log P β N / α)`.
+pub fn tree_optimal_chunks(depth: f64, n: f64, alpha: f64, beta: f64) -> f64 {
+    (depth * beta * n / alpha).sqrt()
+}
+
+/// C-Cube eq. 6: the pipelined tree at the optimal chunk count,
+/// `2α log P + 2βN + 4 sqrt(αβN log P)`.
+pub fn tree_optimal(depth: f64, n: f64, alpha: f64, beta: f64) -> f64 {
+    2.0 * depth * alpha + 2.0 * beta * n + 4.0 * (alpha * beta * n * depth).sqrt()
+}
+
+/// C-Cube eq. 7, the overlapped tree as printed:
+/// `2α log P + βN + 3 sqrt(αβN log P)`.
+///
+/// The paper's step count, `2 log P + K` steps of `α + βN/K`, gives
+/// `2α log P + βN + 2 sqrt(2 αβN log P)` at its best K (see
+/// [`pipeline`]); eq. 7 rounds 2√2 ≈ 2.83 up to 3. The estimates use the
+/// step-count form.
+pub fn overlapped_tree_eq7(depth: f64, n: f64, alpha: f64, beta: f64) -> f64 {
+    2.0 * depth * alpha + beta * n + 3.0 * (alpha * beta * n * depth).sqrt()
+}
+
+/// A pipeline of `fixed + K` steps of `a + b/K` each, at the whole chunk
+/// count K that minimises it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pipeline {
+    /// The time at the best K, µs.
+    pub time_us: f64,
+    /// The best K.
+    pub chunks: usize,
+    /// The continuous optimum `sqrt(fixed · b / a)`.
+    pub continuous_chunks: f64,
+    /// The time at the continuous optimum, `fixed·a + b + 2 sqrt(fixed·a·b)`.
+    pub continuous_time_us: f64,
+}
+
+/// Minimises `(fixed + K)(a + b/K)` over whole K from 1 to `max_chunks`
+/// (at least 1). C-Cube eq. 3–6 is `fixed = log P`, `a = 2α`, `b = 2βN`;
+/// its overlapped tree (eq. 7) is `fixed = 2 log P`, `a = α`, `b = βN`.
+pub fn pipeline(fixed: f64, a: f64, b: f64, max_chunks: usize) -> Pipeline {
+    let max_chunks = max_chunks.max(1);
+    let time = |k: f64| (fixed + k) * (a + b / k);
+    let continuous = if a > 0.0 {
+        (fixed * b / a).sqrt()
+    } else {
+        max_chunks as f64
+    };
+    let continuous_time = fixed * a + b + 2.0 * (fixed * a * b).sqrt();
+    let lo = (continuous.floor().max(1.0) as usize).min(max_chunks);
+    let hi = (continuous.ceil().max(1.0) as usize).min(max_chunks);
+    let (chunks, time_us) =
+        [lo, hi]
+            .into_iter()
+            .map(|k| (k, time(k as f64)))
+            .fold(
+                (1, time(1.0)),
+                |best, c| if c.1 < best.1 { c } else { best },
+            );
+    Pipeline {
+        time_us,
+        chunks,
+        continuous_chunks: continuous,
+        continuous_time_us: continuous_time,
+    }
+}
+
+/// HiTopKComm on `m` nodes of `g` GPUs (the paper's n), `d` FP32 elements,
+/// density ρ: the sum of eq. 7 (intra-node ring reduce-scatter), `t2`
+/// (top-k selection, eq. 8 gives only its order), eq. 9 (inter-node
+/// all-gather) and eq. 10 (intra-node all-gather), all as printed.
+#[allow(clippy::too_many_arguments)]
+pub fn hitopk(
+    m: usize,
+    g: usize,
+    d: f64,
+    rho: f64,
+    intra: (f64, f64),
+    inter: (f64, f64),
+    t2: f64,
+) -> f64 {
+    let (alpha_intra, beta_intra) = intra;
+    let (alpha_inter, beta_inter) = inter;
+    let (mf, gf) = (m as f64, g as f64);
+    let t1 = (gf - 1.0) * alpha_intra + 4.0 * (gf - 1.0) * d / gf * beta_intra;
+    let t3 = alpha_inter * lg(m) + 4.0 * (mf - 1.0) * rho * d / gf * beta_inter;
+    let t4 = alpha_intra * lg(g) + 4.0 * (gf - 1.0) * rho * d * mf / gf * beta_intra;
+    t1 + t2 + t3 + t4
+}

@@ -1,0 +1,204 @@
+//! The cost parameters of the estimates: what the plan does not say.
+//!
+//! Link speeds come from the plan (`nic_gbps` of the sub-nodes and
+//! `port_gbps` of the switches) and hop counts from its topology. The rest
+//! is a small set of numbers with defaults, each of which the user can
+//! override by name (`--param alpha_us=2`):
+//!
+//! | name | default | meaning |
+//! |---|---|---|
+//! | `alpha_us` | 1.0 | latency of one switch traversal, µs (α per hop) |
+//! | `nic_us` | 5.0 | latency a message pays once at its two ends (NIC, PCIe, the library posting it), µs |
+//! | `gamma_ns_per_byte` | 0.005 | time to reduce one byte into another, ns (γ) |
+//! | `link_gbps` | plan | the speed of every link, Gbps, instead of the plan's |
+//! | `density` | 0.01 | HiTopKComm density ρ (the fraction of elements sent) |
+//! | `topk_ns_per_byte` | 0.05 | HiTopKComm top-k selection time per byte of a GPU's shard, ns |
+//!
+//! A message between two sub-nodes whose route crosses h switches pays
+//! `nic_us + h * alpha_us` before its bytes arrive. The two latency
+//! defaults are calibrated on EFLOPS Fig. 16a: with 100 Gbps links, HDRM
+//! on a BiGraph crosses 2 switches per step, so a step costs 7 µs plus the
+//! bytes, and a 256 KiB allreduce takes 127 µs on 64 sub-nodes and 183 µs
+//! on 1,024, against the paper's 130 µs and 181 µs. `gamma_ns_per_byte` is
+//! an assumption (a GPU reducing 200 GB/s, a fraction of a V100's HBM2
+//! bandwidth, since a reduction reads two operands and writes one), as is
+//! `topk_ns_per_byte` (a few threshold passes of MSTopK, HiTopKComm
+//! Algorithm 1, over the shard); measure both on the target GPUs. The
+//! density default is the ρ = 0.01 of HiTopKComm Fig. 7.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The cost parameters (see the module documentation for the defaults and
+/// where they come from).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Latency of one switch traversal, µs.
+    pub alpha_us: f64,
+    /// Latency a message pays once at its ends (NIC, PCIe, software), µs.
+    pub nic_us: f64,
+    /// Time to reduce one byte, ns.
+    pub gamma_ns_per_byte: f64,
+    /// Speed of every link, Gbps; `None` takes the plan's speeds.
+    pub link_gbps: Option<f64>,
+    /// HiTopKComm density ρ, in (0, 1].
+    pub density: f64,
+    /// HiTopKComm top-k selection time per byte of a shard, ns.
+    pub topk_ns_per_byte: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            alpha_us: 1.0,
+            nic_us: 5.0,
+            gamma_ns_per_byte: 0.005,
+            link_gbps: None,
+            density: 0.01,
+            topk_ns_per_byte: 0.05,
+        }
+    }
+}
+
+/// One parameter as the help text and the JSON output describe it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParamDoc {
+    /// The name `--param` takes.
+    pub name: &'static str,
+    /// The default, as text.
+    pub default: &'static str,
+    /// What it is.
+    pub meaning: &'static str,
+}
+
+/// Every parameter, in the order of the module documentation.
+pub const PARAMS: [ParamDoc; 6] = [
+    ParamDoc {
+        name: "alpha_us",
+        default: "1.0",
+        meaning: "latency of one switch traversal, µs",
+    },
+    ParamDoc {
+        name: "nic_us",
+        default: "5.0",
+        meaning: "latency a message pays once at its two ends (NIC, PCIe, library), µs",
+    },
+    ParamDoc {
+        name: "gamma_ns_per_byte",
+        default: "0.005",
+        meaning: "time to reduce one byte, ns",
+    },
+    ParamDoc {
+        name: "link_gbps",
+        default: "plan",
+        meaning: "speed of every link, Gbps (`plan`: the plan's NIC and port speeds)",
+    },
+    ParamDoc {
+        name: "density",
+        default: "0.01",
+        meaning: "HiTopKComm density: the fraction of gradient elements sent, 0 < ρ <= 1",
+    },
+    ParamDoc {
+        name: "topk_ns_per_byte",
+        default: "0.05",
+        meaning: "HiTopKComm top-k selection time per byte of a GPU's shard, ns",
+    },
+];
+
+impl Params {
+    /// Sets the parameter `name` from text, as `--param name=value` gives
+    /// it.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let name = name.trim();
+        let value = value.trim();
+        let bad = |why: &str| Error::option("--param", format!("{name}={value}: {why}"));
+        let number = || -> Result<f64> {
+            let v: f64 = value
+                .parse()
+                .map_err(|_| bad("the value is not a number"))?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(bad("the value must be a finite number of 0 or more"));
+            }
+            Ok(v)
+        };
+        match name {
+            "alpha_us" => self.alpha_us = number()?,
+            "nic_us" => self.nic_us = number()?,
+            "gamma_ns_per_byte" => self.gamma_ns_per_byte = number()?,
+            "topk_ns_per_byte" => self.topk_ns_per_byte = number()?,
+            "link_gbps" => {
+                if value.eq_ignore_ascii_case("plan") {
+                    self.link_gbps = None;
+                } else {
+                    let v = number()?;
+                    if v == 0.0 {
+                        return Err(bad("a link speed must be above 0 (or `plan`)"));
+                    }
+                    self.link_gbps = Some(v);
+                }
+            }
+            "density" => {
+                let v = number()?;
+                if v == 0.0 || v > 1.0 {
+                    return Err(bad("the density must be above 0 and at most 1"));
+                }
+                self.density = v;
+            }
+            _ => {
+                let names: Vec<&str> = PARAMS.iter().map(|p| p.name).collect();
+                return Err(Error::option(
+                    "--param",
+                    format!(
+                        "`{name}` is not a parameter; use one of {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `name=value` overrides in order, as `--param` gives them
+    /// (one per flag, or several separated by commas).
+    pub fn with_overrides<S: AsRef<str>>(mut self, overrides: &[S]) -> Result<Self> {
+        for item in overrides {
+            for pair in item
+                .as_ref()
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+            {
+                let (name, value) = pair.split_once('=').ok_or_else(|| {
+                    Error::option(
+                        "--param",
+                        format!("`{pair}` is not name=value; write e.g. alpha_us=2"),
+                    )
+                })?;
+                self.set(name, value)?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// γ in µs per byte.
+    pub(crate) fn gamma_us(&self) -> f64 {
+        self.gamma_ns_per_byte / 1000.0
+    }
+
+    /// Top-k selection time in µs per byte.
+    pub(crate) fn topk_us(&self) -> f64 {
+        self.topk_ns_per_byte / 1000.0
+    }
+
+    /// The latency of a message whose route crosses `switches` switches, µs.
+    pub(crate) fn latency_us(&self, switches: usize) -> f64 {
+        self.nic_us + self.alpha_us * switches as f64
+    }
+}
+
+/// Converts Gbps into bytes per µs (1 Gbps = 125 bytes/µs).
+pub(crate) fn bytes_per_us(gbps: f64) -> f64 {
+    gbps * 125.0
+}

@@ -1,0 +1,775 @@
+//! Send-level schedules: every message of every rank, with its size, the
+//! step it belongs to and the messages it waits for.
+//!
+//! A schedule is a dependency graph of sends between ranks `0..P`. A send
+//! may start once every send it depends on has been delivered and the
+//! sending rank has spent `delay` on the reduction (γ per byte reduced) or
+//! other computation it needs first. Sends are stored in an order where
+//! every dependency comes first, in parallel arrays indexed by send id.
+//!
+//! - Ring and halving-doubling phases follow the rank's program: each send
+//!   of a rank depends on the last message the rank received (the data it
+//!   forwards or reduces) and on the rank's own previous send having been
+//!   delivered (a rank posts one send at a time, as a send-receive loop
+//!   does), and pays the reduction of the received message when the phase
+//!   reduces. So rank r sends its next chunk as soon as the chunk it needs
+//!   has arrived and its link is free of its last one, with no barrier
+//!   across ranks.
+//! - Ring over a group of g ranks (EFLOPS V-A1): g - 1 reduce-scatter steps
+//!   and g - 1 all-gather steps; in reduce-scatter step s the rank at
+//!   position i sends chunk (i - s) mod g of the g chunks of its buffer to
+//!   position i + 1.
+//! - Halving-doubling over a power-of-two group (EFLOPS V-A2, Rabenseifner):
+//!   reduce-scatter with distances 1, 2, ..., g/2, each rank sending the
+//!   half of its current segment that its peer keeps, then all-gather with
+//!   the distances reversed, each rank sending its whole segment. The
+//!   distance order is that of [`crate::ranks::schedule`], which EFLOPS
+//!   Algorithm 1 is built for.
+//! - Hierarchical decompositions (BlueConnect, 2D) chain these phases over
+//!   the levels of a topology: reduce-scatter at every level from the
+//!   lowest, then all-gather from the highest; groups at one level run at
+//!   the same time.
+//! - Trees use the in-order binary tree of NCCL (rank r with lowest set bit
+//!   b has parent `(r ^ b) | 2b`, or `r ^ b` when that is P or more; rank 0
+//!   is the root and has one child) and its mirror image `r -> P - 1 - r`
+//!   (shifted by one rank when P is odd) as the second tree of the double
+//!   tree, so that every rank is an inner node of at most one tree. The
+//!   message is split into K chunks; a rank sends chunk c to its parent once
+//!   it has chunk c from every child and its chunk c - 1 has been delivered
+//!   (one chunk at a time per link, as a pipeline does), and broadcasts the
+//!   same way. Without overlap the root starts the broadcast only after the
+//!   last chunk is reduced (C-Cube Fig. 5a); with overlap (the C-Cube
+//!   overlapped tree, Fig. 5c) chunk c goes down as soon as it is reduced.
+//!
+//! Every send also has a step number for the step-synchronous mode; steps
+//! hold sends that a synchronous execution would run together.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// No send.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// What the sends of a step do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepPhase {
+    /// Reduce-scatter (ring or halving).
+    ReduceScatter,
+    /// All-gather (ring or doubling).
+    AllGather,
+    /// Tree reduction towards the root.
+    Reduce,
+    /// Tree broadcast from the root.
+    Broadcast,
+    /// Tree reduction and broadcast at once (overlapped tree, or the two
+    /// trees of a double tree in different phases).
+    ReduceBroadcast,
+}
+
+impl StepPhase {
+    /// The phase as the step table prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepPhase::ReduceScatter => "reduce-scatter",
+            StepPhase::AllGather => "all-gather",
+            StepPhase::Reduce => "reduce",
+            StepPhase::Broadcast => "broadcast",
+            StepPhase::ReduceBroadcast => "reduce+broadcast",
+        }
+    }
+}
+
+/// One step of a schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepInfo {
+    /// What its sends do.
+    pub phase: StepPhase,
+    /// The topology level of a hierarchical decomposition (0: ranks under
+    /// one switch); absent for flat algorithms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<u8>,
+}
+
+/// A send-level schedule over ranks `0..ranks` (see the module
+/// documentation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SendSchedule {
+    ranks: usize,
+    pub(crate) src: Vec<u32>,
+    pub(crate) dst: Vec<u32>,
+    pub(crate) bytes: Vec<u64>,
+    /// Computation the sender does between its dependencies' delivery and
+    /// the send, µs.
+    pub(crate) delay_us: Vec<f64>,
+    pub(crate) step: Vec<u32>,
+    pub(crate) dep_start: Vec<u32>,
+    pub(crate) deps: Vec<u32>,
+    pub(crate) steps: Vec<StepInfo>,
+    /// Computation each rank does after its last receive, µs (the
+    /// accumulation of HiTopKComm when no all-gather follows it).
+    pub(crate) tail_us: Vec<f64>,
+    /// The last send each rank receives, or `NONE`.
+    pub(crate) final_recv: Vec<u32>,
+    chunks: usize,
+}
+
+impl SendSchedule {
+    /// Number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    /// Number of sends.
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+
+    /// True when there is no send (one rank).
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+
+    /// The steps.
+    pub fn steps(&self) -> &[StepInfo] {
+        &self.steps
+    }
+
+    /// Chunks per tree (pipelined trees), or 1.
+    pub fn chunks(&self) -> usize {
+        self.chunks
+    }
+
+    /// `(src, dst, bytes)` of send `i`.
+    pub fn send(&self, i: usize) -> (usize, usize, u64) {
+        (self.src[i] as usize, self.dst[i] as usize, self.bytes[i])
+    }
+
+    /// The step of send `i`.
+    pub fn step_of(&self, i: usize) -> usize {
+        self.step[i] as usize
+    }
+
+    /// The sends that send `i` waits for.
+    pub fn deps(&self, i: usize) -> &[u32] {
+        &self.deps[self.dep_start[i] as usize..self.dep_start[i + 1] as usize]
+    }
+
+    /// Bytes sent in all, by every rank together.
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes.iter().sum()
+    }
+
+    /// Bytes that rank `r` sends.
+    pub fn bytes_sent_by(&self, r: usize) -> u64 {
+        self.src
+            .iter()
+            .zip(&self.bytes)
+            .filter(|&(&s, _)| s as usize == r)
+            .map(|(_, &b)| b)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+impl SendSchedule {
+    /// A schedule made by hand: `(src, dst, bytes, deps)` per send, every
+    /// send in its own step order as given.
+    pub(crate) fn by_hand(ranks: usize, sends: &[(u32, u32, u64, &[u32])]) -> Self {
+        let mut s = SendSchedule {
+            ranks,
+            dep_start: vec![0],
+            tail_us: vec![0.0; ranks],
+            final_recv: vec![NONE; ranks],
+            chunks: 1,
+            ..SendSchedule::default()
+        };
+        for (i, &(src, dst, bytes, deps)) in sends.iter().enumerate() {
+            s.src.push(src);
+            s.dst.push(dst);
+            s.bytes.push(bytes);
+            s.delay_us.push(0.0);
+            s.step.push(i as u32);
+            s.steps.push(StepInfo {
+                phase: StepPhase::ReduceScatter,
+                level: None,
+            });
+            s.deps.extend_from_slice(deps);
+            s.dep_start.push(s.deps.len() as u32);
+        }
+        s
+    }
+}
+
+/// Splits `total` bytes into `parts` chunks whose sizes differ by at most
+/// one byte, the larger first.
+pub(crate) fn split(total: u64, parts: usize) -> Vec<u64> {
+    let parts = parts.max(1) as u64;
+    (0..parts)
+        .map(|i| total / parts + u64::from(i < total % parts))
+        .collect()
+}
+
+/// How a group reduces at one level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Ring.
+    Ring,
+    /// Halving-doubling (the group size is a power of two).
+    HalvingDoubling,
+}
+
+/// Builds a schedule, keeping each rank's last receive and the computation
+/// it owes before its next send.
+struct Builder {
+    s: SendSchedule,
+    /// Last send delivered to each rank, in program order.
+    last_recv: Vec<u32>,
+    /// Last send of each rank's program.
+    last_send: Vec<u32>,
+    /// Computation each rank owes before its next send, µs.
+    pending_us: Vec<f64>,
+    /// Bytes each rank holds in the current decomposition.
+    held: Vec<u64>,
+    gamma_us: f64,
+}
+
+impl Builder {
+    fn new(ranks: usize, gamma_us: f64) -> Result<Self> {
+        if ranks == 0 || ranks >= NONE as usize {
+            return Err(Error::option(
+                "--ranks",
+                format!("{ranks} ranks: an allreduce needs 1 to {} ranks", NONE - 1),
+            ));
+        }
+        Ok(Self {
+            s: SendSchedule {
+                ranks,
+                dep_start: vec![0],
+                chunks: 1,
+                ..SendSchedule::default()
+            },
+            last_recv: vec![NONE; ranks],
+            last_send: vec![NONE; ranks],
+            pending_us: vec![0.0; ranks],
+            held: vec![0; ranks],
+            gamma_us,
+        })
+    }
+
+    /// Makes room for `sends` more sends of one or two dependencies.
+    fn reserve(&mut self, sends: usize) {
+        let s = &mut self.s;
+        s.src.reserve(sends);
+        s.dst.reserve(sends);
+        s.bytes.reserve(sends);
+        s.delay_us.reserve(sends);
+        s.step.reserve(sends);
+        s.dep_start.reserve(sends);
+        s.deps.reserve(2 * sends);
+    }
+
+    /// Makes step `index` exist with `phase`, merging reduce and broadcast.
+    fn step(&mut self, index: usize, phase: StepPhase, level: Option<u8>) -> u32 {
+        while self.s.steps.len() <= index {
+            self.s.steps.push(StepInfo { phase, level });
+        }
+        let info = &mut self.s.steps[index];
+        if info.phase != phase {
+            info.phase = StepPhase::ReduceBroadcast;
+        }
+        index as u32
+    }
+
+    /// Adds a send with explicit dependencies.
+    fn push(&mut self, src: u32, dst: u32, bytes: u64, step: u32, deps: &[u32], delay: f64) -> u32 {
+        let id = self.s.src.len() as u32;
+        self.s.src.push(src);
+        self.s.dst.push(dst);
+        self.s.bytes.push(bytes);
+        self.s.delay_us.push(delay);
+        self.s.step.push(step);
+        for &d in deps.iter().filter(|&&d| d != NONE) {
+            debug_assert!(d < id, "a send depends on a later one");
+            self.s.deps.push(d);
+        }
+        self.s.dep_start.push(self.s.deps.len() as u32);
+        id
+    }
+
+    /// Adds the next send of `src`'s program: it waits for `src`'s last
+    /// receive and for `src`'s previous send to be delivered, and pays the
+    /// computation `src` owes.
+    fn program_send(&mut self, src: u32, dst: u32, bytes: u64, step: u32) -> u32 {
+        let r = src as usize;
+        let deps = [self.last_recv[r], self.last_send[r]];
+        let delay = std::mem::take(&mut self.pending_us[r]);
+        let id = self.push(src, dst, bytes, step, &deps, delay);
+        self.last_send[r] = id;
+        id
+    }
+
+    /// Records that send `id` reached `dst`; a reduce-scatter receive owes
+    /// its reduction before `dst` sends again.
+    fn deliver(&mut self, id: u32, reduce: bool) {
+        let dst = self.s.dst[id as usize] as usize;
+        self.last_recv[dst] = id;
+        if reduce {
+            self.pending_us[dst] += self.gamma_us * self.s.bytes[id as usize] as f64;
+        }
+    }
+
+    /// One ring phase over every group at once (the groups of a level all
+    /// have the same size).
+    fn ring_phase(&mut self, groups: &[Vec<u32>], reduce: bool, level: Option<u8>) -> Result<()> {
+        let g = groups.first().map_or(0, Vec::len);
+        if g < 2 {
+            return Ok(());
+        }
+        check_same_size(groups)?;
+        let phase = if reduce {
+            StepPhase::ReduceScatter
+        } else {
+            StepPhase::AllGather
+        };
+        // Chunk sizes: a reduce-scatter splits what the group holds; an
+        // all-gather passes on what each position owns.
+        let sizes: Vec<Vec<u64>> = groups
+            .iter()
+            .map(|group| {
+                if reduce {
+                    split(self.held[group[0] as usize], g)
+                } else {
+                    // Position i owns chunk (i + 1) mod g.
+                    let mut sizes = vec![0; g];
+                    for (i, &r) in group.iter().enumerate() {
+                        sizes[(i + 1) % g] = self.held[r as usize];
+                    }
+                    sizes
+                }
+            })
+            .collect();
+        let mut ids = Vec::with_capacity(groups.len() * g);
+        for s in 0..g - 1 {
+            let step = self.step(self.s.steps.len(), phase, level);
+            ids.clear();
+            for (group, sizes) in groups.iter().zip(&sizes) {
+                for i in 0..g {
+                    let chunk = if reduce {
+                        (i + g - s % g) % g
+                    } else {
+                        (i + 1 + g - s % g) % g
+                    };
+                    let id = self.program_send(group[i], group[(i + 1) % g], sizes[chunk], step);
+                    ids.push(id);
+                }
+            }
+            for &id in &ids {
+                self.deliver(id, reduce);
+            }
+        }
+        for (group, sizes) in groups.iter().zip(&sizes) {
+            for (i, &r) in group.iter().enumerate() {
+                self.held[r as usize] = if reduce {
+                    sizes[(i + 1) % g]
+                } else {
+                    sizes.iter().sum()
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// One halving-doubling phase over every group at once.
+    fn hd_phase(&mut self, groups: &[Vec<u32>], reduce: bool, level: Option<u8>) -> Result<()> {
+        let g = groups.first().map_or(0, Vec::len);
+        if g < 2 {
+            return Ok(());
+        }
+        check_same_size(groups)?;
+        if !g.is_power_of_two() {
+            return Err(Error::Internal(format!(
+                "halving-doubling over a group of {g} ranks, which is not a power of two"
+            )));
+        }
+        let k = g.ilog2();
+        // Segment [lo, hi) of every rank during the reduce-scatter.
+        let mut seg: Vec<(u64, u64)> = (0..self.s.ranks).map(|r| (0, self.held[r])).collect();
+        let mut ids = Vec::with_capacity(groups.len() * g);
+        let mut sent = Vec::with_capacity(groups.len() * g);
+        for t in 0..k {
+            let d = if reduce {
+                1usize << t
+            } else {
+                1usize << (k - 1 - t)
+            };
+            let phase = if reduce {
+                StepPhase::ReduceScatter
+            } else {
+                StepPhase::AllGather
+            };
+            let step = self.step(self.s.steps.len(), phase, level);
+            ids.clear();
+            sent.clear();
+            for group in groups {
+                for (i, &r) in group.iter().enumerate() {
+                    let peer = group[i ^ d];
+                    let bytes = if reduce {
+                        let (lo, hi) = seg[r as usize];
+                        let mid = lo + (hi - lo) / 2;
+                        if i & d == 0 {
+                            seg[r as usize] = (lo, mid);
+                            hi - mid
+                        } else {
+                            seg[r as usize] = (mid, hi);
+                            mid - lo
+                        }
+                    } else {
+                        self.held[r as usize]
+                    };
+                    ids.push(self.program_send(r, peer, bytes, step));
+                    sent.push((peer, bytes));
+                }
+            }
+            for &id in &ids {
+                self.deliver(id, reduce);
+            }
+            for &(peer, bytes) in &sent {
+                let r = peer as usize;
+                if reduce {
+                    self.held[r] = seg[r].1 - seg[r].0;
+                } else {
+                    self.held[r] += bytes;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn phase(
+        &mut self,
+        kind: Kind,
+        groups: &[Vec<u32>],
+        reduce: bool,
+        level: Option<u8>,
+    ) -> Result<()> {
+        match kind {
+            Kind::Ring => self.ring_phase(groups, reduce, level),
+            Kind::HalvingDoubling => self.hd_phase(groups, reduce, level),
+        }
+    }
+
+    fn finish(mut self) -> Result<SendSchedule> {
+        self.s.tail_us = self.pending_us;
+        self.s.final_recv = self.last_recv;
+        Ok(self.s)
+    }
+}
+
+fn check_same_size(groups: &[Vec<u32>]) -> Result<()> {
+    let g = groups.first().map_or(0, Vec::len);
+    match groups.iter().find(|group| group.len() != g) {
+        Some(other) => Err(Error::Internal(format!(
+            "groups of one level have {g} and {} ranks",
+            other.len()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Ring allreduce over `p` ranks, `n` bytes.
+pub fn ring(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
+    let group = vec![(0..p as u32).collect::<Vec<u32>>()];
+    hierarchical(p, &[(group, Kind::Ring)], n, gamma_us, false)
+}
+
+/// Halving-doubling (Rabenseifner) over `p` ranks, a power of two.
+pub fn halving_doubling(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
+    if !p.is_power_of_two() {
+        return Err(Error::option(
+            "--ranks",
+            format!("{p} ranks: halving-doubling needs a power of two"),
+        ));
+    }
+    let group = vec![(0..p as u32).collect::<Vec<u32>>()];
+    hierarchical(p, &[(group, Kind::HalvingDoubling)], n, gamma_us, false)
+}
+
+/// A hierarchical allreduce: reduce-scatter at every level from the first,
+/// then all-gather from the last. `levels[i]` holds the groups of level i
+/// (every rank in exactly one group per level) and how they reduce;
+/// `labelled` numbers the steps' levels.
+pub(crate) fn hierarchical(
+    p: usize,
+    levels: &[(Vec<Vec<u32>>, Kind)],
+    n: u64,
+    gamma_us: f64,
+    labelled: bool,
+) -> Result<SendSchedule> {
+    let mut b = Builder::new(p, gamma_us)?;
+    // Sends: g - 1 (ring) or log2 g (halving-doubling) steps of p sends
+    // each way, at every level.
+    let sends: usize = levels
+        .iter()
+        .map(|(groups, kind)| {
+            let g = groups.first().map_or(1, Vec::len);
+            let steps = match kind {
+                Kind::Ring => g.saturating_sub(1),
+                Kind::HalvingDoubling => g.max(1).ilog2() as usize,
+            };
+            2 * steps * p
+        })
+        .sum();
+    b.reserve(sends);
+    b.held.fill(n);
+    let label = |i: usize| labelled.then_some(i as u8);
+    for (i, (groups, kind)) in levels.iter().enumerate() {
+        b.phase(*kind, groups, true, label(i))?;
+    }
+    for (i, (groups, kind)) in levels.iter().enumerate().rev() {
+        b.phase(*kind, groups, false, label(i))?;
+    }
+    b.finish()
+}
+
+/// HiTopKComm (Algorithm 2) with `rows` the GPUs of each node (the
+/// intra-node groups) and `cols` the j-th GPU of every node: a ring
+/// reduce-scatter in every row (eq. 7), top-k selection of ρ·d/n elements,
+/// an all-gather in every column of the selected values and their indices
+/// (4 + 4 bytes per element), their accumulation, and an all-gather in
+/// every row of the accumulated shard, sent sparse (ρ·m of the shard, at
+/// most the whole shard). The all-gathers are recursive doubling when the
+/// group is a power of two (the `α log m` of eq. 9 and `α log n` of
+/// eq. 10), ring otherwise.
+pub(crate) fn hitopk(
+    p: usize,
+    rows: &[Vec<u32>],
+    cols: &[Vec<u32>],
+    n: u64,
+    density: f64,
+    gamma_us: f64,
+    topk_us: f64,
+) -> Result<SendSchedule> {
+    let kind = |groups: &[Vec<u32>]| {
+        if groups.first().is_some_and(|g| g.len().is_power_of_two()) {
+            Kind::HalvingDoubling
+        } else {
+            Kind::Ring
+        }
+    };
+    let mut b = Builder::new(p, gamma_us)?;
+    b.held.fill(n);
+    b.ring_phase(rows, true, Some(0))?;
+    let m = cols.first().map_or(1, Vec::len);
+    let g = rows.first().map_or(1, Vec::len).max(1);
+    for r in 0..p {
+        let shard = b.held[r];
+        // Top-k selection over the shard, then k = ρ·shard/4 elements of
+        // 8 bytes (value and index) to gather.
+        b.pending_us[r] += topk_us * shard as f64;
+        let k = (density * shard as f64 / 4.0).ceil() as u64;
+        b.held[r] = 8 * k;
+    }
+    b.phase(kind(cols), cols, false, Some(1))?;
+    for r in 0..p {
+        let shard = n / g as u64;
+        // Accumulating the m sets of k values into the shard.
+        b.pending_us[r] += gamma_us * (b.held[r] / 2) as f64;
+        let sparse = (density * m as f64).min(1.0);
+        b.held[r] = (sparse * shard as f64).ceil() as u64;
+    }
+    b.phase(kind(rows), rows, false, Some(0))?;
+    b.finish()
+}
+
+/// The in-order binary tree over ranks `0..p`: `parent[r]`, `NONE` for the
+/// root (rank 0).
+pub(crate) fn btree(p: usize) -> Vec<u32> {
+    let mut parent = vec![NONE; p];
+    for (r, slot) in parent.iter_mut().enumerate().skip(1) {
+        let b = r & r.wrapping_neg();
+        let up = (r ^ b) | (b << 1);
+        *slot = if up >= p { (r ^ b) as u32 } else { up as u32 };
+    }
+    parent
+}
+
+/// The second tree of the double tree: the mirror image of [`btree`]
+/// (`r -> p - 1 - r`) for even p, the tree shifted by one rank for odd p.
+pub(crate) fn mirror_tree(p: usize) -> Vec<u32> {
+    let a = btree(p);
+    (0..p)
+        .map(|r| {
+            if p % 2 == 0 {
+                match a[p - 1 - r] {
+                    NONE => NONE,
+                    up => (p - 1) as u32 - up,
+                }
+            } else {
+                match a[(r + p - 1) % p] {
+                    NONE => NONE,
+                    up => ((up as usize + 1) % p) as u32,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Children, depth and height (leaves 0) of every node of a tree.
+pub(crate) struct TreeShape {
+    pub children: Vec<Vec<u32>>,
+    pub depth: Vec<u32>,
+    pub height: Vec<u32>,
+    pub root: usize,
+}
+
+pub(crate) fn shape(parent: &[u32]) -> Result<TreeShape> {
+    let p = parent.len();
+    let mut children = vec![Vec::new(); p];
+    let mut root = None;
+    for (r, &up) in parent.iter().enumerate() {
+        if up == NONE {
+            root = Some(r);
+        } else {
+            children[up as usize].push(r as u32);
+        }
+    }
+    let root = root.ok_or_else(|| Error::Internal("a tree without a root".to_string()))?;
+    // Depth-first order from the root: parents before children.
+    let mut order = Vec::with_capacity(p);
+    let mut stack = vec![root as u32];
+    let mut depth = vec![0u32; p];
+    while let Some(v) = stack.pop() {
+        order.push(v);
+        for &c in &children[v as usize] {
+            depth[c as usize] = depth[v as usize] + 1;
+            stack.push(c);
+        }
+    }
+    if order.len() != p {
+        return Err(Error::Internal(format!(
+            "a tree over {p} ranks reaches only {} of them",
+            order.len()
+        )));
+    }
+    let mut height = vec![0u32; p];
+    for &v in order.iter().rev() {
+        if let Some(up) = parent.get(v as usize).copied().filter(|&u| u != NONE) {
+            height[up as usize] = height[up as usize].max(height[v as usize] + 1);
+        }
+    }
+    Ok(TreeShape {
+        children,
+        depth,
+        height,
+        root,
+    })
+}
+
+/// A tree with its shape and the part of the message it carries.
+struct TreeJob {
+    parent: Vec<u32>,
+    shape: TreeShape,
+    chunks: Vec<u64>,
+    /// `up[v * K + c]`: v's send of chunk c to its parent.
+    up: Vec<u32>,
+}
+
+/// Pipelined tree allreduce of `n` bytes in `k` chunks per tree over the
+/// given trees (one for the binary and overlapped trees, two for the
+/// double tree, each carrying its share of the message).
+pub(crate) fn trees(
+    p: usize,
+    parents: Vec<Vec<u32>>,
+    n: u64,
+    k: usize,
+    overlap: bool,
+    gamma_us: f64,
+) -> Result<SendSchedule> {
+    let mut b = Builder::new(p, gamma_us)?;
+    let k = k.max(1);
+    b.s.chunks = k;
+    if p == 1 {
+        return b.finish();
+    }
+    let shares = split(n, parents.len());
+    let mut jobs = Vec::with_capacity(parents.len());
+    for (parent, share) in parents.into_iter().zip(shares) {
+        let shape = shape(&parent)?;
+        jobs.push(TreeJob {
+            parent,
+            shape,
+            chunks: split(share, k),
+            up: vec![NONE; p * k],
+        });
+    }
+    // Reductions: chunk by chunk, children (lower height) first.
+    for job in &mut jobs {
+        let mut by_height: Vec<u32> = (0..p as u32)
+            .filter(|&v| job.parent[v as usize] != NONE)
+            .collect();
+        by_height.sort_by_key(|&v| (job.shape.height[v as usize], v));
+        for c in 0..k {
+            for &v in &by_height {
+                let vi = v as usize;
+                let mut deps: Vec<u32> = job.shape.children[vi]
+                    .iter()
+                    .map(|&u| job.up[u as usize * k + c])
+                    .collect();
+                if c > 0 {
+                    deps.push(job.up[vi * k + c - 1]);
+                }
+                let kids = job.shape.children[vi].len() as f64;
+                let step = b.step(job.shape.height[vi] as usize + c, StepPhase::Reduce, None);
+                let delay = gamma_us * kids * job.chunks[c] as f64;
+                job.up[vi * k + c] = b.push(v, job.parent[vi], job.chunks[c], step, &deps, delay);
+            }
+        }
+    }
+    // Broadcasts: chunk by chunk, parents (lower depth) first.
+    for job in &jobs {
+        let root = job.shape.root;
+        let h = job.shape.height[root] as usize;
+        let base = if overlap { h } else { h + k - 1 };
+        let mut by_depth: Vec<u32> = (0..p as u32)
+            .filter(|&v| !job.shape.children[v as usize].is_empty())
+            .collect();
+        by_depth.sort_by_key(|&v| (job.shape.depth[v as usize], v));
+        // down[(v, child index, c)] of the previous chunk, and the
+        // broadcast receive of every rank for the current chunk.
+        let mut prev_down: Vec<u32> = vec![NONE; 2 * p];
+        let mut recv: Vec<u32> = vec![NONE; p];
+        for c in 0..k {
+            for &v in &by_depth {
+                let vi = v as usize;
+                let kids = &job.shape.children[vi];
+                let mut deps: Vec<u32> = Vec::with_capacity(kids.len() + 2);
+                let mut delay = 0.0;
+                if vi == root {
+                    deps.extend(kids.iter().map(|&u| job.up[u as usize * k + c]));
+                    if !overlap && c == 0 {
+                        deps.extend(kids.iter().map(|&u| job.up[u as usize * k + k - 1]));
+                    }
+                    delay = gamma_us * kids.len() as f64 * job.chunks[c] as f64;
+                } else {
+                    deps.push(recv[vi]);
+                }
+                let step = b.step(
+                    base + c + job.shape.depth[vi] as usize,
+                    StepPhase::Broadcast,
+                    None,
+                );
+                for (x, &u) in kids.iter().enumerate() {
+                    let slot = 2 * vi + x.min(1);
+                    let mut d = deps.clone();
+                    d.push(prev_down[slot]);
+                    let id = b.push(v, u, job.chunks[c], step, &d, delay);
+                    prev_down[slot] = id;
+                    recv[u as usize] = id;
+                }
+            }
+        }
+    }
+    b.finish()
+}

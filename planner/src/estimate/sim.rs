@@ -1,0 +1,706 @@
+//! The event-driven flow-level simulator.
+//!
+//! # Model
+//!
+//! Every send of a [`SendSchedule`] becomes a flow over the directed links
+//! of its route. A flow starts when every send it depends on has been
+//! delivered and its sender has spent its delay (the reduction it owes);
+//! it then drains its bytes at a rate that changes over time, and is
+//! delivered `latency` after its last byte left (the route latency:
+//! `nic_us + alpha_us` per switch crossed). An isolated flow of b bytes on
+//! links of speed w therefore takes `latency + b / w`, the α + βb of the
+//! closed forms.
+//!
+//! # Rates
+//!
+//! Rates are max-min fair over the links: water-filling raises every
+//! flow's rate together until a link is full, freezes the flows on it at
+//! that share, and goes on with the rest. Rates change only when a flow
+//! starts or ends, and only for the flows connected to it through shared
+//! links:
+//!
+//! - a flow that starts where the room left on each of its links is at
+//!   least the rate of every flow already there simply takes that room
+//!   (the max-min allocation: it is the largest flow on the link it fills,
+//!   and nobody else was held back by a link with room to spare); a flow
+//!   on empty links is the common case;
+//! - a flow that ends without any of its links having been full frees room
+//!   nobody was waiting for, and changes nothing;
+//! - otherwise the links of every such flow that started or ended at this
+//!   instant seed a breadth-first search over "flow uses link", and the
+//!   connected component it finds is water-filled alone. Each round of the
+//!   water-filling freezes every flow on the links at the lowest share
+//!   `room / flows`; the rounds are the distinct bottleneck levels, a few
+//!   on fabrics whose links have one or two speeds.
+//!
+//! A flow whose rate does not change keeps its predicted end; one whose
+//! rate changes is charged its progress so far and gets a new end event
+//! (older events are recognised by a version number and dropped). A test
+//! mode compares every flow's rate after every instant with a water-filling
+//! of all flows in flight.
+//!
+//! # Events
+//!
+//! Two kinds, in one binary heap ordered by (time, kind, id), packed into
+//! one `u128`: a send becoming ready, and a flow draining its last byte.
+//! Every event at one instant is taken together before rates are
+//! recomputed, so the P flows of a step that start together cost one
+//! water-filling, not P. Ties and all arithmetic are deterministic; nothing
+//! depends on hash order or the clock.
+//!
+//! Flows and links live in dense arrays indexed by slot and link id; a
+//! flow's slot is reused once it ends, so memory follows the flows in
+//! flight, not the schedule. The schedule itself (about 40 bytes a send:
+//! 2 million sends for a ring of 1,024 ranks) is the largest structure.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::schedules::{NONE, SendSchedule};
+use crate::error::{Error, Result};
+use crate::ranks::routing::MAX_LINKS;
+
+/// The route of one send: its links and its latency.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct FlowRoute {
+    pub links: [u32; MAX_LINKS],
+    pub len: u8,
+    pub latency: f64,
+}
+
+impl FlowRoute {
+    pub fn links(&self) -> &[u32] {
+        &self.links[..self.len as usize]
+    }
+}
+
+/// Where the routes of a schedule's sends come from.
+pub(crate) trait Routes {
+    /// The route of send `i`.
+    fn route(&mut self, i: usize) -> Result<FlowRoute>;
+}
+
+/// What a simulation found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Outcome {
+    /// Completion time of the allreduce, µs.
+    pub time_us: f64,
+    /// Most flows on one link at the same time.
+    pub max_link_flows: usize,
+    /// Events processed (sends started and flows drained).
+    pub events: u64,
+    /// Water-fillings of a component of more than one flow.
+    pub recomputes: u64,
+}
+
+/// An event: a flow draining its last byte (`kind` 0, for slot `id` at
+/// `version`) or a send becoming ready (`kind` 1). Times are non-negative,
+/// so their bit patterns order like the numbers; the whole event packs
+/// into one `u128` ordered by (time, kind, id, version), which keeps the
+/// heap's comparisons cheap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Event {
+    time: u64,
+    kind: u8,
+    id: u32,
+    version: u32,
+}
+
+impl Event {
+    fn pack(self) -> Reverse<u128> {
+        Reverse(
+            (u128::from(self.time) << 64)
+                | (u128::from(self.kind) << 63)
+                | (u128::from(self.id & 0x7FFF_FFFF) << 32)
+                | u128::from(self.version),
+        )
+    }
+
+    fn unpack(key: Reverse<u128>) -> Self {
+        let k = key.0;
+        Event {
+            time: (k >> 64) as u64,
+            kind: ((k >> 63) & 1) as u8,
+            id: ((k >> 32) & 0x7FFF_FFFF) as u32,
+            version: k as u32,
+        }
+    }
+}
+
+/// A flow in flight.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    send: u32,
+    route: FlowRoute,
+    rate: f64,
+    remaining: f64,
+    since: f64,
+    version: u32,
+}
+
+/// Max-min fair rates by water-filling over a set of links and the flows
+/// on them. Scratch arrays are indexed by link id and slot and are reused
+/// from one call to the next.
+#[derive(Debug, Default)]
+struct Filler {
+    room: Vec<f64>,
+    count: Vec<u32>,
+    frozen: Vec<u32>,
+    stamp: u32,
+    active: Vec<u32>,
+}
+
+impl Filler {
+    fn new(links: usize) -> Self {
+        Self {
+            room: vec![0.0; links],
+            count: vec![0; links],
+            ..Self::default()
+        }
+    }
+
+    /// Sets `rate_out[f]` for every flow `f` of the component made of
+    /// `links`, where `on[l]` lists the flows on link l and `route(f)` the
+    /// links of flow f.
+    ///
+    /// Each round finds the lowest share `room / flows` over the links
+    /// that still have unfrozen flows, and freezes every flow on every
+    /// link at that level (within a relative 1e-12, for rounding). Links
+    /// above the level stay above it when flows leave them, so one pass
+    /// per level suffices; the rounds are the distinct bottleneck levels,
+    /// a handful on fabrics whose links have one or two speeds.
+    fn fill<'a>(
+        &mut self,
+        caps: &[f64],
+        links: &[u32],
+        on: &[Vec<u32>],
+        route: impl Fn(u32) -> &'a [u32],
+        rate_out: &mut impl FnMut(u32, f64),
+    ) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.frozen.fill(0);
+            self.stamp = 1;
+        }
+        self.active.clear();
+        for &l in links {
+            let li = l as usize;
+            self.room[li] = caps[li];
+            self.count[li] = on[li].len() as u32;
+            if self.count[li] > 0 {
+                self.active.push(l);
+            }
+        }
+        while !self.active.is_empty() {
+            let level = self
+                .active
+                .iter()
+                .map(|&l| self.room[l as usize] / f64::from(self.count[l as usize]))
+                .fold(f64::INFINITY, f64::min)
+                .max(0.0);
+            let limit = level + level * 1e-12;
+            for k in 0..self.active.len() {
+                let li = self.active[k] as usize;
+                let count = self.count[li];
+                if count == 0 || self.room[li] / f64::from(count) > limit {
+                    continue;
+                }
+                for &f in &on[li] {
+                    let fi = f as usize;
+                    if self.frozen.len() <= fi {
+                        self.frozen.resize(fi + 1, 0);
+                    }
+                    if self.frozen[fi] == self.stamp {
+                        continue;
+                    }
+                    self.frozen[fi] = self.stamp;
+                    rate_out(f, level);
+                    for &l2 in route(f) {
+                        let l2 = l2 as usize;
+                        self.room[l2] = (self.room[l2] - level).max(0.0);
+                        self.count[l2] -= 1;
+                    }
+                }
+            }
+            let count = &self.count;
+            self.active.retain(|&l| count[l as usize] > 0);
+        }
+    }
+}
+
+/// Max-min fair rates of `flows` (each a list of link ids) over links of
+/// capacity `caps`: the water-filling the simulator runs on each
+/// component. Exposed for tests and for callers that want rates alone.
+pub fn max_min_rates(caps: &[f64], flows: &[Vec<usize>]) -> Result<Vec<f64>> {
+    let mut on: Vec<Vec<u32>> = vec![Vec::new(); caps.len()];
+    let mut routes: Vec<Vec<u32>> = Vec::with_capacity(flows.len());
+    for (f, links) in flows.iter().enumerate() {
+        let mut r = Vec::with_capacity(links.len());
+        for &l in links {
+            if l >= caps.len() {
+                return Err(Error::option(
+                    "flows",
+                    format!(
+                        "flow {f} uses link {l}, but there are only {} links",
+                        caps.len()
+                    ),
+                ));
+            }
+            on[l].push(f as u32);
+            r.push(l as u32);
+        }
+        routes.push(r);
+    }
+    let used: Vec<u32> = (0..caps.len() as u32)
+        .filter(|&l| !on[l as usize].is_empty())
+        .collect();
+    let mut rates = vec![f64::INFINITY; flows.len()];
+    let mut filler = Filler::new(caps.len());
+    filler.fill(caps, &used, &on, |f| &routes[f as usize], &mut |f, r| {
+        rates[f as usize] = r;
+    });
+    Ok(rates)
+}
+
+/// Runs `sched` event by event over links of capacity `caps` (bytes/µs,
+/// indexed by link id) with the routes `routes` gives.
+pub(crate) fn run(sched: &SendSchedule, caps: &[f64], routes: &mut impl Routes) -> Result<Outcome> {
+    run_with(sched, caps, routes, false)
+}
+
+/// [`run`], and with `check` the rates after every instant are compared
+/// with a water-filling of every flow in flight (for tests).
+pub(crate) fn run_with(
+    sched: &SendSchedule,
+    caps: &[f64],
+    routes: &mut impl Routes,
+    check: bool,
+) -> Result<Outcome> {
+    let n = sched.len();
+    let links = caps.len();
+    // Who waits for whom: the reverse of the dependency lists.
+    let mut waiting: Vec<u32> = vec![0; n];
+    let mut fan_start: Vec<u32> = vec![0; n + 1];
+    for (i, wait) in waiting.iter_mut().enumerate() {
+        let deps = sched.deps(i);
+        *wait = deps.len() as u32;
+        for &d in deps {
+            fan_start[d as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        fan_start[i + 1] += fan_start[i];
+    }
+    let mut fan: Vec<u32> = vec![0; fan_start[n] as usize];
+    {
+        let mut next = fan_start.clone();
+        for i in 0..n {
+            for &d in sched.deps(i) {
+                fan[next[d as usize] as usize] = i as u32;
+                next[d as usize] += 1;
+            }
+        }
+    }
+    let mut ready: Vec<f64> = vec![0.0; n];
+
+    if n >= 0x7FFF_FFFF {
+        return Err(Error::Internal(format!(
+            "{n} sends are more than the simulator can number"
+        )));
+    }
+    let mut heap: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(4 * sched.ranks() + 16);
+    for (i, &w) in waiting.iter().enumerate() {
+        if w == 0 {
+            heap.push(start_event(sched.delay_us[i], i)?.pack());
+        }
+    }
+
+    let mut slots: Vec<Slot> = Vec::with_capacity(2 * sched.ranks() + 16);
+    let mut free: Vec<u32> = Vec::new();
+    let mut on: Vec<Vec<u32>> = vec![Vec::new(); links];
+    // The sum of the rates on every link.
+    let mut load: Vec<f64> = vec![0.0; links];
+    let mut filler = Filler::new(links);
+    // Per-batch scratch: touched links, the component's links and flows.
+    let mut touched: Vec<u32> = Vec::new();
+    let mut link_mark: Vec<u32> = vec![0; links];
+    let mut slot_mark: Vec<u32> = Vec::new();
+    let mut mark: u32 = 0;
+    let mut comp_links: Vec<u32> = Vec::new();
+    let mut comp_flows: Vec<u32> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
+    let mut new_rate: Vec<f64> = Vec::new();
+
+    let mut end = 0.0f64;
+    // Ranks with nothing to receive still owe their tail.
+    for (r, &last) in sched.final_recv.iter().enumerate() {
+        if last == NONE {
+            end = end.max(sched.tail_us[r]);
+        }
+    }
+    let mut delivered = 0usize;
+    let mut out = Outcome {
+        time_us: 0.0,
+        max_link_flows: 0,
+        events: 0,
+        recomputes: 0,
+    };
+
+    while let Some(&key) = heap.peek() {
+        let first = Event::unpack(key);
+        let now = f64::from_bits(first.time);
+        mark = next_mark(mark, &mut link_mark, &mut slot_mark);
+        let batch_mark = mark;
+        touched.clear();
+        // Every event at this instant, including those the batch itself
+        // adds at the same time.
+        while let Some(&key) = heap.peek() {
+            let ev = Event::unpack(key);
+            if ev.time != first.time {
+                break;
+            }
+            heap.pop();
+            match ev.kind {
+                0 => {
+                    let s = ev.id as usize;
+                    if slots[s].version != ev.version || slots[s].send == NONE {
+                        continue;
+                    }
+                    out.events += 1;
+                    let slot = slots[s];
+                    // A flow is held back only on a full link; when none of
+                    // this flow's links was full, its end frees room nobody
+                    // was waiting for, and no rate changes.
+                    let full = slot
+                        .route
+                        .links()
+                        .iter()
+                        .any(|&l| is_full(load[l as usize], caps[l as usize]));
+                    for &l in slot.route.links() {
+                        let li = l as usize;
+                        let list = &mut on[li];
+                        if let Some(k) = list.iter().position(|&x| x == ev.id) {
+                            list.swap_remove(k);
+                        }
+                        load[li] = if list.is_empty() {
+                            0.0
+                        } else {
+                            load[li] - slot.rate
+                        };
+                        if full && !list.is_empty() && link_mark[li] != batch_mark {
+                            link_mark[li] = batch_mark;
+                            touched.push(l);
+                        }
+                    }
+                    slots[s].send = NONE;
+                    slots[s].version = slots[s].version.wrapping_add(1);
+                    free.push(ev.id);
+                    let at = now + slot.route.latency;
+                    deliver(
+                        sched,
+                        slot.send as usize,
+                        at,
+                        &mut end,
+                        &fan_start,
+                        &fan,
+                        &mut waiting,
+                        &mut ready,
+                        &mut heap,
+                    )?;
+                    delivered += 1;
+                }
+                _ => {
+                    out.events += 1;
+                    let i = ev.id as usize;
+                    let route = routes.route(i)?;
+                    let bytes = sched.bytes[i] as f64;
+                    if bytes <= 0.0 || route.len == 0 {
+                        let at = now + route.latency;
+                        deliver(
+                            sched,
+                            i,
+                            at,
+                            &mut end,
+                            &fan_start,
+                            &fan,
+                            &mut waiting,
+                            &mut ready,
+                            &mut heap,
+                        )?;
+                        delivered += 1;
+                        continue;
+                    }
+                    let s = match free.pop() {
+                        Some(s) => s,
+                        None => {
+                            slots.push(Slot {
+                                send: NONE,
+                                ..Slot::default()
+                            });
+                            (slots.len() - 1) as u32
+                        }
+                    };
+                    let slot = &mut slots[s as usize];
+                    slot.send = i as u32;
+                    slot.route = route;
+                    slot.rate = 0.0;
+                    slot.remaining = bytes;
+                    slot.since = now;
+                    slot.version = slot.version.wrapping_add(1);
+                    for &l in route.links() {
+                        let li = l as usize;
+                        if li >= links {
+                            return Err(Error::Internal(format!(
+                                "send {i} is routed over link {l}, beyond the {links} links"
+                            )));
+                        }
+                        on[li].push(s);
+                        out.max_link_flows = out.max_link_flows.max(on[li].len());
+                    }
+                    // When the room left on its links is at least the rate
+                    // of every flow already there, taking all of it is the
+                    // max-min allocation: the new flow is the largest on
+                    // the link it fills, and no other flow was held back by
+                    // a link with room to spare. Otherwise its component is
+                    // water-filled below.
+                    let room = route
+                        .links()
+                        .iter()
+                        .map(|&l| caps[l as usize] - load[l as usize])
+                        .fold(f64::INFINITY, f64::min);
+                    let fits = room > 0.0
+                        && !route
+                            .links()
+                            .iter()
+                            .any(|&l| is_full(load[l as usize], caps[l as usize]))
+                        && route.links().iter().all(|&l| {
+                            on[l as usize]
+                                .iter()
+                                .all(|&g| g == s || slots[g as usize].rate <= room * (1.0 + 1e-12))
+                        });
+                    if fits {
+                        let rate = room;
+                        if !(rate > 0.0 && rate.is_finite()) {
+                            return Err(Error::Internal(format!(
+                                "send {i} got the rate {rate}; every link needs a speed above 0"
+                            )));
+                        }
+                        for &l in route.links() {
+                            load[l as usize] += rate;
+                        }
+                        let slot = &mut slots[s as usize];
+                        slot.rate = rate;
+                        heap.push(
+                            Event {
+                                time: time_bits(now + bytes / rate)?,
+                                kind: 0,
+                                id: s,
+                                version: slot.version,
+                            }
+                            .pack(),
+                        );
+                    } else {
+                        for &l in route.links() {
+                            if link_mark[l as usize] != batch_mark {
+                                link_mark[l as usize] = batch_mark;
+                                touched.push(l);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if touched.is_empty() {
+            if check {
+                check_rates(&slots, &on, caps)?;
+            }
+            continue;
+        }
+        // The components around the touched links.
+        mark = next_mark(mark, &mut link_mark, &mut slot_mark);
+        if slot_mark.len() < slots.len() {
+            slot_mark.resize(slots.len(), 0);
+        }
+        for &seed in &touched {
+            if link_mark[seed as usize] == mark {
+                continue;
+            }
+            comp_links.clear();
+            comp_flows.clear();
+            stack.clear();
+            link_mark[seed as usize] = mark;
+            stack.push(seed);
+            while let Some(l) = stack.pop() {
+                comp_links.push(l);
+                for &f in &on[l as usize] {
+                    if slot_mark[f as usize] == mark {
+                        continue;
+                    }
+                    slot_mark[f as usize] = mark;
+                    comp_flows.push(f);
+                    for &l2 in slots[f as usize].route.links() {
+                        if link_mark[l2 as usize] != mark {
+                            link_mark[l2 as usize] = mark;
+                            stack.push(l2);
+                        }
+                    }
+                }
+            }
+            if comp_flows.is_empty() {
+                continue;
+            }
+            if new_rate.len() < slots.len() {
+                new_rate.resize(slots.len(), 0.0);
+            }
+            if comp_flows.len() == 1 {
+                let f = comp_flows[0] as usize;
+                new_rate[f] = slots[f]
+                    .route
+                    .links()
+                    .iter()
+                    .map(|&l| caps[l as usize])
+                    .fold(f64::INFINITY, f64::min);
+            } else {
+                out.recomputes += 1;
+                let slots_ref = &slots;
+                let rates = &mut new_rate;
+                filler.fill(
+                    caps,
+                    &comp_links,
+                    &on,
+                    |f| slots_ref[f as usize].route.links(),
+                    &mut |f, r| rates[f as usize] = r,
+                );
+            }
+            for &f in &comp_flows {
+                let slot = &mut slots[f as usize];
+                let rate = new_rate[f as usize];
+                if rate == slot.rate {
+                    continue;
+                }
+                if !(rate > 0.0 && rate.is_finite()) {
+                    return Err(Error::Internal(format!(
+                        "send {} got the rate {rate}; every link needs a speed above 0",
+                        slot.send
+                    )));
+                }
+                slot.remaining = (slot.remaining - slot.rate * (now - slot.since)).max(0.0);
+                slot.since = now;
+                for &l in slot.route.links() {
+                    load[l as usize] += rate - slot.rate;
+                }
+                slot.rate = rate;
+                slot.version = slot.version.wrapping_add(1);
+                let done = now + slot.remaining / rate;
+                heap.push(
+                    Event {
+                        time: time_bits(done)?,
+                        kind: 0,
+                        id: f,
+                        version: slot.version,
+                    }
+                    .pack(),
+                );
+            }
+        }
+        if check {
+            check_rates(&slots, &on, caps)?;
+        }
+    }
+    if delivered != n {
+        return Err(Error::Internal(format!(
+            "the simulation delivered {delivered} of {n} sends: the schedule's dependencies form a cycle"
+        )));
+    }
+    out.time_us = end;
+    Ok(out)
+}
+
+/// Compares the rates of the flows in flight with a water-filling of all
+/// of them.
+fn check_rates(slots: &[Slot], on: &[Vec<u32>], caps: &[f64]) -> Result<()> {
+    let live: Vec<usize> = (0..slots.len())
+        .filter(|&s| slots[s].send != NONE && on.iter().any(|l| l.contains(&(s as u32))))
+        .collect();
+    let flows: Vec<Vec<usize>> = live
+        .iter()
+        .map(|&s| slots[s].route.links().iter().map(|&l| l as usize).collect())
+        .collect();
+    let rates = max_min_rates(caps, &flows)?;
+    for (k, &s) in live.iter().enumerate() {
+        let (have, want) = (slots[s].rate, rates[k]);
+        if (have - want).abs() > 1e-9 * want.abs().max(1.0) {
+            return Err(Error::Internal(format!(
+                "send {} runs at {have}, max-min fair is {want}",
+                slots[s].send
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// True when a link carrying `load` of its `cap` has no room left (within
+/// rounding).
+fn is_full(load: f64, cap: f64) -> bool {
+    load >= cap * (1.0 - 1e-9)
+}
+
+/// A fresh marker value for the per-batch marks, clearing them when the
+/// counter wraps.
+fn next_mark(mark: u32, link_mark: &mut [u32], slot_mark: &mut [u32]) -> u32 {
+    match mark.checked_add(1) {
+        Some(m) => m,
+        None => {
+            link_mark.fill(0);
+            slot_mark.fill(0);
+            1
+        }
+    }
+}
+
+fn time_bits(t: f64) -> Result<u64> {
+    if t.is_finite() && t >= 0.0 {
+        // `+ 0.0` turns -0.0 into 0.0, whose bits order correctly.
+        Ok((t + 0.0).to_bits())
+    } else {
+        Err(Error::Internal(format!("an event at time {t} µs")))
+    }
+}
+
+fn start_event(at: f64, send: usize) -> Result<Event> {
+    Ok(Event {
+        time: time_bits(at)?,
+        kind: 1,
+        id: send as u32,
+        version: 0,
+    })
+}
+
+/// Send `i` is delivered at `at`: its dependants may become ready.
+#[allow(clippy::too_many_arguments)]
+fn deliver(
+    sched: &SendSchedule,
+    i: usize,
+    at: f64,
+    end: &mut f64,
+    fan_start: &[u32],
+    fan: &[u32],
+    waiting: &mut [u32],
+    ready: &mut [f64],
+    heap: &mut BinaryHeap<Reverse<u128>>,
+) -> Result<()> {
+    *end = end.max(at);
+    let dst = sched.dst[i] as usize;
+    if sched.final_recv.get(dst) == Some(&(i as u32)) {
+        *end = end.max(at + sched.tail_us[dst]);
+    }
+    for &j in &fan[fan_start[i] as usize..fan_start[i + 1] as usize] {
+        let j = j as usize;
+        ready[j] = ready[j].max(at);
+        waiting[j] -= 1;
+        if waiting[j] == 0 {
+            heap.push(start_event(ready[j] + sched.delay_us[j], j)?.pack());
+        }
+    }
+    Ok(())
+}

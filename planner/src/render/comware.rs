@@ -1,0 +1,217 @@
+//! H3C Comware 7 (the S9850-4C of EFLOPS Sec. VI): `templates/comware.cfg`.
+//!
+//! What it configures:
+//!
+//! - `sysname`, `lldp global enable`;
+//! - a VPN instance (`ip vpn-instance Vrf<vlan>`) and a VLAN per half;
+//! - routed inter-switch ports (`port link-mode route`, bound to the VPN
+//!   instance, /31 address), access sub-node ports (`port access vlan`,
+//!   `stp edged-port`), a `Vlan-interface` gateway per half, free ports shut
+//!   down, reserved ports left alone; the intent's MTU is the IP MTU
+//!   (`mtu` on routed ports and VLAN interfaces, whose default is 1500) and
+//!   `jumboframe enable` admits frames of that MTU plus [`FRAME_OVERHEAD`];
+//! - `qos trust dscp`; the `dscp-dot1p` map table with all 64 DSCPs and an
+//!   identity `dot1p-lp` table, so priority, 802.1p and queue are one
+//!   number;
+//! - PFC (`priority-flow-control enable`, `no-drop dot1p` on the lossless
+//!   priorities), PFC deadlock detection with automatic recovery (the
+//!   Comware PFC watchdog);
+//! - a WRED table with ECN on the lossless queues, applied to every cabled
+//!   port, and the CNP queue in the strict-priority group of WFQ;
+//! - static routes: `ip route-static vpn-instance`, one line per next hop
+//!   (ECMP).
+//!
+//! Units: WRED limits are buffer cells; the intent's KB are converted with
+//! [`CELL_BYTES`]. PFC deadlock timers count in units set by the
+//! `precision` (high 10 ms, normal 100 ms, low 1 s) and take values 1 to
+//! 15, so the renderer picks the finest precision that can express the
+//! intent's timers.
+
+use askama::Template;
+
+use super::model::{Model, PortKind, ip, netmask};
+use super::{Vendor, description};
+use crate::error::{Error, Result};
+
+/// Bytes per buffer cell assumed for WRED limits (Broadcom Trident 3, the
+/// S9850's chip family); `display buffer usage` shows a switch's own.
+pub const CELL_BYTES: u32 = 256;
+
+/// Bytes a frame carries beyond its IP packet: Ethernet header, VLAN tag
+/// and FCS. `jumboframe enable` takes a frame length, `mtu` an IP MTU.
+pub const FRAME_OVERHEAD: u32 = 22;
+
+/// Comware's names for queues 0 to 7, which WFQ commands use.
+const QUEUE_NAMES: [&str; 8] = ["be", "af1", "af2", "af3", "af4", "ef", "cs6", "cs7"];
+
+#[derive(Template)]
+#[template(path = "comware.cfg", escape = "none")]
+struct Comware {
+    hostname: String,
+    vrfs: Vec<Named>,
+    vlans: Vec<Vlan>,
+    dscp_map: Vec<(u8, u8)>,
+    lossless: Vec<u8>,
+    lossless_list: String,
+    wred_low: u32,
+    wred_high: u32,
+    wred_probability: u8,
+    precision: &'static str,
+    deadlock_interval: u32,
+    deadlock_delay: u32,
+    cnp_queue: &'static str,
+    interfaces: Vec<Interface>,
+    vlan_interfaces: Vec<VlanInterface>,
+    routes: Vec<String>,
+}
+
+struct Named {
+    name: String,
+    description: String,
+}
+
+struct Vlan {
+    id: u16,
+    name: String,
+}
+
+struct Interface {
+    name: String,
+    description: String,
+    /// `route`, `bridge` or empty (free ports keep their mode).
+    mode: &'static str,
+    access_vlan: u16,
+    vrf: String,
+    address: String,
+    mtu: u32,
+    /// Largest frame: `mtu` plus [`FRAME_OVERHEAD`].
+    frame: u32,
+    qos: bool,
+    edge: bool,
+    shutdown: bool,
+}
+
+struct VlanInterface {
+    vlan: u16,
+    vrf: String,
+    mtu: u32,
+    /// `a.b.c.d mask`, the first primary, the rest `sub`.
+    addresses: Vec<String>,
+}
+
+/// Renders one physical switch.
+pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+    let dev = &m.devices[device];
+    let q = &m.qos;
+    let cells = |kb: u32| (u64::from(kb) * 1024).div_ceil(u64::from(CELL_BYTES)) as u32;
+    let w = q.pfc_watchdog;
+    let (precision, unit) = [("high", 10u32), ("normal", 100), ("low", 1000)]
+        .into_iter()
+        .find(|(_, u)| w.detection_ms.max(w.restoration_ms).div_ceil(*u) <= 15)
+        .unwrap_or(("low", 1000));
+    let timer = |ms: u32| ms.div_ceil(unit).clamp(1, 15);
+
+    let mut interfaces = Vec::new();
+    for p in &dev.ports {
+        let dom = &m.domains[p.domain];
+        let name = Vendor::Comware.port_name(&m.plan.switch_list[p.domain], p.number);
+        let mut i = Interface {
+            name,
+            description: description(m, Vendor::Comware, device, p.number),
+            mode: "",
+            access_vlan: dom.vlan,
+            vrf: dom.vrf.clone(),
+            address: String::new(),
+            mtu: p.mtu,
+            frame: p.mtu + FRAME_OVERHEAD,
+            qos: false,
+            edge: false,
+            shutdown: false,
+        };
+        match p.kind {
+            PortKind::InterSwitch { link } => {
+                let l = &m.links[link];
+                i.mode = "route";
+                i.address = format!("{} 255.255.255.254", ip(l.from_addr));
+                i.qos = true;
+            }
+            PortKind::SubNode { .. } => {
+                i.mode = "bridge";
+                i.qos = true;
+                i.edge = true;
+            }
+            PortKind::Free => i.shutdown = true,
+            PortKind::Reserved => continue,
+        }
+        interfaces.push(i);
+    }
+    let mut vlan_interfaces = Vec::new();
+    let mut routes = Vec::new();
+    for &d in &dev.domains {
+        let dom = &m.domains[d];
+        if !dom.gateways.is_empty() {
+            vlan_interfaces.push(VlanInterface {
+                vlan: dom.vlan,
+                vrf: dom.vrf.clone(),
+                mtu: dev.mtu,
+                addresses: dom
+                    .gateways
+                    .iter()
+                    .map(|g| format!("{} {}", ip(g.addr), netmask(&g.prefix)))
+                    .collect(),
+            });
+        }
+        for r in &dom.routes {
+            for &h in &r.next_hops {
+                routes.push(format!(
+                    "ip route-static vpn-instance {} {} {} {}",
+                    dom.vrf,
+                    ip(r.prefix.network),
+                    r.prefix.len,
+                    ip(m.links[h].to_addr)
+                ));
+            }
+        }
+    }
+    let t = Comware {
+        hostname: dev.name.clone(),
+        vrfs: dev
+            .domains
+            .iter()
+            .map(|&d| Named {
+                name: m.domains[d].vrf.clone(),
+                description: m.name(d).to_string(),
+            })
+            .collect(),
+        vlans: dev
+            .domains
+            .iter()
+            .map(|&d| Vlan {
+                id: m.domains[d].vlan,
+                name: m.name(d).to_string(),
+            })
+            .collect(),
+        dscp_map: (0u8..64).map(|d| (d, m.dscp_map[usize::from(d)])).collect(),
+        lossless: m.lossless.clone(),
+        lossless_list: m
+            .lossless
+            .iter()
+            .map(u8::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
+        wred_low: cells(q.ecn.min_kb),
+        wred_high: cells(q.ecn.max_kb),
+        wred_probability: q.ecn.probability,
+        precision,
+        deadlock_interval: timer(w.detection_ms),
+        deadlock_delay: timer(w.restoration_ms),
+        cnp_queue: QUEUE_NAMES[usize::from(q.cnp.priority.min(7))],
+        interfaces,
+        vlan_interfaces,
+        routes,
+    };
+    // Askama drops the template's last newline; files end with one.
+    t.render()
+        .map(|text| text + "\n")
+        .map_err(|e| Error::Internal(format!("rendering {} for Comware: {e}", dev.name)))
+}

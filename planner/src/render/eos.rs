@@ -1,0 +1,193 @@
+//! Arista EOS: `templates/eos.cfg`.
+//!
+//! What it configures:
+//!
+//! - `hostname`, `lldp run`;
+//! - a VLAN and a VRF (`vrf instance`, `ip routing vrf`) per half;
+//! - routed inter-switch ports (`no switchport`, `vrf`, /31 address),
+//!   access sub-node ports (`switchport access vlan`, `spanning-tree
+//!   portfast`), an `interface Vlan<id>` gateway per half, free ports shut
+//!   down, reserved ports left alone, `mtu`;
+//! - `qos map dscp ... to traffic-class` for all 64 DSCPs (EOS's default
+//!   map sends DSCP 0-7 to traffic class 1; this one sends every DSCP
+//!   without a class to 0), and the lossless and CNP traffic classes to
+//!   the transmit queue of the same number;
+//! - `qos trust dscp` on every cabled port, and a `qos profile` applied to
+//!   them (`service-profile`) with `priority-flow-control on` and
+//!   `priority ... no-drop` on the lossless priorities, ECN marking
+//!   (`random-detect ecn`) on their unicast queues (`uc-tx-queue`, as
+//!   Broadcom-based switches name them; Jericho-based ones call them
+//!   `tx-queue`) and the CNP queue in strict priority;
+//! - the PFC pause watchdog (`priority-flow-control pause watchdog`, timers
+//!   in seconds, action drop);
+//! - static routes, one `ip route vrf` line per next hop (ECMP).
+//!
+//! EOS takes an IP MTU of at most [`MAX_MTU`]; a larger intent is capped
+//! and the file says so.
+
+use askama::Template;
+
+use super::model::{Model, PortKind, ip};
+use super::{Vendor, description, seconds, summary};
+use crate::error::{Error, Result};
+
+/// The largest interface MTU EOS accepts.
+pub const MAX_MTU: u32 = 9214;
+
+#[derive(Template)]
+#[template(path = "eos.cfg", escape = "none")]
+struct Eos {
+    summary: String,
+    notes: Vec<String>,
+    hostname: String,
+    vlans: Vec<(u16, String)>,
+    vrfs: Vec<String>,
+    dscp_map: Vec<String>,
+    lossless: Vec<u8>,
+    /// Traffic classes mapped to their own transmit queue: the lossless
+    /// ones and the CNP's.
+    queues: Vec<u8>,
+    ecn_min: u32,
+    ecn_max: u32,
+    ecn_probability: u8,
+    cnp_queue: u8,
+    timeout: String,
+    polling: String,
+    recovery: String,
+    interfaces: Vec<Interface>,
+    vlan_interfaces: Vec<VlanInterface>,
+    routes: Vec<String>,
+}
+
+struct Interface {
+    name: String,
+    description: String,
+    /// `routed`, `access` or `free`.
+    kind: &'static str,
+    access_vlan: u16,
+    vrf: String,
+    address: String,
+    mtu: u32,
+}
+
+struct VlanInterface {
+    vlan: u16,
+    vrf: String,
+    mtu: u32,
+    addresses: Vec<String>,
+}
+
+/// Renders one physical switch.
+pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+    let dev = &m.devices[device];
+    let q = &m.qos;
+    let mut notes = Vec::new();
+    let mtu = dev.mtu.min(MAX_MTU);
+    if dev.mtu > MAX_MTU {
+        notes.push(format!(
+            "The plan's MTU {} is above EOS's largest, {MAX_MTU}: ports use {MAX_MTU}.",
+            dev.mtu
+        ));
+    }
+    let mut interfaces = Vec::new();
+    for p in &dev.ports {
+        let dom = &m.domains[p.domain];
+        let mut i = Interface {
+            name: Vendor::Eos.port_name(&m.plan.switch_list[p.domain], p.number),
+            description: description(m, Vendor::Eos, device, p.number),
+            kind: "free",
+            access_vlan: dom.vlan,
+            vrf: dom.vrf.clone(),
+            address: String::new(),
+            mtu: p.mtu.min(MAX_MTU),
+        };
+        match p.kind {
+            PortKind::InterSwitch { link } => {
+                i.kind = "routed";
+                i.address = format!("{}/31", ip(m.links[link].from_addr));
+            }
+            PortKind::SubNode { .. } => i.kind = "access",
+            PortKind::Free => {}
+            PortKind::Reserved => continue,
+        }
+        interfaces.push(i);
+    }
+    let mut vlan_interfaces = Vec::new();
+    let mut routes = Vec::new();
+    for &d in &dev.domains {
+        let dom = &m.domains[d];
+        if !dom.gateways.is_empty() {
+            vlan_interfaces.push(VlanInterface {
+                vlan: dom.vlan,
+                vrf: dom.vrf.clone(),
+                mtu,
+                addresses: dom
+                    .gateways
+                    .iter()
+                    .map(|g| format!("{}/{}", ip(g.addr), g.prefix.len))
+                    .collect(),
+            });
+        }
+        for r in &dom.routes {
+            for &h in &r.next_hops {
+                routes.push(format!(
+                    "ip route vrf {} {} {}",
+                    dom.vrf,
+                    r.prefix,
+                    ip(m.links[h].to_addr)
+                ));
+            }
+        }
+    }
+    // DSCPs per traffic class, at most eight to a command.
+    let mut dscp_map = Vec::new();
+    for tc in 0u8..8 {
+        let dscps: Vec<String> = (0u8..64)
+            .filter(|&d| m.dscp_map[usize::from(d)] == tc)
+            .map(|d| d.to_string())
+            .collect();
+        for chunk in dscps.chunks(8) {
+            dscp_map.push(format!(
+                "qos map dscp {} to traffic-class {tc}",
+                chunk.join(" ")
+            ));
+        }
+    }
+    let mut queues = m.lossless.clone();
+    queues.push(q.cnp.priority);
+    queues.sort_unstable();
+    queues.dedup();
+    let w = q.pfc_watchdog;
+    let t = Eos {
+        summary: summary(m, device),
+        notes,
+        hostname: dev.name.clone(),
+        vlans: dev
+            .domains
+            .iter()
+            .map(|&d| (m.domains[d].vlan, m.name(d).to_string()))
+            .collect(),
+        vrfs: dev
+            .domains
+            .iter()
+            .map(|&d| m.domains[d].vrf.clone())
+            .collect(),
+        dscp_map,
+        lossless: m.lossless.clone(),
+        queues,
+        ecn_min: q.ecn.min_kb,
+        ecn_max: q.ecn.max_kb,
+        ecn_probability: q.ecn.probability,
+        cnp_queue: q.cnp.priority,
+        timeout: seconds(w.detection_ms),
+        polling: seconds(w.polling_ms),
+        recovery: seconds(w.restoration_ms),
+        interfaces,
+        vlan_interfaces,
+        routes,
+    };
+    // Askama drops the template's last newline; files end with one.
+    t.render()
+        .map(|text| text + "\n")
+        .map_err(|e| Error::Internal(format!("rendering {} for EOS: {e}", dev.name)))
+}

@@ -1,0 +1,844 @@
+//! The vendor-neutral model of a plan's switch and host configurations:
+//! VLANs and VRFs, ports, addresses and static routes, all derived from the
+//! plan and nothing else. Every renderer and `check-qos` read this model, so
+//! what `check-qos` proves is what the files configure.
+//!
+//! # VLANs and VRFs
+//!
+//! Every switch of the plan (a VLAN half of a split switch, or a whole
+//! switch) is one VLAN and one VRF named `Vrf<vlan>`: the two halves of one
+//! box never route to each other inside the box, which BiGraph needs (they
+//! are different switches of the topology). An unsplit switch uses the
+//! `[addressing] vlan` (default 100).
+//!
+//! # Ports
+//!
+//! Sub-node ports are access ports in their half's VLAN, whose VLAN
+//! interface is the sub-nodes' gateway; inter-switch ports are routed /31
+//! point-to-point interfaces in the half's VRF; free ports are shut down;
+//! reserved ports (management, external uplinks) are left alone.
+//!
+//! # Addresses
+//!
+//! - Sub-nodes keep the IP the inventory gives their NIC (with a prefix
+//!   length). Each distinct prefix on a switch gets a gateway: the prefix's
+//!   last usable address. A NIC using that address, a subnet shared by two
+//!   switches, or a subnet overlapping another or the link pool is an error.
+//! - A switch with NICs that have no address gets a block of the
+//!   `sub_node_pool` (default 10.0.0.0/8): a /24, or larger when the switch
+//!   has more than 253 ports, taken in plan order and skipping blocks that
+//!   overlap the link pool or an inventory subnet. The NIC on the switch's
+//!   i-th port (counting every port the switch owns, from 0) gets the
+//!   block's address i+1, so growth never renumbers; the gateway is the
+//!   block's last usable address.
+//! - Inter-switch cable k (in the plan's cable order, counting only
+//!   inter-switch cables) gets the /31 at `link_pool` + 2k: its `a` end the
+//!   even address, its `b` end the odd one.
+//!
+//! # Routes
+//!
+//! The plan is the routing: static routes follow the topology, with every
+//! equal-cost next hop listed (ECMP).
+//!
+//! - BiGraph: a switch reaches the sub-nodes of a switch in the other part
+//!   over its direct link(s), and those of another switch in its own part
+//!   over every link to a switch of the other part that links to the
+//!   destination (in a designed plan, all its links to the other part).
+//! - Fat-tree: up-down routing. A switch reaches a destination below it
+//!   over the links down towards it, and anything else over all its uplinks
+//!   (leaf and edge below spine and aggregation, below core).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::{IpAddr, Ipv4Addr};
+
+use crate::error::{Error, Problem, Result};
+use crate::plan::{CableKind, Plan, PortRole, Tier, Topology};
+use crate::qos::{Ipv4Prefix, QosIntent};
+
+/// The model of one plan.
+#[derive(Debug)]
+pub(crate) struct Model<'p> {
+    pub plan: &'p Plan,
+    pub qos: QosIntent,
+    /// Priority of each DSCP (the same on every switch).
+    pub dscp_map: [u8; 64],
+    /// Lossless priorities, sorted.
+    pub lossless: Vec<u8>,
+    /// Physical switches in plan order.
+    pub devices: Vec<Device>,
+    /// One per plan switch, same index.
+    pub domains: Vec<Domain>,
+    /// Directed inter-switch links; `2k` and `2k + 1` are the two directions
+    /// of inter-switch cable `k`.
+    pub links: Vec<Link>,
+    /// One per plan sub-node, same index.
+    pub hosts: Vec<Host>,
+}
+
+/// A physical switch.
+#[derive(Debug)]
+pub(crate) struct Device {
+    pub name: String,
+    pub model: String,
+    /// Its plan switches (one, or the two halves).
+    pub domains: Vec<usize>,
+    /// Every port of its domains, by port number.
+    pub ports: Vec<Port>,
+    pub mtu: u32,
+}
+
+/// A plan switch: one VLAN, one VRF.
+#[derive(Debug)]
+pub(crate) struct Domain {
+    pub device: usize,
+    pub vlan: u16,
+    pub vrf: String,
+    /// Sub-node subnets and their gateway addresses.
+    pub gateways: Vec<Gateway>,
+    pub routes: Vec<Route>,
+}
+
+/// A sub-node subnet on a switch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gateway {
+    pub prefix: Ipv4Prefix,
+    pub addr: u32,
+}
+
+/// A static route with every equal-cost next hop.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub prefix: Ipv4Prefix,
+    /// The plan switch whose subnet it is.
+    pub target: usize,
+    /// Directed links out of this switch, by port.
+    pub next_hops: Vec<usize>,
+}
+
+/// A port.
+#[derive(Debug)]
+pub(crate) struct Port {
+    pub number: u32,
+    pub domain: usize,
+    pub kind: PortKind,
+    pub mtu: u32,
+    pub gbps: u32,
+}
+
+/// What a port is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PortKind {
+    /// Routed; `link` is the directed link that leaves through it.
+    InterSwitch {
+        link: usize,
+    },
+    /// Access port of a sub-node (index into the plan's sub-nodes).
+    SubNode {
+        sub_node: usize,
+    },
+    Free,
+    Reserved,
+}
+
+/// A directed inter-switch link.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Link {
+    pub from: usize,
+    pub from_port: u32,
+    pub from_addr: u32,
+    pub to: usize,
+    pub to_port: u32,
+    pub to_addr: u32,
+}
+
+/// A sub-node as its host sees the network.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Host {
+    pub domain: usize,
+    pub addr: u32,
+    pub prefix: Ipv4Prefix,
+    pub gateway: u32,
+    /// Index into the intent's classes.
+    pub class: usize,
+}
+
+/// `10.0.0.1`.
+pub(crate) fn ip(addr: u32) -> String {
+    Ipv4Addr::from(addr).to_string()
+}
+
+/// `255.255.255.0`.
+pub(crate) fn netmask(p: &Ipv4Prefix) -> String {
+    ip(p.mask())
+}
+
+impl<'p> Model<'p> {
+    /// Builds the model, or every reason it cannot be built.
+    pub fn build(plan: &'p Plan) -> Result<Model<'p>> {
+        let fail = |problems: Vec<Problem>| Error::Invalid {
+            file: plan.name.clone(),
+            what: "plan",
+            problems,
+        };
+        let qos = plan.qos_intent();
+        let problems = qos.problems(plan.topology);
+        if !problems.is_empty() {
+            return Err(fail(problems));
+        }
+        let (sub_pool, link_pool) = plan.addressing.pools().map_err(|p| fail(vec![p]))?;
+        let mut b = Builder {
+            plan,
+            problems: Vec::new(),
+        };
+        let (devices, domains) = b.devices(&qos);
+        for name in qos.switch_mtu.keys() {
+            if !devices.iter().any(|d| &d.name == name) {
+                b.problem(
+                    format!("qos switch_mtu {name}"),
+                    format!("{name} is not a physical switch of the plan"),
+                    "name a switch of the plan, or remove the entry",
+                );
+            }
+        }
+        let mut m = Model {
+            plan,
+            dscp_map: qos.dscp_map(),
+            lossless: qos.lossless_priorities(),
+            qos,
+            devices,
+            domains,
+            links: Vec::new(),
+            hosts: Vec::new(),
+        };
+        if b.problems.is_empty() {
+            b.links(&mut m, link_pool);
+        }
+        if b.problems.is_empty() {
+            b.sub_nodes(&mut m, sub_pool, link_pool);
+        }
+        if b.problems.is_empty() {
+            b.routes(&mut m);
+        }
+        if b.problems.is_empty() {
+            Ok(m)
+        } else {
+            Err(fail(b.problems))
+        }
+    }
+
+    /// The port of a device by number.
+    pub fn port(&self, device: usize, number: u32) -> Option<&Port> {
+        let ports = &self.devices[device].ports;
+        ports
+            .binary_search_by_key(&number, |p| p.number)
+            .ok()
+            .map(|i| &ports[i])
+    }
+
+    /// The plan switch's name.
+    pub fn name(&self, domain: usize) -> &str {
+        &self.plan.switch_list[domain].name
+    }
+
+    /// The part or tier of a plan switch.
+    pub fn tier(&self, domain: usize) -> Tier {
+        self.plan.switch_list[domain].part_or_tier
+    }
+}
+
+struct Builder<'p> {
+    plan: &'p Plan,
+    problems: Vec<Problem>,
+}
+
+impl Builder<'_> {
+    fn problem(&mut self, object: impl Into<String>, message: impl Into<String>, fix: &str) {
+        self.problems
+            .push(Problem::at(None, object, message, fix.to_string()));
+    }
+
+    fn devices(&mut self, qos: &QosIntent) -> (Vec<Device>, Vec<Domain>) {
+        let plan = self.plan;
+        let mut devices: Vec<Device> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut domains = Vec::with_capacity(plan.switch_list.len());
+        for (i, s) in plan.switch_list.iter().enumerate() {
+            let d = *index.entry(s.physical.as_str()).or_insert_with(|| {
+                devices.push(Device {
+                    name: s.physical.clone(),
+                    model: s.model.clone(),
+                    domains: Vec::new(),
+                    ports: Vec::new(),
+                    mtu: qos.mtu_of(&s.physical),
+                });
+                devices.len() - 1
+            });
+            let vlan = s.vlan.unwrap_or(plan.addressing.vlan);
+            if let Some(&other) = devices[d]
+                .domains
+                .iter()
+                .find(|&&o| domains.get(o).is_some_and(|o: &Domain| o.vlan == vlan))
+            {
+                self.problem(
+                    format!("switch {}", s.name),
+                    format!(
+                        "VLAN {vlan} is also the VLAN of {} in the same box",
+                        plan.switch_list[other].name
+                    ),
+                    "give the two halves of a split switch different VLANs",
+                );
+            }
+            devices[d].domains.push(i);
+            let mtu = devices[d].mtu;
+            for p in &s.ports {
+                devices[d].ports.push(Port {
+                    number: p.port,
+                    domain: i,
+                    kind: match p.role {
+                        PortRole::Free => PortKind::Free,
+                        PortRole::Reserved => PortKind::Reserved,
+                        // Filled in once links and sub-nodes are known.
+                        PortRole::InterSwitch | PortRole::SubNode => PortKind::Free,
+                    },
+                    mtu,
+                    gbps: s.port_gbps,
+                });
+            }
+            domains.push(Domain {
+                device: d,
+                vlan,
+                vrf: format!("Vrf{vlan}"),
+                gateways: Vec::new(),
+                routes: Vec::new(),
+            });
+        }
+        for dev in &mut devices {
+            dev.ports.sort_by_key(|p| p.number);
+            let dup = dev
+                .ports
+                .windows(2)
+                .find(|w| w[0].number == w[1].number)
+                .map(|w| w[0].number);
+            if let Some(p) = dup {
+                let name = dev.name.clone();
+                self.problem(
+                    format!("switch {name} port {p}"),
+                    "the port belongs to two switches of the plan",
+                    "run planner validate on the plan and design it again",
+                );
+            }
+        }
+        (devices, domains)
+    }
+
+    fn links(&mut self, m: &mut Model<'_>, pool: Ipv4Prefix) {
+        let plan = self.plan;
+        let owner: HashMap<(&str, u32), usize> = plan
+            .switch_list
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| {
+                s.ports
+                    .iter()
+                    .map(move |p| ((s.physical.as_str(), p.port), i))
+            })
+            .collect();
+        let cables: Vec<_> = plan
+            .cables
+            .iter()
+            .filter(|c| c.kind == CableKind::InterSwitch)
+            .collect();
+        if (cables.len() as u64) * 2 > pool.size() {
+            self.problem(
+                "addressing link_pool",
+                format!(
+                    "{} holds {} /31 links, the plan has {}",
+                    pool,
+                    pool.size() / 2,
+                    cables.len()
+                ),
+                "set [addressing] link_pool to a larger prefix and design again",
+            );
+            return;
+        }
+        for (k, c) in cables.iter().enumerate() {
+            let b_port: Option<u32> = c.b_port.parse().ok();
+            let a = owner.get(&(c.a.as_str(), c.a_port)).copied();
+            let b = b_port.and_then(|p| owner.get(&(c.b.as_str(), p)).copied());
+            let (Some(a), Some(b), Some(b_port)) = (a, b, b_port) else {
+                self.problem(
+                    format!("cable {} port {} to {} {}", c.a, c.a_port, c.b, c.b_port),
+                    "an end is not a port of the plan's switches",
+                    "run planner validate on the plan and design it again",
+                );
+                continue;
+            };
+            let base = pool.network + 2 * k as u32;
+            let id = m.links.len();
+            m.links.push(Link {
+                from: a,
+                from_port: c.a_port,
+                from_addr: base,
+                to: b,
+                to_port: b_port,
+                to_addr: base + 1,
+            });
+            m.links.push(Link {
+                from: b,
+                from_port: b_port,
+                from_addr: base + 1,
+                to: a,
+                to_port: c.a_port,
+                to_addr: base,
+            });
+            for (dom, port, link, peer, peer_port) in [
+                (a, c.a_port, id, b, b_port),
+                (b, b_port, id + 1, a, c.a_port),
+            ] {
+                let s = &plan.switch_list[dom];
+                let ok = s.ports.iter().any(|p| {
+                    p.port == port
+                        && p.role == PortRole::InterSwitch
+                        && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
+                        && p.peer_port.as_deref() == Some(peer_port.to_string().as_str())
+                });
+                if !ok {
+                    self.problem(
+                        format!("switch {} port {port}", s.name),
+                        "the cable list and the port's peer disagree",
+                        "run planner validate on the plan and design it again",
+                    );
+                }
+                let dev = m.domains[dom].device;
+                if let Some(p) = m.devices[dev].ports.iter_mut().find(|p| p.number == port) {
+                    p.kind = PortKind::InterSwitch { link };
+                }
+            }
+        }
+        for (i, s) in plan.switch_list.iter().enumerate() {
+            for p in &s.ports {
+                if p.role != PortRole::InterSwitch {
+                    continue;
+                }
+                let dev = m.domains[i].device;
+                let cabled = m.devices[dev]
+                    .ports
+                    .iter()
+                    .any(|q| q.number == p.port && matches!(q.kind, PortKind::InterSwitch { .. }));
+                if !cabled {
+                    self.problem(
+                        format!("switch {} port {}", s.name, p.port),
+                        "an inter-switch port without a cable in the cable list",
+                        "run planner validate on the plan and design it again",
+                    );
+                }
+            }
+        }
+    }
+
+    fn sub_nodes(&mut self, m: &mut Model<'_>, pool: Ipv4Prefix, link_pool: Ipv4Prefix) {
+        let plan = self.plan;
+        let index = plan.switch_index();
+        // Where every sub-node is and the address the inventory gives it.
+        let mut given: Vec<Option<(u32, Ipv4Prefix)>> = Vec::with_capacity(plan.sub_nodes);
+        let mut domain_of = Vec::with_capacity(plan.sub_nodes);
+        for (i, sn) in plan.sub_node_list.iter().enumerate() {
+            let object = format!("sub-node {}", sn.id);
+            let Some(&d) = index.get(sn.switch.as_str()) else {
+                self.problem(
+                    object,
+                    format!("switch {} is not in the plan", sn.switch),
+                    "run planner validate on the plan and design it again",
+                );
+                return;
+            };
+            domain_of.push(d);
+            let dev = m.domains[d].device;
+            match m.devices[dev]
+                .ports
+                .iter_mut()
+                .find(|p| p.number == sn.port)
+            {
+                Some(p) if p.domain == d => p.kind = PortKind::SubNode { sub_node: i },
+                _ => {
+                    self.problem(
+                        object,
+                        format!("port {} is not a port of {}", sn.port, sn.switch),
+                        "run planner validate on the plan and design it again",
+                    );
+                    return;
+                }
+            }
+            given.push(match &sn.ip {
+                None => None,
+                Some(text) => match parse_host(text) {
+                    Ok(a) => Some(a),
+                    Err(e) => {
+                        self.problem(
+                            format!("sub-node {} NIC {}", sn.id, sn.nic),
+                            e,
+                            "give the NIC an IPv4 address with its prefix length in the inventory, e.g. 10.100.3.2/24",
+                        );
+                        None
+                    }
+                },
+            });
+        }
+        for (d, s) in plan.switch_list.iter().enumerate() {
+            for p in &s.ports {
+                let dev = m.domains[d].device;
+                let kind = m.devices[dev]
+                    .ports
+                    .iter()
+                    .find(|q| q.number == p.port)
+                    .map(|q| q.kind);
+                if p.role == PortRole::SubNode && !matches!(kind, Some(PortKind::SubNode { .. })) {
+                    self.problem(
+                        format!("switch {} port {}", s.name, p.port),
+                        "a sub-node port without a sub-node",
+                        "run planner validate on the plan and design it again",
+                    );
+                }
+            }
+        }
+        if !self.problems.is_empty() {
+            return;
+        }
+
+        // Inventory subnets: one switch each, no overlaps.
+        let mut subnets: BTreeMap<Ipv4Prefix, usize> = BTreeMap::new();
+        for (i, g) in given.iter().enumerate() {
+            if let Some((_, p)) = g {
+                let d = domain_of[i];
+                if let Some(&other) = subnets.get(p)
+                    && other != d
+                {
+                    self.problem(
+                        format!("sub-node {}", plan.sub_node_list[i].id),
+                        format!(
+                            "its subnet {p} is also on {}, but it is cabled to {}; a subnet lives on one switch",
+                            plan.switch_list[other].name, plan.switch_list[d].name
+                        ),
+                        "give the NICs on different switches different subnets in the inventory",
+                    );
+                    continue;
+                }
+                subnets.insert(*p, d);
+            }
+        }
+        let list: Vec<(Ipv4Prefix, usize)> = subnets.iter().map(|(p, d)| (*p, *d)).collect();
+        for (i, (p, d)) in list.iter().enumerate() {
+            for (q, e) in &list[i + 1..] {
+                if p.overlaps(q) {
+                    self.problem(
+                        format!("subnet {p} of {}", plan.switch_list[*d].name),
+                        format!("it overlaps subnet {q} of {}", plan.switch_list[*e].name),
+                        "give the sub-nodes of each switch a subnet of their own in the inventory",
+                    );
+                }
+            }
+            if p.overlaps(&link_pool) {
+                self.problem(
+                    format!("subnet {p} of {}", plan.switch_list[*d].name),
+                    format!("it overlaps the link pool {link_pool}"),
+                    "set [addressing] link_pool elsewhere, or renumber the NICs",
+                );
+            }
+        }
+        if !self.problems.is_empty() {
+            return;
+        }
+
+        // Pool blocks for switches with NICs that have no address.
+        let mut needs: BTreeSet<usize> = BTreeSet::new();
+        for (i, g) in given.iter().enumerate() {
+            if g.is_none() {
+                needs.insert(domain_of[i]);
+            }
+        }
+        let mut taken: Vec<Ipv4Prefix> = subnets.keys().copied().collect();
+        taken.push(link_pool);
+        let mut cursor = u64::from(pool.network);
+        let end = u64::from(pool.network) + pool.size();
+        let mut blocks: BTreeMap<usize, Ipv4Prefix> = BTreeMap::new();
+        for &d in &needs {
+            let ports = plan.switch_list[d].ports.len() as u64;
+            let mut len = 24u8;
+            while (1u64 << (32 - u32::from(len))) < ports + 3 && len > 1 {
+                len -= 1;
+            }
+            let size = 1u64 << (32 - u32::from(len));
+            let block = loop {
+                cursor = cursor.div_ceil(size) * size;
+                if cursor + size > end {
+                    break None;
+                }
+                let b = Ipv4Prefix {
+                    network: cursor as u32,
+                    len,
+                };
+                if taken.iter().any(|t| t.overlaps(&b)) {
+                    cursor += size;
+                    continue;
+                }
+                cursor += size;
+                break Some(b);
+            };
+            match block {
+                Some(b) => {
+                    taken.push(b);
+                    blocks.insert(d, b);
+                }
+                None => {
+                    self.problem(
+                        format!("switch {}", plan.switch_list[d].name),
+                        format!(
+                            "the sub-node pool {pool} has no /{len} left for its sub-nodes"
+                        ),
+                        "set [addressing] sub_node_pool to a larger prefix, or give the NICs addresses in the inventory",
+                    );
+                    return;
+                }
+            }
+        }
+
+        // Addresses, gateways and hosts.
+        let mut seen: HashMap<u32, usize> = HashMap::new();
+        for (i, sn) in plan.sub_node_list.iter().enumerate() {
+            let d = domain_of[i];
+            let (addr, prefix) = match given[i] {
+                Some(a) => a,
+                None => {
+                    let b = blocks[&d];
+                    let pos = plan.switch_list[d]
+                        .ports
+                        .iter()
+                        .position(|p| p.port == sn.port)
+                        .unwrap_or(0);
+                    (b.network + 1 + pos as u32, b)
+                }
+            };
+            let gateway = prefix.last() - 1;
+            let object = format!("sub-node {}", sn.id);
+            if addr == prefix.network || addr == prefix.last() {
+                self.problem(
+                    object,
+                    format!(
+                        "{} is the network or broadcast address of {prefix}",
+                        ip(addr)
+                    ),
+                    "give the NIC a host address in the inventory",
+                );
+                continue;
+            }
+            if addr == gateway {
+                self.problem(
+                    object,
+                    format!(
+                        "{} is the gateway of {prefix}: the planner gives each subnet's last usable address to the switch",
+                        ip(addr)
+                    ),
+                    "give the NIC another address in the inventory",
+                );
+                continue;
+            }
+            if let Some(&other) = seen.get(&addr) {
+                self.problem(
+                    object,
+                    format!(
+                        "{} is also the address of {}",
+                        ip(addr),
+                        plan.sub_node_list[other].id
+                    ),
+                    "give every NIC its own address in the inventory",
+                );
+                continue;
+            }
+            seen.insert(addr, i);
+            let gws = &mut m.domains[d].gateways;
+            if !gws.iter().any(|g| g.prefix == prefix) {
+                gws.push(Gateway {
+                    prefix,
+                    addr: gateway,
+                });
+            }
+            let part = sn.part_or_tier.part();
+            let class = m
+                .qos
+                .class_for(part)
+                .and_then(|c| m.qos.classes.iter().position(|x| x.name == c.name))
+                .unwrap_or(0);
+            m.hosts.push(Host {
+                domain: d,
+                addr,
+                prefix,
+                gateway,
+                class,
+            });
+        }
+        for d in &mut m.domains {
+            d.gateways.sort_by_key(|g| g.prefix);
+        }
+    }
+
+    fn routes(&mut self, m: &mut Model<'_>) {
+        let plan = self.plan;
+        let n = m.domains.len();
+        let mut out: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (id, l) in m.links.iter().enumerate() {
+            out[l.from].push(id);
+        }
+        for o in &mut out {
+            o.sort_by_key(|&id| m.links[id].from_port);
+        }
+        let linked: BTreeSet<(usize, usize)> = m.links.iter().map(|l| (l.from, l.to)).collect();
+        let targets: Vec<usize> = (0..n)
+            .filter(|&d| !m.domains[d].gateways.is_empty())
+            .collect();
+        let level = |t: Tier| -> Option<u8> {
+            match t {
+                Tier::Leaf | Tier::Edge => Some(0),
+                Tier::Spine | Tier::Aggregation => Some(1),
+                Tier::Core => Some(2),
+                Tier::Upper | Tier::Lower => None,
+            }
+        };
+        // Fat-tree: the switches below each switch.
+        let mut below: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+        if plan.topology == Topology::FatTree {
+            for (d, s) in plan.switch_list.iter().enumerate() {
+                if level(s.part_or_tier).is_none() {
+                    self.problem(
+                        format!("switch {}", s.name),
+                        format!("a fat-tree has no {} switches", s.part_or_tier.as_str()),
+                        "design the plan again",
+                    );
+                    let _ = d;
+                }
+            }
+            if !self.problems.is_empty() {
+                return;
+            }
+            let lv = |d: usize| level(plan.switch_list[d].part_or_tier).unwrap_or(0);
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&d| lv(d));
+            for &d in &order {
+                let mut set = BTreeSet::new();
+                for &id in &out[d] {
+                    let c = m.links[id].to;
+                    if lv(c) < lv(d) {
+                        set.insert(c);
+                        set.extend(below[c].iter().copied());
+                    }
+                }
+                below[d] = set;
+            }
+        } else {
+            for s in &plan.switch_list {
+                if s.part_or_tier.part().is_none() {
+                    self.problem(
+                        format!("switch {}", s.name),
+                        format!("a BiGraph has no {} switches", s.part_or_tier.as_str()),
+                        "design the plan again",
+                    );
+                }
+            }
+            if !self.problems.is_empty() {
+                return;
+            }
+        }
+        for x in 0..n {
+            let mut routes = Vec::new();
+            for &t in &targets {
+                if t == x {
+                    continue;
+                }
+                let hops: Vec<usize> = match plan.topology {
+                    Topology::BiGraph => {
+                        let px = m.tier(x).part();
+                        if m.tier(t).part() != px {
+                            out[x]
+                                .iter()
+                                .copied()
+                                .filter(|&id| m.links[id].to == t)
+                                .collect()
+                        } else {
+                            out[x]
+                                .iter()
+                                .copied()
+                                .filter(|&id| {
+                                    let y = m.links[id].to;
+                                    m.tier(y).part() != px && linked.contains(&(y, t))
+                                })
+                                .collect()
+                        }
+                    }
+                    Topology::FatTree => {
+                        let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
+                        if below[x].contains(&t) {
+                            out[x]
+                                .iter()
+                                .copied()
+                                .filter(|&id| {
+                                    let c = m.links[id].to;
+                                    lv(c) < lv(x) && (c == t || below[c].contains(&t))
+                                })
+                                .collect()
+                        } else {
+                            out[x]
+                                .iter()
+                                .copied()
+                                .filter(|&id| lv(m.links[id].to) > lv(x))
+                                .collect()
+                        }
+                    }
+                };
+                if hops.is_empty() {
+                    self.problem(
+                        format!("switch {}", m.name(x)),
+                        format!("no route to the sub-nodes of {}", m.name(t)),
+                        "check the plan's links with planner validate",
+                    );
+                    continue;
+                }
+                for g in &m.domains[t].gateways {
+                    routes.push(Route {
+                        prefix: g.prefix,
+                        target: t,
+                        next_hops: hops.clone(),
+                    });
+                }
+            }
+            m.domains[x].routes = routes;
+        }
+    }
+}
+
+/// Parses a NIC address from the plan: IPv4 with a prefix length that
+/// leaves room for a gateway.
+fn parse_host(text: &str) -> std::result::Result<(u32, Ipv4Prefix), String> {
+    let Some((addr, len)) = text.split_once('/') else {
+        return Err(format!(
+            "IP {text} has no prefix length, so its subnet and gateway are unknown"
+        ));
+    };
+    let addr: Ipv4Addr = match addr.parse::<IpAddr>() {
+        Ok(IpAddr::V4(a)) => a,
+        Ok(IpAddr::V6(_)) => {
+            return Err(format!(
+                "IP {text} is IPv6; rendered configurations address sub-nodes with IPv4"
+            ));
+        }
+        Err(_) => return Err(format!("`{text}` is not an IP address")),
+    };
+    let len: u8 = match len.parse() {
+        Ok(l) if l <= 30 => l,
+        _ => {
+            return Err(format!(
+                "IP {text}: a subnet needs a prefix length of 30 or less to hold a gateway"
+            ));
+        }
+    };
+    let a = u32::from(addr);
+    Ok((a, Ipv4Prefix::containing(a, len)))
+}

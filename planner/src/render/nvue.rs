@@ -1,0 +1,188 @@
+//! NVIDIA Cumulus Linux 5 (NVUE): `templates/nvue.sh`, a shell script of
+//! `nv set` commands to review with `nv config diff` and apply with
+//! `nv config apply`.
+//!
+//! What it configures:
+//!
+//! - `system hostname`, LLDP (`nv set service lldp`; Cumulus Linux 5.15
+//!   and later call it `nv set system lldp`);
+//! - a VRF per half, the halves' VLANs on the `br_default` bridge;
+//! - routed inter-switch ports (`ip vrf`, /31 address), access sub-node
+//!   ports (`bridge domain br_default access`), an SVI `vlan<id>` gateway
+//!   per half, free ports down (`link state down`), reserved ports left
+//!   alone, `link mtu`;
+//! - the `default-global` QoS profiles: DSCP trust (`trust l3`) and the
+//!   DSCP to switch-priority map, PFC on the lossless priorities with their
+//!   own traffic pool, ECN (`congestion-control`) on the lossless traffic
+//!   classes, the CNP traffic class in strict priority;
+//! - the PFC watchdog on every cabled port, with the polling interval and
+//!   the polls before it acts (`robustness`) from the intent's timers;
+//! - static routes: `nv set vrf <vrf> router static <prefix> via <hop>`,
+//!   one line per next hop (ECMP).
+//!
+//! It configures PFC and ECN explicitly instead of `nv set qos roce`,
+//! which knows a single lossless priority.
+
+use askama::Template;
+
+use super::model::{Model, PortKind, ip};
+use super::{Vendor, description, list, summary};
+use crate::error::{Error, Result};
+
+#[derive(Template)]
+#[template(path = "nvue.sh", escape = "none")]
+struct Nvue {
+    summary: String,
+    hostname: String,
+    vrfs: Vec<String>,
+    vlans: String,
+    dscp_lines: Vec<String>,
+    lossless: String,
+    lossy: String,
+    ecn_min: u64,
+    ecn_max: u64,
+    ecn_probability: u8,
+    cnp: u8,
+    polling: u32,
+    robustness: u32,
+    interfaces: Vec<Interface>,
+    vlan_interfaces: Vec<VlanInterface>,
+    routes: Vec<String>,
+}
+
+struct Interface {
+    name: String,
+    description: String,
+    /// `routed`, `access` or `free`.
+    kind: &'static str,
+    access_vlan: u16,
+    vrf: String,
+    address: String,
+    mtu: u32,
+}
+
+struct VlanInterface {
+    vlan: u16,
+    vrf: String,
+    addresses: Vec<String>,
+}
+
+/// Quotes a word for the shell.
+pub(crate) fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,=@%+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Numbers as NVUE lists: `0-25,27-33`.
+fn ranges(v: &[u8]) -> String {
+    let ports: Vec<u32> = v.iter().map(|&x| u32::from(x)).collect();
+    crate::text::format_port_list(&ports)
+}
+
+/// Renders one physical switch.
+pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+    let dev = &m.devices[device];
+    let q = &m.qos;
+    let mut interfaces = Vec::new();
+    for p in &dev.ports {
+        let dom = &m.domains[p.domain];
+        let mut i = Interface {
+            name: Vendor::Nvue.port_name(&m.plan.switch_list[p.domain], p.number),
+            description: shell_quote(&description(m, Vendor::Nvue, device, p.number)),
+            kind: "free",
+            access_vlan: dom.vlan,
+            vrf: dom.vrf.clone(),
+            address: String::new(),
+            mtu: p.mtu,
+        };
+        match p.kind {
+            PortKind::InterSwitch { link } => {
+                i.kind = "routed";
+                i.address = format!("{}/31", ip(m.links[link].from_addr));
+            }
+            PortKind::SubNode { .. } => i.kind = "access",
+            PortKind::Free => {}
+            PortKind::Reserved => continue,
+        }
+        interfaces.push(i);
+    }
+    let mut vlan_interfaces = Vec::new();
+    let mut routes = Vec::new();
+    for &d in &dev.domains {
+        let dom = &m.domains[d];
+        if !dom.gateways.is_empty() {
+            vlan_interfaces.push(VlanInterface {
+                vlan: dom.vlan,
+                vrf: dom.vrf.clone(),
+                addresses: dom
+                    .gateways
+                    .iter()
+                    .map(|g| format!("{}/{}", ip(g.addr), g.prefix.len))
+                    .collect(),
+            });
+        }
+        for r in &dom.routes {
+            for &h in &r.next_hops {
+                routes.push(format!(
+                    "nv set vrf {} router static {} via {}",
+                    dom.vrf,
+                    r.prefix,
+                    ip(m.links[h].to_addr)
+                ));
+            }
+        }
+    }
+    // The DSCP map: every DSCP of priority 0 in one line, then the others.
+    let mut dscp_lines = Vec::new();
+    for sp in 0u8..8 {
+        let dscps: Vec<u8> = (0u8..64)
+            .filter(|&d| m.dscp_map[usize::from(d)] == sp)
+            .collect();
+        if !dscps.is_empty() {
+            dscp_lines.push(format!(
+                "nv set qos mapping default-global dscp {} switch-priority {sp}",
+                ranges(&dscps)
+            ));
+        }
+    }
+    let lossy: Vec<u8> = (0u8..8).filter(|p| !m.lossless.contains(p)).collect();
+    let mut vlans: Vec<u16> = dev.domains.iter().map(|&d| m.domains[d].vlan).collect();
+    vlans.sort_unstable();
+    let w = q.pfc_watchdog;
+    let t = Nvue {
+        summary: summary(m, device),
+        hostname: shell_quote(&dev.name),
+        vrfs: dev
+            .domains
+            .iter()
+            .map(|&d| m.domains[d].vrf.clone())
+            .collect(),
+        vlans: vlans
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        dscp_lines,
+        lossless: list(&m.lossless),
+        lossy: ranges(&lossy),
+        ecn_min: u64::from(q.ecn.min_kb) * 1024,
+        ecn_max: u64::from(q.ecn.max_kb) * 1024,
+        ecn_probability: q.ecn.probability,
+        cnp: q.cnp.priority,
+        polling: w.polling_ms,
+        robustness: w.detection_ms.div_ceil(w.polling_ms.max(1)).max(1),
+        interfaces,
+        vlan_interfaces,
+        routes,
+    };
+    // Askama drops the template's last newline; files end with one.
+    t.render()
+        .map(|text| text + "\n")
+        .map_err(|e| Error::Internal(format!("rendering {} for NVUE: {e}", dev.name)))
+}

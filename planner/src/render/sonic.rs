@@ -1,0 +1,247 @@
+//! SONiC: a `config_db.json` built with serde (no template), to merge onto
+//! the switch's own with `config load` (which keeps the platform's port
+//! lanes and aliases).
+//!
+//! Tables: `DEVICE_METADATA` (hostname), `FEATURE` (lldp enabled), `PORT`
+//! (admin status, MTU, speed, description), `VLAN`, `VLAN_MEMBER`
+//! (untagged sub-node ports), `VRF`, `VLAN_INTERFACE` and `INTERFACE`
+//! (VRF binding and addresses), `STATIC_ROUTE` (`<vrf>|<prefix>` with every
+//! next hop and its interface, comma-separated: ECMP), and QoS:
+//! `DSCP_TO_TC_MAP` (all 64 DSCPs), `TC_TO_QUEUE_MAP`,
+//! `TC_TO_PRIORITY_GROUP_MAP`, `MAP_PFC_PRIORITY_TO_QUEUE`,
+//! `PFC_PRIORITY_TO_PRIORITY_GROUP_MAP`, `PORT_QOS_MAP` (the maps and
+//! `pfc_enable` on every cabled port), `WRED_PROFILE` with ECN on all
+//! colours, `SCHEDULER` and `QUEUE` (ECN on the lossless queues, the CNP
+//! queue strict), `PFC_WD` (per port, action drop, and the global poll
+//! interval). Maps are referenced by plain name, as SONiC 202205 and later
+//! write them. Lossless buffers are left to the buffer manager, which
+//! makes priorities 3 and 4 lossless by default; other lossless
+//! priorities need lossless buffer priority groups
+//! (`config interface buffer priority-group lossless add`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::model::{Model, PortKind, ip};
+use super::{Vendor, description, list};
+use crate::error::{Error, Result};
+
+/// Name of the QoS maps, scheduler and WRED profile the file defines.
+pub const PROFILE: &str = "ROCE";
+
+type Fields = BTreeMap<String, String>;
+type Table = BTreeMap<String, Fields>;
+
+fn fields<const N: usize>(pairs: [(&str, String); N]) -> Fields {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// Renders one physical switch.
+pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+    let dev = &m.devices[device];
+    let q = &m.qos;
+    let mut db: BTreeMap<&str, Table> = BTreeMap::new();
+    let mut put = |table: &'static str, key: String, f: Fields| {
+        db.entry(table).or_default().insert(key, f);
+    };
+    put(
+        "DEVICE_METADATA",
+        "localhost".into(),
+        fields([("hostname", dev.name.clone())]),
+    );
+    put(
+        "FEATURE",
+        "lldp".into(),
+        fields([("state", "enabled".to_string())]),
+    );
+    for &d in &dev.domains {
+        let dom = &m.domains[d];
+        let vlan = format!("Vlan{}", dom.vlan);
+        put("VRF", dom.vrf.clone(), Fields::new());
+        put(
+            "VLAN",
+            vlan.clone(),
+            fields([
+                ("mtu", dev.mtu.to_string()),
+                ("vlanid", dom.vlan.to_string()),
+            ]),
+        );
+        if !dom.gateways.is_empty() {
+            put(
+                "VLAN_INTERFACE",
+                vlan.clone(),
+                fields([("vrf_name", dom.vrf.clone())]),
+            );
+            for g in &dom.gateways {
+                put(
+                    "VLAN_INTERFACE",
+                    format!("{vlan}|{}/{}", ip(g.addr), g.prefix.len),
+                    Fields::new(),
+                );
+            }
+        }
+        for r in &dom.routes {
+            let plan_switch = &m.plan.switch_list[d];
+            let hops: Vec<String> = r
+                .next_hops
+                .iter()
+                .map(|&h| ip(m.links[h].to_addr))
+                .collect();
+            let ifs: Vec<String> = r
+                .next_hops
+                .iter()
+                .map(|&h| Vendor::Sonic.port_name(plan_switch, m.links[h].from_port))
+                .collect();
+            put(
+                "STATIC_ROUTE",
+                format!("{}|{}", dom.vrf, r.prefix),
+                fields([("nexthop", hops.join(",")), ("ifname", ifs.join(","))]),
+            );
+        }
+    }
+    let lossless = list(&m.lossless);
+    let w = q.pfc_watchdog;
+    for p in &dev.ports {
+        let dom = &m.domains[p.domain];
+        let name = Vendor::Sonic.port_name(&m.plan.switch_list[p.domain], p.number);
+        let desc = description(m, Vendor::Sonic, device, p.number);
+        let admin = match p.kind {
+            PortKind::Reserved => continue,
+            PortKind::Free => "down",
+            _ => "up",
+        };
+        put(
+            "PORT",
+            name.clone(),
+            fields([
+                ("admin_status", admin.to_string()),
+                ("description", desc),
+                ("mtu", p.mtu.to_string()),
+                ("speed", (u64::from(p.gbps) * 1000).to_string()),
+            ]),
+        );
+        match p.kind {
+            PortKind::InterSwitch { link } => {
+                put(
+                    "INTERFACE",
+                    name.clone(),
+                    fields([("vrf_name", dom.vrf.clone())]),
+                );
+                put(
+                    "INTERFACE",
+                    format!("{name}|{}/31", ip(m.links[link].from_addr)),
+                    Fields::new(),
+                );
+            }
+            PortKind::SubNode { .. } => put(
+                "VLAN_MEMBER",
+                format!("Vlan{}|{name}", dom.vlan),
+                fields([("tagging_mode", "untagged".to_string())]),
+            ),
+            PortKind::Free | PortKind::Reserved => continue,
+        }
+        let mut qos_map = fields([
+            ("dscp_to_tc_map", PROFILE.to_string()),
+            ("tc_to_queue_map", PROFILE.to_string()),
+            ("tc_to_pg_map", PROFILE.to_string()),
+            ("pfc_to_queue_map", PROFILE.to_string()),
+            ("pfc_to_pg_map", PROFILE.to_string()),
+        ]);
+        if !m.lossless.is_empty() {
+            qos_map.insert("pfc_enable".to_string(), lossless.clone());
+            put(
+                "PFC_WD",
+                name.clone(),
+                fields([
+                    ("action", "drop".to_string()),
+                    ("detection_time", w.detection_ms.to_string()),
+                    ("restoration_time", w.restoration_ms.to_string()),
+                ]),
+            );
+        }
+        put("PORT_QOS_MAP", name.clone(), qos_map);
+        for &queue in &m.lossless {
+            put(
+                "QUEUE",
+                format!("{name}|{queue}"),
+                fields([
+                    ("scheduler", format!("{PROFILE}_DWRR")),
+                    ("wred_profile", format!("{PROFILE}_LOSSLESS")),
+                ]),
+            );
+        }
+        put(
+            "QUEUE",
+            format!("{name}|{}", q.cnp.priority),
+            fields([("scheduler", format!("{PROFILE}_STRICT"))]),
+        );
+    }
+    if !m.lossless.is_empty() {
+        put(
+            "PFC_WD",
+            "GLOBAL".into(),
+            fields([("POLL_INTERVAL", w.polling_ms.to_string())]),
+        );
+    }
+    let identity: Fields = (0..8).map(|i| (i.to_string(), i.to_string())).collect();
+    put(
+        "DSCP_TO_TC_MAP",
+        PROFILE.into(),
+        (0..64)
+            .map(|d| (d.to_string(), m.dscp_map[d].to_string()))
+            .collect(),
+    );
+    put("TC_TO_QUEUE_MAP", PROFILE.into(), identity.clone());
+    put("MAP_PFC_PRIORITY_TO_QUEUE", PROFILE.into(), identity);
+    put(
+        "TC_TO_PRIORITY_GROUP_MAP",
+        PROFILE.into(),
+        (0u8..8)
+            .map(|t| {
+                let pg = if m.lossless.contains(&t) { t } else { 0 };
+                (t.to_string(), pg.to_string())
+            })
+            .collect(),
+    );
+    put(
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+        PROFILE.into(),
+        m.lossless
+            .iter()
+            .map(|p| (p.to_string(), p.to_string()))
+            .collect(),
+    );
+    put(
+        "SCHEDULER",
+        format!("{PROFILE}_DWRR"),
+        fields([("type", "DWRR".to_string()), ("weight", "50".to_string())]),
+    );
+    put(
+        "SCHEDULER",
+        format!("{PROFILE}_STRICT"),
+        fields([("type", "STRICT".to_string())]),
+    );
+    let (min, max) = (
+        (u64::from(q.ecn.min_kb) * 1024).to_string(),
+        (u64::from(q.ecn.max_kb) * 1024).to_string(),
+    );
+    let prob = q.ecn.probability.to_string();
+    let mut wred = fields([("ecn", "ecn_all".to_string())]);
+    for colour in ["green", "yellow", "red"] {
+        wred.insert(format!("wred_{colour}_enable"), "true".to_string());
+        wred.insert(format!("{colour}_min_threshold"), min.clone());
+        wred.insert(format!("{colour}_max_threshold"), max.clone());
+        wred.insert(format!("{colour}_drop_probability"), prob.clone());
+    }
+    put("WRED_PROFILE", format!("{PROFILE}_LOSSLESS"), wred);
+
+    let mut out = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    db.serialize(&mut ser)
+        .map_err(|e| Error::Internal(format!("rendering {} for SONiC: {e}", dev.name)))?;
+    out.push(b'\n');
+    String::from_utf8(out)
+        .map_err(|e| Error::Internal(format!("rendering {} for SONiC: {e}", dev.name)))
+}

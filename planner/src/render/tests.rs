@@ -1,0 +1,607 @@
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::parse::{ParsedConfig, parse};
+use super::*;
+use crate::design::{DesignOptions, design};
+use crate::inventory::Inventory;
+use crate::plan::{PortRole, Topology};
+use crate::qos::{Ipv4Prefix, QosOverrides};
+
+fn inventory(file: &str) -> Inventory {
+    let path = format!("{}/../topologies/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    Inventory::from_toml(&text, file).unwrap()
+}
+
+/// The plan of `examples/data/eflops-4x16.plan.json` (the CLI tests keep
+/// that file equal to this design).
+fn eflops() -> Plan {
+    design(&inventory("eflops-4x16.toml"), &DesignOptions::default()).unwrap()
+}
+
+/// EFLOPS with one priority for both parts.
+fn eflops_one_priority() -> Plan {
+    let mut inv = inventory("eflops-4x16.toml");
+    inv.qos = QosOverrides {
+        per_direction: Some(false),
+        ..inv.qos
+    };
+    design(&inv, &DesignOptions::default()).unwrap()
+}
+
+fn hosts_of(plan: &Plan, server: &str) -> Vec<(String, String)> {
+    render_hosts(plan)
+        .unwrap()
+        .into_iter()
+        .filter(|(n, _)| n.starts_with(&format!("{server}.")))
+        .collect()
+}
+
+/// Golden files: `planner/tests/render/eflops-4x16/<case>/<file>`.
+/// `UPDATE_GOLDEN=1` rewrites them; review the diff before committing.
+#[test]
+fn golden_files() {
+    let plan = eflops();
+    let mut cases: Vec<(String, Vec<(String, String)>)> = Vendor::ALL
+        .iter()
+        .map(|&v| (v.as_str().to_string(), render(&plan, v).unwrap()))
+        .collect();
+    cases.push(("hosts".to_string(), hosts_of(&plan, "node01")));
+    cases.push((
+        "check-qos".to_string(),
+        vec![
+            (
+                "per-direction.txt".to_string(),
+                render_qos_table(&check_qos(&plan)),
+            ),
+            (
+                "one-priority.txt".to_string(),
+                render_qos_table(&check_qos(&eflops_one_priority())),
+            ),
+        ],
+    ));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/render/eflops-4x16");
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut failures = Vec::new();
+    for (case, files) in &cases {
+        let dir = root.join(case);
+        let wanted: BTreeSet<String> = files.iter().map(|(n, _)| n.clone()).collect();
+        if update {
+            std::fs::create_dir_all(&dir).unwrap();
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                if !wanted.contains(&name) {
+                    std::fs::remove_file(&p).unwrap();
+                }
+            }
+            for (name, text) in files {
+                std::fs::write(dir.join(name), text).unwrap();
+            }
+            continue;
+        }
+        let present: BTreeSet<String> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if present != wanted {
+            failures.push(format!("{case}: files {present:?}, expected {wanted:?}"));
+        }
+        for (name, text) in files {
+            let want = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            if &want != text {
+                let line = want
+                    .lines()
+                    .zip(text.lines())
+                    .position(|(a, b)| a != b)
+                    .map_or(want.lines().count().min(text.lines().count()), |i| i)
+                    + 1;
+                failures.push(format!("{case}/{name} differs from line {line}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "golden render files differ (UPDATE_GOLDEN=1 rewrites them):\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn rendering_is_byte_identical_across_runs() {
+    let (a, b) = (eflops(), eflops());
+    for v in Vendor::ALL {
+        assert_eq!(render(&a, v).unwrap(), render(&b, v).unwrap(), "{v}");
+    }
+    assert_eq!(render_hosts(&a).unwrap(), render_hosts(&b).unwrap());
+}
+
+#[test]
+fn vendors_parse_and_name_files() {
+    for v in Vendor::ALL {
+        assert_eq!(v.as_str().parse::<Vendor>().unwrap(), v);
+    }
+    assert_eq!("H3C".parse::<Vendor>().unwrap(), Vendor::Comware);
+    let e = "junos".parse::<Vendor>().unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("--vendor: `junos` is not a vendor"),
+        "{e}"
+    );
+    assert!(e.is_bad_input());
+    assert_eq!(
+        Vendor::Sonic.file_name("rack 1/sw01"),
+        "rack_1_sw01.config_db.json"
+    );
+}
+
+/// The switches of each physical switch, in plan order.
+fn boxes(plan: &Plan) -> Vec<(String, Vec<&crate::plan::PlanSwitch>)> {
+    let mut out: Vec<(String, Vec<&crate::plan::PlanSwitch>)> = Vec::new();
+    for s in &plan.switch_list {
+        match out.iter_mut().find(|(p, _)| *p == s.physical) {
+            Some((_, v)) => v.push(s),
+            None => out.push((s.physical.clone(), vec![s])),
+        }
+    }
+    out
+}
+
+/// Renders the EFLOPS plan for `vendor`, reads every file back and checks
+/// it against the plan itself: host names, VLAN halves and their ports,
+/// VRFs and gateways, port descriptions naming the peer, PFC, MTU, the
+/// DSCP map, and static routes whose next hops are the right switches.
+fn round_trip(vendor: Vendor) {
+    let plan = eflops();
+    let q = plan.qos_intent();
+    let mtu = if vendor == Vendor::Eos { 9214 } else { q.mtu };
+    let files = render(&plan, vendor).unwrap();
+    let parsed: Vec<ParsedConfig> = files
+        .iter()
+        .map(|(name, text)| parse(vendor, text, name).unwrap())
+        .collect();
+    let boxes = boxes(&plan);
+    assert_eq!(parsed.len(), boxes.len());
+    // Who owns each inter-switch address: (box, VRF).
+    let mut owner: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for (b, c) in parsed.iter().enumerate() {
+        for i in c.interfaces.values() {
+            if let (Some(a), Some(vrf)) = (&i.address, &i.vrf) {
+                let addr = a.split('/').next().unwrap().to_string();
+                assert!(owner.insert(addr, (b, vrf.clone())).is_none(), "{a} twice");
+            }
+        }
+    }
+    let half_of = |b: usize, vrf: &str| -> &crate::plan::PlanSwitch {
+        boxes[b]
+            .1
+            .iter()
+            .find(|s| format!("Vrf{}", s.vlan.unwrap()) == vrf)
+            .unwrap()
+    };
+    let index = plan.switch_index();
+    let gateway = |ip: &str| {
+        let (a, len) = ip.split_once('/').unwrap();
+        let a: std::net::Ipv4Addr = a.parse().unwrap();
+        let p = Ipv4Prefix::containing(u32::from(a), len.parse().unwrap());
+        (
+            p,
+            format!("{}/{}", std::net::Ipv4Addr::from(p.last() - 1), p.len),
+        )
+    };
+    for ((physical, halves), c) in boxes.iter().zip(&parsed) {
+        assert_eq!(&c.hostname, physical);
+        assert_eq!(c.dscp_map.len(), 64, "{vendor} {physical}");
+        for class in &q.classes {
+            assert_eq!(c.dscp_map[&class.dscp], class.priority);
+        }
+        assert_eq!(c.dscp_map[&q.cnp.dscp], q.cnp.priority);
+        assert_eq!(c.dscp_map[&0], 0);
+        for s in halves {
+            let vlan = s.vlan.unwrap();
+            let vrf = format!("Vrf{vlan}");
+            assert!(c.vrfs.contains(&vrf));
+            let v = &c.vlans[&vlan];
+            if matches!(vendor, Vendor::Comware | Vendor::Eos) {
+                assert_eq!(v.name.as_deref(), Some(s.name.as_str()));
+            }
+            assert_eq!(v.vrf.as_deref(), Some(vrf.as_str()), "{vendor} {}", s.name);
+            let members: BTreeSet<String> = s
+                .ports
+                .iter()
+                .filter(|p| p.role == PortRole::SubNode)
+                .map(|p| vendor.port_name(s, p.port))
+                .collect();
+            assert_eq!(v.members, members, "{vendor} {}", s.name);
+            let mine: Vec<_> = plan
+                .sub_node_list
+                .iter()
+                .filter(|sn| sn.switch == s.name)
+                .collect();
+            for sn in &mine {
+                let (_, gw) = gateway(sn.ip.as_deref().unwrap());
+                assert!(v.addresses.contains(&gw), "{vendor} {} {gw}", s.name);
+            }
+            for p in &s.ports {
+                let name = vendor.port_name(s, p.port);
+                let i = &c.interfaces[&name];
+                match p.role {
+                    PortRole::InterSwitch => {
+                        let peer = &plan.switch_list[index[p.peer.as_deref().unwrap()]];
+                        let peer_port: u32 = p.peer_port.as_deref().unwrap().parse().unwrap();
+                        assert_eq!(
+                            i.description,
+                            format!("to {} {}", peer.name, vendor.port_name(peer, peer_port))
+                        );
+                        assert_eq!(i.vrf.as_deref(), Some(vrf.as_str()));
+                        assert!(i.address.as_deref().unwrap().ends_with("/31"));
+                    }
+                    PortRole::SubNode => {
+                        let sn = mine.iter().find(|sn| sn.port == p.port).unwrap();
+                        assert_eq!(
+                            i.description,
+                            format!("{} {} ({})", sn.server, sn.nic, sn.gpu.as_deref().unwrap())
+                        );
+                        assert_eq!(i.access_vlan, Some(vlan));
+                    }
+                    PortRole::Free => {
+                        assert!(i.shutdown, "{vendor} {name}");
+                        assert!(i.description.contains("free for growth"));
+                        continue;
+                    }
+                    PortRole::Reserved => unreachable!("EFLOPS reserves no port"),
+                }
+                assert!(!i.shutdown);
+                assert!(i.trust_dscp, "{vendor} {name}");
+                assert_eq!(i.pfc, BTreeSet::from([3, 4]), "{vendor} {name}");
+                assert_eq!(i.mtu, Some(mtu), "{vendor} {name}");
+            }
+            // Routes: every other switch's subnet, with next hops on the
+            // right switches.
+            for t in &plan.switch_list {
+                if t.name == s.name {
+                    continue;
+                }
+                let sn = plan
+                    .sub_node_list
+                    .iter()
+                    .find(|x| x.switch == t.name)
+                    .unwrap();
+                let (prefix, _) = gateway(sn.ip.as_deref().unwrap());
+                let prefix = prefix.to_string();
+                let hops: Vec<&str> = c
+                    .routes
+                    .iter()
+                    .filter(|r| r.vrf == vrf && r.prefix == prefix)
+                    .map(|r| r.next_hop.as_str())
+                    .collect();
+                let other_part = t.part_or_tier != s.part_or_tier;
+                assert_eq!(
+                    hops.len(),
+                    if other_part { 1 } else { 8 },
+                    "{vendor} {} to {}",
+                    s.name,
+                    t.name
+                );
+                for h in hops {
+                    let (b, hop_vrf) = &owner[h];
+                    let via = half_of(*b, hop_vrf);
+                    if other_part {
+                        assert_eq!(via.name, t.name);
+                    } else {
+                        assert_ne!(via.part_or_tier, s.part_or_tier);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn comware_round_trip_matches_the_plan() {
+    round_trip(Vendor::Comware);
+}
+
+#[test]
+fn sonic_round_trip_matches_the_plan() {
+    round_trip(Vendor::Sonic);
+}
+
+#[test]
+fn eos_round_trip_matches_the_plan() {
+    round_trip(Vendor::Eos);
+}
+
+#[test]
+fn nvue_round_trip_matches_the_plan() {
+    round_trip(Vendor::Nvue);
+}
+
+#[test]
+fn parsers_reject_what_they_do_not_know() {
+    let plan = eflops();
+    for v in Vendor::ALL {
+        let (name, text) = &render(&plan, v).unwrap()[0];
+        let broken = match v {
+            Vendor::Sonic => text.replacen("\"PORT\"", "\"PORT\": 1, \"X\"", 1),
+            Vendor::Nvue => format!("{text}nv set interface swp1 frobnicate on\n"),
+            _ => text
+                .replacen("hostname", "hostnmae", 1)
+                .replacen("sysname", "sysnmae", 1),
+        };
+        assert!(parse(v, &broken, name).is_err(), "{v}");
+    }
+}
+
+#[test]
+fn descriptions_name_peers_in_the_vendors_words() {
+    let plan = eflops();
+    let comware = &render(&plan, Vendor::Comware).unwrap()[0].1;
+    assert!(comware.contains(" description to sw02-l HundredGigE1/0/17\n"));
+    assert!(comware.contains(" description node01 mlx5_0 (gpu0)\n"));
+    assert!(comware.contains(" description free for growth in sw01-u\n"));
+    let nvue = &render(&plan, Vendor::Nvue).unwrap()[0].1;
+    assert!(nvue.contains("nv set interface swp1 description 'to sw01-l swp17'\n"));
+    let sonic = &render(&plan, Vendor::Sonic).unwrap()[0].1;
+    assert!(sonic.contains("\"description\": \"to sw02-l Ethernet64\""));
+    let eos = &render(&plan, Vendor::Eos).unwrap()[0].1;
+    assert!(eos.contains("   description to sw02-l Ethernet17/1\n"));
+    assert!(eos.contains("EOS's largest, 9214"));
+}
+
+#[test]
+fn hosts_mark_the_dscp_of_their_part() {
+    let plan = eflops();
+    let files = render_hosts(&plan).unwrap();
+    assert_eq!(files.len(), 2 * plan.servers.len());
+    // node01 is on sw01-u (upper), node02 on sw01-l (lower).
+    let json = |server: &str| -> serde_json::Value {
+        let text = &files
+            .iter()
+            .find(|(n, _)| n == &format!("{server}.json"))
+            .unwrap()
+            .1;
+        serde_json::from_str(text).unwrap()
+    };
+    let (up, low) = (json("node01"), json("node02"));
+    assert_eq!(up["sub_nodes"][0]["dscp"], 26);
+    assert_eq!(up["sub_nodes"][0]["env"]["NCCL_IB_TC"], "104");
+    assert_eq!(low["sub_nodes"][0]["dscp"], 34);
+    assert_eq!(low["sub_nodes"][0]["env"]["NCCL_IB_TC"], "136");
+    assert_eq!(low["sub_nodes"][3]["env"]["CUDA_VISIBLE_DEVICES"], "3");
+    assert_eq!(low["sub_nodes"][3]["env"]["NCCL_IB_HCA"], "=mlx5_3");
+    assert_eq!(low["sub_nodes"][3]["gateway"], "10.100.2.254");
+    let env = &files.iter().find(|(n, _)| n == "node02.env").unwrap().1;
+    assert!(env.contains("SLOT3_NCCL_IB_GID_INDEX=3\n"));
+    assert!(env.contains("    1) export CUDA_VISIBLE_DEVICES=\"$SLOT1_CUDA_VISIBLE_DEVICES\""));
+}
+
+#[test]
+fn check_qos_proves_per_direction_priorities_deadlock_free() {
+    let c = check_qos(&eflops());
+    assert!(c.ok, "{:?}", c.findings);
+    assert!(c.cycle.is_none());
+    assert_eq!(c.flows, 16 * 15);
+    assert_eq!(c.links_checked, 64);
+    let summary: Vec<(u8, usize, usize, bool)> = c
+        .graphs
+        .iter()
+        .map(|g| (g.priority, g.buffers, g.dependencies, g.acyclic))
+        .collect();
+    // Every directed link carries each priority; a dependency is a turn
+    // in the other part: 8 switches x 8 links in x 7 links out.
+    assert_eq!(summary, vec![(3, 128, 448, true), (4, 128, 448, true)]);
+    assert_eq!(c.classes[0].sub_nodes, 32);
+}
+
+#[test]
+fn check_qos_finds_figure_7_with_one_priority() {
+    let c = check_qos(&eflops_one_priority());
+    assert!(!c.ok);
+    let cycle = c.cycle.as_ref().unwrap();
+    assert_eq!(cycle.priorities, vec![3]);
+    assert_eq!(cycle.links.len(), 4);
+    // The loop of Fig. 7: up, down, up, down, each link waiting on the
+    // next and the last on the first.
+    for (i, l) in cycle.links.iter().enumerate() {
+        let next = &cycle.links[(i + 1) % 4];
+        assert_eq!(l.to, next.from);
+        assert_ne!(l.from.ends_with("-u"), l.to.ends_with("-u"));
+        assert!(l.flow.contains("enters"), "{}", l.flow);
+    }
+    assert_eq!(c.findings.len(), 1);
+    assert_eq!(c.findings[0].kind, "deadlock-cycle");
+    assert!(c.findings[0].fix.contains("per_direction"));
+    let table = render_qos_table(&c);
+    assert!(
+        table.contains("Deadlock cycle in priority 3 (4 links"),
+        "{table}"
+    );
+}
+
+#[test]
+fn check_qos_passes_fat_trees() {
+    for file in ["fat-tree-64.toml", "fat-tree-k16.toml"] {
+        let opts = DesignOptions {
+            topology: Topology::FatTree,
+            ..DesignOptions::default()
+        };
+        let plan = design(&inventory(file), &opts).unwrap();
+        let c = check_qos(&plan);
+        assert!(c.ok, "{file}: {:?}", c.findings);
+        assert_eq!(c.graphs.len(), 1, "{file}");
+        for v in Vendor::ALL {
+            let files = render(&plan, v).unwrap();
+            for (name, text) in &files {
+                parse(v, text, name).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn check_qos_reports_links_whose_ends_disagree_on_mtu() {
+    let mut plan = eflops();
+    let mut q = plan.qos_intent();
+    q.switch_mtu.insert("sw03".to_string(), 9000);
+    plan.qos = Some(q);
+    let c = check_qos(&plan);
+    assert!(!c.ok);
+    let mtu: Vec<&QosFinding> = c
+        .findings
+        .iter()
+        .filter(|f| f.kind == "mtu-mismatch")
+        .collect();
+    // sw03's halves have 16 links; the one between them stays in the box.
+    assert_eq!(mtu.len(), 14, "{:?}", c.findings);
+    assert!(mtu[0].message.contains("9000"));
+}
+
+#[test]
+fn addresses_without_inventory_ips_come_from_the_pools() {
+    let (inv, opts) =
+        crate::design::shorthand::bigraph(2, 4, &crate::design::shorthand::Shorthand::default())
+            .unwrap();
+    let plan = design(&inv, &opts).unwrap();
+    let files = render_hosts(&plan).unwrap();
+    let mut ips = BTreeSet::new();
+    for (name, text) in files.iter().filter(|(n, _)| n.ends_with(".json")) {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        for sn in v["sub_nodes"].as_array().unwrap() {
+            let ip = sn["ip"].as_str().unwrap().to_string();
+            assert!(ip.starts_with("10.0."), "{name}: {ip}");
+            assert!(ip.ends_with("/24"));
+            assert!(ips.insert(ip));
+            assert!(sn["gateway"].as_str().unwrap().ends_with(".254"));
+        }
+    }
+    assert_eq!(ips.len(), plan.sub_nodes);
+    let c = check_qos(&plan);
+    assert!(c.ok, "{:?}", c.findings);
+    let sonic = &render(&plan, Vendor::Sonic).unwrap()[0].1;
+    assert!(
+        sonic.contains("10.255.0.0/31"),
+        "links come from the link pool"
+    );
+}
+
+fn address_error(edit: impl FnOnce(&mut Plan)) -> String {
+    let mut plan = eflops();
+    edit(&mut plan);
+    let e = render(&plan, Vendor::Comware).unwrap_err();
+    let c = check_qos(&plan);
+    assert!(!c.ok);
+    assert_eq!(c.findings[0].kind, "plan");
+    assert!(e.is_bad_input());
+    e.to_string()
+}
+
+#[test]
+fn address_clashes_are_clear_errors() {
+    let e = address_error(|p| p.sub_node_list[1].ip = Some("10.100.1.254/24".into()));
+    assert!(e.contains("sub-node node01/sn1"), "{e}");
+    assert!(e.contains("is the gateway of 10.100.1.0/24"), "{e}");
+    let e = address_error(|p| p.sub_node_list[1].ip = Some("10.100.1.7".into()));
+    assert!(e.contains("has no prefix length"), "{e}");
+    let e = address_error(|p| p.sub_node_list[4].ip = Some("10.100.1.9/24".into()));
+    assert!(
+        e.contains("its subnet 10.100.1.0/24 is also on sw01-u"),
+        "{e}"
+    );
+    let e = address_error(|p| p.sub_node_list[1].ip = Some("10.100.1.1/24".into()));
+    assert!(e.contains("is also the address of node01/sn0"), "{e}");
+    let e = address_error(|p| p.addressing.link_pool = "10.100.0.0/16".into());
+    assert!(e.contains("overlaps the link pool"), "{e}");
+    let e = address_error(|p| p.addressing.link_pool = "10.255.0.0/27".into());
+    assert!(e.contains("holds 16 /31 links, the plan has 64"), "{e}");
+}
+
+#[test]
+fn intent_problems_stop_rendering() {
+    let mut plan = eflops();
+    let mut q = plan.qos_intent();
+    q.classes[1].dscp = 48;
+    plan.qos = Some(q);
+    let e = render(&plan, Vendor::Eos).unwrap_err().to_string();
+    assert!(e.contains("DSCP 48 is also the DSCP of the CNP"), "{e}");
+}
+
+#[test]
+fn a_plan_without_intent_gets_the_defaults() {
+    let mut plan = eflops();
+    plan.qos = None;
+    assert_eq!(
+        render(&plan, Vendor::Sonic).unwrap(),
+        render(&eflops(), Vendor::Sonic).unwrap()
+    );
+}
+
+#[test]
+fn seconds_and_lists() {
+    assert_eq!(seconds(200), "0.2");
+    assert_eq!(seconds(1000), "1");
+    assert_eq!(seconds(50), "0.05");
+    assert_eq!(list(&[3, 4]), "3,4");
+}
+
+#[test]
+fn the_intent_survives_json_and_toml() {
+    let plan = eflops_one_priority();
+    let json = Plan::from_json(&plan.to_json().unwrap(), "p.json").unwrap();
+    assert_eq!(json, plan);
+    let toml = Plan::from_toml(&plan.to_toml().unwrap(), "p.toml").unwrap();
+    assert_eq!(toml, plan);
+}
+
+#[test]
+fn reserved_ports_are_left_alone_and_unknown_switches_refused() {
+    let mut plan = eflops();
+    let port = plan.switch_list[0]
+        .ports
+        .iter_mut()
+        .find(|p| p.role == PortRole::Free)
+        .unwrap();
+    port.role = PortRole::Reserved;
+    let number = port.port;
+    let comware = &render(&plan, Vendor::Comware).unwrap()[0].1;
+    assert!(!comware.contains(&format!("interface HundredGigE1/0/{number}\n")));
+    let sonic = parse(
+        Vendor::Sonic,
+        &render(&plan, Vendor::Sonic).unwrap()[0].1,
+        "x",
+    )
+    .unwrap();
+    assert!(
+        !sonic
+            .interfaces
+            .contains_key(&format!("Ethernet{}", 4 * (number - 1)))
+    );
+    assert!(check_qos(&plan).ok);
+
+    let mut q = plan.qos_intent();
+    q.switch_mtu.insert("sw99".to_string(), 9000);
+    plan.qos = Some(q);
+    let e = render(&plan, Vendor::Nvue).unwrap_err().to_string();
+    assert!(
+        e.contains("sw99 is not a physical switch of the plan"),
+        "{e}"
+    );
+}
+
+#[test]
+fn larger_fabrics_render_and_check_quickly() {
+    let plan = design(&inventory("bigraph-1024.toml"), &DesignOptions::default()).unwrap();
+    let start = std::time::Instant::now();
+    let c = check_qos(&plan);
+    assert!(c.ok, "{:?}", c.findings);
+    // 64 switches: every turn in the other part, per priority.
+    assert_eq!(c.graphs.len(), 2);
+    assert!(c.graphs.iter().all(|g| g.dependencies == 32 * 32 * 31));
+    for v in Vendor::ALL {
+        assert_eq!(render(&plan, v).unwrap().len(), 32);
+    }
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+}
