@@ -4,7 +4,8 @@
 //! needs sit in its directory and are named from the workspace root.
 //!
 //! `UPDATE_GOLDEN=1 cargo test -p planner --test it` rewrites the expected
-//! files; review the diff before committing.
+//! files; review the diff before committing. `GOLDEN_ONLY=prefix` limits a
+//! run (checking or rewriting) to the cases whose names start with it.
 
 use std::fs;
 use std::path::Path;
@@ -24,8 +25,10 @@ fn golden_cases() {
         .map(|e| e.expect("entry").path())
         .filter(|p| p.join("args").is_file())
         .collect();
+    let only = std::env::var("GOLDEN_ONLY").unwrap_or_default();
     cases.sort();
     assert!(cases.len() >= 20, "only {} golden cases", cases.len());
+    cases.retain(|c| c.file_name().unwrap().to_string_lossy().starts_with(&only));
     let mut failures = Vec::new();
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();

@@ -2,20 +2,29 @@
 //! the planner library. Exit codes: 0 success, 2 bad input or a failed
 //! check, 1 internal failure.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+mod cost;
+mod export;
+mod io;
+mod iteration;
+mod ranks;
+mod render;
+mod simulate;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use planner::design::shorthand::{self, Shorthand};
 use planner::design::{DesignOptions, design};
 use planner::inventory::Inventory;
-use planner::plan::{Plan, Topology};
-use planner::ranks::{self, Algorithm, format as rank_format};
-use planner::validate::cabling;
+use planner::plan::Topology;
 use planner::{compare, report, servers, validate};
+
+use crate::io::{
+    BadInput, display, load_cabling, load_inventory, load_plan, print, print_json, write_atomic,
+};
 
 /// Plan topology-aware GPU clusters: check servers, design BiGraph and
 /// fat-tree fabrics, compare them and validate cabling.
@@ -69,50 +78,20 @@ enum Command {
     },
     /// Rank table for an allreduce on the plan: HDRM (EFLOPS Algorithm 1),
     /// or plain halving-doubling or ring in plan order.
-    Ranks {
-        /// Plan JSON (or TOML).
-        plan: PathBuf,
-        /// hdrm, hd or ring.
-        #[arg(long, default_value = "hdrm")]
-        algorithm: String,
-        /// Ranks in the job (a power of two for hdrm and hd; default: every
-        /// sub-node).
-        #[arg(long)]
-        ranks: Option<usize>,
-        #[arg(long, value_enum, default_value_t = RankFormat::Table)]
-        format: RankFormat,
-    },
+    Ranks(ranks::RanksArgs),
     /// Route every connection of every allreduce step on the plan and report
     /// the busiest directed link per step, beside the plan-order figures.
-    VerifyRanks {
-        /// Plan JSON (or TOML).
-        plan: PathBuf,
-        /// A rank table from `planner ranks --format csv|json`.
-        #[arg(
-            long,
-            conflicts_with = "algorithm",
-            required_unless_present = "algorithm"
-        )]
-        ranks_file: Option<PathBuf>,
-        /// Build the table: hdrm, hd or ring.
-        #[arg(long)]
-        algorithm: Option<String>,
-        /// With --algorithm: ranks in the job.
-        #[arg(long, requires = "algorithm")]
-        ranks: Option<usize>,
-        /// With --ranks-file: the schedule, halving-doubling (hd) or ring
-        /// (default: what the JSON names, else hd).
-        #[arg(long, requires = "ranks_file")]
-        schedule: Option<String>,
-        /// ECMP hash seed (fat-trees, paths inside a BiGraph part).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Exit 2 when a step puts more than this many flows on one link.
-        #[arg(long)]
-        max_load: Option<usize>,
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-    },
+    VerifyRanks(ranks::VerifyArgs),
+    /// Estimate allreduce time on a plan.
+    Simulate(simulate::SimulateArgs),
+    /// Switch configurations and host files from a plan.
+    Render(render::RenderArgs),
+    /// Scheduler exports from a plan.
+    Export(export::ExportArgs),
+    /// Bill of materials and TCO of a plan.
+    Cost(cost::CostArgs),
+    /// Training-iteration what-if on a plan.
+    Iteration(iteration::IterationArgs),
     /// Print a plan's cable list (CSV for the people who cable the racks).
     Cables {
         /// Plan JSON (or TOML).
@@ -123,7 +102,7 @@ enum Command {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
+pub enum Format {
     /// Aligned text for people.
     Table,
     /// JSON for programs (documented in docs/).
@@ -138,20 +117,6 @@ enum CableFormat {
     Csv,
     /// JSON.
     Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum RankFormat {
-    /// Aligned text.
-    Table,
-    /// JSON: {"plan", "algorithm", "ranks": [{"rank", "server", "sub_node", "gpu", "nic", "switch", "part"}]}.
-    Json,
-    /// CSV with the header rank,server,sub_node,gpu,nic,switch,part.
-    Csv,
-    /// Open MPI rankfile: rank N=host slot=socket:core.
-    Rankfile,
-    /// Open MPI hostfile: host slots=N.
-    Hostfile,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -218,11 +183,6 @@ struct DesignArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
-
-/// An error caused by the user's input (exit code 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct BadInput(String);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -317,105 +277,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::from(2)
             })
         }
-        Command::Ranks {
-            plan,
-            algorithm,
-            ranks: x,
-            format,
-        } => {
-            let p = load_plan(&plan)?;
-            let algorithm: Algorithm = algorithm.parse()?;
-            let table = ranks::rank_table(&p, algorithm, x)?;
-            let text = match format {
-                RankFormat::Csv => rank_format::to_csv(&p, &table),
-                RankFormat::Rankfile => rank_format::to_rankfile(&p, &table),
-                RankFormat::Hostfile => rank_format::to_hostfile(&p, &table),
-                RankFormat::Json => {
-                    let doc = rank_format::RankDocument {
-                        plan: &p.name,
-                        algorithm,
-                        ranks: rank_format::rows(&p, &table),
-                    };
-                    let mut s = serde_json::to_string_pretty(&doc).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
-                RankFormat::Table => format!(
-                    "{} rank table for {} ({}): {} ranks\n\n{}\nCheck it step by step: planner verify-ranks {} --algorithm {}\n",
-                    algorithm.as_str(),
-                    p.name,
-                    p.describe(),
-                    table.ranks.len(),
-                    rank_format::to_table(&p, &table),
-                    display(&plan),
-                    algorithm.as_str()
-                ),
-            };
-            print(&text)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::VerifyRanks {
-            plan,
-            ranks_file,
-            algorithm,
-            ranks: x,
-            schedule,
-            seed,
-            max_load,
-            format,
-        } => {
-            let p = load_plan(&plan)?;
-            let (table, order) = match (&ranks_file, &algorithm) {
-                (Some(file), _) => {
-                    let name = display(file);
-                    let (named, order) = rank_format::read_rank_file(&read(file)?, &name, &p)?;
-                    let algorithm = match schedule.as_deref() {
-                        Some("hd" | "halving-doubling") => Algorithm::Hd,
-                        Some("ring") => Algorithm::Ring,
-                        Some(other) => {
-                            return Err(BadInput(format!(
-                                "--schedule: `{other}` is not a schedule; use hd (halving-doubling) or ring"
-                            ))
-                            .into());
-                        }
-                        None => match named {
-                            Some(Algorithm::Ring) => Algorithm::Ring,
-                            _ => Algorithm::Hd,
-                        },
-                    };
-                    (
-                        ranks::RankTable {
-                            algorithm,
-                            ranks: order,
-                        },
-                        name,
-                    )
-                }
-                (None, Some(a)) => {
-                    let a: Algorithm = a.parse()?;
-                    (ranks::rank_table(&p, a, x)?, a.as_str().to_string())
-                }
-                (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
-            };
-            let report = rank_format::verify_report(&p, &table, order, seed)?;
-            match format {
-                Format::Table => print(&rank_format::render_verify(&report))?,
-                Format::Json => print_json(&report)?,
-            }
-            let over = max_load.is_some_and(|m| report.table.worst_load > m);
-            if over {
-                eprintln!(
-                    "error: a step puts {} flows on one link, more than --max-load {}",
-                    report.table.worst_load,
-                    max_load.unwrap_or(0)
-                );
-            }
-            Ok(if over {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
+        Command::Ranks(args) => ranks::run_ranks(args),
+        Command::VerifyRanks(args) => ranks::run_verify(args),
+        Command::Simulate(args) => simulate::run(args),
+        Command::Render(args) => render::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Cost(args) => cost::run(args),
+        Command::Iteration(args) => iteration::run(args),
         Command::Cables { plan, format } => {
             let p = load_plan(&plan)?;
             match format {
@@ -505,47 +373,6 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn display(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", display(path))).into())
-}
-
-fn load_inventory(path: &Path) -> Result<(Inventory, String)> {
-    let name = display(path);
-    let text = read(path)?;
-    Ok((Inventory::from_toml(&text, &name)?, name))
-}
-
-fn load_plan(path: &Path) -> Result<Plan> {
-    let name = display(path);
-    let text = read(path)?;
-    Ok(Plan::parse(&text, &name)?)
-}
-
-/// Reads every cabling file: CSV, or LLDP JSON named after its device.
-fn load_cabling(files: &[PathBuf]) -> Result<Vec<cabling::Observed>> {
-    let mut observed = Vec::new();
-    for file in files {
-        let name = display(file);
-        let text = read(file)?;
-        let rows = if is_json(file, &text) {
-            let stem = file
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("device");
-            cabling::parse_lldp(&text, &name, stem)?
-        } else {
-            cabling::parse_csv(&text, &name)?
-        };
-        observed.extend(rows);
-    }
-    Ok(observed)
-}
-
 fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
     let sh = Shorthand {
         link_gbps: s.link_gbps,
@@ -566,74 +393,4 @@ fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
     })?;
     let (inv, name) = load_inventory(path)?;
     Ok((inv, DesignOptions::default(), name))
-}
-
-fn is_json(path: &Path, text: &str) -> bool {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("json") => true,
-        Some("csv") => false,
-        _ => text.trim_start().starts_with('{'),
-    }
-}
-
-fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        // A closed pipe (`planner ... | head`) is not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e).context("writing to stdout"),
-    }
-}
-
-fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
-    text.push('\n');
-    print(&text)
-}
-
-/// Writes a file whole or not at all: `fill` writes into a temporary file
-/// in the same directory, which is then renamed over `path`.
-fn write_atomic(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
-) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        return Err(BadInput(format!(
-            "cannot write {}: directory {} does not exist",
-            display(path),
-            display(&dir)
-        ))
-        .into());
-    }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".planner-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .with_context(|| format!("creating a temporary file in {}", display(&dir)))?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        fill(&mut w)
-            .and_then(|()| Ok(w.flush()?))
-            .with_context(|| format!("writing {}", display(path)))?;
-    }
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("writing {}", display(path)))?;
-    // Temporary files are private (0600); the plan is not.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o777);
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))
-            .with_context(|| format!("setting the permissions of {}", display(path)))?;
-    }
-    tmp.persist(path)
-        .with_context(|| format!("renaming the temporary file to {}", display(path)))?;
-    Ok(())
 }

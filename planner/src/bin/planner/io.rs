@@ -1,0 +1,127 @@
+//! Files and the terminal: reading inputs, printing, writing outputs
+//! whole or not at all.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use planner::inventory::Inventory;
+use planner::plan::Plan;
+use planner::validate::cabling;
+
+/// An error caused by the user's input (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+pub fn display(p: &Path) -> String {
+    p.display().to_string()
+}
+
+pub fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("cannot read {}: {e}", display(path))).into())
+}
+
+pub fn load_inventory(path: &Path) -> Result<(Inventory, String)> {
+    let name = display(path);
+    let text = read(path)?;
+    Ok((Inventory::from_toml(&text, &name)?, name))
+}
+
+pub fn load_plan(path: &Path) -> Result<Plan> {
+    let name = display(path);
+    let text = read(path)?;
+    Ok(Plan::parse(&text, &name)?)
+}
+
+/// Reads every cabling file: CSV, or LLDP JSON named after its device.
+pub fn load_cabling(files: &[PathBuf]) -> Result<Vec<cabling::Observed>> {
+    let mut observed = Vec::new();
+    for file in files {
+        let name = display(file);
+        let text = read(file)?;
+        let rows = if is_json(file, &text) {
+            let stem = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("device");
+            cabling::parse_lldp(&text, &name, stem)?
+        } else {
+            cabling::parse_csv(&text, &name)?
+        };
+        observed.extend(rows);
+    }
+    Ok(observed)
+}
+
+pub fn is_json(path: &Path, text: &str) -> bool {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => true,
+        Some("csv") => false,
+        _ => text.trim_start().starts_with('{'),
+    }
+}
+
+pub fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`planner ... | head`) is not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e).context("writing to stdout"),
+    }
+}
+
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
+    text.push('\n');
+    print(&text)
+}
+
+/// Writes a file whole or not at all: `fill` writes into a temporary file
+/// in the same directory, which is then renamed over `path`.
+pub fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(BadInput(format!(
+            "cannot write {}: directory {} does not exist",
+            display(path),
+            display(&dir)
+        ))
+        .into());
+    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".planner-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .with_context(|| format!("creating a temporary file in {}", display(&dir)))?;
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        fill(&mut w)
+            .and_then(|()| Ok(w.flush()?))
+            .with_context(|| format!("writing {}", display(path)))?;
+    }
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("writing {}", display(path)))?;
+    // Temporary files are private (0600); the plan is not.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o777);
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("setting the permissions of {}", display(path)))?;
+    }
+    tmp.persist(path)
+        .with_context(|| format!("renaming the temporary file to {}", display(path)))?;
+    Ok(())
+}
