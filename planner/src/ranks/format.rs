@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Algorithm, RankTable};
+use super::{Algorithm, Avoid, Congestion, Fold, Outcome, RankTable, Request};
 use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
 use crate::text::Table;
@@ -52,15 +52,111 @@ pub fn rows(plan: &Plan, table: &RankTable) -> Vec<RankRow> {
         .collect()
 }
 
-/// The JSON document of `planner ranks --format json`.
+/// The JSON document of `planner ranks --format json`. `verify-ranks
+/// --ranks-file` reads back `algorithm` and the `rank`, `server` and
+/// `sub_node` of every rank, and ignores the rest.
 #[derive(Debug, Serialize)]
 pub struct RankDocument<'a> {
     /// The plan's name.
     pub plan: &'a str,
     /// `hdrm`, `hd` or `ring`.
     pub algorithm: Algorithm,
+    /// Where the table comes from: `algorithm-1`, `plan-order`,
+    /// `heuristic` or `ilp`.
+    pub method: &'static str,
+    /// The links and switches kept off, as given.
+    pub avoid: &'a [Avoid],
+    /// The ECMP hash seed the loads were computed with.
+    pub seed: u64,
+    /// Most flows on one directed inter-switch link over all steps.
+    pub worst_load: usize,
+    /// A load no table can beat on this fabric.
+    pub lower_bound: usize,
+    /// True when `worst_load` equals `lower_bound`.
+    pub optimal: bool,
+    /// Steps where some directed inter-switch link carries more than one
+    /// flow.
+    pub congested_steps: Vec<Congestion>,
+    /// The fold of a rank count that is not a power of two.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fold: Option<&'a Fold>,
+    /// What was done and why.
+    pub notes: &'a [String],
     /// Every rank.
     pub ranks: Vec<RankRow>,
+}
+
+impl<'a> RankDocument<'a> {
+    /// The document of `outcome`, computed for `request` on `plan`.
+    pub fn new(plan: &'a Plan, request: &'a Request, outcome: &'a Outcome) -> Self {
+        RankDocument {
+            plan: &plan.name,
+            algorithm: outcome.table.algorithm,
+            method: outcome.method,
+            avoid: &request.avoid,
+            seed: request.seed,
+            worst_load: outcome.worst_load,
+            lower_bound: outcome.lower_bound,
+            optimal: outcome.optimal,
+            congested_steps: outcome.congested_steps(),
+            fold: outcome.fold.as_ref(),
+            notes: &outcome.notes,
+            ranks: rows(plan, &outcome.table),
+        }
+    }
+}
+
+/// What `planner ranks` says about a table besides the table: how it was
+/// found, its worst load against the lower bound, the congested steps and
+/// the cost of a fold. One sentence per line.
+pub fn outcome_summary(outcome: &Outcome) -> String {
+    let mut out = String::new();
+    let verdict = if outcome.worst_load <= 1 {
+        "congestion-free: no directed inter-switch link carries two flows in any step".to_string()
+    } else if outcome.optimal {
+        format!(
+            "up to {} flows share a directed inter-switch link, and no table does better on this fabric",
+            outcome.worst_load
+        )
+    } else {
+        format!(
+            "up to {} flows share a directed inter-switch link; no table can do better than {}, and none between was found",
+            outcome.worst_load, outcome.lower_bound
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Method: {}; worst load {} (lower bound {}): {verdict}",
+        outcome.method, outcome.worst_load, outcome.lower_bound
+    );
+    let congested = outcome.congested_steps();
+    if !congested.is_empty() {
+        let steps: Vec<String> = congested
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} ({} flows on {} link{})",
+                    c.phase.as_str(),
+                    c.step,
+                    c.max_load,
+                    c.links,
+                    if c.links == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "Congested steps: {}", steps.join(", "));
+    }
+    if let Some(f) = outcome
+        .fold
+        .as_ref()
+        .filter(|f| !outcome.notes.contains(&f.note))
+    {
+        let _ = writeln!(out, "Fold: {}", f.note);
+    }
+    for n in &outcome.notes {
+        let _ = writeln!(out, "Note: {n}");
+    }
+    out
 }
 
 /// CSV with the header `rank,server,sub_node,gpu,nic,switch,part`.
@@ -414,8 +510,14 @@ pub struct VerifyReport {
     pub ranks: usize,
     /// The ECMP hash seed.
     pub seed: u64,
+    /// The links and switches routed around, as given.
+    pub avoid: Vec<Avoid>,
     /// True when no step puts two flows on one directed inter-switch link.
     pub congestion_free: bool,
+    /// When the table was searched for: a load no table can beat on this
+    /// fabric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound: Option<usize>,
     /// The table checked.
     pub table: OrderLoads,
     /// The same schedule in plan order (what a scheduler does without the
@@ -432,26 +534,40 @@ fn loads(order: String, steps: &[super::StepLoad]) -> OrderLoads {
     }
 }
 
-/// Verifies `table` (named `order` in the report) step by step on `plan`,
-/// and the plan order beside it unless `table` is the plan order itself.
+/// Verifies `table` (named `order` in the report) step by step on `plan`
+/// with the links and switches of `avoid` out of service, and the plan
+/// order beside it (skipping avoided switches) unless `table` is the plan
+/// order itself.
 pub fn verify_report(
     plan: &Plan,
     table: &RankTable,
     order: String,
+    avoid: &[Avoid],
     seed: u64,
 ) -> Result<VerifyReport> {
     super::check_ranks(plan, &table.ranks)?;
-    let steps = super::verify(plan, table, seed)?;
+    let steps = super::verify_avoiding(plan, table, avoid, seed)?;
     let plain = match table.algorithm {
         Algorithm::Ring => Algorithm::Ring,
         Algorithm::Hd | Algorithm::Hdrm => Algorithm::Hd,
     };
-    let baseline = super::rank_table(plan, plain, Some(table.ranks.len()))?;
-    let plan_order = if baseline.ranks == table.ranks {
+    let baseline = super::plan_ranks(
+        plan,
+        &Request {
+            algorithm: plain,
+            ranks: Some(table.ranks.len()),
+            avoid: avoid.to_vec(),
+            seed,
+            ..Request::default()
+        },
+    )?;
+    let plan_order = if baseline.table.ranks == table.ranks {
         None
     } else {
-        let b = super::verify(plan, &baseline, seed)?;
-        Some(loads(format!("{} in plan order", plain.as_str()), &b))
+        Some(loads(
+            format!("{} in plan order", plain.as_str()),
+            &baseline.steps,
+        ))
     };
     let table_loads = loads(order, &steps);
     Ok(VerifyReport {
@@ -463,7 +579,9 @@ pub fn verify_report(
         },
         ranks: table.ranks.len(),
         seed,
+        avoid: avoid.to_vec(),
         congestion_free: table_loads.worst_load <= 1,
+        lower_bound: None,
         table: table_loads,
         plan_order,
     })
@@ -484,6 +602,10 @@ pub fn render_verify(r: &VerifyReport) -> String {
         "Per-step link loads of {} ({}) on {} ({}, {} ranks, ECMP seed {})\n",
         r.table.order, r.schedule, r.plan, r.design, r.ranks, r.seed
     );
+    if !r.avoid.is_empty() {
+        let avoided: Vec<String> = r.avoid.iter().map(ToString::to_string).collect();
+        out.push_str(&format!("Routed around: {}\n", avoided.join(", ")));
+    }
     if let Some(p) = &r.plan_order {
         out.push_str(&format!(
             "Beside it: {}, the order a scheduler fills switch by switch\n",
@@ -585,11 +707,10 @@ mod tests {
         assert!(csv.starts_with("rank,server,sub_node,gpu,nic,switch,part\n0,"));
         let (_, back) = read_rank_file(&csv, "r.csv", &plan).unwrap();
         assert_eq!(back, t.ranks);
-        let doc = RankDocument {
-            plan: &plan.name,
-            algorithm: t.algorithm,
-            ranks: rows(&plan, &t),
-        };
+        let request = Request::default();
+        let outcome = crate::ranks::plan_ranks(&plan, &request).unwrap();
+        assert_eq!(outcome.table, t);
+        let doc = RankDocument::new(&plan, &request, &outcome);
         let json = serde_json::to_string(&doc).unwrap();
         let (alg, back) = read_rank_file(&json, "r.json", &plan).unwrap();
         assert_eq!((alg, back), (Some(Algorithm::Hdrm), t.ranks.clone()));

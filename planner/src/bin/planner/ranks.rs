@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
-use planner::ranks::{self, Algorithm, format as rank_format};
+use planner::plan::Plan;
+use planner::ranks::{self, Algorithm, Avoid, Request, Solver, format as rank_format};
 
 use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read};
@@ -18,12 +19,31 @@ pub struct RanksArgs {
     /// hdrm, hd or ring.
     #[arg(long, default_value = "hdrm")]
     algorithm: String,
-    /// Ranks in the job (a power of two for hdrm and hd; default: every
-    /// sub-node).
+    /// Ranks in the job (default: every sub-node not avoided). A count that
+    /// is not a power of two is folded onto the largest power of two below.
     #[arg(long)]
     ranks: Option<usize>,
+    #[command(flatten)]
+    search: SearchArgs,
     #[arg(long, value_enum, default_value_t = RankFormat::Table)]
     format: RankFormat,
+}
+
+/// Faulty fabrics and how to search them.
+#[derive(Debug, Args)]
+struct SearchArgs {
+    /// Keep a job off a dead cable or a switch: `link:SW1-SW2` or
+    /// `switch:SW` (switch names as in the plan). May repeat.
+    #[arg(long, value_name = "WHAT")]
+    avoid: Vec<String>,
+    /// auto (heuristic, then the exact model on small jobs when the
+    /// heuristic misses the lower bound), heuristic, or exact.
+    #[arg(long, default_value = "auto")]
+    solver: String,
+    /// ECMP hash seed (fat-trees, paths inside a BiGraph part); the search
+    /// is seeded from it too.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 #[derive(Debug, Args)]
@@ -43,6 +63,13 @@ pub struct VerifyArgs {
     /// With --algorithm: ranks in the job.
     #[arg(long, requires = "algorithm")]
     ranks: Option<usize>,
+    /// With --algorithm: auto, heuristic or exact (see `planner ranks`).
+    #[arg(long, requires = "algorithm", default_value = "auto")]
+    solver: String,
+    /// Route around a dead cable or a switch: `link:SW1-SW2` or
+    /// `switch:SW`. May repeat.
+    #[arg(long, value_name = "WHAT")]
+    avoid: Vec<String>,
     /// With --ranks-file: the schedule, halving-doubling (hd) or ring
     /// (default: what the JSON names, else hd).
     #[arg(long, requires = "ranks_file")]
@@ -71,109 +98,148 @@ enum RankFormat {
     Hostfile,
 }
 
-pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
-    let RanksArgs {
-        plan,
-        algorithm,
-        ranks: x,
-        format,
-    } = args;
-    {
-        let p = load_plan(&plan)?;
-        let algorithm: Algorithm = algorithm.parse()?;
-        let table = ranks::rank_table(&p, algorithm, x)?;
-        let text = match format {
-            RankFormat::Csv => rank_format::to_csv(&p, &table),
-            RankFormat::Rankfile => rank_format::to_rankfile(&p, &table),
-            RankFormat::Hostfile => rank_format::to_hostfile(&p, &table),
-            RankFormat::Json => {
-                let doc = rank_format::RankDocument {
-                    plan: &p.name,
-                    algorithm,
-                    ranks: rank_format::rows(&p, &table),
-                };
-                let mut s = serde_json::to_string_pretty(&doc).context("serialising JSON")?;
-                s.push('\n');
-                s
-            }
-            RankFormat::Table => format!(
-                "{} rank table for {} ({}): {} ranks\n\n{}\nCheck it step by step: planner verify-ranks {} --algorithm {}\n",
-                algorithm.as_str(),
-                p.name,
-                p.describe(),
-                table.ranks.len(),
-                rank_format::to_table(&p, &table),
-                display(&plan),
-                algorithm.as_str()
-            ),
-        };
-        print(&text)?;
-        Ok(ExitCode::SUCCESS)
+impl SearchArgs {
+    fn request(&self, algorithm: Algorithm, ranks: Option<usize>) -> Result<Request> {
+        Ok(Request {
+            algorithm,
+            ranks,
+            avoid: parse_avoid(&self.avoid)?,
+            solver: self.solver.parse::<Solver>()?,
+            seed: self.seed,
+        })
     }
 }
 
-pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
-    let VerifyArgs {
-        plan,
-        ranks_file,
-        algorithm,
-        ranks: x,
-        schedule,
-        seed,
-        max_load,
-        format,
-    } = args;
-    {
-        let p = load_plan(&plan)?;
-        let (table, order) = match (&ranks_file, &algorithm) {
-            (Some(file), _) => {
-                let name = display(file);
-                let (named, order) = rank_format::read_rank_file(&read(file)?, &name, &p)?;
-                let algorithm = match schedule.as_deref() {
-                    Some("hd" | "halving-doubling") => Algorithm::Hd,
-                    Some("ring") => Algorithm::Ring,
-                    Some(other) => {
-                        return Err(BadInput(format!(
-                                "--schedule: `{other}` is not a schedule; use hd (halving-doubling) or ring"
-                            ))
-                            .into());
-                    }
-                    None => match named {
-                        Some(Algorithm::Ring) => Algorithm::Ring,
-                        _ => Algorithm::Hd,
-                    },
-                };
-                (
-                    ranks::RankTable {
-                        algorithm,
-                        ranks: order,
-                    },
-                    name,
-                )
-            }
-            (None, Some(a)) => {
-                let a: Algorithm = a.parse()?;
-                (ranks::rank_table(&p, a, x)?, a.as_str().to_string())
-            }
-            (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
-        };
-        let report = rank_format::verify_report(&p, &table, order, seed)?;
-        match format {
-            Format::Table => print(&rank_format::render_verify(&report))?,
-            Format::Json => print_json(&report)?,
+fn parse_avoid(items: &[String]) -> Result<Vec<Avoid>> {
+    Ok(items
+        .iter()
+        .map(|a| a.parse::<Avoid>())
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
+    let p = load_plan(&args.plan)?;
+    let algorithm: Algorithm = args.algorithm.parse()?;
+    let request = args.search.request(algorithm, args.ranks)?;
+    let outcome = ranks::plan_ranks(&p, &request)?;
+    let table = &outcome.table;
+    let text = match args.format {
+        RankFormat::Csv => rank_format::to_csv(&p, table),
+        RankFormat::Rankfile => rank_format::to_rankfile(&p, table),
+        RankFormat::Hostfile => rank_format::to_hostfile(&p, table),
+        RankFormat::Json => {
+            let doc = rank_format::RankDocument::new(&p, &request, &outcome);
+            let mut s = serde_json::to_string_pretty(&doc).context("serialising JSON")?;
+            s.push('\n');
+            s
         }
-        let over = max_load.is_some_and(|m| report.table.worst_load > m);
-        if over {
-            eprintln!(
-                "error: a step puts {} flows on one link, more than --max-load {}",
-                report.table.worst_load,
-                max_load.unwrap_or(0)
-            );
-        }
-        Ok(if over {
-            ExitCode::from(2)
-        } else {
-            ExitCode::SUCCESS
-        })
+        RankFormat::Table => table_text(&p, &args, &request, &outcome),
+    };
+    // Files for tools carry no commentary; a congested table still gets a
+    // word on stderr, where a pipeline shows it.
+    let for_tools = matches!(
+        args.format,
+        RankFormat::Csv | RankFormat::Rankfile | RankFormat::Hostfile
+    );
+    if for_tools && outcome.worst_load > 1 {
+        eprintln!(
+            "warning: this table puts up to {} flows on one directed inter-switch link (lower bound {}); `--format table` says which steps",
+            outcome.worst_load, outcome.lower_bound
+        );
     }
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table_text(p: &Plan, args: &RanksArgs, request: &Request, outcome: &ranks::Outcome) -> String {
+    let algorithm = request.algorithm.as_str();
+    let mut verify = format!(
+        "planner verify-ranks {} --algorithm {algorithm} --ranks {}",
+        display(&args.plan),
+        outcome.table.ranks.len()
+    );
+    for a in &request.avoid {
+        verify.push_str(&format!(" --avoid {a}"));
+    }
+    if request.seed != 0 {
+        verify.push_str(&format!(" --seed {}", request.seed));
+    }
+    format!(
+        "{algorithm} rank table for {} ({}): {} ranks\n\n{}\n{}Check it step by step: {verify}\n",
+        p.name,
+        p.describe(),
+        outcome.table.ranks.len(),
+        rank_format::to_table(p, &outcome.table),
+        rank_format::outcome_summary(outcome),
+    )
+}
+
+pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
+    let p = load_plan(&args.plan)?;
+    let avoid = parse_avoid(&args.avoid)?;
+    let (table, order, lower_bound) = match (&args.ranks_file, &args.algorithm) {
+        (Some(file), _) => {
+            let name = display(file);
+            let (named, order) = rank_format::read_rank_file(&read(file)?, &name, &p)?;
+            let algorithm = match args.schedule.as_deref() {
+                Some("hd" | "halving-doubling") => Algorithm::Hd,
+                Some("ring") => Algorithm::Ring,
+                Some(other) => {
+                    return Err(BadInput(format!(
+                        "--schedule: `{other}` is not a schedule; use hd (halving-doubling) or ring"
+                    ))
+                    .into());
+                }
+                None => match named {
+                    Some(Algorithm::Ring) => Algorithm::Ring,
+                    _ => Algorithm::Hd,
+                },
+            };
+            let table = ranks::RankTable {
+                algorithm,
+                ranks: order,
+            };
+            (table, name, None)
+        }
+        (None, Some(a)) => {
+            let algorithm: Algorithm = a.parse()?;
+            let request = Request {
+                algorithm,
+                ranks: args.ranks,
+                avoid: avoid.clone(),
+                solver: args.solver.parse::<Solver>()?,
+                seed: args.seed,
+            };
+            let outcome = ranks::plan_ranks(&p, &request)?;
+            // A bound is worth quoting only for a table that was searched
+            // for; the plan order is what it is.
+            let bound = (outcome.method != "plan-order").then_some(outcome.lower_bound);
+            (outcome.table, algorithm.as_str().to_string(), bound)
+        }
+        (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
+    };
+    let mut report = rank_format::verify_report(&p, &table, order, &avoid, args.seed)?;
+    report.lower_bound = lower_bound;
+    match args.format {
+        Format::Table => {
+            let mut text = rank_format::render_verify(&report);
+            if let Some(b) = lower_bound.filter(|&b| report.table.worst_load > b.max(1)) {
+                text.push_str(&format!(
+                    "No table can put fewer than {b} flows on a link here; the search found one with {}\n",
+                    report.table.worst_load
+                ));
+            }
+            print(&text)?;
+        }
+        Format::Json => print_json(&report)?,
+    }
+    let over = args.max_load.filter(|&m| report.table.worst_load > m);
+    if let Some(m) = over {
+        eprintln!(
+            "error: a step puts {} flows on one link, more than --max-load {m}",
+            report.table.worst_load
+        );
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
 }
