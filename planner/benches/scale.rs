@@ -25,6 +25,9 @@ struct Scenario {
     spec: &'static str,
     /// HDRM on the BiGraph; halving-doubling in plan order on the fat-tree.
     rank_algorithm: &'static str,
+    /// A dead cable for the faulty-fabric search, when there is one to
+    /// name.
+    avoid: Option<&'static str>,
 }
 
 const SCENARIOS: [Scenario; 2] = [
@@ -33,12 +36,14 @@ const SCENARIOS: [Scenario; 2] = [
         flag: "--bigraph",
         spec: "256x512",
         rank_algorithm: "hdrm",
+        avoid: Some("link:sw001-sw002"),
     },
     Scenario {
         label: "leaf-spine, 512-port switches",
         flag: "--fat-tree",
         spec: "tiers=2,sub-nodes=131072,ports=512",
         rank_algorithm: "hd",
+        avoid: None,
     },
 ];
 
@@ -58,7 +63,7 @@ fn main() {
         let p = plan.to_str().expect("utf-8 path");
         let c = csv.to_str().expect("utf-8 path");
         let alg = s.rank_algorithm;
-        let runs: Vec<(String, Vec<&str>)> = vec![
+        let mut runs: Vec<(String, Vec<&str>)> = vec![
             (
                 "design --out plan.json --cables cabling.csv".to_string(),
                 vec!["design", s.flag, s.spec, "--out", p, "--cables", c],
@@ -77,6 +82,25 @@ fn main() {
                 vec!["verify-ranks", p, "--algorithm", alg],
             ),
         ];
+        if let Some(avoid) = s.avoid {
+            runs.push((
+                format!("ranks plan.json --algorithm {alg} --avoid {avoid} --format csv"),
+                vec![
+                    "ranks",
+                    p,
+                    "--algorithm",
+                    alg,
+                    "--avoid",
+                    avoid,
+                    "--format",
+                    "csv",
+                ],
+            ));
+            runs.push((
+                format!("verify-ranks plan.json --algorithm {alg} --avoid {avoid}"),
+                vec!["verify-ranks", p, "--algorithm", alg, "--avoid", avoid],
+            ));
+        }
         for (what, args) in runs {
             let (t, rss) = run_cli(exe, &args, rounds, gnu_time);
             println!(
