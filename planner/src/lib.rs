@@ -18,10 +18,13 @@
 //!   priorities cannot deadlock.
 
 pub mod compare;
+pub mod cost;
 pub mod design;
 pub mod error;
 pub mod estimate;
+pub mod export;
 pub mod inventory;
+pub mod iteration;
 pub mod metrics;
 pub mod plan;
 mod plan_json;

@@ -3,7 +3,12 @@
 //! on (exit codes, atomic writes, determinism).
 
 mod cli;
+mod cost;
+mod export;
 mod golden;
+mod iteration;
+mod render;
+mod simulate;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -21,3 +21,17 @@ pub fn run(args: CostArgs) -> Result<ExitCode> {
     ))
     .into())
 }
+
+#[derive(Debug, Args)]
+pub struct PurchaseArgs {
+    /// Plan JSON (or TOML).
+    plan: PathBuf,
+}
+
+pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
+    Err(BadInput(format!(
+        "planner purchase {}: not built yet",
+        args.plan.display()
+    ))
+    .into())
+}

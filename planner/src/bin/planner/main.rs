@@ -86,10 +86,14 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Switch configurations and host files from a plan.
     Render(render::RenderArgs),
+    /// Prove a plan's lossless priorities cannot deadlock.
+    CheckQos(render::CheckQosArgs),
     /// Scheduler exports from a plan.
     Export(export::ExportArgs),
     /// Bill of materials and TCO of a plan.
     Cost(cost::CostArgs),
+    /// Cheapest fabric for a GPU count over a parts catalog.
+    Purchase(cost::PurchaseArgs),
     /// Training-iteration what-if on a plan.
     Iteration(iteration::IterationArgs),
     /// Print a plan's cable list (CSV for the people who cable the racks).
@@ -281,8 +285,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::VerifyRanks(args) => ranks::run_verify(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Render(args) => render::run(args),
+        Command::CheckQos(args) => render::run_check_qos(args),
         Command::Export(args) => export::run(args),
         Command::Cost(args) => cost::run(args),
+        Command::Purchase(args) => cost::run_purchase(args),
         Command::Iteration(args) => iteration::run(args),
         Command::Cables { plan, format } => {
             let p = load_plan(&plan)?;

@@ -21,3 +21,17 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
     ))
     .into())
 }
+
+#[derive(Debug, Args)]
+pub struct CheckQosArgs {
+    /// Plan JSON (or TOML).
+    plan: PathBuf,
+}
+
+pub fn run_check_qos(args: CheckQosArgs) -> Result<ExitCode> {
+    Err(BadInput(format!(
+        "planner check-qos {}: not built yet",
+        args.plan.display()
+    ))
+    .into())
+}

@@ -1,0 +1,1 @@
+//! Being built for its issue; replace this file.

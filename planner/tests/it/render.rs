@@ -1,0 +1,1 @@
+//! Tests of `planner render`: being built for its issue; replace this file.
