@@ -53,7 +53,7 @@ pub mod key {
     pub const PART: &str = "part";
     /// Fat-tree tier of the attaching switches (`leaf` or `edge`).
     pub const TIER: &str = "tier";
-    /// Pod (or sorted set of pods) of a 3-tier fat-tree.
+    /// Pod (or sorted set of pods) of a 3-tier fat-tree: `pod0`, `pod1`...
     pub const POD: &str = "pod";
     /// Number of sub-nodes the server carries.
     pub const SUB_NODES: &str = "sub-nodes";
@@ -242,7 +242,7 @@ pub(crate) fn server_places(plan: &Plan) -> Result<Vec<ServerPlace>> {
                     let sw = &plan.switch_list[k];
                     physical.insert(sw.physical.as_str());
                     if let Some(pod) = sw.pod {
-                        pods.insert(pod.to_string());
+                        pods.insert(format!("pod{pod}"));
                     }
                 }
                 None => problems.push(Problem::at(
@@ -497,7 +497,7 @@ mod tests {
         let n = &labels[0];
         assert_eq!(get(n, "tier"), "edge");
         assert_eq!(get(n, "sn0.tier"), "edge");
-        assert_eq!(get(n, "pod"), "0");
+        assert_eq!(get(n, "pod"), "pod0");
         assert_eq!(get(n, "part"), "");
         let plan = fat_tree("tiers=2,sub-nodes=64,ports=16");
         let labels = node_labels(&plan, DEFAULT_PREFIX).unwrap();

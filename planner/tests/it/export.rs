@@ -1,1 +1,114 @@
-//! Tests of `planner export`: being built for its issue; replace this file.
+//! Tests of `planner export` beyond its golden files: `--out` writes whole
+//! files, JSON is machine-readable, bad input exits 2 and writes nothing.
+
+use std::fs;
+
+use crate::{planner, planner_in, root};
+
+const PLAN: &str = "examples/data/eflops-4x16.plan.json";
+
+#[test]
+fn out_writes_the_file_and_tells_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = root().join(PLAN);
+    let out = planner_in(
+        dir.path(),
+        &[
+            "export",
+            plan.to_str().unwrap(),
+            "--to",
+            "slurm-tree",
+            "--out",
+            "topology.conf",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("Slurm topology.conf (tree) written to topology.conf\n"),
+        "{stderr}"
+    );
+    let conf = fs::read_to_string(dir.path().join("topology.conf")).unwrap();
+    let stdout = planner(&["export", PLAN, "--to", "slurm-tree"]).stdout;
+    assert_eq!(conf, String::from_utf8(stdout).unwrap());
+    assert!(conf.contains("SwitchName=eflops-4x16 Switches=sw01,"));
+}
+
+#[test]
+fn bad_input_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = root().join(PLAN);
+    let out = planner_in(
+        dir.path(),
+        &[
+            "export",
+            plan.to_str().unwrap(),
+            "--to",
+            "kueue",
+            "--prefix",
+            "-x",
+            "--out",
+            "k.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("k.yaml").exists());
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no temporary file left"
+    );
+    let out = planner(&["export", "no/such/plan.json", "--to", "labels"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("error: cannot read no/such/plan.json"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn json_carries_the_objects_and_what_is_lost() {
+    for to in ["labels", "kueue", "volcano", "slurm-tree", "slurm-block"] {
+        let out = planner(&["export", PLAN, "--to", to, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{to}");
+        assert!(
+            out.stderr.is_empty(),
+            "{to}: JSON mode says everything on stdout"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["to"], to);
+        assert_eq!(v["plan"], "eflops-4x16");
+        assert_eq!(v["prefix"], "topology.eflops.io/");
+        let lost = v["lost"].as_array().unwrap();
+        assert!(
+            lost[0]
+                .as_str()
+                .unwrap()
+                .starts_with("upper-lower adjacency"),
+            "{to}"
+        );
+        let body = ["nodes", "objects", "topology_conf"]
+            .iter()
+            .filter(|k| v.get(**k).is_some())
+            .count();
+        assert_eq!(body, 1, "{to}");
+    }
+}
+
+/// The YAML parses back to the objects the JSON form carries.
+#[test]
+fn yaml_and_json_agree() {
+    for to in ["kueue", "volcano"] {
+        let yaml = planner(&["export", PLAN, "--to", to]).stdout;
+        let json = planner(&["export", PLAN, "--to", to, "--format", "json"]).stdout;
+        let objects: Vec<serde_json::Value> = String::from_utf8(yaml)
+            .unwrap()
+            .split("\n---\n")
+            .map(|doc| serde_norway::from_str(doc).unwrap())
+            .collect();
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(serde_json::Value::from(objects), v["objects"], "{to}");
+    }
+}

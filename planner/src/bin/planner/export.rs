@@ -1,23 +1,122 @@
-//! `planner export`: being built for its issue; replace this file.
+//! `planner export`: scheduler exports from a plan (node labels, Kueue,
+//! Volcano, Slurm). The YAML or `topology.conf` text goes to stdout (or
+//! `--out`), what the translation loses to stderr; `--format json` prints
+//! both as one JSON object.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use crate::io::BadInput;
+use planner::export::{self, DEFAULT_PREFIX, Target};
+
+use crate::io::{BadInput, display, load_plan, print, write_atomic};
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// Plan JSON (or TOML).
     plan: PathBuf,
+    /// What to export.
+    #[arg(long, value_enum)]
+    to: To,
+    /// Label prefix: a DNS subdomain, with or without the final `/`.
+    #[arg(long, default_value = DEFAULT_PREFIX)]
+    prefix: String,
+    /// yaml (the default for labels, kueue and volcano; the Slurm forms
+    /// print topology.conf text) or json (the export and what it loses as
+    /// one object).
+    #[arg(long, value_enum)]
+    format: Option<ExportFormat>,
+    /// Write the output here (whole or not at all) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum To {
+    /// Kubernetes node labels per server.
+    Labels,
+    /// Kueue Topology (and its ResourceFlavor).
+    Kueue,
+    /// Volcano HyperNodes.
+    Volcano,
+    /// Slurm topology.conf, tree form.
+    SlurmTree,
+    /// Slurm topology.conf, block form.
+    SlurmBlock,
+}
+
+impl From<To> for Target {
+    fn from(t: To) -> Self {
+        match t {
+            To::Labels => Target::Labels,
+            To::Kueue => Target::Kueue,
+            To::Volcano => Target::Volcano,
+            To::SlurmTree => Target::SlurmTree,
+            To::SlurmBlock => Target::SlurmBlock,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    /// YAML (Kubernetes objects and labels).
+    Yaml,
+    /// JSON for programs (documented in docs/export.md).
+    Json,
 }
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    Err(BadInput(format!(
-        "planner export {}: not built yet",
-        args.plan.display()
-    ))
-    .into())
+    let target = Target::from(args.to);
+    if target.is_slurm() && args.format == Some(ExportFormat::Yaml) {
+        return Err(BadInput(format!(
+            "--format yaml: --to {} prints topology.conf text; leave --format out for it, or use --format json",
+            target.as_str()
+        ))
+        .into());
+    }
+    let plan = load_plan(&args.plan)?;
+    let plan_file = display(&args.plan);
+    let exported = export::export(&plan, target, &args.prefix).map_err(|e| match e {
+        // The library names the plan; the user knows it by its file.
+        planner::Error::Invalid { what, problems, .. } => planner::Error::Invalid {
+            file: plan_file.clone(),
+            what,
+            problems,
+        },
+        e => e,
+    })?;
+    let json = args.format == Some(ExportFormat::Json);
+    let text = if json {
+        let mut t = serde_json::to_string_pretty(&exported)?;
+        t.push('\n');
+        t
+    } else {
+        exported.text(target)?
+    };
+    match &args.out {
+        Some(out) => write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?))?,
+        None => print(&text)?,
+    }
+    if !json {
+        let mut note = String::new();
+        if let Some(out) = &args.out {
+            note.push_str(&format!(
+                "{} written to {}\n",
+                target.describe(),
+                display(out)
+            ));
+        }
+        note.push_str(&format!(
+            "Not expressed by the {} of {}:\n",
+            target.describe(),
+            plan_file
+        ));
+        for l in &exported.lost {
+            note.push_str(&format!("  - {l}\n"));
+        }
+        eprint!("{note}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
