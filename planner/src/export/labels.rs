@@ -88,7 +88,7 @@ pub fn check_prefix(prefix: &str) -> Result<String> {
             name.len()
         ))
     } else {
-        name.split('.').find_map(|part| dns_label_problem(part))
+        name.split('.').find_map(dns_label_problem)
     };
     match problem {
         None => Ok(format!("{name}/")),
