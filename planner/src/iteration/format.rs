@@ -79,13 +79,7 @@ fn parse_toml(text: &str, file: &str, stem: String) -> Result<Model> {
             layers.push(layer);
         }
     }
-    finish(
-        raw.name.unwrap_or(stem),
-        raw.batch,
-        layers,
-        file,
-        problems,
-    )
+    finish(raw.name.unwrap_or(stem), raw.batch, layers, file, problems)
 }
 
 fn parse_csv(text: &str, file: &str, stem: String) -> Result<Model> {
@@ -138,11 +132,7 @@ fn parse_csv(text: &str, file: &str, stem: String) -> Result<Model> {
             problems.push(Problem::at(
                 Some(line),
                 format!("layer {}", layers.len() + 1),
-                format!(
-                    "has {} cells and the header {}",
-                    cells.len(),
-                    columns.len()
-                ),
+                format!("has {} cells and the header {}", cells.len(), columns.len()),
                 "give one value per column",
             ));
             continue;

@@ -843,14 +843,9 @@ pub fn render_table(r: &Report) -> String {
         "{per_gpu}forward {:.2} ms, backward {:.2} ms\n\n",
         r.forward_ms, r.backward_ms
     ));
-    let mut fits = crate::text::Table::new([
-        "algorithm",
-        "design",
-        "a (µs)",
-        "1/b (Gbps)",
-        "fit error",
-    ])
-    .right(&[2, 3, 4]);
+    let mut fits =
+        crate::text::Table::new(["algorithm", "design", "a (µs)", "1/b (Gbps)", "fit error"])
+            .right(&[2, 3, 4]);
     for f in &r.fits {
         fits.row([
             f.algorithm.as_str().to_string(),

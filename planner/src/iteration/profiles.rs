@@ -123,7 +123,11 @@ fn resnet50() -> Model {
     b.bn("bn1".into(), 64, 112, true);
     let mut cin = 64;
     let mut size = 56;
-    for (stage, (&blocks, &width)) in [3u64, 4, 6, 3].iter().zip(&[64u64, 128, 256, 512]).enumerate() {
+    for (stage, (&blocks, &width)) in [3u64, 4, 6, 3]
+        .iter()
+        .zip(&[64u64, 128, 256, 512])
+        .enumerate()
+    {
         for block in 0..blocks {
             let stride = if stage > 0 && block == 0 { 2 } else { 1 };
             let out = size / stride;
@@ -216,8 +220,16 @@ fn bert_base() -> Model {
         30_522 * H,
         (S * H) as f64,
     );
-    b.push("embeddings.position_embeddings".into(), 512 * H, (S * H) as f64);
-    b.push("embeddings.token_type_embeddings".into(), 2 * H, (S * H) as f64);
+    b.push(
+        "embeddings.position_embeddings".into(),
+        512 * H,
+        (S * H) as f64,
+    );
+    b.push(
+        "embeddings.token_type_embeddings".into(),
+        2 * H,
+        (S * H) as f64,
+    );
     ln(&mut b, "embeddings.LayerNorm".into());
     for i in 0..12 {
         let p = format!("encoder.layer.{i}");

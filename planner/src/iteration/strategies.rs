@@ -144,7 +144,12 @@ fn compute_steps(t: &Timing) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
 
 /// Runs `groups` in order on the channel, each as soon as its gradients
 /// are ready and the channel is free, but not before `not_before`.
-pub fn run_groups(t: &Timing, cost: &Linear, groups: &[(usize, usize)], not_before: f64) -> Schedule {
+pub fn run_groups(
+    t: &Timing,
+    cost: &Linear,
+    groups: &[(usize, usize)],
+    not_before: f64,
+) -> Schedule {
     let ready = t.ready();
     let mut free = not_before;
     let mut buckets = Vec::with_capacity(groups.len());

@@ -120,7 +120,10 @@ fn c_cube_chains_the_next_forward_pass() {
 fn cap_groups_close_at_the_cap() {
     let t = timing(&[1.0; 5], &[4, 1, 1, 3, 2]);
     assert_eq!(cap_groups(&t, 4), vec![(3, 4), (0, 2)]);
-    assert_eq!(cap_groups(&t, 1), vec![(4, 4), (3, 3), (2, 2), (1, 1), (0, 0)]);
+    assert_eq!(
+        cap_groups(&t, 1),
+        vec![(4, 4), (3, 3), (2, 2), (1, 1), (0, 0)]
+    );
     assert_eq!(cap_groups(&t, 100), vec![(0, 4)]);
 }
 
@@ -194,7 +197,9 @@ fn user_model_toml_and_csv() {
 #[test]
 fn user_model_errors_name_the_line() {
     let toml = "[[layer]]\nname = \"a\"\nparameters = 10\n\n[[layer]]\nname = \"b\"\nparameters = 5\nforward_ms = 1\n";
-    let e = format::parse(toml, "m.toml", false).unwrap_err().to_string();
+    let e = format::parse(toml, "m.toml", false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("m.toml:1: layer a: has neither"), "{e}");
     assert!(e.contains("m.toml:5: layer b: gives only one"), "{e}");
     let csv = "name,parameters,forward_ms,backward_ms\na,x,1,2\n";

@@ -49,7 +49,12 @@ fn json_contract() {
     }
     let mg = &results[3];
     assert!(mg["frameworks"]["bucket_cap_mb"].as_f64().unwrap() > 0.0);
-    assert!(mg["frameworks"]["horovod_fusion_threshold_bytes"].as_u64().unwrap() > 0);
+    assert!(
+        mg["frameworks"]["horovod_fusion_threshold_bytes"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 }
 
 /// Issue #5's "done when": BERT-base on 256 GPUs, BiGraph + HDRM against
