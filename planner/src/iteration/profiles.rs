@@ -12,8 +12,8 @@
 //! |---|---|---|---|---|
 //! | `resnet50` | 224×224 image | 107 (53 conv, 53 batch-norm, 1 fc) | 25,557,032 | 8.2 |
 //! | `vgg16` | 224×224 image | 16 (13 conv, 3 fc) | 138,357,544 | 31.0 |
-//! | `googlenet` | 224×224 image | 60 conv + 1 fc (no auxiliary heads) | 6,998,552 | 3.2 |
-//! | `bert-base` | 128 tokens | 104 (3 embeddings, 25 layer norms, 73 linear, pooler) | 109,482,240 | 22.4 |
+//! | `googlenet` | 224×224 image | 58 (57 conv, 1 fc; no auxiliary heads) | 6,998,552 | 3.2 |
+//! | `bert-base` | 128 tokens | 101 (3 embeddings, 25 layer norms, 72 linear, pooler) | 109,482,240 | 22.4 |
 //!
 //! ResNet-50 is torchvision's (stride in the 3×3 convolution, batch-norm
 //! scale and shift learnable, no convolution bias), 25,557,032 parameters.
