@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Args;
+use clap::{ArgGroup, Args};
 use serde::Serialize;
 
 use planner::inventory::qos_overrides_from_toml;
@@ -20,18 +20,14 @@ use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read, write_atomic};
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["vendor", "hosts"])))]
 pub struct RenderArgs {
     /// Plan JSON (or TOML) written by `planner design --out`.
     plan: PathBuf,
     /// Switch configurations, one file per physical switch: comware (H3C
     /// Comware 7), sonic (config_db.json), eos (Arista) or nvue (NVIDIA
     /// Cumulus Linux `nv set` script).
-    #[arg(
-        long,
-        value_name = "VENDOR",
-        required_unless_present = "hosts",
-        conflicts_with = "hosts"
-    )]
+    #[arg(long, value_name = "VENDOR")]
     vendor: Option<String>,
     /// Host files instead: per server, `<server>.env` (shell) and
     /// `<server>.json` with each sub-node's address, DSCP and NCCL
