@@ -629,7 +629,10 @@ fn overrides_on_a_plan_match_the_inventory_table() {
     let designed = design(&inv, &DesignOptions::default()).unwrap();
     assert_eq!(plan.qos, designed.qos);
     let q = plan.qos.as_ref().unwrap();
-    assert_eq!((q.mtu, q.gid_index, q.ecn.min_kb, q.ecn.max_kb), (9000, 1, 200, 1500));
+    assert_eq!(
+        (q.mtu, q.gid_index, q.ecn.min_kb, q.ecn.max_kb),
+        (9000, 1, 200, 1500)
+    );
     assert_eq!(q.switch_mtu.get("sw03"), Some(&9216));
     // Applying nothing new keeps the intent.
     let before = plan.qos.clone();
@@ -651,9 +654,11 @@ fn overrides_turn_the_split_off_and_on_keeping_added_classes() {
     };
     assert_eq!(names(&plan), ["roce", "storage"]);
     assert!(!check_qos(&plan).ok);
-    let notes =
-        apply_qos_overrides(&mut plan, &overrides("[qos]\nper_direction = true\n").unwrap())
-            .unwrap();
+    let notes = apply_qos_overrides(
+        &mut plan,
+        &overrides("[qos]\nper_direction = true\n").unwrap(),
+    )
+    .unwrap();
     assert!(notes.is_empty(), "{notes:?}");
     assert_eq!(names(&plan), ["roce-upper", "roce-lower", "storage"]);
     assert!(check_qos(&plan).ok);
@@ -685,13 +690,21 @@ fn overrides_problems_name_the_file_and_line() {
     let e = overrides("[qos]\nmtu = 100\n\n[[qos.switch]]\nname = \"sw09\"\nmtu = 9000\n")
         .unwrap_err()
         .to_string();
-    assert!(e.starts_with("o.toml: 2 problems in the QoS overrides"), "{e}");
-    assert!(e.contains("o.toml:2: qos: mtu 100 is outside 1500..9216"), "{e}");
+    assert!(
+        e.starts_with("o.toml: 2 problems in the QoS overrides"),
+        "{e}"
+    );
+    assert!(
+        e.contains("o.toml:2: qos: mtu 100 is outside 1500..9216"),
+        "{e}"
+    );
     assert!(
         e.contains("o.toml:5: qos switch sw09: switch sw09 is not in the plan"),
         "{e}"
     );
-    let e = overrides("[addressing]\nvlan = 3\n").unwrap_err().to_string();
+    let e = overrides("[addressing]\nvlan = 3\n")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("o.toml:1:"), "{e}");
     let e = overrides("# nothing\n").unwrap_err().to_string();
     assert!(e.contains("the file has no [qos] table"), "{e}");

@@ -271,7 +271,10 @@ fn manifest_table(m: &Manifest, vendor: Option<Vendor>) -> String {
     for f in &m.files {
         t.row([
             f.file.clone(),
-            f.switch.clone().or_else(|| f.server.clone()).unwrap_or_default(),
+            f.switch
+                .clone()
+                .or_else(|| f.server.clone())
+                .unwrap_or_default(),
             f.bytes.to_string(),
             f.sha256.clone(),
         ]);
