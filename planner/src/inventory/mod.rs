@@ -462,7 +462,23 @@ struct RawQosFile {
 /// plan whose physical switches are `switches` (what `[[qos.switch]]` may
 /// name). Problems carry the file's lines, as the inventory's do.
 pub fn qos_overrides_from_toml(text: &str, file: &str, switches: &[&str]) -> Result<QosOverrides> {
-    let raw: RawQosFile = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    let raw: RawQosFile = toml::from_str(text).map_err(|e| match toml_error(file, text, &e) {
+        // A table other than `[qos]` at the top.
+        Error::Syntax {
+            file,
+            line,
+            column,
+            message,
+        } if message.ends_with("expected `qos`") => Error::Syntax {
+            file,
+            line,
+            column,
+            message: format!(
+                "{message}: an overrides file holds only the [qos] table (addresses and VLANs come from the inventory when the plan is designed)"
+            ),
+        },
+        other => other,
+    })?;
     let mut c = Checker {
         text,
         problems: Vec::new(),

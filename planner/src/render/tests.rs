@@ -706,6 +706,7 @@ fn overrides_problems_name_the_file_and_line() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("o.toml:1:"), "{e}");
+    assert!(e.contains("holds only the [qos] table"), "{e}");
     let e = overrides("# nothing\n").unwrap_err().to_string();
     assert!(e.contains("the file has no [qos] table"), "{e}");
     // The plan is unchanged by a failed application.

@@ -256,6 +256,28 @@ fn rendering_twice_replaces_the_files_whole() {
     assert_eq!(first, second);
     let files = files_in(tmp.path());
     check_manifest(&second, tmp.path(), &files);
+    // A file of a switch that left the plan is named, and left alone.
+    fs::write(tmp.path().join("sw09.config_db.json"), "{}").unwrap();
+    fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
+    let out = planner(&[
+        "render",
+        PLAN,
+        "--vendor",
+        "sonic",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("also holds sw09.config_db.json, which this plan does not render"),
+        "{err}"
+    );
+    assert!(!err.contains("notes.txt"), "{err}");
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("sw09.config_db.json")).unwrap(),
+        "{}"
+    );
 }
 
 #[test]

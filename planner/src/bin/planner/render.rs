@@ -144,6 +144,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         });
     }
     print_notes(&notes);
+    print_notes(&others(&args.out, vendor, &manifest.files));
     match args.format {
         Format::Json => print_json(&manifest)?,
         Format::Table => print(&manifest_table(&manifest, vendor))?,
@@ -189,6 +190,35 @@ fn print_notes(notes: &[String]) {
     for n in notes {
         eprintln!("note: {n}");
     }
+}
+
+/// Notes about files in `dir` that look like this render's but were not
+/// written by it: switches or servers that left the plan.
+fn others(dir: &Path, vendor: Option<Vendor>, written: &[ManifestFile]) -> Vec<String> {
+    let suffixes: Vec<String> = match vendor {
+        Some(v) => vec![v.file_name("")],
+        None => vec![".env".to_string(), ".json".to_string()],
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| suffixes.iter().any(|s| n.ends_with(s.as_str())))
+        .filter(|n| !written.iter().any(|f| &f.file == n))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            format!(
+                "{} also holds {n}, which this plan does not render; remove it if it is no longer needed",
+                display(dir)
+            )
+        })
+        .collect()
 }
 
 /// The directory exists (created when missing) and is a directory.
