@@ -27,6 +27,15 @@ pub enum Error {
         /// Everything that is wrong.
         problems: Vec<Problem>,
     },
+
+    /// A CustomResourceDefinition that cannot serve as a schema.
+    #[error("{file}: {message}; give the CRD file as its project publishes it")]
+    Crd {
+        /// The CRD file as the user named it.
+        file: String,
+        /// What is missing or wrong.
+        message: String,
+    },
 }
 
 fn list(file: &str, problems: &[Problem]) -> String {

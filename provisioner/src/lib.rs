@@ -4,8 +4,12 @@
 //! a cluster: which Kubernetes Node each planned server is, and which
 //! GPU-NIC sub-nodes, switch and BiGraph part each Node carries
 //! ([`nodes::bind`]). Labels, placement and jobs build on it.
+//! [`schema`] checks generated objects against the openAPIV3Schema of the
+//! CustomResourceDefinitions they belong to (MPIJob, Kueue Topology,
+//! Volcano HyperNode) before they reach a cluster.
 
 pub mod error;
 pub mod nodes;
+pub mod schema;
 
 pub use error::{Error, Result};

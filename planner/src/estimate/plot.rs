@@ -30,7 +30,7 @@ use crate::plan::Topology;
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
 /// The font family the plots use.
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
 /// Registers the embedded font once for every plot of the process.
 fn font() -> Result<()> {
@@ -78,14 +78,20 @@ impl PlotFormat {
 
 /// One line of a panel.
 #[derive(Debug, Clone)]
-struct Series {
-    label: String,
-    color: RGBColor,
-    points: Vec<(f64, f64)>,
+pub(crate) struct Series {
+    pub(crate) label: String,
+    pub(crate) color: RGBColor,
+    pub(crate) points: Vec<(f64, f64)>,
 }
 
 /// A fixed colour per algorithm.
 fn color(a: Algorithm) -> RGBColor {
+    let i = Algorithm::ALL.iter().position(|&x| x == a).unwrap_or(0);
+    palette(i)
+}
+
+/// The `i`th colour of the plots' palette (it repeats after nine).
+pub(crate) fn palette(i: usize) -> RGBColor {
     const PALETTE: [RGBColor; 9] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
@@ -97,7 +103,6 @@ fn color(a: Algorithm) -> RGBColor {
         RGBColor(127, 127, 127),
         RGBColor(23, 190, 207),
     ];
-    let i = Algorithm::ALL.iter().position(|&x| x == a).unwrap_or(0);
     PALETTE[i % PALETTE.len()]
 }
 
@@ -139,7 +144,7 @@ fn series(
 }
 
 /// The range of the x values (log2) with half a step of room.
-fn x_range(series: &[Series]) -> Range<f64> {
+pub(crate) fn x_range(series: &[Series]) -> Range<f64> {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let lo = xs.clone().fold(f64::INFINITY, f64::min);
     let hi = xs.fold(f64::NEG_INFINITY, f64::max);
@@ -151,7 +156,7 @@ fn x_range(series: &[Series]) -> Range<f64> {
 }
 
 /// The positive range of the y values, widened for a log scale.
-fn y_range(series: &[Series], log: bool) -> Range<f64> {
+pub(crate) fn y_range(series: &[Series], log: bool) -> Range<f64> {
     let ys = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
@@ -220,7 +225,9 @@ macro_rules! panel {
     }};
 }
 
-fn draw_error<E: std::fmt::Display>(e: E) -> Error {
+pub(crate) use panel;
+
+pub(crate) fn draw_error<E: std::fmt::Display>(e: E) -> Error {
     Error::Internal(format!("drawing the plot: {e}"))
 }
 
@@ -249,7 +256,7 @@ fn log_axis(range: Range<f64>) -> WithKeyPoints<LogCoord<f64>> {
 }
 
 /// An axis number without needless decimals.
-fn number_label(v: f64) -> String {
+pub(crate) fn number_label(v: f64) -> String {
     let a = v.abs();
     if a >= 100.0 || a == 0.0 {
         format!("{v:.0}")
@@ -261,7 +268,7 @@ fn number_label(v: f64) -> String {
 }
 
 /// Labels of log2 positions: whole positions only.
-fn power_label(v: f64, name: impl Fn(u64) -> String) -> String {
+pub(crate) fn power_label(v: f64, name: impl Fn(u64) -> String) -> String {
     let r = v.round();
     if (v - r).abs() > 1e-6 || !(0.0..63.0).contains(&r) {
         return String::new();
@@ -270,7 +277,7 @@ fn power_label(v: f64, name: impl Fn(u64) -> String) -> String {
 }
 
 /// Something [`render`] can draw on any backend.
-trait Figure {
+pub(crate) trait Figure {
     fn size(&self) -> (u32, u32);
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
 }
@@ -413,7 +420,7 @@ impl Figure for ScaleFigure<'_> {
 
 /// Renders a figure on an SVG or bitmap backend and returns the file's
 /// bytes.
-fn render(format: PlotFormat, figure: &impl Figure) -> Result<Vec<u8>> {
+pub(crate) fn render(format: PlotFormat, figure: &impl Figure) -> Result<Vec<u8>> {
     font()?;
     let size = figure.size();
     match format {

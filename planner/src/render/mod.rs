@@ -12,6 +12,8 @@
 //! - [`check_qos`]: the per-priority buffer-dependency graph of every route
 //!   the plan allows, proved acyclic or with its cycle reported, and the
 //!   agreement of both ends of every link.
+//! - [`apply_qos_overrides`]: a QoS overrides file (the inventory's
+//!   `[qos]` table) applied to a designed plan.
 //! - [`parse`]: readers of the rendered files, for round-trip tests and
 //!   for checking what is on a switch.
 //!
@@ -25,6 +27,7 @@ mod eos;
 mod hosts;
 mod model;
 mod nvue;
+mod overrides;
 pub mod parse;
 mod sonic;
 
@@ -36,6 +39,7 @@ pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
 };
 pub use hosts::render_hosts;
+pub use overrides::apply_qos_overrides;
 
 use crate::error::{Error, Result};
 use crate::plan::{Plan, PlanSwitch};
@@ -140,8 +144,9 @@ impl FromStr for Vendor {
 }
 
 /// A device name as a file name: characters other than letters, digits,
-/// `-`, `_` and `.` become `_`.
-pub(crate) fn file_stem(name: &str) -> String {
+/// `-`, `_` and `.` become `_`. Host files are `<stem>.env` and
+/// `<stem>.json`.
+pub fn file_stem(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {

@@ -605,3 +605,110 @@ fn larger_fabrics_render_and_check_quickly() {
     }
     assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
 }
+
+fn overrides(text: &str) -> crate::Result<QosOverrides> {
+    let switches: Vec<String> = (1..=8).map(|i| format!("sw{i:02}")).collect();
+    let names: Vec<&str> = switches.iter().map(String::as_str).collect();
+    crate::inventory::qos_overrides_from_toml(text, "o.toml", &names)
+}
+
+/// An overrides file applied to a designed plan gives the intent the same
+/// `[qos]` table gives at design time.
+#[test]
+fn overrides_on_a_plan_match_the_inventory_table() {
+    let table = "[qos]\nmtu = 9000\ngid_index = 1\n\n[[qos.class]]\nname = \"roce-lower\"\ndscp = 36\npriority = 5\n\n[qos.ecn]\nmin_kb = 200\n\n[qos.pfc_watchdog]\ndetection_ms = 300\n\n[[qos.switch]]\nname = \"sw03\"\nmtu = 9216\n";
+    let mut plan = eflops();
+    let notes = apply_qos_overrides(&mut plan, &overrides(table).unwrap()).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    let path = format!(
+        "{}/../topologies/eflops-4x16.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap() + "\n" + table;
+    let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
+    let designed = design(&inv, &DesignOptions::default()).unwrap();
+    assert_eq!(plan.qos, designed.qos);
+    let q = plan.qos.as_ref().unwrap();
+    assert_eq!(
+        (q.mtu, q.gid_index, q.ecn.min_kb, q.ecn.max_kb),
+        (9000, 1, 200, 1500)
+    );
+    assert_eq!(q.switch_mtu.get("sw03"), Some(&9216));
+    // Applying nothing new keeps the intent.
+    let before = plan.qos.clone();
+    apply_qos_overrides(&mut plan, &overrides("[qos]\n").unwrap()).unwrap();
+    assert_eq!(plan.qos, before);
+}
+
+#[test]
+fn overrides_turn_the_split_off_and_on_keeping_added_classes() {
+    let mut plan = eflops();
+    let off = "[qos]\nper_direction = false\n\n[[qos.class]]\nname = \"storage\"\ndscp = 10\npriority = 1\nlossless = false\n";
+    apply_qos_overrides(&mut plan, &overrides(off).unwrap()).unwrap();
+    let names = |p: &Plan| -> Vec<String> {
+        p.qos_intent()
+            .classes
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&plan), ["roce", "storage"]);
+    assert!(!check_qos(&plan).ok);
+    let notes = apply_qos_overrides(
+        &mut plan,
+        &overrides("[qos]\nper_direction = true\n").unwrap(),
+    )
+    .unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(names(&plan), ["roce-upper", "roce-lower", "storage"]);
+    assert!(check_qos(&plan).ok);
+    // A change to the other design's class is a note, not an error.
+    let notes = apply_qos_overrides(
+        &mut plan,
+        &overrides("[[qos.class]]\nname = \"roce\"\ndscp = 20\n").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(notes.len(), 1);
+    assert!(notes[0].contains("class roce (line 1)"), "{notes:?}");
+}
+
+#[test]
+fn overrides_problems_name_the_file_and_line() {
+    let mut plan = eflops();
+    let e = apply_qos_overrides(
+        &mut plan,
+        &overrides("[qos]\n\n[[qos.class]]\nname = \"roce-lower\"\ndscp = 26\n").unwrap(),
+    )
+    .unwrap_err();
+    assert!(e.is_bad_input());
+    assert!(
+        e.to_string().contains(
+            "o.toml:3: qos class roce-lower: DSCP 26 is also the DSCP of class roce-upper"
+        ),
+        "{e}"
+    );
+    let e = overrides("[qos]\nmtu = 100\n\n[[qos.switch]]\nname = \"sw09\"\nmtu = 9000\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("o.toml: 2 problems in the QoS overrides"),
+        "{e}"
+    );
+    assert!(
+        e.contains("o.toml:2: qos: mtu 100 is outside 1500..9216"),
+        "{e}"
+    );
+    assert!(
+        e.contains("o.toml:5: qos switch sw09: switch sw09 is not in the plan"),
+        "{e}"
+    );
+    let e = overrides("[addressing]\nvlan = 3\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("o.toml:1:"), "{e}");
+    assert!(e.contains("holds only the [qos] table"), "{e}");
+    let e = overrides("# nothing\n").unwrap_err().to_string();
+    assert!(e.contains("the file has no [qos] table"), "{e}");
+    // The plan is unchanged by a failed application.
+    assert_eq!(plan.qos, eflops().qos);
+}

@@ -1,1 +1,177 @@
-//! Tests of `planner iteration`: being built for its issue; replace this file.
+//! `planner iteration`: the JSON contract, the one-command answer of issue
+//! #5, plots and bad input.
+
+use crate::{planner, planner_in};
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = planner(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+#[test]
+fn json_contract() {
+    let v = json(&[
+        "iteration",
+        "examples/data/eflops-4x16.plan.json",
+        "--model",
+        "resnet50",
+        "--ranks",
+        "64",
+        "--algorithm",
+        "hdrm",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["model"], "resnet50");
+    assert_eq!(v["parameters"], 25_557_032);
+    assert_eq!(v["ranks"], 64);
+    let results = v["results"].as_array().unwrap();
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["strategy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["naive", "wfbp", "single-bucket", "mg-wfbp", "c-cube"]
+    );
+    for r in results {
+        for key in ["iteration_ms", "comm_exposed_ms", "scaling_efficiency"] {
+            assert!(r[key].is_f64(), "{key} in {r}");
+        }
+        assert!(r["buckets"].is_array());
+        let eff = r["scaling_efficiency"].as_f64().unwrap();
+        assert!(eff > 0.0 && eff <= 1.0);
+    }
+    let mg = &results[3];
+    assert!(mg["frameworks"]["bucket_cap_mb"].as_f64().unwrap() > 0.0);
+    assert!(
+        mg["frameworks"]["horovod_fusion_threshold_bytes"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+/// Issue #5's "done when": BERT-base on 256 GPUs, BiGraph + HDRM against
+/// fat-tree + ring, and the buckets, from one command.
+#[test]
+fn issue_5_bert_base_on_256_gpus_in_one_command() {
+    let v = json(&[
+        "iteration",
+        "--bigraph",
+        "8x32",
+        "--model",
+        "bert-base",
+        "--ranks",
+        "256",
+        "--algorithm",
+        "hdrm,ring",
+        "--compare-topologies",
+        "--format",
+        "json",
+    ]);
+    let results = v["results"].as_array().unwrap();
+    let find = |topology: &str, algorithm: &str| {
+        results
+            .iter()
+            .find(|r| {
+                r["topology"] == topology
+                    && r["algorithm"] == algorithm
+                    && r["strategy"] == "mg-wfbp"
+            })
+            .unwrap_or_else(|| panic!("no mg-wfbp row for {algorithm} on {topology}"))
+    };
+    let bigraph = find("bigraph", "hdrm");
+    let fat_tree = find("fat-tree", "ring");
+    assert!(
+        bigraph["scaling_efficiency"].as_f64().unwrap()
+            > fat_tree["scaling_efficiency"].as_f64().unwrap()
+    );
+    assert!(!bigraph["buckets"].as_array().unwrap().is_empty());
+    assert!(
+        results
+            .iter()
+            .all(|r| !(r["topology"] == "fat-tree" && r["algorithm"] == "hdrm"))
+    );
+}
+
+#[test]
+fn timeline_and_sweep_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = crate::root().join("examples/data/eflops-4x16.plan.json");
+    let plan = plan.to_str().unwrap();
+    let out = planner_in(
+        dir.path(),
+        &[
+            "iteration",
+            plan,
+            "--model",
+            "googlenet",
+            "--plot",
+            "timeline.svg",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(dir.path().join("timeline.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("mg-wfbp network"));
+    let out = planner_in(
+        dir.path(),
+        &[
+            "iteration",
+            plan,
+            "--model",
+            "googlenet",
+            "--ranks",
+            "8..64",
+            "--plot",
+            "sweep.svg",
+        ],
+    );
+    assert!(out.status.success());
+    let svg = std::fs::read_to_string(dir.path().join("sweep.svg")).unwrap();
+    assert!(svg.contains("scaling efficiency"));
+}
+
+#[test]
+fn bad_plot_name_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = crate::root().join("examples/data/eflops-4x16.plan.json");
+    let out = planner_in(
+        dir.path(),
+        &[
+            "iteration",
+            plan.to_str().unwrap(),
+            "--model",
+            "vgg16",
+            "--plot",
+            "timeline.pdf",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--plot"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn same_input_same_output() {
+    let args = [
+        "iteration",
+        "examples/data/eflops-4x16.plan.json",
+        "--model",
+        "bert-base",
+        "--algorithm",
+        "ring,double-tree",
+        "--format",
+        "json",
+    ];
+    assert_eq!(planner(&args).stdout, planner(&args).stdout);
+}

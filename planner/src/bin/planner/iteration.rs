@@ -1,23 +1,178 @@
-//! `planner iteration`: being built for its issue; replace this file.
+//! `planner iteration`: the training-iteration what-if on a plan.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
 
-use crate::io::BadInput;
+use planner::design::design;
+use planner::design::shorthand::{self, Shorthand};
+use planner::estimate::plot::PlotFormat;
+use planner::estimate::{Algorithm, Method, Options, Params};
+use planner::iteration::{self, Compute, Model, Setup, format, profiles};
+use planner::plan::{Plan, Topology};
+
+use crate::Format;
+use crate::io::{BadInput, display, load_plan, print, print_json, read, write_atomic};
 
 #[derive(Debug, Args)]
 pub struct IterationArgs {
-    /// Plan JSON (or TOML).
-    plan: PathBuf,
+    /// Plan JSON (or TOML) written by `planner design --out`.
+    #[arg(required_unless_present_any = ["bigraph", "fat_tree"])]
+    plan: Option<PathBuf>,
+    /// No plan file: an M x N BiGraph of identical servers, e.g. 8x32.
+    #[arg(long, value_name = "MxN", conflicts_with_all = ["plan", "fat_tree"])]
+    bigraph: Option<String>,
+    /// No plan file: a fat-tree, e.g. `tiers=2,sub-nodes=256,ports=32`.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["plan", "bigraph"])]
+    fat_tree: Option<String>,
+    /// With --bigraph or --fat-tree: NIC and switch port speed.
+    #[arg(long, default_value_t = 100, value_name = "GBPS")]
+    link_gbps: u32,
+    /// resnet50, vgg16, googlenet, bert-base, or a model file (.toml or
+    /// .csv, see docs/iteration.md).
+    #[arg(long)]
+    model: String,
+    /// Ranks in the job: a count (default: every sub-node), or a sweep
+    /// `8..1024` (doubling) or `64,256`.
+    #[arg(long)]
+    ranks: Option<String>,
+    /// Allreduce algorithms, comma-separated (default: hdrm on a BiGraph,
+    /// ring on a fat-tree; hdrm,ring with --compare-topologies).
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Also build the other topology (a fat-tree for a BiGraph, a BiGraph
+    /// for a fat-tree) for the same sub-nodes and link speed, and run
+    /// every algorithm on every topology it runs on.
+    #[arg(long)]
+    compare_topologies: bool,
+    /// Samples per GPU per iteration (default 32; scales measured times
+    /// from the batch their file gives).
+    #[arg(long)]
+    batch: Option<u32>,
+    /// Sustained throughput of one GPU, TFLOPS.
+    #[arg(long, default_value_t = iteration::DEFAULT_TFLOPS)]
+    gpu_tflops: f64,
+    /// Bytes a gradient value takes (4 for FP32, 2 for FP16).
+    #[arg(long, default_value_t = 4)]
+    gradient_bytes: u32,
+    /// How allreduce times are estimated for the fit: closed-form, event
+    /// or fast.
+    #[arg(long, default_value = "closed-form")]
+    method: String,
+    /// Cost parameter `name=value` (as `planner simulate --param`). May
+    /// repeat.
+    #[arg(long, value_name = "NAME=VALUE")]
+    param: Vec<String>,
+    /// Write the timeline (or, for a sweep, the scaling efficiency) here:
+    /// FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+fn load_model(spec: &str) -> Result<Model> {
+    if let Some(m) = Model::built_in(spec) {
+        return Ok(m);
+    }
+    let path = Path::new(spec);
+    if !path.exists() {
+        return Err(BadInput(format!(
+            "--model: `{spec}` is neither a built-in model ({}) nor a file",
+            profiles::NAMES.join(", ")
+        ))
+        .into());
+    }
+    let text = read(path)?;
+    let csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    Ok(format::parse(&text, &display(path), csv)?)
+}
+
+fn load_source(args: &IterationArgs) -> Result<Plan> {
+    let s = Shorthand {
+        link_gbps: args.link_gbps,
+        ..Shorthand::default()
+    };
+    if let Some(spec) = &args.bigraph {
+        let (m, n) = shorthand::parse_bigraph(spec)?;
+        let (inv, opts) = shorthand::bigraph(m, n, &s)?;
+        return Ok(design(&inv, &opts)?);
+    }
+    if let Some(spec) = &args.fat_tree {
+        let (inv, opts) = shorthand::fat_tree(spec, &s)?;
+        return Ok(design(&inv, &opts)?);
+    }
+    let path = args
+        .plan
+        .as_ref()
+        .ok_or_else(|| BadInput("give a PLAN file, or --bigraph MxN, or --fat-tree SPEC".into()))?;
+    load_plan(path)
 }
 
 pub fn run(args: IterationArgs) -> Result<ExitCode> {
-    Err(BadInput(format!(
-        "planner iteration {}: not built yet",
-        args.plan.display()
-    ))
-    .into())
+    let plot_format = match &args.plot {
+        Some(p) => Some(PlotFormat::from_path(&display(p))?),
+        None => None,
+    };
+    let model = load_model(&args.model)?;
+    let plan = load_source(&args)?;
+    let algorithms = match &args.algorithm {
+        Some(text) => Algorithm::parse_list(text)?,
+        None if args.compare_topologies => vec![Algorithm::Hdrm, Algorithm::Ring],
+        None if plan.topology == Topology::BiGraph => vec![Algorithm::Hdrm],
+        None => vec![Algorithm::Ring],
+    };
+    let method: Method = args.method.parse()?;
+    let setup_for = |ranks: Option<usize>| -> Result<Setup> {
+        Ok(Setup {
+            ranks,
+            algorithms: algorithms.clone(),
+            compute: Compute {
+                batch: args.batch,
+                gpu_tflops: args.gpu_tflops,
+                gradient_bytes: args.gradient_bytes,
+            },
+            params: Params::default().with_overrides(&args.param)?,
+            options: Options {
+                method,
+                seeds: vec![0],
+                threads: 1,
+            },
+        })
+    };
+    let plans = iteration::plans(plan, args.compare_topologies)?;
+    let ranks = match &args.ranks {
+        Some(text) => iteration::parse_ranks(text)?,
+        None => Vec::new(),
+    };
+    let sweep = ranks.len() > 1 || args.ranks.as_deref().is_some_and(|r| r.contains(".."));
+    let mut written = String::new();
+    if sweep {
+        let s = iteration::sweep(&model, &plans, &ranks, &setup_for(None)?)?;
+        if let (Some(path), Some(f)) = (&args.plot, plot_format) {
+            let bytes = iteration::plot::scaling(&s, f)?;
+            write_atomic(path, |w| Ok(w.write_all(&bytes)?))?;
+            written = format!("\nScaling efficiency plot written to {}\n", display(path));
+        }
+        match args.format {
+            Format::Json => print_json(&s)?,
+            Format::Table => print(&(iteration::render_sweep(&s) + &written))?,
+        }
+    } else {
+        let r = iteration::report(&model, &plans, &setup_for(ranks.first().copied())?)?;
+        if let (Some(path), Some(f)) = (&args.plot, plot_format) {
+            let bytes = iteration::plot::timeline(&r, f)?;
+            write_atomic(path, |w| Ok(w.write_all(&bytes)?))?;
+            written = format!("\nTimeline written to {}\n", display(path));
+        }
+        match args.format {
+            Format::Json => print_json(&r)?,
+            Format::Table => print(&(iteration::render_table(&r) + &written))?,
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -84,9 +84,11 @@ enum Command {
     VerifyRanks(ranks::VerifyArgs),
     /// Estimate allreduce time on a plan.
     Simulate(simulate::SimulateArgs),
-    /// Switch configurations and host files from a plan.
+    /// Switch configurations (one file per physical switch) or, with
+    /// --hosts, each server's NCCL/RoCE environment, written into --out.
     Render(render::RenderArgs),
-    /// Prove a plan's lossless priorities cannot deadlock.
+    /// Prove a plan's lossless priorities cannot deadlock and both ends of
+    /// every link agree; exits 2 with the cycle or the mismatches.
     CheckQos(render::CheckQosArgs),
     /// Scheduler exports from a plan.
     Export(export::ExportArgs),

@@ -1,37 +1,414 @@
-//! `planner render`: being built for its issue; replace this file.
+//! `planner render` and `planner check-qos`: switch configurations and
+//! host files written into a directory, and the deadlock-freedom proof of
+//! the plan's lossless priorities. See `docs/switch-configs.md`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Args;
+use clap::{ArgGroup, Args};
+use serde::Serialize;
 
-use crate::io::BadInput;
+use planner::inventory::qos_overrides_from_toml;
+use planner::plan::Plan;
+use planner::render::{
+    Vendor, apply_qos_overrides, check_qos, file_stem, render, render_hosts, render_qos_table,
+};
+use planner::text::Table;
+
+use crate::Format;
+use crate::io::{BadInput, display, load_plan, print, print_json, read, write_atomic};
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["vendor", "hosts"])))]
 pub struct RenderArgs {
-    /// Plan JSON (or TOML).
+    /// Plan JSON (or TOML) written by `planner design --out`.
     plan: PathBuf,
-}
-
-pub fn run(args: RenderArgs) -> Result<ExitCode> {
-    Err(BadInput(format!(
-        "planner render {}: not built yet",
-        args.plan.display()
-    ))
-    .into())
+    /// Switch configurations, one file per physical switch: comware (H3C
+    /// Comware 7), sonic (config_db.json), eos (Arista) or nvue (NVIDIA
+    /// Cumulus Linux `nv set` script).
+    #[arg(long, value_name = "VENDOR")]
+    vendor: Option<String>,
+    /// Host files instead: per server, `<server>.env` (shell) and
+    /// `<server>.json` with each sub-node's address, DSCP and NCCL
+    /// environment.
+    #[arg(long)]
+    hosts: bool,
+    /// Directory to write the files into; created when missing. Each file
+    /// is written whole or not at all.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// QoS overrides: a TOML file with the inventory's `[qos]` table (DSCP,
+    /// priorities, ECN, MTU, per_direction), applied on top of the plan's
+    /// intent.
+    #[arg(long, value_name = "FILE")]
+    qos: Option<PathBuf>,
+    /// Table (what was written, for people) or JSON (the manifest).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckQosArgs {
-    /// Plan JSON (or TOML).
+    /// Plan JSON (or TOML) written by `planner design --out`.
     plan: PathBuf,
+    /// QoS overrides: a TOML file with the inventory's `[qos]` table,
+    /// applied on top of the plan's intent before the check (e.g.
+    /// `per_direction = false` to see the deadlock cycle).
+    #[arg(long, value_name = "FILE")]
+    qos: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// What `planner render --format json` prints: every file written.
+#[derive(Debug, Serialize)]
+struct Manifest {
+    /// The plan's name.
+    plan: String,
+    /// `BiGraph 4x16`, ...
+    design: String,
+    /// The vendor (`comware`, `sonic`, `eos`, `nvue`) or `hosts`.
+    target: String,
+    /// The directory, as given.
+    out: String,
+    /// The QoS overrides file, when one was applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    qos_overrides: Option<String>,
+    /// The files in the order they were written.
+    files: Vec<ManifestFile>,
+}
+
+/// One file of the manifest.
+#[derive(Debug, Serialize)]
+struct ManifestFile {
+    /// File name inside the directory.
+    file: String,
+    /// The path, the directory joined with the name.
+    path: String,
+    /// The physical switch the file configures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    switch: Option<String>,
+    /// The server the file is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<String>,
+    /// Size in bytes.
+    bytes: usize,
+    /// SHA-256 of the contents, lowercase hex (what `sha256sum` prints).
+    sha256: String,
+}
+
+pub fn run(args: RenderArgs) -> Result<ExitCode> {
+    let vendor = args
+        .vendor
+        .as_deref()
+        .map(str::parse::<Vendor>)
+        .transpose()?;
+    let (plan, notes) = load(&args.plan, args.qos.as_deref())?;
+    // Everything is rendered before anything is written: a plan that
+    // cannot be rendered leaves the directory as it was.
+    let (files, owners) = match vendor {
+        Some(v) => (render(&plan, v)?, switch_files(&plan, v)),
+        None => (render_hosts(&plan)?, host_files(&plan)),
+    };
+    prepare_dir(&args.out)?;
+    let mut manifest = Manifest {
+        plan: plan.name.clone(),
+        design: plan.describe(),
+        target: vendor.map_or("hosts", Vendor::as_str).to_string(),
+        out: display(&args.out),
+        qos_overrides: args.qos.as_deref().map(display),
+        files: Vec::with_capacity(files.len()),
+    };
+    for (name, text) in &files {
+        let path = args.out.join(name);
+        if path.is_dir() {
+            return Err(BadInput(format!(
+                "cannot write {}: it is a directory; remove it or render into another --out",
+                display(&path)
+            ))
+            .into());
+        }
+        write_atomic(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
+        let owner = owners
+            .iter()
+            .find(|(file, _)| file == name)
+            .map(|(_, owner)| owner.clone());
+        manifest.files.push(ManifestFile {
+            file: name.clone(),
+            path: display(&path),
+            switch: owner.clone().filter(|_| vendor.is_some()),
+            server: owner.filter(|_| vendor.is_none()),
+            bytes: text.len(),
+            sha256: sha256::hex(text.as_bytes()),
+        });
+    }
+    print_notes(&notes);
+    print_notes(&others(&args.out, vendor, &manifest.files));
+    match args.format {
+        Format::Json => print_json(&manifest)?,
+        Format::Table => print(&manifest_table(&manifest, vendor))?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run_check_qos(args: CheckQosArgs) -> Result<ExitCode> {
-    Err(BadInput(format!(
-        "planner check-qos {}: not built yet",
-        args.plan.display()
-    ))
-    .into())
+    let (plan, notes) = load(&args.plan, args.qos.as_deref())?;
+    let check = check_qos(&plan);
+    print_notes(&notes);
+    match args.format {
+        Format::Table => print(&render_qos_table(&check))?,
+        Format::Json => print_json(&check)?,
+    }
+    Ok(if check.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+/// The plan, with the overrides file applied when there is one, and the
+/// notes about overrides that do not apply to its design.
+fn load(plan_path: &Path, qos: Option<&Path>) -> Result<(Plan, Vec<String>)> {
+    let mut plan = load_plan(plan_path)?;
+    let Some(file) = qos else {
+        return Ok((plan, Vec::new()));
+    };
+    let text = read(file)?;
+    let mut physical: Vec<&str> = Vec::new();
+    for s in &plan.switch_list {
+        if !physical.contains(&s.physical.as_str()) {
+            physical.push(&s.physical);
+        }
+    }
+    let overrides = qos_overrides_from_toml(&text, &display(file), &physical)?;
+    let notes = apply_qos_overrides(&mut plan, &overrides)?;
+    Ok((plan, notes))
+}
+
+fn print_notes(notes: &[String]) {
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+}
+
+/// Notes about files in `dir` that look like this render's but were not
+/// written by it: switches or servers that left the plan.
+fn others(dir: &Path, vendor: Option<Vendor>, written: &[ManifestFile]) -> Vec<String> {
+    let suffixes: Vec<String> = match vendor {
+        Some(v) => vec![v.file_name("")],
+        None => vec![".env".to_string(), ".json".to_string()],
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| suffixes.iter().any(|s| n.ends_with(s.as_str())))
+        .filter(|n| !written.iter().any(|f| &f.file == n))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            format!(
+                "{} also holds {n}, which this plan does not render; remove it if it is no longer needed",
+                display(dir)
+            )
+        })
+        .collect()
+}
+
+/// The directory exists (created when missing) and is a directory.
+fn prepare_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if dir.exists() {
+        return Err(BadInput(format!(
+            "--out {} is a file, not a directory; give a directory to write the files into (it is created when missing)",
+            display(dir)
+        ))
+        .into());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        BadInput(format!(
+            "--out {}: cannot create the directory: {e}",
+            display(dir)
+        ))
+    })?;
+    Ok(())
+}
+
+/// File name and physical switch of every switch file.
+fn switch_files(plan: &Plan, vendor: Vendor) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for s in &plan.switch_list {
+        if !out.iter().any(|(_, p)| p == &s.physical) {
+            out.push((vendor.file_name(&s.physical), s.physical.clone()));
+        }
+    }
+    out
+}
+
+/// File names and server of every host file.
+fn host_files(plan: &Plan) -> Vec<(String, String)> {
+    plan.servers
+        .iter()
+        .flat_map(|s| {
+            let stem = file_stem(&s.name);
+            [
+                (format!("{stem}.env"), s.name.clone()),
+                (format!("{stem}.json"), s.name.clone()),
+            ]
+        })
+        .collect()
+}
+
+fn vendor_name(v: Vendor) -> &'static str {
+    match v {
+        Vendor::Comware => "H3C Comware 7",
+        Vendor::Sonic => "SONiC (config_db.json)",
+        Vendor::Eos => "Arista EOS",
+        Vendor::Nvue => "NVIDIA Cumulus Linux (NVUE)",
+    }
+}
+
+fn manifest_table(m: &Manifest, vendor: Option<Vendor>) -> String {
+    let what = match vendor {
+        Some(v) => format!(
+            "{} files for {}, one per physical switch",
+            m.files.len(),
+            vendor_name(v)
+        ),
+        None => format!(
+            "{} host files, an env file and a JSON file per server",
+            m.files.len()
+        ),
+    };
+    let mut out = format!(
+        "Rendered plan {} ({}): {what}, into {}\n",
+        m.plan, m.design, m.out
+    );
+    if let Some(q) = &m.qos_overrides {
+        out.push_str(&format!("QoS overrides applied from {q}\n"));
+    }
+    out.push('\n');
+    let who = if vendor.is_some() { "switch" } else { "server" };
+    let mut t = Table::new(["file", who, "bytes", "sha256"]).right(&[2]);
+    for f in &m.files {
+        t.row([
+            f.file.clone(),
+            f.switch
+                .clone()
+                .or_else(|| f.server.clone())
+                .unwrap_or_default(),
+            f.bytes.to_string(),
+            f.sha256.clone(),
+        ]);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    out.push_str(match vendor {
+        Some(_) => {
+            "Each file was written whole (temporary file, then rename). Prove the priorities deadlock-free with `planner check-qos`; docs/switch-configs.md says how to apply the files.\n"
+        }
+        None => {
+            "Each file was written whole (temporary file, then rename). Source <server>.env and run `planner_slot <local rank>` before each rank starts.\n"
+        }
+    });
+    out
+}
+
+/// SHA-256 (FIPS 180-4), for the manifest: a few kilobytes per file, so a
+/// plain implementation is enough.
+mod sha256 {
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
+    ];
+
+    /// The digest of `data` as 64 lowercase hex digits.
+    pub fn hex(data: &[u8]) -> String {
+        let mut h: [u32; 8] = [
+            0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+            0x5be0cd19,
+        ];
+        // The message, a 1 bit, zeros to 56 mod 64 bytes, the bit length.
+        let mut msg = data.to_vec();
+        msg.push(0x80);
+        while msg.len() % 64 != 56 {
+            msg.push(0);
+        }
+        msg.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_be_bytes());
+        for block in msg.chunks_exact(64) {
+            let mut w = [0u32; 64];
+            for (i, word) in block.chunks_exact(4).enumerate() {
+                w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+            }
+            for i in 16..64 {
+                let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+                let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+                w[i] = w[i - 16]
+                    .wrapping_add(s0)
+                    .wrapping_add(w[i - 7])
+                    .wrapping_add(s1);
+            }
+            let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
+            for i in 0..64 {
+                let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+                let ch = (e & f) ^ (!e & g);
+                let t1 = hh
+                    .wrapping_add(s1)
+                    .wrapping_add(ch)
+                    .wrapping_add(K[i])
+                    .wrapping_add(w[i]);
+                let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+                let maj = (a & b) ^ (a & c) ^ (b & c);
+                let t2 = s0.wrapping_add(maj);
+                hh = g;
+                g = f;
+                f = e;
+                e = d.wrapping_add(t1);
+                d = c;
+                c = b;
+                b = a;
+                a = t1.wrapping_add(t2);
+            }
+            for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+                *x = x.wrapping_add(y);
+            }
+        }
+        h.iter().map(|x| format!("{x:08x}")).collect()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn known_digests() {
+            assert_eq!(
+                super::hex(b""),
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            );
+            assert_eq!(
+                super::hex(b"abc"),
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+            );
+            // Two blocks.
+            assert_eq!(
+                super::hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+            );
+        }
+    }
 }
