@@ -1,0 +1,156 @@
+//! The planner's Kueue and Volcano exports checked against the CRDs they
+//! are for (`../shared/k8s-crds/` beside the workspace), and the node
+//! labels against Kubernetes' label rules. The CEL rules the schema check
+//! does not evaluate are checked here by hand, and a rule this test does not
+//! know fails it.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use planner::design::design;
+use planner::design::shorthand::{self, Shorthand};
+use planner::export::{DEFAULT_PREFIX, Target, export, node_labels};
+use planner::plan::Plan;
+use provisioner::schema::{CrdSchema, label_value_problem, qualified_name_problem};
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+fn crd(file: &str, version: &str) -> CrdSchema {
+    let path = root().join("../shared/k8s-crds").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (shared/ must sit beside the workspace)",
+            path.display()
+        )
+    });
+    CrdSchema::from_yaml(&text, file, version).unwrap()
+}
+
+/// The EFLOPS deployment, a BiGraph whose servers span both parts, a
+/// 3-tier fat-tree whose servers span two edge switches, and a leaf-spine.
+fn plans() -> Vec<Plan> {
+    let text = std::fs::read_to_string(root().join("examples/data/eflops-4x16.plan.json")).unwrap();
+    let mut plans = vec![Plan::from_json(&text, "eflops-4x16.plan.json").unwrap()];
+    let spread = Shorthand {
+        sub_nodes_per_server: Some(8),
+        ..Shorthand::default()
+    };
+    let (inv, opts) = shorthand::bigraph(4, 16, &spread).unwrap();
+    plans.push(design(&inv, &opts).unwrap());
+    for spec in ["k=4", "tiers=2,sub-nodes=64,ports=16"] {
+        let (inv, opts) = shorthand::fat_tree(spec, &Shorthand::default()).unwrap();
+        plans.push(design(&inv, &opts).unwrap());
+    }
+    plans
+}
+
+fn objects(plan: &Plan, target: Target, kind: &str) -> Vec<Value> {
+    export(plan, target, DEFAULT_PREFIX)
+        .unwrap()
+        .objects
+        .unwrap()
+        .into_iter()
+        .filter(|o| o["kind"] == kind)
+        .collect()
+}
+
+/// Fails when the CRD has a CEL rule whose message is not in `checked`.
+fn cel_rules_are_known(schema: &CrdSchema, checked: &[&str]) {
+    for rule in schema.cel_rules() {
+        assert!(
+            checked.contains(&rule.message.as_str()),
+            "{} has a CEL rule this test does not check: {} ({})",
+            schema.kind,
+            rule.message,
+            rule.path
+        );
+    }
+}
+
+#[test]
+fn kueue_topology_satisfies_its_crd() {
+    let schema = crd("kueue.x-k8s.io_topologies.yaml", "v1alpha1");
+    cel_rules_are_known(
+        &schema,
+        &[
+            // An update rule: nothing to check on a new object.
+            "field is immutable",
+            "must be unique",
+            "the kubernetes.io/hostname label can only be used at the lowest level of topology",
+        ],
+    );
+    for plan in plans() {
+        let topologies = objects(&plan, Target::Kueue, "Topology");
+        assert_eq!(topologies.len(), 1);
+        for t in &topologies {
+            assert_eq!(schema.validate(t), Vec::<String>::new(), "{}", plan.name);
+            let levels: Vec<&str> = t["spec"]["levels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["nodeLabel"].as_str().unwrap())
+                .collect();
+            let unique: BTreeSet<&str> = levels.iter().copied().collect();
+            assert_eq!(unique.len(), levels.len(), "must be unique: {levels:?}");
+            let host = levels.iter().position(|l| *l == "kubernetes.io/hostname");
+            assert_eq!(host, Some(levels.len() - 1), "hostname lowest: {levels:?}");
+        }
+    }
+}
+
+#[test]
+fn volcano_hypernodes_satisfy_their_crd() {
+    let schema = crd("topology.volcano.sh_hypernodes.yaml", "v1alpha1");
+    cel_rules_are_known(
+        &schema,
+        &[
+            "Either ExactMatch or RegexMatch or LabelMatch must be specified",
+            "Only one of ExactMatch, RegexMatch, or LabelMatch can be specified",
+        ],
+    );
+    for plan in plans() {
+        let hypernodes = objects(&plan, Target::Volcano, "HyperNode");
+        assert!(!hypernodes.is_empty());
+        for h in &hypernodes {
+            assert_eq!(
+                schema.validate(h),
+                Vec::<String>::new(),
+                "{}: {h}",
+                plan.name
+            );
+            for m in h["spec"]["members"].as_array().unwrap() {
+                let selector = m["selector"].as_object().unwrap();
+                let kinds = ["exactMatch", "regexMatch", "labelMatch"]
+                    .iter()
+                    .filter(|k| selector.contains_key(**k))
+                    .count();
+                assert_eq!(kinds, 1, "one selector kind: {m}");
+                if let Some(labels) = m["selector"]["labelMatch"]["matchLabels"].as_object() {
+                    for (k, v) in labels {
+                        assert_eq!(qualified_name_problem(k), None, "{k}");
+                        assert_eq!(label_value_problem(v.as_str().unwrap()), None, "{v}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn node_labels_satisfy_kubernetes_rules() {
+    for plan in plans() {
+        for prefix in [DEFAULT_PREFIX, "gpu.example.com"] {
+            for node in node_labels(&plan, prefix).unwrap() {
+                for (k, v) in &node.labels {
+                    assert_eq!(qualified_name_problem(k), None, "{}: {k}", node.server);
+                    assert_eq!(label_value_problem(v), None, "{}: {k}={v}", node.server);
+                    assert!(!v.is_empty());
+                }
+            }
+        }
+    }
+}
