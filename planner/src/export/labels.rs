@@ -373,22 +373,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::design::design;
-    use crate::design::shorthand::{self, Shorthand};
-
-    fn bigraph(m: usize, n: usize, per_server: usize) -> Plan {
-        let sh = Shorthand {
-            sub_nodes_per_server: Some(per_server),
-            ..Shorthand::default()
-        };
-        let (inv, opts) = shorthand::bigraph(m, n, &sh).unwrap();
-        design(&inv, &opts).unwrap()
-    }
-
-    fn fat_tree(spec: &str) -> Plan {
-        let (inv, opts) = shorthand::fat_tree(spec, &Shorthand::default()).unwrap();
-        design(&inv, &opts).unwrap()
-    }
+    use crate::export::tests::{bigraph, fat_tree};
 
     fn get<'a>(n: &'a NodeLabels, name: &str) -> &'a str {
         n.labels
@@ -538,9 +523,9 @@ mod tests {
             let (m, n) = (1usize << m_log, 1usize << n_log);
             prop_assume!(m <= n / 2);
             let per_server = 1usize << per_server_log;
-            let sh = Shorthand { sub_nodes_per_server: Some(per_server), ..Shorthand::default() };
-            let Ok((inv, opts)) = shorthand::bigraph(m, n, &sh) else { return Ok(()) };
-            let Ok(plan) = design(&inv, &opts) else { return Ok(()) };
+            let sh = crate::design::shorthand::Shorthand { sub_nodes_per_server: Some(per_server), ..Default::default() };
+            let Ok((inv, opts)) = crate::design::shorthand::bigraph(m, n, &sh) else { return Ok(()) };
+            let Ok(plan) = crate::design::design(&inv, &opts) else { return Ok(()) };
             let labels = node_labels(&plan, &prefix).unwrap();
             prop_assert_eq!(labels.len(), plan.servers.len());
             let with = |name: &str| format!("{prefix}/{name}");

@@ -4,7 +4,7 @@ use super::*;
 use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
 
-fn bigraph(m: usize, n: usize, per_server: usize) -> Plan {
+pub(super) fn bigraph(m: usize, n: usize, per_server: usize) -> Plan {
     let sh = Shorthand {
         sub_nodes_per_server: Some(per_server),
         ..Shorthand::default()
@@ -13,7 +13,7 @@ fn bigraph(m: usize, n: usize, per_server: usize) -> Plan {
     design(&inv, &opts).unwrap()
 }
 
-fn fat_tree(spec: &str) -> Plan {
+pub(super) fn fat_tree(spec: &str) -> Plan {
     let (inv, opts) = shorthand::fat_tree(spec, &Shorthand::default()).unwrap();
     design(&inv, &opts).unwrap()
 }

@@ -7,21 +7,19 @@ use crate::{planner, planner_in, root};
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 
-#[test]
-fn out_writes_the_file_and_tells_on_stderr() {
+/// Runs `planner export PLAN ARGS...` in a new empty directory.
+fn export_in_temp(args: &[&str]) -> (tempfile::TempDir, std::process::Output) {
     let dir = tempfile::tempdir().unwrap();
     let plan = root().join(PLAN);
-    let out = planner_in(
-        dir.path(),
-        &[
-            "export",
-            plan.to_str().unwrap(),
-            "--to",
-            "slurm-tree",
-            "--out",
-            "topology.conf",
-        ],
-    );
+    let mut all = vec!["export", plan.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = planner_in(dir.path(), &all);
+    (dir, out)
+}
+
+#[test]
+fn out_writes_the_file_and_tells_on_stderr() {
+    let (dir, out) = export_in_temp(&["--to", "slurm-tree", "--out", "topology.conf"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8(out.stderr).unwrap();
@@ -37,21 +35,7 @@ fn out_writes_the_file_and_tells_on_stderr() {
 
 #[test]
 fn bad_input_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let plan = root().join(PLAN);
-    let out = planner_in(
-        dir.path(),
-        &[
-            "export",
-            plan.to_str().unwrap(),
-            "--to",
-            "kueue",
-            "--prefix",
-            "-x",
-            "--out",
-            "k.yaml",
-        ],
-    );
+    let (dir, out) = export_in_temp(&["--to", "kueue", "--prefix", "-x", "--out", "k.yaml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.path().join("k.yaml").exists());
     assert_eq!(
