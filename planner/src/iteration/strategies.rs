@@ -125,9 +125,12 @@ impl Schedule {
 /// Groups of layers `(lo, hi)` in the order they are communicated.
 pub type Groups = Vec<(usize, usize)>;
 
+/// `(start, end)` of each layer's step, µs.
+type Steps = Vec<(f64, f64)>;
+
 /// Forward steps from 0 and backward steps from `t_f`, as every
 /// non-chained strategy runs them.
-fn compute_steps(t: &Timing) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+fn compute_steps(t: &Timing) -> (Steps, Steps) {
     let mut forward = Vec::with_capacity(t.len());
     let mut now = 0.0;
     for &f in &t.forward_us {
@@ -343,9 +346,9 @@ pub fn c_cube(t: &Timing, cost: &Linear, in_order: bool) -> Schedule {
     if l > 0 && total > 0 {
         let groups = if in_order {
             let mut sent = 0u64;
-            for i in 0..l {
-                sent += t.bytes[i];
-                arrival[i] = if sent == 0 { tb } else { tb + cost.time(sent) };
+            for (a, &bytes) in arrival.iter_mut().zip(&t.bytes) {
+                sent += bytes;
+                *a = if sent == 0 { tb } else { tb + cost.time(sent) };
             }
             vec![(0, l - 1)]
         } else {
@@ -373,9 +376,9 @@ pub fn c_cube(t: &Timing, cost: &Linear, in_order: bool) -> Schedule {
     }
     let mut forward = Vec::with_capacity(l);
     let mut f = tb;
-    for i in 0..l {
-        let start = f.max(arrival[i]);
-        f = start + t.forward_us[i];
+    for (&a, &step) in arrival.iter().zip(&t.forward_us) {
+        let start = f.max(a);
+        f = start + step;
         forward.push((start, f));
     }
     Schedule {
