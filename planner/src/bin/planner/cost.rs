@@ -107,3 +107,32 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The comparison, then its designs priced (`planner compare --catalog`).
+pub fn run_compare(
+    c: &planner::compare::Comparison,
+    catalog: &Catalog,
+    source: &str,
+    format: Format,
+) -> Result<()> {
+    let costs = cost::cost_comparison(c, catalog);
+    match format {
+        Format::Table => {
+            let mut text = planner::compare::render_table(c, source);
+            text.push_str(&cost::render_comparison_costs(&costs, catalog));
+            print(&text)
+        }
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                #[serde(flatten)]
+                comparison: &'a planner::compare::Comparison,
+                costs: Vec<cost::CostEntry>,
+            }
+            print_json(&Out {
+                comparison: c,
+                costs,
+            })
+        }
+    }
+}
