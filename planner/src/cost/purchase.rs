@@ -30,7 +30,8 @@
 //! cheapest one is within it, so it is not a constraint of the programs.
 
 use good_lp::{
-    Expression, ProblemVariables, ResolutionError, Solution, SolverModel, microlp, variable,
+    Expression, ProblemVariables, ResolutionError, Solution, SolverModel, WithInitialSolution,
+    microlp, variable,
 };
 use serde::Serialize;
 
@@ -201,8 +202,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
             }
             for l in &models {
                 for s in &models {
-                    programs += 1;
-                    if let Some(d) = leaf_spine(catalog, req, g2, l, s, &fixed)? {
+                    if let Some(d) = leaf_spine(catalog, req, g2, l, s, &fixed, &mut programs)? {
                         designs.push(d);
                     }
                 }
@@ -213,8 +213,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
                 let mut splits = vec![1];
                 splits.extend((2..=s.split).step_by(2));
                 for v in splits {
-                    programs += 1;
-                    if let Some(d) = bigraph(catalog, req, g2, s, v, &fixed)? {
+                    if let Some(d) = bigraph(catalog, req, g2, s, v, &fixed, &mut programs)? {
                         designs.push(d);
                     }
                 }
@@ -477,6 +476,7 @@ fn leaf_spine(
     l: &SwitchModel,
     s: &SwitchModel,
     fixed: &Fixed<'_>,
+    solved: &mut usize,
 ) -> Result<Option<Design>> {
     let r = req.oversubscription;
     let pl = u64::from(l.ports);
@@ -486,7 +486,12 @@ fn leaf_spine(
     let mut shapes: Vec<(u64, u64)> = Vec::new();
     for u in 1..pl {
         let d = (pl - u).min((r * u as f64 + 1e-9).floor() as u64);
-        if d == 0 || d * ps < g2 || shapes.last().is_some_and(|&(pd, _)| pd >= d) {
+        if d == 0 || shapes.last().is_some_and(|&(pd, _)| pd >= d) {
+            continue;
+        }
+        // The fewest leaves, and the spines they need, must fit.
+        let need = g2.div_ceil(d);
+        if need > ps || (need * u).div_ceil(ps) > u {
             continue;
         }
         shapes.push((d, u));
@@ -494,6 +499,21 @@ fn leaf_spine(
     if shapes.is_empty() {
         return Ok(None);
     }
+    let leaf_cost = catalog.tco(l.price, l.watts);
+    let spine_cost = catalog.tco(s.price, s.watts);
+    // The best shape with the fewest leaves starts the search, so that
+    // branch and bound prunes from the first node.
+    let start = (0..shapes.len())
+        .map(|i| {
+            let (d, u) = shapes[i];
+            let n = g2.div_ceil(d);
+            let sp = (n * u).div_ceil(ps).max(1);
+            let cost =
+                n as f64 * (leaf_cost + u as f64 * fixed.optical_tco) + sp as f64 * spine_cost;
+            (i, n, sp, cost)
+        })
+        .min_by(|a, b| a.3.total_cmp(&b.3))
+        .expect("at least one shape");
     let mut vars = ProblemVariables::new();
     let w: Vec<_> = shapes
         .iter()
@@ -504,8 +524,6 @@ fn leaf_spine(
         .map(|_| vars.add(variable().integer().min(0).max(ps as f64)))
         .collect();
     let spines = vars.add(variable().integer().min(1).max(ps as f64));
-    let leaf_cost = catalog.tco(l.price, l.watts);
-    let spine_cost = catalog.tco(s.price, s.watts);
     let mut objective = Expression::from(spines) * spine_cost;
     let mut one = Expression::from(0.0);
     let mut cap = Expression::from(0.0);
@@ -524,14 +542,24 @@ fn leaf_spine(
         uplinks.leq(Expression::from(spines) * ps as f64),
         Expression::from(spines).leq(max_u),
     ];
-    for i in 0..shapes.len() {
+    let mut initial = vec![(spines, start.2 as f64)];
+    for (i, &(d, _)) in shapes.iter().enumerate() {
+        // A chosen shape has at least the leaves it needs alone: this keeps
+        // the relaxation close to the integer optimum.
+        let need = g2.div_ceil(d) as f64;
         constraints.push((leaves[i] - w[i] * ps as f64).leq(0.0));
+        constraints.push((leaves[i] - w[i] * need).geq(0.0));
+        let on = i == start.0;
+        initial.push((w[i], if on { 1.0 } else { 0.0 }));
+        initial.push((leaves[i], if on { start.1 as f64 } else { 0.0 }));
     }
     let size = (2 * shapes.len() + 1, constraints.len());
     let mut model = vars.minimise(objective).using(microlp);
     for c in constraints {
         model.add_constraint(c);
     }
+    let model = model.with_initial_solution(initial);
+    *solved += 1;
     let solution = match model.solve() {
         Ok(s) => s,
         Err(ResolutionError::Infeasible) => return Ok(None),
@@ -613,6 +641,7 @@ fn bigraph(
     s: &SwitchModel,
     v: u32,
     fixed: &Fixed<'_>,
+    solved: &mut usize,
 ) -> Result<Option<Design>> {
     let r = req.oversubscription;
     let pv = u64::from(s.ports / v);
@@ -654,14 +683,38 @@ fn bigraph(
         cap.geq(g2 as f64),
         (Expression::from(phys) * v as f64).geq(halves),
     ];
-    for (i, &(_, c)) in shapes.iter().enumerate() {
+    // The best part size alone starts the search, so that branch and bound
+    // prunes from the first node.
+    let start = (0..shapes.len())
+        .map(|i| {
+            let h = shapes[i].0;
+            let p = (2 * h).div_ceil(v64);
+            (
+                i,
+                p,
+                p as f64 * switch_cost + (h * h) as f64 * fixed.optical_tco,
+            )
+        })
+        .min_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("at least one shape");
+    let mut initial = vec![(phys, start.1 as f64)];
+    for (i, &(h, c)) in shapes.iter().enumerate() {
+        // A chosen part size has at least the M it needs: this keeps the
+        // relaxation close to the integer optimum.
+        let need = g2.div_ceil(2 * h) as f64;
         constraints.push((m[i] - w[i] * c as f64).leq(0.0));
+        constraints.push((m[i] - w[i] * need).geq(0.0));
+        let on = i == start.0;
+        initial.push((w[i], if on { 1.0 } else { 0.0 }));
+        initial.push((m[i], if on { need } else { 0.0 }));
     }
     let size = (2 * shapes.len() + 1, constraints.len());
     let mut model = vars.minimise(objective).using(microlp);
     for c in constraints {
         model.add_constraint(c);
     }
+    let model = model.with_initial_solution(initial);
+    *solved += 1;
     let solution = match model.solve() {
         Ok(s) => s,
         Err(ResolutionError::Infeasible) => return Ok(None),
