@@ -110,9 +110,9 @@ impl BomBuilder {
         }
         Bom {
             parts,
-            capex,
-            energy_cost,
-            total_cost: capex + energy_cost,
+            capex: cents(capex),
+            energy_cost: cents(energy_cost),
+            total_cost: cents(capex + energy_cost),
         }
     }
 }
@@ -279,15 +279,20 @@ pub fn cost_plan(plan: &Plan, catalog: &Catalog, gpus_per_server: Option<u32>) -
         sub_nodes: plan.sub_nodes,
         gpus,
         currency: catalog.currency.clone(),
-        cost_per_sub_node: bom.total_cost / plan.sub_nodes.max(1) as f64,
+        cost_per_sub_node: cents(bom.total_cost / plan.sub_nodes.max(1) as f64),
         cost_per_bisection_gbps: if m.bisection_gbps > 0.0 {
-            bom.total_cost / m.bisection_gbps
+            cents(bom.total_cost / m.bisection_gbps)
         } else {
             0.0
         },
         bisection_gbps: m.bisection_gbps,
         bom,
     })
+}
+
+/// An amount rounded to cents, so that JSON shows no float noise.
+pub(crate) fn cents(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
 }
 
 /// An amount of money, rounded to whole units, with thousands separators

@@ -272,7 +272,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         _ => rest.first(),
     };
     let runner_up = runner.map(|d| RunnerUp {
-        cost_difference: d.total_cost - chosen.total_cost,
+        cost_difference: super::bom::cents(d.total_cost - chosen.total_cost),
         design: d.clone(),
     });
     let mut binding = chosen.binding.clone();
@@ -406,6 +406,7 @@ fn finish(
     b.add_optical(&fixed.optical, links);
     let bom: Bom = b.finish(catalog);
     let bisection = req.gpus as f64 / 2.0 * f64::from(gbps) / ratio.max(1.0);
+    let cents = super::bom::cents;
     Design {
         topology,
         design,
@@ -426,8 +427,8 @@ fn finish(
         capacity,
         switches: switches.iter().map(|(_, n)| n).sum(),
         gbps,
-        cost_per_gpu: bom.total_cost / req.gpus as f64,
-        cost_per_bisection_gbps: bom.total_cost / bisection,
+        cost_per_gpu: cents(bom.total_cost / req.gpus as f64),
+        cost_per_bisection_gbps: cents(bom.total_cost / bisection),
         bisection_gbps: bisection,
         model_size,
         binding,
@@ -749,6 +750,30 @@ fn bigraph(
                 "M <= N/2".into()
             },
             detail: format!("M = {mm}, N/2 = {h}"),
+        });
+    }
+    if binding.is_empty() && h > 1 {
+        // No slack to spare in whole switches: say what stops N/2 - 1.
+        let h1 = h - 1;
+        let by_ratio = (r * h1 as f64 + 1e-9).floor() as u64;
+        let (name, m1) = if by_ratio <= pv - h1 {
+            (
+                if r > 1.0 {
+                    "oversubscription"
+                } else {
+                    "M <= N/2"
+                },
+                by_ratio,
+            )
+        } else {
+            ("switch ports", pv - h1)
+        };
+        binding.push(Binding {
+            constraint: name.into(),
+            detail: format!(
+                "with N/2 = {h1}, M could be at most {m1}: {} sub-nodes < {g2}",
+                2 * h1 * m1
+            ),
         });
     }
     let split = if v > 1 {
