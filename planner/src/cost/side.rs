@@ -48,6 +48,9 @@ pub fn cost_comparison(c: &Comparison, catalog: &Catalog) -> Vec<CostEntry> {
         .collect()
 }
 
+/// One figure of a priced design, as text.
+type Figure = dyn Fn(&PlanCost) -> String;
+
 /// The costs side by side, then each bill of materials.
 pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> String {
     let cur = &catalog.currency;
@@ -63,7 +66,7 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
             .and_then(|e| e.cost.as_ref())
             .map_or_else(|| "-".to_string(), f)
     };
-    let rows: [(&str, &dyn Fn(&PlanCost) -> String); 6] = [
+    let rows: [(&str, &Figure); 6] = [
         ("capex", &|c| money(c.bom.capex)),
         ("energy", &|c| money(c.bom.energy_cost)),
         ("total (TCO)", &|c| money(c.bom.total_cost)),
