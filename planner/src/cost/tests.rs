@@ -236,7 +236,7 @@ fn small_catalog(switches: &[(u32, u32, bool)]) -> Catalog {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// The programs' choice is never dearer than any feasible shape found
     /// by brute force, and brute force finds nothing cheaper.
