@@ -226,16 +226,24 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         Want::Any => "BiGraph or fat-tree",
     };
     if designs.is_empty() {
-        let mut reason = capacity_reason(catalog, req, g2);
-        if !reasons.is_empty() {
-            reason.push_str("; ");
-            reason.push_str(&reasons.join("; "));
+        reasons.dedup();
+        let capacity = capacity_reason(catalog, req, g2);
+        let fix = if capacity.is_some() {
+            "add a switch model with more ports, allow oversubscription, or lower --gpus/--growth"
+        } else {
+            "add the missing parts to the catalog"
+        };
+        let mut all: Vec<String> = capacity.into_iter().collect();
+        all.extend(reasons);
+        if all.is_empty() {
+            all.push("no switch model and speed fits every constraint".into());
         }
+        let reason = all.join("; ");
         return Err(Error::Infeasible {
             input: catalog.name.clone(),
             topology: format!("{topology_name} for {g2} sub-nodes"),
             reason,
-            fix: "add a switch model with more ports, allow oversubscription, or lower --gpus/--growth".into(),
+            fix: fix.into(),
         });
     }
     designs.sort_by(|a, b| {
@@ -293,8 +301,9 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
     })
 }
 
-/// The largest sizes the catalog's switches reach, for the infeasible case.
-fn capacity_reason(catalog: &Catalog, req: &Request, g2: u64) -> String {
+/// The largest sizes the catalog's switches reach, when they fall short
+/// of `g2`.
+fn capacity_reason(catalog: &Catalog, req: &Request, g2: u64) -> Option<String> {
     let r = req.oversubscription;
     let mut best_bg = (0u64, String::new());
     let mut best_ft = (0u64, String::new());
@@ -320,19 +329,19 @@ fn capacity_reason(catalog: &Catalog, req: &Request, g2: u64) -> String {
         }
     }
     let mut parts = Vec::new();
-    if req.topology != Want::FatTree {
+    if req.topology != Want::FatTree && best_bg.0 < g2 {
         parts.push(format!(
             "the largest BiGraph from the catalog has {} sub-nodes ({}; M <= N/2 and M + N/2 ports per switch)",
             best_bg.0, best_bg.1
         ));
     }
-    if req.topology != Want::BiGraph {
+    if req.topology != Want::BiGraph && best_ft.0 < g2 {
         parts.push(format!(
             "the largest fat-tree has {} sub-nodes ({}; 2 tiers at most)",
             best_ft.0, best_ft.1
         ));
     }
-    format!("port counts cannot be met: {} < {g2}", parts.join(", "))
+    (!parts.is_empty()).then(|| format!("port counts cannot be met: {} < {g2}", parts.join(", ")))
 }
 
 /// NICs, sub-node cables, GPUs and servers for `gpus` at `gbps`, and the
@@ -369,7 +378,12 @@ fn fixed_parts<'c>(
     if let Some(g) = catalog.gpu() {
         parts.push(("gpu", g.name.clone(), gpus, g.price, g.watts));
     }
-    if let Some((s, n)) = catalog.servers_for(gpus, None) {
+    if !catalog.servers.is_empty() {
+        let Some((s, n)) = catalog.servers_for(gpus, None) else {
+            reasons
+                .push("no server has a NIC slot for every GPU slot (one NIC per GPU)".to_string());
+            return None;
+        };
         parts.push(("server", s.name.clone(), n, s.price, s.watts));
     }
     let optical_tco = catalog.optical_tco(&optical);
