@@ -23,12 +23,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let parts = catalog.switches.len()
-        + catalog.nics.len()
-        + catalog.gpus.len()
-        + catalog.servers.len()
-        + catalog.cables.len()
-        + catalog.optics.len();
+    let parts = catalog.part_count();
     println!(
         "purchase over examples/data/catalog-example.toml ({parts} parts), best of {rounds}\n"
     );

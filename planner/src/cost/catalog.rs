@@ -172,6 +172,16 @@ impl Catalog {
         check(raw, text, file)
     }
 
+    /// Parts in the catalog, of every kind.
+    pub fn part_count(&self) -> usize {
+        self.switches.len()
+            + self.nics.len()
+            + self.gpus.len()
+            + self.servers.len()
+            + self.cables.len()
+            + self.optics.len()
+    }
+
     /// Energy in kWh of `watts` over the catalog's years.
     pub fn kwh(&self, watts: f64) -> f64 {
         watts / 1000.0 * HOURS_PER_YEAR * self.years

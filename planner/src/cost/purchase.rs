@@ -30,8 +30,8 @@
 //! cheapest one is within it, so it is not a constraint of the programs.
 
 use good_lp::{
-    Expression, ProblemVariables, ResolutionError, Solution, SolverModel, WithInitialSolution,
-    microlp, variable,
+    Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable,
+    WithInitialSolution, microlp, variable,
 };
 use serde::Serialize;
 
@@ -479,8 +479,42 @@ fn single_switch(
     )
 }
 
-fn solve_error(what: &str, e: ResolutionError) -> Error {
-    Error::Internal(format!("the {what} program did not solve: {e}"))
+/// Solves a program that picks one shape with the binaries `w`, starting
+/// from `initial`; returns the picked shape and the values of `read`, or
+/// `None` when it is infeasible.
+#[allow(clippy::too_many_arguments)]
+fn solve_choice(
+    vars: ProblemVariables,
+    objective: Expression,
+    constraints: Vec<Constraint>,
+    initial: Vec<(Variable, f64)>,
+    w: &[Variable],
+    read: &[Variable],
+    what: &str,
+    solved: &mut usize,
+) -> Result<Option<(usize, Vec<f64>)>> {
+    let mut model = vars.minimise(objective).using(microlp);
+    for c in constraints {
+        model.add_constraint(c);
+    }
+    let model = model.with_initial_solution(initial);
+    *solved += 1;
+    let solution = match model.solve() {
+        Ok(s) => s,
+        Err(ResolutionError::Infeasible) => return Ok(None),
+        Err(e) => {
+            return Err(Error::Internal(format!(
+                "the {what} program did not solve: {e}"
+            )));
+        }
+    };
+    let pick = (0..w.len())
+        .max_by(|&a, &b| solution.value(w[a]).total_cmp(&solution.value(w[b])))
+        .unwrap_or(0);
+    Ok(Some((
+        pick,
+        read.iter().map(|&v| solution.value(v)).collect(),
+    )))
 }
 
 /// The cheapest leaf-spine with leaves `l` and spines `s`.
@@ -569,23 +603,24 @@ fn leaf_spine(
         initial.push((leaves[i], if on { start.1 as f64 } else { 0.0 }));
     }
     let size = (2 * shapes.len() + 1, constraints.len());
-    let mut model = vars.minimise(objective).using(microlp);
-    for c in constraints {
-        model.add_constraint(c);
-    }
-    let model = model.with_initial_solution(initial);
-    *solved += 1;
-    let solution = match model.solve() {
-        Ok(s) => s,
-        Err(ResolutionError::Infeasible) => return Ok(None),
-        Err(e) => return Err(solve_error("leaf-spine", e)),
+    let Some((pick, values)) = solve_choice(
+        vars,
+        objective,
+        constraints,
+        initial,
+        &w,
+        &std::iter::once(spines)
+            .chain(leaves.iter().copied())
+            .collect::<Vec<_>>(),
+        "leaf-spine",
+        solved,
+    )?
+    else {
+        return Ok(None);
     };
-    let pick = (0..shapes.len())
-        .max_by(|&a, &b| solution.value(w[a]).total_cmp(&solution.value(w[b])))
-        .unwrap_or(0);
     let (d, u) = shapes[pick];
-    let n_leaves = solution.value(leaves[pick]).round() as u64;
-    let n_spines = solution.value(spines).round() as u64;
+    let n_leaves = values[1 + pick].round() as u64;
+    let n_spines = values[0].round() as u64;
     let mut binding = Vec::new();
     if n_leaves * d == g2 {
         binding.push(Binding {
@@ -724,25 +759,24 @@ fn bigraph(
         initial.push((m[i], if on { need } else { 0.0 }));
     }
     let size = (2 * shapes.len() + 1, constraints.len());
-    let mut model = vars.minimise(objective).using(microlp);
-    for c in constraints {
-        model.add_constraint(c);
-    }
-    let model = model.with_initial_solution(initial);
-    *solved += 1;
-    let solution = match model.solve() {
-        Ok(s) => s,
-        Err(ResolutionError::Infeasible) => return Ok(None),
-        Err(e) => return Err(solve_error("BiGraph", e)),
+    let Some((pick, values)) = solve_choice(
+        vars,
+        objective,
+        constraints,
+        initial,
+        &w,
+        &[phys],
+        "BiGraph",
+        solved,
+    )?
+    else {
+        return Ok(None);
     };
-    let pick = (0..shapes.len())
-        .max_by(|&a, &b| solution.value(w[a]).total_cmp(&solution.value(w[b])))
-        .unwrap_or(0);
     let (h, cap_h) = shapes[pick];
     // The smallest M that carries g2: the program only needs one that fits.
     let mm = g2.div_ceil(2 * h).min(cap_h);
     let n = 2 * h;
-    let n_phys = solution.value(phys).round() as u64;
+    let n_phys = values[0].round() as u64;
     let mut binding = Vec::new();
     if 2 * h * mm == g2 {
         binding.push(Binding {

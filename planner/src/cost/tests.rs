@@ -22,12 +22,7 @@ fn request(gpus: u64, topology: Want) -> Request {
 #[test]
 fn example_catalog_has_twenty_parts() {
     let c = example();
-    let parts = c.switches.len()
-        + c.nics.len()
-        + c.gpus.len()
-        + c.servers.len()
-        + c.cables.len()
-        + c.optics.len();
+    let parts = c.part_count();
     assert!(parts >= 20, "{parts} parts");
     assert_eq!(c.currency, "USD");
     assert!(c.note.as_deref().unwrap_or("").contains("illustrative"));
