@@ -106,10 +106,6 @@ pub struct Design {
     pub cost_per_gpu: f64,
     /// Total cost over the bisection bandwidth.
     pub cost_per_bisection_gbps: f64,
-    /// The variables and constraints of the program solved for this shape
-    /// (0 when none was needed).
-    #[serde(skip)]
-    pub model_size: (usize, usize),
     #[serde(skip)]
     binding: Vec<Binding>,
 }
@@ -407,7 +403,6 @@ fn finish(
     capacity: u64,
     gbps: u32,
     ratio: f64,
-    model_size: (usize, usize),
     binding: Vec<Binding>,
 ) -> Design {
     let mut b = BomBuilder::default();
@@ -444,7 +439,6 @@ fn finish(
         cost_per_gpu: cents(bom.total_cost / req.gpus as f64),
         cost_per_bisection_gbps: cents(bom.total_cost / bisection),
         bisection_gbps: bisection,
-        model_size,
         binding,
     }
 }
@@ -474,7 +468,6 @@ fn single_switch(
         u64::from(s.ports),
         s.gbps,
         1.0,
-        (0, 0),
         binding,
     )
 }
@@ -602,7 +595,6 @@ fn leaf_spine(
         initial.push((w[i], if on { 1.0 } else { 0.0 }));
         initial.push((leaves[i], if on { start.1 as f64 } else { 0.0 }));
     }
-    let size = (2 * shapes.len() + 1, constraints.len());
     let Some((pick, values)) = solve_choice(
         vars,
         objective,
@@ -677,7 +669,6 @@ fn leaf_spine(
         n_leaves * d,
         l.gbps,
         ratio,
-        size,
         binding,
     )))
 }
@@ -758,7 +749,6 @@ fn bigraph(
         initial.push((w[i], if on { 1.0 } else { 0.0 }));
         initial.push((m[i], if on { need } else { 0.0 }));
     }
-    let size = (2 * shapes.len() + 1, constraints.len());
     let Some((pick, values)) = solve_choice(
         vars,
         objective,
@@ -841,7 +831,6 @@ fn bigraph(
         n * mm,
         s.gbps,
         ratio,
-        size,
         binding,
     )))
 }
