@@ -25,6 +25,9 @@ pub struct Entry {
     pub switches_to_add: usize,
     /// The design's notes.
     pub notes: Vec<String>,
+    /// The plan, for callers that price it (`compare --catalog`).
+    #[serde(skip)]
+    pub plan: Option<crate::plan::Plan>,
 }
 
 /// The result of `planner compare`.
@@ -67,7 +70,8 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
                     switches_to_add: plan.physical_switches.saturating_sub(have),
                     metrics: Some(metrics(&plan)),
                     error: None,
-                    notes: plan.notes,
+                    notes: plan.notes.clone(),
+                    plan: Some(plan),
                 },
                 Err(e) => Entry {
                     topology,
@@ -75,6 +79,7 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
                     error: Some(e.to_string()),
                     switches_to_add: 0,
                     notes: Vec::new(),
+                    plan: None,
                 },
             }
         })

@@ -1,1 +1,24 @@
-//! Being built for its issue; replace this file.
+//! Cost: the parts catalog, bills of materials and TCO of plans, and
+//! purchase planning (EFLOPS VII-D weighs four NICs per server against the
+//! aggregation layer a BiGraph saves; these modules put prices on both).
+//!
+//! - [`catalog`]: the catalog TOML, checked, with errors naming file, line
+//!   and part;
+//! - [`bom`]: the bill of materials and TCO of a plan (`planner cost`);
+//! - [`purchase`]: the cheapest BiGraph or fat-tree for G GPUs, solved as
+//!   small integer programs (`planner purchase`);
+//! - [`side`]: the designs of `planner compare` priced side by side.
+//!
+//! Everything here is pure: parsed inputs in, figures out.
+
+pub mod bom;
+pub mod catalog;
+pub mod purchase;
+pub mod side;
+#[cfg(test)]
+mod tests;
+
+pub use bom::{Bom, BomLine, PlanCost, cost_plan, money, render_bom, render_plan_cost};
+pub use catalog::Catalog;
+pub use purchase::{Purchase, Request, Want, purchase, render_purchase};
+pub use side::{CostEntry, cost_comparison, render_comparison_costs};

@@ -1,37 +1,138 @@
-//! `planner cost`: being built for its issue; replace this file.
+//! `planner cost` and `planner purchase`: the catalog file in, bills of
+//! materials out.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use crate::io::BadInput;
+use planner::cost::{self, Catalog, Request, Want};
+
+use crate::Format;
+use crate::io::{display, load_plan, print, print_json, read};
+
+/// Reads and checks a catalog.
+pub fn load_catalog(path: &Path) -> Result<Catalog> {
+    let name = display(path);
+    let text = read(path)?;
+    Ok(Catalog::from_toml(&text, &name)?)
+}
 
 #[derive(Debug, Args)]
 pub struct CostArgs {
     /// Plan JSON (or TOML).
     plan: PathBuf,
+    /// Parts catalog TOML (see examples/data/catalog-example.toml).
+    #[arg(long)]
+    catalog: PathBuf,
+    /// GPUs per server, when servers carry more GPUs than NICs (a
+    /// 1-NIC-per-server plan of 4-GPU servers: 4).
+    #[arg(long, value_name = "N")]
+    gpus_per_server: Option<u32>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 pub fn run(args: CostArgs) -> Result<ExitCode> {
-    Err(BadInput(format!(
-        "planner cost {}: not built yet",
-        args.plan.display()
-    ))
-    .into())
+    let catalog = load_catalog(&args.catalog)?;
+    let plan = load_plan(&args.plan)?;
+    if args.gpus_per_server == Some(0) {
+        return Err(planner::Error::option("--gpus-per-server", "give 1 or more").into());
+    }
+    let c = cost::cost_plan(&plan, &catalog, args.gpus_per_server)?;
+    match args.format {
+        Format::Table => print(&cost::render_plan_cost(&c, &catalog, &display(&args.plan)))?,
+        Format::Json => print_json(&c)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TopologyChoice {
+    Bigraph,
+    FatTree,
+    Any,
 }
 
 #[derive(Debug, Args)]
 pub struct PurchaseArgs {
-    /// Plan JSON (or TOML).
-    plan: PathBuf,
+    /// GPUs (sub-nodes, one NIC each) to build now.
+    #[arg(long)]
+    gpus: u64,
+    /// Parts catalog TOML (see examples/data/catalog-example.toml).
+    #[arg(long)]
+    catalog: PathBuf,
+    /// Topologies to consider; with `any` the runner-up is the other one.
+    #[arg(long, value_enum, default_value_t = TopologyChoice::Any)]
+    topology: TopologyChoice,
+    /// Sub-nodes the fabric must have room for (default: --gpus).
+    #[arg(long, value_name = "G2")]
+    growth: Option<u64>,
+    /// Most the design may cost, energy included.
+    #[arg(long, value_name = "X")]
+    budget: Option<f64>,
+    /// Allow oversubscription up to R:1 (BiGraph M <= R N/2, leaf downlinks
+    /// <= R uplinks); default 1, non-blocking.
+    #[arg(long, value_name = "R", default_value_t = 1.0)]
+    allow_oversubscription: f64,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
-    Err(BadInput(format!(
-        "planner purchase {}: not built yet",
-        args.plan.display()
-    ))
-    .into())
+    let catalog = load_catalog(&args.catalog)?;
+    if let Some(b) = args.budget
+        && !(b.is_finite() && b > 0.0)
+    {
+        return Err(
+            planner::Error::option("--budget", format!("{b} is not an amount above 0")).into(),
+        );
+    }
+    let req = Request {
+        gpus: args.gpus,
+        growth: args.growth,
+        topology: match args.topology {
+            TopologyChoice::Bigraph => Want::BiGraph,
+            TopologyChoice::FatTree => Want::FatTree,
+            TopologyChoice::Any => Want::Any,
+        },
+        budget: args.budget,
+        oversubscription: args.allow_oversubscription,
+    };
+    let p = cost::purchase(&catalog, &req)?;
+    match args.format {
+        Format::Table => print(&cost::render_purchase(&p, &catalog, &req))?,
+        Format::Json => print_json(&p)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The comparison, then its designs priced (`planner compare --catalog`).
+pub fn run_compare(
+    c: &planner::compare::Comparison,
+    catalog: &Catalog,
+    source: &str,
+    format: Format,
+) -> Result<()> {
+    let costs = cost::cost_comparison(c, catalog);
+    match format {
+        Format::Table => {
+            let mut text = planner::compare::render_table(c, source);
+            text.push_str(&cost::render_comparison_costs(&costs, catalog));
+            print(&text)
+        }
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                #[serde(flatten)]
+                comparison: &'a planner::compare::Comparison,
+                costs: Vec<cost::CostEntry>,
+            }
+            print_json(&Out {
+                comparison: c,
+                costs,
+            })
+        }
+    }
 }

@@ -60,6 +60,10 @@ enum Command {
         /// Fat-tree tiers: 2 or 3 (default: 2 when it fits).
         #[arg(long)]
         tiers: Option<u8>,
+        /// Parts catalog TOML: adds each design's bill of materials and
+        /// cost per sub-node and per Gbps of bisection bandwidth.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -225,8 +229,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             source,
             oversubscription,
             tiers,
+            catalog,
             format,
         } => {
+            let catalog = catalog.as_deref().map(cost::load_catalog).transpose()?;
             let (inv, _, name) = load_source(&source)?;
             let opts = DesignOptions {
                 topology: Topology::FatTree,
@@ -235,9 +241,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ..DesignOptions::default()
             };
             let c = compare::compare(&inv, &opts);
-            match format {
-                Format::Table => print(&compare::render_table(&c, &name))?,
-                Format::Json => print_json(&c)?,
+            if let Some(catalog) = &catalog {
+                cost::run_compare(&c, catalog, &name, format)?;
+            } else {
+                match format {
+                    Format::Table => print(&compare::render_table(&c, &name))?,
+                    Format::Json => print_json(&c)?,
+                }
             }
             Ok(if c.any() {
                 ExitCode::SUCCESS

@@ -1,0 +1,75 @@
+//! Purchase-planning benchmark (issue target: up to 16,384 GPUs over a
+//! 20-part catalog in under 10 s).
+//!
+//! Run: `cargo bench -p planner --bench purchase` (add `-- quick` for one
+//! round instead of five). Prints a Markdown table for docs/benchmarks.md
+//! and exits 1 when a case takes 10 s or more.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use planner::cost::{Catalog, Request, Want, purchase};
+
+const CATALOG: &str = include_str!("../../examples/data/catalog-example.toml");
+const LIMIT: Duration = Duration::from_secs(10);
+
+fn main() -> ExitCode {
+    let quick = std::env::args().any(|a| a == "quick");
+    let rounds = if quick { 1 } else { 5 };
+    let catalog = match Catalog::from_toml(CATALOG, "examples/data/catalog-example.toml") {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let parts = catalog.part_count();
+    println!(
+        "purchase over examples/data/catalog-example.toml ({parts} parts), best of {rounds}\n"
+    );
+    println!("| GPUs | growth | topology | programs | best time | chosen |");
+    println!("|---:|---:|---|---:|---:|---|");
+    let cases: [(u64, Option<u64>, Want, &str); 6] = [
+        (512, None, Want::Any, "any"),
+        (4096, None, Want::Any, "any"),
+        (4096, Some(16_384), Want::Any, "any"),
+        (16_384, None, Want::Any, "any"),
+        (16_384, None, Want::BiGraph, "bigraph"),
+        (16_384, None, Want::FatTree, "fat-tree"),
+    ];
+    let mut ok = true;
+    for (gpus, growth, topology, name) in cases {
+        let req = Request {
+            gpus,
+            growth,
+            topology,
+            budget: None,
+            oversubscription: 1.0,
+        };
+        let mut best = Duration::MAX;
+        let mut last = None;
+        for _ in 0..rounds {
+            let start = Instant::now();
+            let p = purchase(&catalog, &req);
+            best = best.min(start.elapsed());
+            last = Some(p);
+        }
+        let (programs, chosen) = match last {
+            Some(Ok(p)) => (p.programs_solved, p.chosen.design),
+            Some(Err(e)) => (0, format!("error: {e}")),
+            None => (0, String::new()),
+        };
+        ok &= best < LIMIT;
+        println!(
+            "| {gpus} | {} | {name} | {programs} | {:.3} s | {chosen} |",
+            growth.map_or_else(|| "-".to_string(), |g| g.to_string()),
+            best.as_secs_f64()
+        );
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("a case took {} s or more", LIMIT.as_secs());
+        ExitCode::FAILURE
+    }
+}

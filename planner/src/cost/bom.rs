@@ -1,0 +1,357 @@
+//! Bills of materials: the parts a design needs, priced from a catalog,
+//! and the TCO of a plan (`planner cost`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::catalog::{Catalog, OpticalLink};
+use crate::error::{Error, Problem, Result};
+use crate::metrics::metrics;
+use crate::plan::{Media, Plan, Topology};
+use crate::text::Table;
+
+/// One line of a bill of materials. `total_cost` of a [`Bom`] is the sum
+/// of `count * unit_price` over its lines (energy is a line too).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BomLine {
+    /// The part's name in the catalog (`energy` for the energy line).
+    pub part: String,
+    /// `switch`, `nic`, `gpu`, `server`, `cable`, `optic` or `energy`.
+    pub kind: &'static str,
+    /// How many (kWh for energy).
+    pub count: u64,
+    /// Price of one (of a kWh for energy).
+    pub unit_price: f64,
+    /// Power draw of one, in watts.
+    pub watts: f64,
+}
+
+/// A priced bill of materials.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bom {
+    /// The lines, parts in the order switch, nic, gpu, server, cable,
+    /// optic, then energy.
+    pub parts: Vec<BomLine>,
+    /// Price of the parts.
+    pub capex: f64,
+    /// Energy cost over the catalog's years (0 without a price per kWh).
+    pub energy_cost: f64,
+    /// Capex plus energy: the TCO.
+    pub total_cost: f64,
+}
+
+/// Collects part counts, then prices them.
+#[derive(Debug, Default)]
+pub(crate) struct BomBuilder {
+    counts: BTreeMap<(u8, String), (u64, f64, f64, &'static str)>,
+}
+
+impl BomBuilder {
+    /// Adds `count` of a part.
+    pub fn add(&mut self, kind: &'static str, part: &str, count: u64, price: f64, watts: f64) {
+        if count == 0 {
+            return;
+        }
+        let order = match kind {
+            "switch" => 0,
+            "nic" => 1,
+            "gpu" => 2,
+            "server" => 3,
+            "cable" => 4,
+            _ => 5,
+        };
+        let e = self
+            .counts
+            .entry((order, part.to_string()))
+            .or_insert((0, price, watts, kind));
+        e.0 += count;
+    }
+
+    /// Adds `count` optical links.
+    pub fn add_optical(&mut self, link: &OpticalLink<'_>, count: u64) {
+        match link {
+            OpticalLink::Aoc(a) => self.add("cable", &a.name, count, a.price, a.watts),
+            OpticalLink::Fibre(f, o) => {
+                self.add("cable", &f.name, count, f.price, f.watts);
+                self.add("optic", &o.name, 2 * count, o.price, o.watts);
+            }
+        }
+    }
+
+    /// The priced bill, with an energy line when the catalog prices energy.
+    pub fn finish(self, catalog: &Catalog) -> Bom {
+        let mut parts: Vec<BomLine> = self
+            .counts
+            .into_iter()
+            .map(|((_, part), (count, unit_price, watts, kind))| BomLine {
+                part,
+                kind,
+                count,
+                unit_price,
+                watts,
+            })
+            .collect();
+        let capex: f64 = parts.iter().map(|l| l.count as f64 * l.unit_price).sum();
+        let watts: f64 = parts.iter().map(|l| l.count as f64 * l.watts).sum();
+        let mut energy_cost = 0.0;
+        if let Some(per_kwh) = catalog.price_per_kwh
+            && watts > 0.0
+        {
+            let kwh = catalog.kwh(watts).round() as u64;
+            energy_cost = kwh as f64 * per_kwh;
+            parts.push(BomLine {
+                part: format!("energy ({} years)", catalog.years),
+                kind: "energy",
+                count: kwh,
+                unit_price: per_kwh,
+                watts: 0.0,
+            });
+        }
+        Bom {
+            parts,
+            capex: cents(capex),
+            energy_cost: cents(energy_cost),
+            total_cost: cents(capex + energy_cost),
+        }
+    }
+}
+
+/// The cost of a plan (`planner cost`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanCost {
+    /// The plan's name.
+    pub plan: String,
+    /// `bigraph` or `fat-tree`.
+    pub topology: Topology,
+    /// The design (`BiGraph 4x16`).
+    pub design: String,
+    /// Sub-nodes (GPU-NIC pairs).
+    pub sub_nodes: usize,
+    /// GPUs priced.
+    pub gpus: u64,
+    /// Currency of the prices.
+    pub currency: String,
+    /// The bill of materials.
+    pub bom: Bom,
+    /// Bisection bandwidth of the plan in Gbps.
+    pub bisection_gbps: f64,
+    /// Total cost over sub-nodes.
+    pub cost_per_sub_node: f64,
+    /// Total cost over the bisection bandwidth.
+    pub cost_per_bisection_gbps: f64,
+}
+
+/// Prices a plan from a catalog: its physical switches (by model name,
+/// else the cheapest model with enough ports at the speed), a NIC per
+/// sub-node, a GPU per sub-node (or `gpus_per_server` per server), the
+/// servers, and its cables (DAC or the cheapest optical link).
+pub fn cost_plan(plan: &Plan, catalog: &Catalog, gpus_per_server: Option<u32>) -> Result<PlanCost> {
+    let mut b = BomBuilder::default();
+    let mut problems = Vec::new();
+
+    // Physical switches: their ports over every virtual switch they carry.
+    let mut physical: BTreeMap<&str, (&str, u32, u32)> = BTreeMap::new();
+    for s in &plan.switch_list {
+        let top = s.ports.iter().map(|p| p.port).max().unwrap_or(0);
+        let e = physical
+            .entry(s.physical.as_str())
+            .or_insert((s.model.as_str(), 0, s.port_gbps));
+        e.1 = e.1.max(top);
+    }
+    for (name, (model, ports, gbps)) in &physical {
+        let part = catalog
+            .switch_named(model)
+            .filter(|m| m.ports >= *ports && m.gbps == *gbps)
+            .or_else(|| catalog.switch_for(*ports, *gbps));
+        match part {
+            Some(m) => b.add("switch", &m.name, 1, m.price, m.watts),
+            None => problems.push(Problem::at(
+                None,
+                format!("switch {name} ({model}, {ports} x {gbps}G)"),
+                format!(
+                    "no switch in the catalog named {model:?} or with {ports} ports at {gbps} Gbps"
+                ),
+                format!("add a [[switch]] with ports >= {ports} and gbps = {gbps} to the catalog"),
+            )),
+        }
+    }
+
+    // NICs, one per sub-node.
+    for s in &plan.sub_node_list {
+        match catalog.nic_for(s.nic_gbps) {
+            Some(n) => b.add("nic", &n.name, 1, n.price, n.watts),
+            None => {
+                problems.push(Problem::at(
+                    None,
+                    format!("sub-node {} (NIC {})", s.id, s.nic),
+                    format!("no NIC in the catalog at {} Gbps", s.nic_gbps),
+                    format!("add a [[nic]] with gbps = {}", s.nic_gbps),
+                ));
+                break;
+            }
+        }
+    }
+
+    // GPUs and servers, when the catalog prices them.
+    let gpus = match gpus_per_server {
+        Some(g) => plan.servers.len() as u64 * u64::from(g),
+        None => plan.sub_node_list.len() as u64,
+    };
+    if let Some(g) = catalog.gpu() {
+        b.add("gpu", &g.name, gpus, g.price, g.watts);
+    }
+    if !catalog.servers.is_empty() {
+        let per_server = plan
+            .servers
+            .iter()
+            .map(|s| s.sub_nodes.len() as u32)
+            .max()
+            .unwrap_or(1)
+            .max(gpus_per_server.unwrap_or(0));
+        match catalog.servers_for(
+            plan.servers.len() as u64 * u64::from(per_server),
+            Some(per_server),
+        ) {
+            Some((s, n)) => b.add("server", &s.name, n, s.price, s.watts),
+            None => problems.push(Problem::at(
+                None,
+                "servers",
+                format!("no server in the catalog holds {per_server} GPUs and {per_server} NICs"),
+                format!("add a [[server]] with gpus >= {per_server} and nics >= {per_server}"),
+            )),
+        }
+    }
+
+    // Cables by media and speed.
+    let mut by_media: BTreeMap<(u32, bool), u64> = BTreeMap::new();
+    for c in &plan.cables {
+        *by_media.entry((c.gbps, c.media == Media::Dac)).or_default() += 1;
+    }
+    for ((gbps, dac), count) in by_media {
+        if dac {
+            match catalog.dac_for(gbps) {
+                Some(c) => b.add("cable", &c.name, count, c.price, c.watts),
+                None => problems.push(Problem::at(
+                    None,
+                    format!("{count} DAC cables at {gbps} Gbps"),
+                    format!(
+                        "no DAC in the catalog at {gbps} Gbps reaching {} m",
+                        catalog.in_rack_m
+                    ),
+                    format!(
+                        "add a [[cable]] with kind = \"dac\", gbps = {gbps}, reach_m >= {}",
+                        catalog.in_rack_m
+                    ),
+                )),
+            }
+        } else {
+            match catalog.optical_for(gbps) {
+                Some(link) => b.add_optical(&link, count),
+                None => problems.push(Problem::at(
+                    None,
+                    format!("{count} optical cables at {gbps} Gbps"),
+                    format!(
+                        "no AOC, or fibre with optics, in the catalog at {gbps} Gbps reaching {} m",
+                        catalog.between_racks_m
+                    ),
+                    format!(
+                        "add a [[cable]] with kind = \"aoc\", gbps = {gbps}, reach_m >= {}",
+                        catalog.between_racks_m
+                    ),
+                )),
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Invalid {
+            file: catalog.name.clone(),
+            what: "catalog for this plan",
+            problems,
+        });
+    }
+    let bom = b.finish(catalog);
+    let m = metrics(plan);
+    Ok(PlanCost {
+        plan: plan.name.clone(),
+        topology: plan.topology,
+        design: m.design,
+        sub_nodes: plan.sub_nodes,
+        gpus,
+        currency: catalog.currency.clone(),
+        cost_per_sub_node: cents(bom.total_cost / plan.sub_nodes.max(1) as f64),
+        cost_per_bisection_gbps: if m.bisection_gbps > 0.0 {
+            cents(bom.total_cost / m.bisection_gbps)
+        } else {
+            0.0
+        },
+        bisection_gbps: m.bisection_gbps,
+        bom,
+    })
+}
+
+/// An amount rounded to cents, so that JSON shows no float noise.
+pub(crate) fn cents(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// An amount of money, rounded to whole units, with thousands separators
+/// (`1,234,567`); amounts under 100 keep two decimals.
+pub fn money(v: f64) -> String {
+    if v.abs() < 100.0 && v.fract() != 0.0 {
+        return format!("{v:.2}");
+    }
+    let whole = v.round() as i64;
+    let digits = whole.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if whole < 0 { format!("-{out}") } else { out }
+}
+
+/// The bill of materials as a table.
+pub fn render_bom(bom: &Bom, currency: &str) -> String {
+    let mut t = Table::new(["part", "kind", "count", "unit price", "total"]).right(&[2, 3, 4]);
+    for l in &bom.parts {
+        t.row([
+            l.part.clone(),
+            l.kind.to_string(),
+            money(l.count as f64),
+            money(l.unit_price),
+            money(l.count as f64 * l.unit_price),
+        ]);
+    }
+    let mut out = t.render();
+    out.push_str(&format!(
+        "capex {} {currency}, energy {} {currency}, total (TCO) {} {currency}\n",
+        money(bom.capex),
+        money(bom.energy_cost),
+        money(bom.total_cost)
+    ));
+    out
+}
+
+/// Renders a plan's cost for people.
+pub fn render_plan_cost(c: &PlanCost, catalog: &Catalog, plan_file: &str) -> String {
+    let mut out = format!(
+        "Cost of {} ({plan_file}): {}, {} sub-nodes, {} GPUs, prices from {}\n",
+        c.plan, c.design, c.sub_nodes, c.gpus, catalog.name
+    );
+    if let Some(note) = &catalog.note {
+        out.push_str(&format!("  - {note}\n"));
+    }
+    out.push('\n');
+    out.push_str(&render_bom(&c.bom, &c.currency));
+    out.push_str(&format!(
+        "per sub-node {} {cur}; bisection {} Gbps, {} {cur} per Gbps\n",
+        money(c.cost_per_sub_node),
+        crate::text::gbps(c.bisection_gbps),
+        money(c.cost_per_bisection_gbps),
+        cur = c.currency
+    ));
+    out
+}

@@ -1,0 +1,258 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::error::Error;
+
+const EXAMPLE: &str = include_str!("../../../examples/data/catalog-example.toml");
+
+fn example() -> Catalog {
+    Catalog::from_toml(EXAMPLE, "catalog-example.toml").expect("example catalog")
+}
+
+fn request(gpus: u64, topology: Want) -> Request {
+    Request {
+        gpus,
+        growth: None,
+        topology,
+        budget: None,
+        oversubscription: 1.0,
+    }
+}
+
+#[test]
+fn example_catalog_has_twenty_parts() {
+    let c = example();
+    let parts = c.part_count();
+    assert!(parts >= 20, "{parts} parts");
+    assert_eq!(c.currency, "USD");
+    assert!(c.note.as_deref().unwrap_or("").contains("illustrative"));
+}
+
+#[test]
+fn cable_choice_follows_reach_and_price() {
+    let c = example();
+    // The 1 m DAC is cheaper but does not reach across a 3 m rack.
+    assert_eq!(c.dac_for(100).unwrap().name, "dac-100g-3m");
+    // At 100G the AOC is cheaper than fibre and two optics; at 200G not.
+    assert!(matches!(
+        c.optical_for(100),
+        Some(catalog::OpticalLink::Aoc(_))
+    ));
+    assert!(matches!(
+        c.optical_for(200),
+        Some(catalog::OpticalLink::Fibre(_, _))
+    ));
+}
+
+fn problems(text: &str) -> Vec<String> {
+    match Catalog::from_toml(text, "c.toml") {
+        Err(Error::Invalid { problems, .. }) => {
+            problems.iter().map(|p| p.display_in("c.toml")).collect()
+        }
+        other => panic!("expected problems, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_parts_are_named_with_their_line() {
+    let p = problems(
+        "[[switch]]\nname = \"a\"\nports = 0\ngbps = 100\nprice = -1\n\n[[switch]]\nname = \"a\"\nports = 8\ngbps = 100\nprice = 1\nsplit = 3\n\n[[cable]]\nname = \"c\"\ngbps = 100\nprice = 5\n",
+    );
+    assert_eq!(
+        p,
+        [
+            "c.toml:2: switch \"a\": price is -1; set price to 0 or more",
+            "c.toml:2: switch \"a\": ports is 0; set ports to the port count",
+            "c.toml:8: switch \"a\": the name is used twice; give every part its own name",
+            "c.toml:8: switch \"a\": split is 3; set split to 1 (no virtual switches) or an even number of at most half the ports",
+            "c.toml:15: cable \"c\": reach_m is missing; add reach_m = <longest run in metres>",
+            "c.toml:15: cable \"c\": kind is missing; add kind = \"dac\", \"aoc\" or \"fibre\"",
+        ]
+    );
+}
+
+#[test]
+fn unknown_keys_are_syntax_errors_at_their_line() {
+    let e = Catalog::from_toml(
+        "[[switch]]\nname = \"a\"\nports = 8\ngbps = 100\nprice = 1\nprise = 2\n",
+        "c.toml",
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Syntax { line: 6, .. }), "{e}");
+}
+
+#[test]
+fn a_catalog_needs_a_switch() {
+    assert_eq!(
+        problems("currency = \"EUR\"\n"),
+        [
+            "c.toml: catalog: there is no switch; add a [[switch]] table with name, ports, gbps and price"
+        ]
+    );
+}
+
+#[test]
+fn sixty_four_gpus_fit_one_switch() {
+    let p = purchase(&example(), &request(64, Want::Any)).unwrap();
+    assert_eq!(p.chosen.topology, crate::plan::Topology::FatTree);
+    assert_eq!(p.chosen.switches, 1);
+    let r = p.runner_up.unwrap();
+    assert_eq!(r.design.topology, crate::plan::Topology::BiGraph);
+    assert!(r.cost_difference > 0.0);
+    let sum: f64 = p
+        .chosen
+        .parts
+        .iter()
+        .map(|l| l.count as f64 * l.unit_price)
+        .sum();
+    assert!((sum - p.chosen.total_cost).abs() < 0.01);
+}
+
+#[test]
+fn bigraph_keeps_m_at_most_half_n() {
+    let p = purchase(&example(), &request(4096, Want::BiGraph)).unwrap();
+    assert_eq!(p.chosen.topology, crate::plan::Topology::BiGraph);
+    assert!(p.chosen.capacity >= 4096);
+    // "BiGraph MxN: ..."
+    let shape = p.chosen.design.split(':').next().unwrap();
+    let (m, n) = shape
+        .trim_start_matches("BiGraph ")
+        .split_once('x')
+        .unwrap();
+    let (m, n): (u64, u64) = (m.parse().unwrap(), n.parse().unwrap());
+    assert!(m <= n / 2, "{}", p.chosen.design);
+    assert!(m * n >= 4096);
+}
+
+#[test]
+fn growth_buys_ports_not_gpus() {
+    let mut req = request(512, Want::Any);
+    req.growth = Some(2048);
+    let p = purchase(&example(), &req).unwrap();
+    assert!(p.chosen.capacity >= 2048);
+    let gpus = p.chosen.parts.iter().find(|l| l.kind == "gpu").unwrap();
+    assert_eq!(gpus.count, 512);
+}
+
+#[test]
+fn an_unreachable_budget_says_so() {
+    let mut req = request(64, Want::Any);
+    req.budget = Some(1000.0);
+    let e = purchase(&example(), &req).unwrap_err().to_string();
+    assert!(e.contains("the budget of 1,000 USD cannot be met"), "{e}");
+}
+
+#[test]
+fn too_many_gpus_name_the_port_constraint() {
+    let e = purchase(&example(), &request(100_000, Want::BiGraph))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("port counts cannot be met"), "{e}");
+    assert!(e.contains("largest BiGraph"), "{e}");
+}
+
+#[test]
+fn oversubscription_allows_smaller_fabrics() {
+    let strict = purchase(&example(), &request(1024, Want::FatTree)).unwrap();
+    let mut req = request(1024, Want::FatTree);
+    req.oversubscription = 3.0;
+    let loose = purchase(&example(), &req).unwrap();
+    assert!(loose.chosen.total_cost <= strict.chosen.total_cost);
+    assert!(loose.chosen.bisection_gbps <= strict.chosen.bisection_gbps);
+}
+
+#[test]
+fn money_has_thousands_separators() {
+    assert_eq!(money(1_234_567.4), "1,234,567");
+    assert_eq!(money(999.0), "999");
+    assert_eq!(money(0.1), "0.10");
+    assert_eq!(money(-12_000.0), "-12,000");
+}
+
+/// The cheapest design by brute force over every shape, for catalogs of
+/// switches at one speed with no power figures.
+fn brute_force(c: &Catalog, g: u64, want: Want) -> Option<f64> {
+    let opt = c.optical_tco(&c.optical_for(100)?);
+    let fixed = g as f64 * (c.nic_for(100)?.price + c.dac_for(100)?.price);
+    let mut best = f64::INFINITY;
+    for s in &c.switches {
+        let p = u64::from(s.ports);
+        if want != Want::BiGraph && p >= g {
+            best = best.min(s.price + fixed);
+        }
+        if want != Want::FatTree {
+            let mut splits = vec![1];
+            splits.extend((2..=s.split).step_by(2));
+            for v in splits {
+                let pv = p / u64::from(v);
+                for h in 1..pv {
+                    for m in 1..=h.min(pv - h) {
+                        if 2 * h * m >= g {
+                            let phys = (2 * h).div_ceil(u64::from(v));
+                            best = best.min(phys as f64 * s.price + (h * h) as f64 * opt + fixed);
+                        }
+                    }
+                }
+            }
+        }
+        if want != Want::BiGraph {
+            for sp in &c.switches {
+                let ps = u64::from(sp.ports);
+                for u in 1..p {
+                    for d in 1..=(p - u).min(u) {
+                        let leaves = g.div_ceil(d);
+                        let spines = (leaves * u).div_ceil(ps).max(1);
+                        if spines <= u && leaves <= ps {
+                            let cost = leaves as f64 * s.price
+                                + spines as f64 * sp.price
+                                + (leaves * u) as f64 * opt
+                                + fixed;
+                            best = best.min(cost);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    best.is_finite().then_some(best)
+}
+
+fn small_catalog(switches: &[(u32, u32, bool)]) -> Catalog {
+    let mut text = String::from(
+        "[[nic]]\nname = \"n\"\ngbps = 100\nprice = 500\n\n[[cable]]\nname = \"d\"\nkind = \"dac\"\ngbps = 100\nreach_m = 3\nprice = 50\n\n[[cable]]\nname = \"a\"\nkind = \"aoc\"\ngbps = 100\nreach_m = 30\nprice = 400\n",
+    );
+    for (i, (ports, price, split)) in switches.iter().enumerate() {
+        text.push_str(&format!(
+            "\n[[switch]]\nname = \"s{i}\"\nports = {ports}\ngbps = 100\nprice = {price}\nsplit = {}\n",
+            if *split { 2 } else { 1 }
+        ));
+    }
+    Catalog::from_toml(&text, "random.toml").unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The programs' choice is never dearer than any feasible shape found
+    /// by brute force, and brute force finds nothing cheaper.
+    #[test]
+    fn purchase_matches_brute_force(
+        switches in prop::collection::vec(
+            (prop::sample::select(vec![4u32, 8, 12, 16]), 1000u32..20000, any::<bool>()),
+            1..4,
+        ),
+        gpus in 2u64..80,
+        want in prop::sample::select(vec![Want::BiGraph, Want::FatTree, Want::Any]),
+    ) {
+        let c = small_catalog(&switches);
+        let brute = brute_force(&c, gpus, want);
+        match purchase(&c, &request(gpus, want)) {
+            Ok(p) => {
+                let b = brute.expect("brute force finds a design too");
+                prop_assert!((p.chosen.total_cost - b).abs() < 0.01,
+                    "programs {} ({}), brute force {b}", p.chosen.total_cost, p.chosen.design);
+            }
+            Err(e) => prop_assert!(brute.is_none(), "{e}, brute force found {brute:?}"),
+        }
+    }
+}
