@@ -11,5 +11,6 @@
 pub mod error;
 pub mod nodes;
 pub mod schema;
+pub mod view;
 
 pub use error::{Error, Result};

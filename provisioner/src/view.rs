@@ -1,0 +1,78 @@
+//! What the cluster looks like to placement, and what a submission
+//! applies: the seam between the pure side of the provisioner (placement,
+//! manifests) and [`crate::cluster`]-style I/O that reads and writes the
+//! Kubernetes API.
+
+use serde::Serialize;
+
+/// One pod that holds GPUs on a Node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodUse {
+    /// Namespace of the pod.
+    pub namespace: String,
+    /// Name of the pod.
+    pub name: String,
+    /// GPUs the pod requests (sum over its containers, or its largest init
+    /// container when that is more).
+    pub gpus: u32,
+}
+
+/// One Kubernetes Node as placement sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeState {
+    /// Node name.
+    pub name: String,
+    /// True when the Node's `Ready` condition is `True`.
+    pub ready: bool,
+    /// True when the Node is cordoned (`spec.unschedulable`).
+    pub unschedulable: bool,
+    /// GPUs the Node can give to pods (`status.allocatable` of the GPU
+    /// resource).
+    pub gpu_allocatable: u32,
+    /// Pods bound to the Node, not yet Succeeded or Failed, that request
+    /// GPUs.
+    pub pods: Vec<PodUse>,
+}
+
+impl NodeState {
+    /// GPUs requested by the pods on this Node.
+    pub fn gpu_requested(&self) -> u32 {
+        self.pods.iter().map(|p| p.gpus).sum()
+    }
+
+    /// GPUs still free for a new pod (zero when the Node is not Ready or
+    /// cordoned).
+    pub fn gpu_free(&self) -> u32 {
+        if !self.ready || self.unschedulable {
+            return 0;
+        }
+        self.gpu_allocatable.saturating_sub(self.gpu_requested())
+    }
+}
+
+/// The Nodes of a cluster, sorted by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ClusterView {
+    /// Every Node the API listed.
+    pub nodes: Vec<NodeState>,
+}
+
+impl ClusterView {
+    /// The Node named `name`.
+    pub fn node(&self, name: &str) -> Option<&NodeState> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}
+
+/// The objects of one submission, ready for server-side apply.
+///
+/// `workload` (the Indexed Job or MPIJob) is applied first; every object in
+/// `owned` (ConfigMap, Service) then gets an `ownerReference` to it, so that
+/// deleting the workload deletes them too.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Manifests {
+    /// The batch/v1 Job or kubeflow.org/v2beta1 MPIJob.
+    pub workload: serde_json::Value,
+    /// ConfigMap and headless Service, in the order they are printed.
+    pub owned: Vec<serde_json::Value>,
+}
