@@ -94,13 +94,17 @@ enum Command {
     /// Prove a plan's lossless priorities cannot deadlock and both ends of
     /// every link agree; exits 2 with the cycle or the mismatches.
     CheckQos(render::CheckQosArgs),
-    /// Scheduler exports from a plan.
+    /// Scheduler exports from a plan: Kubernetes node labels, a Kueue
+    /// Topology, Volcano HyperNodes or a Slurm topology.conf, each with what
+    /// the tree translation loses.
     Export(export::ExportArgs),
-    /// Bill of materials and TCO of a plan.
+    /// Bill of materials and TCO of a plan, priced from a parts catalog.
     Cost(cost::CostArgs),
-    /// Cheapest fabric for a GPU count over a parts catalog.
+    /// Cheapest BiGraph or fat-tree for a GPU count over a parts catalog
+    /// (an integer program), with the runner-up and the binding constraints.
     Purchase(cost::PurchaseArgs),
-    /// Training-iteration what-if on a plan.
+    /// Training-iteration what-if on a plan: naive, WFBP, single-bucket,
+    /// MG-WFBP and C-Cube chaining for a model, with the bucket plan.
     Iteration(iteration::IterationArgs),
     /// Print a plan's cable list (CSV for the people who cable the racks).
     Cables {
