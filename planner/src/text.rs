@@ -302,9 +302,48 @@ pub fn gbps(v: f64) -> String {
     s.strip_suffix(".0").map_or(s.clone(), str::to_string)
 }
 
+/// Parses counts as people write them on the command line: one number, a
+/// comma-separated list, or `FROM..TO` doubling from FROM while at most TO
+/// (`8..64` is 8, 16, 32, 64). Every number must be at least `min`. `None`
+/// when the text is none of these (the caller names the option).
+pub fn parse_counts(text: &str, min: usize) -> Option<Vec<usize>> {
+    let number = |s: &str| s.trim().parse::<usize>().ok().filter(|&n| n >= min);
+    if let Some((from, to)) = text.split_once("..") {
+        let (from, to) = (number(from)?, number(to)?);
+        if from > to || from == 0 {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut n = from;
+        while n <= to {
+            out.push(n);
+            n = n.checked_mul(2)?;
+        }
+        return Some(out);
+    }
+    let out = text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(number)
+        .collect::<Option<Vec<usize>>>()?;
+    (!out.is_empty()).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_single_list_and_doubling_range() {
+        assert_eq!(parse_counts("64", 1), Some(vec![64]));
+        assert_eq!(parse_counts("8, 24", 1), Some(vec![8, 24]));
+        assert_eq!(parse_counts("8..64", 1), Some(vec![8, 16, 32, 64]));
+        assert_eq!(parse_counts("8..100", 1), Some(vec![8, 16, 32, 64]));
+        for bad in ["", ",", "64..8", "x", "1..4", "8..", "-2"] {
+            assert_eq!(parse_counts(bad, 2), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn line_col_counts_from_one() {

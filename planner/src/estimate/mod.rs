@@ -1276,41 +1276,15 @@ pub fn parse_sizes(text: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
-/// Parses node counts: `FROM..TO` (doubling) or a comma-separated list.
+/// Parses node counts: `FROM..TO` (doubling) or a comma-separated list,
+/// each at least 2.
 pub fn parse_nodes(text: &str) -> Result<Vec<usize>> {
-    let bad = || {
+    crate::text::parse_counts(text, 2).ok_or_else(|| {
         Error::option(
             "--scale",
             format!("`{text}` is not a node count or range; write e.g. 64..1024 or 64,256"),
         )
-    };
-    let number = |s: &str| -> Result<usize> {
-        match s.trim().parse::<usize>() {
-            Ok(n) if n >= 2 => Ok(n),
-            _ => Err(bad()),
-        }
-    };
-    if let Some((from, to)) = text.split_once("..") {
-        let (from, to) = (number(from)?, number(to)?);
-        if from > to {
-            return Err(bad());
-        }
-        let mut out = Vec::new();
-        let mut n = from;
-        while n <= to {
-            out.push(n);
-            match n.checked_mul(2) {
-                Some(next) => n = next,
-                None => break,
-            }
-        }
-        return Ok(out);
-    }
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(number)
-        .collect()
+    })
 }
 
 /// A size as people write it: `256KiB`, `16MiB`, `1000B`.

@@ -777,41 +777,12 @@ pub fn sweep(model: &Model, plans: &[Plan], ranks: &[usize], setup: &Setup) -> R
 
 /// Parses `--ranks`: one count, `FROM..TO` (doubling) or a list.
 pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
-    let bad = || {
+    crate::text::parse_counts(text, 1).ok_or_else(|| {
         Error::option(
             "--ranks",
             format!("`{text}` is not a rank count or range; write e.g. 64, 8..1024 or 64,256"),
         )
-    };
-    let number = |s: &str| -> Result<usize> {
-        match s.trim().parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(bad()),
-        }
-    };
-    if let Some((from, to)) = text.split_once("..") {
-        let (from, to) = (number(from)?, number(to)?);
-        if from > to {
-            return Err(bad());
-        }
-        let mut out = Vec::new();
-        let mut n = from;
-        while n <= to {
-            out.push(n);
-            n = n.checked_mul(2).ok_or_else(bad)?;
-        }
-        return Ok(out);
-    }
-    let out: Vec<usize> = text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(number)
-        .collect::<Result<_>>()?;
-    if out.is_empty() {
-        return Err(bad());
-    }
-    Ok(out)
+    })
 }
 
 /// Formats a number of parameters: `25.6 M`.
