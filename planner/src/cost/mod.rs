@@ -20,5 +20,5 @@ mod tests;
 
 pub use bom::{Bom, BomLine, PlanCost, cost_plan, money, render_bom, render_plan_cost};
 pub use catalog::Catalog;
-pub use purchase::{Purchase, Request, Want, purchase, render_purchase};
+pub use purchase::{Purchase, Request, Want, purchase, render_purchase, render_purchase_summary};
 pub use side::{CostEntry, cost_comparison, render_comparison_costs};

@@ -932,6 +932,60 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
     out
 }
 
+/// One line per purchase of a multi-count `planner purchase`: the chosen
+/// design and the runner-up, their totals and cost per Gbps of bisection,
+/// and which is cheaper per Gbps.
+pub fn render_purchase_summary(purchases: &[Purchase]) -> String {
+    let cur = purchases.first().map_or("", |p| p.currency.as_str());
+    let mut t = Table::new([
+        "GPUs",
+        "chosen",
+        "total",
+        "per Gbps",
+        "runner-up",
+        "total",
+        "per Gbps",
+        "cheaper per Gbps",
+    ])
+    .right(&[0, 2, 3, 5, 6]);
+    for p in purchases {
+        let c = &p.chosen;
+        let (r_design, r_total, r_gbps, cheaper) = match &p.runner_up {
+            Some(r) => {
+                let d = &r.design;
+                let cheaper = if c.cost_per_bisection_gbps <= d.cost_per_bisection_gbps {
+                    c
+                } else {
+                    d
+                };
+                (
+                    d.design.clone(),
+                    money(d.total_cost),
+                    money(d.cost_per_bisection_gbps),
+                    cheaper.topology.as_str(),
+                )
+            }
+            None => (
+                "none".to_string(),
+                "-".into(),
+                "-".into(),
+                c.topology.as_str(),
+            ),
+        };
+        t.row([
+            c.gpus.to_string(),
+            c.design.clone(),
+            money(c.total_cost),
+            money(c.cost_per_bisection_gbps),
+            r_design,
+            r_total,
+            r_gbps,
+            cheaper.to_string(),
+        ]);
+    }
+    format!("Summary ({cur}):\n\n{}", t.render())
+}
+
 fn to_bom(d: &Design) -> Bom {
     Bom {
         parts: d

@@ -57,9 +57,11 @@ enum TopologyChoice {
 
 #[derive(Debug, Args)]
 pub struct PurchaseArgs {
-    /// GPUs (sub-nodes, one NIC each) to build now.
-    #[arg(long)]
-    gpus: u64,
+    /// GPUs (sub-nodes, one NIC each) to build now; a list (`512,4096`)
+    /// or a doubling range (`512..4096`) plans each count and ends with a
+    /// summary.
+    #[arg(long, value_name = "G")]
+    gpus: String,
     /// Parts catalog TOML (see examples/data/catalog-example.toml).
     #[arg(long)]
     catalog: PathBuf,
@@ -89,21 +91,59 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
             planner::Error::option("--budget", format!("{b} is not an amount above 0")).into(),
         );
     }
-    let req = Request {
-        gpus: args.gpus,
-        growth: args.growth,
-        topology: match args.topology {
-            TopologyChoice::Bigraph => Want::BiGraph,
-            TopologyChoice::FatTree => Want::FatTree,
-            TopologyChoice::Any => Want::Any,
-        },
-        budget: args.budget,
-        oversubscription: args.allow_oversubscription,
-    };
-    let p = cost::purchase(&catalog, &req)?;
-    match args.format {
-        Format::Table => print(&cost::render_purchase(&p, &catalog, &req))?,
-        Format::Json => print_json(&p)?,
+    let counts = planner::text::parse_counts(&args.gpus, 1)
+        .ok_or_else(|| {
+            planner::Error::option(
+                "--gpus",
+                format!(
+                    "`{}` is not a GPU count; write e.g. 512, 512,4096 or 512..4096",
+                    args.gpus
+                ),
+            )
+        })?
+        .into_iter()
+        .map(|g| g as u64)
+        .collect::<Vec<_>>();
+    let many = counts.len() > 1;
+    let mut plans = Vec::new();
+    for gpus in counts {
+        let req = Request {
+            gpus,
+            growth: args.growth,
+            topology: match args.topology {
+                TopologyChoice::Bigraph => Want::BiGraph,
+                TopologyChoice::FatTree => Want::FatTree,
+                TopologyChoice::Any => Want::Any,
+            },
+            budget: args.budget,
+            oversubscription: args.allow_oversubscription,
+        };
+        let p = match cost::purchase(&catalog, &req) {
+            Ok(p) => p,
+            Err(e) if many => {
+                return Err(anyhow::Error::new(e).context(format!("purchase for {gpus} GPUs")));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        plans.push((req, p));
+    }
+    match (args.format, plans.as_slice()) {
+        (Format::Table, [(req, p)]) => print(&cost::render_purchase(p, &catalog, req))?,
+        (Format::Json, [(_, p)]) => print_json(p)?,
+        (Format::Table, _) => {
+            let mut text = String::new();
+            for (req, p) in &plans {
+                text.push_str(&cost::render_purchase(p, &catalog, req));
+                text.push('\n');
+            }
+            let purchases: Vec<_> = plans.iter().map(|(_, p)| p.clone()).collect();
+            text.push_str(&cost::render_purchase_summary(&purchases));
+            print(&text)?
+        }
+        (Format::Json, _) => {
+            let purchases: Vec<_> = plans.into_iter().map(|(_, p)| p).collect();
+            print_json(&purchases)?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
