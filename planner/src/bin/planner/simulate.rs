@@ -83,8 +83,9 @@ pub struct SimulateArgs {
     /// sub-nodes fit, k-ary 3 tiers beyond).
     #[arg(long, value_name = "PORTS", default_value_t = 64, requires = "scale")]
     fat_tree_ports: u32,
-    /// event (the event-driven max-min fair simulator), fast (step
-    /// synchronous, an upper bound for screening) or closed-form
+    /// event (the event-driven max-min fair simulator), fast
+    /// (step-synchronous: a barrier after every step, for screening; exact
+    /// without contention, otherwise usually slower) or closed-form
     /// [default: event].
     #[arg(long, value_name = "METHOD")]
     method: Option<String>,
@@ -522,7 +523,7 @@ impl JsonRow {
 fn method_words(m: Method) -> &'static str {
     match m {
         Method::Event => "event-driven (max-min fair flows)",
-        Method::Fast => "step-synchronous (--fast, an upper bound)",
+        Method::Fast => "step-synchronous (--fast, for screening)",
         Method::ClosedForm => "closed form",
     }
 }
@@ -808,22 +809,35 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
 /// A step table; runs of identical steps share a row.
 fn render_steps(s: &Schedule<'_>) -> String {
     let mut out = format!(
-        "{} on {} ({}), {} ranks, {}: {:.1} µs {}, {:.1} µs step-synchronous over {} steps (ECMP seed {})\n",
+        "{} on {} ({}), {} ranks, {}: ",
         s.algorithm.as_str(),
         s.plan,
         s.design,
         s.ranks,
         format_size(s.size_bytes),
-        s.time_us,
-        match s.method {
-            Method::Event => "event-driven",
-            Method::Fast => "step-synchronous",
-            Method::ClosedForm => "closed form",
-        },
-        s.steps_time_us,
-        s.steps.len(),
-        s.seed
     );
+    let _ = match s.method {
+        Method::Fast => writeln!(
+            out,
+            "{:.1} µs step-synchronous over {} steps (ECMP seed {})",
+            s.time_us,
+            s.steps.len(),
+            s.seed
+        ),
+        m => writeln!(
+            out,
+            "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous (ECMP seed {})",
+            s.time_us,
+            if m == Method::Event {
+                "event-driven"
+            } else {
+                "closed form"
+            },
+            s.steps.len(),
+            s.steps_time_us,
+            s.seed
+        ),
+    };
     let levels = s.steps.iter().any(|st| st.level.is_some());
     let mut head = vec!["steps", "phase"];
     if levels {
