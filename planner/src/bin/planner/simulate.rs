@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ use planner::estimate::{
 };
 use planner::plan::{Plan, Topology};
 
-use crate::io::{BadInput, display, load_plan, print, print_json, write_atomic};
+use crate::io::{BadInput, display, print, print_json, read, write_atomic};
 
 /// The sizes of EFLOPS Fig. 12.
 const DEFAULT_SIZES: &str = "1KiB..256MiB";
@@ -69,9 +69,8 @@ pub struct SimulateArgs {
     /// comma-separated list, e.g. `256KiB,256MiB`.
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     size: String,
-    /// Ranks in the job (default: every sub-node of the plan). HD and HDRM
-    /// fold a count that is not a power of two onto the largest power of
-    /// two below.
+    /// Ranks in the job (default: every sub-node of the plan; a power of
+    /// two for hd and hdrm).
     #[arg(long, conflicts_with = "scale")]
     ranks: Option<usize>,
     /// EFLOPS Fig. 16 mode: for every node count (`64..1024` doubling, or
@@ -199,11 +198,32 @@ fn check(args: &SimulateArgs) -> Result<Config> {
     })
 }
 
+/// Reads a plan, telling an inventory apart (`planner design` makes a
+/// plan of it).
+fn read_plan(path: &Path) -> Result<Plan> {
+    let text = read(path)?;
+    if text.lines().any(|l| l.trim() == "[inventory]") {
+        return Err(BadInput(format!(
+            "{} is an inventory, not a plan; design it first: planner design {} --out plan.json (add --topology fat-tree for a fat-tree), then simulate plan.json",
+            display(path),
+            display(path)
+        ))
+        .into());
+    }
+    Ok(Plan::parse(&text, &display(path))?)
+}
+
 /// The plans of a size sweep: the files, then the shorthands.
 fn load_plans(args: &SimulateArgs) -> Result<Vec<Plan>> {
+    if args.link_gbps.is_some() && args.bigraph.is_none() && args.fat_tree.is_none() {
+        return Err(BadInput(
+            "--link-gbps sets the speed of the plans --bigraph, --fat-tree and --scale build; for a plan file give --param link_gbps=GBPS".into(),
+        )
+        .into());
+    }
     let mut plans = Vec::new();
     for path in &args.plans {
-        plans.push(load_plan(path)?);
+        plans.push(read_plan(path)?);
     }
     let s = Shorthand {
         link_gbps: args.link_gbps.unwrap_or(100),
@@ -239,7 +259,7 @@ fn scale_link_gbps(args: &SimulateArgs) -> Result<u32> {
     match args.plans.as_slice() {
         [] => Ok(100),
         [path] => {
-            let plan = load_plan(path)?;
+            let plan = read_plan(path)?;
             match plan.sub_node_list.iter().map(|s| s.nic_gbps).min() {
                 Some(g) if g > 0 => Ok(g),
                 _ => Err(BadInput(format!(
@@ -316,11 +336,11 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(enabled: bool) -> Self {
+    fn new() -> Self {
         let now = Instant::now();
         Self {
             start: now,
-            enabled: enabled && std::io::stderr().is_terminal(),
+            enabled: std::io::stderr().is_terminal(),
             shown: false,
             last: now,
         }
@@ -369,7 +389,7 @@ fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<Outcome> {
     let plans = load_plans(args)?;
     let (per_plan, notes) = plan_algorithms(&plans, cfg, None)?;
     let total: usize = per_plan.iter().map(|a| a.len() * cfg.sizes.len()).sum();
-    let mut progress = Progress::new(!args.steps);
+    let mut progress = Progress::new();
     let mut estimates = Vec::new();
     for (i, plan) in plans.iter().enumerate() {
         if per_plan[i].is_empty() {
@@ -412,7 +432,7 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
     };
     let plans = estimate::scale_plans(&nodes, &spec)?;
     let (per_plan, notes) = plan_algorithms(&plans, cfg, Some("the fat-tree plans"))?;
-    let mut progress = Progress::new(!args.steps);
+    let mut progress = Progress::new();
     let got = estimate::scale_sweep(
         &plans,
         &cfg.algorithms,
@@ -696,7 +716,13 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
                 })
                 .collect();
             out.push_str(&grid(
-                &format!("{} ({}), {} ranks:", plan.name, first.design, first.ranks),
+                &format!(
+                    "{} ({}), {} rank{}:",
+                    plan.name,
+                    first.design,
+                    first.ranks,
+                    if first.ranks == 1 { "" } else { "s" }
+                ),
                 "size",
                 &keys,
                 &algs,
