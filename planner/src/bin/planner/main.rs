@@ -86,7 +86,9 @@ enum Command {
     /// Route every connection of every allreduce step on the plan and report
     /// the busiest directed link per step, beside the plan-order figures.
     VerifyRanks(ranks::VerifyArgs),
-    /// Estimate allreduce time on a plan.
+    /// Allreduce time on plans (EFLOPS Fig. 12) or on BiGraphs and
+    /// fat-trees per node count (--scale, Fig. 16): flow-level simulation,
+    /// closed forms, schedules and plots.
     Simulate(simulate::SimulateArgs),
     /// Switch configurations (one file per physical switch) or, with
     /// --hosts, each server's NCCL/RoCE environment, written into --out.

@@ -1,23 +1,921 @@
-//! `planner simulate`: being built for its issue; replace this file.
+//! `planner simulate`: allreduce time on a plan (EFLOPS Fig. 12), or on
+//! BiGraph and fat-tree plans built per node count (Fig. 16), by the
+//! event-driven simulator, the step-synchronous mode or the closed forms.
+//!
+//! The command is glue: it turns the flags into plans, algorithms, sizes,
+//! parameters and options, calls `planner::estimate`, and prints.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
 
-use crate::io::BadInput;
+use planner::design::design;
+use planner::design::shorthand::{self, Shorthand};
+use planner::estimate::plot::{self, PlotFormat};
+use planner::estimate::{
+    self, Algorithm, Estimate, Method, Options, PARAMS, Params, Row, ScaleSpec, StepSummary,
+    format_size,
+};
+use planner::plan::{Plan, Topology};
+
+use crate::io::{BadInput, display, print, print_json, read, write_atomic};
+
+/// The sizes of EFLOPS Fig. 12.
+const DEFAULT_SIZES: &str = "1KiB..256MiB";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimFormat {
+    /// Aligned text for people.
+    Table,
+    /// JSON rows (see docs/cli.md).
+    Json,
+    /// CSV with the columns of the JSON rows.
+    Csv,
+}
 
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
-    /// Plan JSON (or TOML).
-    plan: PathBuf,
+    /// Plan JSON (or TOML) written by `planner design --out`. Several
+    /// plans are simulated side by side (one column each in the plot).
+    /// With --scale: optional, and only its slowest NIC is used, as the
+    /// link speed of the plans the sweep builds.
+    #[arg(value_name = "PLAN", required_unless_present_any = ["bigraph", "fat_tree", "scale"])]
+    plans: Vec<PathBuf>,
+    /// Also simulate an M x N BiGraph of identical servers, e.g. 16x32.
+    #[arg(long, value_name = "MxN", conflicts_with = "scale")]
+    bigraph: Option<String>,
+    /// Also simulate a fat-tree, e.g. `tiers=2,sub-nodes=512,ports=64`.
+    #[arg(long, value_name = "SPEC", conflicts_with = "scale")]
+    fat_tree: Option<String>,
+    /// NIC and switch port speed of the plans --bigraph, --fat-tree and
+    /// --scale build [default: 100, or with --scale the slowest NIC of
+    /// PLAN].
+    #[arg(long, value_name = "GBPS")]
+    link_gbps: Option<u32>,
+    /// Algorithms, comma-separated, or `all`: ring, hd, hdrm, tree,
+    /// double-tree, overlapped-tree, blueconnect, 2d, hitopk. One that
+    /// cannot run on a plan's topology (hdrm on a fat-tree) is skipped
+    /// there with a note; naming one that runs on none of the plans is an
+    /// error. [default: ring,hd,hdrm]
+    #[arg(long, value_name = "LIST")]
+    algorithm: Option<String>,
+    /// Message sizes: `FROM..TO` (every power of two between) or a
+    /// comma-separated list, e.g. `256KiB,256MiB`.
+    #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
+    size: String,
+    /// Ranks in the job (default: every sub-node of the plan; a power of
+    /// two for hd and hdrm).
+    #[arg(long, conflicts_with = "scale")]
+    ranks: Option<usize>,
+    /// EFLOPS Fig. 16 mode: for every node count (`64..1024` doubling, or
+    /// `64,256`), build an M x N BiGraph and a fat-tree of that many
+    /// sub-nodes and simulate every algorithm on both.
+    #[arg(long, value_name = "NODES")]
+    scale: Option<String>,
+    /// With --scale: ports of the fat-tree switches (2 tiers while the
+    /// sub-nodes fit, k-ary 3 tiers beyond).
+    #[arg(long, value_name = "PORTS", default_value_t = 64, requires = "scale")]
+    fat_tree_ports: u32,
+    /// event (the event-driven max-min fair simulator), fast
+    /// (step-synchronous: a barrier after every step, for screening; exact
+    /// without contention, otherwise usually slower) or closed-form
+    /// [default: event].
+    #[arg(long, value_name = "METHOD")]
+    method: Option<String>,
+    /// Same as --method fast.
+    #[arg(long)]
+    fast: bool,
+    /// ECMP hash seeds 0..N (fat-trees, paths within a BiGraph part): the
+    /// time is the median, and the table shows the minimum and maximum.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seeds: usize,
+    /// Cost parameter `name=value`; may repeat, or separate with commas.
+    #[arg(long, value_name = "NAME=VALUE", long_help = param_help())]
+    param: Vec<String>,
+    /// Write a plot here, FILE.svg or FILE.png: latency and bandwidth
+    /// against message size (EFLOPS Fig. 12), or with --scale time
+    /// against sub-nodes (Fig. 16).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print the schedule behind each estimate instead (one size only):
+    /// per step its phase, flows, largest send, most flows on one link,
+    /// longest route latency and time, as the step-synchronous mode sees
+    /// it with the first seed.
+    #[arg(long)]
+    steps: bool,
+    /// Worker threads for the sweep (0: every core). The results do not
+    /// depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[arg(long, value_enum, default_value_t = SimFormat::Table)]
+    format: SimFormat,
+}
+
+/// The long help of `--param`, from the parameter table of the library.
+fn param_help() -> String {
+    let mut text = String::from(
+        "Cost parameter `name=value`; may repeat, or separate with commas. \
+         Link speeds come from the plan; the rest are defaults:\n",
+    );
+    for p in &PARAMS {
+        let _ = write!(text, "\n  {:<18} {:>6}  {}", p.name, p.default, p.meaning);
+    }
+    text
+}
+
+/// The checked command line.
+struct Config {
+    algorithms: Vec<Algorithm>,
+    /// True when --algorithm was given (not the default list).
+    explicit: bool,
+    sizes: Vec<u64>,
+    params: Params,
+    options: Options,
+    plot: Option<(PathBuf, PlotFormat)>,
+}
+
+fn method_of(args: &SimulateArgs) -> Result<Method> {
+    let Some(text) = &args.method else {
+        return Ok(if args.fast {
+            Method::Fast
+        } else {
+            Method::Event
+        });
+    };
+    let method: Method = text.parse()?;
+    if args.fast && method != Method::Fast {
+        return Err(BadInput(format!(
+            "--fast asks for the step-synchronous mode and --method {} for another; give one of them",
+            text.trim()
+        ))
+        .into());
+    }
+    Ok(method)
+}
+
+fn check(args: &SimulateArgs) -> Result<Config> {
+    let explicit = args.algorithm.is_some();
+    let algorithms = Algorithm::parse_list(args.algorithm.as_deref().unwrap_or("ring,hd,hdrm"))?;
+    let sizes = estimate::parse_sizes(&args.size)?;
+    if sizes.is_empty() {
+        return Err(BadInput("--size: no size given; write e.g. 1KiB..256MiB".into()).into());
+    }
+    if args.steps && sizes.len() > 1 {
+        return Err(BadInput(format!(
+            "--steps prints the schedule of one message size, and --size {} gives {}; give one size, e.g. --size 256MiB",
+            args.size,
+            sizes.len()
+        ))
+        .into());
+    }
+    if args.seeds == 0 {
+        return Err(BadInput("--seeds 0: simulate at least 1 ECMP seed".into()).into());
+    }
+    if args.ranks == Some(0) {
+        return Err(BadInput("--ranks 0: a job needs at least 1 rank".into()).into());
+    }
+    let method = method_of(args)?;
+    let params = Params::default().with_overrides(&args.param)?;
+    let mut options = Options::with_seed_count(method, args.seeds);
+    options.threads = args.threads;
+    let plot = match &args.plot {
+        Some(p) => Some((p.clone(), PlotFormat::from_path(&display(p))?)),
+        None => None,
+    };
+    Ok(Config {
+        algorithms,
+        explicit,
+        sizes,
+        params,
+        options,
+        plot,
+    })
+}
+
+/// Reads a plan, telling an inventory apart (`planner design` makes a
+/// plan of it).
+fn read_plan(path: &Path) -> Result<Plan> {
+    let text = read(path)?;
+    if text.lines().any(|l| l.trim() == "[inventory]") {
+        return Err(BadInput(format!(
+            "{} is an inventory, not a plan; design it first: planner design {} --out plan.json (add --topology fat-tree for a fat-tree), then simulate plan.json",
+            display(path),
+            display(path)
+        ))
+        .into());
+    }
+    Ok(Plan::parse(&text, &display(path))?)
+}
+
+/// The plans of a size sweep: the files, then the shorthands.
+fn load_plans(args: &SimulateArgs) -> Result<Vec<Plan>> {
+    if args.link_gbps.is_some() && args.bigraph.is_none() && args.fat_tree.is_none() {
+        return Err(BadInput(
+            "--link-gbps sets the speed of the plans --bigraph, --fat-tree and --scale build; for a plan file give --param link_gbps=GBPS".into(),
+        )
+        .into());
+    }
+    let mut plans = Vec::new();
+    for path in &args.plans {
+        plans.push(read_plan(path)?);
+    }
+    let s = Shorthand {
+        link_gbps: args.link_gbps.unwrap_or(100),
+        ..Shorthand::default()
+    };
+    if let Some(spec) = &args.bigraph {
+        let (m, n) = shorthand::parse_bigraph(spec)?;
+        let (inv, opts) = shorthand::bigraph(m, n, &s)?;
+        plans.push(design(&inv, &opts)?);
+    }
+    if let Some(spec) = &args.fat_tree {
+        let (inv, opts) = shorthand::fat_tree(spec, &s)?;
+        plans.push(design(&inv, &opts)?);
+    }
+    Ok(plans)
+}
+
+/// The link speed of a scale sweep.
+fn scale_link_gbps(args: &SimulateArgs) -> Result<u32> {
+    if let Some(g) = args.link_gbps {
+        if g == 0 {
+            return Err(BadInput("--link-gbps 0: give a link speed above 0".into()).into());
+        }
+        if !args.plans.is_empty() {
+            return Err(BadInput(
+                "--scale takes the link speed from PLAN or from --link-gbps; give one of them"
+                    .into(),
+            )
+            .into());
+        }
+        return Ok(g);
+    }
+    match args.plans.as_slice() {
+        [] => Ok(100),
+        [path] => {
+            let plan = read_plan(path)?;
+            match plan.sub_node_list.iter().map(|s| s.nic_gbps).min() {
+                Some(g) if g > 0 => Ok(g),
+                _ => Err(BadInput(format!(
+                    "{}: the plan has no sub-node with a NIC speed for --scale to use; give --link-gbps",
+                    display(path)
+                ))
+                .into()),
+            }
+        }
+        _ => Err(BadInput(
+            "--scale takes at most one PLAN (for its link speed); it builds its own plans".into(),
+        )
+        .into()),
+    }
+}
+
+/// Algorithms per plan, the notes on those skipped, and an error for an
+/// explicitly named algorithm that runs on none of the plans. `what`
+/// names the plans in the notes (`None`: by name).
+fn plan_algorithms(
+    plans: &[Plan],
+    cfg: &Config,
+    what: Option<&str>,
+) -> Result<(Vec<Vec<Algorithm>>, Vec<String>)> {
+    let mut notes = Vec::new();
+    let mut per_plan = vec![Vec::new(); plans.len()];
+    for &a in &cfg.algorithms {
+        let mut skipped = Vec::new();
+        for (i, plan) in plans.iter().enumerate() {
+            if a.runs_on(plan.topology) {
+                per_plan[i].push(a);
+            } else {
+                skipped.push(plan.name.as_str());
+            }
+        }
+        if skipped.is_empty() {
+            continue;
+        }
+        let names = skipped.join(", ");
+        if skipped.len() == plans.len() && cfg.explicit {
+            return Err(BadInput(format!(
+                "--algorithm {}: its rank mapping (EFLOPS Algorithm 1) needs a BiGraph, and {names} {}; use ring or hd there, or give a BiGraph plan",
+                a.as_str(),
+                if skipped.len() == 1 {
+                    "is a fat-tree"
+                } else {
+                    "are fat-trees"
+                }
+            ))
+            .into());
+        }
+        notes.push(format!(
+            "{} skipped on {}: its rank mapping needs a BiGraph",
+            a.as_str(),
+            what.unwrap_or(&names)
+        ));
+    }
+    if per_plan.iter().all(Vec::is_empty) {
+        return Err(BadInput(
+            "no algorithm runs on the plans given; add ring or hd to --algorithm".into(),
+        )
+        .into());
+    }
+    Ok((per_plan, notes))
+}
+
+/// A `\r` progress line on stderr, shown once a sweep has run for a
+/// second, and only when stderr is a terminal.
+struct Progress {
+    start: Instant,
+    enabled: bool,
+    shown: bool,
+    last: Instant,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let now = Instant::now();
+        Self {
+            start: now,
+            enabled: std::io::stderr().is_terminal(),
+            shown: false,
+            last: now,
+        }
+    }
+
+    fn update(&mut self, done: usize, total: usize) {
+        if !self.enabled || total == 0 {
+            return;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.start) < Duration::from_secs(1)
+            || (done < total && now.duration_since(self.last) < Duration::from_millis(100))
+        {
+            return;
+        }
+        self.last = now;
+        self.shown = true;
+        let width = 30;
+        let filled = width * done / total;
+        eprint!(
+            "\rsimulating [{}{}] {done}/{total} ({:.0} s)",
+            "#".repeat(filled),
+            " ".repeat(width - filled),
+            now.duration_since(self.start).as_secs_f64()
+        );
+    }
+
+    fn finish(&mut self) {
+        if self.shown {
+            eprint!("\r{}\r", " ".repeat(60));
+            self.shown = false;
+        }
+    }
+}
+
+/// What the command computed, ready to print.
+struct Outcome {
+    scale: bool,
+    plans: Vec<Plan>,
+    /// Every estimate with the index of its plan.
+    estimates: Vec<(usize, Estimate)>,
+    notes: Vec<String>,
+}
+
+fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<Outcome> {
+    let plans = load_plans(args)?;
+    let (per_plan, notes) = plan_algorithms(&plans, cfg, None)?;
+    let total: usize = per_plan.iter().map(|a| a.len() * cfg.sizes.len()).sum();
+    let mut progress = Progress::new();
+    let mut estimates = Vec::new();
+    for (i, plan) in plans.iter().enumerate() {
+        if per_plan[i].is_empty() {
+            continue;
+        }
+        let offset = estimates.len();
+        let got = estimate::size_sweep(
+            plan,
+            &per_plan[i],
+            &cfg.sizes,
+            args.ranks,
+            &cfg.params,
+            &cfg.options,
+            &mut |done, _| progress.update(offset + done, total),
+        );
+        let got = match got {
+            Ok(g) => g,
+            Err(e) => {
+                progress.finish();
+                return Err(e.into());
+            }
+        };
+        estimates.extend(got.into_iter().map(|e| (i, e)));
+    }
+    progress.finish();
+    Ok(Outcome {
+        scale: false,
+        plans,
+        estimates,
+        notes,
+    })
+}
+
+fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outcome> {
+    let nodes = estimate::parse_nodes(nodes_text)?;
+    let spec = ScaleSpec {
+        link_gbps: scale_link_gbps(args)?,
+        fat_tree_ports: args.fat_tree_ports,
+        ..ScaleSpec::default()
+    };
+    let plans = estimate::scale_plans(&nodes, &spec)?;
+    let (per_plan, notes) = plan_algorithms(&plans, cfg, Some("the fat-tree plans"))?;
+    let mut progress = Progress::new();
+    let got = estimate::scale_sweep(
+        &plans,
+        &cfg.algorithms,
+        &cfg.sizes,
+        &cfg.params,
+        &cfg.options,
+        &mut |done, total| progress.update(done, total),
+    );
+    progress.finish();
+    let got = got?;
+    // scale_sweep goes plan by plan, algorithm by algorithm, size by size,
+    // leaving out what cannot run: the same order as `per_plan`.
+    let mut index = Vec::with_capacity(got.len());
+    for (i, algs) in per_plan.iter().enumerate() {
+        for _ in 0..algs.len() * cfg.sizes.len() {
+            index.push(i);
+        }
+    }
+    if index.len() != got.len() {
+        anyhow::bail!(
+            "the scale sweep returned {} estimates for {} jobs",
+            got.len(),
+            index.len()
+        );
+    }
+    Ok(Outcome {
+        scale: true,
+        plans,
+        estimates: index.into_iter().zip(got).collect(),
+        notes,
+    })
 }
 
 pub fn run(args: SimulateArgs) -> Result<ExitCode> {
-    Err(BadInput(format!(
-        "planner simulate {}: not built yet",
-        args.plan.display()
-    ))
-    .into())
+    let cfg = check(&args)?;
+    let outcome = match &args.scale {
+        Some(nodes) => run_scale(&args, &cfg, nodes)?,
+        None => run_sizes(&args, &cfg)?,
+    };
+    if args.steps {
+        return print_steps(&args, &cfg, &outcome);
+    }
+    let list: Vec<Estimate> = outcome.estimates.iter().map(|(_, e)| e.clone()).collect();
+    let mut written = String::new();
+    if let Some((path, format)) = &cfg.plot {
+        let bytes = if outcome.scale {
+            plot::scale(&list, *format)?
+        } else {
+            plot::sizes(&list, *format)?
+        };
+        write_atomic(path, |w| Ok(w.write_all(&bytes)?))?;
+        written = format!("Plot written to {}\n", display(path));
+    }
+    match args.format {
+        SimFormat::Table => {
+            let mut text = render_table(&outcome, &cfg);
+            for n in &outcome.notes {
+                let _ = writeln!(text, "Note: {n}.");
+            }
+            if !written.is_empty() {
+                text.push('\n');
+                text.push_str(&written);
+            }
+            print(&text)?;
+        }
+        SimFormat::Json => {
+            notes_to_stderr(&outcome.notes);
+            let rows: Vec<JsonRow> = list.iter().map(JsonRow::of).collect();
+            print_json(&rows)?;
+        }
+        SimFormat::Csv => {
+            notes_to_stderr(&outcome.notes);
+            print(&estimate::csv(&list))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn notes_to_stderr(notes: &[String]) {
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+}
+
+/// A JSON row: the contract's fields, and the seed range when more than
+/// one seed was simulated.
+#[derive(Serialize)]
+struct JsonRow {
+    #[serde(flatten)]
+    row: Row,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_min_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_max_us: Option<f64>,
+}
+
+impl JsonRow {
+    fn of(e: &Estimate) -> Self {
+        let range = e.seeds > 1;
+        Self {
+            row: e.row(),
+            time_min_us: range.then_some(e.time_min_us),
+            time_max_us: range.then_some(e.time_max_us),
+        }
+    }
+}
+
+fn method_words(m: Method) -> &'static str {
+    match m {
+        Method::Event => "event-driven (max-min fair flows)",
+        Method::Fast => "step-synchronous (--fast, for screening)",
+        Method::ClosedForm => "closed form",
+    }
+}
+
+/// Aligned columns: the first `left` left-aligned, the rest right-aligned.
+fn align(rows: &[Vec<String>], left: usize) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut width = vec![0usize; cols];
+    for r in rows {
+        for (c, cell) in r.iter().enumerate() {
+            width[c] = width[c].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            let pad = width[c] - cell.chars().count();
+            if c > 0 {
+                line.push_str("  ");
+            }
+            if c < left {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// One table: rows keyed by `key`, a group of columns per algorithm.
+fn grid(
+    title: &str,
+    row_head: &str,
+    keys: &[(String, Vec<Option<&Estimate>>)],
+    algorithms: &[Algorithm],
+    method: Method,
+) -> String {
+    let seeds = keys
+        .iter()
+        .flat_map(|(_, es)| es.iter().flatten())
+        .any(|e| e.seeds > 1);
+    let closed = method != Method::ClosedForm;
+    let mut per_alg = vec!["time µs".to_string()];
+    if seeds {
+        per_alg.push("min..max µs".to_string());
+    }
+    if closed {
+        per_alg.push("closed µs".to_string());
+    }
+    per_alg.push("algbw Gbps".to_string());
+    let mut head = vec![row_head.to_string()];
+    let mut group = vec![String::new()];
+    for a in algorithms {
+        for (k, h) in per_alg.iter().enumerate() {
+            head.push(h.clone());
+            group.push(if k + 1 == per_alg.len() {
+                a.as_str().to_string()
+            } else {
+                String::new()
+            });
+        }
+    }
+    let mut rows = vec![group, head];
+    for (key, es) in keys {
+        let mut r = vec![key.clone()];
+        for e in es {
+            match e {
+                Some(e) => {
+                    r.push(format!("{:.1}", e.time_us));
+                    if seeds {
+                        r.push(format!("{:.1}..{:.1}", e.time_min_us, e.time_max_us));
+                    }
+                    if closed {
+                        r.push(format!("{:.1}", e.closed_form_us));
+                    }
+                    r.push(format!("{:.2}", e.algbw_gbps));
+                }
+                None => r.extend(per_alg.iter().map(|_| "-".to_string())),
+            }
+        }
+        rows.push(r);
+    }
+    format!("{title}\n{}", align(&rows, 1))
+}
+
+fn render_table(outcome: &Outcome, cfg: &Config) -> String {
+    let method = cfg.options.method;
+    let mut out = String::new();
+    let found = |plan: Option<usize>, a: Algorithm, pred: &dyn Fn(&Estimate) -> bool| {
+        outcome
+            .estimates
+            .iter()
+            .find(|(i, e)| plan.is_none_or(|p| p == *i) && e.algorithm == a && pred(e))
+            .map(|(_, e)| e)
+    };
+    if outcome.scale {
+        for t in [Topology::BiGraph, Topology::FatTree] {
+            let algs: Vec<Algorithm> = cfg
+                .algorithms
+                .iter()
+                .copied()
+                .filter(|a| {
+                    outcome
+                        .estimates
+                        .iter()
+                        .any(|(_, e)| e.topology == t && e.algorithm == *a)
+                })
+                .collect();
+            if algs.is_empty() {
+                continue;
+            }
+            for &size in &cfg.sizes {
+                let keys: Vec<(String, Vec<Option<&Estimate>>)> = outcome
+                    .plans
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.topology == t)
+                    .map(|(i, p)| {
+                        let es = algs
+                            .iter()
+                            .map(|&a| found(Some(i), a, &|e| e.size_bytes == size))
+                            .collect();
+                        (format!("{} {}", p.sub_node_list.len(), p.describe()), es)
+                    })
+                    .collect();
+                let name = match t {
+                    Topology::BiGraph => "BiGraph",
+                    Topology::FatTree => "Fat-tree",
+                };
+                out.push_str(&grid(
+                    &format!("{name}, {} messages:", format_size(size)),
+                    "sub-nodes",
+                    &keys,
+                    &algs,
+                    method,
+                ));
+                out.push('\n');
+            }
+        }
+    } else {
+        for (i, plan) in outcome.plans.iter().enumerate() {
+            let mine: Vec<&Estimate> = outcome
+                .estimates
+                .iter()
+                .filter(|(p, _)| *p == i)
+                .map(|(_, e)| e)
+                .collect();
+            let Some(first) = mine.first() else { continue };
+            let algs: Vec<Algorithm> = cfg
+                .algorithms
+                .iter()
+                .copied()
+                .filter(|a| mine.iter().any(|e| e.algorithm == *a))
+                .collect();
+            let keys: Vec<(String, Vec<Option<&Estimate>>)> = cfg
+                .sizes
+                .iter()
+                .map(|&size| {
+                    let es = algs
+                        .iter()
+                        .map(|&a| found(Some(i), a, &|e| e.size_bytes == size))
+                        .collect();
+                    (format_size(size), es)
+                })
+                .collect();
+            out.push_str(&grid(
+                &format!(
+                    "{} ({}), {} rank{}:",
+                    plan.name,
+                    first.design,
+                    first.ranks,
+                    if first.ranks == 1 { "" } else { "s" }
+                ),
+                "size",
+                &keys,
+                &algs,
+                method,
+            ));
+            out.push('\n');
+        }
+    }
+    let seeds = cfg.options.seeds.len();
+    let _ = write!(out, "Method: {}", method_words(method));
+    if method != Method::ClosedForm {
+        if seeds > 1 {
+            let _ = write!(out, ", median of ECMP seeds 0..{}", seeds - 1);
+        } else {
+            out.push_str(", ECMP seed 0");
+        }
+        out.push_str("; closed µs: the closed-form model");
+    }
+    out.push_str(".\n");
+    out
+}
+
+/// The schedule behind one estimate.
+#[derive(Serialize)]
+struct Schedule<'a> {
+    algorithm: Algorithm,
+    topology: Topology,
+    plan: &'a str,
+    design: &'a str,
+    ranks: usize,
+    size_bytes: u64,
+    seed: u64,
+    /// The estimate's time (its method), µs.
+    time_us: f64,
+    method: Method,
+    /// The sum of the step times below (step-synchronous), µs.
+    steps_time_us: f64,
+    steps: Vec<StepSummary>,
+}
+
+fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<ExitCode> {
+    let seed = cfg.options.seeds.first().copied().unwrap_or(0);
+    let mut schedules = Vec::new();
+    for (i, e) in &outcome.estimates {
+        let plan = &outcome.plans[*i];
+        let ranks = if outcome.scale { None } else { args.ranks };
+        let steps = estimate::steps(plan, e.algorithm, ranks, e.size_bytes, &cfg.params, seed)?;
+        let steps_time_us = steps.iter().map(|s| s.time_us).sum();
+        schedules.push(Schedule {
+            algorithm: e.algorithm,
+            topology: e.topology,
+            plan: &plan.name,
+            design: &e.design,
+            ranks: e.ranks,
+            size_bytes: e.size_bytes,
+            seed,
+            time_us: e.time_us,
+            method: e.method,
+            steps_time_us,
+            steps,
+        });
+    }
+    match args.format {
+        SimFormat::Json => {
+            notes_to_stderr(&outcome.notes);
+            print_json(&schedules)?;
+        }
+        SimFormat::Csv => {
+            notes_to_stderr(&outcome.notes);
+            let mut out = String::from(
+                "algorithm,topology,ranks,size_bytes,step,phase,level,flows,max_bytes,max_link_flows,max_latency_us,time_us\n",
+            );
+            for s in &schedules {
+                for st in &s.steps {
+                    let _ = writeln!(
+                        out,
+                        "{},{},{},{},{},{},{},{},{},{},{},{}",
+                        s.algorithm.as_str(),
+                        s.topology.as_str(),
+                        s.ranks,
+                        s.size_bytes,
+                        st.step,
+                        st.phase.as_str(),
+                        st.level.map_or(String::new(), |l| l.to_string()),
+                        st.flows,
+                        st.max_bytes,
+                        st.max_link_flows,
+                        st.max_latency_us,
+                        st.time_us
+                    );
+                }
+            }
+            print(&out)?;
+        }
+        SimFormat::Table => {
+            let mut out = String::new();
+            for s in &schedules {
+                out.push_str(&render_steps(s));
+                out.push('\n');
+            }
+            for n in &outcome.notes {
+                let _ = writeln!(out, "Note: {n}.");
+            }
+            print(&out)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A step table; runs of identical steps share a row.
+fn render_steps(s: &Schedule<'_>) -> String {
+    let mut out = format!(
+        "{} on {} ({}), {} ranks, {}: ",
+        s.algorithm.as_str(),
+        s.plan,
+        s.design,
+        s.ranks,
+        format_size(s.size_bytes),
+    );
+    let _ = match s.method {
+        Method::Fast => writeln!(
+            out,
+            "{:.1} µs step-synchronous over {} steps (ECMP seed {})",
+            s.time_us,
+            s.steps.len(),
+            s.seed
+        ),
+        m => writeln!(
+            out,
+            "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous (ECMP seed {})",
+            s.time_us,
+            if m == Method::Event {
+                "event-driven"
+            } else {
+                "closed form"
+            },
+            s.steps.len(),
+            s.steps_time_us,
+            s.seed
+        ),
+    };
+    let levels = s.steps.iter().any(|st| st.level.is_some());
+    let mut head = vec!["steps", "phase"];
+    if levels {
+        head.push("level");
+    }
+    head.extend([
+        "flows",
+        "bytes/flow",
+        "max flows/link",
+        "latency µs",
+        "µs/step",
+        "total µs",
+    ]);
+    let mut rows = vec![head.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    let same = |a: &StepSummary, b: &StepSummary| {
+        a.phase == b.phase
+            && a.level == b.level
+            && a.flows == b.flows
+            && a.max_bytes == b.max_bytes
+            && a.max_link_flows == b.max_link_flows
+            && a.max_latency_us == b.max_latency_us
+            && a.time_us == b.time_us
+    };
+    let mut k = 0;
+    while k < s.steps.len() {
+        let first = &s.steps[k];
+        let mut end = k + 1;
+        while end < s.steps.len() && same(first, &s.steps[end]) {
+            end += 1;
+        }
+        let count = end - k;
+        let label = if count == 1 {
+            first.step.to_string()
+        } else {
+            format!("{}-{} (x{count})", first.step, s.steps[end - 1].step)
+        };
+        let mut r = vec![label, first.phase.as_str().to_string()];
+        if levels {
+            r.push(first.level.map_or("-".to_string(), |l| l.to_string()));
+        }
+        r.extend([
+            first.flows.to_string(),
+            first.max_bytes.to_string(),
+            first.max_link_flows.to_string(),
+            format!("{:.1}", first.max_latency_us),
+            format!("{:.2}", first.time_us),
+            format!("{:.1}", first.time_us * count as f64),
+        ]);
+        rows.push(r);
+        k = end;
+    }
+    let left = if levels { 3 } else { 2 };
+    out.push_str(&align(&rows, left));
+    out
 }
