@@ -549,7 +549,7 @@ const LAUNCH_SH: &str = r#"#!/bin/sh
 # Node carries, with the rank's GPU, NIC and traffic class from
 # rank-env.csv. Ranks follow the Node (NODE_NAME), not the completion index.
 set -eu
-table=/etc/eflops/rank-env.csv
+table="${EFLOPS_DIR:-/etc/eflops}/rank-env.csv"
 if [ "${1:-}" = "--" ]; then shift; fi
 : "${NODE_NAME:?NODE_NAME must come from the Downward API (spec.nodeName)}"
 LOCAL_WORLD_SIZE=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n' "$table" | wc -l)
@@ -585,8 +585,8 @@ const RANK_ENV_SH: &str = r#"#!/bin/sh
 # NIC and traffic class from rank-env.csv, and starts the program.
 set -eu
 rank="${OMPI_COMM_WORLD_RANK:?rank-env.sh runs under mpirun}"
-actual=$(cat /var/run/eflops/node)
-line=$(awk -F, -v r="$rank" 'NR > 1 && $1 == r' /etc/eflops/rank-env.csv)
+actual=$(cat "${EFLOPS_RUN:-/var/run/eflops}/node")
+line=$(awk -F, -v r="$rank" 'NR > 1 && $1 == r' "${EFLOPS_DIR:-/etc/eflops}/rank-env.csv")
 if [ -z "$line" ]; then
   echo "rank check failed: rank $rank is not in the rank table (rank-env.csv)" >&2
   exit 2
