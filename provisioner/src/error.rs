@@ -104,6 +104,17 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// False for the planner's internal failures carried inside; true for
+    /// everything caused by the input (exit code 2).
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            Error::Plan(e) | Error::Placement { source: e, .. } => e.is_bad_input(),
+            _ => true,
+        }
+    }
+}
+
 fn not_enough(job: &str, ranks: usize, free: usize, busy: &[String]) -> String {
     let mut s = format!(
         "job {job} needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} are free: {} more are needed; nothing was placed",

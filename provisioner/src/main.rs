@@ -114,7 +114,9 @@ fn main() -> ExitCode {
         Err(err) => {
             eprintln!("error: {err:#}");
             let bad = err.downcast_ref::<BadInput>().is_some()
-                || err.downcast_ref::<provisioner::Error>().is_some()
+                || err
+                    .downcast_ref::<provisioner::Error>()
+                    .is_some_and(provisioner::Error::is_bad_input)
                 || err
                     .downcast_ref::<planner::Error>()
                     .is_some_and(planner::Error::is_bad_input);

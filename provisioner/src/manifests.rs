@@ -27,8 +27,9 @@
 //! in `rank-env.csv`), not from its index:
 //!
 //! - `indexed`: `launch.sh` starts one process per rank of the Node with
-//!   `RANK`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `CUDA_VISIBLE_DEVICES`,
-//!   `NCCL_IB_*` of that rank. `MASTER_ADDR` is the address of rank 0's
+//!   `RANK`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `EFLOPS_RANKS` (the Node's
+//!   ranks, comma-separated), `CUDA_VISIBLE_DEVICES`, `NCCL_IB_*` of that
+//!   rank; it exits with the first failing rank's status. `MASTER_ADDR` is the address of rank 0's
 //!   NIC from the plan (its Node name when the plan has no address), so it
 //!   does not depend on which index lands where.
 //! - `mpi`: each worker writes its Node name to `/var/run/eflops/node`;
@@ -557,7 +558,8 @@ if [ "$LOCAL_WORLD_SIZE" -eq 0 ]; then
   echo "launch.sh: Node $NODE_NAME carries no rank of this job (see ranks.csv); the pod landed outside the placement" >&2
   exit 2
 fi
-export LOCAL_WORLD_SIZE
+EFLOPS_RANKS=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { printf "%s%s", sep, $1; sep = "," }' "$table")
+export LOCAL_WORLD_SIZE EFLOPS_RANKS
 pids=""
 while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
   [ "$rank" = rank ] && continue
@@ -659,7 +661,7 @@ if [ "$found" -ne "$ranks" ]; then
   exit 2
 fi
 exec mpirun -np "$ranks" --rankfile "$rankfile" \
-  --mca plm_rsh_args "-p $port" \
+  --mca plm_rsh_args "-p $port -o ConnectionAttempts=10" \
   --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6 \
  {exports} \
   sh {mount}/rank-env.sh "$@"

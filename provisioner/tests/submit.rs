@@ -547,7 +547,7 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
             "--",
             "sh",
             "-c",
-            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
+            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
         ],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
     );
@@ -561,7 +561,7 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         .map(str::to_string)
         .collect();
     lines.sort();
-    assert_eq!(lines, ["1/0/2 0 =mlx5_0 136 3", "16/1/2 1 =mlx5_1 136 3"]);
+    assert_eq!(lines, ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]);
     let out = sh(
         &dir.join("launch.sh"),
         &["--", "true"],

@@ -55,6 +55,11 @@
 //! `hd` and `ring` keep the plain plan order (switch by switch, port order,
 //! skipping avoided switches) and are only verified (`plan-order`).
 //!
+//! Sub-nodes in [`Request::unavailable`] (busy in a cluster) carry no rank
+//! while their switches and links still route flows; Algorithm 1 is kept
+//! when its table does not need them, and the heuristic works around them
+//! otherwise.
+//!
 //! # The lower bound
 //!
 //! [`lower_bound`] counts: no flow has to cross a link when all X ranks fit
