@@ -28,6 +28,72 @@ pub enum Error {
         problems: Vec<Problem>,
     },
 
+    /// A job file whose values are wrong; every problem is listed with
+    /// its line.
+    #[error("{}", planner::error::problem_list(file, "job file", problems))]
+    Job {
+        /// The job file as the user named it.
+        file: String,
+        /// Everything that is wrong.
+        problems: Vec<Problem>,
+    },
+
+    /// Not enough free sub-nodes for the job: nothing is placed.
+    #[error("{}", not_enough(job, *ranks, *free, busy))]
+    NotEnough {
+        /// The job's name.
+        job: String,
+        /// Ranks the job needs.
+        ranks: usize,
+        /// Sub-nodes free for it.
+        free: usize,
+        /// Every Node that offers none, and why.
+        busy: Vec<String>,
+    },
+
+    /// The rank table cannot place the job (from the planner's rank
+    /// mapping).
+    #[error("placing job {job}: {source}")]
+    Placement {
+        /// The job's name.
+        job: String,
+        /// What the rank mapping said.
+        #[source]
+        source: planner::Error,
+    },
+
+    /// A rank table (`ranks.csv` of the job's ConfigMap) that cannot be
+    /// read.
+    #[error("{file}:{line}: {message}")]
+    RankTable {
+        /// The file as the user named it.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// Objects that cannot be built for a placed job.
+    #[error("job {job}: {message}")]
+    Manifest {
+        /// The job's name.
+        job: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+
+    /// The plan cannot give what the job needs (host configuration).
+    #[error(transparent)]
+    Plan(#[from] planner::Error),
+
+    /// A pod that does not sit where the rank table says.
+    #[error("rank check failed: {message}")]
+    RankCheck {
+        /// Expected against actual, in words.
+        message: String,
+    },
+
     /// A CustomResourceDefinition that cannot serve as a schema.
     #[error("{file}: {message}; give the CRD file as its project publishes it")]
     Crd {
@@ -36,6 +102,35 @@ pub enum Error {
         /// What is missing or wrong.
         message: String,
     },
+}
+
+impl Error {
+    /// False for the planner's internal failures carried inside; true for
+    /// everything caused by the input (exit code 2).
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            Error::Plan(e) | Error::Placement { source: e, .. } => e.is_bad_input(),
+            _ => true,
+        }
+    }
+}
+
+fn not_enough(job: &str, ranks: usize, free: usize, busy: &[String]) -> String {
+    let mut s = format!(
+        "job {job} needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} are free: {} more are needed; nothing was placed",
+        ranks - free.min(ranks)
+    );
+    if !busy.is_empty() {
+        s.push_str("\n  Nodes that offer none:");
+        for b in busy {
+            s.push_str("\n    ");
+            s.push_str(b);
+        }
+    }
+    s.push_str(
+        "\n  wait for the busy Nodes, uncordon or repair the others, or ask for fewer ranks",
+    );
+    s
 }
 
 fn list(file: &str, problems: &[Problem]) -> String {

@@ -9,8 +9,13 @@
 //! Volcano HyperNode) before they reach a cluster.
 
 pub mod error;
+pub mod job;
+pub mod manifests;
 pub mod nodes;
+pub mod placement;
+pub mod rank_check;
 pub mod schema;
+pub mod submit;
 pub mod view;
 
 pub use error::{Error, Result};

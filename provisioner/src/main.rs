@@ -10,7 +10,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use planner::plan::Plan;
 use planner::text::Table;
+use provisioner::job::JobSpec;
 use provisioner::nodes::{self, NodeMap};
+use provisioner::view::ClusterView;
+use provisioner::{rank_check, submit};
 
 /// Bind a planned GPU-cluster topology to Kubernetes.
 #[derive(Debug, Parser)]
@@ -34,6 +37,62 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// Place a job on the plan's free sub-nodes (HDRM rank order) and
+    /// print its ConfigMap, Service and Indexed Job or MPIJob. This build
+    /// has no cluster access: only `--dry-run` without a kubeconfig, or
+    /// `--offline`, which place against the plan with every Node free.
+    Submit {
+        /// Job file (TOML): name, image, command, ranks, launcher, ...
+        job: PathBuf,
+        /// Plan JSON (or TOML) from `planner design --out`.
+        #[arg(long)]
+        plan: PathBuf,
+        /// TOML with one `server = "node-name"` line per server whose Node
+        /// is not named after its host.
+        #[arg(long)]
+        node_map: Option<PathBuf>,
+        /// Print the objects instead of creating them.
+        #[arg(long)]
+        dry_run: bool,
+        /// Place against the plan alone, every Node free and idle (implies
+        /// --dry-run); for review or GitOps without a cluster.
+        #[arg(long)]
+        offline: bool,
+        #[arg(long, value_enum, default_value_t = ManifestFormat::Yaml)]
+        format: ManifestFormat,
+    },
+    /// Check that this pod (or MPI rank) runs on the Node the job's rank
+    /// table names; exit 2 with expected and actual Node when it does not.
+    /// Runs as the init container of every rank pod.
+    RankCheck {
+        /// The job's ranks.csv (mounted from its ConfigMap).
+        #[arg(long, default_value = "/etc/eflops/ranks.csv")]
+        table: PathBuf,
+        /// This pod's Node [default: $NODE_NAME].
+        #[arg(long)]
+        node: Option<String>,
+        /// Read the Node name from this file instead (first line).
+        #[arg(long, conflicts_with = "node")]
+        node_file: Option<PathBuf>,
+        /// The rank to check [default: $OMPI_COMM_WORLD_RANK when set];
+        /// without one, the Node must carry ranks of the table.
+        #[arg(long)]
+        rank: Option<usize>,
+        /// The completion index, reported with the result [default:
+        /// $JOB_COMPLETION_INDEX when set].
+        #[arg(long)]
+        index: Option<usize>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ManifestFormat {
+    /// Multi-document YAML.
+    Yaml,
+    /// One JSON `v1` `List` of the objects.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -55,7 +114,9 @@ fn main() -> ExitCode {
         Err(err) => {
             eprintln!("error: {err:#}");
             let bad = err.downcast_ref::<BadInput>().is_some()
-                || err.downcast_ref::<provisioner::Error>().is_some()
+                || err
+                    .downcast_ref::<provisioner::Error>()
+                    .is_some_and(provisioner::Error::is_bad_input)
                 || err
                     .downcast_ref::<planner::Error>()
                     .is_some_and(planner::Error::is_bad_input);
@@ -69,8 +130,139 @@ fn read(path: &Path) -> Result<String> {
         .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())).into())
 }
 
+fn write_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(()),
+    }
+}
+
+/// Where a kubeconfig would come from, if any: `KUBECONFIG`,
+/// `~/.kube/config`, or the in-cluster service account.
+fn kubeconfig_source() -> Option<String> {
+    if let Some(k) = std::env::var_os("KUBECONFIG").filter(|k| !k.is_empty()) {
+        return Some(format!("KUBECONFIG={}", k.to_string_lossy()));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        let p = Path::new(&home).join(".kube").join("config");
+        if p.is_file() {
+            return Some(p.display().to_string());
+        }
+    }
+    std::env::var_os("KUBERNETES_SERVICE_HOST").map(|h| {
+        format!(
+            "in-cluster (KUBERNETES_SERVICE_HOST={})",
+            h.to_string_lossy()
+        )
+    })
+}
+
+/// An environment variable as a number, for defaults of options.
+fn env_number(name: &str) -> Result<Option<usize>> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| BadInput(format!("{name}={v} is not a number")).into()),
+        _ => Ok(None),
+    }
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Submit {
+            job,
+            plan,
+            node_map,
+            dry_run,
+            offline,
+            format,
+        } => {
+            if !offline {
+                match (dry_run, kubeconfig_source()) {
+                    (true, None) => eprintln!(
+                        "provisioner: no kubeconfig found (KUBECONFIG, ~/.kube/config, in-cluster): placing offline against the plan, every Node free"
+                    ),
+                    (_, found) => {
+                        let from = found.map_or(String::new(), |f| format!(" (kubeconfig: {f})"));
+                        return Err(BadInput(format!(
+                            "{} the cluster needs the cluster module, which this build of provisioner lacks{from}; use --dry-run --offline to place against the plan alone and print the objects",
+                            if dry_run { "reading" } else { "submitting to" }
+                        ))
+                        .into());
+                    }
+                }
+            }
+            let plan_name = plan.display().to_string();
+            let p = Plan::parse(&read(&plan)?, &plan_name)?;
+            let map = match &node_map {
+                Some(path) => Some(NodeMap::from_toml(
+                    &read(path)?,
+                    &path.display().to_string(),
+                )?),
+                None => None,
+            };
+            let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
+            let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
+            let view = ClusterView::all_free(&bound);
+            let sub = submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?;
+            let text = match format {
+                ManifestFormat::Yaml => sub.to_yaml().context("serialising YAML")?,
+                ManifestFormat::Json => {
+                    let list = serde_json::json!({
+                        "apiVersion": "v1",
+                        "kind": "List",
+                        "items": sub.documents(),
+                    });
+                    let mut s = serde_json::to_string_pretty(&list).context("serialising JSON")?;
+                    s.push('\n');
+                    s
+                }
+            };
+            eprint!("{}", sub.summary());
+            write_stdout(&text)
+        }
+        Command::RankCheck {
+            table,
+            node,
+            node_file,
+            rank,
+            index,
+            format,
+        } => {
+            let name = table.display().to_string();
+            let rows = rank_check::read_table(&read(&table)?, &name)?;
+            let node = match (node, node_file) {
+                (Some(n), _) => n,
+                (None, Some(f)) => read(&f)?.lines().next().unwrap_or("").trim().to_string(),
+                (None, None) => std::env::var("NODE_NAME").map_err(|_| {
+                    BadInput(
+                        "no Node name: set NODE_NAME from the Downward API (fieldRef spec.nodeName), or pass --node".to_string(),
+                    )
+                })?,
+            };
+            let rank = match rank {
+                Some(r) => Some(r),
+                None => env_number("OMPI_COMM_WORLD_RANK")?,
+            };
+            let index = match index {
+                Some(i) => Some(i),
+                None => env_number("JOB_COMPLETION_INDEX")?,
+            };
+            let verdict = rank_check::check(&rows, &node, rank, index)?;
+            let text = match format {
+                Format::Json => {
+                    let mut s =
+                        serde_json::to_string_pretty(&verdict).context("serialising JSON")?;
+                    s.push('\n');
+                    s
+                }
+                Format::Table => format!("{}\n", verdict.message),
+            };
+            write_stdout(&text)
+        }
         Command::Nodes {
             plan,
             node_map,
@@ -131,13 +323,7 @@ fn run(cli: Cli) -> Result<()> {
                     )
                 }
             };
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(e).context("writing to stdout")
-                }
-                _ => Ok(()),
-            }
+            write_stdout(&text)
         }
     }
 }

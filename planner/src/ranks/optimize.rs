@@ -55,6 +55,11 @@
 //! `hd` and `ring` keep the plain plan order (switch by switch, port order,
 //! skipping avoided switches) and are only verified (`plan-order`).
 //!
+//! Sub-nodes in [`Request::unavailable`] (busy in a cluster) carry no rank
+//! while their switches and links still route flows; Algorithm 1 is kept
+//! when its table does not need them, and the heuristic works around them
+//! otherwise.
+//!
 //! # The lower bound
 //!
 //! [`lower_bound`] counts: no flow has to cross a link when all X ranks fit
@@ -151,6 +156,12 @@ pub struct Request {
     /// The ECMP hash seed the loads are computed with (and the search's
     /// random choices are seeded from).
     pub seed: u64,
+    /// Sub-nodes (indexes into `plan.sub_node_list`) that are busy or
+    /// otherwise out of use: no rank is placed on them, while their
+    /// switches and links still carry traffic. The provisioner fills it
+    /// with the sub-nodes of Kubernetes Nodes that are not free.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<usize>,
 }
 
 impl Default for Request {
@@ -161,6 +172,7 @@ impl Default for Request {
             avoid: Vec::new(),
             solver: Solver::Auto,
             seed: 0,
+            unavailable: Vec::new(),
         }
     }
 }
@@ -273,17 +285,51 @@ pub fn plan_ranks(plan: &Plan, request: &Request) -> Result<Outcome> {
             m.clear();
         }
     }
-    let p: usize = avail.iter().map(Vec::len).sum();
-    if p == 0 {
+    if let Some(&bad) = request
+        .unavailable
+        .iter()
+        .find(|&&i| i >= plan.sub_node_list.len())
+    {
         return Err(Error::option(
-            "--avoid",
-            "every switch with sub-nodes is avoided, which leaves no sub-node for a rank; avoid fewer switches",
+            "unavailable",
+            format!(
+                "sub-node index {bad} is not in the plan, which has {} sub-nodes",
+                plan.sub_node_list.len()
+            ),
         ));
     }
-    let left = if request.avoid.is_empty() {
-        "of the plan"
-    } else {
-        "left after --avoid"
+    if !request.unavailable.is_empty() {
+        let mut busy = request.unavailable.clone();
+        busy.sort_unstable();
+        busy.dedup();
+        notes.push(format!(
+            "{} sub-node{} unavailable: no rank is placed on {}",
+            busy.len(),
+            if busy.len() == 1 { "" } else { "s" },
+            if busy.len() == 1 { "it" } else { "them" }
+        ));
+        for m in &mut avail {
+            m.retain(|i| !request.unavailable.contains(i));
+        }
+    }
+    let p: usize = avail.iter().map(Vec::len).sum();
+    if p == 0 {
+        return Err(if request.unavailable.is_empty() {
+            Error::option(
+                "--avoid",
+                "every switch with sub-nodes is avoided, which leaves no sub-node for a rank; avoid fewer switches",
+            )
+        } else {
+            Error::option(
+                "unavailable",
+                "every sub-node is unavailable or on an avoided switch, which leaves none for a rank",
+            )
+        });
+    }
+    let left = match (request.avoid.is_empty(), request.unavailable.is_empty()) {
+        (true, true) => "of the plan",
+        (false, true) => "left after --avoid",
+        (_, false) => "still available",
     };
     let x = request.ranks.unwrap_or(p);
     if x == 0 {
@@ -314,7 +360,9 @@ pub fn plan_ranks(plan: &Plan, request: &Request) -> Result<Outcome> {
         }
         Algorithm::Hdrm => {
             let alg1 = if request.avoid.is_empty() && x.is_power_of_two() {
-                rank_table(plan, Algorithm::Hdrm, Some(x)).ok()
+                rank_table(plan, Algorithm::Hdrm, Some(x))
+                    .ok()
+                    .filter(|t| t.ranks.iter().all(|i| !request.unavailable.contains(i)))
             } else {
                 None
             };

@@ -106,6 +106,7 @@ impl SearchArgs {
             avoid: parse_avoid(&self.avoid)?,
             solver: self.solver.parse::<Solver>()?,
             seed: self.seed,
+            unavailable: Vec::new(),
         })
     }
 }
@@ -209,6 +210,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 avoid: avoid.clone(),
                 solver: args.solver.parse::<Solver>()?,
                 seed: args.seed,
+                unavailable: Vec::new(),
             };
             let outcome = ranks::plan_ranks(&p, &request)?;
             // A bound is worth quoting only for a table that was searched

@@ -715,3 +715,57 @@ fn timing_16x32_with_a_dead_link() {
         assert_eq!(o.worst_load, 1);
     }
 }
+
+/// Unavailable sub-nodes (busy in the cluster) carry no rank; a table that
+/// fits around them keeps worst load 1 where the fabric allows, and asking
+/// for more ranks than are left names what is still available.
+#[test]
+fn unavailable_sub_nodes_carry_no_rank() {
+    let plan = eflops_plan();
+    // Every sub-node of the first two servers is busy.
+    let busy: Vec<usize> = plan.servers[..2]
+        .iter()
+        .flat_map(|s| s.sub_nodes.iter().copied())
+        .collect();
+    let req = Request {
+        unavailable: busy.clone(),
+        ..request(Some(32), &[], Solver::Auto)
+    };
+    let o = plan_ranks(&plan, &req).unwrap();
+    check_outcome(&plan, &req, &o);
+    assert!(o.table.ranks.iter().all(|i| !busy.contains(i)));
+    assert_ne!(o.method, "algorithm-1");
+    assert!(
+        o.notes
+            .iter()
+            .any(|n| n.contains("8 sub-nodes unavailable"))
+    );
+    assert_eq!(o.worst_load, o.lower_bound, "{:?}", o.notes);
+    // Busy sub-nodes that Algorithm 1 does not use leave its table as it is.
+    let alg1 = rank_table(&plan, Algorithm::Hdrm, Some(32)).unwrap();
+    let idle: Vec<usize> = (0..plan.sub_node_list.len())
+        .filter(|i| !alg1.ranks.contains(i))
+        .collect();
+    let req = Request {
+        unavailable: idle,
+        ..request(Some(32), &[], Solver::Auto)
+    };
+    let o = plan_ranks(&plan, &req).unwrap();
+    assert_eq!((o.method, &o.table), ("algorithm-1", &alg1));
+    // Too few left.
+    let req = Request {
+        unavailable: (0..40).collect(),
+        ..request(Some(32), &[], Solver::Auto)
+    };
+    let e = plan_ranks(&plan, &req).unwrap_err().to_string();
+    assert!(
+        e.contains("do not fit on the 24 sub-nodes still available"),
+        "{e}"
+    );
+    let req = Request {
+        unavailable: vec![plan.sub_node_list.len()],
+        ..Request::default()
+    };
+    let e = plan_ranks(&plan, &req).unwrap_err().to_string();
+    assert!(e.contains("sub-node index 64 is not in the plan"), "{e}");
+}

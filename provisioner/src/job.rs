@@ -1,0 +1,642 @@
+//! Job files: what an ML engineer submits (`provisioner submit JOB.toml`).
+//!
+//! ```toml
+//! name = "allreduce-32"              # DNS label, at most 40 characters
+//! namespace = "default"              # default "default"
+//! image = "registry.example.com/nccl-tests:2.23"
+//! command = ["/opt/nccl-tests/build/all_reduce_perf"]   # runs once per rank
+//! args = ["-b", "8", "-e", "1G", "-f", "2", "-g", "1"]
+//! ranks = 32                         # sub-nodes: one GPU and its NIC each
+//! algorithm = "hdrm"                 # hdrm (default), hd or ring
+//! launcher = "indexed"               # indexed or mpi
+//! master_port = 29500                # indexed: MASTER_PORT
+//! ssh_port = 2222                    # mpi: the workers' sshd port
+//! launcher_image = "..."             # mpi: the launcher's image (default: image)
+//! rank_check_image = "..."           # image with `provisioner` (default: image)
+//!
+//! [resources]
+//! gpu = "nvidia.com/gpu"             # the device plugin's resource name
+//! cpu = "8"                          # per rank, optional
+//! memory = "64Gi"                    # per rank, optional
+//! extra = { "rdma/hca_shared_devices_a" = 1 }   # per pod, optional
+//!
+//! [env]
+//! NCCL_DEBUG = "INFO"
+//! ```
+//!
+//! [`JobSpec::from_toml`] reads the file into checked values; every problem
+//! names its line.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use planner::Problem;
+use planner::ranks::Algorithm;
+
+use crate::error::{Error, Result};
+use crate::schema::{dns_label_problem, qualified_name_problem};
+
+/// Longest job name: `<name>-worker-<index>` and `<name>-ranks` must stay
+/// DNS labels (63 characters) and pod host names.
+pub const MAX_NAME: usize = 40;
+
+/// Environment variables the provisioner sets from the rank table and the
+/// host configuration; a job file may not set them.
+pub const RESERVED_ENV: [&str; 14] = [
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "NCCL_IB_HCA",
+    "NCCL_IB_TC",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_SOCKET_IFNAME",
+    "NODE_NAME",
+    "EFLOPS_RANKS",
+];
+
+/// How the job's processes are started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Launcher {
+    /// A batch/v1 Job in Indexed completion mode, one pod per Node, each
+    /// starting one process per rank it carries (torchrun/NCCL style).
+    Indexed,
+    /// A kubeflow.org/v2beta1 MPIJob whose launcher runs `mpirun`.
+    Mpi,
+}
+
+impl Launcher {
+    /// `indexed` or `mpi`, as in the job file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Launcher::Indexed => "indexed",
+            Launcher::Mpi => "mpi",
+        }
+    }
+}
+
+/// A Kubernetes quantity that can be multiplied by a whole number: digits
+/// and an optional suffix (`500m`, `8`, `64Gi`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Quantity {
+    /// The number before the suffix.
+    pub value: u64,
+    /// `m`, `k`, `M`, `G`, `T`, `P`, `E`, `Ki` .. `Ei`, or empty.
+    pub suffix: String,
+}
+
+impl Quantity {
+    const SUFFIXES: [&'static str; 14] = [
+        "", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+    ];
+
+    /// Parses `<digits><suffix>`; `None` when it is anything else.
+    pub fn parse(s: &str) -> Option<Quantity> {
+        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+        let (value, suffix) = s.split_at(digits);
+        let value: u64 = value.parse().ok()?;
+        Self::SUFFIXES.contains(&suffix).then(|| Quantity {
+            value,
+            suffix: suffix.to_string(),
+        })
+    }
+
+    /// `n` times this quantity, as Kubernetes writes it.
+    pub fn times(&self, n: usize) -> String {
+        format!("{}{}", self.value.saturating_mul(n as u64), self.suffix)
+    }
+}
+
+/// Resources of the job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resources {
+    /// The device plugin's GPU resource name.
+    pub gpu: String,
+    /// CPU per rank.
+    pub cpu: Option<Quantity>,
+    /// Memory per rank.
+    pub memory: Option<Quantity>,
+    /// Other resources per pod (an RDMA device plugin's, for instance).
+    pub extra: BTreeMap<String, u64>,
+}
+
+/// A checked job file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobSpec {
+    /// Job name: a DNS label of at most [`MAX_NAME`] characters.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Container image of the ranks.
+    pub image: String,
+    /// The program every rank runs.
+    pub command: Vec<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Ranks: one sub-node (GPU and its NIC) each.
+    pub ranks: usize,
+    /// The allreduce algorithm whose rank order the table follows.
+    pub algorithm: Algorithm,
+    /// How the processes are started.
+    pub launcher: Launcher,
+    /// Resources.
+    pub resources: Resources,
+    /// Extra environment of every rank.
+    pub env: BTreeMap<String, String>,
+    /// `MASTER_PORT` (indexed launcher).
+    pub master_port: u16,
+    /// Port of the workers' sshd (mpi launcher; the pods use the host
+    /// network, where port 22 belongs to the host).
+    pub ssh_port: u16,
+    /// Image of the MPI launcher (default: `image`).
+    pub launcher_image: Option<String>,
+    /// Image with the `provisioner` binary for the rank-check init
+    /// container (default: `image`).
+    pub rank_check_image: Option<String>,
+    /// The job file as the user named it.
+    pub file: String,
+}
+
+/// The job file as TOML gives it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJob {
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    image: String,
+    command: Vec<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    ranks: i64,
+    #[serde(default)]
+    algorithm: Option<String>,
+    #[serde(default)]
+    launcher: Option<String>,
+    #[serde(default)]
+    master_port: Option<i64>,
+    #[serde(default)]
+    ssh_port: Option<i64>,
+    #[serde(default)]
+    launcher_image: Option<String>,
+    #[serde(default)]
+    rank_check_image: Option<String>,
+    #[serde(default)]
+    resources: Option<RawResources>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResources {
+    #[serde(default)]
+    gpu: Option<String>,
+    #[serde(default)]
+    cpu: Option<String>,
+    #[serde(default)]
+    memory: Option<String>,
+    #[serde(default)]
+    extra: BTreeMap<String, i64>,
+}
+
+impl JobSpec {
+    /// Reads a job file; `file` names it in errors. Syntax errors, unknown
+    /// keys and values of the wrong type are [`Error::Syntax`] with line and
+    /// column; wrong values are [`Error::Job`], one problem per value.
+    pub fn from_toml(text: &str, file: &str) -> Result<JobSpec> {
+        let raw: RawJob = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let before = &text[..offset.min(text.len())];
+            Error::Syntax {
+                file: file.to_string(),
+                line: before.matches('\n').count() + 1,
+                column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        let mut problems = Vec::new();
+        let mut bad = |section: Option<&str>, key: &str, message: String, fix: &str| {
+            problems.push(Problem::at(
+                line_of(text, section, key),
+                match section {
+                    Some(s) => format!("{s}.{key}"),
+                    None => key.to_string(),
+                },
+                message,
+                fix,
+            ));
+        };
+
+        if let Some(why) = dns_label_problem(&raw.name) {
+            bad(
+                None,
+                "name",
+                format!("`{}` {why}", raw.name),
+                "name the job like a Kubernetes object, e.g. allreduce-32",
+            );
+        } else if raw.name.len() > MAX_NAME {
+            bad(
+                None,
+                "name",
+                format!(
+                    "`{}` has {} characters; pod names such as <name>-worker-<index> must stay within 63",
+                    raw.name,
+                    raw.name.len()
+                ),
+                &format!("use at most {MAX_NAME} characters"),
+            );
+        }
+        let namespace = raw.namespace.unwrap_or_else(|| "default".to_string());
+        if let Some(why) = dns_label_problem(&namespace) {
+            bad(
+                None,
+                "namespace",
+                format!("`{namespace}` {why}"),
+                "write the namespace as `kubectl get namespaces` shows it",
+            );
+        }
+        for (key, image) in [
+            ("image", Some(&raw.image)),
+            ("launcher_image", raw.launcher_image.as_ref()),
+            ("rank_check_image", raw.rank_check_image.as_ref()),
+        ] {
+            if let Some(image) = image {
+                if image.is_empty() || image.chars().any(char::is_whitespace) {
+                    bad(
+                        None,
+                        key,
+                        format!("`{image}` is not an image reference"),
+                        "write registry/repository:tag, without spaces",
+                    );
+                }
+            }
+        }
+        if raw.command.is_empty() || raw.command[0].is_empty() {
+            bad(
+                None,
+                "command",
+                "the command is empty".to_string(),
+                "give the program every rank runs, e.g. command = [\"python\", \"train.py\"]",
+            );
+        }
+        let ranks = match usize::try_from(raw.ranks) {
+            Ok(r) if r > 0 => r,
+            _ => {
+                bad(
+                    None,
+                    "ranks",
+                    format!("{} ranks", raw.ranks),
+                    "use 1 or more: one rank per GPU and its NIC",
+                );
+                1
+            }
+        };
+        let algorithm = match raw.algorithm.as_deref() {
+            None => Algorithm::Hdrm,
+            Some(a) => Algorithm::from_str(a).unwrap_or_else(|_| {
+                bad(
+                    None,
+                    "algorithm",
+                    format!("`{a}` is not an algorithm"),
+                    "use hdrm, hd or ring",
+                );
+                Algorithm::Hdrm
+            }),
+        };
+        let launcher = match raw.launcher.as_deref() {
+            None | Some("indexed") => Launcher::Indexed,
+            Some("mpi") => Launcher::Mpi,
+            Some(l) => {
+                bad(
+                    None,
+                    "launcher",
+                    format!("`{l}` is not a launcher"),
+                    "use indexed (a batch/v1 Indexed Job) or mpi (a kubeflow.org MPIJob)",
+                );
+                Launcher::Indexed
+            }
+        };
+        if launcher == Launcher::Indexed {
+            for (key, given) in [
+                ("launcher_image", raw.launcher_image.is_some()),
+                ("ssh_port", raw.ssh_port.is_some()),
+            ] {
+                if given {
+                    bad(
+                        None,
+                        key,
+                        format!("{key} applies to launcher = \"mpi\" only"),
+                        "remove it, or set launcher = \"mpi\"",
+                    );
+                }
+            }
+        } else if raw.master_port.is_some() {
+            bad(
+                None,
+                "master_port",
+                "master_port applies to launcher = \"indexed\" only (mpirun starts the ranks)"
+                    .to_string(),
+                "remove it, or set launcher = \"indexed\"",
+            );
+        }
+        let mut port = |key: &str, value: Option<i64>, default: u16| match value {
+            None => default,
+            Some(p) => match u16::try_from(p) {
+                Ok(p) if p > 0 => p,
+                _ => {
+                    bad(
+                        None,
+                        key,
+                        format!("{p} is not a port"),
+                        "use a port from 1 to 65535",
+                    );
+                    default
+                }
+            },
+        };
+        let master_port = port("master_port", raw.master_port, 29500);
+        let ssh_port = port("ssh_port", raw.ssh_port, 2222);
+
+        let raw_res = raw.resources.unwrap_or(RawResources {
+            gpu: None,
+            cpu: None,
+            memory: None,
+            extra: BTreeMap::new(),
+        });
+        let gpu = raw_res.gpu.unwrap_or_else(|| "nvidia.com/gpu".to_string());
+        if let Some(why) = qualified_name_problem(&gpu) {
+            bad(
+                Some("resources"),
+                "gpu",
+                format!("`{gpu}` {why}"),
+                "use the device plugin's resource name, e.g. nvidia.com/gpu",
+            );
+        }
+        let mut quantity = |key: &str, value: Option<String>, example: &str| {
+            value.and_then(|q| {
+                let parsed = Quantity::parse(&q);
+                if parsed.is_none() {
+                    bad(
+                        Some("resources"),
+                        key,
+                        format!("`{q}` is not a whole quantity"),
+                        &format!(
+                            "write digits and an optional suffix (m, k, M, G, Ki, Mi, Gi, ...), e.g. {example}"
+                        ),
+                    );
+                }
+                parsed
+            })
+        };
+        let cpu = quantity("cpu", raw_res.cpu, "8 or 7500m");
+        let memory = quantity("memory", raw_res.memory, "64Gi");
+        let mut extra = BTreeMap::new();
+        for (name, count) in raw_res.extra {
+            if let Some(why) = qualified_name_problem(&name) {
+                bad(
+                    Some("resources.extra"),
+                    &name,
+                    format!("`{name}` {why}"),
+                    "use the device plugin's resource name",
+                );
+            } else if name == gpu {
+                bad(
+                    Some("resources.extra"),
+                    &name,
+                    "the GPU resource is requested by the provisioner (every GPU of the Node)"
+                        .to_string(),
+                    "remove it from extra",
+                );
+            }
+            match u64::try_from(count) {
+                Ok(c) if c > 0 => {
+                    extra.insert(name, c);
+                }
+                _ => bad(
+                    Some("resources.extra"),
+                    &name,
+                    format!("{count} is not a count"),
+                    "use 1 or more",
+                ),
+            }
+        }
+        for name in raw.env.keys() {
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                bad(
+                    Some("env"),
+                    name,
+                    format!("`{name}` is not an environment variable name"),
+                    "use letters, digits and `_`, not starting with a digit",
+                );
+            } else if RESERVED_ENV.contains(&name.as_str()) {
+                bad(
+                    Some("env"),
+                    name,
+                    format!(
+                        "{name} is set by the provisioner from the rank table and the host configuration"
+                    ),
+                    "remove it",
+                );
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Error::Job {
+                file: file.to_string(),
+                problems,
+            });
+        }
+        Ok(JobSpec {
+            name: raw.name,
+            namespace,
+            image: raw.image,
+            command: raw.command,
+            args: raw.args,
+            ranks,
+            algorithm,
+            launcher,
+            resources: Resources {
+                gpu,
+                cpu,
+                memory,
+                extra,
+            },
+            env: raw.env,
+            master_port,
+            ssh_port,
+            launcher_image: raw.launcher_image,
+            rank_check_image: raw.rank_check_image,
+            file: file.to_string(),
+        })
+    }
+
+    /// The image of the rank-check init container.
+    pub fn rank_check_image(&self) -> &str {
+        self.rank_check_image.as_deref().unwrap_or(&self.image)
+    }
+}
+
+/// The 1-based line of `key` in `section` (`None`: the top level). A
+/// dotted section such as `resources.extra` is also found as an inline
+/// table (`extra = { ... }`) of its parent.
+fn line_of(text: &str, section: Option<&str>, key: &str) -> Option<usize> {
+    let starts_with_key = |l: &str, key: &str| {
+        [key.to_string(), format!("\"{key}\"")].iter().any(|k| {
+            l.strip_prefix(k.as_str())
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+    };
+    let inline = section.and_then(|s| s.rsplit_once('.'));
+    let mut current: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            current = Some(name.trim().to_string());
+            continue;
+        }
+        if current.as_deref() == section && starts_with_key(t, key) {
+            return Some(i + 1);
+        }
+        if let Some((parent, child)) = inline {
+            if current.as_deref() == Some(parent) && starts_with_key(t, child) && t.contains(key) {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"name = "allreduce-32"
+image = "nccl-tests:2.23"
+command = ["all_reduce_perf"]
+args = ["-b", "8"]
+ranks = 32
+
+[resources]
+cpu = "8"
+memory = "64Gi"
+extra = { "rdma/hca" = 1 }
+
+[env]
+NCCL_DEBUG = "INFO"
+"#;
+
+    #[test]
+    fn a_good_file_with_defaults() {
+        let j = JobSpec::from_toml(GOOD, "j.toml").unwrap();
+        assert_eq!(j.name, "allreduce-32");
+        assert_eq!(j.namespace, "default");
+        assert_eq!(j.algorithm, Algorithm::Hdrm);
+        assert_eq!(j.launcher, Launcher::Indexed);
+        assert_eq!(j.resources.gpu, "nvidia.com/gpu");
+        assert_eq!(j.resources.cpu.as_ref().unwrap().times(2), "16");
+        assert_eq!(j.resources.memory.as_ref().unwrap().times(3), "192Gi");
+        assert_eq!(j.resources.extra["rdma/hca"], 1);
+        assert_eq!((j.master_port, j.ssh_port), (29500, 2222));
+        assert_eq!(j.rank_check_image(), "nccl-tests:2.23");
+    }
+
+    /// One case per mistake: the text, and what the error must say.
+    fn check(text: &str, want: &str) {
+        let e = JobSpec::from_toml(text, "j.toml").unwrap_err().to_string();
+        assert!(e.contains(want), "want {want:?} in:\n{e}");
+    }
+
+    #[test]
+    fn mistakes_name_file_and_line() {
+        check(
+            &GOOD.replace("ranks = 32", "ranks = 32\ncolour = 1"),
+            "j.toml:6:1: unknown field `colour`",
+        );
+        check(
+            &GOOD.replace("ranks = 32", "ranks = \"32\""),
+            "j.toml:5:9: invalid type: string \"32\", expected i64",
+        );
+        check(
+            &GOOD.replace("allreduce-32", "AllReduce"),
+            "j.toml:1: name: `AllReduce` must be 1 to 63 lower-case",
+        );
+        check(
+            &GOOD.replace("allreduce-32", &"a".repeat(41)),
+            "j.toml:1: name: `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` has 41 characters",
+        );
+        check(
+            &GOOD.replace("ranks = 32", "ranks = 0"),
+            "j.toml:5: ranks: 0 ranks; use 1 or more",
+        );
+        check(
+            &GOOD.replace("ranks = 32", "ranks = 32\nalgorithm = \"tree\""),
+            "j.toml:6: algorithm: `tree` is not an algorithm; use hdrm, hd or ring",
+        );
+        check(
+            &GOOD.replace("ranks = 32", "ranks = 32\nlauncher = \"slurm\""),
+            "j.toml:6: launcher: `slurm` is not a launcher",
+        );
+        check(
+            &GOOD.replace("ranks = 32", "ranks = 32\nssh_port = 22"),
+            "j.toml:6: ssh_port: ssh_port applies to launcher = \"mpi\" only",
+        );
+        check(
+            &GOOD.replace(
+                "ranks = 32",
+                "ranks = 32\nlauncher = \"mpi\"\nmaster_port = 1",
+            ),
+            "j.toml:7: master_port: master_port applies to launcher = \"indexed\" only",
+        );
+        check(
+            &GOOD.replace("\"8\"", "\"1.5\""),
+            "j.toml:8: resources.cpu: `1.5` is not a whole quantity",
+        );
+        check(
+            &GOOD.replace("NCCL_DEBUG", "CUDA_VISIBLE_DEVICES"),
+            "j.toml:13: env.CUDA_VISIBLE_DEVICES: CUDA_VISIBLE_DEVICES is set by the provisioner",
+        );
+        check(
+            &GOOD.replace("[\"all_reduce_perf\"]", "[]"),
+            "j.toml:3: command: the command is empty",
+        );
+        check(
+            &GOOD.replace("\"rdma/hca\" = 1", "\"rdma/hca\" = 0"),
+            "j.toml:10: resources.extra.rdma/hca: 0 is not a count",
+        );
+        check(
+            &GOOD.replace("[resources]", "[resources]\ngpu = \"Bad Name\""),
+            "j.toml:8: resources.gpu: `Bad Name`",
+        );
+        // Every problem is listed, not only the first.
+        let e = JobSpec::from_toml(
+            &GOOD
+                .replace("allreduce-32", "x_y")
+                .replace("ranks = 32", "ranks = -1"),
+            "j.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("j.toml: 2 problems in the job file"), "{e}");
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(Quantity::parse("500m").unwrap().times(4), "2000m");
+        assert_eq!(Quantity::parse("8").unwrap().times(2), "16");
+        for bad in ["", "1.5", "8x", "Gi", "-1"] {
+            assert!(Quantity::parse(bad).is_none(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,675 @@
+//! The Kubernetes objects of a placed job, as JSON values whose keys come
+//! out sorted (deterministic YAML and JSON).
+//!
+//! # Objects
+//!
+//! - **ConfigMap `<job>-ranks`**: `ranks.csv` (the rank table with the Node
+//!   of every rank: `rank,server,sub_node,gpu,nic,switch,part,node`, what
+//!   `provisioner rank-check` reads), `rank-env.csv` (per rank: its Node,
+//!   local rank, Open MPI slot and the host configuration's
+//!   `CUDA_VISIBLE_DEVICES`, `NCCL_IB_HCA`, `NCCL_IB_TC`,
+//!   `NCCL_IB_GID_INDEX`, `NCCL_SOCKET_IFNAME`), an Open MPI `rankfile` and
+//!   `hostfile` on Node host names, and the launcher scripts.
+//! - **`indexed`**: a headless Service `<job>` and a batch/v1 Job in Indexed
+//!   completion mode with one pod per Node.
+//! - **`mpi`**: a kubeflow.org/v2beta1 MPIJob; the MPI operator makes its
+//!   own headless Service `<job>` for the workers, so none is added.
+//!
+//! # Pinning pods to Nodes
+//!
+//! Pods of an Indexed Job, like the workers of an MPIJob, share one
+//! template: a template cannot pin completion index i (or worker i) to
+//! Node i. So every pod gets required node affinity to the *set* of Nodes
+//! the placement chose and required pod anti-affinity on
+//! `kubernetes.io/hostname` (one pod of the job per Node); with as many pods
+//! as Nodes, every chosen Node gets exactly one. A pod learns its ranks
+//! from the Node it landed on (`NODE_NAME` from the Downward API, looked up
+//! in `rank-env.csv`), not from its index:
+//!
+//! - `indexed`: `launch.sh` starts one process per rank of the Node with
+//!   `RANK`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `EFLOPS_RANKS` (the Node's
+//!   ranks, comma-separated), `CUDA_VISIBLE_DEVICES`, `NCCL_IB_*` of that
+//!   rank; it exits with the first failing rank's status. `MASTER_ADDR` is the address of rank 0's
+//!   NIC from the plan (its Node name when the plan has no address), so it
+//!   does not depend on which index lands where.
+//! - `mpi`: each worker writes its Node name to `/var/run/eflops/node`;
+//!   the launcher's `mpi-launch.sh` reads it from every worker over ssh,
+//!   writes the rankfile from where the workers actually are, and refuses
+//!   to start when a worker sits on a Node without ranks or two share one.
+//!   `rank-env.sh` runs each rank: it compares `OMPI_COMM_WORLD_RANK`'s
+//!   Node in the table with the Node it runs on, then exports the rank's
+//!   GPU and NIC variables.
+//!
+//! Pods use the host network: the host configuration's NCCL variables
+//! (the RoCE GID index of the NIC's IPv4 address, the NIC's netdev) name
+//! the host's interfaces. MPI workers therefore run sshd on `ssh_port`.
+//!
+//! An init container runs `provisioner rank-check` in every rank pod
+//! before the job's container starts, failing the pod (exit 2) when its
+//! Node carries no rank of the table.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use planner::plan::Plan;
+
+use crate::error::{Error, Result};
+use crate::job::{JobSpec, Launcher};
+use crate::placement::Placement;
+use crate::view::Manifests;
+
+/// Prefix of this project's labels and annotations.
+pub const PREFIX: &str = planner::export::labels::DEFAULT_PREFIX;
+
+/// Where the ConfigMap is mounted in every pod.
+pub const MOUNT: &str = "/etc/eflops";
+
+/// Where MPI workers write the name of their Node.
+pub const RUN_DIR: &str = "/var/run/eflops";
+
+/// The host configuration's runtime environment of every sub-node, by
+/// sub-node id (`node01/sn0`), as `planner render --hosts` writes it.
+pub fn host_env(plan: &Plan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+    let mut out = BTreeMap::new();
+    for (name, text) in planner::render::render_hosts(plan)? {
+        if !name.ends_with(".json") {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| planner::Error::Internal(format!("host file {name} is not JSON: {e}")))?;
+        for slot in v["sub_nodes"].as_array().into_iter().flatten() {
+            let id = slot["sub_node"].as_str().unwrap_or_default().to_string();
+            let env = slot["env"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.insert(id, env);
+        }
+    }
+    Ok(out)
+}
+
+/// The labels every object of the job carries.
+pub fn labels(job: &JobSpec) -> Value {
+    json!({
+        "app.kubernetes.io/name": job.name,
+        "app.kubernetes.io/instance": job.name,
+        "app.kubernetes.io/managed-by": "eflops-provisioner",
+        format!("{PREFIX}job"): job.name,
+    })
+}
+
+fn labels_with(job: &JobSpec, role: &str) -> Value {
+    let mut l = labels(job);
+    l[format!("{PREFIX}role")] = json!(role);
+    l
+}
+
+fn metadata(job: &JobSpec, name: &str, annotations: Option<Value>) -> Value {
+    let mut m = json!({
+        "name": name,
+        "namespace": job.namespace,
+        "labels": labels(job),
+    });
+    if let Some(a) = annotations {
+        m["annotations"] = a;
+    }
+    m
+}
+
+/// The name of the job's ConfigMap.
+pub fn config_map_name(job: &JobSpec) -> String {
+    format!("{}-ranks", job.name)
+}
+
+/// Builds every object of `job` placed by `placement` on `plan`.
+pub fn build(plan: &Plan, placement: &Placement, job: &JobSpec) -> Result<Manifests> {
+    let env = host_env(plan)?;
+    let gpus: Vec<u32> = placement.nodes.iter().map(|n| n.gpus).collect();
+    if gpus.iter().any(|&g| g != gpus[0]) {
+        let list: Vec<String> = placement
+            .nodes
+            .iter()
+            .map(|n| format!("{} {}", n.node, n.gpus))
+            .collect();
+        return Err(Error::Manifest {
+            job: job.name.clone(),
+            message: format!(
+                "the Nodes it uses offer different GPU counts ({}), and its pods share one template that requests every GPU of a Node; place it on Nodes of one kind (fewer ranks, or a plan of one server model)",
+                list.join(", ")
+            ),
+        });
+    }
+    let rows = RankRows::new(plan, placement, &env)?;
+    let annotations = json!({
+        format!("{PREFIX}plan"): plan.name,
+        format!("{PREFIX}algorithm"): job.algorithm.as_str(),
+        format!("{PREFIX}rank-table-method"): placement.method,
+        format!("{PREFIX}worst-link-load"): placement.worst_load.to_string(),
+        format!("{PREFIX}lower-bound"): placement.lower_bound.to_string(),
+        format!("{PREFIX}nodes"): placement.nodes.len().to_string(),
+    });
+    let mut data = json!({
+        "ranks.csv": rows.ranks_csv(),
+        "rank-env.csv": rows.env_csv(),
+        "rankfile": rows.rankfile(),
+        "hostfile": rows.hostfile(placement),
+    });
+    let workload = match job.launcher {
+        Launcher::Indexed => {
+            data["launch.sh"] = json!(LAUNCH_SH);
+            let rank0 = &plan.sub_node_list[placement.table.ranks[0]];
+            let master = rows.master_addr(rank0.ip.as_deref());
+            indexed_job(job, placement, &master, &annotations)
+        }
+        Launcher::Mpi => {
+            data["mpi-launch.sh"] = json!(mpi_launch_sh(job, placement));
+            data["rank-env.sh"] = json!(RANK_ENV_SH);
+            mpi_job(job, placement, &annotations)
+        }
+    };
+    let config_map = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(job, &config_map_name(job), Some(annotations.clone())),
+        "data": data,
+    });
+    let mut owned = vec![config_map];
+    if job.launcher == Launcher::Indexed {
+        owned.push(json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": metadata(job, &job.name, None),
+            "spec": {
+                "clusterIP": "None",
+                "publishNotReadyAddresses": true,
+                "selector": { format!("{PREFIX}job"): job.name },
+            },
+        }));
+    }
+    Ok(Manifests { workload, owned })
+}
+
+/// One rank with everything the files need.
+struct Row {
+    rank: usize,
+    server: String,
+    slot: String,
+    gpu: String,
+    nic: String,
+    switch: String,
+    part: String,
+    node: String,
+    local_rank: usize,
+    mpi_slot: String,
+    env: BTreeMap<String, String>,
+}
+
+struct RankRows {
+    rows: Vec<Row>,
+}
+
+/// The host-configuration variables of `rank-env.csv`, in column order.
+const ENV_COLUMNS: [&str; 5] = [
+    "CUDA_VISIBLE_DEVICES",
+    "NCCL_IB_HCA",
+    "NCCL_IB_TC",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_SOCKET_IFNAME",
+];
+
+impl RankRows {
+    fn new(
+        plan: &Plan,
+        placement: &Placement,
+        env: &BTreeMap<String, BTreeMap<String, String>>,
+    ) -> Result<Self> {
+        // Open MPI slot `socket:core`: the core counts the server's
+        // sub-nodes on that socket, as `planner ranks --format rankfile`.
+        let mut core = vec![0usize; plan.sub_node_list.len()];
+        for server in &plan.servers {
+            let mut next: BTreeMap<usize, usize> = BTreeMap::new();
+            for &i in &server.sub_nodes {
+                if let Some(sn) = plan.sub_node_list.get(i) {
+                    let c = next.entry(sn.socket_index).or_insert(0);
+                    core[i] = *c;
+                    *c += 1;
+                }
+            }
+        }
+        let mut rows = Vec::with_capacity(placement.ranks.len());
+        for r in &placement.ranks {
+            let sn = &plan.sub_node_list[r.sub_node];
+            let env = env.get(&sn.id).cloned().ok_or_else(|| Error::Manifest {
+                job: placement.job.clone(),
+                message: format!("the host configuration has no sub-node {}", sn.id),
+            })?;
+            for value in env.values() {
+                if value.contains([',', '\n', '"']) {
+                    return Err(Error::Manifest {
+                        job: placement.job.clone(),
+                        message: format!(
+                            "the host configuration of sub-node {} has a value with a comma or quote ({value}), which rank-env.csv cannot carry; rename the NIC or netdev in the inventory",
+                            sn.id
+                        ),
+                    });
+                }
+            }
+            rows.push(Row {
+                rank: r.rank,
+                server: r.server.clone(),
+                slot: r.slot.clone(),
+                gpu: sn.gpu.clone().unwrap_or_default(),
+                nic: sn.nic.clone(),
+                switch: sn.switch.clone(),
+                part: sn.part_or_tier.as_str().to_string(),
+                node: r.node.clone(),
+                local_rank: r.local_rank,
+                mpi_slot: format!("{}:{}", sn.socket_index, core[r.sub_node]),
+                env,
+            });
+        }
+        Ok(RankRows { rows })
+    }
+
+    fn ranks_csv(&self) -> String {
+        let mut s = String::from("rank,server,sub_node,gpu,nic,switch,part,node\n");
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{}",
+                r.rank, r.server, r.slot, r.gpu, r.nic, r.switch, r.part, r.node
+            );
+        }
+        s
+    }
+
+    fn env_csv(&self) -> String {
+        let mut s = format!("rank,node,local_rank,slot,{}\n", ENV_COLUMNS.join(","));
+        for r in &self.rows {
+            let _ = write!(s, "{},{},{},{}", r.rank, r.node, r.local_rank, r.mpi_slot);
+            for c in ENV_COLUMNS {
+                let _ = write!(s, ",{}", r.env.get(c).map_or("", String::as_str));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    fn rankfile(&self) -> String {
+        let mut s = String::new();
+        for r in &self.rows {
+            let _ = writeln!(s, "rank {}={} slot={}", r.rank, r.node, r.mpi_slot);
+        }
+        s
+    }
+
+    fn hostfile(&self, placement: &Placement) -> String {
+        let mut s = String::new();
+        for n in &placement.nodes {
+            let _ = writeln!(s, "{} slots={}", n.node, n.ranks.len());
+        }
+        s
+    }
+
+    /// Rank 0's address for `MASTER_ADDR`: its NIC's IPv4 address from the
+    /// plan, or its Node name.
+    fn master_addr(&self, plan_ip: Option<&str>) -> String {
+        match plan_ip {
+            Some(ip) => ip.split('/').next().unwrap_or(ip).to_string(),
+            None => self
+                .rows
+                .first()
+                .map(|r| r.node.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Node affinity to the chosen Nodes and one pod of `role` per Node.
+fn affinity(job: &JobSpec, placement: &Placement, role: &str) -> Value {
+    let mut names: Vec<&str> = placement.nodes.iter().map(|n| n.node.as_str()).collect();
+    names.sort_unstable();
+    json!({
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{
+                    "matchFields": [{
+                        "key": "metadata.name",
+                        "operator": "In",
+                        "values": names,
+                    }],
+                }],
+            },
+        },
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": {
+                    "matchLabels": {
+                        format!("{PREFIX}job"): job.name,
+                        format!("{PREFIX}role"): role,
+                    },
+                },
+                "topologyKey": "kubernetes.io/hostname",
+            }],
+        },
+    })
+}
+
+/// Requests and limits of one rank pod: every GPU of the Node, and the
+/// per-rank CPU and memory times the most ranks a Node carries.
+fn resources(job: &JobSpec, placement: &Placement) -> Value {
+    let per_node = placement
+        .nodes
+        .iter()
+        .map(|n| n.ranks.len())
+        .max()
+        .unwrap_or(0);
+    let gpus = placement.nodes.first().map_or(0, |n| n.gpus);
+    let mut r = serde_json::Map::new();
+    r.insert(job.resources.gpu.clone(), json!(gpus.to_string()));
+    if let Some(c) = &job.resources.cpu {
+        r.insert("cpu".into(), json!(c.times(per_node)));
+    }
+    if let Some(m) = &job.resources.memory {
+        r.insert("memory".into(), json!(m.times(per_node)));
+    }
+    for (name, count) in &job.resources.extra {
+        r.insert(name.clone(), json!(count.to_string()));
+    }
+    let r = Value::Object(r);
+    json!({ "limits": r, "requests": r })
+}
+
+fn node_name_env() -> Value {
+    json!({ "name": "NODE_NAME", "valueFrom": { "fieldRef": { "fieldPath": "spec.nodeName" } } })
+}
+
+fn user_env(job: &JobSpec) -> Vec<Value> {
+    job.env
+        .iter()
+        .map(|(k, v)| json!({ "name": k, "value": v }))
+        .collect()
+}
+
+fn config_volume(job: &JobSpec) -> Value {
+    json!({
+        "name": "eflops-ranks",
+        "configMap": { "name": config_map_name(job), "defaultMode": 0o555 },
+    })
+}
+
+fn rank_check_container(job: &JobSpec) -> Value {
+    json!({
+        "name": "rank-check",
+        "image": job.rank_check_image(),
+        "command": ["provisioner", "rank-check", "--table", format!("{MOUNT}/ranks.csv")],
+        "env": [node_name_env()],
+        "volumeMounts": [{ "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true }],
+    })
+}
+
+fn indexed_job(job: &JobSpec, placement: &Placement, master: &str, annotations: &Value) -> Value {
+    let pods = placement.nodes.len();
+    let mut env = vec![
+        node_name_env(),
+        json!({ "name": "WORLD_SIZE", "value": placement.ranks.len().to_string() }),
+        json!({ "name": "MASTER_ADDR", "value": master }),
+        json!({ "name": "MASTER_PORT", "value": job.master_port.to_string() }),
+        json!({ "name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID" }),
+    ];
+    env.extend(user_env(job));
+    let mut command = vec![
+        "sh".to_string(),
+        format!("{MOUNT}/launch.sh"),
+        "--".to_string(),
+    ];
+    command.extend(job.command.iter().cloned());
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata(job, &job.name, Some(annotations.clone())),
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": pods,
+            "parallelism": pods,
+            "backoffLimit": 0,
+            "template": {
+                "metadata": { "labels": labels_with(job, "rank") },
+                "spec": {
+                    "subdomain": job.name,
+                    "restartPolicy": "Never",
+                    "hostNetwork": true,
+                    "dnsPolicy": "ClusterFirstWithHostNet",
+                    "affinity": affinity(job, placement, "rank"),
+                    "initContainers": [rank_check_container(job)],
+                    "containers": [{
+                        "name": "ranks",
+                        "image": job.image,
+                        "command": command,
+                        "args": job.args,
+                        "env": env,
+                        "resources": resources(job, placement),
+                        "volumeMounts": [{ "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true }],
+                    }],
+                    "volumes": [config_volume(job)],
+                },
+            },
+        },
+    })
+}
+
+fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
+    let workers = placement.nodes.len();
+    let slots = placement
+        .nodes
+        .iter()
+        .map(|n| n.ranks.len())
+        .max()
+        .unwrap_or(1);
+    let mut launcher_cmd = vec![
+        "sh".to_string(),
+        format!("{MOUNT}/mpi-launch.sh"),
+        "--".to_string(),
+    ];
+    launcher_cmd.extend(job.command.iter().cloned());
+    launcher_cmd.extend(job.args.iter().cloned());
+    let mut launcher_env = vec![json!({ "name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID" })];
+    launcher_env.extend(user_env(job));
+    let mut worker_env = vec![node_name_env()];
+    worker_env.extend(user_env(job));
+    let mounts = json!([
+        { "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true },
+        { "name": "eflops-run", "mountPath": RUN_DIR },
+    ]);
+    json!({
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": metadata(job, &job.name, Some(annotations.clone())),
+        "spec": {
+            "slotsPerWorker": slots,
+            "mpiImplementation": "OpenMPI",
+            "runPolicy": { "cleanPodPolicy": "Running", "backoffLimit": 0 },
+            "mpiReplicaSpecs": {
+                "Launcher": {
+                    "replicas": 1,
+                    "restartPolicy": "Never",
+                    "template": {
+                        "metadata": { "labels": labels_with(job, "launcher") },
+                        "spec": {
+                            "containers": [{
+                                "name": "launcher",
+                                "image": job.launcher_image.as_deref().unwrap_or(&job.image),
+                                "command": launcher_cmd,
+                                "env": launcher_env,
+                                "volumeMounts": [{ "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true }],
+                            }],
+                            "volumes": [config_volume(job)],
+                        },
+                    },
+                },
+                "Worker": {
+                    "replicas": workers,
+                    "restartPolicy": "Never",
+                    "template": {
+                        "metadata": { "labels": labels_with(job, "worker") },
+                        "spec": {
+                            "hostNetwork": true,
+                            "dnsPolicy": "ClusterFirstWithHostNet",
+                            "affinity": affinity(job, placement, "worker"),
+                            "initContainers": [rank_check_container(job)],
+                            "containers": [{
+                                "name": "worker",
+                                "image": job.image,
+                                "command": ["sh", "-c", format!(
+                                    "printf '%s\\n' \"$NODE_NAME\" > {RUN_DIR}/node && exec /usr/sbin/sshd -De -p {}",
+                                    job.ssh_port
+                                )],
+                                "env": worker_env,
+                                "resources": resources(job, placement),
+                                "volumeMounts": mounts,
+                            }],
+                            "volumes": [config_volume(job), { "name": "eflops-run", "emptyDir": {} }],
+                        },
+                    },
+                },
+            },
+        },
+    })
+}
+
+/// Starts one process per rank of this Node (indexed launcher).
+const LAUNCH_SH: &str = r#"#!/bin/sh
+# Written by `provisioner submit`: starts one process per rank that this
+# Node carries, with the rank's GPU, NIC and traffic class from
+# rank-env.csv. Ranks follow the Node (NODE_NAME), not the completion index.
+set -eu
+table="${EFLOPS_DIR:-/etc/eflops}/rank-env.csv"
+if [ "${1:-}" = "--" ]; then shift; fi
+: "${NODE_NAME:?NODE_NAME must come from the Downward API (spec.nodeName)}"
+LOCAL_WORLD_SIZE=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n' "$table" | wc -l)
+if [ "$LOCAL_WORLD_SIZE" -eq 0 ]; then
+  echo "launch.sh: Node $NODE_NAME carries no rank of this job (see ranks.csv); the pod landed outside the placement" >&2
+  exit 2
+fi
+EFLOPS_RANKS=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { printf "%s%s", sep, $1; sep = "," }' "$table")
+export LOCAL_WORLD_SIZE EFLOPS_RANKS
+pids=""
+while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
+  [ "$rank" = rank ] && continue
+  [ "$node" = "$NODE_NAME" ] || continue
+  (
+    export RANK="$rank" LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+    export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
+    if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
+    echo "launch.sh: rank $rank (local $local, slot $slot) on $NODE_NAME: GPU $cvd, NIC $hca" >&2
+    exec "$@" < /dev/null
+  ) &
+  pids="$pids $!"
+done < "$table"
+status=0
+for pid in $pids; do
+  wait "$pid" || status=$?
+done
+exit "$status"
+"#;
+
+/// Run by mpirun for every rank (mpi launcher).
+const RANK_ENV_SH: &str = r#"#!/bin/sh
+# Written by `provisioner submit`: run by mpirun for every rank. Checks that
+# the rank runs on the Node the rank table names, exports the rank's GPU,
+# NIC and traffic class from rank-env.csv, and starts the program.
+set -eu
+rank="${OMPI_COMM_WORLD_RANK:?rank-env.sh runs under mpirun}"
+actual=$(cat "${EFLOPS_RUN:-/var/run/eflops}/node")
+line=$(awk -F, -v r="$rank" 'NR > 1 && $1 == r' "${EFLOPS_DIR:-/etc/eflops}/rank-env.csv")
+if [ -z "$line" ]; then
+  echo "rank check failed: rank $rank is not in the rank table (rank-env.csv)" >&2
+  exit 2
+fi
+IFS=, read -r _ node local slot cvd hca tc gid ifname <<EOF
+$line
+EOF
+if [ "$node" != "$actual" ]; then
+  echo "rank check failed: rank $rank belongs on Node $node but runs on Node $actual: the placement drifted; delete the job and submit it again" >&2
+  exit 2
+fi
+export RANK="$rank" LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
+if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
+exec "$@"
+"#;
+
+/// The launcher's script: rankfile from where the workers landed, then
+/// mpirun with halving-doubling (Rabenseifner) allreduce.
+fn mpi_launch_sh(job: &JobSpec, placement: &Placement) -> String {
+    let workers = placement.nodes.len();
+    let ranks = placement.ranks.len();
+    let mut exports = String::from(" -x CUDA_DEVICE_ORDER");
+    for k in job.env.keys() {
+        let _ = write!(exports, " -x {k}");
+    }
+    format!(
+        r#"#!/bin/sh
+# Written by `provisioner submit`: builds the Open MPI rankfile from the
+# Nodes the workers actually landed on, checks it against the rank table,
+# and runs mpirun with Open MPI's Rabenseifner (halving-doubling) allreduce
+# (coll_tuned_allreduce_algorithm 6).
+set -eu
+if [ "${{1:-}}" = "--" ]; then shift; fi
+job={job}
+namespace={namespace}
+workers={workers}
+ranks={ranks}
+port={port}
+rankfile=/tmp/eflops-rankfile
+: > "$rankfile"
+i=0
+while [ "$i" -lt "$workers" ]; do
+  host="$job-worker-$i.$job.$namespace.svc"
+  tries=0
+  node=""
+  while [ -z "$node" ]; do
+    node=$(ssh -p "$port" -o BatchMode=yes -o StrictHostKeyChecking=no "$host" cat {run}/node 2>/dev/null || true)
+    if [ -z "$node" ]; then
+      tries=$((tries + 1))
+      if [ "$tries" -ge 60 ]; then
+        echo "mpi-launch.sh: cannot read the Node of worker $host over ssh (port $port) after 5 minutes" >&2
+        exit 2
+      fi
+      sleep 5
+    fi
+  done
+  lines=$(awk -F, -v n="$node" -v h="$host" 'NR > 1 && $2 == n {{ print "rank " $1 "=" h " slot=" $4 }}' {mount}/rank-env.csv)
+  if [ -z "$lines" ]; then
+    echo "rank check failed: worker $host runs on Node $node, which carries no rank of this job (see ranks.csv)" >&2
+    exit 2
+  fi
+  printf '%s\n' "$lines" >> "$rankfile"
+  echo "mpi-launch.sh: worker $host is on Node $node" >&2
+  i=$((i + 1))
+done
+found=$(wc -l < "$rankfile")
+if [ "$found" -ne "$ranks" ]; then
+  echo "rank check failed: the workers' Nodes carry $found ranks, not $ranks: two workers share a Node or one is missing" >&2
+  exit 2
+fi
+exec mpirun -np "$ranks" --rankfile "$rankfile" \
+  --mca plm_rsh_args "-p $port -o ConnectionAttempts=10" \
+  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6 \
+ {exports} \
+  sh {mount}/rank-env.sh "$@"
+"#,
+        job = job.name,
+        namespace = job.namespace,
+        port = job.ssh_port,
+        run = RUN_DIR,
+        mount = MOUNT,
+    )
+}

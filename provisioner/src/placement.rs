@@ -1,0 +1,434 @@
+//! Which sub-nodes carry a job's ranks, and in which order.
+//!
+//! # Policy: whole Nodes
+//!
+//! A rank is one sub-node: a GPU and the NIC paired with it, cabled to one
+//! switch of the BiGraph. The rank table only keeps halving-doubling free
+//! of congestion when every rank runs on the sub-node the table names. A
+//! GPU device plugin, though, picks *which* GPUs of a Node a pod gets, and a
+//! pod that asks for two of four GPUs may get any two of them, with NICs on
+//! other switches than the table assumed. So placement works on whole
+//! Nodes:
+//!
+//! - a Node is **usable** only when it is Ready, not cordoned, offers at
+//!   least as many GPUs as the plan gives its server, and no pod holds any
+//!   of its GPUs; the sub-nodes of every other Node are unavailable to the
+//!   job (busy GPUs cannot be told apart from free ones);
+//! - the job's pod on a Node requests **every** GPU the Node offers, so
+//!   that no other pod can take one while the job runs, and is told by
+//!   environment which local GPUs and NICs are its ranks'
+//!   (`CUDA_VISIBLE_DEVICES` with `CUDA_DEVICE_ORDER=PCI_BUS_ID`,
+//!   `NCCL_IB_HCA`);
+//! - the ranks go where [`planner::ranks::plan_ranks`] puts them on the
+//!   sub-nodes of usable Nodes, with the sub-nodes of other Nodes as
+//!   `unavailable`: EFLOPS Algorithm 1 when the whole fabric is free, the
+//!   optimiser otherwise. The worst load of a directed inter-switch link is
+//!   reported against the lower bound.
+//!
+//! The price: sub-nodes of a used Node that carry no rank stay idle while
+//! the job runs (reported in the notes). Counting free GPUs per Node
+//! instead would let the job share Nodes, but then the table would name
+//! GPUs the job may not get.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use planner::plan::Plan;
+use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_ranks};
+
+use crate::error::{Error, Result};
+use crate::job::JobSpec;
+use crate::nodes::Node;
+use crate::view::{ClusterView, NodeState};
+
+/// One rank of a placed job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlacedRank {
+    /// Rank, from 0.
+    pub rank: usize,
+    /// Index into `plan.sub_node_list`.
+    pub sub_node: usize,
+    /// Kubernetes Node.
+    pub node: String,
+    /// The plan's server.
+    pub server: String,
+    /// Sub-node within the server (`sn0`).
+    pub slot: String,
+    /// Position of the rank among the ranks of its Node, from 0.
+    pub local_rank: usize,
+}
+
+/// One Node the job uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlacedNode {
+    /// Kubernetes Node.
+    pub node: String,
+    /// The plan's server.
+    pub server: String,
+    /// GPUs the job's pod requests there: every GPU the Node offers.
+    pub gpus: u32,
+    /// The ranks it carries, ascending.
+    pub ranks: Vec<usize>,
+    /// Its sub-nodes that carry no rank of the job (idle while it runs).
+    pub idle_sub_nodes: usize,
+}
+
+/// A Node the job cannot use, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unusable {
+    /// Kubernetes Node name.
+    pub node: String,
+    /// The plan's server.
+    pub server: String,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.node == self.server {
+            write!(f, "{}: {}", self.node, self.reason)
+        } else {
+            write!(f, "{} (server {}): {}", self.node, self.server, self.reason)
+        }
+    }
+}
+
+/// Where a job runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Placement {
+    /// The job's name.
+    pub job: String,
+    /// The rank table (rank -> index into `plan.sub_node_list`).
+    pub table: RankTable,
+    /// Every rank, in rank order.
+    pub ranks: Vec<PlacedRank>,
+    /// The Nodes used, in the order of their first rank.
+    pub nodes: Vec<PlacedNode>,
+    /// Where the table comes from (`algorithm-1`, `heuristic`, `ilp`,
+    /// `plan-order`).
+    pub method: &'static str,
+    /// Most flows on one directed inter-switch link in any step.
+    pub worst_load: usize,
+    /// A load no table can beat with the free sub-nodes.
+    pub lower_bound: usize,
+    /// Steps where some link carries more than one flow.
+    pub congested_steps: Vec<Congestion>,
+    /// Nodes of the plan the job could not use, and why.
+    pub unusable: Vec<Unusable>,
+    /// What was done and why, for people.
+    pub notes: Vec<String>,
+}
+
+impl ClusterView {
+    /// The view of `--offline`: every Node of the plan exists, is Ready,
+    /// schedulable and idle, and offers the GPUs the plan gives its server.
+    pub fn all_free(bound_nodes: &[Node]) -> ClusterView {
+        let mut nodes: Vec<NodeState> = bound_nodes
+            .iter()
+            .map(|n| NodeState {
+                name: n.node.clone(),
+                ready: true,
+                unschedulable: false,
+                gpu_allocatable: plan_gpus(n),
+                pods: Vec::new(),
+            })
+            .collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        ClusterView { nodes }
+    }
+
+    /// The Nodes of `bound_nodes` the job can use, with the reason for
+    /// each one it cannot (see the module documentation).
+    pub fn usable<'a>(&self, bound_nodes: &'a [Node]) -> (Vec<&'a Node>, Vec<Unusable>) {
+        let mut ok = Vec::new();
+        let mut not = Vec::new();
+        for n in bound_nodes {
+            match self.why_unusable(n) {
+                None => ok.push(n),
+                Some(reason) => not.push(Unusable {
+                    node: n.node.clone(),
+                    server: n.server.clone(),
+                    reason,
+                }),
+            }
+        }
+        (ok, not)
+    }
+
+    fn why_unusable(&self, n: &Node) -> Option<String> {
+        let Some(state) = self.node(&n.node) else {
+            return Some(
+                "no such Node in the cluster (map the server to its Node with --node-map, or join it)"
+                    .to_string(),
+            );
+        };
+        if !state.ready {
+            return Some("not Ready".to_string());
+        }
+        if state.unschedulable {
+            return Some("cordoned (spec.unschedulable)".to_string());
+        }
+        let want = plan_gpus(n);
+        if state.gpu_allocatable < want {
+            return Some(format!(
+                "offers {} GPUs and the plan gives its server {want}; check the GPU device plugin on it",
+                state.gpu_allocatable
+            ));
+        }
+        if state.gpu_requested() > 0 {
+            let mut pods = state.pods.clone();
+            pods.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+            let mut s = format!(
+                "busy: {} of {} GPUs held by ",
+                state.gpu_requested(),
+                state.gpu_allocatable
+            );
+            for (i, p) in pods.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                let _ = write!(s, "pod {}/{} ({} GPUs)", p.namespace, p.name, p.gpus);
+            }
+            return Some(s);
+        }
+        None
+    }
+}
+
+/// GPUs the plan gives a Node's server.
+fn plan_gpus(n: &Node) -> u32 {
+    n.sub_nodes.iter().filter(|s| s.gpu.is_some()).count() as u32
+}
+
+/// Places `job` on the usable Nodes of `view` (see the module
+/// documentation). Nothing is returned unless every rank is placed.
+pub fn place(
+    plan: &Plan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
+    let (usable, unusable) = view.usable(bound_nodes);
+    let index_of: BTreeMap<&str, usize> = plan
+        .sub_node_list
+        .iter()
+        .enumerate()
+        .map(|(i, sn)| (sn.id.as_str(), i))
+        .collect();
+    let usable_names: Vec<&str> = usable.iter().map(|n| n.node.as_str()).collect();
+    let mut unavailable = Vec::new();
+    let mut free = 0;
+    for n in bound_nodes {
+        let open = usable_names.contains(&n.node.as_str());
+        for sn in &n.sub_nodes {
+            let Some(&i) = index_of.get(sn.id.as_str()) else {
+                continue;
+            };
+            if open && sn.gpu.is_some() {
+                free += 1;
+            } else {
+                unavailable.push(i);
+            }
+        }
+    }
+    if free < job.ranks {
+        return Err(Error::NotEnough {
+            job: job.name.clone(),
+            ranks: job.ranks,
+            free,
+            busy: unusable.iter().map(ToString::to_string).collect(),
+        });
+    }
+    unavailable.sort_unstable();
+    let request = Request {
+        algorithm: job.algorithm,
+        ranks: Some(job.ranks),
+        unavailable,
+        ..Request::default()
+    };
+    let outcome = plan_ranks(plan, &request).map_err(|source| Error::Placement {
+        job: job.name.clone(),
+        source,
+    })?;
+
+    let node_of_server: BTreeMap<&str, &Node> =
+        bound_nodes.iter().map(|n| (n.server.as_str(), n)).collect();
+    let mut nodes: Vec<PlacedNode> = Vec::new();
+    let mut ranks = Vec::with_capacity(outcome.table.ranks.len());
+    for (rank, &i) in outcome.table.ranks.iter().enumerate() {
+        let sn = &plan.sub_node_list[i];
+        let node = node_of_server
+            .get(sn.server.as_str())
+            .ok_or_else(|| Error::Placement {
+                job: job.name.clone(),
+                source: planner::Error::Internal(format!(
+                    "rank {rank} went to sub-node {} of a server with no Node",
+                    sn.id
+                )),
+            })?;
+        let at = match nodes.iter().position(|p| p.node == node.node) {
+            Some(at) => at,
+            None => {
+                let gpus = view
+                    .node(&node.node)
+                    .map_or_else(|| plan_gpus(node), |s| s.gpu_allocatable);
+                nodes.push(PlacedNode {
+                    node: node.node.clone(),
+                    server: node.server.clone(),
+                    gpus,
+                    ranks: Vec::new(),
+                    idle_sub_nodes: node.sub_nodes.len(),
+                });
+                nodes.len() - 1
+            }
+        };
+        let p = &mut nodes[at];
+        ranks.push(PlacedRank {
+            rank,
+            sub_node: i,
+            node: p.node.clone(),
+            server: p.server.clone(),
+            slot: format!("sn{}", sn.index),
+            local_rank: p.ranks.len(),
+        });
+        p.ranks.push(rank);
+        p.idle_sub_nodes -= 1;
+    }
+
+    let mut notes = Vec::new();
+    let idle: usize = nodes.iter().map(|n| n.idle_sub_nodes).sum();
+    notes.push(format!(
+        "{} ranks on {} Nodes ({}); each pod requests every GPU of its Node{}",
+        job.ranks,
+        nodes.len(),
+        match outcome.method {
+            "algorithm-1" => "EFLOPS Algorithm 1".to_string(),
+            m => format!("rank table by {m}"),
+        },
+        if idle > 0 {
+            format!(", so {idle} sub-nodes of these Nodes stay idle while the job runs")
+        } else {
+            String::new()
+        }
+    ));
+    if job.algorithm != Algorithm::Ring {
+        notes.push(format!(
+            "worst load {} flow{} per directed inter-switch link in any halving-doubling step (lower bound {}{})",
+            outcome.worst_load,
+            if outcome.worst_load == 1 { "" } else { "s" },
+            outcome.lower_bound,
+            if outcome.optimal { ", optimal" } else { "" }
+        ));
+    } else {
+        notes.push(format!(
+            "worst load {} flows per directed inter-switch link in any ring step (lower bound {})",
+            outcome.worst_load, outcome.lower_bound
+        ));
+    }
+    if !unusable.is_empty() {
+        notes.push(format!(
+            "{} Nodes of the plan are not usable: {}",
+            unusable.len(),
+            unusable
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    let strangers: Vec<&str> = view
+        .nodes
+        .iter()
+        .filter(|s| !bound_nodes.iter().any(|n| n.node == s.name))
+        .map(|s| s.name.as_str())
+        .collect();
+    if !strangers.is_empty() {
+        notes.push(format!(
+            "{} Nodes of the cluster are not in the plan and carry no rank: {}",
+            strangers.len(),
+            strangers.join(", ")
+        ));
+    }
+    notes.extend(outcome.notes.iter().cloned());
+    Ok(Placement {
+        job: job.name.clone(),
+        congested_steps: outcome.congested_steps(),
+        table: outcome.table,
+        ranks,
+        nodes,
+        method: outcome.method,
+        worst_load: outcome.worst_load,
+        lower_bound: outcome.lower_bound,
+        unusable,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::PodUse;
+    use planner::design::shorthand::{self, Shorthand};
+
+    fn plan() -> Plan {
+        let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
+        planner::design::design(&inv, &opts).unwrap()
+    }
+
+    fn job(ranks: usize) -> JobSpec {
+        let text = format!("name = \"j\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = {ranks}\n");
+        JobSpec::from_toml(&text, "j.toml").unwrap()
+    }
+
+    #[test]
+    fn offline_places_like_the_rank_table() {
+        let plan = plan();
+        let bound = crate::nodes::bind(&plan, None, "p.json").unwrap();
+        let view = ClusterView::all_free(&bound);
+        let p = place(&plan, &bound, &view, &job(4)).unwrap();
+        let want = planner::ranks::rank_table(&plan, Algorithm::Hdrm, Some(4)).unwrap();
+        assert_eq!(p.table, want);
+        assert_eq!(p.method, "algorithm-1");
+        assert_eq!((p.worst_load, p.lower_bound), (1, 1));
+        for r in &p.ranks {
+            assert_eq!(plan.sub_node_list[r.sub_node].server, r.server);
+        }
+        assert!(p.unusable.is_empty());
+    }
+
+    #[test]
+    fn busy_nodes_are_skipped_and_named() {
+        let plan = plan();
+        let bound = crate::nodes::bind(&plan, None, "p.json").unwrap();
+        let mut view = ClusterView::all_free(&bound);
+        view.nodes[0].pods.push(PodUse {
+            namespace: "ml".into(),
+            name: "train-0".into(),
+            gpus: 1,
+        });
+        view.nodes[1].unschedulable = true;
+        let p = place(&plan, &bound, &view, &job(4)).unwrap();
+        let busy = [view.nodes[0].name.as_str(), view.nodes[1].name.as_str()];
+        assert!(p.nodes.iter().all(|n| !busy.contains(&n.node.as_str())));
+        assert_eq!(p.unusable.len(), 2);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("pod ml/train-0 (1 GPUs)"))
+        );
+
+        let e = place(&plan, &bound, &view, &job(8))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs 8 sub-nodes"), "{e}");
+        assert!(e.contains("only 4 are free: 4 more are needed"), "{e}");
+        assert!(
+            e.contains("busy: 1 of 2 GPUs held by pod ml/train-0"),
+            "{e}"
+        );
+        assert!(e.contains("cordoned"), "{e}");
+    }
+}

@@ -1,0 +1,111 @@
+//! A submission prepared without touching the cluster: bind the plan to
+//! Nodes, place the job on the free ones, build its objects.
+//!
+//! The online path reads a [`ClusterView`] from the API, calls [`prepare`]
+//! and applies [`Submission::manifests`]; `--offline` passes
+//! [`ClusterView::all_free`] instead.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use planner::plan::Plan;
+
+use crate::error::Result;
+use crate::job::JobSpec;
+use crate::manifests;
+use crate::nodes::{self, NodeMap};
+use crate::placement::{self, Placement};
+use crate::view::{ClusterView, Manifests};
+
+/// Everything a submission creates, and how it was decided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Submission {
+    /// Where every rank runs.
+    pub placement: Placement,
+    /// The objects to apply.
+    pub manifests: Manifests,
+    /// What was done and why, for people.
+    pub notes: Vec<String>,
+}
+
+impl Submission {
+    /// The objects in the order a reader (or `kubectl apply -f`) takes
+    /// them: ConfigMap, Service, then the workload.
+    pub fn documents(&self) -> Vec<&Value> {
+        self.manifests
+            .owned
+            .iter()
+            .chain(std::iter::once(&self.manifests.workload))
+            .collect()
+    }
+
+    /// The objects as multi-document YAML.
+    pub fn to_yaml(&self) -> Result<String, serde_norway::Error> {
+        let mut out = String::new();
+        for doc in self.documents() {
+            out.push_str("---\n");
+            out.push_str(&serde_norway::to_string(doc)?);
+        }
+        Ok(out)
+    }
+
+    /// A few lines for people: the Nodes, their ranks, the loads.
+    pub fn summary(&self) -> String {
+        let p = &self.placement;
+        let mut t = planner::text::Table::new(["node", "server", "GPUs", "ranks"]).right(&[2]);
+        for n in &p.nodes {
+            t.row([
+                n.node.clone(),
+                n.server.clone(),
+                n.gpus.to_string(),
+                n.ranks
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ]);
+        }
+        let mut s = format!(
+            "job {}: {} ranks on {} Nodes, worst link load {} (lower bound {})\n\n{}",
+            p.job,
+            p.ranks.len(),
+            p.nodes.len(),
+            p.worst_load,
+            p.lower_bound,
+            t.render()
+        );
+        for n in &self.notes {
+            s.push_str("note: ");
+            s.push_str(n);
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// Binds `plan` (named `plan_file` in errors) to Nodes, places `job` on
+/// the free sub-nodes of `view`, and builds its objects. Nothing is
+/// returned unless the whole job is placed.
+pub fn prepare(
+    plan: &Plan,
+    plan_file: &str,
+    node_map: Option<&NodeMap>,
+    job: &JobSpec,
+    view: &ClusterView,
+) -> Result<Submission> {
+    let bound = nodes::bind(plan, node_map, plan_file)?;
+    let placement = placement::place(plan, &bound, view, job)?;
+    let manifests = manifests::build(plan, &placement, job)?;
+    let mut notes = placement.notes.clone();
+    if job.launcher == crate::job::Launcher::Mpi {
+        notes.push(format!(
+            "the MPI operator creates the workers' headless Service {}; the launcher builds the rankfile from the Nodes the workers land on and checks it against ranks.csv",
+            job.name
+        ));
+    }
+    Ok(Submission {
+        placement,
+        manifests,
+        notes,
+    })
+}

@@ -1,0 +1,618 @@
+//! `provisioner submit --dry-run --offline` and `provisioner rank-check` on
+//! the EFLOPS 4x16 plan: golden manifests for both launchers, every pod on
+//! the Node the HDRM rank table names, placement around busy Nodes, the
+//! MPIJob against its CRD, names and labels against Kubernetes' rules,
+//! and the launcher scripts run for real with `sh`.
+//!
+//! `UPDATE_GOLDEN=1 cargo test -p provisioner --test submit` rewrites the
+//! files under `provisioner/tests/golden/`; review the diff before
+//! committing.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use planner::plan::Plan;
+use planner::ranks::{Algorithm, format, rank_table};
+use provisioner::job::JobSpec;
+use provisioner::nodes::{self, NodeMap};
+use provisioner::schema::{
+    CrdSchema, dns_label_problem, dns_subdomain_problem, label_value_problem,
+    qualified_name_problem,
+};
+use provisioner::submit::{self, Submission};
+use provisioner::view::{ClusterView, PodUse};
+
+const PLAN: &str = "examples/data/eflops-4x16.plan.json";
+const INDEXED: &str = "examples/allreduce-32.job.toml";
+const MPI: &str = "examples/allreduce-32-mpi.job.toml";
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn plan() -> Plan {
+    Plan::from_json(&read(PLAN), PLAN).unwrap()
+}
+
+fn job(path: &str) -> JobSpec {
+    JobSpec::from_toml(&read(path), path).unwrap()
+}
+
+/// Runs the binary from the workspace root with no kubeconfig in sight.
+fn provisioner(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let home = std::env::temp_dir().join(format!("prov-submit-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_provisioner"));
+    c.args(args)
+        .current_dir(root())
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("NODE_NAME")
+        .env_remove("OMPI_COMM_WORLD_RANK")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env("HOME", &home);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run provisioner")
+}
+
+fn offline(plan: &Plan, job: &JobSpec, map: Option<&NodeMap>) -> Submission {
+    let bound = nodes::bind(plan, map, PLAN).unwrap();
+    submit::prepare(plan, PLAN, map, job, &ClusterView::all_free(&bound)).unwrap()
+}
+
+fn config_file<'a>(sub: &'a Submission, key: &str) -> &'a str {
+    sub.manifests.owned[0]["data"][key]
+        .as_str()
+        .unwrap_or_else(|| panic!("ConfigMap has no {key}"))
+}
+
+fn check_golden(name: &str, got: &str) {
+    let path = root().join("provisioner/tests/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run UPDATE_GOLDEN=1 cargo test -p provisioner --test submit",
+            path.display()
+        )
+    });
+    if want != got {
+        let line = want
+            .lines()
+            .zip(got.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.lines().count().min(got.lines().count()));
+        panic!(
+            "{name} differs from line {}:\n want: {:?}\n  got: {:?}\n(UPDATE_GOLDEN=1 rewrites it; review the diff)",
+            line + 1,
+            want.lines().nth(line),
+            got.lines().nth(line)
+        );
+    }
+}
+
+#[test]
+fn golden_manifests_for_both_launchers() {
+    for (job, golden) in [(INDEXED, "allreduce-32"), (MPI, "allreduce-32-mpi")] {
+        let out = provisioner(&["submit", job, "--plan", PLAN, "--dry-run"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        // No kubeconfig anywhere: --dry-run goes offline and says so.
+        assert!(
+            stderr.starts_with("provisioner: no kubeconfig found"),
+            "{stderr}"
+        );
+        check_golden(
+            &format!("{golden}.yaml"),
+            &String::from_utf8_lossy(&out.stdout),
+        );
+        check_golden(&format!("{golden}.summary.txt"), &stderr);
+
+        let out = provisioner(
+            &[
+                "submit",
+                job,
+                "--plan",
+                PLAN,
+                "--offline",
+                "--format",
+                "json",
+            ],
+            &[],
+        );
+        assert!(out.status.success());
+        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(list["kind"], "List");
+        let kinds: Vec<&str> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        if job == INDEXED {
+            assert_eq!(kinds, ["ConfigMap", "Service", "Job"]);
+        } else {
+            assert_eq!(kinds, ["ConfigMap", "MPIJob"]);
+        }
+    }
+}
+
+#[test]
+fn two_runs_are_byte_identical() {
+    for job in [INDEXED, MPI] {
+        for format in ["yaml", "json"] {
+            let args = [
+                "submit",
+                job,
+                "--plan",
+                PLAN,
+                "--offline",
+                "--format",
+                format,
+            ];
+            let a = provisioner(&args, &[]);
+            let b = provisioner(&args, &[]);
+            assert!(a.status.success());
+            assert_eq!(a.stdout, b.stdout, "{job} {format}");
+            assert_eq!(a.stderr, b.stderr, "{job} {format}");
+        }
+    }
+}
+
+/// Every rank sits on the Node of the server that `planner ranks --ranks
+/// 32 --algorithm hdrm` names, and the workload's pods can only go to
+/// those Nodes, one each.
+#[test]
+fn every_pod_node_is_the_hdrm_tables() {
+    let plan = plan();
+    let table = rank_table(&plan, Algorithm::Hdrm, Some(32)).unwrap();
+    let planner_csv = format::to_csv(&plan, &table);
+    // The node map renames two servers; the table follows.
+    let map =
+        NodeMap::from_toml("node01 = \"gpu-a01\"\nnode02 = \"gpu-a02\"\n", "map.toml").unwrap();
+    for path in [INDEXED, MPI] {
+        for map in [None, Some(&map)] {
+            let sub = offline(&plan, &job(path), map);
+            assert_eq!(sub.placement.table, table);
+            let ranks_csv = config_file(&sub, "ranks.csv");
+            let mut chosen = BTreeSet::new();
+            for (ours, theirs) in ranks_csv.lines().zip(planner_csv.lines()).skip(1) {
+                let (prefix, node) = ours.rsplit_once(',').unwrap();
+                assert_eq!(prefix, theirs);
+                let server = theirs.split(',').nth(1).unwrap();
+                let want = match (map, server) {
+                    (Some(_), "node01") => "gpu-a01",
+                    (Some(_), "node02") => "gpu-a02",
+                    _ => server,
+                };
+                assert_eq!(node, want, "{ours}");
+                chosen.insert(node.to_string());
+            }
+            assert_eq!(ranks_csv.lines().count(), 33);
+            let w = &sub.manifests.workload;
+            let template = match path {
+                INDEXED => {
+                    assert_eq!(w["spec"]["completions"], chosen.len());
+                    assert_eq!(w["spec"]["parallelism"], chosen.len());
+                    &w["spec"]["template"]
+                }
+                _ => {
+                    let worker = &w["spec"]["mpiReplicaSpecs"]["Worker"];
+                    assert_eq!(worker["replicas"], chosen.len());
+                    &worker["template"]
+                }
+            };
+            let affinity = &template["spec"]["affinity"];
+            let term = &affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                ["nodeSelectorTerms"][0]["matchFields"][0];
+            assert_eq!(term["key"], "metadata.name");
+            let allowed: BTreeSet<String> = term["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(allowed, chosen);
+            let anti =
+                &affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
+            assert_eq!(anti["topologyKey"], "kubernetes.io/hostname");
+            // Every pod requests every GPU of its Node.
+            let gpus = &template["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"];
+            assert_eq!(gpus, "4");
+        }
+    }
+}
+
+/// The plan's cluster with node03 busy, node05 not Ready, node06
+/// cordoned, node08 missing, and a CPU Node the plan does not know.
+fn busy_view(plan: &Plan) -> ClusterView {
+    let bound = nodes::bind(plan, None, PLAN).unwrap();
+    let mut view = ClusterView::all_free(&bound);
+    let node = |v: &ClusterView, name: &str| v.nodes.iter().position(|n| n.name == name).unwrap();
+    let i = node(&view, "node03");
+    view.nodes[i].pods.push(PodUse {
+        namespace: "research".into(),
+        name: "bert-7".into(),
+        gpus: 2,
+    });
+    let i = node(&view, "node05");
+    view.nodes[i].ready = false;
+    let i = node(&view, "node06");
+    view.nodes[i].unschedulable = true;
+    // node08 is not in the cluster at all; a stranger is.
+    view.nodes.retain(|n| n.name != "node08");
+    view.nodes.push(provisioner::view::NodeState {
+        name: "cpu-01".into(),
+        ready: true,
+        unschedulable: false,
+        gpu_allocatable: 0,
+        pods: Vec::new(),
+    });
+    view
+}
+
+#[test]
+fn busy_nodes_carry_no_rank_and_the_loads_are_reported() {
+    let plan = plan();
+    let view = busy_view(&plan);
+    let job = job(INDEXED);
+    let sub = submit::prepare(&plan, PLAN, None, &job, &view).unwrap();
+    let p = &sub.placement;
+    let off = ["node03", "node05", "node06", "node08"];
+    assert_eq!(p.ranks.len(), 32);
+    assert!(p.ranks.iter().all(|r| !off.contains(&r.node.as_str())));
+    let distinct: BTreeSet<usize> = p.table.ranks.iter().copied().collect();
+    assert_eq!(distinct.len(), 32);
+    assert_ne!(p.method, "algorithm-1");
+    assert!(p.lower_bound <= p.worst_load);
+    // The table's loads are what the planner's verifier says.
+    let steps = planner::ranks::verify(&plan, &p.table, 0).unwrap();
+    assert_eq!(
+        steps.iter().map(|s| s.max_load).max().unwrap(),
+        p.worst_load
+    );
+    let reasons: Vec<String> = p.unusable.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        reasons,
+        [
+            "node03: busy: 2 of 4 GPUs held by pod research/bert-7 (2 GPUs)",
+            "node05: not Ready",
+            "node06: cordoned (spec.unschedulable)",
+            "node08: no such Node in the cluster (map the server to its Node with --node-map, or join it)",
+        ]
+    );
+    let notes = sub.notes.join("\n");
+    assert!(notes.contains("worst load"), "{notes}");
+    assert!(notes.contains("cpu-01"), "{notes}");
+    assert!(notes.contains("16 sub-nodes unavailable"), "{notes}");
+}
+
+#[test]
+fn not_enough_free_sub_nodes_names_what_is_busy() {
+    let plan = plan();
+    let view = busy_view(&plan);
+    let mut job = job(INDEXED);
+    job.ranks = 64;
+    let e = submit::prepare(&plan, PLAN, None, &job, &view)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("job allreduce-32 needs 64 sub-nodes (one GPU and its NIC per rank) and only 48 are free: 16 more are needed; nothing was placed"),
+        "{e}"
+    );
+    for want in [
+        "node03: busy: 2 of 4 GPUs held by pod research/bert-7",
+        "node05: not Ready",
+        "node06: cordoned",
+        "node08: no such Node in the cluster",
+    ] {
+        assert!(e.contains(want), "want {want:?} in {e}");
+    }
+}
+
+#[test]
+fn the_mpijob_satisfies_its_crd() {
+    let path = root().join("../shared/k8s-crds/kubeflow.org_mpijobs.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (shared/ sits beside the workspace)",
+            path.display()
+        )
+    });
+    let crd = CrdSchema::from_yaml(&text, "kubeflow.org_mpijobs.yaml", "v2beta1").unwrap();
+    let sub = offline(&plan(), &job(MPI), None);
+    assert_eq!(crd.validate(&sub.manifests.workload), Vec::<String>::new());
+    // The launcher runs mpirun with Rabenseifner's allreduce and the rankfile.
+    let script = config_file(&sub, "mpi-launch.sh");
+    assert!(
+        script.contains(
+            "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6"
+        )
+    );
+    assert!(script.contains("--rankfile \"$rankfile\""));
+    assert!(script.contains("-x NCCL_DEBUG"));
+    // A broken object is caught: the check is not vacuous.
+    let mut bad = sub.manifests.workload.clone();
+    bad["spec"]["slotsPerWorker"] = "many".into();
+    bad["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["hostNetwork"] = "yes".into();
+    assert_eq!(crd.validate(&bad).len(), 2, "{:?}", crd.validate(&bad));
+}
+
+/// Every object's name, namespace, labels and annotations follow the API
+/// server's rules, and every object carries the job's linking labels.
+#[test]
+fn names_and_labels_are_valid() {
+    for path in [INDEXED, MPI] {
+        let sub = offline(&plan(), &job(path), None);
+        for doc in sub.documents() {
+            let m = &doc["metadata"];
+            let name = m["name"].as_str().unwrap();
+            assert_eq!(dns_label_problem(name), None, "{name}");
+            assert_eq!(dns_label_problem(m["namespace"].as_str().unwrap()), None);
+            let mut maps = vec![&m["labels"]];
+            let template_labels: Vec<&Value> = [
+                "/spec/template/metadata/labels",
+                "/spec/mpiReplicaSpecs/Launcher/template/metadata/labels",
+                "/spec/mpiReplicaSpecs/Worker/template/metadata/labels",
+            ]
+            .iter()
+            .filter_map(|p| doc.pointer(p))
+            .collect();
+            maps.extend(template_labels);
+            for labels in maps {
+                let labels = labels.as_object().unwrap();
+                assert_eq!(
+                    labels["app.kubernetes.io/instance"],
+                    "allreduce-32".to_string() + if path == MPI { "-mpi" } else { "" }
+                );
+                assert!(labels.contains_key("app.kubernetes.io/name"));
+                assert!(labels.contains_key("topology.eflops.io/job"));
+                for (k, v) in labels {
+                    assert_eq!(qualified_name_problem(k), None, "{k}");
+                    assert_eq!(label_value_problem(v.as_str().unwrap()), None, "{k}={v}");
+                }
+            }
+            for k in m["annotations"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+            {
+                assert_eq!(qualified_name_problem(k), None, "{k}");
+            }
+            for key in m["name"].as_str().into_iter() {
+                assert_eq!(dns_subdomain_problem(key), None);
+            }
+        }
+    }
+}
+
+#[test]
+fn job_file_errors_name_file_and_line_and_exit_2() {
+    let dir = std::env::temp_dir().join(format!("prov-submit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.job.toml");
+    std::fs::write(
+        &bad,
+        read(INDEXED)
+            .replace("ranks = 32", "ranks = 32\nlauncher_image = \"x\"")
+            .replace("name = \"allreduce-32\"", "name = \"All_Reduce\""),
+    )
+    .unwrap();
+    let out = provisioner(
+        &["submit", bad.to_str().unwrap(), "--plan", PLAN, "--offline"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    let f = bad.display().to_string();
+    assert!(
+        e.contains(&format!("{f}: 2 problems in the job file")),
+        "{e}"
+    );
+    assert!(e.contains(&format!("{f}:13: name: `All_Reduce`")), "{e}");
+    assert!(
+        e.contains(&format!(
+            "{f}:21: launcher_image: launcher_image applies to launcher = \"mpi\" only"
+        )),
+        "{e}"
+    );
+    assert!(out.stdout.is_empty());
+
+    std::fs::write(
+        &bad,
+        "name = \"j\"\nranks = 2\nimage = \"i\"\ncommand = [\"c\"]\nflavour = 1\n",
+    )
+    .unwrap();
+    let out = provisioner(
+        &["submit", bad.to_str().unwrap(), "--plan", PLAN, "--offline"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(&format!("{f}:5:1: unknown field `flavour`")),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn submitting_without_dry_run_needs_the_cluster_module() {
+    let out = provisioner(&["submit", INDEXED, "--plan", PLAN], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("submitting to the cluster needs the cluster module"),
+        "{e}"
+    );
+    // A kubeconfig makes --dry-run want to read the cluster.
+    let out = provisioner(
+        &["submit", INDEXED, "--plan", PLAN, "--dry-run"],
+        &[("KUBECONFIG", "/nonexistent/kubeconfig")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("reading the cluster needs the cluster module"),
+        "{e}"
+    );
+    assert!(e.contains("KUBECONFIG=/nonexistent/kubeconfig"), "{e}");
+    assert!(e.contains("--dry-run --offline"), "{e}");
+}
+
+fn write_config(sub: &Submission, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (k, v) in sub.manifests.owned[0]["data"].as_object().unwrap() {
+        std::fs::write(dir.join(k), v.as_str().unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn rank_check_passes_on_its_node_and_fails_elsewhere() {
+    let sub = offline(&plan(), &job(INDEXED), None);
+    let dir = std::env::temp_dir().join(format!("prov-rankcheck-{}", std::process::id()));
+    write_config(&sub, &dir);
+    let table = dir.join("ranks.csv");
+    let t = table.to_str().unwrap();
+    let out = provisioner(
+        &["rank-check", "--table", t],
+        &[("NODE_NAME", "node01"), ("JOB_COMPLETION_INDEX", "5")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "rank check passed: Node node01 (completion index 5) carries rank 0 on node01 sn0 (gpu0, mlx5_0); rank 18 on node01 sn1 (gpu1, mlx5_1)\n"
+    );
+    // An MPI rank on the wrong Node.
+    let out = provisioner(
+        &["rank-check", "--table", t, "--node", "node02"],
+        &[("OMPI_COMM_WORLD_RANK", "18")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("rank 18 belongs on Node node01 (server node01 sn1, GPU gpu1, NIC mlx5_1) but runs on Node node02"),
+        "{e}"
+    );
+    let out = provisioner(
+        &["rank-check", "--table", t, "--format", "json"],
+        &[("NODE_NAME", "node02")],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ranks"][0]["rank"], 1);
+    // No Node name at all.
+    let out = provisioner(&["rank-check", "--table", t], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("set NODE_NAME from the Downward API"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn sh(script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new("sh");
+    c.arg(script).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run sh")
+}
+
+/// `launch.sh` starts one process per rank of its Node with that rank's
+/// variables; `rank-env.sh` refuses a rank on the wrong Node.
+#[test]
+fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
+    let dir = std::env::temp_dir().join(format!("prov-scripts-{}", std::process::id()));
+    let sub = offline(&plan(), &job(INDEXED), None);
+    write_config(&sub, &dir);
+    let d = dir.to_str().unwrap();
+    let out = sh(
+        &dir.join("launch.sh"),
+        &[
+            "--",
+            "sh",
+            "-c",
+            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
+        ],
+        &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]);
+    let out = sh(
+        &dir.join("launch.sh"),
+        &["--", "true"],
+        &[("EFLOPS_DIR", d), ("NODE_NAME", "elsewhere")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    // A failing rank fails the pod.
+    let out = sh(
+        &dir.join("launch.sh"),
+        &["--", "sh", "-c", "exit $LOCAL_RANK"],
+        &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+
+    let sub = offline(&plan(), &job(MPI), None);
+    write_config(&sub, &dir);
+    std::fs::write(dir.join("node"), "node01\n").unwrap();
+    let env = |rank: &'static str| {
+        [
+            ("EFLOPS_DIR", d),
+            ("EFLOPS_RUN", d),
+            ("OMPI_COMM_WORLD_RANK", rank),
+        ]
+    };
+    let out = sh(
+        &dir.join("rank-env.sh"),
+        &["sh", "-c", "echo $RANK $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA"],
+        &env("18"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "18 1 =mlx5_1\n");
+    let out = sh(&dir.join("rank-env.sh"), &["true"], &env("1"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("rank 1 belongs on Node node02 but runs on Node node01")
+    );
+    // The launcher script parses.
+    let out = Command::new("sh")
+        .arg("-n")
+        .arg(dir.join("mpi-launch.sh"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
