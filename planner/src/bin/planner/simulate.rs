@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ use planner::estimate::{
 };
 use planner::plan::{Plan, Topology};
 
-use crate::io::{BadInput, display, print, print_json, read, write_atomic};
+use crate::io::{BadInput, display, load_plan, print, print_json, write_atomic};
 
 /// The sizes of EFLOPS Fig. 12.
 const DEFAULT_SIZES: &str = "1KiB..256MiB";
@@ -198,21 +198,6 @@ fn check(args: &SimulateArgs) -> Result<Config> {
     })
 }
 
-/// Reads a plan, telling an inventory apart (`planner design` makes a
-/// plan of it).
-fn read_plan(path: &Path) -> Result<Plan> {
-    let text = read(path)?;
-    if text.lines().any(|l| l.trim() == "[inventory]") {
-        return Err(BadInput(format!(
-            "{} is an inventory, not a plan; design it first: planner design {} --out plan.json (add --topology fat-tree for a fat-tree), then simulate plan.json",
-            display(path),
-            display(path)
-        ))
-        .into());
-    }
-    Ok(Plan::parse(&text, &display(path))?)
-}
-
 /// The plans of a size sweep: the files, then the shorthands.
 fn load_plans(args: &SimulateArgs) -> Result<Vec<Plan>> {
     if args.link_gbps.is_some() && args.bigraph.is_none() && args.fat_tree.is_none() {
@@ -223,7 +208,7 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<Plan>> {
     }
     let mut plans = Vec::new();
     for path in &args.plans {
-        plans.push(read_plan(path)?);
+        plans.push(load_plan(path)?);
     }
     let s = Shorthand {
         link_gbps: args.link_gbps.unwrap_or(100),
@@ -259,7 +244,7 @@ fn scale_link_gbps(args: &SimulateArgs) -> Result<u32> {
     match args.plans.as_slice() {
         [] => Ok(100),
         [path] => {
-            let plan = read_plan(path)?;
+            let plan = load_plan(path)?;
             match plan.sub_node_list.iter().map(|s| s.nic_gbps).min() {
                 Some(g) if g > 0 => Ok(g),
                 _ => Err(BadInput(format!(
