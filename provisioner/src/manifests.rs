@@ -29,7 +29,7 @@
 //! - `indexed`: `launch.sh` starts one process per rank of the Node with
 //!   `RANK`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `EFLOPS_RANKS` (the Node's
 //!   ranks, comma-separated), `CUDA_VISIBLE_DEVICES`, `NCCL_IB_*` of that
-//!   rank; it exits with the first failing rank's status. `MASTER_ADDR` is the address of rank 0's
+//!   rank; when one fails it stops the others and the pod fails. `MASTER_ADDR` is the address of rank 0's
 //!   NIC from the plan (its Node name when the plan has no address), so it
 //!   does not depend on which index lands where.
 //! - `mpi`: each worker writes its Node name to `/var/run/eflops/node`;
@@ -560,24 +560,32 @@ if [ "$LOCAL_WORLD_SIZE" -eq 0 ]; then
 fi
 EFLOPS_RANKS=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { printf "%s%s", sep, $1; sep = "," }' "$table")
 export LOCAL_WORLD_SIZE EFLOPS_RANKS
+# A rank that fails stops the others (their peers would wait forever):
+# it signals the process group, and this script exits 1.
+trap 'echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
 pids=""
 while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
   [ "$rank" = rank ] && continue
   [ "$node" = "$NODE_NAME" ] || continue
   (
+    trap - TERM
     export RANK="$rank" LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
     export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
     if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
     echo "launch.sh: rank $rank (local $local, slot $slot) on $NODE_NAME: GPU $cvd, NIC $hca" >&2
-    exec "$@" < /dev/null
+    status=0
+    "$@" < /dev/null || status=$?
+    if [ "$status" -ne 0 ]; then
+      echo "launch.sh: rank $rank exited with status $status" >&2
+      kill -TERM 0
+    fi
+    exit "$status"
   ) &
   pids="$pids $!"
 done < "$table"
-status=0
 for pid in $pids; do
-  wait "$pid" || status=$?
+  wait "$pid"
 done
-exit "$status"
 "#;
 
 /// Run by mpirun for every rank (mpi launcher).

@@ -524,9 +524,12 @@ fn rank_check_passes_on_its_node_and_fails_elsewhere() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs a script in its own process group, as PID 1 of a container is:
+/// `launch.sh` signals its group when a rank fails.
 fn sh(script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    use std::os::unix::process::CommandExt as _;
     let mut c = Command::new("sh");
-    c.arg(script).args(args);
+    c.arg(script).args(args).process_group(0);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -561,20 +564,33 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         .map(str::to_string)
         .collect();
     lines.sort();
-    assert_eq!(lines, ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]);
+    assert_eq!(
+        lines,
+        ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]
+    );
     let out = sh(
         &dir.join("launch.sh"),
         &["--", "true"],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "elsewhere")],
     );
     assert_eq!(out.status.code(), Some(2));
-    // A failing rank fails the pod.
+    // A failing rank stops the other one (which would wait for its peer
+    // forever) and fails the pod.
+    let start = std::time::Instant::now();
     let out = sh(
         &dir.join("launch.sh"),
-        &["--", "sh", "-c", "exit $LOCAL_RANK"],
+        &[
+            "--",
+            "sh",
+            "-c",
+            "if [ $LOCAL_RANK = 0 ]; then sleep 60; else exit 3; fi",
+        ],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
     );
     assert_eq!(out.status.code(), Some(1));
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("launch.sh: rank 16 exited with status 3"), "{e}");
 
     let sub = offline(&plan(), &job(MPI), None);
     write_config(&sub, &dir);
