@@ -553,7 +553,7 @@ set -eu
 table="${EFLOPS_DIR:-/etc/eflops}/rank-env.csv"
 if [ "${1:-}" = "--" ]; then shift; fi
 : "${NODE_NAME:?NODE_NAME must come from the Downward API (spec.nodeName)}"
-LOCAL_WORLD_SIZE=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n' "$table" | wc -l)
+LOCAL_WORLD_SIZE=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { c++ } END { print c + 0 }' "$table")
 if [ "$LOCAL_WORLD_SIZE" -eq 0 ]; then
   echo "launch.sh: Node $NODE_NAME carries no rank of this job (see ranks.csv); the pod landed outside the placement" >&2
   exit 2
@@ -636,8 +636,10 @@ namespace={namespace}
 workers={workers}
 ranks={ranks}
 port={port}
-rankfile=/tmp/eflops-rankfile
+dir="${{EFLOPS_DIR:-{mount}}}"
+rankfile="${{TMPDIR:-/tmp}}/eflops-rankfile"
 : > "$rankfile"
+seen=" "
 i=0
 while [ "$i" -lt "$workers" ]; do
   host="$job-worker-$i.$job.$namespace.svc"
@@ -654,7 +656,15 @@ while [ "$i" -lt "$workers" ]; do
       sleep 5
     fi
   done
-  lines=$(awk -F, -v n="$node" -v h="$host" 'NR > 1 && $2 == n {{ print "rank " $1 "=" h " slot=" $4 }}' {mount}/rank-env.csv)
+  case "$seen" in
+    *" $node="*)
+      other=${{seen#*" $node="}}
+      echo "rank check failed: workers ${{other%% *}} and $host both run on Node $node; each Node of the placement takes one worker" >&2
+      exit 2
+      ;;
+  esac
+  seen="$seen $node=$host "
+  lines=$(awk -F, -v n="$node" -v h="$host" 'NR > 1 && $2 == n {{ print "rank " $1 "=" h " slot=" $4 }}' "$dir/rank-env.csv")
   if [ -z "$lines" ]; then
     echo "rank check failed: worker $host runs on Node $node, which carries no rank of this job (see ranks.csv)" >&2
     exit 2
@@ -663,16 +673,16 @@ while [ "$i" -lt "$workers" ]; do
   echo "mpi-launch.sh: worker $host is on Node $node" >&2
   i=$((i + 1))
 done
-found=$(wc -l < "$rankfile")
+found=$(awk 'END {{ print NR }}' "$rankfile")
 if [ "$found" -ne "$ranks" ]; then
-  echo "rank check failed: the workers' Nodes carry $found ranks, not $ranks: two workers share a Node or one is missing" >&2
+  echo "rank check failed: the workers' Nodes carry $found ranks, not $ranks (see ranks.csv)" >&2
   exit 2
 fi
 exec mpirun -np "$ranks" --rankfile "$rankfile" \
   --mca plm_rsh_args "-p $port -o ConnectionAttempts=10" \
   --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6 \
  {exports} \
-  sh {mount}/rank-env.sh "$@"
+  sh "$dir/rank-env.sh" "$@"
 "#,
         job = job.name,
         namespace = job.namespace,
