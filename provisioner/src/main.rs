@@ -37,10 +37,13 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Place a job on the plan's free sub-nodes (HDRM rank order) and
-    /// print its ConfigMap, Service and Indexed Job or MPIJob. This build
-    /// has no cluster access: only `--dry-run` without a kubeconfig, or
-    /// `--offline`, which place against the plan with every Node free.
+    /// Place a job on free sub-nodes in HDRM rank order and print its
+    /// objects.
+    ///
+    /// Prints the ConfigMap (rank table, rankfile, scripts), headless
+    /// Service and Indexed Job or MPIJob. This build has no cluster
+    /// access: only `--dry-run` without a kubeconfig, or `--offline`, work;
+    /// both place against the plan with every Node free.
     Submit {
         /// Job file (TOML): name, image, command, ranks, launcher, ...
         job: PathBuf,
@@ -61,9 +64,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ManifestFormat::Yaml)]
         format: ManifestFormat,
     },
-    /// Check that this pod (or MPI rank) runs on the Node the job's rank
-    /// table names; exit 2 with expected and actual Node when it does not.
-    /// Runs as the init container of every rank pod.
+    /// Check that this pod (or MPI rank) runs where the rank table says.
+    ///
+    /// Exits 2 naming the expected and actual Node when it does not. Runs
+    /// as the init container of every rank pod.
     RankCheck {
         /// The job's ranks.csv (mounted from its ConfigMap).
         #[arg(long, default_value = "/etc/eflops/ranks.csv")]
