@@ -107,6 +107,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// A TOML parse error of `text` (named `file`) with its line and
+    /// column.
+    pub fn toml_syntax(text: &str, file: &str, e: &toml::de::Error) -> Self {
+        let offset = e.span().map_or(0, |s| s.start);
+        let before = &text[..offset.min(text.len())];
+        Error::Syntax {
+            file: file.to_string(),
+            line: before.matches('\n').count() + 1,
+            column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
+            message: e.message().trim().to_string(),
+        }
+    }
+
     /// False for the planner's internal failures carried inside; true for
     /// everything caused by the input (exit code 2).
     pub fn is_bad_input(&self) -> bool {

@@ -212,16 +212,7 @@ impl JobSpec {
     /// keys and values of the wrong type are [`Error::Syntax`] with line and
     /// column; wrong values are [`Error::Job`], one problem per value.
     pub fn from_toml(text: &str, file: &str) -> Result<JobSpec> {
-        let raw: RawJob = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            let before = &text[..offset.min(text.len())];
-            Error::Syntax {
-                file: file.to_string(),
-                line: before.matches('\n').count() + 1,
-                column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
-                message: e.message().trim().to_string(),
-            }
-        })?;
+        let raw: RawJob = toml::from_str(text).map_err(|e| Error::toml_syntax(text, file, &e))?;
         let mut problems = Vec::new();
         let mut bad = |section: Option<&str>, key: &str, message: String, fix: &str| {
             problems.push(Problem::at(

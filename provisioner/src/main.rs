@@ -134,6 +134,27 @@ fn read(path: &Path) -> Result<String> {
         .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())).into())
 }
 
+/// The plan (with the name errors give it) and the node map, read.
+fn plan_and_map(plan: &Path, node_map: Option<&Path>) -> Result<(String, Plan, Option<NodeMap>)> {
+    let plan_name = plan.display().to_string();
+    let p = Plan::parse(&read(plan)?, &plan_name)?;
+    let map = match node_map {
+        Some(path) => Some(NodeMap::from_toml(
+            &read(path)?,
+            &path.display().to_string(),
+        )?),
+        None => None,
+    };
+    Ok((plan_name, p, map))
+}
+
+/// Pretty JSON with a final newline.
+fn json_text<T: serde::Serialize>(value: &T) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(value).context("serialising JSON")?;
+    s.push('\n');
+    Ok(s)
+}
+
 fn write_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {
@@ -199,31 +220,18 @@ fn run(cli: Cli) -> Result<()> {
                     }
                 }
             }
-            let plan_name = plan.display().to_string();
-            let p = Plan::parse(&read(&plan)?, &plan_name)?;
-            let map = match &node_map {
-                Some(path) => Some(NodeMap::from_toml(
-                    &read(path)?,
-                    &path.display().to_string(),
-                )?),
-                None => None,
-            };
+            let (plan_name, p, map) = plan_and_map(&plan, node_map.as_deref())?;
             let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
             let view = ClusterView::all_free(&bound);
             let sub = submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?;
             let text = match format {
                 ManifestFormat::Yaml => sub.to_yaml().context("serialising YAML")?,
-                ManifestFormat::Json => {
-                    let list = serde_json::json!({
-                        "apiVersion": "v1",
-                        "kind": "List",
-                        "items": sub.documents(),
-                    });
-                    let mut s = serde_json::to_string_pretty(&list).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
+                ManifestFormat::Json => json_text(&serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "items": sub.documents(),
+                }))?,
             };
             eprint!("{}", sub.summary());
             write_stdout(&text)
@@ -257,12 +265,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let verdict = rank_check::check(&rows, &node, rank, index)?;
             let text = match format {
-                Format::Json => {
-                    let mut s =
-                        serde_json::to_string_pretty(&verdict).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
+                Format::Json => json_text(&verdict)?,
                 Format::Table => format!("{}\n", verdict.message),
             };
             write_stdout(&text)
@@ -272,22 +275,10 @@ fn run(cli: Cli) -> Result<()> {
             node_map,
             format,
         } => {
-            let plan_name = plan.display().to_string();
-            let p = Plan::parse(&read(&plan)?, &plan_name)?;
-            let map = match &node_map {
-                Some(path) => Some(NodeMap::from_toml(
-                    &read(path)?,
-                    &path.display().to_string(),
-                )?),
-                None => None,
-            };
+            let (plan_name, p, map) = plan_and_map(&plan, node_map.as_deref())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
             let text = match format {
-                Format::Json => {
-                    let mut s = serde_json::to_string_pretty(&bound).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
+                Format::Json => json_text(&bound)?,
                 Format::Table => {
                     let mut t = Table::new([
                         "node",
