@@ -39,7 +39,7 @@ pub enum Error {
     },
 
     /// Not enough free sub-nodes for the job: nothing is placed.
-    #[error("{}", not_enough(job, *ranks, *free, busy))]
+    #[error("{}", not_enough(job, *ranks, *free, *total, busy))]
     NotEnough {
         /// The job's name.
         job: String,
@@ -47,6 +47,8 @@ pub enum Error {
         ranks: usize,
         /// Sub-nodes free for it.
         free: usize,
+        /// Sub-nodes with a GPU in the whole plan.
+        total: usize,
         /// Every Node that offers none, and why.
         busy: Vec<String>,
     },
@@ -105,6 +107,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// A TOML parse error of `text` (named `file`) with its line and
+    /// column.
+    pub fn toml_syntax(text: &str, file: &str, e: &toml::de::Error) -> Self {
+        let offset = e.span().map_or(0, |s| s.start);
+        let before = &text[..offset.min(text.len())];
+        Error::Syntax {
+            file: file.to_string(),
+            line: before.matches('\n').count() + 1,
+            column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
+            message: e.message().trim().to_string(),
+        }
+    }
+
     /// False for the planner's internal failures carried inside; true for
     /// everything caused by the input (exit code 2).
     pub fn is_bad_input(&self) -> bool {
@@ -115,21 +130,27 @@ impl Error {
     }
 }
 
-fn not_enough(job: &str, ranks: usize, free: usize, busy: &[String]) -> String {
+fn not_enough(job: &str, ranks: usize, free: usize, total: usize, busy: &[String]) -> String {
+    let more = ranks - free.min(ranks);
     let mut s = format!(
-        "job {job} needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} are free: {} more are needed; nothing was placed",
-        ranks - free.min(ranks)
+        "job {job} needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} are free: {more} more {} needed; nothing was placed",
+        if more == 1 { "is" } else { "are" }
     );
+    if ranks > total {
+        s.push_str(&format!(
+            "\n  the plan has {total} sub-nodes with a GPU in all; ask for at most {total} ranks"
+        ));
+    }
     if !busy.is_empty() {
         s.push_str("\n  Nodes that offer none:");
         for b in busy {
             s.push_str("\n    ");
             s.push_str(b);
         }
+        s.push_str(
+            "\n  wait for the busy Nodes, uncordon or repair the others, or ask for fewer ranks",
+        );
     }
-    s.push_str(
-        "\n  wait for the busy Nodes, uncordon or repair the others, or ask for fewer ranks",
-    );
     s
 }
 

@@ -212,16 +212,7 @@ impl JobSpec {
     /// keys and values of the wrong type are [`Error::Syntax`] with line and
     /// column; wrong values are [`Error::Job`], one problem per value.
     pub fn from_toml(text: &str, file: &str) -> Result<JobSpec> {
-        let raw: RawJob = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            let before = &text[..offset.min(text.len())];
-            Error::Syntax {
-                file: file.to_string(),
-                line: before.matches('\n').count() + 1,
-                column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
-                message: e.message().trim().to_string(),
-            }
-        })?;
+        let raw: RawJob = toml::from_str(text).map_err(|e| Error::toml_syntax(text, file, &e))?;
         let mut problems = Vec::new();
         let mut bad = |section: Option<&str>, key: &str, message: String, fix: &str| {
             problems.push(Problem::at(
@@ -552,73 +543,87 @@ NCCL_DEBUG = "INFO"
         assert_eq!(j.rank_check_image(), "nccl-tests:2.23");
     }
 
-    /// One case per mistake: the text, and what the error must say.
-    fn check(text: &str, want: &str) {
-        let e = JobSpec::from_toml(text, "j.toml").unwrap_err().to_string();
-        assert!(e.contains(want), "want {want:?} in:\n{e}");
-    }
-
+    /// One case per mistake: what to replace in a good file, with what,
+    /// and what the error must say.
     #[test]
     fn mistakes_name_file_and_line() {
-        check(
-            &GOOD.replace("ranks = 32", "ranks = 32\ncolour = 1"),
-            "j.toml:6:1: unknown field `colour`",
-        );
-        check(
-            &GOOD.replace("ranks = 32", "ranks = \"32\""),
-            "j.toml:5:9: invalid type: string \"32\", expected i64",
-        );
-        check(
-            &GOOD.replace("allreduce-32", "AllReduce"),
-            "j.toml:1: name: `AllReduce` must be 1 to 63 lower-case",
-        );
-        check(
-            &GOOD.replace("allreduce-32", &"a".repeat(41)),
-            "j.toml:1: name: `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` has 41 characters",
-        );
-        check(
-            &GOOD.replace("ranks = 32", "ranks = 0"),
-            "j.toml:5: ranks: 0 ranks; use 1 or more",
-        );
-        check(
-            &GOOD.replace("ranks = 32", "ranks = 32\nalgorithm = \"tree\""),
-            "j.toml:6: algorithm: `tree` is not an algorithm; use hdrm, hd or ring",
-        );
-        check(
-            &GOOD.replace("ranks = 32", "ranks = 32\nlauncher = \"slurm\""),
-            "j.toml:6: launcher: `slurm` is not a launcher",
-        );
-        check(
-            &GOOD.replace("ranks = 32", "ranks = 32\nssh_port = 22"),
-            "j.toml:6: ssh_port: ssh_port applies to launcher = \"mpi\" only",
-        );
-        check(
-            &GOOD.replace(
+        let long = "a".repeat(41);
+        for (from, to, want) in [
+            (
+                "ranks = 32",
+                "ranks = 32\ncolour = 1",
+                "j.toml:6:1: unknown field `colour`",
+            ),
+            (
+                "ranks = 32",
+                "ranks = \"32\"",
+                "j.toml:5:9: invalid type: string \"32\", expected i64",
+            ),
+            (
+                "allreduce-32",
+                "AllReduce",
+                "j.toml:1: name: `AllReduce` must be 1 to 63 lower-case",
+            ),
+            (
+                "allreduce-32",
+                long.as_str(),
+                "j.toml:1: name: `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` has 41 characters",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 0",
+                "j.toml:5: ranks: 0 ranks; use 1 or more",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 32\nalgorithm = \"tree\"",
+                "j.toml:6: algorithm: `tree` is not an algorithm; use hdrm, hd or ring",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 32\nlauncher = \"slurm\"",
+                "j.toml:6: launcher: `slurm` is not a launcher",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 32\nssh_port = 22",
+                "j.toml:6: ssh_port: ssh_port applies to launcher = \"mpi\" only",
+            ),
+            (
                 "ranks = 32",
                 "ranks = 32\nlauncher = \"mpi\"\nmaster_port = 1",
+                "j.toml:7: master_port: master_port applies to launcher = \"indexed\" only",
             ),
-            "j.toml:7: master_port: master_port applies to launcher = \"indexed\" only",
-        );
-        check(
-            &GOOD.replace("\"8\"", "\"1.5\""),
-            "j.toml:8: resources.cpu: `1.5` is not a whole quantity",
-        );
-        check(
-            &GOOD.replace("NCCL_DEBUG", "CUDA_VISIBLE_DEVICES"),
-            "j.toml:13: env.CUDA_VISIBLE_DEVICES: CUDA_VISIBLE_DEVICES is set by the provisioner",
-        );
-        check(
-            &GOOD.replace("[\"all_reduce_perf\"]", "[]"),
-            "j.toml:3: command: the command is empty",
-        );
-        check(
-            &GOOD.replace("\"rdma/hca\" = 1", "\"rdma/hca\" = 0"),
-            "j.toml:10: resources.extra.rdma/hca: 0 is not a count",
-        );
-        check(
-            &GOOD.replace("[resources]", "[resources]\ngpu = \"Bad Name\""),
-            "j.toml:8: resources.gpu: `Bad Name`",
-        );
+            (
+                "\"8\"",
+                "\"1.5\"",
+                "j.toml:8: resources.cpu: `1.5` is not a whole quantity",
+            ),
+            (
+                "NCCL_DEBUG",
+                "CUDA_VISIBLE_DEVICES",
+                "j.toml:13: env.CUDA_VISIBLE_DEVICES: CUDA_VISIBLE_DEVICES is set by the provisioner",
+            ),
+            (
+                "[\"all_reduce_perf\"]",
+                "[]",
+                "j.toml:3: command: the command is empty",
+            ),
+            (
+                "\"rdma/hca\" = 1",
+                "\"rdma/hca\" = 0",
+                "j.toml:10: resources.extra.rdma/hca: 0 is not a count",
+            ),
+            (
+                "[resources]",
+                "[resources]\ngpu = \"Bad Name\"",
+                "j.toml:8: resources.gpu: `Bad Name`",
+            ),
+        ] {
+            let text = GOOD.replace(from, to);
+            let e = JobSpec::from_toml(&text, "j.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "want {want:?} in:\n{e}");
+        }
         // Every problem is listed, not only the first.
         let e = JobSpec::from_toml(
             &GOOD

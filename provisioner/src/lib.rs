@@ -3,7 +3,12 @@
 //! This crate starts with what every later step needs and can check without
 //! a cluster: which Kubernetes Node each planned server is, and which
 //! GPU-NIC sub-nodes, switch and BiGraph part each Node carries
-//! ([`nodes::bind`]). Labels, placement and jobs build on it.
+//! ([`nodes::bind`]). Jobs build on it without touching a cluster:
+//! [`job`] reads a job file, [`placement`] puts its ranks on the
+//! sub-nodes of free Nodes in HDRM order, [`manifests`] builds the
+//! ConfigMap, Service and Indexed Job or MPIJob, and [`submit::prepare`]
+//! does all three against a [`view::ClusterView`]. [`rank_check`] is the
+//! guard each rank pod runs before it starts.
 //! [`schema`] checks generated objects against the openAPIV3Schema of the
 //! CustomResourceDefinitions they belong to (MPIJob, Kueue Topology,
 //! Volcano HyperNode) before they reach a cluster.

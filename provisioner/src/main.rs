@@ -37,10 +37,13 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Place a job on the plan's free sub-nodes (HDRM rank order) and
-    /// print its ConfigMap, Service and Indexed Job or MPIJob. This build
-    /// has no cluster access: only `--dry-run` without a kubeconfig, or
-    /// `--offline`, which place against the plan with every Node free.
+    /// Place a job on free sub-nodes in HDRM rank order and print its
+    /// objects.
+    ///
+    /// Prints the ConfigMap (rank table, rankfile, scripts), headless
+    /// Service and Indexed Job or MPIJob. This build has no cluster
+    /// access: only `--dry-run` without a kubeconfig, or `--offline`, work;
+    /// both place against the plan with every Node free.
     Submit {
         /// Job file (TOML): name, image, command, ranks, launcher, ...
         job: PathBuf,
@@ -61,9 +64,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ManifestFormat::Yaml)]
         format: ManifestFormat,
     },
-    /// Check that this pod (or MPI rank) runs on the Node the job's rank
-    /// table names; exit 2 with expected and actual Node when it does not.
-    /// Runs as the init container of every rank pod.
+    /// Check that this pod (or MPI rank) runs where the rank table says.
+    ///
+    /// Exits 2 naming the expected and actual Node when it does not. Runs
+    /// as the init container of every rank pod.
     RankCheck {
         /// The job's ranks.csv (mounted from its ConfigMap).
         #[arg(long, default_value = "/etc/eflops/ranks.csv")]
@@ -128,6 +132,27 @@ fn main() -> ExitCode {
 fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
         .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())).into())
+}
+
+/// The plan (with the name errors give it) and the node map, read.
+fn plan_and_map(plan: &Path, node_map: Option<&Path>) -> Result<(String, Plan, Option<NodeMap>)> {
+    let plan_name = plan.display().to_string();
+    let p = Plan::parse(&read(plan)?, &plan_name)?;
+    let map = match node_map {
+        Some(path) => Some(NodeMap::from_toml(
+            &read(path)?,
+            &path.display().to_string(),
+        )?),
+        None => None,
+    };
+    Ok((plan_name, p, map))
+}
+
+/// Pretty JSON with a final newline.
+fn json_text<T: serde::Serialize>(value: &T) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(value).context("serialising JSON")?;
+    s.push('\n');
+    Ok(s)
 }
 
 fn write_stdout(text: &str) -> Result<()> {
@@ -195,31 +220,18 @@ fn run(cli: Cli) -> Result<()> {
                     }
                 }
             }
-            let plan_name = plan.display().to_string();
-            let p = Plan::parse(&read(&plan)?, &plan_name)?;
-            let map = match &node_map {
-                Some(path) => Some(NodeMap::from_toml(
-                    &read(path)?,
-                    &path.display().to_string(),
-                )?),
-                None => None,
-            };
+            let (plan_name, p, map) = plan_and_map(&plan, node_map.as_deref())?;
             let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
             let view = ClusterView::all_free(&bound);
             let sub = submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?;
             let text = match format {
                 ManifestFormat::Yaml => sub.to_yaml().context("serialising YAML")?,
-                ManifestFormat::Json => {
-                    let list = serde_json::json!({
-                        "apiVersion": "v1",
-                        "kind": "List",
-                        "items": sub.documents(),
-                    });
-                    let mut s = serde_json::to_string_pretty(&list).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
+                ManifestFormat::Json => json_text(&serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "items": sub.documents(),
+                }))?,
             };
             eprint!("{}", sub.summary());
             write_stdout(&text)
@@ -253,12 +265,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let verdict = rank_check::check(&rows, &node, rank, index)?;
             let text = match format {
-                Format::Json => {
-                    let mut s =
-                        serde_json::to_string_pretty(&verdict).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
+                Format::Json => json_text(&verdict)?,
                 Format::Table => format!("{}\n", verdict.message),
             };
             write_stdout(&text)
@@ -268,22 +275,10 @@ fn run(cli: Cli) -> Result<()> {
             node_map,
             format,
         } => {
-            let plan_name = plan.display().to_string();
-            let p = Plan::parse(&read(&plan)?, &plan_name)?;
-            let map = match &node_map {
-                Some(path) => Some(NodeMap::from_toml(
-                    &read(path)?,
-                    &path.display().to_string(),
-                )?),
-                None => None,
-            };
+            let (plan_name, p, map) = plan_and_map(&plan, node_map.as_deref())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
             let text = match format {
-                Format::Json => {
-                    let mut s = serde_json::to_string_pretty(&bound).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
+                Format::Json => json_text(&bound)?,
                 Format::Table => {
                     let mut t = Table::new([
                         "node",

@@ -29,7 +29,7 @@
 //! - `indexed`: `launch.sh` starts one process per rank of the Node with
 //!   `RANK`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `EFLOPS_RANKS` (the Node's
 //!   ranks, comma-separated), `CUDA_VISIBLE_DEVICES`, `NCCL_IB_*` of that
-//!   rank; it exits with the first failing rank's status. `MASTER_ADDR` is the address of rank 0's
+//!   rank; when one fails it stops the others and the pod fails. `MASTER_ADDR` is the address of rank 0's
 //!   NIC from the plan (its Node name when the plan has no address), so it
 //!   does not depend on which index lands where.
 //! - `mpi`: each worker writes its Node name to `/var/run/eflops/node`;
@@ -553,31 +553,39 @@ set -eu
 table="${EFLOPS_DIR:-/etc/eflops}/rank-env.csv"
 if [ "${1:-}" = "--" ]; then shift; fi
 : "${NODE_NAME:?NODE_NAME must come from the Downward API (spec.nodeName)}"
-LOCAL_WORLD_SIZE=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n' "$table" | wc -l)
+LOCAL_WORLD_SIZE=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { c++ } END { print c + 0 }' "$table")
 if [ "$LOCAL_WORLD_SIZE" -eq 0 ]; then
   echo "launch.sh: Node $NODE_NAME carries no rank of this job (see ranks.csv); the pod landed outside the placement" >&2
   exit 2
 fi
 EFLOPS_RANKS=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { printf "%s%s", sep, $1; sep = "," }' "$table")
 export LOCAL_WORLD_SIZE EFLOPS_RANKS
+# A rank that fails stops the others (their peers would wait forever):
+# it signals the process group, and this script exits 1.
+trap 'echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
 pids=""
 while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
   [ "$rank" = rank ] && continue
   [ "$node" = "$NODE_NAME" ] || continue
   (
+    trap - TERM
     export RANK="$rank" LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
     export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
     if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
     echo "launch.sh: rank $rank (local $local, slot $slot) on $NODE_NAME: GPU $cvd, NIC $hca" >&2
-    exec "$@" < /dev/null
+    status=0
+    "$@" < /dev/null || status=$?
+    if [ "$status" -ne 0 ]; then
+      echo "launch.sh: rank $rank exited with status $status" >&2
+      kill -TERM 0
+    fi
+    exit "$status"
   ) &
   pids="$pids $!"
 done < "$table"
-status=0
 for pid in $pids; do
-  wait "$pid" || status=$?
+  wait "$pid"
 done
-exit "$status"
 "#;
 
 /// Run by mpirun for every rank (mpi launcher).
@@ -628,8 +636,10 @@ namespace={namespace}
 workers={workers}
 ranks={ranks}
 port={port}
-rankfile=/tmp/eflops-rankfile
+dir="${{EFLOPS_DIR:-{mount}}}"
+rankfile="${{TMPDIR:-/tmp}}/eflops-rankfile"
 : > "$rankfile"
+seen=" "
 i=0
 while [ "$i" -lt "$workers" ]; do
   host="$job-worker-$i.$job.$namespace.svc"
@@ -646,7 +656,15 @@ while [ "$i" -lt "$workers" ]; do
       sleep 5
     fi
   done
-  lines=$(awk -F, -v n="$node" -v h="$host" 'NR > 1 && $2 == n {{ print "rank " $1 "=" h " slot=" $4 }}' {mount}/rank-env.csv)
+  case "$seen" in
+    *" $node="*)
+      other=${{seen#*" $node="}}
+      echo "rank check failed: workers ${{other%% *}} and $host both run on Node $node; each Node of the placement takes one worker" >&2
+      exit 2
+      ;;
+  esac
+  seen="$seen $node=$host "
+  lines=$(awk -F, -v n="$node" -v h="$host" 'NR > 1 && $2 == n {{ print "rank " $1 "=" h " slot=" $4 }}' "$dir/rank-env.csv")
   if [ -z "$lines" ]; then
     echo "rank check failed: worker $host runs on Node $node, which carries no rank of this job (see ranks.csv)" >&2
     exit 2
@@ -655,16 +673,16 @@ while [ "$i" -lt "$workers" ]; do
   echo "mpi-launch.sh: worker $host is on Node $node" >&2
   i=$((i + 1))
 done
-found=$(wc -l < "$rankfile")
+found=$(awk 'END {{ print NR }}' "$rankfile")
 if [ "$found" -ne "$ranks" ]; then
-  echo "rank check failed: the workers' Nodes carry $found ranks, not $ranks: two workers share a Node or one is missing" >&2
+  echo "rank check failed: the workers' Nodes carry $found ranks, not $ranks (see ranks.csv)" >&2
   exit 2
 fi
 exec mpirun -np "$ranks" --rankfile "$rankfile" \
   --mca plm_rsh_args "-p $port -o ConnectionAttempts=10" \
   --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6 \
  {exports} \
-  sh {mount}/rank-env.sh "$@"
+  sh "$dir/rank-env.sh" "$@"
 "#,
         job = job.name,
         namespace = job.namespace,

@@ -53,16 +53,8 @@ pub struct NodeMap {
 impl NodeMap {
     /// Parses `server = "node"` lines; `file` names the input in errors.
     pub fn from_toml(text: &str, file: &str) -> Result<NodeMap> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            let before = &text[..offset.min(text.len())];
-            Error::Syntax {
-                file: file.to_string(),
-                line: before.matches('\n').count() + 1,
-                column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
-                message: e.message().trim().to_string(),
-            }
-        })?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| Error::toml_syntax(text, file, &e))?;
         let mut entries = BTreeMap::new();
         let mut problems = Vec::new();
         for (server, value) in table {

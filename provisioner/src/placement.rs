@@ -221,12 +221,14 @@ pub fn place(
     let usable_names: Vec<&str> = usable.iter().map(|n| n.node.as_str()).collect();
     let mut unavailable = Vec::new();
     let mut free = 0;
+    let mut total = 0;
     for n in bound_nodes {
         let open = usable_names.contains(&n.node.as_str());
         for sn in &n.sub_nodes {
             let Some(&i) = index_of.get(sn.id.as_str()) else {
                 continue;
             };
+            total += usize::from(sn.gpu.is_some());
             if open && sn.gpu.is_some() {
                 free += 1;
             } else {
@@ -239,6 +241,7 @@ pub fn place(
             job: job.name.clone(),
             ranks: job.ranks,
             free,
+            total,
             busy: unusable.iter().map(ToString::to_string).collect(),
         });
     }
@@ -314,20 +317,18 @@ pub fn place(
             String::new()
         }
     ));
-    if job.algorithm != Algorithm::Ring {
-        notes.push(format!(
-            "worst load {} flow{} per directed inter-switch link in any halving-doubling step (lower bound {}{})",
-            outcome.worst_load,
-            if outcome.worst_load == 1 { "" } else { "s" },
-            outcome.lower_bound,
-            if outcome.optimal { ", optimal" } else { "" }
-        ));
-    } else {
-        notes.push(format!(
-            "worst load {} flows per directed inter-switch link in any ring step (lower bound {})",
-            outcome.worst_load, outcome.lower_bound
-        ));
-    }
+    notes.push(format!(
+        "worst load {} flow{} per directed inter-switch link in any {} step (lower bound {}{})",
+        outcome.worst_load,
+        if outcome.worst_load == 1 { "" } else { "s" },
+        if job.algorithm == Algorithm::Ring {
+            "ring"
+        } else {
+            "halving-doubling"
+        },
+        outcome.lower_bound,
+        if outcome.optimal { ", optimal" } else { "" }
+    ));
     if !unusable.is_empty() {
         notes.push(format!(
             "{} Nodes of the plan are not usable: {}",
@@ -430,5 +431,15 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("cordoned"), "{e}");
+        assert!(!e.contains("the plan has"), "{e}");
+
+        let e = place(&plan, &bound, &ClusterView::all_free(&bound), &job(9))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("only 8 are free: 1 more is needed; nothing was placed\n  the plan has 8 sub-nodes with a GPU in all; ask for at most 8 ranks"),
+            "{e}"
+        );
+        assert!(!e.contains("Nodes that offer none"), "{e}");
     }
 }

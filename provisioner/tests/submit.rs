@@ -524,9 +524,12 @@ fn rank_check_passes_on_its_node_and_fails_elsewhere() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs a script in its own process group, as PID 1 of a container is:
+/// `launch.sh` signals its group when a rank fails.
 fn sh(script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    use std::os::unix::process::CommandExt as _;
     let mut c = Command::new("sh");
-    c.arg(script).args(args);
+    c.arg(script).args(args).process_group(0);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -561,20 +564,33 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         .map(str::to_string)
         .collect();
     lines.sort();
-    assert_eq!(lines, ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]);
+    assert_eq!(
+        lines,
+        ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]
+    );
     let out = sh(
         &dir.join("launch.sh"),
         &["--", "true"],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "elsewhere")],
     );
     assert_eq!(out.status.code(), Some(2));
-    // A failing rank fails the pod.
+    // A failing rank stops the other one (which would wait for its peer
+    // forever) and fails the pod.
+    let start = std::time::Instant::now();
     let out = sh(
         &dir.join("launch.sh"),
-        &["--", "sh", "-c", "exit $LOCAL_RANK"],
+        &[
+            "--",
+            "sh",
+            "-c",
+            "if [ $LOCAL_RANK = 0 ]; then sleep 60; else exit 3; fi",
+        ],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
     );
     assert_eq!(out.status.code(), Some(1));
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("launch.sh: rank 16 exited with status 3"), "{e}");
 
     let sub = offline(&plan(), &job(MPI), None);
     write_config(&sub, &dir);
@@ -603,14 +619,106 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         String::from_utf8_lossy(&out.stderr)
             .contains("rank 1 belongs on Node node02 but runs on Node node01")
     );
-    // The launcher script parses.
-    let out = Command::new("sh")
-        .arg("-n")
-        .arg(dir.join("mpi-launch.sh"))
-        .output()
-        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `mpi-launch.sh` with `ssh` and `mpirun` stubbed: the workers land on
+/// the chosen Nodes in any order, and the rankfile follows them; a worker
+/// on a Node without ranks, or two on one Node, stop it with exit 2.
+#[test]
+fn mpi_launcher_builds_the_rankfile_from_where_workers_landed() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("prov-mpi-{}", std::process::id()));
+    let sub = offline(&plan(), &job(MPI), None);
+    write_config(&sub, &dir);
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // ssh HOST cat FILE: the Node of worker i is word i+1 of $FAKE_NODES.
+    let ssh = "#!/bin/sh\nfor a; do case \"$a\" in *-worker-*) host=$a;; esac; done\n\
+        i=${host#*-worker-}; i=${i%%.*}\nset -- $FAKE_NODES\nshift \"$i\"\necho \"$1\"\n";
+    // mpirun: print the rankfile it was given and the rest of its arguments.
+    let mpirun = "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --rankfile ]; then cat \"$2\"; shift; fi\n  shift\n  [ \"${1:-}\" = sh ] && break\ndone\necho \"then: $*\"\n";
+    for (name, text) in [("ssh", ssh), ("mpirun", mpirun)] {
+        let path = bin.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let d = dir.to_str().unwrap().to_string();
+    let run = |nodes: &str| {
+        sh(
+            &dir.join("mpi-launch.sh"),
+            &["--", "all_reduce_perf", "-g", "1"],
+            &[
+                ("PATH", path.as_str()),
+                ("EFLOPS_DIR", d.as_str()),
+                ("TMPDIR", d.as_str()),
+                ("FAKE_NODES", nodes),
+            ],
+        )
+    };
+    // The scheduler put the workers on the 16 Nodes in reverse order.
+    let landed: Vec<String> = (1..=16).rev().map(|i| format!("node{i:02}")).collect();
+    let out = run(&landed.join(" "));
     assert!(
         out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let table = config_file(&sub, "ranks.csv");
+    let mut ranks = 0;
+    for line in stdout.lines().filter(|l| l.starts_with("rank ")) {
+        // rank R=allreduce-32-mpi-worker-I.allreduce-32-mpi.ml.svc slot=S:C
+        let (rank, rest) = line["rank ".len()..].split_once('=').unwrap();
+        let worker: usize = rest
+            .split("-worker-")
+            .nth(1)
+            .unwrap()
+            .split('.')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(rest.contains(".allreduce-32-mpi.ml.svc slot=0:"), "{line}");
+        let rank: usize = rank.parse().unwrap();
+        let node = table
+            .lines()
+            .nth(rank + 1)
+            .unwrap()
+            .rsplit(',')
+            .next()
+            .unwrap();
+        assert_eq!(landed[worker], node, "{line}");
+        ranks += 1;
+    }
+    assert_eq!(ranks, 32);
+    assert!(
+        stdout.contains("then: sh ") && stdout.contains("rank-env.sh all_reduce_perf -g 1"),
+        "{stdout}"
+    );
+
+    let mut twice = landed.clone();
+    twice[1] = twice[0].clone();
+    let out = run(&twice.join(" "));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("rank check failed: workers allreduce-32-mpi-worker-0.allreduce-32-mpi.ml.svc and allreduce-32-mpi-worker-1.allreduce-32-mpi.ml.svc both run on Node node16"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut stray = landed.clone();
+    stray[3] = "cpu-01".into();
+    let out = run(&stray.join(" "));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("runs on Node cpu-01, which carries no rank of this job"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
