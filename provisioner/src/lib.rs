@@ -6,8 +6,11 @@
 //! ([`nodes::bind`]). Labels, placement and jobs build on it.
 //! [`schema`] checks generated objects against the openAPIV3Schema of the
 //! CustomResourceDefinitions they belong to (MPIJob, Kueue Topology,
-//! Volcano HyperNode) before they reach a cluster.
+//! Volcano HyperNode) before they reach a cluster. [`cluster`] is the one
+//! module that talks to the Kubernetes API: it reads Nodes and Pods, labels
+//! Nodes, and applies, follows and deletes jobs.
 
+pub mod cluster;
 pub mod error;
 pub mod nodes;
 pub mod schema;

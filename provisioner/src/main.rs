@@ -4,12 +4,15 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
+use planner::export::labels::DEFAULT_PREFIX;
 use planner::plan::Plan;
 use planner::text::Table;
+use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
 use provisioner::nodes::{self, NodeMap};
 
 /// Bind a planned GPU-cluster topology to Kubernetes.
@@ -31,6 +34,59 @@ enum Command {
         /// is not named after its host.
         #[arg(long)]
         node_map: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Apply the plan's topology labels to the Nodes of the cluster the
+    /// kubeconfig points at (server-side apply, field manager
+    /// `eflops-provisioner`). Nodes already labelled are left untouched.
+    LabelNodes {
+        /// Plan JSON (or TOML) from `planner design --out`.
+        plan: PathBuf,
+        /// TOML with one `server = "node-name"` line per server whose Node
+        /// is not named after its host.
+        #[arg(long)]
+        node_map: Option<PathBuf>,
+        /// Label prefix (a DNS subdomain, with or without the final `/`).
+        #[arg(long, default_value = DEFAULT_PREFIX)]
+        prefix: String,
+        /// Send every write with dryRun=All: the API server checks it and
+        /// stores nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Label the Nodes that exist when some plan servers have none
+        /// (without it, nothing is written and the exit code is 2).
+        #[arg(long)]
+        allow_missing: bool,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Show a submitted job (Job or MPIJob): phase, counts, conditions, and
+    /// its pods with their Nodes.
+    Status {
+        /// The job's name.
+        name: String,
+        /// Namespace (default: the kubeconfig context's).
+        #[arg(short, long)]
+        namespace: Option<String>,
+        /// Poll until the job runs, succeeds or fails, with progress lines
+        /// on stderr; exit code 1 when it failed.
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds (exit code 1).
+        #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+        timeout: u64,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Delete a submitted job (Job or MPIJob); its pods, ConfigMap and
+    /// Service go with it (foreground propagation).
+    Delete {
+        /// The job's name.
+        name: String,
+        /// Namespace (default: the kubeconfig context's).
+        #[arg(short, long)]
+        namespace: Option<String>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -56,6 +112,9 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             let bad = err.downcast_ref::<BadInput>().is_some()
                 || err.downcast_ref::<provisioner::Error>().is_some()
+                || err
+                    .downcast_ref::<cluster::Error>()
+                    .is_some_and(cluster::Error::is_bad_input)
                 || err
                     .downcast_ref::<planner::Error>()
                     .is_some_and(planner::Error::is_bad_input);
@@ -131,13 +190,201 @@ fn run(cli: Cli) -> Result<()> {
                     )
                 }
             };
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(e).context("writing to stdout")
+            print(&text)
+        }
+        Command::LabelNodes {
+            plan,
+            node_map,
+            prefix,
+            dry_run,
+            allow_missing,
+            format,
+        } => {
+            let plan_name = plan.display().to_string();
+            let p = Plan::parse(&read(&plan)?, &plan_name)?;
+            let map = match &node_map {
+                Some(path) => Some(NodeMap::from_toml(
+                    &read(path)?,
+                    &path.display().to_string(),
+                )?),
+                None => None,
+            };
+            // Check every input before contacting the cluster.
+            planner::export::labels::check_prefix(&prefix)?;
+            nodes::bind(&p, map.as_ref(), &plan_name)?;
+            let options = LabelOptions {
+                prefix,
+                dry_run,
+                allow_missing,
+            };
+            let report = runtime()?.block_on(async {
+                let client = cluster::connect().await?;
+                cluster::label_nodes(&client, &p, &plan_name, map.as_ref(), &options).await
+            })?;
+            print(&match format {
+                Format::Json => json(&report)?,
+                Format::Table => label_table(&report),
+            })
+        }
+        Command::Status {
+            name,
+            namespace,
+            wait,
+            timeout,
+            format,
+        } => {
+            let status = runtime()?.block_on(async {
+                let client = cluster::connect().await?;
+                let ns = namespace.unwrap_or_else(|| client.default_namespace().to_string());
+                if wait {
+                    let options = WaitOptions::with_timeout(Duration::from_secs(timeout));
+                    cluster::wait(&client, &ns, &name, &options, &mut |s: &JobStatus| {
+                        eprintln!("{}", s.summary());
+                    })
+                    .await
+                } else {
+                    cluster::status(&client, &ns, &name).await
                 }
-                _ => Ok(()),
+            })?;
+            print(&match format {
+                Format::Json => json(&status)?,
+                Format::Table => status_table(&status),
+            })?;
+            if wait && status.phase == JobPhase::Failed {
+                anyhow::bail!(
+                    "{} {}/{} failed",
+                    status.kind,
+                    status.namespace,
+                    status.name
+                );
             }
+            Ok(())
+        }
+        Command::Delete {
+            name,
+            namespace,
+            format,
+        } => {
+            let deleted = runtime()?.block_on(async {
+                let client = cluster::connect().await?;
+                let ns = namespace.unwrap_or_else(|| client.default_namespace().to_string());
+                cluster::delete(&client, &ns, &name).await
+            })?;
+            print(&match format {
+                Format::Json => json(&deleted)?,
+                Format::Table => format!(
+                    "deleted {} {}/{}{}; its pods, ConfigMap and Service are deleted first ({} propagation)\n",
+                    deleted.kind,
+                    deleted.namespace,
+                    deleted.name,
+                    deleted
+                        .uid
+                        .as_deref()
+                        .map(|u| format!(" (uid {u})"))
+                        .unwrap_or_default(),
+                    deleted.propagation
+                ),
+            })
         }
     }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(value).context("serialising JSON")?;
+    s.push('\n');
+    Ok(s)
+}
+
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(()),
+    }
+}
+
+fn label_table(r: &LabelReport) -> String {
+    use cluster::NodeChange;
+    let mut t = Table::new(["node", "server", "change", "added", "updated", "removed"]);
+    for n in &r.nodes {
+        let change = match (n.change, r.dry_run) {
+            (NodeChange::Changed, true) => "would change",
+            (c, _) => c.as_str(),
+        };
+        t.row([
+            n.node.clone(),
+            n.server.clone(),
+            change.to_string(),
+            n.added.len().to_string(),
+            n.updated.len().to_string(),
+            n.removed.len().to_string(),
+        ]);
+    }
+    let mut s = format!(
+        "{}: {} Nodes {}, {} unchanged, {} missing from the cluster; labels under {}{}\n\n{}",
+        r.plan,
+        r.count(NodeChange::Changed),
+        if r.dry_run {
+            "would change"
+        } else {
+            "labelled"
+        },
+        r.count(NodeChange::Unchanged),
+        r.count(NodeChange::Missing),
+        r.prefix,
+        if r.dry_run {
+            " (dry run: the API server stored nothing)"
+        } else {
+            ""
+        },
+        t.render()
+    );
+    if !r.not_in_plan.is_empty() {
+        s.push_str(&format!(
+            "\n{} cluster Nodes are not in the plan (left alone): {}\n",
+            r.not_in_plan.len(),
+            r.not_in_plan.join(", ")
+        ));
+    }
+    s
+}
+
+fn status_table(s: &JobStatus) -> String {
+    let mut out = format!("{}\n", s.summary());
+    if !s.conditions.is_empty() {
+        let mut t = Table::new(["condition", "status", "reason", "message"]);
+        for c in &s.conditions {
+            t.row([
+                c.type_.clone(),
+                c.status.clone(),
+                c.reason.clone().unwrap_or_default(),
+                c.message.clone().unwrap_or_default(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    if !s.pods.is_empty() {
+        let mut t = Table::new(["pod", "node", "phase", "restarts", "reason"]);
+        for p in &s.pods {
+            t.row([
+                p.name.clone(),
+                p.node.clone().unwrap_or_else(|| "-".to_string()),
+                p.phase.clone(),
+                p.restarts.to_string(),
+                p.reason.clone().unwrap_or_default(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    out
 }
