@@ -17,7 +17,8 @@ pub const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
 pub enum JobPhase {
     /// Created, not all pods running yet.
     Pending,
-    /// Every pod runs (or the MPIJob says `Running`).
+    /// As many pods run as the Job runs at once (`spec.parallelism`), or
+    /// the MPIJob says `Running`.
     Running,
     /// Finished successfully.
     Succeeded,
@@ -271,7 +272,14 @@ fn job_status(
             count(status.get("failed")),
         )
     };
-    let all_running = !pods.is_empty() && pods.iter().all(|p| p.phase == "Running");
+    // A Job runs once as many pods run as it runs at a time.
+    let spec = |f: &str| data.pointer(&format!("/spec/{f}")).and_then(Value::as_u64);
+    let parallel = spec("parallelism")
+        .unwrap_or(1)
+        .min(spec("completions").unwrap_or(u64::MAX))
+        .max(1);
+    let running = pods.iter().filter(|p| p.phase == "Running").count() as u64;
+    let all_running = running >= parallel;
     let phase = if is_true("Failed") {
         JobPhase::Failed
     } else if is_true(if mpi { "Succeeded" } else { "Complete" }) {
@@ -404,4 +412,50 @@ pub async fn delete(client: &kube::Client, namespace: &str, name: &str) -> Resul
         name: name.to_string(),
         namespace: namespace.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn pod(phase: &str) -> JobPod {
+        JobPod {
+            name: format!("p-{phase}"),
+            phase: phase.to_string(),
+            node: None,
+            restarts: 0,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn phases() {
+        let [job, mpi] = workload_resources();
+        let check = |ar: &ApiResource, data: Value, pods: &[&str], want: JobPhase| {
+            let pods = pods.iter().map(|p| pod(p)).collect();
+            let s = job_status(ar, "j", "ns", &data, pods);
+            assert_eq!(s.phase, want, "{} {data}", ar.kind);
+        };
+        let par2 = json!({ "spec": { "parallelism": 2, "completions": 4 } });
+        check(&job, par2.clone(), &["Running"], JobPhase::Pending);
+        check(
+            &job,
+            par2.clone(),
+            &["Running", "Running"],
+            JobPhase::Running,
+        );
+        check(&job, json!({}), &["Running"], JobPhase::Running);
+        check(&job, json!({}), &[], JobPhase::Pending);
+        let cond =
+            |t: &str, s: &str| json!({ "status": { "conditions": [{ "type": t, "status": s }] } });
+        check(&job, cond("Complete", "True"), &[], JobPhase::Succeeded);
+        check(&job, cond("Failed", "True"), &["Running"], JobPhase::Failed);
+        check(&job, cond("Complete", "False"), &[], JobPhase::Pending);
+        // An MPIJob runs when the operator says so, whatever its pods do.
+        check(&mpi, cond("Running", "True"), &[], JobPhase::Running);
+        check(&mpi, json!({}), &["Running"], JobPhase::Pending);
+        check(&mpi, cond("Succeeded", "True"), &[], JobPhase::Succeeded);
+    }
 }

@@ -158,7 +158,13 @@ pub async fn label_nodes(
 
     let mut states = Vec::with_capacity(bound.len());
     for b in &bound {
-        let want = wanted.get(&b.server).cloned().unwrap_or_default();
+        // node_labels gives every server of the plan its labels.
+        let Some(want) = wanted.get(&b.server) else {
+            return Err(Error::Manifest {
+                object: format!("server {}", b.server),
+                message: "the plan gives it no topology labels".to_string(),
+            });
+        };
         let Some(have) = cluster.get(&b.node) else {
             states.push(NodeLabelState {
                 node: b.node.clone(),
