@@ -128,6 +128,20 @@ fn read(path: &Path) -> Result<String> {
         .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())).into())
 }
 
+/// The plan, its name for messages, and the node map if one is given.
+fn read_plan(plan: &Path, node_map: Option<&Path>) -> Result<(Plan, String, Option<NodeMap>)> {
+    let plan_name = plan.display().to_string();
+    let p = Plan::parse(&read(plan)?, &plan_name)?;
+    let map = match node_map {
+        Some(path) => Some(NodeMap::from_toml(
+            &read(path)?,
+            &path.display().to_string(),
+        )?),
+        None => None,
+    };
+    Ok((p, plan_name, map))
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Nodes {
@@ -135,22 +149,10 @@ fn run(cli: Cli) -> Result<()> {
             node_map,
             format,
         } => {
-            let plan_name = plan.display().to_string();
-            let p = Plan::parse(&read(&plan)?, &plan_name)?;
-            let map = match &node_map {
-                Some(path) => Some(NodeMap::from_toml(
-                    &read(path)?,
-                    &path.display().to_string(),
-                )?),
-                None => None,
-            };
+            let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
             let text = match format {
-                Format::Json => {
-                    let mut s = serde_json::to_string_pretty(&bound).context("serialising JSON")?;
-                    s.push('\n');
-                    s
-                }
+                Format::Json => json(&bound)?,
                 Format::Table => {
                     let mut t = Table::new([
                         "node",
@@ -200,15 +202,7 @@ fn run(cli: Cli) -> Result<()> {
             allow_missing,
             format,
         } => {
-            let plan_name = plan.display().to_string();
-            let p = Plan::parse(&read(&plan)?, &plan_name)?;
-            let map = match &node_map {
-                Some(path) => Some(NodeMap::from_toml(
-                    &read(path)?,
-                    &path.display().to_string(),
-                )?),
-                None => None,
-            };
+            let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
             // Check every input before contacting the cluster.
             planner::export::labels::check_prefix(&prefix)?;
             nodes::bind(&p, map.as_ref(), &plan_name)?;

@@ -763,3 +763,29 @@ fn real_cluster_view() {
         .unwrap();
     assert!(!view.nodes.is_empty());
 }
+
+#[test]
+fn wait_gives_up_after_its_timeout() {
+    let job_uri = "/apis/batch/v1/namespaces/ml/jobs/train";
+    let mut script = Vec::new();
+    for _ in 0..2 {
+        script.push(get(job_uri, job(0, json!([]))));
+        script.push(get(PODS_OF_TRAIN, pod_list(vec![])));
+    }
+    // The second read comes after the 30 ms pause, past the 20 ms timeout.
+    let options = WaitOptions {
+        timeout: Duration::from_millis(20),
+        first_interval: Duration::from_millis(30),
+        max_interval: Duration::from_millis(30),
+    };
+    let mut calls = 0;
+    let err = run(script, |c| async move {
+        cluster::wait(&c, "ml", "train", &options, &mut |_| calls += 1).await
+    })
+    .unwrap_err();
+    assert!(!err.is_bad_input());
+    assert_eq!(
+        err.to_string(),
+        "Job ml/train is still Pending after 0 s; raise --timeout or look at `provisioner status train -n ml`"
+    );
+}
