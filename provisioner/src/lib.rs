@@ -11,8 +11,11 @@
 //! guard each rank pod runs before it starts.
 //! [`schema`] checks generated objects against the openAPIV3Schema of the
 //! CustomResourceDefinitions they belong to (MPIJob, Kueue Topology,
-//! Volcano HyperNode) before they reach a cluster.
+//! Volcano HyperNode) before they reach a cluster. [`cluster`] is the one
+//! module that talks to the Kubernetes API: it reads Nodes and Pods, labels
+//! Nodes, and applies, follows and deletes jobs.
 
+pub mod cluster;
 pub mod error;
 pub mod job;
 pub mod manifests;

@@ -4,12 +4,15 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
+use planner::export::labels::DEFAULT_PREFIX;
 use planner::plan::Plan;
 use planner::text::Table;
+use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
 use provisioner::job::JobSpec;
 use provisioner::nodes::{self, NodeMap};
 use provisioner::view::ClusterView;
@@ -37,13 +40,15 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Place a job on free sub-nodes in HDRM rank order and print its
-    /// objects.
+    /// Place a job on free sub-nodes in HDRM rank order and create (or,
+    /// with --dry-run, print) its objects.
     ///
-    /// Prints the ConfigMap (rank table, rankfile, scripts), headless
-    /// Service and Indexed Job or MPIJob. This build has no cluster
-    /// access: only `--dry-run` without a kubeconfig, or `--offline`, work;
-    /// both place against the plan with every Node free.
+    /// Reads Nodes and Pods to find free sub-nodes, then applies the
+    /// ConfigMap (rank table, rankfile, scripts), headless Service and
+    /// Indexed Job or MPIJob with server-side apply; nothing is created
+    /// unless the whole job can be placed. --dry-run only reads the
+    /// cluster; --offline (or --dry-run with no kubeconfig) places against
+    /// the plan alone, every Node free.
     Submit {
         /// Job file (TOML): name, image, command, ranks, launcher, ...
         job: PathBuf,
@@ -61,6 +66,15 @@ enum Command {
         /// --dry-run); for review or GitOps without a cluster.
         #[arg(long)]
         offline: bool,
+        /// After creating the objects, poll until the job runs, succeeds or
+        /// fails, with progress lines on stderr; exit code 1 when it failed.
+        #[arg(long, conflicts_with_all = ["dry_run", "offline"])]
+        wait: bool,
+        /// With --wait: give up after this many seconds (exit code 1).
+        #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+        timeout: u64,
+        /// Output: the objects (with --dry-run or --offline), or what was
+        /// created.
         #[arg(long, value_enum, default_value_t = ManifestFormat::Yaml)]
         format: ManifestFormat,
     },
@@ -86,6 +100,59 @@ enum Command {
         /// $JOB_COMPLETION_INDEX when set].
         #[arg(long)]
         index: Option<usize>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Apply the plan's topology labels to the Nodes of the cluster the
+    /// kubeconfig points at (server-side apply, field manager
+    /// `eflops-provisioner`). Nodes already labelled are left untouched.
+    LabelNodes {
+        /// Plan JSON (or TOML) from `planner design --out`.
+        plan: PathBuf,
+        /// TOML with one `server = "node-name"` line per server whose Node
+        /// is not named after its host.
+        #[arg(long)]
+        node_map: Option<PathBuf>,
+        /// Label prefix (a DNS subdomain, with or without the final `/`).
+        #[arg(long, default_value = DEFAULT_PREFIX)]
+        prefix: String,
+        /// Send every write with dryRun=All: the API server checks it and
+        /// stores nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Label the Nodes that exist when some plan servers have none
+        /// (without it, nothing is written and the exit code is 2).
+        #[arg(long)]
+        allow_missing: bool,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Show a submitted job (Job or MPIJob): phase, counts, conditions, and
+    /// its pods with their Nodes.
+    Status {
+        /// The job's name.
+        name: String,
+        /// Namespace (default: the kubeconfig context's).
+        #[arg(short, long)]
+        namespace: Option<String>,
+        /// Poll until the job runs, succeeds or fails, with progress lines
+        /// on stderr; exit code 1 when it failed.
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds (exit code 1).
+        #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+        timeout: u64,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Delete a submitted job (Job or MPIJob); its pods, ConfigMap and
+    /// Service go with it (foreground propagation).
+    Delete {
+        /// The job's name.
+        name: String,
+        /// Namespace (default: the kubeconfig context's).
+        #[arg(short, long)]
+        namespace: Option<String>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -122,6 +189,9 @@ fn main() -> ExitCode {
                     .downcast_ref::<provisioner::Error>()
                     .is_some_and(provisioner::Error::is_bad_input)
                 || err
+                    .downcast_ref::<cluster::Error>()
+                    .is_some_and(cluster::Error::is_bad_input)
+                || err
                     .downcast_ref::<planner::Error>()
                     .is_some_and(planner::Error::is_bad_input);
             ExitCode::from(if bad { 2 } else { 1 })
@@ -134,8 +204,8 @@ fn read(path: &Path) -> Result<String> {
         .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())).into())
 }
 
-/// The plan (with the name errors give it) and the node map, read.
-fn plan_and_map(plan: &Path, node_map: Option<&Path>) -> Result<(String, Plan, Option<NodeMap>)> {
+/// The plan, its name for messages, and the node map if one is given.
+fn read_plan(plan: &Path, node_map: Option<&Path>) -> Result<(Plan, String, Option<NodeMap>)> {
     let plan_name = plan.display().to_string();
     let p = Plan::parse(&read(plan)?, &plan_name)?;
     let map = match node_map {
@@ -145,54 +215,7 @@ fn plan_and_map(plan: &Path, node_map: Option<&Path>) -> Result<(String, Plan, O
         )?),
         None => None,
     };
-    Ok((plan_name, p, map))
-}
-
-/// Pretty JSON with a final newline.
-fn json_text<T: serde::Serialize>(value: &T) -> Result<String> {
-    let mut s = serde_json::to_string_pretty(value).context("serialising JSON")?;
-    s.push('\n');
-    Ok(s)
-}
-
-fn write_stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
-        _ => Ok(()),
-    }
-}
-
-/// Where a kubeconfig would come from, if any: `KUBECONFIG`,
-/// `~/.kube/config`, or the in-cluster service account.
-fn kubeconfig_source() -> Option<String> {
-    if let Some(k) = std::env::var_os("KUBECONFIG").filter(|k| !k.is_empty()) {
-        return Some(format!("KUBECONFIG={}", k.to_string_lossy()));
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        let p = Path::new(&home).join(".kube").join("config");
-        if p.is_file() {
-            return Some(p.display().to_string());
-        }
-    }
-    std::env::var_os("KUBERNETES_SERVICE_HOST").map(|h| {
-        format!(
-            "in-cluster (KUBERNETES_SERVICE_HOST={})",
-            h.to_string_lossy()
-        )
-    })
-}
-
-/// An environment variable as a number, for defaults of options.
-fn env_number(name: &str) -> Result<Option<usize>> {
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| BadInput(format!("{name}={v} is not a number")).into()),
-        _ => Ok(None),
-    }
+    Ok((p, plan_name, map))
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -203,38 +226,80 @@ fn run(cli: Cli) -> Result<()> {
             node_map,
             dry_run,
             offline,
+            wait,
+            timeout,
             format,
         } => {
-            if !offline {
-                match (dry_run, kubeconfig_source()) {
-                    (true, None) => eprintln!(
-                        "provisioner: no kubeconfig found (KUBECONFIG, ~/.kube/config, in-cluster): placing offline against the plan, every Node free"
-                    ),
-                    (_, found) => {
-                        let from = found.map_or(String::new(), |f| format!(" (kubeconfig: {f})"));
-                        return Err(BadInput(format!(
-                            "{} the cluster needs the cluster module, which this build of provisioner lacks{from}; use --dry-run --offline to place against the plan alone and print the objects",
-                            if dry_run { "reading" } else { "submitting to" }
-                        ))
-                        .into());
-                    }
-                }
-            }
-            let (plan_name, p, map) = plan_and_map(&plan, node_map.as_deref())?;
+            let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
             let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
-            let view = ClusterView::all_free(&bound);
-            let sub = submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?;
-            let text = match format {
-                ManifestFormat::Yaml => sub.to_yaml().context("serialising YAML")?,
-                ManifestFormat::Json => json_text(&serde_json::json!({
-                    "apiVersion": "v1",
-                    "kind": "List",
-                    "items": sub.documents(),
+            let offline = offline
+                || {
+                    let none = dry_run && !cluster::kubeconfig_available();
+                    if none {
+                        eprintln!(
+                            "provisioner: no kubeconfig found (KUBECONFIG, ~/.kube/config, in-cluster): placing offline against the plan, every Node free"
+                        );
+                    }
+                    none
+                };
+            if offline || dry_run {
+                let sub = if offline {
+                    submit::prepare(
+                        &p,
+                        &plan_name,
+                        map.as_ref(),
+                        &spec,
+                        &ClusterView::all_free(&bound),
+                    )?
+                } else {
+                    let view = runtime()?.block_on(async {
+                        let client = cluster::connect().await?;
+                        cluster::read_view(&client, &spec.resources.gpu).await
+                    })?;
+                    submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?
+                };
+                eprint!("{}", sub.summary());
+                return print(&manifest_text(&sub, format)?);
+            }
+            let (applied, status) = runtime()?.block_on(async {
+                let client = cluster::connect().await?;
+                let view = cluster::read_view(&client, &spec.resources.gpu).await?;
+                let sub = submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?;
+                eprint!("{}", sub.summary());
+                let applied = cluster::apply(&client, &spec.namespace, &sub.manifests).await?;
+                let status = if wait {
+                    let options = WaitOptions::with_timeout(Duration::from_secs(timeout));
+                    Some(
+                        cluster::wait(
+                            &client,
+                            &spec.namespace,
+                            &spec.name,
+                            &options,
+                            &mut |s: &JobStatus| {
+                                eprintln!("{}", s.summary());
+                            },
+                        )
+                        .await?,
+                    )
+                } else {
+                    None
+                };
+                anyhow::Ok((applied, status))
+            })?;
+            print(&match format {
+                ManifestFormat::Json => json(&serde_json::json!({
+                    "applied": applied,
+                    "status": status,
                 }))?,
-            };
-            eprint!("{}", sub.summary());
-            write_stdout(&text)
+                ManifestFormat::Yaml => applied_text(&applied, status.as_ref()),
+            })?;
+            if let Some(s) = status
+                && s.phase == JobPhase::Failed
+            {
+                anyhow::bail!("{} {}/{} failed", s.kind, s.namespace, s.name);
+            }
+            Ok(())
         }
         Command::RankCheck {
             table,
@@ -265,20 +330,20 @@ fn run(cli: Cli) -> Result<()> {
             };
             let verdict = rank_check::check(&rows, &node, rank, index)?;
             let text = match format {
-                Format::Json => json_text(&verdict)?,
+                Format::Json => json(&verdict)?,
                 Format::Table => format!("{}\n", verdict.message),
             };
-            write_stdout(&text)
+            print(&text)
         }
         Command::Nodes {
             plan,
             node_map,
             format,
         } => {
-            let (plan_name, p, map) = plan_and_map(&plan, node_map.as_deref())?;
+            let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
             let text = match format {
-                Format::Json => json_text(&bound)?,
+                Format::Json => json(&bound)?,
                 Format::Table => {
                     let mut t = Table::new([
                         "node",
@@ -318,7 +383,345 @@ fn run(cli: Cli) -> Result<()> {
                     )
                 }
             };
-            write_stdout(&text)
+            print(&text)
         }
+        Command::LabelNodes {
+            plan,
+            node_map,
+            prefix,
+            dry_run,
+            allow_missing,
+            format,
+        } => {
+            let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
+            // Check every input before contacting the cluster.
+            planner::export::labels::check_prefix(&prefix)?;
+            nodes::bind(&p, map.as_ref(), &plan_name)?;
+            let options = LabelOptions {
+                prefix,
+                dry_run,
+                allow_missing,
+            };
+            let report = runtime()?.block_on(async {
+                let client = cluster::connect().await?;
+                cluster::label_nodes(&client, &p, &plan_name, map.as_ref(), &options).await
+            })?;
+            print(&match format {
+                Format::Json => json(&report)?,
+                Format::Table => label_table(&report),
+            })
+        }
+        Command::Status {
+            name,
+            namespace,
+            wait,
+            timeout,
+            format,
+        } => {
+            let status = runtime()?.block_on(async {
+                let client = cluster::connect().await?;
+                let ns = namespace.unwrap_or_else(|| client.default_namespace().to_string());
+                if wait {
+                    let options = WaitOptions::with_timeout(Duration::from_secs(timeout));
+                    cluster::wait(&client, &ns, &name, &options, &mut |s: &JobStatus| {
+                        eprintln!("{}", s.summary());
+                    })
+                    .await
+                } else {
+                    cluster::status(&client, &ns, &name).await
+                }
+            })?;
+            print(&match format {
+                Format::Json => json(&status)?,
+                Format::Table => status_table(&status),
+            })?;
+            if wait && status.phase == JobPhase::Failed {
+                anyhow::bail!(
+                    "{} {}/{} failed",
+                    status.kind,
+                    status.namespace,
+                    status.name
+                );
+            }
+            Ok(())
+        }
+        Command::Delete {
+            name,
+            namespace,
+            format,
+        } => {
+            let deleted = runtime()?.block_on(async {
+                let client = cluster::connect().await?;
+                let ns = namespace.unwrap_or_else(|| client.default_namespace().to_string());
+                cluster::delete(&client, &ns, &name).await
+            })?;
+            print(&match format {
+                Format::Json => json(&deleted)?,
+                Format::Table => format!(
+                    "deleted {} {}/{}{}; its pods, ConfigMap and Service are deleted first ({} propagation)\n",
+                    deleted.kind,
+                    deleted.namespace,
+                    deleted.name,
+                    deleted
+                        .uid
+                        .as_deref()
+                        .map(|u| format!(" (uid {u})"))
+                        .unwrap_or_default(),
+                    deleted.propagation
+                ),
+            })
+        }
+    }
+}
+
+/// The objects of a submission as YAML documents or one JSON `v1` `List`.
+fn manifest_text(sub: &submit::Submission, format: ManifestFormat) -> Result<String> {
+    match format {
+        ManifestFormat::Yaml => Ok(sub.to_yaml().context("serialising YAML")?),
+        ManifestFormat::Json => json(&serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": sub.documents(),
+        })),
+    }
+}
+
+/// What `submit` created, for people.
+fn applied_text(a: &cluster::Applied, status: Option<&JobStatus>) -> String {
+    let mut t = Table::new(["kind", "name", "uid", "owner"]);
+    t.row([
+        a.workload.kind.clone(),
+        a.workload.name.clone(),
+        a.workload.uid.clone(),
+        "-".to_string(),
+    ]);
+    for o in &a.owned {
+        t.row([
+            o.kind.clone(),
+            o.name.clone(),
+            o.uid.clone(),
+            format!("{} {}", a.workload.kind, a.workload.name),
+        ]);
+    }
+    let mut out = format!(
+        "applied in namespace {} (server-side apply, field manager {}):\n\n{}",
+        a.namespace,
+        cluster::FIELD_MANAGER,
+        t.render()
+    );
+    match status {
+        Some(s) => out.push_str(&format!("\n{}\n", s.summary())),
+        None => out.push_str(&format!(
+            "\nfollow it with: provisioner status {} -n {} --wait\n",
+            a.workload.name, a.namespace
+        )),
+    }
+    out
+}
+
+/// An environment variable as a number, for defaults of options.
+fn env_number(name: &str) -> Result<Option<usize>> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| BadInput(format!("{name}={v} is not a number")).into()),
+        _ => Ok(None),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(value).context("serialising JSON")?;
+    s.push('\n');
+    Ok(s)
+}
+
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(()),
+    }
+}
+
+fn label_table(r: &LabelReport) -> String {
+    use cluster::NodeChange;
+    let mut t = Table::new(["node", "server", "change", "added", "updated", "removed"]);
+    for n in &r.nodes {
+        let change = match (n.change, r.dry_run) {
+            (NodeChange::Changed, true) => "would change",
+            (c, _) => c.as_str(),
+        };
+        t.row([
+            n.node.clone(),
+            n.server.clone(),
+            change.to_string(),
+            n.added.len().to_string(),
+            n.updated.len().to_string(),
+            n.removed.len().to_string(),
+        ]);
+    }
+    let mut s = format!(
+        "{}: {} {}, {} unchanged, {} missing from the cluster; labels under {}{}\n\n{}",
+        r.plan,
+        nodes_word(r.count(NodeChange::Changed)),
+        if r.dry_run {
+            "would change"
+        } else {
+            "labelled"
+        },
+        r.count(NodeChange::Unchanged),
+        r.count(NodeChange::Missing),
+        r.prefix,
+        if r.dry_run {
+            " (dry run: the API server stored nothing)"
+        } else {
+            ""
+        },
+        t.render()
+    );
+    if !r.not_in_plan.is_empty() {
+        s.push_str(&format!(
+            "\n{} of the cluster not in the plan (left alone): {}\n",
+            nodes_word(r.not_in_plan.len()),
+            r.not_in_plan.join(", ")
+        ));
+    }
+    s
+}
+
+/// `1 Node`, `2 Nodes`.
+fn nodes_word(n: usize) -> String {
+    format!("{n} Node{}", if n == 1 { "" } else { "s" })
+}
+
+fn status_table(s: &JobStatus) -> String {
+    let mut out = format!("{}\n", s.summary());
+    if !s.conditions.is_empty() {
+        let mut t = Table::new(["condition", "status", "reason", "message"]);
+        for c in &s.conditions {
+            t.row([
+                c.type_.clone(),
+                c.status.clone(),
+                c.reason.clone().unwrap_or_default(),
+                c.message.clone().unwrap_or_default(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    if !s.pods.is_empty() {
+        let mut t = Table::new(["pod", "node", "phase", "restarts", "reason"]);
+        for p in &s.pods {
+            t.row([
+                p.name.clone(),
+                p.node.clone().unwrap_or_else(|| "-".to_string()),
+                p.phase.clone(),
+                p.restarts.to_string(),
+                p.reason.clone().unwrap_or_default(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use provisioner::cluster::{JobPod, NodeChange, NodeLabelState};
+
+    use super::*;
+
+    #[test]
+    fn label_table_says_what_changed() {
+        let state = |node: &str, change, added: usize| NodeLabelState {
+            node: node.to_string(),
+            server: node.to_string(),
+            change,
+            added: (0..added).map(|i| format!("k{i}")).collect(),
+            updated: Vec::new(),
+            removed: Vec::new(),
+        };
+        let mut report = LabelReport {
+            plan: "eflops-4x16".to_string(),
+            prefix: DEFAULT_PREFIX.to_string(),
+            dry_run: true,
+            nodes: vec![
+                state("node01", NodeChange::Changed, 3),
+                state("node02", NodeChange::Unchanged, 0),
+                state("node03", NodeChange::Missing, 0),
+            ],
+            not_in_plan: vec!["login1".to_string()],
+        };
+        assert_eq!(
+            label_table(&report),
+            "eflops-4x16: 1 Node would change, 1 unchanged, 1 missing from the cluster; labels under topology.eflops.io/ (dry run: the API server stored nothing)
+
+node    server  change        added  updated  removed
+node01  node01  would change  3      0        0
+node02  node02  unchanged     0      0        0
+node03  node03  missing       0      0        0
+
+1 Node of the cluster not in the plan (left alone): login1
+"
+        );
+        report.dry_run = false;
+        report.not_in_plan.clear();
+        let text = label_table(&report);
+        assert!(
+            text.starts_with("eflops-4x16: 1 Node labelled, 1 unchanged"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("node03  node03  missing    0      0        0\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn status_table_lists_conditions_and_pods() {
+        let s = JobStatus {
+            kind: "Job".to_string(),
+            name: "train".to_string(),
+            namespace: "ml".to_string(),
+            phase: JobPhase::Pending,
+            active: 1,
+            succeeded: 0,
+            failed: 0,
+            conditions: vec![cluster::JobCondition {
+                type_: "Suspended".to_string(),
+                status: "False".to_string(),
+                reason: Some("JobResumed".to_string()),
+                message: None,
+            }],
+            pods: vec![JobPod {
+                name: "train-0".to_string(),
+                phase: "Pending".to_string(),
+                node: None,
+                restarts: 0,
+                reason: Some("Unschedulable".to_string()),
+            }],
+        };
+        assert_eq!(
+            status_table(&s),
+            "Job ml/train: Pending; 1 active, 0 succeeded, 0 failed; pods: 1 Pending (Unschedulable)
+
+condition  status  reason      message
+Suspended  False   JobResumed
+
+pod      node  phase    restarts  reason
+train-0  -     Pending  0         Unschedulable
+"
+        );
     }
 }

@@ -59,3 +59,61 @@ fn bad_inputs_exit_2() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs the binary with no kubeconfig anywhere it could be found.
+fn provisioner_without_cluster(args: &[&str]) -> std::process::Output {
+    let home = std::env::temp_dir().join(format!("prov-nohome-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_provisioner"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("HOME", &home)
+        .output()
+        .expect("run provisioner");
+    let _ = std::fs::remove_dir_all(&home);
+    out
+}
+
+#[test]
+fn cluster_commands_without_a_kubeconfig_exit_2() {
+    for args in [
+        &["status", "train"][..],
+        &["status", "train", "-n", "ml", "--wait"],
+        &["delete", "train"],
+        &[
+            "label-nodes",
+            "examples/data/eflops-4x16.plan.json",
+            "--dry-run",
+        ],
+    ] {
+        let out = provisioner_without_cluster(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("error: cannot reach a Kubernetes cluster: no kubeconfig found")
+                && err.contains("point KUBECONFIG at a kubeconfig file"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn label_nodes_checks_its_inputs_before_the_cluster() {
+    let out = provisioner_without_cluster(&[
+        "label-nodes",
+        "examples/data/eflops-4x16.plan.json",
+        "--prefix",
+        "Bad_Prefix",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: --prefix: `Bad_Prefix` has `B`"),
+        "{err}"
+    );
+    let out = provisioner_without_cluster(&["label-nodes", "nope.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read nope.json"));
+}

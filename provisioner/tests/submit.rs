@@ -450,27 +450,31 @@ fn job_file_errors_name_file_and_line_and_exit_2() {
 }
 
 #[test]
-fn submitting_without_dry_run_needs_the_cluster_module() {
+fn submitting_without_a_cluster_says_how_to_reach_one() {
+    // No kubeconfig: submitting (not a dry run) cannot place without the
+    // cluster's Nodes and Pods, and says how to point at a cluster.
     let out = provisioner(&["submit", INDEXED, "--plan", PLAN], &[]);
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
-        e.contains("submitting to the cluster needs the cluster module"),
+        e.starts_with("error: cannot reach a Kubernetes cluster: no kubeconfig found"),
         "{e}"
     );
-    // A kubeconfig makes --dry-run want to read the cluster.
+    assert!(e.contains("point KUBECONFIG at a kubeconfig file"), "{e}");
+    // A kubeconfig that does not exist is named.
     let out = provisioner(
         &["submit", INDEXED, "--plan", PLAN, "--dry-run"],
         &[("KUBECONFIG", "/nonexistent/kubeconfig")],
     );
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        e.contains("reading the cluster needs the cluster module"),
-        "{e}"
+    assert!(e.contains("/nonexistent/kubeconfig"), "{e}");
+    // --wait needs a submission, not a dry run.
+    let out = provisioner(
+        &["submit", INDEXED, "--plan", PLAN, "--offline", "--wait"],
+        &[],
     );
-    assert!(e.contains("KUBECONFIG=/nonexistent/kubeconfig"), "{e}");
-    assert!(e.contains("--dry-run --offline"), "{e}");
+    assert_eq!(out.status.code(), Some(2));
 }
 
 fn write_config(sub: &Submission, dir: &Path) {

@@ -1,0 +1,201 @@
+//! A submission's objects into the cluster.
+
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{Error, FIELD_MANAGER, Result, is_status};
+use crate::view::Manifests;
+
+/// One object as the API server stored it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AppliedObject {
+    /// `group/version`, or `v1` for the core group.
+    pub api_version: String,
+    /// Kind.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// The uid the API server gave it.
+    pub uid: String,
+}
+
+/// What [`apply`] stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    /// Namespace of every object.
+    pub namespace: String,
+    /// The Job or MPIJob.
+    pub workload: AppliedObject,
+    /// The objects it owns, in the order they were applied.
+    pub owned: Vec<AppliedObject>,
+}
+
+/// An object's type and name, read from its manifest.
+struct Target {
+    resource: ApiResource,
+    name: String,
+}
+
+impl Target {
+    fn of(obj: &Value) -> Result<Target> {
+        let field = |f: &str| obj.get(f).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let kind = field("kind");
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let object = format!(
+            "{} {}",
+            kind.unwrap_or("object"),
+            name.unwrap_or("(unnamed)")
+        );
+        let bad = |message: &str| Error::Manifest {
+            object: object.clone(),
+            message: message.to_string(),
+        };
+        let api_version = field("apiVersion").ok_or_else(|| bad("has no apiVersion"))?;
+        let kind = kind.ok_or_else(|| bad("has no kind"))?;
+        let name = name.ok_or_else(|| bad("has no metadata.name"))?;
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        Ok(Target {
+            resource: ApiResource::from_gvk(&gvk),
+            name: name.to_string(),
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("{} {}", self.resource.kind, self.name)
+    }
+}
+
+/// What to install for a custom resource the cluster lacks.
+fn install_hint(group: &str) -> String {
+    if group == "kubeflow.org" {
+        "install the Kubeflow MPI Operator, which serves MPIJob kubeflow.org/v2beta1 (`kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/mpi-operator/master/deploy/v2beta1/mpi-operator.yaml`), or submit with `launcher = \"indexed\"`".to_string()
+    } else {
+        format!("install the CustomResourceDefinition of the {group} API group")
+    }
+}
+
+/// Applies `manifests` in `namespace` with server-side apply: the workload
+/// first, then each owned object with an `ownerReference` to the workload
+/// (`controller: false`, `blockOwnerDeletion: true`), so that deleting the
+/// workload deletes them.
+///
+/// Each object is a `PATCH .../namespaces/NS/RESOURCE/NAME?fieldManager=eflops-provisioner&force=true`
+/// with content type `application/apply-patch+yaml`. Every object is
+/// checked before the first request: one without apiVersion, kind or name,
+/// or one that names another namespace, is an error and nothing is sent;
+/// one that names no namespace gets `namespace`. A 404 for a custom
+/// resource (MPIJob) means its CRD is not installed: [`Error::CrdMissing`]
+/// says what to install.
+pub async fn apply(
+    client: &kube::Client,
+    namespace: &str,
+    manifests: &Manifests,
+) -> Result<Applied> {
+    let (target, workload) = prepare(namespace, &manifests.workload)?;
+    let owned = manifests
+        .owned
+        .iter()
+        .map(|o| prepare(namespace, o))
+        .collect::<Result<Vec<_>>>()?;
+
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let workload = apply_one(client, namespace, &target, &workload, &params).await?;
+    let owner = json!({
+        "apiVersion": workload.api_version,
+        "kind": workload.kind,
+        "name": workload.name,
+        "uid": workload.uid,
+        "controller": false,
+        "blockOwnerDeletion": true,
+    });
+    let mut applied = Vec::with_capacity(owned.len());
+    for (target, mut obj) in owned {
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            let mut refs: Vec<Value> = meta
+                .get("ownerReferences")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            refs.retain(|r| r.get("uid") != owner.get("uid"));
+            refs.push(owner.clone());
+            meta.insert("ownerReferences".to_string(), Value::Array(refs));
+        }
+        applied.push(apply_one(client, namespace, &target, &obj, &params).await?);
+    }
+    Ok(Applied {
+        namespace: namespace.to_string(),
+        workload,
+        owned: applied,
+    })
+}
+
+/// The object's target, and the object with its namespace set.
+fn prepare(namespace: &str, obj: &Value) -> Result<(Target, Value)> {
+    let target = Target::of(obj)?;
+    let mut obj = obj.clone();
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return Err(Error::Manifest {
+            object: target.describe(),
+            message: "has no metadata".to_string(),
+        });
+    };
+    match meta.get("namespace").and_then(Value::as_str) {
+        Some(ns) if ns != namespace => Err(Error::Manifest {
+            object: target.describe(),
+            message: format!("names namespace {ns}, but the objects are applied in {namespace}"),
+        }),
+        Some(_) => Ok((target, obj)),
+        None => {
+            meta.insert("namespace".to_string(), Value::from(namespace));
+            Ok((target, obj))
+        }
+    }
+}
+
+async fn apply_one(
+    client: &kube::Client,
+    namespace: &str,
+    target: &Target,
+    obj: &Value,
+    params: &PatchParams,
+) -> Result<AppliedObject> {
+    let ar = &target.resource;
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, ar);
+    let stored = api
+        .patch(&target.name, params, &Patch::Apply(obj))
+        .await
+        .map_err(|e| {
+            let custom = !matches!(ar.group.as_str(), "" | "batch" | "apps");
+            let namespace_missing =
+                matches!(&e, kube::Error::Api(r) if r.message.starts_with("namespaces "));
+            if custom && is_status(&e, 404) && !namespace_missing {
+                Error::CrdMissing {
+                    kind: ar.kind.clone(),
+                    name: target.name.clone(),
+                    resource: format!("{}.{}", ar.plural, ar.group),
+                    api_version: ar.api_version.clone(),
+                    hint: install_hint(&ar.group),
+                }
+            } else {
+                Error::api(
+                    format!("applying {} in namespace {namespace}", target.describe()),
+                    e,
+                )
+            }
+        })?;
+    let uid = stored.metadata.uid.ok_or_else(|| Error::Manifest {
+        object: target.describe(),
+        message: "the API server returned it without a uid".to_string(),
+    })?;
+    Ok(AppliedObject {
+        api_version: ar.api_version.clone(),
+        kind: ar.kind.clone(),
+        name: target.name.clone(),
+        uid,
+    })
+}

@@ -1,0 +1,356 @@
+//! The `provisioner` binary against a scripted API server on 127.0.0.1,
+//! reached through a kubeconfig like any cluster: checks the whole path
+//! from flags to requests, output and exit codes.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use planner::export::labels::{DEFAULT_PREFIX, node_labels};
+use planner::plan::Plan;
+
+const PLAN: &str = "examples/data/eflops-4x16.plan.json";
+
+/// Answers each request with the next `(status, body)` of the script and
+/// returns `METHOD PATH?QUERY` of every request it served.
+/// Stops once the script is spent, or at the first connection after `stop`
+/// is set.
+fn serve(
+    listener: TcpListener,
+    script: Vec<(u16, Value)>,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut script = script.into_iter();
+        'conn: while script.len() > 0 {
+            let Ok((stream, _)) = listener.accept() else {
+                break;
+            };
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut out = stream;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    continue 'conn;
+                }
+                let request = line.trim_end().rsplit_once(' ').map_or("", |r| r.0);
+                let mut length = 0usize;
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    let h = h.trim_end();
+                    if h.is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = h.split_once(':')
+                        && k.eq_ignore_ascii_case("content-length")
+                    {
+                        length = v.trim().parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                seen.push(request.to_string());
+                let Some((status, reply)) = script.next() else {
+                    return seen;
+                };
+                let reply = serde_json::to_vec(&reply).unwrap();
+                write!(
+                    out,
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    reply.len()
+                )
+                .unwrap();
+                out.write_all(&reply).unwrap();
+                out.flush().unwrap();
+                if script.len() == 0 {
+                    return seen;
+                }
+            }
+        }
+        seen
+    })
+}
+
+/// Runs the binary with a kubeconfig for `server` (namespace `ml`).
+fn provisioner(port: u16, args: &[&str]) -> std::process::Output {
+    let dir = std::env::temp_dir().join(format!("prov-cluster-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("kubeconfig");
+    std::fs::write(
+        &config,
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster:
+    server: http://127.0.0.1:{port}
+contexts:
+- name: fake
+  context:
+    cluster: fake
+    user: me
+    namespace: ml
+current-context: fake
+users:
+- name: me
+  user: {{}}
+"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_provisioner"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .env("KUBECONFIG", &config)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("HOME", &dir)
+        .output()
+        .expect("run provisioner");
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// Runs `args` against `script`; returns the output and the requests.
+fn with_server(script: Vec<(u16, Value)>, args: &[&str]) -> (std::process::Output, Vec<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let server = serve(listener, script, Arc::clone(&stop));
+    let out = provisioner(port, args);
+    // Let the server go if the binary sent fewer requests than scripted.
+    stop.store(true, Ordering::SeqCst);
+    let _ = std::net::TcpStream::connect(("127.0.0.1", port));
+    (out, server.join().unwrap())
+}
+
+fn node_list(names_labels: Vec<(String, BTreeMap<String, String>)>) -> Value {
+    let items: Vec<Value> = names_labels
+        .into_iter()
+        .map(|(n, l)| json!({ "metadata": { "name": n, "labels": l } }))
+        .collect();
+    json!({ "kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items })
+}
+
+fn not_found() -> Value {
+    json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "not found", "reason": "NotFound", "code": 404 })
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn label_nodes_with_missing_nodes_writes_nothing_and_exits_2() {
+    let nodes = (1..=15)
+        .map(|i| (format!("node{i:02}"), BTreeMap::new()))
+        .collect();
+    let (out, seen) = with_server(
+        vec![(200, node_list(nodes))],
+        &["label-nodes", PLAN, "--dry-run"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(seen, ["GET /api/v1/nodes?&limit=500"]);
+    assert_eq!(
+        text(&out.stderr),
+        "error: 1 of the plan's 16 servers have no Node in the cluster: node16; fix the node map (`--node-map`), join the nodes, or pass --allow-missing to label the Nodes that exist\n"
+    );
+}
+
+#[test]
+fn label_nodes_again_changes_nothing() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/data/eflops-4x16.plan.json"
+    );
+    let plan = Plan::parse(&std::fs::read_to_string(path).unwrap(), path).unwrap();
+    let nodes = node_labels(&plan, DEFAULT_PREFIX)
+        .unwrap()
+        .into_iter()
+        .map(|n| (n.server, n.labels))
+        .collect();
+    let (out, seen) = with_server(vec![(200, node_list(nodes))], &["label-nodes", PLAN]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(seen, ["GET /api/v1/nodes?&limit=500"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "eflops-4x16: 0 Nodes labelled, 16 unchanged, 0 missing from the cluster; labels under topology.eflops.io/\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\nnode16  node16  unchanged  0      0        0\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
+    let (out, seen) = with_server(
+        vec![(404, not_found()), (404, not_found())],
+        &["delete", "train"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        seen,
+        [
+            "DELETE /apis/batch/v1/namespaces/ml/jobs/train?",
+            "DELETE /apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?",
+        ]
+    );
+    assert!(
+        text(&out.stderr).starts_with("error: no Job or MPIJob named train in namespace ml;"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn status_as_json() {
+    let job = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": { "name": "train", "namespace": "team" },
+        "status": { "succeeded": 2, "conditions": [{ "type": "Complete", "status": "True" }] },
+    });
+    let pods = json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [] });
+    let (out, seen) = with_server(
+        vec![(200, job), (200, pods)],
+        &["status", "train", "-n", "team", "--format", "json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(seen[0], "GET /apis/batch/v1/namespaces/team/jobs/train");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            v["kind"].as_str(),
+            v["phase"].as_str(),
+            v["succeeded"].as_u64()
+        ),
+        (Some("Job"), Some("Succeeded"), Some(2))
+    );
+}
+
+const JOB: &str = "examples/allreduce-32.job.toml";
+const PODS_QUERY: &str = "GET /api/v1/pods?&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed&limit=500";
+
+/// The 16 Nodes of the EFLOPS plan, Ready, four GPUs each.
+fn gpu_nodes() -> Value {
+    let items: Vec<Value> = (1..=16)
+        .map(|i| {
+            json!({
+                "metadata": { "name": format!("node{i:02}") },
+                "spec": {},
+                "status": {
+                    "allocatable": { "nvidia.com/gpu": "4" },
+                    "conditions": [{ "type": "Ready", "status": "True" }],
+                },
+            })
+        })
+        .collect();
+    json!({ "kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items })
+}
+
+/// One pod holding a GPU on node01.
+fn busy_pods() -> Value {
+    json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [{
+        "metadata": { "name": "other", "namespace": "team" },
+        "spec": { "nodeName": "node01", "containers": [{ "name": "c", "image": "x",
+            "resources": { "requests": { "nvidia.com/gpu": "1" } } }] },
+        "status": { "phase": "Running" },
+    }] })
+}
+
+/// What the API server returns for an applied object: the object with a
+/// uid.
+fn stored(api_version: &str, kind: &str, name: &str, uid: &str) -> Value {
+    json!({ "apiVersion": api_version, "kind": kind,
+            "metadata": { "name": name, "namespace": "ml", "uid": uid } })
+}
+
+#[test]
+fn submit_reads_the_cluster_places_around_busy_nodes_and_applies() {
+    let script = vec![
+        (200, gpu_nodes()),
+        (200, busy_pods()),
+        (200, stored("batch/v1", "Job", "allreduce-32", "uid-job")),
+        (
+            200,
+            stored("v1", "ConfigMap", "allreduce-32-ranks", "uid-cm"),
+        ),
+        (200, stored("v1", "Service", "allreduce-32", "uid-svc")),
+    ];
+    let (out, seen) = with_server(script, &["submit", JOB, "--plan", PLAN, "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let apply = "?&force=true&fieldManager=eflops-provisioner";
+    assert_eq!(
+        seen,
+        [
+            "GET /api/v1/nodes?&limit=500".to_string(),
+            PODS_QUERY.to_string(),
+            format!("PATCH /apis/batch/v1/namespaces/ml/jobs/allreduce-32{apply}"),
+            format!("PATCH /api/v1/namespaces/ml/configmaps/allreduce-32-ranks{apply}"),
+            format!("PATCH /api/v1/namespaces/ml/services/allreduce-32{apply}"),
+        ]
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["applied"]["workload"]["uid"], "uid-job");
+    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(2));
+    // node01 holds a GPU of another pod: the placement summary says no rank
+    // went there.
+    let summary = text(&out.stderr);
+    assert!(summary.contains("node01"), "{summary}");
+}
+
+#[test]
+fn submit_dry_run_with_a_cluster_only_reads() {
+    let (out, seen) = with_server(
+        vec![(200, gpu_nodes()), (200, busy_pods())],
+        &[
+            "submit",
+            JOB,
+            "--plan",
+            PLAN,
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(seen, ["GET /api/v1/nodes?&limit=500", PODS_QUERY]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let job = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Job")
+        .expect("a Job");
+    let nodes = job.pointer("/spec/template/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchFields/0/values").expect("node affinity");
+    let nodes: Vec<&str> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(nodes.len(), 8, "{nodes:?}");
+    assert!(
+        !nodes.contains(&"node01"),
+        "busy node01 was chosen: {nodes:?}"
+    );
+}

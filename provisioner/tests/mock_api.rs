@@ -1,0 +1,791 @@
+//! The cluster module against a fake API server: every request is checked
+//! (method, path, query, content type, body) and answered from a script.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+use http::{Request, Response};
+use kube::client::Body;
+use serde_json::{Value, json};
+
+use planner::export::labels::{DEFAULT_PREFIX, node_labels};
+use planner::plan::Plan;
+use provisioner::cluster::{self, Error, JobPhase, LabelOptions, NodeChange, WaitOptions};
+use provisioner::view::Manifests;
+
+/// One request the client must send, and the answer it gets.
+#[derive(Debug, Clone)]
+struct Exchange {
+    method: &'static str,
+    /// Path and query, exactly.
+    uri: String,
+    /// `Content-Type` of the request, when it has a body.
+    content_type: Option<&'static str>,
+    /// The request body as JSON, when it has one.
+    body: Option<Value>,
+    status: u16,
+    reply: Value,
+}
+
+fn get(uri: impl Into<String>, reply: Value) -> Exchange {
+    Exchange {
+        method: "GET",
+        uri: uri.into(),
+        content_type: None,
+        body: None,
+        status: 200,
+        reply,
+    }
+}
+
+fn status_reply(code: u16, message: &str) -> Value {
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": "NotFound", "code": code,
+    })
+}
+
+const APPLY: &str = "application/apply-patch+yaml";
+const SSA_QUERY: &str = "force=true&fieldManager=eflops-provisioner";
+
+/// Runs `f` against a client whose API server answers `script`, in order,
+/// and checks each request; a request beyond the script fails the client
+/// call.
+fn run<T, F, Fut>(script: Vec<Exchange>, f: F) -> T
+where
+    F: FnOnce(kube::Client) -> Fut,
+    Fut: Future<Output = T>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+        let client = kube::Client::new(service, "default");
+        let server = tokio::spawn(async move {
+            let mut handle = std::pin::pin!(handle);
+            for (i, ex) in script.into_iter().enumerate() {
+                let (req, send) = handle
+                    .next_request()
+                    .await
+                    .unwrap_or_else(|| panic!("request {i} ({} {}) never came", ex.method, ex.uri));
+                let (parts, body) = req.into_parts();
+                assert_eq!(
+                    (parts.method.as_str(), parts.uri.to_string().as_str()),
+                    (ex.method, ex.uri.as_str()),
+                    "request {i}"
+                );
+                let bytes = body.collect_bytes().await.unwrap();
+                if let Some(ct) = ex.content_type {
+                    assert_eq!(
+                        parts.headers.get(http::header::CONTENT_TYPE).unwrap(),
+                        ct,
+                        "request {i}: {} {}",
+                        ex.method,
+                        ex.uri
+                    );
+                }
+                match &ex.body {
+                    Some(want) => {
+                        let got: Value = serde_json::from_slice(&bytes).unwrap();
+                        assert_eq!(&got, want, "request {i}: {} {}", ex.method, ex.uri);
+                    }
+                    None if ex.method == "GET" => assert!(bytes.is_empty(), "request {i}"),
+                    None => {}
+                }
+                let reply = Response::builder()
+                    .status(ex.status)
+                    .header(http::header::CONTENT_TYPE, "application/json")
+                    .body(Body::from(serde_json::to_vec(&ex.reply).unwrap()))
+                    .unwrap();
+                send.send_response(reply);
+            }
+        });
+        let out = tokio::time::timeout(Duration::from_secs(20), f(client))
+            .await
+            .expect("the client hung");
+        if let Err(e) = server.await {
+            std::panic::resume_unwind(e.into_panic());
+        }
+        out
+    })
+}
+
+fn eflops() -> Plan {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/data/eflops-4x16.plan.json"
+    );
+    Plan::parse(&std::fs::read_to_string(path).unwrap(), path).unwrap()
+}
+
+fn planned_labels(plan: &Plan) -> BTreeMap<String, BTreeMap<String, String>> {
+    node_labels(plan, DEFAULT_PREFIX)
+        .unwrap()
+        .into_iter()
+        .map(|n| (n.server, n.labels))
+        .collect()
+}
+
+fn node(name: &str, labels: &BTreeMap<String, String>) -> Value {
+    json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": name, "labels": labels } })
+}
+
+fn node_list(nodes: Vec<Value>) -> Value {
+    json!({ "apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": nodes })
+}
+
+fn options(dry_run: bool, allow_missing: bool) -> LabelOptions {
+    LabelOptions {
+        prefix: DEFAULT_PREFIX.to_string(),
+        dry_run,
+        allow_missing,
+    }
+}
+
+#[test]
+fn label_nodes_refuses_when_nodes_are_missing() {
+    let plan = eflops();
+    let mut nodes: Vec<Value> = (1..=14)
+        .map(|i| node(&format!("node{i:02}"), &BTreeMap::new()))
+        .collect();
+    nodes.push(node("login1", &BTreeMap::new()));
+    let script = vec![get("/api/v1/nodes?&limit=500", node_list(nodes))];
+    let err = run(script, |c| async move {
+        cluster::label_nodes(&c, &plan, "eflops.json", None, &options(false, false)).await
+    })
+    .unwrap_err();
+    assert!(err.is_bad_input());
+    assert_eq!(
+        err.to_string(),
+        "2 of the plan's 16 servers have no Node in the cluster: node15, node16; fix the node map (`--node-map`), join the nodes, or pass --allow-missing to label the Nodes that exist"
+    );
+}
+
+/// The EFLOPS 4x16 plan on a cluster with 14 of its 16 Nodes and one more:
+/// node01 is already labelled (no request), node02 has a wrong value and a
+/// stale key another manager wrote (apply, then a merge patch removes it),
+/// the rest get all their labels.
+#[test]
+fn label_nodes_on_the_eflops_plan_with_missing_nodes() {
+    let plan = eflops();
+    let want = planned_labels(&plan);
+    // The labels the plan gives node01, spelled out.
+    let n1 = &want["node01"];
+    assert_eq!(n1["topology.eflops.io/fabric"], "eflops-4x16");
+    assert_eq!(n1["topology.eflops.io/sn0.switch"], "sw01-u");
+    assert_eq!(n1["topology.eflops.io/sn0.nic"], "mlx5_0");
+
+    let mut stale = want["node02"].clone();
+    stale.insert("topology.eflops.io/switch".into(), "wrong".into());
+    stale.insert("topology.eflops.io/old".into(), "x".into());
+    stale.insert("kubernetes.io/hostname".into(), "node02".into());
+    let mut nodes = vec![node("node01", &want["node01"]), node("node02", &stale)];
+    for i in 3..=14 {
+        nodes.push(node(&format!("node{i:02}"), &BTreeMap::new()));
+    }
+    nodes.push(node("login1", &BTreeMap::new()));
+
+    let patch = |name: &str, body: Value, reply: Value, ct: &'static str, query: &str| Exchange {
+        method: "PATCH",
+        uri: format!("/api/v1/nodes/{name}?&dryRun=All&{query}"),
+        content_type: Some(ct),
+        body: Some(body),
+        status: 200,
+        reply,
+    };
+    let mut script = vec![get("/api/v1/nodes?&limit=500", node_list(nodes))];
+    // node02: the apply answers with the stale key still there.
+    let mut after = want["node02"].clone();
+    after.insert("topology.eflops.io/old".into(), "x".into());
+    after.insert("kubernetes.io/hostname".into(), "node02".into());
+    script.push(patch(
+        "node02",
+        node("node02", &want["node02"]),
+        node("node02", &after),
+        APPLY,
+        SSA_QUERY,
+    ));
+    script.push(patch(
+        "node02",
+        json!({ "metadata": { "labels": { "topology.eflops.io/old": null } } }),
+        node("node02", &want["node02"]),
+        "application/merge-patch+json",
+        "fieldManager=eflops-provisioner",
+    ));
+    for i in 3..=14 {
+        let name = format!("node{i:02}");
+        script.push(patch(
+            &name,
+            node(&name, &want[&name]),
+            node(&name, &want[&name]),
+            APPLY,
+            SSA_QUERY,
+        ));
+    }
+    let report = run(script, |c| async move {
+        cluster::label_nodes(&c, &plan, "eflops.json", None, &options(true, true)).await
+    })
+    .unwrap();
+    assert!(report.dry_run);
+    assert_eq!(report.prefix, "topology.eflops.io/");
+    assert_eq!(report.not_in_plan, ["login1"]);
+    assert_eq!(report.count(NodeChange::Unchanged), 1);
+    assert_eq!(report.count(NodeChange::Changed), 13);
+    assert_eq!(report.count(NodeChange::Missing), 2);
+    let n2 = &report.nodes[1];
+    assert_eq!(n2.node, "node02");
+    assert_eq!(n2.updated, ["topology.eflops.io/switch"]);
+    assert_eq!(n2.removed, ["topology.eflops.io/old"]);
+    assert!(n2.added.is_empty());
+    assert_eq!(report.nodes[2].added.len(), want["node03"].len());
+    assert_eq!(
+        (report.nodes[15].node.as_str(), report.nodes[15].change),
+        ("node16", NodeChange::Missing)
+    );
+}
+
+#[test]
+fn relabelling_a_labelled_cluster_sends_no_patch() {
+    let plan = eflops();
+    let want = planned_labels(&plan);
+    let nodes = want
+        .iter()
+        .map(|(name, labels)| {
+            let mut labels = labels.clone();
+            labels.insert("kubernetes.io/hostname".into(), name.clone());
+            node(name, &labels)
+        })
+        .collect();
+    let script = vec![get("/api/v1/nodes?&limit=500", node_list(nodes))];
+    let report = run(script, |c| async move {
+        cluster::label_nodes(&c, &plan, "eflops.json", None, &options(false, false)).await
+    })
+    .unwrap();
+    assert_eq!(report.count(NodeChange::Unchanged), 16);
+    assert!(report.not_in_plan.is_empty());
+}
+
+fn k8s_node(name: &str, ready: &str, unschedulable: bool, gpus: Option<&str>) -> Value {
+    let mut allocatable = json!({ "cpu": "64", "memory": "512Gi" });
+    if let Some(g) = gpus {
+        allocatable["nvidia.com/gpu"] = json!(g);
+    }
+    json!({
+        "metadata": { "name": name },
+        "spec": { "unschedulable": unschedulable },
+        "status": {
+            "allocatable": allocatable,
+            "conditions": [
+                { "type": "MemoryPressure", "status": "False" },
+                { "type": "Ready", "status": ready },
+            ],
+        },
+    })
+}
+
+fn pod(ns: &str, name: &str, node: &str, phase: &str, gpus: &[&str], init: &[&str]) -> Value {
+    let containers = |list: &[&str], prefix: &str| -> Vec<Value> {
+        list.iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let resources = if g.is_empty() {
+                    json!({})
+                } else {
+                    json!({ "requests": { "nvidia.com/gpu": g }, "limits": { "nvidia.com/gpu": g } })
+                };
+                json!({ "name": format!("{prefix}{i}"), "image": "x", "resources": resources })
+            })
+            .collect()
+    };
+    json!({
+        "metadata": { "namespace": ns, "name": name },
+        "spec": {
+            "nodeName": node,
+            "containers": containers(gpus, "c"),
+            "initContainers": containers(init, "init"),
+        },
+        "status": { "phase": phase },
+    })
+}
+
+#[test]
+fn read_view_with_busy_pods_and_a_not_ready_node() {
+    let nodes_page1 = json!({
+        "kind": "NodeList", "apiVersion": "v1",
+        "metadata": { "continue": "page2" },
+        "items": [
+            k8s_node("node02", "False", false, Some("8")),
+            k8s_node("node01", "True", false, Some("8")),
+        ],
+    });
+    let nodes_page2 = node_list(vec![
+        k8s_node("node03", "True", true, Some("8")),
+        k8s_node("cpu1", "True", false, None),
+    ]);
+    let pods = json!({
+        "kind": "PodList", "apiVersion": "v1", "metadata": {},
+        "items": [
+            pod("ml", "train-1", "node01", "Running", &["1", "1"], &[]),
+            pod("ml", "bigger-init", "node01", "Pending", &["1"], &["4"]),
+            pod("ml", "cpu-only", "node01", "Running", &[""], &[]),
+            pod("ml", "done", "node01", "Succeeded", &["8"], &[]),
+            pod("ml", "elsewhere", "node99", "Running", &["8"], &[]),
+            pod("a", "first", "node02", "Running", &["2"], &[]),
+        ],
+    });
+    let script = vec![
+        get("/api/v1/nodes?&limit=500", nodes_page1),
+        get("/api/v1/nodes?&limit=500&continue=page2", nodes_page2),
+        get(
+            "/api/v1/pods?&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed&limit=500",
+            pods,
+        ),
+    ];
+    let view = run(script, |c| async move {
+        cluster::read_view(&c, cluster::DEFAULT_GPU_RESOURCE).await
+    })
+    .unwrap();
+    let names: Vec<&str> = view.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["cpu1", "node01", "node02", "node03"]);
+    let n1 = view.node("node01").unwrap();
+    let pods: Vec<(&str, u32)> = n1.pods.iter().map(|p| (p.name.as_str(), p.gpus)).collect();
+    assert_eq!(pods, [("bigger-init", 4), ("train-1", 2)]);
+    assert_eq!((n1.gpu_allocatable, n1.gpu_free()), (8, 2));
+    let n2 = view.node("node02").unwrap();
+    assert_eq!((n2.ready, n2.gpu_requested(), n2.gpu_free()), (false, 2, 0));
+    let n3 = view.node("node03").unwrap();
+    assert_eq!((n3.unschedulable, n3.gpu_free()), (true, 0));
+    assert_eq!(view.node("cpu1").unwrap().gpu_allocatable, 0);
+}
+
+#[test]
+fn read_view_names_a_bad_quantity() {
+    let script = vec![
+        get(
+            "/api/v1/nodes?&limit=500",
+            node_list(vec![k8s_node("node01", "True", false, Some("2.5"))]),
+        ),
+        get(
+            "/api/v1/pods?&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed&limit=500",
+            json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [] }),
+        ),
+    ];
+    let err = run(script, |c| async move {
+        cluster::read_view(&c, cluster::DEFAULT_GPU_RESOURCE).await
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Node node01: nvidia.com/gpu is `2.5`, not a whole number of devices; check the device plugin or the pod's resources"
+    );
+}
+
+fn small_manifests() -> Manifests {
+    let labels = json!({ "app.kubernetes.io/instance": "train" });
+    Manifests {
+        workload: json!({
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": { "name": "train", "labels": labels },
+            "spec": { "completionMode": "Indexed", "completions": 2, "parallelism": 2,
+                      "template": { "spec": { "restartPolicy": "Never",
+                          "containers": [{ "name": "main", "image": "pytorch" }] } } },
+        }),
+        owned: vec![
+            json!({ "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": { "name": "train-ranks", "namespace": "ml", "labels": labels },
+                    "data": { "ranks.csv": "rank,node\n0,node01\n1,node02\n" } }),
+            json!({ "apiVersion": "v1", "kind": "Service",
+                    "metadata": { "name": "train", "labels": labels },
+                    "spec": { "clusterIP": "None", "selector": labels } }),
+        ],
+    }
+}
+
+fn with(mut v: Value, pointer: &str, value: Value) -> Value {
+    let (parent, key) = pointer.rsplit_once('/').unwrap();
+    v.pointer_mut(parent).unwrap()[key] = value;
+    v
+}
+
+#[test]
+fn apply_sets_owner_references_from_the_workload_uid() {
+    let m = small_manifests();
+    let owner = json!([{
+        "apiVersion": "batch/v1", "kind": "Job", "name": "train",
+        "uid": "1f0c-uid", "controller": false, "blockOwnerDeletion": true,
+    }]);
+    let job = with(m.workload.clone(), "/metadata/namespace", json!("ml"));
+    let cm = with(
+        m.owned[0].clone(),
+        "/metadata/ownerReferences",
+        owner.clone(),
+    );
+    let svc = with(
+        with(m.owned[1].clone(), "/metadata/namespace", json!("ml")),
+        "/metadata/ownerReferences",
+        owner,
+    );
+    let ssa = |uri: &str, body: &Value, uid: &str| Exchange {
+        method: "PATCH",
+        uri: format!("{uri}?&{SSA_QUERY}"),
+        content_type: Some(APPLY),
+        body: Some(body.clone()),
+        status: 200,
+        reply: with(body.clone(), "/metadata/uid", json!(uid)),
+    };
+    let script = vec![
+        ssa("/apis/batch/v1/namespaces/ml/jobs/train", &job, "1f0c-uid"),
+        ssa(
+            "/api/v1/namespaces/ml/configmaps/train-ranks",
+            &cm,
+            "cm-uid",
+        ),
+        ssa("/api/v1/namespaces/ml/services/train", &svc, "svc-uid"),
+    ];
+    let applied = run(
+        script,
+        |c| async move { cluster::apply(&c, "ml", &m).await },
+    )
+    .unwrap();
+    assert_eq!(applied.workload.uid, "1f0c-uid");
+    let owned: Vec<(&str, &str)> = applied
+        .owned
+        .iter()
+        .map(|o| (o.kind.as_str(), o.uid.as_str()))
+        .collect();
+    assert_eq!(owned, [("ConfigMap", "cm-uid"), ("Service", "svc-uid")]);
+}
+
+#[test]
+fn apply_checks_every_object_before_sending_one() {
+    let m = small_manifests();
+    // The ConfigMap names namespace ml: nothing is sent, not even the Job.
+    let err = run(Vec::new(), |c| async move {
+        cluster::apply(&c, "other", &m).await
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ConfigMap train-ranks: names namespace ml, but the objects are applied in other"
+    );
+    let mut m = small_manifests();
+    m.owned[1]["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("name");
+    let err = run(
+        Vec::new(),
+        |c| async move { cluster::apply(&c, "ml", &m).await },
+    )
+    .unwrap_err();
+    assert_eq!(err.to_string(), "Service (unnamed): has no metadata.name");
+}
+
+#[test]
+fn mpijob_without_its_crd_says_to_install_the_mpi_operator() {
+    let workload = json!({
+        "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+        "metadata": { "name": "train", "namespace": "ml" },
+        "spec": { "slotsPerWorker": 1 },
+    });
+    let script = vec![Exchange {
+        method: "PATCH",
+        uri: format!("/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?&{SSA_QUERY}"),
+        content_type: Some(APPLY),
+        body: Some(workload.clone()),
+        status: 404,
+        reply: status_reply(404, "the server could not find the requested resource"),
+    }];
+    let m = Manifests {
+        workload,
+        owned: small_manifests().owned,
+    };
+    let err = run(
+        script,
+        |c| async move { cluster::apply(&c, "ml", &m).await },
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::CrdMissing { .. }), "{err:?}");
+    assert!(err.is_bad_input());
+    let text = err.to_string();
+    assert!(
+        text.starts_with("the cluster has no mpijobs.kubeflow.org resource (API kubeflow.org/v2beta1 answered 404 when applying MPIJob train); install the Kubeflow MPI Operator"),
+        "{text}"
+    );
+}
+
+fn pod_list(pods: Vec<Value>) -> Value {
+    json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": pods })
+}
+
+fn job_pod(name: &str, node: Option<&str>, phase: &str, waiting: Option<&str>) -> Value {
+    let mut p = json!({
+        "metadata": { "name": name, "namespace": "ml" },
+        "spec": { "containers": [{ "name": "main", "image": "x" }] },
+        "status": { "phase": phase },
+    });
+    if let Some(n) = node {
+        p["spec"]["nodeName"] = json!(n);
+    }
+    if let Some(w) = waiting {
+        p["status"]["containerStatuses"] = json!([{
+            "name": "main", "image": "x", "imageID": "", "ready": false, "restartCount": 2,
+            "state": { "waiting": { "reason": w } },
+        }]);
+    }
+    p
+}
+
+const PODS_OF_TRAIN: &str =
+    "/api/v1/namespaces/ml/pods?&labelSelector=app.kubernetes.io%2Finstance%3Dtrain&limit=500";
+
+#[test]
+fn status_of_an_mpijob_with_its_pods() {
+    let mpijob = json!({
+        "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+        "metadata": { "name": "train", "namespace": "ml", "uid": "u1" },
+        "spec": {},
+        "status": {
+            "conditions": [
+                { "type": "Created", "status": "True", "reason": "MPIJobCreated" },
+                { "type": "Running", "status": "True", "reason": "MPIJobRunning", "message": "MPIJob ml/train is running." },
+            ],
+            "replicaStatuses": { "Launcher": { "active": 1 }, "Worker": { "active": 2 } },
+        },
+    });
+    let script = vec![
+        Exchange {
+            status: 404,
+            ..get(
+                "/apis/batch/v1/namespaces/ml/jobs/train",
+                status_reply(404, "jobs.batch \"train\" not found"),
+            )
+        },
+        get(
+            "/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train",
+            mpijob,
+        ),
+        get(
+            PODS_OF_TRAIN,
+            pod_list(vec![
+                job_pod("train-worker-1", Some("node02"), "Running", None),
+                job_pod("train-launcher", Some("node01"), "Running", None),
+                job_pod("train-worker-0", Some("node01"), "Running", None),
+            ]),
+        ),
+    ];
+    let s = run(script, |c| async move {
+        cluster::status(&c, "ml", "train").await
+    })
+    .unwrap();
+    assert_eq!((s.kind.as_str(), s.phase), ("MPIJob", JobPhase::Running));
+    assert_eq!((s.active, s.succeeded, s.failed), (3, 0, 0));
+    let pods: Vec<(&str, Option<&str>)> = s
+        .pods
+        .iter()
+        .map(|p| (p.name.as_str(), p.node.as_deref()))
+        .collect();
+    assert_eq!(
+        pods,
+        [
+            ("train-launcher", Some("node01")),
+            ("train-worker-0", Some("node01")),
+            ("train-worker-1", Some("node02")),
+        ]
+    );
+    assert_eq!(
+        s.summary(),
+        "MPIJob ml/train: Running; 3 active, 0 succeeded, 0 failed; pods: 3 Running"
+    );
+}
+
+fn job(active: u32, conditions: Value) -> Value {
+    json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": { "name": "train", "namespace": "ml" },
+        "spec": { "parallelism": 2 },
+        "status": { "active": active, "conditions": conditions },
+    })
+}
+
+#[test]
+fn wait_polls_until_the_job_runs() {
+    let job_uri = "/apis/batch/v1/namespaces/ml/jobs/train";
+    let script = vec![
+        get(job_uri, job(0, json!([]))),
+        get(PODS_OF_TRAIN, pod_list(vec![])),
+        get(job_uri, job(2, json!([]))),
+        get(
+            PODS_OF_TRAIN,
+            pod_list(vec![
+                job_pod("train-0", Some("node01"), "Running", None),
+                job_pod("train-1", None, "Pending", Some("ImagePullBackOff")),
+            ]),
+        ),
+        get(job_uri, job(2, json!([]))),
+        get(
+            PODS_OF_TRAIN,
+            pod_list(vec![
+                job_pod("train-0", Some("node01"), "Running", None),
+                job_pod("train-1", Some("node02"), "Running", None),
+            ]),
+        ),
+    ];
+    let options = WaitOptions {
+        timeout: Duration::from_secs(10),
+        first_interval: Duration::from_millis(1),
+        max_interval: Duration::from_millis(2),
+    };
+    let (result, lines) = run(script, |c| async move {
+        let mut lines = Vec::new();
+        let r = cluster::wait(&c, "ml", "train", &options, &mut |s| {
+            lines.push(s.summary())
+        })
+        .await;
+        (r, lines)
+    });
+    assert_eq!(result.unwrap().phase, JobPhase::Running);
+    assert_eq!(
+        lines,
+        [
+            "Job ml/train: Pending; 0 active, 0 succeeded, 0 failed; pods: no pods yet",
+            "Job ml/train: Pending; 2 active, 0 succeeded, 0 failed; pods: 1 Pending, 1 Running (ImagePullBackOff)",
+            "Job ml/train: Running; 2 active, 0 succeeded, 0 failed; pods: 2 Running",
+        ]
+    );
+}
+
+#[test]
+fn wait_returns_a_failed_job() {
+    let script = vec![
+        get(
+            "/apis/batch/v1/namespaces/ml/jobs/train",
+            job(
+                0,
+                json!([{ "type": "Failed", "status": "True", "reason": "BackoffLimitExceeded" }]),
+            ),
+        ),
+        get(PODS_OF_TRAIN, pod_list(vec![])),
+    ];
+    let options = WaitOptions::with_timeout(Duration::from_secs(5));
+    let s = run(script, |c| async move {
+        cluster::wait(&c, "ml", "train", &options, &mut |_| {}).await
+    })
+    .unwrap();
+    assert_eq!(s.phase, JobPhase::Failed);
+    assert_eq!(
+        s.conditions[0].reason.as_deref(),
+        Some("BackoffLimitExceeded")
+    );
+}
+
+#[test]
+fn delete_with_foreground_propagation() {
+    let script = vec![Exchange {
+        method: "DELETE",
+        uri: "/apis/batch/v1/namespaces/ml/jobs/train?".to_string(),
+        content_type: Some("application/json"),
+        body: Some(json!({ "propagationPolicy": "Foreground" })),
+        status: 200,
+        reply: with(job(2, json!([])), "/metadata/uid", json!("u9")),
+    }];
+    let d = run(script, |c| async move {
+        cluster::delete(&c, "ml", "train").await
+    })
+    .unwrap();
+    assert_eq!(
+        (d.kind.as_str(), d.uid.as_deref(), d.propagation),
+        ("Job", Some("u9"), "Foreground")
+    );
+}
+
+#[test]
+fn delete_of_a_missing_job_names_it() {
+    let not_found = |uri: &str| Exchange {
+        method: "DELETE",
+        uri: uri.to_string(),
+        content_type: Some("application/json"),
+        body: Some(json!({ "propagationPolicy": "Foreground" })),
+        status: 404,
+        reply: status_reply(404, "not found"),
+    };
+    let script = vec![
+        not_found("/apis/batch/v1/namespaces/ml/jobs/train?"),
+        not_found("/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?"),
+    ];
+    let err = run(script, |c| async move {
+        cluster::delete(&c, "ml", "train").await
+    })
+    .unwrap_err();
+    assert!(err.is_bad_input());
+    assert_eq!(
+        err.to_string(),
+        "no Job or MPIJob named train in namespace ml; list them with `kubectl get jobs,mpijobs -n ml` or pass -n NAMESPACE"
+    );
+}
+
+#[test]
+fn forbidden_points_at_the_rbac_doc() {
+    let script = vec![Exchange {
+        status: 403,
+        ..get(
+            "/api/v1/nodes?&limit=500",
+            json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "nodes is forbidden: User \"alice\" cannot list resource \"nodes\"",
+                    "reason": "Forbidden", "code": 403 }),
+        )
+    }];
+    let err = run(script, |c| async move {
+        cluster::read_view(&c, cluster::DEFAULT_GPU_RESOURCE).await
+    })
+    .unwrap_err();
+    assert!(err.is_bad_input());
+    let text = err.to_string();
+    assert!(
+        text.starts_with("listing Nodes: nodes is forbidden: User \"alice\" cannot list resource \"nodes\" (403 Forbidden); the user lacks a permission"),
+        "{text}"
+    );
+}
+
+/// Reads the cluster the kubeconfig points at.
+#[test]
+#[ignore = "needs kubeconfig"]
+fn real_cluster_view() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let view = rt
+        .block_on(async {
+            let client = cluster::connect().await?;
+            cluster::read_view(&client, cluster::DEFAULT_GPU_RESOURCE).await
+        })
+        .unwrap();
+    assert!(!view.nodes.is_empty());
+}
+
+#[test]
+fn wait_gives_up_after_its_timeout() {
+    let job_uri = "/apis/batch/v1/namespaces/ml/jobs/train";
+    let mut script = Vec::new();
+    for _ in 0..2 {
+        script.push(get(job_uri, job(0, json!([]))));
+        script.push(get(PODS_OF_TRAIN, pod_list(vec![])));
+    }
+    // The second read comes after the 30 ms pause, past the 20 ms timeout.
+    let options = WaitOptions {
+        timeout: Duration::from_millis(20),
+        first_interval: Duration::from_millis(30),
+        max_interval: Duration::from_millis(30),
+    };
+    let mut calls = 0;
+    let err = run(script, |c| async move {
+        cluster::wait(&c, "ml", "train", &options, &mut |_| calls += 1).await
+    })
+    .unwrap_err();
+    assert!(!err.is_bad_input());
+    assert_eq!(
+        err.to_string(),
+        "Job ml/train is still Pending after 0 s; raise --timeout or look at `provisioner status train -n ml`"
+    );
+}
