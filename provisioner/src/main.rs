@@ -189,9 +189,6 @@ fn main() -> ExitCode {
                     .downcast_ref::<provisioner::Error>()
                     .is_some_and(provisioner::Error::is_bad_input)
                 || err
-                    .downcast_ref::<cluster::Error>()
-                    .is_some_and(cluster::Error::is_bad_input)
-                || err
                     .downcast_ref::<planner::Error>()
                     .is_some_and(planner::Error::is_bad_input);
             ExitCode::from(if bad { 2 } else { 1 })
@@ -233,16 +230,7 @@ fn run(cli: Cli) -> Result<()> {
             let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
             let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
-            let offline = offline
-                || {
-                    let none = dry_run && !cluster::kubeconfig_available();
-                    if none {
-                        eprintln!(
-                            "provisioner: no kubeconfig found (KUBECONFIG, ~/.kube/config, in-cluster): placing offline against the plan, every Node free"
-                        );
-                    }
-                    none
-                };
+            let offline = offline || (dry_run && no_kubeconfig_for_dry_run());
             if offline || dry_run {
                 let sub = if offline {
                     submit::prepare(
@@ -517,6 +505,23 @@ fn applied_text(a: &cluster::Applied, status: Option<&JobStatus>) -> String {
         )),
     }
     out
+}
+
+/// True, after saying so on stderr, when `submit --dry-run` finds no
+/// kubeconfig and so places offline.
+fn no_kubeconfig_for_dry_run() -> bool {
+    if cluster::kubeconfig_available() {
+        return false;
+    }
+    let named = std::env::var("KUBECONFIG")
+        .ok()
+        .filter(|k| !k.is_empty())
+        .map(|k| format!("; KUBECONFIG={k} names no file"))
+        .unwrap_or_default();
+    eprintln!(
+        "provisioner: no kubeconfig found (KUBECONFIG, ~/.kube/config, in-cluster){named}: placing offline against the plan, every Node free"
+    );
+    true
 }
 
 /// An environment variable as a number, for defaults of options.

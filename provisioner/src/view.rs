@@ -1,6 +1,6 @@
 //! What the cluster looks like to placement, and what a submission
 //! applies: the seam between the pure side of the provisioner (placement,
-//! manifests) and [`crate::cluster`]-style I/O that reads and writes the
+//! manifests) and [`crate::cluster`], the I/O that reads and writes the
 //! Kubernetes API.
 
 use serde::Serialize;

@@ -461,14 +461,19 @@ fn submitting_without_a_cluster_says_how_to_reach_one() {
         "{e}"
     );
     assert!(e.contains("point KUBECONFIG at a kubeconfig file"), "{e}");
-    // A kubeconfig that does not exist is named.
+    // A dry run with no kubeconfig places offline, says so, and names a
+    // KUBECONFIG that points nowhere.
     let out = provisioner(
         &["submit", INDEXED, "--plan", PLAN, "--dry-run"],
         &[("KUBECONFIG", "/nonexistent/kubeconfig")],
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0));
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(e.contains("/nonexistent/kubeconfig"), "{e}");
+    assert!(
+        e.starts_with("provisioner: no kubeconfig found (KUBECONFIG, ~/.kube/config, in-cluster); KUBECONFIG=/nonexistent/kubeconfig names no file: placing offline"),
+        "{e}"
+    );
+    assert!(!out.stdout.is_empty());
     // --wait needs a submission, not a dry run.
     let out = provisioner(
         &["submit", INDEXED, "--plan", PLAN, "--offline", "--wait"],

@@ -50,7 +50,7 @@ impl Target {
             kind.unwrap_or("object"),
             name.unwrap_or("(unnamed)")
         );
-        let bad = |message: &str| Error::Manifest {
+        let bad = |message: &str| Error::BadObject {
             object: object.clone(),
             message: message.to_string(),
         };
@@ -139,13 +139,13 @@ fn prepare(namespace: &str, obj: &Value) -> Result<(Target, Value)> {
     let target = Target::of(obj)?;
     let mut obj = obj.clone();
     let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return Err(Error::Manifest {
+        return Err(Error::BadObject {
             object: target.describe(),
             message: "has no metadata".to_string(),
         });
     };
     match meta.get("namespace").and_then(Value::as_str) {
-        Some(ns) if ns != namespace => Err(Error::Manifest {
+        Some(ns) if ns != namespace => Err(Error::BadObject {
             object: target.describe(),
             message: format!("names namespace {ns}, but the objects are applied in {namespace}"),
         }),
@@ -188,7 +188,7 @@ async fn apply_one(
                 )
             }
         })?;
-    let uid = stored.metadata.uid.ok_or_else(|| Error::Manifest {
+    let uid = stored.metadata.uid.ok_or_else(|| Error::BadObject {
         object: target.describe(),
         message: "the API server returned it without a uid".to_string(),
     })?;

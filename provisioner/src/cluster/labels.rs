@@ -160,7 +160,7 @@ pub async fn label_nodes(
     for b in &bound {
         // node_labels gives every server of the plan its labels.
         let Some(want) = wanted.get(&b.server) else {
-            return Err(Error::Manifest {
+            return Err(Error::BadObject {
                 object: format!("server {}", b.server),
                 message: "the plan gives it no topology labels".to_string(),
             });

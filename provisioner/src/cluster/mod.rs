@@ -20,7 +20,6 @@
 //! [`Manifests`]: crate::view::Manifests
 
 mod apply;
-mod error;
 mod jobs;
 mod labels;
 mod read;
@@ -30,8 +29,8 @@ use std::path::PathBuf;
 use kube::api::{Api, ListParams, ObjectList};
 use serde::de::DeserializeOwned;
 
+pub use crate::error::Error;
 pub use apply::{Applied, AppliedObject, apply};
-pub use error::Error;
 pub use jobs::{
     Deleted, INSTANCE_LABEL, JobCondition, JobPhase, JobPod, JobStatus, WaitOptions, delete,
     status, wait,
