@@ -69,8 +69,9 @@ pub struct SimulateArgs {
     /// comma-separated list, e.g. `256KiB,256MiB`.
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     size: String,
-    /// Ranks in the job (default: every sub-node of the plan; a power of
-    /// two for hd and hdrm).
+    /// Ranks in the job (default: every sub-node of the plan). hd and hdrm
+    /// fold a count that is not a power of two onto the largest power of
+    /// two below, on the rank table `planner ranks` gives.
     #[arg(long, conflicts_with = "scale")]
     ranks: Option<usize>,
     /// EFLOPS Fig. 16 mode: for every node count (`64..1024` doubling, or
