@@ -92,7 +92,7 @@
 //! halving-doubling at once, and when their sends to a partner arrive
 //! while the partner's NIC still receives the fold (bandwidth-bound sizes)
 //! the two share that link and the event-driven time comes out a little
-//! above the other two (1 to 2% at 1 MiB on the 4x16 BiGraph); at
+//! above the other two (up to 3% for HDRM on the 4x16 BiGraph); at
 //! latency-bound sizes the three agree, and the step-synchronous mode and
 //! the closed form always do when no link of a step is shared. See [`fast`] for when the step-synchronous mode
 //! is exact otherwise, and [`sim`] for how the event-driven mode shares
