@@ -16,8 +16,8 @@
 //! | name | schedule simulated | closed form |
 //! |---|---|---|
 //! | `ring` | ring in plan order | MG-WFBP Table II ring |
-//! | `hd` | halving-doubling in plan order | MG-WFBP Table II halving-doubling, per-step α and β |
-//! | `hdrm` | halving-doubling on the EFLOPS Algorithm 1 rank table | the same, every step crossing the two parts |
+//! | `hd` | halving-doubling in plan order, folded when the rank count is not a power of two | MG-WFBP Table II halving-doubling, per-step α and β, plus the fold |
+//! | `hdrm` | halving-doubling on the EFLOPS Algorithm 1 rank table (`planner ranks`'s table when folded) | the same, every step crossing the two parts |
 //! | `tree` | binary tree, reduce then broadcast, one chunk | MG-WFBP Table II binary tree with the NIC shared by two children (2β, 2γ) |
 //! | `double-tree` | two mirrored binary trees, half the message each, K chunks | C-Cube eq. 3–6 (with γ), K at its whole-number optimum |
 //! | `overlapped-tree` | one binary tree, broadcast of chunk c as soon as it is reduced | C-Cube's overlapped step count `2 log P + K` with the NIC carrying three chunks a step |
@@ -28,10 +28,26 @@
 //! Every algorithm is simulated at flow level: each has a send-level
 //! schedule. The tree schedules are the ones NCCL and C-Cube describe,
 //! not measured traces; HiTopKComm's message sizes assume every index is
-//! distinct, as its eq. 10 does. `hd`, `hdrm`, and the levels of
-//! `blueconnect` need power-of-two rank counts; `hdrm` needs a regular
-//! BiGraph; the hierarchical algorithms (`blueconnect`, `2d`, `hitopk`)
-//! need the same number of ranks under every switch. The EFLOPS server has
+//! distinct, as its eq. 10 does. `hdrm` at a power-of-two rank count
+//! needs a regular BiGraph; the hierarchical algorithms (`blueconnect`,
+//! `2d`, `hitopk`) need the same number of ranks under every switch, and
+//! `blueconnect` uses a ring at a level whose groups are not a power of
+//! two.
+//!
+//! # Rank counts that are not a power of two
+//!
+//! `hd` and `hdrm` over X ranks, P' the largest power of two below X, fold
+//! as Rabenseifner's algorithm does and as `planner ranks` lays them out
+//! ([`crate::ranks::folded_halving_doubling`]): extra rank P' + i sends its
+//! whole buffer to core rank i, which reduces it, the P' core ranks run
+//! halving-doubling, and core rank i sends the result back. The rank table
+//! is the one [`ranks::plan_ranks`] gives for X with its defaults (plan
+//! order for `hd`; Algorithm 1 widened by its heuristic for `hdrm`), so a
+//! simulation and `planner ranks PLAN --ranks X` describe the same job.
+//! The closed form is halving-doubling over P' plus `2(α + nβ) + nγ`
+//! ([`models::fold`], the standard analysis of Thakur, Rabenseifner and
+//! Gropp), with α and β of the slowest fold pair; the send schedule has a
+//! `fold` step first and an `unfold` step last, which `--steps` lists. The EFLOPS server has
 //! no path between GPUs but the NICs, so "intra-node" of the hierarchical
 //! papers is "under one switch" here, at the NIC's speed.
 //!
@@ -71,7 +87,14 @@
 //! alike), the event-driven, step-synchronous and closed-form times are the
 //! same (to rounding): ring, `hd` and `hdrm` build on the same α + βb terms
 //! in all three. The tests check it for ring, HD and HDRM on BiGraphs and
-//! for ring on a fat-tree. See [`fast`] for when the step-synchronous mode
+//! for ring on a fat-tree. A folded `hd` or `hdrm` adds one condition for
+//! the event-driven mode: the core ranks without an extra partner start
+//! halving-doubling at once, and when their sends to a partner arrive
+//! while the partner's NIC still receives the fold (bandwidth-bound sizes)
+//! the two share that link and the event-driven time comes out a little
+//! above the other two (up to 3% for HDRM on the 4x16 BiGraph); at
+//! latency-bound sizes the three agree, and the step-synchronous mode and
+//! the closed form always do when no link of a step is shared. See [`fast`] for when the step-synchronous mode
 //! is exact otherwise, and [`sim`] for how the event-driven mode shares
 //! links.
 //!
@@ -425,6 +448,31 @@ pub fn bandwidths(size: u64, time_us: f64, ranks: usize) -> (f64, f64) {
     (algbw, algbw * 2.0 * (p - 1.0) / p)
 }
 
+/// The rank table the estimates use: `planner ranks`'s for halving-doubling
+/// over a rank count that is not a power of two (the table
+/// [`ranks::plan_ranks`] chooses for the folded schedule, with its default
+/// solver and seed), otherwise [`ranks::rank_table`] (Algorithm 1 for
+/// HDRM, plan order for the others, which is what `planner ranks` gives
+/// there too). HDRM off a BiGraph keeps `rank_table`'s refusal.
+fn rank_order(plan: &Plan, order: ranks::Algorithm, count: Option<usize>) -> Result<Vec<usize>> {
+    let x = count.unwrap_or(plan.sub_node_list.len());
+    let folds = x > 0 && !x.is_power_of_two();
+    let maps = match order {
+        ranks::Algorithm::Hd => true,
+        ranks::Algorithm::Hdrm => plan.topology == Topology::BiGraph,
+        ranks::Algorithm::Ring => false,
+    };
+    if folds && maps {
+        let request = ranks::Request {
+            algorithm: order,
+            ranks: Some(x),
+            ..ranks::Request::default()
+        };
+        return Ok(ranks::plan_ranks(plan, &request)?.table.ranks);
+    }
+    Ok(ranks::rank_table(plan, order, count)?.ranks)
+}
+
 /// The levels of a hierarchical decomposition.
 #[derive(Debug, Clone)]
 struct Levels {
@@ -465,7 +513,7 @@ impl<'a> Context<'a> {
             Algorithm::Hd => ranks::Algorithm::Hd,
             _ => ranks::Algorithm::Ring,
         };
-        let table = ranks::rank_table(plan, order, ranks)?.ranks;
+        let table = rank_order(plan, order, ranks)?;
         let net = Network::new(plan)?;
         let mut problems = Vec::new();
         let mut caps = Vec::with_capacity(net.link_count());
@@ -720,20 +768,35 @@ impl<'a> Context<'a> {
                 (models::ring(p, nf, a, b0, g), 1)
             }
             Algorithm::Hd | Algorithm::Hdrm => {
-                let steps: Vec<(f64, f64)> = (0..p.ilog2())
+                // Halving-doubling over the P' core ranks, plus the fold
+                // and unfold of the X - P' extra ranks when X is not a
+                // power of two (ranks::folded_halving_doubling's pairing).
+                let core = 1usize << p.ilog2();
+                // β of the switch's shared uplinks unless every pair is
+                // under one switch (or HDRM, whose steps load each link
+                // once).
+                let beta_of = |pairs: &[(usize, usize)]| {
+                    let inside = pairs.iter().all(|&(a, b)| self.switch[a] == self.switch[b]);
+                    if inside || self.algorithm == Algorithm::Hdrm {
+                        b0
+                    } else {
+                        b1
+                    }
+                };
+                let steps: Vec<(f64, f64)> = (0..core.ilog2())
                     .map(|s| {
                         let d = 1usize << s;
-                        let pairs = || (0..p).map(move |r| (r, r ^ d));
-                        let inside = pairs().all(|(a, b)| self.switch[a] == self.switch[b]);
-                        let beta = if inside || self.algorithm == Algorithm::Hdrm {
-                            b0
-                        } else {
-                            b1
-                        };
-                        (self.alpha_of(pairs()), beta)
+                        let pairs: Vec<(usize, usize)> = (0..core).map(|r| (r, r ^ d)).collect();
+                        (self.alpha_of(pairs.iter().copied()), beta_of(&pairs))
                     })
                     .collect();
-                (models::halving_doubling_steps(p, nf, &steps, g), 1)
+                let mut t = models::halving_doubling_steps(core, nf, &steps, g);
+                if core < p {
+                    let pairs: Vec<(usize, usize)> = (core..p).map(|r| (r, r - core)).collect();
+                    let (a, b) = (self.alpha_of(pairs.iter().copied()), beta_of(&pairs));
+                    t += models::fold(nf, a, b, g);
+                }
+                (t, 1)
             }
             Algorithm::Tree => {
                 let a = self.tree_alpha(&[schedules::btree(p)]);
@@ -790,7 +853,7 @@ impl<'a> Context<'a> {
         let g = self.params.gamma_us();
         match self.algorithm {
             Algorithm::Ring => schedules::ring(p, n, g),
-            Algorithm::Hd | Algorithm::Hdrm => schedules::halving_doubling(p, n, g),
+            Algorithm::Hd | Algorithm::Hdrm => schedules::folded_halving_doubling(p, n, g),
             Algorithm::Tree => schedules::trees(p, vec![schedules::btree(p)], n, 1, false, g),
             Algorithm::DoubleTree => schedules::trees(
                 p,

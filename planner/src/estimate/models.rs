@@ -9,6 +9,7 @@
 //! | function | source |
 //! |---|---|
 //! | [`ring`], [`recursive_doubling`], [`halving_doubling`], [`binary_tree`] | MG-WFBP Table II (a + bM) |
+//! | [`fold`] | the non-power-of-two case of Rabenseifner's algorithm (Thakur, Rabenseifner and Gropp 2005) |
 //! | [`t_rc`] | BlueConnect eq. 1 |
 //! | [`ring_one_level`] | BlueConnect eq. 3 |
 //! | [`two_level`] | BlueConnect eq. 4 (the hierarchical two-level scheme) |
@@ -60,6 +61,19 @@ pub fn halving_doubling_steps(p: usize, n: f64, steps: &[(f64, f64)], gamma: f64
             2.0 * a + n / 2f64.powi(s as i32 + 1) * (2.0 * b + gamma)
         })
         .sum()
+}
+
+/// What folding adds to halving-doubling over P' ranks when the job has
+/// X ranks, P' < X < 2P' (the standard analysis of Rabenseifner's
+/// allreduce for a rank count that is not a power of two, Thakur,
+/// Rabenseifner and Gropp, "Optimization of Collective Communication
+/// Operations in MPICH", 2005): each of the X - P' extra ranks sends its
+/// whole buffer to a core partner, which reduces it (`α + nβ + nγ`), and
+/// after halving-doubling among the P' core ranks the partner sends the
+/// result back (`α + nβ`): `2(α + nβ) + nγ` in all, with α and β those of
+/// the slowest fold pair.
+pub fn fold(n: f64, alpha: f64, beta: f64, gamma: f64) -> f64 {
+    2.0 * (alpha + beta * n) + gamma * n
 }
 
 /// Binary tree (reduce to the root, then broadcast, not pipelined),

@@ -25,6 +25,15 @@
 //!   the distances reversed, each rank sending its whole segment. The
 //!   distance order is that of [`crate::ranks::schedule`], which EFLOPS
 //!   Algorithm 1 is built for.
+//! - Halving-doubling over X ranks that is not a power of two (the fold of
+//!   Rabenseifner's algorithm, with the pairing of
+//!   [`crate::ranks::folded_halving_doubling`]): with P' the largest power
+//!   of two below X, extra rank P' + i (i < X - P') first sends its whole
+//!   buffer to core rank i (the `fold` step), which reduces it (γ per byte)
+//!   before its first halving-doubling send; ranks 0..P' run
+//!   halving-doubling; then core rank i sends the whole reduced buffer back
+//!   to rank P' + i (the `unfold` step) once its last all-gather receive
+//!   has arrived.
 //! - Hierarchical decompositions (BlueConnect, 2D) chain these phases over
 //!   the levels of a topology: reduce-scatter at every level from the
 //!   lowest, then all-gather from the highest; groups at one level run at
@@ -55,6 +64,9 @@ pub(crate) const NONE: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepPhase {
+    /// The extra ranks of a halving-doubling job that is not a power of
+    /// two send their whole buffer to their partners among the core ranks.
+    Fold,
     /// Reduce-scatter (ring or halving).
     ReduceScatter,
     /// All-gather (ring or doubling).
@@ -66,6 +78,8 @@ pub enum StepPhase {
     /// Tree reduction and broadcast at once (overlapped tree, or the two
     /// trees of a double tree in different phases).
     ReduceBroadcast,
+    /// The core ranks send the reduced buffer back to their extra partners.
+    Unfold,
 }
 
 impl StepPhase {
@@ -77,6 +91,8 @@ impl StepPhase {
             StepPhase::Reduce => "reduce",
             StepPhase::Broadcast => "broadcast",
             StepPhase::ReduceBroadcast => "reduce+broadcast",
+            StepPhase::Fold => "fold",
+            StepPhase::Unfold => "unfold",
         }
     }
 }
@@ -494,6 +510,50 @@ pub fn halving_doubling(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule>
     }
     let group = vec![(0..p as u32).collect::<Vec<u32>>()];
     hierarchical(p, &[(group, Kind::HalvingDoubling)], n, gamma_us, false)
+}
+
+/// Halving-doubling over any `x` ranks (1 or more): [`halving_doubling`]
+/// when `x` is a power of two, otherwise a fold step, halving-doubling over
+/// the largest power of two P' below `x` and an unfold step (see the
+/// module documentation).
+pub fn folded_halving_doubling(x: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
+    if x == 0 {
+        return Err(Error::option(
+            "--ranks",
+            "0 ranks: halving-doubling needs 1 or more",
+        ));
+    }
+    let core = 1usize << x.ilog2();
+    if core == x {
+        return halving_doubling(x, n, gamma_us);
+    }
+    let extra = x - core;
+    let mut b = Builder::new(x, gamma_us)?;
+    b.reserve(2 * extra + 2 * core.ilog2() as usize * core);
+    b.held.fill(n);
+    let fold = b.step(b.s.steps.len(), StepPhase::Fold, None);
+    let ids: Vec<u32> = (0..extra)
+        .map(|i| b.program_send((core + i) as u32, i as u32, n, fold))
+        .collect();
+    for id in ids {
+        // The partner reduces the extra rank's buffer into its own before
+        // it sends in halving-doubling.
+        b.deliver(id, true);
+    }
+    let group = vec![(0..core as u32).collect::<Vec<u32>>()];
+    b.hd_phase(&group, true, None)?;
+    b.hd_phase(&group, false, None)?;
+    let unfold = b.step(b.s.steps.len(), StepPhase::Unfold, None);
+    let ids: Vec<u32> = (0..extra)
+        .map(|i| {
+            let bytes = b.held[i];
+            b.program_send(i as u32, (core + i) as u32, bytes, unfold)
+        })
+        .collect();
+    for id in ids {
+        b.deliver(id, false);
+    }
+    b.finish()
 }
 
 /// A hierarchical allreduce: reduce-scatter at every level from the first,

@@ -23,6 +23,7 @@ use planner::estimate::{
     format_size,
 };
 use planner::plan::{Plan, Topology};
+use planner::ranks::FoldCost;
 
 use crate::io::{BadInput, display, load_plan, print, print_json, write_atomic};
 
@@ -69,8 +70,9 @@ pub struct SimulateArgs {
     /// comma-separated list, e.g. `256KiB,256MiB`.
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     size: String,
-    /// Ranks in the job (default: every sub-node of the plan; a power of
-    /// two for hd and hdrm).
+    /// Ranks in the job (default: every sub-node of the plan). hd and hdrm
+    /// fold a count that is not a power of two onto the largest power of
+    /// two below, on the rank table `planner ranks` gives.
     #[arg(long, conflicts_with = "scale")]
     ranks: Option<usize>,
     /// EFLOPS Fig. 16 mode: for every node count (`64..1024` doubling, or
@@ -261,6 +263,31 @@ fn scale_link_gbps(args: &SimulateArgs) -> Result<u32> {
     }
 }
 
+/// A note for every rank count at which hd or hdrm ran folded (not a
+/// power of two), in the order the counts first appear.
+fn fold_notes(estimates: &[(usize, Estimate)]) -> Vec<String> {
+    let mut counts: Vec<usize> = Vec::new();
+    for (_, e) in estimates {
+        if matches!(e.algorithm, Algorithm::Hd | Algorithm::Hdrm) && !counts.contains(&e.ranks) {
+            counts.push(e.ranks);
+        }
+    }
+    counts
+        .into_iter()
+        .filter_map(FoldCost::of)
+        .map(|f| {
+            let x = f.core + f.extra;
+            format!(
+                "{x} ranks is not a power of two: hd and hdrm fold {} extra rank{} onto the {} core ranks (a fold step before halving-doubling and an unfold step after, as `planner ranks --ranks {x}` lays them out); {} ranks would need no fold",
+                f.extra,
+                if f.extra == 1 { "" } else { "s" },
+                f.core,
+                f.core
+            )
+        })
+        .collect()
+}
+
 /// Algorithms per plan, the notes on those skipped, and an error for an
 /// explicitly named algorithm that runs on none of the plans. `what`
 /// names the plans in the notes (`None`: by name).
@@ -400,6 +427,8 @@ fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<Outcome> {
         estimates.extend(got.into_iter().map(|e| (i, e)));
     }
     progress.finish();
+    let mut notes = notes;
+    notes.extend(fold_notes(&estimates));
     Ok(Outcome {
         scale: false,
         plans,
@@ -443,10 +472,13 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
             index.len()
         );
     }
+    let estimates: Vec<(usize, Estimate)> = index.into_iter().zip(got).collect();
+    let mut notes = notes;
+    notes.extend(fold_notes(&estimates));
     Ok(Outcome {
         scale: true,
         plans,
-        estimates: index.into_iter().zip(got).collect(),
+        estimates,
         notes,
     })
 }
