@@ -5,8 +5,11 @@
 //! round instead of five). Prints a Markdown table for docs/benchmarks.md
 //! and exits 1 when a case takes 10 s or more.
 
+mod common;
+use common::best;
+
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use planner::cost::{Catalog, Request, Want, purchase};
 
@@ -46,18 +49,10 @@ fn main() -> ExitCode {
             budget: None,
             oversubscription: 1.0,
         };
-        let mut best = Duration::MAX;
-        let mut last = None;
-        for _ in 0..rounds {
-            let start = Instant::now();
-            let p = purchase(&catalog, &req);
-            best = best.min(start.elapsed());
-            last = Some(p);
-        }
+        let (best, last) = best(rounds, || purchase(&catalog, &req));
         let (programs, chosen) = match last {
-            Some(Ok(p)) => (p.programs_solved, p.chosen.design),
-            Some(Err(e)) => (0, format!("error: {e}")),
-            None => (0, String::new()),
+            Ok(p) => (p.programs_solved, p.chosen.design),
+            Err(e) => (0, format!("error: {e}")),
         };
         ok &= best < LIMIT;
         println!(

@@ -9,6 +9,9 @@
 //!   time and peak resident memory (from GNU time, when installed);
 //! - the library phases inside one process, to see where the time goes.
 
+mod common;
+use common::best;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -156,18 +159,6 @@ fn run_cli(exe: &str, args: &[&str], rounds: usize, gnu_time: bool) -> (Duration
         }
     }
     best
-}
-
-fn best<T>(rounds: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..rounds.max(1) {
-        let t = Instant::now();
-        let v = f();
-        best = best.min(t.elapsed());
-        last = Some(v);
-    }
-    (best, last.expect("at least one round"))
 }
 
 fn phases(s: &Scenario, rounds: usize) {

@@ -9,8 +9,11 @@
 //! round instead of three). The output is Markdown for
 //! docs/benchmarks.md, with the machine it ran on.
 
+mod common;
+use common::best;
+
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
@@ -128,18 +131,6 @@ fn main() {
 
 fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
-}
-
-fn best<T>(rounds: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..rounds.max(1) {
-        let t = Instant::now();
-        let v = f();
-        best = best.min(t.elapsed());
-        last = Some(v);
-    }
-    (best, last.expect("at least one round"))
 }
 
 /// The machine, for the record: cores, CPU model and load.

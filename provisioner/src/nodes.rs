@@ -105,17 +105,7 @@ fn line_of_key(text: &str, key: &str) -> Option<usize> {
 /// and `.`, each dot-separated label starting and ending with a letter or
 /// digit).
 pub fn is_node_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
+    crate::schema::dns_subdomain_problem(name).is_none()
 }
 
 /// Binds every server of the plan to a Node. `plan_file` names the plan in

@@ -553,23 +553,13 @@ pub fn dns_label_problem(s: &str) -> Option<String> {
     }
 }
 
-/// Why `s` is not a valid label value (empty is valid).
+/// Why `s` is not a valid label value (empty is valid here, as the API
+/// server allows; the planner's exports never write one).
 pub fn label_value_problem(s: &str) -> Option<String> {
     if s.is_empty() {
-        return None;
-    }
-    let ok_chars = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    let ends = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && s.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-    if s.len() > 63 || !ok_chars || !ends {
-        Some(
-            "must be at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
-                .into(),
-        )
-    } else {
         None
+    } else {
+        planner::export::label_value_problem(s)
     }
 }
 
