@@ -231,50 +231,25 @@ fn run(cli: Cli) -> Result<()> {
             let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
             let offline = offline || (dry_run && no_kubeconfig_for_dry_run());
-            if offline || dry_run {
-                let sub = if offline {
-                    submit::prepare(
-                        &p,
-                        &plan_name,
-                        map.as_ref(),
-                        &spec,
-                        &ClusterView::all_free(&bound),
-                    )?
-                } else {
-                    let view = runtime()?.block_on(async {
-                        let client = cluster::connect().await?;
-                        cluster::read_view(&client, &spec.resources.gpu).await
-                    })?;
-                    submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?
-                };
+            if offline {
+                let sub = submit::prepare(&p, &bound, &spec, &ClusterView::all_free(&bound))?;
                 eprint!("{}", sub.summary());
                 return print(&manifest_text(&sub, format)?);
             }
-            let (applied, status) = runtime()?.block_on(async {
-                let client = cluster::connect().await?;
-                let view = cluster::read_view(&client, &spec.resources.gpu).await?;
-                let sub = submit::prepare(&p, &plan_name, map.as_ref(), &spec, &view)?;
-                eprint!("{}", sub.summary());
-                let applied = cluster::apply(&client, &spec.namespace, &sub.manifests).await?;
-                let status = if wait {
-                    let options = WaitOptions::with_timeout(Duration::from_secs(timeout));
-                    Some(
-                        cluster::wait(
-                            &client,
-                            &spec.namespace,
-                            &spec.name,
-                            &options,
-                            &mut |s: &JobStatus| {
-                                eprintln!("{}", s.summary());
-                            },
-                        )
-                        .await?,
-                    )
-                } else {
-                    None
-                };
-                anyhow::Ok((applied, status))
-            })?;
+            let rt = runtime()?;
+            let client = rt.block_on(cluster::connect())?;
+            let view = rt.block_on(cluster::read_view(&client, &spec.resources.gpu))?;
+            let sub = submit::prepare(&p, &bound, &spec, &view)?;
+            eprint!("{}", sub.summary());
+            if dry_run {
+                return print(&manifest_text(&sub, format)?);
+            }
+            let applied = rt.block_on(cluster::apply(&client, &spec.namespace, &sub.manifests))?;
+            let status = if wait {
+                Some(rt.block_on(wait_for(&client, &spec.namespace, &spec.name, timeout))?)
+            } else {
+                None
+            };
             print(&match format {
                 ManifestFormat::Json => json(&serde_json::json!({
                     "applied": applied,
@@ -282,12 +257,7 @@ fn run(cli: Cli) -> Result<()> {
                 }))?,
                 ManifestFormat::Yaml => applied_text(&applied, status.as_ref()),
             })?;
-            if let Some(s) = status
-                && s.phase == JobPhase::Failed
-            {
-                anyhow::bail!("{} {}/{} failed", s.kind, s.namespace, s.name);
-            }
-            Ok(())
+            status.as_ref().map_or(Ok(()), fail_if_failed)
         }
         Command::RankCheck {
             table,
@@ -410,26 +380,17 @@ fn run(cli: Cli) -> Result<()> {
                 let client = cluster::connect().await?;
                 let ns = namespace.unwrap_or_else(|| client.default_namespace().to_string());
                 if wait {
-                    let options = WaitOptions::with_timeout(Duration::from_secs(timeout));
-                    cluster::wait(&client, &ns, &name, &options, &mut |s: &JobStatus| {
-                        eprintln!("{}", s.summary());
-                    })
-                    .await
+                    wait_for(&client, &ns, &name, timeout).await
                 } else {
-                    cluster::status(&client, &ns, &name).await
+                    Ok(cluster::status(&client, &ns, &name).await?)
                 }
             })?;
             print(&match format {
                 Format::Json => json(&status)?,
                 Format::Table => status_table(&status),
             })?;
-            if wait && status.phase == JobPhase::Failed {
-                anyhow::bail!(
-                    "{} {}/{} failed",
-                    status.kind,
-                    status.namespace,
-                    status.name
-                );
+            if wait {
+                fail_if_failed(&status)?;
             }
             Ok(())
         }
@@ -472,6 +433,31 @@ fn manifest_text(sub: &submit::Submission, format: ManifestFormat) -> Result<Str
             "items": sub.documents(),
         })),
     }
+}
+
+/// Polls the job until it runs, succeeds or fails (at most `timeout`
+/// seconds), with a progress line on stderr at each change.
+async fn wait_for(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    timeout: u64,
+) -> Result<JobStatus> {
+    let options = WaitOptions::with_timeout(Duration::from_secs(timeout));
+    Ok(
+        cluster::wait(client, namespace, name, &options, &mut |s: &JobStatus| {
+            eprintln!("{}", s.summary());
+        })
+        .await?,
+    )
+}
+
+/// An error (exit code 1) when the job failed.
+fn fail_if_failed(s: &JobStatus) -> Result<()> {
+    if s.phase == JobPhase::Failed {
+        anyhow::bail!("{} {}/{} failed", s.kind, s.namespace, s.name);
+    }
+    Ok(())
 }
 
 /// What `submit` created, for people.

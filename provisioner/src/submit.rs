@@ -1,9 +1,10 @@
-//! A submission prepared without touching the cluster: bind the plan to
-//! Nodes, place the job on the free ones, build its objects.
+//! A submission prepared without touching the cluster: place the job on
+//! the free Nodes the plan's servers are bound to, build its objects.
 //!
-//! The online path reads a [`ClusterView`] from the API, calls [`prepare`]
-//! and applies [`Submission::manifests`]; `--offline` passes
-//! [`ClusterView::all_free`] instead.
+//! The caller binds the plan once ([`nodes::bind`], checking the node map
+//! before any request); the online path then reads a [`ClusterView`] from
+//! the API, calls [`prepare`] and applies [`Submission::manifests`];
+//! `--offline` passes [`ClusterView::all_free`] instead.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -13,7 +14,9 @@ use planner::plan::Plan;
 use crate::error::Result;
 use crate::job::JobSpec;
 use crate::manifests;
-use crate::nodes::{self, NodeMap};
+#[cfg(doc)]
+use crate::nodes;
+use crate::nodes::Node;
 use crate::placement::{self, Placement};
 use crate::view::{ClusterView, Manifests};
 
@@ -83,18 +86,16 @@ impl Submission {
     }
 }
 
-/// Binds `plan` (named `plan_file` in errors) to Nodes, places `job` on
-/// the free sub-nodes of `view`, and builds its objects. Nothing is
+/// Places `job` on the free sub-nodes of `view` among the Nodes `bound`
+/// ([`nodes::bind`] of `plan`), and builds its objects. Nothing is
 /// returned unless the whole job is placed.
 pub fn prepare(
     plan: &Plan,
-    plan_file: &str,
-    node_map: Option<&NodeMap>,
+    bound: &[Node],
     job: &JobSpec,
     view: &ClusterView,
 ) -> Result<Submission> {
-    let bound = nodes::bind(plan, node_map, plan_file)?;
-    let placement = placement::place(plan, &bound, view, job)?;
+    let placement = placement::place(plan, bound, view, job)?;
     let manifests = manifests::build(plan, &placement, job)?;
     let mut notes = placement.notes.clone();
     if job.launcher == crate::job::Launcher::Mpi {

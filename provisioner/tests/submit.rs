@@ -64,9 +64,13 @@ fn provisioner(args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("run provisioner")
 }
 
+fn bound(plan: &Plan) -> Vec<nodes::Node> {
+    nodes::bind(plan, None, PLAN).unwrap()
+}
+
 fn offline(plan: &Plan, job: &JobSpec, map: Option<&NodeMap>) -> Submission {
     let bound = nodes::bind(plan, map, PLAN).unwrap();
-    submit::prepare(plan, PLAN, map, job, &ClusterView::all_free(&bound)).unwrap()
+    submit::prepare(plan, &bound, job, &ClusterView::all_free(&bound)).unwrap()
 }
 
 fn config_file<'a>(sub: &'a Submission, key: &str) -> &'a str {
@@ -268,7 +272,7 @@ fn busy_nodes_carry_no_rank_and_the_loads_are_reported() {
     let plan = plan();
     let view = busy_view(&plan);
     let job = job(INDEXED);
-    let sub = submit::prepare(&plan, PLAN, None, &job, &view).unwrap();
+    let sub = submit::prepare(&plan, &bound(&plan), &job, &view).unwrap();
     let p = &sub.placement;
     let off = ["node03", "node05", "node06", "node08"];
     assert_eq!(p.ranks.len(), 32);
@@ -305,7 +309,7 @@ fn not_enough_free_sub_nodes_names_what_is_busy() {
     let view = busy_view(&plan);
     let mut job = job(INDEXED);
     job.ranks = 64;
-    let e = submit::prepare(&plan, PLAN, None, &job, &view)
+    let e = submit::prepare(&plan, &bound(&plan), &job, &view)
         .unwrap_err()
         .to_string();
     assert!(
