@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
+use planner::design::DesignOptions;
+use planner::design::shorthand::{self, Shorthand};
 use planner::inventory::Inventory;
 use planner::plan::Plan;
 use planner::validate::cabling;
@@ -22,6 +24,26 @@ pub fn display(p: &Path) -> String {
 pub fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
         .map_err(|e| BadInput(format!("cannot read {}: {e}", display(path))).into())
+}
+
+/// The inventory and design options of the `--bigraph MxN` or `--fat-tree
+/// SPEC` shorthand given (`--bigraph` first when both are), with the words
+/// that name it; `None` when neither is.
+pub fn shorthand_source(
+    bigraph: Option<&str>,
+    fat_tree: Option<&str>,
+    s: &Shorthand,
+) -> Result<Option<(Inventory, DesignOptions, String)>> {
+    if let Some(spec) = bigraph {
+        let (m, n) = shorthand::parse_bigraph(spec)?;
+        let (inv, opts) = shorthand::bigraph(m, n, s)?;
+        return Ok(Some((inv, opts, format!("--bigraph {spec}"))));
+    }
+    if let Some(spec) = fat_tree {
+        let (inv, opts) = shorthand::fat_tree(spec, s)?;
+        return Ok(Some((inv, opts, format!("--fat-tree {spec}"))));
+    }
+    Ok(None)
 }
 
 pub fn load_inventory(path: &Path) -> Result<(Inventory, String)> {

@@ -7,14 +7,16 @@ use anyhow::Result;
 use clap::Args;
 
 use planner::design::design;
-use planner::design::shorthand::{self, Shorthand};
+use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::PlotFormat;
 use planner::estimate::{Algorithm, Method, Options, Params};
 use planner::iteration::{self, Compute, Model, Setup, format, profiles};
 use planner::plan::{Plan, Topology};
 
 use crate::Format;
-use crate::io::{BadInput, display, load_plan, print, print_json, read, write_atomic};
+use crate::io::{
+    BadInput, display, load_plan, print, print_json, read, shorthand_source, write_atomic,
+};
 
 #[derive(Debug, Args)]
 pub struct IterationArgs {
@@ -97,13 +99,9 @@ fn load_source(args: &IterationArgs) -> Result<Plan> {
         link_gbps: args.link_gbps,
         ..Shorthand::default()
     };
-    if let Some(spec) = &args.bigraph {
-        let (m, n) = shorthand::parse_bigraph(spec)?;
-        let (inv, opts) = shorthand::bigraph(m, n, &s)?;
-        return Ok(design(&inv, &opts)?);
-    }
-    if let Some(spec) = &args.fat_tree {
-        let (inv, opts) = shorthand::fat_tree(spec, &s)?;
+    if let Some((inv, opts, _)) =
+        shorthand_source(args.bigraph.as_deref(), args.fat_tree.as_deref(), &s)?
+    {
         return Ok(design(&inv, &opts)?);
     }
     let path = args

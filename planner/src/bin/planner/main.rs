@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use planner::design::shorthand::{self, Shorthand};
+use planner::design::shorthand::Shorthand;
 use planner::design::{DesignOptions, design};
 use planner::inventory::Inventory;
 use planner::plan::Topology;
@@ -403,14 +403,8 @@ fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
         switch_ports: s.switch_ports,
         sub_nodes_per_server: s.server_sub_nodes,
     };
-    if let Some(spec) = &s.bigraph {
-        let (m, n) = shorthand::parse_bigraph(spec)?;
-        let (inv, opts) = shorthand::bigraph(m, n, &sh)?;
-        return Ok((inv, opts, format!("--bigraph {spec}")));
-    }
-    if let Some(spec) = &s.fat_tree {
-        let (inv, opts) = shorthand::fat_tree(spec, &sh)?;
-        return Ok((inv, opts, format!("--fat-tree {spec}")));
+    if let Some(source) = io::shorthand_source(s.bigraph.as_deref(), s.fat_tree.as_deref(), &sh)? {
+        return Ok(source);
     }
     let path = s.inventory.as_ref().ok_or_else(|| {
         BadInput("give an INVENTORY file, or --bigraph MxN, or --fat-tree SPEC".into())

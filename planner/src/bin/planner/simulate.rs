@@ -16,7 +16,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use planner::design::design;
-use planner::design::shorthand::{self, Shorthand};
+use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::{self, PlotFormat};
 use planner::estimate::{
     self, Algorithm, Estimate, Method, Options, PARAMS, Params, Row, ScaleSpec, StepSummary,
@@ -25,7 +25,7 @@ use planner::estimate::{
 use planner::plan::{Plan, Topology};
 use planner::ranks::FoldCost;
 
-use crate::io::{BadInput, display, load_plan, print, print_json, write_atomic};
+use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source, write_atomic};
 
 /// The sizes of EFLOPS Fig. 12.
 const DEFAULT_SIZES: &str = "1KiB..256MiB";
@@ -216,14 +216,14 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<Plan>> {
         link_gbps: args.link_gbps.unwrap_or(100),
         ..Shorthand::default()
     };
-    if let Some(spec) = &args.bigraph {
-        let (m, n) = shorthand::parse_bigraph(spec)?;
-        let (inv, opts) = shorthand::bigraph(m, n, &s)?;
-        plans.push(design(&inv, &opts)?);
-    }
-    if let Some(spec) = &args.fat_tree {
-        let (inv, opts) = shorthand::fat_tree(spec, &s)?;
-        plans.push(design(&inv, &opts)?);
+    // Both shorthands may be given: one plan each.
+    for (bigraph, fat_tree) in [
+        (args.bigraph.as_deref(), None),
+        (None, args.fat_tree.as_deref()),
+    ] {
+        if let Some((inv, opts, _)) = shorthand_source(bigraph, fat_tree, &s)? {
+            plans.push(design(&inv, &opts)?);
+        }
     }
     Ok(plans)
 }
@@ -565,35 +565,18 @@ fn method_words(m: Method) -> &'static str {
     }
 }
 
-/// Aligned columns: the first `left` left-aligned, the rest right-aligned.
+/// Aligned columns: the first row is the header, the first `left` columns
+/// left-aligned, the rest right-aligned.
 fn align(rows: &[Vec<String>], left: usize) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut width = vec![0usize; cols];
-    for r in rows {
-        for (c, cell) in r.iter().enumerate() {
-            width[c] = width[c].max(cell.chars().count());
-        }
+    let Some((head, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let right: Vec<usize> = (left..head.len()).collect();
+    let mut t = planner::text::Table::new(head.iter().cloned()).right(&right);
+    for r in body {
+        t.row(r.iter().cloned());
     }
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            let pad = width[c] - cell.chars().count();
-            if c > 0 {
-                line.push_str("  ");
-            }
-            if c < left {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    t.render()
 }
 
 /// One table: rows keyed by `key`, a group of columns per algorithm.
