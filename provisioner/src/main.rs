@@ -268,7 +268,12 @@ fn run(cli: Cli) -> Result<()> {
             format,
         } => {
             let name = table.display().to_string();
-            let rows = rank_check::read_table(&read(&table)?, &name)?;
+            let text = std::fs::read_to_string(&table).map_err(|e| {
+                BadInput(format!(
+                    "cannot read the rank table {name}: {e}; mount the job's ConfigMap <job>-ranks there, or pass --table FILE"
+                ))
+            })?;
+            let rows = rank_check::read_table(&text, &name)?;
             let node = match (node, node_file) {
                 (Some(n), _) => n,
                 (None, Some(f)) => read(&f)?.lines().next().unwrap_or("").trim().to_string(),

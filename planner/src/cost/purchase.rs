@@ -935,7 +935,7 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
 /// One line per purchase of a multi-count `planner purchase`: the chosen
 /// design and the runner-up, their totals and cost per Gbps of bisection,
 /// and which is cheaper per Gbps.
-pub fn render_purchase_summary(purchases: &[Purchase]) -> String {
+pub fn render_purchase_summary(purchases: &[&Purchase]) -> String {
     let cur = purchases.first().map_or("", |p| p.currency.as_str());
     let mut t = Table::new([
         "GPUs",

@@ -136,7 +136,7 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
                 text.push_str(&cost::render_purchase(p, &catalog, req));
                 text.push('\n');
             }
-            let purchases: Vec<_> = plans.iter().map(|(_, p)| p.clone()).collect();
+            let purchases: Vec<&cost::Purchase> = plans.iter().map(|(_, p)| p).collect();
             text.push_str(&cost::render_purchase_summary(&purchases));
             print(&text)?
         }
