@@ -102,6 +102,15 @@ pub enum Error {
         message: String,
     },
 
+    /// An inventory given where a plan belongs.
+    #[error(
+        "{file} is an inventory, not a plan; design it first: planner design {file} --out plan.json (add --topology fat-tree for a fat-tree), then give plan.json"
+    )]
+    NotAPlan {
+        /// The file as the user named it.
+        file: String,
+    },
+
     /// A bug or an environment failure, not the user's input.
     #[error("internal error: {0}")]
     Internal(String),

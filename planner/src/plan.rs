@@ -405,13 +405,26 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Parses a plan, TOML when `file` ends in `.toml`, JSON otherwise.
+    /// Parses a plan, TOML when `file` ends in `.toml`, JSON otherwise. An
+    /// inventory is refused with [`Error::NotAPlan`].
     pub fn parse(text: &str, file: &str) -> Result<Plan> {
-        if file.ends_with(".toml") {
+        let parsed = if file.ends_with(".toml") {
             Plan::from_toml(text, file)
         } else {
             Plan::from_json(text, file)
-        }
+        };
+        // An inventory where a plan belongs: say which command makes the
+        // plan (looked for only once parsing failed, so a large plan is
+        // not scanned twice).
+        parsed.map_err(|e| {
+            if text.lines().any(|l| l.trim() == "[inventory]") {
+                Error::NotAPlan {
+                    file: file.to_string(),
+                }
+            } else {
+                e
+            }
+        })
     }
 
     fn check_version(&self, file: &str) -> Result<()> {

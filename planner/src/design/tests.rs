@@ -173,3 +173,18 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn an_inventory_is_not_read_as_a_plan() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/eflops-4x16.toml"
+    ))
+    .unwrap();
+    for name in ["inv.toml", "inv.json"] {
+        match crate::plan::Plan::parse(&text, name) {
+            Err(crate::Error::NotAPlan { file }) => assert_eq!(file, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}

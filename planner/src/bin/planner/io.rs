@@ -52,18 +52,9 @@ pub fn load_inventory(path: &Path) -> Result<(Inventory, String)> {
     Ok((Inventory::from_toml(&text, &name)?, name))
 }
 
-///
-/// An inventory given where a plan belongs is refused with the `planner
-/// design` command that makes a plan of it.
 pub fn load_plan(path: &Path) -> Result<Plan> {
     let name = display(path);
     let text = read(path)?;
-    if text.lines().any(|l| l.trim() == "[inventory]") {
-        return Err(BadInput(format!(
-            "{name} is an inventory, not a plan; design it first: planner design {name} --out plan.json (add --topology fat-tree for a fat-tree), then give plan.json"
-        ))
-        .into());
-    }
     Ok(Plan::parse(&text, &name)?)
 }
 
