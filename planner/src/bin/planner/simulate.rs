@@ -46,7 +46,7 @@ pub struct SimulateArgs {
     /// plans are simulated side by side (one column each in the plot).
     /// With --scale: optional, and only its slowest NIC is used, as the
     /// link speed of the plans the sweep builds.
-    #[arg(value_name = "PLAN", required_unless_present_any = ["bigraph", "fat_tree", "scale"])]
+    #[arg(value_name = "PLAN")]
     plans: Vec<PathBuf>,
     /// Also simulate an M x N BiGraph of identical servers, e.g. 16x32.
     #[arg(long, value_name = "MxN", conflicts_with = "scale")]
@@ -162,6 +162,16 @@ fn method_of(args: &SimulateArgs) -> Result<Method> {
 }
 
 fn check(args: &SimulateArgs) -> Result<Config> {
+    if args.plans.is_empty()
+        && args.bigraph.is_none()
+        && args.fat_tree.is_none()
+        && args.scale.is_none()
+    {
+        return Err(BadInput(
+            "nothing to simulate: give a PLAN file (planner design ... --out plan.json), --bigraph MxN, --fat-tree SPEC, or --scale 64..1024 for BiGraphs and fat-trees built per node count".into(),
+        )
+        .into());
+    }
     let explicit = args.algorithm.is_some();
     let algorithms = Algorithm::parse_list(args.algorithm.as_deref().unwrap_or("ring,hd,hdrm"))?;
     let sizes = estimate::parse_sizes(&args.size)?;
