@@ -11,7 +11,8 @@ use clap::{Args, ValueEnum};
 
 use planner::export::{self, DEFAULT_PREFIX, Target};
 
-use crate::io::{BadInput, display, load_plan, print, write_atomic};
+use crate::io::{BadInput, display, load_plan, print};
+use crate::output;
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
@@ -28,7 +29,9 @@ pub struct ExportArgs {
     /// one object).
     #[arg(long, value_enum)]
     format: Option<ExportFormat>,
-    /// Write the output here (whole or not at all) instead of stdout.
+    /// Write the output here (whole or not at all) instead of stdout:
+    /// FILE.yaml or FILE.yml for YAML, FILE.json for --format json,
+    /// FILE.conf for the Slurm forms' text.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
 }
@@ -76,6 +79,20 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
         ))
         .into());
     }
+    let json = args.format == Some(ExportFormat::Json);
+    let out = match &args.out {
+        Some(path) => {
+            let (extensions, what): (&[&str], &str) = if json {
+                (&["json"], "--format json")
+            } else if target.is_slurm() {
+                (&["conf"], "topology.conf text")
+            } else {
+                (&["yaml", "yml"], "YAML")
+            };
+            Some(output::file_target(path, "--out", extensions, what)?)
+        }
+        None => None,
+    };
     let plan = load_plan(&args.plan)?;
     let plan_file = display(&args.plan);
     let exported = export::export(&plan, target, &args.prefix).map_err(|e| match e {
@@ -87,7 +104,6 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
         },
         e => e,
     })?;
-    let json = args.format == Some(ExportFormat::Json);
     let text = if json {
         let mut t = serde_json::to_string_pretty(&exported)?;
         t.push('\n');
@@ -95,8 +111,10 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     } else {
         exported.text(target)?
     };
-    match &args.out {
-        Some(out) => write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?))?,
+    match &out {
+        Some(t) => output::commit(vec![output::stage_file(t, |w| {
+            Ok(w.write_all(text.as_bytes())?)
+        })?])?,
         None => print(&text)?,
     }
     if !json {

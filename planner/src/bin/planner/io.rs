@@ -1,5 +1,5 @@
-//! Files and the terminal: reading inputs, printing, writing outputs
-//! whole or not at all.
+//! Files and the terminal: reading inputs and printing (outputs are
+//! written by `output.rs`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -100,50 +100,4 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
     text.push('\n');
     print(&text)
-}
-
-/// Writes a file whole or not at all: `fill` writes into a temporary file
-/// in the same directory, which is then renamed over `path`.
-pub fn write_atomic(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
-) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        return Err(BadInput(format!(
-            "cannot write {}: directory {} does not exist",
-            display(path),
-            display(&dir)
-        ))
-        .into());
-    }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".planner-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .with_context(|| format!("creating a temporary file in {}", display(&dir)))?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        fill(&mut w)
-            .and_then(|()| Ok(w.flush()?))
-            .with_context(|| format!("writing {}", display(path)))?;
-    }
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("writing {}", display(path)))?;
-    // Temporary files are private (0600); the plan is not.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o777);
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))
-            .with_context(|| format!("setting the permissions of {}", display(path)))?;
-    }
-    tmp.persist(path)
-        .with_context(|| format!("renaming the temporary file to {}", display(path)))?;
-    Ok(())
 }

@@ -14,9 +14,8 @@ use planner::iteration::{self, Compute, Model, Setup, format, profiles};
 use planner::plan::{Plan, Topology};
 
 use crate::Format;
-use crate::io::{
-    BadInput, display, load_plan, print, print_json, read, shorthand_source, write_atomic,
-};
+use crate::io::{BadInput, display, load_plan, print, print_json, read, shorthand_source};
+use crate::output;
 
 #[derive(Debug, Args)]
 pub struct IterationArgs {
@@ -116,6 +115,10 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
         Some(p) => Some(PlotFormat::from_path(&display(p))?),
         None => None,
     };
+    let plot_target = match &args.plot {
+        Some(p) => Some(output::file_target(p, "--plot", &["svg", "png"], "a plot")?),
+        None => None,
+    };
     let model = load_model(&args.model)?;
     let plan = load_source(&args)?;
     let algorithms = match &args.algorithm {
@@ -151,10 +154,15 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
     let mut written = String::new();
     if sweep {
         let s = iteration::sweep(&model, &plans, &ranks, &setup_for(None)?)?;
-        if let (Some(path), Some(f)) = (&args.plot, plot_format) {
+        if let (Some(target), Some(f)) = (&plot_target, plot_format) {
             let bytes = iteration::plot::scaling(&s, f)?;
-            write_atomic(path, |w| Ok(w.write_all(&bytes)?))?;
-            written = format!("\nScaling efficiency plot written to {}\n", display(path));
+            output::commit(vec![output::stage_file(target, |w| {
+                Ok(w.write_all(&bytes)?)
+            })?])?;
+            written = format!(
+                "\nScaling efficiency plot written to {}\n",
+                display(target.given())
+            );
         }
         match args.format {
             Format::Json => print_json(&s)?,
@@ -162,10 +170,12 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
         }
     } else {
         let r = iteration::report(&model, &plans, &setup_for(ranks.first().copied())?)?;
-        if let (Some(path), Some(f)) = (&args.plot, plot_format) {
+        if let (Some(target), Some(f)) = (&plot_target, plot_format) {
             let bytes = iteration::plot::timeline(&r, f)?;
-            write_atomic(path, |w| Ok(w.write_all(&bytes)?))?;
-            written = format!("\nTimeline written to {}\n", display(path));
+            output::commit(vec![output::stage_file(target, |w| {
+                Ok(w.write_all(&bytes)?)
+            })?])?;
+            written = format!("\nTimeline written to {}\n", display(target.given()));
         }
         match args.format {
             Format::Json => print_json(&r)?,

@@ -6,6 +6,7 @@ mod cost;
 mod export;
 mod io;
 mod iteration;
+mod output;
 mod ranks;
 mod render;
 mod simulate;
@@ -22,9 +23,7 @@ use planner::inventory::Inventory;
 use planner::plan::Topology;
 use planner::{compare, report, servers, validate};
 
-use crate::io::{
-    BadInput, display, load_cabling, load_inventory, load_plan, print, print_json, write_atomic,
-};
+use crate::io::{BadInput, display, load_cabling, load_inventory, load_plan, print, print_json};
 
 /// Plan topology-aware GPU clusters: check servers, design BiGraph and
 /// fat-tree fabrics, compare them and validate cabling.
@@ -190,10 +189,12 @@ struct DesignArgs {
     /// Fat-tree: use k ports of each switch for a 3-tier design.
     #[arg(long)]
     k: Option<u32>,
-    /// Write the plan here (.json, or .toml for TOML).
+    /// Write the plan here: FILE.json (JSON) or FILE.toml (TOML); other
+    /// extensions are refused. Written together with --cables or not at
+    /// all.
     #[arg(long, value_name = "PLAN")]
     out: Option<PathBuf>,
-    /// Write the cable list as CSV here.
+    /// Write the cable list as CSV here (FILE.csv).
     #[arg(long, value_name = "CSV")]
     cables: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -321,6 +322,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn run_design(args: DesignArgs) -> Result<ExitCode> {
+    // The outputs are checked before the design: a bad --out should not
+    // cost a long design first.
+    let out = args
+        .out
+        .as_deref()
+        .map(|p| output::file_target(p, "--out", &["json", "toml"], "a plan"))
+        .transpose()?;
+    let cables = args
+        .cables
+        .as_deref()
+        .map(|p| output::file_target(p, "--cables", &["csv"], "the cable list"))
+        .transpose()?;
+    if let (Some(o), Some(c)) = (&out, &cables) {
+        if output::same_file(o, c) {
+            return Err(BadInput(format!(
+                "--out {} and --cables {} name the same file; give each its own",
+                display(o.given()),
+                display(c.given())
+            ))
+            .into());
+        }
+    }
     let (inv, mut opts, name) = load_source(&args.source)?;
     if let Some(t) = args.topology {
         let wanted = match t {
@@ -352,30 +375,36 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         opts.oversubscription = args.oversubscription;
     }
     let plan = design(&inv, &opts)?;
-    // The plan and the cable list are written on two threads.
+    // The plan and the cable list are written on two threads into
+    // temporaries, then put in place together or not at all.
     let (saved, cables_saved) = std::thread::scope(|scope| {
-        let cables = scope.spawn(|| match &args.cables {
-            Some(path) => write_atomic(path, |w| Ok(w.write_all(plan.cables_csv().as_bytes())?)),
-            None => Ok(()),
+        let cables = scope.spawn(|| {
+            cables
+                .as_ref()
+                .map(|t| output::stage_file(t, |w| Ok(w.write_all(plan.cables_csv().as_bytes())?)))
+                .transpose()
         });
-        let saved = match &args.out {
-            Some(out) if out.extension().is_some_and(|e| e == "toml") => {
-                let text = plan.to_toml();
-                match text {
-                    Ok(text) => write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?)),
-                    Err(e) => Err(e.into()),
+        let saved = out
+            .as_ref()
+            .map(|t| {
+                if t.given()
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+                {
+                    let text = plan.to_toml()?;
+                    output::stage_file(t, |w| Ok(w.write_all(text.as_bytes())?))
+                } else {
+                    output::stage_file(t, |w| Ok(plan.write_json(w)?))
                 }
-            }
-            Some(out) => write_atomic(out, |w| Ok(plan.write_json(w)?)),
-            None => Ok(()),
-        };
+            })
+            .transpose();
         let cables = cables
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("writing the cable list failed")));
         (saved, cables)
     });
-    saved?;
-    cables_saved?;
+    let staged: Vec<output::Staged> = [saved?, cables_saved?].into_iter().flatten().collect();
+    output::commit(staged)?;
     match args.format {
         Format::Json => print(&plan.to_json()?)?,
         Format::Table => {

@@ -17,7 +17,8 @@ use planner::render::{
 use planner::text::Table;
 
 use crate::Format;
-use crate::io::{BadInput, display, load_plan, print, print_json, read, write_atomic};
+use crate::io::{display, load_plan, print, print_json, read};
+use crate::output;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("what").required(true).args(["vendor", "hosts"])))]
@@ -34,8 +35,10 @@ pub struct RenderArgs {
     /// environment.
     #[arg(long)]
     hosts: bool,
-    /// Directory to write the files into; created when missing. Each file
-    /// is written whole or not at all.
+    /// Directory to write the files into; created when missing. The files
+    /// are written into a sibling temporary directory that then replaces
+    /// DIR whole (other files in DIR are kept), so DIR never holds a mix
+    /// of old and new files.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// QoS overrides: a TOML file with the inventory's `[qos]` table (DSCP,
@@ -104,6 +107,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         .as_deref()
         .map(str::parse::<Vendor>)
         .transpose()?;
+    let target = output::dir_target(&args.out, "--out")?;
     let (plan, notes) = load(&args.plan, args.qos.as_deref())?;
     // Everything is rendered before anything is written: a plan that
     // cannot be rendered leaves the directory as it was.
@@ -111,7 +115,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
         Some(v) => (render(&plan, v)?, switch_files(&plan, v)),
         None => (render_hosts(&plan)?, host_files(&plan)),
     };
-    prepare_dir(&args.out)?;
+    output::commit(vec![output::stage_dir(&target, &files)?])?;
     let mut manifest = Manifest {
         plan: plan.name.clone(),
         design: plan.describe(),
@@ -122,14 +126,6 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
     };
     for (name, text) in &files {
         let path = args.out.join(name);
-        if path.is_dir() {
-            return Err(BadInput(format!(
-                "cannot write {}: it is a directory; remove it or render into another --out",
-                display(&path)
-            ))
-            .into());
-        }
-        write_atomic(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
         let owner = owners
             .iter()
             .find(|(file, _)| file == name)
@@ -219,27 +215,6 @@ fn others(dir: &Path, vendor: Option<Vendor>, written: &[ManifestFile]) -> Vec<S
             )
         })
         .collect()
-}
-
-/// The directory exists (created when missing) and is a directory.
-fn prepare_dir(dir: &Path) -> Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    if dir.exists() {
-        return Err(BadInput(format!(
-            "--out {} is a file, not a directory; give a directory to write the files into (it is created when missing)",
-            display(dir)
-        ))
-        .into());
-    }
-    std::fs::create_dir_all(dir).map_err(|e| {
-        BadInput(format!(
-            "--out {}: cannot create the directory: {e}",
-            display(dir)
-        ))
-    })?;
-    Ok(())
 }
 
 /// File name and physical switch of every switch file.

@@ -25,7 +25,8 @@ use planner::estimate::{
 use planner::plan::{Plan, Topology};
 use planner::ranks::FoldCost;
 
-use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source, write_atomic};
+use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source};
+use crate::output::{self, FileTarget};
 
 /// The sizes of EFLOPS Fig. 12.
 const DEFAULT_SIZES: &str = "1KiB..256MiB";
@@ -139,7 +140,7 @@ struct Config {
     sizes: Vec<u64>,
     params: Params,
     options: Options,
-    plot: Option<(PathBuf, PlotFormat)>,
+    plot: Option<(FileTarget, PlotFormat)>,
 }
 
 fn method_of(args: &SimulateArgs) -> Result<Method> {
@@ -197,7 +198,13 @@ fn check(args: &SimulateArgs) -> Result<Config> {
     let mut options = Options::with_seed_count(method, args.seeds);
     options.threads = args.threads;
     let plot = match &args.plot {
-        Some(p) => Some((p.clone(), PlotFormat::from_path(&display(p))?)),
+        Some(p) => {
+            let format = PlotFormat::from_path(&display(p))?;
+            Some((
+                output::file_target(p, "--plot", &["svg", "png"], "a plot")?,
+                format,
+            ))
+        }
         None => None,
     };
     Ok(Config {
@@ -510,8 +517,11 @@ pub fn run(args: SimulateArgs) -> Result<ExitCode> {
         } else {
             plot::sizes(&list, *format)?
         };
-        write_atomic(path, |w| Ok(w.write_all(&bytes)?))?;
-        written = format!("Plot written to {}\n", display(path));
+        output::commit(vec![output::stage_file(
+            path,
+            |w| Ok(w.write_all(&bytes)?),
+        )?])?;
+        written = format!("Plot written to {}\n", display(path.given()));
     }
     match args.format {
         SimFormat::Table => {
