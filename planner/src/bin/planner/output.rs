@@ -109,10 +109,7 @@ pub fn file_target(path: &Path, flag: &str, extensions: &[&str], what: &str) -> 
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    if !ext
-        .as_deref()
-        .is_some_and(|e| extensions.iter().any(|x| *x == e))
-    {
+    if !ext.as_deref().is_some_and(|e| extensions.contains(&e)) {
         let wanted = extensions
             .iter()
             .map(|e| format!(".{e}"))
