@@ -24,6 +24,9 @@
 
 mod mutate;
 
+#[path = "../../../examples/fuzz/campaign.rs"]
+mod campaign;
+
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -1031,6 +1034,60 @@ fuzz_test!(fuzz_iteration_model_files, "model");
 fuzz_test!(fuzz_qos_overrides_render_check_qos, "qos");
 fuzz_test!(fuzz_verify_ranks_rank_file, "rank-file");
 fuzz_test!(fuzz_names_round_trip_every_writer, "names");
+
+/// The short campaign CI runs over the real binaries: a few hundred cases
+/// (`FUZZ_CAMPAIGN_CASES`, default 300, from `FUZZ_SEED`, default 0) of
+/// every command, each under a 10 s and 2 GiB limit, with no panic, no run
+/// over a limit and no exit other than 0 or 2. The long campaign is
+/// `examples/fuzz_campaign.rs` (docs/benchmarks.md, "Fuzzing").
+#[test]
+fn fuzz_campaign_over_the_binaries() {
+    let planner = PathBuf::from(env!("CARGO_BIN_EXE_planner"));
+    let provisioner = planner.with_file_name("provisioner");
+    let env = |k: &str, default: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let config = campaign::Config {
+        cases: env("FUZZ_CAMPAIGN_CASES", 300),
+        seed: env("FUZZ_SEED", 0),
+        out: Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-campaign"),
+        root: root(),
+        planner,
+        provisioner: provisioner.is_file().then_some(provisioner),
+        time_limit: std::time::Duration::from_secs(10),
+        memory_limit: 2048 << 20,
+        jobs: 2,
+        keep: 20,
+    };
+    if config.provisioner.is_none() {
+        eprintln!("note: no provisioner binary beside planner; its commands are skipped");
+    }
+    let _ = std::fs::remove_dir_all(&config.out);
+    let summary = campaign::run(&config).expect("the campaign writes its summary");
+    let failures: Vec<String> = summary
+        .failures()
+        .map(|r| {
+            format!(
+                "case {}: {:?} ({}): {}\n  {}",
+                r.case,
+                r.kind,
+                r.status,
+                r.line,
+                r.stderr.replace('\n', "\n  ")
+            )
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}\n{}\nkept in {}",
+        summary.render(&config),
+        failures.join("\n"),
+        config.out.display()
+    );
+}
 
 /// Every target over `FUZZ_CASES` seeds (from `FUZZ_SEED`, default 0),
 /// printing each distinct failure kind once with its first reproduction
