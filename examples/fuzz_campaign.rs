@@ -38,7 +38,9 @@ use anyhow::{Context as _, Result, bail};
 
 fn main() -> Result<ExitCode> {
     let mut args = std::env::args().skip(1);
-    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .canonicalize()
+        .context("finding the workspace root")?;
     let exe = std::env::current_exe().context("finding this program")?;
     // target/<profile>/examples/fuzz_campaign: the binaries are in <profile>.
     let mut bin_dir = exe

@@ -264,13 +264,18 @@ fn fuzz_survey() {
     for (name, f) in targets {
         for seed in 0..n {
             if let Err(e) = f(seed) {
-                let kind = e
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .split_once(": ")
-                    .map_or("", |x| x.1);
-                let kind: String = kind.chars().take(90).collect();
+                // Group by what failed, not by the file or the numbers.
+                let problem = e.lines().next().unwrap_or("").split_once(": ");
+                let kind: String = problem
+                    .map_or("", |x| x.1)
+                    .split_whitespace()
+                    .map(|w| if w.starts_with("fuzz-") { "FILE" } else { w })
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .chars()
+                    .filter(|c| !c.is_ascii_digit())
+                    .collect();
                 seen.entry(format!("[{name}] {kind}"))
                     .or_insert_with(|| (0, e.clone()))
                     .0 += 1;
