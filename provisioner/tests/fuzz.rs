@@ -255,7 +255,8 @@ fn fuzz_survey() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
-    let targets: [(&str, fn(u64) -> Result<(), String>); 3] = [
+    type Case = fn(u64) -> Result<(), String>;
+    let targets: [(&str, Case); 3] = [
         ("job", job_case),
         ("plan", plan_case),
         ("rank-table", rank_table_case),

@@ -780,7 +780,7 @@ fn cabling_case(seed: u64) -> (Input, Check) {
         };
         match rows {
             Ok(rows) => {
-                let v = validate::validate_cabling(&p, &rows, &[input.file.clone()]);
+                let v = validate::validate_cabling(&p, &rows, std::slice::from_ref(&input.file));
                 let _ = validate::render_table(&v, EFLOPS_PLAN);
                 if input.source.starts_with("topologies/") && v.ok {
                     return fail(

@@ -481,7 +481,7 @@ const CHARS: &[char] = &[
 fn char_op(text: &mut String, rng: &mut Rng) -> String {
     let positions: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
     if positions.is_empty() {
-        text.push_str("\"");
+        text.push('"');
         return "append a quote to an empty text".to_string();
     }
     let i = *rng.pick(&positions);
