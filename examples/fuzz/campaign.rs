@@ -72,49 +72,21 @@ enum Input {
 impl Input {
     fn sources(self) -> &'static [&'static str] {
         match self {
-            Input::Inventory => &[
-                "topologies/eflops-4x16.toml",
-                "topologies/eflops-4x16.toml",
-                "topologies/fat-tree-64.toml",
-                "topologies/fat-tree-k16.toml",
-                "topologies/bigraph-1024.toml",
-                "topologies/fat-tree-1024.toml",
-            ],
-            Input::Plan => &[
-                "examples/data/eflops-4x16.plan.json",
-                "examples/data/eflops-4x16.plan.json",
-                "planner/tests/golden/ranks-small-exact/plan.json",
-                "planner/tests/golden/ranks-fat-tree-hdrm/plan.json",
-                "planner/tests/golden/export-fat-tree-k4-volcano/plan.json",
-            ],
-            Input::Cabling => &[
-                "examples/data/eflops-4x16.cables.csv",
-                "examples/data/eflops-4x16.miswired.csv",
-                "examples/data/eflops-4x16.lldp.json",
-            ],
-            Input::Catalog => &["examples/data/catalog-example.toml"],
-            Input::Model => &[
-                "planner/tests/golden/iteration-user-model-toml/model.toml",
-                "planner/tests/golden/iteration-user-model-csv/model.csv",
-            ],
-            Input::Qos => &[
-                "planner/tests/golden/check-qos-eflops-one-priority/qos.toml",
-                "planner/tests/golden/check-qos-eflops-switch-mtu/qos.toml",
-            ],
-            Input::RankFile => &["planner/tests/golden/verify-ranks-file/ranks.csv"],
-            Input::Job => &[
-                "examples/allreduce-32.job.toml",
-                "examples/allreduce-32-mpi.job.toml",
-            ],
+            Input::Inventory => mutate::INVENTORIES,
+            Input::Plan => mutate::PLANS,
+            Input::Cabling => mutate::CABLING,
+            Input::Catalog => &[mutate::CATALOG],
+            Input::Model => mutate::MODELS,
+            Input::Qos => mutate::QOS,
+            Input::RankFile => &[mutate::RANK_FILE],
+            Input::Job => mutate::JOBS,
             Input::RankTable => &["ranks.csv"],
             Input::Args => &[],
         }
     }
 }
 
-const PLAN: &str = "examples/data/eflops-4x16.plan.json";
-const INVENTORY: &str = "topologies/eflops-4x16.toml";
-const CATALOG: &str = "examples/data/catalog-example.toml";
+const PLAN: &str = mutate::EFLOPS_PLAN;
 const JOB: &str = "examples/allreduce-32.job.toml";
 
 /// The commands: the binary, what is mutated, and the arguments (`{in}`

@@ -13,11 +13,11 @@ mod mutate;
 
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use proptest::prelude::*;
 
-use mutate::{Format, Mutated, Rng, Scale};
+use mutate::{Format, JOBS, Mutated, Rng, Scale, read};
 use planner::plan::Plan;
 use provisioner::job::JobSpec;
 use provisioner::nodes;
@@ -25,29 +25,11 @@ use provisioner::rank_check;
 use provisioner::submit::{self, Submission};
 use provisioner::view::ClusterView;
 
-const PLAN: &str = "examples/data/eflops-4x16.plan.json";
-const JOBS: &[&str] = &[
-    "examples/allreduce-32.job.toml",
-    "examples/allreduce-32-mpi.job.toml",
-];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn read(rel: &str) -> String {
-    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
+const PLAN: &str = mutate::EFLOPS_PLAN;
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: std::env::var("FUZZ_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64),
+        cases: u32::try_from(mutate::env_number("FUZZ_CASES", 64)).unwrap_or(u32::MAX),
         max_shrink_iters: 0,
         failure_persistence: None,
         ..ProptestConfig::default()
@@ -95,14 +77,8 @@ impl Input {
 
 /// Runs `f`, turning a panic into an error.
 fn guarded(f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
-        let msg = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        Err(format!("panic: {msg}"))
-    })
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(format!("panic: {}", mutate::panic_message(&*payload))))
 }
 
 fn refused(what: &str, err: &dyn std::fmt::Display, file: &str) -> Result<(), String> {
@@ -251,10 +227,7 @@ proptest! {
 #[test]
 #[ignore = "a survey for people: FUZZ_CASES=500 cargo test --workspace --test fuzz -- --ignored"]
 fn fuzz_survey() {
-    let n: u64 = std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64);
+    let n = mutate::env_number("FUZZ_CASES", 64);
     type Case = fn(u64) -> Result<(), String>;
     let targets: [(&str, Case); 3] = [
         ("job", job_case),

@@ -33,7 +33,10 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
-use mutate::{Format, Mutated, Rng, Scale};
+use mutate::{
+    CABLING, CATALOG, EFLOPS_PLAN, Format, INVENTORIES, MODELS, Mutated, PLANS, QOS, RANK_FILE,
+    Rng, Scale, read, root,
+};
 use planner::cost::{self, Catalog};
 use planner::design::{DesignOptions, design};
 use planner::estimate::{self, Method, Options, Params};
@@ -46,24 +49,9 @@ use planner::render::{self, Vendor};
 use planner::validate::{self, cabling};
 use planner::{compare, report, servers};
 
-/// The workspace root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn read(rel: &str) -> String {
-    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
-
 /// Cases per property test: `FUZZ_CASES`, or 64.
 fn cases() -> u32 {
-    std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
+    u32::try_from(mutate::env_number("FUZZ_CASES", 64)).unwrap_or(u32::MAX)
 }
 
 fn config() -> ProptestConfig {
@@ -75,46 +63,6 @@ fn config() -> ProptestConfig {
         ..ProptestConfig::default()
     }
 }
-
-const INVENTORIES: &[&str] = &[
-    "topologies/eflops-4x16.toml",
-    "topologies/eflops-4x16.toml",
-    "topologies/fat-tree-64.toml",
-    "topologies/fat-tree-k16.toml",
-    "topologies/bigraph-1024.toml",
-    "topologies/fat-tree-1024.toml",
-];
-
-/// Small plans: the bundled example and the golden cases' plans.
-const PLANS: &[&str] = &[
-    "examples/data/eflops-4x16.plan.json",
-    "examples/data/eflops-4x16.plan.json",
-    "examples/data/eflops-4x16.plan.json",
-    "planner/tests/golden/ranks-small-exact/plan.json",
-    "planner/tests/golden/ranks-fat-tree-hdrm/plan.json",
-    "planner/tests/golden/export-fat-tree-k4-volcano/plan.json",
-];
-
-const EFLOPS_PLAN: &str = "examples/data/eflops-4x16.plan.json";
-const CATALOG: &str = "examples/data/catalog-example.toml";
-
-const CABLING: &[&str] = &[
-    "examples/data/eflops-4x16.cables.csv",
-    "examples/data/eflops-4x16.miswired.csv",
-    "examples/data/eflops-4x16.lldp.json",
-];
-
-const MODELS: &[&str] = &[
-    "planner/tests/golden/iteration-user-model-toml/model.toml",
-    "planner/tests/golden/iteration-user-model-csv/model.csv",
-];
-
-const QOS: &[&str] = &[
-    "planner/tests/golden/check-qos-eflops-one-priority/qos.toml",
-    "planner/tests/golden/check-qos-eflops-switch-mtu/qos.toml",
-];
-
-const RANK_FILE: &str = "planner/tests/golden/verify-ranks-file/ranks.csv";
 
 /// One mutated input: the name it is known by in errors, its text and
 /// what was done to it.
@@ -203,17 +151,8 @@ fn refused_by(what: &str, err: &planner::Error, files: &[&str]) -> Check {
 
 /// Runs `f`, turning a panic into a failure.
 fn guarded(what: &str, f: impl FnOnce() -> Check) -> Check {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "non-string panic".to_string());
-            fail(format!("{what}: panic"), msg)
-        }
-    }
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| fail(format!("{what}: panic"), mutate::panic_message(&*payload)))
 }
 
 /// Runs `target` on `seed` and reports a failure with its reproduction.
@@ -1044,12 +983,7 @@ fuzz_test!(fuzz_names_round_trip_every_writer, "names");
 fn fuzz_campaign_over_the_binaries() {
     let planner = PathBuf::from(env!("CARGO_BIN_EXE_planner"));
     let provisioner = planner.with_file_name("provisioner");
-    let env = |k: &str, default: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
+    let env = mutate::env_number;
     let config = campaign::Config {
         cases: env("FUZZ_CAMPAIGN_CASES", 300),
         seed: env("FUZZ_SEED", 0),
@@ -1095,10 +1029,7 @@ fn fuzz_campaign_over_the_binaries() {
 #[test]
 #[ignore = "a survey for people: FUZZ_CASES=500 cargo test --workspace --test fuzz -- --ignored"]
 fn fuzz_survey() {
-    let start: u64 = std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let start = mutate::env_number("FUZZ_SEED", 0);
     let only = std::env::var("FUZZ_TARGET").ok();
     let mut seen: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut total = 0;

@@ -23,7 +23,91 @@
 
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The bundled inventories (the small ones twice: they are quick).
+pub const INVENTORIES: &[&str] = &[
+    "topologies/eflops-4x16.toml",
+    "topologies/eflops-4x16.toml",
+    "topologies/fat-tree-64.toml",
+    "topologies/fat-tree-k16.toml",
+    "topologies/bigraph-1024.toml",
+    "topologies/fat-tree-1024.toml",
+];
+
+/// Small plans: the bundled example and the golden cases' plans.
+pub const PLANS: &[&str] = &[
+    "examples/data/eflops-4x16.plan.json",
+    "examples/data/eflops-4x16.plan.json",
+    "examples/data/eflops-4x16.plan.json",
+    "planner/tests/golden/ranks-small-exact/plan.json",
+    "planner/tests/golden/ranks-fat-tree-hdrm/plan.json",
+    "planner/tests/golden/export-fat-tree-k4-volcano/plan.json",
+];
+
+/// The plan the other inputs belong to.
+pub const EFLOPS_PLAN: &str = "examples/data/eflops-4x16.plan.json";
+
+/// The parts catalog.
+pub const CATALOG: &str = "examples/data/catalog-example.toml";
+
+/// As-built cabling of [`EFLOPS_PLAN`]: CSV, with mistakes, LLDP.
+pub const CABLING: &[&str] = &[
+    "examples/data/eflops-4x16.cables.csv",
+    "examples/data/eflops-4x16.miswired.csv",
+    "examples/data/eflops-4x16.lldp.json",
+];
+
+/// Iteration models (TOML and CSV).
+pub const MODELS: &[&str] = &[
+    "planner/tests/golden/iteration-user-model-toml/model.toml",
+    "planner/tests/golden/iteration-user-model-csv/model.csv",
+];
+
+/// QoS overrides of [`EFLOPS_PLAN`].
+pub const QOS: &[&str] = &[
+    "planner/tests/golden/check-qos-eflops-one-priority/qos.toml",
+    "planner/tests/golden/check-qos-eflops-switch-mtu/qos.toml",
+];
+
+/// A rank file of [`EFLOPS_PLAN`] for `verify-ranks --ranks-file`.
+pub const RANK_FILE: &str = "planner/tests/golden/verify-ranks-file/ranks.csv";
+
+/// The provisioner's job files.
+pub const JOBS: &[&str] = &[
+    "examples/allreduce-32.job.toml",
+    "examples/allreduce-32-mpi.job.toml",
+];
+
+/// The workspace root (every including crate sits one level below it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// A bundled file, by its path from the workspace root.
+pub fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// A number from the environment, or `default`.
+pub fn env_number(key: &str, default: u64) -> u64 {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The message of a caught panic.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
 
 /// SplitMix64: small, fast and the same everywhere.
 #[derive(Debug, Clone)]
