@@ -32,6 +32,9 @@ fn config() -> ProptestConfig {
         cases: u32::try_from(mutate::env_number("FUZZ_CASES", 64)).unwrap_or(u32::MAX),
         max_shrink_iters: 0,
         failure_persistence: None,
+        // The same cases on every run (`FUZZ_SEED` picks others), so a
+        // failure in CI replays on any machine.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(mutate::env_number("FUZZ_SEED", 0)),
         ..ProptestConfig::default()
     }
 }

@@ -16,7 +16,8 @@
 //! The test target is separate from `tests/it` so that an abort (an
 //! allocation failure is not a panic) cannot take the other integration
 //! tests with it. `FUZZ_CASES=N` sets the cases per test (default 64: the
-//! whole target takes seconds on 2 cores);
+//! whole target takes seconds on 2 cores) and `FUZZ_SEED` picks them (fixed
+//! by default, so CI runs the same cases on every machine);
 //! `cargo test --test fuzz -- --ignored fuzz_survey` runs every target
 //! over `FUZZ_CASES` seeds and prints each distinct failure once.
 //! `examples/fuzz_campaign.rs` runs the same mutations over the binaries
@@ -60,6 +61,9 @@ fn config() -> ProptestConfig {
         // The input is a seed: shrinking it only finds another case.
         max_shrink_iters: 0,
         failure_persistence: None,
+        // The same cases on every run (`FUZZ_SEED` picks others), so a
+        // failure in CI replays on any machine.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(mutate::env_number("FUZZ_SEED", 0)),
         ..ProptestConfig::default()
     }
 }
