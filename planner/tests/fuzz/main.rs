@@ -1003,6 +1003,17 @@ fn fuzz_campaign_over_the_binaries() {
     if config.provisioner.is_none() {
         eprintln!("note: no provisioner binary beside planner; its commands are skipped");
     }
+    // The memory limit needs util-linux's prlimit (and /proc, so Linux).
+    let prlimit = std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !prlimit {
+        eprintln!(
+            "skipped: prlimit (util-linux) is not installed; the campaign needs it for its memory limit"
+        );
+        return;
+    }
     let _ = std::fs::remove_dir_all(&config.out);
     let summary = campaign::run(&config).expect("the campaign writes its summary");
     let failures: Vec<String> = summary
