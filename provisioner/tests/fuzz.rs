@@ -1,0 +1,266 @@
+//! The provisioner's part of the fuzz harness of issue #13: property tests
+//! that mutate the bundled job files, the EFLOPS plan and the rank table a
+//! submission writes, and run `nodes`, `submit --dry-run --offline`
+//! (placement and manifests) and `rank-check` through the library as the
+//! binary does. Each case asserts: no panic, every refusal names the
+//! mutated file, an accepted submission's YAML parses back, its `ranks.csv`
+//! reads back and passes `rank-check` on every Node it names, and no two
+//! ranks on one Node share a GPU. The mutations are the planner's
+//! (`planner/tests/fuzz/mutate.rs`); `FUZZ_CASES` sets the cases per test.
+
+#[path = "../../planner/tests/fuzz/mutate.rs"]
+mod mutate;
+
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use mutate::{Format, JOBS, Mutated, Rng, Scale, read};
+use planner::plan::Plan;
+use provisioner::job::JobSpec;
+use provisioner::nodes;
+use provisioner::rank_check;
+use provisioner::submit::{self, Submission};
+use provisioner::view::ClusterView;
+
+const PLAN: &str = mutate::EFLOPS_PLAN;
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: u32::try_from(mutate::env_number("FUZZ_CASES", 64)).unwrap_or(u32::MAX),
+        max_shrink_iters: 0,
+        failure_persistence: None,
+        // The same cases on every run (`FUZZ_SEED` picks others), so a
+        // failure in CI replays on any machine.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(mutate::env_number("FUZZ_SEED", 0)),
+        ..ProptestConfig::default()
+    }
+}
+
+/// A mutated input and the name errors must give it.
+struct Input {
+    source: String,
+    file: String,
+    mutated: Mutated,
+}
+
+impl Input {
+    fn from_text(source: &str, original: &str, seed: u64) -> Input {
+        let mut rng = Rng::new(seed);
+        let name = Path::new(source).file_name().unwrap().to_string_lossy();
+        Input {
+            source: source.to_string(),
+            file: format!("fuzz-{seed:016x}-{name}"),
+            mutated: mutate::mutate(
+                original,
+                Format::of(Path::new(source)),
+                Scale::Bounded,
+                &mut rng,
+            ),
+        }
+    }
+
+    fn new(sources: &[&str], seed: u64) -> Input {
+        let source = *Rng::new(seed ^ 0x10b5).pick(sources);
+        Input::from_text(source, &read(source), seed)
+    }
+
+    fn report(&self, original: &str, seed: u64, problem: &str) -> String {
+        format!(
+            "seed {seed}: {problem}\ninput {} (from {}), mutations: {}\n{}",
+            self.file,
+            self.source,
+            self.mutated.steps.join("; "),
+            mutate::diff(original, &self.mutated.text)
+        )
+    }
+}
+
+/// Runs `f`, turning a panic into an error.
+fn guarded(f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(format!("panic: {}", mutate::panic_message(&*payload))))
+}
+
+fn refused(what: &str, err: &dyn std::fmt::Display, file: &str) -> Result<(), String> {
+    let text = err.to_string();
+    if text.contains(file) {
+        Ok(())
+    } else {
+        Err(format!("{what}: refusal does not name {file}: {text}"))
+    }
+}
+
+fn config_file<'a>(sub: &'a Submission, key: &str) -> Result<&'a str, String> {
+    sub.manifests
+        .owned
+        .iter()
+        .find_map(|o| o["data"][key].as_str())
+        .ok_or_else(|| format!("the ConfigMap has no {key}"))
+}
+
+/// What every accepted submission must hold.
+fn submission_holds(sub: &Submission) -> Result<(), String> {
+    let yaml = sub.to_yaml().map_err(|e| format!("YAML: {e}"))?;
+    for doc in serde_norway::Deserializer::from_str(&yaml) {
+        <serde_norway::Value as serde::Deserialize>::deserialize(doc)
+            .map_err(|e| format!("the manifests' YAML does not parse back: {e}"))?;
+    }
+    let _ = sub.summary();
+    let table = config_file(sub, "ranks.csv")?;
+    let rows = rank_check::read_table(table, "ranks.csv")
+        .map_err(|e| format!("ranks.csv does not read back: {e}"))?;
+    for row in &rows {
+        rank_check::check(&rows, &row.node, Some(row.rank), None).map_err(|e| {
+            format!(
+                "rank-check refuses rank {} on its own Node {:?}: {e}",
+                row.rank, row.node
+            )
+        })?;
+    }
+    // rank-env.csv: rank,node,local_rank,slot,CUDA_VISIBLE_DEVICES,...
+    let env = config_file(sub, "rank-env.csv")?;
+    let mut gpus = BTreeSet::new();
+    for l in env.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        if f.len() < 5 || !gpus.insert((f[1].to_string(), f[4].to_string())) {
+            return Err(format!(
+                "rank-env.csv: two ranks on one Node share CUDA_VISIBLE_DEVICES, or a row is cut: {l:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn eflops_plan() -> Plan {
+    Plan::parse(&read(PLAN), PLAN).unwrap()
+}
+
+/// A mutated job file on the EFLOPS plan.
+fn job_case(seed: u64) -> Result<(), String> {
+    let input = Input::new(JOBS, seed);
+    let plan = eflops_plan();
+    let r = guarded(|| {
+        let job = match JobSpec::from_toml(&input.mutated.text, &input.file) {
+            Ok(j) => j,
+            Err(e) => return refused("job file", &e, &input.file),
+        };
+        let bound = nodes::bind(&plan, None, PLAN).map_err(|e| e.to_string())?;
+        match submit::prepare(&plan, &bound, &job, &ClusterView::all_free(&bound)) {
+            Ok(sub) => submission_holds(&sub),
+            Err(e) => refused("submit", &e, &input.file),
+        }
+    });
+    r.map_err(|p| input.report(&read(&input.source), seed, &p))
+}
+
+/// A mutated plan with each bundled job file: nodes, submit.
+fn plan_case(seed: u64) -> Result<(), String> {
+    let input = Input::new(&[PLAN], seed);
+    let job_file = *Rng::new(seed).pick(JOBS);
+    let job = JobSpec::from_toml(&read(job_file), job_file).unwrap();
+    let r = guarded(|| {
+        let plan = match Plan::parse(&input.mutated.text, &input.file) {
+            Ok(p) => p,
+            Err(e) => return refused("plan", &e, &input.file),
+        };
+        let bound = match nodes::bind(&plan, None, &input.file) {
+            Ok(b) => b,
+            Err(e) => return refused("nodes", &e, &input.file),
+        };
+        match submit::prepare(&plan, &bound, &job, &ClusterView::all_free(&bound)) {
+            Ok(sub) => submission_holds(&sub),
+            Err(e) => refused("submit", &e, &input.file),
+        }
+    });
+    r.map_err(|p| input.report(&read(PLAN), seed, &p))
+}
+
+/// A mutated `ranks.csv` (as a submission writes it): rank-check on each
+/// Node of the original table.
+fn rank_table_case(seed: u64) -> Result<(), String> {
+    let plan = eflops_plan();
+    let job = JobSpec::from_toml(&read(JOBS[0]), JOBS[0]).unwrap();
+    let bound = nodes::bind(&plan, None, PLAN).unwrap();
+    let sub = submit::prepare(&plan, &bound, &job, &ClusterView::all_free(&bound)).unwrap();
+    let original = config_file(&sub, "ranks.csv").unwrap().to_string();
+    let input = Input::from_text("ranks.csv", &original, seed);
+    let r = guarded(|| {
+        let rows = match rank_check::read_table(&input.mutated.text, &input.file) {
+            Ok(r) => r,
+            Err(e) => return refused("rank table", &e, &input.file),
+        };
+        for node in ["node01", "node02", "node16", ""] {
+            for rank in [None, Some(0), Some(31)] {
+                // A refusal here is the check doing its job; only a panic
+                // fails.
+                let _ = rank_check::check(&rows, node, rank, Some(0));
+            }
+        }
+        Ok(())
+    });
+    r.map_err(|p| input.report(&original, seed, &p))
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn fuzz_job_files_submit_offline(seed in any::<u64>()) {
+        let r = job_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    #[test]
+    fn fuzz_plan_nodes_submit_offline(seed in any::<u64>()) {
+        let r = plan_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    #[test]
+    fn fuzz_rank_table_rank_check(seed in any::<u64>()) {
+        let r = rank_table_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+}
+
+/// Every target over `FUZZ_CASES` seeds, each distinct failure once.
+#[test]
+#[ignore = "a survey for people: FUZZ_CASES=500 cargo test --workspace --test fuzz -- --ignored"]
+fn fuzz_survey() {
+    let n = mutate::env_number("FUZZ_CASES", 64);
+    type Case = fn(u64) -> Result<(), String>;
+    let targets: [(&str, Case); 3] = [
+        ("job", job_case),
+        ("plan", plan_case),
+        ("rank-table", rank_table_case),
+    ];
+    let mut seen = std::collections::BTreeMap::new();
+    for (name, f) in targets {
+        for seed in 0..n {
+            if let Err(e) = f(seed) {
+                // Group by what failed, not by the file or the numbers.
+                let problem = e.lines().next().unwrap_or("").split_once(": ");
+                let kind: String = problem
+                    .map_or("", |x| x.1)
+                    .split_whitespace()
+                    .map(|w| if w.starts_with("fuzz-") { "FILE" } else { w })
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .chars()
+                    .filter(|c| !c.is_ascii_digit())
+                    .collect();
+                seen.entry(format!("[{name}] {kind}"))
+                    .or_insert_with(|| (0, e.clone()))
+                    .0 += 1;
+            }
+        }
+    }
+    println!("{} distinct failures", seen.len());
+    for (k, (count, first)) in &seen {
+        println!("\n=== {k} ({count} cases)\n{first}");
+    }
+}
