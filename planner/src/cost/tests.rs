@@ -334,5 +334,9 @@ fn leaf_spine_may_have_more_spines_than_a_spine_has_ports() {
     let c = small_catalog(&[(4, 4763, false), (12, 11908, false)]);
     let p = purchase(&c, &request(16, Want::FatTree)).unwrap();
     let b = brute_force(&c, 16, Want::FatTree).unwrap();
-    assert!((p.chosen.total_cost - b).abs() < 0.01, "{}", p.chosen.design);
+    assert!(
+        (p.chosen.total_cost - b).abs() < 0.01,
+        "{}",
+        p.chosen.design
+    );
 }
