@@ -25,6 +25,7 @@ pub mod estimate;
 pub mod export;
 pub mod inventory;
 pub mod iteration;
+pub mod limits;
 pub mod metrics;
 pub mod plan;
 mod plan_json;

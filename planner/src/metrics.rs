@@ -187,56 +187,133 @@ fn least_cut(
     if best.is_finite() { best } else { 0.0 }
 }
 
-fn bisection(plan: &Plan, sub_link: f64) -> f64 {
-    let p = plan.sub_nodes;
-    let port = f64::from(plan.switch_list.first().map_or(0, |s| s.port_gbps));
-    match plan.topology {
-        Topology::BiGraph => {
-            let (_, u) = tier_counts(plan, Tier::Upper);
-            let (_, l) = tier_counts(plan, Tier::Lower);
+/// The switch-level shape of a fabric, as far as its bisection depends on
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CutShape {
+    /// A BiGraph: `upper` and `lower` switches, every upper switch linked
+    /// once to every lower one, sub-nodes spread evenly over all of them.
+    BiGraph {
+        /// Switches of the upper part.
+        upper: usize,
+        /// Switches of the lower part.
+        lower: usize,
+    },
+    /// A 2-tier leaf-spine: every leaf linked to every spine by
+    /// `links_per_leaf_spine` links (fractional when a leaf's uplinks are
+    /// spread unevenly), sub-nodes spread evenly over the leaves.
+    LeafSpine {
+        /// Leaf switches.
+        leaves: usize,
+        /// Spine switches.
+        spines: usize,
+        /// Links between one leaf and one spine.
+        links_per_leaf_spine: f64,
+    },
+    /// A 3-tier fat-tree: `pods`, each linked once to every one of `cores`
+    /// core switches, sub-nodes spread evenly over the pods.
+    ThreeTier {
+        /// Pods.
+        pods: usize,
+        /// Core switches.
+        cores: usize,
+    },
+    /// One switch: every sub-node reaches every other through it.
+    OneSwitch,
+}
+
+/// The bisection bandwidth of a fabric in Gbps: the least capacity of the
+/// links cut when the sub-nodes are split into two halves, taken over every
+/// split of the switches (the minimum balanced cut); when a split of
+/// switches does not halve the sub-nodes exactly, the sub-nodes moved
+/// across cost their own links (`sub_link_gbps` each).
+///
+/// For an M x N BiGraph (N/2 switches per part, M sub-nodes each), the
+/// least cut takes N/4 switches of each part to each side and cuts
+/// 2 x (N/4)^2 = N^2/8 links, so the bisection is
+/// `min(N^2/8 x port, M x N/2 x sub_link)`, a ratio of `min(1, N/(4M))` to
+/// full bisection: 0.5 for M = N/2. The one answer used by `design`,
+/// `compare`, `cost` and `purchase`.
+pub fn bisection_gbps(
+    shape: CutShape,
+    sub_nodes: usize,
+    port_gbps: f64,
+    sub_link_gbps: f64,
+) -> f64 {
+    let p = sub_nodes;
+    match shape {
+        CutShape::BiGraph { upper: u, lower: l } => {
             let per_switch = p as f64 / (u + l).max(1) as f64;
             least_cut(
                 u,
                 l,
-                port,
-                sub_link,
+                port_gbps,
+                sub_link_gbps,
                 p,
                 |a, b| (a * (l - b) + (u - a) * b) as f64,
                 |a, b| (a + b) as f64 * per_switch,
             )
         }
+        CutShape::ThreeTier { pods, cores } => {
+            let per_pod = p as f64 / pods.max(1) as f64;
+            least_cut(
+                pods,
+                cores,
+                port_gbps,
+                sub_link_gbps,
+                p,
+                |a, c| (a * (cores - c) + (pods - a) * c) as f64,
+                |a, _| a as f64 * per_pod,
+            )
+        }
+        CutShape::LeafSpine {
+            leaves,
+            spines,
+            links_per_leaf_spine: w,
+        } => {
+            let per_leaf = p as f64 / leaves.max(1) as f64;
+            least_cut(
+                leaves,
+                spines,
+                port_gbps,
+                sub_link_gbps,
+                p,
+                |a, s| (a * (spines - s) + (leaves - a) * s) as f64 * w,
+                |a, _| a as f64 * per_leaf,
+            )
+        }
+        CutShape::OneSwitch => p as f64 / 2.0 * sub_link_gbps,
+    }
+}
+
+/// The [`CutShape`] of a plan.
+pub fn cut_shape(plan: &Plan) -> CutShape {
+    match plan.topology {
+        Topology::BiGraph => CutShape::BiGraph {
+            upper: tier_counts(plan, Tier::Upper).1,
+            lower: tier_counts(plan, Tier::Lower).1,
+        },
         Topology::FatTree => {
             let f = plan.fat_tree.as_ref();
             if f.is_some_and(|f| f.tiers == 3) {
-                let pods = f.and_then(|f| f.pods).unwrap_or(1);
-                let (_, cores) = tier_counts(plan, Tier::Core);
-                let per_pod = p as f64 / pods.max(1) as f64;
-                least_cut(
-                    pods,
-                    cores,
-                    port,
-                    sub_link,
-                    p,
-                    |a, c| (a * (cores - c) + (pods - a) * c) as f64,
-                    |a, _| a as f64 * per_pod,
-                )
+                CutShape::ThreeTier {
+                    pods: f.and_then(|f| f.pods).unwrap_or(1),
+                    cores: tier_counts(plan, Tier::Core).1,
+                }
             } else {
-                let (_, leaves) = tier_counts(plan, Tier::Leaf);
-                let (_, spines) = tier_counts(plan, Tier::Spine);
-                let w = f.map_or(1, |f| f.links_per_leaf_spine) as f64;
-                let per_leaf = p as f64 / leaves.max(1) as f64;
-                least_cut(
-                    leaves,
-                    spines,
-                    port,
-                    sub_link,
-                    p,
-                    |a, s| (a * (spines - s) + (leaves - a) * s) as f64 * w,
-                    |a, _| a as f64 * per_leaf,
-                )
+                CutShape::LeafSpine {
+                    leaves: tier_counts(plan, Tier::Leaf).1,
+                    spines: tier_counts(plan, Tier::Spine).1,
+                    links_per_leaf_spine: f.map_or(1, |f| f.links_per_leaf_spine) as f64,
+                }
             }
         }
     }
+}
+
+fn bisection(plan: &Plan, sub_link: f64) -> f64 {
+    let port = f64::from(plan.switch_list.first().map_or(0, |s| s.port_gbps));
+    bisection_gbps(cut_shape(plan), plan.sub_nodes, port, sub_link)
 }
 
 fn growth(plan: &Plan, nic: u32) -> Vec<Growth> {

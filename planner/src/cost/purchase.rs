@@ -38,6 +38,7 @@ use serde::Serialize;
 use super::bom::{Bom, BomBuilder, money, render_bom};
 use super::catalog::{Catalog, OpticalLink, SwitchModel};
 use crate::error::{Error, Result};
+use crate::metrics::{CutShape, bisection_gbps};
 use crate::plan::Topology;
 use crate::text::Table;
 
@@ -402,7 +403,7 @@ fn finish(
     fixed: &Fixed<'_>,
     capacity: u64,
     gbps: u32,
-    ratio: f64,
+    shape: CutShape,
     binding: Vec<Binding>,
 ) -> Design {
     let mut b = BomBuilder::default();
@@ -414,7 +415,9 @@ fn finish(
     }
     b.add_optical(&fixed.optical, links);
     let bom: Bom = b.finish(catalog);
-    let bisection = req.gpus as f64 / 2.0 * f64::from(gbps) / ratio.max(1.0);
+    // The same minimum balanced cut as `design` and `compare` report.
+    let link = f64::from(gbps);
+    let bisection = bisection_gbps(shape, req.gpus as usize, link, link);
     let cents = super::bom::cents;
     Design {
         topology,
@@ -467,7 +470,7 @@ fn single_switch(
         fixed,
         u64::from(s.ports),
         s.gbps,
-        1.0,
+        CutShape::OneSwitch,
         binding,
     )
 }
@@ -543,6 +546,16 @@ fn leaf_spine(
     }
     let leaf_cost = catalog.tco(l.price, l.watts);
     let spine_cost = catalog.tco(s.price, s.watts);
+    // A shape's cheapest fabric has the fewest leaves and the spines they
+    // need (more leaves only add leaves and uplinks), so only the shapes
+    // tied for the cheapest can win: the program gets those alone, which
+    // keeps the work linear in the port count.
+    let alone = |&(d, u): &(u64, u64)| {
+        let n = g2.div_ceil(d);
+        let sp = (n * u).div_ceil(ps).max(1);
+        n as f64 * (leaf_cost + u as f64 * fixed.optical_tco) + sp as f64 * spine_cost
+    };
+    keep_cheapest(&mut shapes, alone);
     // The best shape with the fewest leaves starts the search, so that
     // branch and bound prunes from the first node.
     let start = (0..shapes.len())
@@ -565,7 +578,9 @@ fn leaf_spine(
         .iter()
         .map(|_| vars.add(variable().integer().min(0).max(ps as f64)))
         .collect();
-    let spines = vars.add(variable().integer().min(1).max(ps as f64));
+    // At most one spine per uplink of a leaf (`spines <= max_u` below);
+    // not bounded by the spine's ports, which bound the leaves.
+    let spines = vars.add(variable().integer().min(1).max(pl as f64));
     let mut objective = Expression::from(spines) * spine_cost;
     let mut one = Expression::from(0.0);
     let mut cap = Expression::from(0.0);
@@ -668,7 +683,11 @@ fn leaf_spine(
         fixed,
         n_leaves * d,
         l.gbps,
-        ratio,
+        CutShape::LeafSpine {
+            leaves: n_leaves as usize,
+            spines: n_spines as usize,
+            links_per_leaf_spine: u as f64 / n_spines.max(1) as f64,
+        },
         binding,
     )))
 }
@@ -688,7 +707,11 @@ fn bigraph(
     let pv = u64::from(s.ports / v);
     let v64 = u64::from(v);
     // Part sizes h = N/2 that can carry g2 sub-nodes, with their largest M.
-    let shapes: Vec<(u64, u64)> = (1..pv)
+    // Only N = 2h a power of two: HDRM (EFLOPS Algorithm 1) runs
+    // congestion-free on those alone, as `planner ranks` and `simulate`
+    // require.
+    let mut shapes: Vec<(u64, u64)> = std::iter::successors(Some(1u64), |h| h.checked_mul(2))
+        .take_while(|&h| h < pv)
         .filter_map(|h| {
             let cap = ((r * h as f64 + 1e-9).floor() as u64).min(pv - h);
             (cap >= 1 && 2 * h * cap >= g2).then_some((h, cap))
@@ -697,6 +720,12 @@ fn bigraph(
     if shapes.is_empty() {
         return Ok(None);
     }
+    // A part size's cheapest fabric is its physical switches and h^2
+    // links, whatever M: only the shapes tied for the cheapest can win.
+    let switch_tco = catalog.tco(s.price, s.watts);
+    keep_cheapest(&mut shapes, |&(h, _)| {
+        (2 * h).div_ceil(v64) as f64 * switch_tco + (h * h) as f64 * fixed.optical_tco
+    });
     let mut vars = ProblemVariables::new();
     let w: Vec<_> = shapes
         .iter()
@@ -819,7 +848,6 @@ fn bigraph(
     } else {
         String::new()
     };
-    let ratio = mm as f64 / h as f64;
     Ok(Some(finish(
         catalog,
         req,
@@ -830,9 +858,19 @@ fn bigraph(
         fixed,
         n * mm,
         s.gbps,
-        ratio,
+        CutShape::BiGraph {
+            upper: h as usize,
+            lower: h as usize,
+        },
         binding,
     )))
+}
+
+/// Keeps the shapes whose cost on their own is the least (ties kept, in
+/// their order), so that the program chooses among those alone.
+fn keep_cheapest<T>(shapes: &mut Vec<T>, cost: impl Fn(&T) -> f64) {
+    let best = shapes.iter().map(&cost).fold(f64::INFINITY, f64::min);
+    shapes.retain(|s| cost(s) <= best + 1e-6 * best.abs().max(1.0));
 }
 
 fn fmt_ratio(r: f64) -> String {

@@ -185,7 +185,8 @@ fn brute_force(c: &Catalog, g: u64, want: Want) -> Option<f64> {
             splits.extend((2..=s.split).step_by(2));
             for v in splits {
                 let pv = p / u64::from(v);
-                for h in 1..pv {
+                // N = 2h a power of two, as HDRM needs.
+                for h in (1..pv).filter(|h| h.is_power_of_two()) {
                     for m in 1..=h.min(pv - h) {
                         if 2 * h * m >= g {
                             let phys = (2 * h).div_ceil(u64::from(v));
@@ -255,4 +256,87 @@ proptest! {
             Err(e) => prop_assert!(brute.is_none(), "{e}, brute force found {brute:?}"),
         }
     }
+}
+
+#[test]
+fn issue13_purchase_and_compare_agree_on_bisection() {
+    use crate::design::shorthand::{self, Shorthand};
+    let p = purchase(&example(), &request(512, Want::Any)).unwrap();
+    assert!(
+        p.chosen.design.starts_with("BiGraph 16x32:"),
+        "{}",
+        p.chosen.design
+    );
+    // The same fabric as `compare --bigraph 16x32` and `design` see it.
+    let (inv, opts) = shorthand::bigraph(16, 32, &Shorthand::default()).unwrap();
+    let c = crate::compare::compare(
+        &inv,
+        &crate::design::DesignOptions {
+            topology: crate::plan::Topology::FatTree,
+            ..opts
+        },
+    );
+    let gbps = |t| {
+        c.designs
+            .iter()
+            .find(|d| d.topology == t)
+            .and_then(|d| d.metrics.as_ref())
+            .map(|m| m.bisection_gbps)
+            .unwrap()
+    };
+    let (big, fat) = (
+        gbps(crate::plan::Topology::BiGraph),
+        gbps(crate::plan::Topology::FatTree),
+    );
+    // N^2/8 links of 100 Gbps: half of full bisection for M = N/2.
+    assert_eq!(big, 32.0 * 32.0 / 8.0 * 100.0);
+    assert_eq!(p.chosen.bisection_gbps, big);
+    let r = p.runner_up.unwrap().design;
+    assert_eq!(r.topology, crate::plan::Topology::FatTree);
+    assert_eq!(r.bisection_gbps, fat);
+    // So both call the fat-tree cheaper per Gbps of bisection.
+    assert!(r.cost_per_bisection_gbps < p.chosen.cost_per_bisection_gbps);
+}
+
+#[test]
+fn issue13_purchase_proposes_only_hdrm_bigraphs() {
+    for gpus in [512, 1000, 4096] {
+        let p = purchase(&example(), &request(gpus, Want::BiGraph)).unwrap();
+        let shape = p.chosen.design.split(':').next().unwrap();
+        let (m, n) = shape
+            .trim_start_matches("BiGraph ")
+            .split_once('x')
+            .unwrap();
+        let (m, n): (usize, usize) = (m.parse().unwrap(), n.parse().unwrap());
+        assert!(n.is_power_of_two(), "{gpus}: {}", p.chosen.design);
+        let x = 1usize << (m * n).min(gpus as usize).ilog2();
+        crate::ranks::hdrm::check(n, m, x, "x")
+            .unwrap_or_else(|e| panic!("{gpus}: {}: {e}", p.chosen.design));
+    }
+}
+
+#[test]
+fn issue13_purchase_linear_in_switch_ports() {
+    // One 65,535-port switch ran for minutes (a program over every shape).
+    let c = small_catalog(&[(65_535, 500_000, false), (16, 2000, true)]);
+    let start = std::time::Instant::now();
+    for want in [Want::Any, Want::BiGraph, Want::FatTree] {
+        purchase(&c, &request(4096, want)).unwrap();
+    }
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn leaf_spine_may_have_more_spines_than_a_spine_has_ports() {
+    // 3 leaves of 12 ports with 6 uplinks each over 5 spines of 4 ports: 18
+    // links on 20 spine ports, cheaper than 5 of the 12-port switch.
+    let c = small_catalog(&[(4, 4763, false), (12, 11908, false)]);
+    let p = purchase(&c, &request(16, Want::FatTree)).unwrap();
+    let b = brute_force(&c, 16, Want::FatTree).unwrap();
+    assert!(
+        (p.chosen.total_cost - b).abs() < 0.01,
+        "{}",
+        p.chosen.design
+    );
 }

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::inventory::{
     Attachment, Gpu, Inventory, Nic, PcieSwitch, Server, ServerTemplate, Switch, SwitchTemplate,
 };
+use crate::limits;
 use crate::plan::Topology;
 
 /// Settings shared by the shorthands.
@@ -57,18 +58,24 @@ pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
             ),
         ));
     }
-    if m * n > 16_777_216 {
-        return Err(Error::option(
-            "--bigraph",
-            format!("{m}x{n} is larger than 16M sub-nodes"),
-        ));
-    }
+    // N first: M <= N/2 above keeps M x N within N^2/2, so once N is
+    // bounded the product cannot overflow.
+    let limit = |e: String| Error::option("--bigraph", format!("{m}x{n}: {e}"));
+    limits::BIGRAPH_N.check(n as u64).map_err(limit)?;
+    limits::SUB_NODES
+        .check_opt((m as u64).checked_mul(n as u64))
+        .map_err(limit)?;
     Ok((m, n))
 }
 
 /// A synthetic inventory and options for an M x N BiGraph.
 pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
-    let p = m * n;
+    let limit = |e: String| Error::option("--bigraph", format!("{m}x{n}: {e}"));
+    limits::BIGRAPH_N.check(n as u64).map_err(limit)?;
+    let p = m
+        .checked_mul(n)
+        .filter(|&p| limits::SUB_NODES.check(p as u64).is_ok())
+        .ok_or_else(|| limit(limits::SUB_NODES.refusal(m as u64 * n as u64)))?;
     let needed = (n / 2 + m) as u32;
     let ports = match s.switch_ports {
         Some(ports) if ports < needed => {
@@ -79,7 +86,12 @@ pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOp
                 ),
             ));
         }
-        Some(ports) => ports,
+        Some(ports) => {
+            limits::PORTS_PER_SWITCH
+                .check(u64::from(ports))
+                .map_err(|e| Error::option("--switch-ports", e))?;
+            ports
+        }
         None => needed.next_power_of_two().max(8),
     };
     let k = per_server(p, m, s)?;
@@ -120,13 +132,26 @@ pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)>
                 .map_err(|_| bad(format!("`{v}` in `{item}` is not a whole number")))
         };
         match key.trim() {
-            "tiers" => tiers = Some(num(value)? as u8),
+            "tiers" => {
+                tiers = match num(value)? {
+                    t @ (2 | 3) => Some(t as u8),
+                    t => {
+                        return Err(bad(format!(
+                            "tiers={t}: a fat-tree here has 2 (leaf-spine) or 3 (k-ary) tiers"
+                        )));
+                    }
+                }
+            }
             "sub-nodes" | "sub_nodes" | "subnodes" => sub_nodes = Some(num(value)?),
             "ports" | "k" => {
                 if key.trim() == "k" && tiers.is_none() {
                     tiers = Some(3);
                 }
-                ports = Some(num(value)? as u32);
+                let v = num(value)?;
+                limits::PORTS_PER_SWITCH
+                    .check(v as u64)
+                    .map_err(|e| bad(format!("{key}={v}: {e}")))?;
+                ports = Some(v as u32);
             }
             "oversub" | "oversubscription" => {
                 oversub = value
@@ -145,17 +170,23 @@ pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)>
     let ports = ports.or(s.switch_ports).ok_or_else(|| {
         bad("give the switch port count: ports=64 (or k=16 for 3 tiers)".to_string())
     })?;
-    if !(2..=4096).contains(&ports) {
-        return Err(bad(format!("{ports} ports: use 2 to 4096")));
+    if ports < 2 {
+        return Err(bad(format!("{ports} ports: a switch needs 2 or more")));
     }
+    limits::PORTS_PER_SWITCH
+        .check(u64::from(ports))
+        .map_err(|e| bad(format!("ports={ports}: {e}")))?;
     let p = match (sub_nodes, tiers) {
         (Some(p), _) => p,
         (None, 3) => super::largest_three_tier(ports as usize),
         (None, _) => (ports as usize) * (ports as usize) / 2,
     };
-    if p == 0 || p > 16_777_216 {
-        return Err(bad(format!("{p} sub-nodes: use 1 to 16M")));
+    if p == 0 {
+        return Err(bad("0 sub-nodes: give sub-nodes=1 or more".to_string()));
     }
+    limits::SUB_NODES
+        .check(p as u64)
+        .map_err(|e| bad(format!("{e}; give sub-nodes= or fewer ports")))?;
     let k = per_server(p, 4, s)?;
     // No switches up front: the design takes as many as it needs, named
     // with enough digits for the largest design of this size.
@@ -186,6 +217,10 @@ pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)>
 /// divides both the total and the per-switch count.
 fn per_server(p: usize, per_switch: usize, s: &Shorthand) -> Result<usize> {
     match s.sub_nodes_per_server {
+        Some(k) if limits::SERVER_SUB_NODES.check(k as u64).is_err() => Err(Error::option(
+            "--server-sub-nodes",
+            limits::SERVER_SUB_NODES.refusal(k as u64),
+        )),
         Some(k) if k == 0 || p % k != 0 => Err(Error::option(
             "--server-sub-nodes",
             format!("{k} does not divide {p} sub-nodes evenly"),

@@ -1342,12 +1342,18 @@ pub fn parse_sizes(text: &str) -> Result<Vec<u64>> {
 /// Parses node counts: `FROM..TO` (doubling) or a comma-separated list,
 /// each at least 2.
 pub fn parse_nodes(text: &str) -> Result<Vec<usize>> {
-    crate::text::parse_counts(text, 2).ok_or_else(|| {
+    let nodes = crate::text::parse_counts(text, 2).ok_or_else(|| {
         Error::option(
             "--scale",
             format!("`{text}` is not a node count or range; write e.g. 64..1024 or 64,256"),
         )
-    })
+    })?;
+    for &n in &nodes {
+        crate::limits::SCALE_NODES
+            .check(n as u64)
+            .map_err(|e| Error::option("--scale", format!("`{text}`: {e}")))?;
+    }
+    Ok(nodes)
 }
 
 /// A size as people write it: `256KiB`, `16MiB`, `1000B`.

@@ -56,6 +56,7 @@
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::limits;
 
 /// No send.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -483,6 +484,22 @@ impl Builder {
     }
 }
 
+/// Refuses a schedule of more than [`limits::SIMULATED_SENDS`] sends over
+/// `p` ranks before anything is allocated; `sends` is computed from the
+/// shape alone (wide enough not to overflow).
+fn check_sends(p: usize, sends: u128) -> Result<()> {
+    limits::SIMULATED_SENDS
+        .check(u64::try_from(sends).unwrap_or(u64::MAX))
+        .map_err(|e| {
+            Error::option(
+                "--ranks",
+                format!(
+                    "{p} ranks: {e}; give fewer --ranks (or smaller --scale points), or --method closed-form"
+                ),
+            )
+        })
+}
+
 fn check_same_size(groups: &[Vec<u32>]) -> Result<()> {
     let g = groups.first().map_or(0, Vec::len);
     match groups.iter().find(|group| group.len() != g) {
@@ -528,6 +545,10 @@ pub fn folded_halving_doubling(x: usize, n: u64, gamma_us: f64) -> Result<SendSc
         return halving_doubling(x, n, gamma_us);
     }
     let extra = x - core;
+    check_sends(
+        x,
+        2 * extra as u128 + 2 * u128::from(core.ilog2()) * core as u128,
+    )?;
     let mut b = Builder::new(x, gamma_us)?;
     b.reserve(2 * extra + 2 * core.ilog2() as usize * core);
     b.held.fill(n);
@@ -567,21 +588,22 @@ pub(crate) fn hierarchical(
     gamma_us: f64,
     labelled: bool,
 ) -> Result<SendSchedule> {
-    let mut b = Builder::new(p, gamma_us)?;
     // Sends: g - 1 (ring) or log2 g (halving-doubling) steps of p sends
     // each way, at every level.
-    let sends: usize = levels
+    let sends: u128 = levels
         .iter()
         .map(|(groups, kind)| {
             let g = groups.first().map_or(1, Vec::len);
             let steps = match kind {
-                Kind::Ring => g.saturating_sub(1),
-                Kind::HalvingDoubling => g.max(1).ilog2() as usize,
+                Kind::Ring => g.saturating_sub(1) as u128,
+                Kind::HalvingDoubling => u128::from(g.max(1).ilog2()),
             };
-            2 * steps * p
+            2 * steps * p as u128
         })
         .sum();
-    b.reserve(sends);
+    check_sends(p, sends)?;
+    let mut b = Builder::new(p, gamma_us)?;
+    b.reserve(sends as usize);
     b.held.fill(n);
     let label = |i: usize| labelled.then_some(i as u8);
     for (i, (groups, kind)) in levels.iter().enumerate() {
@@ -618,6 +640,14 @@ pub(crate) fn hitopk(
             Kind::Ring
         }
     };
+    // A ring reduce-scatter and all-gather over the rows and an
+    // all-gather over the columns, each at most g - 1 or m - 1 steps of p
+    // sends.
+    let (g, m) = (
+        rows.first().map_or(1, Vec::len) as u128,
+        cols.first().map_or(1, Vec::len) as u128,
+    );
+    check_sends(p, (2 * g + m) * p as u128)?;
     let mut b = Builder::new(p, gamma_us)?;
     b.held.fill(n);
     b.ring_phase(rows, true, Some(0))?;
@@ -747,8 +777,10 @@ pub(crate) fn trees(
     overlap: bool,
     gamma_us: f64,
 ) -> Result<SendSchedule> {
-    let mut b = Builder::new(p, gamma_us)?;
     let k = k.max(1);
+    // Every chunk goes up and down every tree once per non-root rank.
+    check_sends(p, 2 * parents.len() as u128 * k as u128 * p as u128)?;
+    let mut b = Builder::new(p, gamma_us)?;
     b.s.chunks = k;
     if p == 1 {
         return b.finish();

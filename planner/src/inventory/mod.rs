@@ -569,12 +569,28 @@ impl Checker<'_> {
     }
 
     fn inventory(&mut self, raw: RawInventory, file: &str) -> Inventory {
+        let within_limits = self.capacity(&raw);
         let meta = raw.inventory;
         let name = meta
             .as_ref()
             .and_then(|m| m.name.clone())
             .unwrap_or_else(|| file_stem(file));
         let mut names = NameRegistry::default();
+        if !within_limits {
+            return Inventory {
+                name,
+                description: None,
+                site: None,
+                currency: None,
+                racks: Vec::new(),
+                server_templates: Vec::new(),
+                servers: Vec::new(),
+                switch_templates: Vec::new(),
+                switches: Vec::new(),
+                catalog: Vec::new(),
+                qos: QosOverrides::default(),
+            };
+        }
 
         let mut racks = Vec::new();
         for r in &raw.rack {
@@ -664,6 +680,91 @@ impl Checker<'_> {
             catalog,
             qos,
         }
+    }
+
+    /// Checks the sizes the templates' counts add up to against
+    /// [`crate::limits`] before any template is expanded, so that a typo
+    /// such as `count = 10000000` is refused at once; false after a problem.
+    /// Counts out of range are left to [`Checker::template_numbers`].
+    fn capacity(&mut self, raw: &RawInventory) -> bool {
+        use crate::limits::{Limit, RACKS, SERVERS, SUB_NODES, SWITCH_PORTS, SWITCHES};
+        /// A running total and the template that took it over its limit.
+        struct Total {
+            limit: Limit,
+            sum: u64,
+            culprit: Option<(String, Option<usize>)>,
+        }
+        impl Total {
+            fn add(&mut self, n: u64, object: &str, line: Option<usize>) {
+                self.sum = self.sum.saturating_add(n);
+                if self.sum > self.limit.max && self.culprit.is_none() {
+                    self.culprit = Some((object.to_string(), line));
+                }
+            }
+        }
+        let total = |limit| Total {
+            limit,
+            sum: 0,
+            culprit: None,
+        };
+        let [
+            mut racks,
+            mut servers,
+            mut sub_nodes,
+            mut switches,
+            mut ports,
+        ] = [RACKS, SERVERS, SUB_NODES, SWITCHES, SWITCH_PORTS].map(total);
+        let count = |c: Option<&Spanned<i64>>| -> u64 {
+            c.map_or(1, |c| (*c.get_ref()).clamp(0, MAX_COUNT) as u64)
+        };
+        for r in &raw.rack {
+            let r = r.get_ref();
+            let line = r
+                .count
+                .as_ref()
+                .map_or(self.line(&r.name), |c| self.line(c));
+            let object = format!("rack {}", r.name.get_ref());
+            racks.add(count(r.count.as_ref()), &object, line);
+        }
+        for s in &raw.server {
+            let s = s.get_ref();
+            let line = s
+                .count
+                .as_ref()
+                .map_or(self.line(&s.name), |c| self.line(c));
+            let object = format!("server template {}", s.name.get_ref());
+            let n = count(s.count.as_ref());
+            servers.add(n, &object, line);
+            sub_nodes.add(n.saturating_mul(s.nic.len() as u64), &object, line);
+        }
+        for s in &raw.switch {
+            let s = s.get_ref();
+            let line = s
+                .count
+                .as_ref()
+                .map_or(self.line(&s.name), |c| self.line(c));
+            let object = format!("switch template {}", s.name.get_ref());
+            let n = count(s.count.as_ref());
+            switches.add(n, &object, line);
+            let per = (*s.ports.get_ref()).max(0) as u64;
+            ports.add(n.saturating_mul(per), &object, line);
+        }
+        let mut ok = true;
+        for t in [racks, servers, sub_nodes, switches, ports] {
+            if let Some((object, line)) = t.culprit {
+                ok = false;
+                self.problem(
+                    line,
+                    object,
+                    format!(
+                        "the counts add up to {} {}, above the limit of {} ({}; checked before expanding any template)",
+                        t.sum, t.limit.what, t.limit.max, t.limit.why
+                    ),
+                    "check count for a typo, or split the site into several inventories",
+                );
+            }
+        }
+        ok
     }
 
     /// Checks `count` and `start` and the name pattern of a template;

@@ -23,6 +23,7 @@ use toml::Spanned;
 
 use super::{Layer, Model, Work};
 use crate::error::{Error, Problem, Result};
+use crate::limits;
 use crate::text;
 
 #[derive(Debug, Deserialize)]
@@ -236,15 +237,29 @@ fn check_layer(
         );
         return None;
     };
-    for (key, v) in [
-        ("forward_ms", raw.forward_ms),
-        ("backward_ms", raw.backward_ms),
-        ("forward_gflops", raw.forward_gflops),
-        ("backward_gflops", raw.backward_gflops),
+    if let Err(e) = limits::LAYER_PARAMS.check(parameters) {
+        bad(
+            format!("parameters: {e}"),
+            "give the layer's own parameter count",
+        );
+    }
+    for (key, v, limit) in [
+        ("forward_ms", raw.forward_ms, limits::LAYER_MS),
+        ("backward_ms", raw.backward_ms, limits::LAYER_MS),
+        ("forward_gflops", raw.forward_gflops, limits::LAYER_GFLOPS),
+        ("backward_gflops", raw.backward_gflops, limits::LAYER_GFLOPS),
     ] {
         if let Some(v) = v {
             if !v.is_finite() || v < 0.0 {
                 bad(format!("{key} is {v}"), "give a finite number of 0 or more");
+            } else if v > limit.max as f64 {
+                bad(
+                    format!(
+                        "{key}: {v} {} is above the limit of {} ({})",
+                        limit.what, limit.max, limit.why
+                    ),
+                    "check the unit (milliseconds, GFLOPs per sample)",
+                );
             }
         }
     }
@@ -315,6 +330,14 @@ fn finish(
             "model",
             "has no layers",
             "add one [[layer]] table (TOML) or row (CSV) per learnable layer, input side first",
+        ));
+    }
+    if let Err(e) = limits::MODEL_LAYERS.check(layers.len() as u64) {
+        problems.push(Problem::at(
+            None,
+            "model",
+            e,
+            "merge layers that are computed together into one entry",
         ));
     }
     let measured = layers

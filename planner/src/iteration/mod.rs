@@ -132,6 +132,9 @@ impl Default for Compute {
 /// The default batch per GPU.
 pub const DEFAULT_BATCH: u32 = 32;
 
+/// The smallest `--gpu-tflops` accepted: 1 GFLOPS.
+pub const MIN_TFLOPS: f64 = 0.001;
+
 /// The default sustained throughput of a GPU, TFLOPS.
 pub const DEFAULT_TFLOPS: f64 = 15.0;
 
@@ -143,7 +146,11 @@ impl Model {
 
     /// Learnable parameters of every layer.
     pub fn parameters(&self) -> u64 {
-        self.layers.iter().map(|l| l.parameters).sum()
+        // Saturating: a parsed model stays far below 2^64 (see
+        // `limits::LAYER_PARAMS` and `limits::MODEL_LAYERS`).
+        self.layers
+            .iter()
+            .fold(0u64, |sum, l| sum.saturating_add(l.parameters))
     }
 
     /// True when the layers' times were measured.
@@ -161,12 +168,24 @@ impl Model {
                 format!("{}: give a throughput above 0, e.g. 15", c.gpu_tflops),
             ));
         }
+        if c.gpu_tflops < MIN_TFLOPS {
+            return Err(Error::option(
+                "--gpu-tflops",
+                format!(
+                    "{}: below the limit of {MIN_TFLOPS} TFLOPS (1 GFLOPS, slower than any GPU; the times would be meaningless); give e.g. 15",
+                    c.gpu_tflops
+                ),
+            ));
+        }
         if c.batch == Some(0) {
             return Err(Error::option("--batch", "0: give 1 sample or more"));
         }
         if c.gradient_bytes == 0 {
             return Err(Error::option("--gradient-bytes", "0: give 2 or 4"));
         }
+        crate::limits::GRADIENT_BYTES
+            .check(u64::from(c.gradient_bytes))
+            .map_err(|e| Error::option("--gradient-bytes", format!("{e}; give 2 or 4")))?;
         let scale = match (self.measured(), c.batch, self.batch) {
             (false, b, _) => f64::from(b.unwrap_or(DEFAULT_BATCH)) / (c.gpu_tflops * 1e6),
             (true, None, _) => 1.0,
@@ -193,14 +212,41 @@ impl Model {
             forward_us.push(f * scale);
             backward_us.push(b * scale);
         }
+        let total: f64 = forward_us.iter().chain(&backward_us).sum();
+        if !total.is_finite() {
+            return Err(Error::option(
+                "--gpu-tflops",
+                format!(
+                    "model {}: at {} TFLOPS and this batch one iteration's compute time is not a finite number; give a realistic --gpu-tflops and --batch",
+                    self.name, c.gpu_tflops
+                ),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(self.layers.len());
+        let mut sum = 0u64;
+        for l in &self.layers {
+            let b = l
+                .parameters
+                .checked_mul(u64::from(c.gradient_bytes))
+                .and_then(|b| {
+                    sum = sum.checked_add(b)?;
+                    Some(b)
+                })
+                .ok_or_else(|| {
+                    Error::option(
+                        "--model",
+                        format!(
+                            "model {} layer {}: the gradients take more than 2^64 bytes ({} parameters of {} bytes); check the layers' `parameters`",
+                            self.name, l.name, l.parameters, c.gradient_bytes
+                        ),
+                    )
+                })?;
+            bytes.push(b);
+        }
         Ok(Timing {
             forward_us,
             backward_us,
-            bytes: self
-                .layers
-                .iter()
-                .map(|l| l.parameters * u64::from(c.gradient_bytes))
-                .collect(),
+            bytes,
         })
     }
 }
@@ -349,8 +395,17 @@ pub fn fit_allreduce(
 ) -> Result<Fit> {
     let mut sizes = vec![4096u64];
     while *sizes.last().unwrap_or(&1) < max_bytes.max(8192) {
-        let next = sizes.last().unwrap_or(&1) * 2;
-        sizes.push(next);
+        match sizes.last().unwrap_or(&1).checked_mul(2) {
+            Some(next) => sizes.push(next),
+            None => {
+                return Err(Error::option(
+                    "--model",
+                    format!(
+                        "{max_bytes} bytes of gradients: more than an allreduce can carry; check the layers' `parameters`"
+                    ),
+                ));
+            }
+        }
     }
     let mut points = Vec::with_capacity(sizes.len());
     let mut method = options.method;

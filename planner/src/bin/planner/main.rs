@@ -151,7 +151,7 @@ struct SourceArgs {
     #[arg(long, value_name = "MxN", conflicts_with_all = ["inventory", "fat_tree"])]
     bigraph: Option<String>,
     /// No inventory: a fat-tree, e.g. `tiers=2,sub-nodes=1024,ports=64`,
-    /// `tiers=2,sub-nodes=4096,ports=64,oversub=3` or `k=16` (3 tiers).
+    /// `tiers=2,sub-nodes=2048,ports=64,oversub=3` or `k=16` (3 tiers).
     #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph"])]
     fat_tree: Option<String>,
     /// Shorthands: NIC and switch port speed.
@@ -240,14 +240,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
             format,
         } => {
             let catalog = catalog.as_deref().map(cost::load_catalog).transpose()?;
-            let (inv, _, name) = load_source(&source)?;
+            let (inv, given, name) = load_source(&source)?;
+            // A --fat-tree spec's tiers and oversubscription hold here as in
+            // design: a spec that cannot be built as asked is refused alike.
+            let from_spec = source.fat_tree.is_some();
             let opts = DesignOptions {
                 topology: Topology::FatTree,
-                tiers,
-                oversubscription,
+                tiers: tiers.or(given.tiers.filter(|_| from_spec)),
+                oversubscription: if from_spec && oversubscription == 1.0 {
+                    given.oversubscription
+                } else {
+                    oversubscription
+                },
                 ..DesignOptions::default()
             };
             let c = compare::compare(&inv, &opts);
+            if from_spec
+                && let Some(e) = c
+                    .designs
+                    .iter()
+                    .find(|d| d.topology == Topology::FatTree)
+                    .and_then(|d| d.error.as_ref())
+            {
+                return Err(BadInput(format!("{name}: {e}")).into());
+            }
             if let Some(catalog) = &catalog {
                 cost::run_compare(&c, catalog, &name, format)?;
             } else {
