@@ -26,6 +26,7 @@ pub mod export;
 pub mod inventory;
 pub mod iteration;
 pub mod metrics;
+pub mod names;
 pub mod plan;
 mod plan_json;
 pub mod qos;

@@ -330,6 +330,100 @@ pub fn parse_counts(text: &str, min: usize) -> Option<Vec<usize>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// One record of a CSV input: the 1-based line it starts on and its
+/// fields, trimmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvRecord {
+    /// 1-based line of the record's first character.
+    pub line: usize,
+    /// The fields, unquoted and trimmed of surrounding whitespace.
+    pub fields: Vec<String>,
+}
+
+/// Reads CSV per RFC 4180 (the `csv` crate): fields may be quoted with
+/// `"` (a doubled `""` inside is one quote, and a quoted field may hold
+/// commas and line breaks), records may have any number of fields, lines
+/// starting with `#` and blank lines are skipped. `file` names the input
+/// in errors.
+pub fn read_csv(text: &str, file: &str) -> crate::Result<Vec<CsvRecord>> {
+    // Comment lines are blanked rather than left to the reader, whose
+    // line count skips them.
+    let blanked;
+    let text = if text.lines().any(|l| l.trim_start().starts_with('#')) {
+        blanked = text
+            .split('\n')
+            .map(|l| if l.trim_start().starts_with('#') { "" } else { l })
+            .collect::<Vec<_>>()
+            .join("\n");
+        blanked.as_str()
+    } else {
+        text
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line = reader.position().line() as usize;
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {
+                let line = record.position().map_or(line, |p| p.line() as usize);
+                if record.iter().all(str::is_empty) {
+                    continue;
+                }
+                out.push(CsvRecord {
+                    line,
+                    fields: record.iter().map(str::to_string).collect(),
+                });
+            }
+            Err(e) => {
+                let line = e
+                    .position()
+                    .map_or(line, |p| p.line() as usize)
+                    .max(1);
+                let message = match e.kind() {
+                    csv::ErrorKind::Utf8 { .. } => "the line is not UTF-8".to_string(),
+                    _ => format!("not CSV: {e}"),
+                };
+                return Err(crate::Error::Syntax {
+                    file: file.to_string(),
+                    line,
+                    column: 1,
+                    message,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Writes CSV per RFC 4180 (the `csv` crate): a field is quoted when it
+/// holds a comma, a quote or a line break, so every value without
+/// surrounding whitespace (every name, by the name rule) reads back
+/// unchanged with [`read_csv`]. Records end with `\n`. A record whose first
+/// field starts with `#` would read back as a comment; names cannot.
+pub fn write_csv<R, F>(records: impl IntoIterator<Item = R>) -> String
+where
+    R: IntoIterator<Item = F>,
+    F: AsRef<str>,
+{
+    let mut writer = csv::WriterBuilder::new()
+        .flexible(true)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    for r in records {
+        // Writing to a Vec cannot fail.
+        let _ = writer.write_record(r.into_iter().map(|f| f.as_ref().to_string()));
+    }
+    // Flushing into a Vec cannot fail either, and the fields were UTF-8.
+    let bytes = writer.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

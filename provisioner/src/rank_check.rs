@@ -37,16 +37,21 @@ pub struct TableRow {
 
 /// Reads `ranks.csv` as `provisioner submit` writes it (header
 /// `rank,server,sub_node,gpu,nic,switch,part,node`; columns are found by
-/// name). `file` names it in errors.
+/// name) per RFC 4180, with `planner::text::read_csv`. `file` names it in
+/// errors.
 pub fn read_table(text: &str, file: &str) -> Result<Vec<TableRow>> {
     let bad = |line: usize, message: String| Error::RankTable {
         file: file.to_string(),
         line,
         message,
     };
-    let mut lines = text.lines().enumerate();
+    let records = planner::text::read_csv(text, file).map_err(|e| match e {
+        planner::Error::Syntax { line, message, .. } => bad(line, message),
+        other => bad(1, other.to_string()),
+    })?;
+    let mut lines = records.iter();
     let header: Vec<&str> = match lines.next() {
-        Some((_, h)) => h.split(',').map(str::trim).collect(),
+        Some(h) => h.fields.iter().map(String::as_str).collect(),
         None => return Err(bad(1, "the rank table is empty".to_string())),
     };
     let col = |name: &str| {
@@ -68,12 +73,9 @@ pub fn read_table(text: &str, file: &str) -> Result<Vec<TableRow>> {
         col("node")?,
     );
     let mut rows: Vec<TableRow> = Vec::new();
-    for (i, line) in lines {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+    for record in lines {
+        let n = record.line;
+        let cells: Vec<&str> = record.fields.iter().map(String::as_str).collect();
         if cells.len() != header.len() {
             return Err(bad(
                 n,

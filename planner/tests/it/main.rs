@@ -7,6 +7,7 @@ mod cost;
 mod export;
 mod golden;
 mod iteration;
+mod names;
 mod render;
 mod simulate;
 
