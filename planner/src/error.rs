@@ -183,7 +183,12 @@ impl fmt::Display for ProblemList<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
         let s = if n == 1 { "" } else { "s" };
-        write!(f, "{}: {n} problem{s} in the {}", Escaped(self.file), self.what)?;
+        write!(
+            f,
+            "{}: {n} problem{s} in the {}",
+            Escaped(self.file),
+            self.what
+        )?;
         for p in self.problems {
             write!(f, "\n  {}", p.display_in(self.file))?;
         }

@@ -228,10 +228,7 @@ fn is_unsafe(c: char) -> bool {
 /// [`escape`] for messages made of several lines: every line is escaped,
 /// the line breaks between them are kept.
 pub fn escape_lines(s: &str) -> String {
-    s.split('\n')
-        .map(escape)
-        .collect::<Vec<_>>()
-        .join("\n")
+    s.split('\n').map(escape).collect::<Vec<_>>().join("\n")
 }
 
 /// Quotes a word for a POSIX shell: bare when it holds only characters

@@ -346,19 +346,27 @@ pub struct CsvRecord {
 /// starting with `#` and blank lines are skipped. `file` names the input
 /// in errors.
 pub fn read_csv(text: &str, file: &str) -> crate::Result<Vec<CsvRecord>> {
-    // Comment lines are blanked rather than left to the reader, whose
-    // line count skips them.
+    // Comment lines are blanked rather than left to the reader; lines are
+    // counted from byte offsets, since the reader's own count skips blank
+    // and comment lines.
     let blanked;
     let text = if text.lines().any(|l| l.trim_start().starts_with('#')) {
         blanked = text
             .split('\n')
-            .map(|l| if l.trim_start().starts_with('#') { "" } else { l })
+            .map(|l| {
+                if l.trim_start().starts_with('#') {
+                    ""
+                } else {
+                    l
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n");
         blanked.as_str()
     } else {
         text
     };
+    let mut lines = LineCounter::new(text);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -367,11 +375,17 @@ pub fn read_csv(text: &str, file: &str) -> crate::Result<Vec<CsvRecord>> {
     let mut out = Vec::new();
     let mut record = csv::StringRecord::new();
     loop {
-        let line = reader.position().line() as usize;
+        let before = reader.position().byte();
         match reader.read_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {
-                let line = record.position().map_or(line, |p| p.line() as usize);
+                // The position is where reading started, before the
+                // blank lines the reader skipped.
+                let mut start = record.position().map_or(before, csv::Position::byte) as usize;
+                while matches!(text.as_bytes().get(start), Some(b'\n' | b'\r')) {
+                    start += 1;
+                }
+                let line = lines.line_at(start);
                 if record.iter().all(str::is_empty) {
                     continue;
                 }
@@ -381,10 +395,8 @@ pub fn read_csv(text: &str, file: &str) -> crate::Result<Vec<CsvRecord>> {
                 });
             }
             Err(e) => {
-                let line = e
-                    .position()
-                    .map_or(line, |p| p.line() as usize)
-                    .max(1);
+                let at = e.position().map_or(before, csv::Position::byte);
+                let line = lines.line_at(at as usize);
                 let message = match e.kind() {
                     csv::ErrorKind::Utf8 { .. } => "the line is not UTF-8".to_string(),
                     _ => format!("not CSV: {e}"),
@@ -399,6 +411,36 @@ pub fn read_csv(text: &str, file: &str) -> crate::Result<Vec<CsvRecord>> {
         }
     }
     Ok(out)
+}
+
+/// 1-based lines of increasing byte offsets, counted once over the text.
+struct LineCounter<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text: text.as_bytes(),
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The line of byte `offset`; offsets must not decrease.
+    fn line_at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset > self.offset {
+            self.line += self.text[self.offset..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            self.offset = offset;
+        }
+        self.line
+    }
 }
 
 /// Writes CSV per RFC 4180 (the `csv` crate): a field is quoted when it
@@ -427,6 +469,28 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_round_trips_and_counts_lines() {
+        let text = write_csv([["a", "b,c"], ["d\"e", "f\ng"], ["", "h"]]);
+        assert_eq!(text, "a,\"b,c\"\n\"d\"\"e\",\"f\ng\"\n,h\n");
+        let back = read_csv(&format!("# c\n\n{text}\n# end\nx\n"), "t.csv").unwrap();
+        let fields: Vec<Vec<&str>> = back
+            .iter()
+            .map(|r| r.fields.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                vec!["a", "b,c"],
+                vec!["d\"e", "f\ng"],
+                vec!["", "h"],
+                vec!["x"]
+            ]
+        );
+        let lines: Vec<usize> = back.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [3, 4, 6, 9]);
+    }
 
     #[test]
     fn counts_single_list_and_doubling_range() {

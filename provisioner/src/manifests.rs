@@ -290,8 +290,10 @@ impl RankRows {
 
     /// `ranks.csv` (RFC 4180), read back by `rank_check::read_table`.
     fn ranks_csv(&self) -> String {
-        let header = ["rank", "server", "sub_node", "gpu", "nic", "switch", "part", "node"]
-            .map(String::from);
+        let header = [
+            "rank", "server", "sub_node", "gpu", "nic", "switch", "part", "node",
+        ]
+        .map(String::from);
         let records = self.rows.iter().map(|r| {
             [
                 r.rank.to_string(),

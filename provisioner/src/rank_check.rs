@@ -257,4 +257,37 @@ mod tests {
             assert!(e.contains(want), "want {want:?}, got {e}");
         }
     }
+
+    /// Issue 13: a GPU named `gpu,0` gave 8 cells under a 7-cell header
+    /// and every pod's rank check failed; the table is RFC 4180 now.
+    #[test]
+    fn issue13_ranks_csv_gpu_comma() {
+        let header = [
+            "rank", "server", "sub_node", "gpu", "nic", "switch", "part", "node",
+        ];
+        let row = [
+            "0",
+            "node01",
+            "sn0",
+            "gpu,0",
+            "mlx5 \"0\"",
+            "sw01-u",
+            "upper",
+            "k8s-a",
+        ];
+        let text = planner::text::write_csv([header, row]);
+        assert!(text.contains("\"gpu,0\""), "{text}");
+        let rows = read_table(&text, "ranks.csv").unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].gpu, "gpu,0");
+        assert_eq!(rows[0].nic, "mlx5 \"0\"");
+        assert_eq!(rows[0].node, "k8s-a");
+        let e = read_table(
+            "rank,server,sub_node,gpu,nic,node\n0,a,sn0,\"g,n,k\n",
+            "ranks.csv",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("ranks.csv:2:"), "{e}");
+    }
 }

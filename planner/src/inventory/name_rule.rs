@@ -29,7 +29,7 @@ impl Checker<'_> {
         if let Err(e) = checked {
             let fix = match rule {
                 Rule::Model => {
-                    "write the model as words of letters, digits, parentheses and `._-/:+@` separated by single spaces"
+                    "write the model as words of letters, digits, parentheses and `._-/:+@` separated by single spaces (see the name rule in docs/inventory.md)"
                         .to_string()
                 }
                 _ => format!("rename it: {}", names::RULE),

@@ -190,7 +190,7 @@ fn env_file(f: &HostFile<'_>) -> String {
     let _ = writeln!(
         s,
         "    *) echo {} \"$1\" {} >&2; return 1 ;;",
-        shell_quote(&format!("{} has no slot", f.server)),
+        shell_quote(&format!("{} has no slot", comment(f.server))),
         shell_quote(&format!("(slots: {})", slots.join(" ")))
     );
     s.push_str("    esac\n}\n");

@@ -128,7 +128,9 @@ impl Vendor {
             }
             Vendor::Sonic => "`Ethernet` followed by a number (Ethernet0)",
             Vendor::Eos => "`Ethernet` followed by numbers separated by `/` (Ethernet5/1)",
-            Vendor::Nvue => "`swp` followed by a number, with an optional `sN` breakout (swp5, swp5s1)",
+            Vendor::Nvue => {
+                "`swp` followed by a number, with an optional `sN` breakout (swp5, swp5s1)"
+            }
         }
     }
 
@@ -148,15 +150,28 @@ impl Vendor {
                         Some((s, b)) => (s, Some(b)),
                         None => (rest, None),
                     };
-                    numbers(slots, '/') && breakout.is_none_or(|b| numbers(b, '/') && !b.contains('/'))
+                    numbers(slots, '/')
+                        && breakout.is_none_or(|b| numbers(b, '/') && !b.contains('/'))
                 })
             }),
-            Vendor::Sonic => name.strip_prefix("Ethernet").is_some_and(|n| numbers(n, '/') && !n.contains('/')),
-            Vendor::Eos => name.strip_prefix("Ethernet").is_some_and(|n| numbers(n, '/')),
-            Vendor::Nvue => name.strip_prefix("swp").is_some_and(|rest| match rest.split_once('s') {
-                Some((p, b)) => numbers(p, '/') && !p.contains('/') && numbers(b, '/') && !b.contains('/'),
-                None => numbers(rest, '/') && !rest.contains('/'),
-            }),
+            Vendor::Sonic => name
+                .strip_prefix("Ethernet")
+                .is_some_and(|n| numbers(n, '/') && !n.contains('/')),
+            Vendor::Eos => name
+                .strip_prefix("Ethernet")
+                .is_some_and(|n| numbers(n, '/')),
+            Vendor::Nvue => {
+                name.strip_prefix("swp")
+                    .is_some_and(|rest| match rest.split_once('s') {
+                        Some((p, b)) => {
+                            numbers(p, '/')
+                                && !p.contains('/')
+                                && numbers(b, '/')
+                                && !b.contains('/')
+                        }
+                        None => numbers(rest, '/') && !rest.contains('/'),
+                    })
+            }
         }
     }
 

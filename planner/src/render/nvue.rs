@@ -68,7 +68,6 @@ struct VlanInterface {
     addresses: Vec<String>,
 }
 
-
 /// Numbers as NVUE lists: `0-25,27-33`.
 fn ranges(v: &[u8]) -> String {
     let ports: Vec<u32> = v.iter().map(|&x| u32::from(x)).collect();

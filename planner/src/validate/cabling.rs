@@ -380,7 +380,10 @@ mod tests {
         let rows = parse_csv("\"sw 1\",\"Eth1/1\",sw2,3\n", "q.csv").unwrap();
         assert_eq!(rows[0].device, "sw 1");
         let rows = parse_csv("a,\"b,c\",\"d\"\"e\",4\n", "q.csv").unwrap();
-        assert_eq!((rows[0].port.as_str(), rows[0].peer.as_str()), ("b,c", "d\"e"));
+        assert_eq!(
+            (rows[0].port.as_str(), rows[0].peer.as_str()),
+            ("b,c", "d\"e")
+        );
         let e = parse_csv("a,\"b,c,d\n", "q.csv").unwrap_err().to_string();
         assert!(e.starts_with("q.csv:1:"), "{e}");
     }

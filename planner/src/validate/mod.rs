@@ -440,20 +440,21 @@ fn result(
 /// the name rule ([`crate::names`]); one `name` finding per bad value.
 fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
     use crate::names::{check_address, check_model, check_name, check_pattern};
-    let mut check = |object: String, what: &str, value: &str, rule: fn(&str) -> Result<(), String>| {
-        if let Err(e) = rule(value) {
-            findings.push(finding(
-                "name",
-                object,
-                format!("{what}: {e}"),
-                format!(
-                    "rename it in the inventory and design again: {}",
-                    crate::names::RULE
-                ),
-                None,
-            ));
-        }
-    };
+    let mut check =
+        |object: String, what: &str, value: &str, rule: fn(&str) -> Result<(), String>| {
+            if let Err(e) = rule(value) {
+                findings.push(finding(
+                    "name",
+                    object,
+                    format!("{what}: {e}"),
+                    format!(
+                        "rename it in the inventory and design again: {}",
+                        crate::names::RULE
+                    ),
+                    None,
+                ));
+            }
+        };
     check("plan".to_string(), "name", &plan.name, check_name);
     for s in &plan.switch_list {
         let object = format!("switch {}", s.name);
@@ -470,11 +471,23 @@ fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
         // port number or a NIC name.
         if let Some(p) = s.ports.iter().find(|p| {
             p.peer.as_deref().is_some_and(|v| check_name(v).is_err())
-                || p.peer_port.as_deref().is_some_and(|v| check_name(v).is_err())
+                || p.peer_port
+                    .as_deref()
+                    .is_some_and(|v| check_name(v).is_err())
         }) {
             let o = format!("{object} port {}", p.port);
-            check(o.clone(), "peer", p.peer.as_deref().unwrap_or("-"), check_name);
-            check(o, "peer_port", p.peer_port.as_deref().unwrap_or("-"), check_name);
+            check(
+                o.clone(),
+                "peer",
+                p.peer.as_deref().unwrap_or("-"),
+                check_name,
+            );
+            check(
+                o,
+                "peer_port",
+                p.peer_port.as_deref().unwrap_or("-"),
+                check_name,
+            );
         }
     }
     for s in &plan.servers {
@@ -508,7 +521,10 @@ fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
         }
     }
     for c in &plan.cables {
-        if [&c.a, &c.b, &c.b_port].iter().any(|v| check_name(v).is_err()) {
+        if [&c.a, &c.b, &c.b_port]
+            .iter()
+            .any(|v| check_name(v).is_err())
+        {
             let object = format!("cable {} port {}", c.a, c.a_port);
             check(object.clone(), "a", &c.a, check_name);
             check(object.clone(), "b", &c.b, check_name);

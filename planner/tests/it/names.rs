@@ -127,7 +127,10 @@ fn issue13_nvue_port_name_injection() {
     for line in rendered(&plan, Vendor::Nvue).lines() {
         if let Some(rest) = line.strip_prefix("nv set interface ") {
             let word = rest.split(' ').next().unwrap();
-            assert!(Vendor::Nvue.accepts_interface(word) || word.starts_with("vlan"), "{line}");
+            assert!(
+                Vendor::Nvue.accepts_interface(word) || word.starts_with("vlan"),
+                "{line}"
+            );
         }
     }
 }
@@ -150,7 +153,10 @@ fn issue13_env_comment_newline() {
             "a name escaped a comment: {line}"
         );
     }
-    assert!(env.contains("# node01\\nrm -rf /: sub-node environment"), "{env}");
+    assert!(
+        env.contains("# node01\\nrm -rf /: sub-node environment"),
+        "{env}"
+    );
 }
 
 #[test]
@@ -253,13 +259,28 @@ fn issue13_names_refused_by_check_servers_design_validate() {
         text.contains("inv.toml:") && text.contains("server template node{n:02}\\nrank 99"),
         "{text}"
     );
-    assert!(!text.contains("\nrank 99"), "control characters printed raw: {text}");
+    assert!(
+        !text.contains("\nrank 99"),
+        "control characters printed raw: {text}"
+    );
     for (field, from, to) in [
-        ("port_name", "port_name = \"HundredGigE1/0/{p}\"", "port_name = \"swp{p};touch X;\""),
-        ("model", "model = \"H3C S9850-4C\"", "model = \"S9850\\nshutdown\""),
+        (
+            "port_name",
+            "port_name = \"HundredGigE1/0/{p}\"",
+            "port_name = \"swp{p};touch X;\"",
+        ),
+        (
+            "model",
+            "model = \"H3C S9850-4C\"",
+            "model = \"S9850\\nshutdown\"",
+        ),
         ("name", "name = \"mlx5_0\"", "name = \"mlx5_0\\nshutdown\""),
         ("name", "name = \"gpu0\"", "name = \"gpu,0\""),
-        ("name", "name = \"eflops-4x16\"", "name = \"eflops'; rm -rf /\""),
+        (
+            "name",
+            "name = \"eflops-4x16\"",
+            "name = \"eflops'; rm -rf /\"",
+        ),
     ] {
         let text = inventory_text();
         assert!(text.contains(from), "{from}");
@@ -295,7 +316,10 @@ fn issue13_names_refused_by_check_servers_design_validate() {
     let out = planner(&["validate", path.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "{stdout}");
-    assert!(stdout.contains("the name `node01 x` has a space"), "{stdout}");
+    assert!(
+        stdout.contains("the name `node01 x` has a space"),
+        "{stdout}"
+    );
 }
 
 /// A name made of any characters, often ones the rule refuses.
