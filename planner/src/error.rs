@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::names::Escaped;
+
 /// One problem found in an input: where it is, which object, what is wrong
 /// and what to change.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -37,26 +39,32 @@ impl Problem {
         }
     }
 
-    /// Formats the problem as `file:line: object: message; fix`.
+    /// Formats the problem as `file:line: object: message; fix`. Input
+    /// text is escaped ([`crate::names::escape`]): no control character
+    /// of an input reaches a terminal raw.
     pub fn display_in(&self, file: &str) -> String {
+        let file = Escaped(file);
         let place = match self.line {
             Some(l) => format!("{file}:{l}"),
             None => file.to_string(),
         };
+        let (object, message) = (Escaped(&self.object), Escaped(&self.message));
         if self.fix.is_empty() {
-            format!("{place}: {}: {}", self.object, self.message)
+            format!("{place}: {object}: {message}")
         } else {
-            format!("{place}: {}: {}; {}", self.object, self.message, self.fix)
+            format!("{place}: {object}: {message}; {}", Escaped(&self.fix))
         }
     }
 }
 
-/// Errors of the planner library.
+/// Errors of the planner library. Every message prints the input text it
+/// quotes escaped ([`crate::names::Escaped`]), so control characters from
+/// an input never reach a terminal raw.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The input is not well-formed (TOML, JSON or CSV syntax, or a value of
     /// the wrong type).
-    #[error("{file}:{line}:{column}: {message}")]
+    #[error("{}:{line}:{column}: {}", Escaped(file), Escaped(message))]
     Syntax {
         /// The input's name as the user gave it.
         file: String,
@@ -81,7 +89,12 @@ pub enum Error {
     },
 
     /// No design of the requested kind can be built from the input.
-    #[error("cannot design a {topology} from {input}: {reason}; {fix}")]
+    #[error(
+        "cannot design a {topology} from {}: {}; {}",
+        Escaped(input),
+        Escaped(reason),
+        Escaped(fix)
+    )]
     Infeasible {
         /// The inventory's name.
         input: String,
@@ -94,7 +107,7 @@ pub enum Error {
     },
 
     /// A command-line option has a value the planner cannot use.
-    #[error("{option}: {message}")]
+    #[error("{option}: {}", Escaped(message))]
     Option {
         /// The option as typed (`--bigraph`).
         option: String,
@@ -104,7 +117,9 @@ pub enum Error {
 
     /// An inventory given where a plan belongs.
     #[error(
-        "{file} is an inventory, not a plan; design it first: planner design {file} --out plan.json (add --topology fat-tree for a fat-tree), then give plan.json"
+        "{} is an inventory, not a plan; design it first: planner design {} --out plan.json (add --topology fat-tree for a fat-tree), then give plan.json",
+        Escaped(file),
+        Escaped(file)
     )]
     NotAPlan {
         /// The file as the user named it.
@@ -112,7 +127,7 @@ pub enum Error {
     },
 
     /// A bug or an environment failure, not the user's input.
-    #[error("internal error: {0}")]
+    #[error("internal error: {}", Escaped(.0))]
     Internal(String),
 }
 
@@ -168,7 +183,12 @@ impl fmt::Display for ProblemList<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
         let s = if n == 1 { "" } else { "s" };
-        write!(f, "{}: {n} problem{s} in the {}", self.file, self.what)?;
+        write!(
+            f,
+            "{}: {n} problem{s} in the {}",
+            Escaped(self.file),
+            self.what
+        )?;
         for p in self.problems {
             write!(f, "\n  {}", p.display_in(self.file))?;
         }

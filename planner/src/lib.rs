@@ -27,6 +27,7 @@ pub mod inventory;
 pub mod iteration;
 pub mod limits;
 pub mod metrics;
+pub mod names;
 pub mod plan;
 mod plan_json;
 pub mod qos;

@@ -464,8 +464,8 @@ impl Plan {
             .collect()
     }
 
-    /// The cable list as CSV for the people who cable the racks. The
-    /// columns `switch,port,peer,peer_port,speed` are what
+    /// The cable list as CSV (RFC 4180) for the people who cable the
+    /// racks. The columns `switch,port,peer,peer_port,speed` are what
     /// `planner validate --cabling` reads, so an as-built record can start
     /// from this file.
     pub fn cables_csv(&self) -> String {
@@ -474,9 +474,18 @@ impl Plan {
             .iter()
             .map(|s| (s.physical.as_str(), s))
             .collect();
-        let mut out = String::with_capacity(64 * (self.cables.len() + 1));
-        out.push_str("switch,port,port_name,peer,peer_port,speed,kind,media\n");
-        for c in &self.cables {
+        let header = [
+            "switch",
+            "port",
+            "port_name",
+            "peer",
+            "peer_port",
+            "speed",
+            "kind",
+            "media",
+        ]
+        .map(String::from);
+        let records = self.cables.iter().map(|c| {
             let port_name = names
                 .get(c.a.as_str())
                 .map_or(c.a_port.to_string(), |s| s.port_name(c.a_port));
@@ -484,19 +493,18 @@ impl Plan {
                 CableKind::InterSwitch => "inter_switch",
                 CableKind::SubNode => "sub_node",
             };
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{},{}\n",
-                csv_field(&c.a),
-                c.a_port,
-                csv_field(&port_name),
-                csv_field(&c.b),
-                csv_field(&c.b_port),
-                c.gbps,
-                kind,
-                c.media.as_str()
-            ));
-        }
-        out
+            [
+                c.a.clone(),
+                c.a_port.to_string(),
+                port_name,
+                c.b.clone(),
+                c.b_port.clone(),
+                c.gbps.to_string(),
+                kind.to_string(),
+                c.media.as_str().to_string(),
+            ]
+        });
+        crate::text::write_csv(std::iter::once(header).chain(records))
     }
 
     /// One-line description of the design: `BiGraph 4x16`,
@@ -511,14 +519,5 @@ impl Plan {
             (_, Some(f)) => format!("3-tier fat-tree k={}", f.k.unwrap_or(0)),
             _ => self.topology.as_str().to_string(),
         }
-    }
-}
-
-/// Quotes a CSV field when it needs it.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }

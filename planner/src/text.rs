@@ -330,9 +330,167 @@ pub fn parse_counts(text: &str, min: usize) -> Option<Vec<usize>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// One record of a CSV input: the 1-based line it starts on and its
+/// fields, trimmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvRecord {
+    /// 1-based line of the record's first character.
+    pub line: usize,
+    /// The fields, unquoted and trimmed of surrounding whitespace.
+    pub fields: Vec<String>,
+}
+
+/// Reads CSV per RFC 4180 (the `csv` crate): fields may be quoted with
+/// `"` (a doubled `""` inside is one quote, and a quoted field may hold
+/// commas and line breaks), records may have any number of fields, lines
+/// starting with `#` and blank lines are skipped. `file` names the input
+/// in errors.
+pub fn read_csv(text: &str, file: &str) -> crate::Result<Vec<CsvRecord>> {
+    // Comment lines are blanked rather than left to the reader; lines are
+    // counted from byte offsets, since the reader's own count skips blank
+    // and comment lines.
+    let blanked;
+    let text = if text.lines().any(|l| l.trim_start().starts_with('#')) {
+        blanked = text
+            .split('\n')
+            .map(|l| {
+                if l.trim_start().starts_with('#') {
+                    ""
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        blanked.as_str()
+    } else {
+        text
+    };
+    let mut lines = LineCounter::new(text);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let before = reader.position().byte();
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {
+                // The position is where reading started, before the
+                // blank lines the reader skipped.
+                let mut start = record.position().map_or(before, csv::Position::byte) as usize;
+                while matches!(text.as_bytes().get(start), Some(b'\n' | b'\r')) {
+                    start += 1;
+                }
+                let line = lines.line_at(start);
+                if record.iter().all(str::is_empty) {
+                    continue;
+                }
+                out.push(CsvRecord {
+                    line,
+                    fields: record.iter().map(str::to_string).collect(),
+                });
+            }
+            Err(e) => {
+                let at = e.position().map_or(before, csv::Position::byte);
+                let line = lines.line_at(at as usize);
+                let message = match e.kind() {
+                    csv::ErrorKind::Utf8 { .. } => "the line is not UTF-8".to_string(),
+                    _ => format!("not CSV: {e}"),
+                };
+                return Err(crate::Error::Syntax {
+                    file: file.to_string(),
+                    line,
+                    column: 1,
+                    message,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// 1-based lines of increasing byte offsets, counted once over the text.
+struct LineCounter<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text: text.as_bytes(),
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The line of byte `offset`; offsets must not decrease.
+    fn line_at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset > self.offset {
+            self.line += self.text[self.offset..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            self.offset = offset;
+        }
+        self.line
+    }
+}
+
+/// Writes CSV per RFC 4180 (the `csv` crate): a field is quoted when it
+/// holds a comma, a quote or a line break, so every value without
+/// surrounding whitespace (every name, by the name rule) reads back
+/// unchanged with [`read_csv`]. Records end with `\n`. A record whose first
+/// field starts with `#` would read back as a comment; names cannot.
+pub fn write_csv<R, F>(records: impl IntoIterator<Item = R>) -> String
+where
+    R: IntoIterator<Item = F>,
+    F: AsRef<str>,
+{
+    let mut writer = csv::WriterBuilder::new()
+        .flexible(true)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    for r in records {
+        // Writing to a Vec cannot fail.
+        let _ = writer.write_record(r.into_iter().map(|f| f.as_ref().to_string()));
+    }
+    // Flushing into a Vec cannot fail either, and the fields were UTF-8.
+    let bytes = writer.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_round_trips_and_counts_lines() {
+        let text = write_csv([["a", "b,c"], ["d\"e", "f\ng"], ["", "h"]]);
+        assert_eq!(text, "a,\"b,c\"\n\"d\"\"e\",\"f\ng\"\n,h\n");
+        let back = read_csv(&format!("# c\n\n{text}\n# end\nx\n"), "t.csv").unwrap();
+        let fields: Vec<Vec<&str>> = back
+            .iter()
+            .map(|r| r.fields.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                vec!["a", "b,c"],
+                vec!["d\"e", "f\ng"],
+                vec!["", "h"],
+                vec!["x"]
+            ]
+        );
+        let lines: Vec<usize> = back.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [3, 4, 6, 9]);
+    }
 
     #[test]
     fn counts_single_list_and_doubling_range() {

@@ -183,7 +183,12 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // Input text in the chain (file names, values) never reaches
+            // the terminal raw; the chain's own line breaks stay.
+            eprintln!(
+                "error: {}",
+                planner::names::escape_lines(&format!("{err:#}"))
+            );
             let bad = err.downcast_ref::<BadInput>().is_some()
                 || err
                     .downcast_ref::<provisioner::Error>()

@@ -250,13 +250,23 @@ impl RankRows {
                 job: placement.job.clone(),
                 message: format!("the host configuration has no sub-node {}", sn.id),
             })?;
+            if let Err(e) = planner::names::check_mpi_host(&r.node) {
+                return Err(Error::Manifest {
+                    job: placement.job.clone(),
+                    message: format!(
+                        "Node {}: an Open MPI rankfile and hostfile cannot carry its name: {e}; map the server to a Node whose name has letters, digits, `.`, `-` and `_` only",
+                        planner::names::escape(&r.node)
+                    ),
+                });
+            }
             for value in env.values() {
-                if value.contains([',', '\n', '"']) {
+                if value.contains([',', '\n', '\r', '"']) || value.chars().any(char::is_control) {
                     return Err(Error::Manifest {
                         job: placement.job.clone(),
                         message: format!(
-                            "the host configuration of sub-node {} has a value with a comma or quote ({value}), which rank-env.csv cannot carry; rename the NIC or netdev in the inventory",
-                            sn.id
+                            "the host configuration of sub-node {} has a value with a comma, quote or control character ({}), which rank-env.csv cannot carry; rename the NIC or netdev in the inventory",
+                            sn.id,
+                            planner::names::escape(value)
                         ),
                     });
                 }
@@ -278,28 +288,52 @@ impl RankRows {
         Ok(RankRows { rows })
     }
 
+    /// `ranks.csv` (RFC 4180), read back by `rank_check::read_table`.
     fn ranks_csv(&self) -> String {
-        let mut s = String::from("rank,server,sub_node,gpu,nic,switch,part,node\n");
-        for r in &self.rows {
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{},{}",
-                r.rank, r.server, r.slot, r.gpu, r.nic, r.switch, r.part, r.node
-            );
-        }
-        s
+        let header = [
+            "rank", "server", "sub_node", "gpu", "nic", "switch", "part", "node",
+        ]
+        .map(String::from);
+        let records = self.rows.iter().map(|r| {
+            [
+                r.rank.to_string(),
+                r.server.clone(),
+                r.slot.clone(),
+                r.gpu.clone(),
+                r.nic.clone(),
+                r.switch.clone(),
+                r.part.clone(),
+                r.node.clone(),
+            ]
+        });
+        planner::text::write_csv(std::iter::once(header).chain(records))
     }
 
+    /// `rank-env.csv` (RFC 4180). The launch scripts split it with
+    /// `awk -F,`, so [`RankRows::new`] refuses values with a comma or
+    /// quote: no field is ever quoted.
     fn env_csv(&self) -> String {
-        let mut s = format!("rank,node,local_rank,slot,{}\n", ENV_COLUMNS.join(","));
-        for r in &self.rows {
-            let _ = write!(s, "{},{},{},{}", r.rank, r.node, r.local_rank, r.mpi_slot);
-            for c in ENV_COLUMNS {
-                let _ = write!(s, ",{}", r.env.get(c).map_or("", String::as_str));
-            }
-            s.push('\n');
-        }
-        s
+        let header = ["rank", "node", "local_rank", "slot"]
+            .into_iter()
+            .chain(ENV_COLUMNS)
+            .map(String::from)
+            .collect::<Vec<_>>();
+        let records = self.rows.iter().map(|r| {
+            [
+                r.rank.to_string(),
+                r.node.clone(),
+                r.local_rank.to_string(),
+                r.mpi_slot.clone(),
+            ]
+            .into_iter()
+            .chain(
+                ENV_COLUMNS
+                    .iter()
+                    .map(|c| r.env.get(*c).cloned().unwrap_or_default()),
+            )
+            .collect::<Vec<_>>()
+        });
+        planner::text::write_csv(std::iter::once(header).chain(records))
     }
 
     fn rankfile(&self) -> String {

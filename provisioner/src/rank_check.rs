@@ -37,16 +37,21 @@ pub struct TableRow {
 
 /// Reads `ranks.csv` as `provisioner submit` writes it (header
 /// `rank,server,sub_node,gpu,nic,switch,part,node`; columns are found by
-/// name). `file` names it in errors.
+/// name) per RFC 4180, with `planner::text::read_csv`. `file` names it in
+/// errors.
 pub fn read_table(text: &str, file: &str) -> Result<Vec<TableRow>> {
     let bad = |line: usize, message: String| Error::RankTable {
         file: file.to_string(),
         line,
         message,
     };
-    let mut lines = text.lines().enumerate();
+    let records = planner::text::read_csv(text, file).map_err(|e| match e {
+        planner::Error::Syntax { line, message, .. } => bad(line, message),
+        other => bad(1, other.to_string()),
+    })?;
+    let mut lines = records.iter();
     let header: Vec<&str> = match lines.next() {
-        Some((_, h)) => h.split(',').map(str::trim).collect(),
+        Some(h) => h.fields.iter().map(String::as_str).collect(),
         None => return Err(bad(1, "the rank table is empty".to_string())),
     };
     let col = |name: &str| {
@@ -68,12 +73,9 @@ pub fn read_table(text: &str, file: &str) -> Result<Vec<TableRow>> {
         col("node")?,
     );
     let mut rows: Vec<TableRow> = Vec::new();
-    for (i, line) in lines {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+    for record in lines {
+        let n = record.line;
+        let cells: Vec<&str> = record.fields.iter().map(String::as_str).collect();
         if cells.len() != header.len() {
             return Err(bad(
                 n,
@@ -254,5 +256,38 @@ mod tests {
             let e = read_table(text, "ranks.csv").unwrap_err().to_string();
             assert!(e.contains(want), "want {want:?}, got {e}");
         }
+    }
+
+    /// Issue 13: a GPU named `gpu,0` gave 8 cells under a 7-cell header
+    /// and every pod's rank check failed; the table is RFC 4180 now.
+    #[test]
+    fn issue13_ranks_csv_gpu_comma() {
+        let header = [
+            "rank", "server", "sub_node", "gpu", "nic", "switch", "part", "node",
+        ];
+        let row = [
+            "0",
+            "node01",
+            "sn0",
+            "gpu,0",
+            "mlx5 \"0\"",
+            "sw01-u",
+            "upper",
+            "k8s-a",
+        ];
+        let text = planner::text::write_csv([header, row]);
+        assert!(text.contains("\"gpu,0\""), "{text}");
+        let rows = read_table(&text, "ranks.csv").unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].gpu, "gpu,0");
+        assert_eq!(rows[0].nic, "mlx5 \"0\"");
+        assert_eq!(rows[0].node, "k8s-a");
+        let e = read_table(
+            "rank,server,sub_node,gpu,nic,node\n0,a,sn0,\"g,n,k\n",
+            "ranks.csv",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("ranks.csv:2:"), "{e}");
     }
 }

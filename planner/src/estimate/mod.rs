@@ -418,23 +418,30 @@ impl Estimate {
 }
 
 /// The rows of `estimates` as CSV, with the columns of the JSON contract
-/// and a header line.
+/// and a header line (RFC 4180, [`crate::text::write_csv`]).
 pub fn csv(estimates: &[Estimate]) -> String {
-    let mut out =
-        String::from("algorithm,topology,ranks,size_bytes,time_us,algbw_gbps,busbw_gbps\n");
-    for e in estimates {
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
-            e.algorithm.as_str(),
-            e.topology.as_str(),
-            e.ranks,
-            e.size_bytes,
-            e.time_us,
-            e.algbw_gbps,
-            e.busbw_gbps
-        ));
-    }
-    out
+    let header = [
+        "algorithm",
+        "topology",
+        "ranks",
+        "size_bytes",
+        "time_us",
+        "algbw_gbps",
+        "busbw_gbps",
+    ]
+    .map(String::from);
+    let rows = estimates.iter().map(|e| {
+        [
+            e.algorithm.as_str().to_string(),
+            e.topology.as_str().to_string(),
+            e.ranks.to_string(),
+            e.size_bytes.to_string(),
+            e.time_us.to_string(),
+            e.algbw_gbps.to_string(),
+            e.busbw_gbps.to_string(),
+        ]
+    });
+    crate::text::write_csv(std::iter::once(header).chain(rows))
 }
 
 /// Algorithm and bus bandwidth in Gbps of `size` bytes in `time_us` over

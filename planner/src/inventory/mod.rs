@@ -8,6 +8,7 @@
 //! network. Every problem found is reported at once, each with its line, the
 //! object it concerns and what to change.
 
+mod name_rule;
 mod raw;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -489,6 +490,7 @@ pub fn qos_overrides_from_toml(text: &str, file: &str, switches: &[&str]) -> Res
     };
     match &raw.qos {
         Some(q) => {
+            c.qos_names(q);
             let known = KnownSwitches {
                 names: switches.to_vec(),
                 source: "plan",
@@ -570,6 +572,7 @@ impl Checker<'_> {
 
     fn inventory(&mut self, raw: RawInventory, file: &str) -> Inventory {
         let within_limits = self.capacity(&raw);
+        self.names(&raw, file);
         let meta = raw.inventory;
         let name = meta
             .as_ref()

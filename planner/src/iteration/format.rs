@@ -88,12 +88,11 @@ fn parse_csv(text: &str, file: &str, stem: String) -> Result<Model> {
     let mut batch = None;
     let mut problems = Vec::new();
     let mut layers = Vec::new();
+    // Comment lines (`# batch = 64`) first; the records are then read per
+    // RFC 4180 (the reader skips comment lines).
     for (n, raw_line) in text.lines().enumerate() {
         let line = n + 1;
         let trimmed = raw_line.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
         if let Some(comment) = trimmed.strip_prefix('#') {
             if let Some((key, value)) = comment.split_once('=') {
                 if key.trim() == "batch" {
@@ -108,9 +107,11 @@ fn parse_csv(text: &str, file: &str, stem: String) -> Result<Model> {
                     }
                 }
             }
-            continue;
         }
-        let cells: Vec<&str> = trimmed.split(',').map(str::trim).collect();
+    }
+    for record in crate::text::read_csv(text, file)? {
+        let line = record.line;
+        let cells: Vec<&str> = record.fields.iter().map(String::as_str).collect();
         let Some(columns) = &header else {
             let names: Vec<String> = cells.iter().map(|c| c.to_ascii_lowercase()).collect();
             for c in &names {

@@ -159,29 +159,29 @@ pub fn outcome_summary(outcome: &Outcome) -> String {
     out
 }
 
-/// CSV with the header `rank,server,sub_node,gpu,nic,switch,part`.
+/// CSV (RFC 4180) with the header `rank,server,sub_node,gpu,nic,switch,part`.
 pub fn to_csv(plan: &Plan, table: &RankTable) -> String {
-    let mut out = String::from("rank,server,sub_node,gpu,nic,switch,part\n");
-    for r in rows(plan, table) {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{}",
-            r.rank,
+    let header = ["rank", "server", "sub_node", "gpu", "nic", "switch", "part"].map(String::from);
+    let records = rows(plan, table).into_iter().map(|r| {
+        [
+            r.rank.to_string(),
             r.server,
             r.sub_node,
             r.gpu.unwrap_or_default(),
             r.nic,
             r.switch,
-            r.part
-        );
-    }
-    out
+            r.part,
+        ]
+    });
+    crate::text::write_csv(std::iter::once(header).chain(records))
 }
 
 /// An Open MPI rankfile: `rank N=host slot=S:C`, binding each rank to a core
 /// of the socket its GPU and NIC hang from. C counts the server's sub-nodes
-/// on that socket, so two ranks of one socket get different cores.
-pub fn to_rankfile(plan: &Plan, table: &RankTable) -> String {
+/// on that socket, so two ranks of one socket get different cores. A host
+/// name the file cannot carry ([`crate::names::check_mpi_host`]) is refused.
+pub fn to_rankfile(plan: &Plan, table: &RankTable) -> Result<String> {
+    check_mpi_hosts(plan, table, "rankfile")?;
     // Core of every sub-node on its socket, in sub-node order per server.
     let mut core = vec![0usize; plan.sub_node_list.len()];
     for server in &plan.servers {
@@ -201,12 +201,47 @@ pub fn to_rankfile(plan: &Plan, table: &RankTable) -> String {
             sn.server, sn.socket_index, core[i]
         );
     }
-    out
+    Ok(out)
+}
+
+/// Refuses a rank table whose servers have names an Open MPI rankfile or
+/// hostfile cannot carry, naming every such server.
+fn check_mpi_hosts(plan: &Plan, table: &RankTable, what: &str) -> Result<()> {
+    let hosts: std::collections::BTreeSet<&str> = table
+        .ranks
+        .iter()
+        .filter_map(|&i| plan.sub_node_list.get(i))
+        .map(|sn| sn.server.as_str())
+        .collect();
+    let problems: Vec<Problem> = hosts
+        .into_iter()
+        .filter_map(|h| {
+            crate::names::check_mpi_host(h).err().map(|e| {
+                Problem::at(
+                    None,
+                    format!("server {h}"),
+                    format!("an Open MPI {what} cannot carry it: {e}"),
+                    "rename the server with letters, digits, `.`, `-` and `_` only, starting with a letter or digit",
+                )
+            })
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid {
+            file: plan.name.clone(),
+            what: "plan",
+            problems,
+        })
+    }
 }
 
 /// An Open MPI hostfile: every host of the job with its number of ranks,
-/// in the order of its first rank.
-pub fn to_hostfile(plan: &Plan, table: &RankTable) -> String {
+/// in the order of its first rank. A host name the file cannot carry is
+/// refused, as in [`to_rankfile`].
+pub fn to_hostfile(plan: &Plan, table: &RankTable) -> Result<String> {
+    check_mpi_hosts(plan, table, "hostfile")?;
     let mut order: Vec<&str> = Vec::new();
     let mut slots: BTreeMap<&str, usize> = BTreeMap::new();
     for &i in &table.ranks {
@@ -221,7 +256,7 @@ pub fn to_hostfile(plan: &Plan, table: &RankTable) -> String {
     for host in order {
         let _ = writeln!(out, "{host} slots={}", slots[host]);
     }
-    out
+    Ok(out)
 }
 
 /// The table for people.
@@ -343,13 +378,9 @@ struct Entry {
 fn read_csv(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> {
     let mut columns: Option<(usize, usize, usize)> = None;
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+    for record in crate::text::read_csv(text, file)? {
+        let line = record.line;
+        let fields: Vec<&str> = record.fields.iter().map(String::as_str).collect();
         let Some((r, s, sn)) = columns else {
             let find = |name: &str| fields.iter().position(|f| f.eq_ignore_ascii_case(name));
             match (find("rank"), find("server"), find("sub_node")) {
@@ -720,13 +751,16 @@ mod tests {
     fn rankfile_and_hostfile() {
         let plan = plan();
         let t = rank_table(&plan, Algorithm::Hd, None).unwrap();
-        let rf = to_rankfile(&plan, &t);
+        let rf = to_rankfile(&plan, &t).unwrap();
         // Two sub-nodes per server, one per socket.
         assert!(
             rf.starts_with("rank 0=node1 slot=0:0\nrank 1=node1 slot=1:0\n"),
             "{rf}"
         );
-        assert_eq!(to_hostfile(&plan, &t).lines().next(), Some("node1 slots=2"));
+        assert_eq!(
+            to_hostfile(&plan, &t).unwrap().lines().next(),
+            Some("node1 slots=2")
+        );
     }
 
     #[test]

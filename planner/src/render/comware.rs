@@ -32,6 +32,13 @@ use askama::Template;
 use super::model::{Model, PortKind, ip, netmask};
 use super::{Vendor, description};
 use crate::error::{Error, Result};
+use crate::names;
+
+/// Longest `description` of a VPN instance Comware takes.
+const VRF_DESCRIPTION: usize = 79;
+
+/// Longest VLAN `name` Comware takes.
+const VLAN_NAME: usize = 32;
 
 /// Bytes per buffer cell assumed for WRED limits (Broadcom Trident 3, the
 /// S9850's chip family); `display buffer usage` shows a switch's own.
@@ -174,13 +181,13 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
         }
     }
     let t = Comware {
-        hostname: dev.name.clone(),
+        hostname: names::comment(&dev.name),
         vrfs: dev
             .domains
             .iter()
             .map(|&d| Named {
                 name: m.domains[d].vrf.clone(),
-                description: m.name(d).to_string(),
+                description: names::description(m.name(d), VRF_DESCRIPTION),
             })
             .collect(),
         vlans: dev
@@ -188,7 +195,7 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
             .iter()
             .map(|&d| Vlan {
                 id: m.domains[d].vlan,
-                name: m.name(d).to_string(),
+                name: names::description(m.name(d), VLAN_NAME),
             })
             .collect(),
         dscp_map: (0u8..64).map(|d| (d, m.dscp_map[usize::from(d)])).collect(),

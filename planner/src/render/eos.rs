@@ -30,6 +30,10 @@ use askama::Template;
 use super::model::{Model, PortKind, ip};
 use super::{Vendor, description, seconds, summary};
 use crate::error::{Error, Result};
+use crate::names;
+
+/// Longest VLAN `name` EOS takes.
+const VLAN_NAME: usize = 32;
 
 /// The largest interface MTU EOS accepts.
 pub const MAX_MTU: u32 = 9214;
@@ -161,11 +165,11 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let t = Eos {
         summary: summary(m, device),
         notes,
-        hostname: dev.name.clone(),
+        hostname: names::comment(&dev.name),
         vlans: dev
             .domains
             .iter()
-            .map(|&d| (m.domains[d].vlan, m.name(d).to_string()))
+            .map(|&d| (m.domains[d].vlan, names::description(m.name(d), VLAN_NAME)))
             .collect(),
         vrfs: dev
             .domains

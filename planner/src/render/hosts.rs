@@ -28,9 +28,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::model::{Model, ip};
-use super::nvue::shell_quote;
 use super::{file_stem, list};
 use crate::error::{Error, Result};
+use crate::names::{comment, shell_quote};
 use crate::plan::Plan;
 
 /// A server's host file, as JSON.
@@ -145,7 +145,9 @@ fn env_file(f: &HostFile<'_>) -> String {
     let _ = writeln!(
         s,
         "# {}: sub-node environment from plan {} ({}), rendered by planner.",
-        f.server, f.plan, f.design
+        comment(f.server),
+        comment(f.plan),
+        comment(&f.design)
     );
     s.push_str(
         "# Source this file, then run `planner_slot <slot>` in each rank's shell with the\n\
@@ -159,10 +161,14 @@ fn env_file(f: &HostFile<'_>) -> String {
         let _ = writeln!(
             s,
             "# slot {i}: {} on {} {} ({}), class {}",
-            slot.sub_node, slot.switch, slot.switch_port, slot.part_or_tier, slot.class
+            comment(&slot.sub_node),
+            comment(&slot.switch),
+            comment(&slot.switch_port),
+            slot.part_or_tier,
+            comment(&slot.class)
         );
-        let _ = writeln!(s, "SLOT{i}_IP={}", slot.ip);
-        let _ = writeln!(s, "SLOT{i}_GATEWAY={}", slot.gateway);
+        let _ = writeln!(s, "SLOT{i}_IP={}", shell_quote(&slot.ip));
+        let _ = writeln!(s, "SLOT{i}_GATEWAY={}", shell_quote(&slot.gateway));
         let _ = writeln!(s, "SLOT{i}_DSCP={}", slot.dscp);
         let _ = writeln!(s, "SLOT{i}_PRIORITY={}", slot.priority);
         let _ = writeln!(s, "SLOT{i}_PFC_PRIORITIES={}", list(&slot.pfc_priorities));
@@ -184,7 +190,7 @@ fn env_file(f: &HostFile<'_>) -> String {
     let _ = writeln!(
         s,
         "    *) echo {} \"$1\" {} >&2; return 1 ;;",
-        shell_quote(&format!("{} has no slot", f.server)),
+        shell_quote(&format!("{} has no slot", comment(f.server))),
         shell_quote(&format!("(slots: {})", slots.join(" ")))
     );
     s.push_str("    esac\n}\n");

@@ -42,6 +42,7 @@ pub use hosts::render_hosts;
 pub use overrides::apply_qos_overrides;
 
 use crate::error::{Error, Result};
+use crate::names;
 use crate::plan::{Plan, PlanSwitch};
 use model::{Model, PortKind};
 
@@ -107,6 +108,70 @@ impl Vendor {
             }
             Vendor::Eos => format!("Ethernet{port}/1"),
             Vendor::Nvue => format!("swp{port}"),
+        }
+    }
+
+    /// Longest interface `description` the vendor takes (Comware 7 and
+    /// SONiC 255 characters, EOS 240, NVUE 255).
+    pub fn max_description(self) -> usize {
+        match self {
+            Vendor::Eos => 240,
+            Vendor::Comware | Vendor::Sonic | Vendor::Nvue => 255,
+        }
+    }
+
+    /// What this vendor takes as an interface name, for messages.
+    pub fn interface_syntax(self) -> &'static str {
+        match self {
+            Vendor::Comware => {
+                "a Comware interface type (HundredGigE, FortyGigE, ...) followed by numbers separated by `/`, with an optional `:N` breakout (HundredGigE1/0/5)"
+            }
+            Vendor::Sonic => "`Ethernet` followed by a number (Ethernet0)",
+            Vendor::Eos => "`Ethernet` followed by numbers separated by `/` (Ethernet5/1)",
+            Vendor::Nvue => {
+                "`swp` followed by a number, with an optional `sN` breakout (swp5, swp5s1)"
+            }
+        }
+    }
+
+    /// True when `name` is an interface name this vendor accepts: the
+    /// check every port name passes at render time (the name rule already
+    /// holds; this is the vendor's own syntax).
+    pub fn accepts_interface(self, name: &str) -> bool {
+        fn numbers(s: &str, sep: char) -> bool {
+            !s.is_empty()
+                && s.split(sep)
+                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        }
+        match self {
+            Vendor::Comware => COMWARE_TYPES.iter().any(|(_, t)| {
+                name.strip_prefix(t).is_some_and(|rest| {
+                    let (slots, breakout) = match rest.split_once(':') {
+                        Some((s, b)) => (s, Some(b)),
+                        None => (rest, None),
+                    };
+                    numbers(slots, '/')
+                        && breakout.is_none_or(|b| numbers(b, '/') && !b.contains('/'))
+                })
+            }),
+            Vendor::Sonic => name
+                .strip_prefix("Ethernet")
+                .is_some_and(|n| numbers(n, '/') && !n.contains('/')),
+            Vendor::Eos => name
+                .strip_prefix("Ethernet")
+                .is_some_and(|n| numbers(n, '/')),
+            Vendor::Nvue => {
+                name.strip_prefix("swp")
+                    .is_some_and(|rest| match rest.split_once('s') {
+                        Some((p, b)) => {
+                            numbers(p, '/')
+                                && !p.contains('/')
+                                && numbers(b, '/')
+                                && !b.contains('/')
+                        }
+                        None => numbers(rest, '/') && !rest.contains('/'),
+                    })
+            }
         }
     }
 
@@ -180,6 +245,7 @@ fn comware_type(gbps: u32) -> &'static str {
 /// Renders one configuration file per physical switch, in plan order:
 /// `(file name, contents)`.
 pub fn render(plan: &Plan, vendor: Vendor) -> Result<Vec<(String, String)>> {
+    check_port_names(plan, vendor)?;
     let m = Model::build(plan)?;
     let mut names = BTreeSet::new();
     let mut out = Vec::with_capacity(m.devices.len());
@@ -208,13 +274,59 @@ pub fn render(plan: &Plan, vendor: Vendor) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// Refuses a plan whose `port_name` pattern, in this vendor's style, gives
+/// a port a name the vendor does not accept (`swp{p};touch X;`): every
+/// problem names the switch, the port and what the vendor takes.
+fn check_port_names(plan: &Plan, vendor: Vendor) -> Result<()> {
+    let mut problems = Vec::new();
+    for s in &plan.switch_list {
+        let Some(pattern) = s.port_name.as_deref() else {
+            continue;
+        };
+        if !vendor.accepts_pattern(pattern) {
+            // Not in this vendor's style: the vendor's own names are used.
+            continue;
+        }
+        if let Some(p) = s
+            .ports
+            .iter()
+            .find(|p| !vendor.accepts_interface(&vendor.port_name(s, p.port)))
+        {
+            problems.push(crate::Problem::at(
+                None,
+                format!("switch {} port {}", s.name, p.port),
+                format!(
+                    "the port name `{}` (from port_name `{pattern}`) is not a {vendor} interface name",
+                    vendor.port_name(s, p.port)
+                ),
+                format!(
+                    "{vendor} takes {}; fix port_name in the inventory and design again",
+                    vendor.interface_syntax()
+                ),
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid {
+            file: plan.name.clone(),
+            what: "plan",
+            problems,
+        })
+    }
+}
+
 /// The description of a port: the peer (`to sw02-l HundredGigE1/0/17`,
-/// `node03 mlx5_1 (gpu1)`), or that it is free for growth.
+/// `node03 mlx5_1 (gpu1)`), or that it is free for growth; escaped and
+/// cut to the vendor's length ([`names::description`]).
 pub(crate) fn description(m: &Model<'_>, vendor: Vendor, device: usize, port: u32) -> String {
     let Some(p) = m.port(device, port) else {
         return String::new();
     };
-    match p.kind {
+    // Names follow the name rule, but a description never carries a
+    // control character or more than the vendor takes, whatever the plan.
+    let text = match p.kind {
         PortKind::InterSwitch { link } => {
             let l = &m.links[link];
             format!(
@@ -232,10 +344,12 @@ pub(crate) fn description(m: &Model<'_>, vendor: Vendor, device: usize, port: u3
         }
         PortKind::Free => format!("free for growth in {}", m.name(p.domain)),
         PortKind::Reserved => String::new(),
-    }
+    };
+    names::description(&text, vendor.max_description())
 }
 
-/// A one-line summary of a switch for file headers: its model and halves.
+/// A one-line summary of a switch for file headers: its model and halves,
+/// escaped as a comment ([`names::comment`]).
 pub(crate) fn summary(m: &Model<'_>, device: usize) -> String {
     let dev = &m.devices[device];
     let halves: Vec<String> = dev
@@ -250,14 +364,15 @@ pub(crate) fn summary(m: &Model<'_>, device: usize) -> String {
             )
         })
         .collect();
-    format!(
+    // One comment line whatever the names hold.
+    names::comment(&format!(
         "{} ({}) of plan {} ({}): {}",
         dev.name,
         dev.model,
         m.plan.name,
         m.plan.describe(),
         halves.join(", ")
-    )
+    ))
 }
 
 /// Priorities as `3,4`.

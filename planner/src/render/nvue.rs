@@ -28,6 +28,7 @@ use askama::Template;
 use super::model::{Model, PortKind, ip};
 use super::{Vendor, description, list, summary};
 use crate::error::{Error, Result};
+use crate::names::shell_quote;
 
 #[derive(Template)]
 #[template(path = "nvue.sh", escape = "none")]
@@ -67,18 +68,6 @@ struct VlanInterface {
     addresses: Vec<String>,
 }
 
-/// Quotes a word for the shell.
-pub(crate) fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:,=@%+".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 /// Numbers as NVUE lists: `0-25,27-33`.
 fn ranges(v: &[u8]) -> String {
     let ports: Vec<u32> = v.iter().map(|&x| u32::from(x)).collect();
@@ -93,7 +82,7 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     for p in &dev.ports {
         let dom = &m.domains[p.domain];
         let mut i = Interface {
-            name: Vendor::Nvue.port_name(&m.plan.switch_list[p.domain], p.number),
+            name: shell_quote(&Vendor::Nvue.port_name(&m.plan.switch_list[p.domain], p.number)),
             description: shell_quote(&description(m, Vendor::Nvue, device, p.number)),
             kind: "free",
             access_vlan: dom.vlan,

@@ -51,24 +51,17 @@ pub struct Observed {
 /// Parses a CSV cabling file. A header row is optional; with one, columns
 /// are found by name (`switch`, `port`, `peer`, `peer_port`, optional
 /// `speed`/`gbps`) and other columns are ignored, so `planner cables`
-/// output reads back as is. Lines starting with `#` are comments.
+/// output reads back as is. Lines starting with `#` are comments. Fields
+/// follow RFC 4180 (`crate::text::read_csv`): quoted with `"`, a doubled
+/// `""` inside is one quote.
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<Observed>> {
     let shared: Arc<str> = Arc::from(file);
     let mut rows = Vec::with_capacity(text.len() / 40);
     let mut columns: Option<[Option<usize>; 5]> = None;
     let mut first = true;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let record = split_csv_line(trimmed).map_err(|message| Error::Syntax {
-            file: file.to_string(),
-            line,
-            column: 1,
-            message,
-        })?;
+    for rec in crate::text::read_csv(text, file)? {
+        let line = rec.line;
+        let record = rec.fields;
         if first {
             first = false;
             if record[0].eq_ignore_ascii_case("switch") {
@@ -154,52 +147,6 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<Observed>> {
         });
     }
     Ok(rows)
-}
-
-/// Splits one CSV line into trimmed fields; fields may be quoted with `"`
-/// (a doubled `""` inside is one quote).
-fn split_csv_line(line: &str) -> std::result::Result<Vec<String>, String> {
-    if !line.contains('"') {
-        return Ok(line.split(',').map(|f| f.trim().to_string()).collect());
-    }
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut chars = line.chars().peekable();
-    let mut quoted = false;
-    let mut was_quoted = false;
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            ('"', true) => quoted = false,
-            ('"', false) if field.trim().is_empty() && !was_quoted => {
-                field.clear();
-                quoted = true;
-                was_quoted = true;
-            }
-            (',', false) => {
-                fields.push(if was_quoted {
-                    field.clone()
-                } else {
-                    field.trim().to_string()
-                });
-                field.clear();
-                was_quoted = false;
-            }
-            (c, _) => field.push(c),
-        }
-    }
-    if quoted {
-        return Err("a quoted field is not closed".to_string());
-    }
-    fields.push(if was_quoted {
-        field
-    } else {
-        field.trim().to_string()
-    });
-    Ok(fields)
 }
 
 /// Parses a speed such as `100`, `100G`, `100Gbps`, `25000M` into Gbps.
@@ -430,13 +377,15 @@ mod tests {
 
     #[test]
     fn quoted_fields() {
-        assert_eq!(
-            split_csv_line(r#"a, "b,c" ,"d""e""#).unwrap(),
-            ["a", "b,c ", "d\"e"]
-        );
-        assert!(split_csv_line(r#"a,"b"#).is_err());
         let rows = parse_csv("\"sw 1\",\"Eth1/1\",sw2,3\n", "q.csv").unwrap();
         assert_eq!(rows[0].device, "sw 1");
+        let rows = parse_csv("a,\"b,c\",\"d\"\"e\",4\n", "q.csv").unwrap();
+        assert_eq!(
+            (rows[0].port.as_str(), rows[0].peer.as_str()),
+            ("b,c", "d\"e")
+        );
+        let e = parse_csv("a,\"b,c,d\n", "q.csv").unwrap_err().to_string();
+        assert!(e.starts_with("q.csv:1:"), "{e}");
     }
 
     #[test]

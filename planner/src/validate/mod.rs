@@ -31,7 +31,8 @@ pub struct Finding {
     /// `missing`, `extra`, `crossed`, `wrong-switch`, `wrong-vlan-half`,
     /// `wrong-port`, `miswired`, `speed-mismatch`, `conflict`,
     /// `unknown-device`, `unknown-port`, `no-data`, `invariant`,
-    /// `inconsistent`.
+    /// `inconsistent`, `name` (a name breaks the name rule,
+    /// [`crate::names`]).
     pub kind: &'static str,
     /// What it is about (`sw01 port 5`, `node03 mlx5_1`).
     pub object: String,
@@ -406,6 +407,7 @@ fn normalise_mac(s: &str) -> String {
 /// Checks a plan's own consistency and topology invariants.
 pub fn validate_plan(plan: &Plan) -> Validation {
     let mut findings = Vec::new();
+    name_rule(plan, &mut findings);
     let idx = Index::new(plan, &mut findings);
     consistency(&idx, &mut findings);
     let (links, loads) = planned_graph(&idx);
@@ -431,6 +433,108 @@ fn result(
         matching_cables: matching,
         ok: findings.is_empty(),
         findings,
+    }
+}
+
+/// The names pass: every name of the plan that reaches an output follows
+/// the name rule ([`crate::names`]); one `name` finding per bad value.
+fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
+    use crate::names::{check_address, check_model, check_name, check_pattern};
+    let mut check =
+        |object: String, what: &str, value: &str, rule: fn(&str) -> Result<(), String>| {
+            if let Err(e) = rule(value) {
+                findings.push(finding(
+                    "name",
+                    object,
+                    format!("{what}: {e}"),
+                    format!(
+                        "rename it in the inventory and design again: {}",
+                        crate::names::RULE
+                    ),
+                    None,
+                ));
+            }
+        };
+    check("plan".to_string(), "name", &plan.name, check_name);
+    for s in &plan.switch_list {
+        let object = format!("switch {}", s.name);
+        check(object.clone(), "name", &s.name, check_name);
+        check(object.clone(), "physical", &s.physical, check_name);
+        check(object.clone(), "model", &s.model, check_model);
+        if let Some(r) = &s.rack {
+            check(object.clone(), "rack", r, check_name);
+        }
+        if let Some(p) = &s.port_name {
+            check(object.clone(), "port_name", p, check_pattern);
+        }
+        // Peers are switch, server or NIC names; a port's peer_port is a
+        // port number or a NIC name.
+        if let Some(p) = s.ports.iter().find(|p| {
+            p.peer.as_deref().is_some_and(|v| check_name(v).is_err())
+                || p.peer_port
+                    .as_deref()
+                    .is_some_and(|v| check_name(v).is_err())
+        }) {
+            let o = format!("{object} port {}", p.port);
+            check(
+                o.clone(),
+                "peer",
+                p.peer.as_deref().unwrap_or("-"),
+                check_name,
+            );
+            check(
+                o,
+                "peer_port",
+                p.peer_port.as_deref().unwrap_or("-"),
+                check_name,
+            );
+        }
+    }
+    for s in &plan.servers {
+        let object = format!("server {}", s.name);
+        check(object.clone(), "name", &s.name, check_name);
+        if let Some(r) = &s.rack {
+            check(object, "rack", r, check_name);
+        }
+    }
+    for sn in &plan.sub_node_list {
+        let object = format!("sub-node {}", sn.id);
+        check(object.clone(), "id", &sn.id, check_name);
+        check(object.clone(), "server", &sn.server, check_name);
+        check(object.clone(), "nic", &sn.nic, check_name);
+        check(object.clone(), "socket", &sn.socket, check_name);
+        check(object.clone(), "switch", &sn.switch, check_name);
+        let optional = [
+            ("gpu", &sn.gpu),
+            ("netdev", &sn.netdev),
+            ("pcie_switch", &sn.pcie_switch),
+        ];
+        for (what, v) in optional {
+            if let Some(v) = v {
+                check(object.clone(), what, v, check_name);
+            }
+        }
+        for (what, v) in [("mac", &sn.mac), ("ip", &sn.ip)] {
+            if let Some(v) = v {
+                check(object.clone(), what, v, check_address);
+            }
+        }
+    }
+    for c in &plan.cables {
+        if [&c.a, &c.b, &c.b_port]
+            .iter()
+            .any(|v| check_name(v).is_err())
+        {
+            let object = format!("cable {} port {}", c.a, c.a_port);
+            check(object.clone(), "a", &c.a, check_name);
+            check(object.clone(), "b", &c.b, check_name);
+            check(object, "b_port", &c.b_port, check_name);
+        }
+    }
+    if let Some(q) = &plan.qos {
+        for c in &q.classes {
+            check(format!("qos class {}", c.name), "name", &c.name, check_name);
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod cost;
 mod export;
 mod golden;
 mod iteration;
+mod names;
 mod outputs;
 mod render;
 mod simulate;

@@ -206,7 +206,12 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // Input text in the chain (file names, values) never reaches
+            // the terminal raw; the chain's own line breaks stay.
+            eprintln!(
+                "error: {}",
+                planner::names::escape_lines(&format!("{err:#}"))
+            );
             let bad = err.downcast_ref::<BadInput>().is_some()
                 || err
                     .downcast_ref::<planner::Error>()

@@ -126,8 +126,8 @@ pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
     let table = &outcome.table;
     let text = match args.format {
         RankFormat::Csv => rank_format::to_csv(&p, table),
-        RankFormat::Rankfile => rank_format::to_rankfile(&p, table),
-        RankFormat::Hostfile => rank_format::to_hostfile(&p, table),
+        RankFormat::Rankfile => rank_format::to_rankfile(&p, table)?,
+        RankFormat::Hostfile => rank_format::to_hostfile(&p, table)?,
         RankFormat::Json => {
             let doc = rank_format::RankDocument::new(&p, &request, &outcome);
             let mut s = serde_json::to_string_pretty(&doc).context("serialising JSON")?;
