@@ -332,7 +332,11 @@ fn rank_formats_round_trip(what: &str, p: &Plan, table: &ranks::RankTable) -> Ch
         );
     }
     let servers: Vec<&str> = p.servers.iter().map(|s| s.name.as_str()).collect();
-    let rankfile = rank_format::to_rankfile(p, table);
+    // A rankfile or hostfile may refuse a host it cannot carry (the name
+    // rule makes that rare); what it writes must read back.
+    let Ok(rankfile) = rank_format::to_rankfile(p, table) else {
+        return Ok(());
+    };
     if rankfile.lines().count() != table.ranks.len() {
         return fail(
             format!("{what}: rankfile has another line count than ranks"),
@@ -357,7 +361,10 @@ fn rank_formats_round_trip(what: &str, p: &Plan, table: &ranks::RankTable) -> Ch
             );
         }
     }
-    for l in rank_format::to_hostfile(p, table).lines() {
+    let Ok(hostfile) = rank_format::to_hostfile(p, table) else {
+        return Ok(());
+    };
+    for l in hostfile.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() != 2 || !servers.contains(&f[0]) || !f[1].starts_with("slots=") {
             return fail(
