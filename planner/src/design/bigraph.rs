@@ -179,7 +179,7 @@ pub(super) fn design(
         nic,
     };
     let infeasible = |reason: String, fix: String| Error::Infeasible {
-        input: inv.name.clone(),
+        input: inv.source.clone(),
         topology: "BiGraph".to_string(),
         reason,
         fix,

@@ -115,7 +115,7 @@ pub(super) fn design(
     let (spine_tpls, spine_spec, spine_other) =
         tier_templates(inv, &[SwitchRole::Spine, SwitchRole::Core]);
     let infeasible = |topology: &str, reason: String, fix: String| Error::Infeasible {
-        input: inv.name.clone(),
+        input: inv.source.clone(),
         topology: topology.to_string(),
         reason,
         fix,

@@ -76,7 +76,7 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<Plan> {
     let endpoints = endpoints(inv);
     if endpoints.is_empty() {
         return Err(Error::Infeasible {
-            input: inv.name.clone(),
+            input: inv.source.clone(),
             topology: opts.topology.as_str().to_string(),
             reason: "the inventory has no NICs to attach".to_string(),
             fix: "add servers with [[server.nic]] tables".to_string(),
@@ -84,7 +84,7 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<Plan> {
     }
     if inv.switch_templates.is_empty() {
         return Err(Error::Infeasible {
-            input: inv.name.clone(),
+            input: inv.source.clone(),
             topology: opts.topology.as_str().to_string(),
             reason: "the inventory has no switches".to_string(),
             fix: "add a [[switch]] table with the model, ports and port_gbps".to_string(),

@@ -332,6 +332,7 @@ fn synthetic(
     }
     Inventory {
         name: name.to_string(),
+        source: name.to_string(),
         description: Some("synthetic inventory from a command-line shorthand".to_string()),
         site: None,
         currency: None,

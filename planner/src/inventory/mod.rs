@@ -74,6 +74,9 @@ pub enum SwitchRole {
 pub struct Inventory {
     /// The inventory's name (from `[inventory] name`, else the file stem).
     pub name: String,
+    /// Where it came from, as the user named it (the file path, or the
+    /// command-line shorthand): what refusals about it name.
+    pub source: String,
     /// Free-form description.
     pub description: Option<String>,
     /// Site name.
@@ -582,6 +585,7 @@ impl Checker<'_> {
         if !within_limits {
             return Inventory {
                 name,
+                source: file.to_string(),
                 description: None,
                 site: None,
                 currency: None,
@@ -672,6 +676,7 @@ impl Checker<'_> {
 
         Inventory {
             name,
+            source: file.to_string(),
             description: meta.as_ref().and_then(|m| m.description.clone()),
             site: meta.as_ref().and_then(|m| m.site.clone()),
             currency: meta.as_ref().and_then(|m| m.currency.clone()),
