@@ -25,7 +25,7 @@ mod check;
 mod comware;
 mod eos;
 mod hosts;
-mod model;
+pub(crate) mod model;
 mod nvue;
 mod overrides;
 pub mod parse;
@@ -42,7 +42,7 @@ pub use hosts::render_hosts;
 pub use overrides::apply_qos_overrides;
 
 use crate::error::{Error, Result};
-use crate::plan::{Plan, PlanSwitch};
+use crate::plan::{CheckedPlan, PlanSwitch};
 use model::{Model, PortKind};
 
 /// A switch operating system to render for.
@@ -179,7 +179,7 @@ fn comware_type(gbps: u32) -> &'static str {
 
 /// Renders one configuration file per physical switch, in plan order:
 /// `(file name, contents)`.
-pub fn render(plan: &Plan, vendor: Vendor) -> Result<Vec<(String, String)>> {
+pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)>> {
     let m = Model::build(plan)?;
     let mut names = BTreeSet::new();
     let mut out = Vec::with_capacity(m.devices.len());

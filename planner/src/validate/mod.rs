@@ -13,6 +13,7 @@
 //! with no data, and the same topology invariants on the as-built graph.
 
 pub mod cabling;
+mod records;
 
 use std::collections::BTreeMap;
 
@@ -409,6 +410,10 @@ pub fn validate_plan(plan: &Plan) -> Validation {
     let idx = Index::new(plan, &mut findings);
     consistency(&idx, &mut findings);
     let (links, loads) = planned_graph(&idx);
+    records::records(&idx, &loads, &mut findings);
+    if findings.is_empty() {
+        records::render_model(plan, &mut findings);
+    }
     findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
     findings.extend(bandwidth(&idx));
     result(plan, Vec::new(), 0, 0, findings)
