@@ -15,6 +15,8 @@
 pub mod cabling;
 mod records;
 
+pub(crate) use records::render_refusals;
+
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap as HashMap;

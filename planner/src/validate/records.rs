@@ -44,10 +44,25 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
 /// the same model `render` builds, so the two cannot disagree; it runs on
 /// a plan that is otherwise consistent (the model assumes it).
 pub(super) fn render_model(plan: &Plan, findings: &mut Vec<Finding>) {
-    if let Err(crate::Error::Invalid { problems, .. }) = crate::render::model::Model::build(plan) {
-        for p in problems {
-            findings.push(finding("invalid", p.object, p.message, p.fix, None));
-        }
+    for p in render_refusals(plan) {
+        findings.push(finding("invalid", p.object, p.message, p.fix, None));
+    }
+}
+
+/// The problems `render` would refuse a consistent plan for (see
+/// [`render_model`]); the designer checks its plans with it, since the
+/// inventory's addresses may not fit the switches a design puts the NICs
+/// on.
+pub(crate) fn render_refusals(plan: &Plan) -> Vec<crate::Problem> {
+    match crate::render::model::Model::build(plan) {
+        Err(crate::Error::Invalid { problems, .. }) => problems,
+        Err(e) => vec![crate::Problem::at(
+            None,
+            "plan",
+            format!("the switch configurations cannot be built: {e}"),
+            "",
+        )],
+        Ok(_) => Vec::new(),
     }
 }
 
@@ -433,7 +448,22 @@ fn three_tier(plan: &Plan, bad: &mut impl FnMut(String, String)) {
         ),
     }
     let mut pods: Vec<usize> = Vec::new();
+    // The scheduler exports nest switches in physical switches in pods.
+    let mut pod_of_box: HashMap<&str, (Option<usize>, &str)> = HashMap::default();
     for s in &plan.switch_list {
+        if let Some((pod, other)) = pod_of_box.insert(s.physical.as_str(), (s.pod, &s.name))
+            && pod != s.pod
+        {
+            bad(
+                format!("switch {}", s.name),
+                format!(
+                    "it is in pod {} but {other}, in the same physical switch {}, is in pod {}",
+                    s.pod.map_or("none".to_string(), |p| p.to_string()),
+                    s.physical,
+                    pod.map_or("none".to_string(), |p| p.to_string())
+                ),
+            );
+        }
         match (s.part_or_tier, s.pod) {
             (Tier::Edge | Tier::Aggregation, Some(p)) => pods.push(p),
             (Tier::Edge | Tier::Aggregation, None) => bad(

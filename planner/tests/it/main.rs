@@ -2,6 +2,7 @@
 //! does): golden files for every command and the behaviours a user relies
 //! on (exit codes, atomic writes, determinism).
 
+mod checked;
 mod cli;
 mod cost;
 mod export;
