@@ -497,14 +497,22 @@ fn edited(edit: impl FnOnce(&mut Plan)) -> crate::Result<CheckedPlan> {
     plan.check("edited.json")
 }
 
-/// The refusal of an address edit: the load's check makes it (from the
-/// model `render` builds), naming the file.
+/// The refusal of an address edit: the load's check (a clash of two
+/// NICs) or render's address plan.
 fn address_error(edit: impl FnOnce(&mut Plan)) -> String {
-    let e = edited(edit).unwrap_err();
+    let plan = match edited(edit) {
+        Ok(plan) => plan,
+        Err(e) => {
+            assert!(e.to_string().starts_with("edited.json: "), "{e}");
+            return e.to_string();
+        }
+    };
+    let e = render(&plan, Vendor::Comware).unwrap_err();
+    let c = check_qos(&plan);
+    assert!(!c.ok);
+    assert_eq!(c.findings[0].kind, "plan");
     assert!(e.is_bad_input());
-    let e = e.to_string();
-    assert!(e.starts_with("edited.json: "), "{e}");
-    e
+    e.to_string()
 }
 
 #[test]

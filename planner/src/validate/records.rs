@@ -7,8 +7,8 @@
 //! list through the servers' lists, `render --hosts` writes
 //! `CUDA_VISIBLE_DEVICES` from `gpu_index`, rankfiles bind to
 //! `socket_index`, routing needs 2 or 3 tiers and pods, `render` refuses
-//! the QoS intent, pools and addresses, and every file writer needs
-//! distinct file names. Each check is linear in the plan's size.
+//! the QoS intent and the pools, and every file writer needs distinct file
+//! names. Each check is linear in the plan's size.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -35,35 +35,26 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
     servers(plan, &mut bad);
     sub_nodes(plan, &mut bad);
     parameters(idx, loads, &mut bad);
-    file_names(idx, findings);
-}
-
-/// What `render` and `check-qos` refuse: the QoS intent, the address
-/// pools, every sub-node and link address (prefix lengths, gateways,
-/// clashes, subnets on one switch, pools large enough). They come from
-/// the same model `render` builds, so the two cannot disagree; it runs on
-/// a plan that is otherwise consistent (the model assumes it).
-pub(super) fn render_model(plan: &Plan, findings: &mut Vec<Finding>) {
-    for p in render_refusals(plan) {
+    for p in plan.qos_intent().problems(plan.topology) {
         findings.push(finding("invalid", p.object, p.message, p.fix, None));
     }
-}
-
-/// The problems `render` would refuse a consistent plan for (see
-/// [`render_model`]); the designer checks its plans with it, since the
-/// inventory's addresses may not fit the switches a design puts the NICs
-/// on.
-pub(crate) fn render_refusals(plan: &Plan) -> Vec<crate::Problem> {
-    match crate::render::model::Model::build(plan) {
-        Err(crate::Error::Invalid { problems, .. }) => problems,
-        Err(e) => vec![crate::Problem::at(
-            None,
-            "plan",
-            format!("the switch configurations cannot be built: {e}"),
-            "",
-        )],
-        Ok(_) => Vec::new(),
+    if let Err(p) = plan.addressing.pools() {
+        findings.push(finding("invalid", p.object, p.message, p.fix, None));
     }
+    if let Some(q) = &plan.qos {
+        for name in q.switch_mtu.keys() {
+            if !idx.phys.contains_key(name.as_str()) {
+                findings.push(finding(
+                    "invalid",
+                    format!("qos switch_mtu {name}"),
+                    format!("{name} is not a physical switch of the plan"),
+                    "name a switch of the plan, or remove the entry",
+                    None,
+                ));
+            }
+        }
+    }
+    file_names(idx, findings);
 }
 
 /// Server names are unique, every server lists sub-nodes that exist, each
