@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
-use planner::plan::Plan;
+use planner::plan::{CheckedPlan, Plan};
 use planner::ranks::{Algorithm, rank_table, verify};
 use planner::validate::{cabling, validate_cabling, validate_plan};
 
@@ -187,6 +187,14 @@ fn phases(s: &Scenario, rounds: usize) {
     let (t, v) = best(rounds, || validate_plan(&parsed));
     assert!(v.ok);
     println!("| {} | plan invariants | {} |", s.label, ms(t));
+    let (t, checked) = best(rounds, || {
+        CheckedPlan::load(&json, "plan.json").expect("load")
+    });
+    println!(
+        "| {} | plan load (parse and check, what every command does) | {} |",
+        s.label,
+        ms(t)
+    );
     let (t, rows) = best(rounds, || {
         cabling::parse_csv(&csv, "cabling.csv").expect("csv")
     });
@@ -196,7 +204,7 @@ fn phases(s: &Scenario, rounds: usize) {
     println!("| {} | cabling against the plan | {} |", s.label, ms(t));
     let alg: Algorithm = s.rank_algorithm.parse().expect("algorithm");
     let (t, table) = best(rounds, || {
-        rank_table(&parsed, alg, None).expect("rank table")
+        rank_table(&checked, alg, None).expect("rank table")
     });
     println!(
         "| {} | {} rank table | {} |",
@@ -204,7 +212,7 @@ fn phases(s: &Scenario, rounds: usize) {
         s.rank_algorithm,
         ms(t)
     );
-    let (t, steps) = best(rounds, || verify(&parsed, &table, 0).expect("verify"));
+    let (t, steps) = best(rounds, || verify(&checked, &table, 0).expect("verify"));
     println!(
         "| {} | {} per-step proof ({} steps, worst load {}) | {} |",
         s.label,

@@ -20,7 +20,7 @@ use planner::design::shorthand::{self, Shorthand};
 use planner::estimate::{
     self, Algorithm, Method, Options, Params, ScaleSpec, parse_nodes, scale_plans,
 };
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 
 const SIZE_256MIB: u64 = 256 << 20;
 
@@ -44,7 +44,7 @@ fn main() {
     println!("\nOne allreduce, 256 MiB over 1,024 sub-nodes, one thread, best of {rounds}:\n");
     println!("| case | method | simulated time | wall time | target |");
     println!("|---|---|---|---|---|");
-    let cases: [(&str, &Plan, Algorithm); 3] = [
+    let cases: [(&str, &CheckedPlan, Algorithm); 3] = [
         ("ring, BiGraph 16x64", &bigraph, Algorithm::Ring),
         ("ring, leaf-spine 1,024", &fat_tree, Algorithm::Ring),
         ("hdrm, BiGraph 16x64", &bigraph, Algorithm::Hdrm),

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::metrics::{Metrics, metrics};
+use crate::plan::CheckedPlan;
 use crate::plan::{Plan, PortRole, Tier};
 use crate::text::{Table, format_port_list, gbps};
 
@@ -232,7 +233,7 @@ fn tier_table(plan: &Plan) -> String {
 }
 
 /// The cable list for people.
-pub fn render_cables(plan: &Plan) -> String {
+pub fn render_cables(plan: &CheckedPlan) -> String {
     let names: BTreeMap<&str, &crate::plan::PlanSwitch> = plan
         .switch_list
         .iter()

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use planner::export::labels::DEFAULT_PREFIX;
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 use planner::text::Table;
 use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
 use provisioner::job::JobSpec;
@@ -207,9 +207,12 @@ fn read(path: &Path) -> Result<String> {
 }
 
 /// The plan, its name for messages, and the node map if one is given.
-fn read_plan(plan: &Path, node_map: Option<&Path>) -> Result<(Plan, String, Option<NodeMap>)> {
+fn read_plan(
+    plan: &Path,
+    node_map: Option<&Path>,
+) -> Result<(CheckedPlan, String, Option<NodeMap>)> {
     let plan_name = plan.display().to_string();
-    let p = Plan::parse(&read(plan)?, &plan_name)?;
+    let p = CheckedPlan::load(&read(plan)?, &plan_name)?;
     let map = match node_map {
         Some(path) => Some(NodeMap::from_toml(
             &read(path)?,

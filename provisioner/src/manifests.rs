@@ -53,6 +53,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use planner::plan::CheckedPlan;
 use planner::plan::Plan;
 
 use crate::error::{Error, Result};
@@ -71,7 +72,7 @@ pub const RUN_DIR: &str = "/var/run/eflops";
 
 /// The host configuration's runtime environment of every sub-node, by
 /// sub-node id (`node01/sn0`), as `planner render --hosts` writes it.
-pub fn host_env(plan: &Plan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+pub fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
     let mut out = BTreeMap::new();
     for (name, text) in planner::render::render_hosts(plan)? {
         if !name.ends_with(".json") {
@@ -129,7 +130,7 @@ pub fn config_map_name(job: &JobSpec) -> String {
 }
 
 /// Builds every object of `job` placed by `placement` on `plan`.
-pub fn build(plan: &Plan, placement: &Placement, job: &JobSpec) -> Result<Manifests> {
+pub fn build(plan: &CheckedPlan, placement: &Placement, job: &JobSpec) -> Result<Manifests> {
     let env = host_env(plan)?;
     let gpus: Vec<u32> = placement.nodes.iter().map(|n| n.gpus).collect();
     if gpus.iter().any(|&g| g != gpus[0]) {

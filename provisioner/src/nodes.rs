@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use planner::Problem;
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 
 use crate::error::{Error, Result};
 
@@ -110,7 +110,7 @@ pub fn is_node_name(name: &str) -> bool {
 
 /// Binds every server of the plan to a Node. `plan_file` names the plan in
 /// errors about host names.
-pub fn bind(plan: &Plan, map: Option<&NodeMap>, plan_file: &str) -> Result<Vec<Node>> {
+pub fn bind(plan: &CheckedPlan, map: Option<&NodeMap>, plan_file: &str) -> Result<Vec<Node>> {
     let mut problems_map = Vec::new();
     let mut problems_plan = Vec::new();
     if let Some(map) = map {
@@ -200,7 +200,7 @@ mod tests {
     use super::*;
     use planner::design::shorthand::{self, Shorthand};
 
-    fn plan() -> Plan {
+    fn plan() -> CheckedPlan {
         let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
         planner::design::design(&inv, &opts).unwrap()
     }

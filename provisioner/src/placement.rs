@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_ranks};
 
 use crate::error::{Error, Result};
@@ -206,7 +206,7 @@ fn plan_gpus(n: &Node) -> u32 {
 /// Places `job` on the usable Nodes of `view` (see the module
 /// documentation). Nothing is returned unless every rank is placed.
 pub fn place(
-    plan: &Plan,
+    plan: &CheckedPlan,
     bound_nodes: &[Node],
     view: &ClusterView,
     job: &JobSpec,
@@ -374,7 +374,7 @@ mod tests {
     use crate::view::PodUse;
     use planner::design::shorthand::{self, Shorthand};
 
-    fn plan() -> Plan {
+    fn plan() -> CheckedPlan {
         let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
         planner::design::design(&inv, &opts).unwrap()
     }

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 
 use crate::error::Result;
 use crate::job::JobSpec;
@@ -90,7 +90,7 @@ impl Submission {
 /// ([`nodes::bind`] of `plan`), and builds its objects. Nothing is
 /// returned unless the whole job is placed.
 pub fn prepare(
-    plan: &Plan,
+    plan: &CheckedPlan,
     bound: &[Node],
     job: &JobSpec,
     view: &ClusterView,

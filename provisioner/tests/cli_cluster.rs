@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use planner::export::labels::{DEFAULT_PREFIX, node_labels};
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 
@@ -179,7 +179,7 @@ fn label_nodes_again_changes_nothing() {
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/data/eflops-4x16.plan.json"
     );
-    let plan = Plan::parse(&std::fs::read_to_string(path).unwrap(), path).unwrap();
+    let plan = CheckedPlan::load(&std::fs::read_to_string(path).unwrap(), path).unwrap();
     let nodes = node_labels(&plan, DEFAULT_PREFIX)
         .unwrap()
         .into_iter()

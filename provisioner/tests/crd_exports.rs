@@ -13,7 +13,7 @@ use serde_json::Value;
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
 use planner::export::{DEFAULT_PREFIX, Target, export, node_labels};
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 use provisioner::schema::{CrdSchema, label_value_problem, qualified_name_problem};
 
 fn root() -> PathBuf {
@@ -31,9 +31,9 @@ fn crd(test: &str, file: &str, version: &str) -> Option<CrdSchema> {
 
 /// The EFLOPS deployment, a BiGraph whose servers span both parts, a
 /// 3-tier fat-tree whose servers span two edge switches, and a leaf-spine.
-fn plans() -> Vec<Plan> {
+fn plans() -> Vec<CheckedPlan> {
     let text = std::fs::read_to_string(root().join("examples/data/eflops-4x16.plan.json")).unwrap();
-    let mut plans = vec![Plan::from_json(&text, "eflops-4x16.plan.json").unwrap()];
+    let mut plans = vec![CheckedPlan::load(&text, "eflops-4x16.plan.json").unwrap()];
     let spread = Shorthand {
         sub_nodes_per_server: Some(8),
         ..Shorthand::default()
@@ -47,7 +47,7 @@ fn plans() -> Vec<Plan> {
     plans
 }
 
-fn objects(plan: &Plan, target: Target, kind: &str) -> Vec<Value> {
+fn objects(plan: &CheckedPlan, target: Target, kind: &str) -> Vec<Value> {
     export(plan, target, DEFAULT_PREFIX)
         .unwrap()
         .objects

@@ -10,7 +10,7 @@ use kube::client::Body;
 use serde_json::{Value, json};
 
 use planner::export::labels::{DEFAULT_PREFIX, node_labels};
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 use provisioner::cluster::{self, Error, JobPhase, LabelOptions, NodeChange, WaitOptions};
 use provisioner::view::Manifests;
 
@@ -113,15 +113,15 @@ where
     })
 }
 
-fn eflops() -> Plan {
+fn eflops() -> CheckedPlan {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/data/eflops-4x16.plan.json"
     );
-    Plan::parse(&std::fs::read_to_string(path).unwrap(), path).unwrap()
+    CheckedPlan::load(&std::fs::read_to_string(path).unwrap(), path).unwrap()
 }
 
-fn planned_labels(plan: &Plan) -> BTreeMap<String, BTreeMap<String, String>> {
+fn planned_labels(plan: &CheckedPlan) -> BTreeMap<String, BTreeMap<String, String>> {
     node_labels(plan, DEFAULT_PREFIX)
         .unwrap()
         .into_iter()

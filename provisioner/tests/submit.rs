@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 use planner::ranks::{Algorithm, format, rank_table};
 use provisioner::job::JobSpec;
 use provisioner::nodes::{self, NodeMap};
@@ -41,8 +41,8 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn plan() -> Plan {
-    Plan::from_json(&read(PLAN), PLAN).unwrap()
+fn plan() -> CheckedPlan {
+    CheckedPlan::load(&read(PLAN), PLAN).unwrap()
 }
 
 fn job(path: &str) -> JobSpec {
@@ -68,11 +68,11 @@ fn provisioner(args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("run provisioner")
 }
 
-fn bound(plan: &Plan) -> Vec<nodes::Node> {
+fn bound(plan: &CheckedPlan) -> Vec<nodes::Node> {
     nodes::bind(plan, None, PLAN).unwrap()
 }
 
-fn offline(plan: &Plan, job: &JobSpec, map: Option<&NodeMap>) -> Submission {
+fn offline(plan: &CheckedPlan, job: &JobSpec, map: Option<&NodeMap>) -> Submission {
     let bound = nodes::bind(plan, map, PLAN).unwrap();
     submit::prepare(plan, &bound, job, &ClusterView::all_free(&bound)).unwrap()
 }
@@ -245,7 +245,7 @@ fn every_pod_node_is_the_hdrm_tables() {
 
 /// The plan's cluster with node03 busy, node05 not Ready, node06
 /// cordoned, node08 missing, and a CPU Node the plan does not know.
-fn busy_view(plan: &Plan) -> ClusterView {
+fn busy_view(plan: &CheckedPlan) -> ClusterView {
     let bound = nodes::bind(plan, None, PLAN).unwrap();
     let mut view = ClusterView::all_free(&bound);
     let node = |v: &ClusterView, name: &str| v.nodes.iter().position(|n| n.name == name).unwrap();

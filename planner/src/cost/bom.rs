@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::catalog::{Catalog, OpticalLink};
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
-use crate::plan::{Media, Plan, Topology};
+use crate::plan::{CheckedPlan, Media, Topology};
 use crate::text::Table;
 
 /// One line of a bill of materials. `total_cost` of a [`Bom`] is the sum
@@ -146,7 +146,11 @@ pub struct PlanCost {
 /// else the cheapest model with enough ports at the speed), a NIC per
 /// sub-node, a GPU per sub-node (or `gpus_per_server` per server), the
 /// servers, and its cables (DAC or the cheapest optical link).
-pub fn cost_plan(plan: &Plan, catalog: &Catalog, gpus_per_server: Option<u32>) -> Result<PlanCost> {
+pub fn cost_plan(
+    plan: &CheckedPlan,
+    catalog: &Catalog,
+    gpus_per_server: Option<u32>,
+) -> Result<PlanCost> {
     let mut b = BomBuilder::default();
     let mut problems = Vec::new();
 

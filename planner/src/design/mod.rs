@@ -19,8 +19,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use crate::error::{Error, Result};
 use crate::inventory::{Inventory, SubNodeSpec, SwitchRole};
 use crate::plan::{
-    Cable, CableKind, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode,
-    PlanSwitch, PortRole, Tier, Topology,
+    Cable, CableKind, CheckedPlan, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer,
+    PlanSubNode, PlanSwitch, PortRole, Tier, Topology,
 };
 use crate::qos::QosIntent;
 
@@ -63,7 +63,7 @@ impl Default for DesignOptions {
 }
 
 /// Designs a fabric for every NIC of the inventory.
-pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<Plan> {
+pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     if !(opts.oversubscription.is_finite() && opts.oversubscription >= 1.0) {
         return Err(Error::option(
             "--oversubscription",
@@ -107,7 +107,7 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<Plan> {
     }?;
     plan.qos = Some(qos);
     plan.notes.extend(qos_notes);
-    Ok(plan)
+    Ok(CheckedPlan::designed(plan, &inv.qos.file))
 }
 
 /// A NIC to attach, in inventory order.

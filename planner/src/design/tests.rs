@@ -62,8 +62,11 @@ fn design_checks(
             let json = plan.to_json().unwrap();
             assert_eq!(json, design(inv, opts).unwrap().to_json().unwrap());
             let back = crate::plan::Plan::from_json(&json, "p.json").unwrap();
-            assert_eq!(back, plan);
-            Some(plan)
+            assert_eq!(&back, plan.plan());
+            // What design returns as checked passes the load's check.
+            let loaded = crate::plan::CheckedPlan::load(&json, "p.json").unwrap();
+            assert_eq!(loaded.plan(), plan.plan());
+            Some(plan.into_plan())
         }
         Err(e) => {
             assert!(e.is_bad_input(), "{e}");

@@ -129,7 +129,7 @@ use serde::{Serialize, Serializer};
 use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
 use crate::error::{Error, Problem, Result};
-use crate::plan::{Plan, Tier, Topology};
+use crate::plan::{CheckedPlan, Tier, Topology};
 use crate::ranks::routing::Network;
 use crate::ranks::verify::flow_id;
 use crate::ranks::{self, Link};
@@ -461,7 +461,11 @@ pub fn bandwidths(size: u64, time_us: f64, ranks: usize) -> (f64, f64) {
 /// solver and seed), otherwise [`ranks::rank_table`] (Algorithm 1 for
 /// HDRM, plan order for the others, which is what `planner ranks` gives
 /// there too). HDRM off a BiGraph keeps `rank_table`'s refusal.
-fn rank_order(plan: &Plan, order: ranks::Algorithm, count: Option<usize>) -> Result<Vec<usize>> {
+fn rank_order(
+    plan: &CheckedPlan,
+    order: ranks::Algorithm,
+    count: Option<usize>,
+) -> Result<Vec<usize>> {
     let x = count.unwrap_or(plan.sub_node_list.len());
     let folds = x > 0 && !x.is_power_of_two();
     let maps = match order {
@@ -491,7 +495,7 @@ struct Levels {
 /// A plan, an algorithm and its rank table, ready for any message size.
 #[derive(Debug)]
 struct Context<'a> {
-    plan: &'a Plan,
+    plan: &'a CheckedPlan,
     algorithm: Algorithm,
     params: Params,
     net: Network<'a>,
@@ -510,7 +514,7 @@ struct Context<'a> {
 
 impl<'a> Context<'a> {
     fn new(
-        plan: &'a Plan,
+        plan: &'a CheckedPlan,
         algorithm: Algorithm,
         ranks: Option<usize>,
         params: &Params,
@@ -1063,7 +1067,7 @@ fn check_size(n: u64) -> Result<()> {
 /// Estimates one allreduce of `size_bytes` with `algorithm` on `plan`,
 /// over `ranks` ranks (default: every sub-node, M x N for HDRM).
 pub fn estimate(
-    plan: &Plan,
+    plan: &CheckedPlan,
     algorithm: Algorithm,
     ranks: Option<usize>,
     size_bytes: u64,
@@ -1077,7 +1081,7 @@ pub fn estimate(
 /// mode sees it with ECMP seed `seed`: phase, flows, bytes, the most flows
 /// on one link and the step's time.
 pub fn steps(
-    plan: &Plan,
+    plan: &CheckedPlan,
     algorithm: Algorithm,
     ranks: Option<usize>,
     size_bytes: u64,
@@ -1095,7 +1099,7 @@ pub fn steps(
 /// The send-level schedule of an algorithm on a plan (for callers that
 /// want every send).
 pub fn send_schedule(
-    plan: &Plan,
+    plan: &CheckedPlan,
     algorithm: Algorithm,
     ranks: Option<usize>,
     size_bytes: u64,
@@ -1169,7 +1173,7 @@ fn run_jobs(
 /// algorithm by algorithm. `progress(done, total)` is called on the
 /// calling thread as jobs finish.
 pub fn size_sweep(
-    plan: &Plan,
+    plan: &CheckedPlan,
     algorithms: &[Algorithm],
     sizes: &[u64],
     ranks: Option<usize>,
@@ -1234,7 +1238,7 @@ pub fn bigraph_shape(nodes: usize) -> Result<(usize, usize)> {
 
 /// The plans of a scale sweep: for every node count, one plan per
 /// topology of `spec`, built with the command-line shorthands.
-pub fn scale_plans(nodes: &[usize], spec: &ScaleSpec) -> Result<Vec<Plan>> {
+pub fn scale_plans(nodes: &[usize], spec: &ScaleSpec) -> Result<Vec<CheckedPlan>> {
     let s = Shorthand {
         link_gbps: spec.link_gbps,
         ..Shorthand::default()
@@ -1267,7 +1271,7 @@ pub fn scale_plans(nodes: &[usize], spec: &ScaleSpec) -> Result<Vec<Plan>> {
 /// the plans of [`scale_plans`]), plan by plan. Algorithms that cannot run
 /// on a plan's topology (HDRM on a fat-tree) are left out.
 pub fn scale_sweep(
-    plans: &[Plan],
+    plans: &[CheckedPlan],
     algorithms: &[Algorithm],
     sizes: &[u64],
     params: &Params,

@@ -3,12 +3,12 @@
 use super::*;
 use crate::design::shorthand::{self, Shorthand};
 
-fn bigraph_plan(m: usize, n: usize) -> Plan {
+fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
     let (inv, opts) = shorthand::bigraph(m, n, &Shorthand::default()).unwrap();
     design(&inv, &opts).unwrap()
 }
 
-fn fat_tree_plan(spec: &str) -> Plan {
+fn fat_tree_plan(spec: &str) -> CheckedPlan {
     let (inv, opts) = shorthand::fat_tree(spec, &Shorthand::default()).unwrap();
     design(&inv, &opts).unwrap()
 }
@@ -261,7 +261,12 @@ fn hd_in_plan_order_is_slower_than_hdrm_on_the_same_bigraph() {
 
 /// The first ECMP seed under which no directed link carries two flows of
 /// a step of `algorithm`.
-fn uncontended_seed(plan: &Plan, algorithm: Algorithm, size: u64, params: &Params) -> Option<u64> {
+fn uncontended_seed(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    size: u64,
+    params: &Params,
+) -> Option<u64> {
     (0..64).find(|&seed| {
         steps(plan, algorithm, None, size, params, seed)
             .unwrap()
@@ -1216,7 +1221,7 @@ fn timing_every_algorithm_at_1024() {
 
 /// Runs an algorithm with the rates checked against a full water-filling
 /// after every instant.
-fn check_fairness(plan: &Plan, a: Algorithm, size: u64, seed: u64) -> sim::Outcome {
+fn check_fairness(plan: &CheckedPlan, a: Algorithm, size: u64, seed: u64) -> sim::Outcome {
     let params = Params::default();
     let ctx = Context::new(plan, a, None, &params).unwrap();
     let (_, k) = ctx.closed_form(size).unwrap();

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::error::{Error, Problem, Result};
+use crate::plan::CheckedPlan;
 use crate::plan::{Plan, PlanServer, Tier, Topology};
 
 /// The label prefix used when none is given.
@@ -327,7 +328,7 @@ fn check_value(problems: &mut Vec<Problem>, object: &str, what: &str, value: &st
 /// `prefix` is a DNS subdomain with or without the final `/` (e.g.
 /// [`DEFAULT_PREFIX`]); it is checked first. Every value is a valid
 /// Kubernetes label value, or the error names the object to rename.
-pub fn node_labels(plan: &Plan, prefix: &str) -> Result<Vec<NodeLabels>> {
+pub fn node_labels(plan: &CheckedPlan, prefix: &str) -> Result<Vec<NodeLabels>> {
     let prefix = check_prefix(prefix)?;
     let places = server_places(plan)?;
     let part_key = part_key(plan);
@@ -492,9 +493,10 @@ mod tests {
 
     #[test]
     fn bad_names_are_named() {
-        let mut plan = bigraph(4, 16, 4);
+        let mut plan = bigraph(4, 16, 4).into_plan();
         plan.servers[1].name = "node 02".into();
         plan.sub_node_list[0].nic = "x".repeat(70);
+        let plan = CheckedPlan::unchecked_for_tests(plan);
         let e = node_labels(&plan, DEFAULT_PREFIX).unwrap_err();
         assert!(e.is_bad_input());
         let text = e.to_string();

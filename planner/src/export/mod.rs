@@ -22,6 +22,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::plan::CheckedPlan;
 use crate::plan::{Plan, Topology};
 
 pub use labels::{
@@ -145,7 +146,7 @@ fn yaml<T: Serialize>(value: &T) -> Result<String> {
 /// Exports a plan to a target. `prefix` is the label prefix (see
 /// [`check_prefix`]); the labels, the Kueue levels, the Volcano selectors
 /// and the Slurm switch names all come from the same values.
-pub fn export(plan: &Plan, target: Target, prefix: &str) -> Result<Export> {
+pub fn export(plan: &CheckedPlan, target: Target, prefix: &str) -> Result<Export> {
     let prefix = check_prefix(prefix)?;
     let tree = Tree::of(plan)?;
     let mut out = Export {

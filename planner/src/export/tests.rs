@@ -4,7 +4,7 @@ use super::*;
 use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
 
-pub(super) fn bigraph(m: usize, n: usize, per_server: usize) -> Plan {
+pub(super) fn bigraph(m: usize, n: usize, per_server: usize) -> CheckedPlan {
     let sh = Shorthand {
         sub_nodes_per_server: Some(per_server),
         ..Shorthand::default()
@@ -13,21 +13,21 @@ pub(super) fn bigraph(m: usize, n: usize, per_server: usize) -> Plan {
     design(&inv, &opts).unwrap()
 }
 
-pub(super) fn fat_tree(spec: &str) -> Plan {
+pub(super) fn fat_tree(spec: &str) -> CheckedPlan {
     let (inv, opts) = shorthand::fat_tree(spec, &Shorthand::default()).unwrap();
     design(&inv, &opts).unwrap()
 }
 
-fn eflops() -> Plan {
+fn eflops() -> CheckedPlan {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/data/eflops-4x16.plan.json"
     ))
     .unwrap();
-    Plan::from_json(&text, "eflops-4x16.plan.json").unwrap()
+    CheckedPlan::load(&text, "eflops-4x16.plan.json").unwrap()
 }
 
-fn plans() -> Vec<Plan> {
+fn plans() -> Vec<CheckedPlan> {
     vec![
         eflops(),
         bigraph(4, 16, 8),
@@ -68,7 +68,7 @@ fn kueue_levels_are_the_labels() {
 
 #[test]
 fn kueue_levels_follow_the_plan_shape() {
-    let levels = |plan: &Plan| -> Vec<String> {
+    let levels = |plan: &CheckedPlan| -> Vec<String> {
         let e = export(plan, Target::Kueue, "x.io").unwrap();
         e.objects.unwrap()[0]["spec"]["levels"]
             .as_array()

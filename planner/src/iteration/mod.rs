@@ -64,7 +64,7 @@ use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
 use crate::error::{Error, Result};
 use crate::estimate::{self, Algorithm, Options, Params};
-use crate::plan::{Plan, Topology};
+use crate::plan::{CheckedPlan, Topology};
 
 /// How a layer's time is known.
 #[derive(Debug, Clone, PartialEq)]
@@ -386,7 +386,7 @@ pub fn fit_linear(points: &[(f64, f64)]) -> (f64, f64, f64) {
 /// Fits the allreduce cost of `algorithm` over `ranks` ranks of `plan` for
 /// messages up to `max_bytes`.
 pub fn fit_allreduce(
-    plan: &Plan,
+    plan: &CheckedPlan,
     algorithm: Algorithm,
     ranks: usize,
     max_bytes: u64,
@@ -433,7 +433,7 @@ pub fn fit_allreduce(
 /// a non-blocking fat-tree for a BiGraph (2 tiers of switches with the
 /// plan's port count, 3 tiers when 2 do not hold them), the M x N BiGraph
 /// of [`estimate::bigraph_shape`] for a fat-tree.
-pub fn counterpart(plan: &Plan) -> Result<Plan> {
+pub fn counterpart(plan: &CheckedPlan) -> Result<CheckedPlan> {
     let count = plan.sub_node_list.len();
     let link_gbps = plan
         .sub_node_list
@@ -696,7 +696,7 @@ fn frameworks(model: &Model, t: &Timing, cost: &Linear, best: &Schedule) -> Fram
 }
 
 /// The plans to compare: `plan`, and its counterpart when `compare`.
-pub fn plans(plan: Plan, compare: bool) -> Result<Vec<Plan>> {
+pub fn plans(plan: CheckedPlan, compare: bool) -> Result<Vec<CheckedPlan>> {
     let mut out = vec![plan];
     if compare {
         let other = counterpart(&out[0])?;
@@ -707,7 +707,7 @@ pub fn plans(plan: Plan, compare: bool) -> Result<Vec<Plan>> {
 
 /// Fits every algorithm on every plan it runs on (HDRM on BiGraphs only
 /// when there is more than one plan).
-fn fits(plans: &[Plan], model_bytes: u64, ranks: usize, setup: &Setup) -> Result<Vec<Fit>> {
+fn fits(plans: &[CheckedPlan], model_bytes: u64, ranks: usize, setup: &Setup) -> Result<Vec<Fit>> {
     let mut out = Vec::new();
     for plan in plans {
         for &a in &setup.algorithms {
@@ -733,14 +733,14 @@ fn fits(plans: &[Plan], model_bytes: u64, ranks: usize, setup: &Setup) -> Result
     Ok(out)
 }
 
-fn default_ranks(plans: &[Plan], setup: &Setup) -> usize {
+fn default_ranks(plans: &[CheckedPlan], setup: &Setup) -> usize {
     setup
         .ranks
         .unwrap_or_else(|| plans.first().map_or(1, |p| p.sub_node_list.len()))
 }
 
 /// The what-if of `model` on `plans` (see [`plans`]).
-pub fn report(model: &Model, plans: &[Plan], setup: &Setup) -> Result<Report> {
+pub fn report(model: &Model, plans: &[CheckedPlan], setup: &Setup) -> Result<Report> {
     let t = model.timing(&setup.compute)?;
     let total: u64 = t.bytes.iter().sum();
     let ranks = default_ranks(plans, setup);
@@ -802,7 +802,12 @@ pub struct Sweep {
 
 /// The scaling efficiency of every strategy, algorithm and plan at each
 /// rank count.
-pub fn sweep(model: &Model, plans: &[Plan], ranks: &[usize], setup: &Setup) -> Result<Sweep> {
+pub fn sweep(
+    model: &Model,
+    plans: &[CheckedPlan],
+    ranks: &[usize],
+    setup: &Setup,
+) -> Result<Sweep> {
     let t = model.timing(&setup.compute)?;
     let total: u64 = t.bytes.iter().sum();
     let mut results = Vec::new();

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::{Algorithm, Avoid, Congestion, Fold, Outcome, RankTable, Request};
 use crate::error::{Error, Problem, Result};
+use crate::plan::CheckedPlan;
 use crate::plan::Plan;
 use crate::text::Table;
 
@@ -32,7 +33,7 @@ pub struct RankRow {
 }
 
 /// The rows of a rank table.
-pub fn rows(plan: &Plan, table: &RankTable) -> Vec<RankRow> {
+pub fn rows(plan: &CheckedPlan, table: &RankTable) -> Vec<RankRow> {
     table
         .ranks
         .iter()
@@ -88,7 +89,7 @@ pub struct RankDocument<'a> {
 
 impl<'a> RankDocument<'a> {
     /// The document of `outcome`, computed for `request` on `plan`.
-    pub fn new(plan: &'a Plan, request: &'a Request, outcome: &'a Outcome) -> Self {
+    pub fn new(plan: &'a CheckedPlan, request: &'a Request, outcome: &'a Outcome) -> Self {
         RankDocument {
             plan: &plan.name,
             algorithm: outcome.table.algorithm,
@@ -160,7 +161,7 @@ pub fn outcome_summary(outcome: &Outcome) -> String {
 }
 
 /// CSV (RFC 4180) with the header `rank,server,sub_node,gpu,nic,switch,part`.
-pub fn to_csv(plan: &Plan, table: &RankTable) -> String {
+pub fn to_csv(plan: &CheckedPlan, table: &RankTable) -> String {
     let header = ["rank", "server", "sub_node", "gpu", "nic", "switch", "part"].map(String::from);
     let records = rows(plan, table).into_iter().map(|r| {
         [
@@ -180,7 +181,7 @@ pub fn to_csv(plan: &Plan, table: &RankTable) -> String {
 /// of the socket its GPU and NIC hang from. C counts the server's sub-nodes
 /// on that socket, so two ranks of one socket get different cores. A host
 /// name the file cannot carry ([`crate::names::check_mpi_host`]) is refused.
-pub fn to_rankfile(plan: &Plan, table: &RankTable) -> Result<String> {
+pub fn to_rankfile(plan: &CheckedPlan, table: &RankTable) -> Result<String> {
     check_mpi_hosts(plan, table, "rankfile")?;
     // Core of every sub-node on its socket, in sub-node order per server.
     let mut core = vec![0usize; plan.sub_node_list.len()];
@@ -240,7 +241,7 @@ fn check_mpi_hosts(plan: &Plan, table: &RankTable, what: &str) -> Result<()> {
 /// An Open MPI hostfile: every host of the job with its number of ranks,
 /// in the order of its first rank. A host name the file cannot carry is
 /// refused, as in [`to_rankfile`].
-pub fn to_hostfile(plan: &Plan, table: &RankTable) -> Result<String> {
+pub fn to_hostfile(plan: &CheckedPlan, table: &RankTable) -> Result<String> {
     check_mpi_hosts(plan, table, "hostfile")?;
     let mut order: Vec<&str> = Vec::new();
     let mut slots: BTreeMap<&str, usize> = BTreeMap::new();
@@ -260,7 +261,7 @@ pub fn to_hostfile(plan: &Plan, table: &RankTable) -> Result<String> {
 }
 
 /// The table for people.
-pub fn to_table(plan: &Plan, table: &RankTable) -> String {
+pub fn to_table(plan: &CheckedPlan, table: &RankTable) -> String {
     let mut t =
         Table::new(["rank", "server", "sub-node", "GPU", "NIC", "switch", "part"]).right(&[0]);
     for r in rows(plan, table) {
@@ -570,7 +571,7 @@ fn loads(order: String, steps: &[super::StepLoad]) -> OrderLoads {
 /// order beside it (skipping avoided switches) unless `table` is the plan
 /// order itself.
 pub fn verify_report(
-    plan: &Plan,
+    plan: &CheckedPlan,
     table: &RankTable,
     order: String,
     avoid: &[Avoid],
@@ -725,7 +726,7 @@ mod tests {
     use crate::design::shorthand::{self, Shorthand};
     use crate::ranks::rank_table;
 
-    fn plan() -> Plan {
+    fn plan() -> crate::plan::CheckedPlan {
         let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
         crate::design::design(&inv, &opts).unwrap()
     }

@@ -51,6 +51,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::plan::CheckedPlan;
 use crate::plan::{Plan, Tier, Topology};
 
 pub use avoid::{Avoid, Target};
@@ -131,7 +132,11 @@ impl RankTable {
 
 /// The rank table of `algorithm` on `plan` for `ranks` ranks (default: every
 /// sub-node, or M x N for HDRM).
-pub fn rank_table(plan: &Plan, algorithm: Algorithm, ranks: Option<usize>) -> Result<RankTable> {
+pub fn rank_table(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+) -> Result<RankTable> {
     let members = members(plan)?;
     let table = match algorithm {
         Algorithm::Hdrm => hdrm_order(plan, &members, ranks)?,
@@ -159,7 +164,7 @@ pub fn rank_table(plan: &Plan, algorithm: Algorithm, ranks: Option<usize>) -> Re
 
 /// Routes every step of the table's schedule on `plan` (ECMP choices made
 /// with `seed`) and reports the loads per step.
-pub fn verify(plan: &Plan, table: &RankTable, seed: u64) -> Result<Vec<StepLoad>> {
+pub fn verify(plan: &CheckedPlan, table: &RankTable, seed: u64) -> Result<Vec<StepLoad>> {
     let schedule = table.schedule()?;
     let net = Network::new(plan)?;
     verify_schedule(&net, &table.ranks, &schedule, seed)
@@ -169,7 +174,7 @@ pub fn verify(plan: &Plan, table: &RankTable, seed: u64) -> Result<Vec<StepLoad>
 /// and switches in `avoid` (ECMP choices made with `seed`) and reports the
 /// loads per step; a rank on an avoided switch is an error.
 pub fn verify_avoiding(
-    plan: &Plan,
+    plan: &CheckedPlan,
     table: &RankTable,
     avoid: &[Avoid],
     seed: u64,

@@ -85,7 +85,7 @@ use super::schedule::{FoldCost, Phase, Schedule, Step};
 use super::verify::{StepLoad, flow_id, verify_schedule};
 use super::{Algorithm, RankTable, hdrm, members, rank_table};
 use crate::error::{Error, Result};
-use crate::plan::{Plan, Tier, Topology};
+use crate::plan::{CheckedPlan, Tier, Topology};
 
 /// Most ranks the exact model takes.
 pub const EXACT_MAX_RANKS: usize = 16;
@@ -273,7 +273,7 @@ impl Outcome {
 }
 
 /// Maps the ranks of `request` onto `plan` (see the module documentation).
-pub fn plan_ranks(plan: &Plan, request: &Request) -> Result<Outcome> {
+pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     let net = Network::avoiding(plan, &request.avoid)?;
     let mut avail = members(plan)?;
     let mut notes = Vec::new();

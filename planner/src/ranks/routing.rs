@@ -79,7 +79,7 @@ use rustc_hash::FxHashMap;
 
 use super::avoid::{Avoid, Target};
 use crate::error::{Error, Problem, Result};
-use crate::plan::{Plan, PortRole, Tier, Topology};
+use crate::plan::{CheckedPlan, Plan, PortRole, Tier, Topology};
 
 /// Most links on a route: up, four inter-switch hops (3-tier fat-tree
 /// between pods), down.
@@ -221,7 +221,7 @@ const NO_POD: u32 = u32::MAX;
 /// The physical graph of a plan, ready for routing.
 #[derive(Debug, Clone)]
 pub struct Network<'a> {
-    plan: &'a Plan,
+    plan: &'a CheckedPlan,
     fabric: Fabric,
     /// Switch of every sub-node.
     sub_switch: Vec<u32>,
@@ -274,7 +274,7 @@ fn plan_error(plan: &Plan, problems: Vec<Problem>) -> Error {
 impl<'a> Network<'a> {
     /// Builds the graph of `plan`: every sub-node's switch and every
     /// inter-switch port, checking that each such port's peer points back.
-    pub fn new(plan: &'a Plan) -> Result<Self> {
+    pub fn new(plan: &'a CheckedPlan) -> Result<Self> {
         let fix = "design the plan again, or correct the port's peer";
         let mut problems = Vec::new();
         let fabric = match plan.topology {
@@ -524,7 +524,7 @@ impl<'a> Network<'a> {
     /// Builds the graph of `plan` as [`Network::new`] does, with routes
     /// that keep off everything in `avoid` (see the module documentation).
     /// With nothing to avoid this is [`Network::new`].
-    pub fn avoiding(plan: &'a Plan, avoid: &[Avoid]) -> Result<Self> {
+    pub fn avoiding(plan: &'a CheckedPlan, avoid: &[Avoid]) -> Result<Self> {
         let mut net = Self::new(plan)?;
         if avoid.is_empty() {
             return Ok(net);
@@ -706,7 +706,7 @@ impl<'a> Network<'a> {
     }
 
     /// The plan this network was built from.
-    pub fn plan(&self) -> &'a Plan {
+    pub fn plan(&self) -> &'a CheckedPlan {
         self.plan
     }
 

@@ -8,17 +8,17 @@ use crate::inventory::Inventory;
 use crate::plan::PortRole;
 use crate::ranks::verify_avoiding;
 
-fn bigraph_plan(m: usize, n: usize) -> Plan {
+fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
     let (inv, opts) = shorthand::bigraph(m, n, &Shorthand::default()).unwrap();
     design(&inv, &opts).unwrap()
 }
 
-fn fat_tree_plan(spec: &str) -> Plan {
+fn fat_tree_plan(spec: &str) -> CheckedPlan {
     let (inv, opts) = shorthand::fat_tree(spec, &Shorthand::default()).unwrap();
     design(&inv, &opts).unwrap()
 }
 
-fn eflops_plan() -> Plan {
+fn eflops_plan() -> CheckedPlan {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../topologies/eflops-4x16.toml"
@@ -567,16 +567,27 @@ fn hdrm_refuses_plans_it_cannot_map() {
         .to_string();
     assert!(e.contains("N = 12 switches is not a power of two"), "{e}");
 
-    let mut plan = bigraph_plan(4, 16);
+    // Marked irregular by hand: the load refuses the plan (the header
+    // disagrees with the switches); rank_table's own defence stays.
+    let mut plan = bigraph_plan(4, 16).into_plan();
     plan.bigraph.as_mut().unwrap().regular = false;
+    let e = plan.clone().check("p.json").unwrap_err().to_string();
+    assert!(e.contains("p.json: bigraph.regular: says false"), "{e}");
+    let plan = CheckedPlan::unchecked_for_tests(plan);
     let e = rank_table(&plan, Algorithm::Hdrm, None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("the BiGraph 4x16 is irregular"), "{e}");
 
     // A plan edited by hand: one sub-node fewer, still marked regular.
-    let mut plan = bigraph_plan(4, 16);
+    let mut plan = bigraph_plan(4, 16).into_plan();
     plan.sub_node_list.pop();
+    let e = plan.clone().check("p.json").unwrap_err().to_string();
+    assert!(
+        e.contains("sub_nodes: says 64 but the lists hold 63"),
+        "{e}"
+    );
+    let plan = CheckedPlan::unchecked_for_tests(plan);
     let e = rank_table(&plan, Algorithm::Hdrm, None)
         .unwrap_err()
         .to_string();
@@ -670,18 +681,22 @@ fn algorithms_parse_and_print() {
 #[test]
 fn broken_cabling_is_named() {
     // A port whose peer does not point back.
-    let mut plan = bigraph_plan(2, 4);
+    let mut plan = bigraph_plan(2, 4).into_plan();
     let port = plan.switch_list[0]
         .ports
         .iter_mut()
         .find(|p| p.role == PortRole::InterSwitch)
         .unwrap();
     port.peer_port = Some("999".to_string());
+    let e = plan.clone().check("p.json").unwrap_err().to_string();
+    assert!(e.contains("does not point back to this port"), "{e}");
+    let plan = CheckedPlan::unchecked_for_tests(plan);
     let e = Network::new(&plan).unwrap_err().to_string();
     assert!(e.contains("does not lead back"), "{e}");
 
-    // A missing cable: HDRM needs it, and the error names the switch.
-    let mut plan = bigraph_plan(2, 4);
+    // A missing cable: HDRM needs it, and the error names the switch
+    // (the load refuses such a plan; the routing's defence stays).
+    let mut plan = bigraph_plan(2, 4).into_plan();
     let (peer, peer_port) = {
         let port = plan.switch_list[0]
             .ports
@@ -700,6 +715,8 @@ fn broken_cabling_is_named() {
     back.role = PortRole::Free;
     back.peer = None;
     back.peer_port = None;
+    assert!(plan.clone().check("p.json").is_err());
+    let plan = CheckedPlan::unchecked_for_tests(plan);
     let table = rank_table(&plan, Algorithm::Hdrm, None).unwrap();
     let e = verify(&plan, &table, 0).unwrap_err().to_string();
     assert!(
@@ -755,7 +772,7 @@ fn scale_131072_sub_nodes() {
 }
 
 /// The switch names of one part or tier, in plan order.
-fn tier_names(plan: &Plan, tier: Tier) -> Vec<String> {
+fn tier_names(plan: &CheckedPlan, tier: Tier) -> Vec<String> {
     plan.switch_list
         .iter()
         .filter(|s| s.part_or_tier == tier)

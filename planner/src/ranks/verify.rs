@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::routing::Network;
 use super::schedule::{Phase, Schedule, Step};
 use crate::error::{Error, Problem, Result};
-use crate::plan::Plan;
+use crate::plan::CheckedPlan;
 
 /// The loads of one step.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -56,7 +56,7 @@ pub fn flow_id(src: usize, dst: usize) -> u64 {
 /// Checks a rank table (rank -> index into `plan.sub_node_list`): not
 /// empty, every index in range, no sub-node twice. Every bad rank is
 /// listed.
-pub fn check_ranks(plan: &Plan, ranks: &[usize]) -> Result<()> {
+pub fn check_ranks(plan: &CheckedPlan, ranks: &[usize]) -> Result<()> {
     let p = plan.sub_node_list.len();
     let mut problems = Vec::new();
     if ranks.is_empty() {

@@ -45,7 +45,7 @@ use serde::Serialize;
 
 use super::model::{Model, PortKind};
 use crate::error::Error;
-use crate::plan::Plan;
+use crate::plan::CheckedPlan;
 use crate::text::Table;
 
 /// The result of `check-qos`.
@@ -164,7 +164,7 @@ impl QosFinding {
 
 /// Checks a plan's QoS: the dependency graph of every priority, and the
 /// ends of every link.
-pub fn check_qos(plan: &Plan) -> QosCheck {
+pub fn check_qos(plan: &CheckedPlan) -> QosCheck {
     let qos = plan.qos_intent();
     let mut check = QosCheck {
         plan: plan.name.clone(),

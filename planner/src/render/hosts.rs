@@ -31,7 +31,7 @@ use super::model::{Model, ip};
 use super::{file_stem, list};
 use crate::error::{Error, Result};
 use crate::names::{comment, shell_quote};
-use crate::plan::Plan;
+use crate::plan::CheckedPlan;
 
 /// A server's host file, as JSON.
 #[derive(Debug, Serialize)]
@@ -70,7 +70,7 @@ struct Slot {
 
 /// Renders every server's files, server by server: `<server>.env` and
 /// `<server>.json`.
-pub fn render_hosts(plan: &Plan) -> Result<Vec<(String, String)>> {
+pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
     let m = Model::build(plan)?;
     let mut out = Vec::with_capacity(plan.servers.len() * 2);
     for server in &plan.servers {

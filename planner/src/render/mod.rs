@@ -43,7 +43,7 @@ pub use overrides::apply_qos_overrides;
 
 use crate::error::{Error, Result};
 use crate::names;
-use crate::plan::{Plan, PlanSwitch};
+use crate::plan::{CheckedPlan, Plan, PlanSwitch};
 use model::{Model, PortKind};
 
 /// A switch operating system to render for.
@@ -244,7 +244,7 @@ fn comware_type(gbps: u32) -> &'static str {
 
 /// Renders one configuration file per physical switch, in plan order:
 /// `(file name, contents)`.
-pub fn render(plan: &Plan, vendor: Vendor) -> Result<Vec<(String, String)>> {
+pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)>> {
     check_port_names(plan, vendor)?;
     let m = Model::build(plan)?;
     let mut names = BTreeSet::new();

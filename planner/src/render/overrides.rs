@@ -11,18 +11,18 @@
 //! table is at design time ([`QosIntent::resolve`]).
 
 use crate::error::{Error, Result};
-use crate::plan::{Plan, Topology};
+use crate::plan::{CheckedPlan, Topology};
 use crate::qos::{ClassOverride, QosIntent, QosOverrides};
 
 /// Applies `o` to the plan's QoS intent; returns notes about overrides
 /// that do not apply to this design. Problems name the overrides file and
 /// its lines.
-pub fn apply_qos_overrides(plan: &mut Plan, o: &QosOverrides) -> Result<Vec<String>> {
+pub fn apply_qos_overrides(plan: &mut CheckedPlan, o: &QosOverrides) -> Result<Vec<String>> {
     let base = plan.qos_intent();
     let merged = merge(plan.topology, &base, o);
     match QosIntent::resolve(plan.topology, &merged) {
         Ok((q, notes)) => {
-            plan.qos = Some(q);
+            plan.set_qos(q);
             Ok(notes)
         }
         Err(mut problems) => {

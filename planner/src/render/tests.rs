@@ -5,7 +5,7 @@ use super::parse::{ParsedConfig, parse};
 use super::*;
 use crate::design::{DesignOptions, design};
 use crate::inventory::Inventory;
-use crate::plan::{PortRole, Topology};
+use crate::plan::{Plan, PortRole, Topology};
 use crate::qos::{Ipv4Prefix, QosOverrides};
 
 fn inventory(file: &str) -> Inventory {
@@ -16,12 +16,12 @@ fn inventory(file: &str) -> Inventory {
 
 /// The plan of `examples/data/eflops-4x16.plan.json` (the CLI tests keep
 /// that file equal to this design).
-fn eflops() -> Plan {
+fn eflops() -> CheckedPlan {
     design(&inventory("eflops-4x16.toml"), &DesignOptions::default()).unwrap()
 }
 
 /// EFLOPS with one priority for both parts.
-fn eflops_one_priority() -> Plan {
+fn eflops_one_priority() -> CheckedPlan {
     let mut inv = inventory("eflops-4x16.toml");
     inv.qos = QosOverrides {
         per_direction: Some(false),
@@ -30,7 +30,7 @@ fn eflops_one_priority() -> Plan {
     design(&inv, &DesignOptions::default()).unwrap()
 }
 
-fn hosts_of(plan: &Plan, server: &str) -> Vec<(String, String)> {
+fn hosts_of(plan: &CheckedPlan, server: &str) -> Vec<(String, String)> {
     render_hosts(plan)
         .unwrap()
         .into_iter()
@@ -139,7 +139,7 @@ fn vendors_parse_and_name_files() {
 }
 
 /// The switches of each physical switch, in plan order.
-fn boxes(plan: &Plan) -> Vec<(String, Vec<&crate::plan::PlanSwitch>)> {
+fn boxes(plan: &CheckedPlan) -> Vec<(String, Vec<&crate::plan::PlanSwitch>)> {
     let mut out: Vec<(String, Vec<&crate::plan::PlanSwitch>)> = Vec::new();
     for s in &plan.switch_list {
         match out.iter_mut().find(|(p, _)| *p == s.physical) {
@@ -444,10 +444,12 @@ fn check_qos_passes_fat_trees() {
 
 #[test]
 fn check_qos_reports_links_whose_ends_disagree_on_mtu() {
-    let mut plan = eflops();
-    let mut q = plan.qos_intent();
-    q.switch_mtu.insert("sw03".to_string(), 9000);
-    plan.qos = Some(q);
+    let plan = edited(|plan| {
+        let mut q = plan.qos_intent();
+        q.switch_mtu.insert("sw03".to_string(), 9000);
+        plan.qos = Some(q);
+    })
+    .unwrap();
     let c = check_qos(&plan);
     assert!(!c.ok);
     let mtu: Vec<&QosFinding> = c
@@ -488,9 +490,23 @@ fn addresses_without_inventory_ips_come_from_the_pools() {
     );
 }
 
-fn address_error(edit: impl FnOnce(&mut Plan)) -> String {
-    let mut plan = eflops();
+/// EFLOPS with a hand edit, through the load's check.
+fn edited(edit: impl FnOnce(&mut Plan)) -> crate::Result<CheckedPlan> {
+    let mut plan = eflops().into_plan();
     edit(&mut plan);
+    plan.check("edited.json")
+}
+
+/// The refusal of an address edit: the load's check (a clash of two
+/// NICs) or render's address plan.
+fn address_error(edit: impl FnOnce(&mut Plan)) -> String {
+    let plan = match edited(edit) {
+        Ok(plan) => plan,
+        Err(e) => {
+            assert!(e.to_string().starts_with("edited.json: "), "{e}");
+            return e.to_string();
+        }
+    };
     let e = render(&plan, Vendor::Comware).unwrap_err();
     let c = check_qos(&plan);
     assert!(!c.ok);
@@ -521,18 +537,19 @@ fn address_clashes_are_clear_errors() {
 
 #[test]
 fn intent_problems_stop_rendering() {
-    let mut plan = eflops();
-    let mut q = plan.qos_intent();
-    q.classes[1].dscp = 48;
-    plan.qos = Some(q);
-    let e = render(&plan, Vendor::Eos).unwrap_err().to_string();
+    let e = edited(|plan| {
+        let mut q = plan.qos_intent();
+        q.classes[1].dscp = 48;
+        plan.qos = Some(q);
+    })
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("DSCP 48 is also the DSCP of the CNP"), "{e}");
 }
 
 #[test]
 fn a_plan_without_intent_gets_the_defaults() {
-    let mut plan = eflops();
-    plan.qos = None;
+    let plan = edited(|plan| plan.qos = None).unwrap();
     assert_eq!(
         render(&plan, Vendor::Sonic).unwrap(),
         render(&eflops(), Vendor::Sonic).unwrap()
@@ -551,14 +568,14 @@ fn seconds_and_lists() {
 fn the_intent_survives_json_and_toml() {
     let plan = eflops_one_priority();
     let json = Plan::from_json(&plan.to_json().unwrap(), "p.json").unwrap();
-    assert_eq!(json, plan);
+    assert_eq!(&json, plan.plan());
     let toml = Plan::from_toml(&plan.to_toml().unwrap(), "p.toml").unwrap();
-    assert_eq!(toml, plan);
+    assert_eq!(&toml, plan.plan());
 }
 
 #[test]
 fn reserved_ports_are_left_alone_and_unknown_switches_refused() {
-    let mut plan = eflops();
+    let mut plan = eflops().into_plan();
     let port = plan.switch_list[0]
         .ports
         .iter_mut()
@@ -566,6 +583,7 @@ fn reserved_ports_are_left_alone_and_unknown_switches_refused() {
         .unwrap();
     port.role = PortRole::Reserved;
     let number = port.port;
+    let plan = plan.check("p.json").unwrap();
     let comware = &render(&plan, Vendor::Comware).unwrap()[0].1;
     assert!(!comware.contains(&format!("interface HundredGigE1/0/{number}\n")));
     let sonic = parse(
@@ -581,12 +599,13 @@ fn reserved_ports_are_left_alone_and_unknown_switches_refused() {
     );
     assert!(check_qos(&plan).ok);
 
+    let mut plan = plan.into_plan();
     let mut q = plan.qos_intent();
     q.switch_mtu.insert("sw99".to_string(), 9000);
     plan.qos = Some(q);
-    let e = render(&plan, Vendor::Nvue).unwrap_err().to_string();
+    let e = plan.check("p.json").unwrap_err().to_string();
     assert!(
-        e.contains("sw99 is not a physical switch of the plan"),
+        e.contains("p.json: qos switch_mtu sw99: sw99 is not a physical switch of the plan"),
         "{e}"
     );
 }
@@ -645,7 +664,7 @@ fn overrides_turn_the_split_off_and_on_keeping_added_classes() {
     let mut plan = eflops();
     let off = "[qos]\nper_direction = false\n\n[[qos.class]]\nname = \"storage\"\ndscp = 10\npriority = 1\nlossless = false\n";
     apply_qos_overrides(&mut plan, &overrides(off).unwrap()).unwrap();
-    let names = |p: &Plan| -> Vec<String> {
+    let names = |p: &CheckedPlan| -> Vec<String> {
         p.qos_intent()
             .classes
             .iter()

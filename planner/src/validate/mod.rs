@@ -1,7 +1,9 @@
 //! Checks a plan's own invariants, and as-built cabling against the plan.
 //!
 //! [`validate_plan`] checks that a plan is self-consistent (ports, peers,
-//! cables and sub-node attachments agree; counts match the lists) and that
+//! cables and sub-node attachments agree; counts match the lists; servers,
+//! sub-nodes, indices, addresses, design parameters and the QoS intent
+//! agree, see `records.rs`) and that
 //! its topology holds: on a BiGraph exactly one link between every upper
 //! and lower switch and none inside a part, M <= N/2 and downlink <= uplink
 //! bandwidth; on a fat-tree every leaf wired alike to every spine (2 tiers)
@@ -13,6 +15,7 @@
 //! with no data, and the same topology invariants on the as-built graph.
 
 pub mod cabling;
+mod records;
 
 use std::collections::BTreeMap;
 
@@ -31,7 +34,7 @@ pub struct Finding {
     /// `missing`, `extra`, `crossed`, `wrong-switch`, `wrong-vlan-half`,
     /// `wrong-port`, `miswired`, `speed-mismatch`, `conflict`,
     /// `unknown-device`, `unknown-port`, `no-data`, `invariant`,
-    /// `inconsistent`, `name` (a name breaks the name rule,
+    /// `inconsistent`, `invalid`, `name` (a name breaks the name rule,
     /// [`crate::names`]).
     pub kind: &'static str,
     /// What it is about (`sw01 port 5`, `node03 mlx5_1`).
@@ -404,13 +407,16 @@ fn normalise_mac(s: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Checks a plan's own consistency and topology invariants.
+/// Checks a plan's own consistency and topology invariants. Every finding
+/// is an error: [`crate::plan::CheckedPlan::load`] refuses a plan with
+/// any, so this is the one check every command's plan passed.
 pub fn validate_plan(plan: &Plan) -> Validation {
     let mut findings = Vec::new();
     name_rule(plan, &mut findings);
     let idx = Index::new(plan, &mut findings);
     consistency(&idx, &mut findings);
     let (links, loads) = planned_graph(&idx);
+    records::records(&idx, &loads, &mut findings);
     findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
     findings.extend(bandwidth(&idx));
     result(plan, Vec::new(), 0, 0, findings)

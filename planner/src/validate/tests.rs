@@ -5,6 +5,10 @@ use crate::inventory::Inventory;
 use crate::plan::Topology;
 
 fn eflops_plan(topology: Topology) -> Plan {
+    eflops_checked(topology).into_plan()
+}
+
+fn eflops_checked(topology: Topology) -> crate::plan::CheckedPlan {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../topologies/eflops-4x16.toml"

@@ -3,6 +3,7 @@
 //! on (exit codes, atomic writes, determinism).
 
 mod bounds;
+mod checked;
 mod cli;
 mod cost;
 mod export;

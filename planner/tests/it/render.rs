@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use planner::plan::{Plan, PortRole};
+use planner::plan::{CheckedPlan, PortRole};
 use planner::render::Vendor;
 use planner::render::parse::{ParsedConfig, parse};
 
@@ -24,9 +24,9 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_string()
 }
 
-fn eflops() -> Plan {
+fn eflops() -> CheckedPlan {
     let path = root().join(PLAN);
-    Plan::from_json(&fs::read_to_string(path).unwrap(), PLAN).unwrap()
+    CheckedPlan::load(&fs::read_to_string(path).unwrap(), PLAN).unwrap()
 }
 
 /// Runs `planner render PLAN <what> --out <dir> --format json [extra]` and

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use planner::export::labels::{check_prefix, node_labels};
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 
 use super::{Error, FIELD_MANAGER, Result, list_all};
 use crate::nodes::{self, NodeMap};
@@ -105,7 +105,7 @@ impl LabelReport {
 /// written, unless `options.allow_missing`.
 pub async fn label_nodes(
     client: &kube::Client,
-    plan: &Plan,
+    plan: &CheckedPlan,
     plan_file: &str,
     map: Option<&NodeMap>,
     options: &LabelOptions,

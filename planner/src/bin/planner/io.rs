@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result};
 use planner::design::DesignOptions;
 use planner::design::shorthand::{self, Shorthand};
 use planner::inventory::Inventory;
-use planner::plan::Plan;
+use planner::plan::{CheckedPlan, Plan};
 use planner::validate::cabling;
 
 /// An error caused by the user's input (exit code 2).
@@ -52,7 +52,17 @@ pub fn load_inventory(path: &Path) -> Result<(Inventory, String)> {
     Ok((Inventory::from_toml(&text, &name)?, name))
 }
 
-pub fn load_plan(path: &Path) -> Result<Plan> {
+/// Reads and checks a plan: every command but `validate` takes only a
+/// plan that passed the whole consistency check.
+pub fn load_plan(path: &Path) -> Result<CheckedPlan> {
+    let name = display(path);
+    let text = read(path)?;
+    Ok(CheckedPlan::load(&text, &name)?)
+}
+
+/// Reads a plan without checking it, for `validate`, which reports what
+/// the check finds instead of refusing the plan.
+pub fn read_plan_unchecked(path: &Path) -> Result<Plan> {
     let name = display(path);
     let text = read(path)?;
     Ok(Plan::parse(&text, &name)?)

@@ -11,7 +11,7 @@ use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::PlotFormat;
 use planner::estimate::{Algorithm, Method, Options, Params};
 use planner::iteration::{self, Compute, Model, Setup, format, profiles};
-use planner::plan::{Plan, Topology};
+use planner::plan::{CheckedPlan, Topology};
 
 use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read, shorthand_source};
@@ -93,7 +93,7 @@ fn load_model(spec: &str) -> Result<Model> {
     Ok(format::parse(&text, &display(path), csv)?)
 }
 
-fn load_source(args: &IterationArgs) -> Result<Plan> {
+fn load_source(args: &IterationArgs) -> Result<CheckedPlan> {
     let s = Shorthand {
         link_gbps: args.link_gbps,
         ..Shorthand::default()

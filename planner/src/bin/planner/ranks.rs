@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 use planner::ranks::{self, Algorithm, Avoid, Request, Solver, format as rank_format};
 
 use crate::Format;
@@ -152,7 +152,12 @@ pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn table_text(p: &Plan, args: &RanksArgs, request: &Request, outcome: &ranks::Outcome) -> String {
+fn table_text(
+    p: &CheckedPlan,
+    args: &RanksArgs,
+    request: &Request,
+    outcome: &ranks::Outcome,
+) -> String {
     let algorithm = request.algorithm.as_str();
     let mut verify = format!(
         "planner verify-ranks {} --algorithm {algorithm} --ranks {}",

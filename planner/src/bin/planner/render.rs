@@ -10,7 +10,7 @@ use clap::{ArgGroup, Args};
 use serde::Serialize;
 
 use planner::inventory::qos_overrides_from_toml;
-use planner::plan::Plan;
+use planner::plan::{CheckedPlan, Plan};
 use planner::render::{
     Vendor, apply_qos_overrides, check_qos, file_stem, render, render_hosts, render_qos_table,
 };
@@ -165,7 +165,7 @@ pub fn run_check_qos(args: CheckQosArgs) -> Result<ExitCode> {
 
 /// The plan, with the overrides file applied when there is one, and the
 /// notes about overrides that do not apply to its design.
-fn load(plan_path: &Path, qos: Option<&Path>) -> Result<(Plan, Vec<String>)> {
+fn load(plan_path: &Path, qos: Option<&Path>) -> Result<(CheckedPlan, Vec<String>)> {
     let mut plan = load_plan(plan_path)?;
     let Some(file) = qos else {
         return Ok((plan, Vec::new()));

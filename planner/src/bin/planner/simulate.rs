@@ -22,7 +22,7 @@ use planner::estimate::{
     self, Algorithm, Estimate, Method, Options, PARAMS, Params, Row, ScaleSpec, StepSummary,
     format_size,
 };
-use planner::plan::{Plan, Topology};
+use planner::plan::{CheckedPlan, Topology};
 use planner::ranks::FoldCost;
 
 use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source};
@@ -218,7 +218,7 @@ fn check(args: &SimulateArgs) -> Result<Config> {
 }
 
 /// The plans of a size sweep: the files, then the shorthands.
-fn load_plans(args: &SimulateArgs) -> Result<Vec<Plan>> {
+fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
     if args.link_gbps.is_some() && args.bigraph.is_none() && args.fat_tree.is_none() {
         return Err(BadInput(
             "--link-gbps sets the speed of the plans --bigraph, --fat-tree and --scale build; for a plan file give --param link_gbps=GBPS".into(),
@@ -309,7 +309,7 @@ fn fold_notes(estimates: &[(usize, Estimate)]) -> Vec<String> {
 /// explicitly named algorithm that runs on none of the plans. `what`
 /// names the plans in the notes (`None`: by name).
 fn plan_algorithms(
-    plans: &[Plan],
+    plans: &[CheckedPlan],
     cfg: &Config,
     what: Option<&str>,
 ) -> Result<(Vec<Vec<Algorithm>>, Vec<String>)> {
@@ -408,7 +408,7 @@ impl Progress {
 /// What the command computed, ready to print.
 struct Outcome {
     scale: bool,
-    plans: Vec<Plan>,
+    plans: Vec<CheckedPlan>,
     /// Every estimate with the index of its plan.
     estimates: Vec<(usize, Estimate)>,
     notes: Vec<String>,

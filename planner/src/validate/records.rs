@@ -1,0 +1,509 @@
+//! The plan's records agree with each other and with its header: servers
+//! and their sub-node lists, sub-node ids, GPU and socket indices,
+//! addresses, the design parameters, the QoS intent and the address pools.
+//!
+//! These are the refusals other commands would otherwise make half-way
+//! (or not make at all and misuse the value): `ranks` indexes the sub-node
+//! list through the servers' lists, `render --hosts` writes
+//! `CUDA_VISIBLE_DEVICES` from `gpu_index`, rankfiles bind to
+//! `socket_index`, routing needs 2 or 3 tiers and pods, `render` refuses
+//! the QoS intent and the pools, and every file writer needs distinct file
+//! names. Each check is linear in the plan's size.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::{Finding, Index, finding};
+use crate::plan::{Plan, PortRole, Tier, Topology};
+use crate::render::file_stem;
+
+/// The largest `gpu_index` a plan may hold: more GPUs than any server
+/// carries, and more than CUDA numbers in one process.
+pub const MAX_GPU_INDEX: usize = 1023;
+
+/// The largest `socket_index` a plan may hold (Open MPI rankfiles bind
+/// `slot=<socket>:<core>`).
+pub const MAX_SOCKET_INDEX: usize = 63;
+
+const FIX: &str = "design the plan again, or correct the hand edit";
+
+/// Every finding about the plan's records (see the module documentation).
+pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Finding>) {
+    let plan = idx.plan;
+    let mut bad = |object: String, message: String| {
+        findings.push(finding("inconsistent", object, message, FIX, None));
+    };
+    servers(plan, &mut bad);
+    sub_nodes(plan, &mut bad);
+    parameters(idx, loads, &mut bad);
+    for p in plan.qos_intent().problems(plan.topology) {
+        findings.push(finding("invalid", p.object, p.message, p.fix, None));
+    }
+    if let Err(p) = plan.addressing.pools() {
+        findings.push(finding("invalid", p.object, p.message, p.fix, None));
+    }
+    if let Some(q) = &plan.qos {
+        for name in q.switch_mtu.keys() {
+            if !idx.phys.contains_key(name.as_str()) {
+                findings.push(finding(
+                    "invalid",
+                    format!("qos switch_mtu {name}"),
+                    format!("{name} is not a physical switch of the plan"),
+                    "name a switch of the plan, or remove the entry",
+                    None,
+                ));
+            }
+        }
+    }
+    file_names(idx, findings);
+}
+
+/// Server names are unique, every server lists sub-nodes that exist, each
+/// once, whose `server` field names it, and every sub-node is listed by
+/// its server.
+fn servers(plan: &Plan, bad: &mut impl FnMut(String, String)) {
+    let mut names: HashMap<&str, usize> = HashMap::default();
+    let mut listed_by = vec![usize::MAX; plan.sub_node_list.len()];
+    for (k, s) in plan.servers.iter().enumerate() {
+        let object = || format!("server {}", s.name);
+        if names.insert(s.name.as_str(), k).is_some() {
+            bad(object(), "the name appears twice in servers".to_string());
+        }
+        if s.sub_nodes.is_empty() {
+            bad(
+                object(),
+                "it lists no sub-node; every server of a plan carries at least one".to_string(),
+            );
+        }
+        for &i in &s.sub_nodes {
+            let Some(sn) = plan.sub_node_list.get(i) else {
+                bad(
+                    object(),
+                    format!(
+                        "it lists sub-node {i}, but sub_node_list holds {} (0 to {})",
+                        plan.sub_node_list.len(),
+                        plan.sub_node_list.len().saturating_sub(1)
+                    ),
+                );
+                continue;
+            };
+            if listed_by[i] == k {
+                bad(object(), format!("it lists sub-node {i} ({}) twice", sn.id));
+                continue;
+            }
+            if listed_by[i] != usize::MAX {
+                bad(
+                    object(),
+                    format!(
+                        "it lists sub-node {i} ({}), which server {} lists too",
+                        sn.id, plan.servers[listed_by[i]].name
+                    ),
+                );
+                continue;
+            }
+            listed_by[i] = k;
+            if sn.server != s.name {
+                bad(
+                    object(),
+                    format!(
+                        "it lists sub-node {i} ({}), whose server is {}",
+                        sn.id, sn.server
+                    ),
+                );
+            }
+        }
+    }
+    for (i, sn) in plan.sub_node_list.iter().enumerate() {
+        if listed_by[i] == usize::MAX && names.contains_key(sn.server.as_str()) {
+            bad(
+                format!("sub-node {}", sn.id),
+                format!(
+                    "server {} does not list it (sub-node {i}) in its sub_nodes",
+                    sn.server
+                ),
+            );
+        }
+    }
+}
+
+/// Ids follow `<server>/sn<index>` and are unique; GPU and socket indices
+/// are present with a GPU, unique per server, in range and agree with the
+/// names; no two NICs share an IP or MAC address.
+fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
+    let mut ids: HashMap<&str, ()> = HashMap::default();
+    // (server, gpu_index) -> GPU name; (server, GPU name) -> gpu_index;
+    // the same for sockets.
+    let mut gpu_of: HashMap<(&str, usize), &str> = HashMap::default();
+    let mut gpu_index_of: HashMap<(&str, &str), usize> = HashMap::default();
+    let mut socket_of: HashMap<(&str, usize), &str> = HashMap::default();
+    let mut socket_index_of: HashMap<(&str, &str), usize> = HashMap::default();
+    let mut ips: HashMap<&str, &str> = HashMap::default();
+    let mut macs: HashMap<String, &str> = HashMap::default();
+    for sn in &plan.sub_node_list {
+        let object = || format!("sub-node {}", sn.id);
+        let want = format!("{}/sn{}", sn.server, sn.index);
+        if sn.id != want {
+            bad(
+                object(),
+                format!(
+                    "its id does not match its server {} and index {} (the id would be {want})",
+                    sn.server, sn.index
+                ),
+            );
+        }
+        if ids.insert(sn.id.as_str(), ()).is_some() {
+            bad(
+                object(),
+                "the id appears twice in sub_node_list".to_string(),
+            );
+        }
+        let server = sn.server.as_str();
+        match (&sn.gpu, sn.gpu_index) {
+            (Some(_), None) => bad(
+                object(),
+                "it has a GPU but no gpu_index (host files set CUDA_VISIBLE_DEVICES from it)"
+                    .to_string(),
+            ),
+            (None, Some(g)) => bad(object(), format!("it has gpu_index {g} but no GPU")),
+            (Some(gpu), Some(g)) => {
+                if g > MAX_GPU_INDEX {
+                    bad(
+                        object(),
+                        format!("gpu_index {g} is above the limit of {MAX_GPU_INDEX}"),
+                    );
+                } else if let Some(other) = gpu_of.insert((server, g), gpu.as_str())
+                    && other != gpu
+                {
+                    bad(
+                        object(),
+                        format!(
+                            "gpu_index {g} is also the index of GPU {other} of server {server}"
+                        ),
+                    );
+                }
+                if let Some(other) = gpu_index_of.insert((server, gpu.as_str()), g)
+                    && other != g
+                {
+                    bad(
+                        object(),
+                        format!("GPU {gpu} of server {server} has gpu_index {other} and {g}"),
+                    );
+                }
+            }
+            (None, None) => {}
+        }
+        let s = sn.socket_index;
+        if s > MAX_SOCKET_INDEX {
+            bad(
+                object(),
+                format!("socket_index {s} is above the limit of {MAX_SOCKET_INDEX}"),
+            );
+        } else if let Some(other) = socket_of.insert((server, s), sn.socket.as_str())
+            && other != sn.socket
+        {
+            bad(
+                object(),
+                format!("socket_index {s} is also the index of socket {other} of server {server}"),
+            );
+        }
+        if let Some(other) = socket_index_of.insert((server, sn.socket.as_str()), s)
+            && other != s
+        {
+            bad(
+                object(),
+                format!(
+                    "socket {} of server {server} has socket_index {other} and {s}",
+                    sn.socket
+                ),
+            );
+        }
+        if let Some(ip) = &sn.ip {
+            let addr = ip.split('/').next().unwrap_or("").trim();
+            if let Some(other) = ips.insert(addr, sn.id.as_str()) {
+                bad(
+                    object(),
+                    format!("its IP address {addr} is also the address of {other}"),
+                );
+            }
+        }
+        if let Some(mac) = &sn.mac {
+            let m = super::normalise_mac(mac);
+            if !m.is_empty()
+                && let Some(other) = macs.insert(m, sn.id.as_str())
+            {
+                bad(
+                    object(),
+                    format!("its MAC address {mac} is also the address of {other}"),
+                );
+            }
+        }
+    }
+}
+
+/// The topology's parameters are present, in range and describe the
+/// switches as they are.
+fn parameters(idx: &Index<'_>, loads: &[usize], bad: &mut impl FnMut(String, String)) {
+    let plan = idx.plan;
+    let sw = &plan.switch_list;
+    match (plan.topology, &plan.bigraph, &plan.fat_tree) {
+        (Topology::BiGraph, Some(b), None) => {
+            let most = loads.iter().copied().max().unwrap_or(0);
+            if b.m == 0 {
+                bad(
+                    "bigraph.m".to_string(),
+                    "M is 0; a BiGraph switch carries at least one sub-node".to_string(),
+                );
+            } else if b.m != most {
+                bad(
+                    "bigraph.m".to_string(),
+                    format!("says M={} but the fullest switch carries {most}", b.m),
+                );
+            }
+            let regular = !loads.is_empty() && loads.iter().all(|&l| l == most);
+            if b.regular != regular {
+                bad(
+                    "bigraph.regular".to_string(),
+                    format!(
+                        "says {} but {}",
+                        b.regular,
+                        if regular {
+                            "every switch carries M sub-nodes"
+                        } else {
+                            "some switches carry fewer than M sub-nodes"
+                        }
+                    ),
+                );
+            }
+        }
+        (Topology::FatTree, None, Some(f)) => {
+            if !(f.tiers == 2 || f.tiers == 3) {
+                bad(
+                    "fat_tree.tiers".to_string(),
+                    format!(
+                        "{} tiers; a fat-tree has 2 (leaf-spine) or 3 (k-ary)",
+                        f.tiers
+                    ),
+                );
+                return;
+            }
+            let access = if f.tiers == 3 { Tier::Edge } else { Tier::Leaf };
+            let leaves: Vec<usize> = (0..sw.len())
+                .filter(|&i| sw[i].part_or_tier == access)
+                .collect();
+            let most = leaves.iter().map(|&i| loads[i]).max().unwrap_or(0);
+            if f.sub_nodes_per_leaf != most {
+                bad(
+                    "fat_tree.sub_nodes_per_leaf".to_string(),
+                    format!(
+                        "says {} but the fullest {} switch carries {most}",
+                        f.sub_nodes_per_leaf,
+                        access.as_str()
+                    ),
+                );
+            }
+            let uplinks = leaves
+                .iter()
+                .map(|&i| sw[i].count(PortRole::InterSwitch))
+                .max()
+                .unwrap_or(0);
+            if f.uplinks_per_leaf != uplinks {
+                bad(
+                    "fat_tree.uplinks_per_leaf".to_string(),
+                    format!(
+                        "says {} but the {} switches have {uplinks}",
+                        f.uplinks_per_leaf,
+                        access.as_str()
+                    ),
+                );
+            }
+            oversubscription(idx, f.oversubscription, &leaves, loads, bad);
+            if f.tiers == 2 {
+                if f.k.is_some() || f.pods.is_some() {
+                    bad(
+                        "fat_tree".to_string(),
+                        "a 2-tier leaf-spine has no k and no pods".to_string(),
+                    );
+                }
+                if leaves.len() > 1 && f.links_per_leaf_spine == 0 {
+                    bad(
+                        "fat_tree.links_per_leaf_spine".to_string(),
+                        "0 links between a leaf and a spine, with more than one leaf".to_string(),
+                    );
+                }
+            } else {
+                three_tier(plan, bad);
+            }
+        }
+        (Topology::BiGraph, _, _) => bad(
+            "bigraph".to_string(),
+            "a BiGraph plan has a bigraph table and no fat_tree table".to_string(),
+        ),
+        (Topology::FatTree, _, _) => bad(
+            "fat_tree".to_string(),
+            "a fat-tree plan has a fat_tree table and no bigraph table".to_string(),
+        ),
+    }
+}
+
+/// The oversubscription is what the design asked for: at least 1, 1 on a
+/// 3-tier fat-tree, and on a leaf-spine no larger than the fullest leaf
+/// needs. The design gives a leaf of d sub-nodes the fewest uplinks u with
+/// `d * down <= o * u * up`, so a ratio that would let the fullest leaf do
+/// with one uplink fewer is a hand edit: it would hide an oversubscribed
+/// leaf from the bandwidth check. (Lowering it shows up there.)
+fn oversubscription(
+    idx: &Index<'_>,
+    o: f64,
+    leaves: &[usize],
+    loads: &[usize],
+    bad: &mut impl FnMut(String, String),
+) {
+    let plan = idx.plan;
+    let object = || "fat_tree.oversubscription".to_string();
+    if !o.is_finite() || o < 1.0 {
+        bad(
+            object(),
+            format!("{o} is not a ratio of 1 or more (1 is non-blocking)"),
+        );
+        return;
+    }
+    if plan.fat_tree.as_ref().is_some_and(|f| f.tiers == 3) {
+        if (o - 1.0).abs() > 1e-9 {
+            bad(
+                object(),
+                format!("{o}:1, but a 3-tier k-ary fat-tree is non-blocking (1)"),
+            );
+        }
+        return;
+    }
+    let most = leaves.iter().map(|&i| loads[i]).max().unwrap_or(0);
+    let Some(&i) = leaves.iter().find(|&&i| loads[i] == most && most > 0) else {
+        return;
+    };
+    let s = &plan.switch_list[i];
+    let nic: HashMap<u32, u32> = plan
+        .sub_node_list
+        .iter()
+        .filter(|sn| sn.switch == s.name)
+        .map(|sn| (sn.port, sn.nic_gbps))
+        .collect();
+    let mut down = 0.0;
+    let mut uplinks = Vec::new();
+    for p in &s.ports {
+        match p.role {
+            PortRole::SubNode => {
+                let g = nic.get(&p.port).copied().unwrap_or(s.port_gbps);
+                down += f64::from(g.min(s.port_gbps));
+            }
+            PortRole::InterSwitch => {
+                let peer = p
+                    .peer
+                    .as_deref()
+                    .and_then(|n| idx.vs.get(n))
+                    .map_or(s.port_gbps, |&j| plan.switch_list[j].port_gbps);
+                uplinks.push(f64::from(s.port_gbps.min(peer)));
+            }
+            PortRole::Free | PortRole::Reserved => {}
+        }
+    }
+    if uplinks.len() < 2 {
+        return;
+    }
+    let link = uplinks.iter().copied().fold(f64::INFINITY, f64::min);
+    let one_fewer = (uplinks.len() - 1) as f64 * link;
+    if down <= o * one_fewer - 1e-9 {
+        bad(
+            object(),
+            format!(
+                "{}:1 would let leaf {} carry its {} Gbps on one uplink fewer than it has; the design's ratio is lower",
+                crate::text::gbps(o),
+                s.name,
+                crate::text::gbps(down)
+            ),
+        );
+    }
+}
+
+/// A 3-tier fat-tree has an even k, its pod count, and a pod on every
+/// edge and aggregation switch (routing needs them).
+fn three_tier(plan: &Plan, bad: &mut impl FnMut(String, String)) {
+    let Some(f) = &plan.fat_tree else { return };
+    match f.k {
+        Some(k) if k >= 2 && k % 2 == 0 => {}
+        Some(k) => bad(
+            "fat_tree.k".to_string(),
+            format!("k={k}; a k-ary fat-tree has an even k of 2 or more"),
+        ),
+        None => bad(
+            "fat_tree.k".to_string(),
+            "a 3-tier fat-tree gives its port count k".to_string(),
+        ),
+    }
+    let mut pods: Vec<usize> = Vec::new();
+    // The scheduler exports nest switches in physical switches in pods.
+    let mut pod_of_box: HashMap<&str, (Option<usize>, &str)> = HashMap::default();
+    for s in &plan.switch_list {
+        if let Some((pod, other)) = pod_of_box.insert(s.physical.as_str(), (s.pod, &s.name))
+            && pod != s.pod
+        {
+            bad(
+                format!("switch {}", s.name),
+                format!(
+                    "it is in pod {} but {other}, in the same physical switch {}, is in pod {}",
+                    s.pod.map_or("none".to_string(), |p| p.to_string()),
+                    s.physical,
+                    pod.map_or("none".to_string(), |p| p.to_string())
+                ),
+            );
+        }
+        match (s.part_or_tier, s.pod) {
+            (Tier::Edge | Tier::Aggregation, Some(p)) => pods.push(p),
+            (Tier::Edge | Tier::Aggregation, None) => bad(
+                format!("switch {}", s.name),
+                format!(
+                    "the {} switch has no pod, which 3-tier routing needs",
+                    s.part_or_tier.as_str()
+                ),
+            ),
+            _ => {}
+        }
+    }
+    pods.sort_unstable();
+    pods.dedup();
+    if f.pods != Some(pods.len()) {
+        bad(
+            "fat_tree.pods".to_string(),
+            format!(
+                "says {} but the switches are in {} pods",
+                f.pods.map_or("nothing".to_string(), |p| p.to_string()),
+                pods.len()
+            ),
+        );
+    }
+}
+
+/// `render` writes one file per physical switch and two per server, named
+/// by [`file_stem`]: two switches (or two servers) whose names give one
+/// stem would overwrite each other.
+fn file_names(idx: &Index<'_>, findings: &mut Vec<Finding>) {
+    let mut stems: HashMap<(&str, String), String> = HashMap::default();
+    let devices = idx
+        .phys_names
+        .iter()
+        .map(|n| ("switch", *n))
+        .chain(idx.plan.servers.iter().map(|s| ("server", s.name.as_str())));
+    for (kind, name) in devices {
+        let stem = file_stem(name);
+        let who = format!("{kind} {name}");
+        if let Some(other) = stems.insert((kind, stem.clone()), who.clone())
+            && other != who
+        {
+            findings.push(finding(
+                "invalid",
+                who,
+                format!("its file name {stem} is also the file name of {other}"),
+                "give devices names that differ in letters and digits, and design the plan again",
+                None,
+            ));
+        }
+    }
+}
