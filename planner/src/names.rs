@@ -399,3 +399,7 @@ mod tests {
         assert!(!description("mlx5_0\nshutdown", 80).contains('\n'));
     }
 }
+
+#[cfg(test)]
+#[path = "names_tests.rs"]
+mod injection_tests;

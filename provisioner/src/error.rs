@@ -42,10 +42,12 @@ pub enum Error {
     },
 
     /// Not enough free sub-nodes for the job: nothing is placed.
-    #[error("{}", not_enough(job, *ranks, *free, *total, busy))]
+    #[error("{}", not_enough(job, file, *ranks, *free, *total, busy))]
     NotEnough {
         /// The job's name.
         job: String,
+        /// The job file as the user named it.
+        file: String,
         /// Ranks the job needs.
         ranks: usize,
         /// Sub-nodes free for it.
@@ -248,10 +250,17 @@ impl Error {
     }
 }
 
-fn not_enough(job: &str, ranks: usize, free: usize, total: usize, busy: &[String]) -> String {
+fn not_enough(
+    job: &str,
+    file: &str,
+    ranks: usize,
+    free: usize,
+    total: usize,
+    busy: &[String],
+) -> String {
     let more = ranks - free.min(ranks);
     let mut s = format!(
-        "job {job} needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} are free: {more} more {} needed; nothing was placed",
+        "job {job} ({file}) needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} are free: {more} more {} needed; nothing was placed",
         if more == 1 { "is" } else { "are" }
     );
     if ranks > total {

@@ -132,6 +132,8 @@ pub struct Resources {
 pub struct JobSpec {
     /// Job name: a DNS label of at most [`MAX_NAME`] characters.
     pub name: String,
+    /// The job file as the user named it: what refusals about the job name.
+    pub source: String,
     /// Namespace.
     pub namespace: String,
     /// Container image of the ranks.
@@ -279,7 +281,18 @@ impl JobSpec {
             );
         }
         let ranks = match usize::try_from(raw.ranks) {
-            Ok(r) if r > 0 => r,
+            Ok(r) if r > 0 => match planner::limits::SUB_NODES.check(r as u64) {
+                Ok(()) => r,
+                Err(why) => {
+                    bad(
+                        None,
+                        "ranks",
+                        why,
+                        "ask for at most one rank per sub-node of the plan",
+                    );
+                    1
+                }
+            },
             _ => {
                 bad(
                     None,
@@ -451,6 +464,7 @@ impl JobSpec {
         }
         Ok(JobSpec {
             name: raw.name,
+            source: file.to_string(),
             namespace,
             image: raw.image,
             command: raw.command,

@@ -239,6 +239,7 @@ pub fn place(
     if free < job.ranks {
         return Err(Error::NotEnough {
             job: job.name.clone(),
+            file: job.source.clone(),
             ranks: job.ranks,
             free,
             total,

@@ -18,7 +18,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use mutate::{Format, JOBS, Mutated, Rng, Scale, read};
-use planner::plan::Plan;
+use planner::plan::CheckedPlan;
 use provisioner::job::JobSpec;
 use provisioner::nodes;
 use provisioner::rank_check;
@@ -134,8 +134,8 @@ fn submission_holds(sub: &Submission) -> Result<(), String> {
     Ok(())
 }
 
-fn eflops_plan() -> Plan {
-    Plan::parse(&read(PLAN), PLAN).unwrap()
+fn eflops_plan() -> CheckedPlan {
+    CheckedPlan::load(&read(PLAN), PLAN).unwrap()
 }
 
 /// A mutated job file on the EFLOPS plan.
@@ -162,7 +162,7 @@ fn plan_case(seed: u64) -> Result<(), String> {
     let job_file = *Rng::new(seed).pick(JOBS);
     let job = JobSpec::from_toml(&read(job_file), job_file).unwrap();
     let r = guarded(|| {
-        let plan = match Plan::parse(&input.mutated.text, &input.file) {
+        let plan = match CheckedPlan::load(&input.mutated.text, &input.file) {
             Ok(p) => p,
             Err(e) => return refused("plan", &e, &input.file),
         };

@@ -557,7 +557,7 @@ impl<'a> Context<'a> {
         if !problems.is_empty() {
             problems.truncate(10);
             return Err(Error::Invalid {
-                file: plan.name.clone(),
+                file: plan.source().to_string(),
                 what: "plan",
                 problems,
             });
@@ -752,7 +752,7 @@ impl<'a> Context<'a> {
 
     fn irregular(&self, reason: String, p0: usize) -> Error {
         Error::Infeasible {
-            input: self.plan.name.clone(),
+            input: self.plan.source().to_string(),
             topology: format!("{} decomposition", self.algorithm.as_str()),
             reason,
             fix: format!(

@@ -207,7 +207,7 @@ pub fn to_rankfile(plan: &CheckedPlan, table: &RankTable) -> Result<String> {
 
 /// Refuses a rank table whose servers have names an Open MPI rankfile or
 /// hostfile cannot carry, naming every such server.
-fn check_mpi_hosts(plan: &Plan, table: &RankTable, what: &str) -> Result<()> {
+fn check_mpi_hosts(plan: &CheckedPlan, table: &RankTable, what: &str) -> Result<()> {
     let hosts: std::collections::BTreeSet<&str> = table
         .ranks
         .iter()
@@ -231,7 +231,7 @@ fn check_mpi_hosts(plan: &Plan, table: &RankTable, what: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Invalid {
-            file: plan.name.clone(),
+            file: plan.source().to_string(),
             what: "plan",
             problems,
         })

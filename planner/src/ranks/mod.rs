@@ -52,7 +52,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::plan::CheckedPlan;
-use crate::plan::{Plan, Tier, Topology};
+use crate::plan::{Tier, Topology};
 
 pub use avoid::{Avoid, Target};
 pub use hdrm::{Mapping, algorithm1};
@@ -186,7 +186,7 @@ pub fn verify_avoiding(
 
 /// The sub-nodes of every switch (indices into `plan.sub_node_list`), in
 /// switch order, each switch's in port order.
-fn members(plan: &Plan) -> Result<Vec<Vec<usize>>> {
+fn members(plan: &CheckedPlan) -> Result<Vec<Vec<usize>>> {
     let index = plan.switch_index();
     let mut members = vec![Vec::new(); plan.switch_list.len()];
     let mut problems = Vec::new();
@@ -203,7 +203,7 @@ fn members(plan: &Plan) -> Result<Vec<Vec<usize>>> {
     }
     if !problems.is_empty() {
         return Err(Error::Invalid {
-            file: plan.name.clone(),
+            file: plan.source().to_string(),
             what: "plan",
             problems,
         });
@@ -215,9 +215,9 @@ fn members(plan: &Plan) -> Result<Vec<Vec<usize>>> {
 }
 
 /// The HDRM rank table: Algorithm 1 placed on the plan's switches.
-fn hdrm_order(plan: &Plan, members: &[Vec<usize>], ranks: Option<usize>) -> Result<Vec<usize>> {
+fn hdrm_order(plan: &CheckedPlan, members: &[Vec<usize>], ranks: Option<usize>) -> Result<Vec<usize>> {
     let infeasible = |reason: String, fix: &str| Error::Infeasible {
-        input: plan.name.clone(),
+        input: plan.source().to_string(),
         topology: "rank mapping for HDRM".to_string(),
         reason,
         fix: fix.to_string(),
@@ -271,7 +271,7 @@ fn hdrm_order(plan: &Plan, members: &[Vec<usize>], ranks: Option<usize>) -> Resu
         ));
     }
     let x = ranks.unwrap_or(m * n);
-    hdrm::check(n, m, x, &plan.name)?;
+    hdrm::check(n, m, x, plan.source())?;
     let mapping = algorithm1(n, m, x)?;
     let mut table = vec![usize::MAX; x];
     for (part, switches) in [(&mapping.upper, &uppers), (&mapping.lower, &lowers)] {

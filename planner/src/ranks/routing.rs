@@ -79,7 +79,7 @@ use rustc_hash::FxHashMap;
 
 use super::avoid::{Avoid, Target};
 use crate::error::{Error, Problem, Result};
-use crate::plan::{CheckedPlan, Plan, PortRole, Tier, Topology};
+use crate::plan::{CheckedPlan, PortRole, Tier, Topology};
 
 /// Most links on a route: up, four inter-switch hops (3-tier fat-tree
 /// between pods), down.
@@ -263,9 +263,9 @@ struct Faults {
 }
 
 /// An `Invalid` error about the plan.
-fn plan_error(plan: &Plan, problems: Vec<Problem>) -> Error {
+fn plan_error(plan: &CheckedPlan, problems: Vec<Problem>) -> Error {
     Error::Invalid {
-        file: plan.name.clone(),
+        file: plan.source().to_string(),
         what: "plan",
         problems,
     }

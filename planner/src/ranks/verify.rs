@@ -97,7 +97,7 @@ pub fn check_ranks(plan: &CheckedPlan, ranks: &[usize]) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Invalid {
-            file: plan.name.clone(),
+            file: plan.source().to_string(),
             what: "rank table",
             problems,
         })
@@ -133,7 +133,7 @@ pub fn check_avoided(net: &Network<'_>, ranks: &[usize]) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Invalid {
-            file: plan.name.clone(),
+            file: plan.source().to_string(),
             what: "rank table",
             problems,
         })
@@ -170,7 +170,7 @@ pub fn verify_schedule(
     let plan = net.plan();
     if ranks.len() != schedule.ranks {
         return Err(Error::Invalid {
-            file: plan.name.clone(),
+            file: plan.source().to_string(),
             what: "rank table",
             problems: vec![Problem::at(
                 None,
@@ -243,7 +243,7 @@ pub fn step_link_loads(
     check_ranks(net.plan(), ranks)?;
     if step.total_ranks() != ranks.len() {
         return Err(Error::Invalid {
-            file: net.plan().name.clone(),
+            file: net.plan().source().to_string(),
             what: "rank table",
             problems: vec![Problem::at(
                 None,

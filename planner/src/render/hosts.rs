@@ -84,7 +84,7 @@ pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
             let mut env = BTreeMap::new();
             if sn.gpu.is_some() {
                 let index = sn.gpu_index.ok_or_else(|| Error::Invalid {
-                    file: plan.name.clone(),
+                    file: plan.source().to_string(),
                     what: "plan",
                     problems: vec![crate::Problem::at(
                         None,

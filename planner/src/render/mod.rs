@@ -43,7 +43,7 @@ pub use overrides::apply_qos_overrides;
 
 use crate::error::{Error, Result};
 use crate::names;
-use crate::plan::{CheckedPlan, Plan, PlanSwitch};
+use crate::plan::{CheckedPlan, PlanSwitch};
 use model::{Model, PortKind};
 
 /// A switch operating system to render for.
@@ -253,7 +253,7 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
         let name = vendor.file_name(&m.devices[d].name);
         if !names.insert(name.clone()) {
             return Err(Error::Invalid {
-                file: plan.name.clone(),
+                file: plan.source().to_string(),
                 what: "plan",
                 problems: vec![crate::Problem::at(
                     None,
@@ -277,7 +277,7 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
 /// Refuses a plan whose `port_name` pattern, in this vendor's style, gives
 /// a port a name the vendor does not accept (`swp{p};touch X;`): every
 /// problem names the switch, the port and what the vendor takes.
-fn check_port_names(plan: &Plan, vendor: Vendor) -> Result<()> {
+fn check_port_names(plan: &CheckedPlan, vendor: Vendor) -> Result<()> {
     let mut problems = Vec::new();
     for s in &plan.switch_list {
         let Some(pattern) = s.port_name.as_deref() else {
@@ -310,7 +310,7 @@ fn check_port_names(plan: &Plan, vendor: Vendor) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Invalid {
-            file: plan.name.clone(),
+            file: plan.source().to_string(),
             what: "plan",
             problems,
         })

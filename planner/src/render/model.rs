@@ -52,7 +52,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
 use crate::error::{Error, Problem, Result};
-use crate::plan::{CableKind, Plan, PortRole, Tier, Topology};
+use crate::plan::{CableKind, CheckedPlan, Plan, PortRole, Tier, Topology};
 use crate::qos::{Ipv4Prefix, QosIntent};
 
 /// The model of one plan.
@@ -174,9 +174,9 @@ pub(crate) fn netmask(p: &Ipv4Prefix) -> String {
 
 impl<'p> Model<'p> {
     /// Builds the model, or every reason it cannot be built.
-    pub fn build(plan: &'p Plan) -> Result<Model<'p>> {
+    pub fn build(plan: &'p CheckedPlan) -> Result<Model<'p>> {
         let fail = |problems: Vec<Problem>| Error::Invalid {
-            file: plan.name.clone(),
+            file: plan.source().to_string(),
             what: "plan",
             problems,
         };

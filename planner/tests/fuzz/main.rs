@@ -44,7 +44,7 @@ use planner::estimate::{self, Method, Options, Params};
 use planner::export::{self, DEFAULT_PREFIX, Target};
 use planner::inventory::{Inventory, qos_overrides_from_toml};
 use planner::iteration::{self, Compute, Setup};
-use planner::plan::{Plan, Topology};
+use planner::plan::{CheckedPlan, Plan, Topology};
 use planner::ranks::{self, Algorithm, Request, Solver, format as rank_format};
 use planner::render::{self, Vendor};
 use planner::validate::{self, cabling};
@@ -236,8 +236,8 @@ fn target(name: &str) -> FuzzTarget {
     *TARGETS.iter().find(|t| t.name == name).unwrap()
 }
 
-fn eflops_plan() -> Plan {
-    Plan::parse(&read(EFLOPS_PLAN), EFLOPS_PLAN).unwrap()
+fn eflops_plan() -> CheckedPlan {
+    CheckedPlan::load(&read(EFLOPS_PLAN), EFLOPS_PLAN).unwrap()
 }
 
 // ---------------------------------------------------------------------
@@ -246,7 +246,7 @@ fn eflops_plan() -> Plan {
 /// Everything the planner promises about a plan it accepted or wrote:
 /// `validate` passes, the JSON parses back to the same plan, and its own
 /// cable list validates against it with every name intact.
-fn plan_revalidates(what: &str, p: &Plan) -> Check {
+fn plan_revalidates(what: &str, p: &CheckedPlan) -> Check {
     let v = validate::validate_plan(p);
     if !v.ok {
         return fail(
@@ -276,7 +276,7 @@ fn plan_revalidates(what: &str, p: &Plan) -> Check {
 
 /// `cables` CSV parses back with the same names and validates against its
 /// own plan.
-fn cables_round_trip(what: &str, p: &Plan) -> Check {
+fn cables_round_trip(what: &str, p: &CheckedPlan) -> Check {
     let csv = p.cables_csv();
     let rows = match cabling::parse_csv(&csv, "cables.csv") {
         Ok(r) => r,
@@ -312,7 +312,7 @@ fn cables_round_trip(what: &str, p: &Plan) -> Check {
 /// Rank tables in every format: CSV parses back to the same table, every
 /// rankfile and hostfile line has the expected fields and a server name of
 /// the plan.
-fn rank_formats_round_trip(what: &str, p: &Plan, table: &ranks::RankTable) -> Check {
+fn rank_formats_round_trip(what: &str, p: &CheckedPlan, table: &ranks::RankTable) -> Check {
     let csv = rank_format::to_csv(p, table);
     match rank_format::read_rank_file(&csv, "ranks.csv", p) {
         Ok((_, order)) if order == table.ranks => {}
@@ -381,15 +381,23 @@ fn rank_formats_round_trip(what: &str, p: &Plan, table: &ranks::RankTable) -> Ch
 fn with_plan(
     seed: u64,
     what: &str,
-    f: impl FnOnce(&Input, &Plan, bool) -> Check,
+    f: impl FnOnce(&Input, &CheckedPlan, bool) -> Check,
 ) -> (Input, Check) {
     let input = Input::new(PLANS, seed);
-    let check = guarded(what, || match Plan::parse(input.text(), &input.file) {
-        Err(e) => refused("plan parse", &e, &input.file),
-        Ok(p) => {
-            let ok = validate::validate_plan(&p).ok;
-            f(&input, &p, ok)
+    let check = guarded(what, || match CheckedPlan::load(input.text(), &input.file) {
+        Err(e) => {
+            // The load refuses exactly what validate finds.
+            if let Ok(p) = Plan::parse(input.text(), &input.file)
+                && validate::validate_plan(&p).ok
+            {
+                return fail(
+                    format!("{what}: the load refuses a plan validate passes"),
+                    e.to_string(),
+                );
+            }
+            refused("plan load", &e, &input.file)
         }
+        Ok(p) => f(&input, &p, true),
     });
     (input, check)
 }
@@ -664,12 +672,12 @@ fn plan_estimate_case(seed: u64) -> (Input, Check) {
     })
 }
 
-fn iteration_on(p: &Plan, file: &str, what: &str) -> Check {
+fn iteration_on(p: &CheckedPlan, file: &str, what: &str) -> Check {
     let model = iteration::Model::built_in("resnet50").expect("resnet50 is built in");
     iteration_with(&model, p, file, what)
 }
 
-fn iteration_with(model: &iteration::Model, p: &Plan, file: &str, what: &str) -> Check {
+fn iteration_with(model: &iteration::Model, p: &CheckedPlan, file: &str, what: &str) -> Check {
     let setup = Setup {
         ranks: None,
         algorithms: vec![estimate::Algorithm::Ring],
