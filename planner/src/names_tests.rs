@@ -122,7 +122,9 @@ fn issue13_nvue_port_name_injection() {
         findings.iter().any(|f| f.contains("port_name")),
         "{findings:?}"
     );
-    let e = render::render(&unchecked(&plan), Vendor::Nvue).unwrap_err().to_string();
+    let e = render::render(&unchecked(&plan), Vendor::Nvue)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("switch sw01-u port 1"), "{e}");
     assert!(e.contains("`swp1;touch X;`"), "{e}");
     assert!(e.contains("nvue takes `swp` followed by a number"), "{e}");
@@ -130,7 +132,9 @@ fn issue13_nvue_port_name_injection() {
     for s in &mut plan.switch_list {
         s.port_name = Some("Ethernet{p}/1 x".to_string());
     }
-    let e = render::render(&unchecked(&plan), Vendor::Eos).unwrap_err().to_string();
+    let e = render::render(&unchecked(&plan), Vendor::Eos)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("is not a eos interface name"), "{e}");
     // A good pattern renders quoted-or-bare single words.
     let plan = eflops();

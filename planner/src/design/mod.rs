@@ -107,7 +107,7 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     }?;
     plan.qos = Some(qos);
     plan.notes.extend(qos_notes);
-    Ok(CheckedPlan::designed(plan, &inv.qos.file))
+    Ok(CheckedPlan::designed(plan, &inv.source))
 }
 
 /// A NIC to attach, in inventory order.

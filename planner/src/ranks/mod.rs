@@ -215,7 +215,11 @@ fn members(plan: &CheckedPlan) -> Result<Vec<Vec<usize>>> {
 }
 
 /// The HDRM rank table: Algorithm 1 placed on the plan's switches.
-fn hdrm_order(plan: &CheckedPlan, members: &[Vec<usize>], ranks: Option<usize>) -> Result<Vec<usize>> {
+fn hdrm_order(
+    plan: &CheckedPlan,
+    members: &[Vec<usize>],
+    ranks: Option<usize>,
+) -> Result<Vec<usize>> {
     let infeasible = |reason: String, fix: &str| Error::Infeasible {
         input: plan.source().to_string(),
         topology: "rank mapping for HDRM".to_string(),

@@ -384,20 +384,22 @@ fn with_plan(
     f: impl FnOnce(&Input, &CheckedPlan, bool) -> Check,
 ) -> (Input, Check) {
     let input = Input::new(PLANS, seed);
-    let check = guarded(what, || match CheckedPlan::load(input.text(), &input.file) {
-        Err(e) => {
-            // The load refuses exactly what validate finds.
-            if let Ok(p) = Plan::parse(input.text(), &input.file)
-                && validate::validate_plan(&p).ok
-            {
-                return fail(
-                    format!("{what}: the load refuses a plan validate passes"),
-                    e.to_string(),
-                );
+    let check = guarded(what, || {
+        match CheckedPlan::load(input.text(), &input.file) {
+            Err(e) => {
+                // The load refuses exactly what validate finds.
+                if let Ok(p) = Plan::parse(input.text(), &input.file)
+                    && validate::validate_plan(&p).ok
+                {
+                    return fail(
+                        format!("{what}: the load refuses a plan validate passes"),
+                        e.to_string(),
+                    );
+                }
+                refused("plan load", &e, &input.file)
             }
-            refused("plan load", &e, &input.file)
+            Ok(p) => f(&input, &p, true),
         }
-        Ok(p) => f(&input, &p, true),
     });
     (input, check)
 }

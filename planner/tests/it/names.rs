@@ -100,4 +100,3 @@ fn issue13_names_refused_by_check_servers_design_validate() {
         "{stdout}"
     );
 }
-
