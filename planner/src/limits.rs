@@ -155,6 +155,20 @@ pub const GRADIENT_BYTES: Limit = Limit {
     why: "FP64 takes 8; FP32 4 and FP16 2",
 };
 
+/// Price of one catalog part, in the catalog's currency.
+pub const PART_PRICE: Limit = Limit {
+    what: "price of one part",
+    max: 1_000_000_000_000,
+    why: "a trillion, beyond any part; the purchase program's costs must stay well within floating point",
+};
+
+/// Power draw of one catalog part, in watts.
+pub const PART_WATTS: Limit = Limit {
+    what: "watts of one part",
+    max: 10_000_000,
+    why: "10 MW, beyond any part; the purchase program's costs must stay well within floating point",
+};
+
 /// Every limit, for the docs table test.
 pub const ALL: &[Limit] = &[
     SUB_NODES,
@@ -172,6 +186,8 @@ pub const ALL: &[Limit] = &[
     LAYER_MS,
     LAYER_GFLOPS,
     GRADIENT_BYTES,
+    PART_PRICE,
+    PART_WATTS,
 ];
 
 #[cfg(test)]

@@ -701,7 +701,7 @@ impl QosIntent {
                 );
             }
         }
-        if 2 * w.polling_ms > w.detection_ms.min(w.restoration_ms) {
+        if 2 * u64::from(w.polling_ms) > u64::from(w.detection_ms.min(w.restoration_ms)) {
             push(
                 Subject::Watchdog,
                 "qos pfc_watchdog".to_string(),

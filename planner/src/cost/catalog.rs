@@ -394,6 +394,19 @@ impl Checker<'_> {
         }
         names.push(name.clone());
         let price = match p.price {
+            Some(v) if v.is_finite() && v > crate::limits::PART_PRICE.max as f64 => {
+                self.problem(
+                    line,
+                    &object,
+                    format!(
+                        "price is {v}, above the limit of {} ({})",
+                        crate::limits::PART_PRICE.max,
+                        crate::limits::PART_PRICE.why
+                    ),
+                    "give the price of one part",
+                );
+                0.0
+            }
             Some(v) if v.is_finite() && v >= 0.0 => v,
             Some(v) => {
                 self.problem(
@@ -415,6 +428,19 @@ impl Checker<'_> {
             }
         };
         let watts = match p.watts {
+            Some(v) if v.is_finite() && v > crate::limits::PART_WATTS.max as f64 => {
+                self.problem(
+                    line,
+                    &object,
+                    format!(
+                        "watts is {v}, above the limit of {} ({})",
+                        crate::limits::PART_WATTS.max,
+                        crate::limits::PART_WATTS.why
+                    ),
+                    "give the power draw of one part in watts",
+                );
+                0.0
+            }
             Some(v) if v.is_finite() && v >= 0.0 => v,
             Some(v) => {
                 self.problem(

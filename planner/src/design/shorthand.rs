@@ -54,7 +54,7 @@ pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
             format!(
                 "{m}x{n}: M <= N/2 is needed ({m} > {}); use at least {} switches",
                 n / 2,
-                2 * m
+                m.saturating_mul(2)
             ),
         ));
     }

@@ -385,7 +385,12 @@ impl<'p> Index<'p> {
     fn device_id(&self, e: End) -> usize {
         match e {
             End::Port { phys, .. } => phys,
-            End::Nic { sub_node } => self.phys_names.len() + self.sub_node_server[sub_node],
+            // A sub-node whose server is not in the plan has no device
+            // (usize::MAX): lookups with `get` find nothing.
+            End::Nic { sub_node } => self
+                .phys_names
+                .len()
+                .saturating_add(self.sub_node_server[sub_node]),
         }
     }
 
@@ -1132,8 +1137,16 @@ fn three_tier_invariants(plan: &Plan, links: &[(usize, usize)]) -> Vec<Finding> 
     out
 }
 
-/// Compares observed cabling with the plan.
+/// Compares observed cabling with the plan, once the plan passes its own
+/// check ([`validate_plan`]; its findings are returned instead otherwise).
 pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) -> Validation {
+    // Cabling is compared only with a plan that passes its own check: a
+    // hand-edited, inconsistent plan is reported as `validate PLAN` reports
+    // it (validate is the strictest reader, with or without cabling).
+    let own = validate_plan(plan);
+    if !own.ok {
+        return own;
+    }
     let mut findings = Vec::new();
     let idx = Index::new(plan, &mut findings);
     let n = idx.ends();
@@ -1339,7 +1352,8 @@ pub fn validate_cabling(plan: &Plan, observed: &[Observed], sources: &[String]) 
         if seen[idx.id(a)] != NONE || seen[idx.id(b)] != NONE {
             continue;
         }
-        if reporting[idx.device_id(a)] || reporting[idx.device_id(b)] {
+        let reported = |e| reporting.get(idx.device_id(e)).copied().unwrap_or(false);
+        if reported(a) || reported(b) {
             findings.push(finding(
                 "missing",
                 format!("{} - {}", idx.name(a), idx.name(b)),

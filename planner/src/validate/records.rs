@@ -380,20 +380,19 @@ fn oversubscription(
         return;
     };
     let s = &plan.switch_list[i];
-    let nic: HashMap<u32, u32> = plan
+    // The design sizes every leaf's uplinks for the fastest NIC of the
+    // fabric (`design::fattree`), so the check does too.
+    let nic = plan
         .sub_node_list
         .iter()
-        .filter(|sn| sn.switch == s.name)
-        .map(|sn| (sn.port, sn.nic_gbps))
-        .collect();
+        .map(|sn| sn.nic_gbps)
+        .max()
+        .unwrap_or(s.port_gbps);
     let mut down = 0.0;
     let mut uplinks = Vec::new();
     for p in &s.ports {
         match p.role {
-            PortRole::SubNode => {
-                let g = nic.get(&p.port).copied().unwrap_or(s.port_gbps);
-                down += f64::from(g.min(s.port_gbps));
-            }
+            PortRole::SubNode => down += f64::from(nic.min(s.port_gbps)),
             PortRole::InterSwitch => {
                 let peer = p
                     .peer

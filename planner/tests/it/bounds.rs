@@ -10,7 +10,7 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_string()
 }
 
-/// Runs `args`, asserts exit code 2 within a second and that stderr holds
+/// Runs `args`, asserts exit code 2 within seconds and that stderr holds
 /// every one of `words`.
 fn refused_quickly(args: &[&str], words: &[&str]) {
     let start = Instant::now();
@@ -18,7 +18,8 @@ fn refused_quickly(args: &[&str], words: &[&str]) {
     let took = start.elapsed();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(took < Duration::from_secs(1), "{args:?} took {took:?}");
+    // A blow-up takes minutes; 10 s keeps a loaded CI machine from failing it.
+    assert!(took < Duration::from_secs(10), "{args:?} took {took:?}");
     for w in words {
         assert!(err.contains(w), "{args:?}: `{w}` missing from {err}");
     }

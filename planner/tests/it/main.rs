@@ -7,6 +7,7 @@ mod checked;
 mod cli;
 mod cost;
 mod export;
+mod fuzz_found;
 mod golden;
 mod iteration;
 mod names;
