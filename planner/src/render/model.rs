@@ -175,17 +175,33 @@ pub(crate) fn netmask(p: &Ipv4Prefix) -> String {
 impl<'p> Model<'p> {
     /// Builds the model, or every reason it cannot be built.
     pub fn build(plan: &'p Plan) -> Result<Model<'p>> {
-        let fail = |problems: Vec<Problem>| Error::Invalid {
+        Self::assemble(plan, true).map_err(|problems| Error::Invalid {
             file: plan.name.clone(),
             what: "plan",
             problems,
-        };
+        })
+    }
+
+    /// Every reason [`Model::build`] would refuse the plan, found by the
+    /// same code but without the routes' next-hop lists (a 131,072-sub-node
+    /// BiGraph has 33 million of them): the load check and `design` run
+    /// this, so they refuse exactly what `render` refuses.
+    pub fn refusals(plan: &Plan) -> Vec<Problem> {
+        match Model::assemble(plan, false) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems,
+        }
+    }
+
+    /// The model; with `routes` false the routes are only checked to exist,
+    /// not listed.
+    fn assemble(plan: &'p Plan, routes: bool) -> std::result::Result<Model<'p>, Vec<Problem>> {
         let qos = plan.qos_intent();
         let problems = qos.problems(plan.topology);
         if !problems.is_empty() {
-            return Err(fail(problems));
+            return Err(problems);
         }
-        let (sub_pool, link_pool) = plan.addressing.pools().map_err(|p| fail(vec![p]))?;
+        let (sub_pool, link_pool) = plan.addressing.pools().map_err(|p| vec![p])?;
         let mut b = Builder {
             plan,
             problems: Vec::new(),
@@ -217,12 +233,12 @@ impl<'p> Model<'p> {
             b.sub_nodes(&mut m, sub_pool, link_pool);
         }
         if b.problems.is_empty() {
-            b.routes(&mut m);
+            b.routes(&mut m, routes);
         }
         if b.problems.is_empty() {
             Ok(m)
         } else {
-            Err(fail(b.problems))
+            Err(b.problems)
         }
     }
 
@@ -233,6 +249,15 @@ impl<'p> Model<'p> {
             .binary_search_by_key(&number, |p| p.number)
             .ok()
             .map(|i| &ports[i])
+    }
+
+    /// The port of a device by number, to change.
+    fn port_mut(&mut self, device: usize, number: u32) -> Option<&mut Port> {
+        let ports = &mut self.devices[device].ports;
+        ports
+            .binary_search_by_key(&number, |p| p.number)
+            .ok()
+            .map(|i| &mut ports[i])
     }
 
     /// The plan switch's name.
@@ -410,7 +435,7 @@ impl Builder<'_> {
                     );
                 }
                 let dev = m.domains[dom].device;
-                if let Some(p) = m.devices[dev].ports.iter_mut().find(|p| p.number == port) {
+                if let Some(p) = m.port_mut(dev, port) {
                     p.kind = PortKind::InterSwitch { link };
                 }
             }
@@ -421,10 +446,9 @@ impl Builder<'_> {
                     continue;
                 }
                 let dev = m.domains[i].device;
-                let cabled = m.devices[dev]
-                    .ports
-                    .iter()
-                    .any(|q| q.number == p.port && matches!(q.kind, PortKind::InterSwitch { .. }));
+                let cabled = m
+                    .port(dev, p.port)
+                    .is_some_and(|q| matches!(q.kind, PortKind::InterSwitch { .. }));
                 if !cabled {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
@@ -454,11 +478,7 @@ impl Builder<'_> {
             };
             domain_of.push(d);
             let dev = m.domains[d].device;
-            match m.devices[dev]
-                .ports
-                .iter_mut()
-                .find(|p| p.number == sn.port)
-            {
+            match m.port_mut(dev, sn.port) {
                 Some(p) if p.domain == d => p.kind = PortKind::SubNode { sub_node: i },
                 _ => {
                     self.problem(
@@ -487,11 +507,7 @@ impl Builder<'_> {
         for (d, s) in plan.switch_list.iter().enumerate() {
             for p in &s.ports {
                 let dev = m.domains[d].device;
-                let kind = m.devices[dev]
-                    .ports
-                    .iter()
-                    .find(|q| q.number == p.port)
-                    .map(|q| q.kind);
+                let kind = m.port(dev, p.port).map(|q| q.kind);
                 if p.role == PortRole::SubNode && !matches!(kind, Some(PortKind::SubNode { .. })) {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
@@ -681,7 +697,9 @@ impl Builder<'_> {
         }
     }
 
-    fn routes(&mut self, m: &mut Model<'_>) {
+    /// The routes of every switch; with `list` false only checks that each
+    /// has a next hop.
+    fn routes(&mut self, m: &mut Model<'_>, list: bool) {
         let plan = self.plan;
         let n = m.domains.len();
         let mut out: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -753,54 +771,41 @@ impl Builder<'_> {
                 if t == x {
                     continue;
                 }
-                let hops: Vec<usize> = match plan.topology {
-                    Topology::BiGraph => {
-                        let px = m.tier(x).part();
-                        if m.tier(t).part() != px {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| m.links[id].to == t)
-                                .collect()
-                        } else {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| {
-                                    let y = m.links[id].to;
-                                    m.tier(y).part() != px && linked.contains(&(y, t))
-                                })
-                                .collect()
+                // The directed links out of `x` that lead towards `t`.
+                let towards = |id: usize| -> bool {
+                    let y = m.links[id].to;
+                    match plan.topology {
+                        Topology::BiGraph => {
+                            let px = m.tier(x).part();
+                            if m.tier(t).part() != px {
+                                y == t
+                            } else {
+                                m.tier(y).part() != px && linked.contains(&(y, t))
+                            }
                         }
-                    }
-                    Topology::FatTree => {
-                        let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
-                        if below[x].contains(&t) {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| {
-                                    let c = m.links[id].to;
-                                    lv(c) < lv(x) && (c == t || below[c].contains(&t))
-                                })
-                                .collect()
-                        } else {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| lv(m.links[id].to) > lv(x))
-                                .collect()
+                        Topology::FatTree => {
+                            let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
+                            if below[x].contains(&t) {
+                                lv(y) < lv(x) && (y == t || below[y].contains(&t))
+                            } else {
+                                lv(y) > lv(x)
+                            }
                         }
                     }
                 };
-                if hops.is_empty() {
+                let mut hops = out[x].iter().copied().filter(|&id| towards(id)).peekable();
+                if hops.peek().is_none() {
                     self.problem(
                         format!("switch {}", m.name(x)),
                         format!("no route to the sub-nodes of {}", m.name(t)),
-                        "check the plan's links with planner validate",
+                        "cable the switch towards it as its topology needs, or design the plan again",
                     );
                     continue;
                 }
+                if !list {
+                    continue;
+                }
+                let hops: Vec<usize> = hops.collect();
                 for g in &m.domains[t].gateways {
                     routes.push(Route {
                         prefix: g.prefix,
@@ -809,7 +814,9 @@ impl Builder<'_> {
                     });
                 }
             }
-            m.domains[x].routes = routes;
+            if list {
+                m.domains[x].routes = routes;
+            }
         }
     }
 }
