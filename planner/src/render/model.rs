@@ -120,6 +120,8 @@ pub(crate) struct Route {
 pub(crate) struct Port {
     pub number: u32,
     pub domain: usize,
+    /// Its position in its plan switch's `ports`.
+    pub index: usize,
     pub kind: PortKind,
     pub mtu: u32,
     pub gbps: u32,
@@ -315,10 +317,11 @@ impl Builder<'_> {
             }
             devices[d].domains.push(i);
             let mtu = devices[d].mtu;
-            for p in &s.ports {
+            for (index, p) in s.ports.iter().enumerate() {
                 devices[d].ports.push(Port {
                     number: p.port,
                     domain: i,
+                    index,
                     kind: match p.role {
                         PortRole::Free => PortKind::Free,
                         PortRole::Reserved => PortKind::Reserved,
@@ -421,12 +424,15 @@ impl Builder<'_> {
                 (b, b_port, id + 1, a, c.a_port),
             ] {
                 let s = &plan.switch_list[dom];
-                let ok = s.ports.iter().any(|p| {
-                    p.port == port
-                        && p.role == PortRole::InterSwitch
-                        && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
-                        && p.peer_port.as_deref() == Some(peer_port.to_string().as_str())
-                });
+                let ok = m
+                    .port(m.domains[dom].device, port)
+                    .filter(|q| q.domain == dom)
+                    .map(|q| &s.ports[q.index])
+                    .is_some_and(|p| {
+                        p.role == PortRole::InterSwitch
+                            && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
+                            && p.peer_port.as_deref() == Some(peer_port.to_string().as_str())
+                    });
                 if !ok {
                     self.problem(
                         format!("switch {} port {port}", s.name),
@@ -626,11 +632,7 @@ impl Builder<'_> {
                 Some(a) => a,
                 None => {
                     let b = blocks[&d];
-                    let pos = plan.switch_list[d]
-                        .ports
-                        .iter()
-                        .position(|p| p.port == sn.port)
-                        .unwrap_or(0);
+                    let pos = m.port(m.domains[d].device, sn.port).map_or(0, |q| q.index);
                     (b.network + 1 + pos as u32, b)
                 }
             };
@@ -709,7 +711,8 @@ impl Builder<'_> {
         for o in &mut out {
             o.sort_by_key(|&id| m.links[id].from_port);
         }
-        let linked: BTreeSet<(usize, usize)> = m.links.iter().map(|l| (l.from, l.to)).collect();
+        let linked: rustc_hash::FxHashSet<(usize, usize)> =
+            m.links.iter().map(|l| (l.from, l.to)).collect();
         let targets: Vec<usize> = (0..n)
             .filter(|&d| !m.domains[d].gateways.is_empty())
             .collect();
