@@ -361,7 +361,7 @@ impl Builder<'_> {
 
     fn links(&mut self, m: &mut Model<'_>, pool: Ipv4Prefix) {
         let plan = self.plan;
-        let owner: HashMap<(&str, u32), usize> = plan
+        let owner: rustc_hash::FxHashMap<(&str, u32), usize> = plan
             .switch_list
             .iter()
             .enumerate()
@@ -473,10 +473,10 @@ impl Builder<'_> {
         let mut given: Vec<Option<(u32, Ipv4Prefix)>> = Vec::with_capacity(plan.sub_nodes);
         let mut domain_of = Vec::with_capacity(plan.sub_nodes);
         for (i, sn) in plan.sub_node_list.iter().enumerate() {
-            let object = format!("sub-node {}", sn.id);
+            let object = || format!("sub-node {}", sn.id);
             let Some(&d) = index.get(sn.switch.as_str()) else {
                 self.problem(
-                    object,
+                    object(),
                     format!("switch {} is not in the plan", sn.switch),
                     "run planner validate on the plan and design it again",
                 );
@@ -488,7 +488,7 @@ impl Builder<'_> {
                 Some(p) if p.domain == d => p.kind = PortKind::SubNode { sub_node: i },
                 _ => {
                     self.problem(
-                        object,
+                        object(),
                         format!("port {} is not a port of {}", sn.port, sn.switch),
                         "run planner validate on the plan and design it again",
                     );
@@ -637,10 +637,10 @@ impl Builder<'_> {
                 }
             };
             let gateway = prefix.last() - 1;
-            let object = format!("sub-node {}", sn.id);
+            let object = || format!("sub-node {}", sn.id);
             if addr == prefix.network || addr == prefix.last() {
                 self.problem(
-                    object,
+                    object(),
                     format!(
                         "{} is the network or broadcast address of {prefix}",
                         ip(addr)
@@ -651,7 +651,7 @@ impl Builder<'_> {
             }
             if addr == gateway {
                 self.problem(
-                    object,
+                    object(),
                     format!(
                         "{} is the gateway of {prefix}: the planner gives each subnet's last usable address to the switch",
                         ip(addr)
@@ -662,7 +662,7 @@ impl Builder<'_> {
             }
             if let Some(&other) = seen.get(&addr) {
                 self.problem(
-                    object,
+                    object(),
                     format!(
                         "{} is also the address of {}",
                         ip(addr),
@@ -697,6 +697,14 @@ impl Builder<'_> {
         for d in &mut m.domains {
             d.gateways.sort_by_key(|g| g.prefix);
         }
+    }
+
+    fn no_route(&mut self, m: &Model<'_>, x: usize, t: usize) {
+        self.problem(
+            format!("switch {}", m.name(x)),
+            format!("no route to the sub-nodes of {}", m.name(t)),
+            "cable the switch towards it as its topology needs, or design the plan again",
+        );
     }
 
     /// The routes of every switch; with `list` false only checks that each
@@ -774,6 +782,17 @@ impl Builder<'_> {
                 if t == x {
                     continue;
                 }
+                // Checking only: across a BiGraph's parts a route is a direct
+                // link (the one case `towards` below would scan for).
+                if !list
+                    && plan.topology == Topology::BiGraph
+                    && m.tier(t).part() != m.tier(x).part()
+                {
+                    if !linked.contains(&(x, t)) {
+                        self.no_route(m, x, t);
+                    }
+                    continue;
+                }
                 // The directed links out of `x` that lead towards `t`.
                 let towards = |id: usize| -> bool {
                     let y = m.links[id].to;
@@ -798,11 +817,7 @@ impl Builder<'_> {
                 };
                 let mut hops = out[x].iter().copied().filter(|&id| towards(id)).peekable();
                 if hops.peek().is_none() {
-                    self.problem(
-                        format!("switch {}", m.name(x)),
-                        format!("no route to the sub-nodes of {}", m.name(t)),
-                        "cable the switch towards it as its topology needs, or design the plan again",
-                    );
+                    self.no_route(m, x, t);
                     continue;
                 }
                 if !list {
