@@ -145,17 +145,52 @@ pub struct Addressing {
     pub vlan: u16,
 }
 
+/// The default `link_pool`: 32,768 /31 links.
+const DEFAULT_LINK_POOL: Ipv4Prefix = Ipv4Prefix {
+    network: 0x0aff_0000,
+    len: 16,
+};
+
+/// The shortest link pool `design` widens the default to: 10.192.0.0/10,
+/// 2,097,152 links, as many as the switch ports of a plan within
+/// [`crate::limits::SWITCH_PORTS`] can cable (a test holds the two equal).
+const WIDEST_LINK_POOL: u8 = 10;
+
 impl Default for Addressing {
     fn default() -> Self {
         Self {
             sub_node_pool: "10.0.0.0/8".to_string(),
-            link_pool: "10.255.0.0/16".to_string(),
+            link_pool: DEFAULT_LINK_POOL.to_string_with_len(),
             vlan: 100,
         }
     }
 }
 
 impl Addressing {
+    /// Sizes the default link pool for a plan with `links` inter-switch
+    /// links: when `link_pool` is the default 10.255.0.0/16 and `links` is
+    /// above its 32,768, it becomes the shortest prefix holding them that
+    /// still ends at 10.255.255.255 (10.254.0.0/15 for 65,536 links, down to
+    /// 10.192.0.0/10). Returns the note saying so; an inventory's own pool is
+    /// kept (the design's address check refuses it when too small).
+    pub fn size_link_pool(&mut self, links: u64) -> Option<String> {
+        let needed = links.saturating_mul(2);
+        if self.link_pool != DEFAULT_LINK_POOL.to_string_with_len()
+            || needed <= DEFAULT_LINK_POOL.size()
+        {
+            return None;
+        }
+        let mut len = DEFAULT_LINK_POOL.len;
+        while len > WIDEST_LINK_POOL && Ipv4Prefix::containing(0, len).size() < needed {
+            len -= 1;
+        }
+        let pool = Ipv4Prefix::containing(DEFAULT_LINK_POOL.network, len);
+        self.link_pool = pool.to_string_with_len();
+        Some(format!(
+            "link_pool {pool}: the plan has {links} inter-switch links, more than the 32,768 of the default {DEFAULT_LINK_POOL}"
+        ))
+    }
+
     /// The two pools, parsed; errors name the key and what is wrong.
     pub fn pools(&self) -> Result<(Ipv4Prefix, Ipv4Prefix), Problem> {
         let sub = Ipv4Prefix::parse(&self.sub_node_pool).map_err(|e| {
@@ -1008,5 +1043,29 @@ vlan = 0
             Ipv4Prefix::containing(0x0a64_0101, 24).to_string(),
             "10.100.1.0/24"
         );
+    }
+
+    #[test]
+    fn issue13_default_link_pool_sized_for_the_plan() {
+        let mut a = Addressing::default();
+        assert_eq!(a.size_link_pool(32_768), None);
+        assert_eq!(a.link_pool, "10.255.0.0/16");
+        // The 131,072-sub-node BiGraph 256x512: 65,536 links.
+        let note = a.size_link_pool(65_536).unwrap();
+        assert_eq!(a.link_pool, "10.254.0.0/15");
+        assert!(note.contains("65536 inter-switch links"), "{note}");
+        // The widest covers every link the switch-port limit allows.
+        let mut a = Addressing::default();
+        a.size_link_pool(crate::limits::SWITCH_PORTS.max / 2);
+        assert_eq!(a.link_pool, "10.192.0.0/10");
+        let widest = Ipv4Prefix::parse(&a.link_pool).unwrap();
+        assert!(widest.size() >= crate::limits::SWITCH_PORTS.max);
+        // An inventory's own pool is kept.
+        let mut a = Addressing {
+            link_pool: "192.168.0.0/24".into(),
+            ..Addressing::default()
+        };
+        assert_eq!(a.size_link_pool(1000), None);
+        assert_eq!(a.link_pool, "192.168.0.0/24");
     }
 }

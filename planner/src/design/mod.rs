@@ -107,6 +107,25 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     }?;
     plan.qos = Some(qos);
     plan.notes.extend(qos_notes);
+    let links = plan
+        .cables
+        .iter()
+        .filter(|c| c.kind == CableKind::InterSwitch)
+        .count();
+    if let Some(note) = plan.addressing.size_link_pool(links as u64) {
+        plan.notes.push(note);
+    }
+    // The inventory's addresses may not fit the switches the design puts
+    // the NICs on (or its pools the plan): such a plan could not be
+    // rendered, so it is no design.
+    let problems = crate::validate::render_refusals(&plan);
+    if !problems.is_empty() {
+        return Err(Error::Invalid {
+            file: inv.source.clone(),
+            what: "inventory",
+            problems,
+        });
+    }
     Ok(CheckedPlan::designed(plan, &inv.source))
 }
 

@@ -191,3 +191,47 @@ fn an_inventory_is_not_read_as_a_plan() {
         }
     }
 }
+
+/// The 131,072-sub-node BiGraph has 65,536 links, twice the default link
+/// pool: design widens the pool, so the plan passes the load check
+/// (render's address plan included) and renders.
+#[test]
+fn issue13_bigraph_256x512_renders() {
+    use crate::design::shorthand::{self, Shorthand};
+    let (inv, opts) = shorthand::bigraph(256, 512, &Shorthand::default()).unwrap();
+    let plan = design(&inv, &opts).unwrap();
+    assert_eq!(plan.links, 65_536);
+    assert_eq!(plan.addressing.link_pool, "10.254.0.0/15");
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("link_pool 10.254.0.0/15")),
+        "{:?}",
+        plan.notes
+    );
+    let files = crate::render::render(&plan, crate::render::Vendor::Sonic).unwrap();
+    assert_eq!(files.len(), 512);
+}
+
+/// `design --n 12` on the EFLOPS inventory puts servers' NICs on two
+/// switches, but the inventory gives each server one /24: such a plan
+/// cannot be rendered, so design refuses it, naming the inventory.
+#[test]
+fn issue13_eflops_forced_n_12_is_refused() {
+    let err = design(
+        &eflops(),
+        &DesignOptions {
+            n: Some(12),
+            ..DesignOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.is_bad_input());
+    let text = err.to_string();
+    assert!(text.starts_with("eflops-4x16.toml: "), "{text}");
+    let all = format!("{err:#}");
+    assert!(
+        all.contains("sub-node node02/sn2: its subnet 10.100.2.0/24 is also on sw01-u"),
+        "{all}"
+    );
+}

@@ -25,7 +25,7 @@ mod check;
 mod comware;
 mod eos;
 mod hosts;
-mod model;
+pub(crate) mod model;
 mod nvue;
 mod overrides;
 pub mod parse;

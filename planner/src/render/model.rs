@@ -120,6 +120,8 @@ pub(crate) struct Route {
 pub(crate) struct Port {
     pub number: u32,
     pub domain: usize,
+    /// Its position in its plan switch's `ports`.
+    pub index: usize,
     pub kind: PortKind,
     pub mtu: u32,
     pub gbps: u32,
@@ -175,17 +177,33 @@ pub(crate) fn netmask(p: &Ipv4Prefix) -> String {
 impl<'p> Model<'p> {
     /// Builds the model, or every reason it cannot be built.
     pub fn build(plan: &'p CheckedPlan) -> Result<Model<'p>> {
-        let fail = |problems: Vec<Problem>| Error::Invalid {
+        Self::assemble(plan, true).map_err(|problems| Error::Invalid {
             file: plan.source().to_string(),
             what: "plan",
             problems,
-        };
+        })
+    }
+
+    /// Every reason [`Model::build`] would refuse the plan, found by the
+    /// same code but without the routes' next-hop lists (a 131,072-sub-node
+    /// BiGraph has 33 million of them): the load check and `design` run
+    /// this, so they refuse exactly what `render` refuses.
+    pub fn refusals(plan: &Plan) -> Vec<Problem> {
+        match Model::assemble(plan, false) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems,
+        }
+    }
+
+    /// The model; with `routes` false the routes are only checked to exist,
+    /// not listed.
+    fn assemble(plan: &'p Plan, routes: bool) -> std::result::Result<Model<'p>, Vec<Problem>> {
         let qos = plan.qos_intent();
         let problems = qos.problems(plan.topology);
         if !problems.is_empty() {
-            return Err(fail(problems));
+            return Err(problems);
         }
-        let (sub_pool, link_pool) = plan.addressing.pools().map_err(|p| fail(vec![p]))?;
+        let (sub_pool, link_pool) = plan.addressing.pools().map_err(|p| vec![p])?;
         let mut b = Builder {
             plan,
             problems: Vec::new(),
@@ -217,12 +235,12 @@ impl<'p> Model<'p> {
             b.sub_nodes(&mut m, sub_pool, link_pool);
         }
         if b.problems.is_empty() {
-            b.routes(&mut m);
+            b.routes(&mut m, routes);
         }
         if b.problems.is_empty() {
             Ok(m)
         } else {
-            Err(fail(b.problems))
+            Err(b.problems)
         }
     }
 
@@ -233,6 +251,15 @@ impl<'p> Model<'p> {
             .binary_search_by_key(&number, |p| p.number)
             .ok()
             .map(|i| &ports[i])
+    }
+
+    /// The port of a device by number, to change.
+    fn port_mut(&mut self, device: usize, number: u32) -> Option<&mut Port> {
+        let ports = &mut self.devices[device].ports;
+        ports
+            .binary_search_by_key(&number, |p| p.number)
+            .ok()
+            .map(|i| &mut ports[i])
     }
 
     /// The plan switch's name.
@@ -290,10 +317,11 @@ impl Builder<'_> {
             }
             devices[d].domains.push(i);
             let mtu = devices[d].mtu;
-            for p in &s.ports {
+            for (index, p) in s.ports.iter().enumerate() {
                 devices[d].ports.push(Port {
                     number: p.port,
                     domain: i,
+                    index,
                     kind: match p.role {
                         PortRole::Free => PortKind::Free,
                         PortRole::Reserved => PortKind::Reserved,
@@ -333,7 +361,7 @@ impl Builder<'_> {
 
     fn links(&mut self, m: &mut Model<'_>, pool: Ipv4Prefix) {
         let plan = self.plan;
-        let owner: HashMap<(&str, u32), usize> = plan
+        let owner: rustc_hash::FxHashMap<(&str, u32), usize> = plan
             .switch_list
             .iter()
             .enumerate()
@@ -396,12 +424,15 @@ impl Builder<'_> {
                 (b, b_port, id + 1, a, c.a_port),
             ] {
                 let s = &plan.switch_list[dom];
-                let ok = s.ports.iter().any(|p| {
-                    p.port == port
-                        && p.role == PortRole::InterSwitch
-                        && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
-                        && p.peer_port.as_deref() == Some(peer_port.to_string().as_str())
-                });
+                let ok = m
+                    .port(m.domains[dom].device, port)
+                    .filter(|q| q.domain == dom)
+                    .map(|q| &s.ports[q.index])
+                    .is_some_and(|p| {
+                        p.role == PortRole::InterSwitch
+                            && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
+                            && p.peer_port.as_deref() == Some(peer_port.to_string().as_str())
+                    });
                 if !ok {
                     self.problem(
                         format!("switch {} port {port}", s.name),
@@ -410,7 +441,7 @@ impl Builder<'_> {
                     );
                 }
                 let dev = m.domains[dom].device;
-                if let Some(p) = m.devices[dev].ports.iter_mut().find(|p| p.number == port) {
+                if let Some(p) = m.port_mut(dev, port) {
                     p.kind = PortKind::InterSwitch { link };
                 }
             }
@@ -421,10 +452,9 @@ impl Builder<'_> {
                     continue;
                 }
                 let dev = m.domains[i].device;
-                let cabled = m.devices[dev]
-                    .ports
-                    .iter()
-                    .any(|q| q.number == p.port && matches!(q.kind, PortKind::InterSwitch { .. }));
+                let cabled = m
+                    .port(dev, p.port)
+                    .is_some_and(|q| matches!(q.kind, PortKind::InterSwitch { .. }));
                 if !cabled {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
@@ -443,10 +473,10 @@ impl Builder<'_> {
         let mut given: Vec<Option<(u32, Ipv4Prefix)>> = Vec::with_capacity(plan.sub_nodes);
         let mut domain_of = Vec::with_capacity(plan.sub_nodes);
         for (i, sn) in plan.sub_node_list.iter().enumerate() {
-            let object = format!("sub-node {}", sn.id);
+            let object = || format!("sub-node {}", sn.id);
             let Some(&d) = index.get(sn.switch.as_str()) else {
                 self.problem(
-                    object,
+                    object(),
                     format!("switch {} is not in the plan", sn.switch),
                     "run planner validate on the plan and design it again",
                 );
@@ -454,15 +484,11 @@ impl Builder<'_> {
             };
             domain_of.push(d);
             let dev = m.domains[d].device;
-            match m.devices[dev]
-                .ports
-                .iter_mut()
-                .find(|p| p.number == sn.port)
-            {
+            match m.port_mut(dev, sn.port) {
                 Some(p) if p.domain == d => p.kind = PortKind::SubNode { sub_node: i },
                 _ => {
                     self.problem(
-                        object,
+                        object(),
                         format!("port {} is not a port of {}", sn.port, sn.switch),
                         "run planner validate on the plan and design it again",
                     );
@@ -487,11 +513,7 @@ impl Builder<'_> {
         for (d, s) in plan.switch_list.iter().enumerate() {
             for p in &s.ports {
                 let dev = m.domains[d].device;
-                let kind = m.devices[dev]
-                    .ports
-                    .iter()
-                    .find(|q| q.number == p.port)
-                    .map(|q| q.kind);
+                let kind = m.port(dev, p.port).map(|q| q.kind);
                 if p.role == PortRole::SubNode && !matches!(kind, Some(PortKind::SubNode { .. })) {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
@@ -610,19 +632,15 @@ impl Builder<'_> {
                 Some(a) => a,
                 None => {
                     let b = blocks[&d];
-                    let pos = plan.switch_list[d]
-                        .ports
-                        .iter()
-                        .position(|p| p.port == sn.port)
-                        .unwrap_or(0);
+                    let pos = m.port(m.domains[d].device, sn.port).map_or(0, |q| q.index);
                     (b.network + 1 + pos as u32, b)
                 }
             };
             let gateway = prefix.last() - 1;
-            let object = format!("sub-node {}", sn.id);
+            let object = || format!("sub-node {}", sn.id);
             if addr == prefix.network || addr == prefix.last() {
                 self.problem(
-                    object,
+                    object(),
                     format!(
                         "{} is the network or broadcast address of {prefix}",
                         ip(addr)
@@ -633,7 +651,7 @@ impl Builder<'_> {
             }
             if addr == gateway {
                 self.problem(
-                    object,
+                    object(),
                     format!(
                         "{} is the gateway of {prefix}: the planner gives each subnet's last usable address to the switch",
                         ip(addr)
@@ -644,7 +662,7 @@ impl Builder<'_> {
             }
             if let Some(&other) = seen.get(&addr) {
                 self.problem(
-                    object,
+                    object(),
                     format!(
                         "{} is also the address of {}",
                         ip(addr),
@@ -681,7 +699,17 @@ impl Builder<'_> {
         }
     }
 
-    fn routes(&mut self, m: &mut Model<'_>) {
+    fn no_route(&mut self, m: &Model<'_>, x: usize, t: usize) {
+        self.problem(
+            format!("switch {}", m.name(x)),
+            format!("no route to the sub-nodes of {}", m.name(t)),
+            "cable the switch towards it as its topology needs, or design the plan again",
+        );
+    }
+
+    /// The routes of every switch; with `list` false only checks that each
+    /// has a next hop.
+    fn routes(&mut self, m: &mut Model<'_>, list: bool) {
         let plan = self.plan;
         let n = m.domains.len();
         let mut out: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -691,7 +719,8 @@ impl Builder<'_> {
         for o in &mut out {
             o.sort_by_key(|&id| m.links[id].from_port);
         }
-        let linked: BTreeSet<(usize, usize)> = m.links.iter().map(|l| (l.from, l.to)).collect();
+        let linked: rustc_hash::FxHashSet<(usize, usize)> =
+            m.links.iter().map(|l| (l.from, l.to)).collect();
         let targets: Vec<usize> = (0..n)
             .filter(|&d| !m.domains[d].gateways.is_empty())
             .collect();
@@ -753,54 +782,48 @@ impl Builder<'_> {
                 if t == x {
                     continue;
                 }
-                let hops: Vec<usize> = match plan.topology {
-                    Topology::BiGraph => {
-                        let px = m.tier(x).part();
-                        if m.tier(t).part() != px {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| m.links[id].to == t)
-                                .collect()
-                        } else {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| {
-                                    let y = m.links[id].to;
-                                    m.tier(y).part() != px && linked.contains(&(y, t))
-                                })
-                                .collect()
-                        }
+                // Checking only: across a BiGraph's parts a route is a direct
+                // link (the one case `towards` below would scan for).
+                if !list
+                    && plan.topology == Topology::BiGraph
+                    && m.tier(t).part() != m.tier(x).part()
+                {
+                    if !linked.contains(&(x, t)) {
+                        self.no_route(m, x, t);
                     }
-                    Topology::FatTree => {
-                        let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
-                        if below[x].contains(&t) {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| {
-                                    let c = m.links[id].to;
-                                    lv(c) < lv(x) && (c == t || below[c].contains(&t))
-                                })
-                                .collect()
-                        } else {
-                            out[x]
-                                .iter()
-                                .copied()
-                                .filter(|&id| lv(m.links[id].to) > lv(x))
-                                .collect()
+                    continue;
+                }
+                // The directed links out of `x` that lead towards `t`.
+                let towards = |id: usize| -> bool {
+                    let y = m.links[id].to;
+                    match plan.topology {
+                        Topology::BiGraph => {
+                            let px = m.tier(x).part();
+                            if m.tier(t).part() != px {
+                                y == t
+                            } else {
+                                m.tier(y).part() != px && linked.contains(&(y, t))
+                            }
+                        }
+                        Topology::FatTree => {
+                            let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
+                            if below[x].contains(&t) {
+                                lv(y) < lv(x) && (y == t || below[y].contains(&t))
+                            } else {
+                                lv(y) > lv(x)
+                            }
                         }
                     }
                 };
-                if hops.is_empty() {
-                    self.problem(
-                        format!("switch {}", m.name(x)),
-                        format!("no route to the sub-nodes of {}", m.name(t)),
-                        "check the plan's links with planner validate",
-                    );
+                let mut hops = out[x].iter().copied().filter(|&id| towards(id)).peekable();
+                if hops.peek().is_none() {
+                    self.no_route(m, x, t);
                     continue;
                 }
+                if !list {
+                    continue;
+                }
+                let hops: Vec<usize> = hops.collect();
                 for g in &m.domains[t].gateways {
                     routes.push(Route {
                         prefix: g.prefix,
@@ -809,7 +832,9 @@ impl Builder<'_> {
                     });
                 }
             }
-            m.domains[x].routes = routes;
+            if list {
+                m.domains[x].routes = routes;
+            }
         }
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! [`validate_plan`] checks that a plan is self-consistent (ports, peers,
 //! cables and sub-node attachments agree; counts match the lists; servers,
-//! sub-nodes, indices, addresses, design parameters and the QoS intent
-//! agree, see `records.rs`) and that
+//! sub-nodes, indices, addresses and design parameters agree, see
+//! `records.rs`; `render` could build its configurations) and that
 //! its topology holds: on a BiGraph exactly one link between every upper
 //! and lower switch and none inside a part, M <= N/2 and downlink <= uplink
 //! bandwidth; on a fat-tree every leaf wired alike to every spine (2 tiers)
@@ -16,6 +16,8 @@
 
 pub mod cabling;
 mod records;
+
+pub(crate) use records::render_refusals;
 
 use std::collections::BTreeMap;
 
@@ -422,6 +424,9 @@ pub fn validate_plan(plan: &Plan) -> Validation {
     consistency(&idx, &mut findings);
     let (links, loads) = planned_graph(&idx);
     records::records(&idx, &loads, &mut findings);
+    if findings.is_empty() {
+        records::render_model(plan, &mut findings);
+    }
     findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
     findings.extend(bandwidth(&idx));
     result(plan, Vec::new(), 0, 0, findings)

@@ -7,8 +7,10 @@
 //! list through the servers' lists, `render --hosts` writes
 //! `CUDA_VISIBLE_DEVICES` from `gpu_index`, rankfiles bind to
 //! `socket_index`, routing needs 2 or 3 tiers and pods, `render` refuses
-//! the QoS intent and the pools, and every file writer needs distinct file
-//! names. Each check is linear in the plan's size.
+//! the QoS intent, the pools and the address plan, and every file writer
+//! needs distinct file names. Each check is linear in the plan's size,
+//! except the address plan's routes (one reachability test per pair of
+//! switches with sub-nodes).
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -55,6 +57,27 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
         }
     }
     file_names(idx, findings);
+}
+
+/// What `render` and `check-qos` refuse beyond the intent: the address
+/// plan (every sub-node and link address: prefix lengths, gateways,
+/// clashes, one subnet per switch, pools large enough) and a route to every
+/// switch's sub-nodes. The problems come from the code `render` builds its
+/// model with ([`render_refusals`]), so the two cannot disagree. The model
+/// assumes a consistent plan with a valid intent, so this runs only when
+/// no other finding was made.
+pub(super) fn render_model(plan: &Plan, findings: &mut Vec<Finding>) {
+    for p in render_refusals(plan) {
+        findings.push(finding("invalid", p.object, p.message, p.fix, None));
+    }
+}
+
+/// The problems `render` would refuse a consistent plan for (see
+/// [`render_model`]); `design` checks its plans with it too, since the
+/// inventory's addresses may not fit the switches a design puts the NICs
+/// on.
+pub(crate) fn render_refusals(plan: &Plan) -> Vec<crate::Problem> {
+    crate::render::model::Model::refusals(plan)
 }
 
 /// Server names are unique, every server lists sub-nodes that exist, each

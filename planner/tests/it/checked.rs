@@ -100,7 +100,7 @@ fn issue13_2b_render_on_a_huge_sub_node_count() {
 fn issue13_4_every_command_refuses_what_validate_refuses() {
     let dir = tempfile::tempdir().unwrap();
     type Edit = fn(&mut Plan);
-    let cases: [(&str, Edit, &str); 9] = [
+    let cases: [(&str, Edit, &str); 11] = [
         ("twice.json", |p| p.servers[0].sub_nodes.push(0), "twice"),
         (
             "range.json",
@@ -145,6 +145,17 @@ fn issue13_4_every_command_refuses_what_validate_refuses() {
             "links.json",
             |p| p.links += 1,
             "says 65 but the lists hold 64",
+        ),
+        // Render's address plan (issue13_render_address_plan_at_load).
+        (
+            "gateway.json",
+            |p| p.sub_node_list[1].ip = Some("10.100.1.254/24".into()),
+            "10.100.1.254 is the gateway of 10.100.1.0/24",
+        ),
+        (
+            "pool.json",
+            |p| p.addressing.link_pool = "10.255.0.0/26".into(),
+            "10.255.0.0/26 holds 32 /31 links, the plan has 64",
         ),
     ];
     for (file, edit, want) in cases {

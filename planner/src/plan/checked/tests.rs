@@ -285,6 +285,12 @@ fn issue13_4_what_routing_and_render_refuse_is_refused_at_load() {
         },
         &["the edge switch has no pod, which 3-tier routing needs"],
     );
+    // Render's address plan: a gateway address on a NIC.
+    refused(
+        eflops(),
+        |p| p.sub_node_list[1].ip = Some("10.100.1.254/24".into()),
+        &["sub-node node01/sn1", "is the gateway of 10.100.1.0/24"],
+    );
     // Export refuses a server with no sub-node.
     refused(
         eflops(),
