@@ -777,6 +777,22 @@ impl Builder<'_> {
             }
         }
         for x in 0..n {
+            // Checking only, on a fat-tree: a target below `x` always has a
+            // next hop (`below` holds exactly what a child leads to), and
+            // one elsewhere has one when `x` has an uplink: the same answer
+            // as `towards` below, without scanning every port per target.
+            if !list && plan.topology == Topology::FatTree {
+                let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
+                let up = out[x].iter().any(|&id| lv(m.links[id].to) > lv(x));
+                if !up {
+                    for &t in &targets {
+                        if t != x && !below[x].contains(&t) {
+                            self.no_route(m, x, t);
+                        }
+                    }
+                }
+                continue;
+            }
             let mut routes = Vec::new();
             for &t in &targets {
                 if t == x {
