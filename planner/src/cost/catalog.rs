@@ -520,8 +520,20 @@ impl Checker<'_> {
             None => default,
             Some(s) => {
                 let x = *s.get_ref();
-                if x.is_finite() && (x > 0.0 || zero && x == 0.0) {
+                // An energy price or a period beyond any real one only
+                // pushes the purchase program's costs out of floating point.
+                let most = if key == "years" { 100.0 } else { 1000.0 };
+                if x.is_finite() && (x > 0.0 || zero && x == 0.0) && x <= most {
                     x
+                } else if x.is_finite() && x > most {
+                    let line = self.line(s);
+                    self.problem(
+                        line,
+                        "catalog",
+                        format!("{key} is {x}, above {most}"),
+                        &format!("set {key} to at most {most}"),
+                    );
+                    default
                 } else {
                     let line = self.line(s);
                     let bound = if zero { "0 or more" } else { "more than 0" };
@@ -555,7 +567,18 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
     let mut switches = Vec::new();
     for p in &raw.switch {
         let (name, price, watts) = c.part("switch", p, &mut names);
-        let ports = c.count(p, "switch", "ports", p.ports, "set ports to the port count");
+        let mut ports = c.count(p, "switch", "ports", p.ports, "set ports to the port count");
+        if let Err(why) = crate::limits::PORTS_PER_SWITCH.check(u64::from(ports)) {
+            let line = c.line(&p.name);
+            let object = format!("switch {:?}", p.name.get_ref().trim());
+            c.problem(
+                line,
+                &object,
+                why,
+                "set ports to the port count of one switch",
+            );
+            ports = 1;
+        }
         let gbps = c.count(p, "switch", "gbps", p.gbps, "set gbps to the port speed");
         let split = p.split.unwrap_or(1);
         if split == 0 || split > ports / 2 && split > 1 || split > 2 && split % 2 == 1 {

@@ -318,7 +318,12 @@ fn issue13_purchase_proposes_only_hdrm_bigraphs() {
 #[test]
 fn issue13_purchase_linear_in_switch_ports() {
     // One 65,535-port switch ran for minutes (a program over every shape).
-    let c = small_catalog(&[(65_535, 500_000, false), (16, 2000, true)]);
+    // The catalog now refuses a switch above the ports-per-switch limit,
+    // and the largest it takes plans at once.
+    let text = "[[switch]]\nname = \"big\"\nports = 65535\ngbps = 100\nprice = 1\n";
+    let e = Catalog::from_toml(text, "big.toml").unwrap_err().to_string();
+    assert!(e.contains("65535 ports per switch is above the limit of 4096"), "{e}");
+    let c = small_catalog(&[(4096, 500_000, false), (16, 2000, true)]);
     let start = std::time::Instant::now();
     for want in [Want::Any, Want::BiGraph, Want::FatTree] {
         purchase(&c, &request(4096, want)).unwrap();

@@ -95,3 +95,26 @@ fn issue13_fuzz_catalog_watts_beyond_floating_point_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn issue13_fuzz_catalog_energy_price_and_ports_are_bounded() {
+    let base = read("examples/data/catalog-example.toml");
+    for (from, to, word) in [
+        (
+            "price_per_kwh = 0.10",
+            "price_per_kwh = 1.7976931348623157e308",
+            "price_per_kwh",
+        ),
+        ("ports = 32", "ports = 4294967295", "ports per switch"),
+    ] {
+        assert!(base.contains(from), "{from}");
+        let catalog = base.replacen(from, to, 1);
+        let (code, err) = run_on(
+            "catalog.toml",
+            &catalog,
+            &["purchase", "--gpus", "512", "--catalog", "{}"],
+        );
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(word) && err.contains("catalog.toml:"), "{err}");
+    }
+}
