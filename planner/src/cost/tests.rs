@@ -321,8 +321,13 @@ fn issue13_purchase_linear_in_switch_ports() {
     // The catalog now refuses a switch above the ports-per-switch limit,
     // and the largest it takes plans at once.
     let text = "[[switch]]\nname = \"big\"\nports = 65535\ngbps = 100\nprice = 1\n";
-    let e = Catalog::from_toml(text, "big.toml").unwrap_err().to_string();
-    assert!(e.contains("65535 ports per switch is above the limit of 4096"), "{e}");
+    let e = Catalog::from_toml(text, "big.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("65535 ports per switch is above the limit of 4096"),
+        "{e}"
+    );
     let c = small_catalog(&[(4096, 500_000, false), (16, 2000, true)]);
     let start = std::time::Instant::now();
     for want in [Want::Any, Want::BiGraph, Want::FatTree] {
