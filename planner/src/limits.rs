@@ -116,8 +116,8 @@ pub const SIMULATED_SENDS: Limit = Limit {
 /// Node counts of one `simulate --scale` point.
 pub const SCALE_NODES: Limit = Limit {
     what: "sub-nodes in a --scale point",
-    max: 262_144,
-    why: "every point builds a BiGraph and a fat-tree plan; the same bound as for a design",
+    max: 16_384,
+    why: "every point builds a BiGraph and a fat-tree plan and simulates them: 16,384 sub-nodes take about 2 s, 65,536 over 20 s; EFLOPS Fig. 16 stops at 1,024",
 };
 
 /// Layers of one `iteration` model.

@@ -231,7 +231,7 @@ fn issue13_simulate_scale_and_ranks_bounded() {
         &[
             "--scale",
             "1048576 sub-nodes in a --scale point",
-            "limit of 262144",
+            "limit of 16384",
         ],
     );
 }
