@@ -394,29 +394,7 @@ impl Checker<'_> {
         }
         names.push(name.clone());
         let price = match p.price {
-            Some(v) if v.is_finite() && v > crate::limits::PART_PRICE.max as f64 => {
-                self.problem(
-                    line,
-                    &object,
-                    format!(
-                        "price is {v}, above the limit of {} ({})",
-                        crate::limits::PART_PRICE.max,
-                        crate::limits::PART_PRICE.why
-                    ),
-                    "give the price of one part",
-                );
-                0.0
-            }
-            Some(v) if v.is_finite() && v >= 0.0 => v,
-            Some(v) => {
-                self.problem(
-                    line,
-                    &object,
-                    format!("price is {v}"),
-                    "set price to 0 or more",
-                );
-                0.0
-            }
+            Some(v) => self.amount(line, &object, "price", v, crate::limits::PART_PRICE),
             None => {
                 self.problem(
                     line,
@@ -427,33 +405,44 @@ impl Checker<'_> {
                 0.0
             }
         };
-        let watts = match p.watts {
-            Some(v) if v.is_finite() && v > crate::limits::PART_WATTS.max as f64 => {
-                self.problem(
-                    line,
-                    &object,
-                    format!(
-                        "watts is {v}, above the limit of {} ({})",
-                        crate::limits::PART_WATTS.max,
-                        crate::limits::PART_WATTS.why
-                    ),
-                    "give the power draw of one part in watts",
-                );
-                0.0
-            }
-            Some(v) if v.is_finite() && v >= 0.0 => v,
-            Some(v) => {
-                self.problem(
-                    line,
-                    &object,
-                    format!("watts is {v}"),
-                    "set watts to 0 or more, or leave it out",
-                );
-                0.0
-            }
-            None => 0.0,
-        };
+        let watts = p.watts.map_or(0.0, |v| {
+            self.amount(line, &object, "watts", v, crate::limits::PART_WATTS)
+        });
         (name, price, watts)
+    }
+
+    /// A part's `key` (price or watts): finite, 0 or more, and within
+    /// `limit`; 0 after a problem.
+    fn amount(
+        &mut self,
+        line: Option<usize>,
+        object: &str,
+        key: &str,
+        v: f64,
+        limit: crate::limits::Limit,
+    ) -> f64 {
+        if !v.is_finite() || v < 0.0 {
+            self.problem(
+                line,
+                object,
+                format!("{key} is {v}"),
+                &format!("set {key} to 0 or more"),
+            );
+            0.0
+        } else if v > limit.max as f64 {
+            self.problem(
+                line,
+                object,
+                format!(
+                    "{key} is {v}, above the limit of {} ({})",
+                    limit.max, limit.why
+                ),
+                &format!("give the {key} of one part"),
+            );
+            0.0
+        } else {
+            v
+        }
     }
 
     /// A required whole number of at least 1.
