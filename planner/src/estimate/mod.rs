@@ -556,11 +556,7 @@ impl<'a> Context<'a> {
         }
         if !problems.is_empty() {
             problems.truncate(10);
-            return Err(Error::Invalid {
-                file: plan.source().to_string(),
-                what: "plan",
-                problems,
-            });
+            return Err(plan.refusal(problems));
         }
         let switch: Vec<u32> = table
             .iter()

@@ -61,6 +61,16 @@ impl CheckedPlan {
         }
     }
 
+    /// The refusal of this plan for `problems`: an [`Error::Invalid`]
+    /// naming the file (or inventory) it came from.
+    pub fn refusal(&self, problems: Vec<crate::Problem>) -> crate::Error {
+        crate::Error::Invalid {
+            file: self.source.clone(),
+            what: "plan",
+            problems,
+        }
+    }
+
     /// Where the plan came from: the file it was read from, or the
     /// inventory it was designed from. Errors about the plan name it.
     pub fn source(&self) -> &str {

@@ -230,11 +230,7 @@ fn check_mpi_hosts(plan: &CheckedPlan, table: &RankTable, what: &str) -> Result<
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(Error::Invalid {
-            file: plan.source().to_string(),
-            what: "plan",
-            problems,
-        })
+        Err(plan.refusal(problems))
     }
 }
 

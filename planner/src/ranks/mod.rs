@@ -202,11 +202,7 @@ fn members(plan: &CheckedPlan) -> Result<Vec<Vec<usize>>> {
         }
     }
     if !problems.is_empty() {
-        return Err(Error::Invalid {
-            file: plan.source().to_string(),
-            what: "plan",
-            problems,
-        });
+        return Err(plan.refusal(problems));
     }
     for m in &mut members {
         m.sort_by_key(|&i| (plan.sub_node_list[i].port, i));

@@ -262,15 +262,6 @@ struct Faults {
     neighbours: Vec<u32>,
 }
 
-/// An `Invalid` error about the plan.
-fn plan_error(plan: &CheckedPlan, problems: Vec<Problem>) -> Error {
-    Error::Invalid {
-        file: plan.source().to_string(),
-        what: "plan",
-        problems,
-    }
-}
-
 impl<'a> Network<'a> {
     /// Builds the graph of `plan`: every sub-node's switch and every
     /// inter-switch port, checking that each such port's peer points back.
@@ -298,15 +289,12 @@ impl<'a> Network<'a> {
                     2 => Fabric::TwoTier,
                     3 => Fabric::ThreeTier,
                     t => {
-                        return Err(plan_error(
-                            plan,
-                            vec![Problem::at(
-                                None,
-                                "fat_tree.tiers",
-                                format!("{t} tiers cannot be routed"),
-                                "design a 2-tier or 3-tier fat-tree",
-                            )],
-                        ));
+                        return Err(plan.refusal(vec![Problem::at(
+                            None,
+                            "fat_tree.tiers",
+                            format!("{t} tiers cannot be routed"),
+                            "design a 2-tier or 3-tier fat-tree",
+                        )]));
                     }
                 }
             }
@@ -453,7 +441,7 @@ impl<'a> Network<'a> {
             }
         }
         if !problems.is_empty() {
-            return Err(plan_error(plan, problems));
+            return Err(plan.refusal(problems));
         }
         let total = 2 * plan.sub_node_list.len() + inter.len();
         if total >= u32::MAX as usize {
@@ -784,17 +772,12 @@ impl<'a> Network<'a> {
         let n = self.sub_switch.len();
         for (what, sn) in [("source", src), ("destination", dst)] {
             if sn >= n {
-                return Err(plan_error(
-                    self.plan,
-                    vec![Problem::at(
-                        None,
-                        format!("sub-node {sn}"),
-                        format!(
-                            "the {what} of a route is out of range: the plan has {n} sub-nodes"
-                        ),
-                        "route between sub-nodes of the plan",
-                    )],
-                ));
+                return Err(self.plan.refusal(vec![Problem::at(
+                    None,
+                    format!("sub-node {sn}"),
+                    format!("the {what} of a route is out of range: the plan has {n} sub-nodes"),
+                    "route between sub-nodes of the plan",
+                )]));
             }
         }
         let key = FlowKey {
@@ -1191,18 +1174,15 @@ impl<'a> Network<'a> {
     }
 
     fn no_route(&self, at: usize, why: &str) -> Error {
-        plan_error(
-            self.plan,
-            vec![Problem::at(
-                None,
-                format!("switch {}", self.plan.switch_list[at].name),
-                format!("no route through it: {why}"),
-                format!(
-                    "cable it as a {} needs, or design the plan again",
-                    self.fabric.name()
-                ),
-            )],
-        )
+        self.plan.refusal(vec![Problem::at(
+            None,
+            format!("switch {}", self.plan.switch_list[at].name),
+            format!("no route through it: {why}"),
+            format!(
+                "cable it as a {} needs, or design the plan again",
+                self.fabric.name()
+            ),
+        )])
     }
 }
 

@@ -309,11 +309,7 @@ fn check_port_names(plan: &CheckedPlan, vendor: Vendor) -> Result<()> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(Error::Invalid {
-            file: plan.source().to_string(),
-            what: "plan",
-            problems,
-        })
+        Err(plan.refusal(problems))
     }
 }
 

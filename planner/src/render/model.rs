@@ -51,7 +51,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
-use crate::error::{Error, Problem, Result};
+use crate::error::{Problem, Result};
 use crate::plan::{CableKind, CheckedPlan, Plan, PortRole, Tier, Topology};
 use crate::qos::{Ipv4Prefix, QosIntent};
 
@@ -177,11 +177,7 @@ pub(crate) fn netmask(p: &Ipv4Prefix) -> String {
 impl<'p> Model<'p> {
     /// Builds the model, or every reason it cannot be built.
     pub fn build(plan: &'p CheckedPlan) -> Result<Model<'p>> {
-        Self::assemble(plan, true).map_err(|problems| Error::Invalid {
-            file: plan.source().to_string(),
-            what: "plan",
-            problems,
-        })
+        Self::assemble(plan, true).map_err(|problems| plan.refusal(problems))
     }
 
     /// Every reason [`Model::build`] would refuse the plan, found by the
