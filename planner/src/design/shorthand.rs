@@ -48,13 +48,20 @@ pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
             format!("{m}x{n}: M must be 1 or more and N an even number of 2 or more"),
         ));
     }
+    // M sub-nodes take M ports of a switch: bounded before any arithmetic.
+    limits::PORTS_PER_SWITCH.check(m as u64).map_err(|e| {
+        Error::option(
+            "--bigraph",
+            format!("{m}x{n}: M takes a switch port per sub-node: {e}"),
+        )
+    })?;
     if m > n / 2 {
         return Err(Error::option(
             "--bigraph",
             format!(
                 "{m}x{n}: M <= N/2 is needed ({m} > {}); use at least {} switches",
                 n / 2,
-                m.saturating_mul(2)
+                2 * m
             ),
         ));
     }
