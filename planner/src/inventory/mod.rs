@@ -563,6 +563,11 @@ impl Checker<'_> {
         Some(text::line_of(self.text, s.span().start))
     }
 
+    /// The line of a template's `count`, else of its `name`.
+    fn count_line<T>(&self, count: &Option<Spanned<i64>>, name: &Spanned<T>) -> Option<usize> {
+        count.as_ref().map_or(self.line(name), |c| self.line(c))
+    }
+
     fn problem(
         &mut self,
         line: Option<usize>,
@@ -727,19 +732,13 @@ impl Checker<'_> {
         };
         for r in &raw.rack {
             let r = r.get_ref();
-            let line = r
-                .count
-                .as_ref()
-                .map_or(self.line(&r.name), |c| self.line(c));
+            let line = self.count_line(&r.count, &r.name);
             let object = format!("rack {}", r.name.get_ref());
             racks.add(count(r.count.as_ref()), &object, line);
         }
         for s in &raw.server {
             let s = s.get_ref();
-            let line = s
-                .count
-                .as_ref()
-                .map_or(self.line(&s.name), |c| self.line(c));
+            let line = self.count_line(&s.count, &s.name);
             let object = format!("server template {}", s.name.get_ref());
             let n = count(s.count.as_ref());
             servers.add(n, &object, line);
@@ -747,10 +746,7 @@ impl Checker<'_> {
         }
         for s in &raw.switch {
             let s = s.get_ref();
-            let line = s
-                .count
-                .as_ref()
-                .map_or(self.line(&s.name), |c| self.line(c));
+            let line = self.count_line(&s.count, &s.name);
             let object = format!("switch template {}", s.name.get_ref());
             let n = count(s.count.as_ref());
             switches.add(n, &object, line);
