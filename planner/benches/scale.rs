@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
-use planner::plan::{CheckedPlan, Plan};
+use planner::plan::Plan;
+use planner::checked::CheckedPlan;
 use planner::ranks::{Algorithm, rank_table, verify};
 use planner::validate::{cabling, validate_cabling, validate_plan};
 

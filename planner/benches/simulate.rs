@@ -20,7 +20,7 @@ use planner::design::shorthand::{self, Shorthand};
 use planner::estimate::{
     self, Algorithm, Method, Options, Params, ScaleSpec, parse_nodes, scale_plans,
 };
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 
 const SIZE_256MIB: u64 = 256 << 20;
 

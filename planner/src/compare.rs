@@ -27,7 +27,7 @@ pub struct Entry {
     pub notes: Vec<String>,
     /// The plan, for callers that price it (`compare --catalog`).
     #[serde(skip)]
-    pub plan: Option<crate::plan::CheckedPlan>,
+    pub plan: Option<crate::checked::CheckedPlan>,
 }
 
 /// The result of `planner compare`.

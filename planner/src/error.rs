@@ -106,12 +106,15 @@ pub enum Error {
         fix: String,
     },
 
-    /// A command-line option has a value the planner cannot use.
-    #[error("{option}: {}", Escaped(message))]
-    Option {
-        /// The option as typed (`--bigraph`).
-        option: String,
-        /// What is wrong and what to write instead.
+    /// A parameter of a library call has a value the planner cannot use.
+    /// The library names the parameter (`ranks`, `bigraph`), never a
+    /// command-line flag; a binary shows it as its own flag (`--ranks`).
+    #[error("{parameter}: {}", Escaped(message))]
+    Parameter {
+        /// The parameter, in kebab case (`server-sub-nodes`).
+        parameter: String,
+        /// What is wrong and what to give instead, in terms of inputs and
+        /// objects (no flag names).
         message: String,
     },
 
@@ -149,13 +152,45 @@ impl Error {
         }
     }
 
-    /// A command-line option error.
-    pub fn option(option: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Option {
-            option: option.into(),
+    /// A parameter error: `parameter` in kebab case (`ranks`), `message`
+    /// without flag names.
+    pub fn parameter(parameter: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Parameter {
+            parameter: parameter.into(),
             message: message.into(),
         }
     }
+
+    /// Old spelling of [`Error::parameter`] taking a flag (`--ranks`): the
+    /// leading dashes are dropped. Being replaced call site by call site.
+    pub fn option(option: impl Into<String>, message: impl Into<String>) -> Self {
+        let option = option.into();
+        Error::parameter(option.trim_start_matches('-'), message)
+    }
+}
+
+/// The error and its causes as one line each joined by `: ` (like
+/// anyhow's `{:#}`), with every [`Error::Parameter`] named by what the
+/// caller calls it: `flag` maps a parameter (`ranks`) to a binary's flag
+/// (`Some("--ranks")`), or `None` to keep the parameter's name.
+pub fn display_chain(
+    err: &(dyn std::error::Error + 'static),
+    flag: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    let mut parts = Vec::new();
+    let mut next = Some(err);
+    while let Some(e) = next {
+        parts.push(match e.downcast_ref::<Error>() {
+            Some(Error::Parameter { parameter, message }) => format!(
+                "{}: {}",
+                flag(parameter).unwrap_or_else(|| parameter.clone()),
+                Escaped(message)
+            ),
+            _ => e.to_string(),
+        });
+        next = e.source();
+    }
+    parts.join(": ")
 }
 
 /// Shorthand for results of this crate.
@@ -221,5 +256,23 @@ mod tests {
         );
         assert!(e.is_bad_input());
         assert!(!Error::Internal("x".into()).is_bad_input());
+    }
+
+    #[test]
+    fn parameters_are_named_by_the_caller() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("reading the plan")]
+        struct Outer(#[source] Error);
+        let e = Outer(Error::parameter("ranks", "0 ranks: use 1 or more"));
+        assert_eq!(e.0.to_string(), "ranks: 0 ranks: use 1 or more");
+        let flag = |p: &str| (p == "ranks").then(|| format!("--{p}"));
+        assert_eq!(
+            display_chain(&e, &flag),
+            "reading the plan: --ranks: 0 ranks: use 1 or more"
+        );
+        assert_eq!(
+            display_chain(&e, &|_| None),
+            "reading the plan: ranks: 0 ranks: use 1 or more"
+        );
     }
 }

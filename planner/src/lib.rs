@@ -17,6 +17,7 @@
 //!   files from a plan, and `check-qos`, the proof that its lossless
 //!   priorities cannot deadlock.
 
+pub mod checked;
 pub mod compare;
 pub mod cost;
 pub mod design;
@@ -38,4 +39,5 @@ pub mod servers;
 pub mod text;
 pub mod validate;
 
+pub use checked::CheckedPlan;
 pub use error::{Error, Problem, Result};

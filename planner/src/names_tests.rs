@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 
 use crate::inventory::Inventory;
-use crate::plan::{CheckedPlan, Plan};
+use crate::plan::Plan;
+use crate::checked::CheckedPlan;
 use crate::ranks::{self, format as rank_format};
 use crate::render::{self, Vendor};
 use crate::validate::{cabling, validate_plan};

@@ -18,8 +18,6 @@ use crate::error::{Error, Result};
 use crate::inventory::Part;
 use crate::qos::{Addressing, QosIntent};
 
-mod checked;
-pub use checked::CheckedPlan;
 
 /// Version of the plan format written by this planner.
 pub const PLAN_FORMAT_VERSION: u32 = 1;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::metrics::{Metrics, metrics};
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 use crate::plan::{Plan, PortRole, Tier};
 use crate::text::{Table, format_port_list, gbps};
 

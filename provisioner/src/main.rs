@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use planner::export::labels::DEFAULT_PREFIX;
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use planner::text::Table;
 use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
 use provisioner::job::JobSpec;
@@ -179,6 +179,16 @@ enum Format {
 #[error("{0}")]
 struct BadInput(String);
 
+/// The flag that sets a library parameter (`ranks` is `--ranks`), when
+/// some subcommand has it.
+fn flag_for(parameter: &str) -> Option<String> {
+    fn has(cmd: &clap::Command, long: &str) -> bool {
+        cmd.get_arguments().any(|a| a.get_long() == Some(long))
+            || cmd.get_subcommands().any(|c| has(c, long))
+    }
+    has(&<Cli as clap::CommandFactory>::command(), parameter).then(|| format!("--{parameter}"))
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -187,7 +197,10 @@ fn main() -> ExitCode {
             // the terminal raw; the chain's own line breaks stay.
             eprintln!(
                 "error: {}",
-                planner::names::escape_lines(&format!("{err:#}"))
+                planner::names::escape_lines(&planner::error::display_chain(
+                err.as_ref(),
+                &flag_for
+            ))
             );
             let bad = err.downcast_ref::<BadInput>().is_some()
                 || err

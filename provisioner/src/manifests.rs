@@ -53,7 +53,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use planner::plan::Plan;
 
 use crate::error::{Error, Result};

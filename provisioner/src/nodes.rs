@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use planner::Problem;
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 
 use crate::error::{Error, Result};
 

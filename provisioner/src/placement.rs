@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_ranks};
 
 use crate::error::{Error, Result};

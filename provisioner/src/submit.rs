@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 
 use crate::error::Result;
 use crate::job::JobSpec;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use planner::export::labels::{DEFAULT_PREFIX, node_labels};
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
 use planner::export::{DEFAULT_PREFIX, Target, export, node_labels};
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use provisioner::schema::{CrdSchema, label_value_problem, qualified_name_problem};
 
 fn root() -> PathBuf {

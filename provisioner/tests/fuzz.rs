@@ -18,7 +18,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use mutate::{Format, JOBS, Mutated, Rng, Scale, read};
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use provisioner::job::JobSpec;
 use provisioner::nodes;
 use provisioner::rank_check;

@@ -10,7 +10,7 @@ use kube::client::Body;
 use serde_json::{Value, json};
 
 use planner::export::labels::{DEFAULT_PREFIX, node_labels};
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use provisioner::cluster::{self, Error, JobPhase, LabelOptions, NodeChange, WaitOptions};
 use provisioner::view::Manifests;
 

@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use planner::ranks::{Algorithm, format, rank_table};
 use provisioner::job::JobSpec;
 use provisioner::nodes::{self, NodeMap};

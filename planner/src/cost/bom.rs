@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::catalog::{Catalog, OpticalLink};
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
-use crate::plan::{CheckedPlan, Media, Topology};
+use crate::plan::{Media, Topology};
+use crate::checked::CheckedPlan;
 use crate::text::Table;
 
 /// One line of a bill of materials. `total_cost` of a [`Bom`] is the sum

@@ -18,10 +18,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::inventory::{Inventory, SubNodeSpec, SwitchRole};
-use crate::plan::{
-    Cable, CableKind, CheckedPlan, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer,
-    PlanSubNode, PlanSwitch, PortRole, Tier, Topology,
-};
+use crate::plan::{Cable, CableKind, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode, PlanSwitch, PortRole, Tier, Topology};
+use crate::checked::CheckedPlan;
 use crate::qos::QosIntent;
 
 pub use bigraph::{bigraph_capacity, largest_bigraph};

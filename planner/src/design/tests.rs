@@ -64,7 +64,7 @@ fn design_checks(
             let back = crate::plan::Plan::from_json(&json, "p.json").unwrap();
             assert_eq!(&back, plan.plan());
             // What design returns as checked passes the load's check.
-            let loaded = crate::plan::CheckedPlan::load(&json, "p.json").unwrap();
+            let loaded = crate::checked::CheckedPlan::load(&json, "p.json").unwrap();
             assert_eq!(loaded.plan(), plan.plan());
             Some(plan.into_plan())
         }

@@ -882,7 +882,7 @@ fn params_take_overrides_by_name() {
         "nic_us=x",
     ] {
         let e = Params::default().with_overrides(&[bad]).unwrap_err();
-        assert!(matches!(e, Error::Option { .. }), "{bad}: {e}");
+        assert!(matches!(e, Error::Parameter { .. }), "{bad}: {e}");
     }
     // The documented defaults are the defaults.
     let mut documented = Params {

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::error::{Error, Problem, Result};
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 use crate::plan::{Plan, PlanServer, Tier, Topology};
 
 /// The label prefix used when none is given.

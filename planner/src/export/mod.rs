@@ -22,7 +22,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 use crate::plan::{Plan, Topology};
 
 pub use labels::{

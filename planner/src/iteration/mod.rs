@@ -64,7 +64,8 @@ use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
 use crate::error::{Error, Result};
 use crate::estimate::{self, Algorithm, Options, Params};
-use crate::plan::{CheckedPlan, Topology};
+use crate::plan::Topology;
+use crate::checked::CheckedPlan;
 
 /// How a layer's time is known.
 #[derive(Debug, Clone, PartialEq)]

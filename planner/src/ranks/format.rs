@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{Algorithm, Avoid, Congestion, Fold, Outcome, RankTable, Request};
 use crate::error::{Error, Problem, Result};
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 use crate::plan::Plan;
 use crate::text::Table;
 
@@ -722,7 +722,7 @@ mod tests {
     use crate::design::shorthand::{self, Shorthand};
     use crate::ranks::rank_table;
 
-    fn plan() -> crate::plan::CheckedPlan {
+    fn plan() -> crate::checked::CheckedPlan {
         let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
         crate::design::design(&inv, &opts).unwrap()
     }

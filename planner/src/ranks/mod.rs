@@ -51,7 +51,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 use crate::plan::{Tier, Topology};
 
 pub use avoid::{Avoid, Target};

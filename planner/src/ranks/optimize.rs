@@ -85,7 +85,8 @@ use super::schedule::{FoldCost, Phase, Schedule, Step};
 use super::verify::{StepLoad, flow_id, verify_schedule};
 use super::{Algorithm, RankTable, hdrm, members, rank_table};
 use crate::error::{Error, Result};
-use crate::plan::{CheckedPlan, Tier, Topology};
+use crate::plan::{Tier, Topology};
+use crate::checked::CheckedPlan;
 
 /// Most ranks the exact model takes.
 pub const EXACT_MAX_RANKS: usize = 16;

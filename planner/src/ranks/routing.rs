@@ -79,7 +79,8 @@ use rustc_hash::FxHashMap;
 
 use super::avoid::{Avoid, Target};
 use crate::error::{Error, Problem, Result};
-use crate::plan::{CheckedPlan, PortRole, Tier, Topology};
+use crate::plan::{PortRole, Tier, Topology};
+use crate::checked::CheckedPlan;
 
 /// Most links on a route: up, four inter-switch hops (3-tier fat-tree
 /// between pods), down.

@@ -595,7 +595,7 @@ fn hdrm_refuses_plans_it_cannot_map() {
 
     let plan = bigraph_plan(4, 16);
     let e = rank_table(&plan, Algorithm::Hdrm, Some(48)).unwrap_err();
-    assert!(matches!(e, Error::Option { .. }));
+    assert!(matches!(e, Error::Parameter { .. }));
     assert_eq!(
         e.to_string(),
         "--ranks: 48 ranks is not a power of two, which halving-doubling needs; use 32 or 64"
@@ -801,7 +801,7 @@ fn avoid_parses_and_names_what_is_wrong() {
         ("link:-sw01", "does not name two switches joined by -"),
     ] {
         let e = text.parse::<Avoid>().unwrap_err();
-        assert!(matches!(e, Error::Option { .. }));
+        assert!(matches!(e, Error::Parameter { .. }));
         assert_eq!(
             e.to_string(),
             format!(

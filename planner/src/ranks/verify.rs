@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::routing::Network;
 use super::schedule::{Phase, Schedule, Step};
 use crate::error::{Error, Problem, Result};
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 
 /// The loads of one step.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

@@ -45,7 +45,7 @@ use serde::Serialize;
 
 use super::model::{Model, PortKind};
 use crate::error::Error;
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 use crate::text::Table;
 
 /// The result of `check-qos`.

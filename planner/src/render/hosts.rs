@@ -31,7 +31,7 @@ use super::model::{Model, ip};
 use super::{file_stem, list};
 use crate::error::{Error, Result};
 use crate::names::{comment, shell_quote};
-use crate::plan::CheckedPlan;
+use crate::checked::CheckedPlan;
 
 /// A server's host file, as JSON.
 #[derive(Debug, Serialize)]

@@ -43,7 +43,8 @@ pub use overrides::apply_qos_overrides;
 
 use crate::error::{Error, Result};
 use crate::names;
-use crate::plan::{CheckedPlan, PlanSwitch};
+use crate::plan::PlanSwitch;
+use crate::checked::CheckedPlan;
 use model::{Model, PortKind};
 
 /// A switch operating system to render for.

@@ -52,7 +52,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
 use crate::error::{Problem, Result};
-use crate::plan::{CableKind, CheckedPlan, Plan, PortRole, Tier, Topology};
+use crate::plan::{CableKind, Plan, PortRole, Tier, Topology};
+use crate::checked::CheckedPlan;
 use crate::qos::{Ipv4Prefix, QosIntent};
 
 /// The model of one plan.

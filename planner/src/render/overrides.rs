@@ -11,7 +11,8 @@
 //! table is at design time ([`QosIntent::resolve`]).
 
 use crate::error::{Error, Result};
-use crate::plan::{CheckedPlan, Topology};
+use crate::plan::Topology;
+use crate::checked::CheckedPlan;
 use crate::qos::{ClassOverride, QosIntent, QosOverrides};
 
 /// Applies `o` to the plan's QoS intent; returns notes about overrides

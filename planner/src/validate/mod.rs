@@ -415,7 +415,7 @@ fn normalise_mac(s: &str) -> String {
 }
 
 /// Checks a plan's own consistency and topology invariants. Every finding
-/// is an error: [`crate::plan::CheckedPlan::load`] refuses a plan with
+/// is an error: [`crate::checked::CheckedPlan::load`] refuses a plan with
 /// any, so this is the one check every command's plan passed.
 pub fn validate_plan(plan: &Plan) -> Validation {
     let mut findings = Vec::new();

@@ -8,7 +8,7 @@ fn eflops_plan(topology: Topology) -> Plan {
     eflops_checked(topology).into_plan()
 }
 
-fn eflops_checked(topology: Topology) -> crate::plan::CheckedPlan {
+fn eflops_checked(topology: Topology) -> crate::checked::CheckedPlan {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../topologies/eflops-4x16.toml"

@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use planner::plan::{CheckedPlan, PortRole};
+use planner::plan::PortRole;
+use planner::checked::CheckedPlan;
 use planner::render::Vendor;
 use planner::render::parse::{ParsedConfig, parse};
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use planner::export::labels::{check_prefix, node_labels};
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 
 use super::{Error, FIELD_MANAGER, Result, list_all};
 use crate::nodes::{self, NodeMap};

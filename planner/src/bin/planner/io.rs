@@ -9,7 +9,8 @@ use anyhow::{Context as _, Result};
 use planner::design::DesignOptions;
 use planner::design::shorthand::{self, Shorthand};
 use planner::inventory::Inventory;
-use planner::plan::{CheckedPlan, Plan};
+use planner::plan::Plan;
+use planner::checked::CheckedPlan;
 use planner::validate::cabling;
 
 /// An error caused by the user's input (exit code 2).

@@ -11,7 +11,8 @@ use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::PlotFormat;
 use planner::estimate::{Algorithm, Method, Options, Params};
 use planner::iteration::{self, Compute, Model, Setup, format, profiles};
-use planner::plan::{CheckedPlan, Topology};
+use planner::plan::Topology;
+use planner::checked::CheckedPlan;
 
 use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read, shorthand_source};

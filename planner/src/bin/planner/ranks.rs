@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
-use planner::plan::CheckedPlan;
+use planner::checked::CheckedPlan;
 use planner::ranks::{self, Algorithm, Avoid, Request, Solver, format as rank_format};
 
 use crate::Format;

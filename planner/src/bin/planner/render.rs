@@ -10,7 +10,8 @@ use clap::{ArgGroup, Args};
 use serde::Serialize;
 
 use planner::inventory::qos_overrides_from_toml;
-use planner::plan::{CheckedPlan, Plan};
+use planner::plan::Plan;
+use planner::checked::CheckedPlan;
 use planner::render::{
     Vendor, apply_qos_overrides, check_qos, file_stem, render, render_hosts, render_qos_table,
 };

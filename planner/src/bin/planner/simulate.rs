@@ -22,7 +22,8 @@ use planner::estimate::{
     self, Algorithm, Estimate, Method, Options, PARAMS, Params, Row, ScaleSpec, StepSummary,
     format_size,
 };
-use planner::plan::{CheckedPlan, Topology};
+use planner::plan::Topology;
+use planner::checked::CheckedPlan;
 use planner::ranks::FoldCost;
 
 use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source};

@@ -225,7 +225,7 @@ fn dead_link_with_spare_links_keeps_the_optimum_at_one() {
     assert_eq!((o.worst_load, o.lower_bound, o.optimal), (1, 1, true));
     // 16 ranks on 8 switches is beyond the exact solver.
     let e = plan_ranks(&plan, &request(Some(16), &req.avoid, Solver::Exact)).unwrap_err();
-    assert!(matches!(e, Error::Option { .. }));
+    assert!(matches!(e, Error::Parameter { .. }));
     let e = e.to_string();
     assert!(
         e.starts_with("--solver: the exact solver takes up to 16 ranks"),

@@ -10,7 +10,7 @@
 
 use std::ops::Deref;
 
-use super::Plan;
+use crate::plan::Plan;
 use crate::error::{Error, Problem, Result};
 
 /// At most this many problems of a refused plan are listed in the error;
