@@ -129,6 +129,19 @@ pub enum Error {
         file: String,
     },
 
+    /// A switch vendor's renderer failed on a switch (its template or
+    /// serializer): a bug, not the user's input.
+    #[error("internal error: rendering {} for {vendor}", Escaped(device))]
+    Render {
+        /// The physical switch.
+        device: String,
+        /// The system as people name it (`Comware`).
+        vendor: &'static str,
+        /// What failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// A bug or an environment failure, not the user's input.
     #[error("internal error: {}", Escaped(.0))]
     Internal(String),
@@ -138,7 +151,7 @@ impl Error {
     /// True for errors caused by the user's input (exit code 2), false for
     /// internal failures (exit code 1).
     pub fn is_bad_input(&self) -> bool {
-        !matches!(self, Error::Internal(_))
+        !matches!(self, Error::Internal(_) | Error::Render { .. })
     }
 
     /// A syntax error at a byte offset of `text`.

@@ -29,8 +29,9 @@
 
 use askama::Template;
 
+use super::description;
 use super::model::{Model, PortKind, ip, netmask};
-use super::{Vendor, description};
+use super::vendor::{SwitchVendor, digit_groups, number};
 use crate::error::{Error, Result};
 use crate::names;
 
@@ -48,12 +49,87 @@ pub const CELL_BYTES: u32 = 256;
 /// and FCS. `jumboframe enable` takes a frame length, `mtu` an IP MTU.
 pub const FRAME_OVERHEAD: u32 = 22;
 
+/// Comware interface types by speed, fastest first.
+const TYPES: [(u32, &str); 8] = [
+    (400, "FourHundredGigE"),
+    (200, "TwoHundredGigE"),
+    (100, "HundredGigE"),
+    (50, "FiftyGigE"),
+    (40, "FortyGigE"),
+    (25, "Twenty-FiveGigE"),
+    (10, "Ten-GigabitEthernet"),
+    (1, "GigabitEthernet"),
+];
+
+/// H3C Comware 7, in the registry.
+pub(super) struct Comware;
+
+impl SwitchVendor for Comware {
+    fn name(&self) -> &'static str {
+        "comware"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["h3c"]
+    }
+
+    fn title(&self) -> &'static str {
+        "H3C Comware 7"
+    }
+
+    fn gist(&self) -> &'static str {
+        "H3C Comware 7"
+    }
+
+    fn file_suffix(&self) -> &'static str {
+        ".comware.cfg"
+    }
+
+    fn max_description(&self) -> usize {
+        255
+    }
+
+    /// `HundredGigE1/0/<p>`, the type by the port's speed.
+    fn default_port_name(&self, gbps: u32, port: u32) -> String {
+        let kind = TYPES
+            .iter()
+            .find(|(g, _)| gbps >= *g)
+            .map_or("GigabitEthernet", |(_, t)| t);
+        format!("{kind}1/0/{port}")
+    }
+
+    fn accepts_pattern(&self, pattern: &str) -> bool {
+        TYPES.iter().any(|(_, t)| pattern.starts_with(t))
+    }
+
+    fn accepts_interface(&self, name: &str) -> bool {
+        TYPES.iter().any(|(_, t)| {
+            name.strip_prefix(t).is_some_and(|rest| {
+                let (slots, breakout) = match rest.split_once(':') {
+                    Some((s, b)) => (s, Some(b)),
+                    None => (rest, None),
+                };
+                digit_groups(slots, '/') && breakout.is_none_or(number)
+            })
+        })
+    }
+
+    fn interface_syntax(&self) -> &'static str {
+        "a Comware interface type (HundredGigE, FortyGigE, ...) followed by numbers separated by `/`, with an optional `:N` breakout (HundredGigE1/0/5)"
+    }
+
+    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
+        render(m, device)
+    }
+}
+
 /// Comware's names for queues 0 to 7, which WFQ commands use.
 const QUEUE_NAMES: [&str; 8] = ["be", "af1", "af2", "af3", "af4", "ef", "cs6", "cs7"];
 
 #[derive(Template)]
 #[template(path = "comware.cfg", escape = "none")]
-struct Comware {
+/// The template's data.
+struct ComwareFile {
     hostname: String,
     vrfs: Vec<Named>,
     vlans: Vec<Vlan>,
@@ -107,7 +183,7 @@ struct VlanInterface {
 }
 
 /// Renders one physical switch.
-pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let cells = |kb: u32| (u64::from(kb) * 1024).div_ceil(u64::from(CELL_BYTES)) as u32;
@@ -121,10 +197,10 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let mut interfaces = Vec::new();
     for p in &dev.ports {
         let dom = &m.domains[p.domain];
-        let name = Vendor::Comware.port_name(&m.plan.switch_list[p.domain], p.number);
+        let name = Comware.port_name(&m.plan.switch_list[p.domain], p.number);
         let mut i = Interface {
             name,
-            description: description(m, Vendor::Comware, device, p.number),
+            description: description(m, &Comware, device, p.number),
             mode: "",
             access_vlan: dom.vlan,
             vrf: dom.vrf.clone(),
@@ -180,7 +256,7 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
             }
         }
     }
-    let t = Comware {
+    let t = ComwareFile {
         hostname: names::comment(&dev.name),
         vrfs: dev
             .domains
@@ -220,5 +296,9 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     // Askama drops the template's last newline; files end with one.
     t.render()
         .map(|text| text + "\n")
-        .map_err(|e| Error::Internal(format!("rendering {} for Comware: {e}", dev.name)))
+        .map_err(|e| Error::Render {
+            device: dev.name.clone(),
+            vendor: "Comware",
+            source: Box::new(e),
+        })
 }

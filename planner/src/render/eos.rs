@@ -28,7 +28,8 @@
 use askama::Template;
 
 use super::model::{Model, PortKind, ip};
-use super::{Vendor, description, seconds, summary};
+use super::vendor::{SwitchVendor, digit_groups};
+use super::{description, seconds, summary};
 use crate::error::{Error, Result};
 use crate::names;
 
@@ -40,7 +41,8 @@ pub const MAX_MTU: u32 = 9214;
 
 #[derive(Template)]
 #[template(path = "eos.cfg", escape = "none")]
-struct Eos {
+/// The template's data.
+struct EosFile {
     summary: String,
     notes: Vec<String>,
     hostname: String,
@@ -81,8 +83,59 @@ struct VlanInterface {
     addresses: Vec<String>,
 }
 
+/// Arista EOS, in the registry.
+pub(super) struct Eos;
+
+impl SwitchVendor for Eos {
+    fn name(&self) -> &'static str {
+        "eos"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["arista"]
+    }
+
+    fn title(&self) -> &'static str {
+        "Arista EOS"
+    }
+
+    fn gist(&self) -> &'static str {
+        "Arista"
+    }
+
+    fn file_suffix(&self) -> &'static str {
+        ".eos.cfg"
+    }
+
+    fn max_description(&self) -> usize {
+        240
+    }
+
+    /// `Ethernet<p>/1`.
+    fn default_port_name(&self, _gbps: u32, port: u32) -> String {
+        format!("Ethernet{port}/1")
+    }
+
+    fn accepts_pattern(&self, pattern: &str) -> bool {
+        pattern.starts_with("Ethernet")
+    }
+
+    fn accepts_interface(&self, name: &str) -> bool {
+        name.strip_prefix("Ethernet")
+            .is_some_and(|n| digit_groups(n, '/'))
+    }
+
+    fn interface_syntax(&self) -> &'static str {
+        "`Ethernet` followed by numbers separated by `/` (Ethernet5/1)"
+    }
+
+    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
+        render(m, device)
+    }
+}
+
 /// Renders one physical switch.
-pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let mut notes = Vec::new();
@@ -97,8 +150,8 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     for p in &dev.ports {
         let dom = &m.domains[p.domain];
         let mut i = Interface {
-            name: Vendor::Eos.port_name(&m.plan.switch_list[p.domain], p.number),
-            description: description(m, Vendor::Eos, device, p.number),
+            name: Eos.port_name(&m.plan.switch_list[p.domain], p.number),
+            description: description(m, &Eos, device, p.number),
             kind: "free",
             access_vlan: dom.vlan,
             vrf: dom.vrf.clone(),
@@ -162,7 +215,7 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     queues.sort_unstable();
     queues.dedup();
     let w = q.pfc_watchdog;
-    let t = Eos {
+    let t = EosFile {
         summary: summary(m, device),
         notes,
         hostname: names::comment(&dev.name),
@@ -193,5 +246,9 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     // Askama drops the template's last newline; files end with one.
     t.render()
         .map(|text| text + "\n")
-        .map_err(|e| Error::Internal(format!("rendering {} for EOS: {e}", dev.name)))
+        .map_err(|e| Error::Render {
+            device: dev.name.clone(),
+            vendor: "EOS",
+            source: Box::new(e),
+        })
 }

@@ -30,10 +30,9 @@ mod nvue;
 mod overrides;
 pub mod parse;
 mod sonic;
+mod vendor;
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::str::FromStr;
 
 pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
@@ -41,172 +40,24 @@ pub use check::{
 pub use hosts::render_hosts;
 pub use overrides::apply_qos_overrides;
 
+use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names;
-use crate::plan::PlanSwitch;
-use crate::checked::CheckedPlan;
 use model::{Model, PortKind};
+use vendor::{SwitchVendor, vendors};
 
-/// A switch operating system to render for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Vendor {
+// The registry of switch vendors: a vendor is its file (declared above)
+// and one row here. The rows' order is the order of `Vendor::ALL`, of the
+// `--vendor` help and of the documentation.
+vendors! {
     /// H3C Comware 7 (S9850 and kin): a configuration file.
-    Comware,
+    Comware => comware::Comware,
     /// SONiC: a `config_db.json` to merge with `config load`.
-    Sonic,
+    Sonic => sonic::Sonic,
     /// Arista EOS: a configuration file.
-    Eos,
+    Eos => eos::Eos,
     /// NVIDIA Cumulus Linux 5: a shell script of `nv set` commands.
-    Nvue,
-}
-
-impl Vendor {
-    /// Every vendor, in the order the documentation lists them.
-    pub const ALL: [Vendor; 4] = [Vendor::Comware, Vendor::Sonic, Vendor::Eos, Vendor::Nvue];
-
-    /// `comware`, `sonic`, `eos` or `nvue`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Vendor::Comware => "comware",
-            Vendor::Sonic => "sonic",
-            Vendor::Eos => "eos",
-            Vendor::Nvue => "nvue",
-        }
-    }
-
-    /// The file name of a switch's configuration.
-    pub fn file_name(self, switch: &str) -> String {
-        let stem = file_stem(switch);
-        match self {
-            Vendor::Comware => format!("{stem}.comware.cfg"),
-            Vendor::Sonic => format!("{stem}.config_db.json"),
-            Vendor::Eos => format!("{stem}.eos.cfg"),
-            Vendor::Nvue => format!("{stem}.nvue.sh"),
-        }
-    }
-
-    /// The interface name of a port: the plan's `port_name` pattern when it
-    /// is in this vendor's style, else the vendor's usual name (Comware
-    /// `HundredGigE1/0/<p>` by speed, SONiC `Ethernet<4(p-1)>` or
-    /// `Ethernet<8(p-1)>` at 400G and up, EOS `Ethernet<p>/1`, NVUE
-    /// `swp<p>`). SONiC's names come from the platform's port table, so a
-    /// switch whose ports are named otherwise needs `port_name` in the
-    /// inventory.
-    pub fn port_name(self, s: &PlanSwitch, port: u32) -> String {
-        let own = s
-            .port_name
-            .as_deref()
-            .filter(|p| self.accepts_pattern(p))
-            .map(|p| p.replace("{p}", &port.to_string()));
-        if let Some(name) = own {
-            return name;
-        }
-        match self {
-            Vendor::Comware => format!("{}1/0/{port}", comware_type(s.port_gbps)),
-            Vendor::Sonic => {
-                let lanes = if s.port_gbps >= 400 { 8 } else { 4 };
-                format!("Ethernet{}", lanes * port.saturating_sub(1))
-            }
-            Vendor::Eos => format!("Ethernet{port}/1"),
-            Vendor::Nvue => format!("swp{port}"),
-        }
-    }
-
-    /// Longest interface `description` the vendor takes (Comware 7 and
-    /// SONiC 255 characters, EOS 240, NVUE 255).
-    pub fn max_description(self) -> usize {
-        match self {
-            Vendor::Eos => 240,
-            Vendor::Comware | Vendor::Sonic | Vendor::Nvue => 255,
-        }
-    }
-
-    /// What this vendor takes as an interface name, for messages.
-    pub fn interface_syntax(self) -> &'static str {
-        match self {
-            Vendor::Comware => {
-                "a Comware interface type (HundredGigE, FortyGigE, ...) followed by numbers separated by `/`, with an optional `:N` breakout (HundredGigE1/0/5)"
-            }
-            Vendor::Sonic => "`Ethernet` followed by a number (Ethernet0)",
-            Vendor::Eos => "`Ethernet` followed by numbers separated by `/` (Ethernet5/1)",
-            Vendor::Nvue => {
-                "`swp` followed by a number, with an optional `sN` breakout (swp5, swp5s1)"
-            }
-        }
-    }
-
-    /// True when `name` is an interface name this vendor accepts: the
-    /// check every port name passes at render time (the name rule already
-    /// holds; this is the vendor's own syntax).
-    pub fn accepts_interface(self, name: &str) -> bool {
-        fn numbers(s: &str, sep: char) -> bool {
-            !s.is_empty()
-                && s.split(sep)
-                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        }
-        match self {
-            Vendor::Comware => COMWARE_TYPES.iter().any(|(_, t)| {
-                name.strip_prefix(t).is_some_and(|rest| {
-                    let (slots, breakout) = match rest.split_once(':') {
-                        Some((s, b)) => (s, Some(b)),
-                        None => (rest, None),
-                    };
-                    numbers(slots, '/')
-                        && breakout.is_none_or(|b| numbers(b, '/') && !b.contains('/'))
-                })
-            }),
-            Vendor::Sonic => name
-                .strip_prefix("Ethernet")
-                .is_some_and(|n| numbers(n, '/') && !n.contains('/')),
-            Vendor::Eos => name
-                .strip_prefix("Ethernet")
-                .is_some_and(|n| numbers(n, '/')),
-            Vendor::Nvue => {
-                name.strip_prefix("swp")
-                    .is_some_and(|rest| match rest.split_once('s') {
-                        Some((p, b)) => {
-                            numbers(p, '/')
-                                && !p.contains('/')
-                                && numbers(b, '/')
-                                && !b.contains('/')
-                        }
-                        None => numbers(rest, '/') && !rest.contains('/'),
-                    })
-            }
-        }
-    }
-
-    fn accepts_pattern(self, p: &str) -> bool {
-        match self {
-            Vendor::Comware => COMWARE_TYPES.iter().any(|(_, t)| p.starts_with(t)),
-            Vendor::Sonic => p.starts_with("Ethernet") && !p.contains('/'),
-            Vendor::Eos => p.starts_with("Ethernet"),
-            Vendor::Nvue => p.starts_with("swp"),
-        }
-    }
-}
-
-impl fmt::Display for Vendor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Vendor {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Vendor> {
-        match s.to_ascii_lowercase().as_str() {
-            "comware" | "h3c" => Ok(Vendor::Comware),
-            "sonic" => Ok(Vendor::Sonic),
-            "eos" | "arista" => Ok(Vendor::Eos),
-            "nvue" | "cumulus" => Ok(Vendor::Nvue),
-            _ => Err(Error::option(
-                "--vendor",
-                format!("`{s}` is not a vendor; use comware, sonic, eos or nvue"),
-            )),
-        }
-    }
+    Nvue => nvue::Nvue,
 }
 
 /// A device name as a file name: characters other than letters, digits,
@@ -224,29 +75,11 @@ pub fn file_stem(name: &str) -> String {
         .collect()
 }
 
-/// Comware interface types by speed, fastest first.
-const COMWARE_TYPES: [(u32, &str); 8] = [
-    (400, "FourHundredGigE"),
-    (200, "TwoHundredGigE"),
-    (100, "HundredGigE"),
-    (50, "FiftyGigE"),
-    (40, "FortyGigE"),
-    (25, "Twenty-FiveGigE"),
-    (10, "Ten-GigabitEthernet"),
-    (1, "GigabitEthernet"),
-];
-
-fn comware_type(gbps: u32) -> &'static str {
-    COMWARE_TYPES
-        .iter()
-        .find(|(g, _)| gbps >= *g)
-        .map_or("GigabitEthernet", |(_, t)| t)
-}
-
 /// Renders one configuration file per physical switch, in plan order:
 /// `(file name, contents)`.
 pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)>> {
-    check_port_names(plan, vendor)?;
+    let imp = vendor.implementation();
+    check_port_names(plan, imp)?;
     let m = Model::build(plan)?;
     let mut names = BTreeSet::new();
     let mut out = Vec::with_capacity(m.devices.len());
@@ -264,13 +97,7 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
                 )],
             });
         }
-        let text = match vendor {
-            Vendor::Comware => comware::render(&m, d)?,
-            Vendor::Sonic => sonic::render(&m, d)?,
-            Vendor::Eos => eos::render(&m, d)?,
-            Vendor::Nvue => nvue::render(&m, d)?,
-        };
-        out.push((name, text));
+        out.push((name, imp.render(&m, d)?));
     }
     Ok(out)
 }
@@ -278,7 +105,7 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
 /// Refuses a plan whose `port_name` pattern, in this vendor's style, gives
 /// a port a name the vendor does not accept (`swp{p};touch X;`): every
 /// problem names the switch, the port and what the vendor takes.
-fn check_port_names(plan: &CheckedPlan, vendor: Vendor) -> Result<()> {
+fn check_port_names(plan: &CheckedPlan, vendor: &dyn SwitchVendor) -> Result<()> {
     let mut problems = Vec::new();
     for s in &plan.switch_list {
         let Some(pattern) = s.port_name.as_deref() else {
@@ -297,11 +124,13 @@ fn check_port_names(plan: &CheckedPlan, vendor: Vendor) -> Result<()> {
                 None,
                 format!("switch {} port {}", s.name, p.port),
                 format!(
-                    "the port name `{}` (from port_name `{pattern}`) is not a {vendor} interface name",
-                    vendor.port_name(s, p.port)
+                    "the port name `{}` (from port_name `{pattern}`) is not a {} interface name",
+                    vendor.port_name(s, p.port),
+                    vendor.name()
                 ),
                 format!(
-                    "{vendor} takes {}; fix port_name in the inventory and design again",
+                    "{} takes {}; fix port_name in the inventory and design again",
+                    vendor.name(),
                     vendor.interface_syntax()
                 ),
             ));
@@ -317,7 +146,12 @@ fn check_port_names(plan: &CheckedPlan, vendor: Vendor) -> Result<()> {
 /// The description of a port: the peer (`to sw02-l HundredGigE1/0/17`,
 /// `node03 mlx5_1 (gpu1)`), or that it is free for growth; escaped and
 /// cut to the vendor's length ([`names::description`]).
-pub(crate) fn description(m: &Model<'_>, vendor: Vendor, device: usize, port: u32) -> String {
+pub(crate) fn description(
+    m: &Model<'_>,
+    vendor: &dyn SwitchVendor,
+    device: usize,
+    port: u32,
+) -> String {
     let Some(p) = m.port(device, port) else {
         return String::new();
     };

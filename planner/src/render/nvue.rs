@@ -26,13 +26,15 @@
 use askama::Template;
 
 use super::model::{Model, PortKind, ip};
-use super::{Vendor, description, list, summary};
+use super::vendor::{SwitchVendor, number};
+use super::{description, list, summary};
 use crate::error::{Error, Result};
 use crate::names::shell_quote;
 
 #[derive(Template)]
 #[template(path = "nvue.sh", escape = "none")]
-struct Nvue {
+/// The template's data.
+struct NvueFile {
     summary: String,
     hostname: String,
     vrfs: Vec<String>,
@@ -74,16 +76,70 @@ fn ranges(v: &[u8]) -> String {
     crate::text::format_port_list(&ports)
 }
 
+/// NVIDIA Cumulus Linux (NVUE), in the registry.
+pub(super) struct Nvue;
+
+impl SwitchVendor for Nvue {
+    fn name(&self) -> &'static str {
+        "nvue"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["cumulus"]
+    }
+
+    fn title(&self) -> &'static str {
+        "NVIDIA Cumulus Linux (NVUE)"
+    }
+
+    fn gist(&self) -> &'static str {
+        "NVIDIA Cumulus Linux `nv set` script"
+    }
+
+    fn file_suffix(&self) -> &'static str {
+        ".nvue.sh"
+    }
+
+    fn max_description(&self) -> usize {
+        255
+    }
+
+    /// `swp<p>`.
+    fn default_port_name(&self, _gbps: u32, port: u32) -> String {
+        format!("swp{port}")
+    }
+
+    fn accepts_pattern(&self, pattern: &str) -> bool {
+        pattern.starts_with("swp")
+    }
+
+    fn accepts_interface(&self, name: &str) -> bool {
+        name.strip_prefix("swp")
+            .is_some_and(|rest| match rest.split_once('s') {
+                Some((p, b)) => number(p) && number(b),
+                None => number(rest),
+            })
+    }
+
+    fn interface_syntax(&self) -> &'static str {
+        "`swp` followed by a number, with an optional `sN` breakout (swp5, swp5s1)"
+    }
+
+    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
+        render(m, device)
+    }
+}
+
 /// Renders one physical switch.
-pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let mut interfaces = Vec::new();
     for p in &dev.ports {
         let dom = &m.domains[p.domain];
         let mut i = Interface {
-            name: shell_quote(&Vendor::Nvue.port_name(&m.plan.switch_list[p.domain], p.number)),
-            description: shell_quote(&description(m, Vendor::Nvue, device, p.number)),
+            name: shell_quote(&Nvue.port_name(&m.plan.switch_list[p.domain], p.number)),
+            description: shell_quote(&description(m, &Nvue, device, p.number)),
             kind: "free",
             access_vlan: dom.vlan,
             vrf: dom.vrf.clone(),
@@ -144,7 +200,7 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let mut vlans: Vec<u16> = dev.domains.iter().map(|&d| m.domains[d].vlan).collect();
     vlans.sort_unstable();
     let w = q.pfc_watchdog;
-    let t = Nvue {
+    let t = NvueFile {
         summary: summary(m, device),
         hostname: shell_quote(&dev.name),
         vrfs: dev
@@ -173,5 +229,9 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     // Askama drops the template's last newline; files end with one.
     t.render()
         .map(|text| text + "\n")
-        .map_err(|e| Error::Internal(format!("rendering {} for NVUE: {e}", dev.name)))
+        .map_err(|e| Error::Render {
+            device: dev.name.clone(),
+            vendor: "NVUE",
+            source: Box::new(e),
+        })
 }

@@ -24,7 +24,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::{Model, PortKind, ip};
-use super::{Vendor, description, list};
+use super::vendor::{SwitchVendor, number};
+use super::{description, list};
 use crate::error::{Error, Result};
 
 /// Name of the QoS maps, scheduler and WRED profile the file defines.
@@ -37,8 +38,56 @@ fn fields<const N: usize>(pairs: [(&str, String); N]) -> Fields {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
+/// SONiC, in the registry.
+pub(super) struct Sonic;
+
+impl SwitchVendor for Sonic {
+    fn name(&self) -> &'static str {
+        "sonic"
+    }
+
+    fn title(&self) -> &'static str {
+        "SONiC (config_db.json)"
+    }
+
+    fn gist(&self) -> &'static str {
+        "config_db.json"
+    }
+
+    fn file_suffix(&self) -> &'static str {
+        ".config_db.json"
+    }
+
+    fn max_description(&self) -> usize {
+        255
+    }
+
+    /// `Ethernet<4(p-1)>`, or `Ethernet<8(p-1)>` at 400G and up: the
+    /// usual platform port tables.
+    fn default_port_name(&self, gbps: u32, port: u32) -> String {
+        let lanes = if gbps >= 400 { 8 } else { 4 };
+        format!("Ethernet{}", lanes * port.saturating_sub(1))
+    }
+
+    fn accepts_pattern(&self, pattern: &str) -> bool {
+        pattern.starts_with("Ethernet") && !pattern.contains('/')
+    }
+
+    fn accepts_interface(&self, name: &str) -> bool {
+        name.strip_prefix("Ethernet").is_some_and(number)
+    }
+
+    fn interface_syntax(&self) -> &'static str {
+        "`Ethernet` followed by a number (Ethernet0)"
+    }
+
+    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
+        render(m, device)
+    }
+}
+
 /// Renders one physical switch.
-pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let mut db: BTreeMap<&str, Table> = BTreeMap::new();
@@ -91,7 +140,7 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
             let ifs: Vec<String> = r
                 .next_hops
                 .iter()
-                .map(|&h| Vendor::Sonic.port_name(plan_switch, m.links[h].from_port))
+                .map(|&h| Sonic.port_name(plan_switch, m.links[h].from_port))
                 .collect();
             put(
                 "STATIC_ROUTE",
@@ -104,8 +153,8 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let w = q.pfc_watchdog;
     for p in &dev.ports {
         let dom = &m.domains[p.domain];
-        let name = Vendor::Sonic.port_name(&m.plan.switch_list[p.domain], p.number);
-        let desc = description(m, Vendor::Sonic, device, p.number);
+        let name = Sonic.port_name(&m.plan.switch_list[p.domain], p.number);
+        let desc = description(m, &Sonic, device, p.number);
         let admin = match p.kind {
             PortKind::Reserved => continue,
             PortKind::Free => "down",
@@ -239,9 +288,12 @@ pub(crate) fn render(m: &Model<'_>, device: usize) -> Result<String> {
     let mut out = Vec::new();
     let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
-    db.serialize(&mut ser)
-        .map_err(|e| Error::Internal(format!("rendering {} for SONiC: {e}", dev.name)))?;
+    let failed = |e: Box<dyn std::error::Error + Send + Sync>| Error::Render {
+        device: dev.name.clone(),
+        vendor: "SONiC",
+        source: e,
+    };
+    db.serialize(&mut ser).map_err(|e| failed(e.into()))?;
     out.push(b'\n');
-    String::from_utf8(out)
-        .map_err(|e| Error::Internal(format!("rendering {} for SONiC: {e}", dev.name)))
+    String::from_utf8(out).map_err(|e| failed(e.into()))
 }

@@ -9,9 +9,9 @@ use anyhow::Result;
 use clap::{ArgGroup, Args};
 use serde::Serialize;
 
+use planner::checked::CheckedPlan;
 use planner::inventory::qos_overrides_from_toml;
 use planner::plan::Plan;
-use planner::checked::CheckedPlan;
 use planner::render::{
     Vendor, apply_qos_overrides, check_qos, file_stem, render, render_hosts, render_qos_table,
 };
@@ -26,10 +26,8 @@ use crate::output;
 pub struct RenderArgs {
     /// Plan JSON (or TOML) written by `planner design --out`.
     plan: PathBuf,
-    /// Switch configurations, one file per physical switch: comware (H3C
-    /// Comware 7), sonic (config_db.json), eos (Arista) or nvue (NVIDIA
-    /// Cumulus Linux `nv set` script).
-    #[arg(long, value_name = "VENDOR")]
+    // The help lists the vendors of the registry (`Vendor::choices`).
+    #[arg(long, value_name = "VENDOR", help = vendor_help())]
     vendor: Option<String>,
     /// Host files instead: per server, `<server>.env` (shell) and
     /// `<server>.json` with each sub-node's address, DSCP and NCCL
@@ -72,7 +70,8 @@ struct Manifest {
     plan: String,
     /// `BiGraph 4x16`, ...
     design: String,
-    /// The vendor (`comware`, `sonic`, `eos`, `nvue`) or `hosts`.
+    /// The vendor's name (`comware`, ..., as `--vendor` takes it) or
+    /// `hosts`.
     target: String,
     /// The directory, as given.
     out: String,
@@ -243,13 +242,12 @@ fn host_files(plan: &Plan) -> Vec<(String, String)> {
         .collect()
 }
 
-fn vendor_name(v: Vendor) -> &'static str {
-    match v {
-        Vendor::Comware => "H3C Comware 7",
-        Vendor::Sonic => "SONiC (config_db.json)",
-        Vendor::Eos => "Arista EOS",
-        Vendor::Nvue => "NVIDIA Cumulus Linux (NVUE)",
-    }
+/// The help of `--vendor`: every registered vendor and what it renders.
+fn vendor_help() -> String {
+    format!(
+        "Switch configurations, one file per physical switch: {}",
+        Vendor::choices()
+    )
 }
 
 fn manifest_table(m: &Manifest, vendor: Option<Vendor>) -> String {
@@ -257,7 +255,7 @@ fn manifest_table(m: &Manifest, vendor: Option<Vendor>) -> String {
         Some(v) => format!(
             "{} files for {}, one per physical switch",
             m.files.len(),
-            vendor_name(v)
+            v.title()
         ),
         None => format!(
             "{} host files, an env file and a JSON file per server",
