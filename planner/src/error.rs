@@ -152,6 +152,34 @@ impl Error {
         }
     }
 
+    /// A TOML syntax or type error of `text` (named `file`), at the line
+    /// and column of its span, the types said as a person would.
+    pub fn toml(file: &str, text: &str, e: &toml::de::Error) -> Self {
+        let offset = e.span().map_or(0, |s| s.start);
+        let message = e
+            .message()
+            .trim()
+            .replace("expected i64", "expected a whole number")
+            .replace("expected f64", "expected a number")
+            .replace("expected u32", "expected a whole number")
+            .replace("expected a sequence", "expected a list");
+        Error::syntax_at(file, text, offset, message)
+    }
+
+    /// A JSON syntax or type error of the input named `file`, at the line
+    /// and column serde_json reports (its message without the position,
+    /// which the error shows as `file:line:column`).
+    pub fn json(file: &str, e: &serde_json::Error) -> Self {
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or("");
+        Error::Syntax {
+            file: file.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: message.to_string(),
+        }
+    }
+
     /// A parameter error: `parameter` in kebab case (`ranks`), `message`
     /// without flag names.
     pub fn parameter(parameter: impl Into<String>, message: impl Into<String>) -> Self {

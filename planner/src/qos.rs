@@ -46,8 +46,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Problem;
-use crate::inventory::Part;
-use crate::plan::Topology;
+use crate::fabric::{Part, Topology};
 
 /// Default MTU of switch ports.
 pub const DEFAULT_MTU: u32 = 9216;
