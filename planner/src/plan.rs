@@ -254,13 +254,13 @@ impl Plan {
         let mut buf =
             Vec::with_capacity(96 * (self.cables.len() + self.sub_node_list.len()) + 4096);
         self.write_json(&mut buf)
-            .map_err(|e| Error::Internal(format!("serialising the plan: {e}")))?;
-        String::from_utf8(buf).map_err(|e| Error::Internal(format!("serialising the plan: {e}")))
+            .map_err(|e| Error::serialize("the plan", e))?;
+        String::from_utf8(buf).map_err(|e| Error::serialize("the plan", e))
     }
 
     /// The plan as TOML.
     pub fn to_toml(&self) -> Result<String> {
-        toml::to_string(self).map_err(|e| Error::Internal(format!("serialising the plan: {e}")))
+        toml::to_string(self).map_err(|e| Error::serialize("the plan", e))
     }
 
     /// Parses a plan written as JSON.
