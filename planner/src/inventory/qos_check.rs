@@ -92,7 +92,8 @@ impl Checker<'_> {
                 let v = rules::shared_dscp(d, &format!("class {other}"));
                 self.problem(self.line(sp), &object, v.message, v.fix);
             }
-            let priority = self.qos_number(&object, "priority", v.priority.as_ref(), &rules::PRIORITY);
+            let priority =
+                self.qos_number(&object, "priority", v.priority.as_ref(), &rules::PRIORITY);
             out.classes.push(ClassOverride {
                 name,
                 part,
