@@ -10,8 +10,8 @@
 
 use std::ops::Deref;
 
-use crate::plan::Plan;
 use crate::error::{Error, Problem, Result};
+use crate::plan::Plan;
 
 /// At most this many problems of a refused plan are listed in the error;
 /// `planner validate` lists them all.

@@ -145,23 +145,77 @@ pub enum Error {
     /// A bug or an environment failure, not the user's input.
     #[error("internal error: {}", Escaped(.0))]
     Internal(String),
+
+    /// Writing a value in memory failed (a bug: the planner's own types
+    /// always serialise); the serialiser's error is the cause.
+    #[error("internal error: serialising {what}")]
+    Serialize {
+        /// What was being written (`the plan`).
+        what: &'static str,
+        /// The serialiser's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl Error {
     /// True for errors caused by the user's input (exit code 2), false for
     /// internal failures (exit code 1).
     pub fn is_bad_input(&self) -> bool {
-        !matches!(self, Error::Internal(_) | Error::Render { .. })
+        !matches!(
+            self,
+            Error::Internal(_) | Error::Render { .. } | Error::Serialize { .. }
+        )
     }
 
     /// A syntax error at a byte offset of `text`.
     pub fn syntax_at(file: &str, text: &str, offset: usize, message: impl Into<String>) -> Self {
-        let (line, column) = crate::text::line_col(text, offset);
+        let (line, column) = line_col(text, offset);
         Error::Syntax {
             file: file.to_string(),
             line,
             column,
             message: message.into(),
+        }
+    }
+
+    /// A serialiser's failure writing `what` (`the plan`), kept as the
+    /// cause.
+    pub fn serialize(
+        what: &'static str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error::Serialize {
+            what,
+            source: Box::new(source),
+        }
+    }
+
+    /// A TOML syntax or type error of `text` (named `file`), at the line
+    /// and column of its span, the types said as a person would.
+    pub fn toml(file: &str, text: &str, e: &toml::de::Error) -> Self {
+        let offset = e.span().map_or(0, |s| s.start);
+        let message = e
+            .message()
+            .trim()
+            .replace("expected i64", "expected a whole number")
+            .replace("expected f64", "expected a number")
+            .replace("expected u32", "expected a whole number")
+            .replace("expected a sequence", "expected a list");
+        Error::syntax_at(file, text, offset, message)
+    }
+
+    /// A JSON syntax or type error of the input named `file`, at the line
+    /// and column serde_json reports (its message without the position,
+    /// which the error shows as `file:line:column`).
+    pub fn json(file: &str, e: &serde_json::Error) -> Self {
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or("");
+        Error::Syntax {
+            file: file.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: message.to_string(),
         }
     }
 
@@ -204,6 +258,23 @@ pub fn display_chain(
         next = e.source();
     }
     parts.join(": ")
+}
+
+/// Returns the 1-based line and column of a byte offset in `text`.
+///
+/// Offsets past the end map to the position just after the last character.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    // Back off to a char boundary so slicing cannot panic.
+    let mut end = offset;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
 }
 
 /// Shorthand for results of this crate.
@@ -269,6 +340,12 @@ mod tests {
         );
         assert!(e.is_bad_input());
         assert!(!Error::Internal("x".into()).is_bad_input());
+        let e = Error::serialize("the plan", std::fmt::Error);
+        assert!(!e.is_bad_input());
+        assert_eq!(
+            display_chain(&e, &|_| None),
+            "internal error: serialising the plan: an error occurred when formatting an argument"
+        );
     }
 
     #[test]

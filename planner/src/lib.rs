@@ -24,6 +24,7 @@ pub mod design;
 pub mod error;
 pub mod estimate;
 pub mod export;
+pub mod fabric;
 pub mod inventory;
 pub mod iteration;
 pub mod limits;

@@ -15,100 +15,11 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::inventory::Part;
+pub use crate::fabric::{CableKind, Media, Part, PortRole, Tier, Topology};
 use crate::qos::{Addressing, QosIntent};
-
 
 /// Version of the plan format written by this planner.
 pub const PLAN_FORMAT_VERSION: u32 = 1;
-
-/// The kind of topology.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Topology {
-    /// EFLOPS BiGraph.
-    #[serde(rename = "bigraph")]
-    BiGraph,
-    /// Leaf-spine (2 tiers) or k-ary fat-tree (3 tiers).
-    #[serde(rename = "fat-tree")]
-    FatTree,
-}
-
-impl Topology {
-    /// `bigraph` or `fat-tree`, as on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Topology::BiGraph => "bigraph",
-            Topology::FatTree => "fat-tree",
-        }
-    }
-}
-
-/// The part (BiGraph) or tier (fat-tree) of a switch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tier {
-    /// BiGraph upper part.
-    Upper,
-    /// BiGraph lower part.
-    Lower,
-    /// Leaf of a 2-tier fat-tree.
-    Leaf,
-    /// Spine of a 2-tier fat-tree.
-    Spine,
-    /// Edge of a 3-tier fat-tree.
-    Edge,
-    /// Aggregation of a 3-tier fat-tree.
-    Aggregation,
-    /// Core of a 3-tier fat-tree.
-    Core,
-}
-
-impl Tier {
-    /// The tier's name as in the JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Upper => "upper",
-            Tier::Lower => "lower",
-            Tier::Leaf => "leaf",
-            Tier::Spine => "spine",
-            Tier::Edge => "edge",
-            Tier::Aggregation => "aggregation",
-            Tier::Core => "core",
-        }
-    }
-
-    /// The BiGraph part, for `Upper` and `Lower`.
-    pub fn part(self) -> Option<Part> {
-        match self {
-            Tier::Upper => Some(Part::Upper),
-            Tier::Lower => Some(Part::Lower),
-            _ => None,
-        }
-    }
-}
-
-impl From<Part> for Tier {
-    fn from(p: Part) -> Self {
-        match p {
-            Part::Upper => Tier::Upper,
-            Part::Lower => Tier::Lower,
-        }
-    }
-}
-
-/// What a port is used for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PortRole {
-    /// Cabled to another switch.
-    InterSwitch,
-    /// Cabled to a sub-node's NIC.
-    SubNode,
-    /// Not cabled; room to grow.
-    Free,
-    /// Reserved in the inventory (management, external uplinks).
-    Reserved,
-}
 
 /// BiGraph design parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,36 +170,6 @@ pub struct PlanSubNode {
     pub part_or_tier: Tier,
 }
 
-/// What a cable connects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CableKind {
-    /// Switch to switch.
-    InterSwitch,
-    /// Switch to a sub-node's NIC.
-    SubNode,
-}
-
-/// Cable media.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Media {
-    /// Direct-attach copper, within a rack.
-    Dac,
-    /// Optics (transceivers and fibre, or AOC), between racks.
-    Optical,
-}
-
-impl Media {
-    /// `dac` or `optical`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Media::Dac => "dac",
-            Media::Optical => "optical",
-        }
-    }
-}
-
 /// One cable. The `a` end is always a physical switch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cable {
@@ -373,35 +254,25 @@ impl Plan {
         let mut buf =
             Vec::with_capacity(96 * (self.cables.len() + self.sub_node_list.len()) + 4096);
         self.write_json(&mut buf)
-            .map_err(|e| Error::Internal(format!("serialising the plan: {e}")))?;
-        String::from_utf8(buf).map_err(|e| Error::Internal(format!("serialising the plan: {e}")))
+            .map_err(|e| Error::serialize("the plan", e))?;
+        String::from_utf8(buf).map_err(|e| Error::serialize("the plan", e))
     }
 
     /// The plan as TOML.
     pub fn to_toml(&self) -> Result<String> {
-        toml::to_string(self).map_err(|e| Error::Internal(format!("serialising the plan: {e}")))
+        toml::to_string(self).map_err(|e| Error::serialize("the plan", e))
     }
 
     /// Parses a plan written as JSON.
     pub fn from_json(text: &str, file: &str) -> Result<Plan> {
-        let plan: Plan = serde_json::from_str(text).map_err(|e| Error::Syntax {
-            file: file.to_string(),
-            line: e.line(),
-            column: e.column(),
-            message: format!("{e}")
-                .split(" at line ")
-                .next()
-                .unwrap_or("")
-                .to_string(),
-        })?;
+        let plan: Plan = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
         plan.check_version(file)?;
         Ok(plan)
     }
 
     /// Parses a plan written as TOML.
     pub fn from_toml(text: &str, file: &str) -> Result<Plan> {
-        let plan: Plan =
-            toml::from_str(text).map_err(|e| crate::inventory::toml_error(file, text, &e))?;
+        let plan: Plan = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
         plan.check_version(file)?;
         Ok(plan)
     }

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::metrics::{Metrics, metrics};
 use crate::checked::CheckedPlan;
+use crate::metrics::{Metrics, metrics};
 use crate::plan::{Plan, PortRole, Tier};
 use crate::text::{Table, format_port_list, gbps};
 

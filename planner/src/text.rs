@@ -4,22 +4,7 @@
 
 use std::fmt::Write as _;
 
-/// Returns the 1-based line and column of a byte offset in `text`.
-///
-/// Offsets past the end map to the position just after the last character.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    // Back off to a char boundary so slicing cannot panic.
-    let mut end = offset;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let before = &text[..end];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
-}
+pub use crate::error::line_col;
 
 /// Returns the 1-based line of a byte offset in `text`.
 pub fn line_of(text: &str, offset: usize) -> usize {

@@ -1,3 +1,5 @@
+//! Tests of the inventory: parsing, expansion, every check with its line, and the capacity guard.
+
 use super::*;
 
 pub(crate) const MINIMAL: &str = r#"

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{Algorithm, Avoid, Congestion, Fold, Outcome, RankTable, Request};
-use crate::error::{Error, Problem, Result};
 use crate::checked::CheckedPlan;
+use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
 use crate::text::Table;
 
@@ -422,17 +422,7 @@ fn read_json(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> 
         server: String,
         sub_node: String,
     }
-    let doc: Doc = serde_json::from_str(text).map_err(|e| Error::Syntax {
-        file: file.to_string(),
-        line: e.line(),
-        column: e.column(),
-        message: e
-            .to_string()
-            .split(" at line ")
-            .next()
-            .unwrap_or("")
-            .to_string(),
-    })?;
+    let doc: Doc = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
     let algorithm = match doc.algorithm {
         Some(a) => Some(a.parse::<Algorithm>().map_err(|_| Error::Invalid {
             file: file.to_string(),

@@ -618,12 +618,7 @@ fn nvue(text: &str, file: &str) -> Result<ParsedConfig> {
 type Db = BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>;
 
 fn sonic(text: &str, file: &str) -> Result<ParsedConfig> {
-    let db: Db = serde_json::from_str(text).map_err(|e| Error::Syntax {
-        file: file.to_string(),
-        line: e.line(),
-        column: e.column(),
-        message: format!("not a config_db.json: {e}"),
-    })?;
+    let db: Db = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
     let empty = BTreeMap::new();
     let table = |name: &str| db.get(name).unwrap_or(&empty);
     let mut c = ParsedConfig {

@@ -170,17 +170,7 @@ pub fn parse_speed(s: &str) -> Option<f64> {
 /// `default_device` (the file stem), or an object mapping device names to
 /// such outputs.
 pub fn parse_lldp(text: &str, file: &str, default_device: &str) -> Result<Vec<Observed>> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| Error::Syntax {
-        file: file.to_string(),
-        line: e.line(),
-        column: e.column(),
-        message: e
-            .to_string()
-            .split(" at line ")
-            .next()
-            .unwrap_or("")
-            .to_string(),
-    })?;
+    let doc: Value = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
     let mut out = Vec::new();
     let invalid = |msg: String| Error::Invalid {
         file: file.to_string(),

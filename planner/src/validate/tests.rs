@@ -1,3 +1,5 @@
+//! Tests of plan validation and as-built cabling: consistency, topology invariants, CSV and LLDP.
+
 use super::cabling::{parse_csv, parse_lldp};
 use super::*;
 use crate::design::{DesignOptions, design};

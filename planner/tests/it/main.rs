@@ -10,6 +10,7 @@ mod export;
 mod fuzz_found;
 mod golden;
 mod iteration;
+mod layers;
 mod names;
 mod outputs;
 mod render;

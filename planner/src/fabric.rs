@@ -1,0 +1,164 @@
+//! The fabric vocabulary every layer shares; it imports nothing else of the crate.
+//!
+//! BiGraph parts, switch tiers, topologies, switch roles, port roles, cable
+//! kinds and media: the words `inventory`, `qos` and `plan` all speak, kept
+//! here so that none of them has to import another for them.
+
+use serde::{Deserialize, Serialize};
+
+/// The part of a BiGraph a switch belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Part {
+    /// The upper part.
+    Upper,
+    /// The lower part.
+    Lower,
+}
+
+impl Part {
+    /// The other part.
+    pub fn other(self) -> Part {
+        match self {
+            Part::Upper => Part::Lower,
+            Part::Lower => Part::Upper,
+        }
+    }
+
+    /// `upper` or `lower`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Upper => "upper",
+            Part::Lower => "lower",
+        }
+    }
+}
+
+/// The role a switch template is reserved for in fat-tree designs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwitchRole {
+    /// Leaf (2-tier) or edge/aggregation (3-tier).
+    Leaf,
+    /// Spine (2-tier) or core (3-tier).
+    Spine,
+    /// Core (3-tier) only.
+    Core,
+}
+
+/// The kind of topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Topology {
+    /// EFLOPS BiGraph.
+    #[serde(rename = "bigraph")]
+    BiGraph,
+    /// Leaf-spine (2 tiers) or k-ary fat-tree (3 tiers).
+    #[serde(rename = "fat-tree")]
+    FatTree,
+}
+
+impl Topology {
+    /// `bigraph` or `fat-tree`, as on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topology::BiGraph => "bigraph",
+            Topology::FatTree => "fat-tree",
+        }
+    }
+}
+
+/// The part (BiGraph) or tier (fat-tree) of a switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// BiGraph upper part.
+    Upper,
+    /// BiGraph lower part.
+    Lower,
+    /// Leaf of a 2-tier fat-tree.
+    Leaf,
+    /// Spine of a 2-tier fat-tree.
+    Spine,
+    /// Edge of a 3-tier fat-tree.
+    Edge,
+    /// Aggregation of a 3-tier fat-tree.
+    Aggregation,
+    /// Core of a 3-tier fat-tree.
+    Core,
+}
+
+impl Tier {
+    /// The tier's name as in the JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Upper => "upper",
+            Tier::Lower => "lower",
+            Tier::Leaf => "leaf",
+            Tier::Spine => "spine",
+            Tier::Edge => "edge",
+            Tier::Aggregation => "aggregation",
+            Tier::Core => "core",
+        }
+    }
+
+    /// The BiGraph part, for `Upper` and `Lower`.
+    pub fn part(self) -> Option<Part> {
+        match self {
+            Tier::Upper => Some(Part::Upper),
+            Tier::Lower => Some(Part::Lower),
+            _ => None,
+        }
+    }
+}
+
+impl From<Part> for Tier {
+    fn from(p: Part) -> Self {
+        match p {
+            Part::Upper => Tier::Upper,
+            Part::Lower => Tier::Lower,
+        }
+    }
+}
+
+/// What a port is used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortRole {
+    /// Cabled to another switch.
+    InterSwitch,
+    /// Cabled to a sub-node's NIC.
+    SubNode,
+    /// Not cabled; room to grow.
+    Free,
+    /// Reserved in the inventory (management, external uplinks).
+    Reserved,
+}
+
+/// What a cable connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CableKind {
+    /// Switch to switch.
+    InterSwitch,
+    /// Switch to a sub-node's NIC.
+    SubNode,
+}
+
+/// Cable media.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Media {
+    /// Direct-attach copper, within a rack.
+    Dac,
+    /// Optics (transceivers and fibre, or AOC), between racks.
+    Optical,
+}
+
+impl Media {
+    /// `dac` or `optical`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Media::Dac => "dac",
+            Media::Optical => "optical",
+        }
+    }
+}

@@ -1,0 +1,546 @@
+//! Checking server templates: sockets, PCIe switches, GPUs and NICs in their slots, and NIC addresses.
+
+use super::*;
+
+impl Checker<'_> {
+    pub(super) fn server_template(
+        &mut self,
+        s: &Spanned<RawServer>,
+        servers: &mut Vec<Server>,
+        racks: &BTreeSet<String>,
+        names: &mut NameRegistry,
+    ) -> Option<ServerTemplate> {
+        let raw = s.get_ref();
+        let line = self.line(s);
+        let object = format!("server template {}", raw.name.get_ref());
+        let before = self.problems.len();
+        let numbers =
+            self.template_numbers(&object, &raw.name, raw.count.as_ref(), raw.start.as_ref());
+
+        // Sockets.
+        let sockets = raw.sockets.get_ref().clone();
+        if sockets.is_empty() {
+            self.problem(
+                self.line(&raw.sockets),
+                &object,
+                "no CPU sockets",
+                "list the sockets, e.g. sockets = [\"cpu0\", \"cpu1\"]",
+            );
+        }
+        let mut seen = BTreeSet::new();
+        for sk in &sockets {
+            if !seen.insert(sk.as_str()) {
+                self.problem(
+                    self.line(&raw.sockets),
+                    &object,
+                    format!("socket {sk} is listed twice"),
+                    "give each socket its own name",
+                );
+            }
+        }
+
+        // PCIe switches.
+        let mut pcie_switches = Vec::new();
+        for p in &raw.pcie_switch {
+            if let Some(ps) = self.pcie_switch(&object, p, &sockets, &pcie_switches) {
+                pcie_switches.push(ps);
+            }
+        }
+
+        // Devices share one name space and one slot space per server.
+        let mut device_names: BTreeMap<String, Option<usize>> = BTreeMap::new();
+        let mut slots: BTreeMap<String, Option<usize>> = BTreeMap::new();
+        let mut gpus = Vec::new();
+        for (i, g) in raw.gpu.iter().enumerate() {
+            if let Some(gpu) = self.gpu(
+                &object,
+                g,
+                i,
+                &sockets,
+                &pcie_switches,
+                &mut device_names,
+                &mut slots,
+            ) {
+                gpus.push(gpu);
+            }
+        }
+        let mut nics = Vec::new();
+        for (i, n) in raw.nic.iter().enumerate() {
+            if let Some(nic) = self.nic(
+                &object,
+                n,
+                i,
+                &sockets,
+                &pcie_switches,
+                &mut device_names,
+                &mut slots,
+            ) {
+                nics.push(nic);
+            }
+        }
+
+        // Slots per PCIe switch.
+        for (i, ps) in pcie_switches.iter().enumerate() {
+            if let Some(max) = ps.slots {
+                let used = gpus
+                    .iter()
+                    .map(|g: &Gpu| g.attachment)
+                    .chain(nics.iter().map(|n: &Nic| n.attachment))
+                    .filter(|a| *a == Attachment::PcieSwitch(i))
+                    .count();
+                if used > max as usize {
+                    self.problem(
+                        ps.line,
+                        format!("{object} PCIe switch {}", ps.name),
+                        format!("{used} devices in {max} slots (overbooked)"),
+                        "raise slots to the switch's real downstream slot count or move devices to another PCIe switch",
+                    );
+                }
+            }
+        }
+
+        let rack_pattern = match &raw.rack {
+            None => None,
+            Some(r) => match NamePattern::parse(r.get_ref()) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    self.problem(self.line(r), &object, e, "");
+                    None
+                }
+            },
+        };
+
+        let hardware_errors = self.problems.len() > before;
+        let (pattern, numbers) = numbers?;
+
+        // Names first, even when the hardware has problems, so that a
+        // duplicate name is reported in the same run.
+        let rack_line = raw.rack.as_ref().and_then(|r| self.line(r));
+        let expanded = self.expand(
+            "server",
+            &pattern,
+            numbers,
+            line,
+            rack_pattern.as_ref(),
+            rack_line,
+            racks,
+            names,
+        )?;
+        if hardware_errors {
+            return None;
+        }
+        let start = servers.len();
+        let has_addresses = nics.iter().any(|n| n.mac.is_some() || n.ip.is_some());
+        for (n, name, rack) in expanded {
+            let mut nic_addresses = Vec::new();
+            if has_addresses {
+                for (nic, rawnic) in nics.iter().zip(&raw.nic) {
+                    let mac = nic.mac.as_ref().map(|p| p.render(n));
+                    let ip = nic.ip.as_ref().map(|p| p.render(n));
+                    if let Some(m) = &mac
+                        && !is_mac(m)
+                    {
+                        self.problem(
+                            rawnic.get_ref().mac.as_ref().and_then(|m| self.line(m)),
+                            format!("server {name} NIC {}", nic.name),
+                            format!("MAC `{m}` is not six hexadecimal bytes"),
+                            "write it as aa:bb:cc:dd:ee:ff (use {n:02x} to number servers)",
+                        );
+                        return None;
+                    }
+                    if let Some(a) = &ip
+                        && let Err(e) = check_ip(a)
+                    {
+                        self.problem(
+                            rawnic.get_ref().ip.as_ref().and_then(|m| self.line(m)),
+                            format!("server {name} NIC {}", nic.name),
+                            e,
+                            "write an IPv4 or IPv6 address with an optional /prefix, e.g. 10.0.{n}.1/24",
+                        );
+                        return None;
+                    }
+                    nic_addresses.push(NicAddress { mac, ip });
+                }
+            }
+            servers.push(Server {
+                name,
+                template: 0,
+                number: n,
+                rack,
+                nic_addresses,
+            });
+        }
+        Some(ServerTemplate {
+            pattern: raw.name.get_ref().clone(),
+            line,
+            model: raw.model.clone(),
+            sockets,
+            pcie_switches,
+            gpus,
+            nics,
+            instances: start..servers.len(),
+        })
+    }
+
+    pub(super) fn pcie_switch(
+        &mut self,
+        server: &str,
+        p: &Spanned<RawPcieSwitch>,
+        sockets: &[String],
+        existing: &[PcieSwitch],
+    ) -> Option<PcieSwitch> {
+        let raw = p.get_ref();
+        let line = self.line(p);
+        let object = format!("{server} PCIe switch {}", raw.name);
+        if existing.iter().any(|e| e.name == raw.name) {
+            self.problem(
+                line,
+                &object,
+                "the name is used twice in this server (duplicate name)",
+                "give each PCIe switch its own name",
+            );
+            return None;
+        }
+        let socket = sockets.iter().position(|s| s == raw.socket.get_ref());
+        if socket.is_none() {
+            self.problem(
+                self.line(&raw.socket),
+                &object,
+                format!(
+                    "socket {} is not one of this server's sockets [{}] (dangling reference)",
+                    raw.socket.get_ref(),
+                    sockets.join(", ")
+                ),
+                "name one of the sockets listed in `sockets`",
+            );
+        }
+        let lanes = self.small_uint(
+            &object,
+            "lanes",
+            raw.lanes.as_ref(),
+            &[1, 2, 4, 8, 16, 32],
+            0..0,
+        );
+        let pcie_gen = self.small_uint(&object, "pcie_gen", raw.pcie_gen.as_ref(), &[], 1..7);
+        let slots = self.small_uint(&object, "slots", raw.slots.as_ref(), &[], 1..257);
+        Some(PcieSwitch {
+            name: raw.name.clone(),
+            model: raw.model.clone(),
+            socket: socket?,
+            root_port: raw.root_port.clone().unwrap_or_else(|| raw.name.clone()),
+            lanes,
+            pcie_gen,
+            slots,
+            line,
+        })
+    }
+
+    /// Resolves where a device sits and registers its name and slot.
+    pub(super) fn attach(
+        &mut self,
+        server: &str,
+        d: DeviceRef<'_>,
+        sockets: &[String],
+        pcie_switches: &[PcieSwitch],
+        device_names: &mut BTreeMap<String, Option<usize>>,
+        slots: &mut BTreeMap<String, Option<usize>>,
+    ) -> Option<Attachment> {
+        let object = format!("{server} {} {}", d.kind, d.name);
+        let mut ok = true;
+        if let Some(prev) = device_names.insert(d.name.to_string(), d.line) {
+            self.problem(
+                d.line,
+                &object,
+                format!(
+                    "the name is already used at line {} in this server (duplicate name)",
+                    fmt_line(prev)
+                ),
+                "give every GPU and NIC of a server its own name",
+            );
+            ok = false;
+        }
+        if let Some(prev) = slots.insert(d.slot.to_string(), d.line) {
+            self.problem(
+                d.line,
+                &object,
+                format!(
+                    "slot {} already holds the device at line {} (slot overbooked)",
+                    d.slot,
+                    fmt_line(prev)
+                ),
+                "put each device in its own slot",
+            );
+            ok = false;
+        }
+        let attachment = match (d.pcie_switch, d.socket) {
+            (Some(p), None) => match pcie_switches.iter().position(|s| &s.name == p.get_ref()) {
+                Some(i) => Some(Attachment::PcieSwitch(i)),
+                None => {
+                    let known: Vec<&str> = pcie_switches.iter().map(|s| s.name.as_str()).collect();
+                    self.problem(
+                        self.line(p),
+                        &object,
+                        format!(
+                            "PCIe switch {} is not defined in this server (dangling reference); defined: [{}]",
+                            p.get_ref(),
+                            known.join(", ")
+                        ),
+                        "add a [[server.pcie_switch]] with that name or fix the reference",
+                    );
+                    None
+                }
+            },
+            (None, Some(s)) => match sockets.iter().position(|x| x == s.get_ref()) {
+                Some(i) => Some(Attachment::RootPort(i)),
+                None => {
+                    self.problem(
+                        self.line(s),
+                        &object,
+                        format!(
+                            "socket {} is not one of this server's sockets (dangling reference)",
+                            s.get_ref()
+                        ),
+                        "name one of the sockets listed in `sockets`",
+                    );
+                    None
+                }
+            },
+            (None, None) => {
+                self.problem(
+                    d.line,
+                    &object,
+                    "it is under no PCIe switch",
+                    "set pcie_switch = \"<name>\" (or socket = \"<name>\" if it sits directly on a CPU root port)",
+                );
+                None
+            }
+            (Some(_), Some(_)) => {
+                self.problem(
+                    d.line,
+                    &object,
+                    "both pcie_switch and socket are set",
+                    "set pcie_switch for a device under a PCIe switch, or socket for one directly on a root port, not both",
+                );
+                None
+            }
+        };
+        if ok { attachment } else { None }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gpu(
+        &mut self,
+        server: &str,
+        g: &Spanned<RawGpu>,
+        index: usize,
+        sockets: &[String],
+        pcie_switches: &[PcieSwitch],
+        device_names: &mut BTreeMap<String, Option<usize>>,
+        slots: &mut BTreeMap<String, Option<usize>>,
+    ) -> Option<Gpu> {
+        let raw = g.get_ref();
+        let line = self.line(g);
+        let name = raw.name.clone().unwrap_or_else(|| format!("gpu{index}"));
+        let slot = raw.slot.clone().unwrap_or_else(|| name.clone());
+        let object = format!("{server} GPU {name}");
+        let lanes = self.small_uint(
+            &object,
+            "lanes",
+            raw.lanes.as_ref(),
+            &[1, 2, 4, 8, 16, 32],
+            0..0,
+        );
+        let memory_gb = self.small_uint(
+            &object,
+            "memory_gb",
+            raw.memory_gb.as_ref(),
+            &[],
+            1..100_000,
+        );
+        let attachment = self.attach(
+            server,
+            DeviceRef {
+                name: &name,
+                kind: "GPU",
+                slot: &slot,
+                pcie_switch: raw.pcie_switch.as_ref(),
+                socket: raw.socket.as_ref(),
+                line,
+            },
+            sockets,
+            pcie_switches,
+            device_names,
+            slots,
+        )?;
+        Some(Gpu {
+            name,
+            slot,
+            attachment,
+            model: raw.model.clone(),
+            lanes,
+            memory_gb,
+            line,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn nic(
+        &mut self,
+        server: &str,
+        n: &Spanned<RawNic>,
+        index: usize,
+        sockets: &[String],
+        pcie_switches: &[PcieSwitch],
+        device_names: &mut BTreeMap<String, Option<usize>>,
+        slots: &mut BTreeMap<String, Option<usize>>,
+    ) -> Option<Nic> {
+        let raw = n.get_ref();
+        let line = self.line(n);
+        let name = raw.name.clone().unwrap_or_else(|| format!("nic{index}"));
+        let slot = raw.slot.clone().unwrap_or_else(|| name.clone());
+        let object = format!("{server} NIC {name}");
+        let speed = *raw.speed_gbps.get_ref();
+        let speed_ok = (1..=100_000).contains(&speed);
+        if !speed_ok {
+            self.problem(
+                self.line(&raw.speed_gbps),
+                &object,
+                format!("speed_gbps is {speed}"),
+                "set the NIC's line rate in Gbps, e.g. 100",
+            );
+        }
+        let lanes = self.small_uint(
+            &object,
+            "lanes",
+            raw.lanes.as_ref(),
+            &[1, 2, 4, 8, 16, 32],
+            0..0,
+        );
+        if let Some(nd) = &raw.netdev
+            && let Some(prev) = device_names.get(nd.get_ref())
+        {
+            self.problem(
+                self.line(nd),
+                &object,
+                format!(
+                    "netdev {} is already a device name at line {} in this server",
+                    nd.get_ref(),
+                    fmt_line(*prev)
+                ),
+                "give every NIC its own interface name",
+            );
+        }
+        let mac = self.pattern(&object, raw.mac.as_ref());
+        let ip = self.pattern(&object, raw.ip.as_ref());
+        let attachment = self.attach(
+            server,
+            DeviceRef {
+                name: &name,
+                kind: "NIC",
+                slot: &slot,
+                pcie_switch: raw.pcie_switch.as_ref(),
+                socket: raw.socket.as_ref(),
+                line,
+            },
+            sockets,
+            pcie_switches,
+            device_names,
+            slots,
+        )?;
+        if !speed_ok {
+            return None;
+        }
+        if let Some(nd) = &raw.netdev {
+            device_names.insert(nd.get_ref().clone(), self.line(nd));
+        }
+        Some(Nic {
+            name,
+            netdev: raw.netdev.as_ref().map(|n| n.get_ref().clone()),
+            slot,
+            attachment,
+            model: raw.model.clone(),
+            speed_gbps: speed as u32,
+            lanes,
+            mac,
+            ip,
+            line,
+        })
+    }
+
+    pub(super) fn nic_address(
+        &mut self,
+        a: &Spanned<RawNicAddress>,
+        templates: &[ServerTemplate],
+        servers: &mut [Server],
+    ) {
+        let raw = a.get_ref();
+        let line = self.line(a);
+        let object = format!(
+            "nic_address for {} {}",
+            raw.server.get_ref(),
+            raw.nic.get_ref()
+        );
+        let Some(si) = servers.iter().position(|s| &s.name == raw.server.get_ref()) else {
+            self.problem(
+                self.line(&raw.server),
+                &object,
+                format!(
+                    "server {} is not in the inventory (dangling reference)",
+                    raw.server.get_ref()
+                ),
+                "name a server generated by a [[server]] template",
+            );
+            return;
+        };
+        let t = &templates[servers[si].template];
+        let Some(ni) = t.nics.iter().position(|n| &n.name == raw.nic.get_ref()) else {
+            let known: Vec<&str> = t.nics.iter().map(|n| n.name.as_str()).collect();
+            self.problem(
+                self.line(&raw.nic),
+                &object,
+                format!(
+                    "server {} has no NIC {} (dangling reference); its NICs: [{}]",
+                    raw.server.get_ref(),
+                    raw.nic.get_ref(),
+                    known.join(", ")
+                ),
+                "name one of the server's NICs",
+            );
+            return;
+        };
+        if let Some(m) = &raw.mac
+            && !is_mac(m.get_ref())
+        {
+            self.problem(
+                self.line(m),
+                &object,
+                format!("MAC `{}` is not six hexadecimal bytes", m.get_ref()),
+                "write it as aa:bb:cc:dd:ee:ff",
+            );
+            return;
+        }
+        if let Some(ip) = &raw.ip
+            && let Err(e) = check_ip(ip.get_ref())
+        {
+            self.problem(
+                self.line(ip),
+                &object,
+                e,
+                "write an IPv4 or IPv6 address with an optional /prefix",
+            );
+            return;
+        }
+        let server = &mut servers[si];
+        if server.nic_addresses.is_empty() {
+            server.nic_addresses = vec![NicAddress::default(); t.nics.len()];
+        }
+        let slot = &mut server.nic_addresses[ni];
+        if let Some(m) = &raw.mac {
+            slot.mac = Some(m.get_ref().to_ascii_lowercase());
+        }
+        if let Some(ip) = &raw.ip {
+            slot.ip = Some(ip.get_ref().clone());
+        }
+        let _ = line;
+    }
+}

@@ -1,0 +1,407 @@
+//! A plan's consistency: the name rule, ports, peers, cables and attachments that agree, and downlink against uplink bandwidth.
+
+use super::*;
+
+/// The names pass: every name of the plan that reaches an output follows
+/// the name rule ([`crate::names`]); one `name` finding per bad value.
+pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
+    use crate::names::{check_address, check_model, check_name, check_pattern};
+    let mut check =
+        |object: String, what: &str, value: &str, rule: fn(&str) -> Result<(), String>| {
+            if let Err(e) = rule(value) {
+                findings.push(finding(
+                    "name",
+                    object,
+                    format!("{what}: {e}"),
+                    format!(
+                        "rename it in the inventory and design again: {}",
+                        crate::names::RULE
+                    ),
+                    None,
+                ));
+            }
+        };
+    check("plan".to_string(), "name", &plan.name, check_name);
+    for s in &plan.switch_list {
+        let object = format!("switch {}", s.name);
+        check(object.clone(), "name", &s.name, check_name);
+        check(object.clone(), "physical", &s.physical, check_name);
+        check(object.clone(), "model", &s.model, check_model);
+        if let Some(r) = &s.rack {
+            check(object.clone(), "rack", r, check_name);
+        }
+        if let Some(p) = &s.port_name {
+            check(object.clone(), "port_name", p, check_pattern);
+        }
+        // Peers are switch, server or NIC names; a port's peer_port is a
+        // port number or a NIC name.
+        if let Some(p) = s.ports.iter().find(|p| {
+            p.peer.as_deref().is_some_and(|v| check_name(v).is_err())
+                || p.peer_port
+                    .as_deref()
+                    .is_some_and(|v| check_name(v).is_err())
+        }) {
+            let o = format!("{object} port {}", p.port);
+            check(
+                o.clone(),
+                "peer",
+                p.peer.as_deref().unwrap_or("-"),
+                check_name,
+            );
+            check(
+                o,
+                "peer_port",
+                p.peer_port.as_deref().unwrap_or("-"),
+                check_name,
+            );
+        }
+    }
+    for s in &plan.servers {
+        let object = format!("server {}", s.name);
+        check(object.clone(), "name", &s.name, check_name);
+        if let Some(r) = &s.rack {
+            check(object, "rack", r, check_name);
+        }
+    }
+    for sn in &plan.sub_node_list {
+        let object = format!("sub-node {}", sn.id);
+        check(object.clone(), "id", &sn.id, check_name);
+        check(object.clone(), "server", &sn.server, check_name);
+        check(object.clone(), "nic", &sn.nic, check_name);
+        check(object.clone(), "socket", &sn.socket, check_name);
+        check(object.clone(), "switch", &sn.switch, check_name);
+        let optional = [
+            ("gpu", &sn.gpu),
+            ("netdev", &sn.netdev),
+            ("pcie_switch", &sn.pcie_switch),
+        ];
+        for (what, v) in optional {
+            if let Some(v) = v {
+                check(object.clone(), what, v, check_name);
+            }
+        }
+        for (what, v) in [("mac", &sn.mac), ("ip", &sn.ip)] {
+            if let Some(v) = v {
+                check(object.clone(), what, v, check_address);
+            }
+        }
+    }
+    for c in &plan.cables {
+        if [&c.a, &c.b, &c.b_port]
+            .iter()
+            .any(|v| check_name(v).is_err())
+        {
+            let object = format!("cable {} port {}", c.a, c.a_port);
+            check(object.clone(), "a", &c.a, check_name);
+            check(object.clone(), "b", &c.b, check_name);
+            check(object, "b_port", &c.b_port, check_name);
+        }
+    }
+    if let Some(q) = &plan.qos {
+        for c in &q.classes {
+            check(format!("qos class {}", c.name), "name", &c.name, check_name);
+        }
+    }
+}
+
+/// Inter-switch links (virtual switch pairs, once each) and sub-nodes per
+/// switch, as the plan's ports say.
+pub(super) fn planned_graph(idx: &Index<'_>) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let mut links = Vec::new();
+    let mut loads = vec![0usize; idx.plan.switch_list.len()];
+    for (i, s) in idx.plan.switch_list.iter().enumerate() {
+        for p in &s.ports {
+            match p.role {
+                PortRole::InterSwitch => {
+                    if let Some(&j) = p.peer.as_deref().and_then(|n| idx.vs.get(n))
+                        && (i, p.port)
+                            < (
+                                j,
+                                p.peer_port
+                                    .as_deref()
+                                    .and_then(|x| x.parse().ok())
+                                    .unwrap_or(0),
+                            )
+                    {
+                        links.push((i, j));
+                    }
+                }
+                PortRole::SubNode => loads[i] += 1,
+                PortRole::Free | PortRole::Reserved => {}
+            }
+        }
+    }
+    (links, loads)
+}
+
+/// Ports, peers, cables, attachments and counts agree with each other.
+pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
+    let plan = idx.plan;
+    let mut bad = |object: String, message: String| {
+        findings.push(finding(
+            "inconsistent",
+            object,
+            message,
+            "design the plan again, or correct the hand edit",
+            None,
+        ));
+    };
+    // The links the ports describe, per end.
+    let mut from_ports = vec![NONE; idx.ends()];
+    for s in &plan.switch_list {
+        for w in s.ports.windows(2) {
+            if w[0].port >= w[1].port {
+                bad(
+                    format!("switch {}", s.name),
+                    format!("ports are not in order or repeat at port {}", w[1].port),
+                );
+            }
+        }
+        let me = idx.phys[s.physical.as_str()];
+        for p in &s.ports {
+            let object = || format!("{} port {}", s.name, p.port);
+            let Some(here) = idx.port(me, p.port) else {
+                continue;
+            };
+            match p.role {
+                PortRole::InterSwitch => {
+                    let (Some(peer), Some(pp)) = (&p.peer, &p.peer_port) else {
+                        bad(object(), "inter-switch port without a peer".to_string());
+                        continue;
+                    };
+                    let Some(&j) = idx.vs.get(peer.as_str()) else {
+                        bad(object(), format!("peer {peer} is not a switch of the plan"));
+                        continue;
+                    };
+                    let Ok(pp) = pp.parse::<u32>() else {
+                        bad(object(), format!("peer port `{pp}` is not a port number"));
+                        continue;
+                    };
+                    let back = plan.switch_list[j]
+                        .ports
+                        .binary_search_by_key(&pp, |x| x.port)
+                        .ok()
+                        .map(|k| &plan.switch_list[j].ports[k]);
+                    let ok = back.is_some_and(|b| {
+                        b.role == PortRole::InterSwitch
+                            && b.peer.as_deref() == Some(s.name.as_str())
+                            && b.peer_port.as_deref().and_then(|x| x.parse::<u32>().ok())
+                                == Some(p.port)
+                    });
+                    let there = idx.port(idx.phys[plan.switch_list[j].physical.as_str()], pp);
+                    match (ok, there) {
+                        (true, Some(there)) => from_ports[idx.id(here)] = idx.id(there) as u32,
+                        _ => bad(
+                            object(),
+                            format!("peer {peer} port {pp} does not point back to this port"),
+                        ),
+                    }
+                }
+                PortRole::SubNode => {
+                    let (Some(server), Some(nic)) = (&p.peer, &p.peer_port) else {
+                        bad(object(), "sub-node port without a peer".to_string());
+                        continue;
+                    };
+                    match idx.nic(server, nic) {
+                        Some(k) => {
+                            let sn = &plan.sub_node_list[k];
+                            if sn.switch != s.name || sn.port != p.port {
+                                bad(
+                                    object(),
+                                    format!(
+                                        "sub-node {} says it is on {} port {}",
+                                        sn.id, sn.switch, sn.port
+                                    ),
+                                );
+                            } else {
+                                let nic_end = idx.id(End::Nic { sub_node: k });
+                                from_ports[idx.id(here)] = nic_end as u32;
+                                from_ports[nic_end] = idx.id(here) as u32;
+                            }
+                        }
+                        None => bad(
+                            object(),
+                            format!("peer {server} {nic} is not a sub-node of the plan"),
+                        ),
+                    }
+                }
+                PortRole::Free | PortRole::Reserved => {
+                    if p.peer.is_some() {
+                        bad(object(), "a free or reserved port has a peer".to_string());
+                    }
+                }
+            }
+        }
+    }
+    // Every sub-node sits on a port that names it.
+    for sn in &plan.sub_node_list {
+        let ok = idx.vs.get(sn.switch.as_str()).is_some_and(|&i| {
+            let s = &plan.switch_list[i];
+            s.part_or_tier == sn.part_or_tier
+                && s.ports
+                    .binary_search_by_key(&sn.port, |p| p.port)
+                    .is_ok_and(|k| {
+                        let p = &s.ports[k];
+                        p.role == PortRole::SubNode
+                            && p.peer.as_deref() == Some(sn.server.as_str())
+                            && p.peer_port.as_deref() == Some(sn.nic.as_str())
+                    })
+        });
+        if !ok {
+            bad(
+                format!("sub-node {}", sn.id),
+                format!(
+                    "switch {} port {} ({}) does not carry it",
+                    sn.switch,
+                    sn.port,
+                    sn.part_or_tier.as_str()
+                ),
+            );
+        }
+        if !idx.servers.contains_key(sn.server.as_str()) {
+            bad(
+                format!("sub-node {}", sn.id),
+                format!("server {} is not in the server list", sn.server),
+            );
+        }
+    }
+    // Cables are exactly the links the ports describe.
+    let mut from_cables = vec![NONE; idx.ends()];
+    for c in &plan.cables {
+        let object = || format!("cable {} port {} - {} {}", c.a, c.a_port, c.b, c.b_port);
+        match idx.cable_ends(c) {
+            Some((a, b)) => {
+                let (ia, ib) = (idx.id(a), idx.id(b));
+                if from_cables[ia] != NONE || from_cables[ib] != NONE {
+                    bad(
+                        object(),
+                        "an end already has another cable in the list".to_string(),
+                    );
+                    continue;
+                }
+                from_cables[ia] = ib as u32;
+                from_cables[ib] = ia as u32;
+            }
+            None => bad(
+                object(),
+                "an end is not a device or port of the plan".to_string(),
+            ),
+        }
+    }
+    for id in 0..idx.ends() {
+        let (p, c) = (from_ports[id], from_cables[id]);
+        if p == c {
+            continue;
+        }
+        if p != NONE && (p as usize) > id {
+            bad(
+                format!(
+                    "{} - {}",
+                    idx.name(idx.end(id)),
+                    idx.name(idx.end(p as usize))
+                ),
+                "the ports are linked but the cable list lacks the cable".to_string(),
+            );
+        }
+        if c != NONE && (c as usize) > id {
+            bad(
+                format!(
+                    "{} - {}",
+                    idx.name(idx.end(id)),
+                    idx.name(idx.end(c as usize))
+                ),
+                "the cable list has a cable the ports do not describe".to_string(),
+            );
+        }
+    }
+    // Counts.
+    let inter = plan
+        .cables
+        .iter()
+        .filter(|c| c.kind == CableKind::InterSwitch)
+        .count();
+    for (field, stated, actual) in [
+        ("sub_nodes", plan.sub_nodes, plan.sub_node_list.len()),
+        ("switches", plan.switches, plan.switch_list.len()),
+        (
+            "physical_switches",
+            plan.physical_switches,
+            idx.phys_names.len(),
+        ),
+        ("links", plan.links, inter),
+    ] {
+        if stated != actual {
+            bad(
+                field.to_string(),
+                format!("says {stated} but the lists hold {actual}"),
+            );
+        }
+    }
+    if let Some(b) = &plan.bigraph
+        && b.n != plan.switch_list.len()
+    {
+        bad(
+            "bigraph.n".to_string(),
+            format!(
+                "says N={} but there are {} switches",
+                b.n,
+                plan.switch_list.len()
+            ),
+        );
+    }
+}
+
+/// Downlink bandwidth at most uplink bandwidth on every BiGraph switch and
+/// every fat-tree leaf (times the oversubscription).
+pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
+    let plan = idx.plan;
+    let allowed = plan.fat_tree.as_ref().map_or(1.0, |f| f.oversubscription);
+    let nic: HashMap<(&str, u32), u32> = plan
+        .sub_node_list
+        .iter()
+        .map(|s| ((s.switch.as_str(), s.port), s.nic_gbps))
+        .collect();
+    let mut out = Vec::new();
+    for s in &plan.switch_list {
+        if !matches!(
+            s.part_or_tier,
+            Tier::Upper | Tier::Lower | Tier::Leaf | Tier::Edge
+        ) {
+            continue;
+        }
+        let mut down = 0u64;
+        let mut up = 0u64;
+        for p in &s.ports {
+            match p.role {
+                PortRole::SubNode => {
+                    let g = nic
+                        .get(&(s.name.as_str(), p.port))
+                        .copied()
+                        .unwrap_or(s.port_gbps);
+                    down += u64::from(g.min(s.port_gbps));
+                }
+                PortRole::InterSwitch => up += u64::from(s.port_gbps),
+                _ => {}
+            }
+        }
+        if down > 0 && up > 0 && down as f64 > allowed * up as f64 + 1e-9 {
+            out.push(finding(
+                "invariant",
+                format!("switch {}", s.name),
+                format!(
+                    "downlink {} Gbps exceeds {}uplink {} Gbps",
+                    down,
+                    if allowed > 1.0 {
+                        format!("{}x ", gbps(allowed))
+                    } else {
+                        String::new()
+                    },
+                    up
+                ),
+                "move sub-nodes to other switches or add links",
+                None,
+            ));
+        }
+    }
+    out
+}
