@@ -29,7 +29,7 @@
 
 use askama::Template;
 
-use super::model::{Model, PortKind, ip, netmask};
+use crate::network::{Model, PortKind, ip, netmask};
 use super::{Vendor, description};
 use crate::error::{Error, Result};
 use crate::names;

@@ -27,7 +27,7 @@
 
 use askama::Template;
 
-use super::model::{Model, PortKind, ip};
+use crate::network::{Model, PortKind, ip};
 use super::{Vendor, description, seconds, summary};
 use crate::error::{Error, Result};
 use crate::names;

@@ -25,10 +25,13 @@ mod check;
 mod comware;
 mod eos;
 mod hosts;
-pub(crate) mod model;
 mod nvue;
 mod overrides;
-pub mod parse;
+#[cfg(test)]
+#[path = "../../tests/support/render_parse.rs"]
+pub(crate) mod parse;
+#[cfg(test)]
+mod routes_tests;
 mod sonic;
 
 use std::collections::BTreeSet;
@@ -38,6 +41,7 @@ use std::str::FromStr;
 pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
 };
+pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
 pub use hosts::render_hosts;
 pub use overrides::apply_qos_overrides;
 
@@ -45,7 +49,7 @@ use crate::error::{Error, Result};
 use crate::names;
 use crate::plan::PlanSwitch;
 use crate::checked::CheckedPlan;
-use model::{Model, PortKind};
+use crate::network::{Model, PortKind};
 
 /// A switch operating system to render for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -247,7 +251,7 @@ fn comware_type(gbps: u32) -> &'static str {
 /// `(file name, contents)`.
 pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)>> {
     check_port_names(plan, vendor)?;
-    let m = Model::build(plan)?;
+    let m = Model::build(plan, plan.source())?;
     let mut names = BTreeSet::new();
     let mut out = Vec::with_capacity(m.devices.len());
     for d in 0..m.devices.len() {

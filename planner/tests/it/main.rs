@@ -13,6 +13,8 @@ mod iteration;
 mod names;
 mod outputs;
 mod render;
+#[path = "../support/render_parse.rs"]
+mod render_parse;
 mod simulate;
 
 use std::path::{Path, PathBuf};
