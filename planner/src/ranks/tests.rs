@@ -135,7 +135,7 @@ fn algorithm1_refuses_what_it_cannot_map() {
     let e = algorithm1(8, 4, 24).unwrap_err().to_string();
     assert_eq!(
         e,
-        "--ranks: 24 ranks is not a power of two, which halving-doubling needs; use 16 or 32"
+        "ranks: 24 ranks is not a power of two, which halving-doubling needs; use 16 or 32"
     );
     let e = algorithm1(8, 4, 64).unwrap_err().to_string();
     assert!(
@@ -462,7 +462,7 @@ fn hdrm_refuses_plans_it_cannot_map() {
     assert!(matches!(e, Error::Parameter { .. }));
     assert_eq!(
         e.to_string(),
-        "--ranks: 48 ranks is not a power of two, which halving-doubling needs; use 32 or 64"
+        "ranks: 48 ranks is not a power of two, which halving-doubling needs; use 32 or 64"
     );
     let e = rank_table(&plan, Algorithm::Hdrm, Some(128))
         .unwrap_err()
@@ -521,7 +521,7 @@ fn algorithms_parse_and_print() {
     let e = "tree".parse::<Algorithm>().unwrap_err().to_string();
     assert_eq!(
         e,
-        "--algorithm: `tree` is not an algorithm; use hdrm, hd or ring"
+        "algorithm: `tree` is not an algorithm; use hdrm, hd or ring"
     );
     let json = serde_json::to_string(&StepLoad {
         phase: Phase::AllGather,
