@@ -13,9 +13,16 @@
 //! - [`ranks`]: rank tables (EFLOPS Algorithm 1 for HDRM) and the per-step
 //!   link-load proof;
 //! - [`qos`]: the QoS and addressing intent a plan carries;
+//! - [`network`]: the route model: forwarding tables, per-flow ECMP routes,
+//!   the address plan;
 //! - [`render`]: switch configurations (Comware, SONiC, EOS, NVUE) and host
 //!   files from a plan, and `check-qos`, the proof that its lossless
 //!   priorities cannot deadlock.
+
+// The test-only configuration readers (`render::parse`) name the crate
+// as the test binaries do.
+#[cfg(test)]
+extern crate self as planner;
 
 pub mod checked;
 pub mod compare;
@@ -30,6 +37,7 @@ pub mod iteration;
 pub mod limits;
 pub mod metrics;
 pub mod names;
+pub mod network;
 pub mod plan;
 mod plan_json;
 pub mod qos;

@@ -131,7 +131,7 @@ use crate::design::shorthand::{self, Shorthand};
 use crate::error::{Error, Problem, Result};
 use crate::plan::{Tier, Topology};
 use crate::checked::CheckedPlan;
-use crate::ranks::routing::Network;
+use crate::network::Network;
 use crate::ranks::verify::flow_id;
 use crate::ranks::{self, Link};
 
@@ -526,7 +526,7 @@ impl<'a> Context<'a> {
             _ => ranks::Algorithm::Ring,
         };
         let table = rank_order(plan, order, ranks)?;
-        let net = Network::new(plan)?;
+        let net = Network::new(plan, plan.source())?;
         let mut problems = Vec::new();
         let mut caps = Vec::with_capacity(net.link_count());
         for id in 0..net.link_count() {

@@ -58,7 +58,7 @@ use std::collections::BinaryHeap;
 
 use super::schedules::{NONE, SendSchedule};
 use crate::error::{Error, Result};
-use crate::ranks::routing::MAX_LINKS;
+use crate::network::MAX_LINKS;
 
 /// The route of one send: its links and its latency.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -177,7 +177,7 @@ fn shorten(value: &str) -> String {
         return value.to_string();
     }
     // FNV-1a: stable across platforms and releases, unlike std's hasher.
-    let hash = crate::ranks::routing::fnv1a64(value.as_bytes());
+    let hash = crate::network::fnv1a64(value.as_bytes());
     let keep = MAX_VALUE - 9;
     let mut head: String = value.chars().take(keep).collect();
     while head.ends_with(|c: char| !c.is_ascii_alphanumeric()) {

@@ -79,7 +79,7 @@ use good_lp::{
 };
 use rustc_hash::FxHashMap;
 
-use super::routing::Network;
+use crate::network::Network;
 use super::schedule::{Schedule, Step};
 use super::verify::flow_id;
 use crate::error::{Error, Result};

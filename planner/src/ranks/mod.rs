@@ -3,11 +3,11 @@
 //!
 //! - [`hdrm`]: EFLOPS Algorithm 1, the rank mapping of HDRM;
 //! - [`schedule`]: halving-doubling and ring schedules as steps of flows;
-//! - [`routing`]: deterministic routes (ECMP with a documented 5-tuple
-//!   hash) on the plan's switches and cables;
+//! - routes come from [`crate::network`], the one route model (ECMP with a
+//!   documented 5-tuple hash) on the plan's switches and cables;
 //! - [`mod@verify`]: routes every flow of every step and counts the flows on
 //!   each directed link;
-//! - [`avoid`]: dead cables and switches down for repair (`--avoid`), which
+//! - dead cables and switches down for repair ([`Avoid`]), which
 //!   [`Network::avoiding`] routes around;
 //! - [`optimize`]: [`plan_ranks`], the rank table for a fabric that
 //!   Algorithm 1 does not fit (irregular, partial or faulty, or a job that
@@ -37,12 +37,10 @@
 //! tables, while [`rank_table`] keeps refusing them (Algorithm 1 and the
 //! plain orders are for powers of two).
 
-pub mod avoid;
 pub mod format;
 pub mod hdrm;
 mod ilp;
 pub mod optimize;
-pub mod routing;
 pub mod schedule;
 pub mod verify;
 
@@ -54,10 +52,9 @@ use crate::error::{Error, Result};
 use crate::checked::CheckedPlan;
 use crate::plan::{Tier, Topology};
 
-pub use avoid::{Avoid, Target};
 pub use hdrm::{Mapping, algorithm1};
 pub use optimize::{Congestion, Fold, Outcome, Request, Solver, lower_bound, plan_ranks};
-pub use routing::{Link, Network, Route};
+pub use crate::network::{Avoid, Link, Network, Route, Target};
 pub use schedule::{
     FoldCost, Phase, Schedule, Step, folded_halving_doubling, halving_doubling, ring,
 };
@@ -166,7 +163,7 @@ pub fn rank_table(
 /// with `seed`) and reports the loads per step.
 pub fn verify(plan: &CheckedPlan, table: &RankTable, seed: u64) -> Result<Vec<StepLoad>> {
     let schedule = table.schedule()?;
-    let net = Network::new(plan)?;
+    let net = Network::new(plan, plan.source())?;
     verify_schedule(&net, &table.ranks, &schedule, seed)
 }
 
@@ -180,7 +177,7 @@ pub fn verify_avoiding(
     seed: u64,
 ) -> Result<Vec<StepLoad>> {
     let schedule = table.schedule()?;
-    let net = Network::avoiding(plan, avoid)?;
+    let net = Network::avoiding(plan, plan.source(), avoid)?;
     verify_schedule(&net, &table.ranks, &schedule, seed)
 }
 

@@ -78,9 +78,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::avoid::Avoid;
+use crate::network::Avoid;
 use super::ilp;
-use super::routing::Network;
+use crate::network::Network;
 use super::schedule::{FoldCost, Phase, Schedule, Step};
 use super::verify::{StepLoad, flow_id, verify_schedule};
 use super::{Algorithm, RankTable, hdrm, members, rank_table};
@@ -275,7 +275,7 @@ impl Outcome {
 
 /// Maps the ranks of `request` onto `plan` (see the module documentation).
 pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
-    let net = Network::avoiding(plan, &request.avoid)?;
+    let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
     let mut avail = members(plan)?;
     let mut notes = Vec::new();
     if !request.avoid.is_empty() {

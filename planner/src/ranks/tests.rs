@@ -1,32 +1,11 @@
+//! Tests of rank tables: Algorithm 1, schedules, rank-table checks and the per-step link loads.
+
 use proptest::prelude::*;
 
-use super::routing::{ecmp_hash, fnv1a64, source_port, sub_node_ip};
 use super::*;
-use crate::design::shorthand::{self, Shorthand};
-use crate::design::{DesignOptions, design};
-use crate::inventory::Inventory;
+use crate::network::tests::{bigraph_plan, eflops_plan, fat_tree_plan, tier_names};
 use crate::plan::PortRole;
 use crate::ranks::verify_avoiding;
-
-fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
-    let (inv, opts) = shorthand::bigraph(m, n, &Shorthand::default()).unwrap();
-    design(&inv, &opts).unwrap()
-}
-
-fn fat_tree_plan(spec: &str) -> CheckedPlan {
-    let (inv, opts) = shorthand::fat_tree(spec, &Shorthand::default()).unwrap();
-    design(&inv, &opts).unwrap()
-}
-
-fn eflops_plan() -> CheckedPlan {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap();
-    let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
-    design(&inv, &DesignOptions::default()).unwrap()
-}
 
 /// Where Algorithm 1 puts rank r of X on N switches, worked out by hand
 /// (see the proof in `hdrm.rs`): (upper part, switch index in the part,
@@ -156,7 +135,7 @@ fn algorithm1_refuses_what_it_cannot_map() {
     let e = algorithm1(8, 4, 24).unwrap_err().to_string();
     assert_eq!(
         e,
-        "--ranks: 24 ranks is not a power of two, which halving-doubling needs; use 16 or 32"
+        "ranks: 24 ranks is not a power of two, which halving-doubling needs; use 16 or 32"
     );
     let e = algorithm1(8, 4, 64).unwrap_err().to_string();
     assert!(
@@ -206,7 +185,7 @@ fn hdrm_is_congestion_free_on_every_bigraph_up_to_64_switches() {
         let n = 1usize << log_n;
         for m in 1..=n / 2 {
             let plan = bigraph_plan(m, n);
-            let net = Network::new(&plan).unwrap();
+            let net = Network::new(&plan, plan.source()).unwrap();
             let mut x = 1;
             while x <= m * n {
                 let table = rank_table(&plan, Algorithm::Hdrm, Some(x)).unwrap();
@@ -434,121 +413,6 @@ fn fat_tree_ecmp_collides_and_is_deterministic() {
     assert_eq!(loads, verify(&plan, &table, 0).unwrap());
 }
 
-/// Follows a route and returns the switches it crosses; panics when two
-/// consecutive links do not meet.
-fn walk(net: &Network<'_>, src: usize, dst: usize, route: &Route) -> Vec<usize> {
-    let links = route.links();
-    assert_eq!(links[0], net.up_link(src));
-    assert_eq!(*links.last().unwrap(), net.down_link(dst));
-    let mut at = net.switch_of(src).unwrap();
-    let mut crossed = vec![at];
-    for &l in route.inter_switch() {
-        assert!(net.inter_switch_links().contains(&l));
-        match net.link(l) {
-            Some(Link::InterSwitch { from, to, .. }) => {
-                assert_eq!(from, at, "{}", net.describe(l));
-                at = to;
-                crossed.push(at);
-            }
-            other => panic!("{other:?} in the middle of a route"),
-        }
-    }
-    assert_eq!(Some(at), net.switch_of(dst));
-    crossed
-}
-
-#[test]
-fn routes_are_connected_paths_of_the_expected_length() {
-    // BiGraph: 2 links on one switch, 3 across the parts, 4 within a part.
-    for plan in [bigraph_plan(4, 16), eflops_plan()] {
-        let net = Network::new(&plan).unwrap();
-        for src in 0..plan.sub_nodes {
-            for dst in 0..plan.sub_nodes {
-                let route = net.route(src, dst, 1, 2).unwrap();
-                let crossed = walk(&net, src, dst, &route);
-                let (a, b) = (&plan.sub_node_list[src], &plan.sub_node_list[dst]);
-                let expected = if a.switch == b.switch {
-                    2
-                } else if a.part_or_tier != b.part_or_tier {
-                    3
-                } else {
-                    4
-                };
-                assert_eq!(route.links().len(), expected);
-                if expected == 4 {
-                    assert_ne!(plan.switch_list[crossed[1]].part_or_tier, a.part_or_tier);
-                }
-            }
-        }
-    }
-    // 2-tier: 2 or 4 links.
-    let plan = fat_tree_plan("tiers=2,sub-nodes=64,ports=32");
-    let net = Network::new(&plan).unwrap();
-    for src in 0..64 {
-        for dst in 0..64 {
-            let route = net.route(src, dst, 9, 0).unwrap();
-            walk(&net, src, dst, &route);
-            let same = plan.sub_node_list[src].switch == plan.sub_node_list[dst].switch;
-            assert_eq!(route.links().len(), if same { 2 } else { 4 });
-        }
-    }
-    // 3-tier: 2, 4 or 6 links.
-    let plan = fat_tree_plan("k=8");
-    let net = Network::new(&plan).unwrap();
-    let pod = |i: usize| plan.switch_list[net.switch_of(i).unwrap()].pod;
-    for src in 0..plan.sub_nodes {
-        for dst in (0..plan.sub_nodes).step_by(3) {
-            let route = net.route(src, dst, 4, 4).unwrap();
-            let crossed = walk(&net, src, dst, &route);
-            let expected = if plan.sub_node_list[src].switch == plan.sub_node_list[dst].switch {
-                2
-            } else if pod(src) == pod(dst) {
-                4
-            } else {
-                6
-            };
-            assert_eq!(route.links().len(), expected);
-            if expected == 6 {
-                assert_eq!(plan.switch_list[crossed[2]].part_or_tier, Tier::Core);
-            }
-        }
-    }
-}
-
-/// The ECMP choice spreads flows: on a 4x16 BiGraph, flows within a part
-/// use every switch of the other part for some seed.
-#[test]
-fn ecmp_spreads_flows_within_a_bigraph_part() {
-    let plan = bigraph_plan(4, 16);
-    let net = Network::new(&plan).unwrap();
-    let (src, dst) = (0, 8);
-    assert_eq!(
-        plan.sub_node_list[src].part_or_tier,
-        plan.sub_node_list[dst].part_or_tier
-    );
-    let middles: std::collections::BTreeSet<usize> = (0..256)
-        .map(|seed| walk(&net, src, dst, &net.route(src, dst, 0, seed).unwrap())[1])
-        .collect();
-    assert_eq!(middles.len(), 8);
-}
-
-#[test]
-fn hash_is_stable() {
-    assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
-    assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
-    assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
-    assert_eq!(sub_node_ip(1), 0x0A00_0001);
-    for seed in 0..64 {
-        assert!(source_port(seed * 7, seed) >= 49152);
-    }
-    // Pinned values: a change here changes every published ECMP result.
-    assert_eq!(source_port(0, 0), 55306);
-    assert_eq!(
-        ecmp_hash(sub_node_ip(0), sub_node_ip(1), 49152, 3),
-        5_836_649_935_068_842_209
-    );
-}
-
 #[test]
 fn hdrm_refuses_plans_it_cannot_map() {
     let e = rank_table(
@@ -598,7 +462,7 @@ fn hdrm_refuses_plans_it_cannot_map() {
     assert!(matches!(e, Error::Parameter { .. }));
     assert_eq!(
         e.to_string(),
-        "--ranks: 48 ranks is not a power of two, which halving-doubling needs; use 32 or 64"
+        "ranks: 48 ranks is not a power of two, which halving-doubling needs; use 32 or 64"
     );
     let e = rank_table(&plan, Algorithm::Hdrm, Some(128))
         .unwrap_err()
@@ -644,7 +508,7 @@ fn bad_rank_tables_name_the_rank() {
         ranks: vec![0, 1, 1, 2],
     };
     assert!(verify(&plan, &table, 0).is_err());
-    let net = Network::new(&plan).unwrap();
+    let net = Network::new(&plan, plan.source()).unwrap();
     assert!(verify_schedule(&net, &[0, 1], &halving_doubling(4).unwrap(), 0).is_err());
 }
 
@@ -657,7 +521,7 @@ fn algorithms_parse_and_print() {
     let e = "tree".parse::<Algorithm>().unwrap_err().to_string();
     assert_eq!(
         e,
-        "--algorithm: `tree` is not an algorithm; use hdrm, hd or ring"
+        "algorithm: `tree` is not an algorithm; use hdrm, hd or ring"
     );
     let json = serde_json::to_string(&StepLoad {
         phase: Phase::AllGather,
@@ -691,7 +555,7 @@ fn broken_cabling_is_named() {
     let e = plan.clone().check("p.json").unwrap_err().to_string();
     assert!(e.contains("does not point back to this port"), "{e}");
     let plan = CheckedPlan::unchecked_for_tests(plan);
-    let e = Network::new(&plan).unwrap_err().to_string();
+    let e = Network::new(&plan, plan.source()).unwrap_err().to_string();
     assert!(e.contains("does not lead back"), "{e}");
 
     // A missing cable: HDRM needs it, and the error names the switch
@@ -736,7 +600,7 @@ fn scale_131072_sub_nodes() {
     let start = std::time::Instant::now();
     let table = rank_table(&plan, Algorithm::Hdrm, None).unwrap();
     let t_table = start.elapsed();
-    let net = Network::new(&plan).unwrap();
+    let net = Network::new(&plan, plan.source()).unwrap();
     let t_net = start.elapsed();
     let loads = verify_schedule(&net, &table.ranks, &table.schedule().unwrap(), 0).unwrap();
     let total = start.elapsed();
@@ -772,225 +636,6 @@ fn scale_131072_sub_nodes() {
 }
 
 /// The switch names of one part or tier, in plan order.
-fn tier_names(plan: &CheckedPlan, tier: Tier) -> Vec<String> {
-    plan.switch_list
-        .iter()
-        .filter(|s| s.part_or_tier == tier)
-        .map(|s| s.name.clone())
-        .collect()
-}
-
-#[test]
-fn avoid_parses_and_names_what_is_wrong() {
-    assert_eq!(
-        "link:sw01-u-sw02-l".parse::<Avoid>().unwrap(),
-        Avoid::Link("sw01-u-sw02-l".to_string())
-    );
-    assert_eq!(
-        " Switch: sw03 ".parse::<Avoid>().unwrap(),
-        Avoid::Switch("sw03".to_string())
-    );
-    for (text, why) in [
-        ("sw01", "has no kind"),
-        (
-            "cable:sw01-sw02",
-            "has the kind `cable`, not link or switch",
-        ),
-        ("switch:", "names no switch"),
-        ("link:sw01", "does not name two switches joined by -"),
-        ("link:-sw01", "does not name two switches joined by -"),
-    ] {
-        let e = text.parse::<Avoid>().unwrap_err();
-        assert!(matches!(e, Error::Parameter { .. }));
-        assert_eq!(
-            e.to_string(),
-            format!(
-                "--avoid: `{text}` {why}; write link:SW1-SW2 (the cables between two switches) or switch:SW (a switch and its sub-nodes), with switch names as in the plan"
-            )
-        );
-    }
-    let a: Avoid = "link:sw1-sw2".parse().unwrap();
-    assert_eq!(a.to_string(), "link:sw1-sw2");
-    assert_eq!(serde_json::to_string(&a).unwrap(), "\"link:sw1-sw2\"");
-
-    // Names with `-` in them split where both sides are switches.
-    let plan = eflops_plan();
-    let index = plan.switch_index();
-    for (text, a, b) in [
-        ("link:sw01-u-sw02-l", "sw01-u", "sw02-l"),
-        ("link:sw02-l-sw01-u", "sw02-l", "sw01-u"),
-    ] {
-        let t = text.parse::<Avoid>().unwrap().resolve(&plan).unwrap();
-        assert_eq!(t, Target::Link(index[a], index[b]));
-    }
-    let net = Network::avoiding(&plan, &["link:sw02-l-sw01-u".parse().unwrap()]).unwrap();
-    let dead: Vec<String> = net
-        .inter_switch_links()
-        .filter(|&l| net.is_dead_link(l))
-        .map(|l| net.describe(l))
-        .collect();
-    assert_eq!(dead.len(), 2, "{dead:?}");
-    assert!(
-        dead.iter()
-            .any(|d| d.starts_with("sw01-u port") && d.ends_with("-> sw02-l"))
-    );
-    assert!(
-        dead.iter()
-            .any(|d| d.starts_with("sw02-l port") && d.ends_with("-> sw01-u"))
-    );
-
-    let err = |text: &str| {
-        let avoid: Avoid = text.parse().unwrap();
-        Network::avoiding(&plan, &[avoid]).unwrap_err().to_string()
-    };
-    assert_eq!(
-        err("switch:sw99-u"),
-        "--avoid: switch sw99-u in `switch:sw99-u` is not in the plan eflops-4x16; use a name from its switch list (such as sw01-u)"
-    );
-    assert!(
-        err("link:sw01-u-sw99-l").starts_with("--avoid: switch sw99-l in `link:sw01-u-sw99-l`"),
-        "{}",
-        err("link:sw01-u-sw99-l")
-    );
-    assert!(err("link:sw99-u-sw01-l").starts_with("--avoid: switch sw99-u in"));
-    assert_eq!(
-        err("link:sw01-u-sw02-u"),
-        "--avoid: no link between sw01-u and sw02-u in the plan; name two switches that are cabled to each other"
-    );
-    assert!(err("link:sw01-u-sw01-u").contains("names the switch sw01-u twice"));
-}
-
-/// Routes on a 4x16 BiGraph with a dead cable and a switch down: every
-/// route is a connected path that keeps off both; a pair whose direct link
-/// is dead takes a 3-hop detour; routes the faults leave alone are the
-/// plain ones.
-#[test]
-fn routes_keep_off_avoided_links_and_switches() {
-    let plan = bigraph_plan(4, 16);
-    let (u, l) = (
-        tier_names(&plan, Tier::Upper),
-        tier_names(&plan, Tier::Lower),
-    );
-    let avoid: Vec<Avoid> = vec![
-        format!("link:{}-{}", u[0], l[0]).parse().unwrap(),
-        Avoid::Switch(u[5].clone()),
-    ];
-    let net = Network::avoiding(&plan, &avoid).unwrap();
-    let plain = Network::new(&plan).unwrap();
-    assert!(net.avoids_anything() && !plain.avoids_anything());
-    let index = plan.switch_index();
-    let (u0, l0, u5) = (
-        index[u[0].as_str()],
-        index[l[0].as_str()],
-        index[u[5].as_str()],
-    );
-    assert!(net.is_avoided_switch(u5));
-    assert_eq!(net.direct_links(u0, l0), 0);
-    assert_eq!(plain.direct_links(u0, l0), 1);
-    assert_eq!(net.alive_inter_switch_links(), 128 - 2 - 16);
-    let mut detours = 0;
-    let mut kept = 0;
-    for src in 0..plan.sub_nodes {
-        for dst in 0..plan.sub_nodes {
-            let (a, b) = (net.switch_of(src).unwrap(), net.switch_of(dst).unwrap());
-            if a == u5 || b == u5 {
-                let e = net.route(src, dst, 3, 1).unwrap_err().to_string();
-                assert!(e.contains("which is avoided"), "{e}");
-                continue;
-            }
-            let route = net.route(src, dst, 3, 1).unwrap();
-            let crossed = walk(&net, src, dst, &route);
-            assert!(!crossed.contains(&u5));
-            assert!(route.inter_switch().iter().all(|&k| !net.is_dead_link(k)));
-            let tier = |s: usize| plan.switch_list[s].part_or_tier;
-            let touched = |s: usize| s == u0 || s == l0;
-            if (a, b) == (u0, l0) || (a, b) == (l0, u0) {
-                assert_eq!(route.inter_switch().len(), 3);
-                detours += 1;
-            } else if tier(a) != tier(b) || (tier(a) == Tier::Upper && !touched(a) && !touched(b)) {
-                // Direct links, and routes within the upper part between
-                // switches the faults leave alone: as without faults.
-                assert_eq!(route, plain.route(src, dst, 3, 1).unwrap());
-                kept += 1;
-            }
-        }
-    }
-    assert_eq!(detours, 2 * 4 * 4);
-    assert!(kept > 2000, "{kept}");
-}
-
-/// Every route `route` takes is among `switch_paths`, with and without
-/// faults, on a BiGraph, a 2-tier leaf-spine and a 3-tier fat-tree; no
-/// path uses a dead link.
-#[test]
-fn switch_paths_cover_every_route() {
-    let check = |net: &Network<'_>, step: usize| {
-        let plan = net.plan();
-        let mut pairs = 0;
-        for src in (0..plan.sub_nodes).step_by(step) {
-            for dst in (0..plan.sub_nodes).step_by(step + 1) {
-                let (a, b) = (net.switch_of(src).unwrap(), net.switch_of(dst).unwrap());
-                if a == b || net.is_avoided_switch(a) || net.is_avoided_switch(b) {
-                    continue;
-                }
-                let paths = net.switch_paths(a, b);
-                assert!(
-                    paths
-                        .iter()
-                        .all(|p| p.iter().all(|&k| !net.is_dead_link(k)))
-                );
-                for seed in 0..3 {
-                    let route = net.route(src, dst, 7, seed).unwrap();
-                    let hops = route.inter_switch().to_vec();
-                    assert!(
-                        paths.contains(&hops),
-                        "{} -> {}",
-                        plan.switch_list[a].name,
-                        plan.switch_list[b].name
-                    );
-                }
-                assert!(net.reachable(a, b));
-                pairs += 1;
-            }
-        }
-        assert!(pairs > 50);
-    };
-    let plan = bigraph_plan(4, 16);
-    let (u, l) = (
-        tier_names(&plan, Tier::Upper),
-        tier_names(&plan, Tier::Lower),
-    );
-    check(&Network::new(&plan).unwrap(), 3);
-    let avoid: Vec<Avoid> = vec![
-        format!("link:{}-{}", u[0], l[0]).parse().unwrap(),
-        format!("link:{}-{}", l[3], u[2]).parse().unwrap(),
-        Avoid::Switch(l[6].clone()),
-    ];
-    check(&Network::avoiding(&plan, &avoid).unwrap(), 3);
-
-    let plan = fat_tree_plan("tiers=2,sub-nodes=128,ports=16");
-    let (leaves, spines) = (
-        tier_names(&plan, Tier::Leaf),
-        tier_names(&plan, Tier::Spine),
-    );
-    check(&Network::new(&plan).unwrap(), 2);
-    let avoid: Vec<Avoid> = vec![
-        format!("link:{}-{}", leaves[0], spines[0]).parse().unwrap(),
-        Avoid::Switch(spines[1].clone()),
-    ];
-    check(&Network::avoiding(&plan, &avoid).unwrap(), 2);
-
-    let plan = fat_tree_plan("k=8");
-    let cores = tier_names(&plan, Tier::Core);
-    let aggs = tier_names(&plan, Tier::Aggregation);
-    check(&Network::new(&plan).unwrap(), 5);
-    let avoid: Vec<Avoid> = vec![
-        Avoid::Switch(cores[0].clone()),
-        format!("link:{}-{}", aggs[0], cores[1]).parse().unwrap(),
-    ];
-    check(&Network::avoiding(&plan, &avoid).unwrap(), 5);
-}
-
 /// Fat-tree ECMP skips dead next hops: with a spine down and a leaf's
 /// cables to another spine dead, no flow touches them, and flows keep
 /// spreading over the spines left.
@@ -1006,7 +651,7 @@ fn fat_tree_ecmp_skips_dead_next_hops() {
         Avoid::Switch(spines[0].clone()),
         format!("link:{}-{}", leaves[0], spines[1]).parse().unwrap(),
     ];
-    let net = Network::avoiding(&plan, &avoid).unwrap();
+    let net = Network::avoiding(&plan, plan.source(), &avoid).unwrap();
     let index = plan.switch_index();
     let (s0, s1, l0) = (
         index[spines[0].as_str()],

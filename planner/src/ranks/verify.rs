@@ -12,14 +12,15 @@
 //!
 //! The flow id of the flow from rank s to rank d is `s << 32 | d`, so a
 //! flow keeps its UDP source port from one run to the next and the seed
-//! alone moves it (see [`super::routing::source_port`]).
+//! alone moves it (see [`crate::network::source_port`]).
 
 use serde::Serialize;
 
-use super::routing::Network;
 use super::schedule::{Phase, Schedule, Step};
-use crate::error::{Error, Problem, Result};
 use crate::checked::CheckedPlan;
+use crate::error::{Error, Problem, Result};
+use crate::network::Network;
+use crate::plan::Plan;
 
 /// The loads of one step.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -57,6 +58,11 @@ pub fn flow_id(src: usize, dst: usize) -> u64 {
 /// empty, every index in range, no sub-node twice. Every bad rank is
 /// listed.
 pub fn check_ranks(plan: &CheckedPlan, ranks: &[usize]) -> Result<()> {
+    check_ranks_of(plan, plan.source(), ranks)
+}
+
+/// [`check_ranks`] on a plan that errors name as `source`.
+fn check_ranks_of(plan: &Plan, source: &str, ranks: &[usize]) -> Result<()> {
     let p = plan.sub_node_list.len();
     let mut problems = Vec::new();
     if ranks.is_empty() {
@@ -97,7 +103,7 @@ pub fn check_ranks(plan: &CheckedPlan, ranks: &[usize]) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Invalid {
-            file: plan.source().to_string(),
+            file: source.to_string(),
             what: "rank table",
             problems,
         })
@@ -133,7 +139,7 @@ pub fn check_avoided(net: &Network<'_>, ranks: &[usize]) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Invalid {
-            file: plan.source().to_string(),
+            file: net.source().to_string(),
             what: "rank table",
             problems,
         })
@@ -170,7 +176,7 @@ pub fn verify_schedule(
     let plan = net.plan();
     if ranks.len() != schedule.ranks {
         return Err(Error::Invalid {
-            file: plan.source().to_string(),
+            file: net.source().to_string(),
             what: "rank table",
             problems: vec![Problem::at(
                 None,
@@ -184,7 +190,7 @@ pub fn verify_schedule(
             )],
         });
     }
-    check_ranks(plan, ranks)?;
+    check_ranks_of(plan, net.source(), ranks)?;
     check_avoided(net, ranks)?;
     let mut load = vec![0u32; net.link_count()];
     let access_end = net.access_links().end;
@@ -240,10 +246,10 @@ pub fn step_link_loads(
     step: &Step,
     seed: u64,
 ) -> Result<Vec<u32>> {
-    check_ranks(net.plan(), ranks)?;
+    check_ranks_of(net.plan(), net.source(), ranks)?;
     if step.total_ranks() != ranks.len() {
         return Err(Error::Invalid {
-            file: net.plan().source().to_string(),
+            file: net.source().to_string(),
             what: "rank table",
             problems: vec![Problem::at(
                 None,

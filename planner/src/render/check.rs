@@ -43,9 +43,9 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
 
-use super::model::{Model, PortKind};
-use crate::error::Error;
 use crate::checked::CheckedPlan;
+use crate::error::Error;
+use crate::network::{Model, PortKind};
 use crate::text::Table;
 
 /// The result of `check-qos`.
@@ -190,7 +190,7 @@ pub fn check_qos(plan: &CheckedPlan) -> QosCheck {
         findings: Vec::new(),
         ok: false,
     };
-    let m = match Model::build(plan) {
+    let m = match Model::build(plan, plan.source()) {
         Ok(m) => m,
         Err(Error::Invalid { problems, .. }) => {
             check.findings = problems

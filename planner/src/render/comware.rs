@@ -30,7 +30,7 @@
 use askama::Template;
 
 use super::description;
-use super::model::{Model, PortKind, ip, netmask};
+use crate::network::{Model, PortKind, ip, netmask};
 use super::vendor::{SwitchVendor, digit_groups, number};
 use crate::error::{Error, Result};
 use crate::names;

@@ -27,7 +27,7 @@
 
 use askama::Template;
 
-use super::model::{Model, PortKind, ip};
+use crate::network::{Model, PortKind, ip};
 use super::vendor::{SwitchVendor, digit_groups};
 use super::{description, seconds, summary};
 use crate::error::{Error, Result};

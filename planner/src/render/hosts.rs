@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::model::{Model, ip};
+use crate::network::{Model, ip};
 use super::{file_stem, list};
 use crate::error::{Error, Result};
 use crate::names::{comment, shell_quote};
@@ -71,7 +71,7 @@ struct Slot {
 /// Renders every server's files, server by server: `<server>.env` and
 /// `<server>.json`.
 pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
-    let m = Model::build(plan)?;
+    let m = Model::build(plan, plan.source())?;
     let mut out = Vec::with_capacity(plan.servers.len() * 2);
     for server in &plan.servers {
         let mut slots = Vec::with_capacity(server.sub_nodes.len());

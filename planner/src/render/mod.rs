@@ -18,17 +18,21 @@
 //!   for checking what is on a switch.
 //!
 //! Everything derives from the plan through one vendor-neutral model
-//! (`model.rs`, which documents the VLAN, addressing and routing rules).
+//! (`network::Model`, whose module documents the VLAN, addressing and
+//! routing rules).
 //! The library does no I/O: files come back as `(name, contents)` pairs.
 
 mod check;
 mod comware;
 mod eos;
 mod hosts;
-pub(crate) mod model;
 mod nvue;
 mod overrides;
-pub mod parse;
+#[cfg(test)]
+#[path = "../../tests/support/render_parse.rs"]
+pub(crate) mod parse;
+#[cfg(test)]
+mod routes_tests;
 mod sonic;
 mod vendor;
 
@@ -37,13 +41,14 @@ use std::collections::BTreeSet;
 pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
 };
+pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
 pub use hosts::render_hosts;
 pub use overrides::apply_qos_overrides;
 
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names;
-use model::{Model, PortKind};
+use crate::network::{Model, PortKind};
 use vendor::{SwitchVendor, vendors};
 
 // The registry of switch vendors: a vendor is its file (declared above)
@@ -80,7 +85,7 @@ pub fn file_stem(name: &str) -> String {
 pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)>> {
     let imp = vendor.implementation();
     check_port_names(plan, imp)?;
-    let m = Model::build(plan)?;
+    let m = Model::build(plan, plan.source())?;
     let mut names = BTreeSet::new();
     let mut out = Vec::with_capacity(m.devices.len());
     for d in 0..m.devices.len() {

@@ -25,7 +25,7 @@
 
 use askama::Template;
 
-use super::model::{Model, PortKind, ip};
+use crate::network::{Model, PortKind, ip};
 use super::vendor::{SwitchVendor, number};
 use super::{description, list, summary};
 use crate::error::{Error, Result};

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::model::{Model, PortKind, ip};
+use crate::network::{Model, PortKind, ip};
 use super::vendor::{SwitchVendor, number};
 use super::{description, list};
 use crate::error::{Error, Result};

@@ -77,7 +77,7 @@ pub(super) fn render_model(plan: &Plan, findings: &mut Vec<Finding>) {
 /// inventory's addresses may not fit the switches a design puts the NICs
 /// on.
 pub(crate) fn render_refusals(plan: &Plan) -> Vec<crate::Problem> {
-    crate::render::model::Model::refusals(plan)
+    crate::network::Model::refusals(plan)
 }
 
 /// Server names are unique, every server lists sub-nodes that exist, each

@@ -24,6 +24,8 @@
 //! with a time and memory limit per run.
 
 mod mutate;
+#[path = "../support/render_parse.rs"]
+mod render_parse;
 
 #[path = "../../../examples/fuzz/campaign.rs"]
 mod campaign;
@@ -833,7 +835,7 @@ fn qos_case(seed: u64) -> (Input, Check) {
         for vendor in Vendor::ALL {
             if let Ok(files) = render::render(&p, vendor) {
                 for (name, text) in &files {
-                    if let Err(e) = render::parse::parse(vendor, text, name) {
+                    if let Err(e) = render_parse::parse(vendor, text, name) {
                         return fail(
                             format!(
                                 "render --vendor {} --qos: output does not parse back",
@@ -936,7 +938,7 @@ fn names_case(seed: u64) -> (Input, Check) {
 /// `shutdown` (Comware, EOS), no unquoted shell metacharacter (NVUE).
 fn render_keeps_names(vendor: Vendor, name: &str, text: &str) -> Check {
     let what = format!("render --vendor {}", vendor.as_str());
-    if let Err(e) = render::parse::parse(vendor, text, name) {
+    if let Err(e) = render_parse::parse(vendor, text, name) {
         return fail(format!("{what}: output does not parse back"), e.to_string());
     }
     no_raw_controls(&what, name, text)?;

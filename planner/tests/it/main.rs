@@ -14,6 +14,8 @@ mod layers;
 mod names;
 mod outputs;
 mod render;
+#[path = "../support/render_parse.rs"]
+mod render_parse;
 mod simulate;
 
 use std::path::{Path, PathBuf};

@@ -15,7 +15,7 @@ use std::path::Path;
 use planner::plan::PortRole;
 use planner::checked::CheckedPlan;
 use planner::render::Vendor;
-use planner::render::parse::{ParsedConfig, parse};
+use crate::render_parse::{ParsedConfig, parse};
 
 use crate::{planner, root};
 
@@ -207,7 +207,7 @@ fn round_trip(vendor: Vendor, qos: Option<&str>) -> Vec<ParsedConfig> {
 
 fn cabled_ports(
     c: &ParsedConfig,
-) -> impl Iterator<Item = &planner::render::parse::ParsedInterface> {
+) -> impl Iterator<Item = &crate::render_parse::ParsedInterface> {
     c.interfaces.values().filter(|i| !i.shutdown)
 }
 

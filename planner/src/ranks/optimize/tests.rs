@@ -67,7 +67,7 @@ fn request(x: Option<usize>, avoid: &[Avoid], solver: Solver) -> Request {
 
 /// The counting bound of a request, computed on its own.
 fn counting_bound(plan: &CheckedPlan, req: &Request) -> usize {
-    let net = Network::avoiding(plan, &req.avoid).unwrap();
+    let net = Network::avoiding(plan, plan.source(), &req.avoid).unwrap();
     let caps: Vec<usize> = members(plan)
         .unwrap()
         .iter()
@@ -81,7 +81,7 @@ fn counting_bound(plan: &CheckedPlan, req: &Request) -> usize {
 /// Checks what every outcome must satisfy: a table of distinct sub-nodes
 /// off the avoided switches, and the loads `verify` gives.
 fn check_outcome(plan: &CheckedPlan, req: &Request, o: &Outcome) {
-    let net = Network::avoiding(plan, &req.avoid).unwrap();
+    let net = Network::avoiding(plan, plan.source(), &req.avoid).unwrap();
     let mut seen = std::collections::BTreeSet::new();
     for &sn in &o.table.ranks {
         assert!(seen.insert(sn), "sub-node {sn} twice");
@@ -367,7 +367,7 @@ fn hd_and_ring_keep_the_plan_order() {
     let plan = bigraph_plan(4, 16);
     let u = part(&plan, Tier::Upper);
     let down = [Avoid::Switch(u[0].clone())];
-    let net = Network::avoiding(&plan, &down).unwrap();
+    let net = Network::avoiding(&plan, plan.source(), &down).unwrap();
     let order: Vec<usize> = members(&plan)
         .unwrap()
         .into_iter()
@@ -409,7 +409,7 @@ fn hd_and_ring_keep_the_plan_order() {
 #[test]
 fn lower_bound_counts_what_must_cross() {
     let plan = bigraph_plan(4, 16);
-    let net = Network::new(&plan).unwrap();
+    let net = Network::new(&plan, plan.source()).unwrap();
     let caps = vec![4; 16];
     let hd = |x| folded_halving_doubling(x).unwrap();
     // Four ranks fit on one switch.
@@ -444,7 +444,7 @@ fn lower_bound_counts_what_must_cross() {
     // A fabric cut by hand fails the load's check; the bound is about
     // the network, so the test takes it as it is.
     let plan = CheckedPlan::unchecked_for_tests(plan);
-    let net = Network::new(&plan).unwrap();
+    let net = Network::new(&plan, plan.source()).unwrap();
     assert_eq!(net.alive_inter_switch_links(), 2);
     assert_eq!(
         lower_bound(&net, &hd(64), &caps),
@@ -458,7 +458,7 @@ fn lower_bound_counts_what_must_cross() {
 fn exact_model_proves_the_2x4_optimum_from_scratch() {
     let plan = bigraph_plan(2, 4);
     let (u, l) = (part(&plan, Tier::Upper), part(&plan, Tier::Lower));
-    let net = Network::avoiding(&plan, &[link(&u[0], &l[0])]).unwrap();
+    let net = Network::avoiding(&plan, plan.source(), &[link(&u[0], &l[0])]).unwrap();
     let avail = members(&plan).unwrap();
     let schedule = halving_doubling(8).unwrap();
     let problem = ilp::Problem::new(&net, &avail, &schedule).unwrap();
@@ -644,7 +644,7 @@ proptest! {
         if let Some(s) = down {
             avoid.push(Avoid::Switch(plan.switch_list[s % n].name.clone()));
         }
-        let net = Network::avoiding(&plan, &avoid).unwrap();
+        let net = Network::avoiding(&plan, plan.source(), &avoid).unwrap();
         let mut avail = members(&plan).unwrap();
         for (s, here) in avail.iter_mut().enumerate() {
             if net.is_avoided_switch(s) {

@@ -1,8 +1,12 @@
-//! Readers of rendered switch configurations: what a file says about
-//! VLANs and their ports, VRFs, interfaces (descriptions, addresses, MTU,
-//! PFC), the DSCP map and static routes, in one vendor-neutral form.
+//! Test-only readers of rendered switch configurations, shared by the library's unit tests and the integration tests.
 //!
-//! They read what [`super::render`] writes, line by line (Comware, EOS,
+//! What a file says about VLANs and their ports, VRFs, interfaces
+//! (descriptions, addresses, MTU, PFC), the DSCP map and static routes, in
+//! one vendor-neutral form. The library's tests include this file with
+//! `#[path]` (and `extern crate self as planner` in test builds), the test
+//! binaries as a module of their own; it does not ship in the library.
+//!
+//! They read what `planner::render::render` writes, line by line (Comware, EOS,
 //! NVUE) or as JSON (SONiC), and reject commands they do not know, so a
 //! round trip proves the files say what the plan says. They are not
 //! general parsers of every configuration a switch can hold.
@@ -11,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::Vendor;
-use crate::error::{Error, Result};
+use planner::error::{Error, Result};
+use planner::render::Vendor;
 
 /// What a configuration file says.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -252,7 +256,7 @@ fn comware(text: &str, file: &str) -> Result<ParsedConfig> {
                     // overhead, unless `mtu` says otherwise.
                     ["jumboframe", "enable", m] => {
                         let frame: u32 = number(m, file, n)?;
-                        let ip = frame.saturating_sub(super::comware::FRAME_OVERHEAD);
+                        let ip = frame.saturating_sub(planner::render::COMWARE_FRAME_OVERHEAD);
                         i.mtu = Some(i.mtu.unwrap_or(ip));
                     }
                     ["mtu", m] => i.mtu = Some(number(m, file, n)?),

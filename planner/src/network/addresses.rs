@@ -1,7 +1,9 @@
-//! The vendor-neutral model of a plan's switch and host configurations:
-//! VLANs and VRFs, ports, addresses and static routes, all derived from the
-//! plan and nothing else. Every renderer and `check-qos` read this model, so
-//! what `check-qos` proves is what the files configure.
+//! The address plan and the configuration model: VLANs, VRFs, ports, addresses, gateways, static routes, and the load check's refusals.
+//!
+//! The vendor-neutral model of a plan's switch and host configurations,
+//! all derived from the plan and nothing else. Every renderer and
+//! `check-qos` read this model, so what `check-qos` proves is what the
+//! files configure.
 //!
 //! # VLANs and VRFs
 //!
@@ -37,23 +39,17 @@
 //!
 //! # Routes
 //!
-//! The plan is the routing: static routes follow the topology, with every
-//! equal-cost next hop listed (ECMP).
-//!
-//! - BiGraph: a switch reaches the sub-nodes of a switch in the other part
-//!   over its direct link(s), and those of another switch in its own part
-//!   over every link to a switch of the other part that links to the
-//!   destination (in a designed plan, all its links to the other part).
-//! - Fat-tree: up-down routing. A switch reaches a destination below it
-//!   over the links down towards it, and anything else over all its uplinks
-//!   (leaf and edge below spine and aggregation, below core).
+//! The plan is the routing: every switch has a static route to every other
+//! switch's sub-node subnets, with every equal-cost next hop of the
+//! forwarding table [`Network::table`] (the rule is in `tables.rs`), listed
+//! in port order. Per-flow routes choose among the same next hops.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
-use crate::error::{Problem, Result};
-use crate::plan::{CableKind, Plan, PortRole, Tier, Topology};
-use crate::checked::CheckedPlan;
+use super::links::Network;
+use crate::error::{Error, Problem, Result};
+use crate::plan::{CableKind, Plan, PortRole, Tier};
 use crate::qos::{Ipv4Prefix, QosIntent};
 
 /// The model of one plan.
@@ -71,7 +67,7 @@ pub(crate) struct Model<'p> {
     pub domains: Vec<Domain>,
     /// Directed inter-switch links; `2k` and `2k + 1` are the two directions
     /// of inter-switch cable `k`.
-    pub links: Vec<Link>,
+    pub links: Vec<RoutedLink>,
     /// One per plan sub-node, same index.
     pub hosts: Vec<Host>,
 }
@@ -145,7 +141,7 @@ pub(crate) enum PortKind {
 
 /// A directed inter-switch link.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Link {
+pub(crate) struct RoutedLink {
     pub from: usize,
     pub from_port: u32,
     pub from_addr: u32,
@@ -176,9 +172,14 @@ pub(crate) fn netmask(p: &Ipv4Prefix) -> String {
 }
 
 impl<'p> Model<'p> {
-    /// Builds the model, or every reason it cannot be built.
-    pub fn build(plan: &'p CheckedPlan) -> Result<Model<'p>> {
-        Self::assemble(plan, true).map_err(|problems| plan.refusal(problems))
+    /// Builds the model, or every reason it cannot be built; errors name
+    /// the plan as `source`.
+    pub fn build(plan: &'p Plan, source: &str) -> Result<Model<'p>> {
+        Self::assemble(plan, true).map_err(|problems| Error::Invalid {
+            file: source.to_string(),
+            what: "plan",
+            problems,
+        })
     }
 
     /// Every reason [`Model::build`] would refuse the plan, found by the
@@ -232,7 +233,10 @@ impl<'p> Model<'p> {
             b.sub_nodes(&mut m, sub_pool, link_pool);
         }
         if b.problems.is_empty() {
-            b.routes(&mut m, routes);
+            match Network::build(plan, "") {
+                Ok(net) => b.routes(&mut m, &net, routes),
+                Err(problems) => b.problems.extend(problems),
+            }
         }
         if b.problems.is_empty() {
             Ok(m)
@@ -400,7 +404,7 @@ impl Builder<'_> {
             };
             let base = pool.network + 2 * k as u32;
             let id = m.links.len();
-            m.links.push(Link {
+            m.links.push(RoutedLink {
                 from: a,
                 from_port: c.a_port,
                 from_addr: base,
@@ -408,7 +412,7 @@ impl Builder<'_> {
                 to_port: b_port,
                 to_addr: base + 1,
             });
-            m.links.push(Link {
+            m.links.push(RoutedLink {
                 from: b,
                 from_port: b_port,
                 from_addr: base + 1,
@@ -704,139 +708,51 @@ impl Builder<'_> {
         );
     }
 
-    /// The routes of every switch; with `list` false only checks that each
-    /// has a next hop.
-    fn routes(&mut self, m: &mut Model<'_>, list: bool) {
-        let plan = self.plan;
+    /// The routes of every switch: to every other switch with sub-nodes,
+    /// the forwarding table of `net`, in port order. With `list` false only
+    /// checks that each has a next hop.
+    fn routes(&mut self, m: &mut Model<'_>, net: &Network<'_>, list: bool) {
         let n = m.domains.len();
-        let mut out: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (id, l) in m.links.iter().enumerate() {
-            out[l.from].push(id);
-        }
-        for o in &mut out {
-            o.sort_by_key(|&id| m.links[id].from_port);
-        }
-        let linked: rustc_hash::FxHashSet<(usize, usize)> =
-            m.links.iter().map(|l| (l.from, l.to)).collect();
         let targets: Vec<usize> = (0..n)
             .filter(|&d| !m.domains[d].gateways.is_empty())
             .collect();
-        let level = |t: Tier| -> Option<u8> {
-            match t {
-                Tier::Leaf | Tier::Edge => Some(0),
-                Tier::Spine | Tier::Aggregation => Some(1),
-                Tier::Core => Some(2),
-                Tier::Upper | Tier::Lower => None,
-            }
-        };
-        // Fat-tree: the switches below each switch.
-        let mut below: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
-        if plan.topology == Topology::FatTree {
-            for (d, s) in plan.switch_list.iter().enumerate() {
-                if level(s.part_or_tier).is_none() {
-                    self.problem(
-                        format!("switch {}", s.name),
-                        format!("a fat-tree has no {} switches", s.part_or_tier.as_str()),
-                        "design the plan again",
-                    );
-                    let _ = d;
-                }
-            }
-            if !self.problems.is_empty() {
-                return;
-            }
-            let lv = |d: usize| level(plan.switch_list[d].part_or_tier).unwrap_or(0);
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&d| lv(d));
-            for &d in &order {
-                let mut set = BTreeSet::new();
-                for &id in &out[d] {
-                    let c = m.links[id].to;
-                    if lv(c) < lv(d) {
-                        set.insert(c);
-                        set.extend(below[c].iter().copied());
-                    }
-                }
-                below[d] = set;
-            }
-        } else {
-            for s in &plan.switch_list {
-                if s.part_or_tier.part().is_none() {
-                    self.problem(
-                        format!("switch {}", s.name),
-                        format!("a BiGraph has no {} switches", s.part_or_tier.as_str()),
-                        "design the plan again",
-                    );
-                }
-            }
-            if !self.problems.is_empty() {
-                return;
-            }
-        }
         for x in 0..n {
-            // Checking only, on a fat-tree: a target below `x` always has a
-            // next hop (`below` holds exactly what a child leads to), and
-            // one elsewhere has one when `x` has an uplink: the same answer
-            // as `towards` below, without scanning every port per target.
-            if !list && plan.topology == Topology::FatTree {
-                let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
-                let up = out[x].iter().any(|&id| lv(m.links[id].to) > lv(x));
-                if !up {
-                    for &t in &targets {
-                        if t != x && !below[x].contains(&t) {
-                            self.no_route(m, x, t);
-                        }
-                    }
-                }
-                continue;
-            }
             let mut routes = Vec::new();
             for &t in &targets {
                 if t == x {
                     continue;
                 }
-                // Checking only: across a BiGraph's parts a route is a direct
-                // link (the one case `towards` below would scan for).
-                if !list
-                    && plan.topology == Topology::BiGraph
-                    && m.tier(t).part() != m.tier(x).part()
-                {
-                    if !linked.contains(&(x, t)) {
+                if !list {
+                    if net.next_hops(x, t).is_empty(net) {
                         self.no_route(m, x, t);
                     }
                     continue;
                 }
-                // The directed links out of `x` that lead towards `t`.
-                let towards = |id: usize| -> bool {
-                    let y = m.links[id].to;
-                    match plan.topology {
-                        Topology::BiGraph => {
-                            let px = m.tier(x).part();
-                            if m.tier(t).part() != px {
-                                y == t
-                            } else {
-                                m.tier(y).part() != px && linked.contains(&(y, t))
-                            }
-                        }
-                        Topology::FatTree => {
-                            let lv = |d: usize| level(m.tier(d)).unwrap_or(0);
-                            if below[x].contains(&t) {
-                                lv(y) < lv(x) && (y == t || below[y].contains(&t))
-                            } else {
-                                lv(y) > lv(x)
-                            }
-                        }
+                let mut hops = Vec::new();
+                for id in net.table(x, t) {
+                    let link = net.link(id).and_then(|l| match l {
+                        super::Link::InterSwitch { from, port, .. } => m
+                            .port(m.domains[from].device, port)
+                            .and_then(|p| match p.kind {
+                                PortKind::InterSwitch { link } => Some(link),
+                                _ => None,
+                            }),
+                        _ => None,
+                    });
+                    match link {
+                        Some(link) => hops.push(link),
+                        None => self.problem(
+                            format!("switch {} link {}", m.name(x), net.describe(id)),
+                            "the routing graph and the cable list disagree",
+                            "run planner validate on the plan and design it again",
+                        ),
                     }
-                };
-                let mut hops = out[x].iter().copied().filter(|&id| towards(id)).peekable();
-                if hops.peek().is_none() {
+                }
+                if hops.is_empty() {
                     self.no_route(m, x, t);
                     continue;
                 }
-                if !list {
-                    continue;
-                }
-                let hops: Vec<usize> = hops.collect();
+                hops.sort_by_key(|&id| m.links[id].from_port);
                 for g in &m.domains[t].gateways {
                     routes.push(Route {
                         prefix: g.prefix,

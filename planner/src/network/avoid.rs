@@ -1,5 +1,4 @@
-//! What a job must keep off: a dead cable or a switch down for repair, as
-//! given on the command line with `--avoid`.
+//! What routes keep off: a dead cable or a switch down for repair, as a user names it.
 //!
 //! - `link:SW1-SW2`: every cable between the switches SW1 and SW2 (in
 //!   either order), in both directions. Switch names often contain `-`
@@ -41,7 +40,7 @@ impl FromStr for Avoid {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        let bad = |why: &str| Error::option("--avoid", format!("`{s}` {why}; {FORMS}"));
+        let bad = |why: &str| Error::parameter("avoid", format!("`{s}` {why}; {FORMS}"));
         let Some((kind, rest)) = s.trim().split_once(':') else {
             return Err(bad("has no kind"));
         };
@@ -94,8 +93,8 @@ impl Avoid {
                 .switch_list
                 .first()
                 .map_or(String::new(), |s| format!(" (such as {})", s.name));
-            Error::option(
-                "--avoid",
+            Error::parameter(
+                "avoid",
                 format!(
                     "switch {name} in `{self}` is not in the plan {}; use a name from its switch list{example}",
                     plan.name
@@ -119,8 +118,8 @@ impl Avoid {
                     }
                 }
                 match found.as_slice() {
-                    [(x, y)] if x == y => Err(Error::option(
-                        "--avoid",
+                    [(x, y)] if x == y => Err(Error::parameter(
+                        "avoid",
                         format!(
                             "`{self}` names the switch {} twice; a link joins two switches",
                             plan.switch_list[*x].name
@@ -147,8 +146,8 @@ impl Avoid {
                         };
                         Err(unknown(missing))
                     }
-                    _ => Err(Error::option(
-                        "--avoid",
+                    _ => Err(Error::parameter(
+                        "avoid",
                         format!(
                             "`{self}` splits into switch names in {} ways; rename the switches or avoid each switch with switch:SW",
                             found.len()

@@ -1,0 +1,195 @@
+//! The per-flow walk: at each switch the flow's ECMP hash picks one of that switch's next hops towards the destination.
+//!
+//! A route is never derived on its own: [`Network::route`] starts at the
+//! source's switch and, until it reaches the destination's, asks
+//! [`Network::next_hops`] (the forwarding table `render` writes) for the
+//! switch's choices and takes the one at [`ecmp_hash`] mod their number.
+//! Each step costs one table lookup, so a route costs O(hops) on the whole
+//! plan, also at 131,072 sub-nodes.
+
+use super::hash::{ecmp_hash, source_port, sub_node_ip};
+use super::links::{Fabric, Network};
+use super::tables::NextHops;
+use super::{MAX_LINKS, Route};
+use crate::error::{Error, Problem, Result};
+use crate::plan::Tier;
+
+/// What the ECMP hash of a flow is made from.
+#[derive(Debug, Clone, Copy)]
+struct FlowKey {
+    src: usize,
+    dst: usize,
+    flow: u64,
+    seed: u64,
+}
+
+/// Most inter-switch hops of a route.
+const MAX_HOPS: usize = MAX_LINKS - 2;
+
+impl Network<'_> {
+    /// The route of one flow from sub-node `src` to sub-node `dst`
+    /// (indices into `plan.sub_node_list`). `flow` identifies the flow and,
+    /// with `seed`, sets its UDP source port (see [`source_port`]).
+    pub fn route(&self, src: usize, dst: usize, flow: u64, seed: u64) -> Result<Route> {
+        let n = self.sub_switch.len();
+        for (what, sn) in [("source", src), ("destination", dst)] {
+            if sn >= n {
+                return Err(self.refusal(vec![Problem::at(
+                    None,
+                    format!("sub-node {sn}"),
+                    format!("the {what} of a route is out of range: the plan has {n} sub-nodes"),
+                    "route between sub-nodes of the plan",
+                )]));
+            }
+        }
+        let key = FlowKey {
+            src,
+            dst,
+            flow,
+            seed,
+        };
+        let (sa, sb) = (self.sub_switch[src] as usize, self.sub_switch[dst] as usize);
+        if self.faults.is_some() {
+            for (sn, s) in [(src, sa), (dst, sb)] {
+                if self.is_avoided_switch(s) {
+                    return Err(Error::parameter(
+                        "avoid",
+                        format!(
+                            "sub-node {} is on switch {}, which is avoided; route between sub-nodes of other switches",
+                            self.plan.sub_node_list[sn].id, self.plan.switch_list[s].name
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut r = Route::new();
+        r.push(self.up_link(src));
+        let mut at = sa;
+        while at != sb {
+            if r.len - 1 >= MAX_HOPS {
+                return Err(Error::Internal(format!(
+                    "a route from {} to {} is longer than {MAX_HOPS} hops",
+                    self.plan.switch_list[sa].name, self.plan.switch_list[sb].name
+                )));
+            }
+            let hops = self.next_hops(at, sb);
+            let count = hops.len(self);
+            if count == 0 {
+                return Err(self.dead_end(hops, at, sa, sb));
+            }
+            let k = hops
+                .nth(self, self.choose(at, count, &key))
+                .ok_or_else(|| Error::Internal("ECMP chose past its next hops".to_string()))?;
+            r.push(self.id(k));
+            at = self.inter[k as usize].to as usize;
+        }
+        r.push(self.down_link(dst));
+        Ok(r)
+    }
+
+    /// True when a flow from switch `a` can reach switch `b` (always for
+    /// `a == b`).
+    pub fn reachable(&self, a: usize, b: usize) -> bool {
+        if a == b {
+            return !self.is_avoided_switch(a);
+        }
+        if self.faults.is_none() {
+            return !self.switch_paths(a, b).is_empty();
+        }
+        // With faults every next hop leads on to `b`.
+        !self.next_hops(a, b).is_empty(self)
+    }
+
+    /// Every route (as inter-switch link ids) that a flow from a sub-node
+    /// on switch `a` to one on switch `b` may take, whatever its ECMP hash:
+    /// the choices of [`Network::route`] at every hop, in the order it
+    /// considers them. Empty when `a == b` or no route exists.
+    pub fn switch_paths(&self, a: usize, b: usize) -> Vec<Vec<usize>> {
+        let mut out = Vec::new();
+        if a == b || a >= self.tier.len() || b >= self.tier.len() {
+            return out;
+        }
+        if self.is_avoided_switch(a) || self.is_avoided_switch(b) {
+            return out;
+        }
+        let mut path = Vec::with_capacity(MAX_LINKS);
+        self.paths_from(b, a, &mut path, &mut out);
+        out
+    }
+
+    /// Extends `path` (the hops so far of a route towards switch `to`, now
+    /// at `at`) by every next hop, depth first.
+    fn paths_from(&self, to: usize, at: usize, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if at == to {
+            out.push(path.clone());
+            return;
+        }
+        if path.len() == MAX_HOPS {
+            return;
+        }
+        let mut next = Vec::new();
+        self.next_hops(at, to).visit(self, &mut |k| {
+            next.push(k);
+            true
+        });
+        for k in next {
+            path.push(self.id(k));
+            self.paths_from(to, self.inter[k as usize].to as usize, path, out);
+            path.pop();
+        }
+    }
+
+    /// Index of the chosen next hop among `n` at switch `at`.
+    fn choose(&self, at: usize, n: usize, key: &FlowKey) -> usize {
+        if n == 1 {
+            return 0;
+        }
+        let h = ecmp_hash(
+            sub_node_ip(key.src),
+            sub_node_ip(key.dst),
+            source_port(key.flow, key.seed),
+            at as u32,
+        );
+        (h % n as u64) as usize
+    }
+
+    /// The error for a route from switch `sa` to switch `sb` that reached
+    /// switch `at`, which has no next hop towards `sb`.
+    fn dead_end(&self, hops: NextHops<'_>, at: usize, sa: usize, sb: usize) -> Error {
+        let name = |s: usize| self.plan.switch_list[s].name.as_str();
+        if let Some(f) = &self.faults {
+            return Error::parameter(
+                "avoid",
+                format!(
+                    "no route from switch {} to switch {} keeps off {}; avoid fewer links, or avoid one of the two switches as well so that no rank is placed on it",
+                    name(sa),
+                    name(sb),
+                    f.described.join(", ")
+                ),
+            );
+        }
+        let why = match hops {
+            NextHops::All(_) => {
+                "it has no link to the next tier up (or the other part)".to_string()
+            }
+            NextHops::Run(_) => format!("it has no link to {}", name(sb)),
+            NextHops::Filtered { .. } if self.fabric == Fabric::BiGraph => format!(
+                "it has no link to a switch of the other part that links to {}",
+                name(sb)
+            ),
+            NextHops::Filtered { .. } => {
+                debug_assert_eq!(self.tier[at], Tier::Core);
+                format!("it has no link to an aggregation switch above {}", name(sb))
+            }
+        };
+        self.refusal(vec![Problem::at(
+            None,
+            format!("switch {}", name(at)),
+            format!("no route through it: {why}"),
+            format!(
+                "cable it as a {} needs, or design the plan again",
+                self.fabric.name()
+            ),
+        )])
+    }
+}

@@ -1,0 +1,74 @@
+//! The ECMP hash: FNV-1a 64 and the MurmurHash3 finaliser over a RoCEv2 flow's 5-tuple and a switch salt.
+//!
+//! A switch with n equal next hops takes the one at `h mod n`, where h is
+//! [`ecmp_hash`] of the RoCEv2 5-tuple and the switch's index in the plan:
+//!
+//! - source and destination IP: `10.0.0.0 + i` for sub-node index i, as a
+//!   32-bit number ([`sub_node_ip`]);
+//! - protocol 17 (UDP) and destination port 4791 (RoCEv2);
+//! - source port: 49152 to 65535 from the flow id and the seed
+//!   ([`source_port`]), the way a RoCE NIC derives it from the queue pair;
+//! - the switch index as a per-switch salt, so successive tiers do not make
+//!   the same choice (hash polarisation).
+//!
+//! The bytes (all big-endian: source IP, destination IP, protocol, source
+//! port, destination port, switch index, 17 bytes) go through FNV-1a 64 and
+//! then the MurmurHash3 `fmix64` finaliser, because the low bits of plain
+//! FNV-1a depend only on the low bits of the input bytes. Nothing here
+//! depends on a process-random hash seed, so results are the same on every
+//! run and machine.
+
+/// IP protocol number of UDP.
+pub const UDP: u8 = 17;
+
+/// UDP destination port of RoCEv2.
+pub const ROCE_V2_PORT: u16 = 4791;
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// FNV-1a, 64 bits.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(FNV_OFFSET, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+    })
+}
+
+/// The MurmurHash3 64-bit finaliser: every input bit affects every output
+/// bit.
+pub fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^= k >> 33;
+    k
+}
+
+/// The IPv4 address a sub-node is given for hashing: `10.0.0.0` plus its
+/// index, as a 32-bit number.
+pub fn sub_node_ip(index: usize) -> u32 {
+    0x0A00_0000u32.wrapping_add(index as u32)
+}
+
+/// The UDP source port of a flow: 49152 plus the low 14 bits of the hash
+/// of the seed and the flow id (8 bytes each, big-endian).
+pub fn source_port(flow: u64, seed: u64) -> u16 {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&seed.to_be_bytes());
+    bytes[8..].copy_from_slice(&flow.to_be_bytes());
+    0xC000 | (fmix64(fnv1a64(&bytes)) & 0x3FFF) as u16
+}
+
+/// The ECMP hash of a RoCEv2 flow at switch `switch` (see the module
+/// documentation for the byte layout).
+pub fn ecmp_hash(src_ip: u32, dst_ip: u32, src_port: u16, switch: u32) -> u64 {
+    let mut bytes = [0u8; 17];
+    bytes[0..4].copy_from_slice(&src_ip.to_be_bytes());
+    bytes[4..8].copy_from_slice(&dst_ip.to_be_bytes());
+    bytes[8] = UDP;
+    bytes[9..11].copy_from_slice(&src_port.to_be_bytes());
+    bytes[11..13].copy_from_slice(&ROCE_V2_PORT.to_be_bytes());
+    bytes[13..17].copy_from_slice(&switch.to_be_bytes());
+    fmix64(fnv1a64(&bytes))
+}

@@ -1,0 +1,689 @@
+//! The physical graph of a plan: a dense id per directed link, adjacency, tiers and pods, and what routes avoid.
+//!
+//! Every directed link has a dense id, so loads are counted in a plain
+//! vector. With S sub-nodes:
+//!
+//! - `0..S`: access link up, from sub-node i's NIC to its switch;
+//! - `S..2S`: access link down, from the switch to sub-node i's NIC;
+//! - `2S..`: one id per switch port with role `inter_switch`, in switch
+//!   order and then port order. The id of port p of switch a is the
+//!   direction a to its peer, so each cable has two ids, one from each end,
+//!   and parallel cables between the same two switches are distinct links.
+
+use std::ops::Range;
+
+use rustc_hash::FxHashMap;
+
+use super::Link;
+use super::avoid::{Avoid, Target};
+use crate::error::{Error, Problem, Result};
+use crate::plan::{Plan, PortRole, Tier, Topology};
+
+/// The structure routes follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fabric {
+    BiGraph,
+    TwoTier,
+    ThreeTier,
+}
+
+impl Fabric {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Fabric::BiGraph => "BiGraph",
+            Fabric::TwoTier => "2-tier leaf-spine",
+            Fabric::ThreeTier => "3-tier fat-tree",
+        }
+    }
+
+    /// The tiers a switch of this fabric may have.
+    pub(super) fn allows(self, tier: Tier) -> bool {
+        match self {
+            Fabric::BiGraph => matches!(tier, Tier::Upper | Tier::Lower),
+            Fabric::TwoTier => matches!(tier, Tier::Leaf | Tier::Spine),
+            Fabric::ThreeTier => matches!(tier, Tier::Edge | Tier::Aggregation | Tier::Core),
+        }
+    }
+
+    /// The tier that carries sub-nodes (any part for BiGraph).
+    pub(super) fn access(self, tier: Tier) -> bool {
+        match self {
+            Fabric::BiGraph => true,
+            Fabric::TwoTier => tier == Tier::Leaf,
+            Fabric::ThreeTier => tier == Tier::Edge,
+        }
+    }
+
+    /// Whether a link from `from` to `to` is an upward ECMP choice: to the
+    /// other part in a BiGraph, to the next tier up in a fat-tree.
+    pub(super) fn upward(self, from: Tier, to: Tier) -> bool {
+        match self {
+            Fabric::BiGraph => from != to,
+            Fabric::TwoTier => from == Tier::Leaf && to == Tier::Spine,
+            Fabric::ThreeTier => matches!(
+                (from, to),
+                (Tier::Edge, Tier::Aggregation) | (Tier::Aggregation, Tier::Core)
+            ),
+        }
+    }
+}
+
+/// One direction of an inter-switch cable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct InterLink {
+    pub(super) from: u32,
+    pub(super) to: u32,
+    pub(super) port: u32,
+}
+
+/// Largest switch count for which [`Network`] keeps a dense switch-pair
+/// table (8 MiB at this size).
+const DENSE_SWITCHES: usize = 1024;
+
+/// Pod value of a switch without one.
+pub(super) const NO_POD: u32 = u32::MAX;
+
+/// The physical graph of a plan, ready for routing.
+#[derive(Debug, Clone)]
+pub struct Network<'a> {
+    pub(super) plan: &'a Plan,
+    /// Where the plan came from, for errors about it.
+    pub(super) source: &'a str,
+    pub(super) fabric: Fabric,
+    /// Switch of every sub-node.
+    pub(super) sub_switch: Vec<u32>,
+    /// Part or tier of every switch.
+    pub(super) tier: Vec<Tier>,
+    /// Pod of every switch, or [`NO_POD`].
+    pub(super) pod: Vec<u32>,
+    /// Inter-switch links; link id `2S + k` is `inter[k]`.
+    pub(super) inter: Vec<InterLink>,
+    /// Per switch, `(peer, inter index)` sorted by peer then index:
+    /// `adj[adj_start[a]..adj_start[a + 1]]`.
+    pub(super) adj_start: Vec<u32>,
+    pub(super) adj: Vec<(u32, u32)>,
+    /// For up to [`DENSE_SWITCHES`] switches, the links from a to b as
+    /// `adj[start..start + len]`, stored at `a * switches + b` as
+    /// `start << 32 | len`: one lookup instead of a binary search.
+    pub(super) pairs: Vec<u64>,
+    /// Per switch, the inter indices of its upward links, in port order.
+    pub(super) up_start: Vec<u32>,
+    pub(super) up: Vec<u32>,
+    /// BiGraph: per switch, true when it has a link to every switch of the
+    /// other part, so every upward link of its own part leads to it.
+    pub(super) complete: Vec<bool>,
+    /// What routes keep off; `None` routes on the whole plan.
+    pub(super) faults: Option<Faults>,
+}
+
+/// Switches and cables that routes keep off.
+#[derive(Debug, Clone)]
+pub(super) struct Faults {
+    /// Per switch: avoided.
+    pub(super) switch: Vec<bool>,
+    /// Per inter index: the cable is avoided.
+    pub(super) inter: Vec<bool>,
+    /// The `--avoid` values, as typed, for error messages.
+    pub(super) described: Vec<String>,
+    /// Per switch: not avoided, and every link to and from it usable.
+    pub(super) clean: Vec<bool>,
+    /// Per switch: an id shared by the switches with the same set of
+    /// neighbours.
+    pub(super) neighbours: Vec<u32>,
+}
+
+impl<'a> Network<'a> {
+    /// Builds the graph of `plan`: every sub-node's switch and every
+    /// inter-switch port, checking that each such port's peer points back.
+    /// Errors name the plan as `source` (the file it was read from, or the
+    /// inventory it was designed from).
+    pub fn new(plan: &'a Plan, source: &'a str) -> Result<Self> {
+        Self::build(plan, source).map_err(|problems| Error::Invalid {
+            file: source.to_string(),
+            what: "plan",
+            problems,
+        })
+    }
+
+    /// The graph of `plan`, or every reason it cannot carry routes.
+    pub(crate) fn build(
+        plan: &'a Plan,
+        source: &'a str,
+    ) -> std::result::Result<Self, Vec<Problem>> {
+        let fix = "design the plan again, or correct the port's peer";
+        let mut problems = Vec::new();
+        let fabric = match plan.topology {
+            Topology::BiGraph => Fabric::BiGraph,
+            Topology::FatTree => {
+                let tiers = plan.fat_tree.as_ref().map_or_else(
+                    || {
+                        if plan
+                            .switch_list
+                            .iter()
+                            .any(|s| s.part_or_tier == Tier::Edge)
+                        {
+                            3
+                        } else {
+                            2
+                        }
+                    },
+                    |f| f.tiers,
+                );
+                match tiers {
+                    2 => Fabric::TwoTier,
+                    3 => Fabric::ThreeTier,
+                    t => {
+                        return Err(vec![Problem::at(
+                            None,
+                            "fat_tree.tiers",
+                            format!("{t} tiers cannot be routed"),
+                            "design a 2-tier or 3-tier fat-tree",
+                        )]);
+                    }
+                }
+            }
+        };
+        let switches = plan.switch_list.len();
+        if switches >= u32::MAX as usize {
+            return Err(vec![Problem::at(
+                None,
+                "switch_list",
+                format!("{switches} switches are more than routing can number"),
+                "split the fabric into smaller plans",
+            )]);
+        }
+        let index: FxHashMap<&str, u32> = plan
+            .switch_list
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i as u32))
+            .collect();
+
+        let tier: Vec<Tier> = plan.switch_list.iter().map(|s| s.part_or_tier).collect();
+        let mut pod = Vec::with_capacity(switches);
+        for s in &plan.switch_list {
+            if !fabric.allows(s.part_or_tier) {
+                problems.push(Problem::at(
+                    None,
+                    format!("switch {}", s.name),
+                    format!(
+                        "it is a {} switch, which a {} does not have",
+                        s.part_or_tier.as_str(),
+                        fabric.name()
+                    ),
+                    "design the plan again",
+                ));
+            }
+            let needs_pod = fabric == Fabric::ThreeTier
+                && matches!(s.part_or_tier, Tier::Edge | Tier::Aggregation);
+            match s.pod {
+                Some(p) if p < NO_POD as usize => pod.push(p as u32),
+                _ if needs_pod => {
+                    problems.push(Problem::at(
+                        None,
+                        format!("switch {}", s.name),
+                        format!(
+                            "the {} switch has no pod, which 3-tier routing needs",
+                            s.part_or_tier.as_str()
+                        ),
+                        "design the plan again",
+                    ));
+                    pod.push(NO_POD);
+                }
+                _ => pod.push(NO_POD),
+            }
+        }
+
+        let mut sub_switch = Vec::with_capacity(plan.sub_node_list.len());
+        for sn in &plan.sub_node_list {
+            match index.get(sn.switch.as_str()) {
+                Some(&s) => {
+                    if !fabric.access(tier[s as usize]) {
+                        problems.push(Problem::at(
+                            None,
+                            format!("sub-node {}", sn.id),
+                            format!(
+                                "it is attached to the {} switch {}; a {} carries sub-nodes on its {} switches",
+                                tier[s as usize].as_str(),
+                                sn.switch,
+                                fabric.name(),
+                                if fabric == Fabric::ThreeTier { "edge" } else { "leaf" }
+                            ),
+                            "design the plan again",
+                        ));
+                    }
+                    sub_switch.push(s);
+                }
+                None => {
+                    problems.push(Problem::at(
+                        None,
+                        format!("sub-node {}", sn.id),
+                        format!("its switch {} is not in the plan's switch list", sn.switch),
+                        "design the plan again",
+                    ));
+                    sub_switch.push(0);
+                }
+            }
+        }
+
+        let mut inter = Vec::new();
+        for (a, s) in plan.switch_list.iter().enumerate() {
+            for port in s.ports.iter().filter(|p| p.role == PortRole::InterSwitch) {
+                let object = || format!("switch {} port {}", s.name, port.port);
+                let Some(peer) = port.peer.as_deref() else {
+                    problems.push(Problem::at(
+                        None,
+                        object(),
+                        "the inter-switch port has no peer",
+                        fix,
+                    ));
+                    continue;
+                };
+                let Some(&b) = index.get(peer) else {
+                    problems.push(Problem::at(
+                        None,
+                        object(),
+                        format!("its peer {peer} is not a switch of the plan"),
+                        fix,
+                    ));
+                    continue;
+                };
+                let back = port
+                    .peer_port
+                    .as_deref()
+                    .and_then(|q| q.trim().parse::<u32>().ok())
+                    .and_then(|q| {
+                        let ports = &plan.switch_list[b as usize].ports;
+                        ports
+                            .binary_search_by_key(&q, |p| p.port)
+                            .ok()
+                            .map(|i| &ports[i])
+                            .or_else(|| ports.iter().find(|p| p.port == q))
+                    });
+                let points_back = back.is_some_and(|q| {
+                    q.role == PortRole::InterSwitch
+                        && q.peer.as_deref() == Some(s.name.as_str())
+                        && q.peer_port
+                            .as_deref()
+                            .and_then(|pp| pp.trim().parse::<u32>().ok())
+                            == Some(port.port)
+                });
+                if !points_back {
+                    problems.push(Problem::at(
+                        None,
+                        object(),
+                        format!(
+                            "its peer is {peer} port {}, which does not lead back to it",
+                            port.peer_port.as_deref().unwrap_or("(none)")
+                        ),
+                        fix,
+                    ));
+                    continue;
+                }
+                inter.push(InterLink {
+                    from: a as u32,
+                    to: b,
+                    port: port.port,
+                });
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let total = 2 * plan.sub_node_list.len() + inter.len();
+        if total >= u32::MAX as usize {
+            return Err(vec![Problem::at(
+                None,
+                "cables",
+                format!("{total} links are more than routing can number"),
+                "split the fabric into smaller plans",
+            )]);
+        }
+
+        // Adjacency and upward links, as compressed rows per switch.
+        let mut adj_start = vec![0u32; switches + 1];
+        let mut up_start = vec![0u32; switches + 1];
+        for l in &inter {
+            adj_start[l.from as usize + 1] += 1;
+            if fabric.upward(tier[l.from as usize], tier[l.to as usize]) {
+                up_start[l.from as usize + 1] += 1;
+            }
+        }
+        for i in 0..switches {
+            adj_start[i + 1] += adj_start[i];
+            up_start[i + 1] += up_start[i];
+        }
+        let mut adj = vec![(0u32, 0u32); inter.len()];
+        let mut up = vec![0u32; up_start[switches] as usize];
+        let mut adj_next = adj_start.clone();
+        let mut up_next = up_start.clone();
+        for (k, l) in inter.iter().enumerate() {
+            let a = l.from as usize;
+            adj[adj_next[a] as usize] = (l.to, k as u32);
+            adj_next[a] += 1;
+            if fabric.upward(tier[a], tier[l.to as usize]) {
+                up[up_next[a] as usize] = k as u32;
+                up_next[a] += 1;
+            }
+        }
+        for a in 0..switches {
+            adj[adj_start[a] as usize..adj_start[a + 1] as usize].sort_unstable();
+        }
+        let mut pairs = Vec::new();
+        if switches <= DENSE_SWITCHES {
+            pairs = vec![0u64; switches * switches];
+            for a in 0..switches {
+                for i in adj_start[a] as usize..adj_start[a + 1] as usize {
+                    let cell = &mut pairs[a * switches + adj[i].0 as usize];
+                    if *cell == 0 {
+                        *cell = (i as u64) << 32;
+                    }
+                    *cell += 1;
+                }
+            }
+        }
+
+        // BiGraph: the switches cabled to every switch of the other part.
+        let mut complete = vec![false; switches];
+        if fabric == Fabric::BiGraph {
+            let mut parts = [0usize; 2];
+            for t in &tier {
+                parts[usize::from(*t == Tier::Lower)] += 1;
+            }
+            for (a, c) in complete.iter_mut().enumerate() {
+                let row = &adj[adj_start[a] as usize..adj_start[a + 1] as usize];
+                let mut peers = 0;
+                let mut last = u32::MAX;
+                for &(p, _) in row {
+                    if p != last && tier[p as usize] != tier[a] {
+                        peers += 1;
+                    }
+                    last = p;
+                }
+                *c = peers == parts[usize::from(tier[a] != Tier::Lower)];
+            }
+        }
+
+        Ok(Self {
+            plan,
+            source,
+            fabric,
+            sub_switch,
+            tier,
+            pod,
+            inter,
+            adj_start,
+            adj,
+            pairs,
+            up_start,
+            up,
+            complete,
+            faults: None,
+        })
+    }
+
+    /// Builds the graph of `plan` as [`Network::new`] does, with routes
+    /// that keep off everything in `avoid` (see the module documentation).
+    /// With nothing to avoid this is [`Network::new`].
+    pub fn avoiding(plan: &'a Plan, source: &'a str, avoid: &[Avoid]) -> Result<Self> {
+        let mut net = Self::new(plan, source)?;
+        if avoid.is_empty() {
+            return Ok(net);
+        }
+        let switches = net.tier.len();
+        let mut faults = Faults {
+            switch: vec![false; switches],
+            inter: vec![false; net.inter.len()],
+            described: Vec::with_capacity(avoid.len()),
+            clean: Vec::new(),
+            neighbours: Vec::new(),
+        };
+        for a in avoid {
+            match a.resolve(plan)? {
+                Target::Switch(s) => faults.switch[s] = true,
+                Target::Link(x, y) => {
+                    let mut found = false;
+                    for (from, to) in [(x, y), (y, x)] {
+                        for &(_, k) in net.links_to(from, to) {
+                            faults.inter[k as usize] = true;
+                            found = true;
+                        }
+                    }
+                    if !found {
+                        return Err(Error::parameter(
+                            "avoid",
+                            format!(
+                                "no link between {} and {} in the plan; name two switches that are cabled to each other",
+                                plan.switch_list[x].name, plan.switch_list[y].name
+                            ),
+                        ));
+                    }
+                }
+            }
+            faults.described.push(a.to_string());
+        }
+        net.faults = Some(faults);
+        // Which switches the faults leave untouched, and which share their
+        // neighbours: between two such switches a route has exactly the
+        // choices it has without faults, and takes the fast path.
+        let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+        let mut clean = Vec::with_capacity(switches);
+        let mut neighbours = Vec::with_capacity(switches);
+        for a in 0..switches {
+            let row = &net.adj[net.adj_start[a] as usize..net.adj_start[a + 1] as usize];
+            clean.push(!net.is_avoided_switch(a) && row.iter().all(|&(_, k)| net.alive(k)));
+            let mut peers: Vec<u32> = row.iter().map(|&(p, _)| p).collect();
+            peers.dedup();
+            let next = ids.len() as u32;
+            neighbours.push(*ids.entry(peers).or_insert(next));
+        }
+        if let Some(f) = net.faults.as_mut() {
+            f.clean = clean;
+            f.neighbours = neighbours;
+        }
+        Ok(net)
+    }
+
+    /// True when routes keep off some link or switch.
+    pub fn avoids_anything(&self) -> bool {
+        self.faults.is_some()
+    }
+
+    /// True when switch `s` is avoided: no rank may sit on it and no route
+    /// crosses it.
+    pub fn is_avoided_switch(&self, s: usize) -> bool {
+        self.faults
+            .as_ref()
+            .is_some_and(|f| f.switch.get(s).copied().unwrap_or(false))
+    }
+
+    /// True when directed link `id` carries no route: an avoided cable, or
+    /// one that ends on an avoided switch. Access links are never dead
+    /// (their sub-nodes are simply not used).
+    pub fn is_dead_link(&self, id: usize) -> bool {
+        let base = 2 * self.sub_switch.len();
+        id >= base && id < self.link_count() && !self.alive((id - base) as u32)
+    }
+
+    /// Number of switches.
+    pub fn switch_count(&self) -> usize {
+        self.tier.len()
+    }
+
+    /// Number of directed inter-switch links that can carry routes.
+    pub fn alive_inter_switch_links(&self) -> usize {
+        (0..self.inter.len() as u32)
+            .filter(|&k| self.alive(k))
+            .count()
+    }
+
+    /// The switches an inter-switch link id joins, `(from, to)`.
+    pub fn ends(&self, id: usize) -> Option<(usize, usize)> {
+        let base = 2 * self.sub_switch.len();
+        id.checked_sub(base)
+            .and_then(|k| self.inter.get(k))
+            .map(|l| (l.from as usize, l.to as usize))
+    }
+
+    /// Number of links from switch `a` to switch `b` that can carry
+    /// routes.
+    pub fn direct_links(&self, a: usize, b: usize) -> usize {
+        if a >= self.tier.len() || b >= self.tier.len() {
+            return 0;
+        }
+        self.links_to(a, b)
+            .iter()
+            .filter(|&&(_, k)| self.alive(k))
+            .count()
+    }
+
+    /// The plan this network was built from.
+    pub fn plan(&self) -> &'a Plan {
+        self.plan
+    }
+
+    /// Where the plan came from, as its errors name it.
+    pub fn source(&self) -> &'a str {
+        self.source
+    }
+
+    /// The error refusing the plan for `problems`.
+    pub(super) fn refusal(&self, problems: Vec<Problem>) -> Error {
+        Error::Invalid {
+            file: self.source.to_string(),
+            what: "plan",
+            problems,
+        }
+    }
+
+    /// Number of directed links, access links included.
+    pub fn link_count(&self) -> usize {
+        2 * self.sub_switch.len() + self.inter.len()
+    }
+
+    /// The ids of the access links (up and down).
+    pub fn access_links(&self) -> Range<usize> {
+        0..2 * self.sub_switch.len()
+    }
+
+    /// The ids of the directed inter-switch links.
+    pub fn inter_switch_links(&self) -> Range<usize> {
+        2 * self.sub_switch.len()..self.link_count()
+    }
+
+    /// The access link up from sub-node `sub_node`.
+    pub fn up_link(&self, sub_node: usize) -> usize {
+        sub_node
+    }
+
+    /// The access link down to sub-node `sub_node`.
+    pub fn down_link(&self, sub_node: usize) -> usize {
+        self.sub_switch.len() + sub_node
+    }
+
+    /// The switch (index into `plan.switch_list`) of a sub-node.
+    pub fn switch_of(&self, sub_node: usize) -> Option<usize> {
+        self.sub_switch.get(sub_node).map(|&s| s as usize)
+    }
+
+    /// What link `id` is.
+    pub fn link(&self, id: usize) -> Option<Link> {
+        let s = self.sub_switch.len();
+        if id < s {
+            Some(Link::Up { sub_node: id })
+        } else if id < 2 * s {
+            Some(Link::Down { sub_node: id - s })
+        } else {
+            self.inter.get(id - 2 * s).map(|l| Link::InterSwitch {
+                from: l.from as usize,
+                port: l.port,
+                to: l.to as usize,
+            })
+        }
+    }
+
+    /// Link `id` as a person reads it: `node01/sn0 -> sw01`,
+    /// `sw01 port 3 -> sw09`.
+    pub fn describe(&self, id: usize) -> String {
+        let p = self.plan;
+        match self.link(id) {
+            Some(Link::Up { sub_node }) => {
+                let sn = &p.sub_node_list[sub_node];
+                format!("{} -> {}", sn.id, sn.switch)
+            }
+            Some(Link::Down { sub_node }) => {
+                let sn = &p.sub_node_list[sub_node];
+                format!("{} -> {}", sn.switch, sn.id)
+            }
+            Some(Link::InterSwitch { from, port, to }) => format!(
+                "{} port {port} -> {}",
+                p.switch_list[from].name, p.switch_list[to].name
+            ),
+            None => format!("link {id} (not in the network)"),
+        }
+    }
+    /// True when inter link `k` can carry routes.
+    pub(super) fn alive(&self, k: u32) -> bool {
+        match &self.faults {
+            None => true,
+            Some(f) => {
+                let l = &self.inter[k as usize];
+                !f.inter[k as usize] && !f.switch[l.from as usize] && !f.switch[l.to as usize]
+            }
+        }
+    }
+
+    /// True when some link from `a` to `b` can carry routes.
+    pub(super) fn has_alive(&self, a: usize, b: usize) -> bool {
+        self.links_to(a, b).iter().any(|&(_, k)| self.alive(k))
+    }
+
+    /// True when switch `s` is not avoided.
+    pub(super) fn up_switch(&self, s: usize) -> bool {
+        !self.is_avoided_switch(s)
+    }
+
+    /// The upward links of switch `a`.
+    pub(super) fn up_of(&self, a: usize) -> &[u32] {
+        &self.up[self.up_start[a] as usize..self.up_start[a + 1] as usize]
+    }
+
+    /// True when core `c` is up and has a link that can carry routes to an
+    /// aggregation switch of `pod` with such a link to edge `edge`.
+    pub(super) fn core_leads(&self, c: usize, pod: u32, edge: usize) -> bool {
+        if !self.up_switch(c) {
+            return false;
+        }
+        let row = &self.adj[self.adj_start[c] as usize..self.adj_start[c + 1] as usize];
+        row.iter().any(|&(peer, k)| {
+            let peer = peer as usize;
+            self.tier[peer] == Tier::Aggregation
+                && self.pod[peer] == pod
+                && self.alive(k)
+                && self.up_switch(peer)
+                && self.has_alive(peer, edge)
+        })
+    }
+
+    /// The link id of inter index `k`.
+    pub(super) fn id(&self, k: u32) -> usize {
+        2 * self.sub_switch.len() + k as usize
+    }
+    /// The parallel links from switch `a` to switch `b`, as `(peer, inter
+    /// index)`.
+    pub(super) fn links_to(&self, a: usize, b: usize) -> &[(u32, u32)] {
+        if !self.pairs.is_empty() {
+            let cell = self.pairs[a * self.tier.len() + b];
+            let start = (cell >> 32) as usize;
+            return &self.adj[start..start + (cell & 0xFFFF_FFFF) as usize];
+        }
+        let row = &self.adj[self.adj_start[a] as usize..self.adj_start[a + 1] as usize];
+        let lo = row.partition_point(|&(peer, _)| (peer as usize) < b);
+        let hi = row.partition_point(|&(peer, _)| (peer as usize) <= b);
+        &row[lo..hi]
+    }
+
+    pub(super) fn has_link(&self, a: usize, b: usize) -> bool {
+        !self.links_to(a, b).is_empty()
+    }
+}

@@ -1,0 +1,169 @@
+//! The route model of a plan: every route of every flow and every forwarding table, from one derivation.
+//!
+//! Everything that needs a route reads it here: `verify-ranks` and the
+//! rank optimiser (per-flow routes and link loads), `simulate` (the flows
+//! of each step), `render` (static routes with every equal-cost next hop,
+//! and the addresses, VLANs and VRFs they use), `check-qos` (the
+//! buffer-dependency proof over those routes) and the address-plan check
+//! `validate` runs on every plan load.
+//!
+//! - [`links`]: the physical graph, with a dense id per directed link;
+//! - [`tables`]: the one next-hop rule: per switch and destination switch,
+//!   the equal-cost next hops in ECMP order. The rendered static routes are
+//!   these tables; the per-flow walk chooses among them;
+//! - [`flows`]: the per-flow walk: at each switch, the ECMP hash of the
+//!   flow picks one of that switch's next hops towards the destination;
+//! - [`hash`]: the ECMP hash (FNV-1a 64 and `fmix64` over the RoCEv2
+//!   5-tuple and a switch salt);
+//! - [`avoid`]: dead cables and switches down for repair, which
+//!   [`Network::avoiding`] routes around;
+//! - [`addresses`]: the vendor-neutral model of the configurations (VLANs,
+//!   VRFs, ports, addresses, gateways and the tables as static routes), and
+//!   [`Model::refusals`], the address and route check of every plan load.
+//!
+//! This module reads only the plan's vocabulary (`plan`, `qos`, `error`),
+//! never `checked`, `validate`, `render`, `ranks` or `estimate`: the load
+//! check uses it, so it takes a [`Plan`](crate::plan::Plan) and the name of
+//! where the plan came from, for its errors.
+//!
+//! # Links
+//!
+//! Every directed link has a dense id, so loads are counted in a plain
+//! vector. With S sub-nodes:
+//!
+//! - `0..S`: access link up, from sub-node i's NIC to its switch;
+//! - `S..2S`: access link down, from the switch to sub-node i's NIC;
+//! - `2S..`: one id per switch port with role `inter_switch`, in switch
+//!   order and then port order. The id of port p of switch a is the
+//!   direction a to its peer, so each cable has two ids, one from each end,
+//!   and parallel cables between the same two switches are distinct links.
+//!
+//! # Routes
+//!
+//! - Same switch: the access links only.
+//! - BiGraph: between the parts, the direct link (the only one in a designed
+//!   plan); within a part, up to a switch of the other part chosen by ECMP
+//!   among the source switch's links to switches of the other part that
+//!   link to the destination (all of them in a designed plan), then down
+//!   its direct link to the destination switch.
+//! - 2-tier leaf-spine: up to a spine chosen by ECMP among all the leaf's
+//!   uplinks (parallel links to one spine count as separate next hops), then
+//!   down one of the spine's links to the destination leaf, chosen by ECMP
+//!   too when there are parallel links.
+//! - 3-tier fat-tree: within a pod, up to an aggregation switch and down;
+//!   between pods, up to an aggregation switch, up to a core, down to an
+//!   aggregation switch of the destination pod and down to the edge. Each
+//!   upward hop is an ECMP choice among all uplinks; each downward hop
+//!   chooses among the links that lead towards the destination.
+//!
+//! # Avoiding links and switches
+//!
+//! A network built with [`Network::avoiding`] keeps every route off the
+//! avoided cables (both directions, every parallel cable between the two
+//! switches) and switches (no route starts, ends or passes there). Each ECMP
+//! choice is then made among the next hops that can still carry the flow
+//! and lead on to its destination, in the same order and with the same
+//! hash as above, so a flow whose choices are untouched keeps its route:
+//!
+//! - BiGraph between the parts without a usable direct link: a detour of 3
+//!   inter-switch hops, to another switch of the destination's part, back
+//!   to another switch of the source's part that still has a link to the
+//!   destination, and down that link; each hop an ECMP choice;
+//! - BiGraph within a part: the intermediate switch is chosen among those
+//!   that can still be reached and still reach the destination;
+//! - fat-tree: every upward and downward choice skips dead next hops and
+//!   next hops that no longer lead to the destination.
+//!
+//! Two switches that no route joins any more give an error naming them.
+//!
+//! Every route is a walk over the forwarding tables of [`tables`]: at each
+//! switch the flow takes one of the next hops that switch has towards the
+//! destination's switch, so what a flow does is what the rendered static
+//! routes allow.
+//!
+//! Per-flow routes follow the plan's structure rather than a general
+//! shortest-path search, which keeps routing O(hops) per flow for 131,072
+//! sub-nodes; a plan that lacks a link the structure needs gives an error
+//! naming it. The ECMP hash is described in [`hash`].
+
+pub mod addresses;
+pub mod avoid;
+pub mod flows;
+pub mod hash;
+pub mod links;
+pub mod tables;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub(crate) use addresses::{Model, PortKind, ip, netmask};
+pub use avoid::{Avoid, Target};
+pub use hash::{ecmp_hash, fnv1a64, source_port, sub_node_ip};
+pub use links::Network;
+pub use tables::NextHops;
+
+/// Most links on a route: up, four inter-switch hops (3-tier fat-tree
+/// between pods), down.
+pub const MAX_LINKS: usize = 6;
+
+/// A directed link of the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Link {
+    /// From the NIC of a sub-node (index into `plan.sub_node_list`) to its
+    /// switch.
+    Up {
+        /// The sub-node.
+        sub_node: usize,
+    },
+    /// From a switch to the NIC of a sub-node.
+    Down {
+        /// The sub-node.
+        sub_node: usize,
+    },
+    /// From switch `from` out of its port `port` to switch `to` (indices
+    /// into `plan.switch_list`).
+    InterSwitch {
+        /// Sending switch.
+        from: usize,
+        /// Its port.
+        port: u32,
+        /// Receiving switch.
+        to: usize,
+    },
+}
+
+/// A route: the directed links a flow takes, in order. The first is the
+/// source's access link up, the last the destination's access link down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Route {
+    links: [usize; MAX_LINKS],
+    len: usize,
+}
+
+impl Route {
+    fn new() -> Self {
+        Self {
+            links: [0; MAX_LINKS],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, link: usize) {
+        self.links[self.len] = link;
+        self.len += 1;
+    }
+
+    /// Every link, access links included.
+    pub fn links(&self) -> &[usize] {
+        &self.links[..self.len]
+    }
+
+    /// The inter-switch links only (empty within one switch).
+    pub fn inter_switch(&self) -> &[usize] {
+        &self.links[1..self.len - 1]
+    }
+
+    /// Number of switches the flow crosses.
+    pub fn switches(&self) -> usize {
+        self.len - 1
+    }
+}

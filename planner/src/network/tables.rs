@@ -1,0 +1,263 @@
+//! The forwarding tables: per switch and destination switch, the equal-cost next hops, the one rule every route follows.
+//!
+//! [`Network::next_hops`] is the only place that says where a switch sends
+//! traffic for another switch's sub-nodes. The rendered static routes list
+//! its answer for every switch and destination ([`Network::table`]), and a
+//! flow's route is a walk that, at every switch, takes one of its answers
+//! by the ECMP hash (`flows.rs`), so the two cannot differ.
+//!
+//! The rule, on the whole plan:
+//!
+//! - BiGraph, towards a switch of the other part: the direct links;
+//!   towards a switch of the same part: the links to switches of the other
+//!   part that have a link to the destination (in a designed plan, every
+//!   link to the other part).
+//! - Fat-tree, up-down: a leaf or edge sends everything up, over all its
+//!   uplinks; a spine sends down its links to the destination leaf; an
+//!   aggregation switch sends down its links to an edge of its own pod and
+//!   everything else up to the cores; a core sends down its links to the
+//!   aggregation switches of the destination's pod that have a link to the
+//!   destination.
+//!
+//! On a network that avoids links or switches ([`Network::avoiding`]), a
+//! next hop must be alive and lead on: the switch it reaches has a next hop
+//! of its own towards the destination, checked to the end of the route.
+//! A BiGraph switch whose direct links to a switch of the other part are
+//! all dead detours over a switch of the destination's part that can still
+//! reach it. The order (upward links in port order, links towards one
+//! switch by peer and then port) is the order ECMP numbers the choices in.
+
+use super::links::{Fabric, Network};
+use crate::plan::Tier;
+
+/// The next hops of one switch towards one destination switch, as inter
+/// indices (directed inter-switch link `k` has link id `2S + k`), in ECMP
+/// order.
+#[derive(Debug, Clone, Copy)]
+pub enum NextHops<'n> {
+    /// Every one of these inter indices.
+    All(&'n [u32]),
+    /// Every link of this run of `(peer, inter index)`.
+    Run(&'n [(u32, u32)]),
+    /// The ones [`Network::next_hops`] filters out of the switch's links.
+    Filtered {
+        /// The switch.
+        at: usize,
+        /// The destination switch.
+        to: usize,
+    },
+}
+
+impl NextHops<'_> {
+    /// Calls `visit` with every next hop in ECMP order until it returns
+    /// false.
+    pub fn visit(&self, net: &Network<'_>, visit: &mut dyn FnMut(u32) -> bool) {
+        match *self {
+            NextHops::All(ks) => {
+                for &k in ks {
+                    if !visit(k) {
+                        return;
+                    }
+                }
+            }
+            NextHops::Run(run) => {
+                for &(_, k) in run {
+                    if !visit(k) {
+                        return;
+                    }
+                }
+            }
+            NextHops::Filtered { at, to } => net.filtered(at, to, visit),
+        }
+    }
+
+    /// Number of next hops.
+    pub fn len(&self, net: &Network<'_>) -> usize {
+        match *self {
+            NextHops::All(ks) => ks.len(),
+            NextHops::Run(run) => run.len(),
+            NextHops::Filtered { .. } => {
+                let mut n = 0;
+                self.visit(net, &mut |_| {
+                    n += 1;
+                    true
+                });
+                n
+            }
+        }
+    }
+
+    /// True when there is no next hop.
+    pub fn is_empty(&self, net: &Network<'_>) -> bool {
+        match *self {
+            NextHops::All(ks) => ks.is_empty(),
+            NextHops::Run(run) => run.is_empty(),
+            NextHops::Filtered { .. } => {
+                let mut any = false;
+                self.visit(net, &mut |_| {
+                    any = true;
+                    false
+                });
+                !any
+            }
+        }
+    }
+
+    /// The `i`-th next hop in ECMP order.
+    pub fn nth(&self, net: &Network<'_>, i: usize) -> Option<u32> {
+        match *self {
+            NextHops::All(ks) => ks.get(i).copied(),
+            NextHops::Run(run) => run.get(i).map(|&(_, k)| k),
+            NextHops::Filtered { .. } => {
+                let mut seen = 0;
+                let mut chosen = None;
+                self.visit(net, &mut |k| {
+                    if seen == i {
+                        chosen = Some(k);
+                        return false;
+                    }
+                    seen += 1;
+                    true
+                });
+                chosen
+            }
+        }
+    }
+}
+
+impl Network<'_> {
+    /// The equal-cost next hops of switch `at` towards the sub-nodes of
+    /// switch `to` (indices into `plan.switch_list`; see the module
+    /// documentation). Empty when `at == to`, when either is avoided, or
+    /// when no route leads there.
+    pub fn next_hops(&self, at: usize, to: usize) -> NextHops<'_> {
+        let switches = self.tier.len();
+        if at == to || at >= switches || to >= switches {
+            return NextHops::All(&[]);
+        }
+        let faults = self.faults.as_ref();
+        if let Some(f) = faults {
+            if f.switch[at] || f.switch[to] {
+                return NextHops::All(&[]);
+            }
+            // Between two untouched switches with the same neighbours every
+            // upward link is alive and leads on over an alive link: the
+            // choices of the whole plan.
+            let two_hop = match self.fabric {
+                Fabric::BiGraph => self.tier[at] == self.tier[to],
+                Fabric::TwoTier => self.tier[at] == Tier::Leaf,
+                Fabric::ThreeTier => self.tier[at] == Tier::Edge && self.pod[at] == self.pod[to],
+            };
+            if two_hop && f.clean[at] && f.clean[to] && f.neighbours[at] == f.neighbours[to] {
+                return NextHops::All(self.up_of(at));
+            }
+            return NextHops::Filtered { at, to };
+        }
+        match (self.fabric, self.tier[at]) {
+            (Fabric::BiGraph, _) if self.tier[at] != self.tier[to] => {
+                NextHops::Run(self.links_to(at, to))
+            }
+            (Fabric::BiGraph, _) if self.complete[to] => NextHops::All(self.up_of(at)),
+            (Fabric::BiGraph, _) | (Fabric::ThreeTier, Tier::Core) => NextHops::Filtered { at, to },
+            (Fabric::TwoTier, Tier::Spine) => NextHops::Run(self.links_to(at, to)),
+            (Fabric::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+                NextHops::Run(self.links_to(at, to))
+            }
+            _ => NextHops::All(self.up_of(at)),
+        }
+    }
+
+    /// The next hops of switch `at` towards switch `to` as directed link
+    /// ids, in ECMP order: the forwarding table entry that `render` writes
+    /// as static routes.
+    pub fn table(&self, at: usize, to: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.next_hops(at, to).visit(self, &mut |k| {
+            out.push(self.id(k));
+            true
+        });
+        out
+    }
+
+    /// The next hops [`Network::next_hops`] does not give as a whole run.
+    fn filtered(&self, at: usize, to: usize, visit: &mut dyn FnMut(u32) -> bool) {
+        let reach = |k: u32| self.inter[k as usize].to as usize;
+        let mut each = |ks: &mut dyn Iterator<Item = u32>, keep: &dyn Fn(u32) -> bool| {
+            for k in ks {
+                if keep(k) && !visit(k) {
+                    return;
+                }
+            }
+        };
+        let row = &self.adj[self.adj_start[at] as usize..self.adj_start[at + 1] as usize];
+        let run = |a: usize, b: usize| self.links_to(a, b).iter().map(|&(_, k)| k);
+        let ups = self.up_of(at).iter().copied();
+        if self.faults.is_none() {
+            match self.fabric {
+                // Within a part: the switches of the other part that link
+                // to the destination.
+                Fabric::BiGraph => each(&mut ups.clone(), &|k| self.has_link(reach(k), to)),
+                // A core: the aggregation switches of the destination's pod
+                // with a link to it.
+                _ => each(&mut row.iter().map(|&(_, k)| k), &|k| {
+                    let agg = reach(k);
+                    self.tier[agg] == Tier::Aggregation
+                        && self.pod[agg] == self.pod[to]
+                        && self.has_link(agg, to)
+                }),
+            }
+            return;
+        }
+        let alive_to = |k: u32| self.alive(k) && self.up_switch(reach(k));
+        match (self.fabric, self.tier[at]) {
+            (Fabric::BiGraph, _) if self.tier[at] != self.tier[to] => {
+                if self.has_alive(at, to) {
+                    each(&mut run(at, to), &|k| self.alive(k));
+                } else {
+                    // Detour: up to a switch of the destination's part that
+                    // has a way back to this part that reaches it.
+                    each(&mut ups.clone(), &|k| {
+                        let x = reach(k);
+                        x != to
+                            && alive_to(k)
+                            && self
+                                .up_of(x)
+                                .iter()
+                                .any(|&j| alive_to(j) && self.has_alive(reach(j), to))
+                    });
+                }
+            }
+            (Fabric::BiGraph, _) | (Fabric::TwoTier, Tier::Leaf) => {
+                each(&mut ups.clone(), &|k| {
+                    alive_to(k) && self.has_alive(reach(k), to)
+                });
+            }
+            (Fabric::TwoTier, _) => each(&mut run(at, to), &|k| self.alive(k)),
+            (Fabric::ThreeTier, Tier::Edge) if self.pod[at] == self.pod[to] => {
+                each(&mut ups.clone(), &|k| {
+                    alive_to(k) && self.has_alive(reach(k), to)
+                });
+            }
+            (Fabric::ThreeTier, Tier::Edge) => each(&mut ups.clone(), &|k| {
+                alive_to(k)
+                    && self
+                        .up_of(reach(k))
+                        .iter()
+                        .any(|&j| self.alive(j) && self.core_leads(reach(j), self.pod[to], to))
+            }),
+            (Fabric::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+                each(&mut run(at, to), &|k| self.alive(k));
+            }
+            (Fabric::ThreeTier, Tier::Aggregation) => each(&mut ups.clone(), &|k| {
+                self.alive(k) && self.core_leads(reach(k), self.pod[to], to)
+            }),
+            (Fabric::ThreeTier, _) => each(&mut row.iter().map(|&(_, k)| k), &|k| {
+                let agg = reach(k);
+                self.tier[agg] == Tier::Aggregation
+                    && self.pod[agg] == self.pod[to]
+                    && alive_to(k)
+                    && self.has_alive(agg, to)
+            }),
+        }
+    }
+}

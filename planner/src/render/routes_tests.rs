@@ -1,0 +1,143 @@
+//! Every rendered next hop of every vendor is the route model's: static routes and host gateways read back from the files equal `network`'s tables.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::parse::parse;
+use super::{Vendor, render, render_hosts};
+use crate::checked::CheckedPlan;
+use crate::network::tests::{bigraph_plan, eflops_plan, fat_tree_plan};
+use crate::network::{Link, Model, Network, ip};
+
+/// Per physical switch: the set of (VRF, prefix, next-hop address).
+type Routes = BTreeMap<String, BTreeSet<(String, String, String)>>;
+
+/// The static routes the route model gives every physical switch: for
+/// every plan switch and every other switch with sub-nodes, each subnet of
+/// the destination with the address at the far end of every next hop of
+/// [`Network::table`].
+fn model_routes(plan: &CheckedPlan) -> Routes {
+    let net = Network::new(plan, plan.source()).unwrap();
+    let m = Model::build(plan, plan.source()).unwrap();
+    // The address at the far end of the link leaving `from` by `port`.
+    let far: BTreeMap<(usize, u32), u32> = m
+        .links
+        .iter()
+        .map(|l| ((l.from, l.from_port), l.to_addr))
+        .collect();
+    let mut out = Routes::new();
+    for dev in &m.devices {
+        let routes = out.entry(dev.name.clone()).or_default();
+        for &x in &dev.domains {
+            for (t, dom) in m.domains.iter().enumerate() {
+                if t == x {
+                    continue;
+                }
+                for id in net.table(x, t) {
+                    let Some(Link::InterSwitch { from, port, .. }) = net.link(id) else {
+                        panic!("{} is not an inter-switch link", net.describe(id));
+                    };
+                    assert_eq!(from, x);
+                    for g in &dom.gateways {
+                        routes.insert((
+                            m.domains[x].vrf.clone(),
+                            g.prefix.to_string(),
+                            ip(far[&(from, port)]),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The static routes in `vendor`'s rendered files, per host name.
+fn rendered_routes(plan: &CheckedPlan, vendor: Vendor) -> Routes {
+    render(plan, vendor)
+        .unwrap()
+        .iter()
+        .map(|(name, text)| {
+            let c = parse(vendor, text, name).unwrap();
+            let routes = c
+                .routes
+                .iter()
+                .map(|r| (r.vrf.clone(), r.prefix.clone(), r.next_hop.clone()))
+                .collect();
+            (c.hostname, routes)
+        })
+        .collect()
+}
+
+fn plans() -> Vec<(&'static str, CheckedPlan)> {
+    vec![
+        ("eflops-4x16", eflops_plan()),
+        ("bigraph 2x4", bigraph_plan(2, 4)),
+        ("bigraph 4x8", bigraph_plan(4, 8)),
+        ("2-tier", fat_tree_plan("tiers=2,sub-nodes=64,ports=32")),
+        ("3-tier k=4", fat_tree_plan("k=4")),
+    ]
+}
+
+#[test]
+fn every_rendered_next_hop_of_every_vendor_is_the_models() {
+    for (what, plan) in plans() {
+        let expected = model_routes(&plan);
+        assert!(
+            expected.values().map(BTreeSet::len).sum::<usize>() > 0,
+            "{what}: the model has no routes"
+        );
+        for vendor in [Vendor::Comware, Vendor::Sonic, Vendor::Eos, Vendor::Nvue] {
+            let got = rendered_routes(&plan, vendor);
+            assert_eq!(
+                got.keys().collect::<Vec<_>>(),
+                expected.keys().collect::<Vec<_>>(),
+                "{what} {vendor}"
+            );
+            for (host, routes) in &expected {
+                assert_eq!(&got[host], routes, "{what} {vendor} {host}");
+            }
+        }
+    }
+}
+
+/// A host's gateway is the first hop of all its traffic: every host file
+/// names the gateway of the sub-node's subnet on the switch the route model
+/// puts it on.
+#[test]
+fn every_host_gateway_is_the_models() {
+    for (what, plan) in plans() {
+        let net = Network::new(&plan, plan.source()).unwrap();
+        let m = Model::build(&plan, plan.source()).unwrap();
+        let index: BTreeMap<&str, usize> = plan
+            .sub_node_list
+            .iter()
+            .enumerate()
+            .map(|(i, sn)| (sn.id.as_str(), i))
+            .collect();
+        let mut seen = 0;
+        for (name, text) in render_hosts(&plan).unwrap() {
+            if !name.ends_with(".json") {
+                continue;
+            }
+            let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for slot in file["sub_nodes"].as_array().unwrap() {
+                let i = index[slot["sub_node"].as_str().unwrap()];
+                let switch = net.switch_of(i).unwrap();
+                let host = &m.hosts[i];
+                assert_eq!(host.domain, switch, "{what} {name}");
+                let gateway = m.domains[switch]
+                    .gateways
+                    .iter()
+                    .find(|g| g.prefix.contains(host.addr))
+                    .unwrap();
+                assert_eq!(
+                    slot["gateway"].as_str().unwrap(),
+                    ip(gateway.addr),
+                    "{what} {name}"
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, plan.sub_nodes, "{what}");
+    }
+}
