@@ -17,6 +17,7 @@
 //!   files from a plan, and `check-qos`, the proof that its lossless
 //!   priorities cannot deadlock.
 
+pub mod algorithm;
 pub mod checked;
 pub mod compare;
 pub mod cost;
