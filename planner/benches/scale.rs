@@ -16,11 +16,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use planner::algorithm::{self, Algorithm};
+use planner::checked::CheckedPlan;
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
 use planner::plan::Plan;
-use planner::checked::CheckedPlan;
-use planner::ranks::{Algorithm, rank_table, verify};
+use planner::ranks::{rank_table, verify};
 use planner::validate::{cabling, validate_cabling, validate_plan};
 
 struct Scenario {
@@ -203,7 +204,7 @@ fn phases(s: &Scenario, rounds: usize) {
     let (t, v) = best(rounds, || validate_cabling(&parsed, &rows, &[]));
     assert!(v.ok);
     println!("| {} | cabling against the plan | {} |", s.label, ms(t));
-    let alg: Algorithm = s.rank_algorithm.parse().expect("algorithm");
+    let alg = Algorithm::parse(s.rank_algorithm, algorithm::Command::Ranks).expect("algorithm");
     let (t, table) = best(rounds, || {
         rank_table(&checked, alg, None).expect("rank table")
     });

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::design::{DesignOptions, design};
+use crate::design::{DesignOptions, counterpart};
 use crate::inventory::Inventory;
 use crate::metrics::{Metrics, metrics};
 use crate::plan::Topology;
@@ -56,15 +56,8 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
     let have = inv.switches.len();
     let designs = [Topology::BiGraph, Topology::FatTree]
         .into_iter()
-        .map(|topology| {
-            let opts = DesignOptions {
-                topology,
-                grow_switch_pool: true,
-                n: None,
-                m: None,
-                ..fat_tree.clone()
-            };
-            match design(inv, &opts) {
+        .map(
+            |topology| match counterpart::for_inventory(inv, fat_tree, topology) {
                 Ok(plan) => Entry {
                     topology,
                     switches_to_add: plan.physical_switches.saturating_sub(have),
@@ -81,8 +74,8 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
                     notes: Vec::new(),
                     plan: None,
                 },
-            }
-        })
+            },
+        )
         .collect();
     Comparison {
         inventory: inv.name.clone(),

@@ -24,6 +24,7 @@
 #[cfg(test)]
 extern crate self as planner;
 
+pub mod algorithm;
 pub mod checked;
 pub mod compare;
 pub mod cost;

@@ -28,12 +28,11 @@
 //! names its line.
 
 use std::collections::BTreeMap;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use planner::Problem;
-use planner::ranks::Algorithm;
+use planner::algorithm::{Algorithm, Command};
 
 use crate::error::{Error, Result};
 use crate::schema::{dns_label_problem, qualified_name_problem};
@@ -305,12 +304,12 @@ impl JobSpec {
         };
         let algorithm = match raw.algorithm.as_deref() {
             None => Algorithm::Hdrm,
-            Some(a) => Algorithm::from_str(a).unwrap_or_else(|_| {
+            Some(a) => Algorithm::parse(a, Command::Ranks).unwrap_or_else(|_| {
                 bad(
                     None,
                     "algorithm",
                     format!("`{a}` is not an algorithm"),
-                    "use hdrm, hd or ring",
+                    &format!("use {}", Algorithm::names(Command::Ranks)),
                 );
                 Algorithm::Hdrm
             }),

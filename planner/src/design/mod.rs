@@ -11,6 +11,7 @@
 //! `[addressing]` pools.
 
 mod bigraph;
+pub mod counterpart;
 mod fattree;
 pub mod shorthand;
 
@@ -23,6 +24,7 @@ use crate::checked::CheckedPlan;
 use crate::qos::QosIntent;
 
 pub use bigraph::{bigraph_capacity, largest_bigraph};
+pub use counterpart::counterpart;
 pub use fattree::{largest_three_tier, largest_two_tier, leaf_split};
 
 /// What to design.

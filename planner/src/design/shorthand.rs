@@ -173,8 +173,39 @@ pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)>
             }
         }
     }
-    let tiers = tiers.unwrap_or(2);
-    let ports = ports.or(s.switch_ports).ok_or_else(|| {
+    let spec = FatTreeSpec {
+        tiers: tiers.unwrap_or(2),
+        sub_nodes,
+        ports,
+        oversubscription: oversub,
+    };
+    fat_tree_of(&spec, s)
+}
+
+/// A fat-tree shorthand, parsed: what `tiers=2,sub-nodes=1024,ports=64`
+/// says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FatTreeSpec {
+    /// 2 (leaf-spine) or 3 (k-ary).
+    pub tiers: u8,
+    /// Sub-nodes (default: as many as the tiers hold).
+    pub sub_nodes: Option<usize>,
+    /// Ports per switch (default: the shorthand settings').
+    pub ports: Option<u32>,
+    /// Oversubscription of a 2-tier fat-tree's leaves (1 for none).
+    pub oversubscription: f64,
+}
+
+/// A synthetic inventory and options for the fat-tree `spec` describes.
+pub fn fat_tree_of(spec: &FatTreeSpec, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
+    let bad = |msg: String| Error::option("--fat-tree", msg);
+    let (tiers, sub_nodes, oversub) = (spec.tiers, spec.sub_nodes, spec.oversubscription);
+    if !matches!(tiers, 2 | 3) {
+        return Err(bad(format!(
+            "tiers={tiers}: a fat-tree here has 2 (leaf-spine) or 3 (k-ary) tiers"
+        )));
+    }
+    let ports = spec.ports.or(s.switch_ports).ok_or_else(|| {
         bad("give the switch port count: ports=64 (or k=16 for 3 tiers)".to_string())
     })?;
     if ports < 2 {

@@ -113,7 +113,7 @@ impl Params {
     pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
         let name = name.trim();
         let value = value.trim();
-        let bad = |why: &str| Error::option("--param", format!("{name}={value}: {why}"));
+        let bad = |why: &str| Error::parameter("param", format!("{name}={value}: {why}"));
         let number = || -> Result<f64> {
             let v: f64 = value
                 .parse()
@@ -148,8 +148,8 @@ impl Params {
             }
             _ => {
                 let names: Vec<&str> = PARAMS.iter().map(|p| p.name).collect();
-                return Err(Error::option(
-                    "--param",
+                return Err(Error::parameter(
+                    "param",
                     format!(
                         "`{name}` is not a parameter; use one of {}",
                         names.join(", ")
@@ -171,8 +171,8 @@ impl Params {
                 .filter(|p| !p.is_empty())
             {
                 let (name, value) = pair.split_once('=').ok_or_else(|| {
-                    Error::option(
-                        "--param",
+                    Error::parameter(
+                        "param",
                         format!("`{pair}` is not name=value; write e.g. alpha_us=2"),
                     )
                 })?;

@@ -84,10 +84,10 @@ pub(crate) struct Series {
     pub(crate) points: Vec<(f64, f64)>,
 }
 
-/// A fixed colour per algorithm.
+/// A fixed colour per algorithm (the algorithm table's).
 fn color(a: Algorithm) -> RGBColor {
-    let i = Algorithm::ALL.iter().position(|&x| x == a).unwrap_or(0);
-    palette(i)
+    let [r, g, b] = a.info().colour;
+    RGBColor(r, g, b)
 }
 
 /// The `i`th colour of the plots' palette (it repeats after nine).

@@ -57,6 +57,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::limits;
+use crate::ranks::{self, Phase};
 
 /// No send.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -255,8 +256,8 @@ struct Builder {
 impl Builder {
     fn new(ranks: usize, gamma_us: f64) -> Result<Self> {
         if ranks == 0 || ranks >= NONE as usize {
-            return Err(Error::option(
-                "--ranks",
+            return Err(Error::parameter(
+                "ranks",
                 format!("{ranks} ranks: an allreduce needs 1 to {} ranks", NONE - 1),
             ));
         }
@@ -398,7 +399,8 @@ impl Builder {
         Ok(())
     }
 
-    /// One halving-doubling phase over every group at once.
+    /// One halving-doubling phase over every group at once, with the
+    /// distances of [`crate::ranks::halving_doubling`] over the group size.
     fn hd_phase(&mut self, groups: &[Vec<u32>], reduce: bool, level: Option<u8>) -> Result<()> {
         let g = groups.first().map_or(0, Vec::len);
         if g < 2 {
@@ -410,58 +412,88 @@ impl Builder {
                 "halving-doubling over a group of {g} ranks, which is not a power of two"
             )));
         }
-        let k = g.ilog2();
-        // Segment [lo, hi) of every rank during the reduce-scatter.
-        let mut seg: Vec<(u64, u64)> = (0..self.s.ranks).map(|r| (0, self.held[r])).collect();
-        let mut ids = Vec::with_capacity(groups.len() * g);
-        let mut sent = Vec::with_capacity(groups.len() * g);
-        for t in 0..k {
-            let d = if reduce {
-                1usize << t
-            } else {
-                1usize << (k - 1 - t)
-            };
-            let phase = if reduce {
-                StepPhase::ReduceScatter
-            } else {
-                StepPhase::AllGather
-            };
-            let step = self.step(self.s.steps.len(), phase, level);
-            ids.clear();
-            sent.clear();
-            for group in groups {
-                for (i, &r) in group.iter().enumerate() {
-                    let peer = group[i ^ d];
-                    let bytes = if reduce {
-                        let (lo, hi) = seg[r as usize];
-                        let mid = lo + (hi - lo) / 2;
-                        if i & d == 0 {
-                            seg[r as usize] = (lo, mid);
-                            hi - mid
-                        } else {
-                            seg[r as usize] = (mid, hi);
-                            mid - lo
-                        }
-                    } else {
-                        self.held[r as usize]
-                    };
-                    ids.push(self.program_send(r, peer, bytes, step));
-                    sent.push((peer, bytes));
-                }
-            }
-            for &id in &ids {
-                self.deliver(id, reduce);
-            }
-            for &(peer, bytes) in &sent {
-                let r = peer as usize;
-                if reduce {
-                    self.held[r] = seg[r].1 - seg[r].0;
-                } else {
-                    self.held[r] += bytes;
-                }
+        let phase = if reduce {
+            Phase::ReduceScatter
+        } else {
+            Phase::AllGather
+        };
+        for step in ranks::halving_doubling(g)?.steps {
+            if let (true, Some(d)) = (step.phase == phase, step.distance) {
+                self.hd_step(groups, d, reduce, level);
             }
         }
         Ok(())
+    }
+
+    /// One halving-doubling step of rank distance `d` over every group at
+    /// once: in a reduce-scatter each rank sends the half of what it holds
+    /// that its peer keeps; in an all-gather, all it holds.
+    fn hd_step(&mut self, groups: &[Vec<u32>], d: usize, reduce: bool, level: Option<u8>) {
+        let g = groups.first().map_or(0, Vec::len);
+        // The segment each rank holds: only its length matters.
+        let mut seg: Vec<(u64, u64)> = (0..self.s.ranks).map(|r| (0, self.held[r])).collect();
+        let mut ids = Vec::with_capacity(groups.len() * g);
+        let mut sent = Vec::with_capacity(groups.len() * g);
+        let phase = if reduce {
+            StepPhase::ReduceScatter
+        } else {
+            StepPhase::AllGather
+        };
+        let step = self.step(self.s.steps.len(), phase, level);
+        for group in groups {
+            for (i, &r) in group.iter().enumerate() {
+                let peer = group[i ^ d];
+                let bytes = if reduce {
+                    let (lo, hi) = seg[r as usize];
+                    let mid = lo + (hi - lo) / 2;
+                    if i & d == 0 {
+                        seg[r as usize] = (lo, mid);
+                        hi - mid
+                    } else {
+                        seg[r as usize] = (mid, hi);
+                        mid - lo
+                    }
+                } else {
+                    self.held[r as usize]
+                };
+                ids.push(self.program_send(r, peer, bytes, step));
+                sent.push((peer, bytes));
+            }
+        }
+        for &id in &ids {
+            self.deliver(id, reduce);
+        }
+        for &(peer, bytes) in &sent {
+            let r = peer as usize;
+            if reduce {
+                self.held[r] = seg[r].1 - seg[r].0;
+            } else {
+                self.held[r] += bytes;
+            }
+        }
+    }
+
+    /// A fold or unfold step of [`crate::ranks::folded_halving_doubling`]:
+    /// each of its flows sends everything its source holds (the whole
+    /// buffer `n` when folding), and the partner reduces a folded buffer.
+    fn pair_step(&mut self, step: &ranks::Step, n: u64) {
+        let (phase, fold) = match step.phase {
+            Phase::Fold => (StepPhase::Fold, true),
+            _ => (StepPhase::Unfold, false),
+        };
+        let id = self.step(self.s.steps.len(), phase, None);
+        let ids: Vec<u32> = step
+            .flows()
+            .map(|(src, dst)| {
+                let bytes = if fold { n } else { self.held[src] };
+                self.program_send(src as u32, dst as u32, bytes, id)
+            })
+            .collect();
+        for id in ids {
+            // The partner reduces the extra rank's buffer into its own
+            // before it sends in halving-doubling.
+            self.deliver(id, fold);
+        }
     }
 
     fn phase(
@@ -491,10 +523,10 @@ fn check_sends(p: usize, sends: u128) -> Result<()> {
     limits::SIMULATED_SENDS
         .check(u64::try_from(sends).unwrap_or(u64::MAX))
         .map_err(|e| {
-            Error::option(
-                "--ranks",
+            Error::parameter(
+                "ranks",
                 format!(
-                    "{p} ranks: {e}; give fewer --ranks (or smaller --scale points), or --method closed-form"
+                    "{p} ranks: {e}; give fewer ranks (or smaller scale points), or estimate with the closed form"
                 ),
             )
         })
@@ -520,8 +552,8 @@ pub fn ring(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
 /// Halving-doubling (Rabenseifner) over `p` ranks, a power of two.
 pub fn halving_doubling(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
     if !p.is_power_of_two() {
-        return Err(Error::option(
-            "--ranks",
+        return Err(Error::parameter(
+            "ranks",
             format!("{p} ranks: halving-doubling needs a power of two"),
         ));
     }
@@ -529,22 +561,16 @@ pub fn halving_doubling(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule>
     hierarchical(p, &[(group, Kind::HalvingDoubling)], n, gamma_us, false)
 }
 
-/// Halving-doubling over any `x` ranks (1 or more): [`halving_doubling`]
-/// when `x` is a power of two, otherwise a fold step, halving-doubling over
-/// the largest power of two P' below `x` and an unfold step (see the
-/// module documentation).
+/// Halving-doubling over any `x` ranks (1 or more): the steps of
+/// [`crate::ranks::folded_halving_doubling`] (plain [`halving_doubling`]
+/// when `x` is a power of two, otherwise a fold step, halving-doubling
+/// over the largest power of two P' below `x` and an unfold step; see the
+/// module documentation), each flow a send.
 pub fn folded_halving_doubling(x: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
-    if x == 0 {
-        return Err(Error::option(
-            "--ranks",
-            "0 ranks: halving-doubling needs 1 or more",
-        ));
-    }
-    let core = 1usize << x.ilog2();
-    if core == x {
+    let plan = ranks::folded_halving_doubling(x)?;
+    let Some((core, extra)) = plan.fold() else {
         return halving_doubling(x, n, gamma_us);
-    }
-    let extra = x - core;
+    };
     check_sends(
         x,
         2 * extra as u128 + 2 * u128::from(core.ilog2()) * core as u128,
@@ -552,27 +578,18 @@ pub fn folded_halving_doubling(x: usize, n: u64, gamma_us: f64) -> Result<SendSc
     let mut b = Builder::new(x, gamma_us)?;
     b.reserve(2 * extra + 2 * core.ilog2() as usize * core);
     b.held.fill(n);
-    let fold = b.step(b.s.steps.len(), StepPhase::Fold, None);
-    let ids: Vec<u32> = (0..extra)
-        .map(|i| b.program_send((core + i) as u32, i as u32, n, fold))
-        .collect();
-    for id in ids {
-        // The partner reduces the extra rank's buffer into its own before
-        // it sends in halving-doubling.
-        b.deliver(id, true);
-    }
     let group = vec![(0..core as u32).collect::<Vec<u32>>()];
-    b.hd_phase(&group, true, None)?;
-    b.hd_phase(&group, false, None)?;
-    let unfold = b.step(b.s.steps.len(), StepPhase::Unfold, None);
-    let ids: Vec<u32> = (0..extra)
-        .map(|i| {
-            let bytes = b.held[i];
-            b.program_send(i as u32, (core + i) as u32, bytes, unfold)
-        })
-        .collect();
-    for id in ids {
-        b.deliver(id, false);
+    for step in &plan.steps {
+        match (step.phase, step.distance) {
+            (Phase::Fold | Phase::Unfold, _) => b.pair_step(step, n),
+            (Phase::ReduceScatter, Some(d)) => b.hd_step(&group, d, true, None),
+            (Phase::AllGather, Some(d)) => b.hd_step(&group, d, false, None),
+            (Phase::ReduceScatter | Phase::AllGather, None) => {
+                return Err(Error::Internal(
+                    "a halving-doubling step without a rank distance".to_string(),
+                ));
+            }
+        }
     }
     b.finish()
 }

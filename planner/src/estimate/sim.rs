@@ -238,7 +238,7 @@ pub fn max_min_rates(caps: &[f64], flows: &[Vec<usize>]) -> Result<Vec<f64>> {
         let mut r = Vec::with_capacity(links.len());
         for &l in links {
             if l >= caps.len() {
-                return Err(Error::option(
+                return Err(Error::parameter(
                     "flows",
                     format!(
                         "flow {f} uses link {l}, but there are only {} links",

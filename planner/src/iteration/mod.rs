@@ -60,12 +60,11 @@ use serde::{Serialize, Serializer};
 
 pub use strategies::{Linear, Schedule, Span, Timing};
 
-use crate::design::design;
-use crate::design::shorthand::{self, Shorthand};
+use crate::checked::CheckedPlan;
+use crate::design;
 use crate::error::{Error, Result};
 use crate::estimate::{self, Algorithm, Options, Params};
 use crate::plan::Topology;
-use crate::checked::CheckedPlan;
 
 /// How a layer's time is known.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,14 +163,14 @@ impl Model {
     /// Per-layer times and gradient sizes.
     pub fn timing(&self, c: &Compute) -> Result<Timing> {
         if !c.gpu_tflops.is_finite() || c.gpu_tflops <= 0.0 {
-            return Err(Error::option(
-                "--gpu-tflops",
+            return Err(Error::parameter(
+                "gpu-tflops",
                 format!("{}: give a throughput above 0, e.g. 15", c.gpu_tflops),
             ));
         }
         if c.gpu_tflops < MIN_TFLOPS {
-            return Err(Error::option(
-                "--gpu-tflops",
+            return Err(Error::parameter(
+                "gpu-tflops",
                 format!(
                     "{}: below the limit of {MIN_TFLOPS} TFLOPS (1 GFLOPS, slower than any GPU; the times would be meaningless); give e.g. 15",
                     c.gpu_tflops
@@ -179,23 +178,23 @@ impl Model {
             ));
         }
         if c.batch == Some(0) {
-            return Err(Error::option("--batch", "0: give 1 sample or more"));
+            return Err(Error::parameter("batch", "0: give 1 sample or more"));
         }
         if c.gradient_bytes == 0 {
-            return Err(Error::option("--gradient-bytes", "0: give 2 or 4"));
+            return Err(Error::parameter("gradient-bytes", "0: give 2 or 4"));
         }
         crate::limits::GRADIENT_BYTES
             .check(u64::from(c.gradient_bytes))
-            .map_err(|e| Error::option("--gradient-bytes", format!("{e}; give 2 or 4")))?;
+            .map_err(|e| Error::parameter("gradient-bytes", format!("{e}; give 2 or 4")))?;
         let scale = match (self.measured(), c.batch, self.batch) {
             (false, b, _) => f64::from(b.unwrap_or(DEFAULT_BATCH)) / (c.gpu_tflops * 1e6),
             (true, None, _) => 1.0,
             (true, Some(b), Some(m)) => f64::from(b) / f64::from(m),
             (true, Some(_), None) => {
-                return Err(Error::option(
-                    "--batch",
+                return Err(Error::parameter(
+                    "batch",
                     format!(
-                        "model {} gives measured times but not the batch they are for; add `batch = N` to the file or leave out --batch",
+                        "model {} gives measured times but not the batch they are for; add `batch = N` to the file or give no batch",
                         self.name
                     ),
                 ));
@@ -215,10 +214,10 @@ impl Model {
         }
         let total: f64 = forward_us.iter().chain(&backward_us).sum();
         if !total.is_finite() {
-            return Err(Error::option(
-                "--gpu-tflops",
+            return Err(Error::parameter(
+                "gpu-tflops",
                 format!(
-                    "model {}: at {} TFLOPS and this batch one iteration's compute time is not a finite number; give a realistic --gpu-tflops and --batch",
+                    "model {}: at {} TFLOPS and this batch one iteration's compute time is not a finite number; give a realistic GPU speed (TFLOPS) and batch",
                     self.name, c.gpu_tflops
                 ),
             ));
@@ -234,8 +233,8 @@ impl Model {
                     Some(b)
                 })
                 .ok_or_else(|| {
-                    Error::option(
-                        "--model",
+                    Error::parameter(
+                        "model",
                         format!(
                             "model {} layer {}: the gradients take more than 2^64 bytes ({} parameters of {} bytes); check the layers' `parameters`",
                             self.name, l.name, l.parameters, c.gradient_bytes
@@ -309,10 +308,7 @@ impl Serialize for Strategy {
 /// True for the algorithms whose reduced chunks come back in order (the
 /// trees), which C-Cube streams into the next forward pass.
 pub fn in_order(algorithm: Algorithm) -> bool {
-    matches!(
-        algorithm,
-        Algorithm::Tree | Algorithm::DoubleTree | Algorithm::OverlappedTree
-    )
+    algorithm.info().in_order
 }
 
 /// A fitted allreduce cost on one plan.
@@ -399,8 +395,8 @@ pub fn fit_allreduce(
         match sizes.last().unwrap_or(&1).checked_mul(2) {
             Some(next) => sizes.push(next),
             None => {
-                return Err(Error::option(
-                    "--model",
+                return Err(Error::parameter(
+                    "model",
                     format!(
                         "{max_bytes} bytes of gradients: more than an allreduce can carry; check the layers' `parameters`"
                     ),
@@ -428,53 +424,6 @@ pub fn fit_allreduce(
         max_error_pct: 100.0 * worst,
         method,
     })
-}
-
-/// The plan of the other topology for the same sub-nodes and link speed:
-/// a non-blocking fat-tree for a BiGraph (2 tiers of switches with the
-/// plan's port count, 3 tiers when 2 do not hold them), the M x N BiGraph
-/// of [`estimate::bigraph_shape`] for a fat-tree.
-pub fn counterpart(plan: &CheckedPlan) -> Result<CheckedPlan> {
-    let count = plan.sub_node_list.len();
-    let link_gbps = plan
-        .sub_node_list
-        .iter()
-        .map(|s| s.nic_gbps)
-        .max()
-        .unwrap_or(100)
-        .max(1);
-    let s = Shorthand {
-        link_gbps,
-        ..Shorthand::default()
-    };
-    let (inv, opts) = match plan.topology {
-        Topology::BiGraph => {
-            let ports = plan
-                .switch_list
-                .iter()
-                .map(|sw| sw.ports.len())
-                .max()
-                .unwrap_or(64)
-                .max(4);
-            let spec = if count <= ports * ports / 2 {
-                format!("tiers=2,sub-nodes={count},ports={ports}")
-            } else if count <= ports * ports * ports / 4 {
-                format!("tiers=3,k={ports},sub-nodes={count}")
-            } else {
-                let mut p = ports.next_power_of_two();
-                while count > p * p / 2 {
-                    p *= 2;
-                }
-                format!("tiers=2,sub-nodes={count},ports={p}")
-            };
-            shorthand::fat_tree(&spec, &s)?
-        }
-        Topology::FatTree => {
-            let (m, n) = estimate::bigraph_shape(count)?;
-            shorthand::bigraph(m, n, &s)?
-        }
-    };
-    design(&inv, &opts)
 }
 
 /// What to compare.
@@ -700,7 +649,7 @@ fn frameworks(model: &Model, t: &Timing, cost: &Linear, best: &Schedule) -> Fram
 pub fn plans(plan: CheckedPlan, compare: bool) -> Result<Vec<CheckedPlan>> {
     let mut out = vec![plan];
     if compare {
-        let other = counterpart(&out[0])?;
+        let other = design::counterpart(&out[0])?;
         out.push(other);
     }
     Ok(out)
@@ -726,8 +675,8 @@ fn fits(plans: &[CheckedPlan], model_bytes: u64, ranks: usize, setup: &Setup) ->
         }
     }
     if out.is_empty() {
-        return Err(Error::option(
-            "--algorithm",
+        return Err(Error::parameter(
+            "algorithm",
             "no algorithm given runs on these plans; add ring",
         ));
     }
@@ -839,8 +788,8 @@ pub fn sweep(
 /// Parses `--ranks`: one count, `FROM..TO` (doubling) or a list.
 pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
     crate::text::parse_counts(text, 1).ok_or_else(|| {
-        Error::option(
-            "--ranks",
+        Error::parameter(
+            "ranks",
             format!("`{text}` is not a rank count or range; write e.g. 64, 8..1024 or 64,256"),
         )
     })

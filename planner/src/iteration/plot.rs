@@ -34,7 +34,7 @@ pub fn timeline(report: &Report, format: PlotFormat) -> Result<Vec<u8>> {
         }
     }
     if panels.is_empty() {
-        return Err(Error::option("--plot", "there is nothing to plot"));
+        return Err(Error::parameter("plot", "there is nothing to plot"));
     }
     render(
         format,
@@ -166,7 +166,7 @@ pub fn scaling(sweep: &Sweep, format: PlotFormat) -> Result<Vec<u8>> {
         }
     }
     if panels.is_empty() {
-        return Err(Error::option("--plot", "there is nothing to plot"));
+        return Err(Error::parameter("plot", "there is nothing to plot"));
     }
     render(format, &Scaling { sweep, panels })
 }

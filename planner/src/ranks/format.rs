@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{Algorithm, Avoid, Congestion, Fold, Outcome, RankTable, Request};
+use crate::algorithm::{Command, RankSchedule};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
@@ -424,16 +425,18 @@ fn read_json(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> 
     }
     let doc: Doc = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
     let algorithm = match doc.algorithm {
-        Some(a) => Some(a.parse::<Algorithm>().map_err(|_| Error::Invalid {
-            file: file.to_string(),
-            what: "rank table",
-            problems: vec![Problem::at(
-                None,
-                "algorithm",
-                format!("`{a}` is not an algorithm"),
-                "use hdrm, hd or ring",
-            )],
-        })?),
+        Some(a) => Some(
+            Algorithm::parse(&a, Command::Ranks).map_err(|_| Error::Invalid {
+                file: file.to_string(),
+                what: "rank table",
+                problems: vec![Problem::at(
+                    None,
+                    "algorithm",
+                    format!("`{a}` is not an algorithm"),
+                    format!("use {}", Algorithm::names(Command::Ranks)),
+                )],
+            })?,
+        ),
         None => None,
     };
     Ok((
@@ -565,10 +568,8 @@ pub fn verify_report(
 ) -> Result<VerifyReport> {
     super::check_ranks(plan, &table.ranks)?;
     let steps = super::verify_avoiding(plan, table, avoid, seed)?;
-    let plain = match table.algorithm {
-        Algorithm::Ring => Algorithm::Ring,
-        Algorithm::Hd | Algorithm::Hdrm => Algorithm::Hd,
-    };
+    let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
+    let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
     let baseline = super::plan_ranks(
         plan,
         &Request {
@@ -591,10 +592,7 @@ pub fn verify_report(
     Ok(VerifyReport {
         plan: plan.name.clone(),
         design: plan.describe(),
-        schedule: match table.algorithm {
-            Algorithm::Ring => "ring",
-            _ => "halving-doubling",
-        },
+        schedule: if ring { "ring" } else { "halving-doubling" },
         ranks: table.ranks.len(),
         seed,
         avoid: avoid.to_vec(),

@@ -44,12 +44,11 @@ pub mod optimize;
 pub mod schedule;
 pub mod verify;
 
-use std::str::FromStr;
-
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::algorithm::{Command, RankSchedule, Runs};
 use crate::checked::CheckedPlan;
+use crate::error::{Error, Result};
 use crate::plan::{Tier, Topology};
 
 pub use hdrm::{Mapping, algorithm1};
@@ -60,55 +59,31 @@ pub use schedule::{
 };
 pub use verify::{StepLoad, check_avoided, check_ranks, step_link_loads, verify_schedule};
 
-/// An allreduce algorithm together with its rank order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Algorithm {
-    /// Halving-doubling with EFLOPS rank mapping (Algorithm 1).
-    Hdrm,
-    /// Halving-doubling in plan order.
-    Hd,
-    /// Ring in plan order.
-    Ring,
-}
+pub use crate::algorithm::Algorithm;
 
 impl Algorithm {
-    /// Every algorithm, in the order the help text lists them.
-    pub const ALL: [Algorithm; 3] = [Algorithm::Hdrm, Algorithm::Hd, Algorithm::Ring];
-
-    /// `hdrm`, `hd` or `ring`, as on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Algorithm::Hdrm => "hdrm",
-            Algorithm::Hd => "hd",
-            Algorithm::Ring => "ring",
-        }
-    }
-
     /// The schedule of this algorithm over `ranks` ranks: halving-doubling
-    /// (folded when `ranks` is not a power of two) or ring.
+    /// (folded when `ranks` is not a power of two) or ring; an algorithm
+    /// without a [`RankSchedule`] (one `ranks` does not take) is refused.
     pub fn schedule(self, ranks: usize) -> Result<Schedule> {
-        match self {
-            Algorithm::Hdrm | Algorithm::Hd => folded_halving_doubling(ranks),
-            Algorithm::Ring => ring(ranks),
+        match self.info().rank_schedule {
+            Some(RankSchedule::HalvingDoubling) => folded_halving_doubling(ranks),
+            Some(RankSchedule::Ring) => ring(ranks),
+            None => Err(no_rank_schedule(self)),
         }
     }
 }
 
-impl FromStr for Algorithm {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                Error::option(
-                    "--algorithm",
-                    format!("`{s}` is not an algorithm; use hdrm, hd or ring"),
-                )
-            })
-    }
+/// The refusal of an algorithm that `ranks` does not take.
+fn no_rank_schedule(algorithm: Algorithm) -> Error {
+    Error::parameter(
+        "algorithm",
+        format!(
+            "{} has no rank schedule; rank tables are for {}",
+            algorithm.as_str(),
+            Algorithm::names(Command::Ranks)
+        ),
+    )
 }
 
 /// A rank table: rank r runs on `plan.sub_node_list[ranks[r]]`.
@@ -135,23 +110,27 @@ pub fn rank_table(
     ranks: Option<usize>,
 ) -> Result<RankTable> {
     let members = members(plan)?;
-    let table = match algorithm {
-        Algorithm::Hdrm => hdrm_order(plan, &members, ranks)?,
-        Algorithm::Hd | Algorithm::Ring => {
-            let mut order: Vec<usize> = members.iter().flatten().copied().collect();
-            let p = order.len();
-            let x = ranks.unwrap_or(p);
-            if algorithm == Algorithm::Hd {
-                hdrm::check_ranks(x, p)?;
-            } else if x == 0 || x > p {
-                return Err(Error::option(
-                    "--ranks",
+    let Some(kind) = algorithm.info().rank_schedule else {
+        return Err(no_rank_schedule(algorithm));
+    };
+    let table = if algorithm.info().runs == Runs::BiGraphMapping {
+        hdrm_order(plan, &members, ranks)?
+    } else {
+        let mut order: Vec<usize> = members.iter().flatten().copied().collect();
+        let p = order.len();
+        let x = ranks.unwrap_or(p);
+        match kind {
+            RankSchedule::HalvingDoubling => hdrm::check_ranks(x, p)?,
+            RankSchedule::Ring if x == 0 || x > p => {
+                return Err(Error::parameter(
+                    "ranks",
                     format!("{x} ranks: a ring on this plan takes 1 to {p}"),
                 ));
             }
-            order.truncate(x);
-            order
+            RankSchedule::Ring => {}
         }
+        order.truncate(x);
+        order
     };
     Ok(RankTable {
         algorithm,

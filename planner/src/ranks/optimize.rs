@@ -84,6 +84,7 @@ use crate::network::Network;
 use super::schedule::{FoldCost, Phase, Schedule, Step};
 use super::verify::{StepLoad, flow_id, verify_schedule};
 use super::{Algorithm, RankTable, hdrm, members, rank_table};
+use crate::algorithm::Runs;
 use crate::error::{Error, Result};
 use crate::plan::{Tier, Topology};
 use crate::checked::CheckedPlan;
@@ -348,18 +349,15 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
         check_reachable(&net, &caps)?;
     }
     let counted = lower_bound(&net, &schedule, &caps);
-    let fold = match request.algorithm {
-        Algorithm::Ring => None,
-        Algorithm::Hd | Algorithm::Hdrm => Fold::of(x),
-    };
+    let fold = schedule.fold().and(Fold::of(x));
 
     let mut proven = None;
-    let (ranks, method) = match request.algorithm {
-        Algorithm::Hd | Algorithm::Ring => {
+    let (ranks, method) = match request.algorithm.info().runs {
+        Runs::Anywhere | Runs::WholeSwitches => {
             let order: Vec<usize> = avail.iter().flatten().copied().take(x).collect();
             (order, "plan-order")
         }
-        Algorithm::Hdrm => {
+        Runs::BiGraphMapping => {
             let alg1 = if request.avoid.is_empty() && x.is_power_of_two() {
                 rank_table(plan, Algorithm::Hdrm, Some(x))
                     .ok()

@@ -192,8 +192,8 @@ impl Schedule {
 /// Halving-doubling over `p` ranks (a power of two): 2 log2(p) steps.
 pub fn halving_doubling(p: usize) -> Result<Schedule> {
     if p == 0 || !p.is_power_of_two() {
-        return Err(Error::option(
-            "--ranks",
+        return Err(Error::parameter(
+            "ranks",
             format!("{p} ranks: halving-doubling needs a power of two of 1 or more"),
         ));
     }
@@ -230,8 +230,8 @@ fn hd_steps(p: usize, total: usize) -> Vec<Step> {
 /// unfold step (2 log2(P') + 2 steps).
 pub fn folded_halving_doubling(x: usize) -> Result<Schedule> {
     if x == 0 {
-        return Err(Error::option(
-            "--ranks",
+        return Err(Error::parameter(
+            "ranks",
             "0 ranks: halving-doubling needs 1 or more",
         ));
     }
@@ -262,7 +262,7 @@ pub fn folded_halving_doubling(x: usize) -> Result<Schedule> {
 /// Ring over `p` ranks (1 or more): 2 (p - 1) steps.
 pub fn ring(p: usize) -> Result<Schedule> {
     if p == 0 {
-        return Err(Error::option("--ranks", "0 ranks: a ring needs 1 or more"));
+        return Err(Error::parameter("ranks", "0 ranks: a ring needs 1 or more"));
     }
     let steps = [Phase::ReduceScatter, Phase::AllGather]
         .into_iter()

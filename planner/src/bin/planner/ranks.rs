@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
+use planner::algorithm::{Algorithm, Command};
 use planner::checked::CheckedPlan;
-use planner::ranks::{self, Algorithm, Avoid, Request, Solver, format as rank_format};
+use planner::ranks::{self, Avoid, Request, Solver, format as rank_format};
 
 use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read};
@@ -120,7 +121,7 @@ fn parse_avoid(items: &[String]) -> Result<Vec<Avoid>> {
 
 pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
     let p = load_plan(&args.plan)?;
-    let algorithm: Algorithm = args.algorithm.parse()?;
+    let algorithm = Algorithm::parse(&args.algorithm, Command::Ranks)?;
     let request = args.search.request(algorithm, args.ranks)?;
     let outcome = ranks::plan_ranks(&p, &request)?;
     let table = &outcome.table;
@@ -208,7 +209,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
             (table, name, None)
         }
         (None, Some(a)) => {
-            let algorithm: Algorithm = a.parse()?;
+            let algorithm = Algorithm::parse(a, Command::Ranks)?;
             let request = Request {
                 algorithm,
                 ranks: args.ranks,

@@ -1,0 +1,646 @@
+//! A plan, an algorithm and its rank table, ready for any message size:
+//! the closed form, the send schedule and the simulated time of one
+//! allreduce, with the routes of its sends.
+
+use super::{
+    Algorithm, Estimate, Method, Options, Params, ScheduleStats, SendSchedule, StepSummary,
+    bandwidths, check_size, fast, models, params, schedules, sim,
+};
+use crate::algorithm::RankSchedule;
+use crate::checked::CheckedPlan;
+use crate::error::{Error, Problem, Result};
+use crate::plan::{Tier, Topology};
+use crate::network::Network;
+use crate::ranks::verify::flow_id;
+use crate::ranks::{self, Link};
+use schedules::{Kind, NONE};
+use sim::{FlowRoute, Routes};
+
+/// The rank table the estimates use: `planner ranks`'s for halving-doubling
+/// over a rank count that is not a power of two (the table
+/// [`ranks::plan_ranks`] chooses for the folded schedule, with its default
+/// solver and seed), otherwise [`ranks::rank_table`] (Algorithm 1 for
+/// HDRM, plan order for the others, which is what `planner ranks` gives
+/// there too). HDRM off a BiGraph keeps `rank_table`'s refusal.
+fn rank_order(plan: &CheckedPlan, order: Algorithm, count: Option<usize>) -> Result<Vec<usize>> {
+    let x = count.unwrap_or(plan.sub_node_list.len());
+    let folds = x > 0 && !x.is_power_of_two();
+    let maps = order.info().rank_schedule == Some(RankSchedule::HalvingDoubling)
+        && order.runs_on(plan.topology);
+    if folds && maps {
+        let request = ranks::Request {
+            algorithm: order,
+            ranks: Some(x),
+            ..ranks::Request::default()
+        };
+        return Ok(ranks::plan_ranks(plan, &request)?.table.ranks);
+    }
+    Ok(ranks::rank_table(plan, order, count)?.ranks)
+}
+
+/// The levels of a hierarchical decomposition.
+#[derive(Debug, Clone)]
+struct Levels {
+    groups: Vec<Vec<Vec<u32>>>,
+    alpha: Vec<f64>,
+    w: Vec<f64>,
+}
+
+/// A plan, an algorithm and its rank table, ready for any message size.
+#[derive(Debug)]
+pub(super) struct Context<'a> {
+    plan: &'a CheckedPlan,
+    algorithm: Algorithm,
+    params: Params,
+    net: Network<'a>,
+    /// Rank -> sub-node.
+    pub(super) table: Vec<usize>,
+    /// Capacity of every directed link, bytes/µs.
+    pub(super) caps: Vec<f64>,
+    /// Switch of every rank.
+    switch: Vec<u32>,
+    /// Slowest link a flow of these ranks can take, bytes/µs.
+    w: f64,
+    /// Uplink bandwidth per rank of the most loaded switch, bytes/µs.
+    share: f64,
+    three_tier: bool,
+}
+
+impl<'a> Context<'a> {
+    pub(super) fn new(
+        plan: &'a CheckedPlan,
+        algorithm: Algorithm,
+        ranks: Option<usize>,
+        params: &Params,
+    ) -> Result<Self> {
+        let table = rank_order(plan, algorithm.info().rank_table, ranks)?;
+        let net = Network::new(plan, plan.source())?;
+        let mut problems = Vec::new();
+        let mut caps = Vec::with_capacity(net.link_count());
+        for id in 0..net.link_count() {
+            let gbps = match net.link(id) {
+                Some(Link::Up { sub_node } | Link::Down { sub_node }) => {
+                    let sn = &plan.sub_node_list[sub_node];
+                    let port = net
+                        .switch_of(sub_node)
+                        .map_or(sn.nic_gbps, |s| plan.switch_list[s].port_gbps);
+                    sn.nic_gbps.min(port)
+                }
+                Some(Link::InterSwitch { from, to, .. }) => plan.switch_list[from]
+                    .port_gbps
+                    .min(plan.switch_list[to].port_gbps),
+                None => 0,
+            };
+            if gbps == 0 && params.link_gbps.is_none() {
+                problems.push(Problem::at(
+                    None,
+                    net.describe(id),
+                    "the link has a speed of 0 Gbps",
+                    "set the NIC's speed_gbps and the switch's port_gbps, or give the parameter link_gbps=100",
+                ));
+            }
+            caps.push(params::bytes_per_us(
+                params.link_gbps.unwrap_or(f64::from(gbps)),
+            ));
+        }
+        if !problems.is_empty() {
+            problems.truncate(10);
+            return Err(plan.refusal(problems));
+        }
+        let switch: Vec<u32> = table
+            .iter()
+            .map(|&sn| net.switch_of(sn).map_or(0, |s| s as u32))
+            .collect();
+        let mut on_switch = vec![0usize; plan.switch_list.len()];
+        for &s in &switch {
+            on_switch[s as usize] += 1;
+        }
+        let mut w = f64::INFINITY;
+        for &sn in &table {
+            w = w.min(caps[net.up_link(sn)]).min(caps[net.down_link(sn)]);
+        }
+        let mut uplink = vec![0.0f64; plan.switch_list.len()];
+        let spans = on_switch.iter().filter(|&&c| c > 0).count() > 1;
+        for id in net.inter_switch_links() {
+            if let Some(Link::InterSwitch { from, .. }) = net.link(id) {
+                uplink[from] += caps[id];
+                if spans {
+                    w = w.min(caps[id]);
+                }
+            }
+        }
+        let share = if spans {
+            (0..plan.switch_list.len())
+                .filter(|&s| on_switch[s] > 0)
+                .map(|s| uplink[s] / on_switch[s] as f64)
+                .fold(f64::INFINITY, f64::min)
+        } else {
+            f64::INFINITY
+        };
+        let three_tier = plan
+            .switch_list
+            .iter()
+            .any(|s| matches!(s.part_or_tier, Tier::Edge | Tier::Aggregation | Tier::Core));
+        Ok(Self {
+            plan,
+            algorithm,
+            params: params.clone(),
+            net,
+            table,
+            caps,
+            switch,
+            w,
+            share,
+            three_tier,
+        })
+    }
+
+    fn ranks(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Switches on the route between two switches of the plan.
+    fn switches_between(&self, a: u32, b: u32) -> usize {
+        if a == b {
+            return 1;
+        }
+        let (sa, sb) = (
+            &self.plan.switch_list[a as usize],
+            &self.plan.switch_list[b as usize],
+        );
+        match self.plan.topology {
+            Topology::BiGraph if sa.part_or_tier != sb.part_or_tier => 2,
+            Topology::BiGraph => 3,
+            Topology::FatTree if self.three_tier && sa.pod != sb.pod => 5,
+            Topology::FatTree => 3,
+        }
+    }
+
+    /// The latency of the longest route among rank pairs.
+    fn alpha_of(&self, pairs: impl Iterator<Item = (usize, usize)>) -> f64 {
+        let worst = pairs
+            .map(|(a, b)| self.switches_between(self.switch[a], self.switch[b]))
+            .max()
+            .unwrap_or(1);
+        self.params.latency_us(worst)
+    }
+
+    fn beta0(&self) -> f64 {
+        1.0 / self.w
+    }
+
+    fn beta1(&self) -> f64 {
+        1.0 / self.w.min(self.share)
+    }
+
+    /// Tree edges `(child, parent)` of the given parent arrays.
+    fn tree_alpha(&self, trees: &[Vec<u32>]) -> f64 {
+        self.alpha_of(trees.iter().flat_map(|t| {
+            t.iter()
+                .enumerate()
+                .filter(|&(_, &up)| up != NONE)
+                .map(|(r, &up)| (r, up as usize))
+        }))
+    }
+
+    /// The levels of a topology-aware decomposition: ranks under one
+    /// switch, then (3-tier fat-trees, `deep`) the same position under the
+    /// switches of one pod, then across pods; otherwise the same position
+    /// under every switch.
+    fn levels(&self, deep: bool) -> Result<Levels> {
+        let p = self.ranks();
+        // Switch groups, in rank order.
+        let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut seen = vec![usize::MAX; self.plan.switch_list.len()];
+        for r in 0..p {
+            let s = self.switch[r];
+            match seen[s as usize] {
+                usize::MAX => {
+                    seen[s as usize] = groups.len();
+                    groups.push((s, vec![r as u32]));
+                }
+                g => groups[g].1.push(r as u32),
+            }
+        }
+        let sizes = groups.iter().map(|g| g.1.len());
+        let (lo, hi) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
+        if lo != hi {
+            return Err(self.irregular(format!(
+                "the {p} ranks sit {lo} to {hi} under a switch, and the decomposition needs the same number under every switch"
+            ), hi));
+        }
+        let p0 = hi;
+        let mut out = Levels {
+            groups: vec![groups.iter().map(|g| g.1.clone()).collect()],
+            alpha: vec![self.params.latency_us(1)],
+            w: vec![self.w],
+        };
+        let upper_w = self.w.min(self.share);
+        let pods: Vec<Vec<usize>> = if deep && self.three_tier {
+            let mut pods: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
+            for (k, (s, _)) in groups.iter().enumerate() {
+                let pod = self.plan.switch_list[*s as usize].pod;
+                match pods.iter_mut().find(|(q, _)| *q == pod) {
+                    Some((_, members)) => members.push(k),
+                    None => pods.push((pod, vec![k])),
+                }
+            }
+            pods.into_iter().map(|(_, m)| m).collect()
+        } else {
+            vec![(0..groups.len()).collect()]
+        };
+        let per_pod = pods[0].len();
+        if pods.iter().any(|m| m.len() != per_pod) {
+            return Err(self.irregular(
+                "the ranks' switches are spread unevenly over the pods, and the decomposition needs the same number in every pod".to_string(),
+                p0,
+            ));
+        }
+        // Same position under the switches of a pod.
+        let mut level1 = Vec::new();
+        for members in &pods {
+            for j in 0..p0 {
+                level1.push(
+                    members
+                        .iter()
+                        .map(|&k| groups[k].1[j])
+                        .collect::<Vec<u32>>(),
+                );
+            }
+        }
+        let alpha1 = self.group_alpha(&level1);
+        out.groups.push(level1);
+        out.alpha.push(alpha1);
+        out.w.push(upper_w);
+        if pods.len() > 1 {
+            let mut level2 = Vec::new();
+            for q in 0..per_pod {
+                for j in 0..p0 {
+                    level2.push(pods.iter().map(|m| groups[m[q]].1[j]).collect::<Vec<u32>>());
+                }
+            }
+            let alpha2 = self.group_alpha(&level2);
+            out.groups.push(level2);
+            out.alpha.push(alpha2);
+            out.w.push(upper_w);
+        }
+        Ok(out)
+    }
+
+    /// The latency of the longest route within any group.
+    fn group_alpha(&self, groups: &[Vec<u32>]) -> f64 {
+        self.alpha_of(groups.iter().flat_map(|g| {
+            let first = g[0] as usize;
+            g.iter().map(move |&r| (first, r as usize))
+        }))
+    }
+
+    fn irregular(&self, reason: String, p0: usize) -> Error {
+        Error::Infeasible {
+            input: self.plan.source().to_string(),
+            topology: format!("{} decomposition", self.algorithm.as_str()),
+            reason,
+            fix: format!(
+                "give a rank count that fills whole switches (a multiple of {})",
+                p0.max(1)
+            ),
+        }
+    }
+
+    /// The closed-form time of `n` bytes and the chunk count of a
+    /// pipelined tree.
+    pub(super) fn closed_form(&self, n: u64) -> Result<(f64, usize)> {
+        let p = self.ranks();
+        if p <= 1 {
+            return Ok((0.0, 1));
+        }
+        let nf = n as f64;
+        let g = self.params.gamma_us();
+        let (b0, b1) = (self.beta0(), self.beta1());
+        let max_chunks = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+        Ok(match self.algorithm {
+            Algorithm::Ring => {
+                let a = self.alpha_of((0..p).map(|r| (r, (r + 1) % p)));
+                (models::ring(p, nf, a, b0, g), 1)
+            }
+            Algorithm::Hd | Algorithm::Hdrm => {
+                // Halving-doubling over the P' core ranks, plus the fold
+                // and unfold of the X - P' extra ranks when X is not a
+                // power of two (ranks::folded_halving_doubling's pairing).
+                let core = 1usize << p.ilog2();
+                // β of the switch's shared uplinks unless every pair is
+                // under one switch (or HDRM, whose steps load each link
+                // once).
+                let beta_of = |pairs: &[(usize, usize)]| {
+                    let inside = pairs.iter().all(|&(a, b)| self.switch[a] == self.switch[b]);
+                    if inside || self.algorithm == Algorithm::Hdrm {
+                        b0
+                    } else {
+                        b1
+                    }
+                };
+                let steps: Vec<(f64, f64)> = (0..core.ilog2())
+                    .map(|s| {
+                        let d = 1usize << s;
+                        let pairs: Vec<(usize, usize)> = (0..core).map(|r| (r, r ^ d)).collect();
+                        (self.alpha_of(pairs.iter().copied()), beta_of(&pairs))
+                    })
+                    .collect();
+                let mut t = models::halving_doubling_steps(core, nf, &steps, g);
+                if core < p {
+                    let pairs: Vec<(usize, usize)> = (core..p).map(|r| (r, r - core)).collect();
+                    let (a, b) = (self.alpha_of(pairs.iter().copied()), beta_of(&pairs));
+                    t += models::fold(nf, a, b, g);
+                }
+                (t, 1)
+            }
+            Algorithm::Tree => {
+                let a = self.tree_alpha(&[schedules::btree(p)]);
+                (models::binary_tree(p, nf, a, 2.0 * b0, 2.0 * g), 1)
+            }
+            Algorithm::DoubleTree => {
+                let trees = [schedules::btree(p), schedules::mirror_tree(p)];
+                let a = self.tree_alpha(&trees);
+                let h = f64::from(schedules::shape(&trees[0])?.height[0]);
+                let best = models::pipeline(h, 2.0 * a, (2.0 * b0 + g) * nf, max_chunks);
+                (best.time_us, best.chunks)
+            }
+            Algorithm::OverlappedTree => {
+                let tree = schedules::btree(p);
+                let a = self.tree_alpha(std::slice::from_ref(&tree));
+                let h = f64::from(schedules::shape(&tree)?.height[0]);
+                let best = models::pipeline(2.0 * h, a, (3.0 * b0 + 2.0 * g) * nf, max_chunks);
+                (best.time_us, best.chunks)
+            }
+            Algorithm::BlueConnect | Algorithm::TwoD => {
+                let ring_only = self.algorithm == Algorithm::TwoD;
+                let levels = self.levels(!ring_only)?;
+                let lv: Vec<models::Level> = (0..levels.groups.len())
+                    .map(|i| models::Level {
+                        p: levels.groups[i][0].len(),
+                        alpha: levels.alpha[i],
+                        w: levels.w[i],
+                    })
+                    .collect();
+                (models::blueconnect(&lv, nf, g, ring_only), 1)
+            }
+            Algorithm::HiTopK => {
+                let levels = self.levels(false)?;
+                let gpus = levels.groups[0][0].len();
+                let nodes = levels.groups[1][0].len();
+                let t2 = self.params.topk_us() * nf / gpus as f64;
+                let t = models::hitopk(
+                    nodes,
+                    gpus,
+                    nf / 4.0,
+                    self.params.density,
+                    (levels.alpha[0], 1.0 / levels.w[0]),
+                    (levels.alpha[1], 1.0 / levels.w[1]),
+                    t2,
+                );
+                (t, 1)
+            }
+        })
+    }
+
+    /// The send-level schedule of `n` bytes.
+    pub(super) fn schedule(&self, n: u64, chunks: usize) -> Result<SendSchedule> {
+        let p = self.ranks();
+        let g = self.params.gamma_us();
+        match self.algorithm {
+            Algorithm::Ring => schedules::ring(p, n, g),
+            Algorithm::Hd | Algorithm::Hdrm => schedules::folded_halving_doubling(p, n, g),
+            Algorithm::Tree => schedules::trees(p, vec![schedules::btree(p)], n, 1, false, g),
+            Algorithm::DoubleTree => schedules::trees(
+                p,
+                vec![schedules::btree(p), schedules::mirror_tree(p)],
+                n,
+                chunks,
+                false,
+                g,
+            ),
+            Algorithm::OverlappedTree => {
+                schedules::trees(p, vec![schedules::btree(p)], n, chunks, true, g)
+            }
+            Algorithm::BlueConnect | Algorithm::TwoD => {
+                let ring_only = self.algorithm == Algorithm::TwoD;
+                let levels = self.levels(!ring_only)?;
+                let with_kind: Vec<(Vec<Vec<u32>>, Kind)> = levels
+                    .groups
+                    .into_iter()
+                    .map(|groups| {
+                        let size = groups[0].len();
+                        let kind = if !ring_only && size.is_power_of_two() {
+                            Kind::HalvingDoubling
+                        } else {
+                            Kind::Ring
+                        };
+                        (groups, kind)
+                    })
+                    .collect();
+                schedules::hierarchical(p, &with_kind, n, g, true)
+            }
+            Algorithm::HiTopK => {
+                let levels = self.levels(false)?;
+                schedules::hitopk(
+                    p,
+                    &levels.groups[0],
+                    &levels.groups[1],
+                    n,
+                    self.params.density,
+                    g,
+                    self.params.topk_us(),
+                )
+            }
+        }
+    }
+
+    /// Estimates `n` bytes.
+    pub(super) fn estimate(&self, n: u64, options: &Options) -> Result<Estimate> {
+        check_size(n)?;
+        let (closed, chunks) = self.closed_form(n)?;
+        let p = self.ranks();
+        let mut est = Estimate {
+            algorithm: self.algorithm,
+            topology: self.plan.topology,
+            plan: self.plan.name.clone(),
+            design: self.plan.describe(),
+            ranks: p,
+            size_bytes: n,
+            method: options.method,
+            time_us: closed,
+            time_min_us: closed,
+            time_max_us: closed,
+            seeds: 1,
+            closed_form_us: closed,
+            algbw_gbps: 0.0,
+            busbw_gbps: 0.0,
+            chunks,
+            schedule: None,
+        };
+        if options.method != Method::ClosedForm {
+            let seeds = if options.seeds.is_empty() {
+                vec![0]
+            } else {
+                options.seeds.clone()
+            };
+            let sched = self.schedule(n, chunks)?;
+            let mut times = Vec::with_capacity(seeds.len());
+            let mut max_link_flows = 0;
+            let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
+            for &seed in &seeds {
+                let mut routes = PlanRoutes::new(self, &sched, seed);
+                // A seed that routes every pair the same way as the last
+                // one gives the same time.
+                if let Some((last, t)) = &previous {
+                    if last.same_routes(&mut routes)? {
+                        times.push(*t);
+                        continue;
+                    }
+                }
+                let (t, flows) = match options.method {
+                    Method::Fast => {
+                        let o = fast::run(&sched, &self.caps, &mut routes, false)?;
+                        (o.time_us, o.max_link_flows)
+                    }
+                    _ => {
+                        let o = sim::run(&sched, &self.caps, &mut routes)?;
+                        (o.time_us, o.max_link_flows)
+                    }
+                };
+                max_link_flows = max_link_flows.max(flows);
+                times.push(t);
+                previous = Some((routes, t));
+            }
+            times.sort_by(f64::total_cmp);
+            let k = times.len();
+            est.time_us = if k % 2 == 1 {
+                times[k / 2]
+            } else {
+                (times[k / 2 - 1] + times[k / 2]) / 2.0
+            };
+            est.time_min_us = times[0];
+            est.time_max_us = times[k - 1];
+            est.seeds = k;
+            est.schedule = Some(ScheduleStats {
+                steps: sched.steps().len(),
+                sends: sched.len(),
+                bytes_per_rank: sched.bytes_sent_by(0),
+                max_link_flows,
+            });
+        }
+        let (algbw, busbw) = bandwidths(n, est.time_us, p);
+        est.algbw_gbps = algbw;
+        est.busbw_gbps = busbw;
+        Ok(est)
+    }
+}
+
+/// Routes of a schedule's sends on the plan, cached per source rank (a
+/// rank talks to a handful of peers).
+#[derive(Debug)]
+pub(super) struct PlanRoutes<'c> {
+    ctx: &'c Context<'c>,
+    sched: &'c SendSchedule,
+    seed: u64,
+    cache: Vec<Vec<(u32, FlowRoute)>>,
+}
+
+impl<'c> PlanRoutes<'c> {
+    pub(super) fn new(ctx: &'c Context<'c>, sched: &'c SendSchedule, seed: u64) -> Self {
+        Self {
+            ctx,
+            sched,
+            seed,
+            cache: vec![Vec::new(); sched.ranks()],
+        }
+    }
+
+    fn compute(&self, s: usize, d: usize) -> Result<FlowRoute> {
+        let t = &self.ctx.table;
+        let r = self.ctx.net.route(t[s], t[d], flow_id(s, d), self.seed)?;
+        let mut out = FlowRoute {
+            latency: self.ctx.params.latency_us(r.switches()),
+            ..FlowRoute::default()
+        };
+        for (k, &l) in r.links().iter().enumerate() {
+            out.links[k] = l as u32;
+        }
+        out.len = r.links().len() as u8;
+        Ok(out)
+    }
+
+    /// True when `other` (another seed) routes every pair this one routed
+    /// the same way.
+    fn same_routes(&self, other: &mut PlanRoutes<'_>) -> Result<bool> {
+        for (s, list) in self.cache.iter().enumerate() {
+            for &(d, route) in list {
+                let theirs = other.compute(s, d as usize)?;
+                if theirs != route {
+                    return Ok(false);
+                }
+                other.cache[s].push((d, theirs));
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl Routes for PlanRoutes<'_> {
+    fn route(&mut self, i: usize) -> Result<FlowRoute> {
+        let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
+        if let Some(&(_, r)) = self.cache[s].iter().find(|(x, _)| *x == d) {
+            return Ok(r);
+        }
+        let r = self.compute(s, d as usize)?;
+        self.cache[s].push((d, r));
+        Ok(r)
+    }
+}
+
+/// Estimates one allreduce of `size_bytes` with `algorithm` on `plan`,
+/// over `ranks` ranks (default: every sub-node, M x N for HDRM).
+pub fn estimate(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    size_bytes: u64,
+    params: &Params,
+    options: &Options,
+) -> Result<Estimate> {
+    Context::new(plan, algorithm, ranks, params)?.estimate(size_bytes, options)
+}
+
+/// The schedule behind an estimate, step by step as the step-synchronous
+/// mode sees it with ECMP seed `seed`: phase, flows, bytes, the most flows
+/// on one link and the step's time.
+pub fn steps(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    size_bytes: u64,
+    params: &Params,
+    seed: u64,
+) -> Result<Vec<StepSummary>> {
+    check_size(size_bytes)?;
+    let ctx = Context::new(plan, algorithm, ranks, params)?;
+    let (_, chunks) = ctx.closed_form(size_bytes)?;
+    let sched = ctx.schedule(size_bytes, chunks)?;
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
+    Ok(fast::run(&sched, &ctx.caps, &mut routes, true)?.steps)
+}
+
+/// The send-level schedule of an algorithm on a plan (for callers that
+/// want every send).
+pub fn send_schedule(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    size_bytes: u64,
+    params: &Params,
+) -> Result<SendSchedule> {
+    check_size(size_bytes)?;
+    let ctx = Context::new(plan, algorithm, ranks, params)?;
+    let (_, chunks) = ctx.closed_form(size_bytes)?;
+    ctx.schedule(size_bytes, chunks)
+}

@@ -1,0 +1,374 @@
+//! The simulator against the closed forms, and max-min fairness.
+
+use super::*;
+
+// The simulator against the closed forms.
+
+#[test]
+fn hdrm_on_bigraph_is_uncongested_and_equals_the_closed_form() {
+    let plan = bigraph_plan(4, 16);
+    let params = Params::default();
+    for size in [1 << 10, 256 << 10, 64 << 20] {
+        let event = estimate(
+            &plan,
+            Algorithm::Hdrm,
+            None,
+            size,
+            &params,
+            &opts(Method::Event),
+        )
+        .unwrap();
+        let fast = estimate(
+            &plan,
+            Algorithm::Hdrm,
+            None,
+            size,
+            &params,
+            &opts(Method::Fast),
+        )
+        .unwrap();
+        assert_eq!(event.schedule.as_ref().unwrap().max_link_flows, 1);
+        assert_close(event.time_us, event.closed_form_us, "event");
+        assert_close(fast.time_us, fast.closed_form_us, "fast");
+    }
+}
+
+#[test]
+fn hd_in_plan_order_is_slower_than_hdrm_on_the_same_bigraph() {
+    let plan = bigraph_plan(4, 16);
+    let params = Params::default();
+    let size = 64 << 20;
+    let hdrm = estimate(
+        &plan,
+        Algorithm::Hdrm,
+        None,
+        size,
+        &params,
+        &opts(Method::Event),
+    )
+    .unwrap();
+    let hd = estimate(
+        &plan,
+        Algorithm::Hd,
+        None,
+        size,
+        &params,
+        &opts(Method::Event),
+    )
+    .unwrap();
+    assert!(hd.schedule.as_ref().unwrap().max_link_flows > 1);
+    assert!(
+        hd.time_us > 1.2 * hdrm.time_us,
+        "hd {} µs, hdrm {} µs",
+        hd.time_us,
+        hdrm.time_us
+    );
+}
+
+/// The first ECMP seed under which no directed link carries two flows of
+/// a step of `algorithm`.
+fn uncontended_seed(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    size: u64,
+    params: &Params,
+) -> Option<u64> {
+    (0..64).find(|&seed| {
+        steps(plan, algorithm, None, size, params, seed)
+            .unwrap()
+            .iter()
+            .all(|s| s.max_link_flows <= 1)
+    })
+}
+
+#[test]
+fn without_shared_links_both_modes_equal_the_closed_form() {
+    // Every flow of a step pays the same latency when hops are free, so
+    // the three agree wherever no link is shared.
+    let params = no_hop_latency();
+    let cases = [
+        (bigraph_plan(4, 16), Algorithm::Ring),
+        (bigraph_plan(1, 8), Algorithm::Hd),
+        (bigraph_plan(4, 16), Algorithm::Hdrm),
+        (
+            fat_tree_plan("tiers=2,sub-nodes=64,ports=32"),
+            Algorithm::Ring,
+        ),
+    ];
+    for (plan, a) in cases {
+        let size = 48 << 20;
+        let seed = uncontended_seed(&plan, a, size, &params).unwrap_or_else(|| {
+            panic!(
+                "{} on {}: every seed shares a link",
+                a.as_str(),
+                plan.describe()
+            )
+        });
+        for method in [Method::Event, Method::Fast] {
+            let o = Options {
+                method,
+                seeds: vec![seed],
+                threads: 1,
+            };
+            let e = estimate(&plan, a, None, size, &params, &o).unwrap();
+            assert_close(
+                e.time_us,
+                e.closed_form_us,
+                &format!(
+                    "{} on {} ({})",
+                    a.as_str(),
+                    plan.describe(),
+                    method.as_str()
+                ),
+            );
+        }
+    }
+}
+
+#[test]
+fn ring_on_bigraph_fast_mode_is_exact() {
+    // Every step of a ring has the same flows; with the default latencies
+    // (routes of 1 to 3 switches) the step-synchronous mode still equals
+    // the event-driven one, since each rank's sends form a chain through
+    // its own longest route.
+    let plan = bigraph_plan(4, 16);
+    let params = Params::default();
+    for size in [1 << 10, 1 << 20, 256 << 20] {
+        let event = estimate(
+            &plan,
+            Algorithm::Ring,
+            None,
+            size,
+            &params,
+            &opts(Method::Event),
+        )
+        .unwrap();
+        let fast = estimate(
+            &plan,
+            Algorithm::Ring,
+            None,
+            size,
+            &params,
+            &opts(Method::Fast),
+        )
+        .unwrap();
+        assert_close(fast.time_us, event.time_us, "ring fast against event");
+    }
+}
+
+#[test]
+fn ecmp_seeds_give_a_spread_on_a_fat_tree() {
+    let plan = fat_tree_plan("tiers=2,sub-nodes=64,ports=16");
+    let o = Options {
+        method: Method::Event,
+        seeds: (0..8).collect(),
+        threads: 1,
+    };
+    let e = estimate(&plan, Algorithm::Hd, None, 16 << 20, &Params::default(), &o).unwrap();
+    assert_eq!(e.seeds, 8);
+    assert!(e.time_min_us < e.time_max_us, "{e:?}");
+    assert!(e.time_min_us <= e.time_us && e.time_us <= e.time_max_us);
+}
+
+#[test]
+fn the_same_input_gives_the_same_output() {
+    let plan = fat_tree_plan("tiers=2,sub-nodes=64,ports=16");
+    let params = Params::default();
+    let o = Options {
+        method: Method::Event,
+        seeds: vec![0, 1, 2],
+        threads: 2,
+    };
+    let sizes = [1 << 10, 1 << 20];
+    let algorithms = [Algorithm::Hd, Algorithm::DoubleTree, Algorithm::TwoD];
+    let run = || {
+        size_sweep(
+            &plan,
+            &algorithms,
+            &sizes,
+            None,
+            &params,
+            &o,
+            &mut |_, _| {},
+        )
+        .unwrap()
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a, b);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    // One thread gives what two do.
+    let one = size_sweep(
+        &plan,
+        &algorithms,
+        &sizes,
+        None,
+        &params,
+        &Options {
+            threads: 1,
+            ..o.clone()
+        },
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(a, one);
+    let svg = |e: &[Estimate]| plot::sizes(e, plot::PlotFormat::Svg).unwrap();
+    assert_eq!(svg(&a), svg(&b));
+}
+
+// Max-min fairness.
+
+#[test]
+fn max_min_rates_by_hand() {
+    // Two flows on link 0 get half each; a third on link 1 is unaffected.
+    let rates = sim::max_min_rates(&[10.0, 10.0], &[vec![0], vec![0], vec![1]]).unwrap();
+    assert_eq!(rates, vec![5.0, 5.0, 10.0]);
+    // A flow limited on link 1 leaves the rest of link 0 to the other.
+    let rates = sim::max_min_rates(&[10.0, 4.0], &[vec![0, 1], vec![0], vec![1]]).unwrap();
+    assert_eq!(rates, vec![2.0, 8.0, 2.0]);
+    assert!(sim::max_min_rates(&[1.0], &[vec![3]]).is_err());
+}
+
+/// Routes given by hand: `links[i]` for send i, no latency.
+struct HandRoutes(Vec<Vec<u32>>);
+
+impl sim::Routes for HandRoutes {
+    fn route(&mut self, i: usize) -> Result<sim::FlowRoute> {
+        let mut r = sim::FlowRoute::default();
+        for (k, &l) in self.0[i].iter().enumerate() {
+            r.links[k] = l;
+        }
+        r.len = self.0[i].len() as u8;
+        Ok(r)
+    }
+}
+
+#[test]
+fn simulator_shares_links_fairly_by_hand() {
+    // Sends 0 and 1 share link 0 (10 bytes/µs), send 2 has link 1 alone:
+    // 100 bytes each take 20, 20 and 10 µs.
+    let sched = SendSchedule::by_hand(6, &[(0, 1, 100, &[]), (2, 3, 100, &[]), (4, 5, 100, &[])]);
+    let routes = vec![vec![0], vec![0], vec![1]];
+    let o = sim::run(&sched, &[10.0, 10.0], &mut HandRoutes(routes.clone())).unwrap();
+    assert_close(o.time_us, 20.0, "shared link");
+    assert_eq!(o.max_link_flows, 2);
+    // When the shorter of two sharing flows ends, the other speeds up:
+    // 50 bytes end at 10 µs, the other 50 bytes of send 0 take 5 more.
+    let sched = SendSchedule::by_hand(4, &[(0, 1, 100, &[]), (2, 3, 50, &[])]);
+    let o = sim::run(&sched, &[10.0], &mut HandRoutes(vec![vec![0], vec![0]])).unwrap();
+    assert_close(o.time_us, 15.0, "speed-up after an end");
+    // A dependent send starts when the one it waits for is delivered.
+    let sched = SendSchedule::by_hand(3, &[(0, 1, 100, &[]), (1, 2, 100, &[0])]);
+    let o = sim::run(
+        &sched,
+        &[10.0, 10.0],
+        &mut HandRoutes(vec![vec![0], vec![1]]),
+    )
+    .unwrap();
+    assert_close(o.time_us, 20.0, "dependency");
+    // The fast mode counts flows per link the same way here.
+    let f = fast::run(
+        &sched,
+        &[10.0, 10.0],
+        &mut HandRoutes(vec![vec![0], vec![1]]),
+        true,
+    )
+    .unwrap();
+    assert_close(f.time_us, 20.0, "fast");
+}
+
+/// Runs an algorithm with the rates checked against a full water-filling
+/// after every instant.
+fn check_fairness(plan: &CheckedPlan, a: Algorithm, size: u64, seed: u64) -> sim::Outcome {
+    let params = Params::default();
+    let ctx = Context::new(plan, a, None, &params).unwrap();
+    let (_, k) = ctx.closed_form(size).unwrap();
+    let sched = ctx.schedule(size, k).unwrap();
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
+    let checked = sim::run_with(&sched, &ctx.caps, &mut routes, true)
+        .unwrap_or_else(|e| panic!("{} on {}: {e}", a.as_str(), plan.describe()));
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
+    let plain = sim::run(&sched, &ctx.caps, &mut routes).unwrap();
+    assert_eq!(checked, plain);
+    plain
+}
+
+#[test]
+fn simulated_rates_stay_max_min_fair() {
+    // Contended cases: ECMP collisions on a small fat-tree and a BiGraph,
+    // and the pipelined trees whose flows share every NIC.
+    let ft = fat_tree_plan("tiers=2,sub-nodes=32,ports=8");
+    let bg = bigraph_plan(2, 8);
+    for a in [
+        Algorithm::Hd,
+        Algorithm::DoubleTree,
+        Algorithm::OverlappedTree,
+        Algorithm::TwoD,
+    ] {
+        for seed in 0..3 {
+            check_fairness(&ft, a, 1 << 20, seed);
+        }
+        check_fairness(&bg, a, 1 << 20, 0);
+    }
+}
+
+#[test]
+fn small_and_odd_rank_counts() {
+    let plan = bigraph_plan(4, 16);
+    let params = Params::default();
+    for ranks in [1usize, 2, 3, 5, 13] {
+        for a in [
+            Algorithm::Ring,
+            Algorithm::Hd,
+            Algorithm::Hdrm,
+            Algorithm::Tree,
+            Algorithm::DoubleTree,
+            Algorithm::OverlappedTree,
+        ] {
+            for method in [Method::ClosedForm, Method::Fast, Method::Event] {
+                let e = estimate(&plan, a, Some(ranks), 1000, &params, &opts(method)).unwrap();
+                if ranks == 1 {
+                    assert_eq!((e.time_us, e.algbw_gbps), (0.0, 0.0), "{e:?}");
+                } else {
+                    assert!(e.time_us > 0.0 && e.time_us.is_finite(), "{e:?}");
+                }
+            }
+        }
+    }
+    // Halving-doubling folds any count, up to the plan's sub-nodes.
+    assert!(
+        estimate(
+            &plan,
+            Algorithm::Hd,
+            Some(65),
+            1000,
+            &params,
+            &opts(Method::Event)
+        )
+        .is_err()
+    );
+    assert!(
+        estimate(
+            &plan,
+            Algorithm::Ring,
+            None,
+            0,
+            &params,
+            &opts(Method::Event)
+        )
+        .is_err()
+    );
+    // A message smaller than the rank count leaves some chunks empty.
+    let e = estimate(
+        &plan,
+        Algorithm::Ring,
+        None,
+        7,
+        &params,
+        &opts(Method::Event),
+    )
+    .unwrap();
+    assert!(e.time_us > 0.0);
+}

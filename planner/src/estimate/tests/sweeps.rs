@@ -1,0 +1,158 @@
+//! Sweeps, parameters and the parsing of sizes and node counts.
+
+use super::*;
+
+// Sweeps, parameters, parsing.
+
+#[test]
+fn sweeps_report_progress_and_build_the_papers_shapes() {
+    assert_eq!(bigraph_shape(64).unwrap(), (4, 16));
+    assert_eq!(bigraph_shape(1024).unwrap(), (16, 64));
+    assert!(bigraph_shape(63).is_err());
+    let plans = scale_plans(&[64], &ScaleSpec::default()).unwrap();
+    assert_eq!(plans.len(), 2);
+    assert_eq!(plans[0].topology, Topology::BiGraph);
+    assert_eq!(plans[1].topology, Topology::FatTree);
+    let mut calls = Vec::new();
+    let rows = scale_sweep(
+        &plans,
+        &Algorithm::EFLOPS,
+        &[256 << 10],
+        &Params::default(),
+        &opts(Method::Fast),
+        &mut |d, t| calls.push((d, t)),
+    )
+    .unwrap();
+    // HDRM runs on the BiGraph only.
+    assert_eq!(rows.len(), 5);
+    assert_eq!(calls.first(), Some(&(0, 5)));
+    assert_eq!(calls.last(), Some(&(5, 5)));
+    // The JSON contract, keys in this order.
+    let json = serde_json::to_string(&rows[0].row()).unwrap();
+    let keys = [
+        "algorithm",
+        "topology",
+        "ranks",
+        "size_bytes",
+        "time_us",
+        "algbw_gbps",
+        "busbw_gbps",
+    ];
+    let at: Vec<usize> = keys
+        .iter()
+        .map(|k| json.find(&format!("\"{k}\":")).unwrap())
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{json}");
+    assert!(
+        json.starts_with(r#"{"algorithm":"ring","topology":"bigraph","ranks":64,"#),
+        "{json}"
+    );
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&json)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .len(),
+        7
+    );
+    let csv = csv(&rows);
+    assert!(csv.starts_with(
+        "algorithm,topology,ranks,size_bytes,time_us,algbw_gbps,busbw_gbps\nring,bigraph,64,262144,"
+    ));
+    assert_eq!(csv.lines().count(), 6);
+}
+
+#[test]
+fn params_take_overrides_by_name() {
+    let p = Params::default()
+        .with_overrides(&["alpha_us=2", "density=0.1,link_gbps=200"])
+        .unwrap();
+    assert_eq!(p.alpha_us, 2.0);
+    assert_eq!(p.density, 0.1);
+    assert_eq!(p.link_gbps, Some(200.0));
+    let p = p.with_overrides(&["link_gbps=plan"]).unwrap();
+    assert_eq!(p.link_gbps, None);
+    for bad in [
+        "beta=1",
+        "alpha_us=-1",
+        "density=0",
+        "density=2",
+        "alpha_us",
+        "nic_us=x",
+    ] {
+        let e = Params::default().with_overrides(&[bad]).unwrap_err();
+        assert!(matches!(e, Error::Parameter { .. }), "{bad}: {e}");
+    }
+    // The documented defaults are the defaults.
+    let mut documented = Params {
+        alpha_us: 9.0,
+        nic_us: 9.0,
+        gamma_ns_per_byte: 9.0,
+        link_gbps: Some(9.0),
+        density: 0.9,
+        topk_ns_per_byte: 9.0,
+    };
+    for doc in PARAMS {
+        documented.set(doc.name, doc.default).unwrap();
+    }
+    assert_eq!(documented, Params::default());
+    // A faster link override speeds a simulation up.
+    let plan = bigraph_plan(2, 8);
+    let slow = estimate(
+        &plan,
+        Algorithm::Ring,
+        None,
+        1 << 24,
+        &Params::default(),
+        &opts(Method::Event),
+    )
+    .unwrap();
+    let fast_links = Params::default()
+        .with_overrides(&["link_gbps=400"])
+        .unwrap();
+    let quick = estimate(
+        &plan,
+        Algorithm::Ring,
+        None,
+        1 << 24,
+        &fast_links,
+        &opts(Method::Event),
+    )
+    .unwrap();
+    assert!(quick.time_us < slow.time_us / 3.0);
+}
+
+#[test]
+fn sizes_and_nodes_parse() {
+    assert_eq!(parse_size("4096").unwrap(), 4096);
+    assert_eq!(parse_size("256KiB").unwrap(), 256 << 10);
+    assert_eq!(parse_size("16M").unwrap(), 16 << 20);
+    assert_eq!(parse_size(" 1GiB ").unwrap(), 1 << 30);
+    for bad in ["", "0", "1.5MiB", "12XB", "KiB"] {
+        assert!(parse_size(bad).is_err(), "{bad}");
+    }
+    let sweep = parse_sizes("1KiB..256MiB").unwrap();
+    assert_eq!(sweep.len(), 19);
+    assert_eq!(sweep[0], 1024);
+    assert_eq!(*sweep.last().unwrap(), 256 << 20);
+    assert_eq!(
+        parse_sizes("256KiB,256MiB").unwrap(),
+        vec![256 << 10, 256 << 20]
+    );
+    assert!(parse_sizes("3KiB..1MiB").is_err());
+    assert_eq!(
+        parse_nodes("64..1024").unwrap(),
+        vec![64, 128, 256, 512, 1024]
+    );
+    assert_eq!(parse_nodes("64,96").unwrap(), vec![64, 96]);
+    assert!(parse_nodes("1024..64").is_err());
+    assert_eq!(format_size(256 << 20), "256MiB");
+    assert_eq!(format_size(1000), "1000B");
+    assert_eq!(
+        Algorithm::parse_list("ring, hd,ring").unwrap(),
+        vec![Algorithm::Ring, Algorithm::Hd]
+    );
+    assert_eq!(Algorithm::parse_list("all").unwrap().len(), 9);
+    assert!(Algorithm::parse_list("ring,bogus").is_err());
+    assert_eq!("fast".parse::<Method>().unwrap(), Method::Fast);
+}
