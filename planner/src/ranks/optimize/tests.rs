@@ -4,7 +4,7 @@ use super::*;
 use crate::design::shorthand::{self, Shorthand};
 use crate::design::{DesignOptions, design};
 use crate::inventory::Inventory;
-use crate::plan::PortRole;
+use crate::plan::{PortRole, Tier};
 use crate::ranks::{folded_halving_doubling, halving_doubling, ring, verify, verify_avoiding};
 
 fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
