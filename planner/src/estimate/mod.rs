@@ -116,6 +116,7 @@
 pub mod fast;
 pub mod models;
 pub mod params;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod schedules;
 pub mod sim;
