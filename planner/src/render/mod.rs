@@ -38,7 +38,7 @@ use std::str::FromStr;
 pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
 };
-pub use hosts::render_hosts;
+pub use hosts::{HostFile, HostSlot, host_files, render_hosts};
 pub use overrides::apply_qos_overrides;
 
 use crate::error::{Error, Result};
