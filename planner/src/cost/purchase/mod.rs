@@ -161,12 +161,12 @@ struct Fixed<'c> {
 /// Plans the purchase.
 pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
     if req.gpus == 0 {
-        return Err(Error::option("--gpus", "give 1 or more GPUs"));
+        return Err(Error::parameter("gpus", "give 1 or more GPUs"));
     }
     let g2 = req.growth.unwrap_or(req.gpus);
     if g2 < req.gpus {
-        return Err(Error::option(
-            "--growth",
+        return Err(Error::parameter(
+            "growth",
             format!(
                 "{g2} is less than --gpus {}; give the size to grow to",
                 req.gpus
@@ -175,8 +175,8 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
     }
     let r = req.oversubscription;
     if !(r.is_finite() && r >= 1.0) {
-        return Err(Error::option(
-            "--allow-oversubscription",
+        return Err(Error::parameter(
+            "allow-oversubscription",
             format!("{r} is not a ratio of 1 or more (3 means 3:1)"),
         ));
     }

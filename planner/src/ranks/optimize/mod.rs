@@ -139,8 +139,8 @@ impl std::str::FromStr for Solver {
             .into_iter()
             .find(|v| v.as_str().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                Error::option(
-                    "--solver",
+                Error::parameter(
+                    "solver",
                     format!("`{s}` is not a solver; use auto, heuristic or exact"),
                 )
             })
@@ -295,7 +295,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
         .iter()
         .find(|&&i| i >= plan.sub_node_list.len())
     {
-        return Err(Error::option(
+        return Err(Error::parameter(
             "unavailable",
             format!(
                 "sub-node index {bad} is not in the plan, which has {} sub-nodes",
@@ -320,12 +320,12 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     let p: usize = avail.iter().map(Vec::len).sum();
     if p == 0 {
         return Err(if request.unavailable.is_empty() {
-            Error::option(
-                "--avoid",
+            Error::parameter(
+                "avoid",
                 "every switch with sub-nodes is avoided, which leaves no sub-node for a rank; avoid fewer switches",
             )
         } else {
-            Error::option(
+            Error::parameter(
                 "unavailable",
                 "every sub-node is unavailable or on an avoided switch, which leaves none for a rank",
             )
@@ -338,11 +338,11 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     };
     let x = request.ranks.unwrap_or(p);
     if x == 0 {
-        return Err(Error::option("--ranks", "0 ranks: use 1 or more"));
+        return Err(Error::parameter("ranks", "0 ranks: use 1 or more"));
     }
     if x > p {
-        return Err(Error::option(
-            "--ranks",
+        return Err(Error::parameter(
+            "ranks",
             format!("{x} ranks do not fit on the {p} sub-nodes {left}; use at most {p}"),
         ));
     }
@@ -465,8 +465,8 @@ fn check_reachable(net: &Network<'_>, caps: &[usize]) -> Result<()> {
 
 fn net_unroutable(net: &Network<'_>, a: usize, b: usize) -> Error {
     let plan = net.plan();
-    Error::option(
-        "--avoid",
+    Error::parameter(
+        "avoid",
         format!(
             "no route from switch {} to switch {} keeps off what is avoided; avoid fewer links, or avoid one of the two switches as well so that no rank is placed on it",
             plan.switch_list[a].name, plan.switch_list[b].name
@@ -554,8 +554,8 @@ fn optimise(
         && switches <= EXACT_MAX_SWITCHES
         && x * switches <= EXACT_MAX_PLACEMENTS;
     if request.solver == Solver::Exact && !small {
-        return Err(Error::option(
-            "--solver",
+        return Err(Error::parameter(
+            "solver",
             format!(
                 "the exact solver takes up to {EXACT_MAX_RANKS} ranks on up to {EXACT_MAX_SWITCHES} switches with sub-nodes, and ranks times switches up to {EXACT_MAX_PLACEMENTS}; this job has {x} ranks on {switches} switches; use --solver heuristic or auto, or fewer ranks"
             ),
