@@ -348,10 +348,7 @@ mod tests {
             assert_eq!(check_prefix(prefix).ok().as_deref(), want, "{prefix}");
         }
         let e = check_prefix("Topo.io").unwrap_err().to_string();
-        assert!(
-            e.starts_with("prefix: `Topo.io` has `T` in `Topo`;"),
-            "{e}"
-        );
+        assert!(e.starts_with("prefix: `Topo.io` has `T` in `Topo`;"), "{e}");
         assert!(check_prefix(&format!("{}.io", "a".repeat(64))).is_err());
         assert!(check_prefix(&"a.".repeat(127)).is_err());
     }
