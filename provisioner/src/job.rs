@@ -265,15 +265,15 @@ impl JobSpec {
             ("launcher_image", raw.launcher_image.as_ref()),
             ("rank_check_image", raw.rank_check_image.as_ref()),
         ] {
-            if let Some(image) = image {
-                if image.is_empty() || image.chars().any(char::is_whitespace) {
-                    bad(
-                        None,
-                        key,
-                        format!("`{image}` is not an image reference"),
-                        "write registry/repository:tag, without spaces",
-                    );
-                }
+            if let Some(image) = image
+                && (image.is_empty() || image.chars().any(char::is_whitespace))
+            {
+                bad(
+                    None,
+                    key,
+                    format!("`{image}` is not an image reference"),
+                    "write registry/repository:tag, without spaces",
+                );
             }
         }
         if raw.command.is_empty() || raw.command[0].is_empty() {

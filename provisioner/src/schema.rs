@@ -285,10 +285,10 @@ impl Checker<'_> {
                 .out
                 .push(format!("{at}: the schema names an unknown type {other}")),
             None => {
-                if let Some(map) = value.as_object() {
-                    if schema.get("properties").is_some() {
-                        self.object(schema, map, path, &[]);
-                    }
+                if let Some(map) = value.as_object()
+                    && schema.get("properties").is_some()
+                {
+                    self.object(schema, map, path, &[]);
                 }
             }
         }
@@ -377,41 +377,41 @@ impl Checker<'_> {
         } else {
             ("minProperties", "maxProperties")
         };
-        if let Some(min) = schema.get(min_key).and_then(Value::as_u64) {
-            if (len as u64) < min {
-                self.out
-                    .push(format!("{at}: {len} {what}, at least {min} required"));
-            }
+        if let Some(min) = schema.get(min_key).and_then(Value::as_u64)
+            && (len as u64) < min
+        {
+            self.out
+                .push(format!("{at}: {len} {what}, at least {min} required"));
         }
-        if let Some(max) = schema.get(max_key).and_then(Value::as_u64) {
-            if len as u64 > max {
-                self.out
-                    .push(format!("{at}: {len} {what}, at most {max} allowed"));
-            }
+        if let Some(max) = schema.get(max_key).and_then(Value::as_u64)
+            && len as u64 > max
+        {
+            self.out
+                .push(format!("{at}: {len} {what}, at most {max} allowed"));
         }
     }
 
     fn scalar_rules(&mut self, schema: &Value, value: &Value, at: &str) {
-        if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-            if !allowed.contains(value) {
-                let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-                self.out
-                    .push(format!("{at}: {value} is not one of {}", list.join(", ")));
-            }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            && !allowed.contains(value)
+        {
+            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            self.out
+                .push(format!("{at}: {value} is not one of {}", list.join(", ")));
         }
         if let Some(s) = value.as_str() {
             let chars = s.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
-                if chars < min {
-                    self.out
-                        .push(format!("{at}: {s:?} is shorter than {min} characters"));
-                }
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && chars < min
+            {
+                self.out
+                    .push(format!("{at}: {s:?} is shorter than {min} characters"));
             }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-                if chars > max {
-                    self.out
-                        .push(format!("{at}: {s:?} is longer than {max} characters"));
-                }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && chars > max
+            {
+                self.out
+                    .push(format!("{at}: {s:?} is longer than {max} characters"));
             }
             if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
                 match Regex::new(p) {
@@ -431,17 +431,17 @@ impl Checker<'_> {
             }
         }
         if let Some(n) = value.as_f64() {
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-                if n < min {
-                    self.out
-                        .push(format!("{at}: {value} is below the minimum {min}"));
-                }
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && n < min
+            {
+                self.out
+                    .push(format!("{at}: {value} is below the minimum {min}"));
             }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-                if n > max {
-                    self.out
-                        .push(format!("{at}: {value} is above the maximum {max}"));
-                }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && n > max
+            {
+                self.out
+                    .push(format!("{at}: {value} is above the maximum {max}"));
             }
             if schema.get("format").and_then(Value::as_str) == Some("int32")
                 && value.as_i64().is_some_and(|i| i32::try_from(i).is_err())

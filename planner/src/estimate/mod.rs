@@ -127,11 +127,11 @@ use std::sync::mpsc;
 
 use serde::{Serialize, Serializer};
 
+use crate::checked::CheckedPlan;
 use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
 use crate::error::{Error, Problem, Result};
 use crate::plan::{Tier, Topology};
-use crate::checked::CheckedPlan;
 use crate::ranks::routing::Network;
 use crate::ranks::verify::flow_id;
 use crate::ranks::{self, Link};
@@ -945,11 +945,11 @@ impl<'a> Context<'a> {
                 let mut routes = PlanRoutes::new(self, &sched, seed);
                 // A seed that routes every pair the same way as the last
                 // one gives the same time.
-                if let Some((last, t)) = &previous {
-                    if last.same_routes(&mut routes)? {
-                        times.push(*t);
-                        continue;
-                    }
+                if let Some((last, t)) = &previous
+                    && last.same_routes(&mut routes)?
+                {
+                    times.push(*t);
+                    continue;
                 }
                 let (t, flows) = match options.method {
                     Method::Fast => {
@@ -1221,7 +1221,7 @@ impl Default for ScaleSpec {
 pub fn bigraph_shape(nodes: usize) -> Result<(usize, usize)> {
     let mut n = 2usize;
     while n <= 1 << 24 {
-        if nodes % n == 0 && nodes / n <= n / 2 && nodes / n >= 1 {
+        if nodes.is_multiple_of(n) && nodes / n <= n / 2 && nodes / n >= 1 {
             return Ok((nodes / n, n));
         }
         n *= 2;
@@ -1368,7 +1368,7 @@ pub fn parse_nodes(text: &str) -> Result<Vec<usize>> {
 /// A size as people write it: `256KiB`, `16MiB`, `1000B`.
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }

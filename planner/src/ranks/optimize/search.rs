@@ -343,7 +343,7 @@ impl<'a, 'n> Search<'a, 'n> {
                         continue;
                     }
                     // Half the sample from the rank's own part or tier.
-                    if targets.len() % 2 == 0 && tier(self.net, sn) != mine {
+                    if targets.len().is_multiple_of(2) && tier(self.net, sn) != mine {
                         continue;
                     }
                     targets.push(sn);
