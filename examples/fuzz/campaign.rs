@@ -708,11 +708,11 @@ fn run_case(
         let mut a = a.to_string();
         if let Some(rest) = a.strip_prefix('~') {
             a = rest.to_string();
-            if rng.chance(2, 3) {
-                if let Some((new, step)) = mutate::mutate_number(&a, Scale::Any, &mut rng) {
-                    arg_steps.push(format!("argument {a:?} -> {new:?} ({step})"));
-                    a = new;
-                }
+            if rng.chance(2, 3)
+                && let Some((new, step)) = mutate::mutate_number(&a, Scale::Any, &mut rng)
+            {
+                arg_steps.push(format!("argument {a:?} -> {new:?} ({step})"));
+                a = new;
             }
         } else if let Some(rest) = a.strip_prefix('@') {
             a = config.root.join(rest).display().to_string();

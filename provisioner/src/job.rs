@@ -35,7 +35,8 @@ use planner::Problem;
 use planner::algorithm::{Algorithm, Command};
 
 use crate::error::{Error, Result};
-use crate::schema::{dns_label_problem, qualified_name_problem};
+use crate::toml_lines::KeyLines;
+use planner::export::k8s_names::{dns_label_problem, qualified_name_problem};
 
 /// Longest job name: `<name>-worker-<index>` and `<name>-ranks` must stay
 /// DNS labels (63 characters) and pod host names.
@@ -214,10 +215,13 @@ impl JobSpec {
     /// column; wrong values are [`Error::Job`], one problem per value.
     pub fn from_toml(text: &str, file: &str) -> Result<JobSpec> {
         let raw: RawJob = toml::from_str(text).map_err(|e| Error::toml_syntax(text, file, &e))?;
+        let lines = KeyLines::parse(text);
         let mut problems = Vec::new();
         let mut bad = |section: Option<&str>, key: &str, message: String, fix: &str| {
+            let mut path: Vec<&str> = section.map(|s| s.split('.').collect()).unwrap_or_default();
+            path.push(key);
             problems.push(Problem::at(
-                line_of(text, section, key),
+                lines.line(&path),
                 match section {
                     Some(s) => format!("{s}.{key}"),
                     None => key.to_string(),
@@ -260,15 +264,15 @@ impl JobSpec {
             ("launcher_image", raw.launcher_image.as_ref()),
             ("rank_check_image", raw.rank_check_image.as_ref()),
         ] {
-            if let Some(image) = image {
-                if image.is_empty() || image.chars().any(char::is_whitespace) {
-                    bad(
-                        None,
-                        key,
-                        format!("`{image}` is not an image reference"),
-                        "write registry/repository:tag, without spaces",
-                    );
-                }
+            if let Some(image) = image
+                && (image.is_empty() || image.chars().any(char::is_whitespace))
+            {
+                bad(
+                    None,
+                    key,
+                    format!("`{image}` is not an image reference"),
+                    "write registry/repository:tag, without spaces",
+                );
             }
         }
         if raw.command.is_empty() || raw.command[0].is_empty() {
@@ -492,36 +496,6 @@ impl JobSpec {
     }
 }
 
-/// The 1-based line of `key` in `section` (`None`: the top level). A
-/// dotted section such as `resources.extra` is also found as an inline
-/// table (`extra = { ... }`) of its parent.
-fn line_of(text: &str, section: Option<&str>, key: &str) -> Option<usize> {
-    let starts_with_key = |l: &str, key: &str| {
-        [key.to_string(), format!("\"{key}\"")].iter().any(|k| {
-            l.strip_prefix(k.as_str())
-                .is_some_and(|r| r.trim_start().starts_with('='))
-        })
-    };
-    let inline = section.and_then(|s| s.rsplit_once('.'));
-    let mut current: Option<String> = None;
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            current = Some(name.trim().to_string());
-            continue;
-        }
-        if current.as_deref() == section && starts_with_key(t, key) {
-            return Some(i + 1);
-        }
-        if let Some((parent, child)) = inline {
-            if current.as_deref() == Some(parent) && starts_with_key(t, child) && t.contains(key) {
-                return Some(i + 1);
-            }
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -647,6 +621,38 @@ NCCL_DEBUG = "INFO"
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("j.toml: 2 problems in the job file"), "{e}");
+    }
+
+    /// Issue 14: the line scanner found only `key = ` lines under a
+    /// `[table]` header, so a problem on a dotted key or in an inline
+    /// table had no line; the parser's spans find every spelling.
+    #[test]
+    fn issue14_dotted_keys_and_inline_tables_name_their_line() {
+        let head = "name = \"allreduce-32\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 32\n";
+        for (tail, want) in [
+            (
+                "resources.gpu = \"Bad Name\"\n",
+                "j.toml:5: resources.gpu: `Bad Name`",
+            ),
+            (
+                "resources.extra.\"rdma/hca\" = -1\n",
+                "j.toml:5: resources.extra.rdma/hca: -1 is not a count",
+            ),
+            (
+                "resources = { cpu = \"8\",\n  memory = \"lots\" }\n",
+                "j.toml:6: resources.memory: `lots` is not a whole quantity",
+            ),
+            (
+                "[resources]\nextra = { \"a\" = 1, \"rdma/hca\" = 0 }\n",
+                "j.toml:6: resources.extra.rdma/hca: 0 is not a count",
+            ),
+            ("env.\"1X\" = \"v\"\n", "j.toml:5: env.1X: `1X` is not"),
+        ] {
+            let e = JobSpec::from_toml(&format!("{head}{tail}"), "j.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "want {want:?} in:\n{e}");
+        }
     }
 
     #[test]

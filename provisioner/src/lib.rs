@@ -24,6 +24,7 @@ pub mod placement;
 pub mod rank_check;
 pub mod schema;
 pub mod submit;
+mod toml_lines;
 pub mod view;
 
 pub use error::{Error, Result};

@@ -74,23 +74,9 @@ pub const RUN_DIR: &str = "/var/run/eflops";
 /// sub-node id (`node01/sn0`), as `planner render --hosts` writes it.
 pub fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
     let mut out = BTreeMap::new();
-    for (name, text) in planner::render::render_hosts(plan)? {
-        if !name.ends_with(".json") {
-            continue;
-        }
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| planner::Error::Internal(format!("host file {name} is not JSON: {e}")))?;
-        for slot in v["sub_nodes"].as_array().into_iter().flatten() {
-            let id = slot["sub_node"].as_str().unwrap_or_default().to_string();
-            let env = slot["env"]
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            out.insert(id, env);
+    for file in planner::render::host_files(plan)? {
+        for slot in file.sub_nodes {
+            out.insert(slot.sub_node, slot.env);
         }
     }
     Ok(out)

@@ -14,6 +14,7 @@ use planner::Problem;
 use planner::checked::CheckedPlan;
 
 use crate::error::{Error, Result};
+use crate::toml_lines::KeyLines;
 
 /// A sub-node as a Node carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,10 +56,11 @@ impl NodeMap {
     pub fn from_toml(text: &str, file: &str) -> Result<NodeMap> {
         let table: toml::Table =
             toml::from_str(text).map_err(|e| Error::toml_syntax(text, file, &e))?;
+        let lines = KeyLines::parse(text);
         let mut entries = BTreeMap::new();
         let mut problems = Vec::new();
         for (server, value) in table {
-            let line = line_of_key(text, &server);
+            let line = lines.line(&[server.as_str()]);
             match value.as_str() {
                 Some(node) => {
                     entries.insert(server, (node.to_string(), line));
@@ -85,27 +87,12 @@ impl NodeMap {
     }
 }
 
-fn line_of_key(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start();
-            let bare = l
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='));
-            let quoted = l
-                .strip_prefix(&format!("\"{key}\""))
-                .is_some_and(|r| r.trim_start().starts_with('='));
-            bare || quoted
-        })
-        .map(|i| i + 1)
-}
-
 /// True when `name` is a valid Kubernetes Node name (an RFC 1123
 /// subdomain: at most 253 characters of lower-case letters, digits, `-`
 /// and `.`, each dot-separated label starting and ending with a letter or
 /// digit).
 pub fn is_node_name(name: &str) -> bool {
-    crate::schema::dns_subdomain_problem(name).is_none()
+    planner::export::k8s_names::dns_subdomain_problem(name).is_none()
 }
 
 /// Binds every server of the plan to a Node. `plan_file` names the plan in
@@ -265,5 +252,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("map.toml:1:"), "{e}");
+        // A dotted key has a line too (issue 14: the scanner gave none).
+        let e = NodeMap::from_toml("node1 = \"a\"\nrack.node2 = \"b\"\n", "map.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("map.toml:2: server rack: the node name is table"),
+            "{e}"
+        );
     }
 }

@@ -14,10 +14,12 @@
 //! [`CrdSchema::cel_rules`] with their paths so that a test can check each
 //! one by hand.
 
-use std::fmt::Write as _;
-
 use regex::Regex;
 use serde_json::{Map, Value};
+
+use planner::export::k8s_names::{
+    dns_label_problem, dns_subdomain_problem, label_value_problem, qualified_name_problem,
+};
 
 use crate::error::{Error, Result};
 
@@ -283,10 +285,10 @@ impl Checker<'_> {
                 .out
                 .push(format!("{at}: the schema names an unknown type {other}")),
             None => {
-                if let Some(map) = value.as_object() {
-                    if schema.get("properties").is_some() {
-                        self.object(schema, map, path, &[]);
-                    }
+                if let Some(map) = value.as_object()
+                    && schema.get("properties").is_some()
+                {
+                    self.object(schema, map, path, &[]);
                 }
             }
         }
@@ -375,41 +377,41 @@ impl Checker<'_> {
         } else {
             ("minProperties", "maxProperties")
         };
-        if let Some(min) = schema.get(min_key).and_then(Value::as_u64) {
-            if (len as u64) < min {
-                self.out
-                    .push(format!("{at}: {len} {what}, at least {min} required"));
-            }
+        if let Some(min) = schema.get(min_key).and_then(Value::as_u64)
+            && (len as u64) < min
+        {
+            self.out
+                .push(format!("{at}: {len} {what}, at least {min} required"));
         }
-        if let Some(max) = schema.get(max_key).and_then(Value::as_u64) {
-            if len as u64 > max {
-                self.out
-                    .push(format!("{at}: {len} {what}, at most {max} allowed"));
-            }
+        if let Some(max) = schema.get(max_key).and_then(Value::as_u64)
+            && len as u64 > max
+        {
+            self.out
+                .push(format!("{at}: {len} {what}, at most {max} allowed"));
         }
     }
 
     fn scalar_rules(&mut self, schema: &Value, value: &Value, at: &str) {
-        if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-            if !allowed.contains(value) {
-                let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-                self.out
-                    .push(format!("{at}: {value} is not one of {}", list.join(", ")));
-            }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            && !allowed.contains(value)
+        {
+            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            self.out
+                .push(format!("{at}: {value} is not one of {}", list.join(", ")));
         }
         if let Some(s) = value.as_str() {
             let chars = s.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
-                if chars < min {
-                    self.out
-                        .push(format!("{at}: {s:?} is shorter than {min} characters"));
-                }
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && chars < min
+            {
+                self.out
+                    .push(format!("{at}: {s:?} is shorter than {min} characters"));
             }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-                if chars > max {
-                    self.out
-                        .push(format!("{at}: {s:?} is longer than {max} characters"));
-                }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && chars > max
+            {
+                self.out
+                    .push(format!("{at}: {s:?} is longer than {max} characters"));
             }
             if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
                 match Regex::new(p) {
@@ -429,17 +431,17 @@ impl Checker<'_> {
             }
         }
         if let Some(n) = value.as_f64() {
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-                if n < min {
-                    self.out
-                        .push(format!("{at}: {value} is below the minimum {min}"));
-                }
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && n < min
+            {
+                self.out
+                    .push(format!("{at}: {value} is below the minimum {min}"));
             }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-                if n > max {
-                    self.out
-                        .push(format!("{at}: {value} is above the maximum {max}"));
-                }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && n > max
+            {
+                self.out
+                    .push(format!("{at}: {value} is above the maximum {max}"));
             }
             if schema.get("format").and_then(Value::as_str) == Some("int32")
                 && value.as_i64().is_some_and(|i| i32::try_from(i).is_err())
@@ -524,67 +526,6 @@ fn check_metadata(meta: &Value, scope: Scope, out: &mut Vec<String>) {
             }
         }
     }
-}
-
-/// Why `s` is not a DNS-1123 subdomain (object names, label-key prefixes).
-pub fn dns_subdomain_problem(s: &str) -> Option<String> {
-    if s.is_empty() || s.len() > 253 {
-        return Some(format!("must be 1 to 253 characters (it has {})", s.len()));
-    }
-    s.split('.').find_map(|part| {
-        dns_label_problem(part).map(|why| format!("has a part {part:?} that {why}"))
-    })
-}
-
-/// Why `s` is not a DNS-1123 label (namespaces, service names).
-pub fn dns_label_problem(s: &str) -> Option<String> {
-    let ok_chars = s
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    let ends = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && s.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-    if s.is_empty() || s.len() > 63 || !ok_chars || !ends {
-        Some(
-            "must be 1 to 63 lower-case letters, digits or '-', starting and ending with a letter or digit"
-                .into(),
-        )
-    } else {
-        None
-    }
-}
-
-/// Why `s` is not a valid label value (empty is valid here, as the API
-/// server allows; the planner's exports never write one).
-pub fn label_value_problem(s: &str) -> Option<String> {
-    if s.is_empty() {
-        None
-    } else {
-        planner::export::label_value_problem(s)
-    }
-}
-
-/// Why `s` is not a qualified name (`[prefix/]name`, as label and
-/// annotation keys are).
-pub fn qualified_name_problem(s: &str) -> Option<String> {
-    let (prefix, name) = match s.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, s),
-    };
-    let mut why = String::new();
-    if let Some(p) = prefix {
-        if let Some(w) = dns_subdomain_problem(p) {
-            let _ = write!(why, "has a prefix that {w}");
-        }
-    }
-    if name.is_empty() || label_value_problem(name).is_some() {
-        if !why.is_empty() {
-            why.push_str("; and ");
-        }
-        why.push_str(
-            "has a name part that must be 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
-        );
-    }
-    (!why.is_empty()).then_some(why)
 }
 
 /// The upstream CRDs for the tests, and their skip-or-fail rule.
@@ -748,19 +689,6 @@ spec:
             err.to_string().contains("not a CustomResourceDefinition"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn name_rules() {
-        assert!(dns_subdomain_problem("a.b-c.d").is_none());
-        assert!(dns_subdomain_problem("-a").is_some());
-        assert!(dns_label_problem("a.b").is_some());
-        assert!(label_value_problem("").is_none());
-        assert!(label_value_problem("A_b.c-9").is_none());
-        assert!(label_value_problem(&"a".repeat(64)).is_some());
-        assert!(qualified_name_problem("topology.eflops.io/switch").is_none());
-        assert!(qualified_name_problem("Bad Prefix/x").is_some());
-        assert!(qualified_name_problem("a/").is_some());
     }
 
     /// The CRDs shipped beside the repository (`../shared/k8s-crds/`), or

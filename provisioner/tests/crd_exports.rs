@@ -10,11 +10,12 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use planner::checked::CheckedPlan;
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
+use planner::export::k8s_names::{label_value_problem, qualified_name_problem};
 use planner::export::{DEFAULT_PREFIX, Target, export, node_labels};
-use planner::checked::CheckedPlan;
-use provisioner::schema::{CrdSchema, label_value_problem, qualified_name_problem};
+use provisioner::schema::CrdSchema;
 
 fn root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))

@@ -16,13 +16,13 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use planner::checked::CheckedPlan;
+use planner::export::k8s_names::{
+    dns_label_problem, dns_subdomain_problem, label_value_problem, qualified_name_problem,
+};
 use planner::ranks::{Algorithm, format, rank_table};
 use provisioner::job::JobSpec;
 use provisioner::nodes::{self, NodeMap};
-use provisioner::schema::{
-    CrdSchema, dns_label_problem, dns_subdomain_problem, label_value_problem,
-    qualified_name_problem,
-};
+use provisioner::schema::CrdSchema;
 use provisioner::submit::{self, Submission};
 use provisioner::view::{ClusterView, PodUse};
 

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::catalog::{Catalog, OpticalLink};
+use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
 use crate::plan::{Media, Topology};
-use crate::checked::CheckedPlan;
 use crate::text::Table;
 
 /// One line of a bill of materials. `total_cost` of a [`Bom`] is the sum
@@ -310,7 +310,7 @@ pub fn money(v: f64) -> String {
     let digits = whole.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);

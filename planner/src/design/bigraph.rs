@@ -79,7 +79,7 @@ pub fn largest_bigraph(ports: usize, port_gbps: u32, nic: u32) -> (usize, usize,
 /// Sub-nodes a BiGraph of N switches with M per switch holds, and whether
 /// it satisfies M <= N/2: a helper for reports and sweeps.
 pub fn bigraph_capacity(m: usize, n: usize) -> (usize, bool) {
-    (m * n, n % 2 == 0 && m <= n / 2)
+    (m * n, n.is_multiple_of(2) && m <= n / 2)
 }
 
 struct Supply<'a> {
@@ -163,7 +163,12 @@ impl Supply<'_> {
 /// number of sub-nodes, N and M powers of two (what HDRM needs), then the
 /// fewest switches.
 fn preference(p: usize, n: usize, m: usize) -> (bool, bool, bool, usize) {
-    (p % n != 0, !n.is_power_of_two(), !m.is_power_of_two(), n)
+    (
+        !p.is_multiple_of(n),
+        !n.is_power_of_two(),
+        !m.is_power_of_two(),
+        n,
+    )
 }
 
 pub(super) fn design(
@@ -387,7 +392,7 @@ fn why(p: usize, n: usize, m: usize, opts: &DesignOptions) -> String {
         (None, Some(_)) => format!("M={m} as requested on the command line; N={n} follows"),
         _ => {
             let mut reasons = Vec::new();
-            if p % n == 0 {
+            if p.is_multiple_of(n) {
                 reasons.push("every switch carries the same number of sub-nodes");
             }
             if n.is_power_of_two() && m.is_power_of_two() {

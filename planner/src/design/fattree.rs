@@ -222,7 +222,7 @@ fn two_tier(
     } else {
         let u = uplinks_for(d, down, f64::from(link), o);
         let s = (1..=u)
-            .filter(|s| u % s == 0)
+            .filter(|s| u.is_multiple_of(*s))
             .find(|s| leaves * (u / s) <= spine.ports)
             .ok_or_else(|| {
                 (
@@ -383,7 +383,7 @@ fn three_tier(
     let k = match opts.k {
         Some(k) => {
             let k = k as usize;
-            if k < 2 || k % 2 != 0 || k > leaf.ports {
+            if k < 2 || !k.is_multiple_of(2) || k > leaf.ports {
                 return Err((
                     format!("k={k} is not an even port count of at most {}", leaf.ports),
                     format!(

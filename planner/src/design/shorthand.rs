@@ -42,7 +42,7 @@ pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
     let (m, n) = spec.split_once(['x', 'X']).ok_or_else(bad)?;
     let m: usize = m.trim().parse().map_err(|_| bad())?;
     let n: usize = n.trim().parse().map_err(|_| bad())?;
-    if m == 0 || n < 2 || n % 2 != 0 {
+    if m == 0 || n < 2 || !n.is_multiple_of(2) {
         return Err(Error::option(
             "--bigraph",
             format!("{m}x{n}: M must be 1 or more and N an even number of 2 or more"),
@@ -259,14 +259,14 @@ fn per_server(p: usize, per_switch: usize, s: &Shorthand) -> Result<usize> {
             "--server-sub-nodes",
             limits::SERVER_SUB_NODES.refusal(k as u64),
         )),
-        Some(k) if k == 0 || p % k != 0 => Err(Error::option(
+        Some(k) if k == 0 || !p.is_multiple_of(k) => Err(Error::option(
             "--server-sub-nodes",
             format!("{k} does not divide {p} sub-nodes evenly"),
         )),
         Some(k) => Ok(k),
         None => Ok([4, 2, 1]
             .into_iter()
-            .find(|k| p % k == 0 && per_switch % k == 0)
+            .find(|k| p.is_multiple_of(*k) && per_switch.is_multiple_of(*k))
             .unwrap_or(1)),
     }
 }
@@ -285,7 +285,7 @@ fn synthetic(
     switches: &[(usize, u32, usize)],
 ) -> Inventory {
     let servers_n = p / k;
-    let sockets: Vec<String> = if k % 2 == 0 {
+    let sockets: Vec<String> = if k.is_multiple_of(2) {
         vec!["cpu0".into(), "cpu1".into()]
     } else {
         vec!["cpu0".into()]

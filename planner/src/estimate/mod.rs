@@ -114,6 +114,7 @@ mod context;
 pub mod fast;
 pub mod models;
 pub mod params;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod schedules;
 pub mod sim;

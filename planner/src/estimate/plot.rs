@@ -10,9 +10,8 @@
 //!
 //! SVG is text (`<text>` elements, the font named `sans-serif`); PNG is
 //! rendered with DejaVu Sans, embedded from `planner/assets/` (Bitstream
-//! Vera licence, in `DejaVuSans-LICENSE.txt` beside it), and encoded here
-//! (zlib with fixed-Huffman deflate blocks, no compression crate). The
-//! same estimates always give the same bytes.
+//! Vera licence, in `DejaVuSans-LICENSE.txt` beside it), and encoded with
+//! the `png` crate. The same estimates always give the same bytes.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -66,8 +65,8 @@ impl PlotFormat {
         } else if lower.ends_with(".png") {
             Ok(PlotFormat::Png)
         } else {
-            Err(Error::option(
-                "--plot",
+            Err(Error::parameter(
+                "plot",
                 format!(
                     "`{path}` ends in neither .svg nor .png; name the file FILE.svg or FILE.png"
                 ),
@@ -286,7 +285,7 @@ pub(crate) trait Figure {
 /// message size, one column per design and rank count.
 pub fn sizes(estimates: &[Estimate], format: PlotFormat) -> Result<Vec<u8>> {
     if estimates.is_empty() {
-        return Err(Error::option("--plot", "there is nothing to plot"));
+        return Err(Error::parameter("plot", "there is nothing to plot"));
     }
     let columns = distinct(estimates.iter().map(|e| (e.design.clone(), e.ranks)));
     render(format, &SizesFigure { estimates, columns })
@@ -346,7 +345,7 @@ impl Figure for SizesFigure<'_> {
 /// side).
 pub fn scale(estimates: &[Estimate], format: PlotFormat) -> Result<Vec<u8>> {
     if estimates.is_empty() {
-        return Err(Error::option("--plot", "there is nothing to plot"));
+        return Err(Error::parameter("plot", "there is nothing to plot"));
     }
     let sizes = distinct(estimates.iter().map(|e| e.size_bytes));
     let mut topologies = distinct(estimates.iter().map(|e| e.topology));
@@ -442,218 +441,49 @@ pub(crate) fn render(format: PlotFormat, figure: &impl Figure) -> Result<Vec<u8>
                 figure.draw(&root)?;
                 root.present().map_err(draw_error)?;
             }
-            Ok(png(size.0, size.1, &pixels))
+            png(size.0, size.1, &pixels)
         }
     }
 }
 
-/// Encodes 8-bit RGB pixels (rows top to bottom) as a PNG file.
-pub(crate) fn png(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
-    let row = width as usize * 3;
-    let mut raw = Vec::with_capacity((row + 1) * height as usize);
-    for y in 0..height as usize {
-        raw.push(0); // Filter type 0 (none).
-        raw.extend_from_slice(&rgb[y * row..(y + 1) * row]);
-    }
-    let mut out = vec![0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
-    let mut ihdr = Vec::with_capacity(13);
-    ihdr.extend_from_slice(&width.to_be_bytes());
-    ihdr.extend_from_slice(&height.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
-    chunk(&mut out, b"IHDR", &ihdr);
-    chunk(&mut out, b"IDAT", &zlib(&raw));
-    chunk(&mut out, b"IEND", &[]);
-    out
+/// Encodes 8-bit RGB pixels (rows top to bottom) as a PNG file with the
+/// `png` crate (the encoder behind plotters' `bitmap_encoder`); its default
+/// compression is deterministic, so the same pixels give the same bytes.
+pub(crate) fn png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(draw_error)?;
+    writer.write_image_data(rgb).map_err(draw_error)?;
+    writer.finish().map_err(draw_error)?;
+    Ok(out)
 }
 
-fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    let start = out.len();
-    out.extend_from_slice(kind);
-    out.extend_from_slice(data);
-    let crc = crc32(&out[start..]);
-    out.extend_from_slice(&crc.to_be_bytes());
-}
-
-/// CRC-32 (ISO-HDLC), as PNG chunks carry it.
-pub(crate) fn crc32(data: &[u8]) -> u32 {
-    static TABLE: OnceLock<[u32; 256]> = OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let mut t = [0u32; 256];
-        for (n, slot) in t.iter_mut().enumerate() {
-            let mut c = n as u32;
-            for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    0xEDB8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-            }
-            *slot = c;
-        }
-        t
-    });
-    !data.iter().fold(!0u32, |c, &b| {
-        table[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8)
-    })
-}
-
-/// Adler-32, the zlib checksum.
-pub(crate) fn adler32(data: &[u8]) -> u32 {
-    let (mut a, mut b) = (1u32, 0u32);
-    for block in data.chunks(5552) {
-        for &x in block {
-            a += u32::from(x);
-            b += a;
-        }
-        a %= 65521;
-        b %= 65521;
-    }
-    (b << 16) | a
-}
-
-/// Writes bits least significant first, as deflate does.
-struct Bits {
-    out: Vec<u8>,
-    acc: u64,
-    n: u32,
-}
-
-impl Bits {
-    fn put(&mut self, value: u32, count: u32) {
-        self.acc |= u64::from(value) << self.n;
-        self.n += count;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
+#[cfg(test)]
+mod tests {
+    /// The pixels of a PNG file, decoded by the `png` crate: width, height
+    /// and RGB bytes.
+    fn decode(file: &[u8]) -> (u32, u32, Vec<u8>) {
+        let mut reader = png::Decoder::new(file).read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        assert_eq!(info.bit_depth, png::BitDepth::Eight);
+        buf.truncate(info.buffer_size());
+        (info.width, info.height, buf)
     }
 
-    /// A Huffman code, which deflate stores most significant bit first.
-    fn code(&mut self, code: u32, len: u32) {
-        let rev = code.reverse_bits() >> (32 - len);
-        self.put(rev, len);
-    }
-
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
+    #[test]
+    fn png_files_decode_to_their_pixels() {
+        for (w, h) in [(3, 2), (1, 1), (257, 3)] {
+            let pixels: Vec<u8> = (0..w * h * 3).map(|i| (i * 7 % 251) as u8).collect();
+            let file = super::png(w, h, &pixels).unwrap();
+            assert_eq!(&file[..8], b"\x89PNG\r\n\x1a\n");
+            assert_eq!(decode(&file), (w, h, pixels.clone()));
+            assert_eq!(super::png(w, h, &pixels).unwrap(), file, "deterministic");
         }
-        self.out
+        // Fewer bytes than the size says is an error, not a short file.
+        assert!(super::png(2, 2, &[0; 3]).is_err());
     }
-}
-
-const LENGTH_BASE: [u16; 29] = [
-    3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131,
-    163, 195, 227, 258,
-];
-const LENGTH_EXTRA: [u8; 29] = [
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
-];
-const DIST_BASE: [u16; 30] = [
-    1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
-    2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
-];
-const DIST_EXTRA: [u8; 30] = [
-    0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13,
-    13,
-];
-
-/// The fixed Huffman code of a literal/length symbol.
-fn fixed_literal(bits: &mut Bits, sym: u32) {
-    match sym {
-        0..=143 => bits.code(0x30 + sym, 8),
-        144..=255 => bits.code(0x190 + sym - 144, 9),
-        256..=279 => bits.code(sym - 256, 7),
-        _ => bits.code(0xC0 + sym - 280, 8),
-    }
-}
-
-/// A zlib stream of one fixed-Huffman deflate block with greedy LZ77
-/// matching (hash chains over a 32 KiB window).
-pub(crate) fn zlib(data: &[u8]) -> Vec<u8> {
-    const WINDOW: usize = 32 * 1024;
-    const HASH: usize = 1 << 15;
-    const CHAIN: usize = 32;
-    let mut bits = Bits {
-        out: vec![0x78, 0x01],
-        acc: 0,
-        n: 0,
-    };
-    bits.put(1, 1); // Last block.
-    bits.put(1, 2); // Fixed Huffman codes.
-    let hash = |i: usize| {
-        let v = u32::from(data[i]) << 16 | u32::from(data[i + 1]) << 8 | u32::from(data[i + 2]);
-        (v.wrapping_mul(2_654_435_761) >> 17) as usize % HASH
-    };
-    let mut head = vec![usize::MAX; HASH];
-    let mut prev = vec![usize::MAX; WINDOW];
-    let mut i = 0;
-    let insert = |head: &mut Vec<usize>, prev: &mut Vec<usize>, at: usize| {
-        if at + 2 < data.len() {
-            let h = hash(at);
-            prev[at % WINDOW] = head[h];
-            head[h] = at;
-        }
-    };
-    while i < data.len() {
-        let mut best = (0usize, 0usize);
-        if i + 2 < data.len() {
-            let mut cand = head[hash(i)];
-            let mut tries = 0;
-            while cand != usize::MAX && i - cand <= WINDOW && tries < CHAIN {
-                let max = (data.len() - i).min(258);
-                let mut len = 0;
-                while len < max && data[cand + len] == data[i + len] {
-                    len += 1;
-                }
-                if len > best.0 {
-                    best = (len, i - cand);
-                    if len == max {
-                        break;
-                    }
-                }
-                let next = prev[cand % WINDOW];
-                if next == usize::MAX || next >= cand {
-                    break;
-                }
-                cand = next;
-                tries += 1;
-            }
-        }
-        if best.0 >= 3 {
-            let (len, dist) = best;
-            let k = LENGTH_BASE
-                .iter()
-                .rposition(|&b| usize::from(b) <= len)
-                .unwrap_or(0);
-            fixed_literal(&mut bits, 257 + k as u32);
-            bits.put(
-                (len - usize::from(LENGTH_BASE[k])) as u32,
-                u32::from(LENGTH_EXTRA[k]),
-            );
-            let d = DIST_BASE
-                .iter()
-                .rposition(|&b| usize::from(b) <= dist)
-                .unwrap_or(0);
-            bits.code(d as u32, 5);
-            bits.put(
-                (dist - usize::from(DIST_BASE[d])) as u32,
-                u32::from(DIST_EXTRA[d]),
-            );
-            for at in i..i + len {
-                insert(&mut head, &mut prev, at);
-            }
-            i += len;
-        } else {
-            fixed_literal(&mut bits, u32::from(data[i]));
-            insert(&mut head, &mut prev, i);
-            i += 1;
-        }
-    }
-    fixed_literal(&mut bits, 256);
-    let mut out = bits.finish();
-    out.extend_from_slice(&adler32(data).to_be_bytes());
-    out
 }

@@ -708,7 +708,7 @@ pub(crate) fn mirror_tree(p: usize) -> Vec<u32> {
     let a = btree(p);
     (0..p)
         .map(|r| {
-            if p % 2 == 0 {
+            if p.is_multiple_of(2) {
                 match a[p - 1 - r] {
                     NONE => NONE,
                     up => (p - 1) as u32 - up,

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
 
-use super::dns_name;
+use super::k8s_names::dns_name;
 use super::labels::key;
 use super::tree::{Level, Tree};
 

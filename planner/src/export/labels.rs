@@ -15,18 +15,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::error::{Error, Problem, Result};
+use super::k8s_names::{
+    LabelFault, MAX_LABEL, MAX_SUBDOMAIN, SubdomainFault, dns_subdomain_fault, label_value_problem,
+};
 use crate::checked::CheckedPlan;
+use crate::error::{Error, Problem, Result};
 use crate::plan::{Plan, PlanServer, Tier, Topology};
 
 /// The label prefix used when none is given.
 pub const DEFAULT_PREFIX: &str = "topology.eflops.io/";
-
-/// Longest label value (and label name part) Kubernetes accepts.
-const MAX_VALUE: usize = 63;
-
-/// Longest DNS subdomain, the limit of a label prefix.
-const MAX_SUBDOMAIN: usize = 253;
 
 /// The labels of one server's Kubernetes node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -81,85 +78,31 @@ pub(crate) struct ServerPlace {
 /// Returns it with the `/`.
 pub fn check_prefix(prefix: &str) -> Result<String> {
     let name = prefix.strip_suffix('/').unwrap_or(prefix);
-    let problem = if name.is_empty() {
-        Some("is empty".to_string())
-    } else if name.len() > MAX_SUBDOMAIN {
-        Some(format!(
+    let problem = match dns_subdomain_fault(name) {
+        None => None,
+        Some(SubdomainFault::Length) if name.is_empty() => Some("is empty".to_string()),
+        Some(SubdomainFault::Length) => Some(format!(
             "is {} characters, a DNS subdomain has at most {MAX_SUBDOMAIN}",
             name.len()
-        ))
-    } else {
-        name.split('.').find_map(dns_label_problem)
+        )),
+        Some(SubdomainFault::Part(part, fault)) => Some(match fault {
+            LabelFault::Empty => "has an empty part between dots".into(),
+            LabelFault::TooLong => {
+                format!("has a part `{part}` longer than {MAX_LABEL} characters")
+            }
+            LabelFault::Char(c) => format!("has `{c}` in `{part}`"),
+            LabelFault::Hyphen => format!("has a part `{part}` starting or ending with `-`"),
+        }),
     };
     match problem {
         None => Ok(format!("{name}/")),
-        Some(p) => Err(Error::option(
-            "--prefix",
+        Some(p) => Err(Error::parameter(
+            "prefix",
             format!(
                 "`{prefix}` {p}; a label prefix is a DNS subdomain (lowercase letters, digits, `-` and `.`, each dot-separated part starting and ending with a letter or digit, at most 63 characters) and a `/`, e.g. `{DEFAULT_PREFIX}`"
             ),
         )),
     }
-}
-
-/// What is wrong with one dot-separated part of a DNS subdomain.
-fn dns_label_problem(part: &str) -> Option<String> {
-    if part.is_empty() {
-        return Some("has an empty part between dots".into());
-    }
-    if part.len() > MAX_VALUE {
-        return Some(format!(
-            "has a part `{part}` longer than {MAX_VALUE} characters"
-        ));
-    }
-    if let Some(c) = part
-        .chars()
-        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-    {
-        return Some(format!("has `{c}` in `{part}`"));
-    }
-    if part.starts_with('-') || part.ends_with('-') {
-        return Some(format!("has a part `{part}` starting or ending with `-`"));
-    }
-    None
-}
-
-/// What is wrong with a label value, or `None` when Kubernetes accepts it:
-/// at most 63 characters of `[A-Za-z0-9._-]`, beginning and ending with a
-/// letter or digit (the empty value is valid too, but never written here).
-pub fn label_value_problem(value: &str) -> Option<String> {
-    if value.is_empty() {
-        return Some("is empty".into());
-    }
-    if value.len() > MAX_VALUE {
-        return Some(format!(
-            "is {} characters, a label value has at most {MAX_VALUE}",
-            value.len()
-        ));
-    }
-    if let Some(c) = value
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-    {
-        return Some(format!(
-            "has `{c}`, a label value has only letters, digits, `.`, `_` and `-`"
-        ));
-    }
-    let ends = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
-    if !ends(value.chars().next()) || !ends(value.chars().last()) {
-        return Some("must begin and end with a letter or digit".into());
-    }
-    None
-}
-
-/// True when `key` is a valid label key: an optional DNS-subdomain prefix
-/// and `/`, then a name that is a valid label value.
-pub fn is_valid_key(key: &str) -> bool {
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    prefix.is_none_or(|p| check_prefix(p).is_ok()) && label_value_problem(name).is_none()
 }
 
 /// A set of names as one label value: sorted, deduplicated, joined with `.`.
@@ -173,12 +116,12 @@ pub(crate) fn set_value<'a>(names: impl IntoIterator<Item = &'a str>) -> String 
 
 /// Shortens a value to 63 characters with a hash suffix when needed.
 fn shorten(value: &str) -> String {
-    if value.len() <= MAX_VALUE {
+    if value.len() <= MAX_LABEL {
         return value.to_string();
     }
     // FNV-1a: stable across platforms and releases, unlike std's hasher.
     let hash = crate::network::fnv1a64(value.as_bytes());
-    let keep = MAX_VALUE - 9;
+    let keep = MAX_LABEL - 9;
     let mut head: String = value.chars().take(keep).collect();
     while head.ends_with(|c: char| !c.is_ascii_alphanumeric()) {
         head.pop();
@@ -313,7 +256,13 @@ fn sub_nodes<'a>(
 }
 
 fn check_value(problems: &mut Vec<Problem>, object: &str, what: &str, value: &str) {
-    if let Some(p) = label_value_problem(value) {
+    // Kubernetes takes an empty value; a name in the plan is never empty.
+    let problem = if value.is_empty() {
+        Some("is empty".to_string())
+    } else {
+        label_value_problem(value)
+    };
+    if let Some(p) = problem {
         problems.push(Problem::at(
             None,
             object,
@@ -374,6 +323,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::export::k8s_names::is_valid_key;
     use crate::export::tests::{bigraph, fat_tree};
 
     fn get<'a>(n: &'a NodeLabels, name: &str) -> &'a str {
@@ -398,25 +348,9 @@ mod tests {
             assert_eq!(check_prefix(prefix).ok().as_deref(), want, "{prefix}");
         }
         let e = check_prefix("Topo.io").unwrap_err().to_string();
-        assert!(
-            e.starts_with("--prefix: `Topo.io` has `T` in `Topo`;"),
-            "{e}"
-        );
+        assert!(e.starts_with("prefix: `Topo.io` has `T` in `Topo`;"), "{e}");
         assert!(check_prefix(&format!("{}.io", "a".repeat(64))).is_err());
         assert!(check_prefix(&"a.".repeat(127)).is_err());
-    }
-
-    #[test]
-    fn label_values() {
-        for ok in ["a", "node01", "sw01-u", "a.b_c-d", &"x".repeat(63)] {
-            assert_eq!(label_value_problem(ok), None, "{ok}");
-        }
-        for bad in ["", "-a", "a.", "a b", "a/b", "ü", &"x".repeat(64)] {
-            assert!(label_value_problem(bad).is_some(), "{bad}");
-        }
-        assert!(is_valid_key("topology.eflops.io/sn0.switch"));
-        assert!(is_valid_key("server"));
-        assert!(!is_valid_key("Bad_Prefix/server"));
     }
 
     #[test]

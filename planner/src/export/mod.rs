@@ -6,6 +6,8 @@
 //! - `tree`: fabric, pod, physical switch and switch as one tree, the
 //!   shape of every scheduler format;
 //! - `k8s`: the Kueue and Volcano objects;
+//! - [`k8s_names`]: Kubernetes name rules (DNS-1123 labels and
+//!   subdomains, label keys and values), shared with the provisioner;
 //! - `slurm`: `topology.conf`.
 //!
 //! Every scheduler format is a tree and a BiGraph is not one: each
@@ -13,6 +15,7 @@
 //! `--format json` is documented in `docs/export.md`.
 
 mod k8s;
+pub mod k8s_names;
 pub mod labels;
 mod slurm;
 mod tree;
@@ -21,13 +24,12 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
 use crate::checked::CheckedPlan;
+use crate::error::{Error, Result};
 use crate::plan::{Plan, Topology};
 
-pub use labels::{
-    DEFAULT_PREFIX, NodeLabels, check_prefix, is_valid_key, label_value_problem, node_labels,
-};
+pub use k8s_names::{is_valid_key, label_value_problem};
+pub use labels::{DEFAULT_PREFIX, NodeLabels, check_prefix, node_labels};
 
 use tree::Tree;
 
@@ -249,29 +251,6 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
         ));
     }
     lost
-}
-
-/// A name made into a DNS subdomain (Kubernetes object names): lowercase,
-/// other characters than letters, digits, `-` and `.` made `-`, and each
-/// dot-separated part trimmed of leading and trailing `-`.
-pub(crate) fn dns_name(name: &str) -> String {
-    let lower: String = name
-        .chars()
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    lower
-        .split('.')
-        .map(|p| p.trim_matches('-'))
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 #[cfg(test)]

@@ -93,19 +93,18 @@ fn parse_csv(text: &str, file: &str, stem: String) -> Result<Model> {
     for (n, raw_line) in text.lines().enumerate() {
         let line = n + 1;
         let trimmed = raw_line.trim();
-        if let Some(comment) = trimmed.strip_prefix('#') {
-            if let Some((key, value)) = comment.split_once('=') {
-                if key.trim() == "batch" {
-                    match value.trim().parse::<u32>() {
-                        Ok(b) if b > 0 => batch = Some(b),
-                        _ => problems.push(Problem::at(
-                            Some(line),
-                            "batch",
-                            format!("`{}` is not a batch size", value.trim()),
-                            "write e.g. `# batch = 64`",
-                        )),
-                    }
-                }
+        if let Some(comment) = trimmed.strip_prefix('#')
+            && let Some((key, value)) = comment.split_once('=')
+            && key.trim() == "batch"
+        {
+            match value.trim().parse::<u32>() {
+                Ok(b) if b > 0 => batch = Some(b),
+                _ => problems.push(Problem::at(
+                    Some(line),
+                    "batch",
+                    format!("`{}` is not a batch size", value.trim()),
+                    "write e.g. `# batch = 64`",
+                )),
             }
         }
     }

@@ -52,6 +52,7 @@
 //! beside it.
 
 pub mod format;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod profiles;
 pub mod strategies;

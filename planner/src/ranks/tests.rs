@@ -14,7 +14,7 @@ fn closed_form(n: usize, x: usize, r: usize) -> (bool, usize, usize) {
     let h = n / 2;
     let (j, b) = if x <= n { (0, r) } else { (r / n, r % n) };
     let i = b / 2;
-    let upper = r.count_ones() % 2 == 0;
+    let upper = r.count_ones().is_multiple_of(2);
     let pos = if upper { (i + h - j % h) % h } else { i };
     (upper, pos, j)
 }

@@ -25,54 +25,97 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::network::{Model, ip};
 use super::{file_stem, list};
+use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names::{comment, shell_quote};
-use crate::checked::CheckedPlan;
 
-/// A server's host file, as JSON.
-#[derive(Debug, Serialize)]
-struct HostFile<'a> {
-    server: &'a str,
-    plan: &'a str,
-    design: String,
-    sub_nodes: Vec<Slot>,
+/// A server's host file: what `planner render --hosts` writes to
+/// `<server>.json` (and, as shell variables, to `<server>.env`). The one
+/// typed form of a host's environment: the planner serializes it, other
+/// crates (the provisioner) read it from [`host_files`] or deserialize a
+/// written file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostFile {
+    /// The server's name.
+    pub server: String,
+    /// The plan's name.
+    pub plan: String,
+    /// The plan's design in one line.
+    pub design: String,
+    /// The server's sub-nodes, in slot order.
+    pub sub_nodes: Vec<HostSlot>,
 }
 
-/// One sub-node of a server.
-#[derive(Debug, Serialize)]
-struct Slot {
-    slot: usize,
-    sub_node: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    gpu: Option<String>,
-    nic: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    netdev: Option<String>,
-    ip: String,
-    gateway: String,
-    switch: String,
-    switch_port: String,
-    part_or_tier: String,
-    class: String,
-    dscp: u8,
-    traffic_class: u8,
-    priority: u8,
-    lossless: bool,
-    pfc_priorities: Vec<u8>,
-    cnp_dscp: u8,
-    cnp_priority: u8,
-    env: BTreeMap<&'static str, String>,
+/// One sub-node of a server ("slot", its index in the server).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSlot {
+    /// The sub-node's index in its server.
+    pub slot: usize,
+    /// The sub-node's id (`node01/sn0`).
+    pub sub_node: String,
+    /// Its GPU, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// Its NIC's RDMA device.
+    pub nic: String,
+    /// Its NIC's network device, when the inventory gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netdev: Option<String>,
+    /// The NIC's address with its prefix length (`10.0.0.2/31`).
+    pub ip: String,
+    /// The NIC's gateway.
+    pub gateway: String,
+    /// The switch it is cabled to.
+    pub switch: String,
+    /// The switch port it is cabled to.
+    pub switch_port: String,
+    /// The part or tier of that switch.
+    pub part_or_tier: String,
+    /// The QoS class it marks.
+    pub class: String,
+    /// The class's DSCP.
+    pub dscp: u8,
+    /// The traffic class byte the NIC puts on RoCE packets (DSCP << 2).
+    pub traffic_class: u8,
+    /// The class's priority.
+    pub priority: u8,
+    /// Whether the class is lossless.
+    pub lossless: bool,
+    /// The PFC priorities to enable on the NIC.
+    pub pfc_priorities: Vec<u8>,
+    /// The DSCP of congestion notification packets.
+    pub cnp_dscp: u8,
+    /// The priority of congestion notification packets.
+    pub cnp_priority: u8,
+    /// The collective runtime's environment (`NCCL_IB_HCA`, ...), by
+    /// variable name.
+    pub env: BTreeMap<String, String>,
 }
 
 /// Renders every server's files, server by server: `<server>.env` and
 /// `<server>.json`.
 pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
+    let files = host_files(plan)?;
+    let mut out = Vec::with_capacity(files.len() * 2);
+    for file in &files {
+        let stem = file_stem(&file.server);
+        out.push((format!("{stem}.env"), env_file(file)));
+        let mut json = serde_json::to_string_pretty(file)
+            .map_err(|e| Error::Internal(format!("host file of {}: {e}", file.server)))?;
+        json.push('\n');
+        out.push((format!("{stem}.json"), json));
+    }
+    Ok(out)
+}
+
+/// Every server's host file, server by server.
+pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
     let m = Model::build(plan, plan.source())?;
-    let mut out = Vec::with_capacity(plan.servers.len() * 2);
+    let mut out = Vec::with_capacity(plan.servers.len());
     for server in &plan.servers {
         let mut slots = Vec::with_capacity(server.sub_nodes.len());
         for &i in &server.sub_nodes {
@@ -93,16 +136,19 @@ pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
                         "design the plan again with this planner",
                     )],
                 })?;
-                env.insert("CUDA_VISIBLE_DEVICES", index.to_string());
+                env.insert("CUDA_VISIBLE_DEVICES".to_string(), index.to_string());
             }
-            env.insert("NCCL_IB_HCA", format!("={}", sn.nic));
-            env.insert("NCCL_IB_TC", (u32::from(class.dscp) << 2).to_string());
-            env.insert("NCCL_IB_GID_INDEX", m.qos.gid_index.to_string());
+            env.insert("NCCL_IB_HCA".to_string(), format!("={}", sn.nic));
+            env.insert(
+                "NCCL_IB_TC".to_string(),
+                (u32::from(class.dscp) << 2).to_string(),
+            );
+            env.insert("NCCL_IB_GID_INDEX".to_string(), m.qos.gid_index.to_string());
             if let Some(nd) = &sn.netdev {
-                env.insert("NCCL_SOCKET_IFNAME", format!("={nd}"));
+                env.insert("NCCL_SOCKET_IFNAME".to_string(), format!("={nd}"));
             }
             let sw = &plan.switch_list[h.domain];
-            slots.push(Slot {
+            slots.push(HostSlot {
                 slot: sn.index,
                 sub_node: sn.id.clone(),
                 gpu: sn.gpu.clone(),
@@ -124,29 +170,23 @@ pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
                 env,
             });
         }
-        let file = HostFile {
-            server: &server.name,
-            plan: &plan.name,
+        out.push(HostFile {
+            server: server.name.clone(),
+            plan: plan.name.clone(),
             design: plan.describe(),
             sub_nodes: slots,
-        };
-        let stem = file_stem(&server.name);
-        out.push((format!("{stem}.env"), env_file(&file)));
-        let mut json = serde_json::to_string_pretty(&file)
-            .map_err(|e| Error::Internal(format!("host file of {}: {e}", server.name)))?;
-        json.push('\n');
-        out.push((format!("{stem}.json"), json));
+        });
     }
     Ok(out)
 }
 
-fn env_file(f: &HostFile<'_>) -> String {
+fn env_file(f: &HostFile) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "# {}: sub-node environment from plan {} ({}), rendered by planner.",
-        comment(f.server),
-        comment(f.plan),
+        comment(&f.server),
+        comment(&f.plan),
         comment(&f.design)
     );
     s.push_str(
@@ -190,9 +230,49 @@ fn env_file(f: &HostFile<'_>) -> String {
     let _ = writeln!(
         s,
         "    *) echo {} \"$1\" {} >&2; return 1 ;;",
-        shell_quote(&format!("{} has no slot", comment(f.server))),
+        shell_quote(&format!("{} has no slot", comment(&f.server))),
         shell_quote(&format!("(slots: {})", slots.join(" ")))
     );
     s.push_str("    esac\n}\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::{DesignOptions, design};
+    use crate::inventory::Inventory;
+
+    fn eflops() -> CheckedPlan {
+        let path = format!(
+            "{}/../topologies/eflops-4x16.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
+        design(&inv, &DesignOptions::default()).unwrap()
+    }
+
+    /// Every written `<server>.json` reads back as the typed host file it
+    /// was written from, so a reader of the files and a caller of
+    /// [`host_files`] see one environment.
+    #[test]
+    fn written_host_files_read_back_as_host_files() {
+        let plan = eflops();
+        let typed = host_files(&plan).unwrap();
+        let written: Vec<HostFile> = render_hosts(&plan)
+            .unwrap()
+            .into_iter()
+            .filter(|(name, _)| name.ends_with(".json"))
+            .map(|(_, text)| serde_json::from_str(&text).unwrap())
+            .collect();
+        assert_eq!(written, typed);
+        assert_eq!(typed.len(), plan.servers.len());
+        let slot = &typed[0].sub_nodes[0];
+        assert_eq!(slot.env["NCCL_IB_HCA"], format!("={}", slot.nic));
+        assert_eq!(
+            slot.env["NCCL_IB_TC"],
+            (u32::from(slot.dscp) << 2).to_string()
+        );
+    }
 }

@@ -42,7 +42,7 @@ pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
 };
 pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
-pub use hosts::render_hosts;
+pub use hosts::{HostFile, HostSlot, host_files, render_hosts};
 pub use overrides::apply_qos_overrides;
 
 use crate::checked::CheckedPlan;

@@ -56,10 +56,10 @@ pub fn kubeconfig_available() -> bool {
     if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty()) {
         return true;
     }
-    if let Some(paths) = std::env::var_os("KUBECONFIG") {
-        if std::env::split_paths(&paths).any(|p| p.is_file()) {
-            return true;
-        }
+    if let Some(paths) = std::env::var_os("KUBECONFIG")
+        && std::env::split_paths(&paths).any(|p| p.is_file())
+    {
+        return true;
     }
     home_kubeconfig().is_some_and(|p| p.is_file())
 }

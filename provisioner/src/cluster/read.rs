@@ -164,7 +164,7 @@ fn parse_count(s: &str) -> Option<u32> {
         "" => n,
         "k" => n.checked_mul(1_000)?,
         "M" => n.checked_mul(1_000_000)?,
-        "m" if n % 1000 == 0 => n / 1000,
+        "m" if n.is_multiple_of(1000) => n / 1000,
         _ => return None,
     };
     u32::try_from(n).ok()

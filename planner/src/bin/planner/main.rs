@@ -224,9 +224,9 @@ fn main() -> ExitCode {
             eprintln!(
                 "error: {}",
                 planner::names::escape_lines(&planner::error::display_chain(
-                err.as_ref(),
-                &flag_for
-            ))
+                    err.as_ref(),
+                    &flag_for
+                ))
             );
             let bad = err.downcast_ref::<BadInput>().is_some()
                 || err
@@ -371,15 +371,15 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         .as_deref()
         .map(|p| output::file_target(p, "--cables", &["csv"], "the cable list"))
         .transpose()?;
-    if let (Some(o), Some(c)) = (&out, &cables) {
-        if output::same_file(o, c) {
-            return Err(BadInput(format!(
-                "--out {} and --cables {} name the same file; give each its own",
-                display(o.given()),
-                display(c.given())
-            ))
-            .into());
-        }
+    if let (Some(o), Some(c)) = (&out, &cables)
+        && output::same_file(o, c)
+    {
+        return Err(BadInput(format!(
+            "--out {} and --cables {} name the same file; give each its own",
+            display(o.given()),
+            display(c.given())
+        ))
+        .into());
     }
     let (inv, mut opts, name) = load_source(&args.source)?;
     if let Some(t) = args.topology {

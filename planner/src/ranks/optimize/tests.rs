@@ -4,7 +4,7 @@ use super::*;
 use crate::design::shorthand::{self, Shorthand};
 use crate::design::{DesignOptions, design};
 use crate::inventory::Inventory;
-use crate::plan::PortRole;
+use crate::plan::{PortRole, Tier};
 use crate::ranks::{folded_halving_doubling, halving_doubling, ring, verify, verify_avoiding};
 
 fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
@@ -228,7 +228,7 @@ fn dead_link_with_spare_links_keeps_the_optimum_at_one() {
     assert!(matches!(e, Error::Parameter { .. }));
     let e = e.to_string();
     assert!(
-        e.starts_with("--solver: the exact solver takes up to 16 ranks"),
+        e.starts_with("solver: the exact solver takes up to 16 ranks"),
         "{e}"
     );
     assert!(e.contains("this job has 16 ranks on 8 switches"), "{e}");
@@ -527,10 +527,10 @@ fn requests_are_checked() {
         .to_string();
     assert_eq!(
         e,
-        "--ranks: 15 ranks do not fit on the 14 sub-nodes left after --avoid; use at most 14"
+        "ranks: 15 ranks do not fit on the 14 sub-nodes left after --avoid; use at most 14"
     );
     let e = plan_ranks(&plan, &request(Some(0), &[], Solver::Auto)).unwrap_err();
-    assert_eq!(e.to_string(), "--ranks: 0 ranks: use 1 or more");
+    assert_eq!(e.to_string(), "ranks: 0 ranks: use 1 or more");
     let e = plan_ranks(
         &plan,
         &request(None, &[Avoid::Switch("sw99".into())], Solver::Auto),
@@ -538,7 +538,7 @@ fn requests_are_checked() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.starts_with("--avoid: switch sw99 in `switch:sw99` is not in the plan"),
+        e.starts_with("avoid: switch sw99 in `switch:sw99` is not in the plan"),
         "{e}"
     );
     // Two dead cables that cut a switch off.
@@ -549,7 +549,7 @@ fn requests_are_checked() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with(&format!("--avoid: no route from switch {}", u[0])),
+        e.starts_with(&format!("avoid: no route from switch {}", u[0])),
         "{e}"
     );
     // Avoiding the cut-off switch as well leaves a fabric to map on.
@@ -564,7 +564,7 @@ fn requests_are_checked() {
     }
     assert_eq!(
         "best".parse::<Solver>().unwrap_err().to_string(),
-        "--solver: `best` is not a solver; use auto, heuristic or exact"
+        "solver: `best` is not a solver; use auto, heuristic or exact"
     );
 }
 
@@ -677,7 +677,7 @@ proptest! {
             Err(e) => {
                 // Only a fabric cut in two may refuse.
                 let e = e.to_string();
-                prop_assert!(e.starts_with("--avoid: no route from switch"), "{}", e);
+                prop_assert!(e.starts_with("avoid: no route from switch"), "{}", e);
             }
         }
     }

@@ -1,0 +1,482 @@
+//! Purchase planning (`planner purchase`): the cheapest fabric for G GPUs
+//! over a parts catalog, as integer programs solved with `good_lp` and its
+//! pure-Rust `microlp` solver.
+//!
+//! # Formulation
+//! The port and capacity constraints of a BiGraph (`2 M h >= G2` with
+//! `h = N/2` switches per part) and of a leaf-spine (`leaves * d >= G2`)
+//! are products of two unknowns. They become linear once the shape is
+//! fixed, so the search enumerates shapes and solves one small program per
+//! shape:
+//!
+//! - **BiGraph**, one program per switch model and virtual-switch split
+//!   `v`: a binary `w_h` picks the part size `h` among those that can reach
+//!   G2 sub-nodes, an integer `m_h <= cap_h * w_h` is M for that `h`
+//!   (`cap_h = min(R h, P/v - h)`: M <= N/2 times the allowed
+//!   oversubscription R, and M + N/2 ports per virtual switch), and an
+//!   integer `phys` counts physical switches (`v * phys >= 2h`). The cost
+//!   is the switches plus one optical link per upper-lower pair (`h^2`,
+//!   a constant per `w_h`).
+//! - **Leaf-spine**, one program per leaf and spine model of the same
+//!   speed: a binary `w_d` picks the leaf's downlinks `d` (with `u` uplinks,
+//!   `d <= R u`, `d + u <= ports`), integers `l_d <= spine ports * w_d` count
+//!   leaves and `s` spines, with `sum d l_d >= G2`, `sum u l_d <= s * spine
+//!   ports` and `s <= u` (every leaf reaches every spine).
+//! - **One switch**, when a model has G2 ports: no program is needed.
+//!
+//! NICs, sub-node cables, GPUs and servers depend only on G and the port
+//! speed, so they are added to each shape's cost as a constant. The budget
+//! is checked on the optimum: a design within it exists exactly when the
+//! cheapest one is within it, so it is not a constraint of the programs.
+
+use serde::Serialize;
+
+use super::bom::{Bom, BomBuilder, money};
+use super::catalog::{Catalog, OpticalLink, SwitchModel};
+use crate::error::{Error, Result};
+use crate::metrics::{CutShape, bisection_gbps};
+use crate::plan::Topology;
+
+mod programs;
+mod render;
+
+use programs::{bigraph, leaf_spine};
+pub use render::{render_purchase, render_purchase_summary};
+
+/// Which topologies to consider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// BiGraph only.
+    BiGraph,
+    /// Fat-tree (one switch or leaf-spine) only.
+    FatTree,
+    /// Both; the runner-up is the cheapest design of the other topology.
+    Any,
+}
+
+/// What to buy for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// GPUs (sub-nodes) to build now.
+    pub gpus: u64,
+    /// Sub-nodes the fabric must have room for (at least `gpus`).
+    pub growth: Option<u64>,
+    /// Topologies to consider.
+    pub topology: Want,
+    /// Most the design may cost (its total, energy included).
+    pub budget: Option<f64>,
+    /// Allowed oversubscription R (1 = non-blocking): BiGraph M <= R N/2,
+    /// leaf downlinks <= R uplinks.
+    pub oversubscription: f64,
+}
+
+/// A constraint the chosen design meets with no slack.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Binding {
+    /// Which constraint.
+    pub constraint: String,
+    /// Its figures at the optimum.
+    pub detail: String,
+}
+
+/// One design with its bill of materials.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Design {
+    /// `bigraph` or `fat-tree`.
+    pub topology: Topology,
+    /// The shape (`BiGraph 16x32 on 16 x sw-32x100 split in 2`).
+    pub design: String,
+    /// Total cost: capex plus energy; the sum of `count * unit_price`.
+    pub total_cost: f64,
+    /// The bill of materials.
+    pub parts: Vec<Part>,
+    /// Price of the parts.
+    pub capex: f64,
+    /// Energy over the catalog's years.
+    pub energy_cost: f64,
+    /// GPUs built now.
+    pub gpus: u64,
+    /// Sub-nodes the fabric has room for.
+    pub capacity: u64,
+    /// Physical switches.
+    pub switches: u64,
+    /// Port speed in Gbps.
+    pub gbps: u32,
+    /// Bisection bandwidth of the fabric with all G GPUs, in Gbps.
+    pub bisection_gbps: f64,
+    /// Total cost over GPUs.
+    pub cost_per_gpu: f64,
+    /// Total cost over the bisection bandwidth.
+    pub cost_per_bisection_gbps: f64,
+    #[serde(skip)]
+    binding: Vec<Binding>,
+}
+
+/// One bill-of-materials line, as the JSON contract names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Part {
+    /// Catalog name.
+    pub part: String,
+    /// `switch`, `nic`, ...
+    pub kind: &'static str,
+    /// How many.
+    pub count: u64,
+    /// Price of one.
+    pub unit_price: f64,
+}
+
+/// The runner-up and how much more it costs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunnerUp {
+    /// The design.
+    #[serde(flatten)]
+    pub design: Design,
+    /// Its total cost minus the chosen design's.
+    pub cost_difference: f64,
+}
+
+/// The result of `planner purchase`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Purchase {
+    /// The cheapest design.
+    pub chosen: Design,
+    /// The cheapest design of the other topology (with `any`), else the
+    /// next cheapest shape.
+    pub runner_up: Option<RunnerUp>,
+    /// Constraints the chosen design meets with no slack.
+    pub binding_constraints: Vec<Binding>,
+    /// Currency of the costs.
+    pub currency: String,
+    /// Integer programs solved.
+    pub programs_solved: usize,
+}
+
+/// Costs of the parts every design of one port speed needs for G GPUs.
+struct Fixed<'c> {
+    parts: Vec<(&'static str, String, u64, f64, f64)>,
+    optical_tco: f64,
+    optical: OpticalLink<'c>,
+}
+
+/// Plans the purchase.
+pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
+    if req.gpus == 0 {
+        return Err(Error::parameter("gpus", "give 1 or more GPUs"));
+    }
+    let g2 = req.growth.unwrap_or(req.gpus);
+    if g2 < req.gpus {
+        return Err(Error::parameter(
+            "growth",
+            format!(
+                "{g2} is less than --gpus {}; give the size to grow to",
+                req.gpus
+            ),
+        ));
+    }
+    let r = req.oversubscription;
+    if !(r.is_finite() && r >= 1.0) {
+        return Err(Error::parameter(
+            "allow-oversubscription",
+            format!("{r} is not a ratio of 1 or more (3 means 3:1)"),
+        ));
+    }
+    let mut designs: Vec<Design> = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
+    let mut programs = 0;
+    let mut speeds: Vec<u32> = catalog.switches.iter().map(|s| s.gbps).collect();
+    speeds.sort_unstable();
+    speeds.dedup();
+    for &gbps in &speeds {
+        let Some(fixed) = fixed_parts(catalog, req.gpus, gbps, &mut reasons) else {
+            continue;
+        };
+        let models: Vec<&SwitchModel> =
+            catalog.switches.iter().filter(|s| s.gbps == gbps).collect();
+        if req.topology != Want::BiGraph {
+            for s in &models {
+                if u64::from(s.ports) >= g2 {
+                    designs.push(single_switch(catalog, req, g2, s, &fixed));
+                }
+            }
+            for l in &models {
+                for s in &models {
+                    if let Some(d) = leaf_spine(catalog, req, g2, l, s, &fixed, &mut programs)? {
+                        designs.push(d);
+                    }
+                }
+            }
+        }
+        if req.topology != Want::FatTree {
+            for s in &models {
+                let mut splits = vec![1];
+                splits.extend((2..=s.split).step_by(2));
+                for v in splits {
+                    if let Some(d) = bigraph(catalog, req, g2, s, v, &fixed, &mut programs)? {
+                        designs.push(d);
+                    }
+                }
+            }
+        }
+    }
+    let topology_name = match req.topology {
+        Want::BiGraph => "BiGraph",
+        Want::FatTree => "fat-tree",
+        Want::Any => "BiGraph or fat-tree",
+    };
+    if designs.is_empty() {
+        reasons.dedup();
+        let capacity = capacity_reason(catalog, req, g2);
+        let fix = if capacity.is_some() {
+            "add a switch model with more ports, allow oversubscription, or lower --gpus/--growth"
+        } else {
+            "add the missing parts to the catalog"
+        };
+        let mut all: Vec<String> = capacity.into_iter().collect();
+        all.extend(reasons);
+        if all.is_empty() {
+            all.push("no switch model and speed fits every constraint".into());
+        }
+        let reason = all.join("; ");
+        return Err(Error::Infeasible {
+            input: catalog.name.clone(),
+            topology: format!("{topology_name} for {g2} sub-nodes"),
+            reason,
+            fix: fix.into(),
+        });
+    }
+    designs.sort_by(|a, b| {
+        a.total_cost
+            .total_cmp(&b.total_cost)
+            .then_with(|| a.switches.cmp(&b.switches))
+            .then_with(|| a.design.cmp(&b.design))
+    });
+    if let Some(budget) = req.budget {
+        let cheapest = designs[0].total_cost;
+        designs.retain(|d| d.total_cost <= budget + 1e-6);
+        if designs.is_empty() {
+            return Err(Error::Infeasible {
+                input: catalog.name.clone(),
+                topology: format!("{topology_name} for {g2} sub-nodes"),
+                reason: format!(
+                    "the budget of {} {cur} cannot be met: the cheapest design costs {} {cur}",
+                    money(budget),
+                    money(cheapest),
+                    cur = catalog.currency
+                ),
+                fix: "raise --budget, lower --gpus or --growth, or add cheaper parts".into(),
+            });
+        }
+    }
+    let mut designs = designs.into_iter();
+    let chosen = designs.next().expect("at least one design");
+    let rest: Vec<Design> = designs.collect();
+    let runner = match req.topology {
+        Want::Any => rest
+            .iter()
+            .find(|d| d.topology != chosen.topology)
+            .or_else(|| rest.first()),
+        _ => rest.first(),
+    };
+    let runner_up = runner.map(|d| RunnerUp {
+        cost_difference: super::bom::cents(d.total_cost - chosen.total_cost),
+        design: d.clone(),
+    });
+    let mut binding = chosen.binding.clone();
+    if let Some(budget) = req.budget
+        && (budget - chosen.total_cost).abs() < 0.5
+    {
+        binding.push(Binding {
+            constraint: "budget".into(),
+            detail: format!("{} of {}", money(chosen.total_cost), money(budget)),
+        });
+    }
+    Ok(Purchase {
+        chosen,
+        runner_up,
+        binding_constraints: binding,
+        currency: catalog.currency.clone(),
+        programs_solved: programs,
+    })
+}
+
+/// The largest sizes the catalog's switches reach, when they fall short
+/// of `g2`.
+fn capacity_reason(catalog: &Catalog, req: &Request, g2: u64) -> Option<String> {
+    let r = req.oversubscription;
+    let mut best_bg = (0u64, String::new());
+    let mut best_ft = (0u64, String::new());
+    for s in &catalog.switches {
+        let p = u64::from(s.ports);
+        if p > best_ft.0 {
+            best_ft = (p, format!("one {}", s.name));
+        }
+        // Leaf-spine: p leaves of d down and u up ports, d <= R u.
+        let u = ((p as f64) / (1.0 + r)).ceil() as u64;
+        let d = p.saturating_sub(u).min((r * u as f64) as u64);
+        if p * d > best_ft.0 {
+            best_ft = (p * d, format!("leaf-spine of {}", s.name));
+        }
+        for v in [1u64, u64::from(s.split)] {
+            let pv = p / v.max(1);
+            for h in 1..pv {
+                let cap = ((r * h as f64) as u64).min(pv - h);
+                if 2 * h * cap > best_bg.0 {
+                    best_bg = (2 * h * cap, format!("{} split {v}", s.name));
+                }
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    if req.topology != Want::FatTree && best_bg.0 < g2 {
+        parts.push(format!(
+            "the largest BiGraph from the catalog has {} sub-nodes ({}; M <= N/2 and M + N/2 ports per switch)",
+            best_bg.0, best_bg.1
+        ));
+    }
+    if req.topology != Want::BiGraph && best_ft.0 < g2 {
+        parts.push(format!(
+            "the largest fat-tree has {} sub-nodes ({}; 2 tiers at most)",
+            best_ft.0, best_ft.1
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("port counts cannot be met: {} < {g2}", parts.join(", ")))
+}
+
+/// NICs, sub-node cables, GPUs and servers for `gpus` at `gbps`, and the
+/// optical link between switches; `None` (with the reason) when the
+/// catalog lacks a NIC or cable at that speed.
+fn fixed_parts<'c>(
+    catalog: &'c Catalog,
+    gpus: u64,
+    gbps: u32,
+    reasons: &mut Vec<String>,
+) -> Option<Fixed<'c>> {
+    let Some(nic) = catalog.nic_for(gbps) else {
+        reasons.push(format!(
+            "no NIC at {gbps} Gbps for the {gbps} Gbps switches"
+        ));
+        return None;
+    };
+    let Some(dac) = catalog.dac_for(gbps) else {
+        reasons.push(format!(
+            "no DAC at {gbps} Gbps for the {gbps} Gbps switches"
+        ));
+        return None;
+    };
+    let Some(optical) = catalog.optical_for(gbps) else {
+        reasons.push(format!(
+            "no optical link at {gbps} Gbps for the {gbps} Gbps switches"
+        ));
+        return None;
+    };
+    let mut parts = vec![
+        ("nic", nic.name.clone(), gpus, nic.price, nic.watts),
+        ("cable", dac.name.clone(), gpus, dac.price, dac.watts),
+    ];
+    if let Some(g) = catalog.gpu() {
+        parts.push(("gpu", g.name.clone(), gpus, g.price, g.watts));
+    }
+    if !catalog.servers.is_empty() {
+        let Some((s, n)) = catalog.servers_for(gpus, None) else {
+            reasons
+                .push("no server has a NIC slot for every GPU slot (one NIC per GPU)".to_string());
+            return None;
+        };
+        parts.push(("server", s.name.clone(), n, s.price, s.watts));
+    }
+    let optical_tco = catalog.optical_tco(&optical);
+    Some(Fixed {
+        parts,
+        optical_tco,
+        optical,
+    })
+}
+
+/// Builds a design's bill from switch counts and optical links.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    catalog: &Catalog,
+    req: &Request,
+    topology: Topology,
+    design: String,
+    switches: &[(&SwitchModel, u64)],
+    links: u64,
+    fixed: &Fixed<'_>,
+    capacity: u64,
+    gbps: u32,
+    shape: CutShape,
+    binding: Vec<Binding>,
+) -> Design {
+    let mut b = BomBuilder::default();
+    for (s, n) in switches {
+        b.add("switch", &s.name, *n, s.price, s.watts);
+    }
+    for (kind, name, n, price, watts) in &fixed.parts {
+        b.add(kind, name, *n, *price, *watts);
+    }
+    b.add_optical(&fixed.optical, links);
+    let bom: Bom = b.finish(catalog);
+    // The same minimum balanced cut as `design` and `compare` report.
+    let link = f64::from(gbps);
+    let bisection = bisection_gbps(shape, req.gpus as usize, link, link);
+    let cents = super::bom::cents;
+    Design {
+        topology,
+        design,
+        total_cost: bom.total_cost,
+        parts: bom
+            .parts
+            .iter()
+            .map(|l| Part {
+                part: l.part.clone(),
+                kind: l.kind,
+                count: l.count,
+                unit_price: l.unit_price,
+            })
+            .collect(),
+        capex: bom.capex,
+        energy_cost: bom.energy_cost,
+        gpus: req.gpus,
+        capacity,
+        switches: switches.iter().map(|(_, n)| n).sum(),
+        gbps,
+        cost_per_gpu: cents(bom.total_cost / req.gpus as f64),
+        cost_per_bisection_gbps: cents(bom.total_cost / bisection),
+        bisection_gbps: bisection,
+        binding,
+    }
+}
+
+fn single_switch(
+    catalog: &Catalog,
+    req: &Request,
+    g2: u64,
+    s: &SwitchModel,
+    fixed: &Fixed<'_>,
+) -> Design {
+    let mut binding = Vec::new();
+    if u64::from(s.ports) == g2 {
+        binding.push(Binding {
+            constraint: "switch ports".into(),
+            detail: format!("{g2} sub-nodes on {} ports", s.ports),
+        });
+    }
+    finish(
+        catalog,
+        req,
+        Topology::FatTree,
+        format!("one switch: 1 x {}", s.name),
+        &[(s, 1)],
+        0,
+        fixed,
+        u64::from(s.ports),
+        s.gbps,
+        CutShape::OneSwitch,
+        binding,
+    )
+}
+
+fn fmt_ratio(r: f64) -> String {
+    let s = format!("{r:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}

@@ -1,0 +1,171 @@
+//! A purchase rendered for people: the chosen design, its bill and the runner-up, and the multi-count summary.
+
+use super::{Design, Purchase, Request};
+use crate::cost::bom::{Bom, money, render_bom};
+use crate::cost::catalog::Catalog;
+use crate::text::Table;
+
+/// Renders the purchase for people.
+pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String {
+    let cur = &p.currency;
+    let g2 = req.growth.unwrap_or(req.gpus);
+    let mut out = format!(
+        "Cheapest fabric for {} GPUs{} from {}\n",
+        req.gpus,
+        if g2 > req.gpus {
+            format!(" (room for {g2})")
+        } else {
+            String::new()
+        },
+        catalog.name
+    );
+    if let Some(note) = &catalog.note {
+        out.push_str(&format!("  - {note}\n"));
+    }
+    let c = &p.chosen;
+    out.push_str(&format!(
+        "\nChosen: {} ({}), total {} {cur}\n\n",
+        c.design,
+        c.topology.as_str(),
+        money(c.total_cost)
+    ));
+    out.push_str(&render_bom(&to_bom(c), cur));
+    out.push_str(&format!(
+        "per GPU {} {cur}; bisection {} Gbps, {} {cur} per Gbps\n",
+        money(c.cost_per_gpu),
+        crate::text::gbps(c.bisection_gbps),
+        money(c.cost_per_bisection_gbps)
+    ));
+    out.push_str("\nBinding constraints:\n");
+    if p.binding_constraints.is_empty() {
+        out.push_str("  none: every constraint has slack\n");
+    }
+    for b in &p.binding_constraints {
+        out.push_str(&format!("  - {}: {}\n", b.constraint, b.detail));
+    }
+    match &p.runner_up {
+        Some(r) => {
+            let d = &r.design;
+            out.push_str(&format!(
+                "\nRunner-up: {} ({}), total {} {cur}, {} {cur} more\n\n",
+                d.design,
+                d.topology.as_str(),
+                money(d.total_cost),
+                money(r.cost_difference)
+            ));
+            out.push_str(&render_bom(&to_bom(d), cur));
+            let mut t = Table::new(["", "chosen", "runner-up"]).right(&[1, 2]);
+            t.row(["topology", c.topology.as_str(), d.topology.as_str()]);
+            t.row([
+                "total cost".to_string(),
+                money(c.total_cost),
+                money(d.total_cost),
+            ]);
+            t.row([
+                "per GPU".to_string(),
+                money(c.cost_per_gpu),
+                money(d.cost_per_gpu),
+            ]);
+            t.row([
+                "bisection Gbps".to_string(),
+                crate::text::gbps(c.bisection_gbps),
+                crate::text::gbps(d.bisection_gbps),
+            ]);
+            t.row([
+                "per Gbps of bisection".to_string(),
+                money(c.cost_per_bisection_gbps),
+                money(d.cost_per_bisection_gbps),
+            ]);
+            out.push('\n');
+            out.push_str(&t.render());
+            let cheaper = if c.cost_per_bisection_gbps <= d.cost_per_bisection_gbps {
+                c
+            } else {
+                d
+            };
+            out.push_str(&format!(
+                "Cheaper per Gbps of bisection bandwidth: {}\n",
+                cheaper.topology.as_str()
+            ));
+        }
+        None => out.push_str("\nRunner-up: none (no other design fits)\n"),
+    }
+    out.push_str(&format!(
+        "\n{} integer programs solved\n",
+        p.programs_solved
+    ));
+    out
+}
+
+/// One line per purchase of a multi-count `planner purchase`: the chosen
+/// design and the runner-up, their totals and cost per Gbps of bisection,
+/// and which is cheaper per Gbps.
+pub fn render_purchase_summary(purchases: &[&Purchase]) -> String {
+    let cur = purchases.first().map_or("", |p| p.currency.as_str());
+    let mut t = Table::new([
+        "GPUs",
+        "chosen",
+        "total",
+        "per Gbps",
+        "runner-up",
+        "total",
+        "per Gbps",
+        "cheaper per Gbps",
+    ])
+    .right(&[0, 2, 3, 5, 6]);
+    for p in purchases {
+        let c = &p.chosen;
+        let (r_design, r_total, r_gbps, cheaper) = match &p.runner_up {
+            Some(r) => {
+                let d = &r.design;
+                let cheaper = if c.cost_per_bisection_gbps <= d.cost_per_bisection_gbps {
+                    c
+                } else {
+                    d
+                };
+                (
+                    d.design.clone(),
+                    money(d.total_cost),
+                    money(d.cost_per_bisection_gbps),
+                    cheaper.topology.as_str(),
+                )
+            }
+            None => (
+                "none".to_string(),
+                "-".into(),
+                "-".into(),
+                c.topology.as_str(),
+            ),
+        };
+        t.row([
+            c.gpus.to_string(),
+            c.design.clone(),
+            money(c.total_cost),
+            money(c.cost_per_bisection_gbps),
+            r_design,
+            r_total,
+            r_gbps,
+            cheaper.to_string(),
+        ]);
+    }
+    format!("Summary ({cur}):\n\n{}", t.render())
+}
+
+fn to_bom(d: &Design) -> Bom {
+    Bom {
+        parts: d
+            .parts
+            .iter()
+            .map(|p| crate::cost::bom::BomLine {
+                part: p.part.clone(),
+                kind: p.kind,
+                count: p.count,
+                unit_price: p.unit_price,
+                watts: 0.0,
+            })
+            .collect(),
+        capex: d.capex,
+        energy_cost: d.energy_cost,
+        total_cost: d.total_cost,
+    }
+}
