@@ -15,12 +15,12 @@ use common::best;
 use std::process::Command;
 use std::time::Duration;
 
+use planner::checked::CheckedPlan;
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
 use planner::estimate::{
     self, Algorithm, Method, Options, Params, ScaleSpec, parse_nodes, scale_plans,
 };
-use planner::checked::CheckedPlan;
 
 const SIZE_256MIB: u64 = 256 << 20;
 

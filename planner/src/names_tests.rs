@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 
+use crate::checked::CheckedPlan;
 use crate::inventory::Inventory;
 use crate::plan::Plan;
-use crate::checked::CheckedPlan;
 use crate::ranks::{self, format as rank_format};
 use crate::render::{self, Vendor};
 use crate::validate::{cabling, validate_plan};

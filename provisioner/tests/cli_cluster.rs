@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use planner::export::labels::{DEFAULT_PREFIX, node_labels};
 use planner::checked::CheckedPlan;
+use planner::export::labels::{DEFAULT_PREFIX, node_labels};
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 

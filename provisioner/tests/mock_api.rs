@@ -9,8 +9,8 @@ use http::{Request, Response};
 use kube::client::Body;
 use serde_json::{Value, json};
 
-use planner::export::labels::{DEFAULT_PREFIX, node_labels};
 use planner::checked::CheckedPlan;
+use planner::export::labels::{DEFAULT_PREFIX, node_labels};
 use provisioner::cluster::{self, Error, JobPhase, LabelOptions, NodeChange, WaitOptions};
 use provisioner::view::Manifests;
 

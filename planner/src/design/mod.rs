@@ -17,10 +17,13 @@ pub mod shorthand;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::inventory::{Inventory, SubNodeSpec, SwitchRole};
-use crate::plan::{Cable, CableKind, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode, PlanSwitch, PortRole, Tier, Topology};
-use crate::checked::CheckedPlan;
+use crate::plan::{
+    Cable, CableKind, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode,
+    PlanSwitch, PortRole, Tier, Topology,
+};
 use crate::qos::QosIntent;
 
 pub use bigraph::{bigraph_capacity, largest_bigraph};

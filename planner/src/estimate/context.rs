@@ -9,8 +9,8 @@ use super::{
 use crate::algorithm::RankSchedule;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
-use crate::plan::{Tier, Topology};
 use crate::network::Network;
+use crate::plan::{Tier, Topology};
 use crate::ranks::verify::flow_id;
 use crate::ranks::{self, Link};
 use schedules::{Kind, NONE};

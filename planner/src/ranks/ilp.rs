@@ -79,10 +79,10 @@ use good_lp::{
 };
 use rustc_hash::FxHashMap;
 
-use crate::network::Network;
 use super::schedule::{Schedule, Step};
 use super::verify::flow_id;
 use crate::error::{Error, Result};
+use crate::network::Network;
 
 /// Which model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

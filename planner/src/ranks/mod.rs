@@ -51,9 +51,9 @@ use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::plan::{Tier, Topology};
 
+pub use crate::network::{Avoid, Link, Network, Route, Target};
 pub use hdrm::{Mapping, algorithm1};
 pub use optimize::{Congestion, Fold, Outcome, Request, Solver, lower_bound, plan_ranks};
-pub use crate::network::{Avoid, Link, Network, Route, Target};
 pub use schedule::{
     FoldCost, Phase, Schedule, Step, folded_halving_doubling, halving_doubling, ring,
 };

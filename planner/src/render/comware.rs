@@ -30,10 +30,10 @@
 use askama::Template;
 
 use super::description;
-use crate::network::{Model, PortKind, ip, netmask};
 use super::vendor::{SwitchVendor, digit_groups, number};
 use crate::error::{Error, Result};
 use crate::names;
+use crate::network::{Model, PortKind, ip, netmask};
 
 /// Longest `description` of a VPN instance Comware takes.
 const VRF_DESCRIPTION: usize = 79;

@@ -27,11 +27,11 @@
 
 use askama::Template;
 
-use crate::network::{Model, PortKind, ip};
 use super::vendor::{SwitchVendor, digit_groups};
 use super::{description, seconds, summary};
 use crate::error::{Error, Result};
 use crate::names;
+use crate::network::{Model, PortKind, ip};
 
 /// Longest VLAN `name` EOS takes.
 const VLAN_NAME: usize = 32;

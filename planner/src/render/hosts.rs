@@ -27,11 +27,11 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::network::{Model, ip};
 use super::{file_stem, list};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names::{comment, shell_quote};
+use crate::network::{Model, ip};
 
 /// A server's host file: what `planner render --hosts` writes to
 /// `<server>.json` (and, as shell variables, to `<server>.env`). The one

@@ -25,11 +25,11 @@
 
 use askama::Template;
 
-use crate::network::{Model, PortKind, ip};
 use super::vendor::{SwitchVendor, number};
 use super::{description, list, summary};
 use crate::error::{Error, Result};
 use crate::names::shell_quote;
+use crate::network::{Model, PortKind, ip};
 
 #[derive(Template)]
 #[template(path = "nvue.sh", escape = "none")]

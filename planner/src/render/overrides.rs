@@ -10,9 +10,9 @@
 //! the user added are kept. The result is checked as the inventory's
 //! table is at design time ([`QosIntent::resolve`]).
 
+use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::plan::Topology;
-use crate::checked::CheckedPlan;
 use crate::qos::{ClassOverride, QosIntent, QosOverrides};
 
 /// Applies `o` to the plan's QoS intent; returns notes about overrides

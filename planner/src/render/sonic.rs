@@ -23,10 +23,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::network::{Model, PortKind, ip};
 use super::vendor::{SwitchVendor, number};
 use super::{description, list};
 use crate::error::{Error, Result};
+use crate::network::{Model, PortKind, ip};
 
 /// Name of the QoS maps, scheduler and WRED profile the file defines.
 pub const PROFILE: &str = "ROCE";

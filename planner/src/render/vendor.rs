@@ -16,8 +16,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::Vendor;
-use super::model::Model;
 use crate::error::{Error, Result};
+use crate::network::Model;
 use crate::plan::PlanSwitch;
 
 /// A switch operating system the planner renders configurations for. The

@@ -40,6 +40,7 @@ use mutate::{
     CABLING, CATALOG, EFLOPS_PLAN, Format, INVENTORIES, MODELS, Mutated, PLANS, QOS, RANK_FILE,
     Rng, Scale, read, root,
 };
+use planner::checked::CheckedPlan;
 use planner::cost::{self, Catalog};
 use planner::design::{DesignOptions, design};
 use planner::estimate::{self, Method, Options, Params};
@@ -47,7 +48,6 @@ use planner::export::{self, DEFAULT_PREFIX, Target};
 use planner::inventory::{Inventory, qos_overrides_from_toml};
 use planner::iteration::{self, Compute, Setup};
 use planner::plan::{Plan, Topology};
-use planner::checked::CheckedPlan;
 use planner::ranks::{self, Algorithm, Request, Solver, format as rank_format};
 use planner::render::{self, Vendor};
 use planner::validate::{self, cabling};

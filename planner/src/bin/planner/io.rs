@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
+use planner::checked::CheckedPlan;
 use planner::design::DesignOptions;
 use planner::design::shorthand::{self, Shorthand};
 use planner::inventory::Inventory;
 use planner::plan::Plan;
-use planner::checked::CheckedPlan;
 use planner::validate::cabling;
 
 /// An error caused by the user's input (exit code 2).

@@ -6,13 +6,13 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
+use planner::checked::CheckedPlan;
 use planner::design::design;
 use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::PlotFormat;
 use planner::estimate::{Algorithm, Method, Options, Params};
 use planner::iteration::{self, Compute, Model, Setup, format, profiles};
 use planner::plan::Topology;
-use planner::checked::CheckedPlan;
 
 use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read, shorthand_source};

@@ -15,6 +15,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use planner::checked::CheckedPlan;
 use planner::design::design;
 use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::{self, PlotFormat};
@@ -23,7 +24,6 @@ use planner::estimate::{
     format_size,
 };
 use planner::plan::Topology;
-use planner::checked::CheckedPlan;
 use planner::ranks::FoldCost;
 
 use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source};

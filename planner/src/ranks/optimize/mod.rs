@@ -78,17 +78,15 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::network::Avoid;
 use super::ilp;
-use crate::network::Network;
-use super::schedule::{FoldCost, Phase, Schedule, Step};
-use super::verify::{StepLoad, flow_id, verify_schedule};
-use super::{Algorithm, RankTable, hdrm, members, rank_table};
+use super::schedule::{FoldCost, Phase, Schedule};
+use super::verify::{StepLoad, verify_schedule};
+use super::{Algorithm, RankTable, members, rank_table};
 use crate::algorithm::Runs;
-use crate::error::{Error, Result};
-use crate::plan::{Tier, Topology};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
+use crate::network::Avoid;
+use crate::network::Network;
 
 mod search;
 mod starts;

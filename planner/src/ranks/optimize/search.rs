@@ -2,7 +2,7 @@
 
 use super::starts::{algorithm1_starts, place_extras, split};
 use crate::error::{Error, Result};
-use crate::ranks::routing::Network;
+use crate::network::Network;
 use crate::ranks::schedule::{Schedule, Step};
 use crate::ranks::verify::flow_id;
 

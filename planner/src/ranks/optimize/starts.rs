@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
+use crate::network::Network;
 use crate::plan::{Tier, Topology};
 use crate::ranks::hdrm;
-use crate::ranks::routing::Network;
 
 /// P' and r for X ranks: X = P' + r with P' the largest power of two not
 /// above X.
