@@ -285,6 +285,21 @@ pub fn description(s: &str, max: usize) -> String {
     d
 }
 
+/// A device name as a file name: characters other than letters, digits,
+/// `-`, `_` and `.` become `_`. Host files are `<stem>.env` and
+/// `<stem>.json`.
+pub fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{file_stem, list};
+use super::list;
+use crate::names::file_stem;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names::{comment, shell_quote};

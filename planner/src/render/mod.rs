@@ -42,6 +42,7 @@ pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
 };
 pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
+pub use crate::names::file_stem;
 pub use hosts::{HostFile, HostSlot, host_files, render_hosts};
 pub use overrides::apply_qos_overrides;
 
@@ -63,21 +64,6 @@ vendors! {
     Eos => eos::Eos,
     /// NVIDIA Cumulus Linux 5: a shell script of `nv set` commands.
     Nvue => nvue::Nvue,
-}
-
-/// A device name as a file name: characters other than letters, digits,
-/// `-`, `_` and `.` become `_`. Host files are `<stem>.env` and
-/// `<stem>.json`.
-pub fn file_stem(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Renders one configuration file per physical switch, in plan order:

@@ -607,7 +607,6 @@ fn every_module_of_lib_rs_is_a_node() {
 }
 
 #[test]
-#[ignore = "issue 14: until render/model.rs moves to network"]
 fn planner_src_has_no_import_loop() {
     let g = graph(&planner_src());
     let cycles = g.cycles();
