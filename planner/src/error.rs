@@ -146,13 +146,15 @@ pub enum Error {
     #[error("internal error: {}", Escaped(.0))]
     Internal(String),
 
-    /// Writing a value in memory failed (a bug: the planner's own types
-    /// always serialise); the serialiser's error is the cause.
-    #[error("internal error: serialising {what}")]
-    Serialize {
-        /// What was being written (`the plan`).
-        what: &'static str,
-        /// The serialiser's error.
+    /// A library the planner uses failed where it should not (a
+    /// serialiser writing the planner's own types, the plot backend, the
+    /// integer-program solver): a bug, with the library's error as the
+    /// cause.
+    #[error("internal error: {}", Escaped(doing))]
+    Failed {
+        /// What the planner was doing (`serialising the plan`).
+        doing: String,
+        /// The library's error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -164,7 +166,7 @@ impl Error {
     pub fn is_bad_input(&self) -> bool {
         !matches!(
             self,
-            Error::Internal(_) | Error::Render { .. } | Error::Serialize { .. }
+            Error::Internal(_) | Error::Render { .. } | Error::Failed { .. }
         )
     }
 
@@ -181,12 +183,17 @@ impl Error {
 
     /// A serialiser's failure writing `what` (`the plan`), kept as the
     /// cause.
-    pub fn serialize(
-        what: &'static str,
+    pub fn serialize(what: &str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::failed(format!("serialising {what}"), source)
+    }
+
+    /// A library's failure while `doing` something, kept as the cause.
+    pub fn failed(
+        doing: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
-        Error::Serialize {
-            what,
+        Error::Failed {
+            doing: doing.into(),
             source: Box::new(source),
         }
     }
@@ -226,13 +233,6 @@ impl Error {
             parameter: parameter.into(),
             message: message.into(),
         }
-    }
-
-    /// Old spelling of [`Error::parameter`] taking a flag (`--ranks`): the
-    /// leading dashes are dropped. Being replaced call site by call site.
-    pub fn option(option: impl Into<String>, message: impl Into<String>) -> Self {
-        let option = option.into();
-        Error::parameter(option.trim_start_matches('-'), message)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::plan::Topology;
 pub fn bigraph_shape(nodes: usize) -> Result<(usize, usize)> {
     let mut n = 2usize;
     while n <= 1 << 24 {
-        if nodes % n == 0 && nodes / n <= n / 2 && nodes / n >= 1 {
+        if nodes.is_multiple_of(n) && nodes / n <= n / 2 && nodes / n >= 1 {
             return Ok((nodes / n, n));
         }
         n *= 2;

@@ -160,8 +160,8 @@ pub(super) fn design(
         Some(2) => two().map_err(|(r, f)| infeasible("2-tier leaf-spine", r, f))?,
         Some(3) => three().map_err(|(r, f)| infeasible("3-tier fat-tree", r, f))?,
         Some(t) => {
-            return Err(Error::option(
-                "--tiers",
+            return Err(Error::parameter(
+                "tiers",
                 format!("{t} tiers: choose 2 (leaf-spine) or 3 (k-ary fat-tree)"),
             ));
         }

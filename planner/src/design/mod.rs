@@ -68,8 +68,8 @@ impl Default for DesignOptions {
 /// Designs a fabric for every NIC of the inventory.
 pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     if !(opts.oversubscription.is_finite() && opts.oversubscription >= 1.0) {
-        return Err(Error::option(
-            "--oversubscription",
+        return Err(Error::parameter(
+            "oversubscription",
             format!(
                 "{} is not a ratio of 1 or more (1 means non-blocking, 3 means 3:1)",
                 opts.oversubscription

@@ -34,8 +34,8 @@ impl Default for Shorthand {
 /// Parses `MxN` (M sub-nodes per switch, N switches).
 pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
     let bad = || {
-        Error::option(
-            "--bigraph",
+        Error::parameter(
+            "bigraph",
             format!("`{spec}` is not MxN (M sub-nodes per switch x N switches), e.g. 4x16"),
         )
     };
@@ -43,21 +43,21 @@ pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
     let m: usize = m.trim().parse().map_err(|_| bad())?;
     let n: usize = n.trim().parse().map_err(|_| bad())?;
     if m == 0 || n < 2 || !n.is_multiple_of(2) {
-        return Err(Error::option(
-            "--bigraph",
+        return Err(Error::parameter(
+            "bigraph",
             format!("{m}x{n}: M must be 1 or more and N an even number of 2 or more"),
         ));
     }
     // M sub-nodes take M ports of a switch: bounded before any arithmetic.
     limits::PORTS_PER_SWITCH.check(m as u64).map_err(|e| {
-        Error::option(
-            "--bigraph",
+        Error::parameter(
+            "bigraph",
             format!("{m}x{n}: M takes a switch port per sub-node: {e}"),
         )
     })?;
     if m > n / 2 {
-        return Err(Error::option(
-            "--bigraph",
+        return Err(Error::parameter(
+            "bigraph",
             format!(
                 "{m}x{n}: M <= N/2 is needed ({m} > {}); use at least {} switches",
                 n / 2,
@@ -67,7 +67,7 @@ pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
     }
     // N first: M <= N/2 above keeps M x N within N^2/2, so once N is
     // bounded the product cannot overflow.
-    let limit = |e: String| Error::option("--bigraph", format!("{m}x{n}: {e}"));
+    let limit = |e: String| Error::parameter("bigraph", format!("{m}x{n}: {e}"));
     limits::BIGRAPH_N.check(n as u64).map_err(limit)?;
     limits::SUB_NODES
         .check_opt((m as u64).checked_mul(n as u64))
@@ -77,7 +77,7 @@ pub fn parse_bigraph(spec: &str) -> Result<(usize, usize)> {
 
 /// A synthetic inventory and options for an M x N BiGraph.
 pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
-    let limit = |e: String| Error::option("--bigraph", format!("{m}x{n}: {e}"));
+    let limit = |e: String| Error::parameter("bigraph", format!("{m}x{n}: {e}"));
     limits::BIGRAPH_N.check(n as u64).map_err(limit)?;
     let p = m
         .checked_mul(n)
@@ -86,8 +86,8 @@ pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOp
     let needed = (n / 2 + m) as u32;
     let ports = match s.switch_ports {
         Some(ports) if ports < needed => {
-            return Err(Error::option(
-                "--switch-ports",
+            return Err(Error::parameter(
+                "switch-ports",
                 format!(
                     "{ports} ports cannot carry N/2 + M = {needed} links; use at least {needed}"
                 ),
@@ -96,7 +96,7 @@ pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOp
         Some(ports) => {
             limits::PORTS_PER_SWITCH
                 .check(u64::from(ports))
-                .map_err(|e| Error::option("--switch-ports", e))?;
+                .map_err(|e| Error::parameter("switch-ports", e))?;
             ports
         }
         None => needed.next_power_of_two().max(8),
@@ -122,7 +122,7 @@ pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOp
 /// `tiers=2,sub-nodes=1024,ports=64[,oversub=3]` or `tiers=3,k=16[,sub-nodes=1000]`
 /// (`k=16` alone means 3 tiers with k^3/4 sub-nodes).
 pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
-    let bad = |msg: String| Error::option("--fat-tree", msg);
+    let bad = |msg: String| Error::parameter("fat-tree", msg);
     let mut tiers: Option<u8> = None;
     let mut sub_nodes: Option<usize> = None;
     let mut ports: Option<u32> = None;
@@ -198,7 +198,7 @@ pub struct FatTreeSpec {
 
 /// A synthetic inventory and options for the fat-tree `spec` describes.
 pub fn fat_tree_of(spec: &FatTreeSpec, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
-    let bad = |msg: String| Error::option("--fat-tree", msg);
+    let bad = |msg: String| Error::parameter("fat-tree", msg);
     let (tiers, sub_nodes, oversub) = (spec.tiers, spec.sub_nodes, spec.oversubscription);
     if !matches!(tiers, 2 | 3) {
         return Err(bad(format!(
@@ -255,12 +255,12 @@ pub fn fat_tree_of(spec: &FatTreeSpec, s: &Shorthand) -> Result<(Inventory, Desi
 /// divides both the total and the per-switch count.
 fn per_server(p: usize, per_switch: usize, s: &Shorthand) -> Result<usize> {
     match s.sub_nodes_per_server {
-        Some(k) if limits::SERVER_SUB_NODES.check(k as u64).is_err() => Err(Error::option(
-            "--server-sub-nodes",
+        Some(k) if limits::SERVER_SUB_NODES.check(k as u64).is_err() => Err(Error::parameter(
+            "server-sub-nodes",
             limits::SERVER_SUB_NODES.refusal(k as u64),
         )),
-        Some(k) if k == 0 || !p.is_multiple_of(k) => Err(Error::option(
-            "--server-sub-nodes",
+        Some(k) if k == 0 || !p.is_multiple_of(k) => Err(Error::parameter(
+            "server-sub-nodes",
             format!("{k} does not divide {p} sub-nodes evenly"),
         )),
         Some(k) => Ok(k),

@@ -492,11 +492,11 @@ impl<'a> Context<'a> {
                 let mut routes = PlanRoutes::new(self, &sched, seed);
                 // A seed that routes every pair the same way as the last
                 // one gives the same time.
-                if let Some((last, t)) = &previous {
-                    if last.same_routes(&mut routes)? {
-                        times.push(*t);
-                        continue;
-                    }
+                if let Some((last, t)) = &previous
+                    && last.same_routes(&mut routes)?
+                {
+                    times.push(*t);
+                    continue;
                 }
                 let (t, flows) = match options.method {
                     Method::Fast => {

@@ -226,8 +226,14 @@ macro_rules! panel {
 
 pub(crate) use panel;
 
+/// The plot backend's error, as text: its type borrows from the backend,
+/// so it cannot travel as a cause itself.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct BackendError(String);
+
 pub(crate) fn draw_error<E: std::fmt::Display>(e: E) -> Error {
-    Error::Internal(format!("drawing the plot: {e}"))
+    Error::failed("drawing the plot", BackendError(e.to_string()))
 }
 
 /// A log-scale axis over `range` with ticks at 1, 2 and 5 of every decade

@@ -80,7 +80,7 @@ pub fn parse_nodes(text: &str) -> Result<Vec<usize>> {
 /// A size as people write it: `256KiB`, `16MiB`, `1000B`.
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }

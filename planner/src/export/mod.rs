@@ -142,7 +142,7 @@ impl Export {
 }
 
 fn yaml<T: Serialize>(value: &T) -> Result<String> {
-    serde_norway::to_string(value).map_err(|e| Error::Internal(format!("writing YAML: {e}")))
+    serde_norway::to_string(value).map_err(|e| Error::serialize("YAML", e))
 }
 
 /// Exports a plan to a target. `prefix` is the label prefix (see

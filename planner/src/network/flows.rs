@@ -66,7 +66,7 @@ impl Network<'_> {
         r.push(self.up_link(src));
         let mut at = sa;
         while at != sb {
-            if r.len - 1 >= MAX_HOPS {
+            if r.len > MAX_HOPS {
                 return Err(Error::Internal(format!(
                     "a route from {} to {} is longer than {MAX_HOPS} hops",
                     self.plan.switch_list[sa].name, self.plan.switch_list[sb].name

@@ -117,11 +117,11 @@ pub fn check(n: usize, m: usize, x: usize, input: &str) -> Result<()> {
 /// 1 or more that fits.
 pub(super) fn check_ranks(x: usize, p: usize) -> Result<()> {
     if x == 0 {
-        return Err(Error::option("--ranks", "0 ranks: use 1 or more"));
+        return Err(Error::parameter("ranks", "0 ranks: use 1 or more"));
     }
     if x > p {
-        return Err(Error::option(
-            "--ranks",
+        return Err(Error::parameter(
+            "ranks",
             format!(
                 "{x} ranks do not fit on {p} sub-nodes; use at most {}",
                 prev_power_of_two(p)
@@ -136,8 +136,8 @@ pub(super) fn check_ranks(x: usize, p: usize) -> Result<()> {
         } else {
             below.to_string()
         };
-        return Err(Error::option(
-            "--ranks",
+        return Err(Error::parameter(
+            "ranks",
             format!("{x} ranks is not a power of two, which halving-doubling needs; use {choice}"),
         ));
     }

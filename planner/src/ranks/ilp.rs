@@ -175,8 +175,8 @@ impl<'a, 'n> Problem<'a, 'n> {
                 let p = net.switch_paths(a, b);
                 if a != b && p.is_empty() {
                     let plan = net.plan();
-                    return Err(Error::option(
-                        "--avoid",
+                    return Err(Error::parameter(
+                        "avoid",
                         format!(
                             "no route from switch {} to switch {} keeps off what is avoided; avoid fewer links, or avoid one of the two switches as well",
                             plan.switch_list[a].name, plan.switch_list[b].name
@@ -517,9 +517,10 @@ impl<'a, 'n> Problem<'a, 'n> {
             Ok(s) => s,
             Err(ResolutionError::Infeasible) => return Ok(None),
             Err(e) => {
-                return Err(Error::Internal(format!(
-                    "the exact model ({variables} variables, {count} constraints) did not solve: {e}"
-                )));
+                return Err(Error::failed(
+                    format!("solving the exact model ({variables} variables, {count} constraints)"),
+                    e,
+                ));
             }
         };
         let optimum = solution.value(w).round().max(0.0) as usize;

@@ -28,9 +28,9 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::list;
-use crate::names::file_stem;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
+use crate::names::file_stem;
 use crate::names::{comment, shell_quote};
 use crate::network::{Model, ip};
 
@@ -106,7 +106,7 @@ pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
         let stem = file_stem(&file.server);
         out.push((format!("{stem}.env"), env_file(file)));
         let mut json = serde_json::to_string_pretty(file)
-            .map_err(|e| Error::Internal(format!("host file of {}: {e}", file.server)))?;
+            .map_err(|e| Error::serialize(&format!("the host file of {}", file.server), e))?;
         json.push('\n');
         out.push((format!("{stem}.json"), json));
     }

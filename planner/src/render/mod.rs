@@ -38,11 +38,11 @@ mod vendor;
 
 use std::collections::BTreeSet;
 
+pub use crate::names::file_stem;
 pub use check::{
     CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
 };
 pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
-pub use crate::names::file_stem;
 pub use hosts::{HostFile, HostSlot, host_files, render_hosts};
 pub use overrides::apply_qos_overrides;
 

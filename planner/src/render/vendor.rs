@@ -143,7 +143,11 @@ impl Vendor {
     /// The file name of a switch's configuration
     /// (`<file stem>.comware.cfg`, ...).
     pub fn file_name(self, switch: &str) -> String {
-        format!("{}{}", crate::names::file_stem(switch), self.imp().file_suffix())
+        format!(
+            "{}{}",
+            crate::names::file_stem(switch),
+            self.imp().file_suffix()
+        )
     }
 
     /// The interface name of a port: the plan's `port_name` pattern when it

@@ -15,8 +15,8 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{Finding, Index, finding};
-use crate::plan::{Plan, PortRole, Tier, Topology};
 use crate::names::file_stem;
+use crate::plan::{Plan, PortRole, Tier, Topology};
 
 /// The largest `gpu_index` a plan may hold: more GPUs than any server
 /// carries, and more than CUDA numbers in one process.

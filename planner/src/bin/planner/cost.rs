@@ -38,7 +38,7 @@ pub fn run(args: CostArgs) -> Result<ExitCode> {
     let catalog = load_catalog(&args.catalog)?;
     let plan = load_plan(&args.plan)?;
     if args.gpus_per_server == Some(0) {
-        return Err(planner::Error::option("--gpus-per-server", "give 1 or more").into());
+        return Err(planner::Error::parameter("gpus-per-server", "give 1 or more").into());
     }
     let c = cost::cost_plan(&plan, &catalog, args.gpus_per_server)?;
     match args.format {
@@ -88,13 +88,13 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
         && !(b.is_finite() && b > 0.0)
     {
         return Err(
-            planner::Error::option("--budget", format!("{b} is not an amount above 0")).into(),
+            planner::Error::parameter("budget", format!("{b} is not an amount above 0")).into(),
         );
     }
     let counts = planner::text::parse_counts(&args.gpus, 1)
         .ok_or_else(|| {
-            planner::Error::option(
-                "--gpus",
+            planner::Error::parameter(
+                "gpus",
                 format!(
                     "`{}` is not a GPU count; write e.g. 512, 512,4096 or 512..4096",
                     args.gpus

@@ -300,8 +300,11 @@ fn manifest_table(m: &Manifest, vendor: Option<Vendor>) -> String {
 mod sha256 {
     /// The digest of `data` as 64 lowercase hex digits.
     pub fn hex(data: &[u8]) -> String {
-        let digest = ring::digest::digest(&ring::digest::SHA256, data);
-        digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+        use sha2::Digest as _;
+        sha2::Sha256::digest(data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     #[cfg(test)]

@@ -35,9 +35,7 @@ fn solve_choice(
         Ok(s) => s,
         Err(ResolutionError::Infeasible) => return Ok(None),
         Err(e) => {
-            return Err(Error::Internal(format!(
-                "the {what} program did not solve: {e}"
-            )));
+            return Err(Error::failed(format!("solving the {what} program"), e));
         }
     };
     let pick = (0..w.len())
