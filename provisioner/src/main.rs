@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use planner::checked::CheckedPlan;
 use planner::export::labels::DEFAULT_PREFIX;
+use planner::checked::CheckedPlan;
 use planner::text::Table;
 use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
 use provisioner::job::JobSpec;
@@ -290,9 +290,9 @@ fn main() -> ExitCode {
             eprintln!(
                 "error: {}",
                 planner::names::escape_lines(&planner::error::display_chain(
-                    err.as_ref(),
-                    &flag_for
-                ))
+                err.as_ref(),
+                &flag_for
+            ))
             );
             let bad = err.downcast_ref::<BadInput>().is_some()
                 || err

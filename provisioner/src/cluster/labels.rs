@@ -7,8 +7,8 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde::Serialize;
 use serde_json::json;
 
-use planner::checked::CheckedPlan;
 use planner::export::labels::{check_prefix, node_labels};
+use planner::checked::CheckedPlan;
 
 use super::{Error, FIELD_MANAGER, Result, list_all};
 use crate::nodes::{self, NodeMap};
