@@ -138,6 +138,10 @@ pub fn render(r: &Report, steps: bool) -> String {
         "#{:>14} {:>13} {:>7} {:>6} {:>11} {:>8} {:>8} {:>7}",
         "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", ""
     );
+    // The units line ends in an empty column: no trailing spaces.
+    let units_end = out.trim_end().len();
+    out.truncate(units_end);
+    out.push('\n');
     for s in &r.results {
         let _ = writeln!(
             out,
@@ -154,8 +158,12 @@ pub fn render(r: &Report, steps: bool) -> String {
         if steps {
             let _ = writeln!(
                 out,
-                "#   steps of rank {}:{:>20} {:>8} {:>12} {:>12} {:>11}",
-                r.rank, "step", "partner", "sent(B)", "received(B)", "time(us)"
+                "#{:>38} {:>8} {:>12} {:>12} {:>11}",
+                format!("rank {} step", r.rank),
+                "partner",
+                "sent(B)",
+                "received(B)",
+                "time(us)"
             );
             for t in &s.steps {
                 let _ = writeln!(
