@@ -749,96 +749,6 @@ fn status_table(s: &JobStatus) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use provisioner::cluster::{JobPod, NodeChange, NodeLabelState};
-
-    use super::*;
-
-    #[test]
-    fn label_table_says_what_changed() {
-        let state = |node: &str, change, added: usize| NodeLabelState {
-            node: node.to_string(),
-            server: node.to_string(),
-            change,
-            added: (0..added).map(|i| format!("k{i}")).collect(),
-            updated: Vec::new(),
-            removed: Vec::new(),
-        };
-        let mut report = LabelReport {
-            plan: "eflops-4x16".to_string(),
-            prefix: DEFAULT_PREFIX.to_string(),
-            dry_run: true,
-            nodes: vec![
-                state("node01", NodeChange::Changed, 3),
-                state("node02", NodeChange::Unchanged, 0),
-                state("node03", NodeChange::Missing, 0),
-            ],
-            not_in_plan: vec!["login1".to_string()],
-        };
-        assert_eq!(
-            label_table(&report),
-            "eflops-4x16: 1 Node would change, 1 unchanged, 1 missing from the cluster; labels under topology.eflops.io/ (dry run: the API server stored nothing)
-
-node    server  change        added  updated  removed
-node01  node01  would change  3      0        0
-node02  node02  unchanged     0      0        0
-node03  node03  missing       0      0        0
-
-1 Node of the cluster not in the plan (left alone): login1
-"
-        );
-        report.dry_run = false;
-        report.not_in_plan.clear();
-        let text = label_table(&report);
-        assert!(
-            text.starts_with("eflops-4x16: 1 Node labelled, 1 unchanged"),
-            "{text}"
-        );
-        assert!(
-            text.ends_with("node03  node03  missing    0      0        0\n"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn status_table_lists_conditions_and_pods() {
-        let s = JobStatus {
-            kind: "Job".to_string(),
-            name: "train".to_string(),
-            namespace: "ml".to_string(),
-            phase: JobPhase::Pending,
-            active: 1,
-            succeeded: 0,
-            failed: 0,
-            conditions: vec![cluster::JobCondition {
-                type_: "Suspended".to_string(),
-                status: "False".to_string(),
-                reason: Some("JobResumed".to_string()),
-                message: None,
-            }],
-            pods: vec![JobPod {
-                name: "train-0".to_string(),
-                phase: "Pending".to_string(),
-                node: None,
-                restarts: 0,
-                reason: Some("Unschedulable".to_string()),
-            }],
-        };
-        assert_eq!(
-            status_table(&s),
-            "Job ml/train: Pending; 1 active, 0 succeeded, 0 failed; pods: 1 Pending (Unschedulable)
-
-condition  status  reason      message
-Suspended  False   JobResumed
-
-pod      node  phase    restarts  reason
-train-0  -     Pending  0         Unschedulable
-"
-        );
-    }
-}
-
 /// `provisioner probe`: this rank's bootstrap and settings from the flags
 /// and torchrun's environment, the run, and the report.
 fn run_probe(a: ProbeArgs) -> Result<()> {
@@ -985,4 +895,94 @@ fn run_probe(a: ProbeArgs) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use provisioner::cluster::{JobPod, NodeChange, NodeLabelState};
+
+    use super::*;
+
+    #[test]
+    fn label_table_says_what_changed() {
+        let state = |node: &str, change, added: usize| NodeLabelState {
+            node: node.to_string(),
+            server: node.to_string(),
+            change,
+            added: (0..added).map(|i| format!("k{i}")).collect(),
+            updated: Vec::new(),
+            removed: Vec::new(),
+        };
+        let mut report = LabelReport {
+            plan: "eflops-4x16".to_string(),
+            prefix: DEFAULT_PREFIX.to_string(),
+            dry_run: true,
+            nodes: vec![
+                state("node01", NodeChange::Changed, 3),
+                state("node02", NodeChange::Unchanged, 0),
+                state("node03", NodeChange::Missing, 0),
+            ],
+            not_in_plan: vec!["login1".to_string()],
+        };
+        assert_eq!(
+            label_table(&report),
+            "eflops-4x16: 1 Node would change, 1 unchanged, 1 missing from the cluster; labels under topology.eflops.io/ (dry run: the API server stored nothing)
+
+node    server  change        added  updated  removed
+node01  node01  would change  3      0        0
+node02  node02  unchanged     0      0        0
+node03  node03  missing       0      0        0
+
+1 Node of the cluster not in the plan (left alone): login1
+"
+        );
+        report.dry_run = false;
+        report.not_in_plan.clear();
+        let text = label_table(&report);
+        assert!(
+            text.starts_with("eflops-4x16: 1 Node labelled, 1 unchanged"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("node03  node03  missing    0      0        0\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn status_table_lists_conditions_and_pods() {
+        let s = JobStatus {
+            kind: "Job".to_string(),
+            name: "train".to_string(),
+            namespace: "ml".to_string(),
+            phase: JobPhase::Pending,
+            active: 1,
+            succeeded: 0,
+            failed: 0,
+            conditions: vec![cluster::JobCondition {
+                type_: "Suspended".to_string(),
+                status: "False".to_string(),
+                reason: Some("JobResumed".to_string()),
+                message: None,
+            }],
+            pods: vec![JobPod {
+                name: "train-0".to_string(),
+                phase: "Pending".to_string(),
+                node: None,
+                restarts: 0,
+                reason: Some("Unschedulable".to_string()),
+            }],
+        };
+        assert_eq!(
+            status_table(&s),
+            "Job ml/train: Pending; 1 active, 0 succeeded, 0 failed; pods: 1 Pending (Unschedulable)
+
+condition  status  reason      message
+Suspended  False   JobResumed
+
+pod      node  phase    restarts  reason
+train-0  -     Pending  0         Unschedulable
+"
+        );
+    }
 }

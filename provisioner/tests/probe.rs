@@ -333,19 +333,15 @@ fn run_pair_with(
 
 #[test]
 fn ranks_started_with_other_settings_are_refused_by_name() {
-    let cases: [(&str, Box<dyn Fn(&mut Config)>); 3] = [
-        (
-            "runs sizes 8B,2048B (rank 2) but 8B,1024B (rank 0)",
-            Box::new(|c| c.sizes[1] = 2048),
-        ),
-        (
-            "runs algorithm ring (rank 2) but hd (rank 0)",
-            Box::new(|c| c.algorithm = Algorithm::Ring),
-        ),
-        (
-            "runs iterations 7 (rank 2) but 2 (rank 0)",
-            Box::new(|c| c.iters = 7),
-        ),
+    type Change = fn(&mut Config);
+    let cases: [(&str, Change); 3] = [
+        ("runs sizes 8B,2048B (rank 2) but 8B,1024B (rank 0)", |c| {
+            c.sizes[1] = 2048
+        }),
+        ("runs algorithm ring (rank 2) but hd (rank 0)", |c| {
+            c.algorithm = Algorithm::Ring
+        }),
+        ("runs iterations 7 (rank 2) but 2 (rank 0)", |c| c.iters = 7),
     ];
     for (want, change) in cases {
         let out = run_pair_with(4, |r, _, c| {

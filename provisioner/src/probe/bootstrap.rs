@@ -183,7 +183,7 @@ pub fn read_plan_table(
         planner::ranks::format::read_rank_file(text, file, plan).map_err(|source| {
             Error::RankFile {
                 file: file.to_string(),
-                source,
+                source: Box::new(source),
             }
         })?;
     let mut out = Vec::with_capacity(table.len());

@@ -32,7 +32,7 @@ pub enum Error {
         file: String,
         /// What the planner's reader said.
         #[source]
-        source: planner::Error,
+        source: Box<planner::Error>,
     },
 
     /// The planner has no schedule for this algorithm and rank count.
@@ -44,7 +44,7 @@ pub enum Error {
         ranks: usize,
         /// What the planner said.
         #[source]
-        source: planner::Error,
+        source: Box<planner::Error>,
     },
 
     /// A peer runs with other settings (world size, algorithm, sizes,

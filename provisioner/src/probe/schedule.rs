@@ -67,7 +67,7 @@ fn schedule(algorithm: Algorithm, world: usize) -> Result<Schedule> {
     algorithm.schedule(world).map_err(|source| Error::Schedule {
         algorithm: algorithm.as_str().to_string(),
         ranks: world,
-        source,
+        source: Box::new(source),
     })
 }
 
@@ -266,6 +266,7 @@ mod tests {
 
     /// Runs every rank's actions on plain vectors, step by step, as the
     /// engine does over TCP; returns every rank's final buffer.
+    #[allow(clippy::needless_range_loop)] // step s reads two ranks' lists
     fn simulate(algorithm: Algorithm, world: usize, count: usize) -> Vec<Vec<f64>> {
         let mut bufs: Vec<Vec<f64>> = (0..world)
             .map(|r| (0..count).map(|i| (r * 1000 + i) as f64).collect())
