@@ -230,7 +230,7 @@ struct ProbeArgs {
     port: u16,
     /// Bytes received before they are summed, so additions overlap the
     /// transfer (chosen by measurement, docs/probe.md).
-    #[arg(long, default_value = "256KiB")]
+    #[arg(long, default_value = "64KiB")]
     segment: String,
     /// Seconds a connection may move no data before its peer is declared
     /// dead.

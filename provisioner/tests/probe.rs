@@ -242,19 +242,24 @@ fn a_rank_that_leaves_mid_run_is_named_with_the_step_by_its_partners() {
         let e = out[r].as_ref().unwrap_err();
         assert!(!e.is_bad_input(), "{e}");
         let text = e.to_string();
-        assert!(
-            text.contains(" in step ") && text.contains("size 1048576 B"),
-            "rank {r}: {text}"
-        );
+        assert!(text.contains("size 1048576 B"), "rank {r}: {text}");
     }
-    // Rank 2's partners (3 at distance 1, 0 at distance 2) name it.
-    for r in [0, 3] {
+    // Rank 0 notices at the barrier before the next size and tells the
+    // others, so that every rank names rank 2.
+    for r in [0, 1, 3] {
         let text = out[r].as_ref().unwrap_err().to_string();
         assert!(
-            text.starts_with(&format!("rank 2 ({}) ", addrs[2])),
+            text.contains(&format!("rank 2 ({}) closed the connection", addrs[2])),
             "rank {r}: {text}"
         );
     }
+    assert!(
+        out[1]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .starts_with("rank 0 (")
+    );
 }
 
 /// Stops answering (keeps its sockets open) from one step on.
@@ -489,8 +494,11 @@ fn the_step_barrier_lets_a_controller_see_every_step_on_a_unix_socket() {
     assert_eq!(lines[11]["iteration"], 2);
 }
 
-fn provisioner() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_provisioner"))
+/// `provisioner probe` with the flags of `args` (split at spaces).
+fn probe(args: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_provisioner"));
+    c.arg("probe").args(args.split_whitespace());
+    c
 }
 
 #[test]
@@ -498,20 +506,7 @@ fn cli_ranks_meet_through_torchrun_environment_and_rank_0_prints_the_table() {
     let port = addresses(1)[0].port();
     let children: Vec<_> = (0..3)
         .map(|r| {
-            provisioner()
-                .args([
-                    "probe",
-                    "--algorithm",
-                    "ring",
-                    "--size",
-                    "8B..4KiB",
-                    "--warmup",
-                    "1",
-                    "--iters",
-                    "3",
-                    "--connect-timeout",
-                    "20",
-                ])
+            probe("--algorithm ring --size 8B..4KiB --warmup 1 --iters 3 --connect-timeout 20")
                 .env("RANK", r.to_string())
                 .env("WORLD_SIZE", "3")
                 .env("MASTER_ADDR", "127.0.0.1")
@@ -553,20 +548,7 @@ fn cli_ranks_meet_through_torchrun_environment_and_rank_0_prints_the_table() {
 
 #[test]
 fn cli_bad_input_exits_2_naming_the_flag() {
-    let o = provisioner()
-        .args([
-            "probe",
-            "--size",
-            "6B",
-            "--rank",
-            "0",
-            "--world-size",
-            "1",
-            "--master-addr",
-            "127.0.0.1",
-            "--master-port",
-            "1",
-        ])
+    let o = probe("--size 6B --rank 0 --world-size 1 --master-addr 127.0.0.1 --master-port 1")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -575,16 +557,7 @@ fn cli_bad_input_exits_2_naming_the_flag() {
         err.starts_with("error: --size: 6 B: every size must be a positive multiple of 4 bytes"),
         "{err}"
     );
-    let o = provisioner()
-        .args([
-            "probe",
-            "--world-size",
-            "2",
-            "--master-addr",
-            "127.0.0.1",
-            "--master-port",
-            "1",
-        ])
+    let o = probe("--world-size 2 --master-addr 127.0.0.1 --master-port 1")
         .env_remove("RANK")
         .output()
         .unwrap();
@@ -603,24 +576,7 @@ fn cli_a_killed_rank_makes_the_others_exit_1_naming_it() {
     std::fs::write(&hosts, text).unwrap();
     let mut children: Vec<_> = (0..3)
         .map(|r| {
-            provisioner()
-                .args([
-                    "probe",
-                    "--algorithm",
-                    "ring",
-                    "--size",
-                    "4MiB",
-                    "--warmup",
-                    "0",
-                    "--iters",
-                    "100000",
-                    "--check",
-                    "off",
-                    "--timeout",
-                    "5",
-                    "--connect-timeout",
-                    "10",
-                ])
+            probe("--algorithm ring --size 4MiB --warmup 0 --iters 100000 --check off --timeout 5 --connect-timeout 10")
                 .arg("--hosts")
                 .arg(&hosts)
                 .args(["--rank", &r.to_string()])

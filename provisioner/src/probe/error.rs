@@ -112,6 +112,15 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// Rank 0 stopped the run because another rank failed.
+    #[error("rank 0 ({addr}) stopped the run: {reason}")]
+    Stopped {
+        /// Rank 0's address.
+        addr: String,
+        /// Rank 0's error, naming the rank that failed.
+        reason: String,
+    },
+
     /// This rank could not listen on its address.
     #[error("cannot listen on {addr}")]
     Listen {

@@ -47,7 +47,7 @@ pub enum Check {
 }
 
 /// The segment size chosen by measurement on loopback (docs/probe.md).
-pub const DEFAULT_SEGMENT: usize = 256 * 1024;
+pub const DEFAULT_SEGMENT: usize = 64 * 1024;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -185,9 +185,23 @@ pub fn run_on(mesh: &Mesh, config: &Config, hook: &mut dyn StepHook) -> Result<R
         let mut wrong: Option<u64> = None;
         let rounds = config.warmup + config.iters;
         for iteration in 0..rounds {
-            pattern_iteration += 1;
-            data::fill(buf, rank, pattern_iteration);
-            hook.filled(size_index, iteration, buf);
+            let checked = match config.check {
+                Check::Every => true,
+                Check::Last => iteration + 1 == rounds,
+                Check::Off => false,
+            };
+            // The data are filled before the first iteration of a size and
+            // before every checked one; the others reduce the previous
+            // result again, back to back, as nccl-tests does.
+            if iteration == 0 || checked {
+                pattern_iteration += 1;
+                data::fill(buf, rank, pattern_iteration);
+                hook.filled(size_index, iteration, buf);
+                // Ranks leave the fill together, so that no rank's time
+                // counts another's fill.
+                let step = format!("the barrier before iteration {iteration} of size {bytes} B");
+                mesh.reduce_figures(Vec::new(), &|_| Vec::new(), &step)?;
+            }
             let timed = iteration >= config.warmup;
             let step_times = if timed { &mut times } else { &mut warm };
             let before: Duration = step_times.iter().sum();
@@ -224,11 +238,6 @@ pub fn run_on(mesh: &Mesh, config: &Config, hook: &mut dyn StepHook) -> Result<R
             if timed {
                 total += step_times.iter().sum::<Duration>() - before;
             }
-            let checked = match config.check {
-                Check::Every => true,
-                Check::Last => iteration + 1 == rounds,
-                Check::Off => false,
-            };
             if checked {
                 let w = expected.wrong(buf, pattern_iteration);
                 wrong = Some(wrong.map_or(w, |x| x.max(w)));

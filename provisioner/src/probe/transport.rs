@@ -28,6 +28,13 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// both peers' bytes fit in the kernel's socket buffers.
 const INLINE_BYTES: usize = 32 * 1024;
 
+/// Sends at least this many bytes from a second thread while receiving
+/// (both blocking); smaller exchanges run in one thread on non-blocking
+/// sockets ([`duplex`]): a thread costs milliseconds to start on a busy
+/// machine, while spinning on the sockets costs throughput on large ones
+/// (measured on loopback, docs/probe.md).
+const THREAD_BYTES: usize = 4 << 20;
+
 /// Largest control message accepted.
 const MAX_FRAME: usize = 64 << 20;
 
@@ -113,6 +120,11 @@ pub struct Hello {
     pub rank: usize,
     /// Where the sender listens for data connections.
     pub listen: String,
+    /// For a data connection: 0 when the connecting rank sends on it, 1
+    /// when it receives (every pair has one connection per direction, so
+    /// a send never waits on a receive for the socket's lock).
+    #[serde(default)]
+    pub lane: u8,
     /// The run's settings as the sender sees them.
     pub fingerprint: Fingerprint,
 }
@@ -133,6 +145,8 @@ pub enum Control {
     StepDone(usize),
     /// Rank 0 releases the ranks from the step barrier.
     Go,
+    /// Rank 0 stops the run, and says why.
+    Stop(String),
     /// A rank's figures for one size, to rank 0 (f64 bits, so that every
     /// rank ends with the very same values).
     Local(Vec<u64>),
@@ -181,7 +195,8 @@ pub struct Mesh {
     pub world: usize,
     /// Every rank's data address, as rank 0 announced them.
     pub addresses: Vec<String>,
-    links: BTreeMap<usize, Link>,
+    /// (peer, true when this rank sends on it) -> the connection.
+    links: BTreeMap<(usize, bool), Link>,
     control: BTreeMap<usize, Link>,
     timeouts: Timeouts,
 }
@@ -354,12 +369,13 @@ impl Mesh {
     ) -> Result<Mesh> {
         let world = fingerprint.world;
         let boot = "the bootstrap";
-        let hello = |control: bool, listen: &str| Hello {
+        let hello = |control: bool, listen: &str, lane: u8| Hello {
             version: PROTOCOL_VERSION,
             endian: endian().to_string(),
             control,
             rank,
             listen: listen.to_string(),
+            lane,
             fingerprint: fingerprint.clone(),
         };
         let mut control = BTreeMap::new();
@@ -413,7 +429,7 @@ impl Mesh {
                 .to_string();
             let link = Link::new(0, master, s, t)
                 .map_err(|e| Error::Internal(format!("socket options: {e}")))?;
-            send_hello(&link.stream, hello(true, &mine))
+            send_hello(&link.stream, hello(true, &mine, 0))
                 .map_err(|e| link.failed(e, boot, t.idle))?;
             // Rank 0 answers when every rank has said hello: wait as long
             // as the others may take to connect.
@@ -442,13 +458,18 @@ impl Mesh {
             control,
             timeouts: t,
         };
-        // The higher rank of every pair connects.
-        for &p in data_peers.iter().filter(|&&p| p < rank) {
+        // The higher rank of every pair opens both connections.
+        let lanes = data_peers
+            .iter()
+            .filter(|&&p| p < rank)
+            .flat_map(|&p| [(p, 0u8), (p, 1)]);
+        for (p, lane) in lanes {
             let addr = mesh.addresses[p].clone();
             let s = connect(&addr, p, t)?;
             let link = Link::new(p, addr, s, t)
                 .map_err(|e| Error::Internal(format!("socket options: {e}")))?;
-            send_hello(&link.stream, hello(false, "")).map_err(|e| link.failed(e, boot, t.idle))?;
+            send_hello(&link.stream, hello(false, "", lane))
+                .map_err(|e| link.failed(e, boot, t.idle))?;
             match read_frame(&link.stream).map_err(|e| link.failed(e, boot, t.idle))? {
                 Control::Welcome => {}
                 Control::Refused(reason) => {
@@ -460,10 +481,13 @@ impl Mesh {
                 }
                 other => return Err(Error::Internal(format!("rank {p} answered {other:?}"))),
             }
-            mesh.links.insert(p, link);
+            mesh.links.insert((p, lane == 0), link);
         }
-        let mut waiting: BTreeSet<usize> =
-            data_peers.iter().copied().filter(|&p| p > rank).collect();
+        let mut waiting: BTreeSet<(usize, u8)> = data_peers
+            .iter()
+            .filter(|&&p| p > rank)
+            .flat_map(|&p| [(p, 0u8), (p, 1)])
+            .collect();
         let deadline = Instant::now() + t.connect;
         while !waiting.is_empty() {
             let accepted = accept(&listener, deadline).map_err(|source| Error::Listen {
@@ -472,7 +496,12 @@ impl Mesh {
             })?;
             let Some((s, from)) = accepted else {
                 return Err(Error::Missing {
-                    ranks: waiting.into_iter().collect(),
+                    ranks: waiting
+                        .iter()
+                        .map(|w| w.0)
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect(),
                     listen: mesh.addresses[rank].clone(),
                     seconds: t.connect.as_secs(),
                 });
@@ -492,7 +521,7 @@ impl Mesh {
                     h.endian,
                     endian()
                 ))
-            } else if !waiting.contains(&h.rank) {
+            } else if !waiting.contains(&(h.rank, h.lane)) {
                 Some(format!(
                     "rank {} is not expected to connect to rank {rank}",
                     h.rank
@@ -515,10 +544,10 @@ impl Mesh {
             }
             write_frame(&link.stream, &Control::Welcome)
                 .map_err(|e| link.failed(e, boot, t.idle))?;
-            waiting.remove(&h.rank);
+            waiting.remove(&(h.rank, h.lane));
             let addr = mesh.addresses[h.rank].clone();
             mesh.links.insert(
-                h.rank,
+                (h.rank, h.lane == 1),
                 Link {
                     rank: h.rank,
                     addr,
@@ -646,9 +675,10 @@ impl Mesh {
         Ok(addresses)
     }
 
-    /// The data link to `peer`.
-    pub fn link(&self, peer: usize) -> Result<&Link> {
-        self.links.get(&peer).ok_or_else(|| {
+    /// The data connection this rank sends to `peer` on (`sending`) or
+    /// receives from it on.
+    pub fn link(&self, peer: usize, sending: bool) -> Result<&Link> {
+        self.links.get(&(peer, sending)).ok_or_else(|| {
             Error::Internal(format!(
                 "rank {} has no connection to rank {peer}",
                 self.rank
@@ -671,11 +701,11 @@ impl Mesh {
     ) -> Result<()> {
         let idle = self.timeouts.idle;
         let out = match send {
-            Some((p, data)) => Some((self.link(p)?, data)),
+            Some((p, data)) => Some((self.link(p, true)?, data)),
             None => None,
         };
         let inn = match recv {
-            Some((p, data, c)) => Some((self.link(p)?, data, c)),
+            Some((p, data, c)) => Some((self.link(p, false)?, data, c)),
             None => None,
         };
         fn write<'a>((l, data): (&'a Link, &[f32])) -> Result<(), (&'a Link, io::Error)> {
@@ -694,6 +724,9 @@ impl Mesh {
             (None, Some(i)) => read(i, scratch),
             (Some(o), Some(i)) if o.1.len() * 4 <= INLINE_BYTES => {
                 write(o).and_then(|()| read(i, scratch))
+            }
+            (Some((ol, od)), Some((il, id, c))) if od.len() * 4 < THREAD_BYTES => {
+                duplex(ol, od, il, id, c, scratch, segment, idle)
             }
             (Some(o), Some(i)) => {
                 let (ol, il) = (o.0, i.0);
@@ -717,6 +750,16 @@ impl Mesh {
         result.map_err(|(l, e)| l.failed(e, &step(), idle))
     }
 
+    /// Rank 0: tells every other rank why the run stops (best effort, so
+    /// that they name the rank that failed rather than rank 0), and
+    /// returns the reason.
+    fn stop_all(&self, e: Error) -> Error {
+        for l in self.control.values() {
+            let _ = write_frame(&l.stream, &Control::Stop(e.to_string()));
+        }
+        e
+    }
+
     /// Sends this rank's figures to rank 0 and returns rank 0's answer;
     /// on rank 0, gathers every rank's figures, combines them with
     /// `combine` (rank order) and sends the result to all.
@@ -730,7 +773,9 @@ impl Mesh {
         if self.rank == 0 {
             let mut all = vec![local];
             for l in self.control.values() {
-                match read_frame(&l.stream).map_err(|e| l.failed(e, step, idle))? {
+                let got =
+                    read_frame(&l.stream).map_err(|e| self.stop_all(l.failed(e, step, idle)))?;
+                match got {
                     Control::Local(v) => all.push(v.into_iter().map(f64::from_bits).collect()),
                     other => {
                         return Err(Error::Internal(format!(
@@ -753,6 +798,10 @@ impl Mesh {
             write_frame(&l.stream, &Control::Local(bits)).map_err(|e| l.failed(e, step, idle))?;
             match read_frame(&l.stream).map_err(|e| l.failed(e, step, idle))? {
                 Control::Global(v) => Ok(v.into_iter().map(f64::from_bits).collect()),
+                Control::Stop(reason) => Err(Error::Stopped {
+                    addr: l.addr.clone(),
+                    reason,
+                }),
                 other => Err(Error::Internal(format!("rank 0 sent {other:?} in {step}"))),
             }
         }
@@ -770,7 +819,9 @@ impl Mesh {
         let idle = self.timeouts.idle;
         if self.rank == 0 {
             for l in self.control.values() {
-                match read_frame(&l.stream).map_err(|e| l.failed(e, step, idle))? {
+                let got =
+                    read_frame(&l.stream).map_err(|e| self.stop_all(l.failed(e, step, idle)))?;
+                match got {
                     Control::StepDone(i) if i == index => {}
                     other => {
                         return Err(Error::Internal(format!(
@@ -794,6 +845,12 @@ impl Mesh {
             l.stream.set_read_timeout(Some(idle)).ok();
             match answer.map_err(|e| l.failed(e, step, idle))? {
                 Control::Go => between()?,
+                Control::Stop(reason) => {
+                    return Err(Error::Stopped {
+                        addr: l.addr.clone(),
+                        reason,
+                    });
+                }
                 other => {
                     return Err(Error::Internal(format!(
                         "rank 0 sent {other:?} after {step}"
@@ -816,7 +873,15 @@ fn receive(
     segment: usize,
 ) -> io::Result<()> {
     match combine {
-        Combine::Replace => stream.read_exact(bytemuck::cast_slice_mut(data)),
+        // Reading in segments keeps each copy out of the socket small
+        // enough to stay in the cache (measured: faster than one large
+        // read, docs/probe.md).
+        Combine::Replace => {
+            for part in data.chunks_mut(segment.max(1)) {
+                stream.read_exact(bytemuck::cast_slice_mut(part))?;
+            }
+            Ok(())
+        }
         Combine::Sum => {
             let segment = segment.max(1).min(data.len().max(1));
             if scratch.len() < segment {
@@ -832,4 +897,109 @@ fn receive(
             Ok(())
         }
     }
+}
+
+/// Sends `data` on `out` while receiving into `dst` from `inn`, in one
+/// thread: both sockets non-blocking, each turn writes what the kernel
+/// takes and reads what has arrived (summing whole segments as they
+/// complete), and yields the core when neither moved. A thread per step
+/// costs milliseconds on a busy machine (measured), this loop does not.
+#[allow(clippy::too_many_arguments)] // two transfers, described apart
+fn duplex<'l>(
+    out: &'l Link,
+    data: &[f32],
+    inn: &'l Link,
+    dst: &mut [f32],
+    combine: Combine,
+    scratch: &mut Vec<f32>,
+    segment: usize,
+    idle: Duration,
+) -> Result<(), (&'l Link, io::Error)> {
+    let blocking = |on: bool| -> Result<(), (&'l Link, io::Error)> {
+        out.stream.set_nonblocking(!on).map_err(|e| (out, e))?;
+        inn.stream.set_nonblocking(!on).map_err(|e| (inn, e))
+    };
+    blocking(false)?;
+    let result = duplex_loop(out, data, inn, dst, combine, scratch, segment, idle);
+    let restored = blocking(true);
+    result.and(restored)
+}
+
+#[allow(clippy::too_many_arguments)] // as duplex
+fn duplex_loop<'l>(
+    out: &'l Link,
+    data: &[f32],
+    inn: &'l Link,
+    dst: &mut [f32],
+    combine: Combine,
+    scratch: &mut Vec<f32>,
+    segment: usize,
+    idle: Duration,
+) -> Result<(), (&'l Link, io::Error)> {
+    let src: &[u8] = bytemuck::cast_slice(data);
+    let segment = segment.max(1).min(dst.len().max(1));
+    if scratch.len() < segment {
+        scratch.resize(segment, 0.0);
+    }
+    let mut sent = 0;
+    // Received elements summed or placed, and bytes of the segment in
+    // flight.
+    let mut done = 0;
+    let mut partial = 0;
+    let mut last = Instant::now();
+    while sent < src.len() || done < dst.len() {
+        let mut moved = false;
+        if sent < src.len() {
+            match (&out.stream).write(&src[sent..]) {
+                Ok(n) => {
+                    sent += n;
+                    moved = true;
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err((out, e)),
+            }
+        }
+        if done < dst.len() {
+            let len = segment.min(dst.len() - done);
+            let target: &mut [u8] = match combine {
+                Combine::Sum => bytemuck::cast_slice_mut(&mut scratch[..len]),
+                Combine::Replace => bytemuck::cast_slice_mut(&mut dst[done..done + len]),
+            };
+            match (&inn.stream).read(&mut target[partial..]) {
+                Ok(0) => return Err((inn, io::ErrorKind::UnexpectedEof.into())),
+                Ok(n) => {
+                    partial += n;
+                    moved = true;
+                    if partial == len * 4 {
+                        if combine == Combine::Sum {
+                            for (x, y) in dst[done..done + len].iter_mut().zip(&scratch[..len]) {
+                                *x += *y;
+                            }
+                        }
+                        done += len;
+                        partial = 0;
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err((inn, e)),
+            }
+        }
+        if moved {
+            last = Instant::now();
+        } else if last.elapsed() > idle {
+            let stuck = if done < dst.len() { inn } else { out };
+            return Err((stuck, io::ErrorKind::TimedOut.into()));
+        } else {
+            thread::yield_now();
+        }
+    }
+    Ok(())
 }
