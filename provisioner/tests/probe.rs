@@ -616,3 +616,35 @@ fn cli_a_killed_rank_makes_the_others_exit_1_naming_it() {
         );
     }
 }
+
+#[test]
+fn a_planner_rank_table_gives_each_rank_its_sub_node_address_in_the_plan() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let text =
+        std::fs::read_to_string(format!("{dir}/../examples/data/eflops-4x16.plan.json")).unwrap();
+    let plan = planner::checked::CheckedPlan::load(&text, "plan.json").unwrap();
+    let table = "rank,server,sub_node\n0,node01,sn1\n1,node01,sn0\n";
+    let (algorithm, addrs) =
+        probe::bootstrap::read_plan_table(table, "t.csv", &plan, 29500).unwrap();
+    assert_eq!(algorithm, None);
+    assert_eq!(
+        addrs,
+        [
+            "10.100.1.2:29500".parse().unwrap(),
+            "10.100.1.1:29500".parse().unwrap()
+        ]
+    );
+    let e = probe::bootstrap::read_plan_table(
+        "rank,server,sub_node\n0,nodeXX,sn0\n",
+        "t.csv",
+        &plan,
+        1,
+    )
+    .unwrap_err();
+    assert!(e.is_bad_input());
+    assert!(
+        format!("{e}: {}", std::error::Error::source(&e).unwrap())
+            .contains("nodeXX sn0 is not a sub-node"),
+        "{e}"
+    );
+}

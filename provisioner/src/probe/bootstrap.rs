@@ -198,6 +198,8 @@ pub fn read_plan_table(
                 ),
             });
         };
+        // The plan gives the NIC's address with its prefix length.
+        let ip = ip.split('/').next().unwrap_or(ip);
         let a = resolve(ip, port).map_err(|m| Error::Table {
             file: file.to_string(),
             message: format!("rank {rank} ({}): {m}", sn.id),
