@@ -56,45 +56,25 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// What differs from `other`, in words (`world size 4 here, 3 there`).
+    /// What differs from `other`, in words (`runs algorithm ring (rank 2)
+    /// but hd (rank 0)`).
     fn differences(&self, mine: &str, other: &Fingerprint, theirs: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut cmp = |what: &str, a: String, b: String| {
-            if a != b {
-                out.push(format!("{what} {b} ({theirs}) but {a} ({mine})"));
-            }
-        };
-        cmp(
-            "runs with world size",
-            self.world.to_string(),
-            other.world.to_string(),
-        );
-        cmp(
-            "runs algorithm",
-            self.algorithm.clone(),
-            other.algorithm.clone(),
-        );
-        cmp(
-            "runs sizes",
-            sizes_text(&self.sizes),
-            sizes_text(&other.sizes),
-        );
-        cmp(
-            "runs warm-up",
-            self.warmup.to_string(),
-            other.warmup.to_string(),
-        );
-        cmp(
-            "runs iterations",
-            self.iters.to_string(),
-            other.iters.to_string(),
-        );
-        cmp(
-            "has step barrier",
-            self.step_barrier.to_string(),
-            other.step_barrier.to_string(),
-        );
-        out
+        type Field = fn(&Fingerprint) -> String;
+        let fields: [(&str, Field); 6] = [
+            ("runs with world size", |f| f.world.to_string()),
+            ("runs algorithm", |f| f.algorithm.clone()),
+            ("runs sizes", |f| sizes_text(&f.sizes)),
+            ("runs warm-up", |f| f.warmup.to_string()),
+            ("runs iterations", |f| f.iters.to_string()),
+            ("has step barrier", |f| f.step_barrier.to_string()),
+        ];
+        fields
+            .iter()
+            .filter_map(|(what, get)| {
+                let (a, b) = (get(self), get(other));
+                (a != b).then(|| format!("{what} {b} ({theirs}) but {a} ({mine})"))
+            })
+            .collect()
     }
 }
 
