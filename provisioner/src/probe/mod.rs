@@ -7,7 +7,8 @@
 //! - [`schedule`]: the one adapter to the planner's schedules: what each
 //!   rank sends, receives and keeps in each step;
 //! - [`transport`]: the TCP mesh, set up once and reused, with the
-//!   handshake, control messages to rank 0 and timeouts;
+//!   handshake, control messages to rank 0 and timeouts; `exchange`
+//!   moves one step's bytes over its sockets;
 //! - [`allreduce`]: one iteration over the mesh, step by step;
 //! - [`data`]: the exactly summable pattern and the check;
 //! - [`report`]: the nccl-tests-like table and the JSON document;
@@ -20,6 +21,7 @@ pub mod allreduce;
 pub mod bootstrap;
 pub mod data;
 mod error;
+mod exchange;
 pub mod report;
 pub mod schedule;
 pub mod stepsync;

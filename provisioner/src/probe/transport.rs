@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::error::{Error, Result};
+use super::exchange::{Duplex, receive};
 use super::schedule::Combine;
 
 /// First bytes of every connection.
@@ -705,9 +706,17 @@ impl Mesh {
             (Some(o), Some(i)) if o.1.len() * 4 <= INLINE_BYTES => {
                 write(o).and_then(|()| read(i, scratch))
             }
-            (Some((ol, od)), Some((il, id, c))) if od.len() * 4 < THREAD_BYTES => {
-                duplex(ol, od, il, id, c, scratch, segment, idle)
+            (Some((ol, od)), Some((il, id, c))) if od.len() * 4 < THREAD_BYTES => Duplex {
+                out: &ol.stream,
+                src: bytemuck::cast_slice(od),
+                inn: &il.stream,
+                dst: id,
+                combine: c,
+                segment,
+                idle,
             }
+            .run(scratch)
+            .map_err(|(sending, e)| (if sending { ol } else { il }, e)),
             (Some(o), Some(i)) => {
                 let (ol, il) = (o.0, i.0);
                 thread::scope(|s| {
@@ -840,146 +849,4 @@ impl Mesh {
         }
         Ok(())
     }
-}
-
-/// Reads `data.len()` f32 from `stream`: straight into `data` for
-/// [`Combine::Replace`], through `scratch` segment by segment for
-/// [`Combine::Sum`].
-fn receive(
-    mut stream: &TcpStream,
-    data: &mut [f32],
-    combine: Combine,
-    scratch: &mut Vec<f32>,
-    segment: usize,
-) -> io::Result<()> {
-    match combine {
-        // Reading in segments keeps each copy out of the socket small
-        // enough to stay in the cache (measured: faster than one large
-        // read, docs/probe.md).
-        Combine::Replace => {
-            for part in data.chunks_mut(segment.max(1)) {
-                stream.read_exact(bytemuck::cast_slice_mut(part))?;
-            }
-            Ok(())
-        }
-        Combine::Sum => {
-            let segment = segment.max(1).min(data.len().max(1));
-            if scratch.len() < segment {
-                scratch.resize(segment, 0.0);
-            }
-            for part in data.chunks_mut(segment) {
-                let buf = &mut scratch[..part.len()];
-                stream.read_exact(bytemuck::cast_slice_mut(buf))?;
-                for (x, y) in part.iter_mut().zip(buf.iter()) {
-                    *x += *y;
-                }
-            }
-            Ok(())
-        }
-    }
-}
-
-/// Sends `data` on `out` while receiving into `dst` from `inn`, in one
-/// thread: both sockets non-blocking, each turn writes what the kernel
-/// takes and reads what has arrived (summing whole segments as they
-/// complete), and yields the core when neither moved. A thread per step
-/// costs milliseconds on a busy machine (measured), this loop does not.
-#[allow(clippy::too_many_arguments)] // two transfers, described apart
-fn duplex<'l>(
-    out: &'l Link,
-    data: &[f32],
-    inn: &'l Link,
-    dst: &mut [f32],
-    combine: Combine,
-    scratch: &mut Vec<f32>,
-    segment: usize,
-    idle: Duration,
-) -> Result<(), (&'l Link, io::Error)> {
-    let blocking = |on: bool| -> Result<(), (&'l Link, io::Error)> {
-        out.stream.set_nonblocking(!on).map_err(|e| (out, e))?;
-        inn.stream.set_nonblocking(!on).map_err(|e| (inn, e))
-    };
-    blocking(false)?;
-    let result = duplex_loop(out, data, inn, dst, combine, scratch, segment, idle);
-    let restored = blocking(true);
-    result.and(restored)
-}
-
-#[allow(clippy::too_many_arguments)] // as duplex
-fn duplex_loop<'l>(
-    out: &'l Link,
-    data: &[f32],
-    inn: &'l Link,
-    dst: &mut [f32],
-    combine: Combine,
-    scratch: &mut Vec<f32>,
-    segment: usize,
-    idle: Duration,
-) -> Result<(), (&'l Link, io::Error)> {
-    let src: &[u8] = bytemuck::cast_slice(data);
-    let segment = segment.max(1).min(dst.len().max(1));
-    if scratch.len() < segment {
-        scratch.resize(segment, 0.0);
-    }
-    let mut sent = 0;
-    // Received elements summed or placed, and bytes of the segment in
-    // flight.
-    let mut done = 0;
-    let mut partial = 0;
-    let mut last = Instant::now();
-    while sent < src.len() || done < dst.len() {
-        let mut moved = false;
-        if sent < src.len() {
-            match (&out.stream).write(&src[sent..]) {
-                Ok(n) => {
-                    sent += n;
-                    moved = true;
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) => {}
-                Err(e) => return Err((out, e)),
-            }
-        }
-        if done < dst.len() {
-            let len = segment.min(dst.len() - done);
-            let target: &mut [u8] = match combine {
-                Combine::Sum => bytemuck::cast_slice_mut(&mut scratch[..len]),
-                Combine::Replace => bytemuck::cast_slice_mut(&mut dst[done..done + len]),
-            };
-            match (&inn.stream).read(&mut target[partial..]) {
-                Ok(0) => return Err((inn, io::ErrorKind::UnexpectedEof.into())),
-                Ok(n) => {
-                    partial += n;
-                    moved = true;
-                    if partial == len * 4 {
-                        if combine == Combine::Sum {
-                            for (x, y) in dst[done..done + len].iter_mut().zip(&scratch[..len]) {
-                                *x += *y;
-                            }
-                        }
-                        done += len;
-                        partial = 0;
-                    }
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) => {}
-                Err(e) => return Err((inn, e)),
-            }
-        }
-        if moved {
-            last = Instant::now();
-        } else if last.elapsed() > idle {
-            let stuck = if done < dst.len() { inn } else { out };
-            return Err((stuck, io::ErrorKind::TimedOut.into()));
-        } else {
-            thread::yield_now();
-        }
-    }
-    Ok(())
 }
