@@ -21,6 +21,7 @@ pub mod job;
 pub mod manifests;
 pub mod nodes;
 pub mod placement;
+pub mod probe;
 pub mod rank_check;
 pub mod schema;
 pub mod submit;
