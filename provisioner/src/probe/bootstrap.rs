@@ -60,17 +60,17 @@ impl Bootstrap {
                 ),
             ));
         }
-        if let Peers::Table(a) = &self.peers {
-            if a.len() != self.world {
-                return Err(Error::parameter(
-                    "world-size",
-                    format!(
-                        "the rank table has {} ranks but the world size is {}",
-                        a.len(),
-                        self.world
-                    ),
-                ));
-            }
+        if let Peers::Table(a) = &self.peers
+            && a.len() != self.world
+        {
+            return Err(Error::parameter(
+                "world-size",
+                format!(
+                    "the rank table has {} ranks but the world size is {}",
+                    a.len(),
+                    self.world
+                ),
+            ));
         }
         Ok(())
     }

@@ -125,7 +125,7 @@ impl Config {
         if self.iters == 0 {
             return Err(Error::parameter("iters", "0 iterations: give 1 or more"));
         }
-        if self.segment == 0 || self.segment % 4 != 0 {
+        if self.segment == 0 || !self.segment.is_multiple_of(4) {
             return Err(Error::parameter(
                 "segment",
                 format!(

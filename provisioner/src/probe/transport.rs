@@ -594,13 +594,13 @@ impl Mesh {
                 ));
             } else {
                 reasons.extend(fingerprint.differences("rank 0", &h.fingerprint, &peer));
-                if let Peers::Table(a) = peers {
-                    if a[h.rank].to_string() != h.listen {
-                        reasons.push(format!(
-                            "listens on {} but rank 0's rank table gives it {}",
-                            h.listen, a[h.rank]
-                        ));
-                    }
+                if let Peers::Table(a) = peers
+                    && a[h.rank].to_string() != h.listen
+                {
+                    reasons.push(format!(
+                        "listens on {} but rank 0's rank table gives it {}",
+                        h.listen, a[h.rank]
+                    ));
                 }
             }
             if !reasons.is_empty() {
