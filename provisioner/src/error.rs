@@ -215,13 +215,20 @@ impl Error {
     /// A TOML parse error of `text` (named `file`) with its line and
     /// column.
     pub fn toml_syntax(text: &str, file: &str, e: &toml::de::Error) -> Self {
-        let offset = e.span().map_or(0, |s| s.start);
-        let before = &text[..offset.min(text.len())];
-        Error::Syntax {
-            file: file.to_string(),
-            line: before.matches('\n').count() + 1,
-            column: before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1,
-            message: e.message().trim().to_string(),
+        // The planner's one TOML mapping (line, column, wording).
+        match planner::Error::toml(file, text, e) {
+            planner::Error::Syntax {
+                file,
+                line,
+                column,
+                message,
+            } => Error::Syntax {
+                file,
+                line,
+                column,
+                message,
+            },
+            other => Error::Plan(other),
         }
     }
 

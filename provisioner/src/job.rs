@@ -544,7 +544,7 @@ NCCL_DEBUG = "INFO"
             (
                 "ranks = 32",
                 "ranks = \"32\"",
-                "j.toml:5:9: invalid type: string \"32\", expected i64",
+                "j.toml:5:9: invalid type: string \"32\", expected a whole number",
             ),
             (
                 "allreduce-32",

@@ -167,8 +167,7 @@ pub enum OpticalLink<'c> {
 impl Catalog {
     /// Parses and checks a catalog; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str) -> Result<Catalog> {
-        let raw: RawCatalog =
-            toml::from_str(text).map_err(|e| crate::inventory::toml_error(file, text, &e))?;
+        let raw: RawCatalog = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
         check(raw, text, file)
     }
 

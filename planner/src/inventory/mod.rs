@@ -493,12 +493,6 @@ struct KnownSwitches<'s> {
     fix: &'static str,
 }
 
-/// The TOML syntax mapping, kept here for the modules that still call it
-/// by this name; [`Error::toml`] is its one home.
-pub(crate) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Error {
-    Error::toml(file, text, e)
-}
-
 struct Checker<'a> {
     text: &'a str,
     problems: Vec<Problem>,

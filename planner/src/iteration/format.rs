@@ -62,8 +62,7 @@ pub fn parse(text: &str, file: &str, csv: bool) -> Result<Model> {
 }
 
 fn parse_toml(text: &str, file: &str, stem: String) -> Result<Model> {
-    let raw: RawModel =
-        toml::from_str(text).map_err(|e| crate::inventory::toml_error(file, text, &e))?;
+    let raw: RawModel = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
     let mut problems = Vec::new();
     if raw.batch == Some(0) {
         problems.push(Problem::at(
