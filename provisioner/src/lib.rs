@@ -18,6 +18,7 @@
 pub mod cluster;
 pub mod error;
 pub mod job;
+pub mod lab;
 pub mod manifests;
 pub mod nodes;
 pub mod placement;

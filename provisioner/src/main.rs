@@ -18,6 +18,8 @@ use provisioner::nodes::{self, NodeMap};
 use provisioner::view::ClusterView;
 use provisioner::{probe, rank_check, submit};
 
+mod lab_cli;
+
 /// Bind a planned GPU-cluster topology to Kubernetes.
 #[derive(Debug, Parser)]
 #[command(name = "provisioner", version, about, long_about = None)]
@@ -155,6 +157,13 @@ enum Command {
     /// peers started with other settings), 1 when the network or a peer
     /// fails; see docs/probe.md.
     Probe(Box<ProbeArgs>),
+    /// Build the plan's fabric in network namespaces on this machine and
+    /// run the collective engine across it, counting flows per link and
+    /// step (needs root); see docs/lab.md.
+    Lab {
+        #[command(subcommand)]
+        command: lab_cli::LabCommand,
+    },
     /// Delete a submitted job (Job or MPIJob); its pods, ConfigMap and
     /// Service go with it (foreground propagation).
     Delete {
@@ -303,7 +312,10 @@ fn main() -> ExitCode {
                     .is_some_and(planner::Error::is_bad_input)
                 || err
                     .downcast_ref::<probe::Error>()
-                    .is_some_and(probe::Error::is_bad_input);
+                    .is_some_and(probe::Error::is_bad_input)
+                || err
+                    .downcast_ref::<provisioner::lab::Error>()
+                    .is_some_and(provisioner::lab::Error::is_bad_input);
             ExitCode::from(if bad { 2 } else { 1 })
         }
     }
@@ -516,6 +528,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Probe(args) => run_probe(*args),
+        Command::Lab { command } => lab_cli::run(command),
         Command::Delete {
             name,
             namespace,

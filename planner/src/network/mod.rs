@@ -90,6 +90,7 @@ pub mod addresses;
 pub mod avoid;
 pub mod flows;
 pub mod hash;
+pub mod lab;
 pub mod links;
 pub mod tables;
 #[cfg(test)]
@@ -98,6 +99,7 @@ pub(crate) mod tests;
 pub(crate) use addresses::{Model, PortKind, ip, netmask};
 pub use avoid::{Avoid, Target};
 pub use hash::{ecmp_hash, fnv1a64, source_port, sub_node_ip};
+pub use lab::{Lab, Pin};
 pub use links::Network;
 pub use tables::NextHops;
 

@@ -1,12 +1,12 @@
 //! The upstream CRDs that manifests are checked against, from
-//! `../shared/k8s-crds/` beside the workspace, and the one decision about
-//! a missing copy: the test says it skipped (a fresh clone has no
-//! `shared/`), unless `TESTS_NO_SKIP=1` is set (as `.ci/run` does), which
-//! turns the skip into a failure. Included by every provisioner test crate
-//! that reads a CRD (`#[path]`), so the decision has one home.
+//! `../shared/k8s-crds/` beside the workspace; a missing copy is a skip
+//! (a fresh clone has no `shared/`) as `skip.rs` decides. Included by
+//! every provisioner test crate that reads a CRD (`#[path]`).
 
-use std::io::Write as _;
 use std::path::PathBuf;
+
+#[path = "skip.rs"]
+mod skip;
 
 /// Where the CRDs are looked for: `shared/k8s-crds` beside the workspace.
 pub fn dir() -> PathBuf {
@@ -14,11 +14,6 @@ pub fn dir() -> PathBuf {
         env!("CARGO_MANIFEST_DIR"),
         "/../../shared/k8s-crds"
     ))
-}
-
-/// True when `TESTS_NO_SKIP=1`: a test that cannot run fails.
-pub fn no_skip() -> bool {
-    std::env::var_os("TESTS_NO_SKIP").is_some_and(|v| v == "1")
 }
 
 /// The text of the CRD `file` for `test`, or `None` when `shared/` is not
@@ -30,16 +25,10 @@ pub fn text(test: &str, file: &str) -> Option<String> {
     match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let why = format!("{}: {e}", path.display());
-            assert!(
-                !no_skip(),
-                "{test}: {why}; TESTS_NO_SKIP=1 makes a skipped test fail: put shared/ (with k8s-crds/) beside the workspace"
-            );
-            // Straight to stderr, past the test harness's capture, so the
-            // skip shows in `cargo test` output.
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped {test}: {why} (no shared/ beside the workspace; TESTS_NO_SKIP=1 makes this a failure)"
+            skip::skipped(
+                test,
+                &format!("{}: {e}", path.display()),
+                "put shared/ (with k8s-crds/) beside the workspace",
             );
             None
         }

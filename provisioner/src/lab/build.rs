@@ -1,0 +1,534 @@
+//! Building and removing a lab: namespaces, veth cables with `tc tbf` at the scaled rates, bridges, addresses, static ECMP routes and forwarding; changing one cable (degrade, cut, restore); installing a run's pins.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use planner::network::{Lab, Pin};
+use serde::Serialize;
+
+use super::error::{Error, Result};
+use super::state::{self, Changed, State};
+use super::sys::{self, Sys};
+
+/// Policy-rule priority of the pins (below the main table's 32766).
+const PIN_PRIORITY: u32 = 1000;
+
+/// The routing table of the pins that leave by `port`.
+fn pin_table(port: u32) -> u64 {
+    10_000 + u64::from(port)
+}
+
+/// What `lab up` was asked.
+#[derive(Debug, Clone)]
+pub struct UpOptions {
+    /// The lab's name.
+    pub name: String,
+    /// The state directory.
+    pub state_dir: std::path::PathBuf,
+    /// The rate of the plan's fastest NIC cable, kbit/s.
+    pub rate_kbit: u64,
+}
+
+/// What `lab up` made, and how long it took.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpReport {
+    /// The lab's name.
+    pub name: String,
+    /// Namespaces made (switches and sub-nodes).
+    pub namespaces: usize,
+    /// Switch namespaces.
+    pub switches: usize,
+    /// Sub-node namespaces.
+    pub hosts: usize,
+    /// Veth pairs (NIC cables and inter-switch cables).
+    pub cables: usize,
+    /// Rate of the fastest NIC cable, kbit/s.
+    pub rate_kbit: u64,
+    /// Seconds taken.
+    pub seconds: f64,
+}
+
+/// Builds `lab` (from `plan_file`) in network namespaces. A lab of the
+/// same name that is up is an error; a failure half-way removes what was
+/// made.
+pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpReport> {
+    let start = Instant::now();
+    state::check_name(&o.name)?;
+    if o.rate_kbit < 8 {
+        return Err(Error::parameter(
+            "rate",
+            "below 8 kbit/s: give a rate such as 100mbit",
+        ));
+    }
+    if let Some(_old) = state::read(&o.state_dir, &o.name)? {
+        return Err(Error::AlreadyUp {
+            name: o.name.clone(),
+            state: state::path(&o.state_dir, &o.name).display().to_string(),
+        });
+    }
+    let mut st = State {
+        version: state::VERSION,
+        name: o.name.clone(),
+        phase: "building".to_string(),
+        plan_file: plan_file.to_string(),
+        rate_kbit: o.rate_kbit,
+        namespaces: Vec::new(),
+        lab,
+        changed: Vec::new(),
+        pins: Vec::new(),
+    };
+    let switches = st.lab.switches.len();
+    let hosts = st.lab.hosts.len();
+    st.namespaces = (0..switches)
+        .map(|i| st.switch_ns(i))
+        .chain((0..hosts).map(|i| st.host_ns(i)))
+        .collect();
+    let existing = sys::namespaces();
+    if let Some(clash) = st.namespaces.iter().find(|n| existing.contains(n)) {
+        return Err(Error::AlreadyUp {
+            name: o.name.clone(),
+            state: format!(
+                "{} (none), but namespace {clash} exists; remove it with `ip netns del {clash}` if no lab uses it",
+                state::path(&o.state_dir, &o.name).display()
+            ),
+        });
+    }
+    // The state file lists every namespace before the first is made.
+    state::write(&o.state_dir, &st)?;
+    match build(sys, &st) {
+        Ok(()) => {
+            st.phase = "up".to_string();
+            state::write(&o.state_dir, &st)?;
+        }
+        Err(e) => {
+            let _ = remove_all(sys, &st);
+            let _ = state::remove(&o.state_dir, &o.name);
+            return Err(e);
+        }
+    }
+    Ok(UpReport {
+        name: o.name.clone(),
+        namespaces: st.namespaces.len(),
+        switches,
+        hosts,
+        cables: hosts + st.lab.cables.len(),
+        rate_kbit: o.rate_kbit,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn build(sys: &Sys, st: &State) -> Result<()> {
+    let lab = &st.lab;
+    // Root namespace: the namespaces, then each veth pair made directly
+    // inside its two namespaces.
+    let mut root: Vec<String> = st
+        .namespaces
+        .iter()
+        .map(|n| format!("netns add {n}"))
+        .collect();
+    for (i, h) in lab.hosts.iter().enumerate() {
+        root.push(format!(
+            "link add p{} netns {} type veth peer name eth0 netns {}",
+            h.port,
+            st.switch_ns(h.switch),
+            st.host_ns(i)
+        ));
+    }
+    for c in &lab.cables {
+        root.push(format!(
+            "link add p{} netns {} type veth peer name p{} netns {}",
+            c.a_port,
+            st.switch_ns(c.a),
+            c.b_port,
+            st.switch_ns(c.b)
+        ));
+    }
+    sys.ip_batch(None, &root, false)?;
+
+    for (s, sw) in lab.switches.iter().enumerate() {
+        let ns = st.switch_ns(s);
+        let mut lines = vec![
+            "link set lo up".to_string(),
+            "link add br0 type bridge".to_string(),
+        ];
+        for p in &sw.access_ports {
+            lines.push(format!("link set p{p} mtu {} master br0 up", sw.mtu));
+        }
+        lines.push(format!("link set br0 mtu {} up", sw.mtu));
+        for g in &sw.gateways {
+            lines.push(format!("addr add {g} dev br0"));
+        }
+        for p in &sw.routed_ports {
+            lines.push(format!("addr add {} dev p{}", p.address, p.port));
+            lines.push(format!("link set p{} mtu {} up", p.port, sw.mtu));
+        }
+        for r in &sw.routes {
+            lines.push(route_line(r));
+        }
+        sysctl(sys, &ns)?;
+        sys.ip_batch(Some(&ns), &lines, false)?;
+        let mut tc = Vec::new();
+        for h in lab.hosts.iter().filter(|h| h.switch == s) {
+            tc.push(tbf(&format!("p{}", h.port), st.scaled(h.gbps), h.mtu));
+        }
+        for (c, cable) in lab.cables.iter().enumerate() {
+            let rate = st.scaled(cable.gbps);
+            if cable.a == s {
+                tc.push(tbf(&format!("p{}", cable.a_port), rate, sw.mtu));
+            }
+            if cable.b == s {
+                tc.push(tbf(&format!("p{}", cable.b_port), rate, sw.mtu));
+            }
+            let _ = c;
+        }
+        sys.tc_batch(&ns, &tc, false)?;
+    }
+    for (i, h) in lab.hosts.iter().enumerate() {
+        let ns = st.host_ns(i);
+        let lines = vec![
+            "link set lo up".to_string(),
+            format!("link set eth0 mtu {} up", h.mtu),
+            format!("addr add {}/{} dev eth0", h.address, h.prefix_len),
+            format!("route add default via {}", h.gateway),
+        ];
+        sys.ip_batch(Some(&ns), &lines, false)?;
+        sys.tc_batch(&ns, &[tbf("eth0", st.scaled(h.gbps), h.mtu)], false)?;
+    }
+    Ok(())
+}
+
+/// `route add PREFIX nexthop via A dev pX nexthop via B dev pY`.
+fn route_line(r: &planner::network::lab::LabRoute) -> String {
+    match r.via.as_slice() {
+        [one] => format!(
+            "route add {} via {} dev p{}",
+            r.prefix, one.address, one.port
+        ),
+        many => {
+            let hops: Vec<String> = many
+                .iter()
+                .map(|h| format!("nexthop via {} dev p{}", h.address, h.port))
+                .collect();
+            format!("route add {} {}", r.prefix, hops.join(" "))
+        }
+    }
+}
+
+/// Forwarding on, reverse-path filtering off (pins and ECMP make paths
+/// asymmetric), the kernel's ECMP hash over the 5-tuple.
+fn sysctl(sys: &Sys, ns: &str) -> Result<()> {
+    sys.exec(
+        ns,
+        &[
+            "sysctl",
+            "-q",
+            "-w",
+            "net.ipv4.ip_forward=1",
+            "net.ipv4.conf.all.rp_filter=0",
+            "net.ipv4.conf.default.rp_filter=0",
+            "net.ipv4.fib_multipath_hash_policy=1",
+        ],
+        false,
+    )?;
+    Ok(())
+}
+
+/// A token-bucket qdisc at `kbit`: a bucket of 10 ms of traffic (at least
+/// two frames), and a queue of 20 ms.
+fn tbf(dev: &str, kbit: u64, mtu: u32) -> String {
+    let burst = (kbit * 1000 / 8 / 100).max(2 * u64::from(mtu) + 64);
+    format!("qdisc replace dev {dev} root tbf rate {kbit}kbit burst {burst} latency 20ms")
+}
+
+/// What `lab down` removed.
+#[derive(Debug, Clone, Serialize)]
+pub struct DownReport {
+    /// The lab's name.
+    pub name: String,
+    /// Namespaces removed.
+    pub namespaces: usize,
+    /// Processes that were still running in them and were stopped.
+    pub processes: usize,
+    /// Seconds taken.
+    pub seconds: f64,
+}
+
+/// Removes lab `name`: stops what runs in its namespaces, removes every
+/// namespace its state file lists (their veths go with them) and the
+/// state file.
+pub fn down(sys: &Sys, dir: &Path, name: &str) -> Result<DownReport> {
+    let start = Instant::now();
+    state::check_name(name)?;
+    let st = state::require(dir, name)?;
+    let (namespaces, processes) = remove_all(sys, &st)?;
+    // The run's files (host file, step socket) go with the lab.
+    let work = dir.join(format!("{name}.run"));
+    if work.exists() {
+        std::fs::remove_dir_all(&work)
+            .map_err(|e| Error::io(format!("removing {}", work.display()), e))?;
+    }
+    state::remove(dir, name)?;
+    Ok(DownReport {
+        name: name.to_string(),
+        namespaces,
+        processes,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn remove_all(sys: &Sys, st: &State) -> Result<(usize, usize)> {
+    let existing = sys::namespaces();
+    let ours: Vec<&String> = st
+        .namespaces
+        .iter()
+        .filter(|n| existing.contains(n))
+        .collect();
+    let mut pids = Vec::new();
+    for ns in &ours {
+        pids.extend(sys.pids(ns));
+    }
+    for &pid in &pids {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    if !pids.is_empty() {
+        // Let the kernel release the killed processes' sockets.
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until && ours.iter().any(|ns| !sys.pids(ns).is_empty()) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let lines: Vec<String> = ours.iter().map(|n| format!("netns del {n}")).collect();
+    sys.ip_batch(None, &lines, true)?;
+    let left: Vec<String> = sys::namespaces()
+        .into_iter()
+        .filter(|n| st.namespaces.contains(n))
+        .collect();
+    if !left.is_empty() {
+        return Err(Error::Command {
+            command: "ip netns del".to_string(),
+            message: format!("namespaces left: {}", left.join(", ")),
+        });
+    }
+    Ok((ours.len(), pids.len()))
+}
+
+/// The inter-switch cables named by `link:A-B` (every parallel cable
+/// between plan switches A and B).
+pub fn find_cables(st: &State, spec: &str) -> Result<Vec<usize>> {
+    let unknown = |message: String| Error::Unknown {
+        what: spec.to_string(),
+        message,
+    };
+    let body = spec.strip_prefix("link:").ok_or_else(|| {
+        unknown("give a cable as link:A-B, with A and B switches of the plan".to_string())
+    })?;
+    let names: Vec<&str> = st.lab.switches.iter().map(|s| s.name.as_str()).collect();
+    // Switch names may hold '-': try every split.
+    for (i, _) in body.match_indices('-') {
+        let (a, b) = (&body[..i], &body[i + 1..]);
+        let (Some(a), Some(b)) = (
+            names.iter().position(|n| *n == a),
+            names.iter().position(|n| *n == b),
+        ) else {
+            continue;
+        };
+        let found: Vec<usize> = st
+            .lab
+            .cables
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| (c.a == a && c.b == b) || (c.a == b && c.b == a))
+            .map(|(k, _)| k)
+            .collect();
+        if found.is_empty() {
+            return Err(unknown(format!(
+                "no cable joins {} and {} in the plan",
+                names[a], names[b]
+            )));
+        }
+        return Ok(found);
+    }
+    let some: Vec<String> = (0..st.lab.cables.len().min(4))
+        .map(|c| format!("link:{}", st.cable_name(c)))
+        .collect();
+    Err(unknown(format!(
+        "not two switches of the plan joined by '-'; cables are named like {}",
+        some.join(", ")
+    )))
+}
+
+/// Sets the rate of cables (both ends), cuts them (`None`: both ends
+/// down) or restores them (`Some(None)` is not used: see [`restore`]).
+pub fn change(
+    sys: &Sys,
+    dir: &Path,
+    st: &mut State,
+    cables: &[usize],
+    rate: Option<u64>,
+) -> Result<()> {
+    for &c in cables {
+        let cable = st.lab.cables[c].clone();
+        let mtu_a = st.lab.switches[cable.a].mtu;
+        let mtu_b = st.lab.switches[cable.b].mtu;
+        let ends = [
+            (st.switch_ns(cable.a), cable.a_port, mtu_a),
+            (st.switch_ns(cable.b), cable.b_port, mtu_b),
+        ];
+        for (ns, port, mtu) in &ends {
+            match rate {
+                Some(kbit) => {
+                    sys.ip_batch(Some(ns), &[format!("link set p{port} up")], false)?;
+                    sys.tc_batch(ns, &[tbf(&format!("p{port}"), kbit, *mtu)], false)?;
+                }
+                None => sys.ip_batch(Some(ns), &[format!("link set p{port} down")], false)?,
+            }
+        }
+        if rate.is_some() {
+            // Routes through a port that was down went with it.
+            reroute(sys, st, &[cable.a, cable.b])?;
+        }
+        st.changed.retain(|x| x.cable != c);
+        st.changed.push(Changed {
+            cable: c,
+            rate_kbit: rate,
+        });
+    }
+    st.changed.sort_by_key(|x| x.cable);
+    state::write(dir, st)
+}
+
+/// Gives cables back their planned rate and state.
+pub fn restore(sys: &Sys, dir: &Path, st: &mut State, cables: &[usize]) -> Result<()> {
+    for &c in cables {
+        let rate = st.scaled(st.lab.cables[c].gbps);
+        change(sys, dir, st, &[c], Some(rate))?;
+        st.changed.retain(|x| x.cable != c);
+    }
+    state::write(dir, st)
+}
+
+/// Re-adds the static routes of switches (`route replace`), after a port
+/// came back up.
+fn reroute(sys: &Sys, st: &State, switches: &[usize]) -> Result<()> {
+    for &s in switches {
+        let lines: Vec<String> = st.lab.switches[s]
+            .routes
+            .iter()
+            .map(|r| route_line(r).replacen("route add", "route replace", 1))
+            .collect();
+        sys.ip_batch(Some(&st.switch_ns(s)), &lines, false)?;
+    }
+    Ok(())
+}
+
+/// Replaces the pins of the last run with `pins`: one routing table per
+/// routed port (its neighbour as the default route) and one policy rule
+/// per pinned flow.
+pub fn install_pins(sys: &Sys, dir: &Path, st: &mut State, pins: &[Pin]) -> Result<()> {
+    clear_pins(sys, dir, st)?;
+    let mut by_switch: std::collections::BTreeMap<usize, Vec<&Pin>> = Default::default();
+    for p in pins {
+        by_switch.entry(p.switch).or_default().push(p);
+    }
+    for (s, list) in by_switch {
+        let ns = st.switch_ns(s);
+        let mut lines = Vec::new();
+        let mut ports: Vec<(u32, &str)> = list.iter().map(|p| (p.port, p.via.as_str())).collect();
+        ports.sort();
+        ports.dedup();
+        for (port, via) in ports {
+            lines.push(format!(
+                "route replace default via {via} dev p{port} table {}",
+                pin_table(port)
+            ));
+        }
+        for p in &list {
+            let rule = format!(
+                "from {} to {} table {} pref {PIN_PRIORITY}",
+                p.source,
+                p.destination,
+                pin_table(p.port)
+            );
+            lines.push(format!("rule add {rule}"));
+            st.pins.push((ns.clone(), rule));
+        }
+        sys.ip_batch(Some(&ns), &lines, false)?;
+    }
+    state::write(dir, st)
+}
+
+/// Removes the pins of the last run.
+pub fn clear_pins(sys: &Sys, dir: &Path, st: &mut State) -> Result<()> {
+    if st.pins.is_empty() {
+        return Ok(());
+    }
+    let mut by_ns: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for (ns, rule) in &st.pins {
+        by_ns
+            .entry(ns)
+            .or_default()
+            .push(format!("rule del {rule}"));
+    }
+    for (ns, lines) in by_ns {
+        sys.ip_batch(Some(ns), &lines, true)?;
+    }
+    st.pins.clear();
+    state::write(dir, st)
+}
+
+/// What `lab status` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    /// The lab's name.
+    pub name: String,
+    /// `building` or `up`.
+    pub phase: String,
+    /// The plan file.
+    pub plan_file: String,
+    /// Switch namespaces.
+    pub switches: usize,
+    /// Sub-node namespaces.
+    pub hosts: usize,
+    /// Namespaces the state lists that do not exist (a lab damaged from
+    /// outside).
+    pub missing: Vec<String>,
+    /// Rate of the fastest NIC cable, kbit/s.
+    pub rate_kbit: u64,
+    /// Inter-switch cables.
+    pub cables: usize,
+    /// Cables changed by degrade or cut: name and rate (kbit/s, absent
+    /// when cut).
+    pub changed: Vec<(String, Option<u64>)>,
+    /// Policy rules of the last run's pins.
+    pub pins: usize,
+}
+
+/// The state of lab `name`.
+pub fn status(dir: &Path, name: &str) -> Result<Status> {
+    state::check_name(name)?;
+    let st = state::require(dir, name)?;
+    let existing = sys::namespaces();
+    Ok(Status {
+        name: st.name.clone(),
+        phase: st.phase.clone(),
+        plan_file: st.plan_file.clone(),
+        switches: st.lab.switches.len(),
+        hosts: st.lab.hosts.len(),
+        missing: st
+            .namespaces
+            .iter()
+            .filter(|n| !existing.contains(n))
+            .cloned()
+            .collect(),
+        rate_kbit: st.rate_kbit,
+        cables: st.lab.cables.len(),
+        changed: st
+            .changed
+            .iter()
+            .map(|c| (st.cable_name(c.cable), c.rate_kbit))
+            .collect(),
+        pins: st.pins.len(),
+    })
+}

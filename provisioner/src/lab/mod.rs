@@ -1,0 +1,76 @@
+//! The lab (`provisioner lab`): builds a plan's fabric in Linux network namespaces on one machine, runs the collective engine across it, and counts per link and per step what crossed.
+//!
+//! - [`sys`]: the one place that runs `ip` and `tc`, and the checks that
+//!   the machine can (root, the tools);
+//! - [`state`]: the state file that lists everything a lab made, written
+//!   before anything is made;
+//! - [`build`]: `up`, `down`, `status`, one cable changed (`degrade`,
+//!   `cut`, `restore`) and the pins of a run;
+//! - [`run`]: one engine per sub-node inside its namespace, the timed run
+//!   and the counted run (link counters read between steps, beside what
+//!   `verify-ranks` predicts for the same table and routes);
+//! - [`burnin`]: rounds of disjoint flows that put one flow on every
+//!   directed inter-switch link, and the links below their rate.
+//!
+//! What the lab is built from is `planner::network::Lab`: the same model
+//! of addresses and routes every renderer reads, so the lab forwards with
+//! the routes `render` writes.
+
+pub mod build;
+pub mod burnin;
+mod error;
+pub mod run;
+pub mod state;
+pub mod sys;
+
+pub use error::{Error, Result};
+
+/// Parses a rate: `100mbit`, `1gbit`, `500kbit` (also `M`, `G`, `K`
+/// suffixes and `bit`), in kbit/s.
+pub fn parse_rate(text: &str) -> Result<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || {
+        Error::parameter(
+            "rate",
+            format!(
+                "`{}`: give a whole number with a unit, such as 100mbit, 1gbit or 500kbit",
+                text.escape_debug()
+            ),
+        )
+    };
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let per = match unit.trim_end_matches("bit").trim_end_matches("bps") {
+        "k" => 1,
+        "m" => 1_000,
+        "g" => 1_000_000,
+        _ => return Err(bad()),
+    };
+    let kbit = n.checked_mul(per).ok_or_else(bad)?;
+    if !(8..=100_000_000).contains(&kbit) {
+        return Err(Error::parameter(
+            "rate",
+            format!("{text}: give 8kbit to 100gbit"),
+        ));
+    }
+    Ok(kbit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse_in_kbit() {
+        assert_eq!(parse_rate("100mbit").unwrap(), 100_000);
+        assert_eq!(parse_rate("1Gbit").unwrap(), 1_000_000);
+        assert_eq!(parse_rate("500kbit").unwrap(), 500);
+        assert_eq!(parse_rate("20M").unwrap(), 20_000);
+        for bad in [
+            "", "mbit", "10", "1.5gbit", "10tbit", "-1mbit", "4kbit", "999gbit",
+        ] {
+            assert!(parse_rate(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+}

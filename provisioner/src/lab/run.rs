@@ -1,0 +1,715 @@
+//! A run in the lab: one collective engine (`provisioner probe`) per rank inside its sub-node's namespace, a timed run, and a counted run that reads every link's byte counters between steps and sets the flows it finds on each directed inter-switch link beside what `verify-ranks` predicts.
+//!
+//! # Counting flows from bytes
+//!
+//! In every step of ring and halving-doubling each flow carries the same
+//! payload (the engine's own schedule says how much; see
+//! [`crate::probe::schedule::actions`]). The counted run stops every rank
+//! after every step (the engine's step barrier, [`crate::probe::stepsync`]),
+//! reads the counters of every switch namespace, and divides the bytes
+//! that left by each routed port by the bytes one flow put on the wire:
+//! the step's payload per flow times the wire factor of TCP at the
+//! lab's MTU ([`wire_factor`]: headers, and acknowledgements of a flow
+//! the other way). The quotient is rounded to the nearest whole flow, so
+//! retransmissions after drops (a few per cent of a congested link's
+//! bytes) do not change the count while fewer than about ten flows share
+//! a link. The hosts' own factor (what their NIC cables carried over what
+//! they sent) is reported beside it; it exceeds the wire factor by what
+//! was dropped and sent again.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use planner::checked::CheckedPlan;
+use planner::network::{Lab, Network};
+use planner::ranks::verify::flow_id;
+use planner::ranks::{Algorithm, Schedule, rank_table, step_link_loads};
+use serde::Serialize;
+
+use super::build;
+use super::error::{Error, Result};
+use super::state::State;
+use super::sys::{self, Sys};
+
+/// How the lab's switches choose among equal-cost next hops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ecmp {
+    /// Every flow of the run is pinned where the route model's hash sends
+    /// it, so the lab forwards as `verify-ranks` routes.
+    Model,
+    /// The kernel's own ECMP hash (5-tuple); where it differs from the
+    /// model's, links differ from the prediction.
+    Kernel,
+}
+
+/// What `lab run` was asked.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The algorithm (its rank table is made by the planner).
+    pub algorithm: Algorithm,
+    /// Ranks (default: every sub-node, or M x N for HDRM).
+    pub ranks: Option<usize>,
+    /// Sizes of the timed run, bytes per rank (empty: no timed run).
+    pub sizes: Vec<u64>,
+    /// Size of the counted run (`None`: no counted run).
+    pub count_size: Option<u64>,
+    /// Warm-up iterations of the timed run.
+    pub warmup: usize,
+    /// Timed iterations.
+    pub iters: usize,
+    /// Seed of the route model's ECMP choices.
+    pub seed: u64,
+    /// How switches choose among next hops.
+    pub ecmp: Ecmp,
+    /// The `provisioner` binary that runs the engine.
+    pub exe: PathBuf,
+    /// TCP port of every rank.
+    pub port: u16,
+    /// Seconds a rank may move no data, and to connect.
+    pub timeout: u64,
+}
+
+/// One size of the timed run, from rank 0's report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timed {
+    /// Bytes per rank.
+    pub bytes: u64,
+    /// Microseconds per allreduce.
+    pub time_us: f64,
+    /// Algorithm bandwidth, GB/s.
+    pub algbw_gbps: f64,
+    /// Bus bandwidth, GB/s.
+    pub busbw_gbps: f64,
+    /// Wrong elements found by the data check.
+    pub wrong: Option<u64>,
+}
+
+/// One directed inter-switch link of a step.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkCount {
+    /// `upper0->lower3`.
+    pub link: String,
+    /// Flows `verify-ranks` routes over it.
+    pub predicted: u32,
+    /// Flows counted from its bytes.
+    pub measured: u32,
+    /// Bytes that left by it in the step.
+    pub bytes: u64,
+}
+
+/// One step of the counted run.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepCount {
+    /// Index within the iteration, from 0.
+    pub step: usize,
+    /// `reduce-scatter 2`.
+    pub name: String,
+    /// Flows of the step.
+    pub flows: usize,
+    /// Payload of one flow, bytes.
+    pub payload: u64,
+    /// Wire bytes per payload byte of one flow ([`wire_factor`]).
+    pub wire_factor: f64,
+    /// What the hosts' NIC cables carried over the payload the ranks sent
+    /// in the step: above the wire factor when packets were dropped and
+    /// sent again.
+    pub host_factor: f64,
+    /// Most flows on one directed inter-switch link, predicted.
+    pub predicted_max: u32,
+    /// Most flows on one directed inter-switch link, counted.
+    pub measured_max: u32,
+    /// Links whose count differs from the prediction.
+    pub mismatches: usize,
+    /// Every link that carried or was predicted to carry a flow.
+    pub links: Vec<LinkCount>,
+}
+
+/// What `lab run` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// The lab's name.
+    pub lab: String,
+    /// `ring`, `hd` or `hdrm`.
+    pub algorithm: String,
+    /// Ranks.
+    pub ranks: usize,
+    /// Sub-node of every rank.
+    pub sub_nodes: Vec<String>,
+    /// How switches chose among next hops.
+    pub ecmp: Ecmp,
+    /// Pinned (flow, switch) choices.
+    pub pins: usize,
+    /// Rate of the fastest NIC cable, kbit/s.
+    pub rate_kbit: u64,
+    /// The timed run.
+    pub timed: Vec<Timed>,
+    /// Bytes per rank of the counted run.
+    pub count_size: Option<u64>,
+    /// The counted run, step by step.
+    pub steps: Vec<StepCount>,
+}
+
+/// Runs the engine on every rank of the table `opts.algorithm` gives on
+/// `plan` (the plan the lab was built from).
+pub fn run(
+    sys: &Sys,
+    dir: &Path,
+    st: &mut State,
+    plan: &CheckedPlan,
+    o: &RunOptions,
+) -> Result<RunReport> {
+    same_plan(st, plan)?;
+    let table = rank_table(plan, o.algorithm, o.ranks)
+        .map_err(|e| Error::planner("making the rank table", e))?;
+    let ranks = table.ranks.clone();
+    let schedule = table
+        .schedule()
+        .map_err(|e| Error::planner("making the schedule", e))?;
+    let net = Network::new(plan, plan.source())
+        .map_err(|e| Error::planner("building the route model", e))?;
+    let pins = match o.ecmp {
+        Ecmp::Model => {
+            let flows = schedule_flows(&ranks, &schedule);
+            let pins = st
+                .lab
+                .pins(&net, &flows, o.seed)
+                .map_err(|e| Error::planner("routing the run's flows", e))?;
+            build::install_pins(sys, dir, st, &pins)?;
+            pins.len()
+        }
+        Ecmp::Kernel => {
+            build::clear_pins(sys, dir, st)?;
+            0
+        }
+    };
+    let work = dir.join(format!("{}.run", st.name));
+    std::fs::create_dir_all(&work)
+        .map_err(|e| Error::io(format!("creating {}", work.display()), e))?;
+    let hosts = work.join("hosts.csv");
+    let mut text = String::from("rank,address\n");
+    for (r, &sn) in ranks.iter().enumerate() {
+        text.push_str(&format!("{r},{}:{}\n", st.lab.hosts[sn].address, o.port));
+    }
+    std::fs::write(&hosts, text)
+        .map_err(|e| Error::io(format!("writing {}", hosts.display()), e))?;
+
+    let mut timed = Vec::new();
+    if !o.sizes.is_empty() {
+        let sizes = list(&o.sizes);
+        let args = vec![
+            "--size".to_string(),
+            sizes,
+            "--warmup".to_string(),
+            o.warmup.to_string(),
+            "--iters".to_string(),
+            o.iters.max(1).to_string(),
+            "--check".to_string(),
+            "last".to_string(),
+        ];
+        let out = launch(sys, st, &ranks, o, &hosts, &args)?;
+        timed = parse_timed(&out)?;
+    }
+    let mut steps = Vec::new();
+    if let Some(size) = o.count_size {
+        steps = counted(sys, st, &net, &ranks, &schedule, o, &hosts, &work, size)?;
+    }
+    Ok(RunReport {
+        lab: st.name.clone(),
+        algorithm: o.algorithm.as_str().to_string(),
+        ranks: ranks.len(),
+        sub_nodes: ranks.iter().map(|&s| st.lab.hosts[s].id.clone()).collect(),
+        ecmp: o.ecmp,
+        pins,
+        rate_kbit: st.rate_kbit,
+        timed,
+        count_size: o.count_size,
+        steps,
+    })
+}
+
+/// Refuses a plan that is not the one the lab was built from.
+pub fn same_plan(st: &State, plan: &CheckedPlan) -> Result<()> {
+    let lab = Lab::of(plan, plan.source()).map_err(|e| Error::Plan {
+        file: plan.source().to_string(),
+        source: Box::new(e),
+    })?;
+    if lab != st.lab {
+        return Err(Error::parameter(
+            "plan",
+            format!(
+                "{} is not the plan lab {} was built from ({}): run `provisioner lab down --name {}` and `lab up` again",
+                plan.source(),
+                st.name,
+                st.plan_file,
+                st.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Every distinct flow of the schedule as (source sub-node, destination
+/// sub-node, flow id).
+fn schedule_flows(ranks: &[usize], schedule: &Schedule) -> Vec<(usize, usize, u64)> {
+    let mut seen = std::collections::BTreeSet::new();
+    for step in &schedule.steps {
+        for (s, d) in step.flows() {
+            seen.insert((s, d));
+        }
+    }
+    seen.into_iter()
+        .map(|(s, d)| (ranks[s], ranks[d], flow_id(s, d)))
+        .collect()
+}
+
+/// `8388608,16777216`.
+fn list(sizes: &[u64]) -> String {
+    sizes
+        .iter()
+        .map(|s| format!("{s}B"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Starts every rank with `extra` flags, waits for all (killing the others
+/// when one fails) and returns rank 0's standard output.
+fn launch(
+    sys: &Sys,
+    st: &State,
+    ranks: &[usize],
+    o: &RunOptions,
+    hosts: &Path,
+    extra: &[String],
+) -> Result<String> {
+    let exe = o.exe.display().to_string();
+    let hosts = hosts.display().to_string();
+    let mut children: Vec<Child> = Vec::with_capacity(ranks.len());
+    for (r, &sn) in ranks.iter().enumerate() {
+        let rank = r.to_string();
+        let port = o.port.to_string();
+        let timeout = o.timeout.to_string();
+        let mut argv: Vec<&str> = vec![
+            &exe,
+            "probe",
+            "--rank",
+            &rank,
+            "--hosts",
+            &hosts,
+            "--port",
+            &port,
+            "--algorithm",
+            o.algorithm.as_str(),
+            "--format",
+            "json",
+            "--timeout",
+            &timeout,
+            "--connect-timeout",
+            &timeout,
+        ];
+        argv.extend(extra.iter().map(String::as_str));
+        let mut cmd = sys.exec_command(&st.host_ns(sn), &argv);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match cmd.spawn() {
+            Ok(c) => children.push(c),
+            Err(e) => {
+                for mut c in children {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(Error::io(format!("starting rank {r}"), e));
+            }
+        }
+    }
+    // Each rank's output is read on its own thread, so no pipe fills.
+    let handles: Vec<_> = children
+        .into_iter()
+        .map(|c| std::thread::spawn(move || c.wait_with_output()))
+        .collect();
+    let mut outputs = Vec::with_capacity(handles.len());
+    for h in handles {
+        outputs.push(h.join().map_err(|_| {
+            Error::io(
+                "waiting for a rank",
+                std::io::Error::other("thread panicked"),
+            )
+        })?);
+    }
+    let mut first_failure = None;
+    for (r, out) in outputs.iter().enumerate() {
+        let out = out.as_ref().map_err(|e| {
+            Error::io(
+                format!("waiting for rank {r}"),
+                std::io::Error::new(e.kind(), e.to_string()),
+            )
+        })?;
+        if !out.status.success() && first_failure.is_none() {
+            let sn = ranks[r];
+            first_failure = Some(Error::Rank {
+                rank: r,
+                sub_node: st.lab.hosts[sn].id.clone(),
+                namespace: st.host_ns(sn),
+                message: sys::tail(out),
+            });
+        }
+    }
+    if let Some(e) = first_failure {
+        return Err(e);
+    }
+    let out = outputs
+        .into_iter()
+        .next()
+        .and_then(|o| o.ok())
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    Ok(out)
+}
+
+/// The sizes of rank 0's JSON report.
+fn parse_timed(out: &str) -> Result<Vec<Timed>> {
+    let bad = |m: String| Error::io("reading rank 0's report", std::io::Error::other(m));
+    let v: serde_json::Value = serde_json::from_str(out).map_err(|e| {
+        bad(format!(
+            "{e}: {}",
+            out.chars().take(200).collect::<String>()
+        ))
+    })?;
+    let results = v["results"]
+        .as_array()
+        .ok_or_else(|| bad("no `results`".to_string()))?;
+    Ok(results
+        .iter()
+        .map(|r| Timed {
+            bytes: r["bytes"].as_u64().unwrap_or(0),
+            time_us: r["time_us"].as_f64().unwrap_or(f64::NAN),
+            algbw_gbps: r["algbw_gbps"].as_f64().unwrap_or(f64::NAN),
+            busbw_gbps: r["busbw_gbps"].as_f64().unwrap_or(f64::NAN),
+            wrong: r["wrong"].as_u64(),
+        })
+        .collect())
+}
+
+/// Byte counters of one switch namespace: tx of routed ports, rx of
+/// access ports.
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    /// (switch, port) -> bytes sent.
+    tx: BTreeMap<(usize, u32), u64>,
+    /// Bytes received from hosts, all access ports of all switches.
+    from_hosts: u64,
+}
+
+fn read_counters(sys: &Sys, st: &State) -> Result<Counters> {
+    let mut c = Counters::default();
+    for (s, sw) in st.lab.switches.iter().enumerate() {
+        let raw = sys.link_stats(&st.switch_ns(s))?;
+        let v: serde_json::Value = serde_json::from_slice(&raw).map_err(|e| {
+            Error::io(
+                format!("reading the counters of {}", st.switch_ns(s)),
+                std::io::Error::other(e),
+            )
+        })?;
+        for link in v.as_array().into_iter().flatten() {
+            let Some(port) = link["ifname"]
+                .as_str()
+                .and_then(|n| n.strip_prefix('p'))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let stats = &link["stats64"];
+            if sw.access_ports.contains(&port) {
+                c.from_hosts += stats["rx"]["bytes"].as_u64().unwrap_or(0);
+            } else {
+                c.tx.insert((s, port), stats["tx"]["bytes"].as_u64().unwrap_or(0));
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// The counted run: one iteration of `size` with the step barrier.
+#[allow(clippy::too_many_arguments)]
+fn counted(
+    sys: &Sys,
+    st: &State,
+    net: &Network<'_>,
+    ranks: &[usize],
+    schedule: &Schedule,
+    o: &RunOptions,
+    hosts: &Path,
+    work: &Path,
+    size: u64,
+) -> Result<Vec<StepCount>> {
+    let sock = work.join("step.sock");
+    let _ = std::fs::remove_file(&sock);
+    let listener = UnixListener::bind(&sock)
+        .map_err(|e| Error::io(format!("listening on {}", sock.display()), e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::io("setting the step socket non-blocking", e))?;
+    // Payload per rank per step, from the engine's own schedule.
+    let world = ranks.len();
+    let count = (size / 4) as usize;
+    let mut sent: Vec<u64> = vec![0; schedule.steps.len()];
+    let mut per_flow: Vec<u64> = vec![0; schedule.steps.len()];
+    for r in 0..world {
+        let actions =
+            crate::probe::schedule::actions(o.algorithm, world, r, count).map_err(|e| {
+                Error::io(
+                    "the engine's schedule",
+                    std::io::Error::other(e.to_string()),
+                )
+            })?;
+        for (i, a) in actions.iter().enumerate().take(sent.len()) {
+            if let Some((_, range)) = &a.send {
+                let b = (range.len() * 4) as u64;
+                sent[i] += b;
+                per_flow[i] = per_flow[i].max(b);
+            }
+        }
+    }
+    let mtu = st.lab.switches.iter().map(|s| s.mtu).min().unwrap_or(1500);
+    let factor = wire_factor(mtu);
+    // Where each directed link's bytes are read: the port it leaves by.
+    let mut link_name: BTreeMap<(usize, u32), (usize, String)> = BTreeMap::new();
+    for c in &st.lab.cables {
+        let (a, b) = (&st.lab.switches[c.a].name, &st.lab.switches[c.b].name);
+        link_name.insert((c.a, c.a_port), (c.link_ab, format!("{a}->{b}")));
+        link_name.insert((c.b, c.b_port), (c.link_ba, format!("{b}->{a}")));
+    }
+    let extra = vec![
+        "--size".to_string(),
+        format!("{size}B"),
+        "--warmup".to_string(),
+        "1".to_string(),
+        "--iters".to_string(),
+        "1".to_string(),
+        "--check".to_string(),
+        "off".to_string(),
+        "--step-sync".to_string(),
+        sock.display().to_string(),
+    ];
+    let st_ref = st;
+    let steps = std::thread::scope(|scope| -> Result<Vec<StepCount>> {
+        let runner = scope.spawn(|| launch(sys, st_ref, ranks, o, hosts, &extra));
+        let deadline = Instant::now() + Duration::from_secs(o.timeout + 10);
+        let stream = loop {
+            match listener.accept() {
+                Ok((s, _)) => break Some(s),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if runner.is_finished() || Instant::now() > deadline {
+                        break None;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(Error::io("accepting rank 0 on the step socket", e)),
+            }
+        };
+        let Some(stream) = stream else {
+            runner
+                .join()
+                .map_err(|_| Error::io("a run", std::io::Error::other("thread panicked")))??;
+            return Err(Error::io(
+                "the counted run",
+                std::io::Error::other("rank 0 never connected to the step socket"),
+            ));
+        };
+        stream
+            .set_nonblocking(false)
+            .map_err(|e| Error::io("the step socket", e))?;
+        // The warm-up iteration sets up the connections and moves the
+        // same flows once; its last step gives the baseline, and only the
+        // second iteration's steps are counted (no handshake, no data
+        // check in them: only the step barrier's few bytes).
+        let last_warm = schedule.steps.len().saturating_sub(1);
+        let mut before: Option<Counters> = None;
+        let mut reader = BufReader::new(
+            stream
+                .try_clone()
+                .map_err(|e| Error::io("the step socket", e))?,
+        );
+        let mut writer = stream;
+        let mut out = Vec::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = reader
+                .read_line(&mut line)
+                .map_err(|e| Error::io("reading the step socket", e))?;
+            if n == 0 {
+                break;
+            }
+            let point: serde_json::Value = serde_json::from_str(line.trim())
+                .map_err(|e| Error::io("a step message", std::io::Error::other(e)))?;
+            let i = point["step"].as_u64().unwrap_or(0) as usize;
+            let name = point["name"].as_str().unwrap_or("").to_string();
+            let counted = point["iteration"].as_u64() == Some(1);
+            if !counted && i != last_warm {
+                writer
+                    .write_all(b"go\n")
+                    .map_err(|e| Error::io("answering rank 0", e))?;
+                continue;
+            }
+            let after = read_counters(sys, st_ref)?;
+            if let (true, Some(step), Some(before)) = (counted, schedule.steps.get(i), &before) {
+                let predicted = step_link_loads(net, ranks, step, o.seed)
+                    .map_err(|e| Error::planner("predicting the step's link loads", e))?;
+                let host_bytes = after.from_hosts.saturating_sub(before.from_hosts);
+                let unit = per_flow[i] as f64 * factor;
+                let mut links = Vec::new();
+                for (key, (id, label)) in &link_name {
+                    let bytes = after
+                        .tx
+                        .get(key)
+                        .copied()
+                        .unwrap_or(0)
+                        .saturating_sub(before.tx.get(key).copied().unwrap_or(0));
+                    let measured = if unit > 0.0 {
+                        (bytes as f64 / unit).round() as u32
+                    } else {
+                        0
+                    };
+                    let p = predicted.get(*id).copied().unwrap_or(0);
+                    if p > 0 || measured > 0 {
+                        links.push(LinkCount {
+                            link: label.clone(),
+                            predicted: p,
+                            measured,
+                            bytes,
+                        });
+                    }
+                }
+                out.push(StepCount {
+                    step: i,
+                    name,
+                    flows: step.flow_count(),
+                    payload: per_flow[i],
+                    wire_factor: factor,
+                    host_factor: if sent[i] > 0 {
+                        host_bytes as f64 / sent[i] as f64
+                    } else {
+                        0.0
+                    },
+                    predicted_max: links.iter().map(|l| l.predicted).max().unwrap_or(0),
+                    measured_max: links.iter().map(|l| l.measured).max().unwrap_or(0),
+                    mismatches: links.iter().filter(|l| l.predicted != l.measured).count(),
+                    links,
+                });
+            }
+            // Every rank waits at the barrier: the next step's bytes are
+            // counted from this read.
+            before = Some(after);
+            writer
+                .write_all(b"go\n")
+                .map_err(|e| Error::io("answering rank 0", e))?;
+        }
+        runner
+            .join()
+            .map_err(|_| Error::io("a run", std::io::Error::other("thread panicked")))??;
+        Ok(out)
+    });
+    let _ = std::fs::remove_file(&sock);
+    steps
+}
+
+/// Bytes a TCP flow puts on a link per byte of payload at `mtu`: each
+/// segment of MTU - 52 payload bytes (IPv4 and TCP headers with
+/// timestamps) is MTU + 14 bytes on the wire (Ethernet header, as the
+/// kernel counts), and the acknowledgements of a flow that shares the
+/// cable in the other direction add about one 66-byte frame per two
+/// segments.
+pub fn wire_factor(mtu: u32) -> f64 {
+    let mss = f64::from(mtu.max(576) - 52);
+    (f64::from(mtu.max(576)) + 14.0 + 33.0) / mss
+}
+
+/// The run as people read it.
+pub fn render(r: &RunReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "lab {}: {} on {} ranks, ECMP {}, {} pinned choices, NIC cables at {} kbit/s",
+        r.lab,
+        r.algorithm,
+        r.ranks,
+        match r.ecmp {
+            Ecmp::Model => "as the route model (pinned)",
+            Ecmp::Kernel => "by the kernel's hash",
+        },
+        r.pins,
+        r.rate_kbit
+    );
+    if !r.timed.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n{:>12} {:>12} {:>9} {:>9} {:>7}",
+            "size (B)", "time (us)", "algbw", "busbw", "#wrong"
+        );
+        let _ = writeln!(
+            s,
+            "{:>12} {:>12} {:>9} {:>9} {:>7}",
+            "", "", "(GB/s)", "(GB/s)", ""
+        );
+        for t in &r.timed {
+            let _ = writeln!(
+                s,
+                "{:>12} {:>12.1} {:>9.4} {:>9.4} {:>7}",
+                t.bytes,
+                t.time_us,
+                t.algbw_gbps,
+                t.busbw_gbps,
+                t.wrong.map_or("-".to_string(), |w| w.to_string())
+            );
+        }
+    }
+    if let Some(size) = r.count_size {
+        let _ = writeln!(
+            s,
+            "\nflows per directed inter-switch link, counted from link bytes ({size} B per rank) beside verify-ranks:"
+        );
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<18} {:>6} {:>10} {:>10} {:>10} {:>11}",
+            "step", "name", "flows", "predicted", "measured", "links", "mismatches"
+        );
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<18} {:>6} {:>10} {:>10} {:>10} {:>11}",
+            "", "", "", "max/link", "max/link", "used", ""
+        );
+        for st in &r.steps {
+            let _ = writeln!(
+                s,
+                "{:>4}  {:<18} {:>6} {:>10} {:>10} {:>10} {:>11}",
+                st.step,
+                st.name,
+                st.flows,
+                st.predicted_max,
+                st.measured_max,
+                st.links.iter().filter(|l| l.measured > 0).count(),
+                st.mismatches
+            );
+        }
+        let bad: usize = r.steps.iter().map(|s| s.mismatches).sum();
+        let _ = writeln!(
+            s,
+            "{}",
+            if bad == 0 {
+                "every link carried the flows verify-ranks predicted".to_string()
+            } else {
+                format!(
+                    "{bad} link counts differ from the prediction (see --format json for each link)"
+                )
+            }
+        );
+    }
+    s
+}

@@ -1,0 +1,231 @@
+//! The lab's state file: what a lab made (namespaces, cables and their rates, pins), written before anything is made so that `lab down` can remove it after a crash or a kill.
+//!
+//! One JSON file per lab, `<state dir>/<name>.json` (default state dir
+//! `/run/eflops-lab`, a tmpfs that goes with the namespaces at a reboot).
+//! Namespaces are named `efl-<name>-s<i>` for plan switch `i` and
+//! `efl-<name>-h<i>` for sub-node `i`; a lab never touches a namespace
+//! that its state file does not list.
+
+use std::path::{Path, PathBuf};
+
+use planner::network::Lab;
+use serde::{Deserialize, Serialize};
+
+use super::error::{Error, Result};
+
+/// The state file's format version.
+pub const VERSION: u32 = 1;
+
+/// The default state directory.
+pub const DEFAULT_DIR: &str = "/run/eflops-lab";
+
+/// Most characters of a lab name (namespace names stay short).
+pub const MAX_NAME: usize = 12;
+
+/// What a lab made.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    /// Format version.
+    pub version: u32,
+    /// The lab's name.
+    pub name: String,
+    /// `building` while `lab up` runs, then `up`.
+    pub phase: String,
+    /// The plan file it was built from, as the user named it.
+    pub plan_file: String,
+    /// The rate of the plan's fastest NIC cable, in kbit/s; every cable's
+    /// rate is scaled from it by its plan speed.
+    pub rate_kbit: u64,
+    /// Every namespace the lab made (or is about to make).
+    pub namespaces: Vec<String>,
+    /// The plan as built.
+    pub lab: Lab,
+    /// Cables whose rate or state was changed (`lab degrade`, `lab cut`).
+    #[serde(default)]
+    pub changed: Vec<Changed>,
+    /// Policy rules installed for the last run, per switch namespace.
+    #[serde(default)]
+    pub pins: Vec<(String, String)>,
+}
+
+/// A cable changed by `lab degrade` or `lab cut`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Changed {
+    /// Index into the lab's cables.
+    pub cable: usize,
+    /// Its rate now, kbit/s (`None` when cut).
+    pub rate_kbit: Option<u64>,
+}
+
+impl State {
+    /// The namespace of plan switch `i`.
+    pub fn switch_ns(&self, i: usize) -> String {
+        switch_ns(&self.name, i)
+    }
+
+    /// The namespace of sub-node `i`.
+    pub fn host_ns(&self, i: usize) -> String {
+        host_ns(&self.name, i)
+    }
+
+    /// The rate of a cable of `gbps` in the lab, kbit/s, at least 8.
+    pub fn scaled(&self, gbps: u32) -> u64 {
+        scale(self.rate_kbit, gbps, self.fastest_nic())
+    }
+
+    /// The plan speed of the fastest NIC cable, Gbit/s.
+    pub fn fastest_nic(&self) -> u32 {
+        self.lab
+            .hosts
+            .iter()
+            .map(|h| h.gbps)
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    }
+
+    /// The rate of inter-switch cable `c` now (after degrade), kbit/s, or
+    /// `None` when it is cut.
+    pub fn cable_rate(&self, c: usize) -> Option<u64> {
+        match self.changed.iter().find(|x| x.cable == c) {
+            Some(x) => x.rate_kbit,
+            None => Some(self.scaled(self.lab.cables[c].gbps)),
+        }
+    }
+
+    /// `upper0-lower3`: a cable as people name it.
+    pub fn cable_name(&self, c: usize) -> String {
+        let cable = &self.lab.cables[c];
+        format!(
+            "{}-{}",
+            self.lab.switches[cable.a].name, self.lab.switches[cable.b].name
+        )
+    }
+}
+
+/// The namespace of plan switch `i` of lab `name`.
+pub fn switch_ns(name: &str, i: usize) -> String {
+    format!("efl-{name}-s{i}")
+}
+
+/// The namespace of sub-node `i` of lab `name`.
+pub fn host_ns(name: &str, i: usize) -> String {
+    format!("efl-{name}-h{i}")
+}
+
+/// `rate` scaled by `gbps / fastest`, at least 8 kbit/s.
+pub fn scale(rate_kbit: u64, gbps: u32, fastest: u32) -> u64 {
+    let fastest = u64::from(fastest.max(1));
+    (rate_kbit.saturating_mul(u64::from(gbps)) / fastest).max(8)
+}
+
+/// Checks a lab name: 1 to 12 characters of a-z and 0-9.
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::parameter(
+            "name",
+            format!(
+                "`{}`: a lab name is 1 to {MAX_NAME} characters of a-z and 0-9 (it is part of every namespace name)",
+                name.escape_debug()
+            ),
+        ))
+    }
+}
+
+/// The state file of lab `name` in `dir`.
+pub fn path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.json"))
+}
+
+/// Reads the state of lab `name`; `Ok(None)` when there is none.
+pub fn read(dir: &Path, name: &str) -> Result<Option<State>> {
+    let file = path(dir, name);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Error::State {
+                file: file.display().to_string(),
+                message: e.to_string(),
+            });
+        }
+    };
+    let state: State = serde_json::from_str(&text).map_err(|e| Error::State {
+        file: file.display().to_string(),
+        message: e.to_string(),
+    })?;
+    if state.version != VERSION || state.name != name {
+        return Err(Error::State {
+            file: file.display().to_string(),
+            message: format!(
+                "it is version {} of lab {}, expected version {VERSION} of lab {name}",
+                state.version, state.name
+            ),
+        });
+    }
+    Ok(Some(state))
+}
+
+/// Reads the state of lab `name`, or says that no such lab is up.
+pub fn require(dir: &Path, name: &str) -> Result<State> {
+    read(dir, name)?.ok_or_else(|| Error::NotUp {
+        name: name.to_string(),
+        state: path(dir, name).display().to_string(),
+    })
+}
+
+/// Writes the state whole (a temporary file renamed over the old one).
+pub fn write(dir: &Path, state: &State) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("creating the state directory {}", dir.display()), e))?;
+    let file = path(dir, &state.name);
+    let tmp = dir.join(format!(".{}.json.tmp", state.name));
+    let text = serde_json::to_string_pretty(state).map_err(|e| {
+        Error::io(
+            format!("writing {}", file.display()),
+            std::io::Error::other(e),
+        )
+    })?;
+    std::fs::write(&tmp, text + "\n")
+        .and_then(|()| std::fs::rename(&tmp, &file))
+        .map_err(|e| Error::io(format!("writing {}", file.display()), e))
+}
+
+/// Removes the state file of lab `name`.
+pub fn remove(dir: &Path, name: &str) -> Result<()> {
+    let file = path(dir, name);
+    match std::fs::remove_file(&file) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("removing {}", file.display()), e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_short_and_plain() {
+        assert!(check_name("lab").is_ok());
+        assert!(check_name("a1b2c3d4e5f6").is_ok());
+        for bad in ["", "Lab", "a-b", "a b", "abcdefghijklm", "x;y", "é"] {
+            assert!(check_name(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn rates_scale_with_the_plan_speed() {
+        assert_eq!(scale(100_000, 100, 100), 100_000);
+        assert_eq!(scale(100_000, 25, 100), 25_000);
+        assert_eq!(scale(100_000, 400, 100), 400_000);
+        assert_eq!(scale(10, 1, 400), 8);
+    }
+}

@@ -1,0 +1,395 @@
+//! The `provisioner lab` subcommands of the binary: flags in, the library's lab calls, tables or JSON out.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::{Args, Subcommand, ValueEnum};
+
+use planner::checked::CheckedPlan;
+use provisioner::lab::{self, build, burnin, run, state, sys::Sys};
+use provisioner::probe;
+
+/// Flags every lab command shares.
+#[derive(Debug, Clone, Args)]
+pub struct Common {
+    /// The lab's name (1 to 12 of a-z, 0-9): part of every namespace name
+    /// (efl-NAME-s0, efl-NAME-h0, ...).
+    #[arg(long, default_value = "lab")]
+    name: String,
+    /// Where the state file of the lab is kept.
+    #[arg(long, default_value = state::DEFAULT_DIR)]
+    state_dir: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Aligned text for people.
+    Table,
+    /// JSON for programs.
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EcmpArg {
+    /// Pin every flow where the route model's ECMP hash sends it.
+    Model,
+    /// Let the kernel hash flows over the equal-cost next hops.
+    Kernel,
+}
+
+/// `provisioner lab ...`.
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Build the plan's fabric in network namespaces: one per switch (a
+    /// VLAN half is its own) and one per sub-node, a veth pair per cable
+    /// with `tc tbf` at the scaled rate, the plan's addresses and static
+    /// ECMP routes. Needs root and iproute2.
+    Up {
+        /// Plan JSON (or TOML) from `planner design --out`.
+        plan: PathBuf,
+        /// Rate of the plan's fastest NIC cable in the lab (others scaled
+        /// by their plan speed): 100mbit, 1gbit, ...
+        #[arg(long, default_value = "100mbit")]
+        rate: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// What a lab is made of, and what is changed in it.
+    Status {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run the collective engine on every rank (one per sub-node
+    /// namespace): a timed run, then a counted run that reads every link's
+    /// byte counters between steps and sets the flows on each directed
+    /// inter-switch link beside what verify-ranks predicts. With
+    /// --burn-in: rounds of flows that load every directed inter-switch
+    /// link once, naming the links below --threshold of their rate.
+    Run(Box<RunArgs>),
+    /// Set the rate of a cable (both ends): link:A-B.
+    Degrade {
+        /// The cable, link:A-B with A and B switches of the plan.
+        link: String,
+        /// The new rate: 25mbit, ...
+        #[arg(long)]
+        rate: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Cut a cable (both ends down; routes through it go): link:A-B.
+    Cut {
+        /// The cable, link:A-B.
+        link: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Give a degraded or cut cable its planned rate back: link:A-B.
+    Restore {
+        /// The cable, link:A-B.
+        link: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Remove everything the lab made (also after a crash: from its state
+    /// file).
+    Down {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// One TCP stream for the burn-in (run by the lab inside a namespace).
+    #[command(hide = true)]
+    Stream {
+        /// Receive on this address and print the rate.
+        #[arg(long, conflicts_with = "connect")]
+        listen: Option<String>,
+        /// Send to this address.
+        #[arg(long)]
+        connect: Option<String>,
+        /// Seconds to send, or to wait for a sender.
+        #[arg(long)]
+        seconds: f64,
+    },
+}
+
+/// The flags of `lab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// ring, hd or hdrm; the planner makes the rank table.
+    #[arg(long, default_value = "hdrm")]
+    algorithm: String,
+    /// Ranks (default: every sub-node, or M x N for HDRM).
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// Sizes of the timed run: a size, a list or a doubling range.
+    #[arg(long, default_value = "1MiB,16MiB")]
+    size: String,
+    /// Size of the counted run (one iteration with a barrier after every
+    /// step).
+    #[arg(long, default_value = "4MiB")]
+    count_size: String,
+    /// No timed run.
+    #[arg(long)]
+    no_timed: bool,
+    /// No counted run.
+    #[arg(long)]
+    no_count: bool,
+    /// Warm-up iterations of the timed run.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Timed iterations.
+    #[arg(long, default_value_t = 3)]
+    iters: usize,
+    /// Seed of the route model's ECMP choices (as verify-ranks --seed).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// How switches choose among equal-cost next hops.
+    #[arg(long, value_enum, default_value_t = EcmpArg::Model)]
+    ecmp: EcmpArg,
+    /// TCP port of every rank (and of the burn-in's streams).
+    #[arg(long, default_value_t = 29500)]
+    port: u16,
+    /// Seconds a rank may move no data, and to connect.
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
+    /// Run the burn-in instead of the collective.
+    #[arg(long)]
+    burn_in: bool,
+    /// Burn-in: seconds each flow runs.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Burn-in: share of the planned rate below which a flow is slow.
+    #[arg(long, default_value_t = 0.7)]
+    threshold: f64,
+    /// Burn-in: most flows at once (each at its cable's rate; a 2-core
+    /// machine forwards 16 at 100 Mbit/s with room to spare).
+    #[arg(long, default_value_t = 16)]
+    max_flows: usize,
+    #[command(flatten)]
+    common: Common,
+}
+
+fn out<T: serde::Serialize>(
+    format: Format,
+    value: &T,
+    table: impl FnOnce(&T) -> String,
+) -> Result<()> {
+    let text = match format {
+        Format::Json => serde_json::to_string_pretty(value)? + "\n",
+        Format::Table => table(value),
+    };
+    print!("{text}");
+    Ok(())
+}
+
+fn load_plan(path: &Path) -> Result<CheckedPlan> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", path.display())))?;
+    Ok(CheckedPlan::load(&text, &path.display().to_string())?)
+}
+
+/// Runs a lab subcommand; a parameter error names its flag.
+pub fn run(cmd: LabCommand) -> Result<()> {
+    dispatch(cmd).map_err(|e| match e.downcast::<lab::Error>() {
+        Ok(lab::Error::Parameter { parameter, message }) => {
+            planner::Error::parameter(parameter, message).into()
+        }
+        Ok(other) => other.into(),
+        Err(e) => e,
+    })
+}
+
+fn dispatch(cmd: LabCommand) -> Result<()> {
+    match cmd {
+        LabCommand::Stream {
+            listen,
+            connect,
+            seconds,
+        } => {
+            if !(seconds > 0.0 && seconds.is_finite()) {
+                return Err(
+                    crate::BadInput("--seconds: give a positive number".to_string()).into(),
+                );
+            }
+            match (listen, connect) {
+                (Some(bind), None) => {
+                    let (bytes, kbit) = burnin::receive(&bind, seconds)?;
+                    println!("bytes={bytes} kbit={kbit}");
+                }
+                (None, Some(to)) => {
+                    let bytes = burnin::send(&to, seconds)?;
+                    println!("bytes={bytes}");
+                }
+                _ => {
+                    return Err(crate::BadInput("give --listen or --connect".to_string()).into());
+                }
+            }
+            Ok(())
+        }
+        LabCommand::Up { plan, rate, common } => {
+            let rate_kbit = lab::parse_rate(&rate)?;
+            state::check_name(&common.name)?;
+            let p = load_plan(&plan)?;
+            let description = planner::network::Lab::of(&p, p.source())?;
+            let sys = Sys::find()?;
+            let file = std::fs::canonicalize(&plan).unwrap_or(plan.clone());
+            let report = build::up(
+                &sys,
+                description,
+                &file.display().to_string(),
+                &build::UpOptions {
+                    name: common.name.clone(),
+                    state_dir: common.state_dir.clone(),
+                    rate_kbit,
+                },
+            )?;
+            out(common.format, &report, |r| {
+                format!(
+                    "lab {} is up: {} namespaces ({} switches, {} sub-nodes), {} cables, NIC cables at {} kbit/s, in {:.2} s\n",
+                    r.name, r.namespaces, r.switches, r.hosts, r.cables, r.rate_kbit, r.seconds
+                )
+            })
+        }
+        LabCommand::Status { common } => {
+            let s = build::status(&common.state_dir, &common.name)?;
+            out(common.format, &s, |s| {
+                let mut t = format!(
+                    "lab {} ({}): plan {}, {} switch and {} sub-node namespaces, {} inter-switch cables, NIC cables at {} kbit/s, {} pinned choices\n",
+                    s.name,
+                    s.phase,
+                    s.plan_file,
+                    s.switches,
+                    s.hosts,
+                    s.cables,
+                    s.rate_kbit,
+                    s.pins
+                );
+                for (c, rate) in &s.changed {
+                    t += &match rate {
+                        Some(r) => format!("  cable {c}: degraded to {r} kbit/s\n"),
+                        None => format!("  cable {c}: cut\n"),
+                    };
+                }
+                if !s.missing.is_empty() {
+                    t += &format!(
+                        "  namespaces missing (removed from outside the lab): {}\n",
+                        s.missing.join(", ")
+                    );
+                }
+                t
+            })
+        }
+        LabCommand::Degrade { link, rate, common } => {
+            let kbit = lab::parse_rate(&rate)?;
+            change(&common, &link, Change::Rate(kbit))
+        }
+        LabCommand::Cut { link, common } => change(&common, &link, Change::Cut),
+        LabCommand::Restore { link, common } => change(&common, &link, Change::Restore),
+        LabCommand::Down { common } => {
+            state::check_name(&common.name)?;
+            let sys = Sys::find()?;
+            let r = build::down(&sys, &common.state_dir, &common.name)?;
+            out(common.format, &r, |r| {
+                format!(
+                    "lab {} is down: {} namespaces removed ({} processes stopped) in {:.2} s\n",
+                    r.name, r.namespaces, r.processes, r.seconds
+                )
+            })
+        }
+        LabCommand::Run(a) => run_lab(*a),
+    }
+}
+
+enum Change {
+    Rate(u64),
+    Cut,
+    Restore,
+}
+
+fn change(common: &Common, link: &str, what: Change) -> Result<()> {
+    state::check_name(&common.name)?;
+    let sys = Sys::find()?;
+    let mut st = state::require(&common.state_dir, &common.name)?;
+    let cables = build::find_cables(&st, link)?;
+    let names: Vec<String> = cables.iter().map(|&c| st.cable_name(c)).collect();
+    let said = match what {
+        Change::Rate(kbit) => {
+            build::change(&sys, &common.state_dir, &mut st, &cables, Some(kbit))?;
+            format!("{kbit} kbit/s")
+        }
+        Change::Cut => {
+            build::change(&sys, &common.state_dir, &mut st, &cables, None)?;
+            "cut".to_string()
+        }
+        Change::Restore => {
+            build::restore(&sys, &common.state_dir, &mut st, &cables)?;
+            "restored to its planned rate".to_string()
+        }
+    };
+    let report = serde_json::json!({ "lab": st.name, "cables": names, "now": said });
+    out(common.format, &report, |_| {
+        format!("lab {}: cable {} {}\n", st.name, names.join(", "), said)
+    })
+}
+
+fn run_lab(a: RunArgs) -> Result<()> {
+    let common = &a.common;
+    state::check_name(&common.name)?;
+    let sys = Sys::find()?;
+    let mut st = state::require(&common.state_dir, &common.name)?;
+    let exe = std::env::current_exe()?;
+    if a.burn_in {
+        let b = burnin::run(
+            &sys,
+            &common.state_dir,
+            &mut st,
+            &burnin::Options {
+                exe,
+                seconds: a.seconds,
+                threshold: a.threshold,
+                max_flows: a.max_flows,
+                port: a.port,
+            },
+        )?;
+        return out(common.format, &b, burnin::render);
+    }
+    let plan = load_plan(Path::new(&st.plan_file))?;
+    let algorithm = probe::schedule::algorithm(&a.algorithm)?;
+    let sizes = if a.no_timed {
+        Vec::new()
+    } else {
+        probe::parse_sizes(&a.size)?
+    };
+    let count_size = if a.no_count {
+        None
+    } else {
+        Some(
+            probe::parse_bytes(&a.count_size)
+                .map_err(|m| crate::BadInput(format!("--count-size: {m}")))?,
+        )
+    };
+    let report = run::run(
+        &sys,
+        &common.state_dir,
+        &mut st,
+        &plan,
+        &run::RunOptions {
+            algorithm,
+            ranks: a.ranks,
+            sizes,
+            count_size,
+            warmup: a.warmup,
+            iters: a.iters,
+            seed: a.seed,
+            ecmp: match a.ecmp {
+                EcmpArg::Model => run::Ecmp::Model,
+                EcmpArg::Kernel => run::Ecmp::Kernel,
+            },
+            exe,
+            port: a.port,
+            timeout: a.timeout,
+        },
+    )?;
+    out(common.format, &report, run::render)
+}

@@ -1,0 +1,327 @@
+//! The lab end to end on this machine's kernel: `provisioner lab up`, runs of ring, hd and HDRM with flows counted per link and step, a degraded cable found by the burn-in, a cut cable, and `lab down` leaving nothing behind.
+//!
+//! These need root, `ip` and `tc` (iproute2): without root they say they
+//! skipped, and with `TESTS_NO_SKIP=1` (as `.ci/run` sets) that is a
+//! failure. Each test builds its own lab under its own name and state
+//! directory; the lab touches only the namespaces it creates.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+#[path = "support/skip.rs"]
+mod skip;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn plan(name: &str) -> String {
+    workspace()
+        .join("examples/data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// True when the test can run; else it says it skipped.
+fn can_run(test: &str) -> bool {
+    if provisioner::lab::sys::is_root() {
+        return true;
+    }
+    skip::skipped(
+        test,
+        "not root",
+        "run the tests as root (a lab makes network namespaces)",
+    );
+    false
+}
+
+struct Lab {
+    name: String,
+    dir: tempfile::TempDir,
+}
+
+impl Lab {
+    fn new(name: &str) -> Lab {
+        Lab {
+            name: name.to_string(),
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_provisioner"))
+            .arg("lab")
+            .args(args)
+            .args(["--name", &self.name, "--state-dir"])
+            .arg(self.dir.path())
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args);
+        assert!(
+            out.status.success(),
+            "lab {args:?}: {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.extend(["--format", "json"]);
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    fn namespaces(&self) -> Vec<String> {
+        let prefix = format!("efl-{}-", self.name);
+        std::fs::read_dir("/run/netns")
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| n.starts_with(&prefix))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        // A failed test still removes its lab.
+        if !self.namespaces().is_empty() {
+            let _ = self.cmd(&["down"]);
+        }
+    }
+}
+
+/// Every counted step of a run.
+fn steps(run: &Value) -> &Vec<Value> {
+    run["steps"].as_array().unwrap()
+}
+
+#[test]
+fn lab_bigraph_2x8_hdrm_one_flow_per_link_hd_shares_as_predicted_burn_in_names_the_degraded_cable()
+{
+    if !can_run("lab_bigraph_2x8") {
+        return;
+    }
+    let lab = Lab::new("tbig");
+    let up = lab.json(&["up", &plan("bigraph-2x8.plan.json"), "--rate", "100mbit"]);
+    assert_eq!(up["namespaces"], 24, "{up}");
+    assert_eq!(lab.namespaces().len(), 24);
+
+    // A second `up` is refused and changes nothing.
+    let again = lab.cmd(&["up", &plan("bigraph-2x8.plan.json")]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already up"));
+
+    // HDRM: every connection a direct cable, one flow per directed link.
+    let hdrm = lab.json(&[
+        "run",
+        "--algorithm",
+        "hdrm",
+        "--size",
+        "256KiB",
+        "--count-size",
+        "1MiB",
+    ]);
+    assert_eq!(hdrm["ranks"], 16);
+    assert_eq!(hdrm["timed"][0]["wrong"], 0, "{hdrm}");
+    assert_eq!(steps(&hdrm).len(), 8);
+    for s in steps(&hdrm) {
+        assert_eq!(s["mismatches"], 0, "{s}");
+        assert_eq!(s["measured_max"], 1, "{s}");
+    }
+
+    // HD in plan order: the predicted sharing, link by link.
+    let hd = lab.json(&[
+        "run",
+        "--algorithm",
+        "hd",
+        "--no-timed",
+        "--count-size",
+        "1MiB",
+    ]);
+    assert!(steps(&hd).iter().all(|s| s["mismatches"] == 0), "{hd}");
+    let most = steps(&hd)
+        .iter()
+        .map(|s| s["measured_max"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    assert!(most >= 2, "hd in plan order shares no link: {hd}");
+
+    // Ring: one flow per step through a BiGraph's cables.
+    let ring = lab.json(&[
+        "run",
+        "--algorithm",
+        "ring",
+        "--no-timed",
+        "--count-size",
+        "1MiB",
+    ]);
+    assert_eq!(steps(&ring).len(), 30);
+    assert!(steps(&ring).iter().all(|s| s["mismatches"] == 0), "{ring}");
+
+    // One cable at a quarter of its rate: the burn-in names it, no other.
+    let said = lab.ok(&["degrade", "link:sw1-sw4", "--rate", "25mbit"]);
+    assert!(said.contains("sw1-sw4"), "{said}");
+    let status = lab.json(&["status"]);
+    assert_eq!(status["changed"][0][0], "sw1-sw4", "{status}");
+    let burn = lab.json(&["run", "--burn-in", "--seconds", "1.5"]);
+    assert_eq!(burn["links"], 32, "{burn}");
+    let slow: Vec<&str> = burn["slow_cables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cable"].as_str().unwrap())
+        .collect();
+    assert_eq!(slow, ["sw1-sw4"], "{burn}");
+    lab.ok(&["restore", "link:sw1-sw4"]);
+
+    // A cut cable: static routes blackhole its pairs, and the run fails
+    // in bounded time naming a rank.
+    lab.ok(&["cut", "link:sw1-sw4"]);
+    let cut = lab.cmd(&[
+        "run",
+        "--algorithm",
+        "hdrm",
+        "--no-count",
+        "--size",
+        "64KiB",
+        "--timeout",
+        "5",
+    ]);
+    assert_eq!(cut.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&cut.stderr).contains("rank "));
+    lab.ok(&["restore", "link:sw1-sw4"]);
+    let back = lab.json(&[
+        "run",
+        "--algorithm",
+        "hdrm",
+        "--no-count",
+        "--size",
+        "64KiB",
+    ]);
+    assert_eq!(back["timed"][0]["wrong"], 0);
+
+    let down = lab.json(&["down"]);
+    assert_eq!(down["namespaces"], 24);
+    assert!(lab.namespaces().is_empty());
+    assert!(
+        std::fs::read_dir(lab.dir.path()).unwrap().next().is_none(),
+        "state left"
+    );
+}
+
+#[test]
+fn lab_fat_tree_routes_every_flow_where_the_model_hashes_it() {
+    if !can_run("lab_fat_tree") {
+        return;
+    }
+    let lab = Lab::new("tft");
+    lab.json(&["up", &plan("fat-tree-16.plan.json")]);
+    for seed in ["0", "3"] {
+        let hd = lab.json(&[
+            "run",
+            "--algorithm",
+            "hd",
+            "--no-timed",
+            "--count-size",
+            "1MiB",
+            "--seed",
+            seed,
+        ]);
+        assert!(hd["pins"].as_u64().unwrap() > 0, "{hd}");
+        assert!(
+            steps(&hd).iter().all(|s| s["mismatches"] == 0),
+            "seed {seed}: {hd}"
+        );
+    }
+    lab.json(&["down"]);
+    assert!(lab.namespaces().is_empty());
+}
+
+#[test]
+fn lab_down_after_a_killed_run_stops_its_ranks_and_removes_everything() {
+    if !can_run("lab_down_after_kill") {
+        return;
+    }
+    let lab = Lab::new("tkill");
+    lab.json(&["up", &plan("bigraph-2x8.plan.json"), "--rate", "10mbit"]);
+    let mut run = Command::new(env!("CARGO_BIN_EXE_provisioner"))
+        .args([
+            "lab",
+            "run",
+            "--algorithm",
+            "ring",
+            "--size",
+            "64MiB",
+            "--name",
+            "tkill",
+            "--state-dir",
+        ])
+        .arg(lab.dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until ranks run in the namespaces, then kill the controller.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let host0 = "efl-tkill-h0";
+    while std::time::Instant::now() < until {
+        let pids = Command::new("ip")
+            .args(["netns", "pids", host0])
+            .output()
+            .unwrap();
+        if !pids.stdout.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let down = lab.json(&["down"]);
+    assert_eq!(down["namespaces"], 24);
+    assert!(down["processes"].as_u64().unwrap() > 0, "{down}");
+    assert!(lab.namespaces().is_empty());
+}
+
+#[test]
+fn lab_refusals_name_what_to_do() {
+    // These need no root: they are refused before anything is made.
+    let lab = Lab::new("tbad");
+    let cases: &[(&[&str], &str)] = &[
+        (&["status"], "no lab tbad is up"),
+        (&["run", "--algorithm", "hd"], "no lab tbad is up"),
+        (
+            &["degrade", "link:a-b", "--rate", "1mbit"],
+            "no lab tbad is up",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = lab.cmd(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        // Without root, the lab says root is missing before it looks for
+        // the state of commands that change the machine.
+        if !provisioner::lab::sys::is_root() && err.contains("root is missing") {
+            assert_eq!(out.status.code(), Some(2));
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let out = lab.cmd(&["up", &plan("bigraph-2x8.plan.json"), "--rate", "fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rate"));
+    let out = Command::new(env!("CARGO_BIN_EXE_provisioner"))
+        .args(["lab", "status", "--name", "Bad;name"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--name"));
+}
