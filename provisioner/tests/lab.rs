@@ -292,6 +292,29 @@ fn lab_down_after_a_killed_run_stops_its_ranks_and_removes_everything() {
 }
 
 #[test]
+fn lab_up_refuses_a_namespace_it_did_not_make() {
+    if !can_run("lab_up_leftover") {
+        return;
+    }
+    let lab = Lab::new("tleft");
+    let made = Command::new("ip")
+        .args(["netns", "add", "efl-tleft-s3"])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = lab.cmd(&["up", &plan("bigraph-2x8.plan.json")]);
+    let _ = Command::new("ip")
+        .args(["netns", "del", "efl-tleft-s3"])
+        .status();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("namespace efl-tleft-s3 exists"), "{err}");
+    // Nothing was made, and no state file was written.
+    assert!(lab.namespaces().is_empty());
+    assert!(std::fs::read_dir(lab.dir.path()).unwrap().next().is_none());
+}
+
+#[test]
 fn lab_refusals_name_what_to_do() {
     // These need no root: they are refused before anything is made.
     let lab = Lab::new("tbad");

@@ -426,10 +426,10 @@ fn job_file_errors_name_file_and_line_and_exit_2() {
         e.contains(&format!("{f}: 2 problems in the job file")),
         "{e}"
     );
-    assert!(e.contains(&format!("{f}:13: name: `All_Reduce`")), "{e}");
+    assert!(e.contains(&format!("{f}:19: name: `All_Reduce`")), "{e}");
     assert!(
         e.contains(&format!(
-            "{f}:21: launcher_image: launcher_image applies to launcher = \"mpi\" only"
+            "{f}:27: launcher_image: launcher_image applies to launcher = \"mpi\" only"
         )),
         "{e}"
     );

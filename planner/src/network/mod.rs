@@ -19,7 +19,10 @@
 //!   [`Network::avoiding`] routes around;
 //! - [`addresses`]: the vendor-neutral model of the configurations (VLANs,
 //!   VRFs, ports, addresses, gateways and the tables as static routes), and
-//!   [`Model::refusals`], the address and route check of every plan load.
+//!   [`Model::refusals`], the address and route check of every plan load;
+//! - [`lab`]: the plan as a lab builds it in network namespaces (the model
+//!   above, typed for `provisioner lab`), and the per-flow next hops
+//!   ([`Lab::pins`]) that make a kernel forward each flow as routed here.
 //!
 //! This module reads only the plan's vocabulary (`plan`, `qos`, `error`),
 //! never `checked`, `validate`, `render`, `ranks` or `estimate`: the load

@@ -1,4 +1,4 @@
-//! Building and removing a lab: namespaces, veth cables with `tc tbf` at the scaled rates, bridges, addresses, static ECMP routes and forwarding; changing one cable (degrade, cut, restore); installing a run's pins.
+//! Building and removing a lab: namespaces, veth cables shaped by `tc` (HTB) to the scaled rates, bridges, addresses, static ECMP routes and forwarding; changing one cable (degrade, cut, restore); installing a run's pins.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -85,12 +85,10 @@ pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpRepor
         .collect();
     let existing = sys::namespaces();
     if let Some(clash) = st.namespaces.iter().find(|n| existing.contains(n)) {
-        return Err(Error::AlreadyUp {
+        return Err(Error::Leftover {
             name: o.name.clone(),
-            state: format!(
-                "{} (none), but namespace {clash} exists; remove it with `ip netns del {clash}` if no lab uses it",
-                state::path(&o.state_dir, &o.name).display()
-            ),
+            namespace: clash.clone(),
+            state_dir: o.state_dir.display().to_string(),
         });
     }
     // The state file lists every namespace before the first is made.
@@ -169,17 +167,16 @@ fn build(sys: &Sys, st: &State) -> Result<()> {
         sys.ip_batch(Some(&ns), &lines, false)?;
         let mut tc = Vec::new();
         for h in lab.hosts.iter().filter(|h| h.switch == s) {
-            tc.push(tbf(&format!("p{}", h.port), st.scaled(h.gbps), h.mtu));
+            tc.extend(shaper(&format!("p{}", h.port), st.scaled(h.gbps), h.mtu));
         }
-        for (c, cable) in lab.cables.iter().enumerate() {
+        for cable in &lab.cables {
             let rate = st.scaled(cable.gbps);
             if cable.a == s {
-                tc.push(tbf(&format!("p{}", cable.a_port), rate, sw.mtu));
+                tc.extend(shaper(&format!("p{}", cable.a_port), rate, sw.mtu));
             }
             if cable.b == s {
-                tc.push(tbf(&format!("p{}", cable.b_port), rate, sw.mtu));
+                tc.extend(shaper(&format!("p{}", cable.b_port), rate, sw.mtu));
             }
-            let _ = c;
         }
         sys.tc_batch(&ns, &tc, false)?;
     }
@@ -192,7 +189,7 @@ fn build(sys: &Sys, st: &State) -> Result<()> {
             format!("route add default via {}", h.gateway),
         ];
         sys.ip_batch(Some(&ns), &lines, false)?;
-        sys.tc_batch(&ns, &[tbf("eth0", st.scaled(h.gbps), h.mtu)], false)?;
+        sys.tc_batch(&ns, &shaper("eth0", st.scaled(h.gbps), h.mtu), false)?;
     }
     Ok(())
 }
@@ -233,11 +230,38 @@ fn sysctl(sys: &Sys, ns: &str) -> Result<()> {
     Ok(())
 }
 
-/// A token-bucket qdisc at `kbit`: a bucket of 10 ms of traffic (at least
-/// two frames), and a queue of 20 ms.
-fn tbf(dev: &str, kbit: u64, mtu: u32) -> String {
-    let burst = (kbit * 1000 / 8 / 100).max(2 * u64::from(mtu) + 64);
-    format!("qdisc replace dev {dev} root tbf rate {kbit}kbit burst {burst} latency 20ms")
+/// The shaper of one veth end at `kbit`: an HTB class at the cable's rate
+/// with two leaves, small packets (TCP acknowledgements, the engine's
+/// control messages: IPv4 total length under 64 bytes) served first, the
+/// rest after, each leaf a byte FIFO of 20 ms at the rate. Without the
+/// first leaf, the acknowledgements of a flow one way wait behind a full
+/// queue of the flow the other way, and every bidirectional exchange
+/// (halving-doubling's) runs at a fraction of the rate; real RoCE NICs
+/// acknowledge in hardware and have no such effect. This kernel has no
+/// `prio`, `sfq` or `fq_codel`, so the classes are HTB's, with a `u32`
+/// filter.
+fn shaper(dev: &str, kbit: u64, mtu: u32) -> Vec<String> {
+    let frame = u64::from(mtu) + 14;
+    let burst = (kbit * 1000 / 8 / 1000).max(2 * frame);
+    let queue = (kbit * 1000 / 8 / 50).max(4 * frame);
+    let small = (kbit / 10).max(8);
+    vec![
+        format!("qdisc replace dev {dev} root handle 1: htb default 20"),
+        format!(
+            "class replace dev {dev} parent 1: classid 1:1 htb rate {kbit}kbit ceil {kbit}kbit burst {burst} cburst {burst} quantum {frame}"
+        ),
+        format!(
+            "class replace dev {dev} parent 1:1 classid 1:10 htb rate {small}kbit ceil {kbit}kbit burst {burst} cburst {burst} prio 0 quantum {frame}"
+        ),
+        format!(
+            "class replace dev {dev} parent 1:1 classid 1:20 htb rate {kbit}kbit ceil {kbit}kbit burst {burst} cburst {burst} prio 1 quantum {frame}"
+        ),
+        format!("qdisc replace dev {dev} parent 1:10 handle 10: bfifo limit {queue}"),
+        format!("qdisc replace dev {dev} parent 1:20 handle 20: bfifo limit {queue}"),
+        format!(
+            "filter replace dev {dev} parent 1: protocol ip prio 1 handle 800::1 u32 match u16 0x0000 0xffc0 at 2 flowid 1:10"
+        ),
+    ]
 }
 
 /// What `lab down` removed.
@@ -380,7 +404,10 @@ pub fn change(
             match rate {
                 Some(kbit) => {
                     sys.ip_batch(Some(ns), &[format!("link set p{port} up")], false)?;
-                    sys.tc_batch(ns, &[tbf(&format!("p{port}"), kbit, *mtu)], false)?;
+                    // HTB cannot be replaced by HTB in place: the old
+                    // shaper goes first.
+                    sys.tc_batch(ns, &[format!("qdisc del dev p{port} root")], true)?;
+                    sys.tc_batch(ns, &shaper(&format!("p{port}"), kbit, *mtu), false)?;
                 }
                 None => sys.ip_batch(Some(ns), &[format!("link set p{port} down")], false)?,
             }

@@ -45,6 +45,20 @@ pub enum Error {
         state: String,
     },
 
+    /// A namespace a new lab would make exists, and no state file of this
+    /// state directory lists it.
+    #[error(
+        "namespace {namespace} exists, but no lab {name} is up in {state_dir}: it was made with another --state-dir, or its state file was removed; give that --state-dir to `lab down`, or remove the namespaces named efl-{name}-* with `ip netns del` if nothing uses them"
+    )]
+    Leftover {
+        /// The lab's name.
+        name: String,
+        /// The namespace found.
+        namespace: String,
+        /// The state directory looked in.
+        state_dir: String,
+    },
+
     /// No lab of this name runs.
     #[error("no lab {name} is up (no state file {state}); run `provisioner lab up PLAN` first")]
     NotUp {
@@ -149,6 +163,7 @@ impl Error {
             | Error::Missing { .. }
             | Error::AlreadyUp { .. }
             | Error::NotUp { .. }
+            | Error::Leftover { .. }
             | Error::State { .. }
             | Error::Unknown { .. } => true,
             Error::Plan { source, .. } | Error::Planner { source, .. } => source.is_bad_input(),

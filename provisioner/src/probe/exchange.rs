@@ -46,9 +46,12 @@ pub(super) fn receive(
 
 /// A send on `out` and a receive from `inn` at once, in one thread: both
 /// sockets non-blocking, each turn writes what the kernel takes and reads
-/// what has arrived (summing whole segments as they complete), and yields
-/// the core when neither moved. A thread per step costs milliseconds on a
-/// busy machine (measured), this loop does not.
+/// what has arrived (summing whole segments as they complete). When
+/// neither moved it yields the core a few times, then waits in `poll(2)`
+/// for either socket: spinning alone starves the kernel and the other
+/// ranks when many ranks share few cores (the lab runs 64 on 2; measured
+/// 2.5 times slower with spinning, docs/lab.md). A thread per step costs
+/// milliseconds on a busy machine (measured), this loop does not.
 #[derive(Debug)]
 pub(super) struct Duplex<'a> {
     /// Where `src` goes.
@@ -101,6 +104,7 @@ impl Duplex<'_> {
         // flight.
         let (mut done, mut partial) = (0, 0);
         let mut last = Instant::now();
+        let mut idle_turns = 0u32;
         while sent < self.src.len() || done < self.dst.len() {
             let mut moved = false;
             if sent < self.src.len() {
@@ -141,12 +145,41 @@ impl Duplex<'_> {
             }
             if moved {
                 last = Instant::now();
+                idle_turns = 0;
             } else if last.elapsed() > self.idle {
                 return Err((done >= self.dst.len(), io::ErrorKind::TimedOut.into()));
-            } else {
+            } else if idle_turns < SPIN_TURNS {
+                idle_turns += 1;
                 thread::yield_now();
+            } else {
+                self.wait(sent < self.src.len(), done < self.dst.len())
+                    .map_err(|e| (false, e))?;
             }
         }
         Ok(())
     }
+
+    /// Waits up to 50 ms until `out` can take bytes (when `sending`) or
+    /// `inn` has some (when `receiving`).
+    fn wait(&self, sending: bool, receiving: bool) -> io::Result<()> {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let mut fds = Vec::with_capacity(2);
+        if sending {
+            fds.push(PollFd::new(self.out, PollFlags::OUT));
+        }
+        if receiving {
+            fds.push(PollFd::new(self.inn, PollFlags::IN));
+        }
+        let timeout = Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
 }
+
+/// Turns without progress spent yielding before waiting in `poll(2)`.
+const SPIN_TURNS: u32 = 16;
