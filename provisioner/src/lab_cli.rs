@@ -310,7 +310,7 @@ enum Change {
 fn change(common: &Common, link: &str, what: Change) -> Result<()> {
     state::check_name(&common.name)?;
     let sys = Sys::find()?;
-    let mut st = state::require(&common.state_dir, &common.name)?;
+    let mut st = state::require_up(&common.state_dir, &common.name)?;
     let cables = build::find_cables(&st, link)?;
     let names: Vec<String> = cables.iter().map(|&c| st.cable_name(c)).collect();
     let said = match what {
@@ -337,7 +337,7 @@ fn run_lab(a: RunArgs) -> Result<()> {
     let common = &a.common;
     state::check_name(&common.name)?;
     let sys = Sys::find()?;
-    let mut st = state::require(&common.state_dir, &common.name)?;
+    let mut st = state::require_up(&common.state_dir, &common.name)?;
     let exe = std::env::current_exe()?;
     if a.burn_in {
         let b = burnin::run(

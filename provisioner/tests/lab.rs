@@ -285,6 +285,18 @@ fn lab_down_after_a_killed_run_stops_its_ranks_and_removes_everything() {
     }
     run.kill().unwrap();
     run.wait().unwrap();
+    // A lab whose `up` was killed half-way (its state says `building`)
+    // runs nothing until it is taken down.
+    let file = lab.dir.path().join("tkill.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("\"phase\": \"up\"", "\"phase\": \"building\""),
+    )
+    .unwrap();
+    let half = lab.cmd(&["run", "--algorithm", "hd"]);
+    assert_eq!(half.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&half.stderr).contains("half-built"));
     let down = lab.json(&["down"]);
     assert_eq!(down["namespaces"], 24);
     assert!(down["processes"].as_u64().unwrap() > 0, "{down}");

@@ -68,6 +68,15 @@ pub enum Error {
         state: String,
     },
 
+    /// A lab whose `lab up` did not finish (it was killed half-way).
+    #[error(
+        "lab {name} is half-built (its `lab up` did not finish); run `provisioner lab down --name {name}` and `lab up` again"
+    )]
+    NotReady {
+        /// The lab's name.
+        name: String,
+    },
+
     /// A state file that cannot be read.
     #[error(
         "the lab's state file {file} cannot be read: {message}; remove the namespaces named efl-<name>-* with `ip netns del` and then the file"
@@ -164,6 +173,7 @@ impl Error {
             | Error::AlreadyUp { .. }
             | Error::NotUp { .. }
             | Error::Leftover { .. }
+            | Error::NotReady { .. }
             | Error::State { .. }
             | Error::Unknown { .. } => true,
             Error::Plan { source, .. } | Error::Planner { source, .. } => source.is_bad_input(),

@@ -181,6 +181,18 @@ pub fn require(dir: &Path, name: &str) -> Result<State> {
     })
 }
 
+/// Reads the state of lab `name`, which must be up (not half-built by a
+/// `lab up` that was killed).
+pub fn require_up(dir: &Path, name: &str) -> Result<State> {
+    let st = require(dir, name)?;
+    if st.phase != "up" {
+        return Err(Error::NotReady {
+            name: name.to_string(),
+        });
+    }
+    Ok(st)
+}
+
 /// Writes the state whole (a temporary file renamed over the old one).
 pub fn write(dir: &Path, state: &State) -> Result<()> {
     std::fs::create_dir_all(dir)
