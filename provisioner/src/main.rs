@@ -19,6 +19,7 @@ use provisioner::view::ClusterView;
 use provisioner::{probe, rank_check, submit};
 
 mod lab_cli;
+mod probe_cli;
 
 /// Bind a planned GPU-cluster topology to Kubernetes.
 #[derive(Debug, Parser)]
@@ -156,7 +157,7 @@ enum Command {
     /// 0 prints unless --all-ranks. Exit code 2 for input mistakes (also
     /// peers started with other settings), 1 when the network or a peer
     /// fails; see docs/probe.md.
-    Probe(Box<ProbeArgs>),
+    Probe(Box<probe_cli::ProbeArgs>),
     /// Build the plan's fabric in network namespaces on this machine and
     /// run the collective engine across it, counting flows per link and
     /// step (needs root); see docs/lab.md.
@@ -191,88 +192,6 @@ enum Format {
     Table,
     /// JSON for programs.
     Json,
-}
-
-/// The flags of `provisioner probe`.
-#[derive(Debug, clap::Args)]
-struct ProbeArgs {
-    /// ring, hd or hdrm [default: the rank table's, else hd]. hd and hdrm
-    /// run the same halving-doubling schedule; HDRM's difference is the
-    /// rank table (--ranks-file from `planner ranks --algorithm hdrm`).
-    #[arg(long)]
-    algorithm: Option<String>,
-    /// Bytes per rank: a size (1MiB), a list (8B,1MiB) or a doubling range
-    /// (8B..256MiB); units B, KiB, MiB, GiB (K, M, G too, powers of 1024).
-    #[arg(long, default_value = "8B..128MiB")]
-    size: String,
-    /// Untimed iterations per size.
-    #[arg(long, default_value_t = 5)]
-    warmup: usize,
-    /// Timed iterations per size.
-    #[arg(long, default_value_t = 20)]
-    iters: usize,
-    /// This rank [default: $RANK].
-    #[arg(long)]
-    rank: Option<usize>,
-    /// Ranks in the run [default: $WORLD_SIZE, or the rank table's].
-    #[arg(long)]
-    world_size: Option<usize>,
-    /// Rank 0's host [default: $MASTER_ADDR].
-    #[arg(long)]
-    master_addr: Option<String>,
-    /// Rank 0's port [default: $MASTER_PORT].
-    #[arg(long)]
-    master_port: Option<u16>,
-    /// Host file: CSV `rank,address` (address `ip` or `ip:port`) or one
-    /// address per line in rank order.
-    #[arg(long, conflicts_with_all = ["master_addr", "master_port", "ranks_file"])]
-    hosts: Option<PathBuf>,
-    /// Rank table from `planner ranks --format csv|json`; each rank gets
-    /// its sub-node's IP address from --plan.
-    #[arg(long, requires = "plan", conflicts_with_all = ["master_addr", "master_port"])]
-    ranks_file: Option<PathBuf>,
-    /// The plan the rank table is for.
-    #[arg(long, requires = "ranks_file")]
-    plan: Option<PathBuf>,
-    /// Port for addresses that give none (host file, plan addresses).
-    #[arg(long, default_value_t = 29500)]
-    port: u16,
-    /// Bytes received before they are summed, so additions overlap the
-    /// transfer (chosen by measurement, docs/probe.md).
-    #[arg(long, default_value = "64KiB")]
-    segment: String,
-    /// Seconds a connection may move no data before its peer is declared
-    /// dead.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
-    timeout: u64,
-    /// Seconds to reach every peer (and for every peer to connect).
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
-    connect_timeout: u64,
-    /// Which iterations to check.
-    #[arg(long, value_enum, default_value_t = CheckArg::Every)]
-    check: CheckArg,
-    /// Per-step timings (phase, partner, bytes, us) after every size.
-    #[arg(long)]
-    steps: bool,
-    /// Every rank prints its report, not only rank 0.
-    #[arg(long)]
-    all_ranks: bool,
-    /// Stop every rank after every step; rank 0 reports the step on this
-    /// Unix socket and waits for `go` (give it to every rank).
-    #[arg(long)]
-    step_sync: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum CheckArg {
-    /// Every iteration.
-    Every,
-    /// The last iteration of every size.
-    Last,
-    /// None.
-    Off,
 }
 
 /// An error caused by the user's input (exit code 2).
@@ -527,7 +446,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Probe(args) => run_probe(*args),
+        Command::Probe(args) => probe_cli::run(*args),
         Command::Lab { command } => lab_cli::run(command),
         Command::Delete {
             name,
@@ -760,154 +679,6 @@ fn status_table(s: &JobStatus) -> String {
         out.push_str(&t.render());
     }
     out
-}
-
-/// `provisioner probe`: this rank's bootstrap and settings from the flags
-/// and torchrun's environment, the run, and the report.
-fn run_probe(a: ProbeArgs) -> Result<()> {
-    // A parameter error of the engine is shown with its flag.
-    let flagged = |e: probe::Error| -> anyhow::Error {
-        match e {
-            probe::Error::Parameter { parameter, message } => {
-                planner::Error::parameter(parameter, message).into()
-            }
-            e => e.into(),
-        }
-    };
-    let rank = match a.rank {
-        Some(r) => Some(r),
-        None => env_number("RANK")?,
-    };
-    let world = match a.world_size {
-        Some(w) => Some(w),
-        None => env_number("WORLD_SIZE")?,
-    };
-    let need_rank = || {
-        rank.ok_or_else(|| {
-            BadInput("no rank: give --rank or set RANK (torchrun's convention)".to_string())
-        })
-    };
-    let mut table_algorithm = None;
-    let boot = if let Some(hosts) = &a.hosts {
-        let file = hosts.display().to_string();
-        let addrs = probe::bootstrap::read_hosts(&read(hosts)?, &file, a.port).map_err(flagged)?;
-        probe::Bootstrap::table(need_rank()?, addrs)
-    } else if let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) {
-        let plan_name = plan.display().to_string();
-        let p = CheckedPlan::load(&read(plan)?, &plan_name)?;
-        let (alg, addrs) = probe::bootstrap::read_plan_table(
-            &read(table)?,
-            &table.display().to_string(),
-            &p,
-            a.port,
-        )
-        .map_err(flagged)?;
-        table_algorithm = alg;
-        probe::Bootstrap::table(need_rank()?, addrs)
-    } else {
-        let addr = match &a.master_addr {
-            Some(m) => m.clone(),
-            None => std::env::var("MASTER_ADDR").map_err(|_| {
-                BadInput("no rank 0 address: give --master-addr or set MASTER_ADDR (torchrun), or give --hosts".to_string())
-            })?,
-        };
-        let port = match a.master_port {
-            Some(p) => p,
-            None => env_number("MASTER_PORT")?
-                .ok_or_else(|| {
-                    BadInput(
-                        "no rank 0 port: give --master-port or set MASTER_PORT (torchrun)"
-                            .to_string(),
-                    )
-                })?
-                .try_into()
-                .map_err(|_| BadInput("MASTER_PORT is not a port (0 to 65535)".to_string()))?,
-        };
-        let world = world.ok_or_else(|| {
-            BadInput("no world size: give --world-size or set WORLD_SIZE (torchrun)".to_string())
-        })?;
-        let master = if addr.contains(':') && !addr.starts_with('[') {
-            format!("[{addr}]:{port}")
-        } else {
-            format!("{addr}:{port}")
-        };
-        probe::Bootstrap::master(need_rank()?, world, master)
-    };
-    if let Some(w) = world.filter(|&w| w != boot.world) {
-        return Err(flagged(probe::Error::parameter(
-            "world-size",
-            format!("{w}, but the rank table has {} ranks", boot.world),
-        )));
-    }
-    let algorithm = match (&a.algorithm, table_algorithm) {
-        (Some(name), table) => {
-            let alg = probe::schedule::algorithm(name).map_err(flagged)?;
-            if let Some(t) = table.filter(|&t| t != alg) {
-                return Err(flagged(probe::Error::parameter(
-                    "algorithm",
-                    format!(
-                        "{} but the rank table is for {}; give the table's algorithm or a table made for {}",
-                        alg.as_str(),
-                        t.as_str(),
-                        alg.as_str()
-                    ),
-                )));
-            }
-            alg
-        }
-        (None, Some(t)) => t,
-        (None, None) => probe::Algorithm::Hd,
-    };
-    let segment = probe::parse_bytes(&a.segment)
-        .map_err(|m| flagged(probe::Error::parameter("segment", m)))?;
-    let config = probe::Config {
-        algorithm,
-        sizes: probe::parse_sizes(&a.size).map_err(flagged)?,
-        warmup: a.warmup,
-        iters: a.iters,
-        check: match a.check {
-            CheckArg::Every => probe::Check::Every,
-            CheckArg::Last => probe::Check::Last,
-            CheckArg::Off => probe::Check::Off,
-        },
-        segment: usize::try_from(segment).unwrap_or(usize::MAX),
-        timeouts: probe::Timeouts {
-            connect: Duration::from_secs(a.connect_timeout),
-            idle: Duration::from_secs(a.timeout),
-        },
-        step_barrier: a.step_sync.is_some(),
-    };
-    let report = match &a.step_sync {
-        Some(path) => {
-            let mut hook =
-                probe::stepsync::UnixStepSync::connect(path, boot.rank).map_err(|e| {
-                    BadInput(format!(
-                        "cannot connect to the step-sync socket {}: {e}",
-                        path.display()
-                    ))
-                })?;
-            probe::run(&boot, &config, &mut hook)
-        }
-        None => probe::run(&boot, &config, &mut probe::NoHook),
-    }
-    .map_err(|e| flagged(e).context(format!("rank {} of {}", boot.rank, boot.world)))?;
-    if report.rank == 0 || a.all_ranks {
-        print(&match a.format {
-            Format::Json => json(&report)?,
-            Format::Table => probe::report::render(&report, a.steps),
-        })?;
-    }
-    if report
-        .results
-        .iter()
-        .any(|r| r.wrong.is_some_and(|w| w > 0))
-    {
-        return Err(anyhow::anyhow!(
-            "rank {}: the data check found wrong elements (#wrong)",
-            report.rank
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
