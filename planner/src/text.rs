@@ -6,6 +6,15 @@ use std::fmt::Write as _;
 
 pub use crate::error::line_col;
 
+/// True when `text` is `n` written in decimal, as `n.to_string()` writes
+/// it, without making that string (`05` and `+5` are not 5).
+pub fn is_decimal(text: &str, n: u64) -> bool {
+    // Any other text that parses to `n` has a sign or leading zeros, so
+    // it is longer.
+    let digits = n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    text.len() == digits && text.parse::<u64>() == Ok(n)
+}
+
 /// Returns the 1-based line of a byte offset in `text`.
 pub fn line_of(text: &str, offset: usize) -> usize {
     line_col(text, offset).0
@@ -454,6 +463,24 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_text_is_what_to_string_writes() {
+        for n in [0u64, 5, 9, 10, 99, 100, 4_294_967_295, u64::MAX] {
+            assert!(is_decimal(&n.to_string(), n), "{n}");
+        }
+        for (text, n) in [
+            ("05", 5),
+            ("+5", 5),
+            ("00", 0),
+            ("-0", 0),
+            ("", 0),
+            ("5 ", 5),
+            ("6", 5),
+        ] {
+            assert!(!is_decimal(text, n), "{text:?}");
+        }
+    }
 
     #[test]
     fn csv_round_trips_and_counts_lines() {

@@ -362,16 +362,26 @@ impl Builder<'_> {
 
     fn links(&mut self, m: &mut Model<'_>, pool: Ipv4Prefix) {
         let plan = self.plan;
-        let owner: rustc_hash::FxHashMap<(&str, u32), usize> = plan
+        // A cable end's plan switch is the domain of the device port it
+        // names (`devices` found no port in two domains).
+        let device: rustc_hash::FxHashMap<&str, usize> = plan
             .switch_list
             .iter()
-            .enumerate()
-            .flat_map(|(i, s)| {
-                s.ports
-                    .iter()
-                    .map(move |p| ((s.physical.as_str(), p.port), i))
-            })
+            .zip(&m.domains)
+            .map(|(s, d)| (s.physical.as_str(), d.device))
             .collect();
+        // The device and position in its port list of a cable end, found
+        // in a copy of the port numbers (small enough to stay in cache).
+        let numbers: Vec<Vec<u32>> = m
+            .devices
+            .iter()
+            .map(|d| d.ports.iter().map(|p| p.number).collect())
+            .collect();
+        let end = |name: &str, port: u32| {
+            let &d = device.get(name)?;
+            let at = numbers[d].binary_search(&port).ok()?;
+            Some((d, at))
+        };
         let cables: Vec<_> = plan
             .cables
             .iter()
@@ -392,9 +402,9 @@ impl Builder<'_> {
         }
         for (k, c) in cables.iter().enumerate() {
             let b_port: Option<u32> = c.b_port.parse().ok();
-            let a = owner.get(&(c.a.as_str(), c.a_port)).copied();
-            let b = b_port.and_then(|p| owner.get(&(c.b.as_str(), p)).copied());
-            let (Some(a), Some(b), Some(b_port)) = (a, b, b_port) else {
+            let a_end = end(&c.a, c.a_port);
+            let b_end = b_port.and_then(|p| end(&c.b, p));
+            let (Some(a_end), Some(b_end), Some(b_port)) = (a_end, b_end, b_port) else {
                 self.problem(
                     format!("cable {} port {} to {} {}", c.a, c.a_port, c.b, c.b_port),
                     "an end is not a port of the plan's switches",
@@ -402,6 +412,8 @@ impl Builder<'_> {
                 );
                 continue;
             };
+            let domain = |(d, at): (usize, usize)| m.devices[d].ports[at].domain;
+            let (a, b) = (domain(a_end), domain(b_end));
             let base = pool.network + 2 * k as u32;
             let id = m.links.len();
             m.links.push(RoutedLink {
@@ -420,30 +432,28 @@ impl Builder<'_> {
                 to_port: c.a_port,
                 to_addr: base,
             });
-            for (dom, port, link, peer, peer_port) in [
-                (a, c.a_port, id, b, b_port),
-                (b, b_port, id + 1, a, c.a_port),
+            // The end's port is the domain's own (it was found in the
+            // domain's device by number).
+            for ((dev, at), dom, port, link, peer, peer_port) in [
+                (a_end, a, c.a_port, id, b, b_port),
+                (b_end, b, b_port, id + 1, a, c.a_port),
             ] {
                 let s = &plan.switch_list[dom];
-                let ok = m
-                    .port(m.domains[dom].device, port)
-                    .filter(|q| q.domain == dom)
-                    .map(|q| &s.ports[q.index])
-                    .is_some_and(|p| {
-                        p.role == PortRole::InterSwitch
-                            && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
-                            && p.peer_port.as_deref() == Some(peer_port.to_string().as_str())
-                    });
+                let q = &mut m.devices[dev].ports[at];
+                let ok = s.ports.get(q.index).is_some_and(|p| {
+                    p.role == PortRole::InterSwitch
+                        && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
+                        && p.peer_port
+                            .as_deref()
+                            .is_some_and(|q| crate::text::is_decimal(q, u64::from(peer_port)))
+                });
+                q.kind = PortKind::InterSwitch { link };
                 if !ok {
                     self.problem(
                         format!("switch {} port {port}", s.name),
                         "the cable list and the port's peer disagree",
                         "run planner validate on the plan and design it again",
                     );
-                }
-                let dev = m.domains[dom].device;
-                if let Some(p) = m.port_mut(dev, port) {
-                    p.kind = PortKind::InterSwitch { link };
                 }
             }
         }
@@ -469,10 +479,17 @@ impl Builder<'_> {
 
     fn sub_nodes(&mut self, m: &mut Model<'_>, pool: Ipv4Prefix, link_pool: Ipv4Prefix) {
         let plan = self.plan;
-        let index = plan.switch_index();
+        let index: rustc_hash::FxHashMap<&str, usize> = plan
+            .switch_list
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
         // Where every sub-node is and the address the inventory gives it.
         let mut given: Vec<Option<(u32, Ipv4Prefix)>> = Vec::with_capacity(plan.sub_nodes);
         let mut domain_of = Vec::with_capacity(plan.sub_nodes);
+        // The position of each sub-node's port in its switch's port list.
+        let mut position = Vec::with_capacity(plan.sub_node_list.len());
         for (i, sn) in plan.sub_node_list.iter().enumerate() {
             let object = || format!("sub-node {}", sn.id);
             let Some(&d) = index.get(sn.switch.as_str()) else {
@@ -486,7 +503,10 @@ impl Builder<'_> {
             domain_of.push(d);
             let dev = m.domains[d].device;
             match m.port_mut(dev, sn.port) {
-                Some(p) if p.domain == d => p.kind = PortKind::SubNode { sub_node: i },
+                Some(p) if p.domain == d => {
+                    p.kind = PortKind::SubNode { sub_node: i };
+                    position.push(p.index);
+                }
                 _ => {
                     self.problem(
                         object(),
@@ -626,15 +646,18 @@ impl Builder<'_> {
         }
 
         // Addresses, gateways and hosts.
-        let mut seen: HashMap<u32, usize> = HashMap::new();
+        let mut seen: rustc_hash::FxHashMap<u32, usize> =
+            rustc_hash::FxHashMap::with_capacity_and_hasher(
+                plan.sub_node_list.len(),
+                Default::default(),
+            );
         for (i, sn) in plan.sub_node_list.iter().enumerate() {
             let d = domain_of[i];
             let (addr, prefix) = match given[i] {
                 Some(a) => a,
                 None => {
                     let b = blocks[&d];
-                    let pos = m.port(m.domains[d].device, sn.port).map_or(0, |q| q.index);
-                    (b.network + 1 + pos as u32, b)
+                    (b.network + 1 + position[i] as u32, b)
                 }
             };
             let gateway = prefix.last() - 1;

@@ -266,9 +266,37 @@ impl<'a> Network<'a> {
             }
         }
 
+        // Every port's number, and for an inter-switch port the switch its
+        // peer names (`u32::MAX` for none) and its peer port as a number:
+        // the check that a peer's port leads back reads these compact
+        // tables, not the plan's port records far apart in memory.
+        let mut base = Vec::with_capacity(switches + 1);
+        let mut numbers = Vec::new();
+        let mut claims = Vec::new();
+        for s in &plan.switch_list {
+            base.push(numbers.len());
+            for p in &s.ports {
+                numbers.push(p.port);
+                claims.push(match (p.role, p.peer.as_deref()) {
+                    (PortRole::InterSwitch, Some(peer)) => (
+                        index.get(peer).copied().unwrap_or(u32::MAX),
+                        p.peer_port
+                            .as_deref()
+                            .and_then(|q| q.trim().parse::<u32>().ok()),
+                    ),
+                    _ => (u32::MAX, None),
+                });
+            }
+        }
+        base.push(numbers.len());
         let mut inter = Vec::new();
         for (a, s) in plan.switch_list.iter().enumerate() {
-            for port in s.ports.iter().filter(|p| p.role == PortRole::InterSwitch) {
+            // What a port naming this switch as its peer resolves to.
+            let named = index.get(s.name.as_str()).copied().unwrap_or(u32::MAX);
+            for (k, port) in s.ports.iter().enumerate() {
+                if port.role != PortRole::InterSwitch {
+                    continue;
+                }
                 let object = || format!("switch {} port {}", s.name, port.port);
                 let Some(peer) = port.peer.as_deref() else {
                     problems.push(Problem::at(
@@ -279,7 +307,8 @@ impl<'a> Network<'a> {
                     ));
                     continue;
                 };
-                let Some(&b) = index.get(peer) else {
+                let (b, peer_port) = claims[base[a] + k];
+                if b == u32::MAX {
                     problems.push(Problem::at(
                         None,
                         object(),
@@ -287,26 +316,20 @@ impl<'a> Network<'a> {
                         fix,
                     ));
                     continue;
-                };
-                let back = port
-                    .peer_port
-                    .as_deref()
-                    .and_then(|q| q.trim().parse::<u32>().ok())
-                    .and_then(|q| {
-                        let ports = &plan.switch_list[b as usize].ports;
-                        ports
-                            .binary_search_by_key(&q, |p| p.port)
-                            .ok()
-                            .map(|i| &ports[i])
-                            .or_else(|| ports.iter().find(|p| p.port == q))
-                    });
+                }
+                let back = peer_port.and_then(|q| {
+                    let from = base[b as usize];
+                    let ports = &numbers[from..base[b as usize + 1]];
+                    ports
+                        .binary_search(&q)
+                        .ok()
+                        .or_else(|| ports.iter().position(|&p| p == q))
+                        .map(|i| from + i)
+                });
+                // The peer's port names this switch (as the index finds
+                // it) and this port.
                 let points_back = back.is_some_and(|q| {
-                    q.role == PortRole::InterSwitch
-                        && q.peer.as_deref() == Some(s.name.as_str())
-                        && q.peer_port
-                            .as_deref()
-                            .and_then(|pp| pp.trim().parse::<u32>().ok())
-                            == Some(port.port)
+                    claims[q].0 != u32::MAX && claims[q] == (named, Some(port.port))
                 });
                 if !points_back {
                     problems.push(Problem::at(

@@ -6,32 +6,36 @@ use super::*;
 /// the name rule ([`crate::names`]); one `name` finding per bad value.
 pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
     use crate::names::{check_address, check_model, check_name, check_pattern};
-    let mut check =
-        |object: String, what: &str, value: &str, rule: fn(&str) -> Result<(), String>| {
-            if let Err(e) = rule(value) {
-                findings.push(finding(
-                    "name",
-                    object,
-                    format!("{what}: {e}"),
-                    format!(
-                        "rename it in the inventory and design again: {}",
-                        crate::names::RULE
-                    ),
-                    None,
-                ));
-            }
-        };
-    check("plan".to_string(), "name", &plan.name, check_name);
+    // The object is only named when a value breaks the rule: a plan has a
+    // million names, nearly all of them good.
+    let mut check = |object: &dyn Fn() -> String,
+                     what: &str,
+                     value: &str,
+                     rule: fn(&str) -> Result<(), String>| {
+        if let Err(e) = rule(value) {
+            findings.push(finding(
+                "name",
+                object(),
+                format!("{what}: {e}"),
+                format!(
+                    "rename it in the inventory and design again: {}",
+                    crate::names::RULE
+                ),
+                None,
+            ));
+        }
+    };
+    check(&|| "plan".to_string(), "name", &plan.name, check_name);
     for s in &plan.switch_list {
-        let object = format!("switch {}", s.name);
-        check(object.clone(), "name", &s.name, check_name);
-        check(object.clone(), "physical", &s.physical, check_name);
-        check(object.clone(), "model", &s.model, check_model);
+        let object = || format!("switch {}", s.name);
+        check(&object, "name", &s.name, check_name);
+        check(&object, "physical", &s.physical, check_name);
+        check(&object, "model", &s.model, check_model);
         if let Some(r) = &s.rack {
-            check(object.clone(), "rack", r, check_name);
+            check(&object, "rack", r, check_name);
         }
         if let Some(p) = &s.port_name {
-            check(object.clone(), "port_name", p, check_pattern);
+            check(&object, "port_name", p, check_pattern);
         }
         // Peers are switch, server or NIC names; a port's peer_port is a
         // port number or a NIC name.
@@ -41,15 +45,10 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
                     .as_deref()
                     .is_some_and(|v| check_name(v).is_err())
         }) {
-            let o = format!("{object} port {}", p.port);
+            let o = || format!("{} port {}", object(), p.port);
+            check(&o, "peer", p.peer.as_deref().unwrap_or("-"), check_name);
             check(
-                o.clone(),
-                "peer",
-                p.peer.as_deref().unwrap_or("-"),
-                check_name,
-            );
-            check(
-                o,
+                &o,
                 "peer_port",
                 p.peer_port.as_deref().unwrap_or("-"),
                 check_name,
@@ -57,19 +56,19 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
         }
     }
     for s in &plan.servers {
-        let object = format!("server {}", s.name);
-        check(object.clone(), "name", &s.name, check_name);
+        let object = || format!("server {}", s.name);
+        check(&object, "name", &s.name, check_name);
         if let Some(r) = &s.rack {
-            check(object, "rack", r, check_name);
+            check(&object, "rack", r, check_name);
         }
     }
     for sn in &plan.sub_node_list {
-        let object = format!("sub-node {}", sn.id);
-        check(object.clone(), "id", &sn.id, check_name);
-        check(object.clone(), "server", &sn.server, check_name);
-        check(object.clone(), "nic", &sn.nic, check_name);
-        check(object.clone(), "socket", &sn.socket, check_name);
-        check(object.clone(), "switch", &sn.switch, check_name);
+        let object = || format!("sub-node {}", sn.id);
+        check(&object, "id", &sn.id, check_name);
+        check(&object, "server", &sn.server, check_name);
+        check(&object, "nic", &sn.nic, check_name);
+        check(&object, "socket", &sn.socket, check_name);
+        check(&object, "switch", &sn.switch, check_name);
         let optional = [
             ("gpu", &sn.gpu),
             ("netdev", &sn.netdev),
@@ -77,12 +76,12 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
         ];
         for (what, v) in optional {
             if let Some(v) = v {
-                check(object.clone(), what, v, check_name);
+                check(&object, what, v, check_name);
             }
         }
         for (what, v) in [("mac", &sn.mac), ("ip", &sn.ip)] {
             if let Some(v) = v {
-                check(object.clone(), what, v, check_address);
+                check(&object, what, v, check_address);
             }
         }
     }
@@ -91,15 +90,20 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
             .iter()
             .any(|v| check_name(v).is_err())
         {
-            let object = format!("cable {} port {}", c.a, c.a_port);
-            check(object.clone(), "a", &c.a, check_name);
-            check(object.clone(), "b", &c.b, check_name);
-            check(object, "b_port", &c.b_port, check_name);
+            let object = || format!("cable {} port {}", c.a, c.a_port);
+            check(&object, "a", &c.a, check_name);
+            check(&object, "b", &c.b, check_name);
+            check(&object, "b_port", &c.b_port, check_name);
         }
     }
     if let Some(q) = &plan.qos {
         for c in &q.classes {
-            check(format!("qos class {}", c.name), "name", &c.name, check_name);
+            check(
+                &|| format!("qos class {}", c.name),
+                "name",
+                &c.name,
+                check_name,
+            );
         }
     }
 }
@@ -134,6 +138,58 @@ pub(super) fn planned_graph(idx: &Index<'_>) -> (Vec<(usize, usize)>, Vec<usize>
     (links, loads)
 }
 
+/// Every port of every switch, in switch and port order, in compact
+/// tables: checking that a peer's port points back reads these instead of
+/// the plan's port records, which are large and far apart in memory.
+struct PortTable {
+    /// Position of each switch's first port; one more entry at the end.
+    base: Vec<usize>,
+    /// Port numbers.
+    number: Vec<u32>,
+    /// For an inter-switch port with a peer and a peer port: the switch
+    /// its peer names ([`NONE`] when no switch has that name) and the
+    /// peer port as a number, if it is one. Other ports: `(NONE, None)`.
+    claim: Vec<(u32, Option<u32>)>,
+    /// The port's dense end id ([`Index::id`]), or [`NONE`].
+    end: Vec<u32>,
+}
+
+impl PortTable {
+    fn new(idx: &Index<'_>) -> Self {
+        let plan = idx.plan;
+        let total = plan.switch_list.iter().map(|s| s.ports.len()).sum();
+        let mut t = PortTable {
+            base: Vec::with_capacity(plan.switch_list.len() + 1),
+            number: Vec::with_capacity(total),
+            claim: Vec::with_capacity(total),
+            end: Vec::with_capacity(total),
+        };
+        for s in &plan.switch_list {
+            t.base.push(t.number.len());
+            let me = idx.phys[s.physical.as_str()];
+            for p in &s.ports {
+                t.number.push(p.port);
+                t.claim.push(match (p.role, &p.peer, &p.peer_port) {
+                    (PortRole::InterSwitch, Some(peer), Some(pp)) => (
+                        idx.vs.get(peer.as_str()).map_or(NONE, |&j| j as u32),
+                        pp.parse::<u32>().ok(),
+                    ),
+                    _ => (NONE, None),
+                });
+                t.end
+                    .push(idx.port(me, p.port).map_or(NONE, |e| idx.id(e) as u32));
+            }
+        }
+        t.base.push(t.number.len());
+        t
+    }
+
+    /// The port numbers of switch `i`.
+    fn numbers(&self, i: usize) -> &[u32] {
+        &self.number[self.base[i]..self.base[i + 1]]
+    }
+}
+
 /// Ports, peers, cables, attachments and counts agree with each other.
 pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
     let plan = idx.plan;
@@ -146,52 +202,59 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
             None,
         ));
     };
+    let table = PortTable::new(idx);
     // The links the ports describe, per end.
     let mut from_ports = vec![NONE; idx.ends()];
-    for s in &plan.switch_list {
+    // Sub-nodes whose port names them back, as the sub-node pass below
+    // would find: that pass skips them.
+    let mut carried = vec![false; plan.sub_node_list.len()];
+    for (i, s) in plan.switch_list.iter().enumerate() {
+        let mut in_order = true;
         for w in s.ports.windows(2) {
             if w[0].port >= w[1].port {
+                in_order = false;
                 bad(
                     format!("switch {}", s.name),
                     format!("ports are not in order or repeat at port {}", w[1].port),
                 );
             }
         }
-        let me = idx.phys[s.physical.as_str()];
-        for p in &s.ports {
+        // What a port naming this switch as its peer resolves to.
+        let named = idx.vs.get(s.name.as_str()).copied();
+        let named_u32 = named.map_or(NONE, |v| v as u32);
+        let base = table.base[i];
+        for (k, p) in s.ports.iter().enumerate() {
             let object = || format!("{} port {}", s.name, p.port);
-            let Some(here) = idx.port(me, p.port) else {
+            let here = table.end[base + k];
+            if here == NONE {
                 continue;
-            };
+            }
             match p.role {
                 PortRole::InterSwitch => {
                     let (Some(peer), Some(pp)) = (&p.peer, &p.peer_port) else {
                         bad(object(), "inter-switch port without a peer".to_string());
                         continue;
                     };
-                    let Some(&j) = idx.vs.get(peer.as_str()) else {
+                    let (j, pp_number) = table.claim[base + k];
+                    if j == NONE {
                         bad(object(), format!("peer {peer} is not a switch of the plan"));
                         continue;
-                    };
-                    let Ok(pp) = pp.parse::<u32>() else {
+                    }
+                    let Some(pp) = pp_number else {
                         bad(object(), format!("peer port `{pp}` is not a port number"));
                         continue;
                     };
-                    let back = plan.switch_list[j]
-                        .ports
-                        .binary_search_by_key(&pp, |x| x.port)
+                    // The peer's port, which must be an inter-switch port
+                    // naming this switch and port.
+                    let j = j as usize;
+                    let back = table
+                        .numbers(j)
+                        .binary_search(&pp)
                         .ok()
-                        .map(|k| &plan.switch_list[j].ports[k]);
-                    let ok = back.is_some_and(|b| {
-                        b.role == PortRole::InterSwitch
-                            && b.peer.as_deref() == Some(s.name.as_str())
-                            && b.peer_port.as_deref().and_then(|x| x.parse::<u32>().ok())
-                                == Some(p.port)
-                    });
-                    let there = idx.port(idx.phys[plan.switch_list[j].physical.as_str()], pp);
-                    match (ok, there) {
-                        (true, Some(there)) => from_ports[idx.id(here)] = idx.id(there) as u32,
-                        _ => bad(
+                        .map(|b| table.base[j] + b);
+                    match back.filter(|&b| table.claim[b] == (named_u32, Some(p.port))) {
+                        Some(b) => from_ports[here as usize] = table.end[b],
+                        None => bad(
                             object(),
                             format!("peer {peer} port {pp} does not point back to this port"),
                         ),
@@ -215,8 +278,16 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                                 );
                             } else {
                                 let nic_end = idx.id(End::Nic { sub_node: k });
-                                from_ports[idx.id(here)] = nic_end as u32;
-                                from_ports[nic_end] = idx.id(here) as u32;
+                                from_ports[here as usize] = nic_end as u32;
+                                from_ports[nic_end] = here;
+                                // The sub-node pass would look this switch
+                                // up by name and this port up by number,
+                                // and find this port naming the sub-node.
+                                carried[k] = named == Some(i)
+                                    && in_order
+                                    && sn.part_or_tier == s.part_or_tier
+                                    && sn.server == *server
+                                    && sn.nic == *nic;
                             }
                         }
                         None => bad(
@@ -234,7 +305,10 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
         }
     }
     // Every sub-node sits on a port that names it.
-    for sn in &plan.sub_node_list {
+    for (k, sn) in plan.sub_node_list.iter().enumerate() {
+        if carried[k] {
+            continue;
+        }
         let ok = idx.vs.get(sn.switch.as_str()).is_some_and(|&i| {
             let s = &plan.switch_list[i];
             s.part_or_tier == sn.part_or_tier
@@ -356,10 +430,12 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
 pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
     let plan = idx.plan;
     let allowed = plan.fat_tree.as_ref().map_or(1.0, |f| f.oversubscription);
-    let nic: HashMap<(&str, u32), u32> = plan
+    // Keyed by the switch as the name index finds it: a sub-node on a
+    // switch name the plan lacks is on no switch checked here.
+    let nic: HashMap<(usize, u32), u32> = plan
         .sub_node_list
         .iter()
-        .map(|s| ((s.switch.as_str(), s.port), s.nic_gbps))
+        .filter_map(|s| Some(((*idx.vs.get(s.switch.as_str())?, s.port), s.nic_gbps)))
         .collect();
     let mut out = Vec::new();
     for s in &plan.switch_list {
@@ -369,14 +445,14 @@ pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
         ) {
             continue;
         }
+        let named = idx.vs.get(s.name.as_str()).copied();
         let mut down = 0u64;
         let mut up = 0u64;
         for p in &s.ports {
             match p.role {
                 PortRole::SubNode => {
-                    let g = nic
-                        .get(&(s.name.as_str(), p.port))
-                        .copied()
+                    let g = named
+                        .and_then(|v| nic.get(&(v, p.port)).copied())
                         .unwrap_or(s.port_gbps);
                     down += u64::from(g.min(s.port_gbps));
                 }

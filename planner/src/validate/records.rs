@@ -12,7 +12,7 @@
 //! except the address plan's routes (one reachability test per pair of
 //! switches with sub-nodes).
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{Finding, Index, finding};
 use crate::names::file_stem;
@@ -152,19 +152,24 @@ fn servers(plan: &Plan, bad: &mut impl FnMut(String, String)) {
 /// are present with a GPU, unique per server, in range and agree with the
 /// names; no two NICs share an IP or MAC address.
 fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
-    let mut ids: HashMap<&str, ()> = HashMap::default();
+    let n = plan.sub_node_list.len();
+    let mut ids: HashSet<&str> = HashSet::with_capacity_and_hasher(n, Default::default());
+    // Server, GPU and socket names as dense numbers, so the large tables
+    // below hash numbers instead of names.
+    let mut server_ids = Numbers::default();
+    let mut device_ids = Numbers::default();
     // (server, gpu_index) -> GPU name; (server, GPU name) -> gpu_index;
     // the same for sockets.
-    let mut gpu_of: HashMap<(&str, usize), &str> = HashMap::default();
-    let mut gpu_index_of: HashMap<(&str, &str), usize> = HashMap::default();
-    let mut socket_of: HashMap<(&str, usize), &str> = HashMap::default();
-    let mut socket_index_of: HashMap<(&str, &str), usize> = HashMap::default();
+    let mut gpu_of: HashMap<(u32, usize), &str> = with_capacity(n);
+    let mut gpu_index_of: HashMap<(u32, u32), usize> = with_capacity(n);
+    let mut socket_of: HashMap<(u32, usize), &str> = HashMap::default();
+    let mut socket_index_of: HashMap<(u32, u32), usize> = HashMap::default();
     let mut ips: HashMap<&str, &str> = HashMap::default();
     let mut macs: HashMap<String, &str> = HashMap::default();
     for sn in &plan.sub_node_list {
         let object = || format!("sub-node {}", sn.id);
-        let want = format!("{}/sn{}", sn.server, sn.index);
-        if sn.id != want {
+        if !id_is(&sn.id, &sn.server, sn.index) {
+            let want = format!("{}/sn{}", sn.server, sn.index);
             bad(
                 object(),
                 format!(
@@ -173,12 +178,13 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 ),
             );
         }
-        if ids.insert(sn.id.as_str(), ()).is_some() {
+        if !ids.insert(sn.id.as_str()) {
             bad(
                 object(),
                 "the id appears twice in sub_node_list".to_string(),
             );
         }
+        let key = server_ids.of(&sn.server);
         let server = sn.server.as_str();
         match (&sn.gpu, sn.gpu_index) {
             (Some(_), None) => bad(
@@ -193,7 +199,7 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                         object(),
                         format!("gpu_index {g} is above the limit of {MAX_GPU_INDEX}"),
                     );
-                } else if let Some(other) = gpu_of.insert((server, g), gpu.as_str())
+                } else if let Some(other) = gpu_of.insert((key, g), gpu.as_str())
                     && other != gpu
                 {
                     bad(
@@ -203,7 +209,7 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                         ),
                     );
                 }
-                if let Some(other) = gpu_index_of.insert((server, gpu.as_str()), g)
+                if let Some(other) = gpu_index_of.insert((key, device_ids.of(gpu)), g)
                     && other != g
                 {
                     bad(
@@ -220,7 +226,7 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 object(),
                 format!("socket_index {s} is above the limit of {MAX_SOCKET_INDEX}"),
             );
-        } else if let Some(other) = socket_of.insert((server, s), sn.socket.as_str())
+        } else if let Some(other) = socket_of.insert((key, s), sn.socket.as_str())
             && other != sn.socket
         {
             bad(
@@ -228,7 +234,7 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 format!("socket_index {s} is also the index of socket {other} of server {server}"),
             );
         }
-        if let Some(other) = socket_index_of.insert((server, sn.socket.as_str()), s)
+        if let Some(other) = socket_index_of.insert((key, device_ids.of(&sn.socket)), s)
             && other != s
         {
             bad(
@@ -260,6 +266,30 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
             }
         }
     }
+}
+
+/// Names as dense numbers, in the order first seen.
+#[derive(Default)]
+struct Numbers<'p>(HashMap<&'p str, u32>);
+
+impl<'p> Numbers<'p> {
+    /// The number of `name`.
+    fn of(&mut self, name: &'p str) -> u32 {
+        let next = self.0.len() as u32;
+        *self.0.entry(name).or_insert(next)
+    }
+}
+
+/// An empty table with room for `n` entries.
+fn with_capacity<K, V>(n: usize) -> HashMap<K, V> {
+    HashMap::with_capacity_and_hasher(n, Default::default())
+}
+
+/// True when `id` is `<server>/sn<index>`, compared without writing it.
+fn id_is(id: &str, server: &str, index: usize) -> bool {
+    id.strip_prefix(server)
+        .and_then(|rest| rest.strip_prefix("/sn"))
+        .is_some_and(|digits| crate::text::is_decimal(digits, index as u64))
 }
 
 /// The topology's parameters are present, in range and describe the
