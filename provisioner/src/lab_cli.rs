@@ -50,9 +50,11 @@ pub enum LabCommand {
         /// Plan JSON (or TOML) from `planner design --out`.
         plan: PathBuf,
         /// Rate of the plan's fastest NIC cable in the lab (others scaled
-        /// by their plan speed): 100mbit, 1gbit, ...
-        #[arg(long, default_value = "100mbit")]
-        rate: String,
+        /// by their plan speed): 100mbit, 1gbit, ... [default: 100mbit, or
+        /// less so that all NIC cables together carry at most 1.6gbit,
+        /// what two cores forward without setting the pace; docs/lab.md]
+        #[arg(long)]
+        rate: Option<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -228,10 +230,11 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             Ok(())
         }
         LabCommand::Up { plan, rate, common } => {
-            let rate_kbit = lab::parse_rate(&rate)?;
+            let given = rate.as_deref().map(lab::parse_rate).transpose()?;
             state::check_name(&common.name)?;
             let p = load_plan(&plan)?;
             let description = planner::network::Lab::of(&p, p.source())?;
+            let rate_kbit = given.unwrap_or_else(|| lab::default_rate(description.hosts.len()));
             let sys = Sys::find()?;
             let file = std::fs::canonicalize(&plan).unwrap_or(plan.clone());
             let report = build::up(

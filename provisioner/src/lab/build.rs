@@ -10,6 +10,9 @@ use super::error::{Error, Result};
 use super::state::{self, Changed, State};
 use super::sys::{self, Sys};
 
+/// Milliseconds of traffic at the cable's rate each shaper queues.
+const QUEUE_MS: u64 = 200;
+
 /// Policy-rule priority of the pins (below the main table's 32766).
 const PIN_PRIORITY: u32 = 1000;
 
@@ -182,6 +185,15 @@ fn build(sys: &Sys, st: &State) -> Result<()> {
     }
     for (i, h) in lab.hosts.iter().enumerate() {
         let ns = st.host_ns(i);
+        // A RoCE NIC sends at its rate from the first byte; TCP would
+        // restart slow start on a connection idle for a retransmission
+        // timeout, and halving-doubling uses each connection in two steps
+        // of an iteration only.
+        sys.exec(
+            &ns,
+            &["sysctl", "-q", "-w", "net.ipv4.tcp_slow_start_after_idle=0"],
+            false,
+        )?;
         let lines = vec![
             "link set lo up".to_string(),
             format!("link set eth0 mtu {} up", h.mtu),
@@ -243,7 +255,7 @@ fn sysctl(sys: &Sys, ns: &str) -> Result<()> {
 fn shaper(dev: &str, kbit: u64, mtu: u32) -> Vec<String> {
     let frame = u64::from(mtu) + 14;
     let burst = (kbit * 1000 / 8 / 1000).max(2 * frame);
-    let queue = (kbit * 1000 / 8 / 50).max(4 * frame);
+    let queue = (kbit * 1000 / 8 * QUEUE_MS / 1000).max(4 * frame);
     let small = (kbit / 10).max(8);
     vec![
         format!("qdisc replace dev {dev} root handle 1: htb default 20"),

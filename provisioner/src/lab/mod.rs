@@ -25,6 +25,22 @@ pub mod sys;
 
 pub use error::{Error, Result};
 
+/// Most rate of one NIC cable by default, kbit/s.
+pub const DEFAULT_RATE_KBIT: u64 = 100_000;
+
+/// What all NIC cables of a lab carry at most by default, kbit/s: two
+/// cores forward this through three veth hops per flow and keep up
+/// (docs/lab.md, "Rates").
+pub const DEFAULT_BUDGET_KBIT: u64 = 1_600_000;
+
+/// The default rate of the fastest NIC cable for a lab of `hosts`
+/// sub-nodes: 100 Mbit/s, or less so that all of them together stay
+/// within [`DEFAULT_BUDGET_KBIT`]; at least 1 Mbit/s.
+pub fn default_rate(hosts: usize) -> u64 {
+    let per = DEFAULT_BUDGET_KBIT / (hosts.max(1) as u64);
+    per.clamp(1_000, DEFAULT_RATE_KBIT)
+}
+
 /// Parses a rate: `100mbit`, `1gbit`, `500kbit` (also `M`, `G`, `K`
 /// suffixes and `bit`), in kbit/s.
 pub fn parse_rate(text: &str) -> Result<u64> {
@@ -60,6 +76,14 @@ pub fn parse_rate(text: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_rate_keeps_the_machine_out_of_the_measurement() {
+        assert_eq!(default_rate(16), 100_000);
+        assert_eq!(default_rate(64), 25_000);
+        assert_eq!(default_rate(100_000), 1_000);
+        assert_eq!(default_rate(0), 100_000);
+    }
 
     #[test]
     fn rates_parse_in_kbit() {
