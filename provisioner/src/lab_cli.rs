@@ -125,7 +125,7 @@ pub struct RunArgs {
     #[arg(long)]
     ranks: Option<usize>,
     /// Sizes of the timed run: a size, a list or a doubling range.
-    #[arg(long, default_value = "1MiB,16MiB")]
+    #[arg(long, default_value = "1MiB,4MiB")]
     size: String,
     /// Size of the counted run (one iteration with a barrier after every
     /// step).

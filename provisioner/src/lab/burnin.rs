@@ -557,6 +557,8 @@ pub fn receive(bind: &str, seconds: f64) -> std::io::Result<(u64, u64)> {
 /// The burn-in as people read it.
 pub fn render(b: &BurnIn) -> String {
     use std::fmt::Write as _;
+
+    use planner::text::Table;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -567,30 +569,30 @@ pub fn render(b: &BurnIn) -> String {
         b.seconds,
         b.threshold * 100.0
     );
-    let _ = writeln!(
-        s,
-        "\n{:>5}  {:<14} {:<14} {:>12} {:>12} {:>6}  links",
-        "round", "from", "to", "planned", "measured", "ratio"
-    );
-    let _ = writeln!(
-        s,
-        "{:>5}  {:<14} {:<14} {:>12} {:>12}",
-        "", "", "", "(kbit/s)", "(kbit/s)"
-    );
+    let mut t = Table::new([
+        "round",
+        "from",
+        "to",
+        "planned (kbit/s)",
+        "measured (kbit/s)",
+        "ratio",
+        "links",
+        "",
+    ])
+    .right(&[0, 3, 4, 5]);
     for f in &b.flows {
-        let _ = writeln!(
-            s,
-            "{:>5}  {:<14} {:<14} {:>12} {:>12} {:>6.2}  {}{}",
-            f.round,
-            f.src,
-            f.dst,
-            f.expected_kbit,
-            f.measured_kbit,
-            f.ratio,
+        t.row([
+            f.round.to_string(),
+            f.src.clone(),
+            f.dst.clone(),
+            f.expected_kbit.to_string(),
+            f.measured_kbit.to_string(),
+            format!("{:.2}", f.ratio),
             f.links.join(" "),
-            if f.slow { "  SLOW" } else { "" }
-        );
+            if f.slow { "SLOW" } else { "" }.to_string(),
+        ]);
     }
+    let _ = write!(s, "\n{}", t.render());
     if b.slow_cables.is_empty() {
         let _ = writeln!(
             s,

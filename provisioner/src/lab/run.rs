@@ -638,6 +638,8 @@ pub fn wire_factor(mtu: u32) -> f64 {
 /// The run as people read it.
 pub fn render(r: &RunReport) -> String {
     use std::fmt::Write as _;
+
+    use planner::text::Table;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -653,56 +655,56 @@ pub fn render(r: &RunReport) -> String {
         r.rate_kbit
     );
     if !r.timed.is_empty() {
-        let _ = writeln!(
-            s,
-            "\n{:>12} {:>12} {:>9} {:>9} {:>7}",
-            "size (B)", "time (us)", "algbw", "busbw", "#wrong"
-        );
-        let _ = writeln!(
-            s,
-            "{:>12} {:>12} {:>9} {:>9} {:>7}",
-            "", "", "(GB/s)", "(GB/s)", ""
-        );
-        for t in &r.timed {
-            let _ = writeln!(
-                s,
-                "{:>12} {:>12.1} {:>9.4} {:>9.4} {:>7}",
-                t.bytes,
-                t.time_us,
-                t.algbw_gbps,
-                t.busbw_gbps,
-                t.wrong.map_or("-".to_string(), |w| w.to_string())
-            );
+        let mut t = Table::new([
+            "size (B)",
+            "time (us)",
+            "algbw (GB/s)",
+            "busbw (GB/s)",
+            "#wrong",
+        ])
+        .right(&[0, 1, 2, 3, 4]);
+        for x in &r.timed {
+            t.row([
+                x.bytes.to_string(),
+                format!("{:.1}", x.time_us),
+                format!("{:.4}", x.algbw_gbps),
+                format!("{:.4}", x.busbw_gbps),
+                x.wrong.map_or("-".to_string(), |w| w.to_string()),
+            ]);
         }
+        let _ = write!(s, "\n{}", t.render());
     }
     if let Some(size) = r.count_size {
         let _ = writeln!(
             s,
             "\nflows per directed inter-switch link, counted from link bytes ({size} B per rank) beside verify-ranks:"
         );
-        let _ = writeln!(
-            s,
-            "{:>4}  {:<18} {:>6} {:>10} {:>10} {:>10} {:>11}",
-            "step", "name", "flows", "predicted", "measured", "links", "mismatches"
-        );
-        let _ = writeln!(
-            s,
-            "{:>4}  {:<18} {:>6} {:>10} {:>10} {:>10} {:>11}",
-            "", "", "", "max/link", "max/link", "used", ""
-        );
+        let mut t = Table::new([
+            "step",
+            "name",
+            "flows",
+            "predicted max/link",
+            "measured max/link",
+            "links used",
+            "mismatches",
+        ])
+        .right(&[0, 2, 3, 4, 5, 6]);
         for st in &r.steps {
-            let _ = writeln!(
-                s,
-                "{:>4}  {:<18} {:>6} {:>10} {:>10} {:>10} {:>11}",
-                st.step,
-                st.name,
-                st.flows,
-                st.predicted_max,
-                st.measured_max,
-                st.links.iter().filter(|l| l.measured > 0).count(),
-                st.mismatches
-            );
+            t.row([
+                st.step.to_string(),
+                st.name.clone(),
+                st.flows.to_string(),
+                st.predicted_max.to_string(),
+                st.measured_max.to_string(),
+                st.links
+                    .iter()
+                    .filter(|l| l.measured > 0)
+                    .count()
+                    .to_string(),
+                st.mismatches.to_string(),
+            ]);
         }
+        s.push_str(&t.render());
         let bad: usize = r.steps.iter().map(|s| s.mismatches).sum();
         let _ = writeln!(
             s,
