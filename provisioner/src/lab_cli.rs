@@ -355,7 +355,7 @@ fn run_lab(a: RunArgs) -> Result<()> {
                 port: a.port,
             },
         )?;
-        return out(common.format, &b, burnin::render);
+        return out(common.format, &b, planner::network::burnin::render);
     }
     let plan = load_plan(Path::new(&st.plan_file))?;
     let algorithm = probe::schedule::algorithm(&a.algorithm)?;

@@ -79,6 +79,27 @@ pub struct ProbeArgs {
     /// Unix socket and waits for `go` (give it to every rank).
     #[arg(long)]
     step_sync: Option<PathBuf>,
+    /// Instead of an allreduce: the burn-in, rounds of streams between
+    /// ranks that load every directed inter-switch link of the plan once;
+    /// rank 0 names the cables below --threshold of their rate (exit code
+    /// 1 when it names one). Needs --ranks-file and --plan (each rank's
+    /// sub-node).
+    #[arg(long, requires = "ranks_file")]
+    burn_in: bool,
+    /// Burn-in: seconds each stream runs at its expected rate.
+    #[arg(long, default_value_t = 2.0, requires = "burn_in")]
+    seconds: f64,
+    /// Burn-in: share of the expected rate below which a stream is slow.
+    #[arg(long, default_value_t = 0.7, requires = "burn_in")]
+    threshold: f64,
+    /// Burn-in: most streams at once.
+    #[arg(long, default_value_t = 16, requires = "burn_in")]
+    max_flows: usize,
+    /// Burn-in: the rate one stream should reach, Gbit/s [default: the
+    /// plan's speed of the slowest cable on its path]. One TCP stream may
+    /// not fill a 100 Gbps NIC: give what one reaches on a healthy pair.
+    #[arg(long, requires = "burn_in")]
+    expect_gbps: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -118,6 +139,9 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             BadInput("no rank: give --rank or set RANK (torchrun's convention)".to_string())
         })
     };
+    if a.burn_in {
+        return run_burn_in(&a, need_rank()?, world, &flagged);
+    }
     let mut table_algorithm = None;
     let boot = if let Some(hosts) = &a.hosts {
         let file = hosts.display().to_string();
@@ -236,6 +260,66 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         return Err(anyhow::anyhow!(
             "rank {}: the data check found wrong elements (#wrong)",
             report.rank
+        ));
+    }
+    Ok(())
+}
+
+/// `provisioner probe --burn-in`: every rank a sub-node of the plan, from
+/// the rank table.
+fn run_burn_in(
+    a: &ProbeArgs,
+    rank: usize,
+    world: Option<usize>,
+    flagged: &dyn Fn(probe::Error) -> anyhow::Error,
+) -> Result<()> {
+    let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) else {
+        return Err(BadInput("--burn-in needs --ranks-file and --plan".to_string()).into());
+    };
+    let plan_name = plan.display().to_string();
+    let p = CheckedPlan::load(&read(plan)?, &plan_name)?;
+    let table_text = read(table)?;
+    let table_name = table.display().to_string();
+    let (_, addrs) =
+        probe::bootstrap::read_plan_table(&table_text, &table_name, &p, a.port).map_err(flagged)?;
+    let (_, sub_nodes) = planner::ranks::format::read_rank_file(&table_text, &table_name, &p)?;
+    let boot = probe::Bootstrap::table(rank, addrs);
+    if let Some(w) = world.filter(|&w| w != boot.world) {
+        return Err(flagged(probe::Error::parameter(
+            "world-size",
+            format!("{w}, but the rank table has {} ranks", boot.world),
+        )));
+    }
+    let lab = planner::network::Lab::of(&p, p.source())?;
+    let config = probe::burnin::Config {
+        seconds: a.seconds,
+        threshold: a.threshold,
+        max_flows: a.max_flows,
+        expect_gbps: a.expect_gbps,
+        timeouts: probe::Timeouts {
+            connect: Duration::from_secs(a.connect_timeout),
+            idle: Duration::from_secs(a.timeout),
+        },
+    };
+    let report = probe::burnin::run(&boot, &lab, &sub_nodes, &config)
+        .map_err(|e| flagged(e).context(format!("rank {} of {}", boot.rank, boot.world)))?;
+    let Some(report) = report else {
+        return Ok(());
+    };
+    print(&match a.format {
+        Format::Json => json(&report)?,
+        Format::Table => planner::network::burnin::render(&report),
+    })?;
+    if !report.slow_cables.is_empty() {
+        return Err(anyhow::anyhow!(
+            "the burn-in found {} slow cable(s): {}",
+            report.slow_cables.len(),
+            report
+                .slow_cables
+                .iter()
+                .map(|c| c.cable.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     Ok(())

@@ -219,6 +219,79 @@ fn lab_bigraph_2x8_hdrm_one_flow_per_link_hd_shares_as_predicted_burn_in_names_t
 }
 
 #[test]
+fn probe_burn_in_over_the_labs_namespaces_names_the_degraded_cable() {
+    // The cluster burn-in (`provisioner probe --burn-in`, one process per
+    // sub-node with the plan's addresses) run inside the lab's sub-node
+    // namespaces, as it would run on the cluster's hosts.
+    if !can_run("probe_burn_in_over_the_lab") {
+        return;
+    }
+    let lab = Lab::new("tpbi");
+    let plan_file = plan("eflops-4x16.plan.json");
+    let up = lab.json(&["up", &plan_file]);
+    assert_eq!(up["rate_kbit"], 25_000);
+    lab.ok(&["degrade", "link:sw03-u-sw05-l", "--rate", "6mbit"]);
+    let plan = planner::checked::CheckedPlan::load(
+        &std::fs::read_to_string(&plan_file).unwrap(),
+        &plan_file,
+    )
+    .unwrap();
+    let table = planner::ranks::rank_table(&plan, planner::ranks::Algorithm::Hd, None).unwrap();
+    let ranks = lab.dir.path().join("ranks.csv");
+    std::fs::write(&ranks, planner::ranks::format::to_csv(&plan, &table)).unwrap();
+    let ranks = ranks.display().to_string();
+    let children: Vec<_> = table
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(r, &sub)| {
+            Command::new("ip")
+                .args(["netns", "exec", &format!("efl-tpbi-h{sub}")])
+                .arg(env!("CARGO_BIN_EXE_provisioner"))
+                .args(["probe", "--burn-in", "--rank", &r.to_string()])
+                .args(["--ranks-file", &ranks, "--plan", &plan_file])
+                .args([
+                    "--seconds",
+                    "0.5",
+                    "--expect-gbps",
+                    "0.025",
+                    "--format",
+                    "json",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    // Every other rank ends well; rank 0 reports and exits 1 for the
+    // slow cable it names.
+    for (r, o) in outs.iter().enumerate().skip(1) {
+        assert!(
+            o.status.success(),
+            "rank {r}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_eq!(outs[0].status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&outs[0].stderr).contains("sw03-u-sw05-l"));
+    let report: Value = serde_json::from_slice(&outs[0].stdout).unwrap();
+    assert_eq!(report["links"], 128, "{report}");
+    let slow: Vec<&str> = report["slow_cables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cable"].as_str().unwrap())
+        .collect();
+    assert_eq!(slow, ["sw03-u-sw05-l"], "{report}");
+    lab.json(&["down"]);
+}
+
+#[test]
 fn lab_fat_tree_routes_every_flow_where_the_model_hashes_it() {
     if !can_run("lab_fat_tree") {
         return;

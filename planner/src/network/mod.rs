@@ -22,7 +22,9 @@
 //!   [`Model::refusals`], the address and route check of every plan load;
 //! - [`lab`]: the plan as a lab builds it in network namespaces (the model
 //!   above, typed for `provisioner lab`), and the per-flow next hops
-//!   ([`Lab::pins`]) that make a kernel forward each flow as routed here.
+//!   ([`Lab::pins`]) that make a kernel forward each flow as routed here;
+//! - [`burnin`]: the burn-in's rounds over a lab description (every
+//!   directed inter-switch link loaded once) and its report.
 //!
 //! This module reads only the plan's vocabulary (`plan`, `qos`, `error`),
 //! never `checked`, `validate`, `render`, `ranks` or `estimate`: the load
@@ -91,6 +93,7 @@
 
 pub mod addresses;
 pub mod avoid;
+pub mod burnin;
 pub mod flows;
 pub mod hash;
 pub mod lab;

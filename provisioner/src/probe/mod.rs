@@ -19,6 +19,7 @@
 
 pub mod allreduce;
 pub mod bootstrap;
+pub mod burnin;
 pub mod data;
 mod error;
 mod exchange;

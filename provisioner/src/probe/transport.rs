@@ -145,6 +145,13 @@ pub struct Link {
     stream: TcpStream,
 }
 
+impl Link {
+    /// The connection (the burn-in streams bytes over it).
+    pub(crate) fn stream(&self) -> &TcpStream {
+        &self.stream
+    }
+}
+
 /// Timeouts of the mesh.
 #[derive(Debug, Clone, Copy)]
 pub struct Timeouts {
