@@ -25,17 +25,22 @@ fn plan(name: &str) -> String {
         .to_string()
 }
 
-/// True when the test can run; else it says it skipped.
-fn can_run(test: &str) -> bool {
+/// One lab test at a time: the burn-in and the counted runs measure
+/// rates, which another lab's traffic on the same two cores would skew.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The lock that runs a lab test alone, when the test can run; else it
+/// says it skipped.
+fn can_run(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
     if provisioner::lab::sys::is_root() {
-        return true;
+        return Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
     }
     skip::skipped(
         test,
         "not root",
         "run the tests as root (a lab makes network namespaces)",
     );
-    false
+    None
 }
 
 struct Lab {
@@ -107,9 +112,9 @@ fn steps(run: &Value) -> &Vec<Value> {
 #[test]
 fn lab_bigraph_2x8_hdrm_one_flow_per_link_hd_shares_as_predicted_burn_in_names_the_degraded_cable()
 {
-    if !can_run("lab_bigraph_2x8") {
+    let Some(_alone) = can_run("lab_bigraph_2x8") else {
         return;
-    }
+    };
     let lab = Lab::new("tbig");
     let up = lab.json(&["up", &plan("bigraph-2x8.plan.json"), "--rate", "100mbit"]);
     assert_eq!(up["namespaces"], 24, "{up}");
@@ -223,9 +228,9 @@ fn probe_burn_in_over_the_labs_namespaces_names_the_degraded_cable() {
     // The cluster burn-in (`provisioner probe --burn-in`, one process per
     // sub-node with the plan's addresses) run inside the lab's sub-node
     // namespaces, as it would run on the cluster's hosts.
-    if !can_run("probe_burn_in_over_the_lab") {
+    let Some(_alone) = can_run("probe_burn_in_over_the_lab") else {
         return;
-    }
+    };
     let lab = Lab::new("tpbi");
     let plan_file = plan("eflops-4x16.plan.json");
     let up = lab.json(&["up", &plan_file]);
@@ -293,9 +298,9 @@ fn probe_burn_in_over_the_labs_namespaces_names_the_degraded_cable() {
 
 #[test]
 fn lab_fat_tree_routes_every_flow_where_the_model_hashes_it() {
-    if !can_run("lab_fat_tree") {
+    let Some(_alone) = can_run("lab_fat_tree") else {
         return;
-    }
+    };
     let lab = Lab::new("tft");
     lab.json(&["up", &plan("fat-tree-16.plan.json")]);
     for seed in ["0", "3"] {
@@ -321,9 +326,9 @@ fn lab_fat_tree_routes_every_flow_where_the_model_hashes_it() {
 
 #[test]
 fn lab_down_after_a_killed_run_stops_its_ranks_and_removes_everything() {
-    if !can_run("lab_down_after_kill") {
+    let Some(_alone) = can_run("lab_down_after_kill") else {
         return;
-    }
+    };
     let lab = Lab::new("tkill");
     lab.json(&["up", &plan("bigraph-2x8.plan.json"), "--rate", "10mbit"]);
     let mut run = Command::new(env!("CARGO_BIN_EXE_provisioner"))
@@ -378,9 +383,9 @@ fn lab_down_after_a_killed_run_stops_its_ranks_and_removes_everything() {
 
 #[test]
 fn lab_up_refuses_a_namespace_it_did_not_make() {
-    if !can_run("lab_up_leftover") {
+    let Some(_alone) = can_run("lab_up_leftover") else {
         return;
-    }
+    };
     let lab = Lab::new("tleft");
     let made = Command::new("ip")
         .args(["netns", "add", "efl-tleft-s3"])
