@@ -333,47 +333,84 @@ fn launch(
         }
     }
     // Each rank's output is read on its own thread, so no pipe fills.
-    let handles: Vec<_> = children
-        .into_iter()
-        .map(|c| std::thread::spawn(move || c.wait_with_output()))
+    let readers: Vec<_> = children
+        .iter_mut()
+        .map(|c| {
+            let (mut out, mut err) = (c.stdout.take(), c.stderr.take());
+            std::thread::spawn(move || {
+                let (mut o, mut e) = (Vec::new(), Vec::new());
+                if let Some(p) = out.as_mut() {
+                    let _ = std::io::Read::read_to_end(p, &mut o);
+                }
+                if let Some(p) = err.as_mut() {
+                    let _ = std::io::Read::read_to_end(p, &mut e);
+                }
+                (o, e)
+            })
+        })
         .collect();
-    let mut outputs = Vec::with_capacity(handles.len());
-    for h in handles {
-        outputs.push(h.join().map_err(|_| {
+    // The first rank to fail is the one reported (the others fail
+    // because of it); the rest get a moment to stop on their own, then are
+    // stopped, so a run with a dead rank ends in bounded time.
+    let mut status: Vec<Option<std::process::ExitStatus>> = vec![None; children.len()];
+    let mut first_failure: Option<usize> = None;
+    let mut deadline: Option<Instant> = None;
+    while status.iter().any(Option::is_none) {
+        for (r, c) in children.iter_mut().enumerate() {
+            if status[r].is_none()
+                && let Ok(Some(s)) = c.try_wait()
+            {
+                status[r] = Some(s);
+                if !s.success() && first_failure.is_none() {
+                    first_failure = Some(r);
+                    deadline = Some(Instant::now() + Duration::from_secs(3));
+                }
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            for (r, c) in children.iter_mut().enumerate() {
+                if status[r].is_none() {
+                    let _ = c.kill();
+                    status[r] = c.wait().ok();
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut outputs = Vec::with_capacity(readers.len());
+    for (r, h) in readers.into_iter().enumerate() {
+        let (stdout, stderr) = h.join().map_err(|_| {
             Error::io(
-                "waiting for a rank",
+                "reading a rank's output",
                 std::io::Error::other("thread panicked"),
             )
-        })?);
-    }
-    let mut first_failure = None;
-    for (r, out) in outputs.iter().enumerate() {
-        let out = out.as_ref().map_err(|e| {
+        })?;
+        let status = status[r].ok_or_else(|| {
             Error::io(
                 format!("waiting for rank {r}"),
-                std::io::Error::new(e.kind(), e.to_string()),
+                std::io::Error::other("no exit status"),
             )
         })?;
-        if !out.status.success() && first_failure.is_none() {
-            let sn = ranks[r];
-            first_failure = Some(Error::Rank {
-                rank: r,
-                sub_node: st.lab.hosts[sn].id.clone(),
-                namespace: st.host_ns(sn),
-                message: sys::tail(out),
-            });
-        }
+        outputs.push(std::process::Output {
+            status,
+            stdout,
+            stderr,
+        });
     }
-    if let Some(e) = first_failure {
-        return Err(e);
+    if let Some(r) = first_failure {
+        let sn = ranks[r];
+        return Err(Error::Rank {
+            rank: r,
+            sub_node: st.lab.hosts[sn].id.clone(),
+            namespace: st.host_ns(sn),
+            message: sys::tail(&outputs[r]),
+        });
     }
-    let out = outputs
+    Ok(outputs
         .into_iter()
         .next()
-        .and_then(|o| o.ok())
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    Ok(out)
+        .unwrap_or_default())
 }
 
 /// The sizes of rank 0's JSON report.
