@@ -84,6 +84,9 @@ fn main() -> Result<ExitCode> {
             ),
         }
     }
+    // Cases run in their own directories: a relative --bin-dir is made
+    // absolute first (it ran nothing but "file not found" before).
+    let bin_dir = std::path::absolute(&bin_dir).unwrap_or(bin_dir);
     config.planner = bin_dir.join("planner");
     if !config.planner.is_file() {
         bail!(
