@@ -207,6 +207,7 @@ pub(super) fn design(
             break;
         };
         let tpl = &inv.switch_templates[phys.template];
+        let taken_before = (ups, los);
         let halves: Vec<Half> = if tpl.is_split() {
             tpl.virtual_switches
                 .iter()
@@ -265,6 +266,11 @@ pub(super) fn design(
             }
             let slot = add(&mut fabric, &phys, name, part, vlan, &ports);
             chosen.push((slot, part));
+        }
+        // A grown switch that gave neither part a switch will be followed
+        // only by more of its kind: stop growing instead of looping.
+        if phys.grown && (ups, los) == taken_before {
+            break;
         }
     }
     if ups < half || los < half {

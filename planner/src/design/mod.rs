@@ -168,6 +168,9 @@ pub(crate) struct PhysSwitch {
     pub name: String,
     pub template: usize,
     pub rack: Option<String>,
+    /// Made from the last template's pattern (the pool grew): every
+    /// further switch is another of the same shape.
+    pub grown: bool,
 }
 
 /// Physical switches available to a design, template by template.
@@ -221,6 +224,7 @@ impl<'a> Pool<'a> {
                     name: sw.name.clone(),
                     template: t,
                     rack: sw.rack.clone(),
+                    grown: false,
                 });
             }
         }
@@ -249,6 +253,7 @@ impl<'a> Pool<'a> {
                     name,
                     template: t,
                     rack: rack.as_ref().map(|r| r.render(n)),
+                    grown: true,
                 });
             }
         }

@@ -121,3 +121,20 @@ fn issue13_fuzz_catalog_energy_price_and_ports_are_bounded() {
         assert!(err.contains(word) && err.contains("catalog.toml:"), "{err}");
     }
 }
+
+#[test]
+fn issue13_fuzz_compare_stops_growing_switches_that_never_fit() {
+    // Seed 4's case 130128: the upper halves of the EFLOPS switches cut
+    // to ports 1-10. compare grows the switch pool for its BiGraph, and
+    // every grown switch was skipped again, forever (over 60 s); now the
+    // BiGraph is refused with the reason and the fat-tree still compares.
+    let inv =
+        read("topologies/eflops-4x16.toml").replacen("ports = \"1-16\"", "ports = \"1-10\"", 1);
+    let start = std::time::Instant::now();
+    let (code, err) = run_on("inv.toml", &inv, &["compare", "{}"]);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "{err}"
+    );
+    assert!(matches!(code, Some(0) | Some(2)), "{code:?}: {err}");
+}
