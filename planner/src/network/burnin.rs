@@ -242,6 +242,23 @@ pub struct SlowCable {
     pub worst_ratio: f64,
 }
 
+/// The planned speed of a flow's path, Gbit/s: its slowest cable, the
+/// NIC cables of both ends included.
+pub fn path_gbps(lab: &Lab, f: &Flow) -> u32 {
+    let cable = |s: usize, p: u32| {
+        lab.cables
+            .iter()
+            .find(|c| (c.a == s && c.a_port == p) || (c.b == s && c.b_port == p))
+            .map_or(u32::MAX, |c| c.gbps)
+    };
+    f.path
+        .iter()
+        .map(|&(s, p)| cable(s, p))
+        .chain([lab.hosts[f.src].gbps, lab.hosts[f.dst].gbps])
+        .min()
+        .unwrap_or(0)
+}
+
 /// The report of a burn-in: every flow of `rounds` with the rate its
 /// receiver measured (`rates[round][flow]`, kbit/s; `None` when the flow
 /// did not run) beside `expected` (kbit/s), and the cables every flow of

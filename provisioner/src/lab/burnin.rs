@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use planner::network::Pin;
-use planner::network::burnin::{BurnIn, Flow, plan_rounds, report};
+use planner::network::burnin::{BurnIn, Flow, path_gbps, plan_rounds, report};
 
 use super::build;
 use super::error::{Error, Result};
@@ -72,24 +72,9 @@ pub fn run(sys: &Sys, dir: &Path, st: &mut State, o: &Options) -> Result<BurnIn>
         rates.push(got.into_iter().map(Some).collect());
     }
     build::clear_pins(sys, dir, st)?;
-    let planned = |s: usize, p: u32| -> u64 {
-        st.lab
-            .cables
-            .iter()
-            .find(|c| (c.a == s && c.a_port == p) || (c.b == s && c.b_port == p))
-            .map_or(u64::MAX, |c| st.scaled(c.gbps))
-    };
-    let expected = |f: &Flow| -> u64 {
-        f.path
-            .iter()
-            .map(|&(s, p)| planned(s, p))
-            .chain([
-                st.scaled(st.lab.hosts[f.src].gbps),
-                st.scaled(st.lab.hosts[f.dst].gbps),
-            ])
-            .min()
-            .unwrap_or(0)
-    };
+    // The shaped rate of the path: the lab's rates are the plan's speeds
+    // scaled by one factor, so the slowest planned cable is the slowest.
+    let expected = |f: &Flow| -> u64 { st.scaled(path_gbps(&st.lab, f)) };
     let name = format!("lab {}", st.name);
     Ok(report(
         &st.lab, &name, &rounds, &rates, &expected, seconds, threshold,

@@ -84,15 +84,6 @@ impl State {
             .max(1)
     }
 
-    /// The rate of inter-switch cable `c` now (after degrade), kbit/s, or
-    /// `None` when it is cut.
-    pub fn cable_rate(&self, c: usize) -> Option<u64> {
-        match self.changed.iter().find(|x| x.cable == c) {
-            Some(x) => x.rate_kbit,
-            None => Some(self.scaled(self.lab.cables[c].gbps)),
-        }
-    }
-
     /// `upper0-lower3`: a cable as people name it.
     pub fn cable_name(&self, c: usize) -> String {
         let cable = &self.lab.cables[c];

@@ -108,7 +108,7 @@ pub fn run(boot: &Bootstrap, lab: &Lab, sub_nodes: &[usize], c: &Config) -> Resu
     let expected = |f: &Flow| -> u64 {
         match c.expect_gbps {
             Some(g) => (g * 1e6) as u64,
-            None => planned_kbit(lab, f),
+            None => u64::from(burnin::path_gbps(lab, f)) * 1_000_000,
         }
     };
     let fingerprint = Fingerprint {
@@ -186,25 +186,6 @@ pub fn run(boot: &Bootstrap, lab: &Lab, sub_nodes: &[usize], c: &Config) -> Resu
         c.seconds,
         c.threshold,
     )))
-}
-
-/// The planned rate of a flow: the slowest cable on its path, NIC cables
-/// included, kbit/s.
-fn planned_kbit(lab: &Lab, f: &Flow) -> u64 {
-    let cable = |s: usize, p: u32| {
-        lab.cables
-            .iter()
-            .find(|c| (c.a == s && c.a_port == p) || (c.b == s && c.b_port == p))
-            .map_or(u32::MAX, |c| c.gbps)
-    };
-    let gbps = f
-        .path
-        .iter()
-        .map(|&(s, p)| cable(s, p))
-        .chain([lab.hosts[f.src].gbps, lab.hosts[f.dst].gbps])
-        .min()
-        .unwrap_or(0);
-    u64::from(gbps) * 1_000_000
 }
 
 /// Bytes a flow sends: `seconds` at `kbit`, at least 64 KiB.
