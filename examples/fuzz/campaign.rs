@@ -450,6 +450,11 @@ pub enum Kind {
     OverMemory,
     /// Any other exit: 1, a signal.
     BadExit,
+    /// Exit 2 with an `error:` that does not name the mutated file (every
+    /// refusal must say which file to fix).
+    UnnamedRefusal,
+    /// `.planner-*.tmp` files left behind by a run that ended by itself.
+    LeftoverTemp,
 }
 
 impl Kind {
@@ -466,6 +471,8 @@ impl Kind {
             Kind::OverTime => "over the time limit",
             Kind::OverMemory => "over the memory limit",
             Kind::BadExit => "other exit",
+            Kind::UnnamedRefusal => "refusal without the file",
+            Kind::LeftoverTemp => "left temporary files",
         }
     }
 }
@@ -487,10 +494,6 @@ pub struct Run {
     pub elapsed: Duration,
     /// Peak resident memory seen, bytes.
     pub peak: u64,
-    /// A refusal (exit 2 with `error:`) that does not name the mutated file.
-    pub unnamed_refusal: bool,
-    /// `.planner-*.tmp` files left behind.
-    pub leftover_temp: bool,
     /// The first lines of stderr.
     pub stderr: String,
 }
@@ -538,21 +541,11 @@ impl Summary {
             Kind::OverTime,
             Kind::OverMemory,
             Kind::BadExit,
+            Kind::UnnamedRefusal,
+            Kind::LeftoverTemp,
         ] {
             let _ = writeln!(out, "  {:<24} {}", kind.as_str(), self.count(kind));
         }
-        let _ = writeln!(
-            out,
-            "  {:<24} {}",
-            "refusals not naming the input",
-            self.runs.iter().filter(|r| r.unnamed_refusal).count()
-        );
-        let _ = writeln!(
-            out,
-            "  {:<24} {}",
-            "left temporary files",
-            self.runs.iter().filter(|r| r.leftover_temp).count()
-        );
         let _ = writeln!(
             out,
             "  slowest run {:.2} s, largest peak resident memory {} MiB",
@@ -781,8 +774,6 @@ fn execute(
         status: String::new(),
         elapsed: Duration::ZERO,
         peak: 0,
-        unnamed_refusal: false,
-        leftover_temp: false,
         stderr: String::new(),
     };
     let spawned = std::fs::File::create(&stderr_path).and_then(|stderr| {
@@ -851,11 +842,18 @@ fn execute(
             _ => Kind::BadExit,
         }
     };
-    run.unnamed_refusal = run.kind == Kind::Refused
+    if run.kind == Kind::Refused
         && !input.name.is_empty()
         && stderr.starts_with("error:")
-        && !stderr.contains(&input.name);
-    run.leftover_temp = has_temp_files(out_dir) || has_temp_files(dir);
+        && !stderr.contains(&input.name)
+    {
+        run.kind = Kind::UnnamedRefusal;
+    }
+    if matches!(run.kind, Kind::Ok | Kind::Refused)
+        && (has_temp_files(out_dir) || has_temp_files(dir))
+    {
+        run.kind = Kind::LeftoverTemp;
+    }
     run
 }
 

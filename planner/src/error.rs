@@ -88,6 +88,25 @@ pub enum Error {
         problems: Vec<Problem>,
     },
 
+    /// The catalog lacks parts the plan needs (the plan and the catalog
+    /// are both named: either may be the one to change).
+    #[error(
+        "{}",
+        ProblemList {
+            file: catalog,
+            what: &format!("catalog for the plan {}", Escaped(plan)),
+            problems,
+        }
+    )]
+    CatalogLacks {
+        /// The catalog as the user named it.
+        catalog: String,
+        /// The plan as the user named it.
+        plan: String,
+        /// Every part that is missing.
+        problems: Vec<Problem>,
+    },
+
     /// No design of the requested kind can be built from the input.
     #[error(
         "cannot design a {topology} from {}: {}; {}",

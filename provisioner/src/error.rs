@@ -42,12 +42,14 @@ pub enum Error {
     },
 
     /// Not enough free sub-nodes for the job: nothing is placed.
-    #[error("{}", not_enough(job, file, *ranks, *free, *total, busy))]
+    #[error("{}", not_enough(job, file, plan, *ranks, *free, *total, busy))]
     NotEnough {
         /// The job's name.
         job: String,
         /// The job file as the user named it.
         file: String,
+        /// The plan file as the user named it.
+        plan: String,
         /// Ranks the job needs.
         ranks: usize,
         /// Sub-nodes free for it.
@@ -95,8 +97,10 @@ pub enum Error {
     Plan(#[from] planner::Error),
 
     /// A pod that does not sit where the rank table says.
-    #[error("rank check failed: {message}")]
+    #[error("rank check failed against the rank table {table}: {message}")]
     RankCheck {
+        /// The rank table as the user named it.
+        table: String,
         /// Expected against actual, in words.
         message: String,
     },
@@ -260,6 +264,7 @@ impl Error {
 fn not_enough(
     job: &str,
     file: &str,
+    plan: &str,
     ranks: usize,
     free: usize,
     total: usize,
@@ -267,7 +272,8 @@ fn not_enough(
 ) -> String {
     let more = ranks - free.min(ranks);
     let mut s = format!(
-        "job {job} ({file}) needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} are free: {more} more {} needed; nothing was placed",
+        "job {job} ({file}) needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} of the plan {} are free: {more} more {} needed; nothing was placed",
+        planner::names::Escaped(plan),
         if more == 1 { "is" } else { "are" }
     );
     if ranks > total {

@@ -338,7 +338,7 @@ fn run(cli: Cli) -> Result<()> {
                 Some(i) => Some(i),
                 None => env_number("JOB_COMPLETION_INDEX")?,
             };
-            let verdict = rank_check::check(&rows, &node, rank, index)?;
+            let verdict = rank_check::check(&rows, &name, &node, rank, index)?;
             let text = match format {
                 Format::Json => json(&verdict)?,
                 Format::Table => format!("{}\n", verdict.message),

@@ -240,6 +240,7 @@ pub fn place(
         return Err(Error::NotEnough {
             job: job.name.clone(),
             file: job.source.clone(),
+            plan: plan.source().to_string(),
             ranks: job.ranks,
             free,
             total,
@@ -426,7 +427,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("needs 8 sub-nodes"), "{e}");
-        assert!(e.contains("only 4 are free: 4 more are needed"), "{e}");
+        assert!(
+            e.contains(&format!(
+                "only 4 of the plan {} are free: 4 more are needed",
+                plan.source()
+            )),
+            "{e}"
+        );
         assert!(
             e.contains("busy: 1 of 2 GPUs held by pod ml/train-0"),
             "{e}"
@@ -438,7 +445,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("only 8 are free: 1 more is needed; nothing was placed\n  the plan has 8 sub-nodes with a GPU in all; ask for at most 8 ranks"),
+            e.contains(&format!("only 8 of the plan {} are free: 1 more is needed; nothing was placed\n  the plan has 8 sub-nodes with a GPU in all; ask for at most 8 ranks", plan.source())),
             "{e}"
         );
         assert!(!e.contains("Nodes that offer none"), "{e}");

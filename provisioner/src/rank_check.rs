@@ -127,14 +127,21 @@ pub struct Verdict {
     pub message: String,
 }
 
-/// Checks `node` against the table, for `rank` when given.
+/// Checks `node` against the table (read from `table`, named in a
+/// failure), for `rank` when given.
 pub fn check(
     rows: &[TableRow],
+    table: &str,
     node: &str,
     rank: Option<usize>,
     completion_index: Option<usize>,
 ) -> Result<Verdict> {
-    let fail = |message: String| Err(Error::RankCheck { message });
+    let fail = |message: String| {
+        Err(Error::RankCheck {
+            table: table.to_string(),
+            message,
+        })
+    };
     if node.is_empty() {
         return fail(
             "the Node name is empty; set NODE_NAME from the Downward API (fieldRef spec.nodeName) or pass --node"
@@ -207,29 +214,42 @@ mod tests {
     #[test]
     fn pass_and_fail() {
         let rows = read_table(TABLE, "ranks.csv").unwrap();
-        let v = check(&rows, "k8s-a", None, Some(3)).unwrap();
+        let v = check(&rows, "ranks.csv", "k8s-a", None, Some(3)).unwrap();
         assert_eq!(
             v.message,
             "rank check passed: Node k8s-a (completion index 3) carries rank 0 on node01 sn0 (gpu0, mlx5_0); rank 2 on node01 sn1 (gpu1, mlx5_1)"
         );
-        assert_eq!(check(&rows, "k8s-b", Some(1), None).unwrap().ranks.len(), 1);
-        let e = check(&rows, "k8s-b", Some(2), None)
+        assert_eq!(
+            check(&rows, "ranks.csv", "k8s-b", Some(1), None)
+                .unwrap()
+                .ranks
+                .len(),
+            1
+        );
+        let e = check(&rows, "ranks.csv", "k8s-b", Some(2), None)
             .unwrap_err()
             .to_string();
+        // issue13: a refusal names the file it is about.
+        assert!(
+            e.starts_with("rank check failed against the rank table ranks.csv: "),
+            "{e}"
+        );
         assert!(
             e.contains("rank 2 belongs on Node k8s-a (server node01 sn1, GPU gpu1, NIC mlx5_1) but runs on Node k8s-b"),
             "{e}"
         );
-        let e = check(&rows, "k8s-c", None, None).unwrap_err().to_string();
+        let e = check(&rows, "ranks.csv", "k8s-c", None, None)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("runs on Node k8s-c, which carries no rank of the table; the job's Nodes are k8s-a, k8s-b"),
             "{e}"
         );
-        let e = check(&rows, "k8s-a", Some(7), None)
+        let e = check(&rows, "ranks.csv", "k8s-a", Some(7), None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("rank 7 is not in the rank table"), "{e}");
-        assert!(check(&rows, "", None, None).is_err());
+        assert!(check(&rows, "ranks.csv", "", None, None).is_err());
     }
 
     #[test]

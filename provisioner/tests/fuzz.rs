@@ -113,7 +113,7 @@ fn submission_holds(sub: &Submission) -> Result<(), String> {
     let rows = rank_check::read_table(table, "ranks.csv")
         .map_err(|e| format!("ranks.csv does not read back: {e}"))?;
     for row in &rows {
-        rank_check::check(&rows, &row.node, Some(row.rank), None).map_err(|e| {
+        rank_check::check(&rows, "ranks.csv", &row.node, Some(row.rank), None).map_err(|e| {
             format!(
                 "rank-check refuses rank {} on its own Node {:?}: {e}",
                 row.rank, row.node
@@ -196,7 +196,7 @@ fn rank_table_case(seed: u64) -> Result<(), String> {
             for rank in [None, Some(0), Some(31)] {
                 // A refusal here is the check doing its job; only a panic
                 // fails.
-                let _ = rank_check::check(&rows, node, rank, Some(0));
+                let _ = rank_check::check(&rows, "ranks.csv", node, rank, Some(0));
             }
         }
         Ok(())

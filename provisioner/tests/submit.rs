@@ -317,7 +317,7 @@ fn not_enough_free_sub_nodes_names_what_is_busy() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with(&format!("job allreduce-32 ({}) needs 64 sub-nodes (one GPU and its NIC per rank) and only 48 are free: 16 more are needed; nothing was placed", job.source)),
+        e.starts_with(&format!("job allreduce-32 ({}) needs 64 sub-nodes (one GPU and its NIC per rank) and only 48 of the plan {} are free: 16 more are needed; nothing was placed", job.source, plan.source())),
         "{e}"
     );
     for want in [

@@ -269,9 +269,9 @@ pub fn cost_plan(
         }
     }
     if !problems.is_empty() {
-        return Err(Error::Invalid {
-            file: catalog.name.clone(),
-            what: "catalog for this plan",
+        return Err(Error::CatalogLacks {
+            catalog: catalog.name.clone(),
+            plan: plan.source().to_string(),
             problems,
         });
     }
