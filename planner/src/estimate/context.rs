@@ -611,6 +611,21 @@ pub fn estimate(
     Context::new(plan, algorithm, ranks, params)?.estimate(size_bytes, options)
 }
 
+/// [`estimate`] for several sizes: the rank table, the network and the
+/// link capacities are built once (a rank search on a large plan costs
+/// more than the estimates themselves).
+pub fn estimates(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    sizes: &[u64],
+    params: &Params,
+    options: &Options,
+) -> Result<Vec<Estimate>> {
+    let ctx = Context::new(plan, algorithm, ranks, params)?;
+    sizes.iter().map(|&n| ctx.estimate(n, options)).collect()
+}
+
 /// The schedule behind an estimate, step by step as the step-synchronous
 /// mode sees it with ECMP seed `seed`: phase, flows, bytes, the most flows
 /// on one link and the step's time.

@@ -128,7 +128,7 @@ use serde::{Serialize, Serializer};
 use crate::error::{Error, Result};
 use crate::plan::Topology;
 
-pub use context::{estimate, send_schedule, steps};
+pub use context::{estimate, estimates, send_schedule, steps};
 pub use fast::StepSummary;
 pub use params::{PARAMS, ParamDoc, Params};
 pub use schedules::{SendSchedule, StepInfo, StepPhase};

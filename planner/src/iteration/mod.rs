@@ -407,8 +407,14 @@ pub fn fit_allreduce(
     }
     let mut points = Vec::with_capacity(sizes.len());
     let mut method = options.method;
-    for &size in &sizes {
-        let e = estimate::estimate(plan, algorithm, Some(ranks), size, params, options)?;
+    for (&size, e) in sizes.iter().zip(estimate::estimates(
+        plan,
+        algorithm,
+        Some(ranks),
+        &sizes,
+        params,
+        options,
+    )?) {
         method = e.method;
         points.push((size as f64, e.time_us));
     }

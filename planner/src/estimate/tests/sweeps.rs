@@ -156,3 +156,34 @@ fn sizes_and_nodes_parse() {
     assert!(Algorithm::parse_list("ring,bogus").is_err());
     assert_eq!("fast".parse::<Method>().unwrap(), Method::Fast);
 }
+
+#[test]
+fn estimates_of_several_sizes_equal_one_estimate_each() {
+    // issue13: `iteration` fits its allreduce line from one context (the
+    // folded rank search ran once per size and took 28 s on 1,000 ranks).
+    let plan = bigraph_plan(2, 8);
+    let sizes = [4096, 1 << 20, 1 << 24];
+    for algorithm in [Algorithm::Hd, Algorithm::Ring] {
+        let together = estimates(
+            &plan,
+            algorithm,
+            Some(12),
+            &sizes,
+            &Params::default(),
+            &opts(Method::Event),
+        )
+        .unwrap();
+        for (&n, e) in sizes.iter().zip(&together) {
+            let alone = estimate(
+                &plan,
+                algorithm,
+                Some(12),
+                n,
+                &Params::default(),
+                &opts(Method::Event),
+            )
+            .unwrap();
+            assert_eq!(&alone, e, "{algorithm:?} at {n} bytes");
+        }
+    }
+}
