@@ -12,17 +12,20 @@
 //! ```
 //!
 //! ```sh
-//! cargo build --release --workspace
+//! cargo build --profile fuzz -p planner -p provisioner --bins
 //! cargo run --release -p examples --example fuzz_campaign -- \
-//!     --cases 1000000 --seed 1 --out target/fuzz --jobs 2
+//!     --cases 1000000 --seed 1 --out target/fuzz-1m --jobs 2 --bin-dir target/fuzz
 //! ```
+//!
+//! (The `fuzz` profile is a release build with overflow checks on.)
 //!
 //! Options: `--cases N` (default 1000), `--seed S` (0), `--out DIR`
 //! (`target/fuzz-campaign`), `--time-limit SECONDS` (10), `--memory-limit
 //! MIB` (2048), `--jobs N` (1), `--keep N` failing cases kept per kind
 //! (50), `--bin-dir DIR` where `planner` and `provisioner` are (default:
 //! beside this program). Exits 1 when any run panicked, ran over a limit or
-//! exited other than 0 or 2. Needs `prlimit` (util-linux) and `/proc`.
+//! exited other than 0 or 2, when a refusal does not name the mutated file, or
+//! when a run left temporary files. Needs `prlimit` (util-linux) and `/proc`.
 
 #[path = "../planner/tests/fuzz/mutate.rs"]
 mod mutate;
