@@ -25,7 +25,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use crate::checked::CheckedPlan;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::network::{Bgp, Model, PortKind};
 use crate::render::Vendor;
 use crate::routing::{Bfd, RoutingMode};
@@ -116,18 +116,7 @@ pub struct ExpectedNeighbour {
 /// the plan's switches.
 pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expected> {
     let m = Model::build(plan, plan.source())?;
-    let Some(device) = m.devices.iter().position(|d| d.name == physical) else {
-        let names: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
-        return Err(Error::parameter(
-            "switch",
-            format!(
-                "`{}` is not a physical switch of {}; it has {}",
-                crate::names::escape(physical),
-                crate::names::escape(plan.source()),
-                names.join(", ")
-            ),
-        ));
-    };
+    let device = crate::render::device_named(plan, &m, physical)?;
     let bgp = if plan.routing.is_bgp() {
         Some(Bgp::of(&m, plan.source())?)
     } else {

@@ -19,7 +19,7 @@
 //!   the address plan;
 //! - [`expect`]: what one physical switch should show once configured (BGP
 //!   sessions and routes per VRF, LLDP neighbours and speeds per port);
-//! - [`render`]: switch configurations (Comware, SONiC, EOS, NVUE) and host
+//! - [`render`]: switch configurations (Comware, SONiC, EOS, NVUE, FRR) and host
 //!   files from a plan, and `check-qos`, the proof that its lossless
 //!   priorities cannot deadlock.
 

@@ -189,6 +189,13 @@ impl Bgp {
             .filter(move |(_, s)| s.device == device)
     }
 
+    /// The speakers of physical switch `device` that have sessions (and so
+    /// run BGP), in plan order.
+    pub fn routed_of(&self, device: usize) -> impl Iterator<Item = (usize, &Speaker)> {
+        self.speakers_of(device)
+            .filter(|(_, s)| !s.sessions.is_empty())
+    }
+
     /// Session hops from `from` to every speaker (`usize::MAX` where no
     /// session path leads).
     fn hops_from(&self, from: usize) -> Vec<usize> {

@@ -328,10 +328,7 @@ fn bgp_lines(m: &Model<'_>, bgp: &Bgp, device: usize) -> Vec<String> {
             out.push("#".to_string());
         }
     }
-    for (_, s) in bgp.speakers_of(device) {
-        if s.sessions.is_empty() {
-            continue;
-        }
+    for (_, s) in bgp.routed_of(device) {
         if split {
             out.push(format!("bgp {} instance {}", s.asn, s.vrf));
         } else {

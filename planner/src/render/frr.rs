@@ -224,10 +224,7 @@ fn render(m: &Model<'_>, device: usize, bgp: Option<&Bgp>) -> String {
     }
     if let Some(bgp) = bgp {
         let mut any = false;
-        for (_, s) in bgp.speakers_of(device) {
-            if s.sessions.is_empty() {
-                continue;
-            }
+        for (_, s) in bgp.routed_of(device) {
             any = true;
             let vrf = if split {
                 format!(" vrf {}", s.vrf)

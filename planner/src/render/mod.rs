@@ -3,9 +3,12 @@
 //!
 //! - [`render`]: one configuration file per physical switch for H3C
 //!   Comware 7 (the S9850 of EFLOPS Sec. VI), SONiC (`config_db.json`),
-//!   Arista EOS and NVIDIA Cumulus Linux (NVUE `nv set` commands). Comware,
-//!   EOS and NVUE come from the askama templates in the workspace's
-//!   `templates/` folder; SONiC's JSON is built with serde.
+//!   Arista EOS, NVIDIA Cumulus Linux (NVUE `nv set` commands) and
+//!   FRRouting on a Linux switch (`frr.conf`), with static routes or, for
+//!   `routing = "bgp"`, eBGP with BFD from `network::bgp`. Comware, EOS and
+//!   NVUE come from the askama templates in the workspace's `templates/`
+//!   folder; SONiC's JSON is built with serde, FRR's text directly;
+//! - [`render_switch`]: one physical switch's file as a `String`.
 //! - [`render_hosts`]: per server, a shell file and a JSON file with each
 //!   sub-node's address, the DSCP it must mark and the collective runtime's
 //!   environment.
@@ -104,11 +107,19 @@ pub fn render_switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Resu
     let imp = vendor.implementation();
     check_port_names(plan, imp)?;
     let m = Model::build(plan, plan.source())?;
-    match m.devices.iter().position(|d| d.name == physical) {
-        Some(d) => imp.render(&m, bgp_of(plan, &m)?.as_ref(), d),
-        None => {
+    let d = device_named(plan, &m, physical)?;
+    imp.render(&m, bgp_of(plan, &m)?.as_ref(), d)
+}
+
+/// The model's index of physical switch `physical`, or a parameter error
+/// (`switch`) naming the plan's switches.
+pub(crate) fn device_named(plan: &CheckedPlan, m: &Model<'_>, physical: &str) -> Result<usize> {
+    m.devices
+        .iter()
+        .position(|d| d.name == physical)
+        .ok_or_else(|| {
             let names: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
-            Err(Error::parameter(
+            Error::parameter(
                 "switch",
                 format!(
                     "`{}` is not a physical switch of {}; it has {}",
@@ -116,9 +127,8 @@ pub fn render_switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Resu
                     names::escape(plan.source()),
                     names.join(", ")
                 ),
-            ))
-        }
-    }
+            )
+        })
 }
 
 /// The eBGP model when the plan routes with BGP.

@@ -247,10 +247,7 @@ fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
 fn bgp_lines(m: &Model<'_>, bgp: &Bgp, device: usize) -> Vec<String> {
     let b = bgp.bfd;
     let mut out = Vec::new();
-    let speakers: Vec<_> = bgp
-        .speakers_of(device)
-        .filter(|(_, s)| !s.sessions.is_empty())
-        .collect();
+    let speakers: Vec<_> = bgp.routed_of(device).collect();
     let Some((_, first)) = speakers.first() else {
         return out;
     };

@@ -329,10 +329,7 @@ fn bgp_tables(
 ) {
     let b = bgp.bfd;
     let mut first = true;
-    for (d, s) in bgp.speakers_of(device) {
-        if s.sessions.is_empty() {
-            continue;
-        }
+    for (d, s) in bgp.routed_of(device) {
         if first {
             metadata.insert("bgp_asn".to_string(), s.asn.to_string());
             metadata.insert(

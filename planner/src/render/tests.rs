@@ -876,3 +876,29 @@ fn overrides_problems_name_the_file_and_line() {
     // The plan is unchanged by a failed application.
     assert_eq!(plan.qos, eflops().qos);
 }
+
+/// `render_switch` is the file `render` writes for that switch, for every
+/// vendor; an unknown switch is a `switch` parameter error.
+#[test]
+fn render_switch_is_the_switchs_file() {
+    let plan = eflops();
+    for v in Vendor::ALL {
+        let files = render(&plan, v).unwrap();
+        let one = super::render_switch(&plan, "sw03", v).unwrap();
+        assert_eq!(
+            files
+                .iter()
+                .find(|(n, _)| *n == v.file_name("sw03"))
+                .unwrap()
+                .1,
+            one,
+            "{v}"
+        );
+    }
+    let e = super::render_switch(&plan, "sw03-u", Vendor::Frr).unwrap_err();
+    assert!(matches!(&e, Error::Parameter { parameter, .. } if parameter == "switch"));
+    assert!(
+        e.to_string().contains("`sw03-u` is not a physical switch"),
+        "{e}"
+    );
+}
