@@ -63,6 +63,9 @@ pub struct ExpectedVrf {
     /// Its router ID (BGP only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub router_id: Option<Ipv4Addr>,
+    /// The interface holding its gateways (`Vlan101`; FRR's bridge `br0`
+    /// or `br-v101`, which a Linux switch must create).
+    pub gateway_interface: String,
     /// Gateway addresses of its sub-node subnets, `a.b.c.d/len`.
     pub gateways: Vec<String>,
     /// The sub-node subnets it announces (BGP only), `a.b.c.d/len`.
@@ -132,6 +135,7 @@ pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expe
             switch: m.name(d).to_string(),
             asn: None,
             router_id: None,
+            gateway_interface: vendor.gateway_interface(&m, d),
             gateways: dom
                 .gateways
                 .iter()
@@ -236,6 +240,10 @@ mod tests {
         assert_eq!(upper.sessions[0].interface, "HundredGigE1/0/1");
         assert_eq!(upper.sessions[0].peer, "sw01-l");
         assert_eq!(upper.asn, Some(plan.routing.asn(0)));
+        assert_eq!(upper.gateway_interface, "Vlan-interface101");
+        let frr = switch(&plan, "sw01", Vendor::Frr).unwrap();
+        assert_eq!(frr.vrfs[1].gateway_interface, "br-v102");
+        assert_eq!(frr.vrfs[1].vrf, "Vrf102");
         let p1 = e.ports.iter().find(|p| p.port == 1).unwrap();
         assert_eq!(p1.lldp.device, "sw01");
         assert_eq!(p1.lldp.port, "HundredGigE1/0/17");
@@ -261,6 +269,26 @@ mod tests {
                 assert_eq!(x.routes, y.routes, "{sw} {}", x.vrf);
             }
         }
+    }
+
+    /// An unsplit switch on FRR routes in the default VRF with its gateways
+    /// on `br0`; its routes are the BGP prediction.
+    #[test]
+    fn an_unsplit_frr_switch_routes_in_the_default_vrf() {
+        let plan = bgp(&crate::network::tests::fat_tree_plan("k=4"));
+        let e = switch(&plan, "sw01", Vendor::Frr).unwrap();
+        assert_eq!(e.vrfs.len(), 1);
+        let v = &e.vrfs[0];
+        assert_eq!(
+            (v.vrf.as_str(), v.gateway_interface.as_str()),
+            ("default", "br0")
+        );
+        assert_eq!(v.sessions.len(), 2);
+        assert_eq!(v.sessions[0].interface, "swp1");
+        // Every other edge switch's subnet (7 of them) over both uplinks.
+        assert_eq!(v.routes.len(), 7);
+        assert!(v.routes.values().all(|hops| hops.len() == 2));
+        assert_eq!(e.bfd.unwrap().multiplier, 3);
     }
 
     #[test]

@@ -135,6 +135,16 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
             problems,
         });
     }
+    if plan.routing.is_bgp() {
+        let r = plan.routing;
+        plan.notes.push(format!(
+            "routing bgp: eBGP on every inter-switch cable, one ASN per switch ({} to {}), BFD {} ms x {}, ECMP with multipath-relax (docs/routing.md)",
+            r.asn(0),
+            r.asn(plan.switch_list.len().saturating_sub(1)),
+            r.bfd.tx_ms.max(r.bfd.rx_ms),
+            r.bfd.multiplier
+        ));
+    }
     let links = plan
         .cables
         .iter()

@@ -118,6 +118,10 @@ impl SwitchVendor for Comware {
         "a Comware interface type (HundredGigE, FortyGigE, ...) followed by numbers separated by `/`, with an optional `:N` breakout (HundredGigE1/0/5)"
     }
 
+    fn gateway_interface(&self, m: &Model<'_>, domain: usize) -> String {
+        format!("Vlan-interface{}", m.domains[domain].vlan)
+    }
+
     fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
         render(m, bgp, device)
     }

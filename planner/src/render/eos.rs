@@ -131,6 +131,10 @@ impl SwitchVendor for Eos {
         "`Ethernet` followed by numbers separated by `/` (Ethernet5/1)"
     }
 
+    fn gateway_interface(&self, m: &Model<'_>, domain: usize) -> String {
+        format!("Vlan{}", m.domains[domain].vlan)
+    }
+
     fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
         render(m, bgp, device)
     }

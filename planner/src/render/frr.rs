@@ -9,7 +9,7 @@
 //!   address` of routed inter-switch ports, `shutdown` on free ports;
 //!   reserved ports are left out;
 //! - the sub-node gateways as `ip address` on the half's bridge: `br0` on
-//!   an unsplit switch, `br-v<vlan>` (at most 9 characters, within Linux's
+//!   an unsplit switch, `br-v<vlan>` (at most 8 characters, within Linux's
 //!   15) per half of a split one;
 //! - `routing = "static"`: the route model's static routes, `ip route
 //!   <prefix> <next hop>` one line per ECMP next hop (staticd), inside the
@@ -112,6 +112,10 @@ impl SwitchVendor for Frr {
 
     fn interface_syntax(&self) -> &'static str {
         "a Linux interface name: 1 to 15 characters from letters, digits and `._-+@` (swp5, eth1)"
+    }
+
+    fn gateway_interface(&self, m: &Model<'_>, domain: usize) -> String {
+        bridge(m, domain)
     }
 
     fn routing_only(&self) -> bool {

@@ -127,6 +127,10 @@ impl SwitchVendor for Nvue {
         "`swp` followed by a number, with an optional `sN` breakout (swp5, swp5s1)"
     }
 
+    fn gateway_interface(&self, m: &Model<'_>, domain: usize) -> String {
+        format!("vlan{}", m.domains[domain].vlan)
+    }
+
     fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
         render(m, bgp, device)
     }

@@ -81,6 +81,10 @@ impl SwitchVendor for Sonic {
         "`Ethernet` followed by a number (Ethernet0)"
     }
 
+    fn gateway_interface(&self, m: &Model<'_>, domain: usize) -> String {
+        format!("Vlan{}", m.domains[domain].vlan)
+    }
+
     fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
         render(m, bgp, device)
     }

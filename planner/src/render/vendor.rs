@@ -66,6 +66,10 @@ pub(crate) trait SwitchVendor: Sync {
     /// `bgp` is the eBGP model when the plan routes with BGP.
     fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String>;
 
+    /// The interface that holds the sub-node gateways of plan switch
+    /// `domain` (its VLAN interface, or FRR's bridge).
+    fn gateway_interface(&self, m: &Model<'_>, domain: usize) -> String;
+
     /// True when the file configures routing only (addresses, routes, BGP,
     /// BFD) and leaves VLAN membership, MTU and QoS to the system's own
     /// network configuration (FRR on a Linux switch).
@@ -192,6 +196,13 @@ impl Vendor {
     /// holds; this is the vendor's own syntax).
     pub fn accepts_interface(self, name: &str) -> bool {
         self.imp().accepts_interface(name)
+    }
+
+    /// The interface that holds the sub-node gateways of plan switch
+    /// `domain` on this system (`Vlan101`, `vlan101`, `Vlan-interface101`,
+    /// FRR's `br0` or `br-v101`).
+    pub(crate) fn gateway_interface(self, m: &Model<'_>, domain: usize) -> String {
+        self.imp().gateway_interface(m, domain)
     }
 
     /// True when the vendor's file configures routing only (addresses,
