@@ -132,14 +132,47 @@ impl SwitchVendor for Frr {
     }
 
     fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
-        Ok(render(m, device, bgp))
+        let dev = &m.devices[device];
+        let box_ = Router {
+            device,
+            domains: &dev.domains,
+            hostname: &dev.name,
+            split: dev.domains.len() > 1,
+        };
+        Ok(render(m, &box_, bgp))
     }
 }
 
-/// Renders one physical switch.
-fn render(m: &Model<'_>, device: usize, bgp: Option<&Bgp>) -> String {
+/// What one `frr.conf` configures: a physical switch with its halves in
+/// VRFs, or one plan switch on its own in the default VRF.
+struct Router<'a> {
+    device: usize,
+    /// The plan switches it routes for.
+    domains: &'a [usize],
+    hostname: &'a str,
+    /// The halves are VRFs (a split physical switch).
+    split: bool,
+}
+
+/// The `frr.conf` of plan switch `domain` alone, as its own router in the
+/// default VRF with its gateways on `br0`: what a lab that gives every
+/// plan switch (each half of a split switch) its own network namespace
+/// runs, with no VRF device needed. Its host name is the plan switch's.
+pub(crate) fn render_plan_switch(m: &Model<'_>, domain: usize, bgp: Option<&Bgp>) -> String {
+    let r = Router {
+        device: m.domains[domain].device,
+        domains: std::slice::from_ref(&domain),
+        hostname: m.name(domain),
+        split: false,
+    };
+    render(m, &r, bgp)
+}
+
+/// Renders one router.
+fn render(m: &Model<'_>, r: &Router<'_>, bgp: Option<&Bgp>) -> String {
+    let device = r.device;
     let dev = &m.devices[device];
-    let split = dev.domains.len() > 1;
+    let split = r.split;
     let mut out = String::new();
     let w = &mut out;
     let _ = writeln!(w, "! {}", summary(m, device));
@@ -150,7 +183,7 @@ fn render(m: &Model<'_>, device: usize, bgp: Option<&Bgp>) -> String {
          ! loading this file (see docs/switch-configs.md)."
     );
     let _ = writeln!(w, "frr defaults datacenter");
-    let _ = writeln!(w, "hostname {}", names::comment(&dev.name));
+    let _ = writeln!(w, "hostname {}", names::comment(r.hostname));
     let _ = writeln!(w, "service integrated-vtysh-config");
     let _ = writeln!(w, "!");
     // Static routes of a domain, one line per next hop.
@@ -170,14 +203,14 @@ fn render(m: &Model<'_>, device: usize, bgp: Option<&Bgp>) -> String {
         }
     };
     if split {
-        for &d in &dev.domains {
+        for &d in r.domains {
             let _ = writeln!(w, "vrf {}", m.domains[d].vrf);
             statics(w, d, " ");
             let _ = writeln!(w, "exit-vrf");
             let _ = writeln!(w, "!");
         }
     }
-    for p in &dev.ports {
+    for p in dev.ports.iter().filter(|p| r.domains.contains(&p.domain)) {
         let name = Frr.port_name(&m.plan.switch_list[p.domain], p.number);
         let text = description(m, &Frr, device, p.number);
         match p.kind {
@@ -200,12 +233,17 @@ fn render(m: &Model<'_>, device: usize, bgp: Option<&Bgp>) -> String {
         let _ = writeln!(w, "exit");
         let _ = writeln!(w, "!");
     }
-    for &d in &dev.domains {
+    for &d in r.domains {
         let dom = &m.domains[d];
         if dom.gateways.is_empty() {
             continue;
         }
-        let _ = writeln!(w, "interface {}", bridge(m, d));
+        let name = if split {
+            bridge(m, d)
+        } else {
+            "br0".to_string()
+        };
+        let _ = writeln!(w, "interface {name}");
         let _ = writeln!(
             w,
             " description {}",
@@ -218,7 +256,7 @@ fn render(m: &Model<'_>, device: usize, bgp: Option<&Bgp>) -> String {
         let _ = writeln!(w, "!");
     }
     if !split {
-        for &d in &dev.domains {
+        for &d in r.domains {
             let before = w.len();
             statics(w, d, "");
             if w.len() > before {
@@ -228,7 +266,7 @@ fn render(m: &Model<'_>, device: usize, bgp: Option<&Bgp>) -> String {
     }
     if let Some(bgp) = bgp {
         let mut any = false;
-        for (_, s) in bgp.routed_of(device) {
+        for (_, s) in bgp.routed_of(device).filter(|(d, _)| r.domains.contains(d)) {
             any = true;
             let vrf = if split {
                 format!(" vrf {}", s.vrf)

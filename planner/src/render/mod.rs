@@ -131,6 +131,31 @@ pub(crate) fn device_named(plan: &CheckedPlan, m: &Model<'_>, physical: &str) ->
         })
 }
 
+/// The FRR `frr.conf` of one plan switch (`sw01-u`, a half of a split
+/// switch, or a whole switch) as a router of its own: the default VRF, its
+/// gateways on `br0`, its own ports only, host name the plan switch's.
+/// What a lab that builds each plan switch in its own network namespace
+/// runs (no VRF device needed); on a real split switch use
+/// [`render_switch`] with [`Vendor::Frr`]. An unknown switch is a
+/// parameter error naming the plan's switches.
+pub fn render_frr_plan_switch(plan: &CheckedPlan, switch: &str) -> Result<String> {
+    check_port_names(plan, Vendor::Frr.implementation())?;
+    let m = Model::build(plan, plan.source())?;
+    let Some(d) = plan.switch_list.iter().position(|s| s.name == switch) else {
+        let names: Vec<&str> = plan.switch_list.iter().map(|s| s.name.as_str()).collect();
+        return Err(Error::parameter(
+            "switch",
+            format!(
+                "`{}` is not a switch of {}; it has {}",
+                names::escape(switch),
+                names::escape(plan.source()),
+                names.join(", ")
+            ),
+        ));
+    };
+    Ok(frr::render_plan_switch(&m, d, bgp_of(plan, &m)?.as_ref()))
+}
+
 /// The eBGP model when the plan routes with BGP.
 fn bgp_of(plan: &CheckedPlan, m: &Model<'_>) -> Result<Option<Bgp>> {
     if plan.routing.is_bgp() {

@@ -902,3 +902,42 @@ fn render_switch_is_the_switchs_file() {
         "{e}"
     );
 }
+
+/// A plan switch's own `frr.conf` (a lab namespace per half) is the
+/// split switch's file cut to the half: the half's ports and BGP or
+/// static routes in the default VRF, gateways on `br0`; it loads in the
+/// FRR reader with the model's BGP, and unknown switches are refused.
+#[test]
+fn a_plan_switch_alone_is_a_default_vrf_frr_router() {
+    let plan = crate::network::tests::bgp(&eflops());
+    let text = super::render_frr_plan_switch(&plan, "sw01-l").unwrap();
+    let c = parse(Vendor::Frr, &text, "sw01-l.frr.conf").unwrap();
+    assert_eq!(c.hostname, "sw01-l");
+    assert!(c.vrfs.is_empty());
+    let bgp = &c.bgp["default"];
+    assert_eq!(bgp.asn, plan.routing.asn(1));
+    assert_eq!(bgp.neighbors.len(), 8);
+    assert_eq!(c.bgp.len(), 1);
+    assert_eq!(c.vlans[&0].addresses.len(), 1);
+    // Only the lower half's ports (17 to 32).
+    assert!(
+        c.interfaces
+            .keys()
+            .all(|n| n["swp".len()..].parse::<u32>().unwrap() > 16)
+    );
+    let whole = parse(
+        Vendor::Frr,
+        &super::render_switch(&plan, "sw01", Vendor::Frr).unwrap(),
+        "sw01",
+    )
+    .unwrap();
+    assert_eq!(&whole.bgp["Vrf102"], bgp);
+    // Static: the half's routes in the default VRF.
+    let text = super::render_frr_plan_switch(&eflops(), "sw01-u").unwrap();
+    let c = parse(Vendor::Frr, &text, "sw01-u.frr.conf").unwrap();
+    // 8 lower switches over their direct link, 7 upper ones over all 8.
+    assert_eq!(c.routes.len(), 8 + 7 * 8);
+    assert!(c.routes.iter().all(|r| r.vrf == "default"));
+    let e = super::render_frr_plan_switch(&plan, "sw01").unwrap_err();
+    assert!(e.to_string().contains("`sw01` is not a switch"), "{e}");
+}

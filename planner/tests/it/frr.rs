@@ -1,7 +1,8 @@
 //! FRR's own parser accepts every rendered `frr.conf`: the EFLOPS plan
 //! (split switches, VRF halves) with static routes and with BGP, and a
 //! 3-tier fat-tree with BGP, each designed and rendered by the `planner`
-//! binary and checked with `vtysh --dryrun -f` (no daemon is started).
+//! binary, and every plan switch's own file (`render_frr_plan_switch`),
+//! checked with `vtysh --dryrun -f` (no daemon is started).
 //! Skipped, saying so, when FRR is not installed (`.ci/install-deps`
 //! installs it); `TESTS_NO_SKIP=1` makes that a failure.
 
@@ -91,6 +92,30 @@ fn every_frr_conf_loads_in_frrs_parser() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+    }
+    // Each plan switch on its own (a lab's namespace per half).
+    let tmp = tempfile::tempdir().unwrap();
+    frr_files(tmp.path(), &["topologies/eflops-4x16.toml"], "bgp");
+    let text = std::fs::read_to_string(tmp.path().join("plan.json")).unwrap();
+    let plan = planner::CheckedPlan::load(&text, "plan.json").unwrap();
+    for s in &plan.switch_list {
+        let f = tmp.path().join(format!("{}.frr.conf", s.name));
+        std::fs::write(
+            &f,
+            planner::render::render_frr_plan_switch(&plan, &s.name).unwrap(),
+        )
+        .unwrap();
+        let out = Command::new(vtysh)
+            .args(["--dryrun", "-f"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            s.name,
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
     // The check is a real one: a line FRR does not know fails it.
     let tmp = tempfile::tempdir().unwrap();
