@@ -118,17 +118,28 @@ pub(crate) fn device_named(plan: &CheckedPlan, m: &Model<'_>, physical: &str) ->
         .iter()
         .position(|d| d.name == physical)
         .ok_or_else(|| {
-            let names: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
-            Error::parameter(
-                "switch",
-                format!(
-                    "`{}` is not a physical switch of {}; it has {}",
-                    names::escape(physical),
-                    names::escape(plan.source()),
-                    names.join(", ")
-                ),
-            )
+            let names = m.devices.iter().map(|d| d.name.as_str());
+            not_a_switch(plan, physical, "a physical switch", names)
         })
+}
+
+/// The `switch` parameter error: `name` is not `what` of the plan, which
+/// has `names`.
+fn not_a_switch<'a>(
+    plan: &CheckedPlan,
+    name: &str,
+    what: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Error {
+    Error::parameter(
+        "switch",
+        format!(
+            "`{}` is not {what} of {}; it has {}",
+            names::escape(name),
+            names::escape(plan.source()),
+            names.collect::<Vec<_>>().join(", ")
+        ),
+    )
 }
 
 /// The FRR `frr.conf` of one plan switch (`sw01-u`, a half of a split
@@ -142,16 +153,8 @@ pub fn render_frr_plan_switch(plan: &CheckedPlan, switch: &str) -> Result<String
     check_port_names(plan, Vendor::Frr.implementation())?;
     let m = Model::build(plan, plan.source())?;
     let Some(d) = plan.switch_list.iter().position(|s| s.name == switch) else {
-        let names: Vec<&str> = plan.switch_list.iter().map(|s| s.name.as_str()).collect();
-        return Err(Error::parameter(
-            "switch",
-            format!(
-                "`{}` is not a switch of {}; it has {}",
-                names::escape(switch),
-                names::escape(plan.source()),
-                names.join(", ")
-            ),
-        ));
+        let names = plan.switch_list.iter().map(|s| s.name.as_str());
+        return Err(not_a_switch(plan, switch, "a switch", names));
     };
     Ok(frr::render_plan_switch(&m, d, bgp_of(plan, &m)?.as_ref()))
 }
