@@ -3,9 +3,12 @@
 //!
 //! - [`render`]: one configuration file per physical switch for H3C
 //!   Comware 7 (the S9850 of EFLOPS Sec. VI), SONiC (`config_db.json`),
-//!   Arista EOS and NVIDIA Cumulus Linux (NVUE `nv set` commands). Comware,
-//!   EOS and NVUE come from the askama templates in the workspace's
-//!   `templates/` folder; SONiC's JSON is built with serde.
+//!   Arista EOS, NVIDIA Cumulus Linux (NVUE `nv set` commands) and
+//!   FRRouting on a Linux switch (`frr.conf`), with static routes or, for
+//!   `routing = "bgp"`, eBGP with BFD from `network::bgp`. Comware, EOS and
+//!   NVUE come from the askama templates in the workspace's `templates/`
+//!   folder; SONiC's JSON is built with serde, FRR's text directly;
+//! - [`render_switch`]: one physical switch's file as a `String`.
 //! - [`render_hosts`]: per server, a shell file and a JSON file with each
 //!   sub-node's address, the DSCP it must mark and the collective runtime's
 //!   environment.
@@ -25,6 +28,7 @@
 mod check;
 mod comware;
 mod eos;
+mod frr;
 mod hosts;
 mod nvue;
 mod overrides;
@@ -49,7 +53,7 @@ pub use overrides::apply_qos_overrides;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names;
-use crate::network::{Model, PortKind};
+use crate::network::{Bgp, Model, PortKind};
 use vendor::{SwitchVendor, vendors};
 
 // The registry of switch vendors: a vendor is its file (declared above)
@@ -64,6 +68,8 @@ vendors! {
     Eos => eos::Eos,
     /// NVIDIA Cumulus Linux 5: a shell script of `nv set` commands.
     Nvue => nvue::Nvue,
+    /// FRRouting on a Linux switch: a complete `frr.conf`.
+    Frr => frr::Frr,
 }
 
 /// Renders one configuration file per physical switch, in plan order:
@@ -72,6 +78,7 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
     let imp = vendor.implementation();
     check_port_names(plan, imp)?;
     let m = Model::build(plan, plan.source())?;
+    let bgp = bgp_of(plan, &m)?;
     let mut names = BTreeSet::new();
     let mut out = Vec::with_capacity(m.devices.len());
     for d in 0..m.devices.len() {
@@ -88,9 +95,77 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
                 )],
             });
         }
-        out.push((name, imp.render(&m, d)?));
+        out.push((name, imp.render(&m, bgp.as_ref(), d)?));
     }
     Ok(out)
+}
+
+/// The configuration file of one physical switch, named as the plan names
+/// it (`sw01`): what [`render`] writes for it. An unknown switch is a
+/// parameter error naming the plan's switches.
+pub fn render_switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<String> {
+    let imp = vendor.implementation();
+    check_port_names(plan, imp)?;
+    let m = Model::build(plan, plan.source())?;
+    let d = device_named(plan, &m, physical)?;
+    imp.render(&m, bgp_of(plan, &m)?.as_ref(), d)
+}
+
+/// The model's index of physical switch `physical`, or a parameter error
+/// (`switch`) naming the plan's switches.
+pub(crate) fn device_named(plan: &CheckedPlan, m: &Model<'_>, physical: &str) -> Result<usize> {
+    m.devices
+        .iter()
+        .position(|d| d.name == physical)
+        .ok_or_else(|| {
+            let names = m.devices.iter().map(|d| d.name.as_str());
+            not_a_switch(plan, physical, "a physical switch", names)
+        })
+}
+
+/// The `switch` parameter error: `name` is not `what` of the plan, which
+/// has `names`.
+fn not_a_switch<'a>(
+    plan: &CheckedPlan,
+    name: &str,
+    what: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Error {
+    Error::parameter(
+        "switch",
+        format!(
+            "`{}` is not {what} of {}; it has {}",
+            names::escape(name),
+            names::escape(plan.source()),
+            names.collect::<Vec<_>>().join(", ")
+        ),
+    )
+}
+
+/// The FRR `frr.conf` of one plan switch (`sw01-u`, a half of a split
+/// switch, or a whole switch) as a router of its own: the default VRF, its
+/// gateways on `br0`, its own ports only, host name the plan switch's.
+/// What a lab that builds each plan switch in its own network namespace
+/// runs (no VRF device needed); on a real split switch use
+/// [`render_switch`] with [`Vendor::Frr`]. An unknown switch is a
+/// parameter error naming the plan's switches.
+pub fn render_frr_plan_switch(plan: &CheckedPlan, switch: &str) -> Result<String> {
+    check_port_names(plan, Vendor::Frr.implementation())?;
+    let m = Model::build(plan, plan.source())?;
+    let Some(d) = plan.switch_list.iter().position(|s| s.name == switch) else {
+        let names = plan.switch_list.iter().map(|s| s.name.as_str());
+        return Err(not_a_switch(plan, switch, "a switch", names));
+    };
+    Ok(frr::render_plan_switch(&m, d, bgp_of(plan, &m)?.as_ref()))
+}
+
+/// The eBGP model when the plan routes with BGP.
+fn bgp_of(plan: &CheckedPlan, m: &Model<'_>) -> Result<Option<Bgp>> {
+    if plan.routing.is_bgp() {
+        Bgp::of(m, plan.source()).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Refuses a plan whose `port_name` pattern, in this vendor's style, gives

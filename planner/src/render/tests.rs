@@ -38,18 +38,31 @@ fn hosts_of(plan: &CheckedPlan, server: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Golden files: `planner/tests/render/eflops-4x16/<case>/<file>`.
+/// Golden files: `planner/tests/render/<plan>/<case>/<file>`: the EFLOPS
+/// plan for every vendor (static routes, and `<vendor>-bgp` with
+/// `routing = "bgp"`), its hosts and `check-qos`, and a 3-tier k=4
+/// fat-tree with BGP for every vendor (`fat-tree-k4-bgp`).
 /// `UPDATE_GOLDEN=1` rewrites them; review the diff before committing.
 #[test]
 fn golden_files() {
     let plan = eflops();
-    let mut cases: Vec<(String, Vec<(String, String)>)> = Vendor::ALL
-        .iter()
-        .map(|&v| (v.as_str().to_string(), render(&plan, v).unwrap()))
-        .collect();
-    cases.push(("hosts".to_string(), hosts_of(&plan, "node01")));
+    let eflops_bgp = crate::network::tests::bgp(&plan);
+    let fat_tree_bgp = crate::network::tests::bgp(&crate::network::tests::fat_tree_plan("k=4"));
+    let mut cases: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for v in Vendor::ALL {
+        cases.push((format!("eflops-4x16/{v}"), render(&plan, v).unwrap()));
+        cases.push((
+            format!("eflops-4x16/{v}-bgp"),
+            render(&eflops_bgp, v).unwrap(),
+        ));
+        cases.push((
+            format!("fat-tree-k4-bgp/{v}"),
+            render(&fat_tree_bgp, v).unwrap(),
+        ));
+    }
+    cases.push(("eflops-4x16/hosts".to_string(), hosts_of(&plan, "node01")));
     cases.push((
-        "check-qos".to_string(),
+        "eflops-4x16/check-qos".to_string(),
         vec![
             (
                 "per-direction.txt".to_string(),
@@ -61,7 +74,7 @@ fn golden_files() {
             ),
         ],
     ));
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/render/eflops-4x16");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/render");
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut failures = Vec::new();
     for (case, files) in &cases {
@@ -128,7 +141,7 @@ fn vendors_parse_and_name_files() {
     let e = "junos".parse::<Vendor>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "vendor: `junos` is not a vendor; use comware, sonic, eos or nvue"
+        "vendor: `junos` is not a vendor; use comware, sonic, eos, nvue or frr"
     );
     assert!(matches!(&e, Error::Parameter { parameter, .. } if parameter == "vendor"));
     assert!(e.is_bad_input());
@@ -246,7 +259,14 @@ fn vendors_check_their_own_port_names() {
                 let name = imp.default_port_name(gbps, port);
                 assert!(imp.accepts_interface(&name), "{v} {name}");
                 assert!(imp.accepts_pattern(&name), "{v} {name}");
-                for bad in ["", "x", "1", " ", ";touch X;"] {
+                // Linux takes any word of up to 15 characters (`swp1x`
+                // is a name), the switch CLIs only their own shapes.
+                let bad: &[&str] = if v == Vendor::Frr {
+                    &[" ", ";touch X;", "/", "0123456789ab"]
+                } else {
+                    &["", "x", "1", " ", ";touch X;"]
+                };
+                for bad in bad {
                     assert!(!imp.accepts_interface(&format!("{name}{bad}x")), "{v}");
                     assert!(!imp.accepts_interface(&format!("{bad}{name};")), "{v}");
                 }
@@ -855,4 +875,69 @@ fn overrides_problems_name_the_file_and_line() {
     assert!(e.contains("the file has no [qos] table"), "{e}");
     // The plan is unchanged by a failed application.
     assert_eq!(plan.qos, eflops().qos);
+}
+
+/// `render_switch` is the file `render` writes for that switch, for every
+/// vendor; an unknown switch is a `switch` parameter error.
+#[test]
+fn render_switch_is_the_switchs_file() {
+    let plan = eflops();
+    for v in Vendor::ALL {
+        let files = render(&plan, v).unwrap();
+        let one = super::render_switch(&plan, "sw03", v).unwrap();
+        assert_eq!(
+            files
+                .iter()
+                .find(|(n, _)| *n == v.file_name("sw03"))
+                .unwrap()
+                .1,
+            one,
+            "{v}"
+        );
+    }
+    let e = super::render_switch(&plan, "sw03-u", Vendor::Frr).unwrap_err();
+    assert!(matches!(&e, Error::Parameter { parameter, .. } if parameter == "switch"));
+    assert!(
+        e.to_string().contains("`sw03-u` is not a physical switch"),
+        "{e}"
+    );
+}
+
+/// A plan switch's own `frr.conf` (a lab namespace per half) is the
+/// split switch's file cut to the half: the half's ports and BGP or
+/// static routes in the default VRF, gateways on `br0`; it loads in the
+/// FRR reader with the model's BGP, and unknown switches are refused.
+#[test]
+fn a_plan_switch_alone_is_a_default_vrf_frr_router() {
+    let plan = crate::network::tests::bgp(&eflops());
+    let text = super::render_frr_plan_switch(&plan, "sw01-l").unwrap();
+    let c = parse(Vendor::Frr, &text, "sw01-l.frr.conf").unwrap();
+    assert_eq!(c.hostname, "sw01-l");
+    assert!(c.vrfs.is_empty());
+    let bgp = &c.bgp["default"];
+    assert_eq!(bgp.asn, plan.routing.asn(1));
+    assert_eq!(bgp.neighbors.len(), 8);
+    assert_eq!(c.bgp.len(), 1);
+    assert_eq!(c.vlans[&0].addresses.len(), 1);
+    // Only the lower half's ports (17 to 32).
+    assert!(
+        c.interfaces
+            .keys()
+            .all(|n| n["swp".len()..].parse::<u32>().unwrap() > 16)
+    );
+    let whole = parse(
+        Vendor::Frr,
+        &super::render_switch(&plan, "sw01", Vendor::Frr).unwrap(),
+        "sw01",
+    )
+    .unwrap();
+    assert_eq!(&whole.bgp["Vrf102"], bgp);
+    // Static: the half's routes in the default VRF.
+    let text = super::render_frr_plan_switch(&eflops(), "sw01-u").unwrap();
+    let c = parse(Vendor::Frr, &text, "sw01-u.frr.conf").unwrap();
+    // 8 lower switches over their direct link, 7 upper ones over all 8.
+    assert_eq!(c.routes.len(), 8 + 7 * 8);
+    assert!(c.routes.iter().all(|r| r.vrf == "default"));
+    let e = super::render_frr_plan_switch(&plan, "sw01").unwrap_err();
+    assert!(e.to_string().contains("`sw01` is not a switch"), "{e}");
 }
