@@ -10,7 +10,7 @@
 //! - [`device`]: the [`Device`] trait every vendor client implements, the
 //!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
 //!   client is given to connect ([`Target`], [`Secret`]).
-//! - [`error`]: [`PushError`].
+//! - `error`: [`PushError`].
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch).
 //!
 //! Credentials live only in [`Secret`], which never prints and never
