@@ -289,11 +289,17 @@ pub async fn push(
         let mut set = tokio::task::JoinSet::new();
         for s in &b.switches {
             let entry = devices.entry(s)?.clone();
-            let want = verify::expected(plan, s, &vendor_of);
+            let want = verify::expected(plan, s, entry.target.vendor)?;
+            let vendors: BTreeMap<String, Vendor> = devices
+                .entries
+                .iter()
+                .map(|e| (e.target.switch.clone(), e.target.vendor))
+                .collect();
             let job = Job {
                 entry,
                 candidate: candidates[s].clone(),
                 want,
+                vendors,
                 batch: i,
                 options: options.clone(),
             };
@@ -365,7 +371,9 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 struct Job {
     entry: Entry,
     candidate: String,
-    want: verify::Expected,
+    want: planner::expect::Expected,
+    /// Every physical switch's vendor (LLDP port names of peers).
+    vendors: BTreeMap<String, Vendor>,
     batch: usize,
     options: Options,
 }
@@ -513,7 +521,7 @@ impl Job {
         deadline: u64,
     ) -> Result<()> {
         let seen = dev.observe().await?;
-        let mismatches = verify::check(&self.want, &seen);
+        let mismatches = verify::check(&self.want, &seen, &|p| self.vendors.get(p).copied());
         rep.mismatches = Some(mismatches.clone());
         if !mismatches.is_empty() {
             return Err(PushError::Verify { mismatches });
