@@ -896,30 +896,41 @@ fn tls_is_verified_unless_turned_off_with_a_warning() {
     );
 }
 
-/// A dry run against 128 test-server switches (docs/benchmarks.md). Run
-/// with `cargo test --release -p provisioner --test push -- --ignored
-/// dry_run_of_128`.
+/// A dry run against 128 test-server switches (docs/benchmarks.md): a
+/// BiGraph 2x128 (128 physical switches, 64 cables each) designed here,
+/// odd switches NVUE, even ones EOS. Run by hand on a quiet machine:
+/// `cargo test --release -p provisioner --test push -- --ignored
+/// dry_run_of_128 --nocapture`.
 #[test]
 #[ignore = "benchmark: run by hand on a quiet machine"]
 fn dry_run_of_128_switches() {
-    let plan =
-        std::env::var("PUSH_BENCH_PLAN").unwrap_or_else(|_| "fat-tree-128.plan.json".to_string());
-    let f = Fabric::new(
-        &plan,
+    let (inv, opts) = planner::design::shorthand::bigraph(
+        2,
+        128,
+        &planner::design::shorthand::Shorthand::default(),
+    )
+    .expect("shorthand");
+    let plan = planner::design::design(&inv, &opts).expect("design");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bigraph-2x128.plan.json");
+    std::fs::write(&path, plan.plan().to_json().expect("json")).expect("plan");
+    let f = Fabric::at(
+        path,
         |s| {
-            if s.ends_with(['0', '2', '4', '6', '8']) {
-                all_eos(s)
-            } else {
-                all_nvue(s)
-            }
+            let n: u32 = s
+                .trim_start_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .unwrap_or(0);
+            if n % 2 == 0 { all_eos(s) } else { all_nvue(s) }
         },
         none,
     );
-    assert!(f.addrs.len() >= 128, "{} switches", f.addrs.len());
+    assert_eq!(f.addrs.len(), 128);
     let start = std::time::Instant::now();
     let r = f.push(&["--dry-run", "--batch", "128", "--max-share", "1"]);
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(r.code, 0, "{r:?}");
-    eprintln!("dry run of {} switches: {secs:.2} s", f.addrs.len());
+    assert_eq!(r.stdout.matches(" loaded ").count(), 128, "{}", r.stdout);
+    eprintln!("dry run of 128 switches (64 NVUE, 64 EOS): {secs:.2} s");
     assert!(secs < 10.0, "{secs} s");
 }
