@@ -46,8 +46,9 @@ pub use error::{BoxError, PushError, Result};
 /// implements [`Device`] for it by delegation to the variant.
 ///
 /// A vendor client is added with one row in the invocation below (keep the
-/// comment line above each row: rows of different helpers then merge
-/// without conflicts).
+/// comment line above each row: rows of different branches then merge
+/// without conflicts) and one arm in [`run::connect`], which makes it from
+/// a devices-file entry.
 macro_rules! clients {
     ($($(#[$doc:meta])* $variant:ident($ty:ty),)+) => {
         /// A connected vendor client (one variant per vendor client).
