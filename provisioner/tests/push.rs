@@ -350,6 +350,15 @@ fn nvue_push_commits_verifies_confirms_and_a_second_push_changes_nothing() {
     );
     let st = f.run(&["push", "status"]);
     assert_eq!(st.code, 0, "{st:?}");
+    let missing = f.run(&["push", "status", "--journal", "no-such-journal.json"]);
+    assert_eq!(missing.code, 2, "{missing:?}");
+    assert!(
+        missing
+            .stderr
+            .contains("journal no-such-journal.json: cannot read it"),
+        "{}",
+        missing.stderr
+    );
     assert!(st.stdout.contains("unchanged"), "{}", st.stdout);
 }
 
@@ -713,7 +722,7 @@ fn no_confirm_then_push_confirm_or_push_rollback() {
     assert_eq!(f.phase("sw1"), "verified");
     // A new push refuses while commits wait.
     let again = f.push(&[]);
-    assert_eq!(again.code, 1, "{again:?}");
+    assert_eq!(again.code, 2, "{again:?}");
     assert!(
         again
             .stderr

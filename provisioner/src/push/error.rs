@@ -240,9 +240,11 @@ impl PushError {
             | PushError::Locked { .. }
             | PushError::Rejected { .. }
             | PushError::Identity { .. }
-            | PushError::Verify { .. } => true,
-            PushError::Journal { .. }
-            | PushError::Protocol { .. }
+            | PushError::Verify { .. }
+            // A journal that is missing, foreign, or waits on an earlier
+            // push: the user's file to fix.
+            | PushError::Journal { .. } => true,
+            PushError::Protocol { .. }
             | PushError::Transport { .. }
             | PushError::Timeout { .. }
             | PushError::TimerExpired { .. }
