@@ -1,0 +1,97 @@
+//! `provisioner push`: pushes the planner's rendered switch configurations
+//! to the switches safely (issue #16).
+//!
+//! Per switch: check the device's identity against the plan, load the
+//! rendered candidate (replace semantics), show the diff, stop there on a
+//! dry run; else commit with a confirm timer, verify the switch against the
+//! plan, and confirm (and save) or roll back.
+//!
+//! Module map:
+//! - [`device`]: the [`Device`] trait every vendor client implements, the
+//!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
+//!   client is given to connect ([`Target`], [`Secret`]).
+//! - `error`: [`PushError`].
+//! - [`Client`] (here): the vendor clients as one enum (static dispatch):
+//!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
+//!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls).
+//! - [`devices`]: the devices file, checked against the plan.
+//! - [`run`]: the push (candidates from `planner::render`, batches,
+//!   per-switch steps); [`rollout`] the batches (pure); [`verify`] the
+//!   switch against the plan; [`journal`] the atomic state file; [`ops`]
+//!   status, confirm, rollback and the watchdog.
+//!
+//! Credentials live only in [`Secret`], which never prints and never
+//! serialises.
+
+pub mod device;
+pub mod devices;
+pub mod eos;
+pub mod error;
+mod http;
+pub mod journal;
+pub mod nvue;
+pub mod nvue_tree;
+pub mod ops;
+pub mod rollout;
+pub mod run;
+pub mod verify;
+
+pub use device::{
+    BfdPeer, BgpSession, Commit, Device, HostKeyCheck, Identity, Interface, LldpNeighbour,
+    Observed, Route, Secret, Target, Tls, Transport,
+};
+pub use error::{BoxError, PushError, Result};
+
+/// Declares [`Client`] from its rows (`Variant(module::Type),`) and
+/// implements [`Device`] for it by delegation to the variant.
+///
+/// A vendor client is added with one row in the invocation below (keep the
+/// comment line above each row: rows of different branches then merge
+/// without conflicts) and one arm in [`run::connect`], which makes it from
+/// a devices-file entry.
+macro_rules! clients {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)+) => {
+        /// A connected vendor client (one variant per vendor client).
+        #[derive(Debug)]
+        pub enum Client {
+            $($(#[$doc])* $variant($ty),)+
+        }
+
+        impl Device for Client {
+            async fn identity(&mut self) -> Result<Identity> {
+                match self { $(Client::$variant(d) => d.identity().await,)+ }
+            }
+            async fn load(&mut self, candidate: &str) -> Result<String> {
+                match self { $(Client::$variant(d) => d.load(candidate).await,)+ }
+            }
+            async fn discard(&mut self) -> Result<()> {
+                match self { $(Client::$variant(d) => d.discard().await,)+ }
+            }
+            async fn commit(&mut self, timer: std::time::Duration) -> Result<Commit> {
+                match self { $(Client::$variant(d) => d.commit(timer).await,)+ }
+            }
+            async fn observe(&mut self) -> Result<Observed> {
+                match self { $(Client::$variant(d) => d.observe().await,)+ }
+            }
+            async fn confirm(&mut self) -> Result<()> {
+                match self { $(Client::$variant(d) => d.confirm().await,)+ }
+            }
+            async fn rollback(&mut self, point: &str) -> Result<()> {
+                match self { $(Client::$variant(d) => d.rollback(point).await,)+ }
+            }
+        }
+    };
+}
+
+// One row per vendor client: `/// doc` then `Variant(module::Type),`.
+clients! {
+    // nvue (helper push)
+    /// NVIDIA Cumulus Linux (NVUE REST).
+    Nvue(nvue::Nvue),
+    // eos (helper push)
+    /// Arista EOS (eAPI).
+    Eos(eos::Eos),
+    // sonic (helper ssh)
+    // comware (helper ssh)
+    // frr (helper lab)
+}
