@@ -60,10 +60,6 @@ pub struct LabSwitch {
     pub tier: String,
     /// MTU of its ports.
     pub mtu: u32,
-    /// Its VRF (`Vrf<vlan>`), as the renderers name it: a lab switch
-    /// that runs FRR names its default VRF so (`lab up --routing bgp`).
-    #[serde(default)]
-    pub vrf: String,
     /// Gateway addresses of its sub-node subnets, as `a.b.c.d/len`.
     pub gateways: Vec<String>,
     /// Its access ports (numbers), each cabled to a host.
@@ -207,7 +203,6 @@ impl Lab {
                 physical: dev.name.clone(),
                 tier: m.tier(d).as_str().to_string(),
                 mtu: dev.mtu,
-                vrf: dom.vrf.clone(),
                 gateways: dom
                     .gateways
                     .iter()

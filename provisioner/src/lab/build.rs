@@ -147,8 +147,9 @@ pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpRepor
 }
 
 /// Refuses a BGP lab of a plan with split switches: its two VLAN halves
-/// would be two VRFs of one FRR instance, which needs Linux VRF devices
-/// (this lab runs each switch's FRR in its namespace's own table).
+/// are two VRFs of one FRR instance (the `frr` render's `vrf Vrf<vlan>`
+/// blocks), which needs Linux VRF devices, and this machine's kernel has
+/// none (no CONFIG_NET_VRF); a whole switch routes in the default VRF.
 fn check_whole_switches(st: &State) -> Result<()> {
     for (j, name) in st.physicals().iter().enumerate() {
         let halves = st.halves(j);
@@ -160,7 +161,7 @@ fn check_whole_switches(st: &State) -> Result<()> {
             return Err(Error::parameter(
                 "routing",
                 format!(
-                    "physical switch {name} is split into VLAN halves {}: a BGP lab runs one FRR per physical switch in its namespace's own table, and two halves would need two Linux VRFs in one namespace, which the lab does not build (docs/lab.md, \"BGP\"); run this plan with --routing static, or a plan without split switches with --routing bgp",
+                    "physical switch {name} is split into VLAN halves {}: its two halves are two VRFs of one FRR, which needs Linux VRF devices in one namespace, and the lab does not build them (docs/lab.md, \"BGP\"); run this plan with --routing static, or a plan without split switches with --routing bgp",
                     names.join(" and ")
                 ),
             ));
@@ -264,7 +265,7 @@ fn build(sys: &Sys, st: &State, dir: &Path) -> Result<()> {
         let run = dir.join(format!("{}.run", st.name));
         for (s, sw) in lab.switches.iter().enumerate() {
             let ns = st.switch_ns(s);
-            frr::start(sys, &ns, &sw.physical, &sw.vrf)?;
+            frr::start(sys, &ns, &sw.physical)?;
             frr::start_lldpd(sys, &ns, &sw.physical, "swp*", &frr::lldpd_socket(&ns))?;
         }
         for (i, h) in lab.hosts.iter().enumerate() {

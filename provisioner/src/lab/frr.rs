@@ -12,11 +12,11 @@
 //! the physical switch's name, as on a switch whose host name is set before
 //! its fabric configuration arrives: `show version` and LLDP then name the
 //! switch, and `push` checks that identity. They run the `datacenter`
-//! defaults profile (as Cumulus Linux does) and name their default VRF
-//! after the plan switch's VRF (`-o Vrf<vlan>`), so the rendered
-//! `router bgp <asn> vrf Vrf<vlan>` configures the namespace's own table:
-//! this machine's kernel has no VRF devices (CONFIG_NET_VRF), and a whole
-//! switch needs none.
+//! defaults profile (as Cumulus Linux does). A whole switch routes in the
+//! default VRF (as the `frr` render writes it), the namespace's own table;
+//! a split switch would need a Linux VRF device per half, which this
+//! machine's kernel lacks (no CONFIG_NET_VRF), so a BGP lab takes plans
+//! without split switches.
 //!
 //! A fresh instance runs a minimal configuration (the profile, nothing
 //! routed); `provisioner push` with vendor `frr` brings the plan's.
@@ -92,9 +92,9 @@ fn user_ids(user: &str) -> Option<(u32, u32)> {
 }
 
 /// Starts FRR instance `ns` inside namespace `ns`: writes its minimal
-/// configuration, starts the daemons with host name `hostname` and default
-/// VRF `vrf`, and loads the configuration.
-pub fn start(sys: &Sys, ns: &str, hostname: &str, vrf: &str) -> Result<()> {
+/// configuration, starts the daemons with host name `hostname`, and loads
+/// the configuration.
+pub fn start(sys: &Sys, ns: &str, hostname: &str) -> Result<()> {
     let (uid, gid) = user_ids("frr").ok_or_else(|| Error::Missing {
         what: "the frr user".to_string(),
         fix: "install the frr package".to_string(),
@@ -118,12 +118,12 @@ pub fn start(sys: &Sys, ns: &str, hostname: &str, vrf: &str) -> Result<()> {
     // daemons; each daemonises once it is ready for the next.
     let script = r#"hostname "$1" || exit 1
 for d in zebra bgpd bfdd staticd; do
-  "$4/$d" -N "$2" -d -F datacenter -A 127.0.0.1 -o "$3" || { echo "$d did not start" >&2; exit 1; }
+  "$3/$d" -N "$2" -d -F datacenter -A 127.0.0.1 || { echo "$d did not start" >&2; exit 1; }
 done"#;
     sys.exec(
         ns,
         &[
-            "unshare", "--uts", "--", "/bin/sh", "-c", script, "sh", hostname, ns, vrf, FRR_LIB,
+            "unshare", "--uts", "--", "/bin/sh", "-c", script, "sh", hostname, ns, FRR_LIB,
         ],
         false,
     )?;

@@ -11,6 +11,8 @@
 //!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
 //!   client is given to connect ([`Target`], [`Secret`]).
 //! - `error`: [`PushError`].
+//! - [`frr`]: FRRouting via vtysh and frr-reload.py (the lab's switches,
+//!   transport netns).
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch).
 //!
 //! Credentials live only in [`Secret`], which never prints and never
@@ -18,6 +20,7 @@
 
 pub mod device;
 pub mod error;
+pub mod frr;
 
 pub use device::{
     BfdPeer, BgpSession, Commit, Device, HostKeyCheck, Identity, Interface, LldpNeighbour,
@@ -102,4 +105,6 @@ clients! {
     // sonic (helper ssh)
     // comware (helper ssh)
     // frr (helper lab)
+    /// FRRouting on a Linux switch (the lab's switches), via vtysh.
+    Frr(frr::Frr),
 }
