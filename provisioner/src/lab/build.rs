@@ -266,12 +266,21 @@ fn build(sys: &Sys, st: &State, dir: &Path) -> Result<()> {
         for (s, sw) in lab.switches.iter().enumerate() {
             let ns = st.switch_ns(s);
             frr::start(sys, &ns, &sw.physical)?;
-            frr::start_lldpd(sys, &ns, &sw.physical, "swp*", &frr::lldpd_socket(&ns))?;
+            frr::start_lldpd(
+                sys,
+                &ns,
+                &sw.physical,
+                "swp*",
+                None,
+                &frr::lldpd_socket(&ns),
+            )?;
         }
         for (i, h) in lab.hosts.iter().enumerate() {
             let ns = st.host_ns(i);
             let socket = run.join("lldpd").join(format!("{ns}.socket"));
-            frr::start_lldpd(sys, &ns, &h.id, "eth0", &socket)?;
+            // A sub-node announces its server and its NIC, as the plan
+            // names them (what `push` verifies on the switch port).
+            frr::start_lldpd(sys, &ns, &h.server, "eth0", Some(&h.nic), &socket)?;
         }
     }
     Ok(())

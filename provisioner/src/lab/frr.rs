@@ -133,11 +133,18 @@ done"#;
 
 /// Starts lldpd in namespace `ns` with system name `name`, on the
 /// interfaces matching `interfaces` (`swp*`, `eth0`), its control socket
-/// at `socket`: ports are identified by interface name and announced every
-/// 5 s. It runs in the foreground of its own process group (no pid file:
+/// at `socket`: ports are identified by interface name (or as `port_id`,
+/// a sub-node's NIC name in the plan) and announced every 5 s. It runs in the foreground of its own process group (no pid file:
 /// many run at once); `lab down` stops it with everything else in the
 /// namespace.
-pub fn start_lldpd(sys: &Sys, ns: &str, name: &str, interfaces: &str, socket: &Path) -> Result<()> {
+pub fn start_lldpd(
+    sys: &Sys,
+    ns: &str,
+    name: &str,
+    interfaces: &str,
+    port_id: Option<&str>,
+    socket: &Path,
+) -> Result<()> {
     let dir = socket
         .parent()
         .ok_or_else(|| Error::io("lldpd socket", std::io::Error::other("no directory")))?;
@@ -148,10 +155,11 @@ pub fn start_lldpd(sys: &Sys, ns: &str, name: &str, interfaces: &str, socket: &P
     std::fs::create_dir_all("/run/lldpd")
         .map_err(|e| Error::io("making /run/lldpd".to_string(), e))?;
     let conf = socket.with_extension("conf");
-    std::fs::write(
-        &conf,
-        "configure lldp portidsubtype ifname\nconfigure lldp tx-interval 5\n",
-    )
+    let id = match port_id {
+        Some(nic) => format!("configure lldp portidsubtype local {nic}\n"),
+        None => "configure lldp portidsubtype ifname\n".to_string(),
+    };
+    std::fs::write(&conf, format!("{id}configure lldp tx-interval 5\n"))
     .map_err(|e| Error::io(format!("writing {}", conf.display()), e))?;
     let script = r#"hostname "$1" && exec lldpd -d -u "$2" -I "$3" -O "$4""#;
     let sock = socket.display().to_string();
