@@ -66,9 +66,10 @@ pub enum LabCommand {
         rate: Option<String>,
         /// How the switches route: static (the route model's ECMP routes)
         /// or bgp (FRR in every physical switch's namespace, configured by
-        /// `provisioner push`; runs need --ecmp kernel).
-        #[arg(long, value_enum, default_value_t = RoutingArg::Static)]
-        routing: RoutingArg,
+        /// `provisioner push`; runs hash with the kernel) [default: the
+        /// plan's routing intent].
+        #[arg(long, value_enum)]
+        routing: Option<RoutingArg>,
         #[command(flatten)]
         common: Common,
     },
@@ -297,8 +298,10 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                     state_dir: common.state_dir.clone(),
                     rate_kbit,
                     routing: match routing {
-                        RoutingArg::Static => state::Routing::Static,
-                        RoutingArg::Bgp => state::Routing::Bgp,
+                        Some(RoutingArg::Static) => state::Routing::Static,
+                        Some(RoutingArg::Bgp) => state::Routing::Bgp,
+                        None if p.routing.is_bgp() => state::Routing::Bgp,
+                        None => state::Routing::Static,
                     },
                 },
             )?;
