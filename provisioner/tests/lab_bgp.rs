@@ -251,20 +251,29 @@ fn push(dir: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
     (out.status.code(), report, stderr)
 }
 
-/// A copy of the BiGraph 2x8 plan with routing intent `bgp` (and
-/// `asn_base` when given): the fabric the operator designed with
-/// `[routing] mode = "bgp"`.
-fn bgp_plan(dir: &Path, name: &str, asn_base: Option<u32>) -> PathBuf {
-    let text = std::fs::read_to_string(plan("bigraph-2x8.plan.json")).unwrap();
+/// A copy of the BGP BiGraph 2x8 plan whose ASNs start at `asn_base`:
+/// a plan that is not the fabric's (every session's remote-as wrong).
+fn wrong_asn_plan(dir: &Path, asn_base: u32) -> PathBuf {
+    let text = std::fs::read_to_string(plan("bigraph-2x8-bgp.plan.json")).unwrap();
     let mut v: Value = serde_json::from_str(&text).unwrap();
-    let mut routing = serde_json::json!({"mode": "bgp"});
-    if let Some(base) = asn_base {
-        routing["asn_base"] = base.into();
-    }
-    v["routing"] = routing;
-    let file = dir.join(name);
+    v["routing"]["asn_base"] = asn_base.into();
+    let file = dir.join("wrong-asn.plan.json");
     std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     file
+}
+
+#[test]
+fn the_bgp_example_plan_is_the_static_one_routed_by_bgp() {
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(plan(name)).unwrap()).unwrap()
+    };
+    let mut bgp = read("bigraph-2x8-bgp.plan.json");
+    let routing = bgp.as_object_mut().unwrap().remove("routing").unwrap();
+    assert_eq!(routing["mode"], "bgp");
+    assert_eq!(bgp, read("bigraph-2x8.plan.json"));
+    let text = std::fs::read_to_string(plan("bigraph-2x8-bgp.plan.json")).unwrap();
+    let checked = planner::checked::CheckedPlan::load(&text, "bigraph-2x8-bgp").unwrap();
+    assert!(checked.routing.is_bgp());
 }
 
 fn phases(report: &Value) -> Vec<(String, String)> {
@@ -287,7 +296,7 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
         return;
     };
     let work = tempfile::tempdir().unwrap();
-    let good = bgp_plan(work.path(), "good.plan.json", None);
+    let good = plan("bigraph-2x8-bgp.plan.json");
     let lab = Lab::new("tbgpe");
     let up = lab.json(&["up", good.to_str().unwrap()]);
     assert_eq!(up["routing"], "bgp", "the plan's intent is the default: {up}");
@@ -382,7 +391,7 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
     // fabric's (every neighbour's remote-as wrong). Verification sees its
     // sessions down, sw1 goes back to its previous configuration, and the
     // engine runs as before.
-    let bad = bgp_plan(work.path(), "bad.plan.json", Some(4_200_001_000));
+    let bad = wrong_asn_plan(work.path(), 4_200_001_000);
     let bad_journal = work.path().join("bad-journal.json");
     let (code, faulty, err) = push(
         work.path(),
