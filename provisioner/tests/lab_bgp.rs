@@ -185,7 +185,10 @@ fn a_bgp_lab_runs_frr_per_physical_switch_and_leaves_nothing() {
         let sw = &st["lab"]["switches"][j];
         for r in sw["routes"].as_array().unwrap() {
             let prefix = r["prefix"].as_str().unwrap();
-            assert!(next_hops(ns, prefix).is_empty(), "{ns} {prefix} routed before push");
+            assert!(
+                next_hops(ns, prefix).is_empty(),
+                "{ns} {prefix} routed before push"
+            );
         }
         // Ports are swp<p>.
         let links = Command::new("ip")
@@ -299,7 +302,10 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
     let good = plan("bigraph-2x8-bgp.plan.json");
     let lab = Lab::new("tbgpe");
     let up = lab.json(&["up", good.to_str().unwrap()]);
-    assert_eq!(up["routing"], "bgp", "the plan's intent is the default: {up}");
+    assert_eq!(
+        up["routing"], "bgp",
+        "the plan's intent is the default: {up}"
+    );
     let devices = work.path().join("devices.toml");
     lab.ok(&["devices", "--out", devices.to_str().unwrap()]);
     let st = lab.state();
@@ -411,7 +417,10 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
         [("sw1".to_string(), "rolled-back".to_string())],
         "{err}\n{faulty}"
     );
-    assert!(err.contains("verification") || faulty.to_string().contains("verification"), "{err}");
+    assert!(
+        err.contains("verification") || faulty.to_string().contains("verification"),
+        "{err}"
+    );
     let running = vtysh(&ns(0), "show running-config");
     assert!(running.contains("router bgp 4200000000"), "{running}");
     // The rollback re-established sw1's sessions: the fabric routes as
@@ -430,12 +439,7 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
     // A cut cable: BGP takes it out of every other switch's routes within
     // a second (static routing blackholes it: tests/lab.rs), and the
     // engine's flows that used it complete over the other paths.
-    let index = |name: &str| {
-        switches
-            .iter()
-            .position(|s| s["name"] == name)
-            .unwrap()
-    };
+    let index = |name: &str| switches.iter().position(|s| s["name"] == name).unwrap();
     let (sw1, sw4) = (index("sw1"), index("sw4"));
     let target = switches[sw4]["gateways"][0].as_str().unwrap();
     let subnet = {
@@ -457,7 +461,9 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
                 .iter()
                 .find(|p| p["peer"] == sw1)?;
             let via = port["peer_address"].as_str().unwrap().to_string();
-            next_hops(&ns(i), &subnet).contains(&via).then_some((i, via))
+            next_hops(&ns(i), &subnet)
+                .contains(&via)
+                .then_some((i, via))
         })
         .collect();
     assert!(!watch.is_empty(), "no switch routes {subnet} through sw1");

@@ -256,8 +256,7 @@ fn tail(text: &str) -> String {
 pub fn reload_diff(text: &str) -> String {
     let mut out = String::new();
     let mut sign = None;
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
+    for line in text.lines() {
         match line.trim() {
             "Lines To Delete" => {
                 sign = Some('-');
@@ -297,7 +296,11 @@ pub fn version_hostname(text: &str) -> Option<String> {
 pub fn bgp_sessions(v: &Value) -> Vec<BgpSession> {
     let mut out = Vec::new();
     for (vrf, body) in v.as_object().into_iter().flatten() {
-        for (peer, p) in body["ipv4Unicast"]["peers"].as_object().into_iter().flatten() {
+        for (peer, p) in body["ipv4Unicast"]["peers"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
             out.push(BgpSession {
                 vrf: vrf.clone(),
                 peer: peer.clone(),
@@ -622,7 +625,11 @@ mod tests {
             "port": {"id": {"type": "ifname", "value": "swp1"}}}}}});
         assert_eq!(
             lldp_neighbours(&one),
-            vec![LldpNeighbour { port: "swp1".into(), system: "sw2".into(), port_id: "swp1".into() }]
+            vec![LldpNeighbour {
+                port: "swp1".into(),
+                system: "sw2".into(),
+                port_id: "swp1".into()
+            }]
         );
         let many = json!({"lldp": {"interface": [
             {"swp1": {"chassis": {"sw2": {}}, "port": {"id": {"value": "swp1"}}}},
@@ -648,7 +655,9 @@ mod tests {
     #[test]
     fn the_rollback_point_is_an_applicable_file() {
         assert_eq!(
-            strip_running_header("Building configuration...\n\nCurrent configuration:\n!\nhostname sw1\nend"),
+            strip_running_header(
+                "Building configuration...\n\nCurrent configuration:\n!\nhostname sw1\nend"
+            ),
             "\n!\nhostname sw1\nend\n"
         );
     }
