@@ -5,8 +5,13 @@
 //! - load: keeps the candidate in the instance's run directory and returns
 //!   what `frr-reload.py --test` would change, `-` lines removed and `+`
 //!   lines added (each with its context lines, as frr-reload prints them):
-//!   frr-reload compares FRR's own normalised form of both, so a candidate
-//!   that FRR already runs has an empty diff however it is spelt;
+//!   frr-reload compares FRR's own normalised form of both. FRR leaves
+//!   lines at their default out of `show running-config` (with the
+//!   datacenter profile: `no bgp ebgp-requires-policy`, BFD's 300 ms x 3),
+//!   so frr-reload lists them as to add every time; the client records
+//!   what frr-reload still lists right after a commit (the residue, beside
+//!   the applied candidate) and reports no change when the same candidate
+//!   meets the same residue;
 //! - commit: saves `show running-config` as the rollback point (a file
 //!   beside the candidate) and applies the candidate with
 //!   `frr-reload.py --reload`, which removes what the candidate lacks
@@ -206,6 +211,22 @@ impl Frr {
             rejected,
         )
         .await
+    }
+}
+
+/// The last committed candidate, in the instance's run directory.
+const APPLIED: &str = "applied.frr.conf";
+
+/// What `frr-reload.py --test` still listed right after that commit.
+const RESIDUE: &str = "applied.residue";
+
+impl Frr {
+    /// Forgets the applied candidate (a commit or rollback changes what
+    /// runs).
+    fn forget_applied(&self) {
+        for f in [APPLIED, RESIDUE] {
+            let _ = std::fs::remove_file(self.run_dir().join(f));
+        }
     }
 }
 
@@ -435,7 +456,13 @@ impl Device for Frr {
         // frr-reload.py checks the candidate with `vtysh -C` first and
         // refuses a file FRR does not parse.
         let out = self.reload("--test", &file, true).await?;
-        Ok(reload_diff(&out))
+        let diff = reload_diff(&out);
+        let applied = std::fs::read_to_string(self.run_dir().join(APPLIED)).ok();
+        let residue = std::fs::read_to_string(self.run_dir().join(RESIDUE)).ok();
+        if applied.as_deref() == Some(candidate) && residue.as_deref() == Some(diff.as_str()) {
+            return Ok(String::new());
+        }
+        Ok(diff)
     }
 
     async fn discard(&mut self) -> Result<()> {
@@ -460,9 +487,19 @@ impl Device for Frr {
             action: format!("saving the rollback point {}", point.display()),
             source: e,
         })?;
+        self.forget_applied();
         self.reload("--reload", &file, true).await?;
+        // What frr-reload still lists once the candidate runs: lines FRR
+        // keeps at their default and does not show.
+        let residue = reload_diff(&self.reload("--test", &file, false).await?);
+        let run = self.run_dir();
+        std::fs::write(run.join(RESIDUE), residue)
+            .and_then(|()| std::fs::rename(&file, run.join(APPLIED)))
+            .map_err(|e| PushError::Io {
+                action: format!("recording the applied candidate in {}", run.display()),
+                source: e,
+            })?;
         self.candidate = None;
-        let _ = std::fs::remove_file(&file);
         Ok(Commit {
             point: point.display().to_string(),
             native_timer: false,
@@ -542,6 +579,7 @@ impl Device for Frr {
                 ),
             });
         }
+        self.forget_applied();
         self.reload("--reload", &file, false).await?;
         Ok(())
     }
