@@ -215,10 +215,10 @@ impl Frr {
 }
 
 /// The last committed candidate, in the instance's run directory.
-const APPLIED: &str = "applied.frr.conf";
+pub const APPLIED: &str = "applied.frr.conf";
 
 /// What `frr-reload.py --test` still listed right after that commit.
-const RESIDUE: &str = "applied.residue";
+pub const RESIDUE: &str = "applied.residue";
 
 impl Frr {
     /// Forgets the applied candidate (a commit or rollback changes what
@@ -274,17 +274,24 @@ fn tail(text: &str) -> String {
 
 /// The diff in frr-reload.py's `--test` output: its "Lines To Delete"
 /// with `-`, its "Lines To Add" with `+`; empty when both are empty.
+/// frr-reload prints every line with its context lines (`interface swp1`
+/// before each of its lines); a context line the diff just printed at the
+/// same depth is not printed again.
 pub fn reload_diff(text: &str) -> String {
     let mut out = String::new();
     let mut sign = None;
+    // The last line printed at each depth (leading spaces).
+    let mut path: Vec<String> = Vec::new();
     for line in text.lines() {
         match line.trim() {
             "Lines To Delete" => {
                 sign = Some('-');
+                path.clear();
                 continue;
             }
             "Lines To Add" => {
                 sign = Some('+');
+                path.clear();
                 continue;
             }
             _ => {}
@@ -293,11 +300,19 @@ pub fn reload_diff(text: &str) -> String {
             continue;
         }
         let Some(s) = sign else { continue };
-        if line.trim().is_empty() {
+        let body = line.trim_end();
+        if body.trim().is_empty() {
             continue;
         }
+        let depth = body.len() - body.trim_start().len();
+        if path.get(depth).is_some_and(|p| p == body) {
+            continue;
+        }
+        path.truncate(depth);
+        path.resize(depth, String::new());
+        path.push(body.to_string());
         out.push(s);
-        out.push_str(line);
+        out.push_str(body);
         out.push('\n');
     }
     out
@@ -615,6 +630,12 @@ mod tests {
         assert_eq!(
             reload_diff(text),
             "-no hostname vm\n-router bgp 65000 vrf Vrf100\n- neighbor 10.255.0.1 remote-as 65001\n+router bgp 65000 vrf Vrf100\n+ neighbor 10.255.0.1 remote-as 65009\n"
+        );
+        // Context lines once per run of lines under them.
+        let repeated = "Lines To Add\n============\ninterface swp1\ninterface swp1\n description a\ninterface swp1\n ip address 10.0.0.0/31\ninterface swp2\n description b\nrouter bgp 1\n address-family ipv4 unicast\nrouter bgp 1\n address-family ipv4 unicast\n  network 10.0.0.0/24\n";
+        assert_eq!(
+            reload_diff(repeated),
+            "+interface swp1\n+ description a\n+ ip address 10.0.0.0/31\n+interface swp2\n+ description b\n+router bgp 1\n+ address-family ipv4 unicast\n+  network 10.0.0.0/24\n"
         );
         assert_eq!(
             reload_diff("\nLines To Delete\n===============\n\nLines To Add\n============\n"),
