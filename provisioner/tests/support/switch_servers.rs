@@ -899,10 +899,12 @@ impl EosState {
                     };
                     let mut out =
                         format!("--- system:/running-config\n+++ session:/{name}-session-config\n");
-                    for l in self.running.iter().filter(|l| !s.lines.contains(l)) {
+                    let running: std::collections::HashSet<&String> = self.running.iter().collect();
+                    let session: std::collections::HashSet<&String> = s.lines.iter().collect();
+                    for l in self.running.iter().filter(|l| !session.contains(l)) {
                         out += &format!("-{l}\n");
                     }
-                    for l in s.lines.iter().filter(|l| !self.running.contains(l)) {
+                    for l in s.lines.iter().filter(|l| !running.contains(l)) {
                         out += &format!("+{l}\n");
                     }
                     if format == "text" {
