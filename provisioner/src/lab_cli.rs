@@ -53,8 +53,11 @@ enum EcmpArg {
 pub enum LabCommand {
     /// Build the plan's fabric in network namespaces: one per switch (a
     /// VLAN half is its own) and one per sub-node, a veth pair per cable
-    /// with `tc tbf` at the scaled rate, the plan's addresses and static
-    /// ECMP routes. Needs root and iproute2.
+    /// shaped to the scaled rate, the plan's addresses and static ECMP
+    /// routes; with --routing bgp one namespace per physical switch
+    /// running FRR and lldpd instead of static routes, configured by
+    /// `provisioner push`. Needs root and iproute2 (and frr,
+    /// frr-pythontools, lldpd for BGP).
     Up {
         /// Plan JSON (or TOML) from `planner design --out`.
         plan: PathBuf,
