@@ -32,6 +32,15 @@ enum Format {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoutingArg {
+    /// The route model's static ECMP routes in every switch namespace.
+    Static,
+    /// FRR (BGP, BFD) in one namespace per physical switch, configured by
+    /// `provisioner push` with the devices file of `lab devices`.
+    Bgp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EcmpArg {
     /// Pin every flow where the route model's ECMP hash sends it.
     Model,
@@ -44,8 +53,11 @@ enum EcmpArg {
 pub enum LabCommand {
     /// Build the plan's fabric in network namespaces: one per switch (a
     /// VLAN half is its own) and one per sub-node, a veth pair per cable
-    /// with `tc tbf` at the scaled rate, the plan's addresses and static
-    /// ECMP routes. Needs root and iproute2.
+    /// shaped to the scaled rate, the plan's addresses and static ECMP
+    /// routes; with --routing bgp one namespace per physical switch
+    /// running FRR and lldpd instead of static routes, configured by
+    /// `provisioner push`. Needs root and iproute2 (and frr,
+    /// frr-pythontools, lldpd for BGP).
     Up {
         /// Plan JSON (or TOML) from `planner design --out`.
         plan: PathBuf,
@@ -55,6 +67,26 @@ pub enum LabCommand {
         /// what two cores forward without setting the pace; docs/lab.md]
         #[arg(long)]
         rate: Option<String>,
+        /// How the switches route: static (the route model's ECMP routes)
+        /// or bgp (FRR in every physical switch's namespace, configured by
+        /// `provisioner push`; runs hash with the kernel) [default: the
+        /// plan's routing intent].
+        #[arg(long, value_enum)]
+        routing: Option<RoutingArg>,
+        /// BGP: start every switch's FRR with the plan's rendered frr.conf
+        /// (a fabric that already runs the plan, as after its first
+        /// install) instead of the minimal configuration.
+        #[arg(long)]
+        preload_config: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The devices file of a BGP lab for `provisioner push --devices`: one
+    /// [[device]] per physical switch, vendor frr, transport netns.
+    Devices {
+        /// Write it to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -146,9 +178,10 @@ pub struct RunArgs {
     /// Seed of the route model's ECMP choices (as verify-ranks --seed).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// How switches choose among equal-cost next hops.
-    #[arg(long, value_enum, default_value_t = EcmpArg::Model)]
-    ecmp: EcmpArg,
+    /// How switches choose among equal-cost next hops [default: model for
+    /// a static lab, kernel for a BGP lab (pins are static routing's)].
+    #[arg(long, value_enum)]
+    ecmp: Option<EcmpArg>,
     /// TCP port of every rank (and of the burn-in's streams).
     #[arg(long, default_value_t = 29500)]
     port: u16,
@@ -229,12 +262,63 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             }
             Ok(())
         }
-        LabCommand::Up { plan, rate, common } => {
+        LabCommand::Devices { out: file, common } => {
+            state::check_name(&common.name)?;
+            let st = state::require_up(&common.state_dir, &common.name)?;
+            if st.routing != state::Routing::Bgp {
+                return Err(crate::BadInput(format!(
+                    "lab {} routes statically: its switches run no FRR to push to; bring it up with `lab up PLAN --routing bgp`",
+                    st.name
+                ))
+                .into());
+            }
+            let devices = lab::frr::devices(&st);
+            let text = match common.format {
+                Format::Json => serde_json::to_string_pretty(&devices)? + "\n",
+                Format::Table => lab::frr::devices_toml(&st),
+            };
+            match file {
+                Some(f) => std::fs::write(&f, text)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", f.display()))?,
+                None => print!("{text}"),
+            }
+            Ok(())
+        }
+        LabCommand::Up {
+            plan,
+            rate,
+            routing,
+            preload_config,
+            common,
+        } => {
             let given = rate.as_deref().map(lab::parse_rate).transpose()?;
             state::check_name(&common.name)?;
             let p = load_plan(&plan)?;
             let description = planner::network::Lab::of(&p, p.source())?;
             let rate_kbit = given.unwrap_or_else(|| lab::default_rate(description.hosts.len()));
+            let routing = match routing {
+                Some(RoutingArg::Static) => state::Routing::Static,
+                Some(RoutingArg::Bgp) => state::Routing::Bgp,
+                None if p.routing.is_bgp() => state::Routing::Bgp,
+                None => state::Routing::Static,
+            };
+            let mut frr_configs = std::collections::BTreeMap::new();
+            if preload_config {
+                if routing != state::Routing::Bgp {
+                    return Err(crate::BadInput(
+                        "--preload-config: only a BGP lab runs FRR; add --routing bgp".to_string(),
+                    )
+                    .into());
+                }
+                let frr = planner::render::Vendor::named("frr")
+                    .ok_or_else(|| anyhow::anyhow!("the render vendor table has no frr"))?;
+                for s in &description.switches {
+                    if !frr_configs.contains_key(&s.physical) {
+                        let text = planner::render::render_switch(&p, &s.physical, frr)?;
+                        frr_configs.insert(s.physical.clone(), text);
+                    }
+                }
+            }
             let sys = Sys::find()?;
             let file = std::fs::canonicalize(&plan).unwrap_or(plan.clone());
             let report = build::up(
@@ -245,12 +329,29 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                     name: common.name.clone(),
                     state_dir: common.state_dir.clone(),
                     rate_kbit,
+                    routing,
+                    frr_configs,
                 },
             )?;
             out(common.format, &report, |r| {
                 format!(
-                    "lab {} is up: {} namespaces ({} switches, {} sub-nodes), {} cables, NIC cables at {} kbit/s, in {:.2} s\n",
-                    r.name, r.namespaces, r.switches, r.hosts, r.cables, r.rate_kbit, r.seconds
+                    "lab {} is up: {} namespaces ({} switches, {} sub-nodes), {} cables, NIC cables at {} kbit/s, {} routing, in {:.2} s\n{}",
+                    r.name,
+                    r.namespaces,
+                    r.switches,
+                    r.hosts,
+                    r.cables,
+                    r.rate_kbit,
+                    r.routing.as_str(),
+                    r.seconds,
+                    if r.routing == state::Routing::Bgp {
+                        format!(
+                            "FRR runs in every switch namespace: `provisioner lab devices --name {} --out devices.toml`, then `provisioner push PLAN --devices devices.toml`\n",
+                            r.name
+                        )
+                    } else {
+                        String::new()
+                    }
                 )
             })
         }
@@ -258,9 +359,10 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             let s = build::status(&common.state_dir, &common.name)?;
             out(common.format, &s, |s| {
                 let mut t = format!(
-                    "lab {} ({}): plan {}, {} switch and {} sub-node namespaces, {} inter-switch cables, NIC cables at {} kbit/s, {} pinned choices\n",
+                    "lab {} ({}, {} routing): plan {}, {} switches and {} sub-nodes, {} inter-switch cables, NIC cables at {} kbit/s, {} pinned choices\n",
                     s.name,
                     s.phase,
+                    s.routing.as_str(),
                     s.plan_file,
                     s.switches,
                     s.hosts,
@@ -341,6 +443,7 @@ fn run_lab(a: RunArgs) -> Result<()> {
     state::check_name(&common.name)?;
     let sys = Sys::find()?;
     let mut st = state::require_up(&common.state_dir, &common.name)?;
+    let routing = st.routing;
     let exe = std::env::current_exe()?;
     if a.burn_in {
         let b = burnin::run(
@@ -386,8 +489,10 @@ fn run_lab(a: RunArgs) -> Result<()> {
             iters: a.iters,
             seed: a.seed,
             ecmp: match a.ecmp {
-                EcmpArg::Model => run::Ecmp::Model,
-                EcmpArg::Kernel => run::Ecmp::Kernel,
+                Some(EcmpArg::Model) => run::Ecmp::Model,
+                Some(EcmpArg::Kernel) => run::Ecmp::Kernel,
+                None if routing == state::Routing::Bgp => run::Ecmp::Kernel,
+                None => run::Ecmp::Model,
             },
             exe,
             port: a.port,

@@ -13,7 +13,9 @@
 //! - `error`: [`PushError`].
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch):
 //!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
-//!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls).
+//!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls);
+//!   [`frr`] (FRRouting via vtysh and frr-reload.py: the lab's switches,
+//!   transport netns).
 //! - [`devices`]: the devices file, checked against the plan.
 //! - [`run`]: the push (candidates from `planner::render`, batches,
 //!   per-switch steps); [`rollout`] the batches (pure); [`verify`] the
@@ -27,6 +29,7 @@ pub mod device;
 pub mod devices;
 pub mod eos;
 pub mod error;
+pub mod frr;
 mod http;
 pub mod journal;
 pub mod nvue;
@@ -94,4 +97,6 @@ clients! {
     // sonic (helper ssh)
     // comware (helper ssh)
     // frr (helper lab)
+    /// FRRouting on a Linux switch (the lab's switches), via vtysh.
+    Frr(frr::Frr),
 }

@@ -204,6 +204,7 @@ pub fn connect(entry: &Entry, session: &str, waiting: bool) -> Result<Client> {
             entry.native_timer,
             waiting,
         )?)),
+        "frr" => Ok(Client::Frr(super::frr::Frr::new(t)?)),
         other => Err(PushError::Parameter {
             parameter: "devices".to_string(),
             message: format!(
