@@ -96,6 +96,10 @@ pub enum Error {
     #[error(transparent)]
     Plan(#[from] planner::Error),
 
+    /// `provisioner push` (`crate::push`).
+    #[error(transparent)]
+    Push(#[from] crate::push::PushError),
+
     /// A pod that does not sit where the rank table says.
     #[error("rank check failed against the rank table {table}: {message}")]
     RankCheck {
@@ -241,6 +245,7 @@ impl Error {
     pub fn is_bad_input(&self) -> bool {
         match self {
             Error::Plan(e) | Error::Placement { source: e, .. } => e.is_bad_input(),
+            Error::Push(e) => e.is_bad_input(),
             // The API refused a request the user can fix (credentials,
             // permissions, a missing object, a conflict, an invalid object).
             Error::Api { source, .. } => matches!(

@@ -23,6 +23,7 @@ pub mod manifests;
 pub mod nodes;
 pub mod placement;
 pub mod probe;
+pub mod push;
 pub mod rank_check;
 pub mod schema;
 pub mod submit;

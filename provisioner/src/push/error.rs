@@ -1,0 +1,269 @@
+//! The errors of `provisioner push`: bad input (the devices file, the
+//! plan, flags, credentials), what a device answered (refused login, lock
+//! held, candidate rejected, wrong identity, failed verification) and
+//! failures on the way (lost connection, timer expired).
+
+use std::io;
+
+/// A boxed cause from a transport library (reqwest, russh, a process).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Errors of `provisioner push`.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// A flag with a value push cannot use; `parameter` is the flag's name
+    /// without dashes.
+    #[error("--{parameter}: {message}")]
+    Parameter {
+        /// The flag, in kebab case.
+        parameter: String,
+        /// What is wrong and what to give instead.
+        message: String,
+    },
+
+    /// A devices file that cannot be read or is not valid TOML.
+    #[error("{file}:{line}:{column}: {message}")]
+    DevicesSyntax {
+        /// The file as the user named it.
+        file: String,
+        /// 1-based line (0 when the file cannot be read).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// A devices file whose entries do not fit the plan; every problem is
+    /// listed with its line.
+    #[error("{file}: the devices file does not fit the plan:{}", list(problems))]
+    Devices {
+        /// The file as the user named it.
+        file: String,
+        /// `(line, message)`; line 0 when the problem has no line (a
+        /// switch the file lacks).
+        problems: Vec<(usize, String)>,
+    },
+
+    /// A credential that cannot be had (unset variable, unreadable or
+    /// loosely protected file). Never carries the credential itself.
+    #[error("switch {switch}: {message}")]
+    Credentials {
+        /// The switch whose credential it is.
+        switch: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+
+    /// The plan cannot be read or rendered.
+    #[error("{file}")]
+    Plan {
+        /// The plan as the user named it.
+        file: String,
+        /// What the planner said.
+        #[source]
+        source: Box<planner::Error>,
+    },
+
+    /// A journal that cannot be written or read.
+    #[error("journal {file}: {message}")]
+    Journal {
+        /// The journal file.
+        file: String,
+        /// What is wrong and what to do.
+        message: String,
+        /// The I/O or JSON error, when there is one.
+        #[source]
+        source: Option<BoxError>,
+    },
+
+    /// An error of one switch (the push wraps every device error in it).
+    #[error("switch {switch}")]
+    Switch {
+        /// The plan's physical switch.
+        switch: String,
+        /// What went wrong there.
+        #[source]
+        source: Box<PushError>,
+    },
+
+    // What devices answer. Clients return these without the switch name;
+    // the push wraps them in `Switch`.
+    /// The device cannot be reached (connection refused, no route, TLS
+    /// handshake failed).
+    #[error("cannot reach {address}: {hint}")]
+    Unreachable {
+        /// `host:port`.
+        address: String,
+        /// What to check.
+        hint: String,
+        /// The transport's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The device refused the credentials.
+    #[error(
+        "{address} refused the login of user {user}; check the user and the password's source in the devices file"
+    )]
+    Auth {
+        /// `host:port`.
+        address: String,
+        /// The user name (never the password).
+        user: String,
+    },
+
+    /// The SSH host key does not match the known-hosts file or the pinned
+    /// fingerprint.
+    #[error("{address}: {message}")]
+    HostKey {
+        /// `host:port`.
+        address: String,
+        /// What was expected and found, and what to do.
+        message: String,
+    },
+
+    /// Someone else holds the configuration lock or session.
+    #[error(
+        "the configuration is locked by {by}; wait for that change to finish, or end it on the device"
+    )]
+    Locked {
+        /// Who or what holds it, as the device says.
+        by: String,
+    },
+
+    /// The device refused the candidate configuration.
+    #[error("the device rejected the candidate: {message}")]
+    Rejected {
+        /// The device's own message.
+        message: String,
+    },
+
+    /// The device is not the switch the plan names.
+    #[error(
+        "the device says it is {found}, not {expected}; fix the address in the devices file or the device's hostname"
+    )]
+    Identity {
+        /// The plan's switch name.
+        expected: String,
+        /// The hostname (and serial) the device reported.
+        found: String,
+    },
+
+    /// The device answered something the client does not understand.
+    #[error("{action}: unexpected answer: {message}")]
+    Protocol {
+        /// What was being done (`creating a revision`).
+        action: String,
+        /// What was wrong with the answer.
+        message: String,
+    },
+
+    /// A request failed on the way (connection lost, reset, timed out).
+    #[error("{action}: connection lost")]
+    Transport {
+        /// What was being done.
+        action: String,
+        /// The transport's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The device did not finish an operation in time.
+    #[error("{action}: no result after {seconds} s")]
+    Timeout {
+        /// What was being done.
+        action: String,
+        /// How long was waited.
+        seconds: u64,
+    },
+
+    /// The confirm timer ran out before the confirm: the configuration
+    /// went back to `point`.
+    #[error(
+        "the confirm timer expired before the commit was confirmed; the device went back to {point}"
+    )]
+    TimerExpired {
+        /// The rollback point.
+        point: String,
+    },
+
+    /// The committed configuration does not match the plan; it was rolled
+    /// back.
+    #[error("verification failed:{}", list_plain(mismatches))]
+    Verify {
+        /// One line per mismatch, naming port and peer.
+        mismatches: Vec<String>,
+    },
+
+    /// A local I/O error (watchdog process, files).
+    #[error("{action}")]
+    Io {
+        /// What was being done.
+        action: String,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl PushError {
+    /// True for mistakes the user can fix and answers that refuse the
+    /// push as asked (exit code 2); false for failures on the way (exit
+    /// code 1).
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            PushError::Switch { source, .. } => source.is_bad_input(),
+            PushError::Plan { source, .. } => source.is_bad_input(),
+            PushError::Parameter { .. }
+            | PushError::DevicesSyntax { .. }
+            | PushError::Devices { .. }
+            | PushError::Credentials { .. }
+            | PushError::Unreachable { .. }
+            | PushError::Auth { .. }
+            | PushError::HostKey { .. }
+            | PushError::Locked { .. }
+            | PushError::Rejected { .. }
+            | PushError::Identity { .. }
+            | PushError::Verify { .. } => true,
+            PushError::Journal { .. }
+            | PushError::Protocol { .. }
+            | PushError::Transport { .. }
+            | PushError::Timeout { .. }
+            | PushError::TimerExpired { .. }
+            | PushError::Io { .. } => false,
+        }
+    }
+
+    /// Wraps a device error with the switch's name.
+    pub fn on(self, switch: &str) -> PushError {
+        PushError::Switch {
+            switch: switch.to_string(),
+            source: Box::new(self),
+        }
+    }
+}
+
+fn list(problems: &[(usize, String)]) -> String {
+    let mut s = String::new();
+    for (line, message) in problems {
+        if *line == 0 {
+            s.push_str(&format!("\n  {message}"));
+        } else {
+            s.push_str(&format!("\n  line {line}: {message}"));
+        }
+    }
+    s
+}
+
+fn list_plain(items: &[String]) -> String {
+    let mut s = String::new();
+    for i in items {
+        s.push_str("\n  ");
+        s.push_str(i);
+    }
+    s
+}
+
+/// Shorthand for results of `push`.
+pub type Result<T, E = PushError> = std::result::Result<T, E>;

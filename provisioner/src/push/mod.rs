@@ -1,0 +1,105 @@
+//! `provisioner push`: pushes the planner's rendered switch configurations
+//! to the switches safely (issue #16).
+//!
+//! Per switch: check the device's identity against the plan, load the
+//! rendered candidate (replace semantics), show the diff, stop there on a
+//! dry run; else commit with a confirm timer, verify the switch against the
+//! plan, and confirm (and save) or roll back.
+//!
+//! Module map:
+//! - [`device`]: the [`Device`] trait every vendor client implements, the
+//!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
+//!   client is given to connect ([`Target`], [`Secret`]).
+//! - `error`: [`PushError`].
+//! - [`Client`] (here): the vendor clients as one enum (static dispatch).
+//!
+//! Credentials live only in [`Secret`], which never prints and never
+//! serialises.
+
+pub mod device;
+pub mod error;
+
+pub use device::{
+    BfdPeer, BgpSession, Commit, Device, HostKeyCheck, Identity, Interface, LldpNeighbour,
+    Observed, Route, Secret, Target, Tls, Transport,
+};
+pub use error::{BoxError, PushError, Result};
+
+/// Declares [`Client`] from its rows (`Variant(module::Type),`) and
+/// implements [`Device`] for it by delegation to the variant.
+///
+/// A vendor client is added with one row in the invocation below (keep the
+/// comment line above each row: rows of different helpers then merge
+/// without conflicts).
+macro_rules! clients {
+    () => {
+        /// A connected vendor client (one variant per vendor client).
+        /// No client is registered yet, so none can be made.
+        #[derive(Debug)]
+        pub enum Client {}
+
+        impl Device for Client {
+            async fn identity(&mut self) -> Result<Identity> {
+                match *self {}
+            }
+            async fn load(&mut self, _candidate: &str) -> Result<String> {
+                match *self {}
+            }
+            async fn discard(&mut self) -> Result<()> {
+                match *self {}
+            }
+            async fn commit(&mut self, _timer: std::time::Duration) -> Result<Commit> {
+                match *self {}
+            }
+            async fn observe(&mut self) -> Result<Observed> {
+                match *self {}
+            }
+            async fn confirm(&mut self) -> Result<()> {
+                match *self {}
+            }
+            async fn rollback(&mut self, _point: &str) -> Result<()> {
+                match *self {}
+            }
+        }
+    };
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)+) => {
+        /// A connected vendor client (one variant per vendor client).
+        #[derive(Debug)]
+        pub enum Client {
+            $($(#[$doc])* $variant($ty),)+
+        }
+
+        impl Device for Client {
+            async fn identity(&mut self) -> Result<Identity> {
+                match self { $(Client::$variant(d) => d.identity().await,)+ }
+            }
+            async fn load(&mut self, candidate: &str) -> Result<String> {
+                match self { $(Client::$variant(d) => d.load(candidate).await,)+ }
+            }
+            async fn discard(&mut self) -> Result<()> {
+                match self { $(Client::$variant(d) => d.discard().await,)+ }
+            }
+            async fn commit(&mut self, timer: std::time::Duration) -> Result<Commit> {
+                match self { $(Client::$variant(d) => d.commit(timer).await,)+ }
+            }
+            async fn observe(&mut self) -> Result<Observed> {
+                match self { $(Client::$variant(d) => d.observe().await,)+ }
+            }
+            async fn confirm(&mut self) -> Result<()> {
+                match self { $(Client::$variant(d) => d.confirm().await,)+ }
+            }
+            async fn rollback(&mut self, point: &str) -> Result<()> {
+                match self { $(Client::$variant(d) => d.rollback(point).await,)+ }
+            }
+        }
+    };
+}
+
+// One row per vendor client: `/// doc` then `Variant(module::Type),`.
+clients! {
+    // nvue (helper push)
+    // eos (helper push)
+    // sonic (helper ssh)
+    // comware (helper ssh)
+    // frr (helper lab)
+}
