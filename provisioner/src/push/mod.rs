@@ -18,6 +18,9 @@
 
 pub mod device;
 pub mod error;
+pub mod sonic;
+pub mod ssh;
+pub mod vtysh;
 
 pub use device::{
     BfdPeer, BgpSession, Commit, Device, HostKeyCheck, Identity, Interface, LldpNeighbour,
@@ -100,6 +103,8 @@ clients! {
     // nvue (helper push)
     // eos (helper push)
     // sonic (helper ssh)
+    /// SONiC over SSH (checkpoint, replace, rollback).
+    Sonic(sonic::Sonic),
     // comware (helper ssh)
     // frr (helper lab)
 }
