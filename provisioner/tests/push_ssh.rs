@@ -1,0 +1,407 @@
+//! The SSH switch clients (SONiC, Comware) against test servers on
+//! loopback that follow the vendors' documentation (`support/`): the exact
+//! commands each scenario sends, and the state the device ends in.
+
+// COMWARE #[path = "support/comware_server.rs"]
+// COMWARE mod comware_server;
+#[path = "support/sonic_server.rs"]
+mod sonic_server;
+#[path = "support/ssh_server.rs"]
+mod ssh_server;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use planner::render::Vendor;
+// COMWARE use provisioner::push::comware::{Comware, ComwareOptions};
+use provisioner::push::sonic::{self, Sonic};
+use provisioner::push::ssh::{Ssh, SshOptions};
+use provisioner::push::{
+    BgpSession, Device, HostKeyCheck, Interface, LldpNeighbour, PushError, Route, Secret,
+    Target, Tls, Transport,
+};
+use serde_json::{Value, json};
+
+// COMWARE use comware_server::ComwareState;
+use sonic_server::SonicState;
+use ssh_server::{Script, TestServer};
+
+const USER: &str = "admin";
+const PASSWORD: &str = "YourPaSsWoRd";
+
+fn target(switch: &str, vendor: Vendor, address: &str, password: &str, host_key: HostKeyCheck) -> Target {
+    Target {
+        switch: switch.to_string(),
+        vendor,
+        transport: Transport::Ssh,
+        address: address.to_string(),
+        netns: None,
+        user: USER.to_string(),
+        password: Some(Secret::new(password.to_string())),
+        tls: Tls {
+            ca_file: None,
+            verify: true,
+        },
+        host_key,
+    }
+}
+
+fn pinned<S: Script>(server: &TestServer<S>) -> HostKeyCheck {
+    HostKeyCheck::Sha256(server.fingerprint())
+}
+
+fn quick() -> SshOptions {
+    SshOptions {
+        connect: Duration::from_secs(10),
+        command: Duration::from_secs(10),
+    }
+}
+
+fn golden(path: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../planner/tests/render/eflops-4x16")
+        .join(path);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+// ---------------------------------------------------------------- transport
+
+#[tokio::test]
+async fn wrong_password_is_an_auth_error_and_runs_nothing() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let t = target("sw01", Vendor::Sonic, &server.address, "wrong", pinned(&server));
+    let err = Ssh::connect(&t, quick()).await.unwrap_err();
+    assert!(matches!(&err, PushError::Auth { user, .. } if user == USER), "{err}");
+    assert!(!err.to_string().contains("wrong"), "the password leaked: {err}");
+    assert!(server.commands().is_empty());
+}
+
+#[tokio::test]
+async fn host_key_mismatch_is_refused_before_login() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let other = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 2).await;
+    // Pinned fingerprint of another key.
+    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, pinned(&other));
+    let err = Ssh::connect(&t, quick()).await.unwrap_err();
+    match &err {
+        PushError::HostKey { message, .. } => {
+            assert!(message.contains(&server.fingerprint()), "{message}");
+            assert!(message.contains(&other.fingerprint()), "{message}");
+        }
+        e => panic!("expected a host key error, got {e}"),
+    }
+    // known_hosts: another key for this host, then no entry at all.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("known_hosts");
+    let line = other.known_hosts_line();
+    let (_, key) = line.split_once(' ').unwrap();
+    let (host_port, _) = server.known_hosts_line().split_once(' ').map(|(h, k)| (h.to_string(), k.to_string())).unwrap();
+    std::fs::write(&file, format!("# comment\n{host_port} {key}\n")).unwrap();
+    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, HostKeyCheck::KnownHosts(file.clone()));
+    let err = Ssh::connect(&t, quick()).await.unwrap_err();
+    assert!(err.to_string().contains("line 2 records another key"), "{err}");
+    std::fs::write(&file, "[127.0.0.1]:1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n").unwrap();
+    let err = Ssh::connect(&t, quick()).await.unwrap_err();
+    assert!(err.to_string().contains("is not in the known-hosts file"), "{err}");
+    // A missing file is an error, never "no keys known, accept".
+    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, HostKeyCheck::KnownHosts(dir.path().join("absent")));
+    let err = Ssh::connect(&t, quick()).await.unwrap_err();
+    assert!(err.to_string().contains("cannot read the known-hosts file"), "{err}");
+    assert!(server.commands().is_empty());
+}
+
+#[tokio::test]
+async fn known_hosts_entry_accepts_and_commands_report_status() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("known_hosts");
+    std::fs::write(&file, format!("{}\n", server.known_hosts_line())).unwrap();
+    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, HostKeyCheck::KnownHosts(file));
+    let mut ssh = Ssh::connect(&t, quick()).await.unwrap();
+    let out = ssh.exec("show platform summary").await.unwrap();
+    assert!(out.success() && out.stdout.contains("Serial Number: MT1822K07815"));
+    let out = ssh.exec("frobnicate").await.unwrap();
+    assert_eq!(out.status, Some(127));
+    assert_eq!(out.message(), "bash: frobnicate: command not found");
+    ssh.close().await;
+}
+
+#[tokio::test]
+async fn unreachable_address_is_named() {
+    // A port nobody listens on (bound, then closed).
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = l.local_addr().unwrap().to_string();
+    drop(l);
+    let t = target("sw01", Vendor::Sonic, &address, PASSWORD, HostKeyCheck::Off);
+    let err = Ssh::connect(&t, quick()).await.unwrap_err();
+    assert!(matches!(&err, PushError::Unreachable { address: a, .. } if *a == address), "{err}");
+}
+
+// ---------------------------------------------------------------- SONiC
+
+async fn sonic(server: &TestServer<SonicState>) -> Sonic {
+    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, pinned(server));
+    Sonic::connect(&t, quick()).await.unwrap()
+}
+
+fn candidate() -> String {
+    golden("sonic/sw01.config_db.json")
+}
+
+fn load_commands() -> Vec<String> {
+    vec![
+        "mkdir /tmp/efl-push.lock".to_string(),
+        "cat > /tmp/efl-push.lock/owner".to_string(),
+        "sonic-cfggen -d --print-data".to_string(),
+        "cat > /tmp/efl-push.lock/candidate.json".to_string(),
+        "sudo config replace --dry-run /tmp/efl-push.lock/candidate.json".to_string(),
+    ]
+}
+
+#[tokio::test]
+async fn sonic_happy_path() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = sonic(&server).await;
+    let id = d.identity().await.unwrap();
+    assert_eq!(id.hostname, "sw01");
+    assert_eq!(id.serial.as_deref(), Some("MT1822K07815"));
+    let diff = d.load(&candidate()).await.unwrap();
+    assert!(diff.contains("- /PORT/Ethernet0/mtu: \"9100\"\n+ /PORT/Ethernet0/mtu: \"9216\"\n"), "{diff}");
+    assert!(diff.contains("- /VLAN/Vlan999/vlanid: \"999\"\n"), "{diff}");
+    let commit = d.commit(Duration::from_secs(300)).await.unwrap();
+    assert!(!commit.native_timer);
+    assert!(commit.point.starts_with("efl-push-"), "{}", commit.point);
+    d.confirm().await.unwrap();
+    let p = &commit.point;
+    let mut expected = vec![
+        "sonic-cfggen -d -v DEVICE_METADATA.localhost.hostname".to_string(),
+        "show platform summary".to_string(),
+    ];
+    expected.extend(load_commands());
+    expected.extend([
+        format!("sudo config checkpoint {p}"),
+        "sudo config replace /tmp/efl-push.lock/candidate.json".to_string(),
+        "sudo config save -y".to_string(),
+        format!("sudo config delete-checkpoint {p}"),
+        "rm -rf /tmp/efl-push.lock".to_string(),
+    ]);
+    assert_eq!(server.commands(), expected);
+    let state = server.state.lock().unwrap();
+    // The plan's tables are in, the platform's kept, the stale VLAN gone.
+    assert_eq!(state.running["PORT"]["Ethernet0"]["mtu"], "9216");
+    assert_eq!(state.running["PORT"]["Ethernet0"]["lanes"], "0,1,2,3");
+    assert_eq!(state.running["MGMT_INTERFACE"], before["MGMT_INTERFACE"]);
+    assert!(state.running["VLAN"].get("Vlan999").is_none());
+    assert!(state.running["STATIC_ROUTE"].as_object().is_some_and(|r| !r.is_empty()));
+    assert_eq!(state.saved, state.running);
+    assert!(state.checkpoints.is_empty());
+    assert!(!state.dirs.contains(sonic::LOCK_DIR));
+}
+
+#[tokio::test]
+async fn sonic_second_push_changes_nothing() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let mut d = sonic(&server).await;
+    d.load(&candidate()).await.unwrap();
+    d.commit(Duration::from_secs(300)).await.unwrap();
+    d.confirm().await.unwrap();
+    server.clear();
+    let diff = d.load(&candidate()).await.unwrap();
+    assert_eq!(diff, "");
+    d.discard().await.unwrap();
+    assert_eq!(
+        server.commands(),
+        [
+            "mkdir /tmp/efl-push.lock",
+            "cat > /tmp/efl-push.lock/owner",
+            "sonic-cfggen -d --print-data",
+            "rm -rf /tmp/efl-push.lock",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn sonic_lock_held_names_the_holder_and_leaves_it() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let mut first = sonic(&server).await;
+    first.load(&candidate()).await.unwrap();
+    server.clear();
+    let mut second = sonic(&server).await;
+    let err = second.load(&candidate()).await.unwrap_err();
+    match &err {
+        PushError::Locked { by } => assert!(by.starts_with("provisioner push as admin since"), "{by}"),
+        e => panic!("expected Locked, got {e}"),
+    }
+    assert_eq!(
+        server.commands(),
+        ["mkdir /tmp/efl-push.lock", "cat /tmp/efl-push.lock/owner"]
+    );
+    // The first push still holds it.
+    assert!(server.state.lock().unwrap().dirs.contains(sonic::LOCK_DIR));
+    first.discard().await.unwrap();
+    assert!(!server.state.lock().unwrap().dirs.contains(sonic::LOCK_DIR));
+}
+
+#[tokio::test]
+async fn sonic_rejected_candidate_shows_the_device_message() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut bad: Value = serde_json::from_str(&candidate()).unwrap();
+    bad["PORT"]["Ethernet0"]["mtu"] = json!("10000");
+    let mut d = sonic(&server).await;
+    let err = d.load(&bad.to_string()).await.unwrap_err();
+    match &err {
+        PushError::Rejected { message } => {
+            assert!(message.contains("Invalid value \"10000\" in \"mtu\" element"), "{message}")
+        }
+        e => panic!("expected Rejected, got {e}"),
+    }
+    let mut expected = load_commands();
+    expected.push("rm -rf /tmp/efl-push.lock".to_string());
+    assert_eq!(server.commands(), expected);
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.running, before);
+    assert!(!state.dirs.contains(sonic::LOCK_DIR));
+}
+
+#[tokio::test]
+async fn sonic_connection_dropped_mid_commit_rolls_back_after_reconnecting() {
+    let mut state = SonicState::new("sw01");
+    state.drop_on_replace = true;
+    let server = TestServer::start(state, USER, PASSWORD, 1).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = sonic(&server).await;
+    d.load(&candidate()).await.unwrap();
+    server.clear();
+    let err = d.commit(Duration::from_secs(300)).await.unwrap_err();
+    let PushError::Transport { action, .. } = &err else {
+        panic!("expected a lost connection, got {err}");
+    };
+    assert!(action.contains("reconnected and rolled back to checkpoint efl-push-"), "{action}");
+    let log = server.commands();
+    let point = log[0].strip_prefix("sudo config checkpoint ").unwrap().to_string();
+    assert_eq!(
+        log,
+        [
+            format!("sudo config checkpoint {point}"),
+            "sudo config replace /tmp/efl-push.lock/candidate.json".to_string(),
+            format!("sudo config rollback {point}"),
+            format!("sudo config delete-checkpoint {point}"),
+            "rm -rf /tmp/efl-push.lock".to_string(),
+        ]
+    );
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.running, before);
+    assert_eq!(state.saved, before);
+}
+
+#[tokio::test]
+async fn sonic_timer_expiry_is_our_watchdogs_rollback_on_a_new_connection() {
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = sonic(&server).await;
+    d.load(&candidate()).await.unwrap();
+    let commit = d.commit(Duration::from_secs(1)).await.unwrap();
+    assert!(!commit.native_timer, "SONiC has no commit-confirm timer of its own");
+    drop(d);
+    assert_ne!(server.state.lock().unwrap().running, before);
+    server.clear();
+    // What the watchdog process does at expiry: connect, roll back.
+    let mut watchdog = sonic(&server).await;
+    watchdog.rollback(&commit.point).await.unwrap();
+    assert_eq!(
+        server.commands(),
+        [
+            format!("sudo config rollback {}", commit.point),
+            format!("sudo config delete-checkpoint {}", commit.point),
+            "rm -rf /tmp/efl-push.lock".to_string(),
+        ]
+    );
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.running, before);
+    assert!(!state.dirs.contains(sonic::LOCK_DIR));
+    drop(state);
+    // A name this client never makes is refused before anything runs.
+    server.clear();
+    let err = watchdog.rollback("x; rm -rf /").await.unwrap_err();
+    assert!(matches!(err, PushError::Parameter { .. }), "{err}");
+    assert!(server.commands().is_empty());
+}
+
+#[tokio::test]
+async fn sonic_observe_reads_the_documented_outputs() {
+    let mut state = SonicState::new("sw01");
+    state.lldp_table = "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
+LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
+-----------  --------------  --------------  ------------  -----------------\n\
+Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n\
+--------------------------------------------------\nTotal entries displayed:  1\n"
+        .to_string();
+    state.interfaces_status = "  Interface            Lanes    Speed    MTU    FEC    Alias    Vlan    Oper    Admin                                             Type    Asym PFC\n\
+-----------  ---------------  -------  -----  -----  -------  ------  ------  -------  -----------------------------------------------  ----------\n\
+  Ethernet0          0,1,2,3     100G   9216     rs     etp1  routed      up       up  QSFP28 or later                                         N/A\n\
+  Ethernet4          4,5,6,7     100G   9216     rs     etp2  routed    down       up  N/A                                                     N/A\n"
+        .to_string();
+    state.bgp_json = r#"{"default":{"ipv4Unicast":{"routerId":"10.255.0.1","as":65001,
+        "peers":{"10.255.0.1":{"remoteAs":65101,"state":"Established","peerState":"OK"}}}}}"#
+        .to_string();
+    state.bfd_json = r#"[{"peer":"10.255.0.1","vrf":"default","status":"up"}]"#.to_string();
+    state.routes_json = r#"{"default":{"10.100.16.0/24":[{"prefix":"10.100.16.0/24","protocol":"bgp",
+        "installed":true,"nexthops":[{"ip":"10.255.0.1","fib":true,"active":true}]}]}}"#
+        .to_string();
+    let server = TestServer::start(state, USER, PASSWORD, 1).await;
+    let mut d = sonic(&server).await;
+    let seen = d.observe().await.unwrap();
+    assert_eq!(
+        server.commands(),
+        [
+            "show lldp table",
+            "show interfaces status",
+            "sudo vtysh -c 'show bgp vrf all summary json'",
+            "sudo vtysh -c 'show bfd peers json'",
+            "sudo vtysh -c 'show ip route vrf all json'",
+        ]
+    );
+    assert_eq!(
+        seen.lldp,
+        [LldpNeighbour {
+            port: "Ethernet0".into(),
+            system: "sw05".into(),
+            port_id: "Ethernet64".into()
+        }]
+    );
+    assert_eq!(
+        seen.interfaces,
+        [
+            Interface {
+                name: "Ethernet0".into(),
+                up: true,
+                speed_mbps: Some(100_000)
+            },
+            Interface {
+                name: "Ethernet4".into(),
+                up: false,
+                speed_mbps: Some(100_000)
+            }
+        ]
+    );
+    assert_eq!(
+        seen.bgp,
+        [BgpSession {
+            vrf: "default".into(),
+            peer: "10.255.0.1".into(),
+            remote_as: Some(65101),
+            established: true
+        }]
+    );
+    assert!(seen.bfd[0].up);
+    assert_eq!(
+        seen.routes,
+        [Route {
+            vrf: "default".into(),
+            prefix: "10.100.16.0/24".into(),
+            next_hops: vec!["10.255.0.1".into()]
+        }]
+    );
+}
