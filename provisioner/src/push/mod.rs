@@ -16,6 +16,7 @@
 //! Credentials live only in [`Secret`], which never prints and never
 //! serialises.
 
+pub mod comware;
 pub mod device;
 pub mod error;
 pub mod sonic;
@@ -106,5 +107,7 @@ clients! {
     /// SONiC over SSH (checkpoint, replace, rollback).
     Sonic(sonic::Sonic),
     // comware (helper ssh)
+    /// H3C Comware 7 over its SSH CLI (commit delay, configuration replace).
+    Comware(comware::Comware),
     // frr (helper lab)
 }

@@ -320,6 +320,34 @@ impl Ssh {
         }
     }
 
+    /// Writes `data` to `path` on the device with the SCP sink protocol
+    /// (`scp -t PATH`): one `C0644 <length> <name>` header, the bytes and a
+    /// zero byte, sent in one go (a sink reads its input in order); each
+    /// step is acknowledged by a zero byte, an error by 1 or 2 and a
+    /// message, which this returns as [`PushError::Protocol`].
+    pub async fn scp_upload(&mut self, path: &str, data: &[u8]) -> Result<()> {
+        let name = path.rsplit(['/', ':']).next().unwrap_or(path);
+        let mut stream = format!("C0644 {} {name}\n", data.len()).into_bytes();
+        stream.extend_from_slice(data);
+        stream.push(0);
+        let command = format!("scp -t {path}");
+        let out = self.exec_stdin(&command, &stream).await?;
+        let acks = out.stdout.as_bytes();
+        // One acknowledgement when the sink starts, one per header, one per
+        // file body.
+        if acks.len() >= 3 && acks[..3].iter().all(|&b| b == 0) {
+            return Ok(());
+        }
+        let message = match acks.iter().position(|&b| b != 0) {
+            Some(i) => String::from_utf8_lossy(&acks[i + 1..]).trim().to_string(),
+            None => out.message(),
+        };
+        Err(PushError::Protocol {
+            action: format!("writing {path} over SCP (the device needs `scp server enable`)"),
+            message,
+        })
+    }
+
     /// Opens an interactive shell with a pty (the CLI of a switch OS).
     pub async fn shell(&mut self) -> Result<Shell> {
         let action = format!("opening a shell on {}", self.address);
