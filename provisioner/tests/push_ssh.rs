@@ -2,8 +2,8 @@
 //! loopback that follow the vendors' documentation (`support/`): the exact
 //! commands each scenario sends, and the state the device ends in.
 
-// COMWARE #[path = "support/comware_server.rs"]
-// COMWARE mod comware_server;
+#[path = "support/comware_server.rs"]
+mod comware_server;
 #[path = "support/sonic_server.rs"]
 mod sonic_server;
 #[path = "support/ssh_server.rs"]
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use planner::render::Vendor;
-// COMWARE use provisioner::push::comware::{Comware, ComwareOptions};
+use provisioner::push::comware::{Comware, ComwareOptions};
 use provisioner::push::sonic::{self, Sonic};
 use provisioner::push::ssh::{Ssh, SshOptions};
 use provisioner::push::{
@@ -22,7 +22,7 @@ use provisioner::push::{
 };
 use serde_json::{Value, json};
 
-// COMWARE use comware_server::ComwareState;
+use comware_server::ComwareState;
 use sonic_server::SonicState;
 use ssh_server::{Script, TestServer};
 
@@ -400,6 +400,356 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
         seen.routes,
         [Route {
             vrf: "default".into(),
+            prefix: "10.100.16.0/24".into(),
+            next_hops: vec!["10.255.0.1".into()]
+        }]
+    );
+}
+
+// ---------------------------------------------------------------- Comware
+
+/// One Comware "minute" in these tests (client and server agree).
+const MINUTE: Duration = Duration::from_millis(300);
+
+async fn comware(server: &TestServer<ComwareState>) -> Comware {
+    let t = target("sw01", Vendor::Comware, &server.address, PASSWORD, pinned(server));
+    let options = ComwareOptions {
+        ssh: quick(),
+        minute: MINUTE,
+    };
+    Comware::connect(&t, options).await.unwrap()
+}
+
+fn comware_candidate() -> String {
+    golden("comware/sw01.comware.cfg")
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+const COMWARE_LOAD: [&str; 4] = [
+    "mkdir flash:/efl-push",
+    "scp -t flash:/efl-push/owner.txt",
+    "display current-configuration",
+    "scp -t flash:/efl-push/candidate.cfg",
+];
+
+/// The rollback file of a commit, from its `save` line in the log.
+fn saved_point(log: &[String]) -> String {
+    log.iter()
+        .find_map(|l| l.strip_prefix("save flash:/efl-rollback-"))
+        .map(|n| format!("flash:/efl-rollback-{n}"))
+        .expect("a save of the rollback file")
+}
+
+#[tokio::test]
+async fn comware_happy_path() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    let mut d = comware(&server).await;
+    let id = d.identity().await.unwrap();
+    assert_eq!(id.hostname, "sw01");
+    assert_eq!(id.serial.as_deref(), Some("210235A2CSH19C000012"));
+    let diff = d.load(&comware_candidate()).await.unwrap();
+    assert!(diff.contains(" interface HundredGigE1/0/1\n"), "{diff}");
+    assert!(diff.contains("- mtu 1500\n") && diff.contains("+ mtu 9216\n"), "{diff}");
+    assert!(diff.contains("- ip route-static vpn-instance Vrf101 10.9.0.0 16 10.255.0.9\n"), "{diff}");
+    assert!(!diff.contains("ssh server enable"), "kept lines are no change: {diff}");
+    let commit = d.commit(Duration::from_secs(1)).await.unwrap();
+    assert!(commit.native_timer);
+    assert!(server.state.lock().unwrap().delay.is_some());
+    d.confirm().await.unwrap();
+    let p = commit.point.clone();
+    let mut expected = strings(&[
+        "screen-length disable",
+        "display current-configuration | include sysname",
+        "display device manuinfo",
+    ]);
+    expected.extend(strings(&COMWARE_LOAD));
+    expected.extend([
+        format!("save {p}"),
+        "Y".to_string(),
+        "system-view".to_string(),
+        // 1 s in 300 ms minutes: 4 minutes.
+        "configuration commit delay 4".to_string(),
+        "configuration replace file flash:/efl-push/candidate.cfg".to_string(),
+        "N".to_string(),
+        "return".to_string(),
+        "system-view".to_string(),
+        "configuration commit".to_string(),
+        "return".to_string(),
+        "save force".to_string(),
+        "delete /unreserved flash:/efl-push/candidate.cfg".to_string(),
+        "Y".to_string(),
+        "delete /unreserved flash:/efl-push/owner.txt".to_string(),
+        "Y".to_string(),
+        "rmdir flash:/efl-push".to_string(),
+        "Y".to_string(),
+        format!("delete /unreserved {p}"),
+        "Y".to_string(),
+    ]);
+    assert_eq!(server.commands(), expected);
+    // Past the timer's deadline nothing rolls back: it was committed.
+    tokio::time::sleep(MINUTE * 5).await;
+    let mut state = server.state.lock().unwrap();
+    state.tick();
+    assert_eq!(state.timer_rollbacks, 0);
+    assert!(state.running.contains(" mtu 9216"));
+    assert!(state.running.contains("ssh server enable"), "the management config survives");
+    assert!(state.running.contains("local-user admin class manage"));
+    assert!(!state.running.contains("10.9.0.0 16"), "the stale route in a plan VRF is gone");
+    assert!(state.running.contains("ip route-static vpn-instance mgmt 0.0.0.0 0 192.0.2.1"));
+    assert_eq!(state.saved, state.running);
+    assert!(state.files.is_empty(), "{:?}", state.files.keys());
+    assert!(!state.dirs.contains("flash:/efl-push"));
+    drop(state);
+    // A second push finds nothing to change.
+    server.clear();
+    assert_eq!(d.load(&comware_candidate()).await.unwrap(), "");
+    d.discard().await.unwrap();
+    assert_eq!(
+        server.commands(),
+        strings(&[
+            "mkdir flash:/efl-push",
+            "scp -t flash:/efl-push/owner.txt",
+            "display current-configuration",
+            "delete /unreserved flash:/efl-push/owner.txt",
+            "Y",
+            "rmdir flash:/efl-push",
+            "Y",
+        ])
+    );
+}
+
+#[tokio::test]
+async fn comware_timer_expiry_rolls_back_on_the_device() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = comware(&server).await;
+    d.load(&comware_candidate()).await.unwrap();
+    let commit = d.commit(MINUTE).await.unwrap();
+    assert!(server.state.lock().unwrap().running.contains(" mtu 9216"));
+    tokio::time::sleep(MINUTE * 2).await;
+    server.clear();
+    let err = d.confirm().await.unwrap_err();
+    match &err {
+        PushError::TimerExpired { point } => assert_eq!(*point, commit.point),
+        e => panic!("expected TimerExpired, got {e}"),
+    }
+    // No `configuration commit` after the deadline: only our files go.
+    assert_eq!(
+        server.commands(),
+        strings(&[
+            "delete /unreserved flash:/efl-push/candidate.cfg",
+            "Y",
+            "delete /unreserved flash:/efl-push/owner.txt",
+            "Y",
+            "rmdir flash:/efl-push",
+            "Y",
+        ])
+    );
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.timer_rollbacks, 1);
+    assert_eq!(state.running, before);
+    assert_eq!(state.saved, before);
+}
+
+#[tokio::test]
+async fn comware_confirm_from_a_new_session_after_expiry_reports_it() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = comware(&server).await;
+    d.load(&comware_candidate()).await.unwrap();
+    d.commit(MINUTE).await.unwrap();
+    drop(d);
+    tokio::time::sleep(MINUTE * 2).await;
+    server.clear();
+    // `push confirm` in a later process: it does not know the deadline.
+    let mut later = comware(&server).await;
+    let err = later.confirm().await.unwrap_err();
+    assert!(matches!(err, PushError::TimerExpired { .. }), "{err}");
+    assert_eq!(
+        server.commands(),
+        strings(&["screen-length disable", "system-view", "configuration commit", "return"])
+    );
+    assert_eq!(server.state.lock().unwrap().running, before);
+}
+
+#[tokio::test]
+async fn comware_lock_held_names_the_holder() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    let mut first = comware(&server).await;
+    first.load(&comware_candidate()).await.unwrap();
+    let mut second = comware(&server).await;
+    server.clear();
+    let err = second.load(&comware_candidate()).await.unwrap_err();
+    match &err {
+        PushError::Locked { by } => assert!(by.starts_with("provisioner push as admin since"), "{by}"),
+        e => panic!("expected Locked, got {e}"),
+    }
+    assert_eq!(
+        server.commands(),
+        strings(&["mkdir flash:/efl-push", "more flash:/efl-push/owner.txt"])
+    );
+    assert!(server.state.lock().unwrap().dirs.contains("flash:/efl-push"));
+}
+
+#[tokio::test]
+async fn comware_rejected_candidate_is_undone_at_once() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let bad = comware_candidate().replacen(" mtu 9216", " mtu 10000", 1);
+    let mut d = comware(&server).await;
+    d.load(&bad).await.unwrap();
+    server.clear();
+    let err = d.commit(Duration::from_secs(60)).await.unwrap_err();
+    let PushError::Rejected { message } = &err else {
+        panic!("expected Rejected, got {err}");
+    };
+    assert!(message.contains("' mtu 10000' of flash:/efl-push/candidate.cfg: Wrong parameter"), "{message}");
+    let p = saved_point(&server.commands());
+    assert_eq!(
+        server.commands(),
+        [
+            format!("save {p}"),
+            "Y".to_string(),
+            "system-view".to_string(),
+            "configuration commit delay 200".to_string(),
+            "configuration replace file flash:/efl-push/candidate.cfg".to_string(),
+            "N".to_string(),
+            format!("configuration replace file {p}"),
+            "N".to_string(),
+            "return".to_string(),
+        ]
+    );
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.running.trim_end(), before.trim_end());
+}
+
+#[tokio::test]
+async fn comware_connection_dropped_mid_commit_is_rolled_back_by_the_timer() {
+    let mut state = ComwareState::new("sw01", MINUTE);
+    state.drop_on_replace = true;
+    let server = TestServer::start(state, USER, PASSWORD, 3).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = comware(&server).await;
+    d.load(&comware_candidate()).await.unwrap();
+    let err = d.commit(MINUTE).await.unwrap_err();
+    let PushError::Transport { action, .. } = &err else {
+        panic!("expected a lost connection, got {err}");
+    };
+    assert!(action.contains("commit delay rolls the change back within 1 min"), "{action}");
+    assert!(server.state.lock().unwrap().running.contains(" mtu 9216"));
+    tokio::time::sleep(MINUTE * 2).await;
+    let mut state = server.state.lock().unwrap();
+    state.tick();
+    assert_eq!(state.timer_rollbacks, 1);
+    assert_eq!(state.running, before);
+}
+
+#[tokio::test]
+async fn comware_rollback_before_expiry_replaces_with_the_saved_file() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = comware(&server).await;
+    d.load(&comware_candidate()).await.unwrap();
+    let commit = d.commit(Duration::from_secs(60)).await.unwrap();
+    server.clear();
+    d.rollback(&commit.point).await.unwrap();
+    assert_eq!(
+        server.commands(),
+        [
+            "system-view".to_string(),
+            format!("configuration replace file {}", commit.point),
+            "N".to_string(),
+            "return".to_string(),
+            "delete /unreserved flash:/efl-push/candidate.cfg".to_string(),
+            "Y".to_string(),
+            "delete /unreserved flash:/efl-push/owner.txt".to_string(),
+            "Y".to_string(),
+            "rmdir flash:/efl-push".to_string(),
+            "Y".to_string(),
+        ]
+    );
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.running.trim_end(), before.trim_end());
+    assert!(!state.dirs.contains("flash:/efl-push"));
+    drop(state);
+    let err = d.rollback("flash:/startup.cfg").await.unwrap_err();
+    assert!(matches!(err, PushError::Parameter { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn comware_wrong_password_and_pinned_key() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    let t = target("sw01", Vendor::Comware, &server.address, "nope", pinned(&server));
+    let err = Comware::connect(&t, ComwareOptions::default()).await.unwrap_err();
+    assert!(matches!(err, PushError::Auth { .. }), "{err}");
+    let t = target("sw01", Vendor::Comware, &server.address, PASSWORD, HostKeyCheck::Sha256("SHA256:AAAA".into()));
+    let err = Comware::connect(&t, ComwareOptions::default()).await.unwrap_err();
+    assert!(matches!(err, PushError::HostKey { .. }), "{err}");
+    assert!(server.commands().is_empty());
+}
+
+#[tokio::test]
+async fn comware_observe_reads_the_documented_outputs() {
+    let mut state = ComwareState::new("sw01", MINUTE);
+    state.lldp = "Chassis ID : * -- -- Nearest nontpmr bridge neighbor\n             # -- -- Nearest customer bridge neighbor\n             Default -- -- Nearest bridge neighbor\n\nSystem Name          Local Interface Chassis ID      Port ID\nsw05                 HGE1/0/1        0cda-411d-0005  HundredGigE1/0/17".to_string();
+    state.brief = "Brief information on interfaces in route mode:\nLink: ADM - administratively down; Stby - standby\nProtocol: (s) - spoofing\nInterface            Link Protocol Primary IP      Description\nHGE1/0/1             UP   UP       10.255.0.0      to sw01-l HundredGigE1/0/17".to_string();
+    state.bgp = "  Peer                    AS  MsgRcvd  MsgSent OutQ PrefRcv Up/Down  State\n\n  10.255.0.1           65101        7       10    0       4 00:05:19 Established".to_string();
+    state.bfd = " LD/RD            SourceAddr      DestAddr        State  Holdtime    Interface\n 513/513          10.255.0.0      10.255.0.1      Up     2297ms      HGE1/0/1".to_string();
+    state.routes = "Destination/Mask   Proto   Pre Cost        NextHop         Interface\n10.100.16.0/24     BGP     255 0           10.255.0.1      HGE1/0/1".to_string();
+    let server = TestServer::start(state, USER, PASSWORD, 3).await;
+    let mut d = comware(&server).await;
+    // `load` learns the VPN instances whose peers and routes are read.
+    d.load(&comware_candidate()).await.unwrap();
+    d.discard().await.unwrap();
+    server.clear();
+    let seen = d.observe().await.unwrap();
+    assert_eq!(
+        server.commands(),
+        strings(&[
+            "display lldp neighbor-information list",
+            "display interface brief",
+            "display bgp peer ipv4",
+            "display ip routing-table",
+            "display bgp peer ipv4 vpn-instance mgmt",
+            "display ip routing-table vpn-instance mgmt",
+            "display bgp peer ipv4 vpn-instance Vrf101",
+            "display ip routing-table vpn-instance Vrf101",
+            "display bfd session",
+        ])
+    );
+    assert_eq!(
+        seen.lldp,
+        [LldpNeighbour {
+            port: "HundredGigE1/0/1".into(),
+            system: "sw05".into(),
+            port_id: "HundredGigE1/0/17".into()
+        }]
+    );
+    assert_eq!(
+        seen.interfaces,
+        [Interface {
+            name: "HundredGigE1/0/1".into(),
+            up: true,
+            speed_mbps: None
+        }]
+    );
+    assert_eq!(
+        seen.bgp,
+        [BgpSession {
+            vrf: "Vrf101".into(),
+            peer: "10.255.0.1".into(),
+            remote_as: Some(65101),
+            established: true
+        }]
+    );
+    assert_eq!(seen.bfd.len(), 1);
+    assert_eq!(
+        seen.routes,
+        [Route {
+            vrf: "Vrf101".into(),
             prefix: "10.100.16.0/24".into(),
             next_hops: vec!["10.255.0.1".into()]
         }]
