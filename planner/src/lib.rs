@@ -13,8 +13,12 @@
 //! - [`ranks`]: rank tables (EFLOPS Algorithm 1 for HDRM) and the per-step
 //!   link-load proof;
 //! - [`qos`]: the QoS and addressing intent a plan carries;
+//! - [`routing`]: the routing intent a plan carries (static or eBGP with
+//!   BFD, ASNs and timers);
 //! - [`network`]: the route model: forwarding tables, per-flow ECMP routes,
 //!   the address plan;
+//! - [`expect`]: what one physical switch should show once configured (BGP
+//!   sessions and routes per VRF, LLDP neighbours and speeds per port);
 //! - [`render`]: switch configurations (Comware, SONiC, EOS, NVUE) and host
 //!   files from a plan, and `check-qos`, the proof that its lossless
 //!   priorities cannot deadlock.
@@ -31,6 +35,7 @@ pub mod cost;
 pub mod design;
 pub mod error;
 pub mod estimate;
+pub mod expect;
 pub mod export;
 pub mod fabric;
 pub mod inventory;
@@ -45,6 +50,7 @@ pub mod qos;
 pub mod ranks;
 pub mod render;
 pub mod report;
+pub mod routing;
 pub mod servers;
 pub mod text;
 pub mod validate;

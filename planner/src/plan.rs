@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 pub use crate::fabric::{CableKind, Media, Part, PortRole, Tier, Topology};
 use crate::qos::{Addressing, QosIntent};
+use crate::routing::Routing;
 
 /// Version of the plan format written by this planner.
 pub const PLAN_FORMAT_VERSION: u32 = 1;
@@ -234,6 +235,11 @@ pub struct Plan {
     /// Address pools and the VLAN of unsplit switches.
     #[serde(default)]
     pub addressing: Addressing,
+    /// Static routes or eBGP, ASNs and BFD timers ([`crate::routing`]); a
+    /// plan without it routes statically, and a static plan with the
+    /// default numbers leaves it out of the file.
+    #[serde(default, skip_serializing_if = "Routing::is_default")]
+    pub routing: Routing,
 }
 
 impl Plan {

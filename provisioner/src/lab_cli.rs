@@ -32,6 +32,15 @@ enum Format {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoutingArg {
+    /// The route model's static ECMP routes in every switch namespace.
+    Static,
+    /// FRR (BGP, BFD) in one namespace per physical switch, configured by
+    /// `provisioner push` with the devices file of `lab devices`.
+    Bgp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EcmpArg {
     /// Pin every flow where the route model's ECMP hash sends it.
     Model,
@@ -55,6 +64,21 @@ pub enum LabCommand {
         /// what two cores forward without setting the pace; docs/lab.md]
         #[arg(long)]
         rate: Option<String>,
+        /// How the switches route: static (the route model's ECMP routes)
+        /// or bgp (FRR in every physical switch's namespace, configured by
+        /// `provisioner push`; runs hash with the kernel) [default: the
+        /// plan's routing intent].
+        #[arg(long, value_enum)]
+        routing: Option<RoutingArg>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The devices file of a BGP lab for `provisioner push --devices`: one
+    /// [[device]] per physical switch, vendor frr, transport netns.
+    Devices {
+        /// Write it to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -146,9 +170,10 @@ pub struct RunArgs {
     /// Seed of the route model's ECMP choices (as verify-ranks --seed).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// How switches choose among equal-cost next hops.
-    #[arg(long, value_enum, default_value_t = EcmpArg::Model)]
-    ecmp: EcmpArg,
+    /// How switches choose among equal-cost next hops [default: model for
+    /// a static lab, kernel for a BGP lab (pins are static routing's)].
+    #[arg(long, value_enum)]
+    ecmp: Option<EcmpArg>,
     /// TCP port of every rank (and of the burn-in's streams).
     #[arg(long, default_value_t = 29500)]
     port: u16,
@@ -229,7 +254,34 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             }
             Ok(())
         }
-        LabCommand::Up { plan, rate, common } => {
+        LabCommand::Devices { out: file, common } => {
+            state::check_name(&common.name)?;
+            let st = state::require_up(&common.state_dir, &common.name)?;
+            if st.routing != state::Routing::Bgp {
+                return Err(crate::BadInput(format!(
+                    "lab {} routes statically: its switches run no FRR to push to; bring it up with `lab up PLAN --routing bgp`",
+                    st.name
+                ))
+                .into());
+            }
+            let devices = lab::frr::devices(&st);
+            let text = match common.format {
+                Format::Json => serde_json::to_string_pretty(&devices)? + "\n",
+                Format::Table => lab::frr::devices_toml(&st),
+            };
+            match file {
+                Some(f) => std::fs::write(&f, text)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", f.display()))?,
+                None => print!("{text}"),
+            }
+            Ok(())
+        }
+        LabCommand::Up {
+            plan,
+            rate,
+            routing,
+            common,
+        } => {
             let given = rate.as_deref().map(lab::parse_rate).transpose()?;
             state::check_name(&common.name)?;
             let p = load_plan(&plan)?;
@@ -245,12 +297,30 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                     name: common.name.clone(),
                     state_dir: common.state_dir.clone(),
                     rate_kbit,
+                    routing: match routing {
+                        Some(RoutingArg::Static) => state::Routing::Static,
+                        Some(RoutingArg::Bgp) => state::Routing::Bgp,
+                        None if p.routing.is_bgp() => state::Routing::Bgp,
+                        None => state::Routing::Static,
+                    },
                 },
             )?;
             out(common.format, &report, |r| {
                 format!(
-                    "lab {} is up: {} namespaces ({} switches, {} sub-nodes), {} cables, NIC cables at {} kbit/s, in {:.2} s\n",
-                    r.name, r.namespaces, r.switches, r.hosts, r.cables, r.rate_kbit, r.seconds
+                    "lab {} is up: {} namespaces ({} switches, {} sub-nodes), {} cables, NIC cables at {} kbit/s, {} routing, in {:.2} s\n{}",
+                    r.name,
+                    r.namespaces,
+                    r.switches,
+                    r.hosts,
+                    r.cables,
+                    r.rate_kbit,
+                    r.routing.as_str(),
+                    r.seconds,
+                    if r.routing == state::Routing::Bgp {
+                        format!("FRR runs with a minimal configuration: `provisioner lab devices --name {} --out devices.toml`, then `provisioner push PLAN --devices devices.toml`\n", r.name)
+                    } else {
+                        String::new()
+                    }
                 )
             })
         }
@@ -258,9 +328,10 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             let s = build::status(&common.state_dir, &common.name)?;
             out(common.format, &s, |s| {
                 let mut t = format!(
-                    "lab {} ({}): plan {}, {} switch and {} sub-node namespaces, {} inter-switch cables, NIC cables at {} kbit/s, {} pinned choices\n",
+                    "lab {} ({}, {} routing): plan {}, {} switches and {} sub-nodes, {} inter-switch cables, NIC cables at {} kbit/s, {} pinned choices\n",
                     s.name,
                     s.phase,
+                    s.routing.as_str(),
                     s.plan_file,
                     s.switches,
                     s.hosts,
@@ -341,6 +412,7 @@ fn run_lab(a: RunArgs) -> Result<()> {
     state::check_name(&common.name)?;
     let sys = Sys::find()?;
     let mut st = state::require_up(&common.state_dir, &common.name)?;
+    let routing = st.routing;
     let exe = std::env::current_exe()?;
     if a.burn_in {
         let b = burnin::run(
@@ -386,8 +458,10 @@ fn run_lab(a: RunArgs) -> Result<()> {
             iters: a.iters,
             seed: a.seed,
             ecmp: match a.ecmp {
-                EcmpArg::Model => run::Ecmp::Model,
-                EcmpArg::Kernel => run::Ecmp::Kernel,
+                Some(EcmpArg::Model) => run::Ecmp::Model,
+                Some(EcmpArg::Kernel) => run::Ecmp::Kernel,
+                None if routing == state::Routing::Bgp => run::Ecmp::Kernel,
+                None => run::Ecmp::Model,
             },
             exe,
             port: a.port,

@@ -25,6 +25,7 @@ use crate::plan::{
     PlanSwitch, PortRole, Tier, Topology,
 };
 use crate::qos::QosIntent;
+use crate::routing::RoutingMode;
 
 pub use bigraph::{bigraph_capacity, largest_bigraph};
 pub use counterpart::counterpart;
@@ -49,6 +50,8 @@ pub struct DesignOptions {
     /// instead of at most the inventory's counts (used by `compare` and by
     /// the command-line shorthands).
     pub grow_switch_pool: bool,
+    /// Static routes or BGP, over the inventory's `[routing] mode`.
+    pub routing: Option<RoutingMode>,
 }
 
 impl Default for DesignOptions {
@@ -61,6 +64,7 @@ impl Default for DesignOptions {
             oversubscription: 1.0,
             k: None,
             grow_switch_pool: false,
+            routing: None,
         }
     }
 }
@@ -110,6 +114,27 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     }?;
     plan.qos = Some(qos);
     plan.notes.extend(qos_notes);
+    plan.routing = inv.routing;
+    if let Some(mode) = opts.routing {
+        plan.routing.mode = mode;
+    }
+    // The ASNs must fit the switches the design made.
+    let problems: Vec<crate::Problem> = plan
+        .routing
+        .problems(plan.switch_list.len())
+        .into_iter()
+        .map(|p| crate::Problem {
+            line: p.line.or(inv.routing_line),
+            ..p
+        })
+        .collect();
+    if !problems.is_empty() {
+        return Err(Error::Invalid {
+            file: inv.source.clone(),
+            what: "inventory",
+            problems,
+        });
+    }
     let links = plan
         .cables
         .iter()
@@ -549,6 +574,7 @@ impl<'a> Fabric<'a> {
             cables: self.cables,
             qos: None,
             addressing: inv.qos.addressing.clone(),
+            routing: crate::routing::Routing::default(),
         }
     }
 }

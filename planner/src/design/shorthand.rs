@@ -390,6 +390,8 @@ fn synthetic(
         switches: all_switches,
         catalog: Vec::new(),
         qos: crate::qos::QosOverrides::default(),
+        routing: crate::routing::Routing::default(),
+        routing_line: None,
     }
 }
 

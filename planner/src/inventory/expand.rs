@@ -26,6 +26,8 @@ impl Checker<'_> {
                 switches: Vec::new(),
                 catalog: Vec::new(),
                 qos: QosOverrides::default(),
+                routing: Routing::default(),
+                routing_line: None,
             };
         }
 
@@ -103,6 +105,11 @@ impl Checker<'_> {
         if let Some(a) = &raw.addressing {
             self.addressing(a, &mut qos);
         }
+        let mut routing = Routing::default();
+        let routing_line = raw.routing.as_ref().and_then(|r| self.line(r));
+        if let Some(r) = &raw.routing {
+            self.routing(r, &mut routing);
+        }
 
         Inventory {
             name,
@@ -117,6 +124,8 @@ impl Checker<'_> {
             switches,
             catalog,
             qos,
+            routing,
+            routing_line,
         }
     }
 

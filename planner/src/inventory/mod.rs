@@ -12,6 +12,7 @@ mod expand;
 mod name_rule;
 mod qos_check;
 mod raw;
+mod routing_check;
 mod server_check;
 mod switch_check;
 
@@ -24,6 +25,7 @@ use toml::Spanned;
 use crate::error::{Error, Problem, Result};
 pub use crate::fabric::{Part, SwitchRole};
 use crate::qos::{ClassOverride, Ipv4Prefix, QosOverrides};
+use crate::routing::Routing;
 use crate::text::{self, NamePattern};
 use raw::{
     RawAddressing, RawBiPart, RawCatalogPart, RawGpu, RawInventory, RawNic, RawNicAddress,
@@ -62,6 +64,11 @@ pub struct Inventory {
     /// The `[qos]` and `[addressing]` tables, checked value by value;
     /// `design` resolves them for the topology it builds.
     pub qos: QosOverrides,
+    /// The `[routing]` table, checked value by value (defaults: static);
+    /// `design` checks the ASNs against the switches it uses.
+    pub routing: Routing,
+    /// Line of the `[routing]` table.
+    pub routing_line: Option<usize>,
 }
 
 /// A rack.

@@ -23,6 +23,7 @@ pub(crate) struct RawInventory {
     pub catalog: Vec<Spanned<RawCatalogPart>>,
     pub qos: Option<Spanned<RawQos>>,
     pub addressing: Option<Spanned<RawAddressing>>,
+    pub routing: Option<Spanned<RawRouting>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -228,4 +229,20 @@ pub(crate) struct RawAddressing {
     pub sub_node_pool: Option<Spanned<String>>,
     pub link_pool: Option<Spanned<String>>,
     pub vlan: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRouting {
+    pub mode: Option<Spanned<String>>,
+    pub asn_base: Option<Spanned<i64>>,
+    pub bfd: Option<Spanned<RawBfd>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBfd {
+    pub tx_ms: Option<Spanned<i64>>,
+    pub rx_ms: Option<Spanned<i64>>,
+    pub multiplier: Option<Spanned<i64>>,
 }

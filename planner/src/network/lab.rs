@@ -106,6 +106,13 @@ pub struct LabNextHop {
 pub struct LabHost {
     /// The sub-node's id (`node01/sn0`).
     pub id: String,
+    /// Its server (`node01`): the system name its LLDP agent announces.
+    #[serde(default)]
+    pub server: String,
+    /// Its NIC's name in the plan (`nic0`): the port its LLDP agent
+    /// announces.
+    #[serde(default)]
+    pub nic: String,
     /// Its switch (index into [`Lab::switches`]).
     pub switch: usize,
     /// The switch port its NIC is cabled to.
@@ -223,6 +230,8 @@ impl Lab {
                 let port_gbps = m.port(dev, sn.port).map_or(sn.nic_gbps, |p| p.gbps);
                 LabHost {
                     id: sn.id.clone(),
+                    server: sn.server.clone(),
+                    nic: sn.nic.clone(),
                     switch: h.domain,
                     port: sn.port,
                     address: ip(h.addr),

@@ -20,6 +20,9 @@
 //! - [`addresses`]: the vendor-neutral model of the configurations (VLANs,
 //!   VRFs, ports, addresses, gateways and the tables as static routes), and
 //!   [`Model::refusals`], the address and route check of every plan load;
+//! - [`bgp`]: the eBGP model (`routing = "bgp"`): per switch its ASN, one
+//!   session per inter-switch cable with BFD, the subnets it announces, and
+//!   the routes BGP installs ([`Bgp::installed`]), which equal the tables;
 //! - [`lab`]: the plan as a lab builds it in network namespaces (the model
 //!   above, typed for `provisioner lab`), and the per-flow next hops
 //!   ([`Lab::pins`]) that make a kernel forward each flow as routed here;
@@ -93,6 +96,7 @@
 
 pub mod addresses;
 pub mod avoid;
+pub mod bgp;
 pub mod burnin;
 pub mod flows;
 pub mod hash;
@@ -104,6 +108,7 @@ pub(crate) mod tests;
 
 pub(crate) use addresses::{Model, PortKind, ip, netmask};
 pub use avoid::{Avoid, Target};
+pub use bgp::{Bgp, Installed, Session, Speaker};
 pub use hash::{ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};
 pub use links::Network;

@@ -20,6 +20,13 @@ pub(crate) fn fat_tree_plan(spec: &str) -> CheckedPlan {
     design(&inv, &opts).unwrap()
 }
 
+/// The plan with `routing` mode `bgp`, checked again.
+pub(crate) fn bgp(plan: &CheckedPlan) -> CheckedPlan {
+    let mut p: crate::plan::Plan = (**plan).clone();
+    p.routing.mode = crate::routing::RoutingMode::Bgp;
+    p.check(plan.source()).unwrap()
+}
+
 pub(crate) fn eflops_plan() -> CheckedPlan {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

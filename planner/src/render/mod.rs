@@ -93,6 +93,30 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
     Ok(out)
 }
 
+/// The configuration file of one physical switch, named as the plan names
+/// it (`sw01`): what [`render`] writes for it. An unknown switch is a
+/// parameter error naming the plan's switches.
+pub fn render_switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<String> {
+    let imp = vendor.implementation();
+    check_port_names(plan, imp)?;
+    let m = Model::build(plan, plan.source())?;
+    match m.devices.iter().position(|d| d.name == physical) {
+        Some(d) => imp.render(&m, d),
+        None => {
+            let names: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
+            Err(Error::parameter(
+                "switch",
+                format!(
+                    "`{}` is not a physical switch of {}; it has {}",
+                    names::escape(physical),
+                    names::escape(plan.source()),
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
 /// Refuses a plan whose `port_name` pattern, in this vendor's style, gives
 /// a port a name the vendor does not accept (`swp{p};touch X;`): every
 /// problem names the switch, the port and what the vendor takes.

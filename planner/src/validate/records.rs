@@ -43,6 +43,9 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
     if let Err(p) = plan.addressing.pools() {
         findings.push(finding("invalid", p.object, p.message, p.fix, None));
     }
+    for p in plan.routing.problems(plan.switch_list.len()) {
+        findings.push(finding("invalid", p.object, p.message, p.fix, None));
+    }
     if let Some(q) = &plan.qos {
         for name in q.switch_mtu.keys() {
             if !idx.phys.contains_key(name.as_str()) {

@@ -7,8 +7,10 @@ use planner::network::{Lab, Pin};
 use serde::Serialize;
 
 use super::error::{Error, Result};
-use super::state::{self, Changed, State};
+use super::frr;
+use super::state::{self, Changed, Routing, State};
 use super::sys::{self, Sys};
+use super::port_name;
 
 /// Milliseconds of traffic at the cable's rate each shaper queues.
 const QUEUE_MS: u64 = 200;
@@ -30,6 +32,8 @@ pub struct UpOptions {
     pub state_dir: std::path::PathBuf,
     /// The rate of the plan's fastest NIC cable, kbit/s.
     pub rate_kbit: u64,
+    /// Static routes, or FRR for `push` to configure.
+    pub routing: Routing,
 }
 
 /// What `lab up` made, and how long it took.
@@ -47,6 +51,8 @@ pub struct UpReport {
     pub cables: usize,
     /// Rate of the fastest NIC cable, kbit/s.
     pub rate_kbit: u64,
+    /// `static` or `bgp`.
+    pub routing: Routing,
     /// Seconds taken.
     pub seconds: f64,
 }
@@ -79,11 +85,32 @@ pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpRepor
         lab,
         changed: Vec::new(),
         pins: Vec::new(),
+        routing: o.routing,
+        frr_dirs: Vec::new(),
     };
-    let switches = st.lab.switches.len();
+    if o.routing == Routing::Bgp {
+        frr::check()?;
+        check_whole_switches(&st)?;
+    }
+    let switch_ns = st.switch_namespaces();
+    let switches = switch_ns.len();
     let hosts = st.lab.hosts.len();
-    st.namespaces = (0..switches)
-        .map(|i| st.switch_ns(i))
+    if o.routing == Routing::Bgp {
+        st.frr_dirs = switch_ns
+            .iter()
+            .flat_map(|ns| [frr::etc_dir(ns), frr::run_dir(ns)])
+            .map(|d| d.display().to_string())
+            .collect();
+        if let Some(clash) = st.frr_dirs.iter().find(|d| Path::new(d).exists()) {
+            return Err(Error::Leftover {
+                name: o.name.clone(),
+                namespace: format!("FRR instance directory {clash}"),
+                state_dir: o.state_dir.display().to_string(),
+            });
+        }
+    }
+    st.namespaces = switch_ns
+        .into_iter()
         .chain((0..hosts).map(|i| st.host_ns(i)))
         .collect();
     let existing = sys::namespaces();
@@ -96,7 +123,7 @@ pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpRepor
     }
     // The state file lists every namespace before the first is made.
     state::write(&o.state_dir, &st)?;
-    match build(sys, &st) {
+    match build(sys, &st, &o.state_dir) {
         Ok(()) => {
             st.phase = "up".to_string();
             state::write(&o.state_dir, &st)?;
@@ -114,11 +141,36 @@ pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpRepor
         hosts,
         cables: hosts + st.lab.cables.len(),
         rate_kbit: o.rate_kbit,
+        routing: o.routing,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
 
-fn build(sys: &Sys, st: &State) -> Result<()> {
+/// Refuses a BGP lab of a plan with split switches: its two VLAN halves
+/// are two VRFs of one FRR instance (the `frr` render's `vrf Vrf<vlan>`
+/// blocks), which needs Linux VRF devices, and this machine's kernel has
+/// none (no CONFIG_NET_VRF); a whole switch routes in the default VRF.
+fn check_whole_switches(st: &State) -> Result<()> {
+    for (j, name) in st.physicals().iter().enumerate() {
+        let halves = st.halves(j);
+        if halves.len() > 1 {
+            let names: Vec<&str> = halves
+                .iter()
+                .map(|&h| st.lab.switches[h].name.as_str())
+                .collect();
+            return Err(Error::parameter(
+                "routing",
+                format!(
+                    "physical switch {name} is split into VLAN halves {}: its two halves are two VRFs of one FRR, which needs Linux VRF devices in one namespace, and the lab does not build them (docs/lab.md, \"BGP\"); run this plan with --routing static, or a plan without split switches with --routing bgp",
+                    names.join(" and ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn build(sys: &Sys, st: &State, dir: &Path) -> Result<()> {
     let lab = &st.lab;
     // Root namespace: the namespaces, then each veth pair made directly
     // inside its two namespaces.
@@ -129,18 +181,18 @@ fn build(sys: &Sys, st: &State) -> Result<()> {
         .collect();
     for (i, h) in lab.hosts.iter().enumerate() {
         root.push(format!(
-            "link add p{} netns {} type veth peer name eth0 netns {}",
-            h.port,
+            "link add {} netns {} type veth peer name eth0 netns {}",
+            port_name(h.port),
             st.switch_ns(h.switch),
             st.host_ns(i)
         ));
     }
     for c in &lab.cables {
         root.push(format!(
-            "link add p{} netns {} type veth peer name p{} netns {}",
-            c.a_port,
+            "link add {} netns {} type veth peer name {} netns {}",
+            port_name(c.a_port),
             st.switch_ns(c.a),
-            c.b_port,
+            port_name(c.b_port),
             st.switch_ns(c.b)
         ));
     }
@@ -153,32 +205,38 @@ fn build(sys: &Sys, st: &State) -> Result<()> {
             "link add br0 type bridge".to_string(),
         ];
         for p in &sw.access_ports {
-            lines.push(format!("link set p{p} mtu {} master br0 up", sw.mtu));
+            lines.push(format!(
+                "link set {} mtu {} master br0 up",
+                port_name(*p),
+                sw.mtu
+            ));
         }
         lines.push(format!("link set br0 mtu {} up", sw.mtu));
         for g in &sw.gateways {
             lines.push(format!("addr add {g} dev br0"));
         }
         for p in &sw.routed_ports {
-            lines.push(format!("addr add {} dev p{}", p.address, p.port));
-            lines.push(format!("link set p{} mtu {} up", p.port, sw.mtu));
+            lines.push(format!("addr add {} dev {}", p.address, port_name(p.port)));
+            lines.push(format!("link set {} mtu {} up", port_name(p.port), sw.mtu));
         }
-        for r in &sw.routes {
-            lines.push(route_line(r));
+        if st.routing == Routing::Static {
+            for r in &sw.routes {
+                lines.push(route_line(r));
+            }
         }
         sysctl(sys, &ns)?;
         sys.ip_batch(Some(&ns), &lines, false)?;
         let mut tc = Vec::new();
         for h in lab.hosts.iter().filter(|h| h.switch == s) {
-            tc.extend(shaper(&format!("p{}", h.port), st.scaled(h.gbps), h.mtu));
+            tc.extend(shaper(&port_name(h.port), st.scaled(h.gbps), h.mtu));
         }
         for cable in &lab.cables {
             let rate = st.scaled(cable.gbps);
             if cable.a == s {
-                tc.extend(shaper(&format!("p{}", cable.a_port), rate, sw.mtu));
+                tc.extend(shaper(&port_name(cable.a_port), rate, sw.mtu));
             }
             if cable.b == s {
-                tc.extend(shaper(&format!("p{}", cable.b_port), rate, sw.mtu));
+                tc.extend(shaper(&port_name(cable.b_port), rate, sw.mtu));
             }
         }
         sys.tc_batch(&ns, &tc, false)?;
@@ -203,20 +261,45 @@ fn build(sys: &Sys, st: &State) -> Result<()> {
         sys.ip_batch(Some(&ns), &lines, false)?;
         sys.tc_batch(&ns, &shaper("eth0", st.scaled(h.gbps), h.mtu), false)?;
     }
+    if st.routing == Routing::Bgp {
+        let run = dir.join(format!("{}.run", st.name));
+        for (s, sw) in lab.switches.iter().enumerate() {
+            let ns = st.switch_ns(s);
+            frr::start(sys, &ns, &sw.physical)?;
+            frr::start_lldpd(
+                sys,
+                &ns,
+                &sw.physical,
+                "swp*",
+                None,
+                &frr::lldpd_socket(&ns),
+            )?;
+        }
+        for (i, h) in lab.hosts.iter().enumerate() {
+            let ns = st.host_ns(i);
+            let socket = run.join("lldpd").join(format!("{ns}.socket"));
+            // A sub-node announces its server and its NIC, as the plan
+            // names them (what `push` verifies on the switch port).
+            frr::start_lldpd(sys, &ns, &h.server, "eth0", Some(&h.nic), &socket)?;
+        }
+    }
     Ok(())
 }
+
 
 /// `route add PREFIX nexthop via A dev pX nexthop via B dev pY`.
 fn route_line(r: &planner::network::lab::LabRoute) -> String {
     match r.via.as_slice() {
         [one] => format!(
-            "route add {} via {} dev p{}",
-            r.prefix, one.address, one.port
+            "route add {} via {} dev {}",
+            r.prefix,
+            one.address,
+            port_name(one.port)
         ),
         many => {
             let hops: Vec<String> = many
                 .iter()
-                .map(|h| format!("nexthop via {} dev p{}", h.address, h.port))
+                .map(|h| format!("nexthop via {} dev {}", h.address, port_name(h.port)))
                 .collect();
             format!("route add {} {}", r.prefix, hops.join(" "))
         }
@@ -337,6 +420,8 @@ fn remove_all(sys: &Sys, st: &State) -> Result<(usize, usize)> {
     }
     let lines: Vec<String> = ours.iter().map(|n| format!("netns del {n}")).collect();
     sys.ip_batch(None, &lines, true)?;
+    // The FRR instances' files go once their daemons are gone.
+    frr::remove_dirs(&st.frr_dirs)?;
     let left: Vec<String> = sys::namespaces()
         .into_iter()
         .filter(|n| st.namespaces.contains(n))
@@ -415,17 +500,23 @@ pub fn change(
         for (ns, port, mtu) in &ends {
             match rate {
                 Some(kbit) => {
-                    sys.ip_batch(Some(ns), &[format!("link set p{port} up")], false)?;
+                    let dev = port_name(*port);
+                    sys.ip_batch(Some(ns), &[format!("link set {dev} up")], false)?;
                     // HTB cannot be replaced by HTB in place: the old
                     // shaper goes first.
-                    sys.tc_batch(ns, &[format!("qdisc del dev p{port} root")], true)?;
-                    sys.tc_batch(ns, &shaper(&format!("p{port}"), kbit, *mtu), false)?;
+                    sys.tc_batch(ns, &[format!("qdisc del dev {dev} root")], true)?;
+                    sys.tc_batch(ns, &shaper(&dev, kbit, *mtu), false)?;
                 }
-                None => sys.ip_batch(Some(ns), &[format!("link set p{port} down")], false)?,
+                None => sys.ip_batch(
+                    Some(ns),
+                    &[format!("link set {} down", port_name(*port))],
+                    false,
+                )?,
             }
         }
-        if rate.is_some() {
-            // Routes through a port that was down went with it.
+        if rate.is_some() && st.routing == Routing::Static {
+            // Routes through a port that was down went with it (under
+            // BGP, zebra puts them back itself).
             reroute(sys, st, &[cable.a, cable.b])?;
         }
         st.changed.retain(|x| x.cable != c);
@@ -466,6 +557,15 @@ fn reroute(sys: &Sys, st: &State, switches: &[usize]) -> Result<()> {
 /// routed port (its neighbour as the default route) and one policy rule
 /// per pinned flow.
 pub fn install_pins(sys: &Sys, dir: &Path, st: &mut State, pins: &[Pin]) -> Result<()> {
+    if st.routing == Routing::Bgp && !pins.is_empty() {
+        return Err(Error::parameter(
+            "ecmp",
+            format!(
+                "lab {} routes with BGP: pins are policy routes beside static routing's tables; give --ecmp kernel (the kernel hashes flows over the next hops BGP installed)",
+                st.name
+            ),
+        ));
+    }
     clear_pins(sys, dir, st)?;
     let mut by_switch: std::collections::BTreeMap<usize, Vec<&Pin>> = Default::default();
     for p in pins {
@@ -479,7 +579,8 @@ pub fn install_pins(sys: &Sys, dir: &Path, st: &mut State, pins: &[Pin]) -> Resu
         ports.dedup();
         for (port, via) in ports {
             lines.push(format!(
-                "route replace default via {via} dev p{port} table {}",
+                "route replace default via {via} dev {} table {}",
+                port_name(port),
                 pin_table(port)
             ));
         }
@@ -542,6 +643,8 @@ pub struct Status {
     pub changed: Vec<(String, Option<u64>)>,
     /// Policy rules of the last run's pins.
     pub pins: usize,
+    /// `static` or `bgp`.
+    pub routing: Routing,
 }
 
 /// The state of lab `name`.
@@ -569,5 +672,6 @@ pub fn status(dir: &Path, name: &str) -> Result<Status> {
             .map(|c| (st.cable_name(c.cable), c.rate_kbit))
             .collect(),
         pins: st.pins.len(),
+        routing: st.routing,
     })
 }

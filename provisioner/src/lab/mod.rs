@@ -9,6 +9,8 @@
 //! - [`run`]: one engine per sub-node inside its namespace, the timed run
 //!   and the counted run (link counters read between steps, beside what
 //!   `verify-ranks` predicts for the same table and routes);
+//! - [`frr`]: FRR instances and lldpd in the switch namespaces of a
+//!   BGP lab (`lab up --routing bgp`), configured by `provisioner push`;
 //! - [`burnin`]: rounds of disjoint flows that put one flow on every
 //!   directed inter-switch link, and the links below their rate.
 //!
@@ -19,11 +21,29 @@
 pub mod build;
 pub mod burnin;
 mod error;
+pub mod frr;
 pub mod run;
 pub mod state;
 pub mod sys;
 
 pub use error::{Error, Result};
+
+/// The name of switch port `p` in the lab: `swp{p}`, as Cumulus and
+/// SONiC-on-Linux name front-panel ports and as the `frr` render names
+/// them. Every interface name of a lab switch port comes from here.
+pub fn port_name(p: u32) -> String {
+    format!("swp{p}")
+}
+
+/// The port number of a lab switch interface name (`swp7` -> 7); `None`
+/// for any other interface (`lo`, `br0`, a VRF).
+pub fn port_number(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("swp")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
 
 /// Most rate of one NIC cable by default, kbit/s.
 pub const DEFAULT_RATE_KBIT: u64 = 100_000;
@@ -83,6 +103,16 @@ mod tests {
         assert_eq!(default_rate(64), 25_000);
         assert_eq!(default_rate(100_000), 1_000);
         assert_eq!(default_rate(0), 100_000);
+    }
+
+    #[test]
+    fn port_names_round_trip() {
+        assert_eq!(port_name(7), "swp7");
+        assert_eq!(port_number(&port_name(7)), Some(7));
+        assert_eq!(port_number("swp48"), Some(48));
+        for other in ["lo", "br0", "swp", "swp1a", "p1", "eth0", "swp+1"] {
+            assert_eq!(port_number(other), None, "{other}");
+        }
     }
 
     #[test]

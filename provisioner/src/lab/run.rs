@@ -458,17 +458,15 @@ fn read_counters(sys: &Sys, st: &State) -> Result<Counters> {
             )
         })?;
         for link in v.as_array().into_iter().flatten() {
-            let Some(port) = link["ifname"]
-                .as_str()
-                .and_then(|n| n.strip_prefix('p'))
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
+            let Some(port) = link["ifname"].as_str().and_then(super::port_number) else {
                 continue;
             };
             let stats = &link["stats64"];
+            // A physical switch's namespace (BGP) holds the ports of both
+            // of its VLAN halves: each half counts its own.
             if sw.access_ports.contains(&port) {
                 c.from_hosts += stats["rx"]["bytes"].as_u64().unwrap_or(0);
-            } else {
+            } else if sw.routed_ports.iter().any(|r| r.port == port) {
                 c.tx.insert((s, port), stats["tx"]["bytes"].as_u64().unwrap_or(0));
             }
         }

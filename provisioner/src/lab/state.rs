@@ -2,9 +2,11 @@
 //!
 //! One JSON file per lab, `<state dir>/<name>.json` (default state dir
 //! `/run/eflops-lab`, a tmpfs that goes with the namespaces at a reboot).
-//! Namespaces are named `efl-<name>-s<i>` for plan switch `i` and
+//! Namespaces are named `efl-<name>-s<i>` for plan switch `i` (static
+//! routing), `efl-<name>-p<j>` for physical switch `j` (BGP: both VLAN
+//! halves of a split switch in one namespace, as one FRR instance) and
 //! `efl-<name>-h<i>` for sub-node `i`; a lab never touches a namespace
-//! that its state file does not list.
+//! (or FRR directory) that its state file does not list.
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +48,36 @@ pub struct State {
     /// Policy rules installed for the last run, per switch namespace.
     #[serde(default)]
     pub pins: Vec<(String, String)>,
+    /// How the switches route: static ECMP routes, or FRR with BGP and
+    /// BFD configured by `provisioner push`.
+    #[serde(default)]
+    pub routing: Routing,
+    /// The FRR directories the lab made (`/etc/frr/<ns>`,
+    /// `/var/run/frr/<ns>`), listed before they are made.
+    #[serde(default)]
+    pub frr_dirs: Vec<String>,
+}
+
+/// How a lab's switches route.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Routing {
+    /// The route model's static ECMP routes, one namespace per plan switch.
+    #[default]
+    Static,
+    /// One namespace per physical switch running FRR (zebra, bgpd, bfdd,
+    /// staticd); no routes until `provisioner push` configures it.
+    Bgp,
+}
+
+impl Routing {
+    /// `static` or `bgp`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Routing::Static => "static",
+            Routing::Bgp => "bgp",
+        }
+    }
 }
 
 /// A cable changed by `lab degrade` or `lab cut`.
@@ -58,9 +90,57 @@ pub struct Changed {
 }
 
 impl State {
-    /// The namespace of plan switch `i`.
+    /// The namespace of plan switch `i`: its own (static), or its
+    /// physical switch's (BGP).
     pub fn switch_ns(&self, i: usize) -> String {
-        switch_ns(&self.name, i)
+        match self.routing {
+            Routing::Static => switch_ns(&self.name, i),
+            Routing::Bgp => physical_ns(&self.name, self.physical_of(i)),
+        }
+    }
+
+    /// The physical switches, in the order their first half appears in
+    /// the plan.
+    pub fn physicals(&self) -> Vec<&str> {
+        let mut seen: Vec<&str> = Vec::new();
+        for s in &self.lab.switches {
+            if !seen.contains(&s.physical.as_str()) {
+                seen.push(&s.physical);
+            }
+        }
+        seen
+    }
+
+    /// The index (into [`State::physicals`]) of plan switch `i`'s
+    /// physical switch.
+    pub fn physical_of(&self, i: usize) -> usize {
+        let name = &self.lab.switches[i].physical;
+        self.physicals()
+            .iter()
+            .position(|p| p == name)
+            .unwrap_or_default()
+    }
+
+    /// The plan switches (VLAN halves) of physical switch `j`.
+    pub fn halves(&self, j: usize) -> Vec<usize> {
+        let physicals = self.physicals();
+        let name = physicals[j];
+        (0..self.lab.switches.len())
+            .filter(|&i| self.lab.switches[i].physical == name)
+            .collect()
+    }
+
+    /// The switch namespaces, one per plan switch (static) or per
+    /// physical switch (BGP), in order.
+    pub fn switch_namespaces(&self) -> Vec<String> {
+        match self.routing {
+            Routing::Static => (0..self.lab.switches.len())
+                .map(|i| switch_ns(&self.name, i))
+                .collect(),
+            Routing::Bgp => (0..self.physicals().len())
+                .map(|j| physical_ns(&self.name, j))
+                .collect(),
+        }
     }
 
     /// The namespace of sub-node `i`.
@@ -97,6 +177,11 @@ impl State {
 /// The namespace of plan switch `i` of lab `name`.
 pub fn switch_ns(name: &str, i: usize) -> String {
     format!("efl-{name}-s{i}")
+}
+
+/// The namespace of physical switch `j` of lab `name` (BGP).
+pub fn physical_ns(name: &str, j: usize) -> String {
+    format!("efl-{name}-p{j}")
 }
 
 /// The namespace of sub-node `i` of lab `name`.

@@ -11,6 +11,8 @@
 //!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
 //!   client is given to connect ([`Target`], [`Secret`]).
 //! - `error`: [`PushError`].
+//! - [`frr`]: FRRouting via vtysh and frr-reload.py (the lab's switches,
+//!   transport netns).
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch).
 //!
 //! Credentials live only in [`Secret`], which never prints and never
@@ -19,9 +21,9 @@
 pub mod comware;
 pub mod device;
 pub mod error;
+pub mod frr;
 pub mod sonic;
 pub mod ssh;
-pub mod vtysh;
 
 pub use device::{
     BfdPeer, BgpSession, Commit, Device, HostKeyCheck, Identity, Interface, LldpNeighbour,
@@ -110,4 +112,6 @@ clients! {
     /// H3C Comware 7 over its SSH CLI (commit delay, configuration replace).
     Comware(comware::Comware),
     // frr (helper lab)
+    /// FRRouting on a Linux switch (the lab's switches), via vtysh.
+    Frr(frr::Frr),
 }

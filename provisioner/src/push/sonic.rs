@@ -1,6 +1,7 @@
 //! SONiC over SSH: the Generic Config Updater's checkpoint, replace and
 //! rollback (`config checkpoint|replace|rollback`), driven command by
-//! command on exec channels.
+//! command on exec channels. BGP, BFD and routes come from FRR in SONiC's
+//! `bgp` container (`vtysh ... json`), read by the FRR client's readers.
 //!
 //! The rendered candidate (`render --vendor sonic`) is a partial
 //! `config_db.json`: the tables the plan owns. `load` turns it into a whole
@@ -40,7 +41,7 @@ use super::device::{
 };
 use super::error::{PushError, Result};
 use super::ssh::{Output, Ssh, SshOptions};
-use super::vtysh;
+use super::frr;
 
 /// Our lock directory on the switch; the candidate is written inside it.
 pub const LOCK_DIR: &str = "/tmp/efl-push.lock";
@@ -284,9 +285,9 @@ impl Device for Sonic {
         Ok(Observed {
             lldp: lldp_table(&lldp.stdout)?,
             interfaces: interfaces_status(&interfaces.stdout)?,
-            bgp: vtysh::bgp_summary(&bgp.stdout)?,
-            bfd: vtysh::bfd_peers(&bfd.stdout)?,
-            routes: vtysh::routes(&routes.stdout)?,
+            bgp: frr::bgp_sessions(&vtysh_json(&bgp.stdout, "show bgp vrf all summary json")?),
+            bfd: frr::bfd_peers(&vtysh_json(&bfd.stdout, "show bfd peers json")?),
+            routes: frr::routes(&vtysh_json(&routes.stdout, "show ip route vrf all json")?),
         })
     }
 
@@ -395,6 +396,17 @@ fn diff_values(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Strin
             }
         }
     }
+}
+
+/// The JSON of a `vtysh -c '... json'` answer (FRR in SONiC's bgp
+/// container), read by the FRR client's readers (`super::frr`).
+fn vtysh_json(text: &str, command: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        protocol(
+            &format!("reading `vtysh -c '{command}'`"),
+            format!("not the JSON FRR prints: {e}"),
+        )
+    })
 }
 
 /// `Serial Number: ...` of `show platform summary`.
