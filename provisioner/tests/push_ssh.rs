@@ -347,7 +347,7 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
         "peers":{"10.255.0.1":{"remoteAs":65101,"state":"Established","peerState":"OK"}}}}}"#
         .to_string();
     state.bfd_json = r#"[{"peer":"10.255.0.1","vrf":"default","status":"up"}]"#.to_string();
-    state.routes_json = r#"{"default":{"10.100.16.0/24":[{"prefix":"10.100.16.0/24","protocol":"bgp",
+    state.routes_json = r#"{"default":{"10.100.16.0/24":[{"prefix":"10.100.16.0/24","protocol":"bgp","selected":true,
         "installed":true,"nexthops":[{"ip":"10.255.0.1","fib":true,"active":true}]}]}}"#
         .to_string();
     let server = TestServer::start(state, USER, PASSWORD, 1).await;
