@@ -317,7 +317,10 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                     r.routing.as_str(),
                     r.seconds,
                     if r.routing == state::Routing::Bgp {
-                        format!("FRR runs with a minimal configuration: `provisioner lab devices --name {} --out devices.toml`, then `provisioner push PLAN --devices devices.toml`\n", r.name)
+                        format!(
+                            "FRR runs with a minimal configuration: `provisioner lab devices --name {} --out devices.toml`, then `provisioner push PLAN --devices devices.toml`\n",
+                            r.name
+                        )
                     } else {
                         String::new()
                     }

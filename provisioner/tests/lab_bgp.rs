@@ -185,7 +185,10 @@ fn a_bgp_lab_runs_frr_per_physical_switch_and_leaves_nothing() {
         let sw = &st["lab"]["switches"][j];
         for r in sw["routes"].as_array().unwrap() {
             let prefix = r["prefix"].as_str().unwrap();
-            assert!(next_hops(ns, prefix).is_empty(), "{ns} {prefix} routed before push");
+            assert!(
+                next_hops(ns, prefix).is_empty(),
+                "{ns} {prefix} routed before push"
+            );
         }
         // Ports are swp<p>.
         let links = Command::new("ip")

@@ -17,8 +17,8 @@ use provisioner::push::comware::{Comware, ComwareOptions};
 use provisioner::push::sonic::{self, Sonic};
 use provisioner::push::ssh::{Ssh, SshOptions};
 use provisioner::push::{
-    BgpSession, Device, HostKeyCheck, Interface, LldpNeighbour, PushError, Route, Secret,
-    Target, Tls, Transport,
+    BgpSession, Device, HostKeyCheck, Interface, LldpNeighbour, PushError, Route, Secret, Target,
+    Tls, Transport,
 };
 use serde_json::{Value, json};
 
@@ -29,7 +29,13 @@ use ssh_server::{Script, TestServer};
 const USER: &str = "admin";
 const PASSWORD: &str = "YourPaSsWoRd";
 
-fn target(switch: &str, vendor: Vendor, address: &str, password: &str, host_key: HostKeyCheck) -> Target {
+fn target(
+    switch: &str,
+    vendor: Vendor,
+    address: &str,
+    password: &str,
+    host_key: HostKeyCheck,
+) -> Target {
     Target {
         switch: switch.to_string(),
         vendor,
@@ -69,10 +75,22 @@ fn golden(path: &str) -> String {
 #[tokio::test]
 async fn wrong_password_is_an_auth_error_and_runs_nothing() {
     let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
-    let t = target("sw01", Vendor::Sonic, &server.address, "wrong", pinned(&server));
+    let t = target(
+        "sw01",
+        Vendor::Sonic,
+        &server.address,
+        "wrong",
+        pinned(&server),
+    );
     let err = Ssh::connect(&t, quick()).await.unwrap_err();
-    assert!(matches!(&err, PushError::Auth { user, .. } if user == USER), "{err}");
-    assert!(!err.to_string().contains("wrong"), "the password leaked: {err}");
+    assert!(
+        matches!(&err, PushError::Auth { user, .. } if user == USER),
+        "{err}"
+    );
+    assert!(
+        !err.to_string().contains("wrong"),
+        "the password leaked: {err}"
+    );
     assert!(server.commands().is_empty());
 }
 
@@ -81,7 +99,13 @@ async fn host_key_mismatch_is_refused_before_login() {
     let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
     let other = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 2).await;
     // Pinned fingerprint of another key.
-    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, pinned(&other));
+    let t = target(
+        "sw01",
+        Vendor::Sonic,
+        &server.address,
+        PASSWORD,
+        pinned(&other),
+    );
     let err = Ssh::connect(&t, quick()).await.unwrap_err();
     match &err {
         PushError::HostKey { message, .. } => {
@@ -95,18 +119,43 @@ async fn host_key_mismatch_is_refused_before_login() {
     let file = dir.path().join("known_hosts");
     let line = other.known_hosts_line();
     let (_, key) = line.split_once(' ').unwrap();
-    let (host_port, _) = server.known_hosts_line().split_once(' ').map(|(h, k)| (h.to_string(), k.to_string())).unwrap();
+    let (host_port, _) = server
+        .known_hosts_line()
+        .split_once(' ')
+        .map(|(h, k)| (h.to_string(), k.to_string()))
+        .unwrap();
     std::fs::write(&file, format!("# comment\n{host_port} {key}\n")).unwrap();
-    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, HostKeyCheck::KnownHosts(file.clone()));
+    let t = target(
+        "sw01",
+        Vendor::Sonic,
+        &server.address,
+        PASSWORD,
+        HostKeyCheck::KnownHosts(file.clone()),
+    );
     let err = Ssh::connect(&t, quick()).await.unwrap_err();
-    assert!(err.to_string().contains("line 2 records another key"), "{err}");
+    assert!(
+        err.to_string().contains("line 2 records another key"),
+        "{err}"
+    );
     std::fs::write(&file, "[127.0.0.1]:1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n").unwrap();
     let err = Ssh::connect(&t, quick()).await.unwrap_err();
-    assert!(err.to_string().contains("is not in the known-hosts file"), "{err}");
+    assert!(
+        err.to_string().contains("is not in the known-hosts file"),
+        "{err}"
+    );
     // A missing file is an error, never "no keys known, accept".
-    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, HostKeyCheck::KnownHosts(dir.path().join("absent")));
+    let t = target(
+        "sw01",
+        Vendor::Sonic,
+        &server.address,
+        PASSWORD,
+        HostKeyCheck::KnownHosts(dir.path().join("absent")),
+    );
     let err = Ssh::connect(&t, quick()).await.unwrap_err();
-    assert!(err.to_string().contains("cannot read the known-hosts file"), "{err}");
+    assert!(
+        err.to_string().contains("cannot read the known-hosts file"),
+        "{err}"
+    );
     assert!(server.commands().is_empty());
 }
 
@@ -116,7 +165,13 @@ async fn known_hosts_entry_accepts_and_commands_report_status() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("known_hosts");
     std::fs::write(&file, format!("{}\n", server.known_hosts_line())).unwrap();
-    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, HostKeyCheck::KnownHosts(file));
+    let t = target(
+        "sw01",
+        Vendor::Sonic,
+        &server.address,
+        PASSWORD,
+        HostKeyCheck::KnownHosts(file),
+    );
     let mut ssh = Ssh::connect(&t, quick()).await.unwrap();
     let out = ssh.exec("show platform summary").await.unwrap();
     assert!(out.success() && out.stdout.contains("Serial Number: MT1822K07815"));
@@ -134,13 +189,22 @@ async fn unreachable_address_is_named() {
     drop(l);
     let t = target("sw01", Vendor::Sonic, &address, PASSWORD, HostKeyCheck::Off);
     let err = Ssh::connect(&t, quick()).await.unwrap_err();
-    assert!(matches!(&err, PushError::Unreachable { address: a, .. } if *a == address), "{err}");
+    assert!(
+        matches!(&err, PushError::Unreachable { address: a, .. } if *a == address),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------- SONiC
 
 async fn sonic(server: &TestServer<SonicState>) -> Sonic {
-    let t = target("sw01", Vendor::Sonic, &server.address, PASSWORD, pinned(server));
+    let t = target(
+        "sw01",
+        Vendor::Sonic,
+        &server.address,
+        PASSWORD,
+        pinned(server),
+    );
     Sonic::connect(&t, quick()).await.unwrap()
 }
 
@@ -167,7 +231,10 @@ async fn sonic_happy_path() {
     assert_eq!(id.hostname, "sw01");
     assert_eq!(id.serial.as_deref(), Some("MT1822K07815"));
     let diff = d.load(&candidate()).await.unwrap();
-    assert!(diff.contains("- /PORT/Ethernet0/mtu: \"9100\"\n+ /PORT/Ethernet0/mtu: \"9216\"\n"), "{diff}");
+    assert!(
+        diff.contains("- /PORT/Ethernet0/mtu: \"9100\"\n+ /PORT/Ethernet0/mtu: \"9216\"\n"),
+        "{diff}"
+    );
     assert!(diff.contains("- /VLAN/Vlan999/vlanid: \"999\"\n"), "{diff}");
     let commit = d.commit(Duration::from_secs(300)).await.unwrap();
     assert!(!commit.native_timer);
@@ -193,7 +260,11 @@ async fn sonic_happy_path() {
     assert_eq!(state.running["PORT"]["Ethernet0"]["lanes"], "0,1,2,3");
     assert_eq!(state.running["MGMT_INTERFACE"], before["MGMT_INTERFACE"]);
     assert!(state.running["VLAN"].get("Vlan999").is_none());
-    assert!(state.running["STATIC_ROUTE"].as_object().is_some_and(|r| !r.is_empty()));
+    assert!(
+        state.running["STATIC_ROUTE"]
+            .as_object()
+            .is_some_and(|r| !r.is_empty())
+    );
     assert_eq!(state.saved, state.running);
     assert!(state.checkpoints.is_empty());
     assert!(!state.dirs.contains(sonic::LOCK_DIR));
@@ -230,7 +301,9 @@ async fn sonic_lock_held_names_the_holder_and_leaves_it() {
     let mut second = sonic(&server).await;
     let err = second.load(&candidate()).await.unwrap_err();
     match &err {
-        PushError::Locked { by } => assert!(by.starts_with("provisioner push as admin since"), "{by}"),
+        PushError::Locked { by } => {
+            assert!(by.starts_with("provisioner push as admin since"), "{by}")
+        }
         e => panic!("expected Locked, got {e}"),
     }
     assert_eq!(
@@ -253,7 +326,10 @@ async fn sonic_rejected_candidate_shows_the_device_message() {
     let err = d.load(&bad.to_string()).await.unwrap_err();
     match &err {
         PushError::Rejected { message } => {
-            assert!(message.contains("Invalid value \"10000\" in \"mtu\" element"), "{message}")
+            assert!(
+                message.contains("Invalid value \"10000\" in \"mtu\" element"),
+                "{message}"
+            )
         }
         e => panic!("expected Rejected, got {e}"),
     }
@@ -278,9 +354,15 @@ async fn sonic_connection_dropped_mid_commit_rolls_back_after_reconnecting() {
     let PushError::Transport { action, .. } = &err else {
         panic!("expected a lost connection, got {err}");
     };
-    assert!(action.contains("reconnected and rolled back to checkpoint efl-push-"), "{action}");
+    assert!(
+        action.contains("reconnected and rolled back to checkpoint efl-push-"),
+        "{action}"
+    );
     let log = server.commands();
-    let point = log[0].strip_prefix("sudo config checkpoint ").unwrap().to_string();
+    let point = log[0]
+        .strip_prefix("sudo config checkpoint ")
+        .unwrap()
+        .to_string();
     assert_eq!(
         log,
         [
@@ -303,7 +385,10 @@ async fn sonic_timer_expiry_is_our_watchdogs_rollback_on_a_new_connection() {
     let mut d = sonic(&server).await;
     d.load(&candidate()).await.unwrap();
     let commit = d.commit(Duration::from_secs(1)).await.unwrap();
-    assert!(!commit.native_timer, "SONiC has no commit-confirm timer of its own");
+    assert!(
+        !commit.native_timer,
+        "SONiC has no commit-confirm timer of its own"
+    );
     drop(d);
     assert_ne!(server.state.lock().unwrap().running, before);
     server.clear();
@@ -412,7 +497,13 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
 const MINUTE: Duration = Duration::from_millis(300);
 
 async fn comware(server: &TestServer<ComwareState>) -> Comware {
-    let t = target("sw01", Vendor::Comware, &server.address, PASSWORD, pinned(server));
+    let t = target(
+        "sw01",
+        Vendor::Comware,
+        &server.address,
+        PASSWORD,
+        pinned(server),
+    );
     let options = ComwareOptions {
         ssh: quick(),
         minute: MINUTE,
@@ -452,9 +543,18 @@ async fn comware_happy_path() {
     assert_eq!(id.serial.as_deref(), Some("210235A2CSH19C000012"));
     let diff = d.load(&comware_candidate()).await.unwrap();
     assert!(diff.contains(" interface HundredGigE1/0/1\n"), "{diff}");
-    assert!(diff.contains("- mtu 1500\n") && diff.contains("+ mtu 9216\n"), "{diff}");
-    assert!(diff.contains("- ip route-static vpn-instance Vrf101 10.9.0.0 16 10.255.0.9\n"), "{diff}");
-    assert!(!diff.contains("ssh server enable"), "kept lines are no change: {diff}");
+    assert!(
+        diff.contains("- mtu 1500\n") && diff.contains("+ mtu 9216\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("- ip route-static vpn-instance Vrf101 10.9.0.0 16 10.255.0.9\n"),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("ssh server enable"),
+        "kept lines are no change: {diff}"
+    );
     let commit = d.commit(Duration::from_secs(1)).await.unwrap();
     assert!(commit.native_timer);
     assert!(server.state.lock().unwrap().delay.is_some());
@@ -495,10 +595,20 @@ async fn comware_happy_path() {
     state.tick();
     assert_eq!(state.timer_rollbacks, 0);
     assert!(state.running.contains(" mtu 9216"));
-    assert!(state.running.contains("ssh server enable"), "the management config survives");
+    assert!(
+        state.running.contains("ssh server enable"),
+        "the management config survives"
+    );
     assert!(state.running.contains("local-user admin class manage"));
-    assert!(!state.running.contains("10.9.0.0 16"), "the stale route in a plan VRF is gone");
-    assert!(state.running.contains("ip route-static vpn-instance mgmt 0.0.0.0 0 192.0.2.1"));
+    assert!(
+        !state.running.contains("10.9.0.0 16"),
+        "the stale route in a plan VRF is gone"
+    );
+    assert!(
+        state
+            .running
+            .contains("ip route-static vpn-instance mgmt 0.0.0.0 0 192.0.2.1")
+    );
     assert_eq!(state.saved, state.running);
     assert!(state.files.is_empty(), "{:?}", state.files.keys());
     assert!(!state.dirs.contains("flash:/efl-push"));
@@ -570,7 +680,12 @@ async fn comware_confirm_from_a_new_session_after_expiry_reports_it() {
     assert!(matches!(err, PushError::TimerExpired { .. }), "{err}");
     assert_eq!(
         server.commands(),
-        strings(&["screen-length disable", "system-view", "configuration commit", "return"])
+        strings(&[
+            "screen-length disable",
+            "system-view",
+            "configuration commit",
+            "return"
+        ])
     );
     assert_eq!(server.state.lock().unwrap().running, before);
 }
@@ -584,14 +699,23 @@ async fn comware_lock_held_names_the_holder() {
     server.clear();
     let err = second.load(&comware_candidate()).await.unwrap_err();
     match &err {
-        PushError::Locked { by } => assert!(by.starts_with("provisioner push as admin since"), "{by}"),
+        PushError::Locked { by } => {
+            assert!(by.starts_with("provisioner push as admin since"), "{by}")
+        }
         e => panic!("expected Locked, got {e}"),
     }
     assert_eq!(
         server.commands(),
         strings(&["mkdir flash:/efl-push", "more flash:/efl-push/owner.txt"])
     );
-    assert!(server.state.lock().unwrap().dirs.contains("flash:/efl-push"));
+    assert!(
+        server
+            .state
+            .lock()
+            .unwrap()
+            .dirs
+            .contains("flash:/efl-push")
+    );
 }
 
 #[tokio::test]
@@ -606,7 +730,10 @@ async fn comware_rejected_candidate_is_undone_at_once() {
     let PushError::Rejected { message } = &err else {
         panic!("expected Rejected, got {err}");
     };
-    assert!(message.contains("' mtu 10000' of flash:/efl-push/candidate.cfg: Wrong parameter"), "{message}");
+    assert!(
+        message.contains("' mtu 10000' of flash:/efl-push/candidate.cfg: Wrong parameter"),
+        "{message}"
+    );
     let p = saved_point(&server.commands());
     assert_eq!(
         server.commands(),
@@ -638,7 +765,10 @@ async fn comware_connection_dropped_mid_commit_is_rolled_back_by_the_timer() {
     let PushError::Transport { action, .. } = &err else {
         panic!("expected a lost connection, got {err}");
     };
-    assert!(action.contains("commit delay rolls the change back within 1 min"), "{action}");
+    assert!(
+        action.contains("commit delay rolls the change back within 1 min"),
+        "{action}"
+    );
     assert!(server.state.lock().unwrap().running.contains(" mtu 9216"));
     tokio::time::sleep(MINUTE * 2).await;
     let mut state = server.state.lock().unwrap();
@@ -682,11 +812,27 @@ async fn comware_rollback_before_expiry_replaces_with_the_saved_file() {
 #[tokio::test]
 async fn comware_wrong_password_and_pinned_key() {
     let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
-    let t = target("sw01", Vendor::Comware, &server.address, "nope", pinned(&server));
-    let err = Comware::connect(&t, ComwareOptions::default()).await.unwrap_err();
+    let t = target(
+        "sw01",
+        Vendor::Comware,
+        &server.address,
+        "nope",
+        pinned(&server),
+    );
+    let err = Comware::connect(&t, ComwareOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, PushError::Auth { .. }), "{err}");
-    let t = target("sw01", Vendor::Comware, &server.address, PASSWORD, HostKeyCheck::Sha256("SHA256:AAAA".into()));
-    let err = Comware::connect(&t, ComwareOptions::default()).await.unwrap_err();
+    let t = target(
+        "sw01",
+        Vendor::Comware,
+        &server.address,
+        PASSWORD,
+        HostKeyCheck::Sha256("SHA256:AAAA".into()),
+    );
+    let err = Comware::connect(&t, ComwareOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, PushError::HostKey { .. }), "{err}");
     assert!(server.commands().is_empty());
 }

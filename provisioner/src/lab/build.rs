@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use super::error::{Error, Result};
 use super::frr;
+use super::port_name;
 use super::state::{self, Changed, Routing, State};
 use super::sys::{self, Sys};
-use super::port_name;
 
 /// Milliseconds of traffic at the cable's rate each shaper queues.
 const QUEUE_MS: u64 = 200;
@@ -285,7 +285,6 @@ fn build(sys: &Sys, st: &State, dir: &Path) -> Result<()> {
     }
     Ok(())
 }
-
 
 /// `route add PREFIX nexthop via A dev pX nexthop via B dev pY`.
 fn route_line(r: &planner::network::lab::LabRoute) -> String {

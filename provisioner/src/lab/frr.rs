@@ -59,10 +59,7 @@ pub const MINIMAL_CONFIG: &str = "frr defaults datacenter\nservice integrated-vt
 /// how to get them.
 pub fn check() -> Result<()> {
     let fix = "run .ci/install-deps, or `apt-get install --no-install-recommends frr frr-pythontools lldpd`";
-    let mut need: Vec<PathBuf> = DAEMONS
-        .iter()
-        .map(|d| Path::new(FRR_LIB).join(d))
-        .collect();
+    let mut need: Vec<PathBuf> = DAEMONS.iter().map(|d| Path::new(FRR_LIB).join(d)).collect();
     need.push(PathBuf::from("/usr/lib/frr/frr-reload.py"));
     need.push(PathBuf::from("/usr/bin/vtysh"));
     need.push(PathBuf::from("/usr/sbin/lldpd"));
@@ -148,8 +145,7 @@ pub fn start_lldpd(
     let dir = socket
         .parent()
         .ok_or_else(|| Error::io("lldpd socket", std::io::Error::other("no directory")))?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("making {}", dir.display()), e))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("making {}", dir.display()), e))?;
     // lldpd's privilege-separated child chroots here; the package's tmpfiles
     // entry makes it at boot, a machine without systemd may lack it.
     std::fs::create_dir_all("/run/lldpd")
@@ -160,7 +156,7 @@ pub fn start_lldpd(
         None => "configure lldp portidsubtype ifname\n".to_string(),
     };
     std::fs::write(&conf, format!("{id}configure lldp tx-interval 5\n"))
-    .map_err(|e| Error::io(format!("writing {}", conf.display()), e))?;
+        .map_err(|e| Error::io(format!("writing {}", conf.display()), e))?;
     let script = r#"hostname "$1" && exec lldpd -d -u "$2" -I "$3" -O "$4""#;
     let sock = socket.display().to_string();
     let conf = conf.display().to_string();
@@ -274,7 +270,8 @@ mod tests {
     #[test]
     fn switch_names_are_toml_strings() {
         assert_eq!(toml_string("sw1"), "\"sw1\"");
-        let parsed: toml::Value = toml::from_str(&format!("x = {}", toml_string("a\"b\\c"))).unwrap();
+        let parsed: toml::Value =
+            toml::from_str(&format!("x = {}", toml_string("a\"b\\c"))).unwrap();
         assert_eq!(parsed["x"].as_str(), Some("a\"b\\c"));
     }
 

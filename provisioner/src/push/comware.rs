@@ -137,7 +137,9 @@ impl Comware {
     pub async fn connect(target: &Target, options: ComwareOptions) -> Result<Comware> {
         let mut ssh = Ssh::connect(target, options.ssh).await?;
         let mut shell = ssh.shell().await?;
-        let greeting = shell.read_until("waiting for the prompt", prompt_end).await?;
+        let greeting = shell
+            .read_until("waiting for the prompt", prompt_end)
+            .await?;
         let sysname = greeting
             .rsplit('\n')
             .next()
@@ -181,7 +183,10 @@ impl Comware {
                 Some(a) => self.shell.send(a).await?,
                 None => {
                     self.shell.send("N").await?;
-                    return Err(protocol(&action, format!("unexpected question: {}", part.trim())));
+                    return Err(protocol(
+                        &action,
+                        format!("unexpected question: {}", part.trim()),
+                    ));
                 }
             }
         }
@@ -190,7 +195,10 @@ impl Comware {
         if lines.first().is_some_and(|l| l.trim_end().ends_with(line)) {
             lines.remove(0);
         }
-        if lines.last().is_some_and(|l| prompt_name(l.trim_end()).is_some()) {
+        if lines
+            .last()
+            .is_some_and(|l| prompt_name(l.trim_end()).is_some())
+        {
             lines.pop();
         }
         Ok(lines.join("\n"))
@@ -234,7 +242,10 @@ impl Comware {
         }
         self.locked = true;
         let since = unix_seconds();
-        let owner = format!("provisioner push as {} since unix time {since}\n", self.target.user);
+        let owner = format!(
+            "provisioner push as {} since unix time {since}\n",
+            self.target.user
+        );
         self.ssh.scp_upload(OWNER, owner.as_bytes()).await
     }
 
@@ -431,7 +442,9 @@ impl Device for Comware {
             // No commit in progress: the timer ran out (the device rolled
             // back), or the change was confirmed already.
             return Err(PushError::TimerExpired {
-                point: point.map(|p| p.0).unwrap_or_else(|| "the configuration before the commit".to_string()),
+                point: point
+                    .map(|p| p.0)
+                    .unwrap_or_else(|| "the configuration before the commit".to_string()),
             });
         }
         self.yes("save force").await?;
@@ -534,7 +547,9 @@ pub fn replace_target(running: &str, candidate: &str) -> String {
     let named: Vec<&Vec<String>> = cand.iter().filter(|s| !is_global(s)).collect();
     let cand_global: Vec<&String> = cand.iter().filter(|s| is_global(s)).flatten().collect();
     let owned_vrfs = vpn_instances(candidate);
-    let cand_sysname = cand_global.iter().find(|l| l.trim().starts_with("sysname "));
+    let cand_sysname = cand_global
+        .iter()
+        .find(|l| l.trim().starts_with("sysname "));
     let keep_global = |line: &String| {
         let t = line.trim();
         if t.starts_with("sysname ") && cand_sysname.is_some() {
@@ -619,7 +634,12 @@ pub fn section_diff(running: &str, target: &str) -> String {
     let a = sections(running);
     let b = sections(target);
     let split = |s: &[Vec<String>]| {
-        let globals: Vec<String> = s.iter().filter(|x| is_global(x)).flatten().cloned().collect();
+        let globals: Vec<String> = s
+            .iter()
+            .filter(|x| is_global(x))
+            .flatten()
+            .cloned()
+            .collect();
         let named: Vec<Vec<String>> = s.iter().filter(|x| !is_global(x)).cloned().collect();
         (globals, named)
     };
@@ -693,7 +713,9 @@ const ABBREVIATIONS: [(&str, &str); 8] = [
 
 /// `HGE1/0/1` -> `HundredGigE1/0/1`; full names pass through.
 pub fn full_interface(name: &str) -> String {
-    let split = name.find(|c: char| c.is_ascii_digit()).unwrap_or(name.len());
+    let split = name
+        .find(|c: char| c.is_ascii_digit())
+        .unwrap_or(name.len());
     let (prefix, rest) = name.split_at(split);
     ABBREVIATIONS
         .iter()
@@ -991,9 +1013,21 @@ mod tests {
         assert_eq!(
             interface_brief(text),
             vec![
-                Interface { name: "HundredGigE1/0/1".into(), up: true, speed_mbps: None },
-                Interface { name: "HundredGigE1/0/2".into(), up: false, speed_mbps: None },
-                Interface { name: "HundredGigE1/0/3".into(), up: true, speed_mbps: Some(100_000) },
+                Interface {
+                    name: "HundredGigE1/0/1".into(),
+                    up: true,
+                    speed_mbps: None
+                },
+                Interface {
+                    name: "HundredGigE1/0/2".into(),
+                    up: false,
+                    speed_mbps: None
+                },
+                Interface {
+                    name: "HundredGigE1/0/3".into(),
+                    up: true,
+                    speed_mbps: Some(100_000)
+                },
             ]
         );
     }
@@ -1003,16 +1037,39 @@ mod tests {
         let bgp = " BGP local router ID: 10.255.0.1\n Local AS number: 65001\n Total number of peers: 2                 Peers in established state: 1\n\n  * - Dynamically created peer\n  Peer                    AS  MsgRcvd  MsgSent OutQ PrefRcv Up/Down  State\n\n  10.255.0.80          65101        7       10    0       4 00:05:19 Established\n  10.255.0.96          65102        0        0    0       0 00:00:09 Active\n";
         let s = bgp_peers(bgp, "Vrf101");
         assert_eq!(s.len(), 2);
-        assert_eq!(s[0], BgpSession { vrf: "Vrf101".into(), peer: "10.255.0.80".into(), remote_as: Some(65101), established: true });
+        assert_eq!(
+            s[0],
+            BgpSession {
+                vrf: "Vrf101".into(),
+                peer: "10.255.0.80".into(),
+                remote_as: Some(65101),
+                established: true
+            }
+        );
         assert!(!s[1].established);
         let bfd = " Total Session Num: 1     Up Session Num: 1     Init Mode: Active\n\n IPv4 session working in control packet mode:\n\n LD/RD            SourceAddr      DestAddr        State  Holdtime    Interface\n 513/513          10.255.0.1      10.255.0.80     Up     2297ms      HGE1/0/1\n";
-        assert_eq!(bfd_sessions(bfd), vec![BfdPeer { vrf: "default".into(), peer: "10.255.0.80".into(), up: true }]);
+        assert_eq!(
+            bfd_sessions(bfd),
+            vec![BfdPeer {
+                vrf: "default".into(),
+                peer: "10.255.0.80".into(),
+                up: true
+            }]
+        );
         let table = "Destinations : 2        Routes : 3\n\nDestination/Mask   Proto   Pre Cost        NextHop         Interface\n10.255.0.0/31      Direct  0   0           10.255.0.1      HGE1/0/1\n10.100.16.0/24     Static  60  0           10.255.0.80     HGE1/0/1\n                   Static  60  0           10.255.0.96     HGE1/0/2\n";
         assert_eq!(
             routing_table(table, "Vrf101"),
             vec![
-                Route { vrf: "Vrf101".into(), prefix: "10.255.0.0/31".into(), next_hops: vec![] },
-                Route { vrf: "Vrf101".into(), prefix: "10.100.16.0/24".into(), next_hops: vec!["10.255.0.80".into(), "10.255.0.96".into()] },
+                Route {
+                    vrf: "Vrf101".into(),
+                    prefix: "10.255.0.0/31".into(),
+                    next_hops: vec![]
+                },
+                Route {
+                    vrf: "Vrf101".into(),
+                    prefix: "10.100.16.0/24".into(),
+                    next_hops: vec!["10.255.0.80".into(), "10.255.0.96".into()]
+                },
             ]
         );
     }

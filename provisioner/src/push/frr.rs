@@ -286,7 +286,11 @@ pub fn version_hostname(text: &str) -> Option<String> {
 pub fn bgp_sessions(v: &Value) -> Vec<BgpSession> {
     let mut out = Vec::new();
     for (vrf, body) in v.as_object().into_iter().flatten() {
-        for (peer, p) in body["ipv4Unicast"]["peers"].as_object().into_iter().flatten() {
+        for (peer, p) in body["ipv4Unicast"]["peers"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
             out.push(BgpSession {
                 vrf: vrf.clone(),
                 peer: peer.clone(),
@@ -602,7 +606,11 @@ mod tests {
             "port": {"id": {"type": "ifname", "value": "swp1"}}}}}});
         assert_eq!(
             lldp_neighbours(&one),
-            vec![LldpNeighbour { port: "swp1".into(), system: "sw2".into(), port_id: "swp1".into() }]
+            vec![LldpNeighbour {
+                port: "swp1".into(),
+                system: "sw2".into(),
+                port_id: "swp1".into()
+            }]
         );
         let many = json!({"lldp": {"interface": [
             {"swp1": {"chassis": {"sw2": {}}, "port": {"id": {"value": "swp1"}}}},
@@ -628,7 +636,9 @@ mod tests {
     #[test]
     fn the_rollback_point_is_an_applicable_file() {
         assert_eq!(
-            strip_running_header("Building configuration...\n\nCurrent configuration:\n!\nhostname sw1\nend"),
+            strip_running_header(
+                "Building configuration...\n\nCurrent configuration:\n!\nhostname sw1\nend"
+            ),
             "\n!\nhostname sw1\nend\n"
         );
     }

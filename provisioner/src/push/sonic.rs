@@ -36,12 +36,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
-use super::device::{
-    Commit, Device, Identity, Interface, LldpNeighbour, Observed, Target,
-};
+use super::device::{Commit, Device, Identity, Interface, LldpNeighbour, Observed, Target};
 use super::error::{PushError, Result};
-use super::ssh::{Output, Ssh, SshOptions};
 use super::frr;
+use super::ssh::{Output, Ssh, SshOptions};
 
 /// Our lock directory on the switch; the candidate is written inside it.
 pub const LOCK_DIR: &str = "/tmp/efl-push.lock";
@@ -237,7 +235,8 @@ impl Device for Sonic {
             .map(|d| d.as_secs())
             .unwrap_or(0);
         let point = format!("efl-push-{seconds}");
-        self.must(&format!("sudo config checkpoint {point}")).await?;
+        self.must(&format!("sudo config checkpoint {point}"))
+            .await?;
         self.point = Some(point.clone());
         match self
             .ssh
@@ -324,7 +323,10 @@ impl Device for Sonic {
 
 /// The target CONFIG_DB: the running one with the candidate's tables laid
 /// over it (see the module comment for the rule).
-pub fn replace_target(running: &Map<String, Value>, candidate: &Map<String, Value>) -> Map<String, Value> {
+pub fn replace_target(
+    running: &Map<String, Value>,
+    candidate: &Map<String, Value>,
+) -> Map<String, Value> {
     let mut out = running.clone();
     for (table, entries) in candidate {
         let Some(entries) = entries.as_object() else {
@@ -432,10 +434,7 @@ fn platform_serial(text: &str) -> Option<String> {
 pub fn lldp_table(text: &str) -> Result<Vec<LldpNeighbour>> {
     let mut lines = text.lines();
     if !lines.any(|l| l.trim_start().starts_with("LocalPort")) {
-        return Err(protocol(
-            "reading `show lldp table`",
-            "no LocalPort header",
-        ));
+        return Err(protocol("reading `show lldp table`", "no LocalPort header"));
     }
     let mut out = Vec::new();
     for line in lines {

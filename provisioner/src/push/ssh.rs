@@ -156,7 +156,9 @@ pub fn split_address(address: &str) -> Result<(String, u16)> {
         message: format!("`{address}` {why}; write host:port, for example 192.0.2.10:22"),
     };
     if let Some(rest) = address.strip_prefix('[') {
-        let (host, tail) = rest.split_once(']').ok_or_else(|| bad("has no closing ]"))?;
+        let (host, tail) = rest
+            .split_once(']')
+            .ok_or_else(|| bad("has no closing ]"))?;
         let port = match tail.strip_prefix(':') {
             Some(p) => p.parse().map_err(|_| bad("has a bad port"))?,
             None if tail.is_empty() => 22,
@@ -655,7 +657,9 @@ fn hashed_match(hashed: &str, name: &str) -> bool {
     let Ok(mac) = Hmac::<Sha1>::new_from_slice(&salt) else {
         return false;
     };
-    mac.chain_update(name.as_bytes()).verify_slice(&hash).is_ok()
+    mac.chain_update(name.as_bytes())
+        .verify_slice(&hash)
+        .is_ok()
 }
 
 /// Standard base64 with padding (what OpenSSH writes in hashed entries).
@@ -698,10 +702,19 @@ mod tests {
 
     #[test]
     fn addresses_split() {
-        assert_eq!(split_address("192.0.2.1:2222").unwrap(), ("192.0.2.1".into(), 2222));
+        assert_eq!(
+            split_address("192.0.2.1:2222").unwrap(),
+            ("192.0.2.1".into(), 2222)
+        );
         assert_eq!(split_address("sw01").unwrap(), ("sw01".into(), 22));
-        assert_eq!(split_address("[2001:db8::1]:22").unwrap(), ("2001:db8::1".into(), 22));
-        assert_eq!(split_address("2001:db8::1").unwrap(), ("2001:db8::1".into(), 22));
+        assert_eq!(
+            split_address("[2001:db8::1]:22").unwrap(),
+            ("2001:db8::1".into(), 22)
+        );
+        assert_eq!(
+            split_address("2001:db8::1").unwrap(),
+            ("2001:db8::1".into(), 22)
+        );
         assert!(split_address("sw01:x").is_err());
         assert!(split_address(":22").is_err());
         assert!(split_address("").is_err());
@@ -736,7 +749,11 @@ mod tests {
         const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         let mut s = String::new();
         for chunk in bytes.chunks(3) {
-            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let b = [
+                chunk[0],
+                *chunk.get(1).unwrap_or(&0),
+                *chunk.get(2).unwrap_or(&0),
+            ];
             let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
             for i in 0..4 {
                 if i <= chunk.len() {

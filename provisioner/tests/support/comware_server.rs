@@ -138,7 +138,11 @@ impl ComwareState {
             }
         }
         self.running = applied;
-        if let Some(name) = self.running.lines().find_map(|l| l.trim().strip_prefix("sysname ")) {
+        if let Some(name) = self
+            .running
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("sysname "))
+        {
             self.sysname = name.to_string();
         }
         if failed.is_empty() {
@@ -168,7 +172,9 @@ impl ComwareState {
             _ if !yes => Reply::ok(""),
             Question::Save(file) => {
                 self.files.insert(file, self.running.clone());
-                Reply::ok("Validating file. Please wait...\nSaved the current configuration to mainboard device successfully.")
+                Reply::ok(
+                    "Validating file. Please wait...\nSaved the current configuration to mainboard device successfully.",
+                )
             }
             Question::Delete(file) => {
                 self.files.remove(&file);
@@ -176,7 +182,9 @@ impl ComwareState {
             }
             Question::Rmdir(dir) => {
                 if self.files.keys().any(|f| ComwareState::parent(f) == dir) {
-                    return Reply::ok(format!("%Failed to remove directory {dir}: the directory is not empty."));
+                    return Reply::ok(format!(
+                        "%Failed to remove directory {dir}: the directory is not empty."
+                    ));
                 }
                 self.dirs.remove(&dir);
                 Reply::ok(format!("Removing directory {dir}... Done."))
@@ -201,22 +209,32 @@ impl ComwareState {
         }
         if line == "save force" {
             self.saved = self.running.clone();
-            return Reply::ok("Validating file. Please wait...\nSaved the current configuration to mainboard device successfully.");
+            return Reply::ok(
+                "Validating file. Please wait...\nSaved the current configuration to mainboard device successfully.",
+            );
         }
         if let Some(file) = line.strip_prefix("save ") {
             self.question = Some(Question::Save(file.to_string()));
-            return Reply::ok(format!("The current configuration will be saved to {file}. Continue? [Y/N]:"));
+            return Reply::ok(format!(
+                "The current configuration will be saved to {file}. Continue? [Y/N]:"
+            ));
         }
         if let Some(file) = line.strip_prefix("delete /unreserved ") {
             if !self.files.contains_key(file) {
-                return Reply::ok(format!("%Failed to delete {file}: the file does not exist."));
+                return Reply::ok(format!(
+                    "%Failed to delete {file}: the file does not exist."
+                ));
             }
             self.question = Some(Question::Delete(file.to_string()));
-            return Reply::ok(format!("The file cannot be restored. Delete {file}? [Y/N]:"));
+            return Reply::ok(format!(
+                "The file cannot be restored. Delete {file}? [Y/N]:"
+            ));
         }
         if let Some(dir) = line.strip_prefix("rmdir ") {
             if !self.dirs.contains(dir) {
-                return Reply::ok(format!("%Failed to remove directory {dir}: the directory does not exist."));
+                return Reply::ok(format!(
+                    "%Failed to remove directory {dir}: the directory does not exist."
+                ));
             }
             self.question = Some(Question::Rmdir(dir.to_string()));
             return Reply::ok(format!("Remove directory {dir}? [Y/N]:"));
@@ -245,14 +263,18 @@ impl ComwareState {
                 if line == "display bgp peer ipv4 vpn-instance Vrf101" {
                     Reply::ok(self.bgp.clone())
                 } else {
-                    Reply::ok(" BGP local router ID: 10.255.0.1\n Local AS number: 65001\n Total number of peers: 0                 Peers in established state: 0")
+                    Reply::ok(
+                        " BGP local router ID: 10.255.0.1\n Local AS number: 65001\n Total number of peers: 0                 Peers in established state: 0",
+                    )
                 }
             }
             _ if line.starts_with("display ip routing-table") => {
                 if line == "display ip routing-table vpn-instance Vrf101" {
                     Reply::ok(self.routes.clone())
                 } else {
-                    Reply::ok("Destinations : 0        Routes : 0\n\nDestination/Mask   Proto   Pre Cost        NextHop         Interface")
+                    Reply::ok(
+                        "Destinations : 0        Routes : 0\n\nDestination/Mask   Proto   Pre Cost        NextHop         Interface",
+                    )
                 }
             }
             _ => unknown(),
@@ -275,7 +297,9 @@ impl ComwareState {
         }
         if let Some(file) = line.strip_prefix("configuration replace file ") {
             self.question = Some(Question::Replace(file.to_string()));
-            return Reply::ok("Current configuration will be lost, save current configuration? [Y/N]:");
+            return Reply::ok(
+                "Current configuration will be lost, save current configuration? [Y/N]:",
+            );
         }
         match line {
             "configuration commit" => {

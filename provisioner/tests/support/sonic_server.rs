@@ -62,7 +62,13 @@ impl SonicState {
     /// member's VLAN exists. Messages as GCU prints them.
     fn validate(config: &Value) -> Result<(), String> {
         let empty = serde_json::Map::new();
-        let table = |name: &str| config.get(name).and_then(Value::as_object).unwrap_or(&empty).clone();
+        let table = |name: &str| {
+            config
+                .get(name)
+                .and_then(Value::as_object)
+                .unwrap_or(&empty)
+                .clone()
+        };
         for (port, fields) in table("PORT") {
             if let Some(mtu) = fields.get("mtu").and_then(Value::as_str) {
                 let ok = mtu.parse::<u32>().is_ok_and(|m| (68..=9216).contains(&m));
@@ -89,10 +95,14 @@ impl SonicState {
 
     fn read_config(&self, path: &str) -> Result<Value, Reply> {
         let bytes = self.files.get(path).ok_or_else(|| {
-            Reply::fail(1, format!("Error: Invalid value for 'TARGET_FILE_PATH': Path '{path}' does not exist.\n"))
+            Reply::fail(
+                1,
+                format!(
+                    "Error: Invalid value for 'TARGET_FILE_PATH': Path '{path}' does not exist.\n"
+                ),
+            )
         })?;
-        serde_json::from_slice(bytes)
-            .map_err(|e| Reply::fail(1, format!("Error: {e}\n")))
+        serde_json::from_slice(bytes).map_err(|e| Reply::fail(1, format!("Error: {e}\n")))
     }
 
     fn parent_exists(&self, path: &str) -> bool {
@@ -106,7 +116,10 @@ fn arg<'a>(command: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 fn checkpoint_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
 impl Script for SonicState {
@@ -133,17 +146,25 @@ impl Script for SonicState {
         }
         if let Some(dir) = arg(command, "mkdir ") {
             if self.dirs.contains(dir) || self.files.contains_key(dir) {
-                return Reply::fail(1, format!("mkdir: cannot create directory '{dir}': File exists\n"));
+                return Reply::fail(
+                    1,
+                    format!("mkdir: cannot create directory '{dir}': File exists\n"),
+                );
             }
             if !self.parent_exists(dir) {
-                return Reply::fail(1, format!("mkdir: cannot create directory '{dir}': No such file or directory\n"));
+                return Reply::fail(
+                    1,
+                    format!("mkdir: cannot create directory '{dir}': No such file or directory\n"),
+                );
             }
             self.dirs.insert(dir.to_string());
             return Reply::ok("");
         }
         if let Some(path) = arg(command, "rm -rf ") {
-            self.dirs.retain(|d| d != path && !d.starts_with(&format!("{path}/")));
-            self.files.retain(|f, _| !f.starts_with(&format!("{path}/")) && f != path);
+            self.dirs
+                .retain(|d| d != path && !d.starts_with(&format!("{path}/")));
+            self.files
+                .retain(|f, _| !f.starts_with(&format!("{path}/")) && f != path);
             return Reply::ok("");
         }
         if let Some(path) = arg(command, "cat > ") {
@@ -165,7 +186,9 @@ impl Script for SonicState {
                 Err(r) => return r,
             };
             return match SonicState::validate(&config) {
-                Ok(()) => Reply::ok("Config Replacer: Replacing config in dry-run mode.\nConfig replaced successfully.\n"),
+                Ok(()) => Reply::ok(
+                    "Config Replacer: Replacing config in dry-run mode.\nConfig replaced successfully.\n",
+                ),
                 Err(m) => Reply::fail(1, format!("{m}\n")),
             };
         }
@@ -181,13 +204,16 @@ impl Script for SonicState {
             if self.drop_on_replace {
                 return Reply::dropped();
             }
-            return Reply::ok("Config Replacer: Replacing config.\nConfig replaced successfully.\n");
+            return Reply::ok(
+                "Config Replacer: Replacing config.\nConfig replaced successfully.\n",
+            );
         }
         if let Some(name) = arg(command, "sudo config checkpoint ") {
             if !checkpoint_name(name) {
                 return Reply::fail(2, "Error: bad checkpoint name\n");
             }
-            self.checkpoints.insert(name.to_string(), self.running.clone());
+            self.checkpoints
+                .insert(name.to_string(), self.running.clone());
             return Reply::ok("Checkpoint created successfully.\n");
         }
         if let Some(name) = arg(command, "sudo config rollback ") {
@@ -207,7 +233,9 @@ impl Script for SonicState {
         }
         if command == "sudo config save -y" {
             self.saved = self.running.clone();
-            return Reply::ok("Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json\n");
+            return Reply::ok(
+                "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json\n",
+            );
         }
         match command {
             "show lldp table" => Reply::ok(self.lldp_table.clone()),
