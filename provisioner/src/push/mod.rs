@@ -106,11 +106,13 @@ clients! {
     // nvue (helper push)
     // eos (helper push)
     // sonic (helper ssh)
-    /// SONiC over SSH (checkpoint, replace, rollback).
-    Sonic(sonic::Sonic),
+    /// SONiC over SSH (checkpoint, replace, rollback); boxed, as an SSH
+    /// session is large beside the other clients.
+    Sonic(Box<sonic::Sonic>),
     // comware (helper ssh)
-    /// H3C Comware 7 over its SSH CLI (commit delay, configuration replace).
-    Comware(comware::Comware),
+    /// H3C Comware 7 over its SSH CLI (commit delay, configuration
+    /// replace); boxed, as an SSH session is large beside the other clients.
+    Comware(Box<comware::Comware>),
     // frr (helper lab)
     /// FRRouting on a Linux switch (the lab's switches), via vtysh.
     Frr(frr::Frr),

@@ -490,7 +490,7 @@ impl Shell {
             loop {
                 let text = String::from_utf8_lossy(&self.buffer).replace('\r', "");
                 if let Some(end) = done(&text) {
-                    let rest = text[end..].as_bytes().to_vec();
+                    let rest = text.as_bytes()[end..].to_vec();
                     let taken = text[..end].to_string();
                     self.buffer = rest;
                     return Ok(taken);
