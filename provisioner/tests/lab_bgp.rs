@@ -238,3 +238,256 @@ fn a_bgp_lab_refuses_split_switches_and_a_static_lab_has_no_devices() {
     lab.ok(&["down"]);
     assert!(lab.leftovers().is_empty());
 }
+
+/// `provisioner push ARGS --format json` from the test's directory; the
+/// report and the exit code.
+fn push(dir: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_provisioner"))
+        .arg("push")
+        .args(args)
+        .args(["--format", "json"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code(), report, stderr)
+}
+
+/// A copy of the BGP BiGraph 2x8 plan whose ASNs start at `asn_base`:
+/// a plan that is not the fabric's (every session's remote-as wrong).
+fn wrong_asn_plan(dir: &Path, asn_base: u32) -> PathBuf {
+    let text = std::fs::read_to_string(plan("bigraph-2x8-bgp.plan.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["routing"]["asn_base"] = asn_base.into();
+    let file = dir.join("wrong-asn.plan.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    file
+}
+
+#[test]
+fn the_bgp_example_plan_is_the_static_one_routed_by_bgp() {
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(plan(name)).unwrap()).unwrap()
+    };
+    let mut bgp = read("bigraph-2x8-bgp.plan.json");
+    let routing = bgp.as_object_mut().unwrap().remove("routing").unwrap();
+    assert_eq!(routing["mode"], "bgp");
+    assert_eq!(bgp, read("bigraph-2x8.plan.json"));
+    let text = std::fs::read_to_string(plan("bigraph-2x8-bgp.plan.json")).unwrap();
+    let checked = planner::checked::CheckedPlan::load(&text, "bigraph-2x8-bgp").unwrap();
+    assert!(checked.routing.is_bgp());
+}
+
+fn phases(report: &Value) -> Vec<(String, String)> {
+    report["switches"]
+        .as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|s| {
+            (
+                s["switch"].as_str().unwrap_or_default().to_string(),
+                s["phase"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_cable() {
+    let Some(_alone) = can_run("push_configures_frr_in_the_lab") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let good = plan("bigraph-2x8-bgp.plan.json");
+    let lab = Lab::new("tbgpe");
+    let up = lab.json(&["up", good.to_str().unwrap()]);
+    assert_eq!(
+        up["routing"], "bgp",
+        "the plan's intent is the default: {up}"
+    );
+    let devices = work.path().join("devices.toml");
+    lab.ok(&["devices", "--out", devices.to_str().unwrap()]);
+    let st = lab.state();
+    let switches = st["lab"]["switches"].as_array().unwrap().clone();
+    let ns = |i: usize| format!("efl-tbgpe-p{i}");
+    let journal = work.path().join("journal.json");
+    let common = [
+        good.to_str().unwrap(),
+        "--devices",
+        devices.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+
+    // Dry run: every switch has a diff, nothing is committed.
+    let mut args = common.to_vec();
+    args.extend(["--dry-run", "--diff"]);
+    let (code, dry, err) = push(work.path(), &args);
+    assert_eq!(code, Some(0), "{err}\n{dry}");
+    for s in dry["switches"].as_array().unwrap() {
+        assert_eq!(s["phase"], "loaded", "{s}");
+        assert!(s["diff_lines"].as_u64().unwrap() > 0, "{s}");
+        assert!(s["diff"].as_str().unwrap().contains("+router bgp"), "{s}");
+    }
+    for i in 0..switches.len() {
+        assert!(!vtysh(&ns(i), "show running-config").contains("router bgp"));
+    }
+
+    // The push: commit, verify, confirm, every switch.
+    let start = Instant::now();
+    let (code, pushed, err) = push(work.path(), &common);
+    let took = start.elapsed();
+    assert_eq!(code, Some(0), "{err}\n{pushed}");
+    for (sw, phase) in phases(&pushed) {
+        assert_eq!(phase, "confirmed", "{sw}: {pushed}");
+    }
+    eprintln!("push of 8 FRR switches with verification: {took:?}");
+    // Saved: the instance's frr.conf is what runs.
+    let saved = std::fs::read_to_string("/etc/frr/efl-tbgpe-p0/frr.conf").unwrap();
+    assert!(saved.contains("router bgp"), "{saved}");
+
+    // The kernel's routes are the route model's, in every switch.
+    let routes_as_planned = |except: &[usize]| {
+        for (i, sw) in switches.iter().enumerate() {
+            if except.contains(&i) {
+                continue;
+            }
+            for r in sw["routes"].as_array().unwrap() {
+                let prefix = r["prefix"].as_str().unwrap();
+                let mut want: Vec<String> = r["via"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|h| h["address"].as_str().unwrap().to_string())
+                    .collect();
+                want.sort();
+                assert_eq!(next_hops(&ns(i), prefix), want, "{} {prefix}", ns(i));
+            }
+        }
+    };
+    routes_as_planned(&[]);
+
+    // Every sub-node reaches every other: the collective engine runs.
+    let hdrm = |lab: &Lab| {
+        lab.json(&[
+            "run",
+            "--algorithm",
+            "hdrm",
+            "--no-count",
+            "--size",
+            "64KiB",
+            "--timeout",
+            "10",
+        ])
+    };
+    assert_eq!(hdrm(&lab)["timed"][0]["wrong"], 0);
+    // Pins are static routing's.
+    let pinned = lab.cmd(&["run", "--ecmp", "model", "--no-count", "--size", "64KiB"]);
+    assert_eq!(pinned.status.code(), Some(2));
+
+    // The same plan again: no diff, nothing committed.
+    let (code, again, err) = push(work.path(), &common);
+    assert_eq!(code, Some(0), "{err}\n{again}");
+    for (sw, phase) in phases(&again) {
+        assert_eq!(phase, "unchanged", "{sw}: {again}");
+    }
+
+    // A planted fault: sw1 rendered from a plan whose ASNs are not the
+    // fabric's (every neighbour's remote-as wrong). Verification sees its
+    // sessions down, sw1 goes back to its previous configuration, and the
+    // engine runs as before.
+    let bad = wrong_asn_plan(work.path(), 4_200_001_000);
+    let bad_journal = work.path().join("bad-journal.json");
+    let (code, faulty, err) = push(
+        work.path(),
+        &[
+            bad.to_str().unwrap(),
+            "--devices",
+            devices.to_str().unwrap(),
+            "--journal",
+            bad_journal.to_str().unwrap(),
+            "--switch",
+            "sw1",
+        ],
+    );
+    assert_ne!(code, Some(0), "a faulty push succeeded: {faulty}");
+    assert_eq!(
+        phases(&faulty),
+        [("sw1".to_string(), "rolled-back".to_string())],
+        "{err}\n{faulty}"
+    );
+    assert!(
+        err.contains("verification") || faulty.to_string().contains("verification"),
+        "{err}"
+    );
+    let running = vtysh(&ns(0), "show running-config");
+    assert!(running.contains("router bgp 4200000000"), "{running}");
+    // The rollback re-established sw1's sessions: the fabric routes as
+    // planned and the engine runs.
+    let settle = Instant::now();
+    while settle.elapsed() < Duration::from_secs(20) {
+        let summary = vtysh(&ns(0), "show bgp summary json");
+        if summary.matches("\"Established\"").count() == 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    routes_as_planned(&[]);
+    assert_eq!(hdrm(&lab)["timed"][0]["wrong"], 0);
+
+    // A cut cable: BGP takes it out of every other switch's routes within
+    // a second (static routing blackholes it: tests/lab.rs), and the
+    // engine's flows that used it complete over the other paths.
+    let index = |name: &str| switches.iter().position(|s| s["name"] == name).unwrap();
+    let (sw1, sw4) = (index("sw1"), index("sw4"));
+    let target = switches[sw4]["gateways"][0].as_str().unwrap();
+    let subnet = {
+        let (addr, len) = target.split_once('/').unwrap();
+        let a: std::net::Ipv4Addr = addr.parse().unwrap();
+        let len: u32 = len.parse().unwrap();
+        let mask = u32::MAX << (32 - len);
+        format!("{}/{len}", std::net::Ipv4Addr::from(u32::from(a) & mask))
+    };
+    // The switches that reach sw4 through sw1, and sw1's address there.
+    let watch: Vec<(usize, String)> = switches
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != sw4 && i != sw1)
+        .filter_map(|(i, s)| {
+            let port = s["routed_ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["peer"] == sw1)?;
+            let via = port["peer_address"].as_str().unwrap().to_string();
+            next_hops(&ns(i), &subnet)
+                .contains(&via)
+                .then_some((i, via))
+        })
+        .collect();
+    assert!(!watch.is_empty(), "no switch routes {subnet} through sw1");
+    let cut_at = Instant::now();
+    lab.ok(&["cut", "link:sw1-sw4"]);
+    let mut moved = Duration::ZERO;
+    for (i, via) in &watch {
+        while next_hops(&ns(*i), &subnet).contains(via) {
+            assert!(
+                cut_at.elapsed() < Duration::from_secs(5),
+                "{} still routes {subnet} via sw1 ({via})",
+                ns(*i)
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        moved = moved.max(cut_at.elapsed());
+    }
+    eprintln!("routes off the cut cable sw1-sw4 at every switch after {moved:?}");
+    assert!(moved < Duration::from_secs(1), "{moved:?}");
+    let after = hdrm(&lab);
+    assert_eq!(after["timed"][0]["wrong"], 0, "{after}");
+    lab.ok(&["restore", "link:sw1-sw4"]);
+
+    let down = lab.json(&["down"]);
+    assert_eq!(down["namespaces"], 24);
+    assert!(lab.leftovers().is_empty(), "{:?}", lab.leftovers());
+}

@@ -556,7 +556,7 @@ fn reroute(sys: &Sys, st: &State, switches: &[usize]) -> Result<()> {
 /// routed port (its neighbour as the default route) and one policy rule
 /// per pinned flow.
 pub fn install_pins(sys: &Sys, dir: &Path, st: &mut State, pins: &[Pin]) -> Result<()> {
-    if st.routing == Routing::Bgp && !pins.is_empty() {
+    if st.routing == Routing::Bgp {
         return Err(Error::parameter(
             "ecmp",
             format!(

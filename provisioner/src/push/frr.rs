@@ -12,7 +12,9 @@
 //!   `frr-reload.py --reload`, which removes what the candidate lacks
 //!   (replace semantics). FRR has no confirm timer of its own
 //!   (`native_timer = false`): the push's watchdog rolls back;
-//! - observe: `show bgp vrf all summary json`, `show bfd peers json`,
+//! - observe: waits up to 15 s for the configured BGP sessions and BFD
+//!   peers to come up (FRR applies asynchronously), then reads
+//!   `show bgp vrf all summary json`, `show bfd peers json`,
 //!   `show ip route vrf all json`, LLDP neighbours from `lldpctl -f json`
 //!   (lldpd beside FRR), interface state from `ip -j link show`. A veth has
 //!   no speed of its own, so speeds are not reported (not checked);
@@ -44,6 +46,15 @@ const FRR_RELOAD: &str = "/usr/lib/frr/frr-reload.py";
 
 /// Most time one command may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Most time `observe` waits for the configured BGP sessions and BFD
+/// peers to come up: FRR applies a configuration asynchronously, and a
+/// session whose peer refused an earlier attempt retries after the
+/// datacenter profile's 10 s connect timer.
+const SETTLE: Duration = Duration::from_secs(15);
+
+/// How often `observe` looks again while sessions come up.
+const SETTLE_EVERY: Duration = Duration::from_millis(500);
 
 /// A connected FRR switch.
 #[derive(Debug)]
@@ -245,8 +256,7 @@ fn tail(text: &str) -> String {
 pub fn reload_diff(text: &str) -> String {
     let mut out = String::new();
     let mut sign = None;
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
+    for line in text.lines() {
         match line.trim() {
             "Lines To Delete" => {
                 sign = Some('-');
@@ -460,8 +470,17 @@ impl Device for Frr {
     }
 
     async fn observe(&mut self) -> Result<Observed> {
-        let bgp = bgp_sessions(&self.vtysh_json("show bgp vrf all summary json").await?);
-        let bfd = bfd_peers(&self.vtysh_json("show bfd peers json").await?);
+        // Sessions first, until every configured one is up (or SETTLE).
+        let start = std::time::Instant::now();
+        let (bgp, bfd) = loop {
+            let bgp = bgp_sessions(&self.vtysh_json("show bgp vrf all summary json").await?);
+            let bfd = bfd_peers(&self.vtysh_json("show bfd peers json").await?);
+            let settled = bgp.iter().all(|s| s.established) && bfd.iter().all(|p| p.up);
+            if settled || start.elapsed() >= SETTLE {
+                break (bgp, bfd);
+            }
+            tokio::time::sleep(SETTLE_EVERY).await;
+        };
         let routes = routes(&self.vtysh_json("show ip route vrf all json").await?);
         let socket = self.run_dir().join("lldpd.socket");
         let lldp_text = self
