@@ -403,10 +403,11 @@ async fn sonic_timer_expiry_is_our_watchdogs_rollback_on_a_new_connection() {
             "rm -rf /tmp/efl-push.lock".to_string(),
         ]
     );
-    let state = server.state.lock().unwrap();
-    assert_eq!(state.running, before);
-    assert!(!state.dirs.contains(sonic::LOCK_DIR));
-    drop(state);
+    {
+        let state = server.state.lock().unwrap();
+        assert_eq!(state.running, before);
+        assert!(!state.dirs.contains(sonic::LOCK_DIR));
+    }
     // A name this client never makes is refused before anything runs.
     server.clear();
     let err = watchdog.rollback("x; rm -rf /").await.unwrap_err();
@@ -591,28 +592,29 @@ async fn comware_happy_path() {
     assert_eq!(server.commands(), expected);
     // Past the timer's deadline nothing rolls back: it was committed.
     tokio::time::sleep(MINUTE * 5).await;
-    let mut state = server.state.lock().unwrap();
-    state.tick();
-    assert_eq!(state.timer_rollbacks, 0);
-    assert!(state.running.contains(" mtu 9216"));
-    assert!(
-        state.running.contains("ssh server enable"),
-        "the management config survives"
-    );
-    assert!(state.running.contains("local-user admin class manage"));
-    assert!(
-        !state.running.contains("10.9.0.0 16"),
-        "the stale route in a plan VRF is gone"
-    );
-    assert!(
-        state
-            .running
-            .contains("ip route-static vpn-instance mgmt 0.0.0.0 0 192.0.2.1")
-    );
-    assert_eq!(state.saved, state.running);
-    assert!(state.files.is_empty(), "{:?}", state.files.keys());
-    assert!(!state.dirs.contains("flash:/efl-push"));
-    drop(state);
+    {
+        let mut state = server.state.lock().unwrap();
+        state.tick();
+        assert_eq!(state.timer_rollbacks, 0);
+        assert!(state.running.contains(" mtu 9216"));
+        assert!(
+            state.running.contains("ssh server enable"),
+            "the management config survives"
+        );
+        assert!(state.running.contains("local-user admin class manage"));
+        assert!(
+            !state.running.contains("10.9.0.0 16"),
+            "the stale route in a plan VRF is gone"
+        );
+        assert!(
+            state
+                .running
+                .contains("ip route-static vpn-instance mgmt 0.0.0.0 0 192.0.2.1")
+        );
+        assert_eq!(state.saved, state.running);
+        assert!(state.files.is_empty(), "{:?}", state.files.keys());
+        assert!(!state.dirs.contains("flash:/efl-push"));
+    }
     // A second push finds nothing to change.
     server.clear();
     assert_eq!(d.load(&comware_candidate()).await.unwrap(), "");
@@ -801,10 +803,11 @@ async fn comware_rollback_before_expiry_replaces_with_the_saved_file() {
             "Y".to_string(),
         ]
     );
-    let state = server.state.lock().unwrap();
-    assert_eq!(state.running.trim_end(), before.trim_end());
-    assert!(!state.dirs.contains("flash:/efl-push"));
-    drop(state);
+    {
+        let state = server.state.lock().unwrap();
+        assert_eq!(state.running.trim_end(), before.trim_end());
+        assert!(!state.dirs.contains("flash:/efl-push"));
+    }
     let err = d.rollback("flash:/startup.cfg").await.unwrap_err();
     assert!(matches!(err, PushError::Parameter { .. }), "{err}");
 }
