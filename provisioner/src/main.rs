@@ -20,6 +20,7 @@ use provisioner::{probe, rank_check, submit};
 
 mod lab_cli;
 mod probe_cli;
+mod push_cli;
 
 /// Bind a planned GPU-cluster topology to Kubernetes.
 #[derive(Debug, Parser)]
@@ -165,6 +166,12 @@ enum Command {
         #[command(subcommand)]
         command: lab_cli::LabCommand,
     },
+    /// Push the plan's rendered switch configurations to the switches:
+    /// identity check, load, diff (--dry-run stops there), commit with a
+    /// confirm timer, verify against the plan, confirm and save, or roll
+    /// back; a canary first, then batches. `push status|confirm|rollback`
+    /// read the journal. See docs/switch-push.md.
+    Push(Box<push_cli::PushArgs>),
     /// Delete a submitted job (Job or MPIJob); its pods, ConfigMap and
     /// Service go with it (foreground propagation).
     Delete {
@@ -448,6 +455,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Probe(args) => probe_cli::run(*args),
         Command::Lab { command } => lab_cli::run(command),
+        Command::Push(args) => push_cli::run(*args),
         Command::Delete {
             name,
             namespace,

@@ -36,6 +36,10 @@
 //!   a half state.
 //! - **rollback**: `configuration replace file <rollback file>` in system
 //!   view (the file stays on flash for the operator).
+//! - `native_timer = false` in the devices file (firmware without commit
+//!   delay): no `configuration commit delay` and no `configuration commit`;
+//!   the push's watchdog calls `rollback` at expiry, and a connection lost
+//!   mid-commit is rolled back after reconnecting once.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -75,12 +79,15 @@ impl Default for ComwareOptions {
 /// A Comware 7 switch reached over SSH.
 #[derive(Debug)]
 pub struct Comware {
-    ssh: Ssh,
-    shell: Shell,
+    /// The connection and its CLI, made on first use.
+    session: Option<Session>,
     target: Target,
     options: ComwareOptions,
     /// The name in the prompt.
     sysname: String,
+    /// False when the devices file says `native_timer = false`: no commit
+    /// delay, the push's watchdog keeps the time.
+    native_timer: bool,
     locked: bool,
     /// `candidate.cfg` is on flash.
     uploaded: bool,
@@ -132,76 +139,121 @@ fn errors(output: &str) -> Vec<&str> {
         .collect()
 }
 
-impl Comware {
-    /// Connects, logs in, opens the CLI and turns paging off.
-    pub async fn connect(target: &Target, options: ComwareOptions) -> Result<Comware> {
-        let mut ssh = Ssh::connect(target, options.ssh).await?;
-        let mut shell = ssh.shell().await?;
-        let greeting = shell
-            .read_until("waiting for the prompt", prompt_end)
+/// One SSH connection and the CLI shell on it.
+#[derive(Debug)]
+struct Session {
+    ssh: Ssh,
+    shell: Shell,
+}
+
+/// Sends `line` on the CLI, answers a `[Y/N]` question with `answer` (`N`
+/// when there is none), and returns the output without the echo and the
+/// prompt.
+async fn cli_on(shell: &mut Shell, line: &str, answer: Option<&str>) -> Result<String> {
+    shell.send(line).await?;
+    let action = format!("running `{line}`");
+    let mut text = String::new();
+    loop {
+        let part = shell
+            .read_until(&action, |t| prompt_end(t).or_else(|| question_end(t)))
             .await?;
-        let sysname = greeting
-            .rsplit('\n')
-            .next()
-            .and_then(|l| prompt_name(l.trim_end()))
-            .unwrap_or_default()
-            .to_string();
-        let mut c = Comware {
-            ssh,
-            shell,
+        let asked = question_end(&part).is_some() && prompt_end(&part).is_none();
+        text.push_str(&part);
+        if !asked {
+            break;
+        }
+        match answer {
+            Some(a) => shell.send(a).await?,
+            None => {
+                shell.send("N").await?;
+                return Err(protocol(
+                    &action,
+                    format!("unexpected question: {}", part.trim()),
+                ));
+            }
+        }
+    }
+    // Drop the echoed command line and the prompt line.
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines.first().is_some_and(|l| l.trim_end().ends_with(line)) {
+        lines.remove(0);
+    }
+    if lines
+        .last()
+        .is_some_and(|l| prompt_name(l.trim_end()).is_some())
+    {
+        lines.pop();
+    }
+    Ok(lines.join("\n"))
+}
+
+impl Comware {
+    /// A client of `target`; it connects on first use. `native_timer`
+    /// false: no commit delay (firmware without one), the caller times the
+    /// confirm.
+    pub fn new(target: &Target, options: ComwareOptions, native_timer: bool) -> Comware {
+        Comware {
+            session: None,
             target: target.clone(),
             options,
-            sysname,
+            sysname: String::new(),
+            native_timer,
             locked: false,
             uploaded: false,
             loaded: false,
             pending: None,
             vrfs: Vec::new(),
-        };
-        c.ok("screen-length disable").await?;
+        }
+    }
+
+    /// A client of `target`, connected, with the CLI open and paging off.
+    pub async fn connect(target: &Target, options: ComwareOptions) -> Result<Comware> {
+        let mut c = Comware::new(target, options, true);
+        c.session().await?;
         Ok(c)
     }
 
-    /// Sends `line`, answers a `[Y/N]` question with `answer` (`N` when
-    /// there is none), and returns the output without the echo and the
-    /// prompt.
-    async fn cli(&mut self, line: &str, answer: Option<&str>) -> Result<String> {
-        self.shell.send(line).await?;
-        let action = format!("running `{line}`");
-        let mut text = String::new();
-        loop {
-            let part = self
-                .shell
-                .read_until(&action, |t| prompt_end(t).or_else(|| question_end(t)))
+    /// The connection and CLI, made when there is none yet or it was lost:
+    /// log in, wait for the prompt, turn paging off.
+    async fn session(&mut self) -> Result<&mut Session> {
+        let Comware {
+            session,
+            target,
+            options,
+            sysname,
+            ..
+        } = self;
+        if session.as_ref().is_none_or(|s| s.ssh.is_closed()) {
+            let mut ssh = Ssh::connect(target, options.ssh).await?;
+            let mut shell = ssh.shell().await?;
+            let greeting = shell
+                .read_until("waiting for the prompt", prompt_end)
                 .await?;
-            let asked = question_end(&part).is_some() && prompt_end(&part).is_none();
-            text.push_str(&part);
-            if !asked {
-                break;
+            *sysname = greeting
+                .rsplit('\n')
+                .next()
+                .and_then(|l| prompt_name(l.trim_end()))
+                .unwrap_or_default()
+                .to_string();
+            let out = cli_on(&mut shell, "screen-length disable", None).await?;
+            let errs = errors(&out);
+            if !errs.is_empty() {
+                return Err(protocol("running `screen-length disable`", errs.join(" ")));
             }
-            match answer {
-                Some(a) => self.shell.send(a).await?,
-                None => {
-                    self.shell.send("N").await?;
-                    return Err(protocol(
-                        &action,
-                        format!("unexpected question: {}", part.trim()),
-                    ));
-                }
-            }
+            *session = Some(Session { ssh, shell });
         }
-        // Drop the echoed command line and the prompt line.
-        let mut lines: Vec<&str> = text.lines().collect();
-        if lines.first().is_some_and(|l| l.trim_end().ends_with(line)) {
-            lines.remove(0);
-        }
-        if lines
-            .last()
-            .is_some_and(|l| prompt_name(l.trim_end()).is_some())
-        {
-            lines.pop();
-        }
-        Ok(lines.join("\n"))
+        session
+            .as_mut()
+            .ok_or_else(|| protocol("connecting", "no SSH session"))
+    }
+
+    async fn cli(&mut self, line: &str, answer: Option<&str>) -> Result<String> {
+        let session = self.session().await?;
+        cli_on(&mut session.shell, line, answer).await
+    }
+
+    async fn scp_upload(&mut self, path: &str, data: &[u8]) -> Result<()> {
+        self.session().await?.ssh.scp_upload(path, data).await
     }
 
     /// Runs a line that must not print an error.
@@ -246,7 +298,7 @@ impl Comware {
             "provisioner push as {} since unix time {since}\n",
             self.target.user
         );
-        self.ssh.scp_upload(OWNER, owner.as_bytes()).await
+        self.scp_upload(OWNER, owner.as_bytes()).await
     }
 
     /// Deletes our files and the lock directory.
@@ -273,7 +325,7 @@ impl Comware {
             return Ok(diff);
         }
         self.uploaded = true;
-        self.ssh.scp_upload(CANDIDATE, target.as_bytes()).await?;
+        self.scp_upload(CANDIDATE, target.as_bytes()).await?;
         self.loaded = true;
         Ok(diff)
     }
@@ -344,18 +396,33 @@ impl Device for Comware {
         let point = format!("flash:/efl-rollback-{}.cfg", unix_seconds());
         self.yes(&format!("save {point}")).await?;
         self.ok("system-view").await?;
-        self.ok(&format!("configuration commit delay {minutes}"))
-            .await?;
+        if self.native_timer {
+            self.ok(&format!("configuration commit delay {minutes}"))
+                .await?;
+        }
         let deadline = Instant::now() + self.options.minute * minutes;
         self.pending = Some((point.clone(), deadline));
         let refused = match self.replace(CANDIDATE).await {
             Ok(refused) => refused,
-            Err(PushError::Transport { action, source }) => {
+            Err(PushError::Transport { action, source }) if self.native_timer => {
                 return Err(PushError::Transport {
                     action: format!(
                         "{action}; the device's commit delay rolls the change back within {minutes} min \
                          (or replace with {point} on its console)"
                     ),
+                    source,
+                });
+            }
+            Err(PushError::Transport { action, source }) => {
+                // No device timer: reconnect once and go back now.
+                let back = match self.rollback(&point).await {
+                    Ok(()) => format!("; reconnected and replaced the configuration with {point}"),
+                    Err(_) => format!(
+                        "; could not reconnect: replace the configuration with {point} on the switch's console"
+                    ),
+                };
+                return Err(PushError::Transport {
+                    action: format!("{action}{back}"),
                     source,
                 });
             }
@@ -378,7 +445,7 @@ impl Device for Comware {
         self.ok("return").await?;
         Ok(Commit {
             point,
-            native_timer: true,
+            native_timer: self.native_timer,
         })
     }
 
@@ -425,6 +492,7 @@ impl Device for Comware {
     async fn confirm(&mut self) -> Result<()> {
         let point = self.pending.take();
         if let Some((point, deadline)) = &point
+            && self.native_timer
             && Instant::now() >= *deadline
         {
             self.locked = true;
@@ -434,10 +502,14 @@ impl Device for Comware {
                 point: point.clone(),
             });
         }
-        self.ok("system-view").await?;
-        let out = self.cli("configuration commit", None).await?;
-        let errs = errors(&out);
-        self.ok("return").await?;
+        let errs = if self.native_timer {
+            self.ok("system-view").await?;
+            let out = self.cli("configuration commit", None).await?;
+            self.ok("return").await?;
+            errors(&out).into_iter().map(str::to_string).collect()
+        } else {
+            Vec::new()
+        };
         if !errs.is_empty() {
             // No commit in progress: the timer ran out (the device rolled
             // back), or the change was confirmed already.

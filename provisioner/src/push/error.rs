@@ -196,6 +196,21 @@ pub enum PushError {
         mismatches: Vec<String>,
     },
 
+    /// A rollback that failed after another failure: the switch may be on
+    /// the new configuration.
+    #[error(
+        "{cause}; then the rollback to {point} failed too: check the switch by hand (`provisioner push status` shows the journal)"
+    )]
+    Rollback {
+        /// The rollback point.
+        point: String,
+        /// Why the rollback was needed (the first error's chain).
+        cause: String,
+        /// Why the rollback failed.
+        #[source]
+        source: Box<PushError>,
+    },
+
     /// A local I/O error (watchdog process, files).
     #[error("{action}")]
     Io {
@@ -231,6 +246,7 @@ impl PushError {
             | PushError::Transport { .. }
             | PushError::Timeout { .. }
             | PushError::TimerExpired { .. }
+            | PushError::Rollback { .. }
             | PushError::Io { .. } => false,
         }
     }

@@ -13,17 +13,35 @@
 //! - `error`: [`PushError`].
 //! - [`frr`]: FRRouting via vtysh and frr-reload.py (the lab's switches,
 //!   transport netns).
-//! - [`Client`] (here): the vendor clients as one enum (static dispatch).
+//! - [`sonic`] (SONiC) and [`comware`] (H3C Comware 7) over [`ssh`] (russh).
+//! - [`Client`] (here): the vendor clients as one enum (static dispatch):
+//!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
+//!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls).
+//! - [`devices`]: the devices file, checked against the plan.
+//! - [`run`]: the push (candidates from `planner::render`, batches,
+//!   per-switch steps); [`rollout`] the batches (pure); [`verify`] the
+//!   switch against the plan; [`journal`] the atomic state file; [`ops`]
+//!   status, confirm, rollback and the watchdog.
 //!
 //! Credentials live only in [`Secret`], which never prints and never
 //! serialises.
 
 pub mod comware;
 pub mod device;
+pub mod devices;
+pub mod eos;
 pub mod error;
 pub mod frr;
+mod http;
+pub mod journal;
+pub mod nvue;
+pub mod nvue_tree;
+pub mod ops;
+pub mod rollout;
+pub mod run;
 pub mod sonic;
 pub mod ssh;
+pub mod verify;
 
 pub use device::{
     BfdPeer, BgpSession, Commit, Device, HostKeyCheck, Identity, Interface, LldpNeighbour,
@@ -38,36 +56,6 @@ pub use error::{BoxError, PushError, Result};
 /// comment line above each row: rows of different helpers then merge
 /// without conflicts).
 macro_rules! clients {
-    () => {
-        /// A connected vendor client (one variant per vendor client).
-        /// No client is registered yet, so none can be made.
-        #[derive(Debug)]
-        pub enum Client {}
-
-        impl Device for Client {
-            async fn identity(&mut self) -> Result<Identity> {
-                match *self {}
-            }
-            async fn load(&mut self, _candidate: &str) -> Result<String> {
-                match *self {}
-            }
-            async fn discard(&mut self) -> Result<()> {
-                match *self {}
-            }
-            async fn commit(&mut self, _timer: std::time::Duration) -> Result<Commit> {
-                match *self {}
-            }
-            async fn observe(&mut self) -> Result<Observed> {
-                match *self {}
-            }
-            async fn confirm(&mut self) -> Result<()> {
-                match *self {}
-            }
-            async fn rollback(&mut self, _point: &str) -> Result<()> {
-                match *self {}
-            }
-        }
-    };
     ($($(#[$doc:meta])* $variant:ident($ty:ty),)+) => {
         /// A connected vendor client (one variant per vendor client).
         #[derive(Debug)]
@@ -104,7 +92,11 @@ macro_rules! clients {
 // One row per vendor client: `/// doc` then `Variant(module::Type),`.
 clients! {
     // nvue (helper push)
+    /// NVIDIA Cumulus Linux (NVUE REST).
+    Nvue(nvue::Nvue),
     // eos (helper push)
+    /// Arista EOS (eAPI).
+    Eos(eos::Eos),
     // sonic (helper ssh)
     /// SONiC over SSH (checkpoint, replace, rollback); boxed, as an SSH
     /// session is large beside the other clients.

@@ -51,8 +51,10 @@ pub const MERGED_TABLES: [&str; 3] = ["PORT", "DEVICE_METADATA", "FEATURE"];
 /// A SONiC switch reached over SSH.
 #[derive(Debug)]
 pub struct Sonic {
-    ssh: Ssh,
+    /// The connection, made on first use.
+    ssh: Option<Ssh>,
     target: Target,
+    options: SshOptions,
     /// We hold [`LOCK_DIR`].
     locked: bool,
     /// [`CANDIDATE`] is written and validated.
@@ -69,22 +71,47 @@ fn protocol(action: &str, message: impl Into<String>) -> PushError {
 }
 
 impl Sonic {
-    /// Connects and logs in.
-    pub async fn connect(target: &Target, options: SshOptions) -> Result<Sonic> {
-        let ssh = Ssh::connect(target, options).await?;
-        Ok(Sonic {
-            ssh,
+    /// A client of `target`; it connects on first use.
+    pub fn new(target: &Target, options: SshOptions) -> Sonic {
+        Sonic {
+            ssh: None,
             target: target.clone(),
+            options,
             locked: false,
             loaded: false,
             point: None,
-        })
+        }
+    }
+
+    /// A client of `target`, connected and logged in.
+    pub async fn connect(target: &Target, options: SshOptions) -> Result<Sonic> {
+        let mut s = Sonic::new(target, options);
+        s.ssh().await?;
+        Ok(s)
+    }
+
+    /// The connection, made (host key checked, logged in) when there is
+    /// none yet or it was lost.
+    async fn ssh(&mut self) -> Result<&mut Ssh> {
+        let Sonic {
+            ssh,
+            target,
+            options,
+            ..
+        } = self;
+        // A connection that dropped is made again (a rollback after a lost
+        // commit needs one).
+        if ssh.as_ref().is_none_or(Ssh::is_closed) {
+            *ssh = Some(Ssh::connect(target, *options).await?);
+        }
+        ssh.as_mut()
+            .ok_or_else(|| protocol("connecting", "no SSH session"))
     }
 
     /// Runs a command that must succeed; a failure is a protocol error with
     /// the device's message.
     async fn must(&mut self, command: &str) -> Result<Output> {
-        let out = self.ssh.exec(command).await?;
+        let out = self.ssh().await?.exec(command).await?;
         if !out.success() {
             return Err(protocol(&format!("running `{command}`"), out.message()));
         }
@@ -101,9 +128,13 @@ impl Sonic {
     }
 
     async fn lock(&mut self) -> Result<()> {
-        let out = self.ssh.exec(&format!("mkdir {LOCK_DIR}")).await?;
+        let out = self.ssh().await?.exec(&format!("mkdir {LOCK_DIR}")).await?;
         if !out.success() {
-            let owner = self.ssh.exec(&format!("cat {LOCK_DIR}/owner")).await?;
+            let owner = self
+                .ssh()
+                .await?
+                .exec(&format!("cat {LOCK_DIR}/owner"))
+                .await?;
             let by = owner.stdout.trim();
             let by = if owner.success() && !by.is_empty() {
                 by.to_string()
@@ -122,7 +153,11 @@ impl Sonic {
             self.target.user
         );
         let command = format!("cat > {LOCK_DIR}/owner");
-        let out = self.ssh.exec_stdin(&command, owner.as_bytes()).await?;
+        let out = self
+            .ssh()
+            .await?
+            .exec_stdin(&command, owner.as_bytes())
+            .await?;
         if !out.success() {
             return Err(protocol(&format!("running `{command}`"), out.message()));
         }
@@ -156,12 +191,17 @@ impl Sonic {
         let text = serde_json::to_string_pretty(&Value::Object(target))
             .map_err(|e| protocol("writing the candidate", e.to_string()))?;
         let command = format!("cat > {CANDIDATE}");
-        let out = self.ssh.exec_stdin(&command, text.as_bytes()).await?;
+        let out = self
+            .ssh()
+            .await?
+            .exec_stdin(&command, text.as_bytes())
+            .await?;
         if !out.success() {
             return Err(protocol(&format!("running `{command}`"), out.message()));
         }
         let check = self
-            .ssh
+            .ssh()
+            .await?
             .exec(&format!("sudo config replace --dry-run {CANDIDATE}"))
             .await?;
         if !check.success() {
@@ -176,10 +216,10 @@ impl Sonic {
     /// After the connection dropped during `config replace`: reconnect once
     /// and go back to the checkpoint.
     async fn recover(&mut self, point: &str) -> bool {
-        let Ok(ssh) = Ssh::connect(&self.target, self.ssh.options()).await else {
+        let Ok(ssh) = Ssh::connect(&self.target, self.options).await else {
             return false;
         };
-        self.ssh = ssh;
+        self.ssh = Some(ssh);
         self.locked = true;
         self.rollback(point).await.is_ok()
     }
@@ -197,7 +237,7 @@ impl Device for Sonic {
                 "the switch has no hostname",
             ));
         }
-        let summary = self.ssh.exec("show platform summary").await?;
+        let summary = self.ssh().await?.exec("show platform summary").await?;
         let serial = summary
             .success()
             .then(|| platform_serial(&summary.stdout))
@@ -239,7 +279,8 @@ impl Device for Sonic {
             .await?;
         self.point = Some(point.clone());
         match self
-            .ssh
+            .ssh()
+            .await?
             .exec(&format!("sudo config replace {CANDIDATE}"))
             .await
         {

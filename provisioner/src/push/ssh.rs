@@ -253,6 +253,12 @@ impl Ssh {
         })
     }
 
+    /// True once the connection is gone (dropped by the peer, keepalives
+    /// unanswered, or closed).
+    pub fn is_closed(&self) -> bool {
+        self.handle.is_closed()
+    }
+
     /// The address as the devices file gives it.
     pub fn address(&self) -> &str {
         &self.address

@@ -1,0 +1,589 @@
+//! NVIDIA Cumulus Linux 5 over the NVUE REST API (HTTPS, `/nvue_v1`,
+//! basic auth), with revisions.
+//!
+//! - load: `POST /nvue_v1/revision` makes a revision; `DELETE
+//!   /nvue_v1/?rev=R` empties it and `PATCH /nvue_v1/?rev=R` with the whole
+//!   tree fills it (replace semantics); the diff is the two `GET`s NVIDIA's
+//!   nv-config-manager uses (`?rev=R&diff=applied` for what the candidate
+//!   adds, `?rev=applied&diff=R` for what it removes).
+//! - commit: the applied revision before ours is the rollback point
+//!   (`GET /nvue_v1/revision`); `PATCH /nvue_v1/revision/R` with
+//!   `{"state":"apply", "auto-prompt":{"ays":"ays_yes","confirm":"confirm_yes"},
+//!   "state-controls":{"confirm":<seconds>}}`, then the revision is polled
+//!   until it waits for the confirm (`confirm`).
+//! - confirm: the same apply `PATCH` again, polled to `applied`, then
+//!   `PATCH /nvue_v1/revision/applied` `{"state":"save"}` unless the
+//!   device saved by itself (`applied_and_saved`, 5.9 and later).
+//! - rollback: applying the earlier revision (`PATCH /nvue_v1/revision/P`
+//!   `{"state":"apply"}`).
+//!
+//! **Assumptions** (not in NVIDIA's public REST documentation, written
+//! from the CLI's documented behaviour and nv-config-manager): the
+//! confirm timer is `state-controls.confirm` in seconds; an expired timer
+//! leaves the revision in `confirm_fail` with the earlier configuration
+//! applied; a rollback is the apply of an earlier revision id; `DELETE
+//! /nvue_v1/revision/R` drops a pending revision; another apply in
+//! progress answers 409; the operational state (`?rev=operational`) has
+//! `interface.<name>.link.{state,speed}`, `interface.<name>.lldp.neighbor.
+//! <id>.{chassis.system-name,port.name}`, `vrf.<v>.router.bgp.neighbor.
+//! <peer>.{state,remote-as,bfd.status}` and `vrf.<v>.router.rib.ipv4.
+//! route.<prefix>.via.<address>`. docs/switch-push.md lists what to check
+//! on a real switch first.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::device::{
+    BfdPeer, BgpSession, Commit, Device, Identity, Interface, LldpNeighbour, Observed, Route,
+    Target,
+};
+use super::error::{PushError, Result};
+use super::http::Http;
+use super::nvue_tree;
+
+/// States in which an apply has failed.
+const FAILED: &[&str] = &[
+    "invalid",
+    "apply_fail",
+    "apply_error",
+    "ignore_fail",
+    "ays_fail",
+    "confirm_fail",
+];
+
+/// An NVUE switch.
+#[derive(Debug)]
+pub struct Nvue {
+    http: Http,
+    native: bool,
+    /// The revision of the loaded candidate.
+    revision: Option<String>,
+    /// How often an apply is polled, and for how long.
+    poll: Duration,
+    apply_timeout: Duration,
+}
+
+impl Nvue {
+    /// The client of `target`; `native` false runs the commit without the
+    /// device's confirm timer (the push's watchdog keeps the time).
+    pub fn new(target: &Target, native: bool) -> Result<Nvue> {
+        Ok(Nvue {
+            http: Http::new(target)?,
+            native,
+            revision: None,
+            poll: Duration::from_millis(200),
+            apply_timeout: Duration::from_secs(300),
+        })
+    }
+
+    /// Polls less often (tests use a shorter interval).
+    pub fn with_poll(mut self, every: Duration) -> Nvue {
+        self.poll = every;
+        self
+    }
+
+    async fn call(
+        &self,
+        m: Method,
+        path: &str,
+        body: Option<&Value>,
+        action: &str,
+    ) -> Result<Value> {
+        let (status, v) = self.http.send(m, path, body, action).await?;
+        if status.is_success() {
+            return Ok(v);
+        }
+        let detail = problem(&v);
+        Err(match status {
+            StatusCode::CONFLICT | StatusCode::LOCKED => PushError::Locked { by: detail },
+            StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => {
+                PushError::Rejected { message: detail }
+            }
+            s => PushError::Protocol {
+                action: action.to_string(),
+                message: format!("HTTP {s}: {detail}"),
+            },
+        })
+    }
+
+    fn rev(&self) -> Result<&str> {
+        self.revision.as_deref().ok_or_else(|| PushError::Protocol {
+            action: "using the candidate".to_string(),
+            message: "no candidate is loaded".to_string(),
+        })
+    }
+
+    /// The state of revision `id` (and its issues).
+    async fn state(&self, id: &str) -> Result<(String, String)> {
+        let v = self
+            .call(
+                Method::GET,
+                &format!("/nvue_v1/revision/{}", enc(id)),
+                None,
+                "reading the revision's state",
+            )
+            .await?;
+        let state = v
+            .get("state")
+            .and_then(Value::as_str)
+            .ok_or_else(|| PushError::Protocol {
+                action: "reading the revision's state".to_string(),
+                message: format!("no `state` in {v}"),
+            })?;
+        Ok((state.to_string(), issues(&v)))
+    }
+
+    /// Polls revision `id` until its state is one of `done` (returned) or
+    /// a failure.
+    async fn wait(&self, id: &str, done: &[&str], action: &str) -> Result<String> {
+        let start = std::time::Instant::now();
+        loop {
+            let (state, issues) = self.state(id).await?;
+            if done.contains(&state.as_str()) {
+                return Ok(state);
+            }
+            if state == "confirm_fail" {
+                return Err(PushError::TimerExpired {
+                    point: "the revision applied before".to_string(),
+                });
+            }
+            if FAILED.contains(&state.as_str()) {
+                return Err(PushError::Rejected {
+                    message: if issues.is_empty() {
+                        format!("revision {id} is {state}")
+                    } else {
+                        format!("revision {id} is {state}: {issues}")
+                    },
+                });
+            }
+            if start.elapsed() > self.apply_timeout {
+                return Err(PushError::Timeout {
+                    action: action.to_string(),
+                    seconds: self.apply_timeout.as_secs(),
+                });
+            }
+            tokio::time::sleep(self.poll).await;
+        }
+    }
+
+    async fn apply(&self, id: &str, body: Value, done: &[&str], action: &str) -> Result<String> {
+        self.call(
+            Method::PATCH,
+            &format!("/nvue_v1/revision/{}", enc(id)),
+            Some(&body),
+            action,
+        )
+        .await?;
+        self.wait(id, done, action).await
+    }
+
+    /// The revision that waits for a confirm (state `confirm`).
+    async fn waiting_revision(&self) -> Result<String> {
+        let v = self
+            .call(Method::GET, "/nvue_v1/revision", None, "listing revisions")
+            .await?;
+        let waiting = v.as_object().and_then(|m| {
+            m.iter()
+                .find(|(_, r)| r.get("state").and_then(Value::as_str) == Some("confirm"))
+                .map(|(k, _)| k.clone())
+        });
+        waiting.ok_or_else(|| PushError::TimerExpired {
+            point: "the revision applied before".to_string(),
+        })
+    }
+
+    /// The applied revision (the newest applied one): the rollback point.
+    async fn applied_revision(&self) -> Result<String> {
+        let v = self
+            .call(Method::GET, "/nvue_v1/revision", None, "listing revisions")
+            .await?;
+        let Value::Object(m) = v else {
+            return Err(PushError::Protocol {
+                action: "listing revisions".to_string(),
+                message: "not an object of revisions".to_string(),
+            });
+        };
+        let mut applied: Vec<&String> = m
+            .iter()
+            .filter(|(_, r)| {
+                matches!(
+                    r.get("state").and_then(Value::as_str),
+                    Some("applied" | "applied_and_saved" | "saved")
+                )
+            })
+            .map(|(k, _)| k)
+            .collect();
+        // Newest last: numeric ids by number, `changeset/...` ids by text.
+        applied.sort_by_key(|k| (k.parse::<u64>().ok(), (*k).clone()));
+        applied.last().map(|s| (*s).clone()).ok_or_else(|| PushError::Protocol {
+            action: "finding the applied revision (the rollback point)".to_string(),
+            message: "no revision is applied; apply one once on the switch (nv config apply) before pushing".to_string(),
+        })
+    }
+}
+
+impl Device for Nvue {
+    async fn identity(&mut self) -> Result<Identity> {
+        let v = self
+            .call(
+                Method::GET,
+                "/nvue_v1/system?rev=operational",
+                None,
+                "reading the hostname",
+            )
+            .await?;
+        let hostname =
+            v.get("hostname")
+                .and_then(Value::as_str)
+                .ok_or_else(|| PushError::Protocol {
+                    action: "reading the hostname".to_string(),
+                    message: "no `hostname` in /nvue_v1/system".to_string(),
+                })?;
+        Ok(Identity {
+            hostname: hostname.to_string(),
+            serial: None,
+        })
+    }
+
+    async fn load(&mut self, candidate: &str) -> Result<String> {
+        let tree = nvue_tree::script_to_tree(candidate).map_err(|e| PushError::Protocol {
+            action: "converting the rendered NVUE script to the REST tree".to_string(),
+            message: format!("line {}: {}", e.line, e.message),
+        })?;
+        let v = self
+            .call(
+                Method::POST,
+                "/nvue_v1/revision",
+                None,
+                "creating a revision",
+            )
+            .await?;
+        let id = match &v {
+            Value::Object(m) if m.len() == 1 => m.keys().next().cloned().unwrap_or_default(),
+            _ => {
+                return Err(PushError::Protocol {
+                    action: "creating a revision".to_string(),
+                    message: format!("expected {{\"<id>\": {{...}}}}, got {v}"),
+                });
+            }
+        };
+        self.revision = Some(id.clone());
+        let r = enc(&id);
+        self.call(
+            Method::DELETE,
+            &format!("/nvue_v1/?rev={r}"),
+            None,
+            "emptying the revision",
+        )
+        .await?;
+        self.call(
+            Method::PATCH,
+            &format!("/nvue_v1/?rev={r}"),
+            Some(&tree),
+            "loading the candidate",
+        )
+        .await?;
+        let added = self
+            .call(
+                Method::GET,
+                &format!("/nvue_v1/?rev={r}&diff=applied&filled=false"),
+                None,
+                "reading the diff (added)",
+            )
+            .await?;
+        let removed = self
+            .call(
+                Method::GET,
+                &format!("/nvue_v1/?rev=applied&diff={r}&filled=false"),
+                None,
+                "reading the diff (removed)",
+            )
+            .await?;
+        Ok(nvue_tree::diff_text(&added, &removed))
+    }
+
+    async fn discard(&mut self) -> Result<()> {
+        if let Some(id) = self.revision.take() {
+            self.call(
+                Method::DELETE,
+                &format!("/nvue_v1/revision/{}", enc(&id)),
+                None,
+                "dropping the revision",
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn commit(&mut self, timer: Duration) -> Result<Commit> {
+        let id = self.rev()?.to_string();
+        let point = self.applied_revision().await?;
+        if self.native {
+            let body = json!({
+                "state": "apply",
+                "auto-prompt": {"ays": "ays_yes", "confirm": "confirm_yes"},
+                "state-controls": {"confirm": timer.as_secs().max(1)},
+            });
+            self.apply(&id, body, &["confirm"], "applying with a confirm timer")
+                .await?;
+        } else {
+            let body = json!({"state": "apply", "auto-prompt": {"ays": "ays_yes"}});
+            self.apply(&id, body, &["applied", "applied_and_saved"], "applying")
+                .await?;
+        }
+        Ok(Commit {
+            point,
+            native_timer: self.native,
+        })
+    }
+
+    async fn observe(&mut self) -> Result<Observed> {
+        let ifs = self
+            .call(
+                Method::GET,
+                "/nvue_v1/interface?rev=operational",
+                None,
+                "reading interfaces",
+            )
+            .await?;
+        let vrfs = self
+            .call(
+                Method::GET,
+                "/nvue_v1/vrf?rev=operational",
+                None,
+                "reading VRFs",
+            )
+            .await?;
+        Ok(observed(&ifs, &vrfs))
+    }
+
+    async fn confirm(&mut self) -> Result<()> {
+        let id = match &self.revision {
+            Some(id) => id.clone(),
+            // A confirm from `push confirm` (another process): the
+            // revision that waits for it.
+            None if self.native => self.waiting_revision().await?,
+            None => String::new(),
+        };
+        let state = if self.native {
+            let (now, _) = self.state(&id).await?;
+            if now == "confirm_fail" {
+                return Err(PushError::TimerExpired {
+                    point: "the revision applied before".to_string(),
+                });
+            }
+            let body = json!({"state": "apply", "auto-prompt": {"ays": "ays_yes", "confirm": "confirm_yes"}});
+            self.apply(&id, body, &["applied", "applied_and_saved"], "confirming")
+                .await?
+        } else if id.is_empty() {
+            String::new()
+        } else {
+            self.state(&id).await?.0
+        };
+        if state != "applied_and_saved" {
+            let body = json!({"state": "save", "auto-prompt": {"ays": "ays_yes"}});
+            self.call(
+                Method::PATCH,
+                "/nvue_v1/revision/applied",
+                Some(&body),
+                "saving",
+            )
+            .await?;
+        }
+        self.revision = None;
+        Ok(())
+    }
+
+    async fn rollback(&mut self, point: &str) -> Result<()> {
+        let body = json!({"state": "apply", "auto-prompt": {"ays": "ays_yes"}});
+        self.apply(
+            point,
+            body,
+            &["applied", "applied_and_saved"],
+            "rolling back",
+        )
+        .await?;
+        self.revision = None;
+        Ok(())
+    }
+}
+
+/// Percent-encodes a revision id for a path or query (`changeset/a/b`).
+fn enc(id: &str) -> String {
+    let mut s = String::new();
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
+/// The message of an NVUE error body (`{"title":..,"detail":..}`).
+fn problem(v: &Value) -> String {
+    let title = v.get("title").and_then(Value::as_str);
+    let detail = v.get("detail").and_then(Value::as_str);
+    match (title, detail) {
+        (Some(t), Some(d)) => format!("{t}: {d}"),
+        (None, Some(d)) | (Some(d), None) => d.to_string(),
+        _ if v.is_null() => "no details".to_string(),
+        _ => v.to_string(),
+    }
+}
+
+/// The issues NVUE reports on a revision (`transition.issue`).
+fn issues(v: &Value) -> String {
+    let Some(issue) = v.pointer("/transition/issue") else {
+        return String::new();
+    };
+    let mut out = Vec::new();
+    match issue {
+        Value::Object(m) => {
+            for (k, i) in m {
+                let msg = i.get("message").and_then(Value::as_str).unwrap_or(k);
+                out.push(msg.to_string());
+            }
+        }
+        Value::String(s) => out.push(s.clone()),
+        other => out.push(other.to_string()),
+    }
+    out.join("; ")
+}
+
+/// Mb/s of an NVUE speed (`100G`, `400G`, `25000M`).
+fn speed_mbps(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit() && c != '.')?);
+    let n: f64 = n.parse().ok()?;
+    let f = match unit {
+        "G" | "g" | "Gbps" => 1000.0,
+        "M" | "m" | "Mbps" => 1.0,
+        "T" => 1_000_000.0,
+        _ => return None,
+    };
+    Some((n * f).round() as u64)
+}
+
+fn obj(v: &Value) -> impl Iterator<Item = (&String, &Value)> {
+    v.as_object().into_iter().flatten()
+}
+
+/// The operational trees as [`Observed`].
+fn observed(ifs: &Value, vrfs: &Value) -> Observed {
+    let mut o = Observed::default();
+    for (name, i) in obj(ifs) {
+        let up = match i.pointer("/link/state") {
+            Some(Value::Object(m)) => m.contains_key("up"),
+            Some(Value::String(s)) => s == "up",
+            _ => false,
+        };
+        let speed = i
+            .pointer("/link/speed")
+            .and_then(Value::as_str)
+            .and_then(speed_mbps);
+        o.interfaces.push(Interface {
+            name: name.clone(),
+            up,
+            speed_mbps: speed,
+        });
+        for (id, n) in obj(i.pointer("/lldp/neighbor").unwrap_or(&Value::Null)) {
+            o.lldp.push(LldpNeighbour {
+                port: name.clone(),
+                system: n
+                    .pointer("/chassis/system-name")
+                    .and_then(Value::as_str)
+                    .unwrap_or(id)
+                    .to_string(),
+                port_id: n
+                    .pointer("/port/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            });
+        }
+    }
+    for (vrf, v) in obj(vrfs) {
+        for (peer, n) in obj(v.pointer("/router/bgp/neighbor").unwrap_or(&Value::Null)) {
+            o.bgp.push(BgpSession {
+                vrf: vrf.clone(),
+                peer: peer.clone(),
+                remote_as: n
+                    .get("remote-as")
+                    .and_then(Value::as_u64)
+                    .and_then(|a| u32::try_from(a).ok()),
+                established: n.get("state").and_then(Value::as_str) == Some("established"),
+            });
+            if let Some(s) = n.pointer("/bfd/status").and_then(Value::as_str) {
+                o.bfd.push(BfdPeer {
+                    vrf: vrf.clone(),
+                    peer: peer.clone(),
+                    up: s == "up",
+                });
+            }
+        }
+        for (prefix, r) in obj(v.pointer("/router/rib/ipv4/route").unwrap_or(&Value::Null)) {
+            o.routes.push(Route {
+                vrf: vrf.clone(),
+                prefix: prefix.clone(),
+                next_hops: obj(r.get("via").unwrap_or(&Value::Null))
+                    .map(|(a, _)| a.clone())
+                    .collect(),
+            });
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revision_ids_are_encoded() {
+        assert_eq!(enc("12"), "12");
+        assert_eq!(
+            enc("changeset/cumulus/2024-01-01_10.00.00_AB12"),
+            "changeset%2Fcumulus%2F2024-01-01_10.00.00_AB12"
+        );
+    }
+
+    #[test]
+    fn speeds_in_mbps() {
+        assert_eq!(speed_mbps("100G"), Some(100_000));
+        assert_eq!(speed_mbps("25000M"), Some(25_000));
+        assert_eq!(speed_mbps("1.6T"), Some(1_600_000));
+        assert_eq!(speed_mbps("fast"), None);
+    }
+
+    #[test]
+    fn operational_trees_are_read() {
+        let ifs = json!({
+            "swp1": {"link": {"state": {"up": {}}, "speed": "100G"},
+                     "lldp": {"neighbor": {"sw02": {"chassis": {"system-name": "sw02"}, "port": {"name": "swp17"}}}}},
+            "swp2": {"link": {"state": {"down": {}}}}
+        });
+        let vrfs = json!({"Vrf101": {"router": {
+            "bgp": {"neighbor": {"10.255.0.1": {"state": "established", "remote-as": 65002, "bfd": {"status": "up"}}}},
+            "rib": {"ipv4": {"route": {"10.100.1.0/24": {"via": {"10.255.0.1": {}, "10.255.0.3": {}}}}}}
+        }}});
+        let o = observed(&ifs, &vrfs);
+        assert_eq!(o.interfaces.len(), 2);
+        assert!(o.interfaces[0].up && !o.interfaces[1].up);
+        assert_eq!(o.interfaces[0].speed_mbps, Some(100_000));
+        assert_eq!(
+            o.lldp,
+            vec![LldpNeighbour {
+                port: "swp1".into(),
+                system: "sw02".into(),
+                port_id: "swp17".into()
+            }]
+        );
+        assert_eq!(o.bgp[0].remote_as, Some(65002));
+        assert!(o.bgp[0].established && o.bfd[0].up);
+        assert_eq!(o.routes[0].next_hops, vec!["10.255.0.1", "10.255.0.3"]);
+    }
+}

@@ -1,0 +1,626 @@
+//! The push itself: candidates from the planner's render, the rollout in
+//! batches (the switches of a batch at once, as tokio tasks), and per
+//! switch identity, load, diff, commit with a confirm timer, verify,
+//! confirm or roll back, each step journaled.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use planner::checked::CheckedPlan;
+use planner::render::Vendor;
+use serde::Serialize;
+use sha2::{Digest as _, Sha256};
+
+use super::devices::{self, Devices, Entry};
+use super::error::{PushError, Result};
+use super::journal::{self, Journal, Outcome, Phase, SwitchRecord};
+use super::rollout::{self, Policy};
+use super::verify;
+use super::{Client, Device};
+
+/// Seconds before the deadline after which the push no longer confirms
+/// (it rolls back instead), so that a confirm never races the timer.
+pub const CONFIRM_MARGIN: u64 = 2;
+
+/// What `push` is asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Stop after the diff.
+    pub dry_run: bool,
+    /// The confirm timer.
+    pub timer: Duration,
+    /// Confirm after a passed verification (false: leave the timer
+    /// running for `push confirm`).
+    pub confirm: bool,
+    /// The rollout's canary, batch size and share.
+    pub policy: Policy,
+    /// Switches to push (empty: all of the plan).
+    pub switches: Vec<String>,
+    /// The journal file.
+    pub journal: PathBuf,
+    /// This program, to start watchdogs (`push watchdog`).
+    pub exe: PathBuf,
+    /// The plan file (absolute; the watchdog reads it).
+    pub plan_file: PathBuf,
+    /// The devices file (absolute; the watchdog reads it).
+    pub devices_file: PathBuf,
+}
+
+/// One switch in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SwitchReport {
+    /// The physical switch.
+    pub switch: String,
+    /// Its vendor.
+    pub vendor: String,
+    /// Its batch (0 is the canary).
+    pub batch: usize,
+    /// Where it ended.
+    pub phase: Phase,
+    /// Removed and added lines of the diff.
+    pub diff_lines: Option<usize>,
+    /// The diff, `-` removed and `+` added lines.
+    pub diff: String,
+    /// Verification: `None` not run, empty passed, else mismatches.
+    pub mismatches: Option<Vec<String>>,
+    /// The error that stopped it.
+    pub error: Option<String>,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// True when the error is the device refusing the push as asked or
+    /// bad input (exit code 2), false for a failure on the way.
+    #[serde(skip)]
+    pub bad_input: bool,
+}
+
+impl SwitchReport {
+    /// A switch with nothing to report yet.
+    pub fn new(switch: &str, vendor: &str, batch: usize, phase: Phase) -> SwitchReport {
+        SwitchReport {
+            switch: switch.to_string(),
+            vendor: vendor.to_string(),
+            batch,
+            phase,
+            diff_lines: None,
+            diff: String::new(),
+            mismatches: None,
+            error: None,
+            seconds: 0.0,
+            bad_input: false,
+        }
+    }
+}
+
+/// The result of a push.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The plan file.
+    pub plan: String,
+    /// A dry run.
+    pub dry_run: bool,
+    /// How the rollout ended.
+    pub outcome: Outcome,
+    /// The journal.
+    pub journal: String,
+    /// Batches of the rollout, in order.
+    pub batches: Vec<Vec<String>>,
+    /// Per switch, in rollout order.
+    pub switches: Vec<SwitchReport>,
+    /// Seconds in all.
+    pub seconds: f64,
+}
+
+impl Report {
+    /// True when a switch failed (exit code 2 or 1).
+    pub fn failed(&self) -> bool {
+        self.outcome == Outcome::Stopped
+    }
+}
+
+/// Hex SHA-256.
+pub fn sha256(text: &[u8]) -> String {
+    Sha256::digest(text)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The name of the configure session (EOS) of a candidate.
+pub fn session_name(candidate_sha256: &str) -> String {
+    format!(
+        "efl-push-{}",
+        &candidate_sha256[..12.min(candidate_sha256.len())]
+    )
+}
+
+/// Each selected switch's candidate: the planner's render for its
+/// device's vendor.
+pub fn candidates(
+    plan: &CheckedPlan,
+    devices: &Devices,
+    selected: &[String],
+) -> Result<BTreeMap<String, String>> {
+    let mut by_vendor: BTreeMap<Vendor, BTreeMap<String, String>> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for s in selected {
+        let e = devices.entry(s)?;
+        let v = e.target.vendor;
+        let files = match by_vendor.entry(v) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                let files = planner::render::render(plan, v).map_err(|e| PushError::Plan {
+                    file: plan.source().to_string(),
+                    source: Box::new(e),
+                })?;
+                slot.insert(files.into_iter().collect())
+            }
+        };
+        let name = v.file_name(s);
+        let text = files
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| PushError::Protocol {
+                action: format!("rendering {s} for {v}"),
+                message: format!("the render has no file {name}"),
+            })?;
+        out.insert(s.clone(), text);
+    }
+    Ok(out)
+}
+
+/// The switches to push: `asked` checked against the plan, in plan order;
+/// all of them when `asked` is empty.
+pub fn select(plan: &CheckedPlan, asked: &[String]) -> Result<Vec<String>> {
+    let all = devices::physical_switches(plan);
+    for a in asked {
+        if !all.contains(a) {
+            return Err(PushError::Parameter {
+                parameter: "switch".to_string(),
+                message: format!(
+                    "{a} is not a physical switch of {}; give one of {}",
+                    plan.source(),
+                    all.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|s| asked.is_empty() || asked.contains(s))
+        .collect())
+}
+
+/// Makes the client of a devices-file entry. `waiting` says that an
+/// earlier process committed and the commit may wait on its timer (`push
+/// confirm`, `push rollback`, the watchdog).
+pub fn connect(entry: &Entry, session: &str, waiting: bool) -> Result<Client> {
+    let t = &entry.target;
+    match t.vendor.as_str() {
+        "nvue" => Ok(Client::Nvue(super::nvue::Nvue::new(t, entry.native_timer)?)),
+        "eos" => Ok(Client::Eos(super::eos::Eos::resumed(
+            t,
+            session,
+            entry.native_timer,
+            waiting,
+        )?)),
+        "sonic" => Ok(Client::Sonic(Box::new(super::sonic::Sonic::new(
+            t,
+            super::ssh::SshOptions::default(),
+        )))),
+        "comware" => Ok(Client::Comware(Box::new(super::comware::Comware::new(
+            t,
+            super::comware::ComwareOptions::default(),
+            entry.native_timer,
+        )))),
+        other => Err(PushError::Parameter {
+            parameter: "devices".to_string(),
+            message: format!(
+                "switch {}: this provisioner has no push client for vendor {other} yet",
+                t.switch
+            ),
+        }),
+    }
+}
+
+/// Refuses to start over a journal whose switches still wait on a confirm.
+fn check_previous(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let j = journal::read(path)?;
+    let waiting: Vec<&str> = j
+        .switches
+        .iter()
+        .filter(|r| r.phase.awaits_confirm())
+        .map(|r| r.switch.as_str())
+        .collect();
+    if waiting.is_empty() {
+        return Ok(());
+    }
+    Err(PushError::Journal {
+        file: path.display().to_string(),
+        message: format!(
+            "an earlier push left {} committed but not confirmed; run `provisioner push confirm --journal {}` to keep it or `provisioner push rollback --journal {}` to undo it, then push again",
+            waiting.join(", "),
+            path.display(),
+            path.display()
+        ),
+        source: None,
+    })
+}
+
+/// Pushes the plan to the devices as `options` say.
+pub async fn push(
+    plan: &CheckedPlan,
+    plan_text: &str,
+    devices: &Devices,
+    options: &Options,
+) -> Result<Report> {
+    let start = Instant::now();
+    let selected = select(plan, &options.switches)?;
+    let candidates = candidates(plan, devices, &selected)?;
+    let groups = rollout::groups(plan);
+    let batches = rollout::plan_batches(&selected, &groups, &options.policy).map_err(|e| {
+        PushError::Parameter {
+            parameter: e.parameter.to_string(),
+            message: e.message,
+        }
+    })?;
+    check_previous(&options.journal)?;
+    let vendor_of = |s: &str| devices.get(s).map(|e| e.target.vendor);
+    let mut records = Vec::new();
+    for (i, b) in batches.iter().enumerate() {
+        for s in &b.switches {
+            let vendor = vendor_of(s).map_or_else(String::new, |v| v.to_string());
+            let sha = sha256(candidates[s].as_bytes());
+            records.push(SwitchRecord::pending(s, &vendor, i, &sha));
+        }
+    }
+    let j = Journal {
+        version: journal::VERSION,
+        plan: options.plan_file.display().to_string(),
+        devices: options.devices_file.display().to_string(),
+        plan_sha256: sha256(plan_text.as_bytes()),
+        started: journal::now(),
+        dry_run: options.dry_run,
+        timer_seconds: options.timer.as_secs(),
+        outcome: Outcome::Running,
+        switches: records,
+    };
+    {
+        let _lock = journal::lock(&options.journal)?;
+        journal::write(&options.journal, &j)?;
+    }
+    let mut reports: BTreeMap<String, SwitchReport> = BTreeMap::new();
+    let mut outcome = Outcome::Done;
+    for (i, b) in batches.iter().enumerate() {
+        let mut set = tokio::task::JoinSet::new();
+        for s in &b.switches {
+            let entry = devices.entry(s)?.clone();
+            let want = verify::expected(plan, s, &vendor_of);
+            let job = Job {
+                entry,
+                candidate: candidates[s].clone(),
+                want,
+                batch: i,
+                options: options.clone(),
+            };
+            set.spawn(job.run());
+        }
+        while let Some(r) = set.join_next().await {
+            let r = r.map_err(|e| PushError::Io {
+                action: "running a switch's push".to_string(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            if !matches!(
+                r.phase,
+                Phase::Loaded | Phase::Unchanged | Phase::Confirmed | Phase::Verified
+            ) {
+                outcome = Outcome::Stopped;
+            }
+            reports.insert(r.switch.clone(), r);
+        }
+        if outcome == Outcome::Stopped {
+            break;
+        }
+    }
+    let final_outcome = outcome;
+    let jpath = options.journal.clone();
+    blocking(move || journal::update(&jpath, |j| j.outcome = final_outcome)).await?;
+    let j = journal::read(&options.journal)?;
+    let switches = j
+        .switches
+        .iter()
+        .map(|r| match reports.remove(&r.switch) {
+            Some(rep) => rep,
+            None => SwitchReport::new(&r.switch, &r.vendor, r.batch, r.phase),
+        })
+        .collect();
+    Ok(Report {
+        plan: plan.source().to_string(),
+        dry_run: options.dry_run,
+        outcome,
+        journal: options.journal.display().to_string(),
+        batches: batches.into_iter().map(|b| b.switches).collect(),
+        switches,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Runs blocking journal I/O off the async workers.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| PushError::Io {
+            action: "writing the journal".to_string(),
+            source: std::io::Error::other(e.to_string()),
+        })?
+}
+
+/// The error chain of `e` on one line.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+/// One switch's push.
+struct Job {
+    entry: Entry,
+    candidate: String,
+    want: verify::Expected,
+    batch: usize,
+    options: Options,
+}
+
+impl Job {
+    async fn record(&self, change: impl FnOnce(&mut SwitchRecord) + Send + 'static) -> Result<()> {
+        let path = self.options.journal.clone();
+        let switch = self.entry.target.switch.clone();
+        blocking(move || journal::update_switch(&path, &switch, change)).await
+    }
+
+    async fn run(self) -> SwitchReport {
+        let start = Instant::now();
+        let mut rep = SwitchReport::new(
+            &self.entry.target.switch,
+            self.entry.target.vendor.as_str(),
+            self.batch,
+            Phase::Failed,
+        );
+        if let Err(e) = self.steps(&mut rep).await {
+            rep.bad_input = e.is_bad_input();
+            let e = e.on(&rep.switch);
+            rep.error = Some(chain(&e));
+        }
+        rep.seconds = start.elapsed().as_secs_f64();
+        let (phase, error, mismatches, seconds, lines) = (
+            rep.phase,
+            rep.error.clone(),
+            rep.mismatches.clone(),
+            rep.seconds,
+            rep.diff_lines,
+        );
+        let _ = self
+            .record(move |r| {
+                r.phase = phase;
+                r.error = error;
+                r.mismatches = mismatches;
+                r.seconds = seconds;
+                r.diff_lines = lines;
+            })
+            .await;
+        rep
+    }
+
+    /// The steps; `rep.phase` always says where the switch is.
+    async fn steps(&self, rep: &mut SwitchReport) -> Result<()> {
+        let switch = self.entry.target.switch.clone();
+        let sha = sha256(self.candidate.as_bytes());
+        let mut dev = connect(&self.entry, &session_name(&sha), false)?;
+        let id = dev.identity().await?;
+        if !same_host(&id.hostname, &switch) {
+            let found = match &id.serial {
+                Some(s) => format!("{} (serial {s})", id.hostname),
+                None => id.hostname.clone(),
+            };
+            return Err(PushError::Identity {
+                expected: switch,
+                found,
+            });
+        }
+        let diff = match dev.load(&self.candidate).await {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = dev.discard().await;
+                return Err(e);
+            }
+        };
+        let lines = diff
+            .lines()
+            .filter(|l| l.starts_with('+') || l.starts_with('-'))
+            .count();
+        rep.diff_lines = Some(lines);
+        rep.diff = diff;
+        if lines == 0 || self.options.dry_run {
+            dev.discard().await?;
+            rep.phase = if lines == 0 {
+                Phase::Unchanged
+            } else {
+                Phase::Loaded
+            };
+            return Ok(());
+        }
+        let commit = match dev.commit(self.options.timer).await {
+            Ok(c) => c,
+            Err(e) => {
+                // Refused before anything was applied: drop the candidate.
+                // A lost connection may have committed: the device's own
+                // timer takes that back (the journal says so).
+                if matches!(e, PushError::Locked { .. } | PushError::Rejected { .. }) {
+                    let _ = dev.discard().await;
+                }
+                rep.phase = Phase::Failed;
+                return Err(e);
+            }
+        };
+        let deadline = journal::now() + self.options.timer.as_secs();
+        rep.phase = Phase::Committed;
+        {
+            let c = commit.clone();
+            self.record(move |r| {
+                r.phase = Phase::Committed;
+                r.point = Some(c.point);
+                r.native_timer = Some(c.native_timer);
+                r.deadline = Some(deadline);
+            })
+            .await?;
+        }
+        if !commit.native_timer {
+            let pid = spawn_watchdog(&self.options, &switch)?;
+            self.record(move |r| r.watchdog_pid = Some(pid)).await?;
+        }
+        match self
+            .after_commit(&mut dev, rep, &commit.point, deadline)
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(PushError::TimerExpired { point }) => {
+                rep.phase = Phase::RolledBack;
+                Err(PushError::TimerExpired { point })
+            }
+            Err(e) => {
+                // Back to the previous configuration, whatever failed.
+                match dev.rollback(&commit.point).await {
+                    Ok(()) => rep.phase = Phase::RolledBack,
+                    Err(r) => {
+                        rep.phase = Phase::Failed;
+                        return Err(PushError::Rollback {
+                            point: commit.point.clone(),
+                            cause: chain(&e),
+                            source: Box::new(r),
+                        });
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Verify, then confirm (unless --no-confirm).
+    async fn after_commit(
+        &self,
+        dev: &mut Client,
+        rep: &mut SwitchReport,
+        point: &str,
+        deadline: u64,
+    ) -> Result<()> {
+        let seen = dev.observe().await?;
+        let mismatches = verify::check(&self.want, &seen);
+        rep.mismatches = Some(mismatches.clone());
+        if !mismatches.is_empty() {
+            return Err(PushError::Verify { mismatches });
+        }
+        rep.phase = Phase::Verified;
+        self.record(|r| {
+            r.phase = Phase::Verified;
+            r.mismatches = Some(Vec::new());
+        })
+        .await?;
+        if !self.options.confirm {
+            return Ok(());
+        }
+        // Confirm only well before the deadline, and only if no watchdog
+        // rolled the switch back meanwhile.
+        let path = self.options.journal.clone();
+        let switch = rep.switch.clone();
+        let go = blocking(move || {
+            journal::update(&path, |j| match j.get_mut(&switch) {
+                Some(r)
+                    if r.phase == Phase::Verified && journal::now() + CONFIRM_MARGIN < deadline =>
+                {
+                    r.phase = Phase::Confirming;
+                    true
+                }
+                _ => false,
+            })
+        })
+        .await?;
+        if !go {
+            let now = journal::j_phase(&self.options.journal, &rep.switch);
+            if now == Some(Phase::RolledBack) {
+                return Err(PushError::TimerExpired {
+                    point: point.to_string(),
+                });
+            }
+            return Err(PushError::Timeout {
+                action: "confirming before the confirm timer runs out".to_string(),
+                seconds: self.options.timer.as_secs(),
+            });
+        }
+        rep.phase = Phase::Confirming;
+        dev.confirm().await?;
+        rep.phase = Phase::Confirmed;
+        Ok(())
+    }
+}
+
+/// True when a device's hostname names `switch` (also as the first label
+/// of a fully qualified name).
+pub fn same_host(hostname: &str, switch: &str) -> bool {
+    hostname == switch || hostname.split('.').next() == Some(switch)
+}
+
+/// Starts the detached watchdog of `switch` (its own process group, so it
+/// outlives this process); returns its pid.
+fn spawn_watchdog(options: &Options, switch: &str) -> Result<u32> {
+    use std::os::unix::process::CommandExt as _;
+    let log = watchdog_log(&options.journal, switch);
+    let err = std::fs::File::create(&log).map_err(|e| PushError::Io {
+        action: format!("creating the watchdog log {}", log.display()),
+        source: e,
+    })?;
+    let child = std::process::Command::new(&options.exe)
+        .arg("push")
+        .arg("watchdog")
+        .arg("--journal")
+        .arg(&options.journal)
+        .arg("--switch")
+        .arg(switch)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| PushError::Io {
+            action: format!(
+                "starting the confirm-timer watchdog ({})",
+                options.exe.display()
+            ),
+            source: e,
+        })?;
+    let pid = child.id();
+    // Reap it should it end while this process still runs; it outlives
+    // this process otherwise (then init reaps it).
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    Ok(pid)
+}
+
+/// The log file of a switch's watchdog, beside the journal.
+pub fn watchdog_log(journal: &Path, switch: &str) -> PathBuf {
+    let mut s = journal.as_os_str().to_owned();
+    s.push(format!(
+        ".{}.watchdog.log",
+        planner::names::file_stem(switch)
+    ));
+    PathBuf::from(s)
+}

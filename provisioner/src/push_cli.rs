@@ -1,0 +1,429 @@
+//! The `provisioner push` subcommands of the binary: flags in, the
+//! library's push calls, tables or JSON out. Exit codes: 0 when every
+//! switch is done, 2 for bad input or a switch that refused (identity,
+//! lock, rejected candidate, failed verification), 1 for failures on the
+//! way (lost connection, expired timer).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::{Args, Subcommand, ValueEnum};
+
+use planner::checked::CheckedPlan;
+use planner::text::Table;
+use provisioner::push::journal::{self, Journal};
+use provisioner::push::rollout::Policy;
+use provisioner::push::run::{self, Options, Report};
+use provisioner::push::{PushError, devices, ops};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Aligned text for people.
+    Table,
+    /// JSON for programs.
+    Json,
+}
+
+const DEFAULT_JOURNAL: &str = "push-journal.json";
+
+/// `provisioner push ...`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct PushArgs {
+    #[command(subcommand)]
+    command: Option<PushCommand>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The flags of a push.
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Plan JSON (or TOML) from `planner design --out`.
+    #[arg(required = true)]
+    plan: Option<PathBuf>,
+    /// The devices file (TOML): per physical switch its address, vendor,
+    /// transport and where its credentials come from.
+    #[arg(long, required = true)]
+    devices: Option<PathBuf>,
+    /// Push only this switch (repeat for more) [default: every switch].
+    #[arg(long = "switch", value_name = "NAME")]
+    switches: Vec<String>,
+    /// Load and diff every switch, commit nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print each switch's diff.
+    #[arg(long)]
+    show_diff: bool,
+    /// The confirm timer: the switch goes back to its previous
+    /// configuration unless the push confirms within it (30s, 5m, 1h).
+    #[arg(long, default_value = "5m")]
+    confirm_timer: String,
+    /// Verify, then leave the timer running: confirm with `push confirm`.
+    #[arg(long)]
+    no_confirm: bool,
+    /// The switch pushed alone first [default: the first one].
+    #[arg(long)]
+    canary: Option<String>,
+    /// Most switches changing at once after the canary.
+    #[arg(long, default_value_t = 4)]
+    batch: usize,
+    /// Largest share of a BiGraph part or fat-tree tier changing at once.
+    #[arg(long, default_value_t = 0.25)]
+    max_share: f64,
+    /// The journal (state file) of this push.
+    #[arg(long, default_value = DEFAULT_JOURNAL)]
+    journal: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// The flags of `push confirm` and `push rollback`.
+#[derive(Debug, Args)]
+struct JournalArgs {
+    #[arg(long, default_value = DEFAULT_JOURNAL)]
+    journal: PathBuf,
+    /// Only this switch (repeat for more).
+    #[arg(long = "switch", value_name = "NAME")]
+    switches: Vec<String>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+enum PushCommand {
+    /// Show the journal: per switch its phase, rollback point, timer and
+    /// outcome.
+    Status {
+        #[arg(long, default_value = DEFAULT_JOURNAL)]
+        journal: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Confirm (and save) the switches whose commit waits on its timer.
+    Confirm(JournalArgs),
+    /// Roll back the switches the journal committed (waiting or
+    /// confirmed) to their rollback points.
+    Rollback(JournalArgs),
+    /// Keep a switch's confirm timer (started by the push, detached).
+    #[command(hide = true)]
+    Watchdog {
+        #[arg(long)]
+        journal: PathBuf,
+        #[arg(long = "switch")]
+        switch: String,
+    },
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// A duration: `90`, `90s`, `5m`, `1h`.
+fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))?;
+    let secs = match unit {
+        "" | "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+    .ok_or_else(|| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))?;
+    if !(3..=86_399).contains(&secs) {
+        return Err(format!(
+            "{secs} s is outside 3 s to 23h59m59s (the push confirms at least {} s before the timer runs out)",
+            run::CONFIRM_MARGIN
+        ));
+    }
+    Ok(Duration::from_secs(secs))
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", path.display())).into())
+}
+
+/// Runs `provisioner push ...`; a parameter error names its flag.
+pub fn run(args: PushArgs) -> Result<()> {
+    dispatch(args).map_err(|e| match e.downcast::<provisioner::Error>() {
+        Ok(provisioner::Error::Push(PushError::Parameter { parameter, message })) => {
+            planner::Error::parameter(parameter, message).into()
+        }
+        Ok(other) => other.into(),
+        Err(e) => match e.downcast::<PushError>() {
+            Ok(PushError::Parameter { parameter, message }) => {
+                planner::Error::parameter(parameter, message).into()
+            }
+            Ok(other) => provisioner::Error::Push(other).into(),
+            Err(e) => e,
+        },
+    })
+}
+
+fn dispatch(args: PushArgs) -> Result<()> {
+    match args.command {
+        Some(PushCommand::Status {
+            journal: path,
+            format,
+        }) => {
+            let j = journal::read(&path).map_err(provisioner::Error::Push)?;
+            print(format, &j, status_table)
+        }
+        Some(PushCommand::Confirm(a)) => act(ops::confirm(&a.journal, &a.switches), a.format),
+        Some(PushCommand::Rollback(a)) => act(ops::rollback(&a.journal, &a.switches), a.format),
+        Some(PushCommand::Watchdog {
+            journal: path,
+            switch,
+        }) => {
+            let w = runtime()?
+                .block_on(ops::watchdog(&path, &switch))
+                .map_err(provisioner::Error::Push)?;
+            eprintln!("watchdog {switch}: {}", serde_json::to_string(&w)?);
+            Ok(())
+        }
+        None => push(args.run),
+    }
+}
+
+fn push(a: RunArgs) -> Result<()> {
+    let (Some(plan_path), Some(devices_path)) = (a.plan, a.devices) else {
+        return Err(crate::BadInput("give PLAN and --devices DEVICES.toml".to_string()).into());
+    };
+    let timer = parse_duration(&a.confirm_timer)
+        .map_err(|m| planner::Error::parameter("confirm-timer", m))?;
+    let plan_text = read(&plan_path)?;
+    let plan = CheckedPlan::load(&plan_text, &plan_path.display().to_string())?;
+    let dev_text = read(&devices_path)?;
+    let dir = devices_path.parent().unwrap_or(Path::new("."));
+    let devices = devices::read(&dev_text, &devices_path.display().to_string(), dir, &plan)
+        .map_err(provisioner::Error::Push)?;
+    for w in &devices.warnings {
+        eprintln!("warning: {w}");
+    }
+    let options = Options {
+        dry_run: a.dry_run,
+        timer,
+        confirm: !a.no_confirm,
+        policy: Policy {
+            canary: a.canary,
+            batch: a.batch,
+            max_share: a.max_share,
+        },
+        switches: a.switches,
+        journal: a.journal.clone(),
+        exe: std::env::current_exe()?,
+        plan_file: absolute(&plan_path),
+        devices_file: absolute(&devices_path),
+    };
+    let report = runtime()?
+        .block_on(run::push(&plan, &plan_text, &devices, &options))
+        .map_err(provisioner::Error::Push)?;
+    let show_diff = a.show_diff;
+    print(a.format, &report, |r| report_table(r, show_diff))?;
+    if report.failed() {
+        // The first failure's chain decides the exit code.
+        let first = report.switches.iter().find_map(|s| s.error.clone());
+        let bad = report
+            .switches
+            .iter()
+            .any(|s| s.error.is_some() && s.bad_input);
+        let msg = format!(
+            "the push stopped: {}; the journal is {}",
+            first.unwrap_or_else(|| "a switch failed".to_string()),
+            report.journal
+        );
+        return Err(if bad {
+            crate::BadInput(msg).into()
+        } else {
+            anyhow::anyhow!(msg)
+        });
+    }
+    Ok(())
+}
+
+/// Runs `push confirm` or `push rollback` and prints what each switch did.
+fn act(
+    work: impl std::future::Future<Output = Result<Vec<ops::Action>, PushError>>,
+    format: Format,
+) -> Result<()> {
+    let actions = runtime()?
+        .block_on(work)
+        .map_err(provisioner::Error::Push)?;
+    print(format, &actions, actions_table)?;
+    fail_on(&actions)
+}
+
+fn fail_on(actions: &[ops::Action]) -> Result<()> {
+    match actions.iter().find_map(|a| a.error.clone()) {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(()),
+    }
+}
+
+fn print<T: serde::Serialize>(
+    format: Format,
+    value: &T,
+    table: impl FnOnce(&T) -> String,
+) -> Result<()> {
+    let text = match format {
+        Format::Json => serde_json::to_string_pretty(value)? + "\n",
+        Format::Table => table(value),
+    };
+    print!("{text}");
+    Ok(())
+}
+
+fn verification(m: &Option<Vec<String>>) -> String {
+    match m {
+        None => "-".to_string(),
+        Some(m) if m.is_empty() => "ok".to_string(),
+        Some(m) => format!("{} mismatches", m.len()),
+    }
+}
+
+fn report_table(r: &Report, show_diff: bool) -> String {
+    let mut t = Table::new([
+        "switch",
+        "vendor",
+        "batch",
+        "diff",
+        "phase",
+        "verification",
+        "seconds",
+    ])
+    .right(&[2, 3, 6]);
+    for s in &r.switches {
+        t.row([
+            s.switch.clone(),
+            s.vendor.clone(),
+            s.batch.to_string(),
+            s.diff_lines
+                .map_or_else(|| "-".to_string(), |n| format!("{n} lines")),
+            s.phase.as_str().to_string(),
+            verification(&s.mismatches),
+            format!("{:.2}", s.seconds),
+        ]);
+    }
+    let mut out = format!(
+        "push of {}{}: {} switches in {} batches, {} in {:.2} s (journal {})\n",
+        r.plan,
+        if r.dry_run { " (dry run)" } else { "" },
+        r.switches.len(),
+        r.batches.len(),
+        match r.outcome {
+            journal::Outcome::Done => "done",
+            journal::Outcome::Stopped => "stopped at the first failure",
+            journal::Outcome::Running => "running",
+        },
+        r.seconds,
+        r.journal
+    );
+    out += &t.render();
+    for s in &r.switches {
+        if let Some(m) = &s.mismatches {
+            for x in m {
+                out += &format!("  mismatch: {x}\n");
+            }
+        }
+        if let Some(e) = &s.error {
+            out += &format!("  {}: {e}\n", s.switch);
+        }
+    }
+    if show_diff {
+        for s in &r.switches {
+            if !s.diff.is_empty() {
+                out += &format!(
+                    "\ndiff of {} (- running, + candidate):\n{}",
+                    s.switch, s.diff
+                );
+            }
+        }
+    }
+    out
+}
+
+fn status_table(j: &Journal) -> String {
+    let now = journal::now();
+    let mut t = Table::new([
+        "switch",
+        "vendor",
+        "batch",
+        "phase",
+        "rollback point",
+        "timer",
+        "verification",
+    ])
+    .right(&[2]);
+    for r in &j.switches {
+        let timer = match (r.phase.awaits_confirm(), r.deadline) {
+            (true, Some(d)) if d > now => format!("{} s left", d - now),
+            (true, Some(_)) => "expired".to_string(),
+            _ => "-".to_string(),
+        };
+        t.row([
+            r.switch.clone(),
+            r.vendor.clone(),
+            r.batch.to_string(),
+            r.phase.as_str().to_string(),
+            r.point.clone().unwrap_or_else(|| "-".to_string()),
+            timer,
+            verification(&r.mismatches),
+        ]);
+    }
+    let mut out = format!(
+        "push of {}{}: {:?}\n",
+        j.plan,
+        if j.dry_run { " (dry run)" } else { "" },
+        j.outcome
+    )
+    .to_lowercase();
+    out += &t.render();
+    for r in &j.switches {
+        if let Some(e) = &r.error {
+            out += &format!("  {}: {e}\n", r.switch);
+        }
+    }
+    out
+}
+
+fn actions_table(actions: &Vec<ops::Action>) -> String {
+    if actions.is_empty() {
+        return "nothing to do: no switch of the journal is in that state\n".to_string();
+    }
+    let mut t = Table::new(["switch", "phase", "error"]);
+    for a in actions {
+        t.row([
+            a.switch.clone(),
+            a.phase.as_str().to_string(),
+            a.error.clone().unwrap_or_default(),
+        ]);
+    }
+    t.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("2s").is_err());
+        assert!(parse_duration("24h").is_err());
+        assert!(parse_duration("5 min").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

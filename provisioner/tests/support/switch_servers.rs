@@ -1,0 +1,983 @@
+//! Test servers for the push clients, on loopback over TLS (a self-signed
+//! certificate made here with rcgen; clients trust it through `ca_file`):
+//! an NVUE REST server and an Arista eAPI server, each a state machine
+//! written from the vendor's documentation (docs/switch-push.md,
+//! "Vendors", says what is documented and what is assumed). Every request
+//! is logged so tests can assert the exact sequence.
+//!
+//! Both servers check HTTP basic auth (401 otherwise), keep a running
+//! configuration, a pending candidate and a confirm timer that rolls the
+//! device back when it runs out, and report an operational state (the
+//! "world": hostname, interfaces, LLDP neighbours) that tests build from
+//! the plan's cables.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Map, Value, json};
+use tokio_rustls::rustls;
+
+/// A certificate authority for loopback servers: one self-signed
+/// certificate for `localhost` and 127.0.0.1.
+pub struct Tls {
+    /// PEM of the certificate (the clients' `ca_file`).
+    pub ca_pem: String,
+    config: Arc<rustls::ServerConfig>,
+}
+
+impl Tls {
+    pub fn new() -> Tls {
+        let key = rcgen::KeyPair::generate().expect("key");
+        let mut params =
+            rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+                .expect("params");
+        params
+            .subject_alt_names
+            .push(rcgen::SanType::IpAddress("127.0.0.1".parse().expect("ip")));
+        let cert = params.self_signed(&key).expect("cert");
+        let der = cert.der().clone();
+        let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![der], key_der)
+        .expect("server config");
+        Tls {
+            ca_pem: cert.pem(),
+            config: Arc::new(config),
+        }
+    }
+}
+
+/// What a handler answers.
+pub enum Reply {
+    /// A status and a JSON body.
+    Json(u16, Value),
+    /// Close the connection without an answer (a dropped connection).
+    Drop,
+    /// Ask again after this long (the state is not locked meanwhile).
+    Later(Duration),
+}
+
+/// A request as the handlers see it.
+pub struct Req {
+    pub method: String,
+    /// Path and query, as sent.
+    pub uri: String,
+    /// `(user, password)` of basic auth.
+    pub auth: Option<(String, String)>,
+    pub body: Value,
+    /// True when this is the second call after [`Reply::Later`].
+    pub delayed: bool,
+}
+
+fn basic_auth(h: Option<&hyper::header::HeaderValue>) -> Option<(String, String)> {
+    use std::str;
+    let v = h?.to_str().ok()?.strip_prefix("Basic ")?;
+    let bytes = base64_decode(v)?;
+    let s = str::from_utf8(&bytes).ok()?;
+    let (u, p) = s.split_once(':')?;
+    Some((u.to_string(), p.to_string()))
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let mut buf = 0u32;
+    let mut bits = 0;
+    for c in s.bytes().filter(|c| *c != b'=') {
+        let v = table.iter().position(|t| *t == c)? as u32;
+        buf = (buf << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buf >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+type Handler = Arc<dyn Fn(&Req) -> Reply + Send + Sync>;
+
+/// Serves `handler` over TLS on a loopback port; returns the address.
+pub async fn serve(tls: &Tls, handler: Handler) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls.config.clone());
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            let handler = handler.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let handler = handler.clone();
+                    async move {
+                        let method = req.method().to_string();
+                        let uri = req
+                            .uri()
+                            .path_and_query()
+                            .map_or_else(String::new, |p| p.to_string());
+                        let auth = basic_auth(req.headers().get(hyper::header::AUTHORIZATION));
+                        let bytes = req
+                            .into_body()
+                            .collect()
+                            .await
+                            .map_err(std::io::Error::other)?
+                            .to_bytes();
+                        let body = if bytes.is_empty() {
+                            Value::Null
+                        } else {
+                            serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+                        };
+                        let mut req = Req {
+                            method,
+                            uri,
+                            auth,
+                            body,
+                            delayed: false,
+                        };
+                        let mut reply = handler(&req);
+                        if let Reply::Later(d) = reply {
+                            tokio::time::sleep(d).await;
+                            req.delayed = true;
+                            reply = handler(&req);
+                        }
+                        match reply {
+                            Reply::Json(status, v) => {
+                                let mut r = Response::new(Full::new(Bytes::from(v.to_string())));
+                                *r.status_mut() = StatusCode::from_u16(status).expect("status");
+                                r.headers_mut().insert(
+                                    hyper::header::CONTENT_TYPE,
+                                    hyper::header::HeaderValue::from_static("application/json"),
+                                );
+                                Ok::<_, std::io::Error>(r)
+                            }
+                            Reply::Drop | Reply::Later(_) => {
+                                Err(std::io::Error::other("dropped by the test server"))
+                            }
+                        }
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// What a switch reports about the world (not configuration).
+#[derive(Clone, Debug, Default)]
+pub struct World {
+    pub hostname: String,
+    /// Interface -> (up, speed in Mb/s).
+    pub interfaces: BTreeMap<String, (bool, u64)>,
+    /// Interface -> (neighbour system, neighbour port).
+    pub lldp: BTreeMap<String, (String, String)>,
+}
+
+/// What `a` has that `b` has not (NVUE's diff query), written here apart
+/// from the client's.
+pub fn tree_minus(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Object(am), Value::Object(bm)) => {
+            let mut out = Map::new();
+            for (k, av) in am {
+                match bm.get(k) {
+                    None => {
+                        out.insert(k.clone(), av.clone());
+                    }
+                    Some(bv) => {
+                        let d = tree_minus(av, bv);
+                        let same = d == json!({}) || (av == &json!({}) && bv.is_object());
+                        if !same {
+                            out.insert(k.clone(), d);
+                        }
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        (x, y) if x == y => json!({}),
+        (x, _) => x.clone(),
+    }
+}
+
+fn merge(into: &mut Value, patch: &Value) {
+    match (into, patch) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(k) {
+                    Some(old) if old.is_object() && v.is_object() => merge(old, v),
+                    _ => {
+                        a.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+// ----------------------------------------------------------------------
+// NVUE
+
+#[derive(Clone, Debug)]
+pub struct Revision {
+    pub state: String,
+    pub tree: Value,
+    pub issue: Option<String>,
+    /// Times the state was read since the last apply: the first read
+    /// after an apply says `checking`.
+    reads: u32,
+}
+
+/// The NVUE REST state machine.
+#[derive(Debug)]
+pub struct NvueState {
+    pub user: String,
+    pub password: String,
+    pub world: World,
+    pub revisions: BTreeMap<u64, Revision>,
+    pub applied: u64,
+    pub saved: Option<Value>,
+    /// The confirm timer: (revision, deadline, revision to go back to).
+    pub confirm: Option<(u64, Instant, u64)>,
+    /// Candidates with a larger `link mtu` are refused at apply.
+    pub max_mtu: u64,
+    /// Drop the connection of the apply-with-confirm request (after
+    /// applying it).
+    pub drop_on_commit: bool,
+    /// Delay of operational reads of interfaces.
+    pub observe_delay: Duration,
+    /// True when applies save by themselves (Cumulus 5.9 and later).
+    pub auto_save: bool,
+    /// Hold the confirm's first state read until the timer has run out.
+    pub stall_confirm: bool,
+    pub log: Vec<String>,
+}
+
+impl NvueState {
+    pub fn new(world: World, user: &str, password: &str, initial: Value) -> NvueState {
+        let mut revisions = BTreeMap::new();
+        revisions.insert(
+            1,
+            Revision {
+                state: "applied".into(),
+                tree: initial,
+                issue: None,
+                reads: 0,
+            },
+        );
+        NvueState {
+            user: user.into(),
+            password: password.into(),
+            world,
+            revisions,
+            applied: 1,
+            saved: None,
+            confirm: None,
+            max_mtu: 9216,
+            drop_on_commit: false,
+            observe_delay: Duration::ZERO,
+            auto_save: false,
+            stall_confirm: false,
+            log: Vec::new(),
+        }
+    }
+
+    /// The applied configuration.
+    pub fn applied_tree(&mut self) -> Value {
+        self.expire();
+        self.revisions[&self.applied].tree.clone()
+    }
+
+    /// Rolls back a confirm whose timer ran out.
+    pub fn expire(&mut self) {
+        if let Some((rev, deadline, back)) = self.confirm
+            && Instant::now() >= deadline
+        {
+            self.applied = back;
+            if let Some(r) = self.revisions.get_mut(&rev) {
+                r.state = "confirm_fail".into();
+            }
+            self.confirm = None;
+        }
+    }
+
+    fn operational_interfaces(&self) -> Value {
+        let mut m = Map::new();
+        for (name, (up, speed)) in &self.world.interfaces {
+            let mut i = json!({"link": {"state": {(if *up { "up" } else { "down" }): {}}, "speed": format!("{}G", speed / 1000)}});
+            if let Some((sys, port)) = self.world.lldp.get(name) {
+                i["lldp"] = json!({"neighbor": {sys.clone(): {"chassis": {"system-name": sys}, "port": {"name": port}}}});
+            }
+            m.insert(name.clone(), i);
+        }
+        Value::Object(m)
+    }
+
+    /// A delay before answering `req`: slow operational reads, and a
+    /// confirm that stalls past the deadline.
+    fn delay(&mut self, req: &Req) -> Option<Duration> {
+        if req.delayed {
+            return None;
+        }
+        if req.uri.starts_with("/nvue_v1/interface") && !self.observe_delay.is_zero() {
+            return Some(self.observe_delay);
+        }
+        if self.stall_confirm
+            && req.method == "GET"
+            && let Some((rev, deadline, _)) = self.confirm
+            && req.uri == format!("/nvue_v1/revision/{rev}")
+            && self.revisions.get(&rev).is_some_and(|r| r.reads >= 2)
+        {
+            return Some(
+                deadline.saturating_duration_since(Instant::now()) + Duration::from_millis(200),
+            );
+        }
+        None
+    }
+
+    fn valid(&self, tree: &Value) -> Option<String> {
+        for (name, i) in tree
+            .get("interface")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(mtu) = i.pointer("/link/mtu").and_then(Value::as_u64)
+                && mtu > self.max_mtu
+            {
+                return Some(format!(
+                    "interface {name}: link mtu {mtu} is above this platform's {}",
+                    self.max_mtu
+                ));
+            }
+        }
+        None
+    }
+
+    fn rev_id(q: &str) -> Option<u64> {
+        q.parse().ok()
+    }
+
+    pub fn handle(&mut self, req: &Req) -> Reply {
+        if let Some(d) = self.delay(req) {
+            return Reply::Later(d);
+        }
+        self.expire();
+        let body_note = match &req.body {
+            Value::Null => String::new(),
+            b if req.uri.starts_with("/nvue_v1/revision") => format!(" {b}"),
+            _ => " <tree>".to_string(),
+        };
+        self.log
+            .push(format!("{} {}{}", req.method, req.uri, body_note));
+        if req.auth != Some((self.user.clone(), self.password.clone())) {
+            return Reply::Json(401, json!({"title": "Unauthorized", "status": 401}));
+        }
+        let (path, query) = req.uri.split_once('?').unwrap_or((&req.uri, ""));
+        let q: BTreeMap<&str, &str> = query
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .collect();
+        let not_found = || {
+            Reply::Json(
+                404,
+                json!({"title": "Not Found", "detail": format!("no {path}")}),
+            )
+        };
+        match (req.method.as_str(), path) {
+            ("GET", "/nvue_v1/system") => Reply::Json(
+                200,
+                json!({"hostname": self.world.hostname, "build": "Cumulus Linux 5.9.1"}),
+            ),
+            ("GET", "/nvue_v1/interface") => Reply::Json(200, self.operational_interfaces()),
+            ("GET", "/nvue_v1/vrf") => Reply::Json(200, json!({})),
+            ("POST", "/nvue_v1/revision") => {
+                let id = self.revisions.keys().max().copied().unwrap_or(0) + 1;
+                let tree = self.revisions[&self.applied].tree.clone();
+                self.revisions.insert(
+                    id,
+                    Revision {
+                        state: "pending".into(),
+                        tree,
+                        issue: None,
+                        reads: 0,
+                    },
+                );
+                Reply::Json(
+                    200,
+                    json!({id.to_string(): {"state": "pending", "transition": {"issue": {}, "progress": ""}}}),
+                )
+            }
+            ("GET", "/nvue_v1/revision") => {
+                let m: Map<String, Value> = self
+                    .revisions
+                    .iter()
+                    .map(|(k, r)| (k.to_string(), json!({"state": r.state})))
+                    .collect();
+                Reply::Json(200, Value::Object(m))
+            }
+            ("DELETE", "/nvue_v1/") => {
+                let Some(id) = q.get("rev").and_then(|r| Self::rev_id(r)) else {
+                    return not_found();
+                };
+                match self.revisions.get_mut(&id) {
+                    Some(r) if r.state == "pending" => {
+                        r.tree = json!({});
+                        Reply::Json(200, json!({}))
+                    }
+                    _ => Reply::Json(
+                        400,
+                        json!({"title": "Bad Request", "detail": format!("revision {id} is not pending")}),
+                    ),
+                }
+            }
+            ("PATCH", "/nvue_v1/") => {
+                let Some(id) = q.get("rev").and_then(|r| Self::rev_id(r)) else {
+                    return not_found();
+                };
+                match self.revisions.get_mut(&id) {
+                    Some(r) if r.state == "pending" => {
+                        merge(&mut r.tree, &req.body);
+                        Reply::Json(200, r.tree.clone())
+                    }
+                    _ => Reply::Json(
+                        400,
+                        json!({"title": "Bad Request", "detail": format!("revision {id} is not pending")}),
+                    ),
+                }
+            }
+            ("GET", "/nvue_v1/") => {
+                let applied = self.revisions[&self.applied].tree.clone();
+                let tree_of = |r: &str| -> Option<Value> {
+                    if r == "applied" {
+                        Some(applied.clone())
+                    } else {
+                        Self::rev_id(r)
+                            .and_then(|id| self.revisions.get(&id))
+                            .map(|x| x.tree.clone())
+                    }
+                };
+                let (Some(a), d) = (q.get("rev").and_then(|r| tree_of(r)), q.get("diff")) else {
+                    return not_found();
+                };
+                match d {
+                    Some(d) => match tree_of(d) {
+                        Some(b) => Reply::Json(200, tree_minus(&a, &b)),
+                        None => not_found(),
+                    },
+                    None => Reply::Json(200, a),
+                }
+            }
+            ("PATCH", "/nvue_v1/revision/applied") => {
+                self.saved = Some(self.revisions[&self.applied].tree.clone());
+                Reply::Json(200, json!({"state": "saved"}))
+            }
+            ("GET", p) if p.starts_with("/nvue_v1/revision/") => {
+                let Some(id) = Self::rev_id(&p["/nvue_v1/revision/".len()..]) else {
+                    return not_found();
+                };
+                let Some(r) = self.revisions.get_mut(&id) else {
+                    return not_found();
+                };
+                r.reads += 1;
+                let state = if r.reads == 1
+                    && matches!(
+                        r.state.as_str(),
+                        "confirm" | "applied" | "applied_and_saved" | "invalid"
+                    ) {
+                    "checking".to_string()
+                } else {
+                    r.state.clone()
+                };
+                let issue = match &r.issue {
+                    Some(m) => json!({"0": {"message": m, "severity": "error"}}),
+                    None => json!({}),
+                };
+                Reply::Json(
+                    200,
+                    json!({"state": state, "transition": {"issue": issue, "progress": ""}}),
+                )
+            }
+            ("DELETE", p) if p.starts_with("/nvue_v1/revision/") => {
+                let Some(id) = Self::rev_id(&p["/nvue_v1/revision/".len()..]) else {
+                    return not_found();
+                };
+                match self.revisions.get(&id).map(|r| r.state.clone()) {
+                    Some(s) if s == "pending" => {
+                        self.revisions.remove(&id);
+                        Reply::Json(200, json!({}))
+                    }
+                    Some(s) => Reply::Json(
+                        400,
+                        json!({"title": "Bad Request", "detail": format!("revision {id} is {s}")}),
+                    ),
+                    None => not_found(),
+                }
+            }
+            ("PATCH", p) if p.starts_with("/nvue_v1/revision/") => {
+                let Some(id) = Self::rev_id(&p["/nvue_v1/revision/".len()..]) else {
+                    return not_found();
+                };
+                self.apply(id, &req.body)
+            }
+            _ => not_found(),
+        }
+    }
+
+    fn apply(&mut self, id: u64, body: &Value) -> Reply {
+        if body.get("state").and_then(Value::as_str) != Some("apply") {
+            return Reply::Json(
+                400,
+                json!({"title": "Bad Request", "detail": "state must be apply"}),
+            );
+        }
+        let Some(state) = self.revisions.get(&id).map(|r| r.state.clone()) else {
+            return Reply::Json(
+                404,
+                json!({"title": "Not Found", "detail": format!("no revision {id}")}),
+            );
+        };
+        let confirm_yes =
+            body.pointer("/auto-prompt/confirm").and_then(Value::as_str) == Some("confirm_yes");
+        let done = if self.auto_save {
+            "applied_and_saved"
+        } else {
+            "applied"
+        };
+        // The second apply of a revision that waits for its confirm.
+        if state == "confirm" {
+            if !confirm_yes {
+                return Reply::Json(
+                    400,
+                    json!({"title": "Bad Request", "detail": "confirm_yes needed"}),
+                );
+            }
+            self.confirm = None;
+            let r = self.revisions.get_mut(&id).expect("revision");
+            r.state = done.into();
+            r.reads = 0;
+            return Reply::Json(200, json!({"state": "apply"}));
+        }
+        if let Some((other, _, _)) = self.confirm
+            && other != id
+            && state == "pending"
+        {
+            return Reply::Json(
+                409,
+                json!({"title": "Conflict", "detail": format!("revision {other} applied by admin waits for its confirm")}),
+            );
+        }
+        let was_applied = matches!(state.as_str(), "applied" | "applied_and_saved" | "saved");
+        if state != "pending" && !was_applied {
+            return Reply::Json(
+                400,
+                json!({"title": "Bad Request", "detail": format!("revision {id} is {state}")}),
+            );
+        }
+        let tree = self.revisions[&id].tree.clone();
+        if let Some(issue) = self.valid(&tree) {
+            let r = self.revisions.get_mut(&id).expect("revision");
+            r.state = "invalid".into();
+            r.issue = Some(issue);
+            r.reads = 0;
+            return Reply::Json(200, json!({"state": "apply"}));
+        }
+        // An apply ends a confirm that waits (a rollback).
+        if let Some((other, _, _)) = self.confirm.take()
+            && let Some(r) = self.revisions.get_mut(&other)
+        {
+            r.state = "confirm_fail".into();
+        }
+        let back = self.applied;
+        self.applied = id;
+        let seconds = body
+            .pointer("/state-controls/confirm")
+            .and_then(Value::as_u64);
+        let r = self.revisions.get_mut(&id).expect("revision");
+        r.reads = 0;
+        match seconds {
+            Some(s) => {
+                r.state = "confirm".into();
+                self.confirm = Some((id, Instant::now() + Duration::from_secs(s), back));
+                if self.drop_on_commit {
+                    return Reply::Drop;
+                }
+            }
+            None => r.state = done.into(),
+        }
+        Reply::Json(200, json!({"state": "apply"}))
+    }
+}
+
+/// Starts an NVUE server; the state stays with the test.
+pub async fn nvue(tls: &Tls, state: NvueState) -> (SocketAddr, Arc<Mutex<NvueState>>) {
+    let st = Arc::new(Mutex::new(state));
+    let s2 = st.clone();
+    let addr = serve(
+        tls,
+        Arc::new(move |req| s2.lock().expect("state").handle(req)),
+    )
+    .await;
+    (addr, st)
+}
+
+// ----------------------------------------------------------------------
+// eAPI
+
+#[derive(Clone, Debug)]
+pub struct Session {
+    pub lines: Vec<String>,
+    /// `pending`, `pendingCommitTimer` or `completed`.
+    pub state: String,
+    pub deadline: Option<Instant>,
+    pub before: Vec<String>,
+}
+
+/// The eAPI state machine.
+#[derive(Debug)]
+pub struct EosState {
+    pub user: String,
+    pub password: String,
+    pub world: World,
+    pub running: Vec<String>,
+    pub startup: Vec<String>,
+    pub flash: BTreeMap<String, Vec<String>>,
+    pub sessions: BTreeMap<String, Session>,
+    /// Lines containing this are refused (`invalid command`).
+    pub refuse: Option<String>,
+    /// Drop the connection of the `commit timer` request (after doing it).
+    pub drop_on_commit: bool,
+    pub observe_delay: Duration,
+    /// Hold `show configuration sessions detail` until a commit timer has
+    /// run out.
+    pub stall_confirm: bool,
+    /// Every request: its commands joined with ` | ` (candidate lines
+    /// counted as `<N lines>`).
+    pub log: Vec<String>,
+}
+
+impl EosState {
+    pub fn new(world: World, user: &str, password: &str, running: Vec<String>) -> EosState {
+        EosState {
+            user: user.into(),
+            password: password.into(),
+            world,
+            startup: running.clone(),
+            running,
+            flash: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            refuse: None,
+            drop_on_commit: false,
+            observe_delay: Duration::ZERO,
+            stall_confirm: false,
+            log: Vec::new(),
+        }
+    }
+
+    pub fn expire(&mut self) {
+        let now = Instant::now();
+        let expired: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| {
+                s.state == "pendingCommitTimer" && s.deadline.is_some_and(|d| now >= d)
+            })
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in expired {
+            let s = self.sessions.remove(&n).expect("session");
+            self.running = s.before;
+        }
+    }
+
+    pub fn running_config(&mut self) -> Vec<String> {
+        self.expire();
+        self.running.clone()
+    }
+
+    fn error(&self, i: usize, n: usize, cmd: &str, msg: &str, id: &Value) -> Reply {
+        let mut data: Vec<Value> = (0..i).map(|_| json!({})).collect();
+        data.push(json!({"errors": [msg]}));
+        Reply::Json(
+            200,
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": 1002,
+                "message": format!("CLI command {} of {n} '{cmd}' failed: invalid command", i + 1), "data": data}}),
+        )
+    }
+
+    pub fn handle(&mut self, req: &Req) -> Reply {
+        if !req.delayed {
+            let slow = |c: &str| {
+                req.body
+                    .pointer("/params/cmds")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|x| x == c))
+            };
+            if slow("show interfaces status") && !self.observe_delay.is_zero() {
+                return Reply::Later(self.observe_delay);
+            }
+            if self.stall_confirm && slow("show configuration sessions detail") {
+                let wait = self
+                    .sessions
+                    .values()
+                    .filter(|s| s.state == "pendingCommitTimer")
+                    .filter_map(|s| s.deadline)
+                    .map(|d| {
+                        d.saturating_duration_since(Instant::now()) + Duration::from_millis(200)
+                    })
+                    .max();
+                if let Some(w) = wait {
+                    return Reply::Later(w);
+                }
+            }
+        }
+        self.expire();
+        let cmds: Vec<String> = req
+            .body
+            .pointer("/params/cmds")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let format = req
+            .body
+            .pointer("/params/format")
+            .and_then(Value::as_str)
+            .unwrap_or("json")
+            .to_string();
+        let id = req.body.get("id").cloned().unwrap_or(Value::Null);
+        // The log: candidate lines between `rollback clean-config` and
+        // `end` counted.
+        let mut shown = Vec::new();
+        let mut counting: Option<usize> = None;
+        for c in &cmds {
+            match counting {
+                Some(k) if c == "end" => {
+                    shown.push(format!("<{k} lines>"));
+                    shown.push(c.clone());
+                    counting = None;
+                }
+                Some(k) => counting = Some(k + 1),
+                None => {
+                    shown.push(c.clone());
+                    if c == "rollback clean-config" {
+                        counting = Some(0);
+                    }
+                }
+            }
+        }
+        self.log.push(format!(
+            "{} {} [{format}] {}",
+            req.method,
+            req.uri,
+            shown.join(" | ")
+        ));
+        if req.auth != Some((self.user.clone(), self.password.clone())) {
+            return Reply::Json(401, json!({"error": "Unauthorized"}));
+        }
+        if req.method != "POST" || req.uri != "/command-api" {
+            return Reply::Json(404, json!({}));
+        }
+        let n = cmds.len();
+        let mut results = Vec::new();
+        let mut session: Option<String> = None;
+        for (i, cmd) in cmds.iter().enumerate() {
+            if let Some(s) = &session {
+                let c = cmd.trim();
+                if c == "end" {
+                    session = None;
+                    results.push(json!({}));
+                } else if c == "rollback clean-config" {
+                    self.sessions.get_mut(s).expect("session").lines.clear();
+                    results.push(json!({}));
+                } else if self.refuse.as_deref().is_some_and(|r| c.contains(r)) {
+                    return self.error(
+                        i,
+                        n,
+                        cmd,
+                        &format!(
+                            "Invalid input (at token 1: '{}')",
+                            c.split_whitespace().nth(1).unwrap_or("")
+                        ),
+                        &id,
+                    );
+                } else {
+                    self.sessions
+                        .get_mut(s)
+                        .expect("session")
+                        .lines
+                        .push(cmd.clone());
+                    results.push(json!({}));
+                }
+                continue;
+            }
+            let words: Vec<&str> = cmd.split_whitespace().collect();
+            let r = match words.as_slice() {
+                ["enable"] => json!({}),
+                ["show", "hostname"] => {
+                    json!({"hostname": self.world.hostname, "fqdn": self.world.hostname})
+                }
+                ["show", "version"] => json!({"serialNumber": "JPE00000001", "version": "4.31.2F"}),
+                ["show", "configuration", "sessions", "detail"] => {
+                    let m: Map<String, Value> = self
+                        .sessions
+                        .iter()
+                        .map(|(k, s)| (k.clone(), json!({"state": s.state, "description": ""})))
+                        .collect();
+                    json!({"sessions": m, "maxSavedSessions": 1, "maxOpenSessions": 5})
+                }
+                ["configure", "session", name] => {
+                    let running = self.running.clone();
+                    self.sessions.entry(name.to_string()).or_insert(Session {
+                        lines: running,
+                        state: "pending".into(),
+                        deadline: None,
+                        before: Vec::new(),
+                    });
+                    session = Some(name.to_string());
+                    json!({})
+                }
+                ["show", "session-config", "named", name, "diffs"] => {
+                    let Some(s) = self.sessions.get(*name) else {
+                        return self.error(i, n, cmd, "no such session", &id);
+                    };
+                    let mut out =
+                        format!("--- system:/running-config\n+++ session:/{name}-session-config\n");
+                    for l in self.running.iter().filter(|l| !s.lines.contains(l)) {
+                        out += &format!("-{l}\n");
+                    }
+                    for l in s.lines.iter().filter(|l| !self.running.contains(l)) {
+                        out += &format!("+{l}\n");
+                    }
+                    if format == "text" {
+                        json!({"output": out})
+                    } else {
+                        json!({})
+                    }
+                }
+                ["configure", "session", name, "commit", "timer", t] => {
+                    let secs: Vec<u64> = t.split(':').filter_map(|x| x.parse().ok()).collect();
+                    let [h, m, s] = secs.as_slice() else {
+                        return self.error(i, n, cmd, "bad timer", &id);
+                    };
+                    let before = self.running.clone();
+                    let Some(sess) = self.sessions.get_mut(*name) else {
+                        return self.error(i, n, cmd, "no such session", &id);
+                    };
+                    sess.state = "pendingCommitTimer".into();
+                    sess.deadline =
+                        Some(Instant::now() + Duration::from_secs(h * 3600 + m * 60 + s));
+                    sess.before = before;
+                    self.running = sess.lines.clone();
+                    if self.drop_on_commit {
+                        return Reply::Drop;
+                    }
+                    json!({})
+                }
+                ["configure", "session", name, "commit"] => {
+                    let Some(sess) = self.sessions.get_mut(*name) else {
+                        return self.error(
+                            i,
+                            n,
+                            cmd,
+                            &format!("Session {name} does not exist"),
+                            &id,
+                        );
+                    };
+                    if sess.state == "pending" {
+                        self.running = sess.lines.clone();
+                    }
+                    self.sessions.remove(*name);
+                    json!({})
+                }
+                ["configure", "session", name, "abort"] => {
+                    if let Some(sess) = self.sessions.remove(*name)
+                        && sess.state == "pendingCommitTimer"
+                    {
+                        self.running = sess.before;
+                    }
+                    json!({})
+                }
+                ["copy", "running-config", file] => {
+                    self.flash.insert(file.to_string(), self.running.clone());
+                    json!({})
+                }
+                ["configure", "replace", file] => match self.flash.get(*file) {
+                    Some(lines) => {
+                        self.running = lines.clone();
+                        json!({})
+                    }
+                    None => return self.error(i, n, cmd, &format!("{file}: no such file"), &id),
+                },
+                ["write", "memory"] => {
+                    self.startup = self.running.clone();
+                    json!({})
+                }
+                ["show", "lldp", "neighbors"] => {
+                    let ns: Vec<Value> = self
+                        .world
+                        .lldp
+                        .iter()
+                        .map(|(p, (s, np))| json!({"port": p, "neighborDevice": s, "neighborPort": np, "ttl": 120}))
+                        .collect();
+                    json!({"lldpNeighbors": ns})
+                }
+                ["show", "interfaces", "status"] => {
+                    let m: Map<String, Value> = self
+                        .world
+                        .interfaces
+                        .iter()
+                        .map(|(k, (up, speed))| {
+                            (k.clone(), json!({"linkStatus": if *up { "connected" } else { "notconnect" }, "bandwidth": speed * 1_000_000}))
+                        })
+                        .collect();
+                    json!({"interfaceStatuses": m})
+                }
+                ["show", "ip", "bgp", "summary", "vrf", "all"] => json!({"vrfs": {}}),
+                ["show", "bfd", "peers"] => json!({"vrfs": {}}),
+                ["show", "ip", "route", "vrf", "all"] => json!({"vrfs": {}}),
+                _ => return self.error(i, n, cmd, "Invalid input", &id),
+            };
+            results.push(r);
+        }
+        Reply::Json(200, json!({"jsonrpc": "2.0", "id": id, "result": results}))
+    }
+}
+
+/// Starts an eAPI server; the state stays with the test.
+pub async fn eos(tls: &Tls, state: EosState) -> (SocketAddr, Arc<Mutex<EosState>>) {
+    let st = Arc::new(Mutex::new(state));
+    let s2 = st.clone();
+    let addr = serve(
+        tls,
+        Arc::new(move |req| s2.lock().expect("state").handle(req)),
+    )
+    .await;
+    (addr, st)
+}
