@@ -904,3 +904,214 @@ async fn comware_observe_reads_the_documented_outputs() {
         }]
     );
 }
+
+// ------------------------------------------------ through `provisioner push`
+
+/// SONiC test servers for every physical switch of the 2x8 BiGraph plan,
+/// each reporting the plan's cables (LLDP, ports up at speed) unless
+/// `tweak` changes its tables; and the devices file naming them.
+struct SonicFabric {
+    dir: tempfile::TempDir,
+    plan: PathBuf,
+    servers: std::collections::BTreeMap<String, TestServer<SonicState>>,
+}
+
+impl SonicFabric {
+    async fn new(tweak: impl Fn(&str, &mut Vec<(String, String, String)>)) -> SonicFabric {
+        let plan = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/data/bigraph-2x8.plan.json");
+        let text = std::fs::read_to_string(&plan).unwrap();
+        let checked =
+            planner::checked::CheckedPlan::load(&text, &plan.display().to_string()).unwrap();
+        let sonic = Vendor::named("sonic").unwrap();
+        let mut switches: Vec<String> = checked
+            .switch_list
+            .iter()
+            .map(|s| s.physical.clone())
+            .collect();
+        switches.dedup();
+        let dir = tempfile::tempdir().unwrap();
+        let mut servers = std::collections::BTreeMap::new();
+        let mut devices = String::new();
+        for (i, sw) in switches.iter().enumerate() {
+            let expected = provisioner::push::verify::expected(&checked, sw, &|_| Some(sonic));
+            let mut lldp: Vec<(String, String, String)> = expected
+                .ports
+                .iter()
+                .filter_map(|p| {
+                    p.neighbour
+                        .as_ref()
+                        .map(|(s, q)| (p.port.clone(), s.clone(), q.clone()))
+                })
+                .collect();
+            tweak(sw, &mut lldp);
+            let mut state = SonicState::new(sw);
+            state.lldp_table = "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
+LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
+-----------  --------------  --------------  ------------  -----------------\n"
+                .to_string();
+            for (port, system, port_id) in &lldp {
+                state.lldp_table +=
+                    &format!("{port:<12} {system:<15} {port_id:<15} BR            {port_id}\n");
+            }
+            state.lldp_table += &format!(
+                "--------------------------------------------------\nTotal entries displayed:  {}\n",
+                lldp.len()
+            );
+            state.interfaces_status = "  Interface    Lanes    Speed    MTU    FEC    Alias    Vlan    Oper    Admin    Type    Asym PFC\n\
+-----------  -------  -------  -----  -----  -------  ------  ------  -------  ------  ----------\n"
+                .to_string();
+            for p in &expected.ports {
+                state.interfaces_status += &format!(
+                    "  {}  0,1,2,3  {}G  9216  rs  etp  routed  up  up  QSFP28 or later  N/A\n",
+                    p.port,
+                    p.speed_mbps / 1000
+                );
+            }
+            let seed = u8::try_from(10 + i).unwrap();
+            let server = TestServer::start(state, USER, PASSWORD, seed).await;
+            devices += &format!(
+                "[[device]]\nswitch = \"{sw}\"\nvendor = \"sonic\"\ntransport = \"ssh\"\naddress = \"{}\"\nuser = \"{USER}\"\npassword_env = \"EFL_TEST_PASSWORD\"\nhost_key_sha256 = \"{}\"\n\n",
+                server.address,
+                server.fingerprint()
+            );
+            servers.insert(sw.clone(), server);
+        }
+        std::fs::write(dir.path().join("devices.toml"), devices).unwrap();
+        SonicFabric { dir, plan, servers }
+    }
+
+    /// `provisioner push PLAN --devices devices.toml ARGS` (off the
+    /// runtime's threads, so the servers keep answering).
+    async fn push(&self, args: &[&str]) -> std::process::Output {
+        let mut all: Vec<String> = vec![
+            "push".into(),
+            self.plan.display().to_string(),
+            "--devices".into(),
+            "devices.toml".into(),
+            "--confirm-timer".into(),
+            "60s".into(),
+        ];
+        all.extend(args.iter().map(|a| a.to_string()));
+        let dir = self.dir.path().to_path_buf();
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_provisioner"))
+                .current_dir(dir)
+                .env("EFL_TEST_PASSWORD", PASSWORD)
+                .args(all)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.contains(PASSWORD), "the password was printed");
+        out
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sonic_switches_pushed_through_provisioner_push() {
+    let f = SonicFabric::new(|_, _| {}).await;
+    let out = f.push(&["--format", "json"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (sw, server) in &f.servers {
+        let log = server.commands();
+        assert!(
+            log.contains(&"sudo config replace /tmp/efl-push.lock/candidate.json".to_string()),
+            "{sw}: {log:?}"
+        );
+        assert!(
+            log.contains(&"show lldp table".to_string()),
+            "{sw}: {log:?}"
+        );
+        assert_eq!(
+            log.last().map(String::as_str),
+            Some("rm -rf /tmp/efl-push.lock"),
+            "{sw}: {log:?}"
+        );
+        let state = server.state.lock().unwrap();
+        assert_eq!(
+            state.running["DEVICE_METADATA"]["localhost"]["hostname"],
+            sw.as_str()
+        );
+        assert!(state.running.get("STATIC_ROUTE").is_some(), "{sw}");
+        assert_eq!(state.saved, state.running, "{sw}: confirmed and saved");
+        assert!(state.checkpoints.is_empty());
+    }
+    // Again: nothing to change, nothing committed.
+    for server in f.servers.values() {
+        server.clear();
+    }
+    let out = f.push(&[]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (sw, server) in &f.servers {
+        let log = server.commands();
+        assert!(
+            !log.iter().any(|c| c.starts_with("sudo config")),
+            "{sw}: {log:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sonic_verification_mismatch_rolls_back_to_the_checkpoint() {
+    // The canary's first cabled port sees another switch.
+    let f = SonicFabric::new(|sw, lldp| {
+        if sw == "sw1"
+            && let Some(first) = lldp.first_mut()
+        {
+            first.1 = "sw99".to_string();
+        }
+    })
+    .await;
+    let before = f.servers["sw1"].state.lock().unwrap().running.clone();
+    let out = f.push(&["--canary", "sw1"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("LLDP neighbour is sw99"), "{stdout}");
+    let log = f.servers["sw1"].commands();
+    let point = log
+        .iter()
+        .find_map(|c| c.strip_prefix("sudo config checkpoint "))
+        .unwrap()
+        .to_string();
+    assert!(
+        log.contains(&format!("sudo config rollback {point}")),
+        "{log:?}"
+    );
+    let state = f.servers["sw1"].state.lock().unwrap();
+    assert_eq!(state.running, before);
+    // The rest of the rollout stopped: nobody else was touched.
+    for (sw, server) in &f.servers {
+        if sw != "sw1" {
+            assert!(
+                !server
+                    .commands()
+                    .iter()
+                    .any(|c| c.starts_with("sudo config")),
+                "{sw}"
+            );
+        }
+    }
+}
