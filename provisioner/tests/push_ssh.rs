@@ -907,23 +907,32 @@ async fn comware_observe_reads_the_documented_outputs() {
 
 // ------------------------------------------------ through `provisioner push`
 
-/// SONiC test servers for every physical switch of the 2x8 BiGraph plan,
-/// each reporting the plan's cables (LLDP, ports up at speed) unless
-/// `tweak` changes its tables; and the devices file naming them.
-struct SonicFabric {
+/// An LLDP row a test server reports: local port, neighbour, its port.
+type Lldp = (String, String, String);
+
+/// Test servers of one vendor for every physical switch of the 2x8
+/// BiGraph plan, each reporting the plan's cables (LLDP, ports up at speed)
+/// unless `tweak` changes its rows; and the devices file naming them.
+/// `make` builds a switch's state from its name, LLDP rows and planned
+/// ports.
+struct SshFabric<S: Script> {
     dir: tempfile::TempDir,
     plan: PathBuf,
-    servers: std::collections::BTreeMap<String, TestServer<SonicState>>,
+    servers: std::collections::BTreeMap<String, TestServer<S>>,
 }
 
-impl SonicFabric {
-    async fn new(tweak: impl Fn(&str, &mut Vec<(String, String, String)>)) -> SonicFabric {
+impl<S: Script> SshFabric<S> {
+    async fn new(
+        vendor: &str,
+        make: impl Fn(&str, &[Lldp], &[provisioner::push::verify::ExpectedPort]) -> S,
+        tweak: impl Fn(&str, &mut Vec<Lldp>),
+    ) -> SshFabric<S> {
         let plan = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../examples/data/bigraph-2x8.plan.json");
         let text = std::fs::read_to_string(&plan).unwrap();
         let checked =
             planner::checked::CheckedPlan::load(&text, &plan.display().to_string()).unwrap();
-        let sonic = Vendor::named("sonic").unwrap();
+        let v = Vendor::named(vendor).unwrap();
         let mut switches: Vec<String> = checked
             .switch_list
             .iter()
@@ -934,8 +943,8 @@ impl SonicFabric {
         let mut servers = std::collections::BTreeMap::new();
         let mut devices = String::new();
         for (i, sw) in switches.iter().enumerate() {
-            let expected = provisioner::push::verify::expected(&checked, sw, &|_| Some(sonic));
-            let mut lldp: Vec<(String, String, String)> = expected
+            let expected = provisioner::push::verify::expected(&checked, sw, &|_| Some(v));
+            let mut lldp: Vec<Lldp> = expected
                 .ports
                 .iter()
                 .filter_map(|p| {
@@ -945,40 +954,49 @@ impl SonicFabric {
                 })
                 .collect();
             tweak(sw, &mut lldp);
-            let mut state = SonicState::new(sw);
-            state.lldp_table = "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
-LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
------------  --------------  --------------  ------------  -----------------\n"
-                .to_string();
-            for (port, system, port_id) in &lldp {
-                state.lldp_table +=
-                    &format!("{port:<12} {system:<15} {port_id:<15} BR            {port_id}\n");
-            }
-            state.lldp_table += &format!(
-                "--------------------------------------------------\nTotal entries displayed:  {}\n",
-                lldp.len()
-            );
-            state.interfaces_status = "  Interface    Lanes    Speed    MTU    FEC    Alias    Vlan    Oper    Admin    Type    Asym PFC\n\
------------  -------  -------  -----  -----  -------  ------  ------  -------  ------  ----------\n"
-                .to_string();
-            for p in &expected.ports {
-                state.interfaces_status += &format!(
-                    "  {}  0,1,2,3  {}G  9216  rs  etp  routed  up  up  QSFP28 or later  N/A\n",
-                    p.port,
-                    p.speed_mbps / 1000
-                );
-            }
+            let state = make(sw, &lldp, &expected.ports);
             let seed = u8::try_from(10 + i).unwrap();
             let server = TestServer::start(state, USER, PASSWORD, seed).await;
             devices += &format!(
-                "[[device]]\nswitch = \"{sw}\"\nvendor = \"sonic\"\ntransport = \"ssh\"\naddress = \"{}\"\nuser = \"{USER}\"\npassword_env = \"EFL_TEST_PASSWORD\"\nhost_key_sha256 = \"{}\"\n\n",
+                "[[device]]\nswitch = \"{sw}\"\nvendor = \"{vendor}\"\ntransport = \"ssh\"\naddress = \"{}\"\nuser = \"{USER}\"\npassword_env = \"EFL_TEST_PASSWORD\"\nhost_key_sha256 = \"{}\"\n\n",
                 server.address,
                 server.fingerprint()
             );
             servers.insert(sw.clone(), server);
         }
         std::fs::write(dir.path().join("devices.toml"), devices).unwrap();
-        SonicFabric { dir, plan, servers }
+        SshFabric { dir, plan, servers }
+    }
+
+    /// A push of every switch (`--format json`) that must succeed.
+    async fn push_ok(&self) {
+        let out = self.push(&["--format", "json"]).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Pushes again: it succeeds and no switch sees a line starting with
+    /// `change` (nothing to commit).
+    async fn second_push_changes_nothing(&self, change: &str) {
+        for server in self.servers.values() {
+            server.clear();
+        }
+        let out = self.push(&[]).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for (sw, server) in &self.servers {
+            let log = server.commands();
+            assert!(!log.iter().any(|c| c.starts_with(change)), "{sw}: {log:?}");
+        }
     }
 
     /// `provisioner push PLAN --devices devices.toml ARGS` (off the
@@ -1014,17 +1032,81 @@ LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
     }
 }
 
+/// A SONiC switch reporting `lldp` and every planned port up.
+fn sonic_world(
+    sw: &str,
+    lldp: &[Lldp],
+    ports: &[provisioner::push::verify::ExpectedPort],
+) -> SonicState {
+    let mut state = SonicState::new(sw);
+    state.lldp_table = "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
+LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
+-----------  --------------  --------------  ------------  -----------------\n"
+        .to_string();
+    for (port, system, port_id) in lldp {
+        state.lldp_table +=
+            &format!("{port:<12} {system:<15} {port_id:<15} BR            {port_id}\n");
+    }
+    state.lldp_table += &format!(
+        "--------------------------------------------------\nTotal entries displayed:  {}\n",
+        lldp.len()
+    );
+    state.interfaces_status = "  Interface    Lanes    Speed    MTU    FEC    Alias    Vlan    Oper    Admin    Type    Asym PFC\n\
+-----------  -------  -------  -----  -----  -------  ------  ------  -------  ------  ----------\n"
+        .to_string();
+    for p in ports {
+        state.interfaces_status += &format!(
+            "  {}  0,1,2,3  {}G  9216  rs  etp  routed  up  up  QSFP28 or later  N/A\n",
+            p.port,
+            p.speed_mbps / 1000
+        );
+    }
+    state
+}
+
+/// `HundredGigE1/0/1` -> `HGE1/0/1`, as Comware's tables print it.
+fn comware_short(name: &str) -> String {
+    for (long, short) in [
+        ("HundredGigE", "HGE"),
+        ("FourHundredGigE", "FH"),
+        ("Twenty-FiveGigE", "WGE"),
+    ] {
+        if let Some(rest) = name.strip_prefix(long) {
+            return format!("{short}{rest}");
+        }
+    }
+    name.to_string()
+}
+
+/// A Comware switch (real minutes) reporting `lldp` and every planned port
+/// up, in its short interface names.
+fn comware_world(
+    sw: &str,
+    lldp: &[Lldp],
+    ports: &[provisioner::push::verify::ExpectedPort],
+) -> ComwareState {
+    let mut state = ComwareState::new(sw, Duration::from_secs(60));
+    state.lldp = "Chassis ID : * -- -- Nearest nontpmr bridge neighbor\n             # -- -- Nearest customer bridge neighbor\n             Default -- -- Nearest bridge neighbor\n\nSystem Name          Local Interface Chassis ID      Port ID\n".to_string();
+    for (port, system, port_id) in lldp {
+        state.lldp += &format!(
+            "{system:<20} {:<15} 0cda-411d-0001  {port_id}\n",
+            comware_short(port)
+        );
+    }
+    state.brief = "Brief information on interfaces in route mode:\nLink: ADM - administratively down; Stby - standby\nProtocol: (s) - spoofing\nInterface            Link Protocol Primary IP      Description\n".to_string();
+    for p in ports {
+        state.brief += &format!(
+            "{:<20} UP   UP       --              --\n",
+            comware_short(&p.port)
+        );
+    }
+    state
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sonic_switches_pushed_through_provisioner_push() {
-    let f = SonicFabric::new(|_, _| {}).await;
-    let out = f.push(&["--format", "json"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let f = SshFabric::new("sonic", sonic_world, |_, _| {}).await;
+    f.push_ok().await;
     for (sw, server) in &f.servers {
         let log = server.commands();
         assert!(
@@ -1050,29 +1132,13 @@ async fn sonic_switches_pushed_through_provisioner_push() {
         assert!(state.checkpoints.is_empty());
     }
     // Again: nothing to change, nothing committed.
-    for server in f.servers.values() {
-        server.clear();
-    }
-    let out = f.push(&[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for (sw, server) in &f.servers {
-        let log = server.commands();
-        assert!(
-            !log.iter().any(|c| c.starts_with("sudo config")),
-            "{sw}: {log:?}"
-        );
-    }
+    f.second_push_changes_nothing("sudo config").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sonic_verification_mismatch_rolls_back_to_the_checkpoint() {
     // The canary's first cabled port sees another switch.
-    let f = SonicFabric::new(|sw, lldp| {
+    let f = SshFabric::new("sonic", sonic_world, |sw, lldp: &mut Vec<Lldp>| {
         if sw == "sw1"
             && let Some(first) = lldp.first_mut()
         {
@@ -1114,4 +1180,33 @@ async fn sonic_verification_mismatch_rolls_back_to_the_checkpoint() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comware_switches_pushed_through_provisioner_push() {
+    let f = SshFabric::new("comware", comware_world, |_, _| {}).await;
+    f.push_ok().await;
+    for (sw, server) in &f.servers {
+        let log = server.commands();
+        // 60 s confirm timer: a one-minute commit delay, then the commit.
+        assert!(
+            log.contains(&"configuration commit delay 1".to_string()),
+            "{sw}: {log:?}"
+        );
+        assert!(
+            log.contains(&"configuration commit".to_string()),
+            "{sw}: {log:?}"
+        );
+        assert!(log.contains(&"save force".to_string()), "{sw}: {log:?}");
+        let state = server.state.lock().unwrap();
+        assert!(state.delay.is_none(), "{sw}: committed");
+        assert!(state.running.contains(&format!(" sysname {sw}")), "{sw}");
+        assert!(
+            state.running.contains("ssh server enable"),
+            "{sw}: management kept"
+        );
+        assert_eq!(state.saved, state.running, "{sw}: saved");
+        assert!(state.files.is_empty(), "{sw}: {:?}", state.files.keys());
+    }
+    f.second_push_changes_nothing("configuration").await;
 }
