@@ -308,6 +308,13 @@ impl Device for Sonic {
                     source,
                 })
             }
+            Err(PushError::Timeout { action, seconds }) => Err(PushError::Timeout {
+                action: format!(
+                    "{action} (the switch may still be applying it; when it is done, roll back with \
+                     `sudo config rollback {point}` on the switch)"
+                ),
+                seconds,
+            }),
             Err(e) => Err(e),
         }
     }

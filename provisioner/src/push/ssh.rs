@@ -41,13 +41,16 @@ pub struct SshOptions {
 }
 
 impl Default for SshOptions {
-    /// 20 s to connect; 120 s per command (`config replace` on SONiC and
-    /// `configuration replace file` on Comware take tens of seconds on a
-    /// large configuration).
+    /// 20 s to connect; 300 s per command: `config replace` on SONiC (the
+    /// Generic Config Updater orders and applies the change table by table)
+    /// and `configuration replace file` on Comware take minutes on a large
+    /// configuration, and giving up while the device still applies would
+    /// leave the caller guessing. A peer that is gone is found sooner, by
+    /// the keepalives (15 s).
     fn default() -> SshOptions {
         SshOptions {
             connect: Duration::from_secs(20),
-            command: Duration::from_secs(120),
+            command: Duration::from_secs(300),
         }
     }
 }
