@@ -58,3 +58,6 @@ nv set interface vlan{{ v.vlan }} ip address {{ a }}
 {%- for r in routes %}
 {{ r }}
 {%- endfor %}
+{%- for l in bgp %}
+{{ l }}
+{%- endfor %}

@@ -52,7 +52,8 @@ pub struct Expected {
 /// One routing instance: a plan switch in its VRF.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExpectedVrf {
-    /// The VRF name (`Vrf101`).
+    /// The VRF name as the vendor configures it (`Vrf101`; `default` for an
+    /// unsplit switch on FRR, which routes in the default VRF).
     pub vrf: String,
     /// The plan switch (`sw01-u`).
     pub switch: String,
@@ -138,7 +139,7 @@ pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expe
     for &d in &dev.domains {
         let dom = &m.domains[d];
         let mut v = ExpectedVrf {
-            vrf: dom.vrf.clone(),
+            vrf: vendor.vrf_name(&m, d),
             switch: m.name(d).to_string(),
             asn: None,
             router_id: None,

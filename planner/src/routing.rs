@@ -312,6 +312,76 @@ mod tests {
         assert!(check(r, 1023).is_empty());
     }
 
+    /// The inventory's `[routing]` table: each bad value with its line;
+    /// good values reach the plan, `--routing` overrides the mode, and
+    /// the ASN range is checked against the switches the design made.
+    #[test]
+    fn the_inventory_table_reaches_the_plan_with_lines_for_its_problems() {
+        use crate::design::{DesignOptions, design};
+        use crate::qos::tests::parse;
+        let err = parse(
+            "\n[routing]\nmode = \"ospf\"\nasn_base = 0\n[routing.bfd]\ntx_ms = 20\nmultiplier = 99\n",
+        )
+        .unwrap_err()
+        .to_string();
+        for want in [
+            "inv.toml:39: routing: mode `ospf` is not a routing mode",
+            "inv.toml:40: routing: asn_base 0 is outside 1..4294967294",
+            "inv.toml:42: routing bfd: tx_ms 20 is outside 50..999",
+            "inv.toml:43: routing bfd: multiplier 99 is outside 3..50",
+        ] {
+            assert!(err.contains(want), "missing `{want}` in:\n{err}");
+        }
+        let inv =
+            parse("\n[routing]\nmode = \"bgp\"\nasn_base = 64512\n[routing.bfd]\nrx_ms = 500\n")
+                .unwrap();
+        let plan = design(&inv, &DesignOptions::default()).unwrap();
+        assert!(plan.routing.is_bgp());
+        assert_eq!((plan.routing.asn(1), plan.routing.bfd.rx_ms), (64513, 500));
+        let opts = DesignOptions {
+            routing: Some(RoutingMode::Static),
+            ..DesignOptions::default()
+        };
+        assert!(!design(&inv, &opts).unwrap().routing.is_bgp());
+        // 4 switches from 65533 reach the reserved 65535.
+        let inv = parse("\n[routing]\nasn_base = 65533\n").unwrap();
+        let err = design(&inv, &DesignOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "inv.toml:38: routing asn_base: the plan's 4 switches get ASNs 65533 to 65536"
+            ),
+            "{err}"
+        );
+    }
+
+    /// A hand-edited plan with a bad intent is refused at load, naming
+    /// the file and the field; a plan written before the intent loads as
+    /// static.
+    #[test]
+    fn a_plan_load_names_the_file_and_field() {
+        let plan = crate::network::tests::eflops_plan();
+        let mut json: serde_json::Value = serde_json::from_str(&plan.to_json().unwrap()).unwrap();
+        assert!(json.get("routing").is_none());
+        let old = crate::CheckedPlan::load(&json.to_string(), "old.json").unwrap();
+        assert_eq!(old.routing, Routing::default());
+        json["routing"] = serde_json::json!({"mode": "bgp", "bfd": {"multiplier": 1}});
+        let err = crate::CheckedPlan::load(&json.to_string(), "edited.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("edited.json:"), "{err}");
+        assert!(
+            err.contains("routing bfd multiplier: 1 is outside 3..=50"),
+            "{err}"
+        );
+        json["routing"] = serde_json::json!({"mode": "rip"});
+        let err = crate::CheckedPlan::load(&json.to_string(), "edited.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("edited.json") && err.contains("rip"), "{err}");
+    }
+
     #[test]
     fn a_plan_without_routing_reads_as_static() {
         let r: Routing = serde_json::from_str("{}").unwrap();

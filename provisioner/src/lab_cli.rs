@@ -70,6 +70,11 @@ pub enum LabCommand {
         /// plan's routing intent].
         #[arg(long, value_enum)]
         routing: Option<RoutingArg>,
+        /// BGP: start every switch's FRR with the plan's rendered frr.conf
+        /// (a fabric that already runs the plan, as after its first
+        /// install) instead of the minimal configuration.
+        #[arg(long)]
+        preload_config: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -280,6 +285,7 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             plan,
             rate,
             routing,
+            preload_config,
             common,
         } => {
             let given = rate.as_deref().map(lab::parse_rate).transpose()?;
@@ -287,6 +293,29 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             let p = load_plan(&plan)?;
             let description = planner::network::Lab::of(&p, p.source())?;
             let rate_kbit = given.unwrap_or_else(|| lab::default_rate(description.hosts.len()));
+            let routing = match routing {
+                Some(RoutingArg::Static) => state::Routing::Static,
+                Some(RoutingArg::Bgp) => state::Routing::Bgp,
+                None if p.routing.is_bgp() => state::Routing::Bgp,
+                None => state::Routing::Static,
+            };
+            let mut frr_configs = std::collections::BTreeMap::new();
+            if preload_config {
+                if routing != state::Routing::Bgp {
+                    return Err(crate::BadInput(
+                        "--preload-config: only a BGP lab runs FRR; add --routing bgp".to_string(),
+                    )
+                    .into());
+                }
+                let frr = planner::render::Vendor::named("frr")
+                    .ok_or_else(|| anyhow::anyhow!("the render vendor table has no frr"))?;
+                for s in &description.switches {
+                    if !frr_configs.contains_key(&s.physical) {
+                        let text = planner::render::render_switch(&p, &s.physical, frr)?;
+                        frr_configs.insert(s.physical.clone(), text);
+                    }
+                }
+            }
             let sys = Sys::find()?;
             let file = std::fs::canonicalize(&plan).unwrap_or(plan.clone());
             let report = build::up(
@@ -297,12 +326,8 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                     name: common.name.clone(),
                     state_dir: common.state_dir.clone(),
                     rate_kbit,
-                    routing: match routing {
-                        Some(RoutingArg::Static) => state::Routing::Static,
-                        Some(RoutingArg::Bgp) => state::Routing::Bgp,
-                        None if p.routing.is_bgp() => state::Routing::Bgp,
-                        None => state::Routing::Static,
-                    },
+                    routing,
+                    frr_configs,
                 },
             )?;
             out(common.format, &report, |r| {
@@ -318,7 +343,7 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                     r.seconds,
                     if r.routing == state::Routing::Bgp {
                         format!(
-                            "FRR runs with a minimal configuration: `provisioner lab devices --name {} --out devices.toml`, then `provisioner push PLAN --devices devices.toml`\n",
+                            "FRR runs in every switch namespace: `provisioner lab devices --name {} --out devices.toml`, then `provisioner push PLAN --devices devices.toml`\n",
                             r.name
                         )
                     } else {

@@ -92,7 +92,15 @@ impl Fabric {
         vendor: impl Fn(&str) -> Vendor,
         tweak: impl Fn(&str, &mut World),
     ) -> Fabric {
-        let plan = plan_file(plan);
+        Fabric::at(plan_file(plan), vendor, tweak)
+    }
+
+    /// The same for a plan file anywhere.
+    fn at(
+        plan: PathBuf,
+        vendor: impl Fn(&str) -> Vendor,
+        tweak: impl Fn(&str, &mut World),
+    ) -> Fabric {
         let text = std::fs::read_to_string(&plan).expect("plan");
         let checked = CheckedPlan::load(&text, &plan.display().to_string()).expect("plan loads");
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -564,7 +572,7 @@ fn a_connection_dropped_mid_commit_leaves_the_previous_config() {
 fn an_expired_confirm_timer_is_reported_and_the_device_rolled_back() {
     let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
     f.nvue("sw1").stall_confirm = true;
-    let r = f.push_timer("3s", &["--switch", "sw1"]);
+    let r = f.push_timer("8s", &["--switch", "sw1"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr
@@ -580,7 +588,7 @@ fn an_expired_confirm_timer_is_reported_and_the_device_rolled_back() {
 
     let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
     f.eos("sw1").stall_confirm = true;
-    let r = f.push_timer("3s", &["--switch", "sw1"]);
+    let r = f.push_timer("8s", &["--switch", "sw1"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.contains("the confirm timer expired"),
@@ -896,18 +904,32 @@ fn tls_is_verified_unless_turned_off_with_a_warning() {
     );
 }
 
-/// A dry run against 128 test-server switches (docs/benchmarks.md). Run
-/// with `cargo test --release -p provisioner --test push -- --ignored
-/// dry_run_of_128`.
+/// A dry run against 128 test-server switches (docs/benchmarks.md): a
+/// BiGraph 2x128 (128 physical switches, 64 cables each) designed here,
+/// odd switches NVUE, even ones EOS. Run by hand on a quiet machine:
+/// `cargo test --release -p provisioner --test push -- --ignored
+/// dry_run_of_128 --nocapture`.
 #[test]
 #[ignore = "benchmark: run by hand on a quiet machine"]
 fn dry_run_of_128_switches() {
-    let plan =
-        std::env::var("PUSH_BENCH_PLAN").unwrap_or_else(|_| "fat-tree-128.plan.json".to_string());
-    let f = Fabric::new(
-        &plan,
+    let (inv, opts) = planner::design::shorthand::bigraph(
+        2,
+        128,
+        &planner::design::shorthand::Shorthand::default(),
+    )
+    .expect("shorthand");
+    let plan = planner::design::design(&inv, &opts).expect("design");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bigraph-2x128.plan.json");
+    std::fs::write(&path, plan.plan().to_json().expect("json")).expect("plan");
+    let f = Fabric::at(
+        path,
         |s| {
-            if s.ends_with(['0', '2', '4', '6', '8']) {
+            let n: u32 = s
+                .trim_start_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .unwrap_or(0);
+            if n.is_multiple_of(2) {
                 all_eos(s)
             } else {
                 all_nvue(s)
@@ -915,11 +937,19 @@ fn dry_run_of_128_switches() {
         },
         none,
     );
-    assert!(f.addrs.len() >= 128, "{} switches", f.addrs.len());
+    assert_eq!(f.addrs.len(), 128);
+    let one = std::time::Instant::now();
+    let r = f.push(&["--dry-run", "--switch", "sw001"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    eprintln!(
+        "dry run of one switch of the 128: {:.2} s",
+        one.elapsed().as_secs_f64()
+    );
     let start = std::time::Instant::now();
     let r = f.push(&["--dry-run", "--batch", "128", "--max-share", "1"]);
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(r.code, 0, "{r:?}");
-    eprintln!("dry run of {} switches: {secs:.2} s", f.addrs.len());
+    assert_eq!(r.stdout.matches(" loaded ").count(), 128, "{}", r.stdout);
+    eprintln!("dry run of 128 switches (64 NVUE, 64 EOS): {secs:.2} s");
     assert!(secs < 10.0, "{secs} s");
 }

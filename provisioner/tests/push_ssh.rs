@@ -433,9 +433,9 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
         "peers":{"10.255.0.1":{"remoteAs":65101,"state":"Established","peerState":"OK"}}}}}"#
         .to_string();
     state.bfd_json = r#"[{"peer":"10.255.0.1","vrf":"default","status":"up"}]"#.to_string();
-    state.routes_json = r#"{"default":{"10.100.16.0/24":[{"prefix":"10.100.16.0/24","protocol":"bgp","selected":true,
+    state.routes_json = Some(r#"{"default":{"10.100.16.0/24":[{"prefix":"10.100.16.0/24","protocol":"bgp","selected":true,
         "installed":true,"nexthops":[{"ip":"10.255.0.1","fib":true,"active":true}]}]}}"#
-        .to_string();
+        .to_string());
     let server = TestServer::start(state, USER, PASSWORD, 1).await;
     let mut d = sonic(&server).await;
     let seen = d.observe().await.unwrap();
@@ -866,6 +866,9 @@ async fn comware_observe_reads_the_documented_outputs() {
             "display ip routing-table vpn-instance mgmt",
             "display bgp peer ipv4 vpn-instance Vrf101",
             "display ip routing-table vpn-instance Vrf101",
+            // The plan's second VPN instance, learned from the candidate.
+            "display bgp peer ipv4 vpn-instance Vrf102",
+            "display ip routing-table vpn-instance Vrf102",
             "display bfd session",
         ])
     );
@@ -897,11 +900,18 @@ async fn comware_observe_reads_the_documented_outputs() {
     assert_eq!(seen.bfd.len(), 1);
     assert_eq!(
         seen.routes,
-        [Route {
-            vrf: "Vrf101".into(),
-            prefix: "10.100.16.0/24".into(),
-            next_hops: vec!["10.255.0.1".into()]
-        }]
+        [
+            Route {
+                vrf: "mgmt".into(),
+                prefix: "0.0.0.0/0".into(),
+                next_hops: vec!["192.0.2.1".into()]
+            },
+            Route {
+                vrf: "Vrf101".into(),
+                prefix: "10.100.16.0/24".into(),
+                next_hops: vec!["10.255.0.1".into()]
+            }
+        ]
     );
 }
 
@@ -924,7 +934,7 @@ struct SshFabric<S: Script> {
 impl<S: Script> SshFabric<S> {
     async fn new(
         vendor: &str,
-        make: impl Fn(&str, &[Lldp], &[provisioner::push::verify::ExpectedPort]) -> S,
+        make: impl Fn(&str, &[Lldp], &[planner::expect::ExpectedPort]) -> S,
         tweak: impl Fn(&str, &mut Vec<Lldp>),
     ) -> SshFabric<S> {
         let plan = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -943,14 +953,16 @@ impl<S: Script> SshFabric<S> {
         let mut servers = std::collections::BTreeMap::new();
         let mut devices = String::new();
         for (i, sw) in switches.iter().enumerate() {
-            let expected = provisioner::push::verify::expected(&checked, sw, &|_| Some(v));
+            let expected = provisioner::push::verify::expected(&checked, sw, v).unwrap();
             let mut lldp: Vec<Lldp> = expected
                 .ports
                 .iter()
-                .filter_map(|p| {
-                    p.neighbour
-                        .as_ref()
-                        .map(|(s, q)| (p.port.clone(), s.clone(), q.clone()))
+                .map(|p| {
+                    (
+                        p.interface.clone(),
+                        p.lldp.device.clone(),
+                        p.lldp.port.clone(),
+                    )
                 })
                 .collect();
             tweak(sw, &mut lldp);
@@ -1033,11 +1045,7 @@ impl<S: Script> SshFabric<S> {
 }
 
 /// A SONiC switch reporting `lldp` and every planned port up.
-fn sonic_world(
-    sw: &str,
-    lldp: &[Lldp],
-    ports: &[provisioner::push::verify::ExpectedPort],
-) -> SonicState {
+fn sonic_world(sw: &str, lldp: &[Lldp], ports: &[planner::expect::ExpectedPort]) -> SonicState {
     let mut state = SonicState::new(sw);
     state.lldp_table = "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
 LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
@@ -1057,8 +1065,7 @@ LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
     for p in ports {
         state.interfaces_status += &format!(
             "  {}  0,1,2,3  {}G  9216  rs  etp  routed  up  up  QSFP28 or later  N/A\n",
-            p.port,
-            p.speed_mbps / 1000
+            p.interface, p.gbps
         );
     }
     state
@@ -1080,11 +1087,7 @@ fn comware_short(name: &str) -> String {
 
 /// A Comware switch (real minutes) reporting `lldp` and every planned port
 /// up, in its short interface names.
-fn comware_world(
-    sw: &str,
-    lldp: &[Lldp],
-    ports: &[provisioner::push::verify::ExpectedPort],
-) -> ComwareState {
+fn comware_world(sw: &str, lldp: &[Lldp], ports: &[planner::expect::ExpectedPort]) -> ComwareState {
     let mut state = ComwareState::new(sw, Duration::from_secs(60));
     state.lldp = "Chassis ID : * -- -- Nearest nontpmr bridge neighbor\n             # -- -- Nearest customer bridge neighbor\n             Default -- -- Nearest bridge neighbor\n\nSystem Name          Local Interface Chassis ID      Port ID\n".to_string();
     for (port, system, port_id) in lldp {
@@ -1097,7 +1100,7 @@ fn comware_world(
     for p in ports {
         state.brief += &format!(
             "{:<20} UP   UP       --              --\n",
-            comware_short(&p.port)
+            comware_short(&p.interface)
         );
     }
     state

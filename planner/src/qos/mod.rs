@@ -748,4 +748,4 @@ impl QosIntent {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

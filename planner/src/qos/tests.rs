@@ -127,7 +127,7 @@ vlan = 102
     )
 }
 
-fn parse(tables: &str) -> crate::Result<crate::inventory::Inventory> {
+pub(crate) fn parse(tables: &str) -> crate::Result<crate::inventory::Inventory> {
     crate::inventory::Inventory::from_toml(&inventory(tables), "inv.toml")
 }
 

@@ -33,7 +33,7 @@ use super::description;
 use super::vendor::{SwitchVendor, digit_groups, number};
 use crate::error::{Error, Result};
 use crate::names;
-use crate::network::{Model, PortKind, ip, netmask};
+use crate::network::{Bgp, Model, PortKind, ip, netmask};
 
 /// Longest `description` of a VPN instance Comware takes.
 const VRF_DESCRIPTION: usize = 79;
@@ -118,8 +118,8 @@ impl SwitchVendor for Comware {
         "a Comware interface type (HundredGigE, FortyGigE, ...) followed by numbers separated by `/`, with an optional `:N` breakout (HundredGigE1/0/5)"
     }
 
-    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
-        render(m, device)
+    fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
+        render(m, bgp, device)
     }
 }
 
@@ -146,6 +146,8 @@ struct ComwareFile {
     interfaces: Vec<Interface>,
     vlan_interfaces: Vec<VlanInterface>,
     routes: Vec<String>,
+    /// `routing = "bgp"`: per-interface BFD timers and the BGP instances.
+    bgp: Vec<String>,
 }
 
 struct Named {
@@ -183,7 +185,7 @@ struct VlanInterface {
 }
 
 /// Renders one physical switch.
-fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let cells = |kb: u32| (u64::from(kb) * 1024).div_ceil(u64::from(CELL_BYTES)) as u32;
@@ -244,7 +246,7 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
                     .collect(),
             });
         }
-        for r in &dom.routes {
+        for r in dom.routes.iter().filter(|_| bgp.is_none()) {
             for &h in &r.next_hops {
                 routes.push(format!(
                     "ip route-static vpn-instance {} {} {} {}",
@@ -292,6 +294,7 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
         interfaces,
         vlan_interfaces,
         routes,
+        bgp: bgp.map_or_else(Vec::new, |b| bgp_lines(m, b, device)),
     };
     // Askama drops the template's last newline; files end with one.
     t.render()
@@ -301,4 +304,62 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
             vendor: "Comware",
             source: Box::new(e),
         })
+}
+
+/// The BGP part of one switch: BFD timers on every routed port (Comware
+/// sets them in interface view), then per half a BGP instance with its own
+/// ASN (`bgp <asn> instance <vrf>` on a split switch, the default instance
+/// otherwise) holding the half's VPN instance: router ID, peers with BFD,
+/// and the IPv4 unicast family with `balance`, `balance as-path-relax`
+/// (ECMP across peers of different ASNs) and a `network` per subnet.
+fn bgp_lines(m: &Model<'_>, bgp: &Bgp, device: usize) -> Vec<String> {
+    let b = bgp.bfd;
+    let mut out = Vec::new();
+    let split = m.devices[device].domains.len() > 1;
+    for (d, s) in bgp.speakers_of(device) {
+        for x in &s.sessions {
+            out.push(format!(
+                "interface {}",
+                Comware.port_name(&m.plan.switch_list[d], x.port)
+            ));
+            out.push(format!(" bfd min-transmit-interval {}", b.tx_ms));
+            out.push(format!(" bfd min-receive-interval {}", b.rx_ms));
+            out.push(format!(" bfd detect-multiplier {}", b.multiplier));
+            out.push("#".to_string());
+        }
+    }
+    for (_, s) in bgp.speakers_of(device) {
+        if s.sessions.is_empty() {
+            continue;
+        }
+        if split {
+            out.push(format!("bgp {} instance {}", s.asn, s.vrf));
+        } else {
+            out.push(format!("bgp {}", s.asn));
+        }
+        out.push(format!(" ip vpn-instance {}", s.vrf));
+        if let Some(id) = s.router_id {
+            out.push(format!("  router-id {id}"));
+        }
+        for x in &s.sessions {
+            out.push(format!("  peer {} as-number {}", x.peer, x.peer_asn));
+            out.push(format!(
+                "  peer {} description {}",
+                x.peer,
+                description(m, &Comware, device, x.port)
+            ));
+            out.push(format!("  peer {} bfd", x.peer));
+        }
+        out.push("  address-family ipv4 unicast".to_string());
+        out.push(format!("   balance {}", s.max_paths));
+        out.push("   balance as-path-relax".to_string());
+        for p in &s.announced {
+            out.push(format!("   network {} {}", ip(p.network), p.len));
+        }
+        for x in &s.sessions {
+            out.push(format!("   peer {} enable", x.peer));
+        }
+        out.push("#".to_string());
+    }
+    out
 }

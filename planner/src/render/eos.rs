@@ -31,7 +31,7 @@ use super::vendor::{SwitchVendor, digit_groups};
 use super::{description, seconds, summary};
 use crate::error::{Error, Result};
 use crate::names;
-use crate::network::{Model, PortKind, ip};
+use crate::network::{Bgp, Model, PortKind, ip};
 
 /// Longest VLAN `name` EOS takes.
 const VLAN_NAME: usize = 32;
@@ -63,6 +63,8 @@ struct EosFile {
     interfaces: Vec<Interface>,
     vlan_interfaces: Vec<VlanInterface>,
     routes: Vec<String>,
+    /// `routing = "bgp"`: per-interface BFD timers and `router bgp`.
+    bgp: Vec<String>,
 }
 
 struct Interface {
@@ -129,13 +131,13 @@ impl SwitchVendor for Eos {
         "`Ethernet` followed by numbers separated by `/` (Ethernet5/1)"
     }
 
-    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
-        render(m, device)
+    fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
+        render(m, bgp, device)
     }
 }
 
 /// Renders one physical switch.
-fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let mut notes = Vec::new();
@@ -185,7 +187,7 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
                     .collect(),
             });
         }
-        for r in &dom.routes {
+        for r in dom.routes.iter().filter(|_| bgp.is_none()) {
             for &h in &r.next_hops {
                 routes.push(format!(
                     "ip route vrf {} {} {}",
@@ -242,6 +244,7 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
         interfaces,
         vlan_interfaces,
         routes,
+        bgp: bgp.map_or_else(Vec::new, |b| bgp_lines(m, b, device)),
     };
     // Askama drops the template's last newline; files end with one.
     t.render()
@@ -251,4 +254,64 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
             vendor: "EOS",
             source: Box::new(e),
         })
+}
+
+/// The BGP part of one switch: BFD timers on every routed port, then one
+/// `router bgp` (EOS runs one BGP process) with a `vrf` section per half.
+/// The process takes the first half's ASN; the other half's section sets
+/// its own with `local-as`, so each half is its own AS as the model says.
+fn bgp_lines(m: &Model<'_>, bgp: &Bgp, device: usize) -> Vec<String> {
+    let b = bgp.bfd;
+    let mut out = Vec::new();
+    let speakers: Vec<_> = bgp
+        .speakers_of(device)
+        .filter(|(_, s)| !s.sessions.is_empty())
+        .collect();
+    let Some((_, first)) = speakers.first() else {
+        return out;
+    };
+    for (d, s) in &speakers {
+        for x in &s.sessions {
+            out.push(format!(
+                "interface {}",
+                Eos.port_name(&m.plan.switch_list[*d], x.port)
+            ));
+            out.push(format!(
+                "   bfd interval {} min-rx {} multiplier {}",
+                b.tx_ms, b.rx_ms, b.multiplier
+            ));
+            out.push("!".to_string());
+        }
+    }
+    out.push(format!("router bgp {}", first.asn));
+    for (_, s) in &speakers {
+        out.push(format!("   vrf {}", s.vrf));
+        if s.asn != first.asn {
+            out.push(format!("      local-as {}", s.asn));
+        }
+        if let Some(id) = s.router_id {
+            out.push(format!("      router-id {id}"));
+        }
+        out.push("      bgp bestpath as-path multipath-relax".to_string());
+        out.push(format!(
+            "      maximum-paths {} ecmp {}",
+            s.max_paths, s.max_paths
+        ));
+        for x in &s.sessions {
+            out.push(format!(
+                "      neighbor {} remote-as {}",
+                x.peer, x.peer_asn
+            ));
+            out.push(format!(
+                "      neighbor {} description {}",
+                x.peer,
+                description(m, &Eos, device, x.port)
+            ));
+            out.push(format!("      neighbor {} bfd", x.peer));
+        }
+        for p in &s.announced {
+            out.push(format!("      network {p}"));
+        }
+    }
+    out
 }

@@ -25,6 +25,7 @@
 mod check;
 mod comware;
 mod eos;
+mod frr;
 mod hosts;
 mod nvue;
 mod overrides;
@@ -49,7 +50,7 @@ pub use overrides::apply_qos_overrides;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names;
-use crate::network::{Model, PortKind};
+use crate::network::{Bgp, Model, PortKind};
 use vendor::{SwitchVendor, vendors};
 
 // The registry of switch vendors: a vendor is its file (declared above)
@@ -64,6 +65,8 @@ vendors! {
     Eos => eos::Eos,
     /// NVIDIA Cumulus Linux 5: a shell script of `nv set` commands.
     Nvue => nvue::Nvue,
+    /// FRRouting on a Linux switch: a complete `frr.conf`.
+    Frr => frr::Frr,
 }
 
 /// Renders one configuration file per physical switch, in plan order:
@@ -72,6 +75,7 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
     let imp = vendor.implementation();
     check_port_names(plan, imp)?;
     let m = Model::build(plan, plan.source())?;
+    let bgp = bgp_of(plan, &m)?;
     let mut names = BTreeSet::new();
     let mut out = Vec::with_capacity(m.devices.len());
     for d in 0..m.devices.len() {
@@ -88,7 +92,7 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
                 )],
             });
         }
-        out.push((name, imp.render(&m, d)?));
+        out.push((name, imp.render(&m, bgp.as_ref(), d)?));
     }
     Ok(out)
 }
@@ -101,7 +105,7 @@ pub fn render_switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Resu
     check_port_names(plan, imp)?;
     let m = Model::build(plan, plan.source())?;
     match m.devices.iter().position(|d| d.name == physical) {
-        Some(d) => imp.render(&m, d),
+        Some(d) => imp.render(&m, bgp_of(plan, &m)?.as_ref(), d),
         None => {
             let names: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
             Err(Error::parameter(
@@ -114,6 +118,15 @@ pub fn render_switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Resu
                 ),
             ))
         }
+    }
+}
+
+/// The eBGP model when the plan routes with BGP.
+fn bgp_of(plan: &CheckedPlan, m: &Model<'_>) -> Result<Option<Bgp>> {
+    if plan.routing.is_bgp() {
+        Bgp::of(m, plan.source()).map(Some)
+    } else {
+        Ok(None)
     }
 }
 

@@ -29,7 +29,7 @@ use super::vendor::{SwitchVendor, number};
 use super::{description, list, summary};
 use crate::error::{Error, Result};
 use crate::names::shell_quote;
-use crate::network::{Model, PortKind, ip};
+use crate::network::{Bgp, Model, PortKind, ip};
 
 #[derive(Template)]
 #[template(path = "nvue.sh", escape = "none")]
@@ -51,6 +51,8 @@ struct NvueFile {
     interfaces: Vec<Interface>,
     vlan_interfaces: Vec<VlanInterface>,
     routes: Vec<String>,
+    /// `routing = "bgp"`: the `nv set router bgp` and per-VRF BGP lines.
+    bgp: Vec<String>,
 }
 
 struct Interface {
@@ -125,13 +127,13 @@ impl SwitchVendor for Nvue {
         "`swp` followed by a number, with an optional `sN` breakout (swp5, swp5s1)"
     }
 
-    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
-        render(m, device)
+    fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
+        render(m, bgp, device)
     }
 }
 
 /// Renders one physical switch.
-fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let mut interfaces = Vec::new();
@@ -172,7 +174,7 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
                     .collect(),
             });
         }
-        for r in &dom.routes {
+        for r in dom.routes.iter().filter(|_| bgp.is_none()) {
             for &h in &r.next_hops {
                 routes.push(format!(
                     "nv set vrf {} router static {} via {}",
@@ -225,6 +227,7 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
         interfaces,
         vlan_interfaces,
         routes,
+        bgp: bgp.map_or_else(Vec::new, |b| bgp_lines(m, b, device)),
     };
     // Askama drops the template's last newline; files end with one.
     t.render()
@@ -234,4 +237,55 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
             vendor: "NVUE",
             source: Box::new(e),
         })
+}
+
+/// The BGP part of one switch: BGP on, the global ASN (the first half's;
+/// NVUE wants one), then per half its VRF's own ASN, router ID,
+/// `path-selection multipath aspath-ignore` (FRR's `bgp bestpath as-path
+/// multipath-relax`), eBGP `multipaths`, a `network` per subnet and one
+/// numbered neighbour per cable with BFD and the intent's timers.
+fn bgp_lines(m: &Model<'_>, bgp: &Bgp, device: usize) -> Vec<String> {
+    let b = bgp.bfd;
+    let mut out = Vec::new();
+    let speakers: Vec<_> = bgp
+        .speakers_of(device)
+        .filter(|(_, s)| !s.sessions.is_empty())
+        .collect();
+    let Some((_, first)) = speakers.first() else {
+        return out;
+    };
+    out.push("nv set router bgp enable on".to_string());
+    out.push(format!("nv set router bgp autonomous-system {}", first.asn));
+    out.push("nv set router bfd enable on".to_string());
+    for (_, s) in &speakers {
+        let v = format!("nv set vrf {} router bgp", s.vrf);
+        out.push(format!("{v} enable on"));
+        out.push(format!("{v} autonomous-system {}", s.asn));
+        if let Some(id) = s.router_id {
+            out.push(format!("{v} router-id {id}"));
+        }
+        out.push(format!("{v} path-selection multipath aspath-ignore on"));
+        out.push(format!("{v} address-family ipv4-unicast enable on"));
+        out.push(format!(
+            "{v} address-family ipv4-unicast multipaths ebgp {}",
+            s.max_paths
+        ));
+        for p in &s.announced {
+            out.push(format!("{v} address-family ipv4-unicast network {p}"));
+        }
+        for x in &s.sessions {
+            let n = format!("{v} neighbor {}", x.peer);
+            out.push(format!("{n} remote-as {}", x.peer_asn));
+            out.push(format!("{n} type numbered"));
+            out.push(format!(
+                "{n} description {}",
+                shell_quote(&description(m, &Nvue, device, x.port))
+            ));
+            out.push(format!("{n} bfd enable on"));
+            out.push(format!("{n} bfd detect-multiplier {}", b.multiplier));
+            out.push(format!("{n} bfd min-rx-interval {}", b.rx_ms));
+            out.push(format!("{n} bfd min-tx-interval {}", b.tx_ms));
+        }
+    }
+    out
 }

@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::vendor::{SwitchVendor, number};
 use super::{description, list};
 use crate::error::{Error, Result};
-use crate::network::{Model, PortKind, ip};
+use crate::network::{Bgp, Model, PortKind, ip};
 
 /// Name of the QoS maps, scheduler and WRED profile the file defines.
 pub const PROFILE: &str = "ROCE";
@@ -81,24 +81,24 @@ impl SwitchVendor for Sonic {
         "`Ethernet` followed by a number (Ethernet0)"
     }
 
-    fn render(&self, m: &Model<'_>, device: usize) -> Result<String> {
-        render(m, device)
+    fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
+        render(m, bgp, device)
     }
 }
 
 /// Renders one physical switch.
-fn render(m: &Model<'_>, device: usize) -> Result<String> {
+fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
     let mut db: BTreeMap<&str, Table> = BTreeMap::new();
     let mut put = |table: &'static str, key: String, f: Fields| {
         db.entry(table).or_default().insert(key, f);
     };
-    put(
-        "DEVICE_METADATA",
-        "localhost".into(),
-        fields([("hostname", dev.name.clone())]),
-    );
+    let mut metadata = fields([("hostname", dev.name.clone())]);
+    if let Some(b) = bgp {
+        bgp_tables(m, b, device, &mut metadata, &mut put);
+    }
+    put("DEVICE_METADATA", "localhost".into(), metadata);
     put(
         "FEATURE",
         "lldp".into(),
@@ -130,7 +130,7 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
                 );
             }
         }
-        for r in &dom.routes {
+        for r in dom.routes.iter().filter(|_| bgp.is_none()) {
             let plan_switch = &m.plan.switch_list[d];
             let hops: Vec<String> = r
                 .next_hops
@@ -296,4 +296,103 @@ fn render(m: &Model<'_>, device: usize) -> Result<String> {
     db.serialize(&mut ser).map_err(|e| failed(e.into()))?;
     out.push(b'\n');
     String::from_utf8(out).map_err(|e| failed(e.into()))
+}
+
+/// The BGP tables of one switch, for FRR's management framework
+/// (`frrcfgd`, sonic-buildimage `src/sonic-frr-mgmt-framework/frrcfgd/
+/// frrcfgd.py`), which SONiC runs when `DEVICE_METADATA` says
+/// `docker_routing_config_mode: unified` and
+/// `frr_mgmt_framework_config: true`; the default `bgpcfgd` knows no VRF
+/// BGP instances nor `network` statements. Per half (its VRF):
+///
+/// - `BGP_GLOBALS|<vrf>`: `local_asn`, `router_id`,
+///   `load_balance_mp_relax` (`bgp bestpath as-path multipath-relax`);
+/// - `BGP_GLOBALS_AF|<vrf>|ipv4_unicast`: `max_ebgp_paths`
+///   (`maximum-paths`);
+/// - `BGP_GLOBALS_AF_NETWORK|<vrf>|ipv4_unicast|<prefix>` per subnet
+///   (`network`);
+/// - `BGP_NEIGHBOR|<vrf>|<peer>`: `asn`, `name` (description),
+///   `admin_status`, `bfd` (`neighbor bfd`); `BGP_NEIGHBOR_AF|<vrf>|<peer>|
+///   ipv4_unicast` `admin_status` (`activate`);
+/// - `BFD_PEER_SINGLE_HOP|<peer>|<port>|<vrf>|<local>`: the timers
+///   (`desired-minimum-tx-interval`, `required-minimum-receive`,
+///   `detection-multiplier`).
+///
+/// `DEVICE_METADATA` `bgp_asn` is the first half's ASN (the classic
+/// field; each VRF's own is its `local_asn`).
+fn bgp_tables(
+    m: &Model<'_>,
+    bgp: &Bgp,
+    device: usize,
+    metadata: &mut Fields,
+    put: &mut impl FnMut(&'static str, String, Fields),
+) {
+    let b = bgp.bfd;
+    let mut first = true;
+    for (d, s) in bgp.speakers_of(device) {
+        if s.sessions.is_empty() {
+            continue;
+        }
+        if first {
+            metadata.insert("bgp_asn".to_string(), s.asn.to_string());
+            metadata.insert(
+                "docker_routing_config_mode".to_string(),
+                "unified".to_string(),
+            );
+            metadata.insert("frr_mgmt_framework_config".to_string(), "true".to_string());
+            first = false;
+        }
+        let mut globals = fields([
+            ("local_asn", s.asn.to_string()),
+            ("load_balance_mp_relax", "true".to_string()),
+        ]);
+        if let Some(id) = s.router_id {
+            globals.insert("router_id".to_string(), id.to_string());
+        }
+        put("BGP_GLOBALS", s.vrf.clone(), globals);
+        put(
+            "BGP_GLOBALS_AF",
+            format!("{}|ipv4_unicast", s.vrf),
+            fields([("max_ebgp_paths", s.max_paths.to_string())]),
+        );
+        for p in &s.announced {
+            put(
+                "BGP_GLOBALS_AF_NETWORK",
+                format!("{}|ipv4_unicast|{p}", s.vrf),
+                Fields::new(),
+            );
+        }
+        for x in &s.sessions {
+            put(
+                "BGP_NEIGHBOR",
+                format!("{}|{}", s.vrf, x.peer),
+                fields([
+                    ("admin_status", "up".to_string()),
+                    ("asn", x.peer_asn.to_string()),
+                    ("bfd", "true".to_string()),
+                    ("name", description(m, &Sonic, device, x.port)),
+                ]),
+            );
+            put(
+                "BGP_NEIGHBOR_AF",
+                format!("{}|{}|ipv4_unicast", s.vrf, x.peer),
+                fields([("admin_status", "true".to_string())]),
+            );
+            put(
+                "BFD_PEER_SINGLE_HOP",
+                format!(
+                    "{}|{}|{}|{}",
+                    x.peer,
+                    Sonic.port_name(&m.plan.switch_list[d], x.port),
+                    s.vrf,
+                    x.local
+                ),
+                fields([
+                    ("desired-minimum-tx-interval", b.tx_ms.to_string()),
+                    ("detection-multiplier", b.multiplier.to_string()),
+                    ("required-minimum-receive", b.rx_ms.to_string()),
+                ]),
+            );
+        }
+    }
 }

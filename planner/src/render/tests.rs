@@ -38,18 +38,31 @@ fn hosts_of(plan: &CheckedPlan, server: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Golden files: `planner/tests/render/eflops-4x16/<case>/<file>`.
+/// Golden files: `planner/tests/render/<plan>/<case>/<file>`: the EFLOPS
+/// plan for every vendor (static routes, and `<vendor>-bgp` with
+/// `routing = "bgp"`), its hosts and `check-qos`, and a 3-tier k=4
+/// fat-tree with BGP for every vendor (`fat-tree-k4-bgp`).
 /// `UPDATE_GOLDEN=1` rewrites them; review the diff before committing.
 #[test]
 fn golden_files() {
     let plan = eflops();
-    let mut cases: Vec<(String, Vec<(String, String)>)> = Vendor::ALL
-        .iter()
-        .map(|&v| (v.as_str().to_string(), render(&plan, v).unwrap()))
-        .collect();
-    cases.push(("hosts".to_string(), hosts_of(&plan, "node01")));
+    let eflops_bgp = crate::network::tests::bgp(&plan);
+    let fat_tree_bgp = crate::network::tests::bgp(&crate::network::tests::fat_tree_plan("k=4"));
+    let mut cases: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for v in Vendor::ALL {
+        cases.push((format!("eflops-4x16/{v}"), render(&plan, v).unwrap()));
+        cases.push((
+            format!("eflops-4x16/{v}-bgp"),
+            render(&eflops_bgp, v).unwrap(),
+        ));
+        cases.push((
+            format!("fat-tree-k4-bgp/{v}"),
+            render(&fat_tree_bgp, v).unwrap(),
+        ));
+    }
+    cases.push(("eflops-4x16/hosts".to_string(), hosts_of(&plan, "node01")));
     cases.push((
-        "check-qos".to_string(),
+        "eflops-4x16/check-qos".to_string(),
         vec![
             (
                 "per-direction.txt".to_string(),
@@ -61,7 +74,7 @@ fn golden_files() {
             ),
         ],
     ));
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/render/eflops-4x16");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/render");
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut failures = Vec::new();
     for (case, files) in &cases {
@@ -128,7 +141,7 @@ fn vendors_parse_and_name_files() {
     let e = "junos".parse::<Vendor>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "vendor: `junos` is not a vendor; use comware, sonic, eos or nvue"
+        "vendor: `junos` is not a vendor; use comware, sonic, eos, nvue or frr"
     );
     assert!(matches!(&e, Error::Parameter { parameter, .. } if parameter == "vendor"));
     assert!(e.is_bad_input());
@@ -246,7 +259,14 @@ fn vendors_check_their_own_port_names() {
                 let name = imp.default_port_name(gbps, port);
                 assert!(imp.accepts_interface(&name), "{v} {name}");
                 assert!(imp.accepts_pattern(&name), "{v} {name}");
-                for bad in ["", "x", "1", " ", ";touch X;"] {
+                // Linux takes any word of up to 15 characters (`swp1x`
+                // is a name), the switch CLIs only their own shapes.
+                let bad: &[&str] = if v == Vendor::Frr {
+                    &[" ", ";touch X;", "/", "0123456789ab"]
+                } else {
+                    &["", "x", "1", " ", ";touch X;"]
+                };
+                for bad in bad {
                     assert!(!imp.accepts_interface(&format!("{name}{bad}x")), "{v}");
                     assert!(!imp.accepts_interface(&format!("{bad}{name};")), "{v}");
                 }

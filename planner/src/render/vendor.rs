@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use super::Vendor;
 use crate::error::{Error, Result};
-use crate::network::Model;
+use crate::network::{Bgp, Model};
 use crate::plan::PlanSwitch;
 
 /// A switch operating system the planner renders configurations for. The
@@ -62,8 +62,23 @@ pub(crate) trait SwitchVendor: Sync {
     /// What the system takes as an interface name, for messages.
     fn interface_syntax(&self) -> &'static str;
 
-    /// The configuration file of physical switch `device` of the model.
-    fn render(&self, m: &Model<'_>, device: usize) -> Result<String>;
+    /// The configuration file of physical switch `device` of the model;
+    /// `bgp` is the eBGP model when the plan routes with BGP.
+    fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String>;
+
+    /// True when the file configures routing only (addresses, routes, BGP,
+    /// BFD) and leaves VLAN membership, MTU and QoS to the system's own
+    /// network configuration (FRR on a Linux switch).
+    fn routing_only(&self) -> bool {
+        false
+    }
+
+    /// The VRF plan switch `domain` routes in on this system: the model's
+    /// `Vrf<vlan>` unless the system keeps an unsplit switch in its default
+    /// VRF (`default`).
+    fn vrf_name(&self, m: &Model<'_>, domain: usize) -> String {
+        m.domains[domain].vrf.clone()
+    }
 
     /// The interface name of a port: the plan's `port_name` pattern when
     /// it is in this system's style, else the usual name.
@@ -177,6 +192,20 @@ impl Vendor {
     /// holds; this is the vendor's own syntax).
     pub fn accepts_interface(self, name: &str) -> bool {
         self.imp().accepts_interface(name)
+    }
+
+    /// True when the vendor's file configures routing only (addresses,
+    /// routes, BGP, BFD) and leaves VLAN membership, MTU and QoS to the
+    /// system's network configuration (`frr`).
+    pub fn routing_only(self) -> bool {
+        self.imp().routing_only()
+    }
+
+    /// The VRF plan switch `domain` of the model routes in on this system
+    /// (`Vrf101`, or `default` where an unsplit switch keeps the default
+    /// VRF).
+    pub(crate) fn vrf_name(self, m: &Model<'_>, domain: usize) -> String {
+        self.imp().vrf_name(m, domain)
     }
 
     /// The implementation, for the renderer.

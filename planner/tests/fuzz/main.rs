@@ -952,7 +952,9 @@ fn render_keeps_names(vendor: Vendor, name: &str, text: &str) -> Check {
                 !(t.is_empty() || t.starts_with('#') || t.starts_with("nv ") || t == "set -e")
                     || shell_injected(l)
             }
-            Vendor::Comware | Vendor::Eos => stray_shutdown || t.starts_with("rank 99"),
+            Vendor::Comware | Vendor::Eos | Vendor::Frr => {
+                stray_shutdown || t.starts_with("rank 99")
+            }
             Vendor::Sonic => false,
         };
         if injected {

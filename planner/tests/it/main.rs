@@ -7,6 +7,7 @@ mod checked;
 mod cli;
 mod cost;
 mod export;
+mod frr;
 mod fuzz_found;
 mod golden;
 mod iteration;
@@ -17,6 +18,8 @@ mod render;
 #[path = "../support/render_parse.rs"]
 mod render_parse;
 mod simulate;
+#[path = "../../../provisioner/tests/support/skip.rs"]
+mod skip;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

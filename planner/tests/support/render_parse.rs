@@ -33,6 +33,39 @@ pub struct ParsedConfig {
     pub dscp_map: BTreeMap<u8, u8>,
     /// Static routes.
     pub routes: BTreeSet<ParsedRoute>,
+    /// BGP instances by VRF (`default` for FRR's default VRF).
+    pub bgp: BTreeMap<String, ParsedBgp>,
+    /// BFD timers the file sets, `(tx ms, rx ms, multiplier)`, wherever
+    /// it sets them (per interface, per neighbour or in a profile).
+    pub bfd: BTreeSet<(u32, u32, u32)>,
+}
+
+/// A BGP instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ParsedBgp {
+    /// Its ASN.
+    pub asn: u32,
+    /// Router ID.
+    pub router_id: Option<String>,
+    /// ECMP over paths of equal length through different ASNs.
+    pub multipath_relax: bool,
+    /// `maximum-paths` (eBGP).
+    pub max_paths: Option<u32>,
+    /// Announced prefixes, `a.b.c.d/len`.
+    pub networks: BTreeSet<String>,
+    /// Neighbours by address.
+    pub neighbors: BTreeMap<String, ParsedNeighbor>,
+}
+
+/// A BGP neighbour.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ParsedNeighbor {
+    /// Its ASN.
+    pub remote_as: u32,
+    /// BFD on the session.
+    pub bfd: bool,
+    /// Description.
+    pub description: String,
 }
 
 /// A VLAN.
@@ -67,6 +100,9 @@ pub struct ParsedInterface {
     pub trust_dscp: bool,
     /// PFC priorities.
     pub pfc: BTreeSet<u8>,
+    /// BFD timers set on the interface: transmit ms, receive ms,
+    /// multiplier.
+    pub bfd: [Option<u32>; 3],
 }
 
 /// A static route.
@@ -87,7 +123,25 @@ pub fn parse(vendor: Vendor, text: &str, file: &str) -> Result<ParsedConfig> {
         Vendor::Sonic => sonic(text, file),
         Vendor::Eos => eos(text, file),
         Vendor::Nvue => nvue(text, file),
+        Vendor::Frr => frr(text, file),
     }
+}
+
+/// Collects the BFD timers set per interface into [`ParsedConfig::bfd`].
+fn interface_bfd(c: &mut ParsedConfig) {
+    for i in c.interfaces.values() {
+        if let [Some(tx), Some(rx), Some(m)] = i.bfd {
+            c.bfd.insert((tx, rx, m));
+        }
+    }
+}
+
+/// The BGP instance of `vrf`, made with `asn` when new.
+fn bgp_of<'c>(c: &'c mut ParsedConfig, vrf: &str, asn: u32) -> &'c mut ParsedBgp {
+    c.bgp.entry(vrf.to_string()).or_insert_with(|| ParsedBgp {
+        asn,
+        ..ParsedBgp::default()
+    })
 }
 
 fn syntax(file: &str, line: usize, message: impl Into<String>) -> Error {
@@ -159,6 +213,8 @@ enum View {
     Vrf,
     DscpMap,
     Other,
+    /// A BGP process or instance (its ASN), in a VRF once one is named.
+    Bgp(u32, Option<String>),
 }
 
 fn comware(text: &str, file: &str) -> Result<ParsedConfig> {
@@ -196,6 +252,9 @@ fn comware(text: &str, file: &str) -> Result<ParsedConfig> {
                     View::Other
                 }
                 ["return"] => View::Global,
+                ["bgp", asn] | ["bgp", asn, "instance", _] => {
+                    View::Bgp(number(asn, file, n)?, None)
+                }
                 _ => return Err(syntax(file, n, format!("unknown Comware view `{line}`"))),
             };
             continue;
@@ -221,6 +280,40 @@ fn comware(text: &str, file: &str) -> Result<ParsedConfig> {
                 c.dscp_map.insert(d, number(p, file, n)?);
             }
             (View::Other, _) => {}
+            (View::Bgp(asn, _), ["ip", "vpn-instance", vrf]) => {
+                bgp_of(&mut c, vrf, *asn);
+                view = View::Bgp(*asn, Some(vrf.to_string()));
+            }
+            (View::Bgp(asn, Some(vrf)), w) => {
+                let b = bgp_of(&mut c, vrf, *asn);
+                match w {
+                    ["router-id", id] => b.router_id = Some(id.to_string()),
+                    ["peer", a, "as-number", asn] => {
+                        b.neighbors.entry(a.to_string()).or_default().remote_as =
+                            number(asn, file, n)?;
+                    }
+                    ["peer", a, "description", ..] => {
+                        let at = line.find("description").unwrap_or(0) + "description".len();
+                        b.neighbors.entry(a.to_string()).or_default().description =
+                            line[at..].trim().to_string();
+                    }
+                    ["peer", a, "bfd"] => b.neighbors.entry(a.to_string()).or_default().bfd = true,
+                    ["address-family", "ipv4", "unicast"] | ["peer", _, "enable"] => {}
+                    ["balance", "as-path-relax"] => b.multipath_relax = true,
+                    ["balance", k] => b.max_paths = Some(number(k, file, n)?),
+                    ["network", a, len] => {
+                        let len: u32 = number(len, file, n)?;
+                        b.networks.insert(format!("{a}/{len}"));
+                    }
+                    _ => {
+                        return Err(syntax(
+                            file,
+                            n,
+                            format!("unknown BGP command `{}`", line.trim()),
+                        ));
+                    }
+                }
+            }
             (View::VlanInterface(_), ["mtu", _]) => {}
             (View::VlanInterface(v), ["ip", "binding", "vpn-instance", vrf]) => {
                 c.vlans.entry(*v).or_default().vrf = Some(vrf.to_string());
@@ -262,6 +355,9 @@ fn comware(text: &str, file: &str) -> Result<ParsedConfig> {
                     ["mtu", m] => i.mtu = Some(number(m, file, n)?),
                     ["shutdown"] => i.shutdown = true,
                     ["qos", "trust", "dscp"] => i.trust_dscp = true,
+                    ["bfd", "min-transmit-interval", v] => i.bfd[0] = Some(number(v, file, n)?),
+                    ["bfd", "min-receive-interval", v] => i.bfd[1] = Some(number(v, file, n)?),
+                    ["bfd", "detect-multiplier", v] => i.bfd[2] = Some(number(v, file, n)?),
                     ["priority-flow-control", "no-drop", "dot1p", list @ ..] => {
                         for p in list.iter() {
                             i.pfc.insert(number(p, file, n)?);
@@ -286,6 +382,7 @@ fn comware(text: &str, file: &str) -> Result<ParsedConfig> {
         }
     }
     members(&mut c);
+    interface_bfd(&mut c);
     Ok(c)
 }
 
@@ -368,6 +465,7 @@ fn eos(text: &str, file: &str) -> Result<ParsedConfig> {
                         next_hop: hop.to_string(),
                     });
                 }
+                ["router", "bgp", asn] => view = View::Bgp(number(asn, file, n)?, None),
                 _ => return Err(syntax(file, n, format!("unknown EOS command `{trimmed}`"))),
             }
             continue;
@@ -375,6 +473,39 @@ fn eos(text: &str, file: &str) -> Result<ParsedConfig> {
         match (&view, words.as_slice()) {
             (View::Vlan(id), ["name", name]) => {
                 c.vlans.entry(*id).or_default().name = Some(name.to_string());
+            }
+            (View::Bgp(asn, _), ["vrf", vrf]) if depth == 3 => {
+                bgp_of(&mut c, vrf, *asn);
+                view = View::Bgp(*asn, Some(vrf.to_string()));
+            }
+            (View::Bgp(asn, Some(vrf)), w) => {
+                let b = bgp_of(&mut c, vrf, *asn);
+                match w {
+                    ["local-as", asn] => b.asn = number(asn, file, n)?,
+                    ["router-id", id] => b.router_id = Some(id.to_string()),
+                    ["bgp", "bestpath", "as-path", "multipath-relax"] => b.multipath_relax = true,
+                    ["maximum-paths", k, "ecmp", e] if k == e => {
+                        b.max_paths = Some(number(k, file, n)?);
+                    }
+                    ["neighbor", a, "remote-as", asn] => {
+                        b.neighbors.entry(a.to_string()).or_default().remote_as =
+                            number(asn, file, n)?;
+                    }
+                    ["neighbor", a, "description", ..] => {
+                        let at = trimmed.find("description").unwrap_or(0) + "description".len();
+                        b.neighbors.entry(a.to_string()).or_default().description =
+                            trimmed[at..].trim().to_string();
+                    }
+                    ["neighbor", a, "bfd"] => {
+                        b.neighbors.entry(a.to_string()).or_default().bfd = true;
+                    }
+                    ["network", p] => {
+                        b.networks.insert(p.to_string());
+                    }
+                    _ => {
+                        return Err(syntax(file, n, format!("unknown BGP command `{trimmed}`")));
+                    }
+                }
             }
             (View::Other, w) => {
                 let p = profiles.entry(profile.clone()).or_default();
@@ -429,6 +560,13 @@ fn eos(text: &str, file: &str) -> Result<ParsedConfig> {
                     ["service-profile", p] => {
                         uses.insert(name.clone(), p.to_string());
                     }
+                    ["bfd", "interval", tx, "min-rx", rx, "multiplier", m] => {
+                        i.bfd = [
+                            Some(number(tx, file, n)?),
+                            Some(number(rx, file, n)?),
+                            Some(number(m, file, n)?),
+                        ];
+                    }
                     _ => {
                         return Err(syntax(
                             file,
@@ -457,6 +595,7 @@ fn eos(text: &str, file: &str) -> Result<ParsedConfig> {
         }
     }
     members(&mut c);
+    interface_bfd(&mut c);
     Ok(c)
 }
 
@@ -573,6 +712,56 @@ fn nvue(text: &str, file: &str) -> Result<ParsedConfig> {
             | ["qos", "congestion-control", ..]
             | ["qos", "pfc-watchdog", ..]
             | ["qos", "egress-scheduler", ..] => {}
+            ["router", "bgp", "enable", "on"]
+            | ["router", "bgp", "autonomous-system", _]
+            | ["router", "bfd", "enable", "on"] => {}
+            ["vrf", v, "router", "bgp", rest @ ..] => {
+                let b = bgp_of(&mut c, v, 0);
+                match rest {
+                    ["enable", "on"] | ["address-family", "ipv4-unicast", "enable", "on"] => {}
+                    ["autonomous-system", asn] => b.asn = number(asn, file, n)?,
+                    ["router-id", id] => b.router_id = Some(id.to_string()),
+                    ["path-selection", "multipath", "aspath-ignore", "on"] => {
+                        b.multipath_relax = true;
+                    }
+                    ["address-family", "ipv4-unicast", "multipaths", "ebgp", k] => {
+                        b.max_paths = Some(number(k, file, n)?);
+                    }
+                    ["address-family", "ipv4-unicast", "network", p] => {
+                        b.networks.insert(p.to_string());
+                    }
+                    ["neighbor", a, what @ ..] => {
+                        let nb = b.neighbors.entry(a.to_string()).or_default();
+                        match what {
+                            ["remote-as", asn] => nb.remote_as = number(asn, file, n)?,
+                            ["type", "numbered"] => {}
+                            ["description", d] => nb.description = d.to_string(),
+                            ["bfd", "enable", "on"] => nb.bfd = true,
+                            ["bfd", "detect-multiplier", _]
+                            | ["bfd", "min-rx-interval", _]
+                            | ["bfd", "min-tx-interval", _] => {
+                                let k = if what[1] == "detect-multiplier" {
+                                    2
+                                } else if what[1] == "min-rx-interval" {
+                                    1
+                                } else {
+                                    0
+                                };
+                                let i = c.interfaces.entry(format!("neighbor {a}")).or_default();
+                                i.bfd[k] = Some(number(what[2], file, n)?);
+                            }
+                            _ => {
+                                return Err(syntax(
+                                    file,
+                                    n,
+                                    format!("unknown BGP neighbour command `{line}`"),
+                                ));
+                            }
+                        }
+                    }
+                    _ => return Err(syntax(file, n, format!("unknown BGP command `{line}`"))),
+                }
+            }
             ["interface", name, rest @ ..] if name.starts_with("vlan") => {
                 let v: u16 = number(&name["vlan".len()..], file, n)?;
                 let vl = c.vlans.entry(v).or_default();
@@ -608,6 +797,10 @@ fn nvue(text: &str, file: &str) -> Result<ParsedConfig> {
             _ => return Err(syntax(file, n, format!("unknown NVUE command `{line}`"))),
         }
     }
+    // Per-neighbour BFD timers were gathered as pseudo-interfaces.
+    interface_bfd(&mut c);
+    c.interfaces
+        .retain(|name, _| !name.starts_with("neighbor "));
     // The default-global profiles apply to every port that is up.
     for i in c.interfaces.values_mut() {
         if !i.shutdown {
@@ -724,6 +917,210 @@ fn sonic(text: &str, file: &str) -> Result<ParsedConfig> {
             });
         }
     }
+    sonic_bgp(&mut c, &db, file)?;
     members(&mut c);
+    Ok(c)
+}
+
+/// The BGP and BFD tables of a SONiC `config_db.json` (frrcfgd's).
+fn sonic_bgp(c: &mut ParsedConfig, db: &Db, file: &str) -> Result<()> {
+    let empty = BTreeMap::new();
+    let table = |name: &str| db.get(name).unwrap_or(&empty);
+    let field = |f: &BTreeMap<String, String>, k: &str| f.get(k).cloned().unwrap_or_default();
+    for (vrf, f) in table("BGP_GLOBALS") {
+        let b = bgp_of(c, vrf, number(&field(f, "local_asn"), file, 0)?);
+        b.router_id = f.get("router_id").cloned();
+        b.multipath_relax = field(f, "load_balance_mp_relax") == "true";
+    }
+    let split = |key: &str, n: usize| -> Result<Vec<String>> {
+        let parts: Vec<String> = key.split('|').map(str::to_string).collect();
+        if parts.len() == n {
+            Ok(parts)
+        } else {
+            Err(syntax(file, 0, format!("key `{key}` has not {n} parts")))
+        }
+    };
+    for (key, f) in table("BGP_GLOBALS_AF") {
+        let k = split(key, 2)?;
+        let b = bgp_of(c, &k[0], 0);
+        b.max_paths = Some(number(&field(f, "max_ebgp_paths"), file, 0)?);
+    }
+    for key in table("BGP_GLOBALS_AF_NETWORK").keys() {
+        let k = split(key, 3)?;
+        bgp_of(c, &k[0], 0).networks.insert(k[2].clone());
+    }
+    for (key, f) in table("BGP_NEIGHBOR") {
+        let k = split(key, 2)?;
+        let nb = bgp_of(c, &k[0], 0)
+            .neighbors
+            .entry(k[1].clone())
+            .or_default();
+        nb.remote_as = number(&field(f, "asn"), file, 0)?;
+        nb.bfd = field(f, "bfd") == "true";
+        nb.description = field(f, "name");
+    }
+    for f in table("BFD_PEER_SINGLE_HOP").values() {
+        c.bfd.insert((
+            number(&field(f, "desired-minimum-tx-interval"), file, 0)?,
+            number(&field(f, "required-minimum-receive"), file, 0)?,
+            number(&field(f, "detection-multiplier"), file, 0)?,
+        ));
+    }
+    Ok(())
+}
+
+/// Where an FRR reader is in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FrrBlock {
+    Top,
+    Vrf(String),
+    Interface(String),
+    Bgp(String),
+    BgpAf(String),
+    Bfd,
+    BfdProfile([Option<u32>; 3]),
+}
+
+/// Reads an `frr.conf`. The bridge `br-v<vlan>` is VLAN `<vlan>` and an
+/// unsplit switch's `br0` is VLAN 0 (frr.conf does not say which VLAN it
+/// serves); routes outside a `vrf` block are in VRF `default`.
+fn frr(text: &str, file: &str) -> Result<ParsedConfig> {
+    let mut c = ParsedConfig::default();
+    let mut block = FrrBlock::Top;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('!') {
+            continue;
+        }
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let unknown = || syntax(file, n, format!("unknown FRR command `{line}`"));
+        let rest_after = |word: &str| {
+            let at = line.find(word).unwrap_or(0) + word.len();
+            line[at..].trim().to_string()
+        };
+        match (&mut block, w.as_slice()) {
+            (FrrBlock::Top, ["frr", "defaults", "datacenter"])
+            | (FrrBlock::Top, ["service", "integrated-vtysh-config"])
+            | (FrrBlock::Top, ["end"]) => {}
+            (FrrBlock::Top, ["hostname", h]) => c.hostname = h.to_string(),
+            (FrrBlock::Top, ["vrf", v]) => {
+                c.vrfs.insert(v.to_string());
+                block = FrrBlock::Vrf(v.to_string());
+            }
+            (FrrBlock::Vrf(_), ["exit-vrf"]) => block = FrrBlock::Top,
+            (FrrBlock::Top, ["ip", "route", p, hop]) => {
+                c.routes.insert(ParsedRoute {
+                    vrf: "default".to_string(),
+                    prefix: p.to_string(),
+                    next_hop: hop.to_string(),
+                });
+            }
+            (FrrBlock::Vrf(v), ["ip", "route", p, hop]) => {
+                c.routes.insert(ParsedRoute {
+                    vrf: v.clone(),
+                    prefix: p.to_string(),
+                    next_hop: hop.to_string(),
+                });
+            }
+            (FrrBlock::Top, ["interface", name]) => block = FrrBlock::Interface(name.to_string()),
+            (FrrBlock::Interface(name), w) => {
+                let vlan = if *name == "br0" {
+                    Some(0)
+                } else {
+                    name.strip_prefix("br-v")
+                        .map(|v| number::<u16>(v, file, n))
+                        .transpose()?
+                };
+                match (vlan, w) {
+                    (_, ["exit"]) => block = FrrBlock::Top,
+                    (Some(v), ["ip", "address", a]) => {
+                        c.vlans
+                            .entry(v)
+                            .or_default()
+                            .addresses
+                            .insert(a.to_string());
+                    }
+                    (Some(_), ["description", ..]) => {}
+                    (None, ["description", ..]) => {
+                        c.interfaces.entry(name.clone()).or_default().description =
+                            rest_after("description");
+                    }
+                    (None, ["ip", "address", a]) => {
+                        c.interfaces.entry(name.clone()).or_default().address = Some(a.to_string());
+                    }
+                    (None, ["shutdown"]) => {
+                        c.interfaces.entry(name.clone()).or_default().shutdown = true;
+                    }
+                    _ => return Err(unknown()),
+                }
+            }
+            (FrrBlock::Top, ["router", "bgp", asn, tail @ ..]) => {
+                let vrf = match tail {
+                    [] => "default",
+                    ["vrf", v] => v,
+                    _ => return Err(unknown()),
+                };
+                bgp_of(&mut c, vrf, number(asn, file, n)?);
+                block = FrrBlock::Bgp(vrf.to_string());
+            }
+            (FrrBlock::Bgp(_), ["exit"]) => block = FrrBlock::Top,
+            (FrrBlock::Bgp(v), ["address-family", "ipv4", "unicast"]) => {
+                block = FrrBlock::BgpAf(v.clone());
+            }
+            (FrrBlock::Bgp(v), w) => {
+                let b = bgp_of(&mut c, v, 0);
+                match w {
+                    ["bgp", "router-id", id] => b.router_id = Some(id.to_string()),
+                    ["no", "bgp", "ebgp-requires-policy"] => {}
+                    ["bgp", "bestpath", "as-path", "multipath-relax"] => b.multipath_relax = true,
+                    ["neighbor", a, "remote-as", asn] => {
+                        b.neighbors.entry(a.to_string()).or_default().remote_as =
+                            number(asn, file, n)?;
+                    }
+                    ["neighbor", a, "description", ..] => {
+                        b.neighbors.entry(a.to_string()).or_default().description =
+                            rest_after("description");
+                    }
+                    ["neighbor", a, "bfd"] => {
+                        b.neighbors.entry(a.to_string()).or_default().bfd = true
+                    }
+                    ["neighbor", _, "bfd", "profile", _] => {}
+                    _ => return Err(unknown()),
+                }
+            }
+            (FrrBlock::BgpAf(v), w) => {
+                let v = v.clone();
+                let b = bgp_of(&mut c, &v, 0);
+                match w {
+                    ["exit-address-family"] => block = FrrBlock::Bgp(v),
+                    ["network", p] => {
+                        b.networks.insert(p.to_string());
+                    }
+                    ["maximum-paths", k] => b.max_paths = Some(number(k, file, n)?),
+                    _ => return Err(unknown()),
+                }
+            }
+            (FrrBlock::Top, ["bfd"]) => block = FrrBlock::Bfd,
+            (FrrBlock::Bfd, ["exit"]) => block = FrrBlock::Top,
+            (FrrBlock::Bfd, ["profile", _]) => block = FrrBlock::BfdProfile([None; 3]),
+            (FrrBlock::BfdProfile(t), w) => match w {
+                ["transmit-interval", v] => t[0] = Some(number(v, file, n)?),
+                ["receive-interval", v] => t[1] = Some(number(v, file, n)?),
+                ["detect-multiplier", v] => t[2] = Some(number(v, file, n)?),
+                ["exit"] => {
+                    if let [Some(tx), Some(rx), Some(m)] = *t {
+                        c.bfd.insert((tx, rx, m));
+                    }
+                    block = FrrBlock::Bfd;
+                }
+                _ => return Err(unknown()),
+            },
+            _ => return Err(unknown()),
+        }
+    }
+    if block != FrrBlock::Top {
+        return Err(syntax(file, 0, format!("the file ends inside {block:?}")));
+    }
     Ok(c)
 }

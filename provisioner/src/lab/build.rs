@@ -34,6 +34,10 @@ pub struct UpOptions {
     pub rate_kbit: u64,
     /// Static routes, or FRR for `push` to configure.
     pub routing: Routing,
+    /// BGP only: per physical switch, the configuration its FRR starts
+    /// with (the plan's rendered `frr.conf`, `lab up --preload-config`);
+    /// a switch without one starts with the minimal configuration.
+    pub frr_configs: std::collections::BTreeMap<String, String>,
 }
 
 /// What `lab up` made, and how long it took.
@@ -123,7 +127,7 @@ pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpRepor
     }
     // The state file lists every namespace before the first is made.
     state::write(&o.state_dir, &st)?;
-    match build(sys, &st, &o.state_dir) {
+    match build(sys, &st, &o.state_dir, &o.frr_configs) {
         Ok(()) => {
             st.phase = "up".to_string();
             state::write(&o.state_dir, &st)?;
@@ -170,7 +174,12 @@ fn check_whole_switches(st: &State) -> Result<()> {
     Ok(())
 }
 
-fn build(sys: &Sys, st: &State, dir: &Path) -> Result<()> {
+fn build(
+    sys: &Sys,
+    st: &State,
+    dir: &Path,
+    frr_configs: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
     let lab = &st.lab;
     // Root namespace: the namespaces, then each veth pair made directly
     // inside its two namespaces.
@@ -225,6 +234,15 @@ fn build(sys: &Sys, st: &State, dir: &Path) -> Result<()> {
             }
         }
         sysctl(sys, &ns)?;
+        if st.routing == Routing::Bgp {
+            // A Linux switch forwards IPv6 too (FRR reports it, and the
+            // frr render leaves it at that default).
+            sys.exec(
+                &ns,
+                &["sysctl", "-q", "-w", "net.ipv6.conf.all.forwarding=1"],
+                false,
+            )?;
+        }
         sys.ip_batch(Some(&ns), &lines, false)?;
         let mut tc = Vec::new();
         for h in lab.hosts.iter().filter(|h| h.switch == s) {
@@ -265,7 +283,12 @@ fn build(sys: &Sys, st: &State, dir: &Path) -> Result<()> {
         let run = dir.join(format!("{}.run", st.name));
         for (s, sw) in lab.switches.iter().enumerate() {
             let ns = st.switch_ns(s);
-            frr::start(sys, &ns, &sw.physical)?;
+            frr::start(
+                sys,
+                &ns,
+                &sw.physical,
+                frr_configs.get(&sw.physical).map(String::as_str),
+            )?;
             frr::start_lldpd(
                 sys,
                 &ns,

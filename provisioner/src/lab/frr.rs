@@ -88,10 +88,10 @@ fn user_ids(user: &str) -> Option<(u32, u32)> {
     })
 }
 
-/// Starts FRR instance `ns` inside namespace `ns`: writes its minimal
-/// configuration, starts the daemons with host name `hostname`, and loads
-/// the configuration.
-pub fn start(sys: &Sys, ns: &str, hostname: &str) -> Result<()> {
+/// Starts FRR instance `ns` inside namespace `ns`: writes its
+/// configuration (`config`, or the minimal one), starts the daemons with
+/// host name `hostname`, and loads the configuration.
+pub fn start(sys: &Sys, ns: &str, hostname: &str, config: Option<&str>) -> Result<()> {
     let (uid, gid) = user_ids("frr").ok_or_else(|| Error::Missing {
         what: "the frr user".to_string(),
         fix: "install the frr package".to_string(),
@@ -104,7 +104,7 @@ pub fn start(sys: &Sys, ns: &str, hostname: &str) -> Result<()> {
     let etc = etc_dir(ns);
     for (file, text) in [
         ("vtysh.conf", "service integrated-vtysh-config\n"),
-        ("frr.conf", MINIMAL_CONFIG),
+        ("frr.conf", config.unwrap_or(MINIMAL_CONFIG)),
     ] {
         let path = etc.join(file);
         std::fs::write(&path, text)
@@ -125,6 +125,48 @@ done"#;
         false,
     )?;
     sys.exec(ns, &["vtysh", "-N", ns, "-b"], false)?;
+    if let Some(config) = config {
+        record_applied(sys, ns, config)?;
+    }
+    Ok(())
+}
+
+/// Records `config` as the applied candidate of instance `ns` as the
+/// `frr` push client does after a commit (the candidate and what
+/// frr-reload.py still lists once it runs: lines FRR keeps at their
+/// default), so that a push of the same plan finds no change.
+fn record_applied(sys: &Sys, ns: &str, config: &str) -> Result<()> {
+    let run = run_dir(ns);
+    let zebra = std::fs::read_to_string(run.join("zebra.pid"))
+        .map_err(|e| Error::io(format!("reading {}", run.join("zebra.pid").display()), e))?;
+    let file = etc_dir(ns).join("frr.conf").display().to_string();
+    let out = sys.exec(
+        ns,
+        &[
+            "nsenter",
+            &format!("--target={}", zebra.trim()),
+            "--uts",
+            "--",
+            "/usr/lib/frr/frr-reload.py",
+            "--test",
+            "--stdout",
+            "--log-level",
+            "error",
+            "-N",
+            ns,
+            &file,
+        ],
+        false,
+    )?;
+    let residue = crate::push::frr::reload_diff(&String::from_utf8_lossy(&out.stdout));
+    for (name, text) in [
+        (crate::push::frr::APPLIED, config),
+        (crate::push::frr::RESIDUE, residue.as_str()),
+    ] {
+        let path = run.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    }
     Ok(())
 }
 

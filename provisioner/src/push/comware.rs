@@ -318,8 +318,9 @@ impl Comware {
 
     async fn load_locked(&mut self, candidate: &str) -> Result<String> {
         let running = self.ok("display current-configuration").await?;
-        self.vrfs = vpn_instances(&running);
         let target = replace_target(&running, candidate);
+        // The VPN instances that will run (the running ones and the plan's).
+        self.vrfs = vpn_instances(&target);
         let diff = section_diff(&running, &target);
         if diff.is_empty() {
             return Ok(diff);

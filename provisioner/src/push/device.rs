@@ -209,7 +209,8 @@ impl Transport {
 /// TLS settings of an HTTPS device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tls {
-    /// Extra trusted CA certificates (PEM), besides the system's roots.
+    /// The CA certificates (PEM) that sign the device's certificate; when
+    /// given, the only ones trusted (else the system's roots).
     pub ca_file: Option<PathBuf>,
     /// False only when the devices file says `tls_verify = false`
     /// (warned about on every run).

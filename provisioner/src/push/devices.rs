@@ -191,7 +191,7 @@ pub fn read(text: &str, file: &str, dir: &Path, plan: &CheckedPlan) -> Result<De
     })
 }
 
-fn short_list(names: &[String]) -> String {
+pub(crate) fn short_list(names: &[String]) -> String {
     if names.len() <= 6 {
         names.join(", ")
     } else {

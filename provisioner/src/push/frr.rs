@@ -5,8 +5,13 @@
 //! - load: keeps the candidate in the instance's run directory and returns
 //!   what `frr-reload.py --test` would change, `-` lines removed and `+`
 //!   lines added (each with its context lines, as frr-reload prints them):
-//!   frr-reload compares FRR's own normalised form of both, so a candidate
-//!   that FRR already runs has an empty diff however it is spelt;
+//!   frr-reload compares FRR's own normalised form of both. FRR leaves
+//!   lines at their default out of `show running-config` (with the
+//!   datacenter profile: `no bgp ebgp-requires-policy`, BFD's 300 ms x 3),
+//!   so frr-reload lists them as to add every time; the client records
+//!   what frr-reload still lists right after a commit (the residue, beside
+//!   the applied candidate) and reports no change when the same candidate
+//!   meets the same residue;
 //! - commit: saves `show running-config` as the rollback point (a file
 //!   beside the candidate) and applies the candidate with
 //!   `frr-reload.py --reload`, which removes what the candidate lacks
@@ -209,6 +214,22 @@ impl Frr {
     }
 }
 
+/// The last committed candidate, in the instance's run directory.
+pub const APPLIED: &str = "applied.frr.conf";
+
+/// What `frr-reload.py --test` still listed right after that commit.
+pub const RESIDUE: &str = "applied.residue";
+
+impl Frr {
+    /// Forgets the applied candidate (a commit or rollback changes what
+    /// runs).
+    fn forget_applied(&self) {
+        for f in [APPLIED, RESIDUE] {
+            let _ = std::fs::remove_file(self.run_dir().join(f));
+        }
+    }
+}
+
 /// Lab namespace names only (`efl-<lab>-p<j>`): they become paths.
 fn valid_instance(ns: &str) -> bool {
     !ns.is_empty()
@@ -253,17 +274,24 @@ fn tail(text: &str) -> String {
 
 /// The diff in frr-reload.py's `--test` output: its "Lines To Delete"
 /// with `-`, its "Lines To Add" with `+`; empty when both are empty.
+/// frr-reload prints every line with its context lines (`interface swp1`
+/// before each of its lines); a context line the diff just printed at the
+/// same depth is not printed again.
 pub fn reload_diff(text: &str) -> String {
     let mut out = String::new();
     let mut sign = None;
+    // The last line printed at each depth (leading spaces).
+    let mut path: Vec<String> = Vec::new();
     for line in text.lines() {
         match line.trim() {
             "Lines To Delete" => {
                 sign = Some('-');
+                path.clear();
                 continue;
             }
             "Lines To Add" => {
                 sign = Some('+');
+                path.clear();
                 continue;
             }
             _ => {}
@@ -272,11 +300,19 @@ pub fn reload_diff(text: &str) -> String {
             continue;
         }
         let Some(s) = sign else { continue };
-        if line.trim().is_empty() {
+        let body = line.trim_end();
+        if body.trim().is_empty() {
             continue;
         }
+        let depth = body.len() - body.trim_start().len();
+        if path.get(depth).is_some_and(|p| p == body) {
+            continue;
+        }
+        path.truncate(depth);
+        path.resize(depth, String::new());
+        path.push(body.to_string());
         out.push(s);
-        out.push_str(line);
+        out.push_str(body);
         out.push('\n');
     }
     out
@@ -435,7 +471,13 @@ impl Device for Frr {
         // frr-reload.py checks the candidate with `vtysh -C` first and
         // refuses a file FRR does not parse.
         let out = self.reload("--test", &file, true).await?;
-        Ok(reload_diff(&out))
+        let diff = reload_diff(&out);
+        let applied = std::fs::read_to_string(self.run_dir().join(APPLIED)).ok();
+        let residue = std::fs::read_to_string(self.run_dir().join(RESIDUE)).ok();
+        if applied.as_deref() == Some(candidate) && residue.as_deref() == Some(diff.as_str()) {
+            return Ok(String::new());
+        }
+        Ok(diff)
     }
 
     async fn discard(&mut self) -> Result<()> {
@@ -460,9 +502,19 @@ impl Device for Frr {
             action: format!("saving the rollback point {}", point.display()),
             source: e,
         })?;
+        self.forget_applied();
         self.reload("--reload", &file, true).await?;
+        // What frr-reload still lists once the candidate runs: lines FRR
+        // keeps at their default and does not show.
+        let residue = reload_diff(&self.reload("--test", &file, false).await?);
+        let run = self.run_dir();
+        std::fs::write(run.join(RESIDUE), residue)
+            .and_then(|()| std::fs::rename(&file, run.join(APPLIED)))
+            .map_err(|e| PushError::Io {
+                action: format!("recording the applied candidate in {}", run.display()),
+                source: e,
+            })?;
         self.candidate = None;
-        let _ = std::fs::remove_file(&file);
         Ok(Commit {
             point: point.display().to_string(),
             native_timer: false,
@@ -542,6 +594,7 @@ impl Device for Frr {
                 ),
             });
         }
+        self.forget_applied();
         self.reload("--reload", &file, false).await?;
         Ok(())
     }
@@ -577,6 +630,12 @@ mod tests {
         assert_eq!(
             reload_diff(text),
             "-no hostname vm\n-router bgp 65000 vrf Vrf100\n- neighbor 10.255.0.1 remote-as 65001\n+router bgp 65000 vrf Vrf100\n+ neighbor 10.255.0.1 remote-as 65009\n"
+        );
+        // Context lines once per run of lines under them.
+        let repeated = "Lines To Add\n============\ninterface swp1\ninterface swp1\n description a\ninterface swp1\n ip address 10.0.0.0/31\ninterface swp2\n description b\nrouter bgp 1\n address-family ipv4 unicast\nrouter bgp 1\n address-family ipv4 unicast\n  network 10.0.0.0/24\n";
+        assert_eq!(
+            reload_diff(repeated),
+            "+interface swp1\n+ description a\n+ ip address 10.0.0.0/31\n+interface swp2\n+ description b\n+router bgp 1\n+ address-family ipv4 unicast\n+  network 10.0.0.0/24\n"
         );
         assert_eq!(
             reload_diff("\nLines To Delete\n===============\n\nLines To Add\n============\n"),

@@ -1,6 +1,6 @@
 //! The HTTPS side shared by the NVUE and eAPI clients: one reqwest client
-//! per device (rustls; the system's CA roots plus the device's `ca_file`;
-//! basic auth) and the mapping of its failures to [`PushError`].
+//! per device (rustls; the device's `ca_file` when given, else the
+//! system's CA roots; basic auth) and the mapping of its failures to [`PushError`].
 
 use std::time::Duration;
 
@@ -60,6 +60,10 @@ impl Http {
                     message: format!("ca_file {} holds no PEM certificate: {e}", ca.display()),
                 }
             })?;
+            // The device's CA only: a switch's management certificate is
+            // signed by the operator's CA, not a public one (and loading
+            // the system's roots for each of many devices is slow).
+            b = b.tls_built_in_root_certs(false);
             for c in certs {
                 b = b.add_root_certificate(c);
             }

@@ -11,12 +11,12 @@
 //!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
 //!   client is given to connect ([`Target`], [`Secret`]).
 //! - `error`: [`PushError`].
-//! - [`frr`]: FRRouting via vtysh and frr-reload.py (the lab's switches,
-//!   transport netns).
 //! - [`sonic`] (SONiC) and [`comware`] (H3C Comware 7) over [`ssh`] (russh).
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch):
 //!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
-//!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls).
+//!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls);
+//!   [`frr`] (FRRouting via vtysh and frr-reload.py: the lab's switches,
+//!   transport netns).
 //! - [`devices`]: the devices file, checked against the plan.
 //! - [`run`]: the push (candidates from `planner::render`, batches,
 //!   per-switch steps); [`rollout`] the batches (pure); [`verify`] the

@@ -180,7 +180,7 @@ pub fn select(plan: &CheckedPlan, asked: &[String]) -> Result<Vec<String>> {
                 message: format!(
                     "{a} is not a physical switch of {}; give one of {}",
                     plan.source(),
-                    all.join(", ")
+                    devices::short_list(&all)
                 ),
             });
         }
@@ -213,6 +213,7 @@ pub fn connect(entry: &Entry, session: &str, waiting: bool) -> Result<Client> {
             super::comware::ComwareOptions::default(),
             entry.native_timer,
         )))),
+        "frr" => Ok(Client::Frr(super::frr::Frr::new(t)?)),
         other => Err(PushError::Parameter {
             parameter: "devices".to_string(),
             message: format!(
@@ -292,22 +293,33 @@ pub async fn push(
         let _lock = journal::lock(&options.journal)?;
         journal::write(&options.journal, &j)?;
     }
+    let vendors: BTreeMap<String, Vendor> = devices
+        .entries
+        .iter()
+        .map(|e| (e.target.switch.clone(), e.target.vendor))
+        .collect();
     let mut reports: BTreeMap<String, SwitchReport> = BTreeMap::new();
     let mut outcome = Outcome::Done;
     for (i, b) in batches.iter().enumerate() {
         let mut set = tokio::task::JoinSet::new();
         for s in &b.switches {
             let entry = devices.entry(s)?.clone();
-            let want = verify::expected(plan, s, &vendor_of);
+            let want = if options.dry_run {
+                None
+            } else {
+                Some(verify::expected(plan, s, entry.target.vendor)?)
+            };
             let job = Job {
                 entry,
                 candidate: candidates[s].clone(),
                 want,
+                vendors: vendors.clone(),
                 batch: i,
                 options: options.clone(),
             };
             set.spawn(job.run());
         }
+        let mut done = Vec::new();
         while let Some(r) = set.join_next().await {
             let r = r.map_err(|e| PushError::Io {
                 action: "running a switch's push".to_string(),
@@ -319,7 +331,24 @@ pub async fn push(
             ) {
                 outcome = Outcome::Stopped;
             }
+            if !committed(r.phase) {
+                done.push(r.clone());
+            }
             reports.insert(r.switch.clone(), r);
+        }
+        // The switches that committed nothing, in one write per batch.
+        if !done.is_empty() {
+            let jpath = options.journal.clone();
+            blocking(move || {
+                journal::update(&jpath, |j| {
+                    for r in &done {
+                        if let Some(rec) = j.get_mut(&r.switch) {
+                            finish(rec, r);
+                        }
+                    }
+                })
+            })
+            .await?;
         }
         if outcome == Outcome::Stopped {
             break;
@@ -374,7 +403,10 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 struct Job {
     entry: Entry,
     candidate: String,
-    want: verify::Expected,
+    /// What verification compares against (none on a dry run).
+    want: Option<planner::expect::Expected>,
+    /// Every physical switch's vendor (LLDP port names of peers).
+    vendors: BTreeMap<String, Vendor>,
     batch: usize,
     options: Options,
 }
@@ -400,22 +432,12 @@ impl Job {
             rep.error = Some(chain(&e));
         }
         rep.seconds = start.elapsed().as_secs_f64();
-        let (phase, error, mismatches, seconds, lines) = (
-            rep.phase,
-            rep.error.clone(),
-            rep.mismatches.clone(),
-            rep.seconds,
-            rep.diff_lines,
-        );
-        let _ = self
-            .record(move |r| {
-                r.phase = phase;
-                r.error = error;
-                r.mismatches = mismatches;
-                r.seconds = seconds;
-                r.diff_lines = lines;
-            })
-            .await;
+        // A switch that got as far as a commit is journaled at once (its
+        // watchdog reads the phase); the others with their batch.
+        if committed(rep.phase) {
+            let r = rep.clone();
+            let _ = self.record(move |rec| finish(rec, &r)).await;
+        }
         rep
     }
 
@@ -522,7 +544,11 @@ impl Job {
         deadline: u64,
     ) -> Result<()> {
         let seen = dev.observe().await?;
-        let mismatches = verify::check(&self.want, &seen);
+        let want = self.want.as_ref().ok_or_else(|| PushError::Protocol {
+            action: "verifying".to_string(),
+            message: "no expected state (a dry run commits nothing)".to_string(),
+        })?;
+        let mismatches = verify::check(want, &seen, &|p| self.vendors.get(p).copied());
         rep.mismatches = Some(mismatches.clone());
         if !mismatches.is_empty() {
             return Err(PushError::Verify { mismatches });
@@ -569,6 +595,28 @@ impl Job {
         rep.phase = Phase::Confirmed;
         Ok(())
     }
+}
+
+/// True for the phases a switch reaches only through a commit.
+fn committed(p: Phase) -> bool {
+    matches!(
+        p,
+        Phase::Committed
+            | Phase::Verified
+            | Phase::Confirming
+            | Phase::Confirmed
+            | Phase::RolledBack
+    )
+}
+
+/// A switch's final fields in its journal record.
+fn finish(rec: &mut SwitchRecord, r: &SwitchReport) {
+    rec.phase = r.phase;
+    rec.error.clone_from(&r.error);
+    rec.mismatches.clone_from(&r.mismatches);
+    rec.seconds = r.seconds;
+    rec.diff_lines = r.diff_lines;
+    rec.updated = journal::now();
 }
 
 /// True when a device's hostname names `switch` (also as the first label

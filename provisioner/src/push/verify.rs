@@ -1,291 +1,330 @@
 //! Verification: what a switch reports ([`Observed`]) against what the
-//! plan says it must be ([`Expected`]), as mismatches that name the switch,
-//! the port and the peer.
+//! plan says it must show ([`planner::expect::Expected`], the planner's one
+//! expectation, shared with the lab), as mismatches that name the switch,
+//! the port or VRF, and the peer.
 //!
-//! The expected state comes from the checked plan's cables: every
-//! inter-switch port of the physical switch must be up at the cable's
-//! speed, with the cable's far end as its LLDP neighbour (system name and
-//! port, named as the far switch's vendor names it). Ports to sub-nodes
-//! are checked for speed when they are up (a server may be off during a
-//! push); they are not required to be up.
+//! - Inter-switch ports: up, at the planned speed, with the cable's far end
+//!   as LLDP neighbour (system name; the port name too when the far switch
+//!   has the same vendor, since the expectation names ports in this
+//!   switch's vendor style).
+//! - Sub-node ports: a server may be off during a push, so they need not be
+//!   up; when up, the speed must be the plan's, and an LLDP neighbour, when
+//!   the server sends one, must be the planned server.
+//! - BGP (when the plan routes with BGP): every planned session
+//!   established, its BFD peer up when the plan runs BFD.
+//! - Routes: every planned prefix installed in its VRF with exactly the
+//!   planned next hops (other routes, such as connected ones, are not
+//!   compared).
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use planner::checked::CheckedPlan;
-use planner::fabric::CableKind;
-use planner::plan::PlanSwitch;
+use planner::expect::Expected;
 use planner::render::Vendor;
-use serde::Serialize;
 
 use super::device::Observed;
+use super::error::{PushError, Result};
 
-/// One port the plan cables.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ExpectedPort {
-    /// The local interface name (this switch's vendor).
-    pub port: String,
-    /// Planned speed in Mb/s.
-    pub speed_mbps: u64,
-    /// The far switch and its interface name, for inter-switch cables.
-    pub neighbour: Option<(String, String)>,
-}
-
-/// What one physical switch must look like after a push.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Expected {
-    /// The physical switch.
-    pub switch: String,
-    /// Every cabled port, in port order.
-    pub ports: Vec<ExpectedPort>,
-}
-
-/// The virtual switch of physical switch `physical` that has `port`, or
-/// any of its virtual switches.
-fn owner<'p>(plan: &'p CheckedPlan, physical: &str, port: u32) -> Option<&'p PlanSwitch> {
-    let mut any = None;
-    for s in plan.switch_list.iter().filter(|s| s.physical == physical) {
-        if s.ports.iter().any(|p| p.port == port) {
-            return Some(s);
-        }
-        any.get_or_insert(s);
-    }
-    any
-}
-
-/// The expected state of `switch`; `vendor_of` gives each physical
-/// switch's vendor (the devices file), for interface names.
-pub fn expected(
-    plan: &CheckedPlan,
-    switch: &str,
-    vendor_of: &dyn Fn(&str) -> Option<Vendor>,
-) -> Expected {
-    let mut ports: BTreeMap<u32, ExpectedPort> = BTreeMap::new();
-    let name = |physical: &str, port: u32| -> Option<String> {
-        let v = vendor_of(physical)?;
-        Some(v.port_name(owner(plan, physical, port)?, port))
-    };
-    for c in &plan.cables {
-        let speed_mbps = u64::from(c.gbps) * 1000;
-        match c.kind {
-            CableKind::InterSwitch => {
-                let Ok(b_port) = c.b_port.parse::<u32>() else {
-                    continue;
-                };
-                let ends = [
-                    (&c.a, c.a_port, &c.b, b_port),
-                    (&c.b, b_port, &c.a, c.a_port),
-                ];
-                for (here, hp, there, tp) in ends {
-                    if here != switch {
-                        continue;
-                    }
-                    let (Some(local), Some(far)) = (name(here, hp), name(there, tp)) else {
-                        continue;
-                    };
-                    ports.insert(
-                        hp,
-                        ExpectedPort {
-                            port: local,
-                            speed_mbps,
-                            neighbour: Some((there.clone(), far)),
-                        },
-                    );
-                }
-            }
-            CableKind::SubNode => {
-                if c.a != switch {
-                    continue;
-                }
-                if let Some(local) = name(&c.a, c.a_port) {
-                    ports.insert(
-                        c.a_port,
-                        ExpectedPort {
-                            port: local,
-                            speed_mbps,
-                            neighbour: None,
-                        },
-                    );
-                }
-            }
-        }
-    }
-    Expected {
-        switch: switch.to_string(),
-        ports: ports.into_values().collect(),
-    }
+/// What physical switch `switch` must show when configured with `vendor`.
+pub fn expected(plan: &CheckedPlan, switch: &str, vendor: Vendor) -> Result<Expected> {
+    planner::expect::switch(plan, switch, vendor).map_err(|e| PushError::Plan {
+        file: plan.source().to_string(),
+        source: Box::new(e),
+    })
 }
 
 /// The mismatches of `seen` against `want`; empty when the switch is as
-/// planned.
-pub fn check(want: &Expected, seen: &Observed) -> Vec<String> {
-    let sw = &want.switch;
+/// planned. `vendor_of(peer)` is the vendor of physical switch `peer` of
+/// the plan (`None` for a server); a peer of this switch's vendor has its
+/// port name compared too.
+pub fn check(
+    want: &Expected,
+    seen: &Observed,
+    vendor_of: &dyn Fn(&str) -> Option<Vendor>,
+) -> Vec<String> {
+    let sw = &want.device;
     let mut out = Vec::new();
     for p in &want.ports {
-        let iface = seen.interfaces.iter().find(|i| i.name == p.port);
-        let Some(iface) = iface else {
-            out.push(format!(
-                "{sw} {}: the switch does not report this port",
-                p.port
-            ));
+        let port = &p.interface;
+        let peer = &p.lldp.device;
+        let peer_port = &p.lldp.port;
+        let mbps = u64::from(p.gbps) * 1000;
+        let Some(iface) = seen.interfaces.iter().find(|i| &i.name == port) else {
+            out.push(format!("{sw} {port}: the switch does not report this port"));
             continue;
         };
-        let Some((peer, peer_port)) = &p.neighbour else {
-            // A sub-node port: the speed when it is up.
+        let here: Vec<_> = seen.lldp.iter().filter(|n| &n.port == port).collect();
+        let Some(peer_vendor) = vendor_of(peer) else {
+            // A sub-node port.
             if iface.up
                 && let Some(s) = iface.speed_mbps
-                && s != p.speed_mbps
+                && s != mbps
             {
                 out.push(format!(
-                    "{sw} {}: runs at {} Mb/s, the plan says {} Mb/s",
-                    p.port, s, p.speed_mbps
+                    "{sw} {port}: runs at {s} Mb/s, the plan says {mbps} Mb/s ({peer} {peer_port})"
+                ));
+            }
+            if !here.is_empty() && !here.iter().any(|n| &n.system == peer) {
+                out.push(format!(
+                    "{sw} {port}: LLDP neighbour is {}, the plan cables it to {peer} {peer_port}",
+                    neighbours(&here)
                 ));
             }
             continue;
         };
         if !iface.up {
             out.push(format!(
-                "{sw} {}: down, the plan cables it to {peer} {peer_port}",
-                p.port
+                "{sw} {port}: down, the plan cables it to {peer} {peer_port}"
             ));
             continue;
         }
         if let Some(s) = iface.speed_mbps
-            && s != p.speed_mbps
+            && s != mbps
         {
             out.push(format!(
-                "{sw} {}: runs at {} Mb/s, the plan says {} Mb/s (cable to {peer} {peer_port})",
-                p.port, s, p.speed_mbps
+                "{sw} {port}: runs at {s} Mb/s, the plan says {mbps} Mb/s (cable to {peer} {peer_port})"
             ));
         }
-        let here: Vec<_> = seen.lldp.iter().filter(|n| n.port == p.port).collect();
+        let compare_port = peer_vendor.as_str() == want.vendor;
         if here.is_empty() {
             out.push(format!(
-                "{sw} {}: no LLDP neighbour, the plan cables it to {peer} {peer_port}",
-                p.port
+                "{sw} {port}: no LLDP neighbour, the plan cables it to {peer} {peer_port}"
             ));
         } else if !here
             .iter()
-            .any(|n| &n.system == peer && &n.port_id == peer_port)
+            .any(|n| &n.system == peer && (!compare_port || &n.port_id == peer_port))
         {
-            let got: Vec<String> = here
-                .iter()
-                .map(|n| format!("{} {}", n.system, n.port_id))
-                .collect();
             out.push(format!(
-                "{sw} {}: LLDP neighbour is {}, the plan cables it to {peer} {peer_port}",
-                p.port,
-                got.join(", ")
+                "{sw} {port}: LLDP neighbour is {}, the plan cables it to {peer} {peer_port}",
+                neighbours(&here)
             ));
+        }
+    }
+    for v in &want.vrfs {
+        for s in &v.sessions {
+            let peer = s.peer_address.to_string();
+            let session = seen.bgp.iter().find(|b| b.vrf == v.vrf && b.peer == peer);
+            match session {
+                None => out.push(format!(
+                    "{sw} {} (VRF {}): no BGP session with {} {peer}",
+                    s.interface, v.vrf, s.peer
+                )),
+                Some(b) if !b.established => out.push(format!(
+                    "{sw} {} (VRF {}): the BGP session with {} {peer} is not established",
+                    s.interface, v.vrf, s.peer
+                )),
+                Some(b) if b.remote_as.is_some_and(|a| a != s.peer_asn) => out.push(format!(
+                    "{sw} {} (VRF {}): {} {peer} has AS {}, the plan says {}",
+                    s.interface,
+                    v.vrf,
+                    s.peer,
+                    b.remote_as.unwrap_or_default(),
+                    s.peer_asn
+                )),
+                Some(_) => {}
+            }
+            if want.bfd.is_some()
+                && !seen
+                    .bfd
+                    .iter()
+                    .any(|b| b.vrf == v.vrf && b.peer == peer && b.up)
+            {
+                out.push(format!(
+                    "{sw} {} (VRF {}): BFD with {} {peer} is not up",
+                    s.interface, v.vrf, s.peer
+                ));
+            }
+        }
+        for (prefix, hops) in &v.routes {
+            let want_hops: BTreeSet<String> = hops.iter().map(ToString::to_string).collect();
+            match seen
+                .routes
+                .iter()
+                .find(|r| r.vrf == v.vrf && &r.prefix == prefix)
+            {
+                None => out.push(format!("{sw} VRF {}: no route to {prefix}", v.vrf)),
+                Some(r) => {
+                    let got: BTreeSet<String> = r.next_hops.iter().cloned().collect();
+                    if got != want_hops {
+                        out.push(format!(
+                            "{sw} VRF {}: {prefix} via {}, the plan says via {}",
+                            v.vrf,
+                            list(&got),
+                            list(&want_hops)
+                        ));
+                    }
+                }
+            }
         }
     }
     out
 }
 
+fn neighbours(here: &[&super::device::LldpNeighbour]) -> String {
+    here.iter()
+        .map(|n| format!("{} {}", n.system, n.port_id))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn list(s: &BTreeSet<String>) -> String {
+    if s.is_empty() {
+        "nothing".to_string()
+    } else {
+        s.iter().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::push::device::{Interface, LldpNeighbour};
+    use crate::push::device::{BgpSession, Interface, LldpNeighbour, Route};
 
-    fn want() -> Expected {
-        Expected {
-            switch: "sw01".into(),
-            ports: vec![
-                ExpectedPort {
-                    port: "swp1".into(),
-                    speed_mbps: 100_000,
-                    neighbour: Some(("sw02".into(), "swp17".into())),
-                },
-                ExpectedPort {
-                    port: "swp9".into(),
-                    speed_mbps: 100_000,
-                    neighbour: None,
-                },
-            ],
+    /// The BiGraph 2x8 example, routed statically or by BGP.
+    fn plan(bgp: bool) -> CheckedPlan {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/data/bigraph-2x8.plan.json");
+        let text = std::fs::read_to_string(&path).expect("plan");
+        let mut p = CheckedPlan::load(&text, "bigraph-2x8.plan.json")
+            .expect("plan loads")
+            .into_plan();
+        if bgp {
+            p.routing.mode = planner::routing::RoutingMode::Bgp;
         }
+        p.check("bigraph-2x8.plan.json").expect("plan checks")
     }
 
-    fn seen(
-        up1: bool,
-        speed1: u64,
-        lldp: Option<(&str, &str)>,
-        swp9: Option<(bool, u64)>,
-    ) -> Observed {
+    /// What a switch configured as planned reports.
+    fn as_planned(want: &Expected) -> Observed {
         let mut o = Observed::default();
-        o.interfaces.push(Interface {
-            name: "swp1".into(),
-            up: up1,
-            speed_mbps: Some(speed1),
-        });
-        if let Some((up, s)) = swp9 {
+        for p in &want.ports {
             o.interfaces.push(Interface {
-                name: "swp9".into(),
-                up,
-                speed_mbps: Some(s),
+                name: p.interface.clone(),
+                up: true,
+                speed_mbps: Some(u64::from(p.gbps) * 1000),
+            });
+            o.lldp.push(LldpNeighbour {
+                port: p.interface.clone(),
+                system: p.lldp.device.clone(),
+                port_id: p.lldp.port.clone(),
             });
         }
-        if let Some((sys, port)) = lldp {
-            o.lldp.push(LldpNeighbour {
-                port: "swp1".into(),
-                system: sys.into(),
-                port_id: port.into(),
-            });
+        for v in &want.vrfs {
+            for s in &v.sessions {
+                o.bgp.push(BgpSession {
+                    vrf: v.vrf.clone(),
+                    peer: s.peer_address.to_string(),
+                    remote_as: Some(s.peer_asn),
+                    established: true,
+                });
+                o.bfd.push(crate::push::device::BfdPeer {
+                    vrf: v.vrf.clone(),
+                    peer: s.peer_address.to_string(),
+                    up: true,
+                });
+            }
+            for (prefix, hops) in &v.routes {
+                o.routes.push(Route {
+                    vrf: v.vrf.clone(),
+                    prefix: prefix.clone(),
+                    next_hops: hops.iter().map(ToString::to_string).collect(),
+                });
+            }
         }
         o
     }
 
+    fn nvue(_: &str) -> Option<Vendor> {
+        Vendor::named("nvue")
+    }
+
     #[test]
-    fn mismatches_name_port_and_peer() {
-        let cases: &[(Observed, &[&str])] = &[
-            (
-                seen(
-                    true,
-                    100_000,
-                    Some(("sw02", "swp17")),
-                    Some((true, 100_000)),
-                ),
-                &[],
-            ),
-            (
-                seen(true, 100_000, Some(("sw02", "swp17")), Some((false, 0))),
-                &[],
-            ),
-            (
-                seen(
-                    false,
-                    100_000,
-                    Some(("sw02", "swp17")),
-                    Some((true, 100_000)),
-                ),
-                &["sw01 swp1: down, the plan cables it to sw02 swp17"],
-            ),
-            (
-                seen(true, 25_000, Some(("sw02", "swp17")), Some((true, 100_000))),
-                &["sw01 swp1: runs at 25000 Mb/s, the plan says 100000 Mb/s (cable to sw02 swp17)"],
-            ),
-            (
-                seen(
-                    true,
-                    100_000,
-                    Some(("sw03", "swp17")),
-                    Some((true, 100_000)),
-                ),
-                &["sw01 swp1: LLDP neighbour is sw03 swp17, the plan cables it to sw02 swp17"],
-            ),
-            (
-                seen(true, 100_000, None, Some((true, 100_000))),
-                &["sw01 swp1: no LLDP neighbour, the plan cables it to sw02 swp17"],
-            ),
-            (
-                seen(true, 100_000, Some(("sw02", "swp17")), Some((true, 25_000))),
-                &["sw01 swp9: runs at 25000 Mb/s, the plan says 100000 Mb/s"],
-            ),
-            (
-                seen(true, 100_000, Some(("sw02", "swp17")), None),
-                &["sw01 swp9: the switch does not report this port"],
-            ),
-        ];
-        for (o, want_msgs) in cases {
-            assert_eq!(check(&want(), o), *want_msgs, "{o:?}");
+    fn a_switch_as_planned_passes_and_each_fault_is_named() {
+        for bgp in [false, true] {
+            let file = if bgp { "bgp" } else { "static" };
+            let p = plan(bgp);
+            let want = expected(&p, "sw1", Vendor::named("nvue").expect("nvue")).expect("expected");
+            let good = as_planned(&want);
+            assert_eq!(check(&want, &good, &nvue), Vec::<String>::new(), "{file}");
+            let vendor_of = |s: &str| if s.starts_with("sw") { nvue(s) } else { None };
+            let inter = want
+                .ports
+                .iter()
+                .find(|x| x.lldp.device.starts_with("sw"))
+                .expect("an inter-switch port");
+            let i = &inter.interface;
+            let peer = format!("{} {}", inter.lldp.device, inter.lldp.port);
+            let mut o = good.clone();
+            o.interfaces
+                .iter_mut()
+                .find(|x| &x.name == i)
+                .expect("port")
+                .up = false;
+            assert_eq!(
+                check(&want, &o, &vendor_of),
+                [format!("sw1 {i}: down, the plan cables it to {peer}")]
+            );
+            let mut o = good.clone();
+            o.lldp
+                .iter_mut()
+                .find(|x| &x.port == i)
+                .expect("lldp")
+                .system = "sw9".into();
+            assert_eq!(
+                check(&want, &o, &vendor_of),
+                [format!(
+                    "sw1 {i}: LLDP neighbour is sw9 {}, the plan cables it to {peer}",
+                    inter.lldp.port
+                )]
+            );
+            let mut o = good.clone();
+            o.interfaces
+                .iter_mut()
+                .find(|x| &x.name == i)
+                .expect("port")
+                .speed_mbps = Some(25_000);
+            assert!(
+                check(&want, &o, &vendor_of)[0]
+                    .contains("runs at 25000 Mb/s, the plan says 100000 Mb/s")
+            );
+            // A server port that is down is no fault.
+            let access = want
+                .ports
+                .iter()
+                .find(|x| !x.lldp.device.starts_with("sw"))
+                .expect("access");
+            let mut o = good.clone();
+            o.interfaces
+                .iter_mut()
+                .find(|x| x.name == access.interface)
+                .expect("port")
+                .up = false;
+            assert_eq!(check(&want, &o, &vendor_of), Vec::<String>::new());
+            // A route with a next hop missing.
+            let mut o = good.clone();
+            let r = o
+                .routes
+                .iter_mut()
+                .find(|r| r.next_hops.len() > 1)
+                .expect("an ECMP route");
+            let (vrf, prefix) = (r.vrf.clone(), r.prefix.clone());
+            r.next_hops.pop();
+            let got = check(&want, &o, &vendor_of);
+            assert!(
+                got.len() == 1 && got[0].starts_with(&format!("sw1 VRF {vrf}: {prefix} via ")),
+                "{got:?}"
+            );
+            if bgp {
+                let mut o = good.clone();
+                o.bgp[0].established = false;
+                o.bfd[0].up = false;
+                let got = check(&want, &o, &vendor_of);
+                assert_eq!(got.len(), 2, "{got:?}");
+                assert!(
+                    got[0].contains("is not established") && got[1].contains("BFD with"),
+                    "{got:?}"
+                );
+            }
         }
     }
 }

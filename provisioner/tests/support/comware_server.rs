@@ -192,6 +192,44 @@ impl ComwareState {
         }
     }
 
+    /// The routing table of the running `ip route-static` lines of a VPN
+    /// instance (or the public network): one row per route, further
+    /// next hops of the same destination on rows without one.
+    fn static_table(&self, vrf: Option<&str>) -> String {
+        let mut routes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for line in self.running.lines() {
+            let Some(rest) = line.trim().strip_prefix("ip route-static ") else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let (here, f) = match f.as_slice() {
+                ["vpn-instance", v, tail @ ..] => (Some(*v), tail.to_vec()),
+                tail => (None, tail.to_vec()),
+            };
+            if here != vrf || f.len() < 3 {
+                continue;
+            }
+            routes
+                .entry(format!("{}/{}", f[0], f[1]))
+                .or_default()
+                .push(f[2].to_string());
+        }
+        let mut out = format!(
+            "Destinations : {}        Routes : {}\n\nDestination/Mask   Proto   Pre Cost        NextHop         Interface\n",
+            routes.len(),
+            routes.values().map(Vec::len).sum::<usize>()
+        );
+        for (prefix, hops) in routes {
+            for (i, hop) in hops.iter().enumerate() {
+                let dest = if i == 0 { prefix.as_str() } else { "" };
+                out.push_str(&format!(
+                    "{dest:<18} Static  60  0           {hop:<15} HGE1/0/1\n"
+                ));
+            }
+        }
+        out
+    }
+
     fn user_view(&mut self, line: &str) -> Reply {
         let unknown = || Reply::ok("% Unrecognized command found at '^' position.");
         if let Some(dir) = line.strip_prefix("mkdir ") {
@@ -269,13 +307,12 @@ impl ComwareState {
                 }
             }
             _ if line.starts_with("display ip routing-table") => {
-                if line == "display ip routing-table vpn-instance Vrf101" {
-                    Reply::ok(self.routes.clone())
-                } else {
-                    Reply::ok(
-                        "Destinations : 0        Routes : 0\n\nDestination/Mask   Proto   Pre Cost        NextHop         Interface",
-                    )
+                if !self.routes.is_empty() && line == "display ip routing-table vpn-instance Vrf101"
+                {
+                    return Reply::ok(self.routes.clone());
                 }
+                let vrf = line.strip_prefix("display ip routing-table vpn-instance ");
+                Reply::ok(self.static_table(vrf))
             }
             _ => unknown(),
         }

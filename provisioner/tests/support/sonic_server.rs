@@ -25,7 +25,9 @@ pub struct SonicState {
     pub interfaces_status: String,
     pub bgp_json: String,
     pub bfd_json: String,
-    pub routes_json: String,
+    /// `show ip route vrf all json`; `None`: the routes of the running
+    /// `STATIC_ROUTE` table, installed as FRR shows them.
+    pub routes_json: Option<String>,
 }
 
 impl SonicState {
@@ -54,7 +56,7 @@ impl SonicState {
             interfaces_status: String::new(),
             bgp_json: "{}".to_string(),
             bfd_json: "[]".to_string(),
-            routes_json: "{}".to_string(),
+            routes_json: None,
         }
     }
 
@@ -109,6 +111,26 @@ impl SonicState {
         path.rsplit_once('/')
             .is_some_and(|(dir, _)| self.dirs.contains(dir))
     }
+}
+
+/// FRR's `show ip route vrf all json` for the `STATIC_ROUTE` entries of a
+/// CONFIG_DB (`vrf|prefix` keys, comma-separated `nexthop`).
+fn static_routes(config: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for (key, fields) in config["STATIC_ROUTE"].as_object().into_iter().flatten() {
+        let (vrf, prefix) = key.split_once('|').unwrap_or(("default", key));
+        let hops: Vec<Value> = fields["nexthop"]
+            .as_str()
+            .unwrap_or_default()
+            .split(',')
+            .filter(|h| !h.is_empty())
+            .map(|h| json!({"ip": h, "afi": "ipv4", "fib": true, "active": true}))
+            .collect();
+        let vrf_routes = out.entry(vrf.to_string()).or_insert_with(|| json!({}));
+        vrf_routes[prefix] = json!([{"prefix": prefix, "protocol": "static", "vrfName": vrf,
+            "selected": true, "installed": true, "nexthops": hops}]);
+    }
+    Value::Object(out)
 }
 
 fn arg<'a>(command: &'a str, prefix: &str) -> Option<&'a str> {
@@ -242,7 +264,11 @@ impl Script for SonicState {
             "show interfaces status" => Reply::ok(self.interfaces_status.clone()),
             "sudo vtysh -c 'show bgp vrf all summary json'" => Reply::ok(self.bgp_json.clone()),
             "sudo vtysh -c 'show bfd peers json'" => Reply::ok(self.bfd_json.clone()),
-            "sudo vtysh -c 'show ip route vrf all json'" => Reply::ok(self.routes_json.clone()),
+            "sudo vtysh -c 'show ip route vrf all json'" => Reply::ok(
+                self.routes_json
+                    .clone()
+                    .unwrap_or_else(|| static_routes(&self.running).to_string()),
+            ),
             _ => {
                 let word = command.split_whitespace().next().unwrap_or_default();
                 Reply::fail(127, format!("bash: {word}: command not found\n"))

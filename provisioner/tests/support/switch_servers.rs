@@ -336,6 +336,36 @@ impl NvueState {
         Value::Object(m)
     }
 
+    /// The routing table of each VRF: the applied static routes.
+    fn operational_vrfs(&self) -> Value {
+        let applied = &self.revisions[&self.applied].tree;
+        let mut m = Map::new();
+        for (vrf, v) in applied
+            .get("vrf")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let mut routes = Map::new();
+            for (prefix, r) in v
+                .pointer("/router/static")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                routes.insert(
+                    prefix.clone(),
+                    json!({"via": r.get("via").cloned().unwrap_or(json!({}))}),
+                );
+            }
+            m.insert(
+                vrf.clone(),
+                json!({"router": {"rib": {"ipv4": {"route": routes}}}}),
+            );
+        }
+        Value::Object(m)
+    }
+
     /// A delay before answering `req`: slow operational reads, and a
     /// confirm that stalls past the deadline.
     fn delay(&mut self, req: &Req) -> Option<Duration> {
@@ -413,7 +443,7 @@ impl NvueState {
                 json!({"hostname": self.world.hostname, "build": "Cumulus Linux 5.9.1"}),
             ),
             ("GET", "/nvue_v1/interface") => Reply::Json(200, self.operational_interfaces()),
-            ("GET", "/nvue_v1/vrf") => Reply::Json(200, json!({})),
+            ("GET", "/nvue_v1/vrf") => Reply::Json(200, self.operational_vrfs()),
             ("POST", "/nvue_v1/revision") => {
                 let id = self.revisions.keys().max().copied().unwrap_or(0) + 1;
                 let tree = self.revisions[&self.applied].tree.clone();
@@ -869,10 +899,12 @@ impl EosState {
                     };
                     let mut out =
                         format!("--- system:/running-config\n+++ session:/{name}-session-config\n");
-                    for l in self.running.iter().filter(|l| !s.lines.contains(l)) {
+                    let running: std::collections::HashSet<&String> = self.running.iter().collect();
+                    let session: std::collections::HashSet<&String> = s.lines.iter().collect();
+                    for l in self.running.iter().filter(|l| !session.contains(l)) {
                         out += &format!("-{l}\n");
                     }
-                    for l in s.lines.iter().filter(|l| !self.running.contains(l)) {
+                    for l in s.lines.iter().filter(|l| !running.contains(l)) {
                         out += &format!("+{l}\n");
                     }
                     if format == "text" {
@@ -961,7 +993,36 @@ impl EosState {
                 }
                 ["show", "ip", "bgp", "summary", "vrf", "all"] => json!({"vrfs": {}}),
                 ["show", "bfd", "peers"] => json!({"vrfs": {}}),
-                ["show", "ip", "route", "vrf", "all"] => json!({"vrfs": {}}),
+                ["show", "ip", "route", "vrf", "all"] => {
+                    // The running static routes: `ip route [vrf V] P NH`.
+                    let mut vrfs: BTreeMap<String, BTreeMap<String, Vec<Value>>> = BTreeMap::new();
+                    for l in &self.running {
+                        let w: Vec<&str> = l.split_whitespace().collect();
+                        let (vrf, rest) = match w.as_slice() {
+                            ["ip", "route", "vrf", v, rest @ ..] => (v.to_string(), rest),
+                            ["ip", "route", rest @ ..] => ("default".to_string(), rest),
+                            _ => continue,
+                        };
+                        if let [prefix, hop, ..] = rest {
+                            vrfs.entry(vrf)
+                                .or_default()
+                                .entry(prefix.to_string())
+                                .or_default()
+                                .push(json!({"nexthopAddr": hop}));
+                        }
+                    }
+                    let m: Map<String, Value> = vrfs
+                        .into_iter()
+                        .map(|(v, routes)| {
+                            let r: Map<String, Value> = routes
+                                .into_iter()
+                                .map(|(p, vias)| (p, json!({"vias": vias, "routeType": "static"})))
+                                .collect();
+                            (v, json!({"routes": r}))
+                        })
+                        .collect();
+                    json!({"vrfs": m})
+                }
                 _ => return self.error(i, n, cmd, "Invalid input", &id),
             };
             results.push(r);

@@ -138,6 +138,14 @@ enum CableFormat {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RoutingArg {
+    /// Static routes from the route model's forwarding tables.
+    Static,
+    /// eBGP on every inter-switch cable, one ASN per switch, BFD, ECMP.
+    Bgp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum TopologyArg {
     Bigraph,
     FatTree,
@@ -192,6 +200,10 @@ struct DesignArgs {
     /// Fat-tree: use k ports of each switch for a 3-tier design.
     #[arg(long)]
     k: Option<u32>,
+    /// How the switches route: over the inventory's `[routing] mode`
+    /// (default static).
+    #[arg(long, value_enum)]
+    routing: Option<RoutingArg>,
     /// Write the plan here: FILE.json (JSON) or FILE.toml (TOML); other
     /// extensions are refused. Written together with --cables or not at
     /// all.
@@ -408,6 +420,10 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
     if args.k.is_some() {
         opts.k = args.k;
     }
+    opts.routing = args.routing.map(|r| match r {
+        RoutingArg::Static => planner::routing::RoutingMode::Static,
+        RoutingArg::Bgp => planner::routing::RoutingMode::Bgp,
+    });
     if args.source.fat_tree.is_none() || args.oversubscription != 1.0 {
         opts.oversubscription = args.oversubscription;
     }

@@ -1,0 +1,85 @@
+#!/bin/sh
+# sw19 (4x100G switch) of plan fat-tree-3tier-16 (3-tier fat-tree k=4): sw19 (core, VLAN 100)
+# NVUE commands rendered by planner for Cumulus Linux 5 (5.15 and later
+# spell `nv set service lldp` as `nv set system lldp`). Run this on the
+# switch, review with `nv config diff`, then apply with `nv config apply`.
+set -e
+nv set system hostname sw19
+nv set service lldp
+nv set vrf Vrf100 table auto
+nv set bridge domain br_default vlan 100
+nv set qos mapping default-global trust l3
+nv set qos mapping default-global dscp 0-25,27-47,49-63 switch-priority 0
+nv set qos mapping default-global dscp 26 switch-priority 3
+nv set qos mapping default-global dscp 48 switch-priority 6
+nv set qos traffic-pool default-lossy memory-percent 50
+nv set qos traffic-pool default-lossy switch-priority 0-2,4-7
+nv set qos traffic-pool default-lossless memory-percent 50
+nv set qos traffic-pool default-lossless switch-priority 3
+nv set qos pfc default-global switch-priority 3
+nv set qos pfc default-global tx enable
+nv set qos pfc default-global rx enable
+nv set qos congestion-control default-global traffic-class 3 ecn enable
+nv set qos congestion-control default-global traffic-class 3 min-threshold 153600
+nv set qos congestion-control default-global traffic-class 3 max-threshold 1536000
+nv set qos congestion-control default-global traffic-class 3 probability 100
+nv set qos pfc-watchdog polling-interval 100
+nv set qos pfc-watchdog robustness 2
+nv set qos egress-scheduler default-global traffic-class 6 mode strict
+nv set interface swp1 description 'to sw04 swp3'
+nv set interface swp1 link mtu 9216
+nv set interface swp1 ip vrf Vrf100
+nv set interface swp1 ip address 10.255.0.13/31
+nv set interface swp1 qos pfc-watchdog
+nv set interface swp2 description 'to sw08 swp3'
+nv set interface swp2 link mtu 9216
+nv set interface swp2 ip vrf Vrf100
+nv set interface swp2 ip address 10.255.0.29/31
+nv set interface swp2 qos pfc-watchdog
+nv set interface swp3 description 'to sw12 swp3'
+nv set interface swp3 link mtu 9216
+nv set interface swp3 ip vrf Vrf100
+nv set interface swp3 ip address 10.255.0.45/31
+nv set interface swp3 qos pfc-watchdog
+nv set interface swp4 description 'to sw16 swp3'
+nv set interface swp4 link mtu 9216
+nv set interface swp4 ip vrf Vrf100
+nv set interface swp4 ip address 10.255.0.61/31
+nv set interface swp4 qos pfc-watchdog
+nv set router bgp enable on
+nv set router bgp autonomous-system 4200000018
+nv set router bfd enable on
+nv set vrf Vrf100 router bgp enable on
+nv set vrf Vrf100 router bgp autonomous-system 4200000018
+nv set vrf Vrf100 router bgp router-id 10.255.0.13
+nv set vrf Vrf100 router bgp path-selection multipath aspath-ignore on
+nv set vrf Vrf100 router bgp address-family ipv4-unicast enable on
+nv set vrf Vrf100 router bgp address-family ipv4-unicast multipaths ebgp 4
+nv set vrf Vrf100 router bgp neighbor 10.255.0.12 remote-as 4200000003
+nv set vrf Vrf100 router bgp neighbor 10.255.0.12 type numbered
+nv set vrf Vrf100 router bgp neighbor 10.255.0.12 description 'to sw04 swp3'
+nv set vrf Vrf100 router bgp neighbor 10.255.0.12 bfd enable on
+nv set vrf Vrf100 router bgp neighbor 10.255.0.12 bfd detect-multiplier 3
+nv set vrf Vrf100 router bgp neighbor 10.255.0.12 bfd min-rx-interval 300
+nv set vrf Vrf100 router bgp neighbor 10.255.0.12 bfd min-tx-interval 300
+nv set vrf Vrf100 router bgp neighbor 10.255.0.28 remote-as 4200000007
+nv set vrf Vrf100 router bgp neighbor 10.255.0.28 type numbered
+nv set vrf Vrf100 router bgp neighbor 10.255.0.28 description 'to sw08 swp3'
+nv set vrf Vrf100 router bgp neighbor 10.255.0.28 bfd enable on
+nv set vrf Vrf100 router bgp neighbor 10.255.0.28 bfd detect-multiplier 3
+nv set vrf Vrf100 router bgp neighbor 10.255.0.28 bfd min-rx-interval 300
+nv set vrf Vrf100 router bgp neighbor 10.255.0.28 bfd min-tx-interval 300
+nv set vrf Vrf100 router bgp neighbor 10.255.0.44 remote-as 4200000011
+nv set vrf Vrf100 router bgp neighbor 10.255.0.44 type numbered
+nv set vrf Vrf100 router bgp neighbor 10.255.0.44 description 'to sw12 swp3'
+nv set vrf Vrf100 router bgp neighbor 10.255.0.44 bfd enable on
+nv set vrf Vrf100 router bgp neighbor 10.255.0.44 bfd detect-multiplier 3
+nv set vrf Vrf100 router bgp neighbor 10.255.0.44 bfd min-rx-interval 300
+nv set vrf Vrf100 router bgp neighbor 10.255.0.44 bfd min-tx-interval 300
+nv set vrf Vrf100 router bgp neighbor 10.255.0.60 remote-as 4200000015
+nv set vrf Vrf100 router bgp neighbor 10.255.0.60 type numbered
+nv set vrf Vrf100 router bgp neighbor 10.255.0.60 description 'to sw16 swp3'
+nv set vrf Vrf100 router bgp neighbor 10.255.0.60 bfd enable on
+nv set vrf Vrf100 router bgp neighbor 10.255.0.60 bfd detect-multiplier 3
+nv set vrf Vrf100 router bgp neighbor 10.255.0.60 bfd min-rx-interval 300
+nv set vrf Vrf100 router bgp neighbor 10.255.0.60 bfd min-tx-interval 300
