@@ -11,6 +11,7 @@
 //!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
 //!   client is given to connect ([`Target`], [`Secret`]).
 //! - `error`: [`PushError`].
+//! - [`sonic`] (SONiC) and [`comware`] (H3C Comware 7) over [`ssh`] (russh).
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch):
 //!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
 //!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls);
@@ -25,6 +26,7 @@
 //! Credentials live only in [`Secret`], which never prints and never
 //! serialises.
 
+pub mod comware;
 pub mod device;
 pub mod devices;
 pub mod eos;
@@ -37,6 +39,8 @@ pub mod nvue_tree;
 pub mod ops;
 pub mod rollout;
 pub mod run;
+pub mod sonic;
+pub mod ssh;
 pub mod verify;
 
 pub use device::{
@@ -95,7 +99,13 @@ clients! {
     /// Arista EOS (eAPI).
     Eos(eos::Eos),
     // sonic (helper ssh)
+    /// SONiC over SSH (checkpoint, replace, rollback); boxed, as an SSH
+    /// session is large beside the other clients.
+    Sonic(Box<sonic::Sonic>),
     // comware (helper ssh)
+    /// H3C Comware 7 over its SSH CLI (commit delay, configuration
+    /// replace); boxed, as an SSH session is large beside the other clients.
+    Comware(Box<comware::Comware>),
     // frr (helper lab)
     /// FRRouting on a Linux switch (the lab's switches), via vtysh.
     Frr(frr::Frr),

@@ -204,6 +204,15 @@ pub fn connect(entry: &Entry, session: &str, waiting: bool) -> Result<Client> {
             entry.native_timer,
             waiting,
         )?)),
+        "sonic" => Ok(Client::Sonic(Box::new(super::sonic::Sonic::new(
+            t,
+            super::ssh::SshOptions::default(),
+        )))),
+        "comware" => Ok(Client::Comware(Box::new(super::comware::Comware::new(
+            t,
+            super::comware::ComwareOptions::default(),
+            entry.native_timer,
+        )))),
         "frr" => Ok(Client::Frr(super::frr::Frr::new(t)?)),
         other => Err(PushError::Parameter {
             parameter: "devices".to_string(),

@@ -1,0 +1,288 @@
+//! A SONiC switch as a state machine, written from sonic-utilities'
+//! documented commands (`config/main.py`, `generic_config_updater/`, the
+//! SONiC Command Reference) and a Debian shell's file commands:
+//! CONFIG_DB (running) and the saved `config_db.json`, checkpoints, a small
+//! file system under `/tmp`, YANG-style validation of a replace, and canned
+//! verification outputs. Only the exact commands the docs give are known;
+//! anything else is `command not found`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use super::ssh_server::{Reply, Script};
+
+pub struct SonicState {
+    pub running: Value,
+    pub saved: Value,
+    pub checkpoints: BTreeMap<String, Value>,
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub dirs: BTreeSet<String>,
+    /// Drop the connection after applying a (non dry-run) `config replace`.
+    pub drop_on_replace: bool,
+    pub serial: String,
+    pub lldp_table: String,
+    pub interfaces_status: String,
+    pub bgp_json: String,
+    pub bfd_json: String,
+    /// `show ip route vrf all json`; `None`: the routes of the running
+    /// `STATIC_ROUTE` table, installed as FRR shows them.
+    pub routes_json: Option<String>,
+}
+
+impl SonicState {
+    /// A switch named `hostname` with platform tables the plan never
+    /// renders (port lanes, management address) and an old VLAN.
+    pub fn new(hostname: &str) -> SonicState {
+        let running = json!({
+            "DEVICE_METADATA": {"localhost": {"hostname": hostname, "hwsku": "ACS-MSN2700",
+                                              "mac": "98:03:9b:00:00:01", "platform": "x86_64-mlnx_msn2700-r0"}},
+            "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
+            "PORT": {
+                "Ethernet0": {"lanes": "0,1,2,3", "alias": "etp1", "mtu": "9100", "admin_status": "down"},
+                "Ethernet4": {"lanes": "4,5,6,7", "alias": "etp2", "mtu": "9100", "admin_status": "down"}
+            },
+            "VLAN": {"Vlan999": {"vlanid": "999"}}
+        });
+        SonicState {
+            saved: running.clone(),
+            running,
+            checkpoints: BTreeMap::new(),
+            files: BTreeMap::new(),
+            dirs: BTreeSet::from(["/tmp".to_string()]),
+            drop_on_replace: false,
+            serial: "MT1822K07815".to_string(),
+            lldp_table: String::new(),
+            interfaces_status: String::new(),
+            bgp_json: "{}".to_string(),
+            bfd_json: "[]".to_string(),
+            routes_json: None,
+        }
+    }
+
+    /// The YANG checks this double knows: a port MTU is 68..=9216, a VLAN
+    /// member's VLAN exists. Messages as GCU prints them.
+    fn validate(config: &Value) -> Result<(), String> {
+        let empty = serde_json::Map::new();
+        let table = |name: &str| {
+            config
+                .get(name)
+                .and_then(Value::as_object)
+                .unwrap_or(&empty)
+                .clone()
+        };
+        for (port, fields) in table("PORT") {
+            if let Some(mtu) = fields.get("mtu").and_then(Value::as_str) {
+                let ok = mtu.parse::<u32>().is_ok_and(|m| (68..=9216).contains(&m));
+                if !ok {
+                    return Err(format!(
+                        "Error: Given patch will produce invalid config. Error: Data Loading Failed\n\
+                         Invalid value \"{mtu}\" in \"mtu\" element. PORT {port}"
+                    ));
+                }
+            }
+        }
+        let vlans = table("VLAN");
+        for key in table("VLAN_MEMBER").keys() {
+            let vlan = key.split('|').next().unwrap_or_default();
+            if !vlans.contains_key(vlan) {
+                return Err(format!(
+                    "Error: Given patch will produce invalid config. Error: Data Loading Failed\n\
+                     Leafref \"/sonic-vlan:sonic-vlan/VLAN/VLAN_LIST/name\" of value \"{vlan}\" points to a non-existing leaf. VLAN_MEMBER {key}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn read_config(&self, path: &str) -> Result<Value, Reply> {
+        let bytes = self.files.get(path).ok_or_else(|| {
+            Reply::fail(
+                1,
+                format!(
+                    "Error: Invalid value for 'TARGET_FILE_PATH': Path '{path}' does not exist.\n"
+                ),
+            )
+        })?;
+        serde_json::from_slice(bytes).map_err(|e| Reply::fail(1, format!("Error: {e}\n")))
+    }
+
+    fn parent_exists(&self, path: &str) -> bool {
+        path.rsplit_once('/')
+            .is_some_and(|(dir, _)| self.dirs.contains(dir))
+    }
+}
+
+/// FRR's `show ip route vrf all json` for the `STATIC_ROUTE` entries of a
+/// CONFIG_DB (`vrf|prefix` keys, comma-separated `nexthop`).
+fn static_routes(config: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for (key, fields) in config["STATIC_ROUTE"].as_object().into_iter().flatten() {
+        let (vrf, prefix) = key.split_once('|').unwrap_or(("default", key));
+        let hops: Vec<Value> = fields["nexthop"]
+            .as_str()
+            .unwrap_or_default()
+            .split(',')
+            .filter(|h| !h.is_empty())
+            .map(|h| json!({"ip": h, "afi": "ipv4", "fib": true, "active": true}))
+            .collect();
+        let vrf_routes = out.entry(vrf.to_string()).or_insert_with(|| json!({}));
+        vrf_routes[prefix] = json!([{"prefix": prefix, "protocol": "static", "vrfName": vrf,
+            "selected": true, "installed": true, "nexthops": hops}]);
+    }
+    Value::Object(out)
+}
+
+fn arg<'a>(command: &'a str, prefix: &str) -> Option<&'a str> {
+    command.strip_prefix(prefix).map(str::trim)
+}
+
+fn checkpoint_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+impl Script for SonicState {
+    fn reads_stdin(&self, command: &str) -> bool {
+        command.starts_with("cat > ")
+    }
+
+    fn exec(&mut self, command: &str, stdin: &[u8]) -> Reply {
+        if command == "sonic-cfggen -d -v DEVICE_METADATA.localhost.hostname" {
+            let h = self.running["DEVICE_METADATA"]["localhost"]["hostname"]
+                .as_str()
+                .unwrap_or_default();
+            return Reply::ok(format!("{h}\n"));
+        }
+        if command == "sonic-cfggen -d --print-data" {
+            return Reply::ok(serde_json::to_string_pretty(&self.running).unwrap());
+        }
+        if command == "show platform summary" {
+            return Reply::ok(format!(
+                "Platform: x86_64-mlnx_msn2700-r0\nHwSKU: ACS-MSN2700\nASIC: mellanox\nASIC Count: 1\n\
+                 Serial Number: {}\nModel Number: MSN2700-CS2FO\nHardware Revision: A1\n",
+                self.serial
+            ));
+        }
+        if let Some(dir) = arg(command, "mkdir ") {
+            if self.dirs.contains(dir) || self.files.contains_key(dir) {
+                return Reply::fail(
+                    1,
+                    format!("mkdir: cannot create directory '{dir}': File exists\n"),
+                );
+            }
+            if !self.parent_exists(dir) {
+                return Reply::fail(
+                    1,
+                    format!("mkdir: cannot create directory '{dir}': No such file or directory\n"),
+                );
+            }
+            self.dirs.insert(dir.to_string());
+            return Reply::ok("");
+        }
+        if let Some(path) = arg(command, "rm -rf ") {
+            self.dirs
+                .retain(|d| d != path && !d.starts_with(&format!("{path}/")));
+            self.files
+                .retain(|f, _| !f.starts_with(&format!("{path}/")) && f != path);
+            return Reply::ok("");
+        }
+        if let Some(path) = arg(command, "cat > ") {
+            if !self.parent_exists(path) {
+                return Reply::fail(1, format!("bash: {path}: No such file or directory\n"));
+            }
+            self.files.insert(path.to_string(), stdin.to_vec());
+            return Reply::ok("");
+        }
+        if let Some(path) = arg(command, "cat ") {
+            return match self.files.get(path) {
+                Some(b) => Reply::ok(String::from_utf8_lossy(b).into_owned()),
+                None => Reply::fail(1, format!("cat: {path}: No such file or directory\n")),
+            };
+        }
+        if let Some(path) = arg(command, "sudo config replace --dry-run ") {
+            let config = match self.read_config(path) {
+                Ok(c) => c,
+                Err(r) => return r,
+            };
+            return match SonicState::validate(&config) {
+                Ok(()) => Reply::ok(
+                    "Config Replacer: Replacing config in dry-run mode.\nConfig replaced successfully.\n",
+                ),
+                Err(m) => Reply::fail(1, format!("{m}\n")),
+            };
+        }
+        if let Some(path) = arg(command, "sudo config replace ") {
+            let config = match self.read_config(path) {
+                Ok(c) => c,
+                Err(r) => return r,
+            };
+            if let Err(m) = SonicState::validate(&config) {
+                return Reply::fail(1, format!("{m}\n"));
+            }
+            self.running = config;
+            if self.drop_on_replace {
+                return Reply::dropped();
+            }
+            return Reply::ok(
+                "Config Replacer: Replacing config.\nConfig replaced successfully.\n",
+            );
+        }
+        if let Some(name) = arg(command, "sudo config checkpoint ") {
+            if !checkpoint_name(name) {
+                return Reply::fail(2, "Error: bad checkpoint name\n");
+            }
+            self.checkpoints
+                .insert(name.to_string(), self.running.clone());
+            return Reply::ok("Checkpoint created successfully.\n");
+        }
+        if let Some(name) = arg(command, "sudo config rollback ") {
+            return match self.checkpoints.get(name) {
+                Some(c) => {
+                    self.running = c.clone();
+                    Reply::ok("Config rolled back successfully.\n")
+                }
+                None => Reply::fail(1, format!("Error: Checkpoint '{name}' does not exist.\n")),
+            };
+        }
+        if let Some(name) = arg(command, "sudo config delete-checkpoint ") {
+            return match self.checkpoints.remove(name) {
+                Some(_) => Reply::ok("Checkpoint deleted successfully.\n"),
+                None => Reply::fail(1, format!("Error: Checkpoint '{name}' does not exist.\n")),
+            };
+        }
+        if command == "sudo config save -y" {
+            self.saved = self.running.clone();
+            return Reply::ok(
+                "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json\n",
+            );
+        }
+        match command {
+            "show lldp table" => Reply::ok(self.lldp_table.clone()),
+            "show interfaces status" => Reply::ok(self.interfaces_status.clone()),
+            "sudo vtysh -c 'show bgp vrf all summary json'" => Reply::ok(self.bgp_json.clone()),
+            "sudo vtysh -c 'show bfd peers json'" => Reply::ok(self.bfd_json.clone()),
+            "sudo vtysh -c 'show ip route vrf all json'" => Reply::ok(
+                self.routes_json
+                    .clone()
+                    .unwrap_or_else(|| static_routes(&self.running).to_string()),
+            ),
+            _ => {
+                let word = command.split_whitespace().next().unwrap_or_default();
+                Reply::fail(127, format!("bash: {word}: command not found\n"))
+            }
+        }
+    }
+
+    fn shell_open(&mut self) -> String {
+        "admin@sonic:~$ ".to_string()
+    }
+
+    fn shell_line(&mut self, line: &str) -> Reply {
+        let mut r = self.exec(line, &[]);
+        r.stdout.push_str("admin@sonic:~$ ");
+        r
+    }
+}
