@@ -533,7 +533,19 @@ impl Device for Frr {
             }
             tokio::time::sleep(SETTLE_EVERY).await;
         };
-        let routes = routes(&self.vtysh_json("show ip route vrf all json").await?);
+        // Then the routes, until two reads a second apart agree (or SETTLE
+        // more): after a reload BGP re-adds next hops one session at a
+        // time, and a read in between shows a route short of a path.
+        let start = std::time::Instant::now();
+        let mut installed = routes(&self.vtysh_json("show ip route vrf all json").await?);
+        while start.elapsed() < SETTLE {
+            tokio::time::sleep(2 * SETTLE_EVERY).await;
+            let again = routes(&self.vtysh_json("show ip route vrf all json").await?);
+            if again == installed {
+                break;
+            }
+            installed = again;
+        }
         let socket = self.run_dir().join("lldpd.socket");
         let lldp_text = self
             .run(
@@ -562,7 +574,7 @@ impl Device for Frr {
             interfaces,
             bgp,
             bfd,
-            routes,
+            routes: installed,
         })
     }
 
