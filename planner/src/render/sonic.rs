@@ -65,8 +65,8 @@ impl SwitchVendor for Sonic {
     /// `Ethernet<4(p-1)>`, or `Ethernet<8(p-1)>` at 400G and up: the
     /// usual platform port tables.
     fn default_port_name(&self, gbps: u32, port: u32) -> String {
-        let lanes = if gbps >= 400 { 8 } else { 4 };
-        format!("Ethernet{}", lanes * port.saturating_sub(1))
+        let lanes: u64 = if gbps >= 400 { 8 } else { 4 };
+        format!("Ethernet{}", lanes * u64::from(port.saturating_sub(1)))
     }
 
     fn accepts_pattern(&self, pattern: &str) -> bool {

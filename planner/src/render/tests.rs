@@ -941,3 +941,18 @@ fn a_plan_switch_alone_is_a_default_vrf_frr_router() {
     let e = super::render_frr_plan_switch(&plan, "sw01").unwrap_err();
     assert!(e.to_string().contains("`sw01` is not a switch"), "{e}");
 }
+
+/// Fuzz seed 12 case 98623: a plan port numbered 4294967295 overflowed
+/// SONiC's lane arithmetic (`Ethernet<4(p-1)>`) and panicked the render.
+#[test]
+fn the_largest_port_number_has_a_name_in_every_vendor() {
+    for v in Vendor::ALL {
+        let imp = v.implementation();
+        for gbps in [100, 400] {
+            let name = imp.default_port_name(gbps, u32::MAX);
+            assert!(imp.accepts_interface(&name), "{v} {name}");
+        }
+    }
+    let sonic = Vendor::Sonic.implementation();
+    assert_eq!(sonic.default_port_name(400, u32::MAX), "Ethernet34359738352");
+}
