@@ -90,6 +90,8 @@ pub struct ExpectedSession {
     pub peer_asn: u32,
     /// The peer plan switch.
     pub peer: String,
+    /// The peer's physical switch (the device a push configures).
+    pub peer_device: String,
 }
 
 /// One cabled port.
@@ -162,6 +164,7 @@ pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expe
                         peer_address: x.peer,
                         peer_asn: x.peer_asn,
                         peer: m.name(x.peer_switch).to_string(),
+                        peer_device: plan.switch_list[x.peer_switch].physical.clone(),
                     })
                     .collect();
                 v.routes = b
@@ -239,6 +242,7 @@ mod tests {
         assert_eq!(upper.routes.len(), 15);
         assert_eq!(upper.sessions[0].interface, "HundredGigE1/0/1");
         assert_eq!(upper.sessions[0].peer, "sw01-l");
+        assert_eq!(upper.sessions[0].peer_device, "sw01");
         assert_eq!(upper.asn, Some(plan.routing.asn(0)));
         assert_eq!(upper.gateway_interface, "Vlan-interface101");
         let frr = switch(&plan, "sw01", Vendor::Frr).unwrap();

@@ -60,6 +60,11 @@ struct RunArgs {
     /// configuration unless the push confirms within it (30s, 5m, 1h).
     #[arg(long, default_value = "5m")]
     confirm_timer: String,
+    /// How long verification keeps reading a switch that does not match
+    /// the plan yet (BGP sessions coming up, routes being installed)
+    /// before it fails (0s: read once).
+    #[arg(long, default_value = "30s")]
+    settle: String,
     /// Verify, then leave the timer running: confirm with `push confirm`.
     #[arg(long)]
     no_confirm: bool,
@@ -122,20 +127,9 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// A duration: `90`, `90s`, `5m`, `1h`.
+/// A confirm timer: a duration from 3 s to 23h59m59s.
 fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let t = text.trim();
-    let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))?;
-    let secs = match unit {
-        "" | "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        _ => None,
-    }
-    .ok_or_else(|| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))?;
+    let secs = parse_seconds(text)?;
     if !(3..=86_399).contains(&secs) {
         return Err(format!(
             "{secs} s is outside 3 s to 23h59m59s (the push confirms at least {} s before the timer runs out)",
@@ -143,6 +137,22 @@ fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         ));
     }
     Ok(Duration::from_secs(secs))
+}
+
+/// A duration in seconds: `90`, `90s`, `5m`, `1h`.
+fn parse_seconds(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))?;
+    match unit {
+        "" | "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+    .ok_or_else(|| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -202,6 +212,15 @@ fn push(a: RunArgs) -> Result<()> {
     };
     let timer = parse_duration(&a.confirm_timer)
         .map_err(|m| planner::Error::parameter("confirm-timer", m))?;
+    let settle = parse_seconds(&a.settle)
+        .and_then(|s| {
+            if s <= 3600 {
+                Ok(Duration::from_secs(s))
+            } else {
+                Err(format!("{s} s is longer than the hour settle allows"))
+            }
+        })
+        .map_err(|m| planner::Error::parameter("settle", m))?;
     let plan_text = read(&plan_path)?;
     let plan = CheckedPlan::load(&plan_text, &plan_path.display().to_string())?;
     let dev_text = read(&devices_path)?;
@@ -214,6 +233,7 @@ fn push(a: RunArgs) -> Result<()> {
     let options = Options {
         dry_run: a.dry_run,
         timer,
+        settle,
         confirm: !a.no_confirm,
         policy: Policy {
             canary: a.canary,
@@ -311,7 +331,10 @@ fn report_table(r: &Report, show_diff: bool) -> String {
             s.diff_lines
                 .map_or_else(|| "-".to_string(), |n| format!("{n} lines")),
             s.phase.as_str().to_string(),
-            verification(&s.mismatches),
+            match verification(&s.mismatches) {
+                ok if ok == "ok" && s.waits_for_fabric => "ok, with the fabric".to_string(),
+                v => v,
+            },
             format!("{:.2}", s.seconds),
         ]);
     }
@@ -330,7 +353,21 @@ fn report_table(r: &Report, show_diff: bool) -> String {
         r.journal
     );
     out += &t.render();
+    let first = r.switches.iter().filter(|s| s.waits_for_fabric).count();
+    if first > 0 {
+        out += &format!(
+            "first install: {first} switches met peers without BGP; each was verified in part of the fabric and {} once the whole fabric was checked\n",
+            if r.outcome == journal::Outcome::Done {
+                "confirmed"
+            } else {
+                "rolled back"
+            }
+        );
+    }
     for s in &r.switches {
+        for x in &s.pending {
+            out += &format!("  pending: {x}\n");
+        }
         if let Some(m) = &s.mismatches {
             for x in m {
                 out += &format!("  mismatch: {x}\n");

@@ -192,6 +192,9 @@ impl Fabric {
             "devices.toml",
             "--confirm-timer",
             timer,
+            // The test servers answer at once: a mismatch is final.
+            "--settle",
+            "0s",
         ];
         all.extend_from_slice(args);
         self.run(&all)

@@ -954,5 +954,8 @@ fn the_largest_port_number_has_a_name_in_every_vendor() {
         }
     }
     let sonic = Vendor::Sonic.implementation();
-    assert_eq!(sonic.default_port_name(400, u32::MAX), "Ethernet34359738352");
+    assert_eq!(
+        sonic.default_port_name(400, u32::MAX),
+        "Ethernet34359738352"
+    );
 }

@@ -52,15 +52,6 @@ const FRR_RELOAD: &str = "/usr/lib/frr/frr-reload.py";
 /// Most time one command may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Most time `observe` waits for the configured BGP sessions and BFD
-/// peers to come up: FRR applies a configuration asynchronously, and a
-/// session whose peer refused an earlier attempt retries after the
-/// datacenter profile's 10 s connect timer.
-const SETTLE: Duration = Duration::from_secs(15);
-
-/// How often `observe` looks again while sessions come up.
-const SETTLE_EVERY: Duration = Duration::from_millis(500);
-
 /// A connected FRR switch.
 #[derive(Debug)]
 pub struct Frr {
@@ -522,30 +513,10 @@ impl Device for Frr {
     }
 
     async fn observe(&mut self) -> Result<Observed> {
-        // Sessions first, until every configured one is up (or SETTLE).
-        let start = std::time::Instant::now();
-        let (bgp, bfd) = loop {
-            let bgp = bgp_sessions(&self.vtysh_json("show bgp vrf all summary json").await?);
-            let bfd = bfd_peers(&self.vtysh_json("show bfd peers json").await?);
-            let settled = bgp.iter().all(|s| s.established) && bfd.iter().all(|p| p.up);
-            if settled || start.elapsed() >= SETTLE {
-                break (bgp, bfd);
-            }
-            tokio::time::sleep(SETTLE_EVERY).await;
-        };
-        // Then the routes, until two reads a second apart agree (or SETTLE
-        // more): after a reload BGP re-adds next hops one session at a
-        // time, and a read in between shows a route short of a path.
-        let start = std::time::Instant::now();
-        let mut installed = routes(&self.vtysh_json("show ip route vrf all json").await?);
-        while start.elapsed() < SETTLE {
-            tokio::time::sleep(2 * SETTLE_EVERY).await;
-            let again = routes(&self.vtysh_json("show ip route vrf all json").await?);
-            if again == installed {
-                break;
-            }
-            installed = again;
-        }
+        // One read: the push observes again until the switch settles.
+        let bgp = bgp_sessions(&self.vtysh_json("show bgp vrf all summary json").await?);
+        let bfd = bfd_peers(&self.vtysh_json("show bfd peers json").await?);
+        let installed = routes(&self.vtysh_json("show ip route vrf all json").await?);
         let socket = self.run_dir().join("lldpd.socket");
         let lldp_text = self
             .run(

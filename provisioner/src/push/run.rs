@@ -3,7 +3,7 @@
 //! switch identity, load, diff, commit with a confirm timer, verify,
 //! confirm or roll back, each step journaled.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,9 @@ pub struct Options {
     pub dry_run: bool,
     /// The confirm timer.
     pub timer: Duration,
+    /// How long verification observes a switch that does not match yet
+    /// (sessions coming up, routes being installed) before it fails.
+    pub settle: Duration,
     /// Confirm after a passed verification (false: leave the timer
     /// running for `push confirm`).
     pub confirm: bool,
@@ -64,6 +67,14 @@ pub struct SwitchReport {
     pub diff: String,
     /// Verification: `None` not run, empty passed, else mismatches.
     pub mismatches: Option<Vec<String>>,
+    /// BGP sessions that waited on peers not configured yet when the
+    /// switch was verified (a first install).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
+    /// Verified in part of a fabric: confirmed only once every switch of
+    /// the push passes the full check.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub waits_for_fabric: bool,
     /// The error that stopped it.
     pub error: Option<String>,
     /// Seconds it took.
@@ -85,6 +96,8 @@ impl SwitchReport {
             diff_lines: None,
             diff: String::new(),
             mismatches: None,
+            pending: Vec::new(),
+            waits_for_fabric: false,
             error: None,
             seconds: 0.0,
             bad_input: false,
@@ -300,6 +313,10 @@ pub async fn push(
         .collect();
     let mut reports: BTreeMap<String, SwitchReport> = BTreeMap::new();
     let mut outcome = Outcome::Done;
+    // What runs the plan so far, and whether the push met an unconfigured
+    // fabric (then switches wait for the whole fabric to confirm).
+    let mut live = BTreeSet::new();
+    let mut first_install = false;
     for (i, b) in batches.iter().enumerate() {
         let mut set = tokio::task::JoinSet::new();
         for s in &b.switches {
@@ -316,6 +333,11 @@ pub async fn push(
                 vendors: vendors.clone(),
                 batch: i,
                 options: options.clone(),
+                partial: verify::Partial {
+                    live: live.clone(),
+                    before: BTreeSet::new(),
+                    first_install,
+                },
             };
             set.spawn(job.run());
         }
@@ -334,6 +356,13 @@ pub async fn push(
             if !committed(r.phase) {
                 done.push(r.clone());
             }
+            if matches!(
+                r.phase,
+                Phase::Unchanged | Phase::Confirmed | Phase::Verified
+            ) {
+                live.insert(r.switch.clone());
+            }
+            first_install |= r.waits_for_fabric;
             reports.insert(r.switch.clone(), r);
         }
         // The switches that committed nothing, in one write per batch.
@@ -353,6 +382,23 @@ pub async fn push(
         if outcome == Outcome::Stopped {
             break;
         }
+    }
+    let waiting: Vec<String> = reports
+        .values()
+        .filter(|r| r.waits_for_fabric && r.phase == Phase::Verified)
+        .map(|r| r.switch.clone())
+        .collect();
+    if !waiting.is_empty() {
+        outcome = fabric(
+            plan,
+            devices,
+            options,
+            &vendors,
+            &waiting,
+            outcome,
+            &mut reports,
+        )
+        .await?;
     }
     let final_outcome = outcome;
     let jpath = options.journal.clone();
@@ -409,6 +455,8 @@ struct Job {
     vendors: BTreeMap<String, Vendor>,
     batch: usize,
     options: Options,
+    /// What the rest of the fabric runs (`before` filled in by `steps`).
+    partial: verify::Partial,
 }
 
 impl Job {
@@ -418,7 +466,7 @@ impl Job {
         blocking(move || journal::update_switch(&path, &switch, change)).await
     }
 
-    async fn run(self) -> SwitchReport {
+    async fn run(mut self) -> SwitchReport {
         let start = Instant::now();
         let mut rep = SwitchReport::new(
             &self.entry.target.switch,
@@ -442,7 +490,7 @@ impl Job {
     }
 
     /// The steps; `rep.phase` always says where the switch is.
-    async fn steps(&self, rep: &mut SwitchReport) -> Result<()> {
+    async fn steps(&mut self, rep: &mut SwitchReport) -> Result<()> {
         let switch = self.entry.target.switch.clone();
         let sha = sha256(self.candidate.as_bytes());
         let mut dev = connect(&self.entry, &session_name(&sha), false)?;
@@ -456,6 +504,10 @@ impl Job {
                 expected: switch,
                 found,
             });
+        }
+        // The sessions up before the commit must be up after it.
+        if !self.options.dry_run && self.want.as_ref().is_some_and(runs_bgp) {
+            self.partial.before = verify::Partial::established(&dev.observe().await?);
         }
         let diff = match dev.load(&self.candidate).await {
             Ok(d) => d,
@@ -543,23 +595,33 @@ impl Job {
         point: &str,
         deadline: u64,
     ) -> Result<()> {
-        let seen = dev.observe().await?;
         let want = self.want.as_ref().ok_or_else(|| PushError::Protocol {
             action: "verifying".to_string(),
             message: "no expected state (a dry run commits nothing)".to_string(),
         })?;
-        let mismatches = verify::check(want, &seen, &|p| self.vendors.get(p).copied());
-        rep.mismatches = Some(mismatches.clone());
-        if !mismatches.is_empty() {
-            return Err(PushError::Verify { mismatches });
+        let verdict = verify::settle(
+            settle_until(self.options.settle, deadline),
+            dev,
+            want,
+            &self.vendors,
+            Some(&self.partial),
+        )
+        .await?;
+        rep.mismatches = Some(verdict.mismatches.clone());
+        if !verdict.mismatches.is_empty() {
+            return Err(PushError::Verify {
+                mismatches: verdict.mismatches,
+            });
         }
         rep.phase = Phase::Verified;
+        rep.waits_for_fabric = !verdict.pending.is_empty() || self.partial.first_install;
+        rep.pending = verdict.pending;
         self.record(|r| {
             r.phase = Phase::Verified;
             r.mismatches = Some(Vec::new());
         })
         .await?;
-        if !self.options.confirm {
+        if !self.options.confirm || rep.waits_for_fabric {
             return Ok(());
         }
         // Confirm only well before the deadline, and only if no watchdog
@@ -595,6 +657,150 @@ impl Job {
         rep.phase = Phase::Confirmed;
         Ok(())
     }
+}
+
+/// True when the plan has `want` run BGP sessions.
+fn runs_bgp(want: &planner::expect::Expected) -> bool {
+    want.vrfs.iter().any(|v| !v.sessions.is_empty())
+}
+
+/// When verification stops observing: after `settle`, and never later
+/// than the confirm margin before the timer's `deadline` (Unix seconds).
+fn settle_until(settle: Duration, deadline: u64) -> Instant {
+    let left = deadline.saturating_sub(journal::now() + CONFIRM_MARGIN);
+    Instant::now() + settle.min(Duration::from_secs(left))
+}
+
+/// The end of a first install: the switches verified in part of a fabric
+/// (`waiting`) are checked again, in full, now that every switch of the
+/// push runs the plan; then all of them are confirmed, or, should one not
+/// match (or the rollout have stopped), all of them are rolled back, so a
+/// fabric is never left half installed. Returns the push's outcome.
+async fn fabric(
+    plan: &CheckedPlan,
+    devices: &Devices,
+    options: &Options,
+    vendors: &BTreeMap<String, Vendor>,
+    waiting: &[String],
+    outcome: Outcome,
+    reports: &mut BTreeMap<String, SwitchReport>,
+) -> Result<Outcome> {
+    let mut outcome = outcome;
+    if outcome == Outcome::Done {
+        let mut set = tokio::task::JoinSet::new();
+        let mut outside: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for s in waiting {
+            let entry = devices.entry(s)?.clone();
+            let want = verify::expected(plan, s, entry.target.vendor)?;
+            outside.insert(
+                s.clone(),
+                want.vrfs
+                    .iter()
+                    .flat_map(|v| &v.sessions)
+                    .filter(|x| !reports.contains_key(&x.peer_device))
+                    .map(|x| x.peer_device.clone())
+                    .collect(),
+            );
+            let vendors = vendors.clone();
+            let settle = options.settle;
+            let journal = options.journal.clone();
+            set.spawn(async move {
+                let sw = entry.target.switch.clone();
+                let verdict = async {
+                    let rec = journal::read(&journal)?;
+                    let r = rec.get(&sw).cloned().ok_or_else(|| PushError::Journal {
+                        file: journal.display().to_string(),
+                        message: format!("{sw} is missing from it"),
+                        source: None,
+                    })?;
+                    let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true)?;
+                    verify::settle(
+                        settle_until(settle, r.deadline.unwrap_or(0)),
+                        &mut dev,
+                        &want,
+                        &vendors,
+                        None,
+                    )
+                    .await
+                }
+                .await;
+                (sw, verdict)
+            });
+        }
+        while let Some(r) = set.join_next().await {
+            let (sw, verdict) = r.map_err(|e| PushError::Io {
+                action: "checking the fabric".to_string(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            let Some(rep) = reports.get_mut(&sw) else {
+                continue;
+            };
+            match verdict {
+                Ok(v) if v.mismatches.is_empty() => rep.pending.clear(),
+                Ok(v) => {
+                    let mut error = chain(
+                        &PushError::Verify {
+                            mismatches: v.mismatches.clone(),
+                        }
+                        .on(&sw),
+                    );
+                    if let Some(peers) = outside.get(&sw).filter(|p| !p.is_empty()) {
+                        error += &format!(
+                            "\n(its peers {} were not part of this push; on a fabric that runs no BGP yet, push them together)",
+                            peers.iter().cloned().collect::<Vec<_>>().join(", ")
+                        );
+                    }
+                    rep.error = Some(error);
+                    rep.bad_input = true;
+                    rep.mismatches = Some(v.mismatches);
+                    outcome = Outcome::Stopped;
+                }
+                Err(e) => {
+                    rep.bad_input = e.is_bad_input();
+                    rep.error = Some(chain(&e.on(&sw)));
+                    outcome = Outcome::Stopped;
+                }
+            }
+        }
+    }
+    let failed: Vec<SwitchReport> = waiting
+        .iter()
+        .filter_map(|s| reports.get(s))
+        .filter(|r| r.error.is_some())
+        .cloned()
+        .collect();
+    if !failed.is_empty() {
+        let path = options.journal.clone();
+        blocking(move || {
+            journal::update(&path, |j| {
+                for r in &failed {
+                    if let Some(rec) = j.get_mut(&r.switch) {
+                        rec.error.clone_from(&r.error);
+                        rec.mismatches.clone_from(&r.mismatches);
+                    }
+                }
+            })
+        })
+        .await?;
+    }
+    let settled = if outcome == Outcome::Done {
+        if !options.confirm {
+            return Ok(outcome);
+        }
+        super::ops::confirm(&options.journal, waiting).await?
+    } else {
+        super::ops::rollback(&options.journal, waiting).await?
+    };
+    for a in settled {
+        if let Some(rep) = reports.get_mut(&a.switch) {
+            rep.phase = a.phase;
+            if a.error.is_some() {
+                rep.error = a.error;
+                outcome = Outcome::Stopped;
+            }
+        }
+    }
+    Ok(outcome)
 }
 
 /// True for the phases a switch reaches only through a commit.

@@ -11,17 +11,31 @@
 //!   up; when up, the speed must be the plan's, and an LLDP neighbour, when
 //!   the server sends one, must be the planned server.
 //! - BGP (when the plan routes with BGP): every planned session
-//!   established, its BFD peer up when the plan runs BFD.
+//!   configured and established, its BFD peer up when the plan runs BFD.
 //! - Routes: every planned prefix installed in its VRF with exactly the
 //!   planned next hops (other routes, such as connected ones, are not
 //!   compared).
+//!
+//! A first install meets a fabric whose other switches run no BGP yet: a
+//! session to a peer that is not configured cannot come up. With a
+//! [`Partial`] view such a session is *pending* instead of a mismatch: its
+//! peer has not been verified in this push and the session was not
+//! established before the commit (a session that was up before must stay
+//! up, so a fault pushed into a running fabric is still caught). While
+//! sessions are pending, routes are checked only for what can be seen in
+//! part of a fabric: every installed next hop of a planned prefix is the
+//! peer of an established session. The push confirms such switches only
+//! once the whole fabric passes the full check (see `run`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 use planner::checked::CheckedPlan;
-use planner::expect::Expected;
+use planner::expect::{Expected, ExpectedSession};
 use planner::render::Vendor;
+use serde::Serialize;
 
+use super::Device;
 use super::device::Observed;
 use super::error::{PushError, Result};
 
@@ -33,17 +47,72 @@ pub fn expected(plan: &CheckedPlan, switch: &str, vendor: Vendor) -> Result<Expe
     })
 }
 
+/// What the rest of the fabric is known to run while a switch is
+/// verified during a push.
+#[derive(Debug, Clone, Default)]
+pub struct Partial {
+    /// Physical switches that run the plan: verified earlier in this push,
+    /// or already unchanged.
+    pub live: BTreeSet<String>,
+    /// This switch's sessions established before the commit, as (VRF, peer
+    /// address).
+    pub before: BTreeSet<(String, String)>,
+    /// The push met an unconfigured fabric: routes are checked as in part
+    /// of a fabric even where no session of this switch is pending.
+    pub first_install: bool,
+}
+
+impl Partial {
+    /// The established sessions of `seen`, as (VRF, peer address).
+    pub fn established(seen: &Observed) -> BTreeSet<(String, String)> {
+        seen.bgp
+            .iter()
+            .filter(|b| b.established)
+            .map(|b| (b.vrf.clone(), b.peer.clone()))
+            .collect()
+    }
+
+    /// True when `s` (in `vrf`) must be established: its peer runs the
+    /// plan, or it was established before the commit.
+    fn requires(&self, vrf: &str, s: &ExpectedSession) -> bool {
+        self.live.contains(&s.peer_device)
+            || self
+                .before
+                .contains(&(vrf.to_string(), s.peer_address.to_string()))
+    }
+}
+
+/// The outcome of a verification.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// What differs from the plan; empty when the switch is as planned.
+    pub mismatches: Vec<String>,
+    /// Sessions waiting on peers that are not configured yet (only with a
+    /// [`Partial`] view).
+    pub pending: Vec<String>,
+}
+
+impl Verdict {
+    /// True when nothing differs and nothing waits.
+    pub fn complete(&self) -> bool {
+        self.mismatches.is_empty() && self.pending.is_empty()
+    }
+}
+
 /// The mismatches of `seen` against `want`; empty when the switch is as
 /// planned. `vendor_of(peer)` is the vendor of physical switch `peer` of
 /// the plan (`None` for a server); a peer of this switch's vendor has its
-/// port name compared too.
+/// port name compared too. `partial` (during a push) lets sessions to
+/// peers not configured yet be pending; `None` requires the whole plan.
 pub fn check(
     want: &Expected,
     seen: &Observed,
     vendor_of: &dyn Fn(&str) -> Option<Vendor>,
-) -> Vec<String> {
+    partial: Option<&Partial>,
+) -> Verdict {
     let sw = &want.device;
     let mut out = Vec::new();
+    let mut pending = Vec::new();
     for p in &want.ports {
         let port = &p.interface;
         let peer = &p.lldp.device;
@@ -109,10 +178,19 @@ pub fn check(
                     "{sw} {} (VRF {}): no BGP session with {} {peer}",
                     s.interface, v.vrf, s.peer
                 )),
-                Some(b) if !b.established => out.push(format!(
-                    "{sw} {} (VRF {}): the BGP session with {} {peer} is not established",
-                    s.interface, v.vrf, s.peer
-                )),
+                Some(b) if !b.established => {
+                    if partial.is_some_and(|p| !p.requires(&v.vrf, s)) {
+                        pending.push(format!(
+                            "{sw} {} (VRF {}): the BGP session with {} {peer} waits on {}, not configured yet",
+                            s.interface, v.vrf, s.peer, s.peer_device
+                        ));
+                        continue;
+                    }
+                    out.push(format!(
+                        "{sw} {} (VRF {}): the BGP session with {} {peer} is not established",
+                        s.interface, v.vrf, s.peer
+                    ));
+                }
                 Some(b) if b.remote_as.is_some_and(|a| a != s.peer_asn) => out.push(format!(
                     "{sw} {} (VRF {}): {} {peer} has AS {}, the plan says {}",
                     s.interface,
@@ -134,6 +212,10 @@ pub fn check(
                     s.interface, v.vrf, s.peer
                 ));
             }
+        }
+        if !pending.is_empty() || partial.is_some_and(|p| p.first_install) {
+            out.extend(partial_routes(sw, &v.vrf, &v.routes, seen));
+            continue;
         }
         for (prefix, hops) in &v.routes {
             let want_hops: BTreeSet<String> = hops.iter().map(ToString::to_string).collect();
@@ -157,7 +239,84 @@ pub fn check(
             }
         }
     }
+    Verdict {
+        mismatches: out,
+        pending,
+    }
+}
+
+/// Routes in part of a fabric: a planned prefix may be missing or reached
+/// over fewer next hops, but every next hop it has must be the peer of an
+/// established session of its VRF.
+fn partial_routes(
+    sw: &str,
+    vrf: &str,
+    planned: &BTreeMap<String, BTreeSet<std::net::Ipv4Addr>>,
+    seen: &Observed,
+) -> Vec<String> {
+    let up: BTreeSet<&str> = seen
+        .bgp
+        .iter()
+        .filter(|b| b.vrf == vrf && b.established)
+        .map(|b| b.peer.as_str())
+        .collect();
+    let mut out = Vec::new();
+    for prefix in planned.keys() {
+        let Some(r) = seen
+            .routes
+            .iter()
+            .find(|r| r.vrf == vrf && &r.prefix == prefix)
+        else {
+            continue;
+        };
+        let stray: BTreeSet<String> = r
+            .next_hops
+            .iter()
+            .filter(|h| !up.contains(h.as_str()))
+            .cloned()
+            .collect();
+        if !stray.is_empty() {
+            out.push(format!(
+                "{sw} VRF {vrf}: {prefix} via {}, which is no established BGP session",
+                list(&stray)
+            ));
+        }
+    }
     out
+}
+
+/// Observes `dev` until it shows no mismatch against `want` (pending
+/// sessions may remain) or `until`, at most once a second: BGP takes
+/// seconds to bring sessions up and to install every next hop after a
+/// commit, and LLDP to see a neighbour. `vendors` gives every physical
+/// switch's vendor (see [`check`]). Returns the last observation's verdict.
+pub async fn settle(
+    until: Instant,
+    dev: &mut impl Device,
+    want: &Expected,
+    vendors: &BTreeMap<String, Vendor>,
+    partial: Option<&Partial>,
+) -> Result<Verdict> {
+    settle_every(until, Duration::from_secs(1), dev, &|seen| {
+        check(want, seen, &|p| vendors.get(p).copied(), partial)
+    })
+    .await
+}
+
+async fn settle_every(
+    until: Instant,
+    every: Duration,
+    dev: &mut impl Device,
+    check: &(dyn Fn(&Observed) -> Verdict + Sync),
+) -> Result<Verdict> {
+    loop {
+        let seen = dev.observe().await?;
+        let verdict = check(&seen);
+        if verdict.mismatches.is_empty() || Instant::now() + every > until {
+            return Ok(verdict);
+        }
+        tokio::time::sleep(every).await;
+    }
 }
 
 fn neighbours(here: &[&super::device::LldpNeighbour]) -> String {
@@ -245,7 +404,11 @@ mod tests {
             let p = plan(bgp);
             let want = expected(&p, "sw1", Vendor::named("nvue").expect("nvue")).expect("expected");
             let good = as_planned(&want);
-            assert_eq!(check(&want, &good, &nvue), Vec::<String>::new(), "{file}");
+            assert_eq!(
+                check(&want, &good, &nvue, None).mismatches,
+                Vec::<String>::new(),
+                "{file}"
+            );
             let vendor_of = |s: &str| if s.starts_with("sw") { nvue(s) } else { None };
             let inter = want
                 .ports
@@ -261,7 +424,7 @@ mod tests {
                 .expect("port")
                 .up = false;
             assert_eq!(
-                check(&want, &o, &vendor_of),
+                check(&want, &o, &vendor_of, None).mismatches,
                 [format!("sw1 {i}: down, the plan cables it to {peer}")]
             );
             let mut o = good.clone();
@@ -271,7 +434,7 @@ mod tests {
                 .expect("lldp")
                 .system = "sw9".into();
             assert_eq!(
-                check(&want, &o, &vendor_of),
+                check(&want, &o, &vendor_of, None).mismatches,
                 [format!(
                     "sw1 {i}: LLDP neighbour is sw9 {}, the plan cables it to {peer}",
                     inter.lldp.port
@@ -284,7 +447,7 @@ mod tests {
                 .expect("port")
                 .speed_mbps = Some(25_000);
             assert!(
-                check(&want, &o, &vendor_of)[0]
+                check(&want, &o, &vendor_of, None).mismatches[0]
                     .contains("runs at 25000 Mb/s, the plan says 100000 Mb/s")
             );
             // A server port that is down is no fault.
@@ -299,7 +462,10 @@ mod tests {
                 .find(|x| x.name == access.interface)
                 .expect("port")
                 .up = false;
-            assert_eq!(check(&want, &o, &vendor_of), Vec::<String>::new());
+            assert_eq!(
+                check(&want, &o, &vendor_of, None).mismatches,
+                Vec::<String>::new()
+            );
             // A route with a next hop missing.
             let mut o = good.clone();
             let r = o
@@ -309,7 +475,7 @@ mod tests {
                 .expect("an ECMP route");
             let (vrf, prefix) = (r.vrf.clone(), r.prefix.clone());
             r.next_hops.pop();
-            let got = check(&want, &o, &vendor_of);
+            let got = check(&want, &o, &vendor_of, None).mismatches;
             assert!(
                 got.len() == 1 && got[0].starts_with(&format!("sw1 VRF {vrf}: {prefix} via ")),
                 "{got:?}"
@@ -318,7 +484,7 @@ mod tests {
                 let mut o = good.clone();
                 o.bgp[0].established = false;
                 o.bfd[0].up = false;
-                let got = check(&want, &o, &vendor_of);
+                let got = check(&want, &o, &vendor_of, None).mismatches;
                 assert_eq!(got.len(), 2, "{got:?}");
                 assert!(
                     got[0].contains("is not established") && got[1].contains("BFD with"),
@@ -326,5 +492,131 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A first install: the switch's peers run no BGP yet.
+    #[test]
+    fn sessions_to_unconfigured_peers_are_pending_and_faults_still_named() {
+        let p = plan(true);
+        let want = expected(&p, "sw1", Vendor::named("nvue").expect("nvue")).expect("expected");
+        let good = as_planned(&want);
+        let vrf = want.vrfs[0].vrf.clone();
+        let first = want.vrfs[0].sessions[0].clone();
+        // Configured, nothing established, nothing learnt.
+        let mut alone = good.clone();
+        alone.bgp.iter_mut().for_each(|b| b.established = false);
+        alone.bfd.iter_mut().for_each(|b| b.up = false);
+        alone.routes.clear();
+        let fresh = Partial::default();
+        let v = check(&want, &alone, &nvue, Some(&fresh));
+        assert_eq!(v.mismatches, Vec::<String>::new());
+        assert_eq!(v.pending.len(), want.vrfs[0].sessions.len());
+        assert!(
+            v.pending[0].contains(&format!(
+                "waits on {}, not configured yet",
+                first.peer_device
+            )),
+            "{:?}",
+            v.pending
+        );
+        // Without the partial view every session is a mismatch.
+        assert_eq!(
+            check(&want, &alone, &nvue, None).mismatches.len(),
+            2 * want.vrfs[0].sessions.len() + want.vrfs[0].routes.len()
+        );
+        // A session that was up before the commit must still be up.
+        let before = Partial {
+            before: [(vrf.clone(), first.peer_address.to_string())].into(),
+            ..Partial::default()
+        };
+        let v = check(&want, &alone, &nvue, Some(&before));
+        assert_eq!(v.mismatches.len(), 2, "{:?}", v.mismatches);
+        assert!(v.mismatches[0].contains("is not established"));
+        assert!(v.mismatches[1].contains("BFD with"));
+        // So must a session to a peer verified earlier in the push.
+        let live = Partial {
+            live: [first.peer_device.clone()].into(),
+            ..Partial::default()
+        };
+        assert_eq!(check(&want, &alone, &nvue, Some(&live)).mismatches.len(), 2);
+        // A session the candidate lacks is never pending.
+        let mut missing = alone.clone();
+        missing.bgp.remove(0);
+        let v = check(&want, &missing, &nvue, Some(&fresh));
+        assert!(v.mismatches[0].contains("no BGP session with"), "{v:?}");
+        // A route over a session that is not up is a fault.
+        let mut stray = alone.clone();
+        let (prefix, hops) = want.vrfs[0].routes.iter().next().expect("a route");
+        stray.routes.push(Route {
+            vrf: vrf.clone(),
+            prefix: prefix.clone(),
+            next_hops: vec![hops.iter().next().expect("a hop").to_string()],
+        });
+        let v = check(&want, &stray, &nvue, Some(&fresh));
+        assert_eq!(v.mismatches.len(), 1, "{v:?}");
+        assert!(v.mismatches[0].contains("which is no established BGP session"));
+        // Once the fabric is up the partial view finds nothing to forgive.
+        let v = check(&want, &good, &nvue, Some(&fresh));
+        assert!(v.complete(), "{v:?}");
+    }
+
+    /// A device that only counts how often it was observed.
+    struct Counter(std::sync::atomic::AtomicUsize);
+
+    impl Device for Counter {
+        async fn identity(&mut self) -> Result<crate::push::device::Identity> {
+            unreachable!("settle only observes")
+        }
+        async fn load(&mut self, _: &str) -> Result<String> {
+            unreachable!("settle only observes")
+        }
+        async fn discard(&mut self) -> Result<()> {
+            unreachable!("settle only observes")
+        }
+        async fn commit(&mut self, _: Duration) -> Result<crate::push::device::Commit> {
+            unreachable!("settle only observes")
+        }
+        async fn observe(&mut self) -> Result<Observed> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(Observed::default())
+        }
+        async fn confirm(&mut self) -> Result<()> {
+            unreachable!("settle only observes")
+        }
+        async fn rollback(&mut self, _: &str) -> Result<()> {
+            unreachable!("settle only observes")
+        }
+    }
+
+    #[tokio::test]
+    async fn settle_observes_until_the_check_passes_or_the_time_is_up() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let mut dev = Counter(0.into());
+        let reads = |d: &Counter| d.0.load(SeqCst);
+        let third = std::sync::atomic::AtomicUsize::new(0);
+        let passes_third = |_: &Observed| Verdict {
+            mismatches: if third.fetch_add(1, SeqCst) < 2 {
+                vec!["not yet".to_string()]
+            } else {
+                Vec::new()
+            },
+            pending: vec!["may stay".to_string()],
+        };
+        let until = Instant::now() + Duration::from_secs(5);
+        let v = settle_every(until, Duration::from_millis(10), &mut dev, &passes_third)
+            .await
+            .expect("settles");
+        assert!(v.mismatches.is_empty());
+        assert_eq!(reads(&dev), 3);
+        // Out of time: the last verdict, after one read.
+        let mut dev = Counter(0.into());
+        let never = |_: &Observed| Verdict {
+            mismatches: vec!["never".to_string()],
+            pending: Vec::new(),
+        };
+        let v = settle_every(Instant::now(), Duration::from_millis(10), &mut dev, &never)
+            .await
+            .expect("returns");
+        assert_eq!((v.mismatches.len(), reads(&dev)), (1, 1));
     }
 }
