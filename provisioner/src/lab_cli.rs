@@ -116,6 +116,10 @@ pub enum LabCommand {
     Cut {
         /// The cable, link:A-B.
         link: String,
+        /// Keep both ends up and drop every frame instead: a link that
+        /// fails silently, which only BFD (or BGP's hold timer) detects.
+        #[arg(long)]
+        silent: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -373,6 +377,9 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                 for (c, rate) in &s.changed {
                     t += &match rate {
                         Some(r) => format!("  cable {c}: degraded to {r} kbit/s\n"),
+                        None if s.silent.contains(c) => {
+                            format!("  cable {c}: cut silently (up, every frame dropped)\n")
+                        }
                         None => format!("  cable {c}: cut\n"),
                     };
                 }
@@ -387,9 +394,21 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
         }
         LabCommand::Degrade { link, rate, common } => {
             let kbit = lab::parse_rate(&rate)?;
-            change(&common, &link, Change::Rate(kbit))
+            change(&common, &link, Change::Set(build::Setting::Rate(kbit)))
         }
-        LabCommand::Cut { link, common } => change(&common, &link, Change::Cut),
+        LabCommand::Cut {
+            link,
+            silent,
+            common,
+        } => change(
+            &common,
+            &link,
+            Change::Set(if silent {
+                build::Setting::Silent
+            } else {
+                build::Setting::Down
+            }),
+        ),
         LabCommand::Restore { link, common } => change(&common, &link, Change::Restore),
         LabCommand::Down { common } => {
             state::check_name(&common.name)?;
@@ -407,8 +426,7 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
 }
 
 enum Change {
-    Rate(u64),
-    Cut,
+    Set(build::Setting),
     Restore,
 }
 
@@ -419,13 +437,13 @@ fn change(common: &Common, link: &str, what: Change) -> Result<()> {
     let cables = build::find_cables(&st, link)?;
     let names: Vec<String> = cables.iter().map(|&c| st.cable_name(c)).collect();
     let said = match what {
-        Change::Rate(kbit) => {
-            build::change(&sys, &common.state_dir, &mut st, &cables, Some(kbit))?;
-            format!("{kbit} kbit/s")
-        }
-        Change::Cut => {
-            build::change(&sys, &common.state_dir, &mut st, &cables, None)?;
-            "cut".to_string()
+        Change::Set(setting) => {
+            build::change(&sys, &common.state_dir, &mut st, &cables, setting)?;
+            match setting {
+                build::Setting::Rate(kbit) => format!("{kbit} kbit/s"),
+                build::Setting::Down => "cut".to_string(),
+                build::Setting::Silent => "cut silently (up, every frame dropped)".to_string(),
+            }
         }
         Change::Restore => {
             build::restore(&sys, &common.state_dir, &mut st, &cables)?;

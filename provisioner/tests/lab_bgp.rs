@@ -166,8 +166,8 @@ fn a_bgp_lab_runs_frr_per_physical_switch_and_leaves_nothing() {
     assert_eq!(up["namespaces"], 24, "{up}");
 
     // One devices entry per physical switch, in the namespace FRR runs.
-    let devices = lab.ok(&["devices"]);
-    let parsed: toml::Value = toml::from_str(&devices).unwrap();
+    let devices_text = lab.ok(&["devices"]);
+    let parsed: toml::Value = toml::from_str(&devices_text).unwrap();
     let list = parsed["device"].as_array().unwrap();
     assert_eq!(list.len(), 8);
     let st = lab.state();
@@ -208,9 +208,72 @@ fn a_bgp_lab_runs_frr_per_physical_switch_and_leaves_nothing() {
         }
     }
 
-    // A static lab has no devices to push to.
     let status = lab.json(&["status"]);
     assert_eq!(status["routing"], "bgp");
+
+    // A first install onto this fabric that runs no BGP. One switch alone
+    // cannot verify (its peers run no BGP): it goes back to what it ran,
+    // and the error says to push the peers with it.
+    let work = tempfile::tempdir().unwrap();
+    let devices = work.path().join("devices.toml");
+    std::fs::write(&devices, &devices_text).unwrap();
+    let bgp_plan = plan("bigraph-2x8-bgp.plan.json");
+    let args = |journal: &str| {
+        vec![
+            bgp_plan.to_str().unwrap().to_string(),
+            "--devices".to_string(),
+            devices.to_str().unwrap().to_string(),
+            "--journal".to_string(),
+            work.path().join(journal).to_str().unwrap().to_string(),
+        ]
+    };
+    let mut alone = args("alone.json");
+    alone.extend(["--switch", "sw1", "--settle", "3s"].map(String::from));
+    let alone: Vec<&str> = alone.iter().map(String::as_str).collect();
+    let (code, report, err) = push(work.path(), &alone);
+    assert_eq!(code, Some(2), "{err}\n{report}");
+    assert_eq!(
+        phases(&report),
+        [("sw1".to_string(), "rolled-back".to_string())],
+        "{report}"
+    );
+    assert!(
+        err.contains("its peers sw2, sw4, sw6, sw8 were not part of this push"),
+        "{err}"
+    );
+    assert!(!vtysh("efl-tbgpa-p0", "show running-config").contains("router bgp"));
+
+    // The whole fabric: each switch verified as far as the fabric runs,
+    // then all checked in full and confirmed.
+    let all = args("all.json");
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let (code, report, err) = push(work.path(), &all);
+    assert_eq!(code, Some(0), "{err}\n{report}");
+    for s in report["switches"].as_array().unwrap() {
+        assert_eq!(s["phase"], "confirmed", "{s}");
+        assert_eq!(s["mismatches"], serde_json::json!([]), "{s}");
+        assert_eq!(s["waits_for_fabric"], true, "{s}");
+    }
+    // The canary met only peers without BGP.
+    let canary = &report["switches"][0];
+    assert!(
+        canary["pending"].is_null(),
+        "pending sessions are cleared once the fabric checked: {canary}"
+    );
+    for (j, sw) in st["lab"]["switches"].as_array().unwrap().iter().enumerate() {
+        let ns = format!("efl-tbgpa-p{j}");
+        for r in sw["routes"].as_array().unwrap() {
+            let mut want: Vec<String> = r["via"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["address"].as_str().unwrap().to_string())
+                .collect();
+            want.sort();
+            let prefix = r["prefix"].as_str().unwrap();
+            assert_eq!(next_hops(&ns, prefix), want, "{ns} {prefix}");
+        }
+    }
 
     let down = lab.json(&["down"]);
     assert_eq!(down["namespaces"], 24);
@@ -497,25 +560,62 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
         })
         .collect();
     assert!(!watch.is_empty(), "no switch routes {subnet} through sw1");
-    let cut_at = Instant::now();
-    lab.ok(&["cut", "link:sw1-sw4"]);
-    let mut moved = Duration::ZERO;
-    for (i, via) in &watch {
-        while next_hops(&ns(*i), &subnet).contains(via) {
-            assert!(
-                cut_at.elapsed() < Duration::from_secs(5),
-                "{} still routes {subnet} via sw1 ({via})",
-                ns(*i)
-            );
-            std::thread::sleep(Duration::from_millis(5));
+    let port = switches[sw1]["routed_ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["peer"] == sw4)
+        .unwrap()["port"]
+        .clone();
+    let port_up = || {
+        let link = Command::new("ip")
+            .args(["-n", &ns(sw1), "link", "show", "dev", &format!("swp{port}")])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&link.stdout).contains("state UP")
+    };
+    // Cuts sw1-sw4 as `how` says and returns when every switch stopped
+    // routing sw4's subnet through sw1; the engine then runs over the
+    // other paths, and the cable comes back.
+    let cut = |how: &[&str], what: &str| {
+        let cut_at = Instant::now();
+        let mut args = vec!["cut", "link:sw1-sw4"];
+        args.extend_from_slice(how);
+        lab.ok(&args);
+        assert_eq!(port_up(), !how.is_empty(), "{what}: sw1's port to sw4");
+        let silent: &[&str] = if how.is_empty() { &[] } else { &["sw1-sw4"] };
+        let status = lab.json(&["status"]);
+        assert_eq!(
+            status["silent"],
+            serde_json::json!(silent),
+            "{what}: {status}"
+        );
+        let mut moved = Duration::ZERO;
+        for (i, via) in &watch {
+            while next_hops(&ns(*i), &subnet).contains(via) {
+                assert!(
+                    cut_at.elapsed() < Duration::from_secs(5),
+                    "{} still routes {subnet} via sw1 ({via}) after {what}",
+                    ns(*i)
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            moved = moved.max(cut_at.elapsed());
         }
-        moved = moved.max(cut_at.elapsed());
-    }
-    eprintln!("routes off the cut cable sw1-sw4 at every switch after {moved:?}");
-    assert!(moved < Duration::from_secs(1), "{moved:?}");
-    let after = hdrm(&lab);
-    assert_eq!(after["timed"][0]["wrong"], 0, "{after}");
-    lab.ok(&["restore", "link:sw1-sw4"]);
+        eprintln!("routes off sw1-sw4 at every switch {moved:?} after {what}");
+        assert!(moved < Duration::from_secs(1), "{what}: {moved:?}");
+        let after = hdrm(&lab);
+        assert_eq!(after["timed"][0]["wrong"], 0, "{what}: {after}");
+        lab.ok(&["restore", "link:sw1-sw4"]);
+        routes_as_planned(Duration::from_secs(30));
+    };
+    // A cable pulled: both ports go down, BGP drops the session at once.
+    cut(&[], "a cut");
+    // A silent failure: the cable stays up and drops every frame, so no
+    // port goes down; BFD (100 ms x 3 since the push) notices.
+    cut(&["--silent"], "a silent cut");
+    let status = lab.json(&["status"]);
+    assert_eq!(status["silent"], serde_json::json!([]), "{status}");
 
     let down = lab.json(&["down"]);
     assert_eq!(down["namespaces"], 24);

@@ -2,7 +2,10 @@
 //!
 //! What it configures:
 //!
-//! - `frr defaults datacenter`, `hostname`, `service integrated-vtysh-config`;
+//! - `frr defaults datacenter`, `hostname`, `service integrated-vtysh-config`,
+//!   and `no zebra nexthop kernel enable` (routes carry their next hops
+//!   inline: FRR 8.x's zebra can leave a kernel nexthop group short of a
+//!   member after a port flaps, seen in the lab with Debian's 8.4.4);
 //! - a `vrf <Vrf<vlan>>` block per half when the switch is split in two
 //!   VLAN halves; an unsplit switch routes in the default VRF;
 //! - `interface swpN` per port: the peer as `description`, the /31 `ip
@@ -185,6 +188,13 @@ fn render(m: &Model<'_>, r: &Router<'_>, bgp: Option<&Bgp>) -> String {
     let _ = writeln!(w, "frr defaults datacenter");
     let _ = writeln!(w, "hostname {}", names::comment(r.hostname));
     let _ = writeln!(w, "service integrated-vtysh-config");
+    let _ = writeln!(
+        w,
+        "! Next hops inline in each route, not kernel nexthop groups: zebra 8.x can\n\
+         ! leave a group short of a member after a port flaps (FRR issues 14481,\n\
+         ! 15505).\n\
+         no zebra nexthop kernel enable"
+    );
     let _ = writeln!(w, "!");
     // Static routes of a domain, one line per next hop.
     let statics = |w: &mut String, d: usize, indent: &str| {

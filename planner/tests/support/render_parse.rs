@@ -1002,6 +1002,7 @@ fn frr(text: &str, file: &str) -> Result<ParsedConfig> {
         match (&mut block, w.as_slice()) {
             (FrrBlock::Top, ["frr", "defaults", "datacenter"])
             | (FrrBlock::Top, ["service", "integrated-vtysh-config"])
+            | (FrrBlock::Top, ["no", "zebra", "nexthop", "kernel", "enable"])
             | (FrrBlock::Top, ["end"]) => {}
             (FrrBlock::Top, ["hostname", h]) => c.hostname = h.to_string(),
             (FrrBlock::Top, ["vrf", v]) => {

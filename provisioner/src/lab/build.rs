@@ -502,14 +502,31 @@ pub fn find_cables(st: &State, spec: &str) -> Result<Vec<usize>> {
     )))
 }
 
-/// Sets the rate of cables (both ends), cuts them (`None`: both ends
-/// down) or restores them (`Some(None)` is not used: see [`restore`]).
+/// What a cable is set to (both ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// Up, shaped to this rate (kbit/s).
+    Rate(u64),
+    /// Both ends down: the switches see the link go (a pulled cable).
+    Down,
+    /// Both ends up, every frame dropped: a link that fails silently (a
+    /// bad optic, a hung peer), which only BFD or the hold timer notices.
+    Silent,
+}
+
+/// The qdisc that drops every frame: a token bucket too small for any.
+fn silent(dev: &str) -> String {
+    format!("qdisc add dev {dev} root tbf rate 8bit burst 1 limit 1")
+}
+
+/// Sets cables (both ends) to a rate, cuts them, or makes them drop
+/// everything (see [`restore`] for the planned state).
 pub fn change(
     sys: &Sys,
     dir: &Path,
     st: &mut State,
     cables: &[usize],
-    rate: Option<u64>,
+    setting: Setting,
 ) -> Result<()> {
     for &c in cables {
         let cable = st.lab.cables[c].clone();
@@ -520,23 +537,25 @@ pub fn change(
             (st.switch_ns(cable.b), cable.b_port, mtu_b),
         ];
         for (ns, port, mtu) in &ends {
-            match rate {
-                Some(kbit) => {
-                    let dev = port_name(*port);
+            let dev = port_name(*port);
+            match setting {
+                Setting::Rate(_) | Setting::Silent => {
                     sys.ip_batch(Some(ns), &[format!("link set {dev} up")], false)?;
-                    // HTB cannot be replaced by HTB in place: the old
-                    // shaper goes first.
+                    // A qdisc cannot be replaced by HTB in place: the old
+                    // one goes first.
                     sys.tc_batch(ns, &[format!("qdisc del dev {dev} root")], true)?;
-                    sys.tc_batch(ns, &shaper(&dev, kbit, *mtu), false)?;
+                    let lines = match setting {
+                        Setting::Rate(kbit) => shaper(&dev, kbit, *mtu),
+                        _ => vec![silent(&dev)],
+                    };
+                    sys.tc_batch(ns, &lines, false)?;
                 }
-                None => sys.ip_batch(
-                    Some(ns),
-                    &[format!("link set {} down", port_name(*port))],
-                    false,
-                )?,
+                Setting::Down => {
+                    sys.ip_batch(Some(ns), &[format!("link set {dev} down")], false)?;
+                }
             }
         }
-        if rate.is_some() && st.routing == Routing::Static {
+        if matches!(setting, Setting::Rate(_)) && st.routing == Routing::Static {
             // Routes through a port that was down went with it (under
             // BGP, zebra puts them back itself).
             reroute(sys, st, &[cable.a, cable.b])?;
@@ -544,7 +563,11 @@ pub fn change(
         st.changed.retain(|x| x.cable != c);
         st.changed.push(Changed {
             cable: c,
-            rate_kbit: rate,
+            rate_kbit: match setting {
+                Setting::Rate(kbit) => Some(kbit),
+                Setting::Down | Setting::Silent => None,
+            },
+            silent: setting == Setting::Silent,
         });
     }
     st.changed.sort_by_key(|x| x.cable);
@@ -555,7 +578,7 @@ pub fn change(
 pub fn restore(sys: &Sys, dir: &Path, st: &mut State, cables: &[usize]) -> Result<()> {
     for &c in cables {
         let rate = st.scaled(st.lab.cables[c].gbps);
-        change(sys, dir, st, &[c], Some(rate))?;
+        change(sys, dir, st, &[c], Setting::Rate(rate))?;
         st.changed.retain(|x| x.cable != c);
     }
     state::write(dir, st)
@@ -663,6 +686,9 @@ pub struct Status {
     /// Cables changed by degrade or cut: name and rate (kbit/s, absent
     /// when cut).
     pub changed: Vec<(String, Option<u64>)>,
+    /// The cut cables among them that are up but drop every frame
+    /// (`lab cut --silent`).
+    pub silent: Vec<String>,
     /// Policy rules of the last run's pins.
     pub pins: usize,
     /// `static` or `bgp`.
@@ -692,6 +718,12 @@ pub fn status(dir: &Path, name: &str) -> Result<Status> {
             .changed
             .iter()
             .map(|c| (st.cable_name(c.cable), c.rate_kbit))
+            .collect(),
+        silent: st
+            .changed
+            .iter()
+            .filter(|c| c.silent)
+            .map(|c| st.cable_name(c.cable))
             .collect(),
         pins: st.pins.len(),
         routing: st.routing,

@@ -87,6 +87,9 @@ pub struct Changed {
     pub cable: usize,
     /// Its rate now, kbit/s (`None` when cut).
     pub rate_kbit: Option<u64>,
+    /// Cut silently: up, every frame dropped.
+    #[serde(default)]
+    pub silent: bool,
 }
 
 impl State {
