@@ -9,6 +9,8 @@ use planner::checked::CheckedPlan;
 use provisioner::lab::{self, build, burnin, run, state, sys::Sys};
 use provisioner::probe;
 
+use super::{Format, show};
+
 /// Flags every lab command shares.
 #[derive(Debug, Clone, Args)]
 pub struct Common {
@@ -21,14 +23,6 @@ pub struct Common {
     state_dir: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// Aligned text for people.
-    Table,
-    /// JSON for programs.
-    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -209,19 +203,6 @@ pub struct RunArgs {
     common: Common,
 }
 
-fn out<T: serde::Serialize>(
-    format: Format,
-    value: &T,
-    table: impl FnOnce(&T) -> String,
-) -> Result<()> {
-    let text = match format {
-        Format::Json => serde_json::to_string_pretty(value)? + "\n",
-        Format::Table => table(value),
-    };
-    print!("{text}");
-    Ok(())
-}
-
 fn load_plan(path: &Path) -> Result<CheckedPlan> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", path.display())))?;
@@ -278,13 +259,13 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             }
             let devices = lab::frr::devices(&st);
             let text = match common.format {
-                Format::Json => serde_json::to_string_pretty(&devices)? + "\n",
+                Format::Json => super::json(&devices)?,
                 Format::Table => lab::frr::devices_toml(&st),
             };
             match file {
                 Some(f) => std::fs::write(&f, text)
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", f.display()))?,
-                None => print!("{text}"),
+                None => super::print(&text)?,
             }
             Ok(())
         }
@@ -337,7 +318,7 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
                     frr_configs,
                 },
             )?;
-            out(common.format, &report, |r| {
+            show(common.format, &report, |r| {
                 format!(
                     "lab {} is up: {} namespaces ({} switches, {} sub-nodes), {} cables, NIC cables at {} kbit/s, {} routing, in {:.2} s\n{}",
                     r.name,
@@ -361,7 +342,7 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
         }
         LabCommand::Status { common } => {
             let s = build::status(&common.state_dir, &common.name)?;
-            out(common.format, &s, |s| {
+            show(common.format, &s, |s| {
                 let mut t = format!(
                     "lab {} ({}, {} routing): plan {}, {} switches and {} sub-nodes, {} inter-switch cables, NIC cables at {} kbit/s, {} pinned choices\n",
                     s.name,
@@ -414,7 +395,7 @@ fn dispatch(cmd: LabCommand) -> Result<()> {
             state::check_name(&common.name)?;
             let sys = Sys::find()?;
             let r = build::down(&sys, &common.state_dir, &common.name)?;
-            out(common.format, &r, |r| {
+            show(common.format, &r, |r| {
                 format!(
                     "lab {} is down: {} namespaces removed ({} processes stopped) in {:.2} s\n",
                     r.name, r.namespaces, r.processes, r.seconds
@@ -451,7 +432,7 @@ fn change(common: &Common, link: &str, what: Change) -> Result<()> {
         }
     };
     let report = serde_json::json!({ "lab": st.name, "cables": names, "now": said });
-    out(common.format, &report, |_| {
+    show(common.format, &report, |_| {
         format!("lab {}: cable {} {}\n", st.name, names.join(", "), said)
     })
 }
@@ -476,7 +457,7 @@ fn run_lab(a: RunArgs) -> Result<()> {
                 port: a.port,
             },
         )?;
-        return out(common.format, &b, planner::network::burnin::render);
+        return show(common.format, &b, planner::network::burnin::render);
     }
     let plan = load_plan(Path::new(&st.plan_file))?;
     let algorithm = probe::schedule::algorithm(&a.algorithm)?;
@@ -517,5 +498,5 @@ fn run_lab(a: RunArgs) -> Result<()> {
             timeout: a.timeout,
         },
     )?;
-    out(common.format, &report, run::render)
+    show(common.format, &report, run::render)
 }

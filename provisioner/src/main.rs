@@ -598,6 +598,19 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String> {
     Ok(s)
 }
 
+/// Prints `value` as JSON, or as the text `table` makes of it.
+fn show<T: serde::Serialize>(
+    format: Format,
+    value: &T,
+    table: impl FnOnce(&T) -> String,
+) -> Result<()> {
+    let text = match format {
+        Format::Json => json(value)?,
+        Format::Table => table(value),
+    };
+    print(&text)
+}
+
 fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {

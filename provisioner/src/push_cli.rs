@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use planner::checked::CheckedPlan;
 use planner::text::Table;
@@ -17,13 +17,7 @@ use provisioner::push::rollout::Policy;
 use provisioner::push::run::{self, Options, Report};
 use provisioner::push::{PushError, devices, ops};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// Aligned text for people.
-    Table,
-    /// JSON for programs.
-    Json,
-}
+use super::{Format, runtime, show};
 
 const DEFAULT_JOURNAL: &str = "push-journal.json";
 
@@ -121,12 +115,6 @@ enum PushCommand {
     },
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?)
-}
-
 /// A confirm timer: a duration from 3 s to 23h59m59s.
 fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let secs = parse_seconds(text)?;
@@ -188,7 +176,7 @@ fn dispatch(args: PushArgs) -> Result<()> {
             format,
         }) => {
             let j = journal::read(&path).map_err(provisioner::Error::Push)?;
-            print(format, &j, status_table)
+            show(format, &j, status_table)
         }
         Some(PushCommand::Confirm(a)) => act(ops::confirm(&a.journal, &a.switches), a.format),
         Some(PushCommand::Rollback(a)) => act(ops::rollback(&a.journal, &a.switches), a.format),
@@ -250,7 +238,7 @@ fn push(a: RunArgs) -> Result<()> {
         .block_on(run::push(&plan, &plan_text, &devices, &options))
         .map_err(provisioner::Error::Push)?;
     let show_diff = a.show_diff;
-    print(a.format, &report, |r| report_table(r, show_diff))?;
+    show(a.format, &report, |r| report_table(r, show_diff))?;
     if report.failed() {
         // The first failure's chain decides the exit code.
         let first = report.switches.iter().find_map(|s| s.error.clone());
@@ -280,7 +268,7 @@ fn act(
     let actions = runtime()?
         .block_on(work)
         .map_err(provisioner::Error::Push)?;
-    print(format, &actions, actions_table)?;
+    show(format, &actions, actions_table)?;
     fail_on(&actions)
 }
 
@@ -289,19 +277,6 @@ fn fail_on(actions: &[ops::Action]) -> Result<()> {
         Some(e) => Err(anyhow::anyhow!(e)),
         None => Ok(()),
     }
-}
-
-fn print<T: serde::Serialize>(
-    format: Format,
-    value: &T,
-    table: impl FnOnce(&T) -> String,
-) -> Result<()> {
-    let text = match format {
-        Format::Json => serde_json::to_string_pretty(value)? + "\n",
-        Format::Table => table(value),
-    };
-    print!("{text}");
-    Ok(())
 }
 
 fn verification(m: &Option<Vec<String>>) -> String {

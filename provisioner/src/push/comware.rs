@@ -48,7 +48,7 @@ use super::device::{
     Target,
 };
 use super::error::{PushError, Result};
-use super::ssh::{Shell, Ssh, SshOptions};
+use super::ssh::{Locking, Shell, Ssh, SshOptions, load_under_lock};
 
 /// Our lock directory on the switch's flash.
 pub const LOCK_DIR: &str = "flash:/efl-push";
@@ -372,16 +372,7 @@ impl Device for Comware {
     }
 
     async fn load(&mut self, candidate: &str) -> Result<String> {
-        self.lock().await?;
-        match self.load_locked(candidate).await {
-            Ok(diff) => Ok(diff),
-            Err(e) => {
-                if !matches!(e, PushError::Transport { .. } | PushError::Timeout { .. }) {
-                    let _ = self.unlock().await;
-                }
-                Err(e)
-            }
-        }
+        load_under_lock(self, candidate).await
     }
 
     async fn discard(&mut self) -> Result<()> {
@@ -1005,6 +996,23 @@ pub fn routing_table(text: &str, vrf: &str) -> Vec<Route> {
         }
     }
     out
+}
+
+impl Locking for Comware {
+    fn lock(&mut self) -> impl std::future::Future<Output = Result<()>> + Send {
+        Comware::lock(self)
+    }
+
+    fn unlock(&mut self) -> impl std::future::Future<Output = Result<()>> + Send {
+        Comware::unlock(self)
+    }
+
+    fn load_locked(
+        &mut self,
+        candidate: &str,
+    ) -> impl std::future::Future<Output = Result<String>> + Send {
+        Comware::load_locked(self, candidate)
+    }
 }
 
 #[cfg(test)]

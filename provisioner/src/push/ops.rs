@@ -40,6 +40,16 @@ pub fn context(j: &Journal, journal_file: &Path) -> Result<(CheckedPlan, Devices
     Ok((plan, devices))
 }
 
+/// The switches of `j` named in `only` (all of them when it is empty).
+fn selected<'a>(
+    j: &'a Journal,
+    only: &'a [String],
+) -> impl Iterator<Item = &'a super::journal::SwitchRecord> {
+    j.switches
+        .iter()
+        .filter(move |r| only.is_empty() || only.contains(&r.switch))
+}
+
 /// What one switch did in `push confirm` or `push rollback`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Action {
@@ -57,11 +67,7 @@ pub async fn confirm(path: &Path, only: &[String]) -> Result<Vec<Action>> {
     let j = journal::read(path)?;
     let (_plan, devices) = context(&j, path)?;
     let mut out = Vec::new();
-    for r in j
-        .switches
-        .iter()
-        .filter(|r| only.is_empty() || only.contains(&r.switch))
-    {
+    for r in selected(&j, only) {
         if !r.phase.awaits_confirm() {
             continue;
         }
@@ -114,11 +120,7 @@ pub async fn rollback(path: &Path, only: &[String]) -> Result<Vec<Action>> {
     let j = journal::read(path)?;
     let (_plan, devices) = context(&j, path)?;
     let mut out = Vec::new();
-    for r in j
-        .switches
-        .iter()
-        .filter(|r| only.is_empty() || only.contains(&r.switch))
-    {
+    for r in selected(&j, only) {
         let Some(point) = &r.point else { continue };
         if !(r.phase.awaits_confirm() || r.phase == Phase::Confirmed) {
             continue;

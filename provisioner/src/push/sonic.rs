@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 use super::device::{Commit, Device, Identity, Interface, LldpNeighbour, Observed, Target};
 use super::error::{PushError, Result};
 use super::frr;
-use super::ssh::{Output, Ssh, SshOptions};
+use super::ssh::{Locking, Output, Ssh, SshOptions, load_under_lock};
 
 /// Our lock directory on the switch; the candidate is written inside it.
 pub const LOCK_DIR: &str = "/tmp/efl-push.lock";
@@ -246,17 +246,7 @@ impl Device for Sonic {
     }
 
     async fn load(&mut self, candidate: &str) -> Result<String> {
-        self.lock().await?;
-        match self.load_locked(candidate).await {
-            Ok(diff) => Ok(diff),
-            Err(e) => {
-                // Leave nothing behind; the load's error is the one to show.
-                if !matches!(e, PushError::Transport { .. } | PushError::Timeout { .. }) {
-                    let _ = self.unlock().await;
-                }
-                Err(e)
-            }
-        }
+        load_under_lock(self, candidate).await
     }
 
     async fn discard(&mut self) -> Result<()> {
@@ -571,6 +561,23 @@ fn speed_mbps(text: &str) -> Option<u64> {
         "G" => n.checked_mul(1000),
         "M" => Some(n),
         _ => None,
+    }
+}
+
+impl Locking for Sonic {
+    fn lock(&mut self) -> impl std::future::Future<Output = Result<()>> + Send {
+        Sonic::lock(self)
+    }
+
+    fn unlock(&mut self) -> impl std::future::Future<Output = Result<()>> + Send {
+        Sonic::unlock(self)
+    }
+
+    fn load_locked(
+        &mut self,
+        candidate: &str,
+    ) -> impl std::future::Future<Output = Result<String>> + Send {
+        Sonic::load_locked(self, candidate)
     }
 }
 

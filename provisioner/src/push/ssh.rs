@@ -705,6 +705,41 @@ fn glob(pattern: &str, name: &str) -> bool {
     go(pattern.as_bytes(), name.as_bytes())
 }
 
+/// A client over SSH that loads its candidate under a lock of its own
+/// (SONiC's lock file, Comware's configuration lock): [`load_under_lock`]
+/// and [`Locking::unlock`] are its `Device::load` and `Device::discard`.
+pub(crate) trait Locking {
+    /// Takes the lock (held by someone else: `PushError::Locked`).
+    fn lock(&mut self) -> impl std::future::Future<Output = Result<()>> + Send;
+    /// Releases it.
+    fn unlock(&mut self) -> impl std::future::Future<Output = Result<()>> + Send;
+    /// Loads `candidate` with the lock held; returns the diff.
+    fn load_locked(
+        &mut self,
+        candidate: &str,
+    ) -> impl std::future::Future<Output = Result<String>> + Send;
+}
+
+/// Takes the lock and loads `candidate`. A load that fails releases the
+/// lock again, unless the connection is gone (nothing more can be sent;
+/// the device's own lock timeout or the next run's check clears it); the
+/// load's error is the one returned.
+pub(crate) async fn load_under_lock<T: Locking + Send>(
+    dev: &mut T,
+    candidate: &str,
+) -> Result<String> {
+    dev.lock().await?;
+    match dev.load_locked(candidate).await {
+        Ok(diff) => Ok(diff),
+        Err(e) => {
+            if !matches!(e, PushError::Transport { .. } | PushError::Timeout { .. }) {
+                let _ = dev.unlock().await;
+            }
+            Err(e)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
