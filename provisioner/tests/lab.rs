@@ -13,6 +13,10 @@ use serde_json::Value;
 #[path = "support/skip.rs"]
 mod skip;
 
+#[path = "support/lab.rs"]
+mod lab_support;
+use lab_support::Lab;
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -41,67 +45,6 @@ fn can_run(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
         "run the tests as root (a lab makes network namespaces)",
     );
     None
-}
-
-struct Lab {
-    name: String,
-    dir: tempfile::TempDir,
-}
-
-impl Lab {
-    fn new(name: &str) -> Lab {
-        Lab {
-            name: name.to_string(),
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_provisioner"))
-            .arg("lab")
-            .args(args)
-            .args(["--name", &self.name, "--state-dir"])
-            .arg(self.dir.path())
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.cmd(args);
-        assert!(
-            out.status.success(),
-            "lab {args:?}: {}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.extend(["--format", "json"]);
-        serde_json::from_str(&self.ok(&all)).unwrap()
-    }
-
-    fn namespaces(&self) -> Vec<String> {
-        let prefix = format!("efl-{}-", self.name);
-        std::fs::read_dir("/run/netns")
-            .map(|d| {
-                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                    .filter(|n| n.starts_with(&prefix))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        // A failed test still removes its lab.
-        if !self.namespaces().is_empty() {
-            let _ = self.cmd(&["down"]);
-        }
-    }
 }
 
 /// Every counted step of a run.

@@ -7,13 +7,17 @@
 //! namespaces and FRR directories it creates.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 #[path = "support/skip.rs"]
 mod skip;
+
+#[path = "support/lab.rs"]
+mod lab_support;
+use lab_support::Lab;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -42,80 +46,6 @@ fn can_run(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
         return None;
     }
     Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
-}
-
-struct Lab {
-    name: String,
-    dir: tempfile::TempDir,
-}
-
-impl Lab {
-    fn new(name: &str) -> Lab {
-        Lab {
-            name: name.to_string(),
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_provisioner"))
-            .arg("lab")
-            .args(args)
-            .args(["--name", &self.name, "--state-dir"])
-            .arg(self.dir.path())
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.cmd(args);
-        assert!(
-            out.status.success(),
-            "lab {args:?}: {}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.extend(["--format", "json"]);
-        serde_json::from_str(&self.ok(&all)).unwrap()
-    }
-
-    /// The lab's state file (what it built).
-    fn state(&self) -> Value {
-        let text =
-            std::fs::read_to_string(self.dir.path().join(format!("{}.json", self.name))).unwrap();
-        serde_json::from_str(&text).unwrap()
-    }
-
-    /// Everything of this lab on the machine: namespaces and FRR
-    /// instance directories.
-    fn leftovers(&self) -> Vec<String> {
-        let prefix = format!("efl-{}-", self.name);
-        let mut found = Vec::new();
-        for dir in ["/run/netns", "/etc/frr", "/var/run/frr"] {
-            if let Ok(d) = std::fs::read_dir(dir) {
-                found.extend(
-                    d.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                        .filter(|n| n.starts_with(&prefix))
-                        .map(|n| format!("{dir}/{n}")),
-                );
-            }
-        }
-        found
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        // A failed test still removes its lab.
-        if !self.leftovers().is_empty() {
-            let _ = self.cmd(&["down"]);
-        }
-    }
 }
 
 /// `vtysh` in a lab switch (its namespace and its zebra's host name).
