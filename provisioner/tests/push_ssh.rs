@@ -932,6 +932,16 @@ struct SshFabric<S: Script> {
 }
 
 impl<S: Script> SshFabric<S> {
+    /// No switch but sw1 was sent a command starting with `prefix`.
+    fn none_but_sw1_ran(&self, prefix: &str) {
+        for (sw, server) in &self.servers {
+            if sw != "sw1" {
+                let log = server.commands();
+                assert!(!log.iter().any(|c| c.starts_with(prefix)), "{sw}: {log:?}");
+            }
+        }
+    }
+
     async fn new(
         vendor: &str,
         make: impl Fn(&str, &[Lldp], &[planner::expect::ExpectedPort]) -> S,
@@ -1021,6 +1031,9 @@ impl<S: Script> SshFabric<S> {
             "devices.toml".into(),
             "--confirm-timer".into(),
             "60s".into(),
+            // The test servers answer at once: a mismatch is final.
+            "--settle".into(),
+            "0s".into(),
         ];
         all.extend(args.iter().map(|a| a.to_string()));
         let dir = self.dir.path().to_path_buf();
@@ -1140,25 +1153,8 @@ async fn sonic_switches_pushed_through_provisioner_push() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sonic_verification_mismatch_rolls_back_to_the_checkpoint() {
-    // The canary's first cabled port sees another switch.
-    let f = SshFabric::new("sonic", sonic_world, |sw, lldp: &mut Vec<Lldp>| {
-        if sw == "sw1"
-            && let Some(first) = lldp.first_mut()
-        {
-            first.1 = "sw99".to_string();
-        }
-    })
-    .await;
-    let before = f.servers["sw1"].state.lock().unwrap().running.clone();
-    let out = f.push(&["--canary", "sw1"]).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("LLDP neighbour is sw99"), "{stdout}");
+    let (f, before) =
+        push_with_a_miscabled_canary("sonic", sonic_world, |s| s.running.clone()).await;
     let log = f.servers["sw1"].commands();
     let point = log
         .iter()
@@ -1172,17 +1168,7 @@ async fn sonic_verification_mismatch_rolls_back_to_the_checkpoint() {
     let state = f.servers["sw1"].state.lock().unwrap();
     assert_eq!(state.running, before);
     // The rest of the rollout stopped: nobody else was touched.
-    for (sw, server) in &f.servers {
-        if sw != "sw1" {
-            assert!(
-                !server
-                    .commands()
-                    .iter()
-                    .any(|c| c.starts_with("sudo config")),
-                "{sw}"
-            );
-        }
-    }
+    f.none_but_sw1_ran("sudo config");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1212,4 +1198,53 @@ async fn comware_switches_pushed_through_provisioner_push() {
         assert!(state.files.is_empty(), "{sw}: {:?}", state.files.keys());
     }
     f.second_push_changes_nothing("configuration").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comware_verification_mismatch_rolls_back_to_the_saved_file() {
+    let (f, before) =
+        push_with_a_miscabled_canary("comware", comware_world, |s| s.running.clone()).await;
+    let log = f.servers["sw1"].commands();
+    let point = saved_point(&log);
+    assert!(
+        log.contains(&format!("configuration replace file {point}")),
+        "{log:?}"
+    );
+    assert!(
+        !log.contains(&"save force".to_string()),
+        "a failed switch is not saved: {log:?}"
+    );
+    let state = f.servers["sw1"].state.lock().unwrap();
+    assert_eq!(state.running.trim_end(), before.trim_end());
+    // The rest of the rollout stopped: nobody else was touched.
+    f.none_but_sw1_ran("configuration");
+}
+
+/// A push whose canary sw1 sees another switch on its first cabled port:
+/// it must fail verification (exit 2, the neighbour named). Returns the
+/// fabric and what `running` read of sw1's state before the push.
+async fn push_with_a_miscabled_canary<S: Script, R>(
+    vendor: &str,
+    make: impl Fn(&str, &[Lldp], &[planner::expect::ExpectedPort]) -> S,
+    running: impl Fn(&S) -> R,
+) -> (SshFabric<S>, R) {
+    let f = SshFabric::new(vendor, make, |sw, lldp: &mut Vec<Lldp>| {
+        if sw == "sw1"
+            && let Some(first) = lldp.first_mut()
+        {
+            first.1 = "sw99".to_string();
+        }
+    })
+    .await;
+    let before = running(&f.servers["sw1"].state.lock().unwrap());
+    let out = f.push(&["--canary", "sw1"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("LLDP neighbour is sw99"), "{stdout}");
+    (f, before)
 }
