@@ -92,6 +92,27 @@ pub enum Error {
         message: String,
     },
 
+    /// A Node whose DRA devices disagree with the plan's inventory.
+    #[error("Node {node}: {device}: {message}")]
+    DraInventory {
+        /// The Node.
+        node: String,
+        /// The device (driver, pool and name) or the selector that found
+        /// none.
+        device: String,
+        /// What disagrees, and what to do.
+        message: String,
+    },
+
+    /// A described cluster (`--cluster`) that cannot be read.
+    #[error("{file}: {message}")]
+    Described {
+        /// The file as the user named it.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+
     /// The plan cannot give what the job needs (host configuration).
     #[error(transparent)]
     Plan(#[from] planner::Error),

@@ -563,7 +563,7 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
             "--",
             "sh",
             "-c",
-            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
+            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_LOCAL_RANK/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
         ],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
     );
@@ -577,9 +577,12 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         .map(str::to_string)
         .collect();
     lines.sort();
+    // One visible GPU per process, so LOCAL_RANK is 0 for both (issue 17:
+    // `torch.cuda.set_device(LOCAL_RANK)` failed for the second rank); the
+    // position on the Node is EFLOPS_LOCAL_RANK.
     assert_eq!(
         lines,
-        ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]
+        ["1/0/1/0/1,16 0 =mlx5_0 136 3", "16/0/1/1/1,16 1 =mlx5_1 136 3"]
     );
     let out = sh(
         &dir.join("launch.sh"),
@@ -596,7 +599,7 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
             "--",
             "sh",
             "-c",
-            "if [ $LOCAL_RANK = 0 ]; then sleep 60; else exit 3; fi",
+            "if [ $EFLOPS_LOCAL_RANK = 0 ]; then sleep 60; else exit 3; fi",
         ],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
     );
