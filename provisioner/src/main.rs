@@ -143,7 +143,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Show a submitted job (Job or MPIJob): phase, counts, conditions, and
+    /// Show a submitted job (Job, MPIJob or DRA rank Pods): phase, counts, conditions, and
     /// its pods with their Nodes.
     Status {
         /// The job's name.
@@ -535,7 +535,7 @@ fn manifest_text(sub: &submit::Submission, format: ManifestFormat) -> Result<Str
     }
 }
 
-/// Polls the job until it runs, succeeds or fails (at most `timeout`
+/// Watches the job until it runs, succeeds or fails (at most `timeout`
 /// seconds), with a progress line on stderr at each change.
 async fn wait_for(
     client: &kube::Client,
@@ -584,7 +584,7 @@ fn applied_text(a: &cluster::Applied, job: &str, status: Option<&JobStatus>) -> 
         t.render()
     );
     match status {
-        Some(s) => out.push_str(&format!("\n{}\n", s.summary())),
+        Some(s) => out.push_str(&format!("\n{}", status_table(s))),
         None => out.push_str(&format!(
             "\nfollow it with: provisioner status {} -n {} --wait\n",
             job, a.namespace
@@ -724,6 +724,29 @@ fn status_table(s: &JobStatus) -> String {
         out.push('\n');
         out.push_str(&t.render());
     }
+    for f in &s.failures {
+        out.push_str(&format!(
+            "\npod {} container {} failed: {}{}{}\n",
+            f.pod,
+            f.container,
+            f.reason.as_deref().unwrap_or("no reason"),
+            f.exit_code
+                .map(|c| format!(", exit code {c}"))
+                .unwrap_or_default(),
+            f.message
+                .as_deref()
+                .map(|m| format!(", {}", m.trim()))
+                .unwrap_or_default(),
+        ));
+        if !f.log.is_empty() {
+            out.push_str(&format!("  last {} log lines:\n", f.log.len()));
+            for line in &f.log {
+                out.push_str("    ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
     out
 }
 
@@ -795,6 +818,7 @@ node03  node03  missing       0      0        0
                 reason: Some("JobResumed".to_string()),
                 message: None,
             }],
+            failures: Vec::new(),
             pods: vec![JobPod {
                 name: "train-0".to_string(),
                 phase: "Pending".to_string(),

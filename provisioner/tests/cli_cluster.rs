@@ -204,7 +204,7 @@ fn label_nodes_again_changes_nothing() {
 #[test]
 fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
     let (out, seen) = with_server(
-        vec![(404, not_found()), (404, not_found())],
+        vec![(404, not_found()), (404, not_found()), (404, not_found())],
         &["delete", "train"],
     );
     assert_eq!(out.status.code(), Some(2));
@@ -213,10 +213,13 @@ fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
         [
             "DELETE /apis/batch/v1/namespaces/ml/jobs/train?",
             "DELETE /apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?",
+            "GET /api/v1/namespaces/ml/configmaps/train-ranks",
         ]
     );
     assert!(
-        text(&out.stderr).starts_with("error: no Job or MPIJob named train in namespace ml;"),
+        text(&out.stderr).starts_with(
+            "error: no Job, MPIJob or DRA submission named train in namespace ml;"
+        ),
         "{}",
         text(&out.stderr)
     );

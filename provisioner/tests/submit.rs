@@ -582,7 +582,10 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
     // position on the Node is EFLOPS_LOCAL_RANK.
     assert_eq!(
         lines,
-        ["1/0/1/0/1,16 0 =mlx5_0 136 3", "16/0/1/1/1,16 1 =mlx5_1 136 3"]
+        [
+            "1/0/1/0/1,16 0 =mlx5_0 136 3",
+            "16/0/1/1/1,16 1 =mlx5_1 136 3"
+        ]
     );
     let out = sh(
         &dir.join("launch.sh"),

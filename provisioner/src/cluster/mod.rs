@@ -33,8 +33,8 @@ use serde::de::DeserializeOwned;
 pub use crate::error::Error;
 pub use apply::{Applied, AppliedObject, apply};
 pub use jobs::{
-    Deleted, INSTANCE_LABEL, JobCondition, JobPhase, JobPod, JobStatus, WaitOptions, delete,
-    status, wait,
+    Deleted, INSTANCE_LABEL, JobCondition, JobPhase, JobPod, JobStatus, LOG_LINES, PodFailure,
+    WaitOptions, delete, status, wait,
 };
 pub use labels::{LabelOptions, LabelReport, NodeChange, NodeLabelState, label_nodes};
 pub use read::{DEFAULT_GPU_RESOURCE, read_dra, read_view};
