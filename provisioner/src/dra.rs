@@ -840,7 +840,7 @@ pub fn map_devices(
                 match d.attributes.get(&profile.pair_attribute) {
                     Some(v) => Ok(v.to_string()),
                     None => Err(refuse(
-                        format!("{} {}", d.driver, d.name),
+                        format!("{} {}/{}", d.driver, d.pool, d.name),
                         format!(
                             "the device publishes no {}, so no claim can ask for it together with its pair of sub-node {}; upgrade the driver or set pair_attribute",
                             profile.pair_attribute, sn.id
@@ -853,7 +853,7 @@ pub fn map_devices(
                 let p = pair_of(nic)?;
                 if p != pair {
                     return Err(refuse(
-                        format!("{} {}", nic.driver, nic.name),
+                        format!("{} {}/{}", nic.driver, nic.pool, nic.name),
                         format!(
                             "NIC {} ({} {nic_value}) sits under {} {p} and GPU {} ({} {gpu_value}) under {pair}, but the plan pairs them as sub-node {}; fix the inventory's GPU-NIC pairing",
                             nic.name,

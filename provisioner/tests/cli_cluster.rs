@@ -217,9 +217,8 @@ fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
         ]
     );
     assert!(
-        text(&out.stderr).starts_with(
-            "error: no Job, MPIJob or DRA submission named train in namespace ml;"
-        ),
+        text(&out.stderr)
+            .starts_with("error: no Job, MPIJob or DRA submission named train in namespace ml;"),
         "{}",
         text(&out.stderr)
     );
