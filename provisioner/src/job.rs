@@ -1120,6 +1120,150 @@ NCCL_DEBUG = "INFO"
         }
     }
 
+    const DRA: &str = r#"name = "train"
+image = "i"
+command = ["c"]
+ranks = 8
+queue = "team-a"
+
+[placement]
+mode = "dra"
+profile = "nvidia-sriov"
+packing = "fill"
+nic = { attribute = "resource.kubernetes.io/pciBusID", value = "netdev" }
+
+[pod]
+capabilities = ["CAP_SYS_NICE", "IPC_LOCK"]
+shm_size = "16Gi"
+annotations = { "example.com/team" = "ml" }
+tolerations = [{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }]
+priority_class_name = "training"
+scheduler_name = "default-scheduler"
+volumes = [{ name = "data", mount_path = "/data", read_only = true, source = { persistentVolumeClaim = { claimName = "datasets" } } }]
+"#;
+
+    #[test]
+    fn placement_pod_and_queue() {
+        let j = JobSpec::from_toml(DRA, "j.toml").unwrap();
+        assert_eq!(j.queue.as_deref(), Some("team-a"));
+        assert_eq!(j.placement.mode, PlacementMode::Dra);
+        assert_eq!(j.placement.packing, Packing::Fill);
+        let p = &j.placement.profile;
+        assert_eq!(p.name, "nvidia-sriov");
+        assert_eq!(p.gpu.device_class, "gpu.nvidia.com");
+        assert_eq!(p.nic.driver, "sriovnetwork.k8snetworkplumbingwg.io");
+        assert_eq!(p.nic.attribute, "resource.kubernetes.io/pciBusID");
+        assert_eq!(p.nic.value, crate::dra::PlanField::Netdev);
+        // IPC_LOCK is always added; CAP_ is dropped.
+        assert_eq!(j.pod.capabilities, ["SYS_NICE"]);
+        assert_eq!(j.pod.shm_size.as_ref().unwrap().times(1), "16Gi");
+        assert_eq!(
+            j.pod.tolerations,
+            [
+                serde_json::json!({ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" })
+            ]
+        );
+        assert_eq!(
+            j.pod.volumes[0].source["persistentVolumeClaim"]["claimName"],
+            "datasets"
+        );
+        // Defaults: whole Nodes, no queue, nothing in [pod].
+        let g = JobSpec::from_toml(GOOD, "j.toml").unwrap();
+        assert_eq!(g.placement.mode, PlacementMode::WholeNode);
+        assert_eq!(g.placement.profile.name, crate::dra::DEFAULT_PROFILE);
+        assert_eq!(
+            (g.queue.as_ref(), g.pod.clone()),
+            (None, PodSettings::default())
+        );
+    }
+
+    /// One case per mistake in the DRA file.
+    #[test]
+    fn placement_and_pod_mistakes_name_their_line() {
+        for (from, to, want) in [
+            (
+                "mode = \"dra\"",
+                "mode = \"gang\"",
+                "j.toml:8: placement.mode: `gang` is not a placement mode",
+            ),
+            (
+                "\"nvidia-sriov\"",
+                "\"amd\"",
+                "j.toml:9: placement.profile: `amd` is not a cluster profile; use nvidia-dranet or nvidia-sriov",
+            ),
+            (
+                "\"fill\"",
+                "\"pack\"",
+                "j.toml:10: placement.packing: `pack` is not a packing",
+            ),
+            (
+                "value = \"netdev\"",
+                "value = \"gpu_index\"",
+                "j.toml:11: placement.nic.value: `gpu_index` is not a field of the nic; use nic or netdev",
+            ),
+            (
+                "resource.kubernetes.io/pciBusID",
+                "a b",
+                "j.toml:11: placement.nic.attribute: `a b` is not a device attribute name",
+            ),
+            (
+                "\"CAP_SYS_NICE\"",
+                "\"sys nice\"",
+                "j.toml:14: pod.capabilities: `sys nice` is not a Linux capability name",
+            ),
+            (
+                "\"16Gi\"",
+                "\"lots\"",
+                "j.toml:15: pod.shm_size: `lots` is not a whole quantity",
+            ),
+            (
+                "operator = \"Exists\"",
+                "operatr = \"Exists\"",
+                "j.toml:17: pod.tolerations: toleration 1: unknown field `operatr`",
+            ),
+            (
+                "persistentVolumeClaim",
+                "persistentVolume",
+                "j.toml:20: pod.volumes: volume `data`: the source is not one Kubernetes volume source",
+            ),
+            (
+                "mount_path = \"/data\"",
+                "mount_path = \"/etc/eflops/x\"",
+                "j.toml:20: pod.volumes: volume `data`: mount path `/etc/eflops/x`",
+            ),
+            (
+                "name = \"data\"",
+                "name = \"dshm\"",
+                "j.toml:20: pod.volumes: volume name `dshm` is taken",
+            ),
+            (
+                "queue = \"team-a\"",
+                "queue = \"Team A\"",
+                "j.toml:5: queue: `Team A`",
+            ),
+            (
+                "ranks = 8",
+                "ranks = 8\nlauncher = \"mpi\"",
+                "placement.mode: placement mode dra runs one pod per rank",
+            ),
+        ] {
+            let text = DRA.replace(from, to);
+            assert_ne!(text, DRA, "{from}");
+            let e = JobSpec::from_toml(&text, "j.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "want {want:?} in:\n{e}");
+        }
+        let e = JobSpec::from_toml(
+            &GOOD.replace("[env]", "[placement]\npacking = \"fill\"\n[env]"),
+            "j.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("placement.packing: packing applies to mode = \"dra\" only"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn quantities() {
         assert_eq!(Quantity::parse("500m").unwrap().times(4), "2000m");

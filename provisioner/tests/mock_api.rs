@@ -963,3 +963,88 @@ fn wait_gives_up_after_its_timeout() {
         "Job ml/train is still Pending after 0 s; raise --timeout or look at `provisioner status train -n ml`"
     );
 }
+
+/// `read_dra` lists ResourceSlices, ResourceClaims and the provisioner's
+/// claim templates (all namespaces) and keeps what placement needs.
+#[test]
+fn read_dra_lists_slices_claims_and_our_templates() {
+    let slice = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": { "name": "node01-gpu" },
+        "spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "node01",
+            "pool": { "name": "node01", "generation": 1, "resourceSliceCount": 1 },
+            "devices": [{ "name": "gpu-0", "attributes": {
+                "index": { "int": 0 },
+                "resource.kubernetes.io/pcieRoot": { "string": "pci0000:00" },
+            } }],
+        },
+    });
+    // A slice for every Node (network-attached devices) belongs to no Node.
+    let shared = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": { "name": "fabric" },
+        "spec": { "driver": "example.com", "allNodes": true,
+                  "pool": { "name": "fabric", "generation": 1, "resourceSliceCount": 1 },
+                  "devices": [{ "name": "x" }] },
+    });
+    let claim = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": { "name": "train-0-sub-node-abcde", "namespace": "ml" },
+        "spec": { "devices": {} },
+        "status": { "allocation": { "devices": { "results": [
+            { "request": "gpu", "driver": "gpu.nvidia.com", "pool": "node01", "device": "gpu-0" },
+        ] } } },
+    });
+    let template = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": "train-1", "namespace": "ml",
+            "labels": { "app.kubernetes.io/managed-by": "eflops-provisioner" },
+            "annotations": { "topology.eflops.io/sub-node": "node01/sn1" },
+        },
+        "spec": { "spec": { "devices": {} } },
+    });
+    let list = |kind: &str, items: Vec<Value>| json!({ "apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {}, "items": items });
+    let script = vec![
+        get(
+            "/apis/resource.k8s.io/v1/resourceslices?&limit=500",
+            list("ResourceSliceList", vec![slice, shared]),
+        ),
+        get(
+            "/apis/resource.k8s.io/v1/resourceclaims?&limit=500",
+            list("ResourceClaimList", vec![claim]),
+        ),
+        get(
+            "/apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500",
+            list("ResourceClaimTemplateList", vec![template]),
+        ),
+    ];
+    let view = run(script, |c| async move { cluster::read_dra(&c).await }).unwrap();
+    assert_eq!(view.devices.len(), 1);
+    let d = &view.devices[0];
+    assert_eq!(
+        (
+            d.driver.as_str(),
+            d.pool.as_str(),
+            d.node.as_str(),
+            d.name.as_str()
+        ),
+        ("gpu.nvidia.com", "node01", "node01", "gpu-0")
+    );
+    // Attributes without a domain are the driver's.
+    assert_eq!(
+        d.attributes.keys().collect::<Vec<_>>(),
+        ["gpu.nvidia.com/index", "resource.kubernetes.io/pcieRoot"]
+    );
+    assert_eq!(view.allocated.len(), 1);
+    assert_eq!(view.allocated[0].claim, "ml/train-0-sub-node-abcde");
+    assert_eq!(view.reserved.len(), 1);
+    assert_eq!(
+        (
+            view.reserved[0].sub_node.as_str(),
+            view.reserved[0].by.as_str()
+        ),
+        ("node01/sn1", "ml/train-1")
+    );
+}
