@@ -330,7 +330,6 @@ fn place_whole_nodes(
     ));
     notes.push(load_note(job, &outcome));
     finish(
-        plan,
         bound_nodes,
         view,
         job,
@@ -422,7 +421,6 @@ fn assemble(
 
 #[allow(clippy::too_many_arguments)]
 fn finish(
-    plan: &CheckedPlan,
     bound_nodes: &[Node],
     view: &ClusterView,
     job: &JobSpec,
@@ -434,7 +432,6 @@ fn finish(
     devices: Vec<crate::dra::SubNodeDevices>,
     packings: Vec<PackingChoice>,
 ) -> Result<Placement> {
-    let _ = plan;
     if !unusable.is_empty() {
         notes.push(format!(
             "{} Nodes of the plan are not usable: {}",
@@ -668,7 +665,6 @@ fn place_dra(
             .join("; ")
     ));
     finish(
-        plan,
         bound_nodes,
         view,
         job,

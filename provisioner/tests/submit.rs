@@ -780,11 +780,8 @@ fn resource_slices(plan: &CheckedPlan, edit: &dyn Fn(&str, &str, &mut Value)) ->
                     "resource.kubernetes.io/pcieRoot": { "string": root },
                 },
             });
-            edit(
-                &server.name,
-                &gpu["name"].as_str().unwrap().to_string(),
-                &mut gpu,
-            );
+            let name = format!("gpu-{}", sn.gpu_index.unwrap());
+            edit(&server.name, &name, &mut gpu);
             let mut nic = serde_json::json!({
                 "name": format!("rdma-{}", sn.nic.replace('_', "-")),
                 "attributes": {
@@ -860,8 +857,6 @@ fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
     let cm: ConfigMap = serde_json::from_value(docs[0].clone()).unwrap();
     let _: Service = serde_json::from_value(docs[1].clone()).unwrap();
     let csv = cm.data.unwrap()["ranks.csv"].clone();
-    let ids: BTreeSet<&str> = BTreeSet::new();
-    let _ = ids;
     let index_of = |id: &str| plan.sub_node_list.iter().position(|s| s.id == id).unwrap();
     let table: Vec<usize> = csv
         .lines()
@@ -945,7 +940,7 @@ fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
                     .clone()
                     .unwrap();
                 let (node, gpu, nic) = templates[&template].clone();
-                assert_eq!(pinned, [node.clone()]);
+                assert_eq!(pinned, std::slice::from_ref(&node));
                 let env: std::collections::BTreeMap<String, String> = c
                     .env
                     .as_ref()
@@ -1165,7 +1160,8 @@ fn dra_claims_and_devices_that_disagree_with_the_plan() {
         v["attributes"]["resource.kubernetes.io/pcieRoot"]["string"] = "pci0000:c0".into()
     };
     let removed = |v: &mut Value| *v = Value::Null;
-    let cases: [(&str, &str, &dyn Fn(&mut Value), &str); 2] = [
+    type Edit<'a> = &'a dyn Fn(&mut Value);
+    let cases: [(&str, &str, Edit, &str); 2] = [
         (
             "node03",
             "mlx5_1",
