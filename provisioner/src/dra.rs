@@ -693,12 +693,7 @@ pub fn map_devices(
     view: &DraView,
     profile: &Profile,
 ) -> Result<DeviceMap> {
-    let index_of: BTreeMap<&str, usize> = plan
-        .sub_node_list
-        .iter()
-        .enumerate()
-        .map(|(i, sn)| (sn.id.as_str(), i))
-        .collect();
+    let index_of = crate::nodes::sub_node_indices(plan);
     let allocated: BTreeMap<DeviceRef, &str> = view
         .allocated
         .iter()

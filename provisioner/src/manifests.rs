@@ -168,18 +168,23 @@ pub fn build(plan: &CheckedPlan, placement: &Placement, job: &JobSpec) -> Result
     });
     let mut owned = vec![config_map];
     if job.launcher == Launcher::Indexed {
-        owned.push(json!({
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": metadata(job, &job.name, None),
-            "spec": {
-                "clusterIP": "None",
-                "publishNotReadyAddresses": true,
-                "selector": { format!("{PREFIX}job"): job.name },
-            },
-        }));
+        owned.push(headless_service(job));
     }
     Ok(Manifests { workload, owned })
+}
+
+/// The headless Service `<job>` that gives the job's pods DNS names.
+fn headless_service(job: &JobSpec) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(job, &job.name, None),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": true,
+            "selector": { format!("{PREFIX}job"): job.name },
+        },
+    })
 }
 
 /// The annotations of the workload and the ConfigMap.
@@ -703,16 +708,7 @@ fn build_dra(
             "rank-env.csv": rows.env_csv(),
         },
     });
-    let mut owned = vec![json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": metadata(job, &job.name, None),
-        "spec": {
-            "clusterIP": "None",
-            "publishNotReadyAddresses": true,
-            "selector": { format!("{PREFIX}job"): job.name },
-        },
-    })];
+    let mut owned = vec![headless_service(job)];
     let world = placement.ranks.len();
     let mut pods = Vec::with_capacity(world);
     for (r, row) in placement.ranks.iter().zip(&rows.rows) {

@@ -267,12 +267,7 @@ fn place_whole_nodes(
     job: &JobSpec,
 ) -> Result<Placement> {
     let (usable, unusable) = view.usable(bound_nodes);
-    let index_of: BTreeMap<&str, usize> = plan
-        .sub_node_list
-        .iter()
-        .enumerate()
-        .map(|(i, sn)| (sn.id.as_str(), i))
-        .collect();
+    let index_of = crate::nodes::sub_node_indices(plan);
     let usable_names: Vec<&str> = usable.iter().map(|n| n.node.as_str()).collect();
     let mut unavailable = Vec::new();
     let mut free = 0;
