@@ -111,6 +111,48 @@ fn check_golden(name: &str, got: &str) {
     }
 }
 
+/// The DRA example's dry-run objects: per rank a claim template and a Pod.
+#[test]
+fn golden_dra_manifests() {
+    let out = provisioner(
+        &[
+            "submit",
+            DRA_PROBE,
+            "--plan",
+            PLAN,
+            "--dry-run",
+            "--offline",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    check_golden(
+        "allreduce-32-dra.yaml",
+        &String::from_utf8_lossy(&out.stdout),
+    );
+    check_golden("allreduce-32-dra.summary.txt", &stderr);
+}
+
+/// `queue` puts the workload in a Kueue LocalQueue, suspended until
+/// Kueue admits it.
+#[test]
+fn a_queue_suspends_the_workload() {
+    for (path, suspend) in [(INDEXED, "/spec/suspend"), (MPI, "/spec/runPolicy/suspend")] {
+        let text = read(path).replace("ranks = 32", "ranks = 32\nqueue = \"team-a\"");
+        let spec = JobSpec::from_toml(&text, path).unwrap();
+        let sub = offline(&plan(), &spec, None);
+        let w = &sub.manifests.workload;
+        assert_eq!(
+            w["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+            "team-a"
+        );
+        assert_eq!(w.pointer(suspend), Some(&Value::Bool(true)), "{path}");
+        let plain = offline(&plan(), &job(path), None);
+        assert_eq!(plain.manifests.workload.pointer(suspend), None, "{path}");
+    }
+}
+
 #[test]
 fn golden_manifests_for_both_launchers() {
     for (job, golden) in [(INDEXED, "allreduce-32"), (MPI, "allreduce-32-mpi")] {
@@ -358,8 +400,13 @@ fn the_mpijob_satisfies_its_crd() {
 /// server's rules, and every object carries the job's linking labels.
 #[test]
 fn names_and_labels_are_valid() {
-    for path in [INDEXED, MPI] {
-        let sub = offline(&plan(), &job(path), None);
+    for path in [INDEXED, MPI, DRA_PROBE, DRA_TRAIN] {
+        let plan = plan();
+        let spec = job(path);
+        let bound = nodes::bind(&plan, None, PLAN).unwrap();
+        let mut view = ClusterView::all_free(&bound);
+        view.dra = provisioner::dra::DraView::from_plan(&plan, &bound, &spec.placement.profile);
+        let sub = submit::prepare(&plan, &bound, &spec, &view).unwrap();
         for doc in sub.documents() {
             let m = &doc["metadata"];
             let name = m["name"].as_str().unwrap();
@@ -377,10 +424,7 @@ fn names_and_labels_are_valid() {
             maps.extend(template_labels);
             for labels in maps {
                 let labels = labels.as_object().unwrap();
-                assert_eq!(
-                    labels["app.kubernetes.io/instance"],
-                    "allreduce-32".to_string() + if path == MPI { "-mpi" } else { "" }
-                );
+                assert_eq!(labels["app.kubernetes.io/instance"], spec.name.as_str());
                 assert!(labels.contains_key("app.kubernetes.io/name"));
                 assert!(labels.contains_key("topology.eflops.io/job"));
                 for (k, v) in labels {
