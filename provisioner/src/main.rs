@@ -51,7 +51,10 @@ enum Command {
     /// Reads Nodes and Pods to find free sub-nodes, then applies the
     /// ConfigMap (rank table, rankfile, scripts), headless Service and
     /// Indexed Job or MPIJob with server-side apply; nothing is created
-    /// unless the whole job can be placed. --dry-run only reads the
+    /// unless the whole job can be placed. With `[placement] mode = "dra"`
+    /// it also reads ResourceSlices and ResourceClaims, and creates one
+    /// ResourceClaimTemplate and one Pod per rank that claim exactly the
+    /// rank's GPU and NIC. --dry-run only reads the
     /// cluster; --offline (or --dry-run with no kubeconfig) places against
     /// the plan alone, every Node free.
     Submit {
