@@ -187,6 +187,17 @@ fn headless_service(job: &JobSpec) -> Value {
     })
 }
 
+/// The annotation that marks a DRA submission's ConfigMap (value `dra`),
+/// by which `status` and `delete` find it.
+pub fn placement_annotation() -> String {
+    format!("{PREFIX}placement")
+}
+
+/// The annotation of a DRA submission's ConfigMap with its rank count.
+pub fn ranks_annotation() -> String {
+    format!("{PREFIX}ranks")
+}
+
 /// The annotations of the workload and the ConfigMap.
 fn job_annotations(plan: &Plan, placement: &Placement, job: &JobSpec) -> Value {
     let mut a = json!({
@@ -198,8 +209,8 @@ fn job_annotations(plan: &Plan, placement: &Placement, job: &JobSpec) -> Value {
         format!("{PREFIX}nodes"): placement.nodes.len().to_string(),
     });
     if job.placement.mode == PlacementMode::Dra {
-        a[format!("{PREFIX}placement")] = json!("dra");
-        a[format!("{PREFIX}ranks")] = json!(placement.ranks.len().to_string());
+        a[placement_annotation()] = json!("dra");
+        a[ranks_annotation()] = json!(placement.ranks.len().to_string());
         a[format!("{PREFIX}dra-profile")] = json!(job.placement.profile.name);
     }
     a

@@ -646,12 +646,13 @@ fn place_dra(
         packings
             .iter()
             .map(|p| format!(
-                "{} {} servers, worst load {} (lower bound {}){}",
+                "{} {} server{}, worst load {} (lower bound {}){}",
                 match p.packing {
                     Packing::Spread => "spread",
                     Packing::Fill => "fill",
                 },
                 p.servers,
+                if p.servers == 1 { "" } else { "s" },
                 p.worst_load,
                 p.lower_bound,
                 if p.chosen { " [chosen]" } else { "" }
