@@ -28,6 +28,8 @@ use provisioner::view::{ClusterView, PodUse};
 
 #[path = "support/crds.rs"]
 mod crds;
+#[path = "support/dra.rs"]
+mod dra;
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 const INDEXED: &str = "examples/allreduce-32.job.toml";
@@ -793,73 +795,9 @@ fn mpi_launcher_builds_the_rankfile_from_where_workers_landed() {
 const DRA_PROBE: &str = "examples/allreduce-32-dra.job.toml";
 const DRA_TRAIN: &str = "examples/train-32-dra.job.toml";
 
-/// The ResourceSlices NVIDIA's GPU DRA driver and dranet publish for the
-/// plan's servers (one slice per driver and Node, as a `kubectl get -o
-/// yaml` List): GPUs with `index` and the NICs with `dra.net/rdmaDevName`,
-/// each with `resource.kubernetes.io/pcieRoot` from the sub-node's PCIe
-/// switch. `edit` changes a device's attributes before they are written.
+/// The described cluster of `support/dra.rs` as YAML.
 fn resource_slices(plan: &CheckedPlan, edit: &dyn Fn(&str, &str, &mut Value)) -> String {
-    let mut items = Vec::new();
-    for server in &plan.servers {
-        let mut gpus = Vec::new();
-        let mut nics = Vec::new();
-        for &i in &server.sub_nodes {
-            let sn = &plan.sub_node_list[i];
-            let root = format!(
-                "pci0000:{:02x}",
-                sn.pcie_switch
-                    .as_deref()
-                    .and_then(|p| p
-                        .trim_start_matches(|c: char| !c.is_ascii_digit())
-                        .parse::<u32>()
-                        .ok())
-                    .unwrap_or(sn.index as u32)
-                    * 0x40
-            );
-            let mut gpu = serde_json::json!({
-                "name": format!("gpu-{}", sn.gpu_index.unwrap()),
-                "attributes": {
-                    "index": { "int": sn.gpu_index.unwrap() },
-                    "productName": { "string": "NVIDIA H100 80GB HBM3" },
-                    "resource.kubernetes.io/pcieRoot": { "string": root },
-                },
-            });
-            let name = format!("gpu-{}", sn.gpu_index.unwrap());
-            edit(&server.name, &name, &mut gpu);
-            let mut nic = serde_json::json!({
-                "name": format!("rdma-{}", sn.nic.replace('_', "-")),
-                "attributes": {
-                    "dra.net/rdmaDevName": { "string": sn.nic },
-                    "dra.net/rdma": { "bool": true },
-                    "resource.kubernetes.io/pcieRoot": { "string": root },
-                },
-            });
-            edit(&server.name, &sn.nic, &mut nic);
-            if !gpu.is_null() {
-                gpus.push(gpu);
-            }
-            if !nic.is_null() {
-                nics.push(nic);
-            }
-        }
-        for (driver, devices) in [("gpu.nvidia.com", gpus), ("dra.net", nics)] {
-            items.push(serde_json::json!({
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": { "name": format!("{}-{driver}", server.name) },
-                "spec": {
-                    "driver": driver,
-                    "nodeName": server.name,
-                    "pool": { "name": server.name, "generation": 1, "resourceSliceCount": 1 },
-                    "devices": devices,
-                },
-            }));
-        }
-    }
-    serde_norway::to_string(
-        &serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items }),
-    )
-    .unwrap()
+    serde_norway::to_string(&dra::resource_slices(plan, edit)).unwrap()
 }
 
 fn write_temp(name: &str, text: &str) -> PathBuf {
