@@ -71,7 +71,7 @@ pub const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration; a job file may not set them.
-pub const RESERVED_ENV: [&str; 15] = [
+pub const RESERVED_ENV: [&str; 16] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -87,6 +87,7 @@ pub const RESERVED_ENV: [&str; 15] = [
     "NODE_NAME",
     "EFLOPS_RANKS",
     "EFLOPS_LOCAL_RANK",
+    "EFLOPS_RANK0_NIC_ADDR",
 ];
 
 /// How the job's processes are started.

@@ -721,6 +721,16 @@ fn build_dra(
     });
     let mut owned = vec![headless_service(job)];
     let world = placement.ranks.len();
+    // Rank 0's NIC address, where the driver hands the physical NIC (and
+    // its address) to the pod: a program that should move its data over
+    // the fabric rather than the pod network meets rank 0 there.
+    let rank0_nic = placement
+        .table
+        .ranks
+        .first()
+        .and_then(|&i| plan.sub_node_list[i].ip.as_deref())
+        .filter(|_| job.placement.profile.nic.value == crate::dra::PlanField::Nic)
+        .map(|ip| ip.split('/').next().unwrap_or(ip).to_string());
     let mut pods = Vec::with_capacity(world);
     for (r, row) in placement.ranks.iter().zip(&rows.rows) {
         let sn = &plan.sub_node_list[r.sub_node];
@@ -751,7 +761,7 @@ fn build_dra(
             "metadata": template_meta,
             "spec": { "spec": spec },
         }));
-        pods.push(rank_pod(job, r, row, &name, world));
+        pods.push(rank_pod(job, r, row, &name, world, rank0_nic.as_deref()));
     }
     owned.extend(pods);
     Ok(Manifests {
@@ -766,6 +776,7 @@ fn rank_pod(
     row: &Row,
     name: &str,
     world: usize,
+    rank0_nic: Option<&str>,
 ) -> Value {
     let mut env = vec![
         node_name_env(),
@@ -776,6 +787,9 @@ fn rank_pod(
         json!({ "name": "MASTER_ADDR", "value": master_dns(job) }),
         json!({ "name": "MASTER_PORT", "value": job.master_port.to_string() }),
     ];
+    if let Some(ip) = rank0_nic {
+        env.push(json!({ "name": "EFLOPS_RANK0_NIC_ADDR", "value": ip }));
+    }
     // The NIC's names from the host configuration hold inside the pod
     // when the driver hands over the physical device (dranet keeps its
     // RDMA device and netdev names); a virtual function gets names of its

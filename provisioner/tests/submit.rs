@@ -934,6 +934,11 @@ fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
                 assert_eq!(env["LOCAL_RANK"], "0");
                 let job = p.metadata.labels.as_ref().unwrap()["topology.eflops.io/job"].clone();
                 assert_eq!(env["MASTER_ADDR"], format!("{job}-0.{job}.ml.svc"));
+                let rank0_ip = plan.sub_node_list[table[0]].ip.as_deref().unwrap();
+                assert_eq!(
+                    Some(env["EFLOPS_RANK0_NIC_ADDR"].as_str()),
+                    rank0_ip.split('/').next()
+                );
                 ranks.push((node, gpu, nic));
             }
             other => panic!("unexpected {other}"),
