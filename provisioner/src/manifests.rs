@@ -459,17 +459,7 @@ fn affinity(job: &JobSpec, placement: &Placement, role: &str) -> Value {
     let mut names: Vec<&str> = placement.nodes.iter().map(|n| n.node.as_str()).collect();
     names.sort_unstable();
     json!({
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{
-                    "matchFields": [{
-                        "key": "metadata.name",
-                        "operator": "In",
-                        "values": names,
-                    }],
-                }],
-            },
-        },
+        "nodeAffinity": node_affinity(&names),
         "podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [{
                 "labelSelector": {
@@ -479,6 +469,22 @@ fn affinity(job: &JobSpec, placement: &Placement, role: &str) -> Value {
                     },
                 },
                 "topologyKey": "kubernetes.io/hostname",
+            }],
+        },
+    })
+}
+
+/// Required node affinity to the Nodes `names` (`matchFields` on
+/// `metadata.name`: the Node name itself, not a label).
+fn node_affinity(names: &[&str]) -> Value {
+    json!({
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{
+                "matchFields": [{
+                    "key": "metadata.name",
+                    "operator": "In",
+                    "values": names,
+                }],
             }],
         },
     })
@@ -833,19 +839,7 @@ fn rank_pod(
         "hostname": name,
         "subdomain": job.name,
         "restartPolicy": "Never",
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [{
-                        "matchFields": [{
-                            "key": "metadata.name",
-                            "operator": "In",
-                            "values": [r.node],
-                        }],
-                    }],
-                },
-            },
-        },
+        "affinity": { "nodeAffinity": node_affinity(&[r.node.as_str()]) },
         "resourceClaims": [{ "name": "sub-node", "resourceClaimTemplateName": name }],
         "initContainers": [check],
         "containers": [{
