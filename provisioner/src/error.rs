@@ -92,6 +92,27 @@ pub enum Error {
         message: String,
     },
 
+    /// A Node whose DRA devices disagree with the plan's inventory.
+    #[error("Node {node}: {device}: {message}")]
+    DraInventory {
+        /// The Node.
+        node: String,
+        /// The device (driver, pool and name) or the selector that found
+        /// none.
+        device: String,
+        /// What disagrees, and what to do.
+        message: String,
+    },
+
+    /// A described cluster (`--cluster`) that cannot be read.
+    #[error("{file}: {message}")]
+    Described {
+        /// The file as the user named it.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+
     /// The plan cannot give what the job needs (host configuration).
     #[error(transparent)]
     Plan(#[from] planner::Error),
@@ -192,13 +213,22 @@ pub enum Error {
 
     /// No Job or MPIJob of that name.
     #[error(
-        "no Job or MPIJob named {name} in namespace {namespace}; list them with `kubectl get jobs,mpijobs -n {namespace}` or pass -n NAMESPACE"
+        "no Job, MPIJob or DRA submission named {name} in namespace {namespace}; list them with `kubectl get jobs,mpijobs,configmaps -n {namespace} -l app.kubernetes.io/managed-by=eflops-provisioner` or pass -n NAMESPACE"
     )]
     JobNotFound {
         /// The name asked for.
         name: String,
         /// The namespace searched.
         namespace: String,
+    },
+
+    /// A watch that failed for good.
+    #[error("watching {what}: {message}")]
+    Watch {
+        /// What was watched.
+        what: String,
+        /// What the watcher said.
+        message: String,
     },
 
     /// `wait` ran out of time.
@@ -253,7 +283,10 @@ impl Error {
                 kube::Error::Api(r) if matches!(r.code, 401 | 403 | 404 | 409 | 422)
             ),
             // Failures of the cluster or of this program.
-            Error::Quantity { .. } | Error::BadObject { .. } | Error::Timeout { .. } => false,
+            Error::Quantity { .. }
+            | Error::BadObject { .. }
+            | Error::Timeout { .. }
+            | Error::Watch { .. } => false,
             _ => true,
         }
     }

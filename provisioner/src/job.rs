@@ -22,7 +22,32 @@
 //!
 //! [env]
 //! NCCL_DEBUG = "INFO"
+//!
+//! queue = "team-a"                   # Kueue LocalQueue (optional, top level)
+//!
+//! [placement]                        # optional
+//! mode = "dra"                       # whole-node (default) or dra
+//! profile = "nvidia-dranet"          # dra: nvidia-dranet (default) or nvidia-sriov
+//! packing = "spread"                 # dra: spread (default) or fill
+//! gpu = { device_class = "gpu.nvidia.com", driver = "gpu.nvidia.com", attribute = "index", value = "gpu_index" }
+//! nic = { device_class = "dranet", driver = "dra.net", attribute = "rdmaDevName", value = "nic" }
+//! pair_attribute = "resource.kubernetes.io/pcieRoot"
+//!
+//! [pod]                              # optional, every rank pod
+//! capabilities = ["SYS_NICE"]        # added to IPC_LOCK
+//! shm_size = "16Gi"                  # memory-backed /dev/shm (default: no limit)
+//! annotations = { "example.com/team" = "ml" }
+//! tolerations = [{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }]
+//! priority_class_name = "training"
+//! scheduler_name = "default-scheduler"
+//! volumes = [{ name = "data", mount_path = "/data", read_only = true,
+//!              source = { persistentVolumeClaim = { claimName = "datasets" } } }]
 //! ```
+//!
+//! The `gpu` and `nic` tables override single keys of the profile
+//! ([`crate::dra::Profile`]); `[pod]` tolerations and volume sources are
+//! Kubernetes objects, written with the API's field names and checked
+//! against `k8s-openapi`'s types.
 //!
 //! [`JobSpec::from_toml`] reads the file into checked values; every problem
 //! names its line.
@@ -36,7 +61,9 @@ use planner::algorithm::{Algorithm, Command};
 
 use crate::error::{Error, Result};
 use crate::toml_lines::KeyLines;
-use planner::export::k8s_names::{dns_label_problem, qualified_name_problem};
+use planner::export::k8s_names::{
+    dns_label_problem, dns_subdomain_problem, qualified_name_problem,
+};
 
 /// Longest job name: `<name>-worker-<index>` and `<name>-ranks` must stay
 /// DNS labels (63 characters) and pod host names.
@@ -44,7 +71,7 @@ pub const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration; a job file may not set them.
-pub const RESERVED_ENV: [&str; 14] = [
+pub const RESERVED_ENV: [&str; 16] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -59,6 +86,8 @@ pub const RESERVED_ENV: [&str; 14] = [
     "NCCL_SOCKET_IFNAME",
     "NODE_NAME",
     "EFLOPS_RANKS",
+    "EFLOPS_LOCAL_RANK",
+    "EFLOPS_RANK0_NIC_ADDR",
 ];
 
 /// How the job's processes are started.
@@ -114,6 +143,72 @@ impl Quantity {
     }
 }
 
+/// How ranks are bound to GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementMode {
+    /// One pod per Node requesting every GPU of the device plugin
+    /// (see [`crate::placement`]).
+    WholeNode,
+    /// One pod per rank whose ResourceClaim names the GPU and NIC of its
+    /// sub-node (Dynamic Resource Allocation, see [`crate::dra`]).
+    Dra,
+}
+
+/// Which free sub-nodes a DRA job prefers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Packing {
+    /// Any free sub-node: the rank search chooses among all of them.
+    Spread,
+    /// The fewest servers: the servers with the most free sub-nodes first.
+    Fill,
+}
+
+/// The `[placement]` table, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlacementSpec {
+    /// Whole Nodes or DRA.
+    pub mode: PlacementMode,
+    /// Spread or fill (DRA).
+    pub packing: Packing,
+    /// Device classes and attributes of the cluster's DRA drivers.
+    pub profile: crate::dra::Profile,
+}
+
+/// A volume of every rank pod.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PodVolume {
+    /// Volume name (a DNS label).
+    pub name: String,
+    /// Where the ranks' container mounts it.
+    pub mount_path: String,
+    /// Mount it read-only.
+    pub read_only: bool,
+    /// The Kubernetes volume source (`persistentVolumeClaim = {...}`,
+    /// `hostPath = {...}`, ...), as the API writes it.
+    pub source: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The `[pod]` table, checked: settings of every rank pod.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PodSettings {
+    /// Linux capabilities added to the ranks' container besides `IPC_LOCK`.
+    pub capabilities: Vec<String>,
+    /// Size limit of the memory-backed `/dev/shm`.
+    pub shm_size: Option<Quantity>,
+    /// Pod annotations.
+    pub annotations: BTreeMap<String, String>,
+    /// Pod tolerations, as the API writes them.
+    pub tolerations: Vec<serde_json::Value>,
+    /// `spec.priorityClassName`.
+    pub priority_class_name: Option<String>,
+    /// `spec.schedulerName`.
+    pub scheduler_name: Option<String>,
+    /// Extra volumes.
+    pub volumes: Vec<PodVolume>,
+}
+
 /// Resources of the job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resources {
@@ -128,7 +223,7 @@ pub struct Resources {
 }
 
 /// A checked job file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JobSpec {
     /// Job name: a DNS label of at most [`MAX_NAME`] characters.
     pub name: String,
@@ -164,6 +259,12 @@ pub struct JobSpec {
     pub rank_check_image: Option<String>,
     /// The job file as the user named it.
     pub file: String,
+    /// Kueue LocalQueue the job waits in for quota.
+    pub queue: Option<String>,
+    /// Whole Nodes or DRA, and the DRA profile.
+    pub placement: PlacementSpec,
+    /// Settings of every rank pod.
+    pub pod: PodSettings,
 }
 
 /// The job file as TOML gives it.
@@ -194,6 +295,58 @@ struct RawJob {
     resources: Option<RawResources>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    #[serde(default)]
+    queue: Option<String>,
+    #[serde(default)]
+    placement: Option<RawPlacement>,
+    #[serde(default)]
+    pod: Option<RawPod>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlacement {
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(default)]
+    profile: Option<String>,
+    #[serde(default)]
+    packing: Option<String>,
+    #[serde(default)]
+    gpu: Option<crate::dra::RawDevice>,
+    #[serde(default)]
+    nic: Option<crate::dra::RawDevice>,
+    #[serde(default)]
+    pair_attribute: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPod {
+    #[serde(default)]
+    capabilities: Vec<String>,
+    #[serde(default)]
+    shm_size: Option<String>,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+    #[serde(default)]
+    tolerations: Vec<toml::Table>,
+    #[serde(default)]
+    priority_class_name: Option<String>,
+    #[serde(default)]
+    scheduler_name: Option<String>,
+    #[serde(default)]
+    volumes: Vec<RawVolume>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVolume {
+    name: String,
+    mount_path: String,
+    #[serde(default)]
+    read_only: bool,
+    source: toml::Table,
 }
 
 #[derive(Debug, Deserialize)]
@@ -459,6 +612,26 @@ impl JobSpec {
                 );
             }
         }
+        let queue = raw.queue.inspect(|q| {
+            if let Some(why) = dns_subdomain_problem(q) {
+                bad(
+                    None,
+                    "queue",
+                    format!("`{q}` {why}"),
+                    "name the Kueue LocalQueue as `kubectl get localqueues` shows it",
+                );
+            }
+        });
+        let placement = check_placement(raw.placement.unwrap_or_default(), &mut bad);
+        if placement.mode == PlacementMode::Dra && launcher == Launcher::Mpi {
+            bad(
+                Some("placement"),
+                "mode",
+                "placement mode dra runs one pod per rank, and an MPIJob's workers share one template that cannot name each rank's GPU and NIC".to_string(),
+                "use launcher = \"indexed\" with mode = \"dra\", or mode = \"whole-node\" with the MPI launcher",
+            );
+        }
+        let pod = check_pod(raw.pod.unwrap_or_default(), &mut bad);
         if !problems.is_empty() {
             return Err(Error::Job {
                 file: file.to_string(),
@@ -487,6 +660,9 @@ impl JobSpec {
             launcher_image: raw.launcher_image,
             rank_check_image: raw.rank_check_image,
             file: file.to_string(),
+            queue,
+            placement,
+            pod,
         })
     }
 
@@ -494,6 +670,296 @@ impl JobSpec {
     pub fn rank_check_image(&self) -> &str {
         self.rank_check_image.as_deref().unwrap_or(&self.image)
     }
+}
+
+/// Reports a problem: table (dotted), key, what is wrong, what to do.
+type Bad<'a> = dyn FnMut(Option<&str>, &str, String, &str) + 'a;
+
+fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
+    let mode = match raw.mode.as_deref() {
+        None | Some("whole-node") => PlacementMode::WholeNode,
+        Some("dra") => PlacementMode::Dra,
+        Some(m) => {
+            bad(
+                Some("placement"),
+                "mode",
+                format!("`{m}` is not a placement mode"),
+                "use whole-node (device plugin, one pod per Node) or dra (one pod per rank with a ResourceClaim)",
+            );
+            PlacementMode::WholeNode
+        }
+    };
+    let packing = match raw.packing.as_deref() {
+        None | Some("spread") => Packing::Spread,
+        Some("fill") => Packing::Fill,
+        Some(p) => {
+            bad(
+                Some("placement"),
+                "packing",
+                format!("`{p}` is not a packing"),
+                "use spread (any free sub-node) or fill (fewest servers)",
+            );
+            Packing::Spread
+        }
+    };
+    let name = raw
+        .profile
+        .as_deref()
+        .unwrap_or(crate::dra::DEFAULT_PROFILE);
+    let mut profile = match crate::dra::Profile::named(name) {
+        Some(p) => p,
+        None => {
+            bad(
+                Some("placement"),
+                "profile",
+                format!("`{name}` is not a cluster profile"),
+                &format!("use {}", crate::dra::Profile::names().join(" or ")),
+            );
+            crate::dra::Profile::named(crate::dra::DEFAULT_PROFILE)
+                .unwrap_or_else(crate::dra::Profile::nvidia_dranet)
+        }
+    };
+    for (key, over, dev) in [
+        ("gpu", raw.gpu, &mut profile.gpu),
+        ("nic", raw.nic, &mut profile.nic),
+    ] {
+        if let Some(over) = over {
+            for (field, message, fix) in dev.override_with(over, key) {
+                bad(Some(&format!("placement.{key}")), field, message, fix);
+            }
+        }
+    }
+    if let Some(a) = raw.pair_attribute {
+        if let Some(why) = crate::dra::qualified_attribute_problem(&a) {
+            bad(
+                Some("placement"),
+                "pair_attribute",
+                format!("`{a}` {why}"),
+                "use a qualified attribute both drivers publish, e.g. resource.kubernetes.io/pcieRoot",
+            );
+        }
+        profile.pair_attribute = a;
+    }
+    if mode == PlacementMode::WholeNode {
+        let given: Vec<&str> = [
+            ("profile", raw.profile.is_some()),
+            ("packing", raw.packing.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, g)| g.then_some(k))
+        .collect();
+        for key in given {
+            bad(
+                Some("placement"),
+                key,
+                format!("{key} applies to mode = \"dra\" only"),
+                "remove it, or set mode = \"dra\"",
+            );
+        }
+    }
+    PlacementSpec {
+        mode,
+        packing,
+        profile,
+    }
+}
+
+fn check_pod(raw: RawPod, bad: &mut Bad<'_>) -> PodSettings {
+    let mut capabilities = Vec::new();
+    for c in raw.capabilities {
+        let name = c.strip_prefix("CAP_").unwrap_or(&c).to_string();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_');
+        if !valid {
+            bad(
+                Some("pod"),
+                "capabilities",
+                format!("`{c}` is not a Linux capability name"),
+                "write it as capabilities(7) does, without CAP_, e.g. SYS_NICE",
+            );
+        } else if name != "IPC_LOCK" && !capabilities.contains(&name) {
+            capabilities.push(name);
+        }
+    }
+    let shm_size = raw.shm_size.and_then(|q| {
+        let parsed = Quantity::parse(&q);
+        if parsed.is_none() {
+            bad(
+                Some("pod"),
+                "shm_size",
+                format!("`{q}` is not a whole quantity"),
+                "write digits and an optional suffix, e.g. 16Gi",
+            );
+        }
+        parsed
+    });
+    for key in raw.annotations.keys() {
+        if let Some(why) = qualified_name_problem(key) {
+            bad(
+                Some("pod.annotations"),
+                key,
+                format!("`{key}` {why}"),
+                "use a qualified name such as example.com/team",
+            );
+        }
+    }
+    let mut tolerations = Vec::new();
+    for (i, t) in raw.tolerations.into_iter().enumerate() {
+        match k8s_object::<k8s_openapi::api::core::v1::Toleration>(t) {
+            Ok(v) => tolerations.push(v),
+            Err(e) => bad(
+                Some("pod"),
+                "tolerations",
+                format!("toleration {}: {e}", i + 1),
+                "write it as the Kubernetes API does: key, operator (Exists or Equal), value, effect, tolerationSeconds",
+            ),
+        }
+    }
+    for (key, value) in [
+        ("priority_class_name", raw.priority_class_name.as_deref()),
+        ("scheduler_name", raw.scheduler_name.as_deref()),
+    ] {
+        if let Some(v) = value
+            && let Some(why) = dns_subdomain_problem(v)
+        {
+            bad(
+                Some("pod"),
+                key,
+                format!("`{v}` {why}"),
+                "write the name as `kubectl get priorityclasses` or the scheduler's configuration shows it",
+            );
+        }
+    }
+    let mut volumes: Vec<PodVolume> = Vec::new();
+    for v in raw.volumes {
+        let reserved = ["eflops-ranks", "eflops-run", "dshm"];
+        if let Some(why) = dns_label_problem(&v.name) {
+            bad(
+                Some("pod"),
+                "volumes",
+                format!("volume `{}` {why}", v.name),
+                "name it like a Kubernetes object",
+            );
+            continue;
+        }
+        if reserved.contains(&v.name.as_str()) || volumes.iter().any(|o| o.name == v.name) {
+            bad(
+                Some("pod"),
+                "volumes",
+                format!("volume name `{}` is taken", v.name),
+                &format!(
+                    "use another name (the provisioner uses {})",
+                    reserved.join(", ")
+                ),
+            );
+            continue;
+        }
+        if !v.mount_path.starts_with('/')
+            || [MOUNT_TAKEN, "/dev/shm"]
+                .iter()
+                .any(|m| v.mount_path.starts_with(m))
+        {
+            bad(
+                Some("pod"),
+                "volumes",
+                format!(
+                    "volume `{}`: mount path `{}` is not an absolute path of its own",
+                    v.name, v.mount_path
+                ),
+                "use an absolute path outside /etc/eflops and /dev/shm",
+            );
+            continue;
+        }
+        let mut source = serde_json::Map::new();
+        for (k, val) in v.source {
+            source.insert(k, toml_to_json(val));
+        }
+        let mut whole = source.clone();
+        whole.insert("name".into(), serde_json::Value::String(v.name.clone()));
+        let known = source.len() == 1
+            && serde_json::from_value::<k8s_openapi::api::core::v1::Volume>(
+                serde_json::Value::Object(whole.clone()),
+            )
+            .ok()
+            .and_then(|vol| serde_json::to_value(vol).ok())
+            .is_some_and(|back| back.as_object().map(|o| o.len()) == Some(2));
+        if !known {
+            bad(
+                Some("pod"),
+                "volumes",
+                format!(
+                    "volume `{}`: the source is not one Kubernetes volume source",
+                    v.name
+                ),
+                "give exactly one source as the API writes it, e.g. source = { persistentVolumeClaim = { claimName = \"data\" } }",
+            );
+            continue;
+        }
+        volumes.push(PodVolume {
+            name: v.name,
+            mount_path: v.mount_path,
+            read_only: v.read_only,
+            source,
+        });
+    }
+    PodSettings {
+        capabilities,
+        shm_size,
+        annotations: raw.annotations,
+        tolerations,
+        priority_class_name: raw.priority_class_name,
+        scheduler_name: raw.scheduler_name,
+        volumes,
+    }
+}
+
+/// Where the job's ConfigMap is mounted (a volume may not mount there).
+const MOUNT_TAKEN: &str = "/etc/eflops";
+
+fn toml_to_json(v: toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => s.into(),
+        toml::Value::Integer(i) => i.into(),
+        toml::Value::Float(f) => {
+            serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, Into::into)
+        }
+        toml::Value::Boolean(b) => b.into(),
+        toml::Value::Datetime(d) => d.to_string().into(),
+        toml::Value::Array(a) => a.into_iter().map(toml_to_json).collect(),
+        toml::Value::Table(t) => t
+            .into_iter()
+            .map(|(k, v)| (k, toml_to_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    }
+}
+
+/// A TOML table as the Kubernetes object `T`, back as JSON: fields `T`
+/// does not know are an error (the API would drop them).
+fn k8s_object<T>(t: toml::Table) -> std::result::Result<serde_json::Value, String>
+where
+    T: serde::de::DeserializeOwned + Serialize,
+{
+    let given = toml_to_json(toml::Value::Table(t));
+    let typed: T = serde_json::from_value(given.clone()).map_err(|e| e.to_string())?;
+    let back = serde_json::to_value(typed).map_err(|e| e.to_string())?;
+    if let (Some(g), Some(b)) = (given.as_object(), back.as_object()) {
+        let unknown: Vec<&String> = g.keys().filter(|k| !b.contains_key(*k)).collect();
+        if !unknown.is_empty() {
+            return Err(format!(
+                "unknown field{} {}",
+                if unknown.len() == 1 { "" } else { "s" },
+                unknown
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    Ok(back)
 }
 
 #[cfg(test)]
@@ -653,6 +1119,150 @@ NCCL_DEBUG = "INFO"
                 .to_string();
             assert!(e.contains(want), "want {want:?} in:\n{e}");
         }
+    }
+
+    const DRA: &str = r#"name = "train"
+image = "i"
+command = ["c"]
+ranks = 8
+queue = "team-a"
+
+[placement]
+mode = "dra"
+profile = "nvidia-sriov"
+packing = "fill"
+nic = { attribute = "resource.kubernetes.io/pciBusID", value = "netdev" }
+
+[pod]
+capabilities = ["CAP_SYS_NICE", "IPC_LOCK"]
+shm_size = "16Gi"
+annotations = { "example.com/team" = "ml" }
+tolerations = [{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }]
+priority_class_name = "training"
+scheduler_name = "default-scheduler"
+volumes = [{ name = "data", mount_path = "/data", read_only = true, source = { persistentVolumeClaim = { claimName = "datasets" } } }]
+"#;
+
+    #[test]
+    fn placement_pod_and_queue() {
+        let j = JobSpec::from_toml(DRA, "j.toml").unwrap();
+        assert_eq!(j.queue.as_deref(), Some("team-a"));
+        assert_eq!(j.placement.mode, PlacementMode::Dra);
+        assert_eq!(j.placement.packing, Packing::Fill);
+        let p = &j.placement.profile;
+        assert_eq!(p.name, "nvidia-sriov");
+        assert_eq!(p.gpu.device_class, "gpu.nvidia.com");
+        assert_eq!(p.nic.driver, "sriovnetwork.k8snetworkplumbingwg.io");
+        assert_eq!(p.nic.attribute, "resource.kubernetes.io/pciBusID");
+        assert_eq!(p.nic.value, crate::dra::PlanField::Netdev);
+        // IPC_LOCK is always added; CAP_ is dropped.
+        assert_eq!(j.pod.capabilities, ["SYS_NICE"]);
+        assert_eq!(j.pod.shm_size.as_ref().unwrap().times(1), "16Gi");
+        assert_eq!(
+            j.pod.tolerations,
+            [
+                serde_json::json!({ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" })
+            ]
+        );
+        assert_eq!(
+            j.pod.volumes[0].source["persistentVolumeClaim"]["claimName"],
+            "datasets"
+        );
+        // Defaults: whole Nodes, no queue, nothing in [pod].
+        let g = JobSpec::from_toml(GOOD, "j.toml").unwrap();
+        assert_eq!(g.placement.mode, PlacementMode::WholeNode);
+        assert_eq!(g.placement.profile.name, crate::dra::DEFAULT_PROFILE);
+        assert_eq!(
+            (g.queue.as_ref(), g.pod.clone()),
+            (None, PodSettings::default())
+        );
+    }
+
+    /// One case per mistake in the DRA file.
+    #[test]
+    fn placement_and_pod_mistakes_name_their_line() {
+        for (from, to, want) in [
+            (
+                "mode = \"dra\"",
+                "mode = \"gang\"",
+                "j.toml:8: placement.mode: `gang` is not a placement mode",
+            ),
+            (
+                "\"nvidia-sriov\"",
+                "\"amd\"",
+                "j.toml:9: placement.profile: `amd` is not a cluster profile; use nvidia-dranet or nvidia-sriov",
+            ),
+            (
+                "\"fill\"",
+                "\"pack\"",
+                "j.toml:10: placement.packing: `pack` is not a packing",
+            ),
+            (
+                "value = \"netdev\"",
+                "value = \"gpu_index\"",
+                "j.toml:11: placement.nic.value: `gpu_index` is not a field of the nic; use nic or netdev",
+            ),
+            (
+                "resource.kubernetes.io/pciBusID",
+                "a b",
+                "j.toml:11: placement.nic.attribute: `a b` is not a device attribute name",
+            ),
+            (
+                "\"CAP_SYS_NICE\"",
+                "\"sys nice\"",
+                "j.toml:14: pod.capabilities: `sys nice` is not a Linux capability name",
+            ),
+            (
+                "\"16Gi\"",
+                "\"lots\"",
+                "j.toml:15: pod.shm_size: `lots` is not a whole quantity",
+            ),
+            (
+                "operator = \"Exists\"",
+                "operatr = \"Exists\"",
+                "j.toml:17: pod.tolerations: toleration 1: unknown field `operatr`",
+            ),
+            (
+                "persistentVolumeClaim",
+                "persistentVolume",
+                "j.toml:20: pod.volumes: volume `data`: the source is not one Kubernetes volume source",
+            ),
+            (
+                "mount_path = \"/data\"",
+                "mount_path = \"/etc/eflops/x\"",
+                "j.toml:20: pod.volumes: volume `data`: mount path `/etc/eflops/x`",
+            ),
+            (
+                "name = \"data\"",
+                "name = \"dshm\"",
+                "j.toml:20: pod.volumes: volume name `dshm` is taken",
+            ),
+            (
+                "queue = \"team-a\"",
+                "queue = \"Team A\"",
+                "j.toml:5: queue: `Team A`",
+            ),
+            (
+                "ranks = 8",
+                "ranks = 8\nlauncher = \"mpi\"",
+                "placement.mode: placement mode dra runs one pod per rank",
+            ),
+        ] {
+            let text = DRA.replace(from, to);
+            assert_ne!(text, DRA, "{from}");
+            let e = JobSpec::from_toml(&text, "j.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "want {want:?} in:\n{e}");
+        }
+        let e = JobSpec::from_toml(
+            &GOOD.replace("[env]", "[placement]\npacking = \"fill\"\n[env]"),
+            "j.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("placement.packing: packing applies to mode = \"dra\" only"),
+            "{e}"
+        );
     }
 
     #[test]

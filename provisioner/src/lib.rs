@@ -16,6 +16,7 @@
 //! Nodes, and applies, follows and deletes jobs.
 
 pub mod cluster;
+pub mod dra;
 pub mod error;
 pub mod job;
 pub mod lab;

@@ -13,7 +13,8 @@ use planner::checked::CheckedPlan;
 use planner::export::labels::DEFAULT_PREFIX;
 use planner::text::Table;
 use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
-use provisioner::job::JobSpec;
+use provisioner::dra::DraView;
+use provisioner::job::{JobSpec, PlacementMode};
 use provisioner::nodes::{self, NodeMap};
 use provisioner::view::ClusterView;
 use provisioner::{probe, rank_check, submit};
@@ -50,7 +51,10 @@ enum Command {
     /// Reads Nodes and Pods to find free sub-nodes, then applies the
     /// ConfigMap (rank table, rankfile, scripts), headless Service and
     /// Indexed Job or MPIJob with server-side apply; nothing is created
-    /// unless the whole job can be placed. --dry-run only reads the
+    /// unless the whole job can be placed. With `[placement] mode = "dra"`
+    /// it also reads ResourceSlices and ResourceClaims, and creates one
+    /// ResourceClaimTemplate and one Pod per rank that claim exactly the
+    /// rank's GPU and NIC. --dry-run only reads the
     /// cluster; --offline (or --dry-run with no kubeconfig) places against
     /// the plan alone, every Node free.
     Submit {
@@ -67,12 +71,23 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
         /// Place against the plan alone, every Node free and idle (implies
-        /// --dry-run); for review or GitOps without a cluster.
+        /// --dry-run); for review or GitOps without a cluster. With
+        /// `[placement] mode = "dra"` every sub-node's GPU and NIC are
+        /// assumed published as the plan names them, unless --cluster
+        /// describes the devices.
         #[arg(long)]
         offline: bool,
+        /// A described cluster for DRA placement (implies --offline): YAML
+        /// or JSON with ResourceSlices, ResourceClaims and the claim
+        /// templates of earlier submissions, e.g. `kubectl get
+        /// resourceslices,resourceclaims -A -o yaml` and the --dry-run
+        /// output of jobs submitted before. Repeat it to read several.
+        /// Without ResourceSlices, the devices are the plan's.
+        #[arg(long, value_name = "FILE")]
+        cluster: Vec<PathBuf>,
         /// After creating the objects, poll until the job runs, succeeds or
         /// fails, with progress lines on stderr; exit code 1 when it failed.
-        #[arg(long, conflicts_with_all = ["dry_run", "offline"])]
+        #[arg(long, conflicts_with_all = ["dry_run", "offline", "cluster"])]
         wait: bool,
         /// With --wait: give up after this many seconds (exit code 1).
         #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
@@ -131,7 +146,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Show a submitted job (Job or MPIJob): phase, counts, conditions, and
+    /// Show a submitted job (Job, MPIJob or DRA rank Pods): phase, counts, conditions, and
     /// its pods with their Nodes.
     Status {
         /// The job's name.
@@ -277,6 +292,7 @@ fn run(cli: Cli) -> Result<()> {
             node_map,
             dry_run,
             offline,
+            cluster: described,
             wait,
             timeout,
             format,
@@ -284,15 +300,40 @@ fn run(cli: Cli) -> Result<()> {
             let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
             let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
-            let offline = offline || (dry_run && no_kubeconfig_for_dry_run());
+            let dra = spec.placement.mode == PlacementMode::Dra;
+            if !described.is_empty() && !dra {
+                return Err(BadInput(format!(
+                    "--cluster describes DRA devices, and {} places whole Nodes; set [placement] mode = \"dra\" or leave --cluster out",
+                    job.display()
+                ))
+                .into());
+            }
+            let offline =
+                offline || !described.is_empty() || (dry_run && no_kubeconfig_for_dry_run());
             if offline {
-                let sub = submit::prepare(&p, &bound, &spec, &ClusterView::all_free(&bound))?;
+                let mut view = ClusterView::all_free(&bound);
+                for file in &described {
+                    view.dra.extend(DraView::from_described(
+                        &read(file)?,
+                        &file.display().to_string(),
+                    )?);
+                }
+                if dra && view.dra.devices.is_empty() {
+                    // No ResourceSlices described: the devices as the plan
+                    // names them.
+                    view.dra
+                        .extend(DraView::from_plan(&p, &bound, &spec.placement.profile));
+                }
+                let sub = submit::prepare(&p, &bound, &spec, &view)?;
                 eprint!("{}", sub.summary());
                 return print(&manifest_text(&sub, format)?);
             }
             let rt = runtime()?;
             let client = rt.block_on(cluster::connect())?;
-            let view = rt.block_on(cluster::read_view(&client, &spec.resources.gpu))?;
+            let mut view = rt.block_on(cluster::read_view(&client, &spec.resources.gpu))?;
+            if dra {
+                view.dra = rt.block_on(cluster::read_dra(&client))?;
+            }
             let sub = submit::prepare(&p, &bound, &spec, &view)?;
             eprint!("{}", sub.summary());
             if dry_run {
@@ -309,7 +350,7 @@ fn run(cli: Cli) -> Result<()> {
                     "applied": applied,
                     "status": status,
                 }))?,
-                ManifestFormat::Yaml => applied_text(&applied, status.as_ref()),
+                ManifestFormat::Yaml => applied_text(&applied, &spec.name, status.as_ref()),
             })?;
             status.as_ref().map_or(Ok(()), fail_if_failed)
         }
@@ -497,7 +538,7 @@ fn manifest_text(sub: &submit::Submission, format: ManifestFormat) -> Result<Str
     }
 }
 
-/// Polls the job until it runs, succeeds or fails (at most `timeout`
+/// Watches the job until it runs, succeeds or fails (at most `timeout`
 /// seconds), with a progress line on stderr at each change.
 async fn wait_for(
     client: &kube::Client,
@@ -523,7 +564,7 @@ fn fail_if_failed(s: &JobStatus) -> Result<()> {
 }
 
 /// What `submit` created, for people.
-fn applied_text(a: &cluster::Applied, status: Option<&JobStatus>) -> String {
+fn applied_text(a: &cluster::Applied, job: &str, status: Option<&JobStatus>) -> String {
     let mut t = Table::new(["kind", "name", "uid", "owner"]);
     t.row([
         a.workload.kind.clone(),
@@ -546,10 +587,10 @@ fn applied_text(a: &cluster::Applied, status: Option<&JobStatus>) -> String {
         t.render()
     );
     match status {
-        Some(s) => out.push_str(&format!("\n{}\n", s.summary())),
+        Some(s) => out.push_str(&format!("\n{}", status_table(s))),
         None => out.push_str(&format!(
             "\nfollow it with: provisioner status {} -n {} --wait\n",
-            a.workload.name, a.namespace
+            job, a.namespace
         )),
     }
     out
@@ -699,6 +740,29 @@ fn status_table(s: &JobStatus) -> String {
         out.push('\n');
         out.push_str(&t.render());
     }
+    for f in &s.failures {
+        out.push_str(&format!(
+            "\npod {} container {} failed: {}{}{}\n",
+            f.pod,
+            f.container,
+            f.reason.as_deref().unwrap_or("no reason"),
+            f.exit_code
+                .map(|c| format!(", exit code {c}"))
+                .unwrap_or_default(),
+            f.message
+                .as_deref()
+                .map(|m| format!(", {}", m.trim()))
+                .unwrap_or_default(),
+        ));
+        if !f.log.is_empty() {
+            out.push_str(&format!("  last {} log lines:\n", f.log.len()));
+            for line in &f.log {
+                out.push_str("    ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
     out
 }
 
@@ -770,6 +834,7 @@ node03  node03  missing       0      0        0
                 reason: Some("JobResumed".to_string()),
                 message: None,
             }],
+            failures: Vec::new(),
             pods: vec![JobPod {
                 name: "train-0".to_string(),
                 phase: "Pending".to_string(),

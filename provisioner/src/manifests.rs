@@ -57,12 +57,15 @@ use planner::checked::CheckedPlan;
 use planner::plan::Plan;
 
 use crate::error::{Error, Result};
-use crate::job::{JobSpec, Launcher};
+use crate::job::{JobSpec, Launcher, PlacementMode};
 use crate::placement::Placement;
 use crate::view::Manifests;
 
 /// Prefix of this project's labels and annotations.
 pub const PREFIX: &str = planner::export::labels::DEFAULT_PREFIX;
+
+/// `app.kubernetes.io/managed-by` of every object.
+pub const MANAGED_BY: &str = "eflops-provisioner";
 
 /// Where the ConfigMap is mounted in every pod.
 pub const MOUNT: &str = "/etc/eflops";
@@ -87,7 +90,7 @@ pub fn labels(job: &JobSpec) -> Value {
     json!({
         "app.kubernetes.io/name": job.name,
         "app.kubernetes.io/instance": job.name,
-        "app.kubernetes.io/managed-by": "eflops-provisioner",
+        "app.kubernetes.io/managed-by": MANAGED_BY,
         format!("{PREFIX}job"): job.name,
     })
 }
@@ -118,6 +121,9 @@ pub fn config_map_name(job: &JobSpec) -> String {
 /// Builds every object of `job` placed by `placement` on `plan`.
 pub fn build(plan: &CheckedPlan, placement: &Placement, job: &JobSpec) -> Result<Manifests> {
     let env = host_env(plan)?;
+    if job.placement.mode == PlacementMode::Dra {
+        return build_dra(plan, placement, job, &env);
+    }
     let gpus: Vec<u32> = placement.nodes.iter().map(|n| n.gpus).collect();
     if gpus.iter().any(|&g| g != gpus[0]) {
         let list: Vec<String> = placement
@@ -134,14 +140,7 @@ pub fn build(plan: &CheckedPlan, placement: &Placement, job: &JobSpec) -> Result
         });
     }
     let rows = RankRows::new(plan, placement, &env)?;
-    let annotations = json!({
-        format!("{PREFIX}plan"): plan.name,
-        format!("{PREFIX}algorithm"): job.algorithm.as_str(),
-        format!("{PREFIX}rank-table-method"): placement.method,
-        format!("{PREFIX}worst-link-load"): placement.worst_load.to_string(),
-        format!("{PREFIX}lower-bound"): placement.lower_bound.to_string(),
-        format!("{PREFIX}nodes"): placement.nodes.len().to_string(),
-    });
+    let annotations = job_annotations(plan, placement, job);
     let mut data = json!({
         "ranks.csv": rows.ranks_csv(),
         "rank-env.csv": rows.env_csv(),
@@ -169,18 +168,120 @@ pub fn build(plan: &CheckedPlan, placement: &Placement, job: &JobSpec) -> Result
     });
     let mut owned = vec![config_map];
     if job.launcher == Launcher::Indexed {
-        owned.push(json!({
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": metadata(job, &job.name, None),
-            "spec": {
-                "clusterIP": "None",
-                "publishNotReadyAddresses": true,
-                "selector": { format!("{PREFIX}job"): job.name },
-            },
-        }));
+        owned.push(headless_service(job));
     }
     Ok(Manifests { workload, owned })
+}
+
+/// The headless Service `<job>` that gives the job's pods DNS names.
+fn headless_service(job: &JobSpec) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(job, &job.name, None),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": true,
+            "selector": { format!("{PREFIX}job"): job.name },
+        },
+    })
+}
+
+/// The annotation that marks a DRA submission's ConfigMap (value `dra`),
+/// by which `status` and `delete` find it.
+pub fn placement_annotation() -> String {
+    format!("{PREFIX}placement")
+}
+
+/// The annotation of a DRA submission's ConfigMap with its rank count.
+pub fn ranks_annotation() -> String {
+    format!("{PREFIX}ranks")
+}
+
+/// The annotations of the workload and the ConfigMap.
+fn job_annotations(plan: &Plan, placement: &Placement, job: &JobSpec) -> Value {
+    let mut a = json!({
+        format!("{PREFIX}plan"): plan.name,
+        format!("{PREFIX}algorithm"): job.algorithm.as_str(),
+        format!("{PREFIX}rank-table-method"): placement.method,
+        format!("{PREFIX}worst-link-load"): placement.worst_load.to_string(),
+        format!("{PREFIX}lower-bound"): placement.lower_bound.to_string(),
+        format!("{PREFIX}nodes"): placement.nodes.len().to_string(),
+    });
+    if job.placement.mode == PlacementMode::Dra {
+        a[placement_annotation()] = json!("dra");
+        a[ranks_annotation()] = json!(placement.ranks.len().to_string());
+        a[format!("{PREFIX}dra-profile")] = json!(job.placement.profile.name);
+    }
+    a
+}
+
+/// The label that puts a workload in a Kueue LocalQueue.
+pub const KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
+/// Kueue's plain-pod group label and total-count annotation (DRA pods).
+pub const KUEUE_POD_GROUP: &str = "kueue.x-k8s.io/pod-group-name";
+/// See [`KUEUE_POD_GROUP`].
+pub const KUEUE_POD_GROUP_COUNT: &str = "kueue.x-k8s.io/pod-group-total-count";
+
+/// Metadata of the workload: with a queue, its Kueue label.
+fn workload_metadata(job: &JobSpec, annotations: &Value) -> Value {
+    let mut m = metadata(job, &job.name, Some(annotations.clone()));
+    if let Some(q) = &job.queue {
+        m["labels"][KUEUE_QUEUE] = json!(q);
+    }
+    m
+}
+
+/// The settings every rank pod shares: `[pod]` of the job file, the
+/// memory-backed `/dev/shm`, `IPC_LOCK`.
+fn apply_pod_settings(job: &JobSpec, template_meta: &mut Value, spec: &mut Value) {
+    let pod = &job.pod;
+    if !pod.annotations.is_empty() {
+        let a = template_meta
+            .as_object_mut()
+            .map(|m| m.entry("annotations").or_insert_with(|| json!({})));
+        if let Some(a) = a {
+            for (k, v) in &pod.annotations {
+                a[k] = json!(v);
+            }
+        }
+    }
+    if !pod.tolerations.is_empty() {
+        spec["tolerations"] = json!(pod.tolerations);
+    }
+    if let Some(p) = &pod.priority_class_name {
+        spec["priorityClassName"] = json!(p);
+    }
+    if let Some(s) = &pod.scheduler_name {
+        spec["schedulerName"] = json!(s);
+    }
+    let mut shm = json!({ "medium": "Memory" });
+    if let Some(size) = &pod.shm_size {
+        shm["sizeLimit"] = json!(size.times(1));
+    }
+    let mut volumes = vec![json!({ "name": "dshm", "emptyDir": shm })];
+    let mut mounts = vec![json!({ "name": "dshm", "mountPath": "/dev/shm" })];
+    for v in &pod.volumes {
+        let mut vol = Value::Object(v.source.clone());
+        vol["name"] = json!(v.name);
+        volumes.push(vol);
+        let mut mount = json!({ "name": v.name, "mountPath": v.mount_path });
+        if v.read_only {
+            mount["readOnly"] = json!(true);
+        }
+        mounts.push(mount);
+    }
+    if let Some(list) = spec["volumes"].as_array_mut() {
+        list.extend(volumes);
+    }
+    let mut caps = vec!["IPC_LOCK".to_string()];
+    caps.extend(pod.capabilities.iter().cloned());
+    if let Some(c) = spec["containers"].get_mut(0) {
+        if let Some(list) = c["volumeMounts"].as_array_mut() {
+            list.extend(mounts);
+        }
+        c["securityContext"] = json!({ "capabilities": { "add": caps } });
+    }
 }
 
 /// One rank with everything the files need.
@@ -358,17 +459,7 @@ fn affinity(job: &JobSpec, placement: &Placement, role: &str) -> Value {
     let mut names: Vec<&str> = placement.nodes.iter().map(|n| n.node.as_str()).collect();
     names.sort_unstable();
     json!({
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{
-                    "matchFields": [{
-                        "key": "metadata.name",
-                        "operator": "In",
-                        "values": names,
-                    }],
-                }],
-            },
-        },
+        "nodeAffinity": node_affinity(&names),
         "podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [{
                 "labelSelector": {
@@ -378,6 +469,22 @@ fn affinity(job: &JobSpec, placement: &Placement, role: &str) -> Value {
                     },
                 },
                 "topologyKey": "kubernetes.io/hostname",
+            }],
+        },
+    })
+}
+
+/// Required node affinity to the Nodes `names` (`matchFields` on
+/// `metadata.name`: the Node name itself, not a label).
+fn node_affinity(names: &[&str]) -> Value {
+    json!({
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{
+                "matchFields": [{
+                    "key": "metadata.name",
+                    "operator": "In",
+                    "values": names,
+                }],
             }],
         },
     })
@@ -452,10 +559,10 @@ fn indexed_job(job: &JobSpec, placement: &Placement, master: &str, annotations: 
         "--".to_string(),
     ];
     command.extend(job.command.iter().cloned());
-    json!({
+    let mut obj = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": metadata(job, &job.name, Some(annotations.clone())),
+        "metadata": workload_metadata(job, annotations),
         "spec": {
             "completionMode": "Indexed",
             "completions": pods,
@@ -483,7 +590,16 @@ fn indexed_job(job: &JobSpec, placement: &Placement, master: &str, annotations: 
                 },
             },
         },
-    })
+    });
+    if job.queue.is_some() {
+        // Kueue admits the Job by unsuspending it once the queue has quota.
+        obj["spec"]["suspend"] = json!(true);
+    }
+    let t = &mut obj["spec"]["template"];
+    let (mut meta, mut spec) = (t["metadata"].take(), t["spec"].take());
+    apply_pod_settings(job, &mut meta, &mut spec);
+    (t["metadata"], t["spec"]) = (meta, spec);
+    obj
 }
 
 fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
@@ -509,10 +625,10 @@ fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
         { "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true },
         { "name": "eflops-run", "mountPath": RUN_DIR },
     ]);
-    json!({
+    let mut obj = json!({
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
-        "metadata": metadata(job, &job.name, Some(annotations.clone())),
+        "metadata": workload_metadata(job, annotations),
         "spec": {
             "slotsPerWorker": slots,
             "mpiImplementation": "OpenMPI",
@@ -562,6 +678,187 @@ fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
                 },
             },
         },
+    });
+    if job.queue.is_some() {
+        obj["spec"]["runPolicy"]["suspend"] = json!(true);
+    }
+    let t = &mut obj["spec"]["mpiReplicaSpecs"]["Worker"]["template"];
+    let (mut meta, mut spec) = (t["metadata"].take(), t["spec"].take());
+    apply_pod_settings(job, &mut meta, &mut spec);
+    (t["metadata"], t["spec"]) = (meta, spec);
+    obj
+}
+
+/// The name of rank `rank`'s pod and claim template: `<job>-<rank>`.
+pub fn rank_pod_name(job: &JobSpec, rank: usize) -> String {
+    format!("{}-{rank}", job.name)
+}
+
+/// `MASTER_ADDR` of a DRA job: the headless Service's DNS name of rank
+/// 0's pod.
+pub fn master_dns(job: &JobSpec) -> String {
+    format!(
+        "{}.{}.{}.svc",
+        rank_pod_name(job, 0),
+        job.name,
+        job.namespace
+    )
+}
+
+/// DRA placement: the ConfigMap (the root every other object is owned
+/// by), the headless Service, one ResourceClaimTemplate and one Pod per
+/// rank.
+fn build_dra(
+    plan: &CheckedPlan,
+    placement: &Placement,
+    job: &JobSpec,
+    env: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Result<Manifests> {
+    let rows = RankRows::new(plan, placement, env)?;
+    let annotations = job_annotations(plan, placement, job);
+    let config_map = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(job, &config_map_name(job), Some(annotations)),
+        "data": {
+            "ranks.csv": rows.ranks_csv(),
+            "rank-env.csv": rows.env_csv(),
+        },
+    });
+    let mut owned = vec![headless_service(job)];
+    let world = placement.ranks.len();
+    // Rank 0's NIC address, where the driver hands the physical NIC (and
+    // its address) to the pod: a program that should move its data over
+    // the fabric rather than the pod network meets rank 0 there.
+    let rank0_nic = placement
+        .table
+        .ranks
+        .first()
+        .and_then(|&i| plan.sub_node_list[i].ip.as_deref())
+        .filter(|_| job.placement.profile.nic.value == crate::dra::PlanField::Nic)
+        .map(|ip| ip.split('/').next().unwrap_or(ip).to_string());
+    let mut pods = Vec::with_capacity(world);
+    for (r, row) in placement.ranks.iter().zip(&rows.rows) {
+        let sn = &plan.sub_node_list[r.sub_node];
+        let devices = placement
+            .devices
+            .get(r.rank)
+            .ok_or_else(|| Error::Manifest {
+                job: job.name.clone(),
+                message: format!("rank {} has no devices in the placement", r.rank),
+            })?;
+        let spec = crate::dra::claim_spec(&job.placement.profile, sn).map_err(|message| {
+            Error::Manifest {
+                job: job.name.clone(),
+                message,
+            }
+        })?;
+        let name = rank_pod_name(job, r.rank);
+        let mut template_meta = metadata(job, &name, None);
+        template_meta["annotations"] = json!({
+            crate::dra::sub_node_annotation(): sn.id,
+            crate::dra::node_annotation(): r.node,
+            format!("{PREFIX}gpu"): devices.gpu.to_string(),
+            format!("{PREFIX}nic"): devices.nics.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+        });
+        owned.push(json!({
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": template_meta,
+            "spec": { "spec": spec },
+        }));
+        pods.push(rank_pod(job, r, row, &name, world, rank0_nic.as_deref()));
+    }
+    owned.extend(pods);
+    Ok(Manifests {
+        workload: config_map,
+        owned,
+    })
+}
+
+fn rank_pod(
+    job: &JobSpec,
+    r: &crate::placement::PlacedRank,
+    row: &Row,
+    name: &str,
+    world: usize,
+    rank0_nic: Option<&str>,
+) -> Value {
+    let mut env = vec![
+        node_name_env(),
+        json!({ "name": "RANK", "value": r.rank.to_string() }),
+        json!({ "name": "WORLD_SIZE", "value": world.to_string() }),
+        json!({ "name": "LOCAL_RANK", "value": "0" }),
+        json!({ "name": "LOCAL_WORLD_SIZE", "value": "1" }),
+        json!({ "name": "MASTER_ADDR", "value": master_dns(job) }),
+        json!({ "name": "MASTER_PORT", "value": job.master_port.to_string() }),
+    ];
+    if let Some(ip) = rank0_nic {
+        env.push(json!({ "name": "EFLOPS_RANK0_NIC_ADDR", "value": ip }));
+    }
+    // The NIC's names from the host configuration hold inside the pod
+    // when the driver hands over the physical device (dranet keeps its
+    // RDMA device and netdev names); a virtual function gets names of its
+    // own, which NCCL then finds by itself.
+    if job.placement.profile.nic.value == crate::dra::PlanField::Nic {
+        for c in &ENV_COLUMNS[1..] {
+            if let Some(v) = row.env.get(*c).filter(|v| !v.is_empty()) {
+                env.push(json!({ "name": c, "value": v }));
+            }
+        }
+    }
+    env.extend(user_env(job));
+    let mut labels = labels_with(job, "rank");
+    labels[format!("{PREFIX}rank")] = json!(r.rank.to_string());
+    let mut meta = json!({ "name": name, "namespace": job.namespace, "labels": labels });
+    if let Some(q) = &job.queue {
+        meta["labels"][KUEUE_QUEUE] = json!(q);
+        meta["labels"][KUEUE_POD_GROUP] = json!(job.name);
+        meta["annotations"] = json!({ KUEUE_POD_GROUP_COUNT: world.to_string() });
+    }
+    let mut resources = serde_json::Map::new();
+    if let Some(c) = &job.resources.cpu {
+        resources.insert("cpu".into(), json!(c.times(1)));
+    }
+    if let Some(m) = &job.resources.memory {
+        resources.insert("memory".into(), json!(m.times(1)));
+    }
+    for (k, v) in &job.resources.extra {
+        resources.insert(k.clone(), json!(v.to_string()));
+    }
+    let mut container_resources = json!({ "claims": [{ "name": "sub-node" }] });
+    if !resources.is_empty() {
+        container_resources["limits"] = Value::Object(resources.clone());
+        container_resources["requests"] = Value::Object(resources);
+    }
+    let mut check = rank_check_container(job);
+    if let Some(c) = check["command"].as_array_mut() {
+        c.extend([json!("--rank"), json!(r.rank.to_string())]);
+    }
+    let mut spec = json!({
+        "hostname": name,
+        "subdomain": job.name,
+        "restartPolicy": "Never",
+        "affinity": { "nodeAffinity": node_affinity(&[r.node.as_str()]) },
+        "resourceClaims": [{ "name": "sub-node", "resourceClaimTemplateName": name }],
+        "initContainers": [check],
+        "containers": [{
+            "name": "rank",
+            "image": job.image,
+            "command": job.command,
+            "args": job.args,
+            "env": env,
+            "resources": container_resources,
+            "volumeMounts": [{ "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true }],
+        }],
+        "volumes": [config_volume(job)],
+    });
+    apply_pod_settings(job, &mut meta, &mut spec);
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": spec,
     })
 }
 
@@ -574,13 +871,13 @@ set -eu
 table="${EFLOPS_DIR:-/etc/eflops}/rank-env.csv"
 if [ "${1:-}" = "--" ]; then shift; fi
 : "${NODE_NAME:?NODE_NAME must come from the Downward API (spec.nodeName)}"
-LOCAL_WORLD_SIZE=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { c++ } END { print c + 0 }' "$table")
-if [ "$LOCAL_WORLD_SIZE" -eq 0 ]; then
+count=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { c++ } END { print c + 0 }' "$table")
+if [ "$count" -eq 0 ]; then
   echo "launch.sh: Node $NODE_NAME carries no rank of this job (see ranks.csv); the pod landed outside the placement" >&2
   exit 2
 fi
 EFLOPS_RANKS=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { printf "%s%s", sep, $1; sep = "," }' "$table")
-export LOCAL_WORLD_SIZE EFLOPS_RANKS
+export EFLOPS_RANKS
 # A rank that fails stops the others (their peers would wait forever):
 # it signals the process group, and this script exits 1.
 trap 'echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
@@ -590,7 +887,8 @@ while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
   [ "$node" = "$NODE_NAME" ] || continue
   (
     trap - TERM
-    export RANK="$rank" LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+    # One visible GPU per process: it is device 0 (torch.cuda.set_device(LOCAL_RANK)).
+    export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
     export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
     if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
     echo "launch.sh: rank $rank (local $local, slot $slot) on $NODE_NAME: GPU $cvd, NIC $hca" >&2
@@ -629,7 +927,8 @@ if [ "$node" != "$actual" ]; then
   echo "rank check failed: rank $rank belongs on Node $node but runs on Node $actual: the placement drifted; delete the job and submit it again" >&2
   exit 2
 fi
-export RANK="$rank" LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+# One visible GPU per rank: it is device 0 (torch.cuda.set_device(LOCAL_RANK)).
+export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
 export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
 if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
 exec "$@"

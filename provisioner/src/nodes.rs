@@ -87,6 +87,15 @@ impl NodeMap {
     }
 }
 
+/// Index into `plan.sub_node_list` by sub-node id (`node01/sn0`).
+pub fn sub_node_indices(plan: &CheckedPlan) -> BTreeMap<&str, usize> {
+    plan.sub_node_list
+        .iter()
+        .enumerate()
+        .map(|(i, sn)| (sn.id.as_str(), i))
+        .collect()
+}
+
 /// True when `name` is a valid Kubernetes Node name (an RFC 1123
 /// subdomain: at most 253 characters of lower-case letters, digits, `-`
 /// and `.`, each dot-separated label starting and ending with a letter or

@@ -29,6 +29,25 @@
 //! the job runs (reported in the notes). Counting free GPUs per Node
 //! instead would let the job share Nodes, but then the table would name
 //! GPUs the job may not get.
+//!
+//! # Policy: DRA sub-nodes (`[placement] mode = "dra"`)
+//!
+//! With Dynamic Resource Allocation each rank's pod claims exactly the GPU
+//! and NIC its sub-node names ([`crate::dra`]), so jobs share servers and
+//! the unit of placement is the sub-node:
+//!
+//! - a sub-node is **free** when its Node is Ready and not cordoned, the
+//!   Node's ResourceSlices carry its GPU and NIC under one PCIe root
+//!   ([`crate::dra::map_devices`], which refuses a Node whose devices
+//!   disagree with the plan), no ResourceClaim holds either device and no
+//!   claim template of an earlier submission names it;
+//! - the rank search runs with every other sub-node `unavailable`, so a
+//!   second job packs into the sub-nodes the first left free;
+//! - **packing**: `spread` lets the search choose among all free sub-nodes;
+//!   `fill` offers it only the fewest servers that hold enough free
+//!   sub-nodes (most free first, then the name), leaving whole servers to
+//!   other jobs. Both are searched and reported (servers used, worst link
+//!   load, lower bound); the job's choice is placed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -39,7 +58,7 @@ use planner::checked::CheckedPlan;
 use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_ranks};
 
 use crate::error::{Error, Result};
-use crate::job::JobSpec;
+use crate::job::{JobSpec, Packing, PlacementMode};
 use crate::nodes::Node;
 use crate::view::{ClusterView, NodeState};
 
@@ -120,6 +139,26 @@ pub struct Placement {
     pub unusable: Vec<Unusable>,
     /// What was done and why, for people.
     pub notes: Vec<String>,
+    /// With DRA placement: the devices of every rank's sub-node, in rank
+    /// order (empty for whole Nodes).
+    pub devices: Vec<crate::dra::SubNodeDevices>,
+    /// With DRA placement: each packing, searched.
+    pub packings: Vec<PackingChoice>,
+}
+
+/// One packing of a DRA placement, as the rank search found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PackingChoice {
+    /// `spread` or `fill`.
+    pub packing: Packing,
+    /// Servers that carry a rank.
+    pub servers: usize,
+    /// Most flows on one directed inter-switch link in any step.
+    pub worst_load: usize,
+    /// A load no table can beat on the sub-nodes offered.
+    pub lower_bound: usize,
+    /// True for the packing the job file chose.
+    pub chosen: bool,
 }
 
 impl ClusterView {
@@ -137,7 +176,10 @@ impl ClusterView {
             })
             .collect();
         nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        ClusterView { nodes }
+        ClusterView {
+            nodes,
+            dra: Default::default(),
+        }
     }
 
     /// The Nodes of `bound_nodes` the job can use, with the reason for
@@ -203,21 +245,29 @@ fn plan_gpus(n: &Node) -> u32 {
     n.sub_nodes.iter().filter(|s| s.gpu.is_some()).count() as u32
 }
 
-/// Places `job` on the usable Nodes of `view` (see the module
-/// documentation). Nothing is returned unless every rank is placed.
+/// Places `job` on the usable Nodes of `view`, or with DRA on its free
+/// sub-nodes (see the module documentation). Nothing is returned unless
+/// every rank is placed.
 pub fn place(
     plan: &CheckedPlan,
     bound_nodes: &[Node],
     view: &ClusterView,
     job: &JobSpec,
 ) -> Result<Placement> {
+    match job.placement.mode {
+        PlacementMode::WholeNode => place_whole_nodes(plan, bound_nodes, view, job),
+        PlacementMode::Dra => place_dra(plan, bound_nodes, view, job),
+    }
+}
+
+fn place_whole_nodes(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
     let (usable, unusable) = view.usable(bound_nodes);
-    let index_of: BTreeMap<&str, usize> = plan
-        .sub_node_list
-        .iter()
-        .enumerate()
-        .map(|(i, sn)| (sn.id.as_str(), i))
-        .collect();
+    let index_of = crate::nodes::sub_node_indices(plan);
     let usable_names: Vec<&str> = usable.iter().map(|n| n.node.as_str()).collect();
     let mut unavailable = Vec::new();
     let mut free = 0;
@@ -258,12 +308,71 @@ pub fn place(
         job: job.name.clone(),
         source,
     })?;
+    let (ranks, nodes) = assemble(plan, bound_nodes, view, job, &outcome.table)?;
 
+    let mut notes = Vec::new();
+    let idle: usize = nodes.iter().map(|n| n.idle_sub_nodes).sum();
+    notes.push(format!(
+        "{} ranks on {} Nodes ({}); each pod requests every GPU of its Node{}",
+        job.ranks,
+        nodes.len(),
+        method_words(outcome.method),
+        if idle > 0 {
+            format!(", so {idle} sub-nodes of these Nodes stay idle while the job runs")
+        } else {
+            String::new()
+        }
+    ));
+    notes.push(load_note(job, &outcome));
+    finish(
+        bound_nodes,
+        view,
+        job,
+        outcome,
+        ranks,
+        nodes,
+        unusable,
+        notes,
+        Vec::new(),
+        Vec::new(),
+    )
+}
+
+fn method_words(method: &str) -> String {
+    match method {
+        "algorithm-1" => "EFLOPS Algorithm 1".to_string(),
+        m => format!("rank table by {m}"),
+    }
+}
+
+fn load_note(job: &JobSpec, outcome: &planner::ranks::Outcome) -> String {
+    format!(
+        "worst load {} flow{} per directed inter-switch link in any {} step (lower bound {}{})",
+        outcome.worst_load,
+        if outcome.worst_load == 1 { "" } else { "s" },
+        if job.algorithm == Algorithm::Ring {
+            "ring"
+        } else {
+            "halving-doubling"
+        },
+        outcome.lower_bound,
+        if outcome.optimal { ", optimal" } else { "" }
+    )
+}
+
+/// The placed ranks and Nodes of a rank table.
+fn assemble(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+    table: &RankTable,
+) -> Result<(Vec<PlacedRank>, Vec<PlacedNode>)> {
     let node_of_server: BTreeMap<&str, &Node> =
         bound_nodes.iter().map(|n| (n.server.as_str(), n)).collect();
     let mut nodes: Vec<PlacedNode> = Vec::new();
-    let mut ranks = Vec::with_capacity(outcome.table.ranks.len());
-    for (rank, &i) in outcome.table.ranks.iter().enumerate() {
+    let mut ranks = Vec::with_capacity(table.ranks.len());
+    for (rank, &i) in table.ranks.iter().enumerate() {
         let sn = &plan.sub_node_list[i];
         let node = node_of_server
             .get(sn.server.as_str())
@@ -302,35 +411,22 @@ pub fn place(
         p.ranks.push(rank);
         p.idle_sub_nodes -= 1;
     }
+    Ok((ranks, nodes))
+}
 
-    let mut notes = Vec::new();
-    let idle: usize = nodes.iter().map(|n| n.idle_sub_nodes).sum();
-    notes.push(format!(
-        "{} ranks on {} Nodes ({}); each pod requests every GPU of its Node{}",
-        job.ranks,
-        nodes.len(),
-        match outcome.method {
-            "algorithm-1" => "EFLOPS Algorithm 1".to_string(),
-            m => format!("rank table by {m}"),
-        },
-        if idle > 0 {
-            format!(", so {idle} sub-nodes of these Nodes stay idle while the job runs")
-        } else {
-            String::new()
-        }
-    ));
-    notes.push(format!(
-        "worst load {} flow{} per directed inter-switch link in any {} step (lower bound {}{})",
-        outcome.worst_load,
-        if outcome.worst_load == 1 { "" } else { "s" },
-        if job.algorithm == Algorithm::Ring {
-            "ring"
-        } else {
-            "halving-doubling"
-        },
-        outcome.lower_bound,
-        if outcome.optimal { ", optimal" } else { "" }
-    ));
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+    outcome: planner::ranks::Outcome,
+    ranks: Vec<PlacedRank>,
+    nodes: Vec<PlacedNode>,
+    unusable: Vec<Unusable>,
+    mut notes: Vec<String>,
+    devices: Vec<crate::dra::SubNodeDevices>,
+    packings: Vec<PackingChoice>,
+) -> Result<Placement> {
     if !unusable.is_empty() {
         notes.push(format!(
             "{} Nodes of the plan are not usable: {}",
@@ -367,7 +463,215 @@ pub fn place(
         lower_bound: outcome.lower_bound,
         unusable,
         notes,
+        devices,
+        packings,
     })
+}
+
+/// DRA placement (see the module documentation).
+fn place_dra(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
+    let map = crate::dra::map_devices(plan, bound_nodes, &view.dra, &job.placement.profile)?;
+    let mut unusable: Vec<Unusable> = Vec::new();
+    let mut open_nodes: Vec<&str> = Vec::new();
+    for n in bound_nodes {
+        let why = match view.node(&n.node) {
+            None => Some(
+                "no such Node in the cluster (map the server to its Node with --node-map, or join it)"
+                    .to_string(),
+            ),
+            Some(s) if !s.ready => Some("not Ready".to_string()),
+            Some(s) if s.unschedulable => Some("cordoned (spec.unschedulable)".to_string()),
+            Some(_) => map
+                .unusable
+                .iter()
+                .find(|(node, _)| node == &n.node)
+                .map(|(_, why)| why.clone()),
+        };
+        match why {
+            Some(reason) => unusable.push(Unusable {
+                node: n.node.clone(),
+                server: n.server.clone(),
+                reason,
+            }),
+            None => open_nodes.push(n.node.as_str()),
+        }
+    }
+    // Free sub-nodes by server, and the busy ones of open Nodes by Node.
+    let mut free_by_server: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut busy_by_node: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut total = 0;
+    for d in map.sub_nodes.values() {
+        total += 1;
+        if !open_nodes.contains(&d.node.as_str()) {
+            continue;
+        }
+        let sn = &plan.sub_node_list[d.sub_node];
+        match &d.busy {
+            None => free_by_server
+                .entry(sn.server.as_str())
+                .or_default()
+                .push(d.sub_node),
+            Some(why) => busy_by_node
+                .entry(d.node.as_str())
+                .or_default()
+                .push(format!("{}: {why}", sn.id)),
+        }
+    }
+    for n in bound_nodes {
+        if let Some(list) = busy_by_node.get(n.node.as_str())
+            && list.len() == n.sub_nodes.iter().filter(|s| s.gpu.is_some()).count()
+        {
+            unusable.push(Unusable {
+                node: n.node.clone(),
+                server: n.server.clone(),
+                reason: format!("every sub-node is taken ({})", list.join("; ")),
+            });
+        }
+    }
+    let free: usize = free_by_server.values().map(Vec::len).sum();
+    if free < job.ranks {
+        return Err(Error::NotEnough {
+            job: job.name.clone(),
+            file: job.source.clone(),
+            plan: plan.source().to_string(),
+            ranks: job.ranks,
+            free,
+            total,
+            busy: unusable.iter().map(ToString::to_string).collect(),
+        });
+    }
+    let all_free: Vec<usize> = free_by_server.values().flatten().copied().collect();
+    // Fill: the fewest servers, most free sub-nodes first.
+    let mut servers: Vec<(&str, &Vec<usize>)> =
+        free_by_server.iter().map(|(s, v)| (*s, v)).collect();
+    servers.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    let mut filled = Vec::new();
+    for (_, subs) in servers {
+        if filled.len() >= job.ranks {
+            break;
+        }
+        filled.extend(subs.iter().copied());
+    }
+    filled.sort_unstable();
+    let search = |offered: &[usize]| {
+        let unavailable: Vec<usize> = (0..plan.sub_node_list.len())
+            .filter(|i| offered.binary_search(i).is_err())
+            .collect();
+        plan_ranks(
+            plan,
+            &Request {
+                algorithm: job.algorithm,
+                ranks: Some(job.ranks),
+                unavailable,
+                ..Request::default()
+            },
+        )
+        .map_err(|source| Error::Placement {
+            job: job.name.clone(),
+            source,
+        })
+    };
+    let mut offered_spread = all_free.clone();
+    offered_spread.sort_unstable();
+    let spread = search(&offered_spread)?;
+    let fill = if filled == offered_spread {
+        None
+    } else {
+        Some(search(&filled)?)
+    };
+    let servers_of = |o: &planner::ranks::Outcome| {
+        o.table
+            .ranks
+            .iter()
+            .map(|&i| plan.sub_node_list[i].server.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    let choice = |packing: Packing, o: &planner::ranks::Outcome| PackingChoice {
+        packing,
+        servers: servers_of(o),
+        worst_load: o.worst_load,
+        lower_bound: o.lower_bound,
+        chosen: packing == job.placement.packing,
+    };
+    let mut packings = vec![choice(Packing::Spread, &spread)];
+    match &fill {
+        Some(f) => packings.push(choice(Packing::Fill, f)),
+        None => packings.push(PackingChoice {
+            packing: Packing::Fill,
+            ..choice(Packing::Fill, &spread)
+        }),
+    }
+    let outcome = match (job.placement.packing, fill) {
+        (Packing::Fill, Some(f)) => f,
+        _ => spread,
+    };
+    let (ranks, mut nodes) = assemble(plan, bound_nodes, view, job, &outcome.table)?;
+    for n in &mut nodes {
+        n.gpus = n.ranks.len() as u32;
+        n.idle_sub_nodes = 0;
+    }
+    let devices: Vec<crate::dra::SubNodeDevices> = outcome
+        .table
+        .ranks
+        .iter()
+        .filter_map(|i| map.sub_nodes.get(i).cloned())
+        .collect();
+    if devices.len() != outcome.table.ranks.len() {
+        return Err(Error::Placement {
+            job: job.name.clone(),
+            source: planner::Error::Internal(
+                "the rank search placed a rank on a sub-node without devices".to_string(),
+            ),
+        });
+    }
+    let mut notes = vec![
+        format!(
+            "{} ranks on {} sub-nodes of {} Nodes ({}); each rank's pod claims its GPU and NIC with DRA ({}), the other sub-nodes stay free for other jobs",
+            job.ranks,
+            job.ranks,
+            nodes.len(),
+            method_words(outcome.method),
+            job.placement.profile.name
+        ),
+        load_note(job, &outcome),
+    ];
+    notes.push(format!(
+        "packing: {}",
+        packings
+            .iter()
+            .map(|p| format!(
+                "{} {} server{}, worst load {} (lower bound {}){}",
+                match p.packing {
+                    Packing::Spread => "spread",
+                    Packing::Fill => "fill",
+                },
+                p.servers,
+                if p.servers == 1 { "" } else { "s" },
+                p.worst_load,
+                p.lower_bound,
+                if p.chosen { " [chosen]" } else { "" }
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    ));
+    finish(
+        bound_nodes,
+        view,
+        job,
+        outcome,
+        ranks,
+        nodes,
+        unusable,
+        notes,
+        devices,
+        packings,
+    )
 }
 
 #[cfg(test)]

@@ -33,13 +33,16 @@ pub struct Submission {
 
 impl Submission {
     /// The objects in the order a reader (or `kubectl apply -f`) takes
-    /// them: ConfigMap, Service, then the workload.
+    /// them: ConfigMap, Service, then the workload (with DRA placement,
+    /// the ConfigMap that owns them all, the Service, then each rank's
+    /// claim template and Pod).
     pub fn documents(&self) -> Vec<&Value> {
-        self.manifests
-            .owned
-            .iter()
-            .chain(std::iter::once(&self.manifests.workload))
-            .collect()
+        let workload = std::iter::once(&self.manifests.workload);
+        if self.manifests.workload.get("kind").and_then(Value::as_str) == Some("ConfigMap") {
+            workload.chain(&self.manifests.owned).collect()
+        } else {
+            self.manifests.owned.iter().chain(workload).collect()
+        }
     }
 
     /// The objects as multi-document YAML.

@@ -50,11 +50,14 @@ impl NodeState {
     }
 }
 
-/// The Nodes of a cluster, sorted by name.
+/// The Nodes of a cluster, sorted by name, and its DRA devices.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ClusterView {
     /// Every Node the API listed.
     pub nodes: Vec<NodeState>,
+    /// ResourceSlices, allocated claims and this provisioner's claim
+    /// templates (read for `[placement] mode = "dra"` only).
+    pub dra: crate::dra::DraView,
 }
 
 impl ClusterView {
@@ -66,13 +69,15 @@ impl ClusterView {
 
 /// The objects of one submission, ready for server-side apply.
 ///
-/// `workload` (the Indexed Job or MPIJob) is applied first; every object in
-/// `owned` (ConfigMap, Service) then gets an `ownerReference` to it, so that
-/// deleting the workload deletes them too.
+/// `workload` (the Indexed Job or MPIJob; with DRA placement, the ConfigMap)
+/// is applied first; every object in `owned` (ConfigMap, Service; with DRA,
+/// Service, ResourceClaimTemplates and rank Pods) then gets an
+/// `ownerReference` to it, so that deleting the workload deletes them too.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Manifests {
-    /// The batch/v1 Job or kubeflow.org/v2beta1 MPIJob.
+    /// The batch/v1 Job or kubeflow.org/v2beta1 MPIJob, or the ConfigMap
+    /// that owns the rank Pods of a DRA placement.
     pub workload: serde_json::Value,
-    /// ConfigMap and headless Service, in the order they are printed.
+    /// The objects it owns, in the order they are applied and printed.
     pub owned: Vec<serde_json::Value>,
 }

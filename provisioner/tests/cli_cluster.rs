@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 use planner::export::labels::{DEFAULT_PREFIX, node_labels};
 
+#[path = "support/dra.rs"]
+mod dra;
+
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 
 /// Answers each request with the next `(status, body)` of the script and
@@ -204,7 +207,7 @@ fn label_nodes_again_changes_nothing() {
 #[test]
 fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
     let (out, seen) = with_server(
-        vec![(404, not_found()), (404, not_found())],
+        vec![(404, not_found()), (404, not_found()), (404, not_found())],
         &["delete", "train"],
     );
     assert_eq!(out.status.code(), Some(2));
@@ -213,10 +216,12 @@ fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
         [
             "DELETE /apis/batch/v1/namespaces/ml/jobs/train?",
             "DELETE /apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?",
+            "GET /api/v1/namespaces/ml/configmaps/train-ranks",
         ]
     );
     assert!(
-        text(&out.stderr).starts_with("error: no Job or MPIJob named train in namespace ml;"),
+        text(&out.stderr)
+            .starts_with("error: no Job, MPIJob or DRA submission named train in namespace ml;"),
         "{}",
         text(&out.stderr)
     );
@@ -353,4 +358,101 @@ fn submit_dry_run_with_a_cluster_only_reads() {
         !nodes.contains(&"node01"),
         "busy node01 was chosen: {nodes:?}"
     );
+}
+
+/// `submit` with `[placement] mode = "dra"` reads ResourceSlices, claims
+/// and earlier templates, leaves the sub-node whose GPU a claim holds, and
+/// applies the ConfigMap first, then the Service, a claim template and a
+/// Pod per rank, owned by it.
+#[test]
+fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/data/eflops-4x16.plan.json"
+    );
+    let plan = CheckedPlan::load(&std::fs::read_to_string(path).unwrap(), path).unwrap();
+    let job = std::env::temp_dir().join(format!("prov-cli-dra-{}.job.toml", std::process::id()));
+    std::fs::write(
+        &job,
+        "name = \"d\"\nnamespace = \"ml\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 4\n[placement]\nmode = \"dra\"\npacking = \"fill\"\n",
+    )
+    .unwrap();
+    let empty = |kind: &str| json!({ "apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {}, "items": [] });
+    let mut claims = empty("ResourceClaimList");
+    claims["items"] = json!([{
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": { "name": "other", "namespace": "team" },
+        "spec": { "devices": {} },
+        "status": { "allocation": { "devices": { "results": [
+            { "request": "gpu", "driver": "gpu.nvidia.com", "pool": "node01", "device": "gpu-0" },
+        ] } } },
+    }]);
+    let mut script = vec![
+        (200, gpu_nodes()),
+        (
+            200,
+            json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [] }),
+        ),
+        (200, dra::resource_slices(&plan, &|_, _, _| {})),
+        (200, claims),
+        (200, empty("ResourceClaimTemplateList")),
+        (200, stored("v1", "ConfigMap", "d-ranks", "uid-cm")),
+        (200, stored("v1", "Service", "d", "uid-svc")),
+    ];
+    for r in 0..4 {
+        script.push((
+            200,
+            stored(
+                "resource.k8s.io/v1",
+                "ResourceClaimTemplate",
+                &format!("d-{r}"),
+                &format!("uid-t{r}"),
+            ),
+        ));
+    }
+    for r in 0..4 {
+        script.push((
+            200,
+            stored("v1", "Pod", &format!("d-{r}"), &format!("uid-p{r}")),
+        ));
+    }
+    let (out, seen) = with_server(
+        script,
+        &[
+            "submit",
+            job.to_str().unwrap(),
+            "--plan",
+            PLAN,
+            "--format",
+            "json",
+        ],
+    );
+    let _ = std::fs::remove_file(&job);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let apply = "?&force=true&fieldManager=eflops-provisioner";
+    let mut want = vec![
+        "GET /api/v1/nodes?&limit=500".to_string(),
+        PODS_QUERY.to_string(),
+        "GET /apis/resource.k8s.io/v1/resourceslices?&limit=500".to_string(),
+        "GET /apis/resource.k8s.io/v1/resourceclaims?&limit=500".to_string(),
+        "GET /apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500".to_string(),
+        format!("PATCH /api/v1/namespaces/ml/configmaps/d-ranks{apply}"),
+        format!("PATCH /api/v1/namespaces/ml/services/d{apply}"),
+    ];
+    for r in 0..4 {
+        want.push(format!(
+            "PATCH /apis/resource.k8s.io/v1/namespaces/ml/resourceclaimtemplates/d-{r}{apply}"
+        ));
+    }
+    for r in 0..4 {
+        want.push(format!("PATCH /api/v1/namespaces/ml/pods/d-{r}{apply}"));
+    }
+    assert_eq!(seen, want);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["applied"]["workload"]["kind"], "ConfigMap");
+    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(9));
+    // fill: one server; node01's first GPU is taken, so not node01.
+    let summary = text(&out.stderr);
+    assert!(summary.contains("job d: 4 ranks on 1 Nodes"), "{summary}");
+    assert!(!summary.contains("node01  node01"), "{summary}");
 }

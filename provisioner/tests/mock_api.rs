@@ -95,10 +95,16 @@ where
                     None if ex.method == "GET" => assert!(bytes.is_empty(), "request {i}"),
                     None => {}
                 }
+                // `{"__raw": text}` is sent as it is (a log, or a watch's
+                // newline-delimited events); anything else as JSON.
+                let bytes = match ex.reply.get("__raw").and_then(Value::as_str) {
+                    Some(text) => text.as_bytes().to_vec(),
+                    None => serde_json::to_vec(&ex.reply).unwrap(),
+                };
                 let reply = Response::builder()
                     .status(ex.status)
                     .header(http::header::CONTENT_TYPE, "application/json")
-                    .body(Body::from(serde_json::to_vec(&ex.reply).unwrap()))
+                    .body(Body::from(bytes))
                     .unwrap();
                 send.send_response(reply);
             }
@@ -611,34 +617,63 @@ fn job(active: u32, conditions: Value) -> Value {
     })
 }
 
+/// The watcher's first list of the job's pods.
+const LIST_PODS_OF_TRAIN: &str =
+    "/api/v1/namespaces/ml/pods?&labelSelector=app.kubernetes.io%2Finstance%3Dtrain&limit=500";
+/// The watch that follows it, from the list's resourceVersion.
+const WATCH_PODS_OF_TRAIN: &str = "/api/v1/namespaces/ml/pods?&watch=true&timeoutSeconds=290&labelSelector=app.kubernetes.io%2Finstance%3Dtrain&allowWatchBookmarks=true&resourceVersion=10";
+const JOB_URI: &str = "/apis/batch/v1/namespaces/ml/jobs/train";
+
+fn listed(pods: Vec<Value>) -> Value {
+    with(pod_list(pods), "/metadata/resourceVersion", json!("10"))
+}
+
+/// A watch's reply: one JSON event per line.
+fn events(list: &[(&str, Value)]) -> Value {
+    let mut text = String::new();
+    for (i, (kind, object)) in list.iter().enumerate() {
+        let mut object = object.clone();
+        object["apiVersion"] = json!("v1");
+        object["kind"] = json!("Pod");
+        object["metadata"]["resourceVersion"] = json!((11 + i).to_string());
+        text.push_str(&json!({ "type": kind, "object": object }).to_string());
+        text.push('\n');
+    }
+    json!({ "__raw": text })
+}
+
+fn terminated(mut pod: Value, container: &str, code: i32, reason: &str) -> Value {
+    pod["status"]["containerStatuses"] = json!([{
+        "name": container, "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+        "state": { "terminated": { "exitCode": code, "reason": reason, "message": "rank 1 lost its peer" } },
+    }]);
+    pod
+}
+
 #[test]
-fn wait_polls_until_the_job_runs() {
-    let job_uri = "/apis/batch/v1/namespaces/ml/jobs/train";
+fn wait_watches_until_the_job_runs() {
     let script = vec![
-        get(job_uri, job(0, json!([]))),
-        get(PODS_OF_TRAIN, pod_list(vec![])),
-        get(job_uri, job(2, json!([]))),
+        get(LIST_PODS_OF_TRAIN, listed(vec![])),
+        get(JOB_URI, job(0, json!([]))),
         get(
-            PODS_OF_TRAIN,
-            pod_list(vec![
-                job_pod("train-0", Some("node01"), "Running", None),
-                job_pod("train-1", None, "Pending", Some("ImagePullBackOff")),
+            WATCH_PODS_OF_TRAIN,
+            events(&[
+                ("ADDED", job_pod("train-0", Some("node01"), "Running", None)),
+                (
+                    "ADDED",
+                    job_pod("train-1", None, "Pending", Some("ImagePullBackOff")),
+                ),
+                (
+                    "MODIFIED",
+                    job_pod("train-1", Some("node02"), "Running", None),
+                ),
             ]),
         ),
-        get(job_uri, job(2, json!([]))),
-        get(
-            PODS_OF_TRAIN,
-            pod_list(vec![
-                job_pod("train-0", Some("node01"), "Running", None),
-                job_pod("train-1", Some("node02"), "Running", None),
-            ]),
-        ),
+        get(JOB_URI, job(1, json!([]))),
+        get(JOB_URI, job(2, json!([]))),
+        get(JOB_URI, job(2, json!([]))),
     ];
-    let options = WaitOptions {
-        timeout: Duration::from_secs(10),
-        first_interval: Duration::from_millis(1),
-        max_interval: Duration::from_millis(2),
-    };
+    let options = WaitOptions::with_timeout(Duration::from_secs(10));
     let (result, lines) = run(script, |c| async move {
         let mut lines = Vec::new();
         let r = cluster::wait(&c, "ml", "train", &options, &mut |s| {
@@ -652,8 +687,69 @@ fn wait_polls_until_the_job_runs() {
         lines,
         [
             "Job ml/train: Pending; 0 active, 0 succeeded, 0 failed; pods: no pods yet",
+            "Job ml/train: Pending; 1 active, 0 succeeded, 0 failed; pods: 1 Running",
             "Job ml/train: Pending; 2 active, 0 succeeded, 0 failed; pods: 1 Pending, 1 Running (ImagePullBackOff)",
             "Job ml/train: Running; 2 active, 0 succeeded, 0 failed; pods: 2 Running",
+        ]
+    );
+}
+
+/// Issue 17: a failing pod is reported with its container's reason and
+/// last log lines, as soon as the watch sees it fail (before the Job
+/// controller writes its Failed condition).
+#[test]
+fn wait_reports_a_failing_pod_with_its_last_log_lines() {
+    let failed = terminated(
+        job_pod("train-1", Some("node02"), "Failed", None),
+        "main",
+        1,
+        "Error",
+    );
+    let script = vec![
+        get(
+            LIST_PODS_OF_TRAIN,
+            listed(vec![
+                job_pod("train-0", Some("node01"), "Running", None),
+                job_pod("train-1", Some("node02"), "Pending", None),
+            ]),
+        ),
+        get(JOB_URI, job(1, json!([]))),
+        get(WATCH_PODS_OF_TRAIN, events(&[("MODIFIED", failed)])),
+        get(JOB_URI, job(1, json!([]))),
+        get(
+            "/api/v1/namespaces/ml/pods/train-1/log?&container=main&tailLines=20",
+            json!({ "__raw": "NCCL INFO Bootstrap\nRuntimeError: NCCL error: remote process exited\n" }),
+        ),
+    ];
+    let options = WaitOptions::with_timeout(Duration::from_secs(10));
+    let s = run(script, |c| async move {
+        cluster::wait(&c, "ml", "train", &options, &mut |_| {}).await
+    })
+    .unwrap();
+    assert_eq!(s.phase, JobPhase::Failed);
+    assert_eq!(s.failures.len(), 1, "{:?}", s.failures);
+    let f = &s.failures[0];
+    assert_eq!(
+        (
+            f.pod.as_str(),
+            f.container.as_str(),
+            f.reason.as_deref(),
+            f.exit_code,
+            f.message.as_deref()
+        ),
+        (
+            "train-1",
+            "main",
+            Some("Error"),
+            Some(1),
+            Some("rank 1 lost its peer")
+        )
+    );
+    assert_eq!(
+        f.log,
+        [
+            "NCCL INFO Bootstrap",
+            "RuntimeError: NCCL error: remote process exited"
         ]
     );
 }
@@ -661,14 +757,14 @@ fn wait_polls_until_the_job_runs() {
 #[test]
 fn wait_returns_a_failed_job() {
     let script = vec![
+        get(LIST_PODS_OF_TRAIN, listed(vec![])),
         get(
-            "/apis/batch/v1/namespaces/ml/jobs/train",
+            JOB_URI,
             job(
                 0,
                 json!([{ "type": "Failed", "status": "True", "reason": "BackoffLimitExceeded" }]),
             ),
         ),
-        get(PODS_OF_TRAIN, pod_list(vec![])),
     ];
     let options = WaitOptions::with_timeout(Duration::from_secs(5));
     let s = run(script, |c| async move {
@@ -715,6 +811,13 @@ fn delete_of_a_missing_job_names_it() {
     let script = vec![
         not_found("/apis/batch/v1/namespaces/ml/jobs/train?"),
         not_found("/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?"),
+        Exchange {
+            status: 404,
+            ..get(
+                "/api/v1/namespaces/ml/configmaps/train-ranks",
+                status_reply(404, "not found"),
+            )
+        },
     ];
     let err = run(script, |c| async move {
         cluster::delete(&c, "ml", "train").await
@@ -723,7 +826,82 @@ fn delete_of_a_missing_job_names_it() {
     assert!(err.is_bad_input());
     assert_eq!(
         err.to_string(),
-        "no Job or MPIJob named train in namespace ml; list them with `kubectl get jobs,mpijobs -n ml` or pass -n NAMESPACE"
+        "no Job, MPIJob or DRA submission named train in namespace ml; list them with `kubectl get jobs,mpijobs,configmaps -n ml -l app.kubernetes.io/managed-by=eflops-provisioner` or pass -n NAMESPACE"
+    );
+}
+
+/// The ConfigMap that owns a DRA submission's rank Pods.
+fn dra_root() -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {
+            "name": "train-ranks", "namespace": "ml", "uid": "u7",
+            "annotations": { "topology.eflops.io/placement": "dra", "topology.eflops.io/ranks": "2" },
+        },
+        "data": {},
+    })
+}
+
+#[test]
+fn status_and_delete_of_a_dra_submission() {
+    let not_found = |uri: &str| Exchange {
+        status: 404,
+        ..get(uri, status_reply(404, "not found"))
+    };
+    let script = vec![
+        not_found(JOB_URI),
+        not_found("/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train"),
+        get("/api/v1/namespaces/ml/configmaps/train-ranks", dra_root()),
+        get(
+            PODS_OF_TRAIN,
+            pod_list(vec![
+                job_pod("train-0", Some("node01"), "Running", None),
+                job_pod("train-1", Some("node01"), "Running", None),
+            ]),
+        ),
+    ];
+    let s = run(script, |c| async move {
+        cluster::status(&c, "ml", "train").await
+    })
+    .unwrap();
+    assert_eq!(
+        s.summary(),
+        "Pods ml/train: Running; 2 active, 0 succeeded, 0 failed; pods: 2 Running"
+    );
+
+    let delete = |uri: &str, status: u16, reply: Value| Exchange {
+        method: "DELETE",
+        uri: uri.to_string(),
+        content_type: Some("application/json"),
+        body: Some(json!({ "propagationPolicy": "Foreground" })),
+        status,
+        reply,
+    };
+    let script = vec![
+        delete(
+            "/apis/batch/v1/namespaces/ml/jobs/train?",
+            404,
+            status_reply(404, "not found"),
+        ),
+        delete(
+            "/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?",
+            404,
+            status_reply(404, "not found"),
+        ),
+        get("/api/v1/namespaces/ml/configmaps/train-ranks", dra_root()),
+        delete(
+            "/api/v1/namespaces/ml/configmaps/train-ranks?",
+            200,
+            dra_root(),
+        ),
+    ];
+    let d = run(script, |c| async move {
+        cluster::delete(&c, "ml", "train").await
+    })
+    .unwrap();
+    assert_eq!(
+        (d.kind.as_str(), d.name.as_str(), d.uid.as_deref()),
+        ("ConfigMap", "train-ranks", Some("u7"))
     );
 }
 
@@ -766,18 +944,14 @@ fn real_cluster_view() {
 
 #[test]
 fn wait_gives_up_after_its_timeout() {
-    let job_uri = "/apis/batch/v1/namespaces/ml/jobs/train";
-    let mut script = Vec::new();
-    for _ in 0..2 {
-        script.push(get(job_uri, job(0, json!([]))));
-        script.push(get(PODS_OF_TRAIN, pod_list(vec![])));
-    }
-    // The second read comes after the 30 ms pause, past the 20 ms timeout.
-    let options = WaitOptions {
-        timeout: Duration::from_millis(20),
-        first_interval: Duration::from_millis(30),
-        max_interval: Duration::from_millis(30),
-    };
+    // The watch ends without events; the watcher then cannot reach the
+    // API server again and backs off until the timeout.
+    let script = vec![
+        get(LIST_PODS_OF_TRAIN, listed(vec![])),
+        get(JOB_URI, job(0, json!([]))),
+        get(WATCH_PODS_OF_TRAIN, events(&[])),
+    ];
+    let options = WaitOptions::with_timeout(Duration::from_millis(300));
     let mut calls = 0;
     let err = run(script, |c| async move {
         cluster::wait(&c, "ml", "train", &options, &mut |_| calls += 1).await
@@ -787,5 +961,90 @@ fn wait_gives_up_after_its_timeout() {
     assert_eq!(
         err.to_string(),
         "Job ml/train is still Pending after 0 s; raise --timeout or look at `provisioner status train -n ml`"
+    );
+}
+
+/// `read_dra` lists ResourceSlices, ResourceClaims and the provisioner's
+/// claim templates (all namespaces) and keeps what placement needs.
+#[test]
+fn read_dra_lists_slices_claims_and_our_templates() {
+    let slice = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": { "name": "node01-gpu" },
+        "spec": {
+            "driver": "gpu.nvidia.com", "nodeName": "node01",
+            "pool": { "name": "node01", "generation": 1, "resourceSliceCount": 1 },
+            "devices": [{ "name": "gpu-0", "attributes": {
+                "index": { "int": 0 },
+                "resource.kubernetes.io/pcieRoot": { "string": "pci0000:00" },
+            } }],
+        },
+    });
+    // A slice for every Node (network-attached devices) belongs to no Node.
+    let shared = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": { "name": "fabric" },
+        "spec": { "driver": "example.com", "allNodes": true,
+                  "pool": { "name": "fabric", "generation": 1, "resourceSliceCount": 1 },
+                  "devices": [{ "name": "x" }] },
+    });
+    let claim = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": { "name": "train-0-sub-node-abcde", "namespace": "ml" },
+        "spec": { "devices": {} },
+        "status": { "allocation": { "devices": { "results": [
+            { "request": "gpu", "driver": "gpu.nvidia.com", "pool": "node01", "device": "gpu-0" },
+        ] } } },
+    });
+    let template = json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": "train-1", "namespace": "ml",
+            "labels": { "app.kubernetes.io/managed-by": "eflops-provisioner" },
+            "annotations": { "topology.eflops.io/sub-node": "node01/sn1" },
+        },
+        "spec": { "spec": { "devices": {} } },
+    });
+    let list = |kind: &str, items: Vec<Value>| json!({ "apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {}, "items": items });
+    let script = vec![
+        get(
+            "/apis/resource.k8s.io/v1/resourceslices?&limit=500",
+            list("ResourceSliceList", vec![slice, shared]),
+        ),
+        get(
+            "/apis/resource.k8s.io/v1/resourceclaims?&limit=500",
+            list("ResourceClaimList", vec![claim]),
+        ),
+        get(
+            "/apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500",
+            list("ResourceClaimTemplateList", vec![template]),
+        ),
+    ];
+    let view = run(script, |c| async move { cluster::read_dra(&c).await }).unwrap();
+    assert_eq!(view.devices.len(), 1);
+    let d = &view.devices[0];
+    assert_eq!(
+        (
+            d.driver.as_str(),
+            d.pool.as_str(),
+            d.node.as_str(),
+            d.name.as_str()
+        ),
+        ("gpu.nvidia.com", "node01", "node01", "gpu-0")
+    );
+    // Attributes without a domain are the driver's.
+    assert_eq!(
+        d.attributes.keys().collect::<Vec<_>>(),
+        ["gpu.nvidia.com/index", "resource.kubernetes.io/pcieRoot"]
+    );
+    assert_eq!(view.allocated.len(), 1);
+    assert_eq!(view.allocated[0].claim, "ml/train-0-sub-node-abcde");
+    assert_eq!(view.reserved.len(), 1);
+    assert_eq!(
+        (
+            view.reserved[0].sub_node.as_str(),
+            view.reserved[0].by.as_str()
+        ),
+        ("node01/sn1", "ml/train-1")
     );
 }

@@ -28,6 +28,8 @@ use provisioner::view::{ClusterView, PodUse};
 
 #[path = "support/crds.rs"]
 mod crds;
+#[path = "support/dra.rs"]
+mod dra;
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 const INDEXED: &str = "examples/allreduce-32.job.toml";
@@ -108,6 +110,48 @@ fn check_golden(name: &str, got: &str) {
             want.lines().nth(line),
             got.lines().nth(line)
         );
+    }
+}
+
+/// The DRA example's dry-run objects: per rank a claim template and a Pod.
+#[test]
+fn golden_dra_manifests() {
+    let out = provisioner(
+        &[
+            "submit",
+            DRA_PROBE,
+            "--plan",
+            PLAN,
+            "--dry-run",
+            "--offline",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    check_golden(
+        "allreduce-32-dra.yaml",
+        &String::from_utf8_lossy(&out.stdout),
+    );
+    check_golden("allreduce-32-dra.summary.txt", &stderr);
+}
+
+/// `queue` puts the workload in a Kueue LocalQueue, suspended until
+/// Kueue admits it.
+#[test]
+fn a_queue_suspends_the_workload() {
+    for (path, suspend) in [(INDEXED, "/spec/suspend"), (MPI, "/spec/runPolicy/suspend")] {
+        let text = read(path).replace("ranks = 32", "ranks = 32\nqueue = \"team-a\"");
+        let spec = JobSpec::from_toml(&text, path).unwrap();
+        let sub = offline(&plan(), &spec, None);
+        let w = &sub.manifests.workload;
+        assert_eq!(
+            w["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+            "team-a"
+        );
+        assert_eq!(w.pointer(suspend), Some(&Value::Bool(true)), "{path}");
+        let plain = offline(&plan(), &job(path), None);
+        assert_eq!(plain.manifests.workload.pointer(suspend), None, "{path}");
     }
 }
 
@@ -358,8 +402,13 @@ fn the_mpijob_satisfies_its_crd() {
 /// server's rules, and every object carries the job's linking labels.
 #[test]
 fn names_and_labels_are_valid() {
-    for path in [INDEXED, MPI] {
-        let sub = offline(&plan(), &job(path), None);
+    for path in [INDEXED, MPI, DRA_PROBE, DRA_TRAIN] {
+        let plan = plan();
+        let spec = job(path);
+        let bound = nodes::bind(&plan, None, PLAN).unwrap();
+        let mut view = ClusterView::all_free(&bound);
+        view.dra = provisioner::dra::DraView::from_plan(&plan, &bound, &spec.placement.profile);
+        let sub = submit::prepare(&plan, &bound, &spec, &view).unwrap();
         for doc in sub.documents() {
             let m = &doc["metadata"];
             let name = m["name"].as_str().unwrap();
@@ -377,10 +426,7 @@ fn names_and_labels_are_valid() {
             maps.extend(template_labels);
             for labels in maps {
                 let labels = labels.as_object().unwrap();
-                assert_eq!(
-                    labels["app.kubernetes.io/instance"],
-                    "allreduce-32".to_string() + if path == MPI { "-mpi" } else { "" }
-                );
+                assert_eq!(labels["app.kubernetes.io/instance"], spec.name.as_str());
                 assert!(labels.contains_key("app.kubernetes.io/name"));
                 assert!(labels.contains_key("topology.eflops.io/job"));
                 for (k, v) in labels {
@@ -563,7 +609,7 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
             "--",
             "sh",
             "-c",
-            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
+            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_LOCAL_RANK/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
         ],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
     );
@@ -577,9 +623,15 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         .map(str::to_string)
         .collect();
     lines.sort();
+    // One visible GPU per process, so LOCAL_RANK is 0 for both (issue 17:
+    // `torch.cuda.set_device(LOCAL_RANK)` failed for the second rank); the
+    // position on the Node is EFLOPS_LOCAL_RANK.
     assert_eq!(
         lines,
-        ["1/0/2/1,16 0 =mlx5_0 136 3", "16/1/2/1,16 1 =mlx5_1 136 3"]
+        [
+            "1/0/1/0/1,16 0 =mlx5_0 136 3",
+            "16/0/1/1/1,16 1 =mlx5_1 136 3"
+        ]
     );
     let out = sh(
         &dir.join("launch.sh"),
@@ -596,7 +648,7 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
             "--",
             "sh",
             "-c",
-            "if [ $LOCAL_RANK = 0 ]; then sleep 60; else exit 3; fi",
+            "if [ $EFLOPS_LOCAL_RANK = 0 ]; then sleep 60; else exit 3; fi",
         ],
         &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
     );
@@ -736,4 +788,405 @@ fn mpi_launcher_builds_the_rankfile_from_where_workers_landed() {
         String::from_utf8_lossy(&out.stderr)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---- DRA placement (issue 17) ----
+
+const DRA_PROBE: &str = "examples/allreduce-32-dra.job.toml";
+const DRA_TRAIN: &str = "examples/train-32-dra.job.toml";
+
+/// The described cluster of `support/dra.rs` as YAML.
+fn resource_slices(plan: &CheckedPlan, edit: &dyn Fn(&str, &str, &mut Value)) -> String {
+    serde_norway::to_string(&dra::resource_slices(plan, edit)).unwrap()
+}
+
+fn write_temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("prov-dra-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The documents of a `submit` YAML output.
+fn documents(yaml: &str) -> Vec<Value> {
+    use serde::Deserialize as _;
+    serde_norway::Deserializer::from_str(yaml)
+        .map(|d| Value::deserialize(d).unwrap())
+        .collect()
+}
+
+/// What a DRA submission claims, read back from its objects: per rank,
+/// the Node, the GPU index and the NIC its claim template selects.
+struct Claimed {
+    /// (node, GPU index, NIC) in rank order.
+    ranks: Vec<(String, i64, String)>,
+    /// Rank -> index into the plan's sub-node list, from ranks.csv.
+    table: Vec<usize>,
+}
+
+/// Reads a DRA submission's objects back through `k8s-openapi`'s types
+/// (the built-in schemas of Kubernetes 1.34) and checks how they hang
+/// together: every Pod claims its own template, is pinned to the Node the
+/// template's annotation names, and the template asks for one GPU and one
+/// NIC under one PCIe root.
+fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
+    use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+    use k8s_openapi::api::resource::v1::ResourceClaimTemplate;
+    let docs = documents(yaml);
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds[..2], ["ConfigMap", "Service"]);
+    let cm: ConfigMap = serde_json::from_value(docs[0].clone()).unwrap();
+    let _: Service = serde_json::from_value(docs[1].clone()).unwrap();
+    let csv = cm.data.unwrap()["ranks.csv"].clone();
+    let index_of = |id: &str| plan.sub_node_list.iter().position(|s| s.id == id).unwrap();
+    let table: Vec<usize> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            index_of(&format!("{}/{}", f[1], f[2]))
+        })
+        .collect();
+    let cel = regex::Regex::new(
+        r#"^device\.attributes\["gpu\.nvidia\.com"\]\.index == (\d+)$|^device\.attributes\["dra\.net"\]\.rdmaDevName == "([^"]+)"$"#,
+    )
+    .unwrap();
+    let mut ranks = Vec::new();
+    let mut templates = std::collections::BTreeMap::new();
+    for d in &docs[2..] {
+        match d["kind"].as_str().unwrap() {
+            "ResourceClaimTemplate" => {
+                let t: ResourceClaimTemplate = serde_json::from_value(d.clone()).unwrap();
+                let name = t.metadata.name.clone().unwrap();
+                let node =
+                    t.metadata.annotations.as_ref().unwrap()["topology.eflops.io/node"].clone();
+                let devices = t.spec.spec.devices.unwrap();
+                let constraints = devices.constraints.unwrap();
+                assert_eq!(constraints.len(), 1);
+                assert_eq!(
+                    constraints[0].match_attribute.as_deref(),
+                    Some("resource.kubernetes.io/pcieRoot")
+                );
+                assert_eq!(
+                    constraints[0].requests.as_deref(),
+                    Some(&["gpu".to_string(), "nic".to_string()][..])
+                );
+                let mut gpu = None;
+                let mut nic = None;
+                for r in devices.requests.unwrap() {
+                    let exactly = r.exactly.unwrap();
+                    assert_eq!(exactly.count, Some(1));
+                    let selectors = exactly.selectors.unwrap();
+                    let expr = &selectors[0].cel.as_ref().unwrap().expression;
+                    let c = cel
+                        .captures(expr)
+                        .unwrap_or_else(|| panic!("selector {expr}"));
+                    match (r.name.as_str(), exactly.device_class_name.as_str()) {
+                        ("gpu", "gpu.nvidia.com") => gpu = Some(c[1].parse::<i64>().unwrap()),
+                        ("nic", "dranet") => nic = Some(c[2].to_string()),
+                        other => panic!("request {other:?}"),
+                    }
+                }
+                templates.insert(name, (node, gpu.unwrap(), nic.unwrap()));
+            }
+            "Pod" => {
+                let p: Pod = serde_json::from_value(d.clone()).unwrap();
+                let spec = p.spec.unwrap();
+                let claim = &spec.resource_claims.unwrap()[0];
+                let template = claim.resource_claim_template_name.clone().unwrap();
+                assert_eq!(template, p.metadata.name.clone().unwrap());
+                let c = &spec.containers[0];
+                let used = &c.resources.as_ref().unwrap().claims.as_ref().unwrap()[0];
+                assert_eq!(used.name, claim.name);
+                let caps = c
+                    .security_context
+                    .as_ref()
+                    .unwrap()
+                    .capabilities
+                    .as_ref()
+                    .unwrap();
+                assert_eq!(caps.add.as_deref().unwrap()[0], "IPC_LOCK");
+                let pinned = spec
+                    .affinity
+                    .unwrap()
+                    .node_affinity
+                    .unwrap()
+                    .required_during_scheduling_ignored_during_execution
+                    .unwrap()
+                    .node_selector_terms[0]
+                    .match_fields
+                    .as_ref()
+                    .unwrap()[0]
+                    .values
+                    .clone()
+                    .unwrap();
+                let (node, gpu, nic) = templates[&template].clone();
+                assert_eq!(pinned, std::slice::from_ref(&node));
+                let env: std::collections::BTreeMap<String, String> = c
+                    .env
+                    .as_ref()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|e| Some((e.name.clone(), e.value.clone()?)))
+                    .collect();
+                assert_eq!(env["RANK"], ranks.len().to_string());
+                assert_eq!(env["LOCAL_RANK"], "0");
+                let job = p.metadata.labels.as_ref().unwrap()["topology.eflops.io/job"].clone();
+                assert_eq!(env["MASTER_ADDR"], format!("{job}-0.{job}.ml.svc"));
+                let rank0_ip = plan.sub_node_list[table[0]].ip.as_deref().unwrap();
+                assert_eq!(
+                    Some(env["EFLOPS_RANK0_NIC_ADDR"].as_str()),
+                    rank0_ip.split('/').next()
+                );
+                ranks.push((node, gpu, nic));
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(ranks.len(), table.len());
+    // The template of rank r selects exactly the GPU and NIC of the
+    // sub-node ranks.csv gives rank r.
+    for (r, (node, gpu, nic)) in ranks.iter().enumerate() {
+        let sn = &plan.sub_node_list[table[r]];
+        assert_eq!(
+            (node, *gpu, nic),
+            (&sn.server, sn.gpu_index.unwrap() as i64, &sn.nic),
+            "rank {r}"
+        );
+    }
+    Claimed { ranks, table }
+}
+
+/// Most flows on one directed inter-switch link in any halving-doubling
+/// step of `table`, computed here from the plan's route model.
+fn worst_load(plan: &CheckedPlan, table: &[usize]) -> usize {
+    let net = planner::ranks::Network::avoiding(plan, plan.source(), &[]).unwrap();
+    let t = planner::ranks::RankTable {
+        algorithm: Algorithm::Hdrm,
+        ranks: table.to_vec(),
+    };
+    planner::ranks::verify_schedule(&net, table, &t.schedule().unwrap(), 0)
+        .unwrap()
+        .iter()
+        .map(|s| s.max_load)
+        .max()
+        .unwrap()
+}
+
+/// Issue 17, done when: on the EFLOPS 4x16 plan, two 32-rank HDRM jobs
+/// submitted one after the other against a described cluster use all 64
+/// GPUs, each congestion-free on its own, no device claimed twice; the
+/// dry-run manifests show the claims.
+#[test]
+fn issue17_two_dra_jobs_share_the_cluster_without_sharing_a_device() {
+    let plan = plan();
+    let slices = write_temp("slices.yaml", &resource_slices(&plan, &|_, _, _| {}));
+    let s = slices.to_str().unwrap();
+    let out = provisioner(&["submit", DRA_PROBE, "--plan", PLAN, "--cluster", s], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first_yaml = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "job allreduce-32-dra: 32 ranks on 16 Nodes, worst link load 1 (lower bound 1)"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first_file = write_temp("first.yaml", &first_yaml);
+    let out = provisioner(
+        &[
+            "submit",
+            DRA_TRAIN,
+            "--plan",
+            PLAN,
+            "--cluster",
+            s,
+            "--cluster",
+            first_file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("job train-32-dra: 32 ranks on 16 Nodes, worst link load 1 (lower bound 1)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("32 sub-nodes unavailable"), "{stderr}");
+    let second_yaml = String::from_utf8(out.stdout).unwrap();
+
+    let first = claimed(&plan, &first_yaml);
+    let second = claimed(&plan, &second_yaml);
+    let gpus: BTreeSet<(String, i64)> = first
+        .ranks
+        .iter()
+        .chain(&second.ranks)
+        .map(|(n, g, _)| (n.clone(), *g))
+        .collect();
+    let nics: BTreeSet<(String, String)> = first
+        .ranks
+        .iter()
+        .chain(&second.ranks)
+        .map(|(n, _, nic)| (n.clone(), nic.clone()))
+        .collect();
+    assert_eq!(
+        (gpus.len(), nics.len()),
+        (64, 64),
+        "a device is claimed twice, or a GPU is left idle"
+    );
+    for c in [&first, &second] {
+        assert_eq!(c.ranks.len(), 32);
+        assert_eq!(worst_load(&plan, &c.table), 1, "{:?}", c.table);
+    }
+    // The second job waits in its Kueue queue as one pod group.
+    let docs = documents(&second_yaml);
+    let pod = docs.iter().find(|d| d["kind"] == "Pod").unwrap();
+    assert_eq!(
+        pod["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "team-a"
+    );
+    assert_eq!(
+        pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"],
+        "train-32-dra"
+    );
+    assert_eq!(
+        pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"],
+        "32"
+    );
+
+    // A third job finds nothing free, and says who holds the sub-nodes.
+    let second_file = write_temp("second.yaml", &second_yaml);
+    let out = provisioner(
+        &[
+            "submit",
+            DRA_PROBE,
+            "--plan",
+            PLAN,
+            "--cluster",
+            s,
+            "--cluster",
+            first_file.to_str().unwrap(),
+            "--cluster",
+            second_file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("needs 32 sub-nodes (one GPU and its NIC per rank) and only 0 of the plan"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "node01: every sub-node is taken (node01/sn0: named by ResourceClaimTemplate ml/"
+        ),
+        "{stderr}"
+    );
+}
+
+/// A sub-node whose GPU a ResourceClaim holds is left out; a Node whose
+/// devices disagree with the plan is refused, naming the device.
+#[test]
+fn dra_claims_and_devices_that_disagree_with_the_plan() {
+    let plan = plan();
+    let claim = serde_json::json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": { "name": "other-0-sub-node", "namespace": "research" },
+        "spec": { "devices": { "requests": [] } },
+        "status": { "allocation": { "devices": { "results": [
+            { "request": "gpu", "driver": "gpu.nvidia.com", "pool": "node03", "device": "gpu-1" },
+        ] } } },
+    });
+    let slices = write_temp(
+        "claimed-slices.yaml",
+        &resource_slices(&plan, &|_, _, _| {}),
+    );
+    let claims = write_temp("claims.json", &claim.to_string());
+    let out = provisioner(
+        &[
+            "submit",
+            DRA_PROBE,
+            "--plan",
+            PLAN,
+            "--cluster",
+            slices.to_str().unwrap(),
+            "--cluster",
+            claims.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let held = v["items"].as_array().unwrap().iter().any(|d| {
+        d["kind"] == "ResourceClaimTemplate"
+            && d["metadata"]["annotations"]["topology.eflops.io/sub-node"] == "node03/sn1"
+    });
+    assert!(
+        !held,
+        "node03/sn1's GPU is allocated to research/other-0-sub-node"
+    );
+
+    let other_root = |v: &mut Value| {
+        v["attributes"]["resource.kubernetes.io/pcieRoot"]["string"] = "pci0000:c0".into()
+    };
+    let removed = |v: &mut Value| *v = Value::Null;
+    type Edit<'a> = &'a dyn Fn(&mut Value);
+    let cases: [(&str, &str, Edit, &str); 2] = [
+        (
+            "node03",
+            "mlx5_1",
+            &other_root,
+            "Node node03: dra.net node03/rdma-mlx5-1: NIC rdma-mlx5-1 (rdmaDevName mlx5_1) sits under resource.kubernetes.io/pcieRoot pci0000:c0 and GPU gpu-1 (index 1) under pci0000:00, but the plan pairs them as sub-node node03/sn1; fix the inventory's GPU-NIC pairing",
+        ),
+        (
+            "node05",
+            "gpu-2",
+            &removed,
+            "Node node05: GPU gpu.nvidia.com index = 2: the plan puts GPU gpu2 of sub-node node05/sn2 there, and no device of the Node has index 2 (it publishes gpu-0 (index 0), gpu-1 (index 1), gpu-3 (index 3)); fix the inventory or the GPU driver",
+        ),
+    ];
+    for (server, device, edit, want) in cases {
+        let text = resource_slices(&plan, &|s, d, v| {
+            if s == server && d == device {
+                edit(v);
+            }
+        });
+        let path = write_temp(&format!("bad-{server}.yaml"), &text);
+        let out = provisioner(
+            &[
+                "submit",
+                DRA_PROBE,
+                "--plan",
+                PLAN,
+                "--cluster",
+                path.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(want), "want {want}\nin {stderr}");
+    }
 }

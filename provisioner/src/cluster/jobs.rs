@@ -1,9 +1,14 @@
 //! Following and removing a submitted job.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, LogParams,
+};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -88,7 +93,31 @@ pub struct JobStatus {
     pub conditions: Vec<JobCondition>,
     /// Pods labelled `app.kubernetes.io/instance=NAME`, sorted by name.
     pub pods: Vec<JobPod>,
+    /// Why its failed pods failed, with their last log lines ([`wait`]
+    /// fills it when the job failed; empty otherwise).
+    pub failures: Vec<PodFailure>,
 }
+
+/// A container that ended the pod with a failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodFailure {
+    /// The pod.
+    pub pod: String,
+    /// The container (an init container such as `rank-check`, or the
+    /// ranks' container).
+    pub container: String,
+    /// The container's reason (`Error`, `OOMKilled`, ...).
+    pub reason: Option<String>,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+    /// Its termination message.
+    pub message: Option<String>,
+    /// Its last log lines (at most [`LOG_LINES`]).
+    pub log: Vec<String>,
+}
+
+/// Log lines [`wait`] reads from each failed container.
+pub const LOG_LINES: i64 = 20;
 
 impl JobStatus {
     /// One line: kind, name, phase, counts and pod phases.
@@ -131,6 +160,11 @@ impl JobStatus {
     }
 }
 
+/// The ConfigMap that owns the rank Pods of a DRA submission.
+fn config_map_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "ConfigMap"), "configmaps")
+}
+
 /// The workload kinds a submission creates, in the order they are looked
 /// up.
 fn workload_resources() -> [ApiResource; 2] {
@@ -143,35 +177,62 @@ fn workload_resources() -> [ApiResource; 2] {
     ]
 }
 
-/// Reads the Job, or else the MPIJob, named `name`, and its pods.
-///
-/// Sends `GET /apis/batch/v1/namespaces/NS/jobs/NAME`, on 404 `GET
-/// /apis/kubeflow.org/v2beta1/namespaces/NS/mpijobs/NAME`, then `GET
-/// /api/v1/namespaces/NS/pods?labelSelector=app.kubernetes.io/instance=NAME`.
-pub async fn status(client: &kube::Client, namespace: &str, name: &str) -> Result<JobStatus> {
-    let mut found = None;
-    for ar in workload_resources() {
+/// The workload of the submission `name`: its Job, or else its MPIJob, or
+/// else the ConfigMap `NAME-ranks` of a DRA submission (whose rank Pods
+/// are the workload).
+async fn workload(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<(ApiResource, DynamicObject)> {
+    let dra_root = format!("{name}-ranks");
+    let candidates = workload_resources()
+        .into_iter()
+        .map(|ar| (ar, name.to_string()))
+        .chain(std::iter::once((config_map_resource(), dra_root)));
+    for (ar, object) in candidates {
         let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
-        match api.get(name).await {
+        match api.get(&object).await {
             Ok(obj) => {
-                found = Some((ar, obj));
-                break;
+                if ar.kind == "ConfigMap" && !is_dra_root(&obj) {
+                    break;
+                }
+                return Ok((ar, obj));
             }
             Err(e) if is_status(&e, 404) => {}
             Err(e) => {
                 return Err(Error::api(
-                    format!("reading {} {namespace}/{name}", ar.kind),
+                    format!("reading {} {namespace}/{object}", ar.kind),
                     e,
                 ));
             }
         }
     }
-    let Some((ar, obj)) = found else {
-        return Err(Error::JobNotFound {
-            name: name.to_string(),
-            namespace: namespace.to_string(),
-        });
-    };
+    Err(Error::JobNotFound {
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+    })
+}
+
+/// True for the ConfigMap of a DRA submission.
+fn is_dra_root(obj: &DynamicObject) -> bool {
+    obj.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(&crate::manifests::placement_annotation()))
+        .is_some_and(|v| v == "dra")
+}
+
+/// Reads the Job, or else the MPIJob, or else the DRA submission, named
+/// `name`, and its pods.
+///
+/// Sends `GET /apis/batch/v1/namespaces/NS/jobs/NAME`, on 404 `GET
+/// /apis/kubeflow.org/v2beta1/namespaces/NS/mpijobs/NAME`, on 404 `GET
+/// /api/v1/namespaces/NS/configmaps/NAME-ranks` (a DRA submission's
+/// ConfigMap, annotated `topology.eflops.io/placement: dra`), then `GET
+/// /api/v1/namespaces/NS/pods?labelSelector=app.kubernetes.io/instance=NAME`.
+pub async fn status(client: &kube::Client, namespace: &str, name: &str) -> Result<JobStatus> {
+    let (ar, obj) = workload(client, namespace, name).await?;
     let pods = list_all(
         &Api::<Pod>::namespaced(client.clone(), namespace),
         ListParams::default().labels(&format!("{INSTANCE_LABEL}={name}")),
@@ -180,7 +241,7 @@ pub async fn status(client: &kube::Client, namespace: &str, name: &str) -> Resul
     .await?;
     let mut pods: Vec<JobPod> = pods.iter().map(job_pod).collect();
     pods.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(job_status(&ar, name, namespace, &obj.data, pods))
+    Ok(status_of(&ar, name, namespace, &obj, pods))
 }
 
 fn job_pod(p: &Pod) -> JobPod {
@@ -225,6 +286,44 @@ fn count(v: Option<&Value>) -> u32 {
     v.and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
         .unwrap_or(0)
+}
+
+/// The status of a DRA submission: its rank Pods are the workload. It
+/// fails when one pod fails (every rank is needed), runs when every rank
+/// runs or is done, succeeds when every rank succeeded.
+fn pods_status(name: &str, namespace: &str, obj: &DynamicObject, pods: Vec<JobPod>) -> JobStatus {
+    let ranks = obj
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(&crate::manifests::ranks_annotation()))
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(pods.len())
+        .max(1);
+    let count = |ph: &str| pods.iter().filter(|p| p.phase == ph).count();
+    let (running, succeeded, failed) = (count("Running"), count("Succeeded"), count("Failed"));
+    let phase = if failed > 0 {
+        JobPhase::Failed
+    } else if succeeded >= ranks {
+        JobPhase::Succeeded
+    } else if running > 0 && running + succeeded >= ranks {
+        JobPhase::Running
+    } else {
+        JobPhase::Pending
+    };
+    let n = |c: usize| u32::try_from(c).unwrap_or(u32::MAX);
+    JobStatus {
+        kind: "Pods".to_string(),
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        phase,
+        active: n(running),
+        succeeded: n(succeeded),
+        failed: n(failed),
+        conditions: Vec::new(),
+        pods,
+        failures: Vec::new(),
+    }
 }
 
 fn job_status(
@@ -280,7 +379,10 @@ fn job_status(
         .max(1);
     let running = pods.iter().filter(|p| p.phase == "Running").count() as u64;
     let all_running = running >= parallel;
-    let phase = if is_true("Failed") {
+    // Every workload is submitted with backoffLimit 0: a failed pod fails
+    // the job, even before the controller writes the condition.
+    let pod_failed = pods.iter().any(|p| p.phase == "Failed");
+    let phase = if is_true("Failed") || pod_failed {
         JobPhase::Failed
     } else if is_true(if mpi { "Succeeded" } else { "Complete" }) {
         JobPhase::Succeeded
@@ -299,36 +401,53 @@ fn job_status(
         failed,
         conditions,
         pods,
+        failures: Vec::new(),
     }
 }
 
-/// How [`wait`] polls.
+/// The status of `obj` (a Job, an MPIJob or a DRA submission's ConfigMap)
+/// with `pods`.
+fn status_of(
+    ar: &ApiResource,
+    name: &str,
+    namespace: &str,
+    obj: &DynamicObject,
+    pods: Vec<JobPod>,
+) -> JobStatus {
+    if ar.kind == "ConfigMap" {
+        pods_status(name, namespace, obj, pods)
+    } else {
+        job_status(ar, name, namespace, &obj.data, pods)
+    }
+}
+
+/// How [`wait`] watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WaitOptions {
     /// Give up after this long.
     pub timeout: Duration,
-    /// Pause after the first read; it doubles after each read.
-    pub first_interval: Duration,
-    /// Longest pause between reads.
-    pub max_interval: Duration,
 }
 
 impl WaitOptions {
-    /// Polls after 1 s, 2 s, 4 s, then every 10 s, for at most `timeout`.
+    /// Waits at most `timeout`.
     pub fn with_timeout(timeout: Duration) -> WaitOptions {
-        WaitOptions {
-            timeout,
-            first_interval: Duration::from_secs(1),
-            max_interval: Duration::from_secs(10),
-        }
+        WaitOptions { timeout }
     }
 }
 
-/// Reads the job's [`status`] until it is Running, Succeeded or Failed,
+/// Watches the job's pods until the job is Running, Succeeded or Failed,
 /// calling `progress` with each status whose summary differs from the one
-/// before (the first one included). Returns the last status; the caller
-/// decides what a Failed job means. [`Error::Timeout`] when `timeout`
-/// passes first.
+/// before (the first one included). Returns the last status; when the job
+/// failed, [`JobStatus::failures`] says which containers failed, why, and
+/// their last [`LOG_LINES`] log lines. The caller decides what a Failed
+/// job means. [`Error::Timeout`] when `timeout` passes first.
+///
+/// A `kube::runtime::watcher` on `GET /api/v1/namespaces/NS/pods` with the
+/// label selector `app.kubernetes.io/instance=NAME` (a list, then a watch
+/// from its resourceVersion) drives it: after the initial list and after
+/// every pod event, the workload is read again (`GET` as in [`status`]),
+/// since its conditions follow its pods. Then, for each failed container,
+/// `GET /api/v1/namespaces/NS/pods/POD/log?container=C&tailLines=20`.
 pub async fn wait(
     client: &kube::Client,
     namespace: &str,
@@ -336,32 +455,141 @@ pub async fn wait(
     options: &WaitOptions,
     progress: &mut (dyn FnMut(&JobStatus) + Send),
 ) -> Result<JobStatus> {
-    let start = tokio::time::Instant::now();
-    let mut interval = options.first_interval;
+    let deadline = tokio::time::Instant::now() + options.timeout;
+    let api = Api::<Pod>::namespaced(client.clone(), namespace);
+    let config = watcher::Config::default().labels(&format!("{INSTANCE_LABEL}={name}"));
+    let mut events = std::pin::pin!(watcher(api, config).default_backoff());
+    let mut pods: BTreeMap<String, Pod> = BTreeMap::new();
+    let mut listing: Option<BTreeMap<String, Pod>> = None;
     let mut last = String::new();
+    let mut phase = "Pending".to_string();
+    let mut kind = "Job".to_string();
     loop {
-        let s = status(client, namespace, name).await?;
+        let event = match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(Some(Ok(event))) => event,
+            // The watcher backs off and tries again after a failure; only
+            // a refusal the user must fix ends the wait.
+            Ok(Some(Err(e))) => {
+                if refused(&e) {
+                    return Err(Error::Watch {
+                        what: format!("the pods of {namespace}/{name}"),
+                        message: e.to_string(),
+                    });
+                }
+                continue;
+            }
+            Ok(None) | Err(_) => {
+                return Err(Error::Timeout {
+                    kind,
+                    name: name.to_string(),
+                    namespace: namespace.to_string(),
+                    phase,
+                    seconds: options.timeout.as_secs(),
+                });
+            }
+        };
+        let key = |p: &Pod| p.metadata.name.clone().unwrap_or_default();
+        match event {
+            watcher::Event::Init => {
+                listing = Some(BTreeMap::new());
+                continue;
+            }
+            watcher::Event::InitApply(p) => {
+                if let Some(l) = listing.as_mut() {
+                    l.insert(key(&p), p);
+                }
+                continue;
+            }
+            watcher::Event::InitDone => pods = listing.take().unwrap_or_default(),
+            watcher::Event::Apply(p) => {
+                pods.insert(key(&p), p);
+            }
+            watcher::Event::Delete(p) => {
+                pods.remove(&key(&p));
+            }
+        }
+        let (ar, obj) = workload(client, namespace, name).await?;
+        let listed: Vec<JobPod> = pods.values().map(job_pod).collect();
+        let mut s = status_of(&ar, name, namespace, &obj, listed);
+        kind = s.kind.clone();
+        phase = s.phase.as_str().to_string();
         let summary = s.summary();
         if summary != last {
             progress(&s);
             last = summary;
         }
+        if s.phase == JobPhase::Failed {
+            s.failures = failures(client, namespace, pods.values()).await?;
+        }
         if s.phase != JobPhase::Pending {
             return Ok(s);
         }
-        let elapsed = start.elapsed();
-        if elapsed >= options.timeout {
-            return Err(Error::Timeout {
-                kind: s.kind,
-                name: name.to_string(),
-                namespace: namespace.to_string(),
-                phase: s.phase.as_str().to_string(),
-                seconds: options.timeout.as_secs(),
+    }
+}
+
+/// True for a watch failure that trying again cannot cure (401, 403).
+fn refused(e: &watcher::Error) -> bool {
+    let code = match e {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => match e {
+            kube::Error::Api(r) => Some(r.code),
+            _ => None,
+        },
+        watcher::Error::WatchError(r) => Some(r.code),
+        _ => None,
+    };
+    matches!(code, Some(401 | 403))
+}
+
+/// The failed containers of `pods` (init containers first), with their
+/// last log lines.
+async fn failures(
+    client: &kube::Client,
+    namespace: &str,
+    pods: impl Iterator<Item = &Pod>,
+) -> Result<Vec<PodFailure>> {
+    let api = Api::<Pod>::namespaced(client.clone(), namespace);
+    let mut out = Vec::new();
+    for p in pods {
+        let pod = p.metadata.name.clone().unwrap_or_default();
+        let status = p.status.as_ref();
+        let all = status
+            .and_then(|s| s.init_container_statuses.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .chain(
+                status
+                    .and_then(|s| s.container_statuses.as_deref())
+                    .unwrap_or_default(),
+            );
+        for c in all {
+            let Some(t) = c.state.as_ref().and_then(|st| st.terminated.as_ref()) else {
+                continue;
+            };
+            if t.exit_code == 0 {
+                continue;
+            }
+            let params = LogParams {
+                container: Some(c.name.clone()),
+                tail_lines: Some(LOG_LINES),
+                ..LogParams::default()
+            };
+            let log = match api.logs(&pod, &params).await {
+                Ok(text) => text.lines().map(str::to_string).collect(),
+                Err(e) => vec![format!("(no log: {e})")],
+            };
+            out.push(PodFailure {
+                pod: pod.clone(),
+                container: c.name.clone(),
+                reason: t.reason.clone(),
+                exit_code: Some(t.exit_code),
+                message: t.message.clone(),
+                log,
             });
         }
-        tokio::time::sleep(interval.min(options.timeout - elapsed)).await;
-        interval = (interval * 2).min(options.max_interval);
     }
+    Ok(out)
 }
 
 /// What [`delete`] removed.
@@ -380,12 +608,16 @@ pub struct Deleted {
     pub propagation: &'static str,
 }
 
-/// Deletes the Job, or else the MPIJob, named `name` with foreground
-/// propagation: the garbage collector removes its pods and the objects
-/// that name it as owner (ConfigMap, Service) first.
+/// Deletes the Job, or else the MPIJob, or else the DRA submission, named
+/// `name` with foreground propagation: the garbage collector removes its
+/// pods and the objects that name it as owner (ConfigMap, Service; with
+/// DRA, the Service, claim templates and rank Pods, whose ResourceClaims
+/// go with them) first.
 ///
 /// Sends `DELETE /apis/batch/v1/namespaces/NS/jobs/NAME` with the body
-/// `{"propagationPolicy":"Foreground"}`, and on 404 the same for `mpijobs`.
+/// `{"propagationPolicy":"Foreground"}`, on 404 the same for `mpijobs`,
+/// and on 404 `GET` and `DELETE` of the ConfigMap `NAME-ranks` when it is
+/// a DRA submission's.
 pub async fn delete(client: &kube::Client, namespace: &str, name: &str) -> Result<Deleted> {
     for ar in workload_resources() {
         let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
@@ -406,6 +638,32 @@ pub async fn delete(client: &kube::Client, namespace: &str, name: &str) -> Resul
                     e,
                 ));
             }
+        }
+    }
+    let ar = config_map_resource();
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
+    let root = format!("{name}-ranks");
+    match api.get(&root).await {
+        Ok(obj) if is_dra_root(&obj) => {
+            let done = api
+                .delete(&root, &DeleteParams::foreground())
+                .await
+                .map_err(|e| Error::api(format!("deleting ConfigMap {namespace}/{root}"), e))?;
+            return Ok(Deleted {
+                kind: "ConfigMap".to_string(),
+                name: root,
+                namespace: namespace.to_string(),
+                uid: done.left().and_then(|o| o.metadata.uid),
+                propagation: "Foreground",
+            });
+        }
+        Ok(_) => {}
+        Err(e) if is_status(&e, 404) => {}
+        Err(e) => {
+            return Err(Error::api(
+                format!("reading ConfigMap {namespace}/{root}"),
+                e,
+            ));
         }
     }
     Err(Error::JobNotFound {

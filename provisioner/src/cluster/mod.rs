@@ -5,7 +5,8 @@
 //! (`tower_test::mock::pair`) and check every request it sends.
 //!
 //! - [`read_view`] lists Nodes and Pods into the [`ClusterView`] placement
-//!   works on.
+//!   works on; [`read_dra`] adds ResourceSlices, ResourceClaims and the
+//!   provisioner's ResourceClaimTemplates for DRA placement.
 //! - [`label_nodes`] writes the plan's topology labels onto Nodes with
 //!   server-side apply, sending nothing for a Node already labelled.
 //! - [`apply`] applies a submission's [`Manifests`]: the workload first,
@@ -32,11 +33,11 @@ use serde::de::DeserializeOwned;
 pub use crate::error::Error;
 pub use apply::{Applied, AppliedObject, apply};
 pub use jobs::{
-    Deleted, INSTANCE_LABEL, JobCondition, JobPhase, JobPod, JobStatus, WaitOptions, delete,
-    status, wait,
+    Deleted, INSTANCE_LABEL, JobCondition, JobPhase, JobPod, JobStatus, LOG_LINES, PodFailure,
+    WaitOptions, delete, status, wait,
 };
 pub use labels::{LabelOptions, LabelReport, NodeChange, NodeLabelState, label_nodes};
-pub use read::{DEFAULT_GPU_RESOURCE, read_view};
+pub use read::{DEFAULT_GPU_RESOURCE, read_dra, read_view};
 
 /// Shorthand for results of this module.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

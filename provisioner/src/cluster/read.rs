@@ -3,10 +3,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, Node, Pod};
+use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceClaimTemplate, ResourceSlice};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{Api, ListParams};
 
 use super::{Error, Result, list_all};
+use crate::dra::DraView;
 use crate::view::{ClusterView, NodeState, PodUse};
 
 /// The GPU resource of the NVIDIA device plugin.
@@ -98,7 +100,43 @@ pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<Clus
         n.pods
             .sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     }
-    Ok(ClusterView { nodes })
+    Ok(ClusterView {
+        nodes,
+        dra: Default::default(),
+    })
+}
+
+/// Reads the cluster's DRA objects: every ResourceSlice, every
+/// ResourceClaim (all namespaces) and the ResourceClaimTemplates this
+/// provisioner made (all namespaces), into a [`DraView`].
+///
+/// Sends `GET /apis/resource.k8s.io/v1/resourceslices`, `GET
+/// /apis/resource.k8s.io/v1/resourceclaims` and `GET
+/// /apis/resource.k8s.io/v1/resourceclaimtemplates?labelSelector=app.kubernetes.io/managed-by=eflops-provisioner`,
+/// a page of 500 at a time.
+pub async fn read_dra(client: &kube::Client) -> Result<DraView> {
+    let slices: Vec<ResourceSlice> = list_all(
+        &Api::<ResourceSlice>::all(client.clone()),
+        ListParams::default(),
+        "ResourceSlices",
+    )
+    .await?;
+    let claims: Vec<ResourceClaim> = list_all(
+        &Api::<ResourceClaim>::all(client.clone()),
+        ListParams::default(),
+        "ResourceClaims",
+    )
+    .await?;
+    let templates: Vec<ResourceClaimTemplate> = list_all(
+        &Api::<ResourceClaimTemplate>::all(client.clone()),
+        ListParams::default().labels(&format!(
+            "app.kubernetes.io/managed-by={}",
+            crate::manifests::MANAGED_BY
+        )),
+        "ResourceClaimTemplates",
+    )
+    .await?;
+    Ok(DraView::from_objects(&slices, &claims, &templates))
 }
 
 /// The GPUs a pod holds while it runs, as the scheduler counts them: the

@@ -1,0 +1,1106 @@
+//! Dynamic Resource Allocation (`resource.k8s.io/v1`): which devices of a
+//! Node are the GPU and the NIC of each plan sub-node, which of them are
+//! free, and the ResourceClaimTemplate that asks for exactly one sub-node.
+//!
+//! # Profiles
+//!
+//! DRA drivers publish their devices in ResourceSlices, one pool per Node,
+//! each device with attributes. Which attribute names a GPU or a NIC is the
+//! driver's choice, so a [`Profile`] says, for the GPU and for the NIC,
+//! the DeviceClass to request, the driver whose devices those are, the
+//! attribute to select on and which field of the plan's sub-node its value
+//! comes from, plus the attribute both devices share when they sit under
+//! one PCIe root (`resource.kubernetes.io/pcieRoot`, the standard
+//! attribute). Shipped profiles:
+//!
+//! - `nvidia-dranet`: NVIDIA's GPU DRA driver (driver and DeviceClass
+//!   `gpu.nvidia.com`, attribute `index`, the GPU's position that
+//!   `nvidia-smi` shows, compared with the plan's `gpu_index`) and dranet
+//!   (driver `dra.net`, DeviceClass `dranet`, attribute `rdmaDevName`,
+//!   compared with the plan's NIC, the RDMA device such as `mlx5_0`);
+//! - `nvidia-sriov`: the same GPU driver and the SR-IOV DRA driver
+//!   (driver and DeviceClass `sriovnetwork.k8snetworkplumbingwg.io`,
+//!   attribute `PFName`, compared with the plan's `netdev`: the claim takes
+//!   one virtual function of the sub-node's physical port).
+//!
+//! A job file overrides single keys (`[placement.gpu]`, `[placement.nic]`,
+//! `pair_attribute`). docs/provisioner.md lists the sources.
+//!
+//! # Mapping devices to sub-nodes
+//!
+//! [`map_devices`] finds, on every Node of the plan, the device that
+//! answers each sub-node's GPU and NIC selector and checks that the two
+//! publish the same pair attribute. A Node whose devices disagree with the
+//! plan (a GPU missing, two devices answering one selector, the NIC under
+//! another PCIe root than its GPU) is refused with the device named: the
+//! rank table would promise a pairing the hardware does not have. A Node
+//! that publishes no device of either driver is only unusable (the
+//! drivers may not run there yet). A sub-node is busy when a ResourceClaim
+//! holds its GPU or NIC, or when a ResourceClaimTemplate of another
+//! submission (labelled by this provisioner) names it: a claim is only
+//! made and allocated when its pod is scheduled, so a job submitted a
+//! moment earlier holds its sub-nodes through its templates.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceClaimTemplate, ResourceSlice};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use planner::checked::CheckedPlan;
+use planner::plan::PlanSubNode;
+
+use crate::error::{Error, Result};
+use crate::nodes::Node;
+
+/// The profile a job uses when its file names none.
+pub const DEFAULT_PROFILE: &str = "nvidia-dranet";
+
+/// The standard attribute of devices under one PCIe root.
+pub const PCIE_ROOT: &str = "resource.kubernetes.io/pcieRoot";
+
+/// The annotation of a claim template that names its sub-node.
+pub fn sub_node_annotation() -> String {
+    format!("{}sub-node", crate::manifests::PREFIX)
+}
+
+/// The annotation of a claim template that names its Node.
+pub fn node_annotation() -> String {
+    format!("{}node", crate::manifests::PREFIX)
+}
+
+/// Which field of a plan sub-node a selector compares with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanField {
+    /// The GPU's position among the server's GPUs (an integer).
+    GpuIndex,
+    /// The GPU's inventory name.
+    Gpu,
+    /// The NIC's RDMA device name (`mlx5_0`).
+    Nic,
+    /// The NIC's network interface name.
+    Netdev,
+}
+
+impl PlanField {
+    const ALL: [(&'static str, PlanField); 4] = [
+        ("gpu_index", PlanField::GpuIndex),
+        ("gpu", PlanField::Gpu),
+        ("nic", PlanField::Nic),
+        ("netdev", PlanField::Netdev),
+    ];
+
+    fn parse(s: &str) -> Option<PlanField> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, f)| *f)
+    }
+
+    fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("", |(n, _)| n)
+    }
+
+    /// The sub-node's value, or `None` when the plan lacks it.
+    pub fn value(self, sn: &PlanSubNode) -> Option<Attr> {
+        match self {
+            PlanField::GpuIndex => sn
+                .gpu_index
+                .and_then(|i| i64::try_from(i).ok())
+                .map(Attr::Int),
+            PlanField::Gpu => sn.gpu.clone().map(Attr::Str),
+            PlanField::Nic => Some(Attr::Str(sn.nic.clone())),
+            PlanField::Netdev => sn.netdev.clone().map(Attr::Str),
+        }
+    }
+}
+
+/// How to find one kind of device (GPU or NIC).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceMatch {
+    /// The DeviceClass a claim requests.
+    pub device_class: String,
+    /// The driver that publishes the devices (`spec.driver` of their
+    /// ResourceSlices).
+    pub driver: String,
+    /// The attribute a selector compares: `name` in the driver's domain,
+    /// or `domain/name`.
+    pub attribute: String,
+    /// The plan field it is compared with.
+    pub value: PlanField,
+}
+
+impl DeviceMatch {
+    /// `(domain, name)` of the attribute.
+    fn domain_name(&self) -> (&str, &str) {
+        self.attribute
+            .rsplit_once('/')
+            .unwrap_or((self.driver.as_str(), self.attribute.as_str()))
+    }
+
+    /// The attribute, qualified with its domain.
+    pub fn qualified(&self) -> String {
+        let (d, n) = self.domain_name();
+        format!("{d}/{n}")
+    }
+
+    /// The CEL expression that selects the device whose attribute is
+    /// `value`.
+    pub fn cel(&self, value: &Attr) -> String {
+        let (domain, name) = self.domain_name();
+        format!(
+            "device.attributes[{}].{name} == {}",
+            cel_string(domain),
+            value.cel()
+        )
+    }
+
+    /// Applies a job file's overrides; each problem is `(key, what, fix)`.
+    pub(crate) fn override_with(
+        &mut self,
+        raw: RawDevice,
+        kind: &str,
+    ) -> Vec<(&'static str, String, &'static str)> {
+        let mut problems = Vec::new();
+        for (key, value, slot) in [
+            ("device_class", raw.device_class, &mut self.device_class),
+            ("driver", raw.driver, &mut self.driver),
+        ] {
+            if let Some(v) = value {
+                if let Some(why) = planner::export::k8s_names::dns_subdomain_problem(&v) {
+                    problems.push((
+                        key,
+                        format!("`{v}` {why}"),
+                        "write the name as `kubectl get deviceclasses` or the ResourceSlices show it",
+                    ));
+                }
+                *slot = v;
+            }
+        }
+        if let Some(a) = raw.attribute {
+            let (domain, name) = a.rsplit_once('/').unwrap_or(("", a.as_str()));
+            let bad_domain = !domain.is_empty()
+                && planner::export::k8s_names::dns_subdomain_problem(domain).is_some();
+            if bad_domain || !is_c_identifier(name) {
+                problems.push((
+                    "attribute",
+                    format!("`{a}` is not a device attribute name"),
+                    "use a name such as index, or domain/name such as resource.kubernetes.io/pciBusID",
+                ));
+            }
+            self.attribute = a;
+        }
+        if let Some(v) = raw.value {
+            match PlanField::parse(&v) {
+                Some(f) => {
+                    let fits = match kind {
+                        "gpu" => matches!(f, PlanField::GpuIndex | PlanField::Gpu),
+                        _ => matches!(f, PlanField::Nic | PlanField::Netdev),
+                    };
+                    if fits {
+                        self.value = f;
+                    } else {
+                        problems.push((
+                            "value",
+                            format!("`{v}` is not a field of the {kind}"),
+                            if kind == "gpu" {
+                                "use gpu_index or gpu"
+                            } else {
+                                "use nic or netdev"
+                            },
+                        ));
+                    }
+                }
+                None => problems.push((
+                    "value",
+                    format!("`{v}` is not a field of a plan sub-node"),
+                    if kind == "gpu" {
+                        "use gpu_index or gpu"
+                    } else {
+                        "use nic or netdev"
+                    },
+                )),
+            }
+        }
+        problems
+    }
+}
+
+/// `[placement.gpu]` or `[placement.nic]` of a job file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDevice {
+    #[serde(default)]
+    device_class: Option<String>,
+    #[serde(default)]
+    driver: Option<String>,
+    #[serde(default)]
+    attribute: Option<String>,
+    #[serde(default)]
+    value: Option<String>,
+}
+
+/// Device classes and attributes of a cluster's DRA drivers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Profile {
+    /// Profile name (`nvidia-dranet`, `nvidia-sriov`).
+    pub name: String,
+    /// The GPU.
+    pub gpu: DeviceMatch,
+    /// The NIC.
+    pub nic: DeviceMatch,
+    /// The attribute GPU and NIC share when they sit under one PCIe root.
+    pub pair_attribute: String,
+}
+
+impl Profile {
+    /// NVIDIA's GPU DRA driver and dranet.
+    pub fn nvidia_dranet() -> Profile {
+        Profile {
+            name: "nvidia-dranet".to_string(),
+            gpu: nvidia_gpu(),
+            nic: DeviceMatch {
+                device_class: "dranet".to_string(),
+                driver: "dra.net".to_string(),
+                attribute: "rdmaDevName".to_string(),
+                value: PlanField::Nic,
+            },
+            pair_attribute: PCIE_ROOT.to_string(),
+        }
+    }
+
+    /// NVIDIA's GPU DRA driver and the SR-IOV DRA driver.
+    pub fn nvidia_sriov() -> Profile {
+        let driver = "sriovnetwork.k8snetworkplumbingwg.io".to_string();
+        Profile {
+            name: "nvidia-sriov".to_string(),
+            gpu: nvidia_gpu(),
+            nic: DeviceMatch {
+                device_class: driver.clone(),
+                driver,
+                attribute: "PFName".to_string(),
+                value: PlanField::Netdev,
+            },
+            pair_attribute: PCIE_ROOT.to_string(),
+        }
+    }
+
+    /// The shipped profile called `name`.
+    pub fn named(name: &str) -> Option<Profile> {
+        match name {
+            "nvidia-dranet" => Some(Self::nvidia_dranet()),
+            "nvidia-sriov" => Some(Self::nvidia_sriov()),
+            _ => None,
+        }
+    }
+
+    /// Names of the shipped profiles.
+    pub fn names() -> [&'static str; 2] {
+        ["nvidia-dranet", "nvidia-sriov"]
+    }
+}
+
+fn nvidia_gpu() -> DeviceMatch {
+    DeviceMatch {
+        device_class: "gpu.nvidia.com".to_string(),
+        driver: "gpu.nvidia.com".to_string(),
+        attribute: "index".to_string(),
+        value: PlanField::GpuIndex,
+    }
+}
+
+/// Why `a` cannot be a qualified attribute name (`domain/name`), or `None`.
+pub fn qualified_attribute_problem(a: &str) -> Option<String> {
+    let Some((domain, name)) = a.rsplit_once('/') else {
+        return Some("has no domain (write domain/name)".to_string());
+    };
+    if let Some(why) = planner::export::k8s_names::dns_subdomain_problem(domain) {
+        return Some(format!("has a bad domain: {why}"));
+    }
+    if !is_c_identifier(name) {
+        return Some("has a name that is not a C identifier of at most 32 characters".to_string());
+    }
+    None
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    s.len() <= 32
+        && s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A CEL string literal.
+fn cel_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A device attribute's value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Attr {
+    /// `int`.
+    Int(i64),
+    /// `bool`.
+    Bool(bool),
+    /// `string`.
+    Str(String),
+    /// `version` (semantic version).
+    Version(String),
+}
+
+impl Attr {
+    fn cel(&self) -> String {
+        match self {
+            Attr::Int(i) => i.to_string(),
+            Attr::Bool(b) => b.to_string(),
+            Attr::Str(s) => cel_string(s),
+            Attr::Version(v) => format!("semver({})", cel_string(v)),
+        }
+    }
+}
+
+impl std::fmt::Display for Attr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attr::Int(i) => write!(f, "{i}"),
+            Attr::Bool(b) => write!(f, "{b}"),
+            Attr::Str(s) | Attr::Version(s) => f.write_str(s),
+        }
+    }
+}
+
+/// One device of a ResourceSlice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SliceDevice {
+    /// The driver.
+    pub driver: String,
+    /// The pool.
+    pub pool: String,
+    /// The Node the slice (or the device) belongs to.
+    pub node: String,
+    /// Device name, unique in its pool.
+    pub name: String,
+    /// Attributes by qualified name (`domain/name`).
+    pub attributes: BTreeMap<String, Attr>,
+}
+
+/// One device a ResourceClaim holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Allocated {
+    /// The driver.
+    pub driver: String,
+    /// The pool.
+    pub pool: String,
+    /// The device.
+    pub device: String,
+    /// The claim, `namespace/name`.
+    pub claim: String,
+}
+
+/// A sub-node that a claim template of an earlier submission names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reserved {
+    /// The sub-node id (`node01/sn0`).
+    pub sub_node: String,
+    /// The template, `namespace/name`.
+    pub by: String,
+}
+
+/// What the cluster's DRA objects say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DraView {
+    /// Every device of a Node-local ResourceSlice.
+    pub devices: Vec<SliceDevice>,
+    /// Every device an allocated ResourceClaim holds.
+    pub allocated: Vec<Allocated>,
+    /// Sub-nodes named by this provisioner's ResourceClaimTemplates.
+    pub reserved: Vec<Reserved>,
+}
+
+impl DraView {
+    /// The view from ResourceSlices, ResourceClaims and this provisioner's
+    /// ResourceClaimTemplates (labelled `app.kubernetes.io/managed-by`).
+    /// Slices for all Nodes or a Node selector are left out: their devices
+    /// belong to no one Node.
+    pub fn from_objects(
+        slices: &[ResourceSlice],
+        claims: &[ResourceClaim],
+        templates: &[ResourceClaimTemplate],
+    ) -> DraView {
+        let mut view = DraView::default();
+        for s in slices {
+            let spec = &s.spec;
+            for d in spec.devices.iter().flatten() {
+                let Some(node) = d.node_name.as_ref().or(spec.node_name.as_ref()) else {
+                    continue;
+                };
+                let attributes = d
+                    .attributes
+                    .iter()
+                    .flatten()
+                    .filter_map(|(k, v)| {
+                        let key = if k.contains('/') {
+                            k.clone()
+                        } else {
+                            format!("{}/{k}", spec.driver)
+                        };
+                        let value = if let Some(i) = v.int {
+                            Attr::Int(i)
+                        } else if let Some(b) = v.bool {
+                            Attr::Bool(b)
+                        } else if let Some(s) = &v.string {
+                            Attr::Str(s.clone())
+                        } else {
+                            Attr::Version(v.version.clone()?)
+                        };
+                        Some((key, value))
+                    })
+                    .collect();
+                view.devices.push(SliceDevice {
+                    driver: spec.driver.clone(),
+                    pool: spec.pool.name.clone(),
+                    node: node.clone(),
+                    name: d.name.clone(),
+                    attributes,
+                });
+            }
+        }
+        for c in claims {
+            let name = format!(
+                "{}/{}",
+                c.metadata.namespace.as_deref().unwrap_or_default(),
+                c.metadata.name.as_deref().unwrap_or_default()
+            );
+            let results = c
+                .status
+                .as_ref()
+                .and_then(|s| s.allocation.as_ref())
+                .and_then(|a| a.devices.as_ref())
+                .and_then(|d| d.results.as_ref());
+            for r in results.into_iter().flatten() {
+                view.allocated.push(Allocated {
+                    driver: r.driver.clone(),
+                    pool: r.pool.clone(),
+                    device: r.device.clone(),
+                    claim: name.clone(),
+                });
+            }
+        }
+        let key = sub_node_annotation();
+        for t in templates {
+            let managed = t
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("app.kubernetes.io/managed-by"))
+                .is_some_and(|v| v == crate::manifests::MANAGED_BY);
+            let sub_node = t.metadata.annotations.as_ref().and_then(|a| a.get(&key));
+            if let (true, Some(sn)) = (managed, sub_node) {
+                view.reserved.push(Reserved {
+                    sub_node: sn.clone(),
+                    by: format!(
+                        "{}/{}",
+                        t.metadata.namespace.as_deref().unwrap_or_default(),
+                        t.metadata.name.as_deref().unwrap_or_default()
+                    ),
+                });
+            }
+        }
+        view
+    }
+
+    /// Reads a described cluster: YAML or JSON documents, each an object
+    /// or a `List` of objects (`kubectl get resourceslices,resourceclaims
+    /// -A -o yaml`, or a submission's `--dry-run` output). ResourceSlices,
+    /// ResourceClaims and this provisioner's ResourceClaimTemplates count;
+    /// other kinds are skipped. `file` names the input in errors.
+    pub fn from_described(text: &str, file: &str) -> Result<DraView> {
+        let bad = |message: String| Error::Described {
+            file: file.to_string(),
+            message,
+        };
+        let mut slices = Vec::new();
+        let mut claims = Vec::new();
+        let mut templates = Vec::new();
+        let mut items: Vec<(usize, Value)> = Vec::new();
+        for (i, doc) in serde_norway::Deserializer::from_str(text).enumerate() {
+            let v = Value::deserialize(doc).map_err(|e| bad(format!("document {}: {e}", i + 1)))?;
+            if v.is_null() {
+                continue;
+            }
+            if v.get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.ends_with("List"))
+            {
+                for item in v
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    items.push((i + 1, item.clone()));
+                }
+            } else {
+                items.push((i + 1, v));
+            }
+        }
+        for (doc, item) in items {
+            let kind = item
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let api = item
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let name = item
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("(unnamed)")
+                .to_string();
+            let typed = |e: serde_json::Error| {
+                bad(format!(
+                    "document {doc}: {kind} {name} is not a resource.k8s.io/v1 {kind}: {e}"
+                ))
+            };
+            let dra = api == "resource.k8s.io/v1";
+            match kind.as_str() {
+                "ResourceSlice" | "ResourceClaim" | "ResourceClaimTemplate" if !dra => {
+                    return Err(bad(format!(
+                        "document {doc}: {kind} {name} has apiVersion `{api}`; write resource.k8s.io/v1 objects (Kubernetes 1.34 or later)"
+                    )));
+                }
+                "ResourceSlice" => slices.push(serde_json::from_value(item).map_err(typed)?),
+                "ResourceClaim" => claims.push(serde_json::from_value(item).map_err(typed)?),
+                "ResourceClaimTemplate" => {
+                    templates.push(serde_json::from_value(item).map_err(typed)?);
+                }
+                _ => {}
+            }
+        }
+        Ok(DraView::from_objects(&slices, &claims, &templates))
+    }
+}
+
+impl DraView {
+    /// The devices `--offline` assumes when no cluster is described: on
+    /// every Node, the GPU and NIC of each sub-node exactly as the plan
+    /// names them, as `profile`'s drivers would publish them (the pair
+    /// attribute is the sub-node's PCIe switch), none allocated.
+    pub fn from_plan(plan: &CheckedPlan, bound: &[Node], profile: &Profile) -> DraView {
+        let mut view = DraView::default();
+        for n in bound {
+            for sub in &n.sub_nodes {
+                let Some(sn) = plan.sub_node_list.iter().find(|s| s.id == sub.id) else {
+                    continue;
+                };
+                let pair = Attr::Str(sn.pcie_switch.clone().unwrap_or_else(|| sn.id.clone()));
+                for (m, name) in [
+                    (&profile.gpu, format!("gpu-{}", sn.index)),
+                    (&profile.nic, format!("nic-{}", sn.index)),
+                ] {
+                    let Some(v) = m.value.value(sn) else { continue };
+                    view.devices.push(SliceDevice {
+                        driver: m.driver.clone(),
+                        pool: n.node.clone(),
+                        node: n.node.clone(),
+                        name,
+                        attributes: BTreeMap::from([
+                            (m.qualified(), v),
+                            (profile.pair_attribute.clone(), pair.clone()),
+                        ]),
+                    });
+                }
+            }
+        }
+        view
+    }
+
+    /// Adds the objects of `other`.
+    pub fn extend(&mut self, other: DraView) {
+        self.devices.extend(other.devices);
+        self.allocated.extend(other.allocated);
+        self.reserved.extend(other.reserved);
+    }
+}
+
+/// One device, as a claim result names it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct DeviceRef {
+    /// The driver.
+    pub driver: String,
+    /// The pool.
+    pub pool: String,
+    /// The device.
+    pub device: String,
+}
+
+impl std::fmt::Display for DeviceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}/{}", self.driver, self.pool, self.device)
+    }
+}
+
+/// The devices of one plan sub-node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SubNodeDevices {
+    /// Index into `plan.sub_node_list`.
+    pub sub_node: usize,
+    /// The Node.
+    pub node: String,
+    /// Its GPU.
+    pub gpu: DeviceRef,
+    /// The NIC devices its selector matches (one, or the virtual
+    /// functions of one port).
+    pub nics: Vec<DeviceRef>,
+    /// The value of the pair attribute both share.
+    pub pair: String,
+    /// Why it is not free, or `None`.
+    pub busy: Option<String>,
+}
+
+/// Every sub-node's devices, and the Nodes without any.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DeviceMap {
+    /// By index into `plan.sub_node_list`.
+    pub sub_nodes: BTreeMap<usize, SubNodeDevices>,
+    /// Nodes that publish no device of either driver, and why.
+    pub unusable: Vec<(String, String)>,
+}
+
+/// Maps the devices of `view` to the sub-nodes of `bound` (see the module
+/// documentation). [`Error::DraInventory`] names the first Node whose
+/// devices disagree with the plan.
+pub fn map_devices(
+    plan: &CheckedPlan,
+    bound: &[Node],
+    view: &DraView,
+    profile: &Profile,
+) -> Result<DeviceMap> {
+    let index_of = crate::nodes::sub_node_indices(plan);
+    let allocated: BTreeMap<DeviceRef, &str> = view
+        .allocated
+        .iter()
+        .map(|a| {
+            (
+                DeviceRef {
+                    driver: a.driver.clone(),
+                    pool: a.pool.clone(),
+                    device: a.device.clone(),
+                },
+                a.claim.as_str(),
+            )
+        })
+        .collect();
+    let mut map = DeviceMap::default();
+    for n in bound {
+        let on = |driver: &str| -> Vec<&SliceDevice> {
+            view.devices
+                .iter()
+                .filter(|d| d.driver == driver && d.node == n.node)
+                .collect()
+        };
+        let gpus = on(&profile.gpu.driver);
+        let nics = on(&profile.nic.driver);
+        if gpus.is_empty() && nics.is_empty() {
+            map.unusable.push((
+                n.node.clone(),
+                format!(
+                    "publishes no ResourceSlice device of {} or {} (are the DRA drivers running on it?)",
+                    profile.gpu.driver, profile.nic.driver
+                ),
+            ));
+            continue;
+        }
+        let refuse = |device: String, message: String| Error::DraInventory {
+            node: n.node.clone(),
+            device,
+            message,
+        };
+        for sub in &n.sub_nodes {
+            let Some(&i) = index_of.get(sub.id.as_str()) else {
+                continue;
+            };
+            let sn = &plan.sub_node_list[i];
+            if sn.gpu.is_none() {
+                continue;
+            }
+            let want = |m: &DeviceMatch| {
+                m.value.value(sn).ok_or_else(|| {
+                    refuse(
+                        format!("sub-node {}", sn.id),
+                        format!(
+                            "the plan gives it no {} to compare with {} of driver {}; add it to the inventory or choose another `value` in [placement.{}]",
+                            m.value.as_str(),
+                            m.qualified(),
+                            m.driver,
+                            if std::ptr::eq(m, &profile.gpu) { "gpu" } else { "nic" }
+                        ),
+                    )
+                })
+            };
+            let gpu_value = want(&profile.gpu)?;
+            let nic_value = want(&profile.nic)?;
+            let matching = |devs: &[&SliceDevice], m: &DeviceMatch, v: &Attr| -> Vec<SliceDevice> {
+                let key = m.qualified();
+                devs.iter()
+                    .filter(|d| d.attributes.get(&key) == Some(v))
+                    .map(|d| (*d).clone())
+                    .collect()
+            };
+            let published = |devs: &[&SliceDevice], m: &DeviceMatch| {
+                let key = m.qualified();
+                let mut list: Vec<String> = devs
+                    .iter()
+                    .map(|d| match d.attributes.get(&key) {
+                        Some(v) => format!("{} ({} {v})", d.name, m.attribute),
+                        None => format!("{} (no {})", d.name, m.attribute),
+                    })
+                    .collect();
+                list.sort();
+                if list.is_empty() {
+                    "none".to_string()
+                } else {
+                    list.join(", ")
+                }
+            };
+            let gpu = match matching(&gpus, &profile.gpu, &gpu_value).as_slice() {
+                [one] => one.clone(),
+                [] => {
+                    return Err(refuse(
+                        format!(
+                            "GPU {} {} = {gpu_value}",
+                            profile.gpu.driver, profile.gpu.attribute
+                        ),
+                        format!(
+                            "the plan puts GPU {} of sub-node {} there, and no device of the Node has {} {gpu_value} (it publishes {}); fix the inventory or the GPU driver",
+                            sn.gpu.as_deref().unwrap_or_default(),
+                            sn.id,
+                            profile.gpu.attribute,
+                            published(&gpus, &profile.gpu)
+                        ),
+                    ));
+                }
+                many => {
+                    return Err(refuse(
+                        format!(
+                            "GPU {} {} = {gpu_value}",
+                            profile.gpu.driver, profile.gpu.attribute
+                        ),
+                        format!(
+                            "{} devices answer the selector of sub-node {}'s GPU ({}); choose an attribute that names one GPU",
+                            many.len(),
+                            sn.id,
+                            many.iter()
+                                .map(|d| d.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            };
+            let nic_devices = matching(&nics, &profile.nic, &nic_value);
+            if nic_devices.is_empty() {
+                return Err(refuse(
+                    format!(
+                        "NIC {} {} = {nic_value}",
+                        profile.nic.driver, profile.nic.attribute
+                    ),
+                    format!(
+                        "the plan puts NIC {} of sub-node {} there, and no device of the Node has {} {nic_value} (it publishes {}); fix the inventory or the NIC driver",
+                        sn.nic,
+                        sn.id,
+                        profile.nic.attribute,
+                        published(&nics, &profile.nic)
+                    ),
+                ));
+            }
+            let pair_of = |d: &SliceDevice| -> Result<String> {
+                match d.attributes.get(&profile.pair_attribute) {
+                    Some(v) => Ok(v.to_string()),
+                    None => Err(refuse(
+                        format!("{} {}/{}", d.driver, d.pool, d.name),
+                        format!(
+                            "the device publishes no {}, so no claim can ask for it together with its pair of sub-node {}; upgrade the driver or set pair_attribute",
+                            profile.pair_attribute, sn.id
+                        ),
+                    )),
+                }
+            };
+            let pair = pair_of(&gpu)?;
+            for nic in &nic_devices {
+                let p = pair_of(nic)?;
+                if p != pair {
+                    return Err(refuse(
+                        format!("{} {}/{}", nic.driver, nic.pool, nic.name),
+                        format!(
+                            "NIC {} ({} {nic_value}) sits under {} {p} and GPU {} ({} {gpu_value}) under {pair}, but the plan pairs them as sub-node {}; fix the inventory's GPU-NIC pairing",
+                            nic.name,
+                            profile.nic.attribute,
+                            profile.pair_attribute,
+                            gpu.name,
+                            profile.gpu.attribute,
+                            sn.id
+                        ),
+                    ));
+                }
+            }
+            let dref = |d: &SliceDevice| DeviceRef {
+                driver: d.driver.clone(),
+                pool: d.pool.clone(),
+                device: d.name.clone(),
+            };
+            let gpu_ref = dref(&gpu);
+            let nic_refs: Vec<DeviceRef> = nic_devices.iter().map(dref).collect();
+            let busy = std::iter::once(&gpu_ref)
+                .chain(&nic_refs)
+                .find_map(|d| {
+                    allocated
+                        .get(d)
+                        .map(|c| format!("{d} is allocated to ResourceClaim {c}"))
+                })
+                .or_else(|| {
+                    view.reserved.iter().find(|r| r.sub_node == sn.id).map(|r| {
+                        format!(
+                            "named by ResourceClaimTemplate {} of an earlier submission",
+                            r.by
+                        )
+                    })
+                });
+            map.sub_nodes.insert(
+                i,
+                SubNodeDevices {
+                    sub_node: i,
+                    node: n.node.clone(),
+                    gpu: gpu_ref,
+                    nics: nic_refs,
+                    pair,
+                    busy,
+                },
+            );
+        }
+    }
+    // A device claimed for two sub-nodes would be handed out twice.
+    let mut seen = BTreeSet::new();
+    for d in map.sub_nodes.values() {
+        if !seen.insert(&d.gpu) {
+            return Err(Error::DraInventory {
+                node: d.node.clone(),
+                device: d.gpu.to_string(),
+                message: "two sub-nodes of the plan select this GPU; fix the inventory".to_string(),
+            });
+        }
+    }
+    Ok(map)
+}
+
+/// The claim spec that asks for the GPU and NIC of sub-node `sn`: two
+/// requests of one device each, selected by CEL, and a `matchAttribute`
+/// constraint on the pair attribute.
+pub fn claim_spec(profile: &Profile, sn: &PlanSubNode) -> Result<Value, String> {
+    let request = |name: &str, m: &DeviceMatch| -> Result<Value, String> {
+        let v = m.value.value(sn).ok_or_else(|| {
+            format!(
+                "the plan gives sub-node {} no {} for the {name} selector ({} of driver {})",
+                sn.id,
+                m.value.as_str(),
+                m.qualified(),
+                m.driver
+            )
+        })?;
+        Ok(json!({
+            "name": name,
+            "exactly": {
+                "deviceClassName": m.device_class,
+                "allocationMode": "ExactCount",
+                "count": 1,
+                "selectors": [{ "cel": { "expression": m.cel(&v) } }],
+            },
+        }))
+    };
+    Ok(json!({
+        "devices": {
+            "requests": [request("gpu", &profile.gpu)?, request("nic", &profile.nic)?],
+            "constraints": [{
+                "requests": ["gpu", "nic"],
+                "matchAttribute": profile.pair_attribute,
+            }],
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cel_selectors() {
+        let p = Profile::nvidia_dranet();
+        assert_eq!(
+            p.gpu.cel(&Attr::Int(3)),
+            r#"device.attributes["gpu.nvidia.com"].index == 3"#
+        );
+        assert_eq!(
+            p.nic.cel(&Attr::Str("mlx5_\"3".into())),
+            r#"device.attributes["dra.net"].rdmaDevName == "mlx5_\"3""#
+        );
+        let mut q = p.gpu.clone();
+        q.attribute = "resource.kubernetes.io/pciBusID".into();
+        assert_eq!(
+            q.cel(&Attr::Str("0000:3b:00.0".into())),
+            r#"device.attributes["resource.kubernetes.io"].pciBusID == "0000:3b:00.0""#
+        );
+    }
+
+    fn plan() -> CheckedPlan {
+        let (inv, opts) = planner::design::shorthand::bigraph(
+            2,
+            4,
+            &planner::design::shorthand::Shorthand::default(),
+        )
+        .unwrap();
+        planner::design::design(&inv, &opts).unwrap()
+    }
+
+    #[test]
+    fn the_plans_own_devices_map_back_to_every_sub_node() {
+        let plan = plan();
+        let bound = crate::nodes::bind(&plan, None, "p.json").unwrap();
+        let profile = Profile::nvidia_dranet();
+        let view = DraView::from_plan(&plan, &bound, &profile);
+        let map = map_devices(&plan, &bound, &view, &profile).unwrap();
+        let with_gpu = plan
+            .sub_node_list
+            .iter()
+            .filter(|s| s.gpu.is_some())
+            .count();
+        assert_eq!(map.sub_nodes.len(), with_gpu);
+        assert!(
+            map.sub_nodes
+                .values()
+                .all(|d| d.busy.is_none() && d.nics.len() == 1)
+        );
+        assert!(map.unusable.is_empty());
+    }
+
+    #[test]
+    fn busy_reserved_and_silent_nodes() {
+        let plan = plan();
+        let bound = crate::nodes::bind(&plan, None, "p.json").unwrap();
+        let profile = Profile::nvidia_dranet();
+        let mut view = DraView::from_plan(&plan, &bound, &profile);
+        let (first, second) = (&bound[0], &bound[1]);
+        // The first Node's second NIC is allocated; its first sub-node is
+        // named by an earlier submission's template.
+        let nic = view
+            .devices
+            .iter()
+            .find(|d| d.node == first.node && d.driver == "dra.net" && d.name == "nic-1")
+            .unwrap()
+            .clone();
+        view.allocated.push(Allocated {
+            driver: nic.driver,
+            pool: nic.pool,
+            device: nic.name,
+            claim: "ml/other-3-sub-node".into(),
+        });
+        view.reserved.push(Reserved {
+            sub_node: first.sub_nodes[0].id.clone(),
+            by: "ml/train-0".into(),
+        });
+        // The second Node publishes nothing.
+        view.devices.retain(|d| d.node != second.node);
+        let map = map_devices(&plan, &bound, &view, &profile).unwrap();
+        let busy: Vec<&str> = map
+            .sub_nodes
+            .values()
+            .filter_map(|d| d.busy.as_deref())
+            .collect();
+        assert_eq!(
+            busy,
+            [
+                "named by ResourceClaimTemplate ml/train-0 of an earlier submission",
+                &format!(
+                    "dra.net {}/nic-1 is allocated to ResourceClaim ml/other-3-sub-node",
+                    first.node
+                ),
+            ]
+        );
+        assert_eq!(map.unusable.len(), 1);
+        assert_eq!(map.unusable[0].0, second.node);
+        assert!(
+            map.unusable[0]
+                .1
+                .starts_with("publishes no ResourceSlice device of gpu.nvidia.com or dra.net")
+        );
+    }
+
+    #[test]
+    fn sriov_matches_the_virtual_functions_of_the_port_and_needs_netdevs() {
+        let plan = plan();
+        let bound = crate::nodes::bind(&plan, None, "p.json").unwrap();
+        let profile = Profile::nvidia_sriov();
+        // The shorthand plan has no netdevs: the NIC selector has nothing
+        // to compare with.
+        let view = DraView::from_plan(&plan, &bound, &Profile::nvidia_dranet());
+        let e = map_devices(&plan, &bound, &view, &profile)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the plan gives it no netdev to compare with sriovnetwork.k8snetworkplumbingwg.io/PFName"), "{e}");
+        // With netdevs, two virtual functions of one port both belong to
+        // its sub-node.
+        let mut raw = serde_json::to_value(&*plan).unwrap();
+        for (i, sn) in raw["sub_node_list"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            sn["netdev"] = json!(format!("eth{i}"));
+        }
+        let plan = CheckedPlan::load(&raw.to_string(), "p.json").unwrap();
+        let mut view = DraView::from_plan(&plan, &bound, &profile);
+        let vf = view
+            .devices
+            .iter()
+            .find(|d| d.driver == profile.nic.driver)
+            .unwrap()
+            .clone();
+        view.devices.push(SliceDevice {
+            name: format!("{}-vf1", vf.name),
+            ..vf
+        });
+        let map = map_devices(&plan, &bound, &view, &profile).unwrap();
+        assert!(map.sub_nodes.values().any(|d| d.nics.len() == 2));
+        let sn = &plan.sub_node_list[0];
+        let spec = claim_spec(&profile, sn).unwrap();
+        assert_eq!(
+            spec["devices"]["requests"][1]["exactly"]["selectors"][0]["cel"]["expression"],
+            r#"device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].PFName == "eth0""#
+        );
+    }
+
+    #[test]
+    fn attribute_names() {
+        assert!(qualified_attribute_problem(PCIE_ROOT).is_none());
+        for bad in ["pcieRoot", "Bad Domain/x", "resource.kubernetes.io/1x"] {
+            assert!(qualified_attribute_problem(bad).is_some(), "{bad}");
+        }
+    }
+}
