@@ -77,6 +77,8 @@ pub const RANK_FILE: &str = "planner/tests/golden/verify-ranks-file/ranks.csv";
 pub const JOBS: &[&str] = &[
     "examples/allreduce-32.job.toml",
     "examples/allreduce-32-mpi.job.toml",
+    "examples/allreduce-32-dra.job.toml",
+    "examples/train-32-dra.job.toml",
 ];
 
 /// The workspace root (every including crate sits one level below it).
