@@ -136,6 +136,7 @@ pub use sizes::{format_size, parse_nodes, parse_size, parse_sizes};
 pub use sweep::{ScaleSpec, scale_plans, scale_sweep, size_sweep};
 
 pub use crate::algorithm::Algorithm;
+pub use crate::network::Policy;
 
 /// How the time is obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,6 +194,9 @@ pub struct Options {
     /// Worker threads for sweeps; 0 takes the machine's parallelism. The
     /// results do not depend on it.
     pub threads: usize,
+    /// How flows pick among equal-cost paths ([`Policy`]): the seeds
+    /// matter only for `ecmp`.
+    pub routing: Policy,
 }
 
 impl Default for Options {
@@ -201,6 +205,7 @@ impl Default for Options {
             method: Method::Event,
             seeds: vec![0],
             threads: 0,
+            routing: Policy::Ecmp,
         }
     }
 }
@@ -211,7 +216,7 @@ impl Options {
         Self {
             method,
             seeds: (0..count.max(1) as u64).collect(),
-            threads: 0,
+            ..Self::default()
         }
     }
 }

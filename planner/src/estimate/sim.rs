@@ -76,8 +76,16 @@ impl FlowRoute {
 
 /// Where the routes of a schedule's sends come from.
 pub(crate) trait Routes {
-    /// The route of send `i`.
+    /// The route of send `i` (the first of its paths when it is sprayed).
     fn route(&mut self, i: usize) -> Result<FlowRoute>;
+
+    /// Every path of send `i`, appended to `out`; each carries an even
+    /// share of its bytes (packet spraying). One path unless the routing
+    /// policy sprays.
+    fn paths(&mut self, i: usize, out: &mut Vec<FlowRoute>) -> Result<()> {
+        out.push(self.route(i)?);
+        Ok(())
+    }
 }
 
 /// What a simulation found.
@@ -330,6 +338,10 @@ pub(crate) fn run_with(
     let mut comp_flows: Vec<u32> = Vec::new();
     let mut stack: Vec<u32> = Vec::new();
     let mut new_rate: Vec<f64> = Vec::new();
+    // Sprayed sends: paths still in flight, and the latest delivery.
+    let mut paths: Vec<FlowRoute> = Vec::new();
+    let mut parts: Vec<u32> = Vec::new();
+    let mut part_at: Vec<f64> = Vec::new();
 
     let mut end = 0.0f64;
     // Ranks with nothing to receive still owe their tail.
@@ -395,7 +407,16 @@ pub(crate) fn run_with(
                     slots[s].send = NONE;
                     slots[s].version = slots[s].version.wrapping_add(1);
                     free.push(ev.id);
-                    let at = now + slot.route.latency;
+                    let mut at = now + slot.route.latency;
+                    let send = slot.send as usize;
+                    if parts.get(send).is_some_and(|&k| k > 0) {
+                        parts[send] -= 1;
+                        part_at[send] = part_at[send].max(at);
+                        if parts[send] > 0 {
+                            continue;
+                        }
+                        at = part_at[send];
+                    }
                     deliver(
                         sched,
                         slot.send as usize,
@@ -412,10 +433,14 @@ pub(crate) fn run_with(
                 _ => {
                     out.events += 1;
                     let i = ev.id as usize;
-                    let route = routes.route(i)?;
-                    let bytes = sched.bytes[i] as f64;
-                    if bytes <= 0.0 || route.len == 0 {
-                        let at = now + route.latency;
+                    paths.clear();
+                    routes.paths(i, &mut paths)?;
+                    let total = sched.bytes[i] as f64;
+                    let Some(&first_path) = paths.first() else {
+                        return Err(Error::Internal(format!("send {i} has no route")));
+                    };
+                    if total <= 0.0 || paths.iter().all(|r| r.len == 0) {
+                        let at = now + first_path.latency;
                         deliver(
                             sched,
                             i,
@@ -430,80 +455,94 @@ pub(crate) fn run_with(
                         delivered += 1;
                         continue;
                     }
-                    let s = match free.pop() {
-                        Some(s) => s,
-                        None => {
-                            slots.push(Slot {
-                                send: NONE,
-                                ..Slot::default()
-                            });
-                            (slots.len() - 1) as u32
+                    // A sprayed send is one flow per path, each with an
+                    // even share of the bytes; it is delivered when the
+                    // last of them is.
+                    let bytes = total / paths.len() as f64;
+                    if paths.len() > 1 {
+                        if parts.len() < n {
+                            parts.resize(n, 0);
+                            part_at.resize(n, 0.0);
                         }
-                    };
-                    let slot = &mut slots[s as usize];
-                    slot.send = i as u32;
-                    slot.route = route;
-                    slot.rate = 0.0;
-                    slot.remaining = bytes;
-                    slot.since = now;
-                    slot.version = slot.version.wrapping_add(1);
-                    for &l in route.links() {
-                        let li = l as usize;
-                        if li >= links {
-                            return Err(Error::Internal(format!(
-                                "send {i} is routed over link {l}, beyond the {links} links"
-                            )));
-                        }
-                        on[li].push(s);
-                        out.max_link_flows = out.max_link_flows.max(on[li].len());
+                        parts[i] = paths.len() as u32;
+                        part_at[i] = 0.0;
                     }
-                    // When the room left on its links is at least the rate
-                    // of every flow already there, taking all of it is the
-                    // max-min allocation: the new flow is the largest on
-                    // the link it fills, and no other flow was held back by
-                    // a link with room to spare. Otherwise its component is
-                    // water-filled below.
-                    let room = route
-                        .links()
-                        .iter()
-                        .map(|&l| caps[l as usize] - load[l as usize])
-                        .fold(f64::INFINITY, f64::min);
-                    let fits = room > 0.0
-                        && !route
+                    for &route in &paths {
+                        let s = match free.pop() {
+                            Some(s) => s,
+                            None => {
+                                slots.push(Slot {
+                                    send: NONE,
+                                    ..Slot::default()
+                                });
+                                (slots.len() - 1) as u32
+                            }
+                        };
+                        let slot = &mut slots[s as usize];
+                        slot.send = i as u32;
+                        slot.route = route;
+                        slot.rate = 0.0;
+                        slot.remaining = bytes;
+                        slot.since = now;
+                        slot.version = slot.version.wrapping_add(1);
+                        for &l in route.links() {
+                            let li = l as usize;
+                            if li >= links {
+                                return Err(Error::Internal(format!(
+                                    "send {i} is routed over link {l}, beyond the {links} links"
+                                )));
+                            }
+                            on[li].push(s);
+                            out.max_link_flows = out.max_link_flows.max(on[li].len());
+                        }
+                        // When the room left on its links is at least the rate
+                        // of every flow already there, taking all of it is the
+                        // max-min allocation: the new flow is the largest on
+                        // the link it fills, and no other flow was held back by
+                        // a link with room to spare. Otherwise its component is
+                        // water-filled below.
+                        let room = route
                             .links()
                             .iter()
-                            .any(|&l| is_full(load[l as usize], caps[l as usize]))
-                        && route.links().iter().all(|&l| {
-                            on[l as usize]
+                            .map(|&l| caps[l as usize] - load[l as usize])
+                            .fold(f64::INFINITY, f64::min);
+                        let fits = room > 0.0
+                            && !route
+                                .links()
                                 .iter()
-                                .all(|&g| g == s || slots[g as usize].rate <= room * (1.0 + 1e-12))
-                        });
-                    if fits {
-                        let rate = room;
-                        if !(rate > 0.0 && rate.is_finite()) {
-                            return Err(Error::Internal(format!(
-                                "send {i} got the rate {rate}; every link needs a speed above 0"
-                            )));
-                        }
-                        for &l in route.links() {
-                            load[l as usize] += rate;
-                        }
-                        let slot = &mut slots[s as usize];
-                        slot.rate = rate;
-                        heap.push(
-                            Event {
-                                time: time_bits(now + bytes / rate)?,
-                                kind: 0,
-                                id: s,
-                                version: slot.version,
+                                .any(|&l| is_full(load[l as usize], caps[l as usize]))
+                            && route.links().iter().all(|&l| {
+                                on[l as usize].iter().all(|&g| {
+                                    g == s || slots[g as usize].rate <= room * (1.0 + 1e-12)
+                                })
+                            });
+                        if fits {
+                            let rate = room;
+                            if !(rate > 0.0 && rate.is_finite()) {
+                                return Err(Error::Internal(format!(
+                                    "send {i} got the rate {rate}; every link needs a speed above 0"
+                                )));
                             }
-                            .pack(),
-                        );
-                    } else {
-                        for &l in route.links() {
-                            if link_mark[l as usize] != batch_mark {
-                                link_mark[l as usize] = batch_mark;
-                                touched.push(l);
+                            for &l in route.links() {
+                                load[l as usize] += rate;
+                            }
+                            let slot = &mut slots[s as usize];
+                            slot.rate = rate;
+                            heap.push(
+                                Event {
+                                    time: time_bits(now + bytes / rate)?,
+                                    kind: 0,
+                                    id: s,
+                                    version: slot.version,
+                                }
+                                .pack(),
+                            );
+                        } else {
+                            for &l in route.links() {
+                                if link_mark[l as usize] != batch_mark {
+                                    link_mark[l as usize] = batch_mark;
+                                    touched.push(l);
+                                }
                             }
                         }
                     }

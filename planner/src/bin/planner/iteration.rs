@@ -143,6 +143,7 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
                 method,
                 seeds: vec![0],
                 threads: 1,
+                routing: planner::estimate::Policy::Ecmp,
             },
         })
     };

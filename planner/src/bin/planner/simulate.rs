@@ -20,8 +20,8 @@ use planner::design::design;
 use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::{self, PlotFormat};
 use planner::estimate::{
-    self, Algorithm, Estimate, Method, Options, PARAMS, Params, Row, ScaleSpec, StepSummary,
-    format_size,
+    self, Algorithm, Estimate, Method, Options, PARAMS, Params, Policy, Row, ScaleSpec,
+    StepSummary, format_size,
 };
 use planner::plan::Topology;
 use planner::ranks::FoldCost;
@@ -99,6 +99,12 @@ pub struct SimulateArgs {
     /// time is the median, and the table shows the minimum and maximum.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seeds: usize,
+    /// How flows pick among equal-cost paths: ecmp (per-flow hash of the
+    /// 5-tuple, seeded by --seeds), dmodk (InfiniBand's D-mod-K: up-port
+    /// by the destination index, deterministic) or spray (each flow split
+    /// evenly over every equal-cost path, ideal per-packet spraying).
+    #[arg(long, value_name = "POLICY", default_value = "ecmp")]
+    routing: String,
     /// Cost parameter `name=value`; may repeat, or separate with commas.
     #[arg(long, value_name = "NAME=VALUE", long_help = param_help())]
     param: Vec<String>,
@@ -198,6 +204,14 @@ fn check(args: &SimulateArgs) -> Result<Config> {
     let params = Params::default().with_overrides(&args.param)?;
     let mut options = Options::with_seed_count(method, args.seeds);
     options.threads = args.threads;
+    options.routing = args.routing.parse()?;
+    if !options.routing.seeded() && args.seeds > 1 {
+        return Err(BadInput(format!(
+            "--seeds {}: --routing {} does not hash flows, so every seed routes alike; leave --seeds out",
+            args.seeds, options.routing
+        ))
+        .into());
+    }
     let plot = match &args.plot {
         Some(p) => {
             let format = PlotFormat::from_path(&display(p))?;
@@ -754,7 +768,10 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
     }
     let seeds = cfg.options.seeds.len();
     let _ = write!(out, "Method: {}", method_words(method));
-    if method != Method::ClosedForm {
+    if method != Method::ClosedForm && cfg.options.routing != Policy::Ecmp {
+        let _ = write!(out, ", routing {}", cfg.options.routing.describe());
+        out.push_str("; closed µs: the closed-form model");
+    } else if method != Method::ClosedForm {
         if seeds > 1 {
             let _ = write!(out, ", median of ECMP seeds 0..{}", seeds - 1);
         } else {
@@ -775,6 +792,7 @@ struct Schedule<'a> {
     design: &'a str,
     ranks: usize,
     size_bytes: u64,
+    routing: Policy,
     seed: u64,
     /// The estimate's time (its method), µs.
     time_us: f64,
@@ -790,7 +808,15 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
     for (i, e) in &outcome.estimates {
         let plan = &outcome.plans[*i];
         let ranks = if outcome.scale { None } else { args.ranks };
-        let steps = estimate::steps(plan, e.algorithm, ranks, e.size_bytes, &cfg.params, seed)?;
+        let steps = estimate::steps(
+            plan,
+            e.algorithm,
+            ranks,
+            e.size_bytes,
+            &cfg.params,
+            seed,
+            cfg.options.routing,
+        )?;
         let steps_time_us = steps.iter().map(|s| s.time_us).sum();
         schedules.push(Schedule {
             algorithm: e.algorithm,
@@ -799,6 +825,7 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
             design: &e.design,
             ranks: e.ranks,
             size_bytes: e.size_bytes,
+            routing: cfg.options.routing,
             seed,
             time_us: e.time_us,
             method: e.method,
@@ -863,17 +890,21 @@ fn render_steps(s: &Schedule<'_>) -> String {
         s.ranks,
         format_size(s.size_bytes),
     );
+    let routed = if s.routing == Policy::Ecmp {
+        format!("ECMP seed {}", s.seed)
+    } else {
+        format!("routing {}", s.routing)
+    };
     let _ = match s.method {
         Method::Fast => writeln!(
             out,
-            "{:.1} µs step-synchronous over {} steps (ECMP seed {})",
+            "{:.1} µs step-synchronous over {} steps ({routed})",
             s.time_us,
             s.steps.len(),
-            s.seed
         ),
         m => writeln!(
             out,
-            "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous (ECMP seed {})",
+            "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous ({routed})",
             s.time_us,
             if m == Method::Event {
                 "event-driven"
@@ -882,7 +913,6 @@ fn render_steps(s: &Schedule<'_>) -> String {
             },
             s.steps.len(),
             s.steps_time_us,
-            s.seed
         ),
     };
     let levels = s.steps.iter().any(|st| st.level.is_some());

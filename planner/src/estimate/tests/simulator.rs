@@ -1,6 +1,7 @@
 //! The simulator against the closed forms, and max-min fairness.
 
 use super::*;
+use crate::network::Policy;
 
 // The simulator against the closed forms.
 
@@ -74,7 +75,7 @@ fn uncontended_seed(
     params: &Params,
 ) -> Option<u64> {
     (0..64).find(|&seed| {
-        steps(plan, algorithm, None, size, params, seed)
+        steps(plan, algorithm, None, size, params, seed, Policy::Ecmp)
             .unwrap()
             .iter()
             .all(|s| s.max_link_flows <= 1)
@@ -109,6 +110,7 @@ fn without_shared_links_both_modes_equal_the_closed_form() {
                 method,
                 seeds: vec![seed],
                 threads: 1,
+                routing: crate::network::Policy::Ecmp,
             };
             let e = estimate(&plan, a, None, size, &params, &o).unwrap();
             assert_close(
@@ -163,6 +165,7 @@ fn ecmp_seeds_give_a_spread_on_a_fat_tree() {
         method: Method::Event,
         seeds: (0..8).collect(),
         threads: 1,
+        routing: crate::network::Policy::Ecmp,
     };
     let e = estimate(&plan, Algorithm::Hd, None, 16 << 20, &Params::default(), &o).unwrap();
     assert_eq!(e.seeds, 8);
@@ -178,6 +181,7 @@ fn the_same_input_gives_the_same_output() {
         method: Method::Event,
         seeds: vec![0, 1, 2],
         threads: 2,
+        routing: crate::network::Policy::Ecmp,
     };
     let sizes = [1 << 10, 1 << 20];
     let algorithms = [Algorithm::Hd, Algorithm::DoubleTree, Algorithm::TwoD];
@@ -286,10 +290,10 @@ fn check_fairness(plan: &CheckedPlan, a: Algorithm, size: u64, seed: u64) -> sim
     let ctx = Context::new(plan, a, None, &params).unwrap();
     let (_, k) = ctx.closed_form(size).unwrap();
     let sched = ctx.schedule(size, k).unwrap();
-    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed, crate::network::Policy::Ecmp);
     let checked = sim::run_with(&sched, &ctx.caps, &mut routes, true)
         .unwrap_or_else(|e| panic!("{} on {}: {e}", a.as_str(), plan.describe()));
-    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed, crate::network::Policy::Ecmp);
     let plain = sim::run(&sched, &ctx.caps, &mut routes).unwrap();
     assert_eq!(checked, plain);
     plain
@@ -371,4 +375,86 @@ fn small_and_odd_rank_counts() {
     )
     .unwrap();
     assert!(e.time_us > 0.0);
+}
+
+// Routing policies.
+
+/// Routes given by hand, several paths per send (a sprayed send).
+struct SprayRoutes(Vec<Vec<Vec<u32>>>);
+
+impl sim::Routes for SprayRoutes {
+    fn route(&mut self, i: usize) -> Result<sim::FlowRoute> {
+        let mut out = Vec::new();
+        self.paths(i, &mut out)?;
+        Ok(out[0])
+    }
+
+    fn paths(&mut self, i: usize, out: &mut Vec<sim::FlowRoute>) -> Result<()> {
+        for path in &self.0[i] {
+            let mut r = sim::FlowRoute::default();
+            for (k, &l) in path.iter().enumerate() {
+                r.links[k] = l;
+            }
+            r.len = path.len() as u8;
+            out.push(r);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_sprayed_send_is_delivered_with_its_last_part() {
+    // Send 0 sprayed over links 0 and 1 (50 bytes each), send 1 on link 1
+    // alone: link 0 carries 50 bytes at 10/µs (5 µs); link 1 is shared by
+    // 50 + 100 bytes, 5/µs each until the part ends at 10 µs, then send 1
+    // alone: 50 bytes more take 5 µs. Send 0 is delivered at 10 µs, send 1
+    // at 15; a dependent send on link 0 starts at 10 µs and takes 10.
+    let sched = SendSchedule::by_hand(4, &[(0, 1, 100, &[]), (2, 3, 100, &[]), (1, 2, 100, &[0])]);
+    let routes = vec![vec![vec![0], vec![1]], vec![vec![1]], vec![vec![0]]];
+    let o = sim::run(&sched, &[10.0, 10.0], &mut SprayRoutes(routes.clone())).unwrap();
+    assert_close(o.time_us, 20.0, "sprayed");
+    let checked = sim::run_with(
+        &sched,
+        &[10.0, 10.0],
+        &mut SprayRoutes(routes.clone()),
+        true,
+    )
+    .unwrap();
+    assert_eq!(checked, o);
+    // Step-synchronous: step 0 has the sprayed send's parts and send 1;
+    // link 1 carries 1.5 flows' worth, so send 1 and the part on it run at
+    // 10 / 1.5 per whole flow: 100 bytes in 15 µs. Step 1 takes 10 µs.
+    let f = fast::run(&sched, &[10.0, 10.0], &mut SprayRoutes(routes), true).unwrap();
+    assert_close(f.time_us, 25.0, "fast");
+}
+
+/// Issue #19: halving-doubling in plan order on a non-blocking leaf-spine
+/// meets no shared link under D-mod-K or spraying, so both equal the
+/// closed form at 256 MiB, and the ECMP hash's 3 to 7 flows on a spine
+/// link make it 10 to 40 % slower.
+#[test]
+fn hd_on_a_leaf_spine_by_routing_policy() {
+    let plan = fat_tree_plan("tiers=2,sub-nodes=256,ports=32");
+    let params = Params::default();
+    let size = 256 << 20;
+    let time = |routing: Policy| {
+        let o = Options {
+            routing,
+            ..opts(Method::Event)
+        };
+        estimate(&plan, Algorithm::Hd, None, size, &params, &o).unwrap()
+    };
+    let (ecmp, dmodk, spray) = (time(Policy::Ecmp), time(Policy::DModK), time(Policy::Spray));
+    assert_close(dmodk.time_us, dmodk.closed_form_us, "dmodk");
+    assert_eq!(dmodk.schedule.as_ref().unwrap().max_link_flows, 1);
+    assert_close(spray.time_us, dmodk.time_us, "spray");
+    let ratio = ecmp.time_us / dmodk.time_us;
+    assert!((1.1..1.4).contains(&ratio), "ecmp / dmodk = {ratio}");
+    // The step-synchronous mode sees the same.
+    let fast = Options {
+        routing: Policy::DModK,
+        ..opts(Method::Fast)
+    };
+    let f = estimate(&plan, Algorithm::Hd, None, size, &params, &fast).unwrap();
+    assert_close(f.time_us, dmodk.closed_form_us, "fast dmodk");
 }
