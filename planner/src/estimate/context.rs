@@ -389,11 +389,13 @@ impl<'a> Context<'a> {
                 let gpus = levels.groups[0][0].len();
                 let nodes = levels.groups[1][0].len();
                 let t2 = self.params.topk_us() * nf / gpus as f64;
-                let t = models::hitopk(
+                let w = f64::from(self.params.gradient_bytes);
+                let t = models::hitopk_sent(
                     nodes,
                     gpus,
-                    nf / 4.0,
+                    nf / w,
                     self.params.density,
+                    w,
                     (levels.alpha[0], 1.0 / levels.w[0]),
                     (levels.alpha[1], 1.0 / levels.w[1]),
                     t2,
@@ -448,6 +450,7 @@ impl<'a> Context<'a> {
                     &levels.groups[1],
                     n,
                     self.params.density,
+                    self.params.gradient_bytes,
                     g,
                     self.params.topk_us(),
                 )
@@ -507,7 +510,7 @@ impl<'a> Context<'a> {
                         (o.time_us, o.max_link_flows)
                     }
                     _ => {
-                        let o = sim::run(&sched, &self.caps, &mut routes)?;
+                        let o = sim::run(&sched, &self.caps, &mut routes, self.params.eager_bytes)?;
                         (o.time_us, o.max_link_flows)
                     }
                 };

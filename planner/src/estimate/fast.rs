@@ -37,13 +37,17 @@
 //! which this mode never sees. Halving-doubling at 256 MiB on fat-trees and
 //! on a 1,024-node BiGraph comes out a few percent slower event-driven
 //! than here (up to 7% in the runs behind this note); the tests check the
-//! bound on the 64-node BiGraph cases they run. A folded halving-doubling
-//! (a rank count that is not a power of two) is another case: the core
-//! ranks without an extra partner start at once, and at bandwidth-bound
-//! sizes their sends reach a partner's NIC while it still receives the
-//! fold, so the event-driven time comes out up to 3% above this mode's
-//! (HDRM on the 4x16 BiGraph at 12, 24 and 48 ranks, 1 MiB to 256 MiB);
-//! here the `fold` and `unfold` steps are steps like any other.
+//! bound on the 64-node BiGraph cases they run. (Those figures were taken
+//! with every send eager; rendezvous, the default since issue #19, keeps
+//! an early sender from starting into a receiver still busy with the step
+//! before, which removes part of that overlap.) A folded halving-doubling
+//! (a rank count that is not a power of two) with every send eager
+//! (`eager_bytes=all`) is another case: the core ranks without an extra
+//! partner start at once, and at bandwidth-bound sizes their sends reach a
+//! partner's NIC while it still receives the fold, so the event-driven time
+//! came out up to 3% above this mode's (HDRM on the 4x16 BiGraph at 12, 24
+//! and 48 ranks, 1 MiB to 256 MiB); with rendezvous the two agree. Here
+//! the `fold` and `unfold` steps are steps like any other.
 
 use serde::Serialize;
 

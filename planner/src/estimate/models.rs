@@ -241,6 +241,39 @@ pub fn pipeline(fixed: f64, a: f64, b: f64, max_chunks: usize) -> Pipeline {
     }
 }
 
+/// Bytes of the index sent with every selected element (a 32-bit element
+/// index).
+pub const INDEX_BYTES: f64 = 4.0;
+
+/// HiTopKComm as `planner` simulates it: eqs. 7-10 with `w` bytes per
+/// gradient element (4 for FP32, 2 for FP16 or BF16) and every selected
+/// element sent as its value and its index ([`INDEX_BYTES`]), where eqs. 9
+/// and 10 count 4 bytes, the FP32 value alone. The accumulated shard of eq.
+/// 10 holds up to ρ·m·d/n elements and is sent as value-index pairs while
+/// that is smaller than the dense shard, dense otherwise. `d` is the
+/// element count (bytes / w). The simulated schedule
+/// ([`super::schedules::hitopk`]) moves the same bytes.
+#[allow(clippy::too_many_arguments)]
+pub fn hitopk_sent(
+    m: usize,
+    g: usize,
+    d: f64,
+    rho: f64,
+    w: f64,
+    intra: (f64, f64),
+    inter: (f64, f64),
+    t2: f64,
+) -> f64 {
+    let (alpha_intra, beta_intra) = intra;
+    let (alpha_inter, beta_inter) = inter;
+    let (mf, gf) = (m as f64, g as f64);
+    let pair = w + INDEX_BYTES;
+    let t1 = (gf - 1.0) * alpha_intra + w * (gf - 1.0) * d / gf * beta_intra;
+    let t3 = alpha_inter * lg(m) + pair * (mf - 1.0) * rho * d / gf * beta_inter;
+    let t4 = alpha_intra * lg(g) + (gf - 1.0) * (rho * mf * pair).min(w) * d / gf * beta_intra;
+    t1 + t2 + t3 + t4
+}
+
 /// HiTopKComm on `m` nodes of `g` GPUs (the paper's n), `d` FP32 elements,
 /// density ρ: the sum of eq. 7 (intra-node ring reduce-scatter), `t2`
 /// (top-k selection, eq. 8 gives only its order), eq. 9 (inter-node

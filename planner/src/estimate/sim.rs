@@ -11,6 +11,20 @@
 //! links of speed w therefore takes `latency + b / w`, the α + βb of the
 //! closed forms.
 //!
+//! # Rendezvous
+//!
+//! MPI libraries send a message below their eager limit at once and the
+//! receiver buffers it; a larger one moves only after the receiver has
+//! posted its receive (rendezvous). A send of `eager_bytes` or more
+//! (`--param eager_bytes`, see [`super::params`]) therefore waits, besides
+//! its own dependencies, until its receiver has received everything of its
+//! previous receiving step ([`gates`]): an early sender does not start into
+//! a receiver still busy with the slow flows of the step before, and does
+//! not compete with them. With `eager_bytes=all` every send is eager, the
+//! model before issue #19. Without contention the two agree (the receiver
+//! is never late where every flow of a step runs at full speed); with it,
+//! rendezvous times are lower (tests `rendezvous_*`).
+//!
 //! # Rates
 //!
 //! Rates are max-min fair over the links: water-filling raises every
@@ -271,9 +285,16 @@ pub fn max_min_rates(caps: &[f64], flows: &[Vec<usize>]) -> Result<Vec<f64>> {
 }
 
 /// Runs `sched` event by event over links of capacity `caps` (bytes/µs,
-/// indexed by link id) with the routes `routes` gives.
-pub(crate) fn run(sched: &SendSchedule, caps: &[f64], routes: &mut impl Routes) -> Result<Outcome> {
-    run_with(sched, caps, routes, false)
+/// indexed by link id) with the routes `routes` gives; sends of
+/// `eager_bytes` or more wait for their receiver (see [`gates`];
+/// `u64::MAX`: every send eager).
+pub(crate) fn run(
+    sched: &SendSchedule,
+    caps: &[f64],
+    routes: &mut impl Routes,
+    eager_bytes: u64,
+) -> Result<Outcome> {
+    run_with(sched, caps, routes, eager_bytes, false)
 }
 
 /// [`run`], and with `check` the rates after every instant are compared
@@ -282,17 +303,21 @@ pub(crate) fn run_with(
     sched: &SendSchedule,
     caps: &[f64],
     routes: &mut impl Routes,
+    eager_bytes: u64,
     check: bool,
 ) -> Result<Outcome> {
     let n = sched.len();
     let links = caps.len();
-    // Who waits for whom: the reverse of the dependency lists.
+    let (gate_start, gate) = gates(sched, eager_bytes);
+    let gates_of = |i: usize| &gate[gate_start[i] as usize..gate_start[i + 1] as usize];
+    // Who waits for whom: the reverse of the dependency lists (the
+    // schedule's, and the rendezvous gates).
     let mut waiting: Vec<u32> = vec![0; n];
     let mut fan_start: Vec<u32> = vec![0; n + 1];
     for (i, wait) in waiting.iter_mut().enumerate() {
         let deps = sched.deps(i);
-        *wait = deps.len() as u32;
-        for &d in deps {
+        *wait = (deps.len() + gates_of(i).len()) as u32;
+        for &d in deps.iter().chain(gates_of(i)) {
             fan_start[d as usize + 1] += 1;
         }
     }
@@ -303,12 +328,14 @@ pub(crate) fn run_with(
     {
         let mut next = fan_start.clone();
         for i in 0..n {
-            for &d in sched.deps(i) {
+            for &d in sched.deps(i).iter().chain(gates_of(i)) {
                 fan[next[d as usize] as usize] = i as u32;
                 next[d as usize] += 1;
             }
         }
     }
+    drop(gate);
+    drop(gate_start);
     let mut ready: Vec<f64> = vec![0.0; n];
 
     if n >= 0x7FFF_FFFF {
@@ -653,6 +680,70 @@ pub(crate) fn run_with(
     }
     out.time_us = end;
     Ok(out)
+}
+
+/// The rendezvous gates of every send, as (start per send, gates): a send
+/// of `eager_bytes` or more to rank d of step k starts only once d has
+/// received everything of its previous receiving step (the sends to d of
+/// the largest step below k that has any), i.e. once d has finished that
+/// step and posted the receive for this one. Gates the send already waits
+/// for are left out, so a ring, whose sends forward what they received,
+/// gets none. A send below `eager_bytes` has no gate: it goes as soon as
+/// its sender is ready, and the receiver buffers it.
+fn gates(sched: &SendSchedule, eager_bytes: u64) -> (Vec<u32>, Vec<u32>) {
+    let n = sched.len();
+    let mut start = vec![0u32; n + 1];
+    if !sched.bytes.iter().any(|&b| b >= eager_bytes) {
+        return (start, Vec::new());
+    }
+    // The sends into every rank, by (step, send): a counting sort by
+    // receiver, then each receiver's list sorted.
+    let ranks = sched.ranks();
+    let mut into_start = vec![0u32; ranks + 1];
+    for i in 0..n {
+        into_start[sched.dst[i] as usize + 1] += 1;
+    }
+    for r in 0..ranks {
+        into_start[r + 1] += into_start[r];
+    }
+    let mut into = vec![0u64; n];
+    {
+        let mut next = into_start.clone();
+        for i in 0..n {
+            let d = sched.dst[i] as usize;
+            into[next[d] as usize] = (u64::from(sched.step[i]) << 32) | i as u64;
+            next[d] += 1;
+        }
+    }
+    for r in 0..ranks {
+        // Schedules are built step by step, so the lists are usually in
+        // order already.
+        let list = &mut into[into_start[r] as usize..into_start[r + 1] as usize];
+        if !list.is_sorted() {
+            list.sort_unstable();
+        }
+    }
+    let mut gate = Vec::new();
+    for i in 0..n {
+        if sched.bytes[i] >= eager_bytes {
+            let d = sched.dst[i] as usize;
+            let list = &into[into_start[d] as usize..into_start[d + 1] as usize];
+            let step = u64::from(sched.step[i]);
+            let p = list.partition_point(|&k| k >> 32 < step);
+            if p > 0 {
+                let previous = list[p - 1] >> 32;
+                let deps = sched.deps(i);
+                for &k in list[..p].iter().rev().take_while(|&&k| k >> 32 == previous) {
+                    let j = k as u32;
+                    if !deps.contains(&j) {
+                        gate.push(j);
+                    }
+                }
+            }
+        }
+        start[i + 1] = gate.len() as u32;
+    }
+    (start, gate)
 }
 
 /// Compares the rates of the flows in flight with a water-filling of all

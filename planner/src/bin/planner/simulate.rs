@@ -26,7 +26,7 @@ use planner::estimate::{
 use planner::plan::Topology;
 use planner::ranks::FoldCost;
 
-use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source};
+use crate::io::{BadInput, display, link_speed, load_plan, print, print_json, shorthand_source};
 use crate::output::{self, FileTarget};
 
 /// The sizes of EFLOPS Fig. 12.
@@ -58,9 +58,10 @@ pub struct SimulateArgs {
     fat_tree: Option<String>,
     /// NIC and switch port speed of the plans --bigraph, --fat-tree and
     /// --scale build [default: 100, or with --scale the slowest NIC of
-    /// PLAN].
+    /// PLAN]. Fractional speeds (9.33) are simulated exactly; the plans
+    /// carry them rounded up to whole Gbps.
     #[arg(long, value_name = "GBPS")]
-    link_gbps: Option<u32>,
+    link_gbps: Option<f64>,
     /// Algorithms, comma-separated, or `all`: ring, hd, hdrm, tree,
     /// double-tree, overlapped-tree, blueconnect, 2d, hitopk. One that
     /// cannot run on a plan's topology (hdrm on a fat-tree) is skipped
@@ -69,7 +70,9 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "LIST")]
     algorithm: Option<String>,
     /// Message sizes: `FROM..TO` (every power of two between) or a
-    /// comma-separated list, e.g. `256KiB,256MiB`.
+    /// comma-separated list, e.g. `256KiB,256MiB`. Units: B; KB, MB, GB =
+    /// 10^3, 10^6, 10^9 bytes (200KB is 200,000 B); KiB, MiB, GiB (or K,
+    /// M, G) = 2^10, 2^20, 2^30 bytes.
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     size: String,
     /// Ranks in the job (default: every sub-node of the plan). hd and hdrm
@@ -201,7 +204,15 @@ fn check(args: &SimulateArgs) -> Result<Config> {
         return Err(BadInput("--ranks 0: a job needs at least 1 rank".into()).into());
     }
     let method = method_of(args)?;
-    let params = Params::default().with_overrides(&args.param)?;
+    let mut params = Params::default().with_overrides(&args.param)?;
+    // A fractional --link-gbps runs the links at the exact speed; the plans
+    // carry whole Gbps.
+    if let Some(g) = args.link_gbps {
+        let (_, exact) = link_speed(g)?;
+        if params.link_gbps.is_none() {
+            params.link_gbps = exact;
+        }
+    }
     let mut options = Options::with_seed_count(method, args.seeds);
     options.threads = args.threads;
     options.routing = args.routing.parse()?;
@@ -245,7 +256,7 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
         plans.push(load_plan(path)?);
     }
     let s = Shorthand {
-        link_gbps: args.link_gbps.unwrap_or(100),
+        link_gbps: link_speed(args.link_gbps.unwrap_or(100.0))?.0,
         ..Shorthand::default()
     };
     // Both shorthands may be given: one plan each.
@@ -263,9 +274,7 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
 /// The link speed of a scale sweep.
 fn scale_link_gbps(args: &SimulateArgs) -> Result<u32> {
     if let Some(g) = args.link_gbps {
-        if g == 0 {
-            return Err(BadInput("--link-gbps 0: give a link speed above 0".into()).into());
-        }
+        let (g, _) = link_speed(g)?;
         if !args.plans.is_empty() {
             return Err(BadInput(
                 "--scale takes the link speed from PLAN or from --link-gbps; give one of them"
