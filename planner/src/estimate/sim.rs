@@ -696,52 +696,55 @@ fn gates(sched: &SendSchedule, eager_bytes: u64) -> (Vec<u32>, Vec<u32>) {
     if !sched.bytes.iter().any(|&b| b >= eager_bytes) {
         return (start, Vec::new());
     }
-    // The sends into every rank, by (step, send): a counting sort by
-    // receiver, then each receiver's list sorted.
+    // One pass over the sends in step order (the index order of a schedule
+    // built step by step), keeping per rank the sends into it of its
+    // latest receiving step and of the one before, as chains through
+    // `next_into`.
+    let sorted = sched.step.windows(2).all(|w| w[0] <= w[1]);
+    let order: Option<Vec<u32>> = (!sorted).then(|| {
+        let mut o: Vec<u32> = (0..n as u32).collect();
+        o.sort_by_key(|&i| sched.step[i as usize]);
+        o
+    });
     let ranks = sched.ranks();
-    let mut into_start = vec![0u32; ranks + 1];
-    for i in 0..n {
-        into_start[sched.dst[i] as usize + 1] += 1;
-    }
-    for r in 0..ranks {
-        into_start[r + 1] += into_start[r];
-    }
-    let mut into = vec![0u64; n];
-    {
-        let mut next = into_start.clone();
-        for i in 0..n {
-            let d = sched.dst[i] as usize;
-            into[next[d] as usize] = (u64::from(sched.step[i]) << 32) | i as u64;
-            next[d] += 1;
+    let mut cur_step = vec![u32::MAX; ranks];
+    let mut head_cur = vec![NONE; ranks];
+    let mut head_prev = vec![NONE; ranks];
+    let mut next_into = vec![NONE; n];
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for k in 0..n {
+        let i = order.as_ref().map_or(k, |o| o[k] as usize);
+        let d = sched.dst[i] as usize;
+        let step = sched.step[i];
+        if cur_step[d] != step {
+            head_prev[d] = head_cur[d];
+            head_cur[d] = NONE;
+            cur_step[d] = step;
         }
-    }
-    for r in 0..ranks {
-        // Schedules are built step by step, so the lists are usually in
-        // order already.
-        let list = &mut into[into_start[r] as usize..into_start[r + 1] as usize];
-        if !list.is_sorted() {
-            list.sort_unstable();
-        }
-    }
-    let mut gate = Vec::new();
-    for i in 0..n {
         if sched.bytes[i] >= eager_bytes {
-            let d = sched.dst[i] as usize;
-            let list = &into[into_start[d] as usize..into_start[d + 1] as usize];
-            let step = u64::from(sched.step[i]);
-            let p = list.partition_point(|&k| k >> 32 < step);
-            if p > 0 {
-                let previous = list[p - 1] >> 32;
-                let deps = sched.deps(i);
-                for &k in list[..p].iter().rev().take_while(|&&k| k >> 32 == previous) {
-                    let j = k as u32;
-                    if !deps.contains(&j) {
-                        gate.push(j);
-                    }
+            let deps = sched.deps(i);
+            let mut j = head_prev[d];
+            while j != NONE {
+                if !deps.contains(&j) {
+                    pairs.push((i as u32, j));
                 }
+                j = next_into[j as usize];
             }
         }
-        start[i + 1] = gate.len() as u32;
+        next_into[i] = head_cur[d];
+        head_cur[d] = i as u32;
+    }
+    for &(i, _) in &pairs {
+        start[i as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut gate = vec![0u32; pairs.len()];
+    let mut next = start.clone();
+    for &(i, j) in &pairs {
+        gate[next[i as usize] as usize] = j;
+        next[i as usize] += 1;
     }
     (start, gate)
 }
