@@ -264,13 +264,44 @@ pub fn hitopk_sent(
     inter: (f64, f64),
     t2: f64,
 ) -> f64 {
+    let pair = w + INDEX_BYTES;
+    let bytes = HiTopKBytes {
+        dense: w,
+        selected: pair,
+        accumulated: (rho * m as f64 * pair).min(w),
+    };
+    hitopk_terms(m, g, d, rho, bytes, intra, inter, t2)
+}
+
+/// Bytes per element of HiTopKComm's three transfers: the dense
+/// reduce-scatter, each selected element of the inter-node all-gather, and
+/// each element of the accumulated shard of the intra-node all-gather.
+#[derive(Debug, Clone, Copy)]
+struct HiTopKBytes {
+    dense: f64,
+    selected: f64,
+    accumulated: f64,
+}
+
+/// Eqs. 7, 9 and 10 of HiTopKComm with the bytes per element of `bytes`,
+/// plus `t2`.
+#[allow(clippy::too_many_arguments)]
+fn hitopk_terms(
+    m: usize,
+    g: usize,
+    d: f64,
+    rho: f64,
+    bytes: HiTopKBytes,
+    intra: (f64, f64),
+    inter: (f64, f64),
+    t2: f64,
+) -> f64 {
     let (alpha_intra, beta_intra) = intra;
     let (alpha_inter, beta_inter) = inter;
     let (mf, gf) = (m as f64, g as f64);
-    let pair = w + INDEX_BYTES;
-    let t1 = (gf - 1.0) * alpha_intra + w * (gf - 1.0) * d / gf * beta_intra;
-    let t3 = alpha_inter * lg(m) + pair * (mf - 1.0) * rho * d / gf * beta_inter;
-    let t4 = alpha_intra * lg(g) + (gf - 1.0) * (rho * mf * pair).min(w) * d / gf * beta_intra;
+    let t1 = (gf - 1.0) * alpha_intra + bytes.dense * (gf - 1.0) * d / gf * beta_intra;
+    let t3 = alpha_inter * lg(m) + bytes.selected * (mf - 1.0) * rho * d / gf * beta_inter;
+    let t4 = alpha_intra * lg(g) + (gf - 1.0) * bytes.accumulated * d / gf * beta_intra;
     t1 + t2 + t3 + t4
 }
 
@@ -288,11 +319,12 @@ pub fn hitopk(
     inter: (f64, f64),
     t2: f64,
 ) -> f64 {
-    let (alpha_intra, beta_intra) = intra;
-    let (alpha_inter, beta_inter) = inter;
-    let (mf, gf) = (m as f64, g as f64);
-    let t1 = (gf - 1.0) * alpha_intra + 4.0 * (gf - 1.0) * d / gf * beta_intra;
-    let t3 = alpha_inter * lg(m) + 4.0 * (mf - 1.0) * rho * d / gf * beta_inter;
-    let t4 = alpha_intra * lg(g) + 4.0 * (gf - 1.0) * rho * d * mf / gf * beta_intra;
-    t1 + t2 + t3 + t4
+    // 4 bytes an FP32 element everywhere; eq. 10's shard holds ρ·m of
+    // its elements.
+    let bytes = HiTopKBytes {
+        dense: 4.0,
+        selected: 4.0,
+        accumulated: 4.0 * rho * m as f64,
+    };
+    hitopk_terms(m, g, d, rho, bytes, intra, inter, t2)
 }

@@ -137,7 +137,7 @@ pub const PARAMS: [ParamDoc; 8] = [
     ParamDoc {
         name: "eager_bytes",
         default: "12288",
-        meaning: "sends below this size go at once, larger ones wait for the receiver (rendezvous; Open MPI's openib eager limit); a size such as 128KiB, or `all` for every send eager",
+        meaning: "sends below this size go at once, larger ones wait for the receiver (rendezvous; Open MPI's openib eager limit); a size (B; KB, MB, GB = 10^3, 10^6, 10^9 bytes; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes), or `all` for every send eager",
     },
 ];
 
