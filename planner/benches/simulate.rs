@@ -55,6 +55,7 @@ fn main() {
                 method,
                 seeds: vec![0],
                 threads: 1,
+                ..Options::default()
             };
             let (t, e) = best(rounds, || {
                 estimate::estimate(plan, alg, None, SIZE_256MIB, &params, &options)
@@ -80,6 +81,7 @@ fn main() {
             method: Method::Event,
             seeds: vec![0],
             threads,
+            ..Options::default()
         };
         let (t, n) = best(rounds, || {
             let plans = scale_plans(&nodes, &ScaleSpec::default()).expect("plans");

@@ -9,7 +9,7 @@ use super::{
 use crate::algorithm::RankSchedule;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
-use crate::network::Network;
+use crate::network::{Network, Policy, Route};
 use crate::plan::{Tier, Topology};
 use crate::ranks::verify::flow_id;
 use crate::ranks::{self, Link};
@@ -389,11 +389,13 @@ impl<'a> Context<'a> {
                 let gpus = levels.groups[0][0].len();
                 let nodes = levels.groups[1][0].len();
                 let t2 = self.params.topk_us() * nf / gpus as f64;
-                let t = models::hitopk(
+                let w = f64::from(self.params.gradient_bytes);
+                let t = models::hitopk_sent(
                     nodes,
                     gpus,
-                    nf / 4.0,
+                    nf / w,
                     self.params.density,
+                    w,
                     (levels.alpha[0], 1.0 / levels.w[0]),
                     (levels.alpha[1], 1.0 / levels.w[1]),
                     t2,
@@ -448,6 +450,7 @@ impl<'a> Context<'a> {
                     &levels.groups[1],
                     n,
                     self.params.density,
+                    self.params.gradient_bytes,
                     g,
                     self.params.topk_us(),
                 )
@@ -479,8 +482,11 @@ impl<'a> Context<'a> {
             schedule: None,
         };
         if options.method != Method::ClosedForm {
+            // Only the ECMP hash reads the seed.
             let seeds = if options.seeds.is_empty() {
                 vec![0]
+            } else if !options.routing.seeded() {
+                vec![options.seeds[0]]
             } else {
                 options.seeds.clone()
             };
@@ -489,7 +495,7 @@ impl<'a> Context<'a> {
             let mut max_link_flows = 0;
             let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
             for &seed in &seeds {
-                let mut routes = PlanRoutes::new(self, &sched, seed);
+                let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
                 // A seed that routes every pair the same way as the last
                 // one gives the same time.
                 if let Some((last, t)) = &previous
@@ -504,7 +510,7 @@ impl<'a> Context<'a> {
                         (o.time_us, o.max_link_flows)
                     }
                     _ => {
-                        let o = sim::run(&sched, &self.caps, &mut routes)?;
+                        let o = sim::run(&sched, &self.caps, &mut routes, self.params.eager_bytes)?;
                         (o.time_us, o.max_link_flows)
                     }
                 };
@@ -536,50 +542,86 @@ impl<'a> Context<'a> {
     }
 }
 
-/// Routes of a schedule's sends on the plan, cached per source rank (a
-/// rank talks to a handful of peers).
+/// Routes of a schedule's sends on the plan under a routing policy,
+/// cached per source rank (a rank talks to a handful of peers).
 #[derive(Debug)]
 pub(super) struct PlanRoutes<'c> {
     ctx: &'c Context<'c>,
     sched: &'c SendSchedule,
     seed: u64,
-    cache: Vec<Vec<(u32, FlowRoute)>>,
+    policy: Policy,
+    /// Per source rank: (destination rank, first path in `pool`, paths).
+    cache: Vec<Vec<(u32, u32, u32)>>,
+    pool: Vec<FlowRoute>,
+    scratch: Vec<Route>,
 }
 
 impl<'c> PlanRoutes<'c> {
-    pub(super) fn new(ctx: &'c Context<'c>, sched: &'c SendSchedule, seed: u64) -> Self {
+    pub(super) fn new(
+        ctx: &'c Context<'c>,
+        sched: &'c SendSchedule,
+        seed: u64,
+        policy: Policy,
+    ) -> Self {
         Self {
             ctx,
             sched,
             seed,
+            policy,
             cache: vec![Vec::new(); sched.ranks()],
+            pool: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
-    fn compute(&self, s: usize, d: usize) -> Result<FlowRoute> {
+    /// Routes the flow from rank `s` to rank `d` into `pool`; returns its
+    /// first path and the number of paths.
+    fn compute(&mut self, s: usize, d: usize) -> Result<(u32, u32)> {
         let t = &self.ctx.table;
-        let r = self.ctx.net.route(t[s], t[d], flow_id(s, d), self.seed)?;
-        let mut out = FlowRoute {
-            latency: self.ctx.params.latency_us(r.switches()),
-            ..FlowRoute::default()
-        };
-        for (k, &l) in r.links().iter().enumerate() {
-            out.links[k] = l as u32;
+        self.scratch.clear();
+        self.ctx.net.flow_routes(
+            self.policy,
+            t[s],
+            t[d],
+            flow_id(s, d),
+            self.seed,
+            &mut self.scratch,
+        )?;
+        let first = self.pool.len() as u32;
+        for r in &self.scratch {
+            let mut out = FlowRoute {
+                latency: self.ctx.params.latency_us(r.switches()),
+                ..FlowRoute::default()
+            };
+            for (k, &l) in r.links().iter().enumerate() {
+                out.links[k] = l as u32;
+            }
+            out.len = r.links().len() as u8;
+            self.pool.push(out);
         }
-        out.len = r.links().len() as u8;
-        Ok(out)
+        Ok((first, self.scratch.len() as u32))
+    }
+
+    /// The paths of the flow from rank `s` to rank `d`, cached.
+    fn lookup(&mut self, s: usize, d: u32) -> Result<(u32, u32)> {
+        if let Some(&(_, first, count)) = self.cache[s].iter().find(|(x, _, _)| *x == d) {
+            return Ok((first, count));
+        }
+        let (first, count) = self.compute(s, d as usize)?;
+        self.cache[s].push((d, first, count));
+        Ok((first, count))
     }
 
     /// True when `other` (another seed) routes every pair this one routed
     /// the same way.
     fn same_routes(&self, other: &mut PlanRoutes<'_>) -> Result<bool> {
         for (s, list) in self.cache.iter().enumerate() {
-            for &(d, route) in list {
-                let theirs = other.compute(s, d as usize)?;
-                if theirs != route {
+            for &(d, first, count) in list {
+                let mine = &self.pool[first as usize..(first + count) as usize];
+                let (f2, c2) = other.lookup(s, d)?;
+                if mine != &other.pool[f2 as usize..(f2 + c2) as usize] {
                     return Ok(false);
                 }
-                other.cache[s].push((d, theirs));
             }
         }
         Ok(true)
@@ -589,12 +631,15 @@ impl<'c> PlanRoutes<'c> {
 impl Routes for PlanRoutes<'_> {
     fn route(&mut self, i: usize) -> Result<FlowRoute> {
         let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
-        if let Some(&(_, r)) = self.cache[s].iter().find(|(x, _)| *x == d) {
-            return Ok(r);
-        }
-        let r = self.compute(s, d as usize)?;
-        self.cache[s].push((d, r));
-        Ok(r)
+        let (first, _) = self.lookup(s, d)?;
+        Ok(self.pool[first as usize])
+    }
+
+    fn paths(&mut self, i: usize, out: &mut Vec<FlowRoute>) -> Result<()> {
+        let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
+        let (first, count) = self.lookup(s, d)?;
+        out.extend_from_slice(&self.pool[first as usize..(first + count) as usize]);
+        Ok(())
     }
 }
 
@@ -627,7 +672,7 @@ pub fn estimates(
 }
 
 /// The schedule behind an estimate, step by step as the step-synchronous
-/// mode sees it with ECMP seed `seed`: phase, flows, bytes, the most flows
+/// mode sees it with ECMP seed `seed` under `routing`: phase, flows, bytes, the most flows
 /// on one link and the step's time.
 pub fn steps(
     plan: &CheckedPlan,
@@ -636,12 +681,13 @@ pub fn steps(
     size_bytes: u64,
     params: &Params,
     seed: u64,
+    routing: Policy,
 ) -> Result<Vec<StepSummary>> {
     check_size(size_bytes)?;
     let ctx = Context::new(plan, algorithm, ranks, params)?;
     let (_, chunks) = ctx.closed_form(size_bytes)?;
     let sched = ctx.schedule(size_bytes, chunks)?;
-    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
     Ok(fast::run(&sched, &ctx.caps, &mut routes, true)?.steps)
 }
 

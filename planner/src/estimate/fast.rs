@@ -37,18 +37,22 @@
 //! which this mode never sees. Halving-doubling at 256 MiB on fat-trees and
 //! on a 1,024-node BiGraph comes out a few percent slower event-driven
 //! than here (up to 7% in the runs behind this note); the tests check the
-//! bound on the 64-node BiGraph cases they run. A folded halving-doubling
-//! (a rank count that is not a power of two) is another case: the core
-//! ranks without an extra partner start at once, and at bandwidth-bound
-//! sizes their sends reach a partner's NIC while it still receives the
-//! fold, so the event-driven time comes out up to 3% above this mode's
-//! (HDRM on the 4x16 BiGraph at 12, 24 and 48 ranks, 1 MiB to 256 MiB);
-//! here the `fold` and `unfold` steps are steps like any other.
+//! bound on the 64-node BiGraph cases they run. (Those figures were taken
+//! with every send eager; rendezvous, the default since issue #19, keeps
+//! an early sender from starting into a receiver still busy with the step
+//! before, which removes part of that overlap.) A folded halving-doubling
+//! (a rank count that is not a power of two) with every send eager
+//! (`eager_bytes=all`) is another case: the core ranks without an extra
+//! partner start at once, and at bandwidth-bound sizes their sends reach a
+//! partner's NIC while it still receives the fold, so the event-driven time
+//! came out up to 3% above this mode's (HDRM on the 4x16 BiGraph at 12, 24
+//! and 48 ranks, 1 MiB to 256 MiB); with rendezvous the two agree. Here
+//! the `fold` and `unfold` steps are steps like any other.
 
 use serde::Serialize;
 
 use super::schedules::{SendSchedule, StepPhase};
-use super::sim::Routes;
+use super::sim::{FlowRoute, Routes};
 use crate::error::Result;
 
 /// One step as the fast mode saw it.
@@ -107,8 +111,12 @@ pub(crate) fn run(
             next[s] += 1;
         }
     }
+    // Flows on every link, and their load: 1 for a flow on one path, 1/k
+    // on each of the k paths of a sprayed one.
     let mut count = vec![0u32; caps.len()];
-    let mut routed = Vec::new();
+    let mut load = vec![0.0f64; caps.len()];
+    let mut routed: Vec<(u32, FlowRoute, f64)> = Vec::new();
+    let mut paths = Vec::new();
     let mut total = 0.0;
     let mut max_link_flows = 0usize;
     let mut summaries = Vec::new();
@@ -116,25 +124,33 @@ pub(crate) fn run(
         let sends = &order[start[s] as usize..start[s + 1] as usize];
         routed.clear();
         for &i in sends {
-            let route = routes.route(i as usize)?;
-            for &l in route.links() {
-                count[l as usize] += 1;
+            paths.clear();
+            routes.paths(i as usize, &mut paths)?;
+            let share = 1.0 / paths.len() as f64;
+            for &route in &paths {
+                for &l in route.links() {
+                    count[l as usize] += 1;
+                    load[l as usize] += share;
+                }
+                routed.push((i, route, share));
             }
-            routed.push(route);
         }
         let mut step_time = 0.0f64;
         let mut step_max = 0usize;
         let mut max_bytes = 0u64;
         let mut max_latency = 0.0f64;
-        for (&i, route) in sends.iter().zip(&routed) {
+        for &(i, route, _) in &routed {
             let i = i as usize;
             let bytes = sched.bytes[i];
+            // The bottleneck rate of a whole flow on this path; a sprayed
+            // flow's part carries its share of the bytes at its share of
+            // that rate, so it takes as long.
             let share = route
                 .links()
                 .iter()
                 .map(|&l| {
                     step_max = step_max.max(count[l as usize] as usize);
-                    caps[l as usize] / f64::from(count[l as usize])
+                    caps[l as usize] / load[l as usize]
                 })
                 .fold(f64::INFINITY, f64::min);
             let transfer = if bytes == 0 || route.len == 0 {
@@ -147,9 +163,10 @@ pub(crate) fn run(
             max_bytes = max_bytes.max(bytes);
             max_latency = max_latency.max(route.latency);
         }
-        for route in &routed {
+        for (_, route, _) in &routed {
             for &l in route.links() {
                 count[l as usize] = 0;
+                load[l as usize] = 0.0;
             }
         }
         total += step_time;

@@ -60,8 +60,10 @@
 //! per step, and 2γ for the two children it reduces). The chunk count K
 //! is the whole number that minimises the step-count form of each
 //! ([`models::pipeline`]), and the simulated schedule uses the same K.
-//! HiTopKComm's eq. 9 counts 4 bytes per selected element; the simulated
-//! schedule sends the value and its index, 8 bytes.
+//! HiTopKComm's eqs. 9 and 10 count 4 bytes per selected element (an FP32
+//! value); the closed form here ([`models::hitopk_sent`]) and the simulated
+//! schedule both count the element width `gradient_bytes` (4 FP32, 2 FP16)
+//! plus a 4-byte index per selected element, and d = bytes / width.
 //!
 //! # Parameters from the plan
 //!
@@ -84,14 +86,14 @@
 //! alike), the event-driven, step-synchronous and closed-form times are the
 //! same (to rounding): ring, `hd` and `hdrm` build on the same α + βb terms
 //! in all three. The tests check it for ring, HD and HDRM on BiGraphs and
-//! for ring on a fat-tree. A folded `hd` or `hdrm` adds one condition for
-//! the event-driven mode: the core ranks without an extra partner start
-//! halving-doubling at once, and when their sends to a partner arrive
-//! while the partner's NIC still receives the fold (bandwidth-bound sizes)
-//! the two share that link and the event-driven time comes out a little
-//! above the other two (up to 3% for HDRM on the 4x16 BiGraph); at
-//! latency-bound sizes the three agree, and the step-synchronous mode and
-//! the closed form always do when no link of a step is shared. See [`fast`] for when the step-synchronous mode
+//! for ring on a fat-tree. A folded `hd` or `hdrm` agrees too, because
+//! sends above the eager limit wait for their receiver (rendezvous, see
+//! [`sim`]): a core rank without an extra partner does not start
+//! halving-doubling into a partner whose NIC still receives the fold. With
+//! every send eager (`--param eager_bytes=all`, the model before issue
+//! #19) the two would share that link at bandwidth-bound sizes and the
+//! event-driven time came out up to 3% above the other two (HDRM on the
+//! 4x16 BiGraph). See [`fast`] for when the step-synchronous mode
 //! is exact otherwise, and [`sim`] for how the event-driven mode shares
 //! links.
 //!
@@ -136,6 +138,7 @@ pub use sizes::{format_size, parse_nodes, parse_size, parse_sizes};
 pub use sweep::{ScaleSpec, scale_plans, scale_sweep, size_sweep};
 
 pub use crate::algorithm::Algorithm;
+pub use crate::network::Policy;
 
 /// How the time is obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,6 +196,9 @@ pub struct Options {
     /// Worker threads for sweeps; 0 takes the machine's parallelism. The
     /// results do not depend on it.
     pub threads: usize,
+    /// How flows pick among equal-cost paths ([`Policy`]): the seeds
+    /// matter only for `ecmp`.
+    pub routing: Policy,
 }
 
 impl Default for Options {
@@ -201,6 +207,7 @@ impl Default for Options {
             method: Method::Event,
             seeds: vec![0],
             threads: 0,
+            routing: Policy::Ecmp,
         }
     }
 }
@@ -211,7 +218,7 @@ impl Options {
         Self {
             method,
             seeds: (0..count.max(1) as u64).collect(),
-            threads: 0,
+            ..Self::default()
         }
     }
 }

@@ -241,6 +241,70 @@ pub fn pipeline(fixed: f64, a: f64, b: f64, max_chunks: usize) -> Pipeline {
     }
 }
 
+/// Bytes of the index sent with every selected element (a 32-bit element
+/// index).
+pub const INDEX_BYTES: f64 = 4.0;
+
+/// HiTopKComm as `planner` simulates it: eqs. 7-10 with `w` bytes per
+/// gradient element (4 for FP32, 2 for FP16 or BF16) and every selected
+/// element sent as its value and its index ([`INDEX_BYTES`]), where eqs. 9
+/// and 10 count 4 bytes, the FP32 value alone. The accumulated shard of eq.
+/// 10 holds up to ρ·m·d/n elements and is sent as value-index pairs while
+/// that is smaller than the dense shard, dense otherwise. `d` is the
+/// element count (bytes / w). The simulated schedule
+/// ([`super::schedules::hitopk`]) moves the same bytes.
+#[allow(clippy::too_many_arguments)]
+pub fn hitopk_sent(
+    m: usize,
+    g: usize,
+    d: f64,
+    rho: f64,
+    w: f64,
+    intra: (f64, f64),
+    inter: (f64, f64),
+    t2: f64,
+) -> f64 {
+    let pair = w + INDEX_BYTES;
+    let bytes = HiTopKBytes {
+        dense: w,
+        selected: pair,
+        accumulated: (rho * m as f64 * pair).min(w),
+    };
+    hitopk_terms(m, g, d, rho, bytes, intra, inter, t2)
+}
+
+/// Bytes per element of HiTopKComm's three transfers: the dense
+/// reduce-scatter, each selected element of the inter-node all-gather, and
+/// each element of the accumulated shard of the intra-node all-gather.
+#[derive(Debug, Clone, Copy)]
+struct HiTopKBytes {
+    dense: f64,
+    selected: f64,
+    accumulated: f64,
+}
+
+/// Eqs. 7, 9 and 10 of HiTopKComm with the bytes per element of `bytes`,
+/// plus `t2`.
+#[allow(clippy::too_many_arguments)]
+fn hitopk_terms(
+    m: usize,
+    g: usize,
+    d: f64,
+    rho: f64,
+    bytes: HiTopKBytes,
+    intra: (f64, f64),
+    inter: (f64, f64),
+    t2: f64,
+) -> f64 {
+    let (alpha_intra, beta_intra) = intra;
+    let (alpha_inter, beta_inter) = inter;
+    let (mf, gf) = (m as f64, g as f64);
+    let t1 = (gf - 1.0) * alpha_intra + bytes.dense * (gf - 1.0) * d / gf * beta_intra;
+    let t3 = alpha_inter * lg(m) + bytes.selected * (mf - 1.0) * rho * d / gf * beta_inter;
+    let t4 = alpha_intra * lg(g) + (gf - 1.0) * bytes.accumulated * d / gf * beta_intra;
+    t1 + t2 + t3 + t4
+}
+
 /// HiTopKComm on `m` nodes of `g` GPUs (the paper's n), `d` FP32 elements,
 /// density ρ: the sum of eq. 7 (intra-node ring reduce-scatter), `t2`
 /// (top-k selection, eq. 8 gives only its order), eq. 9 (inter-node
@@ -255,11 +319,12 @@ pub fn hitopk(
     inter: (f64, f64),
     t2: f64,
 ) -> f64 {
-    let (alpha_intra, beta_intra) = intra;
-    let (alpha_inter, beta_inter) = inter;
-    let (mf, gf) = (m as f64, g as f64);
-    let t1 = (gf - 1.0) * alpha_intra + 4.0 * (gf - 1.0) * d / gf * beta_intra;
-    let t3 = alpha_inter * lg(m) + 4.0 * (mf - 1.0) * rho * d / gf * beta_inter;
-    let t4 = alpha_intra * lg(g) + 4.0 * (gf - 1.0) * rho * d * mf / gf * beta_intra;
-    t1 + t2 + t3 + t4
+    // 4 bytes an FP32 element everywhere; eq. 10's shard holds ρ·m of
+    // its elements.
+    let bytes = HiTopKBytes {
+        dense: 4.0,
+        selected: 4.0,
+        accumulated: 4.0 * rho * m as f64,
+    };
+    hitopk_terms(m, g, d, rho, bytes, intra, inter, t2)
 }

@@ -13,6 +13,8 @@
 //! | `link_gbps` | plan | the speed of every link, Gbps, instead of the plan's |
 //! | `density` | 0.01 | HiTopKComm density ρ (the fraction of elements sent) |
 //! | `topk_ns_per_byte` | 0.05 | HiTopKComm top-k selection time per byte of a GPU's shard, ns |
+//! | `gradient_bytes` | 4 | bytes per gradient element: 4 for FP32, 2 for FP16 or BF16 (HiTopKComm counts elements as bytes / this) |
+//! | `eager_bytes` | 12288 | sends below this many bytes go at once (eager); larger ones wait for the receiver (rendezvous); `all`: every send eager |
 //!
 //! A message between two sub-nodes whose route crosses h switches pays
 //! `nic_us + h * alpha_us` before its bytes arrive. The two latency
@@ -25,6 +27,17 @@
 //! `topk_ns_per_byte` (a few threshold passes of MSTopK, HiTopKComm
 //! Algorithm 1, over the shard); measure both on the target GPUs. The
 //! density default is the ρ = 0.01 of HiTopKComm Fig. 7.
+//!
+//! `eager_bytes` is the eager limit of MPI libraries: a message below it is
+//! sent at once and buffered by the receiver, a larger one moves only once
+//! the receiver has posted its receive (rendezvous). The default, 12,288
+//! bytes (12 KiB), is Open MPI's `btl_openib_eager_limit` for RDMA
+//! (InfiniBand and RoCE) in its openib BTL; MPICH's CH3 device switches at
+//! `MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE`, 131,072 bytes. NCCL does not use
+//! eager sends for its large transfers either: its proxies move a chunk once
+//! the receiver has granted buffer credit. The event-driven simulator models
+//! the rendezvous ([`super::sim`]); the step-synchronous mode has a barrier
+//! after every step anyway.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +60,12 @@ pub struct Params {
     pub density: f64,
     /// HiTopKComm top-k selection time per byte of a shard, ns.
     pub topk_ns_per_byte: f64,
+    /// Bytes per gradient element (4 FP32, 2 FP16 or BF16): HiTopKComm
+    /// selects elements, not bytes.
+    pub gradient_bytes: u32,
+    /// Sends of fewer bytes go at once (eager); larger ones wait for their
+    /// receiver (rendezvous). `u64::MAX`: every send eager.
+    pub eager_bytes: u64,
 }
 
 impl Default for Params {
@@ -58,6 +77,8 @@ impl Default for Params {
             link_gbps: None,
             density: 0.01,
             topk_ns_per_byte: 0.05,
+            gradient_bytes: 4,
+            eager_bytes: DEFAULT_EAGER_BYTES,
         }
     }
 }
@@ -73,8 +94,11 @@ pub struct ParamDoc {
     pub meaning: &'static str,
 }
 
+/// Open MPI's eager limit for RDMA (`btl_openib_eager_limit`, 12 KiB).
+pub const DEFAULT_EAGER_BYTES: u64 = 12 * 1024;
+
 /// Every parameter, in the order of the module documentation.
-pub const PARAMS: [ParamDoc; 6] = [
+pub const PARAMS: [ParamDoc; 8] = [
     ParamDoc {
         name: "alpha_us",
         default: "1.0",
@@ -104,6 +128,16 @@ pub const PARAMS: [ParamDoc; 6] = [
         name: "topk_ns_per_byte",
         default: "0.05",
         meaning: "HiTopKComm top-k selection time per byte of a GPU's shard, ns",
+    },
+    ParamDoc {
+        name: "gradient_bytes",
+        default: "4",
+        meaning: "bytes per gradient element: 4 (FP32), 2 (FP16, BF16), 1 or 8; HiTopKComm sends each selected element as its value and a 4-byte index",
+    },
+    ParamDoc {
+        name: "eager_bytes",
+        default: "12288",
+        meaning: "sends below this size go at once, larger ones wait for the receiver (rendezvous; Open MPI's openib eager limit); a size (B; KB, MB, GB = 10^3, 10^6, 10^9 bytes; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes), or `all` for every send eager",
     },
 ];
 
@@ -137,6 +171,27 @@ impl Params {
                         return Err(bad("a link speed must be above 0 (or `plan`)"));
                     }
                     self.link_gbps = Some(v);
+                }
+            }
+            "gradient_bytes" => {
+                self.gradient_bytes = match value {
+                    "1" => 1,
+                    "2" => 2,
+                    "4" => 4,
+                    "8" => 8,
+                    _ => {
+                        return Err(bad(
+                            "bytes per gradient element are 1, 2 (FP16, BF16), 4 (FP32) or 8",
+                        ));
+                    }
+                };
+            }
+            "eager_bytes" => {
+                if value.eq_ignore_ascii_case("all") {
+                    self.eager_bytes = u64::MAX;
+                } else {
+                    self.eager_bytes = super::sizes::parse_byte_count(value)
+                        .map_err(|_| bad("the value is not a size (e.g. 12288, 64KiB) or `all`"))?;
                 }
             }
             "density" => {

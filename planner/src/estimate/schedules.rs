@@ -636,20 +636,27 @@ pub(crate) fn hierarchical(
 /// intra-node groups) and `cols` the j-th GPU of every node: a ring
 /// reduce-scatter in every row (eq. 7), top-k selection of ρ·d/n elements,
 /// an all-gather in every column of the selected values and their indices
-/// (4 + 4 bytes per element), their accumulation, and an all-gather in
-/// every row of the accumulated shard, sent sparse (ρ·m of the shard, at
+/// (`w` + 4 bytes per element, `w` the gradient's element width), their
+/// accumulation, and an all-gather in every row of the accumulated shard,
+/// sent as value-index pairs (ρ·m of the shard's elements) while that is
+/// smaller than the dense shard, dense otherwise, as
+/// [`super::models::hitopk_sent`] counts them (at
 /// most the whole shard). The all-gathers are recursive doubling when the
 /// group is a power of two (the `α log m` of eq. 9 and `α log n` of
 /// eq. 10), ring otherwise.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn hitopk(
     p: usize,
     rows: &[Vec<u32>],
     cols: &[Vec<u32>],
     n: u64,
     density: f64,
+    element_bytes: u32,
     gamma_us: f64,
     topk_us: f64,
 ) -> Result<SendSchedule> {
+    let w = u64::from(element_bytes.max(1));
+    let pair = w + super::models::INDEX_BYTES as u64;
     let kind = |groups: &[Vec<u32>]| {
         if groups.first().is_some_and(|g| g.len().is_power_of_two()) {
             Kind::HalvingDoubling
@@ -672,19 +679,19 @@ pub(crate) fn hitopk(
     let g = rows.first().map_or(1, Vec::len).max(1);
     for r in 0..p {
         let shard = b.held[r];
-        // Top-k selection over the shard, then k = ρ·shard/4 elements of
-        // 8 bytes (value and index) to gather.
+        // Top-k selection over the shard, then k = ρ·(shard / w) elements
+        // of w + 4 bytes (value and index) to gather.
         b.pending_us[r] += topk_us * shard as f64;
-        let k = (density * shard as f64 / 4.0).ceil() as u64;
-        b.held[r] = 8 * k;
+        let k = (density * (shard / w) as f64).ceil() as u64;
+        b.held[r] = pair * k;
     }
     b.phase(kind(cols), cols, false, Some(1))?;
     for r in 0..p {
         let shard = n / g as u64;
         // Accumulating the m sets of k values into the shard.
-        b.pending_us[r] += gamma_us * (b.held[r] / 2) as f64;
-        let sparse = (density * m as f64).min(1.0);
-        b.held[r] = (sparse * shard as f64).ceil() as u64;
+        b.pending_us[r] += gamma_us * (b.held[r] / pair * w) as f64;
+        let elements = (density * m as f64 * (shard / w) as f64).ceil() as u64;
+        b.held[r] = (elements * pair).min(shard);
     }
     b.phase(kind(rows), rows, false, Some(0))?;
     b.finish()

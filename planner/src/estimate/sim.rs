@@ -11,6 +11,20 @@
 //! links of speed w therefore takes `latency + b / w`, the α + βb of the
 //! closed forms.
 //!
+//! # Rendezvous
+//!
+//! MPI libraries send a message below their eager limit at once and the
+//! receiver buffers it; a larger one moves only after the receiver has
+//! posted its receive (rendezvous). A send of `eager_bytes` or more
+//! (`--param eager_bytes`, see [`super::params`]) therefore waits, besides
+//! its own dependencies, until its receiver has received everything of its
+//! previous receiving step ([`gates`]): an early sender does not start into
+//! a receiver still busy with the slow flows of the step before, and does
+//! not compete with them. With `eager_bytes=all` every send is eager, the
+//! model before issue #19. Without contention the two agree (the receiver
+//! is never late where every flow of a step runs at full speed); with it,
+//! rendezvous times are lower (tests `rendezvous_*`).
+//!
 //! # Rates
 //!
 //! Rates are max-min fair over the links: water-filling raises every
@@ -76,8 +90,16 @@ impl FlowRoute {
 
 /// Where the routes of a schedule's sends come from.
 pub(crate) trait Routes {
-    /// The route of send `i`.
+    /// The route of send `i` (the first of its paths when it is sprayed).
     fn route(&mut self, i: usize) -> Result<FlowRoute>;
+
+    /// Every path of send `i`, appended to `out`; each carries an even
+    /// share of its bytes (packet spraying). One path unless the routing
+    /// policy sprays.
+    fn paths(&mut self, i: usize, out: &mut Vec<FlowRoute>) -> Result<()> {
+        out.push(self.route(i)?);
+        Ok(())
+    }
 }
 
 /// What a simulation found.
@@ -263,9 +285,16 @@ pub fn max_min_rates(caps: &[f64], flows: &[Vec<usize>]) -> Result<Vec<f64>> {
 }
 
 /// Runs `sched` event by event over links of capacity `caps` (bytes/µs,
-/// indexed by link id) with the routes `routes` gives.
-pub(crate) fn run(sched: &SendSchedule, caps: &[f64], routes: &mut impl Routes) -> Result<Outcome> {
-    run_with(sched, caps, routes, false)
+/// indexed by link id) with the routes `routes` gives; sends of
+/// `eager_bytes` or more wait for their receiver (see [`gates`];
+/// `u64::MAX`: every send eager).
+pub(crate) fn run(
+    sched: &SendSchedule,
+    caps: &[f64],
+    routes: &mut impl Routes,
+    eager_bytes: u64,
+) -> Result<Outcome> {
+    run_with(sched, caps, routes, eager_bytes, false)
 }
 
 /// [`run`], and with `check` the rates after every instant are compared
@@ -274,17 +303,21 @@ pub(crate) fn run_with(
     sched: &SendSchedule,
     caps: &[f64],
     routes: &mut impl Routes,
+    eager_bytes: u64,
     check: bool,
 ) -> Result<Outcome> {
     let n = sched.len();
     let links = caps.len();
-    // Who waits for whom: the reverse of the dependency lists.
+    let (gate_start, gate) = gates(sched, eager_bytes);
+    let gates_of = |i: usize| &gate[gate_start[i] as usize..gate_start[i + 1] as usize];
+    // Who waits for whom: the reverse of the dependency lists (the
+    // schedule's, and the rendezvous gates).
     let mut waiting: Vec<u32> = vec![0; n];
     let mut fan_start: Vec<u32> = vec![0; n + 1];
     for (i, wait) in waiting.iter_mut().enumerate() {
         let deps = sched.deps(i);
-        *wait = deps.len() as u32;
-        for &d in deps {
+        *wait = (deps.len() + gates_of(i).len()) as u32;
+        for &d in deps.iter().chain(gates_of(i)) {
             fan_start[d as usize + 1] += 1;
         }
     }
@@ -295,12 +328,14 @@ pub(crate) fn run_with(
     {
         let mut next = fan_start.clone();
         for i in 0..n {
-            for &d in sched.deps(i) {
+            for &d in sched.deps(i).iter().chain(gates_of(i)) {
                 fan[next[d as usize] as usize] = i as u32;
                 next[d as usize] += 1;
             }
         }
     }
+    drop(gate);
+    drop(gate_start);
     let mut ready: Vec<f64> = vec![0.0; n];
 
     if n >= 0x7FFF_FFFF {
@@ -330,6 +365,10 @@ pub(crate) fn run_with(
     let mut comp_flows: Vec<u32> = Vec::new();
     let mut stack: Vec<u32> = Vec::new();
     let mut new_rate: Vec<f64> = Vec::new();
+    // Sprayed sends: paths still in flight, and the latest delivery.
+    let mut paths: Vec<FlowRoute> = Vec::new();
+    let mut parts: Vec<u32> = Vec::new();
+    let mut part_at: Vec<f64> = Vec::new();
 
     let mut end = 0.0f64;
     // Ranks with nothing to receive still owe their tail.
@@ -395,7 +434,16 @@ pub(crate) fn run_with(
                     slots[s].send = NONE;
                     slots[s].version = slots[s].version.wrapping_add(1);
                     free.push(ev.id);
-                    let at = now + slot.route.latency;
+                    let mut at = now + slot.route.latency;
+                    let send = slot.send as usize;
+                    if parts.get(send).is_some_and(|&k| k > 0) {
+                        parts[send] -= 1;
+                        part_at[send] = part_at[send].max(at);
+                        if parts[send] > 0 {
+                            continue;
+                        }
+                        at = part_at[send];
+                    }
                     deliver(
                         sched,
                         slot.send as usize,
@@ -412,10 +460,14 @@ pub(crate) fn run_with(
                 _ => {
                     out.events += 1;
                     let i = ev.id as usize;
-                    let route = routes.route(i)?;
-                    let bytes = sched.bytes[i] as f64;
-                    if bytes <= 0.0 || route.len == 0 {
-                        let at = now + route.latency;
+                    paths.clear();
+                    routes.paths(i, &mut paths)?;
+                    let total = sched.bytes[i] as f64;
+                    let Some(&first_path) = paths.first() else {
+                        return Err(Error::Internal(format!("send {i} has no route")));
+                    };
+                    if total <= 0.0 || paths.iter().all(|r| r.len == 0) {
+                        let at = now + first_path.latency;
                         deliver(
                             sched,
                             i,
@@ -430,80 +482,94 @@ pub(crate) fn run_with(
                         delivered += 1;
                         continue;
                     }
-                    let s = match free.pop() {
-                        Some(s) => s,
-                        None => {
-                            slots.push(Slot {
-                                send: NONE,
-                                ..Slot::default()
-                            });
-                            (slots.len() - 1) as u32
+                    // A sprayed send is one flow per path, each with an
+                    // even share of the bytes; it is delivered when the
+                    // last of them is.
+                    let bytes = total / paths.len() as f64;
+                    if paths.len() > 1 {
+                        if parts.len() < n {
+                            parts.resize(n, 0);
+                            part_at.resize(n, 0.0);
                         }
-                    };
-                    let slot = &mut slots[s as usize];
-                    slot.send = i as u32;
-                    slot.route = route;
-                    slot.rate = 0.0;
-                    slot.remaining = bytes;
-                    slot.since = now;
-                    slot.version = slot.version.wrapping_add(1);
-                    for &l in route.links() {
-                        let li = l as usize;
-                        if li >= links {
-                            return Err(Error::Internal(format!(
-                                "send {i} is routed over link {l}, beyond the {links} links"
-                            )));
-                        }
-                        on[li].push(s);
-                        out.max_link_flows = out.max_link_flows.max(on[li].len());
+                        parts[i] = paths.len() as u32;
+                        part_at[i] = 0.0;
                     }
-                    // When the room left on its links is at least the rate
-                    // of every flow already there, taking all of it is the
-                    // max-min allocation: the new flow is the largest on
-                    // the link it fills, and no other flow was held back by
-                    // a link with room to spare. Otherwise its component is
-                    // water-filled below.
-                    let room = route
-                        .links()
-                        .iter()
-                        .map(|&l| caps[l as usize] - load[l as usize])
-                        .fold(f64::INFINITY, f64::min);
-                    let fits = room > 0.0
-                        && !route
+                    for &route in &paths {
+                        let s = match free.pop() {
+                            Some(s) => s,
+                            None => {
+                                slots.push(Slot {
+                                    send: NONE,
+                                    ..Slot::default()
+                                });
+                                (slots.len() - 1) as u32
+                            }
+                        };
+                        let slot = &mut slots[s as usize];
+                        slot.send = i as u32;
+                        slot.route = route;
+                        slot.rate = 0.0;
+                        slot.remaining = bytes;
+                        slot.since = now;
+                        slot.version = slot.version.wrapping_add(1);
+                        for &l in route.links() {
+                            let li = l as usize;
+                            if li >= links {
+                                return Err(Error::Internal(format!(
+                                    "send {i} is routed over link {l}, beyond the {links} links"
+                                )));
+                            }
+                            on[li].push(s);
+                            out.max_link_flows = out.max_link_flows.max(on[li].len());
+                        }
+                        // When the room left on its links is at least the rate
+                        // of every flow already there, taking all of it is the
+                        // max-min allocation: the new flow is the largest on
+                        // the link it fills, and no other flow was held back by
+                        // a link with room to spare. Otherwise its component is
+                        // water-filled below.
+                        let room = route
                             .links()
                             .iter()
-                            .any(|&l| is_full(load[l as usize], caps[l as usize]))
-                        && route.links().iter().all(|&l| {
-                            on[l as usize]
+                            .map(|&l| caps[l as usize] - load[l as usize])
+                            .fold(f64::INFINITY, f64::min);
+                        let fits = room > 0.0
+                            && !route
+                                .links()
                                 .iter()
-                                .all(|&g| g == s || slots[g as usize].rate <= room * (1.0 + 1e-12))
-                        });
-                    if fits {
-                        let rate = room;
-                        if !(rate > 0.0 && rate.is_finite()) {
-                            return Err(Error::Internal(format!(
-                                "send {i} got the rate {rate}; every link needs a speed above 0"
-                            )));
-                        }
-                        for &l in route.links() {
-                            load[l as usize] += rate;
-                        }
-                        let slot = &mut slots[s as usize];
-                        slot.rate = rate;
-                        heap.push(
-                            Event {
-                                time: time_bits(now + bytes / rate)?,
-                                kind: 0,
-                                id: s,
-                                version: slot.version,
+                                .any(|&l| is_full(load[l as usize], caps[l as usize]))
+                            && route.links().iter().all(|&l| {
+                                on[l as usize].iter().all(|&g| {
+                                    g == s || slots[g as usize].rate <= room * (1.0 + 1e-12)
+                                })
+                            });
+                        if fits {
+                            let rate = room;
+                            if !(rate > 0.0 && rate.is_finite()) {
+                                return Err(Error::Internal(format!(
+                                    "send {i} got the rate {rate}; every link needs a speed above 0"
+                                )));
                             }
-                            .pack(),
-                        );
-                    } else {
-                        for &l in route.links() {
-                            if link_mark[l as usize] != batch_mark {
-                                link_mark[l as usize] = batch_mark;
-                                touched.push(l);
+                            for &l in route.links() {
+                                load[l as usize] += rate;
+                            }
+                            let slot = &mut slots[s as usize];
+                            slot.rate = rate;
+                            heap.push(
+                                Event {
+                                    time: time_bits(now + bytes / rate)?,
+                                    kind: 0,
+                                    id: s,
+                                    version: slot.version,
+                                }
+                                .pack(),
+                            );
+                        } else {
+                            for &l in route.links() {
+                                if link_mark[l as usize] != batch_mark {
+                                    link_mark[l as usize] = batch_mark;
+                                    touched.push(l);
+                                }
                             }
                         }
                     }
@@ -614,6 +680,73 @@ pub(crate) fn run_with(
     }
     out.time_us = end;
     Ok(out)
+}
+
+/// The rendezvous gates of every send, as (start per send, gates): a send
+/// of `eager_bytes` or more to rank d of step k starts only once d has
+/// received everything of its previous receiving step (the sends to d of
+/// the largest step below k that has any), i.e. once d has finished that
+/// step and posted the receive for this one. Gates the send already waits
+/// for are left out, so a ring, whose sends forward what they received,
+/// gets none. A send below `eager_bytes` has no gate: it goes as soon as
+/// its sender is ready, and the receiver buffers it.
+fn gates(sched: &SendSchedule, eager_bytes: u64) -> (Vec<u32>, Vec<u32>) {
+    let n = sched.len();
+    let mut start = vec![0u32; n + 1];
+    if !sched.bytes.iter().any(|&b| b >= eager_bytes) {
+        return (start, Vec::new());
+    }
+    // One pass over the sends in step order (the index order of a schedule
+    // built step by step), keeping per rank the sends into it of its
+    // latest receiving step and of the one before, as chains through
+    // `next_into`.
+    let sorted = sched.step.windows(2).all(|w| w[0] <= w[1]);
+    let order: Option<Vec<u32>> = (!sorted).then(|| {
+        let mut o: Vec<u32> = (0..n as u32).collect();
+        o.sort_by_key(|&i| sched.step[i as usize]);
+        o
+    });
+    let ranks = sched.ranks();
+    let mut cur_step = vec![u32::MAX; ranks];
+    let mut head_cur = vec![NONE; ranks];
+    let mut head_prev = vec![NONE; ranks];
+    let mut next_into = vec![NONE; n];
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for k in 0..n {
+        let i = order.as_ref().map_or(k, |o| o[k] as usize);
+        let d = sched.dst[i] as usize;
+        let step = sched.step[i];
+        if cur_step[d] != step {
+            head_prev[d] = head_cur[d];
+            head_cur[d] = NONE;
+            cur_step[d] = step;
+        }
+        if sched.bytes[i] >= eager_bytes {
+            let deps = sched.deps(i);
+            let mut j = head_prev[d];
+            while j != NONE {
+                if !deps.contains(&j) {
+                    pairs.push((i as u32, j));
+                }
+                j = next_into[j as usize];
+            }
+        }
+        next_into[i] = head_cur[d];
+        head_cur[d] = i as u32;
+    }
+    for &(i, _) in &pairs {
+        start[i as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut gate = vec![0u32; pairs.len()];
+    let mut next = start.clone();
+    for &(i, j) in &pairs {
+        gate[next[i as usize] as usize] = j;
+        next[i as usize] += 1;
+    }
+    (start, gate)
 }
 
 /// Compares the rates of the flows in flight with a water-filling of all

@@ -1,32 +1,95 @@
-//! Message sizes and node counts as people write them (`256KiB`,
+//! Message sizes and node counts as people write them (`256KiB`, `200KB`,
 //! `64..1024`), parsed and printed.
+//!
+//! # Units
+//!
+//! | unit | bytes |
+//! |---|---|
+//! | `B` or none | 1 |
+//! | `KB`, `MB`, `GB` (decimal, SI) | 10^3, 10^6, 10^9 |
+//! | `KiB`, `MiB`, `GiB` (binary, IEC) | 2^10, 2^20, 2^30 |
+//! | `K`, `M`, `G` | 2^10, 2^20, 2^30, as nccl-tests' `-b`/`-e` read them |
+//!
+//! Units are case-insensitive except that the `i` marks the binary ones
+//! (`kb` is decimal, `kib` binary). A value may have a decimal fraction
+//! when the result is a whole number of bytes (`1.5MB` = 1,500,000 B,
+//! `0.5KiB` = 512 B); `200KB` is 200,000 bytes, not 204,800.
 
 use super::check_size;
 use crate::error::{Error, Result};
 
-/// Parses a message size: a whole number of bytes with an optional unit,
-/// `B`, `KiB`, `MiB`, `GiB` (or `K`, `M`, `G`, also powers of 1024).
+/// The help text every option that takes a size shows.
+pub const SIZE_UNITS: &str = "units: B; KB, MB, GB = 10^3, 10^6, 10^9 bytes; KiB, MiB, GiB (or K, M, G) = 2^10, 2^20, 2^30 bytes";
+
+/// Parses a message size: a number of bytes with an optional unit (see the
+/// module documentation); at least 1 byte.
 pub fn parse_size(text: &str) -> Result<u64> {
-    let t = text.trim();
-    let bad = || {
-        Error::parameter(
-            "size",
-            format!("`{text}` is not a size; write e.g. 4096, 256KiB or 16MiB"),
-        )
-    };
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let value: u64 = digits.parse().map_err(|_| bad())?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kib" | "kb" => 10,
-        "m" | "mib" | "mb" => 20,
-        "g" | "gib" | "gb" => 30,
-        _ => return Err(bad()),
-    };
-    let size = value.checked_mul(1u64 << shift).ok_or_else(bad)?;
+    let size = parse_byte_count(text)?;
     check_size(size)?;
     Ok(size)
+}
+
+/// Parses a number of bytes with an optional unit, as [`parse_size`], 0
+/// allowed.
+pub fn parse_byte_count(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let bad = |why: &str| {
+        Error::parameter(
+            "size",
+            format!(
+                "`{text}` is not a size{why}; write e.g. 4096, 200KB, 256KiB or 16MiB ({SIZE_UNITS})"
+            ),
+        )
+    };
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let unit = unit.trim();
+    let multiplier: u64 = match unit {
+        "" | "b" | "B" => 1,
+        _ => {
+            let lower = unit.to_ascii_lowercase();
+            match lower.as_str() {
+                "kb" => 1_000,
+                "mb" => 1_000_000,
+                "gb" => 1_000_000_000,
+                "k" | "kib" => 1 << 10,
+                "m" | "mib" => 1 << 20,
+                "g" | "gib" => 1 << 30,
+                _ => return Err(bad("")),
+            }
+        }
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+        return Err(bad(""));
+    }
+    let digits = |d: &str| -> Result<u64> {
+        if d.is_empty() {
+            Ok(0)
+        } else {
+            d.parse::<u64>()
+                .map_err(|_| bad(": the number is too large"))
+        }
+    };
+    let too_large = || bad(": it is more than 2^64 bytes");
+    let mut bytes = digits(whole)?
+        .checked_mul(multiplier)
+        .ok_or_else(too_large)?;
+    if !fraction.is_empty() {
+        if fraction.len() > 18 {
+            return Err(bad(": too many decimals"));
+        }
+        let scale = 10u128.pow(fraction.len() as u32);
+        let part = u128::from(digits(fraction)?) * u128::from(multiplier);
+        if part % scale != 0 {
+            return Err(bad(": it is not a whole number of bytes"));
+        }
+        let part = u64::try_from(part / scale).map_err(|_| too_large())?;
+        bytes = bytes.checked_add(part).ok_or_else(too_large)?;
+    }
+    Ok(bytes)
 }
 
 /// Parses sizes: `FROM..TO` (every power of two from FROM to TO, FROM a
@@ -77,11 +140,17 @@ pub fn parse_nodes(text: &str) -> Result<Vec<usize>> {
     Ok(nodes)
 }
 
-/// A size as people write it: `256KiB`, `16MiB`, `1000B`.
+/// A size as people write it: `256KiB`, `16MiB`, `200KB`, `1000B`
+/// (binary units first, then decimal ones, for an exact multiple).
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    for (scale, unit) in [(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")] {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
+            return format!("{}{unit}", bytes / scale);
         }
     }
     format!("{bytes}B")

@@ -23,6 +23,7 @@ fn opts(method: Method) -> Options {
         method,
         seeds: vec![0],
         threads: 1,
+        routing: crate::network::Policy::Ecmp,
     }
 }
 
@@ -135,6 +136,7 @@ fn timing_fig16_sweep() {
         method: Method::Event,
         seeds: vec![0],
         threads: 2,
+        routing: crate::network::Policy::Ecmp,
     };
     let mut last = (0, 0);
     let rows = scale_sweep(

@@ -23,6 +23,16 @@ struct FlowKey {
     seed: u64,
 }
 
+/// How [`Network::walk`] picks among a switch's next hops.
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    /// The ECMP hash of the flow.
+    Hash(FlowKey),
+    /// D-mod-K: `divisor` is the product of the upward choice counts so
+    /// far.
+    DModK { divisor: u64 },
+}
+
 /// Most inter-switch hops of a route.
 const MAX_HOPS: usize = MAX_LINKS - 2;
 
@@ -31,6 +41,26 @@ impl Network<'_> {
     /// (indices into `plan.sub_node_list`). `flow` identifies the flow and,
     /// with `seed`, sets its UDP source port (see [`source_port`]).
     pub fn route(&self, src: usize, dst: usize, flow: u64, seed: u64) -> Result<Route> {
+        let key = FlowKey {
+            src,
+            dst,
+            flow,
+            seed,
+        };
+        self.walk(src, dst, Pick::Hash(key))
+    }
+
+    /// The route of a flow from sub-node `src` to sub-node `dst` under
+    /// D-mod-K (see [`super::policy`]): the l-th upward choice is digit l
+    /// of the destination index in the mixed radix of the upward choice
+    /// counts, a downward choice among parallel links `dst mod n`.
+    pub fn route_dmodk(&self, src: usize, dst: usize) -> Result<Route> {
+        self.walk(src, dst, Pick::DModK { divisor: 1 })
+    }
+
+    /// The walk from `src`'s switch to `dst`'s over the tables, each choice
+    /// made by `pick`.
+    fn walk(&self, src: usize, dst: usize, mut pick: Pick) -> Result<Route> {
         let n = self.sub_switch.len();
         for (what, sn) in [("source", src), ("destination", dst)] {
             if sn >= n {
@@ -42,12 +72,6 @@ impl Network<'_> {
                 )]));
             }
         }
-        let key = FlowKey {
-            src,
-            dst,
-            flow,
-            seed,
-        };
         let (sa, sb) = (self.sub_switch[src] as usize, self.sub_switch[dst] as usize);
         if self.faults.is_some() {
             for (sn, s) in [(src, sa), (dst, sb)] {
@@ -77,8 +101,23 @@ impl Network<'_> {
             if count == 0 {
                 return Err(self.dead_end(hops, at, sa, sb));
             }
+            let i = match &mut pick {
+                Pick::Hash(key) => self.choose(at, count, key),
+                Pick::DModK { divisor } => {
+                    let first = hops
+                        .nth(self, 0)
+                        .map_or(at, |k| self.inter[k as usize].to as usize);
+                    if self.upward(at, first, sb) {
+                        let i = (dst as u64 / *divisor) % count as u64;
+                        *divisor = divisor.saturating_mul(count as u64);
+                        i as usize
+                    } else {
+                        dst % count
+                    }
+                }
+            };
             let k = hops
-                .nth(self, self.choose(at, count, &key))
+                .nth(self, i)
                 .ok_or_else(|| Error::Internal("ECMP chose past its next hops".to_string()))?;
             r.push(self.id(k));
             at = self.inter[k as usize].to as usize;
@@ -136,6 +175,21 @@ impl Network<'_> {
             path.push(self.id(k));
             self.paths_from(to, self.inter[k as usize].to as usize, path, out);
             path.pop();
+        }
+    }
+
+    /// True when the hop from switch `at` to switch `next`, on a route
+    /// towards switch `to`, goes up: to a higher fat-tree tier, or within a
+    /// BiGraph part out to the other part.
+    fn upward(&self, at: usize, next: usize, to: usize) -> bool {
+        let level = |t: Tier| match t {
+            Tier::Leaf | Tier::Edge | Tier::Upper | Tier::Lower => 0,
+            Tier::Spine | Tier::Aggregation => 1,
+            Tier::Core => 2,
+        };
+        match self.fabric {
+            Fabric::BiGraph => self.tier[at] == self.tier[to] && self.tier[next] != self.tier[at],
+            _ => level(self.tier[next]) > level(self.tier[at]),
         }
     }
 

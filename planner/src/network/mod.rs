@@ -15,6 +15,10 @@
 //!   flow picks one of that switch's next hops towards the destination;
 //! - [`hash`]: the ECMP hash (FNV-1a 64 and `fmix64` over the RoCEv2
 //!   5-tuple and a switch salt);
+//! - [`policy`]: the routing policies `ecmp` (the hash, the default),
+//!   `dmodk` (InfiniBand's D-mod-K, by destination index) and `spray`
+//!   (every equal-cost path, each with an even share of the flow), all
+//!   walks over the same tables ([`Network::flow_routes`]);
 //! - [`avoid`]: dead cables and switches down for repair, which
 //!   [`Network::avoiding`] routes around;
 //! - [`addresses`]: the vendor-neutral model of the configurations (VLANs,
@@ -102,6 +106,7 @@ pub mod flows;
 pub mod hash;
 pub mod lab;
 pub mod links;
+pub mod policy;
 pub mod tables;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -112,6 +117,7 @@ pub use bgp::{Bgp, Installed, Session, Speaker};
 pub use hash::{ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};
 pub use links::Network;
+pub use policy::Policy;
 pub use tables::NextHops;
 
 /// Most links on a route: up, four inter-switch hops (3-tier fat-tree

@@ -589,3 +589,85 @@ fn tables_lead_to_the_destination() {
         }
     }
 }
+
+/// Every route of every policy is a connected walk over the tables: D-mod-K
+/// gives one route, which is one of the routes `switch_paths` lists;
+/// spraying gives exactly those routes.
+#[test]
+fn policies_walk_the_tables() {
+    for plan in [
+        bigraph_plan(4, 16),
+        fat_tree_plan("tiers=2,sub-nodes=128,ports=32"),
+        fat_tree_plan("k=8"),
+    ] {
+        let net = Network::new(&plan, plan.source()).unwrap();
+        let mut out = Vec::new();
+        for src in (0..plan.sub_nodes).step_by(5) {
+            for dst in (0..plan.sub_nodes).step_by(3) {
+                let (a, b) = (net.switch_of(src).unwrap(), net.switch_of(dst).unwrap());
+                let paths = net.switch_paths(a, b);
+                for policy in Policy::ALL {
+                    out.clear();
+                    net.flow_routes(policy, src, dst, 7, 3, &mut out).unwrap();
+                    for r in &out {
+                        walk(&net, src, dst, r);
+                        if a != b {
+                            assert!(paths.contains(&r.inter_switch().to_vec()));
+                        }
+                    }
+                    let expected = if policy == Policy::Spray && a != b {
+                        paths.len()
+                    } else {
+                        1
+                    };
+                    assert_eq!(out.len(), expected, "{policy} {src}->{dst}");
+                }
+            }
+        }
+    }
+}
+
+/// D-mod-K on a k=8 fat-tree (4 uplinks per edge, 4 per aggregation
+/// switch): the edge takes uplink `d mod 4`, the aggregation switch uplink
+/// `(d / 4) mod 4`, so the 16 destinations of one remote pod's residues
+/// reach 16 different cores, and the seed plays no part.
+#[test]
+fn dmodk_takes_the_destination_digits() {
+    let plan = fat_tree_plan("k=8");
+    let net = Network::new(&plan, plan.source()).unwrap();
+    let pod = |i: usize| plan.switch_list[net.switch_of(i).unwrap()].pod;
+    let src = 0;
+    let mut cores = std::collections::BTreeSet::new();
+    for dst in 0..plan.sub_nodes {
+        if pod(dst) == pod(src) {
+            continue;
+        }
+        let route = net.route_dmodk(src, dst).unwrap();
+        let crossed = walk(&net, src, dst, &route);
+        let ups = net.up_of(crossed[0]);
+        assert_eq!(net.id(ups[dst % ups.len()]), route.inter_switch()[0]);
+        let agg_ups = net.up_of(crossed[1]);
+        assert_eq!(
+            net.id(agg_ups[(dst / ups.len()) % agg_ups.len()]),
+            route.inter_switch()[1]
+        );
+        cores.insert(crossed[2]);
+        let mut again = Vec::new();
+        net.flow_routes(Policy::DModK, src, dst, 99, 12345, &mut again)
+            .unwrap();
+        assert_eq!(again, vec![route]);
+    }
+    assert_eq!(cores.len(), 16);
+}
+
+#[test]
+fn policies_parse_by_name() {
+    for p in Policy::ALL {
+        assert_eq!(p.as_str().parse::<Policy>().unwrap(), p);
+        assert_eq!(p.as_str().to_uppercase().parse::<Policy>().unwrap(), p);
+    }
+    assert_eq!("d-mod-k".parse::<Policy>().unwrap(), Policy::DModK);
+    let e = "hash".parse::<Policy>().unwrap_err();
+    assert!(matches!(e, Error::Parameter { .. }));
+    assert!(e.to_string().contains("use ecmp, dmodk or spray"), "{e}");
+}

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Algorithm, Avoid, Congestion, Fold, Outcome, RankTable, Request};
+use super::{Algorithm, Avoid, Congestion, Fold, Outcome, Policy, RankTable, Request};
 use crate::algorithm::{Command, RankSchedule};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
@@ -455,7 +455,7 @@ fn read_json(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> 
 
 /// Consecutive steps of one phase with the same loads, for reports: a
 /// ring's 2(P-1) steps are alike and read as two rows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepGroup {
     /// `reduce-scatter` or `all-gather` (or the fold phases).
     pub phase: super::Phase,
@@ -472,6 +472,10 @@ pub struct StepGroup {
     pub max_load: usize,
     /// Directed inter-switch links carrying that many.
     pub max_load_links: usize,
+    /// With `spray`: the flows' shares on the busiest link (`max_load` is
+    /// this rounded up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_share: Option<f64>,
     /// True when a NIC link carries more than one flow.
     pub access_overloaded: bool,
 }
@@ -487,6 +491,7 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
             && g.flows == s.flows
             && g.max_load == s.max_load
             && g.max_load_links == s.max_load_links
+            && g.max_share == s.max_share
             && g.access_overloaded == s.access_overloaded
             && g.last_step + 1 == s.step
         {
@@ -501,6 +506,7 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
             flows: s.flows,
             max_load: s.max_load,
             max_load_links: s.max_load_links,
+            max_share: s.max_share,
             access_overloaded: s.access_overloaded,
         });
     }
@@ -508,18 +514,22 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
 }
 
 /// Loads of one rank order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OrderLoads {
     /// `hdrm`, `hd`, `ring`, or the rank file's name.
     pub order: String,
     /// Most flows on one directed inter-switch link over all steps.
     pub worst_load: usize,
+    /// With `spray`: the largest share of flows on one link over all
+    /// steps (`worst_load` is this rounded up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_share: Option<f64>,
     /// Step groups.
     pub steps: Vec<StepGroup>,
 }
 
 /// The result of `planner verify-ranks`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerifyReport {
     /// The plan's name.
     pub plan: String,
@@ -529,7 +539,10 @@ pub struct VerifyReport {
     pub schedule: &'static str,
     /// Ranks in the job.
     pub ranks: usize,
-    /// The ECMP hash seed.
+    /// The routing policy the flows were routed by: `ecmp`, `dmodk` or
+    /// `spray`.
+    pub routing: Policy,
+    /// The ECMP hash seed (moves only `ecmp` routes).
     pub seed: u64,
     /// The links and switches routed around, as given.
     pub avoid: Vec<Avoid>,
@@ -551,6 +564,7 @@ fn loads(order: String, steps: &[super::StepLoad]) -> OrderLoads {
     OrderLoads {
         order,
         worst_load: steps.iter().map(|s| s.max_load).max().unwrap_or(0),
+        worst_share: steps.iter().filter_map(|s| s.max_share).reduce(f64::max),
         steps: group_steps(steps),
     }
 }
@@ -565,9 +579,10 @@ pub fn verify_report(
     order: String,
     avoid: &[Avoid],
     seed: u64,
+    routing: Policy,
 ) -> Result<VerifyReport> {
     super::check_ranks(plan, &table.ranks)?;
-    let steps = super::verify_avoiding(plan, table, avoid, seed)?;
+    let steps = super::verify_avoiding(plan, table, avoid, seed, routing)?;
     let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
     let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
     let baseline = super::plan_ranks(
@@ -583,10 +598,14 @@ pub fn verify_report(
     let plan_order = if baseline.table.ranks == table.ranks {
         None
     } else {
-        Some(loads(
-            format!("{} in plan order", plain.as_str()),
-            &baseline.steps,
-        ))
+        // The search counts loads under the ECMP hash; another policy
+        // routes the plan order again.
+        let steps = if routing == Policy::Ecmp {
+            baseline.steps
+        } else {
+            super::verify_avoiding(plan, &baseline.table, avoid, seed, routing)?
+        };
+        Some(loads(format!("{} in plan order", plain.as_str()), &steps))
     };
     let table_loads = loads(order, &steps);
     Ok(VerifyReport {
@@ -594,6 +613,7 @@ pub fn verify_report(
         design: plan.describe(),
         schedule: if ring { "ring" } else { "halving-doubling" },
         ranks: table.ranks.len(),
+        routing,
         seed,
         avoid: avoid.to_vec(),
         congestion_free: table_loads.worst_load <= 1,
@@ -614,9 +634,14 @@ fn step_range(g: &StepGroup) -> String {
 /// The report for people: a row per step (alike steps merged), the plan
 /// order's figures beside, and a verdict.
 pub fn render_verify(r: &VerifyReport) -> String {
+    let routed = match r.routing {
+        Policy::Ecmp => format!("ECMP seed {}", r.seed),
+        Policy::DModK => "D-mod-K routing".to_string(),
+        Policy::Spray => "packet spraying over every equal-cost path".to_string(),
+    };
     let mut out = format!(
-        "Per-step link loads of {} ({}) on {} ({}, {} ranks, ECMP seed {})\n",
-        r.table.order, r.schedule, r.plan, r.design, r.ranks, r.seed
+        "Per-step link loads of {} ({}) on {} ({}, {} ranks, {routed})\n",
+        r.table.order, r.schedule, r.plan, r.design, r.ranks
     );
     if !r.avoid.is_empty() {
         let avoided: Vec<String> = r.avoid.iter().map(ToString::to_string).collect();
@@ -628,7 +653,15 @@ pub fn render_verify(r: &VerifyReport) -> String {
             p.order
         ));
     }
-    out.push_str("Load: flows on the busiest directed inter-switch link, and on how many links that happens\n\n");
+    if r.routing == Policy::Spray {
+        out.push_str("Load: flows' shares on the busiest directed inter-switch link (each flow spread evenly over its paths), and on how many links that happens\n\n");
+    } else {
+        out.push_str("Load: flows on the busiest directed inter-switch link, and on how many links that happens\n\n");
+    }
+    let load_text = |g: &StepGroup| match g.max_share {
+        Some(share) => format!("{share:.2}"),
+        None => g.max_load.to_string(),
+    };
     let mut headers = vec!["phase", "step", "distance", "flows", "load", "links"];
     if r.plan_order.is_some() {
         headers.extend(["plan order: load", "links"]);
@@ -650,13 +683,13 @@ pub fn render_verify(r: &VerifyReport) -> String {
             step_range(g),
             g.distance.map_or("-".to_string(), |d| d.to_string()),
             g.flows.to_string(),
-            g.max_load.to_string(),
+            load_text(g),
             g.max_load_links.to_string(),
         ];
         if r.plan_order.is_some() {
             match lookup(g.phase, g.first_step) {
                 Some(b) => {
-                    row.push(b.max_load.to_string());
+                    row.push(load_text(b));
                     row.push(b.max_load_links.to_string());
                 }
                 None => row.extend(["-".to_string(), "-".to_string()]),
@@ -682,14 +715,17 @@ pub fn render_verify(r: &VerifyReport) -> String {
                         "{} {} ({} flows)",
                         g.phase.as_str(),
                         step_range(g),
-                        g.max_load
+                        load_text(g)
                     )
                 })
                 .collect();
+            let worst = match o.worst_share {
+                Some(share) => format!("{share:.2} flows' worth"),
+                None => format!("{} flows", o.worst_load),
+            };
             format!(
-                "{}: congested, up to {} flows share a link; steps {}",
+                "{}: congested, up to {worst} share a link; steps {}",
                 o.order,
-                o.worst_load,
                 bad.join(", ")
             )
         }

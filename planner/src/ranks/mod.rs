@@ -51,13 +51,15 @@ use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::plan::{Tier, Topology};
 
-pub use crate::network::{Avoid, Link, Network, Route, Target};
+pub use crate::network::{Avoid, Link, Network, Policy, Route, Target};
 pub use hdrm::{Mapping, algorithm1};
 pub use optimize::{Congestion, Fold, Outcome, Request, Solver, lower_bound, plan_ranks};
 pub use schedule::{
     FoldCost, Phase, Schedule, Step, folded_halving_doubling, halving_doubling, ring,
 };
-pub use verify::{StepLoad, check_avoided, check_ranks, step_link_loads, verify_schedule};
+pub use verify::{
+    StepLoad, check_avoided, check_ranks, step_link_loads, verify_schedule, verify_schedule_routed,
+};
 
 pub use crate::algorithm::Algorithm;
 
@@ -147,17 +149,19 @@ pub fn verify(plan: &CheckedPlan, table: &RankTable, seed: u64) -> Result<Vec<St
 }
 
 /// Routes every step of the table's schedule on `plan` around the links
-/// and switches in `avoid` (ECMP choices made with `seed`) and reports the
+/// and switches in `avoid` (choices made by `policy`, the ECMP hash with
+/// `seed`) and reports the
 /// loads per step; a rank on an avoided switch is an error.
 pub fn verify_avoiding(
     plan: &CheckedPlan,
     table: &RankTable,
     avoid: &[Avoid],
     seed: u64,
+    policy: Policy,
 ) -> Result<Vec<StepLoad>> {
     let schedule = table.schedule()?;
     let net = Network::avoiding(plan, plan.source(), avoid)?;
-    verify_schedule(&net, &table.ranks, &schedule, seed)
+    verify::verify_schedule_routed(&net, &table.ranks, &schedule, seed, policy)
 }
 
 /// The sub-nodes of every switch (indices into `plan.sub_node_list`), in

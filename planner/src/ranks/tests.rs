@@ -271,6 +271,49 @@ fn hd_in_plan_order_congests_a_4x16_bigraph() {
     assert!(hdrm.iter().all(|l| l.max_load == 1));
 }
 
+/// Issue #19: on a non-blocking leaf-spine, halving-doubling in plan
+/// order loads no directed link twice under D-mod-K, while the ECMP hash
+/// puts 3 or more flows on one spine link in every step that leaves the
+/// leaves (3 to 7 over seeds 0 to 2 on these two fabrics; the issue saw 3
+/// to 6); spraying spreads each flow so that no link carries more than
+/// one flow's worth.
+#[test]
+fn hd_in_plan_order_on_a_leaf_spine_by_routing_policy() {
+    for spec in [
+        "tiers=2,sub-nodes=1024,ports=64",
+        "tiers=2,sub-nodes=256,ports=32",
+    ] {
+        let plan = fat_tree_plan(spec);
+        let table = rank_table(&plan, Algorithm::Hd, None).unwrap();
+        let by =
+            |policy: Policy, seed: u64| verify_avoiding(&plan, &table, &[], seed, policy).unwrap();
+        let dmodk = by(Policy::DModK, 0);
+        assert!(dmodk.iter().all(|l| l.max_load <= 1), "{spec}: {dmodk:?}");
+        // The steps that leave the leaves load every directed uplink and
+        // downlink once.
+        let crossing: Vec<&StepLoad> = dmodk.iter().filter(|l| l.max_load == 1).collect();
+        assert!(!crossing.is_empty());
+        for l in &crossing {
+            assert_eq!(l.max_load_links, 2 * l.inter_switch_flows, "{spec}");
+        }
+        assert_eq!(by(Policy::DModK, 7), dmodk, "the seed moves nothing");
+        for seed in 0..3 {
+            let ecmp = by(Policy::Ecmp, seed);
+            for (e, d) in ecmp.iter().zip(&dmodk) {
+                if d.max_load == 1 {
+                    assert!((3..=7).contains(&e.max_load), "{spec} seed {seed}: {e:?}");
+                }
+            }
+        }
+        let spray = by(Policy::Spray, 0);
+        for (s, d) in spray.iter().zip(&dmodk) {
+            let share = s.max_share.unwrap();
+            assert!(share <= 1.0 + 1e-9, "{spec}: {s:?}");
+            assert_eq!(s.max_load, d.max_load);
+        }
+    }
+}
+
 #[test]
 fn hdrm_on_the_eflops_deployment() {
     let plan = eflops_plan();
@@ -536,6 +579,7 @@ fn algorithms_parse_and_print() {
         inter_switch_flows: 4,
         max_load: 1,
         max_load_links: 4,
+        max_share: None,
         access_max_load: 1,
         access_max_load_links: 8,
         access_overloaded: false,
@@ -664,7 +708,7 @@ fn fat_tree_ecmp_skips_dead_next_hops() {
         index[leaves[0].as_str()],
     );
     let table = rank_table(&plan, Algorithm::Hd, None).unwrap();
-    let loads = verify_avoiding(&plan, &table, &avoid, 0).unwrap();
+    let loads = verify_avoiding(&plan, &table, &avoid, 0, crate::network::Policy::Ecmp).unwrap();
     assert_eq!(loads.len(), 14);
     let mut middles = std::collections::BTreeSet::new();
     for step in &table.schedule().unwrap().steps {

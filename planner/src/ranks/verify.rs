@@ -13,17 +13,22 @@
 //! The flow id of the flow from rank s to rank d is `s << 32 | d`, so a
 //! flow keeps its UDP source port from one run to the next and the seed
 //! alone moves it (see [`crate::network::source_port`]).
+//!
+//! Routes follow a routing policy ([`Policy`]): the ECMP hash (the
+//! default), D-mod-K, or spraying, under which a flow counts `1 / paths`
+//! on each of its equal-cost paths; a step's load is then a share of flows
+//! (`max_share`), and `max_load` is that share rounded up.
 
 use serde::Serialize;
 
 use super::schedule::{Phase, Schedule, Step};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
-use crate::network::Network;
+use crate::network::{Network, Policy, Route};
 use crate::plan::Plan;
 
 /// The loads of one step.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepLoad {
     /// Reduce-scatter or all-gather.
     pub phase: Phase,
@@ -39,8 +44,13 @@ pub struct StepLoad {
     /// Most flows on one directed inter-switch link (0 when no flow leaves
     /// its switch).
     pub max_load: usize,
-    /// Directed inter-switch links that carry `max_load` flows.
+    /// Directed inter-switch links that carry `max_load` flows (with
+    /// `spray`: `max_share`).
     pub max_load_links: usize,
+    /// With `spray`: the flows' shares on the busiest directed
+    /// inter-switch link (`max_load` is this rounded up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_share: Option<f64>,
     /// Most flows on one access link (NIC to switch or back).
     pub access_max_load: usize,
     /// Access links that carry `access_max_load` flows.
@@ -149,29 +159,48 @@ pub fn check_avoided(net: &Network<'_>, ranks: &[usize]) -> Result<()> {
 /// Largest value and how many times it occurs.
 #[derive(Debug, Default, Clone, Copy)]
 struct Max {
-    value: u32,
+    value: f64,
     count: usize,
 }
 
-/// The largest load and how many links carry it; a count of 0 when no
-/// link carries anything.
-fn max_of(loads: &[u32]) -> Max {
-    let value = loads.iter().copied().max().unwrap_or(0);
-    let count = if value == 0 {
+impl Max {
+    /// The load in whole flows: a spread share rounded up (a sum of
+    /// shares that is 1 up to rounding stays 1).
+    fn flows(self) -> usize {
+        (self.value - 1e-9).ceil().max(0.0) as usize
+    }
+}
+
+/// The largest load and how many links carry it (within rounding); a
+/// count of 0 when no link carries anything.
+fn max_of(loads: &[f64]) -> Max {
+    let value = loads.iter().copied().fold(0.0f64, f64::max);
+    let count = if value <= 0.0 {
         0
     } else {
-        loads.iter().filter(|&&v| v == value).count()
+        loads.iter().filter(|&&v| v >= value - 1e-9).count()
     };
     Max { value, count }
 }
 
 /// Routes every flow of every step of `schedule` over `ranks` (rank ->
-/// sub-node) and reports the loads per step.
+/// sub-node) by the ECMP hash and reports the loads per step.
 pub fn verify_schedule(
     net: &Network<'_>,
     ranks: &[usize],
     schedule: &Schedule,
     seed: u64,
+) -> Result<Vec<StepLoad>> {
+    verify_schedule_routed(net, ranks, schedule, seed, Policy::Ecmp)
+}
+
+/// [`verify_schedule`] under a routing policy.
+pub fn verify_schedule_routed(
+    net: &Network<'_>,
+    ranks: &[usize],
+    schedule: &Schedule,
+    seed: u64,
+    policy: Policy,
 ) -> Result<Vec<StepLoad>> {
     let plan = net.plan();
     if ranks.len() != schedule.ranks {
@@ -192,7 +221,8 @@ pub fn verify_schedule(
     }
     check_ranks_of(plan, net.source(), ranks)?;
     check_avoided(net, ranks)?;
-    let mut load = vec![0u32; net.link_count()];
+    let mut load = vec![0.0f64; net.link_count()];
+    let mut paths = Vec::new();
     let access_end = net.access_links().end;
     let mut out: Vec<StepLoad> = Vec::with_capacity(schedule.steps.len());
     // Steps with the same flows have the same routes and loads (a flow's
@@ -208,23 +238,24 @@ pub fn verify_schedule(
             Some(earlier) => earlier,
             None => {
                 distinct.push(i);
-                let crossing = count_step(net, ranks, step, seed, &mut load)?;
+                let crossing = count_step(net, ranks, step, seed, policy, &mut paths, &mut load)?;
                 // One pass over every link: a distinct step has about as
                 // many flows as there are links.
                 let (access, inter) = load.split_at(access_end);
                 let (inter, access) = (max_of(inter), max_of(access));
-                load.fill(0);
+                load.fill(0.0);
                 StepLoad {
                     phase: step.phase,
                     step: step.number,
                     distance: step.distance,
                     flows: step.flow_count(),
                     inter_switch_flows: crossing,
-                    max_load: inter.value as usize,
+                    max_load: inter.flows(),
                     max_load_links: inter.count,
-                    access_max_load: access.value as usize,
+                    max_share: (policy == Policy::Spray).then_some(inter.value),
+                    access_max_load: access.flows(),
                     access_max_load_links: access.count,
-                    access_overloaded: access.value > 1,
+                    access_overloaded: access.flows() > 1,
                 }
             }
         };
@@ -265,27 +296,39 @@ pub fn step_link_loads(
     }
     check_avoided(net, ranks)?;
     let mut load = vec![0u32; net.link_count()];
-    count_step(net, ranks, step, seed, &mut load)?;
+    for (s, d) in step.flows() {
+        let route = net.route(ranks[s], ranks[d], flow_id(s, d), seed)?;
+        for &l in route.links() {
+            load[l] += 1;
+        }
+    }
     Ok(load)
 }
 
-/// Adds the flows of one step to `load`; returns how many flows leave their
+/// Adds the flows of one step to `load` under `policy` (a flow spread
+/// over k paths adds `1 / k` on each); returns how many flows leave their
 /// switch.
 fn count_step(
     net: &Network<'_>,
     ranks: &[usize],
     step: &Step,
     seed: u64,
-    load: &mut [u32],
+    policy: Policy,
+    paths: &mut Vec<Route>,
+    load: &mut [f64],
 ) -> Result<usize> {
     let mut crossing = 0;
     for (s, d) in step.flows() {
-        let route = net.route(ranks[s], ranks[d], flow_id(s, d), seed)?;
-        if !route.inter_switch().is_empty() {
+        paths.clear();
+        net.flow_routes(policy, ranks[s], ranks[d], flow_id(s, d), seed, paths)?;
+        if paths.iter().any(|r| !r.inter_switch().is_empty()) {
             crossing += 1;
         }
-        for &l in route.links() {
-            load[l] += 1;
+        let share = 1.0 / paths.len() as f64;
+        for route in paths.iter() {
+            for &l in route.links() {
+                load[l] += share;
+            }
         }
     }
     Ok(crossing)

@@ -484,7 +484,14 @@ fn plan_ranks_case(seed: u64) -> (Input, Check) {
             let _ = rank_format::to_table(p, &outcome.table);
             let _ = serde_json::to_string(&rank_format::RankDocument::new(p, &request, &outcome));
             rank_formats_round_trip(&what, p, &outcome.table)?;
-            if let Err(e) = rank_format::verify_report(p, &outcome.table, what.clone(), &[], 0) {
+            if let Err(e) = rank_format::verify_report(
+                p,
+                &outcome.table,
+                what.clone(),
+                &[],
+                0,
+                planner::ranks::Policy::Ecmp,
+            ) {
                 refused(&format!("verify-ranks {what}"), &e, &input.file)?;
             }
         }
@@ -659,6 +666,7 @@ fn plan_estimate_case(seed: u64) -> (Input, Check) {
             method: Method::ClosedForm,
             seeds: vec![0],
             threads: 1,
+            routing: planner::ranks::Policy::Ecmp,
         };
         for a in [estimate::Algorithm::Ring, estimate::Algorithm::Hdrm] {
             if let Err(e) = estimate::size_sweep(
@@ -696,6 +704,7 @@ fn iteration_with(model: &iteration::Model, p: &CheckedPlan, file: &str, what: &
             method: Method::ClosedForm,
             seeds: vec![0],
             threads: 1,
+            routing: planner::ranks::Policy::Ecmp,
         },
     };
     match iteration::report(model, std::slice::from_ref(p), &setup) {
@@ -863,7 +872,14 @@ fn rank_file_case(seed: u64) -> (Input, Check) {
                     algorithm: Algorithm::Hd,
                     ranks: order,
                 };
-                if let Err(e) = rank_format::verify_report(&p, &table, input.file.clone(), &[], 0) {
+                if let Err(e) = rank_format::verify_report(
+                    &p,
+                    &table,
+                    input.file.clone(),
+                    &[],
+                    0,
+                    planner::ranks::Policy::Ecmp,
+                ) {
                     refused("verify-ranks --ranks-file", &e, &input.file)?;
                 }
                 Ok(())

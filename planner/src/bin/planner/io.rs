@@ -18,6 +18,21 @@ use planner::validate::cabling;
 #[error("{0}")]
 pub struct BadInput(pub String);
 
+/// A `--link-gbps` of the commands that build plans from shorthands: the
+/// whole Gbps the designed plan carries (plans hold whole Gbps; rounded
+/// up), and the exact speed as the `link_gbps` parameter when it is
+/// fractional (`9.33`), so the simulation runs the links at it.
+pub fn link_speed(gbps: f64) -> Result<(u32, Option<f64>)> {
+    if !gbps.is_finite() || gbps <= 0.0 || gbps > f64::from(u32::MAX) {
+        return Err(BadInput(format!(
+            "--link-gbps {gbps}: give a link speed above 0 Gbps, e.g. 100 or 9.33"
+        ))
+        .into());
+    }
+    let whole = gbps.ceil() as u32;
+    Ok((whole, (f64::from(whole) != gbps).then_some(gbps)))
+}
+
 pub fn display(p: &Path) -> String {
     p.display().to_string()
 }

@@ -15,7 +15,9 @@ use planner::iteration::{self, Compute, Model, Setup, format, profiles};
 use planner::plan::Topology;
 
 use crate::Format;
-use crate::io::{BadInput, display, load_plan, print, print_json, read, shorthand_source};
+use crate::io::{
+    BadInput, display, link_speed, load_plan, print, print_json, read, shorthand_source,
+};
 use crate::output;
 
 #[derive(Debug, Args)]
@@ -29,9 +31,11 @@ pub struct IterationArgs {
     /// No plan file: a fat-tree, e.g. `tiers=2,sub-nodes=256,ports=32`.
     #[arg(long, value_name = "SPEC", conflicts_with_all = ["plan", "bigraph"])]
     fat_tree: Option<String>,
-    /// With --bigraph or --fat-tree: NIC and switch port speed.
-    #[arg(long, default_value_t = 100, value_name = "GBPS")]
-    link_gbps: u32,
+    /// With --bigraph or --fat-tree: NIC and switch port speed. Fractional
+    /// speeds (9.33) are simulated exactly; the plan carries them rounded
+    /// up to whole Gbps.
+    #[arg(long, default_value_t = 100.0, value_name = "GBPS")]
+    link_gbps: f64,
     /// resnet50, vgg16, googlenet, bert-base, or a model file (.toml or
     /// .csv, see docs/iteration.md).
     #[arg(long)]
@@ -96,7 +100,7 @@ fn load_model(spec: &str) -> Result<Model> {
 
 fn load_source(args: &IterationArgs) -> Result<CheckedPlan> {
     let s = Shorthand {
-        link_gbps: args.link_gbps,
+        link_gbps: link_speed(args.link_gbps)?.0,
         ..Shorthand::default()
     };
     if let Some((inv, opts, _)) =
@@ -138,11 +142,34 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
                 gpu_tflops: args.gpu_tflops,
                 gradient_bytes: args.gradient_bytes,
             },
-            params: Params::default().with_overrides(&args.param)?,
+            params: {
+                let mut p = Params::default().with_overrides(&args.param)?;
+                // HiTopKComm counts elements of the model's gradient width.
+                if args.param.iter().any(|x| x.contains("gradient_bytes")) {
+                    return Err(BadInput(
+                        "--param gradient_bytes: iteration takes the gradient width from --gradient-bytes".into(),
+                    )
+                    .into());
+                }
+                p.set("gradient_bytes", &args.gradient_bytes.to_string())
+                    .map_err(|_| {
+                        BadInput(format!(
+                            "--gradient-bytes {}: use 1, 2 (FP16, BF16), 4 (FP32) or 8",
+                            args.gradient_bytes
+                        ))
+                    })?;
+                // A fractional --link-gbps of a shorthand runs the links at
+                // the exact speed.
+                if p.link_gbps.is_none() && (args.bigraph.is_some() || args.fat_tree.is_some()) {
+                    p.link_gbps = link_speed(args.link_gbps)?.1;
+                }
+                p
+            },
             options: Options {
                 method,
                 seeds: vec![0],
                 threads: 1,
+                routing: planner::estimate::Policy::Ecmp,
             },
         })
     };

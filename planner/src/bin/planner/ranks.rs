@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use planner::algorithm::{Algorithm, Command};
 use planner::checked::CheckedPlan;
-use planner::ranks::{self, Avoid, Request, Solver, format as rank_format};
+use planner::ranks::{self, Avoid, Policy, Request, Solver, format as rank_format};
 
 use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read};
@@ -78,6 +78,12 @@ pub struct VerifyArgs {
     /// ECMP hash seed (fat-trees, paths inside a BiGraph part).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// How flows pick among equal-cost paths: ecmp (per-flow hash of the
+    /// 5-tuple, seeded), dmodk (InfiniBand's D-mod-K: up-port by the
+    /// destination index, deterministic) or spray (each flow split evenly
+    /// over every equal-cost path; loads become shares of flows).
+    #[arg(long, value_name = "POLICY", default_value = "ecmp")]
+    routing: String,
     /// Exit 2 when a step puts more than this many flows on one link.
     #[arg(long)]
     max_load: Option<usize>,
@@ -184,6 +190,7 @@ fn table_text(
 pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
     let p = load_plan(&args.plan)?;
     let avoid = parse_avoid(&args.avoid)?;
+    let routing: Policy = args.routing.parse()?;
     let (table, order, lower_bound) = match (&args.ranks_file, &args.algorithm) {
         (Some(file), _) => {
             let name = display(file);
@@ -226,7 +233,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
         }
         (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
     };
-    let mut report = rank_format::verify_report(&p, &table, order, &avoid, args.seed)?;
+    let mut report = rank_format::verify_report(&p, &table, order, &avoid, args.seed, routing)?;
     report.lower_bound = lower_bound;
     match args.format {
         Format::Table => {

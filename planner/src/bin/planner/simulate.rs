@@ -20,13 +20,13 @@ use planner::design::design;
 use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::{self, PlotFormat};
 use planner::estimate::{
-    self, Algorithm, Estimate, Method, Options, PARAMS, Params, Row, ScaleSpec, StepSummary,
-    format_size,
+    self, Algorithm, Estimate, Method, Options, PARAMS, Params, Policy, Row, ScaleSpec,
+    StepSummary, format_size,
 };
 use planner::plan::Topology;
 use planner::ranks::FoldCost;
 
-use crate::io::{BadInput, display, load_plan, print, print_json, shorthand_source};
+use crate::io::{BadInput, display, link_speed, load_plan, print, print_json, shorthand_source};
 use crate::output::{self, FileTarget};
 
 /// The sizes of EFLOPS Fig. 12.
@@ -58,9 +58,10 @@ pub struct SimulateArgs {
     fat_tree: Option<String>,
     /// NIC and switch port speed of the plans --bigraph, --fat-tree and
     /// --scale build [default: 100, or with --scale the slowest NIC of
-    /// PLAN].
+    /// PLAN]. Fractional speeds (9.33) are simulated exactly; the plans
+    /// carry them rounded up to whole Gbps.
     #[arg(long, value_name = "GBPS")]
-    link_gbps: Option<u32>,
+    link_gbps: Option<f64>,
     /// Algorithms, comma-separated, or `all`: ring, hd, hdrm, tree,
     /// double-tree, overlapped-tree, blueconnect, 2d, hitopk. One that
     /// cannot run on a plan's topology (hdrm on a fat-tree) is skipped
@@ -69,7 +70,9 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "LIST")]
     algorithm: Option<String>,
     /// Message sizes: `FROM..TO` (every power of two between) or a
-    /// comma-separated list, e.g. `256KiB,256MiB`.
+    /// comma-separated list, e.g. `256KiB,256MiB`. Units: B; KB, MB, GB =
+    /// 10^3, 10^6, 10^9 bytes (200KB is 200,000 B); KiB, MiB, GiB (or K,
+    /// M, G) = 2^10, 2^20, 2^30 bytes.
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     size: String,
     /// Ranks in the job (default: every sub-node of the plan). hd and hdrm
@@ -99,6 +102,12 @@ pub struct SimulateArgs {
     /// time is the median, and the table shows the minimum and maximum.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seeds: usize,
+    /// How flows pick among equal-cost paths: ecmp (per-flow hash of the
+    /// 5-tuple, seeded by --seeds), dmodk (InfiniBand's D-mod-K: up-port
+    /// by the destination index, deterministic) or spray (each flow split
+    /// evenly over every equal-cost path, ideal per-packet spraying).
+    #[arg(long, value_name = "POLICY", default_value = "ecmp")]
+    routing: String,
     /// Cost parameter `name=value`; may repeat, or separate with commas.
     #[arg(long, value_name = "NAME=VALUE", long_help = param_help())]
     param: Vec<String>,
@@ -195,9 +204,25 @@ fn check(args: &SimulateArgs) -> Result<Config> {
         return Err(BadInput("--ranks 0: a job needs at least 1 rank".into()).into());
     }
     let method = method_of(args)?;
-    let params = Params::default().with_overrides(&args.param)?;
+    let mut params = Params::default().with_overrides(&args.param)?;
+    // A fractional --link-gbps runs the links at the exact speed; the plans
+    // carry whole Gbps.
+    if let Some(g) = args.link_gbps {
+        let (_, exact) = link_speed(g)?;
+        if params.link_gbps.is_none() {
+            params.link_gbps = exact;
+        }
+    }
     let mut options = Options::with_seed_count(method, args.seeds);
     options.threads = args.threads;
+    options.routing = args.routing.parse()?;
+    if !options.routing.seeded() && args.seeds > 1 {
+        return Err(BadInput(format!(
+            "--seeds {}: --routing {} does not hash flows, so every seed routes alike; leave --seeds out",
+            args.seeds, options.routing
+        ))
+        .into());
+    }
     let plot = match &args.plot {
         Some(p) => {
             let format = PlotFormat::from_path(&display(p))?;
@@ -231,7 +256,7 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
         plans.push(load_plan(path)?);
     }
     let s = Shorthand {
-        link_gbps: args.link_gbps.unwrap_or(100),
+        link_gbps: link_speed(args.link_gbps.unwrap_or(100.0))?.0,
         ..Shorthand::default()
     };
     // Both shorthands may be given: one plan each.
@@ -249,9 +274,7 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
 /// The link speed of a scale sweep.
 fn scale_link_gbps(args: &SimulateArgs) -> Result<u32> {
     if let Some(g) = args.link_gbps {
-        if g == 0 {
-            return Err(BadInput("--link-gbps 0: give a link speed above 0".into()).into());
-        }
+        let (g, _) = link_speed(g)?;
         if !args.plans.is_empty() {
             return Err(BadInput(
                 "--scale takes the link speed from PLAN or from --link-gbps; give one of them"
@@ -754,7 +777,10 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
     }
     let seeds = cfg.options.seeds.len();
     let _ = write!(out, "Method: {}", method_words(method));
-    if method != Method::ClosedForm {
+    if method != Method::ClosedForm && cfg.options.routing != Policy::Ecmp {
+        let _ = write!(out, ", routing {}", cfg.options.routing.describe());
+        out.push_str("; closed µs: the closed-form model");
+    } else if method != Method::ClosedForm {
         if seeds > 1 {
             let _ = write!(out, ", median of ECMP seeds 0..{}", seeds - 1);
         } else {
@@ -775,6 +801,7 @@ struct Schedule<'a> {
     design: &'a str,
     ranks: usize,
     size_bytes: u64,
+    routing: Policy,
     seed: u64,
     /// The estimate's time (its method), µs.
     time_us: f64,
@@ -790,7 +817,15 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
     for (i, e) in &outcome.estimates {
         let plan = &outcome.plans[*i];
         let ranks = if outcome.scale { None } else { args.ranks };
-        let steps = estimate::steps(plan, e.algorithm, ranks, e.size_bytes, &cfg.params, seed)?;
+        let steps = estimate::steps(
+            plan,
+            e.algorithm,
+            ranks,
+            e.size_bytes,
+            &cfg.params,
+            seed,
+            cfg.options.routing,
+        )?;
         let steps_time_us = steps.iter().map(|s| s.time_us).sum();
         schedules.push(Schedule {
             algorithm: e.algorithm,
@@ -799,6 +834,7 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
             design: &e.design,
             ranks: e.ranks,
             size_bytes: e.size_bytes,
+            routing: cfg.options.routing,
             seed,
             time_us: e.time_us,
             method: e.method,
@@ -863,17 +899,21 @@ fn render_steps(s: &Schedule<'_>) -> String {
         s.ranks,
         format_size(s.size_bytes),
     );
+    let routed = if s.routing == Policy::Ecmp {
+        format!("ECMP seed {}", s.seed)
+    } else {
+        format!("routing {}", s.routing)
+    };
     let _ = match s.method {
         Method::Fast => writeln!(
             out,
-            "{:.1} µs step-synchronous over {} steps (ECMP seed {})",
+            "{:.1} µs step-synchronous over {} steps ({routed})",
             s.time_us,
             s.steps.len(),
-            s.seed
         ),
         m => writeln!(
             out,
-            "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous (ECMP seed {})",
+            "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous ({routed})",
             s.time_us,
             if m == Method::Event {
                 "event-driven"
@@ -882,7 +922,6 @@ fn render_steps(s: &Schedule<'_>) -> String {
             },
             s.steps.len(),
             s.steps_time_us,
-            s.seed
         ),
     };
     let levels = s.steps.iter().any(|st| st.level.is_some());

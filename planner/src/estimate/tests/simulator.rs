@@ -1,6 +1,10 @@
 //! The simulator against the closed forms, and max-min fairness.
 
 use super::*;
+use crate::network::Policy;
+
+/// Every send eager: the hand-made cases below predate rendezvous.
+const EAGER: u64 = u64::MAX;
 
 // The simulator against the closed forms.
 
@@ -74,7 +78,7 @@ fn uncontended_seed(
     params: &Params,
 ) -> Option<u64> {
     (0..64).find(|&seed| {
-        steps(plan, algorithm, None, size, params, seed)
+        steps(plan, algorithm, None, size, params, seed, Policy::Ecmp)
             .unwrap()
             .iter()
             .all(|s| s.max_link_flows <= 1)
@@ -109,6 +113,7 @@ fn without_shared_links_both_modes_equal_the_closed_form() {
                 method,
                 seeds: vec![seed],
                 threads: 1,
+                routing: crate::network::Policy::Ecmp,
             };
             let e = estimate(&plan, a, None, size, &params, &o).unwrap();
             assert_close(
@@ -163,6 +168,7 @@ fn ecmp_seeds_give_a_spread_on_a_fat_tree() {
         method: Method::Event,
         seeds: (0..8).collect(),
         threads: 1,
+        routing: crate::network::Policy::Ecmp,
     };
     let e = estimate(&plan, Algorithm::Hd, None, 16 << 20, &Params::default(), &o).unwrap();
     assert_eq!(e.seeds, 8);
@@ -178,6 +184,7 @@ fn the_same_input_gives_the_same_output() {
         method: Method::Event,
         seeds: vec![0, 1, 2],
         threads: 2,
+        routing: crate::network::Policy::Ecmp,
     };
     let sizes = [1 << 10, 1 << 20];
     let algorithms = [Algorithm::Hd, Algorithm::DoubleTree, Algorithm::TwoD];
@@ -251,13 +258,25 @@ fn simulator_shares_links_fairly_by_hand() {
     // 100 bytes each take 20, 20 and 10 µs.
     let sched = SendSchedule::by_hand(6, &[(0, 1, 100, &[]), (2, 3, 100, &[]), (4, 5, 100, &[])]);
     let routes = vec![vec![0], vec![0], vec![1]];
-    let o = sim::run(&sched, &[10.0, 10.0], &mut HandRoutes(routes.clone())).unwrap();
+    let o = sim::run(
+        &sched,
+        &[10.0, 10.0],
+        &mut HandRoutes(routes.clone()),
+        EAGER,
+    )
+    .unwrap();
     assert_close(o.time_us, 20.0, "shared link");
     assert_eq!(o.max_link_flows, 2);
     // When the shorter of two sharing flows ends, the other speeds up:
     // 50 bytes end at 10 µs, the other 50 bytes of send 0 take 5 more.
     let sched = SendSchedule::by_hand(4, &[(0, 1, 100, &[]), (2, 3, 50, &[])]);
-    let o = sim::run(&sched, &[10.0], &mut HandRoutes(vec![vec![0], vec![0]])).unwrap();
+    let o = sim::run(
+        &sched,
+        &[10.0],
+        &mut HandRoutes(vec![vec![0], vec![0]]),
+        EAGER,
+    )
+    .unwrap();
     assert_close(o.time_us, 15.0, "speed-up after an end");
     // A dependent send starts when the one it waits for is delivered.
     let sched = SendSchedule::by_hand(3, &[(0, 1, 100, &[]), (1, 2, 100, &[0])]);
@@ -265,6 +284,7 @@ fn simulator_shares_links_fairly_by_hand() {
         &sched,
         &[10.0, 10.0],
         &mut HandRoutes(vec![vec![0], vec![1]]),
+        EAGER,
     )
     .unwrap();
     assert_close(o.time_us, 20.0, "dependency");
@@ -286,11 +306,11 @@ fn check_fairness(plan: &CheckedPlan, a: Algorithm, size: u64, seed: u64) -> sim
     let ctx = Context::new(plan, a, None, &params).unwrap();
     let (_, k) = ctx.closed_form(size).unwrap();
     let sched = ctx.schedule(size, k).unwrap();
-    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
-    let checked = sim::run_with(&sched, &ctx.caps, &mut routes, true)
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed, crate::network::Policy::Ecmp);
+    let checked = sim::run_with(&sched, &ctx.caps, &mut routes, params.eager_bytes, true)
         .unwrap_or_else(|e| panic!("{} on {}: {e}", a.as_str(), plan.describe()));
-    let mut routes = PlanRoutes::new(&ctx, &sched, seed);
-    let plain = sim::run(&sched, &ctx.caps, &mut routes).unwrap();
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed, crate::network::Policy::Ecmp);
+    let plain = sim::run(&sched, &ctx.caps, &mut routes, params.eager_bytes).unwrap();
     assert_eq!(checked, plain);
     plain
 }
@@ -371,4 +391,203 @@ fn small_and_odd_rank_counts() {
     )
     .unwrap();
     assert!(e.time_us > 0.0);
+}
+
+// Routing policies.
+
+/// Routes given by hand, several paths per send (a sprayed send).
+struct SprayRoutes(Vec<Vec<Vec<u32>>>);
+
+impl sim::Routes for SprayRoutes {
+    fn route(&mut self, i: usize) -> Result<sim::FlowRoute> {
+        let mut out = Vec::new();
+        self.paths(i, &mut out)?;
+        Ok(out[0])
+    }
+
+    fn paths(&mut self, i: usize, out: &mut Vec<sim::FlowRoute>) -> Result<()> {
+        for path in &self.0[i] {
+            let mut r = sim::FlowRoute::default();
+            for (k, &l) in path.iter().enumerate() {
+                r.links[k] = l;
+            }
+            r.len = path.len() as u8;
+            out.push(r);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_sprayed_send_is_delivered_with_its_last_part() {
+    // Send 0 sprayed over links 0 and 1 (50 bytes each), send 1 on link 1
+    // alone: link 0 carries 50 bytes at 10/µs (5 µs); link 1 is shared by
+    // 50 + 100 bytes, 5/µs each until the part ends at 10 µs, then send 1
+    // alone: 50 bytes more take 5 µs. Send 0 is delivered at 10 µs, send 1
+    // at 15; a dependent send on link 0 starts at 10 µs and takes 10.
+    let sched = SendSchedule::by_hand(4, &[(0, 1, 100, &[]), (2, 3, 100, &[]), (1, 2, 100, &[0])]);
+    let routes = vec![vec![vec![0], vec![1]], vec![vec![1]], vec![vec![0]]];
+    let o = sim::run(
+        &sched,
+        &[10.0, 10.0],
+        &mut SprayRoutes(routes.clone()),
+        EAGER,
+    )
+    .unwrap();
+    assert_close(o.time_us, 20.0, "sprayed");
+    let checked = sim::run_with(
+        &sched,
+        &[10.0, 10.0],
+        &mut SprayRoutes(routes.clone()),
+        EAGER,
+        true,
+    )
+    .unwrap();
+    assert_eq!(checked, o);
+    // Step-synchronous: step 0 has the sprayed send's parts and send 1;
+    // link 1 carries 1.5 flows' worth, so send 1 and the part on it run at
+    // 10 / 1.5 per whole flow: 100 bytes in 15 µs. Step 1 takes 10 µs.
+    let f = fast::run(&sched, &[10.0, 10.0], &mut SprayRoutes(routes), true).unwrap();
+    assert_close(f.time_us, 25.0, "fast");
+}
+
+/// Issue #19: halving-doubling in plan order on a non-blocking leaf-spine
+/// meets no shared link under D-mod-K or spraying, so both equal the
+/// closed form at 256 MiB, and the ECMP hash's 3 to 7 flows on a spine
+/// link make it 10 to 40 % slower.
+#[test]
+fn hd_on_a_leaf_spine_by_routing_policy() {
+    let plan = fat_tree_plan("tiers=2,sub-nodes=256,ports=32");
+    let params = Params::default();
+    let size = 256 << 20;
+    let time = |routing: Policy| {
+        let o = Options {
+            routing,
+            ..opts(Method::Event)
+        };
+        estimate(&plan, Algorithm::Hd, None, size, &params, &o).unwrap()
+    };
+    let (ecmp, dmodk, spray) = (time(Policy::Ecmp), time(Policy::DModK), time(Policy::Spray));
+    assert_close(dmodk.time_us, dmodk.closed_form_us, "dmodk");
+    assert_eq!(dmodk.schedule.as_ref().unwrap().max_link_flows, 1);
+    assert_close(spray.time_us, dmodk.time_us, "spray");
+    let ratio = ecmp.time_us / dmodk.time_us;
+    assert!((1.1..1.4).contains(&ratio), "ecmp / dmodk = {ratio}");
+    // The step-synchronous mode sees the same.
+    let fast = Options {
+        routing: Policy::DModK,
+        ..opts(Method::Fast)
+    };
+    let f = estimate(&plan, Algorithm::Hd, None, size, &params, &fast).unwrap();
+    assert_close(f.time_us, dmodk.closed_form_us, "fast dmodk");
+}
+
+// Rendezvous.
+
+/// Issue #19: a send above the eager limit waits until its receiver has
+/// received its previous step. Send a (0 -> 2, 200 B) is slow; rank 3 gets
+/// 10 B from rank 1 at once and must send 100 B to rank 2 (send c), over
+/// rank 2's link, which a still uses; rank 2 forwards a to rank 1 (send e)
+/// on a link of its own. Eager, c shares the link with a from 1 µs: c ends
+/// at 21 µs, a at 30, e at 40. With rendezvous c waits for a (20 µs), then
+/// takes 10 µs, and e runs beside it: 30 µs.
+#[test]
+fn rendezvous_keeps_an_early_sender_off_a_busy_receiver() {
+    let sched = SendSchedule::by_hand(
+        4,
+        &[
+            (0, 2, 200, &[]),
+            (1, 3, 10, &[]),
+            (3, 2, 100, &[1]),
+            (2, 1, 100, &[0]),
+        ],
+    );
+    let routes = || HandRoutes(vec![vec![0], vec![1], vec![0], vec![2]]);
+    let caps = [10.0, 10.0, 10.0];
+    let eager = sim::run(&sched, &caps, &mut routes(), EAGER).unwrap();
+    assert_close(eager.time_us, 40.0, "eager");
+    let rendezvous = sim::run(&sched, &caps, &mut routes(), 50).unwrap();
+    assert_close(rendezvous.time_us, 30.0, "rendezvous");
+    assert_eq!(rendezvous.max_link_flows, 1);
+    // Below the limit c goes at once, as eager.
+    let small = sim::run(&sched, &caps, &mut routes(), 101).unwrap();
+    assert_close(small.time_us, 40.0, "c below the eager limit");
+    let checked = sim::run_with(&sched, &caps, &mut routes(), 50, true).unwrap();
+    assert_eq!(checked, rendezvous);
+}
+
+fn with_eager(eager_bytes: u64) -> Params {
+    Params {
+        eager_bytes,
+        ..Params::default()
+    }
+}
+
+/// Without contention rendezvous changes nothing: HDRM on a BiGraph and a
+/// ring, at every size, come out as eager and as the closed form.
+#[test]
+fn rendezvous_changes_nothing_without_contention() {
+    let plan = bigraph_plan(4, 16);
+    for a in [Algorithm::Hdrm, Algorithm::Ring] {
+        for size in [4 << 10, 1 << 20, 256 << 20] {
+            let time = |eager: u64| {
+                estimate(
+                    &plan,
+                    a,
+                    None,
+                    size,
+                    &with_eager(eager),
+                    &opts(Method::Event),
+                )
+                .unwrap()
+            };
+            let (rdv, eager) = (time(0), time(u64::MAX));
+            assert_close(rdv.time_us, eager.time_us, a.as_str());
+            if a == Algorithm::Hdrm {
+                assert_close(rdv.time_us, rdv.closed_form_us, "hdrm closed form");
+            }
+        }
+    }
+}
+
+/// With contention it does: halving-doubling in plan order under the ECMP
+/// hash on a leaf-spine at 256 MiB, where early senders would otherwise
+/// share the spine links with the previous step's slow flows, is faster
+/// with rendezvous (the default eager limit) than all-eager.
+#[test]
+fn rendezvous_is_faster_under_contention() {
+    let plan = fat_tree_plan("tiers=2,sub-nodes=256,ports=32");
+    let size = 256 << 20;
+    let time = |params: &Params| {
+        estimate(
+            &plan,
+            Algorithm::Hd,
+            None,
+            size,
+            params,
+            &opts(Method::Event),
+        )
+        .unwrap()
+        .time_us
+    };
+    let rdv = time(&Params::default());
+    let eager = time(&with_eager(u64::MAX));
+    assert!(rdv < eager * 0.99, "rendezvous {rdv} µs, eager {eager} µs");
+    // Every algorithm still completes with every send under rendezvous.
+    let bigraph = bigraph_plan(4, 16);
+    for &a in Algorithm::ALL {
+        if !a.runs_on(bigraph.topology) {
+            continue;
+        }
+        let e = estimate(
+            &bigraph,
+            a,
+            None,
+            1 << 20,
+            &with_eager(0),
+            &opts(Method::Event),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", a.as_str()));
+        assert!(e.time_us > 0.0);
+    }
 }

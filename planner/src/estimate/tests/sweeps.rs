@@ -91,6 +91,8 @@ fn params_take_overrides_by_name() {
         link_gbps: Some(9.0),
         density: 0.9,
         topk_ns_per_byte: 9.0,
+        gradient_bytes: 9,
+        eager_bytes: 9,
     };
     for doc in PARAMS {
         documented.set(doc.name, doc.default).unwrap();
@@ -128,9 +130,41 @@ fn sizes_and_nodes_parse() {
     assert_eq!(parse_size("256KiB").unwrap(), 256 << 10);
     assert_eq!(parse_size("16M").unwrap(), 16 << 20);
     assert_eq!(parse_size(" 1GiB ").unwrap(), 1 << 30);
-    for bad in ["", "0", "1.5MiB", "12XB", "KiB"] {
-        assert!(parse_size(bad).is_err(), "{bad}");
+    // Issue #19: decimal units are decimal.
+    assert_eq!(parse_size("200KB").unwrap(), 200_000);
+    assert_eq!(parse_size("200kb").unwrap(), 200_000);
+    assert_eq!(parse_size("200KiB").unwrap(), 204_800);
+    assert_eq!(parse_size("256MB").unwrap(), 256_000_000);
+    assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+    assert_eq!(parse_size("1.5MiB").unwrap(), 3 << 19);
+    assert_eq!(parse_size("1.5MB").unwrap(), 1_500_000);
+    assert_eq!(parse_size("0.5K").unwrap(), 512);
+    assert_eq!(parse_size("12B").unwrap(), 12);
+    for bad in [
+        "",
+        "0",
+        "0KB",
+        "12XB",
+        "KiB",
+        "1.5B",
+        "1.0001KB",
+        "1..2",
+        ".",
+        "1.2.3MB",
+        "99999999999GB",
+    ] {
+        let e = parse_size(bad).unwrap_err();
+        assert!(matches!(e, Error::Parameter { .. }), "{bad}: {e}");
     }
+    assert!(
+        parse_size("1.0001KB")
+            .unwrap_err()
+            .to_string()
+            .contains("not a whole number of bytes")
+    );
+    assert_eq!(format_size(200_000), "200KB");
+    assert_eq!(format_size(204_800), "200KiB");
+    assert_eq!(format_size(1_000_000_000), "1GB");
     let sweep = parse_sizes("1KiB..256MiB").unwrap();
     assert_eq!(sweep.len(), 19);
     assert_eq!(sweep[0], 1024);
@@ -147,7 +181,8 @@ fn sizes_and_nodes_parse() {
     assert_eq!(parse_nodes("64,96").unwrap(), vec![64, 96]);
     assert!(parse_nodes("1024..64").is_err());
     assert_eq!(format_size(256 << 20), "256MiB");
-    assert_eq!(format_size(1000), "1000B");
+    assert_eq!(format_size(1000), "1KB");
+    assert_eq!(format_size(1001), "1001B");
     assert_eq!(
         Algorithm::parse_list("ring, hd,ring").unwrap(),
         vec![Algorithm::Ring, Algorithm::Hd]

@@ -89,7 +89,14 @@ fn check_outcome(plan: &CheckedPlan, req: &Request, o: &Outcome) {
     }
     assert_eq!(
         o.steps,
-        verify_avoiding(plan, &o.table, &req.avoid, req.seed).unwrap()
+        verify_avoiding(
+            plan,
+            &o.table,
+            &req.avoid,
+            req.seed,
+            crate::network::Policy::Ecmp
+        )
+        .unwrap()
     );
     let worst = o.steps.iter().map(|s| s.max_load).max().unwrap_or(0);
     assert_eq!(o.worst_load, worst);

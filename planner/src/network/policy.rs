@@ -1,0 +1,170 @@
+//! Routing policies: how a flow is spread over the equal-cost next hops of the forwarding tables.
+//!
+//! The tables ([`super::tables`]) say which next hops a switch has towards
+//! a destination; a policy says which of them a flow takes. All three walk
+//! the same tables, so every hop of every policy is a next hop the rendered
+//! routes allow.
+//!
+//! - `ecmp` (the default): at every switch with n next hops the flow takes
+//!   number `h mod n`, h the ECMP hash of its RoCEv2 5-tuple and the
+//!   switch ([`super::hash`]); the seed moves the UDP source port. This is
+//!   what an Ethernet fabric with per-flow hashing does.
+//! - `dmodk`: InfiniBand's D-mod-K, deterministic by destination. With d
+//!   the destination sub-node's index in the plan (`plan.sub_node_list`,
+//!   the order of the LIDs a subnet manager hands out) and the choices
+//!   numbered in table order (a switch's uplinks in port order):
+//!   - going up (leaf or edge to spine or aggregation, aggregation to core,
+//!     and within a BiGraph part the hop to the other part), the l-th
+//!     upward choice of the route takes number
+//!     `floor(d / (n_1 × ... × n_(l-1))) mod n_l`, where `n_i` is the
+//!     number of choices at the i-th upward hop: `d mod n_1` at the leaf,
+//!     the next digit of d at the aggregation switch, as in Zahavi et al.,
+//!     "Optimized InfiniBand fat-tree routing for shift all-to-all
+//!     communication patterns" (2010), D-mod-K;
+//!   - going down, where several links lead towards the destination
+//!     (parallel cables from a spine to a leaf, or a BiGraph pair of
+//!     switches with parallel cables), number `d mod n`, so that the
+//!     destinations that shared an uplink's residue keep apart on the way
+//!     down.
+//!
+//!   The seed plays no part. On a non-blocking leaf-spine, halving-doubling
+//!   in plan order then loads no directed link twice: the m sources under
+//!   a leaf send to m consecutive destinations, whose residues mod m are
+//!   distinct (one uplink each), and the flows into a leaf have distinct
+//!   residues too (one downlink each).
+//! - `spray`: per-packet spraying as ideal balancing: a flow is split
+//!   evenly over every route the tables allow between its two switches
+//!   ([`Network::switch_paths`]), each carrying `1 / paths` of its bytes.
+//!   This is the limit of HPN- or Ultra-Ethernet-style packet spraying with
+//!   perfect reordering at the receiver; it ignores the reordering cost and
+//!   the queue differences between paths.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Serialize, Serializer};
+
+use super::Route;
+use super::links::Network;
+use crate::error::{Error, Result};
+
+/// How a flow picks among the equal-cost next hops (see the module
+/// documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Policy {
+    /// Per-flow hash of the 5-tuple (seeded).
+    #[default]
+    Ecmp,
+    /// Deterministic by destination index, InfiniBand's D-mod-K.
+    DModK,
+    /// Per-packet spraying as ideal balancing over every equal-cost path.
+    Spray,
+}
+
+impl Policy {
+    /// Every policy, in the order the help lists them.
+    pub const ALL: [Policy; 3] = [Policy::Ecmp, Policy::DModK, Policy::Spray];
+
+    /// `ecmp`, `dmodk` or `spray`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Ecmp => "ecmp",
+            Policy::DModK => "dmodk",
+            Policy::Spray => "spray",
+        }
+    }
+
+    /// One line for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Policy::Ecmp => "per-flow ECMP hash of the RoCEv2 5-tuple (seeded)",
+            Policy::DModK => "D-mod-K: up-port by destination index digit, deterministic",
+            Policy::Spray => {
+                "per-packet spraying, each flow split evenly over every equal-cost path"
+            }
+        }
+    }
+
+    /// True when the seed changes the routes.
+    pub fn seeded(self) -> bool {
+        self == Policy::Ecmp
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Policy {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim();
+        Policy::ALL
+            .into_iter()
+            .find(|p| {
+                p.as_str().eq_ignore_ascii_case(t)
+                    || (t.eq_ignore_ascii_case("d-mod-k") && *p == Policy::DModK)
+            })
+            .ok_or_else(|| {
+                Error::parameter(
+                    "routing",
+                    format!("`{s}` is not a routing policy; use ecmp, dmodk or spray"),
+                )
+            })
+    }
+}
+
+impl Serialize for Policy {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl Network<'_> {
+    /// The routes of one flow from sub-node `src` to sub-node `dst` under
+    /// `policy`, appended to `out`; each carries `1 / (routes appended)` of
+    /// the flow. One route for `ecmp` and `dmodk`, every equal-cost route
+    /// for `spray`. `flow` and `seed` feed the ECMP hash (see
+    /// [`Network::route`]).
+    pub fn flow_routes(
+        &self,
+        policy: Policy,
+        src: usize,
+        dst: usize,
+        flow: u64,
+        seed: u64,
+        out: &mut Vec<Route>,
+    ) -> Result<()> {
+        match policy {
+            Policy::Ecmp => out.push(self.route(src, dst, flow, seed)?),
+            Policy::DModK => out.push(self.route_dmodk(src, dst)?),
+            Policy::Spray => {
+                // The hashed route checks the ends and reports a missing
+                // route as `route` does; it is one of the paths too.
+                let one = self.route(src, dst, flow, seed)?;
+                let (sa, sb) = (self.sub_switch[src] as usize, self.sub_switch[dst] as usize);
+                if sa == sb {
+                    out.push(one);
+                    return Ok(());
+                }
+                let before = out.len();
+                for path in self.switch_paths(sa, sb) {
+                    let mut r = Route::new();
+                    r.push(self.up_link(src));
+                    for l in path {
+                        r.push(l);
+                    }
+                    r.push(self.down_link(dst));
+                    out.push(r);
+                }
+                if out.len() == before {
+                    out.push(one);
+                }
+            }
+        }
+        Ok(())
+    }
+}
