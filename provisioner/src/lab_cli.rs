@@ -154,11 +154,12 @@ pub struct RunArgs {
     /// Ranks (default: every sub-node, or M x N for HDRM).
     #[arg(long)]
     ranks: Option<usize>,
-    /// Sizes of the timed run: a size, a list or a doubling range.
+    /// Sizes of the timed run: a size, a list or a doubling range (units
+    /// as `probe --size` reads them: KB = 10^3 bytes, KiB or K = 2^10).
     #[arg(long, default_value = "1MiB,4MiB")]
     size: String,
     /// Size of the counted run (one iteration with a barrier after every
-    /// step).
+    /// step; units as --size).
     #[arg(long, default_value = "4MiB")]
     count_size: String,
     /// No timed run.

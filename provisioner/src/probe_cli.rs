@@ -20,7 +20,8 @@ pub struct ProbeArgs {
     #[arg(long)]
     algorithm: Option<String>,
     /// Bytes per rank: a size (1MiB), a list (8B,1MiB) or a doubling range
-    /// (8B..256MiB); units B, KiB, MiB, GiB (K, M, G too, powers of 1024).
+    /// (8B..256MiB); units B; KB, MB, GB = 10^3, 10^6, 10^9 bytes; KiB,
+    /// MiB, GiB (or K, M, G) = 2^10, 2^20, 2^30 bytes.
     #[arg(long, default_value = "8B..128MiB")]
     size: String,
     /// Untimed iterations per size.

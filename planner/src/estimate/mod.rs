@@ -134,7 +134,7 @@ pub use context::{estimate, estimates, send_schedule, steps};
 pub use fast::StepSummary;
 pub use params::{PARAMS, ParamDoc, Params};
 pub use schedules::{SendSchedule, StepInfo, StepPhase};
-pub use sizes::{format_size, parse_nodes, parse_size, parse_sizes};
+pub use sizes::{SIZE_UNITS, format_size, parse_byte_count, parse_nodes, parse_size, parse_sizes};
 pub use sweep::{ScaleSpec, scale_plans, scale_sweep, size_sweep};
 
 pub use crate::algorithm::Algorithm;

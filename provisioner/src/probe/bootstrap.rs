@@ -209,29 +209,14 @@ pub fn read_plan_table(
     Ok((algorithm, out))
 }
 
-/// Parses a byte count: a whole number with an optional unit `B`, `K` or
-/// `KiB`, `M` or `MiB`, `G` or `GiB` (powers of 1024, as nccl-tests reads
-/// them).
+/// Parses a byte count as every command of the toolkit reads one
+/// (`planner::estimate::SIZE_UNITS`: `KB` decimal, `KiB` or `K` binary, as
+/// nccl-tests reads `K`).
 pub fn parse_bytes(text: &str) -> std::result::Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a byte count such as 8B, 64KiB or 1MiB"))?;
-    let shift = match unit.trim() {
-        "" | "B" => 0,
-        "K" | "KiB" => 10,
-        "M" | "MiB" => 20,
-        "G" | "GiB" => 30,
-        u => {
-            return Err(format!(
-                "`{u}` in `{text}` is not a unit; use B, KiB, MiB or GiB (powers of 1024)"
-            ));
-        }
-    };
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("`{text}` is too large"))
+    planner::estimate::parse_byte_count(text).map_err(|e| match e {
+        planner::Error::Parameter { message, .. } => message,
+        other => other.to_string(),
+    })
 }
 
 /// Most bytes per rank a size may have.
@@ -285,7 +270,9 @@ mod tests {
         assert_eq!(parse_sizes("4, 1K,2M").unwrap(), [4, 1024, 2 << 20]);
         assert_eq!(parse_sizes("8B..256MiB").unwrap().len(), 26);
         assert_eq!(parse_sizes("12..50").unwrap(), [12, 24, 48]);
-        for bad in ["", "6B", "1MB", "0", "64..8", "x", "16GiB"] {
+        // Decimal units as the planner reads them.
+        assert_eq!(parse_sizes("1MB,200KB").unwrap(), [1_000_000, 200_000]);
+        for bad in ["", "6B", "1XB", "0", "64..8", "x", "16GiB"] {
             let e = parse_sizes(bad).unwrap_err().to_string();
             assert!(e.starts_with("size: "), "{bad}: {e}");
         }
