@@ -59,7 +59,7 @@ use planner::plan::Plan;
 use crate::error::{Error, Result};
 use crate::job::{JobSpec, Launcher, PlacementMode};
 use crate::placement::Placement;
-use crate::view::Manifests;
+use crate::view::{ClusterView, Manifests};
 
 /// Prefix of this project's labels and annotations.
 pub const PREFIX: &str = planner::export::labels::DEFAULT_PREFIX;
@@ -118,8 +118,14 @@ pub fn config_map_name(job: &JobSpec) -> String {
     format!("{}-ranks", job.name)
 }
 
-/// Builds every object of `job` placed by `placement` on `plan`.
-pub fn build(plan: &CheckedPlan, placement: &Placement, job: &JobSpec) -> Result<Manifests> {
+/// Builds every object of `job` placed by `placement` on `plan`; `view`
+/// gives the Nodes' addresses (for `MASTER_ADDR`).
+pub fn build(
+    plan: &CheckedPlan,
+    placement: &Placement,
+    job: &JobSpec,
+    view: &ClusterView,
+) -> Result<Manifests> {
     let env = host_env(plan)?;
     if job.placement.mode == PlacementMode::Dra {
         return build_dra(plan, placement, job, &env);
@@ -151,7 +157,7 @@ pub fn build(plan: &CheckedPlan, placement: &Placement, job: &JobSpec) -> Result
         Launcher::Indexed => {
             data["launch.sh"] = json!(LAUNCH_SH);
             let rank0 = &plan.sub_node_list[placement.table.ranks[0]];
-            let master = rows.master_addr(rank0.ip.as_deref());
+            let master = rows.master_addr(rank0.ip.as_deref(), view);
             indexed_job(job, placement, &master, &annotations)
         }
         Launcher::Mpi => {
@@ -441,16 +447,20 @@ impl RankRows {
     }
 
     /// Rank 0's address for `MASTER_ADDR`: its NIC's IPv4 address from the
-    /// plan, or its Node name.
-    fn master_addr(&self, plan_ip: Option<&str>) -> String {
-        match plan_ip {
-            Some(ip) => ip.split('/').next().unwrap_or(ip).to_string(),
-            None => self
-                .rows
-                .first()
-                .map(|r| r.node.clone())
-                .unwrap_or_default(),
+    /// plan; else its Node's InternalIP as the API reports it (the pods use
+    /// the host's network); else (`--offline`) its Node name.
+    fn master_addr(&self, plan_ip: Option<&str>, view: &ClusterView) -> String {
+        if let Some(ip) = plan_ip {
+            return ip.split('/').next().unwrap_or(ip).to_string();
         }
+        let node = self
+            .rows
+            .first()
+            .map(|r| r.node.as_str())
+            .unwrap_or_default();
+        view.node(node)
+            .and_then(|n| n.address.clone())
+            .unwrap_or_else(|| node.to_string())
     }
 }
 

@@ -172,6 +172,7 @@ impl ClusterView {
                 ready: true,
                 unschedulable: false,
                 gpu_allocatable: plan_gpus(n),
+                address: None,
                 pods: Vec::new(),
             })
             .collect();

@@ -99,7 +99,7 @@ pub fn prepare(
     view: &ClusterView,
 ) -> Result<Submission> {
     let placement = placement::place(plan, bound, view, job)?;
-    let manifests = manifests::build(plan, &placement, job)?;
+    let manifests = manifests::build(plan, &placement, job, view)?;
     let mut notes = placement.notes.clone();
     if job.launcher == crate::job::Launcher::Mpi {
         notes.push(format!(

@@ -29,6 +29,10 @@ pub struct NodeState {
     /// GPUs the Node can give to pods (`status.allocatable` of the GPU
     /// resource).
     pub gpu_allocatable: u32,
+    /// The Node's `InternalIP` (`status.addresses`), when the API gives
+    /// one: where a pod with the host's network listens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     /// Pods bound to the Node, not yet Succeeded or Failed, that request
     /// GPUs.
     pub pods: Vec<PodUse>,

@@ -283,6 +283,10 @@ fn k8s_node(name: &str, ready: &str, unschedulable: bool, gpus: Option<&str>) ->
         "metadata": { "name": name },
         "spec": { "unschedulable": unschedulable },
         "status": {
+            "addresses": [
+                { "type": "Hostname", "address": name },
+                { "type": "InternalIP", "address": format!("192.0.2.{}", name.len()) },
+            ],
             "allocatable": allocatable,
             "conditions": [
                 { "type": "MemoryPressure", "status": "False" },
@@ -360,6 +364,9 @@ fn read_view_with_busy_pods_and_a_not_ready_node() {
     let pods: Vec<(&str, u32)> = n1.pods.iter().map(|p| (p.name.as_str(), p.gpus)).collect();
     assert_eq!(pods, [("bigger-init", 4), ("train-1", 2)]);
     assert_eq!((n1.gpu_allocatable, n1.gpu_free()), (8, 2));
+    // The InternalIP, not the Hostname address (MASTER_ADDR of whole-node
+    // jobs without plan addresses).
+    assert_eq!(n1.address.as_deref(), Some("192.0.2.6"));
     let n2 = view.node("node02").unwrap();
     assert_eq!((n2.ready, n2.gpu_requested(), n2.gpu_free()), (false, 2, 0));
     let n3 = view.node("node03").unwrap();

@@ -310,6 +310,7 @@ fn busy_view(plan: &CheckedPlan) -> ClusterView {
         ready: true,
         unschedulable: false,
         gpu_allocatable: 0,
+        address: None,
         pods: Vec::new(),
     });
     view
@@ -1189,4 +1190,48 @@ fn dra_claims_and_devices_that_disagree_with_the_plan() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(want), "want {want}\nin {stderr}");
     }
+}
+
+/// Whole-node pods use the host's network: when the plan gives no NIC
+/// addresses, `MASTER_ADDR` is rank 0's Node `InternalIP` as the API
+/// reports it, and only `--offline` (no addresses known) falls back to the
+/// Node name, which cluster DNS usually cannot resolve.
+#[test]
+fn master_addr_without_plan_addresses_is_rank0s_node_address() {
+    let mut p = plan().into_plan();
+    for sn in &mut p.sub_node_list {
+        sn.ip = None;
+    }
+    let plan = p.check(PLAN).unwrap();
+    let job = job("examples/allreduce-32.job.toml");
+    let bound = bound(&plan);
+    let master = |view: &ClusterView| -> (String, String) {
+        let sub = submit::prepare(&plan, &bound, &job, view).unwrap();
+        let env = &sub.manifests.workload["spec"]["template"]["spec"]["containers"][0]["env"];
+        let addr = env
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "MASTER_ADDR")
+            .unwrap()["value"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Rank 0's Node: the first row of the rank table.
+        let ranks = config_file(&sub, "ranks.csv");
+        let header: Vec<&str> = ranks.lines().next().unwrap().split(',').collect();
+        let at = header.iter().position(|h| *h == "node").unwrap();
+        let node = ranks.lines().nth(1).unwrap().split(',').nth(at).unwrap();
+        (addr, node.to_string())
+    };
+    let offline = ClusterView::all_free(&bound);
+    let (addr, node) = master(&offline);
+    assert_eq!(addr, node, "offline: the Node name");
+    let mut live = offline.clone();
+    for (i, n) in live.nodes.iter_mut().enumerate() {
+        n.address = Some(format!("192.0.2.{}", i + 1));
+    }
+    let (addr, node) = master(&live);
+    let want = live.node(&node).unwrap().address.clone().unwrap();
+    assert_eq!(addr, want, "rank 0 on {node}");
 }

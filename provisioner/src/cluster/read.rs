@@ -58,6 +58,10 @@ pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<Clus
             Some(q) => count(q, || format!("Node {name}"), gpu_resource)?,
             None => 0,
         };
+        let address = status
+            .and_then(|s| s.addresses.as_ref())
+            .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
+            .map(|a| a.address.clone());
         view.insert(
             name.clone(),
             NodeState {
@@ -65,6 +69,7 @@ pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<Clus
                 ready,
                 unschedulable,
                 gpu_allocatable,
+                address,
                 pods: Vec::new(),
             },
         );
