@@ -508,7 +508,14 @@ impl<'a> Context<'a> {
                     (levels.alpha[1], 1.0 / levels.w[1]),
                     t2,
                 );
-                (t, 1)
+                // The paper has no γ; the schedule reduces the ring
+                // reduce-scatter's (g-1)/g of the buffer and accumulates
+                // the m gathered sets of ρ·d/g values.
+                let (gf, mf) = (gpus as f64, nodes as f64);
+                let shard_elements = ((nf / gf) / w).floor();
+                let selected = (self.params.density * shard_elements).ceil();
+                let reduced = (gf - 1.0) / gf * nf + mf * selected * w;
+                (t + g * reduced, 1)
             }
         })
     }

@@ -91,7 +91,12 @@
 //! HiTopKComm's eqs. 9 and 10 count 4 bytes per selected element (an FP32
 //! value); the closed form here ([`models::hitopk_sent`]) and the simulated
 //! schedule both count the element width `gradient_bytes` (4 FP32, 2 FP16)
-//! plus a 4-byte index per selected element, and d = bytes / width.
+//! plus a 4-byte index per selected element, and d = bytes / width; both
+//! charge γ for the reduce-scatter's reductions and the accumulation of
+//! the gathered values, which the paper's equations leave out (with the
+//! inter-node all-gather sprayed, so that no link is shared, the closed
+//! form and the simulation agree, test
+//! `hitopk_closed_form_follows_the_simulation_without_contention`).
 //!
 //! # Parameters from the plan
 //!

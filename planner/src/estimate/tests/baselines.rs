@@ -135,3 +135,33 @@ fn the_new_algorithms_refuse_what_they_cannot_run() {
     );
     assert!(matches!(e, Err(Error::Infeasible { .. })), "{e:?}");
 }
+
+/// Issue #19: HiTopKComm's closed form and its simulation agree in time,
+/// not only in bytes, for FP32 and FP16, where no link is shared (four
+/// ranks under each of four leaves, the inter-node all-gather sprayed
+/// over the spines).
+#[test]
+fn hitopk_closed_form_follows_the_simulation_without_contention() {
+    let plan = fat_tree_plan("tiers=2,sub-nodes=16,ports=8");
+    for w in [4u32, 2] {
+        let params = Params {
+            gradient_bytes: w,
+            ..no_hop_latency()
+        };
+        for size in [64u64 << 10, 16 << 20] {
+            for m in [Method::Event, Method::Fast] {
+                let options = Options {
+                    routing: crate::network::Policy::Spray,
+                    ..opts(m)
+                };
+                let e = estimate(&plan, Algorithm::HiTopK, None, size, &params, &options).unwrap();
+                assert!(
+                    (e.time_us / e.closed_form_us - 1.0).abs() < 1e-3,
+                    "w = {w}, {size} B, {m:?}: {} against {}",
+                    e.time_us,
+                    e.closed_form_us
+                );
+            }
+        }
+    }
+}
