@@ -149,6 +149,19 @@ algorithms! {
         in_order: true,
         colour: [214, 39, 40],
     },
+    /// One binary tree, pipelined, reduce then broadcast: C-Cube's
+    /// baseline (Fig. 5a, eq. 3-6).
+    PipelinedTree => Info {
+        name: "pipelined-tree",
+        description: "one binary tree, K chunks, the broadcast after the last chunk is reduced",
+        closed_form: "C-Cube eq. 3–6 (with γ), K at its whole-number optimum; the NIC carries two chunks a step (2β), one per tree edge with channels=pair",
+        runs: Runs::Anywhere,
+        ranks: None,
+        rank_schedule: None,
+        rank_table: Algorithm::Ring,
+        in_order: true,
+        colour: [188, 189, 34],
+    },
     /// NCCL's double binary tree, pipelined.
     DoubleTree => Info {
         name: "double-tree",
@@ -165,13 +178,26 @@ algorithms! {
     OverlappedTree => Info {
         name: "overlapped-tree",
         description: "one binary tree, broadcast of chunk c as soon as it is reduced",
-        closed_form: "C-Cube's overlapped step count `2 log P + K` with the NIC carrying three chunks a step",
+        closed_form: "C-Cube eq. 7's step count `2 log P + K`; a step moves one chunk per tree edge (βN, eq. 7) with channels=pair, three chunks through one NIC (3βN) otherwise",
         runs: Runs::Anywhere,
         ranks: None,
         rank_schedule: None,
         rank_table: Algorithm::Ring,
         in_order: true,
         colour: [140, 86, 75],
+    },
+    /// The C-Cube overlapped double tree (Fig. 6d): two mirrored trees,
+    /// each overlapped.
+    OverlappedDoubleTree => Info {
+        name: "overlapped-double-tree",
+        description: "two mirrored binary trees, half the message each, broadcast of chunk c as soon as it is reduced",
+        closed_form: "C-Cube eq. 7's step count `2 log P + K` on half the message per tree; βN/2 with channels=pair, 2βN through one NIC",
+        runs: Runs::Anywhere,
+        ranks: None,
+        rank_schedule: None,
+        rank_table: Algorithm::Ring,
+        in_order: true,
+        colour: [255, 187, 120],
     },
     /// The BlueConnect topology-aware decomposition.
     BlueConnect => Info {
@@ -197,6 +223,42 @@ algorithms! {
         in_order: false,
         colour: [127, 127, 127],
     },
+    /// Gloo's two-level allreduce (BlueConnect eq. 4).
+    TwoLevel => Info {
+        name: "two-level",
+        description: "under each switch a ring reduce-scatter and a gather to the master rank, an allreduce among the masters (halving-doubling for a power of two, ring otherwise), then a scatter and a ring all-gather",
+        closed_form: "BlueConnect eq. 4 (with γ), α per level",
+        runs: Runs::WholeSwitches,
+        ranks: None,
+        rank_schedule: None,
+        rank_table: Algorithm::Ring,
+        in_order: false,
+        colour: [174, 199, 232],
+    },
+    /// Top-k sparsified allreduce by one flat all-gather.
+    TopKAllGather => Info {
+        name: "topk-allgather",
+        description: "top-k selection of ρ of the elements on every rank, one all-gather of the value-index pairs over all ranks (recursive doubling, ring when not a power of two), accumulation",
+        closed_form: "the all-gather's α-β sum over ρ·d value-index pairs, plus selection and accumulation",
+        runs: Runs::Anywhere,
+        ranks: None,
+        rank_schedule: None,
+        rank_table: Algorithm::Ring,
+        in_order: false,
+        colour: [152, 223, 138],
+    },
+    /// A sharded parameter server, a server on every rank.
+    ParameterServer => Info {
+        name: "ps",
+        description: "sharded parameter server with a server on every rank: every rank pushes shard j to rank j, server j reduces, every rank pulls shard j back",
+        closed_form: "2α + 2·max((P-1)/P·Nβ, bytes leaving the switch / uplink share) + (P-1)/P·Nγ",
+        runs: Runs::Anywhere,
+        ranks: None,
+        rank_schedule: None,
+        rank_table: Algorithm::Ring,
+        in_order: false,
+        colour: [255, 152, 150],
+    },
     /// HiTopKComm, sparsified with density ρ.
     HiTopK => Info {
         name: "hitopk",
@@ -218,6 +280,19 @@ impl Algorithm {
     /// The name on the command line and in JSON.
     pub const fn as_str(self) -> &'static str {
         self.info().name
+    }
+
+    /// True for the pipelined trees, the algorithms that `channels=pair`
+    /// (C-Cube's channel per tree edge) applies to.
+    pub const fn is_tree(self) -> bool {
+        matches!(
+            self,
+            Algorithm::Tree
+                | Algorithm::PipelinedTree
+                | Algorithm::DoubleTree
+                | Algorithm::OverlappedTree
+                | Algorithm::OverlappedDoubleTree
+        )
     }
 
     /// True when the algorithm can run on a plan of this topology (HDRM's
@@ -369,7 +444,7 @@ mod tests {
         let e = Algorithm::parse("nccl", Command::Simulate).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "algorithm: `nccl` is not an algorithm; use ring, hd, hdrm, tree, double-tree, overlapped-tree, blueconnect, 2d, hitopk"
+            "algorithm: `nccl` is not an algorithm; use ring, hd, hdrm, tree, pipelined-tree, double-tree, overlapped-tree, overlapped-double-tree, blueconnect, 2d, two-level, topk-allgather, ps, hitopk"
         );
         assert_eq!(
             Algorithm::parse_list("ring, hd,ring").unwrap(),

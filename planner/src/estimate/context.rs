@@ -3,8 +3,8 @@
 //! allreduce, with the routes of its sends.
 
 use super::{
-    Algorithm, Estimate, Method, Options, Params, ScheduleStats, SendSchedule, StepSummary,
-    bandwidths, check_size, fast, models, params, schedules, sim,
+    Algorithm, Channels, Estimate, Method, Options, Params, ScheduleStats, SendSchedule,
+    StepSummary, bandwidths, check_size, fast, models, params, schedules, sim,
 };
 use crate::algorithm::RankSchedule;
 use crate::checked::CheckedPlan;
@@ -73,6 +73,15 @@ impl<'a> Context<'a> {
         ranks: Option<usize>,
         params: &Params,
     ) -> Result<Self> {
+        if params.channels == Channels::Pair && !algorithm.is_tree() {
+            return Err(Error::parameter(
+                "param",
+                format!(
+                    "channels=pair gives each tree edge a channel of its own (C-Cube's DGX-1); {} is not a tree: use channels=fabric, or tree, pipelined-tree, double-tree, overlapped-tree or overlapped-double-tree",
+                    algorithm.as_str()
+                ),
+            ));
+        }
         let table = rank_order(plan, algorithm.info().rank_table, ranks)?;
         let net = Network::new(plan, plan.source())?;
         let mut problems = Vec::new();
@@ -307,6 +316,67 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The closed form of a tree algorithm over `p` ranks, `nf` bytes:
+    /// the time and the chunk count K.
+    ///
+    /// Per step, with chunks of N/K bytes (N/2K per tree for the double
+    /// trees), a rank moves through its NIC (`channels=fabric`):
+    ///
+    /// | algorithm | steps | per step |
+    /// |---|---|---|
+    /// | `tree` (K = 1) | `2 log P` | MG-WFBP's row: 2β and 2γ |
+    /// | `pipelined-tree` | `2(h + K)` | reduce: two chunks in (2β) and their reduction (2γ); broadcast: two out (2β) |
+    /// | `double-tree` | `2(h + K)` | two half chunks each way (β), the reduction of two halves (γ) in the reduce phase |
+    /// | `overlapped-tree` | `2h + K` | one chunk up and two down (3β), two reduced (2γ) |
+    /// | `overlapped-double-tree` | `2h + K` | four half chunks out (2β), two halves reduced (γ) |
+    ///
+    /// With `channels=pair` every tree edge is a channel of its own (C-Cube's
+    /// DGX-1), so a step costs one chunk per channel: β for the single
+    /// trees (eq. 6 for `pipelined-tree`, eq. 7 for `overlapped-tree`),
+    /// β/2 for the double trees; the reduction is the same.
+    fn tree_closed_form(&self, p: usize, nf: f64, max_chunks: usize) -> Result<(f64, usize)> {
+        let g = self.params.gamma_us();
+        let b = self.beta0();
+        let pair = self.params.channels == Channels::Pair;
+        let trees = match self.algorithm {
+            Algorithm::DoubleTree | Algorithm::OverlappedDoubleTree => {
+                vec![schedules::btree(p), schedules::mirror_tree(p)]
+            }
+            _ => vec![schedules::btree(p)],
+        };
+        let a = if pair {
+            self.params.latency_us(0)
+        } else {
+            self.tree_alpha(&trees)
+        };
+        let mut h = 0u32;
+        for t in &trees {
+            let shape = schedules::shape(t)?;
+            h = h.max(shape.height[shape.root]);
+        }
+        let h = f64::from(h);
+        // (fixed steps, α per K-step unit, bytes term per K-step unit).
+        let (fixed, alpha, bytes) = match (self.algorithm, pair) {
+            (Algorithm::Tree, false) => {
+                return Ok((models::binary_tree(p, nf, a, 2.0 * b, 2.0 * g), 1));
+            }
+            (Algorithm::Tree, true) => return Ok((models::binary_tree(p, nf, a, b, 2.0 * g), 1)),
+            (Algorithm::PipelinedTree, false) => (h, 2.0 * a, 4.0 * b + 2.0 * g),
+            (Algorithm::PipelinedTree, true) => (h, 2.0 * a, 2.0 * b + 2.0 * g),
+            (Algorithm::DoubleTree, false) => (h, 2.0 * a, 2.0 * b + g),
+            (Algorithm::DoubleTree, true) => (h, 2.0 * a, b + g),
+            (Algorithm::OverlappedTree, false) => (2.0 * h, a, 3.0 * b + 2.0 * g),
+            (Algorithm::OverlappedTree, true) => (2.0 * h, a, b + 2.0 * g),
+            (Algorithm::OverlappedDoubleTree, false) => (2.0 * h, a, 2.0 * b + g),
+            (Algorithm::OverlappedDoubleTree, true) => (2.0 * h, a, b / 2.0 + g),
+            (other, _) => {
+                return Err(Error::Internal(format!("{} is not a tree", other.as_str())));
+            }
+        };
+        let best = models::pipeline(fixed, alpha, bytes * nf, max_chunks);
+        Ok((best.time_us, best.chunks))
+    }
+
     /// The closed-form time of `n` bytes and the chunk count of a
     /// pipelined tree.
     pub(super) fn closed_form(&self, n: u64) -> Result<(f64, usize)> {
@@ -354,24 +424,11 @@ impl<'a> Context<'a> {
                 }
                 (t, 1)
             }
-            Algorithm::Tree => {
-                let a = self.tree_alpha(&[schedules::btree(p)]);
-                (models::binary_tree(p, nf, a, 2.0 * b0, 2.0 * g), 1)
-            }
-            Algorithm::DoubleTree => {
-                let trees = [schedules::btree(p), schedules::mirror_tree(p)];
-                let a = self.tree_alpha(&trees);
-                let h = f64::from(schedules::shape(&trees[0])?.height[0]);
-                let best = models::pipeline(h, 2.0 * a, (2.0 * b0 + g) * nf, max_chunks);
-                (best.time_us, best.chunks)
-            }
-            Algorithm::OverlappedTree => {
-                let tree = schedules::btree(p);
-                let a = self.tree_alpha(std::slice::from_ref(&tree));
-                let h = f64::from(schedules::shape(&tree)?.height[0]);
-                let best = models::pipeline(2.0 * h, a, (3.0 * b0 + 2.0 * g) * nf, max_chunks);
-                (best.time_us, best.chunks)
-            }
+            Algorithm::Tree
+            | Algorithm::PipelinedTree
+            | Algorithm::DoubleTree
+            | Algorithm::OverlappedTree
+            | Algorithm::OverlappedDoubleTree => self.tree_closed_form(p, nf, max_chunks)?,
             Algorithm::BlueConnect | Algorithm::TwoD => {
                 let ring_only = self.algorithm == Algorithm::TwoD;
                 let levels = self.levels(!ring_only)?;
@@ -383,6 +440,57 @@ impl<'a> Context<'a> {
                     })
                     .collect();
                 (models::blueconnect(&lv, nf, g, ring_only), 1)
+            }
+            Algorithm::TwoLevel => {
+                let levels = self.levels(false)?;
+                let p0 = levels.groups[0][0].len();
+                let p1 = levels.groups.get(1).map_or(1, |l| l[0].len());
+                let alpha1 = levels.alpha.get(1).copied().unwrap_or(levels.alpha[0]);
+                // One master per switch: the masters' flows do not share
+                // an uplink, so they go at the slowest link's speed.
+                let t = models::two_level(p0, p1, nf, (levels.alpha[0], alpha1), self.w, self.w);
+                let reduce = |p: usize| g * (p as f64 - 1.0) / p as f64 * nf;
+                (t + reduce(p0) + reduce(p1), 1)
+            }
+            Algorithm::TopKAllGather => {
+                let w = self.params.gradient_bytes;
+                let k = schedules::topk_elements(n, self.params.density, w) as f64;
+                let wf = f64::from(w);
+                let m = k * (wf + models::INDEX_BYTES);
+                let steps: Vec<(f64, f64)> = if p.is_power_of_two() {
+                    (0..p.ilog2())
+                        .map(|s| {
+                            let d = p >> (s + 1);
+                            let pairs: Vec<(usize, usize)> = (0..p).map(|r| (r, r ^ d)).collect();
+                            let inside =
+                                pairs.iter().all(|&(a, b)| self.switch[a] == self.switch[b]);
+                            (
+                                self.alpha_of(pairs.into_iter()),
+                                if inside { b0 } else { b1 },
+                            )
+                        })
+                        .collect()
+                } else {
+                    vec![(self.alpha_of((0..p).map(|r| (r, (r + 1) % p))), b0)]
+                };
+                let t2 = self.params.topk_us() * nf;
+                let acc = g * wf * k * p as f64;
+                (models::topk_allgather(p, m, &steps, t2, acc), 1)
+            }
+            Algorithm::ParameterServer => {
+                let a = self.alpha_of((0..p).flat_map(|r| (0..p).map(move |j| (r, j))));
+                // The part of a rank's shards that leaves its switch, for
+                // the switch with the fewest ranks.
+                let mut on = vec![0usize; self.plan.switch_list.len()];
+                for &s in &self.switch {
+                    on[s as usize] += 1;
+                }
+                let fewest = on.iter().copied().filter(|&c| c > 0).min().unwrap_or(p);
+                let cross = (p - fewest) as f64 / p as f64 * nf;
+                (
+                    models::parameter_server(p, nf, a, b0, (cross, 1.0 / self.share), g),
+                    1,
+                )
             }
             Algorithm::HiTopK => {
                 let levels = self.levels(false)?;
@@ -400,7 +508,14 @@ impl<'a> Context<'a> {
                     (levels.alpha[1], 1.0 / levels.w[1]),
                     t2,
                 );
-                (t, 1)
+                // The paper has no γ; the schedule reduces the ring
+                // reduce-scatter's (g-1)/g of the buffer and accumulates
+                // the m gathered sets of ρ·d/g values.
+                let (gf, mf) = (gpus as f64, nodes as f64);
+                let shard_elements = ((nf / gf) / w).floor();
+                let selected = (self.params.density * shard_elements).ceil();
+                let reduced = (gf - 1.0) / gf * nf + mf * selected * w;
+                (t + g * reduced, 1)
             }
         })
     }
@@ -413,12 +528,15 @@ impl<'a> Context<'a> {
             Algorithm::Ring => schedules::ring(p, n, g),
             Algorithm::Hd | Algorithm::Hdrm => schedules::folded_halving_doubling(p, n, g),
             Algorithm::Tree => schedules::trees(p, vec![schedules::btree(p)], n, 1, false, g),
-            Algorithm::DoubleTree => schedules::trees(
+            Algorithm::PipelinedTree => {
+                schedules::trees(p, vec![schedules::btree(p)], n, chunks, false, g)
+            }
+            Algorithm::DoubleTree | Algorithm::OverlappedDoubleTree => schedules::trees(
                 p,
                 vec![schedules::btree(p), schedules::mirror_tree(p)],
                 n,
                 chunks,
-                false,
+                self.algorithm == Algorithm::OverlappedDoubleTree,
                 g,
             ),
             Algorithm::OverlappedTree => {
@@ -442,6 +560,23 @@ impl<'a> Context<'a> {
                     .collect();
                 schedules::hierarchical(p, &with_kind, n, g, true)
             }
+            Algorithm::TwoLevel => {
+                let levels = self.levels(false)?;
+                let masters = levels
+                    .groups
+                    .get(1)
+                    .map_or_else(|| vec![0], |l| l[0].clone());
+                schedules::two_level(p, &levels.groups[0], &masters, n, g)
+            }
+            Algorithm::TopKAllGather => schedules::topk_allgather(
+                p,
+                n,
+                self.params.density,
+                self.params.gradient_bytes,
+                g,
+                self.params.topk_us(),
+            ),
+            Algorithm::ParameterServer => schedules::parameter_server(p, n, g),
             Algorithm::HiTopK => {
                 let levels = self.levels(false)?;
                 schedules::hitopk(
@@ -504,13 +639,14 @@ impl<'a> Context<'a> {
                     times.push(*t);
                     continue;
                 }
+                let caps = routes.caps();
                 let (t, flows) = match options.method {
                     Method::Fast => {
-                        let o = fast::run(&sched, &self.caps, &mut routes, false)?;
+                        let o = fast::run(&sched, &caps, &mut routes, false)?;
                         (o.time_us, o.max_link_flows)
                     }
                     _ => {
-                        let o = sim::run(&sched, &self.caps, &mut routes, self.params.eager_bytes)?;
+                        let o = sim::run(&sched, &caps, &mut routes, self.params.eager_bytes)?;
                         (o.time_us, o.max_link_flows)
                     }
                 };
@@ -550,6 +686,10 @@ pub(super) struct PlanRoutes<'c> {
     sched: &'c SendSchedule,
     seed: u64,
     policy: Policy,
+    /// With `channels=pair`: the schedule's (tree, sender, receiver)
+    /// channels, sorted; channel j is link `base + j`.
+    channels: Vec<(u32, u32, u32)>,
+    base: usize,
     /// Per source rank: (destination rank, first path in `pool`, paths).
     cache: Vec<Vec<(u32, u32, u32)>>,
     pool: Vec<FlowRoute>,
@@ -563,11 +703,23 @@ impl<'c> PlanRoutes<'c> {
         seed: u64,
         policy: Policy,
     ) -> Self {
+        let channels = if ctx.params.channels == Channels::Pair {
+            let mut c: Vec<(u32, u32, u32)> = (0..sched.len())
+                .map(|i| (sched.tree_of(i), sched.src[i], sched.dst[i]))
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        } else {
+            Vec::new()
+        };
         Self {
             ctx,
             sched,
             seed,
             policy,
+            channels,
+            base: ctx.caps.len(),
             cache: vec![Vec::new(); sched.ranks()],
             pool: Vec::new(),
             scratch: Vec::new(),
@@ -628,14 +780,48 @@ impl<'c> PlanRoutes<'c> {
     }
 }
 
+impl<'c> PlanRoutes<'c> {
+    /// The link capacities the routes index: the plan's links, then with
+    /// `channels=pair` one channel per (tree, sender, receiver) at the
+    /// ranks' link speed.
+    pub(super) fn caps(&self) -> std::borrow::Cow<'c, [f64]> {
+        if self.channels.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.ctx.caps);
+        }
+        let mut caps = self.ctx.caps.clone();
+        caps.resize(self.base + self.channels.len(), self.ctx.w);
+        std::borrow::Cow::Owned(caps)
+    }
+
+    /// The channel of send `i` under `channels=pair`.
+    fn channel(&self, i: usize) -> Option<FlowRoute> {
+        let key = (self.sched.tree_of(i), self.sched.src[i], self.sched.dst[i]);
+        let j = self.channels.binary_search(&key).ok()?;
+        let mut out = FlowRoute {
+            latency: self.ctx.params.latency_us(0),
+            len: 1,
+            ..FlowRoute::default()
+        };
+        out.links[0] = (self.base + j) as u32;
+        Some(out)
+    }
+}
+
 impl Routes for PlanRoutes<'_> {
     fn route(&mut self, i: usize) -> Result<FlowRoute> {
+        if let Some(r) = self.channel(i) {
+            return Ok(r);
+        }
         let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
         let (first, _) = self.lookup(s, d)?;
         Ok(self.pool[first as usize])
     }
 
     fn paths(&mut self, i: usize, out: &mut Vec<FlowRoute>) -> Result<()> {
+        if let Some(r) = self.channel(i) {
+            out.push(r);
+            return Ok(());
+        }
         let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
         let (first, count) = self.lookup(s, d)?;
         out.extend_from_slice(&self.pool[first as usize..(first + count) as usize]);
@@ -683,12 +869,30 @@ pub fn steps(
     seed: u64,
     routing: Policy,
 ) -> Result<Vec<StepSummary>> {
+    Ok(steps_and_turnaround(plan, algorithm, ranks, size_bytes, params, seed, routing)?.0)
+}
+
+/// [`steps`], and for the trees the gradient turnaround of their chunks
+/// on that step-synchronous timeline ([`SendSchedule::turnaround`]).
+pub fn steps_and_turnaround(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    size_bytes: u64,
+    params: &Params,
+    seed: u64,
+    routing: Policy,
+) -> Result<(Vec<StepSummary>, Option<schedules::Turnaround>)> {
     check_size(size_bytes)?;
     let ctx = Context::new(plan, algorithm, ranks, params)?;
     let (_, chunks) = ctx.closed_form(size_bytes)?;
     let sched = ctx.schedule(size_bytes, chunks)?;
     let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
-    Ok(fast::run(&sched, &ctx.caps, &mut routes, true)?.steps)
+    let caps = routes.caps();
+    let steps = fast::run(&sched, &caps, &mut routes, true)?.steps;
+    let times: Vec<f64> = steps.iter().map(|s| s.time_us).collect();
+    let turnaround = sched.turnaround(&times);
+    Ok((steps, turnaround))
 }
 
 /// The send-level schedule of an algorithm on a plan (for callers that

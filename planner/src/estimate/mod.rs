@@ -19,7 +19,9 @@
 //!
 //! The algorithms, what each simulates, its closed form and where it runs
 //! are the table of [`crate::algorithm`] (`ring`, `hd`, `hdrm`, `tree`,
-//! `double-tree`, `overlapped-tree`, `blueconnect`, `2d`, `hitopk`);
+//! `pipelined-tree`, `double-tree`, `overlapped-tree`,
+//! `overlapped-double-tree`, `blueconnect`, `2d`, `two-level`,
+//! `topk-allgather`, `ps`, `hitopk`);
 //! [`context`] holds the closed form and the send schedule of each.
 //!
 //! Every algorithm is simulated at flow level: each has a send-level
@@ -48,22 +50,53 @@
 //! no path between GPUs but the NICs, so "intra-node" of the hierarchical
 //! papers is "under one switch" here, at the NIC's speed.
 //!
-//! # Trees on one NIC per rank
+//! # Trees on one NIC per rank, or a channel per tree edge
 //!
-//! The tree papers give every tree edge its own channel (C-Cube's DGX-1);
-//! here each rank has one NIC, so the closed forms charge what goes through
-//! it in a step: a binary tree's inner rank receives from, and sends to,
-//! two children (MG-WFBP's row with 2β and 2γ); in a double tree a rank is
-//! an inner node of one tree and a leaf of the other, so it moves two
+//! The tree papers give every tree edge its own channel (C-Cube's DGX-1,
+//! whose NVLinks join the GPUs pairwise). By default
+//! (`--param channels=fabric`) each rank has one NIC, so the closed forms
+//! charge what goes through it in a step: a binary tree's inner rank
+//! receives from, and sends to, two children (MG-WFBP's row with 2β and
+//! 2γ; `pipelined-tree` is that tree in K chunks); in a double tree a rank
+//! is an inner node of one tree and a leaf of the other, so it moves two
 //! half-size chunks each way per step, which is C-Cube eq. 3–6 with the
 //! NIC's β; the overlapped tree sends a chunk up and two down at once (3β
-//! per step, and 2γ for the two children it reduces). The chunk count K
-//! is the whole number that minimises the step-count form of each
+//! per step, and 2γ for the two children it reduces), where C-Cube eq. 7
+//! has β; the overlapped double tree four half chunks (2β). With
+//! `--param channels=pair` (trees only) every (tree, sender, receiver) has
+//! a channel of its own at the ranks' link speed with no switch on it, so
+//! a step moves one chunk per edge: eq. 6 (2βN) for `pipelined-tree`,
+//! eq. 7 (βN) for `overlapped-tree`, and half of each for the double
+//! trees; the simulation routes each send over its own channel
+//! (`Context::tree_closed_form` has the table). The chunk count K is the
+//! whole number that minimises the step-count form of each
 //! ([`models::pipeline`]), and the simulated schedule uses the same K.
+//! `simulate --steps` reports the trees' gradient turnaround (C-Cube
+//! III-C: a chunk's reduction start to its broadcast at every rank; first,
+//! mean and max over the chunks) on the step-synchronous timeline
+//! ([`SendSchedule::turnaround`]).
+//!
+//! # Baselines
+//!
+//! `two-level` is Gloo's and Horovod's hierarchical allreduce as
+//! BlueConnect eq. 4 models it (reduce to a master under each switch,
+//! allreduce among the masters, broadcast back), with the reduce as a ring
+//! reduce-scatter and a binomial gather (`T_r + T_c`) and the broadcast as
+//! a binomial scatter and a ring all-gather. `topk-allgather` is the flat
+//! sparse allreduce HiTopKComm is measured against: every rank's ρ·d
+//! largest elements, as value-index pairs, all-gathered over every rank.
+//! `ps` is a sharded parameter server with a server on every rank (push
+//! every shard to its server, reduce, pull it back), whose all-to-all
+//! sends share each NIC (P - 1 flows) and the switch uplinks.
 //! HiTopKComm's eqs. 9 and 10 count 4 bytes per selected element (an FP32
 //! value); the closed form here ([`models::hitopk_sent`]) and the simulated
 //! schedule both count the element width `gradient_bytes` (4 FP32, 2 FP16)
-//! plus a 4-byte index per selected element, and d = bytes / width.
+//! plus a 4-byte index per selected element, and d = bytes / width; both
+//! charge γ for the reduce-scatter's reductions and the accumulation of
+//! the gathered values, which the paper's equations leave out (with the
+//! inter-node all-gather sprayed, so that no link is shared, the closed
+//! form and the simulation agree, test
+//! `hitopk_closed_form_follows_the_simulation_without_contention`).
 //!
 //! # Parameters from the plan
 //!
@@ -110,7 +143,11 @@
 //! overlapped tree has 410 chunks and 838,860 sends whose flows share
 //! every NIC, so most events water-fill a component of hundreds of flows
 //! (2.6 s on a fat-tree, 4.9 s on a BiGraph, against 0.09 s
-//! step-synchronous).
+//! step-synchronous). `ps` posts every send of a phase at once: at 1,024
+//! ranks, 2,095,104 sends whose flows share each NIC 1,023 ways; `ps`,
+//! `topk-allgather` and `two-level` at 256 KiB on a 16x64 BiGraph took 93
+//! s together event-driven in a debug build on the shared, loaded machine
+//! (not measured in release).
 
 mod context;
 pub mod fast;
@@ -130,10 +167,10 @@ use serde::{Serialize, Serializer};
 use crate::error::{Error, Result};
 use crate::plan::Topology;
 
-pub use context::{estimate, estimates, send_schedule, steps};
+pub use context::{estimate, estimates, send_schedule, steps, steps_and_turnaround};
 pub use fast::StepSummary;
-pub use params::{PARAMS, ParamDoc, Params};
-pub use schedules::{SendSchedule, StepInfo, StepPhase};
+pub use params::{Channels, PARAMS, ParamDoc, Params};
+pub use schedules::{SendSchedule, StepInfo, StepPhase, Turnaround};
 pub use sizes::{SIZE_UNITS, format_size, parse_byte_count, parse_nodes, parse_size, parse_sizes};
 pub use sweep::{ScaleSpec, scale_plans, scale_sweep, size_sweep};
 

@@ -12,7 +12,9 @@
 //! | [`fold`] | the non-power-of-two case of Rabenseifner's algorithm (Thakur, Rabenseifner and Gropp 2005) |
 //! | [`t_rc`] | BlueConnect eq. 1 |
 //! | [`ring_one_level`] | BlueConnect eq. 3 |
-//! | [`two_level`] | BlueConnect eq. 4 (the hierarchical two-level scheme) |
+//! | [`two_level`] | BlueConnect eq. 4 (the hierarchical two-level scheme, Gloo's) |
+//! | [`topk_allgather`] | the flat top-k all-gather (recursive doubling or ring over value-index pairs) |
+//! | [`parameter_server`] | a sharded parameter server, push then pull, a server on every rank |
 //! | [`blueconnect`] | BlueConnect eq. 6–7 |
 //! | [`pipelined_tree`], [`tree_optimal_chunks`], [`tree_optimal`] | C-Cube eq. 3–6 |
 //! | [`overlapped_tree_eq7`] | C-Cube eq. 7 |
@@ -118,16 +120,72 @@ pub fn ring_one_level(p: usize, n: f64, alpha: f64, w_min: f64) -> f64 {
 
 /// BlueConnect eq. 4, the two-level scheme (reduce to a master learner
 /// per node, allreduce among the masters, broadcast):
-/// `2T_c(p0, N, α, w0) + 2T_r(p0, N, α, w0) + 2T_r/c(p1, N, α, min W)`.
-pub fn two_level(p0: usize, p1: usize, n: f64, alpha: f64, w0: f64, w_min: f64) -> f64 {
+/// `2T_c(p0, N, α, w0) + 2T_r(p0, N, α, w0) + 2T_r/c(p1, N, α, min W)`,
+/// with the latency `alpha0` inside a node and `alpha1` between the
+/// masters (eq. 4 has one α; with `alpha0 = alpha1` it is eq. 4).
+pub fn two_level(
+    p0: usize,
+    p1: usize,
+    n: f64,
+    (alpha0, alpha1): (f64, f64),
+    w0: f64,
+    w_min: f64,
+) -> f64 {
     let t_c = |p: usize| {
         if p <= 1 {
             0.0
         } else {
-            lg(p) * alpha + (p as f64 - 1.0) / p as f64 * n / w0
+            lg(p) * alpha0 + (p as f64 - 1.0) / p as f64 * n / w0
         }
     };
-    2.0 * t_c(p0) + 2.0 * t_r(p0, n, alpha, w0) + 2.0 * t_rc(p1, n, alpha, w_min)
+    2.0 * t_c(p0) + 2.0 * t_r(p0, n, alpha0, w0) + 2.0 * t_rc(p1, n, alpha1, w_min)
+}
+
+/// A flat top-k all-gather over `p` ranks: the selection `t2`, an
+/// all-gather of `m` bytes a rank (`k` value-index pairs) whose step s
+/// (from 0) moves `2^s m` bytes at `steps[s] = (α, β)` (recursive
+/// doubling, `log2 p` steps; the distances from p/2 down, as
+/// halving-doubling's all-gather), or a ring of `p - 1` steps of `m` bytes
+/// when `steps` has one entry and p is not a power of two; then `gamma_acc`
+/// to accumulate the `p·k` values.
+pub fn topk_allgather(p: usize, m: f64, steps: &[(f64, f64)], t2: f64, gamma_acc: f64) -> f64 {
+    if p <= 1 {
+        return 0.0;
+    }
+    let gather: f64 = if p.is_power_of_two() {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(s, &(a, b))| a + 2f64.powi(s as i32) * m * b)
+            .sum()
+    } else {
+        let (a, b) = steps.first().copied().unwrap_or((0.0, 0.0));
+        (p as f64 - 1.0) * (a + m * b)
+    };
+    t2 + gather + gamma_acc
+}
+
+/// A sharded parameter server with a server on every rank: every rank
+/// pushes `(p - 1)/p · n` bytes (a shard to each other rank) and pulls the
+/// same back, each phase at the slower of the NIC (`beta`) and the rank's
+/// share of its switch's uplinks for the part that leaves the switch
+/// (`cross_bytes · beta_up`), and each server reduces `p - 1` shards:
+/// `2α + 2 max((p-1)/p n β, cross β_up) + (p-1)/p n γ`.
+pub fn parameter_server(
+    p: usize,
+    n: f64,
+    alpha: f64,
+    beta: f64,
+    (cross_bytes, beta_up): (f64, f64),
+    gamma: f64,
+) -> f64 {
+    if p <= 1 {
+        return 0.0;
+    }
+    let pf = p as f64;
+    let per_rank = (pf - 1.0) / pf * n;
+    let phase = (per_rank * beta).max(cross_bytes * beta_up);
+    2.0 * alpha + 2.0 * phase + per_rank * gamma
 }
 
 /// One level of a topology-aware decomposition: `p` ranks per group, the

@@ -15,6 +15,7 @@
 //! | `topk_ns_per_byte` | 0.05 | HiTopKComm top-k selection time per byte of a GPU's shard, ns |
 //! | `gradient_bytes` | 4 | bytes per gradient element: 4 for FP32, 2 for FP16 or BF16 (HiTopKComm counts elements as bytes / this) |
 //! | `eager_bytes` | 12288 | sends below this many bytes go at once (eager); larger ones wait for the receiver (rendezvous); `all`: every send eager |
+//! | `channels` | fabric | `fabric`: every send crosses the plan's links (one NIC per rank); `pair`: the trees' sends each take a channel of their own between the two ranks (C-Cube's DGX-1) |
 //!
 //! A message between two sub-nodes whose route crosses h switches pays
 //! `nic_us + h * alpha_us` before its bytes arrive. The two latency
@@ -43,6 +44,27 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// What the sends of a tree cross (`--param channels`).
+///
+/// C-Cube's eq. 7 (βN for the overlapped tree) holds on its DGX-1, where
+/// every edge of the tree is an NVLink of its own, used in both directions
+/// at once (Observation #2); its second tree takes detour routes over the
+/// other NVLinks (Fig. 6d, 10). On a fabric where a rank has one NIC, an
+/// inner node of the overlapped tree sends one chunk up and two down
+/// through that NIC in every step (3βN), and the double tree shares the
+/// NIC between its two trees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channels {
+    /// Every send crosses the plan's links: one NIC per rank.
+    #[default]
+    Fabric,
+    /// Every ordered pair of ranks that a tree joins has a channel of its
+    /// own at the ranks' link speed, with no switch on it (DGX-1's NVLinks
+    /// as C-Cube maps its trees on them).
+    Pair,
+}
+
 /// The cost parameters (see the module documentation for the defaults and
 /// where they come from).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +88,8 @@ pub struct Params {
     /// Sends of fewer bytes go at once (eager); larger ones wait for their
     /// receiver (rendezvous). `u64::MAX`: every send eager.
     pub eager_bytes: u64,
+    /// What the trees' sends cross.
+    pub channels: Channels,
 }
 
 impl Default for Params {
@@ -79,6 +103,7 @@ impl Default for Params {
             topk_ns_per_byte: 0.05,
             gradient_bytes: 4,
             eager_bytes: DEFAULT_EAGER_BYTES,
+            channels: Channels::Fabric,
         }
     }
 }
@@ -98,7 +123,7 @@ pub struct ParamDoc {
 pub const DEFAULT_EAGER_BYTES: u64 = 12 * 1024;
 
 /// Every parameter, in the order of the module documentation.
-pub const PARAMS: [ParamDoc; 8] = [
+pub const PARAMS: [ParamDoc; 9] = [
     ParamDoc {
         name: "alpha_us",
         default: "1.0",
@@ -138,6 +163,11 @@ pub const PARAMS: [ParamDoc; 8] = [
         name: "eager_bytes",
         default: "12288",
         meaning: "sends below this size go at once, larger ones wait for the receiver (rendezvous; Open MPI's openib eager limit); a size (B; KB, MB, GB = 10^3, 10^6, 10^9 bytes; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes), or `all` for every send eager",
+    },
+    ParamDoc {
+        name: "channels",
+        default: "fabric",
+        meaning: "`fabric`: sends cross the plan's links (one NIC per rank); `pair`: each tree edge is a channel of its own at the ranks' link speed, no switch (C-Cube's DGX-1 NVLinks; trees only)",
     },
 ];
 
@@ -193,6 +223,13 @@ impl Params {
                     self.eager_bytes = super::sizes::parse_byte_count(value)
                         .map_err(|_| bad("the value is not a size (e.g. 12288, 64KiB) or `all`"))?;
                 }
+            }
+            "channels" => {
+                self.channels = match value.to_ascii_lowercase().as_str() {
+                    "fabric" => Channels::Fabric,
+                    "pair" => Channels::Pair,
+                    _ => return Err(bad("use `fabric` or `pair`")),
+                };
             }
             "density" => {
                 let v = number()?;

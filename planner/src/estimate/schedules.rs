@@ -82,6 +82,14 @@ pub enum StepPhase {
     ReduceBroadcast,
     /// The core ranks send the reduced buffer back to their extra partners.
     Unfold,
+    /// Shards gathered to a master rank (binomial tree).
+    Gather,
+    /// Shards scattered from a master rank (binomial tree).
+    Scatter,
+    /// Workers push their gradient shards to the parameter servers.
+    Push,
+    /// Workers pull the reduced shards back from the servers.
+    Pull,
 }
 
 impl StepPhase {
@@ -95,6 +103,10 @@ impl StepPhase {
             StepPhase::ReduceBroadcast => "reduce+broadcast",
             StepPhase::Fold => "fold",
             StepPhase::Unfold => "unfold",
+            StepPhase::Gather => "gather",
+            StepPhase::Scatter => "scatter",
+            StepPhase::Push => "push",
+            StepPhase::Pull => "pull",
         }
     }
 }
@@ -130,7 +142,26 @@ pub struct SendSchedule {
     pub(crate) tail_us: Vec<f64>,
     /// The last send each rank receives, or `NONE`.
     pub(crate) final_recv: Vec<u32>,
+    /// Per send of a tree schedule, `tree * K + c` for chunk c of the
+    /// tree's K; empty for the other schedules.
+    pub(crate) chunk: Vec<u32>,
     chunks: usize,
+}
+
+/// Gradient turnaround of a pipelined tree: for each chunk, the time from
+/// the start of its first reduction send to the end of its last broadcast
+/// send, when every rank has it (C-Cube III-C defines it for the first
+/// chunk). Measured on the step-synchronous timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Turnaround {
+    /// Chunks, over every tree.
+    pub chunks: usize,
+    /// The first chunk of the first tree (C-Cube's gradient turnaround), µs.
+    pub first_us: f64,
+    /// Mean over the chunks, µs.
+    pub mean_us: f64,
+    /// The slowest chunk, µs.
+    pub max_us: f64,
 }
 
 impl SendSchedule {
@@ -177,6 +208,46 @@ impl SendSchedule {
     /// Bytes sent in all, by every rank together.
     pub fn total_bytes(&self) -> u64 {
         self.bytes.iter().sum()
+    }
+
+    /// The tree that send `i` belongs to (0 outside tree schedules).
+    pub fn tree_of(&self, i: usize) -> u32 {
+        self.chunk
+            .get(i)
+            .map_or(0, |&c| c / self.chunks.max(1) as u32)
+    }
+
+    /// The gradient turnaround of a tree schedule from the time of every
+    /// step (`step_us[s]`, as the step-synchronous mode gives them), or
+    /// `None` for a schedule without chunks.
+    pub fn turnaround(&self, step_us: &[f64]) -> Option<Turnaround> {
+        if self.chunk.is_empty() {
+            return None;
+        }
+        let count = self.chunk.iter().max().map_or(0, |&c| c as usize + 1);
+        let mut span = vec![(u32::MAX, 0u32); count];
+        for (&c, &st) in self.chunk.iter().zip(&self.step) {
+            let e = &mut span[c as usize];
+            *e = (e.0.min(st), e.1.max(st));
+        }
+        let mut start = Vec::with_capacity(step_us.len() + 1);
+        start.push(0.0);
+        for &t in step_us {
+            start.push(start.last().copied().unwrap_or(0.0) + t);
+        }
+        let at = |s: usize| start[s.min(start.len() - 1)];
+        let times: Vec<f64> = span
+            .iter()
+            .filter(|e| e.0 != u32::MAX)
+            .map(|&(lo, hi)| at(hi as usize + 1) - at(lo as usize))
+            .collect();
+        let first = *times.first()?;
+        Some(Turnaround {
+            chunks: times.len(),
+            first_us: first,
+            mean_us: times.iter().sum::<f64>() / times.len() as f64,
+            max_us: times.iter().copied().fold(0.0, f64::max),
+        })
     }
 
     /// Bytes that rank `r` sends.
@@ -655,8 +726,7 @@ pub(crate) fn hitopk(
     gamma_us: f64,
     topk_us: f64,
 ) -> Result<SendSchedule> {
-    let w = u64::from(element_bytes.max(1));
-    let pair = w + super::models::INDEX_BYTES as u64;
+    let (w, pair) = element_and_pair_bytes(element_bytes);
     let kind = |groups: &[Vec<u32>]| {
         if groups.first().is_some_and(|g| g.len().is_power_of_two()) {
             Kind::HalvingDoubling
@@ -694,6 +764,164 @@ pub(crate) fn hitopk(
         b.held[r] = (elements * pair).min(shard);
     }
     b.phase(kind(rows), rows, false, Some(0))?;
+    b.finish()
+}
+
+/// Gloo's two-level allreduce (BlueConnect eq. 4): in every group (the
+/// ranks under one switch, `groups`, the first of each its master) a ring
+/// reduce-scatter and a binomial gather of the shards to the master (the
+/// reduce, `T_r + T_c`); an allreduce among the masters (`masters`),
+/// halving-doubling when their count is a power of two and ring otherwise;
+/// then a binomial scatter from the master and a ring all-gather in every
+/// group (the broadcast, `T_c + T_r`).
+pub(crate) fn two_level(
+    p: usize,
+    groups: &[Vec<u32>],
+    masters: &[u32],
+    n: u64,
+    gamma_us: f64,
+) -> Result<SendSchedule> {
+    let g = groups.first().map_or(1, Vec::len).max(1);
+    let m = masters.len().max(1);
+    check_sends(p, 4 * p as u128 * g as u128 + 2 * m as u128 * m as u128)?;
+    let mut b = Builder::new(p, gamma_us)?;
+    b.held.fill(n);
+    b.ring_phase(groups, true, Some(0))?;
+    // Position i owns chunk (i + 1) mod g of `split(n, g)` after the
+    // reduce-scatter.
+    let sizes = split(n, g);
+    let owned = |i: usize| sizes[(i + 1) % g];
+    let rounds = g.next_power_of_two().trailing_zeros() as usize;
+    // Gather: in round k, position i with i mod 2^(k+1) = 2^k sends the
+    // shards of positions i..i + 2^k to i - 2^k.
+    for k in 0..rounds {
+        let d = 1usize << k;
+        let step = b.step(b.s.steps.len(), StepPhase::Gather, Some(0));
+        let mut ids = Vec::new();
+        for group in groups {
+            for i in (d..g).step_by(2 * d) {
+                let bytes: u64 = (i..(i + d).min(g)).map(owned).sum();
+                ids.push(b.program_send(group[i], group[i - d], bytes, step));
+            }
+        }
+        for id in ids {
+            b.deliver(id, false);
+        }
+    }
+    let kind = if m.is_power_of_two() {
+        Kind::HalvingDoubling
+    } else {
+        Kind::Ring
+    };
+    let top = vec![masters.to_vec()];
+    for &r in masters {
+        b.held[r as usize] = n;
+    }
+    b.phase(kind, &top, true, Some(1))?;
+    b.phase(kind, &top, false, Some(1))?;
+    // Scatter: the gather's rounds backwards.
+    for k in (0..rounds).rev() {
+        let d = 1usize << k;
+        let step = b.step(b.s.steps.len(), StepPhase::Scatter, Some(0));
+        let mut ids = Vec::new();
+        for group in groups {
+            for i in (d..g).step_by(2 * d) {
+                let bytes: u64 = (i..(i + d).min(g)).map(owned).sum();
+                ids.push(b.program_send(group[i - d], group[i], bytes, step));
+            }
+        }
+        for id in ids {
+            b.deliver(id, false);
+        }
+    }
+    for group in groups {
+        for (i, &r) in group.iter().enumerate() {
+            b.held[r as usize] = owned(i);
+        }
+    }
+    b.ring_phase(groups, false, Some(0))?;
+    b.finish()
+}
+
+/// Top-k sparse allreduce by one flat all-gather (the baseline HiTopKComm
+/// improves on): every rank selects `k = ⌈ρ·n/w⌉` of its `n/w` elements of
+/// `w` bytes (the top-k selection costs `topk_us` a byte of the whole
+/// buffer), all-gathers them as value-index pairs (`w + 4` bytes each),
+/// by recursive doubling when `p` is a power of two and ring otherwise,
+/// and accumulates the `p·k` pairs (γ per value byte).
+pub(crate) fn topk_allgather(
+    p: usize,
+    n: u64,
+    density: f64,
+    element_bytes: u32,
+    gamma_us: f64,
+    topk_us: f64,
+) -> Result<SendSchedule> {
+    let (w, pair) = element_and_pair_bytes(element_bytes);
+    check_sends(p, p as u128 * p as u128)?;
+    let mut b = Builder::new(p, gamma_us)?;
+    let k = topk_elements(n, density, element_bytes);
+    for r in 0..p {
+        b.pending_us[r] += topk_us * n as f64;
+        b.held[r] = pair * k;
+    }
+    let kind = if p.is_power_of_two() {
+        Kind::HalvingDoubling
+    } else {
+        Kind::Ring
+    };
+    b.phase(kind, &[(0..p as u32).collect()], false, None)?;
+    for r in 0..p {
+        b.pending_us[r] += gamma_us * (w * k * p as u64) as f64;
+    }
+    b.finish()
+}
+
+/// The bytes of a gradient element of `element_bytes` (at least 1), and
+/// of a selected element sent with its index.
+fn element_and_pair_bytes(element_bytes: u32) -> (u64, u64) {
+    let w = u64::from(element_bytes.max(1));
+    (w, w + super::models::INDEX_BYTES as u64)
+}
+
+/// The elements a top-k selection keeps of `n` bytes of `element_bytes`
+/// wide elements at density ρ: `⌈ρ·n/w⌉`.
+pub(crate) fn topk_elements(n: u64, density: f64, element_bytes: u32) -> u64 {
+    (density * (n / u64::from(element_bytes.max(1))) as f64).ceil() as u64
+}
+
+/// A sharded parameter server with a server on every rank (colocated, as
+/// BytePS and ps-lite run one server per worker machine): rank j holds
+/// shard j of `split(n, p)`. Every rank pushes shard j to rank j, all at
+/// once; server j reduces the p - 1 pushes it receives (γ a byte) and then
+/// every worker pulls its copy of shard j, all at once.
+pub(crate) fn parameter_server(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
+    check_sends(p, 2 * p as u128 * p as u128)?;
+    let mut b = Builder::new(p, gamma_us)?;
+    if p == 1 {
+        return b.finish();
+    }
+    let shards = split(n, p);
+    let push = b.step(0, StepPhase::Push, None);
+    let mut into: Vec<Vec<u32>> = vec![Vec::with_capacity(p - 1); p];
+    for r in 0..p {
+        for (j, incoming) in into.iter_mut().enumerate() {
+            if j != r {
+                incoming.push(b.push(r as u32, j as u32, shards[j], push, &[], 0.0));
+            }
+        }
+    }
+    let pull = b.step(1, StepPhase::Pull, None);
+    let mut last = vec![NONE; p];
+    for (j, incoming) in into.iter().enumerate() {
+        let reduce = gamma_us * ((p - 1) as u64 * shards[j]) as f64;
+        for (r, slot) in last.iter_mut().enumerate() {
+            if r != j {
+                *slot = b.push(j as u32, r as u32, shards[j], pull, incoming, reduce);
+            }
+        }
+    }
+    b.last_recv = last;
     b.finish()
 }
 
@@ -821,7 +1049,7 @@ pub(crate) fn trees(
         });
     }
     // Reductions: chunk by chunk, children (lower height) first.
-    for job in &mut jobs {
+    for (t, job) in jobs.iter_mut().enumerate() {
         let mut by_height: Vec<u32> = (0..p as u32)
             .filter(|&v| job.parent[v as usize] != NONE)
             .collect();
@@ -840,11 +1068,12 @@ pub(crate) fn trees(
                 let step = b.step(job.shape.height[vi] as usize + c, StepPhase::Reduce, None);
                 let delay = gamma_us * kids * job.chunks[c] as f64;
                 job.up[vi * k + c] = b.push(v, job.parent[vi], job.chunks[c], step, &deps, delay);
+                b.s.chunk.push((t * k + c) as u32);
             }
         }
     }
     // Broadcasts: chunk by chunk, parents (lower depth) first.
-    for job in &jobs {
+    for (t, job) in jobs.iter().enumerate() {
         let root = job.shape.root;
         let h = job.shape.height[root] as usize;
         let base = if overlap { h } else { h + k - 1 };
@@ -867,7 +1096,16 @@ pub(crate) fn trees(
                     if !overlap && c == 0 {
                         deps.extend(kids.iter().map(|&u| job.up[u as usize * k + k - 1]));
                     }
-                    delay = gamma_us * kids.len() as f64 * job.chunks[c] as f64;
+                    // The root reduces chunk c from its children before
+                    // it goes down. Without overlap it reduced every chunk
+                    // as it arrived during the reduction, so only the last
+                    // one delays the first broadcast.
+                    let reduced = match (overlap, c) {
+                        (true, _) => job.chunks[c],
+                        (false, 0) => job.chunks[k - 1],
+                        (false, _) => 0,
+                    };
+                    delay = gamma_us * kids.len() as f64 * reduced as f64;
                 } else {
                     deps.push(recv[vi]);
                 }
@@ -881,6 +1119,7 @@ pub(crate) fn trees(
                     let mut d = deps.clone();
                     d.push(prev_down[slot]);
                     let id = b.push(v, u, job.chunks[c], step, &d, delay);
+                    b.s.chunk.push((t * k + c) as u32);
                     prev_down[slot] = id;
                     recv[u as usize] = id;
                 }

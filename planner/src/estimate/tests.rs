@@ -43,6 +43,8 @@ fn no_hop_latency() -> Params {
     }
 }
 
+mod baselines;
+mod c_cube;
 mod closed_forms;
 mod send_schedules;
 mod simulator;

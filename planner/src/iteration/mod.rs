@@ -335,6 +335,9 @@ pub struct Fit {
     pub max_error_pct: f64,
     /// `closed-form`, `event` or `fast`.
     pub method: estimate::Method,
+    /// True when `a` and `b` were given (`--comm`), not fitted to the
+    /// plan.
+    pub given: bool,
 }
 
 impl Fit {
@@ -430,7 +433,34 @@ pub fn fit_allreduce(
         sizes: sizes.len(),
         max_error_pct: 100.0 * worst,
         method,
+        given: false,
     })
+}
+
+/// The cost `a + b·M` given by the user (`--comm`) for `algorithm` over
+/// `ranks` ranks of `plan`: nothing is estimated, the plan only names the
+/// design.
+pub fn given_allreduce(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: usize,
+    cost: Linear,
+    options: &Options,
+) -> Fit {
+    let b = cost.b_us_per_byte;
+    Fit {
+        algorithm,
+        topology: plan.topology,
+        design: plan.describe(),
+        ranks,
+        a_us: cost.a_us,
+        b_us_per_byte: b,
+        algbw_gbps: if b > 0.0 { 8.0 / (b * 1000.0) } else { 0.0 },
+        sizes: 0,
+        max_error_pct: 0.0,
+        method: options.method,
+        given: true,
+    }
 }
 
 /// What to compare.
@@ -446,6 +476,9 @@ pub struct Setup {
     pub params: Params,
     /// Closed form or simulation.
     pub options: Options,
+    /// The allreduce cost `a + b·M` to use instead of fitting one to the
+    /// plan (MG-WFBP eq. 9 with the paper's measured a and b).
+    pub comm: Option<Linear>,
 }
 
 /// One bucket of a result.
@@ -671,6 +704,10 @@ fn fits(plans: &[CheckedPlan], model_bytes: u64, ranks: usize, setup: &Setup) ->
             if plans.len() > 1 && !a.runs_on(plan.topology) {
                 continue;
             }
+            if let Some(cost) = setup.comm {
+                out.push(given_allreduce(plan, a, ranks, cost, &setup.options));
+                continue;
+            }
             out.push(fit_allreduce(
                 plan,
                 a,
@@ -765,6 +802,12 @@ pub fn sweep(
     ranks: &[usize],
     setup: &Setup,
 ) -> Result<Sweep> {
+    if setup.comm.is_some() && ranks.len() > 1 {
+        return Err(Error::parameter(
+            "comm",
+            "a + b·M holds for one rank count (a and b grow with it), and the sweep has several; give one --ranks with --comm",
+        ));
+    }
     let t = model.timing(&setup.compute)?;
     let total: u64 = t.bytes.iter().sum();
     let mut results = Vec::new();
@@ -840,10 +883,18 @@ pub fn render_table(r: &Report) -> String {
             f.design.clone(),
             format!("{:.1}", f.a_us),
             format!("{:.1}", f.algbw_gbps),
-            format!("{:.1}%", f.max_error_pct),
+            if f.given {
+                "given".to_string()
+            } else {
+                format!("{:.1}%", f.max_error_pct)
+            },
         ]);
     }
-    out.push_str("Allreduce cost a + b·bytes, fitted to the estimates:\n");
+    out.push_str(if r.fits.iter().any(|f| f.given) {
+        "Allreduce cost a + b·bytes, as given by --comm (MG-WFBP eq. 9):\n"
+    } else {
+        "Allreduce cost a + b·bytes, fitted to the estimates:\n"
+    });
     out.push_str(&fits.render());
     out.push('\n');
     let mut t = crate::text::Table::new([

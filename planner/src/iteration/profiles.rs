@@ -14,6 +14,11 @@
 //! | `vgg16` | 224×224 image | 16 (13 conv, 3 fc) | 138,357,544 | 31.0 |
 //! | `googlenet` | 224×224 image | 58 (57 conv, 1 fc; no auxiliary heads) | 6,998,552 | 3.2 |
 //! | `bert-base` | 128 tokens | 101 (3 embeddings, 25 layer norms, 72 linear, pooler) | 109,482,240 | 22.4 |
+//! | `googlenet-aux` | 224×224 image | 64 (`googlenet` and two auxiliary heads of a conv and two fc each) | 13,378,280 | 3.2 |
+//! | `zfnet` | 224×224 image | 8 (5 conv, 3 fc) | 62,357,608 | 2.3 |
+//! | `vgg19` | 224×224 image | 19 (16 conv, 3 fc) | 143,667,240 | 39.3 |
+//! | `transformer-base` | 128 source and 128 target tokens | 127 (shared embedding; 6 encoder layers of 8 and 6 decoder layers of 13: attention projections, layer norms, feed-forward) | 63,082,496 | 16.8 |
+//! | `gpt2-small` | 1,024 tokens | 75 (2 embeddings, 25 layer norms, 48 linear; LM head tied) | 124,439,808 | 292.9 |
 //!
 //! ResNet-50 is torchvision's (stride in the 3×3 convolution, batch-norm
 //! scale and shift learnable, no convolution bias), 25,557,032 parameters.
@@ -25,11 +30,31 @@
 //! 512 positions, 2 segment types, 12 layers of hidden size 768 with 12
 //! heads and a 3,072-wide feed-forward, and the pooler; no pre-training
 //! heads), 109,482,240, at a sequence length of 128.
+//!
+//! The others, each with its source and formula in its function's
+//! documentation: `googlenet-aux` is GoogleNet as trained (Szegedy et al.
+//! 2015, Section 5, the two auxiliary classifiers), the "about 13 millions"
+//! of MG-WFBP Section V; `zfnet` is Zeiler and Fergus 2014, Fig. 3;
+//! `vgg19` is VGG configuration E (Simonyan and Zisserman 2015, Table 1);
+//! `transformer-base` is the base model of Vaswani et al. 2017 (Table 3,
+//! quoted as 65 M); `gpt2-small` is the 124 M GPT-2 (Radford et al. 2019,
+//! Table 2, the smallest model, quoted as 117 M there and 124 M in the
+//! released weights).
 
 use super::{Layer, Model, Work};
 
 /// The names `--model` takes for the built-in profiles.
-pub const NAMES: [&str; 4] = ["resnet50", "vgg16", "googlenet", "bert-base"];
+pub const NAMES: [&str; 9] = [
+    "resnet50",
+    "vgg16",
+    "googlenet",
+    "bert-base",
+    "googlenet-aux",
+    "zfnet",
+    "vgg19",
+    "transformer-base",
+    "gpt2-small",
+];
 
 /// The built-in profile called `name` (case-insensitive; `resnet-50`,
 /// `vgg-16` and `bert` are accepted too).
@@ -38,8 +63,13 @@ pub fn built_in(name: &str) -> Option<Model> {
     match n.as_str() {
         "resnet50" | "resnet-50" => Some(resnet50()),
         "vgg16" | "vgg-16" => Some(vgg16()),
-        "googlenet" | "inception-v1" => Some(googlenet()),
+        "googlenet" | "inception-v1" => Some(googlenet(false)),
+        "googlenet-aux" | "googlenet+aux" => Some(googlenet(true)),
         "bert-base" | "bert" | "bert_base" => Some(bert_base()),
+        "zfnet" | "zf-net" => Some(zfnet()),
+        "vgg19" | "vgg-19" => Some(vgg19()),
+        "transformer-base" | "transformer" => Some(transformer_base()),
+        "gpt2-small" | "gpt2" | "gpt-2" => Some(gpt2_small()),
         _ => None,
     }
 }
@@ -154,14 +184,41 @@ fn resnet50() -> Model {
 
 /// VGG-16 (configuration D).
 fn vgg16() -> Model {
-    let mut b = Builder::new("vgg16");
-    let blocks: [(u64, &[u64]); 5] = [
-        (224, &[64, 64]),
-        (112, &[128, 128]),
-        (56, &[256, 256, 256]),
-        (28, &[512, 512, 512]),
-        (14, &[512, 512, 512]),
-    ];
+    vgg(
+        "vgg16",
+        [
+            (224, &[64, 64]),
+            (112, &[128, 128]),
+            (56, &[256, 256, 256]),
+            (28, &[512, 512, 512]),
+            (14, &[512, 512, 512]),
+        ],
+    )
+}
+
+/// VGG-19, configuration E of Simonyan and Zisserman (2015), Table 1: 16
+/// 3×3 convolutions with biases in five blocks (2, 2, 4, 4, 4) and the
+/// three fully connected layers; parameters `Σ 9·cin·cout + cout` plus
+/// `inputs·outputs + outputs` per fc, 143,667,240 (the paper's Table 2
+/// rounds to 144 M); forward FLOPs `2·9·cin·cout·s²` per convolution plus
+/// the ReLU.
+fn vgg19() -> Model {
+    vgg(
+        "vgg19",
+        [
+            (224, &[64, 64]),
+            (112, &[128, 128]),
+            (56, &[256, 256, 256, 256]),
+            (28, &[512, 512, 512, 512]),
+            (14, &[512, 512, 512, 512]),
+        ],
+    )
+}
+
+/// A VGG network: blocks of 3×3 convolutions (output size, widths), each
+/// with its ReLU, then fc6 to fc8.
+fn vgg(name: &'static str, blocks: [(u64, &[u64]); 5]) -> Model {
+    let mut b = Builder::new(name);
     let mut cin = 3;
     for (i, (size, widths)) in blocks.iter().enumerate() {
         for (j, &w) in widths.iter().enumerate() {
@@ -176,9 +233,16 @@ fn vgg16() -> Model {
     b.finish()
 }
 
-/// GoogleNet (Inception v1) without the auxiliary classifiers.
-fn googlenet() -> Model {
-    let mut b = Builder::new("googlenet");
+/// GoogleNet (Inception v1), with the two auxiliary classifiers of
+/// Szegedy et al. (2015), Section 5, when `aux`: after inception 4a and 4d,
+/// a 5×5 average pool with stride 3 (4×4 output), a 1×1 convolution to 128
+/// channels, a fully connected layer of 1,024 and a linear layer to the
+/// 1,000 classes, each with biases: `cin·128 + 128 + 2048·1024 + 1024 +
+/// 1024·1000 + 1000` parameters (3,188,840 after 4a, 3,190,888 after 4d),
+/// 13,378,280 in all, the "about 13 millions" of MG-WFBP Section V. Their
+/// layers follow the module they branch from.
+fn googlenet(aux: bool) -> Model {
+    let mut b = Builder::new(if aux { "googlenet-aux" } else { "googlenet" });
     b.conv("conv1/7x7_s2".into(), 7, 3, 64, 112, true);
     b.conv("conv2/3x3_reduce".into(), 1, 64, 64, 56, true);
     b.conv("conv2/3x3".into(), 3, 64, 192, 56, true);
@@ -202,6 +266,17 @@ fn googlenet() -> Model {
         b.conv(format!("{p}/5x5_reduce"), 1, cin, r5, s, true);
         b.conv(format!("{p}/5x5"), 5, r5, c5, s, true);
         b.conv(format!("{p}/pool_proj"), 1, cin, pp, s, true);
+        let head = match name {
+            "4a" => Some("loss1"),
+            "4d" => Some("loss2"),
+            _ => None,
+        };
+        if let (true, Some(head)) = (aux, head) {
+            let out = c1 + c3 + c5 + pp;
+            b.conv(format!("{head}/conv"), 1, out, 128, 4, true);
+            b.fc(format!("{head}/fc"), 4 * 4 * 128, 1024, 1);
+            b.fc(format!("{head}/classifier"), 1024, 1000, 1);
+        }
     }
     b.fc("loss3/classifier".into(), 1024, 1000, 1);
     b.finish()
@@ -248,5 +323,135 @@ fn bert_base() -> Model {
         ln(&mut b, format!("{p}.output.LayerNorm"));
     }
     b.fc("pooler.dense".into(), H, H, 1);
+    b.finish()
+}
+
+/// ZFNet, Zeiler and Fergus (2014), Fig. 3: a 224×224 input, conv1 7×7
+/// stride 2 to 96 channels (110×110), conv2 5×5 stride 2 to 256 (26×26),
+/// conv3 to conv5 3×3 to 384, 384 and 256 (13×13), then fc6 from 6×6×256 to
+/// 4,096, fc7 4,096 and fc8 1,000, all with biases. Parameters `k²·cin·cout
+/// + cout` per convolution and `inputs·outputs + outputs` per fc:
+/// 62,357,608 (the paper gives no total; AlexNet without its two groups,
+/// which ZFNet drops, has about 62.4 M). Forward FLOPs `2·k²·cin·cout·s²`
+/// per convolution and `2·inputs·outputs` per fc, plus the ReLUs.
+fn zfnet() -> Model {
+    let mut b = Builder::new("zfnet");
+    let convs: [(&str, u64, u64, u64, u64); 5] = [
+        ("conv1", 7, 3, 96, 110),
+        ("conv2", 5, 96, 256, 26),
+        ("conv3", 3, 256, 384, 13),
+        ("conv4", 3, 384, 384, 13),
+        ("conv5", 3, 384, 256, 13),
+    ];
+    for (name, k, cin, cout, out) in convs {
+        b.conv(name.into(), k, cin, cout, out, true);
+        b.extra((cout * out * out) as f64);
+    }
+    b.fc("fc6".into(), 6 * 6 * 256, 4096, 1);
+    b.fc("fc7".into(), 4096, 4096, 1);
+    b.fc("fc8".into(), 4096, 1000, 1);
+    b.finish()
+}
+
+/// Adds a layer norm over `tokens` × `width` (scale and shift: `2·width`
+/// parameters; about 8 FLOPs an element).
+fn layer_norm(b: &mut Builder, name: String, width: u64, tokens: u64) {
+    b.push(name, 2 * width, 8.0 * (tokens * width) as f64);
+}
+
+/// One multi-head attention over `q` query and `kv` key tokens of width
+/// `d`: four `d × d` projections with biases (`4(d² + d)` parameters),
+/// `QKᵀ` and the weighted sum of the values (`2·q·kv·d` FLOPs each) and the
+/// softmax (about 5 FLOPs a score).
+fn attention(b: &mut Builder, p: &str, d: u64, heads: u64, q: u64, kv: u64) {
+    b.fc(format!("{p}.q"), d, d, q);
+    b.fc(format!("{p}.k"), d, d, kv);
+    b.fc(format!("{p}.v"), d, d, kv);
+    b.fc(format!("{p}.out"), d, d, q);
+    b.extra((4 * q * kv * d + 5 * heads * q * kv) as f64);
+}
+
+/// The Transformer base model of Vaswani et al. (2017), Table 3: d_model
+/// 512, d_ff 2,048, 8 heads, 6 encoder and 6 decoder layers (post-norm: a
+/// layer norm after each sub-layer), sinusoidal positions (no
+/// parameters), one embedding of the shared 37,000-token vocabulary tied
+/// with the pre-softmax projection (Section 3.4), at 128 source and 128
+/// target tokens. Parameters: `37000·512` for the embedding, `4(d² + d)`
+/// per attention, `2·d·d_ff + d_ff + d` per feed-forward and `2d` per layer
+/// norm: 63,082,496, against the paper's rounded 65 M. Forward FLOPs:
+/// `2·in·out` per linear layer and token, the attention products, and the
+/// output projection (`2·512·37000` per target token) charged to the
+/// embedding.
+fn transformer_base() -> Model {
+    const D: u64 = 512;
+    const FF: u64 = 2048;
+    const HEADS: u64 = 8;
+    const VOCAB: u64 = 37_000;
+    const S: u64 = 128;
+    let mut b = Builder::new("transformer-base");
+    b.push(
+        "embedding".into(),
+        VOCAB * D,
+        2.0 * (D * S) as f64 + 2.0 * (D * VOCAB * S) as f64,
+    );
+    for i in 0..6 {
+        let p = format!("encoder.{i}");
+        attention(&mut b, &format!("{p}.self_attn"), D, HEADS, S, S);
+        layer_norm(&mut b, format!("{p}.norm1"), D, S);
+        b.fc(format!("{p}.ff1"), D, FF, S);
+        b.extra((FF * S) as f64);
+        b.fc(format!("{p}.ff2"), FF, D, S);
+        layer_norm(&mut b, format!("{p}.norm2"), D, S);
+    }
+    for i in 0..6 {
+        let p = format!("decoder.{i}");
+        attention(&mut b, &format!("{p}.self_attn"), D, HEADS, S, S);
+        layer_norm(&mut b, format!("{p}.norm1"), D, S);
+        attention(&mut b, &format!("{p}.cross_attn"), D, HEADS, S, S);
+        layer_norm(&mut b, format!("{p}.norm2"), D, S);
+        b.fc(format!("{p}.ff1"), D, FF, S);
+        b.extra((FF * S) as f64);
+        b.fc(format!("{p}.ff2"), FF, D, S);
+        layer_norm(&mut b, format!("{p}.norm3"), D, S);
+    }
+    b.finish()
+}
+
+/// A GPT-style decoder, GPT-2 small (Radford et al. 2019, Table 2's
+/// smallest model; the released weights): vocabulary 50,257, 1,024
+/// positions, 12 pre-norm layers of width 768 with 12 heads, a 3,072-wide
+/// MLP, a final layer norm and the LM head tied with the token embedding,
+/// at 1,024 tokens. Parameters: `50257·768 + 1024·768` for the embeddings,
+/// per layer `2·768` per layer norm, `768·2304 + 2304` (QKV) and
+/// `768² + 768` (output) for attention, `2·768·3072 + 3072 + 768` for the
+/// MLP: 124,439,808 (Table 2 prints 117 M). Forward FLOPs: `2·in·out` per
+/// linear layer and token, causal attention counted in full (`4·S²·d`),
+/// and the tied LM head (`2·768·50257` per token) charged to the token
+/// embedding.
+fn gpt2_small() -> Model {
+    const D: u64 = 768;
+    const FF: u64 = 3072;
+    const HEADS: u64 = 12;
+    const VOCAB: u64 = 50_257;
+    const S: u64 = 1024;
+    let mut b = Builder::new("gpt2-small");
+    b.push(
+        "wte".into(),
+        VOCAB * D,
+        (D * S) as f64 + 2.0 * (D * VOCAB * S) as f64,
+    );
+    b.push("wpe".into(), 1024 * D, (D * S) as f64);
+    for i in 0..12 {
+        let p = format!("h.{i}");
+        layer_norm(&mut b, format!("{p}.ln_1"), D, S);
+        b.fc(format!("{p}.attn.c_attn"), D, 3 * D, S);
+        b.extra((4 * S * S * D + 5 * HEADS * S * S) as f64);
+        b.fc(format!("{p}.attn.c_proj"), D, D, S);
+        layer_norm(&mut b, format!("{p}.ln_2"), D, S);
+        b.fc(format!("{p}.mlp.c_fc"), D, FF, S);
+        b.extra(8.0 * (S * FF) as f64);
+        b.fc(format!("{p}.mlp.c_proj"), FF, D, S);
+    }
+    layer_norm(&mut b, "ln_f".into(), D, S);
     b.finish()
 }

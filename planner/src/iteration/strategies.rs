@@ -7,6 +7,8 @@
 //! has one communication channel: allreduces run one after another, in the
 //! order they are issued.
 
+use crate::error::{Error, Result};
+
 /// Per-layer forward and backward times and gradient sizes, layer 1 (the
 /// input side) first.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +76,50 @@ pub struct Linear {
 }
 
 impl Linear {
+    /// Parses `a=..,b=..` as `iteration --comm` gives it: `a` in µs and
+    /// `b` in µs per byte (MG-WFBP eq. 9 with M in bytes; its 8-node 10GbE
+    /// ring is about `a=633.64,b=0.0014`).
+    pub fn parse(text: &str) -> Result<Linear> {
+        let bad = |why: String| Error::parameter("comm", format!("`{text}`: {why}"));
+        let (mut a, mut b) = (None, None);
+        for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').ok_or_else(|| {
+                bad(format!(
+                    "`{pair}` is not name=value; write e.g. a=633.64,b=0.0014"
+                ))
+            })?;
+            let v: f64 = value
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("`{}` is not a number", value.trim())))?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(bad(format!(
+                    "{} must be a finite number of 0 or more",
+                    name.trim()
+                )));
+            }
+            match name.trim() {
+                "a" => a = Some(v),
+                "b" => b = Some(v),
+                other => {
+                    return Err(bad(format!(
+                        "`{other}` is not a term of a + b·M; give a (µs) and b (µs per byte)"
+                    )));
+                }
+            }
+        }
+        match (a, b) {
+            (Some(a_us), Some(b_us_per_byte)) => Ok(Linear {
+                a_us,
+                b_us_per_byte,
+            }),
+            _ => Err(bad(
+                "give both terms of a + b·M: a (µs) and b (µs per byte), e.g. a=633.64,b=0.0014"
+                    .to_string(),
+            )),
+        }
+    }
+
     /// The time of one allreduce of `bytes`, µs.
     pub fn time(&self, bytes: u64) -> f64 {
         if bytes == 0 {

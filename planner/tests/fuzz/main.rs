@@ -706,6 +706,7 @@ fn iteration_with(model: &iteration::Model, p: &CheckedPlan, file: &str, what: &
             threads: 1,
             routing: planner::ranks::Policy::Ecmp,
         },
+        comm: None,
     };
     match iteration::report(model, std::slice::from_ref(p), &setup) {
         Ok(r) => {

@@ -36,7 +36,8 @@ pub struct IterationArgs {
     /// up to whole Gbps.
     #[arg(long, default_value_t = 100.0, value_name = "GBPS")]
     link_gbps: f64,
-    /// resnet50, vgg16, googlenet, bert-base, or a model file (.toml or
+    /// resnet50, vgg16, vgg19, googlenet, googlenet-aux, zfnet,
+    /// bert-base, transformer-base, gpt2-small, or a model file (.toml or
     /// .csv, see docs/iteration.md).
     #[arg(long)]
     model: String,
@@ -67,6 +68,15 @@ pub struct IterationArgs {
     /// or fast.
     #[arg(long, default_value = "closed-form")]
     method: String,
+    /// The allreduce cost `a + b·M` of MG-WFBP eq. 9 instead of the one
+    /// fitted to the plan: `a=633.64,b=0.0014` (a in µs, b in µs per byte
+    /// of gradients). One rank count; the plan only names the design.
+    #[arg(long, value_name = "a=US,b=US_PER_BYTE")]
+    comm: Option<String>,
+    /// GoogleNet with its two auxiliary classifiers (13.4 M parameters,
+    /// as trained and as MG-WFBP counts it); only with --model googlenet.
+    #[arg(long)]
+    aux_heads: bool,
     /// Cost parameter `name=value` (as `planner simulate --param`). May
     /// repeat.
     #[arg(long, value_name = "NAME=VALUE")]
@@ -124,7 +134,33 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
         Some(p) => Some(output::file_target(p, "--plot", &["svg", "png"], "a plot")?),
         None => None,
     };
-    let model = load_model(&args.model)?;
+    let model = if args.aux_heads {
+        match Model::built_in(&args.model) {
+            Some(m) if m.name == "googlenet" => Model::built_in("googlenet-aux")
+                .ok_or_else(|| BadInput("googlenet-aux is built in".into()))?,
+            _ => {
+                return Err(BadInput(format!(
+                    "--aux-heads: `{}` has no auxiliary heads; it goes with --model googlenet",
+                    args.model
+                ))
+                .into());
+            }
+        }
+    } else {
+        load_model(&args.model)?
+    };
+    let comm = match &args.comm {
+        Some(text) => {
+            if args.compare_topologies {
+                return Err(BadInput(
+                    "--comm gives the allreduce cost, so there is nothing to compare between topologies; drop --compare-topologies".into(),
+                )
+                .into());
+            }
+            Some(iteration::Linear::parse(text)?)
+        }
+        None => None,
+    };
     let plan = load_source(&args)?;
     let algorithms = match &args.algorithm {
         Some(text) => Algorithm::parse_list(text)?,
@@ -171,6 +207,7 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
                 threads: 1,
                 routing: planner::estimate::Policy::Ecmp,
             },
+            comm,
         })
     };
     let plans = iteration::plans(plan, args.compare_topologies)?;

@@ -21,7 +21,7 @@ use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::{self, PlotFormat};
 use planner::estimate::{
     self, Algorithm, Estimate, Method, Options, PARAMS, Params, Policy, Row, ScaleSpec,
-    StepSummary, format_size,
+    StepSummary, Turnaround, format_size,
 };
 use planner::plan::Topology;
 use planner::ranks::FoldCost;
@@ -63,7 +63,9 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "GBPS")]
     link_gbps: Option<f64>,
     /// Algorithms, comma-separated, or `all`: ring, hd, hdrm, tree,
-    /// double-tree, overlapped-tree, blueconnect, 2d, hitopk. One that
+    /// pipelined-tree, double-tree, overlapped-tree,
+    /// overlapped-double-tree, blueconnect, 2d, two-level, topk-allgather,
+    /// ps, hitopk. One that
     /// cannot run on a plan's topology (hdrm on a fat-tree) is skipped
     /// there with a note; naming one that runs on none of the plans is an
     /// error. [default: ring,hd,hdrm]
@@ -119,7 +121,8 @@ pub struct SimulateArgs {
     /// Print the schedule behind each estimate instead (one size only):
     /// per step its phase, flows, largest send, most flows on one link,
     /// longest route latency and time, as the step-synchronous mode sees
-    /// it with the first seed.
+    /// it with the first seed; for the trees also the gradient turnaround
+    /// of their chunks (first, mean, max).
     #[arg(long)]
     steps: bool,
     /// Worker threads for the sweep (0: every core). The results do not
@@ -809,6 +812,9 @@ struct Schedule<'a> {
     /// The sum of the step times below (step-synchronous), µs.
     steps_time_us: f64,
     steps: Vec<StepSummary>,
+    /// The trees' gradient turnaround on the step-synchronous timeline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turnaround: Option<Turnaround>,
 }
 
 fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<ExitCode> {
@@ -817,7 +823,7 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
     for (i, e) in &outcome.estimates {
         let plan = &outcome.plans[*i];
         let ranks = if outcome.scale { None } else { args.ranks };
-        let steps = estimate::steps(
+        let (steps, turnaround) = estimate::steps_and_turnaround(
             plan,
             e.algorithm,
             ranks,
@@ -840,6 +846,7 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
             method: e.method,
             steps_time_us,
             steps,
+            turnaround,
         });
     }
     match args.format {
@@ -977,5 +984,12 @@ fn render_steps(s: &Schedule<'_>) -> String {
     }
     let left = if levels { 3 } else { 2 };
     out.push_str(&align(&rows, left));
+    if let Some(t) = &s.turnaround {
+        let _ = writeln!(
+            out,
+            "Gradient turnaround (reduction start to broadcast at every rank, step-synchronous) over {} chunks: first {:.1} µs, mean {:.1} µs, max {:.1} µs",
+            t.chunks, t.first_us, t.mean_us, t.max_us
+        );
+    }
     out
 }

@@ -46,7 +46,7 @@ fn blueconnect_equations_by_hand() {
     );
     // Eq. 4: 2T_c(4) + 2T_r(4) + 2T_r(3) = 22 + 24 + 164.
     assert_close(
-        models::two_level(4, 3, 1200.0, 1.0, 100.0, 10.0),
+        models::two_level(4, 3, 1200.0, (1.0, 1.0), 100.0, 10.0),
         210.0,
         "eq. 4",
     );
