@@ -390,6 +390,13 @@ impl ServerTemplate {
         }
     }
 
+    /// The GPUs of a NIC that states several (`gpus = [...]`) as the plan
+    /// carries them (`gpu_indices`); empty for a NIC with one GPU or none.
+    pub fn shared_gpus(&self, sn: &SubNodeSpec) -> Vec<usize> {
+        let gpus = self.sub_node_gpus(sn);
+        if gpus.len() > 1 { gpus } else { Vec::new() }
+    }
+
     /// The NVLink domain a GPU belongs to, if any.
     pub fn nvlink_of(&self, gpu: usize) -> Option<&NvlinkDomain> {
         self.nvlink.iter().find(|d| d.gpus.contains(&gpu))
