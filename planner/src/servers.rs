@@ -273,8 +273,10 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
         .collect();
     let mut accepted = Vec::new();
     // GPUs and NICs whose GPU-NIC association the inventory states.
-    let stated_gpu = |g: usize| t.nics.iter().any(|n| n.gpus.contains(&g));
-    let stated = t.nics.iter().any(|n| !n.gpus.is_empty());
+    let stated_gpus: std::collections::BTreeSet<usize> =
+        t.nics.iter().flat_map(|n| n.gpus.iter().copied()).collect();
+    let stated_gpu = |g: usize| stated_gpus.contains(&g);
+    let stated = !stated_gpus.is_empty();
 
     if t.gpus.is_empty() && t.nics.is_empty() {
         violations.push(Violation {
@@ -668,9 +670,16 @@ fn fabric_notes(t: &ServerTemplate) -> Vec<String> {
             d.gbps
         ));
     }
+    // The domain of each GPU, for the checks below.
+    let mut domain_of: Vec<Option<usize>> = vec![None; t.gpus.len()];
+    for (i, d) in t.nvlink.iter().enumerate() {
+        for &g in &d.gpus {
+            domain_of[g] = Some(i);
+        }
+    }
     if !t.nvlink.is_empty() {
         let outside: Vec<&str> = (0..t.gpus.len())
-            .filter(|&g| t.nvlink_of(g).is_none())
+            .filter(|&g| domain_of[g].is_none())
             .map(|g| t.gpus[g].name.as_str())
             .collect();
         if !outside.is_empty() {
@@ -686,9 +695,10 @@ fn fabric_notes(t: &ServerTemplate) -> Vec<String> {
         }
     }
     for nic in t.nics.iter().filter(|n| n.gpus.len() > 1) {
-        let in_one = t
-            .nvlink_of(nic.gpus[0])
-            .filter(|d| nic.gpus.iter().all(|g| d.gpus.contains(g)));
+        let first = domain_of[nic.gpus[0]];
+        let in_one = first
+            .filter(|_| nic.gpus.iter().all(|&g| domain_of[g] == first))
+            .map(|d| &t.nvlink[d]);
         notes.push(match in_one {
             Some(d) => format!(
                 "the {} GPUs of NIC {} share NVLink domain {}: a hierarchical allreduce reduces among them over NVLink first and sends 1/{} of the data per GPU through the NIC",

@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// A server template's GPUs by name, for the lists that name them.
+struct GpuNames<'g> {
+    index: BTreeMap<&'g str, usize>,
+    gpus: &'g [Gpu],
+    /// The number of GPU tables; fewer GPUs means some were refused.
+    written: usize,
+}
+
 impl Checker<'_> {
     pub(super) fn server_template(
         &mut self,
@@ -66,6 +74,15 @@ impl Checker<'_> {
         }
         let mut nics = Vec::new();
         let mut gpu_nic: BTreeMap<usize, String> = BTreeMap::new();
+        let by_name = GpuNames {
+            index: gpus
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (g.name.as_str(), i))
+                .collect(),
+            gpus: &gpus,
+            written: raw.gpu.len(),
+        };
         for (i, n) in raw.nic.iter().enumerate() {
             if let Some(mut nic) = self.nic(
                 &object,
@@ -78,7 +95,7 @@ impl Checker<'_> {
             ) {
                 if let Some(list) = &n.get_ref().gpus {
                     let nic_object = format!("{object} NIC {}", nic.name);
-                    match self.gpu_refs(&nic_object, list, &gpus, raw.gpu.len()) {
+                    match self.gpu_refs(&nic_object, list, &by_name) {
                         Some(g) => nic.gpus = g,
                         None => continue,
                     }
@@ -105,8 +122,12 @@ impl Checker<'_> {
 
         // NVLink domains.
         let mut nvlink: Vec<NvlinkDomain> = Vec::new();
+        let mut in_domain: BTreeMap<usize, usize> = BTreeMap::new();
         for (i, d) in raw.nvlink.iter().enumerate() {
-            if let Some(d) = self.nvlink_domain(&object, d, i, &gpus, raw.gpu.len(), &nvlink) {
+            if let Some(d) = self.nvlink_domain(&object, d, i, &by_name, &nvlink, &in_domain) {
+                for &g in &d.gpus {
+                    in_domain.insert(g, nvlink.len());
+                }
                 nvlink.push(d);
             }
         }
@@ -216,14 +237,12 @@ impl Checker<'_> {
     }
 
     /// Resolves a list of GPU names of this server (a NIC's or an NVLink
-    /// domain's `gpus`) into indices; `written` is the number of GPU tables
-    /// (a GPU refused for its own reason is not reported again here).
+    /// domain's `gpus`) into indices, in time linear in the list.
     fn gpu_refs(
         &mut self,
         object: &str,
         list: &Spanned<Vec<Spanned<String>>>,
-        gpus: &[Gpu],
-        written: usize,
+        by_name: &GpuNames<'_>,
     ) -> Option<Vec<usize>> {
         if list.get_ref().is_empty() {
             self.problem(
@@ -235,10 +254,11 @@ impl Checker<'_> {
             return None;
         }
         let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
         let mut ok = true;
         for name in list.get_ref() {
-            match gpus.iter().position(|g| &g.name == name.get_ref()) {
-                Some(i) if out.contains(&i) => {
+            match by_name.index.get(name.get_ref().as_str()).copied() {
+                Some(i) if !seen.insert(i) => {
                     self.problem(
                         self.line(name),
                         object,
@@ -248,9 +268,18 @@ impl Checker<'_> {
                     ok = false;
                 }
                 Some(i) => out.push(i),
-                None if gpus.len() < written => ok = false,
+                // A GPU refused for its own reason is not reported again.
+                None if by_name.gpus.len() < by_name.written => ok = false,
                 None => {
-                    let known: Vec<&str> = gpus.iter().map(|g| g.name.as_str()).collect();
+                    let mut known: Vec<&str> = by_name
+                        .gpus
+                        .iter()
+                        .take(16)
+                        .map(|g| g.name.as_str())
+                        .collect();
+                    if by_name.gpus.len() > 16 {
+                        known.push("...");
+                    }
                     self.problem(
                         self.line(name),
                         object,
@@ -269,15 +298,16 @@ impl Checker<'_> {
     }
 
     /// Checks one `[[server.nvlink]]` table.
-    pub(super) fn nvlink_domain(
+    fn nvlink_domain(
         &mut self,
         server: &str,
         d: &Spanned<RawNvlink>,
         index: usize,
-        gpus: &[Gpu],
-        written: usize,
+        by_name: &GpuNames<'_>,
         existing: &[NvlinkDomain],
+        in_domain: &BTreeMap<usize, usize>,
     ) -> Option<NvlinkDomain> {
+        let gpus = by_name.gpus;
         let raw = d.get_ref();
         let line = self.line(d);
         let name = raw.name.clone().unwrap_or_else(|| format!("nvlink{index}"));
@@ -342,7 +372,7 @@ impl Checker<'_> {
             }
         };
         let members = match &raw.gpus {
-            Some(list) => self.gpu_refs(&object, list, gpus, written),
+            Some(list) => self.gpu_refs(&object, list, by_name),
             None => Some((0..gpus.len()).collect()),
         };
         if let Some(m) = &members {
@@ -356,21 +386,35 @@ impl Checker<'_> {
                 ok = false;
             }
             let gpus_line = raw.gpus.as_ref().map_or(line, |l| self.line(l));
+            // One problem per domain already holding some of these GPUs.
+            let mut overlap: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
             for &g in m {
-                if let Some(other) = existing.iter().find(|e| e.gpus.contains(&g)) {
-                    self.problem(
-                        gpus_line,
-                        &object,
-                        format!(
-                            "GPU {} is already in NVLink domain {} (line {})",
-                            gpus[g].name,
-                            other.name,
-                            fmt_line(other.line)
-                        ),
-                        "put each GPU in one domain (one NVSwitch fabric or one NVLink mesh per group of GPUs)",
-                    );
-                    ok = false;
+                if let Some(&d) = in_domain.get(&g) {
+                    overlap.entry(d).or_default().push(gpus[g].name.as_str());
                 }
+            }
+            for (d, names) in overlap {
+                let other = &existing[d];
+                let shown: Vec<&str> = names.iter().take(8).copied().collect();
+                let more = if names.len() > 8 {
+                    format!(" and {} more", names.len() - 8)
+                } else {
+                    String::new()
+                };
+                self.problem(
+                    gpus_line,
+                    &object,
+                    format!(
+                        "GPU{} {}{more} {} already in NVLink domain {} (line {})",
+                        if names.len() == 1 { "" } else { "s" },
+                        shown.join(", "),
+                        if names.len() == 1 { "is" } else { "are" },
+                        other.name,
+                        fmt_line(other.line)
+                    ),
+                    "put each GPU in one domain (one NVSwitch fabric or one NVLink mesh per group of GPUs)",
+                );
+                ok = false;
             }
         }
         if !ok {

@@ -414,7 +414,7 @@ fn bad_gpu_fabrics_are_refused_with_line_and_fix() {
         &domain("kind = \"mesh\"\ngbps = 100\n[[server.nvlink]]\nkind = \"mesh\"\ngbps = 100"),
         &[
             "NVLink domain nvlink1",
-            "GPU gpu0 is already in NVLink domain nvlink0 (line 25)",
+            "GPUs gpu0, gpu1 are already in NVLink domain nvlink0 (line 25)",
         ],
     );
     check_err(
