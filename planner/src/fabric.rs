@@ -1,7 +1,7 @@
 //! The fabric vocabulary every layer shares; it imports nothing else of the crate.
 //!
 //! BiGraph parts, switch tiers, topologies, switch roles, port roles, cable
-//! kinds and media: the words `inventory`, `qos` and `plan` all speak, kept
+//! kinds, media and NVLink domain kinds: the words `inventory`, `qos` and `plan` all speak, kept
 //! here so that none of them has to import another for them.
 
 use serde::{Deserialize, Serialize};
@@ -159,6 +159,29 @@ impl Media {
         match self {
             Media::Dac => "dac",
             Media::Optical => "optical",
+        }
+    }
+}
+
+/// How the GPUs of an NVLink domain are joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NvlinkKind {
+    /// Every GPU has its bandwidth into NVSwitches that reach every other
+    /// GPU (DGX/HGX A100 and H100).
+    Nvswitch,
+    /// GPUs joined by direct NVLink links (DGX-1's hybrid cube-mesh, a
+    /// POWER8 S822LC's GPU pairs): the bandwidth is each GPU's links
+    /// together, which a ring over the links reaches.
+    Mesh,
+}
+
+impl NvlinkKind {
+    /// The word the inventory uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NvlinkKind::Nvswitch => "nvswitch",
+            NvlinkKind::Mesh => "mesh",
         }
     }
 }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::fabric::NvlinkKind;
 pub use crate::fabric::{CableKind, Media, Part, PortRole, Tier, Topology};
 use crate::qos::{Addressing, QosIntent};
 use crate::routing::Routing;
@@ -123,6 +124,24 @@ pub struct PlanServer {
     pub rack: Option<String>,
     /// Indices into [`Plan::sub_node_list`].
     pub sub_nodes: Vec<usize>,
+    /// The intra-server GPU fabric: its NVLink/NVSwitch domains; empty
+    /// when the GPUs talk over PCIe only (and in plans written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlink: Vec<PlanNvlink>,
+}
+
+/// An NVLink/NVSwitch domain of a plan's server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanNvlink {
+    /// Name within the server.
+    pub name: String,
+    /// `nvswitch` or `mesh`.
+    pub kind: NvlinkKind,
+    /// Bandwidth of each GPU into the domain, one direction, in Gbps.
+    pub gbps: u32,
+    /// Its GPUs, by their position among the server's GPUs in inventory
+    /// order (the numbering of [`PlanSubNode::gpu_index`]).
+    pub gpu_indices: Vec<usize>,
 }
 
 /// A sub-node (a NIC, with the GPU paired to it) and where it is attached.
@@ -141,6 +160,12 @@ pub struct PlanSubNode {
     /// (0-based), which host files use for `CUDA_VISIBLE_DEVICES`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_index: Option<usize>,
+    /// Every GPU whose traffic leaves through this NIC when the inventory
+    /// gives it several (`gpus = [...]`), by `gpu_index` numbering; the
+    /// first is `gpu_index`. Empty for a NIC with one GPU (and in plans
+    /// written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_indices: Vec<usize>,
     /// NIC name (RDMA device).
     pub nic: String,
     /// Network interface name, when the inventory gives it.

@@ -8,12 +8,21 @@
 //!
 //! Servers made from one template have the same hardware, so the rules are
 //! checked once per template and reported for all its servers.
+//!
+//! Today's servers add a tier EFLOPS does not have. An NVLink/NVSwitch
+//! domain carries GPU-to-GPU traffic inside the server without PCIe or a
+//! NIC: the report says so per domain ([`TemplateCheck::notes`]), and the
+//! sub-node rules still hold for the traffic that leaves the server. A NIC
+//! that states its GPUs (`gpus = [...]`, several GPUs per NIC) breaks
+//! EFLOPS' one-NIC-per-GPU rule on purpose: those breaks are reported as
+//! [`TemplateCheck::accepted`], with the bandwidth per GPU, and do not fail
+//! the check.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::inventory::{Attachment, Inventory, ServerTemplate};
+use crate::inventory::{Attachment, Inventory, NvlinkKind, ServerTemplate};
 use crate::text::{Table, gbps};
 
 /// A broken rule with a proposed fix.
@@ -21,7 +30,10 @@ use crate::text::{Table, gbps};
 pub struct Violation {
     /// Rule id: `gpu-without-nic`, `nic-without-gpu`, `device-on-root-port`,
     /// `gpu-nic-count`, `no-sub-nodes`, `sockets-unbalanced`,
-    /// `root-ports-unbalanced`, `nic-speed-uneven`, `nic-slot-too-narrow`.
+    /// `root-ports-unbalanced`, `nic-speed-uneven`, `nic-slot-too-narrow`;
+    /// accepted only: `nic-shared` (several GPUs per NIC) and
+    /// `nic-gpu-across-pcie` (a stated GPU under another PCIe switch than
+    /// its NIC).
     pub rule: &'static str,
     /// What is wrong, naming devices and slots.
     pub message: String,
@@ -50,6 +62,23 @@ pub struct SubNodeRow {
     pub root_port: String,
     /// NIC line rate.
     pub nic_gbps: u32,
+    /// Every GPU whose traffic leaves through this NIC, when the NIC
+    /// states them (`gpus = [...]`); empty for a plain GPU-NIC pair.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
+}
+
+/// An NVLink/NVSwitch domain of a template, for the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NvlinkRow {
+    /// Domain name.
+    pub name: String,
+    /// `nvswitch` or `mesh`.
+    pub kind: NvlinkKind,
+    /// Its GPUs.
+    pub gpus: Vec<String>,
+    /// Bandwidth per GPU into the domain, one direction, in Gbps.
+    pub gbps_per_gpu: u32,
 }
 
 /// Upstream bandwidth of a PCIe switch and what hangs below it.
@@ -92,6 +121,17 @@ pub struct TemplateCheck {
     pub nic_gbps_per_gpu: Option<f64>,
     /// Broken rules.
     pub violations: Vec<Violation>,
+    /// NVLink/NVSwitch domains (empty: GPUs talk over PCIe only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlink: Vec<NvlinkRow>,
+    /// EFLOPS rules the inventory breaks on purpose by stating which GPUs
+    /// share a NIC (`gpus = [...]`): each with what EFLOPS would do
+    /// instead (`fix`). They do not fail the check.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted: Vec<Violation>,
+    /// What the intra-server GPU fabric changes, in sentences.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The result of `planner check-servers`.
@@ -227,9 +267,16 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
                 socket: t.sockets[socket].clone(),
                 root_port,
                 nic_gbps: nic.speed_gbps,
+                gpus: nic.gpus.iter().map(|&g| t.gpus[g].name.clone()).collect(),
             }
         })
         .collect();
+    let mut accepted = Vec::new();
+    // GPUs and NICs whose GPU-NIC association the inventory states.
+    let stated_gpus: std::collections::BTreeSet<usize> =
+        t.nics.iter().flat_map(|n| n.gpus.iter().copied()).collect();
+    let stated_gpu = |g: usize| stated_gpus.contains(&g);
+    let stated = !stated_gpus.is_empty();
 
     if t.gpus.is_empty() && t.nics.is_empty() {
         violations.push(Violation {
@@ -250,9 +297,19 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
                 .iter()
                 .map(|n| ("NIC", "GPU", &n.name, &n.slot, n.attachment)),
         );
-    for (kind, partner, name, slot, attachment) in devices {
+    let devices = devices.zip(
+        (0..t.gpus.len())
+            .map(stated_gpu)
+            .chain(t.nics.iter().map(|n| !n.gpus.is_empty())),
+    );
+    for ((kind, partner, name, slot, attachment), is_stated) in devices {
         if let Attachment::RootPort(s) = attachment {
-            violations.push(Violation {
+            let into = if is_stated {
+                &mut accepted
+            } else {
+                &mut violations
+            };
+            into.push(Violation {
                 rule: "device-on-root-port",
                 message: format!(
                     "{kind} {name} ({slot}) sits directly on a {} root port, under no PCIe switch, so it cannot share one with a {partner}",
@@ -270,9 +327,12 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
     let mut spare_gpus: Vec<usize> = Vec::new();
     let mut paired_gpus = vec![false; t.gpus.len()];
     for sn in &pairs {
-        if let Some(g) = sn.gpu {
+        for g in t.sub_node_gpus(sn) {
             paired_gpus[g] = true;
         }
+    }
+    for nic in t.nics.iter().filter(|n| !n.gpus.is_empty()) {
+        shared_nic(t, nic, &mut accepted);
     }
     for (i, g) in t.gpus.iter().enumerate() {
         if !paired_gpus[i] && matches!(g.attachment, Attachment::PcieSwitch(_)) {
@@ -339,13 +399,19 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
             ),
         });
     }
+    let all_served = paired_gpus.iter().all(|&p| p);
     if t.gpus.len() != t.nics.len() {
         let (more, fewer, diff) = if t.gpus.len() > t.nics.len() {
             ("GPU", "NIC", t.gpus.len() - t.nics.len())
         } else {
             ("NIC", "GPU", t.nics.len() - t.gpus.len())
         };
-        violations.push(Violation {
+        let into = if stated && all_served && t.gpus.len() > t.nics.len() {
+            &mut accepted
+        } else {
+            &mut violations
+        };
+        into.push(Violation {
             rule: "gpu-nic-count",
             message: format!(
                 "{} and {}: a congestionless server has one NIC per GPU",
@@ -381,21 +447,30 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
                 .or_default() += 1;
         }
     }
-    if let Some(v) = unbalanced(
-        per_socket.iter().map(|(k, v)| (k.clone(), *v)),
-        "sockets-unbalanced",
-        "socket",
-    ) {
-        violations.push(v);
-    }
-    if let Some(v) = unbalanced(
-        per_root
-            .iter()
-            .map(|((s, r), v)| (format!("{r} ({s})"), *v)),
-        "root-ports-unbalanced",
-        "root port",
-    ) {
-        violations.push(v);
+    // With fewer NICs than sockets or root ports, as the inventory states
+    // its sharing, the spread cannot be even: a consequence of that choice.
+    let spread = [
+        unbalanced(
+            per_socket.iter().map(|(k, v)| (k.clone(), *v)),
+            "sockets-unbalanced",
+            "socket",
+        ),
+        unbalanced(
+            per_root
+                .iter()
+                .map(|((s, r), v)| (format!("{r} ({s})"), *v)),
+            "root-ports-unbalanced",
+            "root port",
+        ),
+    ];
+    for mut v in spread.into_iter().flatten() {
+        if stated {
+            v.message
+                .push_str(", which follows from the GPU-NIC sharing the inventory states");
+            accepted.push(v);
+        } else {
+            violations.push(v);
+        }
     }
 
     // Speeds inside the server and slot widths.
@@ -492,7 +567,155 @@ fn check_template(inv: &Inventory, t: &ServerTemplate) -> TemplateCheck {
             Some(f64::from(nic_total) / t.gpus.len() as f64)
         },
         violations,
+        nvlink: t
+            .nvlink
+            .iter()
+            .map(|d| NvlinkRow {
+                name: d.name.clone(),
+                kind: d.kind,
+                gpus: d.gpus.iter().map(|&g| t.gpus[g].name.clone()).collect(),
+                gbps_per_gpu: d.gbps,
+            })
+            .collect(),
+        accepted,
+        notes: fabric_notes(t),
     }
+}
+
+/// The accepted breaks of a NIC that states its GPUs: shared by several
+/// GPUs (`nic-shared`), and stated GPUs under another PCIe switch
+/// (`nic-gpu-across-pcie`).
+fn shared_nic(t: &ServerTemplate, nic: &crate::inventory::Nic, accepted: &mut Vec<Violation>) {
+    let names: Vec<&str> = nic.gpus.iter().map(|&g| t.gpus[g].name.as_str()).collect();
+    let k = nic.gpus.len();
+    if k > 1 {
+        let per_gpu = f64::from(nic.speed_gbps) / k as f64;
+        accepted.push(Violation {
+            rule: "nic-shared",
+            message: format!(
+                "NIC {} ({} Gbps) carries the network traffic of {k} GPUs ({}): {} Gbps per GPU when all send at once",
+                nic.name,
+                nic.speed_gbps,
+                names.join(", "),
+                gbps(per_gpu)
+            ),
+            fix: format!(
+                "EFLOPS' congestionless server gives each of the {k} GPUs its own {} Gbps NIC under its PCIe switch",
+                nic.speed_gbps
+            ),
+        });
+    }
+    let away: Vec<&str> = nic
+        .gpus
+        .iter()
+        .filter(|&&g| {
+            t.gpus[g].attachment != nic.attachment
+                || !matches!(nic.attachment, Attachment::PcieSwitch(_))
+        })
+        .map(|&g| t.gpus[g].name.as_str())
+        .collect();
+    if !away.is_empty() {
+        let sockets: std::collections::BTreeSet<usize> = nic
+            .gpus
+            .iter()
+            .map(|&g| t.socket_of(t.gpus[g].attachment))
+            .collect();
+        let crossing = if sockets.len() > 1 || !sockets.contains(&t.socket_of(nic.attachment)) {
+            "root ports and the link between the sockets"
+        } else {
+            "a root port"
+        };
+        accepted.push(Violation {
+            rule: "nic-gpu-across-pcie",
+            message: format!(
+                "GPU{} {} reach{} NIC {} ({}) across {crossing}, not under one PCIe switch",
+                if away.len() == 1 { "" } else { "s" },
+                away.join(", "),
+                if away.len() == 1 { "es" } else { "" },
+                nic.name,
+                t.describe_attachment(nic.attachment)
+            ),
+            fix: "EFLOPS puts each GPU and its NIC under the same PCIe switch".to_string(),
+        });
+    }
+}
+
+/// What the template's intra-server GPU fabric changes, for people.
+fn fabric_notes(t: &ServerTemplate) -> Vec<String> {
+    let mut notes = Vec::new();
+    let nic_max = t.nics.iter().map(|n| n.speed_gbps).max();
+    for d in &t.nvlink {
+        let names: Vec<&str> = d.gpus.iter().map(|&g| t.gpus[g].name.as_str()).collect();
+        let ratio = nic_max
+            .filter(|&n| n > 0)
+            .map(|n| {
+                format!(
+                    " ({}x the fastest NIC's {n} Gbps)",
+                    gbps(f64::from(d.gbps) / f64::from(n))
+                )
+            })
+            .unwrap_or_default();
+        let how = match d.kind {
+            NvlinkKind::Nvswitch => {
+                "through NVSwitches, every GPU at full bandwidth to every other"
+            }
+            NvlinkKind::Mesh => {
+                "over direct links, which a ring over the links uses at full bandwidth (GPUs without a direct link relay through another GPU)"
+            }
+        };
+        notes.push(format!(
+            "NVLink domain {} joins {} {how}, at {} Gbps per GPU in each direction{ratio}: GPU-to-GPU traffic inside it crosses neither PCIe nor a NIC, so the intra-server step of a hierarchical allreduce leaves the sub-node rules' paths idle; the rules above still hold for the traffic that leaves the server",
+            d.name,
+            names.join(", "),
+            d.gbps
+        ));
+    }
+    // The domain of each GPU, for the checks below.
+    let mut domain_of: Vec<Option<usize>> = vec![None; t.gpus.len()];
+    for (i, d) in t.nvlink.iter().enumerate() {
+        for &g in &d.gpus {
+            domain_of[g] = Some(i);
+        }
+    }
+    if !t.nvlink.is_empty() {
+        let outside: Vec<&str> = (0..t.gpus.len())
+            .filter(|&g| domain_of[g].is_none())
+            .map(|g| t.gpus[g].name.as_str())
+            .collect();
+        if !outside.is_empty() {
+            notes.push(format!(
+                "{} in no NVLink domain: {} the other GPUs over PCIe",
+                outside.join(", "),
+                if outside.len() == 1 {
+                    "it reaches"
+                } else {
+                    "they reach"
+                }
+            ));
+        }
+    }
+    for nic in t.nics.iter().filter(|n| n.gpus.len() > 1) {
+        let first = domain_of[nic.gpus[0]];
+        let in_one = first
+            .filter(|_| nic.gpus.iter().all(|&g| domain_of[g] == first))
+            .map(|d| &t.nvlink[d]);
+        notes.push(match in_one {
+            Some(d) => format!(
+                "the {} GPUs of NIC {} share NVLink domain {}: a hierarchical allreduce reduces among them over NVLink first and sends 1/{} of the data per GPU through the NIC",
+                nic.gpus.len(),
+                nic.name,
+                d.name,
+                nic.gpus.len()
+            ),
+            None => format!(
+                "the {} GPUs of NIC {} share its PCIe path and its {} Gbps: without NVLink their exchange inside the server runs over PCIe",
+                nic.gpus.len(),
+                nic.name,
+                nic.speed_gbps
+            ),
+        });
+    }
+    notes
 }
 
 /// `1 NIC`, `2 NICs`.
@@ -581,6 +804,7 @@ pub fn render_table(check: &ServerCheck, file: &str) -> String {
             table.row([
                 format!("sn{}", r.index),
                 match (&r.gpu, &r.gpu_slot) {
+                    _ if r.gpus.len() > 1 => r.gpus.join(","),
                     (Some(g), Some(s)) => format!("{g} ({s})"),
                     _ => "-".to_string(),
                 },
@@ -618,14 +842,34 @@ pub fn render_table(check: &ServerCheck, file: &str) -> String {
         if let Some(g) = t.nic_gbps_per_gpu {
             out.push_str(&format!("  NIC bandwidth per GPU: {} Gbps\n", gbps(g)));
         }
-        if t.violations.is_empty() {
+        for d in &t.nvlink {
+            out.push_str(&format!(
+                "  NVLink domain {} ({}): {} at {} Gbps per GPU\n",
+                d.name,
+                d.kind.as_str(),
+                d.gpus.join(", "),
+                d.gbps_per_gpu
+            ));
+        }
+        if t.violations.is_empty() && t.accepted.is_empty() {
             out.push_str("  ok: every GPU has its own NIC under the same PCIe switch, spread evenly over sockets and root ports\n");
+        } else if t.violations.is_empty() {
+            out.push_str("  ok: the EFLOPS rules hold except where the inventory states its GPU-NIC sharing (accepted below)\n");
         }
         for v in &t.violations {
             out.push_str(&format!(
                 "  VIOLATION {}: {}\n    fix: {}\n",
                 v.rule, v.message, v.fix
             ));
+        }
+        for v in &t.accepted {
+            out.push_str(&format!(
+                "  ACCEPTED {}: {}\n    EFLOPS instead: {}\n",
+                v.rule, v.message, v.fix
+            ));
+        }
+        for n in &t.notes {
+            out.push_str(&format!("  note: {n}\n"));
         }
     }
     if !check.inventory_violations.is_empty() {
@@ -639,8 +883,14 @@ pub fn render_table(check: &ServerCheck, file: &str) -> String {
     }
     out.push('\n');
     let n = check.violation_count();
-    if n == 0 {
+    let accepted: usize = check.templates.iter().map(|t| t.accepted.len()).sum();
+    if n == 0 && accepted == 0 {
         out.push_str("Result: every server is congestionless\n");
+    } else if n == 0 {
+        out.push_str(&format!(
+            "Result: no violation; {accepted} EFLOPS rule{} broken on purpose as the inventory states (ACCEPTED above)\n",
+            if accepted == 1 { "" } else { "s" }
+        ));
     } else {
         let bad: Vec<String> = check
             .templates
@@ -708,16 +958,20 @@ pcie_gen = 3
         }
     }
 
-    #[test]
-    fn balanced_pairs_pass() {
-        let inv = format!(
+    /// One GPU-NIC pair under each of the two PCIe switches.
+    fn balanced() -> String {
+        format!(
             "{HEAD}{}{}{}{}",
             dev("gpu", "g0", "plx0"),
             dev("nic", "n0", "plx0"),
             dev("gpu", "g1", "plx1"),
             dev("nic", "n1", "plx1")
-        );
-        let c = check(&inv);
+        )
+    }
+
+    #[test]
+    fn balanced_pairs_pass() {
+        let c = check(&balanced());
         assert!(c.ok, "{:?}", c);
         assert_eq!(c.sub_nodes, 4);
     }
@@ -816,6 +1070,162 @@ pcie_gen = 3
         let c = check(&format!("{one}{two}"));
         assert!(rules(&c).contains(&"nic-speed-uneven"));
         assert!(!c.ok);
+    }
+
+    fn accepted(c: &ServerCheck) -> Vec<&'static str> {
+        let mut r: Vec<&'static str> = c
+            .templates
+            .iter()
+            .flat_map(|t| t.accepted.iter().map(|v| v.rule))
+            .collect();
+        r.sort_unstable();
+        r
+    }
+
+    const NVSWITCH: &str = "[[server.nvlink]]\nname = \"nvs\"\nkind = \"nvswitch\"\ngbps = 3600\n";
+
+    #[test]
+    fn an_nvlink_domain_keeps_the_rules_and_says_what_changes() {
+        let c = check(&format!("{}{NVSWITCH}", balanced()));
+        assert!(c.ok, "{c:?}");
+        let t = &c.templates[0];
+        assert!(t.accepted.is_empty());
+        assert_eq!(t.nvlink[0].gpus, ["g0", "g1"]);
+        assert_eq!(t.nvlink[0].gbps_per_gpu, 3600);
+        assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+        assert!(
+            t.notes[0].contains("crosses neither PCIe nor a NIC"),
+            "{}",
+            t.notes[0]
+        );
+        assert!(t.notes[0].contains("36x the fastest NIC"), "{}", t.notes[0]);
+        // The rules still hold for the traffic that leaves the server.
+        let broken = format!(
+            "{HEAD}{}{}{}{NVSWITCH}",
+            dev("gpu", "g0", "plx0"),
+            dev("gpu", "g1", "plx1"),
+            dev("nic", "n0", "plx0")
+        );
+        assert_eq!(rules(&check(&broken)), ["gpu-nic-count", "gpu-without-nic"]);
+    }
+
+    #[test]
+    fn a_stated_shared_nic_is_accepted_with_its_bandwidth_per_gpu() {
+        let nic = "[[server.nic]]\nname = \"n0\"\npcie_switch = \"plx0\"\nmodel = \"CX5\"\nspeed_gbps = 100\ngpus = [\"g0\", \"g1\"]\n";
+        let inv = format!(
+            "{HEAD}{}{}{nic}{NVSWITCH}",
+            dev("gpu", "g0", "plx0"),
+            dev("gpu", "g1", "plx1"),
+        );
+        let c = check(&inv);
+        assert!(c.ok, "{c:?}");
+        assert_eq!(rules(&c), Vec::<&str>::new());
+        assert_eq!(
+            accepted(&c),
+            ["gpu-nic-count", "nic-gpu-across-pcie", "nic-shared"]
+        );
+        let t = &c.templates[0];
+        let shared = t.accepted.iter().find(|v| v.rule == "nic-shared").unwrap();
+        assert!(
+            shared.message.contains("50 Gbps per GPU"),
+            "{}",
+            shared.message
+        );
+        let across = t
+            .accepted
+            .iter()
+            .find(|v| v.rule == "nic-gpu-across-pcie")
+            .unwrap();
+        assert!(
+            across.message.contains("GPU g1 reaches NIC n0"),
+            "{}",
+            across.message
+        );
+        assert!(
+            across.message.contains("link between the sockets"),
+            "{}",
+            across.message
+        );
+        assert_eq!(t.sub_nodes[0].gpus, ["g0", "g1"]);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("share NVLink domain nvs") && n.contains("1/2")),
+            "{:?}",
+            t.notes
+        );
+        let text = render_table(&c, "t.toml");
+        assert!(text.contains("ACCEPTED nic-shared"), "{text}");
+        assert!(
+            text.contains("Result: no violation; 3 EFLOPS rules broken on purpose"),
+            "{text}"
+        );
+        assert!(
+            text.contains("NVLink domain nvs (nvswitch): g0, g1 at 3600 Gbps per GPU"),
+            "{text}"
+        );
+        // Without NVLink the GPUs share the NIC's PCIe path.
+        let c = check(&format!(
+            "{HEAD}{}{}{nic}",
+            dev("gpu", "g0", "plx0"),
+            dev("gpu", "g1", "plx1"),
+        ));
+        assert!(
+            c.templates[0]
+                .notes
+                .iter()
+                .any(|n| n.contains("share its PCIe path")),
+            "{:?}",
+            c.templates[0].notes
+        );
+    }
+
+    #[test]
+    fn pcie_only_reports_keep_their_json() {
+        let inv = format!(
+            "{HEAD}{}{}",
+            dev("gpu", "g0", "plx0"),
+            dev("nic", "n0", "plx0")
+        );
+        let json = serde_json::to_string(&check(&inv)).unwrap();
+        for key in ["nvlink", "accepted", "notes", "\"gpus\":["] {
+            assert!(!json.contains(key), "{key} in {json}");
+        }
+    }
+
+    /// The bundled servers of issue 18 pass, each with what it states.
+    #[test]
+    fn bundled_intra_server_inventories_pass() {
+        let bundled = [
+            ("h100-8x32", include_str!("../../topologies/h100-8x32.toml")),
+            ("dgx1-v100", include_str!("../../topologies/dgx1-v100.toml")),
+            ("s822lc-48", include_str!("../../topologies/s822lc-48.toml")),
+            (
+                "cloud-8x16",
+                include_str!("../../topologies/cloud-8x16.toml"),
+            ),
+        ];
+        for (name, text) in bundled {
+            let c = check(text);
+            assert!(c.ok, "{name}: {}", render_table(&c, name));
+            let t = &c.templates[0];
+            assert_eq!(t.nvlink.len(), 1, "{name}");
+            let shared = t.accepted.iter().find(|v| v.rule == "nic-shared");
+            let (gbps, per_gpu) = match name {
+                "h100-8x32" => (3600, None),
+                "dgx1-v100" => (1200, Some("50 Gbps per GPU")),
+                "s822lc-48" => (320, Some("25 Gbps per GPU")),
+                _ => (1200, Some("3.1 Gbps per GPU")),
+            };
+            assert_eq!(t.nvlink[0].gbps_per_gpu, gbps, "{name}");
+            match per_gpu {
+                None => assert!(t.accepted.is_empty(), "{name}: {:?}", t.accepted),
+                Some(p) => {
+                    let m = &shared.expect("a shared NIC").message;
+                    assert!(m.contains(p), "{name}: {m}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -299,6 +299,7 @@ fn issue13_4_what_routing_and_render_refuse_is_refused_at_load() {
                 name: "node99".into(),
                 rack: None,
                 sub_nodes: Vec::new(),
+                nvlink: Vec::new(),
             })
         },
         &["server node99: it lists no sub-node"],
@@ -376,4 +377,91 @@ fn qos_overrides_keep_a_plan_checked() {
         .then_some(())
         .unwrap();
     assert_eq!(plan.source(), "eflops.json");
+}
+
+/// The DGX-1-like bundled inventory designed as its BiGraph: NVLink
+/// domains on the servers and two GPUs per sub-node.
+fn dgx1() -> Plan {
+    let text = include_str!("../../../topologies/dgx1-v100.toml");
+    let inv = crate::inventory::Inventory::from_toml(text, "dgx1-v100.toml").unwrap();
+    design(&inv, &crate::design::DesignOptions::default())
+        .unwrap()
+        .into_plan()
+}
+
+#[test]
+fn issue18_the_intra_server_tier_is_carried_and_read_back() {
+    let plan = dgx1();
+    let s = &plan.servers[0];
+    assert_eq!(s.nvlink.len(), 1);
+    assert_eq!(s.nvlink[0].kind, crate::fabric::NvlinkKind::Mesh);
+    assert_eq!(s.nvlink[0].gbps, 1200);
+    assert_eq!(s.nvlink[0].gpu_indices, (0..8).collect::<Vec<_>>());
+    let sn = &plan.sub_node_list[1];
+    assert_eq!(
+        (sn.gpu_index, sn.gpu_indices.clone()),
+        (Some(2), vec![2, 3])
+    );
+    let json = plan.to_json().unwrap();
+    // One line per sub-node and per NVLink domain.
+    assert!(
+        json.contains("\"gpu_index\": 2, \"gpu_indices\": [2, 3], \"nic\": \"mlx5_1\""),
+        "{json}"
+    );
+    assert!(json.contains("\n      {\"name\": \"cube-mesh\", \"kind\": \"mesh\", \"gbps\": 1200, \"gpu_indices\": [0, 1, 2, 3, 4, 5, 6, 7]}\n"), "{json}");
+    let back = CheckedPlan::load(&json, "dgx1.json").unwrap();
+    assert_eq!(*back, plan);
+    // A PCIe-only plan writes neither key.
+    let eflops = eflops().to_json().unwrap();
+    assert!(!eflops.contains("nvlink") && !eflops.contains("gpu_indices"));
+}
+
+#[test]
+fn issue18_bad_intra_server_tiers_are_refused() {
+    refused(
+        dgx1(),
+        |p| p.sub_node_list[0].gpu_indices = vec![1, 0],
+        &["sub-node dgx01/sn0: gpu_indices starts with 1 but gpu_index is Some(0)"],
+    );
+    refused(
+        dgx1(),
+        |p| p.sub_node_list[1].gpu_indices = vec![2, 1],
+        &["sub-node dgx01/sn1: GPU index 1 of server dgx01 is also listed by dgx01/sn0"],
+    );
+    refused(
+        dgx1(),
+        |p| p.sub_node_list[0].gpu_indices = vec![0],
+        &["gpu_indices lists one GPU"],
+    );
+    refused(
+        dgx1(),
+        |p| p.sub_node_list[0].gpu_indices = vec![0, 5000],
+        &["gpu_indices holds 5000, above the limit of 1023"],
+    );
+    refused(
+        dgx1(),
+        |p| p.servers[0].nvlink[0].gbps = 0,
+        &["server dgx01 NVLink domain cube-mesh: gbps 0 is outside 1..100000"],
+    );
+    refused(
+        dgx1(),
+        |p| p.servers[0].nvlink[0].gpu_indices = vec![3],
+        &["it joins 1 GPU; a domain joins two or more"],
+    );
+    refused(
+        dgx1(),
+        |p| {
+            let d = p.servers[0].nvlink[0].clone();
+            p.servers[0].nvlink.push(d);
+        },
+        &[
+            "the name appears twice in the server's nvlink list",
+            "GPU index 0 is also in domain cube-mesh",
+        ],
+    );
+    refused(
+        dgx1(),
+        |p| p.servers[0].nvlink[0].name = "cube mesh".to_string(),
+        &["server dgx01", "nvlink name"],
+    );
 }

@@ -504,6 +504,7 @@ impl<'a> Fabric<'a> {
             index: e.index,
             gpu: e.spec.gpu.map(|g| t.gpus[g].name.clone()),
             gpu_index: e.spec.gpu,
+            gpu_indices: t.shared_gpus(&e.spec),
             nic: nic.name.clone(),
             netdev: nic.netdev.clone(),
             nic_gbps: nic.speed_gbps,
@@ -542,6 +543,14 @@ impl<'a> Fabric<'a> {
                 name: s.name.clone(),
                 rack: s.rack.clone(),
                 sub_nodes: Vec::new(),
+                nvlink: (inv.template_of(s).nvlink.iter())
+                    .map(|d| crate::plan::PlanNvlink {
+                        name: d.name.clone(),
+                        kind: d.kind,
+                        gbps: d.gbps,
+                        gpu_indices: d.gpus.clone(),
+                    })
+                    .collect(),
             })
             .collect();
         for (i, sn) in sub_nodes.iter().enumerate() {

@@ -328,6 +328,7 @@ fn synthetic(
             lanes: None,
             mac: None,
             ip: None,
+            gpus: Vec::new(),
             line: None,
         });
     }
@@ -383,6 +384,7 @@ fn synthetic(
             pcie_switches,
             gpus,
             nics,
+            nvlink: Vec::new(),
             instances: 0..servers.len(),
         }],
         servers,

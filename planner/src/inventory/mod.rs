@@ -23,13 +23,14 @@ use std::ops::Range;
 use toml::Spanned;
 
 use crate::error::{Error, Problem, Result};
-pub use crate::fabric::{Part, SwitchRole};
+pub use crate::fabric::{NvlinkKind, Part, SwitchRole};
 use crate::qos::{ClassOverride, Ipv4Prefix, QosOverrides};
 use crate::routing::Routing;
 use crate::text::{self, NamePattern};
 use raw::{
     RawAddressing, RawBiPart, RawCatalogPart, RawGpu, RawInventory, RawNic, RawNicAddress,
-    RawPcieSwitch, RawPortList, RawQos, RawRack, RawRole, RawServer, RawSwitch, RawVirtual,
+    RawNvlink, RawPcieSwitch, RawPortList, RawQos, RawRack, RawRole, RawServer, RawSwitch,
+    RawVirtual,
 };
 
 /// Upper bound on instances of one template; larger counts are typos.
@@ -99,6 +100,9 @@ pub struct ServerTemplate {
     pub gpus: Vec<Gpu>,
     /// NICs.
     pub nics: Vec<Nic>,
+    /// The NVLink/NVSwitch domains joining its GPUs; empty when the GPUs
+    /// talk to each other over PCIe only (the EFLOPS server).
+    pub nvlink: Vec<NvlinkDomain>,
     /// The servers made from this template (indices into
     /// [`Inventory::servers`]).
     pub instances: Range<usize>,
@@ -177,6 +181,28 @@ pub struct Nic {
     pub mac: Option<NamePattern>,
     /// IP pattern (may number instances with `{n}`).
     pub ip: Option<NamePattern>,
+    /// The GPUs whose traffic leaves the server through this NIC, as the
+    /// inventory states them (`gpus = [...]`, indices into
+    /// [`ServerTemplate::gpus`]); empty when the NIC is paired by its PCIe
+    /// switch ([`ServerTemplate::sub_nodes`]).
+    pub gpus: Vec<usize>,
+    /// Line of the table.
+    pub line: Option<usize>,
+}
+
+/// An NVLink or NVSwitch domain: GPUs of one server that exchange data
+/// without crossing PCIe or a NIC.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NvlinkDomain {
+    /// Name within the server (`nvswitch`, default `nvlink0`, ...).
+    pub name: String,
+    /// NVSwitch or direct links.
+    pub kind: NvlinkKind,
+    /// Its GPUs (indices into [`ServerTemplate::gpus`], inventory order).
+    pub gpus: Vec<usize>,
+    /// Bandwidth of each GPU into the domain, one direction, in Gbps
+    /// (`gbytes_per_s` in the inventory is converted: 1 GB/s = 8 Gbps).
+    pub gbps: u32,
     /// Line of the table.
     pub line: Option<usize>,
 }
@@ -315,11 +341,16 @@ pub struct SubNodeSpec {
 impl ServerTemplate {
     /// Pairs GPUs with NICs under the same PCIe switch, in declaration
     /// order. Every NIC is a network endpoint; a NIC with no GPU beside it
-    /// has `gpu: None`.
+    /// has `gpu: None`. A NIC that states its GPUs (`gpus = [...]`) carries
+    /// the first of them here ([`ServerTemplate::sub_node_gpus`] has them
+    /// all), and its GPUs are left out of the pairing of the other NICs.
     pub fn sub_nodes(&self) -> Vec<SubNodeSpec> {
+        let claimed: BTreeSet<usize> = self.nics.iter().flat_map(|n| n.gpus.clone()).collect();
         let mut gpus_by_switch: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, g) in self.gpus.iter().enumerate() {
-            if let Attachment::PcieSwitch(s) = g.attachment {
+            if let Attachment::PcieSwitch(s) = g.attachment
+                && !claimed.contains(&i)
+            {
                 gpus_by_switch.entry(s).or_default().push(i);
             }
         }
@@ -328,6 +359,12 @@ impl ServerTemplate {
             .iter()
             .enumerate()
             .map(|(i, nic)| {
+                if let Some(&first) = nic.gpus.first() {
+                    return SubNodeSpec {
+                        nic: i,
+                        gpu: Some(first),
+                    };
+                }
                 let gpu = match nic.attachment {
                     Attachment::PcieSwitch(s) => {
                         let next = taken.entry(s).or_insert(0);
@@ -340,6 +377,29 @@ impl ServerTemplate {
                 SubNodeSpec { nic: i, gpu }
             })
             .collect()
+    }
+
+    /// Every GPU of a sub-node: the NIC's stated `gpus`, else its paired
+    /// GPU, else none.
+    pub fn sub_node_gpus(&self, sn: &SubNodeSpec) -> Vec<usize> {
+        let stated = &self.nics[sn.nic].gpus;
+        if stated.is_empty() {
+            sn.gpu.into_iter().collect()
+        } else {
+            stated.clone()
+        }
+    }
+
+    /// The GPUs of a NIC that states several (`gpus = [...]`) as the plan
+    /// carries them (`gpu_indices`); empty for a NIC with one GPU or none.
+    pub fn shared_gpus(&self, sn: &SubNodeSpec) -> Vec<usize> {
+        let gpus = self.sub_node_gpus(sn);
+        if gpus.len() > 1 { gpus } else { Vec::new() }
+    }
+
+    /// The NVLink domain a GPU belongs to, if any.
+    pub fn nvlink_of(&self, gpu: usize) -> Option<&NvlinkDomain> {
+        self.nvlink.iter().find(|d| d.gpus.contains(&gpu))
     }
 
     /// Where a device attachment sits, for people: `plx0 (cpu0)` or

@@ -126,6 +126,23 @@ impl Checker<'_> {
                         self.spanned(Rule::Address, &object, what, v);
                     }
                 }
+                for g in n.gpus.iter().flat_map(|l| l.get_ref()) {
+                    self.spanned(Rule::Name, &object, "gpus", g);
+                }
+            }
+            for d in &t.nvlink {
+                let line = self.line(d);
+                let d = d.get_ref();
+                let object = format!(
+                    "{object} NVLink domain {}",
+                    d.name.as_deref().unwrap_or("?")
+                );
+                if let Some(name) = &d.name {
+                    self.rule(Rule::Name, line, &object, "name", name);
+                }
+                for g in d.gpus.iter().flat_map(|l| l.get_ref()) {
+                    self.spanned(Rule::Name, &object, "gpus", g);
+                }
             }
         }
         for s in &raw.switch {

@@ -60,6 +60,20 @@ pub(crate) struct RawServer {
     pub gpu: Vec<Spanned<RawGpu>>,
     #[serde(default)]
     pub nic: Vec<Spanned<RawNic>>,
+    #[serde(default)]
+    pub nvlink: Vec<Spanned<RawNvlink>>,
+}
+
+/// An NVLink or NVSwitch domain of a server: the GPUs it joins and the
+/// bandwidth each GPU has into it, in Gbps or in GB/s (exactly one).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawNvlink {
+    pub name: Option<String>,
+    pub kind: Spanned<String>,
+    pub gpus: Option<Spanned<Vec<Spanned<String>>>>,
+    pub gbps: Option<Spanned<i64>>,
+    pub gbytes_per_s: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,6 +113,9 @@ pub(crate) struct RawNic {
     pub lanes: Option<Spanned<i64>>,
     pub mac: Option<Spanned<String>>,
     pub ip: Option<Spanned<String>>,
+    /// The GPUs whose traffic leaves the server through this NIC (several
+    /// GPUs per NIC); when absent, the GPU paired under its PCIe switch.
+    pub gpus: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]

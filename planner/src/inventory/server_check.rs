@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// A server template's GPUs by name, for the lists that name them.
+struct GpuNames<'g> {
+    index: BTreeMap<&'g str, usize>,
+    gpus: &'g [Gpu],
+    /// The number of GPU tables; fewer GPUs means some were refused.
+    written: usize,
+}
+
 impl Checker<'_> {
     pub(super) fn server_template(
         &mut self,
@@ -65,8 +73,18 @@ impl Checker<'_> {
             }
         }
         let mut nics = Vec::new();
+        let mut gpu_nic: BTreeMap<usize, String> = BTreeMap::new();
+        let by_name = GpuNames {
+            index: gpus
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (g.name.as_str(), i))
+                .collect(),
+            gpus: &gpus,
+            written: raw.gpu.len(),
+        };
         for (i, n) in raw.nic.iter().enumerate() {
-            if let Some(nic) = self.nic(
+            if let Some(mut nic) = self.nic(
                 &object,
                 n,
                 i,
@@ -75,7 +93,42 @@ impl Checker<'_> {
                 &mut device_names,
                 &mut slots,
             ) {
+                if let Some(list) = &n.get_ref().gpus {
+                    let nic_object = format!("{object} NIC {}", nic.name);
+                    match self.gpu_refs(&nic_object, list, &by_name) {
+                        Some(g) => nic.gpus = g,
+                        None => continue,
+                    }
+                    for &g in &nic.gpus {
+                        if let Some(other) = gpu_nic.insert(g, nic.name.clone()) {
+                            self.problem(
+                                self.line(list),
+                                &nic_object,
+                                format!(
+                                    "GPU {} is already given to NIC {other}: a GPU's traffic leaves through one NIC",
+                                    gpus[g].name
+                                ),
+                                format!(
+                                    "list {} under one NIC only (a NIC with two ports is one NIC)",
+                                    gpus[g].name
+                                ),
+                            );
+                        }
+                    }
+                }
                 nics.push(nic);
+            }
+        }
+
+        // NVLink domains.
+        let mut nvlink: Vec<NvlinkDomain> = Vec::new();
+        let mut in_domain: BTreeMap<usize, usize> = BTreeMap::new();
+        for (i, d) in raw.nvlink.iter().enumerate() {
+            if let Some(d) = self.nvlink_domain(&object, d, i, &by_name, &nvlink, &in_domain) {
+                for &g in &d.gpus {
+                    in_domain.insert(g, nvlink.len());
+                }
+                nvlink.push(d);
             }
         }
 
@@ -178,7 +231,201 @@ impl Checker<'_> {
             pcie_switches,
             gpus,
             nics,
+            nvlink,
             instances: start..servers.len(),
+        })
+    }
+
+    /// Resolves a list of GPU names of this server (a NIC's or an NVLink
+    /// domain's `gpus`) into indices, in time linear in the list.
+    fn gpu_refs(
+        &mut self,
+        object: &str,
+        list: &Spanned<Vec<Spanned<String>>>,
+        by_name: &GpuNames<'_>,
+    ) -> Option<Vec<usize>> {
+        if list.get_ref().is_empty() {
+            self.problem(
+                self.line(list),
+                object,
+                "gpus is an empty list",
+                "name the server's GPUs it joins, e.g. gpus = [\"gpu0\", \"gpu1\"], or leave the key out",
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
+        let mut ok = true;
+        for name in list.get_ref() {
+            match by_name.index.get(name.get_ref().as_str()).copied() {
+                Some(i) if !seen.insert(i) => {
+                    self.problem(
+                        self.line(name),
+                        object,
+                        format!("GPU {} is listed twice in gpus", name.get_ref()),
+                        "list each GPU once",
+                    );
+                    ok = false;
+                }
+                Some(i) => out.push(i),
+                // A GPU refused for its own reason is not reported again.
+                None if by_name.gpus.len() < by_name.written => ok = false,
+                None => {
+                    let mut known: Vec<&str> = by_name
+                        .gpus
+                        .iter()
+                        .take(16)
+                        .map(|g| g.name.as_str())
+                        .collect();
+                    if by_name.gpus.len() > 16 {
+                        known.push("...");
+                    }
+                    self.problem(
+                        self.line(name),
+                        object,
+                        format!(
+                            "GPU {} is not a GPU of this server (dangling reference); its GPUs: [{}]",
+                            name.get_ref(),
+                            known.join(", ")
+                        ),
+                        "name GPUs of this [[server]] by their `name` (default gpu0, gpu1, ...)",
+                    );
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// Checks one `[[server.nvlink]]` table.
+    fn nvlink_domain(
+        &mut self,
+        server: &str,
+        d: &Spanned<RawNvlink>,
+        index: usize,
+        by_name: &GpuNames<'_>,
+        existing: &[NvlinkDomain],
+        in_domain: &BTreeMap<usize, usize>,
+    ) -> Option<NvlinkDomain> {
+        let gpus = by_name.gpus;
+        let raw = d.get_ref();
+        let line = self.line(d);
+        let name = raw.name.clone().unwrap_or_else(|| format!("nvlink{index}"));
+        let object = format!("{server} NVLink domain {name}");
+        let mut ok = true;
+        if existing.iter().any(|e| e.name == name) {
+            self.problem(
+                line,
+                &object,
+                "the name is used twice in this server (duplicate name)",
+                "give each NVLink domain its own name",
+            );
+            ok = false;
+        }
+        let kind = match raw.kind.get_ref().as_str() {
+            "nvswitch" => Some(NvlinkKind::Nvswitch),
+            "mesh" => Some(NvlinkKind::Mesh),
+            other => {
+                self.problem(
+                    self.line(&raw.kind),
+                    &object,
+                    format!("kind `{}` is not an NVLink domain kind", crate::names::escape(other)),
+                    "set kind = \"nvswitch\" (GPUs joined through NVSwitches) or \"mesh\" (direct NVLink links between GPUs)",
+                );
+                None
+            }
+        };
+        let gbps = match (&raw.gbps, &raw.gbytes_per_s) {
+            (Some(g), None) => self.number(
+                &object,
+                "gbps",
+                Some(g),
+                1..=100_000,
+                "set gbps to each GPU's NVLink bandwidth in one direction in Gbps, e.g. 3600 for NVLink 4 (450 GB/s)",
+            ),
+            (None, Some(g)) => self
+                .number(
+                    &object,
+                    "gbytes_per_s",
+                    Some(g),
+                    1..=12_500,
+                    "set gbytes_per_s to each GPU's NVLink bandwidth in one direction in GB/s, e.g. 450 for NVLink 4",
+                )
+                .map(|g| g * 8),
+            (Some(_), Some(_)) => {
+                self.problem(
+                    line,
+                    &object,
+                    "both gbps and gbytes_per_s are set",
+                    "give the bandwidth per GPU once: gbps (Gbit/s) or gbytes_per_s (GB/s, x 8)",
+                );
+                None
+            }
+            (None, None) => {
+                self.problem(
+                    line,
+                    &object,
+                    "the bandwidth per GPU is missing",
+                    "set gbps (Gbit/s per GPU, one direction, e.g. 3600) or gbytes_per_s (GB/s, e.g. 450)",
+                );
+                None
+            }
+        };
+        let members = match &raw.gpus {
+            Some(list) => self.gpu_refs(&object, list, by_name),
+            None => Some((0..gpus.len()).collect()),
+        };
+        if let Some(m) = &members {
+            if m.len() < 2 {
+                self.problem(
+                    raw.gpus.as_ref().map_or(line, |l| self.line(l)),
+                    &object,
+                    format!("the domain joins {} GPU", m.len()),
+                    "an NVLink domain joins at least two GPUs: list them in gpus, or remove the table",
+                );
+                ok = false;
+            }
+            let gpus_line = raw.gpus.as_ref().map_or(line, |l| self.line(l));
+            // One problem per domain already holding some of these GPUs.
+            let mut overlap: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+            for &g in m {
+                if let Some(&d) = in_domain.get(&g) {
+                    overlap.entry(d).or_default().push(gpus[g].name.as_str());
+                }
+            }
+            for (d, names) in overlap {
+                let other = &existing[d];
+                let shown: Vec<&str> = names.iter().take(8).copied().collect();
+                let more = if names.len() > 8 {
+                    format!(" and {} more", names.len() - 8)
+                } else {
+                    String::new()
+                };
+                self.problem(
+                    gpus_line,
+                    &object,
+                    format!(
+                        "GPU{} {}{more} {} already in NVLink domain {} (line {})",
+                        if names.len() == 1 { "" } else { "s" },
+                        shown.join(", "),
+                        if names.len() == 1 { "is" } else { "are" },
+                        other.name,
+                        fmt_line(other.line)
+                    ),
+                    "put each GPU in one domain (one NVSwitch fabric or one NVLink mesh per group of GPUs)",
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            return None;
+        }
+        Some(NvlinkDomain {
+            name,
+            kind: kind?,
+            gpus: members?,
+            gbps: u32::try_from(gbps?).ok()?,
+            line,
         })
     }
 
@@ -463,6 +710,7 @@ impl Checker<'_> {
             lanes,
             mac,
             ip,
+            gpus: Vec::new(),
             line,
         })
     }

@@ -294,3 +294,158 @@ mod properties {
         }
     }
 }
+
+/// The minimal inventory with a second GPU under the PCIe switch, and
+/// `nic_extra` (the NIC's `gpus`) and `extra` (`[[server.nvlink]]` tables)
+/// after the NIC: `nic_extra` is line 24, `extra` starts on line 25.
+fn shared(nic_extra: &str, extra: &str) -> String {
+    let second = "[[server.gpu]]\npcie_switch = \"plx0\"\nmodel = \"V100\"\n\n[[server.nic]]";
+    edit("[[server.nic]]", second).replacen(
+        "speed_gbps = 100\n",
+        &format!("speed_gbps = 100\n{nic_extra}\n{extra}\n"),
+        1,
+    )
+}
+
+#[test]
+fn nvlink_domains_and_shared_nics_parse() {
+    let inv = Inventory::from_toml(
+        &shared(
+            "gpus = [\"gpu0\", \"gpu1\"]",
+            "[[server.nvlink]]\nkind = \"nvswitch\"\ngbytes_per_s = 450\n",
+        ),
+        "inv.toml",
+    )
+    .unwrap();
+    let t = &inv.server_templates[0];
+    assert_eq!(t.nics[0].gpus, [0, 1]);
+    let sn = t.sub_nodes();
+    assert_eq!(
+        sn,
+        [SubNodeSpec {
+            nic: 0,
+            gpu: Some(0)
+        }]
+    );
+    assert_eq!(t.sub_node_gpus(&sn[0]), [0, 1]);
+    assert_eq!(t.nvlink.len(), 1);
+    let d = &t.nvlink[0];
+    assert_eq!(
+        (d.name.as_str(), d.kind, d.gbps),
+        ("nvlink0", NvlinkKind::Nvswitch, 3600)
+    );
+    assert_eq!(d.gpus, [0, 1], "every GPU by default");
+    assert_eq!(t.nvlink_of(1).map(|d| d.name.as_str()), Some("nvlink0"));
+    // Gbps as written.
+    let inv = Inventory::from_toml(
+        &shared("", "[[server.nvlink]]\nname = \"m\"\nkind = \"mesh\"\ngpus = [\"gpu1\", \"gpu0\"]\ngbps = 1200\n"),
+        "inv.toml",
+    )
+    .unwrap();
+    let d = &inv.server_templates[0].nvlink[0];
+    assert_eq!(
+        (d.kind, d.gbps, d.gpus.clone()),
+        (NvlinkKind::Mesh, 1200, vec![1, 0])
+    );
+}
+
+#[test]
+fn pcie_only_inventories_keep_their_pairing() {
+    let inv = Inventory::from_toml(MINIMAL, "min.toml").unwrap();
+    let t = &inv.server_templates[0];
+    assert!(t.nvlink.is_empty() && t.nics.iter().all(|n| n.gpus.is_empty()));
+    assert_eq!(t.sub_node_gpus(&t.sub_nodes()[0]), [0]);
+}
+
+#[test]
+fn stated_gpus_leave_the_pairing_of_the_other_nics() {
+    // gpu0 is stated under the second NIC: the first NIC pairs with gpu1.
+    let text = shared("", "").replace(
+        "speed_gbps = 100\n",
+        "speed_gbps = 100\n\n[[server.nic]]\nname = \"mlx5_1\"\npcie_switch = \"plx0\"\nmodel = \"CX-5\"\nspeed_gbps = 100\ngpus = [\"gpu0\"]\n",
+    );
+    let inv = Inventory::from_toml(&text, "inv.toml").unwrap();
+    let sn = inv.server_templates[0].sub_nodes();
+    assert_eq!(sn[0].gpu, Some(1));
+    assert_eq!(sn[1].gpu, Some(0));
+}
+
+#[test]
+fn bad_gpu_fabrics_are_refused_with_line_and_fix() {
+    let domain = |body: &str| shared("", &format!("[[server.nvlink]]\n{body}\n"));
+    check_err(
+        &domain("kind = \"nvlink\"\ngbps = 100"),
+        &[
+            "inv.toml:26:",
+            "NVLink domain nvlink0",
+            "kind `nvlink`",
+            "\"nvswitch\"",
+        ],
+    );
+    check_err(
+        &domain("kind = \"mesh\""),
+        &["bandwidth per GPU is missing", "gbytes_per_s"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbps = 100\ngbytes_per_s = 12"),
+        &["both gbps and gbytes_per_s"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbps = 0"),
+        &["gbps 0 is outside 1..100000"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbytes_per_s = 20000"),
+        &["gbytes_per_s 20000 is outside 1..12500"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbps = 100\ngpus = [\"gpu0\", \"gpu7\"]"),
+        &["GPU gpu7 is not a GPU of this server (dangling reference); its GPUs: [gpu0, gpu1]"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbps = 100\ngpus = [\"gpu0\"]"),
+        &["joins 1 GPU", "at least two GPUs"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbps = 100\ngpus = [\"gpu0\", \"gpu0\"]"),
+        &["GPU gpu0 is listed twice"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbps = 100\n[[server.nvlink]]\nkind = \"mesh\"\ngbps = 100"),
+        &[
+            "NVLink domain nvlink1",
+            "GPUs gpu0, gpu1 are already in NVLink domain nvlink0 (line 25)",
+        ],
+    );
+    check_err(
+        &domain(
+            "name = \"a\"\nkind = \"mesh\"\ngbps = 100\ngpus = [\"gpu0\", \"gpu1\"]\n[[server.nvlink]]\nname = \"a\"\nkind = \"mesh\"\ngbps = 100",
+        ),
+        &["duplicate name"],
+    );
+    check_err(
+        &domain("kind = \"mesh\"\ngbps = 100\nlinks = 4"),
+        &["unknown field `links`"],
+    );
+    check_err(
+        &domain("name = \"nv link\"\nkind = \"mesh\"\ngbps = 100"),
+        &["NVLink domain nv link", "name:"],
+    );
+    // A NIC's gpus.
+    check_err(
+        &shared("gpus = []", ""),
+        &["NIC mlx5_0", "gpus is an empty list"],
+    );
+    check_err(
+        &shared("gpus = [\"gpu3\"]", ""),
+        &["inv.toml:24:", "GPU gpu3 is not a GPU of this server"],
+    );
+    let two = shared("gpus = [\"gpu0\", \"gpu1\"]", "").replace(
+        "model = \"CX-5\"\nspeed_gbps = 100\ngpus",
+        "model = \"CX-5\"\nspeed_gbps = 100\n\n[[server.nic]]\nname = \"mlx5_1\"\npcie_switch = \"plx0\"\nmodel = \"CX-5\"\nspeed_gbps = 100\ngpus = [\"gpu1\"]\n\n[[server.nic]]\nname = \"mlx5_2\"\npcie_switch = \"plx0\"\nmodel = \"CX-5\"\nspeed_gbps = 100\ngpus",
+    );
+    check_err(
+        &two,
+        &["NIC mlx5_2", "GPU gpu1 is already given to NIC mlx5_1"],
+    );
+}

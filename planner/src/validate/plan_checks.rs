@@ -61,6 +61,9 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
         if let Some(r) = &s.rack {
             check(&object, "rack", r, check_name);
         }
+        for d in &s.nvlink {
+            check(&object, "nvlink name", &d.name, check_name);
+        }
     }
     for sn in &plan.sub_node_list {
         let object = || format!("sub-node {}", sn.id);

@@ -36,6 +36,7 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
     };
     servers(plan, &mut bad);
     sub_nodes(plan, &mut bad);
+    gpu_fabric(plan, &mut bad);
     parameters(idx, loads, &mut bad);
     for p in plan.qos_intent().problems(plan.topology) {
         findings.push(finding("invalid", p.object, p.message, p.fix, None));
@@ -266,6 +267,88 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                     object(),
                     format!("its MAC address {mac} is also the address of {other}"),
                 );
+            }
+        }
+    }
+}
+
+/// The intra-server tier: a sub-node's `gpu_indices` (two or more, the
+/// first its `gpu_index`, each GPU of a server in one sub-node) and each
+/// server's NVLink domains (unique names, a bandwidth in range, two or
+/// more GPUs in range, each GPU in one domain).
+fn gpu_fabric(plan: &Plan, bad: &mut impl FnMut(String, String)) {
+    let mut owner: HashMap<(&str, usize), &str> = HashMap::default();
+    for sn in plan
+        .sub_node_list
+        .iter()
+        .filter(|s| !s.gpu_indices.is_empty())
+    {
+        let object = || format!("sub-node {}", sn.id);
+        let g = &sn.gpu_indices;
+        if g.len() < 2 {
+            bad(
+                object(),
+                "gpu_indices lists one GPU; a NIC with one GPU has only gpu_index".to_string(),
+            );
+        }
+        if sn.gpu_index != Some(g[0]) {
+            bad(
+                object(),
+                format!(
+                    "gpu_indices starts with {} but gpu_index is {:?}",
+                    g[0], sn.gpu_index
+                ),
+            );
+        }
+        for &i in g {
+            if i > MAX_GPU_INDEX {
+                bad(
+                    object(),
+                    format!("gpu_indices holds {i}, above the limit of {MAX_GPU_INDEX}"),
+                );
+            } else if let Some(other) = owner.insert((sn.server.as_str(), i), sn.id.as_str()) {
+                bad(
+                    object(),
+                    format!(
+                        "GPU index {i} of server {} is also listed by {other}",
+                        sn.server
+                    ),
+                );
+            }
+        }
+    }
+    for s in &plan.servers {
+        let mut names: HashSet<&str> = HashSet::default();
+        let mut domain_of: HashMap<usize, &str> = HashMap::default();
+        for d in &s.nvlink {
+            let object = || format!("server {} NVLink domain {}", s.name, d.name);
+            if !names.insert(d.name.as_str()) {
+                bad(
+                    object(),
+                    "the name appears twice in the server's nvlink list".to_string(),
+                );
+            }
+            if !(1..=100_000).contains(&d.gbps) {
+                bad(object(), format!("gbps {} is outside 1..100000", d.gbps));
+            }
+            if d.gpu_indices.len() < 2 {
+                bad(
+                    object(),
+                    format!(
+                        "it joins {} GPU; a domain joins two or more",
+                        d.gpu_indices.len()
+                    ),
+                );
+            }
+            for &i in &d.gpu_indices {
+                if i > MAX_GPU_INDEX {
+                    bad(
+                        object(),
+                        format!("gpu_indices holds {i}, above the limit of {MAX_GPU_INDEX}"),
+                    );
+                } else if let Some(other) = domain_of.insert(i, d.name.as_str()) {
+                    bad(object(), format!("GPU index {i} is also in domain {other}"));
+                }
             }
         }
     }

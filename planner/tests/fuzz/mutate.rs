@@ -33,6 +33,10 @@ pub const INVENTORIES: &[&str] = &[
     "topologies/fat-tree-k16.toml",
     "topologies/bigraph-1024.toml",
     "topologies/fat-tree-1024.toml",
+    "topologies/h100-8x32.toml",
+    "topologies/dgx1-v100.toml",
+    "topologies/s822lc-48.toml",
+    "topologies/cloud-8x16.toml",
 ];
 
 /// Small plans: the bundled example and the golden cases' plans.
