@@ -151,6 +151,7 @@
 
 mod context;
 pub mod fast;
+mod intra;
 pub mod models;
 pub mod params;
 #[cfg(feature = "plot")]
