@@ -44,6 +44,16 @@ pub(super) fn present(plan: &Plan) -> bool {
         || plan.sub_node_list.iter().any(|sn| sn.gpu_indices.len() > 1)
 }
 
+/// The ranks of a plan when every GPU takes part: one per GPU with the
+/// intra-server tier, otherwise one per sub-node.
+pub fn default_ranks(plan: &Plan) -> usize {
+    if present(plan) {
+        plan.sub_node_list.iter().map(|sn| gpus_of(sn).len()).sum()
+    } else {
+        plan.sub_node_list.len()
+    }
+}
+
 /// The GPUs behind a sub-node, by `gpu_index` numbering (`None` when the
 /// plan names no GPU: one rank on the NIC).
 fn gpus_of(sn: &crate::plan::PlanSubNode) -> Vec<Option<usize>> {

@@ -152,6 +152,7 @@
 mod context;
 pub mod fast;
 mod intra;
+pub use intra::default_ranks;
 pub mod models;
 pub mod params;
 #[cfg(feature = "plot")]

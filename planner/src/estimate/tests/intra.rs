@@ -59,6 +59,9 @@ fn a_shared_nic_carries_one_rank_per_gpu() {
     assert_eq!(ranks(&plan), 128);
     assert_eq!(ranks(&without_tier(&plan)), 16);
     assert_eq!(ranks(&bundled("s822lc-48")), 192);
+    // What `iteration` takes when no --ranks is given.
+    assert_eq!(default_ranks(&plan), 128);
+    assert_eq!(default_ranks(&without_tier(&plan)), 16);
 }
 
 #[test]
@@ -142,6 +145,17 @@ fn hierarchical_closed_forms_charge_each_level_at_its_own_bandwidth() {
     assert_close(e.closed_form_us, want, "blueconnect on cloud-8x16");
 }
 
+/// The simulated time (packet spraying) equals the closed form.
+fn agrees(name: &str, plan: &CheckedPlan, a: Algorithm, n: u64, params: &Params) {
+    let e = estimate(plan, a, None, n, params, &spray()).unwrap();
+    let (t, c) = (e.time_us, e.closed_form_us);
+    assert!(
+        (t - c).abs() <= 1e-6 * c,
+        "{name} {}: simulated {t} µs, closed form {c} µs",
+        a.as_str()
+    );
+}
+
 #[test]
 fn closed_forms_agree_with_the_simulation_without_contention() {
     let params = Params::default();
@@ -164,13 +178,7 @@ fn closed_forms_agree_with_the_simulation_without_contention() {
     ] {
         let plan = bundled(name);
         for &a in algorithms {
-            let e = estimate(&plan, a, None, n, &params, &spray()).unwrap();
-            let (t, c) = (e.time_us, e.closed_form_us);
-            assert!(
-                (t - c).abs() <= 1e-6 * c,
-                "{name} {}: simulated {t} µs, closed form {c} µs",
-                a.as_str()
-            );
+            agrees(name, &plan, a, n, &params);
         }
     }
 }
@@ -184,4 +192,33 @@ fn the_tier_makes_hierarchies_faster_than_the_nic_alone() {
     let hitopk = estimate(&plan, Algorithm::HiTopK, None, n, &params, &spray()).unwrap();
     let flat = estimate(&plan, Algorithm::TopKAllGather, None, n, &params, &spray()).unwrap();
     assert!(hitopk.time_us < ring.time_us && ring.time_us < flat.time_us);
+}
+
+#[test]
+fn closed_forms_agree_exactly_without_latency_reduction_or_contention() {
+    // With α = γ = 0 every closed form charges exactly the bytes its
+    // schedule moves on each level at that level's bandwidth. With them:
+    // two-level's schedule charges a reduction late (see
+    // `two_level_follows_blueconnect_eq_4`), a level's α is its longest
+    // route, and on s822lc-48 HiTopKComm's schedule all-gathers across
+    // the 48 nodes by a ring (47 steps) where the closed form counts
+    // fewer α (about 0.33 ms of 13.5 ms).
+    let params = Params {
+        alpha_us: 0.0,
+        nic_us: 0.0,
+        gamma_ns_per_byte: 0.0,
+        ..Params::default()
+    };
+    let n = 102_000_000u64;
+    for name in ["cloud-8x16", "s822lc-48", "h100-8x32", "dgx1-v100"] {
+        let plan = bundled(name);
+        for a in [
+            Algorithm::TwoD,
+            Algorithm::BlueConnect,
+            Algorithm::TwoLevel,
+            Algorithm::HiTopK,
+        ] {
+            agrees(name, &plan, a, n, &params);
+        }
+    }
 }
