@@ -155,6 +155,7 @@ pub mod models;
 pub mod params;
 #[cfg(feature = "plot")]
 pub mod plot;
+mod queue;
 pub mod schedules;
 pub mod sim;
 mod sizes;
