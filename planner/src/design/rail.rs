@@ -29,10 +29,10 @@ pub(super) fn design(
         spine_tpls,
         spine,
         mut notes,
-    } = Tiers::of(inv, Topology::RailOptimized.as_str(), "rail")?;
+    } = Tiers::of(inv, "rail-optimized fabric", "rail")?;
     let infeasible = |reason: String, fix: String| Error::Infeasible {
         input: inv.source.clone(),
-        topology: Topology::RailOptimized.as_str().to_string(),
+        topology: "rail-optimized fabric".to_string(),
         reason,
         fix,
     };
