@@ -181,7 +181,7 @@ impl<'a> Context<'a> {
             Topology::BiGraph if sa.part_or_tier != sb.part_or_tier => 2,
             Topology::BiGraph => 3,
             Topology::FatTree if self.three_tier && sa.pod != sb.pod => 5,
-            Topology::FatTree => 3,
+            Topology::FatTree | Topology::RailOptimized => 3,
         }
     }
 

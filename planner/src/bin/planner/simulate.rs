@@ -725,6 +725,7 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
                 let name = match t {
                     Topology::BiGraph => "BiGraph",
                     Topology::FatTree => "Fat-tree",
+                    Topology::RailOptimized => "Rail-optimized",
                 };
                 out.push_str(&grid(
                     &format!("{name}, {} messages:", format_size(size)),
