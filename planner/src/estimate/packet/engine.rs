@@ -231,7 +231,7 @@ pub(crate) fn run(
         ready: vec![0.0; n],
         delivered: 0,
         end: 0.0,
-        rng: Rng(0x5EED_0F_9AC4E7),
+        rng: Rng(0x5EED_0F9A_C4E7),
         stats: PacketStats::default(),
         steps: vec![PacketStep::default(); sched.steps().len()],
         max_link_flows: 0,
