@@ -308,3 +308,31 @@ fn d_mod_k_spares_halving_doubling_the_hash_collisions() {
     );
     assert_eq!(dmodk.packet.as_ref().unwrap().pfc_pauses, 0);
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// k senders into one port with PFC only: however the pauses fall,
+        /// the bottleneck never idles, so the time is the fluid one plus
+        /// one packet through the switch; and no ingress port holds more
+        /// than its buffer.
+        #[test]
+        fn an_incast_with_pfc_keeps_its_bottleneck_busy(k in 1usize..7, kib in 1u64..2048) {
+            let p = PacketParams {
+                dcqcn: false,
+                ..PacketParams::default()
+            };
+            let bytes = kib << 10;
+            let (fluid, packet) = incast(k, bytes, p);
+            let largest = bytes.min(4096) as f64;
+            prop_assert!((packet.time_us - (fluid + largest / W)).abs() <= 1e-5,
+                "{} vs {}", packet.time_us, fluid + largest / W);
+            prop_assert_eq!(packet.stats.buffer_overruns, 0);
+        }
+    }
+}
