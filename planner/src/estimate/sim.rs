@@ -304,34 +304,11 @@ pub(crate) fn run_with(
 ) -> Result<Outcome> {
     let n = sched.len();
     let links = caps.len();
-    let (gate_start, gate) = gates(sched, eager_bytes);
-    let gates_of = |i: usize| &gate[gate_start[i] as usize..gate_start[i + 1] as usize];
-    // Who waits for whom: the reverse of the dependency lists (the
-    // schedule's, and the rendezvous gates).
-    let mut waiting: Vec<u32> = vec![0; n];
-    let mut fan_start: Vec<u32> = vec![0; n + 1];
-    for (i, wait) in waiting.iter_mut().enumerate() {
-        let deps = sched.deps(i);
-        *wait = (deps.len() + gates_of(i).len()) as u32;
-        for &d in deps.iter().chain(gates_of(i)) {
-            fan_start[d as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        fan_start[i + 1] += fan_start[i];
-    }
-    let mut fan: Vec<u32> = vec![0; fan_start[n] as usize];
-    {
-        let mut next = fan_start.clone();
-        for i in 0..n {
-            for &d in sched.deps(i).iter().chain(gates_of(i)) {
-                fan[next[d as usize] as usize] = i as u32;
-                next[d as usize] += 1;
-            }
-        }
-    }
-    drop(gate);
-    drop(gate_start);
+    let Dependants {
+        mut waiting,
+        fan_start,
+        fan,
+    } = Dependants::new(sched, eager_bytes);
     let mut ready: Vec<f64> = vec![0.0; n];
 
     if n >= 0x7FFF_FFFF {
@@ -677,6 +654,54 @@ pub(crate) fn run_with(
     }
     out.time_us = end;
     Ok(out)
+}
+
+/// Who waits for whom: per send the number of sends it still waits for
+/// (its schedule dependencies and its rendezvous [`gates`]), and the
+/// reverse lists, the sends each one releases. The event-driven and the
+/// packet-level simulators both start a send from these.
+pub(crate) struct Dependants {
+    /// Sends each send still waits for.
+    pub waiting: Vec<u32>,
+    /// Start of each send's dependants in `fan` (one more entry than sends).
+    pub fan_start: Vec<u32>,
+    /// The dependants of every send, send by send.
+    pub fan: Vec<u32>,
+}
+
+impl Dependants {
+    /// The dependencies of `sched` with sends of `eager_bytes` or more
+    /// waiting for their receiver.
+    pub(crate) fn new(sched: &SendSchedule, eager_bytes: u64) -> Self {
+        let n = sched.len();
+        let (gate_start, gate) = gates(sched, eager_bytes);
+        let gates_of = |i: usize| &gate[gate_start[i] as usize..gate_start[i + 1] as usize];
+        let mut waiting: Vec<u32> = vec![0; n];
+        let mut fan_start: Vec<u32> = vec![0; n + 1];
+        for (i, wait) in waiting.iter_mut().enumerate() {
+            let deps = sched.deps(i);
+            *wait = (deps.len() + gates_of(i).len()) as u32;
+            for &d in deps.iter().chain(gates_of(i)) {
+                fan_start[d as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            fan_start[i + 1] += fan_start[i];
+        }
+        let mut fan: Vec<u32> = vec![0; fan_start[n] as usize];
+        let mut next = fan_start.clone();
+        for i in 0..n {
+            for &d in sched.deps(i).iter().chain(gates_of(i)) {
+                fan[next[d as usize] as usize] = i as u32;
+                next[d as usize] += 1;
+            }
+        }
+        Self {
+            waiting,
+            fan_start,
+            fan,
+        }
+    }
 }
 
 /// The rendezvous gates of every send, as (start per send, gates): a send
