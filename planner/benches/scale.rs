@@ -1,6 +1,8 @@
 //! Scale benchmark for `design` and `validate` (issue targets: a
 //! 131,072-sub-node BiGraph (N=512, M=256) and a fat-tree of the same size,
-//! under 1 s each and under 1 GB peak memory on a 2-core machine).
+//! under 1 s each and under 1 GB peak memory on a 2-core machine; issue
+//! #18: design, ranks and verification of an 8,192-GPU rail-optimized
+//! fabric under 1 s each).
 //!
 //! Run: `cargo bench -p planner --bench scale` (add `-- quick` for one
 //! round instead of five). Two tables come out, in Markdown for
@@ -35,7 +37,7 @@ struct Scenario {
     avoid: Option<&'static str>,
 }
 
-const SCENARIOS: [Scenario; 2] = [
+const SCENARIOS: [Scenario; 3] = [
     Scenario {
         label: "BiGraph 256x512",
         flag: "--bigraph",
@@ -50,6 +52,15 @@ const SCENARIOS: [Scenario; 2] = [
         rank_algorithm: "hd",
         avoid: None,
     },
+    // Issue #18: 8,192 GPUs on 128-port switches, 8 rails (under 1 s each
+    // for design, ranks and their verification).
+    Scenario {
+        label: "rail-optimized 8,192, 128-port switches",
+        flag: "--rail-optimized",
+        spec: "sub-nodes=8192,rails=8,ports=128",
+        rank_algorithm: "hd",
+        avoid: None,
+    },
 ];
 
 fn main() {
@@ -59,7 +70,7 @@ fn main() {
     let exe = env!("CARGO_BIN_EXE_planner");
     let gnu_time = Path::new("/usr/bin/time").exists();
 
-    println!("Command line, best of {rounds} (131,072 sub-nodes):\n");
+    println!("Command line, best of {rounds} (131,072 sub-nodes; rail-optimized 8,192):\n");
     println!("| fabric | command | wall time | peak RSS |");
     println!("|---|---|---|---|");
     for s in &SCENARIOS {
@@ -165,11 +176,13 @@ fn run_cli(exe: &str, args: &[&str], rounds: usize, gnu_time: bool) -> (Duration
 
 fn phases(s: &Scenario, rounds: usize) {
     let sh = Shorthand::default();
-    let (inv, opts) = if s.flag == "--bigraph" {
-        let (m, n) = shorthand::parse_bigraph(s.spec).expect("spec");
-        shorthand::bigraph(m, n, &sh).expect("shorthand")
-    } else {
-        shorthand::fat_tree(s.spec, &sh).expect("shorthand")
+    let (inv, opts) = match s.flag {
+        "--bigraph" => {
+            let (m, n) = shorthand::parse_bigraph(s.spec).expect("spec");
+            shorthand::bigraph(m, n, &sh).expect("shorthand")
+        }
+        "--rail-optimized" => shorthand::rail_optimized(s.spec, &sh).expect("shorthand"),
+        _ => shorthand::fat_tree(s.spec, &sh).expect("shorthand"),
     };
     let (t, plan) = best(rounds, || design(&inv, &opts).expect("design"));
     println!("| {} | design (in memory) | {} |", s.label, ms(t));

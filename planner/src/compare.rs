@@ -1,5 +1,5 @@
-//! BiGraph and fat-tree side by side for the same sub-nodes and switch
-//! model (`planner compare`).
+//! BiGraph, fat-tree and rail-optimized side by side for the same
+//! sub-nodes and switch model (`planner compare`).
 
 use serde::Serialize;
 
@@ -13,7 +13,7 @@ use crate::text::Table;
 /// One column of the comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Entry {
-    /// `bigraph` or `fat-tree`.
+    /// `bigraph`, `fat-tree` or `rail-optimized`.
     pub topology: Topology,
     /// The figures, when a design could be made.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,7 +39,7 @@ pub struct Comparison {
     pub sub_nodes: usize,
     /// Physical switches in the inventory.
     pub switches_in_inventory: usize,
-    /// BiGraph, then fat-tree.
+    /// BiGraph, then fat-tree, then rail-optimized.
     pub designs: Vec<Entry>,
 }
 
@@ -50,33 +50,48 @@ impl Comparison {
     }
 }
 
-/// Designs both topologies with the inventory's switch models, as many
-/// switches as each needs; `fat_tree` sets oversubscription and tiers.
+/// Designs every topology with the inventory's switch models, as many
+/// switches as each needs; `fat_tree` sets oversubscription and tiers (the
+/// rail-optimized design takes its oversubscription; it has 2 tiers).
 pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
     let have = inv.switches.len();
-    let designs = [Topology::BiGraph, Topology::FatTree]
-        .into_iter()
-        .map(
-            |topology| match counterpart::for_inventory(inv, fat_tree, topology) {
-                Ok(plan) => Entry {
-                    topology,
-                    switches_to_add: plan.physical_switches.saturating_sub(have),
-                    metrics: Some(metrics(&plan)),
-                    error: None,
-                    notes: plan.notes.clone(),
-                    plan: Some(plan),
-                },
-                Err(e) => Entry {
-                    topology,
-                    metrics: None,
-                    error: Some(e.to_string()),
-                    switches_to_add: 0,
-                    notes: Vec::new(),
-                    plan: None,
-                },
-            },
-        )
-        .collect();
+    let rail = DesignOptions {
+        tiers: None,
+        ..fat_tree.clone()
+    };
+    let designs = [
+        Topology::BiGraph,
+        Topology::FatTree,
+        Topology::RailOptimized,
+    ]
+    .into_iter()
+    .map(|topology| {
+        let opts = if topology == Topology::RailOptimized {
+            &rail
+        } else {
+            fat_tree
+        };
+        (topology, counterpart::for_inventory(inv, opts, topology))
+    })
+    .map(|(topology, designed)| match designed {
+        Ok(plan) => Entry {
+            topology,
+            switches_to_add: plan.physical_switches.saturating_sub(have),
+            metrics: Some(metrics(&plan)),
+            error: None,
+            notes: plan.notes.clone(),
+            plan: Some(plan),
+        },
+        Err(e) => Entry {
+            topology,
+            metrics: None,
+            error: Some(first_lines(&e.to_string(), 4)),
+            switches_to_add: 0,
+            notes: Vec::new(),
+            plan: None,
+        },
+    })
+    .collect();
     Comparison {
         inventory: inv.name.clone(),
         sub_nodes: inv.sub_node_count(),
@@ -85,10 +100,25 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
     }
 }
 
+/// The first `n` lines of an error (its summary and first problems), and
+/// how many more there are: a design refused for every sub-node should
+/// not bury the comparison.
+fn first_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= n + 1 {
+        return text.to_string();
+    }
+    format!(
+        "{}\n  ... and {} more lines (design this topology alone to see them all)",
+        lines[..n].join("\n"),
+        lines.len() - n
+    )
+}
+
 /// Renders the comparison for people.
 pub fn render_table(c: &Comparison, source: &str) -> String {
     let mut out = format!(
-        "BiGraph vs fat-tree for {} ({source}): {} sub-nodes, {} switches in the inventory\n\n",
+        "BiGraph vs fat-tree vs rail-optimized for {} ({source}): {} sub-nodes, {} switches in the inventory\n\n",
         c.inventory, c.sub_nodes, c.switches_in_inventory
     );
     let rows: Vec<Vec<(String, String)>> = c
@@ -111,14 +141,14 @@ pub fn render_table(c: &Comparison, source: &str) -> String {
         .find(|r| !r.is_empty())
         .map(|r| r.iter().map(|(k, _)| k.clone()).collect())
         .unwrap_or_default();
-    let mut t = Table::new(["", "BiGraph", "fat-tree"]);
+    let mut t = Table::new(["", "BiGraph", "fat-tree", "rail-optimized"]);
     for (i, name) in names.iter().enumerate() {
         let cell = |d: usize| match (&c.designs[d].error, rows[d].get(i)) {
             (_, Some((_, v))) => v.clone(),
             (Some(_), None) if i == 0 => "cannot be built (see below)".to_string(),
             _ => "-".to_string(),
         };
-        t.row([name.clone(), cell(0), cell(1)]);
+        t.row([name.clone(), cell(0), cell(1), cell(2)]);
     }
     out.push_str(&t.render());
     for d in &c.designs {

@@ -54,15 +54,36 @@ pub enum Topology {
     /// Leaf-spine (2 tiers) or k-ary fat-tree (3 tiers).
     #[serde(rename = "fat-tree")]
     FatTree,
+    /// Rail-optimized leaf-spine: server NIC `i` goes to rail switch `i`
+    /// of its server group; spines above the rail switches.
+    #[serde(rename = "rail-optimized")]
+    RailOptimized,
 }
 
 impl Topology {
-    /// `bigraph` or `fat-tree`, as on the command line.
+    /// `bigraph`, `fat-tree` or `rail-optimized`, as on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Topology::BiGraph => "bigraph",
             Topology::FatTree => "fat-tree",
+            Topology::RailOptimized => "rail-optimized",
         }
+    }
+
+    /// The name people read in reports: `BiGraph`, `fat-tree`,
+    /// `rail-optimized`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Topology::BiGraph => "BiGraph",
+            Topology::FatTree => "fat-tree",
+            Topology::RailOptimized => "rail-optimized",
+        }
+    }
+
+    /// True for the fabrics built as leaf-spine or fat-tree tiers (the
+    /// plan has a `fat_tree` table): everything but BiGraph.
+    pub fn is_tiered(self) -> bool {
+        !matches!(self, Topology::BiGraph)
     }
 }
 

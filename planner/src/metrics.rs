@@ -56,6 +56,52 @@ pub struct Metrics {
     pub free_ports: usize,
     /// Largest sizes with the same switch model.
     pub largest: Vec<Growth>,
+    /// What one failed physical switch takes away, at worst.
+    pub blast_radius: BlastRadius,
+}
+
+/// What one failed physical switch takes away: the worst switch for each
+/// figure (a VLAN-split switch fails with both halves).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlastRadius {
+    /// Most sub-nodes cabled to one physical switch: cut off when it fails.
+    pub sub_nodes: usize,
+    /// Most servers with a sub-node on one physical switch: each loses a
+    /// NIC (a whole group of servers on a rail switch, one NIC each).
+    pub servers: usize,
+    /// Most inter-switch cables on one physical switch: bandwidth the
+    /// others lose.
+    pub links: usize,
+}
+
+/// The [`BlastRadius`] of a plan, from its cables.
+pub fn blast_radius(plan: &Plan) -> BlastRadius {
+    use std::collections::{HashMap, HashSet};
+    let mut sub_nodes: HashMap<&str, usize> = HashMap::new();
+    let mut servers: HashMap<&str, HashSet<&str>> = HashMap::new();
+    let mut links: HashMap<&str, usize> = HashMap::new();
+    for c in &plan.cables {
+        match c.kind {
+            CableKind::SubNode => {
+                *sub_nodes.entry(c.a.as_str()).or_default() += 1;
+                servers
+                    .entry(c.a.as_str())
+                    .or_default()
+                    .insert(c.b.as_str());
+            }
+            CableKind::InterSwitch => {
+                *links.entry(c.a.as_str()).or_default() += 1;
+                if c.b != c.a {
+                    *links.entry(c.b.as_str()).or_default() += 1;
+                }
+            }
+        }
+    }
+    BlastRadius {
+        sub_nodes: sub_nodes.values().copied().max().unwrap_or(0),
+        servers: servers.values().map(HashSet::len).max().unwrap_or(0),
+        links: links.values().copied().max().unwrap_or(0),
+    }
 }
 
 /// Computes the figures of a plan.
@@ -107,6 +153,7 @@ pub fn metrics(plan: &Plan) -> Metrics {
         max_switch_hops: max_switch_hops(plan),
         free_ports,
         largest: growth(plan, nic),
+        blast_radius: blast_radius(plan),
     }
 }
 
@@ -142,7 +189,7 @@ pub fn max_switch_hops(plan: &Plan) -> usize {
             // Two switches of one part meet through the other part.
             if u > 1 || l > 1 { 3 } else { 2 }
         }
-        Topology::FatTree => {
+        Topology::FatTree | Topology::RailOptimized => {
             if plan.fat_tree.as_ref().is_some_and(|f| f.tiers == 3) {
                 let mut pods: Vec<usize> = plan
                     .switch_list
@@ -293,7 +340,7 @@ pub fn cut_shape(plan: &Plan) -> CutShape {
             upper: tier_counts(plan, Tier::Upper).1,
             lower: tier_counts(plan, Tier::Lower).1,
         },
-        Topology::FatTree => {
+        Topology::FatTree | Topology::RailOptimized => {
             let f = plan.fat_tree.as_ref();
             if f.is_some_and(|f| f.tiers == 3) {
                 CutShape::ThreeTier {
@@ -344,7 +391,7 @@ fn growth(plan: &Plan, nic: u32) -> Vec<Growth> {
                 });
             }
         }
-        Topology::FatTree => {
+        Topology::FatTree | Topology::RailOptimized => {
             let f = plan.fat_tree.as_ref();
             if f.is_some_and(|f| f.tiers == 3) {
                 let k = f.and_then(|f| f.k).unwrap_or(0) as usize;
@@ -357,7 +404,15 @@ fn growth(plan: &Plan, nic: u32) -> Vec<Growth> {
                 let o = f.map_or(1.0, |f| f.oversubscription);
                 let down = f64::from(nic.min(gbps));
                 out.push(Growth {
-                    design: format!("2-tier leaf-spine {}:1", crate::text::gbps(o)),
+                    design: format!(
+                        "{} {}:1",
+                        if plan.topology == Topology::RailOptimized {
+                            "rail-optimized"
+                        } else {
+                            "2-tier leaf-spine"
+                        },
+                        crate::text::gbps(o)
+                    ),
                     sub_nodes: largest_two_tier(leaf, spine, down, f64::from(gbps), o),
                 });
                 out.push(Growth {

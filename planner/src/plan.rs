@@ -55,6 +55,23 @@ pub struct FatTreeParams {
     pub links_per_leaf_spine: usize,
 }
 
+/// Rail-optimized design parameters, beside the `fat_tree` table that
+/// describes the leaf-spine the rail switches (leaves) and spines form.
+///
+/// Servers are cut into groups of `servers_per_group`; group `g` has one
+/// rail switch per NIC index, and server NIC `i` is cabled to rail switch
+/// `i` of its group. A rail switch records its group as its `pod` and its
+/// NIC index as its `rail`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RailParams {
+    /// Rails: NIC indices per server, one rail switch each per group.
+    pub rails: usize,
+    /// Server groups, each with its own rail switches.
+    pub groups: usize,
+    /// Servers of the fullest group.
+    pub servers_per_group: usize,
+}
+
 /// One port of a switch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanPort {
@@ -84,9 +101,12 @@ pub struct PlanSwitch {
     /// VLAN of this half, when split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vlan: Option<u16>,
-    /// Pod of a 3-tier fat-tree.
+    /// Pod of a 3-tier fat-tree; server group of a rail switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<usize>,
+    /// Rail (the NIC index it carries) of a rail-optimized rail switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rail: Option<usize>,
     /// Rack, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack: Option<String>,
@@ -222,7 +242,7 @@ pub struct Plan {
     pub format_version: u32,
     /// The inventory's name.
     pub name: String,
-    /// `bigraph` or `fat-tree`.
+    /// `bigraph`, `fat-tree` or `rail-optimized`.
     pub topology: Topology,
     /// Number of sub-nodes.
     pub sub_nodes: usize,
@@ -235,9 +255,12 @@ pub struct Plan {
     /// BiGraph parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bigraph: Option<BiGraphParams>,
-    /// Fat-tree parameters.
+    /// Fat-tree parameters (also the leaf-spine of a rail-optimized plan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fat_tree: Option<FatTreeParams>,
+    /// Rail-optimized parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rail: Option<RailParams>,
     /// Why the design looks the way it does.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -358,6 +381,33 @@ impl Plan {
             .unwrap_or_else(|| QosIntent::defaults(self.topology, true))
     }
 
+    /// True when flows between two sub-nodes of one server stay inside the
+    /// server ([`Plan::intra_server_groups`]): rail-optimized plans.
+    pub fn reduces_in_server(&self) -> bool {
+        self.topology == Topology::RailOptimized
+    }
+
+    /// Per sub-node, its server (position in [`Plan::servers`]) when flows
+    /// between two sub-nodes of one server stay inside the server instead
+    /// of crossing the fabric: on a rail-optimized plan, whose servers
+    /// reach their own GPUs without the NIC (each NIC is on another rail).
+    /// `None` on other plans, where such a flow goes through the NIC and
+    /// the switch.
+    pub fn intra_server_groups(&self) -> Option<Vec<u32>> {
+        if !self.reduces_in_server() {
+            return None;
+        }
+        let mut of = vec![u32::MAX; self.sub_node_list.len()];
+        for (k, s) in self.servers.iter().enumerate() {
+            for &i in &s.sub_nodes {
+                if let Some(slot) = of.get_mut(i) {
+                    *slot = k as u32;
+                }
+            }
+        }
+        Some(of)
+    }
+
     /// An index from switch names to positions in [`Plan::switch_list`].
     pub fn switch_index(&self) -> HashMap<&str, usize> {
         self.switch_list
@@ -411,10 +461,17 @@ impl Plan {
     }
 
     /// One-line description of the design: `BiGraph 4x16`,
-    /// `2-tier leaf-spine 1:1`, `3-tier fat-tree k=16`.
+    /// `2-tier leaf-spine 1:1`, `3-tier fat-tree k=16`,
+    /// `rail-optimized 8 rails x 4 groups 1:1`.
     pub fn describe(&self) -> String {
         match (&self.bigraph, &self.fat_tree) {
             (Some(b), _) => format!("BiGraph {}x{}", b.m, b.n),
+            (_, Some(f)) if self.topology == Topology::RailOptimized => format!(
+                "rail-optimized {} rails x {} groups {}:1",
+                self.rail.as_ref().map_or(0, |r| r.rails),
+                self.rail.as_ref().map_or(0, |r| r.groups),
+                crate::text::gbps(f.oversubscription)
+            ),
             (_, Some(f)) if f.tiers == 2 => format!(
                 "2-tier leaf-spine {}:1",
                 crate::text::gbps(f.oversubscription)

@@ -112,6 +112,13 @@ pub fn metric_rows(m: &Metrics) -> Vec<(String, String)> {
             "largest with this switch model".into(),
             format!("{} sub-nodes", largest.join(" or ")),
         ),
+        (
+            "one failed switch takes away".into(),
+            format!(
+                "up to {} sub-nodes on {} servers, or {} of {} inter-switch links",
+                m.blast_radius.sub_nodes, m.blast_radius.servers, m.blast_radius.links, m.links
+            ),
+        ),
     ]
 }
 
@@ -157,9 +164,10 @@ fn switch_table(plan: &Plan) -> String {
                 servers.push(peer);
             }
         }
-        let tier = match s.pod {
-            Some(pod) => format!("{} (pod {pod})", s.part_or_tier.as_str()),
-            None => s.part_or_tier.as_str().to_string(),
+        let tier = match (s.rail, s.pod) {
+            (Some(rail), Some(group)) => format!("rail {rail} (group {group})"),
+            (_, Some(pod)) => format!("{} (pod {pod})", s.part_or_tier.as_str()),
+            _ => s.part_or_tier.as_str().to_string(),
         };
         t.row([
             s.name.clone(),

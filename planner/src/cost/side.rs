@@ -59,7 +59,7 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
         out.push_str(&format!(" ({note})"));
     }
     out.push_str(&format!(", in {cur}\n\n"));
-    let mut t = Table::new(["", "BiGraph", "fat-tree"]).right(&[1, 2]);
+    let mut t = Table::new(["", "BiGraph", "fat-tree", "rail-optimized"]).right(&[1, 2, 3]);
     let cell = |i: usize, f: &dyn Fn(&PlanCost) -> String| {
         entries
             .get(i)
@@ -77,26 +77,39 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
         }),
     ];
     for (name, f) in rows {
-        t.row([name.to_string(), cell(0, f), cell(1, f)]);
+        t.row([name.to_string(), cell(0, f), cell(1, f), cell(2, f)]);
     }
     out.push_str(&t.render());
     let priced: Vec<&PlanCost> = entries.iter().filter_map(|e| e.cost.as_ref()).collect();
-    if let [a, b] = priced[..] {
-        let (lo, hi) = if a.bom.total_cost <= b.bom.total_cost {
-            (a, b)
-        } else {
-            (b, a)
-        };
+    // The first of the cheapest wins a tie, in column order.
+    let cheapest = |key: &dyn Fn(&PlanCost) -> f64| {
+        priced
+            .iter()
+            .copied()
+            .reduce(|a, b| if key(b) < key(a) { b } else { a })
+    };
+    if priced.len() > 1
+        && let (Some(lo), Some(per_gbps)) = (
+            cheapest(&|c| c.bom.total_cost),
+            cheapest(&|c| c.cost_per_bisection_gbps),
+        )
+    {
+        let more: Vec<String> = priced
+            .iter()
+            .filter(|c| c.topology != lo.topology)
+            .map(|c| {
+                format!(
+                    "{} costs {:.1}% more",
+                    c.topology.as_str(),
+                    (c.bom.total_cost / lo.bom.total_cost - 1.0) * 100.0
+                )
+            })
+            .collect();
         out.push_str(&format!(
-            "{} costs {:.1}% more than {}; cheaper per Gbps of bisection: {}\n",
-            hi.topology.as_str(),
-            (hi.bom.total_cost / lo.bom.total_cost - 1.0) * 100.0,
+            "cheapest: {}; {}; cheapest per Gbps of bisection: {}\n",
             lo.topology.as_str(),
-            if a.cost_per_bisection_gbps <= b.cost_per_bisection_gbps {
-                a.topology.as_str()
-            } else {
-                b.topology.as_str()
-            }
+            more.join(", "),
+            per_gbps.topology.as_str()
         ));
     }
     for e in entries {

@@ -96,6 +96,7 @@ fn sixty_four_gpus_fit_one_switch() {
     let p = purchase(&example(), &request(64, Want::Any)).unwrap();
     assert_eq!(p.chosen.topology, crate::plan::Topology::FatTree);
     assert_eq!(p.chosen.switches, 1);
+    // The runner-up is of the other family: a BiGraph.
     let r = p.runner_up.unwrap();
     assert_eq!(r.design.topology, crate::plan::Topology::BiGraph);
     assert!(r.cost_difference > 0.0);
@@ -349,4 +350,33 @@ fn leaf_spine_may_have_more_spines_than_a_spine_has_ports() {
         "{}",
         p.chosen.design
     );
+}
+
+/// A rail-optimized purchase has whole groups: a rail switch per GPU of
+/// the catalog's server in each, so the leaf count is a multiple of the
+/// rails, and it costs at least the plain leaf-spine of the same parts.
+#[test]
+fn rail_optimized_purchase_buys_whole_groups() {
+    for gpus in [512u64, 1024, 4096] {
+        let rail = purchase(&example(), &request(gpus, Want::RailOptimized)).unwrap();
+        assert_eq!(rail.chosen.topology, crate::plan::Topology::RailOptimized);
+        assert!(
+            rail.chosen.design.starts_with("rail-optimized "),
+            "{}",
+            rail.chosen.design
+        );
+        let leaf = purchase(&example(), &request(gpus, Want::FatTree)).unwrap();
+        assert!(
+            rail.chosen.total_cost >= leaf.chosen.total_cost - 0.01,
+            "{gpus}"
+        );
+        assert!(rail.chosen.capacity >= gpus);
+    }
+    // Without a server in the catalog the rails are unknown.
+    let mut c = example();
+    c.servers.clear();
+    let e = purchase(&c, &request(512, Want::RailOptimized))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("its GPUs are the rails"), "{e}");
 }

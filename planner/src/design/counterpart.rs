@@ -1,7 +1,7 @@
 //! The other fabric for the same sub-nodes: the fat-tree for a BiGraph's
 //! and the BiGraph for a fat-tree's, from a plan, a count or an inventory.
 
-use super::shorthand::{self, FatTreeSpec, Shorthand};
+use super::shorthand::{self, FatTreeSpec, RailSpec, Shorthand};
 use super::{DesignOptions, design};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
@@ -28,9 +28,11 @@ pub fn bigraph_shape(nodes: usize) -> Result<(usize, usize)> {
 }
 
 /// A synthetic fabric of `topology` for `nodes` identical sub-nodes at
-/// `link_gbps`: the BiGraph of [`bigraph_shape`], or a non-blocking
+/// `link_gbps`: the BiGraph of [`bigraph_shape`], a non-blocking
 /// fat-tree of `ports`-port switches, 2 tiers while they hold the
-/// sub-nodes (`nodes <= ports²/2`) and k-ary 3 tiers beyond.
+/// sub-nodes (`nodes <= ports²/2`) and k-ary 3 tiers beyond, or a
+/// non-blocking rail-optimized fabric of `ports`-port switches with 8
+/// rails (4, 2 or 1 when 8 does not divide `nodes`).
 pub fn fabric(
     topology: Topology,
     nodes: usize,
@@ -55,6 +57,19 @@ pub fn fabric(
                 oversubscription: 1.0,
             };
             shorthand::fat_tree_of(&spec, &s)?
+        }
+        Topology::RailOptimized => {
+            let rails = [8, 4, 2, 1]
+                .into_iter()
+                .find(|r| nodes.is_multiple_of(*r))
+                .unwrap_or(1);
+            let spec = RailSpec {
+                sub_nodes: nodes,
+                rails,
+                ports: Some(u32::try_from(ports).unwrap_or(u32::MAX)),
+                oversubscription: 1.0,
+            };
+            shorthand::rail_optimized_of(&spec, &s)?
         }
     };
     design(&inv, &opts)
@@ -91,7 +106,9 @@ pub fn counterpart(plan: &CheckedPlan) -> Result<CheckedPlan> {
             }
             fabric(Topology::FatTree, count, link_gbps, ports)
         }
-        Topology::FatTree => fabric(Topology::BiGraph, count, link_gbps, 0),
+        Topology::FatTree | Topology::RailOptimized => {
+            fabric(Topology::BiGraph, count, link_gbps, 0)
+        }
     }
 }
 

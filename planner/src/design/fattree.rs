@@ -10,9 +10,9 @@ use crate::text::gbps;
 
 /// Ports and speed of the switches of one tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Spec {
-    ports: usize,
-    gbps: u32,
+pub(super) struct Spec {
+    pub ports: usize,
+    pub gbps: u32,
 }
 
 /// Splits a leaf's ports into sub-node downlinks of `down` Gbps and
@@ -50,7 +50,7 @@ pub fn largest_three_tier(k: usize) -> usize {
 
 /// The template group of a tier: the first eligible template and every
 /// later eligible one with the same ports and speed.
-fn tier_templates(
+pub(super) fn tier_templates(
     inv: &Inventory,
     roles: &[SwitchRole],
 ) -> (Vec<usize>, Option<Spec>, Vec<String>) {
@@ -77,7 +77,7 @@ fn tier_templates(
 
 /// Counts whether `leaves` switches from `a` and then `spines` from `b`
 /// (which may share templates with `a`) are in the inventory.
-fn available(
+pub(super) fn available(
     inv: &Inventory,
     a: &[usize],
     leaves: usize,
@@ -104,6 +104,56 @@ fn available(
     (l, s)
 }
 
+/// The two tiers of switches of a leaf-spine (or fat-tree) design: the
+/// templates and their shape per tier, and the notes on what the design
+/// leaves out. `fabric` (`fat-tree`, `rail-optimized`) and `leaf` (`leaf`,
+/// `rail`) name it in messages.
+pub(super) struct Tiers {
+    pub leaf_tpls: Vec<usize>,
+    pub leaf: Spec,
+    pub spine_tpls: Vec<usize>,
+    pub spine: Spec,
+    pub notes: Vec<String>,
+}
+
+impl Tiers {
+    pub(super) fn of(inv: &Inventory, fabric: &str, leaf: &str) -> Result<Tiers> {
+        let (leaf_tpls, leaf_spec, leaf_other) = tier_templates(inv, &[SwitchRole::Leaf]);
+        let (spine_tpls, spine_spec, spine_other) =
+            tier_templates(inv, &[SwitchRole::Spine, SwitchRole::Core]);
+        let (Some(leaf_spec), Some(spine)) = (leaf_spec, spine_spec) else {
+            return Err(Error::Infeasible {
+                input: inv.source.clone(),
+                topology: fabric.to_string(),
+                reason: format!("no switch template may serve as {leaf} and spine (check `role`)"),
+                fix: "add switches with role = \"leaf\" and role = \"spine\", or without a role"
+                    .to_string(),
+            });
+        };
+        let mut notes = Vec::new();
+        if inv.switch_templates.iter().any(|t| t.is_split()) {
+            notes.push(format!(
+                "the VLAN split of the switches applies to BiGraph only; the {fabric} uses whole switches"
+            ));
+        }
+        for (tier, other) in [(leaf, &leaf_other), ("spine", &spine_other)] {
+            if !other.is_empty() {
+                notes.push(format!(
+                    "{tier} tier uses one switch model; not used for it: {}",
+                    other.join(", ")
+                ));
+            }
+        }
+        Ok(Tiers {
+            leaf_tpls,
+            leaf: leaf_spec,
+            spine_tpls,
+            spine,
+            notes,
+        })
+    }
+}
+
 pub(super) fn design(
     inv: &Inventory,
     opts: &DesignOptions,
@@ -111,37 +161,19 @@ pub(super) fn design(
 ) -> Result<Plan> {
     let p = endpoints.len();
     let nic = endpoints.iter().map(|e| e.gbps).max().unwrap_or(0);
-    let (leaf_tpls, leaf_spec, leaf_other) = tier_templates(inv, &[SwitchRole::Leaf]);
-    let (spine_tpls, spine_spec, spine_other) =
-        tier_templates(inv, &[SwitchRole::Spine, SwitchRole::Core]);
+    let Tiers {
+        leaf_tpls,
+        leaf,
+        spine_tpls,
+        spine,
+        mut notes,
+    } = Tiers::of(inv, "fat-tree", "leaf")?;
     let infeasible = |topology: &str, reason: String, fix: String| Error::Infeasible {
         input: inv.source.clone(),
         topology: topology.to_string(),
         reason,
         fix,
     };
-    let (Some(leaf), Some(spine)) = (leaf_spec, spine_spec) else {
-        return Err(infeasible(
-            "fat-tree",
-            "no switch template may serve as leaf and spine (check `role`)".to_string(),
-            "add switches with role = \"leaf\" and role = \"spine\", or without a role".to_string(),
-        ));
-    };
-    let mut notes = Vec::new();
-    if inv.switch_templates.iter().any(|t| t.is_split()) {
-        notes.push(
-            "the VLAN split of the switches applies to BiGraph only; the fat-tree uses whole switches"
-                .to_string(),
-        );
-    }
-    for (tier, other) in [("leaf", &leaf_other), ("spine", &spine_other)] {
-        if !other.is_empty() {
-            notes.push(format!(
-                "{tier} tier uses one switch model; not used for it: {}",
-                other.join(", ")
-            ));
-        }
-    }
 
     let two = || {
         two_tier(
@@ -188,7 +220,8 @@ pub(super) fn design(
     Ok(plan)
 }
 
-type Why = (String, String);
+/// Why a shape does not fit, and what to do: the reason and the fix.
+pub(super) type Why = (String, String);
 
 #[allow(clippy::too_many_arguments)]
 fn two_tier(
@@ -217,26 +250,8 @@ fn two_tier(
     let leaves = p.div_ceil(d_max);
     let loads = even_split(p, leaves);
     let d = loads[0];
-    let (u, spines, w) = if leaves == 1 {
-        (0, 0, 0)
-    } else {
-        let u = uplinks_for(d, down, f64::from(link), o);
-        let s = (1..=u)
-            .filter(|s| u.is_multiple_of(*s))
-            .find(|s| leaves * (u / s) <= spine.ports)
-            .ok_or_else(|| {
-                (
-                    format!(
-                        "{leaves} leaves need a spine port for each, but spines have {} usable ports",
-                        spine.ports
-                    ),
-                    format!(
-                        "use spines with at least {leaves} ports, allow more oversubscription, or use 3 tiers"
-                    ),
-                )
-            })?;
-        (u, s, u / s)
-    };
+    let (u, spines, w) = spine_shape(leaves, d, down, f64::from(link), o, spine.ports, "leaves")
+        .map_err(|(r, f)| (r, format!("{f}, or use 3 tiers")))?;
     if !opts.grow_switch_pool {
         let (l_got, s_got) = available(inv, leaf_tpls, leaves, spine_tpls, spines);
         if l_got < leaves || s_got < spines {
@@ -260,14 +275,7 @@ fn two_tier(
         None,
         spines,
     )?;
-    // Leaf i's uplink j goes to spine j / w; spine s gives leaf i its ports
-    // i*w .. i*w + w.
-    for (i, l) in leaf_slots.iter().enumerate() {
-        for j in 0..u {
-            let s = &spine_slots[j / w];
-            fabric.link(l.index, l.usable[j], s.index, s.usable[i * w + j % w]);
-        }
-    }
+    link_spines(&mut fabric, &leaf_slots, &spine_slots, u, w);
     attach_even(&mut fabric, &leaf_slots, u, &loads, endpoints);
 
     let mut notes = vec![if leaves == 1 {
@@ -295,8 +303,60 @@ fn two_tier(
     Ok(plan)
 }
 
+/// The spine tier over `leaves` leaves (called `what` in messages) of at
+/// most `d` sub-nodes of `down` Gbps each, with uplinks of `up` Gbps and
+/// oversubscription `o`: `(u, spines, w)`, the uplinks per leaf, the
+/// spines and the parallel links between a leaf and a spine. Every spine
+/// takes `w` ports per leaf, so the fewest spines whose ports fit. One
+/// leaf needs no spine: `(0, 0, 0)`.
+pub(super) fn spine_shape(
+    leaves: usize,
+    d: usize,
+    down: f64,
+    up: f64,
+    o: f64,
+    spine_ports: usize,
+    what: &str,
+) -> std::result::Result<(usize, usize, usize), Why> {
+    if leaves == 1 {
+        return Ok((0, 0, 0));
+    }
+    let u = uplinks_for(d, down, up, o);
+    let s = (1..=u)
+        .filter(|s| u.is_multiple_of(*s))
+        .find(|s| leaves * (u / s) <= spine_ports)
+        .ok_or_else(|| {
+            (
+                format!(
+                    "{leaves} {what} need a spine port for each, but spines have {spine_ports} usable ports"
+                ),
+                format!(
+                    "use spines with at least {leaves} ports, allow more oversubscription"
+                ),
+            )
+        })?;
+    Ok((u, s, u / s))
+}
+
+/// Cables every leaf to every spine: leaf i's uplink j (its j-th usable
+/// port) goes to spine j / w, which gives leaf i its ports i*w .. i*w + w.
+pub(super) fn link_spines(
+    fabric: &mut Fabric<'_>,
+    leaves: &[SwitchSlot],
+    spines: &[SwitchSlot],
+    u: usize,
+    w: usize,
+) {
+    for (i, l) in leaves.iter().enumerate() {
+        for j in 0..u {
+            let s = &spines[j / w];
+            fabric.link(l.index, l.usable[j], s.index, s.usable[i * w + j % w]);
+        }
+    }
+}
+
 /// Takes `count` whole switches from `templates` into the fabric as `tier`.
-fn take_tier(
+pub(super) fn take_tier(
     pool: &mut Pool<'_>,
     fabric: &mut Fabric<'_>,
     templates: &[usize],
@@ -313,14 +373,18 @@ fn take_tier(
         .collect()
 }
 
-fn short() -> Why {
+pub(super) fn short() -> Why {
     (
         "the inventory ran out of switches".to_string(),
         "add switches".to_string(),
     )
 }
 
-fn spare_note(pool: &mut Pool<'_>, inv: &Inventory, opts: &DesignOptions) -> Option<String> {
+pub(super) fn spare_note(
+    pool: &mut Pool<'_>,
+    inv: &Inventory,
+    opts: &DesignOptions,
+) -> Option<String> {
     if opts.grow_switch_pool {
         return None;
     }

@@ -1,5 +1,6 @@
-//! Designs a fabric from an inventory: BiGraph (EFLOPS IV-B) or fat-tree
-//! (2-tier leaf-spine, 3-tier k-ary), producing a [`Plan`].
+//! Designs a fabric from an inventory: BiGraph (EFLOPS IV-B), fat-tree
+//! (2-tier leaf-spine, 3-tier k-ary) or rail-optimized (rail switches per
+//! server group under a spine), producing a [`Plan`].
 //!
 //! Port use on every switch follows one rule: inter-switch links take the
 //! first usable ports, sub-nodes the next ones, the rest stay free for
@@ -13,6 +14,7 @@
 mod bigraph;
 pub mod counterpart;
 mod fattree;
+mod rail;
 pub mod shorthand;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -34,7 +36,7 @@ pub use fattree::{largest_three_tier, largest_two_tier, leaf_split};
 /// What to design.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DesignOptions {
-    /// BiGraph or fat-tree.
+    /// BiGraph, fat-tree or rail-optimized.
     pub topology: Topology,
     /// BiGraph: force the number of switches N.
     pub n: Option<usize>,
@@ -42,7 +44,8 @@ pub struct DesignOptions {
     pub m: Option<usize>,
     /// Fat-tree: force 2 or 3 tiers (default: 2 when it fits, else 3).
     pub tiers: Option<u8>,
-    /// Fat-tree: leaf downlink to uplink bandwidth ratio (1 = non-blocking).
+    /// Fat-tree and rail-optimized: leaf (rail switch) downlink to uplink
+    /// bandwidth ratio (1 = non-blocking).
     pub oversubscription: f64,
     /// Fat-tree: use only `k` ports of each switch in a 3-tier design.
     pub k: Option<u32>,
@@ -111,6 +114,7 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     let mut plan = match opts.topology {
         Topology::BiGraph => bigraph::design(inv, opts, &endpoints),
         Topology::FatTree => fattree::design(inv, opts, &endpoints),
+        Topology::RailOptimized => rail::design(inv, opts, &endpoints),
     }?;
     plan.qos = Some(qos);
     plan.notes.extend(qos_notes);
@@ -383,6 +387,7 @@ impl<'a> Fabric<'a> {
             model: t.model.clone(),
             vlan,
             pod,
+            rail: None,
             rack: phys.rack.clone(),
             port_gbps: t.port_gbps,
             port_name: t.port_name.clone(),
@@ -392,6 +397,11 @@ impl<'a> Fabric<'a> {
             index: self.switches.len() - 1,
             usable,
         }
+    }
+
+    /// Marks switch `sw` as the rail switch of NIC index `rail`.
+    pub fn set_rail(&mut self, sw: usize, rail: usize) {
+        self.switches[sw].rail = Some(rail);
     }
 
     fn port_mut(&mut self, sw: usize, port: u32) -> &mut PlanPort {
@@ -585,6 +595,7 @@ impl<'a> Fabric<'a> {
             links,
             bigraph: None,
             fat_tree: None,
+            rail: None,
             notes,
             warnings,
             switch_list: self.switches,

@@ -1,6 +1,7 @@
-//! Designs without an inventory file, for sweeps: `--bigraph MxN` and
-//! `--fat-tree tiers=2,sub-nodes=1024,ports=64` build a synthetic inventory
-//! of identical servers and switches and the options that design it.
+//! Designs without an inventory file, for sweeps: `--bigraph MxN`,
+//! `--fat-tree tiers=2,sub-nodes=1024,ports=64` and `--rail-optimized
+//! sub-nodes=1024,rails=8,ports=64` build a synthetic inventory of
+//! identical servers and switches and the options that design it.
 
 use super::DesignOptions;
 use crate::error::{Error, Result};
@@ -127,20 +128,11 @@ pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)>
     let mut sub_nodes: Option<usize> = None;
     let mut ports: Option<u32> = None;
     let mut oversub = 1.0;
-    for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        let (key, value) = item.split_once('=').ok_or_else(|| {
-            bad(format!(
-                "`{item}` is not key=value; write e.g. tiers=2,sub-nodes=1024,ports=64 or k=16"
-            ))
-        })?;
-        let num = |v: &str| -> Result<usize> {
-            v.trim()
-                .parse::<usize>()
-                .map_err(|_| bad(format!("`{v}` in `{item}` is not a whole number")))
-        };
-        match key.trim() {
+    for it in items(spec, "fat-tree", "tiers=2,sub-nodes=1024,ports=64 or k=16")? {
+        let key = it.key;
+        match key {
             "tiers" => {
-                tiers = match num(value)? {
+                tiers = match it.num()? {
                     t @ (2 | 3) => Some(t as u8),
                     t => {
                         return Err(bad(format!(
@@ -149,23 +141,18 @@ pub fn fat_tree(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)>
                     }
                 }
             }
-            "sub-nodes" | "sub_nodes" | "subnodes" => sub_nodes = Some(num(value)?),
+            "sub-nodes" | "sub_nodes" | "subnodes" => sub_nodes = Some(it.num()?),
             "ports" | "k" => {
-                if key.trim() == "k" && tiers.is_none() {
+                if key == "k" && tiers.is_none() {
                     tiers = Some(3);
                 }
-                let v = num(value)?;
+                let v = it.num()?;
                 limits::PORTS_PER_SWITCH
                     .check(v as u64)
                     .map_err(|e| bad(format!("{key}={v}: {e}")))?;
                 ports = Some(v as u32);
             }
-            "oversub" | "oversubscription" => {
-                oversub = value
-                    .trim()
-                    .parse::<f64>()
-                    .map_err(|_| bad(format!("`{value}` is not a ratio")))?;
-            }
+            "oversub" | "oversubscription" => oversub = it.ratio()?,
             other => {
                 return Err(bad(format!(
                     "unknown key `{other}`; keys are tiers, sub-nodes, ports (or k) and oversub"
@@ -249,6 +236,169 @@ pub fn fat_tree_of(spec: &FatTreeSpec, s: &Shorthand) -> Result<(Inventory, Desi
         ..DesignOptions::default()
     };
     Ok((inv, opts))
+}
+
+/// A rail-optimized shorthand, parsed: what
+/// `sub-nodes=1024,rails=8,ports=64[,oversub=3]` says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RailSpec {
+    /// Sub-nodes (NICs with their GPUs), all servers together.
+    pub sub_nodes: usize,
+    /// NICs per server: one rail each.
+    pub rails: usize,
+    /// Ports per switch (default: the shorthand settings').
+    pub ports: Option<u32>,
+    /// Oversubscription of the rail switches (1 for none).
+    pub oversubscription: f64,
+}
+
+/// A synthetic inventory and options for a rail-optimized fabric given as
+/// `sub-nodes=1024,rails=8,ports=64[,oversub=3]`: `sub-nodes / rails`
+/// servers of `rails` NICs each.
+pub fn rail_optimized(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
+    let bad = |msg: String| Error::parameter("rail-optimized", msg);
+    let mut sub_nodes = None;
+    let mut rails = None;
+    let mut ports = None;
+    let mut oversub = 1.0;
+    for it in items(spec, "rail-optimized", "sub-nodes=1024,rails=8,ports=64")? {
+        let key = it.key;
+        match key {
+            "sub-nodes" | "sub_nodes" | "subnodes" | "gpus" => sub_nodes = Some(it.num()?),
+            "rails" => rails = Some(it.num()?),
+            "ports" => {
+                let v = it.num()?;
+                limits::PORTS_PER_SWITCH
+                    .check(v as u64)
+                    .map_err(|e| bad(format!("ports={v}: {e}")))?;
+                ports = Some(v as u32);
+            }
+            "oversub" | "oversubscription" => oversub = it.ratio()?,
+            other => {
+                return Err(bad(format!(
+                    "unknown key `{other}`; keys are sub-nodes, rails, ports and oversub"
+                )));
+            }
+        }
+    }
+    let sub_nodes =
+        sub_nodes.ok_or_else(|| bad("give the sub-node count: sub-nodes=1024".to_string()))?;
+    let rails = rails.ok_or_else(|| bad("give the NICs per server: rails=8".to_string()))?;
+    rail_optimized_of(
+        &RailSpec {
+            sub_nodes,
+            rails,
+            ports,
+            oversubscription: oversub,
+        },
+        s,
+    )
+}
+
+/// A synthetic inventory and options for the rail-optimized fabric `spec`
+/// describes.
+pub fn rail_optimized_of(spec: &RailSpec, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
+    let bad = |msg: String| Error::parameter("rail-optimized", msg);
+    let (p, rails) = (spec.sub_nodes, spec.rails);
+    if p == 0 {
+        return Err(bad("0 sub-nodes: give sub-nodes=1 or more".to_string()));
+    }
+    limits::SUB_NODES
+        .check(p as u64)
+        .map_err(|e| bad(format!("{e}; give fewer sub-nodes")))?;
+    if rails == 0 || limits::SERVER_SUB_NODES.check(rails as u64).is_err() {
+        return Err(bad(format!(
+            "rails={rails}: {}",
+            if rails == 0 {
+                "a server has 1 NIC or more".to_string()
+            } else {
+                limits::SERVER_SUB_NODES.refusal(rails as u64)
+            }
+        )));
+    }
+    if !p.is_multiple_of(rails) {
+        return Err(bad(format!(
+            "{rails} rails do not divide {p} sub-nodes evenly; every server has one NIC per rail"
+        )));
+    }
+    let ports = spec
+        .ports
+        .or(s.switch_ports)
+        .ok_or_else(|| bad("give the switch port count: ports=64".to_string()))?;
+    if ports < 2 {
+        return Err(bad(format!("{ports} ports: a switch needs 2 or more")));
+    }
+    limits::PORTS_PER_SWITCH
+        .check(u64::from(ports))
+        .map_err(|e| bad(format!("ports={ports}: {e}")))?;
+    let h = (ports / 2) as usize;
+    let bound = 2 * p.div_ceil(h.max(1)) + 2 * rails + ports as usize;
+    let inv = synthetic(
+        &format!("rail-optimized-{rails}rails-{p}"),
+        p,
+        rails,
+        s.link_gbps,
+        &[(0, ports, digits(bound))],
+    );
+    let opts = DesignOptions {
+        topology: Topology::RailOptimized,
+        tiers: Some(2),
+        oversubscription: spec.oversubscription,
+        grow_switch_pool: true,
+        ..DesignOptions::default()
+    };
+    Ok((inv, opts))
+}
+
+/// One `key=value` of a shorthand spec, as written.
+struct Item<'a> {
+    /// The flag it belongs to, for errors (`fat-tree`).
+    flag: &'static str,
+    item: &'a str,
+    key: &'a str,
+    value: &'a str,
+}
+
+impl Item<'_> {
+    /// The value as a whole number.
+    fn num(&self) -> Result<usize> {
+        self.value.parse::<usize>().map_err(|_| {
+            Error::parameter(
+                self.flag,
+                format!("`{}` in `{}` is not a whole number", self.value, self.item),
+            )
+        })
+    }
+
+    /// The value as a ratio (`3` for 3:1).
+    fn ratio(&self) -> Result<f64> {
+        self.value
+            .parse::<f64>()
+            .map_err(|_| Error::parameter(self.flag, format!("`{}` is not a ratio", self.value)))
+    }
+}
+
+/// The `key=value` items of a comma-separated spec for `flag`; `example`
+/// is what the error shows when an item has no `=`.
+fn items<'a>(spec: &'a str, flag: &'static str, example: &str) -> Result<Vec<Item<'a>>> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .map(|item| {
+            let (key, value) = item.split_once('=').ok_or_else(|| {
+                Error::parameter(
+                    flag,
+                    format!("`{item}` is not key=value; write e.g. {example}"),
+                )
+            })?;
+            Ok(Item {
+                flag,
+                item,
+                key: key.trim(),
+                value: value.trim(),
+            })
+        })
+        .collect()
 }
 
 /// Sub-nodes per server: the user's choice, or 4, 2 or 1, whichever
@@ -447,6 +597,29 @@ mod tests {
         assert_eq!(opts.oversubscription, 3.0);
         for bad in ["tiers=2", "k=x", "foo=1", "k16"] {
             assert!(fat_tree(bad, &Shorthand::default()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rail_specs() {
+        let (inv, opts) = rail_optimized(
+            "sub-nodes=1024,rails=8,ports=64,oversub=2",
+            &Shorthand::default(),
+        )
+        .unwrap();
+        assert_eq!(inv.sub_node_count(), 1024);
+        assert_eq!(inv.servers.len(), 128);
+        assert_eq!(opts.topology, Topology::RailOptimized);
+        assert_eq!(opts.oversubscription, 2.0);
+        for bad in [
+            "rails=8,ports=64",
+            "sub-nodes=1024,ports=64",
+            "sub-nodes=1020,rails=8,ports=64",
+            "sub-nodes=1024,rails=8",
+            "sub-nodes=1024,rails=0,ports=64",
+            "sub-nodes=1024,rails=8,ports=64,k=3",
+        ] {
+            assert!(rail_optimized(bad, &Shorthand::default()).is_err(), "{bad}");
         }
     }
 }

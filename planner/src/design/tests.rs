@@ -76,6 +76,62 @@ fn design_checks(
 }
 
 #[test]
+fn rail_optimized_puts_nic_i_on_rail_i() {
+    // The EFLOPS inventory gives each server one /24 for its four NICs,
+    // which four rail switches cannot share: refused, naming the NICs.
+    let e = design(
+        &eflops(),
+        &DesignOptions {
+            topology: crate::plan::Topology::RailOptimized,
+            ..DesignOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("node01/sn1"), "{e}");
+    // 16 servers of 4 NICs on 32-port switches: 16 down and 16 up per rail
+    // switch, so one group of 16 servers with 4 rail switches, 2 spines.
+    let (inv, opts) = crate::design::shorthand::rail_optimized(
+        "sub-nodes=64,rails=4,ports=32",
+        &crate::design::shorthand::Shorthand::default(),
+    )
+    .unwrap();
+    let plan = design(&inv, &opts).unwrap();
+    let r = plan.rail.as_ref().unwrap();
+    assert_eq!((r.rails, r.groups, r.servers_per_group), (4, 1, 16));
+    let f = plan.fat_tree.as_ref().unwrap();
+    assert_eq!((f.sub_nodes_per_leaf, f.uplinks_per_leaf), (16, 16));
+    assert_eq!(plan.describe(), "rail-optimized 4 rails x 1 groups 1:1");
+    for sn in &plan.sub_node_list {
+        let sw = plan
+            .switch_list
+            .iter()
+            .find(|s| s.name == sn.switch)
+            .unwrap();
+        assert_eq!(sw.rail, Some(sn.index), "{}", sn.id);
+    }
+    assert!(crate::validate::validate_plan(&plan).ok);
+    // A hand edit that moves a NIC to another rail is found.
+    let mut moved = plan.plan().clone();
+    let other = moved
+        .switch_list
+        .iter()
+        .find(|s| s.rail == Some(1))
+        .unwrap()
+        .name
+        .clone();
+    moved.sub_node_list[0].switch = other;
+    let v = crate::validate::validate_plan(&moved);
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.message.contains("the switch of rail 1")),
+        "{:#?}",
+        v.findings
+    );
+}
+
+#[test]
 fn infeasible_bigraph_says_what_is_missing() {
     // 64 sub-nodes on three split switches: 6 virtual switches of 16 ports.
     let text = std::fs::read_to_string(concat!(
@@ -153,13 +209,39 @@ mod properties {
         }
 
         #[test]
+        fn rail_shorthands_are_valid_or_refused(
+            servers in 1usize..=96,
+            rails in 1usize..=8,
+            ports in prop::sample::select(vec![8u32, 16, 32, 64]),
+            oversub in prop::sample::select(vec![1.0f64, 2.0, 3.0]),
+        ) {
+            let spec = format!("sub-nodes={},rails={rails},ports={ports},oversub={oversub}", servers * rails);
+            let (inv, opts) = shorthand::rail_optimized(&spec, &Shorthand::default()).unwrap();
+            if let Some(plan) = design_checks(&inv, &opts) {
+                prop_assert_eq!(plan.sub_nodes, servers * rails);
+                let r = plan.rail.clone().unwrap();
+                prop_assert_eq!(r.rails, rails);
+                // NIC i on rail switch i of the server's group.
+                let index = plan.switch_index();
+                for sn in &plan.sub_node_list {
+                    let sw = &plan.switch_list[index[sn.switch.as_str()]];
+                    prop_assert_eq!(sw.rail, Some(sn.index));
+                }
+            }
+        }
+
+        #[test]
         fn inventories_of_any_size_design_or_refuse(
             servers in 1u64..=40,
             per_server in 1usize..=8,
             switches in 1u64..=24,
             ports in prop::sample::select(vec![8u32, 16, 32, 48]),
             split in any::<bool>(),
-            fat in any::<bool>(),
+            topology in prop::sample::select(vec![
+                crate::plan::Topology::BiGraph,
+                crate::plan::Topology::FatTree,
+                crate::plan::Topology::RailOptimized,
+            ]),
         ) {
             let mut text = format!("[[server]]\nname = \"s{{n}}\"\ncount = {servers}\nsockets = [\"c0\"]\n[[server.pcie_switch]]\nname = \"p0\"\nsocket = \"c0\"\n");
             for i in 0..per_server {
@@ -171,7 +253,6 @@ mod properties {
                 text += &format!("[[switch.virtual]]\nsuffix = \"a\"\nports = \"1-{h}\"\nvlan = 10\n[[switch.virtual]]\nsuffix = \"b\"\nports = \"{}-{ports}\"\nvlan = 20\n", h + 1);
             }
             let inv = Inventory::from_toml(&text, "gen.toml").unwrap();
-            let topology = if fat { crate::plan::Topology::FatTree } else { crate::plan::Topology::BiGraph };
             design_checks(&inv, &DesignOptions { topology, ..DesignOptions::default() });
         }
     }

@@ -3,9 +3,12 @@
 //! allreduce, with the routes of its sends.
 
 use super::{
-    Algorithm, Channels, Estimate, Method, Options, Params, ScheduleStats, SendSchedule,
-    StepSummary, bandwidths, check_size, fast, intra, models, params, schedules, sim,
+    Algorithm, Channels, Estimate, Method, Options, PacketStats, PacketStep, Params, ScheduleStats,
+    SendSchedule, StepSummary, bandwidths, check_size, fast, intra, models, packet, params,
+    schedules, sim,
 };
+use serde::Serialize;
+
 use crate::algorithm::RankSchedule;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
@@ -210,7 +213,7 @@ impl<'a> Context<'a> {
             Topology::BiGraph if sa.part_or_tier != sb.part_or_tier => 2,
             Topology::BiGraph => 3,
             Topology::FatTree if self.three_tier && sa.pod != sb.pod => 5,
-            Topology::FatTree => 3,
+            Topology::FatTree | Topology::RailOptimized => 3,
         }
     }
 
@@ -668,6 +671,22 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The plan as the packet-level mode sees it.
+    fn packet_fabric(&self) -> Result<packet::Fabric> {
+        if self.tier.is_some() {
+            // The packet engine sends from NICs only; NVLink links and
+            // GPUs sharing a NIC are not part of its model.
+            return Err(Error::parameter(
+                "method",
+                format!(
+                    "the packet-level mode does not model the intra-server tier of {} (NVLink domains, GPUs sharing a NIC); use --method event or fast",
+                    self.plan.source()
+                ),
+            ));
+        }
+        packet::Fabric::new(self.plan, &self.net, &self.table, &self.caps, &self.params)
+    }
+
     /// Estimates `n` bytes.
     pub(super) fn estimate(&self, n: u64, options: &Options) -> Result<Estimate> {
         check_size(n)?;
@@ -690,6 +709,7 @@ impl<'a> Context<'a> {
             busbw_gbps: 0.0,
             chunks,
             schedule: None,
+            packet: None,
         };
         if options.method != Method::ClosedForm {
             // Only the ECMP hash reads the seed.
@@ -704,6 +724,12 @@ impl<'a> Context<'a> {
             let mut times = Vec::with_capacity(seeds.len());
             let mut max_link_flows = 0;
             let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
+            // The packet mode's figures per seed, by time.
+            let mut packets: Vec<(f64, PacketStats)> = Vec::new();
+            let fabric = match options.method {
+                Method::Packet => Some(self.packet_fabric()?),
+                _ => None,
+            };
             for &seed in &seeds {
                 let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
                 // A seed that routes every pair the same way as the last
@@ -712,12 +738,23 @@ impl<'a> Context<'a> {
                     && last.same_routes(&mut routes)?
                 {
                     times.push(*t);
+                    if let Some(last) = packets.last().cloned() {
+                        packets.push(last);
+                    }
                     continue;
                 }
                 let caps = routes.caps();
                 let (t, flows) = match options.method {
                     Method::Fast => {
                         let o = fast::run(&sched, &caps, &mut routes, false)?;
+                        (o.time_us, o.max_link_flows)
+                    }
+                    Method::Packet => {
+                        let fab = fabric.as_ref().ok_or_else(|| {
+                            Error::Internal("the packet fabric was not built".to_string())
+                        })?;
+                        let o = packet::run(&sched, fab, &mut routes, self.params.eager_bytes)?;
+                        packets.push((o.time_us, o.stats));
                         (o.time_us, o.max_link_flows)
                     }
                     _ => {
@@ -736,6 +773,8 @@ impl<'a> Context<'a> {
             } else {
                 (times[k / 2 - 1] + times[k / 2]) / 2.0
             };
+            packets.sort_by(|a, b| a.0.total_cmp(&b.0));
+            est.packet = packets.get(k / 2).map(|(_, s)| s.clone());
             est.time_min_us = times[0];
             est.time_max_us = times[k - 1];
             est.seeds = k;
@@ -957,6 +996,21 @@ pub fn estimates(
     sizes.iter().map(|&n| ctx.estimate(n, options)).collect()
 }
 
+/// The context and send schedule of one allreduce of `size_bytes`.
+fn prepare<'a>(
+    plan: &'a CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    size_bytes: u64,
+    params: &Params,
+) -> Result<(Context<'a>, SendSchedule)> {
+    check_size(size_bytes)?;
+    let ctx = Context::new(plan, algorithm, ranks, params)?;
+    let (_, chunks) = ctx.closed_form(size_bytes)?;
+    let sched = ctx.schedule(size_bytes, chunks)?;
+    Ok((ctx, sched))
+}
+
 /// The schedule behind an estimate, step by step as the step-synchronous
 /// mode sees it with ECMP seed `seed` under `routing`: phase, flows, bytes, the most flows
 /// on one link and the step's time.
@@ -983,10 +1037,7 @@ pub fn steps_and_turnaround(
     seed: u64,
     routing: Policy,
 ) -> Result<(Vec<StepSummary>, Option<schedules::Turnaround>)> {
-    check_size(size_bytes)?;
-    let ctx = Context::new(plan, algorithm, ranks, params)?;
-    let (_, chunks) = ctx.closed_form(size_bytes)?;
-    let sched = ctx.schedule(size_bytes, chunks)?;
+    let (ctx, sched) = prepare(plan, algorithm, ranks, size_bytes, params)?;
     let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
     let caps = routes.caps();
     let steps = fast::run(&sched, &caps, &mut routes, true)?.steps;
@@ -1004,8 +1055,39 @@ pub fn send_schedule(
     size_bytes: u64,
     params: &Params,
 ) -> Result<SendSchedule> {
-    check_size(size_bytes)?;
-    let ctx = Context::new(plan, algorithm, ranks, params)?;
-    let (_, chunks) = ctx.closed_form(size_bytes)?;
-    ctx.schedule(size_bytes, chunks)
+    Ok(prepare(plan, algorithm, ranks, size_bytes, params)?.1)
+}
+
+/// A packet-level run of one allreduce: its time and per-step queue, PFC
+/// and ECN figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PacketRun {
+    /// The allreduce time, µs.
+    pub time_us: f64,
+    /// Totals.
+    pub stats: PacketStats,
+    /// Per step of the schedule.
+    pub steps: Vec<PacketStep>,
+}
+
+/// The packet-level run behind `simulate --method packet --steps`, with
+/// ECMP seed `seed` under `routing`.
+pub fn packet_steps(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    size_bytes: u64,
+    params: &Params,
+    seed: u64,
+    routing: Policy,
+) -> Result<PacketRun> {
+    let (ctx, sched) = prepare(plan, algorithm, ranks, size_bytes, params)?;
+    let fab = ctx.packet_fabric()?;
+    let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
+    let o = packet::run(&sched, &fab, &mut routes, params.eager_bytes)?;
+    Ok(PacketRun {
+        time_us: o.time_us,
+        stats: o.stats,
+        steps: o.steps,
+    })
 }

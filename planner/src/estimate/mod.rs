@@ -154,9 +154,11 @@ pub mod fast;
 mod intra;
 pub use intra::default_ranks;
 pub mod models;
+pub mod packet;
 pub mod params;
 #[cfg(feature = "plot")]
 pub mod plot;
+mod queue;
 pub mod schedules;
 pub mod sim;
 mod sizes;
@@ -169,8 +171,11 @@ use serde::{Serialize, Serializer};
 use crate::error::{Error, Result};
 use crate::plan::Topology;
 
-pub use context::{estimate, estimates, send_schedule, steps, steps_and_turnaround};
+pub use context::{
+    PacketRun, estimate, estimates, packet_steps, send_schedule, steps, steps_and_turnaround,
+};
 pub use fast::StepSummary;
+pub use packet::{PACKET_PARAMS, PacketParams, PacketStats, PacketStep};
 pub use params::{Channels, PARAMS, ParamDoc, Params};
 pub use schedules::{SendSchedule, StepInfo, StepPhase, Turnaround};
 pub use sizes::{SIZE_UNITS, format_size, parse_byte_count, parse_nodes, parse_size, parse_sizes};
@@ -188,15 +193,18 @@ pub enum Method {
     Event,
     /// The step-synchronous mode.
     Fast,
+    /// The packet-level simulator ([`packet`]).
+    Packet,
 }
 
 impl Method {
-    /// `closed-form`, `event` or `fast`.
+    /// `closed-form`, `event`, `fast` or `packet`.
     pub fn as_str(self) -> &'static str {
         match self {
             Method::ClosedForm => "closed-form",
             Method::Event => "event",
             Method::Fast => "fast",
+            Method::Packet => "packet",
         }
     }
 }
@@ -205,15 +213,20 @@ impl FromStr for Method {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        [Method::ClosedForm, Method::Event, Method::Fast]
-            .into_iter()
-            .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                Error::parameter(
-                    "method",
-                    format!("`{s}` is not a method; use closed-form, event or fast"),
-                )
-            })
+        [
+            Method::ClosedForm,
+            Method::Event,
+            Method::Fast,
+            Method::Packet,
+        ]
+        .into_iter()
+        .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
+        .ok_or_else(|| {
+            Error::parameter(
+                "method",
+                format!("`{s}` is not a method; use closed-form, event, fast or packet"),
+            )
+        })
     }
 }
 
@@ -332,6 +345,10 @@ pub struct Estimate {
     /// The simulated schedule (absent for the closed form).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule: Option<ScheduleStats>,
+    /// Queue, PFC and ECN totals of the packet-level mode (of the median
+    /// seed), absent for the other methods.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet: Option<PacketStats>,
 }
 
 impl Estimate {

@@ -29,6 +29,10 @@
 //! Algorithm 1, over the shard); measure both on the target GPUs. The
 //! density default is the ρ = 0.01 of HiTopKComm Fig. 7.
 //!
+//! The packet-level mode (`--method packet`) has its own parameters
+//! (packet size, buffers, PFC, ECN, DCQCN), set the same way; their table
+//! and sources are in [`super::packet`] and `PACKET_PARAMS`.
+//!
 //! `eager_bytes` is the eager limit of MPI libraries: a message below it is
 //! sent at once and buffered by the receiver, a larger one moves only once
 //! the receiver has posted its receive (rendezvous). The default, 12,288
@@ -90,6 +94,8 @@ pub struct Params {
     pub eager_bytes: u64,
     /// What the trees' sends cross.
     pub channels: Channels,
+    /// The packet-level mode's parameters ([`super::packet`]).
+    pub packet: super::packet::PacketParams,
 }
 
 impl Default for Params {
@@ -104,6 +110,7 @@ impl Default for Params {
             gradient_bytes: 4,
             eager_bytes: DEFAULT_EAGER_BYTES,
             channels: Channels::Fabric,
+            packet: super::packet::PacketParams::default(),
         }
     }
 }
@@ -177,16 +184,8 @@ impl Params {
     pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
         let name = name.trim();
         let value = value.trim();
-        let bad = |why: &str| Error::parameter("param", format!("{name}={value}: {why}"));
-        let number = || -> Result<f64> {
-            let v: f64 = value
-                .parse()
-                .map_err(|_| bad("the value is not a number"))?;
-            if !v.is_finite() || v < 0.0 {
-                return Err(bad("the value must be a finite number of 0 or more"));
-            }
-            Ok(v)
-        };
+        let bad = |why: &str| bad_param(name, value, why);
+        let number = || param_number(name, value);
         match name {
             "alpha_us" => self.alpha_us = number()?,
             "nic_us" => self.nic_us = number()?,
@@ -238,8 +237,13 @@ impl Params {
                 }
                 self.density = v;
             }
+            _ if self.packet.set(name, value)? => {}
             _ => {
-                let names: Vec<&str> = PARAMS.iter().map(|p| p.name).collect();
+                let names: Vec<&str> = PARAMS
+                    .iter()
+                    .chain(&super::packet::PACKET_PARAMS)
+                    .map(|p| p.name)
+                    .collect();
                 return Err(Error::parameter(
                     "param",
                     format!(
@@ -288,6 +292,26 @@ impl Params {
     pub(crate) fn latency_us(&self, switches: usize) -> f64 {
         self.nic_us + self.alpha_us * switches as f64
     }
+}
+
+/// The error of `--param name=value`, saying why.
+pub(crate) fn bad_param(name: &str, value: &str, why: &str) -> Error {
+    Error::parameter("param", format!("{name}={value}: {why}"))
+}
+
+/// The value of `--param name=value` as a finite number of 0 or more.
+pub(crate) fn param_number(name: &str, value: &str) -> Result<f64> {
+    let v: f64 = value
+        .parse()
+        .map_err(|_| bad_param(name, value, "the value is not a number"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(bad_param(
+            name,
+            value,
+            "the value must be a finite number of 0 or more",
+        ));
+    }
+    Ok(v)
 }
 
 /// Converts Gbps into bytes per µs (1 Gbps = 125 bytes/µs).

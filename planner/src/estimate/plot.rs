@@ -358,6 +358,7 @@ pub fn scale(estimates: &[Estimate], format: PlotFormat) -> Result<Vec<u8>> {
     topologies.sort_by_key(|t| match t {
         Topology::BiGraph => 0,
         Topology::FatTree => 1,
+        Topology::RailOptimized => 2,
     });
     render(
         format,
@@ -402,10 +403,7 @@ impl Figure for ScaleFigure<'_> {
             let ys = y_range(&all, true);
             let xs = x_range(&all);
             for (c, &t) in topologies.iter().enumerate() {
-                let name = match t {
-                    Topology::BiGraph => "BiGraph",
-                    Topology::FatTree => "fat-tree",
-                };
+                let name = t.label();
                 let label = |v: f64| power_label(v, |n| n.to_string());
                 panel!(
                     &cells[r * topologies.len() + c],

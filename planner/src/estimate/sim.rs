@@ -55,21 +55,20 @@
 //!
 //! # Events
 //!
-//! Two kinds, in one binary heap ordered by (time, kind, id), packed into
-//! one `u128`: a send becoming ready, and a flow draining its last byte.
-//! Every event at one instant is taken together before rates are
-//! recomputed, so the P flows of a step that start together cost one
-//! water-filling, not P. Ties and all arithmetic are deterministic; nothing
-//! depends on hash order or the clock.
+//! Two kinds: a send becoming ready, and a flow draining its last byte.
+//! They wait in a monotone radix heap ([`super::queue`]) keyed by time,
+//! which hands out every event of one instant together, ordered by (kind,
+//! id); they are all taken before rates are recomputed, so the P flows of
+//! a step that start together cost one water-filling, not P. Ties and
+//! all arithmetic are deterministic; nothing depends on hash order or the
+//! clock.
 //!
 //! Flows and links live in dense arrays indexed by slot and link id; a
 //! flow's slot is reused once it ends, so memory follows the flows in
 //! flight, not the schedule. The schedule itself (about 40 bytes a send:
 //! 2 million sends for a ring of 1,024 ranks) is the largest structure.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
+use super::queue::Queue;
 use super::schedules::{NONE, SendSchedule};
 use crate::error::{Error, Result};
 use crate::network::MAX_LINKS;
@@ -117,9 +116,9 @@ pub(crate) struct Outcome {
 
 /// An event: a flow draining its last byte (`kind` 0, for slot `id` at
 /// `version`) or a send becoming ready (`kind` 1). Times are non-negative,
-/// so their bit patterns order like the numbers; the whole event packs
-/// into one `u128` ordered by (time, kind, id, version), which keeps the
-/// heap's comparisons cheap.
+/// so their bit patterns order like the numbers and serve as the queue's
+/// key; the rest packs into the value, ordered by (kind, id, version),
+/// which orders the events of one instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Event {
     time: u64,
@@ -129,22 +128,19 @@ struct Event {
 }
 
 impl Event {
-    fn pack(self) -> Reverse<u128> {
-        Reverse(
-            (u128::from(self.time) << 64)
-                | (u128::from(self.kind) << 63)
-                | (u128::from(self.id & 0x7FFF_FFFF) << 32)
-                | u128::from(self.version),
-        )
+    fn push(self, queue: &mut Queue) {
+        let value = (u64::from(self.kind) << 63)
+            | (u64::from(self.id & 0x7FFF_FFFF) << 32)
+            | u64::from(self.version);
+        queue.push(self.time, value);
     }
 
-    fn unpack(key: Reverse<u128>) -> Self {
-        let k = key.0;
+    fn unpack(time: u64, value: u64) -> Self {
         Event {
-            time: (k >> 64) as u64,
-            kind: ((k >> 63) & 1) as u8,
-            id: ((k >> 32) & 0x7FFF_FFFF) as u32,
-            version: k as u32,
+            time,
+            kind: (value >> 63) as u8,
+            id: ((value >> 32) & 0x7FFF_FFFF) as u32,
+            version: value as u32,
         }
     }
 }
@@ -308,34 +304,11 @@ pub(crate) fn run_with(
 ) -> Result<Outcome> {
     let n = sched.len();
     let links = caps.len();
-    let (gate_start, gate) = gates(sched, eager_bytes);
-    let gates_of = |i: usize| &gate[gate_start[i] as usize..gate_start[i + 1] as usize];
-    // Who waits for whom: the reverse of the dependency lists (the
-    // schedule's, and the rendezvous gates).
-    let mut waiting: Vec<u32> = vec![0; n];
-    let mut fan_start: Vec<u32> = vec![0; n + 1];
-    for (i, wait) in waiting.iter_mut().enumerate() {
-        let deps = sched.deps(i);
-        *wait = (deps.len() + gates_of(i).len()) as u32;
-        for &d in deps.iter().chain(gates_of(i)) {
-            fan_start[d as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        fan_start[i + 1] += fan_start[i];
-    }
-    let mut fan: Vec<u32> = vec![0; fan_start[n] as usize];
-    {
-        let mut next = fan_start.clone();
-        for i in 0..n {
-            for &d in sched.deps(i).iter().chain(gates_of(i)) {
-                fan[next[d as usize] as usize] = i as u32;
-                next[d as usize] += 1;
-            }
-        }
-    }
-    drop(gate);
-    drop(gate_start);
+    let Dependants {
+        mut waiting,
+        fan_start,
+        fan,
+    } = Dependants::new(sched, eager_bytes);
     let mut ready: Vec<f64> = vec![0.0; n];
 
     if n >= 0x7FFF_FFFF {
@@ -343,10 +316,10 @@ pub(crate) fn run_with(
             "{n} sends are more than the simulator can number"
         )));
     }
-    let mut heap: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(4 * sched.ranks() + 16);
+    let mut queue = Queue::default();
     for (i, &w) in waiting.iter().enumerate() {
         if w == 0 {
-            heap.push(start_event(sched.delay_us[i], i)?.pack());
+            start_event(sched.delay_us[i], i)?.push(&mut queue);
         }
     }
 
@@ -385,20 +358,25 @@ pub(crate) fn run_with(
         recomputes: 0,
     };
 
-    while let Some(&key) = heap.peek() {
-        let first = Event::unpack(key);
-        let now = f64::from_bits(first.time);
+    let mut batch: Vec<u64> = Vec::new();
+    while let Some(time) = queue.pop_min(&mut batch) {
+        let now = f64::from_bits(time);
         mark = next_mark(mark, &mut link_mark, &mut slot_mark);
         let batch_mark = mark;
         touched.clear();
         // Every event at this instant, including those the batch itself
         // adds at the same time.
-        while let Some(&key) = heap.peek() {
-            let ev = Event::unpack(key);
-            if ev.time != first.time {
-                break;
+        let mut k = 0;
+        loop {
+            if k == batch.len() {
+                batch.clear();
+                k = 0;
+                if !queue.pop_same(&mut batch) {
+                    break;
+                }
             }
-            heap.pop();
+            let ev = Event::unpack(time, batch[k]);
+            k += 1;
             match ev.kind {
                 0 => {
                     let s = ev.id as usize;
@@ -453,7 +431,7 @@ pub(crate) fn run_with(
                         &fan,
                         &mut waiting,
                         &mut ready,
-                        &mut heap,
+                        &mut queue,
                     )?;
                     delivered += 1;
                 }
@@ -477,7 +455,7 @@ pub(crate) fn run_with(
                             &fan,
                             &mut waiting,
                             &mut ready,
-                            &mut heap,
+                            &mut queue,
                         )?;
                         delivered += 1;
                         continue;
@@ -555,15 +533,13 @@ pub(crate) fn run_with(
                             }
                             let slot = &mut slots[s as usize];
                             slot.rate = rate;
-                            heap.push(
-                                Event {
-                                    time: time_bits(now + bytes / rate)?,
-                                    kind: 0,
-                                    id: s,
-                                    version: slot.version,
-                                }
-                                .pack(),
-                            );
+                            Event {
+                                time: time_bits(now + bytes / rate)?,
+                                kind: 0,
+                                id: s,
+                                version: slot.version,
+                            }
+                            .push(&mut queue);
                         } else {
                             for &l in route.links() {
                                 if link_mark[l as usize] != batch_mark {
@@ -658,15 +634,13 @@ pub(crate) fn run_with(
                 slot.rate = rate;
                 slot.version = slot.version.wrapping_add(1);
                 let done = now + slot.remaining / rate;
-                heap.push(
-                    Event {
-                        time: time_bits(done)?,
-                        kind: 0,
-                        id: f,
-                        version: slot.version,
-                    }
-                    .pack(),
-                );
+                Event {
+                    time: time_bits(done)?,
+                    kind: 0,
+                    id: f,
+                    version: slot.version,
+                }
+                .push(&mut queue);
             }
         }
         if check {
@@ -680,6 +654,54 @@ pub(crate) fn run_with(
     }
     out.time_us = end;
     Ok(out)
+}
+
+/// Who waits for whom: per send the number of sends it still waits for
+/// (its schedule dependencies and its rendezvous [`gates`]), and the
+/// reverse lists, the sends each one releases. The event-driven and the
+/// packet-level simulators both start a send from these.
+pub(crate) struct Dependants {
+    /// Sends each send still waits for.
+    pub waiting: Vec<u32>,
+    /// Start of each send's dependants in `fan` (one more entry than sends).
+    pub fan_start: Vec<u32>,
+    /// The dependants of every send, send by send.
+    pub fan: Vec<u32>,
+}
+
+impl Dependants {
+    /// The dependencies of `sched` with sends of `eager_bytes` or more
+    /// waiting for their receiver.
+    pub(crate) fn new(sched: &SendSchedule, eager_bytes: u64) -> Self {
+        let n = sched.len();
+        let (gate_start, gate) = gates(sched, eager_bytes);
+        let gates_of = |i: usize| &gate[gate_start[i] as usize..gate_start[i + 1] as usize];
+        let mut waiting: Vec<u32> = vec![0; n];
+        let mut fan_start: Vec<u32> = vec![0; n + 1];
+        for (i, wait) in waiting.iter_mut().enumerate() {
+            let deps = sched.deps(i);
+            *wait = (deps.len() + gates_of(i).len()) as u32;
+            for &d in deps.iter().chain(gates_of(i)) {
+                fan_start[d as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            fan_start[i + 1] += fan_start[i];
+        }
+        let mut fan: Vec<u32> = vec![0; fan_start[n] as usize];
+        let mut next = fan_start.clone();
+        for i in 0..n {
+            for &d in sched.deps(i).iter().chain(gates_of(i)) {
+                fan[next[d as usize] as usize] = i as u32;
+                next[d as usize] += 1;
+            }
+        }
+        Self {
+            waiting,
+            fan_start,
+            fan,
+        }
+    }
 }
 
 /// The rendezvous gates of every send, as (start per send, gates): a send
@@ -820,7 +842,7 @@ fn deliver(
     fan: &[u32],
     waiting: &mut [u32],
     ready: &mut [f64],
-    heap: &mut BinaryHeap<Reverse<u128>>,
+    queue: &mut Queue,
 ) -> Result<()> {
     *end = end.max(at);
     let dst = sched.dst[i] as usize;
@@ -832,7 +854,7 @@ fn deliver(
         ready[j] = ready[j].max(at);
         waiting[j] -= 1;
         if waiting[j] == 0 {
-            heap.push(start_event(ready[j] + sched.delay_us[j], j)?.pack());
+            start_event(ready[j] + sched.delay_us[j], j)?.push(queue);
         }
     }
     Ok(())

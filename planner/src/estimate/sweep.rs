@@ -38,6 +38,12 @@ fn run_jobs(
             progress(i + 1, total);
         }
     } else {
+        // Largest first (ranks, then bytes, as a proxy for the sends a
+        // job simulates), so the longest simulation does not start last
+        // and leave the other threads idle; results keep the jobs' order.
+        let mut order: Vec<usize> = (0..total).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse((jobs[i].ctx.table.len(), jobs[i].size)));
+        let order = &order;
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(usize, Result<Estimate>)>();
         std::thread::scope(|scope| {
@@ -46,8 +52,10 @@ fn run_jobs(
                 let next = &next;
                 scope.spawn(move || {
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
+                        let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
+                        let job = &jobs[i];
                         if tx.send((i, job.ctx.estimate(job.size, options))).is_err() {
                             break;
                         }

@@ -51,8 +51,12 @@ pub mod key {
     pub const PART: &str = "part";
     /// Fat-tree tier of the attaching switches (`leaf` or `edge`).
     pub const TIER: &str = "tier";
-    /// Pod (or sorted set of pods) of a 3-tier fat-tree: `pod0`, `pod1`...
+    /// Pod (or sorted set of pods) of a 3-tier fat-tree, server group of
+    /// a rail-optimized fabric: `pod0`, `pod1`...
     pub const POD: &str = "pod";
+    /// Rail of a sub-node's switch in a rail-optimized fabric (per
+    /// sub-node only: every server of a group is on every rail): `rail0`...
+    pub const RAIL: &str = "rail";
     /// Number of sub-nodes the server carries.
     pub const SUB_NODES: &str = "sub-nodes";
 }
@@ -143,7 +147,7 @@ fn tier_value(tiers: &BTreeSet<Tier>) -> String {
 pub(crate) fn part_key(plan: &Plan) -> &'static str {
     match plan.topology {
         Topology::BiGraph => key::PART,
-        Topology::FatTree => key::TIER,
+        Topology::FatTree | Topology::RailOptimized => key::TIER,
     }
 }
 
@@ -305,6 +309,12 @@ pub fn node_labels(plan: &CheckedPlan, prefix: &str) -> Result<Vec<NodeLabels>> 
                 labels.insert(sk(key::PHYSICAL), plan.switch_list[w].physical.clone());
             }
             labels.insert(sk(part_key), sn.part_or_tier.as_str().to_string());
+            if let Some(rail) = index
+                .get(sn.switch.as_str())
+                .and_then(|&w| plan.switch_list[w].rail)
+            {
+                labels.insert(sk(key::RAIL), format!("rail{rail}"));
+            }
             labels.insert(sk("nic"), sn.nic.clone());
             if let Some(g) = sn.gpu_index {
                 labels.insert(sk("gpu"), g.to_string());

@@ -192,6 +192,12 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
             if f.tiers == 3 { " or a pod" } else { "" }
         ));
     }
+    if let Some(r) = &plan.rail {
+        lost.push(format!(
+            "rails are not a level of servers: every server of a group is on all {} rail switches of it, so the tree ({shape}) groups servers by group (pod); the rail of each NIC is in the sn<i>.rail labels",
+            r.rails
+        ));
+    }
     let used: HashSet<&str> = plan
         .sub_node_list
         .iter()

@@ -217,10 +217,7 @@ impl Figure for Scaling<'_> {
         let ys = 0.0..y_range(&flat, false).end.max(100.0);
         for (c, &(topology, algorithm)) in self.panels.iter().enumerate() {
             let label = |v: f64| power_label(v, |n| n.to_string());
-            let name = match topology {
-                Topology::BiGraph => "BiGraph",
-                Topology::FatTree => "fat-tree",
-            };
+            let name = topology.label();
             panel!(
                 &cells[c],
                 format!("{}: {name}, {}", self.sweep.model, algorithm.as_str()),

@@ -154,7 +154,9 @@ impl<'a> Network<'a> {
         let mut problems = Vec::new();
         let fabric = match plan.topology {
             Topology::BiGraph => Fabric::BiGraph,
-            Topology::FatTree => {
+            // A rail-optimized fabric routes as the leaf-spine it is: its
+            // rail switches are the leaves.
+            Topology::FatTree | Topology::RailOptimized => {
                 let tiers = plan.fat_tree.as_ref().map_or_else(
                     || {
                         if plan

@@ -118,6 +118,51 @@ fn routes_are_connected_paths_of_the_expected_length() {
     }
 }
 
+pub(crate) fn rail_plan(spec: &str) -> CheckedPlan {
+    let (inv, opts) = shorthand::rail_optimized(spec, &Shorthand::default()).unwrap();
+    design(&inv, &opts).unwrap()
+}
+
+/// Rail-optimized: the same NIC index of two servers of a group meets on
+/// its rail switch (2 links, one switch); every other pair goes up to a
+/// spine and down (4 links), and the forwarding tables derive from the
+/// graph as on a leaf-spine.
+#[test]
+fn rail_paths_stay_on_their_rail_or_cross_a_spine() {
+    // 32 servers of 4 NICs on 16-port switches (8 down, 8 up): 4 groups
+    // of 8 servers, 16 rail switches, 8 spines.
+    let plan = rail_plan("sub-nodes=128,rails=4,ports=16");
+    assert_eq!(
+        plan.rail.as_ref().map(|r| (r.rails, r.groups)),
+        Some((4, 4))
+    );
+    let net = Network::new(&plan, plan.source()).unwrap();
+    let sw = |i: usize| &plan.switch_list[net.switch_of(i).unwrap()];
+    let group = |i: usize| sw(i).pod.unwrap();
+    let mut one_hop = 0;
+    for src in 0..plan.sub_nodes {
+        for dst in 0..plan.sub_nodes {
+            if src == dst {
+                continue;
+            }
+            let route = net.route(src, dst, 3, 1).unwrap();
+            let crossed = walk(&net, src, dst, &route);
+            let (a, b) = (&plan.sub_node_list[src], &plan.sub_node_list[dst]);
+            assert_eq!(sw(src).rail, Some(a.index), "{}", a.id);
+            if a.index == b.index && group(src) == group(dst) {
+                assert_eq!(crossed, vec![net.switch_of(src).unwrap()]);
+                one_hop += 1;
+            } else {
+                assert_eq!(route.links().len(), 4, "{} -> {}", a.id, b.id);
+                assert_eq!(plan.switch_list[crossed[1]].part_or_tier, Tier::Spine);
+            }
+        }
+    }
+    // 4 groups x 4 rails x 8 servers, each to the 7 others of its rail.
+    assert_eq!(one_hop, 4 * 4 * 8 * 7);
+    check_flows_follow_tables(&net, 4);
+}
+
 /// The ECMP choice spreads flows: on a 4x16 BiGraph, flows within a part
 /// use every switch of the other part for some seed.
 #[test]

@@ -449,7 +449,7 @@ impl QosIntent {
                     if topology == Topology::BiGraph {
                         "BiGraph with per-direction classes"
                     } else {
-                        "fat-tree"
+                        topology.as_str()
                     }
                 ));
                 continue;
@@ -634,11 +634,14 @@ impl QosIntent {
                     "PFC runs per priority: give lossy and lossless classes different priorities",
                 );
             }
-            if topology == Topology::FatTree && c.part.is_some() {
+            if topology.is_tiered() && c.part.is_some() {
                 push(
                     subject.clone(),
                     object.clone(),
-                    "the class is for a BiGraph part, but a fat-tree has no parts".to_string(),
+                    format!(
+                        "the class is for a BiGraph part, but a {} has no parts",
+                        topology.as_str()
+                    ),
                     "remove `part` (or set it to \"any\")",
                 );
             }
@@ -651,7 +654,7 @@ impl QosIntent {
         }
         let parts: &[Option<Part>] = match topology {
             Topology::BiGraph => &[Some(Part::Upper), Some(Part::Lower)],
-            Topology::FatTree => &[None],
+            Topology::FatTree | Topology::RailOptimized => &[None],
         };
         for &part in parts {
             if self.class_for(part).is_none() {

@@ -468,6 +468,9 @@ pub struct StepGroup {
     pub distance: Option<usize>,
     /// Directed flows per step.
     pub flows: usize,
+    /// Flows per step that stay inside a server (rail-optimized plans).
+    #[serde(default, skip_serializing_if = "super::verify::is_zero")]
+    pub intra_server_flows: usize,
     /// Most flows on one directed inter-switch link.
     pub max_load: usize,
     /// Directed inter-switch links carrying that many.
@@ -489,6 +492,7 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
             && g.distance.is_none()
             && s.distance.is_none()
             && g.flows == s.flows
+            && g.intra_server_flows == s.intra_server_flows
             && g.max_load == s.max_load
             && g.max_load_links == s.max_load_links
             && g.max_share == s.max_share
@@ -504,6 +508,7 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
             last_step: s.step,
             distance: s.distance,
             flows: s.flows,
+            intra_server_flows: s.intra_server_flows,
             max_load: s.max_load,
             max_load_links: s.max_load_links,
             max_share: s.max_share,
@@ -733,6 +738,27 @@ pub fn render_verify(r: &VerifyReport) -> String {
     out.push_str(&format!("Result: {}\n", verdict(&r.table)));
     if let Some(p) = &r.plan_order {
         out.push_str(&format!("        {}\n", verdict(p)));
+    }
+    let inside: Vec<String> = r
+        .table
+        .steps
+        .iter()
+        .filter(|g| g.intra_server_flows > 0)
+        .map(|g| {
+            format!(
+                "{} {} ({} of {})",
+                g.phase.as_str(),
+                step_range(g),
+                g.intra_server_flows,
+                g.flows
+            )
+        })
+        .collect();
+    if !inside.is_empty() {
+        out.push_str(&format!(
+            "Inside servers: flows between two GPUs of one server stay off the fabric (NVLink or PCIe) and are on no link above: {}\n",
+            inside.join(", ")
+        ));
     }
     if r.table.steps.iter().any(|g| g.access_overloaded) {
         out.push_str("Warning: some steps put two flows on one NIC link; the rank table or schedule sends twice from one sub-node\n");

@@ -18,7 +18,13 @@
 //! A rank table maps rank r to an index into `plan.sub_node_list`:
 //!
 //! - `hd` and `ring` fill ranks switch by switch in plan order, and within a
-//!   switch in port order;
+//!   switch in port order; on a rail-optimized plan they fill server by
+//!   server, and within a server in NIC (rail) order: with R rails (a power
+//!   of two) halving-doubling's first log2(R) reduce-scatter steps (and
+//!   last all-gather steps) stay inside each server, and the steps between
+//!   them join the same NIC index of two servers, one rail each, which
+//!   within a group of servers crosses only its rail switch (at most one
+//!   flow per link; [`mod@verify`] proves it per step);
 //! - `hdrm` places ranks with Algorithm 1 on a regular BiGraph whose N is a
 //!   power of two: vector 0 on the upper switches and vector 1 on the lower
 //!   ones, each in plan order, and logical group j on the j-th sub-node (in
@@ -118,7 +124,7 @@ pub fn rank_table(
     let table = if algorithm.info().runs == Runs::BiGraphMapping {
         hdrm_order(plan, &members, ranks)?
     } else {
-        let mut order: Vec<usize> = members.iter().flatten().copied().collect();
+        let mut order = plain_order(plan, &members);
         let p = order.len();
         let x = ranks.unwrap_or(p);
         match kind {
@@ -188,6 +194,32 @@ fn members(plan: &CheckedPlan) -> Result<Vec<Vec<usize>>> {
         m.sort_by_key(|&i| (plan.sub_node_list[i].port, i));
     }
     Ok(members)
+}
+
+/// The order `hd` and `ring` fill `members` (the sub-nodes of every
+/// switch that may take a rank, [`members`] or fewer): switch by switch;
+/// on a rail-optimized plan server by server in plan order, and within a
+/// server by its index (NIC order, one rail each).
+pub(crate) fn plain_order(plan: &CheckedPlan, members: &[Vec<usize>]) -> Vec<usize> {
+    if !plan.reduces_in_server() {
+        return members.iter().flatten().copied().collect();
+    }
+    let mut usable = vec![false; plan.sub_node_list.len()];
+    for &i in members.iter().flatten() {
+        usable[i] = true;
+    }
+    let mut out = Vec::with_capacity(plan.sub_node_list.len());
+    for server in &plan.servers {
+        let mut here: Vec<usize> = server
+            .sub_nodes
+            .iter()
+            .copied()
+            .filter(|&i| usable.get(i).copied().unwrap_or(false))
+            .collect();
+        here.sort_by_key(|&i| (plan.sub_node_list[i].index, i));
+        out.extend(here);
+    }
+    out
 }
 
 /// The HDRM rank table: Algorithm 1 placed on the plan's switches.

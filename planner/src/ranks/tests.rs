@@ -577,6 +577,7 @@ fn algorithms_parse_and_print() {
         distance: None,
         flows: 4,
         inter_switch_flows: 4,
+        intra_server_flows: 0,
         max_load: 1,
         max_load_links: 4,
         max_share: None,
@@ -818,4 +819,81 @@ fn fold_schedules_have_the_rabenseifner_shape() {
         serde_json::to_value(&loads[0]).unwrap()["phase"],
         serde_json::json!("fold")
     );
+}
+
+/// On a rail-optimized plan `hd` fills server by server, NIC by NIC: the
+/// first reduce-scatter steps stay inside each server (off the fabric),
+/// the steps within a group of servers run per rail over one rail switch
+/// with one flow per NIC link and none above it, and only the steps
+/// between groups climb to the spines.
+#[test]
+fn rail_hd_reduces_inside_servers_then_per_rail() {
+    // 32 servers of 4 NICs, 4 groups of 8 servers: 32 ranks per group.
+    let plan = crate::network::tests::rail_plan("sub-nodes=128,rails=4,ports=16");
+    let t = rank_table(&plan, Algorithm::Hd, None).unwrap();
+    for (r, &sn) in t.ranks.iter().enumerate() {
+        let s = &plan.sub_node_list[sn];
+        assert_eq!(
+            (s.index, s.server.as_str()),
+            (r % 4, plan.servers[r / 4].name.as_str())
+        );
+    }
+    let loads = verify(&plan, &t, 0).unwrap();
+    assert_eq!(loads.len(), 14);
+    for l in &loads {
+        let d = l.distance.unwrap();
+        if d < 4 {
+            assert_eq!(
+                (l.intra_server_flows, l.inter_switch_flows),
+                (128, 0),
+                "{l:?}"
+            );
+            assert_eq!((l.max_load, l.access_max_load), (0, 0), "{l:?}");
+        } else if d < 32 {
+            assert_eq!(
+                (l.intra_server_flows, l.inter_switch_flows),
+                (0, 0),
+                "{l:?}"
+            );
+            assert_eq!((l.max_load, l.access_max_load), (0, 1), "{l:?}");
+        } else {
+            assert_eq!(l.inter_switch_flows, 128, "{l:?}");
+            assert_eq!(l.access_max_load, 1, "{l:?}");
+            assert!(l.max_load >= 1, "{l:?}");
+        }
+    }
+    // Other plans route flows between sub-nodes of one server through the
+    // fabric, as before.
+    let plan = fat_tree_plan("tiers=2,sub-nodes=64,ports=32");
+    let t = rank_table(&plan, Algorithm::Hd, None).unwrap();
+    assert!(
+        verify(&plan, &t, 0)
+            .unwrap()
+            .iter()
+            .all(|l| l.intra_server_flows == 0)
+    );
+}
+
+/// HDRM's guarantee carried to rails: on a non-blocking rail-optimized
+/// plan the rail order of `hd` loads no directed inter-switch link with
+/// more than one flow's worth in any step when flows are sprayed over
+/// their equal-cost paths (the ECMP hash alone can collide on the steps
+/// between groups).
+#[test]
+fn rail_hd_sprayed_is_congestion_free() {
+    for spec in [
+        "sub-nodes=128,rails=4,ports=16",
+        "sub-nodes=256,rails=8,ports=32",
+        "sub-nodes=512,rails=8,ports=32",
+    ] {
+        let plan = crate::network::tests::rail_plan(spec);
+        let t = rank_table(&plan, Algorithm::Hd, None).unwrap();
+        let loads = verify_avoiding(&plan, &t, &[], 0, Policy::Spray).unwrap();
+        for l in &loads {
+            let share = l.max_share.unwrap();
+            assert!(share <= 1.0 + 1e-9, "{spec}: {l:?}");
+            assert!(!l.access_overloaded, "{spec}: {l:?}");
+        }
+        assert!(loads.iter().any(|l| l.inter_switch_flows > 0), "{spec}");
+    }
 }

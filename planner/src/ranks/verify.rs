@@ -14,6 +14,11 @@
 //! flow keeps its UDP source port from one run to the next and the seed
 //! alone moves it (see [`crate::network::source_port`]).
 //!
+//! On a plan whose servers reduce inside ([`Plan::intra_server_groups`]:
+//! rail-optimized plans), a flow between two sub-nodes of one server
+//! stays inside the server (NVLink or PCIe) and is counted apart
+//! (`intra_server_flows`), on no link of the fabric.
+//!
 //! Routes follow a routing policy ([`Policy`]): the ECMP hash (the
 //! default), D-mod-K, or spraying, under which a flow counts `1 / paths`
 //! on each of its equal-cost paths; a step's load is then a share of flows
@@ -41,6 +46,11 @@ pub struct StepLoad {
     pub flows: usize,
     /// Flows that leave their switch.
     pub inter_switch_flows: usize,
+    /// Flows between two sub-nodes of one server on a plan whose servers
+    /// reduce inside ([`Plan::intra_server_groups`]): they stay off the
+    /// fabric and are counted on no link.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub intra_server_flows: usize,
     /// Most flows on one directed inter-switch link (0 when no flow leaves
     /// its switch).
     pub max_load: usize,
@@ -57,6 +67,17 @@ pub struct StepLoad {
     pub access_max_load_links: usize,
     /// True when some access link carries more than one flow.
     pub access_overloaded: bool,
+}
+
+/// For `skip_serializing_if`: a count of 0 is left out of the JSON.
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// True when sub-nodes `a` and `b` are on one server of `servers` (per
+/// sub-node its server, [`Plan::intra_server_groups`]).
+fn inside_server(servers: Option<&[u32]>, a: usize, b: usize) -> bool {
+    servers.is_some_and(|of| of[a] == of[b] && of[a] != u32::MAX)
 }
 
 /// The flow id of the flow from rank `src` to rank `dst`.
@@ -224,6 +245,7 @@ pub fn verify_schedule_routed(
     let mut load = vec![0.0f64; net.link_count()];
     let mut paths = Vec::new();
     let access_end = net.access_links().end;
+    let servers = plan.intra_server_groups();
     let mut out: Vec<StepLoad> = Vec::with_capacity(schedule.steps.len());
     // Steps with the same flows have the same routes and loads (a flow's
     // hash depends only on its ranks and the seed), so each distinct step
@@ -238,7 +260,15 @@ pub fn verify_schedule_routed(
             Some(earlier) => earlier,
             None => {
                 distinct.push(i);
-                let crossing = count_step(net, ranks, step, seed, policy, &mut paths, &mut load)?;
+                let (crossing, inside) = count_step(
+                    net,
+                    ranks,
+                    step,
+                    (seed, policy),
+                    servers.as_deref(),
+                    &mut paths,
+                    &mut load,
+                )?;
                 // One pass over every link: a distinct step has about as
                 // many flows as there are links.
                 let (access, inter) = load.split_at(access_end);
@@ -250,6 +280,7 @@ pub fn verify_schedule_routed(
                     distance: step.distance,
                     flows: step.flow_count(),
                     inter_switch_flows: crossing,
+                    intra_server_flows: inside,
                     max_load: inter.flows(),
                     max_load_links: inter.count,
                     max_share: (policy == Policy::Spray).then_some(inter.value),
@@ -296,7 +327,11 @@ pub fn step_link_loads(
     }
     check_avoided(net, ranks)?;
     let mut load = vec![0u32; net.link_count()];
+    let servers = net.plan().intra_server_groups();
     for (s, d) in step.flows() {
+        if inside_server(servers.as_deref(), ranks[s], ranks[d]) {
+            continue;
+        }
         let route = net.route(ranks[s], ranks[d], flow_id(s, d), seed)?;
         for &l in route.links() {
             load[l] += 1;
@@ -306,19 +341,26 @@ pub fn step_link_loads(
 }
 
 /// Adds the flows of one step to `load` under `policy` (a flow spread
-/// over k paths adds `1 / k` on each); returns how many flows leave their
-/// switch.
+/// over k paths adds `1 / k` on each), except those between two
+/// sub-nodes of one server of `servers` (per sub-node, its server, when
+/// the servers reduce inside); returns how many flows leave their switch
+/// and how many stay inside a server.
 fn count_step(
     net: &Network<'_>,
     ranks: &[usize],
     step: &Step,
-    seed: u64,
-    policy: Policy,
+    (seed, policy): (u64, Policy),
+    servers: Option<&[u32]>,
     paths: &mut Vec<Route>,
     load: &mut [f64],
-) -> Result<usize> {
+) -> Result<(usize, usize)> {
     let mut crossing = 0;
+    let mut inside = 0;
     for (s, d) in step.flows() {
+        if inside_server(servers, ranks[s], ranks[d]) {
+            inside += 1;
+            continue;
+        }
         paths.clear();
         net.flow_routes(policy, ranks[s], ranks[d], flow_id(s, d), seed, paths)?;
         if paths.iter().any(|r| !r.inter_switch().is_empty()) {
@@ -331,5 +373,5 @@ fn count_step(
             }
         }
     }
-    Ok(crossing)
+    Ok((crossing, inside))
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::parse::{ParsedBgp, ParsedNeighbor, parse};
 use super::{Vendor, description, render, render_hosts};
 use crate::checked::CheckedPlan;
-use crate::network::tests::{bgp, bigraph_plan, eflops_plan, fat_tree_plan};
+use crate::network::tests::{bgp, bigraph_plan, eflops_plan, fat_tree_plan, rail_plan};
 use crate::network::{Bgp, Link, Model, Network, ip};
 
 /// Per physical switch: the set of (VRF, prefix, next-hop address).
@@ -75,6 +75,7 @@ fn plans() -> Vec<(&'static str, CheckedPlan)> {
         ("bigraph 4x8", bigraph_plan(4, 8)),
         ("2-tier", fat_tree_plan("tiers=2,sub-nodes=64,ports=32")),
         ("3-tier k=4", fat_tree_plan("k=4")),
+        ("rail-optimized", rail_plan("sub-nodes=32,rails=4,ports=8")),
     ]
 }
 

@@ -1,4 +1,4 @@
-//! The topology invariants of a cabled graph (planned or as built): BiGraph, 2-tier and 3-tier fat-tree.
+//! The topology invariants of a cabled graph (planned or as built): BiGraph, 2-tier and 3-tier fat-tree, rail-optimized (the leaf-spine of its rail switches).
 
 use super::*;
 
@@ -125,7 +125,7 @@ pub(super) fn topology_invariants(
                 }
             }
         }
-        Topology::FatTree => {
+        Topology::FatTree | Topology::RailOptimized => {
             let three = plan.fat_tree.as_ref().is_some_and(|f| f.tiers == 3);
             for (i, s) in sw.iter().enumerate() {
                 let access = if three { Tier::Edge } else { Tier::Leaf };

@@ -413,7 +413,25 @@ fn parameters(idx: &Index<'_>, loads: &[usize], bad: &mut impl FnMut(String, Str
                 );
             }
         }
-        (Topology::FatTree, None, Some(f)) => {
+        (Topology::FatTree | Topology::RailOptimized, None, Some(f)) => {
+            if plan.topology == Topology::RailOptimized {
+                if f.tiers != 2 {
+                    bad(
+                        "fat_tree.tiers".to_string(),
+                        format!(
+                            "{} tiers; a rail-optimized fabric has 2 (rail switches and spines)",
+                            f.tiers
+                        ),
+                    );
+                    return;
+                }
+                rail(plan, bad);
+            } else if plan.rail.is_some() {
+                bad(
+                    "rail".to_string(),
+                    "a fat-tree plan has no rail table".to_string(),
+                );
+            }
             if !(f.tiers == 2 || f.tiers == 3) {
                 bad(
                     "fat_tree.tiers".to_string(),
@@ -480,6 +498,94 @@ fn parameters(idx: &Index<'_>, loads: &[usize], bad: &mut impl FnMut(String, Str
             "fat_tree".to_string(),
             "a fat-tree plan has a fat_tree table and no bigraph table".to_string(),
         ),
+        (Topology::RailOptimized, _, _) => bad(
+            "fat_tree".to_string(),
+            "a rail-optimized plan has a fat_tree and a rail table and no bigraph table"
+                .to_string(),
+        ),
+    }
+    if plan.topology == Topology::BiGraph && plan.rail.is_some() {
+        bad(
+            "rail".to_string(),
+            "a BiGraph plan has no rail table".to_string(),
+        );
+    }
+}
+
+/// The rail table matches the rail switches, and every sub-node sits on
+/// the rail switch of its index in its server's group: NIC i of a server
+/// on rail switch i, all NICs of a server in one group.
+fn rail(plan: &Plan, bad: &mut impl FnMut(String, String)) {
+    let Some(r) = &plan.rail else {
+        bad(
+            "rail".to_string(),
+            "a rail-optimized plan has a rail table (rails, groups, servers_per_group)".to_string(),
+        );
+        return;
+    };
+    let sw = &plan.switch_list;
+    let rail_switches = sw.iter().filter(|s| s.rail.is_some()).count();
+    if rail_switches != r.rails * r.groups {
+        bad(
+            "rail".to_string(),
+            format!(
+                "says {} rails x {} groups, but the plan has {rail_switches} rail switches",
+                r.rails, r.groups
+            ),
+        );
+    }
+    for s in sw {
+        let is_leaf = s.part_or_tier == Tier::Leaf;
+        match (is_leaf, s.rail, s.pod) {
+            (true, Some(rail), Some(group)) if rail < r.rails && group < r.groups => {}
+            (true, _, _) => bad(
+                format!("switch {}", s.name),
+                format!(
+                    "a rail switch needs a rail below {} and a group (pod) below {}",
+                    r.rails, r.groups
+                ),
+            ),
+            (false, None, _) => {}
+            (false, Some(_), _) => bad(
+                format!("switch {}", s.name),
+                format!("a {} switch has no rail", s.part_or_tier.as_str()),
+            ),
+        }
+    }
+    let index = plan.switch_index();
+    for server in &plan.servers {
+        let mut group = None;
+        for &i in &server.sub_nodes {
+            let Some(sn) = plan.sub_node_list.get(i) else {
+                continue;
+            };
+            let Some(s) = index.get(sn.switch.as_str()).map(|&k| &sw[k]) else {
+                continue;
+            };
+            if s.rail.is_some_and(|rail| rail != sn.index) {
+                bad(
+                    format!("sub-node {}", sn.id),
+                    format!(
+                        "NIC index {} is on {}, the switch of rail {}",
+                        sn.index,
+                        s.name,
+                        s.rail.unwrap_or(0)
+                    ),
+                );
+            }
+            match group {
+                None => group = s.pod,
+                Some(g) if s.pod != Some(g) => bad(
+                    format!("server {}", server.name),
+                    format!(
+                        "its NICs are on rail switches of more than one group ({} is in group {})",
+                        s.name,
+                        s.pod.map_or("none".to_string(), |p| p.to_string())
+                    ),
+                ),
+                Some(_) => {}
+            }
+        }
     }
 }
 

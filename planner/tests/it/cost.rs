@@ -139,5 +139,5 @@ fn compare_without_catalog_is_unchanged_by_the_flag() {
         "json",
     ]);
     assert_eq!(plain["designs"], priced["designs"]);
-    assert_eq!(priced["costs"].as_array().unwrap().len(), 2);
+    assert_eq!(priced["costs"].as_array().unwrap().len(), 3);
 }

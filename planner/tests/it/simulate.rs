@@ -360,3 +360,43 @@ fn steps_sum_to_the_step_synchronous_time() {
             .any(|st| st["max_link_flows"].as_u64().unwrap() > 1)
     );
 }
+
+#[test]
+fn packet_steps_report_queues_pauses_and_marks_per_step() {
+    let v = json(&[
+        "simulate",
+        EFLOPS,
+        "--algorithm",
+        "hd",
+        "--size",
+        "16MiB",
+        "--steps",
+        "--method",
+        "packet",
+        "--format",
+        "json",
+    ]);
+    let s = &v[0];
+    assert_eq!(s["method"], "packet");
+    let p = &s["packet"];
+    let steps = p["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), s["steps"].as_array().unwrap().len());
+    // The packet run's time is the estimate's, and its last step ends it.
+    assert!((f(p, "time_us") - f(s, "time_us")).abs() < 1e-9 * f(s, "time_us"));
+    let last = steps.iter().map(|st| f(st, "end_us")).fold(0.0, f64::max);
+    assert!(last <= f(s, "time_us") + 1e-9);
+    // HD in plan order meets M = 4 flows on one cable at 16 MiB: a queue
+    // forms there, deeper than any single packet.
+    let stats = &p["stats"];
+    assert!(stats["max_queue_bytes"].as_u64().unwrap() > 4096, "{stats}");
+    let marks: u64 = steps
+        .iter()
+        .map(|st| st["ecn_marks"].as_u64().unwrap())
+        .sum();
+    assert_eq!(marks, stats["ecn_marks"].as_u64().unwrap());
+    let pauses: u64 = steps
+        .iter()
+        .map(|st| st["pfc_pauses"].as_u64().unwrap())
+        .sum();
+    assert_eq!(pauses, stats["pfc_pauses"].as_u64().unwrap());
+}

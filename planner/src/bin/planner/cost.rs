@@ -52,6 +52,7 @@ pub fn run(args: CostArgs) -> Result<ExitCode> {
 enum TopologyChoice {
     Bigraph,
     FatTree,
+    RailOptimized,
     Any,
 }
 
@@ -65,7 +66,9 @@ pub struct PurchaseArgs {
     /// Parts catalog TOML (see examples/data/catalog-example.toml).
     #[arg(long)]
     catalog: PathBuf,
-    /// Topologies to consider; with `any` the runner-up is the other one.
+    /// Topologies to consider; with `any` the runner-up is the cheapest of
+    /// the other family (BiGraph against fat-tree and rail-optimized);
+    /// rail-optimized needs a catalog server, whose GPUs are the rails.
     #[arg(long, value_enum, default_value_t = TopologyChoice::Any)]
     topology: TopologyChoice,
     /// Sub-nodes the fabric must have room for (default: --gpus).
@@ -113,6 +116,7 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
             topology: match args.topology {
                 TopologyChoice::Bigraph => Want::BiGraph,
                 TopologyChoice::FatTree => Want::FatTree,
+                TopologyChoice::RailOptimized => Want::RailOptimized,
                 TopologyChoice::Any => Want::Any,
             },
             budget: args.budget,

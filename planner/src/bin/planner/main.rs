@@ -149,22 +149,28 @@ enum RoutingArg {
 enum TopologyArg {
     Bigraph,
     FatTree,
+    RailOptimized,
 }
 
 /// Where the sub-nodes and switches come from.
 #[derive(Debug, Args)]
 struct SourceArgs {
     /// Inventory TOML.
-    #[arg(required_unless_present_any = ["bigraph", "fat_tree"])]
+    #[arg(required_unless_present_any = ["bigraph", "fat_tree", "rail_optimized"])]
     inventory: Option<PathBuf>,
     /// No inventory: an M x N BiGraph of identical servers and switches
     /// (M sub-nodes per switch, N switches), e.g. 16x64.
-    #[arg(long, value_name = "MxN", conflicts_with_all = ["inventory", "fat_tree"])]
+    #[arg(long, value_name = "MxN", conflicts_with_all = ["inventory", "fat_tree", "rail_optimized"])]
     bigraph: Option<String>,
     /// No inventory: a fat-tree, e.g. `tiers=2,sub-nodes=1024,ports=64`,
     /// `tiers=2,sub-nodes=2048,ports=64,oversub=3` or `k=16` (3 tiers).
-    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph"])]
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph", "rail_optimized"])]
     fat_tree: Option<String>,
+    /// No inventory: a rail-optimized fabric of servers with one NIC per
+    /// rail, e.g. `sub-nodes=1024,rails=8,ports=64` or
+    /// `sub-nodes=8192,rails=8,ports=128,oversub=2`.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph", "fat_tree"])]
+    rail_optimized: Option<String>,
     /// Shorthands: NIC and switch port speed.
     #[arg(long, default_value_t = 100, value_name = "GBPS")]
     link_gbps: u32,
@@ -194,7 +200,8 @@ struct DesignArgs {
     /// Fat-tree: 2 (leaf-spine) or 3 (k-ary) tiers; default 2 when it fits.
     #[arg(long)]
     tiers: Option<u8>,
-    /// Fat-tree: leaf oversubscription (1 = non-blocking, 3 = 3:1).
+    /// Fat-tree and rail-optimized: leaf (rail switch) oversubscription
+    /// (1 = non-blocking, 3 = 3:1).
     #[arg(long, default_value_t = 1.0)]
     oversubscription: f64,
     /// Fat-tree: use k ports of each switch for a 3-tier design.
@@ -398,10 +405,11 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         let wanted = match t {
             TopologyArg::Bigraph => Topology::BiGraph,
             TopologyArg::FatTree => Topology::FatTree,
+            TopologyArg::RailOptimized => Topology::RailOptimized,
         };
         if args.source.inventory.is_none() && wanted != opts.topology {
             return Err(BadInput(format!(
-                "--topology {} does not match the shorthand; use --bigraph for BiGraph and --fat-tree for fat-trees",
+                "--topology {} does not match the shorthand; use --bigraph for BiGraph, --fat-tree for fat-trees and --rail-optimized for rail-optimized fabrics",
                 wanted.as_str()
             ))
             .into());
@@ -424,7 +432,9 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         RoutingArg::Static => planner::routing::RoutingMode::Static,
         RoutingArg::Bgp => planner::routing::RoutingMode::Bgp,
     });
-    if args.source.fat_tree.is_none() || args.oversubscription != 1.0 {
+    if (args.source.fat_tree.is_none() && args.source.rail_optimized.is_none())
+        || args.oversubscription != 1.0
+    {
         opts.oversubscription = args.oversubscription;
     }
     let plan = design(&inv, &opts)?;
@@ -485,11 +495,18 @@ fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
         switch_ports: s.switch_ports,
         sub_nodes_per_server: s.server_sub_nodes,
     };
+    if let Some(spec) = &s.rail_optimized {
+        let (inv, opts) = planner::design::shorthand::rail_optimized(spec, &sh)?;
+        return Ok((inv, opts, format!("--rail-optimized {spec}")));
+    }
     if let Some(source) = io::shorthand_source(s.bigraph.as_deref(), s.fat_tree.as_deref(), &sh)? {
         return Ok(source);
     }
     let path = s.inventory.as_ref().ok_or_else(|| {
-        BadInput("give an INVENTORY file, or --bigraph MxN, or --fat-tree SPEC".into())
+        BadInput(
+            "give an INVENTORY file, or --bigraph MxN, --fat-tree SPEC or --rail-optimized SPEC"
+                .into(),
+        )
     })?;
     let (inv, name) = load_inventory(path)?;
     Ok((inv, DesignOptions::default(), name))

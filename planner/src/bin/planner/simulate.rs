@@ -20,8 +20,8 @@ use planner::design::design;
 use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::{self, PlotFormat};
 use planner::estimate::{
-    self, Algorithm, Estimate, Method, Options, PARAMS, Params, Policy, Row, ScaleSpec,
-    StepSummary, Turnaround, format_size,
+    self, Algorithm, Estimate, Method, Options, PACKET_PARAMS, PARAMS, PacketRun, PacketStep,
+    Params, Policy, Row, ScaleSpec, StepSummary, Turnaround, format_size,
 };
 use planner::plan::Topology;
 use planner::ranks::FoldCost;
@@ -94,8 +94,9 @@ pub struct SimulateArgs {
     fat_tree_ports: u32,
     /// event (the event-driven max-min fair simulator), fast
     /// (step-synchronous: a barrier after every step, for screening; exact
-    /// without contention, otherwise usually slower) or closed-form
-    /// [default: event].
+    /// without contention, otherwise usually slower), packet (packet-level:
+    /// switch queues, PFC, ECN and DCQCN, with the --param settings of
+    /// docs/packet-sim.md; much slower) or closed-form [default: event].
     #[arg(long, value_name = "METHOD")]
     method: Option<String>,
     /// Same as --method fast.
@@ -123,7 +124,9 @@ pub struct SimulateArgs {
     /// per step its phase, flows, largest send, most flows on one link,
     /// longest route latency and time, as the step-synchronous mode sees
     /// it with the first seed; for the trees also the gradient turnaround
-    /// of their chunks (first, mean, max).
+    /// of their chunks (first, mean, max); with --method packet also, per
+    /// step, when its last send arrived, the deepest switch queue, PFC
+    /// pauses and paused time, ECN marks and CNPs of the packet-level run.
     #[arg(long)]
     steps: bool,
     /// Worker threads for the sweep (0: every core). The results do not
@@ -142,6 +145,10 @@ fn param_help() -> String {
     );
     for p in &PARAMS {
         let _ = write!(text, "\n  {:<18} {:>6}  {}", p.name, p.default, p.meaning);
+    }
+    text.push_str("\n\nThe packet-level mode (--method packet) also reads:\n");
+    for p in &PACKET_PARAMS {
+        let _ = write!(text, "\n  {:<18} {:>10}  {}", p.name, p.default, p.meaning);
     }
     text
 }
@@ -610,6 +617,7 @@ fn method_words(m: Method) -> &'static str {
         Method::Event => "event-driven (max-min fair flows)",
         Method::Fast => "step-synchronous (--fast, for screening)",
         Method::ClosedForm => "closed form",
+        Method::Packet => "packet-level (queues, PFC, ECN, DCQCN)",
     }
 }
 
@@ -726,6 +734,7 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
                 let name = match t {
                     Topology::BiGraph => "BiGraph",
                     Topology::FatTree => "Fat-tree",
+                    Topology::RailOptimized => "Rail-optimized",
                 };
                 out.push_str(&grid(
                     &format!("{name}, {} messages:", format_size(size)),
@@ -816,6 +825,10 @@ struct Schedule<'a> {
     /// The trees' gradient turnaround on the step-synchronous timeline.
     #[serde(skip_serializing_if = "Option::is_none")]
     turnaround: Option<Turnaround>,
+    /// With --method packet: the packet-level run's totals and per-step
+    /// figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packet: Option<PacketRun>,
 }
 
 fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<ExitCode> {
@@ -834,6 +847,18 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
             cfg.options.routing,
         )?;
         let steps_time_us = steps.iter().map(|s| s.time_us).sum();
+        let packet = match e.method {
+            Method::Packet => Some(estimate::packet_steps(
+                plan,
+                e.algorithm,
+                ranks,
+                e.size_bytes,
+                &cfg.params,
+                seed,
+                cfg.options.routing,
+            )?),
+            _ => None,
+        };
         schedules.push(Schedule {
             algorithm: e.algorithm,
             topology: e.topology,
@@ -848,6 +873,7 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
             steps_time_us,
             steps,
             turnaround,
+            packet,
         });
     }
     match args.format {
@@ -857,12 +883,19 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
         }
         SimFormat::Csv => {
             notes_to_stderr(&outcome.notes);
+            // The packet-level columns come after the others, and only
+            // with --method packet.
+            let packet = schedules.iter().any(|s| s.packet.is_some());
             let mut out = String::from(
-                "algorithm,topology,ranks,size_bytes,step,phase,level,flows,max_bytes,max_link_flows,max_latency_us,time_us\n",
+                "algorithm,topology,ranks,size_bytes,step,phase,level,flows,max_bytes,max_link_flows,max_latency_us,time_us",
             );
+            if packet {
+                out.push_str(",end_us,max_queue_bytes,pfc_pauses,paused_us,ecn_marks,cnps");
+            }
+            out.push('\n');
             for s in &schedules {
                 for st in &s.steps {
-                    let _ = writeln!(
+                    let _ = write!(
                         out,
                         "{},{},{},{},{},{},{},{},{},{},{},{}",
                         s.algorithm.as_str(),
@@ -878,6 +911,21 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
                         st.max_latency_us,
                         st.time_us
                     );
+                    if let Some(p) = s.packet.as_ref().and_then(|p| p.steps.get(st.step)) {
+                        let _ = write!(
+                            out,
+                            ",{},{},{},{},{},{}",
+                            p.end_us,
+                            p.max_queue_bytes,
+                            p.pfc_pauses,
+                            p.paused_us,
+                            p.ecn_marks,
+                            p.cnps
+                        );
+                    } else if packet {
+                        out.push_str(",,,,,,");
+                    }
+                    out.push('\n');
                 }
             }
             print(&out)?;
@@ -895,6 +943,22 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// True when two steps' packet-level figures (other than when they
+/// ended) are the same, or neither has any.
+fn same_packet(a: Option<&PacketStep>, b: Option<&PacketStep>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            a.max_queue_bytes == b.max_queue_bytes
+                && a.pfc_pauses == b.pfc_pauses
+                && a.paused_us == b.paused_us
+                && a.ecn_marks == b.ecn_marks
+                && a.cnps == b.cnps
+        }
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// A step table; runs of identical steps share a row.
@@ -923,15 +987,30 @@ fn render_steps(s: &Schedule<'_>) -> String {
             out,
             "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous ({routed})",
             s.time_us,
-            if m == Method::Event {
-                "event-driven"
-            } else {
-                "closed form"
+            match m {
+                Method::Event => "event-driven",
+                Method::Packet => "packet-level",
+                _ => "closed form",
             },
             s.steps.len(),
             s.steps_time_us,
         ),
     };
+    if let Some(p) = &s.packet {
+        let t = &p.stats;
+        let _ = writeln!(
+            out,
+            "Packet-level: {} packets; deepest queue {} B; {} PFC pauses, {:.1} µs paused in all; {} ECN marks, {} CNPs; {} packets over buffer_kib.",
+            t.packets,
+            t.max_queue_bytes,
+            t.pfc_pauses,
+            t.paused_us,
+            t.ecn_marks,
+            t.cnps,
+            t.buffer_overruns
+        );
+    }
+    let packet_of = |k: usize| s.packet.as_ref().and_then(|p| p.steps.get(k));
     let levels = s.steps.iter().any(|st| st.level.is_some());
     let mut head = vec!["steps", "phase"];
     if levels {
@@ -945,6 +1024,16 @@ fn render_steps(s: &Schedule<'_>) -> String {
         "µs/step",
         "total µs",
     ]);
+    if s.packet.is_some() {
+        head.extend([
+            "packet end µs",
+            "max queue B",
+            "PFC pauses",
+            "paused µs",
+            "ECN marks",
+            "CNPs",
+        ]);
+    }
     let mut rows = vec![head.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
     let same = |a: &StepSummary, b: &StepSummary| {
         a.phase == b.phase
@@ -954,6 +1043,7 @@ fn render_steps(s: &Schedule<'_>) -> String {
             && a.max_link_flows == b.max_link_flows
             && a.max_latency_us == b.max_latency_us
             && a.time_us == b.time_us
+            && same_packet(packet_of(a.step), packet_of(b.step))
     };
     let mut k = 0;
     while k < s.steps.len() {
@@ -980,6 +1070,22 @@ fn render_steps(s: &Schedule<'_>) -> String {
             format!("{:.2}", first.time_us),
             format!("{:.1}", first.time_us * count as f64),
         ]);
+        if s.packet.is_some() {
+            // The run's figures are the same for every step of it (its
+            // last step's end).
+            let (p, last) = (packet_of(first.step), packet_of(s.steps[end - 1].step));
+            r.extend(match (p, last) {
+                (Some(p), Some(last)) => [
+                    format!("{:.1}", last.end_us),
+                    p.max_queue_bytes.to_string(),
+                    p.pfc_pauses.to_string(),
+                    format!("{:.1}", p.paused_us),
+                    p.ecn_marks.to_string(),
+                    p.cnps.to_string(),
+                ],
+                _ => std::array::from_fn(|_| "-".to_string()),
+            });
+        }
         rows.push(r);
         k = end;
     }

@@ -50,7 +50,12 @@ pub enum Want {
     BiGraph,
     /// Fat-tree (one switch or leaf-spine) only.
     FatTree,
-    /// Both; the runner-up is the cheapest design of the other topology.
+    /// Rail-optimized only (needs a catalog server: its GPUs are the
+    /// rails).
+    RailOptimized,
+    /// Every topology; the runner-up is the cheapest design of the other
+    /// family (BiGraph against the leaf-spines: fat-tree and
+    /// rail-optimized).
     Any,
 }
 
@@ -154,6 +159,9 @@ pub struct Purchase {
 /// Costs of the parts every design of one port speed needs for G GPUs.
 struct Fixed<'c> {
     parts: Vec<(&'static str, String, u64, f64, f64)>,
+    /// GPUs (one NIC each) of the catalog server the design buys: the
+    /// rails of a rail-optimized fabric; `None` without servers.
+    rails: Option<u64>,
     optical_tco: f64,
     optical: OpticalLink<'c>,
 }
@@ -192,7 +200,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         };
         let models: Vec<&SwitchModel> =
             catalog.switches.iter().filter(|s| s.gbps == gbps).collect();
-        if req.topology != Want::BiGraph {
+        if matches!(req.topology, Want::FatTree | Want::Any) {
             for s in &models {
                 if u64::from(s.ports) >= g2 {
                     designs.push(single_switch(catalog, req, g2, s, &fixed));
@@ -200,13 +208,33 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
             }
             for l in &models {
                 for s in &models {
-                    if let Some(d) = leaf_spine(catalog, req, g2, l, s, &fixed, &mut programs)? {
+                    if let Some(d) = leaf_spine(catalog, req, g2, l, s, 1, &fixed, &mut programs)? {
                         designs.push(d);
                     }
                 }
             }
         }
-        if req.topology != Want::FatTree {
+        if matches!(req.topology, Want::RailOptimized | Want::Any) {
+            match fixed.rails.filter(|&r| r > 1) {
+                Some(rails) => {
+                    for l in &models {
+                        for s in &models {
+                            if let Some(d) =
+                                leaf_spine(catalog, req, g2, l, s, rails, &fixed, &mut programs)?
+                            {
+                                designs.push(d);
+                            }
+                        }
+                    }
+                }
+                None if req.topology == Want::RailOptimized => reasons.push(
+                    "a rail-optimized fabric needs a catalog server with more than one GPU (its GPUs are the rails)"
+                        .to_string(),
+                ),
+                None => {}
+            }
+        }
+        if matches!(req.topology, Want::BiGraph | Want::Any) {
             for s in &models {
                 let mut splits = vec![1];
                 splits.extend((2..=s.split).step_by(2));
@@ -221,7 +249,8 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
     let topology_name = match req.topology {
         Want::BiGraph => "BiGraph",
         Want::FatTree => "fat-tree",
-        Want::Any => "BiGraph or fat-tree",
+        Want::RailOptimized => "rail-optimized",
+        Want::Any => "BiGraph, fat-tree or rail-optimized",
     };
     if designs.is_empty() {
         reasons.dedup();
@@ -271,9 +300,12 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
     let chosen = designs.next().expect("at least one design");
     let rest: Vec<Design> = designs.collect();
     let runner = match req.topology {
+        // The other family: a BiGraph beside a leaf-spine (fat-tree or
+        // rail-optimized, the same switches cabled another way), and the
+        // reverse.
         Want::Any => rest
             .iter()
-            .find(|d| d.topology != chosen.topology)
+            .find(|d| d.topology.is_tiered() != chosen.topology.is_tiered())
             .or_else(|| rest.first()),
         _ => rest.first(),
     };
@@ -327,13 +359,15 @@ fn capacity_reason(catalog: &Catalog, req: &Request, g2: u64) -> Option<String> 
         }
     }
     let mut parts = Vec::new();
-    if req.topology != Want::FatTree && best_bg.0 < g2 {
+    if matches!(req.topology, Want::BiGraph | Want::Any) && best_bg.0 < g2 {
         parts.push(format!(
             "the largest BiGraph from the catalog has {} sub-nodes ({}; M <= N/2 and M + N/2 ports per switch)",
             best_bg.0, best_bg.1
         ));
     }
     if req.topology != Want::BiGraph && best_ft.0 < g2 {
+        // A rail-optimized fabric is a leaf-spine whose leaves are rail
+        // switches: the same largest size.
         parts.push(format!(
             "the largest fat-tree has {} sub-nodes ({}; 2 tiers at most)",
             best_ft.0, best_ft.1
@@ -385,8 +419,12 @@ fn fixed_parts<'c>(
         parts.push(("server", s.name.clone(), n, s.price, s.watts));
     }
     let optical_tco = catalog.optical_tco(&optical);
+    let rails = catalog
+        .servers_for(gpus, None)
+        .map(|(s, _)| u64::from(s.gpus));
     Some(Fixed {
         parts,
+        rails,
         optical_tco,
         optical,
     })

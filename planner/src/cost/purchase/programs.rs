@@ -47,19 +47,30 @@ fn solve_choice(
     )))
 }
 
-/// The cheapest leaf-spine with leaves `l` and spines `s`.
+/// The cheapest leaf-spine with leaves `l` and spines `s`; with `rails`
+/// above 1, the cheapest rail-optimized fabric of servers with that many
+/// NICs: its leaves are rail switches, `rails` per group of servers, so
+/// the leaf count is a multiple of `rails` (an integer `groups` per shape,
+/// `leaves = rails * groups`) and each carries one NIC of every server of
+/// its group.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn leaf_spine(
     catalog: &Catalog,
     req: &Request,
     g2: u64,
     l: &SwitchModel,
     s: &SwitchModel,
+    rails: u64,
     fixed: &Fixed<'_>,
     solved: &mut usize,
 ) -> Result<Option<Design>> {
     let r = req.oversubscription;
     let pl = u64::from(l.ports);
     let ps = u64::from(s.ports);
+    let rails = rails.max(1);
+    // The fewest leaves of `d` sub-nodes each: with rails, `rails` rail
+    // switches per group of `d` servers.
+    let fewest = |d: u64| rails * g2.div_ceil(rails).div_ceil(d);
     // Leaf shapes (d down, u up), the most downlinks for each u; with at
     // most ps leaves, d must reach g2 / ps.
     let mut shapes: Vec<(u64, u64)> = Vec::new();
@@ -69,7 +80,7 @@ pub(super) fn leaf_spine(
             continue;
         }
         // The fewest leaves, and the spines they need, must fit.
-        let need = g2.div_ceil(d);
+        let need = fewest(d);
         if need > ps || (need * u).div_ceil(ps) > u {
             continue;
         }
@@ -85,7 +96,7 @@ pub(super) fn leaf_spine(
     // tied for the cheapest can win: the program gets those alone, which
     // keeps the work linear in the port count.
     let alone = |&(d, u): &(u64, u64)| {
-        let n = g2.div_ceil(d);
+        let n = fewest(d);
         let sp = (n * u).div_ceil(ps).max(1);
         n as f64 * (leaf_cost + u as f64 * fixed.optical_tco) + sp as f64 * spine_cost
     };
@@ -95,7 +106,7 @@ pub(super) fn leaf_spine(
     let start = (0..shapes.len())
         .map(|i| {
             let (d, u) = shapes[i];
-            let n = g2.div_ceil(d);
+            let n = fewest(d);
             let sp = (n * u).div_ceil(ps).max(1);
             let cost =
                 n as f64 * (leaf_cost + u as f64 * fixed.optical_tco) + sp as f64 * spine_cost;
@@ -112,6 +123,14 @@ pub(super) fn leaf_spine(
         .iter()
         .map(|_| vars.add(variable().integer().min(0).max(ps as f64)))
         .collect();
+    let groups: Vec<_> = if rails > 1 {
+        shapes
+            .iter()
+            .map(|_| vars.add(variable().integer().min(0).max(ps as f64)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     // At most one spine per uplink of a leaf (`spines <= max_u` below);
     // not bounded by the spine's ports, which bound the leaves.
     let spines = vars.add(variable().integer().min(1).max(pl as f64));
@@ -127,17 +146,26 @@ pub(super) fn leaf_spine(
         uplinks += leaves[i] * u as f64;
         max_u += w[i] * u as f64;
     }
+    // Every server whole: with rails, `rails` sub-nodes per server.
+    let room = rails * g2.div_ceil(rails);
     let mut constraints = vec![
         one.eq(1.0),
-        cap.geq(g2 as f64),
+        cap.geq(room as f64),
         uplinks.leq(Expression::from(spines) * ps as f64),
         Expression::from(spines).leq(max_u),
     ];
     let mut initial = vec![(spines, start.2 as f64)];
+    // Whole groups: a rail switch per rail in each, every server of a
+    // group on all of them (`d` servers per group at most).
+    for (i, &g) in groups.iter().enumerate() {
+        constraints.push((leaves[i] - g * rails as f64).eq(0.0));
+        let on = i == start.0;
+        initial.push((g, if on { (start.1 / rails) as f64 } else { 0.0 }));
+    }
     for (i, &(d, _)) in shapes.iter().enumerate() {
         // A chosen shape has at least the leaves it needs alone: this keeps
         // the relaxation close to the integer optimum.
-        let need = g2.div_ceil(d) as f64;
+        let need = fewest(d) as f64;
         constraints.push((leaves[i] - w[i] * ps as f64).leq(0.0));
         constraints.push((leaves[i] - w[i] * need).geq(0.0));
         let on = i == start.0;
@@ -163,10 +191,10 @@ pub(super) fn leaf_spine(
     let n_leaves = values[1 + pick].round() as u64;
     let n_spines = values[0].round() as u64;
     let mut binding = Vec::new();
-    if n_leaves * d == g2 {
+    if n_leaves * d == room {
         binding.push(Binding {
             constraint: "capacity".into(),
-            detail: format!("{n_leaves} leaves x {d} sub-nodes = {g2} sub-nodes"),
+            detail: format!("{n_leaves} leaves x {d} sub-nodes = {room} sub-nodes"),
         });
     }
     if d + u == pl {
@@ -188,15 +216,28 @@ pub(super) fn leaf_spine(
         });
     }
     let ratio = d as f64 / u as f64;
+    let (kind, leaf) = if rails > 1 {
+        (
+            format!(
+                "rail-optimized {} rails x {} groups",
+                rails,
+                n_leaves / rails
+            ),
+            ("rail switch", "rail switches"),
+        )
+    } else {
+        ("leaf-spine".to_string(), ("leaf", "leaves"))
+    };
+    let (leaf, leaves_word) = leaf;
     let design = if l.name == s.name {
         format!(
-            "leaf-spine {}:1: {n_leaves} leaves + {n_spines} spines of {}, {d} sub-nodes and {u} uplinks per leaf",
+            "{kind} {}:1: {n_leaves} {leaves_word} + {n_spines} spines of {}, {d} sub-nodes and {u} uplinks per {leaf}",
             fmt_ratio(ratio.max(1.0)),
             l.name
         )
     } else {
         format!(
-            "leaf-spine {}:1: {n_leaves} x {} leaves + {n_spines} x {} spines, {d} sub-nodes and {u} uplinks per leaf",
+            "{kind} {}:1: {n_leaves} x {} {leaves_word} + {n_spines} x {} spines, {d} sub-nodes and {u} uplinks per {leaf}",
             fmt_ratio(ratio.max(1.0)),
             l.name,
             s.name
@@ -210,7 +251,11 @@ pub(super) fn leaf_spine(
     Ok(Some(finish(
         catalog,
         req,
-        Topology::FatTree,
+        if rails > 1 {
+            Topology::RailOptimized
+        } else {
+            Topology::FatTree
+        },
         design,
         &switches,
         n_leaves * u,

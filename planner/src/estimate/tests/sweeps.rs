@@ -94,8 +94,28 @@ fn params_take_overrides_by_name() {
         gradient_bytes: 9,
         eager_bytes: 9,
         channels: Channels::Pair,
+        packet: PacketParams {
+            mtu_bytes: Some(9),
+            header_bytes: 9,
+            buffer_kib: 9.0,
+            pfc_headroom_kib: 9.0,
+            pfc_hysteresis_kib: 9.0,
+            pfc_delay_us: 9.0,
+            ecn_kmin_kib: Some(9.0),
+            ecn_kmax_kib: Some(9.0),
+            ecn_pmax: Some(0.9),
+            dcqcn: false,
+            dcqcn_g: 0.9,
+            dcqcn_timer_us: 9.0,
+            dcqcn_bytes: 9,
+            dcqcn_rai_mbps: 9.0,
+            dcqcn_rhai_mbps: 9.0,
+            dcqcn_f: 9,
+            dcqcn_min_mbps: 9.0,
+            cnp_interval_us: 9.0,
+        },
     };
-    for doc in PARAMS {
+    for doc in PARAMS.iter().chain(&PACKET_PARAMS) {
         documented.set(doc.name, doc.default).unwrap();
     }
     assert_eq!(documented, Params::default());

@@ -53,7 +53,8 @@
 //!    size. Its tables are polished by the search, and the best table wins.
 //!
 //! `hd` and `ring` keep the plain plan order (switch by switch, port order,
-//! skipping avoided switches) and are only verified (`plan-order`).
+//! skipping avoided switches; server by server on a rail-optimized plan,
+//! see [`super`]) and are only verified (`plan-order`).
 //!
 //! Sub-nodes in [`Request::unavailable`] (busy in a cluster) carry no rank
 //! while their switches and links still route flows; Algorithm 1 is kept
@@ -81,7 +82,7 @@ use serde::Serialize;
 use super::ilp;
 use super::schedule::{FoldCost, Phase, Schedule};
 use super::verify::{StepLoad, verify_schedule};
-use super::{Algorithm, RankTable, members, rank_table};
+use super::{Algorithm, RankTable, members, plain_order, rank_table};
 use crate::algorithm::Runs;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
@@ -358,7 +359,8 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     let mut proven = None;
     let (ranks, method) = match request.algorithm.info().runs {
         Runs::Anywhere | Runs::WholeSwitches => {
-            let order: Vec<usize> = avail.iter().flatten().copied().take(x).collect();
+            let mut order = plain_order(plan, &avail);
+            order.truncate(x);
             (order, "plan-order")
         }
         Runs::BiGraphMapping => {
@@ -483,11 +485,14 @@ fn worst_of(net: &Network<'_>, ranks: &[usize], schedule: &Schedule, seed: u64) 
 
 /// The counting lower bound on the worst load of `schedule` on `net`, with
 /// `capacity[s]` sub-nodes usable on switch s (see the module
-/// documentation).
+/// documentation). On a plan whose servers reduce inside
+/// ([`crate::plan::Plan::intra_server_groups`]) a flow can also stay off
+/// the fabric inside a server, which the count does not know: the bound
+/// is 0 there.
 pub fn lower_bound(net: &Network<'_>, schedule: &Schedule, capacity: &[usize]) -> usize {
     let x = schedule.ranks;
     let most = capacity.iter().copied().max().unwrap_or(0);
-    if x <= 1 || x <= most {
+    if x <= 1 || x <= most || net.plan().reduces_in_server() {
         return 0;
     }
     let links = net.alive_inter_switch_links();
