@@ -4,8 +4,8 @@
 
 use super::{
     Algorithm, Channels, Estimate, Method, Options, PacketStats, PacketStep, Params, ScheduleStats,
-    SendSchedule, StepSummary, bandwidths, check_size, fast, models, packet, params, schedules,
-    sim,
+    SendSchedule, StepSummary, bandwidths, check_size, fast, intra, models, packet, params,
+    schedules, sim,
 };
 use serde::Serialize;
 
@@ -62,8 +62,14 @@ pub(super) struct Context<'a> {
     pub(super) caps: Vec<f64>,
     /// Switch of every rank.
     switch: Vec<u32>,
+    /// The intra-server tier (one rank per GPU, NVLink links), when the
+    /// plan has one.
+    tier: Option<intra::Tier>,
     /// Slowest link a flow of these ranks can take, bytes/µs.
     w: f64,
+    /// Slowest fabric link (NIC or inter-switch) of these ranks, bytes/µs
+    /// (`w` without the NVLink links).
+    fabric_w: f64,
     /// Uplink bandwidth per rank of the most loaded switch, bytes/µs.
     share: f64,
     three_tier: bool,
@@ -85,8 +91,14 @@ impl<'a> Context<'a> {
                 ),
             ));
         }
-        let table = rank_order(plan, algorithm.info().rank_table, ranks)?;
         let net = Network::new(plan, plan.source())?;
+        let (table, tier) = if intra::present(plan) {
+            let order = rank_order(plan, algorithm.info().rank_table, None)?;
+            let (table, tier) = intra::Tier::build(plan, &order, ranks, net.link_count())?;
+            (table, Some(tier))
+        } else {
+            (rank_order(plan, algorithm.info().rank_table, ranks)?, None)
+        };
         let mut problems = Vec::new();
         let mut caps = Vec::with_capacity(net.link_count());
         for id in 0..net.link_count() {
@@ -141,7 +153,7 @@ impl<'a> Context<'a> {
                 }
             }
         }
-        let share = if spans {
+        let mut share = if spans {
             (0..plan.switch_list.len())
                 .filter(|&s| on_switch[s] > 0)
                 .map(|s| uplink[s] / on_switch[s] as f64)
@@ -149,6 +161,21 @@ impl<'a> Context<'a> {
         } else {
             f64::INFINITY
         };
+        let fabric_w = w;
+        if let Some(tier) = &tier {
+            // The GPUs sharing a NIC share its links when all of them
+            // send off the server at once.
+            let mut on_nic = vec![0usize; plan.sub_node_list.len()];
+            for &sn in &table {
+                on_nic[sn] += 1;
+            }
+            for (sn, &k) in on_nic.iter().enumerate().filter(|(_, k)| **k > 1) {
+                let nic = caps[net.up_link(sn)].min(caps[net.down_link(sn)]);
+                share = share.min(nic / k as f64);
+            }
+            w = w.min(tier.nv_w);
+            caps.extend_from_slice(&tier.caps);
+        }
         let three_tier = plan
             .switch_list
             .iter()
@@ -161,7 +188,9 @@ impl<'a> Context<'a> {
             table,
             caps,
             switch,
+            tier,
             w,
+            fabric_w,
             share,
             three_tier,
         })
@@ -191,7 +220,10 @@ impl<'a> Context<'a> {
     /// The latency of the longest route among rank pairs.
     fn alpha_of(&self, pairs: impl Iterator<Item = (usize, usize)>) -> f64 {
         let worst = pairs
-            .map(|(a, b)| self.switches_between(self.switch[a], self.switch[b]))
+            .map(|(a, b)| match &self.tier {
+                Some(t) if t.same_domain(a, b) => 1,
+                _ => self.switches_between(self.switch[a], self.switch[b]),
+            })
             .max()
             .unwrap_or(1);
         self.params.latency_us(worst)
@@ -203,6 +235,16 @@ impl<'a> Context<'a> {
 
     fn beta1(&self) -> f64 {
         1.0 / self.w.min(self.share)
+    }
+
+    /// β of a step whose pairs all stay inside NVLink domains, with the
+    /// intra-server tier.
+    fn nvlink_beta(&self, pairs: &[(usize, usize)]) -> Option<f64> {
+        let t = self.tier.as_ref()?;
+        pairs
+            .iter()
+            .all(|&(a, b)| t.same_domain(a, b))
+            .then(|| 1.0 / t.nv_w)
     }
 
     /// Tree edges `(child, parent)` of the given parent arrays.
@@ -218,14 +260,20 @@ impl<'a> Context<'a> {
     /// The levels of a topology-aware decomposition: ranks under one
     /// switch, then (3-tier fat-trees, `deep`) the same position under the
     /// switches of one pod, then across pods; otherwise the same position
-    /// under every switch.
+    /// under every switch. With the intra-server tier, level 0 is the
+    /// GPUs of one server at their NVLink speed and level 1 the same
+    /// position on every server at the fabric's speed per rank.
     fn levels(&self, deep: bool) -> Result<Levels> {
         let p = self.ranks();
-        // Switch groups, in rank order.
+        let (key, keys): (&[u32], usize) = match &self.tier {
+            Some(t) => (&t.server, self.plan.servers.len()),
+            None => (&self.switch, self.plan.switch_list.len()),
+        };
+        let deep = deep && self.tier.is_none();
+        // Switch (or server) groups, in rank order.
         let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
-        let mut seen = vec![usize::MAX; self.plan.switch_list.len()];
-        for r in 0..p {
-            let s = self.switch[r];
+        let mut seen = vec![usize::MAX; keys];
+        for (r, &s) in key.iter().enumerate() {
             match seen[s as usize] {
                 usize::MAX => {
                     seen[s as usize] = groups.len();
@@ -238,16 +286,25 @@ impl<'a> Context<'a> {
         let (lo, hi) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
         if lo != hi {
             return Err(self.irregular(format!(
-                "the {p} ranks sit {lo} to {hi} under a switch, and the decomposition needs the same number under every switch"
+                "the {p} ranks sit {lo} to {hi} {}, and the decomposition needs the same number {}",
+                if self.tier.is_some() { "on a server" } else { "under a switch" },
+                if self.tier.is_some() { "on every server" } else { "under every switch" },
             ), hi));
         }
         let p0 = hi;
+        let w0 = match &self.tier {
+            // Every server's ranks in one NVLink domain.
+            Some(t) if t.all_nvlink => t.nv_w,
+            // Some GPUs of a server talk through their NIC or the fabric.
+            Some(_) => self.fabric_w.min(self.share),
+            None => self.w,
+        };
         let mut out = Levels {
             groups: vec![groups.iter().map(|g| g.1.clone()).collect()],
             alpha: vec![self.params.latency_us(1)],
-            w: vec![self.w],
+            w: vec![w0],
         };
-        let upper_w = self.w.min(self.share);
+        let upper_w = self.fabric_w.min(self.share);
         let pods: Vec<Vec<usize>> = if deep && self.three_tier {
             let mut pods: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
             for (k, (s, _)) in groups.iter().enumerate() {
@@ -313,7 +370,12 @@ impl<'a> Context<'a> {
             topology: format!("{} decomposition", self.algorithm.as_str()),
             reason,
             fix: format!(
-                "give a rank count that fills whole switches (a multiple of {})",
+                "give a rank count that fills whole {} (a multiple of {})",
+                if self.tier.is_some() {
+                    "servers"
+                } else {
+                    "switches"
+                },
                 p0.max(1)
             ),
         }
@@ -406,10 +468,14 @@ impl<'a> Context<'a> {
                 // once).
                 let beta_of = |pairs: &[(usize, usize)]| {
                     let inside = pairs.iter().all(|&(a, b)| self.switch[a] == self.switch[b]);
-                    if inside || self.algorithm == Algorithm::Hdrm {
-                        b0
-                    } else {
-                        b1
+                    match self.nvlink_beta(pairs) {
+                        Some(b) => b,
+                        None if self.tier.is_none()
+                            && (inside || self.algorithm == Algorithm::Hdrm) =>
+                        {
+                            b0
+                        }
+                        None => b1,
                     }
                 };
                 let steps: Vec<(f64, f64)> = (0..core.ilog2())
@@ -451,7 +517,14 @@ impl<'a> Context<'a> {
                 let alpha1 = levels.alpha.get(1).copied().unwrap_or(levels.alpha[0]);
                 // One master per switch: the masters' flows do not share
                 // an uplink, so they go at the slowest link's speed.
-                let t = models::two_level(p0, p1, nf, (levels.alpha[0], alpha1), self.w, self.w);
+                let t = models::two_level(
+                    p0,
+                    p1,
+                    nf,
+                    (levels.alpha[0], alpha1),
+                    levels.w[0],
+                    self.fabric_w,
+                );
                 let reduce = |p: usize| g * (p as f64 - 1.0) / p as f64 * nf;
                 (t + reduce(p0) + reduce(p1), 1)
             }
@@ -465,12 +538,14 @@ impl<'a> Context<'a> {
                         .map(|s| {
                             let d = p >> (s + 1);
                             let pairs: Vec<(usize, usize)> = (0..p).map(|r| (r, r ^ d)).collect();
-                            let inside =
-                                pairs.iter().all(|&(a, b)| self.switch[a] == self.switch[b]);
-                            (
-                                self.alpha_of(pairs.into_iter()),
-                                if inside { b0 } else { b1 },
-                            )
+                            let inside = self.tier.is_none()
+                                && pairs.iter().all(|&(a, b)| self.switch[a] == self.switch[b]);
+                            let beta = match self.nvlink_beta(&pairs) {
+                                Some(b) => b,
+                                None if inside => b0,
+                                None => b1,
+                            };
+                            (self.alpha_of(pairs.into_iter()), beta)
                         })
                         .collect()
                 } else {
@@ -598,6 +673,17 @@ impl<'a> Context<'a> {
 
     /// The plan as the packet-level mode sees it.
     fn packet_fabric(&self) -> Result<packet::Fabric> {
+        if self.tier.is_some() {
+            // The packet engine sends from NICs only; NVLink links and
+            // GPUs sharing a NIC are not part of its model.
+            return Err(Error::parameter(
+                "method",
+                format!(
+                    "the packet-level mode does not model the intra-server tier of {} (NVLink domains, GPUs sharing a NIC); use --method event or fast",
+                    self.plan.source()
+                ),
+            ));
+        }
         packet::Fabric::new(self.plan, &self.net, &self.table, &self.caps, &self.params)
     }
 
@@ -758,6 +844,31 @@ impl<'c> PlanRoutes<'c> {
     /// first path and the number of paths.
     fn compute(&mut self, s: usize, d: usize) -> Result<(u32, u32)> {
         let t = &self.ctx.table;
+        if let Some(tier) = &self.ctx.tier {
+            // Inside a server: over NVLink, or through the shared NIC's
+            // links (PCIe peer-to-peer at the NIC's speed at most).
+            let (links, latency) = match tier.nvlink_route(s, d) {
+                Some(links) => (Some(links), self.ctx.params.latency_us(1)),
+                None if t[s] == t[d] => (
+                    Some([
+                        self.ctx.net.up_link(t[s]) as u32,
+                        self.ctx.net.down_link(t[d]) as u32,
+                    ]),
+                    self.ctx.params.latency_us(0),
+                ),
+                None => (None, 0.0),
+            };
+            if let Some(links) = links {
+                let mut out = FlowRoute {
+                    latency,
+                    len: 2,
+                    ..FlowRoute::default()
+                };
+                out.links[..2].copy_from_slice(&links);
+                self.pool.push(out);
+                return Ok((self.pool.len() as u32 - 1, 1));
+            }
+        }
         self.scratch.clear();
         self.ctx.net.flow_routes(
             self.policy,

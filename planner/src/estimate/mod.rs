@@ -151,6 +151,8 @@
 
 mod context;
 pub mod fast;
+mod intra;
+pub use intra::default_ranks;
 pub mod models;
 pub mod packet;
 pub mod params;

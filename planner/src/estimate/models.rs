@@ -310,7 +310,10 @@ pub const INDEX_BYTES: f64 = 4.0;
 /// 10 holds up to ρ·m·d/n elements and is sent as value-index pairs while
 /// that is smaller than the dense shard, dense otherwise. `d` is the
 /// element count (bytes / w). The simulated schedule
-/// ([`super::schedules::hitopk`]) moves the same bytes.
+/// ([`super::schedules::hitopk`]) moves the same bytes, and its two
+/// all-gathers take `log2` steps by recursive doubling where the group
+/// size is a power of two and a ring of `size - 1` steps otherwise, which
+/// is the α counted here (eqs. 9 and 10 print `log`).
 #[allow(clippy::too_many_arguments)]
 pub fn hitopk_sent(
     m: usize,
@@ -328,7 +331,14 @@ pub fn hitopk_sent(
         selected: pair,
         accumulated: (rho * m as f64 * pair).min(w),
     };
-    hitopk_terms(m, g, d, rho, bytes, intra, inter, t2)
+    let steps = |p: usize| {
+        if p.is_power_of_two() {
+            lg(p)
+        } else {
+            p as f64 - 1.0
+        }
+    };
+    hitopk_terms(m, g, d, rho, bytes, (steps(m), steps(g)), intra, inter, t2)
 }
 
 /// Bytes per element of HiTopKComm's three transfers: the dense
@@ -341,8 +351,9 @@ struct HiTopKBytes {
     accumulated: f64,
 }
 
-/// Eqs. 7, 9 and 10 of HiTopKComm with the bytes per element of `bytes`,
-/// plus `t2`.
+/// Eqs. 7, 9 and 10 of HiTopKComm with the bytes per element of `bytes`
+/// and the step counts of the inter- and intra-node all-gathers
+/// (`gathers`), plus `t2`.
 #[allow(clippy::too_many_arguments)]
 fn hitopk_terms(
     m: usize,
@@ -350,6 +361,7 @@ fn hitopk_terms(
     d: f64,
     rho: f64,
     bytes: HiTopKBytes,
+    (inter_steps, intra_steps): (f64, f64),
     intra: (f64, f64),
     inter: (f64, f64),
     t2: f64,
@@ -358,8 +370,8 @@ fn hitopk_terms(
     let (alpha_inter, beta_inter) = inter;
     let (mf, gf) = (m as f64, g as f64);
     let t1 = (gf - 1.0) * alpha_intra + bytes.dense * (gf - 1.0) * d / gf * beta_intra;
-    let t3 = alpha_inter * lg(m) + bytes.selected * (mf - 1.0) * rho * d / gf * beta_inter;
-    let t4 = alpha_intra * lg(g) + (gf - 1.0) * bytes.accumulated * d / gf * beta_intra;
+    let t3 = alpha_inter * inter_steps + bytes.selected * (mf - 1.0) * rho * d / gf * beta_inter;
+    let t4 = alpha_intra * intra_steps + (gf - 1.0) * bytes.accumulated * d / gf * beta_intra;
     t1 + t2 + t3 + t4
 }
 
@@ -384,5 +396,5 @@ pub fn hitopk(
         selected: 4.0,
         accumulated: 4.0 * rho * m as f64,
     };
-    hitopk_terms(m, g, d, rho, bytes, intra, inter, t2)
+    hitopk_terms(m, g, d, rho, bytes, (lg(m), lg(g)), intra, inter, t2)
 }

@@ -46,6 +46,7 @@ fn no_hop_latency() -> Params {
 mod baselines;
 mod c_cube;
 mod closed_forms;
+mod intra;
 mod send_schedules;
 mod simulator;
 mod sweeps;

@@ -728,9 +728,11 @@ fn fits(plans: &[CheckedPlan], model_bytes: u64, ranks: usize, setup: &Setup) ->
 }
 
 fn default_ranks(plans: &[CheckedPlan], setup: &Setup) -> usize {
-    setup
-        .ranks
-        .unwrap_or_else(|| plans.first().map_or(1, |p| p.sub_node_list.len()))
+    setup.ranks.unwrap_or_else(|| {
+        plans
+            .first()
+            .map_or(1, |p| crate::estimate::default_ranks(p))
+    })
 }
 
 /// The what-if of `model` on `plans` (see [`plans`]).

@@ -41,7 +41,8 @@ pub struct IterationArgs {
     /// .csv, see docs/iteration.md).
     #[arg(long)]
     model: String,
-    /// Ranks in the job: a count (default: every sub-node), or a sweep
+    /// Ranks in the job: a count (default: every sub-node, or every GPU
+    /// when NICs are shared or NVLink domains given), or a sweep
     /// `8..1024` (doubling) or `64,256`.
     #[arg(long)]
     ranks: Option<String>,

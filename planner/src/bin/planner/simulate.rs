@@ -77,7 +77,8 @@ pub struct SimulateArgs {
     /// M, G) = 2^10, 2^20, 2^30 bytes.
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     size: String,
-    /// Ranks in the job (default: every sub-node of the plan). hd and hdrm
+    /// Ranks in the job (default: every sub-node of the plan, or every GPU
+    /// when NICs are shared or NVLink domains given). hd and hdrm
     /// fold a count that is not a power of two onto the largest power of
     /// two below, on the rank table `planner ranks` gives.
     #[arg(long, conflicts_with = "scale")]
