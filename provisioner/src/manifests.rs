@@ -889,14 +889,19 @@ fi
 EFLOPS_RANKS=$(awk -F, -v n="$NODE_NAME" 'NR > 1 && $2 == n { printf "%s%s", sep, $1; sep = "," }' "$table")
 export EFLOPS_RANKS
 # A rank that fails stops the others (their peers would wait forever):
-# it signals the process group, and this script exits 1.
-trap 'echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
+# it leaves a mark, signals the process group, and this script exits 1.
+# The mark covers a rank whose subshell is forked but has not yet reset
+# its TERM trap when the signal comes (the shell may drop that signal).
+failed="${TMPDIR:-/tmp}/eflops-launch.$$.failed"
+rm -f "$failed"
+trap 'rm -f "$failed"; echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
 pids=""
 while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
   [ "$rank" = rank ] && continue
   [ "$node" = "$NODE_NAME" ] || continue
   (
     trap - TERM
+    if [ -e "$failed" ]; then exit 143; fi
     # One visible GPU per process: it is device 0 (torch.cuda.set_device(LOCAL_RANK)).
     export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
     export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
@@ -906,6 +911,7 @@ while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
     "$@" < /dev/null || status=$?
     if [ "$status" -ne 0 ]; then
       echo "launch.sh: rank $rank exited with status $status" >&2
+      : > "$failed"
       kill -TERM 0
     fi
     exit "$status"
@@ -915,6 +921,7 @@ done < "$table"
 for pid in $pids; do
   wait "$pid"
 done
+rm -f "$failed"
 "#;
 
 /// Run by mpirun for every rank (mpi launcher).

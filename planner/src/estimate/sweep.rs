@@ -51,10 +51,7 @@ fn run_jobs(
                 let tx = tx.clone();
                 let next = &next;
                 scope.spawn(move || {
-                    loop {
-                        let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                            break;
-                        };
+                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                         let job = &jobs[i];
                         if tx.send((i, job.ctx.estimate(job.size, options))).is_err() {
                             break;

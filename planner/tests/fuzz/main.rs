@@ -1081,7 +1081,7 @@ fn fuzz_campaign_over_the_binaries() {
 /// printing each distinct failure kind once with its first reproduction
 /// and a count. For finding bugs, not for CI.
 #[test]
-#[ignore = "a survey for people: FUZZ_CASES=500 cargo test --workspace --test fuzz -- --ignored"]
+#[ignore = "a survey for people: FUZZ_CASES=500 cargo test -p planner --test fuzz -- --ignored"]
 fn fuzz_survey() {
     let start = mutate::env_number("FUZZ_SEED", 0);
     let only = std::env::var("FUZZ_TARGET").ok();

@@ -1,5 +1,5 @@
 //! The mutations of the fuzz harness, shared by the property tests
-//! (`planner/tests/fuzz`, `provisioner/tests/fuzz.rs`) and the campaign
+//! (`planner/tests/fuzz`, `provisioner/tests/it/fuzz.rs`) and the campaign
 //! over the real binaries (`examples/fuzz_campaign.rs`), which include this
 //! file with `#[path]`. It needs only `std`, so every user can.
 //!

@@ -1,12 +1,13 @@
 //! The upstream CRDs that manifests are checked against, from
 //! `../shared/k8s-crds/` beside the workspace; a missing copy is a skip
 //! (a fresh clone has no `shared/`) as `skip.rs` decides. Included by
-//! every provisioner test crate that reads a CRD (`#[path]`).
+//! `tests/it/main.rs` and the schema module's tests (`#[path]`); it brings
+//! `skip` along for the other tests to use.
 
 use std::path::PathBuf;
 
 #[path = "skip.rs"]
-mod skip;
+pub mod skip;
 
 /// Where the CRDs are looked for: `shared/k8s-crds` beside the workspace.
 pub fn dir() -> PathBuf {

@@ -2,11 +2,11 @@
 //! loopback that follow the vendors' documentation (`support/`): the exact
 //! commands each scenario sends, and the state the device ends in.
 
-#[path = "support/comware_server.rs"]
+#[path = "../support/comware_server.rs"]
 mod comware_server;
-#[path = "support/sonic_server.rs"]
+#[path = "../support/sonic_server.rs"]
 mod sonic_server;
-#[path = "support/ssh_server.rs"]
+#[path = "../support/ssh_server.rs"]
 mod ssh_server;
 
 use std::path::PathBuf;

@@ -12,12 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[path = "support/skip.rs"]
-mod skip;
+use crate::skip;
 
-#[path = "support/lab.rs"]
-mod lab_support;
-use lab_support::Lab;
+use crate::lab_support::Lab;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -460,7 +457,7 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
     assert_eq!(hdrm(&lab)["timed"][0]["wrong"], 0);
 
     // A cut cable: BGP takes it out of every other switch's routes within
-    // a second (static routing blackholes it: tests/lab.rs), and the
+    // a second (static routing blackholes it: tests/it/lab.rs), and the
     // engine's flows that used it complete over the other paths.
     let index = |name: &str| switches.iter().position(|s| s["name"] == name).unwrap();
     let (sw1, sw4) = (index("sw1"), index("sw4"));

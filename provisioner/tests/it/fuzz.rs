@@ -8,7 +8,7 @@
 //! ranks on one Node share a GPU. The mutations are the planner's
 //! (`planner/tests/fuzz/mutate.rs`); `FUZZ_CASES` sets the cases per test.
 
-#[path = "../../planner/tests/fuzz/mutate.rs"]
+#[path = "../../../planner/tests/fuzz/mutate.rs"]
 mod mutate;
 
 use std::collections::BTreeSet;
@@ -228,7 +228,7 @@ proptest! {
 
 /// Every target over `FUZZ_CASES` seeds, each distinct failure once.
 #[test]
-#[ignore = "a survey for people: FUZZ_CASES=500 cargo test --workspace --test fuzz -- --ignored"]
+#[ignore = "a survey for people: FUZZ_CASES=500 cargo test -p provisioner --test it fuzz -- --ignored"]
 fn fuzz_survey() {
     let n = mutate::env_number("FUZZ_CASES", 64);
     type Case = fn(u64) -> Result<(), String>;

@@ -5,7 +5,7 @@
 //! exit code, and that the password appears in no output and not in the
 //! journal.
 
-#[path = "support/switch_servers.rs"]
+#[path = "../support/switch_servers.rs"]
 mod servers;
 
 use std::collections::BTreeMap;
@@ -919,7 +919,7 @@ fn tls_is_verified_unless_turned_off_with_a_warning() {
 /// A dry run against 128 test-server switches (docs/benchmarks.md): a
 /// BiGraph 2x128 (128 physical switches, 64 cables each) designed here,
 /// odd switches NVUE, even ones EOS. Run by hand on a quiet machine:
-/// `cargo test --release -p provisioner --test push -- --ignored
+/// `cargo test --release -p provisioner --test it push -- --ignored
 /// dry_run_of_128 --nocapture`.
 #[test]
 #[ignore = "benchmark: run by hand on a quiet machine"]

@@ -5,7 +5,7 @@
 //! `TESTS_NO_SKIP=1`: see `support/crds.rs`), names and labels against Kubernetes' rules,
 //! and the launcher scripts run for real with `sh`.
 //!
-//! `UPDATE_GOLDEN=1 cargo test -p provisioner --test submit` rewrites the
+//! `UPDATE_GOLDEN=1 cargo test -p provisioner --test it submit` rewrites the
 //! files under `provisioner/tests/golden/`; review the diff before
 //! committing.
 
@@ -26,10 +26,8 @@ use provisioner::schema::CrdSchema;
 use provisioner::submit::{self, Submission};
 use provisioner::view::{ClusterView, PodUse};
 
-#[path = "support/crds.rs"]
-mod crds;
-#[path = "support/dra.rs"]
-mod dra;
+use crate::crds;
+use crate::dra;
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 const INDEXED: &str = "examples/allreduce-32.job.toml";
@@ -94,7 +92,7 @@ fn check_golden(name: &str, got: &str) {
     }
     let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e}; run UPDATE_GOLDEN=1 cargo test -p provisioner --test submit",
+            "{}: {e}; run UPDATE_GOLDEN=1 cargo test -p provisioner --test it submit",
             path.display()
         )
     });

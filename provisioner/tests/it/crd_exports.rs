@@ -21,8 +21,7 @@ fn root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
-#[path = "support/crds.rs"]
-mod crds;
+use crate::crds;
 
 /// The upstream CRD, or `None` when the test skips (see `crds::text`).
 fn crd(test: &str, file: &str, version: &str) -> Option<CrdSchema> {

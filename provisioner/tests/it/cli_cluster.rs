@@ -16,8 +16,7 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 use planner::export::labels::{DEFAULT_PREFIX, node_labels};
 
-#[path = "support/dra.rs"]
-mod dra;
+use crate::dra;
 
 const PLAN: &str = "examples/data/eflops-4x16.plan.json";
 

@@ -10,12 +10,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-#[path = "support/skip.rs"]
-mod skip;
+use crate::skip;
 
-#[path = "support/lab.rs"]
-mod lab_support;
-use lab_support::Lab;
+use crate::lab_support::Lab;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

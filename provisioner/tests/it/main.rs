@@ -1,0 +1,29 @@
+//! The provisioner's integration tests, one module per system they drive,
+//! in one test binary: each binary links the whole Kubernetes, TLS and SSH
+//! stack, so thirteen of them cost CI minutes of linking for nothing.
+//! Run one part with `cargo test -p provisioner --test it MODULE` (for
+//! example `cargo test -p provisioner --test it push_ssh`); the shared test
+//! servers and helpers are in `../support/`, included by the modules that
+//! use them (those several modules share are declared here, once).
+
+mod checked_plan;
+mod cli;
+mod cli_cluster;
+mod crd_exports;
+mod fuzz;
+mod lab;
+mod lab_bgp;
+mod mock_api;
+mod probe;
+mod probe_burnin;
+mod push;
+mod push_ssh;
+mod submit;
+
+#[path = "../support/crds.rs"]
+mod crds;
+#[path = "../support/dra.rs"]
+mod dra;
+#[path = "../support/lab.rs"]
+mod lab_support;
+use crds::skip;
