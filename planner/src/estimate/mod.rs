@@ -132,14 +132,14 @@
 //!
 //! # Performance
 //!
-//! Release build on a shared two-core machine (load 5), one thread per
-//! simulation: a ring over 1,024 ranks at 256 MiB (2,046 steps × 1,024
-//! flows, 2,095,104 sends) takes 0.16 to 0.22 s step-synchronous and 0.5
-//! to 0.7 s event-driven; the EFLOPS Fig. 16 sweep (ring, HD and HDRM on
-//! BiGraph and fat-tree, 64 to 1,024 nodes, 256 KiB and 256 MiB, HDRM on
-//! the BiGraphs only: 50 simulations) takes 3.1 s event-driven on two
-//! threads. The `timing_*` tests, ignored by default, measure these. The
-//! pipelined trees are the slow case: at 1,024 ranks and 256 MiB the
+//! Release build on a two-core machine (load 1.5 to 2, docs/benchmarks.md),
+//! one thread per simulation: a ring over 1,024 ranks at 256 MiB (2,046
+//! steps × 1,024 flows, 2,095,104 sends) takes 0.13 to 0.21 s
+//! step-synchronous and 0.42 to 0.53 s event-driven; the EFLOPS Fig. 16
+//! sweep (ring, HD and HDRM on BiGraph and fat-tree, 64 to 1,024 nodes,
+//! 256 KiB and 256 MiB, HDRM on the BiGraphs only: 50 simulations) takes
+//! 1.7 s event-driven on two threads. The `timing_*` tests, ignored by
+//! default, measure these. The pipelined trees are the slow case: at 1,024 ranks and 256 MiB the
 //! overlapped tree has 410 chunks and 838,860 sends whose flows share
 //! every NIC, so most events water-fill a component of hundreds of flows
 //! (2.6 s on a fat-tree, 4.9 s on a BiGraph, against 0.09 s
