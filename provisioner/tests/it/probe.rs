@@ -602,14 +602,15 @@ fn cli_a_killed_rank_makes_the_others_exit_1_naming_it() {
         "took {:?}",
         start.elapsed()
     );
-    // Ring: rank 2 receives from rank 1; rank 0 sends to rank 1 and
-    // receives from rank 2, so it names whichever fails first.
-    assert!(
-        errors[1].contains(&format!("rank 1 ({})", addrs[1])),
-        "{}",
-        errors[1]
-    );
-    for e in &errors {
+    // Ring: rank 0 sends to rank 1 and rank 2 receives from it, so the
+    // first survivor to notice names rank 1; the other may notice the
+    // first one's exit before rank 1's death (rank 0 also receives from
+    // rank 2, rank 2 also sends to rank 0) and name it instead. Which one
+    // is first depends on scheduling, not on the engine.
+    let named = |e: &str, r: usize| e.contains(&format!("rank {r} ({})", addrs[r]));
+    assert!(errors.iter().any(|e| named(e, 1)), "{errors:?}");
+    for (e, other) in errors.iter().zip([2, 0]) {
+        assert!(named(e, 1) || named(e, other), "{e}");
         assert!(
             e.contains(" in step ") && e.starts_with("error: rank "),
             "{e}"
