@@ -216,6 +216,25 @@ pub struct PlanSubNode {
     pub part_or_tier: Tier,
 }
 
+impl PlanSubNode {
+    /// The GPUs whose traffic leaves through this NIC, by `gpu_index`
+    /// numbering: every GPU of a shared NIC, else its one GPU (`None` when
+    /// the plan names no GPU: one rank on the NIC). Never empty.
+    pub fn gpus(&self) -> Vec<Option<usize>> {
+        if self.gpu_indices.is_empty() {
+            vec![self.gpu_index]
+        } else {
+            self.gpu_indices.iter().map(|&g| Some(g)).collect()
+        }
+    }
+
+    /// How many ranks the sub-node carries when every GPU takes one: the
+    /// length of [`PlanSubNode::gpus`].
+    pub fn gpu_count(&self) -> usize {
+        self.gpu_indices.len().max(1)
+    }
+}
+
 /// One cable. The `a` end is always a physical switch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cable {
@@ -291,6 +310,27 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// True when the plan has an intra-server tier: an NVLink domain or a
+    /// NIC shared by several GPUs. Estimates then count one rank per GPU.
+    pub fn has_intra_server_tier(&self) -> bool {
+        self.servers.iter().any(|s| !s.nvlink.is_empty())
+            || self.sub_node_list.iter().any(|sn| sn.gpu_indices.len() > 1)
+    }
+
+    /// True when some NIC carries several GPUs: rank tables, host files
+    /// and job environments then count one rank per GPU
+    /// ([`PlanSubNode::gpus`]) instead of one per sub-node.
+    pub fn shares_nics(&self) -> bool {
+        self.sub_node_list.iter().any(|sn| sn.gpu_indices.len() > 1)
+    }
+
+    /// The ranks of a plan when every GPU takes part: one per GPU with the
+    /// intra-server tier, otherwise one per sub-node. The one count
+    /// `simulate`, `iteration` and `ranks` share.
+    pub fn default_ranks(&self) -> usize {
+        self.sub_node_list.iter().map(PlanSubNode::gpu_count).sum()
+    }
+
     /// Writes the plan as JSON: one key per line at the top, one line per
     /// switch port, sub-node and cable (see `docs/plan-format.md`); ends
     /// with a newline.

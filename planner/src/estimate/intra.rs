@@ -37,31 +37,16 @@ pub(super) struct Tier {
     pub(super) all_nvlink: bool,
 }
 
-/// True when the plan has an intra-server tier: an NVLink domain or a NIC
-/// shared by several GPUs.
+/// True when the plan has an intra-server tier
+/// ([`Plan::has_intra_server_tier`]).
 pub(super) fn present(plan: &Plan) -> bool {
-    plan.servers.iter().any(|s| !s.nvlink.is_empty())
-        || plan.sub_node_list.iter().any(|sn| sn.gpu_indices.len() > 1)
+    plan.has_intra_server_tier()
 }
 
-/// The ranks of a plan when every GPU takes part: one per GPU with the
-/// intra-server tier, otherwise one per sub-node.
+/// The ranks of a plan when every GPU takes part ([`Plan::default_ranks`],
+/// the one count `ranks` shares).
 pub fn default_ranks(plan: &Plan) -> usize {
-    if present(plan) {
-        plan.sub_node_list.iter().map(|sn| gpus_of(sn).len()).sum()
-    } else {
-        plan.sub_node_list.len()
-    }
-}
-
-/// The GPUs behind a sub-node, by `gpu_index` numbering (`None` when the
-/// plan names no GPU: one rank on the NIC).
-fn gpus_of(sn: &crate::plan::PlanSubNode) -> Vec<Option<usize>> {
-    if sn.gpu_indices.is_empty() {
-        vec![sn.gpu_index]
-    } else {
-        sn.gpu_indices.iter().map(|&g| Some(g)).collect()
-    }
+    plan.default_ranks()
 }
 
 impl Tier {
@@ -99,7 +84,7 @@ impl Tier {
         for &sn in order {
             let server = server_of[sn];
             let s = &plan.servers[server as usize];
-            for gpu in gpus_of(&plan.sub_node_list[sn]) {
+            for gpu in plan.sub_node_list[sn].gpus() {
                 let k = gpu.and_then(|g| s.nvlink.iter().position(|d| d.gpu_indices.contains(&g)));
                 table.push(sn);
                 tier.server.push(server);

@@ -23,9 +23,15 @@ pub struct RankRow {
     pub server: String,
     /// Sub-node within the server (`sn0`).
     pub sub_node: String,
-    /// GPU of the sub-node.
+    /// GPU of the sub-node (on a NIC shared by several GPUs: its name
+    /// when the rank runs on the NIC's first GPU, the one the plan names).
     pub gpu: Option<String>,
-    /// NIC of the sub-node.
+    /// On a plan whose NICs carry several GPUs (one rank per GPU): the
+    /// rank's GPU by its index among the server's GPUs
+    /// (`CUDA_VISIBLE_DEVICES`), absent elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_index: Option<usize>,
+    /// NIC of the sub-node (shared by the ranks of its GPUs).
     pub nic: String,
     /// Switch the NIC is cabled to.
     pub switch: String,
@@ -35,17 +41,24 @@ pub struct RankRow {
 
 /// The rows of a rank table.
 pub fn rows(plan: &CheckedPlan, table: &RankTable) -> Vec<RankRow> {
+    let shared = plan.shares_nics();
+    let gpus = super::rank_gpus(plan, &table.ranks);
     table
         .ranks
         .iter()
         .enumerate()
         .map(|(rank, &i)| {
             let sn = &plan.sub_node_list[i];
+            let gpu_index = gpus[rank].filter(|_| shared);
             RankRow {
                 rank,
                 server: sn.server.clone(),
                 sub_node: format!("sn{}", sn.index),
-                gpu: sn.gpu.clone(),
+                gpu: sn
+                    .gpu
+                    .clone()
+                    .filter(|_| !shared || gpu_index == sn.gpu_index),
+                gpu_index,
                 nic: sn.nic.clone(),
                 switch: sn.switch.clone(),
                 part: sn.part_or_tier.as_str().to_string(),
@@ -161,46 +174,62 @@ pub fn outcome_summary(outcome: &Outcome) -> String {
     out
 }
 
-/// CSV (RFC 4180) with the header `rank,server,sub_node,gpu,nic,switch,part`.
+/// CSV (RFC 4180) with the header `rank,server,sub_node,gpu,nic,switch,part`;
+/// on a plan whose NICs carry several GPUs, `gpu_index` after `gpu`.
 pub fn to_csv(plan: &CheckedPlan, table: &RankTable) -> String {
-    let header = ["rank", "server", "sub_node", "gpu", "nic", "switch", "part"].map(String::from);
+    let shared = plan.shares_nics();
+    let mut header: Vec<String> = ["rank", "server", "sub_node", "gpu"]
+        .map(String::from)
+        .to_vec();
+    if shared {
+        header.push("gpu_index".to_string());
+    }
+    header.extend(["nic", "switch", "part"].map(String::from));
     let records = rows(plan, table).into_iter().map(|r| {
-        [
+        let mut record = vec![
             r.rank.to_string(),
             r.server,
             r.sub_node,
             r.gpu.unwrap_or_default(),
-            r.nic,
-            r.switch,
-            r.part,
-        ]
+        ];
+        if shared {
+            record.push(r.gpu_index.map(|g| g.to_string()).unwrap_or_default());
+        }
+        record.extend([r.nic, r.switch, r.part]);
+        record
     });
     crate::text::write_csv(std::iter::once(header).chain(records))
 }
 
 /// An Open MPI rankfile: `rank N=host slot=S:C`, binding each rank to a core
-/// of the socket its GPU and NIC hang from. C counts the server's sub-nodes
-/// on that socket, so two ranks of one socket get different cores. A host
-/// name the file cannot carry ([`crate::names::check_mpi_host`]) is refused.
+/// of the socket its GPU and NIC hang from. C counts the server's GPUs
+/// (one per sub-node, or every GPU of a shared NIC) on that socket, so two
+/// ranks of one socket get different cores. A host name the file cannot
+/// carry ([`crate::names::check_mpi_host`]) is refused.
 pub fn to_rankfile(plan: &CheckedPlan, table: &RankTable) -> Result<String> {
     check_mpi_hosts(plan, table, "rankfile")?;
-    // Core of every sub-node on its socket, in sub-node order per server.
+    // First core of every sub-node on its socket, in sub-node order per
+    // server; a shared NIC's GPUs take the cores after it.
     let mut core = vec![0usize; plan.sub_node_list.len()];
     for server in &plan.servers {
         let mut next: BTreeMap<usize, usize> = BTreeMap::new();
         for &i in &server.sub_nodes {
-            let c = next.entry(plan.sub_node_list[i].socket_index).or_insert(0);
+            let sn = &plan.sub_node_list[i];
+            let c = next.entry(sn.socket_index).or_insert(0);
             core[i] = *c;
-            *c += 1;
+            *c += sn.gpu_count();
         }
     }
+    let local = super::nic_local_ranks(&table.ranks);
     let mut out = String::new();
     for (rank, &i) in table.ranks.iter().enumerate() {
         let sn = &plan.sub_node_list[i];
         let _ = writeln!(
             out,
             "rank {rank}={} slot={}:{}",
-            sn.server, sn.socket_index, core[i]
+            sn.server,
+            sn.socket_index,
+            core[i] + local[rank]
         );
     }
     Ok(out)
@@ -257,20 +286,28 @@ pub fn to_hostfile(plan: &CheckedPlan, table: &RankTable) -> Result<String> {
     Ok(out)
 }
 
-/// The table for people.
+/// The table for people; on a plan whose NICs carry several GPUs, with
+/// the rank's GPU index (`CUDA_VISIBLE_DEVICES`) after the GPU.
 pub fn to_table(plan: &CheckedPlan, table: &RankTable) -> String {
-    let mut t =
-        Table::new(["rank", "server", "sub-node", "GPU", "NIC", "switch", "part"]).right(&[0]);
+    let shared = plan.shares_nics();
+    let mut headers = vec!["rank", "server", "sub-node", "GPU"];
+    if shared {
+        headers.push("GPU index");
+    }
+    headers.extend(["NIC", "switch", "part"]);
+    let mut t = Table::new(headers).right(&[0]);
     for r in rows(plan, table) {
-        t.row([
+        let mut row = vec![
             r.rank.to_string(),
             r.server,
             r.sub_node,
             r.gpu.unwrap_or_else(|| "-".to_string()),
-            r.nic,
-            r.switch,
-            r.part,
-        ]);
+        ];
+        if shared {
+            row.push(r.gpu_index.map_or("-".to_string(), |g| g.to_string()));
+        }
+        row.extend([r.nic, r.switch, r.part]);
+        t.row(row);
     }
     t.render()
 }
@@ -281,7 +318,8 @@ pub fn to_table(plan: &CheckedPlan, table: &RankTable) -> String {
 /// "sub_node", ..}]}`). Returns the algorithm the JSON names, if any, and
 /// the table as sub-node indices. Every problem is reported: unknown
 /// servers or sub-nodes, ranks given twice or missing, a sub-node given
-/// twice.
+/// twice (on a NIC shared by several GPUs: more often than it has GPUs;
+/// the k-th rank on it runs on its k-th GPU).
 pub fn read_rank_file(
     text: &str,
     file: &str,
@@ -300,7 +338,7 @@ pub fn read_rank_file(
     let mut problems = Vec::new();
     let n = entries.1.len();
     let mut table = vec![usize::MAX; n];
-    let mut taken: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut taken: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for e in &entries.1 {
         let object = format!("rank {}", e.rank);
         if e.rank >= n {
@@ -336,15 +374,31 @@ pub fn read_rank_file(
             ));
             continue;
         };
-        if let Some(other) = taken.insert(sn, e.rank) {
-            problems.push(Problem::at(
-                e.line,
-                object,
-                format!("{} {} already runs rank {other}", e.server, e.sub_node),
-                "give every rank its own sub-node (the table must be a permutation)",
-            ));
+        let gpus = plan.sub_node_list[sn].gpu_count();
+        let here = taken.entry(sn).or_default();
+        if here.len() == gpus {
+            let (what, fix) = if gpus == 1 {
+                (
+                    format!("{} {} already runs rank {}", e.server, e.sub_node, here[0]),
+                    "give every rank its own sub-node (the table must be a permutation)"
+                        .to_string(),
+                )
+            } else {
+                let list: Vec<String> = here.iter().map(ToString::to_string).collect();
+                (
+                    format!(
+                        "{} {} carries {gpus} GPUs and already runs ranks {}",
+                        e.server,
+                        e.sub_node,
+                        list.join(", ")
+                    ),
+                    format!("give the sub-node at most {gpus} ranks, one per GPU behind its NIC"),
+                )
+            };
+            problems.push(Problem::at(e.line, object, what, fix));
             continue;
         }
+        here.push(e.rank);
         table[e.rank] = sn;
     }
     if problems.is_empty() && n == 0 {
@@ -468,9 +522,14 @@ pub struct StepGroup {
     pub distance: Option<usize>,
     /// Directed flows per step.
     pub flows: usize,
-    /// Flows per step that stay inside a server (rail-optimized plans).
+    /// Flows per step that stay inside a server (rail-optimized plans, or
+    /// two ranks of one NIC).
     #[serde(default, skip_serializing_if = "super::verify::is_zero")]
     pub intra_server_flows: usize,
+    /// Flows per step counted with another flow between the same two NICs
+    /// (one rank per GPU on a shared NIC).
+    #[serde(default, skip_serializing_if = "super::verify::is_zero")]
+    pub shared_nic_flows: usize,
     /// Most flows on one directed inter-switch link.
     pub max_load: usize,
     /// Directed inter-switch links carrying that many.
@@ -493,6 +552,7 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
             && s.distance.is_none()
             && g.flows == s.flows
             && g.intra_server_flows == s.intra_server_flows
+            && g.shared_nic_flows == s.shared_nic_flows
             && g.max_load == s.max_load
             && g.max_load_links == s.max_load_links
             && g.max_share == s.max_share
@@ -509,6 +569,7 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
             distance: s.distance,
             flows: s.flows,
             intra_server_flows: s.intra_server_flows,
+            shared_nic_flows: s.shared_nic_flows,
             max_load: s.max_load,
             max_load_links: s.max_load_links,
             max_share: s.max_share,
@@ -590,7 +651,7 @@ pub fn verify_report(
     let steps = super::verify_avoiding(plan, table, avoid, seed, routing)?;
     let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
     let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
-    let baseline = super::plan_ranks(
+    let baseline = super::plan_gpu_ranks(
         plan,
         &Request {
             algorithm: plain,
@@ -758,6 +819,27 @@ pub fn render_verify(r: &VerifyReport) -> String {
         out.push_str(&format!(
             "Inside servers: flows between two GPUs of one server stay off the fabric (NVLink or PCIe) and are on no link above: {}\n",
             inside.join(", ")
+        ));
+    }
+    let shared: Vec<String> = r
+        .table
+        .steps
+        .iter()
+        .filter(|g| g.shared_nic_flows > 0)
+        .map(|g| {
+            format!(
+                "{} {} ({} of {})",
+                g.phase.as_str(),
+                step_range(g),
+                g.shared_nic_flows,
+                g.flows
+            )
+        })
+        .collect();
+    if !shared.is_empty() {
+        out.push_str(&format!(
+            "Shared NICs: the GPUs behind one NIC send to one NIC together; a step's flows between two NICs are routed and counted as one NIC flow, so a load of 1 means no link carries two NIC pairs' traffic (each GPU gets its share of the NIC): {}\n",
+            shared.join(", ")
         ));
     }
     if r.table.steps.iter().any(|g| g.access_overloaded) {

@@ -35,7 +35,13 @@
 //!   directed inter-switch link with at most one flow (see [`hdrm`]);
 //! - [`plan_ranks`] gives the same table where Algorithm 1 applies, and
 //!   otherwise one chosen for the fabric, with its loads, a lower bound and
-//!   the cost of folding a job that is not a power of two.
+//!   the cost of folding a job that is not a power of two;
+//! - [`plan_gpu_ranks`] (in [`gpus`]): one rank per GPU on a plan whose
+//!   NICs carry several GPUs, [`plan_ranks`]'s table widened so that the
+//!   GPUs of one NIC take consecutive ranks (the intra-server steps first,
+//!   then the NIC-level schedule); the same as [`plan_ranks`] elsewhere.
+//!   [`rank_table`] and [`plan_ranks`] stay one rank per NIC (the
+//!   estimates widen their tables themselves, in the same order).
 //!
 //! Halving-doubling over X ranks that is not a power of two folds the
 //! X - P' extra ranks onto P' core ranks ([`folded_halving_doubling`]);
@@ -44,6 +50,7 @@
 //! plain orders are for powers of two).
 
 pub mod format;
+pub mod gpus;
 pub mod hdrm;
 mod ilp;
 pub mod optimize;
@@ -58,6 +65,7 @@ use crate::error::{Error, Result};
 use crate::plan::{Tier, Topology};
 
 pub use crate::network::{Avoid, Link, Network, Policy, Route, Target};
+pub use gpus::{nic_local_ranks, plan_gpu_ranks, rank_gpus};
 pub use hdrm::{Mapping, algorithm1};
 pub use optimize::{Congestion, Fold, Outcome, Request, Solver, lower_bound, plan_ranks};
 pub use schedule::{

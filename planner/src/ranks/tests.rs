@@ -578,6 +578,7 @@ fn algorithms_parse_and_print() {
         flows: 4,
         inter_switch_flows: 4,
         intra_server_flows: 0,
+        shared_nic_flows: 0,
         max_load: 1,
         max_load_links: 4,
         max_share: None,

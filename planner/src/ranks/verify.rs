@@ -19,6 +19,16 @@
 //! stays inside the server (NVLink or PCIe) and is counted apart
 //! (`intra_server_flows`), on no link of the fabric.
 //!
+//! A table with one rank per GPU on a plan whose NICs carry several GPUs
+//! ([`super::gpus`]) puts several ranks on one sub-node (at most one per
+//! GPU behind its NIC). A flow between two ranks of one NIC stays inside
+//! the server and is counted apart (`intra_server_flows`). The flows of
+//! one step between the same two NICs are counted as one NIC flow, routed
+//! with the flow id of its first GPU flow (`shared_nic_flows` counts the
+//! others): the GPUs behind a NIC share its link, so the loads say how
+//! many NICs' traffic a link carries, and "at most one flow per link" means
+//! that no directed link carries the traffic of two NIC pairs.
+//!
 //! Routes follow a routing policy ([`Policy`]): the ECMP hash (the
 //! default), D-mod-K, or spraying, under which a flow counts `1 / paths`
 //! on each of its equal-cost paths; a step's load is then a share of flows
@@ -51,6 +61,11 @@ pub struct StepLoad {
     /// fabric and are counted on no link.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub intra_server_flows: usize,
+    /// Flows counted with an earlier flow of the step between the same two
+    /// NICs (one rank per GPU on a NIC shared by several): they share
+    /// that NIC flow's route and add no load.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shared_nic_flows: usize,
     /// Most flows on one directed inter-switch link (0 when no flow leaves
     /// its switch).
     pub max_load: usize,
@@ -86,7 +101,8 @@ pub fn flow_id(src: usize, dst: usize) -> u64 {
 }
 
 /// Checks a rank table (rank -> index into `plan.sub_node_list`): not
-/// empty, every index in range, no sub-node twice. Every bad rank is
+/// empty, every index in range, no sub-node twice (on a NIC shared by
+/// several GPUs, no more ranks than it has GPUs). Every bad rank is
 /// listed.
 pub fn check_ranks(plan: &CheckedPlan, ranks: &[usize]) -> Result<()> {
     check_ranks_of(plan, plan.source(), ranks)
@@ -105,6 +121,7 @@ fn check_ranks_of(plan: &Plan, source: &str, ranks: &[usize]) -> Result<()> {
         ));
     }
     let mut owner = vec![usize::MAX; p];
+    let mut taken: Vec<Vec<usize>> = vec![Vec::new(); p];
     for (rank, &sn) in ranks.iter().enumerate() {
         if sn >= p {
             problems.push(Problem::at(
@@ -116,6 +133,26 @@ fn check_ranks_of(plan: &Plan, source: &str, ranks: &[usize]) -> Result<()> {
                 ),
                 format!("use a sub-node index below {p}"),
             ));
+        } else if plan.sub_node_list[sn].gpu_count() > 1 {
+            let gpus = plan.sub_node_list[sn].gpu_count();
+            if taken[sn].len() == gpus {
+                problems.push(Problem::at(
+                    None,
+                    format!("rank {rank}"),
+                    format!(
+                        "sub-node {sn} ({}) carries {gpus} GPUs and already runs ranks {}",
+                        plan.sub_node_list[sn].id,
+                        taken[sn]
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    "give the NIC at most one rank per GPU behind it",
+                ));
+            } else {
+                taken[sn].push(rank);
+            }
         } else if owner[sn] != usize::MAX {
             problems.push(Problem::at(
                 None,
@@ -260,7 +297,7 @@ pub fn verify_schedule_routed(
             Some(earlier) => earlier,
             None => {
                 distinct.push(i);
-                let (crossing, inside) = count_step(
+                let counts = count_step(
                     net,
                     ranks,
                     step,
@@ -279,8 +316,9 @@ pub fn verify_schedule_routed(
                     step: step.number,
                     distance: step.distance,
                     flows: step.flow_count(),
-                    inter_switch_flows: crossing,
-                    intra_server_flows: inside,
+                    inter_switch_flows: counts.crossing,
+                    intra_server_flows: counts.inside,
+                    shared_nic_flows: counts.shared,
                     max_load: inter.flows(),
                     max_load_links: inter.count,
                     max_share: (policy == Policy::Spray).then_some(inter.value),
@@ -329,7 +367,7 @@ pub fn step_link_loads(
     let mut load = vec![0u32; net.link_count()];
     let servers = net.plan().intra_server_groups();
     for (s, d) in step.flows() {
-        if inside_server(servers.as_deref(), ranks[s], ranks[d]) {
+        if ranks[s] == ranks[d] || inside_server(servers.as_deref(), ranks[s], ranks[d]) {
             continue;
         }
         let route = net.route(ranks[s], ranks[d], flow_id(s, d), seed)?;
@@ -340,11 +378,22 @@ pub fn step_link_loads(
     Ok(load)
 }
 
+/// The flows of one step by where they went.
+struct StepCounts {
+    /// Routed flows that leave their switch.
+    crossing: usize,
+    /// Flows that stay inside a server (or a NIC).
+    inside: usize,
+    /// Flows counted with an earlier flow between the same two NICs.
+    shared: usize,
+}
+
 /// Adds the flows of one step to `load` under `policy` (a flow spread
-/// over k paths adds `1 / k` on each), except those between two
-/// sub-nodes of one server of `servers` (per sub-node, its server, when
-/// the servers reduce inside); returns how many flows leave their switch
-/// and how many stay inside a server.
+/// over k paths adds `1 / k` on each), except those between two ranks of
+/// one sub-node or two sub-nodes of one server of `servers` (per
+/// sub-node, its server, when the servers reduce inside) and those
+/// between two NICs that an earlier flow of the step already joins (one
+/// rank per GPU on a shared NIC, see the module documentation).
 fn count_step(
     net: &Network<'_>,
     ranks: &[usize],
@@ -353,18 +402,29 @@ fn count_step(
     servers: Option<&[u32]>,
     paths: &mut Vec<Route>,
     load: &mut [f64],
-) -> Result<(usize, usize)> {
-    let mut crossing = 0;
-    let mut inside = 0;
+) -> Result<StepCounts> {
+    let mut counts = StepCounts {
+        crossing: 0,
+        inside: 0,
+        shared: 0,
+    };
+    // NIC pairs already routed in this step; only tables with several
+    // ranks on one NIC can repeat one.
+    let mut routed = std::collections::HashSet::new();
+    let repeats = ranks.len() > net.plan().sub_node_list.len() || has_repeats(ranks);
     for (s, d) in step.flows() {
-        if inside_server(servers, ranks[s], ranks[d]) {
-            inside += 1;
+        if ranks[s] == ranks[d] || inside_server(servers, ranks[s], ranks[d]) {
+            counts.inside += 1;
+            continue;
+        }
+        if repeats && !routed.insert((ranks[s], ranks[d])) {
+            counts.shared += 1;
             continue;
         }
         paths.clear();
         net.flow_routes(policy, ranks[s], ranks[d], flow_id(s, d), seed, paths)?;
         if paths.iter().any(|r| !r.inter_switch().is_empty()) {
-            crossing += 1;
+            counts.crossing += 1;
         }
         let share = 1.0 / paths.len() as f64;
         for route in paths.iter() {
@@ -373,5 +433,11 @@ fn count_step(
             }
         }
     }
-    Ok((crossing, inside))
+    Ok(counts)
+}
+
+/// True when some sub-node carries two ranks of `ranks`.
+fn has_repeats(ranks: &[usize]) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(ranks.len());
+    !ranks.iter().all(|&i| seen.insert(i))
 }

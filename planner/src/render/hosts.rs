@@ -8,8 +8,9 @@
 //! NIC, and the collective runtime's environment:
 //!
 //! - `CUDA_VISIBLE_DEVICES`: the GPU's index among the server's GPUs in
-//!   inventory order. CUDA numbers GPUs fastest first unless
-//!   `CUDA_DEVICE_ORDER=PCI_BUS_ID`, so check the order against
+//!   inventory order; for a NIC shared by several GPUs, all of them
+//!   (`0,1`), one rank each (see below). CUDA numbers GPUs fastest first
+//!   unless `CUDA_DEVICE_ORDER=PCI_BUS_ID`, so check the order against
 //!   `nvidia-smi` before relying on it.
 //! - `NCCL_IB_HCA`: `=<nic>`, the NIC's RDMA device, matched exactly (a
 //!   bare `mlx5_1` would also select `mlx5_10` to `mlx5_19`).
@@ -21,6 +22,13 @@
 //! The shell file sets `SLOT<i>_*` variables and a function,
 //! `planner_slot <i>`, that exports slot i's runtime environment; a
 //! launcher sources the file and calls it with the rank's local index.
+//!
+//! A NIC shared by several GPUs carries one rank per GPU (as `planner
+//! ranks` counts them): the slot lists its GPUs (`gpu_indices`), and
+//! `planner_slot <i> <k>` exports the slot's environment with
+//! `CUDA_VISIBLE_DEVICES` narrowed to its k-th GPU (from 0), one visible
+//! GPU per process as the provisioner's launchers give it (the process
+//! then uses device 0); every rank of the slot shares `NCCL_IB_HCA`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -58,9 +66,14 @@ pub struct HostSlot {
     pub slot: usize,
     /// The sub-node's id (`node01/sn0`).
     pub sub_node: String,
-    /// Its GPU, when it has one.
+    /// Its GPU, when it has one (the first of a shared NIC's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
+    /// Every GPU whose traffic leaves through this NIC when it carries
+    /// several, by index among the server's GPUs: one rank each. Empty
+    /// for a NIC with one GPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_indices: Vec<usize>,
     /// Its NIC's RDMA device.
     pub nic: String,
     /// Its NIC's network device, when the inventory gives it.
@@ -137,7 +150,14 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
                         "design the plan again with this planner",
                     )],
                 })?;
-                env.insert("CUDA_VISIBLE_DEVICES".to_string(), index.to_string());
+                let visible = if sn.gpu_indices.len() > 1 {
+                    let list: Vec<String> =
+                        sn.gpu_indices.iter().map(ToString::to_string).collect();
+                    list.join(",")
+                } else {
+                    index.to_string()
+                };
+                env.insert("CUDA_VISIBLE_DEVICES".to_string(), visible);
             }
             env.insert("NCCL_IB_HCA".to_string(), format!("={}", sn.nic));
             env.insert(
@@ -153,6 +173,11 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
                 slot: sn.index,
                 sub_node: sn.id.clone(),
                 gpu: sn.gpu.clone(),
+                gpu_indices: if sn.gpu_indices.len() > 1 {
+                    sn.gpu_indices.clone()
+                } else {
+                    Vec::new()
+                },
                 nic: sn.nic.clone(),
                 netdev: sn.netdev.clone(),
                 ip: format!("{}/{}", ip(h.addr), h.prefix.len),
@@ -196,6 +221,13 @@ fn env_file(f: &HostFile) -> String {
          # CUDA_VISIBLE_DEVICES is the GPU's index in the server's inventory order; check\n\
          # it against nvidia-smi (CUDA_DEVICE_ORDER=PCI_BUS_ID numbers GPUs by bus).\n",
     );
+    if f.sub_nodes.iter().any(|x| x.gpu_indices.len() > 1) {
+        s.push_str(
+            "# A NIC shared by several GPUs carries one rank per GPU: `planner_slot <slot> <k>`\n\
+             # exports the slot's variables with CUDA_VISIBLE_DEVICES set to its k-th GPU\n\
+             # (from 0; one visible GPU per process, which then uses device 0).\n",
+        );
+    }
     let _ = writeln!(s, "PLANNER_SLOTS={}", f.sub_nodes.len());
     for slot in &f.sub_nodes {
         let i = slot.slot;
@@ -225,7 +257,27 @@ fn env_file(f: &HostFile) -> String {
             .keys()
             .map(|k| format!("{k}=\"$SLOT{i}_{k}\""))
             .collect();
-        let _ = writeln!(s, "    {i}) export {} ;;", vars.join(" "));
+        if slot.gpu_indices.len() > 1 {
+            // One rank per GPU of a shared NIC: `planner_slot <i> <k>`
+            // narrows CUDA_VISIBLE_DEVICES to the k-th.
+            let _ = writeln!(s, "    {i}) export {}", vars.join(" "));
+            s.push_str("       case \"${2-}\" in\n           \"\") ;;\n");
+            for (k, g) in slot.gpu_indices.iter().enumerate() {
+                let _ = writeln!(s, "           {k}) CUDA_VISIBLE_DEVICES={g} ;;");
+            }
+            let _ = writeln!(
+                s,
+                "           *) echo {} \"$2\" {} >&2; return 1 ;;",
+                shell_quote(&format!("{} slot {i} has no GPU", comment(&f.server))),
+                shell_quote(&format!(
+                    "(GPUs behind its NIC: 0 to {})",
+                    slot.gpu_indices.len() - 1
+                ))
+            );
+            s.push_str("       esac ;;\n");
+        } else {
+            let _ = writeln!(s, "    {i}) export {} ;;", vars.join(" "));
+        }
     }
     let slots: Vec<String> = f.sub_nodes.iter().map(|x| x.slot.to_string()).collect();
     let _ = writeln!(
@@ -274,6 +326,48 @@ mod tests {
         assert_eq!(
             slot.env["NCCL_IB_TC"],
             (u32::from(slot.dscp) << 2).to_string()
+        );
+        assert!(slot.gpu_indices.is_empty());
+    }
+
+    /// A NIC shared by two GPUs (DGX-1-like servers): the slot lists both,
+    /// `CUDA_VISIBLE_DEVICES` names both, and `planner_slot <i> <k>` run
+    /// by a shell narrows it to the k-th and refuses a GPU the NIC does
+    /// not have.
+    #[test]
+    fn a_shared_nic_has_one_rank_per_gpu() {
+        let path = format!(
+            "{}/../topologies/dgx1-v100.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let inv = Inventory::from_toml(&text, "dgx1-v100.toml").unwrap();
+        let plan = design(&inv, &DesignOptions::default()).unwrap();
+        let files = host_files(&plan).unwrap();
+        let slot = &files[0].sub_nodes[1];
+        assert_eq!(slot.gpu_indices, vec![2, 3]);
+        assert_eq!(slot.env["CUDA_VISIBLE_DEVICES"], "2,3");
+        let env = env_file(&files[0]);
+        let run = |args: &str| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "{env}\nplanner_slot {args} && echo \"$CUDA_VISIBLE_DEVICES $NCCL_IB_HCA\""
+                ))
+                .output()
+                .unwrap()
+        };
+        let out = run("1 1");
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "3 =mlx5_1\n");
+        let out = run("1");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "2,3 =mlx5_1\n");
+        let out = run("1 2");
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("slot 1 has no GPU 2 (GPUs behind its NIC: 0 to 1)"),
+            "{out:?}"
         );
     }
 }

@@ -20,8 +20,10 @@ pub struct RanksArgs {
     /// hdrm, hd or ring.
     #[arg(long, default_value = "hdrm")]
     algorithm: String,
-    /// Ranks in the job (default: every sub-node not avoided). A count that
-    /// is not a power of two is folded onto the largest power of two below.
+    /// Ranks in the job (default: every sub-node not avoided; on a plan
+    /// whose NICs carry several GPUs, one rank per GPU, the GPUs of a NIC
+    /// consecutive). A count that is not a power of two is folded onto the
+    /// largest power of two below.
     #[arg(long)]
     ranks: Option<usize>,
     #[command(flatten)]
@@ -61,7 +63,8 @@ pub struct VerifyArgs {
     /// Build the table: hdrm, hd or ring.
     #[arg(long)]
     algorithm: Option<String>,
-    /// With --algorithm: ranks in the job.
+    /// With --algorithm: ranks in the job (one per GPU on a NIC shared by
+    /// several, as `planner ranks` counts them).
     #[arg(long, requires = "algorithm")]
     ranks: Option<usize>,
     /// With --algorithm: auto, heuristic or exact (see `planner ranks`).
@@ -129,7 +132,7 @@ pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
     let p = load_plan(&args.plan)?;
     let algorithm = Algorithm::parse(&args.algorithm, Command::Ranks)?;
     let request = args.search.request(algorithm, args.ranks)?;
-    let outcome = ranks::plan_ranks(&p, &request)?;
+    let outcome = ranks::plan_gpu_ranks(&p, &request)?;
     let table = &outcome.table;
     let text = match args.format {
         RankFormat::Csv => rank_format::to_csv(&p, table),
@@ -225,7 +228,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 seed: args.seed,
                 unavailable: Vec::new(),
             };
-            let outcome = ranks::plan_ranks(&p, &request)?;
+            let outcome = ranks::plan_gpu_ranks(&p, &request)?;
             // A bound is worth quoting only for a table that was searched
             // for; the plan order is what it is.
             let bound = (outcome.method != "plan-order").then_some(outcome.lower_bound);

@@ -205,7 +205,7 @@ pub struct Fold {
 }
 
 impl Fold {
-    fn of(x: usize) -> Option<Self> {
+    pub(crate) fn of(x: usize) -> Option<Self> {
         FoldCost::of(x).map(|c| Fold {
             extra_ranks: c.extra,
             core_ranks: c.core,
