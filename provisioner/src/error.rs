@@ -41,7 +41,8 @@ pub enum Error {
         problems: Vec<Problem>,
     },
 
-    /// Not enough free sub-nodes for the job: nothing is placed.
+    /// Not enough free GPUs (sub-nodes, or every GPU of a shared NIC) for
+    /// the job: nothing is placed.
     #[error("{}", not_enough(job, file, plan, *ranks, *free, *total, busy))]
     NotEnough {
         /// The job's name.
@@ -52,9 +53,9 @@ pub enum Error {
         plan: String,
         /// Ranks the job needs.
         ranks: usize,
-        /// Sub-nodes free for it.
+        /// GPUs free for it.
         free: usize,
-        /// Sub-nodes with a GPU in the whole plan.
+        /// GPUs in the whole plan.
         total: usize,
         /// Every Node that offers none, and why.
         busy: Vec<String>,
@@ -310,13 +311,13 @@ fn not_enough(
 ) -> String {
     let more = ranks - free.min(ranks);
     let mut s = format!(
-        "job {job} ({file}) needs {ranks} sub-nodes (one GPU and its NIC per rank) and only {free} of the plan {} are free: {more} more {} needed; nothing was placed",
+        "job {job} ({file}) needs {ranks} GPUs (one rank each, with its NIC) and only {free} of the plan {} are free: {more} more {} needed; nothing was placed",
         planner::names::Escaped(plan),
         if more == 1 { "is" } else { "are" }
     );
     if ranks > total {
         s.push_str(&format!(
-            "\n  the plan has {total} sub-nodes with a GPU in all; ask for at most {total} ranks"
+            "\n  the plan has {total} GPUs in all; ask for at most {total} ranks"
         ));
     }
     if !busy.is_empty() {

@@ -237,7 +237,8 @@ pub struct JobSpec {
     pub command: Vec<String>,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Ranks: one sub-node (GPU and its NIC) each.
+    /// Ranks: one GPU (and its NIC) each; a NIC shared by several GPUs
+    /// carries one rank per GPU.
     pub ranks: usize,
     /// The allreduce algorithm whose rank order the table follows.
     pub algorithm: Algorithm,

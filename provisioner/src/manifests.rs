@@ -301,6 +301,8 @@ struct Row {
     part: String,
     node: String,
     local_rank: usize,
+    /// The rank's GPU by index when its NIC is shared by several GPUs.
+    gpu_index: Option<usize>,
     mpi_slot: String,
     env: BTreeMap<String, String>,
 }
@@ -325,25 +327,23 @@ impl RankRows {
         env: &BTreeMap<String, BTreeMap<String, String>>,
     ) -> Result<Self> {
         // Open MPI slot `socket:core`: the core counts the server's
-        // sub-nodes on that socket, as `planner ranks --format rankfile`.
-        let mut core = vec![0usize; plan.sub_node_list.len()];
-        for server in &plan.servers {
-            let mut next: BTreeMap<usize, usize> = BTreeMap::new();
-            for &i in &server.sub_nodes {
-                if let Some(sn) = plan.sub_node_list.get(i) {
-                    let c = next.entry(sn.socket_index).or_insert(0);
-                    core[i] = *c;
-                    *c += 1;
-                }
-            }
-        }
+        // GPUs on that socket, as `planner ranks --format rankfile`.
+        let table: Vec<usize> = placement.ranks.iter().map(|r| r.sub_node).collect();
+        let cores = planner::ranks::format::rank_cores(plan, &table);
+        // One rank per GPU on a NIC shared by several: each rank sees its
+        // own GPU (the host file lists all of the NIC's).
+        let gpus = planner::ranks::rank_gpus(plan, &table);
         let mut rows = Vec::with_capacity(placement.ranks.len());
-        for r in &placement.ranks {
+        for (k, r) in placement.ranks.iter().enumerate() {
             let sn = &plan.sub_node_list[r.sub_node];
-            let env = env.get(&sn.id).cloned().ok_or_else(|| Error::Manifest {
+            let mut env = env.get(&sn.id).cloned().ok_or_else(|| Error::Manifest {
                 job: placement.job.clone(),
                 message: format!("the host configuration has no sub-node {}", sn.id),
             })?;
+            let shared = sn.gpu_count() > 1;
+            if let (true, Some(g)) = (shared, gpus[k]) {
+                env.insert("CUDA_VISIBLE_DEVICES".to_string(), g.to_string());
+            }
             if let Err(e) = planner::names::check_mpi_host(&r.node) {
                 return Err(Error::Manifest {
                     job: placement.job.clone(),
@@ -369,27 +369,41 @@ impl RankRows {
                 rank: r.rank,
                 server: r.server.clone(),
                 slot: r.slot.clone(),
-                gpu: sn.gpu.clone().unwrap_or_default(),
+                // The plan names only a shared NIC's first GPU; the
+                // others go by `gpu_index`.
+                gpu: if shared && gpus[k] != sn.gpu_index {
+                    String::new()
+                } else {
+                    sn.gpu.clone().unwrap_or_default()
+                },
+                gpu_index: gpus[k].filter(|_| shared),
                 nic: sn.nic.clone(),
                 switch: sn.switch.clone(),
                 part: sn.part_or_tier.as_str().to_string(),
                 node: r.node.clone(),
                 local_rank: r.local_rank,
-                mpi_slot: format!("{}:{}", sn.socket_index, core[r.sub_node]),
+                mpi_slot: format!("{}:{}", sn.socket_index, cores[k]),
                 env,
             });
         }
         Ok(RankRows { rows })
     }
 
-    /// `ranks.csv` (RFC 4180), read back by `rank_check::read_table`.
+    /// `ranks.csv` (RFC 4180), read back by `rank_check::read_table`
+    /// (which finds columns by name); with one rank per GPU on a shared
+    /// NIC, a `gpu_index` column last.
     fn ranks_csv(&self) -> String {
-        let header = [
+        let per_gpu = self.rows.iter().any(|r| r.gpu_index.is_some());
+        let mut header: Vec<String> = [
             "rank", "server", "sub_node", "gpu", "nic", "switch", "part", "node",
         ]
-        .map(String::from);
+        .map(String::from)
+        .to_vec();
+        if per_gpu {
+            header.push("gpu_index".to_string());
+        }
         let records = self.rows.iter().map(|r| {
-            [
+            let mut record = vec![
                 r.rank.to_string(),
                 r.server.clone(),
                 r.slot.clone(),
@@ -398,7 +412,11 @@ impl RankRows {
                 r.switch.clone(),
                 r.part.clone(),
                 r.node.clone(),
-            ]
+            ];
+            if per_gpu {
+                record.push(r.gpu_index.map(|g| g.to_string()).unwrap_or_default());
+            }
+            record
         });
         planner::text::write_csv(std::iter::once(header).chain(records))
     }

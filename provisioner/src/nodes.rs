@@ -21,14 +21,23 @@ use crate::toml_lines::KeyLines;
 pub struct NodeSubNode {
     /// `<server>/sn<i>`.
     pub id: String,
-    /// GPU paired with the NIC.
+    /// GPU paired with the NIC (the first of a shared NIC's).
     pub gpu: Option<String>,
+    /// GPUs behind the NIC, one rank each: 1, or every GPU of a NIC the
+    /// inventory shares among several (`gpus = [...]`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub gpus: usize,
     /// NIC.
     pub nic: String,
     /// Switch (VLAN half) the NIC is cabled to.
     pub switch: String,
     /// `upper`, `lower`, or the fat-tree tier.
     pub part_or_tier: String,
+}
+
+/// For `skip_serializing_if`: a NIC with one GPU leaves `gpus` out.
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 /// One Kubernetes Node of the plan.
@@ -164,6 +173,7 @@ pub fn bind(plan: &CheckedPlan, map: Option<&NodeMap>, plan_file: &str) -> Resul
             .map(|sn| NodeSubNode {
                 id: sn.id.clone(),
                 gpu: sn.gpu.clone(),
+                gpus: sn.gpu_count(),
                 nic: sn.nic.clone(),
                 switch: sn.switch.clone(),
                 part_or_tier: sn.part_or_tier.as_str().to_string(),

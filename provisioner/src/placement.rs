@@ -19,11 +19,17 @@
 //!   environment which local GPUs and NICs are its ranks'
 //!   (`CUDA_VISIBLE_DEVICES` with `CUDA_DEVICE_ORDER=PCI_BUS_ID`,
 //!   `NCCL_IB_HCA`);
-//! - the ranks go where [`planner::ranks::plan_ranks`] puts them on the
+//! - the ranks go where [`planner::ranks::plan_gpu_ranks`] puts them on the
 //!   sub-nodes of usable Nodes, with the sub-nodes of other Nodes as
 //!   `unavailable`: EFLOPS Algorithm 1 when the whole fabric is free, the
 //!   optimiser otherwise. The worst load of a directed inter-switch link is
-//!   reported against the lower bound.
+//!   reported against the lower bound;
+//! - a NIC shared by several GPUs (the inventory's `gpus = [...]`) carries
+//!   one rank per GPU, consecutive ranks (as `planner ranks` gives them):
+//!   each rank sees only its own GPU (`CUDA_VISIBLE_DEVICES`, device 0 in
+//!   the process, `LOCAL_RANK=0`, `LOCAL_WORLD_SIZE=1`) and uses the shared
+//!   NIC (`NCCL_IB_HCA`); `EFLOPS_LOCAL_RANK` is its position on the Node.
+//!   The job's `ranks` counts GPUs.
 //!
 //! The price: sub-nodes of a used Node that carry no rank stay idle while
 //! the job runs (reported in the notes). Counting free GPUs per Node
@@ -34,7 +40,9 @@
 //!
 //! With Dynamic Resource Allocation each rank's pod claims exactly the GPU
 //! and NIC its sub-node names ([`crate::dra`]), so jobs share servers and
-//! the unit of placement is the sub-node:
+//! the unit of placement is the sub-node (a plan whose NICs carry several
+//! GPUs is refused: a NIC claimed by one rank's pod cannot be claimed by
+//! the other GPUs' ranks; use the whole-Node policy):
 //!
 //! - a sub-node is **free** when its Node is Ready and not cordoned, the
 //!   Node's ResourceSlices carry its GPU and NIC under one PCIe root
@@ -55,7 +63,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use planner::checked::CheckedPlan;
-use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_ranks};
+use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_gpu_ranks, plan_ranks};
 
 use crate::error::{Error, Result};
 use crate::job::{JobSpec, Packing, PlacementMode};
@@ -88,7 +96,7 @@ pub struct PlacedNode {
     pub server: String,
     /// GPUs the job's pod requests there: every GPU the Node offers.
     pub gpus: u32,
-    /// The ranks it carries, ascending.
+    /// The ranks it carries, ascending (one per GPU behind a shared NIC).
     pub ranks: Vec<usize>,
     /// Its sub-nodes that carry no rank of the job (idle while it runs).
     pub idle_sub_nodes: usize,
@@ -241,9 +249,13 @@ impl ClusterView {
     }
 }
 
-/// GPUs the plan gives a Node's server.
+/// GPUs the plan gives a Node's server (every GPU of a shared NIC).
 fn plan_gpus(n: &Node) -> u32 {
-    n.sub_nodes.iter().filter(|s| s.gpu.is_some()).count() as u32
+    n.sub_nodes
+        .iter()
+        .filter(|s| s.gpu.is_some())
+        .map(|s| s.gpus)
+        .sum::<usize>() as u32
 }
 
 /// Places `job` on the usable Nodes of `view`, or with DRA on its free
@@ -279,9 +291,11 @@ fn place_whole_nodes(
             let Some(&i) = index_of.get(sn.id.as_str()) else {
                 continue;
             };
-            total += usize::from(sn.gpu.is_some());
-            if open && sn.gpu.is_some() {
-                free += 1;
+            // One rank per GPU: a shared NIC offers all of its GPUs.
+            let gpus = if sn.gpu.is_some() { sn.gpus } else { 0 };
+            total += gpus;
+            if open && gpus > 0 {
+                free += gpus;
             } else {
                 unavailable.push(i);
             }
@@ -305,7 +319,7 @@ fn place_whole_nodes(
         unavailable,
         ..Request::default()
     };
-    let outcome = plan_ranks(plan, &request).map_err(|source| Error::Placement {
+    let outcome = plan_gpu_ranks(plan, &request).map_err(|source| Error::Placement {
         job: job.name.clone(),
         source,
     })?;
@@ -373,6 +387,7 @@ fn assemble(
         bound_nodes.iter().map(|n| (n.server.as_str(), n)).collect();
     let mut nodes: Vec<PlacedNode> = Vec::new();
     let mut ranks = Vec::with_capacity(table.ranks.len());
+    let mut placed = std::collections::BTreeSet::new();
     for (rank, &i) in table.ranks.iter().enumerate() {
         let sn = &plan.sub_node_list[i];
         let node = node_of_server
@@ -409,8 +424,12 @@ fn assemble(
             slot: format!("sn{}", sn.index),
             local_rank: p.ranks.len(),
         });
+        // A sub-node's first rank takes it out of the idle ones (a shared
+        // NIC carries one rank per GPU).
+        if placed.insert(i) {
+            p.idle_sub_nodes = p.idle_sub_nodes.saturating_sub(1);
+        }
         p.ranks.push(rank);
-        p.idle_sub_nodes -= 1;
     }
     Ok((ranks, nodes))
 }
@@ -476,6 +495,18 @@ fn place_dra(
     view: &ClusterView,
     job: &JobSpec,
 ) -> Result<Placement> {
+    if plan.shares_nics() {
+        return Err(Error::Placement {
+            job: job.name.clone(),
+            source: planner::Error::parameter(
+                "placement",
+                format!(
+                    "mode = \"dra\" claims one GPU and its NIC per rank, and the plan {} has NICs shared by several GPUs (one rank per GPU), whose NIC several ranks' pods would claim; use the whole-Node policy (leave `[placement] mode` out)",
+                    plan.name
+                ),
+            ),
+        });
+    }
     let map = crate::dra::map_devices(plan, bound_nodes, &view.dra, &job.placement.profile)?;
     let mut unusable: Vec<Unusable> = Vec::new();
     let mut open_nodes: Vec<&str> = Vec::new();
@@ -731,7 +762,7 @@ mod tests {
         let e = place(&plan, &bound, &view, &job(8))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("needs 8 sub-nodes"), "{e}");
+        assert!(e.contains("needs 8 GPUs"), "{e}");
         assert!(
             e.contains(&format!(
                 "only 4 of the plan {} are free: 4 more are needed",
@@ -750,7 +781,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains(&format!("only 8 of the plan {} are free: 1 more is needed; nothing was placed\n  the plan has 8 sub-nodes with a GPU in all; ask for at most 8 ranks", plan.source())),
+            e.contains(&format!("only 8 of the plan {} are free: 1 more is needed; nothing was placed\n  the plan has 8 GPUs in all; ask for at most 8 ranks", plan.source())),
             "{e}"
         );
         assert!(!e.contains("Nodes that offer none"), "{e}");

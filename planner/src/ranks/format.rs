@@ -208,31 +208,41 @@ pub fn to_csv(plan: &CheckedPlan, table: &RankTable) -> String {
 /// carry ([`crate::names::check_mpi_host`]) is refused.
 pub fn to_rankfile(plan: &CheckedPlan, table: &RankTable) -> Result<String> {
     check_mpi_hosts(plan, table, "rankfile")?;
-    // First core of every sub-node on its socket, in sub-node order per
-    // server; a shared NIC's GPUs take the cores after it.
-    let mut core = vec![0usize; plan.sub_node_list.len()];
-    for server in &plan.servers {
-        let mut next: BTreeMap<usize, usize> = BTreeMap::new();
-        for &i in &server.sub_nodes {
-            let sn = &plan.sub_node_list[i];
-            let c = next.entry(sn.socket_index).or_insert(0);
-            core[i] = *c;
-            *c += sn.gpu_count();
-        }
-    }
-    let local = super::nic_local_ranks(&table.ranks);
+    let cores = rank_cores(plan, &table.ranks);
     let mut out = String::new();
     for (rank, &i) in table.ranks.iter().enumerate() {
         let sn = &plan.sub_node_list[i];
         let _ = writeln!(
             out,
             "rank {rank}={} slot={}:{}",
-            sn.server,
-            sn.socket_index,
-            core[i] + local[rank]
+            sn.server, sn.socket_index, cores[rank]
         );
     }
     Ok(out)
+}
+
+/// The core of every rank of `ranks` (rank -> sub-node) on its sub-node's
+/// socket, the `C` of an Open MPI `slot=S:C`: the server's sub-nodes on
+/// that socket counted in sub-node order, a NIC shared by several GPUs
+/// taking one core per GPU, its k-th rank the k-th of them. The one rule
+/// of `planner ranks --format rankfile` and the provisioner's rankfile.
+pub fn rank_cores(plan: &Plan, ranks: &[usize]) -> Vec<usize> {
+    let mut first = vec![0usize; plan.sub_node_list.len()];
+    for server in &plan.servers {
+        let mut next: BTreeMap<usize, usize> = BTreeMap::new();
+        for &i in &server.sub_nodes {
+            if let Some(sn) = plan.sub_node_list.get(i) {
+                let c = next.entry(sn.socket_index).or_insert(0);
+                first[i] = *c;
+                *c += sn.gpu_count();
+            }
+        }
+    }
+    ranks
+        .iter()
+        .zip(super::nic_local_ranks(ranks))
+        .map(|(&i, k)| first.get(i).copied().unwrap_or(0) + k)
+        .collect()
 }
 
 /// Refuses a rank table whose servers have names an Open MPI rankfile or

@@ -360,7 +360,7 @@ fn not_enough_free_sub_nodes_names_what_is_busy() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with(&format!("job allreduce-32 ({}) needs 64 sub-nodes (one GPU and its NIC per rank) and only 48 of the plan {} are free: 16 more are needed; nothing was placed", job.source, plan.source())),
+        e.starts_with(&format!("job allreduce-32 ({}) needs 64 GPUs (one rank each, with its NIC) and only 48 of the plan {} are free: 16 more are needed; nothing was placed", job.source, plan.source())),
         "{e}"
     );
     for want in [
@@ -594,23 +594,13 @@ fn sh(script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("run sh")
 }
 
-/// `launch.sh` starts one process per rank of its Node with that rank's
-/// variables; `rank-env.sh` refuses a rank on the wrong Node.
-#[test]
-fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
-    let dir = std::env::temp_dir().join(format!("prov-scripts-{}", std::process::id()));
-    let sub = offline(&plan(), &job(INDEXED), None);
-    write_config(&sub, &dir);
-    let d = dir.to_str().unwrap();
+/// Runs `launch.sh` of the ConfigMap in `dir` as Node `node` with the
+/// shell command `cmd` as every rank's program; its lines, sorted.
+fn launch_lines(dir: &Path, node: &str, cmd: &str) -> Vec<String> {
     let out = sh(
         &dir.join("launch.sh"),
-        &[
-            "--",
-            "sh",
-            "-c",
-            "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_LOCAL_RANK/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
-        ],
-        &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
+        &["--", "sh", "-c", cmd],
+        &[("EFLOPS_DIR", dir.to_str().unwrap()), ("NODE_NAME", node)],
     );
     assert!(
         out.status.success(),
@@ -622,6 +612,22 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         .map(str::to_string)
         .collect();
     lines.sort();
+    lines
+}
+
+/// `launch.sh` starts one process per rank of its Node with that rank's
+/// variables; `rank-env.sh` refuses a rank on the wrong Node.
+#[test]
+fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
+    let dir = std::env::temp_dir().join(format!("prov-scripts-{}", std::process::id()));
+    let sub = offline(&plan(), &job(INDEXED), None);
+    write_config(&sub, &dir);
+    let d = dir.to_str().unwrap();
+    let lines = launch_lines(
+        &dir,
+        "node02",
+        "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_LOCAL_RANK/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
+    );
     // One visible GPU per process, so LOCAL_RANK is 0 for both (issue 17:
     // `torch.cuda.set_device(LOCAL_RANK)` failed for the second rank); the
     // position on the Node is EFLOPS_LOCAL_RANK.
@@ -1083,7 +1089,7 @@ fn issue17_two_dra_jobs_share_the_cluster_without_sharing_a_device() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("needs 32 sub-nodes (one GPU and its NIC per rank) and only 0 of the plan"),
+        stderr.contains("needs 32 GPUs (one rank each, with its NIC) and only 0 of the plan"),
         "{stderr}"
     );
     assert!(
@@ -1232,4 +1238,63 @@ fn master_addr_without_plan_addresses_is_rank0s_node_address() {
     let (addr, node) = master(&live);
     let want = live.node(&node).unwrap().address.clone().unwrap();
     assert_eq!(addr, want, "rank 0 on {node}");
+}
+
+/// A plan whose NICs carry two GPUs each (DGX-1-like servers): one rank
+/// per GPU, the two GPUs of a NIC on consecutive ranks; each rank's
+/// process sees its own GPU and both use the shared NIC; the pod requests
+/// every GPU of its Node; DRA placement is refused with the reason.
+#[test]
+fn shared_nics_carry_one_rank_per_gpu() {
+    let text = read("topologies/dgx1-v100.toml");
+    let inv = planner::inventory::Inventory::from_toml(&text, "dgx1-v100.toml").unwrap();
+    let plan = planner::design::design(&inv, &planner::design::DesignOptions::default()).unwrap();
+    let spec = "name = \"gpus\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 16\n";
+    let job = JobSpec::from_toml(spec, "gpus.job.toml").unwrap();
+    let sub = offline(&plan, &job, None);
+    let p = &sub.placement;
+    assert_eq!(p.ranks.len(), 16);
+    assert_eq!(p.worst_load, 1);
+    for pair in p.ranks.chunks(2) {
+        assert_eq!(pair[0].sub_node, pair[1].sub_node);
+    }
+    assert!(p.nodes.iter().all(|n| n.gpus == 8), "{:?}", p.nodes);
+    let ranks_csv = config_file(&sub, "ranks.csv");
+    assert!(
+        ranks_csv.starts_with("rank,server,sub_node,gpu,nic,switch,part,node,gpu_index\n"),
+        "{ranks_csv}"
+    );
+    let env_csv = config_file(&sub, "rank-env.csv");
+    let rows: Vec<&str> = env_csv.lines().skip(1).take(2).collect();
+    assert!(rows[0].contains(",0,=mlx5_0,"), "{env_csv}");
+    assert!(rows[1].contains(",1,=mlx5_0,"), "{env_csv}");
+    // launch.sh on rank 0's Node: each rank its own GPU, the same NIC.
+    let dir = std::env::temp_dir().join(format!("prov-gpus-{}", std::process::id()));
+    write_config(&sub, &dir);
+    let node = p.ranks[0].node.clone();
+    let lines = launch_lines(
+        &dir,
+        &node,
+        "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA",
+    );
+    assert_eq!(lines, ["0/0/1 0 =mlx5_0", "1/0/1 1 =mlx5_0"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    // More ranks than GPUs: counted in GPUs.
+    let spec = "name = \"gpus\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 256\n";
+    let job = JobSpec::from_toml(spec, "gpus.job.toml").unwrap();
+    let bound = nodes::bind(&plan, None, PLAN).unwrap();
+    let e = submit::prepare(&plan, &bound, &job, &ClusterView::all_free(&bound))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("needs 256 GPUs (one rank each, with its NIC) and only 128"),
+        "{e}"
+    );
+    // DRA claims a NIC per rank: refused.
+    let spec = "name = \"gpus\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 4\n[placement]\nmode = \"dra\"\n";
+    let job = JobSpec::from_toml(spec, "gpus.job.toml").unwrap();
+    let e = submit::prepare(&plan, &bound, &job, &ClusterView::all_free(&bound))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("NICs shared by several GPUs"), "{e}");
 }
