@@ -2,14 +2,20 @@
 //! `--fat-tree tiers=2,sub-nodes=1024,ports=64` and `--rail-optimized
 //! sub-nodes=1024,rails=8,ports=64` build a synthetic inventory of
 //! identical servers and switches and the options that design it.
+//!
+//! Their servers have no intra-server GPU fabric unless `--nvlink
+//! nvswitch:3600` ([`parse_nvlink`]) gives every server one NVLink domain
+//! over all its GPUs (H100-class: 8 GPUs per server with
+//! `--server-sub-nodes 8` or `rails=8`, 3,600 Gbps per GPU and direction).
 
 use super::DesignOptions;
 use crate::error::{Error, Result};
+use crate::inventory::NvlinkDomain;
 use crate::inventory::{
     Attachment, Gpu, Inventory, Nic, PcieSwitch, Server, ServerTemplate, Switch, SwitchTemplate,
 };
 use crate::limits;
-use crate::plan::Topology;
+use crate::plan::{NvlinkKind, Topology};
 
 /// Settings shared by the shorthands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +26,9 @@ pub struct Shorthand {
     pub switch_ports: Option<u32>,
     /// Sub-nodes per server (default: 4 when it divides evenly, else 2 or 1).
     pub sub_nodes_per_server: Option<usize>,
+    /// One NVLink/NVSwitch domain over every GPU of each server (none by
+    /// default: the GPUs talk through their NICs).
+    pub nvlink: Option<NvlinkSpec>,
 }
 
 impl Default for Shorthand {
@@ -28,8 +37,84 @@ impl Default for Shorthand {
             link_gbps: 100,
             switch_ports: None,
             sub_nodes_per_server: None,
+            nvlink: None,
         }
     }
+}
+
+/// The NVLink domain of a shorthand's servers: `nvswitch:3600`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NvlinkSpec {
+    /// NVSwitch or direct links.
+    pub kind: NvlinkKind,
+    /// Each GPU's bandwidth into the domain, one direction, in Gbps.
+    pub gbps: u32,
+}
+
+/// Each GPU's NVLink bandwidth the shorthand takes, in Gbps: the range the
+/// inventory's `[[server.nvlink]] gbps` takes (a test holds them equal).
+const NVLINK_GBPS: std::ops::RangeInclusive<u32> = 1..=100_000;
+
+/// Parses `KIND:GBPS` (`nvswitch:3600`, `mesh:1200`): the NVLink domain
+/// every server of a shorthand gets, with each GPU's bandwidth into it in
+/// one direction in Gbps (NVLink 4 on H100: 450 GB/s = 3600).
+pub fn parse_nvlink(spec: &str) -> Result<NvlinkSpec> {
+    let bad = |why: String| Error::parameter("nvlink", why);
+    let (kind, gbps) = spec.split_once(':').ok_or_else(|| {
+        bad(format!(
+            "`{spec}` is not KIND:GBPS; write e.g. nvswitch:3600 (NVSwitch, 3600 Gbps per GPU) or mesh:1200"
+        ))
+    })?;
+    let kind = match kind.trim() {
+        "nvswitch" => NvlinkKind::Nvswitch,
+        "mesh" => NvlinkKind::Mesh,
+        other => {
+            return Err(bad(format!(
+                "`{other}` is not an NVLink domain kind; use nvswitch (GPUs joined through NVSwitches) or mesh (direct links)"
+            )));
+        }
+    };
+    let gbps = gbps
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|g| NVLINK_GBPS.contains(g))
+        .ok_or_else(|| {
+            bad(format!(
+                "`{}` is not a bandwidth from {} to {} Gbps per GPU and direction (NVLink 4: 3600)",
+                gbps.trim(),
+                NVLINK_GBPS.start(),
+                NVLINK_GBPS.end()
+            ))
+        })?;
+    Ok(NvlinkSpec { kind, gbps })
+}
+
+/// Gives every server of a synthetic inventory the NVLink domain of `s`,
+/// over all its GPUs; refused for servers of one GPU.
+fn add_nvlink(inv: &mut Inventory, s: &Shorthand) -> Result<()> {
+    let Some(spec) = s.nvlink else {
+        return Ok(());
+    };
+    for t in &mut inv.server_templates {
+        if t.gpus.len() < 2 {
+            return Err(Error::parameter(
+                "nvlink",
+                format!(
+                    "the servers have {} GPU, and an NVLink domain joins 2 or more; give --server-sub-nodes 8 (or rails=8)",
+                    t.gpus.len()
+                ),
+            ));
+        }
+        t.nvlink = vec![NvlinkDomain {
+            name: spec.kind.as_str().to_string(),
+            kind: spec.kind,
+            gpus: (0..t.gpus.len()).collect(),
+            gbps: spec.gbps,
+            line: None,
+        }];
+    }
+    Ok(())
 }
 
 /// Parses `MxN` (M sub-nodes per switch, N switches).
@@ -103,13 +188,14 @@ pub fn bigraph(m: usize, n: usize, s: &Shorthand) -> Result<(Inventory, DesignOp
         None => needed.next_power_of_two().max(8),
     };
     let k = per_server(p, m, s)?;
-    let inv = synthetic(
+    let mut inv = synthetic(
         &format!("bigraph-{m}x{n}"),
         p,
         k,
         s.link_gbps,
         &[(n, ports, digits(n))],
     );
+    add_nvlink(&mut inv, s)?;
     let opts = DesignOptions {
         topology: Topology::BiGraph,
         n: Some(n),
@@ -221,13 +307,14 @@ pub fn fat_tree_of(spec: &FatTreeSpec, s: &Shorthand) -> Result<(Inventory, Desi
     } else {
         2 * p.div_ceil(h.max(1)) + ports as usize
     };
-    let inv = synthetic(
+    let mut inv = synthetic(
         &format!("fat-tree-{tiers}tier-{p}"),
         p,
         k,
         s.link_gbps,
         &[(0, ports, digits(bound))],
     );
+    add_nvlink(&mut inv, s)?;
     let opts = DesignOptions {
         topology: Topology::FatTree,
         tiers: Some(tiers),
@@ -333,13 +420,14 @@ pub fn rail_optimized_of(spec: &RailSpec, s: &Shorthand) -> Result<(Inventory, D
         .map_err(|e| bad(format!("ports={ports}: {e}")))?;
     let h = (ports / 2) as usize;
     let bound = 2 * p.div_ceil(h.max(1)) + 2 * rails + ports as usize;
-    let inv = synthetic(
+    let mut inv = synthetic(
         &format!("rail-optimized-{rails}rails-{p}"),
         p,
         rails,
         s.link_gbps,
         &[(0, ports, digits(bound))],
     );
+    add_nvlink(&mut inv, s)?;
     let opts = DesignOptions {
         topology: Topology::RailOptimized,
         tiers: Some(2),
@@ -621,5 +709,56 @@ mod tests {
         ] {
             assert!(rail_optimized(bad, &Shorthand::default()).is_err(), "{bad}");
         }
+    }
+
+    /// `--nvlink` gives every server one domain over its GPUs; the plan
+    /// carries it and estimates count one rank per GPU with NVLink links.
+    #[test]
+    fn nvlink_option() {
+        let s = Shorthand {
+            link_gbps: 400,
+            nvlink: Some(parse_nvlink("nvswitch:3600").unwrap()),
+            ..Shorthand::default()
+        };
+        let (inv, opts) = rail_optimized("sub-nodes=64,rails=8,ports=16", &s).unwrap();
+        let d = &inv.server_templates[0].nvlink[0];
+        assert_eq!(
+            (d.kind, d.gbps, d.gpus.len()),
+            (NvlinkKind::Nvswitch, 3600, 8)
+        );
+        let plan = crate::design::design(&inv, &opts).unwrap();
+        assert!(plan.servers.iter().all(|s| s.nvlink.len() == 1));
+        assert!(plan.has_intra_server_tier());
+        let s1 = Shorthand {
+            sub_nodes_per_server: Some(1),
+            ..s.clone()
+        };
+        let e = fat_tree("tiers=2,sub-nodes=64,ports=16", &s1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("an NVLink domain joins 2 or more"), "{e}");
+        for bad in ["nvswitch", "nvlink:3600", "mesh:0", "mesh:100001", "mesh:x"] {
+            assert!(parse_nvlink(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_nvlink("mesh:1200").unwrap().kind, NvlinkKind::Mesh);
+    }
+
+    /// The shorthand takes the NVLink bandwidths an inventory takes.
+    #[test]
+    fn nvlink_range_is_the_inventorys() {
+        let path = format!(
+            "{}/../topologies/h100-8x32.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let with = |gbps: u32| {
+            let t = text.replace("gbytes_per_s = 450", &format!("gbps = {gbps}"));
+            Inventory::from_toml(&t, "h100.toml").is_ok()
+        };
+        for g in [*NVLINK_GBPS.start(), *NVLINK_GBPS.end()] {
+            assert!(with(g), "{g}");
+        }
+        assert!(!with(NVLINK_GBPS.end() + 1));
+        assert!(!with(NVLINK_GBPS.start() - 1));
     }
 }

@@ -182,6 +182,12 @@ struct SourceArgs {
     /// evenly).
     #[arg(long)]
     server_sub_nodes: Option<usize>,
+    /// Shorthands: one NVLink domain over every GPU of each server, as
+    /// KIND:GBPS (each GPU's bandwidth into it, one direction), e.g.
+    /// `nvswitch:3600` for H100-class servers (with `--server-sub-nodes 8`
+    /// or `rails=8`); default none (GPUs talk through their NICs).
+    #[arg(long, value_name = "KIND:GBPS", conflicts_with = "inventory")]
+    nvlink: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -494,6 +500,11 @@ fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
         link_gbps: s.link_gbps,
         switch_ports: s.switch_ports,
         sub_nodes_per_server: s.server_sub_nodes,
+        nvlink: s
+            .nvlink
+            .as_deref()
+            .map(planner::design::shorthand::parse_nvlink)
+            .transpose()?,
     };
     if let Some(spec) = &s.rail_optimized {
         let (inv, opts) = planner::design::shorthand::rail_optimized(spec, &sh)?;
