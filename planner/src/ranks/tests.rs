@@ -898,3 +898,27 @@ fn rail_hd_sprayed_is_congestion_free() {
         assert!(loads.iter().any(|l| l.inter_switch_flows > 0), "{spec}");
     }
 }
+
+/// The counting lower bound on a rail-optimized plan counts groups of
+/// servers as switches: 0 for a job inside one group (whose flows need no
+/// inter-switch link), at least 1 for one that spans groups, and never
+/// above what the rail order reaches.
+#[test]
+fn rail_lower_bound_counts_groups() {
+    // 32 servers of 4 NICs, 4 groups of 8 servers: 32 sub-nodes a group.
+    let plan = crate::network::tests::rail_plan("sub-nodes=128,rails=4,ports=16");
+    let bound = |x: usize| {
+        let request = Request {
+            algorithm: Algorithm::Hd,
+            ranks: Some(x),
+            ..Request::default()
+        };
+        plan_ranks(&plan, &request).unwrap()
+    };
+    let inside = bound(32);
+    assert_eq!((inside.lower_bound, inside.worst_load), (0, 0));
+    assert!(inside.optimal);
+    let all = bound(128);
+    assert!(all.lower_bound >= 1, "{:?}", all.lower_bound);
+    assert!(all.lower_bound <= all.worst_load);
+}

@@ -74,6 +74,11 @@
 //! least the crossing flows over k A, rounded up. For one step alone, the
 //! pairs that cannot share a switch (beyond the sum over switches of
 //! floor(capacity / 2)) give the same kind of bound; the larger one counts.
+//! On a rail-optimized plan a flow stays off the inter-switch links only
+//! inside a group of servers (inside a server over NVLink or PCIe, or
+//! between two NICs of one rail switch), so the groups take the switches'
+//! place in both counts: a job that fits in one group has bound 0, one
+//! that spans groups at least 1.
 
 use std::fmt::Write as _;
 
@@ -491,8 +496,16 @@ fn worst_of(net: &Network<'_>, ranks: &[usize], schedule: &Schedule, seed: u64) 
 /// is 0 there.
 pub fn lower_bound(net: &Network<'_>, schedule: &Schedule, capacity: &[usize]) -> usize {
     let x = schedule.ranks;
+    // On a rail-optimized plan a flow stays off the inter-switch links
+    // only inside one group of servers (inside a server, or on one rail
+    // switch): the groups play the switches' part below.
+    let groups = net
+        .plan()
+        .reduces_in_server()
+        .then(|| group_capacity(net.plan(), capacity));
+    let capacity = groups.as_deref().unwrap_or(capacity);
     let most = capacity.iter().copied().max().unwrap_or(0);
-    if x <= 1 || x <= most || net.plan().reduces_in_server() {
+    if x <= 1 || x <= most {
         return 0;
     }
     let links = net.alive_inter_switch_links();
@@ -532,6 +545,21 @@ pub fn lower_bound(net: &Network<'_>, schedule: &Schedule, capacity: &[usize]) -
         bound = bound.max(crossing_one.div_ceil(links));
     }
     bound
+}
+
+/// The sub-nodes that may take a rank in every group of servers of a
+/// rail-optimized plan (the rail switches of one `pod`), from `capacity`
+/// per switch; a switch without a group (a spine) counts alone.
+fn group_capacity(plan: &crate::plan::Plan, capacity: &[usize]) -> Vec<usize> {
+    let mut by_group: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    let mut alone = Vec::new();
+    for (sw, &c) in plan.switch_list.iter().zip(capacity) {
+        match sw.pod {
+            Some(g) => *by_group.entry(g).or_insert(0) += c,
+            None => alone.push(c),
+        }
+    }
+    by_group.into_values().chain(alone).collect()
 }
 
 /// A table the optimiser found.
