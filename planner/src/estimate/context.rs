@@ -671,20 +671,19 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The plan as the packet-level mode sees it.
-    fn packet_fabric(&self) -> Result<packet::Fabric> {
-        if self.tier.is_some() {
-            // The packet engine sends from NICs only; NVLink links and
-            // GPUs sharing a NIC are not part of its model.
-            return Err(Error::parameter(
-                "method",
-                format!(
-                    "the packet-level mode does not model the intra-server tier of {} (NVLink domains, GPUs sharing a NIC); use --method event or fast",
-                    self.plan.source()
-                ),
-            ));
-        }
-        packet::Fabric::new(self.plan, &self.net, &self.table, &self.caps, &self.params)
+    /// The plan as the packet-level mode sees it, over the links `caps`
+    /// ([`PlanRoutes::caps`]: the plan's, the NVLink links of the
+    /// intra-server tier, then any channels of `channels=pair`).
+    fn packet_fabric(&self, caps: &[f64]) -> Result<packet::Fabric> {
+        let nvlink = self.tier.as_ref().map_or(0, |t| t.caps.len());
+        packet::Fabric::new(
+            self.plan,
+            &self.net,
+            &self.table,
+            caps,
+            nvlink,
+            &self.params,
+        )
     }
 
     /// Estimates `n` bytes.
@@ -726,10 +725,8 @@ impl<'a> Context<'a> {
             let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
             // The packet mode's figures per seed, by time.
             let mut packets: Vec<(f64, PacketStats)> = Vec::new();
-            let fabric = match options.method {
-                Method::Packet => Some(self.packet_fabric()?),
-                _ => None,
-            };
+            // Built at the first seed: every seed has the same links.
+            let mut fabric: Option<packet::Fabric> = None;
             for &seed in &seeds {
                 let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
                 // A seed that routes every pair the same way as the last
@@ -750,9 +747,10 @@ impl<'a> Context<'a> {
                         (o.time_us, o.max_link_flows)
                     }
                     Method::Packet => {
-                        let fab = fabric.as_ref().ok_or_else(|| {
-                            Error::Internal("the packet fabric was not built".to_string())
-                        })?;
+                        let fab = match &mut fabric {
+                            Some(f) => f,
+                            None => fabric.insert(self.packet_fabric(&caps)?),
+                        };
                         let o = packet::run(&sched, fab, &mut routes, self.params.eager_bytes)?;
                         packets.push((o.time_us, o.stats));
                         (o.time_us, o.max_link_flows)
@@ -1082,8 +1080,8 @@ pub fn packet_steps(
     routing: Policy,
 ) -> Result<PacketRun> {
     let (ctx, sched) = prepare(plan, algorithm, ranks, size_bytes, params)?;
-    let fab = ctx.packet_fabric()?;
     let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
+    let fab = ctx.packet_fabric(&routes.caps())?;
     let o = packet::run(&sched, &fab, &mut routes, params.eager_bytes)?;
     Ok(PacketRun {
         time_us: o.time_us,

@@ -44,6 +44,17 @@ fn unkey(k: Reverse<u128>) -> (u64, u8, u32, u32) {
     )
 }
 
+/// Switches on `route`: a PCIe peer-to-peer hop between two GPUs on one
+/// NIC (an up link followed by its `loopback`) is none.
+fn switches(loopback: &[u32], route: &FlowRoute) -> u64 {
+    let links = route.links();
+    let direct = links
+        .windows(2)
+        .filter(|w| loopback[w[0] as usize] == w[1])
+        .count();
+    (links.len().saturating_sub(1) - direct) as u64
+}
+
 fn ps(us: f64) -> u64 {
     (us * PS).round().max(0.0) as u64
 }
@@ -504,6 +515,11 @@ impl Engine<'_> {
         let route = &flow.paths[usize::from(pkt.path)];
         let prio = usize::from(flow.prio);
         let step = flow.step as usize;
+        let next = route
+            .links()
+            .get(usize::from(pkt.hop) + 1)
+            .copied()
+            .unwrap_or(u32::MAX);
         // The packet leaves the switch's buffer: release what it held
         // against the port it came in on.
         if pkt.hop > 0 {
@@ -518,7 +534,14 @@ impl Engine<'_> {
         if self.fab.to_host[link] {
             self.receive(now, id, step)?;
         } else {
-            self.heap.push(key(now + self.alpha_ps, ARRIVE, id, 0));
+            // A PCIe peer-to-peer send between two GPUs on one NIC meets
+            // no switch (the fluid modes' route has no switch latency).
+            let delay = if self.fab.loopback[link] == next {
+                0
+            } else {
+                self.alpha_ps
+            };
+            self.heap.push(key(now + delay, ARRIVE, id, 0));
         }
         self.try_start(now, link)
     }
@@ -542,7 +565,10 @@ impl Engine<'_> {
         }
         let inlink = route.links[hop - 1] as usize;
         let out = route.links[hop] as usize;
-        let lossless = self.fab.lossless & (1 << prio) != 0;
+        // NVLink is lossless by its credit flow control, whatever the
+        // priority; its ports do not mark ECN.
+        let lossless = self.fab.lossless & (1 << prio) != 0 || self.fab.nvlink[inlink];
+        let marks = lossless && !self.fab.nvlink[out];
         // Ingress accounting and PFC.
         let k = inlink * PRIOS + prio;
         self.ingress[k] += u64::from(pkt.wire);
@@ -558,7 +584,7 @@ impl Engine<'_> {
         }
         // ECN marking on the egress queue (RED on the instantaneous depth).
         let q = self.ports[out].queued[prio] as f64;
-        if lossless && q > self.kmin {
+        if marks && q > self.kmin {
             let mark = if q > self.kmax || self.kmax <= self.kmin {
                 true
             } else {
@@ -628,8 +654,8 @@ impl Engine<'_> {
             && (f.last_cnp == u64::MAX || now - f.last_cnp >= self.cnp_interval_ps)
         {
             f.last_cnp = now;
-            let switches = u64::from(f.paths[usize::from(pkt.path)].len.saturating_sub(1));
-            let at = now + switches * self.alpha_ps;
+            let hops = switches(&self.fab.loopback, &f.paths[usize::from(pkt.path)]);
+            let at = now + hops * self.alpha_ps;
             self.heap.push(key(at, CNP, f.qp, 0));
             self.steps[step].cnps += 1;
         }
