@@ -108,10 +108,13 @@
 //! packet belongs to) the deepest egress queue, the PFC pauses a packet of
 //! the step triggered and how long they held their port, the ECN marks
 //! and the CNPs ([`PacketStep`]), and their totals ([`PacketStats`]).
-//! Events go through one binary heap keyed by integer picoseconds, kind
-//! and id; ties and the marking draws are deterministic. Every packet is
-//! simulated at every hop (no batching): the cost is about two heap
-//! operations per packet per link, about 0.5 µs of CPU per packet, so a
+//! Events go through the event-driven mode's queue
+//! ([`crate::estimate::queue`], a monotone radix heap) keyed by integer
+//! picoseconds; the events of one instant are taken in (kind, id, aux)
+//! order, including those an event adds at its own instant, and the
+//! marking draws are deterministic. Every packet is simulated at every
+//! hop (no batching): the cost is about two queue operations per packet
+//! per link, about 0.5 µs of CPU per packet, so a
 //! 256 MiB allreduce over 1,024 ranks (134 million packets) takes about a
 //! minute; docs/benchmarks.md has the figures.
 
