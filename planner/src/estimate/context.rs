@@ -41,6 +41,17 @@ fn rank_order(plan: &CheckedPlan, order: Algorithm, count: Option<usize>) -> Res
     Ok(ranks::rank_table(plan, order, count)?.ranks)
 }
 
+/// How a level of `size` ranks per group runs in `blueconnect`
+/// (halving-doubling where the groups are a power of two) or `2d`
+/// (`ring_only`: rings everywhere).
+fn level_kind(ring_only: bool, size: usize) -> Kind {
+    if !ring_only && size.is_power_of_two() {
+        Kind::HalvingDoubling
+    } else {
+        Kind::Ring
+    }
+}
+
 /// The levels of a hierarchical decomposition.
 #[derive(Debug, Clone)]
 struct Levels {
@@ -245,6 +256,80 @@ impl<'a> Context<'a> {
             .iter()
             .all(|&(a, b)| t.same_domain(a, b))
             .then(|| 1.0 / t.nv_w)
+    }
+
+    /// β of a step in which every pair of `pairs` sends at once, on a
+    /// plan without the intra-server tier: each flow split evenly over its
+    /// equal-cost paths (ideal balancing, what `--routing spray` does),
+    /// the most flows' worth on one directed link over that link's
+    /// capacity, µs per byte. A BiGraph has one link between an upper and
+    /// a lower switch, so when the M ranks of a switch all talk to the
+    /// ranks of one switch of the other part (halving-doubling in plan
+    /// order, a ring across switches) M flows share it, which the
+    /// switch's uplinks per rank (`share`) do not show.
+    fn spread_beta(&self, pairs: &[(usize, usize)]) -> Result<f64> {
+        let mut load = vec![0.0f64; self.caps.len()];
+        let mut paths = Vec::new();
+        for &(a, b) in pairs {
+            let (s, d) = (self.table[a], self.table[b]);
+            if s == d {
+                continue;
+            }
+            paths.clear();
+            self.net
+                .flow_routes(Policy::Spray, s, d, flow_id(a, b), 0, &mut paths)?;
+            let each = 1.0 / paths.len().max(1) as f64;
+            for r in &paths {
+                for &l in r.links() {
+                    load[l] += each;
+                }
+            }
+        }
+        Ok(load
+            .iter()
+            .zip(&self.caps)
+            .map(|(&x, &c)| x / c)
+            .fold(0.0, f64::max))
+    }
+
+    /// The bandwidth per rank of a level of a hierarchical decomposition
+    /// without the intra-server tier, from [`Context::spread_beta`] of its
+    /// steps: a ring's steps all have the same pairs; a halving-doubling
+    /// level's step at distance `2^k` moves `1 / 2^(k+1)` of the level's
+    /// bytes, so one β weighted by those shares gives the level's time
+    /// exactly.
+    fn level_w(&self, groups: &[Vec<u32>], kind: Kind) -> Result<f64> {
+        let g = groups.first().map_or(0, Vec::len);
+        if g < 2 {
+            return Ok(self.w);
+        }
+        let pairs_at = |d: usize| -> Vec<(usize, usize)> {
+            groups
+                .iter()
+                .flat_map(|m| {
+                    (0..g).map(move |i| {
+                        let j = match kind {
+                            Kind::Ring => (i + d) % g,
+                            Kind::HalvingDoubling => i ^ d,
+                        };
+                        (m[i] as usize, m[j] as usize)
+                    })
+                })
+                .collect()
+        };
+        let beta = match kind {
+            Kind::Ring => self.spread_beta(&pairs_at(1))?,
+            Kind::HalvingDoubling => {
+                let mut sum = 0.0;
+                for k in 0..g.ilog2() {
+                    let share = 0.5f64.powi(k as i32 + 1);
+                    sum += share * self.spread_beta(&pairs_at(1 << k))?;
+                }
+                let gf = g as f64;
+                sum / ((gf - 1.0) / gf)
+            }
+        };
+        Ok(if beta > 0.0 { 1.0 / beta } else { self.w })
     }
 
     /// Tree edges `(child, parent)` of the given parent arrays.
@@ -466,29 +551,25 @@ impl<'a> Context<'a> {
                 // β of the switch's shared uplinks unless every pair is
                 // under one switch (or HDRM, whose steps load each link
                 // once).
-                let beta_of = |pairs: &[(usize, usize)]| {
-                    let inside = pairs.iter().all(|&(a, b)| self.switch[a] == self.switch[b]);
-                    match self.nvlink_beta(pairs) {
+                // Without the tier: the step's pairs on their equal-cost
+                // paths, ideally balanced (`spread_beta`).
+                let beta_of = |pairs: &[(usize, usize)]| -> Result<f64> {
+                    Ok(match self.nvlink_beta(pairs) {
                         Some(b) => b,
-                        None if self.tier.is_none()
-                            && (inside || self.algorithm == Algorithm::Hdrm) =>
-                        {
-                            b0
-                        }
+                        None if self.tier.is_none() => self.spread_beta(pairs)?.max(b0),
                         None => b1,
-                    }
-                };
-                let steps: Vec<(f64, f64)> = (0..core.ilog2())
-                    .map(|s| {
-                        let d = 1usize << s;
-                        let pairs: Vec<(usize, usize)> = (0..core).map(|r| (r, r ^ d)).collect();
-                        (self.alpha_of(pairs.iter().copied()), beta_of(&pairs))
                     })
-                    .collect();
+                };
+                let mut steps: Vec<(f64, f64)> = Vec::new();
+                for s in 0..core.ilog2() {
+                    let d = 1usize << s;
+                    let pairs: Vec<(usize, usize)> = (0..core).map(|r| (r, r ^ d)).collect();
+                    steps.push((self.alpha_of(pairs.iter().copied()), beta_of(&pairs)?));
+                }
                 let mut t = models::halving_doubling_steps(core, nf, &steps, g);
                 if core < p {
                     let pairs: Vec<(usize, usize)> = (core..p).map(|r| (r, r - core)).collect();
-                    let (a, b) = (self.alpha_of(pairs.iter().copied()), beta_of(&pairs));
+                    let (a, b) = (self.alpha_of(pairs.iter().copied()), beta_of(&pairs)?);
                     t += models::fold(nf, a, b, g);
                 }
                 (t, 1)
@@ -501,13 +582,23 @@ impl<'a> Context<'a> {
             Algorithm::BlueConnect | Algorithm::TwoD => {
                 let ring_only = self.algorithm == Algorithm::TwoD;
                 let levels = self.levels(!ring_only)?;
-                let lv: Vec<models::Level> = (0..levels.groups.len())
-                    .map(|i| models::Level {
-                        p: levels.groups[i][0].len(),
+                let mut lv = Vec::with_capacity(levels.groups.len());
+                for (i, groups) in levels.groups.iter().enumerate() {
+                    let size = groups[0].len();
+                    // Without the tier: the level's steps on their paths,
+                    // ideally balanced, as the schedule runs them.
+                    let w = if self.tier.is_none() {
+                        self.level_w(groups, level_kind(ring_only, size))?
+                            .min(self.w)
+                    } else {
+                        levels.w[i]
+                    };
+                    lv.push(models::Level {
+                        p: size,
                         alpha: levels.alpha[i],
-                        w: levels.w[i],
-                    })
-                    .collect();
+                        w,
+                    });
+                }
                 (models::blueconnect(&lv, nf, g, ring_only), 1)
             }
             Algorithm::TwoLevel => {
@@ -627,12 +718,7 @@ impl<'a> Context<'a> {
                     .groups
                     .into_iter()
                     .map(|groups| {
-                        let size = groups[0].len();
-                        let kind = if !ring_only && size.is_power_of_two() {
-                            Kind::HalvingDoubling
-                        } else {
-                            Kind::Ring
-                        };
+                        let kind = level_kind(ring_only, groups[0].len());
                         (groups, kind)
                     })
                     .collect();
@@ -671,20 +757,19 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The plan as the packet-level mode sees it.
-    fn packet_fabric(&self) -> Result<packet::Fabric> {
-        if self.tier.is_some() {
-            // The packet engine sends from NICs only; NVLink links and
-            // GPUs sharing a NIC are not part of its model.
-            return Err(Error::parameter(
-                "method",
-                format!(
-                    "the packet-level mode does not model the intra-server tier of {} (NVLink domains, GPUs sharing a NIC); use --method event or fast",
-                    self.plan.source()
-                ),
-            ));
-        }
-        packet::Fabric::new(self.plan, &self.net, &self.table, &self.caps, &self.params)
+    /// The plan as the packet-level mode sees it, over the links `caps`
+    /// ([`PlanRoutes::caps`]: the plan's, the NVLink links of the
+    /// intra-server tier, then any channels of `channels=pair`).
+    fn packet_fabric(&self, caps: &[f64]) -> Result<packet::Fabric> {
+        let nvlink = self.tier.as_ref().map_or(0, |t| t.caps.len());
+        packet::Fabric::new(
+            self.plan,
+            &self.net,
+            &self.table,
+            caps,
+            nvlink,
+            &self.params,
+        )
     }
 
     /// Estimates `n` bytes.
@@ -726,10 +811,8 @@ impl<'a> Context<'a> {
             let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
             // The packet mode's figures per seed, by time.
             let mut packets: Vec<(f64, PacketStats)> = Vec::new();
-            let fabric = match options.method {
-                Method::Packet => Some(self.packet_fabric()?),
-                _ => None,
-            };
+            // Built at the first seed: every seed has the same links.
+            let mut fabric: Option<packet::Fabric> = None;
             for &seed in &seeds {
                 let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
                 // A seed that routes every pair the same way as the last
@@ -750,9 +833,10 @@ impl<'a> Context<'a> {
                         (o.time_us, o.max_link_flows)
                     }
                     Method::Packet => {
-                        let fab = fabric.as_ref().ok_or_else(|| {
-                            Error::Internal("the packet fabric was not built".to_string())
-                        })?;
+                        let fab = match &mut fabric {
+                            Some(f) => f,
+                            None => fabric.insert(self.packet_fabric(&caps)?),
+                        };
                         let o = packet::run(&sched, fab, &mut routes, self.params.eager_bytes)?;
                         packets.push((o.time_us, o.stats));
                         (o.time_us, o.max_link_flows)
@@ -1082,8 +1166,8 @@ pub fn packet_steps(
     routing: Policy,
 ) -> Result<PacketRun> {
     let (ctx, sched) = prepare(plan, algorithm, ranks, size_bytes, params)?;
-    let fab = ctx.packet_fabric()?;
     let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
+    let fab = ctx.packet_fabric(&routes.caps())?;
     let o = packet::run(&sched, &fab, &mut routes, params.eager_bytes)?;
     Ok(PacketRun {
         time_us: o.time_us,

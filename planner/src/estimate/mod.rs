@@ -107,10 +107,42 @@
 //! between the parts of a BiGraph, 3 within a part or across a 2-tier
 //! fat-tree, 5 across the pods of a 3-tier one. The closed forms take, for
 //! each step, the longest route among the pairs the algorithm uses there,
-//! and β from the slowest link; where every rank under a switch sends out
-//! at once (halving-doubling's long distances, the upper levels of the
-//! hierarchical algorithms) β comes from the switch's uplink bandwidth
-//! shared by its ranks (`w_i / p_i` of BlueConnect), when that is lower.
+//! and β from the slowest link. Halving-doubling (`hd`, `hdrm`, their
+//! fold) and the levels of `blueconnect` and `2d` on a plan without the
+//! intra-server tier take β of a step from the route model: every pair of
+//! the step sending at once, each flow split evenly over its equal-cost
+//! paths, β is the most flows' worth on one directed link over its
+//! capacity (`Context::spread_beta`; a halving-doubling level weights its
+//! steps by the bytes each moves). On a BiGraph that is what matters: an
+//! upper and a lower switch share one link, so when the M ranks of a
+//! switch all talk to one switch of the other part (plan-order HD at a
+//! distance of M, a ring across the switches of a level) M flows share it.
+//! The switch's uplinks per rank (`w_i / p_i` of BlueConnect, used before
+//! and still by the other algorithms) spread them over all N/2 uplinks and
+//! left these closed forms 1.4-1.9x below the simulation at 256 MiB.
+//!
+//! # What the closed forms leave out
+//!
+//! With ideal balancing they equal the event-driven simulation under
+//! `--routing spray` (test
+//! `hierarchical_and_plan_order_closed_forms_follow_ideal_balancing_on_a_bigraph`);
+//! what still parts them:
+//!
+//! - **Hash collisions.** Under `ecmp` (the default) a flow takes one
+//!   hashed path, and several may land on one spine link; the closed form
+//!   assumes the even split. Plan-order HD at 256 MiB on a 4x16 BiGraph:
+//!   closed form 59,792 µs, spray 59,792 µs, ECMP seed 0 69,062 µs.
+//! - **One α per level.** A hierarchical level's α is its longest route;
+//!   the steps of a level whose pairs sit one switch closer (the
+//!   cross-part steps of a BiGraph) pay one `alpha_us` less when
+//!   simulated.
+//! - **Overlap.** Sends below `eager_bytes` do not wait for their
+//!   receiver, and a rank starts its next step when its own peers are
+//!   done, not when the whole step is; the closed forms add whole steps.
+//! - **Everything else on the other algorithms.** Ring, the trees,
+//!   `two-level`, `topk-allgather`, `ps` and `hitopk` keep the slowest link
+//!   and the uplinks per rank; with the intra-server tier every level is
+//!   charged its own bandwidth as [`intra`] gives it.
 //!
 //! # When the modes agree
 //!

@@ -333,7 +333,8 @@ pub struct Fit {
     pub sizes: usize,
     /// Worst relative error of the fit over those sizes, %.
     pub max_error_pct: f64,
-    /// `closed-form`, `event` or `fast`.
+    /// `closed-form`, `event`, `fast` or `packet`: how the estimates
+    /// behind the fit were made.
     pub method: estimate::Method,
     /// True when `a` and `b` were given (`--comm`), not fitted to the
     /// plan.

@@ -188,6 +188,50 @@ fn given_comm_replaces_the_fitted_cost() {
 }
 
 #[test]
+fn a_packet_level_fit_follows_the_event_driven_one_plus_store_and_forward() {
+    // HDRM on a 2x8 BiGraph loads every link once per step, so a
+    // packet-level run is the event-driven one plus, per step, a packet
+    // stored and forwarded at each of its two switches: a few µs more at
+    // every size, the same bandwidth.
+    use crate::design::design;
+    use crate::design::shorthand::{self, Shorthand};
+    let (inv, opts) = shorthand::bigraph(2, 8, &Shorthand::default()).unwrap();
+    let plan = design(&inv, &opts).unwrap();
+    let fit = |method| {
+        let options = Options {
+            method,
+            threads: 1,
+            ..Options::default()
+        };
+        fit_allreduce(
+            &plan,
+            Algorithm::Hdrm,
+            16,
+            1 << 20,
+            &Params::default(),
+            &options,
+        )
+        .unwrap()
+    };
+    let (event, packet) = (fit(estimate::Method::Event), fit(estimate::Method::Packet));
+    assert_eq!(packet.method, estimate::Method::Packet);
+    assert_eq!(packet.sizes, event.sizes);
+    // At most 8 steps of 2 x 4096 B at 12,500 B/µs more at any size;
+    // below 64 KiB a step's chunk is less than a packet, so the extra
+    // grows with the size up to there and the fit's b takes some of it.
+    let most = 8.0 * 2.0 * 4096.0 / 12_500.0;
+    assert!(
+        packet.a_us <= event.a_us + most,
+        "{} vs {}",
+        packet.a_us,
+        event.a_us
+    );
+    assert!(packet.max_error_pct < 10.0, "{}", packet.max_error_pct);
+    let ratio = packet.b_us_per_byte / event.b_us_per_byte;
+    assert!((1.0..1.05).contains(&ratio), "{ratio}");
+}
+
+#[test]
 fn profiles_have_the_documented_shapes() {
     let layers = |n: &str| Model::built_in(n).unwrap().layers.len();
     assert_eq!(layers("resnet50"), 107);

@@ -4,7 +4,12 @@
 use crate::{planner, planner_in};
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let out = planner(args);
+    json_in(&crate::root(), args)
+}
+
+/// Runs `planner` with `args` in `dir` and reads its JSON output.
+fn json_in(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let out = planner_in(dir, args);
     assert!(
         out.status.success(),
         "{}",
@@ -174,4 +179,48 @@ fn same_input_same_output() {
         "json",
     ];
     assert_eq!(planner(&args).stdout, planner(&args).stdout);
+}
+
+/// `--method packet` fits the allreduce cost to packet-level runs, on a
+/// plan with the intra-server tier too (one rank per GPU; issue 19).
+#[test]
+fn packet_level_fit_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("small.csv"),
+        "name,parameters,forward_gflops\nconv,65536,0.5\nfc,196608,0.1\n",
+    )
+    .unwrap();
+    let plan = crate::root().join("examples/data/cloud-8x16.plan.json");
+    let run = |method: &str| {
+        json_in(
+            dir.path(),
+            &[
+                "iteration",
+                plan.to_str().unwrap(),
+                "--model",
+                "small.csv",
+                "--algorithm",
+                "2d",
+                "--method",
+                method,
+                "--format",
+                "json",
+            ],
+        )
+    };
+    let (event, packet) = (run("event"), run("packet"));
+    let fit = &packet["fits"][0];
+    assert_eq!(fit["method"], "packet");
+    assert_eq!(fit["ranks"], 128);
+    assert_eq!(fit["sizes"], event["fits"][0]["sizes"]);
+    assert!(fit["a_us"].as_f64().unwrap() > 0.0);
+    assert!(fit["algbw_gbps"].as_f64().unwrap() > 0.0);
+    let results = packet["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5);
+    assert!(
+        results
+            .iter()
+            .all(|r| r["iteration_ms"].as_f64().unwrap() > 0.0)
+    );
 }

@@ -65,8 +65,10 @@ pub struct IterationArgs {
     /// Bytes a gradient value takes (4 for FP32, 2 for FP16).
     #[arg(long, default_value_t = 4)]
     gradient_bytes: u32,
-    /// How allreduce times are estimated for the fit: closed-form, event
-    /// or fast.
+    /// How allreduce times are estimated for the fit: closed-form, event,
+    /// fast or packet (packet-level, docs/packet-sim.md: every size of the
+    /// fit, 4 KiB to the model's gradients, is simulated packet by packet,
+    /// seconds to minutes per algorithm on large plans).
     #[arg(long, default_value = "closed-form")]
     method: String,
     /// The allreduce cost `a + b·M` of MG-WFBP eq. 9 instead of the one

@@ -96,7 +96,12 @@ pub struct SimulateArgs {
     /// (step-synchronous: a barrier after every step, for screening; exact
     /// without contention, otherwise usually slower), packet (packet-level:
     /// switch queues, PFC, ECN and DCQCN, with the --param settings of
-    /// docs/packet-sim.md; much slower) or closed-form [default: event].
+    /// docs/packet-sim.md; much slower) or closed-form (the papers'
+    /// α-β-γ equations; for hd and the levels of blueconnect and 2d each
+    /// step's β is its most loaded link with flows split evenly over
+    /// equal-cost paths, so they equal --routing spray; they leave out
+    /// ECMP hash collisions, a step's α below its level's longest route,
+    /// and steps overlapping; docs/cli.md) [default: event].
     #[arg(long, value_name = "METHOD")]
     method: Option<String>,
     /// Same as --method fast.

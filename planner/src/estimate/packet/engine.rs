@@ -1,12 +1,12 @@
 //! The packet-level event loop: NICs, switch egress ports with per-priority
 //! queues, PFC, ECN marking and DCQCN (see [`super`] for the model).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use super::dcqcn::{self, Rate};
 use super::{Fabric, PacketStats, PacketStep};
 use crate::error::{Error, Result};
+use crate::estimate::queue::Queue;
 use crate::estimate::schedules::{NONE, SendSchedule};
 use crate::estimate::sim::{Dependants, FlowRoute, Routes};
 use crate::network::hash::fmix64;
@@ -24,24 +24,30 @@ const CNP: u8 = 3;
 const WAKE: u8 = 4;
 const READY: u8 = 5;
 
-/// An event packed into one `u128` ordered by (time, kind, id, aux).
-fn key(time: u64, kind: u8, id: u32, aux: u32) -> Reverse<u128> {
-    Reverse(
-        (u128::from(time) << 64)
-            | (u128::from(kind) << 60)
-            | (u128::from(id) << 28)
-            | u128::from(aux & 0x0FFF_FFFF),
+/// An event's value in the queue (whose key is its time): kind, id and
+/// aux packed so that events of one instant are taken in the order
+/// (kind, id, aux).
+fn event(kind: u8, id: u32, aux: u32) -> u64 {
+    (u64::from(kind) << 60) | (u64::from(id) << 28) | u64::from(aux & 0x0FFF_FFFF)
+}
+
+fn unevent(v: u64) -> (u8, u32, u32) {
+    (
+        ((v >> 60) & 0xF) as u8,
+        (v >> 28) as u32,
+        (v & 0x0FFF_FFFF) as u32,
     )
 }
 
-fn unkey(k: Reverse<u128>) -> (u64, u8, u32, u32) {
-    let k = k.0;
-    (
-        (k >> 64) as u64,
-        ((k >> 60) & 0xF) as u8,
-        (k >> 28) as u32,
-        (k & 0x0FFF_FFFF) as u32,
-    )
+/// Switches on `route`: a PCIe peer-to-peer hop between two GPUs on one
+/// NIC (an up link followed by its `loopback`) is none.
+fn switches(loopback: &[u32], route: &FlowRoute) -> u64 {
+    let links = route.links();
+    let direct = links
+        .windows(2)
+        .filter(|w| loopback[w[0] as usize] == w[1])
+        .count();
+    (links.len().saturating_sub(1) - direct) as u64
 }
 
 fn ps(us: f64) -> u64 {
@@ -137,7 +143,8 @@ struct Engine<'a> {
     kmax: f64,
     pmax: f64,
     dcqcn: Option<dcqcn::Config>,
-    heap: BinaryHeap<Reverse<u128>>,
+    /// Events keyed by their time, ps: the event-driven mode's queue.
+    queue: Queue,
     ports: Vec<Port>,
     /// Bytes in a switch per (ingress link, priority), and whether XOFF
     /// was sent for it.
@@ -210,7 +217,7 @@ pub(crate) fn run(
         kmax: fab.ecn.1 * 1024.0,
         pmax: fab.ecn.2,
         dcqcn,
-        heap: BinaryHeap::with_capacity(4 * sched.ranks() + 16),
+        queue: Queue::default(),
         ports: (0..links)
             .map(|_| Port {
                 wake: u64::MAX,
@@ -248,11 +255,26 @@ pub(crate) fn run(
     for i in 0..n {
         if e.deps.waiting[i] == 0 {
             let at = ps(sched.delay_us[i]);
-            e.heap.push(key(at, READY, i as u32, 0));
+            e.queue.push(at, event(READY, i as u32, 0));
         }
     }
-    while let Some(k) = e.heap.pop() {
-        let (now, kind, id, aux) = unkey(k);
+    // The events of the current instant, the next one last. An event may
+    // add others at the same instant: they join this list in order, so
+    // the events of an instant are taken in (kind, id, aux) order as one
+    // priority queue of (time, kind, id, aux) would take them.
+    let mut instant: Vec<u64> = Vec::new();
+    let mut fresh: Vec<u64> = Vec::new();
+    let mut now = 0u64;
+    loop {
+        if instant.is_empty() {
+            match e.queue.pop_min(&mut instant) {
+                Some(t) => now = t,
+                None => break,
+            }
+            instant.reverse();
+        }
+        let Some(v) = instant.pop() else { break };
+        let (kind, id, aux) = unevent(v);
         e.stats.events += 1;
         match kind {
             TX_DONE => e.tx_done(now, id as usize)?,
@@ -267,6 +289,10 @@ pub(crate) fn run(
                 e.try_start(now, id as usize)?;
             }
             _ => e.start(now, id as usize, routes)?,
+        }
+        if e.queue.pop_same(&mut fresh) {
+            instant.append(&mut fresh);
+            instant.sort_unstable_by(|a, b| b.cmp(a));
         }
     }
     if e.delivered != n {
@@ -404,7 +430,7 @@ impl Engine<'_> {
         port.busy = true;
         port.current = pkt;
         let done = now + self.ser(link, wire);
-        self.heap.push(key(done, TX_DONE, link as u32, 0));
+        self.queue.push(done, event(TX_DONE, link as u32, 0));
         Ok(())
     }
 
@@ -430,7 +456,7 @@ impl Engine<'_> {
         let Some(idx) = pick else {
             if wait != u64::MAX && wait < self.ports[link].wake {
                 self.ports[link].wake = wait;
-                self.heap.push(key(wait, WAKE, link as u32, 0));
+                self.queue.push(wait, event(WAKE, link as u32, 0));
             }
             return Ok(());
         };
@@ -477,7 +503,7 @@ impl Engine<'_> {
         }
         port.busy = true;
         port.current = pkt;
-        self.heap.push(key(now + ser, TX_DONE, link as u32, 0));
+        self.queue.push(now + ser, event(TX_DONE, link as u32, 0));
         Ok(())
     }
 
@@ -504,6 +530,11 @@ impl Engine<'_> {
         let route = &flow.paths[usize::from(pkt.path)];
         let prio = usize::from(flow.prio);
         let step = flow.step as usize;
+        let next = route
+            .links()
+            .get(usize::from(pkt.hop) + 1)
+            .copied()
+            .unwrap_or(u32::MAX);
         // The packet leaves the switch's buffer: release what it held
         // against the port it came in on.
         if pkt.hop > 0 {
@@ -518,7 +549,14 @@ impl Engine<'_> {
         if self.fab.to_host[link] {
             self.receive(now, id, step)?;
         } else {
-            self.heap.push(key(now + self.alpha_ps, ARRIVE, id, 0));
+            // A PCIe peer-to-peer send between two GPUs on one NIC meets
+            // no switch (the fluid modes' route has no switch latency).
+            let delay = if self.fab.loopback[link] == next {
+                0
+            } else {
+                self.alpha_ps
+            };
+            self.queue.push(now + delay, event(ARRIVE, id, 0));
         }
         self.try_start(now, link)
     }
@@ -542,7 +580,10 @@ impl Engine<'_> {
         }
         let inlink = route.links[hop - 1] as usize;
         let out = route.links[hop] as usize;
-        let lossless = self.fab.lossless & (1 << prio) != 0;
+        // NVLink is lossless by its credit flow control, whatever the
+        // priority; its ports do not mark ECN.
+        let lossless = self.fab.lossless & (1 << prio) != 0 || self.fab.nvlink[inlink];
+        let marks = lossless && !self.fab.nvlink[out];
         // Ingress accounting and PFC.
         let k = inlink * PRIOS + prio;
         self.ingress[k] += u64::from(pkt.wire);
@@ -558,7 +599,7 @@ impl Engine<'_> {
         }
         // ECN marking on the egress queue (RED on the instantaneous depth).
         let q = self.ports[out].queued[prio] as f64;
-        if lossless && q > self.kmin {
+        if marks && q > self.kmin {
             let mark = if q > self.kmax || self.kmax <= self.kmin {
                 true
             } else {
@@ -587,8 +628,8 @@ impl Engine<'_> {
         let k = link * PRIOS + prio;
         self.pfc_gen[k] = self.pfc_gen[k].wrapping_add(1) & 0x00FF_FFFF;
         let aux = (self.pfc_gen[k] << 4) | ((prio as u32) << 1) | u32::from(on);
-        self.heap
-            .push(key(now + self.pfc_delay_ps, PAUSE, link as u32, aux));
+        self.queue
+            .push(now + self.pfc_delay_ps, event(PAUSE, link as u32, aux));
     }
 
     /// PFC pauses (`on`) or resumes priority `prio` of the port sending on
@@ -628,9 +669,9 @@ impl Engine<'_> {
             && (f.last_cnp == u64::MAX || now - f.last_cnp >= self.cnp_interval_ps)
         {
             f.last_cnp = now;
-            let switches = u64::from(f.paths[usize::from(pkt.path)].len.saturating_sub(1));
-            let at = now + switches * self.alpha_ps;
-            self.heap.push(key(at, CNP, f.qp, 0));
+            let hops = switches(&self.fab.loopback, &f.paths[usize::from(pkt.path)]);
+            let at = now + hops * self.alpha_ps;
+            self.queue.push(at, event(CNP, f.qp, 0));
             self.steps[step].cnps += 1;
         }
         if f.to_recv == 0 {
@@ -671,7 +712,7 @@ impl Engine<'_> {
                 if !(t.is_finite() && t >= 0.0) {
                     return Err(Error::Internal(format!("send {j} is ready at {t} µs")));
                 }
-                self.heap.push(key(ps(t), READY, j as u32, 0));
+                self.queue.push(ps(t), event(READY, j as u32, 0));
             }
         }
         Ok(())

@@ -38,6 +38,30 @@
 //! store-and-forward per switch. The tests hold the two to that
 //! difference exactly where the fluid model is exact.
 //!
+//! # The intra-server tier
+//!
+//! With NVLink domains or NICs shared by several GPUs (issue 18) there is
+//! one rank per GPU ([`crate::estimate::default_ranks`]) and the links are
+//! those of the fluid modes ([`crate::estimate::intra`]), so the three
+//! modes route every send the same way:
+//!
+//! - **NVLink.** Every GPU of a domain has an up and a down link at the
+//!   domain's per-GPU speed into its NVSwitch (a `mesh` is pooled the
+//!   same way). A GPU's NVLink up link is a sending port of its own, like
+//!   a NIC; the NVSwitch is a switch of the model (store-and-forward,
+//!   `alpha_us`, an output queue per down link). NVLink's credit flow
+//!   control is modelled as PFC with the same thresholds on every
+//!   priority (NVLink does not drop), and its ports never mark ECN, so
+//!   DCQCN never slows a flow inside a server.
+//! - **Shared NICs.** The GPUs behind one NIC send through its one port:
+//!   their flows take packets from it round-robin, as flows of one rank
+//!   do. Two GPUs on one NIC without a common domain talk through the
+//!   NIC's up and down link (PCIe peer-to-peer at the NIC's speed at most,
+//!   as the fluid modes have it), with no switch latency between the two
+//!   links (a packet is still stored and forwarded once).
+//! - **Channels** of `channels=pair` (a tree edge's own link between two
+//!   ranks) are a sending port at one end and a receiver at the other.
+//!
 //! # Buffers and PFC
 //!
 //! Each switch counts, per ingress port and lossless priority, the bytes
@@ -84,10 +108,13 @@
 //! packet belongs to) the deepest egress queue, the PFC pauses a packet of
 //! the step triggered and how long they held their port, the ECN marks
 //! and the CNPs ([`PacketStep`]), and their totals ([`PacketStats`]).
-//! Events go through one binary heap keyed by integer picoseconds, kind
-//! and id; ties and the marking draws are deterministic. Every packet is
-//! simulated at every hop (no batching): the cost is about two heap
-//! operations per packet per link, about 0.5 µs of CPU per packet, so a
+//! Events go through the event-driven mode's queue
+//! ([`crate::estimate::queue`], a monotone radix heap) keyed by integer
+//! picoseconds; the events of one instant are taken in (kind, id, aux)
+//! order, including those an event adds at its own instant, and the
+//! marking draws are deterministic. Every packet is simulated at every
+//! hop (no batching): the cost is about two queue operations per packet
+//! per link, about 0.5 µs of CPU per packet, so a
 //! 256 MiB allreduce over 1,024 ranks (134 million packets) takes about a
 //! minute; docs/benchmarks.md has the figures.
 
@@ -158,6 +185,15 @@ pub(crate) struct Fabric {
     pub from_host: Vec<bool>,
     /// Links that end at a NIC.
     pub to_host: Vec<bool>,
+    /// Links of an NVLink domain (a GPU's up and down link to its
+    /// NVSwitch): lossless by NVLink's credit flow control whatever the
+    /// priority, and never ECN-marked.
+    pub nvlink: Vec<bool>,
+    /// Per NIC up link, that NIC's down link (`u32::MAX` for every other
+    /// link): a packet going from the one to the other is a PCIe
+    /// peer-to-peer send between two GPUs on one NIC, with no switch
+    /// latency between the two links.
+    pub loopback: Vec<u32>,
     /// Priority of every rank's traffic.
     pub priority: Vec<u8>,
     /// Lossless priorities (bit p).
@@ -175,25 +211,49 @@ pub(crate) struct Fabric {
 
 impl Fabric {
     /// The fabric of `plan` for ranks on the sub-nodes `table`, links of
-    /// capacity `caps`.
+    /// capacity `caps`: the plan's links (`net`), then `nvlink_links`
+    /// NVLink links of the intra-server tier (a GPU's up link, then its
+    /// down link, [`crate::estimate::intra`]), then any channels of their
+    /// own (`channels=pair`: a link from one rank straight to another).
     pub(crate) fn new(
         plan: &CheckedPlan,
         net: &Network<'_>,
         table: &[usize],
         caps: &[f64],
+        nvlink_links: usize,
         params: &super::Params,
     ) -> Result<Self> {
         let p = params.packet.clone();
         p.check()?;
         let qos = plan.qos_intent();
         let links = caps.len();
+        let fabric = net.link_count();
         let mut from_host = vec![false; links];
         let mut to_host = vec![false; links];
-        for (id, (from, to)) in from_host.iter_mut().zip(to_host.iter_mut()).enumerate() {
+        let mut nvlink = vec![false; links];
+        let mut loopback = vec![u32::MAX; links];
+        for id in 0..links {
             match net.link(id) {
-                Some(Link::Up { .. }) => *from = true,
-                Some(Link::Down { .. }) => *to = true,
-                _ => {}
+                Some(Link::Up { sub_node }) => {
+                    from_host[id] = true;
+                    loopback[id] = net.down_link(sub_node) as u32;
+                }
+                Some(Link::Down { .. }) => to_host[id] = true,
+                Some(Link::InterSwitch { .. }) => {}
+                None if id < fabric => {}
+                None if id < fabric + nvlink_links => {
+                    nvlink[id] = true;
+                    // Up (from the GPU) at even offsets, down at odd.
+                    if (id - fabric).is_multiple_of(2) {
+                        from_host[id] = true;
+                    } else {
+                        to_host[id] = true;
+                    }
+                }
+                None => {
+                    from_host[id] = true;
+                    to_host[id] = true;
+                }
             }
         }
         let priority = table
@@ -218,6 +278,8 @@ impl Fabric {
             caps: caps.to_vec(),
             from_host,
             to_host,
+            nvlink,
+            loopback,
             priority,
             lossless,
             mtu: p.mtu_bytes.unwrap_or_else(|| roce_mtu(qos.mtu)),

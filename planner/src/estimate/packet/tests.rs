@@ -58,6 +58,8 @@ fn fabric(links: usize, up: &[usize], down: &[usize], ranks: usize, p: PacketPar
         caps: vec![W; links],
         from_host,
         to_host,
+        nvlink: vec![false; links],
+        loopback: vec![u32::MAX; links],
         priority: vec![3; ranks],
         lossless: 1 << 3,
         mtu: 4096,
@@ -256,7 +258,7 @@ fn per_direction_classes_give_each_part_its_priority() {
     let net = crate::network::Network::new(&plan, plan.source()).unwrap();
     let table: Vec<usize> = (0..plan.sub_node_list.len()).collect();
     let caps = vec![W; net.link_count()];
-    let fab = Fabric::new(&plan, &net, &table, &caps, &params).unwrap();
+    let fab = Fabric::new(&plan, &net, &table, &caps, 0, &params).unwrap();
     let qos = plan.qos_intent();
     let mut seen: Vec<u8> = fab.priority.clone();
     seen.sort_unstable();
@@ -309,6 +311,36 @@ fn d_mod_k_spares_halving_doubling_the_hash_collisions() {
     assert_eq!(dmodk.packet.as_ref().unwrap().pfc_pauses, 0);
 }
 
+#[test]
+fn a_channel_per_tree_edge_has_no_switch_to_store_and_forward() {
+    // `channels=pair`: every (tree, sender, receiver) on a link of its
+    // own from one rank to the other, so packets add nothing to the
+    // fluid time.
+    let plan = bigraph(2, 8);
+    let params = Params {
+        channels: crate::estimate::Channels::Pair,
+        ..Params::default()
+    };
+    let at = |m| {
+        estimate(
+            &plan,
+            Algorithm::OverlappedTree,
+            None,
+            1 << 20,
+            &params,
+            &options(m, Policy::Ecmp),
+        )
+        .unwrap()
+    };
+    let (event, packet) = (at(Method::Event), at(Method::Packet));
+    close(
+        packet.time_us,
+        event.time_us,
+        1e-3,
+        "overlapped tree on channels",
+    );
+}
+
 mod properties {
     use proptest::prelude::*;
 
@@ -334,5 +366,206 @@ mod properties {
                 "{} vs {}", packet.time_us, fluid + largest / W);
             prop_assert_eq!(packet.stats.buffer_overruns, 0);
         }
+    }
+}
+
+/// The intra-server tier: NVLink links and NICs shared by several GPUs
+/// (issue 18) in the packet-level mode.
+mod tier {
+    use super::*;
+    use crate::design::DesignOptions;
+    use crate::estimate::context::{Context, PlanRoutes};
+    use crate::inventory::Inventory;
+    use crate::plan::{Plan, Topology};
+
+    fn bundled(name: &str, topology: Topology) -> crate::checked::CheckedPlan {
+        let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let inv = Inventory::from_toml(&text, &path).unwrap();
+        let opts = DesignOptions {
+            topology,
+            ..DesignOptions::default()
+        };
+        design(&inv, &opts).unwrap()
+    }
+
+    /// What store-and-forward adds to the fluid time when no link carries
+    /// two flows at once and every step waits for the one before: per
+    /// step, the most over its sends of one packet (`min(mtu, bytes)`) at
+    /// every point between two links of its route, on links of one speed.
+    fn store_and_forward(
+        plan: &crate::checked::CheckedPlan,
+        algorithm: Algorithm,
+        ranks: Option<usize>,
+        size: u64,
+    ) -> f64 {
+        let params = Params::default();
+        let ctx = Context::new(plan, algorithm, ranks, &params).unwrap();
+        let (_, chunks) = ctx.closed_form(size).unwrap();
+        let sched = ctx.schedule(size, chunks).unwrap();
+        let mut routes = PlanRoutes::new(&ctx, &sched, 0, Policy::Ecmp);
+        let mut per_step = vec![0.0f64; sched.steps().len()];
+        for i in 0..sched.len() {
+            let route = routes.route(i).unwrap();
+            let links = route.links();
+            let w = ctx.caps[links[0] as usize];
+            assert!(links.iter().all(|&l| ctx.caps[l as usize] == w));
+            let s = sched.bytes[i].min(4096) as f64;
+            let step = sched.step[i] as usize;
+            per_step[step] = per_step[step].max((links.len() - 1) as f64 * s / w);
+        }
+        per_step.iter().sum()
+    }
+
+    /// The event-driven and the packet-level estimate, ECMP seed 0.
+    fn both(
+        plan: &crate::checked::CheckedPlan,
+        algorithm: Algorithm,
+        ranks: Option<usize>,
+        size: u64,
+    ) -> (Estimate, Estimate) {
+        let at = |m| {
+            estimate(
+                plan,
+                algorithm,
+                ranks,
+                size,
+                &Params::default(),
+                &options(m, Policy::Ecmp),
+            )
+            .unwrap()
+        };
+        (at(Method::Event), at(Method::Packet))
+    }
+
+    /// The packet time is the event-driven one plus store-and-forward,
+    /// to 1 ns (packet times are rounded to picoseconds per packet), with
+    /// at most `flows` flows on a link.
+    fn check_exact(
+        plan: &crate::checked::CheckedPlan,
+        a: Algorithm,
+        ranks: Option<usize>,
+        size: u64,
+        flows: usize,
+    ) {
+        let (event, packet) = both(plan, a, ranks, size);
+        for e in [&event, &packet] {
+            assert_eq!(e.schedule.as_ref().unwrap().max_link_flows, flows, "{e:?}");
+        }
+        let extra = store_and_forward(plan, a, ranks, size);
+        assert!(extra > 0.0);
+        close(
+            packet.time_us,
+            event.time_us + extra,
+            1e-3,
+            &format!("{} {} {size} B", plan.name, a.as_str()),
+        );
+        let stats = packet.packet.as_ref().unwrap();
+        assert_eq!((stats.pfc_pauses, stats.ecn_marks), (0, 0), "{stats:?}");
+    }
+
+    use crate::estimate::Estimate;
+
+    #[test]
+    fn an_nvlink_send_is_the_fluid_time_plus_one_packet_through_the_nvswitch() {
+        // Two GPUs of one H100 server: a ring of two, each send on the
+        // sender's NVLink up link and the receiver's down link at 450 GB/s,
+        // through the NVSwitch.
+        let plan = bundled("h100-8x32", Topology::FatTree);
+        for size in [2048u64, 10_000, 1 << 20] {
+            check_exact(&plan, Algorithm::Ring, Some(2), size, 1);
+            let (event, packet) = both(&plan, Algorithm::Ring, Some(2), size);
+            let s = (size / 2).min(4096) as f64;
+            close(
+                packet.time_us,
+                event.time_us + 2.0 * s / 450_000.0,
+                1e-3,
+                "by hand",
+            );
+        }
+    }
+
+    #[test]
+    fn a_pcie_send_between_two_gpus_on_one_nic_meets_no_switch() {
+        // cloud-8x16 without its NVLink domain: two GPUs of one NIC talk
+        // through the NIC's links (PCIe peer-to-peer at the NIC's speed at
+        // most, as the fluid modes route it), with no switch latency; a
+        // packet is stored and forwarded once between the two links. The
+        // two sends of a ring of two share both links (fair sharing, the
+        // links busy throughout).
+        let mut p: Plan = (*bundled("cloud-8x16", Topology::FatTree)).clone();
+        for s in &mut p.servers {
+            s.nvlink.clear();
+        }
+        let json = serde_json::to_string(&p).unwrap();
+        let plan = crate::checked::CheckedPlan::load(&json, "pcie.json").unwrap();
+        for size in [2048u64, 1 << 20] {
+            check_exact(&plan, Algorithm::Ring, Some(2), size, 2);
+        }
+    }
+
+    #[test]
+    fn hierarchical_algorithms_on_rails_are_the_event_time_plus_store_and_forward() {
+        // 32 H100 servers on a rail-optimized fabric of one group: the
+        // intra-server levels run on NVLink (one NVSwitch per route), the
+        // inter-server level per rail under one rail switch, one flow per
+        // link: 2d has 7 + 62 + 7 steps, blueconnect 3 + 10 + 3.
+        let plan = bundled("h100-8x32", Topology::RailOptimized);
+        for a in [Algorithm::TwoD, Algorithm::BlueConnect] {
+            check_exact(&plan, a, None, 1 << 20, 1);
+        }
+        let two_d = 14.0 * 4096.0 / 450_000.0 + 62.0 * 4096.0 / 50_000.0;
+        assert!((store_and_forward(&plan, Algorithm::TwoD, None, 1 << 20) - two_d).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_bundled_servers_run_at_packet_level() {
+        // One rank per GPU on NICs shared by 2 (DGX-1) and 8 (cloud)
+        // GPUs: every packet delivered, NVLink and the shared NICs in use.
+        for (name, topology, ranks) in [
+            ("h100-8x32", Topology::FatTree, 256),
+            ("dgx1-v100", Topology::BiGraph, 128),
+            ("cloud-8x16", Topology::FatTree, 128),
+        ] {
+            let plan = bundled(name, topology);
+            let (event, packet) = both(&plan, Algorithm::TwoD, None, 1 << 20);
+            assert_eq!(packet.ranks, ranks);
+            assert!(packet.time_us > 0.0 && event.time_us > 0.0);
+            let stats = packet.packet.as_ref().unwrap();
+            assert!(stats.packets >= (ranks as u64) * 2, "{name}: {stats:?}");
+        }
+    }
+
+    #[test]
+    fn nvlink_is_lossless_whatever_the_priority_and_never_marks_ecn() {
+        // Four GPUs into one over an NVSwitch, on priority 0 (lossy on the
+        // fabric) with ECN thresholds of 1 KiB: NVLink's flow control
+        // pauses the senders and no packet is marked.
+        let k = 4;
+        let sends: Vec<(u32, u32, u64, &[u32])> = (0..k)
+            .map(|s| (s as u32, k as u32, 1 << 20, &[][..]))
+            .collect();
+        let sched = SendSchedule::by_hand(k + 1, &sends);
+        let up: Vec<usize> = (0..k).collect();
+        let mut fab = fabric(k + 1, &up, &[k], k + 1, PacketParams::default());
+        fab.priority = vec![0; k + 1];
+        fab.ecn = (1.0, 2.0, 1.0);
+        let paths: Vec<Vec<u32>> = (0..k).map(|s| vec![s as u32, k as u32]).collect();
+        let refs: Vec<&[u32]> = paths.iter().map(|p| &p[..]).collect();
+        let fabric_run = run(&sched, &fab, &mut routes(&refs), EAGER).unwrap();
+        // On the fabric priority 0 is lossy: no pause; the ECN marks
+        // are not taken either (lossy traffic is not marked).
+        assert_eq!(fabric_run.stats.pfc_pauses, 0);
+        fab.nvlink = vec![true; k + 1];
+        let nvlink = run(&sched, &fab, &mut routes(&refs), EAGER).unwrap();
+        assert!(nvlink.stats.pfc_pauses >= k as u64, "{:?}", nvlink.stats);
+        assert_eq!(nvlink.stats.ecn_marks, 0);
+        assert_eq!(nvlink.stats.buffer_overruns, 0);
+        close(
+            nvlink.time_us,
+            fabric_run.time_us,
+            1e-5,
+            "the bottleneck never idles",
+        );
     }
 }
