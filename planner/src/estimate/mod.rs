@@ -73,8 +73,11 @@
 //! ([`models::pipeline`]), and the simulated schedule uses the same K.
 //! `simulate --steps` reports the trees' gradient turnaround (C-Cube
 //! III-C: a chunk's reduction start to its broadcast at every rank; first,
-//! mean and max over the chunks) on the step-synchronous timeline
-//! ([`SendSchedule::turnaround`]).
+//! mean and max over the chunks): event-driven (the default method) from
+//! when each send's flow started and when it was delivered in the
+//! simulation ([`SendSchedule::turnaround_of_sends`]); with `--fast`, and
+//! with the closed form and the packet mode, on the step-synchronous
+//! timeline ([`SendSchedule::turnaround`]).
 //!
 //! # Baselines
 //!
@@ -172,12 +175,12 @@ use crate::error::{Error, Result};
 use crate::plan::Topology;
 
 pub use context::{
-    PacketRun, estimate, estimates, packet_steps, send_schedule, steps, steps_and_turnaround,
+    PacketRun, estimate, estimates, packet_steps, send_schedule, steps_and_turnaround,
 };
 pub use fast::StepSummary;
 pub use packet::{PACKET_PARAMS, PacketParams, PacketStats, PacketStep};
 pub use params::{Channels, PARAMS, ParamDoc, Params};
-pub use schedules::{SendSchedule, StepInfo, StepPhase, Turnaround};
+pub use schedules::{SendSchedule, StepInfo, StepPhase, Timeline, Turnaround};
 pub use sizes::{SIZE_UNITS, format_size, parse_byte_count, parse_nodes, parse_size, parse_sizes};
 pub use sweep::{ScaleSpec, scale_plans, scale_sweep, size_sweep};
 
