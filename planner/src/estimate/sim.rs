@@ -72,7 +72,8 @@
 //! Flows and links live in dense arrays indexed by slot and link id; a
 //! flow's slot is reused once it ends, so memory follows the flows in
 //! flight, not the schedule. The schedule itself (about 40 bytes a send:
-//! 2 million sends for a ring of 1,024 ranks) is the largest structure.
+//! 2 million sends for a ring of 1,024 ranks) is the largest structure,
+//! then [`Dependants`] (about 16 bytes a send) and each send's ready time.
 
 use super::queue::Queue;
 use super::schedules::{NONE, SendSchedule};
