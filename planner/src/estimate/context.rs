@@ -1096,22 +1096,13 @@ fn prepare<'a>(
 }
 
 /// The schedule behind an estimate, step by step as the step-synchronous
-/// mode sees it with ECMP seed `seed` under `routing`: phase, flows, bytes, the most flows
-/// on one link and the step's time.
-pub fn steps(
-    plan: &CheckedPlan,
-    algorithm: Algorithm,
-    ranks: Option<usize>,
-    size_bytes: u64,
-    params: &Params,
-    seed: u64,
-    routing: Policy,
-) -> Result<Vec<StepSummary>> {
-    Ok(steps_and_turnaround(plan, algorithm, ranks, size_bytes, params, seed, routing)?.0)
-}
-
-/// [`steps`], and for the trees the gradient turnaround of their chunks
-/// on that step-synchronous timeline ([`SendSchedule::turnaround`]).
+/// mode sees it with ECMP seed `seed` under `routing`: phase, flows, bytes,
+/// the most flows on one link and the step's time; and for the trees the
+/// gradient turnaround of their chunks. With `method` event-driven the
+/// turnaround is measured on the event-driven simulation's timeline (when
+/// each send started and was delivered, [`SendSchedule::turnaround_of_sends`]);
+/// otherwise on the step-synchronous one ([`SendSchedule::turnaround`]).
+#[allow(clippy::too_many_arguments)]
 pub fn steps_and_turnaround(
     plan: &CheckedPlan,
     algorithm: Algorithm,
@@ -1120,13 +1111,36 @@ pub fn steps_and_turnaround(
     params: &Params,
     seed: u64,
     routing: Policy,
+    method: Method,
 ) -> Result<(Vec<StepSummary>, Option<schedules::Turnaround>)> {
     let (ctx, sched) = prepare(plan, algorithm, ranks, size_bytes, params)?;
     let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
     let caps = routes.caps();
     let steps = fast::run(&sched, &caps, &mut routes, true)?.steps;
-    let times: Vec<f64> = steps.iter().map(|s| s.time_us).collect();
-    let turnaround = sched.turnaround(&times);
+    // Only the trees' sends belong to chunks.
+    let turnaround = if !sched.chunk.is_empty() {
+        match method {
+            Method::Event => {
+                let mut routes = PlanRoutes::new(&ctx, &sched, seed, routing);
+                let mut times = sim::SendTimes::default();
+                sim::run_with(
+                    &sched,
+                    &caps,
+                    &mut routes,
+                    params.eager_bytes,
+                    sim::Settings::default(),
+                    Some(&mut times),
+                )?;
+                sched.turnaround_of_sends(&times.start_us, &times.delivered_us)
+            }
+            _ => {
+                let times: Vec<f64> = steps.iter().map(|s| s.time_us).collect();
+                sched.turnaround(&times)
+            }
+        }
+    } else {
+        None
+    };
     Ok((steps, turnaround))
 }
 

@@ -73,8 +73,11 @@
 //! ([`models::pipeline`]), and the simulated schedule uses the same K.
 //! `simulate --steps` reports the trees' gradient turnaround (C-Cube
 //! III-C: a chunk's reduction start to its broadcast at every rank; first,
-//! mean and max over the chunks) on the step-synchronous timeline
-//! ([`SendSchedule::turnaround`]).
+//! mean and max over the chunks): event-driven (the default method) from
+//! when each send's flow started and when it was delivered in the
+//! simulation ([`SendSchedule::turnaround_of_sends`]); with `--fast`, and
+//! with the closed form and the packet mode, on the step-synchronous
+//! timeline ([`SendSchedule::turnaround`]).
 //!
 //! # Baselines
 //!
@@ -170,8 +173,12 @@
 //! step-synchronous and 0.42 to 0.53 s event-driven; the EFLOPS Fig. 16
 //! sweep (ring, HD and HDRM on BiGraph and fat-tree, 64 to 1,024 nodes,
 //! 256 KiB and 256 MiB, HDRM on the BiGraphs only: 50 simulations) takes
-//! 1.7 s event-driven on two threads. The `timing_*` tests, ignored by
-//! default, measure these. The pipelined trees are the slow case: at 1,024 ranks and 256 MiB the
+//! 1.7 s event-driven on two threads. With lone flows sharing end events
+//! ([`sim`]) the whole `planner simulate` command for that ring took
+//! 0.36 to 0.38 s of CPU at best on a machine loaded by other builds,
+//! 4 to 7 % under the build before that change: issue #19's 0.1 s and 1 s
+//! are not met (docs/benchmarks.md says where the time goes). The
+//! `timing_*` tests, ignored by default, measure these. The pipelined trees are the slow case: at 1,024 ranks and 256 MiB the
 //! overlapped tree has 410 chunks and 838,860 sends whose flows share
 //! every NIC, so most events water-fill a component of hundreds of flows
 //! (2.6 s on a fat-tree, 4.9 s on a BiGraph, against 0.09 s
@@ -204,12 +211,12 @@ use crate::error::{Error, Result};
 use crate::plan::Topology;
 
 pub use context::{
-    PacketRun, estimate, estimates, packet_steps, send_schedule, steps, steps_and_turnaround,
+    PacketRun, estimate, estimates, packet_steps, send_schedule, steps_and_turnaround,
 };
 pub use fast::StepSummary;
 pub use packet::{PACKET_PARAMS, PacketParams, PacketStats, PacketStep};
 pub use params::{Channels, PARAMS, ParamDoc, Params};
-pub use schedules::{SendSchedule, StepInfo, StepPhase, Turnaround};
+pub use schedules::{SendSchedule, StepInfo, StepPhase, Timeline, Turnaround};
 pub use sizes::{SIZE_UNITS, format_size, parse_byte_count, parse_nodes, parse_size, parse_sizes};
 pub use sweep::{ScaleSpec, scale_plans, scale_sweep, size_sweep};
 

@@ -148,12 +148,38 @@ pub struct SendSchedule {
     chunks: usize,
 }
 
+/// The timeline a [`Turnaround`] is measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Timeline {
+    /// The step-synchronous mode's: a chunk's first step starts when the
+    /// steps before it have ended, and its last step ends with the step's
+    /// slowest flow.
+    StepSynchronous,
+    /// The event-driven simulation's: a chunk's first send starts when its
+    /// flow starts, and it has turned around when its last send is
+    /// delivered.
+    EventDriven,
+}
+
+impl Timeline {
+    /// `step-synchronous` or `event-driven`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Timeline::StepSynchronous => "step-synchronous",
+            Timeline::EventDriven => "event-driven",
+        }
+    }
+}
+
 /// Gradient turnaround of a pipelined tree: for each chunk, the time from
 /// the start of its first reduction send to the end of its last broadcast
 /// send, when every rank has it (C-Cube III-C defines it for the first
-/// chunk). Measured on the step-synchronous timeline.
+/// chunk), on the [`Timeline`] it names.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Turnaround {
+    /// The timeline the times are measured on.
+    pub timeline: Timeline,
     /// Chunks, over every tree.
     pub chunks: usize,
     /// The first chunk of the first tree (C-Cube's gradient turnaround), µs.
@@ -221,28 +247,56 @@ impl SendSchedule {
     /// step (`step_us[s]`, as the step-synchronous mode gives them), or
     /// `None` for a schedule without chunks.
     pub fn turnaround(&self, step_us: &[f64]) -> Option<Turnaround> {
-        if self.chunk.is_empty() {
-            return None;
-        }
-        let count = self.chunk.iter().max().map_or(0, |&c| c as usize + 1);
-        let mut span = vec![(u32::MAX, 0u32); count];
-        for (&c, &st) in self.chunk.iter().zip(&self.step) {
-            let e = &mut span[c as usize];
-            *e = (e.0.min(st), e.1.max(st));
-        }
         let mut start = Vec::with_capacity(step_us.len() + 1);
         start.push(0.0);
         for &t in step_us {
             start.push(start.last().copied().unwrap_or(0.0) + t);
         }
-        let at = |s: usize| start[s.min(start.len() - 1)];
-        let times: Vec<f64> = span
+        let at = |s: u32| start[(s as usize).min(start.len() - 1)];
+        self.chunk_spans(Timeline::StepSynchronous, |i| {
+            (at(self.step[i]), at(self.step[i] + 1))
+        })
+    }
+
+    /// The gradient turnaround of a tree schedule on the event-driven
+    /// timeline, from when each send started (`start_us`) and was
+    /// delivered (`delivered_us`), or `None` for a schedule without chunks.
+    pub(crate) fn turnaround_of_sends(
+        &self,
+        start_us: &[f64],
+        delivered_us: &[f64],
+    ) -> Option<Turnaround> {
+        if start_us.len() != self.len() || delivered_us.len() != self.len() {
+            return None;
+        }
+        self.chunk_spans(Timeline::EventDriven, |i| (start_us[i], delivered_us[i]))
+    }
+
+    /// Per chunk, the earliest start and the latest end over its sends
+    /// (`span(i)` of send i), summed up.
+    fn chunk_spans(
+        &self,
+        timeline: Timeline,
+        span: impl Fn(usize) -> (f64, f64),
+    ) -> Option<Turnaround> {
+        if self.chunk.is_empty() {
+            return None;
+        }
+        let count = self.chunk.iter().max().map_or(0, |&c| c as usize + 1);
+        let mut spans = vec![(f64::INFINITY, f64::NEG_INFINITY); count];
+        for (i, &c) in self.chunk.iter().enumerate() {
+            let (lo, hi) = span(i);
+            let e = &mut spans[c as usize];
+            *e = (e.0.min(lo), e.1.max(hi));
+        }
+        let times: Vec<f64> = spans
             .iter()
-            .filter(|e| e.0 != u32::MAX)
-            .map(|&(lo, hi)| at(hi as usize + 1) - at(lo as usize))
+            .filter(|e| e.0.is_finite())
+            .map(|&(lo, hi)| hi - lo)
             .collect();
         let first = *times.first()?;
         Some(Turnaround {
+            timeline,
             chunks: times.len(),
             first_us: first,
             mean_us: times.iter().sum::<f64>() / times.len() as f64,

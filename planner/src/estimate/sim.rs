@@ -63,10 +63,17 @@
 //! all arithmetic are deterministic; nothing depends on hash order or the
 //! clock.
 //!
+//! A flow that starts alone on its links does not get a queue entry of
+//! its own: the lone flows of an instant that end at the same time share
+//! one ([`Groups`]), which the queue hands back as their own end events,
+//! in the same order. The results are those of one entry per flow
+//! ([`Settings::plain`], which a property test holds equal).
+//!
 //! Flows and links live in dense arrays indexed by slot and link id; a
 //! flow's slot is reused once it ends, so memory follows the flows in
 //! flight, not the schedule. The schedule itself (about 40 bytes a send:
-//! 2 million sends for a ring of 1,024 ranks) is the largest structure.
+//! 2 million sends for a ring of 1,024 ranks) is the largest structure,
+//! then [`Dependants`] (about 16 bytes a send) and each send's ready time.
 
 use super::queue::Queue;
 use super::schedules::{NONE, SendSchedule};
@@ -129,10 +136,13 @@ struct Event {
 
 impl Event {
     fn push(self, queue: &mut Queue) {
-        let value = (u64::from(self.kind) << 63)
+        queue.push(self.time, self.value());
+    }
+
+    fn value(self) -> u64 {
+        (u64::from(self.kind) << 63)
             | (u64::from(self.id & 0x7FFF_FFFF) << 32)
-            | u64::from(self.version);
-        queue.push(self.time, value);
+            | u64::from(self.version)
     }
 
     fn unpack(time: u64, value: u64) -> Self {
@@ -142,6 +152,90 @@ impl Event {
             id: ((value >> 32) & 0x7FFF_FFFF) as u32,
             version: value as u32,
         }
+    }
+}
+
+/// The slot number that marks a queue entry standing for a group of end
+/// events ([`Groups`]); real slots stay below it.
+const GROUP: u32 = 0x7FFF_FFFF;
+
+/// End events of lone flows, held together per end time.
+///
+/// Most flows start alone on their links (every flow of a ring step, and
+/// of a halving-doubling step without contention) and, with the same size
+/// and speed, end together. Instead of one queue entry each, the flows of
+/// an instant that start alone and end at the same time share one entry,
+/// a marker (slot [`GROUP`], the group's number as version). When the
+/// marker comes out of the queue it is replaced by the members' own end
+/// events, and the instant's events are sorted again, so they are handled
+/// in exactly the order, and with exactly the arithmetic, of one entry per
+/// flow. A member that stops being alone before it ends has its rate
+/// changed, which gives it a new version and an end event of its own; its
+/// entry in the group is then dropped as stale, as any outdated end event
+/// is. So grouping changes the work, never the result (property test
+/// `grouped_and_plain_runs_agree`; [`Settings::plain`] turns it off).
+#[derive(Debug, Default)]
+struct Groups {
+    /// Members' packed end events, per group number.
+    members: Vec<Vec<u64>>,
+    /// Group numbers free for reuse.
+    free: Vec<u32>,
+    /// The groups being filled at this instant: (end time bits, group).
+    open: Vec<(u64, u32)>,
+}
+
+impl Groups {
+    /// Holds the end event `ev` (of a flow alone on its links, later than
+    /// the current instant) for its group.
+    fn add(&mut self, ev: Event) {
+        let g = match self.open.iter().find(|&&(t, _)| t == ev.time) {
+            Some(&(_, g)) => g,
+            None => {
+                let g = match self.free.pop() {
+                    Some(g) => g,
+                    None => {
+                        self.members.push(Vec::new());
+                        (self.members.len() - 1) as u32
+                    }
+                };
+                self.open.push((ev.time, g));
+                g
+            }
+        };
+        self.members[g as usize].push(ev.value());
+    }
+
+    /// Puts one marker per group filled at this instant into the queue.
+    fn flush(&mut self, queue: &mut Queue) {
+        for &(time, g) in &self.open {
+            Event {
+                time,
+                kind: 0,
+                id: GROUP,
+                version: g,
+            }
+            .push(queue);
+        }
+        self.open.clear();
+    }
+
+    /// Replaces the markers in `batch` (the sorted values of one instant's
+    /// events) by their members, and sorts the batch again.
+    fn expand(&mut self, batch: &mut Vec<u64>) {
+        let lo = u64::from(GROUP) << 32;
+        let first = batch.partition_point(|&v| v < lo);
+        let last = batch.partition_point(|&v| v < 1 << 63);
+        if first == last {
+            return;
+        }
+        let marks: Vec<u64> = batch.drain(first..last).collect();
+        for v in marks {
+            let g = v as u32;
+            let members = &mut self.members[g as usize];
+            batch.append(members);
+            self.free.push(g);
+        }
+        batch.sort_unstable();
     }
 }
 
@@ -290,19 +384,48 @@ pub(crate) fn run(
     routes: &mut impl Routes,
     eager_bytes: u64,
 ) -> Result<Outcome> {
-    run_with(sched, caps, routes, eager_bytes, false)
+    run_with(sched, caps, routes, eager_bytes, Settings::default(), None)
 }
 
-/// [`run`], and with `check` the rates after every instant are compared
-/// with a water-filling of every flow in flight (for tests).
+/// When each send of a schedule started (its flows' first byte) and was
+/// delivered, µs, indexed by send.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct SendTimes {
+    pub start_us: Vec<f64>,
+    pub delivered_us: Vec<f64>,
+}
+
+/// How [`run_with`] runs: the defaults are [`run`]'s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Settings {
+    /// Compare the rates after every instant with a water-filling of every
+    /// flow in flight (tests).
+    pub check: bool,
+    /// Give every flow an end event of its own: no [`Groups`] (tests hold
+    /// the two paths equal).
+    pub plain: bool,
+}
+
+/// [`run`] with `settings`; with `times`, also when each send started and
+/// was delivered.
 pub(crate) fn run_with(
     sched: &SendSchedule,
     caps: &[f64],
     routes: &mut impl Routes,
     eager_bytes: u64,
-    check: bool,
+    settings: Settings,
+    times: Option<&mut SendTimes>,
 ) -> Result<Outcome> {
+    let check = settings.check;
     let n = sched.len();
+    let (start_us, delivered_us): (&mut [f64], &mut [f64]) = match times {
+        Some(t) => {
+            t.start_us = vec![0.0; n];
+            t.delivered_us = vec![0.0; n];
+            (&mut t.start_us, &mut t.delivered_us)
+        }
+        None => (&mut [], &mut []),
+    };
     let links = caps.len();
     let Dependants {
         mut waiting,
@@ -358,8 +481,10 @@ pub(crate) fn run_with(
         recomputes: 0,
     };
 
+    let mut groups = Groups::default();
     let mut batch: Vec<u64> = Vec::new();
     while let Some(time) = queue.pop_min(&mut batch) {
+        groups.expand(&mut batch);
         let now = f64::from_bits(time);
         mark = next_mark(mark, &mut link_mark, &mut slot_mark);
         let batch_mark = mark;
@@ -374,6 +499,7 @@ pub(crate) fn run_with(
                 if !queue.pop_same(&mut batch) {
                     break;
                 }
+                groups.expand(&mut batch);
             }
             let ev = Event::unpack(time, batch[k]);
             k += 1;
@@ -432,12 +558,16 @@ pub(crate) fn run_with(
                         &mut waiting,
                         &mut ready,
                         &mut queue,
+                        delivered_us,
                     )?;
                     delivered += 1;
                 }
                 _ => {
                     out.events += 1;
                     let i = ev.id as usize;
+                    if let Some(t) = start_us.get_mut(i) {
+                        *t = now;
+                    }
                     paths.clear();
                     routes.paths(i, &mut paths)?;
                     let total = sched.bytes[i] as f64;
@@ -456,6 +586,7 @@ pub(crate) fn run_with(
                             &mut waiting,
                             &mut ready,
                             &mut queue,
+                            delivered_us,
                         )?;
                         delivered += 1;
                         continue;
@@ -476,6 +607,11 @@ pub(crate) fn run_with(
                         let s = match free.pop() {
                             Some(s) => s,
                             None => {
+                                if slots.len() >= GROUP as usize {
+                                    return Err(Error::Internal(format!(
+                                        "more than {GROUP} flows in flight"
+                                    )));
+                                }
                                 slots.push(Slot {
                                     send: NONE,
                                     ..Slot::default()
@@ -533,13 +669,22 @@ pub(crate) fn run_with(
                             }
                             let slot = &mut slots[s as usize];
                             slot.rate = rate;
-                            Event {
+                            let ev = Event {
                                 time: time_bits(now + bytes / rate)?,
                                 kind: 0,
                                 id: s,
                                 version: slot.version,
+                            };
+                            // Alone on its links, it ends with the other
+                            // lone flows that end then, unless a flow joins
+                            // it first (then its version moves on).
+                            let alone = paths.len() == 1
+                                && route.links().iter().all(|&l| on[l as usize].len() == 1);
+                            if alone && !settings.plain && ev.time > time {
+                                groups.add(ev);
+                            } else {
+                                ev.push(&mut queue);
                             }
-                            .push(&mut queue);
                         } else {
                             for &l in route.links() {
                                 if link_mark[l as usize] != batch_mark {
@@ -552,6 +697,7 @@ pub(crate) fn run_with(
                 }
             }
         }
+        groups.flush(&mut queue);
         if touched.is_empty() {
             if check {
                 check_rates(&slots, &on, caps)?;
@@ -675,25 +821,34 @@ impl Dependants {
     pub(crate) fn new(sched: &SendSchedule, eager_bytes: u64) -> Self {
         let n = sched.len();
         let (gate_start, gate) = gates(sched, eager_bytes);
-        let gates_of = |i: usize| &gate[gate_start[i] as usize..gate_start[i + 1] as usize];
+        // No gates at all: an empty start list.
+        let gates_of = |i: usize| match gate_start.get(i..i + 2) {
+            Some(&[a, b]) => &gate[a as usize..b as usize],
+            _ => &[],
+        };
         let mut waiting: Vec<u32> = vec![0; n];
+        // Counts, then the end of each send's list, then (filled from the
+        // back, in decreasing order of dependant) its start.
         let mut fan_start: Vec<u32> = vec![0; n + 1];
         for (i, wait) in waiting.iter_mut().enumerate() {
             let deps = sched.deps(i);
             *wait = (deps.len() + gates_of(i).len()) as u32;
             for &d in deps.iter().chain(gates_of(i)) {
-                fan_start[d as usize + 1] += 1;
+                fan_start[d as usize] += 1;
             }
         }
-        for i in 0..n {
-            fan_start[i + 1] += fan_start[i];
+        let mut total = 0u32;
+        for x in &mut fan_start[..n] {
+            total += *x;
+            *x = total;
         }
-        let mut fan: Vec<u32> = vec![0; fan_start[n] as usize];
-        let mut next = fan_start.clone();
-        for i in 0..n {
+        fan_start[n] = total;
+        let mut fan: Vec<u32> = vec![0; total as usize];
+        for i in (0..n).rev() {
             for &d in sched.deps(i).iter().chain(gates_of(i)) {
-                fan[next[d as usize] as usize] = i as u32;
-                next[d as usize] += 1;
+                let at = &mut fan_start[d as usize];
+                *at -= 1;
+                fan[*at as usize] = i as u32;
             }
         }
         Self {
@@ -711,17 +866,16 @@ impl Dependants {
 /// step and posted the receive for this one. Gates the send already waits
 /// for are left out, so a ring, whose sends forward what they received,
 /// gets none. A send below `eager_bytes` has no gate: it goes as soon as
-/// its sender is ready, and the receiver buffers it.
+/// its sender is ready, and the receiver buffers it. Both lists are empty
+/// when no send has a gate.
 fn gates(sched: &SendSchedule, eager_bytes: u64) -> (Vec<u32>, Vec<u32>) {
     let n = sched.len();
-    let mut start = vec![0u32; n + 1];
     if !sched.bytes.iter().any(|&b| b >= eager_bytes) {
-        return (start, Vec::new());
+        return (Vec::new(), Vec::new());
     }
     // One pass over the sends in step order (the index order of a schedule
     // built step by step), keeping per rank the sends into it of its
-    // latest receiving step and of the one before, as chains through
-    // `next_into`.
+    // latest receiving step and of the one before.
     let sorted = sched.step.windows(2).all(|w| w[0] <= w[1]);
     let order: Option<Vec<u32>> = (!sorted).then(|| {
         let mut o: Vec<u32> = (0..n as u32).collect();
@@ -730,32 +884,35 @@ fn gates(sched: &SendSchedule, eager_bytes: u64) -> (Vec<u32>, Vec<u32>) {
     });
     let ranks = sched.ranks();
     let mut cur_step = vec![u32::MAX; ranks];
-    let mut head_cur = vec![NONE; ranks];
-    let mut head_prev = vec![NONE; ranks];
-    let mut next_into = vec![NONE; n];
+    let mut into_cur: Vec<Vec<u32>> = vec![Vec::new(); ranks];
+    let mut into_prev: Vec<Vec<u32>> = vec![Vec::new(); ranks];
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     for k in 0..n {
         let i = order.as_ref().map_or(k, |o| o[k] as usize);
         let d = sched.dst[i] as usize;
         let step = sched.step[i];
         if cur_step[d] != step {
-            head_prev[d] = head_cur[d];
-            head_cur[d] = NONE;
+            std::mem::swap(&mut into_prev[d], &mut into_cur[d]);
+            into_cur[d].clear();
             cur_step[d] = step;
         }
         if sched.bytes[i] >= eager_bytes {
             let deps = sched.deps(i);
-            let mut j = head_prev[d];
-            while j != NONE {
+            // Latest first, as the chains of the first version ran.
+            for &j in into_prev[d].iter().rev() {
                 if !deps.contains(&j) {
                     pairs.push((i as u32, j));
                 }
-                j = next_into[j as usize];
             }
         }
-        next_into[i] = head_cur[d];
-        head_cur[d] = i as u32;
+        into_cur[d].push(i as u32);
     }
+    if pairs.is_empty() {
+        // No send waits for a receiver it does not already wait for (a
+        // ring): nothing to store per send.
+        return (Vec::new(), Vec::new());
+    }
+    let mut start = vec![0u32; n + 1];
     for &(i, _) in &pairs {
         start[i as usize + 1] += 1;
     }
@@ -843,7 +1000,11 @@ fn deliver(
     waiting: &mut [u32],
     ready: &mut [f64],
     queue: &mut Queue,
+    delivered_us: &mut [f64],
 ) -> Result<()> {
+    if let Some(d) = delivered_us.get_mut(i) {
+        *d = at;
+    }
     *end = end.max(at);
     let dst = sched.dst[i] as usize;
     if sched.final_recv.get(dst) == Some(&(i as u32)) {

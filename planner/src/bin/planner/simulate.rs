@@ -129,7 +129,9 @@ pub struct SimulateArgs {
     /// per step its phase, flows, largest send, most flows on one link,
     /// longest route latency and time, as the step-synchronous mode sees
     /// it with the first seed; for the trees also the gradient turnaround
-    /// of their chunks (first, mean, max); with --method packet also, per
+    /// of their chunks (first, mean, max), measured in the event-driven
+    /// simulation by default and on the step-synchronous timeline with
+    /// --fast, --method closed-form or packet; with --method packet also, per
     /// step, when its last send arrived, the deepest switch queue, PFC
     /// pauses and paused time, ECN marks and CNPs of the packet-level run.
     #[arg(long)]
@@ -827,7 +829,8 @@ struct Schedule<'a> {
     /// The sum of the step times below (step-synchronous), µs.
     steps_time_us: f64,
     steps: Vec<StepSummary>,
-    /// The trees' gradient turnaround on the step-synchronous timeline.
+    /// The trees' gradient turnaround: event-driven for the event-driven
+    /// method, step-synchronous otherwise (its `timeline` says which).
     #[serde(skip_serializing_if = "Option::is_none")]
     turnaround: Option<Turnaround>,
     /// With --method packet: the packet-level run's totals and per-step
@@ -850,6 +853,7 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
             &cfg.params,
             seed,
             cfg.options.routing,
+            e.method,
         )?;
         let steps_time_us = steps.iter().map(|s| s.time_us).sum();
         let packet = match e.method {
@@ -1099,8 +1103,12 @@ fn render_steps(s: &Schedule<'_>) -> String {
     if let Some(t) = &s.turnaround {
         let _ = writeln!(
             out,
-            "Gradient turnaround (reduction start to broadcast at every rank, step-synchronous) over {} chunks: first {:.1} µs, mean {:.1} µs, max {:.1} µs",
-            t.chunks, t.first_us, t.mean_us, t.max_us
+            "Gradient turnaround (reduction start to broadcast at every rank, {}) over {} chunks: first {:.1} µs, mean {:.1} µs, max {:.1} µs",
+            t.timeline.as_str(),
+            t.chunks,
+            t.first_us,
+            t.mean_us,
+            t.max_us
         );
     }
     out

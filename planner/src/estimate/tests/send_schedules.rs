@@ -160,7 +160,17 @@ fn folded_modes_agree_without_shared_links() {
         (bigraph_plan(4, 16), Algorithm::Hdrm, 48),
     ] {
         let what = format!("{} on {} at {x}", a.as_str(), plan.describe());
-        let s = steps(&plan, a, Some(x), size, &params, 0, Policy::Ecmp).unwrap();
+        let (s, _) = steps_and_turnaround(
+            &plan,
+            a,
+            Some(x),
+            size,
+            &params,
+            0,
+            Policy::Ecmp,
+            Method::Fast,
+        )
+        .unwrap();
         assert_eq!(s.first().unwrap().phase, StepPhase::Fold, "{what}");
         assert_eq!(s.last().unwrap().phase, StepPhase::Unfold, "{what}");
         assert!(s.iter().all(|s| s.max_link_flows <= 1), "{what}: shared");
@@ -183,7 +193,19 @@ fn a_fold_costs_two_whole_buffer_sends_and_a_reduction() {
     let nf = n as f64;
     let beta = 1.0 / params::bytes_per_us(100.0);
     for a in [Algorithm::Hd, Algorithm::Hdrm] {
-        let fold = steps(&plan, a, Some(24), n, &params, 0, Policy::Ecmp).unwrap()[0].clone();
+        let fold = steps_and_turnaround(
+            &plan,
+            a,
+            Some(24),
+            n,
+            &params,
+            0,
+            Policy::Ecmp,
+            Method::Fast,
+        )
+        .unwrap()
+        .0[0]
+            .clone();
         assert_eq!(fold.phase, StepPhase::Fold);
         let cost = models::fold(nf, fold.max_latency_us, beta, params.gamma_us());
         let at = |x: usize, method: Method| {

@@ -3,6 +3,13 @@
 use super::*;
 use crate::network::Policy;
 
+/// Rates checked after every instant, on the plain path (one end event
+/// per flow), to compare with the default run.
+const CHECKED: sim::Settings = sim::Settings {
+    check: true,
+    plain: true,
+};
+
 /// Every send eager: the hand-made cases below predate rendezvous.
 const EAGER: u64 = u64::MAX;
 
@@ -78,10 +85,20 @@ fn uncontended_seed(
     params: &Params,
 ) -> Option<u64> {
     (0..64).find(|&seed| {
-        steps(plan, algorithm, None, size, params, seed, Policy::Ecmp)
-            .unwrap()
-            .iter()
-            .all(|s| s.max_link_flows <= 1)
+        steps_and_turnaround(
+            plan,
+            algorithm,
+            None,
+            size,
+            params,
+            seed,
+            Policy::Ecmp,
+            Method::Fast,
+        )
+        .unwrap()
+        .0
+        .iter()
+        .all(|s| s.max_link_flows <= 1)
     })
 }
 
@@ -307,8 +324,15 @@ fn check_fairness(plan: &CheckedPlan, a: Algorithm, size: u64, seed: u64) -> sim
     let (_, k) = ctx.closed_form(size).unwrap();
     let sched = ctx.schedule(size, k).unwrap();
     let mut routes = PlanRoutes::new(&ctx, &sched, seed, crate::network::Policy::Ecmp);
-    let checked = sim::run_with(&sched, &ctx.caps, &mut routes, params.eager_bytes, true)
-        .unwrap_or_else(|e| panic!("{} on {}: {e}", a.as_str(), plan.describe()));
+    let checked = sim::run_with(
+        &sched,
+        &ctx.caps,
+        &mut routes,
+        params.eager_bytes,
+        CHECKED,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{} on {}: {e}", a.as_str(), plan.describe()));
     let mut routes = PlanRoutes::new(&ctx, &sched, seed, crate::network::Policy::Ecmp);
     let plain = sim::run(&sched, &ctx.caps, &mut routes, params.eager_bytes).unwrap();
     assert_eq!(checked, plain);
@@ -395,27 +419,15 @@ fn small_and_odd_rank_counts() {
 
 // Routing policies.
 
-/// Routes given by hand, several paths per send (a sprayed send).
-struct SprayRoutes(Vec<Vec<Vec<u32>>>);
-
-impl sim::Routes for SprayRoutes {
-    fn route(&mut self, i: usize) -> Result<sim::FlowRoute> {
-        let mut out = Vec::new();
-        self.paths(i, &mut out)?;
-        Ok(out[0])
-    }
-
-    fn paths(&mut self, i: usize, out: &mut Vec<sim::FlowRoute>) -> Result<()> {
-        for path in &self.0[i] {
-            let mut r = sim::FlowRoute::default();
-            for (k, &l) in path.iter().enumerate() {
-                r.links[k] = l;
-            }
-            r.len = path.len() as u8;
-            out.push(r);
-        }
-        Ok(())
-    }
+/// Routes given by hand, several paths per send (a sprayed send), without
+/// latency.
+fn spray_routes(paths: Vec<Vec<Vec<u32>>>) -> PathRoutes {
+    PathRoutes(
+        paths
+            .into_iter()
+            .map(|p| p.into_iter().map(|links| (links, 0.0)).collect())
+            .collect(),
+    )
 }
 
 #[test]
@@ -430,7 +442,7 @@ fn a_sprayed_send_is_delivered_with_its_last_part() {
     let o = sim::run(
         &sched,
         &[10.0, 10.0],
-        &mut SprayRoutes(routes.clone()),
+        &mut spray_routes(routes.clone()),
         EAGER,
     )
     .unwrap();
@@ -438,16 +450,17 @@ fn a_sprayed_send_is_delivered_with_its_last_part() {
     let checked = sim::run_with(
         &sched,
         &[10.0, 10.0],
-        &mut SprayRoutes(routes.clone()),
+        &mut spray_routes(routes.clone()),
         EAGER,
-        true,
+        CHECKED,
+        None,
     )
     .unwrap();
     assert_eq!(checked, o);
     // Step-synchronous: step 0 has the sprayed send's parts and send 1;
     // link 1 carries 1.5 flows' worth, so send 1 and the part on it run at
     // 10 / 1.5 per whole flow: 100 bytes in 15 µs. Step 1 takes 10 µs.
-    let f = fast::run(&sched, &[10.0, 10.0], &mut SprayRoutes(routes), true).unwrap();
+    let f = fast::run(&sched, &[10.0, 10.0], &mut spray_routes(routes), true).unwrap();
     assert_close(f.time_us, 25.0, "fast");
 }
 
@@ -512,7 +525,7 @@ fn rendezvous_keeps_an_early_sender_off_a_busy_receiver() {
     // Below the limit c goes at once, as eager.
     let small = sim::run(&sched, &caps, &mut routes(), 101).unwrap();
     assert_close(small.time_us, 40.0, "c below the eager limit");
-    let checked = sim::run_with(&sched, &caps, &mut routes(), 50, true).unwrap();
+    let checked = sim::run_with(&sched, &caps, &mut routes(), 50, CHECKED, None).unwrap();
     assert_eq!(checked, rendezvous);
 }
 
@@ -589,5 +602,164 @@ fn rendezvous_is_faster_under_contention() {
         )
         .unwrap_or_else(|e| panic!("{}: {e}", a.as_str()));
         assert!(e.time_us > 0.0);
+    }
+}
+
+// Grouped end events (sim::Groups) against one end event per flow.
+
+/// Routes given per send as paths of (links, latency).
+struct PathRoutes(Vec<Vec<(Vec<u32>, f64)>>);
+
+impl sim::Routes for PathRoutes {
+    fn route(&mut self, i: usize) -> Result<sim::FlowRoute> {
+        let mut out = Vec::new();
+        self.paths(i, &mut out)?;
+        Ok(out[0])
+    }
+
+    fn paths(&mut self, i: usize, out: &mut Vec<sim::FlowRoute>) -> Result<()> {
+        for (path, latency) in &self.0[i] {
+            let mut r = sim::FlowRoute {
+                latency: *latency,
+                len: path.len() as u8,
+                ..sim::FlowRoute::default()
+            };
+            r.links[..path.len()].copy_from_slice(path);
+            out.push(r);
+        }
+        Ok(())
+    }
+}
+
+/// The outcome and every delivery time of `sched`, grouped (the default)
+/// or plain.
+fn run_both(
+    sched: &SendSchedule,
+    caps: &[f64],
+    routes: &mut dyn FnMut() -> PathRoutes,
+    eager: u64,
+) -> ((sim::Outcome, Vec<u64>), (sim::Outcome, Vec<u64>)) {
+    let mut one = |plain: bool| {
+        let mut times = sim::SendTimes::default();
+        let settings = sim::Settings {
+            check: false,
+            plain,
+        };
+        let o = sim::run_with(
+            sched,
+            caps,
+            &mut routes(),
+            eager,
+            settings,
+            Some(&mut times),
+        )
+        .unwrap();
+        let bits = times.start_us.iter().chain(&times.delivered_us);
+        (o, bits.map(|t| t.to_bits()).collect())
+    };
+    (one(false), one(true))
+}
+
+proptest::proptest! {
+    /// Random small schedules (sizes and speeds from short lists, so that
+    /// flows often end together and share links, some sprayed, with
+    /// latencies, delays and rendezvous) give the same outcome and the
+    /// same delivery time of every send, to the bit, with and without
+    /// grouping.
+    #[test]
+    fn grouped_and_plain_runs_agree(
+        sends in proptest::collection::vec(
+            (0u32..5, 1u32..5, 0usize..4, 0u32..4, proptest::collection::vec((proptest::collection::vec(0u32..6, 1..4), 0usize..3), 1..3), 0usize..3),
+            1..40,
+        ),
+        fast_links in proptest::collection::vec(proptest::bool::ANY, 6),
+        rendezvous in proptest::bool::ANY,
+    ) {
+        let sizes = [0u64, 100, 200, 1000];
+        let latencies = [0.0, 1.0, 2.5];
+        let delays = [0.0, 0.5, 3.0];
+        let list: Vec<(u32, u32, u64, Vec<u32>)> = sends
+            .iter()
+            .enumerate()
+            .map(|(i, &(src, hop, size, deps, _, _))| {
+                // Up to two earlier sends, chosen by the bits of `deps`.
+                let deps: Vec<u32> = (0..i as u32)
+                    .rev()
+                    .take(2)
+                    .filter(|&j| deps & (1 << (j % 2)) != 0)
+                    .collect();
+                (src, (src + hop) % 5, sizes[size], deps)
+            })
+            .collect();
+        let by_hand: Vec<(u32, u32, u64, &[u32])> =
+            list.iter().map(|(s, d, b, deps)| (*s, *d, *b, deps.as_slice())).collect();
+        let mut sched = SendSchedule::by_hand(5, &by_hand);
+        for (i, s) in sends.iter().enumerate() {
+            sched.delay_us[i] = delays[s.5];
+        }
+        let paths: Vec<Vec<(Vec<u32>, f64)>> = sends
+            .iter()
+            .map(|s| {
+                s.4.iter()
+                    .map(|(links, lat)| {
+                        let mut links = links.clone();
+                        links.dedup();
+                        (links, latencies[*lat])
+                    })
+                    .collect()
+            })
+            .collect();
+        let caps: Vec<f64> = fast_links.iter().map(|&f| if f { 10.0 } else { 5.0 }).collect();
+        let eager = if rendezvous { 150 } else { EAGER };
+        let (grouped, plain) = run_both(&sched, &caps, &mut || PathRoutes(paths.clone()), eager);
+        proptest::prop_assert_eq!(grouped, plain);
+    }
+}
+
+/// On plans: ring, halving-doubling and the pipelined trees (contended)
+/// give the same outcome and delivery times with and without grouping.
+#[test]
+fn grouped_and_plain_runs_agree_on_plans() {
+    let params = Params::default();
+    let ft = fat_tree_plan("tiers=2,sub-nodes=32,ports=8");
+    let bg = bigraph_plan(2, 8);
+    for plan in [&ft, &bg] {
+        for a in [
+            Algorithm::Ring,
+            Algorithm::Hd,
+            Algorithm::DoubleTree,
+            Algorithm::OverlappedTree,
+        ] {
+            for size in [64 << 10, 16 << 20] {
+                let ctx = Context::new(plan, a, None, &params).unwrap();
+                let (_, k) = ctx.closed_form(size).unwrap();
+                let sched = ctx.schedule(size, k).unwrap();
+                let one = |plain: bool| {
+                    let mut routes = PlanRoutes::new(&ctx, &sched, 1, Policy::Ecmp);
+                    let mut at = sim::SendTimes::default();
+                    let settings = sim::Settings {
+                        check: false,
+                        plain,
+                    };
+                    let o = sim::run_with(
+                        &sched,
+                        &ctx.caps,
+                        &mut routes,
+                        params.eager_bytes,
+                        settings,
+                        Some(&mut at),
+                    )
+                    .unwrap();
+                    (o, at)
+                };
+                assert_eq!(
+                    one(false),
+                    one(true),
+                    "{} on {}",
+                    a.as_str(),
+                    plan.describe()
+                );
+            }
+        }
     }
 }
