@@ -1,5 +1,7 @@
-//! BiGraph, fat-tree and rail-optimized side by side for the same
-//! sub-nodes and switch model (`planner compare`).
+//! BiGraph, fat-tree, rail-optimized and HPN side by side for the same
+//! sub-nodes and switch model (`planner compare`). The HPN column gives
+//! the inventory's NICs two ports each ([`crate::design::dual_port`]), at
+//! the inventory's speed per port.
 
 use serde::Serialize;
 
@@ -13,7 +15,7 @@ use crate::text::Table;
 /// One column of the comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Entry {
-    /// `bigraph`, `fat-tree` or `rail-optimized`.
+    /// `bigraph`, `fat-tree`, `rail-optimized` or `hpn`.
     pub topology: Topology,
     /// The figures, when a design could be made.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,7 +41,7 @@ pub struct Comparison {
     pub sub_nodes: usize,
     /// Physical switches in the inventory.
     pub switches_in_inventory: usize,
-    /// BiGraph, then fat-tree, then rail-optimized.
+    /// BiGraph, then fat-tree, then rail-optimized, then HPN.
     pub designs: Vec<Entry>,
 }
 
@@ -52,24 +54,27 @@ impl Comparison {
 
 /// Designs every topology with the inventory's switch models, as many
 /// switches as each needs; `fat_tree` sets oversubscription and tiers (the
-/// rail-optimized design takes its oversubscription; it has 2 tiers).
+/// rail-optimized and HPN designs take its oversubscription; they have 2
+/// tiers). HPN designs the inventory's servers with dual-port NICs.
 pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
     let have = inv.switches.len();
     let rail = DesignOptions {
         tiers: None,
         ..fat_tree.clone()
     };
+    let dual = crate::design::dual_port(inv);
     let designs = [
         Topology::BiGraph,
         Topology::FatTree,
         Topology::RailOptimized,
+        Topology::Hpn,
     ]
     .into_iter()
     .map(|topology| {
-        let opts = if topology == Topology::RailOptimized {
-            &rail
-        } else {
-            fat_tree
+        let (inv, opts) = match topology {
+            Topology::RailOptimized => (inv, &rail),
+            Topology::Hpn => (&dual, &rail),
+            _ => (inv, fat_tree),
         };
         (topology, counterpart::for_inventory(inv, opts, topology))
     })
@@ -118,7 +123,7 @@ fn first_lines(text: &str, n: usize) -> String {
 /// Renders the comparison for people.
 pub fn render_table(c: &Comparison, source: &str) -> String {
     let mut out = format!(
-        "BiGraph vs fat-tree vs rail-optimized for {} ({source}): {} sub-nodes, {} switches in the inventory\n\n",
+        "BiGraph vs fat-tree vs rail-optimized vs HPN for {} ({source}): {} sub-nodes, {} switches in the inventory\n\n",
         c.inventory, c.sub_nodes, c.switches_in_inventory
     );
     let rows: Vec<Vec<(String, String)>> = c
@@ -141,14 +146,14 @@ pub fn render_table(c: &Comparison, source: &str) -> String {
         .find(|r| !r.is_empty())
         .map(|r| r.iter().map(|(k, _)| k.clone()).collect())
         .unwrap_or_default();
-    let mut t = Table::new(["", "BiGraph", "fat-tree", "rail-optimized"]);
+    let mut t = Table::new(["", "BiGraph", "fat-tree", "rail-optimized", "HPN"]);
     for (i, name) in names.iter().enumerate() {
         let cell = |d: usize| match (&c.designs[d].error, rows[d].get(i)) {
             (_, Some((_, v))) => v.clone(),
             (Some(_), None) if i == 0 => "cannot be built (see below)".to_string(),
             _ => "-".to_string(),
         };
-        t.row([name.clone(), cell(0), cell(1), cell(2)]);
+        t.row([name.clone(), cell(0), cell(1), cell(2), cell(3)]);
     }
     out.push_str(&t.render());
     for d in &c.designs {

@@ -197,11 +197,11 @@ pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expe
                     port: port_name(l.to, l.to_port),
                 }
             }
-            PortKind::SubNode { sub_node } => {
+            PortKind::SubNode { sub_node, nic_port } => {
                 let sn = &plan.sub_node_list[sub_node];
                 ExpectedNeighbour {
                     device: sn.server.clone(),
-                    port: sn.nic.clone(),
+                    port: sn.port_label(usize::from(nic_port)),
                 }
             }
             PortKind::Free | PortKind::Reserved => continue,

@@ -58,26 +58,40 @@ pub enum Topology {
     /// of its server group; spines above the rail switches.
     #[serde(rename = "rail-optimized")]
     RailOptimized,
+    /// Alibaba HPN: two planes of rail-optimized ToRs under an aggregation
+    /// tier per plane; every NIC has two ports, port 0 on its rail's ToR
+    /// of plane A and port 1 on that of plane B (dual-ToR).
+    #[serde(rename = "hpn")]
+    Hpn,
 }
 
 impl Topology {
-    /// `bigraph`, `fat-tree` or `rail-optimized`, as on the command line.
+    /// `bigraph`, `fat-tree`, `rail-optimized` or `hpn`, as on the
+    /// command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Topology::BiGraph => "bigraph",
             Topology::FatTree => "fat-tree",
             Topology::RailOptimized => "rail-optimized",
+            Topology::Hpn => "hpn",
         }
     }
 
     /// The name people read in reports: `BiGraph`, `fat-tree`,
-    /// `rail-optimized`.
+    /// `rail-optimized`, `HPN`.
     pub fn label(self) -> &'static str {
         match self {
             Topology::BiGraph => "BiGraph",
             Topology::FatTree => "fat-tree",
             Topology::RailOptimized => "rail-optimized",
+            Topology::Hpn => "HPN",
         }
+    }
+
+    /// True for the fabrics whose servers have rails: NIC `i` of every
+    /// server of a group on the same switch (rail-optimized and HPN).
+    pub fn has_rails(self) -> bool {
+        matches!(self, Topology::RailOptimized | Topology::Hpn)
     }
 
     /// True for the fabrics built as leaf-spine or fat-tree tiers (the

@@ -72,12 +72,41 @@ pub struct BlastRadius {
     /// Most inter-switch cables on one physical switch: bandwidth the
     /// others lose.
     pub links: usize,
+    /// On a plan of dual-port NICs (HPN): most NIC ports cabled to one
+    /// physical switch. Their NICs stay reachable over the other port
+    /// (plane), at half their bandwidth; `sub_nodes` counts only the NICs
+    /// with no port elsewhere. Absent on other plans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_ports: Option<usize>,
 }
 
 /// The [`BlastRadius`] of a plan, from its cables.
 pub fn blast_radius(plan: &Plan) -> BlastRadius {
     use std::collections::{HashMap, HashSet};
     let mut sub_nodes: HashMap<&str, usize> = HashMap::new();
+    // Dual-port NICs: a failed switch cuts off only a NIC with both
+    // ports on it.
+    let dual = plan.sub_node_list.iter().any(|sn| sn.port1.is_some());
+    let mut both_on: HashMap<&str, usize> = HashMap::new();
+    if dual {
+        let physical: HashMap<&str, &str> = plan
+            .switch_list
+            .iter()
+            .map(|s| (s.name.as_str(), s.physical.as_str()))
+            .collect();
+        for sn in &plan.sub_node_list {
+            let a = physical.get(sn.switch.as_str()).copied();
+            let b = match &sn.port1 {
+                Some(p) => physical.get(p.switch.as_str()).copied(),
+                None => a,
+            };
+            if let (Some(a), Some(b)) = (a, b)
+                && a == b
+            {
+                *both_on.entry(a).or_default() += 1;
+            }
+        }
+    }
     let mut servers: HashMap<&str, HashSet<&str>> = HashMap::new();
     let mut links: HashMap<&str, usize> = HashMap::new();
     for c in &plan.cables {
@@ -97,10 +126,16 @@ pub fn blast_radius(plan: &Plan) -> BlastRadius {
             }
         }
     }
+    let ports = sub_nodes.values().copied().max().unwrap_or(0);
     BlastRadius {
-        sub_nodes: sub_nodes.values().copied().max().unwrap_or(0),
+        sub_nodes: if dual {
+            both_on.values().copied().max().unwrap_or(0)
+        } else {
+            ports
+        },
         servers: servers.values().map(HashSet::len).max().unwrap_or(0),
         links: links.values().copied().max().unwrap_or(0),
+        nic_ports: dual.then_some(ports),
     }
 }
 
@@ -135,7 +170,13 @@ pub fn metrics(plan: &Plan) -> Metrics {
         .unwrap_or(0);
     let link = f64::from(nic.min(port));
     let bisection = bisection(plan, link);
-    let full = plan.sub_nodes as f64 / 2.0 * link;
+    // What the sub-nodes can send: every port of their NICs.
+    let nic_ports = if plan.sub_node_list.iter().any(|sn| sn.port1.is_some()) {
+        2.0
+    } else {
+        1.0
+    };
+    let full = plan.sub_nodes as f64 / 2.0 * link * nic_ports;
     Metrics {
         design: plan.describe(),
         topology: plan.topology,
@@ -189,7 +230,7 @@ pub fn max_switch_hops(plan: &Plan) -> usize {
             // Two switches of one part meet through the other part.
             if u > 1 || l > 1 { 3 } else { 2 }
         }
-        Topology::FatTree | Topology::RailOptimized => {
+        Topology::FatTree | Topology::RailOptimized | Topology::Hpn => {
             if plan.fat_tree.as_ref().is_some_and(|f| f.tiers == 3) {
                 let mut pods: Vec<usize> = plan
                     .switch_list
@@ -265,6 +306,18 @@ pub enum CutShape {
         /// Core switches.
         cores: usize,
     },
+    /// HPN: two planes, each a 2-tier leaf-spine of `leaves` ToRs and
+    /// `spines` aggregation switches like [`CutShape::LeafSpine`], every
+    /// sub-node with one port in each; the planes share no link, so the
+    /// bisection is twice one plane's.
+    DualPlane {
+        /// ToRs per plane.
+        leaves: usize,
+        /// Aggregation switches per plane.
+        spines: usize,
+        /// Links between one ToR and one aggregation switch.
+        links_per_leaf_spine: f64,
+    },
     /// One switch: every sub-node reaches every other through it.
     OneSwitch,
 }
@@ -329,6 +382,22 @@ pub fn bisection_gbps(
                 |a, _| a as f64 * per_leaf,
             )
         }
+        CutShape::DualPlane {
+            leaves,
+            spines,
+            links_per_leaf_spine,
+        } => {
+            let plane = if leaves <= 1 {
+                CutShape::OneSwitch
+            } else {
+                CutShape::LeafSpine {
+                    leaves,
+                    spines,
+                    links_per_leaf_spine,
+                }
+            };
+            2.0 * bisection_gbps(plane, p, port_gbps, sub_link_gbps)
+        }
         CutShape::OneSwitch => p as f64 / 2.0 * sub_link_gbps,
     }
 }
@@ -340,6 +409,15 @@ pub fn cut_shape(plan: &Plan) -> CutShape {
             upper: tier_counts(plan, Tier::Upper).1,
             lower: tier_counts(plan, Tier::Lower).1,
         },
+        Topology::Hpn => {
+            let f = plan.fat_tree.as_ref();
+            let h = plan.hpn.as_ref();
+            CutShape::DualPlane {
+                leaves: h.map_or(0, |h| h.tors_per_plane),
+                spines: h.map_or(0, |h| h.aggregation_per_plane),
+                links_per_leaf_spine: f.map_or(1, |f| f.links_per_leaf_spine) as f64,
+            }
+        }
         Topology::FatTree | Topology::RailOptimized => {
             let f = plan.fat_tree.as_ref();
             if f.is_some_and(|f| f.tiers == 3) {
@@ -391,7 +469,7 @@ fn growth(plan: &Plan, nic: u32) -> Vec<Growth> {
                 });
             }
         }
-        Topology::FatTree | Topology::RailOptimized => {
+        Topology::FatTree | Topology::RailOptimized | Topology::Hpn => {
             let f = plan.fat_tree.as_ref();
             if f.is_some_and(|f| f.tiers == 3) {
                 let k = f.and_then(|f| f.k).unwrap_or(0) as usize;
@@ -406,10 +484,10 @@ fn growth(plan: &Plan, nic: u32) -> Vec<Growth> {
                 out.push(Growth {
                     design: format!(
                         "{} {}:1",
-                        if plan.topology == Topology::RailOptimized {
-                            "rail-optimized"
-                        } else {
-                            "2-tier leaf-spine"
+                        match plan.topology {
+                            Topology::RailOptimized => "rail-optimized",
+                            Topology::Hpn => "HPN (per plane)",
+                            _ => "2-tier leaf-spine",
                         },
                         crate::text::gbps(o)
                     ),

@@ -55,6 +55,23 @@ pub struct FatTreeParams {
     pub links_per_leaf_spine: usize,
 }
 
+impl FatTreeParams {
+    /// The parameters of a 2-tier leaf-spine (also each rail-optimized or
+    /// HPN plane): `d` sub-nodes on the fullest leaf, `u` uplinks per
+    /// leaf, `w` links between every leaf and spine.
+    pub fn leaf_spine(oversubscription: f64, d: usize, u: usize, w: usize) -> Self {
+        Self {
+            tiers: 2,
+            oversubscription,
+            k: None,
+            pods: None,
+            sub_nodes_per_leaf: d,
+            uplinks_per_leaf: u,
+            links_per_leaf_spine: w,
+        }
+    }
+}
+
 /// Rail-optimized design parameters, beside the `fat_tree` table that
 /// describes the leaf-spine the rail switches (leaves) and spines form.
 ///
@@ -70,6 +87,39 @@ pub struct RailParams {
     pub groups: usize,
     /// Servers of the fullest group.
     pub servers_per_group: usize,
+}
+
+/// HPN design parameters, beside the `rail` table (rails, segments as
+/// groups) and the `fat_tree` table (the 2-tier leaf-spine of each plane).
+///
+/// Each plane has, per segment, one ToR per rail, and an aggregation tier
+/// of its own above every ToR of the plane; the planes share no switch.
+/// Every NIC has two ports: port 0 on its rail's ToR of plane 0 (A), port 1
+/// on that of plane 1 (B). A switch records its plane as `plane`, a ToR
+/// its segment as `pod` and its rail as `rail`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HpnParams {
+    /// Planes (2).
+    pub planes: usize,
+    /// Segments: groups of servers that share their ToRs.
+    pub segments: usize,
+    /// Servers of the fullest segment.
+    pub servers_per_segment: usize,
+    /// ToRs per plane (segments × rails).
+    pub tors_per_plane: usize,
+    /// Aggregation switches per plane.
+    pub aggregation_per_plane: usize,
+}
+
+/// Where the second port of a dual-port NIC is cabled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanAttachment {
+    /// The (virtual) switch.
+    pub switch: String,
+    /// The physical port on it.
+    pub port: u32,
+    /// Part or tier of that switch.
+    pub part_or_tier: Tier,
 }
 
 /// One port of a switch.
@@ -107,6 +157,9 @@ pub struct PlanSwitch {
     /// Rail (the NIC index it carries) of a rail-optimized rail switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rail: Option<usize>,
+    /// Plane (0 = A, 1 = B) of an HPN switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plane: Option<usize>,
     /// Rack, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack: Option<String>,
@@ -191,7 +244,8 @@ pub struct PlanSubNode {
     /// Network interface name, when the inventory gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub netdev: Option<String>,
-    /// NIC line rate in Gbps.
+    /// NIC line rate in Gbps, per port: a dual-port NIC ([`PlanSubNode::port1`])
+    /// carries twice this.
     pub nic_gbps: u32,
     /// CPU socket.
     pub socket: String,
@@ -214,6 +268,33 @@ pub struct PlanSubNode {
     pub port: u32,
     /// Part or tier of that switch.
     pub part_or_tier: Tier,
+    /// The second port of a dual-port NIC (HPN): `switch` and `port` above
+    /// are port 0 (plane A), this is port 1 (plane B). Absent for a
+    /// single-port NIC (and in plans written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port1: Option<PlanAttachment>,
+}
+
+impl PlanSubNode {
+    /// The switch of NIC port `port` (0 or 1): port 0 is
+    /// [`PlanSubNode::switch`], port 1 that of [`PlanSubNode::port1`].
+    pub fn switch_of_port(&self, port: usize) -> Option<&str> {
+        match port {
+            0 => Some(self.switch.as_str()),
+            1 => self.port1.as_ref().map(|a| a.switch.as_str()),
+            _ => None,
+        }
+    }
+
+    /// The name of NIC port `port` at the end of its cable: the NIC's name
+    /// for a single-port NIC, `<nic>:p0` and `<nic>:p1` for a dual-port one.
+    pub fn port_label(&self, port: usize) -> String {
+        if self.port1.is_some() {
+            format!("{}:p{port}", self.nic)
+        } else {
+            self.nic.clone()
+        }
+    }
 }
 
 impl PlanSubNode {
@@ -261,7 +342,7 @@ pub struct Plan {
     pub format_version: u32,
     /// The inventory's name.
     pub name: String,
-    /// `bigraph`, `fat-tree` or `rail-optimized`.
+    /// `bigraph`, `fat-tree`, `rail-optimized` or `hpn`.
     pub topology: Topology,
     /// Number of sub-nodes.
     pub sub_nodes: usize,
@@ -277,9 +358,12 @@ pub struct Plan {
     /// Fat-tree parameters (also the leaf-spine of a rail-optimized plan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fat_tree: Option<FatTreeParams>,
-    /// Rail-optimized parameters.
+    /// Rail-optimized parameters (also the rails and segments of HPN).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rail: Option<RailParams>,
+    /// HPN parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpn: Option<HpnParams>,
     /// Why the design looks the way it does.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -422,9 +506,10 @@ impl Plan {
     }
 
     /// True when flows between two sub-nodes of one server stay inside the
-    /// server ([`Plan::intra_server_groups`]): rail-optimized plans.
+    /// server ([`Plan::intra_server_groups`]): rail-optimized and HPN
+    /// plans.
     pub fn reduces_in_server(&self) -> bool {
-        self.topology == Topology::RailOptimized
+        self.topology.has_rails()
     }
 
     /// Per sub-node, its server (position in [`Plan::servers`]) when flows
@@ -502,7 +587,8 @@ impl Plan {
 
     /// One-line description of the design: `BiGraph 4x16`,
     /// `2-tier leaf-spine 1:1`, `3-tier fat-tree k=16`,
-    /// `rail-optimized 8 rails x 4 groups 1:1`.
+    /// `rail-optimized 8 rails x 4 groups 1:1`,
+    /// `HPN 2 planes x 4 segments x 8 rails 1:1`.
     pub fn describe(&self) -> String {
         match (&self.bigraph, &self.fat_tree) {
             (Some(b), _) => format!("BiGraph {}x{}", b.m, b.n),
@@ -512,6 +598,16 @@ impl Plan {
                 self.rail.as_ref().map_or(0, |r| r.groups),
                 crate::text::gbps(f.oversubscription)
             ),
+            (_, Some(f)) if self.topology == Topology::Hpn => {
+                let segments = self.hpn.as_ref().map_or(0, |h| h.segments);
+                format!(
+                    "HPN {} planes x {segments} segment{} x {} rails {}:1",
+                    self.hpn.as_ref().map_or(0, |h| h.planes),
+                    if segments == 1 { "" } else { "s" },
+                    self.rail.as_ref().map_or(0, |r| r.rails),
+                    crate::text::gbps(f.oversubscription)
+                )
+            }
             (_, Some(f)) if f.tiers == 2 => format!(
                 "2-tier leaf-spine {}:1",
                 crate::text::gbps(f.oversubscription)

@@ -114,10 +114,16 @@ pub fn metric_rows(m: &Metrics) -> Vec<(String, String)> {
         ),
         (
             "one failed switch takes away".into(),
-            format!(
-                "up to {} sub-nodes on {} servers, or {} of {} inter-switch links",
-                m.blast_radius.sub_nodes, m.blast_radius.servers, m.blast_radius.links, m.links
-            ),
+            match m.blast_radius.nic_ports {
+                Some(ports) => format!(
+                    "up to {} sub-nodes cut off, {ports} NIC ports on {} servers (half their NIC bandwidth, the other plane carries on), or {} of {} inter-switch links",
+                    m.blast_radius.sub_nodes, m.blast_radius.servers, m.blast_radius.links, m.links
+                ),
+                None => format!(
+                    "up to {} sub-nodes on {} servers, or {} of {} inter-switch links",
+                    m.blast_radius.sub_nodes, m.blast_radius.servers, m.blast_radius.links, m.links
+                ),
+            },
         ),
     ]
 }
@@ -164,7 +170,14 @@ fn switch_table(plan: &Plan) -> String {
                 servers.push(peer);
             }
         }
+        let plane = s.plane.map_or(String::new(), |p| {
+            format!("plane {} ", if p == 0 { "A" } else { "B" })
+        });
         let tier = match (s.rail, s.pod) {
+            (Some(rail), Some(segment)) if s.plane.is_some() => {
+                format!("{plane}ToR rail {rail} (segment {segment})")
+            }
+            (_, _) if s.plane.is_some() => format!("{plane}aggregation"),
             (Some(rail), Some(group)) => format!("rail {rail} (group {group})"),
             (_, Some(pod)) => format!("{} (pod {pod})", s.part_or_tier.as_str()),
             _ => s.part_or_tier.as_str().to_string(),

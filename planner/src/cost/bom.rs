@@ -185,7 +185,15 @@ pub fn cost_plan(
     // NICs, one per sub-node.
     for s in &plan.sub_node_list {
         match catalog.nic_for(s.nic_gbps) {
-            Some(n) => b.add("nic", &n.name, 1, n.price, n.watts),
+            // A dual-port NIC (HPN) is priced as the catalog's NIC at the
+            // port speed once per port, as `purchase` prices it.
+            Some(n) => b.add(
+                "nic",
+                &n.name,
+                if s.port1.is_some() { 2 } else { 1 },
+                n.price,
+                n.watts,
+            ),
             None => {
                 problems.push(Problem::at(
                     None,

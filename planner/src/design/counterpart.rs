@@ -32,7 +32,9 @@ pub fn bigraph_shape(nodes: usize) -> Result<(usize, usize)> {
 /// fat-tree of `ports`-port switches, 2 tiers while they hold the
 /// sub-nodes (`nodes <= ports²/2`) and k-ary 3 tiers beyond, or a
 /// non-blocking rail-optimized fabric of `ports`-port switches with 8
-/// rails (4, 2 or 1 when 8 does not divide `nodes`).
+/// rails (4, 2 or 1 when 8 does not divide `nodes`), or its HPN
+/// counterpart (the same servers with dual-port NICs, `link_gbps` per
+/// port).
 pub fn fabric(
     topology: Topology,
     nodes: usize,
@@ -58,7 +60,7 @@ pub fn fabric(
             };
             shorthand::fat_tree_of(&spec, &s)?
         }
-        Topology::RailOptimized => {
+        Topology::RailOptimized | Topology::Hpn => {
             let rails = [8, 4, 2, 1]
                 .into_iter()
                 .find(|r| nodes.is_multiple_of(*r))
@@ -69,7 +71,12 @@ pub fn fabric(
                 ports: Some(u32::try_from(ports).unwrap_or(u32::MAX)),
                 oversubscription: 1.0,
             };
-            shorthand::rail_optimized_of(&spec, &s)?
+            let (inv, opts) = shorthand::rail_optimized_of(&spec, &s)?;
+            if topology == Topology::Hpn {
+                shorthand::as_hpn(inv, opts)
+            } else {
+                (inv, opts)
+            }
         }
     };
     design(&inv, &opts)
@@ -106,7 +113,7 @@ pub fn counterpart(plan: &CheckedPlan) -> Result<CheckedPlan> {
             }
             fabric(Topology::FatTree, count, link_gbps, ports)
         }
-        Topology::FatTree | Topology::RailOptimized => {
+        Topology::FatTree | Topology::RailOptimized | Topology::Hpn => {
             fabric(Topology::BiGraph, count, link_gbps, 0)
         }
     }

@@ -291,15 +291,7 @@ fn two_tier(
     }];
     notes.extend(spare_note(&mut pool, inv, opts));
     let mut plan = fabric.finish(Topology::FatTree, notes, Vec::new());
-    plan.fat_tree = Some(FatTreeParams {
-        tiers: 2,
-        oversubscription: o,
-        k: None,
-        pods: None,
-        sub_nodes_per_leaf: d,
-        uplinks_per_leaf: u,
-        links_per_leaf_spine: w,
-    });
+    plan.fat_tree = Some(FatTreeParams::leaf_spine(o, d, u, w));
     Ok(plan)
 }
 

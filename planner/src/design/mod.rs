@@ -14,6 +14,7 @@
 mod bigraph;
 pub mod counterpart;
 mod fattree;
+mod hpn;
 mod rail;
 pub mod shorthand;
 
@@ -32,6 +33,7 @@ use crate::routing::RoutingMode;
 pub use bigraph::{bigraph_capacity, largest_bigraph};
 pub use counterpart::counterpart;
 pub use fattree::{largest_three_tier, largest_two_tier, leaf_split};
+pub use hpn::dual_port;
 
 /// What to design.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,7 +117,17 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
         Topology::BiGraph => bigraph::design(inv, opts, &endpoints),
         Topology::FatTree => fattree::design(inv, opts, &endpoints),
         Topology::RailOptimized => rail::design(inv, opts, &endpoints),
+        Topology::Hpn => hpn::design(inv, opts, &endpoints),
     }?;
+    let dual = endpoints.iter().filter(|e| e.ports == 2).count();
+    if dual > 0 && opts.topology != Topology::Hpn {
+        plan.notes.push(format!(
+            "{dual} dual-port NIC{} (`ports = 2`): a {} design cables port 0 only, at {} Gbps; port 1 stays uncabled (HPN cables both: --topology hpn)",
+            if dual == 1 { "" } else { "s" },
+            opts.topology.label(),
+            endpoints.iter().map(|e| e.gbps).max().unwrap_or(0)
+        ));
+    }
     plan.qos = Some(qos);
     plan.notes.extend(qos_notes);
     plan.routing = inv.routing;
@@ -180,8 +192,10 @@ pub(crate) struct Endpoint {
     pub index: usize,
     /// The NIC and its GPU.
     pub spec: SubNodeSpec,
-    /// NIC line rate.
+    /// NIC line rate, per port.
     pub gbps: u32,
+    /// Network ports of the NIC (1 or 2).
+    pub ports: u32,
 }
 
 pub(crate) fn endpoints(inv: &Inventory) -> Vec<Endpoint> {
@@ -194,6 +208,7 @@ pub(crate) fn endpoints(inv: &Inventory) -> Vec<Endpoint> {
                 index,
                 spec,
                 gbps: t.nics[spec.nic].speed_gbps,
+                ports: t.nics[spec.nic].ports,
             });
         }
     }
@@ -388,6 +403,7 @@ impl<'a> Fabric<'a> {
             vlan,
             pod,
             rail: None,
+            plane: None,
             rack: phys.rack.clone(),
             port_gbps: t.port_gbps,
             port_name: t.port_name.clone(),
@@ -402,6 +418,11 @@ impl<'a> Fabric<'a> {
     /// Marks switch `sw` as the rail switch of NIC index `rail`.
     pub fn set_rail(&mut self, sw: usize, rail: usize) {
         self.switches[sw].rail = Some(rail);
+    }
+
+    /// Marks switch `sw` as a switch of HPN plane `plane`.
+    pub fn set_plane(&mut self, sw: usize, plane: usize) {
+        self.switches[sw].plane = Some(plane);
     }
 
     fn port_mut(&mut self, sw: usize, port: u32) -> &mut PlanPort {
@@ -470,12 +491,12 @@ impl<'a> Fabric<'a> {
         });
     }
 
-    /// Attaches an endpoint to port `port` of switch `sw`.
-    pub fn attach(&mut self, sw: usize, port: u32, e: &Endpoint) {
+    /// Cables NIC port `label` of endpoint `e` to port `port` of switch
+    /// `sw`; returns the switch's name and tier.
+    fn cable_nic(&mut self, sw: usize, port: u32, e: &Endpoint, label: String) -> (String, Tier) {
         let inv = self.inv;
         let server = &inv.servers[e.server];
-        let t = inv.template_of(server);
-        let nic = &t.nics[e.spec.nic];
+        let nic = &inv.template_of(server).nics[e.spec.nic];
         let (switch_name, phys, tier, port_gbps) = {
             let s = &self.switches[sw];
             (
@@ -489,7 +510,7 @@ impl<'a> Fabric<'a> {
             let p = self.port_mut(sw, port);
             p.role = PortRole::SubNode;
             p.peer = Some(server.name.clone());
-            p.peer_port = Some(nic.name.clone());
+            p.peer_port = Some(label.clone());
         }
         self.speed_pairs.insert((nic.speed_gbps, port_gbps));
         let rack = self.phys_rack.get(&phys).cloned().flatten();
@@ -498,11 +519,54 @@ impl<'a> Fabric<'a> {
             a: phys,
             a_port: port,
             b: server.name.clone(),
-            b_port: nic.name.clone(),
+            b_port: label,
             gbps: port_gbps.min(nic.speed_gbps),
             kind: CableKind::SubNode,
             media,
         });
+        (switch_name, tier)
+    }
+
+    /// Attaches both ports of a dual-port endpoint: port 0 to port `port0`
+    /// of switch `sw0` (plane A), port 1 to port `port1` of switch `sw1`
+    /// (plane B).
+    pub fn attach_dual(
+        &mut self,
+        (sw0, port0): (usize, u32),
+        (sw1, port1): (usize, u32),
+        e: &Endpoint,
+    ) {
+        let name = self.inv.template_of(&self.inv.servers[e.server]).nics[e.spec.nic]
+            .name
+            .clone();
+        self.attach_as(sw0, port0, e, format!("{name}:p0"));
+        let (switch, part_or_tier) = self.cable_nic(sw1, port1, e, format!("{name}:p1"));
+        if let Some(sn) = self.sub_nodes.last_mut() {
+            sn.port1 = Some(crate::plan::PlanAttachment {
+                switch,
+                port: port1,
+                part_or_tier,
+            });
+        }
+    }
+
+    /// Attaches an endpoint to port `port` of switch `sw`.
+    pub fn attach(&mut self, sw: usize, port: u32, e: &Endpoint) {
+        let inv = self.inv;
+        let label = inv.template_of(&inv.servers[e.server]).nics[e.spec.nic]
+            .name
+            .clone();
+        self.attach_as(sw, port, e, label);
+    }
+
+    /// Attaches an endpoint's NIC (port 0, cabled as `label`) to port
+    /// `port` of switch `sw`.
+    fn attach_as(&mut self, sw: usize, port: u32, e: &Endpoint, label: String) {
+        let inv = self.inv;
+        let server = &inv.servers[e.server];
+        let t = inv.template_of(server);
+        let nic = &t.nics[e.spec.nic];
+        let (switch_name, tier) = self.cable_nic(sw, port, e, label);
         let addr = server.nic_addresses.get(e.spec.nic);
         let pcie_switch = match nic.attachment {
             crate::inventory::Attachment::PcieSwitch(i) => Some(t.pcie_switches[i].name.clone()),
@@ -526,6 +590,7 @@ impl<'a> Fabric<'a> {
             switch: switch_name,
             port,
             part_or_tier: tier,
+            port1: None,
         });
     }
 
@@ -596,6 +661,7 @@ impl<'a> Fabric<'a> {
             bigraph: None,
             fat_tree: None,
             rail: None,
+            hpn: None,
             notes,
             warnings,
             switch_list: self.switches,

@@ -12,7 +12,7 @@
 use super::fattree::{
     Spec, Tiers, Why, available, link_spines, short, spare_note, spine_shape, take_tier,
 };
-use super::{DesignOptions, Endpoint, Fabric, Pool, even_split};
+use super::{DesignOptions, Endpoint, Fabric, Pool, SwitchSlot, even_split};
 use crate::error::{Error, Result};
 use crate::inventory::Inventory;
 use crate::plan::{FatTreeParams, Plan, RailParams, Tier, Topology};
@@ -52,7 +52,7 @@ pub(super) fn design(
 
 /// The servers that have NICs, in inventory order, each with its
 /// endpoints (indices into `endpoints`).
-fn servers_of(endpoints: &[Endpoint]) -> Vec<Vec<usize>> {
+pub(super) fn servers_of(endpoints: &[Endpoint]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut last = None;
     for (i, e) in endpoints.iter().enumerate() {
@@ -67,6 +67,103 @@ fn servers_of(endpoints: &[Endpoint]) -> Vec<Vec<usize>> {
     out
 }
 
+/// How a rail fabric's servers fall into groups and its rail switches
+/// into a leaf-spine: rail-optimized, and each plane of HPN.
+pub(super) struct Shape {
+    /// The fastest NIC (per port), its downlink speed and the leaf-spine
+    /// link speed.
+    pub nic: u32,
+    pub link: u32,
+    pub down: f64,
+    /// Per server with NICs, its endpoints.
+    pub servers: Vec<Vec<usize>>,
+    /// NIC indices per server.
+    pub rails: usize,
+    /// Servers per group (`loads.len()` groups); `g` is the fullest.
+    pub loads: Vec<usize>,
+    pub g: usize,
+    /// Rail switches (`groups × rails`), each with `u` uplinks; spines,
+    /// and links between every rail switch and spine.
+    pub leaves: usize,
+    pub u: usize,
+    pub spines: usize,
+    pub w: usize,
+}
+
+impl Shape {
+    /// The shape for `endpoints` on `leaf` and `spine` switches under
+    /// oversubscription `o`; `(one, many)` name a rail switch in errors.
+    pub(super) fn of(
+        endpoints: &[Endpoint],
+        leaf: Spec,
+        spine: Spec,
+        o: f64,
+        (one, many): (&str, &str),
+    ) -> std::result::Result<Shape, Why> {
+        let nic = endpoints.iter().map(|e| e.gbps).max().unwrap_or(0);
+        let link = leaf.gbps.min(spine.gbps);
+        let down = f64::from(nic.min(leaf.gbps));
+        let servers = servers_of(endpoints);
+        let rails = endpoints.iter().map(|e| e.index + 1).max().unwrap_or(0);
+        // A rail switch carries one NIC (port) of every server of its group.
+        let (per_group, _) =
+            super::leaf_split(leaf.ports, down, f64::from(link), o).ok_or_else(|| {
+                (
+                    format!(
+                        "a {}-port {one} cannot carry servers and uplinks",
+                        leaf.ports
+                    ),
+                    "use switches with more ports".to_string(),
+                )
+            })?;
+        let groups = servers.len().div_ceil(per_group);
+        let loads = even_split(servers.len(), groups);
+        let g = loads[0];
+        let leaves = groups * rails;
+        let (u, spines, w) = spine_shape(leaves, g, down, f64::from(link), o, spine.ports, many)?;
+        Ok(Shape {
+            nic,
+            link,
+            down,
+            servers,
+            rails,
+            loads,
+            g,
+            leaves,
+            u,
+            spines,
+            w,
+        })
+    }
+}
+
+/// Takes the rail switches of `groups` groups of `rails` rails, group by
+/// group and rail by rail within a group, each marked with its rail, its
+/// group as pod and, for an HPN plane, its plane.
+pub(super) fn take_rails(
+    pool: &mut Pool<'_>,
+    fabric: &mut Fabric<'_>,
+    templates: &[usize],
+    groups: usize,
+    rails: usize,
+    plane: Option<usize>,
+) -> std::result::Result<Vec<SwitchSlot>, Why> {
+    let mut slots = Vec::with_capacity(groups * rails);
+    for group in 0..groups {
+        for rail in 0..rails {
+            let slot = take_tier(pool, fabric, templates, Tier::Leaf, Some(group), 1)?
+                .pop()
+                .ok_or_else(short)?;
+            fabric.set_rail(slot.index, rail);
+            if let Some(p) = plane {
+                fabric.set_plane(slot.index, p);
+            }
+            slots.push(slot);
+        }
+    }
+    Ok(slots)
+}
+
 fn build(
     inv: &Inventory,
     opts: &DesignOptions,
@@ -77,35 +174,11 @@ fn build(
     spine: Spec,
 ) -> std::result::Result<Plan, Why> {
     let o = opts.oversubscription;
-    let nic = endpoints.iter().map(|e| e.gbps).max().unwrap_or(0);
-    let link = leaf.gbps.min(spine.gbps);
-    let down = f64::from(nic.min(leaf.gbps));
-    let servers = servers_of(endpoints);
-    let rails = endpoints.iter().map(|e| e.index + 1).max().unwrap_or(0);
-    // A rail switch carries one NIC of every server of its group.
-    let (per_group, _) =
-        super::leaf_split(leaf.ports, down, f64::from(link), o).ok_or_else(|| {
-            (
-                format!(
-                    "a {}-port rail switch cannot carry servers and uplinks",
-                    leaf.ports
-                ),
-                "use switches with more ports".to_string(),
-            )
-        })?;
-    let groups = servers.len().div_ceil(per_group);
-    let loads = even_split(servers.len(), groups);
-    let g = loads[0];
-    let leaves = groups * rails;
-    let (u, spines, w) = spine_shape(
-        leaves,
-        g,
-        down,
-        f64::from(link),
-        o,
-        spine.ports,
-        "rail switches",
-    )?;
+    let shape = Shape::of(endpoints, leaf, spine, o, ("rail switch", "rail switches"))?;
+    let (link, down, rails, g) = (shape.link, shape.down, shape.rails, shape.g);
+    let (leaves, u, spines, w) = (shape.leaves, shape.u, shape.spines, shape.w);
+    let (servers, loads) = (&shape.servers, &shape.loads);
+    let groups = loads.len();
     if !opts.grow_switch_pool {
         let (l_got, s_got) = available(inv, leaf_tpls, leaves, spine_tpls, spines);
         if l_got < leaves || s_got < spines {
@@ -123,23 +196,7 @@ fn build(
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
     let mut fabric = Fabric::new(inv);
     // Rail switches group by group, rail by rail within a group.
-    let mut rail_slots = Vec::with_capacity(leaves);
-    for group in 0..groups {
-        for rail in 0..rails {
-            let slot = take_tier(
-                &mut pool,
-                &mut fabric,
-                leaf_tpls,
-                Tier::Leaf,
-                Some(group),
-                1,
-            )?
-            .pop()
-            .ok_or_else(short)?;
-            fabric.set_rail(slot.index, rail);
-            rail_slots.push(slot);
-        }
-    }
+    let rail_slots = take_rails(&mut pool, &mut fabric, leaf_tpls, groups, rails, None)?;
     let spine_slots = take_tier(
         &mut pool,
         &mut fabric,
@@ -190,15 +247,7 @@ fn build(
     );
     notes.extend(spare_note(&mut pool, inv, opts));
     let mut plan = fabric.finish(Topology::RailOptimized, notes, Vec::new());
-    plan.fat_tree = Some(FatTreeParams {
-        tiers: 2,
-        oversubscription: o,
-        k: None,
-        pods: None,
-        sub_nodes_per_leaf: fullest,
-        uplinks_per_leaf: u,
-        links_per_leaf_spine: w,
-    });
+    plan.fat_tree = Some(FatTreeParams::leaf_spine(o, fullest, u, w));
     plan.rail = Some(RailParams {
         rails,
         groups,

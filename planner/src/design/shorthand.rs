@@ -438,6 +438,30 @@ pub fn rail_optimized_of(spec: &RailSpec, s: &Shorthand) -> Result<(Inventory, D
     Ok((inv, opts))
 }
 
+/// A synthetic inventory and options for an HPN fabric given as
+/// `sub-nodes=1024,rails=8,ports=128[,oversub=1]`, the keys of
+/// [`rail_optimized`]: `sub-nodes / rails` servers of `rails` dual-port
+/// NICs, each port at the shorthand's link speed (`--link-gbps 200` gives
+/// HPN's 2 x 200 Gbps NICs).
+pub fn hpn(spec: &str, s: &Shorthand) -> Result<(Inventory, DesignOptions)> {
+    let (inv, opts) = rail_optimized(spec, s).map_err(|e| match e {
+        Error::Parameter { message, .. } => Error::parameter("hpn", message),
+        other => other,
+    })?;
+    Ok(as_hpn(inv, opts))
+}
+
+/// The HPN counterpart of a rail-optimized shorthand's inventory and
+/// options: the same servers with dual-port NICs, designed as HPN.
+pub fn as_hpn(inv: Inventory, mut opts: DesignOptions) -> (Inventory, DesignOptions) {
+    let mut inv = super::dual_port(&inv);
+    if let Some(rest) = inv.name.strip_prefix("rail-optimized-") {
+        inv.name = format!("hpn-{rest}");
+    }
+    opts.topology = Topology::Hpn;
+    (inv, opts)
+}
+
 /// One `key=value` of a shorthand spec, as written.
 struct Item<'a> {
     /// The flag it belongs to, for errors (`fat-tree`).
@@ -567,6 +591,7 @@ fn synthetic(
             mac: None,
             ip: None,
             gpus: Vec::new(),
+            ports: 1,
             line: None,
         });
     }

@@ -316,3 +316,96 @@ fn issue13_eflops_forced_n_12_is_refused() {
         "{all}"
     );
 }
+
+/// HPN: every NIC's port 0 on its rail's plane-A ToR and port 1 on the
+/// plane-B ToR of the same rail and segment; the planes share no switch;
+/// the plan validates, and a hand edit that puts both ports in one plane
+/// is found.
+#[test]
+fn hpn_cables_each_nic_to_the_tors_of_both_planes() {
+    let (inv, opts) = crate::design::shorthand::hpn(
+        "sub-nodes=128,rails=4,ports=16",
+        &crate::design::shorthand::Shorthand::default(),
+    )
+    .unwrap();
+    let plan = design(&inv, &opts).unwrap();
+    assert_eq!(plan.describe(), "HPN 2 planes x 4 segments x 4 rails 1:1");
+    let h = plan.hpn.as_ref().unwrap();
+    assert_eq!((h.segments, h.servers_per_segment), (4, 8));
+    // 2 planes x (16 ToRs + 8 aggregation switches).
+    assert_eq!(plan.switch_list.len(), 48);
+    // Every NIC port has a cable: 128 x 2, plus 16 x 8 uplinks per plane.
+    assert_eq!(plan.cables.len(), 256 + 2 * 128);
+    let index = plan.switch_index();
+    for sn in &plan.sub_node_list {
+        let p1 = sn.port1.as_ref().unwrap();
+        let (a, b) = (
+            &plan.switch_list[index[sn.switch.as_str()]],
+            &plan.switch_list[index[p1.switch.as_str()]],
+        );
+        assert_eq!((a.plane, b.plane), (Some(0), Some(1)), "{}", sn.id);
+        assert_eq!((a.rail, b.rail), (Some(sn.index), Some(sn.index)));
+        assert_eq!(a.pod, b.pod);
+    }
+    assert!(crate::validate::validate_plan(&plan).ok);
+    // The plan round-trips through JSON byte for byte.
+    let json = plan.to_json().unwrap();
+    let back = crate::plan::Plan::from_json(&json, "hpn.json").unwrap();
+    assert_eq!(back.to_json().unwrap(), json);
+    // Port 1 moved to a plane-A ToR: refused.
+    let mut moved = plan.plan().clone();
+    let other = moved
+        .switch_list
+        .iter()
+        .position(|s| s.plane == Some(0) && s.rail == Some(0) && s.pod == Some(1))
+        .unwrap();
+    let p1 = moved.sub_node_list[0].port1.clone().unwrap();
+    let name = moved.switch_list[other].name.clone();
+    moved.sub_node_list[0].port1 = Some(crate::plan::PlanAttachment { switch: name, ..p1 });
+    let v = crate::validate::validate_plan(&moved);
+    assert!(!v.ok);
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.message.contains("nic0:p1") || f.message.contains("port 1 to plane 1")),
+        "{:#?}",
+        v.findings
+    );
+    // The plane check alone: port 0 and port 1 in the same plane.
+    let mut same = plan.plan().clone();
+    let b = same
+        .switch_list
+        .iter()
+        .position(|s| s.name == p1_switch(&plan))
+        .unwrap();
+    same.switch_list[b].plane = Some(0);
+    let v = crate::validate::validate_plan(&same);
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.message.contains("port 1 to plane 1")),
+        "{:#?}",
+        v.findings
+    );
+}
+
+/// The switch of sub-node 0's NIC port 1.
+fn p1_switch(plan: &crate::checked::CheckedPlan) -> String {
+    plan.sub_node_list[0].port1.as_ref().unwrap().switch.clone()
+}
+
+/// HPN needs dual-port NICs: a single-port inventory is refused, naming
+/// the NIC and the key to set.
+#[test]
+fn hpn_refuses_single_port_nics() {
+    let (inv, mut opts) = crate::design::shorthand::rail_optimized(
+        "sub-nodes=64,rails=8,ports=16",
+        &crate::design::shorthand::Shorthand::default(),
+    )
+    .unwrap();
+    opts.topology = crate::plan::Topology::Hpn;
+    let e = design(&inv, &opts).unwrap_err().to_string();
+    for want in ["nic0", "node1", "has 1 port", "ports = 2", "per port"] {
+        assert!(e.contains(want), "missing `{want}` in {e}");
+    }
+}

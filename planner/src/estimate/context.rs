@@ -114,10 +114,10 @@ impl<'a> Context<'a> {
         let mut caps = Vec::with_capacity(net.link_count());
         for id in 0..net.link_count() {
             let gbps = match net.link(id) {
-                Some(Link::Up { sub_node } | Link::Down { sub_node }) => {
+                Some(Link::Up { sub_node, port } | Link::Down { sub_node, port }) => {
                     let sn = &plan.sub_node_list[sub_node];
                     let port = net
-                        .switch_of(sub_node)
+                        .switch_in(usize::from(port), sub_node)
                         .map_or(sn.nic_gbps, |s| plan.switch_list[s].port_gbps);
                     sn.nic_gbps.min(port)
                 }
@@ -224,7 +224,7 @@ impl<'a> Context<'a> {
             Topology::BiGraph if sa.part_or_tier != sb.part_or_tier => 2,
             Topology::BiGraph => 3,
             Topology::FatTree if self.three_tier && sa.pod != sb.pod => 5,
-            Topology::FatTree | Topology::RailOptimized => 3,
+            Topology::FatTree | Topology::RailOptimized | Topology::Hpn => 3,
         }
     }
 

@@ -359,6 +359,7 @@ pub fn scale(estimates: &[Estimate], format: PlotFormat) -> Result<Vec<u8>> {
         Topology::BiGraph => 0,
         Topology::FatTree => 1,
         Topology::RailOptimized => 2,
+        Topology::Hpn => 3,
     });
     render(
         format,

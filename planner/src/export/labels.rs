@@ -147,7 +147,7 @@ fn tier_value(tiers: &BTreeSet<Tier>) -> String {
 pub(crate) fn part_key(plan: &Plan) -> &'static str {
     match plan.topology {
         Topology::BiGraph => key::PART,
-        Topology::FatTree | Topology::RailOptimized => key::TIER,
+        Topology::FatTree | Topology::RailOptimized | Topology::Hpn => key::TIER,
     }
 }
 

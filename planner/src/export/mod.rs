@@ -198,6 +198,12 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
             r.rails
         ));
     }
+    if plan.hpn.is_some() {
+        lost.push(
+            "HPN's plane B is not carried: the tree and the sn<i> labels place each NIC by its port 0 (plane A); its port 1 is on the plane-B ToR of the same rail and segment, so plane B groups the servers exactly as plane A does"
+                .to_string(),
+        );
+    }
     let used: HashSet<&str> = plan
         .sub_node_list
         .iter()

@@ -173,8 +173,13 @@ pub struct Nic {
     pub attachment: Attachment,
     /// Model.
     pub model: String,
-    /// Line rate in Gbps.
+    /// Line rate of each network port in Gbps.
     pub speed_gbps: u32,
+    /// Network ports: 1, or 2 for a dual-port NIC (HPN's dual-ToR
+    /// attachment: port 0 to the plane-A ToR, port 1 to the plane-B ToR).
+    /// [`Nic::speed_gbps`] is per port, so the NIC carries
+    /// `ports × speed_gbps` in all.
+    pub ports: u32,
     /// Slot width in lanes.
     pub lanes: Option<u32>,
     /// MAC pattern (may number instances with `{n:02x}`).

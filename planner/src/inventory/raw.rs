@@ -110,6 +110,8 @@ pub(crate) struct RawNic {
     pub socket: Option<Spanned<String>>,
     pub model: String,
     pub speed_gbps: Spanned<i64>,
+    /// Network ports of the NIC (1 or 2); `speed_gbps` is per port.
+    pub ports: Option<Spanned<i64>>,
     pub lanes: Option<Spanned<i64>>,
     pub mac: Option<Spanned<String>>,
     pub ip: Option<Spanned<String>>,

@@ -663,6 +663,9 @@ impl Checker<'_> {
             &[1, 2, 4, 8, 16, 32],
             0..0,
         );
+        let ports = self
+            .small_uint(&object, "ports", raw.ports.as_ref(), &[1, 2], 0..0)
+            .unwrap_or(1);
         if let Some(nd) = &raw.netdev
             && let Some(prev) = device_names.get(nd.get_ref())
         {
@@ -707,6 +710,7 @@ impl Checker<'_> {
             attachment,
             model: raw.model.clone(),
             speed_gbps: speed as u32,
+            ports,
             lanes,
             mac,
             ip,

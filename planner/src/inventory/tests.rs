@@ -449,3 +449,29 @@ fn bad_gpu_fabrics_are_refused_with_line_and_fix() {
         &["NIC mlx5_2", "GPU gpu1 is already given to NIC mlx5_1"],
     );
 }
+
+/// `ports` on a NIC: 1 (the default) or 2 (a dual-port NIC, `speed_gbps`
+/// per port); anything else names the NIC's line and the values allowed.
+#[test]
+fn nic_ports_are_one_or_two() {
+    let inv = Inventory::from_toml(MINIMAL, "inv.toml").unwrap();
+    assert_eq!(inv.server_templates[0].nics[0].ports, 1);
+    let dual = edit("speed_gbps = 100", "speed_gbps = 200\nports = 2");
+    let inv = Inventory::from_toml(&dual, "inv.toml").unwrap();
+    let nic = &inv.server_templates[0].nics[0];
+    assert_eq!((nic.ports, nic.speed_gbps), (2, 200));
+    for bad in ["0", "3", "-1"] {
+        check_err(
+            &edit(
+                "speed_gbps = 100",
+                &format!("speed_gbps = 100\nports = {bad}"),
+            ),
+            &[
+                "inv.toml:20:",
+                "node{n:02} NIC mlx5_0",
+                &format!("ports is {bad}"),
+                "set ports to one of 1, 2",
+            ],
+        );
+    }
+}

@@ -33,6 +33,9 @@
 //!   i-th port (counting every port the switch owns, from 0) gets the
 //!   block's address i+1, so growth never renumbers; the gateway is the
 //!   block's last usable address.
+//! - A dual-port NIC (HPN) has an address per port: port 0 the one above,
+//!   on its plane-A ToR; port 1 always one from the pool block of its
+//!   plane-B ToR (the inventory's address is port 0's).
 //! - Inter-switch cable k (in the plan's cable order, counting only
 //!   inter-switch cables) gets the /31 at `link_pool` + 2k: its `a` end the
 //!   even address, its `b` end the odd one.
@@ -40,7 +43,7 @@
 //! # Routes
 //!
 //! The plan is the routing: every switch has a static route to every other
-//! switch's sub-node subnets, with every equal-cost next hop of the
+//! switch's sub-node subnets (on HPN, every other switch of its plane's), with every equal-cost next hop of the
 //! forwarding table [`Network::table`] (the rule is in `tables.rs`), listed
 //! in port order. Per-flow routes choose among the same next hops.
 
@@ -68,8 +71,11 @@ pub(crate) struct Model<'p> {
     /// Directed inter-switch links; `2k` and `2k + 1` are the two directions
     /// of inter-switch cable `k`.
     pub links: Vec<RoutedLink>,
-    /// One per plan sub-node, same index.
+    /// One per plan sub-node, same index (its NIC's port 0).
     pub hosts: Vec<Host>,
+    /// On a plan of dual-port NICs (HPN), one per plan sub-node for its
+    /// NIC's port 1, same index; empty otherwise.
+    pub hosts1: Vec<Host>,
 }
 
 /// A physical switch.
@@ -131,9 +137,11 @@ pub(crate) enum PortKind {
     InterSwitch {
         link: usize,
     },
-    /// Access port of a sub-node (index into the plan's sub-nodes).
+    /// Access port of a sub-node (index into the plan's sub-nodes), for
+    /// port `nic_port` of its NIC (0, or 1 on a dual-port NIC).
     SubNode {
         sub_node: usize,
+        nic_port: u8,
     },
     Free,
     Reserved,
@@ -225,6 +233,7 @@ impl<'p> Model<'p> {
             domains,
             links: Vec::new(),
             hosts: Vec::new(),
+            hosts1: Vec::new(),
         };
         if b.problems.is_empty() {
             b.links(&mut m, link_pool);
@@ -485,40 +494,57 @@ impl Builder<'_> {
             .enumerate()
             .map(|(i, s)| (s.name.as_str(), i))
             .collect();
-        // Where every sub-node is and the address the inventory gives it.
+        // Where every NIC port is and the address the inventory gives it:
+        // every sub-node's port 0, then the port 1 of dual-port NICs.
+        let ports = plan
+            .sub_node_list
+            .iter()
+            .enumerate()
+            .map(|(i, sn)| (i, 0u8, sn.switch.as_str(), sn.port))
+            .chain(plan.sub_node_list.iter().enumerate().filter_map(|(i, sn)| {
+                sn.port1
+                    .as_ref()
+                    .map(|a| (i, 1u8, a.switch.as_str(), a.port))
+            }));
+        let mut ends: Vec<(usize, u8)> = Vec::with_capacity(plan.sub_nodes);
         let mut given: Vec<Option<(u32, Ipv4Prefix)>> = Vec::with_capacity(plan.sub_nodes);
         let mut domain_of = Vec::with_capacity(plan.sub_nodes);
-        // The position of each sub-node's port in its switch's port list.
+        // The position of each NIC port's switch port in its switch's list.
         let mut position = Vec::with_capacity(plan.sub_node_list.len());
-        for (i, sn) in plan.sub_node_list.iter().enumerate() {
+        for (i, nic_port, switch, port) in ports {
+            let sn = &plan.sub_node_list[i];
             let object = || format!("sub-node {}", sn.id);
-            let Some(&d) = index.get(sn.switch.as_str()) else {
+            let Some(&d) = index.get(switch) else {
                 self.problem(
                     object(),
-                    format!("switch {} is not in the plan", sn.switch),
+                    format!("switch {switch} is not in the plan"),
                     "run planner validate on the plan and design it again",
                 );
                 return;
             };
             domain_of.push(d);
+            ends.push((i, nic_port));
             let dev = m.domains[d].device;
-            match m.port_mut(dev, sn.port) {
+            match m.port_mut(dev, port) {
                 Some(p) if p.domain == d => {
-                    p.kind = PortKind::SubNode { sub_node: i };
+                    p.kind = PortKind::SubNode {
+                        sub_node: i,
+                        nic_port,
+                    };
                     position.push(p.index);
                 }
                 _ => {
                     self.problem(
                         object(),
-                        format!("port {} is not a port of {}", sn.port, sn.switch),
+                        format!("port {port} is not a port of {switch}"),
                         "run planner validate on the plan and design it again",
                     );
                     return;
                 }
             }
-            given.push(match &sn.ip {
-                None => None,
-                Some(text) => match parse_host(text) {
+            given.push(match (&sn.ip, nic_port) {
+                (None, _) | (_, 1..) => None,
+                (Some(text), 0) => match parse_host(text) {
                     Ok(a) => Some(a),
                     Err(e) => {
                         self.problem(
@@ -557,7 +583,7 @@ impl Builder<'_> {
                     && other != d
                 {
                     self.problem(
-                        format!("sub-node {}", plan.sub_node_list[i].id),
+                        format!("sub-node {}", plan.sub_node_list[ends[i].0].id),
                         format!(
                             "its subnet {p} is also on {}, but it is cabled to {}; a subnet lives on one switch",
                             plan.switch_list[other].name, plan.switch_list[d].name
@@ -651,13 +677,14 @@ impl Builder<'_> {
                 plan.sub_node_list.len(),
                 Default::default(),
             );
-        for (i, sn) in plan.sub_node_list.iter().enumerate() {
-            let d = domain_of[i];
-            let (addr, prefix) = match given[i] {
+        for (k, &(i, nic_port)) in ends.iter().enumerate() {
+            let sn = &plan.sub_node_list[i];
+            let d = domain_of[k];
+            let (addr, prefix) = match given[k] {
                 Some(a) => a,
                 None => {
                     let b = blocks[&d];
-                    (b.network + 1 + position[i] as u32, b)
+                    (b.network + 1 + position[k] as u32, b)
                 }
             };
             let gateway = prefix.last() - 1;
@@ -710,13 +737,18 @@ impl Builder<'_> {
                 .class_for(part)
                 .and_then(|c| m.qos.classes.iter().position(|x| x.name == c.name))
                 .unwrap_or(0);
-            m.hosts.push(Host {
+            let host = Host {
                 domain: d,
                 addr,
                 prefix,
                 gateway,
                 class,
-            });
+            };
+            if nic_port == 0 {
+                m.hosts.push(host);
+            } else {
+                m.hosts1.push(host);
+            }
         }
         for d in &mut m.domains {
             d.gateways.sort_by_key(|g| g.prefix);
@@ -741,8 +773,11 @@ impl Builder<'_> {
             .collect();
         for x in 0..n {
             let mut routes = Vec::new();
+            let plane = m.plan.switch_list[x].plane;
             for &t in &targets {
-                if t == x {
+                // HPN's planes route apart: a switch has routes to the
+                // subnets of its own plane's ToRs only.
+                if t == x || m.plan.switch_list[t].plane != plane {
                     continue;
                 }
                 if !list {

@@ -72,7 +72,8 @@ impl Network<'_> {
                 )]));
             }
         }
-        let (sa, sb) = (self.sub_switch[src] as usize, self.sub_switch[dst] as usize);
+        let plane = self.plane_of(src, dst, &mut pick)?;
+        let (sa, sb) = (self.switch_at(plane, src), self.switch_at(plane, dst));
         if self.faults.is_some() {
             for (sn, s) in [(src, sa), (dst, sb)] {
                 if self.is_avoided_switch(s) {
@@ -87,7 +88,7 @@ impl Network<'_> {
             }
         }
         let mut r = Route::new();
-        r.push(self.up_link(src));
+        r.push(self.up_link_in(plane, src));
         let mut at = sa;
         while at != sb {
             if r.len > MAX_HOPS {
@@ -122,8 +123,69 @@ impl Network<'_> {
             r.push(self.id(k));
             at = self.inter[k as usize].to as usize;
         }
-        r.push(self.down_link(dst));
+        r.push(self.down_link_in(plane, dst));
         Ok(r)
+    }
+
+    /// The switch of port `plane` of sub-node `sn`'s NIC (checked in
+    /// range by the caller).
+    pub(super) fn switch_at(&self, plane: usize, sn: usize) -> usize {
+        if plane == 0 {
+            self.sub_switch[sn] as usize
+        } else {
+            self.sub_switch1[sn] as usize
+        }
+    }
+
+    /// True when a flow from sub-node `src` to sub-node `dst` has a route:
+    /// in some plane on a plan of dual-port NICs (HPN), else between their
+    /// switches.
+    pub fn nics_reachable(&self, src: usize, dst: usize) -> bool {
+        let n = self.sub_switch.len();
+        src < n && dst < n && (0..self.planes()).any(|p| self.plane_usable(p, src, dst))
+    }
+
+    /// True when a flow from `src` to `dst` can go through plane `plane`:
+    /// neither end's switch in it is avoided and one reaches the other.
+    pub(super) fn plane_usable(&self, plane: usize, src: usize, dst: usize) -> bool {
+        let (sa, sb) = (self.switch_at(plane, src), self.switch_at(plane, dst));
+        !self.is_avoided_switch(sa) && !self.is_avoided_switch(sb) && self.reachable(sa, sb)
+    }
+
+    /// The plane (NIC port) a flow from `src` to `dst` takes: 0 on a plan
+    /// of single-port NICs. On HPN's two planes the host picks one per
+    /// flow: under ECMP by the flow's hash salted as no switch is (the
+    /// bonded NIC's port choice), under D-mod-K by the destination's
+    /// parity (the next upward choice then takes the next digit). A plane
+    /// that cannot carry the flow (an avoided ToR, say) leaves the other.
+    fn plane_of(&self, src: usize, dst: usize, pick: &mut Pick) -> Result<usize> {
+        if self.sub_switch1.is_empty() {
+            return Ok(0);
+        }
+        let first = match pick {
+            Pick::Hash(key) => {
+                let h = ecmp_hash(
+                    sub_node_ip(key.src),
+                    sub_node_ip(key.dst),
+                    source_port(key.flow, key.seed),
+                    u32::MAX,
+                );
+                (h & 1) as usize
+            }
+            Pick::DModK { divisor } => {
+                *divisor = 2;
+                dst % 2
+            }
+        };
+        if self.faults.is_none() || self.plane_usable(first, src, dst) {
+            return Ok(first);
+        }
+        let other = 1 - first;
+        if self.plane_usable(other, src, dst) {
+            return Ok(other);
+        }
+        // Neither plane: the walk in the first reports why.
+        Ok(first)
     }
 
     /// True when a flow from switch `a` can reach switch `b` (always for

@@ -5,10 +5,13 @@
 //!
 //! - `0..S`: access link up, from sub-node i's NIC to its switch;
 //! - `S..2S`: access link down, from the switch to sub-node i's NIC;
-//! - `2S..`: one id per switch port with role `inter_switch`, in switch
-//!   order and then port order. The id of port p of switch a is the
+//! - `2S..2S + I`: one id per switch port with role `inter_switch`, in
+//!   switch order and then port order. The id of port p of switch a is the
 //!   direction a to its peer, so each cable has two ids, one from each end,
-//!   and parallel cables between the same two switches are distinct links.
+//!   and parallel cables between the same two switches are distinct links;
+//! - on a plan of dual-port NICs (HPN) only, `2S + I..3S + I` and
+//!   `3S + I..4S + I`: the access links up and down of each NIC's port 1
+//!   (plane B); ids `0..2S` are then port 0 (plane A).
 
 use std::ops::Range;
 
@@ -90,8 +93,11 @@ pub struct Network<'a> {
     /// Where the plan came from, for errors about it.
     pub(super) source: &'a str,
     pub(super) fabric: Fabric,
-    /// Switch of every sub-node.
+    /// Switch of every sub-node (of its NIC's port 0).
     pub(super) sub_switch: Vec<u32>,
+    /// Switch of every sub-node's NIC port 1 on a plan of dual-port NICs
+    /// (HPN's plane B); empty otherwise.
+    pub(super) sub_switch1: Vec<u32>,
     /// Part or tier of every switch.
     pub(super) tier: Vec<Tier>,
     /// Pod of every switch, or [`NO_POD`].
@@ -156,7 +162,9 @@ impl<'a> Network<'a> {
             Topology::BiGraph => Fabric::BiGraph,
             // A rail-optimized fabric routes as the leaf-spine it is: its
             // rail switches are the leaves.
-            Topology::FatTree | Topology::RailOptimized => {
+            // HPN: each plane is a 2-tier leaf-spine of ToRs (leaves) and
+            // aggregation switches (spines) with no link to the other.
+            Topology::FatTree | Topology::RailOptimized | Topology::Hpn => {
                 let tiers = plan.fat_tree.as_ref().map_or_else(
                     || {
                         if plan
@@ -236,35 +244,85 @@ impl<'a> Network<'a> {
             }
         }
 
-        let mut sub_switch = Vec::with_capacity(plan.sub_node_list.len());
-        for sn in &plan.sub_node_list {
-            match index.get(sn.switch.as_str()) {
+        // The switch of a NIC port (`port` 0, or 1 of a dual-port NIC),
+        // which must be a switch of the plan that carries sub-nodes.
+        let attached = |sn: &crate::plan::PlanSubNode,
+                        switch: &str,
+                        port: usize,
+                        problems: &mut Vec<Problem>|
+         -> u32 {
+            let (it, its) = if port == 0 {
+                ("it", "its switch")
+            } else {
+                ("its port 1", "the switch of its port 1")
+            };
+            match index.get(switch) {
                 Some(&s) => {
                     if !fabric.access(tier[s as usize]) {
                         problems.push(Problem::at(
                             None,
                             format!("sub-node {}", sn.id),
                             format!(
-                                "it is attached to the {} switch {}; a {} carries sub-nodes on its {} switches",
+                                "{it} is attached to the {} switch {switch}; a {} carries sub-nodes on its {} switches",
                                 tier[s as usize].as_str(),
-                                sn.switch,
                                 fabric.name(),
                                 if fabric == Fabric::ThreeTier { "edge" } else { "leaf" }
                             ),
                             "design the plan again",
                         ));
                     }
-                    sub_switch.push(s);
+                    s
                 }
                 None => {
                     problems.push(Problem::at(
                         None,
                         format!("sub-node {}", sn.id),
-                        format!("its switch {} is not in the plan's switch list", sn.switch),
+                        format!("{its} {switch} is not in the plan's switch list"),
                         "design the plan again",
                     ));
-                    sub_switch.push(0);
+                    0
                 }
+            }
+        };
+        let mut sub_switch = Vec::with_capacity(plan.sub_node_list.len());
+        for sn in &plan.sub_node_list {
+            sub_switch.push(attached(sn, &sn.switch, 0, &mut problems));
+        }
+
+        // The second ports of dual-port NICs: every NIC has one, or none.
+        let dual = plan
+            .sub_node_list
+            .iter()
+            .filter(|sn| sn.port1.is_some())
+            .count();
+        let mut sub_switch1 = Vec::new();
+        if dual > 0 && dual < plan.sub_node_list.len() {
+            let single = plan.sub_node_list.iter().find(|sn| sn.port1.is_none());
+            problems.push(Problem::at(
+                None,
+                format!("sub-node {}", single.map_or("", |sn| sn.id.as_str())),
+                format!(
+                    "{dual} of the plan's {} NICs have a second port (port1) and this one has not; routing takes every NIC with two ports or none",
+                    plan.sub_node_list.len()
+                ),
+                "design the plan again",
+            ));
+        } else if dual > 0 {
+            for (sn, &s0) in plan.sub_node_list.iter().zip(&sub_switch) {
+                let Some(a) = &sn.port1 else { continue };
+                let s = attached(sn, &a.switch, 1, &mut problems);
+                if s == s0 {
+                    problems.push(Problem::at(
+                        None,
+                        format!("sub-node {}", sn.id),
+                        format!(
+                            "both ports of its NIC are on switch {}; a dual-port NIC's ports go to two switches (the ToRs of two planes)",
+                            a.switch
+                        ),
+                        "design the plan again",
+                    ));
+                }
+                sub_switch1.push(s);
             }
         }
 
@@ -355,7 +413,7 @@ impl<'a> Network<'a> {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let total = 2 * plan.sub_node_list.len() + inter.len();
+        let total = 2 * (plan.sub_node_list.len() + sub_switch1.len()) + inter.len();
         if total >= u32::MAX as usize {
             return Err(vec![Problem::at(
                 None,
@@ -434,6 +492,7 @@ impl<'a> Network<'a> {
             source,
             fabric,
             sub_switch,
+            sub_switch1,
             tier,
             pod,
             inter,
@@ -522,12 +581,21 @@ impl<'a> Network<'a> {
             .is_some_and(|f| f.switch.get(s).copied().unwrap_or(false))
     }
 
+    /// True when sub-node `sn` can carry no flow: the switch of every port
+    /// of its NIC is avoided (one switch; on HPN, both planes' ToRs).
+    pub fn cut_off(&self, sn: usize) -> bool {
+        (0..self.planes()).all(|plane| {
+            self.switch_in(plane, sn)
+                .is_none_or(|s| self.is_avoided_switch(s))
+        })
+    }
+
     /// True when directed link `id` carries no route: an avoided cable, or
     /// one that ends on an avoided switch. Access links are never dead
     /// (their sub-nodes are simply not used).
     pub fn is_dead_link(&self, id: usize) -> bool {
-        let base = 2 * self.sub_switch.len();
-        id >= base && id < self.link_count() && !self.alive((id - base) as u32)
+        let inter = self.inter_switch_links();
+        inter.contains(&id) && !self.alive((id - inter.start) as u32)
     }
 
     /// Number of switches.
@@ -583,17 +651,58 @@ impl<'a> Network<'a> {
 
     /// Number of directed links, access links included.
     pub fn link_count(&self) -> usize {
-        2 * self.sub_switch.len() + self.inter.len()
+        2 * (self.sub_switch.len() + self.sub_switch1.len()) + self.inter.len()
     }
 
-    /// The ids of the access links (up and down).
+    /// The ids of the access links (up and down) of every NIC's port 0.
     pub fn access_links(&self) -> Range<usize> {
         0..2 * self.sub_switch.len()
     }
 
+    /// The ids of the access links (up and down) of the NICs' port 1 on a
+    /// plan of dual-port NICs; empty otherwise.
+    pub fn second_port_links(&self) -> Range<usize> {
+        let base = 2 * self.sub_switch.len() + self.inter.len();
+        base..base + 2 * self.sub_switch1.len()
+    }
+
+    /// NIC ports per sub-node the routes use: 2 on a plan of dual-port
+    /// NICs (HPN's two planes), else 1.
+    pub fn planes(&self) -> usize {
+        if self.sub_switch1.is_empty() { 1 } else { 2 }
+    }
+
+    /// The access link up from port `plane` of sub-node `sub_node`'s NIC.
+    pub(super) fn up_link_in(&self, plane: usize, sub_node: usize) -> usize {
+        if plane == 0 {
+            self.up_link(sub_node)
+        } else {
+            self.second_port_links().start + sub_node
+        }
+    }
+
+    /// The access link down to port `plane` of sub-node `sub_node`'s NIC.
+    pub(super) fn down_link_in(&self, plane: usize, sub_node: usize) -> usize {
+        if plane == 0 {
+            self.down_link(sub_node)
+        } else {
+            self.second_port_links().start + self.sub_switch1.len() + sub_node
+        }
+    }
+
+    /// The switch of port `plane` of sub-node `sub_node`'s NIC.
+    pub fn switch_in(&self, plane: usize, sub_node: usize) -> Option<usize> {
+        if plane == 0 {
+            self.switch_of(sub_node)
+        } else {
+            self.sub_switch1.get(sub_node).map(|&s| s as usize)
+        }
+    }
+
     /// The ids of the directed inter-switch links.
     pub fn inter_switch_links(&self) -> Range<usize> {
-        2 * self.sub_switch.len()..self.link_count()
+        let base = 2 * self.sub_switch.len();
+        base..base + self.inter.len()
     }
 
     /// The access link up from sub-node `sub_node`.
@@ -614,10 +723,31 @@ impl<'a> Network<'a> {
     /// What link `id` is.
     pub fn link(&self, id: usize) -> Option<Link> {
         let s = self.sub_switch.len();
+        let second = self.second_port_links();
         if id < s {
-            Some(Link::Up { sub_node: id })
+            Some(Link::Up {
+                sub_node: id,
+                port: 0,
+            })
         } else if id < 2 * s {
-            Some(Link::Down { sub_node: id - s })
+            Some(Link::Down {
+                sub_node: id - s,
+                port: 0,
+            })
+        } else if second.contains(&id) {
+            let k = id - second.start;
+            let s1 = self.sub_switch1.len();
+            Some(if k < s1 {
+                Link::Up {
+                    sub_node: k,
+                    port: 1,
+                }
+            } else {
+                Link::Down {
+                    sub_node: k - s1,
+                    port: 1,
+                }
+            })
         } else {
             self.inter.get(id - 2 * s).map(|l| Link::InterSwitch {
                 from: l.from as usize,
@@ -631,14 +761,24 @@ impl<'a> Network<'a> {
     /// `sw01 port 3 -> sw09`.
     pub fn describe(&self, id: usize) -> String {
         let p = self.plan;
+        let port_of = |sub_node: usize, port: u8| {
+            let sn = &p.sub_node_list[sub_node];
+            let switch = sn.switch_of_port(usize::from(port)).unwrap_or(&sn.switch);
+            let id = if sn.port1.is_some() {
+                format!("{}:p{port}", sn.id)
+            } else {
+                sn.id.clone()
+            };
+            (id, switch.to_string())
+        };
         match self.link(id) {
-            Some(Link::Up { sub_node }) => {
-                let sn = &p.sub_node_list[sub_node];
-                format!("{} -> {}", sn.id, sn.switch)
+            Some(Link::Up { sub_node, port }) => {
+                let (sn, switch) = port_of(sub_node, port);
+                format!("{sn} -> {switch}")
             }
-            Some(Link::Down { sub_node }) => {
-                let sn = &p.sub_node_list[sub_node];
-                format!("{} -> {}", sn.switch, sn.id)
+            Some(Link::Down { sub_node, port }) => {
+                let (sn, switch) = port_of(sub_node, port);
+                format!("{switch} -> {sn}")
             }
             Some(Link::InterSwitch { from, port, to }) => format!(
                 "{} port {port} -> {}",

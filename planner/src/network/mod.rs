@@ -104,6 +104,8 @@ pub mod bgp;
 pub mod burnin;
 pub mod flows;
 pub mod hash;
+#[cfg(test)]
+mod hpn_tests;
 pub mod lab;
 pub mod links;
 pub mod policy;
@@ -132,11 +134,15 @@ pub enum Link {
     Up {
         /// The sub-node.
         sub_node: usize,
+        /// The NIC's port: 0, or 1 for the second port of a dual-port NIC.
+        port: u8,
     },
     /// From a switch to the NIC of a sub-node.
     Down {
         /// The sub-node.
         sub_node: usize,
+        /// The NIC's port: 0, or 1 for the second port of a dual-port NIC.
+        port: u8,
     },
     /// From switch `from` out of its port `port` to switch `to` (indices
     /// into `plan.switch_list`).

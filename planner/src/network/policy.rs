@@ -145,20 +145,31 @@ impl Network<'_> {
                 // The hashed route checks the ends and reports a missing
                 // route as `route` does; it is one of the paths too.
                 let one = self.route(src, dst, flow, seed)?;
-                let (sa, sb) = (self.sub_switch[src] as usize, self.sub_switch[dst] as usize);
-                if sa == sb {
-                    out.push(one);
-                    return Ok(());
-                }
                 let before = out.len();
-                for path in self.switch_paths(sa, sb) {
-                    let mut r = Route::new();
-                    r.push(self.up_link(src));
-                    for l in path {
-                        r.push(l);
+                // Every plane that can carry the flow (HPN sprays over
+                // both), every path in it.
+                for plane in 0..self.planes() {
+                    if self.planes() > 1 && !self.plane_usable(plane, src, dst) {
+                        continue;
                     }
-                    r.push(self.down_link(dst));
-                    out.push(r);
+                    let (sa, sb) = (self.switch_at(plane, src), self.switch_at(plane, dst));
+                    let (up, down) = (self.up_link_in(plane, src), self.down_link_in(plane, dst));
+                    if sa == sb {
+                        let mut r = Route::new();
+                        r.push(up);
+                        r.push(down);
+                        out.push(r);
+                        continue;
+                    }
+                    for path in self.switch_paths(sa, sb) {
+                        let mut r = Route::new();
+                        r.push(up);
+                        for l in path {
+                            r.push(l);
+                        }
+                        r.push(down);
+                        out.push(r);
+                    }
                 }
                 if out.len() == before {
                     out.push(one);

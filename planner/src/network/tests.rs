@@ -43,7 +43,14 @@ fn walk(net: &Network<'_>, src: usize, dst: usize, route: &Route) -> Vec<usize> 
     let links = route.links();
     assert_eq!(links[0], net.up_link(src));
     assert_eq!(*links.last().unwrap(), net.down_link(dst));
-    let mut at = net.switch_of(src).unwrap();
+    let crossed = crossed_from(net, net.switch_of(src).unwrap(), route);
+    assert_eq!(crossed.last().copied(), net.switch_of(dst));
+    crossed
+}
+
+/// The switches a route's inter-switch links cross from switch `at`;
+/// panics when two consecutive links do not meet.
+pub(crate) fn crossed_from(net: &Network<'_>, mut at: usize, route: &Route) -> Vec<usize> {
     let mut crossed = vec![at];
     for &l in route.inter_switch() {
         assert!(net.inter_switch_links().contains(&l));
@@ -56,7 +63,6 @@ fn walk(net: &Network<'_>, src: usize, dst: usize, route: &Route) -> Vec<usize> 
             other => panic!("{other:?} in the middle of a route"),
         }
     }
-    assert_eq!(Some(at), net.switch_of(dst));
     crossed
 }
 

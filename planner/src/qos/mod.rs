@@ -654,7 +654,7 @@ impl QosIntent {
         }
         let parts: &[Option<Part>] = match topology {
             Topology::BiGraph => &[Some(Part::Upper), Some(Part::Lower)],
-            Topology::FatTree | Topology::RailOptimized => &[None],
+            Topology::FatTree | Topology::RailOptimized | Topology::Hpn => &[None],
         };
         for &part in parts {
             if self.class_for(part).is_none() {

@@ -190,7 +190,7 @@ pub fn check_avoided(net: &Network<'_>, ranks: &[usize]) -> Result<()> {
         .enumerate()
         .filter_map(|(rank, &sn)| {
             let s = net.switch_of(sn)?;
-            net.is_avoided_switch(s).then(|| {
+            net.cut_off(sn).then(|| {
                 Problem::at(
                     None,
                     format!("rank {rank}"),
@@ -231,6 +231,23 @@ impl Max {
 
 /// The largest load and how many links carry it (within rounding); a
 /// count of 0 when no link carries anything.
+impl Max {
+    /// The larger of two maxima over disjoint links (their links counted
+    /// together when equal).
+    fn with(self, other: Max) -> Max {
+        if other.count == 0 || other.value < self.value - 1e-9 {
+            self
+        } else if self.count == 0 || self.value < other.value - 1e-9 {
+            other
+        } else {
+            Max {
+                value: self.value,
+                count: self.count + other.count,
+            }
+        }
+    }
+}
+
 fn max_of(loads: &[f64]) -> Max {
     let value = loads.iter().copied().fold(0.0f64, f64::max);
     let count = if value <= 0.0 {
@@ -281,7 +298,10 @@ pub fn verify_schedule_routed(
     check_avoided(net, ranks)?;
     let mut load = vec![0.0f64; net.link_count()];
     let mut paths = Vec::new();
-    let access_end = net.access_links().end;
+    // Access links: every NIC's port 0, and on HPN the port 1 links after
+    // the inter-switch ones.
+    let inter_links = net.inter_switch_links();
+    let second = net.second_port_links();
     let servers = plan.intra_server_groups();
     let mut out: Vec<StepLoad> = Vec::with_capacity(schedule.steps.len());
     // Steps with the same flows have the same routes and loads (a flow's
@@ -308,8 +328,8 @@ pub fn verify_schedule_routed(
                 )?;
                 // One pass over every link: a distinct step has about as
                 // many flows as there are links.
-                let (access, inter) = load.split_at(access_end);
-                let (inter, access) = (max_of(inter), max_of(access));
+                let inter = max_of(&load[inter_links.clone()]);
+                let access = max_of(&load[net.access_links()]).with(max_of(&load[second.clone()]));
                 load.fill(0.0);
                 StepLoad {
                     phase: step.phase,

@@ -232,11 +232,12 @@ pub(crate) fn description(
                 vendor.port_name(&m.plan.switch_list[l.to], l.to_port)
             )
         }
-        PortKind::SubNode { sub_node } => {
+        PortKind::SubNode { sub_node, nic_port } => {
             let sn = &m.plan.sub_node_list[sub_node];
+            let nic = sn.port_label(usize::from(nic_port));
             match &sn.gpu {
-                Some(g) => format!("{} {} ({g})", sn.server, sn.nic),
-                None => format!("{} {}", sn.server, sn.nic),
+                Some(g) => format!("{} {nic} ({g})", sn.server),
+                None => format!("{} {nic}", sn.server),
             }
         }
         PortKind::Free => format!("free for growth in {}", m.name(p.domain)),

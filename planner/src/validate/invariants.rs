@@ -16,8 +16,11 @@ pub(super) fn topology_invariants(
         finding("invariant", object, message, fix, None)
     };
 
-    // Connectivity.
-    if sw.len() > 1 {
+    // Connectivity (of each plane of an HPN plan: the planes share no
+    // switch and no link).
+    if plan.topology == Topology::Hpn {
+        out.extend(hpn_planes(plan, links, what));
+    } else if sw.len() > 1 {
         let mut uf = UnionFind::<usize>::new(sw.len());
         for &(a, b) in links {
             uf.union(a, b);
@@ -125,7 +128,7 @@ pub(super) fn topology_invariants(
                 }
             }
         }
-        Topology::FatTree | Topology::RailOptimized => {
+        Topology::FatTree | Topology::RailOptimized | Topology::Hpn => {
             let three = plan.fat_tree.as_ref().is_some_and(|f| f.tiers == 3);
             for (i, s) in sw.iter().enumerate() {
                 let access = if three { Tier::Edge } else { Tier::Leaf };
@@ -147,6 +150,16 @@ pub(super) fn topology_invariants(
             }
             if three {
                 out.extend(three_tier_invariants(plan, links));
+            } else if plan.topology == Topology::Hpn {
+                // Each plane is a leaf-spine of its own.
+                for plane in 0..2 {
+                    let within: Vec<(usize, usize)> = links
+                        .iter()
+                        .copied()
+                        .filter(|&(a, b)| sw[a].plane == Some(plane) && sw[b].plane == Some(plane))
+                        .collect();
+                    out.extend(two_tier_invariants_in(plan, &within, Some(plane)));
+                }
             } else {
                 out.extend(two_tier_invariants(plan, links));
             }
@@ -156,13 +169,23 @@ pub(super) fn topology_invariants(
 }
 
 pub(super) fn two_tier_invariants(plan: &Plan, links: &[(usize, usize)]) -> Vec<Finding> {
+    two_tier_invariants_in(plan, links, None)
+}
+
+/// The leaf-spine invariants over the switches of `plane` (every switch
+/// when `None`).
+fn two_tier_invariants_in(
+    plan: &Plan,
+    links: &[(usize, usize)],
+    plane: Option<usize>,
+) -> Vec<Finding> {
     let sw = &plan.switch_list;
     let mut out = Vec::new();
     let leaves: Vec<usize> = (0..sw.len())
-        .filter(|&i| sw[i].part_or_tier == Tier::Leaf)
+        .filter(|&i| sw[i].part_or_tier == Tier::Leaf && sw[i].plane == plane)
         .collect();
     let spines: Vec<usize> = (0..sw.len())
-        .filter(|&i| sw[i].part_or_tier == Tier::Spine)
+        .filter(|&i| sw[i].part_or_tier == Tier::Spine && sw[i].plane == plane)
         .collect();
     let w = plan.fat_tree.as_ref().map_or(1, |f| f.links_per_leaf_spine) as u32;
     let lpos: HashMap<usize, usize> = leaves.iter().enumerate().map(|(k, &i)| (i, k)).collect();
@@ -283,6 +306,57 @@ pub(super) fn three_tier_invariants(plan: &Plan, links: &[(usize, usize)]) -> Ve
                     None,
                 ));
             }
+        }
+    }
+    out
+}
+
+/// An HPN plan's planes: no link joins two planes, and the switches of
+/// each plane form one island.
+fn hpn_planes(plan: &Plan, links: &[(usize, usize)], what: &str) -> Vec<Finding> {
+    let sw = &plan.switch_list;
+    let mut out = Vec::new();
+    for &(a, b) in links {
+        if sw[a].plane != sw[b].plane {
+            out.push(finding(
+                "invariant",
+                format!("{} - {}", sw[a].name, sw[b].name),
+                "a link between the two planes of an HPN fabric".to_string(),
+                "the planes share no link: cable every switch only to switches of its own plane",
+                None,
+            ));
+        }
+    }
+    let mut uf = UnionFind::<usize>::new(sw.len());
+    for &(a, b) in links {
+        uf.union(a, b);
+    }
+    for plane in 0..2 {
+        let members: Vec<usize> = (0..sw.len())
+            .filter(|&i| sw[i].plane == Some(plane))
+            .collect();
+        let Some(&first) = members.first() else {
+            continue;
+        };
+        let root = uf.find(first);
+        let apart: Vec<String> = members
+            .iter()
+            .filter(|&&i| uf.find(i) != root)
+            .take(8)
+            .map(|&i| sw[i].name.clone())
+            .collect();
+        if !apart.is_empty() {
+            out.push(finding(
+                "invariant",
+                format!("{what} fabric plane {plane}"),
+                format!(
+                    "the plane's switches form more than one island; cut off from {}: {}",
+                    sw[first].name,
+                    apart.join(", ")
+                ),
+                "cable the missing inter-switch links",
+                None,
+            ));
         }
     }
     out

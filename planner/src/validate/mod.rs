@@ -96,12 +96,13 @@ fn finding(
     }
 }
 
-/// A cable end: a port the plan lists on a physical switch, or a
-/// sub-node's NIC. `slot` is the port's position in the switch's port list.
+/// A cable end: a port the plan lists on a physical switch, or a port of
+/// a sub-node's NIC (0, or 1 for the second port of a dual-port NIC).
+/// `slot` is the port's position in the switch's port list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum End {
     Port { phys: usize, port: u32, slot: usize },
-    Nic { sub_node: usize },
+    Nic { sub_node: usize, port: u8 },
 }
 
 /// No peer, in the dense per-end tables.
@@ -118,8 +119,11 @@ struct Index<'p> {
     owner: Vec<Vec<(u32, usize)>>,
     /// Dense id of each physical switch's first port.
     port_base: Vec<usize>,
-    /// Dense id of sub-node 0.
+    /// Dense id of sub-node 0 (its NIC's port 0); the second ports of
+    /// dual-port NICs follow the first ports.
     nic_base: usize,
+    /// NIC ports per sub-node: 2 when the plan has dual-port NICs.
+    nic_ports: usize,
     servers: HashMap<&'p str, usize>,
     /// Sub-node -> index into `plan.servers`.
     sub_node_server: Vec<usize>,
@@ -203,6 +207,11 @@ impl<'p> Index<'p> {
             owner,
             port_base,
             nic_base: next,
+            nic_ports: if plan.sub_node_list.iter().any(|sn| sn.port1.is_some()) {
+                2
+            } else {
+                1
+            },
             servers,
             sub_node_server,
             macs,
@@ -211,20 +220,25 @@ impl<'p> Index<'p> {
 
     /// Number of dense ids.
     fn ends(&self) -> usize {
-        self.nic_base + self.plan.sub_node_list.len()
+        self.nic_base + self.nic_ports * self.plan.sub_node_list.len()
     }
 
     fn id(&self, e: End) -> usize {
         match e {
             End::Port { phys, slot, .. } => self.port_base[phys] + slot,
-            End::Nic { sub_node } => self.nic_base + sub_node,
+            End::Nic { sub_node, port } => {
+                self.nic_base + usize::from(port) * self.plan.sub_node_list.len() + sub_node
+            }
         }
     }
 
     fn end(&self, id: usize) -> End {
         if id >= self.nic_base {
+            let s = self.plan.sub_node_list.len().max(1);
+            let k = id - self.nic_base;
             return End::Nic {
-                sub_node: id - self.nic_base,
+                sub_node: k % s,
+                port: (k / s) as u8,
             };
         }
         let phys = self.port_base.partition_point(|&b| b <= id) - 1;
@@ -252,14 +266,22 @@ impl<'p> Index<'p> {
         }
     }
 
-    /// The sub-node of a server's NIC.
-    fn nic(&self, server: &str, nic: &str) -> Option<usize> {
+    /// The sub-node and NIC port of a server's NIC port: its NIC's name or
+    /// interface name (port 0), or for a dual-port NIC `<nic>:p0` or
+    /// `<nic>:p1`.
+    fn nic(&self, server: &str, nic: &str) -> Option<(usize, u8)> {
         let &s = self.servers.get(server)?;
-        self.plan.servers[s].sub_nodes.iter().copied().find(|&i| {
-            self.plan
-                .sub_node_list
-                .get(i)
-                .is_some_and(|sn| sn.nic == nic || sn.netdev.as_deref() == Some(nic))
+        self.plan.servers[s].sub_nodes.iter().find_map(|&i| {
+            let sn = self.plan.sub_node_list.get(i)?;
+            if sn.nic == nic || sn.netdev.as_deref() == Some(nic) {
+                return Some((i, 0));
+            }
+            let port = nic.strip_prefix(sn.nic.as_str())?.strip_prefix(":p")?;
+            match (port, &sn.port1) {
+                ("0", _) => Some((i, 0)),
+                ("1", Some(_)) => Some((i, 1)),
+                _ => None,
+            }
         })
     }
 
@@ -318,13 +340,16 @@ impl<'p> Index<'p> {
         if let Some(&s) = self.servers.get(device) {
             // LLDP may give "descr|mac"; try every piece.
             for piece in port.split('|') {
-                if let Some(i) = self.nic(device, piece.trim()) {
-                    return Ok(End::Nic { sub_node: i });
+                if let Some((i, port)) = self.nic(device, piece.trim()) {
+                    return Ok(End::Nic { sub_node: i, port });
                 }
                 if let Some(&i) = self.macs.get(&normalise_mac(piece))
                     && self.plan.sub_node_list[i].server == device
                 {
-                    return Ok(End::Nic { sub_node: i });
+                    return Ok(End::Nic {
+                        sub_node: i,
+                        port: 0,
+                    });
                 }
             }
             let known: Vec<&str> = self.plan.servers[s]
@@ -356,9 +381,10 @@ impl<'p> Index<'p> {
                 let &pb = self.phys.get(c.b.as_str())?;
                 self.port(pb, c.b_port.parse().ok()?)?
             }
-            CableKind::SubNode => End::Nic {
-                sub_node: self.nic(&c.b, &c.b_port)?,
-            },
+            CableKind::SubNode => {
+                let (sub_node, port) = self.nic(&c.b, &c.b_port)?;
+                End::Nic { sub_node, port }
+            }
         };
         Some((a, b))
     }
@@ -375,9 +401,9 @@ impl<'p> Index<'p> {
                     base
                 }
             }
-            End::Nic { sub_node } => {
+            End::Nic { sub_node, port } => {
                 let sn = &self.plan.sub_node_list[sub_node];
-                format!("{} {}", sn.server, sn.nic)
+                format!("{} {}", sn.server, sn.port_label(usize::from(port)))
             }
         }
     }
@@ -386,7 +412,7 @@ impl<'p> Index<'p> {
     fn device(&self, e: End) -> &str {
         match e {
             End::Port { phys, .. } => self.phys_names[phys],
-            End::Nic { sub_node } => &self.plan.sub_node_list[sub_node].server,
+            End::Nic { sub_node, .. } => &self.plan.sub_node_list[sub_node].server,
         }
     }
 
@@ -396,7 +422,7 @@ impl<'p> Index<'p> {
             End::Port { phys, .. } => phys,
             // A sub-node whose server is not in the plan has no device
             // (usize::MAX): lookups with `get` find nothing.
-            End::Nic { sub_node } => self
+            End::Nic { sub_node, .. } => self
                 .phys_names
                 .len()
                 .saturating_add(self.sub_node_server[sub_node]),

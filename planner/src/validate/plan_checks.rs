@@ -210,7 +210,8 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
     let mut from_ports = vec![NONE; idx.ends()];
     // Sub-nodes whose port names them back, as the sub-node pass below
     // would find: that pass skips them.
-    let mut carried = vec![false; plan.sub_node_list.len()];
+    let subs = plan.sub_node_list.len();
+    let mut carried = vec![false; idx.nic_ports * subs];
     for (i, s) in plan.switch_list.iter().enumerate() {
         let mut in_order = true;
         for w in s.ports.windows(2) {
@@ -269,28 +270,33 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                         continue;
                     };
                     match idx.nic(server, nic) {
-                        Some(k) => {
+                        Some((k, nic_port)) => {
                             let sn = &plan.sub_node_list[k];
-                            if sn.switch != s.name || sn.port != p.port {
+                            let (sw, sw_port, tier) = attachment(sn, nic_port);
+                            if sw != s.name || sw_port != p.port {
                                 bad(
                                     object(),
                                     format!(
-                                        "sub-node {} says it is on {} port {}",
-                                        sn.id, sn.switch, sn.port
+                                        "sub-node {} says {} is on {sw} port {sw_port}",
+                                        sn.id,
+                                        sn.port_label(usize::from(nic_port))
                                     ),
                                 );
                             } else {
-                                let nic_end = idx.id(End::Nic { sub_node: k });
+                                let nic_end = idx.id(End::Nic {
+                                    sub_node: k,
+                                    port: nic_port,
+                                });
                                 from_ports[here as usize] = nic_end as u32;
                                 from_ports[nic_end] = here;
                                 // The sub-node pass would look this switch
                                 // up by name and this port up by number,
                                 // and find this port naming the sub-node.
-                                carried[k] = named == Some(i)
+                                carried[usize::from(nic_port) * subs + k] = named == Some(i)
                                     && in_order
-                                    && sn.part_or_tier == s.part_or_tier
+                                    && tier == s.part_or_tier
                                     && sn.server == *server
-                                    && sn.nic == *nic;
+                                    && sn.port_label(usize::from(nic_port)) == *nic;
                             }
                         }
                         None => bad(
@@ -307,35 +313,46 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
             }
         }
     }
-    // Every sub-node sits on a port that names it.
-    for (k, sn) in plan.sub_node_list.iter().enumerate() {
-        if carried[k] {
+    // Every sub-node (every port of its NIC) sits on a port that names it.
+    let nic_ports = plan.sub_node_list.iter().enumerate().flat_map(|(k, sn)| {
+        let ports: u8 = if sn.port1.is_some() { 2 } else { 1 };
+        (0..ports).map(move |port| (k, sn, port))
+    });
+    for (k, sn, nic_port) in nic_ports {
+        if carried[usize::from(nic_port) * subs + k] {
             continue;
         }
-        let ok = idx.vs.get(sn.switch.as_str()).is_some_and(|&i| {
+        let (sw, sw_port, tier) = attachment(sn, nic_port);
+        let label = sn.port_label(usize::from(nic_port));
+        let ok = idx.vs.get(sw).is_some_and(|&i| {
             let s = &plan.switch_list[i];
-            s.part_or_tier == sn.part_or_tier
+            s.part_or_tier == tier
                 && s.ports
-                    .binary_search_by_key(&sn.port, |p| p.port)
+                    .binary_search_by_key(&sw_port, |p| p.port)
                     .is_ok_and(|k| {
                         let p = &s.ports[k];
                         p.role == PortRole::SubNode
                             && p.peer.as_deref() == Some(sn.server.as_str())
-                            && p.peer_port.as_deref() == Some(sn.nic.as_str())
+                            && p.peer_port.as_deref() == Some(label.as_str())
                     })
         });
         if !ok {
             bad(
                 format!("sub-node {}", sn.id),
-                format!(
-                    "switch {} port {} ({}) does not carry it",
-                    sn.switch,
-                    sn.port,
-                    sn.part_or_tier.as_str()
-                ),
+                if nic_port == 0 {
+                    format!(
+                        "switch {sw} port {sw_port} ({}) does not carry it",
+                        tier.as_str()
+                    )
+                } else {
+                    format!(
+                        "switch {sw} port {sw_port} ({}) does not carry its NIC's port {nic_port}",
+                        tier.as_str()
+                    )
+                },
             );
         }
-        if !idx.servers.contains_key(sn.server.as_str()) {
+        if nic_port == 0 && !idx.servers.contains_key(sn.server.as_str()) {
             bad(
                 format!("sub-node {}", sn.id),
                 format!("server {} is not in the server list", sn.server),
@@ -483,4 +500,13 @@ pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Where port `nic_port` of a sub-node's NIC is cabled: switch, port and
+/// the switch's part or tier (port 1 of a single-port NIC: port 0's).
+fn attachment(sn: &crate::plan::PlanSubNode, nic_port: u8) -> (&str, u32, Tier) {
+    match (&sn.port1, nic_port) {
+        (Some(a), 1) => (a.switch.as_str(), a.port, a.part_or_tier),
+        _ => (sn.switch.as_str(), sn.port, sn.part_or_tier),
+    }
 }

@@ -413,19 +413,23 @@ fn parameters(idx: &Index<'_>, loads: &[usize], bad: &mut impl FnMut(String, Str
                 );
             }
         }
-        (Topology::FatTree | Topology::RailOptimized, None, Some(f)) => {
-            if plan.topology == Topology::RailOptimized {
+        (Topology::FatTree | Topology::RailOptimized | Topology::Hpn, None, Some(f)) => {
+            if plan.topology.has_rails() {
                 if f.tiers != 2 {
                     bad(
                         "fat_tree.tiers".to_string(),
                         format!(
-                            "{} tiers; a rail-optimized fabric has 2 (rail switches and spines)",
-                            f.tiers
+                            "{} tiers; a {} fabric has 2 (rail switches and spines)",
+                            f.tiers,
+                            plan.topology.label()
                         ),
                     );
                     return;
                 }
                 rail(plan, bad);
+                if plan.topology == Topology::Hpn {
+                    hpn(plan, bad);
+                }
             } else if plan.rail.is_some() {
                 bad(
                     "rail".to_string(),
@@ -503,6 +507,27 @@ fn parameters(idx: &Index<'_>, loads: &[usize], bad: &mut impl FnMut(String, Str
             "a rail-optimized plan has a fat_tree and a rail table and no bigraph table"
                 .to_string(),
         ),
+        (Topology::Hpn, _, _) => bad(
+            "fat_tree".to_string(),
+            "an HPN plan has a fat_tree, a rail and an hpn table and no bigraph table".to_string(),
+        ),
+    }
+    if plan.topology != Topology::Hpn && plan.hpn.is_some() {
+        bad(
+            "hpn".to_string(),
+            format!("a {} plan has no hpn table", plan.topology.label()),
+        );
+    }
+    if plan.topology != Topology::Hpn
+        && let Some(sn) = plan.sub_node_list.iter().find(|sn| sn.port1.is_some())
+    {
+        bad(
+            format!("sub-node {}", sn.id),
+            format!(
+                "its NIC has a second port (port1), which only an HPN plan cables; this is a {} plan",
+                plan.topology.label()
+            ),
+        );
     }
     if plan.topology == Topology::BiGraph && plan.rail.is_some() {
         bad(
@@ -525,13 +550,21 @@ fn rail(plan: &Plan, bad: &mut impl FnMut(String, String)) {
     };
     let sw = &plan.switch_list;
     let rail_switches = sw.iter().filter(|s| s.rail.is_some()).count();
-    if rail_switches != r.rails * r.groups {
+    let planes = plan.hpn.as_ref().map_or(1, |h| h.planes);
+    if rail_switches != r.rails * r.groups * planes {
         bad(
             "rail".to_string(),
-            format!(
-                "says {} rails x {} groups, but the plan has {rail_switches} rail switches",
-                r.rails, r.groups
-            ),
+            if planes == 1 {
+                format!(
+                    "says {} rails x {} groups, but the plan has {rail_switches} rail switches",
+                    r.rails, r.groups
+                )
+            } else {
+                format!(
+                    "says {} rails x {} segments in each of {planes} planes, but the plan has {rail_switches} ToRs",
+                    r.rails, r.groups
+                )
+            },
         );
     }
     for s in sw {
@@ -585,6 +618,93 @@ fn rail(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 ),
                 Some(_) => {}
             }
+        }
+    }
+}
+
+/// The HPN table matches the switches, and every dual-port NIC has port 0
+/// on a ToR of plane 0 and port 1 on the ToR of the same rail and segment
+/// in plane 1: two different ToRs of the two planes.
+fn hpn(plan: &Plan, bad: &mut impl FnMut(String, String)) {
+    let Some(h) = &plan.hpn else {
+        bad(
+            "hpn".to_string(),
+            "an HPN plan has an hpn table (planes, segments, servers_per_segment, tors_per_plane, aggregation_per_plane)".to_string(),
+        );
+        return;
+    };
+    if h.planes != 2 {
+        bad(
+            "hpn.planes".to_string(),
+            format!("says {} planes; HPN has 2", h.planes),
+        );
+        return;
+    }
+    let sw = &plan.switch_list;
+    for plane in 0..h.planes {
+        for (tier, stated, what) in [
+            (Tier::Leaf, h.tors_per_plane, "tors_per_plane"),
+            (
+                Tier::Spine,
+                h.aggregation_per_plane,
+                "aggregation_per_plane",
+            ),
+        ] {
+            let n = sw
+                .iter()
+                .filter(|s| s.part_or_tier == tier && s.plane == Some(plane))
+                .count();
+            if n != stated {
+                bad(
+                    format!("hpn.{what}"),
+                    format!("says {stated} but plane {plane} has {n}"),
+                );
+            }
+        }
+    }
+    if let Some(s) = sw.iter().find(|s| s.plane.is_none_or(|p| p >= h.planes)) {
+        bad(
+            format!("switch {}", s.name),
+            format!(
+                "an HPN switch is in plane 0 or 1, this one in {:?}",
+                s.plane
+            ),
+        );
+    }
+    let index = plan.switch_index();
+    let of = |name: &str| index.get(name).map(|&k| &sw[k]);
+    for sn in &plan.sub_node_list {
+        let object = || format!("sub-node {}", sn.id);
+        let Some(p1) = &sn.port1 else {
+            bad(
+                object(),
+                "its NIC has one port; every NIC of an HPN plan has two, on the ToRs of both planes"
+                    .to_string(),
+            );
+            continue;
+        };
+        let (Some(a), Some(b)) = (of(&sn.switch), of(&p1.switch)) else {
+            continue;
+        };
+        if a.plane != Some(0) || b.plane != Some(1) {
+            bad(
+                object(),
+                format!(
+                    "its NIC's port 0 is on {} (plane {}) and port 1 on {} (plane {}); port 0 goes to plane 0, port 1 to plane 1",
+                    a.name,
+                    a.plane.map_or("none".to_string(), |p| p.to_string()),
+                    b.name,
+                    b.plane.map_or("none".to_string(), |p| p.to_string())
+                ),
+            );
+        } else if a.rail != b.rail || a.pod != b.pod {
+            bad(
+                object(),
+                format!(
+                    "its NIC's ports are on {} and {}, which are not the two ToRs of one rail and segment",
+                    a.name, b.name
+                ),
+            );
         }
     }
 }

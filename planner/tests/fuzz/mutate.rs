@@ -37,6 +37,7 @@ pub const INVENTORIES: &[&str] = &[
     "topologies/dgx1-v100.toml",
     "topologies/s822lc-48.toml",
     "topologies/cloud-8x16.toml",
+    "topologies/hpn-h100-1024.toml",
 ];
 
 /// Small plans: the bundled example and the golden cases' plans.

@@ -53,6 +53,7 @@ enum TopologyChoice {
     Bigraph,
     FatTree,
     RailOptimized,
+    Hpn,
     Any,
 }
 
@@ -117,6 +118,7 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
                 TopologyChoice::Bigraph => Want::BiGraph,
                 TopologyChoice::FatTree => Want::FatTree,
                 TopologyChoice::RailOptimized => Want::RailOptimized,
+                TopologyChoice::Hpn => Want::Hpn,
                 TopologyChoice::Any => Want::Any,
             },
             budget: args.budget,

@@ -150,27 +150,33 @@ enum TopologyArg {
     Bigraph,
     FatTree,
     RailOptimized,
+    Hpn,
 }
 
 /// Where the sub-nodes and switches come from.
 #[derive(Debug, Args)]
 struct SourceArgs {
     /// Inventory TOML.
-    #[arg(required_unless_present_any = ["bigraph", "fat_tree", "rail_optimized"])]
+    #[arg(required_unless_present_any = ["bigraph", "fat_tree", "rail_optimized", "hpn"])]
     inventory: Option<PathBuf>,
     /// No inventory: an M x N BiGraph of identical servers and switches
     /// (M sub-nodes per switch, N switches), e.g. 16x64.
-    #[arg(long, value_name = "MxN", conflicts_with_all = ["inventory", "fat_tree", "rail_optimized"])]
+    #[arg(long, value_name = "MxN", conflicts_with_all = ["inventory", "fat_tree", "rail_optimized", "hpn"])]
     bigraph: Option<String>,
     /// No inventory: a fat-tree, e.g. `tiers=2,sub-nodes=1024,ports=64`,
     /// `tiers=2,sub-nodes=2048,ports=64,oversub=3` or `k=16` (3 tiers).
-    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph", "rail_optimized"])]
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph", "rail_optimized", "hpn"])]
     fat_tree: Option<String>,
     /// No inventory: a rail-optimized fabric of servers with one NIC per
     /// rail, e.g. `sub-nodes=1024,rails=8,ports=64` or
     /// `sub-nodes=8192,rails=8,ports=128,oversub=2`.
-    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph", "fat_tree"])]
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph", "fat_tree", "hpn"])]
     rail_optimized: Option<String>,
+    /// No inventory: an HPN fabric (dual-plane, dual-ToR, rail-optimized)
+    /// of servers with one dual-port NIC per rail, each port at
+    /// --link-gbps, e.g. `sub-nodes=1024,rails=8,ports=128`.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["inventory", "bigraph", "fat_tree", "rail_optimized"])]
+    hpn: Option<String>,
     /// Shorthands: NIC and switch port speed.
     #[arg(long, default_value_t = 100, value_name = "GBPS")]
     link_gbps: u32,
@@ -412,10 +418,11 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
             TopologyArg::Bigraph => Topology::BiGraph,
             TopologyArg::FatTree => Topology::FatTree,
             TopologyArg::RailOptimized => Topology::RailOptimized,
+            TopologyArg::Hpn => Topology::Hpn,
         };
         if args.source.inventory.is_none() && wanted != opts.topology {
             return Err(BadInput(format!(
-                "--topology {} does not match the shorthand; use --bigraph for BiGraph, --fat-tree for fat-trees and --rail-optimized for rail-optimized fabrics",
+                "--topology {} does not match the shorthand; use --bigraph for BiGraph, --fat-tree for fat-trees, --rail-optimized for rail-optimized fabrics and --hpn for HPN",
                 wanted.as_str()
             ))
             .into());
@@ -438,7 +445,9 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         RoutingArg::Static => planner::routing::RoutingMode::Static,
         RoutingArg::Bgp => planner::routing::RoutingMode::Bgp,
     });
-    if (args.source.fat_tree.is_none() && args.source.rail_optimized.is_none())
+    if (args.source.fat_tree.is_none()
+        && args.source.rail_optimized.is_none()
+        && args.source.hpn.is_none())
         || args.oversubscription != 1.0
     {
         opts.oversubscription = args.oversubscription;
@@ -510,12 +519,16 @@ fn load_source(s: &SourceArgs) -> Result<(Inventory, DesignOptions, String)> {
         let (inv, opts) = planner::design::shorthand::rail_optimized(spec, &sh)?;
         return Ok((inv, opts, format!("--rail-optimized {spec}")));
     }
+    if let Some(spec) = &s.hpn {
+        let (inv, opts) = planner::design::shorthand::hpn(spec, &sh)?;
+        return Ok((inv, opts, format!("--hpn {spec}")));
+    }
     if let Some(source) = io::shorthand_source(s.bigraph.as_deref(), s.fat_tree.as_deref(), &sh)? {
         return Ok(source);
     }
     let path = s.inventory.as_ref().ok_or_else(|| {
         BadInput(
-            "give an INVENTORY file, or --bigraph MxN, --fat-tree SPEC or --rail-optimized SPEC"
+            "give an INVENTORY file, or --bigraph MxN, --fat-tree SPEC, --rail-optimized SPEC or --hpn SPEC"
                 .into(),
         )
     })?;

@@ -742,6 +742,7 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
                     Topology::BiGraph => "BiGraph",
                     Topology::FatTree => "Fat-tree",
                     Topology::RailOptimized => "Rail-optimized",
+                    Topology::Hpn => "HPN",
                 };
                 out.push_str(&grid(
                     &format!("{name}, {} messages:", format_size(size)),

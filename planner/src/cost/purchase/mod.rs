@@ -53,9 +53,12 @@ pub enum Want {
     /// Rail-optimized only (needs a catalog server: its GPUs are the
     /// rails).
     RailOptimized,
+    /// HPN only: two rail-optimized planes, every GPU's NIC with a port
+    /// in each (needs a catalog server, as rail-optimized does).
+    Hpn,
     /// Every topology; the runner-up is the cheapest design of the other
-    /// family (BiGraph against the leaf-spines: fat-tree and
-    /// rail-optimized).
+    /// family (BiGraph against the leaf-spines: fat-tree, rail-optimized
+    /// and HPN).
     Any,
 }
 
@@ -157,6 +160,7 @@ pub struct Purchase {
 }
 
 /// Costs of the parts every design of one port speed needs for G GPUs.
+#[derive(Clone)]
 struct Fixed<'c> {
     parts: Vec<(&'static str, String, u64, f64, f64)>,
     /// GPUs (one NIC each) of the catalog server the design buys: the
@@ -164,6 +168,21 @@ struct Fixed<'c> {
     rails: Option<u64>,
     optical_tco: f64,
     optical: OpticalLink<'c>,
+}
+
+impl Fixed<'_> {
+    /// The parts with `ports` NIC ports per GPU: HPN's dual-port NICs
+    /// are priced as two of the catalog's NICs at the port speed (two
+    /// network ports), each with its cable to its ToR.
+    fn with_ports(&self, ports: u64) -> Self {
+        let mut f = self.clone();
+        for (kind, _, n, _, _) in &mut f.parts {
+            if matches!(*kind, "nic" | "cable") {
+                *n *= ports;
+            }
+        }
+        f
+    }
 }
 
 /// Plans the purchase.
@@ -208,28 +227,53 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
             }
             for l in &models {
                 for s in &models {
-                    if let Some(d) = leaf_spine(catalog, req, g2, l, s, 1, &fixed, &mut programs)? {
-                        designs.push(d);
-                    }
+                    designs.extend(leaf_spine(
+                        catalog,
+                        req,
+                        g2,
+                        l,
+                        s,
+                        1,
+                        &[1],
+                        &fixed,
+                        &mut programs,
+                    )?);
                 }
             }
         }
-        if matches!(req.topology, Want::RailOptimized | Want::Any) {
+        if matches!(req.topology, Want::RailOptimized | Want::Hpn | Want::Any) {
+            let planes: &[u64] = match req.topology {
+                Want::RailOptimized => &[1],
+                Want::Hpn => &[2],
+                _ => &[1, 2],
+            };
             match fixed.rails.filter(|&r| r > 1) {
                 Some(rails) => {
                     for l in &models {
                         for s in &models {
-                            if let Some(d) =
-                                leaf_spine(catalog, req, g2, l, s, rails, &fixed, &mut programs)?
-                            {
-                                designs.push(d);
-                            }
+                            designs.extend(leaf_spine(
+                                catalog,
+                                req,
+                                g2,
+                                l,
+                                s,
+                                rails,
+                                planes,
+                                &fixed,
+                                &mut programs,
+                            )?);
                         }
                     }
                 }
-                None if req.topology == Want::RailOptimized => reasons.push(
-                    "a rail-optimized fabric needs a catalog server with more than one GPU (its GPUs are the rails)"
-                        .to_string(),
+                None if matches!(req.topology, Want::RailOptimized | Want::Hpn) => reasons.push(
+                    format!(
+                        "a{} fabric needs a catalog server with more than one GPU (its GPUs are the rails)",
+                        if req.topology == Want::Hpn {
+                            "n HPN"
+                        } else {
+                            " rail-optimized"
+                        }
+                    ),
                 ),
                 None => {}
             }
@@ -250,7 +294,8 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         Want::BiGraph => "BiGraph",
         Want::FatTree => "fat-tree",
         Want::RailOptimized => "rail-optimized",
-        Want::Any => "BiGraph, fat-tree or rail-optimized",
+        Want::Hpn => "HPN",
+        Want::Any => "BiGraph, fat-tree, rail-optimized or HPN",
     };
     if designs.is_empty() {
         reasons.dedup();

@@ -53,6 +53,11 @@ fn solve_choice(
 /// the leaf count is a multiple of `rails` (an integer `groups` per shape,
 /// `leaves = rails * groups`) and each carries one NIC of every server of
 /// its group.
+///
+/// One design per entry of `planes`: 1 is the fabric itself, 2 its HPN
+/// form (rails only): two such fabrics, one per plane, every GPU's NIC
+/// with a port in each. The cheapest HPN is the cheapest plane twice, so
+/// both come from the one program.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn leaf_spine(
     catalog: &Catalog,
@@ -61,9 +66,10 @@ pub(super) fn leaf_spine(
     l: &SwitchModel,
     s: &SwitchModel,
     rails: u64,
+    planes: &[u64],
     fixed: &Fixed<'_>,
     solved: &mut usize,
-) -> Result<Option<Design>> {
+) -> Result<Vec<Design>> {
     let r = req.oversubscription;
     let pl = u64::from(l.ports);
     let ps = u64::from(s.ports);
@@ -87,7 +93,7 @@ pub(super) fn leaf_spine(
         shapes.push((d, u));
     }
     if shapes.is_empty() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let leaf_cost = catalog.tco(l.price, l.watts);
     let spine_cost = catalog.tco(s.price, s.watts);
@@ -185,7 +191,7 @@ pub(super) fn leaf_spine(
         solved,
     )?
     else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let (d, u) = shapes[pick];
     let n_leaves = values[1 + pick].round() as u64;
@@ -243,32 +249,54 @@ pub(super) fn leaf_spine(
             s.name
         )
     };
-    let switches: Vec<(&SwitchModel, u64)> = if l.name == s.name {
-        vec![(l, n_leaves + n_spines)]
-    } else {
-        vec![(l, n_leaves), (s, n_spines)]
-    };
-    Ok(Some(finish(
-        catalog,
-        req,
-        if rails > 1 {
-            Topology::RailOptimized
+    let mut out = Vec::new();
+    for &k in planes {
+        let hpn = k == 2 && rails > 1;
+        let switches: Vec<(&SwitchModel, u64)> = if l.name == s.name {
+            vec![(l, k * (n_leaves + n_spines))]
         } else {
-            Topology::FatTree
-        },
-        design,
-        &switches,
-        n_leaves * u,
-        fixed,
-        n_leaves * d,
-        l.gbps,
-        CutShape::LeafSpine {
-            leaves: n_leaves as usize,
-            spines: n_spines as usize,
-            links_per_leaf_spine: u as f64 / n_spines.max(1) as f64,
-        },
-        binding,
-    )))
+            vec![(l, k * n_leaves), (s, k * n_spines)]
+        };
+        let (leaves, spines) = (n_leaves as usize, n_spines as usize);
+        let links_per_leaf_spine = u as f64 / n_spines.max(1) as f64;
+        out.push(finish(
+            catalog,
+            req,
+            match (hpn, rails > 1) {
+                (true, _) => Topology::Hpn,
+                (false, true) => Topology::RailOptimized,
+                (false, false) => Topology::FatTree,
+            },
+            if hpn {
+                format!(
+                    "HPN 2 planes of {}, each GPU's NIC with a port in both",
+                    design.replacen("rail-optimized ", "", 1)
+                )
+            } else {
+                design.clone()
+            },
+            &switches,
+            k * n_leaves * u,
+            &fixed.with_ports(k),
+            n_leaves * d,
+            l.gbps,
+            if hpn {
+                CutShape::DualPlane {
+                    leaves,
+                    spines,
+                    links_per_leaf_spine,
+                }
+            } else {
+                CutShape::LeafSpine {
+                    leaves,
+                    spines,
+                    links_per_leaf_spine,
+                }
+            },
+            binding.clone(),
+        ));
+    }
+    Ok(out)
 }
 
 /// The cheapest BiGraph of switch model `s` split into `v` virtual

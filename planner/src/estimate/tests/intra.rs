@@ -105,11 +105,17 @@ fn a_flow_inside_a_domain_uses_only_nvlink_and_one_leaving_uses_the_nic() {
     assert!(links.iter().all(|&l| (l as usize) < fabric));
     assert!(matches!(
         net.link(links[0] as usize),
-        Some(Link::Up { sub_node: 0 })
+        Some(Link::Up {
+            sub_node: 0,
+            port: 0
+        })
     ));
     assert!(matches!(
         net.link(*links.last().unwrap() as usize),
-        Some(Link::Down { sub_node: 1 })
+        Some(Link::Down {
+            sub_node: 1,
+            port: 0
+        })
     ));
 }
 

@@ -294,7 +294,8 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     }
     for (s, m) in avail.iter_mut().enumerate() {
         if net.is_avoided_switch(s) {
-            m.clear();
+            // On HPN a NIC whose plane-A ToR is avoided keeps its port 1.
+            m.retain(|&sn| !net.cut_off(sn));
         }
     }
     if let Some(&bad) = request
@@ -356,7 +357,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     let schedule = request.algorithm.schedule(x)?;
     let caps: Vec<usize> = avail.iter().map(Vec::len).collect();
     if net.avoids_anything() {
-        check_reachable(&net, &caps)?;
+        check_reachable(&net, &avail)?;
     }
     let counted = lower_bound(&net, &schedule, &caps);
     let fold = schedule.fold().and(Fold::of(x));
@@ -431,7 +432,11 @@ fn describe_avoided(net: &Network<'_>, avoid: &[Avoid], members: &[Vec<usize>]) 
     let switches: Vec<usize> = (0..plan.switch_list.len())
         .filter(|&s| net.is_avoided_switch(s))
         .collect();
-    let sub_nodes: usize = switches.iter().map(|&s| members[s].len()).sum();
+    // On HPN a NIC on an avoided ToR keeps its other plane.
+    let sub_nodes: usize = switches
+        .iter()
+        .map(|&s| members[s].iter().filter(|&&sn| net.cut_off(sn)).count())
+        .sum();
     let mut out = format!(
         "keeping off {}: {} of {} directed inter-switch links unusable",
         avoid
@@ -455,12 +460,21 @@ fn describe_avoided(net: &Network<'_>, avoid: &[Avoid], members: &[Vec<usize>]) 
 }
 
 /// Checks that every two switches with sub-nodes can still reach each
-/// other; the error names the first pair that cannot.
-fn check_reachable(net: &Network<'_>, caps: &[usize]) -> Result<()> {
-    let used: Vec<usize> = (0..caps.len()).filter(|&s| caps[s] > 0).collect();
+/// other (on HPN, that their NICs can, in either plane: the NICs of one
+/// ToR share their other plane's ToR too); the error names the first
+/// pair that cannot.
+fn check_reachable(net: &Network<'_>, members: &[Vec<usize>]) -> Result<()> {
+    let used: Vec<usize> = (0..members.len())
+        .filter(|&s| !members[s].is_empty())
+        .collect();
     for &a in &used {
         for &b in &used {
-            if a != b && !net.reachable(a, b) {
+            let ok = if net.planes() > 1 {
+                net.nics_reachable(members[a][0], members[b][0])
+            } else {
+                net.reachable(a, b)
+            };
+            if a != b && !ok {
                 return Err(net_unroutable(net, a, b));
             }
         }
