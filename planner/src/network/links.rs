@@ -715,6 +715,16 @@ impl<'a> Network<'a> {
         self.sub_switch.len() + sub_node
     }
 
+    /// The access link down to port `port` of sub-node `sub_node`'s NIC
+    /// (port 1 only on a plan of dual-port NICs).
+    pub fn down_link_of_port(&self, sub_node: usize, port: u8) -> usize {
+        if port == 0 {
+            self.down_link(sub_node)
+        } else {
+            self.second_port_links().start + self.sub_switch1.len() + sub_node
+        }
+    }
+
     /// The switch (index into `plan.switch_list`) of a sub-node.
     pub fn switch_of(&self, sub_node: usize) -> Option<usize> {
         self.sub_switch.get(sub_node).map(|&s| s as usize)

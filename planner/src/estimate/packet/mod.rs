@@ -234,9 +234,9 @@ impl Fabric {
         let mut loopback = vec![u32::MAX; links];
         for id in 0..links {
             match net.link(id) {
-                Some(Link::Up { sub_node }) => {
+                Some(Link::Up { sub_node, port }) => {
                     from_host[id] = true;
-                    loopback[id] = net.down_link(sub_node) as u32;
+                    loopback[id] = net.down_link_of_port(sub_node, port) as u32;
                 }
                 Some(Link::Down { .. }) => to_host[id] = true,
                 Some(Link::InterSwitch { .. }) => {}
