@@ -27,7 +27,8 @@ pub struct TableRow {
     pub server: String,
     /// Sub-node in the server (`sn0`).
     pub sub_node: String,
-    /// GPU.
+    /// GPU: its name, or `#<index>` for a GPU of a shared NIC that the
+    /// table gives by `gpu_index` only.
     pub gpu: String,
     /// NIC.
     pub nic: String,
@@ -37,7 +38,8 @@ pub struct TableRow {
 
 /// Reads `ranks.csv` as `provisioner submit` writes it (header
 /// `rank,server,sub_node,gpu,nic,switch,part,node`; columns are found by
-/// name) per RFC 4180, with `planner::text::read_csv`. `file` names it in
+/// name; a `gpu_index` column, written with one rank per GPU on shared
+/// NICs, names the GPUs the `gpu` column leaves empty) per RFC 4180, with `planner::text::read_csv`. `file` names it in
 /// errors.
 pub fn read_table(text: &str, file: &str) -> Result<Vec<TableRow>> {
     let bad = |line: usize, message: String| Error::RankTable {
@@ -72,6 +74,7 @@ pub fn read_table(text: &str, file: &str) -> Result<Vec<TableRow>> {
         col("nic")?,
         col("node")?,
     );
+    let c_gpu_index = header.iter().position(|h| *h == "gpu_index");
     let mut rows: Vec<TableRow> = Vec::new();
     for record in lines {
         let n = record.line;
@@ -101,7 +104,10 @@ pub fn read_table(text: &str, file: &str) -> Result<Vec<TableRow>> {
             rank,
             server: cells[c_server].to_string(),
             sub_node: cells[c_sub].to_string(),
-            gpu: cells[c_gpu].to_string(),
+            gpu: match c_gpu_index.map(|c| cells[c]) {
+                Some(i) if cells[c_gpu].is_empty() && !i.is_empty() => format!("#{i}"),
+                _ => cells[c_gpu].to_string(),
+            },
             nic: cells[c_nic].to_string(),
             node: cells[c_node].to_string(),
         });

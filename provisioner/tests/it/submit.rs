@@ -1278,6 +1278,15 @@ fn shared_nics_carry_one_rank_per_gpu() {
         "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA",
     );
     assert_eq!(lines, ["0/0/1 0 =mlx5_0", "1/0/1 1 =mlx5_0"]);
+    // rank-check names the second GPU of the NIC by its index.
+    let table = dir.join("ranks.csv");
+    let out = provisioner(
+        &["rank-check", "--table", table.to_str().unwrap()],
+        &[("NODE_NAME", node.as_str())],
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("rank 1 on dgx"), "{said}");
+    assert!(said.contains(" sn0 (#1, mlx5_0)"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
     // More ranks than GPUs: counted in GPUs.
     let spec = "name = \"gpus\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 256\n";
