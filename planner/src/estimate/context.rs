@@ -269,18 +269,39 @@ impl<'a> Context<'a> {
     /// switch's uplinks per rank (`share`) do not show.
     fn spread_beta(&self, pairs: &[(usize, usize)]) -> Result<f64> {
         let mut load = vec![0.0f64; self.caps.len()];
-        let mut paths = Vec::new();
+        // Every flow loads its NIC links; the flows between two switches
+        // share those switches' equal-cost paths, which are routed once
+        // per switch pair (a 3-tier fat-tree has a thousand between pods).
+        let mut between: Vec<(u32, u32, usize, usize)> = Vec::new();
         for &(a, b) in pairs {
             let (s, d) = (self.table[a], self.table[b]);
             if s == d {
                 continue;
             }
+            load[self.net.up_link(s)] += 1.0;
+            load[self.net.down_link(d)] += 1.0;
+            if self.switch[a] != self.switch[b] {
+                between.push((self.switch[a], self.switch[b], a, b));
+            }
+        }
+        between.sort_unstable();
+        let mut paths = Vec::new();
+        for run in between.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+            let (_, _, a, b) = run[0];
             paths.clear();
-            self.net
-                .flow_routes(Policy::Spray, s, d, flow_id(a, b), 0, &mut paths)?;
-            let each = 1.0 / paths.len().max(1) as f64;
+            self.net.flow_routes(
+                Policy::Spray,
+                self.table[a],
+                self.table[b],
+                flow_id(a, b),
+                0,
+                &mut paths,
+            )?;
+            let each = run.len() as f64 / paths.len().max(1) as f64;
             for r in &paths {
-                for &l in r.links() {
+                // The links between the NIC's up and down link.
+                let links = r.links();
+                for &l in links.get(1..links.len().saturating_sub(1)).unwrap_or(&[]) {
                     load[l] += each;
                 }
             }
