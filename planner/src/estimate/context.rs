@@ -84,6 +84,11 @@ pub(super) struct Context<'a> {
     /// Uplink bandwidth per rank of the most loaded switch, bytes/µs.
     share: f64,
     three_tier: bool,
+    /// The closed form's (α, β) of each halving-doubling step and of the
+    /// fold, computed at the first size.
+    step_costs: std::sync::OnceLock<Vec<(f64, f64)>>,
+    /// The closed form's hierarchical levels, computed at the first size.
+    level_costs: std::sync::OnceLock<Vec<models::Level>>,
 }
 
 impl<'a> Context<'a> {
@@ -204,6 +209,8 @@ impl<'a> Context<'a> {
             fabric_w,
             share,
             three_tier,
+            step_costs: std::sync::OnceLock::new(),
+            level_costs: std::sync::OnceLock::new(),
         })
     }
 
@@ -269,18 +276,39 @@ impl<'a> Context<'a> {
     /// switch's uplinks per rank (`share`) do not show.
     fn spread_beta(&self, pairs: &[(usize, usize)]) -> Result<f64> {
         let mut load = vec![0.0f64; self.caps.len()];
-        let mut paths = Vec::new();
+        // Every flow loads its NIC links; the flows between two switches
+        // share those switches' equal-cost paths, which are routed once
+        // per switch pair (a 3-tier fat-tree has a thousand between pods).
+        let mut between: Vec<(u32, u32, usize, usize)> = Vec::new();
         for &(a, b) in pairs {
             let (s, d) = (self.table[a], self.table[b]);
             if s == d {
                 continue;
             }
+            load[self.net.up_link(s)] += 1.0;
+            load[self.net.down_link(d)] += 1.0;
+            if self.switch[a] != self.switch[b] {
+                between.push((self.switch[a], self.switch[b], a, b));
+            }
+        }
+        between.sort_unstable();
+        let mut paths = Vec::new();
+        for run in between.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+            let (_, _, a, b) = run[0];
             paths.clear();
-            self.net
-                .flow_routes(Policy::Spray, s, d, flow_id(a, b), 0, &mut paths)?;
-            let each = 1.0 / paths.len().max(1) as f64;
+            self.net.flow_routes(
+                Policy::Spray,
+                self.table[a],
+                self.table[b],
+                flow_id(a, b),
+                0,
+                &mut paths,
+            )?;
+            let each = run.len() as f64 / paths.len().max(1) as f64;
             for r in &paths {
-                for &l in r.links() {
+                // The links between the NIC's up and down link.
+                let links = r.links();
+                for &l in links.get(1..links.len().saturating_sub(1)).unwrap_or(&[]) {
                     load[l] += each;
                 }
             }
@@ -330,6 +358,55 @@ impl<'a> Context<'a> {
             }
         };
         Ok(if beta > 0.0 { 1.0 / beta } else { self.w })
+    }
+
+    /// (α, β) of each halving-doubling step over the `core` ranks, then of
+    /// the fold when there are more ranks: β from NVLink inside a domain,
+    /// from the route model without the tier (`spread_beta`), otherwise
+    /// `b1`.
+    fn hd_step_costs(&self, core: usize, b0: f64, b1: f64) -> Result<Vec<(f64, f64)>> {
+        let beta_of = |pairs: &[(usize, usize)]| -> Result<f64> {
+            Ok(match self.nvlink_beta(pairs) {
+                Some(b) => b,
+                None if self.tier.is_none() => self.spread_beta(pairs)?.max(b0),
+                None => b1,
+            })
+        };
+        let mut steps = Vec::new();
+        for s in 0..core.ilog2() {
+            let d = 1usize << s;
+            let pairs: Vec<(usize, usize)> = (0..core).map(|r| (r, r ^ d)).collect();
+            steps.push((self.alpha_of(pairs.iter().copied()), beta_of(&pairs)?));
+        }
+        let p = self.ranks();
+        if core < p {
+            let pairs: Vec<(usize, usize)> = (core..p).map(|r| (r, r - core)).collect();
+            steps.push((self.alpha_of(pairs.iter().copied()), beta_of(&pairs)?));
+        }
+        Ok(steps)
+    }
+
+    /// The levels of `blueconnect` (`2d` when `ring_only`) with their
+    /// bandwidth: without the tier the level's steps on their paths,
+    /// ideally balanced, as the schedule runs them (`level_w`).
+    fn hierarchical_levels(&self, ring_only: bool) -> Result<Vec<models::Level>> {
+        let levels = self.levels(!ring_only)?;
+        let mut lv = Vec::with_capacity(levels.groups.len());
+        for (i, groups) in levels.groups.iter().enumerate() {
+            let size = groups[0].len();
+            let w = if self.tier.is_none() {
+                self.level_w(groups, level_kind(ring_only, size))?
+                    .min(self.w)
+            } else {
+                levels.w[i]
+            };
+            lv.push(models::Level {
+                p: size,
+                alpha: levels.alpha[i],
+                w,
+            });
+        }
+        Ok(lv)
     }
 
     /// Tree edges `(child, parent)` of the given parent arrays.
@@ -548,28 +625,18 @@ impl<'a> Context<'a> {
                 // and unfold of the X - P' extra ranks when X is not a
                 // power of two (ranks::folded_halving_doubling's pairing).
                 let core = 1usize << p.ilog2();
-                // β of the switch's shared uplinks unless every pair is
-                // under one switch (or HDRM, whose steps load each link
-                // once).
-                // Without the tier: the step's pairs on their equal-cost
-                // paths, ideally balanced (`spread_beta`).
-                let beta_of = |pairs: &[(usize, usize)]| -> Result<f64> {
-                    Ok(match self.nvlink_beta(pairs) {
-                        Some(b) => b,
-                        None if self.tier.is_none() => self.spread_beta(pairs)?.max(b0),
-                        None => b1,
-                    })
+                // (α, β) of every step, then of the fold; they do not
+                // depend on the size, so a context computes them once.
+                let steps = match self.step_costs.get() {
+                    Some(steps) => steps.clone(),
+                    None => {
+                        let steps = self.hd_step_costs(core, b0, b1)?;
+                        self.step_costs.get_or_init(|| steps).clone()
+                    }
                 };
-                let mut steps: Vec<(f64, f64)> = Vec::new();
-                for s in 0..core.ilog2() {
-                    let d = 1usize << s;
-                    let pairs: Vec<(usize, usize)> = (0..core).map(|r| (r, r ^ d)).collect();
-                    steps.push((self.alpha_of(pairs.iter().copied()), beta_of(&pairs)?));
-                }
-                let mut t = models::halving_doubling_steps(core, nf, &steps, g);
-                if core < p {
-                    let pairs: Vec<(usize, usize)> = (core..p).map(|r| (r, r - core)).collect();
-                    let (a, b) = (self.alpha_of(pairs.iter().copied()), beta_of(&pairs)?);
+                let (hd, fold) = steps.split_at(core.ilog2() as usize);
+                let mut t = models::halving_doubling_steps(core, nf, hd, g);
+                if let Some(&(a, b)) = fold.first() {
                     t += models::fold(nf, a, b, g);
                 }
                 (t, 1)
@@ -581,24 +648,14 @@ impl<'a> Context<'a> {
             | Algorithm::OverlappedDoubleTree => self.tree_closed_form(p, nf, max_chunks)?,
             Algorithm::BlueConnect | Algorithm::TwoD => {
                 let ring_only = self.algorithm == Algorithm::TwoD;
-                let levels = self.levels(!ring_only)?;
-                let mut lv = Vec::with_capacity(levels.groups.len());
-                for (i, groups) in levels.groups.iter().enumerate() {
-                    let size = groups[0].len();
-                    // Without the tier: the level's steps on their paths,
-                    // ideally balanced, as the schedule runs them.
-                    let w = if self.tier.is_none() {
-                        self.level_w(groups, level_kind(ring_only, size))?
-                            .min(self.w)
-                    } else {
-                        levels.w[i]
-                    };
-                    lv.push(models::Level {
-                        p: size,
-                        alpha: levels.alpha[i],
-                        w,
-                    });
-                }
+                // The levels do not depend on the size either.
+                let lv = match self.level_costs.get() {
+                    Some(lv) => lv.clone(),
+                    None => {
+                        let lv = self.hierarchical_levels(ring_only)?;
+                        self.level_costs.get_or_init(|| lv).clone()
+                    }
+                };
                 (models::blueconnect(&lv, nf, g, ring_only), 1)
             }
             Algorithm::TwoLevel => {
