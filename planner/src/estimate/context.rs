@@ -947,6 +947,10 @@ pub(super) struct PlanRoutes<'c> {
     base: usize,
     /// Per source rank: (destination rank, first path in `pool`, paths).
     cache: Vec<Vec<(u32, u32, u32)>>,
+    /// Per source rank, its entry of `cache` looked up last (destination
+    /// `NONE` before the first): most ranks send to the same peer many
+    /// times in a row, and this array is dense where `cache` is not.
+    last: Vec<(u32, u32, u32)>,
     pool: Vec<FlowRoute>,
     scratch: Vec<Route>,
 }
@@ -976,6 +980,7 @@ impl<'c> PlanRoutes<'c> {
             channels,
             base: ctx.caps.len(),
             cache: vec![Vec::new(); sched.ranks()],
+            last: vec![(NONE, 0, 0); sched.ranks()],
             pool: Vec::new(),
             scratch: Vec::new(),
         }
@@ -1036,11 +1041,20 @@ impl<'c> PlanRoutes<'c> {
 
     /// The paths of the flow from rank `s` to rank `d`, cached.
     fn lookup(&mut self, s: usize, d: u32) -> Result<(u32, u32)> {
-        if let Some(&(_, first, count)) = self.cache[s].iter().find(|(x, _, _)| *x == d) {
+        if let Some(&(x, first, count)) = self.last.get(s)
+            && x == d
+        {
             return Ok((first, count));
         }
-        let (first, count) = self.compute(s, d as usize)?;
-        self.cache[s].push((d, first, count));
+        let (first, count) = match self.cache[s].iter().find(|(x, _, _)| *x == d) {
+            Some(&(_, first, count)) => (first, count),
+            None => {
+                let (first, count) = self.compute(s, d as usize)?;
+                self.cache[s].push((d, first, count));
+                (first, count)
+            }
+        };
+        self.last[s] = (d, first, count);
         Ok((first, count))
     }
 
@@ -1075,6 +1089,9 @@ impl<'c> PlanRoutes<'c> {
 
     /// The channel of send `i` under `channels=pair`.
     fn channel(&self, i: usize) -> Option<FlowRoute> {
+        if self.channels.is_empty() {
+            return None;
+        }
         let key = (self.sched.tree_of(i), self.sched.src[i], self.sched.dst[i]);
         let j = self.channels.binary_search(&key).ok()?;
         let mut out = FlowRoute {
