@@ -380,3 +380,32 @@ fn rail_optimized_purchase_buys_whole_groups() {
         .to_string();
     assert!(e.contains("its GPUs are the rails"), "{e}");
 }
+
+/// An HPN purchase is the cheapest rail-optimized fabric once per plane:
+/// twice its switches, two NIC ports and two DACs per GPU, twice its
+/// bisection; with `Any` it is never chosen over the rail-optimized
+/// fabric it doubles.
+#[test]
+fn hpn_purchase_is_the_rail_fabric_per_plane() {
+    for gpus in [512u64, 1024] {
+        let rail = purchase(&example(), &request(gpus, Want::RailOptimized)).unwrap();
+        let hpn = purchase(&example(), &request(gpus, Want::Hpn)).unwrap();
+        let (r, h) = (&rail.chosen, &hpn.chosen);
+        assert_eq!(h.topology, crate::plan::Topology::Hpn);
+        assert!(h.design.starts_with("HPN 2 planes of "), "{}", h.design);
+        assert_eq!(h.switches, 2 * r.switches, "{gpus}");
+        assert!((h.bisection_gbps - 2.0 * r.bisection_gbps).abs() < 1e-6);
+        let count = |d: &crate::cost::purchase::Design, kind: &str| -> u64 {
+            d.parts
+                .iter()
+                .filter(|p| p.kind == kind)
+                .map(|p| p.count)
+                .sum()
+        };
+        assert_eq!(count(h, "nic"), 2 * gpus);
+        assert_eq!(count(h, "nic"), 2 * count(r, "nic"));
+        assert!(h.total_cost > r.total_cost);
+        let any = purchase(&example(), &request(gpus, Want::Any)).unwrap();
+        assert_ne!(any.chosen.topology, crate::plan::Topology::Hpn);
+    }
+}

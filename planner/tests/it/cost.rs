@@ -139,5 +139,6 @@ fn compare_without_catalog_is_unchanged_by_the_flag() {
         "json",
     ]);
     assert_eq!(plain["designs"], priced["designs"]);
-    assert_eq!(priced["costs"].as_array().unwrap().len(), 3);
+    // BiGraph, fat-tree, rail-optimized and HPN.
+    assert_eq!(priced["costs"].as_array().unwrap().len(), 4);
 }
