@@ -215,11 +215,18 @@ fn tier_counts(plan: &Plan, tier: Tier) -> (usize, usize) {
 
 /// Most switches crossed between two sub-nodes.
 pub fn max_switch_hops(plan: &Plan) -> usize {
-    let carrying: usize = plan
-        .switch_list
-        .iter()
-        .filter(|s| s.ports.iter().any(|p| p.role == PortRole::SubNode))
-        .count();
+    // Switches carrying sub-nodes, in the fullest plane (a flow stays in
+    // one plane of an HPN fabric; other plans have one).
+    let mut per_plane: Vec<(Option<usize>, usize)> = Vec::new();
+    for s in &plan.switch_list {
+        if s.ports.iter().any(|p| p.role == PortRole::SubNode) {
+            match per_plane.iter_mut().find(|(p, _)| *p == s.plane) {
+                Some((_, n)) => *n += 1,
+                None => per_plane.push((s.plane, 1)),
+            }
+        }
+    }
+    let carrying = per_plane.iter().map(|&(_, n)| n).max().unwrap_or(0);
     if carrying <= 1 {
         return usize::from(carrying == 1);
     }

@@ -409,3 +409,32 @@ fn hpn_refuses_single_port_nics() {
         assert!(e.contains(want), "missing `{want}` in {e}");
     }
 }
+
+/// An HPN fabric whose servers fit one ToR per plane (one rail, one
+/// segment) has no aggregation tier: it validates (the planes share no
+/// switch, so two leaves without spines are not a cut fabric), and a flow
+/// crosses one switch.
+#[test]
+fn hpn_with_one_tor_per_plane_needs_no_spines() {
+    let (inv, opts) = crate::design::shorthand::hpn(
+        "sub-nodes=16,rails=1,ports=32",
+        &crate::design::shorthand::Shorthand::default(),
+    )
+    .unwrap();
+    let plan = design(&inv, &opts).unwrap();
+    assert_eq!(plan.switch_list.len(), 2);
+    assert!(crate::validate::validate_plan(&plan).ok);
+    assert_eq!(crate::metrics::max_switch_hops(&plan), 1);
+    // The same cut in a single plane is still found: two leaves of one
+    // plane and no spine.
+    let mut cut = plan.plan().clone();
+    cut.switch_list[1].plane = Some(0);
+    let v = crate::validate::validate_plan(&cut);
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.object == "fat_tree.links_per_leaf_spine"),
+        "{:#?}",
+        v.findings
+    );
+}

@@ -484,10 +484,17 @@ fn parameters(idx: &Index<'_>, loads: &[usize], bad: &mut impl FnMut(String, Str
                         "a 2-tier leaf-spine has no k and no pods".to_string(),
                     );
                 }
-                if leaves.len() > 1 && f.links_per_leaf_spine == 0 {
+                // The planes of an HPN fabric share no switch: leaves need
+                // spines only when a plane has more than one.
+                let mut per_plane = HashMap::default();
+                for &i in &leaves {
+                    *per_plane.entry(sw[i].plane).or_insert(0usize) += 1;
+                }
+                if per_plane.values().any(|&n| n > 1) && f.links_per_leaf_spine == 0 {
                     bad(
                         "fat_tree.links_per_leaf_spine".to_string(),
-                        "0 links between a leaf and a spine, with more than one leaf".to_string(),
+                        "0 links between a leaf and a spine, with more than one leaf in a plane"
+                            .to_string(),
                     );
                 }
             } else {
