@@ -19,6 +19,14 @@
 //!   RoCEv2 GID of a ConnectX port).
 //! - `NCCL_SOCKET_IFNAME`: the NIC's `netdev`, when the inventory gives it.
 //!
+//!
+//! A dual-port NIC (HPN's two planes) has a second address: `port1` in the
+//! JSON, `SLOT<i>_IP1` and `SLOT<i>_GATEWAY1` in the shell file (port 1,
+//! cabled to the plane-B ToR, in a subnet of its own). `NCCL_IB_HCA` names
+//! the device without a port number, so NCCL uses both of its ports (both
+//! planes); `=<nic>:1,<nic>:2` would say the same, with a comma that the
+//! provisioner's `rank-env.csv` cannot carry.
+//!
 //! The shell file sets `SLOT<i>_*` variables and a function,
 //! `planner_slot <i>`, that exports slot i's runtime environment; a
 //! launcher sources the file and calls it with the rank's local index.
@@ -108,6 +116,23 @@ pub struct HostSlot {
     /// The collective runtime's environment (`NCCL_IB_HCA`, ...), by
     /// variable name.
     pub env: BTreeMap<String, String>,
+    /// The second port of a dual-port NIC (HPN's plane B); absent for a
+    /// single-port NIC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port1: Option<HostPort>,
+}
+
+/// The second port of a dual-port NIC: its own address, gateway and switch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostPort {
+    /// The port's address with its prefix length.
+    pub ip: String,
+    /// The port's gateway (on the plane-B ToR).
+    pub gateway: String,
+    /// The switch it is cabled to.
+    pub switch: String,
+    /// The switch port it is cabled to.
+    pub switch_port: String,
 }
 
 /// Renders every server's files, server by server: `<server>.env` and
@@ -159,6 +184,8 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
                 };
                 env.insert("CUDA_VISIBLE_DEVICES".to_string(), visible);
             }
+            // The device without a port number: NCCL uses all its ports
+            // (both planes of a dual-port NIC).
             env.insert("NCCL_IB_HCA".to_string(), format!("={}", sn.nic));
             env.insert(
                 "NCCL_IB_TC".to_string(),
@@ -169,6 +196,24 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
                 env.insert("NCCL_SOCKET_IFNAME".to_string(), format!("={nd}"));
             }
             let sw = &plan.switch_list[h.domain];
+            let port1 = match (&sn.port1, m.hosts1.get(i)) {
+                (None, _) => None,
+                (Some(a), Some(h1)) => {
+                    let sw1 = &plan.switch_list[h1.domain];
+                    Some(HostPort {
+                        ip: format!("{}/{}", ip(h1.addr), h1.prefix.len),
+                        gateway: ip(h1.gateway),
+                        switch: sw1.name.clone(),
+                        switch_port: sw1.port_name(a.port),
+                    })
+                }
+                (Some(_), None) => {
+                    return Err(Error::Internal(format!(
+                        "sub-node {} has a second NIC port without an address",
+                        sn.id
+                    )));
+                }
+            };
             slots.push(HostSlot {
                 slot: sn.index,
                 sub_node: sn.id.clone(),
@@ -194,6 +239,7 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
                 cnp_dscp: m.qos.cnp.dscp,
                 cnp_priority: m.qos.cnp.priority,
                 env,
+                port1,
             });
         }
         out.push(HostFile {
@@ -242,6 +288,16 @@ fn env_file(f: &HostFile) -> String {
         );
         let _ = writeln!(s, "SLOT{i}_IP={}", shell_quote(&slot.ip));
         let _ = writeln!(s, "SLOT{i}_GATEWAY={}", shell_quote(&slot.gateway));
+        if let Some(p) = &slot.port1 {
+            let _ = writeln!(
+                s,
+                "# slot {i} port 1: on {} {}",
+                comment(&p.switch),
+                comment(&p.switch_port)
+            );
+            let _ = writeln!(s, "SLOT{i}_IP1={}", shell_quote(&p.ip));
+            let _ = writeln!(s, "SLOT{i}_GATEWAY1={}", shell_quote(&p.gateway));
+        }
         let _ = writeln!(s, "SLOT{i}_DSCP={}", slot.dscp);
         let _ = writeln!(s, "SLOT{i}_PRIORITY={}", slot.priority);
         let _ = writeln!(s, "SLOT{i}_PFC_PRIORITIES={}", list(&slot.pfc_priorities));
@@ -369,5 +425,57 @@ mod tests {
                 .contains("slot 1 has no GPU 2 (GPUs behind its NIC: 0 to 1)"),
             "{out:?}"
         );
+    }
+
+    /// A dual-port NIC (HPN) gets its second port's address on the
+    /// plane-B ToR, in another subnet than port 0's, in the JSON and the
+    /// shell file; NCCL is given the device (all its ports).
+    #[test]
+    fn a_dual_port_nic_gets_both_ports() {
+        let (inv, opts) = crate::design::shorthand::hpn(
+            "sub-nodes=16,rails=2,ports=16",
+            &crate::design::shorthand::Shorthand::default(),
+        )
+        .unwrap();
+        let plan = design(&inv, &opts).unwrap();
+        let files = host_files(&plan).unwrap();
+        let index = plan.switch_index();
+        for f in &files {
+            for slot in &f.sub_nodes {
+                let p1 = slot.port1.as_ref().expect("a second port");
+                let (a, b) = (
+                    &plan.switch_list[index[slot.switch.as_str()]],
+                    &plan.switch_list[index[p1.switch.as_str()]],
+                );
+                assert_eq!((a.plane, b.plane), (Some(0), Some(1)), "{}", slot.sub_node);
+                assert_ne!(slot.ip, p1.ip);
+                assert_ne!(slot.gateway, p1.gateway);
+                assert_eq!(slot.env["NCCL_IB_HCA"], format!("={}", slot.nic));
+            }
+        }
+        let rendered = render_hosts(&plan).unwrap();
+        let env = &rendered
+            .iter()
+            .find(|(n, _)| n.ends_with(".env"))
+            .unwrap()
+            .1;
+        let p1 = files[0].sub_nodes[0].port1.as_ref().unwrap();
+        assert!(env.contains(&format!("SLOT0_IP1={}", p1.ip)), "{env}");
+        assert!(
+            env.contains(&format!("SLOT0_GATEWAY1={}", p1.gateway)),
+            "{env}"
+        );
+        // The JSON reads back to the same file.
+        let json = &rendered
+            .iter()
+            .find(|(n, _)| n.ends_with(".json"))
+            .unwrap()
+            .1;
+        let back: HostFile = serde_json::from_str(json).unwrap();
+        assert_eq!(back, files[0]);
+        // A single-port plan has no second port.
+        let one = eflops();
+        assert!(host_files(&one).unwrap()[0].sub_nodes[0].port1.is_none());
+        assert!(!render_hosts(&one).unwrap()[0].1.contains("_IP1="));
     }
 }
