@@ -64,6 +64,36 @@ fn a_shared_nic_carries_one_rank_per_gpu() {
     assert_eq!(default_ranks(&without_tier(&plan)), 16);
 }
 
+/// The estimates widen a NIC-level order to one rank per GPU by the same
+/// rule as `planner ranks` ([`crate::ranks::gpus::widen`]) and give each
+/// rank the GPU `ranks` names ([`crate::ranks::rank_gpus`]): the tables
+/// `simulate` and `ranks` use are one.
+#[test]
+fn the_tier_widens_ranks_as_the_rank_table_does() {
+    for name in ["cloud-8x16", "dgx1-v100", "s822lc-48", "h100-8x32"] {
+        let plan = bundled(name);
+        let order: Vec<usize> = (0..plan.sub_node_list.len()).rev().collect();
+        let total = default_ranks(&plan);
+        for x in [1, total / 3 + 1, total] {
+            let (table, tier) =
+                crate::estimate::intra::Tier::build(&plan, &order, Some(x), 0).unwrap();
+            assert_eq!(
+                table,
+                crate::ranks::gpus::widen(&plan, &order, x),
+                "{name} {x}"
+            );
+            assert_eq!(tier.server.len(), x, "{name}");
+            let gpus = crate::ranks::rank_gpus(&plan, &table);
+            for (r, g) in gpus.iter().enumerate() {
+                let server = &plan.servers[tier.server[r] as usize];
+                let in_domain =
+                    g.is_some_and(|g| server.nvlink.iter().any(|d| d.gpu_indices.contains(&g)));
+                assert_eq!(tier.domain[r].is_some(), in_domain, "{name} rank {r}");
+            }
+        }
+    }
+}
+
 #[test]
 fn more_ranks_than_gpus_is_refused() {
     let plan = bundled("cloud-8x16");
