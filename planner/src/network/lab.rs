@@ -168,6 +168,18 @@ impl Lab {
     /// The lab of `plan` (named `source` in errors): the model `render`
     /// uses, with every route listed.
     pub fn of(plan: &Plan, source: &str) -> Result<Lab> {
+        if let Some(sn) = plan.sub_node_list.iter().find(|sn| sn.port1.is_some()) {
+            return Err(crate::Error::Invalid {
+                file: source.to_string(),
+                what: "plan",
+                problems: vec![Problem::at(
+                    None,
+                    format!("sub-node {} NIC {}", sn.id, sn.nic),
+                    "the lab builds one port per NIC, and this plan's NICs have two (an HPN plan's two planes)",
+                    "build the lab from the same servers designed with one port per NIC (for example `planner design INVENTORY --topology rail-optimized`)",
+                )],
+            });
+        }
         let m = Model::build(plan, source)?;
         let net = Network::new(plan, source)?;
         let mut switches: Vec<LabSwitch> = Vec::with_capacity(m.domains.len());
@@ -504,5 +516,20 @@ mod tests {
                 .iter()
                 .any(|s| s.routes.iter().any(|r| r.via.len() > 1))
         );
+    }
+
+    /// The lab has one port per NIC: an HPN plan (dual-port NICs) is
+    /// refused with the NIC named and what to design instead, before any
+    /// namespace exists.
+    #[test]
+    fn a_dual_port_plan_is_refused() {
+        let (inv, opts) =
+            crate::design::shorthand::hpn("sub-nodes=8,rails=2,ports=8", &Shorthand::default())
+                .unwrap();
+        let plan = design(&inv, &opts).unwrap();
+        let e = Lab::of(&plan, "hpn.json").unwrap_err().to_string();
+        for want in ["hpn.json", "NIC", "two", "rail-optimized"] {
+            assert!(e.contains(want), "missing `{want}` in {e}");
+        }
     }
 }
