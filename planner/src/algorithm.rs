@@ -28,6 +28,9 @@ pub enum Runs {
     /// On any plan whose ranks fill whole switches (the same number of
     /// ranks under every switch): a hierarchical decomposition.
     WholeSwitches,
+    /// On any plan whose ranks fill whole servers (the same number of
+    /// ranks on every server): NCCL-style rings, one per rail.
+    WholeServers,
 }
 
 /// The per-step pattern of a schedule that `ranks` can route and verify
@@ -271,6 +274,18 @@ algorithms! {
         in_order: false,
         colour: [23, 190, 207],
     },
+    /// NCCL-style rings, one per rail, over NVLink inside a server.
+    NcclRing => Info {
+        name: "nccl-ring",
+        description: "NCCL-style rings, one per NIC of a server (C = ranks per server), each over every rank with 1/C of the message: inside a server over NVLink from the GPU of rail c through the others and back to it (PXN), between servers on rail c only",
+        closed_form: "2(P-1) ring steps of N/(CP) bytes, each as slow as the slower of the NVLink hop (C rings share a GPU's NVLink) and the rail hop, plus one NVLink hand-over; α and β per level",
+        runs: Runs::WholeServers,
+        ranks: None,
+        rank_schedule: None,
+        rank_table: Algorithm::Ring,
+        in_order: false,
+        colour: [57, 59, 121],
+    },
 }
 
 impl Algorithm {
@@ -444,7 +459,7 @@ mod tests {
         let e = Algorithm::parse("nccl", Command::Simulate).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "algorithm: `nccl` is not an algorithm; use ring, hd, hdrm, tree, pipelined-tree, double-tree, overlapped-tree, overlapped-double-tree, blueconnect, 2d, two-level, topk-allgather, ps, hitopk"
+            "algorithm: `nccl` is not an algorithm; use ring, hd, hdrm, tree, pipelined-tree, double-tree, overlapped-tree, overlapped-double-tree, blueconnect, 2d, two-level, topk-allgather, ps, hitopk, nccl-ring"
         );
         assert_eq!(
             Algorithm::parse_list("ring, hd,ring").unwrap(),

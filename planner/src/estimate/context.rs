@@ -426,34 +426,13 @@ impl<'a> Context<'a> {
     /// GPUs of one server at their NVLink speed and level 1 the same
     /// position on every server at the fabric's speed per rank.
     fn levels(&self, deep: bool) -> Result<Levels> {
-        let p = self.ranks();
         let (key, keys): (&[u32], usize) = match &self.tier {
             Some(t) => (&t.server, self.plan.servers.len()),
             None => (&self.switch, self.plan.switch_list.len()),
         };
         let deep = deep && self.tier.is_none();
-        // Switch (or server) groups, in rank order.
-        let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
-        let mut seen = vec![usize::MAX; keys];
-        for (r, &s) in key.iter().enumerate() {
-            match seen[s as usize] {
-                usize::MAX => {
-                    seen[s as usize] = groups.len();
-                    groups.push((s, vec![r as u32]));
-                }
-                g => groups[g].1.push(r as u32),
-            }
-        }
-        let sizes = groups.iter().map(|g| g.1.len());
-        let (lo, hi) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
-        if lo != hi {
-            return Err(self.irregular(format!(
-                "the {p} ranks sit {lo} to {hi} {}, and the decomposition needs the same number {}",
-                if self.tier.is_some() { "on a server" } else { "under a switch" },
-                if self.tier.is_some() { "on every server" } else { "under every switch" },
-            ), hi));
-        }
-        let p0 = hi;
+        let groups = self.groups_of(key, keys, self.tier.is_some())?;
+        let p0 = groups[0].1.len();
         let w0 = match &self.tier {
             // Every server's ranks in one NVLink domain.
             Some(t) if t.all_nvlink => t.nv_w,
@@ -485,6 +464,7 @@ impl<'a> Context<'a> {
             return Err(self.irregular(
                 "the ranks' switches are spread unevenly over the pods, and the decomposition needs the same number in every pod".to_string(),
                 p0,
+                false,
             ));
         }
         // Same position under the switches of a pod.
@@ -518,6 +498,139 @@ impl<'a> Context<'a> {
         Ok(out)
     }
 
+    /// The ranks grouped by `key` (a switch or server index below
+    /// `keys` per rank), in rank order, each group with its key; refused
+    /// unless every group has as many ranks (`servers`: the groups are
+    /// servers, otherwise switches).
+    fn groups_of(&self, key: &[u32], keys: usize, servers: bool) -> Result<Vec<(u32, Vec<u32>)>> {
+        let p = self.ranks();
+        let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut seen = vec![usize::MAX; keys];
+        for (r, &s) in key.iter().enumerate() {
+            match seen[s as usize] {
+                usize::MAX => {
+                    seen[s as usize] = groups.len();
+                    groups.push((s, vec![r as u32]));
+                }
+                g => groups[g].1.push(r as u32),
+            }
+        }
+        let sizes = groups.iter().map(|g| g.1.len());
+        let (lo, hi) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
+        if lo != hi || groups.is_empty() {
+            return Err(self.irregular(
+                format!(
+                    "the {p} ranks sit {lo} to {hi} {}, and the decomposition needs the same number {}",
+                    if servers { "on a server" } else { "under a switch" },
+                    if servers { "on every server" } else { "under every switch" },
+                ),
+                hi,
+                servers,
+            ));
+        }
+        Ok(groups)
+    }
+
+    /// The ranks of every server, in rank order, for `nccl-ring`: position
+    /// j of a server is its j-th NIC in plan order (rail j on a
+    /// rail-optimized fabric). Without the intra-server tier a sub-node
+    /// outside every server is a server of its own.
+    fn server_groups(&self) -> Result<Vec<Vec<u32>>> {
+        let key: Vec<u32> = match &self.tier {
+            Some(t) => t.server.clone(),
+            None => {
+                let servers = self.plan.servers.len();
+                let mut server_of: Vec<u32> = (0..self.plan.sub_node_list.len())
+                    .map(|sn| (servers + sn) as u32)
+                    .collect();
+                for (i, s) in self.plan.servers.iter().enumerate() {
+                    for &sn in &s.sub_nodes {
+                        server_of[sn] = i as u32;
+                    }
+                }
+                self.table.iter().map(|&sn| server_of[sn]).collect()
+            }
+        };
+        let keys = self.plan.servers.len() + self.plan.sub_node_list.len();
+        Ok(self
+            .groups_of(&key, keys, true)?
+            .into_iter()
+            .map(|(_, g)| g)
+            .collect())
+    }
+
+    /// The closed form of `nccl-ring` (see [`schedules::nccl_rings`]) over
+    /// the ranks of `servers`, `nf` bytes: C = g rings of `nf / C` bytes
+    /// over P = m·g ranks, each ring step moving N/(CP) bytes. An NVLink
+    /// hop (α of one switch) carries one flow of every ring on each GPU's
+    /// link, `C·N/(CP)` at the NVLink speed; a rail hop one flow of its
+    /// ring at the fabric's speed per rank. Each ring step waits for the
+    /// slower of the two (the rings and hops run at once), and the first
+    /// rail hop waits for the first NVLink hand-over. Without the tier
+    /// every hop crosses the fabric, and both cost one step of all the
+    /// rings' flows at once on their paths, ideally balanced. γ: a
+    /// reduce-scatter step's NVLink hop reduces its N/(CP) bytes first.
+    fn nccl_ring_closed_form(&self, servers: &[Vec<u32>], nf: f64) -> Result<f64> {
+        let (m, g) = (servers.len(), servers[0].len());
+        let p = m * g;
+        if p <= 1 {
+            return Ok(0.0);
+        }
+        let (c, pf) = (g as f64, p as f64);
+        let b = nf / (c * pf);
+        // Rail hops: GPU c of server s to GPU c of server s + 1.
+        let rail_pairs = || {
+            (0..m).flat_map(move |s| {
+                (0..g).map(move |j| (servers[s][j] as usize, servers[(s + 1) % m][j] as usize))
+            })
+        };
+        let (t_in, t_out) = match &self.tier {
+            Some(t) => {
+                let w0 = if t.all_nvlink {
+                    t.nv_w
+                } else {
+                    self.fabric_w.min(self.share)
+                };
+                let t_in = self.params.latency_us(1) + c * b / w0;
+                let t_out = self.alpha_of(rail_pairs()) + b / self.fabric_w.min(self.share);
+                (t_in, t_out)
+            }
+            None => {
+                // Every rank's hop in every ring, and the hand-overs.
+                let mut pairs = Vec::with_capacity(p * g + m * g);
+                for r in 0..g {
+                    for (s, server) in servers.iter().enumerate() {
+                        for k in 0..g {
+                            let from = server[(r + k) % g] as usize;
+                            let to = if k + 1 < g {
+                                server[(r + k + 1) % g] as usize
+                            } else if m > 1 && g > 1 {
+                                pairs.push((server[r] as usize, servers[(s + 1) % m][r] as usize));
+                                server[r] as usize
+                            } else {
+                                servers[(s + 1) % m][r] as usize
+                            };
+                            pairs.push((from, to));
+                        }
+                    }
+                }
+                let beta = self.spread_beta(&pairs)?.max(self.beta0());
+                let t = self.alpha_of(pairs.into_iter()) + b * beta;
+                (t, t)
+            }
+        };
+        // A reduce-scatter send first reduces what it received (γ), the
+        // all-gather's do not; the rail hop forwards without reducing.
+        let reduce = self.params.gamma_us() * b;
+        let step = |t_in: f64| match (m > 1, g > 1) {
+            (true, true) => t_in.max(t_out),
+            (false, _) => t_in,
+            (true, false) => t_out,
+        };
+        let first = if m > 1 && g > 1 { t_in } else { 0.0 };
+        Ok((pf - 1.0) * (step(t_in + reduce) + step(t_in)) + first)
+    }
+
     /// The latency of the longest route within any group.
     fn group_alpha(&self, groups: &[Vec<u32>]) -> f64 {
         self.alpha_of(groups.iter().flat_map(|g| {
@@ -526,18 +639,14 @@ impl<'a> Context<'a> {
         }))
     }
 
-    fn irregular(&self, reason: String, p0: usize) -> Error {
+    fn irregular(&self, reason: String, p0: usize, servers: bool) -> Error {
         Error::Infeasible {
             input: self.plan.source().to_string(),
             topology: format!("{} decomposition", self.algorithm.as_str()),
             reason,
             fix: format!(
                 "give a rank count that fills whole {} (a multiple of {})",
-                if self.tier.is_some() {
-                    "servers"
-                } else {
-                    "switches"
-                },
+                if servers { "servers" } else { "switches" },
                 p0.max(1)
             ),
         }
@@ -718,6 +827,10 @@ impl<'a> Context<'a> {
                     1,
                 )
             }
+            Algorithm::NcclRing => {
+                let servers = self.server_groups()?;
+                (self.nccl_ring_closed_form(&servers, nf)?, 1)
+            }
             Algorithm::HiTopK => {
                 let levels = self.levels(false)?;
                 let gpus = levels.groups[0][0].len();
@@ -798,6 +911,7 @@ impl<'a> Context<'a> {
                 self.params.topk_us(),
             ),
             Algorithm::ParameterServer => schedules::parameter_server(p, n, g),
+            Algorithm::NcclRing => schedules::nccl_rings(&self.server_groups()?, n, g),
             Algorithm::HiTopK => {
                 let levels = self.levels(false)?;
                 schedules::hitopk(

@@ -49,6 +49,15 @@
 //!   same way. Without overlap the root starts the broadcast only after the
 //!   last chunk is reduced (C-Cube Fig. 5a); with overlap (the C-Cube
 //!   overlapped tree, Fig. 5c) chunk c goes down as soon as it is reduced.
+//! - NCCL-style rings (`nccl-ring`, [`nccl_rings`]): one ring per NIC of a
+//!   server (C of them), each a ring over every rank with 1/C of the
+//!   message. Ring c enters a server at the GPU on rail c, visits the
+//!   others over the intra-server links, and the last GPU hands the data
+//!   back to the GPU on rail c (NCCL's PXN), which sends it on rail c to
+//!   the next server: every inter-server hop stays on one rail. Each rank
+//!   runs one program per ring (NCCL's channels), and every send waits
+//!   for the previous send into the same buffer, so the rendezvous of the
+//!   event-driven mode is per channel and adds no wait.
 //!
 //! Every send also has a step number for the step-synchronous mode; steps
 //! hold sends that a synchronous execution would run together.
@@ -146,6 +155,11 @@ pub struct SendSchedule {
     /// tree's K; empty for the other schedules.
     pub(crate) chunk: Vec<u32>,
     chunks: usize,
+    /// True when every send already waits for the previous send into the
+    /// same receive buffer (NCCL's channels, each with its own buffers and
+    /// credit: [`nccl_rings`]), so the event-driven mode's rendezvous per
+    /// rank and step does not apply.
+    pub(crate) channel_credit: bool,
 }
 
 /// The timeline a [`Turnaround`] is measured on.
@@ -1180,5 +1194,103 @@ pub(crate) fn trees(
             }
         }
     }
+    b.finish()
+}
+
+/// NCCL-style rail-aligned rings over `servers` (the ranks of every
+/// server, all of one size g, position j of a server being the GPU on its
+/// NIC of rail j), `n` bytes: C = g rings, ring c carrying part c of
+/// `split(n, C)`, each a ring allreduce over all P ranks. Ring c visits
+/// server s from its GPU c through the others in position order
+/// (c, c + 1, ..., c - 1 mod g) over the intra-server links; the last GPU
+/// hands the data back to GPU c over NVLink (NCCL's PXN), which sends it
+/// through its NIC, on rail c, to GPU c of server s + 1. The hand-over is
+/// a relay: it forwards what it receives without reducing it, and posts
+/// one forward at a time per ring. The rings run at once, each rank
+/// following one program per ring (NCCL's channels), so a rank's sends of
+/// different rings do not wait for each other. With one server the rings
+/// close inside it and there is no relay; with one GPU per server
+/// (g = 1) this is [`ring`] over the servers in order.
+///
+/// Steps: ring step t of every ring is step 2t, its relays step 2t + 1
+/// (step t when there is no relay).
+pub(crate) fn nccl_rings(servers: &[Vec<u32>], n: u64, gamma_us: f64) -> Result<SendSchedule> {
+    let m = servers.len();
+    let g = servers.first().map_or(0, Vec::len);
+    check_same_size(servers)?;
+    let p = m * g;
+    let relays = m > 1 && g > 1;
+    let ring_steps = 2 * p.saturating_sub(1) as u128;
+    let per_step = p as u128 + if relays { m as u128 } else { 0 };
+    check_sends(p, g as u128 * ring_steps * per_step)?;
+    let mut b = Builder::new(p, gamma_us)?;
+    // A ring send waits for its sender's previous one on the ring, the
+    // hand-over for the last GPU's previous hand-over and the rail hop for
+    // the previous rail hop: each the previous send into its buffer.
+    b.s.channel_credit = true;
+    if p == 1 {
+        return b.finish();
+    }
+    let mut final_recv = vec![NONE; p];
+    for (c, share) in split(n, g).into_iter().enumerate() {
+        // Ring c in position order: rank of position i.
+        let order: Vec<u32> = (0..p).map(|i| servers[i / g][(c + i % g) % g]).collect();
+        let chunks = split(share, p);
+        let mut last_recv = vec![NONE; p];
+        let mut last_send = vec![NONE; p];
+        let mut pending = vec![0.0f64; p];
+        let mut relay_last = vec![NONE; m];
+        let mut ids = Vec::with_capacity(p);
+        for t in 0..2 * (p - 1) {
+            let reduce = t < p - 1;
+            let s = if reduce { t } else { t - (p - 1) };
+            let phase = if reduce {
+                StepPhase::ReduceScatter
+            } else {
+                StepPhase::AllGather
+            };
+            let (at, relay_at) = if relays { (2 * t, 2 * t + 1) } else { (t, t) };
+            let step = b.step(at, phase, None);
+            let relay_step = b.step(relay_at, phase, None);
+            ids.clear();
+            for i in 0..p {
+                let chunk = if reduce {
+                    (i + p - s % p) % p
+                } else {
+                    (i + 1 + p - s % p) % p
+                };
+                let bytes = chunks[chunk];
+                let next = (i + 1) % p;
+                let delay = std::mem::take(&mut pending[i]);
+                let deps = [last_recv[i], last_send[i]];
+                let leaves = relays && next.is_multiple_of(g);
+                let dst = if leaves {
+                    order[i - (g - 1)]
+                } else {
+                    order[next]
+                };
+                let mut id = b.push(order[i], dst, bytes, step, &deps, delay);
+                last_send[i] = id;
+                if leaves {
+                    // GPU c of this server forwards it on rail c.
+                    let server = i / g;
+                    let deps = [id, relay_last[server]];
+                    id = b.push(dst, order[next], bytes, relay_step, &deps, 0.0);
+                    relay_last[server] = id;
+                }
+                ids.push((next, id, bytes));
+            }
+            for &(next, id, bytes) in &ids {
+                last_recv[next] = id;
+                if reduce {
+                    pending[next] += gamma_us * bytes as f64;
+                }
+            }
+        }
+        for (i, &id) in last_recv.iter().enumerate() {
+            final_recv[order[i] as usize] = id;
+        }
+    }
+    b.last_recv = final_recv;
     b.finish()
 }

@@ -870,7 +870,9 @@ impl Dependants {
 /// when no send has a gate.
 fn gates(sched: &SendSchedule, eager_bytes: u64) -> (Vec<u32>, Vec<u32>) {
     let n = sched.len();
-    if !sched.bytes.iter().any(|&b| b >= eager_bytes) {
+    // Rendezvous per channel: every send already waits for the previous
+    // send into its buffer.
+    if sched.channel_credit || !sched.bytes.iter().any(|&b| b >= eager_bytes) {
         return (Vec::new(), Vec::new());
     }
     // One pass over the sends in step order (the index order of a schedule

@@ -47,6 +47,7 @@ mod baselines;
 mod c_cube;
 mod closed_forms;
 mod intra;
+mod nccl;
 mod send_schedules;
 mod simulator;
 mod sweeps;

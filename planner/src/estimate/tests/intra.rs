@@ -10,17 +10,22 @@ use crate::ranks::Link;
 use sim::Routes;
 
 fn bundled(name: &str) -> CheckedPlan {
+    bundled_as(name, Topology::FatTree)
+}
+
+/// A bundled inventory designed as `topology`.
+pub(super) fn bundled_as(name: &str, topology: Topology) -> CheckedPlan {
     let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
     let inv = Inventory::from_toml(&text, &path).unwrap();
     let opts = DesignOptions {
-        topology: Topology::FatTree,
+        topology,
         ..DesignOptions::default()
     };
     design(&inv, &opts).unwrap()
 }
 
-fn spray() -> Options {
+pub(super) fn spray() -> Options {
     Options {
         routing: Policy::Spray,
         ..opts(Method::Event)

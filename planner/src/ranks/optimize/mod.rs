@@ -364,7 +364,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
 
     let mut proven = None;
     let (ranks, method) = match request.algorithm.info().runs {
-        Runs::Anywhere | Runs::WholeSwitches => {
+        Runs::Anywhere | Runs::WholeSwitches | Runs::WholeServers => {
             let mut order = plain_order(plan, &avail);
             order.truncate(x);
             (order, "plan-order")
