@@ -688,3 +688,18 @@ pub(crate) fn even_split(total: usize, bins: usize) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests;
+
+/// The bundled inventory `topologies/NAME.toml` designed as `topology`
+/// (the designer's default when `None`): the one loader the unit tests of
+/// every module share.
+#[cfg(test)]
+pub(crate) fn bundled(name: &str, topology: Option<Topology>) -> CheckedPlan {
+    let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let inv = Inventory::from_toml(&text, &path).unwrap();
+    let mut opts = DesignOptions::default();
+    if let Some(t) = topology {
+        opts.topology = t;
+    }
+    design(&inv, &opts).unwrap()
+}

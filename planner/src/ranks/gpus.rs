@@ -207,8 +207,6 @@ pub fn nic_local_ranks(ranks: &[usize]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::design::{DesignOptions, design};
-    use crate::inventory::Inventory;
     use crate::plan::Topology;
     use crate::ranks::format::{read_rank_file, to_csv, to_rankfile};
     use crate::ranks::{Algorithm, check_ranks, rank_table};
@@ -216,14 +214,7 @@ mod tests {
     /// A bundled topology designed as `topology` (the inventory's own
     /// design when `None`).
     fn bundled(name: &str, topology: Option<Topology>) -> CheckedPlan {
-        let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let inv = Inventory::from_toml(&text, &path).unwrap();
-        let mut opts = DesignOptions::default();
-        if let Some(t) = topology {
-            opts.topology = t;
-        }
-        design(&inv, &opts).unwrap()
+        crate::design::bundled(name, topology)
     }
 
     fn request(algorithm: Algorithm, ranks: Option<usize>) -> Request {

@@ -373,20 +373,11 @@ mod properties {
 /// (issue 18) in the packet-level mode.
 mod tier {
     use super::*;
-    use crate::design::DesignOptions;
     use crate::estimate::context::{Context, PlanRoutes};
-    use crate::inventory::Inventory;
     use crate::plan::{Plan, Topology};
 
     fn bundled(name: &str, topology: Topology) -> crate::checked::CheckedPlan {
-        let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let inv = Inventory::from_toml(&text, &path).unwrap();
-        let opts = DesignOptions {
-            topology,
-            ..DesignOptions::default()
-        };
-        design(&inv, &opts).unwrap()
+        crate::design::bundled(name, Some(topology))
     }
 
     /// What store-and-forward adds to the fluid time when no link carries

@@ -2,8 +2,6 @@
 //! per-level bandwidth in the hierarchical closed forms (issue 18).
 
 use super::*;
-use crate::design::DesignOptions;
-use crate::inventory::Inventory;
 use crate::network::{Network, Policy};
 use crate::plan::Plan;
 use crate::ranks::Link;
@@ -15,14 +13,7 @@ fn bundled(name: &str) -> CheckedPlan {
 
 /// A bundled inventory designed as `topology`.
 pub(super) fn bundled_as(name: &str, topology: Topology) -> CheckedPlan {
-    let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let inv = Inventory::from_toml(&text, &path).unwrap();
-    let opts = DesignOptions {
-        topology,
-        ..DesignOptions::default()
-    };
-    design(&inv, &opts).unwrap()
+    crate::design::bundled(name, Some(topology))
 }
 
 pub(super) fn spray() -> Options {
