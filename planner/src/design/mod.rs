@@ -689,14 +689,27 @@ pub(crate) fn even_split(total: usize, bins: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests;
 
+/// The text of the bundled inventory `topologies/NAME.toml`, for tests
+/// that change it before reading it.
+#[cfg(test)]
+pub(crate) fn bundled_text(name: &str) -> String {
+    let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The bundled inventory `topologies/NAME.toml`, read and checked: the
+/// one inventory loader the unit tests of every module share.
+#[cfg(test)]
+pub(crate) fn bundled_inventory(name: &str) -> Inventory {
+    Inventory::from_toml(&bundled_text(name), &format!("{name}.toml")).unwrap()
+}
+
 /// The bundled inventory `topologies/NAME.toml` designed as `topology`
-/// (the designer's default when `None`): the one loader the unit tests of
-/// every module share.
+/// (the designer's default when `None`): the one loader of designed plans
+/// the unit tests of every module share.
 #[cfg(test)]
 pub(crate) fn bundled(name: &str, topology: Option<Topology>) -> CheckedPlan {
-    let path = format!("{}/../topologies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let inv = Inventory::from_toml(&text, &path).unwrap();
+    let inv = bundled_inventory(name);
     let mut opts = DesignOptions::default();
     if let Some(t) = topology {
         opts.topology = t;

@@ -68,8 +68,8 @@ pub fn rows(plan: &CheckedPlan, table: &RankTable) -> Vec<RankRow> {
 }
 
 /// The JSON document of `planner ranks --format json`. `verify-ranks
-/// --ranks-file` reads back `algorithm` and the `rank`, `server` and
-/// `sub_node` of every rank, and ignores the rest.
+/// --ranks-file` reads back `algorithm` and the `rank`, `server`,
+/// `sub_node` and `gpu_index` of every rank, and ignores the rest.
 #[derive(Debug, Serialize)]
 pub struct RankDocument<'a> {
     /// The plan's name.
@@ -322,19 +322,40 @@ pub fn to_table(plan: &CheckedPlan, table: &RankTable) -> String {
     t.render()
 }
 
+/// A rank table read back from a file ([`read_rank_table`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankFile {
+    /// The algorithm a JSON table names, if any.
+    pub algorithm: Option<Algorithm>,
+    /// Rank -> index into `plan.sub_node_list`.
+    pub ranks: Vec<usize>,
+    /// Rank -> its GPU (`gpu_index` numbering): the file's `gpu_index`,
+    /// else the sub-node's one GPU; `None` where the plan names no GPU.
+    pub gpus: Vec<Option<usize>>,
+}
+
 /// Reads a rank table written by `planner ranks` as CSV (header
-/// `rank,server,sub_node,...`; only `rank`, `server` and `sub_node` are
-/// read) or JSON (`{"algorithm": .., "ranks": [{"rank", "server",
-/// "sub_node", ..}]}`). Returns the algorithm the JSON names, if any, and
-/// the table as sub-node indices. Every problem is reported: unknown
-/// servers or sub-nodes, ranks given twice or missing, a sub-node given
-/// twice (on a NIC shared by several GPUs: more often than it has GPUs;
-/// the k-th rank on it runs on its k-th GPU).
+/// `rank,server,sub_node,...`; `rank`, `server`, `sub_node` and
+/// `gpu_index` are read) or JSON (`{"algorithm": .., "ranks": [{"rank",
+/// "server", "sub_node", "gpu_index"?, ..}]}`), and returns the algorithm
+/// the JSON names, if any, and the table as sub-node indices. See
+/// [`read_rank_table`] for the checks; this drops the GPUs.
 pub fn read_rank_file(
     text: &str,
     file: &str,
     plan: &Plan,
 ) -> Result<(Option<Algorithm>, Vec<usize>)> {
+    read_rank_table(text, file, plan).map(|t| (t.algorithm, t.ranks))
+}
+
+/// Reads a rank table as [`read_rank_file`] does, with every rank's GPU.
+/// Every problem is reported: unknown servers or sub-nodes, ranks given
+/// twice or missing, a sub-node given twice (on a NIC shared by several
+/// GPUs: more often than it has GPUs), a `gpu_index` that is not one of
+/// the NIC's GPUs or that two ranks share, and a rank on a NIC shared by
+/// several GPUs without a `gpu_index` (which GPU runs it is the file's to
+/// say: `planner ranks` writes the column on such plans).
+pub fn read_rank_table(text: &str, file: &str, plan: &Plan) -> Result<RankFile> {
     let entries = if text.trim_start().starts_with('{') {
         read_json(text, file)?
     } else {
@@ -346,10 +367,14 @@ pub fn read_rank_file(
         index.insert((sn.server.as_str(), format!("sn{}", sn.index)), i);
     }
     let mut problems = Vec::new();
-    let n = entries.1.len();
+    let n = entries.rows.len();
     let mut table = vec![usize::MAX; n];
+    let mut gpus = vec![None; n];
     let mut taken: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for e in &entries.1 {
+    // (sub-node, GPU) -> the rank on it.
+    let mut on_gpu: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut column_missing = false;
+    for e in &entries.rows {
         let object = format!("rank {}", e.rank);
         if e.rank >= n {
             problems.push(Problem::at(
@@ -384,10 +409,11 @@ pub fn read_rank_file(
             ));
             continue;
         };
-        let gpus = plan.sub_node_list[sn].gpu_count();
+        let here_gpus = plan.sub_node_list[sn].gpus();
+        let count = here_gpus.len();
         let here = taken.entry(sn).or_default();
-        if here.len() == gpus {
-            let (what, fix) = if gpus == 1 {
+        if here.len() == count {
+            let (what, fix) = if count == 1 {
                 (
                     format!("{} {} already runs rank {}", e.server, e.sub_node, here[0]),
                     "give every rank its own sub-node (the table must be a permutation)"
@@ -397,12 +423,12 @@ pub fn read_rank_file(
                 let list: Vec<String> = here.iter().map(ToString::to_string).collect();
                 (
                     format!(
-                        "{} {} carries {gpus} GPUs and already runs ranks {}",
+                        "{} {} carries {count} GPUs and already runs ranks {}",
                         e.server,
                         e.sub_node,
                         list.join(", ")
                     ),
-                    format!("give the sub-node at most {gpus} ranks, one per GPU behind its NIC"),
+                    format!("give the sub-node at most {count} ranks, one per GPU behind its NIC"),
                 )
             };
             problems.push(Problem::at(e.line, object, what, fix));
@@ -410,6 +436,87 @@ pub fn read_rank_file(
         }
         here.push(e.rank);
         table[e.rank] = sn;
+        let listed = || {
+            here_gpus
+                .iter()
+                .flatten()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let gpu = match e.gpu_index {
+            Some(g) if here_gpus.contains(&Some(g)) => g,
+            Some(g) => {
+                let (what, fix) = if here_gpus == [None] {
+                    (
+                        format!(
+                            "gpu_index {g}: the plan names no GPU behind {} {}",
+                            e.server, e.sub_node
+                        ),
+                        "leave gpu_index empty for this rank".to_string(),
+                    )
+                } else {
+                    (
+                        format!(
+                            "gpu_index {g} is not behind the NIC of {} {}, which carries GPU{} {}",
+                            e.server,
+                            e.sub_node,
+                            if count == 1 { "" } else { "s" },
+                            listed()
+                        ),
+                        format!("give one of {}", listed()),
+                    )
+                };
+                problems.push(Problem::at(e.line, object, what, fix));
+                continue;
+            }
+            None if count == 1 => {
+                gpus[e.rank] = here_gpus[0];
+                continue;
+            }
+            None if !entries.gpu_column => {
+                column_missing = true;
+                continue;
+            }
+            None => {
+                problems.push(Problem::at(
+                    e.line,
+                    object,
+                    format!(
+                        "no gpu_index, and the NIC of {} {} carries GPUs {}",
+                        e.server,
+                        e.sub_node,
+                        listed()
+                    ),
+                    format!("give the rank's GPU, one of {}", listed()),
+                ));
+                continue;
+            }
+        };
+        if let Some(other) = on_gpu.insert((sn, gpu), e.rank) {
+            problems.push(Problem::at(
+                e.line,
+                object,
+                format!(
+                    "GPU {gpu} of {} {} already runs rank {other}",
+                    e.server, e.sub_node
+                ),
+                "give every rank of a NIC its own GPU (gpu_index)",
+            ));
+            continue;
+        }
+        gpus[e.rank] = Some(gpu);
+    }
+    if column_missing {
+        problems.insert(
+            0,
+            Problem::at(
+                entries.header_line,
+                "gpu_index",
+                "the table has no gpu_index, and it puts ranks on NICs shared by several GPUs: which GPU runs which rank is not said",
+                "add the gpu_index of every rank (`planner ranks --format csv` or `--format json` writes it on this plan)",
+            ),
+        );
     }
     if problems.is_empty() && n == 0 {
         problems.push(Problem::at(
@@ -420,7 +527,11 @@ pub fn read_rank_file(
         ));
     }
     if problems.is_empty() {
-        Ok((entries.0, table))
+        Ok(RankFile {
+            algorithm: entries.algorithm,
+            ranks: table,
+            gpus,
+        })
     } else {
         Err(Error::Invalid {
             file: file.to_string(),
@@ -430,23 +541,39 @@ pub fn read_rank_file(
     }
 }
 
+/// The rows of a rank file as written, before they are checked.
+struct Entries {
+    algorithm: Option<Algorithm>,
+    /// True when the file gives `gpu_index` (a CSV column, or a JSON key
+    /// on some rank).
+    gpu_column: bool,
+    /// The CSV header's line.
+    header_line: Option<usize>,
+    rows: Vec<Entry>,
+}
+
 struct Entry {
     rank: usize,
     server: String,
     sub_node: String,
+    gpu_index: Option<usize>,
     line: Option<usize>,
 }
 
-fn read_csv(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> {
-    let mut columns: Option<(usize, usize, usize)> = None;
-    let mut out = Vec::new();
+fn read_csv(text: &str, file: &str) -> Result<Entries> {
+    let mut columns: Option<(usize, usize, usize, Option<usize>)> = None;
+    let mut header_line = None;
+    let mut rows = Vec::new();
     for record in crate::text::read_csv(text, file)? {
         let line = record.line;
         let fields: Vec<&str> = record.fields.iter().map(String::as_str).collect();
-        let Some((r, s, sn)) = columns else {
+        let Some((r, s, sn, g)) = columns else {
             let find = |name: &str| fields.iter().position(|f| f.eq_ignore_ascii_case(name));
             match (find("rank"), find("server"), find("sub_node")) {
-                (Some(r), Some(s), Some(sn)) => columns = Some((r, s, sn)),
+                (Some(r), Some(s), Some(sn)) => {
+                    columns = Some((r, s, sn, find("gpu_index")));
+                    header_line = Some(line);
+                }
                 _ => {
                     return Err(Error::Syntax {
                         file: file.to_string(),
@@ -459,23 +586,36 @@ fn read_csv(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> {
             continue;
         };
         let get = |c: usize| fields.get(c).copied().unwrap_or("");
-        let rank = get(r).parse::<usize>().map_err(|_| Error::Syntax {
-            file: file.to_string(),
-            line,
-            column: 1,
-            message: format!("rank `{}` is not a whole number", get(r)),
-        })?;
-        out.push(Entry {
+        let number = |c: usize, what: &str| {
+            get(c).parse::<usize>().map_err(|_| Error::Syntax {
+                file: file.to_string(),
+                line,
+                column: 1,
+                message: format!("{what} `{}` is not a whole number", get(c)),
+            })
+        };
+        let rank = number(r, "rank")?;
+        let gpu_index = match g {
+            Some(g) if !get(g).is_empty() => Some(number(g, "gpu_index")?),
+            _ => None,
+        };
+        rows.push(Entry {
             rank,
             server: get(s).to_string(),
             sub_node: get(sn).to_string(),
+            gpu_index,
             line: Some(line),
         });
     }
-    Ok((None, out))
+    Ok(Entries {
+        algorithm: None,
+        gpu_column: columns.is_some_and(|c| c.3.is_some()),
+        header_line,
+        rows,
+    })
 }
 
-fn read_json(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> {
+fn read_json(text: &str, file: &str) -> Result<Entries> {
     #[derive(serde::Deserialize)]
     struct Doc {
         algorithm: Option<String>,
@@ -486,6 +626,8 @@ fn read_json(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> 
         rank: usize,
         server: String,
         sub_node: String,
+        #[serde(default)]
+        gpu_index: Option<usize>,
     }
     let doc: Doc = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
     let algorithm = match doc.algorithm {
@@ -503,18 +645,22 @@ fn read_json(text: &str, file: &str) -> Result<(Option<Algorithm>, Vec<Entry>)> 
         ),
         None => None,
     };
-    Ok((
+    Ok(Entries {
         algorithm,
-        doc.ranks
+        gpu_column: doc.ranks.iter().any(|r| r.gpu_index.is_some()),
+        header_line: None,
+        rows: doc
+            .ranks
             .into_iter()
             .map(|r| Entry {
                 rank: r.rank,
                 server: r.server,
                 sub_node: r.sub_node,
+                gpu_index: r.gpu_index,
                 line: None,
             })
             .collect(),
-    ))
+    })
 }
 
 /// Consecutive steps of one phase with the same loads, for reports: a
@@ -536,6 +682,10 @@ pub struct StepGroup {
     /// two ranks of one NIC).
     #[serde(default, skip_serializing_if = "super::verify::is_zero")]
     pub intra_server_flows: usize,
+    /// Of `intra_server_flows`, those between two GPUs of one NVLink or
+    /// NVSwitch domain (by the ranks' GPUs); the others go through PCIe.
+    #[serde(default, skip_serializing_if = "super::verify::is_zero")]
+    pub nvlink_flows: usize,
     /// Flows per step counted with another flow between the same two NICs
     /// (one rank per GPU on a shared NIC).
     #[serde(default, skip_serializing_if = "super::verify::is_zero")]
@@ -552,16 +702,19 @@ pub struct StepGroup {
     pub access_overloaded: bool,
 }
 
-/// Groups consecutive alike steps.
-pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
+/// Groups consecutive alike steps; `nvlink` is every step's
+/// [`super::gpus::nvlink_flows`].
+pub fn group_steps(steps: &[super::StepLoad], nvlink: &[usize]) -> Vec<StepGroup> {
     let mut out: Vec<StepGroup> = Vec::new();
-    for s in steps {
+    for (i, s) in steps.iter().enumerate() {
+        let nvlink_flows = nvlink.get(i).copied().unwrap_or(0);
         if let Some(g) = out.last_mut()
             && g.phase == s.phase
             && g.distance.is_none()
             && s.distance.is_none()
             && g.flows == s.flows
             && g.intra_server_flows == s.intra_server_flows
+            && g.nvlink_flows == nvlink_flows
             && g.shared_nic_flows == s.shared_nic_flows
             && g.max_load == s.max_load
             && g.max_load_links == s.max_load_links
@@ -579,6 +732,7 @@ pub fn group_steps(steps: &[super::StepLoad]) -> Vec<StepGroup> {
             distance: s.distance,
             flows: s.flows,
             intra_server_flows: s.intra_server_flows,
+            nvlink_flows,
             shared_nic_flows: s.shared_nic_flows,
             max_load: s.max_load,
             max_load_links: s.max_load_links,
@@ -636,19 +790,29 @@ pub struct VerifyReport {
     pub plan_order: Option<OrderLoads>,
 }
 
-fn loads(order: String, steps: &[super::StepLoad]) -> OrderLoads {
-    OrderLoads {
+/// The loads of `table` whose ranks run on `gpus` (rank -> GPU).
+fn loads(
+    plan: &Plan,
+    order: String,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    steps: &[super::StepLoad],
+) -> Result<OrderLoads> {
+    let schedule = table.schedule()?;
+    let nvlink = super::gpus::nvlink_flows(plan, &table.ranks, gpus, &schedule);
+    Ok(OrderLoads {
         order,
         worst_load: steps.iter().map(|s| s.max_load).max().unwrap_or(0),
         worst_share: steps.iter().filter_map(|s| s.max_share).reduce(f64::max),
-        steps: group_steps(steps),
-    }
+        steps: group_steps(steps, &nvlink),
+    })
 }
 
 /// Verifies `table` (named `order` in the report) step by step on `plan`
 /// with the links and switches of `avoid` out of service, and the plan
 /// order beside it (skipping avoided switches) unless `table` is the plan
-/// order itself.
+/// order itself. The k-th rank on a NIC runs on its k-th GPU
+/// ([`super::rank_gpus`]); [`verify_report_on`] takes the GPUs given.
 pub fn verify_report(
     plan: &CheckedPlan,
     table: &RankTable,
@@ -657,7 +821,30 @@ pub fn verify_report(
     seed: u64,
     routing: Policy,
 ) -> Result<VerifyReport> {
+    let gpus = super::rank_gpus(plan, &table.ranks);
+    verify_report_on(plan, table, &gpus, order, avoid, seed, routing)
+}
+
+/// [`verify_report`] with every rank's GPU given (rank -> GPU by
+/// `gpu_index` numbering, as [`read_rank_table`] reads it): which of the
+/// flows inside a server join two GPUs of one NVLink domain follows it.
+pub fn verify_report_on(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    avoid: &[Avoid],
+    seed: u64,
+    routing: Policy,
+) -> Result<VerifyReport> {
     super::check_ranks(plan, &table.ranks)?;
+    if gpus.len() != table.ranks.len() {
+        return Err(Error::Internal(format!(
+            "{} GPUs given for {} ranks",
+            gpus.len(),
+            table.ranks.len()
+        )));
+    }
     let steps = super::verify_avoiding(plan, table, avoid, seed, routing)?;
     let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
     let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
@@ -671,7 +858,8 @@ pub fn verify_report(
             ..Request::default()
         },
     )?;
-    let plan_order = if baseline.table.ranks == table.ranks {
+    let same_gpus = || super::rank_gpus(plan, &baseline.table.ranks) == gpus;
+    let plan_order = if baseline.table.ranks == table.ranks && same_gpus() {
         None
     } else {
         // The search counts loads under the ECMP hash; another policy
@@ -681,9 +869,11 @@ pub fn verify_report(
         } else {
             super::verify_avoiding(plan, &baseline.table, avoid, seed, routing)?
         };
-        Some(loads(format!("{} in plan order", plain.as_str()), &steps))
+        let order = format!("{} in plan order", plain.as_str());
+        let gpus = super::rank_gpus(plan, &baseline.table.ranks);
+        Some(loads(plan, order, &baseline.table, &gpus, &steps)?)
     };
-    let table_loads = loads(order, &steps);
+    let table_loads = loads(plan, order, table, gpus, &steps)?;
     Ok(VerifyReport {
         plan: plan.name.clone(),
         design: plan.describe(),
@@ -816,8 +1006,14 @@ pub fn render_verify(r: &VerifyReport) -> String {
         .iter()
         .filter(|g| g.intra_server_flows > 0)
         .map(|g| {
+            let pcie = g.intra_server_flows - g.nvlink_flows.min(g.intra_server_flows);
+            let over = match (g.nvlink_flows, pcie) {
+                (0, _) => "PCIe".to_string(),
+                (_, 0) => "NVLink".to_string(),
+                (nv, pcie) => format!("{nv} NVLink, {pcie} PCIe"),
+            };
             format!(
-                "{} {} ({} of {})",
+                "{} {} ({} of {}, {over})",
                 g.phase.as_str(),
                 step_range(g),
                 g.intra_server_flows,
@@ -827,7 +1023,7 @@ pub fn render_verify(r: &VerifyReport) -> String {
         .collect();
     if !inside.is_empty() {
         out.push_str(&format!(
-            "Inside servers: flows between two GPUs of one server stay off the fabric (NVLink or PCIe) and are on no link above: {}\n",
+            "Inside servers: flows between two GPUs of one server stay off the fabric and are on no link above, over NVLink when the two GPUs (by their gpu_index) share an NVLink domain and through PCIe otherwise: {}\n",
             inside.join(", ")
         ));
     }
@@ -884,6 +1080,172 @@ mod tests {
         let json = serde_json::to_string(&doc).unwrap();
         let (alg, back) = read_rank_file(&json, "r.json", &plan).unwrap();
         assert_eq!((alg, back), (Some(Algorithm::Hdrm), t.ranks.clone()));
+    }
+
+    /// cloud-8x16 (eight GPUs behind each server's one NIC) with the
+    /// NVLink mesh cut in two quads, GPUs 0-3 and 4-7: which flows inside
+    /// a server go over NVLink depends on which GPU runs which rank.
+    fn two_quads() -> CheckedPlan {
+        let text = crate::design::bundled_text("cloud-8x16").replace(
+            "[[server.nvlink]]\nname = \"nvlink\"\nkind = \"mesh\"\ngbytes_per_s = 150\n",
+            "[[server.nvlink]]\nname = \"quad0\"\nkind = \"mesh\"\ngbytes_per_s = 150\n\
+             gpus = [\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\"]\n\n\
+             [[server.nvlink]]\nname = \"quad1\"\nkind = \"mesh\"\ngbytes_per_s = 150\n\
+             gpus = [\"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"]\n",
+        );
+        let inv = crate::inventory::Inventory::from_toml(&text, "two-quads.toml").unwrap();
+        let opts = crate::design::DesignOptions {
+            topology: crate::plan::Topology::FatTree,
+            ..Default::default()
+        };
+        let plan = crate::design::design(&inv, &opts).unwrap();
+        assert_eq!(plan.servers[0].nvlink.len(), 2);
+        plan
+    }
+
+    /// Every step group's NVLink flows, in order.
+    fn nvlink(r: &VerifyReport) -> Vec<usize> {
+        r.table.steps.iter().map(|g| g.nvlink_flows).collect()
+    }
+
+    /// `ranks --format csv` read back gives every rank its GPU and the
+    /// same report; a file with two ranks' GPUs swapped gives the report
+    /// of that mapping (which flows inside a server stay in a quad).
+    #[test]
+    fn gpu_index_read_back_and_swapped() {
+        let plan = two_quads();
+        let request = Request {
+            algorithm: Algorithm::Hd,
+            ..Request::default()
+        };
+        let t = crate::ranks::plan_gpu_ranks(&plan, &request).unwrap().table;
+        let report = |gpus: &[Option<usize>]| {
+            verify_report_on(&plan, &t, gpus, "t".into(), &[], 0, Policy::Ecmp).unwrap()
+        };
+        let csv = to_csv(&plan, &t);
+        let back = read_rank_table(&csv, "t.csv", &plan).unwrap();
+        assert_eq!(back.ranks, t.ranks);
+        assert_eq!(back.gpus, crate::ranks::rank_gpus(&plan, &t.ranks));
+        let plain = verify_report(&plan, &t, "t".into(), &[], 0, Policy::Ecmp).unwrap();
+        assert_eq!(report(&back.gpus), plain);
+        assert!(plain.plan_order.is_none());
+        // Distances 1 and 2 stay in a quad, 4 crosses; 8 and up leave
+        // the server.
+        assert_eq!(
+            nvlink(&plain),
+            [128, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128, 128]
+        );
+        // Ranks 1 and 4 of vm01 swap GPUs 1 and 4: rank 0 (GPU 0) and 4
+        // (GPU 1) now share quad 0, ranks 1 (GPU 4) and 5 share quad 1;
+        // 0-1, 1-3, 4-5 and 4-6 now cross (both directions each).
+        let swapped = csv
+            .replace("\n1,vm01,sn0,,1,", "\n1,vm01,sn0,,4,")
+            .replace("\n4,vm01,sn0,,4,", "\n4,vm01,sn0,,1,");
+        assert_ne!(swapped, csv);
+        let back = read_rank_table(&swapped, "s.csv", &plan).unwrap();
+        assert_eq!(back.ranks, t.ranks);
+        assert_eq!((back.gpus[1], back.gpus[4]), (Some(4), Some(1)));
+        let r = report(&back.gpus);
+        assert_eq!(
+            nvlink(&r),
+            [124, 124, 4, 0, 0, 0, 0, 0, 0, 0, 0, 4, 124, 124]
+        );
+        // Only the GPUs moved: the same fabric loads, and the plan order
+        // (k-th rank on the k-th GPU) beside it.
+        assert_eq!(r.table.worst_load, plain.table.worst_load);
+        let p = r.plan_order.as_ref().unwrap();
+        assert_eq!(
+            p.steps.iter().map(|g| g.nvlink_flows).collect::<Vec<_>>(),
+            nvlink(&plain)
+        );
+        let text = render_verify(&r);
+        assert!(
+            text.contains("reduce-scatter 3 (128 of 128, 4 NVLink, 124 PCIe)"),
+            "{text}"
+        );
+    }
+
+    /// A rank file's GPUs are checked: one of the NIC's, one rank each,
+    /// and given on a plan whose NICs carry several.
+    #[test]
+    fn bad_gpu_indices_name_the_line_and_fix() {
+        let plan = crate::design::bundled("cloud-8x16", Some(crate::plan::Topology::FatTree));
+        let request = Request {
+            algorithm: Algorithm::Ring,
+            ranks: Some(8),
+            ..Request::default()
+        };
+        let t = crate::ranks::plan_gpu_ranks(&plan, &request).unwrap().table;
+        let csv = to_csv(&plan, &t);
+        let bad = csv
+            .replace("\n1,vm01,sn0,,1,", "\n1,vm01,sn0,,0,")
+            .replace("\n2,vm01,sn0,,2,", "\n2,vm01,sn0,,8,")
+            .replace("\n3,vm01,sn0,,3,", "\n3,vm01,sn0,,,");
+        let e = read_rank_table(&bad, "b.csv", &plan)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("b.csv:3: rank 1: GPU 0 of vm01 sn0 already runs rank 0"),
+            "{e}"
+        );
+        assert!(
+            e.contains("b.csv:4: rank 2: gpu_index 8 is not behind the NIC of vm01 sn0, which carries GPUs 0, 1, 2, 3, 4, 5, 6, 7; give one of"),
+            "{e}"
+        );
+        assert!(e.contains("b.csv:5: rank 3: no gpu_index"), "{e}");
+        let e = read_rank_table("x,y\n", "b.csv", &plan)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("b.csv:1:1:"), "{e}");
+        let mut lines = csv.lines().map(|l| {
+            let mut f: Vec<&str> = l.split(',').collect();
+            f.remove(4);
+            f.join(",")
+        });
+        let no_column: String = lines.by_ref().map(|l| l + "\n").collect();
+        let e = read_rank_table(&no_column, "n.csv", &plan)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("n.csv:1: gpu_index: the table has no gpu_index"),
+            "{e}"
+        );
+        assert!(e.contains("planner ranks --format csv"), "{e}");
+        // JSON: the same checks, and the GPUs read back.
+        let outcome = crate::ranks::plan_gpu_ranks(&plan, &request).unwrap();
+        let json = serde_json::to_string(&RankDocument::new(&plan, &request, &outcome)).unwrap();
+        let back = read_rank_table(&json, "t.json", &plan).unwrap();
+        assert_eq!(back.gpus, crate::ranks::rank_gpus(&plan, &t.ranks));
+        let e = read_rank_table(
+            &json.replace("\"gpu_index\":5", "\"gpu_index\":4"),
+            "t.json",
+            &plan,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("rank 5: GPU 4 of vm01 sn0 already runs rank 4"),
+            "{e}"
+        );
+        // A plan with one GPU per NIC: the column may be absent, and a
+        // GPU given must be the sub-node's own.
+        let small = self::plan();
+        let t = rank_table(&small, Algorithm::Hd, None).unwrap();
+        let rows: String = (0..t.ranks.len())
+            .map(|r| {
+                let sn = &small.sub_node_list[t.ranks[r]];
+                format!("{r},{},sn{},\n", sn.server, sn.index)
+            })
+            .collect();
+        let csv = format!("rank,server,sub_node,gpu_index\n{rows}");
+        let back = read_rank_table(&csv, "o.csv", &small).unwrap();
+        assert_eq!(back.ranks, t.ranks);
+        assert_eq!(back.gpus, crate::ranks::rank_gpus(&small, &t.ranks));
+        let csv = csv.replacen(",sn0,\n", ",sn0,99\n", 1);
+        let e = read_rank_table(&csv, "o.csv", &small)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("o.csv:2: rank 0: gpu_index 99"), "{e}");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! heuristic or the plan order) is widened: every sub-node of it takes one
 //! rank per GPU behind its NIC ([`PlanSubNode::gpus`]), consecutively, in
 //! the NIC's GPU order. The k-th rank on a sub-node runs on its k-th GPU
-//! ([`rank_gpus`]). With G GPUs on every NIC (G a power of two) and X = G
+//! ([`rank_gpus`]); a table read back from a file runs each rank on the
+//! GPU its `gpu_index` names ([`super::format::read_rank_table`]), which
+//! decides which flows inside a server go over NVLink ([`nvlink_flows`]). With G GPUs on every NIC (G a power of two) and X = G
 //! times the NIC ranks, halving-doubling's first log2(G) steps join GPUs
 //! of one NIC (inside the server, NVLink or PCIe), and every later step
 //! pairs GPU k of one NIC with GPU k of another: the NIC-level schedule,
@@ -17,16 +19,17 @@
 //! schedule. A plan whose NICs each carry one GPU gets [`plan_ranks`]'s
 //! outcome unchanged.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use super::RankTable;
 use super::optimize::{Fold, Outcome, Request, plan_ranks};
-use super::verify::verify_schedule;
+use super::schedule::Schedule;
+use super::verify::{inside_server, verify_schedule};
 use crate::algorithm::Runs;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::network::Network;
-use crate::plan::{Plan, PlanSubNode};
+use crate::plan::{Plan, PlanServer, PlanSubNode};
 
 /// The rank table of `request` on `plan` with one rank per GPU (see the
 /// module documentation); [`plan_ranks`] itself when no NIC carries
@@ -188,6 +191,64 @@ pub fn rank_gpus(plan: &Plan, ranks: &[usize]) -> Vec<Option<usize>> {
             gpu
         })
         .collect()
+}
+
+/// Per step of `schedule` over `ranks` (rank -> sub-node), whose ranks
+/// run on `gpus` (rank -> GPU: [`rank_gpus`], or a rank file's
+/// `gpu_index`): how many of the flows that stay inside a server (those
+/// [`super::verify`] counts as `intra_server_flows`: two ranks of one
+/// NIC, or two NICs of one server on a plan whose servers reduce inside)
+/// join two GPUs of one NVLink/NVSwitch domain of the server. The others
+/// of those flows go through PCIe (the NIC's PCIe switch or the host).
+pub fn nvlink_flows(
+    plan: &Plan,
+    ranks: &[usize],
+    gpus: &[Option<usize>],
+    schedule: &Schedule,
+) -> Vec<usize> {
+    let servers = plan.intra_server_groups();
+    let by_name: HashMap<&str, &PlanServer> =
+        plan.servers.iter().map(|s| (s.name.as_str(), s)).collect();
+    // Per rank: its GPU's domain, as (server name, domain position).
+    let domain: Vec<Option<(&str, usize)>> = ranks
+        .iter()
+        .zip(gpus)
+        .map(|(&i, &g)| {
+            let sn = plan.sub_node_list.get(i)?;
+            let g = g?;
+            let server = by_name.get(sn.server.as_str())?;
+            let k = server
+                .nvlink
+                .iter()
+                .position(|d| d.gpu_indices.contains(&g))?;
+            Some((sn.server.as_str(), k))
+        })
+        .collect();
+    let mut out: Vec<usize> = Vec::with_capacity(schedule.steps.len());
+    // Steps with the same flows count alike; each distinct one is counted
+    // once (a ring's steps are all one).
+    let mut distinct: Vec<usize> = Vec::new();
+    for (i, step) in schedule.steps.iter().enumerate() {
+        let same = distinct
+            .iter()
+            .find(|&&j| schedule.steps[j].same_flows(step));
+        if let Some(&j) = same {
+            out.push(out[j]);
+            continue;
+        }
+        distinct.push(i);
+        let count = step
+            .flows()
+            .filter(|&(s, d)| {
+                let (a, b) = (ranks[s], ranks[d]);
+                (a == b || inside_server(servers.as_deref(), a, b))
+                    && domain[s].is_some()
+                    && domain[s] == domain[d]
+            })
+            .count();
+        out.push(count);
+    }
+    out
 }
 
 /// The position of every rank of `ranks` among the ranks on its sub-node

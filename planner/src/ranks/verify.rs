@@ -91,7 +91,7 @@ pub(crate) fn is_zero(n: &usize) -> bool {
 
 /// True when sub-nodes `a` and `b` are on one server of `servers` (per
 /// sub-node its server, [`Plan::intra_server_groups`]).
-fn inside_server(servers: Option<&[u32]>, a: usize, b: usize) -> bool {
+pub(crate) fn inside_server(servers: Option<&[u32]>, a: usize, b: usize) -> bool {
     servers.is_some_and(|of| of[a] == of[b] && of[a] != u32::MAX)
 }
 

@@ -194,10 +194,11 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
     let p = load_plan(&args.plan)?;
     let avoid = parse_avoid(&args.avoid)?;
     let routing: Policy = args.routing.parse()?;
-    let (table, order, lower_bound) = match (&args.ranks_file, &args.algorithm) {
+    let (table, gpus, order, lower_bound) = match (&args.ranks_file, &args.algorithm) {
         (Some(file), _) => {
             let name = display(file);
-            let (named, order) = rank_format::read_rank_file(&read(file)?, &name, &p)?;
+            let read_back = rank_format::read_rank_table(&read(file)?, &name, &p)?;
+            let named = read_back.algorithm;
             let algorithm = match args.schedule.as_deref() {
                 Some("hd" | "halving-doubling") => Algorithm::Hd,
                 Some("ring") => Algorithm::Ring,
@@ -214,9 +215,9 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
             };
             let table = ranks::RankTable {
                 algorithm,
-                ranks: order,
+                ranks: read_back.ranks,
             };
-            (table, name, None)
+            (table, read_back.gpus, name, None)
         }
         (None, Some(a)) => {
             let algorithm = Algorithm::parse(a, Command::Ranks)?;
@@ -232,11 +233,13 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
             // A bound is worth quoting only for a table that was searched
             // for; the plan order is what it is.
             let bound = (outcome.method != "plan-order").then_some(outcome.lower_bound);
-            (outcome.table, algorithm.as_str().to_string(), bound)
+            let gpus = ranks::rank_gpus(&p, &outcome.table.ranks);
+            (outcome.table, gpus, algorithm.as_str().to_string(), bound)
         }
         (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
     };
-    let mut report = rank_format::verify_report(&p, &table, order, &avoid, args.seed, routing)?;
+    let mut report =
+        rank_format::verify_report_on(&p, &table, &gpus, order, &avoid, args.seed, routing)?;
     report.lower_bound = lower_bound;
     match args.format {
         Format::Table => {
