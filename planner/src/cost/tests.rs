@@ -381,8 +381,16 @@ fn rail_optimized_purchase_buys_whole_groups() {
     assert!(e.contains("its GPUs are the rails"), "{e}");
 }
 
+/// How many parts of a purchased design `keep` keeps.
+fn count_parts(
+    d: &crate::cost::purchase::Design,
+    keep: impl Fn(&crate::cost::purchase::Part) -> bool,
+) -> u64 {
+    d.parts.iter().filter(|p| keep(p)).map(|p| p.count).sum()
+}
+
 /// An HPN purchase is the cheapest rail-optimized fabric once per plane:
-/// twice its switches, two NIC ports and two DACs per GPU, twice its
+/// twice its switches, two NIC ports and two optical links per GPU, twice its
 /// bisection; with `Any` it is never chosen over the rail-optimized
 /// fabric it doubles.
 #[test]
@@ -395,17 +403,71 @@ fn hpn_purchase_is_the_rail_fabric_per_plane() {
         assert!(h.design.starts_with("HPN 2 planes of "), "{}", h.design);
         assert_eq!(h.switches, 2 * r.switches, "{gpus}");
         assert!((h.bisection_gbps - 2.0 * r.bisection_gbps).abs() < 1e-6);
-        let count = |d: &crate::cost::purchase::Design, kind: &str| -> u64 {
-            d.parts
-                .iter()
-                .filter(|p| p.kind == kind)
-                .map(|p| p.count)
-                .sum()
-        };
+        let count =
+            |d: &crate::cost::purchase::Design, kind: &str| count_parts(d, |p| p.kind == kind);
         assert_eq!(count(h, "nic"), 2 * gpus);
         assert_eq!(count(h, "nic"), 2 * count(r, "nic"));
         assert!(h.total_cost > r.total_cost);
         let any = purchase(&example(), &request(gpus, Want::Any)).unwrap();
         assert_ne!(any.chosen.topology, crate::plan::Topology::Hpn);
     }
+}
+
+/// Server-to-rail cables are priced by the catalog's rule for a run
+/// between racks: a rail switch (or an HPN ToR) takes one NIC of every
+/// server of its group, so it stands in no server's rack. `purchase`
+/// buys the optical link for every NIC port on rails and a DAC on a
+/// leaf-spine or BiGraph (leaf in the rack), and `cost` prices a designed
+/// plan by the same rule.
+#[test]
+fn server_to_rail_cables_are_optical() {
+    use crate::design::shorthand::{self, Shorthand};
+    let c = example();
+    let count = |d: &crate::cost::purchase::Design, part: &str| count_parts(d, |p| p.part == part);
+    let dac = c.dac_for(100).unwrap().name.clone();
+    let aoc = match c.optical_for(100).unwrap() {
+        catalog::OpticalLink::Aoc(a) => a.name.clone(),
+        catalog::OpticalLink::Fibre(..) => panic!("the example catalog's 100G link is an AOC"),
+    };
+    for gpus in [512u64, 1024] {
+        let leaf = purchase(&c, &request(gpus, Want::FatTree)).unwrap().chosen;
+        assert_eq!(count(&leaf, &dac), gpus, "{}", leaf.design);
+        let rail = purchase(&c, &request(gpus, Want::RailOptimized))
+            .unwrap()
+            .chosen;
+        let hpn = purchase(&c, &request(gpus, Want::Hpn)).unwrap().chosen;
+        for (d, ports) in [(&rail, 1), (&hpn, 2)] {
+            assert_eq!(count(d, &dac), 0, "{}", d.design);
+            // One AOC per NIC port, and one per inter-switch link: a
+            // non-blocking leaf-spine has as many uplinks as downlinks.
+            assert_eq!(
+                count(d, &aoc),
+                2 * ports * gpus.max(d.capacity),
+                "{}",
+                d.design
+            );
+        }
+    }
+    // `cost` of designed plans: the rail-optimized plan's NIC cables are
+    // optical, the fat-tree's DAC.
+    let (inv, opts) =
+        shorthand::rail_optimized("sub-nodes=64,rails=8,ports=16", &Shorthand::default()).unwrap();
+    let rail = crate::design::design(&inv, &opts).unwrap();
+    let (inv, opts) =
+        shorthand::fat_tree("tiers=2,sub-nodes=64,ports=16", &Shorthand::default()).unwrap();
+    let leaf = crate::design::design(&inv, &opts).unwrap();
+    let (rc, lc) = (
+        cost_plan(&rail, &c, None).unwrap(),
+        cost_plan(&leaf, &c, None).unwrap(),
+    );
+    let line = |p: &bom::PlanCost, part: &str| -> u64 {
+        p.bom
+            .parts
+            .iter()
+            .filter(|l| l.part == part)
+            .map(|l| l.count)
+            .sum()
+    };
+    assert_eq!((line(&rc, &dac), line(&rc, &aoc)), (0, 128));
+    assert_eq!((line(&lc, &dac), line(&lc, &aoc)), (64, 64));
 }

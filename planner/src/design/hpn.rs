@@ -131,7 +131,7 @@ fn build(
     }
 
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
-    let mut fabric = Fabric::new(inv);
+    let mut fabric = Fabric::new(inv).on_rails();
     // Per plane: its ToRs segment by segment, rail by rail within a
     // segment, then its aggregation switches.
     let mut planes = Vec::with_capacity(PLANES);

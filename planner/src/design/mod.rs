@@ -334,6 +334,10 @@ pub(crate) struct Fabric<'a> {
     cables: Vec<Cable>,
     sub_nodes: Vec<PlanSubNode>,
     defaulted_media: bool,
+    /// The media of a NIC's cable when the racks are unknown: DAC to a
+    /// switch in the server's rack, optical to a rail switch
+    /// ([`Fabric::on_rails`]).
+    server_media: Media,
     /// (NIC speed, port speed) pairs seen, for mismatch warnings.
     speed_pairs: BTreeSet<(u32, u32)>,
 }
@@ -357,8 +361,19 @@ impl<'a> Fabric<'a> {
             cables: Vec::new(),
             sub_nodes: Vec::new(),
             defaulted_media: false,
+            server_media: Media::Dac,
             speed_pairs: BTreeSet::new(),
         }
+    }
+
+    /// The builder of a fabric whose servers are cabled to rail switches
+    /// (rail-optimized, HPN): a rail switch takes one NIC of every server
+    /// of its group, so where the inventory gives no racks it is taken to
+    /// stand in none of their racks, and the NIC cables are optical (the
+    /// cost model's rule: DAC within a rack, optical between racks).
+    pub fn on_rails(mut self) -> Self {
+        self.server_media = Media::Optical;
+        self
     }
 
     /// Adds a switch (or a VLAN half). `ports` are the physical ports it
@@ -514,7 +529,7 @@ impl<'a> Fabric<'a> {
         }
         self.speed_pairs.insert((nic.speed_gbps, port_gbps));
         let rack = self.phys_rack.get(&phys).cloned().flatten();
-        let media = self.media(rack.as_ref(), server.rack.as_ref(), Media::Dac);
+        let media = self.media(rack.as_ref(), server.rack.as_ref(), self.server_media);
         self.cables.push(Cable {
             a: phys,
             a_port: port,
@@ -637,10 +652,13 @@ impl<'a> Fabric<'a> {
             .filter(|c| c.kind == CableKind::InterSwitch)
             .count();
         if self.defaulted_media {
-            notes.push(
+            notes.push(if self.server_media == Media::Optical {
+                "cable media assumed where racks are unknown: sub-node cables optical (a rail switch takes one NIC of every server of its group, so it stands in none of their racks), inter-switch cables optical"
+                    .to_string()
+            } else {
                 "cable media assumed where racks are unknown: sub-node cables DAC, inter-switch cables optical"
-                    .to_string(),
-            );
+                    .to_string()
+            });
         }
         for &(nic, port) in &self.speed_pairs {
             if nic != port {

@@ -194,7 +194,7 @@ fn build(
     }
 
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
-    let mut fabric = Fabric::new(inv);
+    let mut fabric = Fabric::new(inv).on_rails();
     // Rail switches group by group, rail by rail within a group.
     let rail_slots = take_rails(&mut pool, &mut fabric, leaf_tpls, groups, rails, None)?;
     let spine_slots = take_tier(

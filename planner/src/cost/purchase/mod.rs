@@ -24,15 +24,19 @@
 //!   ports` and `s <= u` (every leaf reaches every spine).
 //! - **One switch**, when a model has G2 ports: no program is needed.
 //!
-//! NICs, sub-node cables, GPUs and servers depend only on G and the port
-//! speed, so they are added to each shape's cost as a constant. The budget
+//! NICs, sub-node cables, GPUs and servers depend only on G, the port
+//! speed and the topology, so they are added to each shape's cost as a
+//! constant: a DAC per GPU to a switch in its rack (BiGraph, fat-tree),
+//! the optical link per NIC port to a rail switch, which stands in none
+//! of its servers' racks (rail-optimized, HPN; docs/cost.md "Cable
+//! media"). The budget
 //! is checked on the optimum: a design within it exists exactly when the
 //! cheapest one is within it, so it is not a constraint of the programs.
 
 use serde::Serialize;
 
 use super::bom::{Bom, BomBuilder, money};
-use super::catalog::{Catalog, OpticalLink, SwitchModel};
+use super::catalog::{CableModel, Catalog, OpticalLink, SwitchModel};
 use crate::error::{Error, Result};
 use crate::metrics::{CutShape, bisection_gbps};
 use crate::plan::Topology;
@@ -162,7 +166,18 @@ pub struct Purchase {
 /// Costs of the parts every design of one port speed needs for G GPUs.
 #[derive(Clone)]
 struct Fixed<'c> {
+    /// NICs, GPUs and servers.
     parts: Vec<(&'static str, String, u64, f64, f64)>,
+    /// GPUs: one NIC each, and a cable per NIC port.
+    gpus: u64,
+    /// NIC ports per GPU, each cabled to its switch: 1, or 2 for HPN.
+    ports: u64,
+    /// The cable from a server to a switch in its rack.
+    dac: &'c CableModel,
+    /// True when the switches the servers are cabled to are not in their
+    /// racks (rail switches, HPN's ToRs): each server cable is then the
+    /// optical link between racks, as between switches.
+    across_racks: bool,
     /// GPUs (one NIC each) of the catalog server the design buys: the
     /// rails of a rail-optimized fabric; `None` without servers.
     rails: Option<u64>,
@@ -177,11 +192,37 @@ impl Fixed<'_> {
     fn with_ports(&self, ports: u64) -> Self {
         let mut f = self.clone();
         for (kind, _, n, _, _) in &mut f.parts {
-            if matches!(*kind, "nic" | "cable") {
+            if *kind == "nic" {
                 *n *= ports;
             }
         }
+        f.ports *= ports;
         f
+    }
+
+    /// The parts of a fabric whose servers are cabled to rail switches:
+    /// a rail switch takes one NIC of every server of its group, so it
+    /// stands in no server's rack and every server cable runs between
+    /// racks (the optical link, not a DAC).
+    fn on_rails(mut self) -> Self {
+        self.across_racks = true;
+        self
+    }
+
+    /// Adds the server cables, one per NIC port.
+    fn add_server_cables(&self, b: &mut BomBuilder) {
+        let count = self.gpus * self.ports;
+        if self.across_racks {
+            b.add_optical(&self.optical, count);
+        } else {
+            b.add(
+                "cable",
+                &self.dac.name,
+                count,
+                self.dac.price,
+                self.dac.watts,
+            );
+        }
     }
 }
 
@@ -448,10 +489,7 @@ fn fixed_parts<'c>(
         ));
         return None;
     };
-    let mut parts = vec![
-        ("nic", nic.name.clone(), gpus, nic.price, nic.watts),
-        ("cable", dac.name.clone(), gpus, dac.price, dac.watts),
-    ];
+    let mut parts = vec![("nic", nic.name.clone(), gpus, nic.price, nic.watts)];
     if let Some(g) = catalog.gpu() {
         parts.push(("gpu", g.name.clone(), gpus, g.price, g.watts));
     }
@@ -469,6 +507,10 @@ fn fixed_parts<'c>(
         .map(|(s, _)| u64::from(s.gpus));
     Some(Fixed {
         parts,
+        gpus,
+        ports: 1,
+        dac,
+        across_racks: false,
         rails,
         optical_tco,
         optical,
@@ -497,6 +539,7 @@ fn finish(
     for (kind, name, n, price, watts) in &fixed.parts {
         b.add(kind, name, *n, *price, *watts);
     }
+    fixed.add_server_cables(&mut b);
     b.add_optical(&fixed.optical, links);
     let bom: Bom = b.finish(catalog);
     // The same minimum balanced cut as `design` and `compare` report.

@@ -277,7 +277,11 @@ pub(super) fn leaf_spine(
             },
             &switches,
             k * n_leaves * u,
-            &fixed.with_ports(k),
+            &if rails > 1 {
+                fixed.with_ports(k).on_rails()
+            } else {
+                fixed.with_ports(k)
+            },
             n_leaves * d,
             l.gbps,
             if hpn {
