@@ -909,10 +909,12 @@ export EFLOPS_RANKS
 # A rank that fails stops the others (their peers would wait forever):
 # it leaves a mark, signals the process group, and this script exits 1.
 # The mark covers a rank whose subshell is forked but has not yet reset
-# its TERM trap when the signal comes (the shell may drop that signal).
+# its TERM trap when the signal comes (the shell may drop that signal), so
+# it stays after a failure: such a subshell may first run after this
+# script has exited (one empty file per failed run, gone with the pod).
 failed="${TMPDIR:-/tmp}/eflops-launch.$$.failed"
 rm -f "$failed"
-trap 'rm -f "$failed"; echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
+trap 'echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
 pids=""
 while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
   [ "$rank" = rank ] && continue

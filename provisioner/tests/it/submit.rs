@@ -594,6 +594,83 @@ fn sh(script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("run sh")
 }
 
+/// The processes of process group `pgid` that have not ended (zombies
+/// left out), as `pid (command)`, from `/proc`.
+fn group_members(pgid: u32) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| {
+            let pid = e.ok()?.file_name().into_string().ok()?;
+            pid.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // pid (comm) state ppid pgrp ...; comm may hold spaces.
+            let (head, rest) = stat.rsplit_once(')')?;
+            let mut fields = rest.split_whitespace();
+            let state = fields.next()?;
+            let pgrp: u32 = fields.nth(1)?.parse().ok()?;
+            let comm = head.split_once('(').map_or("", |(_, c)| c);
+            (pgrp == pgid && state != "Z").then(|| format!("{pid} ({comm})"))
+        })
+        .collect()
+}
+
+/// Runs `script` as [`sh`] does (its own process group), with stdout and
+/// stderr in files of `dir`, and waits until the script and every process
+/// of its group have ended: that they end at all is what a caller checks,
+/// not how fast. What still runs after `limit` (generous, for a loaded
+/// machine) is killed with its group and fails the test, named. Returns
+/// the exit status and stderr.
+fn sh_until_group_ends(
+    script: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    dir: &Path,
+    limit: std::time::Duration,
+) -> (std::process::ExitStatus, String) {
+    use std::os::unix::process::CommandExt as _;
+    let (out, err) = (dir.join("sh.stdout"), dir.join("sh.stderr"));
+    let mut c = Command::new("sh");
+    c.arg(script).args(args).process_group(0);
+    c.stdout(std::fs::File::create(&out).unwrap());
+    c.stderr(std::fs::File::create(&err).unwrap());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("run sh");
+    let pgid = child.id();
+    let deadline = std::time::Instant::now() + limit;
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(20));
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if std::time::Instant::now() > deadline {
+            break None;
+        }
+        pause();
+    };
+    let mut left = group_members(pgid);
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        pause();
+        left = group_members(pgid);
+    }
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    if status.is_none() || !left.is_empty() {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pgid}")])
+            .status();
+        let _ = child.wait();
+        panic!(
+            "{} (exited: {}) left processes of its group running after {limit:?}, killed now: {left:?}; its stderr:\n{stderr}",
+            script.display(),
+            status.is_some()
+        );
+    }
+    (status.unwrap(), stderr)
+}
+
 /// Runs `launch.sh` of the ConfigMap in `dir` as Node `node` with the
 /// shell command `cmd` as every rank's program; its lines, sorted.
 fn launch_lines(dir: &Path, node: &str, cmd: &str) -> Vec<String> {
@@ -645,22 +722,27 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
     );
     assert_eq!(out.status.code(), Some(2));
     // A failing rank stops the other one (which would wait for its peer
-    // forever) and fails the pod.
-    let start = std::time::Instant::now();
-    let out = sh(
+    // forever: here a sleep far longer than the limit) and fails the pod.
+    // No clock decides it: the script and every process of its group must
+    // end, and the limit only keeps a broken script from hanging the test.
+    let (status, e) = sh_until_group_ends(
         &dir.join("launch.sh"),
         &[
             "--",
             "sh",
             "-c",
-            "if [ $EFLOPS_LOCAL_RANK = 0 ]; then sleep 60; else exit 3; fi",
+            "if [ $EFLOPS_LOCAL_RANK = 0 ]; then sleep 3600; else exit 3; fi",
         ],
-        &[("EFLOPS_DIR", d), ("NODE_NAME", "node02")],
+        &[("EFLOPS_DIR", d), ("NODE_NAME", "node02"), ("TMPDIR", d)],
+        &dir,
+        std::time::Duration::from_secs(300),
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
-    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{e}");
     assert!(e.contains("launch.sh: rank 16 exited with status 3"), "{e}");
+    assert!(
+        e.contains("launch.sh: a rank failed; stopped the other ranks of node02"),
+        "{e}"
+    );
 
     let sub = offline(&plan(), &job(MPI), None);
     write_config(&sub, &dir);
