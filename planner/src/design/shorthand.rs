@@ -771,11 +771,7 @@ mod tests {
     /// The shorthand takes the NVLink bandwidths an inventory takes.
     #[test]
     fn nvlink_range_is_the_inventorys() {
-        let path = format!(
-            "{}/../topologies/h100-8x32.toml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(path).unwrap();
+        let text = crate::design::bundled_text("h100-8x32");
         let with = |gbps: u32| {
             let t = text.replace("gbytes_per_s = 450", &format!("gbps = {gbps}"));
             Inventory::from_toml(&t, "h100.toml").is_ok()

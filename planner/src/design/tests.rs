@@ -2,12 +2,7 @@ use super::*;
 use crate::inventory::Inventory;
 
 fn eflops() -> Inventory {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap();
-    Inventory::from_toml(&text, "eflops-4x16.toml").unwrap()
+    super::bundled_inventory("eflops-4x16")
 }
 
 #[test]
@@ -134,12 +129,7 @@ fn rail_optimized_puts_nic_i_on_rail_i() {
 #[test]
 fn infeasible_bigraph_says_what_is_missing() {
     // 64 sub-nodes on three split switches: 6 virtual switches of 16 ports.
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap()
-    .replace(
+    let text = super::bundled_text("eflops-4x16").replace(
         "count = 8\nmodel = \"H3C S9850-4C\"",
         "count = 3\nmodel = \"H3C S9850-4C\"",
     );
@@ -260,11 +250,7 @@ mod properties {
 
 #[test]
 fn an_inventory_is_not_read_as_a_plan() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap();
+    let text = super::bundled_text("eflops-4x16");
     for name in ["inv.toml", "inv.json"] {
         match crate::plan::Plan::parse(&text, name) {
             Err(crate::Error::NotAPlan { file }) => assert_eq!(file, name),

@@ -7,7 +7,6 @@ use super::*;
 use crate::checked::CheckedPlan;
 use crate::design::shorthand::{self, Shorthand};
 use crate::design::{DesignOptions, design};
-use crate::inventory::Inventory;
 use crate::plan::Tier;
 
 pub(crate) fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
@@ -28,13 +27,7 @@ pub(crate) fn bgp(plan: &CheckedPlan) -> CheckedPlan {
 }
 
 pub(crate) fn eflops_plan() -> CheckedPlan {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap();
-    let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
-    design(&inv, &DesignOptions::default()).unwrap()
+    crate::design::bundled("eflops-4x16", None)
 }
 
 /// Follows a route and returns the switches it crosses; panics when two
@@ -518,13 +511,8 @@ fn check_flows_follow_tables(net: &Network<'_>, flows: u64) -> usize {
 /// follow the tables, with and without something avoided.
 #[test]
 fn flows_follow_the_tables_on_the_bundled_topologies() {
-    for file in ["eflops-4x16.toml", "fat-tree-64.toml"] {
-        let text = std::fs::read_to_string(format!(
-            "{}/../topologies/{file}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
-        let inv = Inventory::from_toml(&text, file).unwrap();
+    for file in ["eflops-4x16", "fat-tree-64"] {
+        let inv = crate::design::bundled_inventory(file);
         for opts in [
             DesignOptions::default(),
             DesignOptions {

@@ -349,17 +349,10 @@ fn env_file(f: &HostFile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::design::{DesignOptions, design};
-    use crate::inventory::Inventory;
+    use crate::design::design;
 
     fn eflops() -> CheckedPlan {
-        let path = format!(
-            "{}/../topologies/eflops-4x16.toml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(path).unwrap();
-        let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
-        design(&inv, &DesignOptions::default()).unwrap()
+        crate::design::bundled("eflops-4x16", None)
     }
 
     /// Every written `<server>.json` reads back as the typed host file it
@@ -392,13 +385,7 @@ mod tests {
     /// not have.
     #[test]
     fn a_shared_nic_has_one_rank_per_gpu() {
-        let path = format!(
-            "{}/../topologies/dgx1-v100.toml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(path).unwrap();
-        let inv = Inventory::from_toml(&text, "dgx1-v100.toml").unwrap();
-        let plan = design(&inv, &DesignOptions::default()).unwrap();
+        let plan = crate::design::bundled("dgx1-v100", None);
         let files = host_files(&plan).unwrap();
         let slot = &files[0].sub_nodes[1];
         assert_eq!(slot.gpu_indices, vec![2, 3]);

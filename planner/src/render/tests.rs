@@ -3,26 +3,20 @@ use std::path::Path;
 
 use super::parse::{ParsedConfig, parse};
 use super::*;
-use crate::design::{DesignOptions, design};
+use crate::design::{DesignOptions, bundled_inventory, bundled_text, design};
 use crate::inventory::Inventory;
 use crate::plan::{Plan, PortRole, Topology};
 use crate::qos::{Ipv4Prefix, QosOverrides};
 
-fn inventory(file: &str) -> Inventory {
-    let path = format!("{}/../topologies/{file}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path).unwrap();
-    Inventory::from_toml(&text, file).unwrap()
-}
-
 /// The plan of `examples/data/eflops-4x16.plan.json` (the CLI tests keep
 /// that file equal to this design).
 fn eflops() -> CheckedPlan {
-    design(&inventory("eflops-4x16.toml"), &DesignOptions::default()).unwrap()
+    design(&bundled_inventory("eflops-4x16"), &DesignOptions::default()).unwrap()
 }
 
 /// EFLOPS with one priority for both parts.
 fn eflops_one_priority() -> CheckedPlan {
-    let mut inv = inventory("eflops-4x16.toml");
+    let mut inv = bundled_inventory("eflops-4x16");
     inv.qos = QosOverrides {
         per_direction: Some(false),
         ..inv.qos
@@ -209,7 +203,7 @@ fn every_vendor_renders_every_topology() {
     // too few switches for a BiGraph, some BiGraph ones for a fat-tree).
     let mut plans = Vec::new();
     for f in &files {
-        let inv = inventory(f);
+        let inv = bundled_inventory(f.trim_end_matches(".toml"));
         let before = plans.len();
         for topology in [Topology::BiGraph, Topology::FatTree] {
             let options = DesignOptions {
@@ -577,12 +571,12 @@ fn check_qos_finds_figure_7_with_one_priority() {
 
 #[test]
 fn check_qos_passes_fat_trees() {
-    for file in ["fat-tree-64.toml", "fat-tree-k16.toml"] {
+    for file in ["fat-tree-64", "fat-tree-k16"] {
         let opts = DesignOptions {
             topology: Topology::FatTree,
             ..DesignOptions::default()
         };
-        let plan = design(&inventory(file), &opts).unwrap();
+        let plan = design(&bundled_inventory(file), &opts).unwrap();
         let c = check_qos(&plan);
         assert!(c.ok, "{file}: {:?}", c.findings);
         assert_eq!(c.graphs.len(), 1, "{file}");
@@ -757,7 +751,11 @@ fn reserved_ports_are_left_alone_and_unknown_switches_refused() {
 
 #[test]
 fn larger_fabrics_render_and_check_quickly() {
-    let plan = design(&inventory("bigraph-1024.toml"), &DesignOptions::default()).unwrap();
+    let plan = design(
+        &bundled_inventory("bigraph-1024"),
+        &DesignOptions::default(),
+    )
+    .unwrap();
     let start = std::time::Instant::now();
     let c = check_qos(&plan);
     assert!(c.ok, "{:?}", c.findings);
@@ -784,11 +782,7 @@ fn overrides_on_a_plan_match_the_inventory_table() {
     let mut plan = eflops();
     let notes = apply_qos_overrides(&mut plan, &overrides(table).unwrap()).unwrap();
     assert!(notes.is_empty(), "{notes:?}");
-    let path = format!(
-        "{}/../topologies/eflops-4x16.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(path).unwrap() + "\n" + table;
+    let text = bundled_text("eflops-4x16") + "\n" + table;
     let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
     let designed = design(&inv, &DesignOptions::default()).unwrap();
     assert_eq!(plan.qos, designed.qos);

@@ -11,12 +11,7 @@ fn eflops_plan(topology: Topology) -> Plan {
 }
 
 fn eflops_checked(topology: Topology) -> crate::checked::CheckedPlan {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap();
-    let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
+    let inv = crate::design::bundled_inventory("eflops-4x16");
     design(
         &inv,
         &DesignOptions {
@@ -198,12 +193,7 @@ fn hand_edited_plan_is_caught() {
 fn server_side_lldp_matches_netdev_and_mac() {
     // The servers name their NICs' interfaces; LLDP on a server reports the
     // interface, the switch and the switch's port.
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap()
-    .replace(
+    let text = crate::design::bundled_text("eflops-4x16").replace(
         "name = \"mlx5_0\"\n",
         "name = \"mlx5_0\"\nnetdev = \"ens1f0np0\"\nmac = \"02:00:00:00:{n:02x}:00\"\n",
     );

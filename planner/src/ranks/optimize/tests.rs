@@ -1,9 +1,8 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
-use crate::design::{DesignOptions, design};
-use crate::inventory::Inventory;
 use crate::plan::{PortRole, Tier};
 use crate::ranks::{folded_halving_doubling, halving_doubling, ring, verify, verify_avoiding};
 
@@ -13,13 +12,7 @@ fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
 }
 
 fn eflops_plan() -> CheckedPlan {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/eflops-4x16.toml"
-    ))
-    .unwrap();
-    let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
-    design(&inv, &DesignOptions::default()).unwrap()
+    crate::design::bundled("eflops-4x16", None)
 }
 
 /// A BiGraph of `n` switches for `servers` servers of `per` sub-nodes:
