@@ -34,8 +34,10 @@ fn hosts_of(plan: &CheckedPlan, server: &str) -> Vec<(String, String)> {
 
 /// Golden files: `planner/tests/render/<plan>/<case>/<file>`: the EFLOPS
 /// plan for every vendor (static routes, and `<vendor>-bgp` with
-/// `routing = "bgp"`), its hosts and `check-qos`, and a 3-tier k=4
-/// fat-tree with BGP for every vendor (`fat-tree-k4-bgp`).
+/// `routing = "bgp"`), its hosts and `check-qos`, a 3-tier k=4
+/// fat-tree with BGP for every vendor (`fat-tree-k4-bgp`), and the host
+/// files of servers whose NICs carry several GPUs (`dgx1-v100/hosts`: two
+/// GPUs per NIC; `cloud-8x16/hosts`: eight GPUs behind one NIC).
 /// `UPDATE_GOLDEN=1` rewrites them; review the diff before committing.
 #[test]
 fn golden_files() {
@@ -55,6 +57,10 @@ fn golden_files() {
         ));
     }
     cases.push(("eflops-4x16/hosts".to_string(), hosts_of(&plan, "node01")));
+    let dgx1 = crate::design::bundled("dgx1-v100", None);
+    cases.push(("dgx1-v100/hosts".to_string(), hosts_of(&dgx1, "dgx01")));
+    let cloud = crate::design::bundled("cloud-8x16", Some(Topology::FatTree));
+    cases.push(("cloud-8x16/hosts".to_string(), hosts_of(&cloud, "vm01")));
     cases.push((
         "eflops-4x16/check-qos".to_string(),
         vec![
