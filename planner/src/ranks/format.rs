@@ -1165,6 +1165,11 @@ mod tests {
         );
     }
 
+    /// Why `text` is refused as a rank file of `plan`.
+    fn refusal(text: &str, file: &str, plan: &Plan) -> String {
+        read_rank_table(text, file, plan).unwrap_err().to_string()
+    }
+
     /// A rank file's GPUs are checked: one of the NIC's, one rank each,
     /// and given on a plan whose NICs carry several.
     #[test]
@@ -1181,9 +1186,7 @@ mod tests {
             .replace("\n1,vm01,sn0,,1,", "\n1,vm01,sn0,,0,")
             .replace("\n2,vm01,sn0,,2,", "\n2,vm01,sn0,,8,")
             .replace("\n3,vm01,sn0,,3,", "\n3,vm01,sn0,,,");
-        let e = read_rank_table(&bad, "b.csv", &plan)
-            .unwrap_err()
-            .to_string();
+        let e = refusal(&bad, "b.csv", &plan);
         assert!(
             e.contains("b.csv:3: rank 1: GPU 0 of vm01 sn0 already runs rank 0"),
             "{e}"
@@ -1193,19 +1196,17 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("b.csv:5: rank 3: no gpu_index"), "{e}");
-        let e = read_rank_table("x,y\n", "b.csv", &plan)
-            .unwrap_err()
-            .to_string();
+        let e = refusal("x,y\n", "b.csv", &plan);
         assert!(e.starts_with("b.csv:1:1:"), "{e}");
-        let mut lines = csv.lines().map(|l| {
-            let mut f: Vec<&str> = l.split(',').collect();
-            f.remove(4);
-            f.join(",")
-        });
-        let no_column: String = lines.by_ref().map(|l| l + "\n").collect();
-        let e = read_rank_table(&no_column, "n.csv", &plan)
-            .unwrap_err()
-            .to_string();
+        let no_column: String = csv
+            .lines()
+            .map(|l| {
+                let mut f: Vec<&str> = l.split(',').collect();
+                f.remove(4);
+                f.join(",") + "\n"
+            })
+            .collect();
+        let e = refusal(&no_column, "n.csv", &plan);
         assert!(
             e.contains("n.csv:1: gpu_index: the table has no gpu_index"),
             "{e}"
@@ -1242,9 +1243,7 @@ mod tests {
         assert_eq!(back.ranks, t.ranks);
         assert_eq!(back.gpus, crate::ranks::rank_gpus(&small, &t.ranks));
         let csv = csv.replacen(",sn0,\n", ",sn0,99\n", 1);
-        let e = read_rank_table(&csv, "o.csv", &small)
-            .unwrap_err()
-            .to_string();
+        let e = refusal(&csv, "o.csv", &small);
         assert!(e.contains("o.csv:2: rank 0: gpu_index 99"), "{e}");
     }
 
