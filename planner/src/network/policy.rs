@@ -142,6 +142,20 @@ pub struct Spread {
     /// switches share them.
     pairs: HashMap<(usize, usize), (u64, usize, usize)>,
     counted: Vec<(usize, u64)>,
+    legs: Vec<Leg>,
+}
+
+/// One plane of a sprayed flow ([`Network::spray_legs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leg {
+    /// The source NIC's access link up in this plane.
+    pub up: usize,
+    /// The destination NIC's access link down in this plane.
+    pub down: usize,
+    /// The source's switch in this plane.
+    pub from: usize,
+    /// The destination's switch in this plane.
+    pub to: usize,
 }
 
 /// Most counted links [`Spread`] keeps for later flows before it starts
@@ -167,26 +181,24 @@ impl Network<'_> {
             Policy::Ecmp => out.push(self.route(src, dst, flow, seed)?),
             Policy::DModK => out.push(self.route_dmodk(src, dst)?),
             Policy::Spray => {
-                // The hashed route checks the ends and reports a missing
-                // route as `route` does; it is one of the paths too.
-                let one = self.route(src, dst, flow, seed)?;
+                let mut legs = Vec::new();
+                let one = self.spray_legs(src, dst, flow, seed, &mut legs)?;
                 let before = out.len();
-                for (plane, (sa, sb)) in self.spray_planes(src, dst) {
-                    let (up, down) = (self.up_link_in(plane, src), self.down_link_in(plane, dst));
-                    if sa == sb {
+                for leg in legs {
+                    if leg.from == leg.to {
                         let mut r = Route::new();
-                        r.push(up);
-                        r.push(down);
+                        r.push(leg.up);
+                        r.push(leg.down);
                         out.push(r);
                         continue;
                     }
-                    for path in self.switch_paths(sa, sb) {
+                    for path in self.switch_paths(leg.from, leg.to) {
                         let mut r = Route::new();
-                        r.push(up);
+                        r.push(leg.up);
                         for l in path {
                             r.push(l);
                         }
-                        r.push(down);
+                        r.push(leg.down);
                         out.push(r);
                     }
                 }
@@ -212,27 +224,28 @@ impl Network<'_> {
         seed: u64,
         out: &mut Spread,
     ) -> Result<()> {
-        // As in `flow_routes`: the hashed route checks the ends, and is
-        // the one route when no plane has any.
-        let one = self.route(src, dst, flow, seed)?;
+        let mut legs = std::mem::take(&mut out.legs);
+        legs.clear();
+        let one = self.spray_legs(src, dst, flow, seed, &mut legs)?;
         out.links.clear();
         out.routes = 0;
         out.crosses = false;
-        for (plane, (sa, sb)) in self.spray_planes(src, dst) {
-            let (routes, from, to) = if sa == sb {
+        for leg in &legs {
+            let (routes, from, to) = if leg.from == leg.to {
                 (1, 0, 0)
             } else {
-                self.pair_counts(sa, sb, out)
+                self.pair_counts(leg.from, leg.to, out)
             };
             if routes == 0 {
                 continue;
             }
-            out.links.push((self.up_link_in(plane, src), routes));
+            out.links.push((leg.up, routes));
             out.links.extend_from_slice(&out.counted[from..to]);
-            out.links.push((self.down_link_in(plane, dst), routes));
+            out.links.push((leg.down, routes));
             out.routes += routes;
-            out.crosses |= sa != sb;
+            out.crosses |= leg.from != leg.to;
         }
+        out.legs = legs;
         if out.routes == 0 {
             out.links.extend(one.links().iter().map(|&l| (l, 1)));
             out.routes = 1;
@@ -241,23 +254,37 @@ impl Network<'_> {
         Ok(())
     }
 
-    /// The planes a sprayed flow from sub-node `src` to sub-node `dst`
-    /// uses (HPN sprays over both; a plane that cannot carry it is left
-    /// out), each with the flow's two switches in it.
-    fn spray_planes(
+    /// The legs of a sprayed flow from sub-node `src` to sub-node `dst`,
+    /// appended to `out`: one per plane that can carry it (HPN sprays over
+    /// both; a plane with an avoided switch at either end is left out),
+    /// with its access links there and its two switches. The flow's routes
+    /// are, leg by leg, every route of [`Network::switch_paths`] between
+    /// the two switches (the access links alone when they are one).
+    /// Returns the flow's hashed route ([`Network::route`], which checks
+    /// the ends and reports a missing route): the one route of a flow
+    /// whose legs have none.
+    pub fn spray_legs(
         &self,
         src: usize,
         dst: usize,
-    ) -> impl Iterator<Item = (usize, (usize, usize))> {
+        flow: u64,
+        seed: u64,
+        out: &mut Vec<Leg>,
+    ) -> Result<Route> {
+        let one = self.route(src, dst, flow, seed)?;
         let planes = self.planes();
-        (0..planes)
-            .filter(move |&plane| planes == 1 || self.plane_usable(plane, src, dst))
-            .map(move |plane| {
-                (
-                    plane,
-                    (self.switch_at(plane, src), self.switch_at(plane, dst)),
-                )
-            })
+        for plane in 0..planes {
+            if planes > 1 && !self.plane_usable(plane, src, dst) {
+                continue;
+            }
+            out.push(Leg {
+                up: self.up_link_in(plane, src),
+                down: self.down_link_in(plane, dst),
+                from: self.switch_at(plane, src),
+                to: self.switch_at(plane, dst),
+            });
+        }
+        Ok(one)
     }
 
     /// The routes from switch `a` to switch `b` counted per link, from
