@@ -7,6 +7,8 @@
 //! Each step costs one table lookup, so a route costs O(hops) on the whole
 //! plan, also at 131,072 sub-nodes.
 
+use std::collections::HashMap;
+
 use super::hash::{ecmp_hash, source_port, sub_node_ip};
 use super::links::{Fabric, Network};
 use super::tables::NextHops;
@@ -195,7 +197,7 @@ impl Network<'_> {
             return !self.is_avoided_switch(a);
         }
         if self.faults.is_none() {
-            return !self.switch_paths(a, b).is_empty();
+            return self.leads_to(a, b, 0);
         }
         // With faults every next hop leads on to `b`.
         !self.next_hops(a, b).is_empty(self)
@@ -238,6 +240,110 @@ impl Network<'_> {
             self.paths_from(to, self.inter[k as usize].to as usize, path, out);
             path.pop();
         }
+    }
+
+    /// True when some route of [`Network::switch_paths`] continues from
+    /// switch `at`, reached after `hops` inter-switch hops, to switch `to`:
+    /// the same walk, stopped at the first route found.
+    fn leads_to(&self, at: usize, to: usize, hops: usize) -> bool {
+        if at == to {
+            return true;
+        }
+        if hops == MAX_HOPS {
+            return false;
+        }
+        let mut found = false;
+        self.next_hops(at, to).visit(self, &mut |k| {
+            found = self.leads_to(self.inter[k as usize].to as usize, to, hops + 1);
+            !found
+        });
+        found
+    }
+
+    /// How many routes of [`Network::switch_paths`] from switch `a` to
+    /// switch `b` take each inter-switch link: appends `(link id, routes)`
+    /// to `out` for every link some route takes, in link id order, and
+    /// returns the number of routes (0 when `switch_paths` is empty). The
+    /// numbers are those of counting `switch_paths(a, b)`, in time
+    /// proportional to the links on the routes rather than to the routes
+    /// (a leaf-spine's k spines give k routes over 2k links; HPN's 128
+    /// uplinks of a ToR and 4 parallel links down give 512 routes over 256
+    /// links): with `m(x, h)` the routes' beginnings that reach switch x
+    /// after h hops and `n(y, h)` their continuations from switch y after
+    /// h hops to `b`, a link from x to y taken as hop h + 1 is on
+    /// `m(x, h) · n(y, h + 1)` routes.
+    pub fn switch_path_counts(&self, a: usize, b: usize, out: &mut Vec<(usize, u64)>) -> u64 {
+        if a == b || a >= self.tier.len() || b >= self.tier.len() {
+            return 0;
+        }
+        if self.is_avoided_switch(a) || self.is_avoided_switch(b) {
+            return 0;
+        }
+        // Per hop count h: the switches reached after h hops with their
+        // beginnings m, and the hops taken from them (index of the switch
+        // in its layer, inter index, index of the switch reached in the
+        // next layer).
+        let mut layers: Vec<Vec<(usize, u64)>> = vec![vec![(a, 1)]];
+        let mut hops: Vec<Vec<(usize, u32, usize)>> = Vec::with_capacity(MAX_HOPS);
+        let mut at_index: HashMap<usize, usize> = HashMap::new();
+        for h in 0..MAX_HOPS {
+            let mut next: Vec<(usize, u64)> = Vec::new();
+            let mut taken = Vec::new();
+            at_index.clear();
+            for (i, &(x, m)) in layers[h].iter().enumerate() {
+                if x == b {
+                    continue;
+                }
+                self.next_hops(x, b).visit(self, &mut |k| {
+                    let y = self.inter[k as usize].to as usize;
+                    let j = *at_index.entry(y).or_insert_with(|| {
+                        next.push((y, 0));
+                        next.len() - 1
+                    });
+                    next[j].1 = next[j].1.saturating_add(m);
+                    taken.push((i, k, j));
+                    true
+                });
+            }
+            let done = next.is_empty();
+            layers.push(next);
+            hops.push(taken);
+            if done {
+                break;
+            }
+        }
+        // Continuations, from the last layer back: `b` ends a route (even
+        // after the most hops), any other switch of the last layer none.
+        let mut after: Vec<u64> = layers[layers.len() - 1]
+            .iter()
+            .map(|&(x, _)| u64::from(x == b))
+            .collect();
+        let start = out.len();
+        for h in (0..hops.len()).rev() {
+            let mut here: Vec<u64> = layers[h].iter().map(|&(x, _)| u64::from(x == b)).collect();
+            for &(i, k, j) in &hops[h] {
+                let routes = layers[h][i].1.saturating_mul(after[j]);
+                if routes > 0 {
+                    out.push((self.id(k), routes));
+                }
+                here[i] = here[i].saturating_add(after[j]);
+            }
+            after = here;
+        }
+        // One entry per link, in id order (a link taken at two hop counts
+        // is one entry).
+        out[start..].sort_unstable_by_key(|&(l, _)| l);
+        let mut w = start;
+        for r in start..out.len() {
+            if w > start && out[w - 1].0 == out[r].0 {
+                out[w - 1].1 = out[w - 1].1.saturating_add(out[r].1);
+            } else {
+                out[w] = out[r];
+                w += 1;
+            }
+        }
+        out.truncate(w);
+        after[0]
     }
 
     /// True when the hop from switch `at` to switch `next`, on a route

@@ -105,7 +105,7 @@ pub mod burnin;
 pub mod flows;
 pub mod hash;
 #[cfg(test)]
-mod hpn_tests;
+pub(crate) mod hpn_tests;
 pub mod lab;
 pub mod links;
 pub mod policy;
@@ -119,7 +119,7 @@ pub use bgp::{Bgp, Installed, Session, Speaker};
 pub use hash::{ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};
 pub use links::Network;
-pub use policy::Policy;
+pub use policy::{Leg, Policy, Spread};
 pub use tables::NextHops;
 
 /// Most links on a route: up, four inter-switch hops (3-tier fat-tree

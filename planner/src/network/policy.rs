@@ -39,6 +39,7 @@
 //!   perfect reordering at the receiver; it ignores the reordering cost and
 //!   the queue differences between paths.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -123,6 +124,45 @@ impl Serialize for Policy {
     }
 }
 
+/// A sprayed flow counted per link rather than per route
+/// ([`Network::flow_spread`]): the numbers that counting the routes of
+/// [`Network::flow_routes`] under [`Policy::Spray`] gives, without listing
+/// the routes (up to 1,024 per flow on an 8,192-GPU HPN fabric).
+#[derive(Debug, Default)]
+pub struct Spread {
+    /// Every link some route of the flow takes, with the number of routes
+    /// that take it, access links included; no link twice.
+    pub links: Vec<(usize, u64)>,
+    /// The number of routes: each carries `1 / routes` of the flow.
+    pub routes: u64,
+    /// True when some route leaves the source's switch.
+    pub crosses: bool,
+    /// Per pair of switches the routes between them counted per link
+    /// (`routes`, then a range of `counted`): a step's flows between two
+    /// switches share them.
+    pairs: HashMap<(usize, usize), (u64, usize, usize)>,
+    counted: Vec<(usize, u64)>,
+    legs: Vec<Leg>,
+}
+
+/// One plane of a sprayed flow ([`Network::spray_legs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leg {
+    /// The source NIC's access link up in this plane.
+    pub up: usize,
+    /// The destination NIC's access link down in this plane.
+    pub down: usize,
+    /// The source's switch in this plane.
+    pub from: usize,
+    /// The destination's switch in this plane.
+    pub to: usize,
+}
+
+/// Most counted links [`Spread`] keeps for later flows before it starts
+/// again (16 MiB).
+/// The tests keep few, so that they forget and count pairs again.
+const SPREAD_KEPT: usize = if cfg!(test) { 64 } else { 1 << 20 };
+
 impl Network<'_> {
     /// The routes of one flow from sub-node `src` to sub-node `dst` under
     /// `policy`, appended to `out`; each carries `1 / (routes appended)` of
@@ -142,32 +182,24 @@ impl Network<'_> {
             Policy::Ecmp => out.push(self.route(src, dst, flow, seed)?),
             Policy::DModK => out.push(self.route_dmodk(src, dst)?),
             Policy::Spray => {
-                // The hashed route checks the ends and reports a missing
-                // route as `route` does; it is one of the paths too.
-                let one = self.route(src, dst, flow, seed)?;
+                let mut legs = Vec::new();
+                let one = self.spray_legs(src, dst, flow, seed, &mut legs)?;
                 let before = out.len();
-                // Every plane that can carry the flow (HPN sprays over
-                // both), every path in it.
-                for plane in 0..self.planes() {
-                    if self.planes() > 1 && !self.plane_usable(plane, src, dst) {
-                        continue;
-                    }
-                    let (sa, sb) = (self.switch_at(plane, src), self.switch_at(plane, dst));
-                    let (up, down) = (self.up_link_in(plane, src), self.down_link_in(plane, dst));
-                    if sa == sb {
+                for leg in legs {
+                    if leg.from == leg.to {
                         let mut r = Route::new();
-                        r.push(up);
-                        r.push(down);
+                        r.push(leg.up);
+                        r.push(leg.down);
                         out.push(r);
                         continue;
                     }
-                    for path in self.switch_paths(sa, sb) {
+                    for path in self.switch_paths(leg.from, leg.to) {
                         let mut r = Route::new();
-                        r.push(up);
+                        r.push(leg.up);
                         for l in path {
                             r.push(l);
                         }
-                        r.push(down);
+                        r.push(leg.down);
                         out.push(r);
                     }
                 }
@@ -177,5 +209,100 @@ impl Network<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The routes of [`Network::flow_routes`] under [`Policy::Spray`],
+    /// counted per link into `out` (see [`Spread`]): every link with the
+    /// number of those routes that take it, and their number. The routes
+    /// between two switches are counted once per pair of switches
+    /// ([`Network::switch_path_counts`]) and kept in `out` for its later
+    /// flows, so a flow costs the links of its routes, not its routes.
+    pub fn flow_spread(
+        &self,
+        src: usize,
+        dst: usize,
+        flow: u64,
+        seed: u64,
+        out: &mut Spread,
+    ) -> Result<()> {
+        let mut legs = std::mem::take(&mut out.legs);
+        legs.clear();
+        let one = self.spray_legs(src, dst, flow, seed, &mut legs)?;
+        out.links.clear();
+        out.routes = 0;
+        out.crosses = false;
+        for leg in &legs {
+            let (routes, from, to) = if leg.from == leg.to {
+                (1, 0, 0)
+            } else {
+                self.pair_counts(leg.from, leg.to, out)
+            };
+            if routes == 0 {
+                continue;
+            }
+            out.links.push((leg.up, routes));
+            out.links.extend_from_slice(&out.counted[from..to]);
+            out.links.push((leg.down, routes));
+            out.routes += routes;
+            out.crosses |= leg.from != leg.to;
+        }
+        out.legs = legs;
+        if out.routes == 0 {
+            out.links.extend(one.links().iter().map(|&l| (l, 1)));
+            out.routes = 1;
+            out.crosses = !one.inter_switch().is_empty();
+        }
+        Ok(())
+    }
+
+    /// The legs of a sprayed flow from sub-node `src` to sub-node `dst`,
+    /// appended to `out`: one per plane that can carry it (HPN sprays over
+    /// both; a plane with an avoided switch at either end is left out),
+    /// with its access links there and its two switches. The flow's routes
+    /// are, leg by leg, every route of [`Network::switch_paths`] between
+    /// the two switches (the access links alone when they are one).
+    /// Returns the flow's hashed route ([`Network::route`], which checks
+    /// the ends and reports a missing route): the one route of a flow
+    /// whose legs have none.
+    pub fn spray_legs(
+        &self,
+        src: usize,
+        dst: usize,
+        flow: u64,
+        seed: u64,
+        out: &mut Vec<Leg>,
+    ) -> Result<Route> {
+        let one = self.route(src, dst, flow, seed)?;
+        let planes = self.planes();
+        for plane in 0..planes {
+            if planes > 1 && !self.plane_usable(plane, src, dst) {
+                continue;
+            }
+            out.push(Leg {
+                up: self.up_link_in(plane, src),
+                down: self.down_link_in(plane, dst),
+                from: self.switch_at(plane, src),
+                to: self.switch_at(plane, dst),
+            });
+        }
+        Ok(one)
+    }
+
+    /// The routes from switch `a` to switch `b` counted per link, from
+    /// `spread`'s pairs or counted now and kept there: their number and
+    /// the range of `spread.counted` that holds the counts.
+    fn pair_counts(&self, a: usize, b: usize, spread: &mut Spread) -> (u64, usize, usize) {
+        if let Some(&kept) = spread.pairs.get(&(a, b)) {
+            return kept;
+        }
+        if spread.counted.len() > SPREAD_KEPT {
+            spread.pairs.clear();
+            spread.counted.clear();
+        }
+        let from = spread.counted.len();
+        let routes = self.switch_path_counts(a, b, &mut spread.counted);
+        let kept = (routes, from, spread.counted.len());
+        spread.pairs.insert((a, b), kept);
+        kept
     }
 }

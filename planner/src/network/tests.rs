@@ -386,6 +386,12 @@ fn switch_paths_cover_every_route() {
         }
         assert!(pairs > 50);
     };
+    on_single_plane_fabrics(&check);
+}
+
+/// Runs `check` with a sub-node step on a BiGraph, a leaf-spine and a
+/// 3-tier fat-tree, whole and with cables and switches avoided.
+fn on_single_plane_fabrics(check: &dyn Fn(&Network<'_>, usize)) {
     let plan = bigraph_plan(4, 16);
     let (u, l) = (
         tier_names(&plan, Tier::Upper),
@@ -709,4 +715,92 @@ fn policies_parse_by_name() {
     let e = "hash".parse::<Policy>().unwrap_err();
     assert!(matches!(e, Error::Parameter { .. }));
     assert!(e.to_string().contains("use ecmp, dmodk or spray"), "{e}");
+}
+
+/// The per-link counts of a sprayed flow ([`Network::flow_spread`]) are
+/// those of counting its listed routes ([`Network::flow_routes`] under
+/// `spray`): the same links, each on as many routes, the same number of
+/// routes; and [`Network::switch_path_counts`] counts
+/// [`Network::switch_paths`] for every pair of switches. On every kind of
+/// fabric, whole and with cables and switches avoided.
+#[test]
+fn spread_counts_the_sprayed_routes() {
+    let check = |net: &Network<'_>, step: usize| {
+        let plan = net.plan();
+        let n = net.switch_count();
+        let mut counted = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                let paths = net.switch_paths(a, b);
+                let mut by_link = std::collections::BTreeMap::new();
+                for l in paths.iter().flatten() {
+                    *by_link.entry(*l).or_insert(0u64) += 1;
+                }
+                counted.clear();
+                let routes = net.switch_path_counts(a, b, &mut counted);
+                assert_eq!(routes, paths.len() as u64);
+                assert_eq!(counted, by_link.into_iter().collect::<Vec<_>>());
+                if a != b && !net.is_avoided_switch(a) && !net.is_avoided_switch(b) {
+                    assert_eq!(net.reachable(a, b), !paths.is_empty());
+                }
+            }
+        }
+        let mut spread = Spread::default();
+        let mut routes = Vec::new();
+        let mut flows = 0;
+        for src in (0..plan.sub_nodes).step_by(step) {
+            for dst in (0..plan.sub_nodes).step_by(step + 2) {
+                routes.clear();
+                let listed = net.flow_routes(Policy::Spray, src, dst, 9, 1, &mut routes);
+                let counted = net.flow_spread(src, dst, 9, 1, &mut spread);
+                match (listed, counted) {
+                    (Ok(()), Ok(())) => {}
+                    (Err(a), Err(b)) => {
+                        assert_eq!(a.to_string(), b.to_string());
+                        continue;
+                    }
+                    (a, b) => panic!("{src} -> {dst}: {a:?} but {b:?}"),
+                }
+                let mut by_link = std::collections::BTreeMap::new();
+                for r in &routes {
+                    for &l in r.links() {
+                        *by_link.entry(l).or_insert(0u64) += 1;
+                    }
+                }
+                let mut links = spread.links.clone();
+                links.sort_unstable();
+                assert_eq!(links, by_link.into_iter().collect::<Vec<_>>());
+                assert_eq!(spread.routes, routes.len() as u64);
+                let crosses = routes.iter().any(|r| !r.inter_switch().is_empty());
+                assert_eq!(spread.crosses, crosses, "{src} -> {dst}");
+                flows += 1;
+            }
+        }
+        assert!(flows > 20);
+    };
+    on_single_plane_fabrics(&check);
+    let plan = eflops_plan();
+    check(&Network::new(&plan, plan.source()).unwrap(), 1);
+    // Parallel links from the spines down.
+    let plan = fat_tree_plan("tiers=2,sub-nodes=96,ports=16,oversub=3");
+    check(&Network::new(&plan, plan.source()).unwrap(), 2);
+    let plan = rail_plan("sub-nodes=128,rails=4,ports=16");
+    check(&Network::new(&plan, plan.source()).unwrap(), 3);
+    let spines = tier_names(&plan, Tier::Spine);
+    let avoid: Vec<Avoid> = vec![Avoid::Switch(spines[0].clone())];
+    check(&Network::avoiding(&plan, plan.source(), &avoid).unwrap(), 3);
+
+    let plan = super::hpn_tests::hpn_plan("sub-nodes=128,rails=4,ports=16");
+    check(&Network::new(&plan, plan.source()).unwrap(), 3);
+    // A plane-A ToR and a plane-B aggregation switch.
+    let first = |plane: usize, tier: Tier| {
+        let s = plan
+            .switch_list
+            .iter()
+            .find(|s| s.plane == Some(plane) && s.part_or_tier == tier);
+        s.unwrap().name.clone()
+    };
+    let (tor, agg) = (first(0, Tier::Leaf), first(1, Tier::Spine));
+    let avoid: Vec<Avoid> = vec![Avoid::Switch(tor), Avoid::Switch(agg)];
+    check(&Network::avoiding(&plan, plan.source(), &avoid).unwrap(), 3);
 }

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::network::tests::{bigraph_plan, eflops_plan, fat_tree_plan, tier_names};
 use crate::plan::PortRole;
+use crate::ranks::verify::Counting;
 use crate::ranks::verify_avoiding;
 
 /// Where Algorithm 1 puts rank r of X on N switches, worked out by hand
@@ -921,4 +922,155 @@ fn rail_lower_bound_counts_groups() {
     let all = bound(128);
     assert!(all.lower_bound >= 1, "{:?}", all.lower_bound);
     assert!(all.lower_bound <= all.worst_load);
+}
+
+/// The loads of one table under `spray`, counted per link (what
+/// `verify-ranks` runs) and with every route listed and counted (the
+/// reference): the same report, every `max_share` to the last bit.
+fn check_spray_counts(plan: &CheckedPlan, avoid: &[Avoid], table: &RankTable, seed: u64) {
+    let net = Network::avoiding(plan, plan.source(), avoid).unwrap();
+    let schedule = table.schedule().unwrap();
+    let by = |counting: Counting| {
+        let spray = (seed, Policy::Spray);
+        verify::verify_counted(&net, &table.ranks, &schedule, spray, counting).unwrap()
+    };
+    let (per_link, per_route) = (by(Counting::PerLink), by(Counting::PerRoute));
+    assert_eq!(per_link, per_route, "{} avoiding {avoid:?}", plan.name);
+    assert_eq!(
+        serde_json::to_string(&per_link).unwrap(),
+        serde_json::to_string(&per_route).unwrap()
+    );
+}
+
+/// `table` with its ranks shuffled by `seed` (a fixed Fisher-Yates walk),
+/// so that flows run between every kind of switch pair.
+fn shuffled(table: &RankTable, seed: u64) -> RankTable {
+    let mut ranks = table.ranks.clone();
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for i in (1..ranks.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ranks.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    RankTable {
+        algorithm: table.algorithm,
+        ranks,
+    }
+}
+
+/// Spraying counted per link equals spraying counted route by route on
+/// every fabric: BiGraph (the EFLOPS deployment too), 2-tier leaf-spines
+/// (one with parallel links), a 3-tier fat-tree, rail-optimized and HPN,
+/// whole and with switches and cables avoided (which leaves flows with 3,
+/// 7 or 15 paths, shares whose sums round), for halving-doubling, ring
+/// and HDRM in plan order and shuffled.
+#[test]
+fn spray_counted_per_link_equals_every_route_counted() {
+    use crate::network::hpn_tests::hpn_plan;
+    use crate::network::tests::rail_plan;
+    let switch =
+        |plan: &CheckedPlan, tier: Tier, i: usize| Avoid::Switch(tier_names(plan, tier)[i].clone());
+    let link = |plan: &CheckedPlan, a: (Tier, usize), b: (Tier, usize)| -> Avoid {
+        format!(
+            "link:{}-{}",
+            tier_names(plan, a.0)[a.1],
+            tier_names(plan, b.0)[b.1]
+        )
+        .parse()
+        .unwrap()
+    };
+    let mut cases: Vec<(CheckedPlan, Vec<Avoid>)> = Vec::new();
+    let plan = bigraph_plan(4, 16);
+    let avoid = vec![link(&plan, (Tier::Upper, 0), (Tier::Lower, 1))];
+    cases.push((plan.clone(), Vec::new()));
+    cases.push((plan, avoid));
+    cases.push((eflops_plan(), Vec::new()));
+    for spec in [
+        "tiers=2,sub-nodes=256,ports=32",
+        "tiers=2,sub-nodes=96,ports=16,oversub=3",
+    ] {
+        let plan = fat_tree_plan(spec);
+        let mut avoid = vec![link(&plan, (Tier::Leaf, 0), (Tier::Spine, 1))];
+        if tier_names(&plan, Tier::Spine).len() > 2 {
+            avoid.push(switch(&plan, Tier::Spine, 0));
+        }
+        cases.push((plan.clone(), Vec::new()));
+        cases.push((plan, avoid));
+    }
+    let plan = fat_tree_plan("k=8");
+    let avoid = vec![
+        switch(&plan, Tier::Core, 0),
+        link(&plan, (Tier::Aggregation, 0), (Tier::Core, 1)),
+    ];
+    cases.push((plan.clone(), Vec::new()));
+    cases.push((plan, avoid));
+    for spec in [
+        "sub-nodes=128,rails=4,ports=16",
+        "sub-nodes=512,rails=8,ports=32",
+    ] {
+        let plan = rail_plan(spec);
+        let avoid = vec![switch(&plan, Tier::Spine, 0)];
+        cases.extend([(plan.clone(), Vec::new()), (plan, avoid)]);
+        let plan = hpn_plan(spec);
+        let avoid = vec![switch(&plan, Tier::Leaf, 0), switch(&plan, Tier::Spine, 1)];
+        cases.extend([(plan.clone(), Vec::new()), (plan, avoid)]);
+    }
+    let mut rounded = 0;
+    for (plan, avoid) in &cases {
+        let bigraph = plan
+            .switch_list
+            .iter()
+            .any(|s| s.part_or_tier == Tier::Upper);
+        for algorithm in [Algorithm::Hd, Algorithm::Ring, Algorithm::Hdrm] {
+            if algorithm == Algorithm::Hdrm && !bigraph {
+                continue;
+            }
+            // No avoided switch carries a NIC of its own (an HPN ToR
+            // leaves the NIC its other port): the plan order stands.
+            let ranks = (algorithm == Algorithm::Hd).then(|| {
+                let n = plan.sub_node_list.len();
+                1 << n.ilog2()
+            });
+            let table = rank_table(plan, algorithm, ranks).unwrap();
+            for (i, t) in [table.clone(), shuffled(&table, 1), shuffled(&table, 2)]
+                .iter()
+                .enumerate()
+            {
+                check_spray_counts(plan, avoid, t, i as u64);
+            }
+        }
+        let net = Network::avoiding(plan, plan.source(), avoid).unwrap();
+        let n = net.switch_count();
+        let mut counted = Vec::new();
+        rounded += (0..n)
+            .flat_map(|a| (0..n).map(move |b| (a, b)))
+            .filter(|&(a, b)| {
+                let routes = net.switch_path_counts(a, b, &mut counted);
+                routes > 1 && !routes.is_power_of_two()
+            })
+            .count();
+    }
+    // Some switch pairs have a number of paths whose shares round.
+    assert!(rounded > 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Any table on a leaf-spine with any one cable avoided: spraying
+    /// counted per link equals counting every route.
+    #[test]
+    fn spray_counts_agree_on_any_table(shuffle in 0u64..1_000_000, leaf in 0usize..8, spine in 0usize..8, seed in 0u64..4) {
+        let plan = fat_tree_plan("tiers=2,sub-nodes=128,ports=16");
+        let avoid: Vec<Avoid> = vec![format!(
+            "link:{}-{}",
+            tier_names(&plan, Tier::Leaf)[leaf],
+            tier_names(&plan, Tier::Spine)[spine]
+        )
+        .parse()
+        .unwrap()];
+        let table = rank_table(&plan, Algorithm::Hd, None).unwrap();
+        check_spray_counts(&plan, &avoid, &shuffled(&table, shuffle), seed);
+    }
 }

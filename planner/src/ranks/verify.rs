@@ -32,14 +32,19 @@
 //! Routes follow a routing policy ([`Policy`]): the ECMP hash (the
 //! default), D-mod-K, or spraying, under which a flow counts `1 / paths`
 //! on each of its equal-cost paths; a step's load is then a share of flows
-//! (`max_share`), and `max_load` is that share rounded up.
+//! (`max_share`), and `max_load` is that share rounded up. A sprayed
+//! flow is counted per link rather than per path ([`Network::flow_spread`]:
+//! a link on c of the flow's k paths takes c / k), with the additions
+//! made so that every share is the sum listing the paths gives, to the
+//! last bit: up to 1,024 paths a flow on an 8,192-GPU HPN fabric are
+//! never listed.
 
 use serde::Serialize;
 
 use super::schedule::{Phase, Schedule, Step};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
-use crate::network::{Network, Policy, Route};
+use crate::network::{Network, Policy, Route, Spread};
 use crate::plan::Plan;
 
 /// The loads of one step.
@@ -277,6 +282,32 @@ pub fn verify_schedule_routed(
     seed: u64,
     policy: Policy,
 ) -> Result<Vec<StepLoad>> {
+    verify_counted(net, ranks, schedule, (seed, policy), Counting::PerLink)
+}
+
+/// How a sprayed flow's load is counted; both give the same loads, to the
+/// last bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Counting {
+    /// Per link, from the number of its routes that take the link
+    /// ([`Network::flow_spread`]): the links of the routes, not the routes
+    /// (1,024 per flow on an 8,192-GPU HPN fabric).
+    PerLink,
+    /// Every route listed ([`Network::flow_routes`]) and counted, as
+    /// sprayed flows were before [`Counting::PerLink`]: the reference the
+    /// tests hold it equal to.
+    #[cfg(test)]
+    PerRoute,
+}
+
+/// [`verify_schedule_routed`], sprayed flows counted by `counting`.
+pub(super) fn verify_counted(
+    net: &Network<'_>,
+    ranks: &[usize],
+    schedule: &Schedule,
+    (seed, policy): (u64, Policy),
+    counting: Counting,
+) -> Result<Vec<StepLoad>> {
     let plan = net.plan();
     if ranks.len() != schedule.ranks {
         return Err(Error::Invalid {
@@ -297,7 +328,7 @@ pub fn verify_schedule_routed(
     check_ranks_of(plan, net.source(), ranks)?;
     check_avoided(net, ranks)?;
     let mut load = vec![0.0f64; net.link_count()];
-    let mut paths = Vec::new();
+    let mut scratch = Scratch::default();
     // Access links: every NIC's port 0, and on HPN the port 1 links after
     // the inter-switch ones.
     let inter_links = net.inter_switch_links();
@@ -321,9 +352,9 @@ pub fn verify_schedule_routed(
                     net,
                     ranks,
                     step,
-                    (seed, policy),
+                    (seed, policy, counting),
                     servers.as_deref(),
-                    &mut paths,
+                    &mut scratch,
                     &mut load,
                 )?;
                 // One pass over every link: a distinct step has about as
@@ -398,6 +429,14 @@ pub fn step_link_loads(
     Ok(load)
 }
 
+/// What routing a step's flows reuses: the routes of one flow, and the
+/// sprayed flows' routes counted per pair of switches.
+#[derive(Default)]
+struct Scratch {
+    routes: Vec<Route>,
+    spread: Spread,
+}
+
 /// The flows of one step by where they went.
 struct StepCounts {
     /// Routed flows that leave their switch.
@@ -418,9 +457,9 @@ fn count_step(
     net: &Network<'_>,
     ranks: &[usize],
     step: &Step,
-    (seed, policy): (u64, Policy),
+    (seed, policy, counting): (u64, Policy, Counting),
     servers: Option<&[u32]>,
-    paths: &mut Vec<Route>,
+    scratch: &mut Scratch,
     load: &mut [f64],
 ) -> Result<StepCounts> {
     let mut counts = StepCounts {
@@ -431,6 +470,9 @@ fn count_step(
     // NIC pairs already routed in this step; only tables with several
     // ranks on one NIC can repeat one.
     let mut routed = std::collections::HashSet::new();
+    // While every sprayed flow's share is a power of two, the loads are
+    // exact sums and a link's share is added once per flow.
+    let mut exact = true;
     let repeats = ranks.len() > net.plan().sub_node_list.len() || has_repeats(ranks);
     for (s, d) in step.flows() {
         if ranks[s] == ranks[d] || inside_server(servers, ranks[s], ranks[d]) {
@@ -441,19 +483,53 @@ fn count_step(
             counts.shared += 1;
             continue;
         }
-        paths.clear();
-        net.flow_routes(policy, ranks[s], ranks[d], flow_id(s, d), seed, paths)?;
-        if paths.iter().any(|r| !r.inter_switch().is_empty()) {
+        let (src, dst, flow) = (ranks[s], ranks[d], flow_id(s, d));
+        if policy == Policy::Spray && counting == Counting::PerLink {
+            net.flow_spread(src, dst, flow, seed, &mut scratch.spread)?;
+            let spread = &scratch.spread;
+            counts.crossing += usize::from(spread.crosses);
+            exact &= exact_share(spread.routes);
+            let share = 1.0 / spread.routes as f64;
+            for &(l, routes) in &spread.links {
+                add_share(&mut load[l], share, routes, exact);
+            }
+            continue;
+        }
+        scratch.routes.clear();
+        net.flow_routes(policy, src, dst, flow, seed, &mut scratch.routes)?;
+        if scratch.routes.iter().any(|r| !r.inter_switch().is_empty()) {
             counts.crossing += 1;
         }
-        let share = 1.0 / paths.len() as f64;
-        for route in paths.iter() {
+        let share = 1.0 / scratch.routes.len() as f64;
+        for route in &scratch.routes {
             for &l in route.links() {
                 load[l] += share;
             }
         }
     }
     Ok(counts)
+}
+
+/// True when `1 / routes` and every sum of such shares over a step is
+/// exact in `f64`: a power of two up to 2^20 routes (each link's load is
+/// then a multiple of 2^-20 below 2^32 flows, within 53 bits).
+fn exact_share(routes: u64) -> bool {
+    routes.is_power_of_two() && routes <= 1 << 20
+}
+
+/// Adds a flow's `share` taken by `routes` of its routes to a link's
+/// `load`: the sum the routes counted one by one give, which is `routes ×
+/// share` at once while every share of the step so far is `exact`
+/// ([`exact_share`]), and otherwise (a flow over 3 or 6 paths, say) is
+/// summed one route at a time, so that the rounding is the same.
+fn add_share(load: &mut f64, share: f64, routes: u64, exact: bool) {
+    if exact || routes == 1 {
+        *load += routes as f64 * share;
+    } else {
+        for _ in 0..routes {
+            *load += share;
+        }
+    }
 }
 
 /// True when some sub-node carries two ranks of `ranks`.
