@@ -1238,6 +1238,15 @@ impl Routes for PlanRoutes<'_> {
         out.extend_from_slice(&self.pool[first as usize..(first + count) as usize]);
         Ok(())
     }
+
+    fn single(&mut self, i: usize) -> Result<Option<FlowRoute>> {
+        if let Some(r) = self.channel(i) {
+            return Ok(Some(r));
+        }
+        let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
+        let (first, count) = self.lookup(s, d)?;
+        Ok((count == 1).then(|| self.pool[first as usize]))
+    }
 }
 
 /// Estimates one allreduce of `size_bytes` with `algorithm` on `plan`,

@@ -511,15 +511,20 @@ impl Builder {
         for s in 0..g - 1 {
             let step = self.step(self.s.steps.len(), phase, level);
             ids.clear();
+            // Position i sends chunk (i - s) mod g in a reduce-scatter,
+            // (i + 1 - s) mod g in an all-gather, to position i + 1.
+            let first = if reduce {
+                (g - s % g) % g
+            } else {
+                (1 + g - s % g) % g
+            };
             for (group, sizes) in groups.iter().zip(&sizes) {
+                let mut chunk = first;
                 for i in 0..g {
-                    let chunk = if reduce {
-                        (i + g - s % g) % g
-                    } else {
-                        (i + 1 + g - s % g) % g
-                    };
-                    let id = self.program_send(group[i], group[(i + 1) % g], sizes[chunk], step);
+                    let next = if i + 1 == g { 0 } else { i + 1 };
+                    let id = self.program_send(group[i], group[next], sizes[chunk], step);
                     ids.push(id);
+                    chunk = if chunk + 1 == g { 0 } else { chunk + 1 };
                 }
             }
             for &id in &ids {
