@@ -16,7 +16,7 @@ use crate::network::{Network, Policy, Route};
 use crate::plan::{Tier, Topology};
 use crate::ranks::verify::flow_id;
 use crate::ranks::{self, Link};
-use schedules::{Kind, NONE};
+use schedules::{Kind, NONE, Shape};
 use sim::{FlowRoute, Routes};
 
 /// The rank table the estimates use: `planner ranks`'s for halving-doubling
@@ -859,13 +859,86 @@ impl<'a> Context<'a> {
         })
     }
 
+    /// The shape of the algorithm's schedule when it is made of ring and
+    /// halving-doubling steps (which can be streamed: [`Shape`]).
+    fn shape(&self) -> Result<Option<Shape>> {
+        let p = self.ranks();
+        Ok(Some(match self.algorithm {
+            Algorithm::Ring => Shape::Levels {
+                levels: vec![(vec![(0..p as u32).collect()], Kind::Ring)],
+                labelled: false,
+            },
+            Algorithm::Hd | Algorithm::Hdrm => Shape::FoldedHd,
+            Algorithm::BlueConnect | Algorithm::TwoD => {
+                let ring_only = self.algorithm == Algorithm::TwoD;
+                let levels = self.levels(!ring_only)?;
+                let levels = levels
+                    .groups
+                    .into_iter()
+                    .map(|groups| {
+                        let kind = level_kind(ring_only, groups[0].len());
+                        (groups, kind)
+                    })
+                    .collect();
+                Shape::Levels {
+                    levels,
+                    labelled: true,
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The event-driven run of `n` bytes under `seed` and `routing` by the
+    /// lone pass over the schedule streamed (never stored), with what is
+    /// left of the schedule; `None` when flows share a link (or the
+    /// schedule cannot be streamed, or pairs have channels of their own),
+    /// and the event loop must run on the stored schedule.
+    pub(super) fn stream_lone(
+        &self,
+        n: u64,
+        seed: u64,
+        routing: Policy,
+    ) -> Result<Option<(sim::Outcome, schedules::Streamed)>> {
+        if self.params.channels == Channels::Pair {
+            return Ok(None);
+        }
+        let Some(shape) = self.shape()? else {
+            return Ok(None);
+        };
+        let no_sends = SendSchedule::default();
+        let mut routes = PlanRoutes::new(self, &no_sends, seed, routing);
+        let caps = routes.caps();
+        let p = self.ranks();
+        let lone = sim::Lone::new(p, 0, self.params.eager_bytes, false, false, false);
+        let mut sink = LoneSink {
+            lone,
+            routes: &mut routes,
+            caps: &caps,
+        };
+        let streamed = schedules::stream(p, &shape, n, self.params.gamma_us(), &mut sink)?;
+        let LoneSink { lone, .. } = sink;
+        Ok(lone
+            .finish(&streamed.final_recv, &streamed.tail_us)
+            .map(|(out, _, _)| (out, streamed)))
+    }
+
     /// The send-level schedule of `n` bytes.
     pub(super) fn schedule(&self, n: u64, chunks: usize) -> Result<SendSchedule> {
         let p = self.ranks();
         let g = self.params.gamma_us();
+        if let Some(shape) = self.shape()? {
+            return schedules::build(p, &shape, n, g);
+        }
         match self.algorithm {
-            Algorithm::Ring => schedules::ring(p, n, g),
-            Algorithm::Hd | Algorithm::Hdrm => schedules::folded_halving_doubling(p, n, g),
+            Algorithm::Ring
+            | Algorithm::Hd
+            | Algorithm::Hdrm
+            | Algorithm::BlueConnect
+            | Algorithm::TwoD => Err(Error::Internal(format!(
+                "{} has a shape, built above",
+                self.algorithm.as_str()
+            ))),
             Algorithm::Tree => schedules::trees(p, vec![schedules::btree(p)], n, 1, false, g),
             Algorithm::PipelinedTree => {
                 schedules::trees(p, vec![schedules::btree(p)], n, chunks, false, g)
@@ -880,19 +953,6 @@ impl<'a> Context<'a> {
             ),
             Algorithm::OverlappedTree => {
                 schedules::trees(p, vec![schedules::btree(p)], n, chunks, true, g)
-            }
-            Algorithm::BlueConnect | Algorithm::TwoD => {
-                let ring_only = self.algorithm == Algorithm::TwoD;
-                let levels = self.levels(!ring_only)?;
-                let with_kind: Vec<(Vec<Vec<u32>>, Kind)> = levels
-                    .groups
-                    .into_iter()
-                    .map(|groups| {
-                        let kind = level_kind(ring_only, groups[0].len());
-                        (groups, kind)
-                    })
-                    .collect();
-                schedules::hierarchical(p, &with_kind, n, g, true)
             }
             Algorithm::TwoLevel => {
                 let levels = self.levels(false)?;
@@ -976,51 +1036,81 @@ impl<'a> Context<'a> {
             } else {
                 options.seeds.clone()
             };
-            let sched = self.schedule(n, chunks)?;
+            // The event-driven mode first streams the schedule into the
+            // lone pass of every seed (sim::Lone), which needs no stored
+            // schedule; the schedule is built when a seed needs the event
+            // loop, or for the other modes.
+            let mut streamed = Vec::new();
+            if options.method == Method::Event {
+                for &seed in &seeds {
+                    match self.stream_lone(n, seed, options.routing)? {
+                        Some(run) => streamed.push(run),
+                        None => {
+                            streamed.clear();
+                            break;
+                        }
+                    }
+                }
+            }
             let mut times = Vec::with_capacity(seeds.len());
             let mut max_link_flows = 0;
-            let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
-            // The packet mode's figures per seed, by time.
             let mut packets: Vec<(f64, PacketStats)> = Vec::new();
-            // Built at the first seed: every seed has the same links.
-            let mut fabric: Option<packet::Fabric> = None;
-            for &seed in &seeds {
-                let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
-                // A seed that routes every pair the same way as the last
-                // one gives the same time.
-                if let Some((last, t)) = &previous
-                    && last.same_routes(&mut routes)?
-                {
-                    times.push(*t);
-                    if let Some(last) = packets.last().cloned() {
-                        packets.push(last);
+            let (steps, sends, bytes_per_rank) = match streamed.first() {
+                Some((_, shape)) => {
+                    for (o, _) in &streamed {
+                        max_link_flows = max_link_flows.max(o.max_link_flows);
+                        times.push(o.time_us);
                     }
-                    continue;
+                    (shape.steps, shape.sends, shape.bytes_sent_by_0)
                 }
-                let caps = routes.caps();
-                let (t, flows) = match options.method {
-                    Method::Fast => {
-                        let o = fast::run(&sched, &caps, &mut routes, false)?;
-                        (o.time_us, o.max_link_flows)
-                    }
-                    Method::Packet => {
-                        let fab = match &mut fabric {
-                            Some(f) => f,
-                            None => fabric.insert(self.packet_fabric(&caps)?),
+                None => {
+                    let sched = self.schedule(n, chunks)?;
+                    let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
+                    // The packet mode's figures per seed, by time.
+                    // Built at the first seed: every seed has the same links.
+                    let mut fabric: Option<packet::Fabric> = None;
+                    for &seed in &seeds {
+                        let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
+                        // A seed that routes every pair the same way as the
+                        // last one gives the same time.
+                        if let Some((last, t)) = &previous
+                            && last.same_routes(&mut routes)?
+                        {
+                            times.push(*t);
+                            if let Some(last) = packets.last().cloned() {
+                                packets.push(last);
+                            }
+                            continue;
+                        }
+                        let caps = routes.caps();
+                        let (t, flows) = match options.method {
+                            Method::Fast => {
+                                let o = fast::run(&sched, &caps, &mut routes, false)?;
+                                (o.time_us, o.max_link_flows)
+                            }
+                            Method::Packet => {
+                                let fab = match &mut fabric {
+                                    Some(f) => f,
+                                    None => fabric.insert(self.packet_fabric(&caps)?),
+                                };
+                                let o =
+                                    packet::run(&sched, fab, &mut routes, self.params.eager_bytes)?;
+                                packets.push((o.time_us, o.stats));
+                                (o.time_us, o.max_link_flows)
+                            }
+                            _ => {
+                                let o =
+                                    sim::run(&sched, &caps, &mut routes, self.params.eager_bytes)?;
+                                (o.time_us, o.max_link_flows)
+                            }
                         };
-                        let o = packet::run(&sched, fab, &mut routes, self.params.eager_bytes)?;
-                        packets.push((o.time_us, o.stats));
-                        (o.time_us, o.max_link_flows)
+                        max_link_flows = max_link_flows.max(flows);
+                        times.push(t);
+                        previous = Some((routes, t));
                     }
-                    _ => {
-                        let o = sim::run(&sched, &caps, &mut routes, self.params.eager_bytes)?;
-                        (o.time_us, o.max_link_flows)
-                    }
-                };
-                max_link_flows = max_link_flows.max(flows);
-                times.push(t);
-                previous = Some((routes, t));
-            }
+                    (sched.steps().len(), sched.len(), sched.bytes_sent_by(0))
+                }
+            };
             times.sort_by(f64::total_cmp);
             let k = times.len();
             est.time_us = if k % 2 == 1 {
@@ -1034,9 +1124,9 @@ impl<'a> Context<'a> {
             est.time_max_us = times[k - 1];
             est.seeds = k;
             est.schedule = Some(ScheduleStats {
-                steps: sched.steps().len(),
-                sends: sched.len(),
-                bytes_per_rank: sched.bytes_sent_by(0),
+                steps,
+                sends,
+                bytes_per_rank,
                 max_link_flows,
             });
         }
@@ -1044,6 +1134,29 @@ impl<'a> Context<'a> {
         est.algbw_gbps = algbw;
         est.busbw_gbps = busbw;
         Ok(est)
+    }
+}
+
+/// The lone pass as a [`schedules::Sink`]: each streamed send routed by
+/// its ranks.
+struct LoneSink<'r, 'c> {
+    lone: sim::Lone,
+    routes: &'r mut PlanRoutes<'c>,
+    caps: &'r [f64],
+}
+
+impl schedules::Sink for LoneSink<'_, '_> {
+    fn send(&mut self, src: u32, dst: u32, bytes: u64, step: u32, deps: &[u32], delay_us: f64) {
+        if self.lone.failed {
+            return;
+        }
+        let route = self.routes.single_between(src as usize, dst).ok().flatten();
+        self.lone
+            .send(self.caps, dst, bytes, step, deps, &[], delay_us, route);
+    }
+
+    fn reserve(&mut self, sends: usize) {
+        self.lone.reserve(sends);
     }
 }
 
@@ -1086,6 +1199,8 @@ impl<'c> PlanRoutes<'c> {
         } else {
             Vec::new()
         };
+        // A streamed schedule comes with no sends: the context's ranks.
+        let ranks = ctx.ranks().max(sched.ranks());
         Self {
             ctx,
             sched,
@@ -1093,8 +1208,8 @@ impl<'c> PlanRoutes<'c> {
             policy,
             channels,
             base: ctx.caps.len(),
-            cache: vec![Vec::new(); sched.ranks()],
-            last: vec![(NONE, 0, 0); sched.ranks()],
+            cache: vec![Vec::new(); ranks],
+            last: vec![(NONE, 0, 0); ranks],
             pool: Vec::new(),
             scratch: Vec::new(),
         }
@@ -1172,6 +1287,12 @@ impl<'c> PlanRoutes<'c> {
         Ok((first, count))
     }
 
+    /// The route from rank `s` to rank `d` when the flow has one path.
+    fn single_between(&mut self, s: usize, d: u32) -> Result<Option<FlowRoute>> {
+        let (first, count) = self.lookup(s, d)?;
+        Ok((count == 1).then(|| self.pool[first as usize]))
+    }
+
     /// True when `other` (another seed) routes every pair this one routed
     /// the same way.
     fn same_routes(&self, other: &mut PlanRoutes<'_>) -> Result<bool> {
@@ -1243,9 +1364,7 @@ impl Routes for PlanRoutes<'_> {
         if let Some(r) = self.channel(i) {
             return Ok(Some(r));
         }
-        let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
-        let (first, count) = self.lookup(s, d)?;
-        Ok((count == 1).then(|| self.pool[first as usize]))
+        self.single_between(self.sched.src[i] as usize, self.sched.dst[i])
     }
 }
 

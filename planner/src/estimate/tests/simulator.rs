@@ -838,3 +838,73 @@ fn grouped_and_plain_runs_agree_on_plans() {
         }
     }
 }
+
+/// The schedule streamed into the lone pass (never stored) gives the
+/// event loop's outcome on the stored schedule, to the bit, and the same
+/// schedule figures; where flows share a link it declines. Ring, HD, HDRM,
+/// BlueConnect and 2D on a BiGraph, a fat-tree and an NVLink server plan,
+/// under two ECMP seeds and D-mod-K, with rendezvous and every send eager.
+#[test]
+fn streamed_lone_pass_equals_the_event_loop_on_the_stored_schedule() {
+    let plans = [
+        bigraph_plan(4, 16),
+        fat_tree_plan("tiers=2,sub-nodes=32,ports=8"),
+        crate::design::bundled("h100-8x32", Some(crate::plan::Topology::RailOptimized)),
+    ];
+    let mut lone_runs = 0;
+    for plan in &plans {
+        for a in [
+            Algorithm::Ring,
+            Algorithm::Hd,
+            Algorithm::Hdrm,
+            Algorithm::BlueConnect,
+            Algorithm::TwoD,
+        ] {
+            for eager in [Params::default().eager_bytes, EAGER] {
+                let params = Params {
+                    eager_bytes: eager,
+                    ..Params::default()
+                };
+                let Ok(ctx) = Context::new(plan, a, None, &params) else {
+                    continue;
+                };
+                for size in [64 << 10, 16 << 20] {
+                    for (seed, policy) in [(0, Policy::Ecmp), (1, Policy::Ecmp), (0, Policy::DModK)]
+                    {
+                        let what = format!(
+                            "{} on {}, {size} B, seed {seed}, {policy:?}, eager {eager}",
+                            a.as_str(),
+                            plan.describe()
+                        );
+                        let (_, k) = ctx.closed_form(size).unwrap();
+                        let sched = ctx.schedule(size, k).unwrap();
+                        let mut routes = PlanRoutes::new(&ctx, &sched, seed, policy);
+                        let general =
+                            sim::run_with(&sched, &ctx.caps, &mut routes, eager, WAYS[1], None)
+                                .unwrap();
+                        match ctx.stream_lone(size, seed, policy).unwrap() {
+                            Some((out, streamed)) => {
+                                lone_runs += 1;
+                                assert_eq!(out, general, "{what}");
+                                assert_eq!(streamed.sends, sched.len(), "{what}");
+                                assert_eq!(streamed.steps, sched.steps().len(), "{what}");
+                                assert_eq!(
+                                    streamed.bytes_sent_by_0,
+                                    sched.bytes_sent_by(0),
+                                    "{what}"
+                                );
+                                assert_eq!(streamed.final_recv, sched.final_recv, "{what}");
+                                assert_eq!(streamed.tail_us, sched.tail_us, "{what}");
+                            }
+                            None => assert!(
+                                general.max_link_flows > 1 || sched.is_empty(),
+                                "{what}: declined without sharing"
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(lone_runs >= 20, "only {lone_runs} runs took the lone pass");
+}
