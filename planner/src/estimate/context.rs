@@ -889,18 +889,22 @@ impl<'a> Context<'a> {
         }))
     }
 
-    /// The event-driven run of `n` bytes under `seed` and `routing` by the
-    /// lone pass over the schedule streamed (never stored), with what is
-    /// left of the schedule; `None` when flows share a link (or the
-    /// schedule cannot be streamed, or pairs have channels of their own),
-    /// and the event loop must run on the stored schedule.
-    pub(super) fn stream_lone(
+    /// The run of `n` bytes under `seed` and `routing` over the schedule
+    /// streamed (never stored), with what is left of the schedule: the
+    /// step-synchronous mode ([`fast::Steps`]), or the event-driven mode's
+    /// lone pass ([`sim::Lone`]). `None` when the schedule cannot be
+    /// streamed (not made of ring and halving-doubling steps, or pairs with
+    /// channels of their own), or, event-driven, when flows share a link:
+    /// then the mode runs on the stored schedule.
+    pub(super) fn streamed(
         &self,
         n: u64,
         seed: u64,
         routing: Policy,
+        method: Method,
     ) -> Result<Option<(sim::Outcome, schedules::Streamed)>> {
-        if self.params.channels == Channels::Pair {
+        if self.params.channels == Channels::Pair || !matches!(method, Method::Event | Method::Fast)
+        {
             return Ok(None);
         }
         let Some(shape) = self.shape()? else {
@@ -910,13 +914,40 @@ impl<'a> Context<'a> {
         let mut routes = PlanRoutes::new(self, &no_sends, seed, routing);
         let caps = routes.caps();
         let p = self.ranks();
+        let g = self.params.gamma_us();
+        if method == Method::Fast {
+            let mut sink = StepSink {
+                steps: fast::Steps::new(caps.len()),
+                routes: &mut routes,
+                caps: &caps,
+                step: None,
+                paths: Vec::new(),
+                error: None,
+            };
+            let streamed = schedules::stream(p, &shape, n, g, &mut sink)?;
+            if let Some(e) = sink.error {
+                return Err(e);
+            }
+            let mut steps = sink.steps;
+            if sink.step.is_some() {
+                steps.end_step(&caps, None);
+            }
+            let o = steps.finish(&streamed.tail_us);
+            let out = sim::Outcome {
+                time_us: o.time_us,
+                max_link_flows: o.max_link_flows,
+                events: 0,
+                recomputes: 0,
+            };
+            return Ok(Some((out, streamed)));
+        }
         let lone = sim::Lone::new(p, 0, self.params.eager_bytes, false, false, false);
         let mut sink = LoneSink {
             lone,
             routes: &mut routes,
             caps: &caps,
         };
-        let streamed = schedules::stream(p, &shape, n, self.params.gamma_us(), &mut sink)?;
+        let streamed = schedules::stream(p, &shape, n, g, &mut sink)?;
         let LoneSink { lone, .. } = sink;
         Ok(lone
             .finish(&streamed.final_recv, &streamed.tail_us)
@@ -1036,14 +1067,14 @@ impl<'a> Context<'a> {
             } else {
                 options.seeds.clone()
             };
-            // The event-driven mode first streams the schedule into the
-            // lone pass of every seed (sim::Lone), which needs no stored
-            // schedule; the schedule is built when a seed needs the event
-            // loop, or for the other modes.
+            // The event-driven and step-synchronous modes first stream the
+            // schedule of every seed (Context::streamed), which is then
+            // never stored; it is built when a seed needs the event loop,
+            // or for the other modes.
             let mut streamed = Vec::new();
-            if options.method == Method::Event {
+            if matches!(options.method, Method::Event | Method::Fast) {
                 for &seed in &seeds {
-                    match self.stream_lone(n, seed, options.routing)? {
+                    match self.streamed(n, seed, options.routing, options.method)? {
                         Some(run) => streamed.push(run),
                         None => {
                             streamed.clear();
@@ -1157,6 +1188,46 @@ impl schedules::Sink for LoneSink<'_, '_> {
 
     fn reserve(&mut self, sends: usize) {
         self.lone.reserve(sends);
+    }
+}
+
+/// The step-synchronous mode as a [`schedules::Sink`]: each streamed send
+/// routed by its ranks, a step ended when the next begins.
+struct StepSink<'r, 'c> {
+    steps: fast::Steps,
+    routes: &'r mut PlanRoutes<'c>,
+    caps: &'r [f64],
+    /// The current step.
+    step: Option<u32>,
+    paths: Vec<FlowRoute>,
+    /// The first route that could not be found, or a step out of order.
+    error: Option<Error>,
+}
+
+impl schedules::Sink for StepSink<'_, '_> {
+    fn send(&mut self, src: u32, dst: u32, bytes: u64, step: u32, _deps: &[u32], delay_us: f64) {
+        if self.error.is_some() {
+            return;
+        }
+        match self.step {
+            Some(s) if s > step => {
+                self.error = Some(Error::Internal(format!(
+                    "a streamed schedule went back from step {s} to step {step}"
+                )));
+                return;
+            }
+            Some(s) if s < step => self.steps.end_step(self.caps, None),
+            _ => {}
+        }
+        self.step = Some(step);
+        self.paths.clear();
+        match self
+            .routes
+            .paths_between(src as usize, dst, &mut self.paths)
+        {
+            Ok(()) => self.steps.add(bytes, delay_us, &self.paths),
+            Err(e) => self.error = Some(e),
+        }
     }
 }
 
@@ -1287,6 +1358,13 @@ impl<'c> PlanRoutes<'c> {
         Ok((first, count))
     }
 
+    /// Every path from rank `s` to rank `d`, appended to `out`.
+    fn paths_between(&mut self, s: usize, d: u32, out: &mut Vec<FlowRoute>) -> Result<()> {
+        let (first, count) = self.lookup(s, d)?;
+        out.extend_from_slice(&self.pool[first as usize..(first + count) as usize]);
+        Ok(())
+    }
+
     /// The route from rank `s` to rank `d` when the flow has one path.
     fn single_between(&mut self, s: usize, d: u32) -> Result<Option<FlowRoute>> {
         let (first, count) = self.lookup(s, d)?;
@@ -1354,10 +1432,7 @@ impl Routes for PlanRoutes<'_> {
             out.push(r);
             return Ok(());
         }
-        let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
-        let (first, count) = self.lookup(s, d)?;
-        out.extend_from_slice(&self.pool[first as usize..(first + count) as usize]);
-        Ok(())
+        self.paths_between(self.sched.src[i] as usize, self.sched.dst[i], out)
     }
 
     fn single(&mut self, i: usize) -> Result<Option<FlowRoute>> {

@@ -74,6 +74,17 @@
 //! flight, not the schedule. The schedule itself (about 40 bytes a send:
 //! 2 million sends for a ring of 1,024 ranks) is the largest structure,
 //! then [`Dependants`] (about 16 bytes a send) and each send's ready time.
+//!
+//! # Without contention
+//!
+//! Where no two flows are ever on one link at the same time (a ring in
+//! plan order, HDRM on a BiGraph), every flow runs alone and the loop's
+//! result follows from one pass over the sends in index order, [`Lone`],
+//! which [`run_with`] tries first and which checks that assumption link by
+//! link; it fails at the first shared link, and the loop runs. The
+//! estimate streams the schedules made of ring and halving-doubling steps
+//! into it without storing them ([`super::schedules::Sink`]): 8 bytes a
+//! send instead of the 40 of the stored schedule and the loop's 24.
 
 use super::queue::Queue;
 use super::schedules::{NONE, SendSchedule};
@@ -999,7 +1010,68 @@ impl Lone {
         if self.failed {
             return;
         }
-        match self.times(caps, dst, bytes, step, deps, gates, delay_us, route) {
+        // The send's start and delivery, or `None` when the pass fails.
+        let mut times = || -> Option<(f64, f64)> {
+            let mut ready = 0.0f64;
+            for &d in deps.iter().chain(gates) {
+                // `NONE`: no dependency (a streamed send's first).
+                if d != NONE {
+                    ready = ready.max(*self.delivered.get(d as usize)?);
+                }
+            }
+            if !self.lists {
+                let d = dst as usize;
+                if step < self.last_step || d >= self.cur_step.len() {
+                    return None;
+                }
+                self.last_step = step;
+                if self.cur_step[d] != step {
+                    self.into_prev[d] = self.into_cur[d];
+                    self.into_cur[d] = 0.0;
+                    self.cur_step[d] = step;
+                }
+                if self.rendezvous && bytes >= self.eager_bytes {
+                    ready = ready.max(self.into_prev[d]);
+                }
+            }
+            let now = f64::from_bits(time_bits(ready + delay_us).ok()?);
+            let route = route?;
+            let total = bytes as f64;
+            if total <= 0.0 || route.len == 0 {
+                return Some((now, now + route.latency));
+            }
+            if self.busy_until.len() < caps.len() {
+                self.busy_until.resize(caps.len(), 0.0);
+            }
+            let mut rate = f64::INFINITY;
+            for &l in route.links() {
+                match (caps.get(l as usize), self.busy_until.get_mut(l as usize)) {
+                    (Some(&cap), Some(busy)) if cap > 0.0 && now >= *busy => {
+                        rate = rate.min(cap);
+                        // Until its end is known: a route that crosses a
+                        // link twice shares it with itself.
+                        *busy = f64::INFINITY;
+                    }
+                    _ => return None,
+                }
+            }
+            if !rate.is_finite() {
+                return None;
+            }
+            if total != self.last.0 || rate != self.last.1 {
+                self.last = (total, rate, total / rate);
+            }
+            let done = f64::from_bits(time_bits(now + self.last.2).ok()?);
+            if done <= now {
+                return None;
+            }
+            for &l in route.links() {
+                self.busy_until[l as usize] = done;
+            }
+            self.flows += 1;
+            Some((now, done + route.latency))
+        };
+        match times() {
             Some((now, at)) => {
                 self.delivered.push(at);
                 if let Some(s) = &mut self.starts {
@@ -1013,82 +1085,6 @@ impl Lone {
             }
             None => self.failed = true,
         }
-    }
-
-    /// The next send's start and delivery, or `None` when the pass fails.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn times(
-        &mut self,
-        caps: &[f64],
-        dst: u32,
-        bytes: u64,
-        step: u32,
-        deps: &[u32],
-        gates: &[u32],
-        delay_us: f64,
-        route: Option<FlowRoute>,
-    ) -> Option<(f64, f64)> {
-        let i = self.delivered.len();
-        let mut ready = 0.0f64;
-        for &d in deps.iter().chain(gates) {
-            // `NONE`: no dependency (a streamed send's first).
-            if d != NONE {
-                ready = ready.max(*self.delivered.get(d as usize)?);
-            }
-        }
-        if !self.lists {
-            let d = dst as usize;
-            if step < self.last_step || d >= self.cur_step.len() {
-                return None;
-            }
-            self.last_step = step;
-            if self.cur_step[d] != step {
-                self.into_prev[d] = self.into_cur[d];
-                self.into_cur[d] = 0.0;
-                self.cur_step[d] = step;
-            }
-            if self.rendezvous && bytes >= self.eager_bytes {
-                ready = ready.max(self.into_prev[d]);
-            }
-        }
-        debug_assert_eq!(i, self.delivered.len());
-        let now = f64::from_bits(time_bits(ready + delay_us).ok()?);
-        let route = route?;
-        let total = bytes as f64;
-        if total <= 0.0 || route.len == 0 {
-            return Some((now, now + route.latency));
-        }
-        if self.busy_until.len() < caps.len() {
-            self.busy_until.resize(caps.len(), 0.0);
-        }
-        let mut rate = f64::INFINITY;
-        for &l in route.links() {
-            match (caps.get(l as usize), self.busy_until.get_mut(l as usize)) {
-                (Some(&cap), Some(busy)) if cap > 0.0 && now >= *busy => {
-                    rate = rate.min(cap);
-                    // Until its end is known: a route that crosses a link
-                    // twice shares it with itself.
-                    *busy = f64::INFINITY;
-                }
-                _ => return None,
-            }
-        }
-        if !rate.is_finite() {
-            return None;
-        }
-        if total != self.last.0 || rate != self.last.1 {
-            self.last = (total, rate, total / rate);
-        }
-        let done = f64::from_bits(time_bits(now + self.last.2).ok()?);
-        if done <= now {
-            return None;
-        }
-        for &l in route.links() {
-            self.busy_until[l as usize] = done;
-        }
-        self.flows += 1;
-        Some((now, done + route.latency))
     }
 
     /// The outcome, start times (empty unless kept) and delivery times,

@@ -841,9 +841,11 @@ fn grouped_and_plain_runs_agree_on_plans() {
 
 /// The schedule streamed into the lone pass (never stored) gives the
 /// event loop's outcome on the stored schedule, to the bit, and the same
-/// schedule figures; where flows share a link it declines. Ring, HD, HDRM,
-/// BlueConnect and 2D on a BiGraph, a fat-tree and an NVLink server plan,
-/// under two ECMP seeds and D-mod-K, with rendezvous and every send eager.
+/// schedule figures; where flows share a link it declines. Streamed into
+/// the step-synchronous mode, it gives that mode's time on the stored
+/// schedule. Ring, HD, HDRM, BlueConnect and 2D on a BiGraph, a fat-tree
+/// and an NVLink server plan, under two ECMP seeds, D-mod-K and spraying,
+/// with rendezvous and every send eager.
 #[test]
 fn streamed_lone_pass_equals_the_event_loop_on_the_stored_schedule() {
     let plans = [
@@ -869,8 +871,12 @@ fn streamed_lone_pass_equals_the_event_loop_on_the_stored_schedule() {
                     continue;
                 };
                 for size in [64 << 10, 16 << 20] {
-                    for (seed, policy) in [(0, Policy::Ecmp), (1, Policy::Ecmp), (0, Policy::DModK)]
-                    {
+                    for (seed, policy) in [
+                        (0, Policy::Ecmp),
+                        (1, Policy::Ecmp),
+                        (0, Policy::DModK),
+                        (0, Policy::Spray),
+                    ] {
                         let what = format!(
                             "{} on {}, {size} B, seed {seed}, {policy:?}, eager {eager}",
                             a.as_str(),
@@ -878,11 +884,21 @@ fn streamed_lone_pass_equals_the_event_loop_on_the_stored_schedule() {
                         );
                         let (_, k) = ctx.closed_form(size).unwrap();
                         let sched = ctx.schedule(size, k).unwrap();
+                        // The step-synchronous mode, streamed and stored.
+                        let mut routes = PlanRoutes::new(&ctx, &sched, seed, policy);
+                        let fast = fast::run(&sched, &ctx.caps, &mut routes, false).unwrap();
+                        let (out, streamed) = ctx
+                            .streamed(size, seed, policy, Method::Fast)
+                            .unwrap()
+                            .unwrap();
+                        assert_eq!(out.time_us.to_bits(), fast.time_us.to_bits(), "{what}");
+                        assert_eq!(out.max_link_flows, fast.max_link_flows, "{what}");
+                        assert_eq!(streamed.sends, sched.len(), "{what}");
                         let mut routes = PlanRoutes::new(&ctx, &sched, seed, policy);
                         let general =
                             sim::run_with(&sched, &ctx.caps, &mut routes, eager, WAYS[1], None)
                                 .unwrap();
-                        match ctx.stream_lone(size, seed, policy).unwrap() {
+                        match ctx.streamed(size, seed, policy, Method::Event).unwrap() {
                             Some((out, streamed)) => {
                                 lone_runs += 1;
                                 assert_eq!(out, general, "{what}");
