@@ -18,7 +18,7 @@ use crate::network::{Leg, Network, Policy, Route};
 use crate::plan::{Tier, Topology};
 use crate::ranks::verify::flow_id;
 use crate::ranks::{self, Link};
-use schedules::{Kind, NONE};
+use schedules::{Kind, NONE, Shape};
 use sim::{FlowRoute, Routes};
 
 /// The rank table the estimates use: `planner ranks`'s for halving-doubling
@@ -861,13 +861,117 @@ impl<'a> Context<'a> {
         })
     }
 
+    /// The shape of the algorithm's schedule when it is made of ring and
+    /// halving-doubling steps (which can be streamed: [`Shape`]).
+    fn shape(&self) -> Result<Option<Shape>> {
+        let p = self.ranks();
+        Ok(Some(match self.algorithm {
+            Algorithm::Ring => Shape::Levels {
+                levels: vec![(vec![(0..p as u32).collect()], Kind::Ring)],
+                labelled: false,
+            },
+            Algorithm::Hd | Algorithm::Hdrm => Shape::FoldedHd,
+            Algorithm::BlueConnect | Algorithm::TwoD => {
+                let ring_only = self.algorithm == Algorithm::TwoD;
+                let levels = self.levels(!ring_only)?;
+                let levels = levels
+                    .groups
+                    .into_iter()
+                    .map(|groups| {
+                        let kind = level_kind(ring_only, groups[0].len());
+                        (groups, kind)
+                    })
+                    .collect();
+                Shape::Levels {
+                    levels,
+                    labelled: true,
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The run of `n` bytes under `seed` and `routing` over the schedule
+    /// streamed (never stored), with what is left of the schedule: the
+    /// step-synchronous mode ([`fast::Steps`]), or the event-driven mode's
+    /// lone pass ([`sim::Lone`]). `None` when the schedule cannot be
+    /// streamed (not made of ring and halving-doubling steps, or pairs with
+    /// channels of their own), or, event-driven, when flows share a link:
+    /// then the mode runs on the stored schedule.
+    pub(super) fn streamed(
+        &self,
+        n: u64,
+        seed: u64,
+        routing: Policy,
+        method: Method,
+    ) -> Result<Option<(sim::Outcome, schedules::Streamed)>> {
+        if self.params.channels == Channels::Pair || !matches!(method, Method::Event | Method::Fast)
+        {
+            return Ok(None);
+        }
+        let Some(shape) = self.shape()? else {
+            return Ok(None);
+        };
+        let no_sends = SendSchedule::default();
+        let mut routes = PlanRoutes::new(self, &no_sends, seed, routing);
+        let caps = routes.caps();
+        let p = self.ranks();
+        let g = self.params.gamma_us();
+        if method == Method::Fast {
+            let mut sink = StepSink {
+                steps: fast::Steps::new(caps.len()),
+                routes: &mut routes,
+                caps: &caps,
+                step: None,
+                paths: Vec::new(),
+                error: None,
+            };
+            let streamed = schedules::stream(p, &shape, n, g, &mut sink)?;
+            if let Some(e) = sink.error {
+                return Err(e);
+            }
+            let mut steps = sink.steps;
+            if sink.step.is_some() {
+                steps.end_step(&caps, None);
+            }
+            let o = steps.finish(&streamed.tail_us);
+            let out = sim::Outcome {
+                time_us: o.time_us,
+                max_link_flows: o.max_link_flows,
+                events: 0,
+                recomputes: 0,
+            };
+            return Ok(Some((out, streamed)));
+        }
+        let lone = sim::Lone::new(p, 0, self.params.eager_bytes, false, false, false);
+        let mut sink = LoneSink {
+            lone,
+            routes: &mut routes,
+            caps: &caps,
+        };
+        let streamed = schedules::stream(p, &shape, n, g, &mut sink)?;
+        let LoneSink { lone, .. } = sink;
+        Ok(lone
+            .finish(&streamed.final_recv, &streamed.tail_us)
+            .map(|(out, _, _)| (out, streamed)))
+    }
+
     /// The send-level schedule of `n` bytes.
     pub(super) fn schedule(&self, n: u64, chunks: usize) -> Result<SendSchedule> {
         let p = self.ranks();
         let g = self.params.gamma_us();
+        if let Some(shape) = self.shape()? {
+            return schedules::build(p, &shape, n, g);
+        }
         match self.algorithm {
-            Algorithm::Ring => schedules::ring(p, n, g),
-            Algorithm::Hd | Algorithm::Hdrm => schedules::folded_halving_doubling(p, n, g),
+            Algorithm::Ring
+            | Algorithm::Hd
+            | Algorithm::Hdrm
+            | Algorithm::BlueConnect
+            | Algorithm::TwoD => Err(Error::Internal(format!(
+                "{} has a shape, built above",
+                self.algorithm.as_str()
+            ))),
             Algorithm::Tree => schedules::trees(p, vec![schedules::btree(p)], n, 1, false, g),
             Algorithm::PipelinedTree => {
                 schedules::trees(p, vec![schedules::btree(p)], n, chunks, false, g)
@@ -882,19 +986,6 @@ impl<'a> Context<'a> {
             ),
             Algorithm::OverlappedTree => {
                 schedules::trees(p, vec![schedules::btree(p)], n, chunks, true, g)
-            }
-            Algorithm::BlueConnect | Algorithm::TwoD => {
-                let ring_only = self.algorithm == Algorithm::TwoD;
-                let levels = self.levels(!ring_only)?;
-                let with_kind: Vec<(Vec<Vec<u32>>, Kind)> = levels
-                    .groups
-                    .into_iter()
-                    .map(|groups| {
-                        let kind = level_kind(ring_only, groups[0].len());
-                        (groups, kind)
-                    })
-                    .collect();
-                schedules::hierarchical(p, &with_kind, n, g, true)
             }
             Algorithm::TwoLevel => {
                 let levels = self.levels(false)?;
@@ -978,51 +1069,81 @@ impl<'a> Context<'a> {
             } else {
                 options.seeds.clone()
             };
-            let sched = self.schedule(n, chunks)?;
+            // The event-driven and step-synchronous modes first stream the
+            // schedule of every seed (Context::streamed), which is then
+            // never stored; it is built when a seed needs the event loop,
+            // or for the other modes.
+            let mut streamed = Vec::new();
+            if matches!(options.method, Method::Event | Method::Fast) {
+                for &seed in &seeds {
+                    match self.streamed(n, seed, options.routing, options.method)? {
+                        Some(run) => streamed.push(run),
+                        None => {
+                            streamed.clear();
+                            break;
+                        }
+                    }
+                }
+            }
             let mut times = Vec::with_capacity(seeds.len());
             let mut max_link_flows = 0;
-            let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
-            // The packet mode's figures per seed, by time.
             let mut packets: Vec<(f64, PacketStats)> = Vec::new();
-            // Built at the first seed: every seed has the same links.
-            let mut fabric: Option<packet::Fabric> = None;
-            for &seed in &seeds {
-                let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
-                // A seed that routes every pair the same way as the last
-                // one gives the same time.
-                if let Some((last, t)) = &previous
-                    && last.same_routes(&mut routes)?
-                {
-                    times.push(*t);
-                    if let Some(last) = packets.last().cloned() {
-                        packets.push(last);
+            let (steps, sends, bytes_per_rank) = match streamed.first() {
+                Some((_, shape)) => {
+                    for (o, _) in &streamed {
+                        max_link_flows = max_link_flows.max(o.max_link_flows);
+                        times.push(o.time_us);
                     }
-                    continue;
+                    (shape.steps, shape.sends, shape.bytes_sent_by_0)
                 }
-                let caps = routes.caps();
-                let (t, flows) = match options.method {
-                    Method::Fast => {
-                        let o = fast::run(&sched, &caps, &mut routes, false)?;
-                        (o.time_us, o.max_link_flows)
-                    }
-                    Method::Packet => {
-                        let fab = match &mut fabric {
-                            Some(f) => f,
-                            None => fabric.insert(self.packet_fabric(&caps)?),
+                None => {
+                    let sched = self.schedule(n, chunks)?;
+                    let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
+                    // The packet mode's figures per seed, by time.
+                    // Built at the first seed: every seed has the same links.
+                    let mut fabric: Option<packet::Fabric> = None;
+                    for &seed in &seeds {
+                        let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
+                        // A seed that routes every pair the same way as the
+                        // last one gives the same time.
+                        if let Some((last, t)) = &previous
+                            && last.same_routes(&mut routes)?
+                        {
+                            times.push(*t);
+                            if let Some(last) = packets.last().cloned() {
+                                packets.push(last);
+                            }
+                            continue;
+                        }
+                        let caps = routes.caps();
+                        let (t, flows) = match options.method {
+                            Method::Fast => {
+                                let o = fast::run(&sched, &caps, &mut routes, false)?;
+                                (o.time_us, o.max_link_flows)
+                            }
+                            Method::Packet => {
+                                let fab = match &mut fabric {
+                                    Some(f) => f,
+                                    None => fabric.insert(self.packet_fabric(&caps)?),
+                                };
+                                let o =
+                                    packet::run(&sched, fab, &mut routes, self.params.eager_bytes)?;
+                                packets.push((o.time_us, o.stats));
+                                (o.time_us, o.max_link_flows)
+                            }
+                            _ => {
+                                let o =
+                                    sim::run(&sched, &caps, &mut routes, self.params.eager_bytes)?;
+                                (o.time_us, o.max_link_flows)
+                            }
                         };
-                        let o = packet::run(&sched, fab, &mut routes, self.params.eager_bytes)?;
-                        packets.push((o.time_us, o.stats));
-                        (o.time_us, o.max_link_flows)
+                        max_link_flows = max_link_flows.max(flows);
+                        times.push(t);
+                        previous = Some((routes, t));
                     }
-                    _ => {
-                        let o = sim::run(&sched, &caps, &mut routes, self.params.eager_bytes)?;
-                        (o.time_us, o.max_link_flows)
-                    }
-                };
-                max_link_flows = max_link_flows.max(flows);
-                times.push(t);
-                previous = Some((routes, t));
-            }
+                    (sched.steps().len(), sched.len(), sched.bytes_sent_by(0))
+                }
+            };
             times.sort_by(f64::total_cmp);
             let k = times.len();
             est.time_us = if k % 2 == 1 {
@@ -1036,9 +1157,9 @@ impl<'a> Context<'a> {
             est.time_max_us = times[k - 1];
             est.seeds = k;
             est.schedule = Some(ScheduleStats {
-                steps: sched.steps().len(),
-                sends: sched.len(),
-                bytes_per_rank: sched.bytes_sent_by(0),
+                steps,
+                sends,
+                bytes_per_rank,
                 max_link_flows,
             });
         }
@@ -1046,6 +1167,69 @@ impl<'a> Context<'a> {
         est.algbw_gbps = algbw;
         est.busbw_gbps = busbw;
         Ok(est)
+    }
+}
+
+/// The lone pass as a [`schedules::Sink`]: each streamed send routed by
+/// its ranks.
+struct LoneSink<'r, 'c> {
+    lone: sim::Lone,
+    routes: &'r mut PlanRoutes<'c>,
+    caps: &'r [f64],
+}
+
+impl schedules::Sink for LoneSink<'_, '_> {
+    fn send(&mut self, src: u32, dst: u32, bytes: u64, step: u32, deps: &[u32], delay_us: f64) {
+        if self.lone.failed {
+            return;
+        }
+        let route = self.routes.single_between(src as usize, dst).ok().flatten();
+        self.lone
+            .send(self.caps, dst, bytes, step, deps, &[], delay_us, route);
+    }
+
+    fn reserve(&mut self, sends: usize) {
+        self.lone.reserve(sends);
+    }
+}
+
+/// The step-synchronous mode as a [`schedules::Sink`]: each streamed send
+/// routed by its ranks, a step ended when the next begins.
+struct StepSink<'r, 'c> {
+    steps: fast::Steps,
+    routes: &'r mut PlanRoutes<'c>,
+    caps: &'r [f64],
+    /// The current step.
+    step: Option<u32>,
+    paths: Vec<FlowRoute>,
+    /// The first route that could not be found, or a step out of order.
+    error: Option<Error>,
+}
+
+impl schedules::Sink for StepSink<'_, '_> {
+    fn send(&mut self, src: u32, dst: u32, bytes: u64, step: u32, _deps: &[u32], delay_us: f64) {
+        if self.error.is_some() {
+            return;
+        }
+        match self.step {
+            Some(s) if s > step => {
+                self.error = Some(Error::Internal(format!(
+                    "a streamed schedule went back from step {s} to step {step}"
+                )));
+                return;
+            }
+            Some(s) if s < step => self.steps.end_step(self.caps, None),
+            _ => {}
+        }
+        self.step = Some(step);
+        self.paths.clear();
+        match self
+            .routes
+            .paths_between(src as usize, dst, &mut self.paths)
+        {
+            Ok(()) => self.steps.add(bytes, delay_us, &self.paths),
+            Err(e) => self.error = Some(e),
+        }
     }
 }
 
@@ -1120,6 +1304,8 @@ impl<'c> PlanRoutes<'c> {
         } else {
             Vec::new()
         };
+        // A streamed schedule comes with no sends: the context's ranks.
+        let ranks = ctx.ranks().max(sched.ranks());
         Self {
             ctx,
             sched,
@@ -1127,8 +1313,8 @@ impl<'c> PlanRoutes<'c> {
             policy,
             channels,
             base: ctx.caps.len(),
-            cache: vec![Vec::new(); sched.ranks()],
-            last: vec![(NONE, Stored::Pool { first: 0, count: 0 }); sched.ranks()],
+            cache: vec![Vec::new(); ranks],
+            last: vec![(NONE, Stored::Pool { first: 0, count: 0 }); ranks],
             pool: Vec::new(),
             scratch: Vec::new(),
             legs: Vec::new(),
@@ -1337,6 +1523,23 @@ impl<'c> PlanRoutes<'c> {
         Ok(stored)
     }
 
+    /// Every path from rank `s` to rank `d`, appended to `out`.
+    fn paths_between(&mut self, s: usize, d: u32, out: &mut Vec<FlowRoute>) -> Result<()> {
+        let stored = self.lookup(s, d)?;
+        self.fill(stored, out);
+        Ok(())
+    }
+
+    /// The route from rank `s` to rank `d` when the flow has one path.
+    fn single_between(&mut self, s: usize, d: u32) -> Result<Option<FlowRoute>> {
+        let stored = self.lookup(s, d)?;
+        let single = match stored {
+            Stored::Pool { count, .. } => count == 1,
+            Stored::Legs { first, count } => count == 1 && self.legs[first as usize].count <= 1,
+        };
+        Ok(single.then(|| self.first(stored)))
+    }
+
     /// True when `other` (another seed) routes every pair this one routed
     /// the same way.
     fn same_routes(&self, other: &mut PlanRoutes<'_>) -> Result<bool> {
@@ -1402,10 +1605,14 @@ impl Routes for PlanRoutes<'_> {
             out.push(r);
             return Ok(());
         }
-        let (s, d) = (self.sched.src[i] as usize, self.sched.dst[i]);
-        let stored = self.lookup(s, d)?;
-        self.fill(stored, out);
-        Ok(())
+        self.paths_between(self.sched.src[i] as usize, self.sched.dst[i], out)
+    }
+
+    fn single(&mut self, i: usize) -> Result<Option<FlowRoute>> {
+        if let Some(r) = self.channel(i) {
+            return Ok(Some(r));
+        }
+        self.single_between(self.sched.src[i] as usize, self.sched.dst[i])
     }
 }
 

@@ -51,7 +51,7 @@
 
 use serde::Serialize;
 
-use super::schedules::{SendSchedule, StepPhase};
+use super::schedules::{SendSchedule, StepInfo, StepPhase};
 use super::sim::{FlowRoute, Routes};
 use crate::error::Result;
 
@@ -111,37 +111,77 @@ pub(crate) fn run(
             next[s] += 1;
         }
     }
-    // Flows on every link, and their load: 1 for a flow on one path, 1/k
-    // on each of the k paths of a sprayed one.
-    let mut count = vec![0u32; caps.len()];
-    let mut load = vec![0.0f64; caps.len()];
-    let mut routed: Vec<(u32, FlowRoute, f64)> = Vec::new();
+    let mut pass = Steps::new(caps.len());
     let mut paths = Vec::new();
-    let mut total = 0.0;
-    let mut max_link_flows = 0usize;
-    let mut summaries = Vec::new();
     for s in 0..steps {
         let sends = &order[start[s] as usize..start[s + 1] as usize];
-        routed.clear();
         for &i in sends {
+            let i = i as usize;
             paths.clear();
-            routes.paths(i as usize, &mut paths)?;
-            let share = 1.0 / paths.len() as f64;
-            for &route in &paths {
-                for &l in route.links() {
-                    count[l as usize] += 1;
-                    load[l as usize] += share;
-                }
-                routed.push((i, route, share));
-            }
+            routes.paths(i, &mut paths)?;
+            pass.add(sched.bytes[i], sched.delay_us[i], &paths);
         }
+        let info = sched.steps()[s];
+        pass.end_step(caps, keep_steps.then_some((s, info)));
+    }
+    Ok(pass.finish(&sched.tail_us))
+}
+
+/// The step-synchronous mode fed one step at a time: each step's sends
+/// ([`Steps::add`], in index order) then its end ([`Steps::end_step`]).
+/// [`run`] feeds it a stored schedule; the estimate streams the schedules
+/// made of ring and halving-doubling steps into it, which come in step
+/// order ([`super::schedules::Sink`]).
+#[derive(Debug)]
+pub(crate) struct Steps {
+    /// Flows on every link, and their load: 1 for a flow on one path, 1/k
+    /// on each of the k paths of a sprayed one.
+    count: Vec<u32>,
+    load: Vec<f64>,
+    /// The step's flows: (bytes, delay, path).
+    routed: Vec<(u64, f64, FlowRoute)>,
+    /// Sends in the step.
+    sends: usize,
+    total: f64,
+    max_link_flows: usize,
+    summaries: Vec<StepSummary>,
+}
+
+impl Steps {
+    /// A pass over `links` links.
+    pub(crate) fn new(links: usize) -> Self {
+        Self {
+            count: vec![0; links],
+            load: vec![0.0; links],
+            routed: Vec::new(),
+            sends: 0,
+            total: 0.0,
+            max_link_flows: 0,
+            summaries: Vec::new(),
+        }
+    }
+
+    /// A send of the current step over `paths` (one unless sprayed).
+    pub(crate) fn add(&mut self, bytes: u64, delay_us: f64, paths: &[FlowRoute]) {
+        self.sends += 1;
+        let share = 1.0 / paths.len() as f64;
+        for &route in paths {
+            for &l in route.links() {
+                self.count[l as usize] += 1;
+                self.load[l as usize] += share;
+            }
+            self.routed.push((bytes, delay_us, route));
+        }
+    }
+
+    /// Ends the current step, over links of capacity `caps`; with `info`
+    /// (its index and description), keeps its summary.
+    pub(crate) fn end_step(&mut self, caps: &[f64], info: Option<(usize, StepInfo)>) {
         let mut step_time = 0.0f64;
         let mut step_max = 0usize;
         let mut max_bytes = 0u64;
         let mut max_latency = 0.0f64;
-        for &(i, route, _) in &routed {
-            let i = i as usize;
-            let bytes = sched.bytes[i];
+        for &(bytes, delay_us, route) in &self.routed {
             // The bottleneck rate of a whole flow on this path; a sprayed
             // flow's part carries its share of the bytes at its share of
             // that rate, so it takes as long.
@@ -149,8 +189,8 @@ pub(crate) fn run(
                 .links()
                 .iter()
                 .map(|&l| {
-                    step_max = step_max.max(count[l as usize] as usize);
-                    caps[l as usize] / load[l as usize]
+                    step_max = step_max.max(self.count[l as usize] as usize);
+                    caps[l as usize] / self.load[l as usize]
                 })
                 .fold(f64::INFINITY, f64::min);
             let transfer = if bytes == 0 || route.len == 0 {
@@ -158,38 +198,43 @@ pub(crate) fn run(
             } else {
                 bytes as f64 / share
             };
-            let t = sched.delay_us[i] + route.latency + transfer;
+            let t = delay_us + route.latency + transfer;
             step_time = step_time.max(t);
             max_bytes = max_bytes.max(bytes);
             max_latency = max_latency.max(route.latency);
         }
-        for (_, route, _) in &routed {
+        for (_, _, route) in &self.routed {
             for &l in route.links() {
-                count[l as usize] = 0;
-                load[l as usize] = 0.0;
+                self.count[l as usize] = 0;
+                self.load[l as usize] = 0.0;
             }
         }
-        total += step_time;
-        max_link_flows = max_link_flows.max(step_max);
-        if keep_steps {
-            let info = sched.steps()[s];
-            summaries.push(StepSummary {
-                step: s,
+        self.total += step_time;
+        self.max_link_flows = self.max_link_flows.max(step_max);
+        if let Some((step, info)) = info {
+            self.summaries.push(StepSummary {
+                step,
                 phase: info.phase,
                 level: info.level,
-                flows: sends.len(),
+                flows: self.sends,
                 max_bytes,
                 max_link_flows: step_max,
                 max_latency_us: max_latency,
                 time_us: step_time,
             });
         }
+        self.routed.clear();
+        self.sends = 0;
     }
-    // Computation after a rank's last receive.
-    let tail = sched.tail_us.iter().copied().fold(0.0f64, f64::max);
-    Ok(FastOutcome {
-        time_us: total + tail,
-        max_link_flows,
-        steps: summaries,
-    })
+
+    /// The outcome, with the computation after each rank's last receive
+    /// (`tail_us`, as in [`SendSchedule`]).
+    pub(crate) fn finish(self, tail_us: &[f64]) -> FastOutcome {
+        let tail = tail_us.iter().copied().fold(0.0f64, f64::max);
+        FastOutcome {
+            time_us: self.total + tail,
+            max_link_flows: self.max_link_flows,
+            steps: self.summaries,
+        }
+    }
 }

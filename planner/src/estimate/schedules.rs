@@ -377,10 +377,63 @@ pub(crate) enum Kind {
     HalvingDoubling,
 }
 
+/// Takes the sends of a schedule one by one, in index order, as a
+/// [`Builder`] makes them, instead of their being stored: the event-driven
+/// mode's lone pass ([`super::sim::Lone`]) needs each send once, in that
+/// order, and a stored ring of 1,024 ranks is 2 million sends of about
+/// 40 bytes.
+pub(crate) trait Sink {
+    /// The next send: from `src` to `dst`, `bytes`, in `step`, after the
+    /// sends `deps` (earlier indices; `NONE` stands for no send) and
+    /// `delay_us` of computation.
+    fn send(&mut self, src: u32, dst: u32, bytes: u64, step: u32, deps: &[u32], delay_us: f64);
+
+    /// Told before the first send how many will come.
+    fn reserve(&mut self, _sends: usize) {}
+}
+
+/// What is left of a schedule whose sends went to a [`Sink`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Streamed {
+    /// Sends made.
+    pub sends: usize,
+    /// Steps, as [`SendSchedule::steps`].
+    pub steps: usize,
+    /// Bytes rank 0 sent, as [`SendSchedule::bytes_sent_by`].
+    pub bytes_sent_by_0: u64,
+    /// As [`SendSchedule`]'s `tail_us`.
+    pub tail_us: Vec<f64>,
+    /// As [`SendSchedule`]'s `final_recv`.
+    pub final_recv: Vec<u32>,
+}
+
+/// The schedules a [`Builder`] can stream to a [`Sink`] as well as store:
+/// those made of ring and halving-doubling steps.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Shape {
+    /// [`hierarchical`]: the groups of every level and how they reduce;
+    /// `labelled` numbers the steps' levels.
+    Levels {
+        levels: Vec<(Vec<Vec<u32>>, Kind)>,
+        labelled: bool,
+    },
+    /// [`folded_halving_doubling`].
+    FoldedHd,
+}
+
 /// Builds a schedule, keeping each rank's last receive and the computation
-/// it owes before its next send.
-struct Builder {
+/// it owes before its next send. The sends are stored in the schedule, or
+/// with a [`Sink`] handed to it one by one (then each step's sends are kept
+/// until the next step starts, for the receives).
+struct Builder<'a> {
     s: SendSchedule,
+    sink: Option<&'a mut dyn Sink>,
+    /// Sends made so far.
+    made: u32,
+    /// With a sink: (receiver, bytes) of the sends since `step_first`.
+    recent: Vec<(u32, u64)>,
+    step_first: u32,
+    bytes_by_0: u64,
     /// Last send delivered to each rank, in program order.
     last_recv: Vec<u32>,
     /// Last send of each rank's program.
@@ -392,7 +445,7 @@ struct Builder {
     gamma_us: f64,
 }
 
-impl Builder {
+impl<'a> Builder<'a> {
     fn new(ranks: usize, gamma_us: f64) -> Result<Self> {
         if ranks == 0 || ranks >= NONE as usize {
             return Err(Error::parameter(
@@ -407,6 +460,11 @@ impl Builder {
                 chunks: 1,
                 ..SendSchedule::default()
             },
+            sink: None,
+            made: 0,
+            recent: Vec::new(),
+            step_first: 0,
+            bytes_by_0: 0,
             last_recv: vec![NONE; ranks],
             last_send: vec![NONE; ranks],
             pending_us: vec![0.0; ranks],
@@ -415,8 +473,18 @@ impl Builder {
         })
     }
 
+    /// A builder that hands its sends to `sink` instead of storing them.
+    fn streaming(ranks: usize, gamma_us: f64, sink: &'a mut dyn Sink) -> Result<Self> {
+        let mut b = Self::new(ranks, gamma_us)?;
+        b.sink = Some(sink);
+        Ok(b)
+    }
+
     /// Makes room for `sends` more sends of one or two dependencies.
     fn reserve(&mut self, sends: usize) {
+        if self.sink.is_some() {
+            return;
+        }
         let s = &mut self.s;
         s.src.reserve(sends);
         s.dst.reserve(sends);
@@ -429,6 +497,10 @@ impl Builder {
 
     /// Makes step `index` exist with `phase`, merging reduce and broadcast.
     fn step(&mut self, index: usize, phase: StepPhase, level: Option<u8>) -> u32 {
+        if self.s.steps.len() <= index {
+            self.recent.clear();
+            self.step_first = self.made;
+        }
         while self.s.steps.len() <= index {
             self.s.steps.push(StepInfo { phase, level });
         }
@@ -441,7 +513,16 @@ impl Builder {
 
     /// Adds a send with explicit dependencies.
     fn push(&mut self, src: u32, dst: u32, bytes: u64, step: u32, deps: &[u32], delay: f64) -> u32 {
-        let id = self.s.src.len() as u32;
+        let id = self.made;
+        self.made += 1;
+        if src == 0 {
+            self.bytes_by_0 += bytes;
+        }
+        if let Some(sink) = self.sink.as_mut() {
+            sink.send(src, dst, bytes, step, deps, delay);
+            self.recent.push((dst, bytes));
+            return id;
+        }
         self.s.src.push(src);
         self.s.dst.push(dst);
         self.s.bytes.push(bytes);
@@ -469,12 +550,24 @@ impl Builder {
 
     /// Records that send `id` reached `dst`; a reduce-scatter receive owes
     /// its reduction before `dst` sends again.
-    fn deliver(&mut self, id: u32, reduce: bool) {
-        let dst = self.s.dst[id as usize] as usize;
+    fn deliver(&mut self, id: u32, reduce: bool) -> Result<()> {
+        let (dst, bytes) = if self.sink.is_some() {
+            match self.recent.get(id.wrapping_sub(self.step_first) as usize) {
+                Some(&(dst, bytes)) => (dst as usize, bytes),
+                None => {
+                    return Err(Error::Internal(format!(
+                        "send {id} is received after its step, which a streamed schedule cannot look up"
+                    )));
+                }
+            }
+        } else {
+            (self.s.dst[id as usize] as usize, self.s.bytes[id as usize])
+        };
         self.last_recv[dst] = id;
         if reduce {
-            self.pending_us[dst] += self.gamma_us * self.s.bytes[id as usize] as f64;
+            self.pending_us[dst] += self.gamma_us * bytes as f64;
         }
+        Ok(())
     }
 
     /// One ring phase over every group at once (the groups of a level all
@@ -511,19 +604,24 @@ impl Builder {
         for s in 0..g - 1 {
             let step = self.step(self.s.steps.len(), phase, level);
             ids.clear();
+            // Position i sends chunk (i - s) mod g in a reduce-scatter,
+            // (i + 1 - s) mod g in an all-gather, to position i + 1.
+            let first = if reduce {
+                (g - s % g) % g
+            } else {
+                (1 + g - s % g) % g
+            };
             for (group, sizes) in groups.iter().zip(&sizes) {
+                let mut chunk = first;
                 for i in 0..g {
-                    let chunk = if reduce {
-                        (i + g - s % g) % g
-                    } else {
-                        (i + 1 + g - s % g) % g
-                    };
-                    let id = self.program_send(group[i], group[(i + 1) % g], sizes[chunk], step);
+                    let next = if i + 1 == g { 0 } else { i + 1 };
+                    let id = self.program_send(group[i], group[next], sizes[chunk], step);
                     ids.push(id);
+                    chunk = if chunk + 1 == g { 0 } else { chunk + 1 };
                 }
             }
             for &id in &ids {
-                self.deliver(id, reduce);
+                self.deliver(id, reduce)?;
             }
         }
         for (group, sizes) in groups.iter().zip(&sizes) {
@@ -558,7 +656,7 @@ impl Builder {
         };
         for step in ranks::halving_doubling(g)?.steps {
             if let (true, Some(d)) = (step.phase == phase, step.distance) {
-                self.hd_step(groups, d, reduce, level);
+                self.hd_step(groups, d, reduce, level)?;
             }
         }
         Ok(())
@@ -567,7 +665,13 @@ impl Builder {
     /// One halving-doubling step of rank distance `d` over every group at
     /// once: in a reduce-scatter each rank sends the half of what it holds
     /// that its peer keeps; in an all-gather, all it holds.
-    fn hd_step(&mut self, groups: &[Vec<u32>], d: usize, reduce: bool, level: Option<u8>) {
+    fn hd_step(
+        &mut self,
+        groups: &[Vec<u32>],
+        d: usize,
+        reduce: bool,
+        level: Option<u8>,
+    ) -> Result<()> {
         let g = groups.first().map_or(0, Vec::len);
         // The segment each rank holds: only its length matters.
         let mut seg: Vec<(u64, u64)> = (0..self.s.ranks).map(|r| (0, self.held[r])).collect();
@@ -600,7 +704,7 @@ impl Builder {
             }
         }
         for &id in &ids {
-            self.deliver(id, reduce);
+            self.deliver(id, reduce)?;
         }
         for &(peer, bytes) in &sent {
             let r = peer as usize;
@@ -610,12 +714,13 @@ impl Builder {
                 self.held[r] += bytes;
             }
         }
+        Ok(())
     }
 
     /// A fold or unfold step of [`crate::ranks::folded_halving_doubling`]:
     /// each of its flows sends everything its source holds (the whole
     /// buffer `n` when folding), and the partner reduces a folded buffer.
-    fn pair_step(&mut self, step: &ranks::Step, n: u64) {
+    fn pair_step(&mut self, step: &ranks::Step, n: u64) -> Result<()> {
         let (phase, fold) = match step.phase {
             Phase::Fold => (StepPhase::Fold, true),
             _ => (StepPhase::Unfold, false),
@@ -631,8 +736,9 @@ impl Builder {
         for id in ids {
             // The partner reduces the extra rank's buffer into its own
             // before it sends in halving-doubling.
-            self.deliver(id, fold);
+            self.deliver(id, fold)?;
         }
+        Ok(())
     }
 
     fn phase(
@@ -706,31 +812,7 @@ pub fn halving_doubling(p: usize, n: u64, gamma_us: f64) -> Result<SendSchedule>
 /// over the largest power of two P' below `x` and an unfold step; see the
 /// module documentation), each flow a send.
 pub fn folded_halving_doubling(x: usize, n: u64, gamma_us: f64) -> Result<SendSchedule> {
-    let plan = ranks::folded_halving_doubling(x)?;
-    let Some((core, extra)) = plan.fold() else {
-        return halving_doubling(x, n, gamma_us);
-    };
-    check_sends(
-        x,
-        2 * extra as u128 + 2 * u128::from(core.ilog2()) * core as u128,
-    )?;
-    let mut b = Builder::new(x, gamma_us)?;
-    b.reserve(2 * extra + 2 * core.ilog2() as usize * core);
-    b.held.fill(n);
-    let group = vec![(0..core as u32).collect::<Vec<u32>>()];
-    for step in &plan.steps {
-        match (step.phase, step.distance) {
-            (Phase::Fold | Phase::Unfold, _) => b.pair_step(step, n),
-            (Phase::ReduceScatter, Some(d)) => b.hd_step(&group, d, true, None),
-            (Phase::AllGather, Some(d)) => b.hd_step(&group, d, false, None),
-            (Phase::ReduceScatter | Phase::AllGather, None) => {
-                return Err(Error::Internal(
-                    "a halving-doubling step without a rank distance".to_string(),
-                ));
-            }
-        }
-    }
-    b.finish()
+    build(x, &Shape::FoldedHd, n, gamma_us)
 }
 
 /// A hierarchical allreduce: reduce-scatter at every level from the first,
@@ -744,23 +826,97 @@ pub(crate) fn hierarchical(
     gamma_us: f64,
     labelled: bool,
 ) -> Result<SendSchedule> {
-    // Sends: g - 1 (ring) or log2 g (halving-doubling) steps of p sends
-    // each way, at every level.
-    let sends: u128 = levels
-        .iter()
-        .map(|(groups, kind)| {
-            let g = groups.first().map_or(1, Vec::len);
-            let steps = match kind {
-                Kind::Ring => g.saturating_sub(1) as u128,
-                Kind::HalvingDoubling => u128::from(g.max(1).ilog2()),
-            };
-            2 * steps * p as u128
-        })
-        .sum();
-    check_sends(p, sends)?;
+    let shape = Shape::Levels {
+        levels: levels.to_vec(),
+        labelled,
+    };
+    build(p, &shape, n, gamma_us)
+}
+
+/// The schedule of `shape` over `p` ranks for `n` bytes, stored.
+pub(crate) fn build(p: usize, shape: &Shape, n: u64, gamma_us: f64) -> Result<SendSchedule> {
+    let sends = shape_sends(p, shape)?;
     let mut b = Builder::new(p, gamma_us)?;
-    b.reserve(sends as usize);
+    b.reserve(sends);
+    shape_steps(&mut b, p, shape, n)?;
+    b.finish()
+}
+
+/// The schedule of `shape` over `p` ranks for `n` bytes, handed to `sink`
+/// send by send (the same sends, in the same order, as [`build`] stores).
+pub(crate) fn stream(
+    p: usize,
+    shape: &Shape,
+    n: u64,
+    gamma_us: f64,
+    sink: &mut dyn Sink,
+) -> Result<Streamed> {
+    sink.reserve(shape_sends(p, shape)?);
+    let mut b = Builder::streaming(p, gamma_us, sink)?;
+    shape_steps(&mut b, p, shape, n)?;
+    Ok(Streamed {
+        sends: b.made as usize,
+        steps: b.s.steps.len(),
+        bytes_sent_by_0: b.bytes_by_0,
+        tail_us: b.pending_us,
+        final_recv: b.last_recv,
+    })
+}
+
+/// The sends `shape` makes over `p` ranks, refused (before anything is
+/// allocated) beyond [`limits::SIMULATED_SENDS`].
+fn shape_sends(p: usize, shape: &Shape) -> Result<usize> {
+    let sends: u128 = match shape {
+        // g - 1 (ring) or log2 g (halving-doubling) steps of p sends each
+        // way, at every level.
+        Shape::Levels { levels, .. } => levels
+            .iter()
+            .map(|(groups, kind)| {
+                let g = groups.first().map_or(1, Vec::len);
+                let steps = match kind {
+                    Kind::Ring => g.saturating_sub(1) as u128,
+                    Kind::HalvingDoubling => u128::from(g.max(1).ilog2()),
+                };
+                2 * steps * p as u128
+            })
+            .sum(),
+        Shape::FoldedHd => match ranks::folded_halving_doubling(p)?.fold() {
+            Some((core, extra)) => 2 * extra as u128 + 2 * u128::from(core.ilog2()) * core as u128,
+            None => 2 * u128::from(p.max(1).ilog2()) * p as u128,
+        },
+    };
+    check_sends(p, sends)?;
+    Ok(sends as usize)
+}
+
+/// Makes the sends of `shape` over `p` ranks for `n` bytes.
+fn shape_steps(b: &mut Builder<'_>, p: usize, shape: &Shape, n: u64) -> Result<()> {
     b.held.fill(n);
+    let (levels, labelled) = match shape {
+        Shape::Levels { levels, labelled } => (levels, *labelled),
+        Shape::FoldedHd => {
+            let plan = ranks::folded_halving_doubling(p)?;
+            let Some((core, _)) = plan.fold() else {
+                let group = vec![(0..p as u32).collect::<Vec<u32>>()];
+                b.phase(Kind::HalvingDoubling, &group, true, None)?;
+                return b.phase(Kind::HalvingDoubling, &group, false, None);
+            };
+            let group = vec![(0..core as u32).collect::<Vec<u32>>()];
+            for step in &plan.steps {
+                match (step.phase, step.distance) {
+                    (Phase::Fold | Phase::Unfold, _) => b.pair_step(step, n)?,
+                    (Phase::ReduceScatter, Some(d)) => b.hd_step(&group, d, true, None)?,
+                    (Phase::AllGather, Some(d)) => b.hd_step(&group, d, false, None)?,
+                    (Phase::ReduceScatter | Phase::AllGather, None) => {
+                        return Err(Error::Internal(
+                            "a halving-doubling step without a rank distance".to_string(),
+                        ));
+                    }
+                }
+            }
+            return Ok(());
+        }
+    };
     let label = |i: usize| labelled.then_some(i as u8);
     for (i, (groups, kind)) in levels.iter().enumerate() {
         b.phase(*kind, groups, true, label(i))?;
@@ -768,7 +924,7 @@ pub(crate) fn hierarchical(
     for (i, (groups, kind)) in levels.iter().enumerate().rev() {
         b.phase(*kind, groups, false, label(i))?;
     }
-    b.finish()
+    Ok(())
 }
 
 /// HiTopKComm (Algorithm 2) with `rows` the GPUs of each node (the
@@ -873,7 +1029,7 @@ pub(crate) fn two_level(
             }
         }
         for id in ids {
-            b.deliver(id, false);
+            b.deliver(id, false)?;
         }
     }
     let kind = if m.is_power_of_two() {
@@ -899,7 +1055,7 @@ pub(crate) fn two_level(
             }
         }
         for id in ids {
-            b.deliver(id, false);
+            b.deliver(id, false)?;
         }
     }
     for group in groups {
