@@ -14,46 +14,60 @@ fn at(r: u32, g: usize) -> (usize, usize) {
 #[test]
 fn inside_a_server_a_chain_between_servers_two_complementary_trees_on_one_rail() {
     for (m, g) in [(1, 4), (3, 1), (2, 2), (5, 4), (6, 2), (8, 3), (32, 8)] {
-        let parents = nccl_tree_parents(&servers(m, g)).unwrap();
-        assert_eq!(parents.len(), 2 * g, "{m}x{g}: two trees per rail");
-        // Per rail, the servers with a child server in each of its trees.
-        let mut inner = vec![[false; 2]; m * g];
-        for (t, parent) in parents.iter().enumerate() {
-            let c = t / 2;
-            let shape = schedules::shape(parent).unwrap();
-            assert_eq!(at(shape.root as u32, g).1, c, "{m}x{g}: tree {t}'s root");
-            for (r, &up) in parent.iter().enumerate() {
-                let (s, j) = at(r as u32, g);
-                if up == NONE {
-                    continue;
-                }
-                let (su, ju) = at(up, g);
-                if j == c {
-                    // The rail GPU's parent is the rail GPU of another
-                    // server: the tree hop between servers stays on rail c.
-                    assert_ne!(su, s, "{m}x{g}: tree {t}, rank {r}");
-                    assert_eq!(ju, c, "{m}x{g}: tree {t}, rank {r}");
-                    inner[su * g + c][t % 2] = true;
-                } else {
-                    // The chain: from GPU c through c + 1, ..., c - 1.
-                    assert_eq!(su, s, "{m}x{g}: tree {t}, rank {r}");
-                    assert_eq!((ju + 1) % g, j, "{m}x{g}: tree {t}, rank {r}");
-                }
+        check_trees(m, g);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn the_trees_of_any_servers_are_chains_and_rails(m in 1usize..=48, g in 1usize..=8) {
+        check_trees(m, g);
+    }
+}
+
+/// The checks of the test above on `m` servers of `g` ranks.
+fn check_trees(m: usize, g: usize) {
+    let parents = nccl_tree_parents(&servers(m, g)).unwrap();
+    assert_eq!(parents.len(), 2 * g, "{m}x{g}: two trees per rail");
+    // Per rail, the servers with a child server in each of its trees.
+    let mut inner = vec![[false; 2]; m * g];
+    for (t, parent) in parents.iter().enumerate() {
+        let c = t / 2;
+        let shape = schedules::shape(parent).unwrap();
+        assert_eq!(at(shape.root as u32, g).1, c, "{m}x{g}: tree {t}'s root");
+        for (r, &up) in parent.iter().enumerate() {
+            let (s, j) = at(r as u32, g);
+            if up == NONE {
+                continue;
+            }
+            let (su, ju) = at(up, g);
+            if j == c {
+                // The rail GPU's parent is the rail GPU of another
+                // server: the tree hop between servers stays on rail c.
+                assert_ne!(su, s, "{m}x{g}: tree {t}, rank {r}");
+                assert_eq!(ju, c, "{m}x{g}: tree {t}, rank {r}");
+                inner[su * g + c][t % 2] = true;
+            } else {
+                // The chain: from GPU c through c + 1, ..., c - 1.
+                assert_eq!(su, s, "{m}x{g}: tree {t}, rank {r}");
+                assert_eq!((ju + 1) % g, j, "{m}x{g}: tree {t}, rank {r}");
             }
         }
-        // NCCL's double binary tree: with an even count of servers (the
-        // mirror image) no server is an inner node of both trees of a rail;
-        // an odd count takes the shifted tree, which cannot promise it (3
-        // servers: two inner nodes in each tree).
-        for (x, both) in inner.iter().enumerate() {
-            let complementary = !(both[0] && both[1]);
-            assert!(
-                complementary || m % 2 == 1,
-                "{m}x{g}: server {} rail {}",
-                x / g,
-                x % g
-            );
-        }
+    }
+    // NCCL's double binary tree: with an even count of servers (the
+    // mirror image) no server is an inner node of both trees of a rail;
+    // an odd count takes the shifted tree, which cannot promise it (3
+    // servers: two inner nodes in each tree).
+    for (x, both) in inner.iter().enumerate() {
+        let complementary = !(both[0] && both[1]);
+        assert!(
+            complementary || m % 2 == 1,
+            "{m}x{g}: server {} rail {}",
+            x / g,
+            x % g
+        );
     }
 }
 
