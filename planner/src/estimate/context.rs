@@ -102,7 +102,7 @@ impl<'a> Context<'a> {
             return Err(Error::parameter(
                 "param",
                 format!(
-                    "channels=pair gives each tree edge a channel of its own (C-Cube's DGX-1); {} is not a tree: use channels=fabric, or tree, pipelined-tree, double-tree, overlapped-tree or overlapped-double-tree",
+                    "channels=pair gives each tree edge a channel of its own (C-Cube's DGX-1), which {} does not take: use channels=fabric, or tree, pipelined-tree, double-tree, overlapped-tree or overlapped-double-tree",
                     algorithm.as_str()
                 ),
             ));
