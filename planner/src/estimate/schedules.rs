@@ -58,6 +58,12 @@
 //!   runs one program per ring (NCCL's channels), and every send waits
 //!   for the previous send into the same buffer, so the rendezvous of the
 //!   event-driven mode is per channel and adds no wait.
+//! - NCCL-style trees (`nccl-tree`, [`nccl_trees`]): per NIC c of a server
+//!   two trees over every rank ([`nccl_tree_parents`]), a chain from the
+//!   GPU on rail c through the others inside each server and NCCL's double
+//!   binary tree ([`btree`] and [`mirror_tree`]) over the servers' rail-c
+//!   GPUs, run as the overlapped trees above in NCCL's chunks
+//!   ([`nccl_tree_chunk`]), each tree a channel as the rings are.
 //!
 //! Every send also has a step number for the step-synchronous mode; steps
 //! hold sends that a synchronous execution would run together.
@@ -157,8 +163,8 @@ pub struct SendSchedule {
     chunks: usize,
     /// True when every send already waits for the previous send into the
     /// same receive buffer (NCCL's channels, each with its own buffers and
-    /// credit: [`nccl_rings`]), so the event-driven mode's rendezvous per
-    /// rank and step does not apply.
+    /// credit: [`nccl_rings`], [`nccl_trees`]), so the event-driven mode's
+    /// rendezvous per rank and step does not apply.
     pub(crate) channel_credit: bool,
 }
 
