@@ -89,6 +89,9 @@ pub(super) struct Context<'a> {
     step_costs: std::sync::OnceLock<Vec<(f64, f64)>>,
     /// The closed form's hierarchical levels, computed at the first size.
     level_costs: std::sync::OnceLock<Vec<models::Level>>,
+    /// `nccl-tree`'s per-hop latency and β (in its wave, with every
+    /// tree's flows), computed at the first size.
+    tree_costs: std::sync::OnceLock<Vec<(f64, f64, f64)>>,
 }
 
 impl<'a> Context<'a> {
@@ -211,6 +214,7 @@ impl<'a> Context<'a> {
             three_tier,
             step_costs: std::sync::OnceLock::new(),
             level_costs: std::sync::OnceLock::new(),
+            tree_costs: std::sync::OnceLock::new(),
         })
     }
 
@@ -737,7 +741,14 @@ impl<'a> Context<'a> {
             }
             shapes.push(shape);
         }
-        let costs = self.shared_costs(&pairs, &wave)?;
+        // The routes and their sharing do not depend on the size.
+        let costs = match self.tree_costs.get() {
+            Some(costs) => costs,
+            None => {
+                let costs = self.shared_costs(&pairs, &wave)?;
+                self.tree_costs.get_or_init(|| costs)
+            }
+        };
         let mut period = 0.0f64;
         let mut fill = 0.0f64;
         let mut next = costs.iter();
