@@ -29,7 +29,7 @@ pub enum Runs {
     /// ranks under every switch): a hierarchical decomposition.
     WholeSwitches,
     /// On any plan whose ranks fill whole servers (the same number of
-    /// ranks on every server): NCCL-style rings, one per rail.
+    /// ranks on every server): NCCL-style rings and trees, per rail.
     WholeServers,
 }
 
@@ -286,6 +286,19 @@ algorithms! {
         in_order: false,
         colour: [57, 59, 121],
     },
+    /// NCCL's double binary tree between servers, a chain over NVLink
+    /// inside each, one pair of trees per rail.
+    NcclTree => Info {
+        name: "nccl-tree",
+        description: "NCCL-style double binary trees, one pair per NIC of a server (C = ranks per server), each tree with 1/(2C) of the message in NCCL's chunks: inside a server a chain over NVLink from the GPU of rail c through the others, between servers NCCL's two complementary binary trees over the servers' rail-c GPUs, reduce up and broadcast down at once",
+        closed_form: "the first chunk's way up the deepest chain and tree and back down, each hop at its link's share of every tree's flows (NVLink for chain hops, the rail for tree hops), plus K - 1 periods of the most loaded link; α per hop",
+        runs: Runs::WholeServers,
+        ranks: None,
+        rank_schedule: None,
+        rank_table: Algorithm::Ring,
+        in_order: true,
+        colour: [140, 162, 82],
+    },
 }
 
 impl Algorithm {
@@ -459,7 +472,7 @@ mod tests {
         let e = Algorithm::parse("nccl", Command::Simulate).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "algorithm: `nccl` is not an algorithm; use ring, hd, hdrm, tree, pipelined-tree, double-tree, overlapped-tree, overlapped-double-tree, blueconnect, 2d, two-level, topk-allgather, ps, hitopk, nccl-ring"
+            "algorithm: `nccl` is not an algorithm; use ring, hd, hdrm, tree, pipelined-tree, double-tree, overlapped-tree, overlapped-double-tree, blueconnect, 2d, two-level, topk-allgather, ps, hitopk, nccl-ring, nccl-tree"
         );
         assert_eq!(
             Algorithm::parse_list("ring, hd,ring").unwrap(),

@@ -91,6 +91,9 @@ pub(super) struct Context<'a> {
     step_costs: std::sync::OnceLock<Vec<(f64, f64)>>,
     /// The closed form's hierarchical levels, computed at the first size.
     level_costs: std::sync::OnceLock<Vec<models::Level>>,
+    /// `nccl-tree`'s per-hop latency and β (in its wave, with every
+    /// tree's flows), computed at the first size.
+    tree_costs: std::sync::OnceLock<Vec<(f64, f64, f64)>>,
 }
 
 impl<'a> Context<'a> {
@@ -104,7 +107,7 @@ impl<'a> Context<'a> {
             return Err(Error::parameter(
                 "param",
                 format!(
-                    "channels=pair gives each tree edge a channel of its own (C-Cube's DGX-1); {} is not a tree: use channels=fabric, or tree, pipelined-tree, double-tree, overlapped-tree or overlapped-double-tree",
+                    "channels=pair gives each tree edge a channel of its own (C-Cube's DGX-1), which {} does not take: use channels=fabric, or tree, pipelined-tree, double-tree, overlapped-tree or overlapped-double-tree",
                     algorithm.as_str()
                 ),
             ));
@@ -213,6 +216,7 @@ impl<'a> Context<'a> {
             three_tier,
             step_costs: std::sync::OnceLock::new(),
             level_costs: std::sync::OnceLock::new(),
+            tree_costs: std::sync::OnceLock::new(),
         })
     }
 
@@ -533,10 +537,10 @@ impl<'a> Context<'a> {
         Ok(groups)
     }
 
-    /// The ranks of every server, in rank order, for `nccl-ring`: position
-    /// j of a server is its j-th NIC in plan order (rail j on a
-    /// rail-optimized fabric). Without the intra-server tier a sub-node
-    /// outside every server is a server of its own.
+    /// The ranks of every server, in rank order, for `nccl-ring` and
+    /// `nccl-tree`: position j of a server is its j-th NIC in plan order
+    /// (rail j on a rail-optimized fabric). Without the intra-server tier
+    /// a sub-node outside every server is a server of its own.
     fn server_groups(&self) -> Result<Vec<Vec<u32>>> {
         let key: Vec<u32> = match &self.tier {
             Some(t) => t.server.clone(),
@@ -631,6 +635,168 @@ impl<'a> Context<'a> {
         };
         let first = if m > 1 && g > 1 { t_in } else { 0.0 };
         Ok((pf - 1.0) * (step(t_in + reduce) + step(t_in)) + first)
+    }
+
+    /// Per pair of ranks, the latency of its flow and its β (µs per byte)
+    /// when the pairs of its wave (`wave`, one per pair) send at once, and
+    /// when every pair of `pairs` does: each flow split evenly over its
+    /// equal-cost paths (`spray`, ideal balancing) on the routes the
+    /// simulation takes (NVLink links inside a server with the tier), its
+    /// β the most loaded link on its paths, the link's flows over its
+    /// capacity.
+    fn shared_costs(&self, pairs: &[(usize, usize)], wave: &[u32]) -> Result<Vec<(f64, f64, f64)>> {
+        let none = SendSchedule::default();
+        let mut routes = PlanRoutes::new(self, &none, 0, Policy::Spray);
+        // Each pair's paths as the route cache keeps them (a sprayed
+        // flow's legs, not every path), listed when needed.
+        let mut stored = Vec::with_capacity(pairs.len());
+        for &(a, b) in pairs {
+            stored.push(routes.lookup(a, b as u32)?);
+        }
+        let routes = &routes;
+        let paths = |i: usize| {
+            let mut ps = Vec::new();
+            routes.fill(stored[i], &mut ps);
+            ps
+        };
+        // The links of pair i with its share of each.
+        let add = |load: &mut [f64], i: usize, touched: &mut Vec<u32>| {
+            let ps = paths(i);
+            for &l in ps.iter().flat_map(|r| r.links()) {
+                touched.push(l);
+                load[l as usize] += 1.0 / ps.len() as f64;
+            }
+        };
+        let beta = |load: &[f64], i: usize| {
+            paths(i)
+                .iter()
+                .flat_map(|r| r.links())
+                .map(|&l| load[l as usize] / self.caps[l as usize])
+                .fold(0.0, f64::max)
+        };
+        let mut all = vec![0.0f64; self.caps.len()];
+        let mut touched = Vec::new();
+        for i in 0..pairs.len() {
+            add(&mut all, i, &mut touched);
+        }
+        let mut out: Vec<(f64, f64, f64)> = (0..pairs.len())
+            .map(|i| {
+                let latency = paths(i).iter().map(|r| r.latency).fold(0.0, f64::max);
+                (latency, 0.0, beta(&all, i))
+            })
+            .collect();
+        // Wave by wave, one load array cleared after each.
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.sort_by_key(|&i| wave[i]);
+        let mut load = vec![0.0f64; self.caps.len()];
+        for group in order.chunk_by(|&x, &y| wave[x] == wave[y]) {
+            touched.clear();
+            for &i in group {
+                add(&mut load, i, &mut touched);
+            }
+            for &i in group {
+                out[i].1 = beta(&load, i);
+            }
+            for &l in &touched {
+                load[l as usize] = 0.0;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The chunks per tree of `nccl-tree` for `n` bytes over `servers`:
+    /// each tree's part in NCCL's chunks ([`schedules::nccl_tree_chunk`],
+    /// with NCCL's depth estimate `g - 1 + ⌊log2 m⌋` for m servers of g
+    /// ranks).
+    fn nccl_tree_chunks(servers: &[Vec<u32>], n: u64) -> usize {
+        let (m, g) = (servers.len(), servers.first().map_or(1, Vec::len));
+        let trees = 2 * g.max(1);
+        let depth = g.saturating_sub(1) + m.max(1).ilog2() as usize;
+        let chunk = schedules::nccl_tree_chunk(n, trees, depth);
+        let part = n.div_ceil(trees as u64);
+        usize::try_from(part.div_ceil(chunk))
+            .unwrap_or(usize::MAX)
+            .max(1)
+    }
+
+    /// The closed form of `nccl-tree` (see [`schedules::nccl_trees`]) over
+    /// the ranks of `servers`, `nf` bytes in `k` chunks per tree: with
+    /// chunks of b = N/(2CK) bytes, every edge of every tree carries one
+    /// chunk up and one down at a time. The first chunk of every tree
+    /// climbs from the deepest ranks and comes back down to every rank in
+    /// waves, as the step-synchronous mode numbers the steps (up: the
+    /// senders of one height in every tree at once; down: the receivers of
+    /// one depth), each hop costing its latency, b times its β with the
+    /// other flows of its wave ([`Self::shared_costs`]) and, going up, the
+    /// reduction of what the sender's children sent (γ per byte). The
+    /// other K - 1 chunks follow one period apart, the period the slowest
+    /// hop with every tree's flows at once (a chain hop its share of the
+    /// GPU's NVLink links, a tree hop its share of the rail GPU's NIC).
+    fn nccl_tree_closed_form(&self, servers: &[Vec<u32>], nf: f64, k: usize) -> Result<f64> {
+        if self.ranks() <= 1 {
+            return Ok(0.0);
+        }
+        let parents = schedules::nccl_tree_parents(servers)?;
+        let b = nf / (parents.len() * k.max(1)) as f64;
+        let gamma = self.params.gamma_us() * b;
+        let mut shapes = Vec::with_capacity(parents.len());
+        let (mut pairs, mut wave) = (Vec::new(), Vec::new());
+        for parent in &parents {
+            let shape = schedules::shape(parent)?;
+            for (r, &up) in parent.iter().enumerate().filter(|(_, u)| **u != NONE) {
+                pairs.extend([(r, up as usize), (up as usize, r)]);
+                wave.extend([2 * shape.height[r], 2 * shape.depth[r] + 1]);
+            }
+            shapes.push(shape);
+        }
+        // The routes and their sharing do not depend on the size.
+        let costs = match self.tree_costs.get() {
+            Some(costs) => costs,
+            None => {
+                let costs = self.shared_costs(&pairs, &wave)?;
+                self.tree_costs.get_or_init(|| costs)
+            }
+        };
+        let mut period = 0.0f64;
+        let mut fill = 0.0f64;
+        let mut next = costs.iter();
+        for (parent, shape) in parents.iter().zip(&shapes) {
+            let kids = |v: usize| shape.children[v].len() as f64;
+            let mut up_hop = vec![0.0; parent.len()];
+            let mut down_hop = vec![0.0; parent.len()];
+            for (r, _) in parent.iter().enumerate().filter(|(_, u)| **u != NONE) {
+                let (up, down) = match (next.next(), next.next()) {
+                    (Some(&u), Some(&d)) => (u, d),
+                    _ => return Err(Error::Internal("a tree edge without its cost".to_string())),
+                };
+                let reduce = gamma * kids(r);
+                up_hop[r] = up.0 + b * up.1 + reduce;
+                down_hop[r] = down.0 + b * down.1;
+                period = period
+                    .max(up.0 + b * up.2 + reduce)
+                    .max(down.0 + b * down.2);
+            }
+            // The first chunk: up by height, down by depth.
+            let mut order: Vec<usize> = (0..parent.len()).collect();
+            order.sort_by_key(|&v| shape.height[v]);
+            let mut ready = vec![0.0f64; parent.len()];
+            for &v in &order {
+                if parent[v] != NONE {
+                    let up = parent[v] as usize;
+                    ready[up] = ready[up].max(ready[v] + up_hop[v]);
+                }
+            }
+            let root = shape.root;
+            ready[root] += gamma * kids(root);
+            order.sort_by_key(|&v| shape.depth[v]);
+            for &v in &order {
+                if parent[v] != NONE {
+                    ready[v] = ready[parent[v] as usize] + down_hop[v];
+                }
+            }
+            fill = fill.max(ready.iter().copied().fold(0.0, f64::max));
+        }
+        Ok(fill + (k.max(1) - 1) as f64 * period)
     }
 
     /// The latency of the longest route within any group.
@@ -833,6 +999,11 @@ impl<'a> Context<'a> {
                 let servers = self.server_groups()?;
                 (self.nccl_ring_closed_form(&servers, nf)?, 1)
             }
+            Algorithm::NcclTree => {
+                let servers = self.server_groups()?;
+                let k = Self::nccl_tree_chunks(&servers, n);
+                (self.nccl_tree_closed_form(&servers, nf, k)?, k)
+            }
             Algorithm::HiTopK => {
                 let levels = self.levels(false)?;
                 let gpus = levels.groups[0][0].len();
@@ -1005,6 +1176,7 @@ impl<'a> Context<'a> {
             ),
             Algorithm::ParameterServer => schedules::parameter_server(p, n, g),
             Algorithm::NcclRing => schedules::nccl_rings(&self.server_groups()?, n, g),
+            Algorithm::NcclTree => schedules::nccl_trees(&self.server_groups()?, n, chunks, g),
             Algorithm::HiTopK => {
                 let levels = self.levels(false)?;
                 schedules::hitopk(

@@ -58,6 +58,12 @@
 //!   runs one program per ring (NCCL's channels), and every send waits
 //!   for the previous send into the same buffer, so the rendezvous of the
 //!   event-driven mode is per channel and adds no wait.
+//! - NCCL-style trees (`nccl-tree`, [`nccl_trees`]): per NIC c of a server
+//!   two trees over every rank ([`nccl_tree_parents`]), a chain from the
+//!   GPU on rail c through the others inside each server and NCCL's double
+//!   binary tree ([`btree`] and [`mirror_tree`]) over the servers' rail-c
+//!   GPUs, run as the overlapped trees above in NCCL's chunks
+//!   ([`nccl_tree_chunk`]), each tree a channel as the rings are.
 //!
 //! Every send also has a step number for the step-synchronous mode; steps
 //! hold sends that a synchronous execution would run together.
@@ -157,8 +163,8 @@ pub struct SendSchedule {
     chunks: usize,
     /// True when every send already waits for the previous send into the
     /// same receive buffer (NCCL's channels, each with its own buffers and
-    /// credit: [`nccl_rings`]), so the event-driven mode's rendezvous per
-    /// rank and step does not apply.
+    /// credit: [`nccl_rings`], [`nccl_trees`]), so the event-driven mode's
+    /// rendezvous per rank and step does not apply.
     pub(crate) channel_credit: bool,
 }
 
@@ -1305,9 +1311,10 @@ pub(crate) fn trees(
             .filter(|&v| !job.shape.children[v as usize].is_empty())
             .collect();
         by_depth.sort_by_key(|&v| (job.shape.depth[v as usize], v));
-        // down[(v, child index, c)] of the previous chunk, and the
-        // broadcast receive of every rank for the current chunk.
-        let mut prev_down: Vec<u32> = vec![NONE; 2 * p];
+        // down[(v, child index, c)] of the previous chunk (a binary tree
+        // has two children, a server's head in `nccl-tree` three), and
+        // the broadcast receive of every rank for the current chunk.
+        let mut prev_down: Vec<u32> = vec![NONE; 3 * p];
         let mut recv: Vec<u32> = vec![NONE; p];
         for c in 0..k {
             for &v in &by_depth {
@@ -1339,7 +1346,7 @@ pub(crate) fn trees(
                     None,
                 );
                 for (x, &u) in kids.iter().enumerate() {
-                    let slot = 2 * vi + x.min(1);
+                    let slot = 3 * vi + x.min(2);
                     let mut d = deps.clone();
                     d.push(prev_down[slot]);
                     let id = b.push(v, u, job.chunks[c], step, &d, delay);
@@ -1449,4 +1456,80 @@ pub(crate) fn nccl_rings(servers: &[Vec<u32>], n: u64, gamma_us: f64) -> Result<
     }
     b.last_recv = final_recv;
     b.finish()
+}
+
+/// NCCL's default pipeline chunk of a tree: its Simple protocol's buffer
+/// of 4 MiB (`NCCL_BUFFSIZE`) over its 8 steps (`NCCL_STEPS`), one step a
+/// chunk for the tree.
+pub(crate) const NCCL_TREE_CHUNK: u64 = 512 << 10;
+
+/// The chunk size NCCL's tree uses for `n` bytes over `trees` trees
+/// (channels) of depth `depth` (NCCL's `nRanks/nNodes - 1 + log2(nNodes)`):
+/// [`NCCL_TREE_CHUNK`], halved while the message holds fewer than 8·depth
+/// chunks per tree and the chunk is above 128 KiB, then fewer than
+/// 4·depth above 64 KiB, then fewer than depth above 32 KiB (NCCL's
+/// `enqueue.cc` for the tree's up-down pattern).
+pub(crate) fn nccl_tree_chunk(n: u64, trees: usize, depth: usize) -> u64 {
+    let per_tree = |chunk: u64| n / (trees.max(1) as u64 * chunk);
+    let mut chunk = NCCL_TREE_CHUNK;
+    for (times, floor) in [(8, 128 << 10), (4, 64 << 10), (1, 32 << 10)] {
+        while per_tree(chunk) < (times * depth) as u64 && chunk > floor {
+            chunk /= 2;
+        }
+    }
+    chunk
+}
+
+/// The trees of `nccl-tree` over `servers` (the ranks of every server,
+/// all of one size g, position j of a server being the GPU on its NIC of
+/// rail j), as parent arrays over all ranks: for every rail c, two trees
+/// (2c and 2c + 1). Inside every server both are the chain from GPU c
+/// through c + 1, ..., c - 1 (mod g), each GPU's parent the one before it
+/// (NCCL's tree inside a node); between servers GPU c of a server has as
+/// parent GPU c of the server's parent in [`btree`] (tree 2c) or
+/// [`mirror_tree`] (tree 2c + 1) over the servers: NCCL's double binary
+/// tree, both trees entering and leaving a server at GPU c, so every
+/// inter-server edge of rail c's trees joins two NICs of rail c.
+pub(crate) fn nccl_tree_parents(servers: &[Vec<u32>]) -> Result<Vec<Vec<u32>>> {
+    check_same_size(servers)?;
+    let m = servers.len();
+    let g = servers.first().map_or(0, Vec::len);
+    let p = m * g;
+    let between = [btree(m), mirror_tree(m)];
+    let mut out = Vec::with_capacity(2 * g);
+    for c in 0..g {
+        for tree in &between {
+            let mut parent = vec![NONE; p];
+            for (s, server) in servers.iter().enumerate() {
+                for i in 1..g {
+                    parent[server[(c + i) % g] as usize] = server[(c + i - 1) % g];
+                }
+                if tree[s] != NONE {
+                    parent[server[c] as usize] = servers[tree[s] as usize][c];
+                }
+            }
+            out.push(parent);
+        }
+    }
+    Ok(out)
+}
+
+/// `nccl-tree`: the trees of [`nccl_tree_parents`], each carrying part t
+/// of `split(n, 2C)` in `k` chunks, pipelined with the broadcast of chunk
+/// c as soon as the root has reduced it ([`trees`] with overlap: NCCL's
+/// tree kernel runs the reduction and the broadcast at once). Each tree is
+/// a channel of its own with its buffers and credit, and every send
+/// already waits for the previous send into its buffer (a child's chunk
+/// c - 1 up, a parent's chunk c - 1 down to that child), so the
+/// event-driven mode's rendezvous per rank and step does not apply.
+pub(crate) fn nccl_trees(
+    servers: &[Vec<u32>],
+    n: u64,
+    k: usize,
+    gamma_us: f64,
+) -> Result<SendSchedule> {
+    let p = servers.len() * servers.first().map_or(0, Vec::len);
+    let mut s = trees(p, nccl_tree_parents(servers)?, n, k, true, gamma_us)?;
+    s.channel_credit = true;
+    Ok(s)
 }

@@ -48,6 +48,7 @@ mod c_cube;
 mod closed_forms;
 mod intra;
 mod nccl;
+mod nccl_tree;
 mod send_schedules;
 mod simulator;
 mod sweeps;

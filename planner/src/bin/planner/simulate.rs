@@ -65,7 +65,7 @@ pub struct SimulateArgs {
     /// Algorithms, comma-separated, or `all`: ring, hd, hdrm, tree,
     /// pipelined-tree, double-tree, overlapped-tree,
     /// overlapped-double-tree, blueconnect, 2d, two-level, topk-allgather,
-    /// ps, hitopk, nccl-ring. One that
+    /// ps, hitopk, nccl-ring, nccl-tree. One that
     /// cannot run on a plan's topology (hdrm on a fat-tree) is skipped
     /// there with a note; naming one that runs on none of the plans is an
     /// error. [default: ring,hd,hdrm]

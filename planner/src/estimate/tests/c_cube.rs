@@ -103,6 +103,20 @@ fn channels_pair_is_refused_off_the_trees() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("channels=pair"), "{e}");
+    // NCCL's trees take their links from the plan and its NVLink tier.
+    let e = estimate(
+        &plan,
+        Algorithm::NcclTree,
+        None,
+        1 << 20,
+        &pair(100.0),
+        &opts(Method::Event),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("which nccl-tree does not take"),
+        "{e}"
+    );
 }
 
 #[test]

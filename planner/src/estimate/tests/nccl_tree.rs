@@ -1,0 +1,228 @@
+//! `nccl-tree`: NCCL's double binary trees between servers, a chain over
+//! NVLink inside each, one pair of trees per rail (issue 18).
+
+use super::intra::{bundled_as as bundled, spray};
+use super::nccl::{beats_the_flat_ring_off_the_spines, heard, on_servers_of_sub_nodes, servers};
+use super::*;
+use schedules::{NONE, nccl_tree_chunk, nccl_tree_parents, nccl_trees};
+
+/// Servers of `g` ranks: on rank `r`, its server and position.
+fn at(r: u32, g: usize) -> (usize, usize) {
+    (r as usize / g, r as usize % g)
+}
+
+#[test]
+fn inside_a_server_a_chain_between_servers_two_complementary_trees_on_one_rail() {
+    for (m, g) in [(1, 4), (3, 1), (2, 2), (5, 4), (6, 2), (8, 3), (32, 8)] {
+        check_trees(m, g);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn the_trees_of_any_servers_are_chains_and_rails(m in 1usize..=48, g in 1usize..=8) {
+        check_trees(m, g);
+    }
+}
+
+/// The checks of the test above on `m` servers of `g` ranks.
+fn check_trees(m: usize, g: usize) {
+    let parents = nccl_tree_parents(&servers(m, g)).unwrap();
+    assert_eq!(parents.len(), 2 * g, "{m}x{g}: two trees per rail");
+    // Per rail, the servers with a child server in each of its trees.
+    let mut inner = vec![[false; 2]; m * g];
+    for (t, parent) in parents.iter().enumerate() {
+        let c = t / 2;
+        let shape = schedules::shape(parent).unwrap();
+        assert_eq!(at(shape.root as u32, g).1, c, "{m}x{g}: tree {t}'s root");
+        for (r, &up) in parent.iter().enumerate() {
+            let (s, j) = at(r as u32, g);
+            if up == NONE {
+                continue;
+            }
+            let (su, ju) = at(up, g);
+            if j == c {
+                // The rail GPU's parent is the rail GPU of another
+                // server: the tree hop between servers stays on rail c.
+                assert_ne!(su, s, "{m}x{g}: tree {t}, rank {r}");
+                assert_eq!(ju, c, "{m}x{g}: tree {t}, rank {r}");
+                inner[su * g + c][t % 2] = true;
+            } else {
+                // The chain: from GPU c through c + 1, ..., c - 1.
+                assert_eq!(su, s, "{m}x{g}: tree {t}, rank {r}");
+                assert_eq!((ju + 1) % g, j, "{m}x{g}: tree {t}, rank {r}");
+            }
+        }
+    }
+    // NCCL's double binary tree: with an even count of servers (the
+    // mirror image) no server is an inner node of both trees of a rail;
+    // an odd count takes the shifted tree, which cannot promise it (3
+    // servers: two inner nodes in each tree).
+    for (x, both) in inner.iter().enumerate() {
+        let complementary = !(both[0] && both[1]);
+        assert!(
+            complementary || m % 2 == 1,
+            "{m}x{g}: server {} rail {}",
+            x / g,
+            x % g
+        );
+    }
+}
+
+#[test]
+fn every_rank_ends_with_the_whole_reduced_buffer_and_hears_from_every_rank() {
+    for (m, g, k) in [(1, 4, 3), (3, 1, 2), (2, 2, 1), (5, 4, 4), (4, 8, 2)] {
+        let p = m * g;
+        let n = 1_000_003;
+        let parents = nccl_tree_parents(&servers(m, g)).unwrap();
+        let s = nccl_trees(&servers(m, g), n, k, 0.0).unwrap();
+        assert_eq!(s.chunks(), k);
+        // 2C trees, K chunks, up and down every edge.
+        assert_eq!(s.len(), 2 * g * k * 2 * (p - 1), "{m}x{g}");
+        // A rank gets each tree's part from its parent, or holds it as the
+        // tree's root: n bytes in all.
+        let shares = schedules::split(n, 2 * g);
+        let mut got = vec![0u64; p];
+        for (t, parent) in parents.iter().enumerate() {
+            for (r, slot) in got.iter_mut().enumerate() {
+                if parent[r] == NONE {
+                    *slot += shares[t];
+                }
+            }
+        }
+        for i in 0..s.len() {
+            let (src, dst, bytes) = s.send(i);
+            let parent = &parents[s.tree_of(i) as usize];
+            if parent[dst] == src as u32 {
+                got[dst] += bytes;
+            } else {
+                assert_eq!(parent[src], dst as u32, "{m}x{g}: send {i} off its tree");
+            }
+        }
+        assert!(got.iter().all(|&b| b == n), "{m}x{g}: {got:?}");
+        for (r, h) in heard(&s, p).iter().enumerate() {
+            let missing: Vec<usize> = (0..p).filter(|&q| q != r && !h[q]).collect();
+            assert!(missing.is_empty(), "{m}x{g}: rank {r} misses {missing:?}");
+        }
+    }
+}
+
+#[test]
+fn one_gpu_per_server_is_the_overlapped_double_tree() {
+    let a = nccl_trees(&servers(7, 1), 10_000, 3, 0.01).unwrap();
+    let b = schedules::trees(
+        7,
+        vec![schedules::btree(7), schedules::mirror_tree(7)],
+        10_000,
+        3,
+        true,
+        0.01,
+    )
+    .unwrap();
+    assert_eq!(a.len(), b.len());
+    for i in 0..a.len() {
+        assert_eq!(a.send(i), b.send(i));
+        assert_eq!(a.deps(i), b.deps(i));
+    }
+}
+
+#[test]
+fn chunks_follow_nccls_rule() {
+    // 512 KiB, halved while a tree gets fewer than 8·depth chunks (down to
+    // 128 KiB), 4·depth (64 KiB), depth (32 KiB).
+    let check = |n: u64, trees, depth, want: u64| {
+        assert_eq!(nccl_tree_chunk(n, trees, depth), want, "{n} B");
+    };
+    // 256 GPUs in 32 servers of 8: 16 trees, depth 7 + 5.
+    check(1 << 30, 16, 12, 512 << 10);
+    check(256 << 20, 16, 12, 128 << 10);
+    check(64 << 20, 16, 12, 64 << 10);
+    check(1 << 20, 16, 12, 32 << 10);
+    check(1, 16, 12, 32 << 10);
+    check(1 << 30, 2, 0, 512 << 10);
+}
+
+fn no_alpha_or_gamma() -> Params {
+    Params {
+        alpha_us: 0.0,
+        nic_us: 0.0,
+        gamma_ns_per_byte: 0.0,
+        ..Params::default()
+    }
+}
+
+#[test]
+fn closed_form_equals_the_simulation_when_the_trees_share_no_link_unevenly() {
+    // Two servers of one GPU: each NIC carries one tree's chunk up and the
+    // other's down at once, half its speed each, after a first chunk up
+    // alone and before a last one down alone: 2K chunk times either way.
+    let s = Shorthand {
+        sub_nodes_per_server: Some(1),
+        ..Shorthand::default()
+    };
+    let (inv, o) = shorthand::fat_tree("tiers=2,sub-nodes=8,ports=8", &s).unwrap();
+    let plan = design(&inv, &o).unwrap();
+    for n in [1u64 << 20, 64 << 20] {
+        let e = estimate(
+            &plan,
+            Algorithm::NcclTree,
+            Some(2),
+            n,
+            &no_alpha_or_gamma(),
+            &opts(Method::Event),
+        )
+        .unwrap();
+        assert!(
+            (e.time_us - e.closed_form_us).abs() <= 1e-6 * e.closed_form_us,
+            "{n} B: simulated {} µs, closed form {} µs",
+            e.time_us,
+            e.closed_form_us
+        );
+    }
+}
+
+#[test]
+fn closed_form_follows_the_simulation_on_rails_with_the_nvlink_tier() {
+    // Every hop of the first chunk at its link's speed, then one period of
+    // the most loaded link (the rail NIC) a chunk; the simulation overlaps
+    // a little more of the fill.
+    let plan = bundled("h100-8x32", Topology::RailOptimized);
+    for n in [16u64 << 20, 64 << 20] {
+        let e = estimate(
+            &plan,
+            Algorithm::NcclTree,
+            None,
+            n,
+            &no_alpha_or_gamma(),
+            &spray(),
+        )
+        .unwrap();
+        let ratio = e.time_us / e.closed_form_us;
+        assert!(
+            (0.97..1.06).contains(&ratio),
+            "{n} B: simulated {} µs, closed form {} µs",
+            e.time_us,
+            e.closed_form_us
+        );
+    }
+}
+
+#[test]
+fn on_rails_nccl_tree_beats_the_flat_ring_and_never_climbs_to_a_spine() {
+    let (nvlink, rail) = beats_the_flat_ring_off_the_spines(Algorithm::NcclTree);
+    // 16 trees, one chunk up and down: 7 chain hops in each of the 32
+    // servers and 31 tree hops, each way.
+    assert_eq!((nvlink, rail), (16 * 2 * 7 * 32, 16 * 2 * 31));
+}
+
+#[test]
+fn without_the_tier_the_trees_follow_the_servers_sub_nodes() {
+    // 8 trees over 32 ranks in 8 servers, in chunks of 32 KiB (NCCL's
+    // floor: the 1 MiB holds few chunks for a depth of 3 + 3): 4 chunks of
+    // the 128 KiB of each tree, up and down 31 edges.
+    let e = on_servers_of_sub_nodes(Algorithm::NcclTree);
+    assert_eq!(e.chunks, 4);
+    assert_eq!(e.schedule.unwrap().sends, 8 * 4 * 2 * 31);
+}
