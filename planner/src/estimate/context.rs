@@ -1355,9 +1355,10 @@ impl schedules::Sink for LoneSink<'_, '_> {
         if self.lone.failed {
             return;
         }
-        let route = self.routes.single_between(src as usize, dst).ok().flatten();
-        self.lone
-            .send(self.caps, dst, bytes, step, deps, &[], delay_us, route);
+        let (lone, caps) = (&mut self.lone, self.caps);
+        self.routes.with_single(src as usize, dst, |route| {
+            lone.send(caps, dst, bytes, step, deps, &[], delay_us, route);
+        });
     }
 
     fn reserve(&mut self, sends: usize) {
@@ -1677,6 +1678,7 @@ impl<'c> PlanRoutes<'c> {
     }
 
     /// The paths of the flow from rank `s` to rank `d`, cached.
+    #[inline]
     fn lookup(&mut self, s: usize, d: u32) -> Result<Stored> {
         if let Some(&(x, stored)) = self.last.get(s)
             && x == d
@@ -1700,6 +1702,19 @@ impl<'c> PlanRoutes<'c> {
         let stored = self.lookup(s, d)?;
         self.fill(stored, out);
         Ok(())
+    }
+
+    /// `f` of the route from rank `s` to rank `d` when the flow has one
+    /// path, else of `None` (several paths, or no route: the lone pass
+    /// gives up and the event loop reports it); the route is lent, not
+    /// copied, when it is stored whole.
+    #[inline]
+    fn with_single<T>(&mut self, s: usize, d: u32, f: impl FnOnce(Option<&FlowRoute>) -> T) -> T {
+        match self.lookup(s, d) {
+            Ok(Stored::Pool { first, count: 1 }) => f(Some(&self.pool[first as usize])),
+            Ok(_) => f(self.single_between(s, d).ok().flatten().as_ref()),
+            Err(_) => f(None),
+        }
     }
 
     /// The route from rank `s` to rank `d` when the flow has one path.

@@ -875,7 +875,7 @@ pub(crate) fn lone(
             sched.deps(i),
             gates_of(i),
             sched.delay_us[i],
-            route,
+            route.as_ref(),
         );
         if pass.failed {
             return Ok(None);
@@ -1005,7 +1005,7 @@ impl Lone {
         deps: &[u32],
         gates: &[u32],
         delay_us: f64,
-        route: Option<FlowRoute>,
+        route: Option<&FlowRoute>,
     ) {
         if self.failed {
             return;
