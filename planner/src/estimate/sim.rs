@@ -1034,7 +1034,7 @@ impl Lone {
                     ready = ready.max(self.into_prev[d]);
                 }
             }
-            let now = f64::from_bits(time_bits(ready + delay_us).ok()?);
+            let now = f64::from_bits(time_key(ready + delay_us)?);
             let route = route?;
             let total = bytes as f64;
             if total <= 0.0 || route.len == 0 {
@@ -1061,7 +1061,7 @@ impl Lone {
             if total != self.last.0 || rate != self.last.1 {
                 self.last = (total, rate, total / rate);
             }
-            let done = f64::from_bits(time_bits(now + self.last.2).ok()?);
+            let done = f64::from_bits(time_key(now + self.last.2)?);
             if done <= now {
                 return None;
             }
@@ -1288,14 +1288,15 @@ fn next_mark(mark: u32, link_mark: &mut [u32], slot_mark: &mut [u32]) -> u32 {
     }
 }
 
-#[inline]
 fn time_bits(t: f64) -> Result<u64> {
-    if t.is_finite() && t >= 0.0 {
-        // `+ 0.0` turns -0.0 into 0.0, whose bits order correctly.
-        Ok((t + 0.0).to_bits())
-    } else {
-        Err(Error::Internal(format!("an event at time {t} µs")))
-    }
+    time_key(t).ok_or_else(|| Error::Internal(format!("an event at time {t} µs")))
+}
+
+/// The queue key of time `t`, µs: its bits when it is finite and not
+/// negative (`+ 0.0` turns -0.0 into 0.0, whose bits order correctly).
+#[inline(always)]
+fn time_key(t: f64) -> Option<u64> {
+    (t.is_finite() && t >= 0.0).then(|| (t + 0.0).to_bits())
 }
 
 fn start_event(at: f64, send: usize) -> Result<Event> {
