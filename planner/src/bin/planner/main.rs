@@ -48,11 +48,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Design a BiGraph or fat-tree fabric for an inventory (or a
-    /// shorthand) and report it; --out saves the plan other commands read.
+    /// Design a BiGraph, fat-tree, rail-optimized or HPN fabric for an
+    /// inventory (or a shorthand) and report it; --out saves the plan
+    /// other commands read.
     Design(DesignArgs),
-    /// BiGraph and fat-tree side by side for the same sub-nodes and switch
-    /// model.
+    /// BiGraph, fat-tree, rail-optimized and HPN side by side for the same
+    /// sub-nodes and switch model.
     Compare {
         #[command(flatten)]
         source: SourceArgs,
