@@ -1062,6 +1062,13 @@ impl<'a> Context<'a> {
         }))
     }
 
+    /// True when the schedule can be streamed: made of ring and
+    /// halving-doubling steps ([`Shape`]), and no pair has a channel of
+    /// its own (`channels=pair` reads the whole schedule).
+    fn streams(&self) -> Result<bool> {
+        Ok(self.params.channels != Channels::Pair && self.shape()?.is_some())
+    }
+
     /// The run of `n` bytes under `seed` and `routing` over the schedule
     /// streamed (never stored), with what is left of the schedule: the
     /// step-synchronous mode ([`fast::Steps`]), or the event-driven mode's
@@ -1076,8 +1083,7 @@ impl<'a> Context<'a> {
         routing: Policy,
         method: Method,
     ) -> Result<Option<(sim::Outcome, schedules::Streamed)>> {
-        if self.params.channels == Channels::Pair || !matches!(method, Method::Event | Method::Fast)
-        {
+        if !matches!(method, Method::Event | Method::Fast) || !self.streams()? {
             return Ok(None);
         }
         let Some(shape) = self.shape()? else {
@@ -1245,13 +1251,16 @@ impl<'a> Context<'a> {
             // schedule of every seed (Context::streamed), which is then
             // never stored; it is built when a seed needs the event loop,
             // or for the other modes.
+            // The seeds streamed, and the one whose flows share a link (its
+            // lone pass failed: the event loop runs without trying it again).
             let mut streamed = Vec::new();
+            let mut shared: Option<u64> = None;
             if matches!(options.method, Method::Event | Method::Fast) {
                 for &seed in &seeds {
                     match self.streamed(n, seed, options.routing, options.method)? {
-                        Some(run) => streamed.push(run),
+                        Some(run) => streamed.push((seed, run)),
                         None => {
-                            streamed.clear();
+                            shared = Some(seed).filter(|_| self.streams().unwrap_or(false));
                             break;
                         }
                     }
@@ -1261,20 +1270,26 @@ impl<'a> Context<'a> {
             let mut max_link_flows = 0;
             let mut packets: Vec<(f64, PacketStats)> = Vec::new();
             let (steps, sends, bytes_per_rank) = match streamed.first() {
-                Some((_, shape)) => {
-                    for (o, _) in &streamed {
+                Some((_, (_, shape))) if streamed.len() == seeds.len() => {
+                    for (_, (o, _)) in &streamed {
                         max_link_flows = max_link_flows.max(o.max_link_flows);
                         times.push(o.time_us);
                     }
                     (shape.steps, shape.sends, shape.bytes_sent_by_0)
                 }
-                None => {
+                _ => {
                     let sched = self.schedule(n, chunks)?;
                     let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
                     // The packet mode's figures per seed, by time.
                     // Built at the first seed: every seed has the same links.
                     let mut fabric: Option<packet::Fabric> = None;
                     for &seed in &seeds {
+                        // A seed streamed before the one that could not be.
+                        if let Some((_, (o, _))) = streamed.iter().find(|(s, _)| *s == seed) {
+                            max_link_flows = max_link_flows.max(o.max_link_flows);
+                            times.push(o.time_us);
+                            continue;
+                        }
                         let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
                         // A seed that routes every pair the same way as the
                         // last one gives the same time.
@@ -1304,8 +1319,18 @@ impl<'a> Context<'a> {
                                 (o.time_us, o.max_link_flows)
                             }
                             _ => {
-                                let o =
-                                    sim::run(&sched, &caps, &mut routes, self.params.eager_bytes)?;
+                                let settings = sim::Settings {
+                                    general: shared == Some(seed),
+                                    ..sim::Settings::default()
+                                };
+                                let o = sim::run_with(
+                                    &sched,
+                                    &caps,
+                                    &mut routes,
+                                    self.params.eager_bytes,
+                                    settings,
+                                    None,
+                                )?;
                                 (o.time_us, o.max_link_flows)
                             }
                         };
