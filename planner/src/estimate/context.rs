@@ -647,18 +647,15 @@ impl<'a> Context<'a> {
     fn shared_costs(&self, pairs: &[(usize, usize)], wave: &[u32]) -> Result<Vec<(f64, f64, f64)>> {
         let none = SendSchedule::default();
         let mut routes = PlanRoutes::new(self, &none, 0, Policy::Spray);
-        // Each pair's paths as the route cache keeps them (a sprayed
-        // flow's legs, not every path), listed when needed.
-        let mut stored = Vec::with_capacity(pairs.len());
+        // Every pair's paths, listed once.
+        let mut listed = Vec::new();
+        let mut spans = Vec::with_capacity(pairs.len());
         for &(a, b) in pairs {
-            stored.push(routes.lookup(a, b as u32)?);
+            let start = listed.len();
+            routes.paths_between(a, b as u32, &mut listed)?;
+            spans.push(start..listed.len());
         }
-        let routes = &routes;
-        let paths = |i: usize| {
-            let mut ps = Vec::new();
-            routes.fill(stored[i], &mut ps);
-            ps
-        };
+        let paths = |i: usize| &listed[spans[i].clone()];
         // The links of pair i with its share of each.
         let add = |load: &mut [f64], i: usize, touched: &mut Vec<u32>| {
             let ps = paths(i);
