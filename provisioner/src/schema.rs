@@ -730,7 +730,7 @@ spec:
             mpijob.validate(&bad),
             [".spec.mpiReplicaSpecs.Worker.replicas: a string where an integer is expected"]
         );
-        let Some(kueue) = shared_crd("kueue.x-k8s.io_topologies.yaml", "v1alpha1") else {
+        let Some(kueue) = shared_crd("kueue.x-k8s.io_topologies.yaml", "v1beta2") else {
             return;
         };
         assert_eq!(kueue.scope, Scope::Cluster);

@@ -1,5 +1,11 @@
-//! Kueue `Topology` (kueue.x-k8s.io/v1alpha1) with its `ResourceFlavor`,
-//! and Volcano `HyperNode`s (topology.volcano.sh/v1alpha1).
+//! Kueue `Topology` with its `ResourceFlavor` (kueue.x-k8s.io/v1beta2 by
+//! default, v1beta1 on request: see [`KueueApi`]), and Volcano
+//! `HyperNode`s (topology.volcano.sh/v1alpha1, with `tierName`).
+//!
+//! The fields follow the CRDs of Kueue v0.19.2
+//! (`config/components/crd/bases/kueue.x-k8s.io_{topologies,resourceflavors}.yaml`)
+//! and Volcano v1.15.1 (`config/crd/volcano/bases/topology.volcano.sh_hypernodes.yaml`);
+//! the provisioner's tests validate every object against them.
 
 use std::collections::HashMap;
 
@@ -8,6 +14,7 @@ use serde_json::{Value, json};
 use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
 
+use super::KueueApi;
 use super::k8s_names::dns_name;
 use super::labels::key;
 use super::tree::{Level, Tree};
@@ -21,8 +28,10 @@ const MAX_NAME: usize = 253;
 
 /// The Kueue `Topology` whose levels are the tree's labels and the host
 /// name, and a `ResourceFlavor` that selects the fabric's nodes and names
-/// the topology.
-pub(crate) fn kueue(plan: &Plan, tree: &Tree, prefix: &str) -> Result<Vec<Value>> {
+/// the topology, both in `api`'s version (the two objects' fields are the
+/// same in v1beta1 and v1beta2).
+pub(crate) fn kueue(plan: &Plan, tree: &Tree, prefix: &str, api: KueueApi) -> Result<Vec<Value>> {
+    let api_version = api.api_version();
     let name = object_name(plan, &plan.name, "Topology")?;
     let mut levels: Vec<Value> = tree
         .levels
@@ -33,13 +42,13 @@ pub(crate) fn kueue(plan: &Plan, tree: &Tree, prefix: &str) -> Result<Vec<Value>
     let fabric = format!("{prefix}{}", key::FABRIC);
     Ok(vec![
         json!({
-            "apiVersion": "kueue.x-k8s.io/v1alpha1",
+            "apiVersion": api_version,
             "kind": "Topology",
             "metadata": { "name": name, "labels": { &fabric: plan.name } },
             "spec": { "levels": levels },
         }),
         json!({
-            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "apiVersion": api_version,
             "kind": "ResourceFlavor",
             "metadata": { "name": name, "labels": { &fabric: plan.name } },
             "spec": {

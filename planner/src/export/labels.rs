@@ -328,6 +328,46 @@ pub fn node_labels(plan: &CheckedPlan, prefix: &str) -> Result<Vec<NodeLabels>> 
     Ok(out)
 }
 
+/// NVIDIA topograph 1.0's fabric tier keys: `fabric.topograph.run/tier-N`,
+/// tier 0 the switch closest to the node (topograph's README and release
+/// notes, August 2026; Kueue and KAI Scheduler read the same keys).
+pub const TOPOGRAPH_TIER: &str = "fabric.topograph.run/tier-";
+/// topograph 1.0's accelerator (NVLink) domain key.
+pub const TOPOGRAPH_DOMAIN: &str = "accelerator.topograph.run/domain";
+
+/// Node labels in topograph's vocabulary: `tier-0` is the server's switch
+/// (or switch set), then each level of the tree outward (physical switch,
+/// pod, fabric), so a Kueue or KAI `Topology` over these keys groups nodes
+/// as the plan's own labels do; servers with NVLink get their NVLink
+/// domain (the server itself). The values are those of [`node_labels`],
+/// checked when the tree was built.
+pub(crate) fn topograph_labels(plan: &Plan, tree: &super::tree::Tree) -> Vec<NodeLabels> {
+    use super::tree::Level;
+    tree.places
+        .iter()
+        .map(|place| {
+            let server = &plan.servers[place.server];
+            let mut labels = BTreeMap::new();
+            for (tier, level) in tree.levels.iter().rev().enumerate() {
+                let value = match level {
+                    Level::Switch => place.switch.clone(),
+                    Level::Physical => place.physical.clone(),
+                    Level::Pod => place.pod.clone().unwrap_or_default(),
+                    Level::Fabric => plan.name.clone(),
+                };
+                labels.insert(format!("{TOPOGRAPH_TIER}{tier}"), value);
+            }
+            if !server.nvlink.is_empty() {
+                labels.insert(TOPOGRAPH_DOMAIN.to_string(), server.name.clone());
+            }
+            NodeLabels {
+                server: server.name.clone(),
+                labels,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -1,40 +1,77 @@
-//! Slurm `topology.conf`: the tree form (`topology/tree`: one
-//! `SwitchName=` line per group, leaves with `Nodes=`, the rest with
-//! `Switches=`) and the block form (`topology/block`: `BlockName=` lines
-//! and `BlockSizes=`).
+//! Slurm's topology files: `topology.conf`, in the tree form
+//! (`topology/tree`: one `SwitchName=` line per group, leaves with `Nodes=`,
+//! the rest with `Switches=`) and the block form (`topology/block`:
+//! `BlockName=` lines and `BlockSizes=`), and `topology.yaml` (Slurm 25.05
+//! and later), which names several topologies, each a tree, a block or flat,
+//! for partitions to choose with `Topology=`.
+//!
+//! `topology.yaml` follows topology.yaml(5) of Slurm 25.05 (SchedMD/slurm
+//! `doc/man/man5/topology.yaml.5`): a list of topologies whose first key is
+//! `topology`, then `cluster_default`, then exactly one of `tree`
+//! (`switches`: `switch`, `children`, `nodes`), `block` (`block_sizes`,
+//! `blocks`: `block`, `nodes`) or `flat`. `children` and `nodes` are
+//! hostlist expressions; a comma-separated list is one.
 
 use std::collections::HashSet;
+
+use serde::Serialize;
 
 use crate::plan::Plan;
 
 use super::tree::Tree;
 
-/// The tree form: the switch level first (with the servers as nodes),
-/// then each level above with the groups below it as switches.
-pub(crate) fn tree(plan: &Plan, tree: &Tree) -> String {
+/// One switch of the tree form: its name and either its servers (a leaf)
+/// or the switches below it.
+struct TreeSwitch {
+    name: String,
+    nodes: Vec<String>,
+    children: Vec<String>,
+}
+
+/// The tree form's switches: the switch level first (with the servers as
+/// nodes), then each level above with the groups below it as switches.
+fn tree_switches(plan: &Plan, tree: &Tree) -> Vec<TreeSwitch> {
     let names = switch_names(tree);
+    let leaf = tree.leaf();
+    let mut out = Vec::new();
+    for l in (0..tree.levels.len()).rev() {
+        for (i, g) in tree.groups[l].iter().enumerate() {
+            let (nodes, children) = if l == leaf {
+                let nodes = g
+                    .servers
+                    .iter()
+                    .map(|&s| plan.servers[s].name.clone())
+                    .collect();
+                (nodes, Vec::new())
+            } else {
+                let switches = tree
+                    .children(l, i)
+                    .map(|c| names[l + 1][c].clone())
+                    .collect();
+                (Vec::new(), switches)
+            };
+            out.push(TreeSwitch {
+                name: names[l][i].clone(),
+                nodes,
+                children,
+            });
+        }
+    }
+    out
+}
+
+/// The tree form of `topology.conf`.
+pub(crate) fn tree(plan: &Plan, tree: &Tree) -> String {
     let mut out = String::from(
         "# slurm.conf: TopologyPlugin=topology/tree; node names are the plan's server names (NodeName)\n",
     );
-    let leaf = tree.leaf();
-    for l in (0..tree.levels.len()).rev() {
-        for (i, g) in tree.groups[l].iter().enumerate() {
-            let children = if l == leaf {
-                let nodes: Vec<&str> = g
-                    .servers
-                    .iter()
-                    .map(|&s| plan.servers[s].name.as_str())
-                    .collect();
-                format!("Nodes={}", nodes.join(","))
-            } else {
-                let switches: Vec<&str> = tree
-                    .children(l, i)
-                    .map(|c| names[l + 1][c].as_str())
-                    .collect();
-                format!("Switches={}", switches.join(","))
-            };
-            out.push_str(&format!("SwitchName={} {children}\n", names[l][i]));
-        }
+    for sw in tree_switches(plan, tree) {
+        let children = if sw.children.is_empty() {
+            format!("Nodes={}", sw.nodes.join(","))
+        } else {
+            format!("Switches={}", sw.children.join(","))
+        };
+        out.push_str(&format!("SwitchName={} {children}\n", sw.name));
     }
     out
 }
@@ -73,34 +110,134 @@ pub(crate) fn block_level(tree: &Tree) -> usize {
     }
 }
 
-/// The block form: one block per group of [`block_level`], and
-/// `BlockSizes` from the smallest block's node count doubling while that
-/// many blocks exist.
+/// The block form's blocks (name and servers) and block sizes: one block
+/// per group of [`block_level`], and the sizes from the smallest block's
+/// node count doubling while that many blocks exist.
+fn blocks(plan: &Plan, tree: &Tree) -> (Vec<(String, Vec<String>)>, Vec<usize>) {
+    let groups = &tree.groups[block_level(tree)];
+    let blocks = groups
+        .iter()
+        .map(|g| {
+            let nodes = g
+                .servers
+                .iter()
+                .map(|&s| plan.servers[s].name.clone())
+                .collect();
+            (g.value.clone(), nodes)
+        })
+        .collect();
+    let base = groups.iter().map(|g| g.servers.len()).min().unwrap_or(1);
+    let mut sizes = Vec::new();
+    let mut count = 1;
+    while count <= groups.len() {
+        sizes.push(base * count);
+        count *= 2;
+    }
+    (blocks, sizes)
+}
+
+/// The block form of `topology.conf`.
 pub(crate) fn block(plan: &Plan, tree: &Tree) -> String {
-    let l = block_level(tree);
-    let groups = &tree.groups[l];
     let mut out = String::from(
         "# slurm.conf: TopologyPlugin=topology/block; node names are the plan's server names (NodeName)\n",
     );
-    for g in groups {
-        let nodes: Vec<&str> = g
-            .servers
-            .iter()
-            .map(|&s| plan.servers[s].name.as_str())
-            .collect();
-        out.push_str(&format!(
-            "BlockName={} Nodes={}\n",
-            g.value,
-            nodes.join(",")
-        ));
+    let (blocks, sizes) = blocks(plan, tree);
+    for (name, nodes) in blocks {
+        out.push_str(&format!("BlockName={name} Nodes={}\n", nodes.join(",")));
     }
-    let base = groups.iter().map(|g| g.servers.len()).min().unwrap_or(1);
-    let mut sizes = Vec::new();
-    let mut blocks = 1;
-    while blocks <= groups.len() {
-        sizes.push((base * blocks).to_string());
-        blocks *= 2;
-    }
+    let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
     out.push_str(&format!("BlockSizes={}\n", sizes.join(",")));
     out
+}
+
+/// One topology of `topology.yaml`. Field order is the file's: Slurm
+/// wants `topology` first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct YamlTopology {
+    /// The name a partition's `Topology=` uses.
+    pub topology: String,
+    /// True for the one topology partitions without `Topology=` use.
+    pub cluster_default: bool,
+    /// What the topology is, and what the plan says about it.
+    #[serde(flatten)]
+    pub form: YamlForm,
+}
+
+/// The plugin of one topology of `topology.yaml`, with its switches or
+/// blocks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum YamlForm {
+    /// `topology/tree`.
+    Tree {
+        /// Every switch, leaves first.
+        switches: Vec<YamlSwitch>,
+    },
+    /// `topology/block`.
+    Block {
+        /// The base block size, then each power-of-two multiple enforced.
+        block_sizes: Vec<usize>,
+        /// Every block.
+        blocks: Vec<YamlBlock>,
+    },
+}
+
+/// A switch of a tree topology: a leaf has `nodes`, the others `children`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct YamlSwitch {
+    /// The switch's name, at most 64 characters.
+    pub switch: String,
+    /// The switches below it (a hostlist expression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children: Option<String>,
+    /// The servers below it (a hostlist expression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
+}
+
+/// A block of a block topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct YamlBlock {
+    /// The block's name.
+    pub block: String,
+    /// Its servers (a hostlist expression).
+    pub nodes: String,
+}
+
+/// The tree form as one `topology.yaml` topology.
+pub(crate) fn yaml_tree(plan: &Plan, tree: &Tree, name: String, default: bool) -> YamlTopology {
+    let list = |v: Vec<String>| (!v.is_empty()).then(|| v.join(","));
+    let switches = tree_switches(plan, tree)
+        .into_iter()
+        .map(|sw| YamlSwitch {
+            switch: sw.name,
+            children: list(sw.children),
+            nodes: list(sw.nodes),
+        })
+        .collect();
+    YamlTopology {
+        topology: name,
+        cluster_default: default,
+        form: YamlForm::Tree { switches },
+    }
+}
+
+/// The block form as one `topology.yaml` topology.
+pub(crate) fn yaml_block(plan: &Plan, tree: &Tree, name: String) -> YamlTopology {
+    let (blocks, block_sizes) = blocks(plan, tree);
+    let blocks = blocks
+        .into_iter()
+        .map(|(block, nodes)| YamlBlock {
+            block,
+            nodes: nodes.join(","),
+        })
+        .collect();
+    YamlTopology {
+        topology: name,
+        cluster_default: false,
+        form: YamlForm::Block {
+            block_sizes,
+            blocks,
+        },
+    }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanSubNode};
 
 use super::labels::{ServerPlace, key, server_places};
 
@@ -137,5 +137,36 @@ impl Tree {
             .enumerate()
             .filter(move |(_, g)| g.parent == Some(parent))
             .map(|(i, _)| i)
+    }
+}
+
+/// The plan as one part or plane sees it: every sub-node mapped by `f`
+/// (kept, moved to another switch, or left out with `None`), and the
+/// servers left without sub-nodes dropped. Switches are kept as they are.
+pub(crate) fn view(plan: &Plan, f: impl Fn(&PlanSubNode) -> Option<PlanSubNode>) -> Plan {
+    let mut sub_nodes = Vec::new();
+    let mut servers = Vec::new();
+    for server in &plan.servers {
+        let mut kept = Vec::new();
+        for sn in server
+            .sub_nodes
+            .iter()
+            .filter_map(|&i| plan.sub_node_list.get(i))
+        {
+            if let Some(sn) = f(sn) {
+                kept.push(sub_nodes.len());
+                sub_nodes.push(sn);
+            }
+        }
+        if !kept.is_empty() {
+            let mut s = server.clone();
+            s.sub_nodes = kept;
+            servers.push(s);
+        }
+    }
+    Plan {
+        servers,
+        sub_node_list: sub_nodes,
+        ..plan.clone()
     }
 }

@@ -54,7 +54,15 @@ fn bad_input_writes_nothing() {
 
 #[test]
 fn json_carries_the_objects_and_what_is_lost() {
-    for to in ["labels", "kueue", "volcano", "slurm-tree", "slurm-block"] {
+    for to in [
+        "labels",
+        "kueue",
+        "volcano",
+        "slurm-tree",
+        "slurm-block",
+        "slurm-yaml",
+        "topograph",
+    ] {
         let out = planner(&["export", PLAN, "--to", to, "--format", "json"]);
         assert_eq!(out.status.code(), Some(0), "{to}");
         assert!(
@@ -64,7 +72,12 @@ fn json_carries_the_objects_and_what_is_lost() {
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["to"], to);
         assert_eq!(v["plan"], "eflops-4x16");
-        assert_eq!(v["prefix"], "topology.eflops.io/");
+        let prefix = if to == "topograph" {
+            ""
+        } else {
+            "topology.eflops.io/"
+        };
+        assert_eq!(v["prefix"], prefix);
         let lost = v["lost"].as_array().unwrap();
         assert!(
             lost[0]
@@ -73,7 +86,7 @@ fn json_carries_the_objects_and_what_is_lost() {
                 .starts_with("upper-lower adjacency"),
             "{to}"
         );
-        let body = ["nodes", "objects", "topology_conf"]
+        let body = ["nodes", "objects", "topology_conf", "topologies"]
             .iter()
             .filter(|k| v.get(**k).is_some())
             .count();
@@ -95,4 +108,70 @@ fn yaml_and_json_agree() {
         let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
         assert_eq!(serde_json::Value::from(objects), v["objects"], "{to}");
     }
+}
+
+/// The Kueue objects are v1beta2 by default; `--kueue-api v1beta1` writes
+/// the deprecated version and says so in the YAML, on stderr and in the
+/// JSON, and only `--to kueue` takes the option.
+#[test]
+fn kueue_api_version_is_chosen_and_deprecation_said() {
+    let out = planner(&["export", PLAN, "--to", "kueue"]);
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        yaml.matches("apiVersion: kueue.x-k8s.io/v1beta2").count(),
+        2
+    );
+    assert!(
+        !yaml.contains("v1alpha1") && !yaml.contains("v1beta1"),
+        "{yaml}"
+    );
+    assert!(
+        !String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("deprecated")
+    );
+
+    let out = planner(&["export", PLAN, "--to", "kueue", "--kueue-api", "v1beta1"]);
+    assert_eq!(out.status.code(), Some(0));
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        yaml.matches("apiVersion: kueue.x-k8s.io/v1beta1").count(),
+        2
+    );
+    assert!(
+        yaml.contains("# Note: kueue.x-k8s.io/v1beta1 is deprecated"),
+        "{yaml}"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("note: kueue.x-k8s.io/v1beta1 is deprecated"),
+        "{stderr}"
+    );
+
+    let out = planner(&[
+        "export",
+        PLAN,
+        "--to",
+        "kueue",
+        "--kueue-api",
+        "v1beta1",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["notes"][0].as_str().unwrap().contains("deprecated"));
+    let v2: serde_json::Value = serde_json::from_slice(
+        &planner(&["export", PLAN, "--to", "kueue", "--format", "json"]).stdout,
+    )
+    .unwrap();
+    assert!(v2.get("notes").is_none(), "no notes key without a note");
+
+    let out = planner(&["export", PLAN, "--to", "volcano", "--kueue-api", "v1beta2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("error: --kueue-api: only --to kueue writes Kueue objects"),
+        "{stderr}"
+    );
 }

@@ -14,7 +14,7 @@ use planner::checked::CheckedPlan;
 use planner::design::design;
 use planner::design::shorthand::{self, Shorthand};
 use planner::export::k8s_names::{label_value_problem, qualified_name_problem};
-use planner::export::{DEFAULT_PREFIX, Target, export, node_labels};
+use planner::export::{DEFAULT_PREFIX, KueueApi, Target, export_with, node_labels};
 use provisioner::schema::CrdSchema;
 
 fn root() -> PathBuf {
@@ -48,7 +48,11 @@ fn plans() -> Vec<CheckedPlan> {
 }
 
 fn objects(plan: &CheckedPlan, target: Target, kind: &str) -> Vec<Value> {
-    export(plan, target, DEFAULT_PREFIX)
+    objects_in(plan, target, KueueApi::default(), kind)
+}
+
+fn objects_in(plan: &CheckedPlan, target: Target, api: KueueApi, kind: &str) -> Vec<Value> {
+    export_with(plan, target, DEFAULT_PREFIX, api)
         .unwrap()
         .objects
         .unwrap()
@@ -70,39 +74,91 @@ fn cel_rules_are_known(schema: &CrdSchema, checked: &[&str]) {
     }
 }
 
+/// Every Kueue version we write is one the v0.19.2 CRD serves, v1beta2
+/// (stored) and v1beta1 (deprecated), and each object validates against
+/// that version's schema.
 #[test]
 fn kueue_topology_satisfies_its_crd() {
-    let Some(schema) = crd(
-        "kueue_topology_satisfies_its_crd",
-        "kueue.x-k8s.io_topologies.yaml",
-        "v1alpha1",
-    ) else {
-        return;
-    };
-    cel_rules_are_known(
-        &schema,
-        &[
-            // An update rule: nothing to check on a new object.
-            "field is immutable",
-            "must be unique",
-            "the kubernetes.io/hostname label can only be used at the lowest level of topology",
-        ],
-    );
-    for plan in plans() {
-        let topologies = objects(&plan, Target::Kueue, "Topology");
-        assert_eq!(topologies.len(), 1);
-        for t in &topologies {
-            assert_eq!(schema.validate(t), Vec::<String>::new(), "{}", plan.name);
-            let levels: Vec<&str> = t["spec"]["levels"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| l["nodeLabel"].as_str().unwrap())
-                .collect();
-            let unique: BTreeSet<&str> = levels.iter().copied().collect();
-            assert_eq!(unique.len(), levels.len(), "must be unique: {levels:?}");
-            let host = levels.iter().position(|l| *l == "kubernetes.io/hostname");
-            assert_eq!(host, Some(levels.len() - 1), "hostname lowest: {levels:?}");
+    for api in KueueApi::ALL {
+        let Some(schema) = crd(
+            "kueue_topology_satisfies_its_crd",
+            "kueue.x-k8s.io_topologies.yaml",
+            api.as_str(),
+        ) else {
+            return;
+        };
+        cel_rules_are_known(
+            &schema,
+            &[
+                // An update rule: nothing to check on a new object.
+                "field is immutable",
+                "must be unique",
+                "the kubernetes.io/hostname label can only be used at the lowest level of topology",
+            ],
+        );
+        for plan in plans() {
+            let topologies = objects_in(&plan, Target::Kueue, api, "Topology");
+            assert_eq!(topologies.len(), 1);
+            for t in &topologies {
+                assert_eq!(t["apiVersion"], api.api_version());
+                assert_eq!(schema.validate(t), Vec::<String>::new(), "{}", plan.name);
+                let levels: Vec<&str> = t["spec"]["levels"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l["nodeLabel"].as_str().unwrap())
+                    .collect();
+                let unique: BTreeSet<&str> = levels.iter().copied().collect();
+                assert_eq!(unique.len(), levels.len(), "must be unique: {levels:?}");
+                let host = levels.iter().position(|l| *l == "kubernetes.io/hostname");
+                assert_eq!(host, Some(levels.len() - 1), "hostname lowest: {levels:?}");
+            }
+        }
+    }
+}
+
+/// The ResourceFlavor that names the Topology, against Kueue v0.19.2's
+/// CRD in both served versions, with its CEL rules checked by hand.
+#[test]
+fn kueue_resource_flavor_satisfies_its_crd() {
+    for api in KueueApi::ALL {
+        let Some(schema) = crd(
+            "kueue_resource_flavor_satisfies_its_crd",
+            "kueue.x-k8s.io_resourceflavors.yaml",
+            api.as_str(),
+        ) else {
+            return;
+        };
+        let topology_needs_labels = "at least one nodeLabel is required when topology is set";
+        cel_rules_are_known(
+            &schema,
+            &[
+                topology_needs_labels,
+                // Update rules: nothing to check on a new object.
+                "nodeLabels are immutable when topologyName is set",
+                "tolerations are immutable when topologyName is set",
+                "topologyName is immutable when topologyName is set",
+                // Taints and tolerations: we write neither.
+                "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'",
+                "operator must be Exists when 'key' is empty, which means 'match all values and all keys'",
+                "effect must be 'NoExecute' when 'tolerationSeconds' is set",
+                "supported toleration values: 'Equal'(default), 'Exists'",
+                "a value must be empty when 'operator' is 'Exists'",
+            ],
+        );
+        for plan in plans() {
+            let flavors = objects_in(&plan, Target::Kueue, api, "ResourceFlavor");
+            let topologies = objects_in(&plan, Target::Kueue, api, "Topology");
+            assert_eq!(flavors.len(), 1);
+            let f = &flavors[0];
+            assert_eq!(f["apiVersion"], api.api_version());
+            assert_eq!(schema.validate(f), Vec::<String>::new(), "{}", plan.name);
+            // The CEL rule, and the flavor names the exported topology.
+            let labels = f["spec"]["nodeLabels"].as_object().unwrap();
+            assert!(!labels.is_empty(), "{topology_needs_labels}");
+            assert_eq!(f["spec"]["topologyName"], topologies[0]["metadata"]["name"]);
+            assert!(f["spec"].get("tolerations").is_none());
+            assert!(f["spec"].get("nodeTaints").is_none());
         }
     }
 }

@@ -1,5 +1,5 @@
 //! `planner export`: scheduler exports from a plan (node labels, Kueue,
-//! Volcano, Slurm). The YAML or `topology.conf` text goes to stdout (or
+//! Volcano, Slurm topology.conf and topology.yaml, topograph labels). The YAML or `topology.conf` text goes to stdout (or
 //! `--out`), what the translation loses to stderr; `--format json` prints
 //! both as one JSON object.
 
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use planner::export::{self, DEFAULT_PREFIX, Target};
+use planner::export::{self, DEFAULT_PREFIX, KueueApi, Target};
 
 use crate::io::{BadInput, display, load_plan, print};
 use crate::output;
@@ -21,9 +21,16 @@ pub struct ExportArgs {
     /// What to export.
     #[arg(long, value_enum)]
     to: To,
-    /// Label prefix: a DNS subdomain, with or without the final `/`.
-    #[arg(long, default_value = DEFAULT_PREFIX)]
-    prefix: String,
+    /// Label prefix: a DNS subdomain, with or without the final `/`
+    /// (default topology.eflops.io/; --to topograph uses topograph's keys
+    /// and takes none).
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Kueue API version of the Topology and ResourceFlavor (--to kueue):
+    /// v1beta2 (Kueue v0.15 and later) or v1beta1 (deprecated, for older
+    /// clusters).
+    #[arg(long, value_enum, value_name = "VERSION")]
+    kueue_api: Option<KueueApiArg>,
     /// yaml (the default for labels, kueue and volcano; the Slurm forms
     /// print topology.conf text) or json (the export and what it loses as
     /// one object).
@@ -48,6 +55,12 @@ enum To {
     SlurmTree,
     /// Slurm topology.conf, block form.
     SlurmBlock,
+    /// Slurm topology.yaml (Slurm 25.05 and later): the tree, the blocks,
+    /// and a tree per BiGraph part or HPN plane.
+    SlurmYaml,
+    /// Kubernetes node labels in NVIDIA topograph 1.0's vocabulary
+    /// (fabric.topograph.run/tier-N, accelerator.topograph.run/domain).
+    Topograph,
 }
 
 impl From<To> for Target {
@@ -58,6 +71,25 @@ impl From<To> for Target {
             To::Volcano => Target::Volcano,
             To::SlurmTree => Target::SlurmTree,
             To::SlurmBlock => Target::SlurmBlock,
+            To::SlurmYaml => Target::SlurmYaml,
+            To::Topograph => Target::Topograph,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum KueueApiArg {
+    /// kueue.x-k8s.io/v1beta2 (Kueue v0.15.0 and later; the default).
+    V1beta2,
+    /// kueue.x-k8s.io/v1beta1 (deprecated; Kueue before v0.15.0).
+    V1beta1,
+}
+
+impl From<KueueApiArg> for KueueApi {
+    fn from(a: KueueApiArg) -> Self {
+        match a {
+            KueueApiArg::V1beta2 => KueueApi::V1beta2,
+            KueueApiArg::V1beta1 => KueueApi::V1beta1,
         }
     }
 }
@@ -79,6 +111,23 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
         ))
         .into());
     }
+    if args.kueue_api.is_some() && target != Target::Kueue {
+        return Err(BadInput(format!(
+            "--kueue-api: only --to kueue writes Kueue objects, not --to {}; leave --kueue-api out",
+            target.as_str()
+        ))
+        .into());
+    }
+    let kueue_api = args.kueue_api.map(KueueApi::from).unwrap_or_default();
+    if target == Target::Topograph
+        && let Some(p) = &args.prefix
+    {
+        return Err(BadInput(format!(
+            "--prefix {p}: --to topograph writes topograph's own keys (fabric.topograph.run/, accelerator.topograph.run/); leave --prefix out, or use --to labels"
+        ))
+        .into());
+    }
+    let prefix = args.prefix.as_deref().unwrap_or(DEFAULT_PREFIX);
     let json = args.format == Some(ExportFormat::Json);
     let out = match &args.out {
         Some(path) => {
@@ -95,7 +144,7 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     };
     let plan = load_plan(&args.plan)?;
     let plan_file = display(&args.plan);
-    let exported = export::export(&plan, target, &args.prefix).map_err(|e| match e {
+    let exported = export::export_with(&plan, target, prefix, kueue_api).map_err(|e| match e {
         // The library names the plan; the user knows it by its file.
         planner::Error::Invalid { what, problems, .. } => planner::Error::Invalid {
             file: plan_file.clone(),
@@ -119,6 +168,9 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     }
     if !json {
         let mut note = String::new();
+        for n in &exported.notes {
+            note.push_str(&format!("note: {n}\n"));
+        }
         if let Some(out) = &args.out {
             note.push_str(&format!(
                 "{} written to {}\n",
