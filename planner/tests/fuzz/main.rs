@@ -473,6 +473,7 @@ fn plan_ranks_case(seed: u64) -> (Input, Check) {
                 solver: Solver::Heuristic,
                 seed: 0,
                 unavailable: Vec::new(),
+                engine: ranks::Engine::Probe,
             };
             let outcome = match ranks::plan_ranks(p, &request) {
                 Ok(o) => o,
@@ -928,6 +929,7 @@ fn names_case(seed: u64) -> (Input, Check) {
             solver: Solver::Heuristic,
             seed: 0,
             unavailable: Vec::new(),
+            engine: ranks::Engine::Probe,
         };
         match ranks::plan_ranks(&p, &request) {
             Ok(o) => rank_formats_round_trip("ranks", &p, &o.table)?,
