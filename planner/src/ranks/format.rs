@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Algorithm, Avoid, Congestion, Fold, Outcome, Policy, RankTable, Request};
+use super::{Algorithm, Avoid, Congestion, Engine, Fold, Outcome, Policy, RankTable, Request};
 use crate::algorithm::{Command, RankSchedule};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
@@ -76,6 +76,9 @@ pub struct RankDocument<'a> {
     pub plan: &'a str,
     /// `hdrm`, `hd` or `ring`.
     pub algorithm: Algorithm,
+    /// The engine the table is made for; absent for `probe`.
+    #[serde(skip_serializing_if = "Engine::is_probe")]
+    pub engine: Engine,
     /// Where the table comes from: `algorithm-1`, `plan-order`,
     /// `heuristic` or `ilp`.
     pub method: &'static str,
@@ -107,6 +110,7 @@ impl<'a> RankDocument<'a> {
         RankDocument {
             plan: &plan.name,
             algorithm: outcome.table.algorithm,
+            engine: outcome.engine,
             method: outcome.method,
             avoid: &request.avoid,
             seed: request.seed,
@@ -327,6 +331,9 @@ pub fn to_table(plan: &CheckedPlan, table: &RankTable) -> String {
 pub struct RankFile {
     /// The algorithm a JSON table names, if any.
     pub algorithm: Option<Algorithm>,
+    /// The engine a JSON table is made for, if it names one (`planner
+    /// ranks --engine` writes it for every engine but `probe`).
+    pub engine: Option<Engine>,
     /// Rank -> index into `plan.sub_node_list`.
     pub ranks: Vec<usize>,
     /// Rank -> its GPU (`gpu_index` numbering): the file's `gpu_index`,
@@ -529,6 +536,7 @@ pub fn read_rank_table(text: &str, file: &str, plan: &Plan) -> Result<RankFile> 
     if problems.is_empty() {
         Ok(RankFile {
             algorithm: entries.algorithm,
+            engine: entries.engine,
             ranks: table,
             gpus,
         })
@@ -544,6 +552,7 @@ pub fn read_rank_table(text: &str, file: &str, plan: &Plan) -> Result<RankFile> 
 /// The rows of a rank file as written, before they are checked.
 struct Entries {
     algorithm: Option<Algorithm>,
+    engine: Option<Engine>,
     /// True when the file gives `gpu_index` (a CSV column, or a JSON key
     /// on some rank).
     gpu_column: bool,
@@ -609,6 +618,7 @@ fn read_csv(text: &str, file: &str) -> Result<Entries> {
     }
     Ok(Entries {
         algorithm: None,
+        engine: None,
         gpu_column: columns.is_some_and(|c| c.3.is_some()),
         header_line,
         rows,
@@ -619,6 +629,8 @@ fn read_json(text: &str, file: &str) -> Result<Entries> {
     #[derive(serde::Deserialize)]
     struct Doc {
         algorithm: Option<String>,
+        #[serde(default)]
+        engine: Option<String>,
         ranks: Vec<Row>,
     }
     #[derive(serde::Deserialize)]
@@ -645,8 +657,22 @@ fn read_json(text: &str, file: &str) -> Result<Entries> {
         ),
         None => None,
     };
+    let engine = match doc.engine {
+        Some(e) => Some(e.parse::<Engine>().map_err(|_| Error::Invalid {
+            file: file.to_string(),
+            what: "rank table",
+            problems: vec![Problem::at(
+                None,
+                "engine",
+                format!("`{e}` is not an engine"),
+                format!("use {}", Engine::ALL.map(Engine::as_str).join(", ")),
+            )],
+        })?),
+        None => None,
+    };
     Ok(Entries {
         algorithm,
+        engine,
         gpu_column: doc.ranks.iter().any(|r| r.gpu_index.is_some()),
         header_line: None,
         rows: doc
@@ -767,6 +793,9 @@ pub struct VerifyReport {
     pub design: String,
     /// `halving-doubling` or `ring`.
     pub schedule: &'static str,
+    /// The engine whose schedule was checked; absent for `probe`.
+    #[serde(skip_serializing_if = "Engine::is_probe")]
+    pub engine: Engine,
     /// Ranks in the job.
     pub ranks: usize,
     /// The routing policy the flows were routed by: `ecmp`, `dmodk` or
@@ -790,16 +819,23 @@ pub struct VerifyReport {
     pub plan_order: Option<OrderLoads>,
 }
 
-/// The loads of `table` whose ranks run on `gpus` (rank -> GPU).
+/// The loads of `table` whose ranks run on `gpus` (rank -> GPU), under
+/// `engine`'s schedule.
 fn loads(
-    plan: &Plan,
+    plan: &CheckedPlan,
     order: String,
-    table: &RankTable,
+    (table, engine): (&RankTable, Engine),
     gpus: &[Option<usize>],
     steps: &[super::StepLoad],
 ) -> Result<OrderLoads> {
-    let schedule = table.schedule()?;
-    let nvlink = super::gpus::nvlink_flows(plan, &table.ranks, gpus, &schedule);
+    let schedule = engine.schedule(table.algorithm, table.ranks.len())?;
+    let visit = engine.ring_order(plan, &table.ranks);
+    let nvlink = super::gpus::nvlink_flows(
+        plan,
+        &super::in_order(&visit, &table.ranks),
+        &super::in_order(&visit, gpus),
+        &schedule,
+    );
     Ok(OrderLoads {
         order,
         worst_load: steps.iter().map(|s| s.max_load).max().unwrap_or(0),
@@ -837,6 +873,46 @@ pub fn verify_report_on(
     seed: u64,
     routing: Policy,
 ) -> Result<VerifyReport> {
+    let how = Checked {
+        engine: Engine::Probe,
+        avoid,
+        seed,
+        routing,
+    };
+    verify_report_as(plan, table, gpus, order, &how)
+}
+
+/// What [`verify_report_as`] checks a table against: the engine that runs
+/// it, the links and switches out of service, and the routing.
+#[derive(Debug, Clone, Copy)]
+pub struct Checked<'a> {
+    /// The engine whose schedule (its fold, its ring order) is routed.
+    pub engine: Engine,
+    /// Links and switches routed around.
+    pub avoid: &'a [Avoid],
+    /// ECMP hash seed.
+    pub seed: u64,
+    /// The routing policy.
+    pub routing: Policy,
+}
+
+/// [`verify_report_on`] for what `how.engine` really runs over the table
+/// ([`super::verify_engine`]); the plan order beside it is the same
+/// engine's schedule over the ranks in plan order, which is what a
+/// launcher that knows nothing of the fabric gives it.
+pub fn verify_report_as(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    how: &Checked<'_>,
+) -> Result<VerifyReport> {
+    let Checked {
+        engine,
+        avoid,
+        seed,
+        routing,
+    } = *how;
     super::check_ranks(plan, &table.ranks)?;
     if gpus.len() != table.ranks.len() {
         return Err(Error::Internal(format!(
@@ -845,7 +921,7 @@ pub fn verify_report_on(
             table.ranks.len()
         )));
     }
-    let steps = super::verify_avoiding(plan, table, avoid, seed, routing)?;
+    let steps = super::verify_engine(plan, table, engine, avoid, seed, routing)?;
     let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
     let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
     let baseline = super::plan_gpu_ranks(
@@ -855,6 +931,7 @@ pub fn verify_report_on(
             ranks: Some(table.ranks.len()),
             avoid: avoid.to_vec(),
             seed,
+            engine,
             ..Request::default()
         },
     )?;
@@ -867,17 +944,24 @@ pub fn verify_report_on(
         let steps = if routing == Policy::Ecmp {
             baseline.steps
         } else {
-            super::verify_avoiding(plan, &baseline.table, avoid, seed, routing)?
+            super::verify_engine(plan, &baseline.table, engine, avoid, seed, routing)?
         };
         let order = format!("{} in plan order", plain.as_str());
         let gpus = super::rank_gpus(plan, &baseline.table.ranks);
-        Some(loads(plan, order, &baseline.table, &gpus, &steps)?)
+        Some(loads(
+            plan,
+            order,
+            (&baseline.table, engine),
+            &gpus,
+            &steps,
+        )?)
     };
-    let table_loads = loads(plan, order, table, gpus, &steps)?;
+    let table_loads = loads(plan, order, (table, engine), gpus, &steps)?;
     Ok(VerifyReport {
         plan: plan.name.clone(),
         design: plan.describe(),
         schedule: if ring { "ring" } else { "halving-doubling" },
+        engine,
         ranks: table.ranks.len(),
         routing,
         seed,
@@ -909,6 +993,13 @@ pub fn render_verify(r: &VerifyReport) -> String {
         "Per-step link loads of {} ({}) on {} ({}, {} ranks, {routed})\n",
         r.table.order, r.schedule, r.plan, r.design, r.ranks
     );
+    if !r.engine.is_probe() {
+        out.push_str(&format!(
+            "Engine: {}, as it runs over this table: {}\n",
+            r.engine,
+            r.engine.runs()
+        ));
+    }
     if !r.avoid.is_empty() {
         let avoided: Vec<String> = r.avoid.iter().map(ToString::to_string).collect();
         out.push_str(&format!("Routed around: {}\n", avoided.join(", ")));

@@ -81,7 +81,7 @@ pub fn plan_gpu_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> 
     }
     let ranks = widen(plan, &nic.table.ranks, x);
     let nics = nic.table.ranks.len();
-    let schedule = request.algorithm.schedule(x)?;
+    let schedule = request.engine.schedule(request.algorithm, x)?;
     let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
     let steps = verify_schedule(&net, &ranks, &schedule, request.seed)?;
     let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
@@ -114,6 +114,7 @@ pub fn plan_gpu_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> 
             algorithm: request.algorithm,
             ranks,
         },
+        engine: request.engine,
         method: nic.method,
         steps,
         worst_load,

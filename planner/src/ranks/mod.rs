@@ -49,6 +49,7 @@
 //! tables, while [`rank_table`] keeps refusing them (Algorithm 1 and the
 //! plain orders are for powers of two).
 
+pub mod engine;
 pub mod format;
 pub mod gpus;
 pub mod hdrm;
@@ -65,11 +66,13 @@ use crate::error::{Error, Result};
 use crate::plan::{Tier, Topology};
 
 pub use crate::network::{Avoid, Link, Network, Policy, Route, Target};
+pub use engine::Engine;
 pub use gpus::{nic_local_ranks, plan_gpu_ranks, rank_gpus};
 pub use hdrm::{Mapping, algorithm1};
 pub use optimize::{Congestion, Fold, Outcome, Request, Solver, lower_bound, plan_ranks};
 pub use schedule::{
-    FoldCost, Phase, Schedule, Step, folded_halving_doubling, halving_doubling, ring,
+    FoldCost, FoldStyle, Layout, Phase, Schedule, Step, folded_halving_doubling,
+    folded_halving_doubling_as, halving_doubling, ring, ring_backward,
 };
 pub use verify::{
     StepLoad, check_avoided, check_ranks, step_link_loads, verify_schedule, verify_schedule_routed,
@@ -173,9 +176,30 @@ pub fn verify_avoiding(
     seed: u64,
     policy: Policy,
 ) -> Result<Vec<StepLoad>> {
-    let schedule = table.schedule()?;
+    verify_engine(plan, table, Engine::Probe, avoid, seed, policy)
+}
+
+/// [`verify_avoiding`] for what `engine` really runs over the table: its
+/// schedule ([`Engine::schedule`], with its own fold) in the order its
+/// ring visits the ranks ([`Engine::ring_order`]).
+pub fn verify_engine(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    engine: Engine,
+    avoid: &[Avoid],
+    seed: u64,
+    policy: Policy,
+) -> Result<Vec<StepLoad>> {
+    let schedule = engine.schedule(table.algorithm, table.ranks.len())?;
+    let order = engine.ring_order(plan, &table.ranks);
+    let ranks = in_order(&order, &table.ranks);
     let net = Network::avoiding(plan, plan.source(), avoid)?;
-    verify::verify_schedule_routed(&net, &table.ranks, &schedule, seed, policy)
+    verify::verify_schedule_routed(&net, &ranks, &schedule, seed, policy)
+}
+
+/// `items` (one per rank) in `order` (a list of ranks).
+pub(crate) fn in_order<T: Copy>(order: &[usize], items: &[T]) -> Vec<T> {
+    order.iter().map(|&r| items[r]).collect()
 }
 
 /// The sub-nodes of every switch (indices into `plan.sub_node_list`), in

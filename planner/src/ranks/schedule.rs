@@ -12,7 +12,17 @@
 //!   and rank i sends the result back to rank P' + i (the `unfold` step).
 //!   See [`FoldCost`] for what the two extra steps cost.
 //! - Ring (EFLOPS V-A1): P - 1 reduce-scatter steps and P - 1 all-gather
-//!   steps; in every step rank r sends to (r + 1) mod P.
+//!   steps; in every step rank r sends to (r + 1) mod P ([`ring`]), or to
+//!   (r - 1) mod P as Gloo does ([`ring_backward`]).
+//!
+//! The fold above is the planner's (and `provisioner probe`'s): the extra
+//! ranks are the last ones. The MPI libraries fold in pairs among the
+//! first 2r ranks instead ([`super::engine`] cites their sources): a
+//! schedule built with a [`Layout`] other than [`Layout::Tail`] keeps the
+//! planner's steps over *canonical* ranks (core ranks 0..P', extra rank
+//! P' + i partnered with core rank i) and numbers them as the engine does,
+//! so [`Step::flow`] gives the engine's own rank numbers; [`Layout::to_engine`]
+//! renumbers a table made for the canonical numbering.
 //!
 //! A step does not store its flows; [`Step::flows`] computes them, so a
 //! schedule of 131,072 ranks stays a few hundred bytes.
@@ -48,13 +58,101 @@ impl Phase {
     }
 }
 
-/// Who sends to whom in a step.
+/// How an engine numbers the ranks of a folded schedule: where canonical
+/// core rank i (< P') and extra rank P' + i sit in its rank order. With no
+/// fold (a power of two of ranks) every layout is the identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// The planner's: core rank i is rank i, extra rank P' + i is rank
+    /// P' + i.
+    Tail,
+    /// In pairs among the first 2r ranks, the core rank of pair i even: core
+    /// rank i < r is rank 2i and its extra partner rank 2i + 1; core rank
+    /// i >= r is rank i + r (Open MPI's Rabenseifner allreduce).
+    PairsCoreEven,
+    /// In pairs, the core rank odd: core rank i < r is rank 2i + 1 and its
+    /// extra partner rank 2i; core rank i >= r is rank i + r (MPICH's
+    /// reduce-scatter-allgather allreduce).
+    PairsCoreOdd,
+}
+
+impl Layout {
+    /// The parity of the core rank of a pair; `None` for [`Layout::Tail`].
+    fn core_parity(self) -> Option<usize> {
+        match self {
+            Layout::Tail => None,
+            Layout::PairsCoreEven => Some(0),
+            Layout::PairsCoreOdd => Some(1),
+        }
+    }
+
+    /// The engine's rank of canonical rank `c` in a schedule of `total`
+    /// ranks.
+    pub fn engine_rank(self, c: usize, total: usize) -> usize {
+        let (core, extra) = split(total);
+        let Some(odd) = self.core_parity() else {
+            return c;
+        };
+        if c >= core {
+            2 * (c - core) + (1 - odd)
+        } else if c < extra {
+            2 * c + odd
+        } else {
+            c + extra
+        }
+    }
+
+    /// The canonical rank of the engine's rank `e` (the inverse of
+    /// [`Layout::engine_rank`]).
+    pub fn canonical_rank(self, e: usize, total: usize) -> usize {
+        let (core, extra) = split(total);
+        let Some(odd) = self.core_parity() else {
+            return e;
+        };
+        if e >= 2 * extra {
+            e - extra
+        } else if e % 2 == odd {
+            e / 2
+        } else {
+            core + e / 2
+        }
+    }
+
+    /// A table made for the canonical numbering (rank -> sub-node),
+    /// renumbered as the engine numbers ranks.
+    pub fn to_engine(self, canonical: &[usize]) -> Vec<usize> {
+        let total = canonical.len();
+        let mut out = vec![0; total];
+        for (c, &sn) in canonical.iter().enumerate() {
+            out[self.engine_rank(c, total)] = sn;
+        }
+        out
+    }
+}
+
+/// P' and r = X - P' for X ranks (P' the largest power of two not above
+/// X; (0, 0) for none).
+fn split(total: usize) -> (usize, usize) {
+    if total == 0 {
+        return (0, 0);
+    }
+    let core = 1usize << total.ilog2();
+    (core, total - core)
+}
+
+/// Who sends to whom in a step, in canonical ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Pattern {
     /// Ranks 0..ranks send to r XOR d (halving-doubling).
     Xor { d: usize, ranks: usize },
     /// Ranks 0..ranks send to (r + 1) mod ranks (ring).
     Next { ranks: usize },
+    /// Ranks 0..ranks send to (r - 1) mod ranks (Gloo's ring).
+    Prev { ranks: usize },
+    /// Rank core + i and rank i send to each other, for i < extra (the
+    /// first step of Open MPI's fold: each sends half its buffer).
+    Exchange { core: usize, extra: usize },
     /// Rank core + i sends to rank i, for i < extra.
     Fold { core: usize, extra: usize },
     /// Rank i sends to rank core + i, for i < extra.
@@ -68,12 +166,16 @@ pub struct Step {
     pub phase: Phase,
     /// Position within the phase, from 1.
     pub number: usize,
-    /// Rank distance: d for halving-doubling, P' between the partners of
-    /// a fold; `None` for ring.
+    /// Rank distance: d for halving-doubling (between the ranks the
+    /// engine renumbers the core ranks to, when it folds in pairs), P'
+    /// between the partners of a fold (1 when the engine folds in pairs);
+    /// `None` for ring.
     pub distance: Option<usize>,
     /// Ranks of the whole schedule.
     total: usize,
     pattern: Pattern,
+    /// How the engine numbers the canonical ranks of `pattern`.
+    layout: Layout,
 }
 
 impl Step {
@@ -82,27 +184,33 @@ impl Step {
     /// ring, its partner in a fold or unfold step (where only one of the
     /// two sends). A rank that takes no part in the step is its own peer.
     pub fn peer(&self, rank: usize) -> usize {
-        match self.pattern {
-            Pattern::Xor { d, ranks } if rank < ranks => rank ^ d,
-            Pattern::Next { ranks } if ranks > 0 => (rank + 1) % ranks,
-            Pattern::Fold { core, extra } | Pattern::Unfold { core, extra } => {
-                if rank >= core && rank < core + extra {
-                    rank - core
-                } else if rank < extra {
-                    rank + core
+        let c = self.layout.canonical_rank(rank, self.total);
+        let peer = match self.pattern {
+            Pattern::Xor { d, ranks } if c < ranks => c ^ d,
+            Pattern::Next { ranks } if ranks > 0 => (c + 1) % ranks,
+            Pattern::Prev { ranks } if ranks > 0 => (c + ranks - 1) % ranks,
+            Pattern::Fold { core, extra }
+            | Pattern::Unfold { core, extra }
+            | Pattern::Exchange { core, extra } => {
+                if c >= core && c < core + extra {
+                    c - core
+                } else if c < extra {
+                    c + core
                 } else {
-                    rank
+                    c
                 }
             }
-            _ => rank,
-        }
+            _ => c,
+        };
+        self.layout.engine_rank(peer, self.total)
     }
 
     /// Number of flows.
     pub fn flow_count(&self) -> usize {
         match self.pattern {
-            Pattern::Xor { ranks, .. } | Pattern::Next { ranks } => ranks,
+            Pattern::Xor { ranks, .. } | Pattern::Next { ranks } | Pattern::Prev { ranks } => ranks,
             Pattern::Fold { extra, .. } | Pattern::Unfold { extra, .. } => extra,
+            Pattern::Exchange { extra, .. } => 2 * extra,
         }
     }
 
@@ -115,16 +223,34 @@ impl Step {
     /// True when `other` has exactly the same flows (the ring's steps all
     /// do; so do the two halving-doubling steps of one distance).
     pub fn same_flows(&self, other: &Step) -> bool {
-        self.total == other.total && self.pattern == other.pattern
+        self.total == other.total && self.pattern == other.pattern && self.layout == other.layout
     }
 
-    /// Flow `i` of the step (`i < flow_count()`), as `(src_rank, dst_rank)`.
+    /// How the engine numbers this step's ranks.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Flow `i` of the step (`i < flow_count()`), as `(src_rank, dst_rank)`
+    /// in the engine's rank numbers.
     pub fn flow(&self, i: usize) -> (usize, usize) {
+        let (s, d) = self.canonical_flow(i);
+        (
+            self.layout.engine_rank(s, self.total),
+            self.layout.engine_rank(d, self.total),
+        )
+    }
+
+    /// Flow `i` in canonical ranks.
+    fn canonical_flow(&self, i: usize) -> (usize, usize) {
         match self.pattern {
             Pattern::Xor { d, .. } => (i, i ^ d),
             Pattern::Next { ranks } => (i, (i + 1) % ranks),
+            Pattern::Prev { ranks } => (i, (i + ranks - 1) % ranks),
             Pattern::Fold { core, .. } => (core + i, i),
             Pattern::Unfold { core, .. } => (i, core + i),
+            Pattern::Exchange { core, .. } if i.is_multiple_of(2) => (core + i / 2, i / 2),
+            Pattern::Exchange { core, .. } => (i / 2, core + i / 2),
         }
     }
 
@@ -137,6 +263,19 @@ impl Step {
     /// The flows of this step that `rank` sends or receives, at most two,
     /// written into `out`; returns how many.
     pub fn flows_of(&self, rank: usize, out: &mut [(usize, usize); 2]) -> usize {
+        let c = self.layout.canonical_rank(rank, self.total);
+        let n = self.canonical_flows_of(c, out);
+        for f in &mut out[..n] {
+            *f = (
+                self.layout.engine_rank(f.0, self.total),
+                self.layout.engine_rank(f.1, self.total),
+            );
+        }
+        n
+    }
+
+    /// [`Step::flows_of`] in canonical ranks.
+    fn canonical_flows_of(&self, rank: usize, out: &mut [(usize, usize); 2]) -> usize {
         match self.pattern {
             Pattern::Xor { d, ranks } if rank < ranks => {
                 out[0] = (rank, rank ^ d);
@@ -148,7 +287,14 @@ impl Step {
                 out[1] = ((rank + ranks - 1) % ranks, rank);
                 if out[0] == out[1] { 1 } else { 2 }
             }
-            Pattern::Fold { core, extra } | Pattern::Unfold { core, extra } => {
+            Pattern::Prev { ranks } if rank < ranks => {
+                out[0] = (rank, (rank + ranks - 1) % ranks);
+                out[1] = ((rank + 1) % ranks, rank);
+                if out[0] == out[1] { 1 } else { 2 }
+            }
+            Pattern::Fold { core, extra }
+            | Pattern::Unfold { core, extra }
+            | Pattern::Exchange { core, extra } => {
                 let (e, c) = if rank >= core && rank < core + extra {
                     (rank, rank - core)
                 } else if rank < extra {
@@ -156,11 +302,15 @@ impl Step {
                 } else {
                     return 0;
                 };
-                out[0] = if matches!(self.pattern, Pattern::Fold { .. }) {
-                    (e, c)
-                } else {
-                    (c, e)
-                };
+                match self.pattern {
+                    Pattern::Fold { .. } => out[0] = (e, c),
+                    Pattern::Unfold { .. } => out[0] = (c, e),
+                    _ => {
+                        out[0] = (e, c);
+                        out[1] = (c, e);
+                        return 2;
+                    }
+                }
                 1
             }
             _ => 0,
@@ -187,6 +337,11 @@ impl Schedule {
             _ => None,
         })
     }
+
+    /// How the engine the schedule is for numbers its ranks.
+    pub fn layout(&self) -> Layout {
+        self.steps.first().map_or(Layout::Tail, |s| s.layout)
+    }
 }
 
 /// Halving-doubling over `p` ranks (a power of two): 2 log2(p) steps.
@@ -199,13 +354,13 @@ pub fn halving_doubling(p: usize) -> Result<Schedule> {
     }
     Ok(Schedule {
         ranks: p,
-        steps: hd_steps(p, p),
+        steps: hd_steps(p, p, Layout::Tail),
     })
 }
 
 /// The halving-doubling steps over ranks 0..p of a schedule of `total`
 /// ranks.
-fn hd_steps(p: usize, total: usize) -> Vec<Step> {
+fn hd_steps(p: usize, total: usize, layout: Layout) -> Vec<Step> {
     let k = p.ilog2() as usize;
     let step = |phase, number, d: usize| Step {
         phase,
@@ -213,6 +368,7 @@ fn hd_steps(p: usize, total: usize) -> Vec<Step> {
         distance: Some(d),
         total,
         pattern: Pattern::Xor { d, ranks: p },
+        layout,
     };
     let mut steps = Vec::with_capacity(2 * k + 2);
     for s in 0..k {
@@ -229,38 +385,81 @@ fn hd_steps(p: usize, total: usize) -> Vec<Step> {
 /// halving-doubling over the largest power of two P' below `x`, and an
 /// unfold step (2 log2(P') + 2 steps).
 pub fn folded_halving_doubling(x: usize) -> Result<Schedule> {
+    folded_halving_doubling_as(x, FoldStyle::Planner)
+}
+
+/// How an implementation of halving-doubling folds a rank count that is
+/// not a power of two (the sources are cited in [`super::engine`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FoldStyle {
+    /// The planner's and `provisioner probe`'s: extra rank P' + i sends its
+    /// buffer to rank i, and rank i sends the result back.
+    Planner,
+    /// Open MPI's Rabenseifner allreduce: ranks 2i and 2i + 1 (i < r)
+    /// exchange half their buffers, the odd rank sends its reduced half to
+    /// the even one, the even ranks and ranks 2r.. run halving-doubling,
+    /// and the even rank sends the result to the odd one.
+    OpenMpi,
+    /// MPICH's reduce-scatter-allgather allreduce: rank 2i (i < r) sends
+    /// its buffer to rank 2i + 1, the odd ranks and ranks 2r.. run
+    /// halving-doubling, and the odd rank sends the result back.
+    Mpich,
+}
+
+/// Halving-doubling over any `x` ranks folded as `style` folds, in that
+/// implementation's rank numbers: the same steps as
+/// [`folded_halving_doubling`] between the same canonical ranks, plus the
+/// exchange step Open MPI's fold begins with.
+pub fn folded_halving_doubling_as(x: usize, style: FoldStyle) -> Result<Schedule> {
     if x == 0 {
         return Err(Error::parameter(
             "ranks",
             "0 ranks: halving-doubling needs 1 or more",
         ));
     }
-    let core = 1usize << x.ilog2();
-    if core == x {
+    let (core, extra) = split(x);
+    if extra == 0 {
         return halving_doubling(x);
     }
-    let extra = x - core;
-    let mut steps = Vec::with_capacity(2 * core.ilog2() as usize + 2);
-    steps.push(Step {
-        phase: Phase::Fold,
-        number: 1,
-        distance: Some(core),
+    let layout = match style {
+        FoldStyle::Planner => Layout::Tail,
+        FoldStyle::OpenMpi => Layout::PairsCoreEven,
+        FoldStyle::Mpich => Layout::PairsCoreOdd,
+    };
+    // The partners of a fold are P' apart in the planner's numbering and
+    // neighbours (2i, 2i + 1) in the MPI libraries'.
+    let apart = if layout == Layout::Tail { core } else { 1 };
+    let step = |phase, number, pattern| Step {
+        phase,
+        number,
+        distance: Some(apart),
         total: x,
-        pattern: Pattern::Fold { core, extra },
-    });
-    steps.extend(hd_steps(core, x));
-    steps.push(Step {
-        phase: Phase::Unfold,
-        number: 1,
-        distance: Some(core),
-        total: x,
-        pattern: Pattern::Unfold { core, extra },
-    });
+        pattern,
+        layout,
+    };
+    let mut steps = Vec::with_capacity(2 * core.ilog2() as usize + 3);
+    if style == FoldStyle::OpenMpi {
+        steps.push(step(Phase::Fold, 1, Pattern::Exchange { core, extra }));
+    }
+    let number = steps.len() + 1;
+    steps.push(step(Phase::Fold, number, Pattern::Fold { core, extra }));
+    steps.extend(hd_steps(core, x, layout));
+    steps.push(step(Phase::Unfold, 1, Pattern::Unfold { core, extra }));
     Ok(Schedule { ranks: x, steps })
 }
 
 /// Ring over `p` ranks (1 or more): 2 (p - 1) steps.
 pub fn ring(p: usize) -> Result<Schedule> {
+    ring_with(p, Pattern::Next { ranks: p })
+}
+
+/// Ring over `p` ranks in which rank r sends to (r - 1) mod p, as Gloo's
+/// ring allreduce does (see [`super::engine`]): 2 (p - 1) steps.
+pub fn ring_backward(p: usize) -> Result<Schedule> {
+    ring_with(p, Pattern::Prev { ranks: p })
+}
+
+fn ring_with(p: usize, pattern: Pattern) -> Result<Schedule> {
     if p == 0 {
         return Err(Error::parameter("ranks", "0 ranks: a ring needs 1 or more"));
     }
@@ -272,7 +471,8 @@ pub fn ring(p: usize) -> Result<Schedule> {
                 number,
                 distance: None,
                 total: p,
-                pattern: Pattern::Next { ranks: p },
+                pattern,
+                layout: Layout::Tail,
             })
         })
         .collect();

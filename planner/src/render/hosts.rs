@@ -31,6 +31,25 @@
 //! `planner_slot <i>`, that exports slot i's runtime environment; a
 //! launcher sources the file and calls it with the rank's local index.
 //!
+//! Several NICs of a server share a subnet and a gateway (the NICs cabled
+//! to one switch). Without more, Linux answers ARP for any of its
+//! addresses on any NIC and sends by the first route to the subnet, so a
+//! rank's traffic can leave by another sub-node's NIC (issue 32). The
+//! shell file's `planner_routing`, run once per boot as root, gives every
+//! NIC port a routing table of its own (table 100 + slot, 200 + slot for
+//! port 1: the subnet `src` the port's address and the default route via
+//! its gateway, both on the port's device) with an `ip rule` that sends
+//! traffic from the port's address there (priority 1000 + slot, 1100 +
+//! slot), and sets on each device the sysctls that Linux's
+//! `Documentation/networking/ip-sysctl.rst` documents for this:
+//! `arp_ignore=1` (answer ARP only for an address of the receiving
+//! interface), `arp_announce=2` (use the interface's own address as the
+//! ARP source) and `rp_filter=2` (loose reverse-path filtering: strict mode
+//! drops replies that arrive on one NIC for an address routed by another);
+//! the kernel uses the larger of `all` and the device's value for each, so
+//! setting the device is enough. The device is the inventory's `netdev`,
+//! or else the one that carries the address (`ip -o -4 addr`).
+//!
 //! A NIC shared by several GPUs carries one rank per GPU (as `planner
 //! ranks` counts them): the slot lists its GPUs (`gpu_indices`), and
 //! `planner_slot <i> <k>` exports the slot's environment with
@@ -288,6 +307,7 @@ fn env_file(f: &HostFile) -> String {
         );
         let _ = writeln!(s, "SLOT{i}_IP={}", shell_quote(&slot.ip));
         let _ = writeln!(s, "SLOT{i}_GATEWAY={}", shell_quote(&slot.gateway));
+        let _ = writeln!(s, "SLOT{i}_SUBNET={}", shell_quote(&subnet(&slot.ip)));
         if let Some(p) = &slot.port1 {
             let _ = writeln!(
                 s,
@@ -297,6 +317,7 @@ fn env_file(f: &HostFile) -> String {
             );
             let _ = writeln!(s, "SLOT{i}_IP1={}", shell_quote(&p.ip));
             let _ = writeln!(s, "SLOT{i}_GATEWAY1={}", shell_quote(&p.gateway));
+            let _ = writeln!(s, "SLOT{i}_SUBNET1={}", shell_quote(&subnet(&p.ip)));
         }
         let _ = writeln!(s, "SLOT{i}_DSCP={}", slot.dscp);
         let _ = writeln!(s, "SLOT{i}_PRIORITY={}", slot.priority);
@@ -343,7 +364,71 @@ fn env_file(f: &HostFile) -> String {
         shell_quote(&format!("(slots: {})", slots.join(" ")))
     );
     s.push_str("    esac\n}\n");
+    routing(&mut s, f);
     s
+}
+
+/// The subnet of `addr/len` (`10.100.1.1/24` -> `10.100.1.0/24`); the text
+/// itself when it is not one.
+fn subnet(cidr: &str) -> String {
+    let Some((addr, len)) = cidr.split_once('/') else {
+        return cidr.to_string();
+    };
+    match (addr.parse::<std::net::Ipv4Addr>(), len.parse::<u32>()) {
+        (Ok(a), Ok(l)) if l <= 32 => {
+            let mask = if l == 0 { 0 } else { u32::MAX << (32 - l) };
+            format!("{}/{l}", std::net::Ipv4Addr::from(u32::from(a) & mask))
+        }
+        _ => cidr.to_string(),
+    }
+}
+
+/// `planner_routing`: per-port routing tables, rules and ARP sysctls (see
+/// the module documentation).
+fn routing(s: &mut String, f: &HostFile) {
+    s.push_str(
+        "# Run `planner_routing` once as root after the NICs have their addresses: every NIC\n\
+         # port gets its own routing table and rule, and ARP answers and sends by the NIC\n\
+         # that owns the address (arp_ignore=1, arp_announce=2, rp_filter=2 per device).\n\
+         planner_route() {\n    \
+             # $1 what, $2 netdev or empty, $3 address/len, $4 subnet, $5 gateway, $6 table, $7 rule priority\n    \
+             dev=$2\n    \
+             [ -n \"$dev\" ] || dev=$(ip -o -4 addr show | awk -v a=\"$3\" '$4 == a { print $2; exit }')\n    \
+             if [ -z \"$dev\" ]; then echo \"$1: no interface has $3; give the NIC its address first\" >&2; return 1; fi\n    \
+             for k in arp_ignore=1 arp_announce=2 rp_filter=2; do\n        \
+                 sysctl -qw \"net.ipv4.conf.$dev.$k\" || return 1\n    \
+             done\n    \
+             ip route replace \"$4\" dev \"$dev\" src \"${3%/*}\" table \"$6\" || return 1\n    \
+             ip route replace default via \"$5\" dev \"$dev\" table \"$6\" || return 1\n    \
+             ip rule del priority \"$7\" 2>/dev/null\n    \
+             ip rule add from \"${3%/*}\" table \"$6\" priority \"$7\"\n\
+         }\n\
+         planner_routing() {\n",
+    );
+    for slot in &f.sub_nodes {
+        let i = slot.slot;
+        let dev = slot.netdev.as_deref().unwrap_or("");
+        let what = shell_quote(&format!("{} slot {i}", comment(&f.server)));
+        let _ = writeln!(
+            s,
+            "    planner_route {what} {} \"$SLOT{i}_IP\" \"$SLOT{i}_SUBNET\" \"$SLOT{i}_GATEWAY\" {} {} || return 1",
+            shell_quote(dev),
+            100 + i,
+            1000 + i
+        );
+        if slot.port1.is_some() {
+            let what = shell_quote(&format!("{} slot {i} port 1", comment(&f.server)));
+            // Port 1 of a dual-port NIC has no netdev of its own in the
+            // inventory: found by its address.
+            let _ = writeln!(
+                s,
+                "    planner_route {what} '' \"$SLOT{i}_IP1\" \"$SLOT{i}_SUBNET1\" \"$SLOT{i}_GATEWAY1\" {} {} || return 1",
+                200 + i,
+                1100 + i
+            );
+        }
+    }
+    s.push_str("}\n");
 }
 
 #[cfg(test)]
@@ -464,5 +549,73 @@ mod tests {
         let one = eflops();
         assert!(host_files(&one).unwrap()[0].sub_nodes[0].port1.is_none());
         assert!(!render_hosts(&one).unwrap()[0].1.contains("_IP1="));
+    }
+
+    /// Issue 32, item 4: two NICs of node01 in one /24 with one gateway,
+    /// in a network namespace of the test's own (two veth pairs): before
+    /// `planner_routing` traffic from the second NIC's address leaves by
+    /// the first NIC; after it, by its own, and the ARP sysctls are set on
+    /// each device.
+    #[test]
+    fn planner_routing_sends_by_the_nic_that_owns_the_address() {
+        let plan = eflops();
+        let mut f = host_files(&plan).unwrap().remove(0);
+        f.sub_nodes.truncate(2);
+        let (a0, a1) = (f.sub_nodes[0].ip.clone(), f.sub_nodes[1].ip.clone());
+        assert_eq!(subnet(&a0), subnet(&a1), "the two NICs share a subnet");
+        let env = env_file(&f);
+        assert!(env.contains("SLOT1_SUBNET=10.100.1.0/24"), "{env}");
+        let ns = format!("planner-routing-{}", std::process::id());
+        let sh = |script: &str| {
+            std::process::Command::new("ip")
+                .args(["netns", "exec", &ns, "sh", "-c", script])
+                .output()
+                .unwrap()
+        };
+        let add = std::process::Command::new("ip")
+            .args(["netns", "add", &ns])
+            .status()
+            .unwrap();
+        assert!(add.success(), "ip netns add {ns} (the test needs root)");
+        let setup = format!(
+            "ip link set lo up && ip link add d0 type veth peer name p0 && ip link add d1 type veth peer name p1 && \
+             ip addr add {a0} dev d0 && ip addr add {a1} dev d1 && for l in d0 d1 p0 p1; do ip link set $l up || exit 1; done"
+        );
+        let out = sh(&setup);
+        let route_dev = |out: &std::process::Output| {
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            text.split_whitespace()
+                .skip_while(|w| *w != "dev")
+                .nth(1)
+                .map(str::to_string)
+                .unwrap_or_default()
+        };
+        let from1 = format!(
+            "ip -4 route get 10.200.0.9 from {}",
+            a1.split('/').next().unwrap()
+        );
+        let before = sh(&format!(
+            "ip route add default via 10.100.1.254 dev d0; {from1}"
+        ));
+        let after = sh(&format!(
+            "{env}\nplanner_routing && {from1} && ip rule && ip route show table 101 && \
+             sysctl -n net.ipv4.conf.d1.arp_ignore net.ipv4.conf.d1.arp_announce net.ipv4.conf.d1.rp_filter"
+        ));
+        let again = sh(&format!(
+            "{env}\nplanner_routing && ip rule | grep -c 'lookup 10[01]'"
+        ));
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &ns])
+            .status();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(route_dev(&before), "d0", "{before:?}");
+        assert!(after.status.success(), "{after:?}");
+        assert_eq!(route_dev(&after), "d1", "{after:?}");
+        let text = String::from_utf8_lossy(&after.stdout);
+        assert!(text.contains("from 10.100.1.2 lookup 101"), "{text}");
+        assert!(text.contains("default via 10.100.1.254 dev d1"), "{text}");
+        assert!(text.ends_with("1\n2\n2\n"), "{text}");
+        // Run twice, the rules are replaced, not added again.
+        assert_eq!(String::from_utf8_lossy(&again.stdout), "2\n", "{again:?}");
     }
 }

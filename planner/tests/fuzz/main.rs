@@ -473,6 +473,7 @@ fn plan_ranks_case(seed: u64) -> (Input, Check) {
                 solver: Solver::Heuristic,
                 seed: 0,
                 unavailable: Vec::new(),
+                engine: ranks::Engine::Probe,
             };
             let outcome = match ranks::plan_ranks(p, &request) {
                 Ok(o) => o,
@@ -535,19 +536,32 @@ fn plan_render_case(seed: u64) -> (Input, Check) {
 }
 
 /// Every line of a host `.env` file is a comment, blank, an assignment
-/// whose value needs no quoting, or a line of the `planner_slot` function;
-/// no line has an unquoted shell metacharacter.
+/// whose value needs no quoting, or a line of the `planner_slot` or
+/// `planner_routing` function (`planner_route`, which takes no plan data,
+/// is skipped); no line has an unquoted shell metacharacter.
 fn env_file_lines_are_safe(name: &str, text: &str) -> Check {
     no_raw_controls("render --hosts", name, text)?;
     let mut in_function = false;
+    let mut in_fixed = false;
     for l in text.lines() {
-        if l.starts_with("planner_slot() {") {
+        if l.starts_with("planner_route() {") {
+            in_fixed = true;
+            continue;
+        }
+        if in_fixed {
+            in_fixed = l != "}";
+            continue;
+        }
+        if l.starts_with("planner_slot() {") || l.starts_with("planner_routing() {") {
             in_function = true;
             continue;
         }
         if in_function {
             in_function = l != "}";
-            let body = l.replace(">&2; return 1 ;;", "").replace(" ;;", "");
+            let body = l
+                .replace(">&2; return 1 ;;", "")
+                .replace(" ;;", "")
+                .replace(" || return 1", "");
             if shell_injected(&body) {
                 return fail(
                     "render --hosts: .env line with an unquoted shell metacharacter",
@@ -928,6 +942,7 @@ fn names_case(seed: u64) -> (Input, Check) {
             solver: Solver::Heuristic,
             seed: 0,
             unavailable: Vec::new(),
+            engine: ranks::Engine::Probe,
         };
         match ranks::plan_ranks(&p, &request) {
             Ok(o) => rank_formats_round_trip("ranks", &p, &o.table)?,

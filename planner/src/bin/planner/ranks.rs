@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use planner::algorithm::{Algorithm, Command};
 use planner::checked::CheckedPlan;
-use planner::ranks::{self, Avoid, Policy, Request, Solver, format as rank_format};
+use planner::ranks::{self, Avoid, Engine, Policy, Request, Solver, format as rank_format};
 
 use crate::Format;
 use crate::io::{BadInput, display, load_plan, print, print_json, read};
@@ -26,6 +26,12 @@ pub struct RanksArgs {
     /// largest power of two below.
     #[arg(long)]
     ranks: Option<usize>,
+    /// The engine that runs the allreduce: probe (provisioner probe, the
+    /// planner's own schedule), openmpi (coll/tuned algorithm 6, its fold
+    /// in pairs), mpich, nccl or gloo (rings only). The table is made and
+    /// numbered for the schedule that engine really runs.
+    #[arg(long, default_value = "probe")]
+    engine: String,
     #[command(flatten)]
     search: SearchArgs,
     #[arg(long, value_enum, default_value_t = RankFormat::Table)]
@@ -67,6 +73,10 @@ pub struct VerifyArgs {
     /// several, as `planner ranks` counts them).
     #[arg(long, requires = "algorithm")]
     ranks: Option<usize>,
+    /// The engine whose schedule is checked: probe, openmpi, mpich, nccl
+    /// or gloo (default: the one a JSON rank file names, else probe).
+    #[arg(long)]
+    engine: Option<String>,
     /// With --algorithm: auto, heuristic or exact (see `planner ranks`).
     #[arg(long, requires = "algorithm", default_value = "auto")]
     solver: String,
@@ -109,7 +119,12 @@ enum RankFormat {
 }
 
 impl SearchArgs {
-    fn request(&self, algorithm: Algorithm, ranks: Option<usize>) -> Result<Request> {
+    fn request(
+        &self,
+        algorithm: Algorithm,
+        ranks: Option<usize>,
+        engine: Engine,
+    ) -> Result<Request> {
         Ok(Request {
             algorithm,
             ranks,
@@ -117,6 +132,7 @@ impl SearchArgs {
             solver: self.solver.parse::<Solver>()?,
             seed: self.seed,
             unavailable: Vec::new(),
+            engine,
         })
     }
 }
@@ -131,7 +147,8 @@ fn parse_avoid(items: &[String]) -> Result<Vec<Avoid>> {
 pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
     let p = load_plan(&args.plan)?;
     let algorithm = Algorithm::parse(&args.algorithm, Command::Ranks)?;
-    let request = args.search.request(algorithm, args.ranks)?;
+    let engine: Engine = args.engine.parse()?;
+    let request = args.search.request(algorithm, args.ranks, engine)?;
     let outcome = ranks::plan_gpu_ranks(&p, &request)?;
     let table = &outcome.table;
     let text = match args.format {
@@ -174,14 +191,22 @@ fn table_text(
         display(&args.plan),
         outcome.table.ranks.len()
     );
+    if !request.engine.is_probe() {
+        verify.push_str(&format!(" --engine {}", request.engine));
+    }
     for a in &request.avoid {
         verify.push_str(&format!(" --avoid {a}"));
     }
     if request.seed != 0 {
         verify.push_str(&format!(" --seed {}", request.seed));
     }
+    let engine = if request.engine.is_probe() {
+        String::new()
+    } else {
+        format!(" for {}", request.engine)
+    };
     format!(
-        "{algorithm} rank table for {} ({}): {} ranks\n\n{}\n{}Check it step by step: {verify}\n",
+        "{algorithm} rank table{engine} for {} ({}): {} ranks\n\n{}\n{}Check it step by step: {verify}\n",
         p.name,
         p.describe(),
         outcome.table.ranks.len(),
@@ -194,11 +219,22 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
     let p = load_plan(&args.plan)?;
     let avoid = parse_avoid(&args.avoid)?;
     let routing: Policy = args.routing.parse()?;
-    let (table, gpus, order, lower_bound) = match (&args.ranks_file, &args.algorithm) {
+    let flag: Option<Engine> = args.engine.as_deref().map(str::parse).transpose()?;
+    let (table, gpus, order, lower_bound, engine) = match (&args.ranks_file, &args.algorithm) {
         (Some(file), _) => {
             let name = display(file);
             let read_back = rank_format::read_rank_table(&read(file)?, &name, &p)?;
             let named = read_back.algorithm;
+            let engine = match (flag, read_back.engine) {
+                (Some(e), Some(f)) if e != f && args.format == Format::Table => {
+                    eprintln!(
+                        "warning: {name} was made for {f}; checking what {e} runs over it, as --engine says"
+                    );
+                    e
+                }
+                (Some(e), _) => e,
+                (None, f) => f.unwrap_or_default(),
+            };
             let algorithm = match args.schedule.as_deref() {
                 Some("hd" | "halving-doubling") => Algorithm::Hd,
                 Some("ring") => Algorithm::Ring,
@@ -210,6 +246,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 }
                 None => match named {
                     Some(Algorithm::Ring) => Algorithm::Ring,
+                    None if engine.rings_only() => Algorithm::Ring,
                     _ => Algorithm::Hd,
                 },
             };
@@ -217,10 +254,11 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 algorithm,
                 ranks: read_back.ranks,
             };
-            (table, read_back.gpus, name, None)
+            (table, read_back.gpus, name, None, engine)
         }
         (None, Some(a)) => {
             let algorithm = Algorithm::parse(a, Command::Ranks)?;
+            let engine = flag.unwrap_or_default();
             let request = Request {
                 algorithm,
                 ranks: args.ranks,
@@ -228,18 +266,29 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 solver: args.solver.parse::<Solver>()?,
                 seed: args.seed,
                 unavailable: Vec::new(),
+                engine,
             };
             let outcome = ranks::plan_gpu_ranks(&p, &request)?;
             // A bound is worth quoting only for a table that was searched
             // for; the plan order is what it is.
             let bound = (outcome.method != "plan-order").then_some(outcome.lower_bound);
             let gpus = ranks::rank_gpus(&p, &outcome.table.ranks);
-            (outcome.table, gpus, algorithm.as_str().to_string(), bound)
+            let order = if engine.is_probe() {
+                algorithm.as_str().to_string()
+            } else {
+                format!("{} for {engine}", algorithm.as_str())
+            };
+            (outcome.table, gpus, order, bound, engine)
         }
         (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
     };
-    let mut report =
-        rank_format::verify_report_on(&p, &table, &gpus, order, &avoid, args.seed, routing)?;
+    let how = rank_format::Checked {
+        engine,
+        avoid: &avoid,
+        seed: args.seed,
+        routing,
+    };
+    let mut report = rank_format::verify_report_as(&p, &table, &gpus, order, &how)?;
     report.lower_bound = lower_bound;
     match args.format {
         Format::Table => {

@@ -87,7 +87,7 @@ use serde::Serialize;
 use super::ilp;
 use super::schedule::{FoldCost, Phase, Schedule};
 use super::verify::{StepLoad, verify_schedule};
-use super::{Algorithm, RankTable, members, plain_order, rank_table};
+use super::{Algorithm, Engine, RankTable, in_order, members, plain_order, rank_table};
 use crate::algorithm::Runs;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
@@ -174,6 +174,11 @@ pub struct Request {
     /// with the sub-nodes of Kubernetes Nodes that are not free.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<usize>,
+    /// The engine that runs the allreduce: the table is made for the
+    /// schedule it really runs ([`Engine::schedule`]), numbered as it
+    /// numbers ranks.
+    #[serde(skip_serializing_if = "Engine::is_probe")]
+    pub engine: Engine,
 }
 
 impl Default for Request {
@@ -185,6 +190,7 @@ impl Default for Request {
             solver: Solver::Auto,
             seed: 0,
             unavailable: Vec::new(),
+            engine: Engine::Probe,
         }
     }
 }
@@ -245,6 +251,10 @@ pub struct Congestion {
 pub struct Outcome {
     /// The rank table.
     pub table: RankTable,
+    /// The engine whose schedule the table is made for and its loads are
+    /// computed with.
+    #[serde(skip_serializing_if = "Engine::is_probe")]
+    pub engine: Engine,
     /// Where the table comes from: `algorithm-1`, `plan-order`,
     /// `heuristic` or `ilp`.
     pub method: &'static str,
@@ -354,7 +364,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
             format!("{x} ranks do not fit on the {p} sub-nodes {left}; use at most {p}"),
         ));
     }
-    let schedule = request.algorithm.schedule(x)?;
+    let schedule = request.engine.schedule(request.algorithm, x)?;
     let caps: Vec<usize> = avail.iter().map(Vec::len).collect();
     if net.avoids_anything() {
         check_reachable(&net, &avail)?;
@@ -367,6 +377,9 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
         Runs::Anywhere | Runs::WholeSwitches | Runs::WholeServers => {
             let mut order = plain_order(plan, &avail);
             order.truncate(x);
+            // NCCL's ring visits a server's ranks together: the table
+            // says so, in the order NCCL takes.
+            let order = in_order(&request.engine.ring_order(plan, &order), &order);
             (order, "plan-order")
         }
         Runs::BiGraphMapping => {
@@ -407,11 +420,19 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     if let Some(f) = &fold {
         notes.push(f.note.clone());
     }
+    if request.engine != Engine::Probe {
+        notes.push(format!(
+            "made for {}: {}",
+            request.engine,
+            request.engine.runs()
+        ));
+    }
     Ok(Outcome {
         table: RankTable {
             algorithm: request.algorithm,
             ranks,
         },
+        engine: request.engine,
         method,
         steps,
         worst_load,

@@ -3,7 +3,7 @@
 use super::starts::{algorithm1_starts, place_extras, split};
 use crate::error::{Error, Result};
 use crate::network::Network;
-use crate::ranks::schedule::{Schedule, Step};
+use crate::ranks::schedule::{Layout, Schedule, Step};
 use crate::ranks::verify::flow_id;
 
 /// Rank of no one.
@@ -59,6 +59,9 @@ pub(super) struct Search<'a, 'n> {
     /// Per distinct step: flows above one per link, summed over links.
     excess: Vec<u64>,
     rng: Rng,
+    /// How the schedule's engine numbers the ranks of the starting tables,
+    /// which are made in the planner's numbering.
+    layout: Layout,
 }
 
 impl<'a, 'n> Search<'a, 'n> {
@@ -103,6 +106,7 @@ impl<'a, 'n> Search<'a, 'n> {
             top: vec![0; n],
             excess: vec![0; n],
             rng: Rng(seed ^ 0x6A09_E667_F3BC_C908),
+            layout: schedule.layout(),
         }
     }
 
@@ -410,6 +414,9 @@ impl<'a, 'n> Search<'a, 'n> {
             starts.push(("the plan order".to_string(), order));
             for (_, table) in &mut starts {
                 place_extras(self.net, avail, table, x);
+                if table.len() == x {
+                    *table = self.layout.to_engine(table);
+                }
             }
         }
         // Score the starts in order; one at the lower bound ends the
