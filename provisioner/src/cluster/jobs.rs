@@ -219,7 +219,7 @@ fn is_dra_root(obj: &DynamicObject) -> bool {
     obj.metadata
         .annotations
         .as_ref()
-        .and_then(|a| a.get(&crate::manifests::placement_annotation()))
+        .and_then(|a| a.get(&crate::jobs::manifests::placement_annotation()))
         .is_some_and(|v| v == "dra")
 }
 
@@ -296,7 +296,7 @@ fn pods_status(name: &str, namespace: &str, obj: &DynamicObject, pods: Vec<JobPo
         .metadata
         .annotations
         .as_ref()
-        .and_then(|a| a.get(&crate::manifests::ranks_annotation()))
+        .and_then(|a| a.get(&crate::jobs::manifests::ranks_annotation()))
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(pods.len())
         .max(1);

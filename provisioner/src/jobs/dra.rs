@@ -61,12 +61,12 @@ pub const PCIE_ROOT: &str = "resource.kubernetes.io/pcieRoot";
 
 /// The annotation of a claim template that names its sub-node.
 pub fn sub_node_annotation() -> String {
-    format!("{}sub-node", crate::manifests::PREFIX)
+    format!("{}sub-node", super::labels::PREFIX)
 }
 
 /// The annotation of a claim template that names its Node.
 pub fn node_annotation() -> String {
-    format!("{}node", crate::manifests::PREFIX)
+    format!("{}node", super::labels::PREFIX)
 }
 
 /// Which field of a plan sub-node a selector compares with.
@@ -507,7 +507,7 @@ impl DraView {
                 .labels
                 .as_ref()
                 .and_then(|l| l.get("app.kubernetes.io/managed-by"))
-                .is_some_and(|v| v == crate::manifests::MANAGED_BY);
+                .is_some_and(|v| v == super::labels::MANAGED_BY);
             let sub_node = t.metadata.annotations.as_ref().and_then(|a| a.get(&key));
             if let (true, Some(sn)) = (managed, sub_node) {
                 view.reserved.push(Reserved {

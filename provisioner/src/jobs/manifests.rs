@@ -56,16 +56,11 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 use planner::plan::Plan;
 
+use super::job::{JobSpec, Launcher, PlacementMode};
+use super::labels::{MANAGED_BY, PREFIX};
+use super::placement::Placement;
+use super::view::{ClusterView, Manifests};
 use crate::error::{Error, Result};
-use crate::job::{JobSpec, Launcher, PlacementMode};
-use crate::placement::Placement;
-use crate::view::{ClusterView, Manifests};
-
-/// Prefix of this project's labels and annotations.
-pub const PREFIX: &str = planner::export::labels::DEFAULT_PREFIX;
-
-/// `app.kubernetes.io/managed-by` of every object.
-pub const MANAGED_BY: &str = "eflops-provisioner";
 
 /// Where the ConfigMap is mounted in every pod.
 pub const MOUNT: &str = "/etc/eflops";
@@ -763,7 +758,7 @@ fn build_dra(
         .ranks
         .first()
         .and_then(|&i| plan.sub_node_list[i].ip.as_deref())
-        .filter(|_| job.placement.profile.nic.value == crate::dra::PlanField::Nic)
+        .filter(|_| job.placement.profile.nic.value == super::dra::PlanField::Nic)
         .map(|ip| ip.split('/').next().unwrap_or(ip).to_string());
     let mut pods = Vec::with_capacity(world);
     for (r, row) in placement.ranks.iter().zip(&rows.rows) {
@@ -775,7 +770,7 @@ fn build_dra(
                 job: job.name.clone(),
                 message: format!("rank {} has no devices in the placement", r.rank),
             })?;
-        let spec = crate::dra::claim_spec(&job.placement.profile, sn).map_err(|message| {
+        let spec = super::dra::claim_spec(&job.placement.profile, sn).map_err(|message| {
             Error::Manifest {
                 job: job.name.clone(),
                 message,
@@ -784,8 +779,8 @@ fn build_dra(
         let name = rank_pod_name(job, r.rank);
         let mut template_meta = metadata(job, &name, None);
         template_meta["annotations"] = json!({
-            crate::dra::sub_node_annotation(): sn.id,
-            crate::dra::node_annotation(): r.node,
+            super::dra::sub_node_annotation(): sn.id,
+            super::dra::node_annotation(): r.node,
             format!("{PREFIX}gpu"): devices.gpu.to_string(),
             format!("{PREFIX}nic"): devices.nics.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
         });
@@ -806,7 +801,7 @@ fn build_dra(
 
 fn rank_pod(
     job: &JobSpec,
-    r: &crate::placement::PlacedRank,
+    r: &super::placement::PlacedRank,
     row: &Row,
     name: &str,
     world: usize,
@@ -828,7 +823,7 @@ fn rank_pod(
     // when the driver hands over the physical device (dranet keeps its
     // RDMA device and netdev names); a virtual function gets names of its
     // own, which NCCL then finds by itself.
-    if job.placement.profile.nic.value == crate::dra::PlanField::Nic {
+    if job.placement.profile.nic.value == super::dra::PlanField::Nic {
         for c in &ENV_COLUMNS[1..] {
             if let Some(v) = row.env.get(*c).filter(|v| !v.is_empty()) {
                 env.push(json!({ "name": c, "value": v }));

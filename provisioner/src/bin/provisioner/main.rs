@@ -13,11 +13,12 @@ use planner::checked::CheckedPlan;
 use planner::export::labels::DEFAULT_PREFIX;
 use planner::text::Table;
 use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
-use provisioner::dra::DraView;
-use provisioner::job::{JobSpec, PlacementMode};
+use provisioner::jobs::dra::DraView;
+use provisioner::jobs::job::{JobSpec, PlacementMode};
+use provisioner::jobs::view::ClusterView;
+use provisioner::jobs::{rank_check, submit};
 use provisioner::nodes::{self, NodeMap};
-use provisioner::view::ClusterView;
-use provisioner::{probe, rank_check, submit};
+use provisioner::probe;
 
 mod lab_cli;
 mod probe_cli;
