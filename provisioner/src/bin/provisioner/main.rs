@@ -1,12 +1,14 @@
 //! The `provisioner` command. Exit codes: 0 success, 2 bad input, 1
-//! internal failure.
+//! internal failure: every library error reaches `main` through the
+//! library's one error tree ([`provisioner::Error`]), whose
+//! `is_bad_input` decides (see [`Failure`]).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use planner::checked::CheckedPlan;
@@ -18,7 +20,8 @@ use provisioner::jobs::job::{JobSpec, PlacementMode};
 use provisioner::jobs::view::ClusterView;
 use provisioner::jobs::{rank_check, submit};
 use provisioner::nodes::{self, NodeMap};
-use provisioner::probe;
+use provisioner::push::PushError;
+use provisioner::{lab, probe};
 
 mod lab_cli;
 mod probe_cli;
@@ -222,6 +225,85 @@ enum Format {
 #[error("{0}")]
 struct BadInput(String);
 
+/// Why a command failed, with its exit code decided where the error came
+/// in: the library's errors through its one tree ([`provisioner::Error`]
+/// and its `is_bad_input`), the binary's own input mistakes as
+/// [`BadInput`] (2), anything else (a job that failed, writing to stdout)
+/// as a failure (1). A library error type without a `From` impl here does
+/// not compile with `?`, so no error reaches `main` around the tree.
+#[derive(Debug)]
+struct Failure {
+    error: anyhow::Error,
+    bad_input: bool,
+}
+
+/// The binary's result: [`Failure`] on error.
+type Result<T, E = Failure> = std::result::Result<T, E>;
+
+impl Failure {
+    /// The exit code: 2 for bad input, 1 for a failure.
+    fn exit_code(&self) -> u8 {
+        if self.bad_input { 2 } else { 1 }
+    }
+
+    /// The same failure with `context` in front of its message.
+    fn context(self, context: String) -> Failure {
+        Failure {
+            error: self.error.context(context),
+            bad_input: self.bad_input,
+        }
+    }
+}
+
+impl From<provisioner::Error> for Failure {
+    fn from(e: provisioner::Error) -> Self {
+        let bad_input = e.is_bad_input();
+        let error = match e {
+            // The planner's error as itself, so that display_chain finds
+            // its parameter errors and names their flags.
+            provisioner::Error::Plan(p) => anyhow::Error::new(p),
+            e => anyhow::Error::new(e),
+        };
+        Failure { error, bad_input }
+    }
+}
+
+/// The planner's and the subsystems' errors join the tree first.
+macro_rules! through_the_tree {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Failure {
+            fn from(e: $error) -> Self {
+                provisioner::Error::from(e).into()
+            }
+        }
+    )*};
+}
+through_the_tree!(planner::Error, probe::Error, lab::Error, PushError);
+
+impl From<BadInput> for Failure {
+    fn from(e: BadInput) -> Self {
+        Failure {
+            error: e.into(),
+            bad_input: true,
+        }
+    }
+}
+
+/// Errors of other libraries, and the binary's own: failures (exit 1).
+macro_rules! failure {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Failure {
+            fn from(e: $error) -> Self {
+                Failure {
+                    error: e.into(),
+                    bad_input: false,
+                }
+            }
+        }
+    )*};
+}
+failure!(anyhow::Error, std::io::Error, serde_json::Error);
+
 /// The flag that sets a library parameter (`ranks` is `--ranks`), when
 /// some subcommand has it.
 fn flag_for(parameter: &str) -> Option<String> {
@@ -235,30 +317,17 @@ fn flag_for(parameter: &str) -> Option<String> {
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
+        Err(failure) => {
             // Input text in the chain (file names, values) never reaches
             // the terminal raw; the chain's own line breaks stay.
             eprintln!(
                 "error: {}",
                 planner::names::escape_lines(&planner::error::display_chain(
-                    err.as_ref(),
+                    failure.error.as_ref(),
                     &flag_for
                 ))
             );
-            let bad = err.downcast_ref::<BadInput>().is_some()
-                || err
-                    .downcast_ref::<provisioner::Error>()
-                    .is_some_and(provisioner::Error::is_bad_input)
-                || err
-                    .downcast_ref::<planner::Error>()
-                    .is_some_and(planner::Error::is_bad_input)
-                || err
-                    .downcast_ref::<probe::Error>()
-                    .is_some_and(probe::Error::is_bad_input)
-                || err
-                    .downcast_ref::<provisioner::lab::Error>()
-                    .is_some_and(provisioner::lab::Error::is_bad_input);
-            ExitCode::from(if bad { 2 } else { 1 })
+            ExitCode::from(failure.exit_code())
         }
     }
 }
@@ -559,7 +628,7 @@ async fn wait_for(
 /// An error (exit code 1) when the job failed.
 fn fail_if_failed(s: &JobStatus) -> Result<()> {
     if s.phase == JobPhase::Failed {
-        anyhow::bail!("{} {}/{} failed", s.kind, s.namespace, s.name);
+        return Err(anyhow::anyhow!("{} {}/{} failed", s.kind, s.namespace, s.name).into());
     }
     Ok(())
 }
@@ -632,6 +701,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
+        .map_err(Failure::from)
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String> {
@@ -656,7 +726,9 @@ fn show<T: serde::Serialize>(
 fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing to stdout").into())
+        }
         _ => Ok(()),
     }
 }

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use planner::checked::CheckedPlan;
@@ -17,7 +16,7 @@ use provisioner::push::rollout::Policy;
 use provisioner::push::run::{self, Options, Report};
 use provisioner::push::{PushError, devices, ops};
 
-use super::{Format, runtime, show};
+use super::{Format, Result, runtime, show};
 
 const DEFAULT_JOURNAL: &str = "push-journal.json";
 
@@ -152,30 +151,14 @@ fn read(path: &Path) -> Result<String> {
         .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", path.display())).into())
 }
 
-/// Runs `provisioner push ...`; a parameter error names its flag.
+/// Runs `provisioner push ...`.
 pub fn run(args: PushArgs) -> Result<()> {
-    dispatch(args).map_err(|e| match e.downcast::<provisioner::Error>() {
-        Ok(provisioner::Error::Push(PushError::Parameter { parameter, message })) => {
-            planner::Error::parameter(parameter, message).into()
-        }
-        Ok(other) => other.into(),
-        Err(e) => match e.downcast::<PushError>() {
-            Ok(PushError::Parameter { parameter, message }) => {
-                planner::Error::parameter(parameter, message).into()
-            }
-            Ok(other) => provisioner::Error::Push(other).into(),
-            Err(e) => e,
-        },
-    })
-}
-
-fn dispatch(args: PushArgs) -> Result<()> {
     match args.command {
         Some(PushCommand::Status {
             journal: path,
             format,
         }) => {
-            let j = journal::read(&path).map_err(provisioner::Error::Push)?;
+            let j = journal::read(&path)?;
             show(format, &j, status_table)
         }
         Some(PushCommand::Confirm(a)) => act(ops::confirm(&a.journal, &a.switches), a.format),
@@ -184,9 +167,7 @@ fn dispatch(args: PushArgs) -> Result<()> {
             journal: path,
             switch,
         }) => {
-            let w = runtime()?
-                .block_on(ops::watchdog(&path, &switch))
-                .map_err(provisioner::Error::Push)?;
+            let w = runtime()?.block_on(ops::watchdog(&path, &switch))?;
             eprintln!("watchdog {switch}: {}", serde_json::to_string(&w)?);
             Ok(())
         }
@@ -213,8 +194,7 @@ fn push(a: RunArgs) -> Result<()> {
     let plan = CheckedPlan::load(&plan_text, &plan_path.display().to_string())?;
     let dev_text = read(&devices_path)?;
     let dir = devices_path.parent().unwrap_or(Path::new("."));
-    let devices = devices::read(&dev_text, &devices_path.display().to_string(), dir, &plan)
-        .map_err(provisioner::Error::Push)?;
+    let devices = devices::read(&dev_text, &devices_path.display().to_string(), dir, &plan)?;
     for w in &devices.warnings {
         eprintln!("warning: {w}");
     }
@@ -234,9 +214,7 @@ fn push(a: RunArgs) -> Result<()> {
         plan_file: absolute(&plan_path),
         devices_file: absolute(&devices_path),
     };
-    let report = runtime()?
-        .block_on(run::push(&plan, &plan_text, &devices, &options))
-        .map_err(provisioner::Error::Push)?;
+    let report = runtime()?.block_on(run::push(&plan, &plan_text, &devices, &options))?;
     let show_diff = a.show_diff;
     show(a.format, &report, |r| report_table(r, show_diff))?;
     if report.failed() {
@@ -254,7 +232,7 @@ fn push(a: RunArgs) -> Result<()> {
         return Err(if bad {
             crate::BadInput(msg).into()
         } else {
-            anyhow::anyhow!(msg)
+            anyhow::anyhow!(msg).into()
         });
     }
     Ok(())
@@ -265,16 +243,14 @@ fn act(
     work: impl std::future::Future<Output = Result<Vec<ops::Action>, PushError>>,
     format: Format,
 ) -> Result<()> {
-    let actions = runtime()?
-        .block_on(work)
-        .map_err(provisioner::Error::Push)?;
+    let actions = runtime()?.block_on(work)?;
     show(format, &actions, actions_table)?;
     fail_on(&actions)
 }
 
 fn fail_on(actions: &[ops::Action]) -> Result<()> {
     match actions.iter().find_map(|a| a.error.clone()) {
-        Some(e) => Err(anyhow::anyhow!(e)),
+        Some(e) => Err(anyhow::anyhow!(e).into()),
         None => Ok(()),
     }
 }
