@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use planner::checked::CheckedPlan;
 use planner::export::labels::DEFAULT_PREFIX;
 use planner::text::Table;
-use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
+use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, WaitOptions};
 use provisioner::jobs::dra::DraView;
 use provisioner::jobs::job::{JobSpec, PlacementMode};
 use provisioner::jobs::view::ClusterView;
@@ -536,7 +536,7 @@ fn run(cli: Cli) -> Result<()> {
             })?;
             print(&match format {
                 Format::Json => json(&report)?,
-                Format::Table => label_table(&report),
+                Format::Table => report.table(),
             })
         }
         Command::Status {
@@ -557,7 +557,7 @@ fn run(cli: Cli) -> Result<()> {
             })?;
             print(&match format {
                 Format::Json => json(&status)?,
-                Format::Table => status_table(&status),
+                Format::Table => status.table(),
             })?;
             if wait {
                 fail_if_failed(&status)?;
@@ -657,7 +657,7 @@ fn applied_text(a: &cluster::Applied, job: &str, status: Option<&JobStatus>) -> 
         t.render()
     );
     match status {
-        Some(s) => out.push_str(&format!("\n{}", status_table(s))),
+        Some(s) => out.push_str(&format!("\n{}", s.table())),
         None => out.push_str(&format!(
             "\nfollow it with: provisioner status {} -n {} --wait\n",
             job, a.namespace
@@ -730,202 +730,5 @@ fn print(text: &str) -> Result<()> {
             Err(anyhow::Error::new(e).context("writing to stdout").into())
         }
         _ => Ok(()),
-    }
-}
-
-fn label_table(r: &LabelReport) -> String {
-    use cluster::NodeChange;
-    let mut t = Table::new(["node", "server", "change", "added", "updated", "removed"]);
-    for n in &r.nodes {
-        let change = match (n.change, r.dry_run) {
-            (NodeChange::Changed, true) => "would change",
-            (c, _) => c.as_str(),
-        };
-        t.row([
-            n.node.clone(),
-            n.server.clone(),
-            change.to_string(),
-            n.added.len().to_string(),
-            n.updated.len().to_string(),
-            n.removed.len().to_string(),
-        ]);
-    }
-    let mut s = format!(
-        "{}: {} {}, {} unchanged, {} missing from the cluster; labels under {}{}\n\n{}",
-        r.plan,
-        nodes_word(r.count(NodeChange::Changed)),
-        if r.dry_run {
-            "would change"
-        } else {
-            "labelled"
-        },
-        r.count(NodeChange::Unchanged),
-        r.count(NodeChange::Missing),
-        r.prefix,
-        if r.dry_run {
-            " (dry run: the API server stored nothing)"
-        } else {
-            ""
-        },
-        t.render()
-    );
-    if !r.not_in_plan.is_empty() {
-        s.push_str(&format!(
-            "\n{} of the cluster not in the plan (left alone): {}\n",
-            nodes_word(r.not_in_plan.len()),
-            r.not_in_plan.join(", ")
-        ));
-    }
-    s
-}
-
-/// `1 Node`, `2 Nodes`.
-fn nodes_word(n: usize) -> String {
-    format!("{n} Node{}", if n == 1 { "" } else { "s" })
-}
-
-fn status_table(s: &JobStatus) -> String {
-    let mut out = format!("{}\n", s.summary());
-    if !s.conditions.is_empty() {
-        let mut t = Table::new(["condition", "status", "reason", "message"]);
-        for c in &s.conditions {
-            t.row([
-                c.type_.clone(),
-                c.status.clone(),
-                c.reason.clone().unwrap_or_default(),
-                c.message.clone().unwrap_or_default(),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&t.render());
-    }
-    if !s.pods.is_empty() {
-        let mut t = Table::new(["pod", "node", "phase", "restarts", "reason"]);
-        for p in &s.pods {
-            t.row([
-                p.name.clone(),
-                p.node.clone().unwrap_or_else(|| "-".to_string()),
-                p.phase.clone(),
-                p.restarts.to_string(),
-                p.reason.clone().unwrap_or_default(),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&t.render());
-    }
-    for f in &s.failures {
-        out.push_str(&format!(
-            "\npod {} container {} failed: {}{}{}\n",
-            f.pod,
-            f.container,
-            f.reason.as_deref().unwrap_or("no reason"),
-            f.exit_code
-                .map(|c| format!(", exit code {c}"))
-                .unwrap_or_default(),
-            f.message
-                .as_deref()
-                .map(|m| format!(", {}", m.trim()))
-                .unwrap_or_default(),
-        ));
-        if !f.log.is_empty() {
-            out.push_str(&format!("  last {} log lines:\n", f.log.len()));
-            for line in &f.log {
-                out.push_str("    ");
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use provisioner::cluster::{JobPod, NodeChange, NodeLabelState};
-
-    use super::*;
-
-    #[test]
-    fn label_table_says_what_changed() {
-        let state = |node: &str, change, added: usize| NodeLabelState {
-            node: node.to_string(),
-            server: node.to_string(),
-            change,
-            added: (0..added).map(|i| format!("k{i}")).collect(),
-            updated: Vec::new(),
-            removed: Vec::new(),
-        };
-        let mut report = LabelReport {
-            plan: "eflops-4x16".to_string(),
-            prefix: DEFAULT_PREFIX.to_string(),
-            dry_run: true,
-            nodes: vec![
-                state("node01", NodeChange::Changed, 3),
-                state("node02", NodeChange::Unchanged, 0),
-                state("node03", NodeChange::Missing, 0),
-            ],
-            not_in_plan: vec!["login1".to_string()],
-        };
-        assert_eq!(
-            label_table(&report),
-            "eflops-4x16: 1 Node would change, 1 unchanged, 1 missing from the cluster; labels under topology.eflops.io/ (dry run: the API server stored nothing)
-
-node    server  change        added  updated  removed
-node01  node01  would change  3      0        0
-node02  node02  unchanged     0      0        0
-node03  node03  missing       0      0        0
-
-1 Node of the cluster not in the plan (left alone): login1
-"
-        );
-        report.dry_run = false;
-        report.not_in_plan.clear();
-        let text = label_table(&report);
-        assert!(
-            text.starts_with("eflops-4x16: 1 Node labelled, 1 unchanged"),
-            "{text}"
-        );
-        assert!(
-            text.ends_with("node03  node03  missing    0      0        0\n"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn status_table_lists_conditions_and_pods() {
-        let s = JobStatus {
-            kind: "Job".to_string(),
-            name: "train".to_string(),
-            namespace: "ml".to_string(),
-            phase: JobPhase::Pending,
-            active: 1,
-            succeeded: 0,
-            failed: 0,
-            conditions: vec![cluster::JobCondition {
-                type_: "Suspended".to_string(),
-                status: "False".to_string(),
-                reason: Some("JobResumed".to_string()),
-                message: None,
-            }],
-            failures: Vec::new(),
-            pods: vec![JobPod {
-                name: "train-0".to_string(),
-                phase: "Pending".to_string(),
-                node: None,
-                restarts: 0,
-                reason: Some("Unschedulable".to_string()),
-            }],
-        };
-        assert_eq!(
-            status_table(&s),
-            "Job ml/train: Pending; 1 active, 0 succeeded, 0 failed; pods: 1 Pending (Unschedulable)
-
-condition  status  reason      message
-Suspended  False   JobResumed
-
-pod      node  phase    restarts  reason
-train-0  -     Pending  0         Unschedulable
-"
-        );
     }
 }

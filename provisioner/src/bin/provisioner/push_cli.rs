@@ -14,7 +14,7 @@ use planner::text::Table;
 use provisioner::push::journal::{self, Journal};
 use provisioner::push::rollout::Policy;
 use provisioner::push::run::{self, Options, Report};
-use provisioner::push::{PushError, devices, ops};
+use provisioner::push::{PushError, connect, devices, ops};
 
 use super::{Format, Result, runtime, show};
 
@@ -114,34 +114,6 @@ enum PushCommand {
     },
 }
 
-/// A confirm timer: a duration from 3 s to 23h59m59s.
-fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let secs = parse_seconds(text)?;
-    if !(3..=86_399).contains(&secs) {
-        return Err(format!(
-            "{secs} s is outside 3 s to 23h59m59s (the push confirms at least {} s before the timer runs out)",
-            run::CONFIRM_MARGIN
-        ));
-    }
-    Ok(Duration::from_secs(secs))
-}
-
-/// A duration in seconds: `90`, `90s`, `5m`, `1h`.
-fn parse_seconds(text: &str) -> std::result::Result<u64, String> {
-    let t = text.trim();
-    let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))?;
-    match unit {
-        "" | "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        _ => None,
-    }
-    .ok_or_else(|| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))
-}
-
 fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -179,9 +151,9 @@ fn push(a: RunArgs) -> Result<()> {
     let (Some(plan_path), Some(devices_path)) = (a.plan, a.devices) else {
         return Err(crate::BadInput("give PLAN and --devices DEVICES.toml".to_string()).into());
     };
-    let timer = parse_duration(&a.confirm_timer)
+    let timer = connect::confirm_timer(&a.confirm_timer)
         .map_err(|m| planner::Error::parameter("confirm-timer", m))?;
-    let settle = parse_seconds(&a.settle)
+    let settle = connect::seconds(&a.settle)
         .and_then(|s| {
             if s <= 3600 {
                 Ok(Duration::from_secs(s))
@@ -398,20 +370,4 @@ fn actions_table(actions: &Vec<ops::Action>) -> String {
         ]);
     }
     t.render()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert!(parse_duration("2s").is_err());
-        assert!(parse_duration("24h").is_err());
-        assert!(parse_duration("5 min").is_err());
-        assert!(parse_duration("").is_err());
-    }
 }
