@@ -270,7 +270,7 @@ pub enum Error {
 impl Error {
     /// A TOML parse error of `text` (named `file`) with its line and
     /// column.
-    pub fn toml_syntax(text: &str, file: &str, e: &toml::de::Error) -> Self {
+    pub(crate) fn toml_syntax(text: &str, file: &str, e: &toml::de::Error) -> Self {
         // The planner's one TOML mapping (line, column, wording).
         match planner::Error::toml(file, text, e) {
             planner::Error::Syntax {

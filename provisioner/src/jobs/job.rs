@@ -67,11 +67,11 @@ use planner::export::k8s_names::{
 
 /// Longest job name: `<name>-worker-<index>` and `<name>-ranks` must stay
 /// DNS labels (63 characters) and pod host names.
-pub const MAX_NAME: usize = 40;
+pub(crate) const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration; a job file may not set them.
-pub const RESERVED_ENV: [&str; 16] = [
+pub(crate) const RESERVED_ENV: [&str; 16] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -668,7 +668,7 @@ impl JobSpec {
     }
 
     /// The image of the rank-check init container.
-    pub fn rank_check_image(&self) -> &str {
+    pub(crate) fn rank_check_image(&self) -> &str {
         self.rank_check_image.as_deref().unwrap_or(&self.image)
     }
 }

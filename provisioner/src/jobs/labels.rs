@@ -4,7 +4,7 @@
 //! that find our objects by them.
 
 /// Prefix of this project's labels and annotations.
-pub const PREFIX: &str = planner::export::labels::DEFAULT_PREFIX;
+pub(crate) const PREFIX: &str = planner::export::labels::DEFAULT_PREFIX;
 
 /// `app.kubernetes.io/managed-by` of every object.
-pub const MANAGED_BY: &str = "eflops-provisioner";
+pub(crate) const MANAGED_BY: &str = "eflops-provisioner";

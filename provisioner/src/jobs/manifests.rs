@@ -63,14 +63,14 @@ use super::view::{ClusterView, Manifests};
 use crate::error::{Error, Result};
 
 /// Where the ConfigMap is mounted in every pod.
-pub const MOUNT: &str = "/etc/eflops";
+pub(crate) const MOUNT: &str = "/etc/eflops";
 
 /// Where MPI workers write the name of their Node.
-pub const RUN_DIR: &str = "/var/run/eflops";
+pub(crate) const RUN_DIR: &str = "/var/run/eflops";
 
 /// The host configuration's runtime environment of every sub-node, by
 /// sub-node id (`node01/sn0`), as `planner render --hosts` writes it.
-pub fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+pub(crate) fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
     let mut out = BTreeMap::new();
     for file in planner::render::host_files(plan)? {
         for slot in file.sub_nodes {
@@ -109,7 +109,7 @@ fn metadata(job: &JobSpec, name: &str, annotations: Option<Value>) -> Value {
 }
 
 /// The name of the job's ConfigMap.
-pub fn config_map_name(job: &JobSpec) -> String {
+pub(crate) fn config_map_name(job: &JobSpec) -> String {
     format!("{}-ranks", job.name)
 }
 
@@ -190,12 +190,12 @@ fn headless_service(job: &JobSpec) -> Value {
 
 /// The annotation that marks a DRA submission's ConfigMap (value `dra`),
 /// by which `status` and `delete` find it.
-pub fn placement_annotation() -> String {
+pub(crate) fn placement_annotation() -> String {
     format!("{PREFIX}placement")
 }
 
 /// The annotation of a DRA submission's ConfigMap with its rank count.
-pub fn ranks_annotation() -> String {
+pub(crate) fn ranks_annotation() -> String {
     format!("{PREFIX}ranks")
 }
 
@@ -218,11 +218,11 @@ fn job_annotations(plan: &Plan, placement: &Placement, job: &JobSpec) -> Value {
 }
 
 /// The label that puts a workload in a Kueue LocalQueue.
-pub const KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
+pub(crate) const KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
 /// Kueue's plain-pod group label and total-count annotation (DRA pods).
-pub const KUEUE_POD_GROUP: &str = "kueue.x-k8s.io/pod-group-name";
+pub(crate) const KUEUE_POD_GROUP: &str = "kueue.x-k8s.io/pod-group-name";
 /// See [`KUEUE_POD_GROUP`].
-pub const KUEUE_POD_GROUP_COUNT: &str = "kueue.x-k8s.io/pod-group-total-count";
+pub(crate) const KUEUE_POD_GROUP_COUNT: &str = "kueue.x-k8s.io/pod-group-total-count";
 
 /// Metadata of the workload: with a queue, its Kueue label.
 fn workload_metadata(job: &JobSpec, annotations: &Value) -> Value {
@@ -713,13 +713,13 @@ fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
 }
 
 /// The name of rank `rank`'s pod and claim template: `<job>-<rank>`.
-pub fn rank_pod_name(job: &JobSpec, rank: usize) -> String {
+pub(crate) fn rank_pod_name(job: &JobSpec, rank: usize) -> String {
     format!("{}-{rank}", job.name)
 }
 
 /// `MASTER_ADDR` of a DRA job: the headless Service's DNS name of rank
 /// 0's pod.
-pub fn master_dns(job: &JobSpec) -> String {
+pub(crate) fn master_dns(job: &JobSpec) -> String {
     format!(
         "{}.{}.{}.svc",
         rank_pod_name(job, 0),

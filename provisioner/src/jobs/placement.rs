@@ -193,7 +193,7 @@ impl ClusterView {
 
     /// The Nodes of `bound_nodes` the job can use, with the reason for
     /// each one it cannot (see the module documentation).
-    pub fn usable<'a>(&self, bound_nodes: &'a [Node]) -> (Vec<&'a Node>, Vec<Unusable>) {
+    pub(crate) fn usable<'a>(&self, bound_nodes: &'a [Node]) -> (Vec<&'a Node>, Vec<Unusable>) {
         let mut ok = Vec::new();
         let mut not = Vec::new();
         for n in bound_nodes {
