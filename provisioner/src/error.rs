@@ -1,5 +1,12 @@
-//! The provisioner's one error type: inputs, placement, manifests and the
-//! Kubernetes API.
+//! The provisioner's one error tree: inputs, placement, manifests and the
+//! Kubernetes API, with the errors of the subsystems (`push`, `probe`,
+//! `lab`) and of the planner as variants, so that a binary decides its exit
+//! code with one call, [`Error::is_bad_input`].
+//!
+//! Each subsystem keeps its own error enum beside its code; it joins the
+//! tree through a `From` impl here, which also turns its parameter error
+//! into the planner's [`planner::Error::Parameter`]: the one parameter
+//! error that `planner::error::display_chain` names by the binary's flag.
 
 use std::fmt::Write as _;
 
@@ -114,13 +121,23 @@ pub enum Error {
         message: String,
     },
 
-    /// The plan cannot give what the job needs (host configuration).
+    /// The planner's error: the plan cannot give what the job needs (host
+    /// configuration), or a parameter of any subsystem (they all come in
+    /// as [`planner::Error::Parameter`]).
     #[error(transparent)]
     Plan(#[from] planner::Error),
 
     /// `provisioner push` (`crate::push`).
     #[error(transparent)]
-    Push(#[from] crate::push::PushError),
+    Push(crate::push::PushError),
+
+    /// `provisioner probe` (`crate::probe`).
+    #[error(transparent)]
+    Probe(crate::probe::Error),
+
+    /// `provisioner lab` (`crate::lab`).
+    #[error(transparent)]
+    Lab(crate::lab::Error),
 
     /// A pod that does not sit where the rank table says.
     #[error("rank check failed against the rank table {table}: {message}")]
@@ -253,7 +270,7 @@ pub enum Error {
 impl Error {
     /// A TOML parse error of `text` (named `file`) with its line and
     /// column.
-    pub fn toml_syntax(text: &str, file: &str, e: &toml::de::Error) -> Self {
+    pub(crate) fn toml_syntax(text: &str, file: &str, e: &toml::de::Error) -> Self {
         // The planner's one TOML mapping (line, column, wording).
         match planner::Error::toml(file, text, e) {
             planner::Error::Syntax {
@@ -271,24 +288,42 @@ impl Error {
         }
     }
 
-    /// False for the planner's internal failures carried inside; true for
-    /// everything caused by the input (exit code 2).
+    /// True for everything caused by the input (exit code 2); false for
+    /// failures of the cluster, the network, a device or this program
+    /// (exit code 1). The one exit-code rule of the crate: a subsystem's
+    /// error answers through its own `is_bad_input`, and a new variant
+    /// does not compile until it is sorted here.
     pub fn is_bad_input(&self) -> bool {
         match self {
             Error::Plan(e) | Error::Placement { source: e, .. } => e.is_bad_input(),
             Error::Push(e) => e.is_bad_input(),
+            Error::Probe(e) => e.is_bad_input(),
+            Error::Lab(e) => e.is_bad_input(),
             // The API refused a request the user can fix (credentials,
             // permissions, a missing object, a conflict, an invalid object).
             Error::Api { source, .. } => matches!(
                 &**source,
                 kube::Error::Api(r) if matches!(r.code, 401 | 403 | 404 | 409 | 422)
             ),
+            Error::Syntax { .. }
+            | Error::Invalid { .. }
+            | Error::Job { .. }
+            | Error::NotEnough { .. }
+            | Error::RankTable { .. }
+            | Error::Manifest { .. }
+            | Error::DraInventory { .. }
+            | Error::Described { .. }
+            | Error::RankCheck { .. }
+            | Error::Crd { .. }
+            | Error::Config { .. }
+            | Error::MissingNodes { .. }
+            | Error::CrdMissing { .. }
+            | Error::JobNotFound { .. } => true,
             // Failures of the cluster or of this program.
             Error::Quantity { .. }
             | Error::BadObject { .. }
             | Error::Timeout { .. }
             | Error::Watch { .. } => false,
-            _ => true,
         }
     }
 
@@ -296,6 +331,39 @@ impl Error {
         Error::Api {
             action: action.into(),
             source: Box::new(source),
+        }
+    }
+}
+
+impl From<crate::push::PushError> for Error {
+    fn from(e: crate::push::PushError) -> Self {
+        match e {
+            crate::push::PushError::Parameter { parameter, message } => {
+                Error::Plan(planner::Error::Parameter { parameter, message })
+            }
+            e => Error::Push(e),
+        }
+    }
+}
+
+impl From<crate::probe::Error> for Error {
+    fn from(e: crate::probe::Error) -> Self {
+        match e {
+            crate::probe::Error::Parameter { parameter, message } => {
+                Error::Plan(planner::Error::Parameter { parameter, message })
+            }
+            e => Error::Probe(e),
+        }
+    }
+}
+
+impl From<crate::lab::Error> for Error {
+    fn from(e: crate::lab::Error) -> Self {
+        match e {
+            crate::lab::Error::Parameter { parameter, message } => {
+                Error::Plan(planner::Error::Parameter { parameter, message })
+            }
+            e => Error::Lab(e),
         }
     }
 }
@@ -372,4 +440,412 @@ fn list_missing(missing: &[(String, String)]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::Error;
+    use crate::{lab, probe, push::PushError};
+
+    /// The exit code a binary gives for `e` when it reaches it through the
+    /// tree: 2 for bad input, 1 for a failure.
+    fn exit_code(e: impl Into<Error>) -> u8 {
+        if e.into().is_bad_input() { 2 } else { 1 }
+    }
+
+    fn s(text: &str) -> String {
+        text.to_string()
+    }
+
+    fn io_error() -> io::Error {
+        io::Error::new(io::ErrorKind::ConnectionReset, "reset by peer")
+    }
+
+    /// A bad-input and an internal error of the planner, as subsystems
+    /// carry them.
+    fn planner_bad() -> Box<planner::Error> {
+        Box::new(planner::Error::parameter("ranks", "0 is not a rank count"))
+    }
+
+    /// Each case: the error, the exit code its subsystem's own
+    /// `is_bad_input` gives, and so the one the tree must give.
+    #[test]
+    fn every_probe_error_keeps_its_exit_code_through_the_tree() {
+        let cases: Vec<(probe::Error, u8)> = vec![
+            (probe::Error::parameter("size", "0 B is no size"), 2),
+            (
+                probe::Error::Table {
+                    file: s("ranks.csv"),
+                    message: s("rank 3 twice"),
+                },
+                2,
+            ),
+            (
+                probe::Error::RankFile {
+                    file: s("ranks.csv"),
+                    source: planner_bad(),
+                },
+                2,
+            ),
+            (
+                probe::Error::Schedule {
+                    algorithm: s("hdrm"),
+                    ranks: 3,
+                    source: planner_bad(),
+                },
+                2,
+            ),
+            (
+                probe::Error::Mismatch {
+                    rank: s("1"),
+                    addr: s("10.0.0.2:29500"),
+                    message: s("runs with --size 1MB"),
+                },
+                2,
+            ),
+            (
+                probe::Error::Refused {
+                    rank: 0,
+                    addr: s("10.0.0.1:29500"),
+                    reason: s("world size 4, not 8"),
+                },
+                2,
+            ),
+            (
+                probe::Error::Unreachable {
+                    rank: 1,
+                    addr: s("10.0.0.2:29500"),
+                    seconds: 30,
+                    source: io_error(),
+                },
+                1,
+            ),
+            (
+                probe::Error::Missing {
+                    ranks: vec![2, 3],
+                    listen: s("0.0.0.0:29500"),
+                    seconds: 30,
+                },
+                1,
+            ),
+            (
+                probe::Error::Peer {
+                    rank: 1,
+                    addr: s("10.0.0.2:29500"),
+                    what: s("closed the connection"),
+                    step: s("step 3"),
+                    source: io_error(),
+                },
+                1,
+            ),
+            (
+                probe::Error::Stopped {
+                    addr: s("10.0.0.1:29500"),
+                    reason: s("rank 2 failed"),
+                },
+                1,
+            ),
+            (
+                probe::Error::Listen {
+                    addr: s("0.0.0.0:29500"),
+                    source: io_error(),
+                },
+                1,
+            ),
+            (
+                probe::Error::Hook {
+                    step: s("step 1"),
+                    source: io_error(),
+                },
+                1,
+            ),
+            (probe::Error::Internal(s("no buffer")), 1),
+        ];
+        for (e, code) in cases {
+            let name = format!("{e:?}");
+            assert_eq!(u8::from(e.is_bad_input()) + 1, code, "probe itself: {name}");
+            assert_eq!(exit_code(e), code, "through the tree: {name}");
+        }
+    }
+
+    #[test]
+    fn every_lab_error_keeps_its_exit_code_through_the_tree() {
+        let cases: Vec<(lab::Error, u8)> = vec![
+            (
+                lab::Error::parameter("rate", "give a rate such as 100mbit"),
+                2,
+            ),
+            (
+                lab::Error::Missing {
+                    what: s("ip"),
+                    fix: s("install iproute2"),
+                },
+                2,
+            ),
+            (
+                lab::Error::Plan {
+                    file: s("plan.json"),
+                    source: planner_bad(),
+                },
+                2,
+            ),
+            (
+                lab::Error::AlreadyUp {
+                    name: s("lab"),
+                    state: s("/run/lab.json"),
+                },
+                2,
+            ),
+            (
+                lab::Error::Leftover {
+                    name: s("lab"),
+                    namespace: s("efl-lab-h0"),
+                    state_dir: s("/run"),
+                },
+                2,
+            ),
+            (
+                lab::Error::NotUp {
+                    name: s("lab"),
+                    state: s("/run/lab.json"),
+                },
+                2,
+            ),
+            (lab::Error::NotReady { name: s("lab") }, 2),
+            (
+                lab::Error::State {
+                    file: s("/run/lab.json"),
+                    message: s("not JSON"),
+                },
+                2,
+            ),
+            (
+                lab::Error::Unknown {
+                    what: s("link"),
+                    message: s("no cable s0-l1"),
+                },
+                2,
+            ),
+            (
+                lab::Error::Planner {
+                    what: s("the lab's schedule"),
+                    source: planner_bad(),
+                },
+                2,
+            ),
+            (
+                lab::Error::Command {
+                    command: s("ip netns add"),
+                    message: s("exit status 1"),
+                },
+                1,
+            ),
+            (
+                lab::Error::Rank {
+                    rank: 0,
+                    sub_node: s("node01/0"),
+                    namespace: s("efl-lab-h0"),
+                    message: s("exit status 1"),
+                },
+                1,
+            ),
+            (
+                lab::Error::Io {
+                    what: s("writing the state file"),
+                    source: io_error(),
+                },
+                1,
+            ),
+        ];
+        for (e, code) in cases {
+            let name = format!("{e:?}");
+            assert_eq!(u8::from(e.is_bad_input()) + 1, code, "lab itself: {name}");
+            assert_eq!(exit_code(e), code, "through the tree: {name}");
+        }
+    }
+
+    #[test]
+    fn every_push_error_keeps_its_exit_code_through_the_tree() {
+        let bad = || PushError::Locked { by: s("admin") };
+        let failed = || PushError::Timeout {
+            action: s("commit"),
+            seconds: 60,
+        };
+        let cases: Vec<(PushError, u8)> = vec![
+            (
+                PushError::Parameter {
+                    parameter: s("batch"),
+                    message: s("give at least 1"),
+                },
+                2,
+            ),
+            (
+                PushError::DevicesSyntax {
+                    file: s("devices.toml"),
+                    line: 3,
+                    column: 1,
+                    message: s("expected `=`"),
+                },
+                2,
+            ),
+            (
+                PushError::Devices {
+                    file: s("devices.toml"),
+                    problems: vec![(4, s("leaf9 is not in the plan"))],
+                },
+                2,
+            ),
+            (
+                PushError::Credentials {
+                    switch: s("leaf1"),
+                    message: s("PUSH_PASSWORD is not set"),
+                },
+                2,
+            ),
+            (
+                PushError::Plan {
+                    file: s("plan.json"),
+                    source: planner_bad(),
+                },
+                2,
+            ),
+            (
+                PushError::Journal {
+                    file: s("push.journal"),
+                    message: s("belongs to another plan"),
+                    source: None,
+                },
+                2,
+            ),
+            (bad().on("leaf1"), 2),
+            (failed().on("leaf1"), 1),
+            (
+                PushError::Unreachable {
+                    address: s("10.0.0.9:443"),
+                    hint: s("check the address"),
+                    source: Box::new(io_error()),
+                },
+                2,
+            ),
+            (
+                PushError::Auth {
+                    address: s("10.0.0.9:443"),
+                    user: s("admin"),
+                },
+                2,
+            ),
+            (
+                PushError::HostKey {
+                    address: s("10.0.0.9:22"),
+                    message: s("the key changed"),
+                },
+                2,
+            ),
+            (bad(), 2),
+            (
+                PushError::Rejected {
+                    message: s("bad syntax"),
+                },
+                2,
+            ),
+            (
+                PushError::Identity {
+                    expected: s("leaf1"),
+                    found: s("leaf2"),
+                },
+                2,
+            ),
+            (
+                PushError::Verify {
+                    mismatches: vec![s("swp1 is down")],
+                },
+                2,
+            ),
+            (
+                PushError::Protocol {
+                    action: s("load"),
+                    message: s("no revision"),
+                },
+                1,
+            ),
+            (
+                PushError::Transport {
+                    action: s("load"),
+                    source: Box::new(io_error()),
+                },
+                1,
+            ),
+            (failed(), 1),
+            (
+                PushError::TimerExpired {
+                    point: s("revision 4"),
+                },
+                1,
+            ),
+            (
+                PushError::Rollback {
+                    point: s("revision 4"),
+                    cause: s("verification failed"),
+                    source: Box::new(failed()),
+                },
+                1,
+            ),
+            (
+                PushError::Io {
+                    action: s("starting the watchdog"),
+                    source: io_error(),
+                },
+                1,
+            ),
+        ];
+        for (e, code) in cases {
+            let name = format!("{e:?}");
+            assert_eq!(u8::from(e.is_bad_input()) + 1, code, "push itself: {name}");
+            assert_eq!(exit_code(e), code, "through the tree: {name}");
+        }
+    }
+
+    #[test]
+    fn planner_errors_keep_their_exit_code_through_the_tree() {
+        assert_eq!(exit_code(*planner_bad()), 2);
+        let internal = planner::Error::Internal(s("no route"));
+        assert!(!internal.is_bad_input());
+        assert_eq!(exit_code(internal), 1);
+    }
+
+    /// Every subsystem's parameter error comes out as the planner's, which
+    /// the binary shows with its flag (`--size`), and exits 2.
+    #[test]
+    fn parameter_errors_of_every_subsystem_become_the_planners() {
+        let trees: Vec<Error> = vec![
+            probe::Error::parameter("size", "m").into(),
+            lab::Error::parameter("size", "m").into(),
+            PushError::Parameter {
+                parameter: s("size"),
+                message: s("m"),
+            }
+            .into(),
+        ];
+        for e in trees {
+            assert!(
+                matches!(
+                    &e,
+                    Error::Plan(planner::Error::Parameter { parameter, message })
+                        if parameter == "size" && message == "m"
+                ),
+                "{e:?}"
+            );
+            assert!(e.is_bad_input());
+            let shown = planner::error::display_chain(
+                match &e {
+                    Error::Plan(p) => p,
+                    other => other,
+                },
+                &|p| Some(format!("--{p}")),
+            );
+            assert_eq!(shown, "--size: m");
+        }
+    }
 }

@@ -1,34 +1,47 @@
-//! Binds a plan (from `planner design`) to a Kubernetes cluster.
+//! Binds a plan (from `planner design`) to real systems: a Kubernetes
+//! cluster, the switches, the network between the GPUs, and a lab of
+//! network namespaces on one machine. One module per system; the binary
+//! (`src/bin/provisioner/`) turns flags into calls of these modules and
+//! takes its exit code from [`Error::is_bad_input`].
 //!
-//! This crate starts with what every later step needs and can check without
-//! a cluster: which Kubernetes Node each planned server is, and which
-//! GPU-NIC sub-nodes, switch and BiGraph part each Node carries
-//! ([`nodes::bind`]). Jobs build on it without touching a cluster:
-//! [`job`] reads a job file, [`placement`] puts its ranks on the
-//! sub-nodes of free Nodes in HDRM order, [`manifests`] builds the
-//! ConfigMap, Service and Indexed Job or MPIJob, and [`submit::prepare`]
-//! does all three against a [`view::ClusterView`]. [`rank_check`] is the
-//! guard each rank pod runs before it starts.
-//! [`schema`] checks generated objects against the openAPIV3Schema of the
-//! CustomResourceDefinitions they belong to (MPIJob, Kueue Topology,
-//! Volcano HyperNode) before they reach a cluster. [`cluster`] is the one
-//! module that talks to the Kubernetes API: it reads Nodes and Pods, labels
-//! Nodes, and applies, follows and deletes jobs.
+//! Layers, bottom first: no module imports one above it, which the
+//! planner's `tests/it/layers.rs` holds for this crate too (for its
+//! top-level modules and for the files of `push/` and `jobs/`).
+//!
+//! 0. [`probe`]: the collective engine, one rank of an allreduce over TCP
+//!    as the planner's schedules say, and the cluster burn-in. [`push`]:
+//!    pushes the planner's rendered switch configurations to the switches
+//!    (one client per render vendor, chosen by an exhaustive match on
+//!    [`planner::render::Vendor`]), with a journal and a confirm timer.
+//!    `toml_lines` (private): the lines of keys of a TOML input.
+//! 1. [`lab`]: builds the plan's fabric in network namespaces and runs the
+//!    collective engine across it (FRR switches through [`push`]).
+//! 2. [`error`]: the one error tree: this crate's own errors, with those of
+//!    [`push`], [`probe`], [`lab`] and the planner as variants, and the one
+//!    rule for the exit code.
+//! 3. [`nodes`]: which Kubernetes Node each planned server is
+//!    ([`nodes::bind`]), with the GPU-NIC sub-nodes, switch and BiGraph
+//!    part each carries. [`schema`]: checks generated objects against the
+//!    openAPIV3Schema of the CustomResourceDefinitions they belong to
+//!    (MPIJob, Kueue Topology, Volcano HyperNode) before they reach a
+//!    cluster.
+//! 4. [`jobs`]: a job from its file to its objects, without a cluster: the
+//!    job file, placement of ranks on free sub-nodes in HDRM order (whole
+//!    Nodes, or each rank's GPU and NIC with DRA), the ConfigMap, Service
+//!    and Indexed Job or MPIJob, and the rank check each rank pod runs
+//!    first.
+//! 5. [`cluster`]: the one module that talks to the Kubernetes API: it
+//!    reads Nodes, Pods and DRA devices, labels Nodes, and applies, follows
+//!    and deletes jobs.
 
 pub mod cluster;
-pub mod dra;
 pub mod error;
-pub mod job;
+pub mod jobs;
 pub mod lab;
-pub mod manifests;
 pub mod nodes;
-pub mod placement;
 pub mod probe;
 pub mod push;
-pub mod rank_check;
 pub mod schema;
-pub mod submit;
 mod toml_lines;
-pub mod view;
 
 pub use error::{Error, Result};

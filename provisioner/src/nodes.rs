@@ -97,7 +97,7 @@ impl NodeMap {
 }
 
 /// Index into `plan.sub_node_list` by sub-node id (`node01/sn0`).
-pub fn sub_node_indices(plan: &CheckedPlan) -> BTreeMap<&str, usize> {
+pub(crate) fn sub_node_indices(plan: &CheckedPlan) -> BTreeMap<&str, usize> {
     plan.sub_node_list
         .iter()
         .enumerate()
@@ -109,7 +109,7 @@ pub fn sub_node_indices(plan: &CheckedPlan) -> BTreeMap<&str, usize> {
 /// subdomain: at most 253 characters of lower-case letters, digits, `-`
 /// and `.`, each dot-separated label starting and ending with a letter or
 /// digit).
-pub fn is_node_name(name: &str) -> bool {
+pub(crate) fn is_node_name(name: &str) -> bool {
     planner::export::k8s_names::dns_subdomain_problem(name).is_none()
 }
 

@@ -217,12 +217,12 @@ fn without_test_code(t: Vec<Token>) -> Vec<Token> {
         .collect()
 }
 
-/// The first segment of every path of the use tree whose `{` is at `open`:
-/// `{a::b, c, d::{e, f}}` gives `a`, `c`, `d`.
-fn group_heads(t: &[Token], open: usize) -> Vec<&Token> {
-    let mut heads = Vec::new();
+/// The index of the first token of every item of the use tree whose `{`
+/// is at `open`: `{a::b, c, d::{e, f}}` gives those of `a`, `c` and `d`.
+fn group_items(t: &[Token], open: usize) -> Vec<usize> {
+    let mut items = Vec::new();
     let (mut depth, mut at_start) = (0i64, true);
-    for tok in &t[open..] {
+    for (k, tok) in t.iter().enumerate().skip(open) {
         match tok.text.as_str() {
             "{" => {
                 depth += 1;
@@ -236,37 +236,67 @@ fn group_heads(t: &[Token], open: usize) -> Vec<&Token> {
             }
             "," if depth == 1 => at_start = true,
             s if depth == 1 && at_start && is_ident(s) => {
-                heads.push(tok);
+                items.push(k);
                 at_start = false;
             }
             _ => at_start = false,
         }
     }
-    heads
+    items
 }
 
-/// The crate-root names a file refers to, each with its line: `crate::x`,
-/// `crate::{x, y}`, and `super::..::x` where the `super`s climb from
-/// `module` (the file's module path, `["validate", "records"]`) to the
-/// crate root.
-fn root_names(t: &[Token], module: &[String]) -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    let push_after = |k: usize, out: &mut Vec<(String, usize)>| match t.get(k) {
-        Some(x) if x.text == "{" => {
-            for h in group_heads(t, k) {
-                out.push((h.text.clone(), h.line));
+/// Follows the path starting at token `k`, whose segments so far are
+/// `path` (a prefix of `parent`), and pushes the segment that names a
+/// child of `parent`, once per branch of a use tree.
+fn walk(
+    t: &[Token],
+    mut k: usize,
+    mut path: Vec<String>,
+    parent: &[String],
+    out: &mut Vec<(String, usize)>,
+) {
+    loop {
+        match t.get(k) {
+            Some(x) if x.text == "{" => {
+                for item in group_items(t, k) {
+                    walk(t, item, path.clone(), parent, out);
+                }
+                return;
             }
+            Some(x) if is_ident(&x.text) => {
+                if path.len() == parent.len() {
+                    out.push((x.text.clone(), x.line));
+                    return;
+                }
+                if x.text != parent[path.len()] {
+                    return;
+                }
+                path.push(x.text.clone());
+                if t.get(k + 1).is_none_or(|n| n.text != "::") {
+                    return;
+                }
+                k += 2;
+            }
+            _ => return,
         }
-        Some(x) if is_ident(&x.text) => out.push((x.text.clone(), x.line)),
-        _ => {}
-    };
+    }
+}
+
+/// The names under module `parent` (`[]` for the crate root, `["push"]`)
+/// that the file of `module` refers to, each with its line: paths written
+/// from the crate root (`crate::x`, `crate::{x, y}`, `crate::push::x`) or
+/// climbing with `super` to `parent` or above (`super::..::x`), one name
+/// per branch of a use tree.
+fn child_names(t: &[Token], module: &[String], parent: &[String]) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
     for k in 0..t.len() {
         let prev = k.checked_sub(1).map(|p| t[p].text.as_str());
         if matches!(prev, Some("::") | Some("$")) {
             continue;
         }
-        if t[k].text == "crate" && t.get(k + 1).is_some_and(|x| x.text == "::") {
-            push_after(k + 2, &mut out);
+        let (base, start) = if t[k].text == "crate" && t.get(k + 1).is_some_and(|x| x.text == "::")
+        {
+            (&module[..0], k + 2)
         } else if t[k].text == "super" {
             let mut ups = 0;
             let mut j = k;
@@ -276,12 +306,26 @@ fn root_names(t: &[Token], module: &[String]) -> Vec<(String, usize)> {
                 ups += 1;
                 j += 2;
             }
-            if ups > 0 && ups == module.len() {
-                push_after(j, &mut out);
+            if ups == 0 || ups > module.len() {
+                continue;
             }
+            (&module[..module.len() - ups], j)
+        } else {
+            continue;
+        };
+        if base.len() <= parent.len() && parent.starts_with(base) {
+            walk(t, start, base.to_vec(), parent, &mut out);
         }
     }
     out
+}
+
+/// The crate-root names a file refers to, each with its line: `crate::x`,
+/// `crate::{x, y}`, and `super::..::x` where the `super`s climb from
+/// `module` (the file's module path, `["validate", "records"]`) to the
+/// crate root.
+fn root_names(t: &[Token], module: &[String]) -> Vec<(String, usize)> {
+    child_names(t, module, &[])
 }
 
 /// What `lib.rs` declares: its modules and the names it re-exports, each
@@ -371,41 +415,71 @@ struct Graph {
 /// Builds the graph from `(path relative to src, source)` pairs; `lib.rs`
 /// must be among them.
 fn graph(files: &[(PathBuf, String)]) -> Graph {
-    let lib = files
+    graph_under(files, &[])
+}
+
+/// The file that declares the children of module `parent`: `lib.rs`,
+/// `push/mod.rs` or `push.rs`.
+fn declaring_file(parent: &[String]) -> Vec<PathBuf> {
+    if parent.is_empty() {
+        return vec![PathBuf::from("lib.rs")];
+    }
+    let dir: PathBuf = parent.iter().collect();
+    vec![dir.join("mod.rs"), dir.with_extension("rs")]
+}
+
+/// The import graph of the children of module `parent` (`[]`: the
+/// top-level modules of the crate, `["push"]`: the files of `push/`): for
+/// each child, the children it names, with the first file and line that
+/// does. Below the crate root, a name that is no child (an item of
+/// `push/mod.rs` itself, the module's interface) is no edge.
+fn graph_under(files: &[(PathBuf, String)], parent: &[String]) -> Graph {
+    let declaring = declaring_file(parent);
+    let mut lib = files
         .iter()
-        .find(|(p, _)| p == Path::new("lib.rs"))
+        .find(|(p, _)| declaring.contains(p))
         .map(|(_, s)| scan_lib(s))
-        .expect("lib.rs");
+        .unwrap_or_else(|| panic!("no {}", declaring[0].display()));
+    // `use std::io;` or `use super::x::Y;` in a module's own file brings
+    // in no child.
+    let children = lib.modules.clone();
+    lib.reexports.retain(|_, m| children.contains(m));
     let mut g = Graph {
         nodes: lib.modules.clone(),
         ..Graph::default()
     };
     let mut seen = BTreeSet::new();
     for (rel, src) in files {
-        if rel == Path::new("lib.rs") || rel.starts_with("bin") || is_test_file(rel) {
+        if declaring.contains(rel) || rel.starts_with("bin") || is_test_file(rel) {
             continue;
         }
         let module = module_path(rel);
-        let top = module[0].clone();
+        if module.len() <= parent.len() || !module.starts_with(parent) {
+            continue;
+        }
+        let top = module[parent.len()].clone();
         if !lib.modules.contains(&top) {
             g.problems.push(format!(
-                "{} is not declared in lib.rs (`mod {top};`): a module the graph cannot see",
-                rel.display()
+                "{} is not declared in {} (`mod {top};`): a module the graph cannot see",
+                rel.display(),
+                declaring[0].display()
             ));
             continue;
         }
         seen.insert(top.clone());
         let t = without_test_code(tokens(src));
-        for (name, line) in root_names(&t, &module) {
+        for (name, line) in child_names(&t, &module, parent) {
             let target = if lib.modules.contains(&name) {
                 name
             } else if let Some(m) = lib.reexports.get(&name) {
                 m.clone()
-            } else {
+            } else if parent.is_empty() {
                 g.problems.push(format!(
                     "{}:{line}: crate::{name} is neither a module of lib.rs nor one of its re-exports",
                     rel.display()
                 ));
+                continue;
+            } else {
                 continue;
             };
             if target != top {
@@ -418,8 +492,15 @@ fn graph(files: &[(PathBuf, String)]) -> Graph {
         }
     }
     for m in lib.modules.difference(&seen) {
+        let dir: PathBuf = parent.iter().collect();
         g.problems.push(format!(
-            "lib.rs declares `mod {m}` but no source file of it was read (src/{m}.rs or src/{m}/mod.rs)"
+            "{} declares `mod {m}` but no source file of it was read ({} or {})",
+            declaring[0].display(),
+            Path::new("src")
+                .join(&dir)
+                .join(format!("{m}.rs"))
+                .display(),
+            Path::new("src").join(&dir).join(m).join("mod.rs").display()
         ));
     }
     g
@@ -582,17 +663,21 @@ impl Graph {
     }
 }
 
-fn planner_src() -> Vec<(PathBuf, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Every `.rs` file under `src` with its path relative to `src`.
+fn crate_src(src: &Path) -> Vec<(PathBuf, String)> {
     let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
+    rust_files(src, &mut paths);
     paths
         .into_iter()
         .map(|p| {
             let text = fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            (p.strip_prefix(&src).expect("under src").to_path_buf(), text)
+            (p.strip_prefix(src).expect("under src").to_path_buf(), text)
         })
         .collect()
+}
+
+fn planner_src() -> Vec<(PathBuf, String)> {
+    crate_src(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
 }
 
 #[test]
@@ -606,17 +691,22 @@ fn every_module_of_lib_rs_is_a_node() {
     );
 }
 
-#[test]
-fn planner_src_has_no_import_loop() {
-    let g = graph(&planner_src());
+/// Fails naming every import loop of `g` (the modules of `name`) with its
+/// files and lines; prints the layers.
+fn assert_no_loop(g: &Graph, name: &str) {
     let cycles = g.cycles();
     assert!(
         cycles.is_empty(),
-        "import loops among the top-level modules of planner/src:\n{}\nlayers, bottom first:\n{}",
+        "import loops among the modules of {name}:\n{}\nlayers, bottom first:\n{}",
         cycles.join("\n"),
         g.picture()
     );
-    println!("layers, bottom first:\n{}", g.picture());
+    println!("{name}, layers bottom first:\n{}", g.picture());
+}
+
+#[test]
+fn planner_src_has_no_import_loop() {
+    assert_no_loop(&graph(&planner_src()), "planner/src");
 }
 
 /// The bottom of the core stays loop-free whatever happens above it: the
@@ -666,6 +756,44 @@ fn the_core_below_validate_has_no_import_loop() {
                 g.edges[m][f]
             );
         }
+    }
+}
+
+/// The provisioner's source, beside the planner's in the workspace. One
+/// scanner holds both crates: this test reads the other crate's files
+/// (`CARGO_MANIFEST_DIR/../provisioner/src`) instead of a copy of the
+/// scanner in the provisioner's tests or a `#[path]` include across crates.
+fn provisioner_src() -> Vec<(PathBuf, String)> {
+    crate_src(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../provisioner/src"))
+}
+
+/// No import loop among the provisioner's top-level modules, nor among the
+/// files of its two modules of many parts: `push/` (one client per vendor
+/// around the run) and `jobs/` (a job from its file to its objects).
+#[test]
+fn provisioner_src_has_no_import_loop() {
+    let files = provisioner_src();
+    for (parent, must_have) in [
+        (&[][..], ["error", "push", "jobs"]),
+        (&["push"][..], ["run", "ops", "devices"]),
+        (&["jobs"][..], ["job", "dra", "manifests"]),
+    ] {
+        let parent: Vec<String> = parent.iter().map(|p| p.to_string()).collect();
+        let g = graph_under(&files, &parent);
+        let name = if parent.is_empty() {
+            "provisioner/src".to_string()
+        } else {
+            format!("provisioner/src/{}", parent.join("/"))
+        };
+        assert!(g.problems.is_empty(), "{name}:\n{}", g.problems.join("\n"));
+        for m in must_have {
+            assert!(
+                g.nodes.contains(m),
+                "{name}: no module {m} in {:?}",
+                g.nodes
+            );
+        }
+        assert_no_loop(&g, &name);
     }
 }
 
@@ -772,4 +900,35 @@ fn a_module_the_graph_cannot_see_is_a_problem() {
         p.contains("lib.rs declares `mod d` but no source file"),
         "{p}"
     );
+}
+
+#[test]
+fn the_graph_of_a_module_joins_its_files_by_crate_and_super_paths() {
+    let files: Vec<(PathBuf, String)> = [
+        ("lib.rs", "pub mod a;\npub mod b;\n"),
+        (
+            "a/mod.rs",
+            "mod x;\nmod y;\nmod z;\npub use y::Why;\nuse std::io;\npub struct Face;\n",
+        ),
+        ("a/x.rs", "use crate::b::Far;\nmod deep;\n"),
+        ("a/x/deep.rs", "\nuse super::super::{y::T, Face};\n"),
+        (
+            "a/y.rs",
+            "fn f() -> super::Why { crate::a::z::g() }\nuse crate::a::{x, io};\n",
+        ),
+        ("a/z.rs", "use super::super::b;\n"),
+        ("b.rs", "use crate::a::x;\n"),
+    ]
+    .iter()
+    .map(|(p, s)| (PathBuf::from(p), s.to_string()))
+    .collect();
+    let g = graph_under(&files, &["a".to_string()]);
+    assert!(g.problems.is_empty(), "{:?}", g.problems);
+    assert_eq!(
+        g.cycles(),
+        ["x -> y -> x\n    x -> y (a/x/deep.rs:2)\n    y -> x (a/y.rs:2)"]
+    );
+    assert_eq!(g.picture(), "  0: z\n  1: {x y}");
+    let top = graph(&files);
+    assert_eq!(top.cycles().len(), 1, "{}", top.picture());
 }

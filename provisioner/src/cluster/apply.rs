@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{Error, FIELD_MANAGER, Result, is_status};
-use crate::view::Manifests;
+use crate::jobs::view::Manifests;
 
 /// One object as the API server stored it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -12,6 +12,8 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use serde::Serialize;
 use serde_json::Value;
 
+use planner::text::Table;
+
 use super::{Error, Result, is_status, list_all};
 
 /// The label every pod of a submission carries, with the job's name.
@@ -120,6 +122,64 @@ pub struct PodFailure {
 pub const LOG_LINES: i64 = 20;
 
 impl JobStatus {
+    /// The status for people: the summary line, the conditions, the pods,
+    /// and each failed container with its last log lines.
+    pub fn table(&self) -> String {
+        let s = self;
+        let mut out = format!("{}\n", s.summary());
+        if !s.conditions.is_empty() {
+            let mut t = Table::new(["condition", "status", "reason", "message"]);
+            for c in &s.conditions {
+                t.row([
+                    c.type_.clone(),
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                ]);
+            }
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        if !s.pods.is_empty() {
+            let mut t = Table::new(["pod", "node", "phase", "restarts", "reason"]);
+            for p in &s.pods {
+                t.row([
+                    p.name.clone(),
+                    p.node.clone().unwrap_or_else(|| "-".to_string()),
+                    p.phase.clone(),
+                    p.restarts.to_string(),
+                    p.reason.clone().unwrap_or_default(),
+                ]);
+            }
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        for f in &s.failures {
+            out.push_str(&format!(
+                "\npod {} container {} failed: {}{}{}\n",
+                f.pod,
+                f.container,
+                f.reason.as_deref().unwrap_or("no reason"),
+                f.exit_code
+                    .map(|c| format!(", exit code {c}"))
+                    .unwrap_or_default(),
+                f.message
+                    .as_deref()
+                    .map(|m| format!(", {}", m.trim()))
+                    .unwrap_or_default(),
+            ));
+            if !f.log.is_empty() {
+                out.push_str(&format!("  last {} log lines:\n", f.log.len()));
+                for line in &f.log {
+                    out.push_str("    ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
     /// One line: kind, name, phase, counts and pod phases.
     pub fn summary(&self) -> String {
         let mut phases: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -219,7 +279,7 @@ fn is_dra_root(obj: &DynamicObject) -> bool {
     obj.metadata
         .annotations
         .as_ref()
-        .and_then(|a| a.get(&crate::manifests::placement_annotation()))
+        .and_then(|a| a.get(&crate::jobs::manifests::placement_annotation()))
         .is_some_and(|v| v == "dra")
 }
 
@@ -296,7 +356,7 @@ fn pods_status(name: &str, namespace: &str, obj: &DynamicObject, pods: Vec<JobPo
         .metadata
         .annotations
         .as_ref()
-        .and_then(|a| a.get(&crate::manifests::ranks_annotation()))
+        .and_then(|a| a.get(&crate::jobs::manifests::ranks_annotation()))
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(pods.len())
         .max(1);
@@ -715,5 +775,43 @@ mod tests {
         check(&mpi, cond("Running", "True"), &[], JobPhase::Running);
         check(&mpi, json!({}), &["Running"], JobPhase::Pending);
         check(&mpi, cond("Succeeded", "True"), &[], JobPhase::Succeeded);
+    }
+
+    #[test]
+    fn status_table_lists_conditions_and_pods() {
+        let s = JobStatus {
+            kind: "Job".to_string(),
+            name: "train".to_string(),
+            namespace: "ml".to_string(),
+            phase: JobPhase::Pending,
+            active: 1,
+            succeeded: 0,
+            failed: 0,
+            conditions: vec![JobCondition {
+                type_: "Suspended".to_string(),
+                status: "False".to_string(),
+                reason: Some("JobResumed".to_string()),
+                message: None,
+            }],
+            failures: Vec::new(),
+            pods: vec![JobPod {
+                name: "train-0".to_string(),
+                phase: "Pending".to_string(),
+                node: None,
+                restarts: 0,
+                reason: Some("Unschedulable".to_string()),
+            }],
+        };
+        assert_eq!(
+            s.table(),
+            "Job ml/train: Pending; 1 active, 0 succeeded, 0 failed; pods: 1 Pending (Unschedulable)
+
+condition  status  reason      message
+Suspended  False   JobResumed
+
+pod      node  phase    restarts  reason
+train-0  -     Pending  0         Unschedulable
+"
+        );
     }
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use planner::checked::CheckedPlan;
 use planner::export::labels::{check_prefix, node_labels};
+use planner::text::Table;
 
 use super::{Error, FIELD_MANAGER, Result, list_all};
 use crate::nodes::{self, NodeMap};
@@ -83,10 +84,63 @@ pub struct LabelReport {
 }
 
 impl LabelReport {
+    /// The report for people: a summary line, one row per Node, and the
+    /// Nodes of the cluster that the plan does not have.
+    pub fn table(&self) -> String {
+        let r = self;
+        let mut t = Table::new(["node", "server", "change", "added", "updated", "removed"]);
+        for n in &r.nodes {
+            let change = match (n.change, r.dry_run) {
+                (NodeChange::Changed, true) => "would change",
+                (c, _) => c.as_str(),
+            };
+            t.row([
+                n.node.clone(),
+                n.server.clone(),
+                change.to_string(),
+                n.added.len().to_string(),
+                n.updated.len().to_string(),
+                n.removed.len().to_string(),
+            ]);
+        }
+        let mut s = format!(
+            "{}: {} {}, {} unchanged, {} missing from the cluster; labels under {}{}\n\n{}",
+            r.plan,
+            nodes_word(r.count(NodeChange::Changed)),
+            if r.dry_run {
+                "would change"
+            } else {
+                "labelled"
+            },
+            r.count(NodeChange::Unchanged),
+            r.count(NodeChange::Missing),
+            r.prefix,
+            if r.dry_run {
+                " (dry run: the API server stored nothing)"
+            } else {
+                ""
+            },
+            t.render()
+        );
+        if !r.not_in_plan.is_empty() {
+            s.push_str(&format!(
+                "\n{} of the cluster not in the plan (left alone): {}\n",
+                nodes_word(r.not_in_plan.len()),
+                r.not_in_plan.join(", ")
+            ));
+        }
+        s
+    }
+
     /// Nodes with the given outcome.
     pub fn count(&self, change: NodeChange) -> usize {
         self.nodes.iter().filter(|n| n.change == change).count()
     }
+}
+
+/// `1 Node`, `2 Nodes`.
+fn nodes_word(n: usize) -> String {
+    format!("{n} Node{}", if n == 1 { "" } else { "s" })
 }
 
 /// Labels the Node of every plan server with the plan's topology labels
@@ -238,4 +292,57 @@ pub async fn label_nodes(
         nodes: states,
         not_in_plan,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use planner::export::labels::DEFAULT_PREFIX;
+
+    use super::*;
+
+    #[test]
+    fn label_table_says_what_changed() {
+        let state = |node: &str, change, added: usize| NodeLabelState {
+            node: node.to_string(),
+            server: node.to_string(),
+            change,
+            added: (0..added).map(|i| format!("k{i}")).collect(),
+            updated: Vec::new(),
+            removed: Vec::new(),
+        };
+        let mut report = LabelReport {
+            plan: "eflops-4x16".to_string(),
+            prefix: DEFAULT_PREFIX.to_string(),
+            dry_run: true,
+            nodes: vec![
+                state("node01", NodeChange::Changed, 3),
+                state("node02", NodeChange::Unchanged, 0),
+                state("node03", NodeChange::Missing, 0),
+            ],
+            not_in_plan: vec!["login1".to_string()],
+        };
+        assert_eq!(
+            report.table(),
+            "eflops-4x16: 1 Node would change, 1 unchanged, 1 missing from the cluster; labels under topology.eflops.io/ (dry run: the API server stored nothing)
+
+node    server  change        added  updated  removed
+node01  node01  would change  3      0        0
+node02  node02  unchanged     0      0        0
+node03  node03  missing       0      0        0
+
+1 Node of the cluster not in the plan (left alone): login1
+"
+        );
+        report.dry_run = false;
+        report.not_in_plan.clear();
+        let text = report.table();
+        assert!(
+            text.starts_with("eflops-4x16: 1 Node labelled, 1 unchanged"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("node03  node03  missing    0      0        0\n"),
+            "{text}"
+        );
+    }
 }

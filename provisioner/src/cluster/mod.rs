@@ -17,8 +17,8 @@
 //! [`FIELD_MANAGER`], with `force=true`: the provisioner owns the fields it
 //! sets, and a field it stops setting is removed by the API server.
 //!
-//! [`ClusterView`]: crate::view::ClusterView
-//! [`Manifests`]: crate::view::Manifests
+//! [`ClusterView`]: crate::jobs::view::ClusterView
+//! [`Manifests`]: crate::jobs::view::Manifests
 
 mod apply;
 mod jobs;

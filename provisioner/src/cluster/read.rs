@@ -8,8 +8,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{Api, ListParams};
 
 use super::{Error, Result, list_all};
-use crate::dra::DraView;
-use crate::view::{ClusterView, NodeState, PodUse};
+use crate::jobs::dra::DraView;
+use crate::jobs::view::{ClusterView, NodeState, PodUse};
 
 /// The GPU resource of the NVIDIA device plugin.
 pub const DEFAULT_GPU_RESOURCE: &str = "nvidia.com/gpu";
@@ -136,7 +136,7 @@ pub async fn read_dra(client: &kube::Client) -> Result<DraView> {
         &Api::<ResourceClaimTemplate>::all(client.clone()),
         ListParams::default().labels(&format!(
             "app.kubernetes.io/managed-by={}",
-            crate::manifests::MANAGED_BY
+            crate::jobs::labels::MANAGED_BY
         )),
         "ResourceClaimTemplates",
     )

@@ -28,32 +28,33 @@ use super::error::{Error, Result};
 use super::sys::Sys;
 
 /// Where Debian's frr package keeps the daemons.
-pub const FRR_LIB: &str = "/usr/lib/frr";
+pub(crate) const FRR_LIB: &str = "/usr/lib/frr";
 
 /// The daemons of a lab switch, in start order (zebra first: the others
 /// connect to it).
-pub const DAEMONS: [&str; 4] = ["zebra", "bgpd", "bfdd", "staticd"];
+pub(crate) const DAEMONS: [&str; 4] = ["zebra", "bgpd", "bfdd", "staticd"];
 
 /// The configuration directory of FRR instance `inst`.
-pub fn etc_dir(inst: &str) -> PathBuf {
+pub(crate) fn etc_dir(inst: &str) -> PathBuf {
     Path::new("/etc/frr").join(inst)
 }
 
 /// The run directory (sockets, pid files) of FRR instance `inst`.
-pub fn run_dir(inst: &str) -> PathBuf {
+pub(crate) fn run_dir(inst: &str) -> PathBuf {
     Path::new("/var/run/frr").join(inst)
 }
 
 /// The lldpd control socket of switch namespace `ns` (in its FRR run
 /// directory, so that the `frr` push client finds it from the namespace
 /// name alone).
-pub fn lldpd_socket(ns: &str) -> PathBuf {
+pub(crate) fn lldpd_socket(ns: &str) -> PathBuf {
     run_dir(ns).join("lldpd.socket")
 }
 
 /// The configuration a fresh lab switch runs until `push` brings the
 /// plan's: the defaults profile and the integrated configuration file.
-pub const MINIMAL_CONFIG: &str = "frr defaults datacenter\nservice integrated-vtysh-config\n!\n";
+pub(crate) const MINIMAL_CONFIG: &str =
+    "frr defaults datacenter\nservice integrated-vtysh-config\n!\n";
 
 /// Checks that FRR, frr-reload.py and lldpd are installed; the error says
 /// how to get them.
@@ -176,7 +177,7 @@ fn record_applied(sys: &Sys, ns: &str, config: &str) -> Result<()> {
 /// a sub-node's NIC name in the plan) and announced every 5 s. It runs in the foreground of its own process group (no pid file:
 /// many run at once); `lab down` stops it with everything else in the
 /// namespace.
-pub fn start_lldpd(
+pub(crate) fn start_lldpd(
     sys: &Sys,
     ns: &str,
     name: &str,
@@ -271,7 +272,7 @@ fn toml_string(s: &str) -> String {
 
 /// Removes the FRR directories `dirs` (the state file's list) after the
 /// daemons are gone.
-pub fn remove_dirs(dirs: &[String]) -> Result<()> {
+pub(crate) fn remove_dirs(dirs: &[String]) -> Result<()> {
     for d in dirs {
         let path = Path::new(d);
         // Only directories of FRR instances named after a lab namespace.

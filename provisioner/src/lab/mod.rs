@@ -37,7 +37,7 @@ pub fn port_name(p: u32) -> String {
 
 /// The port number of a lab switch interface name (`swp7` -> 7); `None`
 /// for any other interface (`lo`, `br0`, a VRF).
-pub fn port_number(name: &str) -> Option<u32> {
+pub(crate) fn port_number(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("swp")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -46,12 +46,12 @@ pub fn port_number(name: &str) -> Option<u32> {
 }
 
 /// Most rate of one NIC cable by default, kbit/s.
-pub const DEFAULT_RATE_KBIT: u64 = 100_000;
+pub(crate) const DEFAULT_RATE_KBIT: u64 = 100_000;
 
 /// What all NIC cables of a lab carry at most by default, kbit/s: two
 /// cores forward this through three veth hops per flow and keep up
 /// (docs/lab.md, "Rates").
-pub const DEFAULT_BUDGET_KBIT: u64 = 1_600_000;
+pub(crate) const DEFAULT_BUDGET_KBIT: u64 = 1_600_000;
 
 /// The default rate of the fastest NIC cable for a lab of `hosts`
 /// sub-nodes: 100 Mbit/s, or less so that all of them together stay

@@ -20,7 +20,7 @@ pub struct Sys {
 }
 
 /// The directory where `ip netns` keeps its namespaces.
-pub const NETNS_DIR: &str = "/run/netns";
+pub(crate) const NETNS_DIR: &str = "/run/netns";
 
 impl Sys {
     /// Finds `ip` and `tc` and checks that the user is root; the error
@@ -46,12 +46,17 @@ impl Sys {
     /// Runs `ip [-n netns] [-force] -batch -` with `lines` on its standard
     /// input; with `force`, a failing line does not stop the others and
     /// the batch's failure is ignored.
-    pub fn ip_batch(&self, netns: Option<&str>, lines: &[String], force: bool) -> Result<()> {
+    pub(crate) fn ip_batch(
+        &self,
+        netns: Option<&str>,
+        lines: &[String],
+        force: bool,
+    ) -> Result<()> {
         self.batch(&self.ip, netns, lines, force)
     }
 
     /// Runs `tc [-n netns] -batch -` with `lines`.
-    pub fn tc_batch(&self, netns: &str, lines: &[String], force: bool) -> Result<()> {
+    pub(crate) fn tc_batch(&self, netns: &str, lines: &[String], force: bool) -> Result<()> {
         self.batch(&self.tc, Some(netns), lines, force)
     }
 
@@ -122,14 +127,14 @@ impl Sys {
     }
 
     /// The command `ip netns exec netns program args...`, to spawn.
-    pub fn exec_command(&self, netns: &str, argv: &[&str]) -> Command {
+    pub(crate) fn exec_command(&self, netns: &str, argv: &[&str]) -> Command {
         let mut cmd = Command::new(&self.ip);
         cmd.args(["netns", "exec", netns]).args(argv);
         cmd
     }
 
     /// `ip -s -j -n netns link show`: every interface's counters.
-    pub fn link_stats(&self, netns: &str) -> Result<Vec<u8>> {
+    pub(crate) fn link_stats(&self, netns: &str) -> Result<Vec<u8>> {
         let mut cmd = Command::new(&self.ip);
         cmd.args(["-s", "-j", "-n", netns, "link", "show"]);
         let line = describe(&cmd);

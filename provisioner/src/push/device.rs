@@ -171,7 +171,7 @@ impl Secret {
     }
 
     /// The credential, for the wire only.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }

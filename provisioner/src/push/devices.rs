@@ -463,12 +463,13 @@ fn check_entry(
     ))
 }
 
-/// The transports a vendor is reached over.
+/// The transports a vendor is reached over, the first the default (one
+/// arm per render vendor: a new one does not compile until it says).
 fn allowed(v: Vendor) -> &'static [Transport] {
-    match v.as_str() {
-        "nvue" | "eos" => &[Transport::Https],
-        "frr" => &[Transport::Ssh, Transport::Netns],
-        _ => &[Transport::Ssh],
+    match v {
+        Vendor::Nvue | Vendor::Eos => &[Transport::Https],
+        Vendor::Frr => &[Transport::Ssh, Transport::Netns],
+        Vendor::Sonic | Vendor::Comware => &[Transport::Ssh],
     }
 }
 

@@ -206,10 +206,10 @@ impl Frr {
 }
 
 /// The last committed candidate, in the instance's run directory.
-pub const APPLIED: &str = "applied.frr.conf";
+pub(crate) const APPLIED: &str = "applied.frr.conf";
 
 /// What `frr-reload.py --test` still listed right after that commit.
-pub const RESIDUE: &str = "applied.residue";
+pub(crate) const RESIDUE: &str = "applied.residue";
 
 impl Frr {
     /// Forgets the applied candidate (a commit or rollback changes what
@@ -268,7 +268,7 @@ fn tail(text: &str) -> String {
 /// frr-reload prints every line with its context lines (`interface swp1`
 /// before each of its lines); a context line the diff just printed at the
 /// same depth is not printed again.
-pub fn reload_diff(text: &str) -> String {
+pub(crate) fn reload_diff(text: &str) -> String {
     let mut out = String::new();
     let mut sign = None;
     // The last line printed at each depth (leading spaces).
@@ -310,7 +310,7 @@ pub fn reload_diff(text: &str) -> String {
 }
 
 /// The host name in `show version` (`FRRouting 8.4.4 (sw1) on Linux...`).
-pub fn version_hostname(text: &str) -> Option<String> {
+pub(crate) fn version_hostname(text: &str) -> Option<String> {
     let line = text.lines().find(|l| l.starts_with("FRRouting"))?;
     let open = line.find('(')?;
     let close = line[open..].find(')')? + open;
@@ -320,7 +320,7 @@ pub fn version_hostname(text: &str) -> Option<String> {
 
 /// The BGP sessions of `show bgp vrf all summary json`:
 /// `{vrf: {ipv4Unicast: {peers: {addr: {remoteAs, state}}}}}`.
-pub fn bgp_sessions(v: &Value) -> Vec<BgpSession> {
+pub(crate) fn bgp_sessions(v: &Value) -> Vec<BgpSession> {
     let mut out = Vec::new();
     for (vrf, body) in v.as_object().into_iter().flatten() {
         for (peer, p) in body["ipv4Unicast"]["peers"]
@@ -340,7 +340,7 @@ pub fn bgp_sessions(v: &Value) -> Vec<BgpSession> {
 }
 
 /// The BFD peers of `show bfd peers json`: `[{peer, vrf, status}]`.
-pub fn bfd_peers(v: &Value) -> Vec<BfdPeer> {
+pub(crate) fn bfd_peers(v: &Value) -> Vec<BfdPeer> {
     v.as_array()
         .into_iter()
         .flatten()
@@ -393,7 +393,7 @@ pub fn routes(v: &Value) -> Vec<Route> {
 /// The neighbours of `lldpctl -f json`: `{lldp: {interface: ...}}` where
 /// `interface` is one object keyed by port (one neighbour) or a list of
 /// such objects (several).
-pub fn lldp_neighbours(v: &Value) -> Vec<LldpNeighbour> {
+pub(crate) fn lldp_neighbours(v: &Value) -> Vec<LldpNeighbour> {
     let mut out = Vec::new();
     let ifaces = &v["lldp"]["interface"];
     let items: Vec<&serde_json::Map<String, Value>> = match ifaces {

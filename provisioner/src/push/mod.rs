@@ -27,6 +27,7 @@
 //! serialises.
 
 pub mod comware;
+pub mod connect;
 pub mod device;
 pub mod devices;
 pub mod eos;
@@ -54,7 +55,7 @@ pub use error::{BoxError, PushError, Result};
 ///
 /// A vendor client is added with one row in the invocation below (keep the
 /// comment line above each row: rows of different branches then merge
-/// without conflicts) and one arm in [`run::connect`], which makes it from
+/// without conflicts) and one arm in [`connect::connect`], which makes it from
 /// a devices-file entry.
 macro_rules! clients {
     ($($(#[$doc:meta])* $variant:ident($ty:ty),)+) => {

@@ -18,7 +18,7 @@
 use serde_json::{Map, Value};
 
 /// Paths (keys written `*`) whose next word is the key of an entry.
-pub const COLLECTIONS: &[&str] = &[
+pub(crate) const COLLECTIONS: &[&str] = &[
     "interface",
     "interface * ip address",
     "vrf",
@@ -45,14 +45,14 @@ pub const COLLECTIONS: &[&str] = &[
 const NUMBERED: &[&str] = &["dscp", "switch-priority", "traffic-class", "vlan"];
 
 /// Paths that are settings without a value (`nv set service lldp`).
-pub const PRESENCE: &[&str] = &[
+pub(crate) const PRESENCE: &[&str] = &[
     "service lldp",
     "system lldp",
     "interface * qos pfc-watchdog",
 ];
 
 /// Properties whose values stay text even when they are digits.
-pub const TEXT_VALUES: &[&str] = &["hostname", "description"];
+pub(crate) const TEXT_VALUES: &[&str] = &["hostname", "description"];
 
 /// Most entries one number list may stand for.
 const MAX_EXPANDED: u32 = 4096;
@@ -207,7 +207,7 @@ fn expand(word: &str, collection: Option<&str>) -> Result<Vec<String>, String> {
 
 /// Splits a shell command line into words: single quotes, double quotes
 /// and backslash escapes as `sh` takes them (no expansions).
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -277,7 +277,7 @@ pub fn split_words(line: &str) -> Result<Vec<String>, String> {
 
 /// The tree as sorted lines of path words, one per leaf: `interface swp1
 /// link mtu 9216`; words with spaces or quotes are single-quoted.
-pub fn tree_lines(tree: &Value) -> Vec<String> {
+pub(crate) fn tree_lines(tree: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(tree, &mut Vec::new(), &mut out);
     out.sort();
@@ -317,7 +317,7 @@ fn quote(w: &str) -> String {
 /// A unified-style diff from the two halves NVUE reports: lines of
 /// `removed` (in the running configuration, not in the candidate) with `-`
 /// and lines of `added` with `+`; empty when both are empty.
-pub fn diff_text(added: &Value, removed: &Value) -> String {
+pub(crate) fn diff_text(added: &Value, removed: &Value) -> String {
     let mut s = String::new();
     for l in tree_lines(removed) {
         s.push_str("- ");

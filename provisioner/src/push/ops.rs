@@ -9,10 +9,10 @@ use planner::checked::CheckedPlan;
 use serde::Serialize;
 
 use super::Device;
+use super::connect::{CONFIRM_MARGIN, chain, connect, session_name};
 use super::devices::{self, Devices};
 use super::error::{PushError, Result};
 use super::journal::{self, Journal, Phase};
-use super::run::{CONFIRM_MARGIN, chain, connect, session_name};
 
 /// How often the watchdog looks at the journal.
 const WATCH_EVERY: Duration = Duration::from_millis(500);

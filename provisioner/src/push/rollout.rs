@@ -24,7 +24,7 @@ pub struct Policy {
 /// The groups (parts or tiers) of each physical switch: those of its
 /// virtual switches. A physical switch split into an upper and a lower half
 /// belongs to both parts.
-pub fn groups(plan: &CheckedPlan) -> BTreeMap<String, BTreeSet<&'static str>> {
+pub(crate) fn groups(plan: &CheckedPlan) -> BTreeMap<String, BTreeSet<&'static str>> {
     let mut g: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
     for s in &plan.switch_list {
         g.entry(s.physical.clone())
@@ -36,14 +36,14 @@ pub fn groups(plan: &CheckedPlan) -> BTreeMap<String, BTreeSet<&'static str>> {
 
 /// One batch of the rollout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Batch {
+pub(crate) struct Batch {
     /// Switches, in plan order.
     pub switches: Vec<String>,
 }
 
 /// A bad policy: the parameter and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyError {
+pub(crate) struct PolicyError {
     /// The parameter (`canary`, `batch`, `max-share`).
     pub parameter: &'static str,
     /// What is wrong.
@@ -54,7 +54,7 @@ pub struct PolicyError {
 /// `groups` gives each physical switch's parts or tiers over the whole
 /// plan; a group's limit is `max_share` of its switches in the whole plan,
 /// rounded down, but at least one.
-pub fn plan_batches(
+pub(crate) fn plan_batches(
     selected: &[String],
     groups: &BTreeMap<String, BTreeSet<&'static str>>,
     policy: &Policy,

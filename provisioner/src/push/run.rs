@@ -19,9 +19,9 @@ use super::rollout::{self, Policy};
 use super::verify;
 use super::{Client, Device};
 
-/// Seconds before the deadline after which the push no longer confirms
-/// (it rolls back instead), so that a confirm never races the timer.
-pub const CONFIRM_MARGIN: u64 = 2;
+// Shared with `push confirm|rollback` and the watchdog (`ops`), and
+// named here by the binary and the tests.
+pub use super::connect::{CONFIRM_MARGIN, chain, connect, session_name};
 
 /// What `push` is asked to do.
 #[derive(Debug, Clone)]
@@ -139,14 +139,6 @@ pub fn sha256(text: &[u8]) -> String {
         .collect()
 }
 
-/// The name of the configure session (EOS) of a candidate.
-pub fn session_name(candidate_sha256: &str) -> String {
-    format!(
-        "efl-push-{}",
-        &candidate_sha256[..12.min(candidate_sha256.len())]
-    )
-}
-
 /// Each selected switch's candidate: the planner's render for its
 /// device's vendor.
 pub fn candidates(
@@ -202,39 +194,6 @@ pub fn select(plan: &CheckedPlan, asked: &[String]) -> Result<Vec<String>> {
         .into_iter()
         .filter(|s| asked.is_empty() || asked.contains(s))
         .collect())
-}
-
-/// Makes the client of a devices-file entry. `waiting` says that an
-/// earlier process committed and the commit may wait on its timer (`push
-/// confirm`, `push rollback`, the watchdog).
-pub fn connect(entry: &Entry, session: &str, waiting: bool) -> Result<Client> {
-    let t = &entry.target;
-    match t.vendor.as_str() {
-        "nvue" => Ok(Client::Nvue(super::nvue::Nvue::new(t, entry.native_timer)?)),
-        "eos" => Ok(Client::Eos(super::eos::Eos::resumed(
-            t,
-            session,
-            entry.native_timer,
-            waiting,
-        )?)),
-        "sonic" => Ok(Client::Sonic(Box::new(super::sonic::Sonic::new(
-            t,
-            super::ssh::SshOptions::default(),
-        )))),
-        "comware" => Ok(Client::Comware(Box::new(super::comware::Comware::new(
-            t,
-            super::comware::ComwareOptions::default(),
-            entry.native_timer,
-        )))),
-        "frr" => Ok(Client::Frr(super::frr::Frr::new(t)?)),
-        other => Err(PushError::Parameter {
-            parameter: "devices".to_string(),
-            message: format!(
-                "switch {}: this provisioner has no push client for vendor {other} yet",
-                t.switch
-            ),
-        }),
-    }
 }
 
 /// Refuses to start over a journal whose switches still wait on a confirm.
@@ -431,18 +390,6 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
             action: "writing the journal".to_string(),
             source: std::io::Error::other(e.to_string()),
         })?
-}
-
-/// The error chain of `e` on one line.
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }
 
 /// One switch's push.

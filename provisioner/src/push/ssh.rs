@@ -153,7 +153,7 @@ impl Checker {
 }
 
 /// Splits `host:port` (`[v6]:port` too); the port defaults to 22.
-pub fn split_address(address: &str) -> Result<(String, u16)> {
+pub(crate) fn split_address(address: &str) -> Result<(String, u16)> {
     let bad = |why: &str| PushError::Parameter {
         parameter: "address".to_string(),
         message: format!("`{address}` {why}; write host:port, for example 192.0.2.10:22"),
@@ -258,7 +258,7 @@ impl Ssh {
 
     /// True once the connection is gone (dropped by the peer, keepalives
     /// unanswered, or closed).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.handle.is_closed()
     }
 
@@ -279,7 +279,7 @@ impl Ssh {
 
     /// Runs `command` with `stdin` on its standard input (then end of
     /// file): how files are written (`cat > FILE`, `scp -t FILE`).
-    pub async fn exec_stdin(&mut self, command: &str, stdin: &[u8]) -> Result<Output> {
+    pub(crate) async fn exec_stdin(&mut self, command: &str, stdin: &[u8]) -> Result<Output> {
         self.run(command, Some(stdin)).await
     }
 
@@ -336,7 +336,7 @@ impl Ssh {
     /// zero byte, sent in one go (a sink reads its input in order); each
     /// step is acknowledged by a zero byte, an error by 1 or 2 and a
     /// message, which this returns as [`PushError::Protocol`].
-    pub async fn scp_upload(&mut self, path: &str, data: &[u8]) -> Result<()> {
+    pub(crate) async fn scp_upload(&mut self, path: &str, data: &[u8]) -> Result<()> {
         let name = path.rsplit(['/', ':']).next().unwrap_or(path);
         let mut stream = format!("C0644 {} {name}\n", data.len()).into_bytes();
         stream.extend_from_slice(data);
@@ -488,7 +488,7 @@ impl Shell {
     /// Reads until `done` finds its end in the text read so far (with
     /// carriage returns removed); returns the text up to that end and keeps
     /// the rest for the next read. `action` names the wait in errors.
-    pub async fn read_until(
+    pub(crate) async fn read_until(
         &mut self,
         action: &str,
         done: impl Fn(&str) -> Option<usize>,
@@ -525,7 +525,7 @@ impl Shell {
 
 /// Checks a server's host key against the policy; the error says what was
 /// expected, what was found and what to do.
-pub fn check_host_key(
+pub(crate) fn check_host_key(
     policy: &HostKeyCheck,
     host: &str,
     port: u16,

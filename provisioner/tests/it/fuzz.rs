@@ -19,11 +19,11 @@ use proptest::prelude::*;
 
 use mutate::{Format, JOBS, Mutated, Rng, Scale, read};
 use planner::checked::CheckedPlan;
-use provisioner::job::JobSpec;
+use provisioner::jobs::job::JobSpec;
+use provisioner::jobs::rank_check;
+use provisioner::jobs::submit::{self, Submission};
+use provisioner::jobs::view::ClusterView;
 use provisioner::nodes;
-use provisioner::rank_check;
-use provisioner::submit::{self, Submission};
-use provisioner::view::ClusterView;
 
 const PLAN: &str = mutate::EFLOPS_PLAN;
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 use planner::export::labels::{DEFAULT_PREFIX, node_labels};
 use provisioner::cluster::{self, Error, JobPhase, LabelOptions, NodeChange, WaitOptions};
-use provisioner::view::Manifests;
+use provisioner::jobs::view::Manifests;
 
 /// One request the client must send, and the answer it gets.
 #[derive(Debug, Clone)]

@@ -20,11 +20,11 @@ use planner::export::k8s_names::{
     dns_label_problem, dns_subdomain_problem, label_value_problem, qualified_name_problem,
 };
 use planner::ranks::{Algorithm, format, rank_table};
-use provisioner::job::JobSpec;
+use provisioner::jobs::job::JobSpec;
+use provisioner::jobs::submit::{self, Submission};
+use provisioner::jobs::view::{ClusterView, PodUse};
 use provisioner::nodes::{self, NodeMap};
 use provisioner::schema::CrdSchema;
-use provisioner::submit::{self, Submission};
-use provisioner::view::{ClusterView, PodUse};
 
 use crate::crds;
 use crate::dra;
@@ -303,7 +303,7 @@ fn busy_view(plan: &CheckedPlan) -> ClusterView {
     view.nodes[i].unschedulable = true;
     // node08 is not in the cluster at all; a stranger is.
     view.nodes.retain(|n| n.name != "node08");
-    view.nodes.push(provisioner::view::NodeState {
+    view.nodes.push(provisioner::jobs::view::NodeState {
         name: "cpu-01".into(),
         ready: true,
         unschedulable: false,
@@ -406,7 +406,8 @@ fn names_and_labels_are_valid() {
         let spec = job(path);
         let bound = nodes::bind(&plan, None, PLAN).unwrap();
         let mut view = ClusterView::all_free(&bound);
-        view.dra = provisioner::dra::DraView::from_plan(&plan, &bound, &spec.placement.profile);
+        view.dra =
+            provisioner::jobs::dra::DraView::from_plan(&plan, &bound, &spec.placement.profile);
         let sub = submit::prepare(&plan, &bound, &spec, &view).unwrap();
         for doc in sub.documents() {
             let m = &doc["metadata"];

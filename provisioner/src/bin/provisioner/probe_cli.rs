@@ -3,13 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Result;
 use clap::ValueEnum;
 
 use planner::checked::CheckedPlan;
 use provisioner::probe;
 
-use super::{BadInput, Format, env_number, json, print, read};
+use super::{BadInput, Failure, Format, Result, env_number, json, print, read};
 
 /// The flags of `provisioner probe`.
 #[derive(Debug, clap::Args)]
@@ -118,15 +117,6 @@ enum CheckArg {
 /// `provisioner probe`: this rank's bootstrap and settings from the flags
 /// and torchrun's environment, the run, and the report.
 pub fn run(a: ProbeArgs) -> Result<()> {
-    // A parameter error of the engine is shown with its flag.
-    let flagged = |e: probe::Error| -> anyhow::Error {
-        match e {
-            probe::Error::Parameter { parameter, message } => {
-                planner::Error::parameter(parameter, message).into()
-            }
-            e => e.into(),
-        }
-    };
     let rank = match a.rank {
         Some(r) => Some(r),
         None => env_number("RANK")?,
@@ -141,12 +131,12 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         })
     };
     if a.burn_in {
-        return run_burn_in(&a, need_rank()?, world, &flagged);
+        return run_burn_in(&a, need_rank()?, world);
     }
     let mut table_algorithm = None;
     let boot = if let Some(hosts) = &a.hosts {
         let file = hosts.display().to_string();
-        let addrs = probe::bootstrap::read_hosts(&read(hosts)?, &file, a.port).map_err(flagged)?;
+        let addrs = probe::bootstrap::read_hosts(&read(hosts)?, &file, a.port)?;
         probe::Bootstrap::table(need_rank()?, addrs)
     } else if let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) {
         let plan_name = plan.display().to_string();
@@ -156,8 +146,7 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             &table.display().to_string(),
             &p,
             a.port,
-        )
-        .map_err(flagged)?;
+        )?;
         table_algorithm = alg;
         probe::Bootstrap::table(need_rank()?, addrs)
     } else {
@@ -190,16 +179,16 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         probe::Bootstrap::master(need_rank()?, world, master)
     };
     if let Some(w) = world.filter(|&w| w != boot.world) {
-        return Err(flagged(probe::Error::parameter(
+        return Err(Failure::from(probe::Error::parameter(
             "world-size",
             format!("{w}, but the rank table has {} ranks", boot.world),
         )));
     }
     let algorithm = match (&a.algorithm, table_algorithm) {
         (Some(name), table) => {
-            let alg = probe::schedule::algorithm(name).map_err(flagged)?;
+            let alg = probe::schedule::algorithm(name)?;
             if let Some(t) = table.filter(|&t| t != alg) {
-                return Err(flagged(probe::Error::parameter(
+                return Err(Failure::from(probe::Error::parameter(
                     "algorithm",
                     format!(
                         "{} but the rank table is for {}; give the table's algorithm or a table made for {}",
@@ -214,11 +203,11 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         (None, Some(t)) => t,
         (None, None) => probe::Algorithm::Hd,
     };
-    let segment = probe::parse_bytes(&a.segment)
-        .map_err(|m| flagged(probe::Error::parameter("segment", m)))?;
+    let segment =
+        probe::parse_bytes(&a.segment).map_err(|m| probe::Error::parameter("segment", m))?;
     let config = probe::Config {
         algorithm,
-        sizes: probe::parse_sizes(&a.size).map_err(flagged)?,
+        sizes: probe::parse_sizes(&a.size)?,
         warmup: a.warmup,
         iters: a.iters,
         check: match a.check {
@@ -246,7 +235,7 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         }
         None => probe::run(&boot, &config, &mut probe::NoHook),
     }
-    .map_err(|e| flagged(e).context(format!("rank {} of {}", boot.rank, boot.world)))?;
+    .map_err(|e| Failure::from(e).context(format!("rank {} of {}", boot.rank, boot.world)))?;
     if report.rank == 0 || a.all_ranks {
         print(&match a.format {
             Format::Json => json(&report)?,
@@ -258,22 +247,17 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         .iter()
         .any(|r| r.wrong.is_some_and(|w| w > 0))
     {
-        return Err(anyhow::anyhow!(
+        return Err(Failure::from(anyhow::anyhow!(
             "rank {}: the data check found wrong elements (#wrong)",
             report.rank
-        ));
+        )));
     }
     Ok(())
 }
 
 /// `provisioner probe --burn-in`: every rank a sub-node of the plan, from
 /// the rank table.
-fn run_burn_in(
-    a: &ProbeArgs,
-    rank: usize,
-    world: Option<usize>,
-    flagged: &dyn Fn(probe::Error) -> anyhow::Error,
-) -> Result<()> {
+fn run_burn_in(a: &ProbeArgs, rank: usize, world: Option<usize>) -> Result<()> {
     let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) else {
         return Err(BadInput("--burn-in needs --ranks-file and --plan".to_string()).into());
     };
@@ -281,12 +265,11 @@ fn run_burn_in(
     let p = CheckedPlan::load(&read(plan)?, &plan_name)?;
     let table_text = read(table)?;
     let table_name = table.display().to_string();
-    let (_, addrs) =
-        probe::bootstrap::read_plan_table(&table_text, &table_name, &p, a.port).map_err(flagged)?;
+    let (_, addrs) = probe::bootstrap::read_plan_table(&table_text, &table_name, &p, a.port)?;
     let (_, sub_nodes) = planner::ranks::format::read_rank_file(&table_text, &table_name, &p)?;
     let boot = probe::Bootstrap::table(rank, addrs);
     if let Some(w) = world.filter(|&w| w != boot.world) {
-        return Err(flagged(probe::Error::parameter(
+        return Err(Failure::from(probe::Error::parameter(
             "world-size",
             format!("{w}, but the rank table has {} ranks", boot.world),
         )));
@@ -303,7 +286,7 @@ fn run_burn_in(
         },
     };
     let report = probe::burnin::run(&boot, &lab, &sub_nodes, &config)
-        .map_err(|e| flagged(e).context(format!("rank {} of {}", boot.rank, boot.world)))?;
+        .map_err(|e| Failure::from(e).context(format!("rank {} of {}", boot.rank, boot.world)))?;
     let Some(report) = report else {
         return Ok(());
     };
@@ -312,7 +295,7 @@ fn run_burn_in(
         Format::Table => planner::network::burnin::render(&report),
     })?;
     if !report.slow_cables.is_empty() {
-        return Err(anyhow::anyhow!(
+        return Err(Failure::from(anyhow::anyhow!(
             "the burn-in found {} slow cable(s): {}",
             report.slow_cables.len(),
             report
@@ -321,7 +304,7 @@ fn run_burn_in(
                 .map(|c| c.cable.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
+        )));
     }
     Ok(())
 }

@@ -54,19 +54,19 @@ use crate::error::{Error, Result};
 use crate::nodes::Node;
 
 /// The profile a job uses when its file names none.
-pub const DEFAULT_PROFILE: &str = "nvidia-dranet";
+pub(crate) const DEFAULT_PROFILE: &str = "nvidia-dranet";
 
 /// The standard attribute of devices under one PCIe root.
-pub const PCIE_ROOT: &str = "resource.kubernetes.io/pcieRoot";
+pub(crate) const PCIE_ROOT: &str = "resource.kubernetes.io/pcieRoot";
 
 /// The annotation of a claim template that names its sub-node.
-pub fn sub_node_annotation() -> String {
-    format!("{}sub-node", crate::manifests::PREFIX)
+pub(crate) fn sub_node_annotation() -> String {
+    format!("{}sub-node", super::labels::PREFIX)
 }
 
 /// The annotation of a claim template that names its Node.
-pub fn node_annotation() -> String {
-    format!("{}node", crate::manifests::PREFIX)
+pub(crate) fn node_annotation() -> String {
+    format!("{}node", super::labels::PREFIX)
 }
 
 /// Which field of a plan sub-node a selector compares with.
@@ -140,7 +140,7 @@ impl DeviceMatch {
     }
 
     /// The attribute, qualified with its domain.
-    pub fn qualified(&self) -> String {
+    pub(crate) fn qualified(&self) -> String {
         let (d, n) = self.domain_name();
         format!("{d}/{n}")
     }
@@ -256,7 +256,7 @@ pub struct Profile {
 
 impl Profile {
     /// NVIDIA's GPU DRA driver and dranet.
-    pub fn nvidia_dranet() -> Profile {
+    pub(crate) fn nvidia_dranet() -> Profile {
         Profile {
             name: "nvidia-dranet".to_string(),
             gpu: nvidia_gpu(),
@@ -271,7 +271,7 @@ impl Profile {
     }
 
     /// NVIDIA's GPU DRA driver and the SR-IOV DRA driver.
-    pub fn nvidia_sriov() -> Profile {
+    pub(crate) fn nvidia_sriov() -> Profile {
         let driver = "sriovnetwork.k8snetworkplumbingwg.io".to_string();
         Profile {
             name: "nvidia-sriov".to_string(),
@@ -311,7 +311,7 @@ fn nvidia_gpu() -> DeviceMatch {
 }
 
 /// Why `a` cannot be a qualified attribute name (`domain/name`), or `None`.
-pub fn qualified_attribute_problem(a: &str) -> Option<String> {
+pub(crate) fn qualified_attribute_problem(a: &str) -> Option<String> {
     let Some((domain, name)) = a.rsplit_once('/') else {
         return Some("has no domain (write domain/name)".to_string());
     };
@@ -436,7 +436,7 @@ impl DraView {
     /// ResourceClaimTemplates (labelled `app.kubernetes.io/managed-by`).
     /// Slices for all Nodes or a Node selector are left out: their devices
     /// belong to no one Node.
-    pub fn from_objects(
+    pub(crate) fn from_objects(
         slices: &[ResourceSlice],
         claims: &[ResourceClaim],
         templates: &[ResourceClaimTemplate],
@@ -507,7 +507,7 @@ impl DraView {
                 .labels
                 .as_ref()
                 .and_then(|l| l.get("app.kubernetes.io/managed-by"))
-                .is_some_and(|v| v == crate::manifests::MANAGED_BY);
+                .is_some_and(|v| v == super::labels::MANAGED_BY);
             let sub_node = t.metadata.annotations.as_ref().and_then(|a| a.get(&key));
             if let (true, Some(sn)) = (managed, sub_node) {
                 view.reserved.push(Reserved {
@@ -677,7 +677,7 @@ pub struct SubNodeDevices {
 
 /// Every sub-node's devices, and the Nodes without any.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct DeviceMap {
+pub(crate) struct DeviceMap {
     /// By index into `plan.sub_node_list`.
     pub sub_nodes: BTreeMap<usize, SubNodeDevices>,
     /// Nodes that publish no device of either driver, and why.
@@ -687,7 +687,7 @@ pub struct DeviceMap {
 /// Maps the devices of `view` to the sub-nodes of `bound` (see the module
 /// documentation). [`Error::DraInventory`] names the first Node whose
 /// devices disagree with the plan.
-pub fn map_devices(
+pub(crate) fn map_devices(
     plan: &CheckedPlan,
     bound: &[Node],
     view: &DraView,
@@ -913,7 +913,7 @@ pub fn map_devices(
 /// The claim spec that asks for the GPU and NIC of sub-node `sn`: two
 /// requests of one device each, selected by CEL, and a `matchAttribute`
 /// constraint on the pair attribute.
-pub fn claim_spec(profile: &Profile, sn: &PlanSubNode) -> Result<Value, String> {
+pub(crate) fn claim_spec(profile: &Profile, sn: &PlanSubNode) -> Result<Value, String> {
     let request = |name: &str, m: &DeviceMatch| -> Result<Value, String> {
         let v = m.value.value(sn).ok_or_else(|| {
             format!(

@@ -1,23 +1,27 @@
 //! The `provisioner` command. Exit codes: 0 success, 2 bad input, 1
-//! internal failure.
+//! internal failure: every library error reaches `main` through the
+//! library's one error tree ([`provisioner::Error`]), whose
+//! `is_bad_input` decides (see [`Failure`]).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use planner::checked::CheckedPlan;
 use planner::export::labels::DEFAULT_PREFIX;
 use planner::text::Table;
-use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, LabelReport, WaitOptions};
-use provisioner::dra::DraView;
-use provisioner::job::{JobSpec, PlacementMode};
+use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, WaitOptions};
+use provisioner::jobs::dra::DraView;
+use provisioner::jobs::job::{JobSpec, PlacementMode};
+use provisioner::jobs::view::ClusterView;
+use provisioner::jobs::{rank_check, submit};
 use provisioner::nodes::{self, NodeMap};
-use provisioner::view::ClusterView;
-use provisioner::{probe, rank_check, submit};
+use provisioner::push::PushError;
+use provisioner::{lab, probe};
 
 mod lab_cli;
 mod probe_cli;
@@ -221,6 +225,85 @@ enum Format {
 #[error("{0}")]
 struct BadInput(String);
 
+/// Why a command failed, with its exit code decided where the error came
+/// in: the library's errors through its one tree ([`provisioner::Error`]
+/// and its `is_bad_input`), the binary's own input mistakes as
+/// [`BadInput`] (2), anything else (a job that failed, writing to stdout)
+/// as a failure (1). A library error type without a `From` impl here does
+/// not compile with `?`, so no error reaches `main` around the tree.
+#[derive(Debug)]
+struct Failure {
+    error: anyhow::Error,
+    bad_input: bool,
+}
+
+/// The binary's result: [`Failure`] on error.
+type Result<T, E = Failure> = std::result::Result<T, E>;
+
+impl Failure {
+    /// The exit code: 2 for bad input, 1 for a failure.
+    fn exit_code(&self) -> u8 {
+        if self.bad_input { 2 } else { 1 }
+    }
+
+    /// The same failure with `context` in front of its message.
+    fn context(self, context: String) -> Failure {
+        Failure {
+            error: self.error.context(context),
+            bad_input: self.bad_input,
+        }
+    }
+}
+
+impl From<provisioner::Error> for Failure {
+    fn from(e: provisioner::Error) -> Self {
+        let bad_input = e.is_bad_input();
+        let error = match e {
+            // The planner's error as itself, so that display_chain finds
+            // its parameter errors and names their flags.
+            provisioner::Error::Plan(p) => anyhow::Error::new(p),
+            e => anyhow::Error::new(e),
+        };
+        Failure { error, bad_input }
+    }
+}
+
+/// The planner's and the subsystems' errors join the tree first.
+macro_rules! through_the_tree {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Failure {
+            fn from(e: $error) -> Self {
+                provisioner::Error::from(e).into()
+            }
+        }
+    )*};
+}
+through_the_tree!(planner::Error, probe::Error, lab::Error, PushError);
+
+impl From<BadInput> for Failure {
+    fn from(e: BadInput) -> Self {
+        Failure {
+            error: e.into(),
+            bad_input: true,
+        }
+    }
+}
+
+/// Errors of other libraries, and the binary's own: failures (exit 1).
+macro_rules! failure {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Failure {
+            fn from(e: $error) -> Self {
+                Failure {
+                    error: e.into(),
+                    bad_input: false,
+                }
+            }
+        }
+    )*};
+}
+failure!(anyhow::Error, std::io::Error, serde_json::Error);
+
 /// The flag that sets a library parameter (`ranks` is `--ranks`), when
 /// some subcommand has it.
 fn flag_for(parameter: &str) -> Option<String> {
@@ -234,30 +317,17 @@ fn flag_for(parameter: &str) -> Option<String> {
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
+        Err(failure) => {
             // Input text in the chain (file names, values) never reaches
             // the terminal raw; the chain's own line breaks stay.
             eprintln!(
                 "error: {}",
                 planner::names::escape_lines(&planner::error::display_chain(
-                    err.as_ref(),
+                    failure.error.as_ref(),
                     &flag_for
                 ))
             );
-            let bad = err.downcast_ref::<BadInput>().is_some()
-                || err
-                    .downcast_ref::<provisioner::Error>()
-                    .is_some_and(provisioner::Error::is_bad_input)
-                || err
-                    .downcast_ref::<planner::Error>()
-                    .is_some_and(planner::Error::is_bad_input)
-                || err
-                    .downcast_ref::<probe::Error>()
-                    .is_some_and(probe::Error::is_bad_input)
-                || err
-                    .downcast_ref::<provisioner::lab::Error>()
-                    .is_some_and(provisioner::lab::Error::is_bad_input);
-            ExitCode::from(if bad { 2 } else { 1 })
+            ExitCode::from(failure.exit_code())
         }
     }
 }
@@ -466,7 +536,7 @@ fn run(cli: Cli) -> Result<()> {
             })?;
             print(&match format {
                 Format::Json => json(&report)?,
-                Format::Table => label_table(&report),
+                Format::Table => report.table(),
             })
         }
         Command::Status {
@@ -487,7 +557,7 @@ fn run(cli: Cli) -> Result<()> {
             })?;
             print(&match format {
                 Format::Json => json(&status)?,
-                Format::Table => status_table(&status),
+                Format::Table => status.table(),
             })?;
             if wait {
                 fail_if_failed(&status)?;
@@ -558,7 +628,7 @@ async fn wait_for(
 /// An error (exit code 1) when the job failed.
 fn fail_if_failed(s: &JobStatus) -> Result<()> {
     if s.phase == JobPhase::Failed {
-        anyhow::bail!("{} {}/{} failed", s.kind, s.namespace, s.name);
+        return Err(anyhow::anyhow!("{} {}/{} failed", s.kind, s.namespace, s.name).into());
     }
     Ok(())
 }
@@ -587,7 +657,7 @@ fn applied_text(a: &cluster::Applied, job: &str, status: Option<&JobStatus>) -> 
         t.render()
     );
     match status {
-        Some(s) => out.push_str(&format!("\n{}", status_table(s))),
+        Some(s) => out.push_str(&format!("\n{}", s.table())),
         None => out.push_str(&format!(
             "\nfollow it with: provisioner status {} -n {} --wait\n",
             job, a.namespace
@@ -631,6 +701,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
+        .map_err(Failure::from)
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String> {
@@ -655,204 +726,9 @@ fn show<T: serde::Serialize>(
 fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing to stdout").into())
+        }
         _ => Ok(()),
-    }
-}
-
-fn label_table(r: &LabelReport) -> String {
-    use cluster::NodeChange;
-    let mut t = Table::new(["node", "server", "change", "added", "updated", "removed"]);
-    for n in &r.nodes {
-        let change = match (n.change, r.dry_run) {
-            (NodeChange::Changed, true) => "would change",
-            (c, _) => c.as_str(),
-        };
-        t.row([
-            n.node.clone(),
-            n.server.clone(),
-            change.to_string(),
-            n.added.len().to_string(),
-            n.updated.len().to_string(),
-            n.removed.len().to_string(),
-        ]);
-    }
-    let mut s = format!(
-        "{}: {} {}, {} unchanged, {} missing from the cluster; labels under {}{}\n\n{}",
-        r.plan,
-        nodes_word(r.count(NodeChange::Changed)),
-        if r.dry_run {
-            "would change"
-        } else {
-            "labelled"
-        },
-        r.count(NodeChange::Unchanged),
-        r.count(NodeChange::Missing),
-        r.prefix,
-        if r.dry_run {
-            " (dry run: the API server stored nothing)"
-        } else {
-            ""
-        },
-        t.render()
-    );
-    if !r.not_in_plan.is_empty() {
-        s.push_str(&format!(
-            "\n{} of the cluster not in the plan (left alone): {}\n",
-            nodes_word(r.not_in_plan.len()),
-            r.not_in_plan.join(", ")
-        ));
-    }
-    s
-}
-
-/// `1 Node`, `2 Nodes`.
-fn nodes_word(n: usize) -> String {
-    format!("{n} Node{}", if n == 1 { "" } else { "s" })
-}
-
-fn status_table(s: &JobStatus) -> String {
-    let mut out = format!("{}\n", s.summary());
-    if !s.conditions.is_empty() {
-        let mut t = Table::new(["condition", "status", "reason", "message"]);
-        for c in &s.conditions {
-            t.row([
-                c.type_.clone(),
-                c.status.clone(),
-                c.reason.clone().unwrap_or_default(),
-                c.message.clone().unwrap_or_default(),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&t.render());
-    }
-    if !s.pods.is_empty() {
-        let mut t = Table::new(["pod", "node", "phase", "restarts", "reason"]);
-        for p in &s.pods {
-            t.row([
-                p.name.clone(),
-                p.node.clone().unwrap_or_else(|| "-".to_string()),
-                p.phase.clone(),
-                p.restarts.to_string(),
-                p.reason.clone().unwrap_or_default(),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&t.render());
-    }
-    for f in &s.failures {
-        out.push_str(&format!(
-            "\npod {} container {} failed: {}{}{}\n",
-            f.pod,
-            f.container,
-            f.reason.as_deref().unwrap_or("no reason"),
-            f.exit_code
-                .map(|c| format!(", exit code {c}"))
-                .unwrap_or_default(),
-            f.message
-                .as_deref()
-                .map(|m| format!(", {}", m.trim()))
-                .unwrap_or_default(),
-        ));
-        if !f.log.is_empty() {
-            out.push_str(&format!("  last {} log lines:\n", f.log.len()));
-            for line in &f.log {
-                out.push_str("    ");
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use provisioner::cluster::{JobPod, NodeChange, NodeLabelState};
-
-    use super::*;
-
-    #[test]
-    fn label_table_says_what_changed() {
-        let state = |node: &str, change, added: usize| NodeLabelState {
-            node: node.to_string(),
-            server: node.to_string(),
-            change,
-            added: (0..added).map(|i| format!("k{i}")).collect(),
-            updated: Vec::new(),
-            removed: Vec::new(),
-        };
-        let mut report = LabelReport {
-            plan: "eflops-4x16".to_string(),
-            prefix: DEFAULT_PREFIX.to_string(),
-            dry_run: true,
-            nodes: vec![
-                state("node01", NodeChange::Changed, 3),
-                state("node02", NodeChange::Unchanged, 0),
-                state("node03", NodeChange::Missing, 0),
-            ],
-            not_in_plan: vec!["login1".to_string()],
-        };
-        assert_eq!(
-            label_table(&report),
-            "eflops-4x16: 1 Node would change, 1 unchanged, 1 missing from the cluster; labels under topology.eflops.io/ (dry run: the API server stored nothing)
-
-node    server  change        added  updated  removed
-node01  node01  would change  3      0        0
-node02  node02  unchanged     0      0        0
-node03  node03  missing       0      0        0
-
-1 Node of the cluster not in the plan (left alone): login1
-"
-        );
-        report.dry_run = false;
-        report.not_in_plan.clear();
-        let text = label_table(&report);
-        assert!(
-            text.starts_with("eflops-4x16: 1 Node labelled, 1 unchanged"),
-            "{text}"
-        );
-        assert!(
-            text.ends_with("node03  node03  missing    0      0        0\n"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn status_table_lists_conditions_and_pods() {
-        let s = JobStatus {
-            kind: "Job".to_string(),
-            name: "train".to_string(),
-            namespace: "ml".to_string(),
-            phase: JobPhase::Pending,
-            active: 1,
-            succeeded: 0,
-            failed: 0,
-            conditions: vec![cluster::JobCondition {
-                type_: "Suspended".to_string(),
-                status: "False".to_string(),
-                reason: Some("JobResumed".to_string()),
-                message: None,
-            }],
-            failures: Vec::new(),
-            pods: vec![JobPod {
-                name: "train-0".to_string(),
-                phase: "Pending".to_string(),
-                node: None,
-                restarts: 0,
-                reason: Some("Unschedulable".to_string()),
-            }],
-        };
-        assert_eq!(
-            status_table(&s),
-            "Job ml/train: Pending; 1 active, 0 succeeded, 0 failed; pods: 1 Pending (Unschedulable)
-
-condition  status  reason      message
-Suspended  False   JobResumed
-
-pod      node  phase    restarts  reason
-train-0  -     Pending  0         Unschedulable
-"
-        );
     }
 }

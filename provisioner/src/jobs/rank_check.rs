@@ -8,7 +8,7 @@
 //! - with a rank (`--rank`, or `OMPI_COMM_WORLD_RANK` under mpirun), the
 //!   rank's Node in the table must be this Node;
 //! - without one, this Node must carry ranks of the table: pods follow
-//!   their Node (see [`crate::manifests`]), so a pod on any other Node means
+//!   their Node (see [`super::manifests`]), so a pod on any other Node means
 //!   the placement drifted. The completion index (`JOB_COMPLETION_INDEX`)
 //!   is reported with the pod's ranks.
 //!

@@ -56,26 +56,21 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 use planner::plan::Plan;
 
+use super::job::{JobSpec, Launcher, PlacementMode};
+use super::labels::{MANAGED_BY, PREFIX};
+use super::placement::Placement;
+use super::view::{ClusterView, Manifests};
 use crate::error::{Error, Result};
-use crate::job::{JobSpec, Launcher, PlacementMode};
-use crate::placement::Placement;
-use crate::view::{ClusterView, Manifests};
-
-/// Prefix of this project's labels and annotations.
-pub const PREFIX: &str = planner::export::labels::DEFAULT_PREFIX;
-
-/// `app.kubernetes.io/managed-by` of every object.
-pub const MANAGED_BY: &str = "eflops-provisioner";
 
 /// Where the ConfigMap is mounted in every pod.
-pub const MOUNT: &str = "/etc/eflops";
+pub(crate) const MOUNT: &str = "/etc/eflops";
 
 /// Where MPI workers write the name of their Node.
-pub const RUN_DIR: &str = "/var/run/eflops";
+pub(crate) const RUN_DIR: &str = "/var/run/eflops";
 
 /// The host configuration's runtime environment of every sub-node, by
 /// sub-node id (`node01/sn0`), as `planner render --hosts` writes it.
-pub fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+pub(crate) fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
     let mut out = BTreeMap::new();
     for file in planner::render::host_files(plan)? {
         for slot in file.sub_nodes {
@@ -114,7 +109,7 @@ fn metadata(job: &JobSpec, name: &str, annotations: Option<Value>) -> Value {
 }
 
 /// The name of the job's ConfigMap.
-pub fn config_map_name(job: &JobSpec) -> String {
+pub(crate) fn config_map_name(job: &JobSpec) -> String {
     format!("{}-ranks", job.name)
 }
 
@@ -195,12 +190,12 @@ fn headless_service(job: &JobSpec) -> Value {
 
 /// The annotation that marks a DRA submission's ConfigMap (value `dra`),
 /// by which `status` and `delete` find it.
-pub fn placement_annotation() -> String {
+pub(crate) fn placement_annotation() -> String {
     format!("{PREFIX}placement")
 }
 
 /// The annotation of a DRA submission's ConfigMap with its rank count.
-pub fn ranks_annotation() -> String {
+pub(crate) fn ranks_annotation() -> String {
     format!("{PREFIX}ranks")
 }
 
@@ -223,11 +218,11 @@ fn job_annotations(plan: &Plan, placement: &Placement, job: &JobSpec) -> Value {
 }
 
 /// The label that puts a workload in a Kueue LocalQueue.
-pub const KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
+pub(crate) const KUEUE_QUEUE: &str = "kueue.x-k8s.io/queue-name";
 /// Kueue's plain-pod group label and total-count annotation (DRA pods).
-pub const KUEUE_POD_GROUP: &str = "kueue.x-k8s.io/pod-group-name";
+pub(crate) const KUEUE_POD_GROUP: &str = "kueue.x-k8s.io/pod-group-name";
 /// See [`KUEUE_POD_GROUP`].
-pub const KUEUE_POD_GROUP_COUNT: &str = "kueue.x-k8s.io/pod-group-total-count";
+pub(crate) const KUEUE_POD_GROUP_COUNT: &str = "kueue.x-k8s.io/pod-group-total-count";
 
 /// Metadata of the workload: with a queue, its Kueue label.
 fn workload_metadata(job: &JobSpec, annotations: &Value) -> Value {
@@ -718,13 +713,13 @@ fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
 }
 
 /// The name of rank `rank`'s pod and claim template: `<job>-<rank>`.
-pub fn rank_pod_name(job: &JobSpec, rank: usize) -> String {
+pub(crate) fn rank_pod_name(job: &JobSpec, rank: usize) -> String {
     format!("{}-{rank}", job.name)
 }
 
 /// `MASTER_ADDR` of a DRA job: the headless Service's DNS name of rank
 /// 0's pod.
-pub fn master_dns(job: &JobSpec) -> String {
+pub(crate) fn master_dns(job: &JobSpec) -> String {
     format!(
         "{}.{}.{}.svc",
         rank_pod_name(job, 0),
@@ -763,7 +758,7 @@ fn build_dra(
         .ranks
         .first()
         .and_then(|&i| plan.sub_node_list[i].ip.as_deref())
-        .filter(|_| job.placement.profile.nic.value == crate::dra::PlanField::Nic)
+        .filter(|_| job.placement.profile.nic.value == super::dra::PlanField::Nic)
         .map(|ip| ip.split('/').next().unwrap_or(ip).to_string());
     let mut pods = Vec::with_capacity(world);
     for (r, row) in placement.ranks.iter().zip(&rows.rows) {
@@ -775,7 +770,7 @@ fn build_dra(
                 job: job.name.clone(),
                 message: format!("rank {} has no devices in the placement", r.rank),
             })?;
-        let spec = crate::dra::claim_spec(&job.placement.profile, sn).map_err(|message| {
+        let spec = super::dra::claim_spec(&job.placement.profile, sn).map_err(|message| {
             Error::Manifest {
                 job: job.name.clone(),
                 message,
@@ -784,8 +779,8 @@ fn build_dra(
         let name = rank_pod_name(job, r.rank);
         let mut template_meta = metadata(job, &name, None);
         template_meta["annotations"] = json!({
-            crate::dra::sub_node_annotation(): sn.id,
-            crate::dra::node_annotation(): r.node,
+            super::dra::sub_node_annotation(): sn.id,
+            super::dra::node_annotation(): r.node,
             format!("{PREFIX}gpu"): devices.gpu.to_string(),
             format!("{PREFIX}nic"): devices.nics.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
         });
@@ -806,7 +801,7 @@ fn build_dra(
 
 fn rank_pod(
     job: &JobSpec,
-    r: &crate::placement::PlacedRank,
+    r: &super::placement::PlacedRank,
     row: &Row,
     name: &str,
     world: usize,
@@ -828,7 +823,7 @@ fn rank_pod(
     // when the driver hands over the physical device (dranet keeps its
     // RDMA device and netdev names); a virtual function gets names of its
     // own, which NCCL then finds by itself.
-    if job.placement.profile.nic.value == crate::dra::PlanField::Nic {
+    if job.placement.profile.nic.value == super::dra::PlanField::Nic {
         for c in &ENV_COLUMNS[1..] {
             if let Some(v) = row.env.get(*c).filter(|v| !v.is_empty()) {
                 env.push(json!({ "name": c, "value": v }));

@@ -61,7 +61,7 @@ pub struct ClusterView {
     pub nodes: Vec<NodeState>,
     /// ResourceSlices, allocated claims and this provisioner's claim
     /// templates (read for `[placement] mode = "dra"` only).
-    pub dra: crate::dra::DraView,
+    pub dra: super::dra::DraView,
 }
 
 impl ClusterView {

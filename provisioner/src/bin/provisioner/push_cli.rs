@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use planner::checked::CheckedPlan;
@@ -15,9 +14,9 @@ use planner::text::Table;
 use provisioner::push::journal::{self, Journal};
 use provisioner::push::rollout::Policy;
 use provisioner::push::run::{self, Options, Report};
-use provisioner::push::{PushError, devices, ops};
+use provisioner::push::{PushError, connect, devices, ops};
 
-use super::{Format, runtime, show};
+use super::{Format, Result, runtime, show};
 
 const DEFAULT_JOURNAL: &str = "push-journal.json";
 
@@ -115,34 +114,6 @@ enum PushCommand {
     },
 }
 
-/// A confirm timer: a duration from 3 s to 23h59m59s.
-fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let secs = parse_seconds(text)?;
-    if !(3..=86_399).contains(&secs) {
-        return Err(format!(
-            "{secs} s is outside 3 s to 23h59m59s (the push confirms at least {} s before the timer runs out)",
-            run::CONFIRM_MARGIN
-        ));
-    }
-    Ok(Duration::from_secs(secs))
-}
-
-/// A duration in seconds: `90`, `90s`, `5m`, `1h`.
-fn parse_seconds(text: &str) -> std::result::Result<u64, String> {
-    let t = text.trim();
-    let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))?;
-    match unit {
-        "" | "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        _ => None,
-    }
-    .ok_or_else(|| format!("`{text}` is not a duration; give e.g. 30s, 5m or 1h"))
-}
-
 fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -152,30 +123,14 @@ fn read(path: &Path) -> Result<String> {
         .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", path.display())).into())
 }
 
-/// Runs `provisioner push ...`; a parameter error names its flag.
+/// Runs `provisioner push ...`.
 pub fn run(args: PushArgs) -> Result<()> {
-    dispatch(args).map_err(|e| match e.downcast::<provisioner::Error>() {
-        Ok(provisioner::Error::Push(PushError::Parameter { parameter, message })) => {
-            planner::Error::parameter(parameter, message).into()
-        }
-        Ok(other) => other.into(),
-        Err(e) => match e.downcast::<PushError>() {
-            Ok(PushError::Parameter { parameter, message }) => {
-                planner::Error::parameter(parameter, message).into()
-            }
-            Ok(other) => provisioner::Error::Push(other).into(),
-            Err(e) => e,
-        },
-    })
-}
-
-fn dispatch(args: PushArgs) -> Result<()> {
     match args.command {
         Some(PushCommand::Status {
             journal: path,
             format,
         }) => {
-            let j = journal::read(&path).map_err(provisioner::Error::Push)?;
+            let j = journal::read(&path)?;
             show(format, &j, status_table)
         }
         Some(PushCommand::Confirm(a)) => act(ops::confirm(&a.journal, &a.switches), a.format),
@@ -184,9 +139,7 @@ fn dispatch(args: PushArgs) -> Result<()> {
             journal: path,
             switch,
         }) => {
-            let w = runtime()?
-                .block_on(ops::watchdog(&path, &switch))
-                .map_err(provisioner::Error::Push)?;
+            let w = runtime()?.block_on(ops::watchdog(&path, &switch))?;
             eprintln!("watchdog {switch}: {}", serde_json::to_string(&w)?);
             Ok(())
         }
@@ -198,9 +151,9 @@ fn push(a: RunArgs) -> Result<()> {
     let (Some(plan_path), Some(devices_path)) = (a.plan, a.devices) else {
         return Err(crate::BadInput("give PLAN and --devices DEVICES.toml".to_string()).into());
     };
-    let timer = parse_duration(&a.confirm_timer)
+    let timer = connect::confirm_timer(&a.confirm_timer)
         .map_err(|m| planner::Error::parameter("confirm-timer", m))?;
-    let settle = parse_seconds(&a.settle)
+    let settle = connect::seconds(&a.settle)
         .and_then(|s| {
             if s <= 3600 {
                 Ok(Duration::from_secs(s))
@@ -213,8 +166,7 @@ fn push(a: RunArgs) -> Result<()> {
     let plan = CheckedPlan::load(&plan_text, &plan_path.display().to_string())?;
     let dev_text = read(&devices_path)?;
     let dir = devices_path.parent().unwrap_or(Path::new("."));
-    let devices = devices::read(&dev_text, &devices_path.display().to_string(), dir, &plan)
-        .map_err(provisioner::Error::Push)?;
+    let devices = devices::read(&dev_text, &devices_path.display().to_string(), dir, &plan)?;
     for w in &devices.warnings {
         eprintln!("warning: {w}");
     }
@@ -234,9 +186,7 @@ fn push(a: RunArgs) -> Result<()> {
         plan_file: absolute(&plan_path),
         devices_file: absolute(&devices_path),
     };
-    let report = runtime()?
-        .block_on(run::push(&plan, &plan_text, &devices, &options))
-        .map_err(provisioner::Error::Push)?;
+    let report = runtime()?.block_on(run::push(&plan, &plan_text, &devices, &options))?;
     let show_diff = a.show_diff;
     show(a.format, &report, |r| report_table(r, show_diff))?;
     if report.failed() {
@@ -254,7 +204,7 @@ fn push(a: RunArgs) -> Result<()> {
         return Err(if bad {
             crate::BadInput(msg).into()
         } else {
-            anyhow::anyhow!(msg)
+            anyhow::anyhow!(msg).into()
         });
     }
     Ok(())
@@ -265,16 +215,14 @@ fn act(
     work: impl std::future::Future<Output = Result<Vec<ops::Action>, PushError>>,
     format: Format,
 ) -> Result<()> {
-    let actions = runtime()?
-        .block_on(work)
-        .map_err(provisioner::Error::Push)?;
+    let actions = runtime()?.block_on(work)?;
     show(format, &actions, actions_table)?;
     fail_on(&actions)
 }
 
 fn fail_on(actions: &[ops::Action]) -> Result<()> {
     match actions.iter().find_map(|a| a.error.clone()) {
-        Some(e) => Err(anyhow::anyhow!(e)),
+        Some(e) => Err(anyhow::anyhow!(e).into()),
         None => Ok(()),
     }
 }
@@ -422,20 +370,4 @@ fn actions_table(actions: &Vec<ops::Action>) -> String {
         ]);
     }
     t.render()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert!(parse_duration("2s").is_err());
-        assert!(parse_duration("24h").is_err());
-        assert!(parse_duration("5 min").is_err());
-        assert!(parse_duration("").is_err());
-    }
 }

@@ -2,14 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 
 use planner::checked::CheckedPlan;
 use provisioner::lab::{self, build, burnin, run, state, sys::Sys};
 use provisioner::probe;
 
-use super::{Format, show};
+use super::{Format, Result, show};
 
 /// Flags every lab command shares.
 #[derive(Debug, Clone, Args)]
@@ -210,18 +209,8 @@ fn load_plan(path: &Path) -> Result<CheckedPlan> {
     Ok(CheckedPlan::load(&text, &path.display().to_string())?)
 }
 
-/// Runs a lab subcommand; a parameter error names its flag.
+/// Runs a lab subcommand.
 pub fn run(cmd: LabCommand) -> Result<()> {
-    dispatch(cmd).map_err(|e| match e.downcast::<lab::Error>() {
-        Ok(lab::Error::Parameter { parameter, message }) => {
-            planner::Error::parameter(parameter, message).into()
-        }
-        Ok(other) => other.into(),
-        Err(e) => e,
-    })
-}
-
-fn dispatch(cmd: LabCommand) -> Result<()> {
     match cmd {
         LabCommand::Stream {
             listen,

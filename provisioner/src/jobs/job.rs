@@ -45,7 +45,7 @@
 //! ```
 //!
 //! The `gpu` and `nic` tables override single keys of the profile
-//! ([`crate::dra::Profile`]); `[pod]` tolerations and volume sources are
+//! ([`super::dra::Profile`]); `[pod]` tolerations and volume sources are
 //! Kubernetes objects, written with the API's field names and checked
 //! against `k8s-openapi`'s types.
 //!
@@ -67,11 +67,11 @@ use planner::export::k8s_names::{
 
 /// Longest job name: `<name>-worker-<index>` and `<name>-ranks` must stay
 /// DNS labels (63 characters) and pod host names.
-pub const MAX_NAME: usize = 40;
+pub(crate) const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration; a job file may not set them.
-pub const RESERVED_ENV: [&str; 16] = [
+pub(crate) const RESERVED_ENV: [&str; 16] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -148,10 +148,10 @@ impl Quantity {
 #[serde(rename_all = "kebab-case")]
 pub enum PlacementMode {
     /// One pod per Node requesting every GPU of the device plugin
-    /// (see [`crate::placement`]).
+    /// (see [`super::placement`]).
     WholeNode,
     /// One pod per rank whose ResourceClaim names the GPU and NIC of its
-    /// sub-node (Dynamic Resource Allocation, see [`crate::dra`]).
+    /// sub-node (Dynamic Resource Allocation, see [`super::dra`]).
     Dra,
 }
 
@@ -173,7 +173,7 @@ pub struct PlacementSpec {
     /// Spread or fill (DRA).
     pub packing: Packing,
     /// Device classes and attributes of the cluster's DRA drivers.
-    pub profile: crate::dra::Profile,
+    pub profile: super::dra::Profile,
 }
 
 /// A volume of every rank pod.
@@ -314,9 +314,9 @@ struct RawPlacement {
     #[serde(default)]
     packing: Option<String>,
     #[serde(default)]
-    gpu: Option<crate::dra::RawDevice>,
+    gpu: Option<super::dra::RawDevice>,
     #[serde(default)]
-    nic: Option<crate::dra::RawDevice>,
+    nic: Option<super::dra::RawDevice>,
     #[serde(default)]
     pair_attribute: Option<String>,
 }
@@ -668,7 +668,7 @@ impl JobSpec {
     }
 
     /// The image of the rank-check init container.
-    pub fn rank_check_image(&self) -> &str {
+    pub(crate) fn rank_check_image(&self) -> &str {
         self.rank_check_image.as_deref().unwrap_or(&self.image)
     }
 }
@@ -706,18 +706,18 @@ fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
     let name = raw
         .profile
         .as_deref()
-        .unwrap_or(crate::dra::DEFAULT_PROFILE);
-    let mut profile = match crate::dra::Profile::named(name) {
+        .unwrap_or(super::dra::DEFAULT_PROFILE);
+    let mut profile = match super::dra::Profile::named(name) {
         Some(p) => p,
         None => {
             bad(
                 Some("placement"),
                 "profile",
                 format!("`{name}` is not a cluster profile"),
-                &format!("use {}", crate::dra::Profile::names().join(" or ")),
+                &format!("use {}", super::dra::Profile::names().join(" or ")),
             );
-            crate::dra::Profile::named(crate::dra::DEFAULT_PROFILE)
-                .unwrap_or_else(crate::dra::Profile::nvidia_dranet)
+            super::dra::Profile::named(super::dra::DEFAULT_PROFILE)
+                .unwrap_or_else(super::dra::Profile::nvidia_dranet)
         }
     };
     for (key, over, dev) in [
@@ -731,7 +731,7 @@ fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
         }
     }
     if let Some(a) = raw.pair_attribute {
-        if let Some(why) = crate::dra::qualified_attribute_problem(&a) {
+        if let Some(why) = super::dra::qualified_attribute_problem(&a) {
             bad(
                 Some("placement"),
                 "pair_attribute",
@@ -1155,7 +1155,7 @@ volumes = [{ name = "data", mount_path = "/data", read_only = true, source = { p
         assert_eq!(p.gpu.device_class, "gpu.nvidia.com");
         assert_eq!(p.nic.driver, "sriovnetwork.k8snetworkplumbingwg.io");
         assert_eq!(p.nic.attribute, "resource.kubernetes.io/pciBusID");
-        assert_eq!(p.nic.value, crate::dra::PlanField::Netdev);
+        assert_eq!(p.nic.value, crate::jobs::dra::PlanField::Netdev);
         // IPC_LOCK is always added; CAP_ is dropped.
         assert_eq!(j.pod.capabilities, ["SYS_NICE"]);
         assert_eq!(j.pod.shm_size.as_ref().unwrap().times(1), "16Gi");
@@ -1172,7 +1172,7 @@ volumes = [{ name = "data", mount_path = "/data", read_only = true, source = { p
         // Defaults: whole Nodes, no queue, nothing in [pod].
         let g = JobSpec::from_toml(GOOD, "j.toml").unwrap();
         assert_eq!(g.placement.mode, PlacementMode::WholeNode);
-        assert_eq!(g.placement.profile.name, crate::dra::DEFAULT_PROFILE);
+        assert_eq!(g.placement.profile.name, crate::jobs::dra::DEFAULT_PROFILE);
         assert_eq!(
             (g.queue.as_ref(), g.pod.clone()),
             (None, PodSettings::default())

@@ -39,14 +39,14 @@
 //! # Policy: DRA sub-nodes (`[placement] mode = "dra"`)
 //!
 //! With Dynamic Resource Allocation each rank's pod claims exactly the GPU
-//! and NIC its sub-node names ([`crate::dra`]), so jobs share servers and
+//! and NIC its sub-node names ([`super::dra`]), so jobs share servers and
 //! the unit of placement is the sub-node (a plan whose NICs carry several
 //! GPUs is refused: a NIC claimed by one rank's pod cannot be claimed by
 //! the other GPUs' ranks; use the whole-Node policy):
 //!
 //! - a sub-node is **free** when its Node is Ready and not cordoned, the
 //!   Node's ResourceSlices carry its GPU and NIC under one PCIe root
-//!   ([`crate::dra::map_devices`], which refuses a Node whose devices
+//!   ([`super::dra::map_devices`], which refuses a Node whose devices
 //!   disagree with the plan), no ResourceClaim holds either device and no
 //!   claim template of an earlier submission names it;
 //! - the rank search runs with every other sub-node `unavailable`, so a
@@ -65,10 +65,10 @@ use serde::Serialize;
 use planner::checked::CheckedPlan;
 use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_gpu_ranks, plan_ranks};
 
+use super::job::{JobSpec, Packing, PlacementMode};
+use super::view::{ClusterView, NodeState};
 use crate::error::{Error, Result};
-use crate::job::{JobSpec, Packing, PlacementMode};
 use crate::nodes::Node;
-use crate::view::{ClusterView, NodeState};
 
 /// One rank of a placed job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -149,7 +149,7 @@ pub struct Placement {
     pub notes: Vec<String>,
     /// With DRA placement: the devices of every rank's sub-node, in rank
     /// order (empty for whole Nodes).
-    pub devices: Vec<crate::dra::SubNodeDevices>,
+    pub devices: Vec<super::dra::SubNodeDevices>,
     /// With DRA placement: each packing, searched.
     pub packings: Vec<PackingChoice>,
 }
@@ -193,7 +193,7 @@ impl ClusterView {
 
     /// The Nodes of `bound_nodes` the job can use, with the reason for
     /// each one it cannot (see the module documentation).
-    pub fn usable<'a>(&self, bound_nodes: &'a [Node]) -> (Vec<&'a Node>, Vec<Unusable>) {
+    pub(crate) fn usable<'a>(&self, bound_nodes: &'a [Node]) -> (Vec<&'a Node>, Vec<Unusable>) {
         let mut ok = Vec::new();
         let mut not = Vec::new();
         for n in bound_nodes {
@@ -444,7 +444,7 @@ fn finish(
     nodes: Vec<PlacedNode>,
     unusable: Vec<Unusable>,
     mut notes: Vec<String>,
-    devices: Vec<crate::dra::SubNodeDevices>,
+    devices: Vec<super::dra::SubNodeDevices>,
     packings: Vec<PackingChoice>,
 ) -> Result<Placement> {
     if !unusable.is_empty() {
@@ -507,7 +507,7 @@ fn place_dra(
             ),
         });
     }
-    let map = crate::dra::map_devices(plan, bound_nodes, &view.dra, &job.placement.profile)?;
+    let map = super::dra::map_devices(plan, bound_nodes, &view.dra, &job.placement.profile)?;
     let mut unusable: Vec<Unusable> = Vec::new();
     let mut open_nodes: Vec<&str> = Vec::new();
     for n in bound_nodes {
@@ -648,7 +648,7 @@ fn place_dra(
         n.gpus = n.ranks.len() as u32;
         n.idle_sub_nodes = 0;
     }
-    let devices: Vec<crate::dra::SubNodeDevices> = outcome
+    let devices: Vec<super::dra::SubNodeDevices> = outcome
         .table
         .ranks
         .iter()
@@ -709,7 +709,7 @@ fn place_dra(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::PodUse;
+    use crate::jobs::view::PodUse;
     use planner::design::shorthand::{self, Shorthand};
 
     fn plan() -> CheckedPlan {

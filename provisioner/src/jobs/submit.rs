@@ -11,14 +11,14 @@ use serde_json::Value;
 
 use planner::checked::CheckedPlan;
 
+use super::job::JobSpec;
+use super::manifests;
+use super::placement::{self, Placement};
+use super::view::{ClusterView, Manifests};
 use crate::error::Result;
-use crate::job::JobSpec;
-use crate::manifests;
 #[cfg(doc)]
 use crate::nodes;
 use crate::nodes::Node;
-use crate::placement::{self, Placement};
-use crate::view::{ClusterView, Manifests};
 
 /// Everything a submission creates, and how it was decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -101,7 +101,7 @@ pub fn prepare(
     let placement = placement::place(plan, bound, view, job)?;
     let manifests = manifests::build(plan, &placement, job, view)?;
     let mut notes = placement.notes.clone();
-    if job.launcher == crate::job::Launcher::Mpi {
+    if job.launcher == super::job::Launcher::Mpi {
         notes.push(format!(
             "the MPI operator creates the workers' headless Service {}; the launcher builds the rankfile from the Nodes the workers land on and checks it against ranks.csv",
             job.name
