@@ -175,7 +175,7 @@ fn dispatch(args: PushArgs) -> Result<()> {
             journal: path,
             format,
         }) => {
-            let j = journal::read(&path).map_err(provisioner::Error::Push)?;
+            let j = journal::status(&path).map_err(provisioner::Error::Push)?;
             show(format, &j, status_table)
         }
         Some(PushCommand::Confirm(a)) => act(ops::confirm(&a.journal, &a.switches), a.format),
@@ -323,6 +323,7 @@ fn report_table(r: &Report, show_diff: bool) -> String {
             journal::Outcome::Done => "done",
             journal::Outcome::Stopped => "stopped at the first failure",
             journal::Outcome::Running => "running",
+            journal::Outcome::Interrupted => "interrupted",
         },
         r.seconds,
         r.journal

@@ -41,6 +41,7 @@ use super::device::{
 };
 use super::error::{PushError, Result};
 use super::http::Http;
+use super::keep;
 use super::nvue_tree;
 
 /// States in which an apply has failed.
@@ -60,6 +61,8 @@ pub struct Nvue {
     native: bool,
     /// The revision of the loaded candidate.
     revision: Option<String>,
+    /// The rollback point named by `prepare`.
+    prepared: Option<String>,
     /// How often an apply is polled, and for how long.
     poll: Duration,
     apply_timeout: Duration,
@@ -73,6 +76,7 @@ impl Nvue {
             http: Http::new(target)?,
             native,
             revision: None,
+            prepared: None,
             poll: Duration::from_millis(200),
             apply_timeout: Duration::from_secs(300),
         })
@@ -248,10 +252,29 @@ impl Device for Nvue {
     }
 
     async fn load(&mut self, candidate: &str) -> Result<String> {
-        let tree = nvue_tree::script_to_tree(candidate).map_err(|e| PushError::Protocol {
+        let plan = nvue_tree::script_to_tree(candidate).map_err(|e| PushError::Protocol {
             action: "converting the rendered NVUE script to the REST tree".to_string(),
             message: format!("line {}: {}", e.line, e.message),
         })?;
+        // The replace below starts from nothing: the candidate carries the
+        // device's management and everything else the plan does not own.
+        let applied = self
+            .call(
+                Method::GET,
+                "/nvue_v1/?rev=applied&filled=false",
+                None,
+                "reading the applied configuration",
+            )
+            .await?;
+        let tree = keep::nvue_candidate(&plan, &applied);
+        let cut = keep::nvue_cut(&applied, &tree, self.http.peer(), self.http.user());
+        if !cut.is_empty() {
+            return Err(PushError::Management {
+                address: self.http.address().to_string(),
+                user: self.http.user().to_string(),
+                lines: cut,
+            });
+        }
         let v = self
             .call(
                 Method::POST,
@@ -317,9 +340,22 @@ impl Device for Nvue {
         Ok(())
     }
 
+    async fn prepare(&mut self) -> Result<String> {
+        let point = self.applied_revision().await?;
+        self.prepared = Some(point.clone());
+        Ok(point)
+    }
+
+    fn native_timer(&self) -> bool {
+        self.native
+    }
+
     async fn commit(&mut self, timer: Duration) -> Result<Commit> {
         let id = self.rev()?.to_string();
-        let point = self.applied_revision().await?;
+        let point = match self.prepared.take() {
+            Some(p) => p,
+            None => self.applied_revision().await?,
+        };
         if self.native {
             let body = json!({
                 "state": "apply",
