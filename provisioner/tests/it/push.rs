@@ -675,6 +675,8 @@ fn a_failed_verification_rolls_back_and_names_port_and_peer() {
     assert_eq!(st.applied_tree(), nvue_initial("sw1"));
     let rollback = r#"PATCH /nvue_v1/revision/1 {"auto-prompt":{"ays":"ays_yes"},"state":"apply"}"#;
     assert!(st.log.iter().any(|l| l == rollback), "{:?}", st.log);
+    // The rollback is saved: a reboot keeps it.
+    assert_eq!(st.saved, Some(nvue_initial("sw1")));
 }
 
 #[test]
@@ -1370,5 +1372,37 @@ fn a_hostile_device_is_refused_with_a_clear_message() {
         r.stderr.contains("the device says it is sw9\\u{1b}[2J"),
         "{}",
         r.stderr
+    );
+}
+
+#[test]
+fn nvue_5_15_spells_lldp_under_system_and_lists_routes_by_next_hop_group() {
+    // Cumulus Linux 5.15: `system lldp`, the RIB's `route-entry` shape.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    for sw in f.nvue.keys() {
+        f.nvue(sw).release = "5.15.0".into();
+    }
+    let r = f.push(&["--switch", "sw1", "--format", "json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let report: Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(report["switches"][0]["phase"], "confirmed", "{report}");
+    let mut st = f.nvue("sw1");
+    let t = st.applied_tree();
+    assert_eq!(t["system"]["lldp"], json!({"state": "enabled"}));
+    assert!(t.pointer("/service/lldp").is_none(), "{t}");
+    assert!(
+        st.log
+            .iter()
+            .any(|l| l == "GET /nvue_v1/router/nexthop/rib?rev=operational"),
+        "{:?}",
+        st.log
+    );
+    drop(st);
+    // Verification compared the routes with the plan's next hops: the
+    // plan routes every other sub-node's subnet (a route read "via
+    // nothing" would have failed it).
+    assert!(
+        f.candidate("sw1").contains("router static"),
+        "a routed plan"
     );
 }

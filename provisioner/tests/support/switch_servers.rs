@@ -501,32 +501,70 @@ impl NvueState {
         Value::Object(m)
     }
 
-    /// The routing table of each VRF: the applied static routes.
-    fn operational_vrfs(&self) -> Value {
-        let applied = &self.revisions[&self.applied].tree;
+    /// True from Cumulus Linux 5.15.
+    fn is_515(&self) -> bool {
+        let mut v = self
+            .release
+            .split('.')
+            .map(|x| x.parse::<u32>().unwrap_or(0));
+        (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (5, 15)
+    }
+
+    /// The next-hop groups of the RIB (`nv show router nexthop rib`,
+    /// 5.15): one group per static route, numbered in route order.
+    fn nexthop_groups(&self) -> Value {
         let mut m = Map::new();
+        for (i, (_, _, via)) in self.static_routes().into_iter().enumerate() {
+            m.insert((i + 1).to_string(), json!({"resolved-via": via}));
+        }
+        Value::Object(m)
+    }
+
+    /// The applied static routes: (VRF, prefix, via).
+    fn static_routes(&self) -> Vec<(String, String, Value)> {
+        let applied = &self.revisions[&self.applied].tree;
+        let mut out = Vec::new();
         for (vrf, v) in applied
             .get("vrf")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
         {
-            let mut routes = Map::new();
             for (prefix, r) in v
                 .pointer("/router/static")
                 .and_then(Value::as_object)
                 .into_iter()
                 .flatten()
             {
-                routes.insert(
+                out.push((
+                    vrf.clone(),
                     prefix.clone(),
-                    json!({"via": r.get("via").cloned().unwrap_or(json!({}))}),
-                );
+                    r.get("via").cloned().unwrap_or(json!({})),
+                ));
             }
-            m.insert(
-                vrf.clone(),
-                json!({"router": {"rib": {"ipv4": {"route": routes}}}}),
-            );
+        }
+        out
+    }
+
+    /// The routing table of each VRF: the applied static routes, in the
+    /// shape of the release: up to 5.14 `route/<prefix>/protocol/static/
+    /// entry-index/1/via/<via>` (NVUE command reference RIB.md, since
+    /// 5.0.0); from 5.15 `route/<prefix>/route-entry/1/{protocol,
+    /// nexthop-group-id}` (NVUE-API.md of 5.15, "Retrieve View Types"),
+    /// the next hops in [`NvueState::nexthop_groups`].
+    fn operational_vrfs(&self) -> Value {
+        let mut m = Map::new();
+        for (i, (vrf, prefix, via)) in self.static_routes().into_iter().enumerate() {
+            let entry = if self.is_515() {
+                json!({"route-entry": {"1": {"protocol": "static", "nexthop-group-id": i + 1,
+                    "flags": {"installed": {}, "selected": {}}}}})
+            } else {
+                json!({"protocol": {"static": {"entry-index": {"1": {"via": via}}}}})
+            };
+            let routes = m
+                .entry(vrf)
+                .or_insert_with(|| json!({"router": {"rib": {"ipv4": {"route": {}}}}}));
+            routes["router"]["rib"]["ipv4"]["route"][prefix] = entry;
         }
         Value::Object(m)
     }
@@ -554,6 +592,13 @@ impl NvueState {
     }
 
     fn valid(&self, tree: &Value) -> Option<String> {
+        // 5.15 configures LLDP under `system` (Link-Layer-Discovery-Protocol.md
+        // of 5.15); `service lldp` is no longer in its schema.
+        if self.is_515() && tree.pointer("/service/lldp").is_some() {
+            return Some(
+                "Config invalid at service.lldp: unknown property (5.15: system lldp)".to_string(),
+            );
+        }
         for (name, i) in tree
             .get("interface")
             .and_then(Value::as_object)
@@ -621,6 +666,9 @@ impl NvueState {
             ),
             ("GET", "/nvue_v1/interface") => Reply::Json(200, self.operational_interfaces()),
             ("GET", "/nvue_v1/vrf") => Reply::Json(200, self.operational_vrfs()),
+            ("GET", "/nvue_v1/router/nexthop/rib") if self.is_515() => {
+                Reply::Json(200, self.nexthop_groups())
+            }
             ("POST", "/nvue_v1/revision") => {
                 let id = self.revisions.keys().max().copied().unwrap_or(0) + 1;
                 let tree = self.revisions[&self.applied].tree.clone();
