@@ -94,6 +94,8 @@ pub struct Comware {
     loaded: bool,
     /// The rollback file and the deadline of the commit in progress.
     pending: Option<(String, Instant)>,
+    /// The rollback file saved by `prepare`.
+    prepared: Option<String>,
     /// VPN instances of the running configuration (read at load) whose BGP
     /// peers and routes `observe` reads.
     vrfs: Vec<String>,
@@ -202,6 +204,7 @@ impl Comware {
             uploaded: false,
             loaded: false,
             pending: None,
+            prepared: None,
             vrfs: Vec::new(),
         }
     }
@@ -379,14 +382,34 @@ impl Device for Comware {
         self.unlock().await
     }
 
+    async fn prepare(&mut self) -> Result<String> {
+        if !self.loaded {
+            return Err(protocol(
+                "saving the rollback point",
+                "no candidate is loaded",
+            ));
+        }
+        let point = format!("flash:/efl-rollback-{}.cfg", unix_seconds());
+        self.yes(&format!("save {point}")).await?;
+        self.prepared = Some(point.clone());
+        Ok(point)
+    }
+
+    fn native_timer(&self) -> bool {
+        self.native_timer
+    }
+
     async fn commit(&mut self, timer: Duration) -> Result<Commit> {
         if !self.loaded {
             return Err(protocol("committing", "no candidate is loaded"));
         }
         let minute = self.options.minute.as_nanos().max(1);
         let minutes = timer.as_nanos().div_ceil(minute).clamp(1, 65_535) as u32;
-        let point = format!("flash:/efl-rollback-{}.cfg", unix_seconds());
-        self.yes(&format!("save {point}")).await?;
+        let point = match self.prepared.take() {
+            Some(p) => p,
+            None => self.prepare().await?,
+        };
+        self.prepared = None;
         self.ok("system-view").await?;
         if self.native_timer {
             self.ok(&format!("configuration commit delay {minutes}"))

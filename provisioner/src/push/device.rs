@@ -42,6 +42,18 @@ pub trait Device {
     /// or a failure before the commit).
     fn discard(&mut self) -> impl Future<Output = Result<()>> + Send;
 
+    /// Saves (or names) the rollback point, the configuration that runs
+    /// now, without changing it. The push calls it before
+    /// [`Device::commit`] and journals the point durably before the commit
+    /// request goes out (issue #30), so a push killed at any moment leaves
+    /// a journal that `push rollback` can act on. `commit` prepares by
+    /// itself when this was not called.
+    fn prepare(&mut self) -> impl Future<Output = Result<String>> + Send;
+
+    /// True when [`Device::commit`] uses the device's own confirm timer
+    /// (else the push's watchdog keeps it, started before the commit).
+    fn native_timer(&self) -> bool;
+
     /// Commits the loaded candidate so that it rolls back by itself unless
     /// confirmed within `timer`. Returns the rollback point and whether the
     /// timer is the device's own ([`Commit::native_timer`]); when it is not,

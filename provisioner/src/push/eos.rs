@@ -36,6 +36,7 @@ use super::device::{
 };
 use super::error::{PushError, Result};
 use super::http::Http;
+use super::keep;
 
 static CALL: AtomicU64 = AtomicU64::new(1);
 
@@ -47,6 +48,10 @@ pub struct Eos {
     session: String,
     loaded: bool,
     pending_timer: bool,
+    /// The release `show version` reported (`4.32.1F`), once read.
+    version: Option<String>,
+    /// The rollback point is saved (`prepare`).
+    prepared: bool,
 }
 
 impl Eos {
@@ -60,6 +65,8 @@ impl Eos {
             session: session.to_string(),
             loaded: false,
             pending_timer: false,
+            version: None,
+            prepared: false,
         })
     }
 
@@ -110,7 +117,8 @@ impl Eos {
         format!("flash:{}.cfg", self.session)
     }
 
-    /// The sessions' states, by name.
+    /// The sessions waiting on a commit timer, with what the device says
+    /// of each ([`pending_timers`]).
     async fn sessions(&self) -> Result<Vec<(String, String)>> {
         let r = self
             .run(
@@ -119,19 +127,40 @@ impl Eos {
                 "reading configure sessions",
             )
             .await?;
-        let mut out = Vec::new();
-        if let Some(Value::Object(m)) = r[0].get("sessions") {
-            for (name, s) in m {
-                let state = s
-                    .get("state")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                out.push((name.clone(), state));
-            }
-        }
-        Ok(out)
+        Ok(pending_timers(&r[0]))
     }
+}
+
+/// The sessions of `show configuration sessions detail` that wait on a
+/// commit timer, with what the device says of each. Both documented
+/// shapes are read, whatever the release says it is:
+///
+/// - EOS 4.31 and earlier: the session's own `state` is
+///   `pendingCommitTimer` (with `commitBy`);
+/// - EOS 4.32 and later: every session reads `committed` at once, and the
+///   pending timer is only the top-level `commitTimerSessionName` and
+///   `commitTimerExpireTime`, present while a timer runs (napalm issue
+///   #2166, its fix in napalm PR #2281; cnaas-nms issue #395).
+pub fn pending_timers(v: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(name) = v
+        .get("commitTimerSessionName")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        let expires = match v.get("commitTimerExpireTime") {
+            Some(t) if !t.is_null() => format!("commit timer expires at {t}"),
+            _ => "commit timer running".to_string(),
+        };
+        out.push((name.to_string(), expires));
+    }
+    for (name, sess) in obj(v.get("sessions")) {
+        let state = sess.get("state").and_then(Value::as_str).unwrap_or("");
+        if waits_on_timer(state) && !out.iter().any(|(n, _)| n == name) {
+            out.push((name.clone(), state.to_string()));
+        }
+    }
+    out
 }
 
 /// True for a session state that waits on a commit timer.
@@ -171,7 +200,7 @@ fn refusal(e: &Value, action: &str) -> PushError {
 
 /// The candidate's configuration lines: comments (`!`), blank lines and
 /// the final `end` left out.
-fn candidate_lines(candidate: &str) -> Vec<Value> {
+fn candidate_lines(candidate: &str) -> Vec<String> {
     candidate
         .lines()
         .map(str::trim_end)
@@ -179,7 +208,7 @@ fn candidate_lines(candidate: &str) -> Vec<Value> {
             let t = l.trim_start();
             !t.is_empty() && !t.starts_with('!') && t != "end"
         })
-        .map(|l| json!(l))
+        .map(str::to_string)
         .collect()
 }
 
@@ -205,6 +234,10 @@ impl Device for Eos {
                 action: "reading the hostname".to_string(),
                 message: "no `hostname` in `show hostname`".to_string(),
             })?;
+        self.version = r[1]
+            .get("version")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         Ok(Identity {
             hostname: hostname.to_string(),
             serial: r[1]
@@ -217,18 +250,42 @@ impl Device for Eos {
 
     async fn load(&mut self, candidate: &str) -> Result<String> {
         for (name, state) in self.sessions().await? {
-            if name != self.session && waits_on_timer(&state) {
+            if name != self.session {
+                let release = self
+                    .version
+                    .as_deref()
+                    .map_or_else(String::new, |v| format!(", EOS {v}"));
                 return Err(PushError::Locked {
-                    by: format!("configure session {name} ({state})"),
+                    by: format!("configure session {name} ({state}{release})"),
                 });
             }
+        }
+        // `rollback clean-config` starts from the factory default: the
+        // candidate carries the device's management and everything else
+        // the plan does not own.
+        let r = self
+            .run(
+                &[json!("show running-config")],
+                "text",
+                "reading the running configuration",
+            )
+            .await?;
+        let running = r[0].get("output").and_then(Value::as_str).unwrap_or("");
+        let lines = keep::eos_candidate(running, &candidate_lines(candidate));
+        let cut = keep::eos_cut(running, &lines, self.http.peer(), self.http.user());
+        if !cut.is_empty() {
+            return Err(PushError::Management {
+                address: self.http.address().to_string(),
+                user: self.http.user().to_string(),
+                lines: cut,
+            });
         }
         let s = &self.session;
         let mut cmds = vec![
             json!(format!("configure session {s}")),
             json!("rollback clean-config"),
         ];
-        cmds.extend(candidate_lines(candidate));
+        cmds.extend(lines.into_iter().map(Value::String));
         cmds.push(json!("end"));
         // The session exists from its first command on, even when a line
         // is refused: `discard` aborts it.
@@ -270,8 +327,7 @@ impl Device for Eos {
         Ok(())
     }
 
-    async fn commit(&mut self, timer: Duration) -> Result<Commit> {
-        let s = self.session.clone();
+    async fn prepare(&mut self) -> Result<String> {
         let point = self.point();
         self.run(
             &[json!(format!("copy running-config {point}"))],
@@ -279,6 +335,22 @@ impl Device for Eos {
             "saving the rollback point",
         )
         .await?;
+        self.prepared = true;
+        Ok(point)
+    }
+
+    fn native_timer(&self) -> bool {
+        self.native
+    }
+
+    async fn commit(&mut self, timer: Duration) -> Result<Commit> {
+        let s = self.session.clone();
+        let point = if self.prepared {
+            self.point()
+        } else {
+            self.prepare().await?
+        };
+        self.prepared = false;
         let cmd = if self.native {
             format!("configure session {s} commit timer {}", hms(timer))
         } else {
@@ -313,11 +385,7 @@ impl Device for Eos {
     async fn confirm(&mut self) -> Result<()> {
         let s = self.session.clone();
         if self.pending_timer {
-            let waiting = self
-                .sessions()
-                .await?
-                .into_iter()
-                .any(|(n, st)| n == s && waits_on_timer(&st));
+            let waiting = self.sessions().await?.into_iter().any(|(n, _)| n == s);
             if !waiting {
                 self.pending_timer = false;
                 return Err(PushError::TimerExpired {
@@ -339,10 +407,16 @@ impl Device for Eos {
     async fn rollback(&mut self, point: &str) -> Result<()> {
         let s = self.session.clone();
         let mut cmds = Vec::new();
-        if self.pending_timer {
+        // A commit that still waits on its timer is aborted (the device
+        // goes back by itself); the device says whether it does, in
+        // either shape of its answer.
+        if self.pending_timer && self.sessions().await?.iter().any(|(n, _)| *n == s) {
             cmds.push(json!(format!("configure session {s} abort")));
         }
         cmds.push(json!(format!("configure replace {point}")));
+        // Saved, so that a reboot does not bring back what was rolled
+        // back (napalm's rollback does the same).
+        cmds.push(json!("write memory"));
         self.run(&cmds, "json", "rolling back").await?;
         self.pending_timer = false;
         Ok(())
@@ -439,11 +513,7 @@ mod tests {
             candidate_lines("! a\nhostname sw01\n!\ninterface Ethernet1/1\n   mtu 9214\n\nend\n");
         assert_eq!(
             got,
-            vec![
-                json!("hostname sw01"),
-                json!("interface Ethernet1/1"),
-                json!("   mtu 9214")
-            ]
+            vec!["hostname sw01", "interface Ethernet1/1", "   mtu 9214"]
         );
     }
 
@@ -460,6 +530,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn both_shapes_of_pending_timers_are_read() {
+        // EOS 4.31 (napalm issue #2166).
+        let old = json!({"sessions": {"troubleshooting": {"state": "pendingCommitTimer",
+            "completedTime": 1739832190.8418295, "commitBy": 1739835851.8256721,
+            "commitUser": "adminuser", "description": "", "instances": {}}},
+            "maxSavedSessions": 1, "maxOpenSessions": 5});
+        assert_eq!(
+            pending_timers(&old),
+            [(
+                "troubleshooting".to_string(),
+                "pendingCommitTimer".to_string()
+            )]
+        );
+        // EOS 4.32: the session reads committed; the timer is top-level.
+        let new = json!({"sessions": {"troubleshooting": {"state": "committed",
+            "completedTime": 1739832020.1816368, "commitUser": "adminuser",
+            "description": "", "instances": {}}},
+            "maxSavedSessions": 1, "maxOpenSessions": 5,
+            "commitTimerSessionName": "troubleshooting", "commitTimerExpireTime": 1739835620.5});
+        assert_eq!(
+            pending_timers(&new),
+            [(
+                "troubleshooting".to_string(),
+                "commit timer expires at 1739835620.5".to_string()
+            )]
+        );
+        // 4.32 with nothing pending: no top-level keys.
+        let none = json!({"sessions": {"a": {"state": "committed"}, "b": {"state": "pending"}}});
+        assert!(pending_timers(&none).is_empty());
     }
 
     #[test]

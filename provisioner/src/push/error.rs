@@ -139,6 +139,23 @@ pub enum PushError {
         message: String,
     },
 
+    /// The candidate would remove or change the management access the
+    /// push itself uses (its address, the API service, its user): refused
+    /// before anything is committed.
+    #[error(
+        "the candidate would cut the management access push uses ({address}, user {user}); refused before the commit. Lines it removes or changes:{}",
+        list_plain(lines)
+    )]
+    Management {
+        /// The address push talks to.
+        address: String,
+        /// The user push logs in as.
+        user: String,
+        /// The management lines removed or changed, as the device spells
+        /// them.
+        lines: Vec<String>,
+    },
+
     /// The device is not the switch the plan names.
     #[error(
         "the device says it is {found}, not {expected}; fix the address in the devices file or the device's hostname"
@@ -239,6 +256,7 @@ impl PushError {
             | PushError::HostKey { .. }
             | PushError::Locked { .. }
             | PushError::Rejected { .. }
+            | PushError::Management { .. }
             | PushError::Identity { .. }
             | PushError::Verify { .. }
             // A journal that is missing, foreign, or waits on an earlier

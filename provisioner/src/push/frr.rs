@@ -61,6 +61,8 @@ pub struct Frr {
     netns: String,
     /// The loaded candidate's file, until commit or discard.
     candidate: Option<PathBuf>,
+    /// The rollback point saved by `prepare`.
+    prepared: Option<PathBuf>,
 }
 
 impl Frr {
@@ -71,6 +73,7 @@ impl Frr {
                 switch: target.switch.clone(),
                 netns: ns.clone(),
                 candidate: None,
+                prepared: None,
             }),
             (Transport::Netns, Some(ns)) => Err(PushError::Parameter {
                 parameter: "devices".to_string(),
@@ -478,11 +481,7 @@ impl Device for Frr {
         Ok(())
     }
 
-    async fn commit(&mut self, _timer: Duration) -> Result<Commit> {
-        let file = self.candidate.clone().ok_or_else(|| PushError::Protocol {
-            action: "commit".to_string(),
-            message: "no candidate loaded".to_string(),
-        })?;
+    async fn prepare(&mut self) -> Result<String> {
         let running = self.vtysh("show running-config").await?;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -493,6 +492,24 @@ impl Device for Frr {
             action: format!("saving the rollback point {}", point.display()),
             source: e,
         })?;
+        self.prepared = Some(point.clone());
+        Ok(point.display().to_string())
+    }
+
+    fn native_timer(&self) -> bool {
+        false
+    }
+
+    async fn commit(&mut self, _timer: Duration) -> Result<Commit> {
+        let file = self.candidate.clone().ok_or_else(|| PushError::Protocol {
+            action: "commit".to_string(),
+            message: "no candidate loaded".to_string(),
+        })?;
+        let point = match self.prepared.take() {
+            Some(p) => p,
+            None => PathBuf::from(self.prepare().await?),
+        };
+        self.prepared = None;
         self.forget_applied();
         self.reload("--reload", &file, true).await?;
         // What frr-reload still lists once the candidate runs: lines FRR

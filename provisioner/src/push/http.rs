@@ -2,6 +2,8 @@
 //! per device (rustls; the device's `ca_file` when given, else the
 //! system's CA roots; basic auth) and the mapping of its failures to [`PushError`].
 
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
@@ -14,6 +16,10 @@ use super::error::{PushError, Result};
 /// for, so requests are short).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest answer read from a device (NVIDIA warns that whole
+/// interface trees of large switches are big; far below what would
+/// exhaust memory): a longer body is refused, not buffered.
+pub const MAX_BODY: usize = 32 * 1024 * 1024;
 
 /// A device's HTTPS endpoint with its credentials.
 #[derive(Debug, Clone)]
@@ -23,6 +29,9 @@ pub struct Http {
     address: String,
     user: String,
     password: super::Secret,
+    /// The address the device answered from (the management address
+    /// push must not cut).
+    peer: Arc<Mutex<Option<IpAddr>>>,
 }
 
 impl Http {
@@ -48,7 +57,10 @@ impl Http {
             .use_rustls_tls()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
-            .pool_max_idle_per_host(2);
+            .pool_max_idle_per_host(2)
+            // A redirect could send the request, credentials and
+            // candidate elsewhere or over plain HTTP: never followed.
+            .redirect(reqwest::redirect::Policy::none());
         if let Some(ca) = &target.tls.ca_file {
             let pem = std::fs::read(ca).map_err(|e| PushError::Io {
                 action: format!("reading ca_file {}", ca.display()),
@@ -81,6 +93,7 @@ impl Http {
             address: target.address.clone(),
             user: target.user.clone(),
             password,
+            peer: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -104,6 +117,9 @@ impl Http {
             req = req.json(b);
         }
         let resp = req.send().await.map_err(|e| self.error(e, action))?;
+        if let (Some(a), Ok(mut p)) = (resp.remote_addr(), self.peer.lock()) {
+            *p = Some(a.ip());
+        }
         let status = resp.status();
         if status == StatusCode::UNAUTHORIZED {
             return Err(PushError::Auth {
@@ -111,7 +127,31 @@ impl Http {
                 user: self.user.clone(),
             });
         }
-        let bytes = resp.bytes().await.map_err(|e| self.error(e, action))?;
+        if status.is_redirection() {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .map_or_else(|| "nowhere".to_string(), |l| self.redact(l));
+            return Err(PushError::Protocol {
+                action: action.to_string(),
+                message: format!(
+                    "HTTP {status} redirecting to {to}; push follows no redirect (give the device's own address in the devices file)",
+                    to = planner::names::escape(&to)
+                ),
+            });
+        }
+        if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+            return Err(self.too_long(action));
+        }
+        let mut resp = resp;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.error(e, action))? {
+            if bytes.len() + chunk.len() > MAX_BODY {
+                return Err(self.too_long(action));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
         let value = if bytes.iter().all(u8::is_ascii_whitespace) {
             Value::Null
         } else {
@@ -120,7 +160,71 @@ impl Http {
                 message: format!("HTTP {status} with a body that is not JSON: {e}"),
             })?
         };
-        Ok((status, value))
+        Ok((status, self.redact_value(value)))
+    }
+
+    fn too_long(&self, action: &str) -> PushError {
+        PushError::Protocol {
+            action: action.to_string(),
+            message: format!(
+                "the answer is longer than {} MiB; refused (a device does not answer this much)",
+                MAX_BODY / (1024 * 1024)
+            ),
+        }
+    }
+
+    /// `text` with the credentials blanked: the password and the basic
+    /// auth token, as a device echoing a request would repeat them.
+    pub fn redact(&self, text: &str) -> String {
+        let pw = self.password.expose();
+        let token = base64(format!("{}:{pw}", self.user).as_bytes());
+        let mut s = text.replace(&token, "***");
+        if !pw.is_empty() {
+            s = s.replace(pw, "***");
+        }
+        s
+    }
+
+    /// Every string of `v` redacted, and escaped so that it prints as
+    /// text (no terminal control; line breaks kept for multi-line output).
+    fn redact_value(&self, v: Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(planner::names::escape_lines(&self.redact(&s))),
+            Value::Array(a) => Value::Array(a.into_iter().map(|x| self.redact_value(x)).collect()),
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .map(|(k, x)| {
+                        (
+                            planner::names::escape_lines(&self.redact(&k)),
+                            self.redact_value(x),
+                        )
+                    })
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// The address the device last answered from; before any answer, the
+    /// devices file's address when it is an IP address.
+    pub fn peer(&self) -> Option<IpAddr> {
+        let seen = self.peer.lock().ok().and_then(|p| *p);
+        seen.or_else(|| {
+            self.address
+                .parse::<std::net::SocketAddr>()
+                .ok()
+                .map(|a| a.ip())
+        })
+    }
+
+    /// The devices file's `host:port`.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The user push logs in as.
+    pub fn user(&self) -> &str {
+        &self.user
     }
 
     fn error(&self, e: reqwest::Error, action: &str) -> PushError {
@@ -141,5 +245,36 @@ impl Http {
             action: action.to_string(),
             source: Box::new(e),
         }
+    }
+}
+
+/// Standard base64 with padding (the basic auth token's encoding).
+fn base64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_is_the_standard_one() {
+        assert_eq!(base64(b"admin:s3cr3t"), "YWRtaW46czNjcjN0");
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
     }
 }

@@ -30,6 +30,11 @@ pub enum Phase {
     Loaded,
     /// No difference: nothing committed.
     Unchanged,
+    /// The rollback point and the deadline are journaled and the commit
+    /// request is on its way (or was, when the push died): the switch may
+    /// run the candidate. `push rollback` goes back to the point; a
+    /// commit that never happened makes that a no-op.
+    Committing,
     /// Committed; the confirm timer runs.
     Committed,
     /// Committed and verified against the plan; the timer still runs
@@ -52,6 +57,7 @@ impl Phase {
             Phase::Pending => "pending",
             Phase::Loaded => "loaded",
             Phase::Unchanged => "unchanged",
+            Phase::Committing => "committing",
             Phase::Committed => "committed",
             Phase::Verified => "verified",
             Phase::Confirming => "confirming",
@@ -63,7 +69,10 @@ impl Phase {
 
     /// True while a commit waits on its confirm timer.
     pub fn awaits_confirm(self) -> bool {
-        matches!(self, Phase::Committed | Phase::Verified | Phase::Confirming)
+        matches!(
+            self,
+            Phase::Committing | Phase::Committed | Phase::Verified | Phase::Confirming
+        )
     }
 }
 
@@ -113,6 +122,10 @@ pub struct Journal {
     pub plan_sha256: String,
     /// Start, Unix seconds.
     pub started: u64,
+    /// The process of the push (`push status` tells a push that still runs
+    /// from one that died).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     /// A dry run (nothing committed).
     pub dry_run: bool,
     /// The confirm timer in seconds.
@@ -127,8 +140,12 @@ pub struct Journal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
-    /// Running, or interrupted (the process died).
+    /// Running (or, in a journal from before the pid was recorded,
+    /// interrupted).
     Running,
+    /// The journal says running but the push's process is gone (it was
+    /// killed or the machine restarted): only `push status` says this.
+    Interrupted,
     /// Every selected switch done.
     Done,
     /// A switch failed; the rollout stopped.
@@ -198,10 +215,7 @@ pub struct Lock {
 /// Takes the journal's lock (waits for it).
 pub fn lock(path: &Path) -> Result<Lock> {
     let lp = lock_path(path);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
+    let file = private(OpenOptions::new().create(true).truncate(false).write(true))
         .open(&lp)
         .map_err(|e| {
             err(
@@ -218,6 +232,14 @@ pub fn lock(path: &Path) -> Result<Lock> {
         )
     })?;
     Ok(Lock { _file: file })
+}
+
+/// `o` for a file only its owner reads and writes, opened without
+/// following a symbolic link (a link planted at the name is refused).
+pub fn private(o: &mut OpenOptions) -> &mut OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    o.mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
 }
 
 fn lock_path(path: &Path) -> PathBuf {
@@ -265,7 +287,9 @@ pub fn write(path: &Path, j: &Journal) -> Result<()> {
     let text = serde_json::to_string_pretty(j)
         .map_err(|e| err(path, "cannot encode it", Some(Box::new(e))))?;
     let result = (|| -> std::io::Result<()> {
-        let mut f = File::create(&tmp)?;
+        // Only its owner reads it (device strings, rollback points), and a
+        // file or link planted at the temporary name is refused.
+        let mut f = private(OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.write_all(b"\n")?;
         f.sync_all()?;
@@ -301,6 +325,23 @@ pub fn update_switch(
     })
 }
 
+/// The journal as `push status` shows it: a push still marked running
+/// whose process is gone is [`Outcome::Interrupted`].
+pub fn status(path: &Path) -> Result<Journal> {
+    let mut j = read(path)?;
+    if j.outcome == Outcome::Running && j.pid.is_some_and(|p| !push_alive(p)) {
+        j.outcome = Outcome::Interrupted;
+    }
+    Ok(j)
+}
+
+/// True when process `pid` runs and is a `provisioner push` (a pid reused
+/// by another program does not count).
+fn push_alive(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == b"push"))
+}
+
 /// The phase of `switch` in the journal at `path`, when it can be read.
 pub fn j_phase(path: &Path, switch: &str) -> Option<Phase> {
     let _lock = lock(path).ok()?;
@@ -318,6 +359,7 @@ mod tests {
             devices: "/d.toml".into(),
             plan_sha256: "ab".into(),
             started: 1,
+            pid: None,
             dry_run: false,
             timer_seconds: 300,
             outcome: Outcome::Running,
@@ -344,6 +386,23 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["j.json", "j.json.lock"]);
+    }
+
+    #[test]
+    fn journals_are_private_and_links_are_not_followed() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.json");
+        write(&path, &journal()).expect("write");
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A lock file planted as a link to someone else's file.
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "x").expect("victim");
+        let other = dir.path().join("k.json");
+        std::os::unix::fs::symlink(&victim, dir.path().join("k.json.lock")).expect("link");
+        assert!(lock(&other).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "x");
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub mod error;
 pub mod frr;
 mod http;
 pub mod journal;
+pub mod keep;
 pub mod nvue;
 pub mod nvue_tree;
 pub mod ops;
@@ -74,6 +75,12 @@ macro_rules! clients {
             }
             async fn discard(&mut self) -> Result<()> {
                 match self { $(Client::$variant(d) => d.discard().await,)+ }
+            }
+            async fn prepare(&mut self) -> Result<String> {
+                match self { $(Client::$variant(d) => d.prepare().await,)+ }
+            }
+            fn native_timer(&self) -> bool {
+                match self { $(Client::$variant(d) => d.native_timer(),)+ }
             }
             async fn commit(&mut self, timer: std::time::Duration) -> Result<Commit> {
                 match self { $(Client::$variant(d) => d.commit(timer).await,)+ }

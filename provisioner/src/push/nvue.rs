@@ -41,6 +41,7 @@ use super::device::{
 };
 use super::error::{PushError, Result};
 use super::http::Http;
+use super::keep;
 use super::nvue_tree;
 
 /// States in which an apply has failed.
@@ -60,6 +61,11 @@ pub struct Nvue {
     native: bool,
     /// The revision of the loaded candidate.
     revision: Option<String>,
+    /// The rollback point named by `prepare`.
+    prepared: Option<String>,
+    /// The release `GET /nvue_v1/system` reports (`build`: `Cumulus Linux
+    /// 5.15.0` is `(5, 15)`), once read.
+    release: Option<(u32, u32)>,
     /// How often an apply is polled, and for how long.
     poll: Duration,
     apply_timeout: Duration,
@@ -73,7 +79,11 @@ impl Nvue {
             http: Http::new(target)?,
             native,
             revision: None,
-            poll: Duration::from_millis(200),
+            prepared: None,
+            release: None,
+            // NVIDIA's own examples poll a revision once a second
+            // (NVUE-API.md, 5.9 and 5.15: POLL_APPLIED = 1).
+            poll: Duration::from_secs(1),
             apply_timeout: Duration::from_secs(300),
         })
     }
@@ -179,6 +189,23 @@ impl Nvue {
         self.wait(id, done, action).await
     }
 
+    /// Saves the applied revision (`PATCH /nvue_v1/revision/applied`
+    /// `{"state":"save"}`, NVUE-API.md "Save a Configuration") unless the
+    /// apply ended `applied_and_saved` (5.9 and later save by themselves).
+    async fn save_unless_saved(&self, state: &str, action: &str) -> Result<()> {
+        if state != "applied_and_saved" {
+            let body = json!({"state": "save", "auto-prompt": {"ays": "ays_yes"}});
+            self.call(
+                Method::PATCH,
+                "/nvue_v1/revision/applied",
+                Some(&body),
+                action,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
     /// The revision that waits for a confirm (state `confirm`).
     async fn waiting_revision(&self) -> Result<String> {
         let v = self
@@ -241,6 +268,7 @@ impl Device for Nvue {
                     action: "reading the hostname".to_string(),
                     message: "no `hostname` in /nvue_v1/system".to_string(),
                 })?;
+        self.release = v.get("build").and_then(Value::as_str).and_then(release_of);
         Ok(Identity {
             hostname: hostname.to_string(),
             serial: None,
@@ -248,10 +276,32 @@ impl Device for Nvue {
     }
 
     async fn load(&mut self, candidate: &str) -> Result<String> {
-        let tree = nvue_tree::script_to_tree(candidate).map_err(|e| PushError::Protocol {
+        let mut plan = nvue_tree::script_to_tree(candidate).map_err(|e| PushError::Protocol {
             action: "converting the rendered NVUE script to the REST tree".to_string(),
             message: format!("line {}: {}", e.line, e.message),
         })?;
+        if self.release.is_some_and(|r| r >= (5, 15)) {
+            lldp_in_system(&mut plan);
+        }
+        // The replace below starts from nothing: the candidate carries the
+        // device's management and everything else the plan does not own.
+        let applied = self
+            .call(
+                Method::GET,
+                "/nvue_v1/?rev=applied&filled=false",
+                None,
+                "reading the applied configuration",
+            )
+            .await?;
+        let tree = keep::nvue_candidate(&plan, &applied);
+        let cut = keep::nvue_cut(&applied, &tree, self.http.peer(), self.http.user());
+        if !cut.is_empty() {
+            return Err(PushError::Management {
+                address: self.http.address().to_string(),
+                user: self.http.user().to_string(),
+                lines: cut,
+            });
+        }
         let v = self
             .call(
                 Method::POST,
@@ -317,9 +367,26 @@ impl Device for Nvue {
         Ok(())
     }
 
-    async fn commit(&mut self, timer: Duration) -> Result<Commit> {
-        let id = self.rev()?.to_string();
+    async fn prepare(&mut self) -> Result<String> {
         let point = self.applied_revision().await?;
+        self.prepared = Some(point.clone());
+        Ok(point)
+    }
+
+    fn native_timer(&self) -> bool {
+        self.native
+    }
+
+    async fn commit(&mut self, timer: Duration) -> Result<Commit> {
+        // An apply that has not finished when the confirm timer would run
+        // out has failed either way: the limit is the timer, not a fixed
+        // 300 s.
+        self.apply_timeout = timer.max(Duration::from_secs(10));
+        let id = self.rev()?.to_string();
+        let point = match self.prepared.take() {
+            Some(p) => p,
+            None => self.applied_revision().await?,
+        };
         if self.native {
             let body = json!({
                 "state": "apply",
@@ -356,7 +423,21 @@ impl Device for Nvue {
                 "reading VRFs",
             )
             .await?;
-        Ok(observed(&ifs, &vrfs))
+        let mut o = observed(&ifs, &vrfs);
+        // Routes whose next hops are a next-hop group (the `route-entry`
+        // shape): the groups' resolved next hops.
+        if o.routes.iter().any(|r| r.next_hops.is_empty()) && uses_groups(&vrfs) {
+            let groups = self
+                .call(
+                    Method::GET,
+                    "/nvue_v1/router/nexthop/rib?rev=operational",
+                    None,
+                    "reading next-hop groups",
+                )
+                .await?;
+            o.routes = routes(&vrfs, Some(&groups));
+        }
+        Ok(o)
     }
 
     async fn confirm(&mut self) -> Result<()> {
@@ -382,31 +463,67 @@ impl Device for Nvue {
         } else {
             self.state(&id).await?.0
         };
-        if state != "applied_and_saved" {
-            let body = json!({"state": "save", "auto-prompt": {"ays": "ays_yes"}});
-            self.call(
-                Method::PATCH,
-                "/nvue_v1/revision/applied",
-                Some(&body),
-                "saving",
-            )
-            .await?;
-        }
+        self.save_unless_saved(&state, "saving").await?;
         self.revision = None;
         Ok(())
     }
 
     async fn rollback(&mut self, point: &str) -> Result<()> {
         let body = json!({"state": "apply", "auto-prompt": {"ays": "ays_yes"}});
-        self.apply(
-            point,
-            body,
-            &["applied", "applied_and_saved"],
-            "rolling back",
-        )
-        .await?;
+        let state = self
+            .apply(
+                point,
+                body,
+                &["applied", "applied_and_saved"],
+                "rolling back",
+            )
+            .await?;
+        // Saved, so that a reboot does not bring back what was rolled
+        // back (releases before 5.9 do not save an apply by themselves).
+        self.save_unless_saved(&state, "saving the rollback")
+            .await?;
         self.revision = None;
         Ok(())
+    }
+}
+
+/// `(major, minor)` of an NVUE `build` (`Cumulus Linux 5.15.0`).
+fn release_of(build: &str) -> Option<(u32, u32)> {
+    let v = build
+        .split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
+    let mut it = v.split('.').map(|x| x.parse::<u32>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// Moves the plan's `service lldp` to `system lldp`: Cumulus Linux 5.15
+/// configures LLDP as `nv set system lldp` (Link-Layer-Discovery-Protocol.md
+/// of 5.15: `nv set system lldp state enabled`, `nv show system lldp`);
+/// earlier releases as `nv set service lldp`, which the planner renders.
+fn lldp_in_system(plan: &mut Value) {
+    let Some(lldp) = plan
+        .get_mut("service")
+        .and_then(Value::as_object_mut)
+        .and_then(|s| s.remove("lldp"))
+    else {
+        return;
+    };
+    if plan["service"]
+        .as_object()
+        .is_some_and(serde_json::Map::is_empty)
+        && let Some(m) = plan.as_object_mut()
+    {
+        m.remove("service");
+    }
+    let lldp = match lldp {
+        Value::Object(m) if m.is_empty() => json!({"state": "enabled"}),
+        other => other,
+    };
+    if let Some(m) = plan.as_object_mut() {
+        let system = m.entry("system").or_insert_with(|| json!({}));
+        if let Some(s) = system.as_object_mut() {
+            s.insert("lldp".to_string(), lldp);
+        }
     }
 }
 
@@ -525,17 +642,61 @@ fn observed(ifs: &Value, vrfs: &Value) -> Observed {
                 });
             }
         }
+    }
+    o.routes = routes(vrfs, None);
+    o
+}
+
+/// True when a VRF's RIB lists routes as `route-entry` with next-hop
+/// groups.
+fn uses_groups(vrfs: &Value) -> bool {
+    obj(vrfs).any(|(_, v)| {
+        obj(v.pointer("/router/rib/ipv4/route").unwrap_or(&Value::Null))
+            .any(|(_, r)| r.get("route-entry").is_some())
+    })
+}
+
+/// The IPv4 routes of every VRF, in either documented shape of `nv show
+/// vrf <v> router rib ipv4 route`:
+///
+/// - `route/<prefix>/protocol/<proto>/entry-index/<n>/via/<via>` (the
+///   NVUE command reference, RIB.md, "Introduced in Cumulus Linux 5.0.0");
+/// - `route/<prefix>/route-entry/<n>/{protocol, nexthop-group-id}` with
+///   the next hops in `router nexthop rib <id> resolved-via <via>`
+///   (NVUE-API.md of 5.15, "Retrieve View Types"; `groups` is that tree,
+///   when read).
+fn routes(vrfs: &Value, groups: Option<&Value>) -> Vec<Route> {
+    let mut out = Vec::new();
+    for (vrf, v) in obj(vrfs) {
         for (prefix, r) in obj(v.pointer("/router/rib/ipv4/route").unwrap_or(&Value::Null)) {
-            o.routes.push(Route {
+            let mut hops: Vec<String> = Vec::new();
+            for (_, p) in obj(r.get("protocol").unwrap_or(&Value::Null)) {
+                for (_, e) in obj(p.get("entry-index").unwrap_or(&Value::Null)) {
+                    hops.extend(obj(e.get("via").unwrap_or(&Value::Null)).map(|(a, _)| a.clone()));
+                }
+            }
+            for (_, e) in obj(r.get("route-entry").unwrap_or(&Value::Null)) {
+                let id = match e.get("nexthop-group-id") {
+                    Some(Value::Number(n)) => n.to_string(),
+                    Some(Value::String(s)) => s.clone(),
+                    _ => continue,
+                };
+                if let Some(g) = groups.and_then(|g| g.get(&id)) {
+                    hops.extend(
+                        obj(g.get("resolved-via").unwrap_or(&Value::Null)).map(|(a, _)| a.clone()),
+                    );
+                }
+            }
+            hops.sort();
+            hops.dedup();
+            out.push(Route {
                 vrf: vrf.clone(),
                 prefix: prefix.clone(),
-                next_hops: obj(r.get("via").unwrap_or(&Value::Null))
-                    .map(|(a, _)| a.clone())
-                    .collect(),
+                next_hops: hops,
             });
         }
     }
-    o
+    out
 }
 
 #[cfg(test)]
@@ -568,7 +729,7 @@ mod tests {
         });
         let vrfs = json!({"Vrf101": {"router": {
             "bgp": {"neighbor": {"10.255.0.1": {"state": "established", "remote-as": 65002, "bfd": {"status": "up"}}}},
-            "rib": {"ipv4": {"route": {"10.100.1.0/24": {"via": {"10.255.0.1": {}, "10.255.0.3": {}}}}}}
+            "rib": {"ipv4": {"route": {"10.100.1.0/24": {"protocol": {"bgp": {"entry-index": {"1": {"via": {"10.255.0.1": {}, "10.255.0.3": {}}}}}}}}}}
         }}});
         let o = observed(&ifs, &vrfs);
         assert_eq!(o.interfaces.len(), 2);
@@ -585,5 +746,26 @@ mod tests {
         assert_eq!(o.bgp[0].remote_as, Some(65002));
         assert!(o.bgp[0].established && o.bfd[0].up);
         assert_eq!(o.routes[0].next_hops, vec!["10.255.0.1", "10.255.0.3"]);
+        // The 5.15 shape: next-hop groups.
+        let vrfs = json!({"default": {"router": {"rib": {"ipv4": {"route": {"10.100.1.0/24":
+            {"route-entry": {"1": {"protocol": "bgp", "nexthop-group-id": 45}}}}}}}}});
+        assert!(uses_groups(&vrfs));
+        let groups = json!({"45": {"resolved-via": {"10.255.0.3": {}, "10.255.0.1": {}}}});
+        assert_eq!(
+            routes(&vrfs, Some(&groups))[0].next_hops,
+            vec!["10.255.0.1", "10.255.0.3"]
+        );
+    }
+
+    #[test]
+    fn releases_and_lldp_spellings() {
+        assert_eq!(release_of("Cumulus Linux 5.15.0"), Some((5, 15)));
+        assert_eq!(release_of("Cumulus Linux 5.9.1"), Some((5, 9)));
+        let mut t = json!({"service": {"lldp": {}}, "system": {"hostname": "sw1"}});
+        lldp_in_system(&mut t);
+        assert_eq!(
+            t,
+            json!({"system": {"hostname": "sw1", "lldp": {"state": "enabled"}}})
+        );
     }
 }

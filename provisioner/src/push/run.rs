@@ -256,6 +256,7 @@ pub async fn push(
         devices: options.devices_file.display().to_string(),
         plan_sha256: sha256(plan_text.as_bytes()),
         started: journal::now(),
+        pid: Some(std::process::id()),
         dry_run: options.dry_run,
         timer_seconds: options.timer.as_secs(),
         outcome: Outcome::Running,
@@ -478,20 +479,51 @@ impl Job {
             };
             return Ok(());
         }
-        let commit = match dev.commit(self.options.timer).await {
-            Ok(c) => c,
+        // The rollback point and the deadline are journaled durably, and
+        // the watchdog of a device without a timer runs, before the commit
+        // request goes out: a push killed at any moment from here leaves
+        // a journal `push rollback` acts on.
+        let native = dev.native_timer();
+        let point = match dev.prepare().await {
+            Ok(p) => p,
             Err(e) => {
-                // Refused before anything was applied: drop the candidate.
-                // A lost connection may have committed: the device's own
-                // timer takes that back (the journal says so).
-                if matches!(e, PushError::Locked { .. } | PushError::Rejected { .. }) {
-                    let _ = dev.discard().await;
-                }
-                rep.phase = Phase::Failed;
+                let _ = dev.discard().await;
                 return Err(e);
             }
         };
         let deadline = journal::now() + self.options.timer.as_secs();
+        rep.phase = Phase::Committing;
+        {
+            let p = point.clone();
+            self.record(move |r| {
+                r.phase = Phase::Committing;
+                r.point = Some(p);
+                r.native_timer = Some(native);
+                r.deadline = Some(deadline);
+            })
+            .await?;
+        }
+        if !native {
+            let pid = spawn_watchdog(&self.options, &switch)?;
+            self.record(move |r| r.watchdog_pid = Some(pid)).await?;
+        }
+        let commit = match dev.commit(self.options.timer).await {
+            Ok(c) => c,
+            Err(e @ (PushError::Locked { .. } | PushError::Rejected { .. })) => {
+                // Refused before anything was applied: drop the candidate
+                // (the watchdog stands down on the failed phase).
+                let _ = dev.discard().await;
+                rep.phase = Phase::Failed;
+                self.record(|r| r.phase = Phase::Failed).await?;
+                return Err(e);
+            }
+            Err(e) => {
+                // A lost connection may have committed: the switch stays
+                // `committing` in the journal, the device's own timer or
+                // the watchdog takes it back, `push rollback` does now.
+                return Err(e);
+            }
+        };
         rep.phase = Phase::Committed;
         {
             let c = commit.clone();
@@ -499,13 +531,8 @@ impl Job {
                 r.phase = Phase::Committed;
                 r.point = Some(c.point);
                 r.native_timer = Some(c.native_timer);
-                r.deadline = Some(deadline);
             })
             .await?;
-        }
-        if !commit.native_timer {
-            let pid = spawn_watchdog(&self.options, &switch)?;
-            self.record(move |r| r.watchdog_pid = Some(pid)).await?;
         }
         match self
             .after_commit(&mut dev, rep, &commit.point, deadline)
@@ -754,7 +781,8 @@ async fn fabric(
 fn committed(p: Phase) -> bool {
     matches!(
         p,
-        Phase::Committed
+        Phase::Committing
+            | Phase::Committed
             | Phase::Verified
             | Phase::Confirming
             | Phase::Confirmed
@@ -783,8 +811,19 @@ pub fn same_host(hostname: &str, switch: &str) -> bool {
 fn spawn_watchdog(options: &Options, switch: &str) -> Result<u32> {
     use std::os::unix::process::CommandExt as _;
     let log = watchdog_log(&options.journal, switch);
-    let err = std::fs::File::create(&log).map_err(|e| PushError::Io {
-        action: format!("creating the watchdog log {}", log.display()),
+    // Never through a link planted at the log's name.
+    let err = journal::private(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .open(&log)
+    .map_err(|e| PushError::Io {
+        action: format!(
+            "creating the watchdog log {} (a symbolic link there is refused)",
+            log.display()
+        ),
         source: e,
     })?;
     let child = std::process::Command::new(&options.exe)

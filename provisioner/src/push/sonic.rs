@@ -256,9 +256,12 @@ impl Device for Sonic {
     /// Takes checkpoint `efl-push-<unix seconds>`, then `config replace`s
     /// the loaded candidate. `timer` is not used: SONiC has none, the caller
     /// runs it.
-    async fn commit(&mut self, _timer: Duration) -> Result<Commit> {
+    async fn prepare(&mut self) -> Result<String> {
         if !self.loaded {
-            return Err(protocol("committing", "no candidate is loaded"));
+            return Err(protocol(
+                "saving the rollback point",
+                "no candidate is loaded",
+            ));
         }
         let seconds = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -268,6 +271,21 @@ impl Device for Sonic {
         self.must(&format!("sudo config checkpoint {point}"))
             .await?;
         self.point = Some(point.clone());
+        Ok(point)
+    }
+
+    fn native_timer(&self) -> bool {
+        false
+    }
+
+    async fn commit(&mut self, _timer: Duration) -> Result<Commit> {
+        if !self.loaded {
+            return Err(protocol("committing", "no candidate is loaded"));
+        }
+        let point = match self.point.clone() {
+            Some(p) => p,
+            None => self.prepare().await?,
+        };
         match self
             .ssh()
             .await?

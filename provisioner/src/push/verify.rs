@@ -573,6 +573,12 @@ mod tests {
         async fn discard(&mut self) -> Result<()> {
             unreachable!("settle only observes")
         }
+        async fn prepare(&mut self) -> Result<String> {
+            unreachable!("settle only observes")
+        }
+        fn native_timer(&self) -> bool {
+            unreachable!("settle only observes")
+        }
         async fn commit(&mut self, _: Duration) -> Result<crate::push::device::Commit> {
             unreachable!("settle only observes")
         }

@@ -22,6 +22,42 @@ use serde_json::{Value, json};
 use provisioner::push::nvue_tree;
 use servers::{EosState, NvueState, Tls, World};
 
+/// An NVUE switch before any push: its management only (the test
+/// server's documented management configuration, on 127.0.0.1).
+fn nvue_initial(sw: &str) -> Value {
+    servers::nvue_management(sw, USER, "127.0.0.1")
+}
+
+/// An EOS switch's running configuration before any push.
+fn eos_initial(sw: &str) -> Vec<String> {
+    servers::eos_management(sw, USER, "127.0.0.1")
+}
+
+/// Checks that `applied` is the plan's `want` plus the management of
+/// `before`, each whole: every leaf of `want` is applied, every
+/// management leaf of `before` stays as it was, and nothing else is
+/// there (the hostname is the plan's).
+fn assert_plan_and_management(applied: &Value, want: &Value, before: &Value) {
+    let lines = |v: &Value| -> std::collections::BTreeSet<String> {
+        nvue_tree::tree_lines(v).into_iter().collect()
+    };
+    let got = lines(applied);
+    let plan = lines(want);
+    let kept: std::collections::BTreeSet<String> = lines(before)
+        .into_iter()
+        .filter(|l| !l.starts_with("system hostname "))
+        .collect();
+    let missing: Vec<&String> = plan.union(&kept).filter(|l| !got.contains(*l)).collect();
+    let extra: Vec<&String> = got
+        .iter()
+        .filter(|l| !plan.contains(*l) && !kept.contains(*l))
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, extra {extra:?}"
+    );
+}
+
 const PASSWORD: &str = "s3cr3t-Pa55word-never-shown";
 const USER: &str = "admin";
 
@@ -130,12 +166,12 @@ impl Fabric {
             tweak(&sw, &mut world);
             let v = f.vendors[&sw];
             if v.as_str() == "nvue" {
-                let st = NvueState::new(world, USER, PASSWORD, json!({"system": {"hostname": sw}}));
+                let st = NvueState::new(world, USER, PASSWORD, nvue_initial(&sw));
                 let (addr, st) = f.rt.block_on(servers::nvue(&f.tls, st));
                 f.addrs.insert(sw.clone(), addr);
                 f.nvue.insert(sw, st);
             } else {
-                let st = EosState::new(world, USER, PASSWORD, vec![format!("hostname {sw}")]);
+                let st = EosState::new(world, USER, PASSWORD, eos_initial(&sw));
                 let (addr, st) = f.rt.block_on(servers::eos(&f.tls, st));
                 f.addrs.insert(sw.clone(), addr);
                 f.eos.insert(sw, st);
@@ -280,6 +316,7 @@ fn none(_: &str, _: &mut World) {}
 fn nvue_commit_sequence() -> Vec<String> {
     [
         "GET /nvue_v1/system?rev=operational",
+        "GET /nvue_v1/?rev=applied&filled=false",
         "POST /nvue_v1/revision",
         "DELETE /nvue_v1/?rev=2",
         "PATCH /nvue_v1/?rev=2 <tree>",
@@ -330,8 +367,9 @@ fn nvue_push_commits_verifies_confirms_and_a_second_push_changes_nothing() {
     for sw in f.nvue.keys() {
         let want = nvue_tree::script_to_tree(&f.candidate(sw)).expect("tree");
         let mut st = f.nvue(sw);
-        assert_eq!(st.applied_tree(), want, "{sw}");
-        assert_eq!(st.saved.as_ref(), Some(&want), "{sw} saved");
+        let applied = st.applied_tree();
+        assert_plan_and_management(&applied, &want, &nvue_initial(sw));
+        assert_eq!(st.saved.as_ref(), Some(&applied), "{sw} saved");
         st.log.clear();
     }
     // The same plan again: a diff of nothing, no commit.
@@ -343,6 +381,7 @@ fn nvue_push_commits_verifies_confirms_and_a_second_push_changes_nothing() {
         f.nvue("sw5").log,
         [
             "GET /nvue_v1/system?rev=operational",
+            "GET /nvue_v1/?rev=applied&filled=false",
             "POST /nvue_v1/revision",
             "DELETE /nvue_v1/?rev=3",
             "PATCH /nvue_v1/?rev=3 <tree>",
@@ -401,10 +440,7 @@ fn dry_run_shows_the_diff_and_commits_nothing() {
         !log.iter().any(|l| l.contains("\"state\":\"apply\"")),
         "{log:?}"
     );
-    assert_eq!(
-        f.nvue("sw1").applied_tree(),
-        json!({"system": {"hostname": "sw1"}})
-    );
+    assert_eq!(f.nvue("sw1").applied_tree(), nvue_initial("sw1"));
     assert!(f.nvue("sw4").log.is_empty(), "sw4 was not selected");
 }
 
@@ -414,15 +450,19 @@ fn eos_push_uses_a_configure_session_with_a_commit_timer() {
     let r = f.push(&["--switch", "sw2"]);
     assert_eq!(r.code, 0, "{r:?}");
     let candidate = f.candidate("sw2");
-    let lines = candidate
+    let plan_lines = candidate
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('!') && l.trim() != "end")
         .count();
+    // The candidate carries the running management (every line of it but
+    // the hostname, which is the plan's).
+    let lines = plan_lines + eos_initial("sw2").len() - 1;
     let sha = provisioner::push::run::sha256(candidate.as_bytes());
     let s = provisioner::push::run::session_name(&sha);
     let want: Vec<String> = vec![
         "POST /command-api [json] enable | show hostname | show version".to_string(),
         "POST /command-api [json] enable | show configuration sessions detail".to_string(),
+        "POST /command-api [text] enable | show running-config".to_string(),
         format!("POST /command-api [json] enable | configure session {s} | rollback clean-config | <{lines} lines> | end"),
         format!("POST /command-api [text] enable | show session-config named {s} diffs"),
         format!("POST /command-api [json] enable | copy running-config flash:{s}.cfg"),
@@ -436,6 +476,13 @@ fn eos_push_uses_a_configure_session_with_a_commit_timer() {
     assert_eq!(st.log, want);
     let running = st.running_config();
     assert_eq!(running.len(), lines);
+    // Every management section is there, byte for byte.
+    let now = servers::eos_sections(&running);
+    for sec in servers::eos_sections(&eos_initial("sw2")) {
+        if !sec.0.starts_with("hostname ") {
+            assert!(now.contains(&sec), "{sec:?} lost: {running:?}");
+        }
+    }
     assert_eq!(st.startup, running);
     assert!(st.sessions.is_empty());
     drop(st);
@@ -514,11 +561,11 @@ fn a_lock_held_by_someone_else_is_named() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(
         r.stderr
-            .contains("locked by configure session ops-change (pendingCommitTimer)"),
+            .contains("locked by configure session ops-change (pendingCommitTimer, EOS 4.31.2F)"),
         "{}",
         r.stderr
     );
-    assert_eq!(f.eos("sw1").running_config(), ["hostname sw1"]);
+    assert_eq!(f.eos("sw1").running_config(), eos_initial("sw1"));
 }
 
 #[test]
@@ -528,10 +575,7 @@ fn a_rejected_candidate_shows_the_devices_message() {
     let r = f.push(&["--switch", "sw1"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("rejected the candidate: revision 2 is invalid: interface swp1: link mtu 9216 is above this platform's 9000"), "{}", r.stderr);
-    assert_eq!(
-        f.nvue("sw1").applied_tree(),
-        json!({"system": {"hostname": "sw1"}})
-    );
+    assert_eq!(f.nvue("sw1").applied_tree(), nvue_initial("sw1"));
 
     let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
     f.eos("sw1").refuse = Some("mtu 9214".into());
@@ -544,7 +588,7 @@ fn a_rejected_candidate_shows_the_devices_message() {
         r.stderr
     );
     let mut st = f.eos("sw1");
-    assert_eq!(st.running_config(), ["hostname sw1"]);
+    assert_eq!(st.running_config(), eos_initial("sw1"));
     assert!(
         st.log.last().expect("log").ends_with("abort"),
         "{:?}",
@@ -559,13 +603,12 @@ fn a_connection_dropped_mid_commit_leaves_the_previous_config() {
     let r = f.push_timer("3s", &["--switch", "sw1"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains("connection lost"), "{}", r.stderr);
-    assert_eq!(f.phase("sw1"), "failed");
+    // The commit may have been applied: the journal keeps the switch
+    // `committing`, with its rollback point, for `push rollback`.
+    assert_eq!(f.phase("sw1"), "committing");
     // Nobody confirms: the device's own timer takes it back.
     std::thread::sleep(Duration::from_millis(3500));
-    assert_eq!(
-        f.nvue("sw1").applied_tree(),
-        json!({"system": {"hostname": "sw1"}})
-    );
+    assert_eq!(f.nvue("sw1").applied_tree(), nvue_initial("sw1"));
 
     let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
     f.eos("sw1").drop_on_commit = true;
@@ -573,11 +616,11 @@ fn a_connection_dropped_mid_commit_leaves_the_previous_config() {
     assert_eq!(r.code, 1, "{r:?}");
     assert_ne!(
         f.eos("sw1").running_config(),
-        ["hostname sw1"],
+        eos_initial("sw1"),
         "committed before the drop"
     );
     std::thread::sleep(Duration::from_millis(3500));
-    assert_eq!(f.eos("sw1").running_config(), ["hostname sw1"]);
+    assert_eq!(f.eos("sw1").running_config(), eos_initial("sw1"));
 }
 
 #[test]
@@ -593,10 +636,7 @@ fn an_expired_confirm_timer_is_reported_and_the_device_rolled_back() {
         r.stderr
     );
     assert_eq!(f.phase("sw1"), "rolled-back");
-    assert_eq!(
-        f.nvue("sw1").applied_tree(),
-        json!({"system": {"hostname": "sw1"}})
-    );
+    assert_eq!(f.nvue("sw1").applied_tree(), nvue_initial("sw1"));
 
     let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
     f.eos("sw1").stall_confirm = true;
@@ -608,7 +648,7 @@ fn an_expired_confirm_timer_is_reported_and_the_device_rolled_back() {
         r.stderr
     );
     assert_eq!(f.phase("sw1"), "rolled-back");
-    assert_eq!(f.eos("sw1").running_config(), ["hostname sw1"]);
+    assert_eq!(f.eos("sw1").running_config(), eos_initial("sw1"));
 }
 
 #[test]
@@ -632,9 +672,11 @@ fn a_failed_verification_rolls_back_and_names_port_and_peer() {
     assert_eq!(f.phase("sw1"), "rolled-back");
     assert_eq!(f.phase("sw2"), "pending");
     let mut st = f.nvue("sw1");
-    assert_eq!(st.applied_tree(), json!({"system": {"hostname": "sw1"}}));
+    assert_eq!(st.applied_tree(), nvue_initial("sw1"));
     let rollback = r#"PATCH /nvue_v1/revision/1 {"auto-prompt":{"ays":"ays_yes"},"state":"apply"}"#;
     assert!(st.log.iter().any(|l| l == rollback), "{:?}", st.log);
+    // The rollback is saved: a reboot keeps it.
+    assert_eq!(st.saved, Some(nvue_initial("sw1")));
 }
 
 #[test]
@@ -686,7 +728,7 @@ fn the_watchdog_rolls_back_after_the_push_dies() {
         assert!(start.elapsed() < Duration::from_secs(20), "no commit");
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_ne!(f.eos("sw1").running_config(), ["hostname sw1"]);
+    assert_ne!(f.eos("sw1").running_config(), eos_initial("sw1"));
     child.kill().expect("kill the push");
     child.wait().expect("wait");
     while f.phase("sw1") != "rolled-back" {
@@ -696,7 +738,7 @@ fn the_watchdog_rolls_back_after_the_push_dies() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert_eq!(f.eos("sw1").running_config(), ["hostname sw1"]);
+    assert_eq!(f.eos("sw1").running_config(), eos_initial("sw1"));
     let j = f.journal();
     let err = j["switches"][0]["error"]
         .as_str()
@@ -742,10 +784,7 @@ fn no_confirm_then_push_confirm_or_push_rollback() {
     assert_eq!(acts.as_array().expect("list").len(), 2, "{acts}");
     for sw in ["sw1", "sw2"] {
         assert_eq!(f.phase(sw), "rolled-back");
-        assert_eq!(
-            f.nvue(sw).applied_tree(),
-            json!({"system": {"hostname": sw}})
-        );
+        assert_eq!(f.nvue(sw).applied_tree(), nvue_initial(sw));
     }
 }
 
@@ -964,4 +1003,406 @@ fn dry_run_of_128_switches() {
     assert_eq!(r.stdout.matches(" loaded ").count(), 128, "{}", r.stdout);
     eprintln!("dry run of 128 switches (64 NVUE, 64 EOS): {secs:.2} s");
     assert!(secs < 10.0, "{secs} s");
+}
+
+#[test]
+fn management_is_kept_and_a_candidate_that_cuts_it_is_refused() {
+    // NVUE: the dry run's diff removes no management line.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    let r = f.push(&["--dry-run", "--show-diff", "--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    for gone in [
+        "- interface eth0",
+        "- vrf mgmt",
+        "- system aaa",
+        "- service ntp",
+        "- service syslog",
+    ] {
+        assert!(!r.stdout.contains(gone), "{gone}: {}", r.stdout);
+    }
+    assert!(
+        r.stdout.contains("- system hostname sw1") || !r.stdout.contains("- system"),
+        "{}",
+        r.stdout
+    );
+    // The API reached on a front-panel port the plan readdresses (NVUE-API.md,
+    // "Access the NVUE REST API from a Front Panel Port"): refused before
+    // any revision is made.
+    {
+        let mut st = f.nvue("sw1");
+        let mut t = st.revisions[&1].tree.clone();
+        t["interface"]["eth0"]["ip"]["address"] = json!({"192.0.2.10/24": {}});
+        t["interface"]["swp1"] = json!({"ip": {"address": {"127.0.0.1/8": {}}}, "type": "swp"});
+        st.revisions.get_mut(&1).expect("rev 1").tree = t;
+        st.log.clear();
+    }
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("would cut the management access push uses")
+            && r.stderr.contains("- interface swp1 ip address 127.0.0.1/8"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !f.nvue("sw1").log.iter().any(|l| l.starts_with("POST")),
+        "{:?}",
+        f.nvue("sw1").log
+    );
+
+    // EOS: the same.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
+    let r = f.push(&["--dry-run", "--show-diff", "--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    for l in eos_initial("sw1")
+        .iter()
+        .filter(|l| !l.starts_with("hostname"))
+    {
+        assert!(
+            !r.stdout.contains(&format!("-{l}\n")),
+            "{l} removed: {}",
+            r.stdout
+        );
+    }
+    let port = f
+        .candidate("sw1")
+        .lines()
+        .find(|l| l.starts_with("interface Ethernet"))
+        .expect("a port")
+        .to_string();
+    {
+        let mut st = f.eos("sw1");
+        let mut run: Vec<String> = st
+            .running
+            .iter()
+            .map(|l| l.replace("   ip address 127.0.0.1/8", "   ip address 192.0.2.10/8"))
+            .collect();
+        run.extend([
+            port.clone(),
+            "   no switchport".into(),
+            "   ip address 127.0.0.1/8".into(),
+        ]);
+        st.running = run.clone();
+        st.startup = run;
+        st.log.clear();
+    }
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("would cut the management access push uses")
+            && r.stderr.contains(&format!("  {port}"))
+            && r.stderr.contains("-    ip address 127.0.0.1/8"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !f.eos("sw1")
+            .log
+            .iter()
+            .any(|l| l.contains("configure session")),
+        "{:?}",
+        f.eos("sw1").log
+    );
+}
+
+/// A request to a test server, as the tests send it by hand.
+fn req(method: &str, uri: &str, body: Value) -> servers::Req {
+    servers::Req {
+        method: method.into(),
+        uri: uri.into(),
+        auth: Some((USER.into(), PASSWORD.into())),
+        authorization: None,
+        body,
+        delayed: false,
+    }
+}
+
+#[test]
+fn test_servers_go_dark_when_management_is_removed_until_their_timer_runs_out() {
+    // NVUE: the plan's tree alone (what push loaded before issue #30),
+    // applied with a 2 s confirm timer.
+    let world = World {
+        hostname: "sw1".into(),
+        ..World::default()
+    };
+    let mut st = NvueState::new(world.clone(), USER, PASSWORD, nvue_initial("sw1"));
+    assert_eq!(st.access(), servers::Access::Open);
+    assert!(matches!(
+        st.handle(&req("POST", "/nvue_v1/revision", Value::Null)),
+        servers::Reply::Json(200, _)
+    ));
+    st.handle(&req("DELETE", "/nvue_v1/?rev=2", Value::Null));
+    st.handle(&req(
+        "PATCH",
+        "/nvue_v1/?rev=2",
+        json!({"system": {"hostname": "sw1"}}),
+    ));
+    let apply = json!({"state": "apply", "auto-prompt": {"ays": "ays_yes", "confirm": "confirm_yes"},
+        "state-controls": {"confirm": 2}});
+    st.handle(&req("PATCH", "/nvue_v1/revision/2", apply));
+    assert_eq!(st.access(), servers::Access::Dark);
+    assert!(matches!(
+        st.handle(&req("GET", "/nvue_v1/revision/2", Value::Null)),
+        servers::Reply::Drop
+    ));
+    std::thread::sleep(Duration::from_millis(2100));
+    assert!(matches!(
+        st.handle(&req("GET", "/nvue_v1/revision/2", Value::Null)),
+        servers::Reply::Json(200, _)
+    ));
+    assert_eq!(st.applied_tree(), nvue_initial("sw1"));
+
+    // EOS: `rollback clean-config` and the plan's lines only.
+    let mut st = EosState::new(world, USER, PASSWORD, eos_initial("sw1"));
+    let run = |st: &mut EosState, cmds: &[&str]| {
+        st.handle(&req(
+            "POST",
+            "/command-api",
+            json!({"jsonrpc": "2.0", "method": "runCmds", "id": 1,
+                   "params": {"version": 1, "cmds": cmds, "format": "json"}}),
+        ))
+    };
+    run(
+        &mut st,
+        &[
+            "enable",
+            "configure session s1",
+            "rollback clean-config",
+            "hostname sw1",
+            "end",
+        ],
+    );
+    run(
+        &mut st,
+        &["enable", "configure session s1 commit timer 00:00:02"],
+    );
+    assert_eq!(st.access(), servers::Access::Dark);
+    assert!(matches!(
+        run(&mut st, &["enable", "show hostname"]),
+        servers::Reply::Drop
+    ));
+    std::thread::sleep(Duration::from_millis(2100));
+    assert!(matches!(
+        run(&mut st, &["enable", "show hostname"]),
+        servers::Reply::Json(200, _)
+    ));
+    assert_eq!(st.running_config(), eos_initial("sw1"));
+}
+
+#[test]
+fn eos_4_32_session_shape_confirms_and_locks() {
+    // EOS 4.32 reports a pending commit timer only at the top level.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
+    for sw in f.eos.keys() {
+        f.eos(sw).version = "4.32.1F".into();
+    }
+    let r = f.push(&["--switch", "sw2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(f.phase("sw2"), "confirmed");
+    assert!(f.eos("sw2").sessions.is_empty());
+    // Another session waiting on its timer, 4.32 shape: a lock.
+    f.eos("sw1").sessions.insert(
+        "ops-change".into(),
+        servers::Session {
+            lines: eos_initial("sw1"),
+            state: "pendingCommitTimer".into(),
+            deadline: Some(std::time::Instant::now() + Duration::from_secs(600)),
+            before: eos_initial("sw1"),
+        },
+    );
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("locked by configure session ops-change (commit timer expires at")
+            && r.stderr.contains("EOS 4.32.1F"),
+        "{}",
+        r.stderr
+    );
+    // --no-confirm, then `push confirm` finds the timer in the 4.32 shape.
+    let r = f.push(&["--switch", "sw3", "--no-confirm"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let c = f.run(&["push", "confirm"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert_eq!(f.phase("sw3"), "confirmed");
+    assert!(f.eos("sw3").sessions.is_empty());
+}
+
+/// Starts `provisioner push --switch sw1` with `timer` and kills it once sw1's
+/// commit has reached the device (its answer is held back by the server).
+fn kill_mid_commit(f: &Fabric, timer: &str) {
+    f.eos("sw1").commit_reply_delay = Duration::from_secs(60);
+    let plan = f.plan.display().to_string();
+    let mut child = f
+        .command(&[
+            "push",
+            &plan,
+            "--devices",
+            "devices.toml",
+            "--switch",
+            "sw1",
+            "--confirm-timer",
+            timer,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("push starts");
+    let start = std::time::Instant::now();
+    while f.eos("sw1").running_config() == eos_initial("sw1") {
+        assert!(start.elapsed() < Duration::from_secs(30), "no commit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The journal said so before the commit request went out.
+    assert_eq!(f.phase("sw1"), "committing");
+    child.kill().expect("kill the push");
+    child.wait().expect("wait");
+    f.eos("sw1").commit_reply_delay = Duration::ZERO;
+}
+
+#[test]
+fn a_push_killed_mid_commit_leaves_a_journal_that_rollback_and_confirm_act_on() {
+    let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
+    kill_mid_commit(&f, "120s");
+    let st = f.run(&["push", "status", "--format", "json"]);
+    assert_eq!(st.code, 0, "{st:?}");
+    let j: Value = serde_json::from_str(&st.stdout).expect("json");
+    assert_eq!(j["outcome"], "interrupted", "{j}");
+    let rec = &j["switches"][0];
+    assert_eq!(rec["phase"], "committing");
+    assert!(
+        rec["point"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("flash:efl-push-")),
+        "{rec}"
+    );
+    assert!(rec["deadline"].as_u64().is_some(), "{rec}");
+    let rb = f.run(&["push", "rollback"]);
+    assert_eq!(rb.code, 0, "{rb:?}");
+    assert_eq!(f.phase("sw1"), "rolled-back");
+    let mut st = f.eos("sw1");
+    assert_eq!(st.running_config(), eos_initial("sw1"));
+    assert!(st.sessions.is_empty(), "{:?}", st.sessions);
+    assert_eq!(st.startup, eos_initial("sw1"), "the rollback is saved");
+    drop(st);
+
+    // The same kill, then `push confirm` keeps the commit.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
+    kill_mid_commit(&f, "120s");
+    let c = f.run(&["push", "confirm"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert_eq!(f.phase("sw1"), "confirmed");
+    let mut st = f.eos("sw1");
+    assert!(st.sessions.is_empty());
+    let running = st.running_config();
+    assert_ne!(running, eos_initial("sw1"));
+    assert_eq!(st.startup, running);
+}
+
+#[test]
+fn the_watchdog_runs_before_the_commit_and_rolls_back_a_push_killed_mid_commit() {
+    let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
+    f.write_devices(|_| "native_timer = false".to_string());
+    kill_mid_commit(&f, "3s");
+    let start = std::time::Instant::now();
+    while f.phase("sw1") != "rolled-back" {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the watchdog did not roll back"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(f.eos("sw1").running_config(), eos_initial("sw1"));
+}
+
+#[test]
+fn a_hostile_device_is_refused_with_a_clear_message() {
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, |sw, w| {
+        if sw == "sw2" {
+            // A hostname that would drive the terminal.
+            w.hostname = "sw9\u{1b}[2J\u{1b}]0;pwned\u{7}".into();
+        }
+    });
+    // A redirect to another host over plain HTTP is not followed.
+    f.nvue("sw1").hostile = Some(servers::Hostile::Redirect("http://192.0.2.99".into()));
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("HTTP 307 Temporary Redirect redirecting to http://192.0.2.99/nvue_v1/system?rev=operational; push follows no redirect"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.nvue("sw1").log.len(), 1, "{:?}", f.nvue("sw1").log);
+    // An endless body is cut off.
+    f.nvue("sw1").hostile = Some(servers::Hostile::Endless);
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("the answer is longer than 32 MiB; refused"),
+        "{}",
+        r.stderr
+    );
+    // Credentials a device echoes are blanked (`Fabric::run` checks that
+    // the password shows nowhere; the basic token neither).
+    f.nvue("sw1").hostile = Some(servers::Hostile::EchoAuth);
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let token = "YWRtaW46czNjcjN0LVBhNTV3b3JkLW5ldmVyLXNob3du"; // admin:PASSWORD
+    assert!(
+        r.stderr
+            .contains("cannot parse header Authorization: Basic ***"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains(token) && !r.stdout.contains(token),
+        "{r:?}"
+    );
+    // Device strings print escaped.
+    let r = f.push(&["--switch", "sw2"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        !r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{7}'),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("the device says it is sw9\\u{1b}[2J"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn nvue_5_15_spells_lldp_under_system_and_lists_routes_by_next_hop_group() {
+    // Cumulus Linux 5.15: `system lldp`, the RIB's `route-entry` shape.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    for sw in f.nvue.keys() {
+        f.nvue(sw).release = "5.15.0".into();
+    }
+    let r = f.push(&["--switch", "sw1", "--format", "json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let report: Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(report["switches"][0]["phase"], "confirmed", "{report}");
+    let mut st = f.nvue("sw1");
+    let t = st.applied_tree();
+    assert_eq!(t["system"]["lldp"], json!({"state": "enabled"}));
+    assert!(t.pointer("/service/lldp").is_none(), "{t}");
+    assert!(
+        st.log
+            .iter()
+            .any(|l| l == "GET /nvue_v1/router/nexthop/rib?rev=operational"),
+        "{:?}",
+        st.log
+    );
+    drop(st);
+    // Verification compared the routes with the plan's next hops: the
+    // plan routes every other sub-node's subnet (a route read "via
+    // nothing" would have failed it).
+    assert!(
+        f.candidate("sw1").contains("router static"),
+        "a routed plan"
+    );
 }

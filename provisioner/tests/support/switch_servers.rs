@@ -10,6 +10,15 @@
 //! device back when it runs out, and report an operational state (the
 //! "world": hostname, interfaces, LLDP neighbours) that tests build from
 //! the plan's cables.
+//!
+//! Management is real in both (issue #30): each server listens on the
+//! address its configuration gives its management interface (NVUE
+//! `interface eth0`, EOS `interface Management1`, 127.0.0.1 here), and
+//! once an applied configuration loses that address, the VRF route, or
+//! the API service, the server answers nothing (every connection is
+//! closed) until its confirm timer puts the previous configuration back;
+//! a configuration without push's user refuses its login. The behaviour
+//! and the release it follows is cited where it is written.
 
 #![allow(dead_code)]
 
@@ -67,6 +76,46 @@ pub enum Reply {
     Drop,
     /// Ask again after this long (the state is not locked meanwhile).
     Later(Duration),
+    /// Done already; the answer comes after this long (a commit whose
+    /// answer is slow: a push killed meanwhile has committed).
+    Slow(Duration, Value),
+    /// A status, headers and a body as given (a hostile or broken
+    /// device).
+    Raw(u16, Vec<(&'static str, String)>, Vec<u8>),
+}
+
+/// What a hostile or broken device does instead of answering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hostile {
+    /// Every answer is a 307 to this address (another host, plain HTTP).
+    Redirect(String),
+    /// Every answer is a body longer than any device sends.
+    Endless,
+    /// Every answer is a 400 whose text echoes the request's
+    /// Authorization header (a device that logs it back).
+    EchoAuth,
+}
+
+impl Hostile {
+    /// The reply to `req`.
+    pub fn reply(&self, req: &Req) -> Reply {
+        match self {
+            Hostile::Redirect(to) => Reply::Raw(
+                307,
+                vec![("location", format!("{to}{}", req.uri))],
+                Vec::new(),
+            ),
+            Hostile::Endless => Reply::Raw(
+                200,
+                vec![("content-type", "application/json".into())],
+                vec![b' '; 40 * 1024 * 1024],
+            ),
+            Hostile::EchoAuth => Reply::Json(
+                400,
+                json!({"title": "Bad Request", "detail": format!("cannot parse header Authorization: {}", req.authorization.clone().unwrap_or_default())}),
+            ),
+        }
+    }
 }
 
 /// A request as the handlers see it.
@@ -76,6 +125,8 @@ pub struct Req {
     pub uri: String,
     /// `(user, password)` of basic auth.
     pub auth: Option<(String, String)>,
+    /// The Authorization header as sent.
+    pub authorization: Option<String>,
     pub body: Value,
     /// True when this is the second call after [`Reply::Later`].
     pub delayed: bool,
@@ -136,6 +187,11 @@ pub async fn serve(tls: &Tls, handler: Handler) -> SocketAddr {
                             .path_and_query()
                             .map_or_else(String::new, |p| p.to_string());
                         let auth = basic_auth(req.headers().get(hyper::header::AUTHORIZATION));
+                        let authorization = req
+                            .headers()
+                            .get(hyper::header::AUTHORIZATION)
+                            .and_then(|h| h.to_str().ok())
+                            .map(str::to_string);
                         let bytes = req
                             .into_body()
                             .collect()
@@ -151,6 +207,7 @@ pub async fn serve(tls: &Tls, handler: Handler) -> SocketAddr {
                             method,
                             uri,
                             auth,
+                            authorization,
                             body,
                             delayed: false,
                         };
@@ -159,6 +216,21 @@ pub async fn serve(tls: &Tls, handler: Handler) -> SocketAddr {
                             tokio::time::sleep(d).await;
                             req.delayed = true;
                             reply = handler(&req);
+                        }
+                        if let Reply::Slow(d, v) = reply {
+                            tokio::time::sleep(d).await;
+                            reply = Reply::Json(200, v);
+                        }
+                        if let Reply::Raw(status, headers, body) = reply {
+                            let mut r = Response::new(Full::new(Bytes::from(body)));
+                            *r.status_mut() = StatusCode::from_u16(status).expect("status");
+                            for (k, v) in headers {
+                                r.headers_mut().insert(
+                                    k,
+                                    hyper::header::HeaderValue::from_str(&v).expect("header"),
+                                );
+                            }
+                            return Ok::<_, std::io::Error>(r);
                         }
                         match reply {
                             Reply::Json(status, v) => {
@@ -170,7 +242,7 @@ pub async fn serve(tls: &Tls, handler: Handler) -> SocketAddr {
                                 );
                                 Ok::<_, std::io::Error>(r)
                             }
-                            Reply::Drop | Reply::Later(_) => {
+                            Reply::Drop | Reply::Later(_) | Reply::Slow(..) | Reply::Raw(..) => {
                                 Err(std::io::Error::other("dropped by the test server"))
                             }
                         }
@@ -273,7 +345,49 @@ pub struct NvueState {
     pub auto_save: bool,
     /// Hold the confirm's first state read until the timer has run out.
     pub stall_confirm: bool,
+    /// The release `GET /nvue_v1/system` reports (`build`).
+    pub release: String,
+    /// Answers every request this way instead.
+    pub hostile: Option<Hostile>,
+    /// The address the API is reached at: management is lost when no
+    /// applied interface carries it.
+    pub api_address: String,
     pub log: Vec<String>,
+}
+
+/// An NVUE switch's management configuration as NVIDIA's "Replace an
+/// Entire Configuration" example carries it in the root patch (NVUE-API.md,
+/// Cumulus Linux 5.9 and 5.15: `interface eth0` with its address and `ip
+/// vrf mgmt`, type `eth`; `vrf mgmt` with its static default route), plus
+/// the user push logs in as (`nv set system aaa user`, User-Accounts.md)
+/// and NTP and syslog servers in the management VRF (`nv set service ntp
+/// mgmt server`, `nv set service syslog mgmt server`, Cumulus Linux 5.9).
+pub fn nvue_management(hostname: &str, user: &str, address: &str) -> Value {
+    json!({
+        "system": {
+            "hostname": hostname,
+            "aaa": {"user": {user: {"role": "system-admin", "hashed-password": "$6$rounds=5000$efl$0123456789abcdef"}}}
+        },
+        "service": {
+            "ntp": {"mgmt": {"server": {"192.0.2.123": {"iburst": "on"}}}},
+            "syslog": {"mgmt": {"server": {"192.0.2.50": {}}}}
+        },
+        "interface": {"eth0": {"ip": {"address": {format!("{address}/8"): {}}, "vrf": "mgmt"}, "type": "eth"}},
+        "vrf": {"mgmt": {"router": {"static": {"0.0.0.0/0": {"address-family": "ipv4-unicast",
+            "via": {"127.0.0.254": {"type": "ipv4-address"}}}}}}}
+    })
+}
+
+/// What the management configuration of a switch lets push do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reachable, push's user known.
+    Open,
+    /// Reachable, push's user gone: every login is refused.
+    NoUser,
+    /// The address, its VRF route or the API service is gone: nothing
+    /// answers.
+    Dark,
 }
 
 impl NvueState {
@@ -301,8 +415,59 @@ impl NvueState {
             observe_delay: Duration::ZERO,
             auto_save: false,
             stall_confirm: false,
+            release: "5.9.1".into(),
+            hostile: None,
+            api_address: "127.0.0.1".into(),
             log: Vec::new(),
         }
+    }
+
+    /// What the applied configuration lets push do. The API listens on
+    /// the management address (NVUE-API.md, "API Port and Listening
+    /// Address": eth0's address in the management VRF); `nv set system
+    /// api state disabled` turns the REST API off (NVUE-API.md, "Use the
+    /// API", 5.15; 5.9's `nv set system api state` likewise); an address
+    /// whose VRF lost its default route cannot answer a client off its
+    /// subnet; a user unset from `system aaa user` no longer logs in.
+    pub fn access(&self) -> Access {
+        let t = &self.revisions[&self.applied].tree;
+        let carries = t
+            .get("interface")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .find(|(_, i)| {
+                i.pointer("/ip/address")
+                    .and_then(Value::as_object)
+                    .is_some_and(|a| {
+                        a.keys()
+                            .any(|k| k.split('/').next() == Some(self.api_address.as_str()))
+                    })
+            });
+        let Some((_, i)) = carries else {
+            return Access::Dark;
+        };
+        if let Some(vrf) = i.pointer("/ip/vrf").and_then(Value::as_str)
+            && vrf != "default"
+            && t.pointer(&format!("/vrf/{vrf}/router/static/0.0.0.0~10"))
+                .is_none()
+        {
+            return Access::Dark;
+        }
+        if t.pointer("/system/api/state").and_then(Value::as_str) == Some("disabled") {
+            return Access::Dark;
+        }
+        let had_user = self.revisions[&1]
+            .tree
+            .pointer(&format!("/system/aaa/user/{}", self.user))
+            .is_some();
+        if had_user
+            && t.pointer(&format!("/system/aaa/user/{}", self.user))
+                .is_none()
+        {
+            return Access::NoUser;
+        }
+        Access::Open
     }
 
     /// The applied configuration.
@@ -336,32 +501,70 @@ impl NvueState {
         Value::Object(m)
     }
 
-    /// The routing table of each VRF: the applied static routes.
-    fn operational_vrfs(&self) -> Value {
-        let applied = &self.revisions[&self.applied].tree;
+    /// True from Cumulus Linux 5.15.
+    fn is_515(&self) -> bool {
+        let mut v = self
+            .release
+            .split('.')
+            .map(|x| x.parse::<u32>().unwrap_or(0));
+        (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (5, 15)
+    }
+
+    /// The next-hop groups of the RIB (`nv show router nexthop rib`,
+    /// 5.15): one group per static route, numbered in route order.
+    fn nexthop_groups(&self) -> Value {
         let mut m = Map::new();
+        for (i, (_, _, via)) in self.static_routes().into_iter().enumerate() {
+            m.insert((i + 1).to_string(), json!({"resolved-via": via}));
+        }
+        Value::Object(m)
+    }
+
+    /// The applied static routes: (VRF, prefix, via).
+    fn static_routes(&self) -> Vec<(String, String, Value)> {
+        let applied = &self.revisions[&self.applied].tree;
+        let mut out = Vec::new();
         for (vrf, v) in applied
             .get("vrf")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
         {
-            let mut routes = Map::new();
             for (prefix, r) in v
                 .pointer("/router/static")
                 .and_then(Value::as_object)
                 .into_iter()
                 .flatten()
             {
-                routes.insert(
+                out.push((
+                    vrf.clone(),
                     prefix.clone(),
-                    json!({"via": r.get("via").cloned().unwrap_or(json!({}))}),
-                );
+                    r.get("via").cloned().unwrap_or(json!({})),
+                ));
             }
-            m.insert(
-                vrf.clone(),
-                json!({"router": {"rib": {"ipv4": {"route": routes}}}}),
-            );
+        }
+        out
+    }
+
+    /// The routing table of each VRF: the applied static routes, in the
+    /// shape of the release: up to 5.14 `route/<prefix>/protocol/static/
+    /// entry-index/1/via/<via>` (NVUE command reference RIB.md, since
+    /// 5.0.0); from 5.15 `route/<prefix>/route-entry/1/{protocol,
+    /// nexthop-group-id}` (NVUE-API.md of 5.15, "Retrieve View Types"),
+    /// the next hops in [`NvueState::nexthop_groups`].
+    fn operational_vrfs(&self) -> Value {
+        let mut m = Map::new();
+        for (i, (vrf, prefix, via)) in self.static_routes().into_iter().enumerate() {
+            let entry = if self.is_515() {
+                json!({"route-entry": {"1": {"protocol": "static", "nexthop-group-id": i + 1,
+                    "flags": {"installed": {}, "selected": {}}}}})
+            } else {
+                json!({"protocol": {"static": {"entry-index": {"1": {"via": via}}}}})
+            };
+            let routes = m
+                .entry(vrf)
+                .or_insert_with(|| json!({"router": {"rib": {"ipv4": {"route": {}}}}}));
+            routes["router"]["rib"]["ipv4"]["route"][prefix] = entry;
         }
         Value::Object(m)
     }
@@ -389,6 +592,13 @@ impl NvueState {
     }
 
     fn valid(&self, tree: &Value) -> Option<String> {
+        // 5.15 configures LLDP under `system` (Link-Layer-Discovery-Protocol.md
+        // of 5.15); `service lldp` is no longer in its schema.
+        if self.is_515() && tree.pointer("/service/lldp").is_some() {
+            return Some(
+                "Config invalid at service.lldp: unknown property (5.15: system lldp)".to_string(),
+            );
+        }
         for (name, i) in tree
             .get("interface")
             .and_then(Value::as_object)
@@ -421,9 +631,21 @@ impl NvueState {
             b if req.uri.starts_with("/nvue_v1/revision") => format!(" {b}"),
             _ => " <tree>".to_string(),
         };
+        let access = self.access();
+        if access == Access::Dark {
+            self.log
+                .push(format!("(dark) {} {}{}", req.method, req.uri, body_note));
+            return Reply::Drop;
+        }
+        if let Some(h) = &self.hostile {
+            self.log
+                .push(format!("(hostile) {} {}", req.method, req.uri));
+            return h.reply(req);
+        }
         self.log
             .push(format!("{} {}{}", req.method, req.uri, body_note));
-        if req.auth != Some((self.user.clone(), self.password.clone())) {
+        if req.auth != Some((self.user.clone(), self.password.clone())) || access == Access::NoUser
+        {
             return Reply::Json(401, json!({"title": "Unauthorized", "status": 401}));
         }
         let (path, query) = req.uri.split_once('?').unwrap_or((&req.uri, ""));
@@ -440,10 +662,13 @@ impl NvueState {
         match (req.method.as_str(), path) {
             ("GET", "/nvue_v1/system") => Reply::Json(
                 200,
-                json!({"hostname": self.world.hostname, "build": "Cumulus Linux 5.9.1"}),
+                json!({"hostname": self.world.hostname, "build": format!("Cumulus Linux {}", self.release)}),
             ),
             ("GET", "/nvue_v1/interface") => Reply::Json(200, self.operational_interfaces()),
             ("GET", "/nvue_v1/vrf") => Reply::Json(200, self.operational_vrfs()),
+            ("GET", "/nvue_v1/router/nexthop/rib") if self.is_515() => {
+                Reply::Json(200, self.nexthop_groups())
+            }
             ("POST", "/nvue_v1/revision") => {
                 let id = self.revisions.keys().max().copied().unwrap_or(0) + 1;
                 let tree = self.revisions[&self.applied].tree.clone();
@@ -700,10 +925,19 @@ pub struct EosState {
     pub refuse: Option<String>,
     /// Drop the connection of the `commit timer` request (after doing it).
     pub drop_on_commit: bool,
+    /// Answer a commit (`commit timer` or plain) this late, after doing it.
+    pub commit_reply_delay: Duration,
     pub observe_delay: Duration,
     /// Hold `show configuration sessions detail` until a commit timer has
     /// run out.
     pub stall_confirm: bool,
+    /// The release `show version` reports; from 4.32 `show configuration
+    /// sessions detail` has the other shape (napalm issue #2166).
+    pub version: String,
+    /// The address eAPI is reached at (Management1's, 127.0.0.1 here).
+    pub api_address: String,
+    /// Boot time (`show version` uptime).
+    pub booted: Instant,
     /// Every request: its commands joined with ` | ` (candidate lines
     /// counted as `<N lines>`).
     pub log: Vec<String>,
@@ -721,10 +955,127 @@ impl EosState {
             sessions: BTreeMap::new(),
             refuse: None,
             drop_on_commit: false,
+            commit_reply_delay: Duration::ZERO,
             observe_delay: Duration::ZERO,
             stall_confirm: false,
+            version: "4.31.2F".into(),
+            api_address: "127.0.0.1".into(),
+            booted: Instant::now(),
             log: Vec::new(),
         }
+    }
+
+    /// What the running configuration lets push do. eAPI is off unless
+    /// `management api http-commands` has `no shutdown`, and a VRF that
+    /// carries the management address needs its own `vrf V` / `no
+    /// shutdown` there (pyeapi's README, "eAPI must be enabled"; arista
+    /// AVD's eos_cli_config_gen `management api http-commands` output,
+    /// EOS 4.31 and 4.32); the address is Management1's (`ip address`
+    /// under the interface, in `vrf MGMT` with `ip route vrf MGMT
+    /// 0.0.0.0/0 ...` for clients off its subnet); a user whose `username`
+    /// line is gone cannot log in.
+    pub fn access(&self) -> Access {
+        let secs = eos_sections(&self.running);
+        let carrier = secs.iter().find(|(h, body)| {
+            h.starts_with("interface ")
+                && body.iter().any(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    matches!(w.as_slice(), ["ip", "address", a] if a.split('/').next() == Some(self.api_address.as_str()))
+                })
+        });
+        let Some((_, body)) = carrier else {
+            return Access::Dark;
+        };
+        let vrf = body
+            .iter()
+            .find_map(|l| l.trim().strip_prefix("vrf ").map(str::to_string));
+        let Some((_, api)) = secs
+            .iter()
+            .find(|(h, _)| h == "management api http-commands")
+        else {
+            return Access::Dark;
+        };
+        if !api.iter().any(|l| l == "   no shutdown") {
+            return Access::Dark;
+        }
+        if let Some(v) = &vrf {
+            let at = api.iter().position(|l| l == &format!("   vrf {v}"));
+            let on =
+                at.is_some_and(|i| api.get(i + 1).map(String::as_str) == Some("      no shutdown"));
+            let route = format!("ip route vrf {v} 0.0.0.0/0 ");
+            if !on || !secs.iter().any(|(h, _)| h.starts_with(&route)) {
+                return Access::Dark;
+            }
+        }
+        let mine = format!("username {} ", self.user);
+        let had = self.startup.iter().any(|l| l.starts_with(&mine));
+        if had && !self.running.iter().any(|l| l.starts_with(&mine)) {
+            return Access::NoUser;
+        }
+        Access::Open
+    }
+
+    /// `show running-config` as text: sections apart with `!` lines.
+    fn running_text(&self) -> String {
+        let mut out = format!(
+            "! Command: show running-config\n! device: {} (cEOSLab, EOS-{})\n!\n",
+            self.world.hostname, self.version
+        );
+        for (head, body) in eos_sections(&self.running) {
+            out += &head;
+            out.push('\n');
+            for l in body {
+                out += &l;
+                out.push('\n');
+            }
+            out += "!\n";
+        }
+        out += "end\n";
+        out
+    }
+
+    /// `show configuration sessions detail` in the shape of this release:
+    /// before 4.32 a session waiting on its timer has the state
+    /// `pendingCommitTimer` and `commitBy`; from 4.32 every committed
+    /// session reads `committed` and the waiting one is named by the
+    /// top-level `commitTimerSessionName` / `commitTimerExpireTime`, which
+    /// are absent otherwise (napalm issue #2166, recorded 4.31 and 4.32
+    /// output; cnaas-nms issue #395).
+    fn sessions_detail(&self) -> Value {
+        let new_shape = {
+            let mut v = self.version.split('.').map(|x| {
+                x.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+                    .parse::<u32>()
+                    .unwrap_or(0)
+            });
+            (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (4, 32)
+        };
+        let uptime = |d: Instant| d.saturating_duration_since(self.booted).as_secs_f64() + 1000.0;
+        let mut m = Map::new();
+        let mut top = Map::new();
+        for (k, sess) in &self.sessions {
+            let waiting = sess.state == "pendingCommitTimer";
+            let mut e = json!({"state": sess.state, "description": "", "instances": {}});
+            if waiting && new_shape {
+                e["state"] = json!("committed");
+                top.insert("commitTimerSessionName".into(), json!(k));
+                top.insert(
+                    "commitTimerExpireTime".into(),
+                    json!(sess.deadline.map_or(-1.0, uptime)),
+                );
+            } else if waiting {
+                e["commitBy"] = json!(sess.deadline.map_or(-1.0, uptime));
+            }
+            m.insert(k.clone(), e);
+        }
+        let mut v = json!({"sessions": m, "maxSavedSessions": 1, "maxOpenSessions": 5,
+            "mergeOnCommit": false, "saveToStartupConfigOnCommit": false});
+        for (k, x) in top {
+            v[k] = x;
+        }
+        v
     }
 
     pub fn expire(&mut self) {
@@ -822,13 +1173,23 @@ impl EosState {
                 }
             }
         }
+        let access = self.access();
         self.log.push(format!(
-            "{} {} [{format}] {}",
+            "{}{} {} [{format}] {}",
+            if access == Access::Dark {
+                "(dark) "
+            } else {
+                ""
+            },
             req.method,
             req.uri,
             shown.join(" | ")
         ));
-        if req.auth != Some((self.user.clone(), self.password.clone())) {
+        if access == Access::Dark {
+            return Reply::Drop;
+        }
+        if req.auth != Some((self.user.clone(), self.password.clone())) || access == Access::NoUser
+        {
             return Reply::Json(401, json!({"error": "Unauthorized"}));
         }
         if req.method != "POST" || req.uri != "/command-api" {
@@ -873,14 +1234,13 @@ impl EosState {
                 ["show", "hostname"] => {
                     json!({"hostname": self.world.hostname, "fqdn": self.world.hostname})
                 }
-                ["show", "version"] => json!({"serialNumber": "JPE00000001", "version": "4.31.2F"}),
-                ["show", "configuration", "sessions", "detail"] => {
-                    let m: Map<String, Value> = self
-                        .sessions
-                        .iter()
-                        .map(|(k, s)| (k.clone(), json!({"state": s.state, "description": ""})))
-                        .collect();
-                    json!({"sessions": m, "maxSavedSessions": 1, "maxOpenSessions": 5})
+                ["show", "version"] => {
+                    json!({"serialNumber": "JPE00000001", "version": self.version,
+                    "modelName": "cEOSLab", "uptime": self.booted.elapsed().as_secs_f64() + 1000.0})
+                }
+                ["show", "configuration", "sessions", "detail"] => self.sessions_detail(),
+                ["show", "running-config"] if format == "text" => {
+                    json!({"output": self.running_text()})
                 }
                 ["configure", "session", name] => {
                     let running = self.running.clone();
@@ -899,14 +1259,7 @@ impl EosState {
                     };
                     let mut out =
                         format!("--- system:/running-config\n+++ session:/{name}-session-config\n");
-                    let running: std::collections::HashSet<&String> = self.running.iter().collect();
-                    let session: std::collections::HashSet<&String> = s.lines.iter().collect();
-                    for l in self.running.iter().filter(|l| !session.contains(l)) {
-                        out += &format!("-{l}\n");
-                    }
-                    for l in s.lines.iter().filter(|l| !running.contains(l)) {
-                        out += &format!("+{l}\n");
-                    }
+                    out += &section_diff(&self.running, &s.lines);
                     if format == "text" {
                         json!({"output": out})
                     } else {
@@ -1027,8 +1380,113 @@ impl EosState {
             };
             results.push(r);
         }
-        Reply::Json(200, json!({"jsonrpc": "2.0", "id": id, "result": results}))
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": results});
+        let committed = cmds
+            .iter()
+            .any(|c| c.starts_with("configure session ") && c.contains(" commit"));
+        if committed && !self.commit_reply_delay.is_zero() {
+            return Reply::Slow(self.commit_reply_delay, answer);
+        }
+        Reply::Json(200, answer)
     }
+}
+
+/// An EOS configuration's top-level sections: each line at the left
+/// margin with the indented lines under it (`!` separators and comments
+/// left out). Written here from the configuration's layout, apart from
+/// the client's reading.
+pub fn eos_sections(lines: &[String]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for l in lines {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('!') {
+            continue;
+        }
+        if l.starts_with(' ') {
+            if let Some(last) = out.last_mut() {
+                last.1.push(l.clone());
+            }
+        } else {
+            out.push((l.clone(), Vec::new()));
+        }
+    }
+    out
+}
+
+/// A diff of two configurations by section: a section only in `a` all
+/// `-`, only in `b` all `+`, in both its head as context and its changed
+/// lines (EOS's `show session-config diffs` is a unified diff of the two
+/// texts).
+fn section_diff(a: &[String], b: &[String]) -> String {
+    let sa = eos_sections(a);
+    let sb = eos_sections(b);
+    let find = |s: &[(String, Vec<String>)], h: &str| {
+        s.iter().find(|(x, _)| x == h).map(|(_, b)| b.clone())
+    };
+    let mut out = String::new();
+    for (h, body) in &sa {
+        match find(&sb, h) {
+            None => {
+                out += &format!("-{h}\n");
+                for l in body {
+                    out += &format!("-{l}\n");
+                }
+            }
+            Some(other) => {
+                let gone: Vec<&String> = body.iter().filter(|l| !other.contains(l)).collect();
+                let new: Vec<&String> = other.iter().filter(|l| !body.contains(l)).collect();
+                if !gone.is_empty() || !new.is_empty() {
+                    out += &format!(" {h}\n");
+                    for l in gone {
+                        out += &format!("-{l}\n");
+                    }
+                    for l in new {
+                        out += &format!("+{l}\n");
+                    }
+                }
+            }
+        }
+    }
+    for (h, body) in &sb {
+        if find(&sa, h).is_none() {
+            out += &format!("+{h}\n");
+            for l in body {
+                out += &format!("+{l}\n");
+            }
+        }
+    }
+    out
+}
+
+/// An EOS switch's management configuration (the running configuration
+/// before any push): push's user, Management1 in `vrf MGMT` with its
+/// default route, NTP and syslog in that VRF, and eAPI over HTTPS enabled
+/// in it. The lines as arista AVD's eos_cli_config_gen writes them for
+/// EOS 4.31/4.32 (`management api http-commands`, `protocol https`, `no
+/// shutdown`, `vrf MGMT` / `no shutdown`; `interface Management1` / `vrf
+/// MGMT` / `ip address`; `ip route vrf MGMT 0.0.0.0/0 <gw>`).
+pub fn eos_management(hostname: &str, user: &str, address: &str) -> Vec<String> {
+    [
+        "no aaa root".to_string(),
+        format!(
+            "username {user} privilege 15 role network-admin secret sha512 $6$efl$0123456789abcdef"
+        ),
+        format!("hostname {hostname}"),
+        "service routing protocols model multi-agent".to_string(),
+        "vrf instance MGMT".to_string(),
+        "interface Management1".to_string(),
+        "   vrf MGMT".to_string(),
+        format!("   ip address {address}/8"),
+        "ip route vrf MGMT 0.0.0.0/0 127.0.0.254".to_string(),
+        "ntp server vrf MGMT 192.0.2.123".to_string(),
+        "logging vrf MGMT host 192.0.2.50".to_string(),
+        "management api http-commands".to_string(),
+        "   protocol https".to_string(),
+        "   no shutdown".to_string(),
+        "   vrf MGMT".to_string(),
+        "      no shutdown".to_string(),
+    ]
+    .to_vec()
 }
 
 /// Starts an eAPI server; the state stays with the test.

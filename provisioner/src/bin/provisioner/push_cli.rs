@@ -130,7 +130,7 @@ pub fn run(args: PushArgs) -> Result<()> {
             journal: path,
             format,
         }) => {
-            let j = journal::read(&path)?;
+            let j = journal::status(&path)?;
             show(format, &j, status_table)
         }
         Some(PushCommand::Confirm(a)) => act(ops::confirm(&a.journal, &a.switches), a.format),
@@ -271,6 +271,7 @@ fn report_table(r: &Report, show_diff: bool) -> String {
             journal::Outcome::Done => "done",
             journal::Outcome::Stopped => "stopped at the first failure",
             journal::Outcome::Running => "running",
+            journal::Outcome::Interrupted => "interrupted",
         },
         r.seconds,
         r.journal
