@@ -755,6 +755,76 @@ mod tests {
         s.split_whitespace().map(String::from).collect()
     }
 
+    /// The state of a lab of `plan` (a file of the workspace), as `lab up`
+    /// writes it, without making anything.
+    fn state(plan: &str) -> State {
+        let file = format!("{}/../{plan}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let p = CheckedPlan::load(&text, plan).unwrap();
+        State {
+            version: super::super::state::VERSION,
+            name: "t".to_string(),
+            phase: "up".to_string(),
+            plan_file: file,
+            rate_kbit: 100_000,
+            namespaces: Vec::new(),
+            lab: planner::network::Lab::of(&p, plan).unwrap(),
+            changed: Vec::new(),
+            pins: Vec::new(),
+            routing: Default::default(),
+            frr_dirs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn hosts_answer_to_their_server_or_their_sub_node() {
+        // One sub-node per server: the server's name, as submit's Nodes.
+        let one = state("provisioner/tests/data/bigraph-2x8-1sn.plan.json");
+        assert_eq!(host_name(&one, 0), "node01");
+        for name in ["node01", "node01/sn0", "efl-t-h0", "10.0.0.5"] {
+            assert_eq!(resolve(&one, name).unwrap().index, 0, "{name}");
+        }
+        let etc = hosts_file(&one);
+        assert!(etc.starts_with("127.0.0.1\tlocalhost\n"), "{etc}");
+        assert!(etc.contains("\n10.0.0.6\tnode02\n"), "{etc}");
+        let e = resolve(&one, "node99").unwrap_err().to_string();
+        assert!(
+            e.contains("no such host") && e.contains("node01, node02"),
+            "{e}"
+        );
+
+        // Two sub-nodes per server: each its own name; the server's name
+        // alone says why it is not one host.
+        let two = state("examples/data/bigraph-2x8.plan.json");
+        assert_eq!(host_name(&two, 1), "node1-sn1");
+        assert_eq!(resolve(&two, "node1-sn1").unwrap().sub_node, "node1/sn1");
+        let e = resolve(&two, "node1").unwrap_err().to_string();
+        assert!(e.contains("server node1 has several sub-nodes"), "{e}");
+    }
+
+    #[test]
+    fn tables_with_a_rank_outside_the_lab_or_two_on_a_sub_node_are_refused() {
+        let st = state("provisioner/tests/data/bigraph-2x8-1sn.plan.json");
+        let table = |ranks: Vec<usize>, bytes| Expected {
+            ranks,
+            algorithm: Algorithm::Hdrm,
+            bytes,
+        };
+        assert!(check_table(&st, &table(vec![0, 1], 8)).is_ok());
+        let e = check_table(&st, &table(vec![0, 16], 8))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rank 1 is on sub-node 16"), "{e}");
+        let e = check_table(&st, &table(vec![3, 3], 8))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rank 1 shares sub-node node04/sn0"), "{e}");
+        let e = check_table(&st, &table(vec![0, 1], 4))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 4 per rank"), "{e}");
+    }
+
     #[test]
     fn ssh_calls_read_as_ssh_reads_them() {
         // What Open MPI 4.1's plm/rsh runs with the generated
