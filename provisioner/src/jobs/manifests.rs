@@ -35,7 +35,10 @@
 //! - `mpi`: each worker writes its Node name to `/var/run/eflops/node`;
 //!   the launcher's `mpi-launch.sh` reads it from every worker over ssh,
 //!   writes the rankfile from where the workers actually are, and refuses
-//!   to start when a worker sits on a Node without ranks or two share one.
+//!   to start when a worker sits on a Node without ranks or two share one;
+//!   `mpirun.sh RANKFILE COMMAND...` then runs mpirun with the generated
+//!   launch flags (also with the ConfigMap's own `rankfile`, as the lab
+//!   does: docs/lab.md, "Foreign engines").
 //!   `rank-env.sh` runs each rank: it compares `OMPI_COMM_WORLD_RANK`'s
 //!   Node in the table with the Node it runs on, then exports the rank's
 //!   GPU and NIC variables.
@@ -157,6 +160,7 @@ pub fn build(
         }
         Launcher::Mpi => {
             data["mpi-launch.sh"] = json!(mpi_launch_sh(job, placement));
+            data["mpirun.sh"] = json!(mpirun_sh(job, placement));
             data["rank-env.sh"] = json!(RANK_ENV_SH);
             mpi_job(job, placement, &annotations)
         }
@@ -321,10 +325,7 @@ impl RankRows {
         placement: &Placement,
         env: &BTreeMap<String, BTreeMap<String, String>>,
     ) -> Result<Self> {
-        // Open MPI slot `socket:core`: the core counts the server's
-        // GPUs on that socket, as `planner ranks --format rankfile`.
         let table: Vec<usize> = placement.ranks.iter().map(|r| r.sub_node).collect();
-        let cores = planner::ranks::format::rank_cores(plan, &table);
         // One rank per GPU on a NIC shared by several: each rank sees its
         // own GPU (the host file lists all of the NIC's).
         let gpus = planner::ranks::rank_gpus(plan, &table);
@@ -377,7 +378,7 @@ impl RankRows {
                 part: sn.part_or_tier.as_str().to_string(),
                 node: r.node.clone(),
                 local_rank: r.local_rank,
-                mpi_slot: format!("{}:{}", sn.socket_index, cores[k]),
+                mpi_slot: mpi_slot(sn.socket_index),
                 env,
             });
         }
@@ -475,6 +476,19 @@ impl RankRows {
             .and_then(|n| n.address.clone())
             .unwrap_or_else(|| node.to_string())
     }
+}
+
+/// The Open MPI rankfile slot of a rank whose GPU and NIC hang off
+/// socket `socket` (its logical index among the server's sockets, as the
+/// inventory lists them): `S:*`, every core of that socket (mpirun(1) of
+/// Open MPI 4.1, "Rankfiles": `slot=S:C-D` names logical socket S, cores
+/// C to D; `*` all of them, as Open MPI 4.1.4 binds it). A rankfile's
+/// binding holds even against `--bind-to none`, so one core per rank
+/// (`S:C`) would leave a training process and its data loaders one core;
+/// a socket the server has is never wrong, one the inventory does not
+/// list is never named.
+fn mpi_slot(socket: usize) -> String {
+    format!("{socket}:*")
 }
 
 /// Node affinity to the chosen Nodes and one pod of `role` per Node.
@@ -963,13 +977,37 @@ fi
 export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
 export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
 if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
+# Open MPI's own traffic on this rank's NIC only, read by every rank at
+# MPI_Init (OMPI_MCA_* in its environment, Open MPI 4.1 and 5.0): TCP on
+# its netdev, verbs (btl/openib) and UCX on its RDMA device, port 1.
+dev=${hca#=}
+if [ -n "$dev" ]; then
+  export OMPI_MCA_btl_openib_if_include="$dev" UCX_NET_DEVICES="$dev:1"
+fi
+if [ -n "$ifname" ]; then export OMPI_MCA_btl_tcp_if_include="${ifname#=}"; fi
 exec "$@"
 "#;
 
-/// The launcher's script: rankfile from where the workers landed, then
-/// mpirun with halving-doubling (Rabenseifner) allreduce.
-fn mpi_launch_sh(job: &JobSpec, placement: &Placement) -> String {
-    let workers = placement.nodes.len();
+/// The launcher's mpirun: the rankfile it is given, Open MPI's
+/// Rabenseifner allreduce forced in coll/tuned, the job's variables
+/// passed on, and every rank started by `rank-env.sh`.
+///
+/// - `coll_tuned_use_dynamic_rules 1` with `coll_tuned_allreduce_algorithm
+///   6` forces Rabenseifner (reduce-scatter by recursive halving,
+///   all-gather by recursive doubling; `ompi/mca/coll/base/
+///   coll_base_allreduce.c`, `ompi_coll_base_allreduce_intra_redscat_allgather`,
+///   v4.1.x and v5.0.x) whatever the message size.
+/// - `coll ^han,hcoll,ucc,acoll,xhc,adapt`: the components that could take
+///   MPI_Allreduce from tuned are left out (han is hierarchical and comes
+///   first in Open MPI 5; hcoll, ucc, acoll and xhc bring their own
+///   algorithms; "the priorities may be adjusted ... to override component
+///   selection", docs.open-mpi.org v5.0.x, Tuning Collectives). Naming a
+///   component a build lacks is no error (Open MPI 4.1.4 here). The
+///   accelerator (cuda) component stays: it stages device buffers and
+///   calls tuned underneath.
+/// - `--allow-run-as-root` when the launcher runs as root, as in most
+///   launcher images (mpirun refuses root without it, 4.1 and 5.0).
+fn mpirun_sh(job: &JobSpec, placement: &Placement) -> String {
     let ranks = placement.ranks.len();
     let mut exports = String::from(" -x CUDA_DEVICE_ORDER");
     for k in job.env.keys() {
@@ -977,10 +1015,42 @@ fn mpi_launch_sh(job: &JobSpec, placement: &Placement) -> String {
     }
     format!(
         r#"#!/bin/sh
+# Written by `provisioner submit`: runs mpirun with the rankfile given
+# (mpi-launch.sh writes it from where the workers landed), Open MPI's
+# Rabenseifner (halving-doubling) allreduce forced in coll/tuned
+# (coll_tuned_allreduce_algorithm 6) with the components that would take
+# allreduce from tuned left out, and every rank started by rank-env.sh.
+set -eu
+rankfile="${{1:?mpirun.sh RANKFILE COMMAND...}}"
+shift
+if [ "${{1:-}}" = "--" ]; then shift; fi
+dir="${{EFLOPS_DIR:-{mount}}}"
+ranks={ranks}
+port={port}
+root=""
+if [ "$(id -u)" -eq 0 ]; then root="--allow-run-as-root"; fi
+exec mpirun $root -np "$ranks" --rankfile "$rankfile" \
+  --mca plm_rsh_args "-p $port -o ConnectionAttempts=10" \
+  --mca coll ^han,hcoll,ucc,acoll,xhc,adapt \
+  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6 \
+ {exports} \
+  sh "$dir/rank-env.sh" "$@"
+"#,
+        port = job.ssh_port,
+        mount = MOUNT,
+    )
+}
+
+/// The launcher's script: rankfile from where the workers landed, then
+/// `mpirun.sh` with it.
+fn mpi_launch_sh(job: &JobSpec, placement: &Placement) -> String {
+    let workers = placement.nodes.len();
+    let ranks = placement.ranks.len();
+    format!(
+        r#"#!/bin/sh
 # Written by `provisioner submit`: builds the Open MPI rankfile from the
 # Nodes the workers actually landed on, checks it against the rank table,
-# and runs mpirun with Open MPI's Rabenseifner (halving-doubling) allreduce
-# (coll_tuned_allreduce_algorithm 6).
+# and runs mpirun through mpirun.sh (Open MPI's Rabenseifner allreduce).
 set -eu
 if [ "${{1:-}}" = "--" ]; then shift; fi
 job={job}
@@ -1030,11 +1100,7 @@ if [ "$found" -ne "$ranks" ]; then
   echo "rank check failed: the workers' Nodes carry $found ranks, not $ranks (see ranks.csv)" >&2
   exit 2
 fi
-exec mpirun -np "$ranks" --rankfile "$rankfile" \
-  --mca plm_rsh_args "-p $port -o ConnectionAttempts=10" \
-  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6 \
- {exports} \
-  sh "$dir/rank-env.sh" "$@"
+exec sh "$dir/mpirun.sh" "$rankfile" "$@"
 "#,
         job = job.name,
         namespace = job.namespace,

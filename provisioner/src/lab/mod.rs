@@ -11,6 +11,10 @@
 //!   `verify-ranks` predicts for the same table and routes);
 //! - [`frr`]: FRR instances and lldpd in the switch namespaces of a
 //!   BGP lab (`lab up --routing bgp`), configured by `provisioner push`;
+//! - [`foreign`]: other engines in the lab: a command in a sub-node's
+//!   namespace under its server's host name (`lab exec`), the launch
+//!   agent `mpirun` starts its daemons with, and per-link byte counters
+//!   around a marked interval of their run (`lab measure`);
 //! - [`burnin`]: rounds of disjoint flows that put one flow on every
 //!   directed inter-switch link, and the links below their rate.
 //!
@@ -21,6 +25,7 @@
 pub mod build;
 pub mod burnin;
 mod error;
+pub mod foreign;
 pub mod frr;
 pub mod run;
 pub mod state;

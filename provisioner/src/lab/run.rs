@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use planner::checked::CheckedPlan;
 use planner::network::{Lab, Network};
 use planner::ranks::verify::flow_id;
-use planner::ranks::{Algorithm, Schedule, rank_table, step_link_loads};
+use planner::ranks::{Algorithm, RankTable, Request, Schedule, plan_ranks, step_link_loads};
 use serde::Serialize;
 
 use super::build;
@@ -52,7 +52,8 @@ pub enum Ecmp {
 pub struct RunOptions {
     /// The algorithm (its rank table is made by the planner).
     pub algorithm: Algorithm,
-    /// Ranks (default: every sub-node, or M x N for HDRM).
+    /// Ranks (default: every sub-node); any count the planner places,
+    /// folded halving-doubling when it is not a power of two.
     pub ranks: Option<usize>,
     /// Sizes of the timed run, bytes per rank (empty: no timed run).
     pub sizes: Vec<u64>,
@@ -164,8 +165,7 @@ pub fn run(
     o: &RunOptions,
 ) -> Result<RunReport> {
     same_plan(st, plan)?;
-    let table = rank_table(plan, o.algorithm, o.ranks)
-        .map_err(|e| Error::planner("making the rank table", e))?;
+    let table = lab_table(plan, o.algorithm, o.ranks, o.seed)?;
     let ranks = table.ranks.clone();
     let schedule = table
         .schedule()
@@ -235,6 +235,27 @@ pub fn run(
         count_size: o.count_size,
         steps,
     })
+}
+
+/// The rank table of `algorithm` on `plan`, as `planner ranks` and
+/// `provisioner submit` make it (one rank per NIC): EFLOPS Algorithm 1
+/// or plan order where they apply, the planner's search for a rank count
+/// that is not a power of two (its schedule then folds).
+pub fn lab_table(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    seed: u64,
+) -> Result<RankTable> {
+    let request = Request {
+        algorithm,
+        ranks,
+        seed,
+        ..Request::default()
+    };
+    plan_ranks(plan, &request)
+        .map(|o| o.table)
+        .map_err(|e| Error::planner("making the rank table", e))
 }
 
 /// Refuses a plan that is not the one the lab was built from.
@@ -440,14 +461,68 @@ fn parse_timed(out: &str) -> Result<Vec<Timed>> {
 /// Byte counters of one switch namespace: tx of routed ports, rx of
 /// access ports.
 #[derive(Debug, Clone, Default)]
-struct Counters {
+pub(super) struct Counters {
     /// (switch, port) -> bytes sent.
-    tx: BTreeMap<(usize, u32), u64>,
+    pub(super) tx: BTreeMap<(usize, u32), u64>,
     /// Bytes received from hosts, all access ports of all switches.
-    from_hosts: u64,
+    pub(super) from_hosts: u64,
 }
 
-fn read_counters(sys: &Sys, st: &State) -> Result<Counters> {
+impl Counters {
+    /// Bytes that left by (switch, port) since `before`.
+    pub(super) fn sent_since(&self, before: &Counters, key: &(usize, u32)) -> u64 {
+        self.tx
+            .get(key)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(before.tx.get(key).copied().unwrap_or(0))
+    }
+}
+
+/// Every directed inter-switch link where its bytes are read: the
+/// (switch, port) it leaves by -> (its link id in the route model,
+/// `a->b`).
+pub(super) fn link_names(st: &State) -> BTreeMap<(usize, u32), (usize, String)> {
+    let mut names = BTreeMap::new();
+    for c in &st.lab.cables {
+        let (a, b) = (&st.lab.switches[c.a].name, &st.lab.switches[c.b].name);
+        names.insert((c.a, c.a_port), (c.link_ab, format!("{a}->{b}")));
+        names.insert((c.b, c.b_port), (c.link_ba, format!("{b}->{a}")));
+    }
+    names
+}
+
+/// The payload of one flow in every step of `algorithm` over `world`
+/// ranks of `count` f32 elements each, and the bytes all ranks send in
+/// the step, from the engine's own schedule
+/// ([`crate::probe::schedule::actions`]).
+pub(super) fn step_payloads(
+    algorithm: Algorithm,
+    world: usize,
+    count: usize,
+    steps: usize,
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let mut sent: Vec<u64> = vec![0; steps];
+    let mut per_flow: Vec<u64> = vec![0; steps];
+    for r in 0..world {
+        let actions = crate::probe::schedule::actions(algorithm, world, r, count).map_err(|e| {
+            Error::io(
+                "the engine's schedule",
+                std::io::Error::other(e.to_string()),
+            )
+        })?;
+        for (i, a) in actions.iter().enumerate().take(steps) {
+            if let Some((_, range)) = &a.send {
+                let b = (range.len() * 4) as u64;
+                sent[i] += b;
+                per_flow[i] = per_flow[i].max(b);
+            }
+        }
+    }
+    Ok((per_flow, sent))
+}
+
+pub(super) fn read_counters(sys: &Sys, st: &State) -> Result<Counters> {
     let mut c = Counters::default();
     for (s, sw) in st.lab.switches.iter().enumerate() {
         let raw = sys.link_stats(&st.switch_ns(s))?;
@@ -495,35 +570,15 @@ fn counted(
         .set_nonblocking(true)
         .map_err(|e| Error::io("setting the step socket non-blocking", e))?;
     // Payload per rank per step, from the engine's own schedule.
-    let world = ranks.len();
-    let count = (size / 4) as usize;
-    let mut sent: Vec<u64> = vec![0; schedule.steps.len()];
-    let mut per_flow: Vec<u64> = vec![0; schedule.steps.len()];
-    for r in 0..world {
-        let actions =
-            crate::probe::schedule::actions(o.algorithm, world, r, count).map_err(|e| {
-                Error::io(
-                    "the engine's schedule",
-                    std::io::Error::other(e.to_string()),
-                )
-            })?;
-        for (i, a) in actions.iter().enumerate().take(sent.len()) {
-            if let Some((_, range)) = &a.send {
-                let b = (range.len() * 4) as u64;
-                sent[i] += b;
-                per_flow[i] = per_flow[i].max(b);
-            }
-        }
-    }
-    let mtu = st.lab.switches.iter().map(|s| s.mtu).min().unwrap_or(1500);
-    let factor = wire_factor(mtu);
+    let (per_flow, sent) = step_payloads(
+        o.algorithm,
+        ranks.len(),
+        (size / 4) as usize,
+        schedule.steps.len(),
+    )?;
+    let factor = wire_factor(lab_mtu(st));
     // Where each directed link's bytes are read: the port it leaves by.
-    let mut link_name: BTreeMap<(usize, u32), (usize, String)> = BTreeMap::new();
-    for c in &st.lab.cables {
-        let (a, b) = (&st.lab.switches[c.a].name, &st.lab.switches[c.b].name);
-        link_name.insert((c.a, c.a_port), (c.link_ab, format!("{a}->{b}")));
-        link_name.insert((c.b, c.b_port), (c.link_ba, format!("{b}->{a}")));
-    }
+    let link_name = link_names(st);
     let extra = vec![
         "--size".to_string(),
         format!("{size}B"),
@@ -605,12 +660,7 @@ fn counted(
                 let unit = per_flow[i] as f64 * factor;
                 let mut links = Vec::new();
                 for (key, (id, label)) in &link_name {
-                    let bytes = after
-                        .tx
-                        .get(key)
-                        .copied()
-                        .unwrap_or(0)
-                        .saturating_sub(before.tx.get(key).copied().unwrap_or(0));
+                    let bytes = after.sent_since(before, key);
                     let measured = if unit > 0.0 {
                         (bytes as f64 / unit).round() as u32
                     } else {
@@ -657,6 +707,12 @@ fn counted(
     });
     let _ = std::fs::remove_file(&sock);
     steps
+}
+
+/// The smallest MTU of the lab's switches: what every flow's segments
+/// fit.
+pub(super) fn lab_mtu(st: &State) -> u32 {
+    st.lab.switches.iter().map(|s| s.mtu).min().unwrap_or(1500)
 }
 
 /// Bytes a TCP flow puts on a link per byte of payload at `mtu`: each

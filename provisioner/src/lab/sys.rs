@@ -133,6 +133,58 @@ impl Sys {
         cmd
     }
 
+    /// The command that runs `argv` inside `netns` under the host name
+    /// `hostname`, with `hosts` as its `/etc/hosts`: `ip netns exec NETNS
+    /// unshare --uts --mount -- sh -c 'hostname "$1" && mount --bind "$2"
+    /// /etc/hosts && shift 2 && exec "$@"' lab-exec HOSTNAME HOSTS
+    /// ARGV...`. The UTS and mount namespaces are the command's own (the
+    /// mount private, as `unshare` makes it), so neither the machine's host
+    /// name nor its `/etc/hosts` changes; every process the command starts
+    /// sees `hostname` (`gethostname(2)`) and resolves the names in `hosts`
+    /// from that file, as on the server it stands for. `unshare`,
+    /// `hostname` and `mount` must be on the path
+    /// ([`Sys::check_host_tools`]).
+    pub fn exec_as_command(
+        &self,
+        netns: &str,
+        hostname: &str,
+        hosts: &Path,
+        argv: &[&str],
+    ) -> Command {
+        let mut cmd = Command::new(&self.ip);
+        cmd.args(["netns", "exec", netns, "unshare", "--uts", "--mount", "--"])
+            .args([
+                "sh",
+                "-c",
+                "hostname \"$1\" && mount --bind \"$2\" /etc/hosts && shift 2 && exec \"$@\"",
+                "lab-exec",
+                hostname,
+            ])
+            .arg(hosts)
+            .args(argv);
+        cmd
+    }
+
+    /// Checks that `unshare`, `mount` (util-linux) and `hostname` are
+    /// there, which [`Sys::exec_as_command`] runs.
+    pub fn check_host_tools(&self) -> Result<()> {
+        for (tool, package) in [
+            ("unshare", "util-linux"),
+            ("mount", "mount"),
+            ("hostname", "hostname"),
+        ] {
+            if which(tool).is_none() {
+                return Err(Error::Missing {
+                    what: format!("the `{tool}` command"),
+                    fix: format!(
+                        "install {package} (`apt-get install {package}`): `lab exec` gives every command the host name of its sub-node and the lab's host names in namespaces of its own"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// `ip -s -j -n netns link show`: every interface's counters.
     pub(crate) fn link_stats(&self, netns: &str) -> Result<Vec<u8>> {
         let mut cmd = Command::new(&self.ip);

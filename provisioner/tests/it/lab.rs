@@ -112,6 +112,27 @@ fn lab_bigraph_2x8_hdrm_one_flow_per_link_hd_shares_as_predicted_burn_in_names_t
     assert_eq!(steps(&ring).len(), 30);
     assert!(steps(&ring).iter().all(|s| s["mismatches"] == 0), "{ring}");
 
+    // Twelve ranks (issue #32): the planner's table for a count that is
+    // not a power of two, and the engine's fold and unfold steps counted
+    // like the others.
+    let folded = lab.json(&[
+        "run",
+        "--algorithm",
+        "hdrm",
+        "--ranks",
+        "12",
+        "--no-timed",
+        "--count-size",
+        "1MiB",
+    ]);
+    assert_eq!(folded["ranks"], 12);
+    assert_eq!(steps(&folded).len(), 8);
+    assert_eq!(steps(&folded)[0]["name"], "fold 1", "{folded}");
+    assert!(
+        steps(&folded).iter().all(|s| s["mismatches"] == 0),
+        "{folded}"
+    );
+
     // One cable at a quarter of its rate: the burn-in names it, no other.
     let said = lab.ok(&["degrade", "link:sw1-sw4", "--rate", "25mbit"]);
     assert!(said.contains("sw1-sw4"), "{said}");

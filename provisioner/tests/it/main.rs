@@ -13,6 +13,7 @@ mod crd_exports;
 mod fuzz;
 mod lab;
 mod lab_bgp;
+mod lab_mpi;
 mod mock_api;
 mod probe;
 mod probe_burnin;

@@ -381,13 +381,17 @@ fn the_mpijob_satisfies_its_crd() {
     let crd = CrdSchema::from_yaml(&text, "kubeflow.org_mpijobs.yaml", "v2beta1").unwrap();
     let sub = offline(&plan(), &job(MPI), None);
     assert_eq!(crd.validate(&sub.manifests.workload), Vec::<String>::new());
-    // The launcher runs mpirun with Rabenseifner's allreduce and the rankfile.
-    let script = config_file(&sub, "mpi-launch.sh");
+    // The launcher runs mpirun with Rabenseifner's allreduce, coll/tuned
+    // pinned, and the rankfile it wrote.
+    let launch = config_file(&sub, "mpi-launch.sh");
+    assert!(launch.contains("exec sh \"$dir/mpirun.sh\" \"$rankfile\" \"$@\""));
+    let script = config_file(&sub, "mpirun.sh");
     assert!(
         script.contains(
             "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6"
         )
     );
+    assert!(script.contains("--mca coll ^han,hcoll,ucc,acoll,xhc,adapt"));
     assert!(script.contains("--rankfile \"$rankfile\""));
     assert!(script.contains("-x NCCL_DEBUG"));
     // A broken object is caught: the check is not vacuous.
@@ -766,6 +770,21 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "18 1 =mlx5_1\n");
+    // Open MPI's traffic on the rank's own NIC (issue #32): verbs and UCX
+    // on its RDMA device; the plan names no netdev, so TCP is not narrowed.
+    let out = sh(
+        &dir.join("rank-env.sh"),
+        &[
+            "sh",
+            "-c",
+            "echo $OMPI_MCA_btl_openib_if_include $UCX_NET_DEVICES ${OMPI_MCA_btl_tcp_if_include-unset}",
+        ],
+        &env("18"),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "mlx5_1 mlx5_1:1 unset\n"
+    );
     let out = sh(&dir.join("rank-env.sh"), &["true"], &env("1"));
     assert_eq!(out.status.code(), Some(2));
     assert!(

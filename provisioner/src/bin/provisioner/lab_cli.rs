@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 
 use planner::checked::CheckedPlan;
-use provisioner::lab::{self, build, burnin, run, state, sys::Sys};
+use provisioner::lab::{self, build, burnin, foreign, run, state, sys::Sys};
 use provisioner::probe;
 
 use super::{Format, Result, show};
@@ -95,6 +95,25 @@ pub enum LabCommand {
     /// --burn-in: rounds of flows that load every directed inter-switch
     /// link once, naming the links below --threshold of their rate.
     Run(Box<RunArgs>),
+    /// Run a command in a sub-node's namespace under its host name (its
+    /// server's name when the server has one sub-node: the Node name of
+    /// `provisioner submit`'s rankfile; else SERVER-SLOT): `lab exec HOST
+    /// -- COMMAND...`. With --ssh it is called as ssh is (`[OPTIONS] HOST
+    /// WORDS...`, the words run with `sh -c`): Open MPI's launch agent,
+    /// `--mca plm_rsh_agent "provisioner lab exec --name NAME --ssh --"`.
+    /// Exits with the command's exit code.
+    Exec(ExecArgs),
+    /// The lab's hosts: host name, sub-node, namespace and address.
+    Hosts {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run a command (any collective engine, usually `lab exec HOST --
+    /// mpirun ...`) and read every link's byte counters at the two marks
+    /// its rank 0 writes on the Unix socket named in $EFLOPS_LAB_MARK;
+    /// with --table, the bytes of each directed inter-switch link beside
+    /// what verify-ranks predicts for that table.
+    Measure(Box<MeasureArgs>),
     /// Set the rate of a cable (both ends): link:A-B.
     Degrade {
         /// The cable, link:A-B with A and B switches of the plan.
@@ -150,7 +169,8 @@ pub struct RunArgs {
     /// ring, hd or hdrm; the planner makes the rank table.
     #[arg(long, default_value = "hdrm")]
     algorithm: String,
-    /// Ranks (default: every sub-node, or M x N for HDRM).
+    /// Ranks (default: every sub-node): any count the planner places,
+    /// folded halving-doubling when it is not a power of two.
     #[arg(long)]
     ranks: Option<usize>,
     /// Sizes of the timed run: a size, a list or a doubling range (units
@@ -201,6 +221,56 @@ pub struct RunArgs {
     max_flows: usize,
     #[command(flatten)]
     common: Common,
+}
+
+/// The flags of `lab exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Read the arguments as ssh does: `[OPTIONS] HOST WORDS...`, options
+    /// skipped, the words one command line for `sh -c`.
+    #[arg(long)]
+    ssh: bool,
+    #[command(flatten)]
+    common: Common,
+    /// HOST -- COMMAND [ARGS...] (with --ssh: ssh's arguments, after --).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    args: Vec<String>,
+}
+
+/// The flags of `lab measure`.
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    /// The rank table to set the counters beside: ranks.csv of a job's
+    /// ConfigMap, or `planner ranks` CSV or JSON.
+    #[arg(long)]
+    table: Option<PathBuf>,
+    /// The table's algorithm (hdrm, hd, ring) [default: what a JSON table
+    /// names, else hdrm].
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Bytes per rank of the allreduce between the marks (units as `lab
+    /// run --size`); needed with --table.
+    #[arg(long)]
+    bytes: Option<String>,
+    /// Seed of the route model's ECMP choices (as verify-ranks --seed).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// How switches choose among equal-cost next hops [default: model
+    /// (the table's flows pinned) for a static lab, kernel for BGP].
+    #[arg(long, value_enum)]
+    ecmp: Option<EcmpArg>,
+    /// Seconds to wait for each mark, and for the command to end after
+    /// the last.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+    /// Share of a link's predicted bytes the measurement may differ by.
+    #[arg(long, default_value_t = 0.1)]
+    tolerance: f64,
+    #[command(flatten)]
+    common: Common,
+    /// The command, after --.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
 }
 
 fn load_plan(path: &Path) -> Result<CheckedPlan> {
@@ -393,7 +463,135 @@ pub fn run(cmd: LabCommand) -> Result<()> {
             })
         }
         LabCommand::Run(a) => run_lab(*a),
+        LabCommand::Exec(a) => exec(a),
+        LabCommand::Hosts { common } => {
+            state::check_name(&common.name)?;
+            let st = state::require_up(&common.state_dir, &common.name)?;
+            let hosts = foreign::hosts(&st);
+            show(common.format, &hosts, |hosts| {
+                let mut t = planner::text::Table::new(["host", "sub-node", "namespace", "address"]);
+                for h in hosts {
+                    t.row([
+                        h.name.clone(),
+                        h.sub_node.clone(),
+                        h.namespace.clone(),
+                        h.address.clone(),
+                    ]);
+                }
+                t.render()
+            })
+        }
+        LabCommand::Measure(a) => measure(*a),
     }
+}
+
+/// The ECMP mode of a run: as asked, else the route model's pins for a
+/// static lab and the kernel's hash under BGP (pins are static routing's).
+fn ecmp(asked: Option<EcmpArg>, routing: state::Routing) -> run::Ecmp {
+    match asked {
+        Some(EcmpArg::Model) => run::Ecmp::Model,
+        Some(EcmpArg::Kernel) => run::Ecmp::Kernel,
+        None if routing == state::Routing::Bgp => run::Ecmp::Kernel,
+        None => run::Ecmp::Model,
+    }
+}
+
+fn exec(a: ExecArgs) -> Result<()> {
+    let common = &a.common;
+    state::check_name(&common.name)?;
+    let (host, argv) = if a.ssh {
+        let (host, line) = foreign::ssh_call(&a.args)?;
+        (host, vec!["sh".to_string(), "-c".to_string(), line])
+    } else {
+        let (host, rest) = a
+            .args
+            .split_first()
+            .ok_or_else(|| crate::BadInput("give HOST -- COMMAND".to_string()))?;
+        let rest = rest.strip_prefix(&["--".to_string()]).unwrap_or(rest);
+        (host.clone(), rest.to_vec())
+    };
+    let sys = Sys::find()?;
+    let st = state::require_up(&common.state_dir, &common.name)?;
+    let target = foreign::resolve(&st, &host)?;
+    let status = foreign::exec(&sys, &common.state_dir, &st, &target, &argv)?;
+    if status.success() {
+        return Ok(());
+    }
+    // The command's own exit code, as ssh and `ip netns exec` pass it on;
+    // it has said what went wrong.
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+fn measure(a: MeasureArgs) -> Result<()> {
+    let common = &a.common;
+    state::check_name(&common.name)?;
+    if !(a.tolerance >= 0.0 && a.tolerance.is_finite()) {
+        return Err(crate::BadInput("--tolerance: give a share such as 0.1".to_string()).into());
+    }
+    let sys = Sys::find()?;
+    let mut st = state::require_up(&common.state_dir, &common.name)?;
+    let plan = load_plan(Path::new(&st.plan_file))?;
+    let expected = match &a.table {
+        None => {
+            if a.bytes.is_some() || a.algorithm.is_some() {
+                return Err(crate::BadInput(
+                    "--bytes and --algorithm describe the rank table of --table; give --table"
+                        .to_string(),
+                )
+                .into());
+            }
+            None
+        }
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", file.display())))?;
+            let (named, ranks) =
+                planner::ranks::format::read_rank_file(&text, &file.display().to_string(), &plan)?;
+            let algorithm = match (&a.algorithm, named) {
+                (Some(n), _) => probe::schedule::algorithm(n)?,
+                (None, Some(alg)) => alg,
+                (None, None) => planner::ranks::Algorithm::Hdrm,
+            };
+            let bytes = a.bytes.as_deref().ok_or_else(|| {
+                crate::BadInput(
+                    "--bytes: give the bytes per rank of the allreduce between the marks, to predict what it moves".to_string(),
+                )
+            })?;
+            let bytes =
+                probe::parse_bytes(bytes).map_err(|m| crate::BadInput(format!("--bytes: {m}")))?;
+            Some(foreign::Expected {
+                ranks,
+                algorithm,
+                bytes,
+            })
+        }
+    };
+    let routing = st.routing;
+    let report = foreign::measure(
+        &sys,
+        &common.state_dir,
+        &mut st,
+        &plan,
+        &foreign::MeasureOptions {
+            command: a.command.clone(),
+            expected,
+            seed: a.seed,
+            ecmp: ecmp(a.ecmp, routing),
+            timeout: a.timeout,
+            tolerance: a.tolerance,
+        },
+    )?;
+    if report.exit_code != Some(0) {
+        show(common.format, &report, foreign::render)?;
+        return Err(anyhow::anyhow!(
+            "`{}` exited {} (its output is above)",
+            report.command.join(" "),
+            report
+                .exit_code
+                .map_or("on a signal".to_string(), |c| format!("with {c}"))
+        ));
+    }
+    show(common.format, &report, foreign::render)
 }
 
 enum Change {
@@ -477,12 +675,7 @@ fn run_lab(a: RunArgs) -> Result<()> {
             warmup: a.warmup,
             iters: a.iters,
             seed: a.seed,
-            ecmp: match a.ecmp {
-                Some(EcmpArg::Model) => run::Ecmp::Model,
-                Some(EcmpArg::Kernel) => run::Ecmp::Kernel,
-                None if routing == state::Routing::Bgp => run::Ecmp::Kernel,
-                None => run::Ecmp::Model,
-            },
+            ecmp: ecmp(a.ecmp, routing),
             exe,
             port: a.port,
             timeout: a.timeout,
