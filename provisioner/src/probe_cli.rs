@@ -101,8 +101,28 @@ pub struct ProbeArgs {
     /// not fill a 100 Gbps NIC: give what one reaches on a healthy pair.
     #[arg(long, requires = "burn_in")]
     expect_gbps: Option<f64>,
+    /// File that holds the job secret, the same on every rank; it
+    /// authenticates every connection and never goes on the wire
+    /// [default: $PROBE_TOKEN].
+    #[arg(long)]
+    token_file: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+}
+
+/// The job secret from --token-file or $PROBE_TOKEN.
+fn secret(a: &ProbeArgs) -> Result<probe::Secret> {
+    let got = match &a.token_file {
+        Some(f) => probe::Secret::from_file(f),
+        None => match std::env::var_os(probe::auth::ENV) {
+            Some(t) => probe::Secret::new(t.as_encoded_bytes(), probe::auth::ENV),
+            None => Err(format!(
+                "no job secret: give --token-file FILE or set {} to the same secret on every rank (`head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'` makes one)",
+                probe::auth::ENV
+            )),
+        },
+    };
+    Ok(got.map_err(BadInput)?)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -140,8 +160,9 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             BadInput("no rank: give --rank or set RANK (torchrun's convention)".to_string())
         })
     };
+    let secret = secret(&a)?;
     if a.burn_in {
-        return run_burn_in(&a, need_rank()?, world, &flagged);
+        return run_burn_in(&a, need_rank()?, world, secret, &flagged);
     }
     let mut table_algorithm = None;
     let boot = if let Some(hosts) = &a.hosts {
@@ -189,6 +210,7 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         };
         probe::Bootstrap::master(need_rank()?, world, master)
     };
+    let boot = boot.with_secret(secret);
     if let Some(w) = world.filter(|&w| w != boot.world) {
         return Err(flagged(probe::Error::parameter(
             "world-size",
@@ -272,6 +294,7 @@ fn run_burn_in(
     a: &ProbeArgs,
     rank: usize,
     world: Option<usize>,
+    secret: probe::Secret,
     flagged: &dyn Fn(probe::Error) -> anyhow::Error,
 ) -> Result<()> {
     let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) else {
@@ -284,7 +307,7 @@ fn run_burn_in(
     let (_, addrs) =
         probe::bootstrap::read_plan_table(&table_text, &table_name, &p, a.port).map_err(flagged)?;
     let (_, sub_nodes) = planner::ranks::format::read_rank_file(&table_text, &table_name, &p)?;
-    let boot = probe::Bootstrap::table(rank, addrs);
+    let boot = probe::Bootstrap::table(rank, addrs).with_secret(secret);
     if let Some(w) = world.filter(|&w| w != boot.world) {
         return Err(flagged(probe::Error::parameter(
             "world-size",

@@ -193,6 +193,7 @@ fn probe_burn_in_over_the_labs_namespaces_names_the_degraded_cable() {
             Command::new("ip")
                 .args(["netns", "exec", &format!("efl-tpbi-h{sub}")])
                 .arg(env!("CARGO_BIN_EXE_provisioner"))
+                .env("PROBE_TOKEN", "lab-test-job-secret-0123456789")
                 .args(["probe", "--burn-in", "--rank", &r.to_string()])
                 .args(["--ranks-file", &ranks, "--plan", &plan_file])
                 .args([

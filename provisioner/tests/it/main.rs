@@ -16,6 +16,7 @@ mod lab_bgp;
 mod mock_api;
 mod probe;
 mod probe_burnin;
+mod probe_hostile;
 mod push;
 mod push_ssh;
 mod submit;
