@@ -38,6 +38,7 @@ pub mod estimate;
 pub mod expect;
 pub mod export;
 pub mod fabric;
+pub mod input;
 pub mod inventory;
 pub mod iteration;
 pub mod limits;

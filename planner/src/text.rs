@@ -20,6 +20,35 @@ pub fn line_of(text: &str, offset: usize) -> usize {
     line_col(text, offset).0
 }
 
+/// The lines of a text, found once, so that the line of each of many
+/// offsets costs a binary search instead of a scan from the start (a
+/// checker that names the line of every problem of a large input would
+/// otherwise take time quadratic in its size).
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    /// Byte offset of every `\n`.
+    newlines: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> LineIndex {
+        LineIndex {
+            newlines: text
+                .bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+
+    /// The 1-based line of byte `offset`, as [`line_of`] gives it.
+    pub fn line(&self, offset: usize) -> usize {
+        self.newlines.partition_point(|&n| n < offset) + 1
+    }
+}
+
 /// A name with an optional instance-number placeholder: `node{n:02}` names
 /// `node01`, `node02`, ...; `{n}` is the plain number, `{n:0W}` pads it with
 /// zeros to W digits and `{n:0Wx}` writes it in hexadecimal (for MACs).
@@ -463,6 +492,15 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_line_index_agrees_with_line_of() {
+        let text = "a\nbc\n\nd é\n";
+        let index = LineIndex::new(text);
+        for offset in 0..=text.len() + 2 {
+            assert_eq!(index.line(offset), line_of(text, offset), "offset {offset}");
+        }
+    }
 
     #[test]
     fn decimal_text_is_what_to_string_writes() {

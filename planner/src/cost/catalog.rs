@@ -361,14 +361,14 @@ struct RawPart {
     reach_m: Option<f64>,
 }
 
-struct Checker<'t> {
-    text: &'t str,
+struct Checker {
+    lines: text::LineIndex,
     problems: Vec<Problem>,
 }
 
-impl Checker<'_> {
+impl Checker {
     fn line<T>(&self, s: &Spanned<T>) -> Option<usize> {
-        Some(text::line_of(self.text, s.span().start))
+        Some(self.lines.line(s.span().start))
     }
 
     fn problem(&mut self, line: Option<usize>, object: &str, message: String, fix: &str) {
@@ -540,7 +540,7 @@ impl Checker<'_> {
 
 fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
     let mut c = Checker {
-        text,
+        lines: text::LineIndex::new(text),
         problems: Vec::new(),
     };
     let mut names = Vec::new();

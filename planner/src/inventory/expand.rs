@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Checker<'_> {
+impl Checker {
     pub(super) fn inventory(&mut self, raw: RawInventory, file: &str) -> Inventory {
         let within_limits = self.capacity(&raw);
         self.names(&raw, file);

@@ -447,7 +447,7 @@ impl Inventory {
     pub fn from_toml(text: &str, file: &str) -> Result<Inventory> {
         let raw: RawInventory = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
         let mut c = Checker {
-            text,
+            lines: text::LineIndex::new(text),
             problems: Vec::new(),
         };
         let inv = c.inventory(raw, file);
@@ -520,7 +520,7 @@ pub fn qos_overrides_from_toml(text: &str, file: &str, switches: &[&str]) -> Res
         other => other,
     })?;
     let mut c = Checker {
-        text,
+        lines: text::LineIndex::new(text),
         problems: Vec::new(),
     };
     let mut out = QosOverrides {
@@ -565,8 +565,8 @@ struct KnownSwitches<'s> {
     fix: &'static str,
 }
 
-struct Checker<'a> {
-    text: &'a str,
+struct Checker {
+    lines: text::LineIndex,
     problems: Vec<Problem>,
 }
 
@@ -580,9 +580,9 @@ struct DeviceRef<'r> {
     line: Option<usize>,
 }
 
-impl Checker<'_> {
+impl Checker {
     fn line<T>(&self, s: &Spanned<T>) -> Option<usize> {
-        Some(text::line_of(self.text, s.span().start))
+        Some(self.lines.line(s.span().start))
     }
 
     /// The line of a template's `count`, else of its `name`.

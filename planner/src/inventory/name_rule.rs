@@ -17,7 +17,7 @@ enum Rule {
     Model,
 }
 
-impl Checker<'_> {
+impl Checker {
     /// Checks one value; `what` names the field (`name`, `port_name`).
     fn rule(&mut self, rule: Rule, line: Option<usize>, object: &str, what: &str, value: &str) {
         let checked = match rule {

@@ -3,7 +3,7 @@
 use super::*;
 use crate::qos::rules;
 
-impl Checker<'_> {
+impl Checker {
     /// A whole number from a `[qos]` table, checked by its QoS rule; a
     /// problem with its line otherwise.
     fn qos_number(

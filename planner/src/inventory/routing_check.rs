@@ -6,7 +6,7 @@ use super::Checker;
 use super::raw::RawRouting;
 use crate::routing::{BFD_MS, BFD_MULTIPLIER, MAX_ASN, Routing, RoutingMode};
 
-impl Checker<'_> {
+impl Checker {
     /// The `[routing]` table into `out` (which starts at the defaults).
     pub(super) fn routing(&mut self, r: &Spanned<RawRouting>, out: &mut Routing) {
         let raw = r.get_ref();

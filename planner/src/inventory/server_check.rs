@@ -10,7 +10,7 @@ struct GpuNames<'g> {
     written: usize,
 }
 
-impl Checker<'_> {
+impl Checker {
     pub(super) fn server_template(
         &mut self,
         s: &Spanned<RawServer>,

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Checker<'_> {
+impl Checker {
     pub(super) fn port_list(
         &mut self,
         object: &str,

@@ -235,3 +235,50 @@ fn issue13_simulate_scale_and_ranks_bounded() {
         ],
     );
 }
+
+/// Issue #31: 8,000 repeated `[[server.nic]]` tables are refused in
+/// linear time (each problem's line was found by a scan from the start of
+/// the file: 18.6 s of CPU).
+#[test]
+fn issue31_many_nic_tables_refused_in_linear_time() {
+    let inventory = crate::root().join("topologies/s822lc-48.toml");
+    let text = std::fs::read_to_string(inventory).unwrap();
+    let start = text.find("[[server.nic]]").unwrap();
+    let end = start + text[start + 1..].find("\n[").unwrap() + 2;
+    let many = format!(
+        "{}{}{}",
+        &text[..end],
+        text[start..end].repeat(8000),
+        &text[end..]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nics.toml");
+    std::fs::write(&path, many).unwrap();
+    refused_quickly(
+        &["check-servers", path.to_str().unwrap()],
+        &["nics.toml:27", "above the limit of 262144"],
+    );
+}
+
+/// Issue #31: an input that is not a regular file is refused before it is
+/// read (`/dev/zero` grew to 4.2 GB), naming the file.
+#[test]
+fn issue31_devices_and_fifos_are_not_read() {
+    refused_quickly(
+        &["check-servers", "/dev/zero"],
+        &["cannot read /dev/zero: it is a device, FIFO or socket, not a regular file"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    refused_quickly(
+        &["validate", fifo.to_str().unwrap()],
+        &["fifo: it is a device, FIFO or socket, not a regular file"],
+    );
+}

@@ -11,6 +11,7 @@ use super::frr;
 use super::port_name;
 use super::state::{self, Changed, Routing, State};
 use super::sys::{self, Sys};
+use super::trust;
 
 /// Milliseconds of traffic at the cable's rate each shaper queues.
 const QUEUE_MS: u64 = 200;
@@ -91,6 +92,7 @@ pub fn up(sys: &Sys, lab: Lab, plan_file: &str, o: &UpOptions) -> Result<UpRepor
         pins: Vec::new(),
         routing: o.routing,
         frr_dirs: Vec::new(),
+        mark: trust::new_mark()?,
     };
     if o.routing == Routing::Bgp {
         frr::check()?;
@@ -174,6 +176,15 @@ fn check_whole_switches(st: &State) -> Result<()> {
     Ok(())
 }
 
+/// Brings a namespace's loopback up with the lab's mark as its alias
+/// ([`trust`]).
+fn lo_up(st: &State) -> String {
+    match trust::mark(st) {
+        Some(m) => format!("link set lo alias {m} up"),
+        None => "link set lo up".to_string(),
+    }
+}
+
 fn build(
     sys: &Sys,
     st: &State,
@@ -209,10 +220,7 @@ fn build(
 
     for (s, sw) in lab.switches.iter().enumerate() {
         let ns = st.switch_ns(s);
-        let mut lines = vec![
-            "link set lo up".to_string(),
-            "link add br0 type bridge".to_string(),
-        ];
+        let mut lines = vec![lo_up(st), "link add br0 type bridge".to_string()];
         for p in &sw.access_ports {
             lines.push(format!(
                 "link set {} mtu {} master br0 up",
@@ -271,7 +279,7 @@ fn build(
             false,
         )?;
         let lines = vec![
-            "link set lo up".to_string(),
+            lo_up(st),
             format!("link set eth0 mtu {} up", h.mtu),
             format!("addr add {}/{} dev eth0", h.address, h.prefix_len),
             format!("route add default via {}", h.gateway),
@@ -400,7 +408,10 @@ pub struct DownReport {
 pub fn down(sys: &Sys, dir: &Path, name: &str) -> Result<DownReport> {
     let start = Instant::now();
     state::check_name(name)?;
+    trust::check_file(dir, name)?;
     let st = state::require(dir, name)?;
+    // Nothing is removed unless everything the file names is the lab's.
+    trust::check(sys, &st, &state::path(dir, name), dir)?;
     let (namespaces, processes) = remove_all(sys, &st)?;
     // The run's files (host file, step socket) go with the lab.
     let work = dir.join(format!("{name}.run"));
@@ -424,16 +435,11 @@ fn remove_all(sys: &Sys, st: &State) -> Result<(usize, usize)> {
         .iter()
         .filter(|n| existing.contains(n))
         .collect();
-    let mut pids = Vec::new();
+    let mut killed = 0;
     for ns in &ours {
-        pids.extend(sys.pids(ns));
+        killed += trust::kill_in(ns, &sys.pids(ns));
     }
-    for &pid in &pids {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-    }
-    if !pids.is_empty() {
+    if killed > 0 {
         // Let the kernel release the killed processes' sockets.
         let until = Instant::now() + Duration::from_secs(5);
         while Instant::now() < until && ours.iter().any(|ns| !sys.pids(ns).is_empty()) {
@@ -454,7 +460,7 @@ fn remove_all(sys: &Sys, st: &State) -> Result<(usize, usize)> {
             message: format!("namespaces left: {}", left.join(", ")),
         });
     }
-    Ok((ours.len(), pids.len()))
+    Ok((ours.len(), killed))
 }
 
 /// The inter-switch cables named by `link:A-B` (every parallel cable

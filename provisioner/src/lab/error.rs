@@ -45,6 +45,20 @@ pub enum Error {
         state: String,
     },
 
+    /// A state file that names something the lab did not make: `lab
+    /// down` refuses it whole before it removes anything.
+    #[error(
+        "the state file {file} names {object}, which lab down will not touch: {why}; correct or remove the state file"
+    )]
+    Foreign {
+        /// The state file.
+        file: String,
+        /// What it names (`namespace x`, `directory /y`).
+        object: String,
+        /// Why it is not the lab's.
+        why: String,
+    },
+
     /// A namespace a new lab would make exists, and no state file of this
     /// state directory lists it.
     #[error(
@@ -175,6 +189,7 @@ impl Error {
             | Error::Leftover { .. }
             | Error::NotReady { .. }
             | Error::State { .. }
+            | Error::Foreign { .. }
             | Error::Unknown { .. } => true,
             Error::Plan { source, .. } | Error::Planner { source, .. } => source.is_bad_input(),
             Error::Command { .. } | Error::Rank { .. } | Error::Io { .. } => false,

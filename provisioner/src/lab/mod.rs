@@ -30,6 +30,7 @@ pub mod frr;
 pub mod run;
 pub mod state;
 pub mod sys;
+pub mod trust;
 
 pub use error::{Error, Result};
 

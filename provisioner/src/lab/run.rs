@@ -315,6 +315,11 @@ fn launch(
     let exe = o.exe.display().to_string();
     let hosts = hosts.display().to_string();
     let mut children: Vec<Child> = Vec::with_capacity(ranks.len());
+    // Every run its own job secret, handed to the ranks in their
+    // environment (docs/probe.md, "Authentication").
+    let secret = crate::probe::Secret::generate()
+        .map_err(|e| Error::io("making the run's job secret".to_string(), e))?;
+    let token = String::from_utf8_lossy(secret.expose()).into_owned();
     for (r, &sn) in ranks.iter().enumerate() {
         let rank = r.to_string();
         let port = o.port.to_string();
@@ -339,6 +344,7 @@ fn launch(
         ];
         argv.extend(extra.iter().map(String::as_str));
         let mut cmd = sys.exec_command(&st.host_ns(sn), &argv);
+        cmd.env(crate::probe::auth::ENV, &token);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

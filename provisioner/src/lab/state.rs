@@ -6,7 +6,8 @@
 //! routing), `efl-<name>-p<j>` for physical switch `j` (BGP: both VLAN
 //! halves of a split switch in one namespace, as one FRR instance) and
 //! `efl-<name>-h<i>` for sub-node `i`; a lab never touches a namespace
-//! (or FRR directory) that its state file does not list.
+//! (or FRR directory) that its state file does not list, and `lab down`
+//! checks that what the file lists is the lab's ([`super::trust`]).
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +57,10 @@ pub struct State {
     /// `/var/run/frr/<ns>`), listed before they are made.
     #[serde(default)]
     pub frr_dirs: Vec<String>,
+    /// The random id of the mark `lab up` puts on every namespace it makes
+    /// (see [`super::trust`]); empty for a lab made before marks.
+    #[serde(default)]
+    pub mark: String,
 }
 
 /// How a lab's switches route.

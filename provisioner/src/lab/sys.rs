@@ -202,6 +202,19 @@ impl Sys {
         Ok(out.stdout)
     }
 
+    /// The alias of the loopback interface of namespace `netns` (the
+    /// lab's mark, [`super::trust`]); `None` when it has none or cannot be
+    /// read.
+    pub fn lo_alias(&self, netns: &str) -> Option<String> {
+        let out = Command::new(&self.ip)
+            .args(["-n", netns, "-j", "link", "show", "dev", "lo"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        v.get(0)?.get("ifalias")?.as_str().map(str::to_string)
+    }
+
     /// The process ids in a namespace (`ip netns pids`).
     pub fn pids(&self, netns: &str) -> Vec<u32> {
         Command::new(&self.ip)

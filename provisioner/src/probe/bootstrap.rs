@@ -4,6 +4,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use planner::plan::Plan;
 
+use super::auth::Secret;
 use super::data::MAX_RANKS;
 use super::error::{Error, Result};
 use super::schedule::Algorithm;
@@ -18,6 +19,9 @@ pub struct Bootstrap {
     pub world: usize,
     /// Rank 0's address, or every rank's.
     pub peers: Peers,
+    /// The job secret that authenticates every connection (`None`: peers
+    /// are not authenticated; the binary always gives one).
+    pub secret: Option<Secret>,
 }
 
 impl Bootstrap {
@@ -28,6 +32,7 @@ impl Bootstrap {
             rank,
             world,
             peers: Peers::Master(master.into()),
+            secret: None,
         }
     }
 
@@ -37,7 +42,14 @@ impl Bootstrap {
             rank,
             world: addresses.len(),
             peers: Peers::Table(addresses),
+            secret: None,
         }
+    }
+
+    /// The same, with every connection authenticated by `secret`.
+    pub fn with_secret(mut self, secret: Secret) -> Self {
+        self.secret = Some(secret);
+        self
     }
 
     /// Refuses a rank outside the world, an empty world, one too large for

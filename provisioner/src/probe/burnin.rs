@@ -123,7 +123,14 @@ pub fn run(boot: &Bootstrap, lab: &Lab, sub_nodes: &[usize], c: &Config) -> Resu
         iters: rounds.len(),
         step_barrier: true,
     };
-    let mesh = Mesh::establish(me, &boot.peers, &fingerprint, &peers, c.timeouts)?;
+    let mesh = Mesh::establish(
+        me,
+        &boot.peers,
+        &fingerprint,
+        &peers,
+        boot.secret.as_ref(),
+        c.timeouts,
+    )?;
     let mut rates: Vec<Vec<Option<u64>>> = Vec::with_capacity(rounds.len());
     for (r, round) in rounds.iter().enumerate() {
         let step = format!("burn-in round {r}");

@@ -85,7 +85,7 @@ pub enum Error {
     },
 
     /// Peers that never connected within the connect timeout.
-    #[error("no connection from rank{} {} within {seconds} s (listening on {listen})", if ranks.len() == 1 { "" } else { "s" }, list(ranks))]
+    #[error("no connection from rank{} {} within {seconds} s (listening on {listen}){}", if ranks.len() == 1 { "" } else { "s" }, list(ranks), refusals(refused))]
     Missing {
         /// The ranks that did not connect.
         ranks: Vec<usize>,
@@ -93,6 +93,36 @@ pub enum Error {
         listen: String,
         /// The connect timeout.
         seconds: u64,
+        /// Connections refused meanwhile (`address: why`), which may
+        /// explain the missing ranks.
+        refused: Vec<String>,
+    },
+
+    /// A peer that sent a message the protocol does not allow there: the
+    /// wrong kind, too large, or figures that are no measurement.
+    #[error("rank {rank} ({addr}) broke the probe protocol in {step}: {message}")]
+    Protocol {
+        /// The peer's rank.
+        rank: usize,
+        /// The peer's address.
+        addr: String,
+        /// Where: the step, iteration and size, or the bootstrap.
+        step: String,
+        /// What it sent, in words (never its content).
+        message: String,
+    },
+
+    /// A peer that could not prove it holds the run's job secret.
+    #[error(
+        "rank {rank} at {addr} could not prove it holds this run's job secret in {step}: it belongs to another run or was given another secret; give every rank the same --token-file or PROBE_TOKEN"
+    )]
+    Unauthenticated {
+        /// The rank it should be.
+        rank: usize,
+        /// Its address.
+        addr: String,
+        /// Where.
+        step: String,
     },
 
     /// A connection to a peer failed during the run: closed, reset or
@@ -168,6 +198,7 @@ impl Error {
                 | Error::Schedule { .. }
                 | Error::Mismatch { .. }
                 | Error::Refused { .. }
+                | Error::Unauthenticated { .. }
         )
     }
 }
@@ -179,6 +210,14 @@ fn list(ranks: &[usize]) -> String {
         format!("{} and {more} more", shown.join(", "))
     } else {
         shown.join(", ")
+    }
+}
+
+fn refusals(refused: &[String]) -> String {
+    if refused.is_empty() {
+        String::new()
+    } else {
+        format!("; refused meanwhile: {}", refused.join("; "))
     }
 }
 

@@ -6,6 +6,7 @@
 //!   the size list (`8B..256MiB`);
 //! - [`schedule`]: the one adapter to the planner's schedules: what each
 //!   rank sends, receives and keeps in each step;
+//! - [`auth`]: the job secret and the HMAC challenge on every hello;
 //! - [`transport`]: the TCP mesh, set up once and reused, with the
 //!   handshake, control messages to rank 0 and timeouts; `exchange`
 //!   moves one step's bytes over its sockets;
@@ -18,6 +19,7 @@
 //! [`StepHook`] to stop every rank between steps and read counters.
 
 pub mod allreduce;
+pub mod auth;
 pub mod bootstrap;
 pub mod burnin;
 pub mod data;
@@ -27,9 +29,11 @@ pub mod report;
 pub mod schedule;
 pub mod stepsync;
 pub mod transport;
+mod wire;
 
 use std::time::Duration;
 
+pub use auth::Secret;
 pub use bootstrap::{Bootstrap, parse_bytes, parse_sizes};
 pub use error::{Error, Result};
 pub use report::{Report, SizeResult, StepTime};
@@ -164,6 +168,7 @@ pub fn run(boot: &Bootstrap, config: &Config, hook: &mut dyn StepHook) -> Result
         &boot.peers,
         &config.fingerprint(world),
         &peers,
+        boot.secret.as_ref(),
         config.timeouts,
     )?;
     run_on(&mesh, config, hook)

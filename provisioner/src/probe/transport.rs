@@ -8,22 +8,21 @@
 //! JSON [`Control`] messages.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::auth::Secret;
 use super::error::{Error, Result};
 use super::exchange::{Duplex, receive};
 use super::schedule::Combine;
-
-/// First bytes of every connection.
-pub const MAGIC: &[u8; 12] = b"EFLOPS-PROBE";
-
-/// Version of the wire protocol; peers of other versions are refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+use super::wire::{
+    self, Control, Hello, Opened, control_limit, endian, read_frame, what, write_frame,
+};
+pub use super::wire::{MAGIC, PROTOCOL_VERSION};
 
 /// Sends up to this many bytes before receiving, without a sender thread:
 /// both peers' bytes fit in the kernel's socket buffers.
@@ -35,9 +34,6 @@ const INLINE_BYTES: usize = 32 * 1024;
 /// machine, while spinning on the sockets costs throughput on large ones
 /// (measured on loopback, docs/probe.md).
 const THREAD_BYTES: usize = 4 << 20;
-
-/// Largest control message accepted.
-const MAX_FRAME: usize = 64 << 20;
 
 /// What every rank of one run must agree on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,53 +82,6 @@ fn sizes_text(sizes: &[u64]) -> String {
     } else {
         s.join(",")
     }
-}
-
-/// The handshake every connection opens with.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Hello {
-    /// [`PROTOCOL_VERSION`].
-    pub version: u32,
-    /// `little` or `big`.
-    pub endian: String,
-    /// True for the control connection to rank 0.
-    pub control: bool,
-    /// The sender's rank.
-    pub rank: usize,
-    /// Where the sender listens for data connections.
-    pub listen: String,
-    /// For a data connection: 0 when the connecting rank sends on it, 1
-    /// when it receives (every pair has one connection per direction, so
-    /// a send never waits on a receive for the socket's lock).
-    #[serde(default)]
-    pub lane: u8,
-    /// The run's settings as the sender sees them.
-    pub fingerprint: Fingerprint,
-}
-
-/// Control messages between rank 0 and the others.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Control {
-    /// The handshake.
-    Hello(Hello),
-    /// Rank 0 refuses the peer.
-    Refused(String),
-    /// Rank 0's answer: every rank's data address.
-    Table(Vec<String>),
-    /// A data connection is accepted.
-    Welcome,
-    /// A rank finished the step (the step barrier).
-    StepDone(usize),
-    /// Rank 0 releases the ranks from the step barrier.
-    Go,
-    /// Rank 0 stops the run, and says why.
-    Stop(String),
-    /// A rank's figures for one size, to rank 0 (f64 bits, so that every
-    /// rank ends with the very same values).
-    Local(Vec<u64>),
-    /// Rank 0's answer: the figures over all ranks (f64 bits).
-    Global(Vec<u64>),
 }
 
 /// One connection to a peer.
@@ -189,52 +138,6 @@ pub struct Mesh {
     timeouts: Timeouts,
 }
 
-fn endian() -> &'static str {
-    if cfg!(target_endian = "little") {
-        "little"
-    } else {
-        "big"
-    }
-}
-
-fn write_frame(mut w: &TcpStream, msg: &Control) -> io::Result<()> {
-    let body = serde_json::to_vec(msg).map_err(io::Error::other)?;
-    let mut frame = Vec::with_capacity(body.len() + 4);
-    frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    frame.extend_from_slice(&body);
-    w.write_all(&frame)
-}
-
-fn read_frame(mut r: &TcpStream) -> io::Result<Control> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len)?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("a control message of {len} bytes"),
-        ));
-    }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body)?;
-    serde_json::from_slice(&body).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
-}
-
-/// What a socket error means, in words.
-fn what(e: &io::Error, idle: Duration) -> String {
-    match e.kind() {
-        io::ErrorKind::UnexpectedEof => "closed the connection".to_string(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            format!("moved no data for {} s", idle.as_secs_f64())
-        }
-        io::ErrorKind::ConnectionReset
-        | io::ErrorKind::ConnectionAborted
-        | io::ErrorKind::BrokenPipe => "dropped the connection".to_string(),
-        io::ErrorKind::InvalidData => "sent something that is not the probe protocol".to_string(),
-        _ => "failed".to_string(),
-    }
-}
-
 impl Link {
     fn new(rank: usize, addr: String, stream: TcpStream, t: Timeouts) -> io::Result<Link> {
         stream.set_nodelay(true)?;
@@ -251,6 +154,44 @@ impl Link {
             what: what(&e, idle),
             step: step.to_string(),
             source: e,
+        }
+    }
+
+    /// The error for a message of this link's peer that breaks the
+    /// protocol in `step`.
+    pub fn protocol(&self, step: &str, message: impl Into<String>) -> Error {
+        Error::Protocol {
+            rank: self.rank,
+            addr: self.addr.clone(),
+            step: step.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The connecting side's handshake ([`wire::open`]).
+    fn open(
+        &self,
+        hello: Hello,
+        secret: Option<&Secret>,
+        limit: usize,
+        deadline: Instant,
+        step: &str,
+        t: Timeouts,
+    ) -> Result<()> {
+        match wire::open(&self.stream, hello, secret, limit, deadline)
+            .map_err(|e| self.failed(e, step, t.idle))?
+        {
+            Ok(()) => Ok(()),
+            Err(Opened::Refused(reason)) => Err(Error::Refused {
+                rank: self.rank,
+                addr: self.addr.clone(),
+                reason,
+            }),
+            Err(Opened::NotProven) => Err(Error::Unauthenticated {
+                rank: self.rank,
+                addr: self.addr.clone(),
+                step: step.to_string(),
+            }),
         }
     }
 }
@@ -310,27 +251,6 @@ fn accept(
     }
 }
 
-/// Reads the magic and the hello of an accepted connection.
-fn read_hello(s: &TcpStream) -> io::Result<Hello> {
-    let mut magic = [0u8; MAGIC.len()];
-    (&*s).read_exact(&mut magic)?;
-    if &magic != MAGIC {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "no probe handshake",
-        ));
-    }
-    match read_frame(s)? {
-        Control::Hello(h) => Ok(h),
-        _ => Err(io::Error::new(io::ErrorKind::InvalidData, "no hello")),
-    }
-}
-
-fn send_hello(s: &TcpStream, hello: Hello) -> io::Result<()> {
-    (&*s).write_all(MAGIC)?;
-    write_frame(s, &Control::Hello(hello))
-}
-
 fn listen(addr: SocketAddr) -> Result<TcpListener> {
     let l = TcpListener::bind(addr).map_err(|source| Error::Listen {
         addr: addr.to_string(),
@@ -343,16 +263,268 @@ fn listen(addr: SocketAddr) -> Result<TcpListener> {
     Ok(l)
 }
 
+/// Accepts connections until one completes the handshake by `deadline`;
+/// the others (strangers, peers that stall or speak another protocol) are
+/// told why when they can be and recorded. `None` when the deadline
+/// passed. Every handshake must end within the idle timeout, so a peer
+/// that trickles bytes holds the listener no longer than that.
+fn next_peer(
+    listener: &TcpListener,
+    secret: Option<&Secret>,
+    hello_limit: usize,
+    deadline: Instant,
+    t: Timeouts,
+    refused: &mut Refusals,
+) -> io::Result<Option<(Link, Hello, SocketAddr)>> {
+    loop {
+        let Some((s, from)) = accept(listener, deadline)? else {
+            return Ok(None);
+        };
+        let Ok(link) = Link::new(usize::MAX, from.to_string(), s, t) else {
+            continue;
+        };
+        let by = (Instant::now() + t.idle).min(deadline);
+        match wire::accept(&link.stream, secret, hello_limit, by) {
+            Ok(Ok(h)) => return Ok(Some((link, h, from))),
+            Ok(Err(reason)) => refused.push(from, reason),
+            Err(e) => refused.push(from, what(&e, t.idle)),
+        }
+    }
+}
+
+/// Rank 0's side of the bootstrap.
+struct Gather<'a> {
+    listener: &'a TcpListener,
+    mine: &'a str,
+    peers: &'a Peers,
+    fingerprint: &'a Fingerprint,
+    secret: Option<&'a Secret>,
+    hello_limit: usize,
+    t: Timeouts,
+}
+
+impl Gather<'_> {
+    /// Accepts every other rank's control connection, checks its hello,
+    /// and answers with the address table, or refuses them all, naming the
+    /// first rank that runs with other settings. A connection that fails
+    /// the handshake, claims a rank outside the world or one already
+    /// taken is refused alone, and the run goes on without it.
+    fn gather(
+        &self,
+        control: &mut BTreeMap<usize, Link>,
+        refused: &mut Refusals,
+    ) -> Result<Vec<String>> {
+        let (world, t) = (self.fingerprint.world, self.t);
+        let mut addresses = vec![String::new(); world];
+        addresses[0] = self.mine.to_string();
+        let deadline = Instant::now() + t.connect;
+        let mut problem: Option<Error> = None;
+        let mut mismatched = 0;
+        while control.len() + mismatched + 1 < world {
+            let next = next_peer(
+                self.listener,
+                self.secret,
+                self.hello_limit,
+                deadline,
+                t,
+                refused,
+            )
+            .map_err(|source| Error::Listen {
+                addr: self.mine.to_string(),
+                source,
+            })?;
+            let Some((link, h, from)) = next else {
+                break;
+            };
+            let alone = if !h.control {
+                Some("opened a data connection to rank 0 during the bootstrap".to_string())
+            } else if h.rank == 0 || h.rank >= world {
+                Some(format!(
+                    "claims rank {} of {} ranks, but rank 0 is this one and the run has ranks 0 to {}",
+                    h.rank,
+                    h.fingerprint.world,
+                    world - 1
+                ))
+            } else if let Some(first) = control.get(&h.rank) {
+                Some(format!(
+                    "claims rank {}, which rank {} at {} has already",
+                    h.rank, h.rank, first.addr
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = alone {
+                let _ = write_frame(&link.stream, &Control::Refused(reason.clone()));
+                refused.push(from, reason);
+                continue;
+            }
+            let peer = format!("rank {}", h.rank);
+            let mut reasons = self
+                .fingerprint
+                .differences("rank 0", &h.fingerprint, &peer);
+            if !is_host_port(&h.listen) {
+                reasons.push(format!(
+                    "gives the listening address `{}`, which is not host:port",
+                    h.listen
+                        .escape_debug()
+                        .to_string()
+                        .chars()
+                        .take(80)
+                        .collect::<String>()
+                ));
+            } else if let Peers::Table(a) = self.peers
+                && a.get(h.rank).map(ToString::to_string).as_deref() != Some(&h.listen)
+            {
+                reasons.push(format!(
+                    "listens on {} but rank 0's rank table gives it {}",
+                    h.listen, a[h.rank]
+                ));
+            }
+            let addr = if is_host_port(&h.listen) {
+                h.listen.clone()
+            } else {
+                from.to_string()
+            };
+            if !reasons.is_empty() {
+                let reason = reasons.join("; ");
+                let _ = write_frame(&link.stream, &Control::Refused(reason.clone()));
+                mismatched += 1;
+                problem.get_or_insert(Error::Mismatch {
+                    rank: h.rank.to_string(),
+                    addr,
+                    message: reason,
+                });
+                continue;
+            }
+            addresses[h.rank] = addr.clone();
+            control.insert(
+                h.rank,
+                Link {
+                    rank: h.rank,
+                    addr,
+                    stream: link.stream,
+                },
+            );
+        }
+        if let Some(e) = problem {
+            let reason = format!("the run is refused: {e}");
+            for l in control.values() {
+                let _ = write_frame(&l.stream, &Control::Refused(reason.clone()));
+            }
+            return Err(e);
+        }
+        if control.len() + 1 < world {
+            let reason = "the run is refused: not every rank connected".to_string();
+            for l in control.values() {
+                let _ = write_frame(&l.stream, &Control::Refused(reason.clone()));
+            }
+            return Err(Error::Missing {
+                ranks: (1..world).filter(|r| !control.contains_key(r)).collect(),
+                listen: self
+                    .listener
+                    .local_addr()
+                    .map_or_else(|_| self.mine.to_string(), |a| a.to_string()),
+                seconds: t.connect.as_secs(),
+                refused: refused.list(),
+            });
+        }
+        for l in control.values() {
+            write_frame(&l.stream, &Control::Table(addresses.clone()))
+                .map_err(|e| l.failed(e, "the bootstrap", t.idle))?;
+        }
+        Ok(addresses)
+    }
+}
+
+/// Connections refused at the handshake that did not stop the run
+/// (strangers, a second copy of a rank, a rank outside the world): kept to
+/// explain a rank that never connected.
+#[derive(Debug, Default)]
+struct Refusals {
+    shown: Vec<String>,
+    more: usize,
+}
+
+impl Refusals {
+    /// Most refusals named in an error.
+    const SHOWN: usize = 8;
+
+    fn push(&mut self, from: SocketAddr, reason: impl Into<String>) {
+        if self.shown.len() < Self::SHOWN {
+            self.shown.push(format!("{from}: {}", reason.into()));
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn list(&self) -> Vec<String> {
+        let mut out = self.shown.clone();
+        if self.more > 0 {
+            out.push(format!("and {} more", self.more));
+        }
+        out
+    }
+}
+
+/// Checks rank 0's address table: one `host:port` per rank, this rank's
+/// the address it listens on.
+fn check_table(
+    table: Vec<String>,
+    world: usize,
+    rank: usize,
+    mine: &str,
+) -> Result<Vec<String>, String> {
+    if table.len() != world {
+        return Err(format!(
+            "sent an address table of {} ranks for a world of {world}",
+            table.len()
+        ));
+    }
+    if let Some((r, a)) = table.iter().enumerate().find(|(_, a)| !is_host_port(a)) {
+        return Err(format!(
+            "gave rank {r} the address `{}`, which is not host:port",
+            a.escape_debug()
+                .to_string()
+                .chars()
+                .take(80)
+                .collect::<String>()
+        ));
+    }
+    if rank != 0 && table[rank] != mine {
+        return Err(format!(
+            "gave this rank the address {}, but it listens on {mine}",
+            table[rank]
+        ));
+    }
+    Ok(table)
+}
+
+/// `host:port` or `[v6]:port` with a host of at most 255 characters.
+fn is_host_port(a: &str) -> bool {
+    a.len() <= 262
+        && a.rsplit_once(':').is_some_and(|(h, p)| {
+            !h.is_empty()
+                && p.parse::<u16>().is_ok()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]%_".contains(&b))
+        })
+}
+
 impl Mesh {
     /// Sets up the mesh of rank `rank`: the control connections through
     /// rank 0 (which checks every rank's settings against its own and
     /// sends the address table), then one data connection to every rank in
     /// `data_peers` (the higher rank of a pair connects to the lower).
+    /// With `secret`, every connection is authenticated both ways
+    /// ([`super::auth`]); a connection that does not prove it, or that
+    /// claims a rank the run cannot give it, is refused without stopping
+    /// the run.
     pub fn establish(
         rank: usize,
         peers: &Peers,
         fingerprint: &Fingerprint,
         data_peers: &BTreeSet<usize>,
+        secret: Option<&Secret>,
         t: Timeouts,
     ) -> Result<Mesh> {
         let world = fingerprint.world;
@@ -365,42 +537,58 @@ impl Mesh {
             listen: listen.to_string(),
             lane,
             fingerprint: fingerprint.clone(),
+            auth: false,
+            nonce: String::new(),
         };
+        let hello_limit = wire::hello_limit(&hello(true, &"f".repeat(262), 0));
+        let limit = control_limit(world);
+        let no_rank = |r: usize| {
+            Error::parameter(
+                "world-size",
+                format!("rank {r}, but the table has no address for it"),
+            )
+        };
+        let mut refused = Refusals::default();
         let mut control = BTreeMap::new();
         let (listener, addresses) = if rank == 0 {
             let bind = match peers {
-                Peers::Table(a) => a[0],
-                Peers::Master(m) => {
-                    let port = m
-                        .to_socket_addrs()
-                        .ok()
-                        .and_then(|mut a| a.next())
-                        .map(|a| a.port())
-                        .ok_or_else(|| {
-                            Error::parameter(
-                                "master-addr",
-                                format!("`{m}` is not an address this rank can resolve"),
-                            )
-                        })?;
-                    SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
-                }
+                Peers::Table(a) => *a.first().ok_or_else(|| no_rank(0))?,
+                // Rank 0 listens on the address it was given, no other.
+                Peers::Master(m) => m
+                    .to_socket_addrs()
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .ok_or_else(|| {
+                        Error::parameter(
+                            "master-addr",
+                            format!("`{m}` is not an address this rank can resolve"),
+                        )
+                    })?,
             };
             let listener = listen(bind)?;
             let mine = match peers {
-                Peers::Table(a) => a[0].to_string(),
+                Peers::Table(_) => bind.to_string(),
                 Peers::Master(m) => m.clone(),
             };
-            let addresses =
-                Self::gather_hellos(&listener, &mine, peers, fingerprint, t, &mut control)?;
+            let ctx = Gather {
+                listener: &listener,
+                mine: &mine,
+                peers,
+                fingerprint,
+                secret,
+                hello_limit,
+                t,
+            };
+            let addresses = ctx.gather(&mut control, &mut refused)?;
             (listener, addresses)
         } else {
             let master = match peers {
-                Peers::Table(a) => a[0].to_string(),
+                Peers::Table(a) => a.first().ok_or_else(|| no_rank(0))?.to_string(),
                 Peers::Master(m) => m.clone(),
             };
             let s = connect(&master, 0, t)?;
             let listener = match peers {
-                Peers::Table(a) => listen(a[rank])?,
+                Peers::Table(a) => listen(*a.get(rank).ok_or_else(|| no_rank(rank))?)?,
                 Peers::Master(_) => {
                     let ip = s
                         .local_addr()
@@ -417,15 +605,16 @@ impl Mesh {
                 .to_string();
             let link = Link::new(0, master, s, t)
                 .map_err(|e| Error::Internal(format!("socket options: {e}")))?;
-            send_hello(&link.stream, hello(true, &mine, 0))
-                .map_err(|e| link.failed(e, boot, t.idle))?;
             // Rank 0 answers when every rank has said hello: wait as long
             // as the others may take to connect.
-            link.stream.set_read_timeout(Some(t.connect + t.idle)).ok();
-            let answer = read_frame(&link.stream).map_err(|e| link.failed(e, boot, t.idle))?;
-            link.stream.set_read_timeout(Some(t.idle)).ok();
+            let deadline = Instant::now() + t.connect + t.idle;
+            link.open(hello(true, &mine, 0), secret, limit, deadline, boot, t)?;
+            let answer = read_frame(&link.stream, limit, Some(deadline))
+                .map_err(|e| link.failed(e, boot, t.idle))?;
             let addresses = match answer {
-                Control::Table(a) if a.len() == world => a,
+                Control::Table(a) => {
+                    check_table(a, world, rank, &mine).map_err(|m| link.protocol(boot, m))?
+                }
                 Control::Refused(reason) => {
                     return Err(Error::Refused {
                         rank: 0,
@@ -433,7 +622,11 @@ impl Mesh {
                         reason,
                     });
                 }
-                other => return Err(Error::Internal(format!("rank 0 answered {other:?}"))),
+                other => {
+                    return Err(
+                        link.protocol(boot, format!("answered the hello with {}", other.kind()))
+                    );
+                }
             };
             control.insert(0, link);
             (listener, addresses)
@@ -452,13 +645,15 @@ impl Mesh {
             .filter(|&&p| p < rank)
             .flat_map(|&p| [(p, 0u8), (p, 1)]);
         for (p, lane) in lanes {
-            let addr = mesh.addresses[p].clone();
+            let addr = mesh.addresses.get(p).ok_or_else(|| no_rank(p))?.clone();
             let s = connect(&addr, p, t)?;
             let link = Link::new(p, addr, s, t)
                 .map_err(|e| Error::Internal(format!("socket options: {e}")))?;
-            send_hello(&link.stream, hello(false, "", lane))
-                .map_err(|e| link.failed(e, boot, t.idle))?;
-            match read_frame(&link.stream).map_err(|e| link.failed(e, boot, t.idle))? {
+            let deadline = Instant::now() + t.connect + t.idle;
+            link.open(hello(false, "", lane), secret, limit, deadline, boot, t)?;
+            match read_frame(&link.stream, limit, Some(deadline))
+                .map_err(|e| link.failed(e, boot, t.idle))?
+            {
                 Control::Welcome => {}
                 Control::Refused(reason) => {
                     return Err(Error::Refused {
@@ -467,7 +662,11 @@ impl Mesh {
                         reason,
                     });
                 }
-                other => return Err(Error::Internal(format!("rank {p} answered {other:?}"))),
+                other => {
+                    return Err(
+                        link.protocol(boot, format!("answered the hello with {}", other.kind()))
+                    );
+                }
             }
             mesh.links.insert((p, lane == 0), link);
         }
@@ -477,12 +676,14 @@ impl Mesh {
             .flat_map(|&p| [(p, 0u8), (p, 1)])
             .collect();
         let deadline = Instant::now() + t.connect;
+        let here = mesh.addresses.get(rank).cloned().unwrap_or_default();
         while !waiting.is_empty() {
-            let accepted = accept(&listener, deadline).map_err(|source| Error::Listen {
-                addr: mesh.addresses[rank].clone(),
-                source,
-            })?;
-            let Some((s, from)) = accepted else {
+            let next = next_peer(&listener, secret, hello_limit, deadline, t, &mut refused)
+                .map_err(|source| Error::Listen {
+                    addr: here.clone(),
+                    source,
+                })?;
+            let Some((link, h, from)) = next else {
                 return Err(Error::Missing {
                     ranks: waiting
                         .iter()
@@ -490,39 +691,50 @@ impl Mesh {
                         .collect::<BTreeSet<_>>()
                         .into_iter()
                         .collect(),
-                    listen: mesh.addresses[rank].clone(),
+                    listen: here,
                     seconds: t.connect.as_secs(),
+                    refused: refused.list(),
                 });
             };
-            let Ok(link) = Link::new(usize::MAX, from.to_string(), s, t) else {
-                continue;
-            };
-            // A connection that says nothing sensible is dropped; the
-            // peers that belong here keep being waited for.
-            let Ok(h) = read_hello(&link.stream) else {
-                continue;
-            };
-            let refusal = if h.control || h.version != PROTOCOL_VERSION || h.endian != endian() {
+            // A connection that cannot be one the run waits for is refused
+            // alone; the peers that belong here keep being waited for.
+            let alone = if h.control && rank == 0 {
+                Some(format!("claims rank {} after the bootstrap ended", h.rank))
+            } else if h.control {
                 Some(format!(
-                    "protocol {} ({} endian) but this rank runs {PROTOCOL_VERSION} ({})",
-                    h.version,
-                    h.endian,
-                    endian()
+                    "opened a control connection to rank {rank}; only rank 0 takes those"
+                ))
+            } else if h.rank >= world {
+                Some(format!(
+                    "claims rank {} but the world has ranks 0 to {}",
+                    h.rank,
+                    world - 1
+                ))
+            } else if h.rank <= rank || !data_peers.contains(&h.rank) {
+                Some(format!(
+                    "claims rank {}, which opens no data connection to rank {rank}",
+                    h.rank
                 ))
             } else if !waiting.contains(&(h.rank, h.lane)) {
                 Some(format!(
-                    "rank {} is not expected to connect to rank {rank}",
-                    h.rank
+                    "claims lane {} of rank {}, which is open already",
+                    h.lane, h.rank
                 ))
             } else {
-                let d = fingerprint.differences(
-                    &format!("rank {rank}"),
-                    &h.fingerprint,
-                    &format!("rank {}", h.rank),
-                );
-                (!d.is_empty()).then(|| d.join("; "))
+                None
             };
-            if let Some(reason) = refusal {
+            if let Some(reason) = alone {
+                let _ = write_frame(&link.stream, &Control::Refused(reason.clone()));
+                refused.push(from, format!("rank {}: {reason}", h.rank));
+                continue;
+            }
+            let d = fingerprint.differences(
+                &format!("rank {rank}"),
+                &h.fingerprint,
+                &format!("rank {}", h.rank),
+            );
+            if !d.is_empty() {
+                let reason = d.join("; ");
                 let _ = write_frame(&link.stream, &Control::Refused(reason.clone()));
                 return Err(Error::Mismatch {
                     rank: h.rank.to_string(),
@@ -544,123 +756,6 @@ impl Mesh {
             );
         }
         Ok(mesh)
-    }
-
-    /// Rank 0: accepts every other rank's control connection, checks its
-    /// hello, and answers with the address table (or refuses them all,
-    /// naming the first rank that differs).
-    fn gather_hellos(
-        listener: &TcpListener,
-        mine: &str,
-        peers: &Peers,
-        fingerprint: &Fingerprint,
-        t: Timeouts,
-        control: &mut BTreeMap<usize, Link>,
-    ) -> Result<Vec<String>> {
-        let world = fingerprint.world;
-        let mut addresses = vec![String::new(); world];
-        addresses[0] = mine.to_string();
-        let deadline = Instant::now() + t.connect;
-        let mut problem: Option<Error> = None;
-        let mut refused = 0;
-        while control.len() + refused + 1 < world {
-            let accepted = accept(listener, deadline).map_err(|source| Error::Listen {
-                addr: mine.to_string(),
-                source,
-            })?;
-            let Some((s, from)) = accepted else {
-                break;
-            };
-            let Ok(link) = Link::new(usize::MAX, from.to_string(), s, t) else {
-                continue;
-            };
-            let Ok(h) = read_hello(&link.stream) else {
-                continue;
-            };
-            let peer = format!("rank {}", h.rank);
-            let mut reasons = Vec::new();
-            if h.version != PROTOCOL_VERSION || h.endian != endian() {
-                reasons.push(format!(
-                    "speaks protocol {} ({} endian) but rank 0 speaks {PROTOCOL_VERSION} ({})",
-                    h.version,
-                    h.endian,
-                    endian()
-                ));
-            } else if !h.control {
-                reasons.push("opened a data connection before the bootstrap ended".to_string());
-            } else if h.rank == 0 || h.rank >= world {
-                reasons.push(format!(
-                    "claims rank {} but the world has ranks 0 to {}",
-                    h.rank,
-                    world - 1
-                ));
-            } else if control.contains_key(&h.rank) {
-                reasons.push(format!(
-                    "is started twice (also at {})",
-                    control[&h.rank].addr
-                ));
-            } else {
-                reasons.extend(fingerprint.differences("rank 0", &h.fingerprint, &peer));
-                if let Peers::Table(a) = peers
-                    && a[h.rank].to_string() != h.listen
-                {
-                    reasons.push(format!(
-                        "listens on {} but rank 0's rank table gives it {}",
-                        h.listen, a[h.rank]
-                    ));
-                }
-            }
-            if !reasons.is_empty() {
-                let reason = reasons.join("; ");
-                let _ = write_frame(&link.stream, &Control::Refused(reason.clone()));
-                refused += 1;
-                problem.get_or_insert(Error::Mismatch {
-                    rank: h.rank.to_string(),
-                    addr: if h.listen.is_empty() {
-                        from.to_string()
-                    } else {
-                        h.listen.clone()
-                    },
-                    message: reason,
-                });
-                continue;
-            }
-            let addr = if h.listen.is_empty() {
-                from.to_string()
-            } else {
-                h.listen.clone()
-            };
-            addresses[h.rank] = addr.clone();
-            control.insert(
-                h.rank,
-                Link {
-                    rank: h.rank,
-                    addr,
-                    stream: link.stream,
-                },
-            );
-        }
-        if let Some(e) = problem {
-            let reason = format!("the run is refused: {e}");
-            for l in control.values() {
-                let _ = write_frame(&l.stream, &Control::Refused(reason.clone()));
-            }
-            return Err(e);
-        }
-        if control.len() + 1 < world {
-            return Err(Error::Missing {
-                ranks: (1..world).filter(|r| !control.contains_key(r)).collect(),
-                listen: listener
-                    .local_addr()
-                    .map_or_else(|_| mine.to_string(), |a| a.to_string()),
-                seconds: t.connect.as_secs(),
-            });
-        }
-        for l in control.values() {
-            write_frame(&l.stream, &Control::Table(addresses.clone()))
-                .map_err(|e| l.failed(e, "the bootstrap", t.idle))?;
-        }
-        Ok(addresses)
     }
 
     /// The data connection this rank sends to `peer` on (`sending`) or
@@ -756,9 +851,23 @@ impl Mesh {
         e
     }
 
+    /// The control link to rank 0 (every rank but 0 has one).
+    fn to_master(&self, step: &str) -> Result<&Link> {
+        self.control.get(&0).ok_or_else(|| {
+            Error::Internal(format!(
+                "rank {} has no connection to rank 0 in {step}",
+                self.rank
+            ))
+        })
+    }
+
     /// Sends this rank's figures to rank 0 and returns rank 0's answer;
     /// on rank 0, gathers every rank's figures, combines them with
-    /// `combine` (rank order) and sends the result to all.
+    /// `combine` (rank order) and sends the result to all. Every rank's
+    /// figures must arrive whole within the idle timeout, as many as this
+    /// rank's, each a finite number of 0 or more or -1 (none); anything else
+    /// stops the run, naming the rank, so that no figure is reported that
+    /// was not measured.
     pub fn reduce_figures(
         &self,
         local: Vec<f64>,
@@ -766,17 +875,21 @@ impl Mesh {
         step: &str,
     ) -> Result<Vec<f64>> {
         let idle = self.timeouts.idle;
+        let limit = control_limit(self.world);
+        let n = local.len();
         if self.rank == 0 {
             let mut all = vec![local];
             for l in self.control.values() {
-                let got =
-                    read_frame(&l.stream).map_err(|e| self.stop_all(l.failed(e, step, idle)))?;
+                let got = read_frame(&l.stream, limit, Some(Instant::now() + idle))
+                    .map_err(|e| self.stop_all(l.failed(e, step, idle)))?;
                 match got {
-                    Control::Local(v) => all.push(v.into_iter().map(f64::from_bits).collect()),
+                    Control::Local(v) => {
+                        all.push(figures(v, n).map_err(|m| self.stop_all(l.protocol(step, m)))?)
+                    }
                     other => {
-                        return Err(Error::Internal(format!(
-                            "rank {} sent {other:?} in {step}",
-                            l.rank
+                        return Err(self.stop_all(l.protocol(
+                            step,
+                            format!("sent {} instead of its figures", other.kind()),
                         )));
                     }
                 }
@@ -789,23 +902,31 @@ impl Mesh {
             }
             Ok(global)
         } else {
-            let l = &self.control[&0];
+            let l = self.to_master(step)?;
             let bits = local.iter().map(|x| x.to_bits()).collect();
             write_frame(&l.stream, &Control::Local(bits)).map_err(|e| l.failed(e, step, idle))?;
-            match read_frame(&l.stream).map_err(|e| l.failed(e, step, idle))? {
-                Control::Global(v) => Ok(v.into_iter().map(f64::from_bits).collect()),
+            match read_frame(&l.stream, limit, Some(Instant::now() + idle))
+                .map_err(|e| l.failed(e, step, idle))?
+            {
+                Control::Global(v) => figures(v, n).map_err(|m| l.protocol(step, m)),
                 Control::Stop(reason) => Err(Error::Stopped {
                     addr: l.addr.clone(),
                     reason,
                 }),
-                other => Err(Error::Internal(format!("rank 0 sent {other:?} in {step}"))),
+                other => Err(l.protocol(
+                    step,
+                    format!(
+                        "sent {} instead of the figures over all ranks",
+                        other.kind()
+                    ),
+                )),
             }
         }
     }
 
     /// The step barrier: every rank reports step `index` done to rank 0;
-    /// rank 0 waits for all, runs `between` (a controller reads counters
-    /// here) and releases them.
+    /// rank 0 waits for all (each within the idle timeout), runs `between`
+    /// (a controller reads counters here) and releases them.
     pub fn step_barrier(
         &self,
         index: usize,
@@ -813,16 +934,23 @@ impl Mesh {
         between: &mut dyn FnMut() -> Result<()>,
     ) -> Result<()> {
         let idle = self.timeouts.idle;
+        let limit = control_limit(self.world);
         if self.rank == 0 {
             for l in self.control.values() {
-                let got =
-                    read_frame(&l.stream).map_err(|e| self.stop_all(l.failed(e, step, idle)))?;
+                let got = read_frame(&l.stream, limit, Some(Instant::now() + idle))
+                    .map_err(|e| self.stop_all(l.failed(e, step, idle)))?;
                 match got {
                     Control::StepDone(i) if i == index => {}
+                    Control::StepDone(i) => {
+                        return Err(self.stop_all(l.protocol(
+                            step,
+                            format!("reported step {i} done at the barrier of step {index}"),
+                        )));
+                    }
                     other => {
-                        return Err(Error::Internal(format!(
-                            "rank {} sent {other:?} after {step}",
-                            l.rank
+                        return Err(self.stop_all(l.protocol(
+                            step,
+                            format!("sent {} at the step barrier", other.kind()),
                         )));
                     }
                 }
@@ -832,14 +960,11 @@ impl Mesh {
                 write_frame(&l.stream, &Control::Go).map_err(|e| l.failed(e, step, idle))?;
             }
         } else {
-            let l = &self.control[&0];
+            let l = self.to_master(step)?;
             write_frame(&l.stream, &Control::StepDone(index))
                 .map_err(|e| l.failed(e, step, idle))?;
             // Rank 0's controller may take its time between steps.
-            l.stream.set_read_timeout(None).ok();
-            let answer = read_frame(&l.stream);
-            l.stream.set_read_timeout(Some(idle)).ok();
-            match answer.map_err(|e| l.failed(e, step, idle))? {
+            match read_frame(&l.stream, limit, None).map_err(|e| l.failed(e, step, idle))? {
                 Control::Go => between()?,
                 Control::Stop(reason) => {
                     return Err(Error::Stopped {
@@ -848,12 +973,30 @@ impl Mesh {
                     });
                 }
                 other => {
-                    return Err(Error::Internal(format!(
-                        "rank 0 sent {other:?} after {step}"
-                    )));
+                    return Err(
+                        l.protocol(step, format!("sent {} at the step barrier", other.kind()))
+                    );
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Figures as they came over the wire (f64 bits): `n` of them, each
+/// finite and 0 or more, or -1 for none.
+fn figures(bits: Vec<u64>, n: usize) -> Result<Vec<f64>, String> {
+    if bits.len() != n {
+        return Err(format!("sent {} figures where {n} were due", bits.len()));
+    }
+    let v: Vec<f64> = bits.into_iter().map(f64::from_bits).collect();
+    if let Some(x) = v
+        .iter()
+        .find(|x| !(x.is_finite() && (**x >= 0.0 || **x == -1.0)))
+    {
+        return Err(format!(
+            "sent the figure {x}, which is no measurement (a finite number of 0 or more, or -1 for none)"
+        ));
+    }
+    Ok(v)
 }

@@ -214,6 +214,7 @@ fn probe_burn_in_over_the_labs_namespaces_names_the_degraded_cable() {
             Command::new("ip")
                 .args(["netns", "exec", &format!("efl-tpbi-h{sub}")])
                 .arg(env!("CARGO_BIN_EXE_provisioner"))
+                .env("PROBE_TOKEN", "lab-test-job-secret-0123456789")
                 .args(["probe", "--burn-in", "--rank", &r.to_string()])
                 .args(["--ranks-file", &ranks, "--plan", &plan_file])
                 .args([
@@ -398,4 +399,92 @@ fn lab_refusals_name_what_to_do() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--name"));
+}
+
+/// Issue #31: a state file that names a namespace of someone else, a
+/// directory outside the lab's (through `..`) or a namespace with the
+/// lab's name that the lab did not make is refused whole, naming it, and
+/// nothing is removed or stopped; the lab's own state then takes it down.
+#[test]
+fn lab_down_removes_only_what_the_lab_made() {
+    let Some(_alone) = can_run("lab_down_trust") else {
+        return;
+    };
+    let lab = Lab::new("ttrust");
+    lab.json(&["up", &plan("bigraph-2x8.plan.json"), "--rate", "100mbit"]);
+    let ip = |args: &[&str]| {
+        assert!(
+            Command::new("ip").args(args).status().unwrap().success(),
+            "ip {args:?}"
+        );
+    };
+    // A decoy namespace with a process in it, and a directory outside the
+    // lab's named like one of its FRR directories.
+    let decoy = "ttrust-decoy";
+    ip(&["netns", "add", decoy]);
+    let mut sleeper = Command::new("ip")
+        .args(["netns", "exec", decoy, "sleep", "120"])
+        .spawn()
+        .unwrap();
+    let victim = tempfile::tempdir().unwrap();
+    let victim_dir = victim.path().join("efl-ttrust-s0");
+    std::fs::create_dir(&victim_dir).unwrap();
+    let file = lab.dir.path().join("ttrust.json");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let refused = |st: &Value, object: &str, why: &str| {
+        std::fs::write(&file, serde_json::to_string_pretty(st).unwrap()).unwrap();
+        let out = lab.cmd(&["down"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "the state file {} names {object}, which lab down will not touch: {why}",
+                file.display()
+            )),
+            "{err}"
+        );
+        assert_eq!(lab.namespaces().len(), 24, "lab down removed something");
+    };
+    let mut with_decoy = good.clone();
+    with_decoy["namespaces"]
+        .as_array_mut()
+        .unwrap()
+        .push(decoy.into());
+    refused(
+        &with_decoy,
+        "namespace ttrust-decoy",
+        "it is not one of lab ttrust's namespaces",
+    );
+    let mut with_escape = good.clone();
+    let escape = format!("/etc/frr/../..{}", victim_dir.display());
+    with_escape["frr_dirs"] = serde_json::json!([escape]);
+    refused(
+        &with_escape,
+        &format!("directory {escape}"),
+        "it has a `.` or `..` component",
+    );
+    // An impostor under the lab's own name.
+    ip(&["netns", "del", "efl-ttrust-h0"]);
+    ip(&["netns", "add", "efl-ttrust-h0"]);
+    refused(
+        &good,
+        "namespace efl-ttrust-h0",
+        "it does not carry lab ttrust's mark (the alias of its loopback interface is none)",
+    );
+    // Nothing of the decoy's was touched.
+    assert!(
+        sleeper.try_wait().unwrap().is_none(),
+        "the decoy's process was stopped"
+    );
+    assert!(victim_dir.is_dir());
+    assert!(Path::new("/run/netns").join(decoy).exists());
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    ip(&["netns", "del", decoy]);
+    // The impostor is the test's: it removes it, and the lab goes down.
+    ip(&["netns", "del", "efl-ttrust-h0"]);
+    std::fs::write(&file, serde_json::to_string_pretty(&good).unwrap()).unwrap();
+    let down = lab.json(&["down"]);
+    assert_eq!(down["namespaces"], 23);
+    assert!(lab.namespaces().is_empty());
 }

@@ -17,6 +17,7 @@ mod lab_mpi;
 mod mock_api;
 mod probe;
 mod probe_burnin;
+mod probe_hostile;
 mod push;
 mod push_ssh;
 mod submit;

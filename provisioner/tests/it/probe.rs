@@ -220,6 +220,7 @@ fn a_rank_that_leaves_mid_run_is_named_with_the_step_by_its_partners() {
                         &boot.peers,
                         &c.fingerprint(4),
                         &peers,
+                        None,
                         c.timeouts,
                     )
                     .unwrap();
@@ -498,6 +499,8 @@ fn the_step_barrier_lets_a_controller_see_every_step_on_a_unix_socket() {
 fn probe(args: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_provisioner"));
     c.arg("probe").args(args.split_whitespace());
+    // Every rank of a run shares one job secret.
+    c.env("PROBE_TOKEN", "cli-test-job-secret-0123456789");
     c
 }
 

@@ -37,9 +37,10 @@ pub fn display(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// Reads an input file: a regular file of at most
+/// `planner::input::MAX_INPUT_BYTES` ([`planner::input::read`]).
 pub fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", display(path))).into())
+    planner::input::read(path).map_err(|m| BadInput(m).into())
 }
 
 /// The inventory and design options of the `--bigraph MxN` or `--fat-tree

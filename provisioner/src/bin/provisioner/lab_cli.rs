@@ -274,8 +274,7 @@ pub struct MeasureArgs {
 }
 
 fn load_plan(path: &Path) -> Result<CheckedPlan> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", path.display())))?;
+    let text = planner::input::read(path).map_err(crate::BadInput)?;
     Ok(CheckedPlan::load(&text, &path.display().to_string())?)
 }
 

@@ -332,9 +332,10 @@ fn main() -> ExitCode {
     }
 }
 
+/// Reads an input file: a regular file of at most
+/// `planner::input::MAX_INPUT_BYTES` ([`planner::input::read`]).
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())).into())
+    planner::input::read(path).map_err(|m| BadInput(m).into())
 }
 
 /// The plan, its name for messages, and the node map if one is given.
@@ -433,9 +434,9 @@ fn run(cli: Cli) -> Result<()> {
             format,
         } => {
             let name = table.display().to_string();
-            let text = std::fs::read_to_string(&table).map_err(|e| {
+            let text = planner::input::read(&table).map_err(|e| {
                 BadInput(format!(
-                    "cannot read the rank table {name}: {e}; mount the job's ConfigMap <job>-ranks there, or pass --table FILE"
+                    "the rank table: {e}; mount the job's ConfigMap <job>-ranks there, or pass --table FILE"
                 ))
             })?;
             let rows = rank_check::read_table(&text, &name)?;

@@ -100,8 +100,33 @@ pub struct ProbeArgs {
     /// not fill a 100 Gbps NIC: give what one reaches on a healthy pair.
     #[arg(long, requires = "burn_in")]
     expect_gbps: Option<f64>,
+    /// File that holds the job secret, the same on every rank; it
+    /// authenticates every connection and never goes on the wire
+    /// [default: $PROBE_TOKEN].
+    #[arg(long)]
+    token_file: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+}
+
+/// The job secret from --token-file or $PROBE_TOKEN; `None`, with a
+/// warning on stderr, when neither is given (jobs written by `provisioner
+/// submit` carry no Secret yet, docs/probe.md).
+fn secret(a: &ProbeArgs) -> Result<Option<probe::Secret>> {
+    let got = match &a.token_file {
+        Some(f) => probe::Secret::from_file(f),
+        None => match std::env::var_os(probe::auth::ENV) {
+            Some(t) => probe::Secret::new(t.as_encoded_bytes(), probe::auth::ENV),
+            None => {
+                eprintln!(
+                    "warning: no job secret, so peers are not authenticated: give --token-file FILE or set {} to the same secret on every rank (`head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'` makes one)",
+                    probe::auth::ENV
+                );
+                return Ok(None);
+            }
+        },
+    };
+    Ok(Some(got.map_err(BadInput)?))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -130,8 +155,9 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             BadInput("no rank: give --rank or set RANK (torchrun's convention)".to_string())
         })
     };
+    let secret = secret(&a)?;
     if a.burn_in {
-        return run_burn_in(&a, need_rank()?, world);
+        return run_burn_in(&a, need_rank()?, world, secret);
     }
     let mut table_algorithm = None;
     let boot = if let Some(hosts) = &a.hosts {
@@ -177,6 +203,10 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             format!("{addr}:{port}")
         };
         probe::Bootstrap::master(need_rank()?, world, master)
+    };
+    let boot = match secret {
+        Some(s) => boot.with_secret(s),
+        None => boot,
     };
     if let Some(w) = world.filter(|&w| w != boot.world) {
         return Err(Failure::from(probe::Error::parameter(
@@ -257,7 +287,12 @@ pub fn run(a: ProbeArgs) -> Result<()> {
 
 /// `provisioner probe --burn-in`: every rank a sub-node of the plan, from
 /// the rank table.
-fn run_burn_in(a: &ProbeArgs, rank: usize, world: Option<usize>) -> Result<()> {
+fn run_burn_in(
+    a: &ProbeArgs,
+    rank: usize,
+    world: Option<usize>,
+    secret: Option<probe::Secret>,
+) -> Result<()> {
     let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) else {
         return Err(BadInput("--burn-in needs --ranks-file and --plan".to_string()).into());
     };
@@ -268,6 +303,10 @@ fn run_burn_in(a: &ProbeArgs, rank: usize, world: Option<usize>) -> Result<()> {
     let (_, addrs) = probe::bootstrap::read_plan_table(&table_text, &table_name, &p, a.port)?;
     let (_, sub_nodes) = planner::ranks::format::read_rank_file(&table_text, &table_name, &p)?;
     let boot = probe::Bootstrap::table(rank, addrs);
+    let boot = match secret {
+        Some(s) => boot.with_secret(s),
+        None => boot,
+    };
     if let Some(w) = world.filter(|&w| w != boot.world) {
         return Err(Failure::from(probe::Error::parameter(
             "world-size",
