@@ -527,6 +527,7 @@ mod tests {
                     ranks: vec![2, 3],
                     listen: s("0.0.0.0:29500"),
                     seconds: 30,
+                    refused: Vec::new(),
                 },
                 1,
             ),

@@ -773,6 +773,7 @@ mod tests {
             pins: Vec::new(),
             routing: Default::default(),
             frr_dirs: Vec::new(),
+            mark: String::new(),
         }
     }
 
