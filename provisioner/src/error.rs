@@ -122,6 +122,10 @@ pub enum Error {
     #[error(transparent)]
     Push(#[from] crate::push::PushError),
 
+    /// `provisioner sot` (`crate::sot`).
+    #[error(transparent)]
+    Sot(#[from] crate::sot::SotError),
+
     /// A pod that does not sit where the rank table says.
     #[error("rank check failed against the rank table {table}: {message}")]
     RankCheck {
@@ -277,6 +281,7 @@ impl Error {
         match self {
             Error::Plan(e) | Error::Placement { source: e, .. } => e.is_bad_input(),
             Error::Push(e) => e.is_bad_input(),
+            Error::Sot(e) => e.is_bad_input(),
             // The API refused a request the user can fix (credentials,
             // permissions, a missing object, a conflict, an invalid object).
             Error::Api { source, .. } => matches!(

@@ -13,7 +13,8 @@
 //! CustomResourceDefinitions they belong to (MPIJob, Kueue Topology,
 //! Volcano HyperNode) before they reach a cluster. [`cluster`] is the one
 //! module that talks to the Kubernetes API: it reads Nodes and Pods, labels
-//! Nodes, and applies, follows and deletes jobs.
+//! Nodes, and applies, follows and deletes jobs. [`sot`] is the one module
+//! that talks to the operator's source of truth (Nautobot, NetBox).
 
 pub mod cluster;
 pub mod dra;
@@ -27,6 +28,7 @@ pub mod probe;
 pub mod push;
 pub mod rank_check;
 pub mod schema;
+pub mod sot;
 pub mod submit;
 mod toml_lines;
 pub mod view;

@@ -18,6 +18,7 @@ mod probe;
 mod probe_burnin;
 mod push;
 mod push_ssh;
+mod sot;
 mod submit;
 
 #[path = "../support/crds.rs"]
