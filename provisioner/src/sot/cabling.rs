@@ -37,7 +37,18 @@ pub struct CableSnapshot {
 pub async fn fetch(client: &Client, opts: &CablingOptions) -> Result<CableSnapshot> {
     let mut q = Vec::new();
     if let Some(s) = &opts.status {
-        q.push(format!("status={}", query_value(s)));
+        // Nautobot filters statuses by name (`Connected`, and refuses
+        // `connected`); NetBox by value (`connected`).
+        let s = match client.flavor() {
+            Flavor::Nautobot => {
+                let mut c = s.chars();
+                c.next()
+                    .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                    .unwrap_or_default()
+            }
+            Flavor::Netbox => s.to_lowercase(),
+        };
+        q.push(format!("status={}", query_value(&s)));
     }
     if let Some(l) = &opts.location {
         q.push(format!(
