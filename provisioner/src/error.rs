@@ -139,6 +139,10 @@ pub enum Error {
     #[error(transparent)]
     Lab(crate::lab::Error),
 
+    /// `provisioner sot` (`crate::sot`).
+    #[error(transparent)]
+    Sot(#[from] crate::sot::SotError),
+
     /// A pod that does not sit where the rank table says.
     #[error("rank check failed against the rank table {table}: {message}")]
     RankCheck {
@@ -299,6 +303,7 @@ impl Error {
             Error::Push(e) => e.is_bad_input(),
             Error::Probe(e) => e.is_bad_input(),
             Error::Lab(e) => e.is_bad_input(),
+            Error::Sot(e) => e.is_bad_input(),
             // The API refused a request the user can fix (credentials,
             // permissions, a missing object, a conflict, an invalid object).
             Error::Api { source, .. } => matches!(

@@ -13,7 +13,9 @@
 //!    pushes the planner's rendered switch configurations to the switches
 //!    (one client per render vendor, chosen by an exhaustive match on
 //!    [`planner::render::Vendor`]), with a journal and a confirm timer.
-//!    `toml_lines` (private): the lines of keys of a TOML input.
+//!    `toml_lines` (private): the lines of keys of a TOML input. [`sot`]:
+//!    the one module that talks to the operator's source of truth
+//!    (Nautobot, NetBox): inventory import, plan push, as-built cabling.
 //! 1. [`lab`]: builds the plan's fabric in network namespaces and runs the
 //!    collective engine across it (FRR switches through [`push`]).
 //! 2. [`error`]: the one error tree: this crate's own errors, with those of
@@ -42,6 +44,7 @@ pub mod nodes;
 pub mod probe;
 pub mod push;
 pub mod schema;
+pub mod sot;
 mod toml_lines;
 
 pub use error::{Error, Result};

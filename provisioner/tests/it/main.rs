@@ -20,6 +20,7 @@ mod probe_burnin;
 mod probe_hostile;
 mod push;
 mod push_ssh;
+mod sot;
 mod submit;
 
 #[path = "../support/crds.rs"]

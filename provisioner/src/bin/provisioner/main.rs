@@ -26,6 +26,7 @@ use provisioner::{lab, probe};
 mod lab_cli;
 mod probe_cli;
 mod push_cli;
+mod sot_cli;
 
 /// Bind a planned GPU-cluster topology to Kubernetes.
 #[derive(Debug, Parser)]
@@ -191,6 +192,13 @@ enum Command {
     /// back; a canary first, then batches. `push status|confirm|rollback`
     /// read the journal. See docs/switch-push.md.
     Push(Box<push_cli::PushArgs>),
+    /// The operator's source of truth (Nautobot, NetBox): import an
+    /// inventory, push the plan, check the cables; see
+    /// docs/source-of-truth.md.
+    Sot {
+        #[command(subcommand)]
+        command: sot_cli::SotCommand,
+    },
     /// Delete a submitted job (Job or MPIJob); its pods, ConfigMap and
     /// Service go with it (foreground propagation).
     Delete {
@@ -568,6 +576,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Probe(args) => probe_cli::run(*args),
         Command::Lab { command } => lab_cli::run(command),
         Command::Push(args) => push_cli::run(*args),
+        Command::Sot { command } => sot_cli::run(command),
         Command::Delete {
             name,
             namespace,

@@ -1,0 +1,505 @@
+//! The REST client of a source of truth: one reqwest client (rustls; the
+//! system's CA roots, or only `--ca-file`'s), the token header of the
+//! flavour, bounded pagination and response sizes, retries with backoff on
+//! 429 and 5xx, and no redirects followed (a redirect would carry the
+//! token to another place, and an API answers none to a correct client).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use super::error::{Result, SotError};
+use crate::push::device::Secret;
+
+/// Which source of truth the server is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavor {
+    /// Nautobot 2.x/3.x: UUIDs, `Token <key>`, statuses by name.
+    Nautobot,
+    /// NetBox 4.x: integer ids, `Token` (v1) or `Bearer nbt_...` (v2).
+    Netbox,
+}
+
+impl Flavor {
+    /// `nautobot` or `netbox`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Nautobot => "nautobot",
+            Flavor::Netbox => "netbox",
+        }
+    }
+}
+
+/// Where the token comes from: a file (first line) or a variable.
+#[derive(Debug, Clone)]
+pub enum TokenSource {
+    /// A file whose first line is the token; refused when others may read it.
+    File(PathBuf),
+    /// An environment variable.
+    Env(String),
+}
+
+/// Limits that keep a wrong or hostile server from holding the client.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Objects per page asked for (`?limit=`).
+    pub page_size: usize,
+    /// Pages followed for one list before giving up.
+    pub max_pages: usize,
+    /// Bytes of one response body.
+    pub max_body: usize,
+    /// Tries of one request on 429, 5xx and lost connections.
+    pub tries: u32,
+    /// The first backoff; doubled each retry.
+    pub backoff: Duration,
+    /// One request's timeout.
+    pub timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            page_size: 500,
+            max_pages: 1000,
+            max_body: 64 << 20,
+            tries: 5,
+            backoff: Duration::from_millis(500),
+            // A bulk create of cables makes Nautobot trace every path: on
+            // a loaded machine 100 cables took over two minutes.
+            timeout: Duration::from_secs(900),
+        }
+    }
+}
+
+/// How to reach the server.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Nautobot or NetBox.
+    pub flavor: Flavor,
+    /// The base URL (`https://nautobot.example.com`), without `/api`.
+    pub url: String,
+    /// Where the token comes from.
+    pub token: TokenSource,
+    /// A PEM bundle that replaces the system's CA roots.
+    pub ca_file: Option<PathBuf>,
+    /// Limits on pages, sizes and retries.
+    pub limits: Limits,
+}
+
+/// A connected client.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: Secret,
+    flavor: Flavor,
+    limits: Limits,
+}
+
+/// Reads the token. A file must not be readable by group or others; the
+/// token is never part of a message.
+pub fn read_token(source: &TokenSource) -> Result<Secret> {
+    let text = match source {
+        TokenSource::File(p) => {
+            let meta = std::fs::metadata(p).map_err(|e| SotError::Token {
+                message: format!("cannot read {}: {e}", p.display()),
+            })?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                if meta.permissions().mode() & 0o077 != 0 {
+                    return Err(SotError::Token {
+                        message: format!(
+                            "{} may be read by others (mode {:o}); chmod 600 it",
+                            p.display(),
+                            meta.permissions().mode() & 0o777
+                        ),
+                    });
+                }
+            }
+            let _ = meta;
+            std::fs::read_to_string(p).map_err(|e| SotError::Token {
+                message: format!("cannot read {}: {e}", p.display()),
+            })?
+        }
+        TokenSource::Env(var) => std::env::var(var).map_err(|_| SotError::Token {
+            message: format!("${var} is not set; set it or give --token-file"),
+        })?,
+    };
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    let what = match source {
+        TokenSource::File(p) => p.display().to_string(),
+        TokenSource::Env(v) => format!("${v}"),
+    };
+    if token.is_empty() {
+        return Err(SotError::Token {
+            message: format!("{what} is empty"),
+        });
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(SotError::Token {
+            message: format!("{what} holds characters a token cannot have"),
+        });
+    }
+    Ok(Secret::new(token))
+}
+
+impl Client {
+    /// A client for `settings`: reads the token and the CA file; contacts
+    /// nothing yet.
+    pub fn new(settings: &Settings) -> Result<Client> {
+        let url = settings.url.trim_end_matches('/');
+        let url = url.strip_suffix("/api").unwrap_or(url);
+        if !(url.starts_with("https://") || url.starts_with("http://")) {
+            return Err(SotError::Parameter {
+                parameter: "url".to_string(),
+                message: format!(
+                    "{url} is not an http(s) URL; give e.g. https://nautobot.example.com"
+                ),
+            });
+        }
+        let token = read_token(&settings.token)?;
+        let mut b = reqwest::Client::builder()
+            .use_rustls_tls()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(settings.limits.timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .pool_max_idle_per_host(4);
+        if let Some(ca) = &settings.ca_file {
+            b = add_ca(b, ca)?;
+        }
+        let http = b.build().map_err(|e| SotError::Transport {
+            action: "making the HTTP client".to_string(),
+            url: url.to_string(),
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        })?;
+        Ok(Client {
+            http,
+            base: url.to_string(),
+            token,
+            flavor: settings.flavor,
+            limits: settings.limits,
+        })
+    }
+
+    /// The flavour.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+
+    /// The base URL, without `/api`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The full URL of an API path (`/api/dcim/cables/<id>/`).
+    pub fn url(&self, path: &str) -> String {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.base)
+        }
+    }
+
+    fn auth_header(&self) -> String {
+        let t = self.token.expose();
+        match self.flavor {
+            // NetBox 4.5+ v2 tokens are sent as Bearer; v1 tokens (40 hex)
+            // keep the `Token` keyword, as on Nautobot.
+            Flavor::Netbox if t.starts_with("nbt_") => format!("Bearer {t}"),
+            _ => format!("Token {t}"),
+        }
+    }
+
+    /// One request with retries: 429 and 5xx answers and lost connections
+    /// are retried with doubling backoff (a `Retry-After` of up to a
+    /// minute is honoured); any other status is returned with its body.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        action: &str,
+    ) -> Result<(StatusCode, Value)> {
+        let url = self.url(path);
+        let mut delay = self.limits.backoff;
+        let mut last = String::new();
+        for attempt in 1..=self.limits.tries {
+            let mut req = self
+                .http
+                .request(method.clone(), &url)
+                .header("Authorization", self.auth_header())
+                .header("Accept", "application/json");
+            if let Some(b) = body {
+                req = req.json(b);
+            }
+            match req.send().await {
+                Ok(resp) => {
+                    let status = resp.status();
+                    if status.is_redirection() {
+                        let to = resp
+                            .headers()
+                            .get("location")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("?")
+                            .to_string();
+                        return Err(SotError::Api {
+                            action: action.to_string(),
+                            url,
+                            message: format!(
+                                "HTTP {status}: redirected to {to}; redirects are not followed (the token would go along): give the final URL with --url"
+                            ),
+                        });
+                    }
+                    let retry_after = resp
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .map(|s| Duration::from_secs(s.min(60)));
+                    let value = self.body(resp, &url, action).await?;
+                    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                        return Err(SotError::Auth {
+                            url,
+                            status: status.as_u16(),
+                            detail: detail(&value),
+                        });
+                    }
+                    if (status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error())
+                        && attempt < self.limits.tries
+                    {
+                        last = format!("HTTP {status}: {}", detail(&value));
+                        tokio::time::sleep(retry_after.unwrap_or(delay)).await;
+                        delay *= 2;
+                        continue;
+                    }
+                    return Ok((status, value));
+                }
+                Err(e) => {
+                    // A write that timed out may have been applied: only
+                    // a read is sent again then (a refused connection
+                    // never reached the server, so any request may be).
+                    let safe = method == Method::GET || e.is_connect();
+                    let retry = safe
+                        && (e.is_connect() || e.is_timeout() || e.is_request())
+                        && attempt < self.limits.tries;
+                    if retry {
+                        last = e.to_string();
+                        tokio::time::sleep(delay).await;
+                        delay *= 2;
+                        continue;
+                    }
+                    return Err(SotError::Transport {
+                        action: action.to_string(),
+                        url,
+                        message: format!(
+                            "no answer after {attempt} tries (check the URL, that the server runs, and its certificate or --ca-file): {e}"
+                        ),
+                        source: Some(Box::new(e)),
+                    });
+                }
+            }
+        }
+        Err(SotError::Api {
+            action: action.to_string(),
+            url,
+            message: format!("gave up after {} tries: {last}", self.limits.tries),
+        })
+    }
+
+    async fn body(&self, mut resp: reqwest::Response, url: &str, action: &str) -> Result<Value> {
+        let status = resp.status();
+        let mut bytes = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(c)) => {
+                    if bytes.len() + c.len() > self.limits.max_body {
+                        return Err(SotError::Api {
+                            action: action.to_string(),
+                            url: url.to_string(),
+                            message: format!(
+                                "the answer is larger than {} bytes; ask for smaller pages",
+                                self.limits.max_body
+                            ),
+                        });
+                    }
+                    bytes.extend_from_slice(&c);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(SotError::Transport {
+                        action: action.to_string(),
+                        url: url.to_string(),
+                        message: format!("the answer broke off: {e}"),
+                        source: Some(Box::new(e)),
+                    });
+                }
+            }
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&bytes).map_err(|e| SotError::Api {
+            action: action.to_string(),
+            url: url.to_string(),
+            message: format!(
+                "HTTP {status} with a body that is not JSON ({e}): {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+            ),
+        })
+    }
+
+    /// A request that must succeed (2xx); anything else is an error with
+    /// the server's message.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        action: &str,
+    ) -> Result<Value> {
+        let (status, value) = self.request(method, path, body, action).await?;
+        if !status.is_success() {
+            return Err(SotError::Api {
+                action: action.to_string(),
+                url: self.url(path),
+                message: format!("HTTP {status}: {}", detail(&value)),
+            });
+        }
+        Ok(value)
+    }
+
+    /// Every object of a list endpoint, following `next` links (on the
+    /// same server only) up to the page limit. `query` is appended to
+    /// the first page's URL (`depth=1&exclude_m2m=false`).
+    pub async fn list(&self, path: &str, query: &str, action: &str) -> Result<Vec<Value>> {
+        let sep = if query.is_empty() { "" } else { "&" };
+        let mut next = Some(format!(
+            "{path}?limit={}{sep}{query}",
+            self.limits.page_size
+        ));
+        let mut out = Vec::new();
+        let mut pages = 0;
+        while let Some(page) = next.take() {
+            pages += 1;
+            if pages > self.limits.max_pages {
+                return Err(SotError::Api {
+                    action: action.to_string(),
+                    url: self.url(path),
+                    message: format!(
+                        "more than {} pages of {}; narrow the query",
+                        self.limits.max_pages, self.limits.page_size
+                    ),
+                });
+            }
+            let v = self.call(Method::GET, &page, None, action).await?;
+            let Some(results) = v.get("results").and_then(Value::as_array) else {
+                return Err(SotError::Api {
+                    action: action.to_string(),
+                    url: self.url(&page),
+                    message:
+                        "the answer has no `results` list; is this a Nautobot or NetBox API URL?"
+                            .to_string(),
+                });
+            };
+            out.extend(results.iter().cloned());
+            next = match v.get("next").and_then(Value::as_str) {
+                None => None,
+                Some(n) if n.starts_with(&self.base) => Some(n.to_string()),
+                // A proxy may rewrite the scheme or host of `next`; keep
+                // the path and query on our own server.
+                Some(n) => Some(path_of(n).ok_or_else(|| SotError::Api {
+                    action: action.to_string(),
+                    url: self.url(&page),
+                    message: format!("`next` is not a URL: {n}"),
+                })?),
+            };
+        }
+        Ok(out)
+    }
+
+    /// Creates objects with one list POST per batch (bulk create) and
+    /// returns them as created, in order.
+    pub async fn create(
+        &self,
+        path: &str,
+        objects: &[Value],
+        batch: usize,
+        action: &str,
+    ) -> Result<Vec<Value>> {
+        let mut out = Vec::with_capacity(objects.len());
+        for chunk in objects.chunks(batch.max(1)) {
+            let body = Value::Array(chunk.to_vec());
+            match self.call(Method::POST, path, Some(&body), action).await? {
+                Value::Array(a) => out.extend(a),
+                v => out.push(v),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Updates objects (each with its `id`) with one list PATCH per batch
+    /// (bulk update).
+    pub async fn update(
+        &self,
+        path: &str,
+        objects: &[Value],
+        batch: usize,
+        action: &str,
+    ) -> Result<()> {
+        for chunk in objects.chunks(batch.max(1)) {
+            let body = Value::Array(chunk.to_vec());
+            self.call(Method::PATCH, path, Some(&body), action).await?;
+        }
+        Ok(())
+    }
+}
+
+fn add_ca(b: reqwest::ClientBuilder, ca: &Path) -> Result<reqwest::ClientBuilder> {
+    let pem = std::fs::read(ca).map_err(|e| SotError::Parameter {
+        parameter: "ca-file".to_string(),
+        message: format!("cannot read {}: {e}", ca.display()),
+    })?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| SotError::Parameter {
+        parameter: "ca-file".to_string(),
+        message: format!("{} holds no PEM certificate: {e}", ca.display()),
+    })?;
+    if certs.is_empty() {
+        return Err(SotError::Parameter {
+            parameter: "ca-file".to_string(),
+            message: format!("{} holds no PEM certificate", ca.display()),
+        });
+    }
+    let mut b = b.tls_built_in_root_certs(false);
+    for c in certs {
+        b = b.add_root_certificate(c);
+    }
+    Ok(b)
+}
+
+/// `/api/...?...` of an absolute URL.
+fn path_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let i = rest.find('/')?;
+    Some(rest[i..].to_string())
+}
+
+/// The server's message: `detail`, or the body (validation errors are
+/// objects of field -> messages, or lists of them for a bulk request).
+pub fn detail(v: &Value) -> String {
+    match v.get("detail").and_then(Value::as_str) {
+        Some(d) => d.to_string(),
+        None => {
+            let s = v.to_string();
+            if s.chars().count() > 600 {
+                format!("{}...", s.chars().take(600).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}

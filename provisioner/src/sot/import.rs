@@ -1,0 +1,699 @@
+//! Import: the source of truth's devices, device types, interfaces,
+//! inventory items, custom fields and IP assignments in, an inventory TOML
+//! (docs/inventory.md) out. docs/source-of-truth.md has the mapping.
+//!
+//! [`fetch`] reads the objects (the only part that talks to the server);
+//! [`inventory_toml`] turns them into the inventory and refuses, naming
+//! the object and its URL, whatever the inventory cannot express.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::client::Client;
+use super::error::{Result, SotError};
+
+/// Which devices to read.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Only devices at this location (Nautobot) or site (NetBox).
+    pub location: Option<String>,
+    /// The device role of GPU servers.
+    pub server_role: String,
+    /// The device role of fabric switches.
+    pub switch_role: String,
+    /// The inventory's name (default: the location, else `imported`).
+    pub name: Option<String>,
+}
+
+/// The objects an import reads, as the API returned them.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Devices of the server role (depth 1).
+    pub servers: Vec<Value>,
+    /// Devices of the switch role (depth 1).
+    pub switches: Vec<Value>,
+    /// Interfaces of those devices.
+    pub interfaces: Vec<Value>,
+    /// Inventory items of those devices.
+    pub items: Vec<Value>,
+    /// IP-address-to-interface assignments (depth 1).
+    pub ip_assignments: Vec<Value>,
+}
+
+/// Reads what [`inventory_toml`] needs.
+pub async fn fetch(client: &Client, opts: &ImportOptions) -> Result<Snapshot> {
+    let loc = opts
+        .location
+        .as_ref()
+        .map(|l| format!("&location={}", query_value(l)))
+        .unwrap_or_default();
+    let devices = |role: &str| format!("depth=1&role={}{loc}", query_value(role));
+    let servers = client
+        .list(
+            "/api/dcim/devices/",
+            &devices(&opts.server_role),
+            "reading the server devices",
+        )
+        .await?;
+    let switches = client
+        .list(
+            "/api/dcim/devices/",
+            &devices(&opts.switch_role),
+            "reading the switch devices",
+        )
+        .await?;
+    let comp = loc.trim_start_matches('&').to_string();
+    let interfaces = client
+        .list("/api/dcim/interfaces/", &comp, "reading the interfaces")
+        .await?;
+    let items = client
+        .list(
+            "/api/dcim/inventory-items/",
+            &comp,
+            "reading the inventory items",
+        )
+        .await?;
+    let ip_assignments = client
+        .list(
+            "/api/ipam/ip-address-to-interface/",
+            "depth=1",
+            "reading the IP assignments",
+        )
+        .await?;
+    Ok(Snapshot {
+        servers,
+        switches,
+        interfaces,
+        items,
+        ip_assignments,
+    })
+}
+
+/// Percent-encodes a query value.
+pub fn query_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// A related object's id: `{"id": ...}` (any depth) or a bare id.
+pub fn id_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Object(o) => o.get("id").and_then(id_text),
+        other => id_text(other),
+    }
+}
+
+fn id_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A string field, or a related object's `name` (or `model`).
+fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    match v.get(key)? {
+        Value::String(s) => Some(s.as_str()),
+        Value::Object(o) => o
+            .get("name")
+            .or_else(|| o.get("model"))
+            .or_else(|| o.get("display"))
+            .and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+fn cf<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get("custom_fields")?.get(key).filter(|x| !x.is_null())
+}
+
+fn cf_str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    cf(v, key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+fn cf_int(v: &Value, key: &str) -> Option<i64> {
+    cf(v, key).and_then(|x| x.as_i64().or_else(|| x.as_str()?.parse().ok()))
+}
+
+/// `name (url)` of an object, for refusals.
+fn who(v: &Value, kind: &str) -> String {
+    let name = text(v, "name")
+        .or_else(|| text(v, "display"))
+        .unwrap_or("(unnamed)");
+    let url = v.get("url").and_then(Value::as_str).unwrap_or("(no url)");
+    format!("{kind} {name} ({url})")
+}
+
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// Sorts names so that `gpu2` comes before `gpu10`.
+fn natural(a: &str, b: &str) -> std::cmp::Ordering {
+    fn key(s: &str) -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        let mut text = String::new();
+        let mut num: Option<u64> = None;
+        for c in s.chars() {
+            if let Some(d) = c.to_digit(10) {
+                num = Some(
+                    num.unwrap_or(0)
+                        .saturating_mul(10)
+                        .saturating_add(u64::from(d)),
+                );
+            } else {
+                if let Some(n) = num.take() {
+                    out.push((std::mem::take(&mut text), n));
+                }
+                text.push(c);
+            }
+        }
+        out.push((text, num.unwrap_or(0)));
+        out
+    }
+    key(a).cmp(&key(b)).then_with(|| a.cmp(b))
+}
+
+/// Port speed in Gbps from an interface's `speed` (Kbps) or, without
+/// one, its type (`100gbase-x-qsfp28`).
+fn interface_gbps(i: &Value) -> Option<u64> {
+    if let Some(kbps) = i.get("speed").and_then(Value::as_u64).filter(|k| *k > 0) {
+        return Some(kbps / 1_000_000).filter(|g| *g > 0);
+    }
+    let t = match i.get("type")? {
+        Value::String(s) => s.as_str(),
+        Value::Object(o) => o.get("value")?.as_str()?,
+        _ => return None,
+    };
+    if let Some(i) = t.find("gbase") {
+        return t[..i].parse().ok();
+    }
+    if t.starts_with("1000base") {
+        return Some(1);
+    }
+    None
+}
+
+fn is_physical(i: &Value) -> bool {
+    let t = match i.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        Some(Value::Object(o)) => o.get("value").and_then(Value::as_str).unwrap_or(""),
+        _ => "",
+    };
+    !matches!(t, "virtual" | "lag" | "bridge") && i.get("mgmt_only") != Some(&Value::Bool(true))
+}
+
+/// The trailing number of an interface name and the pattern around it
+/// (`HundredGigE1/0/7` -> (`HundredGigE1/0/{p}`, 7)).
+fn split_port(name: &str) -> Option<(String, u32)> {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return None;
+    }
+    let (head, num) = name.split_at(name.len() - digits);
+    Some((format!("{head}{{p}}"), num.parse().ok()?))
+}
+
+/// The inventory TOML of a snapshot. Every object the inventory cannot
+/// express is refused at once, each naming the object and its URL.
+pub fn inventory_toml(snap: &Snapshot, opts: &ImportOptions, source: &str) -> Result<String> {
+    let mut problems = Vec::new();
+    let mut out = String::new();
+    let name = opts
+        .name
+        .clone()
+        .or_else(|| opts.location.clone())
+        .unwrap_or_else(|| "imported".to_string());
+    let _ = writeln!(out, "# Imported from {source} by `provisioner sot import`.");
+    let _ = writeln!(out, "# The mapping is in docs/source-of-truth.md.\n");
+    let _ = writeln!(out, "[inventory]\nname = {}", toml_str(&name));
+    let _ = writeln!(
+        out,
+        "description = {}",
+        toml_str(&format!("imported from {source}"))
+    );
+    if let Some(l) = &opts.location {
+        let _ = writeln!(out, "site = {}", toml_str(l));
+    }
+
+    let device_id: BTreeMap<String, &Value> = snap
+        .servers
+        .iter()
+        .chain(&snap.switches)
+        .filter_map(|d| Some((id_of(d)?, d)))
+        .collect();
+    let mut by_device: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for i in &snap.interfaces {
+        if let Some(d) = i
+            .get("device")
+            .and_then(id_of)
+            .filter(|d| device_id.contains_key(d))
+        {
+            by_device.entry(d).or_default().push(i);
+        }
+    }
+    let mut items_of: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for it in &snap.items {
+        if let Some(d) = it
+            .get("device")
+            .and_then(id_of)
+            .filter(|d| device_id.contains_key(d))
+        {
+            items_of.entry(d).or_default().push(it);
+        }
+    }
+    let mut ip_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for a in &snap.ip_assignments {
+        let (Some(iface), Some(addr)) = (
+            a.get("interface").and_then(id_of),
+            a.get("ip_address")
+                .and_then(|ip| ip.get("address"))
+                .and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        ip_of.entry(iface).or_default().push(addr.to_string());
+    }
+
+    // Racks: those the devices stand in.
+    let racks: BTreeSet<&str> = snap
+        .servers
+        .iter()
+        .chain(&snap.switches)
+        .filter_map(|d| text(d, "rack"))
+        .collect();
+    for r in &racks {
+        let _ = writeln!(out, "\n[[rack]]\nname = {}", toml_str(r));
+    }
+
+    let mut servers: Vec<&Value> = snap.servers.iter().collect();
+    servers.sort_by(|a, b| natural(text(a, "name").unwrap_or(""), text(b, "name").unwrap_or("")));
+    for d in servers {
+        server(&mut out, &mut problems, d, &items_of, &by_device, &ip_of);
+    }
+    let mut switches: Vec<&Value> = snap.switches.iter().collect();
+    switches.sort_by(|a, b| natural(text(a, "name").unwrap_or(""), text(b, "name").unwrap_or("")));
+    for d in switches {
+        switch(&mut out, &mut problems, d, &by_device);
+    }
+    if snap.servers.is_empty() {
+        problems.push(format!(
+            "no device of role {} found{}; give --server-role or --location",
+            opts.server_role,
+            opts.location
+                .as_ref()
+                .map(|l| format!(" at {l}"))
+                .unwrap_or_default()
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(SotError::Refused {
+            what: format!("importing from {source}: the inventory cannot express"),
+            problems,
+        });
+    }
+    planner::inventory::Inventory::from_toml(&out, source)
+        .map_err(|e| SotError::Inventory(Box::new(e)))?;
+    Ok(out)
+}
+
+fn server(
+    out: &mut String,
+    problems: &mut Vec<String>,
+    d: &Value,
+    items_of: &BTreeMap<String, Vec<&Value>>,
+    ifaces: &BTreeMap<String, Vec<&Value>>,
+    ip_of: &BTreeMap<String, Vec<String>>,
+) {
+    let Some(name) = text(d, "name") else {
+        problems.push(format!(
+            "{}: a server device needs a name",
+            who(d, "device")
+        ));
+        return;
+    };
+    let id = id_of(d).unwrap_or_default();
+    let items: Vec<&Value> = items_of
+        .get(&id)
+        .map(|v| {
+            v.iter()
+                .copied()
+                .filter(|i| cf_str(i, "topo_kind").is_some())
+                .collect()
+        })
+        .unwrap_or_default();
+    let item_id: BTreeMap<String, &Value> =
+        items.iter().filter_map(|i| Some((id_of(i)?, *i))).collect();
+    let mut pcie: Vec<&Value> = Vec::new();
+    let mut devices: Vec<(&str, &Value)> = Vec::new();
+    for it in &items {
+        match cf_str(it, "topo_kind") {
+            Some("pcie-switch") => pcie.push(it),
+            Some(k @ ("gpu" | "nic")) => devices.push((k, it)),
+            Some(other) => problems.push(format!(
+                "{}: topo_kind {other:?} is none of pcie-switch, gpu, nic; correct it or clear it (items without topo_kind are ignored)",
+                who(it, "inventory item")
+            )),
+            None => {}
+        }
+    }
+    let mut sockets: Vec<String> = cf_str(d, "topo_sockets")
+        .map(|s| {
+            s.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if sockets.is_empty() {
+        for it in &items {
+            if let Some(s) = cf_str(it, "topo_socket")
+                && !sockets.iter().any(|x| x == s)
+            {
+                sockets.push(s.to_string());
+            }
+        }
+    }
+    if sockets.is_empty() {
+        problems.push(format!(
+            "{}: no CPU sockets: set the device's custom field topo_sockets (e.g. cpu0,cpu1) or topo_socket on its PCIe-switch items",
+            who(d, "device")
+        ));
+        return;
+    }
+    let list = sockets
+        .iter()
+        .map(|s| toml_str(s))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(out, "\n[[server]]\nname = {}", toml_str(name));
+    if let Some(m) = text(d, "device_type") {
+        let _ = writeln!(out, "model = {}", toml_str(m));
+    }
+    if let Some(r) = text(d, "rack") {
+        let _ = writeln!(out, "rack = {}", toml_str(r));
+    }
+    let _ = writeln!(out, "sockets = [{list}]");
+    pcie.sort_by(|a, b| natural(text(a, "name").unwrap_or(""), text(b, "name").unwrap_or("")));
+    for p in &pcie {
+        if p.get("parent").and_then(id_of).is_some() {
+            problems.push(format!(
+                "{}: a PCIe switch under another item (a PCIe switch behind a PCIe switch) has no place in the inventory; make it a top-level item",
+                who(p, "inventory item")
+            ));
+            continue;
+        }
+        let Some(socket) = cf_str(p, "topo_socket") else {
+            problems.push(format!(
+                "{}: a PCIe switch needs custom field topo_socket (one of {})",
+                who(p, "inventory item"),
+                sockets.join(", ")
+            ));
+            continue;
+        };
+        let _ = writeln!(out, "\n[[server.pcie_switch]]");
+        let _ = writeln!(out, "name = {}", toml_str(text(p, "name").unwrap_or("")));
+        let _ = writeln!(out, "socket = {}", toml_str(socket));
+        if let Some(m) = text(p, "part_id").filter(|m| !m.is_empty()) {
+            let _ = writeln!(out, "model = {}", toml_str(m));
+        }
+        if let Some(r) = cf_str(p, "topo_root_port") {
+            let _ = writeln!(out, "root_port = {}", toml_str(r));
+        }
+        for (key, field) in [
+            ("lanes", "topo_lanes"),
+            ("pcie_gen", "topo_pcie_gen"),
+            ("slots", "topo_slots"),
+        ] {
+            if let Some(v) = cf_int(p, field) {
+                let _ = writeln!(out, "{key} = {v}");
+            }
+        }
+    }
+    // GPUs first, then NICs, each in name order: the planner pairs them in
+    // the order written under each PCIe switch.
+    devices.sort_by(|(ka, a), (kb, b)| {
+        ka.cmp(kb)
+            .then_with(|| natural(text(a, "name").unwrap_or(""), text(b, "name").unwrap_or("")))
+    });
+    let server_ifaces = ifaces.get(&id);
+    for (kind, it) in devices {
+        let item_name = text(it, "name").unwrap_or("");
+        let under = match it.get("parent").and_then(id_of) {
+            Some(pid) => match item_id.get(&pid) {
+                Some(parent) if cf_str(parent, "topo_kind") == Some("pcie-switch") => {
+                    Some(text(parent, "name").unwrap_or("").to_string())
+                }
+                _ => {
+                    problems.push(format!(
+                        "{}: a {kind} must sit under a PCIe-switch item (topo_kind pcie-switch) or directly on a socket (topo_socket, no parent)",
+                        who(it, "inventory item")
+                    ));
+                    continue;
+                }
+            },
+            None => None,
+        };
+        let socket = cf_str(it, "topo_socket");
+        if under.is_none() && socket.is_none() {
+            problems.push(format!(
+                "{}: a top-level {kind} needs custom field topo_socket, or move it under its PCIe-switch item",
+                who(it, "inventory item")
+            ));
+            continue;
+        }
+        let Some(model) = text(it, "part_id").filter(|m| !m.is_empty()) else {
+            problems.push(format!(
+                "{}: the {kind}'s model goes in part_id, which is empty",
+                who(it, "inventory item")
+            ));
+            continue;
+        };
+        let _ = writeln!(out, "\n[[server.{kind}]]");
+        let _ = writeln!(out, "name = {}", toml_str(item_name));
+        match (&under, socket) {
+            (Some(p), _) => {
+                let _ = writeln!(out, "pcie_switch = {}", toml_str(p));
+            }
+            (None, Some(s)) => {
+                let _ = writeln!(out, "socket = {}", toml_str(s));
+            }
+            (None, None) => {}
+        }
+        let _ = writeln!(out, "model = {}", toml_str(model));
+        if let Some(s) = cf_str(it, "topo_slot") {
+            let _ = writeln!(out, "slot = {}", toml_str(s));
+        }
+        if let Some(v) = cf_int(it, "topo_lanes") {
+            let _ = writeln!(out, "lanes = {v}");
+        }
+        if kind == "gpu" {
+            if let Some(v) = cf_int(it, "topo_memory_gb") {
+                let _ = writeln!(out, "memory_gb = {v}");
+            }
+            continue;
+        }
+        // A NIC: its port is the server's interface of the NIC's name (or
+        // netdev), which holds the MAC, the speed and the address.
+        let netdev = cf_str(it, "topo_netdev");
+        let iface = server_ifaces.and_then(|v| {
+            v.iter().find(|i| {
+                text(i, "name") == Some(item_name)
+                    || (netdev.is_some() && text(i, "name") == netdev)
+            })
+        });
+        let speed = cf_int(it, "topo_speed_gbps")
+            .and_then(|s| u64::try_from(s).ok())
+            .or_else(|| iface.and_then(|i| interface_gbps(i)));
+        let Some(speed) = speed else {
+            problems.push(format!(
+                "{}: no line rate: set custom field topo_speed_gbps, or give the server an interface named {item_name} with a speed",
+                who(it, "inventory item")
+            ));
+            continue;
+        };
+        let _ = writeln!(out, "speed_gbps = {speed}");
+        if let Some(v) = cf_int(it, "topo_ports") {
+            let _ = writeln!(out, "ports = {v}");
+        }
+        if let Some(n) = netdev {
+            let _ = writeln!(out, "netdev = {}", toml_str(n));
+        }
+        if let Some(i) = iface {
+            if let Some(mac) = i
+                .get("mac_address")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty())
+            {
+                let _ = writeln!(out, "mac = {}", toml_str(&mac.to_ascii_lowercase()));
+            }
+            let ips = id_of(i).and_then(|iid| ip_of.get(&iid));
+            match ips.map(Vec::as_slice) {
+                None | Some([]) => {}
+                Some([one]) => {
+                    let _ = writeln!(out, "ip = {}", toml_str(one));
+                }
+                Some(more) => problems.push(format!(
+                    "{}: {} addresses ({}); the inventory holds one per NIC: keep one",
+                    who(i, "interface"),
+                    more.len(),
+                    more.join(", ")
+                )),
+            }
+        }
+    }
+}
+
+fn switch(
+    out: &mut String,
+    problems: &mut Vec<String>,
+    d: &Value,
+    ifaces: &BTreeMap<String, Vec<&Value>>,
+) {
+    let Some(name) = text(d, "name") else {
+        problems.push(format!(
+            "{}: a switch device needs a name",
+            who(d, "device")
+        ));
+        return;
+    };
+    let Some(model) = text(d, "device_type") else {
+        problems.push(format!("{}: no device type", who(d, "device")));
+        return;
+    };
+    let id = id_of(d).unwrap_or_default();
+    let ports: Vec<&Value> = ifaces
+        .get(&id)
+        .map(|v| v.iter().copied().filter(|i| is_physical(i)).collect())
+        .unwrap_or_default();
+    if ports.is_empty() {
+        problems.push(format!(
+            "{}: no physical interfaces; give the switch its ports (the device type's interface templates do)",
+            who(d, "device")
+        ));
+        return;
+    }
+    let mut pattern: Option<String> = None;
+    let mut numbers = BTreeSet::new();
+    let mut speeds = BTreeSet::new();
+    let before = problems.len();
+    for p in &ports {
+        let iname = text(p, "name").unwrap_or("");
+        match split_port(iname) {
+            Some((pat, n)) => {
+                match &pattern {
+                    None => pattern = Some(pat),
+                    Some(have) if *have != pat => problems.push(format!(
+                        "{}: its name does not follow {have} like the other ports of {name}; the inventory numbers ports with one pattern (mark others mgmt_only)",
+                        who(p, "interface")
+                    )),
+                    Some(_) => {}
+                }
+                numbers.insert(n);
+            }
+            None => problems.push(format!(
+                "{}: a switch port name must end in its number; mark it mgmt_only if it is not a fabric port",
+                who(p, "interface")
+            )),
+        }
+        match interface_gbps(p) {
+            Some(g) => {
+                speeds.insert(g);
+            }
+            None => problems.push(format!(
+                "{}: no speed and no type with one; set its speed",
+                who(p, "interface")
+            )),
+        }
+    }
+    if problems.len() > before {
+        return;
+    }
+    let count = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
+    if numbers.first() != Some(&1) || numbers.last() != Some(&count) {
+        problems.push(format!(
+            "{}: ports numbered {}..{} with gaps; the inventory numbers ports 1..N",
+            who(d, "device"),
+            numbers.first().unwrap_or(&0),
+            numbers.last().unwrap_or(&0)
+        ));
+        return;
+    }
+    if speeds.len() != 1 {
+        problems.push(format!(
+            "{}: ports of several speeds ({:?} Gbps); the inventory gives one port speed per switch",
+            who(d, "device"),
+            speeds
+        ));
+        return;
+    }
+    let gbps = speeds.first().copied().unwrap_or(0);
+    let _ = writeln!(out, "\n[[switch]]\nname = {}", toml_str(name));
+    let _ = writeln!(out, "model = {}", toml_str(model));
+    let _ = writeln!(out, "ports = {count}\nport_gbps = {gbps}");
+    if let Some(p) = &pattern {
+        let _ = writeln!(out, "port_name = {}", toml_str(p));
+    }
+    if let Some(r) = text(d, "rack") {
+        let _ = writeln!(out, "rack = {}", toml_str(r));
+    }
+    if let Some(t) = cf_str(d, "topo_tier") {
+        let _ = writeln!(out, "role = {}", toml_str(t));
+    }
+    if let Some(r) = cf_str(d, "topo_reserved_ports") {
+        let _ = writeln!(out, "reserved_ports = {}", toml_str(r));
+    }
+    if let Some(v) = cf(d, "topo_virtual") {
+        let Some(halves) = v.as_array() else {
+            problems.push(format!(
+                "{}: custom field topo_virtual must be a JSON list of {{suffix, ports, vlan, part}}",
+                who(d, "device")
+            ));
+            return;
+        };
+        for h in halves {
+            let suffix = h.get("suffix").and_then(Value::as_str);
+            let vlan = h.get("vlan").and_then(Value::as_u64);
+            let ports = h.get("ports");
+            let (Some(suffix), Some(vlan), Some(ports)) = (suffix, vlan, ports) else {
+                problems.push(format!(
+                    "{}: each topo_virtual entry needs suffix, ports and vlan: {h}",
+                    who(d, "device")
+                ));
+                return;
+            };
+            let ports = match ports {
+                Value::String(s) => toml_str(s),
+                Value::Array(a) => format!(
+                    "[{}]",
+                    a.iter()
+                        .map(Value::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                other => {
+                    problems.push(format!(
+                        "{}: topo_virtual ports {other} is neither a range string nor a list",
+                        who(d, "device")
+                    ));
+                    return;
+                }
+            };
+            let _ = writeln!(out, "\n[[switch.virtual]]\nsuffix = {}", toml_str(suffix));
+            let _ = writeln!(out, "ports = {ports}\nvlan = {vlan}");
+            if let Some(p) = h.get("part").and_then(Value::as_str) {
+                let _ = writeln!(out, "part = {}", toml_str(p));
+            }
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! `provisioner sot` against a real Nautobot (3.2.7 from PyPI, started by
+//! `.ci/nautobot up`): the round trip of issue #35. Load the EFLOPS 4x16
+//! inventory into Nautobot with the example loader (Python, apart from our
+//! client), import it back, design from it, push the plan, push again (no
+//! change), plant the cabling faults of `examples/data/eflops-4x16.miswired.csv`
+//! in Nautobot's cables, and get from `sot cabling` the findings that
+//! `planner validate --cabling` gives for that CSV, each naming its cable's
+//! URL. Skips (fails with TESTS_NO_SKIP=1) when Nautobot is not reachable.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use planner::design::DesignOptions;
+use planner::validate::{self, cabling};
+use provisioner::sot::cabling::CablingOptions;
+use provisioner::sot::import::{ImportOptions, id_of};
+use provisioner::sot::push::{PushOptions, owner_tag};
+use provisioner::sot::{Client, Flavor, Limits, Settings, SotError, TokenSource};
+use serde_json::{Value, json};
+
+use crate::skip;
+
+const LOCATION: &str = "sot-test-eflops";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The Nautobot `.ci/nautobot up` started: its URL and token file, from
+/// NAUTOBOT_URL / NAUTOBOT_TOKEN_FILE or the script's env file.
+fn nautobot(test: &str) -> Option<(String, PathBuf)> {
+    let from_env = std::env::var("NAUTOBOT_URL")
+        .ok()
+        .zip(std::env::var("NAUTOBOT_TOKEN_FILE").ok());
+    let root_dir =
+        std::env::var("NAUTOBOT_ROOT").unwrap_or_else(|_| "/var/tmp/nautobot-ci".to_string());
+    let from_file = || {
+        let text = std::fs::read_to_string(Path::new(&root_dir).join("env")).ok()?;
+        let get = |k: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+                .map(str::to_string)
+        };
+        Some((get("NAUTOBOT_URL")?, get("NAUTOBOT_TOKEN_FILE")?))
+    };
+    let Some((url, token)) = from_env.or_else(from_file) else {
+        skip::skipped(
+            test,
+            "no Nautobot configured",
+            "run `.ci/nautobot up` (or set NAUTOBOT_URL and NAUTOBOT_TOKEN_FILE)",
+        );
+        return None;
+    };
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_start_matches("https://");
+    let addr = addr.split('/').next().unwrap_or(addr);
+    let up = std::net::ToSocketAddrs::to_socket_addrs(addr)
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|a| {
+            std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(3)).is_ok()
+        });
+    if !up {
+        skip::skipped(
+            test,
+            &format!("Nautobot at {url} is not reachable"),
+            "run `.ci/nautobot up`",
+        );
+        return None;
+    }
+    Some((url, PathBuf::from(token)))
+}
+
+fn client(url: &str, token: &Path) -> Client {
+    Client::new(&Settings {
+        flavor: Flavor::Nautobot,
+        url: url.to_string(),
+        token: TokenSource::File(token.to_path_buf()),
+        ca_file: None,
+        limits: Limits::default(),
+    })
+    .unwrap()
+}
+
+fn load(url: &str, token: &Path, args: &[&str]) {
+    let out = Command::new("python3")
+        .arg(root().join("examples/sot/load_nautobot.py"))
+        .args(["--url", url, "--token-file"])
+        .arg(token)
+        .args(["--location", LOCATION])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "load_nautobot.py {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// (switch, port, peer, peer_port) rows of a cabling CSV.
+fn rows(path: &Path) -> BTreeSet<(String, String, String, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    cabling::parse_csv(&text, "csv")
+        .unwrap()
+        .into_iter()
+        .map(|o| (o.device, o.port, o.peer, o.peer_port))
+        .collect()
+}
+
+/// Findings without their sources, for comparing two inputs.
+fn kinds(v: &validate::Validation) -> Vec<(String, String, String)> {
+    let mut k: Vec<_> = v
+        .findings
+        .iter()
+        .map(|f| (f.kind.to_string(), f.object.clone(), f.message.clone()))
+        .collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
+    let test = "sot::round_trip";
+    let Some((url, token)) = nautobot(test) else {
+        return;
+    };
+    let rt = rt();
+    let c = client(&url, &token);
+    let inventory = root().join("topologies/eflops-4x16.toml");
+    load(&url, &token, &["--wipe", inventory.to_str().unwrap()]);
+
+    // Import: the inventory read back designs the same fabric as the TOML.
+    let opts = ImportOptions {
+        location: Some(LOCATION.to_string()),
+        server_role: "gpu-server".to_string(),
+        switch_role: "fabric-switch".to_string(),
+        name: Some("eflops-4x16".to_string()),
+    };
+    let snap = rt
+        .block_on(provisioner::sot::import::fetch(&c, &opts))
+        .unwrap();
+    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "nautobot").unwrap();
+    let imported = planner::inventory::Inventory::from_toml(&toml, "imported.toml").unwrap();
+    let original_text =
+        std::fs::read_to_string(root().join("topologies/eflops-4x16.toml")).unwrap();
+    let original =
+        planner::inventory::Inventory::from_toml(&original_text, "eflops-4x16.toml").unwrap();
+    assert_eq!(imported.servers.len(), 16);
+    assert_eq!(imported.switches.len(), 8);
+    assert_eq!(imported.sub_node_count(), 64);
+    let ours = planner::design::design(&imported, &DesignOptions::default()).unwrap();
+    let theirs = planner::design::design(&original, &DesignOptions::default()).unwrap();
+    let (ours, theirs) = (ours.plan(), theirs.plan());
+    assert_eq!(ours.cables, theirs.cables);
+    assert_eq!(ours.switch_list, theirs.switch_list);
+    assert_eq!(ours.sub_node_list, theirs.sub_node_list);
+
+    // Push, then push again: nothing left to do.
+    let popts = PushOptions {
+        location: Some(LOCATION.to_string()),
+        switch_role: "fabric-switch".to_string(),
+        dry_run: false,
+        batch: 100,
+    };
+    let mut lines = Vec::new();
+    let first = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |l| {
+            lines.push(l.to_string())
+        }))
+        .unwrap();
+    assert!(
+        first.diff.conflicts.is_empty(),
+        "{:?}",
+        first.diff.conflicts
+    );
+    assert!(
+        first.created >= 2 + 128,
+        "2 VLANs and 128 cables (the tag may be left from an earlier run: --wipe keeps it): {first:?}"
+    );
+    assert!(
+        first.updated >= 256,
+        "every used switch port set: {}",
+        first.updated
+    );
+    let again = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(
+        again.diff.changes.is_empty(),
+        "second push: {:?}",
+        again.diff.changes
+    );
+    assert_eq!((again.created, again.updated), (0, 0));
+    let dry = rt
+        .block_on(provisioner::sot::push::push(
+            &c,
+            ours,
+            &PushOptions {
+                dry_run: true,
+                ..popts.clone()
+            },
+            &mut |_| {},
+        ))
+        .unwrap();
+    assert!(dry.diff.changes.is_empty());
+
+    // Nautobot holds what was pushed: planned cables with labels, access
+    // ports in their half's VLAN.
+    let tag = owner_tag(&ours.name);
+    let cables = rt
+        .block_on(c.list("/api/dcim/cables/", &format!("tags={tag}&depth=1"), "test"))
+        .unwrap();
+    assert_eq!(cables.len(), ours.cables.len());
+    assert!(cables.iter().all(|x| x["status"]["name"] == "Planned"));
+    assert!(cables.iter().any(|x| x["label"] == "sw01:9>node01:mlx5_0"));
+    let port = rt
+        .block_on(c.list(
+            "/api/dcim/interfaces/",
+            &format!("device=sw01&name={}&depth=1", "HundredGigE1%2F0%2F20"),
+            "test",
+        ))
+        .unwrap();
+    assert_eq!(port[0]["mode"]["value"], "access");
+    assert_eq!(port[0]["untagged_vlan"]["vid"], 102);
+
+    // A conflict: a cable the plan does not own on a port the plan uses
+    // stops the push before any write.
+    // (Planted below, after the cabling check, on a free port pair.)
+
+    // As built: the crew connected everything, with the mistakes of the
+    // miswired CSV. Plant them in Nautobot.
+    let ids: Vec<Value> = cables
+        .iter()
+        .map(|x| json!({"id": id_of(x), "status": {"name": "Connected"}}))
+        .collect();
+    rt.block_on(c.update("/api/dcim/cables/", &ids, 100, "test"))
+        .unwrap();
+    let planned = rows(&root().join("examples/data/eflops-4x16.cables.csv"));
+    let built = rows(&root().join("examples/data/eflops-4x16.miswired.csv"));
+    let gone: Vec<_> = planned.difference(&built).collect();
+    let new: Vec<_> = built.difference(&planned).collect();
+    let label = |r: &(String, String, String, String)| format!("{}:{}>{}:{}", r.0, r.1, r.2, r.3);
+    let doomed: Vec<Value> = cables
+        .iter()
+        .filter(|x| gone.iter().any(|r| x["label"] == label(r)))
+        .map(|x| json!({"id": id_of(x)}))
+        .collect();
+    assert_eq!(doomed.len(), gone.len());
+    rt.block_on(c.request(
+        reqwest::Method::DELETE,
+        "/api/dcim/cables/",
+        Some(&Value::Array(doomed)),
+        "test",
+    ))
+    .unwrap();
+    let ifaces = rt
+        .block_on(c.list(
+            "/api/dcim/interfaces/",
+            &format!("location={LOCATION}&depth=1"),
+            "test",
+        ))
+        .unwrap();
+    let iface = |dev: &str, port: &str| -> String {
+        let name = if port.chars().all(|ch| ch.is_ascii_digit()) && dev.starts_with("sw") {
+            format!("HundredGigE1/0/{port}")
+        } else {
+            port.to_string()
+        };
+        ifaces
+            .iter()
+            .find(|i| i["device"]["name"] == dev && i["name"] == name.as_str())
+            .and_then(id_of)
+            .unwrap_or_else(|| panic!("no interface {dev} {name}"))
+    };
+    let planted: Vec<Value> = new
+        .iter()
+        .map(|r| {
+            json!({"termination_a_type": "dcim.interface", "termination_a_id": iface(&r.0, &r.1),
+                   "termination_b_type": "dcim.interface", "termination_b_id": iface(&r.2, &r.3),
+                   "status": {"name": "Connected"}})
+        })
+        .collect();
+    rt.block_on(c.create("/api/dcim/cables/", &planted, 100, "test"))
+        .unwrap();
+
+    // The findings from Nautobot are those of the CSV (less its speed
+    // column: a Nautobot cable has no line rate), each with a cable URL.
+    let snap = rt
+        .block_on(provisioner::sot::cabling::fetch(
+            &c,
+            &CablingOptions {
+                status: Some("connected".to_string()),
+                location: Some(LOCATION.to_string()),
+            },
+        ))
+        .unwrap();
+    let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "nautobot");
+    assert_eq!(skipped, 0);
+    let from_sot = validate::validate_cabling(ours, &observed, &["nautobot".to_string()]);
+    let csv: String = built
+        .iter()
+        .map(|r| format!("{},{},{},{}\n", r.0, r.1, r.2, r.3))
+        .collect();
+    let from_csv = validate::validate_cabling(
+        ours,
+        &cabling::parse_csv(&csv, "csv").unwrap(),
+        &["csv".to_string()],
+    );
+    assert!(!from_sot.ok);
+    assert_eq!(kinds(&from_sot), kinds(&from_csv));
+    let found: BTreeSet<&str> = from_sot.findings.iter().map(|f| f.kind).collect();
+    for k in ["crossed", "missing", "extra", "wrong-vlan-half"] {
+        assert!(found.contains(k), "no {k} finding: {:?}", from_sot.findings);
+    }
+    for f in from_sot.findings.iter().filter(|f| f.kind != "missing") {
+        let s = f.source.as_deref().unwrap_or("");
+        assert!(s.contains(&format!("{url}/api/dcim/cables/")), "{f:?}");
+    }
+
+    // Pushing now meets cables the plan does not own (the planted ones) on
+    // its ports: conflicts, nothing written.
+    let blocked = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(!blocked.diff.conflicts.is_empty());
+    assert_eq!((blocked.created, blocked.updated), (0, 0));
+    assert!(blocked.diff.conflicts.iter().all(|x| x.url.is_some()));
+
+    // Import refuses what the inventory cannot express, naming the object
+    // and its URL.
+    let node01 = rt
+        .block_on(c.list(
+            "/api/dcim/devices/",
+            &format!("name=node01&location={LOCATION}"),
+            "test",
+        ))
+        .unwrap();
+    let fpga = rt
+        .block_on(c.create(
+            "/api/dcim/inventory-items/",
+            &[json!({"device": id_of(&node01[0]), "name": "fpga0", "custom_fields": {"topo_kind": "fpga"}})],
+            1,
+            "test",
+        ))
+        .unwrap();
+    let snap = rt
+        .block_on(provisioner::sot::import::fetch(&c, &opts))
+        .unwrap();
+    match provisioner::sot::import::inventory_toml(&snap, &opts, "nautobot") {
+        Err(SotError::Refused { problems, .. }) => {
+            let item_url = fpga[0]["url"].as_str().unwrap();
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| p.contains("fpga0") && p.contains(item_url)),
+                "{problems:?}"
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    drop(lines);
+}
+
+#[test]
+fn wrong_token_is_refused_and_never_printed() {
+    let Some((url, _)) = nautobot("sot::wrong_token") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("token");
+    std::fs::write(&f, "0123456789abcdef0123456789abcdef01234567\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let c = client(&url, &f);
+    let e = rt()
+        .block_on(c.list("/api/dcim/devices/", "", "reading the devices"))
+        .unwrap_err();
+    let text = format!("{e:#} {e:?}");
+    assert!(
+        matches!(
+            e,
+            SotError::Auth {
+                status: 401 | 403,
+                ..
+            }
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("0123456789abcdef"),
+        "the token leaked: {text}"
+    );
+}
