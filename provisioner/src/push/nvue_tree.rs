@@ -277,7 +277,7 @@ pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
 
 /// The tree as sorted lines of path words, one per leaf: `interface swp1
 /// link mtu 9216`; words with spaces or quotes are single-quoted.
-pub(crate) fn tree_lines(tree: &Value) -> Vec<String> {
+pub fn tree_lines(tree: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(tree, &mut Vec::new(), &mut out);
     out.sort();

@@ -588,7 +588,8 @@ fn measure(a: MeasureArgs) -> Result<()> {
             report
                 .exit_code
                 .map_or("on a signal".to_string(), |c| format!("with {c}"))
-        ));
+        )
+        .into());
     }
     show(common.format, &report, foreign::render)
 }

@@ -286,7 +286,13 @@ macro_rules! through_the_tree {
         }
     )*};
 }
-through_the_tree!(planner::Error, probe::Error, lab::Error, PushError);
+through_the_tree!(
+    planner::Error,
+    probe::Error,
+    lab::Error,
+    PushError,
+    provisioner::sot::SotError
+);
 
 impl From<BadInput> for Failure {
     fn from(e: BadInput) -> Self {

@@ -6,7 +6,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result};
+use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 
 use planner::checked::CheckedPlan;
@@ -17,7 +17,7 @@ use provisioner::sot::import::{self, ImportOptions};
 use provisioner::sot::push::{self, PushOptions, PushReport};
 use provisioner::sot::{Client, Flavor, Limits, Settings, SotError, TokenSource};
 
-use super::{Format, runtime, show};
+use super::{Format, Result, runtime, show};
 
 /// `provisioner sot ...`.
 #[derive(Debug, Subcommand)]
@@ -154,7 +154,7 @@ fn write_whole(path: &Path, text: &str) -> Result<()> {
     if r.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    r.with_context(|| format!("writing {}", path.display()))
+    Ok(r.with_context(|| format!("writing {}", path.display()))?)
 }
 
 fn load_plan(path: &Path) -> Result<CheckedPlan> {
