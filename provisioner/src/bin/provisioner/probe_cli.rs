@@ -129,6 +129,14 @@ fn secret(a: &ProbeArgs) -> Result<Option<probe::Secret>> {
     Ok(Some(got.map_err(BadInput)?))
 }
 
+/// The bootstrap, authenticated when there is a job secret.
+fn with_secret(boot: probe::Bootstrap, secret: Option<probe::Secret>) -> probe::Bootstrap {
+    match secret {
+        Some(s) => boot.with_secret(s),
+        None => boot,
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CheckArg {
     /// Every iteration.
@@ -204,10 +212,7 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         };
         probe::Bootstrap::master(need_rank()?, world, master)
     };
-    let boot = match secret {
-        Some(s) => boot.with_secret(s),
-        None => boot,
-    };
+    let boot = with_secret(boot, secret);
     if let Some(w) = world.filter(|&w| w != boot.world) {
         return Err(Failure::from(probe::Error::parameter(
             "world-size",
@@ -302,11 +307,7 @@ fn run_burn_in(
     let table_name = table.display().to_string();
     let (_, addrs) = probe::bootstrap::read_plan_table(&table_text, &table_name, &p, a.port)?;
     let (_, sub_nodes) = planner::ranks::format::read_rank_file(&table_text, &table_name, &p)?;
-    let boot = probe::Bootstrap::table(rank, addrs);
-    let boot = match secret {
-        Some(s) => boot.with_secret(s),
-        None => boot,
-    };
+    let boot = with_secret(probe::Bootstrap::table(rank, addrs), secret);
     if let Some(w) = world.filter(|&w| w != boot.world) {
         return Err(Failure::from(probe::Error::parameter(
             "world-size",
