@@ -205,48 +205,36 @@ pub fn to_csv(plan: &CheckedPlan, table: &RankTable) -> String {
     crate::text::write_csv(std::iter::once(header).chain(records))
 }
 
-/// An Open MPI rankfile: `rank N=host slot=S:C`, binding each rank to a core
-/// of the socket its GPU and NIC hang from. C counts the server's GPUs
-/// (one per sub-node, or every GPU of a shared NIC) on that socket, so two
-/// ranks of one socket get different cores. A host name the file cannot
-/// carry ([`crate::names::check_mpi_host`]) is refused.
+/// An Open MPI rankfile: `rank N=host slot=S:*`, binding each rank to the
+/// socket its GPU and NIC hang from ([`rankfile_slot`]). A host name the
+/// file cannot carry ([`crate::names::check_mpi_host`]) is refused.
 pub fn to_rankfile(plan: &CheckedPlan, table: &RankTable) -> Result<String> {
     check_mpi_hosts(plan, table, "rankfile")?;
-    let cores = rank_cores(plan, &table.ranks);
     let mut out = String::new();
     for (rank, &i) in table.ranks.iter().enumerate() {
         let sn = &plan.sub_node_list[i];
         let _ = writeln!(
             out,
-            "rank {rank}={} slot={}:{}",
-            sn.server, sn.socket_index, cores[rank]
+            "rank {rank}={} slot={}",
+            sn.server,
+            rankfile_slot(sn.socket_index)
         );
     }
     Ok(out)
 }
 
-/// The core of every rank of `ranks` (rank -> sub-node) on its sub-node's
-/// socket, the `C` of an Open MPI `slot=S:C`: the server's sub-nodes on
-/// that socket counted in sub-node order, a NIC shared by several GPUs
-/// taking one core per GPU, its k-th rank the k-th of them. The one rule
-/// of `planner ranks --format rankfile` and the provisioner's rankfile.
-pub fn rank_cores(plan: &Plan, ranks: &[usize]) -> Vec<usize> {
-    let mut first = vec![0usize; plan.sub_node_list.len()];
-    for server in &plan.servers {
-        let mut next: BTreeMap<usize, usize> = BTreeMap::new();
-        for &i in &server.sub_nodes {
-            if let Some(sn) = plan.sub_node_list.get(i) {
-                let c = next.entry(sn.socket_index).or_insert(0);
-                first[i] = *c;
-                *c += sn.gpu_count();
-            }
-        }
-    }
-    ranks
-        .iter()
-        .zip(super::nic_local_ranks(ranks))
-        .map(|(&i, k)| first.get(i).copied().unwrap_or(0) + k)
-        .collect()
+/// The Open MPI rankfile slot of a rank whose GPU and NIC hang off
+/// socket `socket` (its logical index among the server's sockets, as the
+/// inventory lists them): `S:*`, every core of that socket (mpirun(1) of
+/// Open MPI 4.1, "Rankfiles": `slot=S:C-D` names logical socket S, cores
+/// C to D; `*` all of them, as Open MPI 4.1.4 binds it). A rankfile's
+/// binding holds even against `--bind-to none`, so one core per rank
+/// (`S:C`) would leave a training process and its data loaders one core;
+/// a socket the server has is never wrong, one the inventory does not
+/// list is never named. The one rule of `planner ranks --format rankfile`
+/// and the provisioner's rankfile.
+pub fn rankfile_slot(socket: usize) -> String {
+    format!("{socket}:*")
 }
 
 /// Refuses a rank table whose servers have names an Open MPI rankfile or
@@ -1345,7 +1333,7 @@ mod tests {
         let rf = to_rankfile(&plan, &t).unwrap();
         // Two sub-nodes per server, one per socket.
         assert!(
-            rf.starts_with("rank 0=node1 slot=0:0\nrank 1=node1 slot=1:0\n"),
+            rf.starts_with("rank 0=node1 slot=0:*\nrank 1=node1 slot=1:*\n"),
             "{rf}"
         );
         assert_eq!(

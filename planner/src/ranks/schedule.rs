@@ -231,6 +231,31 @@ impl Step {
         self.layout
     }
 
+    /// The largest message, in elements, that one flow of this step
+    /// carries when every rank reduces `count` elements: halving-doubling
+    /// halves the window in each reduce-scatter step (count/2, count/4,
+    /// ...) and sends it back growing in all-gather; a ring moves one
+    /// of its `ranks` chunks per step; the planner's and MPICH's fold and
+    /// every unfold move the whole buffer, Open MPI's two fold steps half
+    /// of it each (see [`super::engine`]).
+    pub fn largest_message(&self, count: usize) -> usize {
+        let half = count.div_ceil(2);
+        match self.pattern {
+            Pattern::Xor { ranks, .. } => {
+                let k = ranks.max(1).ilog2() as usize;
+                let halvings = match self.phase {
+                    Phase::AllGather => k + 1 - self.number,
+                    _ => self.number,
+                };
+                count.div_ceil(1usize << halvings.min(usize::BITS as usize - 1))
+            }
+            Pattern::Next { ranks } | Pattern::Prev { ranks } => count.div_ceil(ranks.max(1)),
+            Pattern::Exchange { .. } => half,
+            Pattern::Fold { .. } if self.layout == Layout::PairsCoreEven => half,
+            Pattern::Fold { .. } | Pattern::Unfold { .. } => count,
+        }
+    }
+
     /// Flow `i` of the step (`i < flow_count()`), as `(src_rank, dst_rank)`
     /// in the engine's rank numbers.
     pub fn flow(&self, i: usize) -> (usize, usize) {

@@ -1074,3 +1074,34 @@ proptest! {
         check_spray_counts(&plan, &avoid, &shuffled(&table, shuffle), seed);
     }
 }
+
+/// Message sizes per step, written out for 12 ranks of 1,000 elements:
+/// Open MPI exchanges halves (500), the odd rank sends its reduced half
+/// (500), halving-doubling over 8 sends 500, 250, 125 and back, the
+/// unfold the whole buffer; the planner's fold sends the whole buffer;
+/// a ring of 12 sends ceil(1000/12) = 84 per step.
+#[test]
+fn largest_message_per_step_follows_each_schedule() {
+    use crate::ranks::engine::Engine;
+    let sizes = |engine: Engine, algorithm: Algorithm| -> Vec<usize> {
+        engine
+            .schedule(algorithm, 12)
+            .unwrap()
+            .steps
+            .iter()
+            .map(|s| s.largest_message(1000))
+            .collect()
+    };
+    assert_eq!(
+        sizes(Engine::OpenMpi, Algorithm::Hd),
+        [500, 500, 500, 250, 125, 125, 250, 500, 1000]
+    );
+    assert_eq!(
+        sizes(Engine::Probe, Algorithm::Hd),
+        [1000, 500, 250, 125, 125, 250, 500, 1000]
+    );
+    assert_eq!(sizes(Engine::Mpich, Algorithm::Hd)[0], 1000);
+    let ring = sizes(Engine::Gloo, Algorithm::Ring);
+    assert_eq!(ring.len(), 22);
+    assert!(ring.iter().all(|&m| m == 84), "{ring:?}");
+}

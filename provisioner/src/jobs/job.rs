@@ -9,6 +9,9 @@
 //! ranks = 32                         # sub-nodes: one GPU and its NIC each
 //! algorithm = "hdrm"                 # hdrm (default), hd or ring
 //! launcher = "indexed"               # indexed or mpi
+//! engine = "nccl"                    # what runs the allreduce: probe, nccl or gloo
+//!                                    # (indexed; default probe), openmpi or nccl
+//!                                    # (mpi; default openmpi)
 //! master_port = 29500                # indexed: MASTER_PORT
 //! ssh_port = 2222                    # mpi: the workers' sshd port
 //! launcher_image = "..."             # mpi: the launcher's image (default: image)
@@ -58,6 +61,7 @@ use serde::{Deserialize, Serialize};
 
 use planner::Problem;
 use planner::algorithm::{Algorithm, Command};
+use planner::ranks::engine::Engine;
 
 use crate::error::{Error, Result};
 use crate::toml_lines::KeyLines;
@@ -71,7 +75,7 @@ pub(crate) const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration; a job file may not set them.
-pub(crate) const RESERVED_ENV: [&str; 16] = [
+pub(crate) const RESERVED_ENV: [&str; 17] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -84,6 +88,7 @@ pub(crate) const RESERVED_ENV: [&str; 16] = [
     "NCCL_IB_TC",
     "NCCL_IB_GID_INDEX",
     "NCCL_SOCKET_IFNAME",
+    "GLOO_SOCKET_IFNAME",
     "NODE_NAME",
     "EFLOPS_RANKS",
     "EFLOPS_LOCAL_RANK",
@@ -244,6 +249,10 @@ pub struct JobSpec {
     pub algorithm: Algorithm,
     /// How the processes are started.
     pub launcher: Launcher,
+    /// The collective engine that runs the allreduce: the rank table is
+    /// made for the schedule it really runs
+    /// ([`planner::ranks::engine`]).
+    pub engine: Engine,
     /// Resources.
     pub resources: Resources,
     /// Extra environment of every rank.
@@ -284,6 +293,8 @@ struct RawJob {
     algorithm: Option<String>,
     #[serde(default)]
     launcher: Option<String>,
+    #[serde(default)]
+    engine: Option<String>,
     #[serde(default)]
     master_port: Option<i64>,
     #[serde(default)]
@@ -361,6 +372,76 @@ struct RawResources {
     memory: Option<String>,
     #[serde(default)]
     extra: BTreeMap<String, i64>,
+}
+
+/// The job's engine: the one named, or the launcher's own (`openmpi` for
+/// mpirun, the probe for the indexed launcher); an engine the launcher
+/// cannot start, or one that does not run the job's algorithm, is a
+/// problem of the `engine` key.
+fn check_engine(
+    name: Option<&str>,
+    launcher: Launcher,
+    algorithm: Algorithm,
+    bad: &mut impl FnMut(Option<&str>, &str, String, &str),
+) -> Engine {
+    let default = match launcher {
+        Launcher::Indexed => Engine::Probe,
+        Launcher::Mpi => Engine::OpenMpi,
+    };
+    let Some(name) = name else {
+        return default;
+    };
+    let Ok(engine) = name.parse::<Engine>() else {
+        bad(
+            None,
+            "engine",
+            format!("`{name}` is not an engine"),
+            "use probe, nccl or gloo (launcher = \"indexed\"), openmpi or nccl (launcher = \"mpi\")",
+        );
+        return default;
+    };
+    let fits = match launcher {
+        Launcher::Indexed => matches!(engine, Engine::Probe | Engine::Nccl | Engine::Gloo),
+        // mpirun.sh runs Open MPI's mpirun; NCCL programs such as
+        // nccl-tests are often started by it.
+        Launcher::Mpi => matches!(engine, Engine::OpenMpi | Engine::Nccl),
+    };
+    if !fits {
+        let (why, fix) = match launcher {
+            Launcher::Indexed => (
+                format!(
+                    "the indexed launcher starts the ranks itself, without mpirun, so {} cannot run",
+                    engine.as_str()
+                ),
+                "use launcher = \"mpi\" for Open MPI, or engine = \"nccl\", \"gloo\" or \"probe\"",
+            ),
+            Launcher::Mpi => (
+                format!(
+                    "the MPI launcher runs Open MPI's mpirun (mpirun.sh), which starts openmpi or nccl programs, not {}",
+                    engine.as_str()
+                ),
+                "use engine = \"openmpi\" or \"nccl\", or launcher = \"indexed\"",
+            ),
+        };
+        bad(None, "engine", why, fix);
+        return default;
+    }
+    if engine.rings_only()
+        && algorithm.info().rank_schedule == Some(planner::algorithm::RankSchedule::HalvingDoubling)
+    {
+        bad(
+            None,
+            "engine",
+            format!(
+                "{} runs no halving-doubling ({}), and algorithm {} is halving-doubling: the rank table would be made for a schedule that never runs",
+                engine.as_str(),
+                engine.runs(),
+                algorithm.as_str()
+            ),
+            "set algorithm = \"ring\" (the table for the engine's ring), or use launcher = \"mpi\" with Open MPI for halving-doubling",
+        );
+    }
+    engine
 }
 
 impl JobSpec {
@@ -485,6 +566,7 @@ impl JobSpec {
                 Launcher::Indexed
             }
         };
+        let engine = check_engine(raw.engine.as_deref(), launcher, algorithm, &mut bad);
         if launcher == Launcher::Indexed {
             for (key, given) in [
                 ("launcher_image", raw.launcher_image.is_some()),
@@ -649,6 +731,7 @@ impl JobSpec {
             ranks,
             algorithm,
             launcher,
+            engine,
             resources: Resources {
                 gpu,
                 cpu,
@@ -983,12 +1066,26 @@ NCCL_DEBUG = "INFO"
 "#;
 
     #[test]
+    fn the_mpi_launcher_runs_open_mpi_unless_the_file_names_nccl() {
+        let mpi = GOOD.replace("ranks = 32", "ranks = 32\nlauncher = \"mpi\"");
+        let j = JobSpec::from_toml(&mpi, "j.toml").unwrap();
+        assert_eq!(j.engine, Engine::OpenMpi);
+        let nccl = mpi.replace(
+            "ranks = 32",
+            "ranks = 32\nengine = \"nccl\"\nalgorithm = \"ring\"",
+        );
+        let j = JobSpec::from_toml(&nccl, "j.toml").unwrap();
+        assert_eq!((j.engine, j.algorithm), (Engine::Nccl, Algorithm::Ring));
+    }
+
+    #[test]
     fn a_good_file_with_defaults() {
         let j = JobSpec::from_toml(GOOD, "j.toml").unwrap();
         assert_eq!(j.name, "allreduce-32");
         assert_eq!(j.namespace, "default");
         assert_eq!(j.algorithm, Algorithm::Hdrm);
         assert_eq!(j.launcher, Launcher::Indexed);
+        assert_eq!(j.engine, Engine::Probe);
         assert_eq!(j.resources.gpu, "nvidia.com/gpu");
         assert_eq!(j.resources.cpu.as_ref().unwrap().times(2), "16");
         assert_eq!(j.resources.memory.as_ref().unwrap().times(3), "192Gi");
@@ -1037,6 +1134,26 @@ NCCL_DEBUG = "INFO"
                 "ranks = 32",
                 "ranks = 32\nlauncher = \"slurm\"",
                 "j.toml:6: launcher: `slurm` is not a launcher",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 32\nengine = \"horovod\"",
+                "j.toml:6: engine: `horovod` is not an engine; use probe, nccl or gloo",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 32\nengine = \"openmpi\"",
+                "j.toml:6: engine: the indexed launcher starts the ranks itself, without mpirun, so openmpi cannot run; use launcher = \"mpi\"",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 32\nlauncher = \"mpi\"\nengine = \"gloo\"",
+                "j.toml:7: engine: the MPI launcher runs Open MPI's mpirun (mpirun.sh), which starts openmpi or nccl programs, not gloo",
+            ),
+            (
+                "ranks = 32",
+                "ranks = 32\nengine = \"nccl\"",
+                "j.toml:6: engine: nccl runs no halving-doubling (NCCL 2.30 ring",
             ),
             (
                 "ranks = 32",

@@ -208,6 +208,7 @@ fn job_annotations(plan: &Plan, placement: &Placement, job: &JobSpec) -> Value {
     let mut a = json!({
         format!("{PREFIX}plan"): plan.name,
         format!("{PREFIX}algorithm"): job.algorithm.as_str(),
+        format!("{PREFIX}engine"): job.engine.as_str(),
         format!("{PREFIX}rank-table-method"): placement.method,
         format!("{PREFIX}worst-link-load"): placement.worst_load.to_string(),
         format!("{PREFIX}lower-bound"): placement.lower_bound.to_string(),
@@ -378,7 +379,7 @@ impl RankRows {
                 part: sn.part_or_tier.as_str().to_string(),
                 node: r.node.clone(),
                 local_rank: r.local_rank,
-                mpi_slot: mpi_slot(sn.socket_index),
+                mpi_slot: planner::ranks::format::rankfile_slot(sn.socket_index),
                 env,
             });
         }
@@ -476,19 +477,6 @@ impl RankRows {
             .and_then(|n| n.address.clone())
             .unwrap_or_else(|| node.to_string())
     }
-}
-
-/// The Open MPI rankfile slot of a rank whose GPU and NIC hang off
-/// socket `socket` (its logical index among the server's sockets, as the
-/// inventory lists them): `S:*`, every core of that socket (mpirun(1) of
-/// Open MPI 4.1, "Rankfiles": `slot=S:C-D` names logical socket S, cores
-/// C to D; `*` all of them, as Open MPI 4.1.4 binds it). A rankfile's
-/// binding holds even against `--bind-to none`, so one core per rank
-/// (`S:C`) would leave a training process and its data loaders one core;
-/// a socket the server has is never wrong, one the inventory does not
-/// list is never named.
-fn mpi_slot(socket: usize) -> String {
-    format!("{socket}:*")
 }
 
 /// Node affinity to the chosen Nodes and one pod of `role` per Node.
@@ -841,6 +829,12 @@ fn rank_pod(
         for c in &ENV_COLUMNS[1..] {
             if let Some(v) = row.env.get(*c).filter(|v| !v.is_empty()) {
                 env.push(json!({ "name": c, "value": v }));
+                if *c == "NCCL_SOCKET_IFNAME" {
+                    // Gloo takes a plain interface name (NCCL's leading
+                    // `=` means "exactly this one").
+                    let name = v.strip_prefix('=').unwrap_or(v);
+                    env.push(json!({ "name": "GLOO_SOCKET_IFNAME", "value": name }));
+                }
             }
         }
     }
@@ -934,7 +928,9 @@ while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
     # One visible GPU per process: it is device 0 (torch.cuda.set_device(LOCAL_RANK)).
     export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
     export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
-    if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
+    # Gloo (PyTorch's CPU backend) binds to GLOO_SOCKET_IFNAME, a plain
+    # interface name (NCCL's leading `=` means "exactly this one").
+    if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
     echo "launch.sh: rank $rank (local $local, slot $slot) on $NODE_NAME: GPU $cvd, NIC $hca" >&2
     status=0
     "$@" < /dev/null || status=$?
@@ -976,7 +972,7 @@ fi
 # One visible GPU per rank: it is device 0 (torch.cuda.set_device(LOCAL_RANK)).
 export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
 export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
-if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname"; fi
+if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
 # Open MPI's own traffic on this rank's NIC only, read by every rank at
 # MPI_Init (OMPI_MCA_* in its environment, Open MPI 4.1 and 5.0): TCP on
 # its netdev, verbs (btl/openib) and UCX on its RDMA device, port 1.
@@ -996,7 +992,9 @@ exec "$@"
 ///   6` forces Rabenseifner (reduce-scatter by recursive halving,
 ///   all-gather by recursive doubling; `ompi/mca/coll/base/
 ///   coll_base_allreduce.c`, `ompi_coll_base_allreduce_intra_redscat_allgather`,
-///   v4.1.x and v5.0.x) whatever the message size.
+///   v4.1.x and v5.0.x) whatever the message size; a ring job forces
+///   algorithm 4 (`ompi_coll_base_allreduce_intra_ring`, rank r sends to
+///   r + 1), the schedule its table is made for.
 /// - `coll ^han,hcoll,ucc,acoll,xhc,adapt`: the components that could take
 ///   MPI_Allreduce from tuned are left out (han is hierarchical and comes
 ///   first in Open MPI 5; hcoll, ucc, acoll and xhc bring their own
@@ -1009,6 +1007,10 @@ exec "$@"
 ///   launcher images (mpirun refuses root without it, 4.1 and 5.0).
 fn mpirun_sh(job: &JobSpec, placement: &Placement) -> String {
     let ranks = placement.ranks.len();
+    let (number, name) = match job.algorithm.info().rank_schedule {
+        Some(planner::algorithm::RankSchedule::Ring) => (4, "ring"),
+        _ => (6, "Rabenseifner (halving-doubling)"),
+    };
     let mut exports = String::from(" -x CUDA_DEVICE_ORDER");
     for k in job.env.keys() {
         let _ = write!(exports, " -x {k}");
@@ -1017,8 +1019,8 @@ fn mpirun_sh(job: &JobSpec, placement: &Placement) -> String {
         r#"#!/bin/sh
 # Written by `provisioner submit`: runs mpirun with the rankfile given
 # (mpi-launch.sh writes it from where the workers landed), Open MPI's
-# Rabenseifner (halving-doubling) allreduce forced in coll/tuned
-# (coll_tuned_allreduce_algorithm 6) with the components that would take
+# {name} allreduce forced in coll/tuned
+# (coll_tuned_allreduce_algorithm {number}) with the components that would take
 # allreduce from tuned left out, and every rank started by rank-env.sh.
 set -eu
 rankfile="${{1:?mpirun.sh RANKFILE COMMAND...}}"
@@ -1032,7 +1034,7 @@ if [ "$(id -u)" -eq 0 ]; then root="--allow-run-as-root"; fi
 exec mpirun $root -np "$ranks" --rankfile "$rankfile" \
   --mca plm_rsh_args "-p $port -o ConnectionAttempts=10" \
   --mca coll ^han,hcoll,ucc,acoll,xhc,adapt \
-  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6 \
+  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm {number} \
  {exports} \
   sh "$dir/rank-env.sh" "$@"
 "#,
@@ -1050,7 +1052,7 @@ fn mpi_launch_sh(job: &JobSpec, placement: &Placement) -> String {
         r#"#!/bin/sh
 # Written by `provisioner submit`: builds the Open MPI rankfile from the
 # Nodes the workers actually landed on, checks it against the rank table,
-# and runs mpirun through mpirun.sh (Open MPI's Rabenseifner allreduce).
+# and runs mpirun through mpirun.sh (the rank table's allreduce forced).
 set -eu
 if [ "${{1:-}}" = "--" ]; then shift; fi
 job={job}

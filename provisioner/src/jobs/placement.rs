@@ -317,6 +317,7 @@ fn place_whole_nodes(
         algorithm: job.algorithm,
         ranks: Some(job.ranks),
         unavailable,
+        engine: job.engine,
         ..Request::default()
     };
     let outcome = plan_gpu_ranks(plan, &request).map_err(|source| Error::Placement {
@@ -600,6 +601,7 @@ fn place_dra(
                 algorithm: job.algorithm,
                 ranks: Some(job.ranks),
                 unavailable,
+                engine: job.engine,
                 ..Request::default()
             },
         )

@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 
 use planner::checked::CheckedPlan;
 use planner::network::Network;
+use planner::ranks::engine::Engine;
 use planner::ranks::{Algorithm, step_link_loads};
 use serde::Serialize;
 
@@ -260,6 +261,9 @@ pub struct Expected {
     pub ranks: Vec<usize>,
     /// Its algorithm (the schedule `verify-ranks` routes).
     pub algorithm: Algorithm,
+    /// The engine whose schedule of `algorithm` runs over the table (its
+    /// fold, its ring order: `verify-ranks --engine`).
+    pub engine: Engine,
     /// Bytes per rank of the measured allreduce.
     pub bytes: u64,
 }
@@ -321,6 +325,9 @@ pub struct MeasureReport {
     /// The expected table's algorithm.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<String>,
+    /// The engine whose schedule of it was predicted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<Engine>,
     /// Its ranks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranks: Option<usize>,
@@ -365,14 +372,24 @@ pub fn measure(
     run::same_plan(st, plan)?;
     let net = Network::new(plan, plan.source())
         .map_err(|e| Error::planner("building the route model", e))?;
+    // The engine's schedule over the table's ranks in the order its ring
+    // visits them (rank order but for NCCL).
     let schedule = o
         .expected
         .as_ref()
         .map(|e| {
             check_table(st, e)?;
-            e.algorithm
-                .schedule(e.ranks.len())
-                .map_err(|err| Error::planner("making the table's schedule", err))
+            let schedule = e
+                .engine
+                .schedule(e.algorithm, e.ranks.len())
+                .map_err(|err| Error::planner("making the table's schedule", err))?;
+            let visit: Vec<usize> = e
+                .engine
+                .ring_order(plan, &e.ranks)
+                .into_iter()
+                .map(|r| e.ranks[r])
+                .collect();
+            Ok::<_, Error>((schedule, visit))
         })
         .transpose()?;
     let pins = match (o.ecmp, &o.expected) {
@@ -404,22 +421,18 @@ pub fn measure(
 
     let factor = run::wire_factor(run::lab_mtu(st));
     let mut predicted: BTreeMap<usize, (u64, Vec<u32>)> = BTreeMap::new();
-    if let (Some(e), Some(s)) = (&o.expected, &schedule) {
-        let (per_flow, _) = run::step_payloads(
-            e.algorithm,
-            e.ranks.len(),
-            (e.bytes / 4) as usize,
-            s.steps.len(),
-        )?;
+    if let (Some(e), Some((s, visit))) = (&o.expected, &schedule) {
+        let count = (e.bytes / 4) as usize;
         for (i, step) in s.steps.iter().enumerate() {
-            let loads = step_link_loads(&net, &e.ranks, step, o.seed)
+            let per_flow = step.largest_message(count) as u64 * 4;
+            let loads = step_link_loads(&net, visit, step, o.seed)
                 .map_err(|err| Error::planner("predicting the step's link loads", err))?;
             for (link, &flows) in loads.iter().enumerate() {
                 let entry = predicted
                     .entry(link)
                     .or_insert_with(|| (0, vec![0; s.steps.len()]));
                 entry.1[i] = flows;
-                entry.0 += (f64::from(flows) * per_flow[i] as f64 * factor).round() as u64;
+                entry.0 += (f64::from(flows) * per_flow as f64 * factor).round() as u64;
             }
         }
     }
@@ -466,6 +479,7 @@ pub fn measure(
             .expected
             .as_ref()
             .map(|e| e.algorithm.as_str().to_string()),
+        engine: o.expected.as_ref().map(|e| e.engine),
         ranks: o.expected.as_ref().map(|e| e.ranks.len()),
         bytes: o.expected.as_ref().map(|e| e.bytes),
         wire_factor: factor,
@@ -699,7 +713,8 @@ pub fn render(r: &MeasureReport) -> String {
     if let (Some(a), Some(n), Some(b)) = (&r.algorithm, r.ranks, r.bytes) {
         let _ = writeln!(
             s,
-            "beside verify-ranks for {a} on {n} ranks, {b} B per rank (most flows on one link in one step: {}; tolerance {:.0} %):",
+            "beside verify-ranks for {a} on {n} ranks as {} runs it, {b} B per rank (most flows on one link in one step: {}; tolerance {:.0} %):",
+            r.engine.unwrap_or_default(),
             r.predicted_max_flows.unwrap_or(0),
             r.tolerance * 100.0
         );
@@ -809,6 +824,7 @@ mod tests {
         let table = |ranks: Vec<usize>, bytes| Expected {
             ranks,
             algorithm: Algorithm::Hdrm,
+            engine: Engine::Probe,
             bytes,
         };
         assert!(check_table(&st, &table(vec![0, 1], 8)).is_ok());

@@ -219,6 +219,8 @@ fn measure(lab: &Lab, job: &Submitted, algorithm: &str) -> (Output, Value) {
         .args([
             "--algorithm",
             algorithm,
+            "--engine",
+            "openmpi",
             "--bytes",
             BYTES,
             "--tolerance",
@@ -414,7 +416,7 @@ fn open_mpi_links(
 }
 
 #[test]
-fn open_mpi_folds_twelve_ranks_in_pairs_which_the_planners_table_does_not_follow() {
+fn open_mpi_folds_twelve_ranks_in_pairs_on_the_submitted_table_with_one_flow_per_link() {
     let test = "open_mpi_folds_twelve_ranks";
     let Some((_alone, dir)) = can_run(test) else {
         return;
@@ -458,24 +460,20 @@ fn open_mpi_folds_twelve_ranks_in_pairs_which_the_planners_table_does_not_follow
         );
     }
 
-    // The planner's 12-rank table is made for its own fold (rank 8 + i
-    // onto rank i), not Open MPI's pairs (2i, 2i+1): verify-ranks'
-    // prediction misses what Open MPI moves.
-    //
-    // ENGINE TABLE (issue #32, item 1): these are the assertions an Open
-    // MPI rank table must turn around. With `planner ranks --engine
-    // openmpi` (a table made for Open MPI's fold, and a verify-ranks that
-    // predicts Open MPI's schedule), take that table instead of the
-    // submitted one and assert `mismatches == 0` and at most one message
-    // per link in every step of the model above.
-    assert!(report["mismatches"].as_u64().unwrap() > 0, "{report:#}");
-    let shared: Vec<&String> = model
+    // The table submit wrote is made for Open MPI's fold (the job's
+    // engine: openmpi, the MPI launcher's default), so the prediction of
+    // `lab measure --engine openmpi` holds link by link and has at most
+    // one flow per link in every step, and so does the model written from
+    // Open MPI's source above.
+    assert_eq!(report["mismatches"], 0, "{report:#}");
+    assert_eq!(report["predicted_max_flows"], 1, "{report:#}");
+    let shared: Vec<(&String, usize)> = model
         .iter()
         .filter(|(_, (_, most))| *most >= 2)
-        .map(|(link, _)| link)
+        .map(|(link, (_, most))| (link, *most))
         .collect();
     assert!(
-        !shared.is_empty(),
-        "Open MPI's schedule on the planner's 12-rank table shares no link: the engine table is in, flip the assertions above\n{model:#?}"
+        shared.is_empty(),
+        "Open MPI's schedule on the submitted 12-rank table shares links: {shared:?}\n{model:#?}"
     );
 }

@@ -248,6 +248,12 @@ pub struct MeasureArgs {
     /// names, else hdrm].
     #[arg(long)]
     algorithm: Option<String>,
+    /// The engine that runs the allreduce (probe, openmpi, mpich, nccl,
+    /// gloo): its schedule of the algorithm is predicted, as
+    /// `verify-ranks --engine` routes it [default: what a JSON table
+    /// names, else probe].
+    #[arg(long)]
+    engine: Option<String>,
     /// Bytes per rank of the allreduce between the marks (units as `lab
     /// run --size`); needed with --table.
     #[arg(long)]
@@ -532,9 +538,9 @@ fn measure(a: MeasureArgs) -> Result<()> {
     let plan = load_plan(Path::new(&st.plan_file))?;
     let expected = match &a.table {
         None => {
-            if a.bytes.is_some() || a.algorithm.is_some() {
+            if a.bytes.is_some() || a.algorithm.is_some() || a.engine.is_some() {
                 return Err(crate::BadInput(
-                    "--bytes and --algorithm describe the rank table of --table; give --table"
+                    "--bytes, --algorithm and --engine describe the rank table of --table; give --table"
                         .to_string(),
                 )
                 .into());
@@ -544,8 +550,25 @@ fn measure(a: MeasureArgs) -> Result<()> {
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", file.display())))?;
-            let (named, ranks) =
-                planner::ranks::format::read_rank_file(&text, &file.display().to_string(), &plan)?;
+            let table =
+                planner::ranks::format::read_rank_table(&text, &file.display().to_string(), &plan)?;
+            let (named, ranks) = (table.algorithm, table.ranks);
+            let engine = match (&a.engine, table.engine) {
+                (Some(given), named) => {
+                    let given: planner::ranks::engine::Engine = given
+                        .parse()
+                        .map_err(|e| crate::BadInput(format!("--engine: {e}")))?;
+                    if let Some(n) = named.filter(|&n| n != given) {
+                        return Err(crate::BadInput(format!(
+                            "--engine {given}: {} is a table made for {n}; give --engine {n}, or the table made for {given} (`planner ranks --engine {given}`)",
+                            file.display()
+                        ))
+                        .into());
+                    }
+                    given
+                }
+                (None, named) => named.unwrap_or_default(),
+            };
             let algorithm = match (&a.algorithm, named) {
                 (Some(n), _) => probe::schedule::algorithm(n)?,
                 (None, Some(alg)) => alg,
@@ -561,6 +584,7 @@ fn measure(a: MeasureArgs) -> Result<()> {
             Some(foreign::Expected {
                 ranks,
                 algorithm,
+                engine,
                 bytes,
             })
         }
