@@ -395,14 +395,13 @@ mod tests {
             e.contains("carries 2 GPUs and already runs ranks 0, 1"),
             "{e}"
         );
+        // Every rank bound to the whole socket its GPU hangs from, never
+        // one core.
         let rankfile = to_rankfile(&plan, &t).unwrap();
-        let mut places: Vec<&str> = rankfile
-            .lines()
-            .map(|l| l.split_once('=').unwrap().1)
-            .collect();
-        assert_eq!(places.len(), 128);
-        places.sort_unstable();
-        places.dedup();
-        assert_eq!(places.len(), 128, "two ranks on one core: {rankfile}");
+        assert_eq!(rankfile.lines().count(), 128);
+        for (line, &sn) in rankfile.lines().zip(&t.ranks) {
+            let socket = plan.sub_node_list[sn].socket_index;
+            assert!(line.ends_with(&format!(" slot={socket}:*")), "{line}");
+        }
     }
 }

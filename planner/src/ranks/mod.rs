@@ -69,7 +69,9 @@ pub use crate::network::{Avoid, Link, Network, Policy, Route, Target};
 pub use engine::Engine;
 pub use gpus::{nic_local_ranks, plan_gpu_ranks, rank_gpus};
 pub use hdrm::{Mapping, algorithm1};
-pub use optimize::{Congestion, Fold, Outcome, Request, Solver, lower_bound, plan_ranks};
+pub use optimize::{
+    Congestion, Fold, Outcome, Request, Solver, lower_bound, lower_bound_offered, plan_ranks,
+};
 pub use schedule::{
     FoldCost, FoldStyle, Layout, Phase, Schedule, Step, folded_halving_doubling,
     folded_halving_doubling_as, halving_doubling, ring, ring_backward,

@@ -170,11 +170,41 @@ pub enum Packing {
     Fill,
 }
 
+/// What one process of the job sees: one GPU (the sub-node: EFLOPS-style
+/// servers, where GPUs talk over their NICs), or every GPU of its server
+/// (servers with an NVLink domain, whose GPUs talk over NVLink only when
+/// one process sees them all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unit {
+    /// One GPU and its NIC per process: `LOCAL_RANK=0`,
+    /// `LOCAL_WORLD_SIZE=1`.
+    Gpu,
+    /// Whole servers: every process of a Node sees all the Node's GPUs
+    /// (`LOCAL_RANK` = its GPU's position, `LOCAL_WORLD_SIZE` = the Node's
+    /// ranks), as torchrun starts them; the job's ranks fill whole servers.
+    Server,
+}
+
+impl Unit {
+    /// The name in job files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Gpu => "gpu",
+            Unit::Server => "server",
+        }
+    }
+}
+
 /// The `[placement]` table, checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlacementSpec {
     /// Whole Nodes or DRA.
     pub mode: PlacementMode,
+    /// The unit the file asks for; `None`: chosen from the plan (whole
+    /// servers when its servers have an NVLink domain and the placement is
+    /// whole-node).
+    pub unit: Option<Unit>,
     /// Spread or fill (DRA).
     pub packing: Packing,
     /// Device classes and attributes of the cluster's DRA drivers.
@@ -325,6 +355,8 @@ struct RawPlacement {
     #[serde(default)]
     packing: Option<String>,
     #[serde(default)]
+    unit: Option<String>,
+    #[serde(default)]
     gpu: Option<super::dra::RawDevice>,
     #[serde(default)]
     nic: Option<super::dra::RawDevice>,
@@ -372,6 +404,27 @@ struct RawResources {
     memory: Option<String>,
     #[serde(default)]
     extra: BTreeMap<String, i64>,
+}
+
+/// The word of `command` that starts a process group of its own
+/// (`torchrun`, `python -m torch.distributed.run` or its older
+/// `torch.distributed.launch`), if any.
+fn process_starter(command: &[String]) -> Option<&str> {
+    let first = command.first()?;
+    let program = first.rsplit('/').next().unwrap_or(first);
+    if program == "torchrun" {
+        return Some(first);
+    }
+    command
+        .windows(2)
+        .find(|w| {
+            w[0] == "-m"
+                && matches!(
+                    w[1].as_str(),
+                    "torch.distributed.run" | "torch.distributed.launch"
+                )
+        })
+        .map(|w| w[1].as_str())
 }
 
 /// The job's engine: the one named, or the launcher's own (`openmpi` for
@@ -516,6 +569,16 @@ impl JobSpec {
                 "command",
                 "the command is empty".to_string(),
                 "give the program every rank runs, e.g. command = [\"python\", \"train.py\"]",
+            );
+        }
+        if let Some(word) = process_starter(&raw.command) {
+            bad(
+                None,
+                "command",
+                format!(
+                    "`{word}` starts processes of its own, and the provisioner already starts one process per rank with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set as torchrun sets them: every rank would start --nproc_per_node more"
+                ),
+                "give the training script itself, e.g. command = [\"python\", \"train.py\"]",
             );
         }
         let ranks = match usize::try_from(raw.ranks) {
@@ -786,6 +849,28 @@ fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
             Packing::Spread
         }
     };
+    let unit = match raw.unit.as_deref() {
+        None => None,
+        Some("gpu") => Some(Unit::Gpu),
+        Some("server") => Some(Unit::Server),
+        Some(u) => {
+            bad(
+                Some("placement"),
+                "unit",
+                format!("`{u}` is not a unit"),
+                "use gpu (one GPU and its NIC per process) or server (every process sees all GPUs of its server, for NVLink)",
+            );
+            None
+        }
+    };
+    if mode == PlacementMode::Dra && unit == Some(Unit::Server) {
+        bad(
+            Some("placement"),
+            "unit",
+            "unit server gives every process all GPUs of its server, and a DRA rank pod claims one GPU and its NIC".to_string(),
+            "use mode = \"whole-node\" for whole servers, or unit = \"gpu\"",
+        );
+    }
     let name = raw
         .profile
         .as_deref()
@@ -843,6 +928,7 @@ fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
     }
     PlacementSpec {
         mode,
+        unit,
         packing,
         profile,
     }
@@ -1134,6 +1220,16 @@ NCCL_DEBUG = "INFO"
                 "ranks = 32",
                 "ranks = 32\nlauncher = \"slurm\"",
                 "j.toml:6: launcher: `slurm` is not a launcher",
+            ),
+            (
+                "command = [\"all_reduce_perf\"]",
+                "command = [\"/usr/local/bin/torchrun\", \"--nproc_per_node=8\", \"train.py\"]",
+                "j.toml:3: command: `/usr/local/bin/torchrun` starts processes of its own",
+            ),
+            (
+                "command = [\"all_reduce_perf\"]",
+                "command = [\"python3\", \"-m\", \"torch.distributed.run\", \"train.py\"]",
+                "j.toml:3: command: `torch.distributed.run` starts processes of its own",
             ),
             (
                 "ranks = 32",

@@ -59,7 +59,7 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 use planner::plan::Plan;
 
-use super::job::{JobSpec, Launcher, PlacementMode};
+use super::job::{JobSpec, Launcher, PlacementMode, Unit};
 use super::labels::{MANAGED_BY, PREFIX};
 use super::placement::Placement;
 use super::view::{ClusterView, Manifests};
@@ -143,7 +143,8 @@ pub fn build(
             ),
         });
     }
-    let rows = RankRows::new(plan, placement, &env)?;
+    let unit = super::placement::unit(plan, job);
+    let rows = RankRows::new(plan, placement, &env, unit)?;
     let annotations = job_annotations(plan, placement, job);
     let mut data = json!({
         "ranks.csv": rows.ranks_csv(),
@@ -311,20 +312,30 @@ struct RankRows {
     rows: Vec<Row>,
 }
 
-/// The host-configuration variables of `rank-env.csv`, in column order.
-const ENV_COLUMNS: [&str; 5] = [
+/// The host-configuration variables of `rank-env.csv`, in column order;
+/// `LOCAL_RANK` and `LOCAL_WORLD_SIZE` come from the job's unit
+/// ([`RankRows::new`]).
+const ENV_COLUMNS: [&str; 7] = [
     "CUDA_VISIBLE_DEVICES",
     "NCCL_IB_HCA",
     "NCCL_IB_TC",
     "NCCL_IB_GID_INDEX",
     "NCCL_SOCKET_IFNAME",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
 ];
 
 impl RankRows {
+    /// The rows of `placement`. With [`Unit::Gpu`] each rank sees its own
+    /// GPU (`CUDA_VISIBLE_DEVICES` one index, `LOCAL_RANK=0`,
+    /// `LOCAL_WORLD_SIZE=1`); with [`Unit::Server`] every rank of a Node
+    /// sees all the Node's ranks' GPUs in rank order, and `LOCAL_RANK` is
+    /// its position among them, as torchrun numbers a node's processes.
     fn new(
         plan: &Plan,
         placement: &Placement,
         env: &BTreeMap<String, BTreeMap<String, String>>,
+        unit: Unit,
     ) -> Result<Self> {
         let table: Vec<usize> = placement.ranks.iter().map(|r| r.sub_node).collect();
         // One rank per GPU on a NIC shared by several: each rank sees its
@@ -382,6 +393,38 @@ impl RankRows {
                 mpi_slot: planner::ranks::format::rankfile_slot(sn.socket_index),
                 env,
             });
+        }
+        let mut on_node: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (k, row) in rows.iter().enumerate() {
+            on_node.entry(row.node.clone()).or_default().push(k);
+        }
+        for members in on_node.values() {
+            // `:` between the GPUs: rank-env.csv carries no comma inside a
+            // field (the scripts split it with awk -F, and read), and the
+            // scripts turn it into the commas CUDA_VISIBLE_DEVICES takes.
+            let visible = members
+                .iter()
+                .map(|&k| {
+                    rows[k]
+                        .env
+                        .get("CUDA_VISIBLE_DEVICES")
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+                .join(":");
+            for (position, &k) in members.iter().enumerate() {
+                let (local, size) = match unit {
+                    Unit::Gpu => (0, 1),
+                    Unit::Server => (position, members.len()),
+                };
+                let env = &mut rows[k].env;
+                if unit == Unit::Server {
+                    env.insert("CUDA_VISIBLE_DEVICES".to_string(), visible.clone());
+                }
+                env.insert("LOCAL_RANK".to_string(), local.to_string());
+                env.insert("LOCAL_WORLD_SIZE".to_string(), size.to_string());
+            }
         }
         Ok(RankRows { rows })
     }
@@ -739,7 +782,7 @@ fn build_dra(
     job: &JobSpec,
     env: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> Result<Manifests> {
-    let rows = RankRows::new(plan, placement, env)?;
+    let rows = RankRows::new(plan, placement, env, Unit::Gpu)?;
     let annotations = job_annotations(plan, placement, job);
     let config_map = json!({
         "apiVersion": "v1",
@@ -821,12 +864,13 @@ fn rank_pod(
     if let Some(ip) = rank0_nic {
         env.push(json!({ "name": "EFLOPS_RANK0_NIC_ADDR", "value": ip }));
     }
-    // The NIC's names from the host configuration hold inside the pod
+    // The NIC's variables (NCCL_IB_HCA to NCCL_SOCKET_IFNAME) from the
+    // host configuration hold inside the pod
     // when the driver hands over the physical device (dranet keeps its
     // RDMA device and netdev names); a virtual function gets names of its
     // own, which NCCL then finds by itself.
     if job.placement.profile.nic.value == super::dra::PlanField::Nic {
-        for c in &ENV_COLUMNS[1..] {
+        for c in &ENV_COLUMNS[1..5] {
             if let Some(v) = row.env.get(*c).filter(|v| !v.is_empty()) {
                 env.push(json!({ "name": c, "value": v }));
                 if *c == "NCCL_SOCKET_IFNAME" {
@@ -919,14 +963,17 @@ failed="${TMPDIR:-/tmp}/eflops-launch.$$.failed"
 rm -f "$failed"
 trap 'echo "launch.sh: a rank failed; stopped the other ranks of $NODE_NAME" >&2; exit 1' TERM
 pids=""
-while IFS=, read -r rank node local slot cvd hca tc gid ifname; do
+while IFS=, read -r rank node local slot cvd hca tc gid ifname lrank lsize; do
   [ "$rank" = rank ] && continue
   [ "$node" = "$NODE_NAME" ] || continue
   (
     trap - TERM
     if [ -e "$failed" ]; then exit 143; fi
-    # One visible GPU per process: it is device 0 (torch.cuda.set_device(LOCAL_RANK)).
-    export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+    # The GPUs the process sees (its own, or every GPU of the Node when the
+    # job's unit is the server) and its device among them
+    # (torch.cuda.set_device(LOCAL_RANK)).
+    cvd=$(printf '%s' "$cvd" | tr : ,)
+    export RANK="$rank" LOCAL_RANK="$lrank" LOCAL_WORLD_SIZE="$lsize" EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
     export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
     # Gloo (PyTorch's CPU backend) binds to GLOO_SOCKET_IFNAME, a plain
     # interface name (NCCL's leading `=` means "exactly this one").
@@ -962,15 +1009,17 @@ if [ -z "$line" ]; then
   echo "rank check failed: rank $rank is not in the rank table (rank-env.csv)" >&2
   exit 2
 fi
-IFS=, read -r _ node local slot cvd hca tc gid ifname <<EOF
+IFS=, read -r _ node local slot cvd hca tc gid ifname lrank lsize <<EOF
 $line
 EOF
 if [ "$node" != "$actual" ]; then
   echo "rank check failed: rank $rank belongs on Node $node but runs on Node $actual: the placement drifted; delete the job and submit it again" >&2
   exit 2
 fi
-# One visible GPU per rank: it is device 0 (torch.cuda.set_device(LOCAL_RANK)).
-export RANK="$rank" LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+# The GPUs the rank sees (its own, or every GPU of the Node when the job's
+# unit is the server) and its device among them (torch.cuda.set_device(LOCAL_RANK)).
+cvd=$(printf '%s' "$cvd" | tr : ,)
+export RANK="$rank" LOCAL_RANK="$lrank" LOCAL_WORLD_SIZE="$lsize" EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
 export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
 if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
 # Open MPI's own traffic on this rank's NIC only, read by every rank at

@@ -36,6 +36,28 @@
 //! instead would let the job share Nodes, but then the table would name
 //! GPUs the job may not get.
 //!
+//! # Policy: whole servers (`[placement] unit = "server"`)
+//!
+//! On servers whose GPUs share an NVLink domain, one GPU per process makes
+//! NVLink unusable (CUDA peer access needs both GPUs in the process) and
+//! spreads a job over many Nodes. The unit is then the server, the
+//! default when the plan's servers have an NVLink domain and the job takes
+//! whole Nodes:
+//!
+//! - the job's ranks fill whole servers (a rank count that is not a
+//!   multiple of the GPUs per server is refused), the fewest servers:
+//!   64 ranks on 8-GPU servers take 8 servers;
+//! - the servers' order comes from the rank search over the first GPU's
+//!   sub-node of every free server, one rank per server; a server's ranks
+//!   are consecutive, in GPU order, so that rank = server position x GPUs
+//!   + GPU position, as torchrun numbers them;
+//! - every process of a Node sees all the Node's GPUs
+//!   (`CUDA_VISIBLE_DEVICES`), `LOCAL_RANK` is its GPU's position among
+//!   them and `LOCAL_WORLD_SIZE` the Node's ranks; each rank keeps its
+//!   sub-node's NIC (`NCCL_IB_HCA`);
+//! - the whole table is verified under the engine's schedule: flows
+//!   between two GPUs of one server stay on NVLink, off the fabric.
+//!
 //! # Policy: DRA sub-nodes (`[placement] mode = "dra"`)
 //!
 //! With Dynamic Resource Allocation each rank's pod claims exactly the GPU
@@ -65,7 +87,7 @@ use serde::Serialize;
 use planner::checked::CheckedPlan;
 use planner::ranks::{Algorithm, Congestion, RankTable, Request, plan_gpu_ranks, plan_ranks};
 
-use super::job::{JobSpec, Packing, PlacementMode};
+use super::job::{JobSpec, Packing, PlacementMode, Unit};
 use super::view::{ClusterView, NodeState};
 use crate::error::{Error, Result};
 use crate::nodes::Node;
@@ -267,10 +289,209 @@ pub fn place(
     view: &ClusterView,
     job: &JobSpec,
 ) -> Result<Placement> {
-    match job.placement.mode {
-        PlacementMode::WholeNode => place_whole_nodes(plan, bound_nodes, view, job),
-        PlacementMode::Dra => place_dra(plan, bound_nodes, view, job),
+    match (job.placement.mode, unit(plan, job)) {
+        (PlacementMode::WholeNode, Unit::Server) => {
+            place_whole_servers(plan, bound_nodes, view, job)
+        }
+        (PlacementMode::WholeNode, Unit::Gpu) => place_whole_nodes(plan, bound_nodes, view, job),
+        (PlacementMode::Dra, _) => place_dra(plan, bound_nodes, view, job),
     }
+}
+
+/// The job's unit: the one its file names, else whole servers when the
+/// plan's servers have an NVLink domain and the job takes whole Nodes (a
+/// DRA rank pod claims one GPU).
+pub(crate) fn unit(plan: &CheckedPlan, job: &JobSpec) -> Unit {
+    job.placement.unit.unwrap_or(
+        if job.placement.mode == PlacementMode::WholeNode
+            && plan.servers.iter().any(|s| !s.nvlink.is_empty())
+        {
+            Unit::Server
+        } else {
+            Unit::Gpu
+        },
+    )
+}
+
+/// Whole servers (see the module documentation): the fewest servers whose
+/// GPUs hold the job's ranks, ordered by the rank search over one GPU of
+/// each free server, every server's ranks consecutive in GPU order.
+fn place_whole_servers(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
+    let refuse = |message: String| Error::Placement {
+        job: job.name.clone(),
+        source: planner::Error::parameter("ranks", message),
+    };
+    // Every server's GPUs in GPU order, each with the sub-node (NIC) its
+    // traffic leaves by.
+    let gpus_of = |server: &str| -> Vec<usize> {
+        let mut gpus: Vec<(usize, usize)> = plan
+            .servers
+            .iter()
+            .filter(|s| s.name == server)
+            .flat_map(|s| s.sub_nodes.iter().copied())
+            .flat_map(|i| {
+                let sn = &plan.sub_node_list[i];
+                sn.gpus()
+                    .into_iter()
+                    .flatten()
+                    .map(move |g| (g, i))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        gpus.sort_unstable();
+        gpus.into_iter().map(|(_, i)| i).collect()
+    };
+    let sizes: std::collections::BTreeSet<usize> = plan
+        .servers
+        .iter()
+        .map(|s| gpus_of(&s.name).len())
+        .filter(|&n| n > 0)
+        .collect();
+    let per_server = match sizes.len() {
+        1 => sizes.first().copied().unwrap_or(1),
+        0 => {
+            return Err(refuse(
+                "the plan names no GPU on any server; use unit = \"gpu\" in [placement]"
+                    .to_string(),
+            ));
+        }
+        _ => {
+            return Err(refuse(format!(
+                "unit server needs servers with the same number of GPUs, and the plan's have {}; use unit = \"gpu\" in [placement]",
+                sizes
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    };
+    if !job.ranks.is_multiple_of(per_server) {
+        return Err(refuse(format!(
+            "{} ranks do not fill whole servers of {per_server} GPUs (unit server: every process sees all GPUs of its server); use a multiple of {per_server}, or unit = \"gpu\" in [placement]",
+            job.ranks
+        )));
+    }
+    let servers = job.ranks / per_server;
+    let (usable, unusable) = view.usable(bound_nodes);
+    let free: Vec<&Node> = usable
+        .into_iter()
+        .filter(|n| gpus_of(&n.server).len() == per_server)
+        .collect();
+    if free.len() < servers {
+        return Err(Error::NotEnough {
+            job: job.name.clone(),
+            file: job.source.clone(),
+            plan: plan.source().to_string(),
+            ranks: job.ranks,
+            free: free.len() * per_server,
+            total: plan.default_ranks(),
+            busy: unusable.iter().map(ToString::to_string).collect(),
+        });
+    }
+    // The servers' order: the rank search over the first GPU's sub-node
+    // of every free server (its rail), one rank per server.
+    let firsts: Vec<usize> = free
+        .iter()
+        .filter_map(|n| gpus_of(&n.server).first().copied())
+        .collect();
+    let mut offered = firsts.clone();
+    offered.sort_unstable();
+    let unavailable: Vec<usize> = (0..plan.sub_node_list.len())
+        .filter(|i| offered.binary_search(i).is_err())
+        .collect();
+    let order = plan_ranks(
+        plan,
+        &Request {
+            algorithm: job.algorithm,
+            ranks: Some(servers),
+            unavailable,
+            engine: job.engine,
+            ..Request::default()
+        },
+    )
+    .map_err(|source| Error::Placement {
+        job: job.name.clone(),
+        source,
+    })?;
+    let table = RankTable {
+        algorithm: job.algorithm,
+        ranks: order
+            .table
+            .ranks
+            .iter()
+            .flat_map(|&first| gpus_of(&plan.sub_node_list[first].server))
+            .collect(),
+    };
+    // The whole table under the engine's schedule: flows between GPUs of
+    // one server stay on NVLink, off the fabric.
+    let map_err = |source| Error::Placement {
+        job: job.name.clone(),
+        source,
+    };
+    let steps = planner::ranks::verify_engine(
+        plan,
+        &table,
+        job.engine,
+        &[],
+        0,
+        planner::ranks::Policy::default(),
+    )
+    .map_err(map_err)?;
+    let schedule = job
+        .engine
+        .schedule(job.algorithm, table.ranks.len())
+        .map_err(map_err)?;
+    let whole: Vec<usize> = free.iter().flat_map(|n| gpus_of(&n.server)).collect();
+    let lower_bound =
+        planner::ranks::lower_bound_offered(plan, &schedule, &whole).map_err(map_err)?;
+    let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
+    let (ranks, nodes) = assemble(plan, bound_nodes, view, job, &table)?;
+    let mut notes = vec![format!(
+        "unit server{}: {} ranks on {servers} whole servers of {per_server} GPUs; every process sees all GPUs of its Node (CUDA_VISIBLE_DEVICES), LOCAL_RANK is its GPU's position and LOCAL_WORLD_SIZE {per_server}, as torchrun --nproc_per_node={per_server} sets them, so GPUs of a server reach each other over NVLink",
+        if job.placement.unit.is_none() {
+            " (the plan's servers have an NVLink domain)"
+        } else {
+            ""
+        },
+        job.ranks
+    )];
+    notes.push(format!(
+        "the servers' order comes from the {} rank table over one GPU of each free server; a server's ranks are consecutive in GPU order",
+        order.method
+    ));
+    let outcome = planner::ranks::Outcome {
+        table,
+        engine: job.engine,
+        method: order.method,
+        steps,
+        worst_load,
+        lower_bound,
+        optimal: worst_load == lower_bound,
+        fold: schedule.fold().and(planner::ranks::Fold::of(job.ranks)),
+        notes: Vec::new(),
+    };
+    notes.push(load_note(job, &outcome));
+    if job.engine != planner::ranks::Engine::Probe {
+        notes.push(format!("made for {}: {}", job.engine, job.engine.runs()));
+    }
+    finish(
+        bound_nodes,
+        view,
+        job,
+        outcome,
+        ranks,
+        nodes,
+        unusable,
+        notes,
+        Vec::new(),
+        Vec::new(),
+    )
 }
 
 fn place_whole_nodes(

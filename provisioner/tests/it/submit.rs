@@ -1351,7 +1351,9 @@ fn shared_nics_carry_one_rank_per_gpu() {
     let text = read("topologies/dgx1-v100.toml");
     let inv = planner::inventory::Inventory::from_toml(&text, "dgx1-v100.toml").unwrap();
     let plan = planner::design::design(&inv, &planner::design::DesignOptions::default()).unwrap();
-    let spec = "name = \"gpus\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 16\n";
+    // The DGX-1's GPUs share an NVLink mesh, so whole servers are the
+    // default unit; `unit = "gpu"` keeps one GPU per process.
+    let spec = "name = \"gpus\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 16\n[placement]\nunit = \"gpu\"\n";
     let job = JobSpec::from_toml(spec, "gpus.job.toml").unwrap();
     let sub = offline(&plan, &job, None);
     let p = &sub.placement;
@@ -1408,4 +1410,75 @@ fn shared_nics_carry_one_rank_per_gpu() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("NICs shared by several GPUs"), "{e}");
+}
+
+/// Servers with an NVLink domain (8 H100-class GPUs on NVSwitch, a NIC per
+/// GPU): whole servers are the unit. A 64-rank job takes 8 servers, not 64;
+/// every process of a Node sees the Node's 8 GPUs, LOCAL_RANK is its GPU's
+/// position and LOCAL_WORLD_SIZE 8 (as `torchrun --nproc_per_node=8` sets
+/// them), each rank keeps its own NIC; a rank count that does not fill
+/// whole servers is refused with the multiple named.
+#[test]
+fn nvlink_servers_take_whole_servers_with_every_gpu_visible() {
+    let text = read("topologies/h100-8x32.toml");
+    let inv = planner::inventory::Inventory::from_toml(&text, "h100-8x32.toml").unwrap();
+    let options = planner::design::DesignOptions {
+        topology: planner::fabric::Topology::FatTree,
+        ..Default::default()
+    };
+    let plan = planner::design::design(&inv, &options).unwrap();
+    let spec = "name = \"llm\"\nimage = \"i\"\ncommand = [\"python\", \"train.py\"]\nranks = 64\nalgorithm = \"hd\"\n";
+    let job = JobSpec::from_toml(spec, "llm.job.toml").unwrap();
+    let sub = offline(&plan, &job, None);
+    let p = &sub.placement;
+    assert_eq!(p.ranks.len(), 64);
+    assert_eq!(p.nodes.len(), 8, "{:?}", p.nodes);
+    for (i, n) in p.nodes.iter().enumerate() {
+        assert_eq!(n.ranks, (8 * i..8 * i + 8).collect::<Vec<_>>(), "{n:?}");
+        assert_eq!(n.idle_sub_nodes, 0, "{n:?}");
+    }
+    assert!(
+        p.notes.iter().any(|n| n.starts_with(
+            "unit server (the plan's servers have an NVLink domain): 64 ranks on 8 whole servers"
+        )),
+        "{:#?}",
+        p.notes
+    );
+    assert!(p.worst_load >= p.lower_bound, "{p:?}");
+    let dir = std::env::temp_dir().join(format!("prov-nvlink-{}", std::process::id()));
+    write_config(&sub, &dir);
+    let node = p.ranks[8].node.clone();
+    let mut lines = launch_lines(
+        &dir,
+        &node,
+        "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA",
+    );
+    lines.sort_by_key(|l| l.split('/').next().and_then(|r| r.parse::<usize>().ok()));
+    let nics: Vec<String> = (8..16)
+        .map(|r| {
+            let sn = &plan.sub_node_list[p.ranks[r].sub_node];
+            sn.nic.clone()
+        })
+        .collect();
+    assert_eq!(lines.len(), 8, "{lines:?}");
+    for (k, line) in lines.iter().enumerate() {
+        let want = format!("{}/{k}/8 0,1,2,3,4,5,6,7 ", 8 + k);
+        assert!(line.starts_with(&want), "{line} (want {want}...)");
+        assert!(
+            line.ends_with(&nics[k]),
+            "{line}: the NIC of rank {}",
+            8 + k
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // 60 ranks do not fill 8-GPU servers.
+    let bound = nodes::bind(&plan, None, PLAN).unwrap();
+    let job = JobSpec::from_toml(&spec.replace("64", "60"), "llm.job.toml").unwrap();
+    let e = submit::prepare(&plan, &bound, &job, &ClusterView::all_free(&bound))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("60 ranks do not fill whole servers of 8 GPUs") && e.contains("a multiple of 8"),
+        "{e}"
+    );
 }

@@ -216,7 +216,8 @@ pub struct Fold {
 }
 
 impl Fold {
-    pub(crate) fn of(x: usize) -> Option<Self> {
+    /// The fold of halving-doubling over `x` ranks; `None` for a power of two.
+    pub fn of(x: usize) -> Option<Self> {
         FoldCost::of(x).map(|c| Fold {
             extra_ranks: c.extra,
             core_ranks: c.core,
@@ -521,6 +522,29 @@ fn worst_of(net: &Network<'_>, ranks: &[usize], schedule: &Schedule, seed: u64) 
         .map(|s| s.max_load)
         .max()
         .unwrap_or(0))
+}
+
+/// [`lower_bound`] of `schedule` on `plan` when only the sub-nodes in
+/// `offered` (indexes into `plan.sub_node_list`) may carry ranks, each
+/// as many as it has GPUs (a NIC shared by several GPUs carries one rank
+/// per GPU).
+pub fn lower_bound_offered(
+    plan: &CheckedPlan,
+    schedule: &Schedule,
+    offered: &[usize],
+) -> Result<usize> {
+    let net = Network::new(plan, plan.source())?;
+    let offered: std::collections::BTreeSet<usize> = offered.iter().copied().collect();
+    let caps: Vec<usize> = members(plan)?
+        .iter()
+        .map(|m| {
+            m.iter()
+                .filter(|i| offered.contains(i))
+                .map(|&i| plan.sub_node_list[i].gpu_count())
+                .sum()
+        })
+        .collect();
+    Ok(lower_bound(&net, schedule, &caps))
 }
 
 /// The counting lower bound on the worst load of `schedule` on `net`, with
