@@ -75,7 +75,7 @@ pub(crate) const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration; a job file may not set them.
-pub(crate) const RESERVED_ENV: [&str; 17] = [
+pub(crate) const RESERVED_ENV: [&str; 19] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -86,6 +86,8 @@ pub(crate) const RESERVED_ENV: [&str; 17] = [
     "CUDA_DEVICE_ORDER",
     "NCCL_IB_HCA",
     "NCCL_IB_TC",
+    "NCCL_IB_FIFO_TC",
+    "NCCL_ALGO",
     "NCCL_IB_GID_INDEX",
     "NCCL_SOCKET_IFNAME",
     "GLOO_SOCKET_IFNAME",

@@ -58,6 +58,7 @@ use serde_json::{Value, json};
 
 use planner::checked::CheckedPlan;
 use planner::plan::Plan;
+use planner::ranks::engine::Engine;
 
 use super::job::{JobSpec, Launcher, PlacementMode, Unit};
 use super::labels::{MANAGED_BY, PREFIX};
@@ -587,10 +588,27 @@ fn node_name_env() -> Value {
     json!({ "name": "NODE_NAME", "valueFrom": { "fieldRef": { "fieldPath": "spec.nodeName" } } })
 }
 
+/// What the job's engine needs set for every rank to run the schedule
+/// its table was made for: `NCCL_ALGO=Ring` for NCCL (the table is checked
+/// for NCCL's ring; its tree, NVLS and CollNet would ignore the order;
+/// NCCL 2.30 env.html, "NCCL_ALGO").
+fn engine_env(job: &JobSpec) -> &'static [(&'static str, &'static str)] {
+    match job.engine {
+        Engine::Nccl => &[("NCCL_ALGO", "Ring")],
+        Engine::Probe | Engine::OpenMpi | Engine::Mpich | Engine::Gloo => &[],
+    }
+}
+
+/// The engine's variables, then the job file's `[env]`.
 fn user_env(job: &JobSpec) -> Vec<Value> {
-    job.env
+    engine_env(job)
         .iter()
-        .map(|(k, v)| json!({ "name": k, "value": v }))
+        .map(|&(k, v)| json!({ "name": k, "value": v }))
+        .chain(
+            job.env
+                .iter()
+                .map(|(k, v)| json!({ "name": k, "value": v })),
+        )
         .collect()
 }
 
@@ -873,6 +891,10 @@ fn rank_pod(
         for c in &ENV_COLUMNS[1..5] {
             if let Some(v) = row.env.get(*c).filter(|v| !v.is_empty()) {
                 env.push(json!({ "name": c, "value": v }));
+                if *c == "NCCL_IB_TC" {
+                    // NCCL's CTS messages with the rank's own class.
+                    env.push(json!({ "name": "NCCL_IB_FIFO_TC", "value": v }));
+                }
                 if *c == "NCCL_SOCKET_IFNAME" {
                     // Gloo takes a plain interface name (NCCL's leading
                     // `=` means "exactly this one").
@@ -974,7 +996,10 @@ while IFS=, read -r rank node local slot cvd hca tc gid ifname lrank lsize; do
     # (torch.cuda.set_device(LOCAL_RANK)).
     cvd=$(printf '%s' "$cvd" | tr : ,)
     export RANK="$rank" LOCAL_RANK="$lrank" LOCAL_WORLD_SIZE="$lsize" EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+    # NCCL's CTS messages leave with the rank's own traffic class
+    # (NCCL_IB_FIFO_TC, NCCL 2.22.3 and later), as the QoS proof assumes.
     export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
+    if [ -n "$tc" ]; then export NCCL_IB_FIFO_TC="$tc"; fi
     # Gloo (PyTorch's CPU backend) binds to GLOO_SOCKET_IFNAME, a plain
     # interface name (NCCL's leading `=` means "exactly this one").
     if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
@@ -1020,7 +1045,10 @@ fi
 # unit is the server) and its device among them (torch.cuda.set_device(LOCAL_RANK)).
 cvd=$(printf '%s' "$cvd" | tr : ,)
 export RANK="$rank" LOCAL_RANK="$lrank" LOCAL_WORLD_SIZE="$lsize" EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+# NCCL's CTS messages leave with the rank's own traffic class
+# (NCCL_IB_FIFO_TC, NCCL 2.22.3 and later), as the QoS proof assumes.
 export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
+if [ -n "$tc" ]; then export NCCL_IB_FIFO_TC="$tc"; fi
 if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
 # Open MPI's own traffic on this rank's NIC only, read by every rank at
 # MPI_Init (OMPI_MCA_* in its environment, Open MPI 4.1 and 5.0): TCP on
@@ -1061,7 +1089,11 @@ fn mpirun_sh(job: &JobSpec, placement: &Placement) -> String {
         _ => (6, "Rabenseifner (halving-doubling)"),
     };
     let mut exports = String::from(" -x CUDA_DEVICE_ORDER");
-    for k in job.env.keys() {
+    for k in engine_env(job)
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(job.env.keys().map(String::as_str))
+    {
         let _ = write!(exports, " -x {k}");
     }
     format!(

@@ -708,16 +708,17 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
     let lines = launch_lines(
         &dir,
         "node02",
-        "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_LOCAL_RANK/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_GID_INDEX",
+        "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE/$EFLOPS_LOCAL_RANK/$EFLOPS_RANKS $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA $NCCL_IB_TC $NCCL_IB_FIFO_TC $NCCL_IB_GID_INDEX",
     );
     // One visible GPU per process, so LOCAL_RANK is 0 for both (issue 17:
     // `torch.cuda.set_device(LOCAL_RANK)` failed for the second rank); the
-    // position on the Node is EFLOPS_LOCAL_RANK.
+    // position on the Node is EFLOPS_LOCAL_RANK. NCCL's CTS messages take
+    // the rank's own traffic class.
     assert_eq!(
         lines,
         [
-            "1/0/1/0/1,16 0 =mlx5_0 136 3",
-            "16/0/1/1/1,16 1 =mlx5_1 136 3"
+            "1/0/1/0/1,16 0 =mlx5_0 136 136 3",
+            "16/0/1/1/1,16 1 =mlx5_1 136 136 3"
         ]
     );
     let out = sh(
@@ -1427,9 +1428,15 @@ fn nvlink_servers_take_whole_servers_with_every_gpu_visible() {
         ..Default::default()
     };
     let plan = planner::design::design(&inv, &options).unwrap();
-    let spec = "name = \"llm\"\nimage = \"i\"\ncommand = [\"python\", \"train.py\"]\nranks = 64\nalgorithm = \"hd\"\n";
+    let spec = "name = \"llm\"\nimage = \"i\"\ncommand = [\"python\", \"train.py\"]\nranks = 64\nalgorithm = \"ring\"\nengine = \"nccl\"\n";
     let job = JobSpec::from_toml(spec, "llm.job.toml").unwrap();
     let sub = offline(&plan, &job, None);
+    // The table is checked for NCCL's ring: NCCL is told to run it.
+    let yaml = serde_json::to_string(&sub.manifests.workload).unwrap();
+    assert!(
+        yaml.contains(r#"{"name":"NCCL_ALGO","value":"Ring"}"#),
+        "{yaml}"
+    );
     let p = &sub.placement;
     assert_eq!(p.ranks.len(), 64);
     assert_eq!(p.nodes.len(), 8, "{:?}", p.nodes);
