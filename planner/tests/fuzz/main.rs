@@ -813,6 +813,7 @@ fn catalog_case(seed: u64) -> (Input, Check) {
                 topology: cost::Want::Any,
                 budget: None,
                 oversubscription: 1.0,
+                min_bisection: 1.0,
             };
             match cost::purchase(&catalog, &req) {
                 Ok(pu) => {
