@@ -633,6 +633,12 @@ impl<'a> Fabric<'a> {
                 name: s.name.clone(),
                 rack: s.rack.clone(),
                 sub_nodes: Vec::new(),
+                gpu_model: {
+                    let gpus = &inv.template_of(s).gpus;
+                    gpus.first()
+                        .filter(|g| gpus.iter().all(|o| o.model == g.model))
+                        .map(|g| g.model.clone())
+                },
                 nvlink: (inv.template_of(s).nvlink.iter())
                     .map(|d| crate::plan::PlanNvlink {
                         name: d.name.clone(),

@@ -711,6 +711,7 @@ fn iteration_with(model: &iteration::Model, p: &CheckedPlan, file: &str, what: &
         compute: Compute {
             batch: None,
             gpu_tflops: iteration::DEFAULT_TFLOPS,
+            gpu_source: None,
             gradient_bytes: 4,
         },
         params: Params::default(),
