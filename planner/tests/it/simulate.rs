@@ -503,3 +503,39 @@ fn issue33_notes_tell_plans_of_one_name_apart() {
         "{text}"
     );
 }
+
+/// Issue #33: `--algorithm all` on a fat-tree runs what applies there and
+/// says what it skipped; naming hdrm alone is still refused.
+#[test]
+fn issue33_algorithm_all_on_a_fat_tree_skips_with_a_note() {
+    let base = [
+        "simulate",
+        "--fat-tree",
+        "tiers=2,sub-nodes=16,ports=8",
+        "--size",
+        "1MiB",
+        "--method",
+        "closed-form",
+        "--algorithm",
+    ];
+    let mut all = base.to_vec();
+    all.push("all");
+    let out = planner(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Note: hdrm skipped on fat-tree-2tier-16: its rank mapping needs a BiGraph."),
+        "{text}"
+    );
+    assert!(
+        text.contains("nccl-tree") && text.contains("ring"),
+        "{text}"
+    );
+    let mut hdrm = base.to_vec();
+    hdrm.push("hdrm");
+    assert_eq!(planner(&hdrm).status.code(), Some(2));
+}

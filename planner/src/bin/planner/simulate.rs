@@ -68,7 +68,8 @@ pub struct SimulateArgs {
     /// ps, hitopk, nccl-ring, nccl-tree. One that
     /// cannot run on a plan's topology (hdrm on a fat-tree) is skipped
     /// there with a note; naming one that runs on none of the plans is an
-    /// error. [default: ring,hd,hdrm]
+    /// error (`all` runs what applies and notes the rest). [default:
+    /// ring,hd,hdrm]
     #[arg(long, value_name = "LIST")]
     algorithm: Option<String>,
     /// Message sizes: `FROM..TO` (every power of two between) or a
@@ -167,7 +168,8 @@ fn param_help() -> String {
 /// The checked command line.
 struct Config {
     algorithms: Vec<Algorithm>,
-    /// True when --algorithm was given (not the default list).
+    /// True when --algorithm named algorithms (not the default list, not
+    /// `all`).
     explicit: bool,
     sizes: Vec<u64>,
     params: Params,
@@ -207,7 +209,12 @@ fn check(args: &SimulateArgs) -> Result<Config> {
         )
         .into());
     }
-    let explicit = args.algorithm.is_some();
+    // `all` asks for what applies: those that run on no plan given are
+    // skipped with a note, not refused.
+    let explicit = args
+        .algorithm
+        .as_deref()
+        .is_some_and(|a| !a.trim().eq_ignore_ascii_case("all"));
     let algorithms = Algorithm::parse_list(args.algorithm.as_deref().unwrap_or("ring,hd,hdrm"))?;
     let sizes = estimate::parse_sizes(&args.size)?;
     if sizes.is_empty() {
