@@ -48,6 +48,7 @@ fn main() -> ExitCode {
             topology,
             budget: None,
             oversubscription: 1.0,
+            min_bisection: 1.0,
         };
         let (best, last) = best(rounds, || purchase(&catalog, &req));
         let (programs, chosen) = match last {

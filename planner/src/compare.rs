@@ -1,7 +1,9 @@
 //! BiGraph, fat-tree, rail-optimized and HPN side by side for the same
-//! sub-nodes and switch model (`planner compare`). The HPN column gives
-//! the inventory's NICs two ports each ([`crate::design::dual_port`]), at
-//! the inventory's speed per port.
+//! sub-nodes and switch model (`planner compare`). Each topology is
+//! designed from the inventory as given, by `design` itself, so a column
+//! is shown exactly when `planner design --topology T` builds it (HPN
+//! needs dual-port NICs, `ports = 2`); otherwise a line gives `design`'s
+//! own refusal.
 
 use serde::Serialize;
 
@@ -55,14 +57,14 @@ impl Comparison {
 /// Designs every topology with the inventory's switch models, as many
 /// switches as each needs; `fat_tree` sets oversubscription and tiers (the
 /// rail-optimized and HPN designs take its oversubscription; they have 2
-/// tiers). HPN designs the inventory's servers with dual-port NICs.
+/// tiers). Every topology designs the inventory as given: what `design`
+/// refuses (HPN on single-port NICs) is an entry with `design`'s error.
 pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
     let have = inv.switches.len();
     let rail = DesignOptions {
         tiers: None,
         ..fat_tree.clone()
     };
-    let dual = crate::design::dual_port(inv);
     let designs = [
         Topology::BiGraph,
         Topology::FatTree,
@@ -71,10 +73,9 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
     ]
     .into_iter()
     .map(|topology| {
-        let (inv, opts) = match topology {
-            Topology::RailOptimized => (inv, &rail),
-            Topology::Hpn => (&dual, &rail),
-            _ => (inv, fat_tree),
+        let opts = match topology {
+            Topology::RailOptimized | Topology::Hpn => &rail,
+            _ => fat_tree,
         };
         (topology, counterpart::for_inventory(inv, opts, topology))
     })
@@ -120,45 +121,39 @@ fn first_lines(text: &str, n: usize) -> String {
     )
 }
 
-/// Renders the comparison for people.
+/// Renders the comparison for people: one column per design that could
+/// be built, then one line per topology that could not, with `design`'s
+/// reason.
 pub fn render_table(c: &Comparison, source: &str) -> String {
     let mut out = format!(
-        "BiGraph vs fat-tree vs rail-optimized vs HPN for {} ({source}): {} sub-nodes, {} switches in the inventory\n\n",
+        "BiGraph vs fat-tree vs rail-optimized vs HPN for {} ({source}): {} sub-nodes, {} switches in the inventory\n",
         c.inventory, c.sub_nodes, c.switches_in_inventory
     );
-    let rows: Vec<Vec<(String, String)>> = c
+    let built: Vec<(&Entry, Vec<(String, String)>)> = c
         .designs
         .iter()
-        .map(|d| match &d.metrics {
-            Some(m) => {
-                let mut r = metric_rows(m);
-                r.push((
-                    "switches beyond the inventory".into(),
-                    d.switches_to_add.to_string(),
-                ));
-                r
-            }
-            None => Vec::new(),
+        .filter_map(|d| {
+            let m = d.metrics.as_ref()?;
+            let mut r = metric_rows(m);
+            r.push((
+                "switches beyond the inventory".into(),
+                d.switches_to_add.to_string(),
+            ));
+            Some((d, r))
         })
         .collect();
-    let names: Vec<String> = rows
-        .iter()
-        .find(|r| !r.is_empty())
-        .map(|r| r.iter().map(|(k, _)| k.clone()).collect())
-        .unwrap_or_default();
-    let mut t = Table::new(["", "BiGraph", "fat-tree", "rail-optimized", "HPN"]);
-    for (i, name) in names.iter().enumerate() {
-        let cell = |d: usize| match (&c.designs[d].error, rows[d].get(i)) {
-            (_, Some((_, v))) => v.clone(),
-            (Some(_), None) if i == 0 => "cannot be built (see below)".to_string(),
-            _ => "-".to_string(),
-        };
-        t.row([name.clone(), cell(0), cell(1), cell(2), cell(3)]);
+    if let Some((_, first)) = built.first() {
+        let mut t =
+            Table::new(std::iter::once("").chain(built.iter().map(|(d, _)| d.topology.label())));
+        for (i, (name, _)) in first.iter().enumerate() {
+            t.row(std::iter::once(name.clone()).chain(built.iter().map(|(_, r)| r[i].1.clone())));
+        }
+        out.push('\n');
+        out.push_str(&t.render());
     }
-    out.push_str(&t.render());
     for d in &c.designs {
         if let Some(e) = &d.error {
-            out.push_str(&format!("\n{}: {e}\n", d.topology.as_str()));
+            out.push_str(&format!("\n{}: not built: {e}\n", d.topology.label()));
         }
     }
     out

@@ -137,6 +137,26 @@ pub enum Error {
         message: String,
     },
 
+    /// A collective's schedule has more sends than the simulator builds
+    /// send by send ([`crate::limits::SIMULATED_SENDS`]). The sends grow
+    /// with the ranks and, for pipelined trees, with the message size (a
+    /// chunk per step); the closed form needs no schedule.
+    #[error(
+        "{}{ranks} ranks: {sends} sends in the schedule, above the limit of {limit} sends the simulator builds",
+        job.as_ref().map_or(String::new(), |j| format!("{}: ", Escaped(j)))
+    )]
+    TooManySends {
+        /// The algorithm, plan and size, when known (`nccl-tree on
+        /// h100-1k at 256 MiB`).
+        job: Option<String>,
+        /// Ranks of the schedule.
+        ranks: usize,
+        /// Sends it would have.
+        sends: u64,
+        /// The limit.
+        limit: u64,
+    },
+
     /// An inventory given where a plan belongs.
     #[error(
         "{} is an inventory, not a plan; design it first: planner design {} --out plan.json (add --topology fat-tree for a fat-tree), then give plan.json",

@@ -7,6 +7,8 @@
 //!
 //! - [`inventory`]: the hardware inventory TOML, checked and expanded;
 //! - [`servers`]: the congestionless-server rules of EFLOPS IV-A;
+//! - [`gpus`]: the GPU models the planner knows, with their data sheets'
+//!   throughput and memory bandwidth;
 //! - [`design`]: BiGraph and fat-tree designs, producing a [`plan::Plan`];
 //! - [`validate`]: plan invariants and as-built cabling checks;
 //! - [`compare`]: BiGraph and fat-tree side by side;
@@ -38,6 +40,7 @@ pub mod estimate;
 pub mod expect;
 pub mod export;
 pub mod fabric;
+pub mod gpus;
 pub mod input;
 pub mod inventory;
 pub mod iteration;

@@ -172,11 +172,10 @@ pub fn metrics(plan: &Plan) -> Metrics {
     let bisection = bisection(plan, link);
     // What the sub-nodes can send: every port of their NICs.
     let nic_ports = if plan.sub_node_list.iter().any(|sn| sn.port1.is_some()) {
-        2.0
+        2
     } else {
-        1.0
+        1
     };
-    let full = plan.sub_nodes as f64 / 2.0 * link * nic_ports;
     Metrics {
         design: plan.describe(),
         topology: plan.topology,
@@ -190,7 +189,7 @@ pub fn metrics(plan: &Plan) -> Metrics {
         optical_cables: optical,
         transceivers: 2 * optical,
         bisection_gbps: bisection,
-        bisection_ratio: if full > 0.0 { bisection / full } else { 0.0 },
+        bisection_ratio: bisection_ratio(bisection, plan.sub_nodes, link, nic_ports),
         max_switch_hops: max_switch_hops(plan),
         free_ports,
         largest: growth(plan, nic),
@@ -280,6 +279,15 @@ fn least_cut(
         }
     }
     if best.is_finite() { best } else { 0.0 }
+}
+
+/// The bisection as a share of full bisection: of what half the
+/// sub-nodes can send through all `nic_ports` of their NICs at
+/// `link_gbps` each (0 without sub-nodes). The one "% of full" that
+/// `design`, `compare` and `purchase` (its `--min-bisection` floor) use.
+pub fn bisection_ratio(bisection: f64, sub_nodes: usize, link_gbps: f64, nic_ports: u32) -> f64 {
+    let full = sub_nodes as f64 / 2.0 * link_gbps * f64::from(nic_ports);
+    if full > 0.0 { bisection / full } else { 0.0 }
 }
 
 /// The switch-level shape of a fabric, as far as its bisection depends on

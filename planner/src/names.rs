@@ -15,7 +15,7 @@
 //!   control characters, no quotes, no commas, no shell metacharacters;
 //! - a **pattern** (a template's name, `port_name`, a NIC's `mac` and `ip`)
 //!   follows the same rule outside its `{...}` placeholders, which hold
-//!   letters, digits and `:` only (`node{n:02}`, `swp{p}`);
+//!   letters, digits, `:` and `/` only (`node{n:02}`, `swp{p}`, `r{n/4}`);
 //! - a switch **model** is words of name characters and parentheses
 //!   separated by single spaces (`H3C S9850-4C`): models only reach
 //!   comments, descriptions and JSON strings.
@@ -122,8 +122,8 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// Checks a pattern: the name rule outside `{...}` placeholders, which
-/// hold letters, digits and `:` (the pattern's own parser says which
-/// placeholders it understands).
+/// hold letters, digits, `:` and `/` (the pattern's own parser says which
+/// placeholders it understands: `{n/4}` divides).
 pub fn check_pattern(pattern: &str) -> Result<(), String> {
     check_address(pattern)?;
     if !pattern.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '{') {
@@ -152,7 +152,7 @@ pub fn check_address(pattern: &str) -> Result<(), String> {
                 in_placeholder = false;
                 true
             }
-            c if in_placeholder => c.is_ascii_alphanumeric() || c == ':',
+            c if in_placeholder => c.is_ascii_alphanumeric() || c == ':' || c == '/',
             c => is_name_char(c),
         };
         if !ok {

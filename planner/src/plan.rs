@@ -197,6 +197,12 @@ pub struct PlanServer {
     pub rack: Option<String>,
     /// Indices into [`Plan::sub_node_list`].
     pub sub_nodes: Vec<usize>,
+    /// The inventory's `model` of the server's GPUs, when they share one
+    /// (absent without GPUs, with mixed models, and in plans written
+    /// before it); `iteration` reads its compute rate from
+    /// [`crate::gpus`] by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
     /// The intra-server GPU fabric: its NVLink/NVSwitch domains; empty
     /// when the GPUs talk over PCIe only (and in plans written before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -60,8 +60,17 @@ pub struct NamePattern {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum PatternPart {
     Literal(String),
-    Number { width: usize, hex: bool },
+    /// The instance number, or with `per` above 1 the number of its group
+    /// of `per` instances (`{n/4}`: four servers to a rack).
+    Number {
+        width: usize,
+        hex: bool,
+        per: u64,
+    },
 }
+
+/// The largest divisor of a `{n/K}` placeholder.
+const MAX_PER: u64 = 1_000_000;
 
 impl NamePattern {
     /// Parses a pattern; the error says which placeholder is not understood.
@@ -73,18 +82,18 @@ impl NamePattern {
             literal.push_str(&rest[..open]);
             if rest[open..].starts_with('}') {
                 return Err(format!(
-                    "`}}` without `{{` in `{pattern}`; placeholders are written {{n}} or {{n:02}}"
+                    "`}}` without `{{` in `{pattern}`; placeholders are written {{n}}, {{n:02}} or {{n/4}}"
                 ));
             }
             let Some(close) = rest[open..].find('}') else {
                 return Err(format!(
-                    "unclosed `{{` in `{pattern}`; placeholders are written {{n}} or {{n:02}}"
+                    "unclosed `{{` in `{pattern}`; placeholders are written {{n}}, {{n:02}} or {{n/4}}"
                 ));
             };
             let inner = &rest[open + 1..open + close];
             let part = parse_placeholder(inner).ok_or_else(|| {
                 format!(
-                    "unknown placeholder `{{{inner}}}` in `{pattern}`; use {{n}}, {{n:02}} (zero-padded) or {{n:02x}} (hexadecimal)"
+                    "unknown placeholder `{{{inner}}}` in `{pattern}`; use {{n}}, {{n:02}} (zero-padded), {{n:02x}} (hexadecimal), or {{n/4}} (the group of 4 instances n is in, e.g. its rack; {{n/4:02}} padded), dividing by 1 to {MAX_PER}"
                 )
             })?;
             if !literal.is_empty() {
@@ -107,17 +116,26 @@ impl NamePattern {
             .any(|p| matches!(p, PatternPart::Number { .. }))
     }
 
-    /// The name of instance `n`.
-    pub fn render(&self, n: u64) -> String {
+    /// The name of instance `n` of a template whose instances are
+    /// numbered from `start`. `{n/K}` is the group of K instances that `n`
+    /// is in, groups numbered from `start` too: with `start = 1`, instances
+    /// 1-4 are group 1 and 5-8 group 2; with `start = 0`, 0-3 are 0.
+    pub fn render(&self, n: u64, start: u64) -> String {
         let mut out = String::new();
         for part in &self.parts {
-            match part {
-                PatternPart::Literal(s) => out.push_str(s),
-                PatternPart::Number { width, hex: false } => {
-                    let _ = write!(out, "{n:0width$}");
-                }
-                PatternPart::Number { width, hex: true } => {
-                    let _ = write!(out, "{n:0width$x}");
+            match *part {
+                PatternPart::Literal(ref s) => out.push_str(s),
+                PatternPart::Number { width, hex, per } => {
+                    let v = if per > 1 {
+                        n.saturating_sub(start) / per + start
+                    } else {
+                        n
+                    };
+                    if hex {
+                        let _ = write!(out, "{v:0width$x}");
+                    } else {
+                        let _ = write!(out, "{v:0width$}");
+                    }
                 }
             }
         }
@@ -126,13 +144,32 @@ impl NamePattern {
 }
 
 fn parse_placeholder(inner: &str) -> Option<PatternPart> {
-    if inner == "n" {
+    let (number, format) = match inner.split_once(':') {
+        Some((a, b)) => (a, Some(b)),
+        None => (inner, None),
+    };
+    let per = match number.strip_prefix("n") {
+        Some("") => 1,
+        Some(rest) => {
+            let k = rest.strip_prefix('/')?;
+            if k.is_empty() || k.len() > 7 || !k.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let k: u64 = k.parse().ok()?;
+            if !(1..=MAX_PER).contains(&k) {
+                return None;
+            }
+            k
+        }
+        None => return None,
+    };
+    let Some(spec) = format else {
         return Some(PatternPart::Number {
             width: 0,
             hex: false,
+            per,
         });
-    }
-    let spec = inner.strip_prefix("n:")?;
+    };
     let (digits, hex) = match spec.strip_suffix('x') {
         Some(d) => (d, true),
         None => (spec, false),
@@ -144,7 +181,7 @@ fn parse_placeholder(inner: &str) -> Option<PatternPart> {
     if width > 20 {
         return None;
     }
-    Some(PatternPart::Number { width, hex })
+    Some(PatternPart::Number { width, hex, per })
 }
 
 /// Parses a port list such as `1-16`, `1-8,17-24` or `5` into sorted port
@@ -566,20 +603,44 @@ mod tests {
     #[test]
     fn patterns_render() {
         let check = |p: &str, n: u64, want: &str| {
-            assert_eq!(NamePattern::parse(p).unwrap().render(n), want, "{p}");
+            assert_eq!(NamePattern::parse(p).unwrap().render(n, 1), want, "{p}");
         };
         check("node{n:02}", 3, "node03");
         check("node{n}", 12, "node12");
         check("sw", 1, "sw");
         check("r{n:03}-x{n}", 7, "r007-x7");
         check("aa:bb:{n:02x}", 255, "aa:bb:ff");
+        // Issue #33: four servers to a rack, groups counted from the
+        // template's start.
+        for (n, want) in [(1, "r1"), (4, "r1"), (5, "r2"), (8, "r2"), (9, "r3")] {
+            check("r{n/4}", n, want);
+        }
+        check("rack{n/4:02}", 16, "rack04");
+        let zero = NamePattern::parse("r{n/4}").unwrap();
+        assert_eq!(
+            [0, 3, 4].map(|n| zero.render(n, 0)),
+            ["r0", "r0", "r1"].map(String::from)
+        );
+        assert!(NamePattern::parse("r{n/4}").unwrap().has_placeholder());
         assert!(!NamePattern::parse("sw").unwrap().has_placeholder());
         assert!(NamePattern::parse("a{n}").unwrap().has_placeholder());
     }
 
     #[test]
     fn bad_patterns_explain() {
-        for bad in ["n{", "n}", "n{m}", "n{n:}", "n{n:2y}", "{n:9999}"] {
+        for bad in [
+            "n{",
+            "n}",
+            "n{m}",
+            "n{n:}",
+            "n{n:2y}",
+            "{n:9999}",
+            "r{n/0}",
+            "r{n/}",
+            "r{n/x}",
+            "r{n*4}",
+            "r{n/99999999}",
+        ] {
             let err = NamePattern::parse(bad).unwrap_err();
             assert!(err.contains(bad), "{err}");
         }

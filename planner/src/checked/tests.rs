@@ -299,6 +299,7 @@ fn issue13_4_what_routing_and_render_refuse_is_refused_at_load() {
                 name: "node99".into(),
                 rack: None,
                 sub_nodes: Vec::new(),
+                gpu_model: None,
                 nvlink: Vec::new(),
             })
         },

@@ -164,6 +164,9 @@ pub fn cost_plan(
             .or_insert((s.model.as_str(), 0, s.port_gbps));
         e.1 = e.1.max(top);
     }
+    // Switches the catalog cannot price, by what is missing: one problem
+    // per missing part, naming its switches.
+    let mut unpriced: BTreeMap<(&str, u32, u32), Vec<&str>> = BTreeMap::new();
     for (name, (model, ports, gbps)) in &physical {
         let part = catalog
             .switch_named(model)
@@ -171,18 +174,29 @@ pub fn cost_plan(
             .or_else(|| catalog.switch_for(*ports, *gbps));
         match part {
             Some(m) => b.add("switch", &m.name, 1, m.price, m.watts),
-            None => problems.push(Problem::at(
-                None,
-                format!("switch {name} ({model}, {ports} x {gbps}G)"),
-                format!(
-                    "no switch in the catalog named {model:?} or with {ports} ports at {gbps} Gbps"
-                ),
-                format!("add a [[switch]] with ports >= {ports} and gbps = {gbps} to the catalog"),
-            )),
+            None => unpriced
+                .entry((model, *ports, *gbps))
+                .or_default()
+                .push(name),
         }
     }
+    for ((model, ports, gbps), names) in unpriced {
+        problems.push(Problem::at(
+            None,
+            format!(
+                "{} ({model}, {ports} x {gbps}G)",
+                name_some(&names, "switch", "switches")
+            ),
+            format!(
+                "no switch in the catalog named {model:?} or with {ports} ports at {gbps} Gbps"
+            ),
+            format!("add a [[switch]] with ports >= {ports} and gbps = {gbps} to the catalog"),
+        ));
+    }
 
-    // NICs, one per sub-node.
+    // NICs, one per sub-node; those the catalog lacks, one problem per
+    // speed.
+    let mut no_nic: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
     for s in &plan.sub_node_list {
         match catalog.nic_for(s.nic_gbps) {
             // A dual-port NIC (HPN) is priced as the catalog's NIC at the
@@ -194,16 +208,16 @@ pub fn cost_plan(
                 n.price,
                 n.watts,
             ),
-            None => {
-                problems.push(Problem::at(
-                    None,
-                    format!("sub-node {} (NIC {})", s.id, s.nic),
-                    format!("no NIC in the catalog at {} Gbps", s.nic_gbps),
-                    format!("add a [[nic]] with gbps = {}", s.nic_gbps),
-                ));
-                break;
-            }
+            None => no_nic.entry(s.nic_gbps).or_default().push(&s.id),
         }
+    }
+    for (gbps, ids) in no_nic {
+        problems.push(Problem::at(
+            None,
+            format!("NICs of {}", name_some(&ids, "sub-node", "sub-nodes")),
+            format!("no NIC in the catalog at {gbps} Gbps"),
+            format!("add a [[nic]] with gbps = {gbps}"),
+        ));
     }
 
     // GPUs and servers, when the catalog prices them.
@@ -293,14 +307,38 @@ pub fn cost_plan(
         gpus,
         currency: catalog.currency.clone(),
         cost_per_sub_node: cents(bom.total_cost / plan.sub_nodes.max(1) as f64),
-        cost_per_bisection_gbps: if m.bisection_gbps > 0.0 {
-            cents(bom.total_cost / m.bisection_gbps)
-        } else {
-            0.0
-        },
+        cost_per_bisection_gbps: per_bisection_gbps(bom.total_cost, m.bisection_gbps),
         bisection_gbps: m.bisection_gbps,
         bom,
     })
+}
+
+/// `switch sw01`, or `3 switches: sw01, sw02, sw03`, or the first few of
+/// many and how many more.
+fn name_some(names: &[&str], one: &str, many: &str) -> String {
+    const SHOWN: usize = 4;
+    match names {
+        [name] => format!("{one} {name}"),
+        _ if names.len() <= SHOWN => format!("{} {many}: {}", names.len(), names.join(", ")),
+        _ => format!(
+            "{} {many}: {} and {} more",
+            names.len(),
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        ),
+    }
+}
+
+/// Total cost over bisection bandwidth, rounded to cents: the one cost
+/// per Gbps of bisection that `cost`, `compare --catalog` and `purchase`
+/// report, each with the bisection of `metrics::bisection_gbps`. 0 for a
+/// fabric without bisection (one sub-node), which no verdict ranks.
+pub fn per_bisection_gbps(total_cost: f64, bisection_gbps: f64) -> f64 {
+    if bisection_gbps > 0.0 {
+        cents(total_cost / bisection_gbps)
+    } else {
+        0.0
+    }
 }
 
 /// An amount rounded to cents, so that JSON shows no float noise.

@@ -1,5 +1,7 @@
-//! `planner compare --catalog`: the two designs of a comparison priced
-//! side by side.
+//! `planner compare --catalog`: the designs of a comparison priced side
+//! by side. Only designs that were built are priced; the cost table has a
+//! column for each one the catalog prices, and the verdict ranks those
+//! alone.
 
 use serde::Serialize;
 
@@ -12,9 +14,9 @@ use crate::text::Table;
 /// One design of a comparison, priced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostEntry {
-    /// `bigraph` or `fat-tree`.
+    /// `bigraph`, `fat-tree`, `rail-optimized` or `hpn`.
     pub topology: Topology,
-    /// The cost, when the design exists and the catalog prices it.
+    /// The cost, when the catalog prices the design.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<PlanCost>,
     /// Why it could not be priced.
@@ -22,12 +24,14 @@ pub struct CostEntry {
     pub error: Option<String>,
 }
 
-/// Prices every design of a comparison.
+/// Prices every design of a comparison that was built (those `design`
+/// refused have no entry: the comparison says why).
 pub fn cost_comparison(c: &Comparison, catalog: &Catalog) -> Vec<CostEntry> {
     c.designs
         .iter()
-        .map(|d| match &d.plan {
-            Some(plan) => match cost_plan(plan, catalog, None) {
+        .filter_map(|d| {
+            let plan = d.plan.as_ref()?;
+            Some(match cost_plan(plan, catalog, None) {
                 Ok(cost) => CostEntry {
                     topology: d.topology,
                     cost: Some(cost),
@@ -38,12 +42,7 @@ pub fn cost_comparison(c: &Comparison, catalog: &Catalog) -> Vec<CostEntry> {
                     cost: None,
                     error: Some(e.to_string()),
                 },
-            },
-            None => CostEntry {
-                topology: d.topology,
-                cost: None,
-                error: Some("no design".into()),
-            },
+            })
         })
         .collect()
 }
@@ -51,41 +50,46 @@ pub fn cost_comparison(c: &Comparison, catalog: &Catalog) -> Vec<CostEntry> {
 /// One figure of a priced design, as text.
 type Figure = dyn Fn(&PlanCost) -> String;
 
-/// The costs side by side, then each bill of materials.
+/// The costs side by side, one column per priced design, then each bill
+/// of materials, and a line for each design the catalog cannot price.
 pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> String {
     let cur = &catalog.currency;
     let mut out = format!("\nCost from {}", catalog.name);
     if let Some(note) = &catalog.note {
         out.push_str(&format!(" ({note})"));
     }
-    out.push_str(&format!(", in {cur}\n\n"));
-    let mut t = Table::new(["", "BiGraph", "fat-tree", "rail-optimized"]).right(&[1, 2, 3]);
-    let cell = |i: usize, f: &dyn Fn(&PlanCost) -> String| {
-        entries
-            .get(i)
-            .and_then(|e| e.cost.as_ref())
-            .map_or_else(|| "-".to_string(), f)
-    };
-    let rows: [(&str, &Figure); 6] = [
-        ("capex", &|c| money(c.bom.capex)),
-        ("energy", &|c| money(c.bom.energy_cost)),
-        ("total (TCO)", &|c| money(c.bom.total_cost)),
-        ("per sub-node", &|c| money(c.cost_per_sub_node)),
-        ("bisection Gbps", &|c| crate::text::gbps(c.bisection_gbps)),
-        ("per Gbps of bisection", &|c| {
-            money(c.cost_per_bisection_gbps)
-        }),
-    ];
-    for (name, f) in rows {
-        t.row([name.to_string(), cell(0, f), cell(1, f), cell(2, f)]);
-    }
-    out.push_str(&t.render());
+    out.push_str(&format!(", in {cur}\n"));
     let priced: Vec<&PlanCost> = entries.iter().filter_map(|e| e.cost.as_ref()).collect();
-    // The first of the cheapest wins a tie, in column order.
+    if priced.is_empty() {
+        out.push_str("\nno design could be priced\n");
+    } else {
+        let columns = 1..=priced.len();
+        let mut t =
+            Table::new(std::iter::once("").chain(priced.iter().map(|c| c.topology.label())))
+                .right(&columns.collect::<Vec<_>>());
+        let rows: [(&str, &Figure); 6] = [
+            ("capex", &|c| money(c.bom.capex)),
+            ("energy", &|c| money(c.bom.energy_cost)),
+            ("total (TCO)", &|c| money(c.bom.total_cost)),
+            ("per sub-node", &|c| money(c.cost_per_sub_node)),
+            ("bisection Gbps", &|c| crate::text::gbps(c.bisection_gbps)),
+            ("per Gbps of bisection", &|c| {
+                money(c.cost_per_bisection_gbps)
+            }),
+        ];
+        for (name, f) in rows {
+            t.row(std::iter::once(name.to_string()).chain(priced.iter().map(|c| f(c))));
+        }
+        out.push('\n');
+        out.push_str(&t.render());
+    }
+    // The first of the cheapest wins a tie, in column order; a design
+    // without bisection has no cost per Gbps to rank.
     let cheapest = |key: &dyn Fn(&PlanCost) -> f64| {
         priced
             .iter()
             .copied()
+            .filter(|c| key(c) > 0.0)
             .reduce(|a, b| if key(b) < key(a) { b } else { a })
     };
     if priced.len() > 1
@@ -119,7 +123,7 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
                 out.push_str(&render_bom(&c.bom, cur));
             }
             (None, Some(err)) => {
-                out.push_str(&format!("\n{}: not priced: {err}\n", e.topology.as_str()));
+                out.push_str(&format!("\n{}: not priced: {err}\n", e.topology.label()));
             }
             (None, None) => {}
         }

@@ -16,6 +16,7 @@ fn request(gpus: u64, topology: Want) -> Request {
         topology,
         budget: None,
         oversubscription: 1.0,
+        min_bisection: 0.0,
     }
 }
 
@@ -172,7 +173,12 @@ fn money_has_thousands_separators() {
 
 /// The cheapest design by brute force over every shape, for catalogs of
 /// switches at one speed with no power figures.
-fn brute_force(c: &Catalog, g: u64, want: Want) -> Option<f64> {
+fn brute_force(c: &Catalog, g: u64, want: Want, floor: f64) -> Option<f64> {
+    use crate::metrics::{CutShape, bisection_gbps, bisection_ratio};
+    let meets = |shape: CutShape| {
+        let p = g as usize;
+        bisection_ratio(bisection_gbps(shape, p, 1.0, 1.0), p, 1.0, 1) >= floor - 1e-9
+    };
     let opt = c.optical_tco(&c.optical_for(100)?);
     let fixed = g as f64 * (c.nic_for(100)?.price + c.dac_for(100)?.price);
     let mut best = f64::INFINITY;
@@ -188,6 +194,13 @@ fn brute_force(c: &Catalog, g: u64, want: Want) -> Option<f64> {
                 let pv = p / u64::from(v);
                 // N = 2h a power of two, as HDRM needs.
                 for h in (1..pv).filter(|h| h.is_power_of_two()) {
+                    let shape = CutShape::BiGraph {
+                        upper: h as usize,
+                        lower: h as usize,
+                    };
+                    if !meets(shape) {
+                        continue;
+                    }
                     for m in 1..=h.min(pv - h) {
                         if 2 * h * m >= g {
                             let phys = (2 * h).div_ceil(u64::from(v));
@@ -204,7 +217,13 @@ fn brute_force(c: &Catalog, g: u64, want: Want) -> Option<f64> {
                     for d in 1..=(p - u).min(u) {
                         let leaves = g.div_ceil(d);
                         let spines = (leaves * u).div_ceil(ps).max(1);
-                        if spines <= u && leaves <= ps {
+                        let shape = CutShape::LeafSpine {
+                            leaves: leaves as usize,
+                            spines: spines as usize,
+                            links_per_leaf_spine: u as f64 / spines as f64,
+                        };
+                        let leaf_share = d as f64 * floor <= u as f64 + 1e-9;
+                        if spines <= u && leaves <= ps && leaf_share && meets(shape) {
                             let cost = leaves as f64 * s.price
                                 + spines as f64 * sp.price
                                 + (leaves * u) as f64 * opt
@@ -245,14 +264,24 @@ proptest! {
         ),
         gpus in 2u64..80,
         want in prop::sample::select(vec![Want::BiGraph, Want::FatTree, Want::Any]),
+        floor in prop::sample::select(vec![0.0, 0.5, 0.75, 1.0]),
     ) {
         let c = small_catalog(&switches);
-        let brute = brute_force(&c, gpus, want);
-        match purchase(&c, &request(gpus, want)) {
+        let brute = brute_force(&c, gpus, want, floor);
+        let req = Request {
+            min_bisection: floor,
+            ..request(gpus, want)
+        };
+        match purchase(&c, &req) {
             Ok(p) => {
                 let b = brute.expect("brute force finds a design too");
                 prop_assert!((p.chosen.total_cost - b).abs() < 0.01,
                     "programs {} ({}), brute force {b}", p.chosen.total_cost, p.chosen.design);
+                // Every design shown meets the floor.
+                prop_assert!(p.chosen.bisection_ratio >= floor - 1e-9, "{}", p.chosen.design);
+                if let Some(r) = &p.runner_up {
+                    prop_assert!(r.design.bisection_ratio >= floor - 1e-9, "{}", r.design.design);
+                }
             }
             Err(e) => prop_assert!(brute.is_none(), "{e}, brute force found {brute:?}"),
         }
@@ -297,6 +326,72 @@ fn issue13_purchase_and_compare_agree_on_bisection() {
     assert_eq!(r.bisection_gbps, fat);
     // So both call the fat-tree cheaper per Gbps of bisection.
     assert!(r.cost_per_bisection_gbps < p.chosen.cost_per_bisection_gbps);
+}
+
+/// Issue #33: with the default floor of full bisection, `purchase` no
+/// longer picks a half-bisection BiGraph for being cheaper in total; with
+/// a 50 % floor it may, and says which is cheaper per Gbps the same way
+/// `compare` does.
+#[test]
+fn issue33_purchase_holds_the_bisection_floor() {
+    let floored = |gpus, floor| {
+        let req = Request {
+            min_bisection: floor,
+            ..request(gpus, Want::Any)
+        };
+        purchase(&example(), &req).unwrap()
+    };
+    for gpus in [512, 2048, 8192] {
+        let p = floored(gpus, 1.0);
+        assert_eq!(p.min_bisection, 1.0);
+        assert_eq!(p.chosen.bisection_ratio, 1.0, "{}", p.chosen.design);
+        let r = p.runner_up.expect("a runner-up").design;
+        assert_eq!(r.bisection_ratio, 1.0, "{gpus}: {}", r.design);
+        for d in [&p.chosen, &r] {
+            assert_eq!(
+                d.cost_per_bisection_gbps,
+                super::bom::per_bisection_gbps(d.total_cost, d.bisection_gbps)
+            );
+        }
+    }
+    let half = floored(512, 0.5);
+    assert!(
+        half.chosen.design.starts_with("BiGraph 16x32:"),
+        "{}",
+        half.chosen.design
+    );
+    assert_eq!(half.chosen.bisection_ratio, 0.5);
+    assert!(
+        half.binding_constraints
+            .iter()
+            .any(|b| b.constraint == "bisection floor"),
+        "{:?}",
+        half.binding_constraints
+    );
+    let e = purchase(
+        &example(),
+        &Request {
+            min_bisection: 1.5,
+            ..request(512, Want::Any)
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("min-bisection: 150%"), "{e}");
+    // A floor nothing meets names the best design without it.
+    let e = purchase(
+        &example(),
+        &Request {
+            min_bisection: 1.0,
+            ..request(32768, Want::BiGraph)
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("no design reaches the bisection floor of 100% of full; the cheapest design without it, BiGraph 128x256"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -344,7 +439,7 @@ fn leaf_spine_may_have_more_spines_than_a_spine_has_ports() {
     // links on 20 spine ports, cheaper than 5 of the 12-port switch.
     let c = small_catalog(&[(4, 4763, false), (12, 11908, false)]);
     let p = purchase(&c, &request(16, Want::FatTree)).unwrap();
-    let b = brute_force(&c, 16, Want::FatTree).unwrap();
+    let b = brute_force(&c, 16, Want::FatTree, 0.0).unwrap();
     assert!(
         (p.chosen.total_cost - b).abs() < 0.01,
         "{}",

@@ -292,13 +292,20 @@ impl<'a> Pool<'a> {
             .rack
             .as_ref()
             .and_then(|r| crate::text::NamePattern::parse(r).ok());
+        // The template's first number, from which `{n/K}` groups count.
+        let first = tpl
+            .instances
+            .clone()
+            .map(|i| self.inv.switches[i].number)
+            .min()
+            .unwrap_or(1);
         loop {
             let n = self.grow_number[t];
             self.grow_number[t] += 1;
             // A pattern without a number cannot make more distinct names;
             // fall back to a numbered suffix.
             let name = if pattern.has_placeholder() {
-                pattern.render(n)
+                pattern.render(n, first)
             } else {
                 format!("{}-{n}", tpl.pattern)
             };
@@ -306,7 +313,7 @@ impl<'a> Pool<'a> {
                 return Some(PhysSwitch {
                     name,
                     template: t,
-                    rack: rack.as_ref().map(|r| r.render(n)),
+                    rack: rack.as_ref().map(|r| r.render(n, first)),
                     grown: true,
                 });
             }
@@ -633,6 +640,12 @@ impl<'a> Fabric<'a> {
                 name: s.name.clone(),
                 rack: s.rack.clone(),
                 sub_nodes: Vec::new(),
+                gpu_model: {
+                    let gpus = &inv.template_of(s).gpus;
+                    gpus.first()
+                        .filter(|g| gpus.iter().all(|o| o.model == g.model))
+                        .map(|g| g.model.clone())
+                },
                 nvlink: (inv.template_of(s).nvlink.iter())
                     .map(|d| crate::plan::PlanNvlink {
                         name: d.name.clone(),

@@ -1212,6 +1212,35 @@ impl<'a> Context<'a> {
     }
 
     /// Estimates `n` bytes.
+    /// Refuses, without building it, a schedule for `n` bytes with more
+    /// sends than the simulator builds, naming the algorithm, plan and
+    /// size; the closed form needs no schedule.
+    pub(super) fn sends_fit(&self, n: u64, options: &Options) -> Result<()> {
+        if options.method == Method::ClosedForm {
+            return Ok(());
+        }
+        let (_, chunks) = self.closed_form(n)?;
+        schedules::sends_fit(|| self.schedule(n, chunks)).map_err(|e| match e {
+            Error::TooManySends {
+                ranks,
+                sends,
+                limit,
+                ..
+            } => Error::TooManySends {
+                job: Some(format!(
+                    "{} on {} at {}",
+                    self.algorithm.as_str(),
+                    self.plan.name,
+                    super::format_size(n)
+                )),
+                ranks,
+                sends,
+                limit,
+            },
+            other => other,
+        })
+    }
+
     pub(super) fn estimate(&self, n: u64, options: &Options) -> Result<Estimate> {
         check_size(n)?;
         let (closed, chunks) = self.closed_form(n)?;

@@ -769,18 +769,45 @@ impl<'a> Builder<'a> {
 
 /// Refuses a schedule of more than [`limits::SIMULATED_SENDS`] sends over
 /// `p` ranks before anything is allocated; `sends` is computed from the
-/// shape alone (wide enough not to overflow).
+/// shape alone (wide enough not to overflow). Under [`sends_fit`] a
+/// schedule within the limit stops here too, unbuilt.
 fn check_sends(p: usize, sends: u128) -> Result<()> {
-    limits::SIMULATED_SENDS
-        .check(u64::try_from(sends).unwrap_or(u64::MAX))
-        .map_err(|e| {
-            Error::parameter(
-                "ranks",
-                format!(
-                    "{p} ranks: {e}; give fewer ranks (or smaller scale points), or estimate with the closed form"
-                ),
-            )
-        })
+    let sends = u64::try_from(sends).unwrap_or(u64::MAX);
+    if limits::SIMULATED_SENDS.check(sends).is_err() {
+        return Err(Error::TooManySends {
+            job: None,
+            ranks: p,
+            sends,
+            limit: limits::SIMULATED_SENDS.max,
+        });
+    }
+    if COUNT_ONLY.get() {
+        return Err(Error::Internal(COUNTED.to_string()));
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// Set by [`sends_fit`]: builders stop once their sends are counted.
+    static COUNT_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The stop of a counted builder under [`sends_fit`].
+const COUNTED: &str = "schedule counted, not built";
+
+/// Whether the schedule `build` makes fits the send limit, found without
+/// building it: every builder checks its send count (from its shape
+/// alone) before it allocates, and under this call stops right there.
+/// A builder that has no count to check is built and dropped.
+pub(super) fn sends_fit(build: impl FnOnce() -> Result<SendSchedule>) -> Result<()> {
+    COUNT_ONLY.set(true);
+    let built = build();
+    COUNT_ONLY.set(false);
+    match built {
+        Err(Error::Internal(m)) if m == COUNTED => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Ok(()),
+    }
 }
 
 fn check_same_size(groups: &[Vec<u32>]) -> Result<()> {

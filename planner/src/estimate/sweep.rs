@@ -18,12 +18,13 @@ struct Job<'c> {
 }
 
 /// Runs jobs on `threads` workers, reporting each finished job to
-/// `progress` on the calling thread; results come back in job order.
+/// `progress` on the calling thread; results come back in job order, one
+/// per job.
 fn run_jobs(
     jobs: &[Job<'_>],
     options: &Options,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<Vec<Estimate>> {
+) -> Vec<Result<Estimate>> {
     let total = jobs.len();
     progress(0, total);
     let threads = match options.threads {
@@ -74,6 +75,23 @@ fn run_jobs(
         .collect()
 }
 
+/// The jobs of every context at every size, refused together, before any
+/// starts, when one of them has more sends than the simulator builds.
+fn checked_jobs<'c>(
+    contexts: &'c [Context<'c>],
+    sizes: &[u64],
+    options: &Options,
+) -> Result<Vec<Job<'c>>> {
+    let jobs: Vec<Job<'_>> = contexts
+        .iter()
+        .flat_map(|ctx| sizes.iter().map(move |&size| Job { ctx, size }))
+        .collect();
+    for job in &jobs {
+        job.ctx.sends_fit(job.size, options)?;
+    }
+    Ok(jobs)
+}
+
 /// Estimates every context at every size, context by context.
 fn every_size(
     contexts: &[Context<'_>],
@@ -81,11 +99,8 @@ fn every_size(
     options: &Options,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Estimate>> {
-    let jobs: Vec<Job<'_>> = contexts
-        .iter()
-        .flat_map(|ctx| sizes.iter().map(move |&size| Job { ctx, size }))
-        .collect();
-    run_jobs(&jobs, options, progress)
+    let jobs = checked_jobs(contexts, sizes, options)?;
+    run_jobs(&jobs, options, progress).into_iter().collect()
 }
 
 /// Estimates every algorithm at every size on one plan (EFLOPS Fig. 12),
@@ -100,6 +115,24 @@ pub fn size_sweep(
     options: &Options,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Estimate>> {
+    match size_sweep_finished(plan, algorithms, sizes, ranks, params, options, progress)? {
+        (done, None) => Ok(done),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// [`size_sweep`], keeping what finished: the estimates of every job that
+/// succeeded (in job order) and the first job's error, if one failed. A
+/// job the send limit refuses is refused before any starts (`Err`).
+pub fn size_sweep_finished(
+    plan: &CheckedPlan,
+    algorithms: &[Algorithm],
+    sizes: &[u64],
+    ranks: Option<usize>,
+    params: &Params,
+    options: &Options,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Vec<Estimate>, Option<Error>)> {
     for &s in sizes {
         check_size(s)?;
     }
@@ -107,7 +140,39 @@ pub fn size_sweep(
         .iter()
         .map(|&a| Context::new(plan, a, ranks, params))
         .collect::<Result<Vec<_>>>()?;
-    every_size(&contexts, sizes, options, progress)
+    let jobs = checked_jobs(&contexts, sizes, options)?;
+    let mut done = Vec::new();
+    let mut failed = None;
+    for r in run_jobs(&jobs, options, progress) {
+        match r {
+            Ok(e) => done.push(e),
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+    Ok((done, failed))
+}
+
+/// Refuses, before anything is simulated, every algorithm at every size
+/// on `plan` whose schedule has more sends than the simulator builds
+/// ([`crate::Error::TooManySends`], naming the algorithm, plan and size).
+pub fn sweep_fits(
+    plan: &CheckedPlan,
+    algorithms: &[Algorithm],
+    sizes: &[u64],
+    ranks: Option<usize>,
+    params: &Params,
+    options: &Options,
+) -> Result<()> {
+    for &a in algorithms {
+        let ctx = Context::new(plan, a, ranks, params)?;
+        for &n in sizes {
+            check_size(n)?;
+            ctx.sends_fit(n, options)?;
+        }
+    }
+    Ok(())
 }
 
 /// How a scale sweep builds its plans.

@@ -298,8 +298,9 @@ impl Checker {
         names: &mut NameRegistry,
     ) -> Option<Vec<(u64, String, Option<String>)>> {
         let mut out = Vec::with_capacity(numbers.end.saturating_sub(numbers.start) as usize);
+        let first = numbers.start;
         for n in numbers {
-            let name = pattern.render(n);
+            let name = pattern.render(n, first);
             if let Some(prev) = names.insert(&name, line) {
                 self.problem(
                     line,
@@ -312,7 +313,7 @@ impl Checker {
                 );
                 return None;
             }
-            let rack = rack_pattern.map(|p| p.render(n));
+            let rack = rack_pattern.map(|p| p.render(n, first));
             if let Some(r) = &rack
                 && !racks.is_empty()
                 && !racks.contains(r)
@@ -344,8 +345,9 @@ impl Checker {
             return;
         };
         let line = self.line(r);
+        let first = numbers.start;
         for n in numbers {
-            let name = pattern.render(n);
+            let name = pattern.render(n, first);
             if let Some(prev) = names.insert(&name, line) {
                 self.problem(
                     line,

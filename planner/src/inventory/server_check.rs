@@ -169,6 +169,7 @@ impl Checker {
         // Names first, even when the hardware has problems, so that a
         // duplicate name is reported in the same run.
         let rack_line = raw.rack.as_ref().and_then(|r| self.line(r));
+        let first = numbers.start;
         let expanded = self.expand(
             "server",
             &pattern,
@@ -188,8 +189,8 @@ impl Checker {
             let mut nic_addresses = Vec::new();
             if has_addresses {
                 for (nic, rawnic) in nics.iter().zip(&raw.nic) {
-                    let mac = nic.mac.as_ref().map(|p| p.render(n));
-                    let ip = nic.ip.as_ref().map(|p| p.render(n));
+                    let mac = nic.mac.as_ref().map(|p| p.render(n, first));
+                    let ip = nic.ip.as_ref().map(|p| p.render(n, first));
                     if let Some(m) = &mac
                         && !is_mac(m)
                     {

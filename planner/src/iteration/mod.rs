@@ -118,6 +118,9 @@ pub struct Compute {
     pub gpu_tflops: f64,
     /// Bytes a gradient value takes (4 for FP32, 2 for FP16).
     pub gradient_bytes: u32,
+    /// Where `gpu_tflops` comes from, when it was not given (see
+    /// [`plan_gpu_rate`]); reports print it.
+    pub gpu_source: Option<String>,
 }
 
 impl Default for Compute {
@@ -126,8 +129,80 @@ impl Default for Compute {
             batch: None,
             gpu_tflops: DEFAULT_TFLOPS,
             gradient_bytes: 4,
+            gpu_source: None,
         }
     }
+}
+
+/// The compute rate of one GPU of `plan`, from the GPU model its servers
+/// name ([`crate::plan::PlanServer::gpu_model`]) and the table of
+/// [`crate::gpus`]: the dense BF16 peak, with a sentence saying which
+/// model, figure and source it is. Servers of several known models give
+/// the slowest (a data-parallel step waits for it). A plan whose servers
+/// name no model, or one the table does not know, is refused: the rate
+/// must then be given (`gpu-tflops`).
+pub fn plan_gpu_rate(plan: &crate::plan::Plan) -> Result<(f64, String)> {
+    let mut models: Vec<&str> = plan
+        .servers
+        .iter()
+        .filter_map(|s| s.gpu_model.as_deref())
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    let table = crate::gpus::GPUS
+        .iter()
+        .map(|g| format!("{} {}", g.name, g.dense_tflops))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let give = format!(
+        "give the sustained throughput of one GPU in TFLOPS (dense BF16 peaks of the GPU table: {table}; docs/iteration.md, \"GPU models\")"
+    );
+    if models.is_empty() || plan.servers.iter().any(|s| s.gpu_model.is_none()) {
+        return Err(Error::parameter(
+            "gpu-tflops",
+            format!(
+                "plan {}: not every server names one GPU model (a shorthand's servers, mixed GPUs in a server, or a plan written before plans kept the inventory's GPU model), so its compute rate is unknown; {give}",
+                crate::names::escape(&plan.name)
+            ),
+        ));
+    }
+    let mut known = Vec::new();
+    for m in &models {
+        match crate::gpus::lookup(m) {
+            Some(g) => known.push((m, g)),
+            None => {
+                return Err(Error::parameter(
+                    "gpu-tflops",
+                    format!(
+                        "plan {}: its GPU model \"{}\" is none of the GPU table's, so its compute rate is unknown; {give}",
+                        crate::names::escape(&plan.name),
+                        crate::names::escape(m)
+                    ),
+                ));
+            }
+        }
+    }
+    let (model, g) = known
+        .iter()
+        .min_by(|a, b| a.1.dense_tflops.total_cmp(&b.1.dense_tflops))
+        .copied()
+        .expect("at least one model");
+    let slowest = if known.len() > 1 {
+        format!(" (the slowest of the plan's {} GPU models)", known.len())
+    } else {
+        String::new()
+    };
+    Ok((
+        g.dense_tflops,
+        format!(
+            "{} TFLOPS per GPU, the dense BF16/FP16 peak of the {} that the plan's GPU model \"{}\" names{slowest} ({}; memory {} TB/s); training sustains less, so a measured rate gives a closer answer",
+            g.dense_tflops,
+            g.name,
+            crate::names::escape(model),
+            g.source,
+            g.memory_tb_s
+        ),
+    ))
 }
 
 /// The default batch per GPU.
@@ -136,7 +211,9 @@ pub const DEFAULT_BATCH: u32 = 32;
 /// The smallest `--gpu-tflops` accepted: 1 GFLOPS.
 pub const MIN_TFLOPS: f64 = 0.001;
 
-/// The default sustained throughput of a GPU, TFLOPS.
+/// The rate [`Compute::default`] assumes, TFLOPS (a V100's FP32 peak,
+/// the EFLOPS paper's GPU). The command line never uses it: it takes the
+/// rate from the plan's GPU model ([`plan_gpu_rate`]) or the user.
 pub const DEFAULT_TFLOPS: f64 = 15.0;
 
 impl Model {
@@ -570,6 +647,10 @@ pub struct Report {
     pub batch: Option<u32>,
     /// GPU throughput, TFLOPS (absent for measured times).
     pub gpu_tflops: Option<f64>,
+    /// Where that throughput comes from, when the plan's GPU model gave
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_source: Option<String>,
     /// Gradient bytes of one iteration.
     pub gradient_bytes: u64,
     /// `t_f`, ms.
@@ -755,6 +836,7 @@ pub fn report(model: &Model, plans: &[CheckedPlan], setup: &Setup) -> Result<Rep
             Some(setup.compute.batch.unwrap_or(DEFAULT_BATCH))
         },
         gpu_tflops: (!measured).then_some(setup.compute.gpu_tflops),
+        gpu_source: setup.compute.gpu_source.clone().filter(|_| !measured),
         gradient_bytes: total,
         forward_ms: ms(t.forward_total()),
         backward_ms: ms(t.backward_total()),
@@ -793,6 +875,10 @@ pub struct Sweep {
     pub parameters: u64,
     /// The rank counts.
     pub ranks: Vec<usize>,
+    /// Where the GPU throughput comes from, when the plan's GPU model
+    /// gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_source: Option<String>,
     /// Every point.
     pub results: Vec<SweepRow>,
 }
@@ -834,6 +920,11 @@ pub fn sweep(
         model: model.name.clone(),
         parameters: model.parameters(),
         ranks: ranks.to_vec(),
+        gpu_source: setup
+            .compute
+            .gpu_source
+            .clone()
+            .filter(|_| !model.measured()),
         results,
     })
 }
@@ -874,9 +965,13 @@ pub fn render_table(r: &Report) -> String {
         _ => "measured times: ".to_string(),
     };
     out.push_str(&format!(
-        "{per_gpu}forward {:.2} ms, backward {:.2} ms\n\n",
+        "{per_gpu}forward {:.2} ms, backward {:.2} ms\n",
         r.forward_ms, r.backward_ms
     ));
+    if let Some(source) = &r.gpu_source {
+        out.push_str(&format!("GPU rate: {source}\n"));
+    }
+    out.push('\n');
     let mut fits =
         crate::text::Table::new(["algorithm", "design", "a (µs)", "1/b (Gbps)", "fit error"])
             .right(&[2, 3, 4]);
@@ -998,8 +1093,12 @@ pub fn render_sweep(s: &Sweep) -> String {
         }
         t.row(cells);
     }
+    let rate = s
+        .gpu_source
+        .as_ref()
+        .map_or(String::new(), |g| format!("GPU rate: {g}\n"));
     format!(
-        "{}: {} parameters; scaling efficiency by ranks\n\n{}",
+        "{}: {} parameters; scaling efficiency by ranks\n{rate}\n{}",
         s.model,
         millions(s.parameters),
         t.render()

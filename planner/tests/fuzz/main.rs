@@ -711,6 +711,7 @@ fn iteration_with(model: &iteration::Model, p: &CheckedPlan, file: &str, what: &
         compute: Compute {
             batch: None,
             gpu_tflops: iteration::DEFAULT_TFLOPS,
+            gpu_source: None,
             gradient_bytes: 4,
         },
         params: Params::default(),
@@ -813,6 +814,7 @@ fn catalog_case(seed: u64) -> (Input, Check) {
                 topology: cost::Want::Any,
                 budget: None,
                 oversubscription: 1.0,
+                min_bisection: 1.0,
             };
             match cost::purchase(&catalog, &req) {
                 Ok(pu) => {

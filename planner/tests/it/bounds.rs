@@ -219,11 +219,12 @@ fn issue13_simulate_scale_and_ranks_bounded() {
             "ring",
         ],
         &[
-            "--ranks",
+            "ring on ",
             "4096 ranks",
             "sends in the schedule",
             "limit of 16777216",
             "closed-form",
+            "smaller --scale points",
         ],
     );
     refused_quickly(

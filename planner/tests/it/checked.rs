@@ -58,8 +58,8 @@ fn issue13_2a_ranks_on_a_server_listing_a_missing_sub_node() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let json = std::fs::read_to_string(dir.path().join("min.json")).unwrap();
     let bad = json.replace(
-        r#"{"name": "node1", "sub_nodes": [0]}"#,
-        r#"{"name": "node1", "sub_nodes": [0, 2]}"#,
+        r#"{"name": "node1", "sub_nodes": [0], "gpu_model": "GPU"}"#,
+        r#"{"name": "node1", "sub_nodes": [0, 2], "gpu_model": "GPU"}"#,
     );
     assert_ne!(bad, json);
     std::fs::write(dir.path().join("min.json"), bad).unwrap();

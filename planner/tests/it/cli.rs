@@ -126,3 +126,66 @@ fn usage_errors_exit_2() {
     let out = planner(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue #33: racks by arithmetic, four servers to a rack in one line
+/// (`rack = "r{n/4}"`), and a bad divisor refused with its line.
+#[test]
+fn issue33_rack_patterns_group_servers() {
+    let base = fs::read_to_string(root().join("topologies/fat-tree-64.toml")).unwrap();
+    let with_rack = |rack: &str| {
+        base.replacen(
+            "[[server]]\nname = \"node{n:02}\"\ncount = 16\n",
+            &format!(
+                "[[rack]]\nname = \"r{{n}}\"\ncount = 4\n\n[[server]]\nname = \"node{{n:02}}\"\ncount = 16\nrack = \"{rack}\"\n"
+            ),
+            1,
+        )
+    };
+    let good = with_rack("r{n/4}");
+    assert_ne!(good, base, "the server template moved");
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("racked.toml"), &good).unwrap();
+    let out = planner_in(
+        dir.path(),
+        &[
+            "design",
+            "racked.toml",
+            "--topology",
+            "fat-tree",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let racks: Vec<(String, String)> = plan["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["rack"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(racks.len(), 16);
+    for (i, (name, rack)) in racks.iter().enumerate() {
+        assert_eq!(name, &format!("node{:02}", i + 1));
+        assert_eq!(rack, &format!("r{}", i / 4 + 1), "{name}");
+    }
+    fs::write(dir.path().join("bad.toml"), with_rack("r{n/0}")).unwrap();
+    let out = planner_in(
+        dir.path(),
+        &["design", "bad.toml", "--topology", "fat-tree"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    let line = with_rack("r{n/0}")
+        .lines()
+        .position(|l| l == "rack = \"r{n/0}\"")
+        .unwrap()
+        + 1;
+    assert!(err.contains(&format!("bad.toml:{line}: ")), "{err}");
+    assert!(err.contains("unknown placeholder `{n/0}`"), "{err}");
+}

@@ -139,6 +139,130 @@ fn compare_without_catalog_is_unchanged_by_the_flag() {
         "json",
     ]);
     assert_eq!(plain["designs"], priced["designs"]);
-    // BiGraph, fat-tree, rail-optimized and HPN.
-    assert_eq!(priced["costs"].as_array().unwrap().len(), 4);
+    // BiGraph, fat-tree and rail-optimized: HPN needs dual-port NICs,
+    // which the shorthand's servers do not have.
+    let costs: Vec<&str> = priced["costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["topology"].as_str().unwrap())
+        .collect();
+    assert_eq!(costs, ["bigraph", "fat-tree", "rail-optimized"]);
+}
+
+/// The entry of `topology` in a comparison's JSON.
+fn design_of<'a>(v: &'a serde_json::Value, topology: &str) -> &'a serde_json::Value {
+    v["designs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["topology"] == topology)
+        .unwrap()
+}
+
+/// Issue #33: `compare` shows a topology only when `design` builds it
+/// from the same inventory, and says why not with `design`'s own
+/// message; it prices every column it shows and ranks only those.
+#[test]
+fn issue33_compare_shows_only_what_design_builds() {
+    let inv = "topologies/eflops-4x16.toml";
+    let refused = planner(&["design", inv, "--topology", "hpn"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let why = String::from_utf8_lossy(&refused.stderr)
+        .trim_end()
+        .trim_start_matches("error: ")
+        .to_string();
+    assert!(why.contains("1 port"), "{why}");
+    let out = planner(&["compare", inv, "--catalog", CATALOG]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("\nHPN: not built: {why}\n")),
+        "{text}"
+    );
+    // No column, no price, no verdict for it.
+    let header = text.lines().nth(2).unwrap();
+    assert!(
+        header.contains("BiGraph") && !header.contains("HPN"),
+        "{header}"
+    );
+    let verdict = text.lines().find(|l| l.starts_with("cheapest:")).unwrap();
+    assert!(!verdict.contains("hpn"), "{verdict}");
+    let v = json(&["compare", inv, "--catalog", CATALOG, "--format", "json"]);
+    let hpn = design_of(&v, "hpn");
+    assert_eq!(hpn["error"].as_str().unwrap(), why);
+    assert!(hpn.get("metrics").is_none());
+    let built: Vec<&serde_json::Value> = v["designs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d.get("metrics").is_some())
+        .map(|d| &d["topology"])
+        .collect();
+    let priced: Vec<&serde_json::Value> = v["costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["topology"])
+        .collect();
+    assert_eq!(built, priced);
+    // An inventory with dual-port NICs is built as HPN by both.
+    let dual = "topologies/hpn-h100-1024.toml";
+    assert!(
+        planner(&["design", dual, "--topology", "hpn"])
+            .status
+            .success()
+    );
+    let v = json(&["compare", dual, "--format", "json"]);
+    let hpn = design_of(&v, "hpn");
+    assert!(hpn.get("metrics").is_some(), "{hpn}");
+}
+
+/// Issue #33: `purchase` holds a bisection floor, 100 % unless told, and
+/// says so in `--help` and in its output.
+#[test]
+fn issue33_purchase_states_its_bisection_floor() {
+    let help = planner(&["purchase", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--min-bisection"), "{help}");
+    assert!(help.contains("[default: 100%]"), "{help}");
+    let out = planner(&["purchase", "--gpus", "512", "--catalog", CATALOG]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("bisection floor: 100% of full bisection with 512 sub-nodes"),
+        "{text}"
+    );
+    for floor in ["100%", "50%", "0"] {
+        let v = json(&[
+            "purchase",
+            "--gpus",
+            "512",
+            "--min-bisection",
+            floor,
+            "--catalog",
+            CATALOG,
+            "--format",
+            "json",
+        ]);
+        let want: f64 = floor.trim_end_matches('%').parse::<f64>().unwrap() / 100.0;
+        assert_eq!(v["min_bisection"].as_f64().unwrap(), want);
+        for d in [&v["chosen"], &v["runner_up"]] {
+            assert!(
+                d["bisection_ratio"].as_f64().unwrap() >= want,
+                "{floor}: {d}"
+            );
+        }
+    }
+    let bad = planner(&[
+        "purchase",
+        "--gpus",
+        "512",
+        "--min-bisection",
+        "150%",
+        "--catalog",
+        CATALOG,
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.starts_with("error: --min-bisection: `150%`"), "{err}");
 }

@@ -22,6 +22,8 @@ fn json_in(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
 fn json_contract() {
     let v = json(&[
         "iteration",
+        "--gpu-tflops",
+        "15",
         "examples/data/eflops-4x16.plan.json",
         "--model",
         "resnet50",
@@ -68,6 +70,8 @@ fn json_contract() {
 fn issue_5_bert_base_on_256_gpus_in_one_command() {
     let v = json(&[
         "iteration",
+        "--gpu-tflops",
+        "15",
         "--bigraph",
         "8x32",
         "--model",
@@ -114,6 +118,8 @@ fn timeline_and_sweep_plots() {
         dir.path(),
         &[
             "iteration",
+            "--gpu-tflops",
+            "15",
             plan,
             "--model",
             "googlenet",
@@ -132,6 +138,8 @@ fn timeline_and_sweep_plots() {
         dir.path(),
         &[
             "iteration",
+            "--gpu-tflops",
+            "15",
             plan,
             "--model",
             "googlenet",
@@ -154,6 +162,8 @@ fn bad_plot_name_writes_nothing() {
         dir.path(),
         &[
             "iteration",
+            "--gpu-tflops",
+            "15",
             plan.to_str().unwrap(),
             "--model",
             "vgg16",
@@ -170,6 +180,8 @@ fn bad_plot_name_writes_nothing() {
 fn same_input_same_output() {
     let args = [
         "iteration",
+        "--gpu-tflops",
+        "15",
         "examples/data/eflops-4x16.plan.json",
         "--model",
         "bert-base",
@@ -197,6 +209,8 @@ fn packet_level_fit_end_to_end() {
             dir.path(),
             &[
                 "iteration",
+                "--gpu-tflops",
+                "15",
                 plan.to_str().unwrap(),
                 "--model",
                 "small.csv",
@@ -223,4 +237,58 @@ fn packet_level_fit_end_to_end() {
             .iter()
             .all(|r| r["iteration_ms"].as_f64().unwrap() > 0.0)
     );
+}
+
+/// Issue #33: `iteration` takes its compute rate from the GPU model the
+/// inventory names (H100 SXM: 989.5 TFLOPS dense BF16), says which figure
+/// and source it used, and without a known model asks for the rate.
+#[test]
+fn issue33_the_compute_rate_comes_from_the_plans_gpu_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("h100.json");
+    let plan = plan.to_str().unwrap();
+    let designed = planner(&[
+        "design",
+        "topologies/h100-8x32.toml",
+        "--topology",
+        "fat-tree",
+        "--out",
+        plan,
+    ]);
+    assert!(designed.status.success());
+    let h100 = planner::gpus::lookup("H100-SXM5-80GB").unwrap();
+    let v = json(&[
+        "iteration",
+        plan,
+        "--model",
+        "bert-base",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["gpu_tflops"].as_f64().unwrap(), h100.dense_tflops);
+    let source = v["gpu_source"].as_str().unwrap();
+    assert!(source.contains("H100 SXM"), "{source}");
+    assert!(source.contains("\"H100-SXM5-80GB\""), "{source}");
+    assert!(source.contains(h100.source), "{source}");
+    // Given, the rate wins and no source is claimed.
+    let v = json(&[
+        "iteration",
+        plan,
+        "--model",
+        "bert-base",
+        "--gpu-tflops",
+        "400",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["gpu_tflops"].as_f64().unwrap(), 400.0);
+    assert!(v.get("gpu_source").is_none());
+    // A shorthand's servers name no known model: the flag is required, by
+    // name, with the table's figures.
+    let out = planner(&["iteration", "--bigraph", "4x8", "--model", "bert-base"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: --gpu-tflops: plan "), "{err}");
+    assert!(err.contains("H100 SXM 989.5"), "{err}");
+    assert!(out.stdout.is_empty());
 }

@@ -6,6 +6,7 @@ mod bounds;
 mod checked;
 mod cli;
 mod cost;
+mod docs;
 mod export;
 mod frr;
 mod fuzz_found;

@@ -400,3 +400,142 @@ fn packet_steps_report_queues_pauses_and_marks_per_step() {
         .sum();
     assert_eq!(pauses, stats["pfc_pauses"].as_u64().unwrap());
 }
+
+/// Issue #33: a job the send limit refuses is refused before anything
+/// runs (no estimate of the algorithms before it is printed, because none
+/// ran), naming the algorithm, plan and size, and the options the user
+/// has: `--ranks` as an option to give, not as the flag at fault.
+#[test]
+fn issue33_send_limit_refused_before_anything_runs() {
+    let args = [
+        "simulate",
+        "--bigraph",
+        "32x128",
+        "--algorithm",
+        "hd,ring",
+        "--size",
+        "1MiB",
+    ];
+    let out = planner(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "hd ran first");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ring on bigraph-32x128 at 1MiB: 4096 ranks: "),
+        "{err}"
+    );
+    assert!(err.contains("above the limit of 16777216"), "{err}");
+    assert!(err.contains("--method closed-form"), "{err}");
+    assert!(err.contains("--ranks N below 4096"), "{err}");
+    assert!(!err.contains("error: --ranks"), "{err}");
+    // Given, --ranks is named as given.
+    let mut given = args.to_vec();
+    given.extend(["--ranks", "4096"]);
+    let err = String::from_utf8_lossy(&planner(&given).stderr).to_string();
+    assert!(err.contains("fewer than --ranks 4096"), "{err}");
+}
+
+/// Runs `planner` with the progress reporter's knobs set to report at
+/// once and often.
+fn with_fast_progress(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(args)
+        .current_dir(root())
+        .env("PLANNER_PROGRESS_AFTER_MS", "0")
+        .env("PLANNER_PROGRESS_EVERY_MS", "1")
+        .output()
+        .expect("run planner")
+}
+
+/// Issue #33: progress on stderr while a simulation runs, off with
+/// --quiet and with --format json.
+#[test]
+fn issue33_progress_on_stderr_unless_quiet_or_json() {
+    let base = [
+        "simulate",
+        EFLOPS,
+        "--algorithm",
+        "ring,hd",
+        "--size",
+        "1KiB..64MiB",
+    ];
+    let out = with_fast_progress(&base);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("simulating ring, hd on eflops-4x16: "),
+        "{err}"
+    );
+    assert!(err.contains(" estimates done, "), "{err}");
+    for extra in [&["--quiet"][..], &["--format", "json"][..]] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let out = with_fast_progress(&args);
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("simulating"), "{extra:?}: {err}");
+    }
+}
+
+/// Issue #33: notes name plans that share a name by their files.
+#[test]
+fn issue33_notes_tell_plans_of_one_name_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let inv = "topologies/eflops-4x16.toml";
+    assert!(planner(&["design", inv, "--out", a]).status.success());
+    let ft = planner(&["design", inv, "--topology", "fat-tree", "--out", b]);
+    assert!(ft.status.success());
+    let out = planner(&[
+        "simulate",
+        a,
+        b,
+        "--algorithm",
+        "hdrm,ring",
+        "--size",
+        "1MiB",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("Note: hdrm skipped on eflops-4x16 ({b}):")),
+        "{text}"
+    );
+}
+
+/// Issue #33: `--algorithm all` on a fat-tree runs what applies there and
+/// says what it skipped; naming hdrm alone is still refused.
+#[test]
+fn issue33_algorithm_all_on_a_fat_tree_skips_with_a_note() {
+    let base = [
+        "simulate",
+        "--fat-tree",
+        "tiers=2,sub-nodes=16,ports=8",
+        "--size",
+        "1MiB",
+        "--method",
+        "closed-form",
+        "--algorithm",
+    ];
+    let mut all = base.to_vec();
+    all.push("all");
+    let out = planner(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Note: hdrm skipped on fat-tree-2tier-16: its rank mapping needs a BiGraph."),
+        "{text}"
+    );
+    assert!(
+        text.contains("nccl-tree") && text.contains("ring"),
+        "{text}"
+    );
+    let mut hdrm = base.to_vec();
+    hdrm.push("hdrm");
+    assert_eq!(planner(&hdrm).status.code(), Some(2));
+}

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use planner::cost::{self, Catalog, Request, Want};
 
 use crate::Format;
-use crate::io::{display, load_plan, print, print_json, read};
+use crate::io::{BadInput, display, load_plan, print, print_json, read};
 
 /// Reads and checks a catalog.
 pub fn load_catalog(path: &Path) -> Result<Catalog> {
@@ -82,6 +82,13 @@ pub struct PurchaseArgs {
     /// <= R uplinks); default 1, non-blocking.
     #[arg(long, value_name = "R", default_value_t = 1.0)]
     allow_oversubscription: f64,
+    /// The least bisection bandwidth a design may have, in percent of full
+    /// bisection (what half the GPUs send at line rate), with the fabric
+    /// holding --growth GPUs: 100% asks for full bisection, 50% admits a
+    /// BiGraph with M = N/2 (EFLOPS' largest), 0% sets no floor. With
+    /// --allow-oversubscription above 1, give it too. [default: 100%]
+    #[arg(long, value_name = "PERCENT")]
+    min_bisection: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -108,6 +115,25 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
         .into_iter()
         .map(|g| g as u64)
         .collect::<Vec<_>>();
+    let min_bisection = match &args.min_bisection {
+        Some(text) => parse_percent(text).ok_or_else(|| {
+            planner::Error::parameter(
+                "min-bisection",
+                format!("`{text}` is not a percentage from 0% to 100%; write e.g. 100% or 50%"),
+            )
+        })?,
+        // Oversubscribed designs are below full bisection: asking for them
+        // under the default floor of 100 % would silently find none.
+        None if args.allow_oversubscription > 1.0 => {
+            return Err(BadInput(format!(
+                "--allow-oversubscription {r} admits designs with 1/{r} of full bisection, but the default --min-bisection of 100% admits none of them; give --min-bisection too, e.g. --min-bisection {}%",
+                (100.0 / args.allow_oversubscription).floor(),
+                r = args.allow_oversubscription,
+            ))
+            .into());
+        }
+        None => 1.0,
+    };
     let many = counts.len() > 1;
     let mut plans = Vec::new();
     for gpus in counts {
@@ -123,6 +149,7 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
             },
             budget: args.budget,
             oversubscription: args.allow_oversubscription,
+            min_bisection,
         };
         let p = match cost::purchase(&catalog, &req) {
             Ok(p) => p,
@@ -152,6 +179,12 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A percentage, `50%` or `50`, from 0 to 100, as a share (0.5).
+fn parse_percent(text: &str) -> Option<f64> {
+    let v: f64 = text.trim().trim_end_matches('%').trim().parse().ok()?;
+    (v.is_finite() && (0.0..=100.0).contains(&v)).then_some(v / 100.0)
 }
 
 /// The comparison, then its designs priced (`planner compare --catalog`).

@@ -59,9 +59,13 @@ pub struct IterationArgs {
     /// from the batch their file gives).
     #[arg(long)]
     batch: Option<u32>,
-    /// Sustained throughput of one GPU, TFLOPS.
-    #[arg(long, default_value_t = iteration::DEFAULT_TFLOPS)]
-    gpu_tflops: f64,
+    /// Sustained throughput of one GPU, TFLOPS. Default: the dense
+    /// BF16/FP16 peak of the GPU model the plan's servers name (from the
+    /// inventory's `[[server.gpu]] model`; the table and its sources are
+    /// in docs/iteration.md, "GPU models"); required when the plan names
+    /// none or one the table does not know (shorthands, older plans).
+    #[arg(long)]
+    gpu_tflops: Option<f64>,
     /// Bytes a gradient value takes (4 for FP32, 2 for FP16).
     #[arg(long, default_value_t = 4)]
     gradient_bytes: u32,
@@ -172,14 +176,25 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
         None => vec![Algorithm::Ring],
     };
     let method: Method = args.method.parse()?;
+    // The compute rate: given, else from the plan's GPU model; measured
+    // layer times need none.
+    let (gpu_tflops, gpu_source) = match args.gpu_tflops {
+        Some(t) => (t, None),
+        None if model.measured() => (iteration::DEFAULT_TFLOPS, None),
+        None => {
+            let (t, source) = iteration::plan_gpu_rate(&plan)?;
+            (t, Some(source))
+        }
+    };
     let setup_for = |ranks: Option<usize>| -> Result<Setup> {
         Ok(Setup {
             ranks,
             algorithms: algorithms.clone(),
             compute: Compute {
                 batch: args.batch,
-                gpu_tflops: args.gpu_tflops,
+                gpu_tflops,
                 gradient_bytes: args.gradient_bytes,
+                gpu_source: gpu_source.clone(),
             },
             params: {
                 let mut p = Params::default().with_overrides(&args.param)?;

@@ -68,7 +68,8 @@ pub struct SimulateArgs {
     /// ps, hitopk, nccl-ring, nccl-tree. One that
     /// cannot run on a plan's topology (hdrm on a fat-tree) is skipped
     /// there with a note; naming one that runs on none of the plans is an
-    /// error. [default: ring,hd,hdrm]
+    /// error (`all` runs what applies and notes the rest). [default:
+    /// ring,hd,hdrm]
     #[arg(long, value_name = "LIST")]
     algorithm: Option<String>,
     /// Message sizes: `FROM..TO` (every power of two between) or a
@@ -142,6 +143,10 @@ pub struct SimulateArgs {
     threads: usize,
     #[arg(long, value_enum, default_value_t = SimFormat::Table)]
     format: SimFormat,
+    /// No progress on stderr (it is shown for runs over a second with the
+    /// table format, never with --format json or csv).
+    #[arg(long)]
+    quiet: bool,
 }
 
 /// The long help of `--param`, from the parameter table of the library.
@@ -163,12 +168,15 @@ fn param_help() -> String {
 /// The checked command line.
 struct Config {
     algorithms: Vec<Algorithm>,
-    /// True when --algorithm was given (not the default list).
+    /// True when --algorithm named algorithms (not the default list, not
+    /// `all`).
     explicit: bool,
     sizes: Vec<u64>,
     params: Params,
     options: Options,
     plot: Option<(FileTarget, PlotFormat)>,
+    /// Progress on stderr: table format and no --quiet.
+    progress: bool,
 }
 
 fn method_of(args: &SimulateArgs) -> Result<Method> {
@@ -201,7 +209,12 @@ fn check(args: &SimulateArgs) -> Result<Config> {
         )
         .into());
     }
-    let explicit = args.algorithm.is_some();
+    // `all` asks for what applies: those that run on no plan given are
+    // skipped with a note, not refused.
+    let explicit = args
+        .algorithm
+        .as_deref()
+        .is_some_and(|a| !a.trim().eq_ignore_ascii_case("all"));
     let algorithms = Algorithm::parse_list(args.algorithm.as_deref().unwrap_or("ring,hd,hdrm"))?;
     let sizes = estimate::parse_sizes(&args.size)?;
     if sizes.is_empty() {
@@ -258,11 +271,14 @@ fn check(args: &SimulateArgs) -> Result<Config> {
         params,
         options,
         plot,
+        progress: !args.quiet && args.format == SimFormat::Table,
     })
 }
 
-/// The plans of a size sweep: the files, then the shorthands.
-fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
+/// The plans of a size sweep (the files, then the shorthands) and how
+/// notes and tables name each: its name, or where two plans share one,
+/// the name with its file (or its shorthand).
+fn load_plans(args: &SimulateArgs) -> Result<(Vec<CheckedPlan>, Vec<String>)> {
     if args.link_gbps.is_some() && args.bigraph.is_none() && args.fat_tree.is_none() {
         return Err(BadInput(
             "--link-gbps sets the speed of the plans --bigraph, --fat-tree and --scale build; for a plan file give --param link_gbps=GBPS".into(),
@@ -270,8 +286,10 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
         .into());
     }
     let mut plans = Vec::new();
+    let mut sources = Vec::new();
     for path in &args.plans {
         plans.push(load_plan(path)?);
+        sources.push(display(path));
     }
     let s = Shorthand {
         link_gbps: link_speed(args.link_gbps.unwrap_or(100.0))?.0,
@@ -282,11 +300,31 @@ fn load_plans(args: &SimulateArgs) -> Result<Vec<CheckedPlan>> {
         (args.bigraph.as_deref(), None),
         (None, args.fat_tree.as_deref()),
     ] {
-        if let Some((inv, opts, _)) = shorthand_source(bigraph, fat_tree, &s)? {
+        if let Some((inv, opts, source)) = shorthand_source(bigraph, fat_tree, &s)? {
             plans.push(design(&inv, &opts)?);
+            sources.push(source);
         }
     }
-    Ok(plans)
+    let labels = plan_labels(&plans, &sources);
+    Ok((plans, labels))
+}
+
+/// Each plan's name, with its source (file or shorthand) where another
+/// plan has the same name, so that notes never list one name twice for
+/// two plans.
+fn plan_labels(plans: &[CheckedPlan], sources: &[String]) -> Vec<String> {
+    plans
+        .iter()
+        .zip(sources)
+        .map(|(p, source)| {
+            let shared = plans.iter().filter(|o| o.name == p.name).count() > 1;
+            if shared && *source != p.name {
+                format!("{} ({source})", p.name)
+            } else {
+                p.name.clone()
+            }
+        })
+        .collect()
 }
 
 /// The link speed of a scale sweep.
@@ -352,6 +390,7 @@ fn fold_notes(estimates: &[(usize, Estimate)]) -> Vec<String> {
 /// names the plans in the notes (`None`: by name).
 fn plan_algorithms(
     plans: &[CheckedPlan],
+    labels: &[String],
     cfg: &Config,
     what: Option<&str>,
 ) -> Result<(Vec<Vec<Algorithm>>, Vec<String>)> {
@@ -363,7 +402,7 @@ fn plan_algorithms(
             if a.runs_on(plan.topology) {
                 per_plan[i].push(a);
             } else {
-                skipped.push(plan.name.as_str());
+                skipped.push(labels[i].as_str());
             }
         }
         if skipped.is_empty() {
@@ -397,53 +436,119 @@ fn plan_algorithms(
     Ok((per_plan, notes))
 }
 
-/// A `\r` progress line on stderr, shown once a sweep has run for a
-/// second, and only when stderr is a terminal.
+/// Progress on stderr while a sweep runs: once it has run for a second,
+/// what is being simulated, how many estimates are done and the time so
+/// far, from a thread of its own, so that a single long simulation (one
+/// algorithm, one size: minutes at 1,024 ranks) shows it too. On a
+/// terminal one line redrawn every 0.1 s; otherwise a line every 10 s.
+/// Off with --quiet and with --format json or csv.
+/// `PLANNER_PROGRESS_AFTER_MS` and `PLANNER_PROGRESS_EVERY_MS` change the
+/// second and the 10 s (the tests set them).
 struct Progress {
-    start: Instant,
-    enabled: bool,
+    state: std::sync::Arc<std::sync::Mutex<ProgressState>>,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct ProgressState {
+    what: String,
+    done: usize,
+    total: usize,
     shown: bool,
-    last: Instant,
+}
+
+fn env_ms(name: &str, default: u64) -> Duration {
+    Duration::from_millis(
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default),
+    )
 }
 
 impl Progress {
-    fn new() -> Self {
-        let now = Instant::now();
+    fn new(on: bool) -> Self {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(ProgressState::default()));
+        if !on {
+            return Self {
+                state,
+                stop: None,
+                ticker: None,
+            };
+        }
+        let terminal = std::io::stderr().is_terminal();
+        let after = env_ms("PLANNER_PROGRESS_AFTER_MS", 1000);
+        let every = env_ms(
+            "PLANNER_PROGRESS_EVERY_MS",
+            if terminal { 100 } else { 10_000 },
+        );
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let shared = std::sync::Arc::clone(&state);
+        let ticker = std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut next = after;
+            loop {
+                let wait = next.saturating_sub(start.elapsed());
+                match stopped.recv_timeout(wait) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => break,
+                }
+                next += every.max(Duration::from_millis(10));
+                let Ok(mut st) = shared.lock() else { break };
+                if st.what.is_empty() {
+                    continue;
+                }
+                let line = format!(
+                    "simulating {}: {}/{} estimates done, {:.0} s",
+                    st.what,
+                    st.done,
+                    st.total,
+                    start.elapsed().as_secs_f64()
+                );
+                if terminal {
+                    eprint!("\r{line:<78}");
+                } else {
+                    eprintln!("{line}");
+                }
+                st.shown = terminal;
+            }
+        });
         Self {
-            start: now,
-            enabled: std::io::stderr().is_terminal(),
-            shown: false,
-            last: now,
+            state,
+            stop: Some(stop),
+            ticker: Some(ticker),
         }
     }
 
-    fn update(&mut self, done: usize, total: usize) {
-        if !self.enabled || total == 0 {
+    /// What runs now and how far it is.
+    fn update(&self, what: &str, done: usize, total: usize) {
+        if self.ticker.is_none() {
             return;
         }
-        let now = Instant::now();
-        if now.duration_since(self.start) < Duration::from_secs(1)
-            || (done < total && now.duration_since(self.last) < Duration::from_millis(100))
-        {
-            return;
+        if let Ok(mut st) = self.state.lock() {
+            if st.what != what {
+                st.what = what.to_string();
+            }
+            st.done = done;
+            st.total = total;
         }
-        self.last = now;
-        self.shown = true;
-        let width = 30;
-        let filled = width * done / total;
-        eprint!(
-            "\rsimulating [{}{}] {done}/{total} ({:.0} s)",
-            "#".repeat(filled),
-            " ".repeat(width - filled),
-            now.duration_since(self.start).as_secs_f64()
-        );
     }
 
     fn finish(&mut self) {
-        if self.shown {
-            eprint!("\r{}\r", " ".repeat(60));
-            self.shown = false;
+        self.stop.take();
+        if let Some(t) = self.ticker.take() {
+            let _ = t.join();
         }
+        if self.state.lock().is_ok_and(|st| st.shown) {
+            eprint!("\r{}\r", " ".repeat(78));
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
@@ -451,49 +556,85 @@ impl Progress {
 struct Outcome {
     scale: bool,
     plans: Vec<CheckedPlan>,
+    /// How tables and notes name each plan (see [`plan_labels`]).
+    labels: Vec<String>,
     /// Every estimate with the index of its plan.
     estimates: Vec<(usize, Estimate)>,
     notes: Vec<String>,
 }
 
-fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<Outcome> {
-    let plans = load_plans(args)?;
-    let (per_plan, notes) = plan_algorithms(&plans, cfg, None)?;
+/// Simulates every plan; with the estimates that finished, the error of
+/// the first job that failed (the rest are not started). What the send
+/// limit refuses is refused before anything runs.
+fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Outcome, Option<planner::Error>)> {
+    let (plans, labels) = load_plans(args)?;
+    let (per_plan, notes) = plan_algorithms(&plans, &labels, cfg, None)?;
+    // One plan checks its own jobs before starting them; with several,
+    // every plan's are checked before the first starts.
+    if plans.len() > 1 {
+        for (plan, algs) in plans.iter().zip(&per_plan) {
+            estimate::sweep_fits(
+                plan,
+                algs,
+                &cfg.sizes,
+                args.ranks,
+                &cfg.params,
+                &cfg.options,
+            )?;
+        }
+    }
     let total: usize = per_plan.iter().map(|a| a.len() * cfg.sizes.len()).sum();
-    let mut progress = Progress::new();
+    let mut progress = Progress::new(cfg.progress);
     let mut estimates = Vec::new();
+    let mut failed = None;
+    let mut offset = 0;
     for (i, plan) in plans.iter().enumerate() {
         if per_plan[i].is_empty() {
             continue;
         }
-        let offset = estimates.len();
-        let got = estimate::size_sweep(
+        let what = format!(
+            "{} on {}",
+            per_plan[i]
+                .iter()
+                .map(|a| a.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            labels[i]
+        );
+        let (got, error) = match estimate::size_sweep_finished(
             plan,
             &per_plan[i],
             &cfg.sizes,
             args.ranks,
             &cfg.params,
             &cfg.options,
-            &mut |done, _| progress.update(offset + done, total),
-        );
-        let got = match got {
-            Ok(g) => g,
-            Err(e) => {
-                progress.finish();
-                return Err(e.into());
-            }
+            &mut |done, _| progress.update(&what, offset + done, total),
+        ) {
+            Ok(r) => r,
+            // Nothing of this plan ran; what earlier plans finished is kept.
+            Err(e) if !estimates.is_empty() => (Vec::new(), Some(e)),
+            Err(e) => return Err(e.into()),
         };
+        offset += per_plan[i].len() * cfg.sizes.len();
         estimates.extend(got.into_iter().map(|e| (i, e)));
+        if error.is_some() {
+            failed = error;
+            break;
+        }
     }
     progress.finish();
     let mut notes = notes;
     notes.extend(fold_notes(&estimates));
-    Ok(Outcome {
-        scale: false,
-        plans,
-        estimates,
-        notes,
-    })
+    Ok((
+        Outcome {
+            scale: false,
+            plans,
+            labels,
+            estimates,
+            notes,
+        },
+        failed,
+    ))
 }
 
 fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outcome> {
@@ -504,15 +645,17 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
         ..ScaleSpec::default()
     };
     let plans = estimate::scale_plans(&nodes, &spec)?;
-    let (per_plan, notes) = plan_algorithms(&plans, cfg, Some("the fat-tree plans"))?;
-    let mut progress = Progress::new();
+    let labels: Vec<String> = plans.iter().map(|p| p.name.clone()).collect();
+    let (per_plan, notes) = plan_algorithms(&plans, &labels, cfg, Some("the fat-tree plans"))?;
+    let mut progress = Progress::new(cfg.progress);
+    let what = format!("--scale {nodes_text}");
     let got = estimate::scale_sweep(
         &plans,
         &cfg.algorithms,
         &cfg.sizes,
         &cfg.params,
         &cfg.options,
-        &mut |done, total| progress.update(done, total),
+        &mut |done, total| progress.update(&what, done, total),
     );
     progress.finish();
     let got = got?;
@@ -537,6 +680,7 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
     Ok(Outcome {
         scale: true,
         plans,
+        labels,
         estimates,
         notes,
     })
@@ -544,13 +688,35 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
 
 pub fn run(args: SimulateArgs) -> Result<ExitCode> {
     let cfg = check(&args)?;
-    let outcome = match &args.scale {
-        Some(nodes) => run_scale(&args, &cfg, nodes)?,
-        None => run_sizes(&args, &cfg)?,
+    let (outcome, failed) = match &args.scale {
+        Some(nodes) => (
+            run_scale(&args, &cfg, nodes).map_err(|e| sends_advice(e, &args))?,
+            None,
+        ),
+        None => run_sizes(&args, &cfg).map_err(|e| sends_advice(e, &args))?,
     };
+    // Nothing finished (or --steps, which prints schedules of all or
+    // none): the failure alone.
+    if let Some(e) = failed {
+        if args.steps || outcome.estimates.is_empty() {
+            return Err(e.into());
+        }
+        return print_outcome(&args, &cfg, &outcome, Some(e));
+    }
     if args.steps {
         return print_steps(&args, &cfg, &outcome);
     }
+    print_outcome(&args, &cfg, &outcome, None)
+}
+
+/// Prints the estimates (table, JSON or CSV) and the plot; ends with
+/// `failed`, when a later job failed, after what finished is printed.
+fn print_outcome(
+    args: &SimulateArgs,
+    cfg: &Config,
+    outcome: &Outcome,
+    failed: Option<planner::Error>,
+) -> Result<ExitCode> {
     let list: Vec<Estimate> = outcome.estimates.iter().map(|(_, e)| e.clone()).collect();
     let mut written = String::new();
     if let Some((path, format)) = &cfg.plot {
@@ -567,7 +733,7 @@ pub fn run(args: SimulateArgs) -> Result<ExitCode> {
     }
     match args.format {
         SimFormat::Table => {
-            let mut text = render_table(&outcome, &cfg);
+            let mut text = render_table(outcome, cfg);
             for n in &outcome.notes {
                 let _ = writeln!(text, "Note: {n}.");
             }
@@ -587,7 +753,36 @@ pub fn run(args: SimulateArgs) -> Result<ExitCode> {
             print(&estimate::csv(&list))?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    // What finished is printed above; the failure ends the command.
+    match failed {
+        Some(e) => Err(anyhow::Error::new(e).context(format!(
+            "simulation stopped after {} estimate{} (printed above); the rest were not run",
+            list.len(),
+            if list.len() == 1 { "" } else { "s" }
+        ))),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The send limit's refusal with what the user can do about it, in the
+/// command's flags: the closed form, fewer ranks (given or not), smaller
+/// sizes or scale points. Other errors pass unchanged.
+fn sends_advice(e: anyhow::Error, args: &SimulateArgs) -> anyhow::Error {
+    let Some(planner::Error::TooManySends { ranks, .. }) = e.downcast_ref::<planner::Error>()
+    else {
+        return e;
+    };
+    let fewer = match (&args.scale, args.ranks) {
+        (Some(_), _) => "smaller --scale points".to_string(),
+        (None, Some(r)) => format!("fewer than --ranks {r}"),
+        (None, None) => format!(
+            "part of the job with --ranks N below {ranks} (by default every GPU of the plan is a rank)"
+        ),
+    };
+    let text = format!(
+        "{e}; nothing was simulated. Estimate it with --method closed-form (no schedule is built), or simulate {fewer}, or smaller --size (a pipelined tree sends one chunk per step, more for larger messages)"
+    );
+    BadInput(text).into()
 }
 
 fn notes_to_stderr(notes: &[String]) {
@@ -755,7 +950,7 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
             }
         }
     } else {
-        for (i, plan) in outcome.plans.iter().enumerate() {
+        for i in 0..outcome.plans.len() {
             let mine: Vec<&Estimate> = outcome
                 .estimates
                 .iter()
@@ -783,7 +978,7 @@ fn render_table(outcome: &Outcome, cfg: &Config) -> String {
             out.push_str(&grid(
                 &format!(
                     "{} ({}), {} rank{}:",
-                    plan.name,
+                    outcome.labels[i],
                     first.design,
                     first.ranks,
                     if first.ranks == 1 { "" } else { "s" }

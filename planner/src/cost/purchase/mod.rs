@@ -38,7 +38,7 @@ use serde::Serialize;
 use super::bom::{Bom, BomBuilder, money};
 use super::catalog::{CableModel, Catalog, OpticalLink, SwitchModel};
 use crate::error::{Error, Result};
-use crate::metrics::{CutShape, bisection_gbps};
+use crate::metrics::{CutShape, bisection_gbps, bisection_ratio};
 use crate::plan::Topology;
 
 mod programs;
@@ -80,6 +80,10 @@ pub struct Request {
     /// Allowed oversubscription R (1 = non-blocking): BiGraph M <= R N/2,
     /// leaf downlinks <= R uplinks.
     pub oversubscription: f64,
+    /// The least bisection a design may have, as a share of full
+    /// bisection (1 = 100 %, 0 = no floor), with the fabric holding
+    /// `growth` sub-nodes: [`crate::metrics::bisection_ratio`].
+    pub min_bisection: f64,
 }
 
 /// A constraint the chosen design meets with no slack.
@@ -116,12 +120,18 @@ pub struct Design {
     pub gbps: u32,
     /// Bisection bandwidth of the fabric with all G GPUs, in Gbps.
     pub bisection_gbps: f64,
+    /// That bisection as a share of full bisection (1 = 100 %).
+    pub bisection_ratio: f64,
     /// Total cost over GPUs.
     pub cost_per_gpu: f64,
     /// Total cost over the bisection bandwidth.
     pub cost_per_bisection_gbps: f64,
     #[serde(skip)]
     binding: Vec<Binding>,
+    /// The share of full bisection with `growth` sub-nodes, which the
+    /// floor is held against.
+    #[serde(skip)]
+    ratio_at_room: f64,
 }
 
 /// One bill-of-materials line, as the JSON contract names it.
@@ -159,6 +169,9 @@ pub struct Purchase {
     pub binding_constraints: Vec<Binding>,
     /// Currency of the costs.
     pub currency: String,
+    /// The bisection floor every design meets, as a share of full
+    /// bisection (`--min-bisection`).
+    pub min_bisection: f64,
     /// Integer programs solved.
     pub programs_solved: usize,
 }
@@ -246,6 +259,16 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         return Err(Error::parameter(
             "allow-oversubscription",
             format!("{r} is not a ratio of 1 or more (3 means 3:1)"),
+        ));
+    }
+    let floor = req.min_bisection;
+    if !(0.0..=1.0).contains(&floor) {
+        return Err(Error::parameter(
+            "min-bisection",
+            format!(
+                "{}% is not a share of full bisection; give 0% to 100%",
+                percent(floor)
+            ),
         ));
     }
     let mut designs: Vec<Design> = Vec::new();
@@ -338,6 +361,36 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         Want::Hpn => "HPN",
         Want::Any => "BiGraph, fat-tree, rail-optimized or HPN",
     };
+    // The floor, held on every design with the fabric full; the programs
+    // only offered shapes that meet it, so this drops nothing they
+    // could have replaced.
+    designs.retain(|d| d.ratio_at_room >= floor - 1e-9);
+    let unfloored = || {
+        let without = Request {
+            min_bisection: 0.0,
+            budget: None,
+            ..req.clone()
+        };
+        purchase(catalog, &without).ok()
+    };
+    if designs.is_empty()
+        && floor > 0.0
+        && let Some(unfloored) = unfloored()
+    {
+        let best = &unfloored.chosen;
+        return Err(Error::Infeasible {
+            input: catalog.name.clone(),
+            topology: format!("{topology_name} for {g2} sub-nodes"),
+            reason: format!(
+                "no design reaches the bisection floor of {}% of full; the cheapest design without it, {} ({}), has {}% with {g2} sub-nodes",
+                percent(floor),
+                best.design,
+                best.topology.as_str(),
+                percent(best.ratio_at_room)
+            ),
+            fix: "lower --min-bisection, allow other topologies, or add switch models with more ports".into(),
+        });
+    }
     if designs.is_empty() {
         reasons.dedup();
         let capacity = capacity_reason(catalog, req, g2);
@@ -400,6 +453,17 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         design: d.clone(),
     });
     let mut binding = chosen.binding.clone();
+    // Full bisection cannot be exceeded, so a 100 % floor never has
+    // slack: it binds only below that.
+    if floor > 0.0 && floor < 1.0 && (chosen.ratio_at_room - floor).abs() < 1e-9 {
+        binding.push(Binding {
+            constraint: "bisection floor".into(),
+            detail: format!(
+                "{}% of full bisection with {g2} sub-nodes, the floor",
+                percent(floor)
+            ),
+        });
+    }
     if let Some(budget) = req.budget
         && (budget - chosen.total_cost).abs() < 0.5
     {
@@ -413,6 +477,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         runner_up,
         binding_constraints: binding,
         currency: catalog.currency.clone(),
+        min_bisection: floor,
         programs_solved: programs,
     })
 }
@@ -545,6 +610,9 @@ fn finish(
     // The same minimum balanced cut as `design` and `compare` report.
     let link = f64::from(gbps);
     let bisection = bisection_gbps(shape, req.gpus as usize, link, link);
+    let ports = u32::try_from(fixed.ports).unwrap_or(u32::MAX);
+    let room = req.growth.unwrap_or(req.gpus).max(req.gpus) as usize;
+    let ratio_at_room = bisection_ratio(bisection_gbps(shape, room, link, link), room, link, ports);
     let cents = super::bom::cents;
     Design {
         topology,
@@ -567,9 +635,11 @@ fn finish(
         switches: switches.iter().map(|(_, n)| n).sum(),
         gbps,
         cost_per_gpu: cents(bom.total_cost / req.gpus as f64),
-        cost_per_bisection_gbps: cents(bom.total_cost / bisection),
+        cost_per_bisection_gbps: super::bom::per_bisection_gbps(bom.total_cost, bisection),
         bisection_gbps: bisection,
+        bisection_ratio: bisection_ratio(bisection, req.gpus as usize, link, ports),
         binding,
+        ratio_at_room,
     }
 }
 
@@ -600,6 +670,12 @@ fn single_switch(
         CutShape::OneSwitch,
         binding,
     )
+}
+
+/// A share as a percentage without needless decimals: 1 is `100`, 0.5
+/// is `50`, 0.125 is `12.5`.
+pub(crate) fn percent(share: f64) -> String {
+    fmt_ratio(share * 100.0)
 }
 
 fn fmt_ratio(r: f64) -> String {

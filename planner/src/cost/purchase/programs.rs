@@ -8,7 +8,7 @@ use good_lp::{
 use super::{Binding, Design, Fixed, Request, finish, fmt_ratio};
 use crate::cost::catalog::{Catalog, SwitchModel};
 use crate::error::{Error, Result};
-use crate::metrics::CutShape;
+use crate::metrics::{CutShape, bisection_gbps, bisection_ratio};
 use crate::plan::Topology;
 
 /// Solves a program that picks one shape with the binaries `w`, starting
@@ -71,6 +71,13 @@ pub(super) fn leaf_spine(
     solved: &mut usize,
 ) -> Result<Vec<Design>> {
     let r = req.oversubscription;
+    // A leaf with d downlinks and u uplinks gives at most u/d of full
+    // bisection: the floor caps d/u as the oversubscription does.
+    let most = if req.min_bisection > 0.0 {
+        r.min(1.0 / req.min_bisection)
+    } else {
+        r
+    };
     let pl = u64::from(l.ports);
     let ps = u64::from(s.ports);
     let rails = rails.max(1);
@@ -81,7 +88,7 @@ pub(super) fn leaf_spine(
     // most ps leaves, d must reach g2 / ps.
     let mut shapes: Vec<(u64, u64)> = Vec::new();
     for u in 1..pl {
-        let d = (pl - u).min((r * u as f64 + 1e-9).floor() as u64);
+        let d = (pl - u).min((most * u as f64 + 1e-9).floor() as u64);
         if d == 0 || shapes.last().is_some_and(|&(pd, _)| pd >= d) {
             continue;
         }
@@ -326,6 +333,17 @@ pub(super) fn bigraph(
         .filter_map(|h| {
             let cap = ((r * h as f64 + 1e-9).floor() as u64).min(pv - h);
             (cap >= 1 && 2 * h * cap >= g2).then_some((h, cap))
+        })
+        // The bisection floor: a BiGraph's least cut is N^2/8 links
+        // whatever M, so it depends on the part size alone.
+        .filter(|&(h, _)| {
+            let shape = CutShape::BiGraph {
+                upper: h as usize,
+                lower: h as usize,
+            };
+            let room = g2 as usize;
+            bisection_ratio(bisection_gbps(shape, room, 1.0, 1.0), room, 1.0, 1)
+                >= req.min_bisection - 1e-9
         })
         .collect();
     if shapes.is_empty() {

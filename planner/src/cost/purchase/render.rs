@@ -1,6 +1,6 @@
 //! A purchase rendered for people: the chosen design, its bill and the runner-up, and the multi-count summary.
 
-use super::{Design, Purchase, Request};
+use super::{Design, Purchase, Request, percent};
 use crate::cost::bom::{Bom, money, render_bom};
 use crate::cost::catalog::Catalog;
 use crate::text::Table;
@@ -22,6 +22,7 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
     if let Some(note) = &catalog.note {
         out.push_str(&format!("  - {note}\n"));
     }
+    out.push_str(&format!("  - {}\n", floor_words(p.min_bisection, g2)));
     let c = &p.chosen;
     out.push_str(&format!(
         "\nChosen: {} ({}), total {} {cur}\n\n",
@@ -31,9 +32,10 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
     ));
     out.push_str(&render_bom(&to_bom(c), cur));
     out.push_str(&format!(
-        "per GPU {} {cur}; bisection {} Gbps, {} {cur} per Gbps\n",
+        "per GPU {} {cur}; bisection {} Gbps ({}% of full), {} {cur} per Gbps\n",
         money(c.cost_per_gpu),
         crate::text::gbps(c.bisection_gbps),
+        percent(c.bisection_ratio),
         money(c.cost_per_bisection_gbps)
     ));
     out.push_str("\nBinding constraints:\n");
@@ -72,20 +74,20 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
                 crate::text::gbps(d.bisection_gbps),
             ]);
             t.row([
+                "share of full bisection".to_string(),
+                format!("{}%", percent(c.bisection_ratio)),
+                format!("{}%", percent(d.bisection_ratio)),
+            ]);
+            t.row([
                 "per Gbps of bisection".to_string(),
                 money(c.cost_per_bisection_gbps),
                 money(d.cost_per_bisection_gbps),
             ]);
             out.push('\n');
             out.push_str(&t.render());
-            let cheaper = if c.cost_per_bisection_gbps <= d.cost_per_bisection_gbps {
-                c
-            } else {
-                d
-            };
             out.push_str(&format!(
                 "Cheaper per Gbps of bisection bandwidth: {}\n",
-                cheaper.topology.as_str()
+                cheaper_per_gbps(c, d).topology.as_str()
             ));
         }
         None => out.push_str("\nRunner-up: none (no other design fits)\n"),
@@ -102,6 +104,7 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
 /// and which is cheaper per Gbps.
 pub fn render_purchase_summary(purchases: &[&Purchase]) -> String {
     let cur = purchases.first().map_or("", |p| p.currency.as_str());
+    let floor = purchases.first().map_or(0.0, |p| p.min_bisection);
     let mut t = Table::new([
         "GPUs",
         "chosen",
@@ -118,11 +121,7 @@ pub fn render_purchase_summary(purchases: &[&Purchase]) -> String {
         let (r_design, r_total, r_gbps, cheaper) = match &p.runner_up {
             Some(r) => {
                 let d = &r.design;
-                let cheaper = if c.cost_per_bisection_gbps <= d.cost_per_bisection_gbps {
-                    c
-                } else {
-                    d
-                };
+                let cheaper = cheaper_per_gbps(c, d);
                 (
                     d.design.clone(),
                     money(d.total_cost),
@@ -148,7 +147,33 @@ pub fn render_purchase_summary(purchases: &[&Purchase]) -> String {
             cheaper.to_string(),
         ]);
     }
-    format!("Summary ({cur}):\n\n{}", t.render())
+    format!(
+        "Summary ({cur}; bisection floor {}% of full):\n\n{}",
+        percent(floor),
+        t.render()
+    )
+}
+
+/// The design with the lower cost per Gbps of bisection; the chosen one
+/// on a tie. One rule for the report and the summary.
+fn cheaper_per_gbps<'a>(chosen: &'a Design, other: &'a Design) -> &'a Design {
+    if chosen.cost_per_bisection_gbps <= other.cost_per_bisection_gbps {
+        chosen
+    } else {
+        other
+    }
+}
+
+/// The floor in words, with the size it is held at.
+fn floor_words(floor: f64, room: u64) -> String {
+    if floor > 0.0 {
+        format!(
+            "bisection floor: {}% of full bisection with {room} sub-nodes; designs below it are not considered",
+            percent(floor)
+        )
+    } else {
+        "no bisection floor: designs of any bisection are considered".to_string()
+    }
 }
 
 fn to_bom(d: &Design) -> Bom {
