@@ -441,7 +441,7 @@ impl Job {
     async fn steps(&mut self, rep: &mut SwitchReport) -> Result<()> {
         let switch = self.entry.target.switch.clone();
         let sha = sha256(self.candidate.as_bytes());
-        let mut dev = connect(&self.entry, &session_name(&sha), false)?;
+        let mut dev = connect(&self.entry, &session_name(&sha), false, self.options.timer)?;
         let id = dev.identity().await?;
         if !same_host(&id.hostname, &switch) {
             let found = match &id.serial {
@@ -678,6 +678,7 @@ async fn fabric(
             let vendors = vendors.clone();
             let settle = options.settle;
             let journal = options.journal.clone();
+            let timer = options.timer;
             set.spawn(async move {
                 let sw = entry.target.switch.clone();
                 let verdict = async {
@@ -687,7 +688,7 @@ async fn fabric(
                         message: format!("{sw} is missing from it"),
                         source: None,
                     })?;
-                    let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true)?;
+                    let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true, timer)?;
                     verify::settle(
                         settle_until(settle, r.deadline.unwrap_or(0)),
                         &mut dev,

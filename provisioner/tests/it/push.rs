@@ -311,9 +311,20 @@ fn all_eos(_: &str) -> Vendor {
 
 fn none(_: &str, _: &mut World) {}
 
-/// The requests of one NVUE push that commits revision 2 over revision 1
-/// with a 60 s timer, verifies and confirms.
-fn nvue_commit_sequence() -> Vec<String> {
+/// The requests of one NVUE (5.9) push that commits revision 2 over
+/// revision 1 with a 60 s timer, verifies (the plan's VRF object by
+/// object) and confirms in the form of the server's reading: `confirm`
+/// answered `{"state":"confirm_yes"}` (gpncfg), `ays` by a second apply
+/// (nv-config-manager).
+fn nvue_commit_sequence_in(reading: servers::ConfirmReading) -> Vec<String> {
+    let confirm = match reading {
+        servers::ConfirmReading::ConfirmState => {
+            r#"PATCH /nvue_v1/revision/2 {"state":"confirm_yes"}"#
+        }
+        servers::ConfirmReading::AysPrompt => {
+            r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_yes"},"state":"apply"}"#
+        }
+    };
     [
         "GET /nvue_v1/system?rev=operational",
         "GET /nvue_v1/?rev=applied&filled=false",
@@ -327,15 +338,20 @@ fn nvue_commit_sequence() -> Vec<String> {
         "GET /nvue_v1/revision/2",
         "GET /nvue_v1/revision/2",
         "GET /nvue_v1/interface?rev=operational",
-        "GET /nvue_v1/vrf?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/bgp/neighbor?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/rib/ipv4/route?rev=operational",
         "GET /nvue_v1/revision/2",
-        r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_yes","confirm":"confirm_yes"},"state":"apply"}"#,
+        confirm,
         "GET /nvue_v1/revision/2",
         "GET /nvue_v1/revision/2",
         r#"PATCH /nvue_v1/revision/applied {"auto-prompt":{"ays":"ays_yes"},"state":"save"}"#,
     ]
     .map(str::to_string)
     .to_vec()
+}
+
+fn nvue_commit_sequence() -> Vec<String> {
+    nvue_commit_sequence_in(servers::ConfirmReading::ConfirmState)
 }
 
 #[test]
@@ -535,8 +551,9 @@ fn a_lock_held_by_someone_else_is_named() {
     let r = f.push(&["--switch", "sw1"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(
-        r.stderr
-            .contains("is locked by Conflict: revision 2 applied by admin waits for its confirm"),
+        r.stderr.contains(
+            "is locked by revision 2 (someone else's, waiting for its confirm in state confirm)"
+        ),
         "{}",
         r.stderr
     );
@@ -544,6 +561,12 @@ fn a_lock_held_by_someone_else_is_named() {
     assert_eq!(
         log.last().map(String::as_str),
         Some("DELETE /nvue_v1/revision/3"),
+        "{log:?}"
+    );
+    // Nothing was applied or answered: revision 2 still waits.
+    assert!(
+        !log.iter()
+            .any(|l| l.starts_with("PATCH /nvue_v1/revision/")),
         "{log:?}"
     );
 
@@ -673,8 +696,19 @@ fn a_failed_verification_rolls_back_and_names_port_and_peer() {
     assert_eq!(f.phase("sw2"), "pending");
     let mut st = f.nvue("sw1");
     assert_eq!(st.applied_tree(), nvue_initial("sw1"));
-    let rollback = r#"PATCH /nvue_v1/revision/1 {"auto-prompt":{"ays":"ays_yes"},"state":"apply"}"#;
-    assert!(st.log.iter().any(|l| l == rollback), "{:?}", st.log);
+    // The rollback answers the waiting revision "no" (the device goes
+    // back at once) and applies nothing of its own.
+    let cancel = r#"PATCH /nvue_v1/revision/2 {"state":"confirm_no"}"#;
+    assert!(st.log.iter().any(|l| l == cancel), "{:?}", st.log);
+    assert!(
+        !st.log
+            .iter()
+            .any(|l| l.starts_with("PATCH /nvue_v1/revision/1")),
+        "{:?}",
+        st.log
+    );
+    assert_eq!(st.revisions[&2].state, "confirm_fail");
+    assert!(st.confirm.is_none(), "a revision still waits");
     // The rollback is saved: a reboot keeps it.
     assert_eq!(st.saved, Some(nvue_initial("sw1")));
 }
@@ -1397,6 +1431,20 @@ fn nvue_5_15_spells_lldp_under_system_and_lists_routes_by_next_hop_group() {
         "{:?}",
         st.log
     );
+    // Only the subtrees verification needs, with 5.15's `include`.
+    for read in [
+        "GET /nvue_v1/interface?rev=operational&include=/*/link/state,/*/link/speed,/*/lldp/neighbor",
+        "GET /nvue_v1/vrf?rev=operational&include=/*/router/bgp/neighbor,/*/router/rib/ipv4/route",
+    ] {
+        assert!(st.log.iter().any(|l| l == read), "{read}: {:?}", st.log);
+    }
+    assert!(
+        !st.log
+            .iter()
+            .any(|l| l == "GET /nvue_v1/interface?rev=operational"),
+        "a whole interface tree was read: {:?}",
+        st.log
+    );
     drop(st);
     // Verification compared the routes with the plan's next hops: the
     // plan routes every other sub-node's subnet (a route read "via
@@ -1405,4 +1453,108 @@ fn nvue_5_15_spells_lldp_under_system_and_lists_routes_by_next_hop_group() {
         f.candidate("sw1").contains("router static"),
         "a routed plan"
     );
+}
+
+#[test]
+fn nvue_confirm_exchange_in_nv_config_managers_reading() {
+    // The revision waits in `ays` and is answered by a second apply
+    // (NVIDIA/nv-config-manager); another waiting revision refuses an
+    // apply with 409.
+    let ays = |f: &Fabric| {
+        for sw in f.nvue.keys() {
+            f.nvue(sw).reading = servers::ConfirmReading::AysPrompt;
+        }
+    };
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    ays(&f);
+    let r = f.push(&["--switch", "sw3"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        f.nvue("sw3").log,
+        nvue_commit_sequence_in(servers::ConfirmReading::AysPrompt)
+    );
+    assert!(f.nvue("sw3").confirm.is_none());
+
+    // A failed verification: the waiting revision is answered `ays_no`,
+    // the device goes back at once, nothing of the rollback's own waits.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, |sw, w| {
+        if sw == "sw1" {
+            w.lldp.insert("swp2".into(), ("sw8".into(), "swp3".into()));
+        }
+    });
+    ays(&f);
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let mut st = f.nvue("sw1");
+    assert_eq!(st.applied_tree(), nvue_initial("sw1"));
+    assert!(
+        !st.log.iter().any(|l| l.contains("confirm_no")),
+        "{:?}",
+        st.log
+    );
+    assert!(
+        st.log.iter().any(|l| l
+            == r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_no"},"state":"apply"}"#),
+        "{:?}",
+        st.log
+    );
+    assert_eq!(st.revisions[&2].state, "ays_fail");
+    assert!(st.confirm.is_none());
+    assert_eq!(st.saved, Some(nvue_initial("sw1")));
+    drop(st);
+
+    // --no-confirm, then `push rollback` from another process: the
+    // revision left waiting is answered before anything else.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    ays(&f);
+    let r = f.push(&["--switch", "sw2", "--no-confirm"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    f.nvue("sw2").log.clear();
+    let rb = f.run(&["push", "rollback"]);
+    assert_eq!(rb.code, 0, "{rb:?}");
+    let mut st = f.nvue("sw2");
+    assert_eq!(st.applied_tree(), nvue_initial("sw2"));
+    assert_eq!(
+        st.log[..2],
+        [
+            "GET /nvue_v1/revision".to_string(),
+            r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_no"},"state":"apply"}"#
+                .to_string()
+        ],
+        "{:?}",
+        st.log
+    );
+}
+
+#[test]
+fn a_rollback_answers_a_waiting_revision_first_and_leaves_none_of_its_own() {
+    // gpncfg's reading: a later apply queues behind a waiting revision
+    // (state `apply`) until that one is answered. `push rollback` after
+    // `--no-confirm` cancels the waiting revision with `confirm_no`; the
+    // device is back at once, long before its 600 s timer.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    let r = f.push_timer("600s", &["--switch", "sw1", "--no-confirm"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let start = std::time::Instant::now();
+    let rb = f.run(&["push", "rollback"]);
+    assert_eq!(rb.code, 0, "{rb:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "waited on the timer"
+    );
+    let mut st = f.nvue("sw1");
+    assert_eq!(st.applied_tree(), nvue_initial("sw1"));
+    assert!(st.confirm.is_none() && st.queued.is_none());
+    assert!(
+        st.revisions
+            .values()
+            .all(|r| !matches!(r.state.as_str(), "confirm" | "apply" | "ays")),
+        "{:?}",
+        st.revisions.values().map(|r| &r.state).collect::<Vec<_>>()
+    );
+    assert_eq!(st.saved, Some(nvue_initial("sw1")));
+    drop(st);
+    // A new push goes through at once: nothing holds it back.
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
 }

@@ -323,6 +323,27 @@ pub struct Revision {
     reads: u32,
 }
 
+/// How an NVUE test server reads the confirm exchange. NVIDIA documents
+/// the CLI (`nv config apply --confirm <time>`, Config-Commands.md of the
+/// NVUE command reference, "Introduced in Cumulus Linux 5.0.0"; the
+/// revision states of `nv config revision`, 5.5.0) but not its REST form;
+/// each reading is a public client's (docs/switch-push.md, "The NVUE
+/// confirm exchange"), written here from that client, not from ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmReading {
+    /// entropia/gpn-noc-gpncfg (`gpncfg/deployment/__init__.py`): the
+    /// applied revision waits in `confirm`; `{"state":"confirm_yes"}`
+    /// keeps it, `confirm_no` (its cancel) goes back; an apply while
+    /// another revision waits stays in `apply` ("waiting on other
+    /// revisions") until that one is answered or expires.
+    ConfirmState,
+    /// NVIDIA/nv-config-manager (`clients/device/cumulus.py` and its
+    /// tests): the revision waits in `ays`; a second apply with
+    /// `"auto-prompt":{"ays":"ays_yes"}` keeps it (`ays_no` goes back);
+    /// an apply while another revision waits is refused (409).
+    AysPrompt,
+}
+
 /// The NVUE REST state machine.
 #[derive(Debug)]
 pub struct NvueState {
@@ -352,6 +373,11 @@ pub struct NvueState {
     /// The address the API is reached at: management is lost when no
     /// applied interface carries it.
     pub api_address: String,
+    /// How the confirm exchange goes.
+    pub reading: ConfirmReading,
+    /// An apply queued behind a revision that waits for its confirm
+    /// ([`ConfirmReading::ConfirmState`]): (revision, apply body).
+    pub queued: Option<(u64, Value)>,
     pub log: Vec<String>,
 }
 
@@ -418,6 +444,8 @@ impl NvueState {
             release: "5.9.1".into(),
             hostile: None,
             api_address: "127.0.0.1".into(),
+            reading: ConfirmReading::ConfirmState,
+            queued: None,
             log: Vec::new(),
         }
     }
@@ -486,6 +514,22 @@ impl NvueState {
                 r.state = "confirm_fail".into();
             }
             self.confirm = None;
+            self.run_queued();
+        }
+    }
+
+    /// Applies the apply that waited behind an answered revision.
+    fn run_queued(&mut self) {
+        if let Some((id, body)) = self.queued.take() {
+            let _ = self.apply(id, &body);
+        }
+    }
+
+    /// The state in which an applied revision waits for its confirm.
+    fn waiting_state(&self) -> &'static str {
+        match self.reading {
+            ConfirmReading::ConfirmState => "confirm",
+            ConfirmReading::AysPrompt => "ays",
         }
     }
 
@@ -567,6 +611,17 @@ impl NvueState {
             routes["router"]["rib"]["ipv4"]["route"][prefix] = entry;
         }
         Value::Object(m)
+    }
+
+    /// An operational collection as a query asks for it: from 5.15 the
+    /// `include` parameter keeps only the paths it names (NVUE-API.md of
+    /// 5.15, "Retrieve View Types"); 5.9's NVUE-API.md documents only
+    /// `view`, so there the whole collection answers.
+    fn restricted(&self, tree: Value, q: &BTreeMap<&str, &str>) -> Value {
+        match q.get("include") {
+            Some(p) if self.is_515() => included(&tree, p),
+            _ => tree,
+        }
     }
 
     /// A delay before answering `req`: slow operational reads, and a
@@ -664,8 +719,30 @@ impl NvueState {
                 200,
                 json!({"hostname": self.world.hostname, "build": format!("Cumulus Linux {}", self.release)}),
             ),
-            ("GET", "/nvue_v1/interface") => Reply::Json(200, self.operational_interfaces()),
-            ("GET", "/nvue_v1/vrf") => Reply::Json(200, self.operational_vrfs()),
+            ("GET", "/nvue_v1/interface") => {
+                Reply::Json(200, self.restricted(self.operational_interfaces(), &q))
+            }
+            ("GET", "/nvue_v1/vrf") if q.get("rev") == Some(&"applied") => Reply::Json(
+                200,
+                self.revisions[&self.applied]
+                    .tree
+                    .get("vrf")
+                    .cloned()
+                    .unwrap_or(json!({})),
+            ),
+            ("GET", "/nvue_v1/vrf") => {
+                Reply::Json(200, self.restricted(self.operational_vrfs(), &q))
+            }
+            ("GET", p) if p.starts_with("/nvue_v1/vrf/") => {
+                // One object of the operational VRFs (`nv show vrf <v>
+                // router bgp neighbor`, `... router rib ipv4 route`: the
+                // NVUE command reference, since 5.0.0).
+                let pointer = p["/nvue_v1/vrf".len()..].to_string();
+                match self.operational_vrfs().pointer(&pointer) {
+                    Some(v) => Reply::Json(200, v.clone()),
+                    None => not_found(),
+                }
+            }
             ("GET", "/nvue_v1/router/nexthop/rib") if self.is_515() => {
                 Reply::Json(200, self.nexthop_groups())
             }
@@ -761,7 +838,7 @@ impl NvueState {
                 let state = if r.reads == 1
                     && matches!(
                         r.state.as_str(),
-                        "confirm" | "applied" | "applied_and_saved" | "invalid"
+                        "confirm" | "ays" | "applied" | "applied_and_saved" | "invalid"
                     ) {
                     "checking".to_string()
                 } else {
@@ -802,56 +879,108 @@ impl NvueState {
         }
     }
 
-    fn apply(&mut self, id: u64, body: &Value) -> Reply {
-        if body.get("state").and_then(Value::as_str) != Some("apply") {
-            return Reply::Json(
-                400,
-                json!({"title": "Bad Request", "detail": "state must be apply"}),
-            );
+    /// Ends the wait of revision `id` for its confirm: kept (`yes`) or
+    /// back to the revision before (its state `failed`); then an apply
+    /// queued behind it goes ahead.
+    fn answer(&mut self, id: u64, yes: bool, failed: &str) -> Reply {
+        let back = self.confirm.take().map(|(_, _, b)| b);
+        let done = if self.auto_save {
+            "applied_and_saved"
+        } else {
+            "applied"
+        };
+        let r = self.revisions.get_mut(&id).expect("revision");
+        r.reads = 0;
+        if yes {
+            r.state = done.into();
+        } else {
+            r.state = failed.into();
+            if let Some(b) = back {
+                self.applied = b;
+            }
         }
+        self.run_queued();
+        Reply::Json(
+            200,
+            json!({"state": if yes { "confirm_yes" } else { "confirm_no" }}),
+        )
+    }
+
+    fn apply(&mut self, id: u64, body: &Value) -> Reply {
+        let want = body.get("state").and_then(Value::as_str).unwrap_or("");
         let Some(state) = self.revisions.get(&id).map(|r| r.state.clone()) else {
             return Reply::Json(
                 404,
                 json!({"title": "Not Found", "detail": format!("no revision {id}")}),
             );
         };
-        let confirm_yes =
-            body.pointer("/auto-prompt/confirm").and_then(Value::as_str) == Some("confirm_yes");
-        let done = if self.auto_save {
-            "applied_and_saved"
-        } else {
-            "applied"
-        };
-        // The second apply of a revision that waits for its confirm.
-        if state == "confirm" {
-            if !confirm_yes {
+        let waits = state == self.waiting_state();
+        let ays = body.pointer("/auto-prompt/ays").and_then(Value::as_str);
+        match (self.reading, want) {
+            // gpncfg: the answer is the state itself.
+            (ConfirmReading::ConfirmState, "confirm_yes" | "confirm_no") => {
+                if !waits {
+                    return Reply::Json(
+                        400,
+                        json!({"title": "Bad Request", "detail": format!("revision {id} is {state}, it does not wait for a confirm")}),
+                    );
+                }
+                return self.answer(id, want == "confirm_yes", "confirm_fail");
+            }
+            (ConfirmReading::ConfirmState, "apply") if waits => {
                 return Reply::Json(
                     400,
-                    json!({"title": "Bad Request", "detail": "confirm_yes needed"}),
+                    json!({"title": "Bad Request", "detail": format!("revision {id} waits for its confirm: answer confirm_yes or confirm_no")}),
                 );
             }
-            self.confirm = None;
-            let r = self.revisions.get_mut(&id).expect("revision");
-            r.state = done.into();
-            r.reads = 0;
-            return Reply::Json(200, json!({"state": "apply"}));
+            // nv-config-manager: a second apply answers the prompt.
+            (ConfirmReading::AysPrompt, "apply") if waits => {
+                return match ays {
+                    Some("ays_yes") => self.answer(id, true, ""),
+                    Some("ays_no") => self.answer(id, false, "ays_fail"),
+                    _ => Reply::Json(
+                        400,
+                        json!({"title": "Bad Request", "detail": "auto-prompt ays must be ays_yes or ays_no"}),
+                    ),
+                };
+            }
+            (_, "apply") => {}
+            (_, other) => {
+                return Reply::Json(
+                    400,
+                    json!({"title": "Bad Request", "detail": format!("'{other}' is not a state a client sets here")}),
+                );
+            }
         }
+        let queued_here = self.queued.as_ref().is_some_and(|(q, _)| *q == id);
         if let Some((other, _, _)) = self.confirm
             && other != id
-            && state == "pending"
+            && (state == "pending" || queued_here)
         {
-            return Reply::Json(
-                409,
-                json!({"title": "Conflict", "detail": format!("revision {other} applied by admin waits for its confirm")}),
-            );
+            return match self.reading {
+                ConfirmReading::ConfirmState => {
+                    self.revisions.get_mut(&id).expect("revision").state = "apply".into();
+                    self.queued = Some((id, body.clone()));
+                    Reply::Json(200, json!({"state": "apply"}))
+                }
+                ConfirmReading::AysPrompt => Reply::Json(
+                    409,
+                    json!({"title": "Conflict", "detail": format!("revision {other} applied by admin waits for its confirm")}),
+                ),
+            };
         }
         let was_applied = matches!(state.as_str(), "applied" | "applied_and_saved" | "saved");
-        if state != "pending" && !was_applied {
+        if state != "pending" && !was_applied && !(state == "apply" && queued_here) {
             return Reply::Json(
                 400,
                 json!({"title": "Bad Request", "detail": format!("revision {id} is {state}")}),
             );
         }
+        let done = if self.auto_save {
+            "applied_and_saved"
+        } else {
+            "applied"
+        };
         let tree = self.revisions[&id].tree.clone();
         if let Some(issue) = self.valid(&tree) {
             let r = self.revisions.get_mut(&id).expect("revision");
@@ -860,22 +989,17 @@ impl NvueState {
             r.reads = 0;
             return Reply::Json(200, json!({"state": "apply"}));
         }
-        // An apply ends a confirm that waits (a rollback).
-        if let Some((other, _, _)) = self.confirm.take()
-            && let Some(r) = self.revisions.get_mut(&other)
-        {
-            r.state = "confirm_fail".into();
-        }
         let back = self.applied;
         self.applied = id;
         let seconds = body
             .pointer("/state-controls/confirm")
             .and_then(Value::as_u64);
+        let waiting = self.waiting_state();
         let r = self.revisions.get_mut(&id).expect("revision");
         r.reads = 0;
         match seconds {
             Some(s) => {
-                r.state = "confirm".into();
+                r.state = waiting.into();
                 self.confirm = Some((id, Instant::now() + Duration::from_secs(s), back));
                 if self.drop_on_commit {
                     return Reply::Drop;
@@ -885,6 +1009,36 @@ impl NvueState {
         }
         Reply::Json(200, json!({"state": "apply"}))
     }
+}
+
+/// The parts of `tree` that NVUE's `include` query keeps: each pattern a
+/// path of keys from the collection's root, `*` for every key
+/// (NVUE-API.md of 5.15, "Retrieve View Types":
+/// `?include=/*/route-entry/*/protocol,...`).
+pub fn included(tree: &Value, patterns: &str) -> Value {
+    fn project(v: &Value, segs: &[&str]) -> Option<Value> {
+        let Some((first, rest)) = segs.split_first() else {
+            return Some(v.clone());
+        };
+        let m = v.as_object()?;
+        let mut out = Map::new();
+        for (k, child) in m {
+            if (*first == "*" || first == k)
+                && let Some(p) = project(child, rest)
+            {
+                out.insert(k.clone(), p);
+            }
+        }
+        (!out.is_empty()).then_some(Value::Object(out))
+    }
+    let mut out = json!({});
+    for p in patterns.split(',') {
+        let segs: Vec<&str> = p.split('/').filter(|x| !x.is_empty()).collect();
+        if let Some(v) = project(tree, &segs) {
+            merge(&mut out, &v);
+        }
+    }
+    out
 }
 
 /// Starts an NVUE server; the state stays with the test.
