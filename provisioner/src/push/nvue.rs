@@ -1010,6 +1010,20 @@ mod tests {
     }
 
     #[test]
+    fn validation_errors_are_shown() {
+        let v = json!({"title": "Bad Request", "detail": "Validation failed", "status": 400,
+            "validation": {"selected_errors": [
+                {"path": ["interface", "swp1", "link", "mtu"], "message": "99999 is greater than the maximum of 9216"},
+                {"message": "'bogus' is not a valid property"}]}});
+        assert_eq!(
+            problem(&v),
+            "Bad Request: Validation failed: interface.swp1.link.mtu: 99999 is greater than the maximum of 9216; 'bogus' is not a valid property"
+        );
+        let v = json!({"validation": {"selected_errors": {"0": {"location": "vrf.default", "detail": "unknown"}}}});
+        assert_eq!(problem(&v), "vrf.default: unknown");
+    }
+
+    #[test]
     fn speeds_in_mbps() {
         assert_eq!(speed_mbps("100G"), Some(100_000));
         assert_eq!(speed_mbps("25000M"), Some(25_000));

@@ -804,7 +804,11 @@ fn finish(rec: &mut SwitchRecord, r: &SwitchReport) {
 /// True when a device's hostname names `switch` (also as the first label
 /// of a fully qualified name).
 pub fn same_host(hostname: &str, switch: &str) -> bool {
-    hostname == switch || hostname.split('.').next() == Some(switch)
+    hostname.eq_ignore_ascii_case(switch)
+        || hostname
+            .split('.')
+            .next()
+            .is_some_and(|h| h.eq_ignore_ascii_case(switch))
 }
 
 /// Starts the detached watchdog of `switch` (its own process group, so it

@@ -38,6 +38,7 @@ use serde::Serialize;
 use super::Device;
 use super::device::Observed;
 use super::error::{PushError, Result};
+use super::run::same_host;
 
 /// What physical switch `switch` must show when configured with `vendor`.
 pub fn expected(plan: &CheckedPlan, switch: &str, vendor: Vendor) -> Result<Expected> {
@@ -133,7 +134,7 @@ pub fn check(
                     "{sw} {port}: runs at {s} Mb/s, the plan says {mbps} Mb/s ({peer} {peer_port})"
                 ));
             }
-            if !here.is_empty() && !here.iter().any(|n| &n.system == peer) {
+            if !here.is_empty() && !here.iter().any(|n| same_host(&n.system, peer)) {
                 out.push(format!(
                     "{sw} {port}: LLDP neighbour is {}, the plan cables it to {peer} {peer_port}",
                     neighbours(&here)
@@ -161,7 +162,7 @@ pub fn check(
             ));
         } else if !here
             .iter()
-            .any(|n| &n.system == peer && (!compare_port || &n.port_id == peer_port))
+            .any(|n| same_host(&n.system, peer) && (!compare_port || &n.port_id == peer_port))
         {
             out.push(format!(
                 "{sw} {port}: LLDP neighbour is {}, the plan cables it to {peer} {peer_port}",
@@ -178,6 +179,22 @@ pub fn check(
                     "{sw} {} (VRF {}): no BGP session with {} {peer}",
                     s.interface, v.vrf, s.peer
                 )),
+                // A wrong AS is named as such, established or not (a
+                // session whose AS does not match never comes up, and
+                // "not established" would hide why).
+                Some(b) if b.remote_as.is_some_and(|a| a != s.peer_asn) => out.push(format!(
+                    "{sw} {} (VRF {}): AS mismatch with {} {peer}: the switch has remote AS {}, the plan says {}{}",
+                    s.interface,
+                    v.vrf,
+                    s.peer,
+                    b.remote_as.unwrap_or_default(),
+                    s.peer_asn,
+                    if b.established {
+                        ""
+                    } else {
+                        " (the session is not established)"
+                    }
+                )),
                 Some(b) if !b.established => {
                     if partial.is_some_and(|p| !p.requires(&v.vrf, s)) {
                         pending.push(format!(
@@ -191,14 +208,6 @@ pub fn check(
                         s.interface, v.vrf, s.peer
                     ));
                 }
-                Some(b) if b.remote_as.is_some_and(|a| a != s.peer_asn) => out.push(format!(
-                    "{sw} {} (VRF {}): {} {peer} has AS {}, the plan says {}",
-                    s.interface,
-                    v.vrf,
-                    s.peer,
-                    b.remote_as.unwrap_or_default(),
-                    s.peer_asn
-                )),
                 Some(_) => {}
             }
             if want.bfd.is_some()
@@ -480,7 +489,34 @@ mod tests {
                 got.len() == 1 && got[0].starts_with(&format!("sw1 VRF {vrf}: {prefix} via ")),
                 "{got:?}"
             );
+            // A neighbour that reports its domain name is the planned
+            // switch (`sw4.fabric.example.net` is `sw4`).
+            let mut o = good.clone();
+            for n in &mut o.lldp {
+                n.system = format!("{}.fabric.example.net", n.system);
+            }
+            assert_eq!(
+                check(&want, &o, &vendor_of, None).mismatches,
+                Vec::<String>::new()
+            );
             if bgp {
+                // A wrong peer AS is named as an AS mismatch, once, even
+                // though the session cannot come up.
+                let mut o = good.clone();
+                o.bgp[0].established = false;
+                let planned = o.bgp[0].remote_as.expect("as");
+                o.bgp[0].remote_as = Some(planned + 1000);
+                let got = check(&want, &o, &vendor_of, None).mismatches;
+                assert_eq!(got.len(), 1, "{got:?}");
+                assert!(
+                    got[0].contains(&format!(
+                        "AS mismatch with {} {}: the switch has remote AS {}, the plan says {planned} (the session is not established)",
+                        want.vrfs[0].sessions[0].peer,
+                        o.bgp[0].peer,
+                        planned + 1000
+                    )),
+                    "{got:?}"
+                );
                 let mut o = good.clone();
                 o.bgp[0].established = false;
                 o.bfd[0].up = false;

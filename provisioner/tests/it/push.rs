@@ -484,6 +484,10 @@ fn eos_push_uses_a_configure_session_with_a_commit_timer() {
         format!("POST /command-api [json] enable | copy running-config flash:{s}.cfg"),
         format!("POST /command-api [json] enable | configure session {s} commit timer 00:01:00"),
         "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show ip bgp summary vrf all | show bfd peers | show ip route vrf all".to_string(),
+        // A static plan: the switch runs no BGP and refuses the summary
+        // ("BGP inactive"); the state is read again without it, and the
+        // push goes on (no refused candidate).
+        "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show bfd peers | show ip route vrf all".to_string(),
         "POST /command-api [json] enable | show configuration sessions detail".to_string(),
         format!("POST /command-api [json] enable | configure session {s} commit"),
         "POST /command-api [json] enable | write memory".to_string(),
@@ -691,7 +695,18 @@ fn a_failed_verification_rolls_back_and_names_port_and_peer() {
         "{}",
         r.stdout
     );
-    assert!(r.stderr.contains("verification failed"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("verification failed: 1 mismatch"),
+        "{}",
+        r.stderr
+    );
+    // Each mismatch is printed once, not again in every error line.
+    let both = format!("{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        both.matches("LLDP neighbour is sw8 swp3").count(),
+        1,
+        "{both}"
+    );
     assert_eq!(f.phase("sw1"), "rolled-back");
     assert_eq!(f.phase("sw2"), "pending");
     let mut st = f.nvue("sw1");

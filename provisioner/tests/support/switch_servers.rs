@@ -1498,6 +1498,23 @@ impl EosState {
                         .collect();
                     json!({"interfaceStatuses": m})
                 }
+                // A switch that runs no BGP refuses the summary with
+                // "BGP inactive" (the answer issue #30 reports for a
+                // static plan; not checked against a device).
+                ["show", "ip", "bgp", "summary", "vrf", "all"]
+                    if !self
+                        .running_config()
+                        .iter()
+                        .any(|l| l.starts_with("router bgp")) =>
+                {
+                    let mut data: Vec<Value> = (0..i).map(|_| json!({})).collect();
+                    data.push(json!({"errors": ["BGP inactive"]}));
+                    return Reply::Json(
+                        200,
+                        json!({"jsonrpc": "2.0", "id": id, "error": {"code": 1000,
+                            "message": format!("CLI command {} of {n} '{cmd}' failed: could not run command", i + 1), "data": data}}),
+                    );
+                }
                 ["show", "ip", "bgp", "summary", "vrf", "all"] => json!({"vrfs": {}}),
                 ["show", "bfd", "peers"] => json!({"vrfs": {}}),
                 ["show", "ip", "route", "vrf", "all"] => {
