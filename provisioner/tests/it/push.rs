@@ -137,6 +137,16 @@ impl Fabric {
         vendor: impl Fn(&str) -> Vendor,
         tweak: impl Fn(&str, &mut World),
     ) -> Fabric {
+        Fabric::with_tls(plan, vendor, tweak, Tls::new())
+    }
+
+    /// The same with the servers' certificate given.
+    fn with_tls(
+        plan: PathBuf,
+        vendor: impl Fn(&str) -> Vendor,
+        tweak: impl Fn(&str, &mut World),
+        tls: Tls,
+    ) -> Fabric {
         let text = std::fs::read_to_string(&plan).expect("plan");
         let checked = CheckedPlan::load(&text, &plan.display().to_string()).expect("plan loads");
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -144,7 +154,6 @@ impl Fabric {
             .enable_all()
             .build()
             .expect("runtime");
-        let tls = Tls::new();
         let mut vendors = BTreeMap::new();
         for s in &checked.switch_list {
             vendors.insert(s.physical.clone(), vendor(&s.physical));
@@ -1572,4 +1581,60 @@ fn a_rollback_answers_a_waiting_revision_first_and_leaves_none_of_its_own() {
     // A new push goes through at once: nothing holds it back.
     let r = f.push(&["--switch", "sw1"]);
     assert_eq!(r.code, 0, "{r:?}");
+}
+
+#[test]
+fn a_certificate_issued_for_a_name_is_checked_against_tls_server_name() {
+    // Every switch's certificate names `<switch>.mgmt.example` (one
+    // certificate for all of them here), not the IP the devices file
+    // connects to.
+    let names: Vec<String> = (1..=8).map(|i| format!("sw{i}.mgmt.example")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let f = Fabric::with_tls(
+        plan_file("bigraph-2x8.plan.json"),
+        all_nvue,
+        none,
+        Tls::for_names(&refs),
+    );
+    // Without the name, the certificate does not fit 127.0.0.1.
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("certificate not valid for name \"127.0.0.1\""),
+        "{}",
+        r.stderr
+    );
+    assert!(f.nvue("sw1").log.is_empty(), "{:?}", f.nvue("sw1").log);
+    // With it, the check passes; the connection still goes to the IP.
+    f.write_devices(|sw| format!("tls_server_name = \"{sw}.mgmt.example\""));
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        f.nvue("sw1").log[0],
+        "GET /nvue_v1/system?rev=operational",
+        "{:?}",
+        f.nvue("sw1").log
+    );
+    // Another switch's name is refused by the certificate check.
+    f.write_devices(|_| "tls_server_name = \"sw9.mgmt.example\"".to_string());
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("certificate not valid for name \"sw9.mgmt.example\""),
+        "{}",
+        r.stderr
+    );
+    // A name that is no DNS name, or an address that is no IP, is bad
+    // input naming the line.
+    f.write_devices(|_| "tls_server_name = \"sw1 mgmt\"".to_string());
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("tls_server_name `sw1 mgmt` is not a DNS name"),
+        "{}",
+        r.stderr
+    );
 }

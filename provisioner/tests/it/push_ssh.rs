@@ -47,6 +47,7 @@ fn target(
         tls: Tls {
             ca_file: None,
             verify: true,
+            server_name: None,
         },
         host_key,
     }

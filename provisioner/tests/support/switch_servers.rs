@@ -43,13 +43,26 @@ pub struct Tls {
 
 impl Tls {
     pub fn new() -> Tls {
+        Tls::issued(&["localhost", "127.0.0.1"], true)
+    }
+
+    /// A certificate issued for `names` only (with `ip`, for 127.0.0.1
+    /// too): a switch's management certificate names the switch, not its
+    /// address.
+    pub fn for_names(names: &[&str]) -> Tls {
+        Tls::issued(names, false)
+    }
+
+    fn issued(names: &[&str], ip: bool) -> Tls {
         let key = rcgen::KeyPair::generate().expect("key");
         let mut params =
-            rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
                 .expect("params");
-        params
-            .subject_alt_names
-            .push(rcgen::SanType::IpAddress("127.0.0.1".parse().expect("ip")));
+        if ip {
+            params
+                .subject_alt_names
+                .push(rcgen::SanType::IpAddress("127.0.0.1".parse().expect("ip")));
+        }
         let cert = params.self_signed(&key).expect("cert");
         let der = cert.der().clone();
         let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
