@@ -48,6 +48,56 @@ pub struct Options {
     pub plan_file: PathBuf,
     /// The devices file (absolute; the watchdog reads it).
     pub devices_file: PathBuf,
+    /// Each switch's stage as it happens, on stderr.
+    pub progress: Progress,
+}
+
+/// How a push shows each switch's stage as it happens (on stderr: stdout
+/// carries only the final report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Nothing (`--quiet`).
+    Off,
+    /// One line per stage: `push: sw1: committing (rollback point 1)`.
+    Text,
+    /// One JSON object per line: `{"event":"stage","switch":"sw1",
+    /// "stage":"committing","detail":"...","seconds":0.42}` (batches:
+    /// `{"event":"batch","batch":0,"switches":["sw1"]}`).
+    Json,
+}
+
+impl Progress {
+    /// Shows that `switch` reached `stage` (`detail` says more) after
+    /// `seconds`. Device strings in `detail` arrive escaped.
+    pub fn stage(self, switch: &str, stage: &str, detail: &str, seconds: f64) {
+        let switch = planner::names::escape(switch);
+        match self {
+            Progress::Off => {}
+            Progress::Text if detail.is_empty() => eprintln!("push: {switch}: {stage}"),
+            Progress::Text => eprintln!("push: {switch}: {stage} ({detail})"),
+            Progress::Json => eprintln!(
+                "{}",
+                serde_json::json!({"event": "stage", "switch": switch, "stage": stage,
+                    "detail": detail, "seconds": (seconds * 100.0).round() / 100.0})
+            ),
+        }
+    }
+
+    /// Shows that batch `i` of `switches` starts.
+    pub fn batch(self, i: usize, switches: &[String]) {
+        match self {
+            Progress::Off => {}
+            Progress::Text => eprintln!(
+                "push: batch {i}{}: {}",
+                if i == 0 { " (canary)" } else { "" },
+                switches.join(", ")
+            ),
+            Progress::Json => eprintln!(
+                "{}",
+                serde_json::json!({"event": "batch", "batch": i, "switches": switches})
+            ),
+        }
+    }
 }
 
 /// One switch in the report.
@@ -278,6 +328,7 @@ pub async fn push(
     let mut live = BTreeSet::new();
     let mut first_install = false;
     for (i, b) in batches.iter().enumerate() {
+        options.progress.batch(i, &b.switches);
         let mut set = tokio::task::JoinSet::new();
         for s in &b.switches {
             let entry = devices.entry(s)?.clone();
@@ -339,7 +390,9 @@ pub async fn push(
             })
             .await?;
         }
-        if outcome == Outcome::Stopped {
+        // A dry run changes nothing: it goes on, so that it reports every
+        // switch it cannot reach or load, not only the first.
+        if outcome == Outcome::Stopped && !options.dry_run {
             break;
         }
     }
@@ -422,10 +475,24 @@ impl Job {
             self.batch,
             Phase::Failed,
         );
-        if let Err(e) = self.steps(&mut rep).await {
+        let progress = self.options.progress;
+        if let Err(e) = self.steps(&mut rep, start).await {
             rep.bad_input = e.is_bad_input();
             let e = e.on(&rep.switch);
             rep.error = Some(chain(&e));
+            progress.stage(
+                &rep.switch,
+                rep.phase.as_str(),
+                &chain(&e),
+                start.elapsed().as_secs_f64(),
+            );
+        } else {
+            progress.stage(
+                &rep.switch,
+                rep.phase.as_str(),
+                "",
+                start.elapsed().as_secs_f64(),
+            );
         }
         rep.seconds = start.elapsed().as_secs_f64();
         // A switch that got as far as a commit is journaled at once (its
@@ -438,8 +505,11 @@ impl Job {
     }
 
     /// The steps; `rep.phase` always says where the switch is.
-    async fn steps(&mut self, rep: &mut SwitchReport) -> Result<()> {
+    async fn steps(&mut self, rep: &mut SwitchReport, start: Instant) -> Result<()> {
         let switch = self.entry.target.switch.clone();
+        let progress = self.options.progress;
+        let stage = |s: &str, d: &str| progress.stage(&switch, s, d, start.elapsed().as_secs_f64());
+        stage("connecting", &self.entry.target.address);
         let sha = sha256(self.candidate.as_bytes());
         let mut dev = connect(&self.entry, &session_name(&sha), false, self.options.timer)?;
         let id = dev.identity().await?;
@@ -470,6 +540,7 @@ impl Job {
             .count();
         rep.diff_lines = Some(lines);
         rep.diff = diff;
+        stage("loaded", &format!("{lines} diff lines"));
         if lines == 0 || self.options.dry_run {
             dev.discard().await?;
             rep.phase = if lines == 0 {
@@ -493,6 +564,7 @@ impl Job {
         };
         let deadline = journal::now() + self.options.timer.as_secs();
         rep.phase = Phase::Committing;
+        stage("committing", &format!("rollback point {point}"));
         {
             let p = point.clone();
             self.record(move |r| {
@@ -525,6 +597,7 @@ impl Job {
             }
         };
         rep.phase = Phase::Committed;
+        stage("verifying", "");
         {
             let c = commit.clone();
             self.record(move |r| {
@@ -535,7 +608,7 @@ impl Job {
             .await?;
         }
         match self
-            .after_commit(&mut dev, rep, &commit.point, deadline)
+            .after_commit(&mut dev, rep, &commit.point, deadline, start)
             .await
         {
             Ok(()) => Ok(()),
@@ -545,6 +618,7 @@ impl Job {
             }
             Err(e) => {
                 // Back to the previous configuration, whatever failed.
+                stage("rolling back", &format!("to {}", commit.point));
                 match dev.rollback(&commit.point).await {
                     Ok(()) => rep.phase = Phase::RolledBack,
                     Err(r) => {
@@ -568,7 +642,11 @@ impl Job {
         rep: &mut SwitchReport,
         point: &str,
         deadline: u64,
+        start: Instant,
     ) -> Result<()> {
+        let switch = self.entry.target.switch.clone();
+        let progress = self.options.progress;
+        let stage = |s: &str, d: &str| progress.stage(&switch, s, d, start.elapsed().as_secs_f64());
         let want = self.want.as_ref().ok_or_else(|| PushError::Protocol {
             action: "verifying".to_string(),
             message: "no expected state (a dry run commits nothing)".to_string(),
@@ -588,6 +666,17 @@ impl Job {
             });
         }
         rep.phase = Phase::Verified;
+        stage(
+            "verified",
+            &if verdict.pending.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "{} sessions wait for peers not configured yet",
+                    verdict.pending.len()
+                )
+            },
+        );
         rep.waits_for_fabric = !verdict.pending.is_empty() || self.partial.first_install;
         rep.pending = verdict.pending;
         self.record(|r| {
@@ -627,6 +716,7 @@ impl Job {
             });
         }
         rep.phase = Phase::Confirming;
+        stage("confirming", "");
         dev.confirm().await?;
         rep.phase = Phase::Confirmed;
         Ok(())

@@ -1638,3 +1638,86 @@ fn a_certificate_issued_for_a_name_is_checked_against_tls_server_name() {
         r.stderr
     );
 }
+
+#[test]
+fn each_switchs_stage_shows_as_it_happens_and_a_dry_run_reports_every_unreachable_switch() {
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    // Table format: a line per stage on stderr, in order.
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let stages: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("push: sw1: "))
+        .map(|l| l["push: sw1: ".len()..].split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            "connecting",
+            "loaded",
+            "committing",
+            "verifying",
+            "verified",
+            "confirming",
+            "confirmed"
+        ],
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("push: batch 0 (canary): sw1"),
+        "{}",
+        r.stderr
+    );
+    // JSON: one object per line on stderr, the report alone on stdout.
+    let r = f.push(&["--switch", "sw2", "--format", "json", "--dry-run"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let _: Value = serde_json::from_str(&r.stdout).expect("stdout is the report");
+    let events: Vec<Value> = r
+        .stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(
+        events[0],
+        json!({"event": "batch", "batch": 0, "switches": ["sw2"]})
+    );
+    let names: Vec<&str> = events[1..]
+        .iter()
+        .map(|e| e["stage"].as_str().expect("stage"))
+        .collect();
+    assert_eq!(names, ["connecting", "loaded", "loaded"], "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e.get("seconds").is_some() || e["event"] == "batch")
+    );
+    // --quiet: nothing.
+    let r = f.push(&["--switch", "sw2", "--dry-run", "--quiet"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr, "", "{r:?}");
+    // A dry run goes on past unreachable switches and names each.
+    let mut devices = std::fs::read_to_string(f.dir.path().join("devices.toml")).expect("devices");
+    for sw in ["sw1", "sw6"] {
+        let addr = f.addrs[sw].to_string();
+        devices = devices.replace(&addr, "127.0.0.1:9");
+    }
+    std::fs::write(f.dir.path().join("devices.toml"), devices).expect("devices");
+    let r = f.push(&["--dry-run", "--canary", "sw1"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    let report = r.stdout.clone();
+    for sw in ["sw1", "sw6"] {
+        assert!(
+            report.contains(&format!("{sw}: switch {sw}: cannot reach 127.0.0.1:9")),
+            "{report}"
+        );
+    }
+    assert!(report.contains("sw8     nvue"), "{report}");
+    assert!(
+        f.nvue("sw8")
+            .log
+            .iter()
+            .any(|l| l.starts_with("POST /nvue_v1/revision"))
+    );
+}
