@@ -347,6 +347,7 @@ pub async fn push(
                 partial: verify::Partial {
                     live: live.clone(),
                     before: BTreeSet::new(),
+                    ports_before: BTreeSet::new(),
                     first_install,
                 },
             };
@@ -486,7 +487,14 @@ impl Job {
                 &chain(&e),
                 start.elapsed().as_secs_f64(),
             );
-        } else {
+        } else if rep.waits_for_fabric {
+            progress.stage(
+                &rep.switch,
+                "waits for the fabric",
+                "confirmed once every switch of the push passes the full check",
+                start.elapsed().as_secs_f64(),
+            );
+        } else if rep.phase != Phase::Verified {
             progress.stage(
                 &rep.switch,
                 rep.phase.as_str(),
@@ -523,10 +531,6 @@ impl Job {
                 found,
             });
         }
-        // The sessions up before the commit must be up after it.
-        if !self.options.dry_run && self.want.as_ref().is_some_and(runs_bgp) {
-            self.partial.before = verify::Partial::established(&dev.observe().await?);
-        }
         let diff = match dev.load(&self.candidate).await {
             Ok(d) => d,
             Err(e) => {
@@ -549,6 +553,21 @@ impl Job {
                 Phase::Loaded
             };
             return Ok(());
+        }
+        // The sessions and ports up before the commit must be up after
+        // it (a fault pushed into a running fabric is caught; a fresh
+        // fabric's dark ports and idle sessions may wait for their peers).
+        if self.want.is_some() {
+            match dev.observe().await {
+                Ok(seen) => {
+                    self.partial.before = verify::Partial::established(&seen);
+                    self.partial.ports_before = verify::Partial::up(&seen);
+                }
+                Err(e) => {
+                    let _ = dev.discard().await;
+                    return Err(e);
+                }
+            }
         }
         // The rollback point and the deadline are journaled durably, and
         // the watchdog of a device without a timer runs, before the commit
@@ -672,7 +691,7 @@ impl Job {
                 String::new()
             } else {
                 format!(
-                    "{} sessions wait for peers not configured yet",
+                    "waiting: {} ports or sessions whose peers are not configured yet",
                     verdict.pending.len()
                 )
             },
@@ -721,11 +740,6 @@ impl Job {
         rep.phase = Phase::Confirmed;
         Ok(())
     }
-}
-
-/// True when the plan has `want` run BGP sessions.
-fn runs_bgp(want: &planner::expect::Expected) -> bool {
-    want.vrfs.iter().any(|v| !v.sessions.is_empty())
 }
 
 /// When verification stops observing: after `settle`, and never later

@@ -342,6 +342,10 @@ fn nvue_commit_sequence_in(reading: servers::ConfirmReading) -> Vec<String> {
         "PATCH /nvue_v1/?rev=2 <tree>",
         "GET /nvue_v1/?rev=2&diff=applied&filled=false",
         "GET /nvue_v1/?rev=applied&diff=2&filled=false",
+        // What runs before the commit (ports up, sessions established).
+        "GET /nvue_v1/interface?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/bgp/neighbor?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/rib/ipv4/route?rev=operational",
         "GET /nvue_v1/revision",
         r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_yes","confirm":"confirm_yes"},"state":"apply","state-controls":{"confirm":60}}"#,
         "GET /nvue_v1/revision/2",
@@ -490,6 +494,9 @@ fn eos_push_uses_a_configure_session_with_a_commit_timer() {
         "POST /command-api [text] enable | show running-config".to_string(),
         format!("POST /command-api [json] enable | configure session {s} | rollback clean-config | <{lines} lines> | end"),
         format!("POST /command-api [text] enable | show session-config named {s} diffs"),
+        // What runs before the commit.
+        "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show ip bgp summary vrf all | show bfd peers | show ip route vrf all".to_string(),
+        "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show bfd peers | show ip route vrf all".to_string(),
         format!("POST /command-api [json] enable | copy running-config flash:{s}.cfg"),
         format!("POST /command-api [json] enable | configure session {s} commit timer 00:01:00"),
         "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show ip bgp summary vrf all | show bfd peers | show ip route vrf all".to_string(),
@@ -1720,4 +1727,57 @@ fn each_switchs_stage_shows_as_it_happens_and_a_dry_run_reports_every_unreachabl
             .iter()
             .any(|l| l.starts_with("POST /nvue_v1/revision"))
     );
+}
+
+#[test]
+fn a_first_install_on_a_fresh_fabric_waits_for_ports_whose_peers_are_not_configured() {
+    // Cumulus switches fresh from their installer: management only, every
+    // swp port administratively down until configured, so a cable is up
+    // only once both its ends run the plan.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    let shared = Arc::new(Mutex::new(BTreeMap::new()));
+    for sw in f.nvue.keys() {
+        f.nvue(sw).fabric = Some(shared.clone());
+    }
+    let r = f.push(&["--format", "json", "--canary", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let report: Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(report["outcome"], "done", "{report}");
+    let canary = report["switches"]
+        .as_array()
+        .expect("switches")
+        .iter()
+        .find(|s| s["switch"] == "sw1")
+        .expect("sw1")
+        .clone();
+    // The canary met only dark cables: none a mismatch, each waiting; it
+    // was confirmed once the whole fabric was checked in full.
+    assert_eq!(canary["waits_for_fabric"], true, "{canary}");
+    assert_eq!(canary["mismatches"], json!([]), "{canary}");
+    let verified: Vec<Value> = r
+        .stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["switch"] == "sw1" && e["stage"] == "verified")
+        .collect();
+    assert_eq!(verified.len(), 1, "{}", r.stderr);
+    assert!(
+        verified[0]["detail"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("ports or sessions whose peers are not configured yet")),
+        "{verified:?}"
+    );
+    for s in report["switches"].as_array().expect("switches") {
+        assert_eq!(s["phase"], "confirmed", "{s}");
+    }
+    for sw in f.nvue.keys() {
+        let want = nvue_tree::script_to_tree(&f.candidate(sw)).expect("tree");
+        let mut st = f.nvue(sw);
+        let applied = st.applied_tree();
+        assert_plan_and_management(&applied, &want, &nvue_initial(sw));
+    }
+    // The second push: nothing to do.
+    let r = f.push(&[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stdout.contains("confirmed"), "{}", r.stdout);
 }

@@ -357,6 +357,10 @@ pub enum ConfirmReading {
     AysPrompt,
 }
 
+/// Per switch (hostname), the swp ports its applied configuration
+/// configures: shared by the servers of one fabric.
+pub type SharedPorts = Arc<Mutex<BTreeMap<String, std::collections::BTreeSet<String>>>>;
+
 /// The NVUE REST state machine.
 #[derive(Debug)]
 pub struct NvueState {
@@ -391,6 +395,12 @@ pub struct NvueState {
     /// An apply queued behind a revision that waits for its confirm
     /// ([`ConfirmReading::ConfirmState`]): (revision, apply body).
     pub queued: Option<(u64, Value)>,
+    /// A fresh fabric: swp ports are administratively down until their
+    /// switch configures them (`nv set interface swpN`; issue #30's
+    /// reference notes, not checked on a device), so a cable is up only
+    /// when both ends are configured. The map (hostname -> configured
+    /// swp ports) is shared by every server of the fabric.
+    pub fabric: Option<SharedPorts>,
     pub log: Vec<String>,
 }
 
@@ -459,6 +469,7 @@ impl NvueState {
             api_address: "127.0.0.1".into(),
             reading: ConfirmReading::ConfirmState,
             queued: None,
+            fabric: None,
             log: Vec::new(),
         }
     }
@@ -546,11 +557,53 @@ impl NvueState {
         }
     }
 
+    /// The swp ports the applied configuration configures.
+    fn configured_ports(&self) -> std::collections::BTreeSet<String> {
+        self.revisions[&self.applied]
+            .tree
+            .get("interface")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .filter(|k| k.starts_with("swp"))
+            .collect()
+    }
+
+    /// Tells the fabric which ports this switch configures now.
+    fn publish(&self) {
+        if let Some(f) = &self.fabric {
+            f.lock()
+                .expect("fabric")
+                .insert(self.world.hostname.clone(), self.configured_ports());
+        }
+    }
+
+    /// True when `port` is up: cabled up in the world and, on a fresh
+    /// fabric, configured at both ends.
+    fn link_up(&self, port: &str, cabled_up: bool) -> bool {
+        let Some(f) = &self.fabric else {
+            return cabled_up;
+        };
+        if !cabled_up || !self.configured_ports().contains(port) {
+            return false;
+        }
+        match self.world.lldp.get(port) {
+            Some((peer, peer_port)) => f
+                .lock()
+                .expect("fabric")
+                .get(peer)
+                .is_some_and(|ports| ports.contains(peer_port)),
+            None => true,
+        }
+    }
+
     fn operational_interfaces(&self) -> Value {
         let mut m = Map::new();
-        for (name, (up, speed)) in &self.world.interfaces {
+        for (name, (cabled_up, speed)) in &self.world.interfaces {
+            let up = &self.link_up(name, *cabled_up);
             let mut i = json!({"link": {"state": {(if *up { "up" } else { "down" }): {}}, "speed": format!("{}G", speed / 1000)}});
-            if let Some((sys, port)) = self.world.lldp.get(name) {
+            if let Some((sys, port)) = self.world.lldp.get(name).filter(|_| *up) {
                 i["lldp"] = json!({"neighbor": {sys.clone(): {"chassis": {"system-name": sys}, "port": {"name": port}}}});
             }
             m.insert(name.clone(), i);
@@ -694,6 +747,13 @@ impl NvueState {
             return Reply::Later(d);
         }
         self.expire();
+        self.publish();
+        let reply = self.handle_published(req);
+        self.publish();
+        reply
+    }
+
+    fn handle_published(&mut self, req: &Req) -> Reply {
         let body_note = match &req.body {
             Value::Null => String::new(),
             b if req.uri.starts_with("/nvue_v1/revision") => format!(" {b}"),
@@ -1094,6 +1154,8 @@ pub struct EosState {
     pub drop_on_commit: bool,
     /// Answer a commit (`commit timer` or plain) this late, after doing it.
     pub commit_reply_delay: Duration,
+    /// Commits so far.
+    pub commits: u32,
     pub observe_delay: Duration,
     /// Hold `show configuration sessions detail` until a commit timer has
     /// run out.
@@ -1123,6 +1185,7 @@ impl EosState {
             refuse: None,
             drop_on_commit: false,
             commit_reply_delay: Duration::ZERO,
+            commits: 0,
             observe_delay: Duration::ZERO,
             stall_confirm: false,
             version: "4.31.2F".into(),
@@ -1284,7 +1347,9 @@ impl EosState {
                     .and_then(Value::as_array)
                     .is_some_and(|a| a.iter().any(|x| x == c))
             };
-            if slow("show interfaces status") && !self.observe_delay.is_zero() {
+            // Slow reads once something is committed (verification; the
+            // reads before the commit answer at once).
+            if slow("show interfaces status") && !self.observe_delay.is_zero() && self.commits > 0 {
                 return Reply::Later(self.observe_delay);
             }
             if self.stall_confirm && slow("show configuration sessions detail") {
@@ -1434,6 +1499,7 @@ impl EosState {
                     }
                 }
                 ["configure", "session", name, "commit", "timer", t] => {
+                    self.commits += 1;
                     let secs: Vec<u64> = t.split(':').filter_map(|x| x.parse().ok()).collect();
                     let [h, m, s] = secs.as_slice() else {
                         return self.error(i, n, cmd, "bad timer", &id);
@@ -1453,6 +1519,7 @@ impl EosState {
                     json!({})
                 }
                 ["configure", "session", name, "commit"] => {
+                    self.commits += 1;
                     let Some(sess) = self.sessions.get_mut(*name) else {
                         return self.error(
                             i,
