@@ -350,8 +350,9 @@ pub enum ConfirmReading {
     /// another revision waits stays in `apply` ("waiting on other
     /// revisions") until that one is answered or expires.
     ConfirmState,
-    /// NVIDIA/nv-config-manager (`clients/device/cumulus.py` and its
-    /// tests): the revision waits in `ays`; a second apply with
+    /// NVIDIA/nv-config-manager (`nv_config_manager_workflows.clients.
+    /// device.cumulus`, as its tests exercise it): the revision waits in
+    /// `ays`; a second apply with
     /// `"auto-prompt":{"ays":"ays_yes"}` keeps it (`ays_no` goes back);
     /// an apply while another revision waits is refused (409).
     AysPrompt,
