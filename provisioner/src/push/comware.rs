@@ -564,6 +564,11 @@ impl Device for Comware {
                 refused.join(" "),
             ));
         }
+        // Saved, so that a reboot does not bring back what was rolled
+        // back (after a confirm, `save force` wrote the candidate to the
+        // next-startup file; Fundamentals Configuration Guide,
+        // "Configuration file management").
+        self.yes("save force").await?;
         self.pending = None;
         // Our files, whether this process or an earlier one (the push
         // before a watchdog) left them; a file already gone is no error.

@@ -26,15 +26,21 @@ pub fn session_name(candidate_sha256: &str) -> String {
 
 /// Makes the client of a devices-file entry. `waiting` says that an
 /// earlier process committed and the commit may wait on its timer (`push
-/// confirm`, `push rollback`, the watchdog).
+/// confirm`, `push rollback`, the watchdog); `timer` is the push's confirm
+/// timer (`--confirm-timer`, or the journal's `timer_seconds`), which
+/// bounds how long a client waits on the device's own apply.
 ///
 /// One arm per render vendor and no catch-all: a vendor added to the
 /// planner's registry does not compile here until it has a push client
 /// (or an arm that says it has none).
-pub fn connect(entry: &Entry, session: &str, waiting: bool) -> Result<Client> {
+pub fn connect(entry: &Entry, session: &str, waiting: bool, timer: Duration) -> Result<Client> {
     let t = &entry.target;
     match t.vendor {
-        Vendor::Nvue => Ok(Client::Nvue(super::nvue::Nvue::new(t, entry.native_timer)?)),
+        Vendor::Nvue => Ok(Client::Nvue(super::nvue::Nvue::new(
+            t,
+            entry.native_timer,
+            timer,
+        )?)),
         Vendor::Eos => Ok(Client::Eos(super::eos::Eos::resumed(
             t,
             session,

@@ -227,6 +227,10 @@ pub struct Tls {
     /// False only when the devices file says `tls_verify = false`
     /// (warned about on every run).
     pub verify: bool,
+    /// The name the device's certificate is issued for, when the address
+    /// is an IP (`tls_server_name`): sent as SNI and checked against the
+    /// certificate; the connection still goes to the address.
+    pub server_name: Option<String>,
 }
 
 /// How an SSH device's host key is checked.

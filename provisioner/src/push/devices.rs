@@ -11,6 +11,8 @@
 //! user = "cumulus"
 //! password_env = "SW01_PASSWORD"   # or password_file = "/path" (0600 or 0400, ours)
 //! ca_file = "ca.pem"               # optional; TLS is verified by default
+//! tls_server_name = "sw01.mgmt.example"  # optional: the name the certificate
+//!                                  # is issued for, when address is an IP
 //! ```
 //!
 //! Credentials are read here and kept only in [`Secret`]s; no message of
@@ -48,10 +50,26 @@ struct RawDevice {
     password_file: Option<Spanned<String>>,
     ca_file: Option<Spanned<String>>,
     tls_verify: Option<Spanned<bool>>,
+    tls_server_name: Option<Spanned<String>>,
     known_hosts: Option<Spanned<String>>,
     host_key_sha256: Option<Spanned<String>>,
     host_key_check: Option<Spanned<bool>>,
     native_timer: Option<Spanned<bool>>,
+}
+
+/// True for a DNS name a certificate can be issued for: labels of
+/// letters, digits and `-`, not starting or ending with `-`, joined by
+/// dots; not an IP address.
+fn is_dns_name(n: &str) -> bool {
+    n.len() <= 253
+        && n.parse::<std::net::IpAddr>().is_err()
+        && n.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
 }
 
 /// One checked entry of the devices file.
@@ -268,7 +286,7 @@ fn check_entry(
     let netns_only = transport == Some(Transport::Netns);
     let entry_line = at(&d.switch);
     // Fields that belong to other transports.
-    let misplaced: [(&str, Option<usize>, bool); 7] = [
+    let misplaced: [(&str, Option<usize>, bool); 8] = [
         ("netns", d.netns.as_ref().map(at), !netns_only),
         (
             "ca_file",
@@ -278,6 +296,11 @@ fn check_entry(
         (
             "tls_verify",
             d.tls_verify.as_ref().map(|s| line(s.span().start)),
+            transport != Some(Transport::Https),
+        ),
+        (
+            "tls_server_name",
+            d.tls_server_name.as_ref().map(at),
             transport != Some(Transport::Https),
         ),
         (
@@ -390,7 +413,32 @@ fn check_entry(
     let tls = Tls {
         ca_file: d.ca_file.as_ref().map(|f| resolve(dir, f.get_ref())),
         verify: d.tls_verify.as_ref().is_none_or(|v| *v.get_ref()),
+        server_name: d.tls_server_name.as_ref().map(|n| n.get_ref().clone()),
     };
+    if let Some(n) = &d.tls_server_name
+        && transport == Some(Transport::Https)
+    {
+        let name = n.get_ref();
+        if !is_dns_name(name) {
+            problems.push((
+                at(n),
+                format!(
+                    "switch {switch}: tls_server_name `{}` is not a DNS name (letters, digits, `-` and `.`; the name the switch's certificate is issued for)",
+                    planner::names::escape(name)
+                ),
+            ));
+        } else if let Some(a) = &d.address
+            && a.get_ref().parse::<std::net::SocketAddr>().is_err()
+        {
+            problems.push((
+                at(a),
+                format!(
+                    "switch {switch}: with tls_server_name, address must be IP:port (the name is used for the certificate, the address to connect); `{}` is not",
+                    planner::names::escape(a.get_ref())
+                ),
+            ));
+        }
+    }
     if let Some(f) = &tls.ca_file
         && transport == Some(Transport::Https)
         && !f.is_file()

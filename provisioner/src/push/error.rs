@@ -206,8 +206,12 @@ pub enum PushError {
     },
 
     /// The committed configuration does not match the plan; it was rolled
-    /// back.
-    #[error("verification failed:{}", list_plain(mismatches))]
+    /// back. The mismatches themselves are listed once, with the switch
+    /// (the report's `mismatches`), not again in every error line.
+    #[error(
+        "verification failed: {} (listed as `mismatch:` lines, `mismatches` in JSON)",
+        count_mismatches(mismatches)
+    )]
     Verify {
         /// One line per mismatch, naming port and peer.
         mismatches: Vec<String>,
@@ -290,6 +294,14 @@ fn list(problems: &[(usize, String)]) -> String {
         }
     }
     s
+}
+
+fn count_mismatches(m: &[String]) -> String {
+    if m.len() == 1 {
+        "1 mismatch".to_string()
+    } else {
+        format!("{} mismatches", m.len())
+    }
 }
 
 fn list_plain(items: &[String]) -> String {

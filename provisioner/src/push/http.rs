@@ -83,13 +83,32 @@ impl Http {
         if !target.tls.verify {
             b = b.danger_accept_invalid_certs(true);
         }
+        // A certificate issued for a name while the devices file gives an
+        // IP: the URL carries the name (SNI and the certificate check use
+        // it) and the name resolves to the address, nowhere else.
+        let base = match &target.tls.server_name {
+            Some(name) => {
+                let addr: std::net::SocketAddr =
+                    target.address.parse().map_err(|_| PushError::Parameter {
+                        parameter: "devices".to_string(),
+                        message: format!(
+                            "switch {}: with tls_server_name, address must be IP:port, not {}",
+                            target.switch,
+                            planner::names::escape(&target.address)
+                        ),
+                    })?;
+                b = b.resolve(name, addr);
+                format!("https://{name}:{}", addr.port())
+            }
+            None => format!("https://{}", target.address),
+        };
         let client = b.build().map_err(|e| PushError::Transport {
             action: "making the HTTPS client".to_string(),
             source: Box::new(e),
         })?;
         Ok(Http {
             client,
-            base: format!("https://{}", target.address),
+            base,
             address: target.address.clone(),
             user: target.user.clone(),
             password,

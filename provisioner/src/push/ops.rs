@@ -89,7 +89,8 @@ pub async fn confirm(path: &Path, only: &[String]) -> Result<Vec<Action>> {
             });
             continue;
         }
-        let mut dev = connect(entry, &session_name(&r.candidate_sha256), true)?;
+        let timer = Duration::from_secs(j.timer_seconds);
+        let mut dev = connect(entry, &session_name(&r.candidate_sha256), true, timer)?;
         let (phase, error) = match dev.confirm().await {
             Ok(()) => (Phase::Confirmed, None),
             Err(e @ PushError::TimerExpired { .. }) => {
@@ -131,6 +132,7 @@ pub async fn rollback(path: &Path, only: &[String]) -> Result<Vec<Action>> {
             entry,
             &session_name(&r.candidate_sha256),
             r.phase.awaits_confirm(),
+            Duration::from_secs(j.timer_seconds),
         )?;
         let (phase, error) = match dev.rollback(point).await {
             Ok(()) => (Phase::RolledBack, None),
@@ -207,7 +209,8 @@ pub async fn watchdog(path: &Path, switch: &str) -> Result<Watch> {
         Some(p) if p.awaits_confirm() => {}
         _ => return Ok(Watch::Released),
     }
-    let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true)?;
+    let timer = Duration::from_secs(j.timer_seconds);
+    let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true, timer)?;
     let result = dev.rollback(&point).await;
     if let Some(rec) = j.get_mut(switch) {
         rec.updated = journal::now();

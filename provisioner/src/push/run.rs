@@ -48,6 +48,56 @@ pub struct Options {
     pub plan_file: PathBuf,
     /// The devices file (absolute; the watchdog reads it).
     pub devices_file: PathBuf,
+    /// Each switch's stage as it happens, on stderr.
+    pub progress: Progress,
+}
+
+/// How a push shows each switch's stage as it happens (on stderr: stdout
+/// carries only the final report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Nothing (`--quiet`).
+    Off,
+    /// One line per stage: `push: sw1: committing (rollback point 1)`.
+    Text,
+    /// One JSON object per line: `{"event":"stage","switch":"sw1",
+    /// "stage":"committing","detail":"...","seconds":0.42}` (batches:
+    /// `{"event":"batch","batch":0,"switches":["sw1"]}`).
+    Json,
+}
+
+impl Progress {
+    /// Shows that `switch` reached `stage` (`detail` says more) after
+    /// `seconds`. Device strings in `detail` arrive escaped.
+    pub fn stage(self, switch: &str, stage: &str, detail: &str, seconds: f64) {
+        let switch = planner::names::escape(switch);
+        match self {
+            Progress::Off => {}
+            Progress::Text if detail.is_empty() => eprintln!("push: {switch}: {stage}"),
+            Progress::Text => eprintln!("push: {switch}: {stage} ({detail})"),
+            Progress::Json => eprintln!(
+                "{}",
+                serde_json::json!({"event": "stage", "switch": switch, "stage": stage,
+                    "detail": detail, "seconds": (seconds * 100.0).round() / 100.0})
+            ),
+        }
+    }
+
+    /// Shows that batch `i` of `switches` starts.
+    pub fn batch(self, i: usize, switches: &[String]) {
+        match self {
+            Progress::Off => {}
+            Progress::Text => eprintln!(
+                "push: batch {i}{}: {}",
+                if i == 0 { " (canary)" } else { "" },
+                switches.join(", ")
+            ),
+            Progress::Json => eprintln!(
+                "{}",
+                serde_json::json!({"event": "batch", "batch": i, "switches": switches})
+            ),
+        }
+    }
 }
 
 /// One switch in the report.
@@ -278,6 +328,7 @@ pub async fn push(
     let mut live = BTreeSet::new();
     let mut first_install = false;
     for (i, b) in batches.iter().enumerate() {
+        options.progress.batch(i, &b.switches);
         let mut set = tokio::task::JoinSet::new();
         for s in &b.switches {
             let entry = devices.entry(s)?.clone();
@@ -296,6 +347,7 @@ pub async fn push(
                 partial: verify::Partial {
                     live: live.clone(),
                     before: BTreeSet::new(),
+                    ports_before: BTreeSet::new(),
                     first_install,
                 },
             };
@@ -339,7 +391,9 @@ pub async fn push(
             })
             .await?;
         }
-        if outcome == Outcome::Stopped {
+        // A dry run changes nothing: it goes on, so that it reports every
+        // switch it cannot reach or load, not only the first.
+        if outcome == Outcome::Stopped && !options.dry_run {
             break;
         }
     }
@@ -422,10 +476,31 @@ impl Job {
             self.batch,
             Phase::Failed,
         );
-        if let Err(e) = self.steps(&mut rep).await {
+        let progress = self.options.progress;
+        if let Err(e) = self.steps(&mut rep, start).await {
             rep.bad_input = e.is_bad_input();
             let e = e.on(&rep.switch);
             rep.error = Some(chain(&e));
+            progress.stage(
+                &rep.switch,
+                rep.phase.as_str(),
+                &chain(&e),
+                start.elapsed().as_secs_f64(),
+            );
+        } else if rep.waits_for_fabric {
+            progress.stage(
+                &rep.switch,
+                "waits for the fabric",
+                "confirmed once every switch of the push passes the full check",
+                start.elapsed().as_secs_f64(),
+            );
+        } else if rep.phase != Phase::Verified {
+            progress.stage(
+                &rep.switch,
+                rep.phase.as_str(),
+                "",
+                start.elapsed().as_secs_f64(),
+            );
         }
         rep.seconds = start.elapsed().as_secs_f64();
         // A switch that got as far as a commit is journaled at once (its
@@ -438,10 +513,13 @@ impl Job {
     }
 
     /// The steps; `rep.phase` always says where the switch is.
-    async fn steps(&mut self, rep: &mut SwitchReport) -> Result<()> {
+    async fn steps(&mut self, rep: &mut SwitchReport, start: Instant) -> Result<()> {
         let switch = self.entry.target.switch.clone();
+        let progress = self.options.progress;
+        let stage = |s: &str, d: &str| progress.stage(&switch, s, d, start.elapsed().as_secs_f64());
+        stage("connecting", &self.entry.target.address);
         let sha = sha256(self.candidate.as_bytes());
-        let mut dev = connect(&self.entry, &session_name(&sha), false)?;
+        let mut dev = connect(&self.entry, &session_name(&sha), false, self.options.timer)?;
         let id = dev.identity().await?;
         if !same_host(&id.hostname, &switch) {
             let found = match &id.serial {
@@ -452,10 +530,6 @@ impl Job {
                 expected: switch,
                 found,
             });
-        }
-        // The sessions up before the commit must be up after it.
-        if !self.options.dry_run && self.want.as_ref().is_some_and(runs_bgp) {
-            self.partial.before = verify::Partial::established(&dev.observe().await?);
         }
         let diff = match dev.load(&self.candidate).await {
             Ok(d) => d,
@@ -470,6 +544,7 @@ impl Job {
             .count();
         rep.diff_lines = Some(lines);
         rep.diff = diff;
+        stage("loaded", &format!("{lines} diff lines"));
         if lines == 0 || self.options.dry_run {
             dev.discard().await?;
             rep.phase = if lines == 0 {
@@ -478,6 +553,21 @@ impl Job {
                 Phase::Loaded
             };
             return Ok(());
+        }
+        // The sessions and ports up before the commit must be up after
+        // it (a fault pushed into a running fabric is caught; a fresh
+        // fabric's dark ports and idle sessions may wait for their peers).
+        if self.want.is_some() {
+            match dev.observe().await {
+                Ok(seen) => {
+                    self.partial.before = verify::Partial::established(&seen);
+                    self.partial.ports_before = verify::Partial::up(&seen);
+                }
+                Err(e) => {
+                    let _ = dev.discard().await;
+                    return Err(e);
+                }
+            }
         }
         // The rollback point and the deadline are journaled durably, and
         // the watchdog of a device without a timer runs, before the commit
@@ -493,6 +583,7 @@ impl Job {
         };
         let deadline = journal::now() + self.options.timer.as_secs();
         rep.phase = Phase::Committing;
+        stage("committing", &format!("rollback point {point}"));
         {
             let p = point.clone();
             self.record(move |r| {
@@ -525,6 +616,7 @@ impl Job {
             }
         };
         rep.phase = Phase::Committed;
+        stage("verifying", "");
         {
             let c = commit.clone();
             self.record(move |r| {
@@ -535,7 +627,7 @@ impl Job {
             .await?;
         }
         match self
-            .after_commit(&mut dev, rep, &commit.point, deadline)
+            .after_commit(&mut dev, rep, &commit.point, deadline, start)
             .await
         {
             Ok(()) => Ok(()),
@@ -545,6 +637,7 @@ impl Job {
             }
             Err(e) => {
                 // Back to the previous configuration, whatever failed.
+                stage("rolling back", &format!("to {}", commit.point));
                 match dev.rollback(&commit.point).await {
                     Ok(()) => rep.phase = Phase::RolledBack,
                     Err(r) => {
@@ -568,7 +661,11 @@ impl Job {
         rep: &mut SwitchReport,
         point: &str,
         deadline: u64,
+        start: Instant,
     ) -> Result<()> {
+        let switch = self.entry.target.switch.clone();
+        let progress = self.options.progress;
+        let stage = |s: &str, d: &str| progress.stage(&switch, s, d, start.elapsed().as_secs_f64());
         let want = self.want.as_ref().ok_or_else(|| PushError::Protocol {
             action: "verifying".to_string(),
             message: "no expected state (a dry run commits nothing)".to_string(),
@@ -588,6 +685,17 @@ impl Job {
             });
         }
         rep.phase = Phase::Verified;
+        stage(
+            "verified",
+            &if verdict.pending.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "waiting: {} ports or sessions whose peers are not configured yet",
+                    verdict.pending.len()
+                )
+            },
+        );
         rep.waits_for_fabric = !verdict.pending.is_empty() || self.partial.first_install;
         rep.pending = verdict.pending;
         self.record(|r| {
@@ -627,15 +735,11 @@ impl Job {
             });
         }
         rep.phase = Phase::Confirming;
+        stage("confirming", "");
         dev.confirm().await?;
         rep.phase = Phase::Confirmed;
         Ok(())
     }
-}
-
-/// True when the plan has `want` run BGP sessions.
-fn runs_bgp(want: &planner::expect::Expected) -> bool {
-    want.vrfs.iter().any(|v| !v.sessions.is_empty())
 }
 
 /// When verification stops observing: after `settle`, and never later
@@ -678,6 +782,7 @@ async fn fabric(
             let vendors = vendors.clone();
             let settle = options.settle;
             let journal = options.journal.clone();
+            let timer = options.timer;
             set.spawn(async move {
                 let sw = entry.target.switch.clone();
                 let verdict = async {
@@ -687,7 +792,7 @@ async fn fabric(
                         message: format!("{sw} is missing from it"),
                         source: None,
                     })?;
-                    let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true)?;
+                    let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true, timer)?;
                     verify::settle(
                         settle_until(settle, r.deadline.unwrap_or(0)),
                         &mut dev,
@@ -803,7 +908,11 @@ fn finish(rec: &mut SwitchRecord, r: &SwitchReport) {
 /// True when a device's hostname names `switch` (also as the first label
 /// of a fully qualified name).
 pub fn same_host(hostname: &str, switch: &str) -> bool {
-    hostname == switch || hostname.split('.').next() == Some(switch)
+    hostname.eq_ignore_ascii_case(switch)
+        || hostname
+            .split('.')
+            .next()
+            .is_some_and(|h| h.eq_ignore_ascii_case(switch))
 }
 
 /// Starts the detached watchdog of `switch` (its own process group, so it

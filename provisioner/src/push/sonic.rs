@@ -368,6 +368,10 @@ impl Device for Sonic {
             });
         }
         self.must(&format!("sudo config rollback {point}")).await?;
+        // Saved, so that a reboot does not bring back what was rolled
+        // back (after a confirm, `config save -y` wrote the candidate to
+        // /etc/sonic/config_db.json; sonic-utilities config/main.py).
+        self.must("sudo config save -y").await?;
         self.must(&format!("sudo config delete-checkpoint {point}"))
             .await?;
         self.point = None;

@@ -38,6 +38,7 @@ use serde::Serialize;
 use super::Device;
 use super::device::Observed;
 use super::error::{PushError, Result};
+use super::run::same_host;
 
 /// What physical switch `switch` must show when configured with `vendor`.
 pub fn expected(plan: &CheckedPlan, switch: &str, vendor: Vendor) -> Result<Expected> {
@@ -57,12 +58,32 @@ pub struct Partial {
     /// This switch's sessions established before the commit, as (VRF, peer
     /// address).
     pub before: BTreeSet<(String, String)>,
+    /// This switch's ports that were up before the commit.
+    pub ports_before: BTreeSet<String>,
     /// The push met an unconfigured fabric: routes are checked as in part
     /// of a fabric even where no session of this switch is pending.
     pub first_install: bool,
 }
 
 impl Partial {
+    /// The ports of `seen` that are up.
+    pub fn up(seen: &Observed) -> BTreeSet<String> {
+        seen.interfaces
+            .iter()
+            .filter(|i| i.up)
+            .map(|i| i.name.clone())
+            .collect()
+    }
+
+    /// True when inter-switch port `port` may still be down (or without
+    /// an LLDP neighbour): its peer `peer` has not run the plan in this
+    /// push and the port was not up before the commit. On a fresh
+    /// fabric, swp ports are administratively down until configured, so
+    /// a cable to a switch not configured yet stays dark.
+    fn port_may_wait(&self, port: &str, peer: &str) -> bool {
+        !self.live.contains(peer) && !self.ports_before.contains(port)
+    }
+
     /// The established sessions of `seen`, as (VRF, peer address).
     pub fn established(seen: &Observed) -> BTreeSet<(String, String)> {
         seen.bgp
@@ -133,7 +154,7 @@ pub fn check(
                     "{sw} {port}: runs at {s} Mb/s, the plan says {mbps} Mb/s ({peer} {peer_port})"
                 ));
             }
-            if !here.is_empty() && !here.iter().any(|n| &n.system == peer) {
+            if !here.is_empty() && !here.iter().any(|n| same_host(&n.system, peer)) {
                 out.push(format!(
                     "{sw} {port}: LLDP neighbour is {}, the plan cables it to {peer} {peer_port}",
                     neighbours(&here)
@@ -141,10 +162,17 @@ pub fn check(
             }
             continue;
         };
+        let waits = partial.is_some_and(|p| p.port_may_wait(port, peer));
         if !iface.up {
-            out.push(format!(
-                "{sw} {port}: down, the plan cables it to {peer} {peer_port}"
-            ));
+            if waits {
+                pending.push(format!(
+                    "{sw} {port}: down, waits on {peer} {peer_port}, not configured yet"
+                ));
+            } else {
+                out.push(format!(
+                    "{sw} {port}: down, the plan cables it to {peer} {peer_port}"
+                ));
+            }
             continue;
         }
         if let Some(s) = iface.speed_mbps
@@ -155,13 +183,17 @@ pub fn check(
             ));
         }
         let compare_port = peer_vendor.as_str() == want.vendor;
-        if here.is_empty() {
+        if here.is_empty() && waits {
+            pending.push(format!(
+                "{sw} {port}: no LLDP neighbour yet, waits on {peer} {peer_port}, not configured yet"
+            ));
+        } else if here.is_empty() {
             out.push(format!(
                 "{sw} {port}: no LLDP neighbour, the plan cables it to {peer} {peer_port}"
             ));
         } else if !here
             .iter()
-            .any(|n| &n.system == peer && (!compare_port || &n.port_id == peer_port))
+            .any(|n| same_host(&n.system, peer) && (!compare_port || &n.port_id == peer_port))
         {
             out.push(format!(
                 "{sw} {port}: LLDP neighbour is {}, the plan cables it to {peer} {peer_port}",
@@ -178,6 +210,22 @@ pub fn check(
                     "{sw} {} (VRF {}): no BGP session with {} {peer}",
                     s.interface, v.vrf, s.peer
                 )),
+                // A wrong AS is named as such, established or not (a
+                // session whose AS does not match never comes up, and
+                // "not established" would hide why).
+                Some(b) if b.remote_as.is_some_and(|a| a != s.peer_asn) => out.push(format!(
+                    "{sw} {} (VRF {}): AS mismatch with {} {peer}: the switch has remote AS {}, the plan says {}{}",
+                    s.interface,
+                    v.vrf,
+                    s.peer,
+                    b.remote_as.unwrap_or_default(),
+                    s.peer_asn,
+                    if b.established {
+                        ""
+                    } else {
+                        " (the session is not established)"
+                    }
+                )),
                 Some(b) if !b.established => {
                     if partial.is_some_and(|p| !p.requires(&v.vrf, s)) {
                         pending.push(format!(
@@ -191,14 +239,6 @@ pub fn check(
                         s.interface, v.vrf, s.peer
                     ));
                 }
-                Some(b) if b.remote_as.is_some_and(|a| a != s.peer_asn) => out.push(format!(
-                    "{sw} {} (VRF {}): {} {peer} has AS {}, the plan says {}",
-                    s.interface,
-                    v.vrf,
-                    s.peer,
-                    b.remote_as.unwrap_or_default(),
-                    s.peer_asn
-                )),
                 Some(_) => {}
             }
             if want.bfd.is_some()
@@ -214,7 +254,10 @@ pub fn check(
             }
         }
         if !pending.is_empty() || partial.is_some_and(|p| p.first_install) {
-            out.extend(partial_routes(sw, &v.vrf, &v.routes, seen));
+            // Static routes too: a route over a link that waits for its
+            // peer may be missing or short of next hops.
+            let bgp = !v.sessions.is_empty();
+            out.extend(partial_routes(sw, &v.vrf, &v.routes, seen, bgp));
             continue;
         }
         for (prefix, hops) in &v.routes {
@@ -246,22 +289,24 @@ pub fn check(
 }
 
 /// Routes in part of a fabric: a planned prefix may be missing or reached
-/// over fewer next hops, but every next hop it has must be the peer of an
-/// established session of its VRF.
+/// over fewer next hops, but every next hop it has must be allowed: with
+/// `bgp`, the peer of an established session of its VRF; for static
+/// routes, one of the prefix's planned next hops.
 fn partial_routes(
     sw: &str,
     vrf: &str,
     planned: &BTreeMap<String, BTreeSet<std::net::Ipv4Addr>>,
     seen: &Observed,
+    bgp: bool,
 ) -> Vec<String> {
-    let up: BTreeSet<&str> = seen
+    let up: BTreeSet<String> = seen
         .bgp
         .iter()
         .filter(|b| b.vrf == vrf && b.established)
-        .map(|b| b.peer.as_str())
+        .map(|b| b.peer.clone())
         .collect();
     let mut out = Vec::new();
-    for prefix in planned.keys() {
+    for (prefix, hops) in planned {
         let Some(r) = seen
             .routes
             .iter()
@@ -269,18 +314,29 @@ fn partial_routes(
         else {
             continue;
         };
+        let want: BTreeSet<String> = hops.iter().map(ToString::to_string).collect();
+        let allowed = if bgp { &up } else { &want };
         let stray: BTreeSet<String> = r
             .next_hops
             .iter()
-            .filter(|h| !up.contains(h.as_str()))
+            .filter(|h| !allowed.contains(*h))
             .cloned()
             .collect();
-        if !stray.is_empty() {
-            out.push(format!(
+        if stray.is_empty() {
+            continue;
+        }
+        out.push(if bgp {
+            format!(
                 "{sw} VRF {vrf}: {prefix} via {}, which is no established BGP session",
                 list(&stray)
-            ));
-        }
+            )
+        } else {
+            format!(
+                "{sw} VRF {vrf}: {prefix} via {}, the plan says via {}",
+                list(&stray),
+                list(&want)
+            )
+        });
     }
     out
 }
@@ -480,7 +536,34 @@ mod tests {
                 got.len() == 1 && got[0].starts_with(&format!("sw1 VRF {vrf}: {prefix} via ")),
                 "{got:?}"
             );
+            // A neighbour that reports its domain name is the planned
+            // switch (`sw4.fabric.example.net` is `sw4`).
+            let mut o = good.clone();
+            for n in &mut o.lldp {
+                n.system = format!("{}.fabric.example.net", n.system);
+            }
+            assert_eq!(
+                check(&want, &o, &vendor_of, None).mismatches,
+                Vec::<String>::new()
+            );
             if bgp {
+                // A wrong peer AS is named as an AS mismatch, once, even
+                // though the session cannot come up.
+                let mut o = good.clone();
+                o.bgp[0].established = false;
+                let planned = o.bgp[0].remote_as.expect("as");
+                o.bgp[0].remote_as = Some(planned + 1000);
+                let got = check(&want, &o, &vendor_of, None).mismatches;
+                assert_eq!(got.len(), 1, "{got:?}");
+                assert!(
+                    got[0].contains(&format!(
+                        "AS mismatch with {} {}: the switch has remote AS {}, the plan says {planned} (the session is not established)",
+                        want.vrfs[0].sessions[0].peer,
+                        o.bgp[0].peer,
+                        planned + 1000
+                    )),
+                    "{got:?}"
+                );
                 let mut o = good.clone();
                 o.bgp[0].established = false;
                 o.bfd[0].up = false;
@@ -491,6 +574,58 @@ mod tests {
                     "{got:?}"
                 );
             }
+        }
+    }
+
+    /// A fresh fabric: a cable to a switch not configured yet is dark.
+    #[test]
+    fn dark_ports_wait_for_unconfigured_peers_but_not_in_a_running_fabric() {
+        let p = plan(false);
+        let want = expected(&p, "sw1", Vendor::named("nvue").expect("nvue")).expect("expected");
+        let inter = want
+            .ports
+            .iter()
+            .find(|x| x.lldp.device.starts_with("sw"))
+            .expect("an inter-switch port");
+        let mut o = as_planned(&want);
+        o.interfaces
+            .iter_mut()
+            .find(|x| x.name == inter.interface)
+            .expect("port")
+            .up = false;
+        o.lldp.retain(|n| n.port != inter.interface);
+        let vendor_of = |s: &str| if s.starts_with("sw") { nvue(s) } else { None };
+        // Its peer is not configured yet and the port was dark before.
+        let fresh = Partial::default();
+        let v = check(&want, &o, &vendor_of, Some(&fresh));
+        assert_eq!(v.mismatches, Vec::<String>::new());
+        assert_eq!(
+            v.pending,
+            [format!(
+                "sw1 {}: down, waits on {} {}, not configured yet",
+                inter.interface, inter.lldp.device, inter.lldp.port
+            )]
+        );
+        // Up before the commit (a running fabric), or the peer verified
+        // in this push: a fault.
+        for partial in [
+            Partial {
+                ports_before: [inter.interface.clone()].into(),
+                ..Partial::default()
+            },
+            Partial {
+                live: [inter.lldp.device.clone()].into(),
+                ..Partial::default()
+            },
+        ] {
+            let v = check(&want, &o, &vendor_of, Some(&partial));
+            assert_eq!(
+                v.mismatches,
+                [format!(
+                    "sw1 {}: down, the plan cables it to {} {}",
+                    inter.interface, inter.lldp.device, inter.lldp.port
+                )]
+            );
         }
     }
 

@@ -137,6 +137,16 @@ impl Fabric {
         vendor: impl Fn(&str) -> Vendor,
         tweak: impl Fn(&str, &mut World),
     ) -> Fabric {
+        Fabric::with_tls(plan, vendor, tweak, Tls::new())
+    }
+
+    /// The same with the servers' certificate given.
+    fn with_tls(
+        plan: PathBuf,
+        vendor: impl Fn(&str) -> Vendor,
+        tweak: impl Fn(&str, &mut World),
+        tls: Tls,
+    ) -> Fabric {
         let text = std::fs::read_to_string(&plan).expect("plan");
         let checked = CheckedPlan::load(&text, &plan.display().to_string()).expect("plan loads");
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -144,7 +154,6 @@ impl Fabric {
             .enable_all()
             .build()
             .expect("runtime");
-        let tls = Tls::new();
         let mut vendors = BTreeMap::new();
         for s in &checked.switch_list {
             vendors.insert(s.physical.clone(), vendor(&s.physical));
@@ -311,9 +320,20 @@ fn all_eos(_: &str) -> Vendor {
 
 fn none(_: &str, _: &mut World) {}
 
-/// The requests of one NVUE push that commits revision 2 over revision 1
-/// with a 60 s timer, verifies and confirms.
-fn nvue_commit_sequence() -> Vec<String> {
+/// The requests of one NVUE (5.9) push that commits revision 2 over
+/// revision 1 with a 60 s timer, verifies (the plan's VRF object by
+/// object) and confirms in the form of the server's reading: `confirm`
+/// answered `{"state":"confirm_yes"}` (gpncfg), `ays` by a second apply
+/// (nv-config-manager).
+fn nvue_commit_sequence_in(reading: servers::ConfirmReading) -> Vec<String> {
+    let confirm = match reading {
+        servers::ConfirmReading::ConfirmState => {
+            r#"PATCH /nvue_v1/revision/2 {"state":"confirm_yes"}"#
+        }
+        servers::ConfirmReading::AysPrompt => {
+            r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_yes"},"state":"apply"}"#
+        }
+    };
     [
         "GET /nvue_v1/system?rev=operational",
         "GET /nvue_v1/?rev=applied&filled=false",
@@ -322,20 +342,29 @@ fn nvue_commit_sequence() -> Vec<String> {
         "PATCH /nvue_v1/?rev=2 <tree>",
         "GET /nvue_v1/?rev=2&diff=applied&filled=false",
         "GET /nvue_v1/?rev=applied&diff=2&filled=false",
+        // What runs before the commit (ports up, sessions established).
+        "GET /nvue_v1/interface?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/bgp/neighbor?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/rib/ipv4/route?rev=operational",
         "GET /nvue_v1/revision",
         r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_yes","confirm":"confirm_yes"},"state":"apply","state-controls":{"confirm":60}}"#,
         "GET /nvue_v1/revision/2",
         "GET /nvue_v1/revision/2",
         "GET /nvue_v1/interface?rev=operational",
-        "GET /nvue_v1/vrf?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/bgp/neighbor?rev=operational",
+        "GET /nvue_v1/vrf/Vrf100/router/rib/ipv4/route?rev=operational",
         "GET /nvue_v1/revision/2",
-        r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_yes","confirm":"confirm_yes"},"state":"apply"}"#,
+        confirm,
         "GET /nvue_v1/revision/2",
         "GET /nvue_v1/revision/2",
         r#"PATCH /nvue_v1/revision/applied {"auto-prompt":{"ays":"ays_yes"},"state":"save"}"#,
     ]
     .map(str::to_string)
     .to_vec()
+}
+
+fn nvue_commit_sequence() -> Vec<String> {
+    nvue_commit_sequence_in(servers::ConfirmReading::ConfirmState)
 }
 
 #[test]
@@ -465,9 +494,16 @@ fn eos_push_uses_a_configure_session_with_a_commit_timer() {
         "POST /command-api [text] enable | show running-config".to_string(),
         format!("POST /command-api [json] enable | configure session {s} | rollback clean-config | <{lines} lines> | end"),
         format!("POST /command-api [text] enable | show session-config named {s} diffs"),
+        // What runs before the commit.
+        "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show ip bgp summary vrf all | show bfd peers | show ip route vrf all".to_string(),
+        "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show bfd peers | show ip route vrf all".to_string(),
         format!("POST /command-api [json] enable | copy running-config flash:{s}.cfg"),
         format!("POST /command-api [json] enable | configure session {s} commit timer 00:01:00"),
         "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show ip bgp summary vrf all | show bfd peers | show ip route vrf all".to_string(),
+        // A static plan: the switch runs no BGP and refuses the summary
+        // ("BGP inactive"); the state is read again without it, and the
+        // push goes on (no refused candidate).
+        "POST /command-api [json] enable | show lldp neighbors | show interfaces status | show bfd peers | show ip route vrf all".to_string(),
         "POST /command-api [json] enable | show configuration sessions detail".to_string(),
         format!("POST /command-api [json] enable | configure session {s} commit"),
         "POST /command-api [json] enable | write memory".to_string(),
@@ -535,8 +571,9 @@ fn a_lock_held_by_someone_else_is_named() {
     let r = f.push(&["--switch", "sw1"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(
-        r.stderr
-            .contains("is locked by Conflict: revision 2 applied by admin waits for its confirm"),
+        r.stderr.contains(
+            "is locked by revision 2 (someone else's, waiting for its confirm in state confirm)"
+        ),
         "{}",
         r.stderr
     );
@@ -544,6 +581,12 @@ fn a_lock_held_by_someone_else_is_named() {
     assert_eq!(
         log.last().map(String::as_str),
         Some("DELETE /nvue_v1/revision/3"),
+        "{log:?}"
+    );
+    // Nothing was applied or answered: revision 2 still waits.
+    assert!(
+        !log.iter()
+            .any(|l| l.starts_with("PATCH /nvue_v1/revision/")),
         "{log:?}"
     );
 
@@ -668,13 +711,35 @@ fn a_failed_verification_rolls_back_and_names_port_and_peer() {
         "{}",
         r.stdout
     );
-    assert!(r.stderr.contains("verification failed"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("verification failed: 1 mismatch"),
+        "{}",
+        r.stderr
+    );
+    // Each mismatch is printed once, not again in every error line.
+    let both = format!("{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        both.matches("LLDP neighbour is sw8 swp3").count(),
+        1,
+        "{both}"
+    );
     assert_eq!(f.phase("sw1"), "rolled-back");
     assert_eq!(f.phase("sw2"), "pending");
     let mut st = f.nvue("sw1");
     assert_eq!(st.applied_tree(), nvue_initial("sw1"));
-    let rollback = r#"PATCH /nvue_v1/revision/1 {"auto-prompt":{"ays":"ays_yes"},"state":"apply"}"#;
-    assert!(st.log.iter().any(|l| l == rollback), "{:?}", st.log);
+    // The rollback answers the waiting revision "no" (the device goes
+    // back at once) and applies nothing of its own.
+    let cancel = r#"PATCH /nvue_v1/revision/2 {"state":"confirm_no"}"#;
+    assert!(st.log.iter().any(|l| l == cancel), "{:?}", st.log);
+    assert!(
+        !st.log
+            .iter()
+            .any(|l| l.starts_with("PATCH /nvue_v1/revision/1")),
+        "{:?}",
+        st.log
+    );
+    assert_eq!(st.revisions[&2].state, "confirm_fail");
+    assert!(st.confirm.is_none(), "a revision still waits");
     // The rollback is saved: a reboot keeps it.
     assert_eq!(st.saved, Some(nvue_initial("sw1")));
 }
@@ -1397,6 +1462,20 @@ fn nvue_5_15_spells_lldp_under_system_and_lists_routes_by_next_hop_group() {
         "{:?}",
         st.log
     );
+    // Only the subtrees verification needs, with 5.15's `include`.
+    for read in [
+        "GET /nvue_v1/interface?rev=operational&include=/*/link/state,/*/link/speed,/*/lldp/neighbor",
+        "GET /nvue_v1/vrf?rev=operational&include=/*/router/bgp/neighbor,/*/router/rib/ipv4/route",
+    ] {
+        assert!(st.log.iter().any(|l| l == read), "{read}: {:?}", st.log);
+    }
+    assert!(
+        !st.log
+            .iter()
+            .any(|l| l == "GET /nvue_v1/interface?rev=operational"),
+        "a whole interface tree was read: {:?}",
+        st.log
+    );
     drop(st);
     // Verification compared the routes with the plan's next hops: the
     // plan routes every other sub-node's subnet (a route read "via
@@ -1405,4 +1484,300 @@ fn nvue_5_15_spells_lldp_under_system_and_lists_routes_by_next_hop_group() {
         f.candidate("sw1").contains("router static"),
         "a routed plan"
     );
+}
+
+#[test]
+fn nvue_confirm_exchange_in_nv_config_managers_reading() {
+    // The revision waits in `ays` and is answered by a second apply
+    // (NVIDIA/nv-config-manager); another waiting revision refuses an
+    // apply with 409.
+    let ays = |f: &Fabric| {
+        for sw in f.nvue.keys() {
+            f.nvue(sw).reading = servers::ConfirmReading::AysPrompt;
+        }
+    };
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    ays(&f);
+    let r = f.push(&["--switch", "sw3"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        f.nvue("sw3").log,
+        nvue_commit_sequence_in(servers::ConfirmReading::AysPrompt)
+    );
+    assert!(f.nvue("sw3").confirm.is_none());
+
+    // A failed verification: the waiting revision is answered `ays_no`,
+    // the device goes back at once, nothing of the rollback's own waits.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, |sw, w| {
+        if sw == "sw1" {
+            w.lldp.insert("swp2".into(), ("sw8".into(), "swp3".into()));
+        }
+    });
+    ays(&f);
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let mut st = f.nvue("sw1");
+    assert_eq!(st.applied_tree(), nvue_initial("sw1"));
+    assert!(
+        !st.log.iter().any(|l| l.contains("confirm_no")),
+        "{:?}",
+        st.log
+    );
+    assert!(
+        st.log.iter().any(|l| l
+            == r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_no"},"state":"apply"}"#),
+        "{:?}",
+        st.log
+    );
+    assert_eq!(st.revisions[&2].state, "ays_fail");
+    assert!(st.confirm.is_none());
+    assert_eq!(st.saved, Some(nvue_initial("sw1")));
+    drop(st);
+
+    // --no-confirm, then `push rollback` from another process: the
+    // revision left waiting is answered before anything else.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    ays(&f);
+    let r = f.push(&["--switch", "sw2", "--no-confirm"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    f.nvue("sw2").log.clear();
+    let rb = f.run(&["push", "rollback"]);
+    assert_eq!(rb.code, 0, "{rb:?}");
+    let mut st = f.nvue("sw2");
+    assert_eq!(st.applied_tree(), nvue_initial("sw2"));
+    assert_eq!(
+        st.log[..2],
+        [
+            "GET /nvue_v1/revision".to_string(),
+            r#"PATCH /nvue_v1/revision/2 {"auto-prompt":{"ays":"ays_no"},"state":"apply"}"#
+                .to_string()
+        ],
+        "{:?}",
+        st.log
+    );
+}
+
+#[test]
+fn a_rollback_answers_a_waiting_revision_first_and_leaves_none_of_its_own() {
+    // gpncfg's reading: a later apply queues behind a waiting revision
+    // (state `apply`) until that one is answered. `push rollback` after
+    // `--no-confirm` cancels the waiting revision with `confirm_no`; the
+    // device is back at once, long before its 600 s timer.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    let r = f.push_timer("600s", &["--switch", "sw1", "--no-confirm"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let start = std::time::Instant::now();
+    let rb = f.run(&["push", "rollback"]);
+    assert_eq!(rb.code, 0, "{rb:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "waited on the timer"
+    );
+    let mut st = f.nvue("sw1");
+    assert_eq!(st.applied_tree(), nvue_initial("sw1"));
+    assert!(st.confirm.is_none() && st.queued.is_none());
+    assert!(
+        st.revisions
+            .values()
+            .all(|r| !matches!(r.state.as_str(), "confirm" | "apply" | "ays")),
+        "{:?}",
+        st.revisions.values().map(|r| &r.state).collect::<Vec<_>>()
+    );
+    assert_eq!(st.saved, Some(nvue_initial("sw1")));
+    drop(st);
+    // A new push goes through at once: nothing holds it back.
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+}
+
+#[test]
+fn a_certificate_issued_for_a_name_is_checked_against_tls_server_name() {
+    // Every switch's certificate names `<switch>.mgmt.example` (one
+    // certificate for all of them here), not the IP the devices file
+    // connects to.
+    let names: Vec<String> = (1..=8).map(|i| format!("sw{i}.mgmt.example")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let f = Fabric::with_tls(
+        plan_file("bigraph-2x8.plan.json"),
+        all_nvue,
+        none,
+        Tls::for_names(&refs),
+    );
+    // Without the name, the certificate does not fit 127.0.0.1.
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("certificate not valid for name \"127.0.0.1\""),
+        "{}",
+        r.stderr
+    );
+    assert!(f.nvue("sw1").log.is_empty(), "{:?}", f.nvue("sw1").log);
+    // With it, the check passes; the connection still goes to the IP.
+    f.write_devices(|sw| format!("tls_server_name = \"{sw}.mgmt.example\""));
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        f.nvue("sw1").log[0],
+        "GET /nvue_v1/system?rev=operational",
+        "{:?}",
+        f.nvue("sw1").log
+    );
+    // Another switch's name is refused by the certificate check.
+    f.write_devices(|_| "tls_server_name = \"sw9.mgmt.example\"".to_string());
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("certificate not valid for name \"sw9.mgmt.example\""),
+        "{}",
+        r.stderr
+    );
+    // A name that is no DNS name, or an address that is no IP, is bad
+    // input naming the line.
+    f.write_devices(|_| "tls_server_name = \"sw1 mgmt\"".to_string());
+    let r = f.push(&["--dry-run", "--switch", "sw1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("tls_server_name `sw1 mgmt` is not a DNS name"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn each_switchs_stage_shows_as_it_happens_and_a_dry_run_reports_every_unreachable_switch() {
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    // Table format: a line per stage on stderr, in order.
+    let r = f.push(&["--switch", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let stages: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("push: sw1: "))
+        .map(|l| l["push: sw1: ".len()..].split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            "connecting",
+            "loaded",
+            "committing",
+            "verifying",
+            "verified",
+            "confirming",
+            "confirmed"
+        ],
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("push: batch 0 (canary): sw1"),
+        "{}",
+        r.stderr
+    );
+    // JSON: one object per line on stderr, the report alone on stdout.
+    let r = f.push(&["--switch", "sw2", "--format", "json", "--dry-run"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let _: Value = serde_json::from_str(&r.stdout).expect("stdout is the report");
+    let events: Vec<Value> = r
+        .stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(
+        events[0],
+        json!({"event": "batch", "batch": 0, "switches": ["sw2"]})
+    );
+    let names: Vec<&str> = events[1..]
+        .iter()
+        .map(|e| e["stage"].as_str().expect("stage"))
+        .collect();
+    assert_eq!(names, ["connecting", "loaded", "loaded"], "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e.get("seconds").is_some() || e["event"] == "batch")
+    );
+    // --quiet: nothing.
+    let r = f.push(&["--switch", "sw2", "--dry-run", "--quiet"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr, "", "{r:?}");
+    // A dry run goes on past unreachable switches and names each.
+    let mut devices = std::fs::read_to_string(f.dir.path().join("devices.toml")).expect("devices");
+    for sw in ["sw1", "sw6"] {
+        let addr = f.addrs[sw].to_string();
+        devices = devices.replace(&addr, "127.0.0.1:9");
+    }
+    std::fs::write(f.dir.path().join("devices.toml"), devices).expect("devices");
+    let r = f.push(&["--dry-run", "--canary", "sw1"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    let report = r.stdout.clone();
+    for sw in ["sw1", "sw6"] {
+        assert!(
+            report.contains(&format!("{sw}: switch {sw}: cannot reach 127.0.0.1:9")),
+            "{report}"
+        );
+    }
+    assert!(report.contains("sw8     nvue"), "{report}");
+    assert!(
+        f.nvue("sw8")
+            .log
+            .iter()
+            .any(|l| l.starts_with("POST /nvue_v1/revision"))
+    );
+}
+
+#[test]
+fn a_first_install_on_a_fresh_fabric_waits_for_ports_whose_peers_are_not_configured() {
+    // Cumulus switches fresh from their installer: management only, every
+    // swp port administratively down until configured, so a cable is up
+    // only once both its ends run the plan.
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    let shared = Arc::new(Mutex::new(BTreeMap::new()));
+    for sw in f.nvue.keys() {
+        f.nvue(sw).fabric = Some(shared.clone());
+    }
+    let r = f.push(&["--format", "json", "--canary", "sw1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let report: Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(report["outcome"], "done", "{report}");
+    let canary = report["switches"]
+        .as_array()
+        .expect("switches")
+        .iter()
+        .find(|s| s["switch"] == "sw1")
+        .expect("sw1")
+        .clone();
+    // The canary met only dark cables: none a mismatch, each waiting; it
+    // was confirmed once the whole fabric was checked in full.
+    assert_eq!(canary["waits_for_fabric"], true, "{canary}");
+    assert_eq!(canary["mismatches"], json!([]), "{canary}");
+    let verified: Vec<Value> = r
+        .stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["switch"] == "sw1" && e["stage"] == "verified")
+        .collect();
+    assert_eq!(verified.len(), 1, "{}", r.stderr);
+    assert!(
+        verified[0]["detail"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("ports or sessions whose peers are not configured yet")),
+        "{verified:?}"
+    );
+    for s in report["switches"].as_array().expect("switches") {
+        assert_eq!(s["phase"], "confirmed", "{s}");
+    }
+    for sw in f.nvue.keys() {
+        let want = nvue_tree::script_to_tree(&f.candidate(sw)).expect("tree");
+        let mut st = f.nvue(sw);
+        let applied = st.applied_tree();
+        assert_plan_and_management(&applied, &want, &nvue_initial(sw));
+    }
+    // The second push: nothing to do.
+    let r = f.push(&[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stdout.contains("confirmed"), "{}", r.stdout);
 }

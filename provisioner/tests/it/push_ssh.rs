@@ -47,6 +47,7 @@ fn target(
         tls: Tls {
             ca_file: None,
             verify: true,
+            server_name: None,
         },
         host_key,
     }
@@ -369,6 +370,7 @@ async fn sonic_connection_dropped_mid_commit_rolls_back_after_reconnecting() {
             format!("sudo config checkpoint {point}"),
             "sudo config replace /tmp/efl-push.lock/candidate.json".to_string(),
             format!("sudo config rollback {point}"),
+            "sudo config save -y".to_string(),
             format!("sudo config delete-checkpoint {point}"),
             "rm -rf /tmp/efl-push.lock".to_string(),
         ]
@@ -399,6 +401,7 @@ async fn sonic_timer_expiry_is_our_watchdogs_rollback_on_a_new_connection() {
         server.commands(),
         [
             format!("sudo config rollback {}", commit.point),
+            "sudo config save -y".to_string(),
             format!("sudo config delete-checkpoint {}", commit.point),
             "rm -rf /tmp/efl-push.lock".to_string(),
         ]
@@ -795,6 +798,8 @@ async fn comware_rollback_before_expiry_replaces_with_the_saved_file() {
             format!("configuration replace file {}", commit.point),
             "N".to_string(),
             "return".to_string(),
+            // Saved: a reboot keeps the rollback.
+            "save force".to_string(),
             "delete /unreserved flash:/efl-push/candidate.cfg".to_string(),
             "Y".to_string(),
             "delete /unreserved flash:/efl-push/owner.txt".to_string(),
@@ -1210,12 +1215,11 @@ async fn comware_verification_mismatch_rolls_back_to_the_saved_file() {
         log.contains(&format!("configuration replace file {point}")),
         "{log:?}"
     );
-    assert!(
-        !log.contains(&"save force".to_string()),
-        "a failed switch is not saved: {log:?}"
-    );
+    // The rollback is saved (a reboot keeps it): the startup file holds
+    // the configuration from before, never the failed candidate.
     let state = f.servers["sw1"].state.lock().unwrap();
     assert_eq!(state.running.trim_end(), before.trim_end());
+    assert_eq!(state.saved.trim_end(), before.trim_end());
     // The rest of the rollout stopped: nobody else was touched.
     f.none_but_sw1_ran("configuration");
 }

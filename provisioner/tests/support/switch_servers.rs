@@ -43,13 +43,26 @@ pub struct Tls {
 
 impl Tls {
     pub fn new() -> Tls {
+        Tls::issued(&["localhost", "127.0.0.1"], true)
+    }
+
+    /// A certificate issued for `names` only (with `ip`, for 127.0.0.1
+    /// too): a switch's management certificate names the switch, not its
+    /// address.
+    pub fn for_names(names: &[&str]) -> Tls {
+        Tls::issued(names, false)
+    }
+
+    fn issued(names: &[&str], ip: bool) -> Tls {
         let key = rcgen::KeyPair::generate().expect("key");
         let mut params =
-            rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
                 .expect("params");
-        params
-            .subject_alt_names
-            .push(rcgen::SanType::IpAddress("127.0.0.1".parse().expect("ip")));
+        if ip {
+            params
+                .subject_alt_names
+                .push(rcgen::SanType::IpAddress("127.0.0.1".parse().expect("ip")));
+        }
         let cert = params.self_signed(&key).expect("cert");
         let der = cert.der().clone();
         let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
@@ -323,6 +336,32 @@ pub struct Revision {
     reads: u32,
 }
 
+/// How an NVUE test server reads the confirm exchange. NVIDIA documents
+/// the CLI (`nv config apply --confirm <time>`, Config-Commands.md of the
+/// NVUE command reference, "Introduced in Cumulus Linux 5.0.0"; the
+/// revision states of `nv config revision`, 5.5.0) but not its REST form;
+/// each reading is a public client's (docs/switch-push.md, "The NVUE
+/// confirm exchange"), written here from that client, not from ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmReading {
+    /// entropia/gpn-noc-gpncfg (`gpncfg/deployment/__init__.py`): the
+    /// applied revision waits in `confirm`; `{"state":"confirm_yes"}`
+    /// keeps it, `confirm_no` (its cancel) goes back; an apply while
+    /// another revision waits stays in `apply` ("waiting on other
+    /// revisions") until that one is answered or expires.
+    ConfirmState,
+    /// NVIDIA/nv-config-manager (`nv_config_manager_workflows.clients.
+    /// device.cumulus`, as its tests exercise it): the revision waits in
+    /// `ays`; a second apply with
+    /// `"auto-prompt":{"ays":"ays_yes"}` keeps it (`ays_no` goes back);
+    /// an apply while another revision waits is refused (409).
+    AysPrompt,
+}
+
+/// Per switch (hostname), the swp ports its applied configuration
+/// configures: shared by the servers of one fabric.
+pub type SharedPorts = Arc<Mutex<BTreeMap<String, std::collections::BTreeSet<String>>>>;
+
 /// The NVUE REST state machine.
 #[derive(Debug)]
 pub struct NvueState {
@@ -352,6 +391,17 @@ pub struct NvueState {
     /// The address the API is reached at: management is lost when no
     /// applied interface carries it.
     pub api_address: String,
+    /// How the confirm exchange goes.
+    pub reading: ConfirmReading,
+    /// An apply queued behind a revision that waits for its confirm
+    /// ([`ConfirmReading::ConfirmState`]): (revision, apply body).
+    pub queued: Option<(u64, Value)>,
+    /// A fresh fabric: swp ports are administratively down until their
+    /// switch configures them (`nv set interface swpN`; issue #30's
+    /// reference notes, not checked on a device), so a cable is up only
+    /// when both ends are configured. The map (hostname -> configured
+    /// swp ports) is shared by every server of the fabric.
+    pub fabric: Option<SharedPorts>,
     pub log: Vec<String>,
 }
 
@@ -418,6 +468,9 @@ impl NvueState {
             release: "5.9.1".into(),
             hostile: None,
             api_address: "127.0.0.1".into(),
+            reading: ConfirmReading::ConfirmState,
+            queued: None,
+            fabric: None,
             log: Vec::new(),
         }
     }
@@ -486,14 +539,72 @@ impl NvueState {
                 r.state = "confirm_fail".into();
             }
             self.confirm = None;
+            self.run_queued();
+        }
+    }
+
+    /// Applies the apply that waited behind an answered revision.
+    fn run_queued(&mut self) {
+        if let Some((id, body)) = self.queued.take() {
+            let _ = self.apply(id, &body);
+        }
+    }
+
+    /// The state in which an applied revision waits for its confirm.
+    fn waiting_state(&self) -> &'static str {
+        match self.reading {
+            ConfirmReading::ConfirmState => "confirm",
+            ConfirmReading::AysPrompt => "ays",
+        }
+    }
+
+    /// The swp ports the applied configuration configures.
+    fn configured_ports(&self) -> std::collections::BTreeSet<String> {
+        self.revisions[&self.applied]
+            .tree
+            .get("interface")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .filter(|k| k.starts_with("swp"))
+            .collect()
+    }
+
+    /// Tells the fabric which ports this switch configures now.
+    fn publish(&self) {
+        if let Some(f) = &self.fabric {
+            f.lock()
+                .expect("fabric")
+                .insert(self.world.hostname.clone(), self.configured_ports());
+        }
+    }
+
+    /// True when `port` is up: cabled up in the world and, on a fresh
+    /// fabric, configured at both ends.
+    fn link_up(&self, port: &str, cabled_up: bool) -> bool {
+        let Some(f) = &self.fabric else {
+            return cabled_up;
+        };
+        if !cabled_up || !self.configured_ports().contains(port) {
+            return false;
+        }
+        match self.world.lldp.get(port) {
+            Some((peer, peer_port)) => f
+                .lock()
+                .expect("fabric")
+                .get(peer)
+                .is_some_and(|ports| ports.contains(peer_port)),
+            None => true,
         }
     }
 
     fn operational_interfaces(&self) -> Value {
         let mut m = Map::new();
-        for (name, (up, speed)) in &self.world.interfaces {
+        for (name, (cabled_up, speed)) in &self.world.interfaces {
+            let up = &self.link_up(name, *cabled_up);
             let mut i = json!({"link": {"state": {(if *up { "up" } else { "down" }): {}}, "speed": format!("{}G", speed / 1000)}});
-            if let Some((sys, port)) = self.world.lldp.get(name) {
+            if let Some((sys, port)) = self.world.lldp.get(name).filter(|_| *up) {
                 i["lldp"] = json!({"neighbor": {sys.clone(): {"chassis": {"system-name": sys}, "port": {"name": port}}}});
             }
             m.insert(name.clone(), i);
@@ -569,6 +680,17 @@ impl NvueState {
         Value::Object(m)
     }
 
+    /// An operational collection as a query asks for it: from 5.15 the
+    /// `include` parameter keeps only the paths it names (NVUE-API.md of
+    /// 5.15, "Retrieve View Types"); 5.9's NVUE-API.md documents only
+    /// `view`, so there the whole collection answers.
+    fn restricted(&self, tree: Value, q: &BTreeMap<&str, &str>) -> Value {
+        match q.get("include") {
+            Some(p) if self.is_515() => included(&tree, p),
+            _ => tree,
+        }
+    }
+
     /// A delay before answering `req`: slow operational reads, and a
     /// confirm that stalls past the deadline.
     fn delay(&mut self, req: &Req) -> Option<Duration> {
@@ -626,6 +748,13 @@ impl NvueState {
             return Reply::Later(d);
         }
         self.expire();
+        self.publish();
+        let reply = self.handle_published(req);
+        self.publish();
+        reply
+    }
+
+    fn handle_published(&mut self, req: &Req) -> Reply {
         let body_note = match &req.body {
             Value::Null => String::new(),
             b if req.uri.starts_with("/nvue_v1/revision") => format!(" {b}"),
@@ -664,8 +793,30 @@ impl NvueState {
                 200,
                 json!({"hostname": self.world.hostname, "build": format!("Cumulus Linux {}", self.release)}),
             ),
-            ("GET", "/nvue_v1/interface") => Reply::Json(200, self.operational_interfaces()),
-            ("GET", "/nvue_v1/vrf") => Reply::Json(200, self.operational_vrfs()),
+            ("GET", "/nvue_v1/interface") => {
+                Reply::Json(200, self.restricted(self.operational_interfaces(), &q))
+            }
+            ("GET", "/nvue_v1/vrf") if q.get("rev") == Some(&"applied") => Reply::Json(
+                200,
+                self.revisions[&self.applied]
+                    .tree
+                    .get("vrf")
+                    .cloned()
+                    .unwrap_or(json!({})),
+            ),
+            ("GET", "/nvue_v1/vrf") => {
+                Reply::Json(200, self.restricted(self.operational_vrfs(), &q))
+            }
+            ("GET", p) if p.starts_with("/nvue_v1/vrf/") => {
+                // One object of the operational VRFs (`nv show vrf <v>
+                // router bgp neighbor`, `... router rib ipv4 route`: the
+                // NVUE command reference, since 5.0.0).
+                let pointer = p["/nvue_v1/vrf".len()..].to_string();
+                match self.operational_vrfs().pointer(&pointer) {
+                    Some(v) => Reply::Json(200, v.clone()),
+                    None => not_found(),
+                }
+            }
             ("GET", "/nvue_v1/router/nexthop/rib") if self.is_515() => {
                 Reply::Json(200, self.nexthop_groups())
             }
@@ -761,7 +912,7 @@ impl NvueState {
                 let state = if r.reads == 1
                     && matches!(
                         r.state.as_str(),
-                        "confirm" | "applied" | "applied_and_saved" | "invalid"
+                        "confirm" | "ays" | "applied" | "applied_and_saved" | "invalid"
                     ) {
                     "checking".to_string()
                 } else {
@@ -802,56 +953,108 @@ impl NvueState {
         }
     }
 
-    fn apply(&mut self, id: u64, body: &Value) -> Reply {
-        if body.get("state").and_then(Value::as_str) != Some("apply") {
-            return Reply::Json(
-                400,
-                json!({"title": "Bad Request", "detail": "state must be apply"}),
-            );
+    /// Ends the wait of revision `id` for its confirm: kept (`yes`) or
+    /// back to the revision before (its state `failed`); then an apply
+    /// queued behind it goes ahead.
+    fn answer(&mut self, id: u64, yes: bool, failed: &str) -> Reply {
+        let back = self.confirm.take().map(|(_, _, b)| b);
+        let done = if self.auto_save {
+            "applied_and_saved"
+        } else {
+            "applied"
+        };
+        let r = self.revisions.get_mut(&id).expect("revision");
+        r.reads = 0;
+        if yes {
+            r.state = done.into();
+        } else {
+            r.state = failed.into();
+            if let Some(b) = back {
+                self.applied = b;
+            }
         }
+        self.run_queued();
+        Reply::Json(
+            200,
+            json!({"state": if yes { "confirm_yes" } else { "confirm_no" }}),
+        )
+    }
+
+    fn apply(&mut self, id: u64, body: &Value) -> Reply {
+        let want = body.get("state").and_then(Value::as_str).unwrap_or("");
         let Some(state) = self.revisions.get(&id).map(|r| r.state.clone()) else {
             return Reply::Json(
                 404,
                 json!({"title": "Not Found", "detail": format!("no revision {id}")}),
             );
         };
-        let confirm_yes =
-            body.pointer("/auto-prompt/confirm").and_then(Value::as_str) == Some("confirm_yes");
-        let done = if self.auto_save {
-            "applied_and_saved"
-        } else {
-            "applied"
-        };
-        // The second apply of a revision that waits for its confirm.
-        if state == "confirm" {
-            if !confirm_yes {
+        let waits = state == self.waiting_state();
+        let ays = body.pointer("/auto-prompt/ays").and_then(Value::as_str);
+        match (self.reading, want) {
+            // gpncfg: the answer is the state itself.
+            (ConfirmReading::ConfirmState, "confirm_yes" | "confirm_no") => {
+                if !waits {
+                    return Reply::Json(
+                        400,
+                        json!({"title": "Bad Request", "detail": format!("revision {id} is {state}, it does not wait for a confirm")}),
+                    );
+                }
+                return self.answer(id, want == "confirm_yes", "confirm_fail");
+            }
+            (ConfirmReading::ConfirmState, "apply") if waits => {
                 return Reply::Json(
                     400,
-                    json!({"title": "Bad Request", "detail": "confirm_yes needed"}),
+                    json!({"title": "Bad Request", "detail": format!("revision {id} waits for its confirm: answer confirm_yes or confirm_no")}),
                 );
             }
-            self.confirm = None;
-            let r = self.revisions.get_mut(&id).expect("revision");
-            r.state = done.into();
-            r.reads = 0;
-            return Reply::Json(200, json!({"state": "apply"}));
+            // nv-config-manager: a second apply answers the prompt.
+            (ConfirmReading::AysPrompt, "apply") if waits => {
+                return match ays {
+                    Some("ays_yes") => self.answer(id, true, ""),
+                    Some("ays_no") => self.answer(id, false, "ays_fail"),
+                    _ => Reply::Json(
+                        400,
+                        json!({"title": "Bad Request", "detail": "auto-prompt ays must be ays_yes or ays_no"}),
+                    ),
+                };
+            }
+            (_, "apply") => {}
+            (_, other) => {
+                return Reply::Json(
+                    400,
+                    json!({"title": "Bad Request", "detail": format!("'{other}' is not a state a client sets here")}),
+                );
+            }
         }
+        let queued_here = self.queued.as_ref().is_some_and(|(q, _)| *q == id);
         if let Some((other, _, _)) = self.confirm
             && other != id
-            && state == "pending"
+            && (state == "pending" || queued_here)
         {
-            return Reply::Json(
-                409,
-                json!({"title": "Conflict", "detail": format!("revision {other} applied by admin waits for its confirm")}),
-            );
+            return match self.reading {
+                ConfirmReading::ConfirmState => {
+                    self.revisions.get_mut(&id).expect("revision").state = "apply".into();
+                    self.queued = Some((id, body.clone()));
+                    Reply::Json(200, json!({"state": "apply"}))
+                }
+                ConfirmReading::AysPrompt => Reply::Json(
+                    409,
+                    json!({"title": "Conflict", "detail": format!("revision {other} applied by admin waits for its confirm")}),
+                ),
+            };
         }
         let was_applied = matches!(state.as_str(), "applied" | "applied_and_saved" | "saved");
-        if state != "pending" && !was_applied {
+        if state != "pending" && !was_applied && !(state == "apply" && queued_here) {
             return Reply::Json(
                 400,
                 json!({"title": "Bad Request", "detail": format!("revision {id} is {state}")}),
             );
         }
+        let done = if self.auto_save {
+            "applied_and_saved"
+        } else {
+            "applied"
+        };
         let tree = self.revisions[&id].tree.clone();
         if let Some(issue) = self.valid(&tree) {
             let r = self.revisions.get_mut(&id).expect("revision");
@@ -860,22 +1063,17 @@ impl NvueState {
             r.reads = 0;
             return Reply::Json(200, json!({"state": "apply"}));
         }
-        // An apply ends a confirm that waits (a rollback).
-        if let Some((other, _, _)) = self.confirm.take()
-            && let Some(r) = self.revisions.get_mut(&other)
-        {
-            r.state = "confirm_fail".into();
-        }
         let back = self.applied;
         self.applied = id;
         let seconds = body
             .pointer("/state-controls/confirm")
             .and_then(Value::as_u64);
+        let waiting = self.waiting_state();
         let r = self.revisions.get_mut(&id).expect("revision");
         r.reads = 0;
         match seconds {
             Some(s) => {
-                r.state = "confirm".into();
+                r.state = waiting.into();
                 self.confirm = Some((id, Instant::now() + Duration::from_secs(s), back));
                 if self.drop_on_commit {
                     return Reply::Drop;
@@ -885,6 +1083,36 @@ impl NvueState {
         }
         Reply::Json(200, json!({"state": "apply"}))
     }
+}
+
+/// The parts of `tree` that NVUE's `include` query keeps: each pattern a
+/// path of keys from the collection's root, `*` for every key
+/// (NVUE-API.md of 5.15, "Retrieve View Types":
+/// `?include=/*/route-entry/*/protocol,...`).
+pub fn included(tree: &Value, patterns: &str) -> Value {
+    fn project(v: &Value, segs: &[&str]) -> Option<Value> {
+        let Some((first, rest)) = segs.split_first() else {
+            return Some(v.clone());
+        };
+        let m = v.as_object()?;
+        let mut out = Map::new();
+        for (k, child) in m {
+            if (*first == "*" || first == k)
+                && let Some(p) = project(child, rest)
+            {
+                out.insert(k.clone(), p);
+            }
+        }
+        (!out.is_empty()).then_some(Value::Object(out))
+    }
+    let mut out = json!({});
+    for p in patterns.split(',') {
+        let segs: Vec<&str> = p.split('/').filter(|x| !x.is_empty()).collect();
+        if let Some(v) = project(tree, &segs) {
+            merge(&mut out, &v);
+        }
+    }
+    out
 }
 
 /// Starts an NVUE server; the state stays with the test.
@@ -927,6 +1155,8 @@ pub struct EosState {
     pub drop_on_commit: bool,
     /// Answer a commit (`commit timer` or plain) this late, after doing it.
     pub commit_reply_delay: Duration,
+    /// Commits so far.
+    pub commits: u32,
     pub observe_delay: Duration,
     /// Hold `show configuration sessions detail` until a commit timer has
     /// run out.
@@ -956,6 +1186,7 @@ impl EosState {
             refuse: None,
             drop_on_commit: false,
             commit_reply_delay: Duration::ZERO,
+            commits: 0,
             observe_delay: Duration::ZERO,
             stall_confirm: false,
             version: "4.31.2F".into(),
@@ -1117,7 +1348,9 @@ impl EosState {
                     .and_then(Value::as_array)
                     .is_some_and(|a| a.iter().any(|x| x == c))
             };
-            if slow("show interfaces status") && !self.observe_delay.is_zero() {
+            // Slow reads once something is committed (verification; the
+            // reads before the commit answer at once).
+            if slow("show interfaces status") && !self.observe_delay.is_zero() && self.commits > 0 {
                 return Reply::Later(self.observe_delay);
             }
             if self.stall_confirm && slow("show configuration sessions detail") {
@@ -1267,6 +1500,7 @@ impl EosState {
                     }
                 }
                 ["configure", "session", name, "commit", "timer", t] => {
+                    self.commits += 1;
                     let secs: Vec<u64> = t.split(':').filter_map(|x| x.parse().ok()).collect();
                     let [h, m, s] = secs.as_slice() else {
                         return self.error(i, n, cmd, "bad timer", &id);
@@ -1286,6 +1520,7 @@ impl EosState {
                     json!({})
                 }
                 ["configure", "session", name, "commit"] => {
+                    self.commits += 1;
                     let Some(sess) = self.sessions.get_mut(*name) else {
                         return self.error(
                             i,
@@ -1343,6 +1578,23 @@ impl EosState {
                         })
                         .collect();
                     json!({"interfaceStatuses": m})
+                }
+                // A switch that runs no BGP refuses the summary with
+                // "BGP inactive" (the answer issue #30 reports for a
+                // static plan; not checked against a device).
+                ["show", "ip", "bgp", "summary", "vrf", "all"]
+                    if !self
+                        .running_config()
+                        .iter()
+                        .any(|l| l.starts_with("router bgp")) =>
+                {
+                    let mut data: Vec<Value> = (0..i).map(|_| json!({})).collect();
+                    data.push(json!({"errors": ["BGP inactive"]}));
+                    return Reply::Json(
+                        200,
+                        json!({"jsonrpc": "2.0", "id": id, "error": {"code": 1000,
+                            "message": format!("CLI command {} of {n} '{cmd}' failed: could not run command", i + 1), "data": data}}),
+                    );
                 }
                 ["show", "ip", "bgp", "summary", "vrf", "all"] => json!({"vrfs": {}}),
                 ["show", "bfd", "peers"] => json!({"vrfs": {}}),

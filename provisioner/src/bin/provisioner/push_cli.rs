@@ -75,6 +75,11 @@ struct RunArgs {
     journal: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Print no stages as they happen (by default each switch's stage
+    /// goes to stderr: a line each, or a JSON object per line with
+    /// `--format json`).
+    #[arg(long)]
+    quiet: bool,
 }
 
 /// The flags of `push confirm` and `push rollback`.
@@ -185,6 +190,11 @@ fn push(a: RunArgs) -> Result<()> {
         exe: std::env::current_exe()?,
         plan_file: absolute(&plan_path),
         devices_file: absolute(&devices_path),
+        progress: match (a.quiet, a.format) {
+            (true, _) => run::Progress::Off,
+            (false, Format::Json) => run::Progress::Json,
+            (false, _) => run::Progress::Text,
+        },
     };
     let report = runtime()?.block_on(run::push(&plan, &plan_text, &devices, &options))?;
     let show_diff = a.show_diff;
