@@ -268,3 +268,13 @@ pub struct Target {
     /// Host key check (`ssh` only).
     pub host_key: HostKeyCheck,
 }
+
+/// True when a device's hostname names `switch` (also as the first label
+/// of a fully qualified name).
+pub fn same_host(hostname: &str, switch: &str) -> bool {
+    hostname.eq_ignore_ascii_case(switch)
+        || hostname
+            .split('.')
+            .next()
+            .is_some_and(|h| h.eq_ignore_ascii_case(switch))
+}

@@ -16,6 +16,7 @@ use super::devices::{self, Devices, Entry};
 use super::error::{PushError, Result};
 use super::journal::{self, Journal, Outcome, Phase, SwitchRecord};
 use super::rollout::{self, Policy};
+use super::device::same_host;
 use super::verify;
 use super::{Client, Device};
 
@@ -903,16 +904,6 @@ fn finish(rec: &mut SwitchRecord, r: &SwitchReport) {
     rec.seconds = r.seconds;
     rec.diff_lines = r.diff_lines;
     rec.updated = journal::now();
-}
-
-/// True when a device's hostname names `switch` (also as the first label
-/// of a fully qualified name).
-pub fn same_host(hostname: &str, switch: &str) -> bool {
-    hostname.eq_ignore_ascii_case(switch)
-        || hostname
-            .split('.')
-            .next()
-            .is_some_and(|h| h.eq_ignore_ascii_case(switch))
 }
 
 /// Starts the detached watchdog of `switch` (its own process group, so it

@@ -38,7 +38,7 @@ use serde::Serialize;
 use super::Device;
 use super::device::Observed;
 use super::error::{PushError, Result};
-use super::run::same_host;
+use super::device::same_host;
 
 /// What physical switch `switch` must show when configured with `vendor`.
 pub fn expected(plan: &CheckedPlan, switch: &str, vendor: Vendor) -> Result<Expected> {
