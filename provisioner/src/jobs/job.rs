@@ -70,8 +70,9 @@ use planner::export::k8s_names::{
 pub(crate) const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
-/// host configuration; a job file may not set them.
-pub(crate) const RESERVED_ENV: [&str; 16] = [
+/// host configuration (and the probe's job secret, from the job's Secret);
+/// a job file may not set them.
+pub(crate) const RESERVED_ENV: [&str; 18] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -88,6 +89,8 @@ pub(crate) const RESERVED_ENV: [&str; 16] = [
     "EFLOPS_RANKS",
     "EFLOPS_LOCAL_RANK",
     "EFLOPS_RANK0_NIC_ADDR",
+    crate::probe::auth::ENV,
+    crate::probe::auth::AUTH_ENV,
 ];
 
 /// How the job's processes are started.
