@@ -542,8 +542,7 @@ fn measure(a: MeasureArgs) -> Result<()> {
             None
         }
         Some(file) => {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", file.display())))?;
+            let text = planner::input::read(file).map_err(crate::BadInput)?;
             let (named, ranks) =
                 planner::ranks::format::read_rank_file(&text, &file.display().to_string(), &plan)?;
             let algorithm = match (&a.algorithm, named) {
