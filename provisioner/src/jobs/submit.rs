@@ -45,12 +45,14 @@ impl Submission {
         }
     }
 
-    /// The objects as multi-document YAML.
+    /// The objects as multi-document YAML, written by the one writer that
+    /// quotes every string a YAML 1.1 or 1.2 reader could take for another
+    /// type ([`planner::yaml`]).
     pub fn to_yaml(&self) -> Result<String, serde_norway::Error> {
         let mut out = String::new();
         for doc in self.documents() {
             out.push_str("---\n");
-            out.push_str(&serde_norway::to_string(doc)?);
+            out.push_str(&planner::yaml::to_string(doc)?);
         }
         Ok(out)
     }
@@ -69,7 +71,7 @@ impl Submission {
     /// read; `None` without [`Submission::with_secret`].
     pub fn secret_yaml(&self) -> Option<Result<String, serde_norway::Error>> {
         let s = self.manifests.secret.as_ref()?;
-        Some(serde_norway::to_string(s).map(|y| format!("---\n{y}")))
+        Some(planner::yaml::to_string(s).map(|y| format!("---\n{y}")))
     }
 
     /// A few lines for people: the Nodes, their ranks, the loads.
