@@ -58,6 +58,7 @@ pub mod routing;
 pub mod servers;
 pub mod text;
 pub mod validate;
+pub mod yaml;
 
 pub use checked::CheckedPlan;
 pub use error::{Error, Problem, Result};

@@ -213,8 +213,10 @@ impl Export {
     }
 }
 
+/// YAML through the one writer that quotes every string a YAML 1.1 or 1.2
+/// reader could take for another type ([`crate::yaml`]).
 fn yaml<T: Serialize>(value: &T) -> Result<String> {
-    serde_norway::to_string(value).map_err(|e| Error::serialize("YAML", e))
+    crate::yaml::to_string(value).map_err(|e| Error::serialize("YAML", e))
 }
 
 /// Exports a plan to a target. `prefix` is the label prefix (see

@@ -283,3 +283,27 @@ fn issue31_devices_and_fifos_are_not_read() {
         &["fifo: it is a device, FIFO or socket, not a regular file"],
     );
 }
+
+/// Issue #31: a plan or inventory nested 100,000 levels (600 KB) is refused
+/// before any parser sees it, naming the file, the line and the limit.
+#[test]
+fn issue31_deep_nesting_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100_000;
+    let plan = dir.path().join("deep.json");
+    std::fs::write(&plan, "{\"a\":".repeat(n) + "1" + &"}".repeat(n)).unwrap();
+    refused_quickly(
+        &["cables", plan.to_str().unwrap()],
+        &["deep.json: line 1 is nested more than 128 levels deep, the limit for an input file"],
+    );
+    let inventory = dir.path().join("deep.toml");
+    std::fs::write(
+        &inventory,
+        "[inventory]\nname = \"x\"\nlist = ".to_string() + &"[".repeat(n) + &"]".repeat(n) + "\n",
+    )
+    .unwrap();
+    refused_quickly(
+        &["check-servers", inventory.to_str().unwrap()],
+        &["deep.toml: line 3 is nested more than 128 levels deep"],
+    );
+}

@@ -1,6 +1,8 @@
 //! A submission's objects into the cluster.
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
+};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -27,7 +29,8 @@ pub struct Applied {
     pub namespace: String,
     /// The Job or MPIJob.
     pub workload: AppliedObject,
-    /// The objects it owns, in the order they were applied.
+    /// The objects it owns (the job's Secret first, when it has one), in
+    /// the order they were applied.
     pub owned: Vec<AppliedObject>,
 }
 
@@ -81,10 +84,12 @@ fn install_hint(group: &str) -> String {
     }
 }
 
-/// Applies `manifests` in `namespace` with server-side apply: the workload
-/// first, then each owned object with an `ownerReference` to the workload
-/// (`controller: false`, `blockOwnerDeletion: true`), so that deleting the
-/// workload deletes them.
+/// Applies `manifests` in `namespace` with server-side apply: the job's
+/// Secret when it has one (so that its pods find it when they start), the
+/// workload, then the Secret again and each owned object with an
+/// `ownerReference` to the workload (`controller: false`,
+/// `blockOwnerDeletion: true`), so that deleting the workload deletes
+/// them. When the workload is refused, the Secret is deleted again.
 ///
 /// Each object is a `PATCH .../namespaces/NS/RESOURCE/NAME?fieldManager=eflops-provisioner&force=true`
 /// with content type `application/apply-patch+yaml`. Every object is
@@ -105,8 +110,26 @@ pub async fn apply(
         .map(|o| prepare(namespace, o))
         .collect::<Result<Vec<_>>>()?;
 
+    let secret = manifests
+        .secret
+        .as_ref()
+        .map(|s| prepare(namespace, s))
+        .transpose()?;
+
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    let workload = apply_one(client, namespace, &target, &workload, &params).await?;
+    // The Secret first, so that no pod of the workload starts without it.
+    if let Some((target, obj)) = &secret {
+        apply_one(client, namespace, target, obj, &params).await?;
+    }
+    let workload = match apply_one(client, namespace, &target, &workload, &params).await {
+        Ok(w) => w,
+        Err(e) => {
+            if let Some((target, _)) = &secret {
+                remove_orphan(client, namespace, target).await;
+            }
+            return Err(e);
+        }
+    };
     let owner = json!({
         "apiVersion": workload.api_version,
         "kind": workload.kind,
@@ -115,8 +138,9 @@ pub async fn apply(
         "controller": false,
         "blockOwnerDeletion": true,
     });
-    let mut applied = Vec::with_capacity(owned.len());
-    for (target, mut obj) in owned {
+    let mut applied = Vec::with_capacity(owned.len() + 1);
+    // The Secret again, now owned by the workload like the others.
+    for (target, mut obj) in secret.into_iter().chain(owned) {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             let mut refs: Vec<Value> = meta
                 .get("ownerReferences")
@@ -134,6 +158,20 @@ pub async fn apply(
         workload,
         owned: applied,
     })
+}
+
+/// Deletes the Secret applied before a workload the API server refused,
+/// so that no job secret outlives its submission; a failure to delete it
+/// is only said on stderr (the refusal is the error to report).
+async fn remove_orphan(client: &kube::Client, namespace: &str, target: &Target) {
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &target.resource);
+    if let Err(e) = api.delete(&target.name, &DeleteParams::default()).await {
+        eprintln!(
+            "provisioner: could not delete {} in namespace {namespace} after the workload was refused ({e}); delete it with kubectl delete secret {} -n {namespace}",
+            target.describe(),
+            target.name
+        );
+    }
 }
 
 /// The object's target, and the object with its namespace set.

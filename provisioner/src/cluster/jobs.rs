@@ -666,6 +666,10 @@ pub struct Deleted {
     /// Always `Foreground`: the workload goes once its pods and owned
     /// objects are gone.
     pub propagation: &'static str,
+    /// The job's Secret (`<job>-probe-token`) when it was deleted here: one
+    /// applied from `submit --dry-run` output has no owner for the garbage
+    /// collector to follow.
+    pub secret: Option<String>,
 }
 
 /// Deletes the Job, or else the MPIJob, or else the DRA submission, named
@@ -677,8 +681,57 @@ pub struct Deleted {
 /// Sends `DELETE /apis/batch/v1/namespaces/NS/jobs/NAME` with the body
 /// `{"propagationPolicy":"Foreground"}`, on 404 the same for `mpijobs`,
 /// and on 404 `GET` and `DELETE` of the ConfigMap `NAME-ranks` when it is
-/// a DRA submission's.
+/// a DRA submission's. Then `GET /api/v1/namespaces/NS/secrets/NAME-probe-token`
+/// and, when its labels say this provisioner made it for this job,
+/// `DELETE` it (a 404 at either step means it is gone already).
 pub async fn delete(client: &kube::Client, namespace: &str, name: &str) -> Result<Deleted> {
+    let mut deleted = delete_root(client, namespace, name).await?;
+    deleted.secret = delete_secret(client, namespace, name).await?;
+    Ok(deleted)
+}
+
+/// Deletes the job's Secret when this provisioner made it for the job
+/// `name` (labels `app.kubernetes.io/managed-by` and
+/// `app.kubernetes.io/instance`); a Secret of that name that is not ours is
+/// left alone.
+async fn delete_secret(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<String>> {
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Secret"), "secrets");
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
+    let secret = crate::jobs::manifests::token_secret_name(name);
+    let ours = match api.get(&secret).await {
+        Ok(obj) => obj.metadata.labels.as_ref().is_some_and(|l| {
+            l.get("app.kubernetes.io/managed-by").map(String::as_str)
+                == Some(crate::jobs::labels::MANAGED_BY)
+                && l.get(INSTANCE_LABEL).map(String::as_str) == Some(name)
+        }),
+        Err(e) if is_status(&e, 404) => return Ok(None),
+        Err(e) => {
+            return Err(Error::api(
+                format!("reading Secret {namespace}/{secret}"),
+                e,
+            ));
+        }
+    };
+    if !ours {
+        return Ok(None);
+    }
+    match api.delete(&secret, &DeleteParams::default()).await {
+        Ok(_) => Ok(Some(secret)),
+        Err(e) if is_status(&e, 404) => Ok(None),
+        Err(e) => Err(Error::api(
+            format!("deleting Secret {namespace}/{secret}"),
+            e,
+        )),
+    }
+}
+
+/// Deletes the workload or the DRA root.
+async fn delete_root(client: &kube::Client, namespace: &str, name: &str) -> Result<Deleted> {
     for ar in workload_resources() {
         let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
         match api.delete(name, &DeleteParams::foreground()).await {
@@ -689,6 +742,7 @@ pub async fn delete(client: &kube::Client, namespace: &str, name: &str) -> Resul
                     namespace: namespace.to_string(),
                     uid: done.left().and_then(|o| o.metadata.uid),
                     propagation: "Foreground",
+                    secret: None,
                 });
             }
             Err(e) if is_status(&e, 404) => {}
@@ -715,6 +769,7 @@ pub async fn delete(client: &kube::Client, namespace: &str, name: &str) -> Resul
                 namespace: namespace.to_string(),
                 uid: done.left().and_then(|o| o.metadata.uid),
                 propagation: "Foreground",
+                secret: None,
             });
         }
         Ok(_) => {}

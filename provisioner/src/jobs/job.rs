@@ -74,8 +74,9 @@ use planner::export::k8s_names::{
 pub(crate) const MAX_NAME: usize = 40;
 
 /// Environment variables the provisioner sets from the rank table and the
-/// host configuration; a job file may not set them.
-pub(crate) const RESERVED_ENV: [&str; 19] = [
+/// host configuration (and the probe's job secret, from the job's Secret);
+/// a job file may not set them.
+pub(crate) const RESERVED_ENV: [&str; 21] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -95,6 +96,8 @@ pub(crate) const RESERVED_ENV: [&str; 19] = [
     "EFLOPS_RANKS",
     "EFLOPS_LOCAL_RANK",
     "EFLOPS_RANK0_NIC_ADDR",
+    crate::probe::auth::ENV,
+    crate::probe::auth::AUTH_ENV,
 ];
 
 /// How the job's processes are started.
@@ -555,13 +558,13 @@ impl JobSpec {
             ("rank_check_image", raw.rank_check_image.as_ref()),
         ] {
             if let Some(image) = image
-                && (image.is_empty() || image.chars().any(char::is_whitespace))
+                && let Some(why) = image_reference_problem(image)
             {
                 bad(
                     None,
                     key,
-                    format!("`{image}` is not an image reference"),
-                    "write registry/repository:tag, without spaces",
+                    format!("`{image}` is not an image reference: {why}"),
+                    "write [registry[:port]/]repository[:tag][@digest], the repository in lower case (e.g. registry.example.com/team/train:1.0)",
                 );
             }
         }
@@ -1134,9 +1137,110 @@ where
     Ok(back)
 }
 
+/// Why `s` is not a container image reference, by the grammar of
+/// github.com/distribution/reference (v0.5.0, the grammar at the top of
+/// `reference.go`, with the patterns of `regexp.go`):
+///
+/// ```text
+/// reference        := name [ ":" tag ] [ "@" digest ]
+/// name             := [domain '/'] remote-name       (at most 255 characters)
+/// domain           := host [':' port-number]
+/// host             := domain-name | '[' IPv6address ']'
+/// domain-name      := domain-component ['.' domain-component]*
+/// domain-component := /([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])/
+/// remote-name      := path-component ['/' path-component]*
+/// path-component   := /[a-z0-9]+/ [separator /[a-z0-9]+/]*
+/// separator        := /[_.]|__|[-]+/
+/// tag              := /[\w][\w.-]{0,127}/
+/// digest           := /[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}/
+/// ```
+pub(crate) fn image_reference_problem(s: &str) -> Option<String> {
+    use std::sync::LazyLock;
+    static REFERENCE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        let alnum = "[a-z0-9]+";
+        let path = format!("{alnum}(?:(?:[_.]|__|-+){alnum})*");
+        let component = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+        let host = format!(r"(?:{component}(?:\.{component})*|\[[a-fA-F0-9:]+\])");
+        let domain = format!("{host}(?::[0-9]+)?");
+        let name = format!("(?:{domain}/)?{path}(?:/{path})*");
+        let tag = r"[\w][\w.-]{0,127}";
+        let digest = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
+        regex::Regex::new(&format!("^({name})(?::{tag})?(?:@{digest})?$"))
+            .unwrap_or_else(|e| unreachable!("the reference grammar is a valid regex: {e}"))
+    });
+    if s.is_empty() {
+        return Some("it is empty".to_string());
+    }
+    let Some(m) = REFERENCE.captures(s) else {
+        let name = s.split(['@']).next().unwrap_or(s);
+        let path = name.rsplit_once('/').map_or(name, |(_, p)| p);
+        let why = if s.chars().any(char::is_whitespace) {
+            "it holds white space"
+        } else if path
+            .split(':')
+            .next()
+            .unwrap_or(path)
+            .chars()
+            .any(|c| c.is_ascii_uppercase())
+            || name
+                .split('/')
+                .skip(1)
+                .any(|c| c.chars().any(|c| c.is_ascii_uppercase()))
+        {
+            "a repository name is lower case only (the registry may have capitals)"
+        } else {
+            "it does not follow the reference grammar"
+        };
+        return Some(why.to_string());
+    };
+    let name = m.get(1).map_or("", |n| n.as_str());
+    (name.len() > 255).then(|| format!("its name has {} characters, above 255", name.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Image references by github.com/distribution/reference's grammar
+    /// (v0.5.0 `reference.go`).
+    #[test]
+    fn image_references_follow_the_distribution_grammar() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        for good in [
+            "nccl-tests:2.23".to_string(),
+            "registry.example.com/team/train:1.0".to_string(),
+            "localhost:5000/a/b_c__d--e.f".to_string(),
+            "REG.example.com/img".to_string(),
+            "[::1]:5000/img:tag".to_string(),
+            format!("img@{digest}"),
+            format!("r.io/img:v1@{digest}"),
+            format!("a:{}", "t".repeat(128)),
+        ] {
+            assert_eq!(image_reference_problem(&good), None, "{good}");
+        }
+        for (bad, why) in [
+            ("", "it is empty"),
+            ("REG/IMG", "lower case only"),
+            ("reg/IMG:1", "lower case only"),
+            ("registry.example.com/Team/img", "lower case only"),
+            ("img:", "grammar"),
+            ("img:tag:more", "grammar"),
+            ("img with space", "white space"),
+            ("-img", "grammar"),
+            ("img__-x", "grammar"),
+            ("img@sha256:abc", "grammar"),
+        ] {
+            let got = image_reference_problem(bad).unwrap_or_default();
+            assert!(got.contains(why), "{bad:?}: {got}");
+        }
+        assert!(image_reference_problem(&("a:".to_string() + &"t".repeat(129))).is_some());
+        let long = format!("r.io/{}", "a".repeat(251));
+        assert!(
+            image_reference_problem(&long)
+                .unwrap()
+                .contains("above 255")
+        );
+    }
 
     const GOOD: &str = r#"name = "allreduce-32"
 image = "nccl-tests:2.23"

@@ -50,6 +50,17 @@
 //! An init container runs `provisioner rank-check` in every rank pod
 //! before the job's container starts, failing the pod (exit 2) when its
 //! Node carries no rank of the table.
+//!
+//! # The job secret
+//!
+//! Every rank's container (with `mpi`, the launcher's, whose `mpirun`
+//! passes it on with `-x`) gets `PROBE_TOKEN` from the key `token` of the
+//! Secret `<job>-probe-token` (`env.valueFrom.secretKeyRef`) and
+//! `EFLOPS_PROBE_AUTH=required`, so that `provisioner probe` authenticates
+//! every peer and refuses to run without the secret. [`token_secret`]
+//! builds that Secret from a secret the caller made
+//! ([`crate::probe::Secret::generate`]): it is no part of [`build`]'s
+//! output, which stays the same for the same inputs and never holds it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -177,7 +188,11 @@ pub fn build(
     if job.launcher == Launcher::Indexed {
         owned.push(headless_service(job));
     }
-    Ok(Manifests { workload, owned })
+    Ok(Manifests {
+        workload,
+        owned,
+        secret: None,
+    })
 }
 
 /// The headless Service `<job>` that gives the job's pods DNS names.
@@ -584,6 +599,44 @@ fn resources(job: &JobSpec, placement: &Placement) -> Value {
     json!({ "limits": r, "requests": r })
 }
 
+/// The name of the Secret of the job named `job`, which holds the probe's
+/// job secret.
+pub fn token_secret_name(job: &str) -> String {
+    format!("{job}-probe-token")
+}
+
+/// The key of the job secret in [`token_secret_name`].
+pub const TOKEN_KEY: &str = "token";
+
+/// The Secret `<job>-probe-token` holding `secret` under [`TOKEN_KEY`]
+/// (`type: Opaque`, `data` base64 as k8s-openapi's `ByteString` writes it:
+/// kubernetes.io/docs/concepts/configuration/secret, v1.34).
+pub fn token_secret(job: &JobSpec, secret: &crate::probe::Secret) -> Value {
+    let data = k8s_openapi::ByteString(secret.expose().to_vec());
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(job, &token_secret_name(&job.name), None),
+        "type": "Opaque",
+        "data": { TOKEN_KEY: data },
+    })
+}
+
+/// `PROBE_TOKEN` from the job's Secret and `EFLOPS_PROBE_AUTH=required`.
+/// The reference is not optional: while the Secret cannot be fetched, the
+/// kubelet does not run the pod (kubernetes.io/docs/concepts/configuration/
+/// secret, "Optional Secrets", v1.34).
+fn token_env(job: &JobSpec) -> [Value; 2] {
+    use crate::probe::auth::{AUTH_ENV, ENV, REQUIRED};
+    [
+        json!({
+            "name": ENV,
+            "valueFrom": { "secretKeyRef": { "name": token_secret_name(&job.name), "key": TOKEN_KEY } },
+        }),
+        json!({ "name": AUTH_ENV, "value": REQUIRED }),
+    ]
+}
+
 fn node_name_env() -> Value {
     json!({ "name": "NODE_NAME", "valueFrom": { "fieldRef": { "fieldPath": "spec.nodeName" } } })
 }
@@ -638,6 +691,7 @@ fn indexed_job(job: &JobSpec, placement: &Placement, master: &str, annotations: 
         json!({ "name": "MASTER_PORT", "value": job.master_port.to_string() }),
         json!({ "name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID" }),
     ];
+    env.extend(token_env(job));
     env.extend(user_env(job));
     let mut command = vec![
         "sh".to_string(),
@@ -704,6 +758,7 @@ fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
     launcher_cmd.extend(job.command.iter().cloned());
     launcher_cmd.extend(job.args.iter().cloned());
     let mut launcher_env = vec![json!({ "name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID" })];
+    launcher_env.extend(token_env(job));
     launcher_env.extend(user_env(job));
     let mut worker_env = vec![node_name_env()];
     worker_env.extend(user_env(job));
@@ -859,6 +914,7 @@ fn build_dra(
     Ok(Manifests {
         workload: config_map,
         owned,
+        secret: None,
     })
 }
 
@@ -904,6 +960,7 @@ fn rank_pod(
             }
         }
     }
+    env.extend(token_env(job));
     env.extend(user_env(job));
     let mut labels = labels_with(job, "rank");
     labels[format!("{PREFIX}rank")] = json!(r.rank.to_string());
@@ -1088,7 +1145,11 @@ fn mpirun_sh(job: &JobSpec, placement: &Placement) -> String {
         Some(planner::algorithm::RankSchedule::Ring) => (4, "ring"),
         _ => (6, "Rabenseifner (halving-doubling)"),
     };
-    let mut exports = String::from(" -x CUDA_DEVICE_ORDER");
+    let mut exports = format!(
+        " -x CUDA_DEVICE_ORDER -x {} -x {}",
+        crate::probe::auth::ENV,
+        crate::probe::auth::AUTH_ENV
+    );
     for k in engine_env(job)
         .iter()
         .map(|(k, _)| *k)

@@ -45,14 +45,33 @@ impl Submission {
         }
     }
 
-    /// The objects as multi-document YAML.
+    /// The objects as multi-document YAML, written by the one writer that
+    /// quotes every string a YAML 1.1 or 1.2 reader could take for another
+    /// type ([`planner::yaml`]).
     pub fn to_yaml(&self) -> Result<String, serde_norway::Error> {
         let mut out = String::new();
         for doc in self.documents() {
             out.push_str("---\n");
-            out.push_str(&serde_norway::to_string(doc)?);
+            out.push_str(&planner::yaml::to_string(doc)?);
         }
         Ok(out)
+    }
+
+    /// The submission with the Secret that holds `secret`, the probe's job
+    /// secret every rank pod reads as `PROBE_TOKEN`
+    /// ([`manifests::token_secret`]); [`Submission::documents`] and
+    /// [`Submission::to_yaml`] leave it out, [`Submission::secret_yaml`]
+    /// writes it.
+    pub fn with_secret(mut self, job: &JobSpec, secret: &crate::probe::Secret) -> Submission {
+        self.manifests.secret = Some(manifests::token_secret(job, secret));
+        self
+    }
+
+    /// The Secret as one YAML document, for a file only its owner can
+    /// read; `None` without [`Submission::with_secret`].
+    pub fn secret_yaml(&self) -> Option<Result<String, serde_norway::Error>> {
+        let s = self.manifests.secret.as_ref()?;
+        Some(planner::yaml::to_string(s).map(|y| format!("---\n{y}")))
     }
 
     /// A few lines for people: the Nodes, their ranks, the loads.

@@ -84,4 +84,11 @@ pub struct Manifests {
     pub workload: serde_json::Value,
     /// The objects it owns, in the order they are applied and printed.
     pub owned: Vec<serde_json::Value>,
+    /// The Secret with the probe's job secret
+    /// ([`super::manifests::token_secret`]), which the rank pods read: it
+    /// is applied before the workload (so that no pod starts without
+    /// it), then owned by it like the others. Never serialised with the
+    /// rest: only [`super::submit::Submission::secret_yaml`] writes it.
+    #[serde(skip)]
+    pub secret: Option<serde_json::Value>,
 }

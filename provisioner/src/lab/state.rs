@@ -231,16 +231,15 @@ pub fn path(dir: &Path, name: &str) -> PathBuf {
 /// Reads the state of lab `name`; `Ok(None)` when there is none.
 pub fn read(dir: &Path, name: &str) -> Result<Option<State>> {
     let file = path(dir, name);
-    let text = match std::fs::read_to_string(&file) {
-        Ok(t) => t,
+    match std::fs::symlink_metadata(&file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Error::State {
-                file: file.display().to_string(),
-                message: e.to_string(),
-            });
-        }
-    };
+        _ => {}
+    }
+    // The one bounded reader: a regular file, of bounded size and depth.
+    let text = planner::input::read(&file).map_err(|message| Error::State {
+        file: file.display().to_string(),
+        message,
+    })?;
     let state: State = serde_json::from_str(&text).map_err(|e| Error::State {
         file: file.display().to_string(),
         message: e.to_string(),
@@ -307,6 +306,33 @@ pub fn remove(dir: &Path, name: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 31: the state file goes through the one bounded reader: a
+    /// FIFO in its place or a file nested 100,000 levels is refused at once,
+    /// naming the file and the limit; a missing one is no lab.
+    #[test]
+    fn state_files_are_read_bounded() {
+        let dir = std::env::temp_dir().join(format!("lab-state-bounds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(read(&dir, "none").unwrap().is_none());
+        std::fs::write(path(&dir, "deep"), "[".repeat(100_000)).unwrap();
+        let start = std::time::Instant::now();
+        let e = read(&dir, "deep").unwrap_err().to_string();
+        assert!(start.elapsed().as_secs() < 2);
+        assert!(
+            e.contains("deep.json: line 1 is nested more than 128 levels deep"),
+            "{e}"
+        );
+        let fifo = path(&dir, "fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()));
+        let e = read(&dir, "fifo").unwrap_err().to_string();
+        assert!(
+            e.contains("it is a device, FIFO or socket, not a regular file"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn names_are_short_and_plain() {

@@ -29,6 +29,15 @@ pub const MAX_SECRET: usize = 4096;
 /// The environment variable that holds the job secret.
 pub const ENV: &str = "PROBE_TOKEN";
 
+/// The environment variable that marks a rank of a job submitted with a
+/// secret (`provisioner submit` sets it to [`REQUIRED`] in every rank's
+/// environment, next to [`ENV`] from the job's Secret): such a rank refuses
+/// to run without the secret instead of running unauthenticated.
+pub const AUTH_ENV: &str = "EFLOPS_PROBE_AUTH";
+
+/// The value of [`AUTH_ENV`] that requires the secret.
+pub const REQUIRED: &str = "required";
+
 /// The job secret. Its `Debug` shows no byte of it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(Vec<u8>);

@@ -29,7 +29,7 @@ pub mod report;
 pub mod schedule;
 pub mod stepsync;
 pub mod transport;
-mod wire;
+pub mod wire;
 
 use std::time::Duration;
 

@@ -592,7 +592,7 @@ fn read_password_file(path: &Path) -> std::result::Result<Secret, String> {
             meta.uid()
         ));
     }
-    let text = std::fs::read_to_string(path)
+    let text = planner::input::read(path)
         .map_err(|e| format!("cannot read password_file {shown}: {e}"))?;
     let value = text.strip_suffix('\n').unwrap_or(&text);
     let value = value.strip_suffix('\r').unwrap_or(value);

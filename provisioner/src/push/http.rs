@@ -62,10 +62,12 @@ impl Http {
             // candidate elsewhere or over plain HTTP: never followed.
             .redirect(reqwest::redirect::Policy::none());
         if let Some(ca) = &target.tls.ca_file {
-            let pem = std::fs::read(ca).map_err(|e| PushError::Io {
-                action: format!("reading ca_file {}", ca.display()),
-                source: e,
-            })?;
+            let pem = planner::input::read(ca)
+                .map(String::into_bytes)
+                .map_err(|e| PushError::Io {
+                    action: format!("reading ca_file {}", ca.display()),
+                    source: std::io::Error::other(e),
+                })?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
                 PushError::Credentials {
                     switch: target.switch.clone(),

@@ -250,11 +250,11 @@ fn lock_path(path: &Path) -> PathBuf {
 
 /// Reads a journal.
 pub fn read(path: &Path) -> Result<Journal> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = planner::input::read(path).map_err(|e| {
         err(
             path,
             "cannot read it; give the --journal of the push (default push-journal.json in the folder it ran in)",
-            Some(Box::new(e)),
+            Some(e.into()),
         )
     })?;
     let j: Journal = serde_json::from_str(&text)

@@ -23,10 +23,10 @@ const CONFIRM_GRACE: Duration = Duration::from_secs(30);
 /// devices file also gives the credentials).
 pub fn context(j: &Journal, journal_file: &Path) -> Result<(CheckedPlan, Devices)> {
     let read = |p: &str, what: &str| {
-        std::fs::read_to_string(p).map_err(|e| PushError::Journal {
+        planner::input::read(std::path::Path::new(p)).map_err(|e| PushError::Journal {
             file: journal_file.display().to_string(),
             message: format!("cannot read its {what} {p}"),
-            source: Some(Box::new(e)),
+            source: Some(e.into()),
         })
     };
     let plan_text = read(&j.plan, "plan")?;

@@ -12,11 +12,11 @@ use planner::render::Vendor;
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
+use super::device::same_host;
 use super::devices::{self, Devices, Entry};
 use super::error::{PushError, Result};
 use super::journal::{self, Journal, Outcome, Phase, SwitchRecord};
 use super::rollout::{self, Policy};
-use super::device::same_host;
 use super::verify;
 use super::{Client, Device};
 

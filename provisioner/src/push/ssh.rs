@@ -571,7 +571,7 @@ fn known_hosts_check(
     found: &str,
 ) -> std::result::Result<(), String> {
     let file = path.display();
-    let text = std::fs::read_to_string(path)
+    let text = planner::input::read(path)
         .map_err(|e| format!("cannot read the known-hosts file {file}: {e}"))?;
     let name = if port == 22 {
         host.to_string()

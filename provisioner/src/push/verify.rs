@@ -37,8 +37,8 @@ use serde::Serialize;
 
 use super::Device;
 use super::device::Observed;
-use super::error::{PushError, Result};
 use super::device::same_host;
+use super::error::{PushError, Result};
 
 /// What physical switch `switch` must show when configured with `vendor`.
 pub fn expected(plan: &CheckedPlan, switch: &str, vendor: Vendor) -> Result<Expected> {

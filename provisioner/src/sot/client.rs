@@ -121,9 +121,7 @@ pub fn read_token(source: &TokenSource) -> Result<Secret> {
                 }
             }
             let _ = meta;
-            std::fs::read_to_string(p).map_err(|e| SotError::Token {
-                message: format!("cannot read {}: {e}", p.display()),
-            })?
+            planner::input::read(p).map_err(|message| SotError::Token { message })?
         }
         TokenSource::Env(var) => std::env::var(var).map_err(|_| SotError::Token {
             message: format!("${var} is not set; set it or give --token-file"),
@@ -460,10 +458,12 @@ impl Client {
 }
 
 fn add_ca(b: reqwest::ClientBuilder, ca: &Path) -> Result<reqwest::ClientBuilder> {
-    let pem = std::fs::read(ca).map_err(|e| SotError::Parameter {
-        parameter: "ca-file".to_string(),
-        message: format!("cannot read {}: {e}", ca.display()),
-    })?;
+    let pem = planner::input::read(ca)
+        .map(String::into_bytes)
+        .map_err(|message| SotError::Parameter {
+            parameter: "ca-file".to_string(),
+            message,
+        })?;
     let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| SotError::Parameter {
         parameter: "ca-file".to_string(),
         message: format!("{} holds no PEM certificate: {e}", ca.display()),

@@ -71,8 +71,8 @@ fn issue13_6_submit_on_a_server_listing_a_missing_sub_node() {
     let dir = TempDir::new("missing");
     let file = edited(dir.path(), "missing.json", |j| {
         j.replace(
-            r#"{"name": "node10", "sub_nodes": [36, 37, 38, 39]}"#,
-            r#"{"name": "node10", "sub_nodes": [36, 37, 38, 99]}"#,
+            r#"{"name": "node10", "sub_nodes": [36, 37, 38, 39],"#,
+            r#"{"name": "node10", "sub_nodes": [36, 37, 38, 99],"#,
         )
     });
     for args in [
@@ -96,8 +96,8 @@ fn issue13_6_submit_on_a_sub_node_no_server_lists() {
     let dir = TempDir::new("orphan");
     let file = edited(dir.path(), "orphan.json", |j| {
         j.replace(
-            r#"{"name": "node10", "sub_nodes": [36, 37, 38, 39]}"#,
-            r#"{"name": "node10", "sub_nodes": [37, 38, 39]}"#,
+            r#"{"name": "node10", "sub_nodes": [36, 37, 38, 39],"#,
+            r#"{"name": "node10", "sub_nodes": [37, 38, 39],"#,
         )
     });
     let out = provisioner(&["submit", JOB, "--plan", &file, "--offline"], dir.path());

@@ -117,3 +117,77 @@ fn label_nodes_checks_its_inputs_before_the_cluster() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read nope.json"));
 }
+
+/// Issue 31: every file the provisioner reads goes through the one bounded
+/// reader: a YAML nested 100,000 levels (600 KB), a device, a FIFO and a
+/// file above 256 MiB are refused at once (exit 2), naming the file and
+/// the limit.
+#[test]
+fn issue31_unbounded_inputs_are_refused_naming_file_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("deep.yaml");
+    std::fs::write(&deep, "- ".repeat(100_000) + "x\n").unwrap();
+    let fifo = dir.path().join("job.toml");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    let plan = "examples/data/eflops-4x16.plan.json";
+    let dra = "examples/allreduce-32-dra.job.toml";
+    let cases: [(&[&str], String); 4] = [
+        (
+            &[
+                "submit",
+                dra,
+                "--plan",
+                plan,
+                "--cluster",
+                deep.to_str().unwrap(),
+            ],
+            format!(
+                "cannot read {}: line 1 is nested more than 128 levels deep, the limit for an input file",
+                deep.display()
+            ),
+        ),
+        (
+            &["nodes", "/dev/zero"],
+            "cannot read /dev/zero: it is a device, FIFO or socket, not a regular file".to_string(),
+        ),
+        (
+            &[
+                "submit",
+                fifo.to_str().unwrap(),
+                "--plan",
+                plan,
+                "--offline",
+            ],
+            format!(
+                "cannot read {}: it is a device, FIFO or socket, not a regular file",
+                fifo.display()
+            ),
+        ),
+        (
+            &["nodes", big.to_str().unwrap()],
+            format!(
+                "cannot read {}: it has 268435457 bytes or more, above the limit of 268435456 bytes (256 MiB)",
+                big.display()
+            ),
+        ),
+    ];
+    for (args, want) in cases {
+        let start = std::time::Instant::now();
+        let out = provisioner(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(start.elapsed().as_secs() < 10, "{args:?}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+    }
+}

@@ -293,7 +293,15 @@ fn submit_reads_the_cluster_places_around_busy_nodes_and_applies() {
     let script = vec![
         (200, gpu_nodes()),
         (200, busy_pods()),
+        (
+            200,
+            stored("v1", "Secret", "allreduce-32-probe-token", "uid-s"),
+        ),
         (200, stored("batch/v1", "Job", "allreduce-32", "uid-job")),
+        (
+            200,
+            stored("v1", "Secret", "allreduce-32-probe-token", "uid-s"),
+        ),
         (
             200,
             stored("v1", "ConfigMap", "allreduce-32-ranks", "uid-cm"),
@@ -308,14 +316,19 @@ fn submit_reads_the_cluster_places_around_busy_nodes_and_applies() {
         [
             "GET /api/v1/nodes?&limit=500".to_string(),
             PODS_QUERY.to_string(),
+            format!("PATCH /api/v1/namespaces/ml/secrets/allreduce-32-probe-token{apply}"),
             format!("PATCH /apis/batch/v1/namespaces/ml/jobs/allreduce-32{apply}"),
+            format!("PATCH /api/v1/namespaces/ml/secrets/allreduce-32-probe-token{apply}"),
             format!("PATCH /api/v1/namespaces/ml/configmaps/allreduce-32-ranks{apply}"),
             format!("PATCH /api/v1/namespaces/ml/services/allreduce-32{apply}"),
         ]
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["applied"]["workload"]["uid"], "uid-job");
-    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(3));
+    // The job secret is in the request bodies only, never in the output.
+    let secret = v["applied"]["owned"][0]["name"].as_str();
+    assert_eq!(secret, Some("allreduce-32-probe-token"));
     // node01 holds a GPU of another pod: the placement summary says no rank
     // went there.
     let summary = text(&out.stderr);
@@ -361,8 +374,8 @@ fn submit_dry_run_with_a_cluster_only_reads() {
 
 /// `submit` with `[placement] mode = "dra"` reads ResourceSlices, claims
 /// and earlier templates, leaves the sub-node whose GPU a claim holds, and
-/// applies the ConfigMap first, then the Service, a claim template and a
-/// Pod per rank, owned by it.
+/// applies the job's Secret, the ConfigMap, then the Secret again, the
+/// Service, a claim template and a Pod per rank, owned by the ConfigMap.
 #[test]
 fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
     let path = concat!(
@@ -395,7 +408,9 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
         (200, dra::resource_slices(&plan, &|_, _, _| {})),
         (200, claims),
         (200, empty("ResourceClaimTemplateList")),
+        (200, stored("v1", "Secret", "d-probe-token", "uid-s")),
         (200, stored("v1", "ConfigMap", "d-ranks", "uid-cm")),
+        (200, stored("v1", "Secret", "d-probe-token", "uid-s")),
         (200, stored("v1", "Service", "d", "uid-svc")),
     ];
     for r in 0..4 {
@@ -435,7 +450,9 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
         "GET /apis/resource.k8s.io/v1/resourceslices?&limit=500".to_string(),
         "GET /apis/resource.k8s.io/v1/resourceclaims?&limit=500".to_string(),
         "GET /apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500".to_string(),
+        format!("PATCH /api/v1/namespaces/ml/secrets/d-probe-token{apply}"),
         format!("PATCH /api/v1/namespaces/ml/configmaps/d-ranks{apply}"),
+        format!("PATCH /api/v1/namespaces/ml/secrets/d-probe-token{apply}"),
         format!("PATCH /api/v1/namespaces/ml/services/d{apply}"),
     ];
     for r in 0..4 {
@@ -449,7 +466,7 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
     assert_eq!(seen, want);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["applied"]["workload"]["kind"], "ConfigMap");
-    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(9));
+    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(10));
     // fill: one server; node01's first GPU is taken, so not node01.
     let summary = text(&out.stderr);
     assert!(summary.contains("job d: 4 ranks on 1 Nodes"), "{summary}");

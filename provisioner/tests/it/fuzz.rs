@@ -5,7 +5,10 @@
 //! binary does. Each case asserts: no panic, every refusal names the
 //! mutated file, an accepted submission's YAML parses back, its `ranks.csv`
 //! reads back and passes `rank-check` on every Node it names, and no two
-//! ranks on one Node share a GPU. The mutations are the planner's
+//! ranks on one Node share a GPU. Issue 31 adds the lab state file (read
+//! as `lab down` does, its paths confined) and probe control frames from a
+//! hostile peer (answered by the deadline, never past the size limit).
+//! The mutations are the planner's
 //! (`planner/tests/fuzz/mutate.rs`); `FUZZ_CASES` sets the cases per test.
 
 #[path = "../../../planner/tests/fuzz/mutate.rs"]
@@ -204,8 +207,158 @@ fn rank_table_case(seed: u64) -> Result<(), String> {
     r.map_err(|p| input.report(&original, seed, &p))
 }
 
+/// A lab state file (issue 31): a state `lab up` would write for the EFLOPS
+/// plan, mutated as JSON, read back as `lab down` and `lab run` do, with
+/// its paths put through the confinement they get before anything is
+/// removed. No panic; a refusal names the file; the FRR directories of an
+/// accepted state resolve under the lab's own bases or are refused.
+fn state_case(seed: u64) -> Result<(), String> {
+    use provisioner::lab::state::{self, State};
+    let plan = eflops_plan();
+    let lab = planner::network::Lab::of(&plan, PLAN).map_err(|e| e.to_string())?;
+    let st = State {
+        version: state::VERSION,
+        name: "fz".to_string(),
+        phase: "up".to_string(),
+        plan_file: PLAN.to_string(),
+        rate_kbit: 100_000,
+        namespaces: vec!["fz-s0".to_string(), "fz-h0".to_string()],
+        lab,
+        changed: Vec::new(),
+        pins: vec![("fz-s0".to_string(), "rule".to_string())],
+        routing: Default::default(),
+        frr_dirs: vec![
+            "/etc/frr/fz-s0".to_string(),
+            "/var/run/frr/fz-s0".to_string(),
+        ],
+        mark: "0123456789abcdef".to_string(),
+    };
+    let original = serde_json::to_string_pretty(&st).map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(seed);
+    let mutated = mutate::mutate(&original, Format::Json, mutate::Scale::Bounded, &mut rng);
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = state::path(dir.path(), "fz");
+    std::fs::write(&file, &mutated.text).map_err(|e| e.to_string())?;
+    let name = file.display().to_string();
+    let r = guarded(|| {
+        match state::read(dir.path(), "fz") {
+            Err(e) => refused("state", &e, &name)?,
+            Ok(None) => return Err("the state file was written but not found".to_string()),
+            Ok(Some(st)) => {
+                let bases = [Path::new("/etc/frr"), Path::new("/var/run/frr")];
+                for d in &st.frr_dirs {
+                    if let Ok(p) = provisioner::lab::trust::confine(d, &bases)
+                        && !bases.iter().any(|b| p.starts_with(b))
+                    {
+                        return Err(format!("{d} was confined to {}", p.display()));
+                    }
+                }
+                let _ = provisioner::lab::trust::own_namespaces(&st);
+            }
+        }
+        Ok(())
+    });
+    r.map_err(|p| {
+        format!(
+            "seed {seed}: {p}\nmutations: {}\n{}",
+            mutated.steps.join("; "),
+            mutate::diff(&original, &mutated.text)
+        )
+    })
+}
+
+/// A probe control frame from a hostile peer (issue 31): a valid message
+/// mutated as JSON behind a length prefix that is right, short, long or
+/// huge, or raw bytes, written to a loopback socket whose writer then
+/// closes or keeps the connection open and silent. Rank 0's frame reader
+/// must answer (a message or an error) by its deadline, never panic, and
+/// never accept more than its limit.
+fn frame_case(seed: u64) -> Result<(), String> {
+    use provisioner::probe::wire::{self, Control};
+    use std::io::Write as _;
+    let mut rng = Rng::new(seed);
+    let messages = [
+        Control::Table(vec!["127.0.0.1:29501".to_string(), "[::1]:2".to_string()]),
+        Control::Local(vec![1, u64::MAX, 0]),
+        Control::Global(Vec::new()),
+        Control::Challenge {
+            nonce: "ab".repeat(32),
+            proof: "cd".repeat(32),
+        },
+        Control::StepDone(3),
+        Control::Stop("rank 1 failed".to_string()),
+    ];
+    let message = rng.pick(&messages);
+    let original = serde_json::to_string(message).map_err(|e| e.to_string())?;
+    let body = if rng.chance(1, 8) {
+        (0..rng.below(64)).map(|_| rng.next_u64() as u8).collect()
+    } else {
+        mutate::mutate(&original, Format::Json, mutate::Scale::Bounded, &mut rng)
+            .text
+            .into_bytes()
+    };
+    let limit = wire::control_limit(4);
+    let len = match rng.below(5) {
+        0 => body.len().saturating_sub(1 + rng.below(4)),
+        1 => body.len() + 1 + rng.below(4),
+        2 => limit + 1,
+        3 => u32::MAX as usize,
+        _ => body.len(),
+    };
+    let keep_open = rng.chance(1, 4);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let mut peer = std::net::TcpStream::connect(listener.local_addr().map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let (sock, _) = listener.accept().map_err(|e| e.to_string())?;
+    let mut frame = (len as u32).to_le_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    let _ = peer.write_all(&frame);
+    if !keep_open {
+        let _ = peer.shutdown(std::net::Shutdown::Write);
+    }
+    let start = std::time::Instant::now();
+    let window = std::time::Duration::from_millis(200);
+    let r = guarded(|| {
+        match wire::read_frame(&sock, limit, Some(start + window)) {
+            Ok(_) if len > limit => {
+                return Err(format!(
+                    "a frame of {len} bytes passed the limit of {limit}"
+                ));
+            }
+            Ok(_) | Err(_) => {}
+        }
+        let took = start.elapsed();
+        if took > window + std::time::Duration::from_secs(2) {
+            return Err(format!(
+                "the reader took {took:?} past its deadline of {window:?}"
+            ));
+        }
+        Ok(())
+    });
+    drop(peer);
+    r.map_err(|p| {
+        format!(
+            "seed {seed}: {p}\nframe ({} bytes of body, prefix {len}): {:?}",
+            body.len(),
+            String::from_utf8_lossy(&body)
+        )
+    })
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn fuzz_lab_state_files(seed in any::<u64>()) {
+        let r = state_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    #[test]
+    fn fuzz_probe_frames_from_a_hostile_peer(seed in any::<u64>()) {
+        let r = frame_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
 
     #[test]
     fn fuzz_job_files_submit_offline(seed in any::<u64>()) {
@@ -232,10 +385,12 @@ proptest! {
 fn fuzz_survey() {
     let n = mutate::env_number("FUZZ_CASES", 64);
     type Case = fn(u64) -> Result<(), String>;
-    let targets: [(&str, Case); 3] = [
+    let targets: [(&str, Case); 5] = [
         ("job", job_case),
         ("plan", plan_case),
         ("rank-table", rank_table_case),
+        ("lab-state", state_case),
+        ("probe-frame", frame_case),
     ];
     let mut seen = std::collections::BTreeMap::new();
     for (name, f) in targets {

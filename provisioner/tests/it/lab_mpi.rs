@@ -128,6 +128,8 @@ gpu = "nvidia.com/gpu"
         .arg("submit")
         .arg(&file)
         .args(["--plan", &plan(), "--offline", "--format", "json"])
+        .arg("--secret-out")
+        .arg(dir.join(format!("{job}.secret.yaml")))
         .current_dir(workspace())
         .env_remove("KUBECONFIG")
         .output()
@@ -154,15 +156,25 @@ gpu = "nvidia.com/gpu"
         .expect("an MPIJob");
     let launcher =
         &mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0];
+    // The job's Secret, which the kubelet reads for `secretKeyRef`.
+    let secret: Value = serde_norway::from_str(
+        &std::fs::read_to_string(dir.join(format!("{job}.secret.yaml"))).unwrap(),
+    )
+    .unwrap();
     let env = launcher["env"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| {
-            (
-                e["name"].as_str().unwrap().to_string(),
-                e["value"].as_str().unwrap().to_string(),
-            )
+            let value = match e.pointer("/valueFrom/secretKeyRef/key") {
+                Some(key) => {
+                    let data = secret["data"][key.as_str().unwrap()].clone();
+                    let bytes: k8s_openapi::ByteString = serde_json::from_value(data).unwrap();
+                    String::from_utf8(bytes.0).unwrap()
+                }
+                None => e["value"].as_str().unwrap().to_string(),
+            };
+            (e["name"].as_str().unwrap().to_string(), value)
         })
         .collect();
     let words: Vec<String> = launcher["command"]

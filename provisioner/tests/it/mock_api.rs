@@ -414,6 +414,7 @@ fn small_manifests() -> Manifests {
                     "metadata": { "name": "train", "labels": labels },
                     "spec": { "clusterIP": "None", "selector": labels } }),
         ],
+        secret: None,
     }
 }
 
@@ -423,13 +424,30 @@ fn with(mut v: Value, pointer: &str, value: Value) -> Value {
     v
 }
 
-#[test]
-fn apply_sets_owner_references_from_the_workload_uid() {
-    let m = small_manifests();
-    let owner = json!([{
+/// A server-side apply of `body` to `uri`, answered with `body` and `uid`.
+fn ssa(uri: &str, body: &Value, uid: &str) -> Exchange {
+    Exchange {
+        method: "PATCH",
+        uri: format!("{uri}?&{SSA_QUERY}"),
+        content_type: Some(APPLY),
+        body: Some(body.clone()),
+        status: 200,
+        reply: with(body.clone(), "/metadata/uid", json!(uid)),
+    }
+}
+
+/// The `ownerReferences` that point at the Job `train` with uid `1f0c-uid`.
+fn owner_of_train() -> Value {
+    json!([{
         "apiVersion": "batch/v1", "kind": "Job", "name": "train",
         "uid": "1f0c-uid", "controller": false, "blockOwnerDeletion": true,
-    }]);
+    }])
+}
+
+/// The exchanges of applying [`small_manifests`]: the Job's, and its owned
+/// objects' with `ownerReferences` to it.
+fn small_apply(m: &Manifests) -> (Exchange, Vec<Exchange>) {
+    let owner = owner_of_train();
     let job = with(m.workload.clone(), "/metadata/namespace", json!("ml"));
     let cm = with(
         m.owned[0].clone(),
@@ -441,23 +459,25 @@ fn apply_sets_owner_references_from_the_workload_uid() {
         "/metadata/ownerReferences",
         owner,
     );
-    let ssa = |uri: &str, body: &Value, uid: &str| Exchange {
-        method: "PATCH",
-        uri: format!("{uri}?&{SSA_QUERY}"),
-        content_type: Some(APPLY),
-        body: Some(body.clone()),
-        status: 200,
-        reply: with(body.clone(), "/metadata/uid", json!(uid)),
-    };
-    let script = vec![
+    (
         ssa("/apis/batch/v1/namespaces/ml/jobs/train", &job, "1f0c-uid"),
-        ssa(
-            "/api/v1/namespaces/ml/configmaps/train-ranks",
-            &cm,
-            "cm-uid",
-        ),
-        ssa("/api/v1/namespaces/ml/services/train", &svc, "svc-uid"),
-    ];
+        vec![
+            ssa(
+                "/api/v1/namespaces/ml/configmaps/train-ranks",
+                &cm,
+                "cm-uid",
+            ),
+            ssa("/api/v1/namespaces/ml/services/train", &svc, "svc-uid"),
+        ],
+    )
+}
+
+#[test]
+fn apply_sets_owner_references_from_the_workload_uid() {
+    let m = small_manifests();
+    let (job, owned) = small_apply(&m);
+    let mut script = vec![job];
+    script.extend(owned);
     let applied = run(
         script,
         |c| async move { cluster::apply(&c, "ml", &m).await },
@@ -470,6 +490,61 @@ fn apply_sets_owner_references_from_the_workload_uid() {
         .map(|o| (o.kind.as_str(), o.uid.as_str()))
         .collect();
     assert_eq!(owned, [("ConfigMap", "cm-uid"), ("Service", "svc-uid")]);
+}
+
+/// The job's Secret is applied before the workload (while a Secret that a
+/// pod's `secretKeyRef` names cannot be fetched, the kubelet does not run
+/// the pod and retries; references are required unless marked optional:
+/// kubernetes.io/docs/concepts/configuration/secret, "Optional Secrets",
+/// v1.34), then again with the workload as its owner, so that the garbage
+/// collector deletes it with the workload (kubernetes.io/docs/concepts/
+/// architecture/garbage-collection, "Owners and dependents", v1.34).
+#[test]
+fn apply_puts_the_secret_before_the_workload_then_under_it() {
+    let mut m = small_manifests();
+    let secret = json!({ "apiVersion": "v1", "kind": "Secret",
+        "metadata": { "name": "train-probe-token", "namespace": "ml",
+                      "labels": { "app.kubernetes.io/instance": "train" } },
+        "type": "Opaque", "data": { "token": "MDEyMzQ1Njc4OWFiY2RlZg==" } });
+    m.secret = Some(secret.clone());
+    let owned_secret = with(
+        secret.clone(),
+        "/metadata/ownerReferences",
+        owner_of_train(),
+    );
+    let (job, owned) = small_apply(&m);
+    let mut script = vec![
+        ssa(SECRET_URI, &secret, "s1"),
+        job.clone(),
+        ssa(SECRET_URI, &owned_secret, "s1"),
+    ];
+    script.extend(owned);
+    let applied = run(
+        script,
+        |c| async move { cluster::apply(&c, "ml", &m).await },
+    )
+    .unwrap();
+    let owned: Vec<&str> = applied.owned.iter().map(|o| o.kind.as_str()).collect();
+    assert_eq!(owned, ["Secret", "ConfigMap", "Service"]);
+
+    // A workload the API server refuses takes the Secret with it.
+    let mut m = small_manifests();
+    m.secret = Some(secret.clone());
+    let script = vec![
+        ssa(SECRET_URI, &secret, "s1"),
+        Exchange {
+            status: 422,
+            reply: status_reply(422, "Job.batch \"train\" is invalid"),
+            ..job
+        },
+        delete_secret(secret),
+    ];
+    let err = run(
+        script,
+        |c| async move { cluster::apply(&c, "ml", &m).await },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("applying Job train"), "{err}");
 }
 
 #[test]
@@ -515,6 +590,7 @@ fn mpijob_without_its_crd_says_to_install_the_mpi_operator() {
     let m = Manifests {
         workload,
         owned: small_manifests().owned,
+        secret: None,
     };
     let err = run(
         script,
@@ -795,14 +871,77 @@ fn delete_with_foreground_propagation() {
         status: 200,
         reply: with(job(2, json!([])), "/metadata/uid", json!("u9")),
     }];
-    let d = run(script, |c| async move {
+    // The Secret went with the Job (the garbage collector follows its
+    // ownerReference), so it is not found.
+    let mut gone = script.clone();
+    gone.push(Exchange {
+        status: 404,
+        ..get(
+            SECRET_URI,
+            status_reply(404, "secrets \"train-probe-token\" not found"),
+        )
+    });
+    let d = run(
+        gone,
+        |c| async move { cluster::delete(&c, "ml", "train").await },
+    )
+    .unwrap();
+    assert_eq!(
+        (d.kind.as_str(), d.uid.as_deref(), d.propagation, d.secret),
+        ("Job", Some("u9"), "Foreground", None)
+    );
+
+    // A Secret applied from --dry-run output has no owner: delete removes
+    // it when its labels say it is this job's, and leaves alone one that
+    // is not.
+    let ours = secret_object(json!({
+        "app.kubernetes.io/managed-by": "eflops-provisioner",
+        "app.kubernetes.io/instance": "train",
+    }));
+    let mut orphan = script.clone();
+    orphan.extend([get(SECRET_URI, ours.clone()), delete_secret(ours)]);
+    let d = run(orphan, |c| async move {
         cluster::delete(&c, "ml", "train").await
     })
     .unwrap();
-    assert_eq!(
-        (d.kind.as_str(), d.uid.as_deref(), d.propagation),
-        ("Job", Some("u9"), "Foreground")
-    );
+    assert_eq!(d.secret.as_deref(), Some("train-probe-token"));
+
+    let mut foreign = script;
+    foreign.push(get(
+        SECRET_URI,
+        secret_object(json!({ "app.kubernetes.io/instance": "train" })),
+    ));
+    let d = run(foreign, |c| async move {
+        cluster::delete(&c, "ml", "train").await
+    })
+    .unwrap();
+    assert_eq!(d.secret, None);
+}
+
+const SECRET_URI: &str = "/api/v1/namespaces/ml/secrets/train-probe-token";
+
+/// The `DELETE` of the Secret (default options: body `{}`), answered with
+/// `reply`.
+fn delete_secret(reply: Value) -> Exchange {
+    Exchange {
+        method: "DELETE",
+        uri: format!("{SECRET_URI}?"),
+        content_type: Some("application/json"),
+        body: Some(json!({})),
+        status: 200,
+        reply,
+    }
+}
+
+/// A Secret as the API server returns it (core/v1 Secret, `data` base64:
+/// kubernetes.io/docs/concepts/configuration/secret, v1.34).
+fn secret_object(labels: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": { "name": "train-probe-token", "namespace": "ml", "uid": "s1", "labels": labels },
+        "type": "Opaque",
+        "data": { "token": "MDEyMzQ1Njc4OWFiY2RlZg==" },
+    })
 }
 
 #[test]
@@ -901,6 +1040,10 @@ fn status_and_delete_of_a_dra_submission() {
             200,
             dra_root(),
         ),
+        Exchange {
+            status: 404,
+            ..get(SECRET_URI, status_reply(404, "not found"))
+        },
     ];
     let d = run(script, |c| async move {
         cluster::delete(&c, "ml", "train").await

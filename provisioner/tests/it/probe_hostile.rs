@@ -374,12 +374,13 @@ fn an_oversized_hello_is_refused_unread() {
     );
 }
 
-/// Without a job secret the binary runs unauthenticated and warns, saying
-/// where to give one (jobs from `provisioner submit` carry none yet); a bad
-/// secret exits 2 and is never printed.
+/// Without a job secret a rank run by hand runs unauthenticated and warns,
+/// saying where to give one; a rank of a submitted job
+/// (`EFLOPS_PROBE_AUTH=required`, which `provisioner submit` sets) is
+/// refused; a bad secret exits 2 and is never printed.
 #[test]
 fn cli_without_a_job_secret_warns_saying_where_to_give_one() {
-    let run = |env: Option<&str>, file: Option<&std::path::Path>| {
+    let run_with = |env: Option<&str>, file: Option<&std::path::Path>, auth: Option<&str>| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_provisioner"));
         c.args([
             "probe",
@@ -394,7 +395,10 @@ fn cli_without_a_job_secret_warns_saying_where_to_give_one() {
             "--size",
             "8B",
         ]);
-        c.env_remove("PROBE_TOKEN");
+        c.env_remove("PROBE_TOKEN").env_remove("EFLOPS_PROBE_AUTH");
+        if let Some(a) = auth {
+            c.env("EFLOPS_PROBE_AUTH", a);
+        }
         if let Some(t) = env {
             c.env("PROBE_TOKEN", t);
         }
@@ -403,12 +407,33 @@ fn cli_without_a_job_secret_warns_saying_where_to_give_one() {
         }
         c.output().unwrap()
     };
+    let run = |env: Option<&str>, file: Option<&std::path::Path>| run_with(env, file, None);
     let out = run(None, None);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.contains("warning: no job secret, so peers are not authenticated: give --token-file FILE or set PROBE_TOKEN"),
         "{err}"
+    );
+    let out = run_with(None, None, Some("required"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("EFLOPS_PROBE_AUTH=required says this rank belongs to a job submitted with a job secret, but PROBE_TOKEN is not set"),
+        "{err}"
+    );
+    let out = run_with(None, None, Some("yes"));
+    assert_eq!(out.status.code(), Some(2));
+    // With the secret, a submitted job's rank runs.
+    let out = run_with(
+        Some("a-submitted-job-secret-0123456789"),
+        None,
+        Some("required"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     let out = run(Some("short"), None);
     assert_eq!(out.status.code(), Some(2));

@@ -1489,3 +1489,142 @@ fn nvlink_servers_take_whole_servers_with_every_gpu_visible() {
         "{e}"
     );
 }
+
+/// The Secret with the job secret, as the kubelet reads it for a pod's
+/// `secretKeyRef` (core/v1 Secret, `data` base64:
+/// kubernetes.io/docs/concepts/configuration/secret, v1.34).
+fn secret_token(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let secret: Value = serde_norway::from_str(&text).unwrap();
+    assert_eq!(
+        (&secret["apiVersion"], &secret["kind"], &secret["type"]),
+        (
+            &Value::from("v1"),
+            &Value::from("Secret"),
+            &Value::from("Opaque")
+        )
+    );
+    let bytes: k8s_openapi::ByteString =
+        serde_json::from_value(secret["data"]["token"].clone()).unwrap();
+    String::from_utf8(bytes.0).unwrap()
+}
+
+/// Issue 31: every submission makes its own job secret, which only the
+/// Secret file holds (mode 0600); every rank container reads it through
+/// `secretKeyRef` with `EFLOPS_PROBE_AUTH=required`, and mpirun passes both
+/// on to the ranks.
+#[test]
+fn issue31_the_job_secret_is_in_the_secret_file_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut tokens = Vec::new();
+    for (i, job) in [INDEXED, MPI, INDEXED].into_iter().enumerate() {
+        let file = dir.path().join(format!("secret-{i}.yaml"));
+        let out = provisioner(
+            &[
+                "submit",
+                job,
+                "--plan",
+                PLAN,
+                "--offline",
+                "--secret-out",
+                file.to_str().unwrap(),
+            ],
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+        let token = secret_token(&file);
+        assert!(
+            token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{token}"
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains(&token) && !stderr.contains(&token));
+        assert!(!stdout.contains("kind: Secret"), "{stdout}");
+        assert!(stderr.contains("(mode 0600)"), "{stderr}");
+        let docs = documents(&stdout);
+        let containers: Vec<&Value> = docs
+            .iter()
+            .flat_map(|d| {
+                [
+                    "/spec/template/spec/containers/0",
+                    "/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0",
+                ]
+                .into_iter()
+                .filter_map(|p| d.pointer(p))
+            })
+            .collect();
+        assert_eq!(containers.len(), 1, "{job}");
+        let env = containers[0]["env"].as_array().unwrap();
+        let name = format!(
+            "{}-probe-token",
+            if job == INDEXED {
+                "allreduce-32"
+            } else {
+                "allreduce-32-mpi"
+            }
+        );
+        assert!(env.contains(&serde_json::json!({
+            "name": "PROBE_TOKEN",
+            "valueFrom": { "secretKeyRef": { "name": name, "key": "token" } },
+        })));
+        assert!(
+            env.contains(&serde_json::json!({ "name": "EFLOPS_PROBE_AUTH", "value": "required" }))
+        );
+        if job == MPI {
+            let cm = docs.iter().find(|d| d["kind"] == "ConfigMap").unwrap();
+            let mpirun = cm["data"]["mpirun.sh"].as_str().unwrap();
+            assert!(
+                mpirun.contains("-x PROBE_TOKEN -x EFLOPS_PROBE_AUTH"),
+                "{mpirun}"
+            );
+        }
+        tokens.push(token);
+    }
+    assert!(tokens[0] != tokens[1] && tokens[0] != tokens[2] && tokens[1] != tokens[2]);
+
+    // Without --secret-out the output still holds no Secret, and says how
+    // to make it; a submission to a cluster makes it itself.
+    let out = provisioner(&["submit", INDEXED, "--plan", PLAN, "--offline"], &[]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note: the rank pods read PROBE_TOKEN from the Secret allreduce-32-probe-token, which the printed objects leave out"),
+        "{stderr}"
+    );
+    let out = provisioner(
+        &["submit", INDEXED, "--plan", PLAN, "--secret-out", "s.yaml"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--secret-out writes the Secret of --dry-run or --offline output")
+    );
+    // A job file may not set the variables the Secret gives.
+    let file = dir.path().join("token.job.toml");
+    std::fs::write(
+        &file,
+        read(INDEXED).replace("[env]\n", "[env]\nPROBE_TOKEN = \"x\"\n"),
+    )
+    .unwrap();
+    let out = provisioner(
+        &[
+            "submit",
+            file.to_str().unwrap(),
+            "--plan",
+            PLAN,
+            "--offline",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("PROBE_TOKEN is set by the provisioner"),
+        "{stderr}"
+    );
+}

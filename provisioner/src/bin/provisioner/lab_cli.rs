@@ -548,8 +548,7 @@ fn measure(a: MeasureArgs) -> Result<()> {
             None
         }
         Some(file) => {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", file.display())))?;
+            let text = planner::input::read(file).map_err(crate::BadInput)?;
             let table =
                 planner::ranks::format::read_rank_table(&text, &file.display().to_string(), &plan)?;
             let (named, ranks) = (table.algorithm, table.ranks);

@@ -97,6 +97,12 @@ enum Command {
         /// With --wait: give up after this many seconds (exit code 1).
         #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
         timeout: u64,
+        /// With --dry-run or --offline: write the job's Secret (the probe's
+        /// job secret, which every rank pod reads as PROBE_TOKEN) to FILE,
+        /// readable by its owner only; the printed objects never hold it.
+        /// Apply FILE before them.
+        #[arg(long, value_name = "FILE")]
+        secret_out: Option<PathBuf>,
         /// Output: the objects (with --dry-run or --offline), or what was
         /// created.
         #[arg(long, value_enum, default_value_t = ManifestFormat::Yaml)]
@@ -380,8 +386,18 @@ fn run(cli: Cli) -> Result<()> {
             cluster: described,
             wait,
             timeout,
+            secret_out,
             format,
         } => {
+            if secret_out.is_some() && !(dry_run || offline || !described.is_empty()) {
+                return Err(BadInput(
+                    "--secret-out writes the Secret of --dry-run or --offline output; a submission to the cluster creates the Secret itself".to_string(),
+                )
+                .into());
+            }
+            // Every submission its own job secret, from the kernel's
+            // generator; it goes into the Secret and nowhere else.
+            let secret = probe::Secret::generate().context("making the job secret")?;
             let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
             let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
@@ -409,8 +425,9 @@ fn run(cli: Cli) -> Result<()> {
                     view.dra
                         .extend(DraView::from_plan(&p, &bound, &spec.placement.profile));
                 }
-                let sub = submit::prepare(&p, &bound, &spec, &view)?;
+                let sub = submit::prepare(&p, &bound, &spec, &view)?.with_secret(&spec, &secret);
                 eprint!("{}", sub.summary());
+                write_secret(&sub, &spec, secret_out.as_deref())?;
                 return print(&manifest_text(&sub, format)?);
             }
             let rt = runtime()?;
@@ -419,9 +436,10 @@ fn run(cli: Cli) -> Result<()> {
             if dra {
                 view.dra = rt.block_on(cluster::read_dra(&client))?;
             }
-            let sub = submit::prepare(&p, &bound, &spec, &view)?;
+            let sub = submit::prepare(&p, &bound, &spec, &view)?.with_secret(&spec, &secret);
             eprint!("{}", sub.summary());
             if dry_run {
+                write_secret(&sub, &spec, secret_out.as_deref())?;
                 return print(&manifest_text(&sub, format)?);
             }
             let applied = rt.block_on(cluster::apply(&client, &spec.namespace, &sub.manifests))?;
@@ -596,7 +614,7 @@ fn run(cli: Cli) -> Result<()> {
             print(&match format {
                 Format::Json => json(&deleted)?,
                 Format::Table => format!(
-                    "deleted {} {}/{}{}; its pods, ConfigMap and Service are deleted first ({} propagation)\n",
+                    "deleted {} {}/{}{}; its pods, ConfigMap, Service and Secret are deleted first ({} propagation){}\n",
                     deleted.kind,
                     deleted.namespace,
                     deleted.name,
@@ -605,7 +623,12 @@ fn run(cli: Cli) -> Result<()> {
                         .as_deref()
                         .map(|u| format!(" (uid {u})"))
                         .unwrap_or_default(),
-                    deleted.propagation
+                    deleted.propagation,
+                    deleted
+                        .secret
+                        .as_deref()
+                        .map(|s| format!("; deleted Secret {s}"))
+                        .unwrap_or_default()
                 ),
             })
         }
@@ -622,6 +645,49 @@ fn manifest_text(sub: &submit::Submission, format: ManifestFormat) -> Result<Str
             "items": sub.documents(),
         })),
     }
+}
+
+/// The job's Secret into `out`, created readable by its owner only (mode
+/// 0600, then renamed over `out`), with a note on stderr; without `out`, a
+/// note that says how to make the Secret the printed pods need.
+fn write_secret(sub: &submit::Submission, spec: &JobSpec, out: Option<&Path>) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let name = provisioner::jobs::manifests::token_secret_name(&spec.name);
+    let Some(out) = out else {
+        eprintln!(
+            "note: the rank pods read {} from the Secret {name}, which the printed objects leave out (it holds the job secret): give --secret-out FILE to write it, or create it first with `kubectl create secret generic {name} -n {} --from-literal={}=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')`",
+            probe::auth::ENV,
+            spec.namespace,
+            provisioner::jobs::manifests::TOKEN_KEY,
+        );
+        return Ok(());
+    };
+    let yaml = sub
+        .secret_yaml()
+        .context("the submission has no Secret")?
+        .context("serialising the Secret")?;
+    let file = out.display();
+    let mut tmp = out.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(yaml.as_bytes()).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, out));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(BadInput(format!(
+            "cannot write the job's Secret to {file}: {e}; give --secret-out a path in a directory you can write"
+        ))
+        .into());
+    }
+    eprintln!(
+        "note: the job's Secret {name} is in {file} (mode 0600): apply it before the other objects (`kubectl apply -f {file}`) and keep it out of version control"
+    );
+    Ok(())
 }
 
 /// Watches the job until it runs, succeeds or fails (at most `timeout`

@@ -109,14 +109,28 @@ pub struct ProbeArgs {
     format: Format,
 }
 
-/// The job secret from --token-file or $PROBE_TOKEN; `None`, with a
-/// warning on stderr, when neither is given (jobs written by `provisioner
-/// submit` carry no Secret yet, docs/probe.md).
+/// The job secret from --token-file or $PROBE_TOKEN. Without either, a
+/// rank of a submitted job (`EFLOPS_PROBE_AUTH=required`, which
+/// `provisioner submit` sets) is refused; a rank run by hand runs
+/// unauthenticated, with a warning on stderr (docs/probe.md).
 fn secret(a: &ProbeArgs) -> Result<Option<probe::Secret>> {
+    use probe::auth::{AUTH_ENV, ENV, REQUIRED};
     let got = match &a.token_file {
         Some(f) => probe::Secret::from_file(f),
-        None => match std::env::var_os(probe::auth::ENV) {
-            Some(t) => probe::Secret::new(t.as_encoded_bytes(), probe::auth::ENV),
+        None => match std::env::var_os(ENV) {
+            Some(t) => probe::Secret::new(t.as_encoded_bytes(), ENV),
+            None if std::env::var_os(AUTH_ENV).is_some_and(|v| v == REQUIRED) => {
+                return Err(BadInput(format!(
+                    "{AUTH_ENV}={REQUIRED} says this rank belongs to a job submitted with a job secret, but {ENV} is not set: give every rank the job's Secret <job>-probe-token as {ENV} (mpirun: -x {ENV}), or --token-file FILE"
+                ))
+                .into());
+            }
+            None if std::env::var_os(AUTH_ENV).is_some() => {
+                return Err(BadInput(format!(
+                    "{AUTH_ENV} is set to something other than {REQUIRED}: unset it, or set it to {REQUIRED} with {ENV}"
+                ))
+                .into());
+            }
             None => {
                 eprintln!(
                     "warning: no job secret, so peers are not authenticated: give --token-file FILE or set {} to the same secret on every rank (`head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'` makes one)",

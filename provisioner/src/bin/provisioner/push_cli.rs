@@ -124,8 +124,7 @@ fn absolute(p: &Path) -> PathBuf {
 }
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| crate::BadInput(format!("cannot read {}: {e}", path.display())).into())
+    crate::read(path)
 }
 
 /// Runs `provisioner push ...`.

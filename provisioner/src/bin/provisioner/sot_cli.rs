@@ -159,10 +159,7 @@ fn write_whole(path: &Path, text: &str) -> Result<()> {
 
 fn load_plan(path: &Path) -> Result<CheckedPlan> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SotError::Io {
-        action: format!("reading {name}"),
-        source: e,
-    })?;
+    let text = crate::read(path)?;
     Ok(CheckedPlan::load(&text, &name)?)
 }
 
