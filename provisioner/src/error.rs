@@ -519,6 +519,23 @@ mod tests {
                 2,
             ),
             (
+                probe::Error::Protocol {
+                    rank: 2,
+                    addr: s("10.0.0.3:29500"),
+                    step: s("the hello"),
+                    message: s("a frame of 9 GB"),
+                },
+                1,
+            ),
+            (
+                probe::Error::Unauthenticated {
+                    rank: 2,
+                    addr: s("10.0.0.3:29500"),
+                    step: s("the hello"),
+                },
+                2,
+            ),
+            (
                 probe::Error::Unreachable {
                     rank: 1,
                     addr: s("10.0.0.2:29500"),
@@ -642,6 +659,14 @@ mod tests {
                 2,
             ),
             (
+                lab::Error::Foreign {
+                    file: s("/run/lab.json"),
+                    object: s("namespace decoy"),
+                    why: s("it carries no mark of this lab"),
+                },
+                2,
+            ),
+            (
                 lab::Error::Command {
                     command: s("ip netns add"),
                     message: s("exit status 1"),
@@ -668,6 +693,77 @@ mod tests {
         for (e, code) in cases {
             let name = format!("{e:?}");
             assert_eq!(u8::from(e.is_bad_input()) + 1, code, "lab itself: {name}");
+            assert_eq!(exit_code(e), code, "through the tree: {name}");
+        }
+    }
+
+    #[test]
+    fn every_sot_error_keeps_its_exit_code_through_the_tree() {
+        let url = || s("http://127.0.0.1:8089/api/dcim/devices/");
+        let cases: Vec<(crate::sot::SotError, u8)> = vec![
+            (
+                crate::sot::SotError::Parameter {
+                    parameter: s("url"),
+                    message: s("give http:// or https://"),
+                },
+                2,
+            ),
+            (
+                crate::sot::SotError::Token {
+                    message: s("the token file is empty"),
+                },
+                2,
+            ),
+            (
+                crate::sot::SotError::Auth {
+                    url: url(),
+                    status: 403,
+                    detail: s("Invalid token"),
+                },
+                2,
+            ),
+            (
+                crate::sot::SotError::Transport {
+                    action: s("listing devices"),
+                    url: url(),
+                    message: s("connection refused"),
+                    source: None,
+                },
+                1,
+            ),
+            (
+                crate::sot::SotError::Api {
+                    action: s("listing devices"),
+                    url: url(),
+                    message: s("HTTP 500"),
+                },
+                1,
+            ),
+            (
+                crate::sot::SotError::Refused {
+                    what: s("importing"),
+                    problems: vec![s("device sw1: no device type")],
+                },
+                2,
+            ),
+            (
+                crate::sot::SotError::Outcome {
+                    message: s("2 cabling findings"),
+                },
+                2,
+            ),
+            (crate::sot::SotError::Inventory(planner_bad()), 2),
+            (
+                crate::sot::SotError::Io {
+                    action: s("writing inventory.toml"),
+                    source: io_error(),
+                },
+                2,
+            ),
+        ];
+        for (e, code) in cases {
+            let name = format!("{e:?}");
+            assert_eq!(u8::from(e.is_bad_input()) + 1, code, "sot itself: {name}");
             assert_eq!(exit_code(e), code, "through the tree: {name}");
         }
     }
