@@ -253,6 +253,26 @@ pub enum Error {
         message: String,
     },
 
+    /// The API server refused the workload, and the job's Secret applied
+    /// before it could not be deleted: the refusal, and the Secret to
+    /// delete by hand.
+    #[error(
+        "the workload was refused, and the job secret {secret} in namespace {namespace} could not be deleted ({why}): delete it with `kubectl delete secret {name} -n {namespace}`"
+    )]
+    Orphaned {
+        /// Why the workload was refused.
+        #[source]
+        refused: Box<Error>,
+        /// The Secret, described.
+        secret: String,
+        /// Its name.
+        name: String,
+        /// Its namespace.
+        namespace: String,
+        /// Why the delete failed.
+        why: String,
+    },
+
     /// `wait` ran out of time.
     #[error(
         "{kind} {namespace}/{name} is still {phase} after {seconds} s; raise --timeout or look at `provisioner status {name} -n {namespace}`"
@@ -304,6 +324,7 @@ impl Error {
             Error::Probe(e) => e.is_bad_input(),
             Error::Lab(e) => e.is_bad_input(),
             Error::Sot(e) => e.is_bad_input(),
+            Error::Orphaned { refused, .. } => refused.is_bad_input(),
             // The API refused a request the user can fix (credentials,
             // permissions, a missing object, a conflict, an invalid object).
             Error::Api { source, .. } => matches!(
@@ -695,6 +716,30 @@ mod tests {
             assert_eq!(u8::from(e.is_bad_input()) + 1, code, "lab itself: {name}");
             assert_eq!(exit_code(e), code, "through the tree: {name}");
         }
+    }
+
+    /// A refused workload whose Secret could not be deleted: the refusal's
+    /// exit code, and the Secret named with the command that deletes it.
+    #[test]
+    fn an_orphaned_secret_keeps_the_refusals_exit_code_and_is_named() {
+        let refused = Error::BadObject {
+            object: s("Job ml/ar32"),
+            message: s("has no metadata"),
+        };
+        let e = Error::Orphaned {
+            refused: Box::new(refused),
+            secret: s("Secret ml/ar32-probe-token"),
+            name: s("ar32-probe-token"),
+            namespace: s("ml"),
+            why: s("connection reset"),
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("kubectl delete secret ar32-probe-token -n ml"),
+            "{text}"
+        );
+        assert!(std::error::Error::source(&e).is_some());
+        assert_eq!(exit_code(e), 1);
     }
 
     #[test]

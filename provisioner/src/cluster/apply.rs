@@ -124,10 +124,10 @@ pub async fn apply(
     let workload = match apply_one(client, namespace, &target, &workload, &params).await {
         Ok(w) => w,
         Err(e) => {
-            if let Some((target, _)) = &secret {
-                remove_orphan(client, namespace, target).await;
-            }
-            return Err(e);
+            return Err(match &secret {
+                Some((target, _)) => remove_orphan(client, namespace, target, e).await,
+                None => e,
+            });
         }
     };
     let owner = json!({
@@ -160,17 +160,26 @@ pub async fn apply(
     })
 }
 
-/// Deletes the Secret applied before a workload the API server refused,
-/// so that no job secret outlives its submission; a failure to delete it
-/// is only said on stderr (the refusal is the error to report).
-async fn remove_orphan(client: &kube::Client, namespace: &str, target: &Target) {
+/// Deletes the Secret applied before a workload the API server refused
+/// (`refused`), so that no job secret outlives its submission; the error to
+/// report is the refusal, which names the Secret to delete by hand when
+/// the delete fails too.
+async fn remove_orphan(
+    client: &kube::Client,
+    namespace: &str,
+    target: &Target,
+    refused: Error,
+) -> Error {
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &target.resource);
-    if let Err(e) = api.delete(&target.name, &DeleteParams::default()).await {
-        eprintln!(
-            "provisioner: could not delete {} in namespace {namespace} after the workload was refused ({e}); delete it with kubectl delete secret {} -n {namespace}",
-            target.describe(),
-            target.name
-        );
+    match api.delete(&target.name, &DeleteParams::default()).await {
+        Ok(_) => refused,
+        Err(e) => Error::Orphaned {
+            refused: Box::new(refused),
+            secret: target.describe(),
+            name: target.name.clone(),
+            namespace: namespace.to_string(),
+            why: e.to_string(),
+        },
     }
 }
 
