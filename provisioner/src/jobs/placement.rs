@@ -327,29 +327,30 @@ fn place_whole_servers(
         source: planner::Error::parameter("ranks", message),
     };
     // Every server's GPUs in GPU order, each with the sub-node (NIC) its
-    // traffic leaves by.
-    let gpus_of = |server: &str| -> Vec<usize> {
-        let mut gpus: Vec<(usize, usize)> = plan
-            .servers
-            .iter()
-            .filter(|s| s.name == server)
-            .flat_map(|s| s.sub_nodes.iter().copied())
-            .flat_map(|i| {
-                let sn = &plan.sub_node_list[i];
-                sn.gpus()
-                    .into_iter()
-                    .flatten()
-                    .map(move |g| (g, i))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        gpus.sort_unstable();
-        gpus.into_iter().map(|(_, i)| i).collect()
-    };
-    let sizes: std::collections::BTreeSet<usize> = plan
+    // traffic leaves by, computed once.
+    let by_server: BTreeMap<&str, Vec<usize>> = plan
         .servers
         .iter()
-        .map(|s| gpus_of(&s.name).len())
+        .map(|s| {
+            let mut gpus: Vec<(usize, usize)> = s
+                .sub_nodes
+                .iter()
+                .flat_map(|&i| {
+                    plan.sub_node_list[i]
+                        .gpus()
+                        .into_iter()
+                        .flatten()
+                        .map(move |g| (g, i))
+                })
+                .collect();
+            gpus.sort_unstable();
+            (s.name.as_str(), gpus.into_iter().map(|(_, i)| i).collect())
+        })
+        .collect();
+    let gpus_of = |server: &str| -> &[usize] { by_server.get(server).map_or(&[], Vec::as_slice) };
+    let sizes: std::collections::BTreeSet<usize> = by_server
+        .values()
+        .map(Vec::len)
         .filter(|&n| n > 0)
         .collect();
     let per_server = match sizes.len() {
@@ -425,7 +426,7 @@ fn place_whole_servers(
             .table
             .ranks
             .iter()
-            .flat_map(|&first| gpus_of(&plan.sub_node_list[first].server))
+            .flat_map(|&first| gpus_of(&plan.sub_node_list[first].server).iter().copied())
             .collect(),
     };
     // The whole table under the engine's schedule: flows between GPUs of
@@ -447,7 +448,11 @@ fn place_whole_servers(
         .engine
         .schedule(job.algorithm, table.ranks.len())
         .map_err(map_err)?;
-    let whole: Vec<usize> = free.iter().flat_map(|n| gpus_of(&n.server)).collect();
+    let whole: Vec<usize> = free
+        .iter()
+        .flat_map(|n| gpus_of(&n.server))
+        .copied()
+        .collect();
     let lower_bound =
         planner::ranks::lower_bound_offered(plan, &schedule, &whole).map_err(map_err)?;
     let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
