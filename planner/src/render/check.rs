@@ -31,6 +31,17 @@
 //! on the next. Nodes are numbered in the order the walk meets them, so the
 //! report is the same on every run.
 //!
+//! # What the hosts mark
+//!
+//! The flows carry what the hosts' collective engine really marks
+//! ([`HostMarking`], `marking.rs`): data in the class of the sending
+//! sub-node (or one `NCCL_IB_TC` for every rank), and NCCL's CTS writes and
+//! RoCE ACKs, which travel from the receiver back to the sender, in the
+//! receiver's class when `NCCL_IB_FIFO_TC` says so and in the *sender's*
+//! class otherwise. Those answers are walked from every receiving switch
+//! to every sending one, so an older NCCL or a cluster-wide traffic class
+//! is proved or refuted like the plan's own marking.
+//!
 //! # Link agreement
 //!
 //! Both ends of every inter-switch link must agree on MTU, PFC priorities
@@ -48,6 +59,8 @@ use crate::error::Error;
 use crate::network::{Model, PortKind};
 use crate::text::Table;
 
+use super::marking::{FifoTc, HostMarking};
+
 /// The result of `check-qos`.
 #[derive(Debug, Clone, Serialize)]
 pub struct QosCheck {
@@ -64,6 +77,11 @@ pub struct QosCheck {
     /// (source switch, destination switch, DSCP) walks: every pair of
     /// switches with sub-nodes, each along every ECMP choice.
     pub flows: usize,
+    /// What the hosts mark, as modelled.
+    pub marking: MarkingRow,
+    /// Walks of receivers' answers (CTS writes, ACKs) whose class is not
+    /// the receiver's own data class, so not already among `flows`.
+    pub answer_flows: usize,
     /// One graph summary per lossless priority that carries traffic.
     pub graphs: Vec<PriorityGraph>,
     /// The shortest cycle found, if any.
@@ -94,6 +112,18 @@ pub struct ClassRow {
     pub lossless: bool,
     /// Sub-nodes that mark it.
     pub sub_nodes: usize,
+}
+
+/// What the hosts mark, in words, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkingRow {
+    /// The class data carries.
+    pub data: String,
+    /// The class a receiver's CTS writes and ACKs carry.
+    pub answers: String,
+    /// The engine version or variables that decided it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub because: Vec<String>,
 }
 
 /// The dependency graph of one priority.
@@ -140,8 +170,9 @@ pub struct CycleLink {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QosFinding {
     /// `deadlock-cycle`, `mtu-mismatch`, `pfc-mismatch`,
-    /// `dscp-map-mismatch`, `host-class`, `routing-loop` or `plan` (the
-    /// configurations cannot be built from the plan).
+    /// `dscp-map-mismatch`, `host-class`, `host-setting` (a traffic class
+    /// every rank is given that is not its class's), `routing-loop` or
+    /// `plan` (the configurations cannot be built from the plan).
     pub kind: String,
     /// What it is about.
     pub object: String,
@@ -163,9 +194,17 @@ impl QosFinding {
 }
 
 /// Checks a plan's QoS: the dependency graph of every priority, and the
-/// ends of every link.
+/// ends of every link, with the hosts marking as `render --hosts` and
+/// `provisioner submit` set them up.
 pub fn check_qos(plan: &CheckedPlan) -> QosCheck {
+    check_qos_marked(plan, &HostMarking::default())
+}
+
+/// [`check_qos`] with the hosts marking as `marking` says (an NCCL
+/// version, a cluster-wide `NCCL_IB_TC`, ...).
+pub fn check_qos_marked(plan: &CheckedPlan, marking: &HostMarking) -> QosCheck {
     let qos = plan.qos_intent();
+    let (data, answers) = marking.describe();
     let mut check = QosCheck {
         plan: plan.name.clone(),
         design: plan.describe(),
@@ -184,6 +223,12 @@ pub fn check_qos(plan: &CheckedPlan) -> QosCheck {
             .collect(),
         static_routes: 0,
         flows: 0,
+        marking: MarkingRow {
+            data,
+            answers,
+            because: marking.because.clone(),
+        },
+        answer_flows: 0,
         graphs: Vec::new(),
         cycle: None,
         links_checked: 0,
@@ -222,7 +267,8 @@ pub fn check_qos(plan: &CheckedPlan) -> QosCheck {
     check.static_routes = m.domains.iter().map(|d| d.routes.len()).sum();
     links_agree(&m, &mut check);
     hosts_agree(&m, &mut check);
-    dependencies(&m, &mut check);
+    settings_agree(&m, marking, &mut check);
+    dependencies(&m, marking, &mut check);
     check.ok = check.findings.is_empty();
     check
 }
@@ -323,6 +369,44 @@ fn hosts_agree(m: &Model<'_>, check: &mut QosCheck) {
     }
 }
 
+/// A traffic class every rank is given (`NCCL_IB_TC`, `NCCL_IB_FIFO_TC`)
+/// must reach the priority of each rank's class, lossless or not as the
+/// class says: otherwise the hosts do not mark what the switches were
+/// configured (and the graph proved) for.
+fn settings_agree(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
+    let mut given: Vec<(&str, u8, &str)> = Vec::new();
+    if let Some(tc) = marking.tc {
+        given.push(("NCCL_IB_TC", tc, "data"));
+    }
+    if let FifoTc::Fixed(tc) = marking.fifo_tc {
+        given.push(("NCCL_IB_FIFO_TC", tc, "CTS writes and ACKs"));
+    }
+    for (name, tc, what) in given {
+        let dscp = tc >> 2;
+        let priority = m.dscp_map[usize::from(dscp)];
+        let lossless = m.lossless.contains(&priority);
+        for (k, class) in m.qos.classes.iter().enumerate() {
+            let ranks = m.hosts.iter().filter(|h| h.class == k).count();
+            if ranks == 0 || (priority == class.priority && lossless == class.lossless) {
+                continue;
+            }
+            check.findings.push(QosFinding::new(
+                "host-setting",
+                format!("{name}={tc}"),
+                format!(
+                    "the {ranks} sub-nodes of class {} send {what} in DSCP {dscp}, priority {priority} ({}); their class is DSCP {}, priority {} ({})",
+                    class.name,
+                    if lossless { "lossless" } else { "lossy" },
+                    class.dscp,
+                    class.priority,
+                    if class.lossless { "lossless" } else { "lossy" },
+                ),
+                "give each rank its class's traffic class (DSCP << 2), as `planner render --hosts` and `provisioner submit` do, instead of one value for every rank",
+            ));
+        }
+    }
+}
+
 /// The graph under construction.
 struct Graph<'m, 'p> {
     m: &'m Model<'p>,
@@ -332,8 +416,10 @@ struct Graph<'m, 'p> {
     graph: DiGraph<(), ()>,
     edges: HashSet<(NodeIndex, NodeIndex)>,
     /// The first flow behind each edge: (source, destination, turning
-    /// switch).
-    witness: HashMap<(NodeIndex, NodeIndex), (usize, usize, usize)>,
+    /// switch, whether it is receivers' answers).
+    witness: HashMap<(NodeIndex, NodeIndex), (usize, usize, usize, bool)>,
+    /// The walks under way carry receivers' answers (CTS writes, ACKs).
+    answers: bool,
     seen: HashSet<(usize, usize, u8)>,
     /// Per domain: destination -> next-hop links.
     next: Vec<HashMap<usize, &'m [usize]>>,
@@ -385,7 +471,8 @@ impl Graph<'_, '_> {
                 && self.edges.insert((a, b))
             {
                 self.graph.add_edge(a, b, ());
-                self.witness.insert((a, b), (source, target, at));
+                self.witness
+                    .insert((a, b), (source, target, at, self.answers));
             }
             if self.seen.insert((l, target, dscp)) {
                 self.walk(link.to, target, dscp, node, source, depth + 1);
@@ -394,7 +481,7 @@ impl Graph<'_, '_> {
     }
 }
 
-fn dependencies(m: &Model<'_>, check: &mut QosCheck) {
+fn dependencies(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
     let mut next: Vec<HashMap<usize, &[usize]>> = vec![HashMap::new(); m.domains.len()];
     for (d, dom) in m.domains.iter().enumerate() {
         for r in &dom.routes {
@@ -411,11 +498,13 @@ fn dependencies(m: &Model<'_>, check: &mut QosCheck) {
         seen: HashSet::new(),
         next,
         loops: BTreeSet::new(),
+        answers: false,
     };
-    // The DSCPs marked on each switch.
+    // The DSCPs of the data sent from each switch.
     let mut marked: Vec<BTreeSet<u8>> = vec![BTreeSet::new(); m.domains.len()];
     for h in &m.hosts {
-        marked[h.domain].insert(m.qos.classes[h.class].dscp);
+        let dscp = marking.tc.map_or(m.qos.classes[h.class].dscp, |tc| tc >> 2);
+        marked[h.domain].insert(dscp);
     }
     let targets: Vec<usize> = (0..m.domains.len())
         .filter(|&d| !m.domains[d].gateways.is_empty())
@@ -427,6 +516,29 @@ fn dependencies(m: &Model<'_>, check: &mut QosCheck) {
                     check.flows += 1;
                     g.walk(s, t, dscp, None, s, 0);
                 }
+            }
+        }
+    }
+    // The receivers' answers, from every switch with receivers back to
+    // every switch with senders, where their class is not the receiver's
+    // own data class (those walks were just made).
+    g.answers = true;
+    for (t, own) in marked.iter().enumerate() {
+        if own.is_empty() {
+            continue;
+        }
+        for (s, sent) in marked.iter().enumerate() {
+            if s == t || sent.is_empty() || !targets.contains(&s) {
+                continue;
+            }
+            let classes: BTreeSet<u8> = match marking.fifo_tc {
+                FifoTc::OwnClass => BTreeSet::new(),
+                FifoTc::Fixed(tc) => BTreeSet::from([tc >> 2]),
+                FifoTc::Unset => sent.clone(),
+            };
+            for dscp in classes.difference(own) {
+                check.answer_flows += 1;
+                g.walk(t, s, *dscp, None, t, 0);
             }
         }
     }
@@ -483,8 +595,14 @@ fn dependencies(m: &Model<'_>, check: &mut QosCheck) {
         let (l, priority) = g.keys[n.index()];
         let link = m.links[l];
         let flow = match g.witness.get(&(n, after)) {
-            Some(&(s, t, _)) => format!(
+            Some(&(s, t, _, false)) => format!(
                 "traffic from {} to {} enters {} here and leaves on the next link",
+                m.name(s),
+                m.name(t),
+                m.name(link.to)
+            ),
+            Some(&(s, t, _, true)) => format!(
+                "CTS writes and ACKs from receivers at {} to senders at {} enter {} here and leave on the next link",
                 m.name(s),
                 m.name(t),
                 m.name(link.to)
@@ -505,7 +623,15 @@ fn dependencies(m: &Model<'_>, check: &mut QosCheck) {
         .iter()
         .map(|l| format!("{} -> {}", l.from, l.to))
         .collect();
-    let fix = if m.plan.topology == crate::plan::Topology::BiGraph {
+    let answers_on_cycle = cycle.iter().enumerate().any(|(i, &n)| {
+        let after = cycle[(i + 1) % cycle.len()];
+        g.witness.get(&(n, after)).is_some_and(|w| w.3)
+    });
+    let fix = if marking.tc.is_some() || matches!(marking.fifo_tc, FifoTc::Fixed(_)) {
+        "give each rank its class's traffic class in NCCL_IB_TC and NCCL_IB_FIFO_TC, as `planner render --hosts` and `provisioner submit` do"
+    } else if answers_on_cycle {
+        "give every rank NCCL_IB_FIFO_TC = its NCCL_IB_TC (NCCL 2.22.3 and later), so that receivers answer in their own class"
+    } else if m.plan.topology == crate::plan::Topology::BiGraph {
         "give traffic sourced in the upper and the lower part different lossless priorities ([qos] per_direction = true, the default)"
     } else {
         "route up-down only, or give the flows on the cycle different lossless priorities"
@@ -583,6 +709,16 @@ pub fn render_qos_table(c: &QosCheck) -> String {
         ]);
     }
     out.push_str(&t.render());
+    out.push_str(&format!(
+        "\nData carries {}; CTS writes and ACKs carry {}.\n",
+        c.marking.data, c.marking.answers
+    ));
+    if !c.marking.because.is_empty() {
+        out.push_str(&format!(
+            "Modelled from: {}.\n",
+            c.marking.because.join(", ")
+        ));
+    }
     if !c.graphs.is_empty() {
         out.push('\n');
         let mut t = Table::new(["priority", "buffers", "dependencies", "cycle"]).right(&[0, 1, 2]);
@@ -595,8 +731,13 @@ pub fn render_qos_table(c: &QosCheck) -> String {
             ]);
         }
         out.push_str(&t.render());
+        let answers = if c.answer_flows == 0 {
+            String::new()
+        } else {
+            format!(" (and {} of receivers' answers)", c.answer_flows)
+        };
         out.push_str(&format!(
-            "\n{} static routes, {} flows walked along every ECMP choice, {} links compared end to end.\n",
+            "\n{} static routes, {} flows{answers} walked along every ECMP choice, {} links compared end to end.\n",
             c.static_routes, c.flows, c.links_checked
         ));
     }

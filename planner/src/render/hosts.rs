@@ -15,6 +15,12 @@
 //! - `NCCL_IB_HCA`: `=<nic>`, the NIC's RDMA device, matched exactly (a
 //!   bare `mlx5_1` would also select `mlx5_10` to `mlx5_19`).
 //! - `NCCL_IB_TC`: DSCP << 2.
+//! - `NCCL_IB_FIFO_TC`: the same value, so that the receiver's CTS writes
+//!   and ACKs carry its own class rather than the sender's (NCCL 2.22.3 and
+//!   later; `check-qos` says what older releases do, `marking.rs`).
+//! - `NCCL_CROSS_NIC=0` on rail-optimized and HPN plans: NCCL keeps each
+//!   channel on one NIC index (one rail) across servers instead of
+//!   crossing rails through the spines (NCCL's default, 2, allows it).
 //! - `NCCL_IB_GID_INDEX`: the intent's `gid_index` (default 3, the IPv4
 //!   RoCEv2 GID of a ConnectX port).
 //! - `NCCL_SOCKET_IFNAME`: the NIC's `netdev`, when the inventory gives it.
@@ -173,6 +179,10 @@ pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
 /// Every server's host file, server by server.
 pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
     let m = Model::build(plan, plan.source())?;
+    let rails = matches!(
+        plan.topology,
+        crate::plan::Topology::RailOptimized | crate::plan::Topology::Hpn
+    );
     let mut out = Vec::with_capacity(plan.servers.len());
     for server in &plan.servers {
         let mut slots = Vec::with_capacity(server.sub_nodes.len());
@@ -206,10 +216,17 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
             // The device without a port number: NCCL uses all its ports
             // (both planes of a dual-port NIC).
             env.insert("NCCL_IB_HCA".to_string(), format!("={}", sn.nic));
-            env.insert(
-                "NCCL_IB_TC".to_string(),
-                (u32::from(class.dscp) << 2).to_string(),
-            );
+            let tc = (u32::from(class.dscp) << 2).to_string();
+            env.insert("NCCL_IB_TC".to_string(), tc.clone());
+            // The receiver's CTS writes and ACKs in its own class (NCCL
+            // 2.22.3 and later; older releases ignore it and answer in the
+            // sender's class, which `check-qos --nccl-version` models).
+            env.insert("NCCL_IB_FIFO_TC".to_string(), tc);
+            if rails {
+                // Rail designs: a channel keeps one rail across servers
+                // (NCCL src/graph/search.cc, `NCCL_CROSS_NIC` 0).
+                env.insert("NCCL_CROSS_NIC".to_string(), "0".to_string());
+            }
             env.insert("NCCL_IB_GID_INDEX".to_string(), m.qos.gid_index.to_string());
             if let Some(nd) = &sn.netdev {
                 env.insert("NCCL_SOCKET_IFNAME".to_string(), format!("={nd}"));

@@ -30,6 +30,7 @@ mod comware;
 mod eos;
 mod frr;
 mod hosts;
+mod marking;
 mod nvue;
 mod overrides;
 #[cfg(test)]
@@ -44,10 +45,12 @@ use std::collections::BTreeSet;
 
 pub use crate::names::file_stem;
 pub use check::{
-    CycleLink, DeadlockCycle, PriorityGraph, QosCheck, QosFinding, check_qos, render_qos_table,
+    CycleLink, DeadlockCycle, MarkingRow, PriorityGraph, QosCheck, QosFinding, check_qos,
+    check_qos_marked, render_qos_table,
 };
 pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
 pub use hosts::{HostFile, HostSlot, host_files, render_hosts};
+pub use marking::{FIFO_TC_SINCE, FifoTc, HostMarking};
 pub use overrides::apply_qos_overrides;
 
 use crate::checked::CheckedPlan;

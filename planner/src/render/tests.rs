@@ -575,6 +575,122 @@ fn check_qos_finds_figure_7_with_one_priority() {
     );
 }
 
+/// NCCL's receivers answer (CTS writes, ACKs) in the sender's class
+/// before 2.22.3: on a BiGraph every answer that crosses the parts takes
+/// one inter-switch link, and answers within a part carry that part's
+/// class, so the proof still holds and says so.
+#[test]
+fn check_qos_walks_nccl_answers_in_the_senders_class() {
+    let plan = eflops();
+    let own = check_qos(&plan);
+    assert_eq!(own.answer_flows, 0);
+    assert!(render_qos_table(&own).contains("CTS writes and ACKs carry the receiver's own class"));
+    let old = HostMarking::for_nccl_version("2.21.5").unwrap();
+    let c = check_qos_marked(&plan, &old);
+    assert!(c.ok, "{:?}", c.findings);
+    // Each of the 16 switches answers the 8 switches of the other part in
+    // their class.
+    assert_eq!(c.answer_flows, 16 * 8);
+    let table = render_qos_table(&c);
+    assert!(table.contains("the data sender's class"), "{table}");
+    assert!(
+        table.contains("NCCL 2.21.5 has no NCCL_IB_FIFO_TC"),
+        "{table}"
+    );
+    assert!(table.contains("(and 128 of receivers' answers)"), "{table}");
+}
+
+/// One CTS class for every rank (a cluster-wide `NCCL_IB_FIFO_TC`): the
+/// lower part's answers to each other turn in the upper part in the upper
+/// class, which closes EFLOPS Fig. 7's loop with the upper part's data. The
+/// data alone is acyclic, so only walking the answers finds it.
+#[test]
+fn check_qos_refuses_one_answer_class_for_every_rank() {
+    let plan = eflops();
+    let mut marking = HostMarking::default();
+    marking.set_env("NCCL_IB_FIFO_TC=104").unwrap();
+    let c = check_qos_marked(&plan, &marking);
+    assert!(!c.ok);
+    let cycle = c.cycle.as_ref().expect("a cycle");
+    assert_eq!(cycle.priorities, vec![3]);
+    assert!(
+        cycle
+            .links
+            .iter()
+            .any(|l| l.flow.contains("CTS writes and ACKs")),
+        "{:?}",
+        cycle.links
+    );
+    let kinds: Vec<&str> = c.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["host-setting", "deadlock-cycle"],
+        "{:?}",
+        c.findings
+    );
+    assert_eq!(c.findings[0].object, "NCCL_IB_FIFO_TC=104");
+    assert!(
+        c.findings[0]
+            .message
+            .contains("32 sub-nodes of class roce-lower"),
+        "{}",
+        c.findings[0].message
+    );
+}
+
+/// A cluster-wide `NCCL_IB_TC` puts every rank's data in one class: the
+/// host setting is named, and the one-priority cycle found.
+#[test]
+fn check_qos_refuses_one_data_class_for_every_rank() {
+    let mut marking = HostMarking::default();
+    marking.set_env("NCCL_IB_TC=104").unwrap();
+    let c = check_qos_marked(&eflops(), &marking);
+    assert!(!c.ok);
+    let kinds: Vec<&str> = c.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["host-setting", "deadlock-cycle"],
+        "{:?}",
+        c.findings
+    );
+    assert!(c.findings[0].fix.contains("render --hosts"));
+    // The same value on a fat-tree is its one class: nothing to report.
+    let opts = DesignOptions {
+        topology: Topology::FatTree,
+        ..DesignOptions::default()
+    };
+    let tree = design(&bundled_inventory("fat-tree-64"), &opts).unwrap();
+    let mut old = HostMarking::for_nccl_version("2.18.6").unwrap();
+    old.set_env("NCCL_IB_TC=104").unwrap();
+    let c = check_qos_marked(&tree, &old);
+    assert!(c.ok, "{:?}", c.findings);
+}
+
+/// Rail designs keep each NCCL channel on one rail (`NCCL_CROSS_NIC=0`);
+/// every host gets `NCCL_IB_FIFO_TC` equal to its `NCCL_IB_TC`.
+#[test]
+fn hosts_of_rail_plans_keep_nccl_on_its_rail() {
+    let opts = DesignOptions {
+        topology: Topology::RailOptimized,
+        ..DesignOptions::default()
+    };
+    let rails = design(&bundled_inventory("h100-8x32"), &opts).unwrap();
+    for plan in [&rails, &eflops()] {
+        let rail = plan.topology == Topology::RailOptimized;
+        for file in host_files(plan).unwrap() {
+            for slot in &file.sub_nodes {
+                assert_eq!(slot.env.get("NCCL_IB_FIFO_TC"), slot.env.get("NCCL_IB_TC"));
+                assert_eq!(
+                    slot.env.get("NCCL_CROSS_NIC").map(String::as_str),
+                    rail.then_some("0"),
+                    "{}",
+                    file.server
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn check_qos_passes_fat_trees() {
     for file in ["fat-tree-64", "fat-tree-k16"] {

@@ -13,7 +13,8 @@ use planner::checked::CheckedPlan;
 use planner::inventory::qos_overrides_from_toml;
 use planner::plan::Plan;
 use planner::render::{
-    Vendor, apply_qos_overrides, check_qos, file_stem, render, render_hosts, render_qos_table,
+    HostMarking, Vendor, apply_qos_overrides, check_qos_marked, file_stem, render, render_hosts,
+    render_qos_table,
 };
 use planner::text::Table;
 
@@ -59,6 +60,18 @@ pub struct CheckQosArgs {
     /// `per_direction = false` to see the deadlock cycle).
     #[arg(long, value_name = "FILE")]
     qos: Option<PathBuf>,
+    /// The NCCL release the ranks run: before 2.22.3 a receiver's CTS
+    /// writes and ACKs carry the data sender's traffic class (there is no
+    /// NCCL_IB_FIFO_TC), and the check walks them so.
+    #[arg(long, value_name = "VERSION")]
+    nccl_version: Option<String>,
+    /// A variable every rank's NCCL is given, as NAME=VALUE (repeat it):
+    /// NCCL_IB_TC (one data class for every rank) or NCCL_IB_FIFO_TC (one
+    /// class for the receivers' answers; empty: unset). Without it, each
+    /// rank marks its class, as `render --hosts` and `provisioner submit`
+    /// set them.
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -149,8 +162,15 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
 }
 
 pub fn run_check_qos(args: CheckQosArgs) -> Result<ExitCode> {
+    let mut marking = match &args.nccl_version {
+        Some(v) => HostMarking::for_nccl_version(v)?,
+        None => HostMarking::default(),
+    };
+    for assignment in &args.env {
+        marking.set_env(assignment)?;
+    }
     let (plan, notes) = load(&args.plan, args.qos.as_deref())?;
-    let check = check_qos(&plan);
+    let check = check_qos_marked(&plan, &marking);
     print_notes(&notes);
     match args.format {
         Format::Table => print(&render_qos_table(&check))?,
