@@ -437,6 +437,11 @@ fn push_configures_frr_verifies_rolls_back_a_fault_and_bgp_routes_around_a_cut_c
             bad_journal.to_str().unwrap(),
             "--switch",
             "sw1",
+            // Sessions with a wrong peer AS never come up: a short settle
+            // keeps the test from waiting out the default 30 s (FRR
+            // brings correct sessions up within a few seconds here).
+            "--settle",
+            "5s",
         ],
     );
     assert_ne!(code, Some(0), "a faulty push succeeded: {faulty}");
