@@ -19,6 +19,8 @@
 //! | `vgg19` | 224×224 image | 19 (16 conv, 3 fc) | 143,667,240 | 39.3 |
 //! | `transformer-base` | 128 source and 128 target tokens | 127 (shared embedding; 6 encoder layers of 8 and 6 decoder layers of 13: attention projections, layer norms, feed-forward) | 63,082,496 | 16.8 |
 //! | `gpt2-small` | 1,024 tokens | 75 (2 embeddings, 25 layer norms, 48 linear; LM head tied) | 124,439,808 | 292.9 |
+//! | `llama2-7b` | 4,096 tokens | 291 (embedding, 65 RMS norms, 224 linear, LM head) | 6,738,415,616 | 63,023.4 |
+//! | `llama2-70b` | 4,096 tokens | 723 (embedding, 161 RMS norms, 560 linear, LM head) | 68,976,648,192 | 607,395.5 |
 //!
 //! ResNet-50 is torchvision's (stride in the 3×3 convolution, batch-norm
 //! scale and shift learnable, no convolution bias), 25,557,032 parameters.
@@ -39,12 +41,21 @@
 //! `transformer-base` is the base model of Vaswani et al. 2017 (Table 3,
 //! quoted as 65 M); `gpt2-small` is the 124 M GPT-2 (Radford et al. 2019,
 //! Table 2, the smallest model, quoted as 117 M there and 124 M in the
-//! released weights).
+//! released weights); `llama2-7b` and `llama2-70b` are Llama 2 (Touvron et
+//! al. 2023, Table 1: 7 B and 70 B, 4 k context, grouped-query attention
+//! for 70 B) with the shapes of the released `config.json` files.
+//!
+//! These profiles count a data-parallel replica's work and gradient: a
+//! model whose weights, gradients and optimizer state do not fit one GPU
+//! (a 7 B model with mixed-precision Adam needs about 16 bytes per
+//! parameter, 108 GB) trains with sharding or model parallelism, which
+//! `iteration` does not model; its allreduce figure is then the gradient
+//! traffic of plain data parallelism.
 
 use super::{Layer, Model, Work};
 
 /// The names `--model` takes for the built-in profiles.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 11] = [
     "resnet50",
     "vgg16",
     "googlenet",
@@ -54,6 +65,8 @@ pub const NAMES: [&str; 9] = [
     "vgg19",
     "transformer-base",
     "gpt2-small",
+    "llama2-7b",
+    "llama2-70b",
 ];
 
 /// The built-in profile called `name` (case-insensitive; `resnet-50`,
@@ -70,6 +83,8 @@ pub fn built_in(name: &str) -> Option<Model> {
         "vgg19" | "vgg-19" => Some(vgg19()),
         "transformer-base" | "transformer" => Some(transformer_base()),
         "gpt2-small" | "gpt2" | "gpt-2" => Some(gpt2_small()),
+        "llama2-7b" | "llama-2-7b" => Some(llama2(LLAMA2_7B)),
+        "llama2-70b" | "llama-2-70b" => Some(llama2(LLAMA2_70B)),
         _ => None,
     }
 }
@@ -453,5 +468,99 @@ fn gpt2_small() -> Model {
         b.fc(format!("{p}.mlp.c_proj"), FF, D, S);
     }
     layer_norm(&mut b, "ln_f".into(), D, S);
+    b.finish()
+}
+
+/// The shape of a Llama 2 model (the released `config.json`).
+struct Llama2 {
+    name: &'static str,
+    /// `hidden_size`.
+    d: u64,
+    /// `num_hidden_layers`.
+    layers: u64,
+    /// `num_attention_heads`.
+    heads: u64,
+    /// `num_key_value_heads` (grouped-query attention when fewer).
+    kv_heads: u64,
+    /// `intermediate_size` of the SwiGLU MLP.
+    ff: u64,
+    /// `vocab_size`.
+    vocab: u64,
+    /// `max_position_embeddings`: the 4,096-token context of Table 1.
+    tokens: u64,
+}
+
+/// Llama-2-7b: hidden 4,096, 32 layers of 32 heads, MLP 11,008.
+const LLAMA2_7B: Llama2 = Llama2 {
+    name: "llama2-7b",
+    d: 4096,
+    layers: 32,
+    heads: 32,
+    kv_heads: 32,
+    ff: 11_008,
+    vocab: 32_000,
+    tokens: 4096,
+};
+
+/// Llama-2-70b: hidden 8,192, 80 layers of 64 query heads sharing 8
+/// key-value heads, MLP 28,672.
+const LLAMA2_70B: Llama2 = Llama2 {
+    name: "llama2-70b",
+    d: 8192,
+    layers: 80,
+    heads: 64,
+    kv_heads: 8,
+    ff: 28_672,
+    vocab: 32_000,
+    tokens: 4096,
+};
+
+/// A Llama 2 decoder (Touvron et al. 2023; the released weights'
+/// `config.json`): a token embedding, per layer an RMS norm (`d` weights,
+/// no bias), the query, key, value and output projections without biases
+/// (`d·d`, `d·kv`, `d·kv`, `d·d`, kv = `d / heads · kv_heads`), an RMS
+/// norm and the SwiGLU MLP (gate and up `d·ff`, down `ff·d`), then a final
+/// RMS norm and an untied LM head (`d·vocab`). That gives 6,738,415,616
+/// parameters for 7 B and 68,976,648,192 for 70 B, the released
+/// checkpoints' totals. Forward FLOPs per sequence of 4,096 tokens:
+/// `2·in·out` per linear layer and token; attention counted in full
+/// (`4·S²·d` for `QKᵀ` and the weighted values, about 5 FLOPs a score for
+/// the softmax) though causal; rotary embeddings 3 FLOPs per query and
+/// key element; SwiGLU 6 FLOPs per MLP element (SiLU and the gate
+/// product); an RMS norm 4 per element; the embedding one per element.
+fn llama2(shape: Llama2) -> Model {
+    let Llama2 {
+        name,
+        d,
+        layers,
+        heads,
+        kv_heads,
+        ff,
+        vocab,
+        tokens: s,
+    } = shape;
+    let kv = d / heads * kv_heads;
+    let mut b = Builder::new(name);
+    let linear = |b: &mut Builder, name: String, inputs: u64, outputs: u64| {
+        b.push(name, inputs * outputs, 2.0 * (inputs * outputs * s) as f64);
+    };
+    let rms_norm = |b: &mut Builder, name: String| b.push(name, d, 4.0 * (d * s) as f64);
+    b.push("embed_tokens".into(), vocab * d, (d * s) as f64);
+    for i in 0..layers {
+        let p = format!("layers.{i}");
+        rms_norm(&mut b, format!("{p}.input_layernorm"));
+        linear(&mut b, format!("{p}.self_attn.q_proj"), d, d);
+        linear(&mut b, format!("{p}.self_attn.k_proj"), d, kv);
+        linear(&mut b, format!("{p}.self_attn.v_proj"), d, kv);
+        b.extra((3 * s * (d + kv) + 4 * s * s * d + 5 * heads * s * s) as f64);
+        linear(&mut b, format!("{p}.self_attn.o_proj"), d, d);
+        rms_norm(&mut b, format!("{p}.post_attention_layernorm"));
+        linear(&mut b, format!("{p}.mlp.gate_proj"), d, ff);
+        linear(&mut b, format!("{p}.mlp.up_proj"), d, ff);
+        b.extra(6.0 * (s * ff) as f64);
+        linear(&mut b, format!("{p}.mlp.down_proj"), ff, d);
+    }
+    rms_norm(&mut b, "norm".into());
+    linear(&mut b, "lm_head".into(), d, vocab);
     b.finish()
 }

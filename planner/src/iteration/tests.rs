@@ -139,6 +139,9 @@ fn profiles_match_published_parameter_counts() {
     assert_eq!(count("zfnet"), 62_357_608);
     assert_eq!(count("transformer-base"), 63_082_496);
     assert_eq!(count("gpt2-small"), 124_439_808);
+    // The released Llama 2 checkpoints' totals.
+    assert_eq!(count("llama2-7b"), 6_738_415_616);
+    assert_eq!(count("llama2-70b"), 68_976_648_192);
     // Within 5% of the totals usually quoted: MG-WFBP's "about 13
     // millions" for GoogleNet with its heads, VGG's Table 2 (144 M),
     // AlexNet without groups (62.4 M) for ZFNet, the Transformer's Table 3
@@ -153,6 +156,8 @@ fn profiles_match_published_parameter_counts() {
         ("zfnet", 62.4e6),
         ("transformer-base", 65e6),
         ("gpt2-small", 124e6),
+        ("llama2-7b", 7e9),
+        ("llama2-70b", 70e9),
     ] {
         let p = count(n) as f64;
         assert!((p - quoted).abs() / quoted < 0.05, "{n}: {p}");
@@ -243,6 +248,8 @@ fn profiles_have_the_documented_shapes() {
     assert_eq!(layers("vgg19"), 19);
     assert_eq!(layers("transformer-base"), 127);
     assert_eq!(layers("gpt2-small"), 75);
+    assert_eq!(layers("llama2-7b"), 1 + 32 * 9 + 2);
+    assert_eq!(layers("llama2-70b"), 1 + 80 * 9 + 2);
     let gflops = |n: &str| {
         Model::built_in(n)
             .unwrap()
@@ -265,6 +272,8 @@ fn profiles_have_the_documented_shapes() {
         ("vgg19", 39.28),
         ("transformer-base", 16.76),
         ("gpt2-small", 292.86),
+        ("llama2-7b", 63_023.43),
+        ("llama2-70b", 607_395.45),
     ] {
         let g = gflops(n);
         assert!((g - want).abs() < 0.1, "{n}: {g:.2} GFLOPs");

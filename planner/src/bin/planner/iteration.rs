@@ -37,8 +37,8 @@ pub struct IterationArgs {
     #[arg(long, default_value_t = 100.0, value_name = "GBPS")]
     link_gbps: f64,
     /// resnet50, vgg16, vgg19, googlenet, googlenet-aux, zfnet,
-    /// bert-base, transformer-base, gpt2-small, or a model file (.toml or
-    /// .csv, see docs/iteration.md).
+    /// bert-base, transformer-base, gpt2-small, llama2-7b, llama2-70b, or
+    /// a model file (.toml or .csv, see docs/iteration.md).
     #[arg(long)]
     model: String,
     /// Ranks in the job: a count (default: every sub-node, or every GPU
