@@ -40,6 +40,7 @@ pub mod estimate;
 pub mod expect;
 pub mod export;
 pub mod fabric;
+pub mod failures;
 pub mod gpus;
 pub mod input;
 pub mod inventory;

@@ -50,6 +50,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
+use super::avoid::Avoid;
 use super::links::Network;
 use crate::error::{Error, Problem, Result};
 use crate::plan::{CableKind, Plan, PortRole, Tier};
@@ -183,7 +184,7 @@ impl<'p> Model<'p> {
     /// Builds the model, or every reason it cannot be built; errors name
     /// the plan as `source`.
     pub fn build(plan: &'p Plan, source: &str) -> Result<Model<'p>> {
-        Self::assemble(plan, true).map_err(|problems| Error::Invalid {
+        Self::assemble(plan, true, &[]).map_err(|problems| Error::Invalid {
             file: source.to_string(),
             what: "plan",
             problems,
@@ -195,15 +196,33 @@ impl<'p> Model<'p> {
     /// BiGraph has 33 million of them): the load check and `design` run
     /// this, so they refuse exactly what `render` refuses.
     pub fn refusals(plan: &Plan) -> Vec<Problem> {
-        match Model::assemble(plan, false) {
+        match Model::assemble(plan, false, &[]) {
             Ok(_) => Vec::new(),
             Err(problems) => problems,
         }
     }
 
+    /// The model of the fabric left when the links and switches of `avoid`
+    /// fail: routes keep off them (as BGP, or static routes recomputed,
+    /// would), switches have no route to a failed switch's sub-nodes, and
+    /// a pair of live switches that lost every route has none instead of
+    /// refusing the plan (the failure analysis counts such pairs from the
+    /// network).
+    pub fn build_failed(plan: &'p Plan, source: &str, avoid: &[Avoid]) -> Result<Model<'p>> {
+        Self::assemble(plan, true, avoid).map_err(|problems| Error::Invalid {
+            file: source.to_string(),
+            what: "plan",
+            problems,
+        })
+    }
+
     /// The model; with `routes` false the routes are only checked to exist,
-    /// not listed.
-    fn assemble(plan: &'p Plan, routes: bool) -> std::result::Result<Model<'p>, Vec<Problem>> {
+    /// not listed; with `avoid` given, on the fabric without those.
+    fn assemble(
+        plan: &'p Plan,
+        routes: bool,
+        avoid: &[Avoid],
+    ) -> std::result::Result<Model<'p>, Vec<Problem>> {
         let qos = plan.qos_intent();
         let problems = qos.problems(plan.topology);
         if !problems.is_empty() {
@@ -242,7 +261,20 @@ impl<'p> Model<'p> {
             b.sub_nodes(&mut m, sub_pool, link_pool);
         }
         if b.problems.is_empty() {
-            match Network::build(plan, "") {
+            let net = if avoid.is_empty() {
+                Network::build(plan, "")
+            } else {
+                Network::avoiding(plan, "", avoid).map_err(|e| match e {
+                    Error::Invalid { problems, .. } => problems,
+                    other => vec![Problem::at(
+                        None,
+                        "avoid",
+                        other.to_string(),
+                        "name links and switches of the plan",
+                    )],
+                })
+            };
+            match net {
                 Ok(net) => b.routes(&mut m, &net, routes),
                 Err(problems) => b.problems.extend(problems),
             }
@@ -779,6 +811,17 @@ impl Builder<'_> {
                 // subnets of its own plane's ToRs only.
                 if t == x || m.plan.switch_list[t].plane != plane {
                     continue;
+                }
+                if net.avoids_anything() {
+                    // A failed fabric: no route from or to a failed
+                    // switch, and a lost route is a finding, not a
+                    // refusal.
+                    if net.is_avoided_switch(x) || net.is_avoided_switch(t) {
+                        continue;
+                    }
+                    if net.next_hops(x, t).is_empty(net) {
+                        continue;
+                    }
                 }
                 if !list {
                     if net.next_hops(x, t).is_empty(net) {

@@ -56,7 +56,7 @@ use serde::Serialize;
 
 use crate::checked::CheckedPlan;
 use crate::error::Error;
-use crate::network::{Model, PortKind};
+use crate::network::{Avoid, Model, PortKind};
 use crate::text::Table;
 
 use super::marking::{FifoTc, HostMarking};
@@ -203,6 +203,17 @@ pub fn check_qos(plan: &CheckedPlan) -> QosCheck {
 /// [`check_qos`] with the hosts marking as `marking` says (an NCCL
 /// version, a cluster-wide `NCCL_IB_TC`, ...).
 pub fn check_qos_marked(plan: &CheckedPlan, marking: &HostMarking) -> QosCheck {
+    check_qos_on(plan, marking, &[])
+}
+
+/// [`check_qos_marked`] on the fabric left when the links and switches of
+/// `failed` fail: the routes keep off them, as BGP (or static routes
+/// recomputed for the failure) would.
+pub fn check_qos_failed(plan: &CheckedPlan, marking: &HostMarking, failed: &[Avoid]) -> QosCheck {
+    check_qos_on(plan, marking, failed)
+}
+
+fn check_qos_on(plan: &CheckedPlan, marking: &HostMarking, failed: &[Avoid]) -> QosCheck {
     let qos = plan.qos_intent();
     let (data, answers) = marking.describe();
     let mut check = QosCheck {
@@ -235,7 +246,12 @@ pub fn check_qos_marked(plan: &CheckedPlan, marking: &HostMarking) -> QosCheck {
         findings: Vec::new(),
         ok: false,
     };
-    let m = match Model::build(plan, plan.source()) {
+    let built = if failed.is_empty() {
+        Model::build(plan, plan.source())
+    } else {
+        Model::build_failed(plan, plan.source(), failed)
+    };
+    let m = match built {
         Ok(m) => m,
         Err(Error::Invalid { problems, .. }) => {
             check.findings = problems

@@ -4,6 +4,7 @@
 
 mod cost;
 mod export;
+mod failures;
 mod io;
 mod iteration;
 mod output;
@@ -99,6 +100,10 @@ enum Command {
     /// Prove a plan's lossless priorities cannot deadlock and both ends of
     /// every link agree; exits 2 with the cycle or the mismatches.
     CheckQos(render::CheckQosArgs),
+    /// Every single switch or cable failure (or the ones given), proven:
+    /// sub-nodes lost, switches cut apart, the QoS proof on what is left,
+    /// the job's table and the best table on the failed fabric.
+    Failures(failures::FailuresArgs),
     /// Scheduler exports from a plan: Kubernetes node labels, a Kueue
     /// Topology, Volcano HyperNodes or a Slurm topology.conf, each with what
     /// the tree translation loses.
@@ -374,6 +379,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Simulate(args) => simulate::run(args),
         Command::Render(args) => render::run(args),
         Command::CheckQos(args) => render::run_check_qos(args),
+        Command::Failures(args) => failures::run(args),
         Command::Export(args) => export::run(args),
         Command::Cost(args) => cost::run(args),
         Command::Purchase(args) => cost::run_purchase(args),
