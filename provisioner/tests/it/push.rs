@@ -6,7 +6,7 @@
 //! journal.
 
 #[path = "../support/switch_servers.rs"]
-mod servers;
+pub(crate) mod servers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

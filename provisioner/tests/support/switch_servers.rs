@@ -97,6 +97,39 @@ pub enum Reply {
     Raw(u16, Vec<(&'static str, String)>, Vec<u8>),
 }
 
+/// A hostile or broken device's answers: given what was asked (an NVUE
+/// request's URI, an eAPI request's commands) and the honest JSON answer,
+/// the bytes to send instead (`None`: the honest answer). The fuzz
+/// target of device answers sets it.
+#[derive(Clone)]
+pub struct Mutator(pub Arc<MutateFn>);
+
+/// See [`Mutator`].
+pub type MutateFn = dyn Fn(&str, &Value) -> Option<Vec<u8>> + Send + Sync;
+
+impl std::fmt::Debug for Mutator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mutator")
+    }
+}
+
+impl Mutator {
+    /// `reply`, mutated when it is a JSON answer.
+    fn apply(this: Option<&Mutator>, what: &str, reply: Reply) -> Reply {
+        match (this, reply) {
+            (Some(m), Reply::Json(code, v)) => match (m.0)(what, &v) {
+                Some(bytes) => Reply::Raw(
+                    code,
+                    vec![("content-type", "application/json".to_string())],
+                    bytes,
+                ),
+                None => Reply::Json(code, v),
+            },
+            (_, r) => r,
+        }
+    }
+}
+
 /// What a hostile or broken device does instead of answering.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hostile {
@@ -414,6 +447,8 @@ pub struct NvueState {
     /// The applied trees of every switch of the fabric, for BGP sessions:
     /// with `None` a configured neighbour never comes up.
     pub bgp: Option<SharedTrees>,
+    /// Answers sent instead of the honest ones (fuzzing).
+    pub mutate: Option<Mutator>,
     /// A cable of this port fails when a candidate is applied with a
     /// confirm timer (a world event during a push into a running fabric).
     pub fail_on_commit: Option<String>,
@@ -487,6 +522,7 @@ impl NvueState {
             queued: None,
             fabric: None,
             bgp: None,
+            mutate: None,
             fail_on_commit: None,
             log: Vec::new(),
         }
@@ -870,7 +906,7 @@ impl NvueState {
         self.publish();
         let reply = self.handle_published(req);
         self.publish();
-        reply
+        Mutator::apply(self.mutate.as_ref(), &req.uri, reply)
     }
 
     fn handle_published(&mut self, req: &Req) -> Reply {
@@ -1509,6 +1545,8 @@ pub struct EosState {
     /// The running configurations of every switch of the fabric, for
     /// BGP sessions: with `None` a configured neighbour never comes up.
     pub bgp: Option<SharedConfigs>,
+    /// Answers sent instead of the honest ones (fuzzing).
+    pub mutate: Option<Mutator>,
     /// A fabric whose cables are dark until both ends are configured
     /// (hostname -> the `interface Ethernet...` sections each switch's
     /// running configuration has), shared by the servers of one fabric.
@@ -1545,6 +1583,7 @@ impl EosState {
             api_address: "127.0.0.1".into(),
             booted: Instant::now(),
             bgp: None,
+            mutate: None,
             fabric: None,
             fail_on_commit: None,
             log: Vec::new(),
@@ -1782,7 +1821,18 @@ impl EosState {
         self.publish();
         let reply = self.handle_published(req);
         self.publish();
-        reply
+        let what = req
+            .body
+            .pointer("/params/cmds")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .map(|x| x.as_str().unwrap_or("<input>"))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .unwrap_or_default();
+        Mutator::apply(self.mutate.as_ref(), &what, reply)
     }
 
     fn handle_published(&mut self, req: &Req) -> Reply {
