@@ -956,6 +956,14 @@ fn observed(ifs: &Value, vrfs: &Value) -> Observed {
                     .or_else(|| n.get("state"))
                     .and_then(Value::as_str)
                     == Some("established"),
+                // FRR's reset reason (`last-reset-reason`, the 5.15
+                // Troubleshooting-BGP page's neighbour view); strings of an
+                // answer arrive escaped (http.rs).
+                last_reset: n
+                    .get("last-reset-reason")
+                    .and_then(Value::as_str)
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string),
             });
             if let Some(s) = n.pointer("/bfd/status").and_then(Value::as_str) {
                 o.bfd.push(BfdPeer {
@@ -1065,7 +1073,9 @@ mod tests {
             "swp2": {"link": {"state": {"down": {}}}}
         });
         let vrfs = json!({"Vrf101": {"router": {
-            "bgp": {"neighbor": {"10.255.0.1": {"state": "established", "remote-as": 65002, "bfd": {"status": "up"}}}},
+            "bgp": {"neighbor": {"10.255.0.1": {"state": "established", "remote-as": 65002, "bfd": {"status": "up"}},
+                                 "10.255.0.3": {"session-state": "idle", "state": "enabled", "remote-as": 65004,
+                                                "last-reset-reason": "BGP Notification received", "last-reset-code": 13}}},
             "rib": {"ipv4": {"route": {"10.100.1.0/24": {"protocol": {"bgp": {"entry-index": {"1": {"via": {"10.255.0.1": {}, "10.255.0.3": {}}}}}}}}}}
         }}});
         let o = observed(&ifs, &vrfs);
@@ -1082,6 +1092,13 @@ mod tests {
         );
         assert_eq!(o.bgp[0].remote_as, Some(65002));
         assert!(o.bgp[0].established && o.bfd[0].up);
+        // 5.15's detail: `session-state`, with `state` the admin state.
+        assert_eq!(o.bgp[1].remote_as, Some(65004));
+        assert!(!o.bgp[1].established);
+        assert_eq!(
+            o.bgp[1].last_reset.as_deref(),
+            Some("BGP Notification received")
+        );
         assert_eq!(o.routes[0].next_hops, vec!["10.255.0.1", "10.255.0.3"]);
         // The 5.15 shape: next-hop groups.
         let vrfs = json!({"default": {"router": {"rib": {"ipv4": {"route": {"10.100.1.0/24":

@@ -265,8 +265,14 @@ pub fn check(
                         continue;
                     }
                     out.push(format!(
-                        "{sw} {} (VRF {}): the BGP session with {} {peer} is not established",
-                        s.interface, v.vrf, s.peer
+                        "{sw} {} (VRF {}): the BGP session with {} {peer} is not established{}",
+                        s.interface,
+                        v.vrf,
+                        s.peer,
+                        b.last_reset
+                            .as_ref()
+                            .map(|r| format!(" (the switch reports: {r})"))
+                            .unwrap_or_default()
                     ));
                 }
                 Some(_) => {}
@@ -461,6 +467,7 @@ mod tests {
                     peer: s.peer_address.to_string(),
                     remote_as: Some(s.peer_asn),
                     established: true,
+                    last_reset: None,
                 });
                 o.bfd.push(crate::push::device::BfdPeer {
                     vrf: v.vrf.clone(),
@@ -726,7 +733,16 @@ mod tests {
             ..changed
         };
         let v = check(&want, &alone, &nvue, Some(&same));
-        assert!(v.mismatches[0].contains("is not established"), "{v:?}");
+        assert!(v.mismatches[0].ends_with("is not established"), "{v:?}");
+        // The device's own reason, when it gives one.
+        let mut told = alone.clone();
+        told.bgp[0].last_reset = Some("BGP Notification received".into());
+        let v = check(&want, &told, &nvue, Some(&same));
+        assert!(
+            v.mismatches[0]
+                .ends_with("is not established (the switch reports: BGP Notification received)"),
+            "{v:?}"
+        );
         // So must a session to a peer verified earlier in the push.
         let live = Partial {
             live: [first.peer_device.clone()].into(),
