@@ -941,6 +941,7 @@ pub fn bgp_peers(text: &str, vrf: &str) -> Vec<BgpSession> {
                 peer: peer.to_string(),
                 remote_as: f[1].parse().ok(),
                 established: f.last() == Some(&"Established"),
+                last_reset: None,
             })
         })
         .collect()
@@ -1152,7 +1153,8 @@ mod tests {
                 vrf: "Vrf101".into(),
                 peer: "10.255.0.80".into(),
                 remote_as: Some(65101),
-                established: true
+                established: true,
+                last_reset: None
             }
         );
         assert!(!s[1].established);

@@ -144,6 +144,10 @@ pub struct BgpSession {
     pub remote_as: Option<u32>,
     /// True when the session is Established.
     pub established: bool,
+    /// Why the session last went down, as the device words it (NVUE's
+    /// `last-reset-reason`), when it reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reset: Option<String>,
 }
 
 /// One BFD peer.

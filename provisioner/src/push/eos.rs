@@ -481,6 +481,7 @@ fn observed(r: &[Value]) -> Observed {
                     _ => None,
                 },
                 established: p.get("peerState").and_then(Value::as_str) == Some("Established"),
+                last_reset: None,
             });
         }
     }

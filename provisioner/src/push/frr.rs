@@ -336,6 +336,7 @@ pub(crate) fn bgp_sessions(v: &Value) -> Vec<BgpSession> {
                 peer: peer.clone(),
                 remote_as: p["remoteAs"].as_u64().and_then(|a| u32::try_from(a).ok()),
                 established: p["state"].as_str() == Some("Established"),
+                last_reset: None,
             });
         }
     }

@@ -575,6 +575,16 @@ impl Device for Nvue {
         // router bgp neighbor`, `nv show vrf <v> router rib ipv4 route`:
         // the NVUE command reference, since 5.0.0).
         let new = self.release.is_some_and(|r| r >= (5, 15));
+        // From 5.12 `nv show vrf <v> router bgp neighbor -o json` is a
+        // summary; the detail (remote AS, session state) needs
+        // `--view=detail`, REST `?view=detail` (the note on the 5.12 and
+        // 5.15 Troubleshooting-BGP pages; NVIDIA publishes no JSON sample
+        // of the summary, docs/switch-push.md).
+        let detail = if self.release.is_some_and(|r| r >= (5, 12)) {
+            "&view=detail"
+        } else {
+            ""
+        };
         let ifs_path = if new {
             "/nvue_v1/interface?rev=operational&include=/*/link/state,/*/link/speed,/*/lldp/neighbor"
         } else {
@@ -583,41 +593,54 @@ impl Device for Nvue {
         let ifs = self
             .call(Method::GET, ifs_path, None, "reading interfaces")
             .await?;
-        let vrfs = if new {
+        let names = match &self.vrfs {
+            Some(v) => v.clone(),
+            None => {
+                let applied = self
+                    .call(
+                        Method::GET,
+                        "/nvue_v1/vrf?rev=applied&filled=false",
+                        None,
+                        "listing VRFs",
+                    )
+                    .await?;
+                obj(&applied).map(|(k, _)| k.clone()).collect()
+            }
+        };
+        let mut vrfs = if new {
             self.call(
                 Method::GET,
-                "/nvue_v1/vrf?rev=operational&include=/*/router/bgp/neighbor,/*/router/rib/ipv4/route",
+                "/nvue_v1/vrf?rev=operational&include=/*/router/rib/ipv4/route",
                 None,
-                "reading VRFs",
+                "reading routes",
             )
             .await?
         } else {
-            let names = match &self.vrfs {
-                Some(v) => v.clone(),
-                None => {
-                    let applied = self
-                        .call(
-                            Method::GET,
-                            "/nvue_v1/vrf?rev=applied&filled=false",
-                            None,
-                            "listing VRFs",
-                        )
-                        .await?;
-                    obj(&applied).map(|(k, _)| k.clone()).collect()
-                }
-            };
-            let mut m = serde_json::Map::new();
-            for v in names {
-                let e = enc(&v);
-                let neighbours = self
-                    .call(
-                        Method::GET,
-                        &format!("/nvue_v1/vrf/{e}/router/bgp/neighbor?rev=operational"),
-                        None,
-                        "reading BGP neighbours",
-                    )
-                    .await
-                    .or_else(absent)?;
+            Value::Object(serde_json::Map::new())
+        };
+        if !vrfs.is_object() {
+            vrfs = Value::Object(serde_json::Map::new());
+        }
+        for v in names {
+            let e = enc(&v);
+            let neighbours = self
+                .call(
+                    Method::GET,
+                    &format!("/nvue_v1/vrf/{e}/router/bgp/neighbor?rev=operational{detail}"),
+                    None,
+                    "reading BGP neighbours",
+                )
+                .await
+                .or_else(absent)?;
+            let entry = &mut vrfs[v.as_str()];
+            if !entry.is_object() {
+                *entry = json!({});
+            }
+            if !entry["router"].is_object() {
+                entry["router"] = json!({});
+            }
+            entry["router"]["bgp"] = json!({"neighbor": neighbours});
+            if !new {
                 let routes = self
                     .call(
                         Method::GET,
@@ -627,13 +650,9 @@ impl Device for Nvue {
                     )
                     .await
                     .or_else(absent)?;
-                m.insert(
-                    v,
-                    json!({"router": {"bgp": {"neighbor": neighbours}, "rib": {"ipv4": {"route": routes}}}}),
-                );
+                entry["router"]["rib"] = json!({"ipv4": {"route": routes}});
             }
-            Value::Object(m)
-        };
+        }
         let mut o = observed(&ifs, &vrfs);
         // Routes whose next hops are a next-hop group (the `route-entry`
         // shape): the groups' resolved next hops.
@@ -929,7 +948,22 @@ fn observed(ifs: &Value, vrfs: &Value) -> Observed {
                     .get("remote-as")
                     .and_then(Value::as_u64)
                     .and_then(|a| u32::try_from(a).ok()),
-                established: n.get("state").and_then(Value::as_str) == Some("established"),
+                // The session state: `session-state` from 5.15, where
+                // `state` is the neighbour's admin state (`enabled`); `state`
+                // before (the 5.15 and 5.11 Troubleshooting-BGP pages).
+                established: n
+                    .get("session-state")
+                    .or_else(|| n.get("state"))
+                    .and_then(Value::as_str)
+                    == Some("established"),
+                // FRR's reset reason (`last-reset-reason`, the 5.15
+                // Troubleshooting-BGP page's neighbour view); strings of an
+                // answer arrive escaped (http.rs).
+                last_reset: n
+                    .get("last-reset-reason")
+                    .and_then(Value::as_str)
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string),
             });
             if let Some(s) = n.pointer("/bfd/status").and_then(Value::as_str) {
                 o.bfd.push(BfdPeer {
@@ -1039,7 +1073,9 @@ mod tests {
             "swp2": {"link": {"state": {"down": {}}}}
         });
         let vrfs = json!({"Vrf101": {"router": {
-            "bgp": {"neighbor": {"10.255.0.1": {"state": "established", "remote-as": 65002, "bfd": {"status": "up"}}}},
+            "bgp": {"neighbor": {"10.255.0.1": {"state": "established", "remote-as": 65002, "bfd": {"status": "up"}},
+                                 "10.255.0.3": {"session-state": "idle", "state": "enabled", "remote-as": 65004,
+                                                "last-reset-reason": "BGP Notification received", "last-reset-code": 13}}},
             "rib": {"ipv4": {"route": {"10.100.1.0/24": {"protocol": {"bgp": {"entry-index": {"1": {"via": {"10.255.0.1": {}, "10.255.0.3": {}}}}}}}}}}
         }}});
         let o = observed(&ifs, &vrfs);
@@ -1056,6 +1092,13 @@ mod tests {
         );
         assert_eq!(o.bgp[0].remote_as, Some(65002));
         assert!(o.bgp[0].established && o.bfd[0].up);
+        // 5.15's detail: `session-state`, with `state` the admin state.
+        assert_eq!(o.bgp[1].remote_as, Some(65004));
+        assert!(!o.bgp[1].established);
+        assert_eq!(
+            o.bgp[1].last_reset.as_deref(),
+            Some("BGP Notification received")
+        );
         assert_eq!(o.routes[0].next_hops, vec!["10.255.0.1", "10.255.0.3"]);
         // The 5.15 shape: next-hop groups.
         let vrfs = json!({"default": {"router": {"rib": {"ipv4": {"route": {"10.100.1.0/24":

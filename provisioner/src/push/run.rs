@@ -348,6 +348,7 @@ pub async fn push(
                 partial: verify::Partial {
                     live: live.clone(),
                     before: BTreeSet::new(),
+                    as_before: BTreeMap::new(),
                     ports_before: BTreeSet::new(),
                     first_install,
                 },
@@ -562,6 +563,7 @@ impl Job {
             match dev.observe().await {
                 Ok(seen) => {
                     self.partial.before = verify::Partial::established(&seen);
+                    self.partial.as_before = verify::Partial::as_established(&seen);
                     self.partial.ports_before = verify::Partial::up(&seen);
                 }
                 Err(e) => {

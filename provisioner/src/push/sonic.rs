@@ -13,7 +13,12 @@
 //!   field (lanes, aliases, MAC stay), and running entries the candidate
 //!   does not name stay;
 //! - every other table the candidate carries is the plan's: it becomes
-//!   exactly the candidate's (stale VLANs, addresses and routes go).
+//!   exactly the candidate's (stale VLANs, addresses and routes go),
+//!   except the management VRF's static routes: `config route add prefix
+//!   vrf mgmt ...` stores them in `STATIC_ROUTE` as `mgmt|<prefix>`
+//!   (`management|<prefix>` in later releases), the VRF named by
+//!   `MGMT_VRF_CONFIG` (sonic-utilities config/main.py,
+//!   `cli_sroute_to_config` and `is_vrf_exists`); they stay as they run.
 //!
 //! The diff is ours: running CONFIG_DB (`sonic-cfggen -d --print-data`)
 //! against that target, one line per changed leaf as a JSON pointer
@@ -47,6 +52,19 @@ pub const LOCK_DIR: &str = "/tmp/efl-push.lock";
 pub const CANDIDATE: &str = "/tmp/efl-push.lock/candidate.json";
 /// Tables merged field by field instead of replaced.
 pub const MERGED_TABLES: [&str; 3] = ["PORT", "DEVICE_METADATA", "FEATURE"];
+/// The names the management VRF's static routes carry in `STATIC_ROUTE`
+/// keys (`<vrf>|<prefix>`): `mgmt`, and `management` where sonic-utilities
+/// accepts it too.
+pub const MGMT_VRFS: [&str; 2] = ["mgmt", "management"];
+
+/// True when a running `table` entry `key` is management the plan never
+/// owns: a static route of the management VRF.
+fn is_management(table: &str, key: &str) -> bool {
+    table == "STATIC_ROUTE"
+        && key
+            .split_once('|')
+            .is_some_and(|(vrf, _)| MGMT_VRFS.contains(&vrf))
+}
 
 /// A SONiC switch reached over SSH.
 #[derive(Debug)]
@@ -399,7 +417,15 @@ pub fn replace_target(
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         let merged = MERGED_TABLES.contains(&table.as_str());
-        let mut result = if merged { current.clone() } else { Map::new() };
+        let mut result = if merged {
+            current.clone()
+        } else {
+            current
+                .iter()
+                .filter(|(k, _)| is_management(table, k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
         for (key, fields) in entries {
             let value = match (merged, current.get(key), fields.as_object()) {
                 (true, Some(Value::Object(old)), Some(new)) => {
@@ -643,6 +669,21 @@ mod tests {
              - /VLAN/Vlan99/vlanid: \"99\"\n"
         );
         assert_eq!(json_diff(&t, &t), "");
+        // The management VRF's static routes stay; the plan's VRFs' routes
+        // are the candidate's.
+        let running = obj(json!({"STATIC_ROUTE": {
+            "mgmt|0.0.0.0/0": {"nexthop": "10.0.0.1"},
+            "management|10.9.0.0/16": {"nexthop": "10.0.0.1"},
+            "Vrf1|10.8.0.0/16": {"nexthop": "10.255.0.1"}}}));
+        let candidate =
+            obj(json!({"STATIC_ROUTE": {"Vrf1|10.1.0.0/16": {"nexthop": "10.255.0.1"}}}));
+        assert_eq!(
+            Value::Object(replace_target(&running, &candidate)),
+            json!({"STATIC_ROUTE": {
+                "mgmt|0.0.0.0/0": {"nexthop": "10.0.0.1"},
+                "management|10.9.0.0/16": {"nexthop": "10.0.0.1"},
+                "Vrf1|10.1.0.0/16": {"nexthop": "10.255.0.1"}}})
+        );
         // Keys with `/` are escaped as JSON pointers.
         let a = obj(json!({"STATIC_ROUTE": {}}));
         let b = obj(json!({"STATIC_ROUTE": {"Vrf1|10.1.0.0/16": {"nexthop": "10.0.0.1"}}}));

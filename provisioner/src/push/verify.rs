@@ -58,6 +58,10 @@ pub struct Partial {
     /// This switch's sessions established before the commit, as (VRF, peer
     /// address).
     pub before: BTreeSet<(String, String)>,
+    /// The remote AS of each of those sessions: an established session
+    /// proves the peer runs that AS (RFC 4271 6.2: a speaker refuses an
+    /// OPEN whose AS is not the one it is configured with).
+    pub as_before: BTreeMap<(String, String), u32>,
     /// This switch's ports that were up before the commit.
     pub ports_before: BTreeSet<String>,
     /// The push met an unconfigured fabric: routes are checked as in part
@@ -82,6 +86,16 @@ impl Partial {
     /// a cable to a switch not configured yet stays dark.
     fn port_may_wait(&self, port: &str, peer: &str) -> bool {
         !self.live.contains(peer) && !self.ports_before.contains(port)
+    }
+
+    /// The remote AS of the established sessions of `seen` that report
+    /// one, by (VRF, peer address).
+    pub fn as_established(seen: &Observed) -> BTreeMap<(String, String), u32> {
+        seen.bgp
+            .iter()
+            .filter(|b| b.established)
+            .filter_map(|b| Some(((b.vrf.clone(), b.peer.clone()), b.remote_as?)))
+            .collect()
     }
 
     /// The established sessions of `seen`, as (VRF, peer address).
@@ -205,6 +219,14 @@ pub fn check(
         for s in &v.sessions {
             let peer = s.peer_address.to_string();
             let session = seen.bgp.iter().find(|b| b.vrf == v.vrf && b.peer == peer);
+            // The AS the peer ran its session with before the commit, when
+            // the switch now expects another and the session is down: the
+            // commit changed the AS on one side only.
+            let ran_as = partial
+                .and_then(|p| p.as_before.get(&(v.vrf.clone(), peer.clone())))
+                .filter(|a| {
+                    session.is_some_and(|b| !b.established && b.remote_as.is_some_and(|r| r != **a))
+                });
             match session {
                 None => out.push(format!(
                     "{sw} {} (VRF {}): no BGP session with {} {peer}",
@@ -226,6 +248,14 @@ pub fn check(
                         " (the session is not established)"
                     }
                 )),
+                Some(b) if ran_as.is_some() => out.push(format!(
+                    "{sw} {} (VRF {}): AS mismatch with {} {peer}: the switch now expects remote AS {}, the peer ran this session as AS {} before the commit (the session is not established)",
+                    s.interface,
+                    v.vrf,
+                    s.peer,
+                    b.remote_as.unwrap_or_default(),
+                    ran_as.copied().unwrap_or_default(),
+                )),
                 Some(b) if !b.established => {
                     if partial.is_some_and(|p| !p.requires(&v.vrf, s)) {
                         pending.push(format!(
@@ -235,8 +265,14 @@ pub fn check(
                         continue;
                     }
                     out.push(format!(
-                        "{sw} {} (VRF {}): the BGP session with {} {peer} is not established",
-                        s.interface, v.vrf, s.peer
+                        "{sw} {} (VRF {}): the BGP session with {} {peer} is not established{}",
+                        s.interface,
+                        v.vrf,
+                        s.peer,
+                        b.last_reset
+                            .as_ref()
+                            .map(|r| format!(" (the switch reports: {r})"))
+                            .unwrap_or_default()
                     ));
                 }
                 Some(_) => {}
@@ -431,6 +467,7 @@ mod tests {
                     peer: s.peer_address.to_string(),
                     remote_as: Some(s.peer_asn),
                     established: true,
+                    last_reset: None,
                 });
                 o.bfd.push(crate::push::device::BfdPeer {
                     vrf: v.vrf.clone(),
@@ -668,6 +705,44 @@ mod tests {
         assert_eq!(v.mismatches.len(), 2, "{:?}", v.mismatches);
         assert!(v.mismatches[0].contains("is not established"));
         assert!(v.mismatches[1].contains("BFD with"));
+        // Up before with another remote AS (a plan whose ASNs are not
+        // the fabric's): an AS mismatch naming both ASNs; the same AS
+        // before and after is only "not established".
+        let ran = first.peer_asn + 1000;
+        let changed = Partial {
+            before: [(vrf.clone(), first.peer_address.to_string())].into(),
+            as_before: [((vrf.clone(), first.peer_address.to_string()), ran)].into(),
+            ..Partial::default()
+        };
+        let v = check(&want, &alone, &nvue, Some(&changed));
+        assert_eq!(
+            v.mismatches[0],
+            format!(
+                "sw1 {} (VRF {vrf}): AS mismatch with {} {}: the switch now expects remote AS {}, the peer ran this session as AS {ran} before the commit (the session is not established)",
+                first.interface, first.peer, first.peer_address, first.peer_asn
+            ),
+            "{:?}",
+            v.mismatches
+        );
+        let same = Partial {
+            as_before: [(
+                (vrf.clone(), first.peer_address.to_string()),
+                first.peer_asn,
+            )]
+            .into(),
+            ..changed
+        };
+        let v = check(&want, &alone, &nvue, Some(&same));
+        assert!(v.mismatches[0].ends_with("is not established"), "{v:?}");
+        // The device's own reason, when it gives one.
+        let mut told = alone.clone();
+        told.bgp[0].last_reset = Some("BGP Notification received".into());
+        let v = check(&want, &told, &nvue, Some(&same));
+        assert!(
+            v.mismatches[0]
+                .ends_with("is not established (the switch reports: BGP Notification received)"),
+            "{v:?}"
+        );
         // So must a session to a peer verified earlier in the push.
         let live = Partial {
             live: [first.peer_device.clone()].into(),

@@ -7,7 +7,10 @@
 //! reads back and passes `rank-check` on every Node it names, and no two
 //! ranks on one Node share a GPU. Issue 31 adds the lab state file (read
 //! as `lab down` does, its paths confined) and probe control frames from a
-//! hostile peer (answered by the deadline, never past the size limit).
+//! hostile peer (answered by the deadline, never past the size limit),
+//! and device answers to `provisioner push` (NVUE REST and eAPI JSON from
+//! the documentation-based test servers, mutated or replaced, read by the
+//! real clients; SONiC and Comware CLI text read by their parsers).
 //! The mutations are the planner's
 //! (`planner/tests/fuzz/mutate.rs`); `FUZZ_CASES` sets the cases per test.
 
@@ -345,8 +348,316 @@ fn frame_case(seed: u64) -> Result<(), String> {
     })
 }
 
+/// The switch and credentials of the device-answer target.
+const SWITCH: &str = "sw1";
+const USER: &str = "admin";
+const PASSWORD: &str = "fuzz-Pa55";
+
+/// How long a client may take over one call against a device that
+/// answers at once (the clients' own limits are longer: this target's
+/// answers all come from loopback).
+const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The honest or hostile bytes of one answer: the JSON pretty-printed and
+/// mutated (one entry per line, so the line operations drop, repeat and
+/// reorder keys), or something no device should send.
+fn hostile_answer(v: &serde_json::Value, rng: &mut Rng) -> Option<Vec<u8>> {
+    if !rng.chance(1, 2) {
+        return None;
+    }
+    let text = serde_json::to_string_pretty(v).ok()?;
+    let out = match rng.below(8) {
+        0 => rng
+            .pick(&[
+                "[]",
+                "null",
+                "42",
+                "\"sw1\"",
+                "{}",
+                "",
+                "{\"a\":",
+                "\u{1b}[2J\u{7}",
+            ])
+            .to_string(),
+        _ => mutate::mutate(&text, Format::Json, mutate::Scale::Bounded, rng).text,
+    };
+    Some(out.into_bytes())
+}
+
+/// Device answers to `provisioner push` (issue 31): an NVUE (5.9, 5.12 or
+/// 5.15) or eAPI (4.31 or 4.32) test server running the BGP plan's sw1
+/// answers each request honestly or, one time in two, with a mutated or
+/// hostile body; the real client reads its identity, loads and diffs the
+/// candidate, discards it and observes the switch, and verification
+/// checks what it read. Every call must end within [`CALL_LIMIT`] with a
+/// value or an error, never a panic; an error must say what was being
+/// done and, as push prints it, name the switch; no device text may
+/// reach an error unescaped (no control character but the error's own
+/// line breaks). Bodies are small
+/// here; the cap on large ones is push.rs's hostile-device test.
+fn device_answer_case(seed: u64) -> Result<(), String> {
+    use provisioner::push::device::{HostKeyCheck, Secret, Target, Tls, Transport};
+    use provisioner::push::{Device as _, PushError, eos::Eos, nvue::Nvue};
+    use std::sync::{Arc, Mutex};
+
+    use crate::push::servers;
+
+    let mut rng = Rng::new(seed);
+    let nvue = rng.chance(1, 2);
+    let release = if nvue {
+        *rng.pick(&["5.9.1", "5.12.1", "5.15.0"])
+    } else {
+        *rng.pick(&["4.31.2F", "4.32.1F"])
+    };
+    let plan_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/bigraph-2x8-bgp.plan.json");
+    let text = std::fs::read_to_string(&plan_path).map_err(|e| e.to_string())?;
+    let plan = CheckedPlan::load(&text, "bigraph-2x8-bgp.plan.json").map_err(|e| e.to_string())?;
+    let vendor =
+        planner::render::Vendor::named(if nvue { "nvue" } else { "eos" }).ok_or("no vendor")?;
+    let candidate = planner::render::render(&plan, vendor)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|(n, _)| *n == vendor.file_name(SWITCH))
+        .ok_or("no candidate")?
+        .1;
+    let mut world = servers::World {
+        hostname: SWITCH.to_string(),
+        ..servers::World::default()
+    };
+    for (i, peer) in ["sw2", "sw4", "sw6", "sw8"].iter().enumerate() {
+        let port = if nvue {
+            format!("swp{}", i + 1)
+        } else {
+            format!("Ethernet{}/1", i + 1)
+        };
+        world.interfaces.insert(port.clone(), (true, 100_000));
+        world.lldp.insert(port.clone(), (peer.to_string(), port));
+    }
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let answers = Arc::new(Mutex::new(Rng::new(seed ^ 0x5eed)));
+    let log = seen.clone();
+    let mutator = servers::Mutator(Arc::new(move |what: &str, v: &serde_json::Value| {
+        let mut r = answers.lock().ok()?;
+        let out = hostile_answer(v, &mut r)?;
+        if let Ok(mut l) = log.lock() {
+            let shown: String = String::from_utf8_lossy(&out).chars().take(400).collect();
+            l.push(format!("{what} -> {shown:?}"));
+        }
+        Some(out)
+    }));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let tls = servers::Tls::new();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &tls.ca_pem).map_err(|e| e.to_string())?;
+    let addr = if nvue {
+        let mut st = servers::NvueState::new(
+            world,
+            USER,
+            PASSWORD,
+            servers::nvue_management(SWITCH, USER, "127.0.0.1"),
+        );
+        st.release = release.to_string();
+        st.mutate = Some(mutator);
+        rt.block_on(servers::nvue(&tls, st)).0
+    } else {
+        let mut st = servers::EosState::new(
+            world,
+            USER,
+            PASSWORD,
+            servers::eos_management(SWITCH, USER, "127.0.0.1"),
+        );
+        st.version = release.to_string();
+        st.mutate = Some(mutator);
+        rt.block_on(servers::eos(&tls, st)).0
+    };
+    let target = Target {
+        switch: SWITCH.to_string(),
+        vendor,
+        transport: Transport::Https,
+        address: addr.to_string(),
+        netns: None,
+        user: USER.to_string(),
+        password: Some(Secret::new(PASSWORD.to_string())),
+        tls: Tls {
+            ca_file: Some(ca),
+            verify: true,
+            server_name: None,
+        },
+        host_key: HostKeyCheck::Off,
+    };
+    let want =
+        provisioner::push::verify::expected(&plan, SWITCH, vendor).map_err(|e| e.to_string())?;
+    // One call: its value, or its error as push prints it.
+    fn judged<T>(
+        step: &str,
+        r: Result<Result<T, PushError>, tokio::time::error::Elapsed>,
+    ) -> Result<Option<T>, String> {
+        match r {
+            Err(_) => Err(format!("{step} took more than {CALL_LIMIT:?}")),
+            Ok(Ok(v)) => Ok(Some(v)),
+            Ok(Err(e)) => {
+                let shown = provisioner::push::run::chain(&e.on(SWITCH));
+                if !shown.starts_with(&format!("switch {SWITCH}: "))
+                    || shown.len() <= SWITCH.len() + 9
+                {
+                    return Err(format!(
+                        "{step}: an error that does not say what failed: {shown:?}"
+                    ));
+                }
+                // Line breaks are the error's own (lists of lines); any
+                // other control character came from the device unescaped.
+                if let Some(c) = shown.chars().find(|c| c.is_control() && *c != '\n') {
+                    return Err(format!(
+                        "{step}: control character {c:?} in the error: {shown:?}"
+                    ));
+                }
+                if shown.contains(PASSWORD) {
+                    return Err(format!("{step}: the password in the error: {shown:?}"));
+                }
+                Ok(None)
+            }
+        }
+    }
+    let outcome = guarded(|| {
+        rt.block_on(async {
+            macro_rules! run {
+                ($client:expr) => {{
+                    let mut c = $client;
+                    if judged(
+                        "identity",
+                        tokio::time::timeout(CALL_LIMIT, c.identity()).await,
+                    )?
+                    .is_none()
+                    {
+                        return Ok(());
+                    }
+                    if judged(
+                        "load",
+                        tokio::time::timeout(CALL_LIMIT, c.load(&candidate)).await,
+                    )?
+                    .is_some()
+                    {
+                        judged(
+                            "discard",
+                            tokio::time::timeout(CALL_LIMIT, c.discard()).await,
+                        )?;
+                    }
+                    if let Some(o) = judged(
+                        "observe",
+                        tokio::time::timeout(CALL_LIMIT, c.observe()).await,
+                    )? {
+                        let v = provisioner::push::verify::check(&want, &o, &|_| None, None);
+                        let _ = v.complete();
+                    }
+                    Ok(())
+                }};
+            }
+            if nvue {
+                match Nvue::new(&target, true, CALL_LIMIT) {
+                    Ok(c) => run!(c.with_poll(std::time::Duration::from_millis(10))),
+                    Err(e) => Err(format!("client: {e}")),
+                }
+            } else {
+                match Eos::new(&target, "efl-push-fuzz", true) {
+                    Ok(c) => run!(c),
+                    Err(e) => Err(format!("client: {e}")),
+                }
+            }
+        })
+    });
+    outcome.map_err(|p| {
+        let answers = seen.lock().map(|l| l.join("\n")).unwrap_or_default();
+        format!(
+            "seed {seed}: {} {release}: {p}\nmutated answers:\n{answers}",
+            vendor.as_str()
+        )
+    })
+}
+
+/// SONiC and Comware CLI text, mutated, read by the push clients' parsers
+/// (the text of the SSH test servers, written from each vendor's
+/// documentation): every parser returns, never panics, within a second.
+fn cli_answer_case(seed: u64) -> Result<(), String> {
+    use provisioner::push::{comware, sonic};
+    let mut rng = Rng::new(seed);
+    // The answers the SSH tests give their servers (push_ssh.rs
+    // `sonic_observe_reads_the_documented_outputs` and the Comware observe
+    // test), written from each vendor's documented output.
+    let texts: [(&str, &str); 5] = [
+        (
+            "sonic show lldp table",
+            "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
+LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
+-----------  --------------  --------------  ------------  -----------------\n\
+Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n\
+--------------------------------------------------\nTotal entries displayed:  1\n",
+        ),
+        (
+            "sonic show interfaces status",
+            "  Interface            Lanes    Speed    MTU    FEC    Alias    Vlan    Oper    Admin                                             Type    Asym PFC\n\
+-----------  ---------------  -------  -----  -----  -------  ------  ------  -------  -----------------------------------------------  ----------\n\
+  Ethernet0          0,1,2,3     100G   9216     rs     etp1  routed      up       up  QSFP28 or later                                         N/A\n\
+  Ethernet4          4,5,6,7     100G   9216     rs     etp2  routed    down       up  N/A                                                     N/A\n",
+        ),
+        (
+            "comware display lldp neighbor-information list",
+            "Chassis ID : * -- -- Nearest nontpmr bridge neighbor\n             # -- -- Nearest customer bridge neighbor\n             Default -- -- Nearest bridge neighbor\n\nSystem Name          Local Interface Chassis ID      Port ID\nsw05                 HGE1/0/1        0cda-411d-0005  HundredGigE1/0/17",
+        ),
+        (
+            "comware display interface brief",
+            "Brief information on interfaces in route mode:\nLink: ADM - administratively down; Stby - standby\nProtocol: (s) - spoofing\nInterface            Link Protocol Primary IP      Description\nHGE1/0/1             UP   UP       10.255.0.0      to sw01-l HundredGigE1/0/17",
+        ),
+        (
+            "comware display bgp peer ipv4",
+            "  Peer                    AS  MsgRcvd  MsgSent OutQ PrefRcv Up/Down  State\n\n  10.255.0.1           65101        7       10    0       4 00:05:19 Established",
+        ),
+    ];
+    let (what, original) = *rng.pick(&texts);
+    let text = if rng.chance(1, 8) {
+        (0..rng.below(512))
+            .map(|_| char::from(rng.below(128) as u8))
+            .collect()
+    } else {
+        mutate::mutate(original, Format::Csv, mutate::Scale::Bounded, &mut rng).text
+    };
+    let start = std::time::Instant::now();
+    guarded(|| {
+        match what {
+            "sonic show lldp table" => drop(sonic::lldp_table(&text)),
+            "sonic show interfaces status" => drop(sonic::interfaces_status(&text)),
+            "comware display lldp neighbor-information list" => drop(comware::lldp_list(&text)),
+            "comware display interface brief" => drop(comware::interface_brief(&text)),
+            _ => drop(comware::bgp_peers(&text, "default")),
+        }
+        let took = start.elapsed();
+        if took > std::time::Duration::from_secs(1) {
+            return Err(format!("{what}: the parser took {took:?}"));
+        }
+        Ok(())
+    })
+    .map_err(|p| format!("seed {seed}: {what}: {p}\ntext: {text:?}"))
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn fuzz_push_device_answers(seed in any::<u64>()) {
+        let r = device_answer_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    #[test]
+    fn fuzz_push_cli_answers(seed in any::<u64>()) {
+        let r = cli_answer_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
 
     #[test]
     fn fuzz_lab_state_files(seed in any::<u64>()) {
@@ -385,7 +696,9 @@ proptest! {
 fn fuzz_survey() {
     let n = mutate::env_number("FUZZ_CASES", 64);
     type Case = fn(u64) -> Result<(), String>;
-    let targets: [(&str, Case); 5] = [
+    let targets: [(&str, Case); 7] = [
+        ("push-device-answer", device_answer_case),
+        ("push-cli-answer", cli_answer_case),
         ("job", job_case),
         ("plan", plan_case),
         ("rank-table", rank_table_case),

@@ -6,7 +6,7 @@
 //! journal.
 
 #[path = "../support/switch_servers.rs"]
-mod servers;
+pub(crate) mod servers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -1465,7 +1465,10 @@ fn nvue_5_15_spells_lldp_under_system_and_lists_routes_by_next_hop_group() {
     // Only the subtrees verification needs, with 5.15's `include`.
     for read in [
         "GET /nvue_v1/interface?rev=operational&include=/*/link/state,/*/link/speed,/*/lldp/neighbor",
-        "GET /nvue_v1/vrf?rev=operational&include=/*/router/bgp/neighbor,/*/router/rib/ipv4/route",
+        "GET /nvue_v1/vrf?rev=operational&include=/*/router/rib/ipv4/route",
+        // From 5.12 the neighbour object is a summary unless asked for
+        // the detail.
+        "GET /nvue_v1/vrf/Vrf100/router/bgp/neighbor?rev=operational&view=detail",
     ] {
         assert!(st.log.iter().any(|l| l == read), "{read}: {:?}", st.log);
     }
@@ -1780,4 +1783,285 @@ fn a_first_install_on_a_fresh_fabric_waits_for_ports_whose_peers_are_not_configu
     let r = f.push(&[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(!r.stdout.contains("confirmed"), "{}", r.stdout);
+}
+
+/// The state of every BGP session of `sw`'s server, as (VRF, peer) ->
+/// `established`/`idle` (whichever key the release spells it with).
+fn sessions(f: &Fabric, sw: &str) -> BTreeMap<(String, String), String> {
+    let st = f.nvue(sw);
+    let mut out = BTreeMap::new();
+    for (vrf, ns) in st.bgp_neighbours(true) {
+        for (peer, n) in ns.as_object().expect("neighbours") {
+            let state = n.get("session-state").or_else(|| n.get("state"));
+            out.insert(
+                (vrf.clone(), peer.clone()),
+                state.and_then(Value::as_str).unwrap_or("").to_string(),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn a_plan_with_a_wrong_peer_as_is_named_as_an_as_mismatch_and_rolled_back() {
+    // A running fabric of the BGP plan (every switch applied it), and a
+    // plan whose ASNs are not the fabric's (asn_base moved by 1000):
+    // pushed to sw1, its sessions go down because the peers refuse its
+    // AS and it refuses theirs (the test servers' BGP, RFC 4271 6.2).
+    for release in ["5.9.1", "5.12.1", "5.15.0"] {
+        let f = Fabric::new("bigraph-2x8-bgp.plan.json", all_nvue, none);
+        let shared = Arc::new(Mutex::new(BTreeMap::new()));
+        let mut running = BTreeMap::new();
+        for sw in f.nvue.keys() {
+            // The plan as the switch runs it: from 5.15 LLDP is `nv set
+            // system lldp` (5.15's New and Changed NVUE Commands).
+            let script = if release == "5.15.0" {
+                f.candidate(sw).replace(
+                    "nv set service lldp\n",
+                    "nv set system lldp state enabled\n",
+                )
+            } else {
+                f.candidate(sw)
+            };
+            let mut tree = nvue_initial(sw);
+            servers::merge(
+                &mut tree,
+                &nvue_tree::script_to_tree(&script).expect("tree"),
+            );
+            let mut st = f.nvue(sw);
+            st.release = release.into();
+            st.revisions.get_mut(&1).expect("revision 1").tree = tree.clone();
+            st.bgp = Some(shared.clone());
+            st.publish();
+            running.insert(sw.clone(), tree);
+        }
+        let up = sessions(&f, "sw1");
+        assert_eq!(up.len(), 4, "{release}: {up:?}");
+        assert!(up.values().all(|s| s == "established"), "{release}: {up:?}");
+        push_wrong_asn(&f, &["swp1", "swp2", "swp3", "swp4"], release);
+        // The fabric is as it was: every switch's configuration, and
+        // sw1's sessions established again.
+        for (sw, tree) in &running {
+            assert_eq!(&f.nvue(sw).applied_tree(), tree, "{release}: {sw}");
+        }
+        f.nvue("sw1").publish();
+        assert_eq!(sessions(&f, "sw1"), up, "{release}");
+    }
+}
+
+/// Pushes the BGP plan with its ASNs moved by 1000 to sw1 alone; checks
+/// that each of sw1's four sessions (on `ports`, in VRF Vrf100) is named
+/// as an AS mismatch with the peer, both ASNs given, and that push rolled
+/// sw1 back itself, not the device's 60 s timer.
+fn push_wrong_asn(f: &Fabric, ports: &[&str], label: &str) {
+    let mut plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(&f.plan).expect("plan")).expect("json");
+    plan["routing"]["asn_base"] = json!(4_200_001_000u64);
+    let wrong = f.dir.path().join("wrong-asn.plan.json");
+    std::fs::write(&wrong, plan.to_string()).expect("plan");
+    let wrong = wrong.display().to_string();
+    let started = std::time::Instant::now();
+    let r = f.run(&[
+        "push",
+        &wrong,
+        "--devices",
+        "devices.toml",
+        "--confirm-timer",
+        "60s",
+        "--settle",
+        "0s",
+        "--switch",
+        "sw1",
+    ]);
+    let took = started.elapsed();
+    assert_eq!(r.code, 2, "{label}: {r:?}");
+    for (port, (peer, n)) in ports
+        .iter()
+        .zip([("sw2", 1), ("sw4", 3), ("sw6", 5), ("sw8", 7)])
+    {
+        let line = format!(
+            "mismatch: sw1 {port} (VRF Vrf100): AS mismatch with {peer} 10.255.0.{n}: the switch now expects remote AS {}, the peer ran this session as AS {} before the commit (the session is not established)",
+            4_200_001_000u64 + n,
+            4_200_000_000u64 + n
+        );
+        assert!(r.stdout.contains(&line), "{label}: {line}\n{}", r.stdout);
+    }
+    assert!(took < Duration::from_secs(20), "{label}: {took:?}");
+    assert_eq!(f.phase("sw1"), "rolled-back", "{label}");
+}
+
+/// The state of every BGP session of `sw`'s eAPI server, as (VRF, peer)
+/// -> `peerState`.
+fn eos_sessions(f: &Fabric, sw: &str) -> BTreeMap<(String, String), String> {
+    let summary = f.eos(sw).bgp_summary();
+    let mut out = BTreeMap::new();
+    for (vrf, v) in summary["vrfs"].as_object().expect("vrfs") {
+        for (peer, p) in v["peers"].as_object().expect("peers") {
+            out.insert(
+                (vrf.clone(), peer.clone()),
+                p["peerState"].as_str().expect("state").to_string(),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn eos_a_plan_with_a_wrong_peer_as_is_named_as_an_as_mismatch_and_rolled_back() {
+    for version in ["4.31.2F", "4.32.1F"] {
+        let f = Fabric::new("bigraph-2x8-bgp.plan.json", all_eos, none);
+        let shared = Arc::new(Mutex::new(BTreeMap::new()));
+        let mut running = BTreeMap::new();
+        for sw in f.eos.keys() {
+            // The switch runs the plan: its management, then the
+            // rendered lines.
+            let mut lines = eos_initial(sw);
+            lines.extend(
+                f.candidate(sw)
+                    .lines()
+                    .filter(|l| !l.starts_with('!') && !l.starts_with("hostname "))
+                    .map(str::to_string),
+            );
+            let mut st = f.eos(sw);
+            st.version = version.into();
+            st.running = lines.clone();
+            st.startup = lines.clone();
+            st.bgp = Some(shared.clone());
+            st.publish();
+            running.insert(sw.clone(), lines);
+        }
+        let up = eos_sessions(&f, "sw1");
+        assert_eq!(up.len(), 4, "{version}: {up:?}");
+        assert!(up.values().all(|s| s == "Established"), "{version}: {up:?}");
+        push_wrong_asn(
+            &f,
+            &["Ethernet1/1", "Ethernet2/1", "Ethernet3/1", "Ethernet4/1"],
+            version,
+        );
+        for (sw, lines) in &running {
+            assert_eq!(&f.eos(sw).running_config(), lines, "{version}: {sw}");
+        }
+        assert_eq!(eos_sessions(&f, "sw1"), up, "{version}");
+    }
+}
+
+#[test]
+fn eos_first_install_of_8_switches_on_dark_ports_in_the_4_31_and_4_32_shapes() {
+    // EOS switches with their management only, every fabric cable dark
+    // until both its ends are configured (the test world of a first
+    // install: see `EosState::fabric`), in each session shape.
+    for version in ["4.31.2F", "4.32.1F"] {
+        let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
+        let shared = Arc::new(Mutex::new(BTreeMap::new()));
+        for sw in f.eos.keys() {
+            let mut st = f.eos(sw);
+            st.version = version.into();
+            st.fabric = Some(shared.clone());
+            st.publish();
+        }
+        for sw in f.eos.keys() {
+            let links = f.eos(sw).links();
+            assert!(links.values().all(|up| !up), "{version}: {sw} {links:?}");
+        }
+        let r = f.push(&["--format", "json", "--canary", "sw1"]);
+        assert_eq!(r.code, 0, "{version}: {r:?}");
+        let report: Value = serde_json::from_str(&r.stdout).expect("json");
+        assert_eq!(report["outcome"], "done", "{version}: {report}");
+        let switches = report["switches"].as_array().expect("switches");
+        assert_eq!(switches.len(), 8);
+        let canary = switches.iter().find(|s| s["switch"] == "sw1").expect("sw1");
+        assert_eq!(canary["waits_for_fabric"], true, "{version}: {canary}");
+        assert_eq!(canary["mismatches"], json!([]), "{version}: {canary}");
+        for s in switches {
+            assert_eq!(s["phase"], "confirmed", "{version}: {s}");
+        }
+        for sw in f.eos.keys() {
+            let mut st = f.eos(sw);
+            // No commit timer left running, every cable lit, management
+            // kept line for line.
+            assert!(st.sessions.is_empty(), "{version}: {sw} {:?}", st.sessions);
+            assert!(st.links().values().all(|up| *up), "{version}: {sw}");
+            let running = st.running_config();
+            for l in eos_initial(sw) {
+                assert!(running.contains(&l), "{version}: {sw} lost {l:?}");
+            }
+        }
+        // The second push: nothing to do.
+        let r = f.push(&[]);
+        assert_eq!(r.code, 0, "{version}: {r:?}");
+        assert!(!r.stdout.contains("confirmed"), "{version}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn a_port_that_goes_down_in_a_running_fabric_is_named_and_rolled_back() {
+    // Every switch runs the plan; sw1 runs it without its unused port 7's
+    // lines, so the push has one change to commit, and sw1's cable to sw4
+    // fails as the commit lands.
+    for vendor in [all_nvue as fn(&str) -> Vendor, all_eos] {
+        let f = Fabric::new("bigraph-2x8.plan.json", vendor, none);
+        let nvue = f.vendors["sw1"].as_str() == "nvue";
+        let (port, far) = if nvue {
+            ("swp2", "sw4 swp1")
+        } else {
+            ("Ethernet2/1", "sw4 Ethernet1/1")
+        };
+        let mut before_nvue = Value::Null;
+        let mut before_eos = Vec::new();
+        for sw in f.vendors.keys() {
+            let candidate = f.candidate(sw);
+            let older = |l: &str| sw == "sw1" && (l.contains("swp7") || l.contains("Ethernet7/1"));
+            if nvue {
+                let script: String = candidate
+                    .lines()
+                    .filter(|l| !older(l))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                let mut tree = nvue_initial(sw);
+                servers::merge(
+                    &mut tree,
+                    &nvue_tree::script_to_tree(&script).expect("tree"),
+                );
+                f.nvue(sw).revisions.get_mut(&1).expect("revision 1").tree = tree.clone();
+                if sw == "sw1" {
+                    before_nvue = tree;
+                }
+            } else {
+                let mut lines = eos_initial(sw);
+                let mut skip = false;
+                for l in candidate.lines() {
+                    if l.starts_with('!') || l.starts_with("hostname ") {
+                        continue;
+                    }
+                    if !l.starts_with(' ') {
+                        skip = older(l);
+                    }
+                    if !skip {
+                        lines.push(l.to_string());
+                    }
+                }
+                let mut st = f.eos(sw);
+                st.running = lines.clone();
+                st.startup = lines.clone();
+                if sw == "sw1" {
+                    before_eos = lines;
+                }
+            }
+        }
+        if nvue {
+            f.nvue("sw1").fail_on_commit = Some(port.into());
+        } else {
+            f.eos("sw1").fail_on_commit = Some(port.into());
+        }
+        let r = f.push(&["--switch", "sw1"]);
+        assert_eq!(r.code, 2, "{r:?}");
+        let line = format!("mismatch: sw1 {port}: down, the plan cables it to {far}");
+        assert!(r.stdout.contains(&line), "{line}\n{}", r.stdout);
+        assert_eq!(f.phase("sw1"), "rolled-back");
+        if nvue {
+            assert_eq!(f.nvue("sw1").applied_tree(), before_nvue);
+        } else {
+            assert_eq!(f.eos("sw1").running_config(), before_eos);
+        }
+    }
 }

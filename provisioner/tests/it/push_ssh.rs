@@ -481,7 +481,8 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
             vrf: "default".into(),
             peer: "10.255.0.1".into(),
             remote_as: Some(65101),
-            established: true
+            established: true,
+            last_reset: None
         }]
     );
     assert!(seen.bfd[0].up);
@@ -899,7 +900,8 @@ async fn comware_observe_reads_the_documented_outputs() {
             vrf: "Vrf101".into(),
             peer: "10.255.0.1".into(),
             remote_as: Some(65101),
-            established: true
+            established: true,
+            last_reset: None
         }]
     );
     assert_eq!(seen.bfd.len(), 1);

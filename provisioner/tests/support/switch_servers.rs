@@ -97,6 +97,39 @@ pub enum Reply {
     Raw(u16, Vec<(&'static str, String)>, Vec<u8>),
 }
 
+/// A hostile or broken device's answers: given what was asked (an NVUE
+/// request's URI, an eAPI request's commands) and the honest JSON answer,
+/// the bytes to send instead (`None`: the honest answer). The fuzz
+/// target of device answers sets it.
+#[derive(Clone)]
+pub struct Mutator(pub Arc<MutateFn>);
+
+/// See [`Mutator`].
+pub type MutateFn = dyn Fn(&str, &Value) -> Option<Vec<u8>> + Send + Sync;
+
+impl std::fmt::Debug for Mutator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mutator")
+    }
+}
+
+impl Mutator {
+    /// `reply`, mutated when it is a JSON answer.
+    fn apply(this: Option<&Mutator>, what: &str, reply: Reply) -> Reply {
+        match (this, reply) {
+            (Some(m), Reply::Json(code, v)) => match (m.0)(what, &v) {
+                Some(bytes) => Reply::Raw(
+                    code,
+                    vec![("content-type", "application/json".to_string())],
+                    bytes,
+                ),
+                None => Reply::Json(code, v),
+            },
+            (_, r) => r,
+        }
+    }
+}
+
 /// What a hostile or broken device does instead of answering.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hostile {
@@ -307,7 +340,7 @@ pub fn tree_minus(a: &Value, b: &Value) -> Value {
     }
 }
 
-fn merge(into: &mut Value, patch: &Value) {
+pub fn merge(into: &mut Value, patch: &Value) {
     match (into, patch) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in b {
@@ -362,6 +395,15 @@ pub enum ConfirmReading {
 /// configures: shared by the servers of one fabric.
 pub type SharedPorts = Arc<Mutex<BTreeMap<String, std::collections::BTreeSet<String>>>>;
 
+/// Per switch (hostname), its applied configuration tree: shared by the
+/// servers of one fabric, so each can tell whether its BGP sessions come
+/// up (see [`NvueState::bgp_session`]).
+pub type SharedTrees = Arc<Mutex<BTreeMap<String, Value>>>;
+
+/// Per switch (hostname), its EOS running configuration: shared by the
+/// eAPI servers of one fabric for their BGP sessions.
+pub type SharedConfigs = Arc<Mutex<BTreeMap<String, Vec<String>>>>;
+
 /// The NVUE REST state machine.
 #[derive(Debug)]
 pub struct NvueState {
@@ -402,6 +444,14 @@ pub struct NvueState {
     /// when both ends are configured. The map (hostname -> configured
     /// swp ports) is shared by every server of the fabric.
     pub fabric: Option<SharedPorts>,
+    /// The applied trees of every switch of the fabric, for BGP sessions:
+    /// with `None` a configured neighbour never comes up.
+    pub bgp: Option<SharedTrees>,
+    /// Answers sent instead of the honest ones (fuzzing).
+    pub mutate: Option<Mutator>,
+    /// A cable of this port fails when a candidate is applied with a
+    /// confirm timer (a world event during a push into a running fabric).
+    pub fail_on_commit: Option<String>,
     pub log: Vec<String>,
 }
 
@@ -471,6 +521,9 @@ impl NvueState {
             reading: ConfirmReading::ConfirmState,
             queued: None,
             fabric: None,
+            bgp: None,
+            mutate: None,
+            fail_on_commit: None,
             log: Vec::new(),
         }
     }
@@ -572,12 +625,105 @@ impl NvueState {
     }
 
     /// Tells the fabric which ports this switch configures now.
-    fn publish(&self) {
+    pub fn publish(&self) {
         if let Some(f) = &self.fabric {
             f.lock()
                 .expect("fabric")
                 .insert(self.world.hostname.clone(), self.configured_ports());
         }
+        if let Some(b) = &self.bgp {
+            b.lock().expect("fabric").insert(
+                self.world.hostname.clone(),
+                self.revisions[&self.applied].tree.clone(),
+            );
+        }
+    }
+
+    /// Whether the session of VRF `vrf` with neighbour `peer` (configured
+    /// with `remote_as`, this switch's AS `asn` in that VRF) is
+    /// established, and if not why. Written from the BGP protocol, not
+    /// from the client: a session reaches Established only over a link
+    /// that is up to a speaker that has this switch's address as its
+    /// neighbour; each side checks the AS in the other's OPEN against its
+    /// configured remote AS and answers a mismatch with a NOTIFICATION
+    /// "OPEN Message Error / Bad Peer AS" (RFC 4271 section 6.2), so both
+    /// sides' ASNs must agree. The reason is FRR's last reset text
+    /// (`peer_down_str` of bgpd/bgp_fsm.c, codes `PEER_DOWN_*` of
+    /// bgpd/bgpd.h; NVUE reports it as
+    /// `last-reset-reason` with its index as `last-reset-code`: the 5.15
+    /// Troubleshooting-BGP page shows "Waiting for Peer IPv6 LLA", code
+    /// 28 = PEER_DOWN_NBR_ADDR): 13 "BGP Notification received", 14 "BGP
+    /// Notification send" (an FRR `show bgp neighbors json` with Bad Peer
+    /// AS shows `lastResetDueTo` "BGP Notification send", code 14), 25
+    /// "Interface down", 27 "Waiting for NHT".
+    fn bgp_session(&self, asn: u64, peer: &str, remote_as: u64) -> Result<(), (&'static str, u32)> {
+        let Some(shared) = &self.bgp else {
+            return Err(("", 0));
+        };
+        let tree = &self.revisions[&self.applied].tree;
+        let mine = BgpConf {
+            addresses: nvue_addresses(tree),
+            speakers: nvue_bgp(tree),
+        };
+        let trees = shared.lock().expect("fabric");
+        bgp_session(
+            &mine,
+            &self.world,
+            &|port, cabled| self.link_up(port, cabled),
+            &|far| {
+                trees.get(far).map(|t| BgpConf {
+                    addresses: nvue_addresses(t),
+                    speakers: nvue_bgp(t),
+                })
+            },
+            (asn, peer, remote_as),
+        )
+    }
+
+    /// The BGP neighbours of each VRF of the applied configuration, as
+    /// `nv show vrf <v> router bgp neighbor -o json` reads them. Up to
+    /// 5.11 that object is the detail: per neighbour `remote-as` and the
+    /// session `state` (`established`, `idle`: the state column of the
+    /// Troubleshooting-BGP pages). From 5.12 it is a summary and the
+    /// detail needs `--view=detail` (REST `?view=detail`): NVIDIA's note
+    /// on the 5.12 Troubleshooting-BGP page; NVIDIA publishes no JSON
+    /// sample of the summary, so without `detail` each neighbour here
+    /// is an empty object (a client must ask for the detail). From 5.15
+    /// the session state is `session-state` and `state` is the
+    /// neighbour's admin state (`enabled`), with `last-reset-reason` and
+    /// `last-reset-code` (the 5.15 page's `nv show vrf default router bgp
+    /// neighbor swp51`); before 5.15 the reason is given the same way
+    /// here, not checked on a device.
+    pub fn bgp_neighbours(&self, detail: bool) -> BTreeMap<String, Value> {
+        let summary = self.release_at_least(5, 12) && !detail;
+        let mut out = BTreeMap::new();
+        for (vrf, asn, ns) in nvue_bgp(&self.revisions[&self.applied].tree) {
+            let mut m = Map::new();
+            for (peer, remote_as) in ns {
+                if summary {
+                    m.insert(peer, json!({}));
+                    continue;
+                }
+                let (state, reason) = match self.bgp_session(asn, &peer, remote_as) {
+                    Ok(()) => ("established", None),
+                    Err(r) => ("idle", Some(r).filter(|r| r.1 != 0)),
+                };
+                let mut n = json!({"remote-as": remote_as});
+                if self.is_515() {
+                    n["session-state"] = json!(state);
+                    n["state"] = json!("enabled");
+                } else {
+                    n["state"] = json!(state);
+                }
+                if let Some((text, code)) = reason {
+                    n["last-reset-reason"] = json!(text);
+                    n["last-reset-code"] = json!(code);
+                }
+                m.insert(peer, n);
+            }
+            out.insert(vrf, Value::Object(m));
+        }
+        out
     }
 
     /// True when `port` is up: cabled up in the world and, on a fresh
@@ -614,11 +760,16 @@ impl NvueState {
 
     /// True from Cumulus Linux 5.15.
     fn is_515(&self) -> bool {
+        self.release_at_least(5, 15)
+    }
+
+    /// True from Cumulus Linux `major.minor`.
+    fn release_at_least(&self, major: u32, minor: u32) -> bool {
         let mut v = self
             .release
             .split('.')
             .map(|x| x.parse::<u32>().unwrap_or(0));
-        (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (5, 15)
+        (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (major, minor)
     }
 
     /// The next-hop groups of the RIB (`nv show router nexthop rib`,
@@ -663,8 +814,11 @@ impl NvueState {
     /// 5.0.0); from 5.15 `route/<prefix>/route-entry/1/{protocol,
     /// nexthop-group-id}` (NVUE-API.md of 5.15, "Retrieve View Types"),
     /// the next hops in [`NvueState::nexthop_groups`].
-    fn operational_vrfs(&self) -> Value {
+    fn operational_vrfs(&self, detail: bool) -> Value {
         let mut m = Map::new();
+        for (vrf, ns) in self.bgp_neighbours(detail) {
+            m.insert(vrf, json!({"router": {"bgp": {"neighbor": ns}}}));
+        }
         for (i, (vrf, prefix, via)) in self.static_routes().into_iter().enumerate() {
             let entry = if self.is_515() {
                 json!({"route-entry": {"1": {"protocol": "static", "nexthop-group-id": i + 1,
@@ -672,9 +826,10 @@ impl NvueState {
             } else {
                 json!({"protocol": {"static": {"entry-index": {"1": {"via": via}}}}})
             };
-            let routes = m
-                .entry(vrf)
-                .or_insert_with(|| json!({"router": {"rib": {"ipv4": {"route": {}}}}}));
+            let routes = m.entry(vrf).or_insert_with(|| json!({"router": {}}));
+            if routes.pointer("/router/rib").is_none() {
+                routes["router"]["rib"] = json!({"ipv4": {"route": {}}});
+            }
             routes["router"]["rib"]["ipv4"]["route"][prefix] = entry;
         }
         Value::Object(m)
@@ -751,7 +906,7 @@ impl NvueState {
         self.publish();
         let reply = self.handle_published(req);
         self.publish();
-        reply
+        Mutator::apply(self.mutate.as_ref(), &req.uri, reply)
     }
 
     fn handle_published(&mut self, req: &Req) -> Reply {
@@ -805,14 +960,16 @@ impl NvueState {
                     .unwrap_or(json!({})),
             ),
             ("GET", "/nvue_v1/vrf") => {
-                Reply::Json(200, self.restricted(self.operational_vrfs(), &q))
+                let detail = q.get("view") == Some(&"detail");
+                Reply::Json(200, self.restricted(self.operational_vrfs(detail), &q))
             }
             ("GET", p) if p.starts_with("/nvue_v1/vrf/") => {
                 // One object of the operational VRFs (`nv show vrf <v>
                 // router bgp neighbor`, `... router rib ipv4 route`: the
                 // NVUE command reference, since 5.0.0).
                 let pointer = p["/nvue_v1/vrf".len()..].to_string();
-                match self.operational_vrfs().pointer(&pointer) {
+                let detail = q.get("view") == Some(&"detail");
+                match self.operational_vrfs(detail).pointer(&pointer) {
                     Some(v) => Reply::Json(200, v.clone()),
                     None => not_found(),
                 }
@@ -1075,6 +1232,11 @@ impl NvueState {
             Some(s) => {
                 r.state = waiting.into();
                 self.confirm = Some((id, Instant::now() + Duration::from_secs(s), back));
+                if let Some(port) = self.fail_on_commit.take()
+                    && let Some(i) = self.world.interfaces.get_mut(&port)
+                {
+                    i.0 = false;
+                }
                 if self.drop_on_commit {
                     return Reply::Drop;
                 }
@@ -1083,6 +1245,218 @@ impl NvueState {
         }
         Reply::Json(200, json!({"state": "apply"}))
     }
+}
+
+/// What a switch's configuration says about BGP, whatever its vendor:
+/// its interface addresses (port, address, prefix length) and its
+/// speakers (VRF, AS, neighbour address -> configured remote AS).
+pub struct BgpConf {
+    pub addresses: Vec<(String, std::net::Ipv4Addr, u32)>,
+    pub speakers: Vec<(String, u64, BTreeMap<String, u64>)>,
+}
+
+/// Whether the session of a switch configured as `mine` (in `world`)
+/// with neighbour `peer`, configured with `remote_as` while the switch
+/// runs `asn` there, is established; if not, FRR's last reset reason and
+/// code (`Err(("", 0))` when none applies: the peer never answers).
+/// Written from the BGP protocol, not from any client: a session reaches
+/// Established only over a link that is up, to a speaker that carries
+/// the neighbour address on the cabled port and has this switch's
+/// address as its own neighbour; each side checks the AS in the other's
+/// OPEN against its configured remote AS and answers a mismatch with a
+/// NOTIFICATION "OPEN Message Error / Bad Peer AS" (RFC 4271 section
+/// 6.2), so both sides' ASNs must agree. `link_up(port, cabled)` is the
+/// port's state; `far(hostname)` the far switch's configuration.
+pub fn bgp_session(
+    mine: &BgpConf,
+    world: &World,
+    link_up: &dyn Fn(&str, bool) -> bool,
+    far: &dyn Fn(&str) -> Option<BgpConf>,
+    (asn, peer, remote_as): (u64, &str, u64),
+) -> Result<(), (&'static str, u32)> {
+    let Ok(peer_ip) = peer.parse::<std::net::Ipv4Addr>() else {
+        return Err(("", 0));
+    };
+    // The port whose subnet holds the neighbour, and this switch's
+    // address on it.
+    let Some((port, my_ip)) = mine
+        .addresses
+        .iter()
+        .find(|(_, ip, len)| same_subnet(*ip, peer_ip, *len))
+        .map(|(p, ip, _)| (p.clone(), *ip))
+    else {
+        return Err(("Waiting for NHT", 27));
+    };
+    let cabled = world.interfaces.get(&port).is_some_and(|(up, _)| *up);
+    if !link_up(&port, cabled) {
+        return Err(("Interface down", 25));
+    }
+    let Some((far_sw, far_port)) = world.lldp.get(&port) else {
+        return Err(("", 0));
+    };
+    let Some(theirs) = far(far_sw) else {
+        return Err(("", 0));
+    };
+    if !theirs
+        .addresses
+        .iter()
+        .any(|(p, ip, _)| p == far_port && *ip == peer_ip)
+    {
+        return Err(("", 0));
+    }
+    let me = my_ip.to_string();
+    let Some((their_asn, their_remote)) = theirs
+        .speakers
+        .iter()
+        .find_map(|(_, a, ns)| ns.get(&me).map(|r| (*a, *r)))
+    else {
+        return Err(("", 0));
+    };
+    if remote_as != their_asn {
+        // Its OPEN carries an AS this switch does not expect.
+        return Err(("BGP Notification send", 14));
+    }
+    if their_remote != asn {
+        return Err(("BGP Notification received", 13));
+    }
+    Ok(())
+}
+
+/// The Ethernet ports an EOS running configuration configures (an
+/// `interface Ethernet...` section).
+pub fn eos_ports(lines: &[String]) -> std::collections::BTreeSet<String> {
+    eos_sections(lines)
+        .into_iter()
+        .filter_map(|(h, _)| h.strip_prefix("interface ").map(str::to_string))
+        .filter(|p| p.starts_with("Ethernet"))
+        .collect()
+}
+
+/// What an EOS running configuration says about BGP: `ip address A/L`
+/// under `interface P`; `router bgp N` with `neighbor X remote-as R` at
+/// its top (VRF default) or under `vrf V`, whose `local-as L` replaces N
+/// (the lines arista AVD's eos_cli_config_gen writes for EOS 4.31/4.32).
+pub fn eos_bgp(lines: &[String]) -> BgpConf {
+    let mut addresses = Vec::new();
+    let mut speakers: Vec<(String, u64, BTreeMap<String, u64>)> = Vec::new();
+    for (head, body) in eos_sections(lines) {
+        let h: Vec<&str> = head.split_whitespace().collect();
+        match h.as_slice() {
+            ["interface", port] => {
+                for l in &body {
+                    if let ["ip", "address", a] = l.split_whitespace().collect::<Vec<_>>()[..]
+                        && let Some((ip, len)) = a.split_once('/')
+                        && let (Ok(ip), Ok(len)) = (ip.parse(), len.parse())
+                    {
+                        addresses.push((port.to_string(), ip, len));
+                    }
+                }
+            }
+            ["router", "bgp", asn] => {
+                let Ok(asn) = asn.parse::<u64>() else {
+                    continue;
+                };
+                speakers.push(("default".into(), asn, BTreeMap::new()));
+                let mut at = 0;
+                for l in &body {
+                    match l.split_whitespace().collect::<Vec<_>>()[..] {
+                        ["vrf", v] => {
+                            speakers.push((v.to_string(), asn, BTreeMap::new()));
+                            at = speakers.len() - 1;
+                        }
+                        ["local-as", a] => {
+                            if let Ok(a) = a.parse() {
+                                speakers[at].1 = a;
+                            }
+                        }
+                        ["neighbor", x, "remote-as", r] => {
+                            if let Ok(r) = r.parse() {
+                                speakers[at].2.insert(x.to_string(), r);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    speakers.retain(|(_, _, ns)| !ns.is_empty());
+    BgpConf {
+        addresses,
+        speakers,
+    }
+}
+
+/// A number leaf of an NVUE tree (a JSON number, or a string of one).
+fn number(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The IPv4 addresses of an NVUE tree's interfaces (`interface <p> ip
+/// address <a>/<len>`): (port, address, prefix length).
+pub fn nvue_addresses(tree: &Value) -> Vec<(String, std::net::Ipv4Addr, u32)> {
+    let mut out = Vec::new();
+    for (port, i) in tree
+        .get("interface")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        for a in i
+            .pointer("/ip/address")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            if let Some((ip, len)) = a.split_once('/')
+                && let (Ok(ip), Ok(len)) = (ip.parse(), len.parse())
+            {
+                out.push((port.clone(), ip, len));
+            }
+        }
+    }
+    out
+}
+
+/// True when `a` and `b` share a subnet of `len` bits.
+fn same_subnet(a: std::net::Ipv4Addr, b: std::net::Ipv4Addr, len: u32) -> bool {
+    let mask = u32::MAX.checked_shl(32 - len.min(32)).unwrap_or(0);
+    u32::from(a) & mask == u32::from(b) & mask && a != b
+}
+
+/// The BGP speakers of an NVUE tree (`nv set vrf <v> router bgp
+/// autonomous-system`, else the global `router bgp autonomous-system`;
+/// `... neighbor <addr> remote-as <asn>`): (VRF, AS, neighbour -> remote AS).
+pub fn nvue_bgp(tree: &Value) -> Vec<(String, u64, BTreeMap<String, u64>)> {
+    let global = number(tree.pointer("/router/bgp/autonomous-system"));
+    let mut out = Vec::new();
+    for (vrf, v) in tree
+        .get("vrf")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let Some(b) = v.pointer("/router/bgp") else {
+            continue;
+        };
+        let Some(asn) = number(b.get("autonomous-system")).or(global) else {
+            continue;
+        };
+        let ns = b
+            .get("neighbor")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(a, n)| Some((a.clone(), number(n.get("remote-as"))?)))
+            .collect();
+        out.push((vrf.clone(), asn, ns));
+    }
+    out
 }
 
 /// The parts of `tree` that NVUE's `include` query keeps: each pattern a
@@ -1168,6 +1542,22 @@ pub struct EosState {
     pub api_address: String,
     /// Boot time (`show version` uptime).
     pub booted: Instant,
+    /// The running configurations of every switch of the fabric, for
+    /// BGP sessions: with `None` a configured neighbour never comes up.
+    pub bgp: Option<SharedConfigs>,
+    /// Answers sent instead of the honest ones (fuzzing).
+    pub mutate: Option<Mutator>,
+    /// A fabric whose cables are dark until both ends are configured
+    /// (hostname -> the `interface Ethernet...` sections each switch's
+    /// running configuration has), shared by the servers of one fabric.
+    /// A test world, not EOS's default (an EOS Ethernet port is enabled
+    /// until `shutdown`): it stands for cables patched or optics lit
+    /// only as the switches are configured, the first-install case
+    /// issue #30 asks the EOS client to handle like NVUE's.
+    pub fabric: Option<SharedPorts>,
+    /// A cable of this port fails when a candidate is committed (a world
+    /// event during a push into a running fabric).
+    pub fail_on_commit: Option<String>,
     /// Every request: its commands joined with ` | ` (candidate lines
     /// counted as `<N lines>`).
     pub log: Vec<String>,
@@ -1192,8 +1582,95 @@ impl EosState {
             version: "4.31.2F".into(),
             api_address: "127.0.0.1".into(),
             booted: Instant::now(),
+            bgp: None,
+            mutate: None,
+            fabric: None,
+            fail_on_commit: None,
             log: Vec::new(),
         }
+    }
+
+    /// Tells the fabric what this switch runs now.
+    pub fn publish(&mut self) {
+        let running = self.running_config();
+        if let Some(f) = &self.fabric {
+            f.lock()
+                .expect("fabric")
+                .insert(self.world.hostname.clone(), eos_ports(&running));
+        }
+        if let Some(b) = &self.bgp {
+            b.lock()
+                .expect("fabric")
+                .insert(self.world.hostname.clone(), running);
+        }
+    }
+
+    /// `show ip bgp summary vrf all` of the running configuration, in the
+    /// shape napalm's EOS driver documents for it (`get_bgp_neighbors`,
+    /// napalm/eos/eos.py: `vrfs.<vrf>.{routerId, asn, peers.<address>.
+    /// {peerState, asn, ...}}`, the ASNs as strings): a peer is
+    /// `Established` when [`bgp_session`] says so, `Idle` over a link that
+    /// is down and `Active` (trying to connect, RFC 4271 section 8)
+    /// otherwise. The reason for an idle session is not modelled (EOS's
+    /// JSON for it is not published in what we found).
+    /// Each port of the world and whether its link is up: cabled up and,
+    /// in a dark fabric, configured at both ends.
+    pub fn links(&mut self) -> BTreeMap<String, bool> {
+        let mine = eos_ports(&self.running_config());
+        let fabric = self
+            .fabric
+            .as_ref()
+            .map(|f| f.lock().expect("fabric").clone());
+        self.world
+            .interfaces
+            .iter()
+            .map(|(p, (cabled, _))| {
+                let up = match &fabric {
+                    None => *cabled,
+                    Some(f) => {
+                        *cabled
+                            && mine.contains(p)
+                            && self.world.lldp.get(p).is_none_or(|(peer, peer_port)| {
+                                f.get(peer).is_some_and(|ports| ports.contains(peer_port))
+                            })
+                    }
+                };
+                (p.clone(), up)
+            })
+            .collect()
+    }
+
+    pub fn bgp_summary(&mut self) -> Value {
+        let links = self.links();
+        let running = self.running_config();
+        let mine = eos_bgp(&running);
+        let trees = self.bgp.as_ref().map(|b| b.lock().expect("fabric").clone());
+        let mut vrfs = Map::new();
+        for (vrf, asn, ns) in &mine.speakers {
+            let mut peers = Map::new();
+            for (peer, remote) in ns {
+                let state = match &trees {
+                    None => "Active",
+                    Some(t) => match bgp_session(
+                        &mine,
+                        &self.world,
+                        &|port, _| links.get(port).copied().unwrap_or(false),
+                        &|far| t.get(far).map(|c| eos_bgp(c)),
+                        (*asn, peer, *remote),
+                    ) {
+                        Ok(()) => "Established",
+                        Err((_, 25)) => "Idle",
+                        Err(_) => "Active",
+                    },
+                };
+                peers.insert(
+                    peer.clone(),
+                    json!({"peerState": state, "asn": remote.to_string(), "prefixReceived": 0, "underMaintenance": false}),
+                );
+            }
+            vrfs.insert(vrf.clone(), json!({"asn": asn.to_string(), "peers": peers}));
+        }
+        json!({"vrfs": vrfs})
     }
 
     /// What the running configuration lets push do. eAPI is off unless
@@ -1341,6 +1818,24 @@ impl EosState {
     }
 
     pub fn handle(&mut self, req: &Req) -> Reply {
+        self.publish();
+        let reply = self.handle_published(req);
+        self.publish();
+        let what = req
+            .body
+            .pointer("/params/cmds")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .map(|x| x.as_str().unwrap_or("<input>"))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .unwrap_or_default();
+        Mutator::apply(self.mutate.as_ref(), &what, reply)
+    }
+
+    fn handle_published(&mut self, req: &Req) -> Reply {
         if !req.delayed {
             let slow = |c: &str| {
                 req.body
@@ -1501,6 +1996,11 @@ impl EosState {
                 }
                 ["configure", "session", name, "commit", "timer", t] => {
                     self.commits += 1;
+                    if let Some(port) = self.fail_on_commit.take()
+                        && let Some(i) = self.world.interfaces.get_mut(&port)
+                    {
+                        i.0 = false;
+                    }
                     let secs: Vec<u64> = t.split(':').filter_map(|x| x.parse().ok()).collect();
                     let [h, m, s] = secs.as_slice() else {
                         return self.error(i, n, cmd, "bad timer", &id);
@@ -1560,21 +2060,25 @@ impl EosState {
                     json!({})
                 }
                 ["show", "lldp", "neighbors"] => {
+                    let links = self.links();
                     let ns: Vec<Value> = self
                         .world
                         .lldp
                         .iter()
+                        .filter(|(p, _)| links.get(*p).copied().unwrap_or(true))
                         .map(|(p, (s, np))| json!({"port": p, "neighborDevice": s, "neighborPort": np, "ttl": 120}))
                         .collect();
                     json!({"lldpNeighbors": ns})
                 }
                 ["show", "interfaces", "status"] => {
+                    let links = self.links();
                     let m: Map<String, Value> = self
                         .world
                         .interfaces
                         .iter()
-                        .map(|(k, (up, speed))| {
-                            (k.clone(), json!({"linkStatus": if *up { "connected" } else { "notconnect" }, "bandwidth": speed * 1_000_000}))
+                        .map(|(k, (_, speed))| {
+                            let up = links.get(k).copied().unwrap_or(false);
+                            (k.clone(), json!({"linkStatus": if up { "connected" } else { "notconnect" }, "bandwidth": speed * 1_000_000}))
                         })
                         .collect();
                     json!({"interfaceStatuses": m})
@@ -1596,7 +2100,7 @@ impl EosState {
                             "message": format!("CLI command {} of {n} '{cmd}' failed: could not run command", i + 1), "data": data}}),
                     );
                 }
-                ["show", "ip", "bgp", "summary", "vrf", "all"] => json!({"vrfs": {}}),
+                ["show", "ip", "bgp", "summary", "vrf", "all"] => self.bgp_summary(),
                 ["show", "bfd", "peers"] => json!({"vrfs": {}}),
                 ["show", "ip", "route", "vrf", "all"] => {
                     // The running static routes: `ip route [vrf V] P NH`.
