@@ -92,20 +92,27 @@ pub fn parse_byte_count(text: &str) -> Result<u64> {
     Ok(bytes)
 }
 
-/// Parses sizes: `FROM..TO` (every power of two from FROM to TO, FROM a
-/// power of two) or a comma-separated list.
+/// Parses a size list, the one grammar of both crates (`planner
+/// simulate --size`, `provisioner probe --size`, `lab run --size`): sizes
+/// and ranges separated by commas, a range `FROM..TO` being FROM, 2·FROM,
+/// 4·FROM, ... up to TO (`1KiB..256MiB`, `3KB..12KB` = 3000, 6000,
+/// 12000 B). An empty list is refused; each command adds its own limits.
 pub fn parse_sizes(text: &str) -> Result<Vec<u64>> {
-    if let Some((from, to)) = text.split_once("..") {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((from, to)) = part.split_once("..") else {
+            out.push(parse_size(part)?);
+            continue;
+        };
         let (from, to) = (parse_size(from)?, parse_size(to)?);
-        if from > to || !from.is_power_of_two() {
+        if from == 0 || from > to {
             return Err(Error::parameter(
                 "size",
                 format!(
-                    "`{text}`: a range goes from a power of two up to a larger size, e.g. 1KiB..256MiB"
+                    "`{part}`: a range goes from a positive size up to a larger one, e.g. 1KiB..256MiB"
                 ),
             ));
         }
-        let mut out = Vec::new();
         let mut s = from;
         while s <= to {
             out.push(s);
@@ -114,13 +121,14 @@ pub fn parse_sizes(text: &str) -> Result<Vec<u64>> {
                 None => break,
             }
         }
-        return Ok(out);
     }
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(parse_size)
-        .collect()
+    if out.is_empty() {
+        return Err(Error::parameter(
+            "size",
+            "no size: give one (1MiB), a list (8B,1MiB) or a range (8B..256MiB)",
+        ));
+    }
+    Ok(out)
 }
 
 /// Parses node counts: `FROM..TO` (doubling) or a comma-separated list,

@@ -234,35 +234,16 @@ pub fn parse_bytes(text: &str) -> std::result::Result<u64, String> {
 /// Most bytes per rank a size may have.
 pub const MAX_SIZE: u64 = 8 << 30;
 
-/// Parses a size list: sizes and ranges separated by commas; a range
-/// `a..b` is a, 2a, 4a, ... up to b. Every size must be a positive
-/// multiple of 4 bytes (one f32) and at most 8 GiB.
+/// Parses a size list in the planner's one grammar
+/// (`planner::estimate::parse_sizes`: sizes and ranges separated by
+/// commas, a range `a..b` being a, 2a, 4a, ... up to b). Every size must
+/// also be a positive multiple of 4 bytes (one f32) and at most 8 GiB.
 pub fn parse_sizes(text: &str) -> Result<Vec<u64>> {
     let bad = |m: String| Error::parameter("size", m);
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once("..") {
-            Some((a, b)) => {
-                let (a, b) = (parse_bytes(a).map_err(bad)?, parse_bytes(b).map_err(bad)?);
-                if a == 0 || a > b {
-                    return Err(bad(format!(
-                        "`{part}`: a range goes from a positive size up to a larger one"
-                    )));
-                }
-                let mut s = a;
-                while s <= b {
-                    out.push(s);
-                    s *= 2;
-                }
-            }
-            None => out.push(parse_bytes(part).map_err(bad)?),
-        }
-    }
-    if out.is_empty() {
-        return Err(bad(
-            "no size: give one (1MiB), a list (8B,1MiB) or a range (8B..256MiB)".to_string(),
-        ));
-    }
+    let out = planner::estimate::parse_sizes(text).map_err(|e| match e {
+        planner::Error::Parameter { message, .. } => bad(message),
+        other => bad(other.to_string()),
+    })?;
     if let Some(&s) = out.iter().find(|&&s| s == 0 || s % 4 != 0 || s > MAX_SIZE) {
         return Err(bad(format!(
             "{s} B: every size must be a positive multiple of 4 bytes (the engine sums f32) and at most 8 GiB"

@@ -194,7 +194,15 @@ fn sizes_and_nodes_parse() {
         parse_sizes("256KiB,256MiB").unwrap(),
         vec![256 << 10, 256 << 20]
     );
-    assert!(parse_sizes("3KiB..1MiB").is_err());
+    // One grammar with the probe's: a range doubles from any size.
+    assert_eq!(parse_sizes("3KB..12KB").unwrap(), [3000, 6000, 12000]);
+    assert_eq!(
+        parse_sizes("8B, 1KiB..4KiB").unwrap(),
+        [8, 1024, 2048, 4096]
+    );
+    for bad in ["1MiB..1KiB", "0..8", "", " , "] {
+        assert!(parse_sizes(bad).is_err(), "{bad}");
+    }
     assert_eq!(
         parse_nodes("64..1024").unwrap(),
         vec![64, 128, 256, 512, 1024]
