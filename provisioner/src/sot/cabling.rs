@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use planner::validate::cabling::{Observed, Origin};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::client::{Client, Flavor};
+use super::client::{Client, Flavor, list_of};
 use super::error::Result;
 use super::import::{id_of, query_value};
 
@@ -33,21 +33,120 @@ pub struct CableSnapshot {
     pub devices: Vec<Value>,
 }
 
-/// Reads the cables, interfaces and devices.
+/// The status filter as the flavour writes it: Nautobot filters statuses
+/// by name (`Connected`, and refuses `connected`), NetBox by value
+/// (`connected`).
+fn status_filter(flavor: Flavor, s: &str) -> String {
+    match flavor {
+        Flavor::Nautobot => {
+            let mut c = s.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        }
+        Flavor::Netbox => s.to_lowercase(),
+    }
+}
+
+/// Reads the cables, interfaces and devices: from Nautobot in one GraphQL
+/// query, from NetBox through its REST lists.
 pub async fn fetch(client: &Client, opts: &CablingOptions) -> Result<CableSnapshot> {
+    match client.flavor() {
+        Flavor::Nautobot => fetch_graphql(client, opts).await,
+        Flavor::Netbox => fetch_rest(client, opts).await,
+    }
+}
+
+/// Nautobot: the cables (with each end's connector-1 termination) and the
+/// interfaces with their devices, in one GraphQL query, reshaped into the
+/// REST cable's `termination_<side>_type`/`_id` that [`observed`] reads.
+/// An end that is not an interface (a circuit termination, a front port)
+/// gets its termination's id and type `other`, so it is skipped.
+async fn fetch_graphql(client: &Client, opts: &CablingOptions) -> Result<CableSnapshot> {
+    let mut params = Vec::new();
+    let mut cable_args = Vec::new();
+    let mut iface_args = "";
+    let mut vars = serde_json::Map::new();
+    if let Some(s) = &opts.status {
+        params.push("$status: [String]");
+        cable_args.push("status: $status");
+        vars.insert(
+            "status".to_string(),
+            json!([status_filter(client.flavor(), s)]),
+        );
+    }
+    if let Some(l) = &opts.location {
+        params.push("$location: [String]");
+        cable_args.push("location: $location");
+        iface_args = "(location: $location)";
+        vars.insert("location".to_string(), json!([l]));
+    }
+    let params = if params.is_empty() {
+        String::new()
+    } else {
+        format!("({})", params.join(", "))
+    };
+    let cable_args = if cable_args.is_empty() {
+        String::new()
+    } else {
+        format!("({})", cable_args.join(", "))
+    };
+    let query = format!(
+        "query {params} {{ cables{cable_args} {{ id label terminations {{ id cable_end connector \
+         interface {{ id }} }} }} interfaces{iface_args} {{ id name device {{ id name }} }} }}"
+    );
+    let data = client
+        .graphql(
+            &query,
+            Value::Object(vars),
+            "reading the cables and interfaces",
+        )
+        .await?;
+    let mut cables = Vec::new();
+    for c in list_of(&data, "cables") {
+        let id = id_of(c).unwrap_or_default();
+        let mut out = json!({"id": id, "label": c.get("label"),
+                             "url": client.object_url("/api/dcim/cables/", &id)});
+        for side in ["a", "b"] {
+            let end = c
+                .get("terminations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|t| {
+                    t.get("cable_end")
+                        .and_then(Value::as_str)
+                        .is_some_and(|e| e.eq_ignore_ascii_case(side))
+                })
+                .min_by_key(|t| {
+                    t.get("connector")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(u64::MAX)
+                });
+            let (ty, tid) = match end {
+                Some(t) => match t.get("interface").and_then(id_of) {
+                    Some(i) => (json!("dcim.interface"), json!(i)),
+                    None => (json!("other"), json!(id_of(t))),
+                },
+                None => (Value::Null, Value::Null),
+            };
+            out[format!("termination_{side}_type")] = ty;
+            out[format!("termination_{side}_id")] = tid;
+        }
+        cables.push(out);
+    }
+    Ok(CableSnapshot {
+        cables,
+        interfaces: list_of(&data, "interfaces").to_vec(),
+        devices: Vec::new(),
+    })
+}
+
+/// NetBox: the REST lists of cables, interfaces and devices.
+async fn fetch_rest(client: &Client, opts: &CablingOptions) -> Result<CableSnapshot> {
     let mut q = Vec::new();
     if let Some(s) = &opts.status {
-        // Nautobot filters statuses by name (`Connected`, and refuses
-        // `connected`); NetBox by value (`connected`).
-        let s = match client.flavor() {
-            Flavor::Nautobot => {
-                let mut c = s.chars();
-                c.next()
-                    .map(|f| f.to_uppercase().chain(c).collect::<String>())
-                    .unwrap_or_default()
-            }
-            Flavor::Netbox => s.to_lowercase(),
-        };
+        let s = status_filter(client.flavor(), s);
         q.push(format!("status={}", query_value(&s)));
     }
     if let Some(l) = &opts.location {

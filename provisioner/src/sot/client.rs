@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use futures::{StreamExt as _, TryStreamExt as _};
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::error::{Result, SotError};
 use crate::push::device::Secret;
@@ -57,6 +58,11 @@ pub struct Limits {
     pub backoff: Duration,
     /// One request's timeout.
     pub timeout: Duration,
+    /// Bulk requests of one kind in flight at once. Each bulk request
+    /// touches other objects, and Nautobot's request thread spends much of
+    /// its time waiting on its database and cache: overlapping them cuts
+    /// the wall time of a push.
+    pub concurrency: usize,
 }
 
 impl Default for Limits {
@@ -70,6 +76,7 @@ impl Default for Limits {
             // A bulk create of cables makes Nautobot trace every path: on
             // a loaded machine 100 cables took over two minutes.
             timeout: Duration::from_secs(900),
+            concurrency: 4,
         }
     }
 }
@@ -187,6 +194,11 @@ impl Client {
     /// The flavour.
     pub fn flavor(&self) -> Flavor {
         self.flavor
+    }
+
+    /// Bulk requests of one kind sent at once ([`Limits::concurrency`]).
+    pub fn concurrency(&self) -> usize {
+        self.limits.concurrency.max(1)
     }
 
     /// The base URL, without `/api`.
@@ -420,6 +432,50 @@ impl Client {
         Ok(out)
     }
 
+    /// One GraphQL query (`POST /api/graphql/`, Nautobot's GraphQL API)
+    /// with its variables; returns its `data`. Errors in the answer (HTTP
+    /// 200 with `errors`, as GraphQL servers answer a query they cannot
+    /// run) are an error naming the server's messages.
+    pub async fn graphql(&self, query: &str, variables: Value, action: &str) -> Result<Value> {
+        let body = json!({"query": query, "variables": variables});
+        let path = "/api/graphql/";
+        let v = self.call(Method::POST, path, Some(&body), action).await?;
+        if let Some(errors) = v
+            .get("errors")
+            .and_then(Value::as_array)
+            .filter(|e| !e.is_empty())
+        {
+            let messages: Vec<String> = errors
+                .iter()
+                .map(|e| {
+                    e.get("message")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| e.to_string(), str::to_string)
+                })
+                .collect();
+            return Err(SotError::Api {
+                action: action.to_string(),
+                url: self.url(path),
+                message: format!("the GraphQL query failed: {}", messages.join("; ")),
+            });
+        }
+        match v.get("data") {
+            Some(d @ Value::Object(_)) => Ok(d.clone()),
+            _ => Err(SotError::Api {
+                action: action.to_string(),
+                url: self.url(path),
+                message: "the GraphQL answer has no `data`; is this a Nautobot API URL?"
+                    .to_string(),
+            }),
+        }
+    }
+
+    /// The REST URL of an object, as the REST API writes it in `url`
+    /// (`<base>/api/dcim/cables/<id>/`): GraphQL answers carry no URL.
+    pub fn object_url(&self, endpoint: &str, id: &str) -> String {
+        format!("{}{endpoint}{id}/", self.base)
+    }
+
     /// Creates objects with one list POST per batch (bulk create) and
     /// returns them as created, in order.
     pub async fn create(
@@ -429,10 +485,12 @@ impl Client {
         batch: usize,
         action: &str,
     ) -> Result<Vec<Value>> {
+        let answers = self
+            .in_chunks(Method::POST, path, objects, batch, action)
+            .await?;
         let mut out = Vec::with_capacity(objects.len());
-        for chunk in objects.chunks(batch.max(1)) {
-            let body = Value::Array(chunk.to_vec());
-            match self.call(Method::POST, path, Some(&body), action).await? {
+        for answer in answers {
+            match answer {
                 Value::Array(a) => out.extend(a),
                 v => out.push(v),
             }
@@ -449,11 +507,35 @@ impl Client {
         batch: usize,
         action: &str,
     ) -> Result<()> {
-        for chunk in objects.chunks(batch.max(1)) {
-            let body = Value::Array(chunk.to_vec());
-            self.call(Method::PATCH, path, Some(&body), action).await?;
-        }
+        self.in_chunks(Method::PATCH, path, objects, batch, action)
+            .await?;
         Ok(())
+    }
+
+    /// One list request per `batch` objects (the objects of one bulk write
+    /// are distinct, so the requests may overlap), up to
+    /// [`Limits::concurrency`] in flight; the answers in order. The first
+    /// error stops the rest.
+    async fn in_chunks(
+        &self,
+        method: Method,
+        path: &str,
+        objects: &[Value],
+        batch: usize,
+        action: &str,
+    ) -> Result<Vec<Value>> {
+        let bodies: Vec<Value> = objects
+            .chunks(batch.max(1))
+            .map(|c| Value::Array(c.to_vec()))
+            .collect();
+        futures::stream::iter(
+            bodies
+                .iter()
+                .map(|body| self.call(method.clone(), path, Some(body), action)),
+        )
+        .buffered(self.limits.concurrency.max(1))
+        .try_collect()
+        .await
     }
 }
 
@@ -501,5 +583,50 @@ pub fn detail(v: &Value) -> String {
                 s
             }
         }
+    }
+}
+
+/// The list under `key` of a GraphQL answer (or of one of its objects);
+/// empty when missing or `null`.
+pub fn list_of<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The REST value of a choice that Nautobot's GraphQL API (graphene-django)
+/// answers as an enum name: upper case, `-` as `_`, and `A_` before a
+/// leading digit (`A_100GBASE_X_QSFP28` -> `100gbase-x-qsfp28`, `ACCESS`
+/// -> `access`, `TAGGED_ALL` -> `tagged-all`). Exact for the interface
+/// types and modes the client reads (letters, digits and `-`); `null`
+/// stays `null`.
+pub fn enum_value(v: &Value) -> Value {
+    let Some(s) = v.as_str() else {
+        return v.clone();
+    };
+    let s = match s.strip_prefix("A_") {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => rest,
+        _ => s,
+    };
+    Value::String(s.to_ascii_lowercase().replace('_', "-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graphql_enum_names_become_rest_values() {
+        for (name, value) in [
+            ("A_100GBASE_X_QSFP28", "100gbase-x-qsfp28"),
+            ("A_1000BASE_T", "1000base-t"),
+            ("VIRTUAL", "virtual"),
+            ("LAG", "lag"),
+            ("ACCESS", "access"),
+            ("TAGGED_ALL", "tagged-all"),
+        ] {
+            assert_eq!(enum_value(&json!(name)), json!(value), "{name}");
+        }
+        assert_eq!(enum_value(&Value::Null), Value::Null);
     }
 }

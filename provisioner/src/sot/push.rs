@@ -16,7 +16,7 @@ use planner::plan::{CableKind, Plan};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::client::Client;
+use super::client::{Client, Flavor, enum_value, list_of};
 use super::error::{Result, SotError};
 use super::import::{id_of, query_value};
 
@@ -229,9 +229,147 @@ fn in_chunks<'a>(names: impl Iterator<Item = &'a String>, key: &str, per: usize)
         .collect()
 }
 
+/// The GraphQL fields of an object's tags.
+const TAGS: &str = "tags { id name }";
+
 impl State {
-    /// Reads the objects the desired state names.
+    /// Reads the objects the desired state names: from Nautobot in one
+    /// GraphQL query, from NetBox through its REST lists.
     pub async fn read(client: &Client, want: &Desired) -> Result<State> {
+        match client.flavor() {
+            Flavor::Nautobot => State::read_graphql(client, want).await,
+            Flavor::Netbox => State::read_rest(client, want).await,
+        }
+    }
+
+    /// Nautobot: one GraphQL query for the tag, the devices with their
+    /// interfaces and cables, the VLANs, prefixes and addresses (and the
+    /// interfaces each address is assigned to), reshaped into the REST
+    /// objects [`diff`] reads. A list the plan does not need is left out
+    /// of the query (an empty filter would match every object).
+    async fn read_graphql(client: &Client, want: &Desired) -> Result<State> {
+        let names: BTreeSet<&String> = want.switches.keys().chain(&want.servers).collect();
+        let addresses: Vec<&String> = want.addresses.iter().map(|a| &a.0).collect();
+        let vlans: Vec<&String> = want.vlans.values().collect();
+        let mut vars = serde_json::Map::new();
+        let mut params = vec!["$tag: [String]".to_string()];
+        let mut fields = vec!["tags(name: $tag) { id name }".to_string()];
+        vars.insert("tag".to_string(), json!([want.tag]));
+        let mut wanted = |var: &str, filter: &str, values: Value, body: String| {
+            if values.as_array().is_some_and(|a| !a.is_empty()) {
+                params.push(format!("${var}: [String]"));
+                fields.push(format!("{var}: {filter}: ${var}) {{ {body} }}"));
+                vars.insert(var.to_string(), values);
+            }
+        };
+        wanted(
+            "devices",
+            "devices(name",
+            json!(names),
+            format!(
+                "id name interfaces {{ id name mode untagged_vlan {{ id }} tagged_vlans {{ id }} \
+                 {TAGS} cable {{ id label {TAGS} }} }}"
+            ),
+        );
+        wanted(
+            "vlans",
+            "vlans(name",
+            json!(vlans),
+            format!("id name vid {TAGS}"),
+        );
+        wanted(
+            "prefixes",
+            "prefixes(prefix",
+            json!(want.prefixes),
+            format!("id prefix {TAGS}"),
+        );
+        wanted(
+            "addresses",
+            "ip_addresses(address",
+            json!(addresses),
+            format!("id address {TAGS} interfaces {{ id }}"),
+        );
+        let query = format!("query ({}) {{ {} }}", params.join(", "), fields.join(" "));
+        let data = client
+            .graphql(&query, Value::Object(vars), "reading the plan's objects")
+            .await?;
+        let with_url = |v: &Value, endpoint: &str| {
+            let mut v = v.clone();
+            if let (Some(id), Some(o)) = (id_of(&v), v.as_object_mut()) {
+                o.insert("url".to_string(), json!(client.object_url(endpoint, &id)));
+            }
+            v
+        };
+        let mut st = State {
+            tag: list_of(&data, "tags").first().cloned(),
+            ..State::default()
+        };
+        for d in list_of(&data, "devices") {
+            let Some(dev) = d.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            for i in d
+                .get("interfaces")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let mut i = with_url(i, "/api/dcim/interfaces/");
+                if let Some(c) = i.get("cable").filter(|c| c.is_object()) {
+                    let c = with_url(c, "/api/dcim/cables/");
+                    if let Some(id) = id_of(&c) {
+                        st.cables.insert(id, c);
+                    }
+                }
+                if let Some(o) = i.as_object_mut() {
+                    let mode = enum_value(o.get("mode").unwrap_or(&Value::Null));
+                    o.insert("mode".to_string(), mode);
+                }
+                if let Some(n) = i.get("name").and_then(Value::as_str) {
+                    st.interfaces
+                        .insert((dev.to_string(), n.to_string()), i.clone());
+                }
+            }
+            let mut d = with_url(d, "/api/dcim/devices/");
+            if let Some(o) = d.as_object_mut() {
+                o.remove("interfaces");
+            }
+            st.devices.insert(dev.to_string(), d);
+        }
+        for v in list_of(&data, "vlans") {
+            if let Some(n) = v.get("name").and_then(Value::as_str) {
+                st.vlans
+                    .insert(n.to_string(), with_url(v, "/api/ipam/vlans/"));
+            }
+        }
+        for p in list_of(&data, "prefixes") {
+            if let Some(n) = p.get("prefix").and_then(Value::as_str) {
+                st.prefixes
+                    .insert(n.to_string(), with_url(p, "/api/ipam/prefixes/"));
+            }
+        }
+        for a in list_of(&data, "addresses") {
+            let (Some(n), Some(id)) = (a.get("address").and_then(Value::as_str), id_of(a)) else {
+                continue;
+            };
+            let on: BTreeSet<String> = a
+                .get("interfaces")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(id_of)
+                .collect();
+            if !on.is_empty() {
+                st.assigned.insert(id, on);
+            }
+            st.addresses
+                .insert(n.to_string(), with_url(a, "/api/ipam/ip-addresses/"));
+        }
+        Ok(st)
+    }
+
+    /// NetBox: the REST lists, filtered by the names the plan uses.
+    async fn read_rest(client: &Client, want: &Desired) -> Result<State> {
         let mut st = State::default();
         let tags = client
             .list(
@@ -872,12 +1010,14 @@ pub async fn push(
             progress(&format!("{action} {} {kind}", bodies.len()));
             let what = format!("{action} {kind} objects");
             // Cables cost Nautobot a path trace each: smaller batches keep
-            // every request well inside the timeout.
-            let per = if kind == "cable" {
+            // every request well inside the timeout. A kind's objects are
+            // spread over the client's concurrent requests.
+            let cap = if kind == "cable" {
                 opts.batch.clamp(1, 50)
             } else {
                 opts.batch.max(1)
             };
+            let per = cap.min(bodies.len().div_ceil(client.concurrency())).max(1);
             if action == "create" {
                 client.create(endpoint(kind), &bodies, per, &what).await?;
                 report.created += bodies.len();
