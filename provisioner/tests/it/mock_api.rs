@@ -837,6 +837,68 @@ fn wait_reports_a_failing_pod_with_its_last_log_lines() {
     );
 }
 
+/// #29 item 5: when ranks fail one after the other, the first to end is
+/// reported first, with its rank. The pods' side follows the Kubernetes
+/// v1.34 API reference: `ContainerStateTerminated.finishedAt` (RFC 3339),
+/// and an Indexed Job's pods carry the annotation
+/// `batch.kubernetes.io/job-completion-index` ("Jobs", completion mode).
+#[test]
+fn wait_names_the_first_failed_rank() {
+    let ended = |name: &str, index: &str, at: &str, reason: &str| {
+        let mut p = terminated(
+            job_pod(name, Some("node01"), "Failed", None),
+            "main",
+            1,
+            reason,
+        );
+        p["metadata"]["annotations"] = json!({ "batch.kubernetes.io/job-completion-index": index });
+        p["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] = json!(at);
+        p
+    };
+    // train-0 lost its peer four seconds after train-1 ran out of memory.
+    let script = vec![
+        get(
+            LIST_PODS_OF_TRAIN,
+            listed(vec![
+                ended("train-0", "0", "2026-11-28T20:00:05Z", "Error"),
+                ended("train-1", "1", "2026-11-28T20:00:01Z", "OOMKilled"),
+            ]),
+        ),
+        get(JOB_URI, job(0, json!([]))),
+        get(
+            "/api/v1/namespaces/ml/pods/train-0/log?&container=main&tailLines=20",
+            json!({ "__raw": "peer lost\n" }),
+        ),
+        get(
+            "/api/v1/namespaces/ml/pods/train-1/log?&container=main&tailLines=20",
+            json!({ "__raw": "killed\n" }),
+        ),
+    ];
+    let options = WaitOptions::with_timeout(Duration::from_secs(5));
+    let s = run(script, |c| async move {
+        cluster::wait(&c, "ml", "train", &options, &mut |_| {}).await
+    })
+    .unwrap();
+    assert_eq!(s.phase, JobPhase::Failed);
+    let first: Vec<_> = s
+        .failures
+        .iter()
+        .map(|f| (f.pod.as_str(), f.rank, f.rank_is_index, f.reason.as_deref()))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            ("train-1", Some(1), true, Some("OOMKilled")),
+            ("train-0", Some(0), true, Some("Error")),
+        ]
+    );
+    assert!(
+        s.table().contains("first failure: completion index 1 (pod train-1, container main, ended 2026-11-28T20:00:01Z): OOMKilled"),
+        "{}",
+        s.table()
+    );
+}
+
 #[test]
 fn wait_returns_a_failed_job() {
     let script = vec![
