@@ -441,8 +441,12 @@ pub fn admit(
     names.sort_unstable();
     let congestion = if placement.worst_load > 1 {
         format!(
-            "; congested: a congestion-free table needs 1 flow per link, and these Nodes allow no better than {}",
-            placement.lower_bound
+            "; congested: a congestion-free table has 1 flow per link{}",
+            if placement.lower_bound > 1 {
+                ", and no table on these Nodes can have fewer than the lower bound"
+            } else {
+                ", which these Nodes allow and this table does not reach"
+            }
         )
     } else {
         String::new()
@@ -587,6 +591,45 @@ mod tests {
         assert!(
             d.message
                 .contains(&format!("worst link load {}", p.worst_load))
+        );
+    }
+
+    /// Assigned Nodes that do not get a congestion-free table: the check
+    /// still admits the job, and says so with the worst link load.
+    #[test]
+    fn a_congested_table_is_said_with_its_worst_link_load() {
+        let plan = plan();
+        let bound = crate::nodes::bind(&plan, None, "p").unwrap();
+        let view = ClusterView::all_free(&bound);
+        // Plain halving-doubling (no rank search) on the 8 upper servers.
+        let job = JobSpec::from_toml(
+            "name = \"t\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 32\nalgorithm = \"hd\"\nqueue = \"q\"\n[kueue]\nrequired_topology = \"rack\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        let hosts: Vec<(String, u32)> = (0..8)
+            .map(|i| (format!("node{:02}", 2 * i + 1), 1))
+            .collect();
+        let d = admit(&plan, &bound, &job, &view, &hosts, &BTreeMap::new());
+        assert_eq!(d.state, CheckState::Ready, "{}", d.message);
+        let worst = d.placement.as_ref().unwrap().worst_load;
+        assert!(worst > 1, "{}", d.message);
+        assert!(
+            d.message
+                .contains(&format!("worst link load {worst} flows")),
+            "{}",
+            d.message
+        );
+        assert!(
+            d.message
+                .contains("; congested: a congestion-free table has 1 flow per link"),
+            "{}",
+            d.message
+        );
+        let cm = d.config_map.unwrap();
+        assert_eq!(
+            cm["metadata"]["annotations"]["topology.eflops.io/worst-link-load"],
+            worst.to_string()
         );
     }
 }
