@@ -873,7 +873,11 @@ async fn controller(
         let done = cluster::admit_pending(client, plan, bound, gpu_resource, &now).await?;
         for a in &done {
             print(&match format {
-                Format::Json => json(a)?,
+                // One object per line: a stream of decisions.
+                Format::Json => format!(
+                    "{}\n",
+                    serde_json::to_string(a).context("serialising JSON")?
+                ),
                 Format::Table => format!(
                     "{}/{} ({}): {}: {}\n",
                     a.namespace,
