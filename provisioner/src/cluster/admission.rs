@@ -142,9 +142,23 @@ pub async fn admit_pending(
         "ConfigMaps",
     )
     .await?;
-    // Running jobs (a Workload not Finished) and the Nodes of their tables.
+    // Jobs whose table holds its Nodes: our check Ready (an evicted
+    // Workload is back to Pending, its old table no longer counts) and the
+    // Workload not Finished.
     let running: Vec<(String, String)> = workloads
         .iter()
+        .filter(|w| {
+            w.data["status"]["admissionChecks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c["state"] == "Ready"
+                        && c["name"]
+                            .as_str()
+                            .is_some_and(|n| ours.iter().any(|o| o == n))
+                })
+        })
         .filter(|w| {
             !w.data["status"]["conditions"]
                 .as_array()

@@ -1664,3 +1664,29 @@ fn two_jobs_admitted_one_after_the_other_never_share_a_sub_node() {
     assert_eq!((a_subs.len(), b_subs.len()), (8, 8));
     assert!(a_subs.is_disjoint(&b_subs), "{a_subs:?} {b_subs:?}");
 }
+
+/// A table counts only while its check is Ready: Kueue clears an evicted
+/// Workload's `status.admission` (pkg/workload/workload.go,
+/// `UnsetQuotaReservationWithCondition`) and resets its checks to Pending
+/// (pkg/workload/evict/evict.go, `resetChecksOnEviction`; v0.19.2), and
+/// its old table frees the Nodes.
+#[test]
+fn an_evicted_jobs_old_table_holds_no_node() {
+    let a_cm = decision("a", &["node01", "node02"], &[])
+        .config_map
+        .unwrap();
+    let evicted_a = with(
+        workload("a", &["node01", "node02"], "Pending"),
+        "/status/admission",
+        Value::Null,
+    );
+    let b = decision("b", &["node02", "node03"], &[]);
+    let mut script = pass_reads(
+        vec![evicted_a, workload("b", &["node02", "node03"], "Pending")],
+        &[],
+        vec![a_cm, pending_config_map("b")],
+    );
+    script.push(table_write("b", b.config_map.as_ref().unwrap()));
+    script.push(check_state("b", "Ready", &b.message));
+    assert_eq!(pass(script)[0].state, CheckState::Ready);
+}
