@@ -114,6 +114,17 @@ pub struct PodFailure {
     pub exit_code: Option<i32>,
     /// Its termination message.
     pub message: Option<String>,
+    /// The rank the pod ran: its `RANK` variable (a DRA rank pod), else
+    /// its Indexed Job completion index (whole Nodes: the ranks of its
+    /// Node follow from the rank table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    /// With `rank` from the completion index: true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rank_is_index: bool,
+    /// When the container ended (`state.terminated.finishedAt`, RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
     /// Its last log lines (at most [`LOG_LINES`]).
     pub log: Vec<String>,
 }
@@ -153,6 +164,23 @@ impl JobStatus {
             }
             out.push('\n');
             out.push_str(&t.render());
+        }
+        if let Some(f) = s.failures.first() {
+            out.push_str(&format!(
+                "\nfirst failure: {} (pod {}, container {}{}): {}\n",
+                match (f.rank, f.rank_is_index) {
+                    (Some(r), false) => format!("rank {r}"),
+                    (Some(i), true) => format!("completion index {i}"),
+                    (None, _) => "a pod".to_string(),
+                },
+                f.pod,
+                f.container,
+                f.finished_at
+                    .as_deref()
+                    .map(|t| format!(", ended {t}"))
+                    .unwrap_or_default(),
+                f.reason.as_deref().unwrap_or("no reason"),
+            ));
         }
         for f in &s.failures {
             out.push_str(&format!(
@@ -603,7 +631,9 @@ fn refused(e: &watcher::Error) -> bool {
 }
 
 /// The failed containers of `pods` (init containers first), with their
-/// last log lines.
+/// last log lines, the first to end first (`finishedAt`; then by pod):
+/// when one rank fails the others usually fail after it, losing their
+/// peer, so the first is the cause.
 async fn failures(
     client: &kube::Client,
     namespace: &str,
@@ -639,17 +669,57 @@ async fn failures(
                 Ok(text) => text.lines().map(str::to_string).collect(),
                 Err(e) => vec![format!("(no log: {e})")],
             };
+            let (rank, rank_is_index) = rank_of(p);
             out.push(PodFailure {
                 pod: pod.clone(),
                 container: c.name.clone(),
                 reason: t.reason.clone(),
                 exit_code: Some(t.exit_code),
                 message: t.message.clone(),
+                rank,
+                rank_is_index,
+                finished_at: t
+                    .finished_at
+                    .as_ref()
+                    .map(|f| f.0.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
                 log,
             });
         }
     }
+    // RFC 3339 in UTC with whole seconds sorts as text.
+    out.sort_by(|a, b| {
+        (a.finished_at.is_none(), &a.finished_at, &a.pod).cmp(&(
+            b.finished_at.is_none(),
+            &b.finished_at,
+            &b.pod,
+        ))
+    });
     Ok(out)
+}
+
+/// A pod's rank: the `RANK` value of its first container (DRA rank pods
+/// set it), else its completion index (the annotation
+/// `batch.kubernetes.io/job-completion-index` of an Indexed Job's pods,
+/// Kubernetes v1.34 "Jobs: completion mode"), marked as an index.
+fn rank_of(p: &Pod) -> (Option<usize>, bool) {
+    let env_rank = p
+        .spec
+        .as_ref()
+        .and_then(|s| s.containers.first())
+        .and_then(|c| c.env.as_ref())
+        .and_then(|env| env.iter().find(|e| e.name == "RANK"))
+        .and_then(|e| e.value.as_deref())
+        .and_then(|v| v.parse().ok());
+    if env_rank.is_some() {
+        return (env_rank, false);
+    }
+    let index = p
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get("batch.kubernetes.io/job-completion-index"))
+        .and_then(|v| v.parse().ok());
+    (index, index.is_some())
 }
 
 /// What [`delete`] removed.
@@ -868,5 +938,26 @@ pod      node  phase    restarts  reason
 train-0  -     Pending  0         Unschedulable
 "
         );
+    }
+
+    /// A DRA rank pod names its rank in `RANK`; an Indexed Job's pod has
+    /// only its completion index.
+    #[test]
+    fn rank_of_a_dra_pod_and_an_indexed_pod() {
+        let pod = |v: serde_json::Value| -> Pod { serde_json::from_value(v).unwrap() };
+        let dra = pod(serde_json::json!({
+            "metadata": { "name": "t-rank-5" },
+            "spec": { "containers": [{ "name": "rank", "env": [{ "name": "WORLD_SIZE", "value": "8" }, { "name": "RANK", "value": "5" }] }] },
+        }));
+        assert_eq!(rank_of(&dra), (Some(5), false));
+        let indexed = pod(serde_json::json!({
+            "metadata": { "name": "t-2", "annotations": { "batch.kubernetes.io/job-completion-index": "2" } },
+            "spec": { "containers": [{ "name": "ranks" }] },
+        }));
+        assert_eq!(rank_of(&indexed), (Some(2), true));
+        let bare = pod(
+            serde_json::json!({ "metadata": { "name": "x" }, "spec": { "containers": [{ "name": "c" }] } }),
+        );
+        assert_eq!(rank_of(&bare), (None, false));
     }
 }

@@ -12,6 +12,8 @@
 //! - [`apply`] applies a submission's [`Manifests`]: the workload first,
 //!   then the objects it owns with an `ownerReference` to it.
 //! - [`status`], [`wait`] and [`delete`] follow and remove a submitted job.
+//! - [`admit_pending`] is one pass of `provisioner controller`, the Kueue
+//!   AdmissionCheck controller that writes rank tables at admission.
 //!
 //! Every write is a server-side apply under the field manager
 //! [`FIELD_MANAGER`], with `force=true`: the provisioner owns the fields it
@@ -20,6 +22,7 @@
 //! [`ClusterView`]: crate::jobs::view::ClusterView
 //! [`Manifests`]: crate::jobs::view::Manifests
 
+mod admission;
 mod apply;
 mod jobs;
 mod labels;
@@ -31,6 +34,7 @@ use kube::api::{Api, ListParams, ObjectList};
 use serde::de::DeserializeOwned;
 
 pub use crate::error::Error;
+pub use admission::{Admitted, CONTROLLER_MANAGER, admit_pending};
 pub use apply::{Applied, AppliedObject, apply};
 pub use jobs::{
     Deleted, INSTANCE_LABEL, JobCondition, JobPhase, JobPod, JobStatus, LOG_LINES, PodFailure,

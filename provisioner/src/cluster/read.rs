@@ -62,6 +62,12 @@ pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<Clus
             .and_then(|s| s.addresses.as_ref())
             .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
             .map(|a| a.address.clone());
+        let hostname = node
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(crate::jobs::admission::HOSTNAME_LABEL))
+            .cloned();
         view.insert(
             name.clone(),
             NodeState {
@@ -70,6 +76,7 @@ pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<Clus
                 unschedulable,
                 gpu_allocatable,
                 address,
+                hostname,
                 pods: Vec::new(),
             },
         );

@@ -36,6 +36,13 @@
 //! nic = { device_class = "dranet", driver = "dra.net", attribute = "rdmaDevName", value = "nic" }
 //! pair_attribute = "resource.kubernetes.io/pcieRoot"
 //!
+//! [kueue]                            # optional, with `queue`: Kueue's topology-aware
+//!                                    # scheduling chooses the Nodes, the rank table is
+//!                                    # written at admission (`provisioner controller`)
+//! required_topology = "topology.eflops.io/fabric" # or preferred_topology
+//! slice_topology = "topology.eflops.io/switch"    # optional, with slice_size
+//! slice_size = 2                     # pods per slice
+//!
 //! [pod]                              # optional, every rank pod
 //! capabilities = ["SYS_NICE"]        # added to IPC_LOCK
 //! shm_size = "16Gi"                  # memory-backed /dev/shm (default: no limit)
@@ -310,6 +317,47 @@ pub struct JobSpec {
     pub placement: PlacementSpec,
     /// Settings of every rank pod.
     pub pod: PodSettings,
+    /// With `[kueue]`: Kueue's topology-aware scheduling chooses the
+    /// Nodes, and the rank table is computed at admission.
+    pub kueue: Option<KueueTopology>,
+}
+
+/// What a job asks of Kueue's topology-aware scheduling (TAS): the
+/// PodSet annotations of Kueue v0.19 (`apis/kueue/v1beta2/topology_types.go`
+/// at v0.19.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KueueTopology {
+    /// The node label of the topology level every pod must (or should)
+    /// share a domain of.
+    pub level: String,
+    /// `kueue.x-k8s.io/podset-required-topology` when true, else
+    /// `kueue.x-k8s.io/podset-preferred-topology`.
+    pub required: bool,
+    /// `kueue.x-k8s.io/podset-slice-required-topology` and
+    /// `kueue.x-k8s.io/podset-slice-size`: each slice of this many pods
+    /// in one domain of that level.
+    pub slice: Option<(String, u32)>,
+}
+
+impl KueueTopology {
+    /// The PodSet annotations Kueue reads from the pod template.
+    pub fn annotations(&self) -> BTreeMap<&'static str, String> {
+        let mut a = BTreeMap::new();
+        let key = if self.required {
+            "kueue.x-k8s.io/podset-required-topology"
+        } else {
+            "kueue.x-k8s.io/podset-preferred-topology"
+        };
+        a.insert(key, self.level.clone());
+        if let Some((level, size)) = &self.slice {
+            a.insert(
+                "kueue.x-k8s.io/podset-slice-required-topology",
+                level.clone(),
+            );
+            a.insert("kueue.x-k8s.io/podset-slice-size", size.to_string());
+        }
+        a
+    }
 }
 
 /// The job file as TOML gives it.
@@ -348,6 +396,21 @@ struct RawJob {
     placement: Option<RawPlacement>,
     #[serde(default)]
     pod: Option<RawPod>,
+    #[serde(default)]
+    kueue: Option<RawKueue>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKueue {
+    #[serde(default)]
+    required_topology: Option<String>,
+    #[serde(default)]
+    preferred_topology: Option<String>,
+    #[serde(default)]
+    slice_topology: Option<String>,
+    #[serde(default)]
+    slice_size: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -783,6 +846,9 @@ impl JobSpec {
             );
         }
         let pod = check_pod(raw.pod.unwrap_or_default(), &mut bad);
+        let kueue = raw
+            .kueue
+            .and_then(|k| check_kueue(k, queue.is_some(), launcher, placement.mode, &mut bad));
         if !problems.is_empty() {
             return Err(Error::Job {
                 file: file.to_string(),
@@ -815,6 +881,7 @@ impl JobSpec {
             queue,
             placement,
             pod,
+            kueue,
         })
     }
 
@@ -937,6 +1004,104 @@ fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
         packing,
         profile,
     }
+}
+
+fn check_kueue(
+    raw: RawKueue,
+    queued: bool,
+    launcher: Launcher,
+    mode: PlacementMode,
+    bad: &mut Bad<'_>,
+) -> Option<KueueTopology> {
+    let before =
+        |bad: &mut Bad<'_>, key: &str, what: String, fix: &str| bad(Some("kueue"), key, what, fix);
+    let (level, required, key) = match (raw.required_topology, raw.preferred_topology) {
+        (Some(l), None) => (l, true, "required_topology"),
+        (None, Some(l)) => (l, false, "preferred_topology"),
+        (Some(_), Some(_)) => {
+            before(
+                bad,
+                "preferred_topology",
+                "both required_topology and preferred_topology are set".to_string(),
+                "keep one: Kueue reads one of the two PodSet annotations",
+            );
+            return None;
+        }
+        (None, None) => {
+            bad(
+                None,
+                "kueue",
+                "[kueue] names no topology level".to_string(),
+                "give required_topology or preferred_topology, a node label of the Kueue Topology's levels (e.g. topology.eflops.io/fabric, as planner export --to kueue writes the Topology)",
+            );
+            return None;
+        }
+    };
+    let mut ok = true;
+    let mut label = |bad: &mut Bad<'_>, key: &str, l: &str| {
+        if let Some(why) = qualified_name_problem(l) {
+            ok = false;
+            before(
+                bad,
+                key,
+                format!("`{l}` {why}"),
+                "name a node label key of the Kueue Topology's levels",
+            );
+        }
+    };
+    label(bad, key, &level);
+    let slice = match (raw.slice_topology, raw.slice_size) {
+        (None, None) => None,
+        (Some(l), Some(n)) => {
+            label(bad, "slice_topology", &l);
+            match u32::try_from(n) {
+                Ok(n) if n > 0 => Some((l, n)),
+                _ => {
+                    ok = false;
+                    before(
+                        bad,
+                        "slice_size",
+                        format!("{n} is not a pod count"),
+                        "give the pods of one slice, at least 1",
+                    );
+                    None
+                }
+            }
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            ok = false;
+            before(
+                bad,
+                "slice_size",
+                "slice_topology and slice_size go together".to_string(),
+                "give both (Kueue needs kueue.x-k8s.io/podset-slice-size with the slice level) or neither",
+            );
+            None
+        }
+    };
+    if !queued {
+        ok = false;
+        before(
+            bad,
+            key,
+            "[kueue] needs a queue: Kueue only schedules jobs of a LocalQueue".to_string(),
+            "add queue = \"NAME\" at the top level",
+        );
+    }
+    if launcher != Launcher::Indexed || mode != PlacementMode::WholeNode {
+        ok = false;
+        before(
+            bad,
+            key,
+            "admission-time rank tables are made for whole-Node Indexed Jobs only".to_string(),
+            "use launcher = \"indexed\" and mode = \"whole-node\", or leave out [kueue] to place the job at submit",
+        );
+    }
+    ok.then_some(KueueTopology {
+        level,
+        required,
+        slice,
+    })
 }
 
 fn check_pod(raw: RawPod, bad: &mut Bad<'_>) -> PodSettings {
@@ -1592,5 +1757,72 @@ volumes = [{ name = "data", mount_path = "/data", read_only = true, source = { p
         for bad in ["", "1.5", "8x", "Gi", "-1"] {
             assert!(Quantity::parse(bad).is_none(), "{bad}");
         }
+    }
+
+    /// `[kueue]`: Kueue v0.19's PodSet annotations, and every refusal
+    /// names its key.
+    #[test]
+    fn kueue_topology_keys() {
+        let base = "name = \"t\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 8\nqueue = \"team-a\"\n[kueue]\n";
+        let j = JobSpec::from_toml(
+            &format!("{base}required_topology = \"topology.eflops.io/part\"\nslice_topology = \"topology.eflops.io/switch\"\nslice_size = 2\n"),
+            "j.toml",
+        )
+        .unwrap();
+        let a = j.kueue.unwrap().annotations();
+        assert_eq!(
+            a["kueue.x-k8s.io/podset-required-topology"],
+            "topology.eflops.io/part"
+        );
+        assert_eq!(
+            a["kueue.x-k8s.io/podset-slice-required-topology"],
+            "topology.eflops.io/switch"
+        );
+        assert_eq!(a["kueue.x-k8s.io/podset-slice-size"], "2");
+        let j = JobSpec::from_toml(&format!("{base}preferred_topology = \"rack\"\n"), "j.toml")
+            .unwrap();
+        assert_eq!(
+            j.kueue.unwrap().annotations()["kueue.x-k8s.io/podset-preferred-topology"],
+            "rack"
+        );
+        for (tail, want) in [
+            ("", "j.toml:6: kueue: [kueue] names no topology level"),
+            (
+                "required_topology = \"a\"\npreferred_topology = \"b\"\n",
+                "j.toml:8: kueue.preferred_topology: both",
+            ),
+            (
+                "required_topology = \"a\"\nslice_size = 2\n",
+                "kueue.slice_size: slice_topology and slice_size go together",
+            ),
+            (
+                "required_topology = \"a\"\nslice_topology = \"b\"\nslice_size = 0\n",
+                "kueue.slice_size: 0 is not a pod count",
+            ),
+            (
+                "required_topology = \"a b\"\n",
+                "j.toml:7: kueue.required_topology: `a b`",
+            ),
+        ] {
+            let e = JobSpec::from_toml(&format!("{base}{tail}"), "j.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "want {want:?} in:\n{e}");
+        }
+        let e = JobSpec::from_toml(
+            &format!("{base}required_topology = \"a\"\n").replace("queue = \"team-a\"\n", ""),
+            "j.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[kueue] needs a queue"), "{e}");
+        let e = JobSpec::from_toml(
+            &format!("{base}required_topology = \"a\"\n")
+                .replace("ranks = 8", "ranks = 8\nlauncher = \"mpi\""),
+            "j.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("whole-Node Indexed Jobs only"), "{e}");
     }
 }

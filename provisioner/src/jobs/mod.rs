@@ -8,9 +8,12 @@
 //! object carries.
 //!
 //! Layers, bottom first (held by the planner's `tests/it/layers.rs`):
-//! `labels`; `dra`; `job`, `view`; `placement`; `manifests`; `submit`.
+//! `labels`; `dra`; `job`, `view`; `placement`; `manifests`; `submit`;
+//! `admission` (Kueue's admission: [`admission::pending`] and
+//! [`admission::admit`]).
 //! `rank_check` stands alone.
 
+pub mod admission;
 pub mod dra;
 pub mod job;
 pub mod labels;

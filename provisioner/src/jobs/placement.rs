@@ -203,6 +203,7 @@ impl ClusterView {
                 unschedulable: false,
                 gpu_allocatable: plan_gpus(n),
                 address: None,
+                hostname: None,
                 pods: Vec::new(),
             })
             .collect();
@@ -313,23 +314,10 @@ pub(crate) fn unit(plan: &CheckedPlan, job: &JobSpec) -> Unit {
     )
 }
 
-/// Whole servers (see the module documentation): the fewest servers whose
-/// GPUs hold the job's ranks, ordered by the rank search over one GPU of
-/// each free server, every server's ranks consecutive in GPU order.
-fn place_whole_servers(
-    plan: &CheckedPlan,
-    bound_nodes: &[Node],
-    view: &ClusterView,
-    job: &JobSpec,
-) -> Result<Placement> {
-    let refuse = |message: String| Error::Placement {
-        job: job.name.clone(),
-        source: planner::Error::parameter("ranks", message),
-    };
-    // Every server's GPUs in GPU order, each with the sub-node (NIC) its
-    // traffic leaves by, computed once.
-    let by_server: BTreeMap<&str, Vec<usize>> = plan
-        .servers
+/// Every server's GPUs in GPU order, each as the sub-node (NIC) its
+/// traffic leaves by.
+pub(crate) fn gpus_by_server(plan: &CheckedPlan) -> BTreeMap<&str, Vec<usize>> {
+    plan.servers
         .iter()
         .map(|s| {
             let mut gpus: Vec<(usize, usize)> = s
@@ -346,29 +334,55 @@ fn place_whole_servers(
             gpus.sort_unstable();
             (s.name.as_str(), gpus.into_iter().map(|(_, i)| i).collect())
         })
-        .collect();
-    let gpus_of = |server: &str| -> &[usize] { by_server.get(server).map_or(&[], Vec::as_slice) };
+        .collect()
+}
+
+/// The GPU count of every server that has GPUs: `None` when none has
+/// one, `Err` with the counts (`4, 8`) when they differ.
+pub(crate) fn common_gpu_count(
+    by_server: &BTreeMap<&str, Vec<usize>>,
+) -> std::result::Result<Option<usize>, String> {
     let sizes: std::collections::BTreeSet<usize> = by_server
         .values()
         .map(Vec::len)
         .filter(|&n| n > 0)
         .collect();
-    let per_server = match sizes.len() {
-        1 => sizes.first().copied().unwrap_or(1),
-        0 => {
+    match sizes.len() {
+        0 | 1 => Ok(sizes.first().copied()),
+        _ => Err(sizes
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")),
+    }
+}
+
+/// Whole servers (see the module documentation): the fewest servers whose
+/// GPUs hold the job's ranks, ordered by the rank search over one GPU of
+/// each free server, every server's ranks consecutive in GPU order.
+fn place_whole_servers(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
+    let refuse = |message: String| Error::Placement {
+        job: job.name.clone(),
+        source: planner::Error::parameter("ranks", message),
+    };
+    let by_server = gpus_by_server(plan);
+    let gpus_of = |server: &str| -> &[usize] { by_server.get(server).map_or(&[], Vec::as_slice) };
+    let per_server = match common_gpu_count(&by_server) {
+        Ok(Some(n)) => n,
+        Ok(None) => {
             return Err(refuse(
                 "the plan names no GPU on any server; use unit = \"gpu\" in [placement]"
                     .to_string(),
             ));
         }
-        _ => {
+        Err(counts) => {
             return Err(refuse(format!(
-                "unit server needs servers with the same number of GPUs, and the plan's have {}; use unit = \"gpu\" in [placement]",
-                sizes
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "unit server needs servers with the same number of GPUs, and the plan's have {counts}; use unit = \"gpu\" in [placement]"
             )));
         }
     };

@@ -29,6 +29,11 @@ pub struct Submission {
     pub manifests: Manifests,
     /// What was done and why, for people.
     pub notes: Vec<String>,
+    /// With `[kueue]`: the topology Kueue is asked for; the placement is
+    /// then only the shape of the job (its Nodes are Kueue's to choose,
+    /// see [`super::admission::pending`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<super::job::KueueTopology>,
 }
 
 impl Submission {
@@ -77,6 +82,20 @@ impl Submission {
     /// A few lines for people: the Nodes, their ranks, the loads.
     pub fn summary(&self) -> String {
         let p = &self.placement;
+        if self.admission.is_some() {
+            let mut s = format!(
+                "job {}: {} ranks on {} whole Nodes that Kueue chooses; rank table pending until admission\n",
+                p.job,
+                p.ranks.len(),
+                p.nodes.len()
+            );
+            for n in &self.notes {
+                s.push_str("note: ");
+                s.push_str(n);
+                s.push('\n');
+            }
+            return s;
+        }
         let mut t = planner::text::Table::new(["node", "server", "GPUs", "ranks"]).right(&[2]);
         for n in &p.nodes {
             t.row([
@@ -130,5 +149,6 @@ pub fn prepare(
         placement,
         manifests,
         notes,
+        admission: None,
     })
 }

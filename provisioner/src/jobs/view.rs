@@ -33,6 +33,10 @@ pub struct NodeState {
     /// one: where a pod with the host's network listens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
+    /// The Node's `kubernetes.io/hostname` label, when it has one: the
+    /// value Kueue's topology assignments name Nodes by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
     /// Pods bound to the Node, not yet Succeeded or Failed, that request
     /// GPUs.
     pub pods: Vec<PodUse>,

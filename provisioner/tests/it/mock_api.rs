@@ -837,6 +837,68 @@ fn wait_reports_a_failing_pod_with_its_last_log_lines() {
     );
 }
 
+/// #29 item 5: when ranks fail one after the other, the first to end is
+/// reported first, with its rank. The pods' side follows the Kubernetes
+/// v1.34 API reference: `ContainerStateTerminated.finishedAt` (RFC 3339),
+/// and an Indexed Job's pods carry the annotation
+/// `batch.kubernetes.io/job-completion-index` ("Jobs", completion mode).
+#[test]
+fn wait_names_the_first_failed_rank() {
+    let ended = |name: &str, index: &str, at: &str, reason: &str| {
+        let mut p = terminated(
+            job_pod(name, Some("node01"), "Failed", None),
+            "main",
+            1,
+            reason,
+        );
+        p["metadata"]["annotations"] = json!({ "batch.kubernetes.io/job-completion-index": index });
+        p["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] = json!(at);
+        p
+    };
+    // train-0 lost its peer four seconds after train-1 ran out of memory.
+    let script = vec![
+        get(
+            LIST_PODS_OF_TRAIN,
+            listed(vec![
+                ended("train-0", "0", "2026-11-28T20:00:05Z", "Error"),
+                ended("train-1", "1", "2026-11-28T20:00:01Z", "OOMKilled"),
+            ]),
+        ),
+        get(JOB_URI, job(0, json!([]))),
+        get(
+            "/api/v1/namespaces/ml/pods/train-0/log?&container=main&tailLines=20",
+            json!({ "__raw": "peer lost\n" }),
+        ),
+        get(
+            "/api/v1/namespaces/ml/pods/train-1/log?&container=main&tailLines=20",
+            json!({ "__raw": "killed\n" }),
+        ),
+    ];
+    let options = WaitOptions::with_timeout(Duration::from_secs(5));
+    let s = run(script, |c| async move {
+        cluster::wait(&c, "ml", "train", &options, &mut |_| {}).await
+    })
+    .unwrap();
+    assert_eq!(s.phase, JobPhase::Failed);
+    let first: Vec<_> = s
+        .failures
+        .iter()
+        .map(|f| (f.pod.as_str(), f.rank, f.rank_is_index, f.reason.as_deref()))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            ("train-1", Some(1), true, Some("OOMKilled")),
+            ("train-0", Some(0), true, Some("Error")),
+        ]
+    );
+    assert!(
+        s.table().contains("first failure: completion index 1 (pod train-1, container main, ended 2026-11-28T20:00:01Z): OOMKilled"),
+        "{}",
+        s.table()
+    );
+}
+
 #[test]
 fn wait_returns_a_failed_job() {
     let script = vec![
@@ -1197,4 +1259,434 @@ fn read_dra_lists_slices_claims_and_our_templates() {
         ),
         ("node01/sn1", "ml/train-1")
     );
+}
+
+// ---------------------------------------------------------------------
+// `provisioner controller`, the Kueue AdmissionCheck controller, against
+// the Kueue v0.19.2 API (`kueue.x-k8s.io/v1beta2`). The server's side is
+// written from Kueue's sources at the tag v0.19.2, not from our client:
+// - a Workload's `status.admission.podSetAssignments[].topologyAssignment`
+//   has `levels` (highest first, node label keys) and `slices`, each with
+//   `domainCount`, `valuesPerLevel[]` (`universal` or `individual` with
+//   `prefix`/`roots`) and `podCounts` (`universal` or `individual`):
+//   apis/kueue/v1beta2/workload_types.go, `TopologyAssignment` and its
+//   Examples 1-4;
+// - the topology is assigned at quota reservation, before the checks of an
+//   AdmissionCheck that is neither ProvisioningRequest nor MultiKueue:
+//   pkg/scheduler/flavorassigner/tas_flavorassigner.go,
+//   `podSetTopologyRequest`;
+// - `status.admissionChecks[]` is a map list keyed by `name`, each with
+//   `state` (Pending, Ready, Retry, Rejected), `lastTransitionTime` and
+//   `message`: workload_types.go, `AdmissionCheckState`;
+// - an AdmissionCheck names its controller in `spec.controllerName`, and
+//   its controller sets the `Active` condition in `status.conditions`:
+//   apis/kueue/v1beta2/admissioncheck_types.go;
+// - check controllers write their entry with a server-side apply of the
+//   status subresource, forced: pkg/workload/patching/patching.go,
+//   `patchStatus` (`c.Status().Patch(ctx, wl, client.Apply, owner,
+//   client.ForceOwnership)`); the API server answers an apply with the
+//   object (Kubernetes API concepts, "Server-Side Apply", v1.34).
+// Checked only this way (no Kueue ran here).
+
+use provisioner::jobs::admission::CheckState;
+
+const NOW: &str = "2026-11-28T20:30:00Z";
+const CONTROLLER_SSA: &str = "force=true&fieldManager=eflops-provisioner-controller";
+const KUEUE: &str = "/apis/kueue.x-k8s.io/v1beta2";
+
+fn tas_job_text(name: &str) -> String {
+    format!(
+        r#"name = "{name}"
+image = "registry.example.com/train:1"
+command = ["python", "train.py"]
+ranks = 8
+queue = "team-a"
+
+[kueue]
+required_topology = "topology.eflops.io/part"
+"#
+    )
+}
+
+fn tas_job(name: &str) -> provisioner::jobs::job::JobSpec {
+    provisioner::jobs::job::JobSpec::from_toml(&tas_job_text(name), "tas.toml").unwrap()
+}
+
+/// The AdmissionCheck list: one of ours, not yet Active.
+fn admission_checks() -> Value {
+    json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheckList", "metadata": {},
+        "items": [{
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck",
+            "metadata": { "name": "eflops-rank-table" },
+            "spec": { "controllerName": "topology.eflops.io/rank-table" },
+        }, {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck",
+            "metadata": { "name": "prov" },
+            "spec": { "controllerName": "kueue.x-k8s.io/provisioning-request" },
+            "status": { "conditions": [{ "type": "Active", "status": "True", "reason": "Active", "message": "", "lastTransitionTime": NOW }] },
+        }],
+    })
+}
+
+fn check_list_and_activation() -> Vec<Exchange> {
+    let body = json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck",
+        "metadata": { "name": "eflops-rank-table" },
+        "status": { "conditions": [{
+            "type": "Active", "status": "True", "reason": "Active",
+            "message": "provisioner controller writes rank tables at admission",
+            "lastTransitionTime": NOW,
+        }] },
+    });
+    vec![
+        get(
+            format!("{KUEUE}/admissionchecks?&limit=500"),
+            admission_checks(),
+        ),
+        Exchange {
+            method: "PATCH",
+            uri: format!("{KUEUE}/admissionchecks/eflops-rank-table/status?&{CONTROLLER_SSA}"),
+            content_type: Some(APPLY),
+            body: Some(body.clone()),
+            status: 200,
+            reply: body,
+        },
+    ]
+}
+
+/// A Workload of Job `job` with quota reserved: the topology assignment
+/// over `hosts` (one pod each, Example 3's `individual` roots with a
+/// common prefix) and our check in `state`.
+fn workload(job: &str, hosts: &[&str], state: &str) -> Value {
+    let roots: Vec<String> = hosts
+        .iter()
+        .map(|h| h.trim_start_matches("node").to_string())
+        .collect();
+    json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+        "metadata": {
+            "name": format!("job-{job}-1a2b3"), "namespace": "default",
+            "ownerReferences": [{ "apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": format!("{job}-uid"), "controller": true }],
+        },
+        "spec": { "queueName": "team-a" },
+        "status": {
+            "admission": {
+                "clusterQueue": "cluster-queue",
+                "podSetAssignments": [{
+                    "name": "main",
+                    "flavors": { "nvidia.com/gpu": "tas-flavor" },
+                    "count": hosts.len(),
+                    "topologyAssignment": {
+                        "levels": ["topology.eflops.io/part", "kubernetes.io/hostname"],
+                        "slices": [{
+                            "domainCount": hosts.len(),
+                            "valuesPerLevel": [
+                                { "universal": "p0" },
+                                { "individual": { "prefix": "node", "roots": roots } },
+                            ],
+                            "podCounts": { "universal": 1 },
+                        }],
+                    },
+                }],
+            },
+            "conditions": [{ "type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "", "lastTransitionTime": NOW }],
+            "admissionChecks": [{ "name": "eflops-rank-table", "state": state, "message": "", "lastTransitionTime": NOW }],
+        },
+    })
+}
+
+fn list_of(kind: &str, items: Vec<Value>) -> Value {
+    json!({ "apiVersion": "v1", "kind": kind, "metadata": {}, "items": items })
+}
+
+/// Nodes node01..node16 with 4 GPUs each, `kubernetes.io/hostname` set, as
+/// the kubelet labels them; `gone` left out.
+fn tas_nodes(gone: &[&str]) -> Value {
+    let items = (1..=16)
+        .map(|i| format!("node{i:02}"))
+        .filter(|n| !gone.contains(&n.as_str()))
+        .map(|n| {
+            with(
+                k8s_node(&n, "True", false, Some("4")),
+                "/metadata/labels",
+                json!({ "kubernetes.io/hostname": n }),
+            )
+        })
+        .collect();
+    list_of("NodeList", items)
+}
+
+const ALL_PODS: &str = "/api/v1/pods?&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed&limit=500";
+const OUR_CONFIGMAPS: &str = "/api/v1/configmaps?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500";
+
+/// What the cluster reads as, through the client's own reader.
+fn tas_view(gone: &[&str]) -> provisioner::jobs::view::ClusterView {
+    let nodes = tas_nodes(gone);
+    run(
+        vec![
+            get("/api/v1/nodes?&limit=500", nodes),
+            get(ALL_PODS, list_of("PodList", vec![])),
+        ],
+        |c| async move { cluster::read_view(&c, "nvidia.com/gpu").await.unwrap() },
+    )
+}
+
+/// The pending ConfigMap `submit` applied for `job`, as the API server
+/// lists it (namespace and owner set).
+fn pending_config_map(job: &str) -> Value {
+    let plan = eflops();
+    let bound = provisioner::nodes::bind(&plan, None, "eflops").unwrap();
+    let sub =
+        provisioner::jobs::admission::pending(&plan, &bound, &tas_job(job), &tas_job_text(job))
+            .unwrap();
+    let cm = sub
+        .manifests
+        .owned
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap")
+        .unwrap()
+        .clone();
+    with(
+        cm,
+        "/metadata/ownerReferences",
+        json!([{ "apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": format!("{job}-uid") }]),
+    )
+}
+
+/// A pass's reads: the AdmissionChecks (ours made Active), `workloads`,
+/// the Nodes (without `gone`) and Pods, and `config_maps`.
+fn pass_reads(workloads: Vec<Value>, gone: &[&str], config_maps: Vec<Value>) -> Vec<Exchange> {
+    let mut script = check_list_and_activation();
+    script.extend([
+        get(
+            format!("{KUEUE}/workloads?&limit=500"),
+            list_of("WorkloadList", workloads),
+        ),
+        get("/api/v1/nodes?&limit=500", tas_nodes(gone)),
+        get(ALL_PODS, list_of("PodList", vec![])),
+        get(OUR_CONFIGMAPS, list_of("ConfigMapList", config_maps)),
+    ]);
+    script
+}
+
+/// The controller's apply of `job`'s ConfigMap, answered with it.
+fn table_write(job: &str, cm: &Value) -> Exchange {
+    Exchange {
+        method: "PATCH",
+        uri: format!("/api/v1/namespaces/default/configmaps/{job}-ranks?&{CONTROLLER_SSA}"),
+        content_type: Some(APPLY),
+        body: Some(cm.clone()),
+        status: 200,
+        reply: cm.clone(),
+    }
+}
+
+/// The status apply of our check on `job`'s Workload.
+fn check_state(job: &str, state: &str, message: &str) -> Exchange {
+    let body = json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+        "metadata": { "name": format!("job-{job}-1a2b3"), "namespace": "default" },
+        "status": { "admissionChecks": [{
+            "name": "eflops-rank-table", "state": state, "message": message, "lastTransitionTime": NOW,
+        }] },
+    });
+    Exchange {
+        method: "PATCH",
+        uri: format!(
+            "{KUEUE}/namespaces/default/workloads/job-{job}-1a2b3/status?&{CONTROLLER_SSA}"
+        ),
+        content_type: Some(APPLY),
+        body: Some(body.clone()),
+        status: 200,
+        reply: body,
+    }
+}
+
+/// What the controller decides for `job` on `hosts`, from the pure
+/// function; the tests check its table independently.
+fn decision(
+    job: &str,
+    hosts: &[&str],
+    held: &[(&str, &str)],
+) -> provisioner::jobs::admission::Decision {
+    let plan = eflops();
+    let bound = provisioner::nodes::bind(&plan, None, "eflops").unwrap();
+    let hosts: Vec<(String, u32)> = hosts.iter().map(|h| (h.to_string(), 1)).collect();
+    let held = held
+        .iter()
+        .map(|(n, j)| (n.to_string(), j.to_string()))
+        .collect();
+    provisioner::jobs::admission::admit(&plan, &bound, &tas_job(job), &tas_view(&[]), &hosts, &held)
+}
+
+/// The Nodes of a `ranks.csv`.
+fn table_nodes(cm: &Value) -> Vec<(String, String)> {
+    let csv = cm["data"]["ranks.csv"].as_str().expect("ranks.csv written");
+    provisioner::jobs::rank_check::read_table(csv, "ranks.csv")
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.node, r.sub_node))
+        .collect()
+}
+
+fn pass(script: Vec<Exchange>) -> Vec<cluster::Admitted> {
+    run(script, |c| async move {
+        let plan = eflops();
+        let bound = provisioner::nodes::bind(&plan, None, "eflops").unwrap();
+        cluster::admit_pending(&c, &plan, &bound, "nvidia.com/gpu", NOW)
+            .await
+            .unwrap()
+    })
+}
+
+#[test]
+fn controller_writes_the_table_for_the_assigned_nodes_then_marks_the_check_ready() {
+    // What submit applies: the Job waits for Kueue without Nodes of its own.
+    let plan = eflops();
+    let bound = provisioner::nodes::bind(&plan, None, "eflops").unwrap();
+    let sub =
+        provisioner::jobs::admission::pending(&plan, &bound, &tas_job("a"), &tas_job_text("a"))
+            .unwrap();
+    let job = &sub.manifests.workload;
+    assert_eq!(job["spec"]["suspend"], true);
+    assert_eq!(job["spec"]["completions"], 2);
+    assert_eq!(
+        job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "team-a"
+    );
+    let pod = &job["spec"]["template"];
+    assert_eq!(
+        pod["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"],
+        "topology.eflops.io/part"
+    );
+    assert!(pod["spec"]["affinity"]["nodeAffinity"].is_null(), "{pod}");
+    assert!(!pod["spec"]["affinity"]["podAntiAffinity"].is_null());
+    let master = pod["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "MASTER_ADDR")
+        .unwrap();
+    assert_eq!(master["valueFrom"]["configMapKeyRef"]["name"], "a-ranks");
+    let cm = pending_config_map("a");
+    assert_eq!(
+        cm["metadata"]["annotations"]["topology.eflops.io/table"],
+        "pending"
+    );
+    assert!(cm["data"]["ranks.csv"].is_null());
+    assert!(
+        sub.summary().contains("pending until admission"),
+        "{}",
+        sub.summary()
+    );
+
+    // Kueue assigned node01 and node02 (one switch, both parts).
+    let d = decision("a", &["node01", "node02"], &[]);
+    let written = d.config_map.clone().unwrap();
+    let nodes: std::collections::BTreeSet<String> =
+        table_nodes(&written).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(nodes, ["node01", "node02"].map(String::from).into());
+    assert_eq!(table_nodes(&written).len(), 8);
+    assert_eq!(
+        written["metadata"]["annotations"]["topology.eflops.io/table"],
+        "ready"
+    );
+    assert!(!written["data"]["MASTER_ADDR"].as_str().unwrap().is_empty());
+    assert!(d.message.contains("worst link load"), "{}", d.message);
+
+    let mut script = pass_reads(
+        vec![workload("a", &["node01", "node02"], "Pending")],
+        &[],
+        vec![pending_config_map("a")],
+    );
+    script.push(table_write("a", &written));
+    script.push(check_state("a", "Ready", &d.message));
+    let done = pass(script);
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].state, CheckState::Ready);
+    assert_eq!(done[0].worst_load, d.placement.map(|p| p.worst_load));
+}
+
+#[test]
+fn controller_refuses_a_stale_assignment_naming_the_node() {
+    // node02 left the cluster after Kueue assigned it.
+    let message = "stale topology assignment: Node node02 (kubernetes.io/hostname=node02) is not in the cluster any more; assign again";
+    let mut script = pass_reads(
+        vec![workload("a", &["node01", "node02"], "Pending")],
+        &["node02"],
+        vec![pending_config_map("a")],
+    );
+    script.push(check_state("a", "Retry", message));
+    let done = pass(script);
+    assert_eq!(done[0].state, CheckState::Retry);
+    assert!(done[0].message.contains("node02"));
+}
+
+#[test]
+fn two_jobs_admitted_one_after_the_other_never_share_a_sub_node() {
+    // Job a is admitted on node01 and node02.
+    let a = decision("a", &["node01", "node02"], &[]);
+    let a_cm = a.config_map.clone().unwrap();
+    let admitted_a = workload("a", &["node01", "node02"], "Ready");
+    // Kueue then assigns job b node02 (a's) and node03: refused, naming
+    // node02 and job a.
+    let message =
+        "stale topology assignment: Node node02 carries ranks of job default/a; assign again";
+    let mut script = pass_reads(
+        vec![
+            admitted_a.clone(),
+            workload("b", &["node02", "node03"], "Pending"),
+        ],
+        &[],
+        vec![a_cm.clone(), pending_config_map("b")],
+    );
+    script.push(check_state("b", "Retry", message));
+    assert_eq!(pass(script)[0].state, CheckState::Retry);
+
+    // Assigned again, node03 and node04: admitted, on other sub-nodes.
+    let b = decision(
+        "b",
+        &["node03", "node04"],
+        &[("node01", "default/a"), ("node02", "default/a")],
+    );
+    let b_cm = b.config_map.clone().unwrap();
+    let mut script = pass_reads(
+        vec![admitted_a, workload("b", &["node03", "node04"], "Pending")],
+        &[],
+        vec![a_cm.clone(), pending_config_map("b")],
+    );
+    script.push(table_write("b", &b_cm));
+    script.push(check_state("b", "Ready", &b.message));
+    assert_eq!(pass(script)[0].state, CheckState::Ready);
+    let a_subs: std::collections::BTreeSet<_> = table_nodes(&a_cm).into_iter().collect();
+    let b_subs: std::collections::BTreeSet<_> = table_nodes(&b_cm).into_iter().collect();
+    assert_eq!((a_subs.len(), b_subs.len()), (8, 8));
+    assert!(a_subs.is_disjoint(&b_subs), "{a_subs:?} {b_subs:?}");
+}
+
+/// A table counts only while its check is Ready: Kueue clears an evicted
+/// Workload's `status.admission` (pkg/workload/workload.go,
+/// `UnsetQuotaReservationWithCondition`) and resets its checks to Pending
+/// (pkg/workload/evict/evict.go, `resetChecksOnEviction`; v0.19.2), and
+/// its old table frees the Nodes.
+#[test]
+fn an_evicted_jobs_old_table_holds_no_node() {
+    let a_cm = decision("a", &["node01", "node02"], &[])
+        .config_map
+        .unwrap();
+    let evicted_a = with(
+        workload("a", &["node01", "node02"], "Pending"),
+        "/status/admission",
+        Value::Null,
+    );
+    let b = decision("b", &["node02", "node03"], &[]);
+    let mut script = pass_reads(
+        vec![evicted_a, workload("b", &["node02", "node03"], "Pending")],
+        &[],
+        vec![a_cm, pending_config_map("b")],
+    );
+    script.push(table_write("b", b.config_map.as_ref().unwrap()));
+    script.push(check_state("b", "Ready", &b.message));
+    assert_eq!(pass(script)[0].state, CheckState::Ready);
 }

@@ -309,6 +309,7 @@ fn busy_view(plan: &CheckedPlan) -> ClusterView {
         unschedulable: false,
         gpu_allocatable: 0,
         address: None,
+        hostname: None,
         pods: Vec::new(),
     });
     view
@@ -1626,5 +1627,93 @@ fn issue31_the_job_secret_is_in_the_secret_file_only() {
     assert!(
         stderr.contains("PROBE_TOKEN is set by the provisioner"),
         "{stderr}"
+    );
+}
+
+/// `[kueue]` through the binary: `submit --offline` prints the pending
+/// objects (the Job without Nodes, with Kueue v0.19's PodSet annotation;
+/// the ConfigMap with the job file and no table), and `controller
+/// --print-admission-check` the AdmissionCheck that names our controller.
+#[test]
+fn kueue_jobs_wait_for_their_table_and_the_admission_check_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tas.toml");
+    std::fs::write(
+        &file,
+        "name = \"tas\"\nimage = \"registry.example.com/t:1\"\ncommand = [\"python\", \"t.py\"]\nranks = 8\nqueue = \"team-a\"\n[kueue]\npreferred_topology = \"topology.eflops.io/physical\"\n",
+    )
+    .unwrap();
+    let out = provisioner(
+        &[
+            "submit",
+            file.to_str().unwrap(),
+            "--plan",
+            PLAN,
+            "--offline",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("rank table pending until admission"),
+        "{stderr}"
+    );
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = list["items"].as_array().unwrap();
+    let job = docs.iter().find(|d| d["kind"] == "Job").unwrap();
+    let cm = docs.iter().find(|d| d["kind"] == "ConfigMap").unwrap();
+    assert_eq!(
+        job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"],
+        "topology.eflops.io/physical"
+    );
+    assert!(job["spec"]["template"]["spec"]["affinity"]["nodeAffinity"].is_null());
+    assert!(cm["data"]["job.toml"].as_str().unwrap().contains("[kueue]"));
+    assert!(cm["data"]["ranks.csv"].is_null());
+
+    let out = provisioner(
+        &[
+            "controller",
+            "--plan",
+            PLAN,
+            "--print-admission-check",
+            "eflops-rank-table",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ac: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ac["apiVersion"], "kueue.x-k8s.io/v1beta2");
+    assert_eq!(
+        ac["spec"]["controllerName"],
+        "topology.eflops.io/rank-table"
+    );
+    let out = provisioner(
+        &[
+            "controller",
+            "--plan",
+            PLAN,
+            "--print-admission-check",
+            "Bad Name",
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -18,7 +18,7 @@ use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, WaitOptions}
 use provisioner::jobs::dra::DraView;
 use provisioner::jobs::job::{JobSpec, PlacementMode};
 use provisioner::jobs::view::ClusterView;
-use provisioner::jobs::{rank_check, submit};
+use provisioner::jobs::{admission, rank_check, submit};
 use provisioner::nodes::{self, NodeMap};
 use provisioner::push::PushError;
 use provisioner::{lab, probe};
@@ -107,6 +107,40 @@ enum Command {
         /// created.
         #[arg(long, value_enum, default_value_t = ManifestFormat::Yaml)]
         format: ManifestFormat,
+    },
+    /// Kueue AdmissionCheck controller: writes the rank table of a job
+    /// submitted with `[kueue]` for the Nodes Kueue's topology-aware
+    /// scheduling assigned, then marks the check Ready.
+    ///
+    /// Watches Kueue v1beta2 Workloads; for each whose check of ours
+    /// (an AdmissionCheck with controllerName
+    /// topology.eflops.io/rank-table) is Pending, reads the topology
+    /// assignment, places the ranks on exactly those Nodes as submit does,
+    /// writes the job's ConfigMap, then sets the check Ready (with the
+    /// worst link load), Retry (a stale assignment: a Node gone or taken)
+    /// or Rejected (a Node outside the plan), naming the Node.
+    Controller {
+        /// Plan JSON (or TOML) from `planner design --out`.
+        #[arg(long)]
+        plan: PathBuf,
+        /// TOML with one `server = "node-name"` line per server whose Node
+        /// is not named after its host.
+        #[arg(long)]
+        node_map: Option<PathBuf>,
+        /// The GPU resource of the Nodes.
+        #[arg(long, default_value = cluster::DEFAULT_GPU_RESOURCE)]
+        gpu_resource: String,
+        /// One pass over the pending Workloads, then exit.
+        #[arg(long)]
+        once: bool,
+        /// Print the AdmissionCheck (named NAME) to apply, and exit.
+        #[arg(long, value_name = "NAME")]
+        print_admission_check: Option<String>,
+        /// No progress lines on stderr.
+        #[arg(long)]
+        quiet: bool,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
     },
     /// Check that this pod (or MPI rank) runs where the rank table says.
     ///
@@ -399,8 +433,17 @@ fn run(cli: Cli) -> Result<()> {
             // generator; it goes into the Secret and nowhere else.
             let secret = probe::Secret::generate().context("making the job secret")?;
             let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
-            let spec = JobSpec::from_toml(&read(&job)?, &job.display().to_string())?;
+            let text = read(&job)?;
+            let spec = JobSpec::from_toml(&text, &job.display().to_string())?;
             let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
+            // With [kueue] Kueue chooses the Nodes: the objects wait for
+            // the table the controller writes at admission.
+            let prepare = |view: &ClusterView| -> Result<submit::Submission> {
+                Ok(match spec.kueue {
+                    Some(_) => admission::pending(&p, &bound, &spec, &text)?,
+                    None => submit::prepare(&p, &bound, &spec, view)?,
+                })
+            };
             let dra = spec.placement.mode == PlacementMode::Dra;
             if !described.is_empty() && !dra {
                 return Err(BadInput(format!(
@@ -425,7 +468,7 @@ fn run(cli: Cli) -> Result<()> {
                     view.dra
                         .extend(DraView::from_plan(&p, &bound, &spec.placement.profile));
                 }
-                let sub = submit::prepare(&p, &bound, &spec, &view)?.with_secret(&spec, &secret);
+                let sub = prepare(&view)?.with_secret(&spec, &secret);
                 eprint!("{}", sub.summary());
                 write_secret(&sub, &spec, secret_out.as_deref())?;
                 return print(&manifest_text(&sub, format)?);
@@ -436,7 +479,7 @@ fn run(cli: Cli) -> Result<()> {
             if dra {
                 view.dra = rt.block_on(cluster::read_dra(&client))?;
             }
-            let sub = submit::prepare(&p, &bound, &spec, &view)?.with_secret(&spec, &secret);
+            let sub = prepare(&view)?.with_secret(&spec, &secret);
             eprint!("{}", sub.summary());
             if dry_run {
                 write_secret(&sub, &spec, secret_out.as_deref())?;
@@ -456,6 +499,40 @@ fn run(cli: Cli) -> Result<()> {
                 ManifestFormat::Yaml => applied_text(&applied, &spec.name, status.as_ref()),
             })?;
             status.as_ref().map_or(Ok(()), fail_if_failed)
+        }
+        Command::Controller {
+            plan,
+            node_map,
+            gpu_resource,
+            once,
+            print_admission_check,
+            quiet,
+            format,
+        } => {
+            if let Some(name) = print_admission_check {
+                let ac = admission::admission_check(&name).map_err(BadInput)?;
+                return print(&match format {
+                    Format::Json => json(&ac)?,
+                    Format::Table => format!(
+                        "---\n{}",
+                        planner::yaml::to_string(&ac).context("writing the AdmissionCheck")?
+                    ),
+                });
+            }
+            let (p, plan_name, map) = read_plan(&plan, node_map.as_deref())?;
+            let bound = nodes::bind(&p, map.as_ref(), &plan_name)?;
+            let rt = runtime()?;
+            let client = rt.block_on(cluster::connect())?;
+            let progress = !quiet && format == Format::Table;
+            rt.block_on(controller(
+                &client,
+                &p,
+                &bound,
+                &gpu_resource,
+                once,
+                progress,
+                format,
+            ))
         }
         Command::RankCheck {
             table,
@@ -775,6 +852,71 @@ fn env_number(name: &str) -> Result<Option<usize>> {
             .map_err(|_| BadInput(format!("{name}={v} is not a number")).into()),
         _ => Ok(None),
     }
+}
+
+/// `provisioner controller`: a pass now, then one after every change of
+/// a Workload (kube-runtime's watcher), each decision on stdout.
+async fn controller(
+    client: &kube::Client,
+    plan: &CheckedPlan,
+    bound: &[nodes::Node],
+    gpu_resource: &str,
+    once: bool,
+    progress: bool,
+    format: Format,
+) -> Result<()> {
+    use futures::StreamExt as _;
+    let pass = || async {
+        let now = k8s_openapi::chrono::Utc::now()
+            .format("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
+        let done = cluster::admit_pending(client, plan, bound, gpu_resource, &now).await?;
+        for a in &done {
+            print(&match format {
+                // One object per line: a stream of decisions.
+                Format::Json => format!(
+                    "{}\n",
+                    serde_json::to_string(a).context("serialising JSON")?
+                ),
+                Format::Table => format!(
+                    "{}/{} ({}): {}: {}\n",
+                    a.namespace,
+                    a.workload,
+                    a.job,
+                    a.state.as_str(),
+                    a.message
+                ),
+            })?;
+        }
+        Ok::<(), Failure>(())
+    };
+    pass().await?;
+    if once {
+        return Ok(());
+    }
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", "Workload"),
+        "workloads",
+    );
+    let api = kube::Api::<kube::api::DynamicObject>::all_with(client.clone(), &resource);
+    let mut events = std::pin::pin!(kube::runtime::watcher::watcher(
+        api,
+        kube::runtime::watcher::Config::default()
+    ));
+    if progress {
+        eprintln!(
+            "watching Kueue v1beta2 Workloads for checks of {}",
+            admission::CONTROLLER_NAME
+        );
+    }
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(_) => pass().await?,
+            Err(e) if progress => eprintln!("watching Workloads: {e}; retrying"),
+            Err(_) => {}
+        }
+    }
+    Ok(())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
