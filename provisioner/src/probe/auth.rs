@@ -15,7 +15,7 @@ use std::io::Read;
 use std::path::Path;
 
 use hmac::{Hmac, KeyInit, Mac};
-use sha256::Sha256;
+use sha2::Sha256;
 
 /// Bytes of a nonce and of a proof.
 pub const NONCE_BYTES: usize = 32;
