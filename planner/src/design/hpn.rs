@@ -60,9 +60,13 @@ pub(super) fn design(
                 e.ports,
                 if e.ports == 1 { "" } else { "s" }
             ),
-            format!(
-                "give every [[server.nic]] of the inventory `ports = 2`{at} (speed_gbps is per port), or design another topology"
-            ),
+            match nic.line {
+                Some(_) => format!(
+                    "give every [[server.nic]] of the inventory `ports = 2`{at} (speed_gbps is per port), or design another topology"
+                ),
+                // A shorthand's synthetic inventory has no file to edit.
+                None => "use the --hpn shorthand, which gives every NIC two ports, or design another topology".to_string(),
+            },
         ));
     }
     let tiers = Tiers::of(inv, "dual-plane HPN fabric", "ToR")?;

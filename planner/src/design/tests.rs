@@ -391,7 +391,14 @@ fn hpn_refuses_single_port_nics() {
     .unwrap();
     opts.topology = crate::plan::Topology::Hpn;
     let e = design(&inv, &opts).unwrap_err().to_string();
-    for want in ["nic0", "node1", "has 1 port", "ports = 2", "per port"] {
+    // A shorthand has no file to edit: the fix is the HPN shorthand.
+    for want in ["nic0", "node1", "has 1 port", "--hpn shorthand"] {
+        assert!(e.contains(want), "missing `{want}` in {e}");
+    }
+    // An inventory file: the key to set, on its line.
+    let file = crate::design::bundled_inventory("eflops-4x16");
+    let e = design(&file, &opts).unwrap_err().to_string();
+    for want in ["has 1 port", "ports = 2", "(line", "per port"] {
         assert!(e.contains(want), "missing `{want}` in {e}");
     }
 }
