@@ -209,6 +209,28 @@ pub struct PlanServer {
     pub nvlink: Vec<PlanNvlink>,
 }
 
+/// A rack of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanRack {
+    /// Rack name.
+    pub name: String,
+    /// Site, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// Row, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
+    /// The most power it may draw, in kW, if given (`planner cost` flags
+    /// a plan over it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_kw: Option<f64>,
+    /// A network rack the design made for switches that serve servers of
+    /// several racks (spines, rail switches); false for the inventory's
+    /// racks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
+}
+
 /// An NVLink/NVSwitch domain of a plan's server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanNvlink {
@@ -384,6 +406,12 @@ pub struct Plan {
     pub sub_node_list: Vec<PlanSubNode>,
     /// Every cable.
     pub cables: Vec<Cable>,
+    /// The racks servers and switches stand in, when the inventory gives
+    /// racks: its `[[rack]]` tables and the network racks the design put
+    /// switches in ([`PlanRack::network`]); empty otherwise (and in plans
+    /// written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub racks: Vec<PlanRack>,
     /// The QoS intent (classes, CNP, ECN, PFC watchdog, MTU) the switch
     /// and host configurations are rendered from; a plan written before it
     /// existed gets the topology's defaults ([`Plan::qos_intent`]).

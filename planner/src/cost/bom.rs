@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::catalog::{Catalog, OpticalLink};
+use super::power::{Loads, Power, render_power};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
@@ -141,6 +142,22 @@ pub struct PlanCost {
     pub cost_per_sub_node: f64,
     /// Total cost over the bisection bandwidth.
     pub cost_per_bisection_gbps: f64,
+    /// The parts' power, in total and per rack.
+    pub power: Power,
+}
+
+impl PlanCost {
+    /// Gives every rack without its own `max_kw` the limit `max_kw`
+    /// (`planner cost --max-rack-kw`), and flags the racks over it.
+    pub fn limit_racks(&mut self, max_kw: f64) {
+        for r in &mut self.power.racks {
+            r.max_kw.get_or_insert(max_kw);
+        }
+        self.power.over = (self.power.racks.iter())
+            .filter(|r| r.over_kw().is_some())
+            .map(|r| r.rack.clone())
+            .collect();
+    }
 }
 
 /// Prices a plan from a catalog: its physical switches (by model name,
@@ -153,6 +170,7 @@ pub fn cost_plan(
     gpus_per_server: Option<u32>,
 ) -> Result<PlanCost> {
     let mut b = BomBuilder::default();
+    let mut loads = Loads::default();
     let mut problems = Vec::new();
 
     // Physical switches: their ports over every virtual switch they carry.
@@ -173,7 +191,10 @@ pub fn cost_plan(
             .filter(|m| m.ports >= *ports && m.gbps == *gbps)
             .or_else(|| catalog.switch_for(*ports, *gbps));
         match part {
-            Some(m) => b.add("switch", &m.name, 1, m.price, m.watts),
+            Some(m) => {
+                b.add("switch", &m.name, 1, m.price, m.watts);
+                loads.add(name, m.watts);
+            }
             None => unpriced
                 .entry((model, *ports, *gbps))
                 .or_default()
@@ -201,13 +222,11 @@ pub fn cost_plan(
         match catalog.nic_for(s.nic_gbps) {
             // A dual-port NIC (HPN) is priced as the catalog's NIC at the
             // port speed once per port, as `purchase` prices it.
-            Some(n) => b.add(
-                "nic",
-                &n.name,
-                if s.port1.is_some() { 2 } else { 1 },
-                n.price,
-                n.watts,
-            ),
+            Some(n) => {
+                let ports = if s.port1.is_some() { 2 } else { 1 };
+                b.add("nic", &n.name, ports, n.price, n.watts);
+                loads.add(&s.server, n.watts * ports as f64);
+            }
             None => no_nic.entry(s.nic_gbps).or_default().push(&s.id),
         }
     }
@@ -227,6 +246,10 @@ pub fn cost_plan(
     };
     if let Some(g) = catalog.gpu() {
         b.add("gpu", &g.name, gpus, g.price, g.watts);
+        for s in &plan.servers {
+            let n = gpus_per_server.map_or(s.sub_nodes.len(), |g| g as usize);
+            loads.add(&s.name, g.watts * n as f64);
+        }
     }
     if !catalog.servers.is_empty() {
         let per_server = plan
@@ -240,7 +263,14 @@ pub fn cost_plan(
             plan.servers.len() as u64 * u64::from(per_server),
             Some(per_server),
         ) {
-            Some((s, n)) => b.add("server", &s.name, n, s.price, s.watts),
+            Some((s, n)) => {
+                b.add("server", &s.name, n, s.price, s.watts);
+                // The chassis are spread evenly over the plan's servers.
+                let each = s.watts * n as f64 / plan.servers.len().max(1) as f64;
+                for server in &plan.servers {
+                    loads.add(&server.name, each);
+                }
+            }
             None => problems.push(Problem::at(
                 None,
                 "servers",
@@ -250,15 +280,20 @@ pub fn cost_plan(
         }
     }
 
-    // Cables by media and speed.
+    // Cables by media and speed; each draws half its watts at either end,
+    // and a fibre's optics one at each end.
     let mut by_media: BTreeMap<(u32, bool), u64> = BTreeMap::new();
     for c in &plan.cables {
         *by_media.entry((c.gbps, c.media == Media::Dac)).or_default() += 1;
     }
+    let mut end_watts: BTreeMap<(u32, bool), f64> = BTreeMap::new();
     for ((gbps, dac), count) in by_media {
         if dac {
             match catalog.dac_for(gbps) {
-                Some(c) => b.add("cable", &c.name, count, c.price, c.watts),
+                Some(c) => {
+                    b.add("cable", &c.name, count, c.price, c.watts);
+                    end_watts.insert((gbps, dac), c.watts / 2.0);
+                }
                 None => problems.push(Problem::at(
                     None,
                     format!("{count} DAC cables at {gbps} Gbps"),
@@ -274,7 +309,16 @@ pub fn cost_plan(
             }
         } else {
             match catalog.optical_for(gbps) {
-                Some(link) => b.add_optical(&link, count),
+                Some(link) => {
+                    b.add_optical(&link, count);
+                    end_watts.insert(
+                        (gbps, dac),
+                        match link {
+                            OpticalLink::Aoc(a) => a.watts / 2.0,
+                            OpticalLink::Fibre(f, o) => f.watts / 2.0 + o.watts,
+                        },
+                    );
+                }
                 None => problems.push(Problem::at(
                     None,
                     format!("{count} optical cables at {gbps} Gbps"),
@@ -297,6 +341,11 @@ pub fn cost_plan(
             problems,
         });
     }
+    for c in &plan.cables {
+        let w = end_watts[&(c.gbps, c.media == Media::Dac)];
+        loads.add(&c.a, w);
+        loads.add(&c.b, w);
+    }
     let bom = b.finish(catalog);
     let m = metrics(plan);
     Ok(PlanCost {
@@ -310,6 +359,7 @@ pub fn cost_plan(
         cost_per_bisection_gbps: per_bisection_gbps(bom.total_cost, m.bisection_gbps),
         bisection_gbps: m.bisection_gbps,
         bom,
+        power: loads.per_rack(plan, None),
     })
 }
 
@@ -404,5 +454,6 @@ pub fn render_plan_cost(c: &PlanCost, catalog: &Catalog, plan_file: &str) -> Str
         money(c.cost_per_bisection_gbps),
         cur = c.currency
     ));
+    out.push_str(&render_power(&c.power));
     out
 }

@@ -5,6 +5,8 @@
 //! - [`catalog`]: the catalog TOML, checked, with errors naming file, line
 //!   and part;
 //! - [`bom`]: the bill of materials and TCO of a plan (`planner cost`);
+//! - [`power`]: where a plan's watts are drawn, per rack, against each
+//!   rack's limit;
 //! - [`purchase`]: the cheapest BiGraph or fat-tree for G GPUs, solved as
 //!   small integer programs (`planner purchase`);
 //! - [`side`]: the designs of `planner compare` priced side by side.
@@ -13,6 +15,7 @@
 
 pub mod bom;
 pub mod catalog;
+pub mod power;
 pub mod purchase;
 pub mod side;
 #[cfg(test)]
@@ -20,5 +23,6 @@ mod tests;
 
 pub use bom::{Bom, BomLine, PlanCost, cost_plan, money, render_bom, render_plan_cost};
 pub use catalog::Catalog;
+pub use power::{Power, RackPower};
 pub use purchase::{Purchase, Request, Want, purchase, render_purchase, render_purchase_summary};
 pub use side::{CostEntry, cost_comparison, render_comparison_costs};

@@ -80,6 +80,32 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
         for (name, f) in rows {
             t.row(std::iter::once(name.to_string()).chain(priced.iter().map(|c| f(c))));
         }
+        t.row(
+            std::iter::once("power".to_string())
+                .chain(priced.iter().map(|c| super::power::kw(c.power.total_watts))),
+        );
+        // The rack that draws most, where the plans have racks, and how
+        // many racks are over their limit.
+        if priced.iter().any(|c| !c.power.racks.is_empty()) {
+            t.row(
+                std::iter::once("highest rack".to_string()).chain(priced.iter().map(|c| {
+                    let top =
+                        (c.power.racks.iter()).reduce(|a, b| if b.watts > a.watts { b } else { a });
+                    match top {
+                        Some(r) if c.power.over.is_empty() => {
+                            format!("{} ({})", super::power::kw(r.watts), r.rack)
+                        }
+                        Some(r) => format!(
+                            "{} ({}), {} over limit",
+                            super::power::kw(r.watts),
+                            r.rack,
+                            c.power.over.len()
+                        ),
+                        None => "-".to_string(),
+                    }
+                })),
+            );
+        }
         out.push('\n');
         out.push_str(&t.render());
     }

@@ -566,3 +566,60 @@ fn server_to_rail_cables_are_optical() {
     assert_eq!((line(&rc, &dac), line(&rc, &aoc)), (0, 128));
     assert_eq!((line(&lc, &dac), line(&lc, &aoc)), (64, 64));
 }
+
+/// The racked 1,024-GPU inventory's leaf-spine, priced from the 400 Gbps
+/// catalog.
+fn racked_cost() -> PlanCost {
+    let c = Catalog::from_toml(
+        include_str!("../../../examples/data/catalog-400g.toml"),
+        "catalog-400g.toml",
+    )
+    .unwrap();
+    let plan = crate::design::bundled("h100-1024-racked", Some(crate::plan::Topology::FatTree));
+    cost_plan(&plan, &c, None).unwrap()
+}
+
+#[test]
+fn power_per_rack_adds_up_to_the_bill_of_materials() {
+    let mut cost = racked_cost();
+    let p = &cost.power;
+    // Every watt of the bill is drawn somewhere: in a rack or outside any.
+    let bom_watts: f64 = cost
+        .bom
+        .parts
+        .iter()
+        .map(|l| l.count as f64 * l.watts)
+        .sum();
+    let racks: f64 = p.racks.iter().map(|r| r.watts).sum();
+    assert!(
+        (p.total_watts - bom_watts).abs() < 1.0,
+        "{} vs {bom_watts}",
+        p.total_watts
+    );
+    assert!((racks + p.unracked_watts - p.total_watts).abs() < 1.0);
+    assert_eq!(p.unracked_watts, 0.0);
+    // A server rack: 4 servers of chassis 2,000 W, 8 GPUs of 700 W and 8
+    // NICs of 25 W; its leaf (1,100 W) and the optics of its 32 uplinks
+    // (10 W each); DACs draw nothing.
+    let r01 = &p.racks[0];
+    assert_eq!(
+        (r01.rack.as_str(), r01.servers, r01.switches),
+        ("r01", 4, 1)
+    );
+    assert_eq!(
+        r01.watts,
+        4.0 * (2000.0 + 8.0 * 700.0 + 8.0 * 25.0) + 1100.0 + 32.0 * 10.0
+    );
+    assert_eq!(r01.max_kw, Some(40.0));
+    // The network rack: 16 spines and the spine ends of 1,024 fibres.
+    let net = p.racks.last().unwrap();
+    assert!(net.network);
+    assert_eq!((net.servers, net.switches), (0, 16));
+    assert_eq!(net.watts, 16.0 * 1100.0 + 1024.0 * 10.0);
+    assert!(p.over.is_empty());
+    // A limit for the racks without one flags the network rack alone; the
+    // server racks keep their own 40 kW.
+    cost.limit_racks(20.0);
+    assert_eq!(cost.power.over, vec!["network".to_string()]);
+    assert!((cost.power.racks.last().unwrap().over_kw().unwrap() - 7.84).abs() < 1e-9);
+}

@@ -15,6 +15,7 @@ mod bigraph;
 pub mod counterpart;
 mod fattree;
 mod hpn;
+mod racks;
 mod rail;
 pub mod shorthand;
 
@@ -335,15 +336,16 @@ pub(crate) fn templates_for(inv: &Inventory, roles: &[SwitchRole]) -> Vec<usize>
 pub(crate) struct Fabric<'a> {
     inv: &'a Inventory,
     switches: Vec<PlanSwitch>,
-    /// Physical switch name -> rack.
-    phys_rack: HashMap<String, Option<String>>,
+    /// Physical switch names, in the order they were added.
     physical: Vec<String>,
+    /// Physical switch names already in `physical`.
+    physical_seen: HashSet<String>,
     cables: Vec<Cable>,
     sub_nodes: Vec<PlanSubNode>,
-    defaulted_media: bool,
     /// The media of a NIC's cable when the racks are unknown: DAC to a
     /// switch in the server's rack, optical to a rail switch
-    /// ([`Fabric::on_rails`]).
+    /// ([`Fabric::on_rails`]). Every cable's media is set by
+    /// [`racks::place`] when the fabric is finished.
     server_media: Media,
     /// (NIC speed, port speed) pairs seen, for mismatch warnings.
     speed_pairs: BTreeSet<(u32, u32)>,
@@ -363,11 +365,10 @@ impl<'a> Fabric<'a> {
         Self {
             inv,
             switches: Vec::new(),
-            phys_rack: HashMap::new(),
             physical: Vec::new(),
+            physical_seen: HashSet::new(),
             cables: Vec::new(),
             sub_nodes: Vec::new(),
-            defaulted_media: false,
             server_media: Media::Dac,
             speed_pairs: BTreeSet::new(),
         }
@@ -395,8 +396,7 @@ impl<'a> Fabric<'a> {
         ports: &[u32],
     ) -> SwitchSlot {
         let t = &self.inv.switch_templates[phys.template];
-        if !self.phys_rack.contains_key(&phys.name) {
-            self.phys_rack.insert(phys.name.clone(), phys.rack.clone());
+        if self.physical_seen.insert(phys.name.clone()) {
             self.physical.push(phys.name.clone());
         }
         let plan_ports: Vec<PlanPort> = ports
@@ -456,22 +456,6 @@ impl<'a> Fabric<'a> {
         &mut s.ports[i]
     }
 
-    fn media(&mut self, a_rack: Option<&String>, b_rack: Option<&String>, default: Media) -> Media {
-        match (a_rack, b_rack) {
-            (Some(a), Some(b)) => {
-                if a == b {
-                    Media::Dac
-                } else {
-                    Media::Optical
-                }
-            }
-            _ => {
-                self.defaulted_media = true;
-                default
-            }
-        }
-    }
-
     /// Cables port `pa` of switch `a` to port `pb` of switch `b`.
     pub fn link(&mut self, a: usize, pa: u32, b: usize, pb: u32) {
         let (a_name, a_phys) = (
@@ -495,13 +479,6 @@ impl<'a> Fabric<'a> {
             p.peer = Some(a_name);
             p.peer_port = Some(pa.to_string());
         }
-        let media = if a_phys == b_phys {
-            Media::Dac
-        } else {
-            let ra = self.phys_rack.get(&a_phys).cloned().flatten();
-            let rb = self.phys_rack.get(&b_phys).cloned().flatten();
-            self.media(ra.as_ref(), rb.as_ref(), Media::Optical)
-        };
         self.cables.push(Cable {
             a: a_phys,
             a_port: pa,
@@ -509,7 +486,8 @@ impl<'a> Fabric<'a> {
             b_port: pb.to_string(),
             gbps,
             kind: CableKind::InterSwitch,
-            media,
+            // Set from the racks by `racks::place` in `finish`.
+            media: Media::Optical,
         });
     }
 
@@ -535,8 +513,6 @@ impl<'a> Fabric<'a> {
             p.peer_port = Some(label.clone());
         }
         self.speed_pairs.insert((nic.speed_gbps, port_gbps));
-        let rack = self.phys_rack.get(&phys).cloned().flatten();
-        let media = self.media(rack.as_ref(), server.rack.as_ref(), self.server_media);
         self.cables.push(Cable {
             a: phys,
             a_port: port,
@@ -544,7 +520,8 @@ impl<'a> Fabric<'a> {
             b_port: label,
             gbps: port_gbps.min(nic.speed_gbps),
             kind: CableKind::SubNode,
-            media,
+            // Set from the racks by `racks::place` in `finish`.
+            media: self.server_media,
         });
         (switch_name, tier)
     }
@@ -618,12 +595,14 @@ impl<'a> Fabric<'a> {
 
     /// Finishes the plan.
     pub fn finish(
-        self,
+        mut self,
         topology: Topology,
         mut notes: Vec<String>,
         mut warnings: Vec<String>,
     ) -> Plan {
         let inv = self.inv;
+        let placed = racks::place(inv, &mut self.switches, &mut self.cables, self.server_media);
+        notes.extend(placed.note);
         // Sub-nodes in inventory order (server, then index within it).
         let order: HashMap<&str, usize> = inv
             .servers
@@ -664,7 +643,7 @@ impl<'a> Fabric<'a> {
             .iter()
             .filter(|c| c.kind == CableKind::InterSwitch)
             .count();
-        if self.defaulted_media {
+        if placed.defaulted_media {
             notes.push(if self.server_media == Media::Optical {
                 "cable media assumed where racks are unknown: sub-node cables optical (a rail switch takes one NIC of every server of its group, so it stands in none of their racks), inter-switch cables optical"
                     .to_string()
@@ -699,6 +678,7 @@ impl<'a> Fabric<'a> {
             servers,
             sub_node_list: sub_nodes,
             cables: self.cables,
+            racks: placed.racks,
             qos: None,
             addressing: inv.qos.addressing.clone(),
             routing: crate::routing::Routing::default(),

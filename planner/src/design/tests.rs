@@ -1,5 +1,6 @@
 use super::*;
 use crate::inventory::Inventory;
+use std::collections::BTreeMap;
 
 fn eflops() -> Inventory {
     super::bundled_inventory("eflops-4x16")
@@ -430,4 +431,115 @@ fn hpn_with_one_tor_per_plane_needs_no_spines() {
         "{:#?}",
         v.findings
     );
+}
+
+/// The racked 1,024-GPU inventory designed as `topology`, with the
+/// inventory text changed by `edit` first.
+fn racked(topology: crate::plan::Topology, edit: impl Fn(String) -> String) -> CheckedPlan {
+    let text = edit(super::bundled_text("h100-1024-racked"));
+    let inv = Inventory::from_toml(&text, "h100-1024-racked.toml").unwrap();
+    design(
+        &inv,
+        &DesignOptions {
+            topology,
+            ..DesignOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn leaves_stand_in_their_servers_rack_and_spines_in_a_network_rack() {
+    let plan = racked(crate::plan::Topology::FatTree, |t| t);
+    let rack_of = |name: &str| -> Option<String> {
+        (plan
+            .servers
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| s.rack.clone()))
+        .or_else(|| {
+            plan.switch_list
+                .iter()
+                .find(|s| s.physical == name)
+                .and_then(|s| s.rack.clone())
+        })
+    };
+    for s in &plan.switch_list {
+        let rack = s.rack.as_deref().expect("every switch placed");
+        if s.name.starts_with("spine") {
+            // The servers fill two rows: the spines' network rack has none.
+            assert_eq!(rack, "network", "{}", s.name);
+        } else {
+            let servers: BTreeSet<Option<String>> = (s.ports.iter())
+                .filter(|p| p.role == crate::plan::PortRole::SubNode)
+                .map(|p| rack_of(p.peer.as_deref().unwrap()))
+                .collect();
+            assert_eq!(
+                servers,
+                BTreeSet::from([Some(rack.to_string())]),
+                "{}",
+                s.name
+            );
+        }
+    }
+    // One media rule: a server cable to its rack's leaf is a DAC, every
+    // leaf-spine cable optical, and nothing was assumed.
+    for c in &plan.cables {
+        let same = rack_of(&c.a) == rack_of(&c.b);
+        assert_eq!(c.media == Media::Dac, same, "{c:?}");
+    }
+    assert!(plan.cables.iter().any(|c| c.media == Media::Dac));
+    assert!(
+        !plan.notes.iter().any(|n| n.contains("assumed")),
+        "{:?}",
+        plan.notes
+    );
+    assert!(
+        plan.notes.iter().any(|n| n.contains(
+            "32 switches in their servers' rack, 16 switches in the design's network rack network"
+        )),
+        "{:?}",
+        plan.notes
+    );
+    // The plan lists the 32 racks with their row and limit, then the
+    // design's network rack.
+    assert_eq!(plan.racks.len(), 33);
+    assert_eq!(plan.racks[0].max_kw, Some(40.0));
+    assert_eq!(plan.racks[16].row.as_deref(), Some("b"));
+    assert!(plan.racks[32].network && plan.racks[32].name == "network");
+}
+
+#[test]
+fn rail_switches_stand_in_their_rows_network_rack_with_optical_server_cables() {
+    let plan = racked(crate::plan::Topology::RailOptimized, |t| t);
+    let mut by_rack: BTreeMap<String, usize> = BTreeMap::new();
+    for s in &plan.switch_list {
+        *by_rack.entry(s.rack.clone().unwrap()).or_default() += 1;
+    }
+    // 4 groups of 32 servers (8 racks each): two groups in row a, two in
+    // row b; the spines serve both rows.
+    assert_eq!(
+        by_rack,
+        BTreeMap::from([
+            ("network".to_string(), 16),
+            ("network-a".to_string(), 16),
+            ("network-b".to_string(), 16)
+        ])
+    );
+    assert!(plan.cables.iter().all(|c| c.media == Media::Optical));
+}
+
+#[test]
+fn a_declared_network_rack_is_used_with_its_limit() {
+    // The operator declares the network rack (with its own limit).
+    let plan = racked(crate::plan::Topology::FatTree, |t| {
+        t.replace(
+            "[[rack]]\nname = \"r{n:02}\"\ncount = 16\nrow = \"a\"",
+            "[[rack]]\nname = \"network\"\nmax_kw = 20\n\n[[rack]]\nname = \"r{n:02}\"\ncount = 16\nrow = \"a\"",
+        )
+    });
+    let network = plan.racks.iter().find(|r| r.name == "network").unwrap();
+    assert!(!network.network);
+    assert_eq!(network.max_kw, Some(20.0));
+    assert_eq!(plan.racks.len(), 33);
 }

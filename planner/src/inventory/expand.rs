@@ -345,6 +345,19 @@ impl Checker {
             return;
         };
         let line = self.line(r);
+        let max_kw = match &raw.max_kw {
+            Some(kw) if !(kw.get_ref().is_finite() && *kw.get_ref() > 0.0) => {
+                self.problem(
+                    self.line(kw),
+                    &object,
+                    format!("max_kw is {}; a rack's power limit is above 0", kw.get_ref()),
+                    "set max_kw to the rack's feed or cooling limit in kW (e.g. 56), or leave it out",
+                );
+                return;
+            }
+            Some(kw) => Some(*kw.get_ref()),
+            None => None,
+        };
         let first = numbers.start;
         for n in numbers {
             let name = pattern.render(n, first);
@@ -361,6 +374,7 @@ impl Checker {
                 name,
                 site: raw.site.clone(),
                 row: raw.row.clone(),
+                max_kw,
             });
         }
     }

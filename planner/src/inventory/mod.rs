@@ -73,7 +73,7 @@ pub struct Inventory {
 }
 
 /// A rack.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Rack {
     /// Rack name.
     pub name: String,
@@ -81,6 +81,9 @@ pub struct Rack {
     pub site: Option<String>,
     /// Row, if given.
     pub row: Option<String>,
+    /// The most power the rack may draw, in kW (its feed or cooling
+    /// limit), if given: `planner cost` flags a design that exceeds it.
+    pub max_kw: Option<f64>,
 }
 
 /// A server template: the hardware of `count` identical servers.

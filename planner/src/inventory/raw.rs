@@ -43,6 +43,7 @@ pub(crate) struct RawRack {
     pub start: Option<Spanned<i64>>,
     pub site: Option<String>,
     pub row: Option<String>,
+    pub max_kw: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -234,6 +234,10 @@ fn addresses_racks_and_catalog() {
         &["server node02", "rack r2 is not declared"],
     );
     check_err(
+        &format!("[[rack]]\nname = \"r1\"\nmax_kw = -5\n{MINIMAL}"),
+        &["inv.toml:3", "rack r1", "max_kw is -5", "set max_kw"],
+    );
+    check_err(
         &format!("{MINIMAL}\n[[catalog]]\nname = \"cable\"\nkind = \"rope\"\nprice = 1.0\n"),
         &["catalog part cable", "kind `rope`"],
     );

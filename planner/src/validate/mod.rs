@@ -453,6 +453,7 @@ fn normalise_mac(s: &str) -> String {
 pub fn validate_plan(plan: &Plan) -> Validation {
     let mut findings = Vec::new();
     name_rule(plan, &mut findings);
+    plan_checks::racks(plan, &mut findings);
     let idx = Index::new(plan, &mut findings);
     consistency(&idx, &mut findings);
     let (links, loads) = planned_graph(&idx);

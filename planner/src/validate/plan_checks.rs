@@ -55,6 +55,9 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
             );
         }
     }
+    for r in &plan.racks {
+        check(&|| format!("rack {}", r.name), "name", &r.name, check_name);
+    }
     for s in &plan.servers {
         let object = || format!("server {}", s.name);
         check(&object, "name", &s.name, check_name);
@@ -194,6 +197,52 @@ impl PortTable {
 }
 
 /// Ports, peers, cables, attachments and counts agree with each other.
+/// The plan's racks: listed once each, a limit above 0, and (when the plan
+/// lists racks) every rack a server or switch stands in listed.
+pub(super) fn racks(plan: &Plan, findings: &mut Vec<Finding>) {
+    let mut bad = |object: String, message: String, fix: &str| {
+        findings.push(finding("inconsistent", object, message, fix, None));
+    };
+    let mut listed = std::collections::HashSet::new();
+    for r in &plan.racks {
+        if !listed.insert(r.name.as_str()) {
+            bad(
+                format!("rack {}", r.name),
+                "listed twice in the plan's racks".to_string(),
+                "design the plan again, or correct the hand edit",
+            );
+        }
+        if let Some(kw) = r.max_kw
+            && !(kw.is_finite() && kw > 0.0)
+        {
+            bad(
+                format!("rack {}", r.name),
+                format!("max_kw is {kw}; a rack's power limit is above 0"),
+                "set the inventory's max_kw for the rack and design again",
+            );
+        }
+    }
+    if plan.racks.is_empty() {
+        return;
+    }
+    let named = (plan.servers.iter().map(|s| ("server", &s.name, &s.rack))).chain(
+        plan.switch_list
+            .iter()
+            .map(|s| ("switch", &s.name, &s.rack)),
+    );
+    for (kind, name, rack) in named {
+        if let Some(r) = rack
+            && !listed.contains(r.as_str())
+        {
+            bad(
+                format!("{kind} {name}"),
+                format!("stands in rack {r}, which is not in the plan's racks"),
+                "design the plan again, or add the rack to the plan's racks",
+            );
+        }
+    }
+}
+
 pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
     let plan = idx.plan;
     let mut bad = |object: String, message: String| {

@@ -298,3 +298,26 @@ mod properties {
     static PLAN_PARSED: std::sync::LazyLock<Plan> =
         std::sync::LazyLock::new(|| Plan::from_json(PLAN, "p.json").unwrap());
 }
+
+#[test]
+fn racks_are_listed_once_with_a_limit_above_zero() {
+    let mut plan = crate::design::bundled("h100-1024-racked", Some(Topology::FatTree)).into_plan();
+    assert!(validate_plan(&plan).findings.is_empty());
+    plan.racks.retain(|r| r.name != "r05");
+    plan.racks[0].max_kw = Some(0.0);
+    plan.racks.push(plan.racks[1].clone());
+    let messages: Vec<String> = (validate_plan(&plan).findings.iter())
+        .map(|f| format!("{}: {}", f.object, f.message))
+        .collect();
+    for want in [
+        "server h017: stands in rack r05, which is not in the plan's racks",
+        "switch leaf05: stands in rack r05, which is not in the plan's racks",
+        "rack r01: max_kw is 0; a rack's power limit is above 0",
+        "rack r02: listed twice in the plan's racks",
+    ] {
+        assert!(
+            messages.iter().any(|m| m == want),
+            "{want} not in {messages:#?}"
+        );
+    }
+}

@@ -189,3 +189,59 @@ fn issue33_rack_patterns_group_servers() {
     assert!(err.contains(&format!("bad.toml:{line}: ")), "{err}");
     assert!(err.contains("unknown placeholder `{n/0}`"), "{err}");
 }
+
+/// Issue #33 item 2: power per rack against each rack's limit. The racked
+/// 1,024-GPU inventory's leaf-spine fits its 40 kW racks; a limit of
+/// 30 kW for racks without their own flags the design's network rack
+/// alone, naming it on stderr, and the command exits 1 with the report
+/// printed.
+#[test]
+fn issue33_cost_flags_racks_over_their_power_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("racked.json");
+    let out = planner(&[
+        "design",
+        "topologies/h100-1024-racked.toml",
+        "--topology",
+        "fat-tree",
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cost = |extra: &[&str]| {
+        let mut args = vec![
+            "cost",
+            plan.to_str().unwrap(),
+            "--catalog",
+            "examples/data/catalog-400g.toml",
+        ];
+        args.extend_from_slice(extra);
+        planner(&args)
+    };
+    let ok = cost(&[]);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let report = text(&ok.stdout);
+    assert!(
+        report.contains("power 1071.7 kW in total, 33 racks"),
+        "{report}"
+    );
+    assert!(
+        report.contains("r01                      4         1  32.6 kW  40.0 kW  ok"),
+        "{report}"
+    );
+    let over = cost(&["--max-rack-kw", "20", "--format", "json"]);
+    assert_eq!(over.status.code(), Some(1), "{}", text(&over.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&over.stdout).unwrap();
+    assert_eq!(json["power"]["over"], serde_json::json!(["network"]));
+    assert_eq!(
+        text(&over.stderr),
+        "rack network: draws 27.8 kW, over its 20.0 kW limit by 7.8 kW; move servers or switches to another rack (the inventory's `rack`) or raise its `max_kw`\n"
+    );
+    let bad = cost(&["--max-rack-kw", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--max-rack-kw"),
+        "{}",
+        text(&bad.stderr)
+    );
+}

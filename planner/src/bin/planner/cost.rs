@@ -30,6 +30,11 @@ pub struct CostArgs {
     /// 1-NIC-per-server plan of 4-GPU servers: 4).
     #[arg(long, value_name = "N")]
     gpus_per_server: Option<u32>,
+    /// The most power a rack may draw, in kW, for racks without their own
+    /// `max_kw` in the inventory; a rack over its limit is flagged and the
+    /// command exits 1.
+    #[arg(long, value_name = "KW")]
+    max_rack_kw: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -40,12 +45,39 @@ pub fn run(args: CostArgs) -> Result<ExitCode> {
     if args.gpus_per_server == Some(0) {
         return Err(planner::Error::parameter("gpus-per-server", "give 1 or more").into());
     }
-    let c = cost::cost_plan(&plan, &catalog, args.gpus_per_server)?;
+    if let Some(kw) = args.max_rack_kw
+        && !(kw.is_finite() && kw > 0.0)
+    {
+        return Err(planner::Error::parameter(
+            "max-rack-kw",
+            format!("{kw} is not a power limit above 0; give the racks' limit in kW, e.g. 56"),
+        )
+        .into());
+    }
+    let mut c = cost::cost_plan(&plan, &catalog, args.gpus_per_server)?;
+    if let Some(kw) = args.max_rack_kw {
+        c.limit_racks(kw);
+    }
     match args.format {
         Format::Table => print(&cost::render_plan_cost(&c, &catalog, &display(&args.plan)))?,
         Format::Json => print_json(&c)?,
     }
-    Ok(ExitCode::SUCCESS)
+    // Racks over their limit are findings: the report is printed, each is
+    // named on stderr, and the exit code says so.
+    for r in c.power.racks.iter().filter(|r| r.over_kw().is_some()) {
+        eprintln!(
+            "rack {}: draws {}, over its {:.1} kW limit by {:.1} kW; move servers or switches to another rack (the inventory's `rack`) or raise its `max_kw`",
+            r.rack,
+            cost::power::kw(r.watts),
+            r.max_kw.unwrap_or_default(),
+            r.over_kw().unwrap_or_default()
+        );
+    }
+    Ok(if c.power.over.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
