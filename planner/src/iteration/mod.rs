@@ -64,7 +64,7 @@ pub use strategies::{Linear, Schedule, Span, Timing};
 use crate::checked::CheckedPlan;
 use crate::design;
 use crate::error::{Error, Result};
-use crate::estimate::{self, Algorithm, Options, Params};
+use crate::estimate::{self, Algorithm, Method, Options, Params};
 use crate::plan::Topology;
 
 /// How a layer's time is known.
@@ -416,6 +416,10 @@ pub struct Fit {
     /// True when `a` and `b` were given (`--comm`), not fitted to the
     /// plan.
     pub given: bool,
+    /// Why the fit is to the closed form although the simulator was asked
+    /// for: the schedule has more sends than the simulator builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 impl Fit {
@@ -488,14 +492,23 @@ pub fn fit_allreduce(
     }
     let mut points = Vec::with_capacity(sizes.len());
     let mut method = options.method;
-    for (&size, e) in sizes.iter().zip(estimate::estimates(
-        plan,
-        algorithm,
-        Some(ranks),
-        &sizes,
-        params,
-        options,
-    )?) {
+    // The simulator builds every send of the schedule; where there are too
+    // many (a ring over thousands of ranks), the closed form answers, and
+    // the fit says so.
+    let mut fallback = None;
+    let estimates = match estimate::estimates(plan, algorithm, Some(ranks), &sizes, params, options)
+    {
+        Err(e @ Error::TooManySends { .. }) if options.method != Method::ClosedForm => {
+            fallback = Some(format!("fitted to the closed form: {e}"));
+            let closed = Options {
+                method: Method::ClosedForm,
+                ..options.clone()
+            };
+            estimate::estimates(plan, algorithm, Some(ranks), &sizes, params, &closed)?
+        }
+        other => other?,
+    };
+    for (&size, e) in sizes.iter().zip(estimates) {
         method = e.method;
         points.push((size as f64, e.time_us));
     }
@@ -512,6 +525,7 @@ pub fn fit_allreduce(
         max_error_pct: 100.0 * worst,
         method,
         given: false,
+        fallback,
     })
 }
 
@@ -538,6 +552,7 @@ pub fn given_allreduce(
         max_error_pct: 0.0,
         method: options.method,
         given: true,
+        fallback: None,
     }
 }
 
@@ -994,6 +1009,15 @@ pub fn render_table(r: &Report) -> String {
         "Allreduce cost a + b·bytes, fitted to the estimates:\n"
     });
     out.push_str(&fits.render());
+    for f in &r.fits {
+        if let Some(why) = &f.fallback {
+            out.push_str(&format!(
+                "  - {} on {}: {why}\n",
+                f.algorithm.as_str(),
+                f.design
+            ));
+        }
+    }
     out.push('\n');
     let mut t = crate::text::Table::new([
         "algorithm",

@@ -292,3 +292,71 @@ fn issue33_the_compute_rate_comes_from_the_plans_gpu_model() {
     assert!(err.contains("H100 SXM 989.5"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+/// Issue #33 item 6, the figures of docs/iteration.md "Which estimate":
+/// the event-driven simulator is the default, the closed forms agree with
+/// it for the ring and HDRM on the EFLOPS plan and are optimistic for the
+/// double binary tree, plain halving-doubling and BlueConnect.
+#[test]
+fn issue33_iteration_fits_to_the_event_driven_simulator_by_default() {
+    let algbw = |algorithm: &str, method: Option<&str>| -> (f64, String) {
+        let mut args = vec![
+            "iteration",
+            "examples/data/eflops-4x16.plan.json",
+            "--model",
+            "resnet50",
+            "--gpu-tflops",
+            "15",
+            "--algorithm",
+            algorithm,
+            "--format",
+            "json",
+        ];
+        if let Some(m) = method {
+            args.extend(["--method", m]);
+        }
+        let v = json(&args);
+        let fit = &v["fits"][0];
+        let gbps = (fit["algbw_gbps"].as_f64().unwrap() * 10.0).round() / 10.0;
+        (gbps, fit["method"].as_str().unwrap().to_string())
+    };
+    for (algorithm, closed, event) in [
+        ("ring", 49.3, 49.3),
+        ("hdrm", 49.3, 49.3),
+        ("double-tree", 34.9, 27.3),
+        ("hd", 36.0, 31.3),
+        ("blueconnect", 36.0, 31.3),
+    ] {
+        assert_eq!(
+            algbw(algorithm, None),
+            (event, "event".to_string()),
+            "{algorithm}"
+        );
+        assert_eq!(
+            algbw(algorithm, Some("closed-form")),
+            (closed, "closed-form".to_string()),
+            "{algorithm}"
+        );
+    }
+    // Where the simulator cannot build the schedule (a ring over 8,192
+    // ranks), the closed form answers and the fit says why.
+    let v = json(&[
+        "iteration",
+        "--fat-tree",
+        "tiers=3,sub-nodes=8192,ports=64",
+        "--model",
+        "resnet50",
+        "--gpu-tflops",
+        "100",
+        "--format",
+        "json",
+    ]);
+    let fit = &v["fits"][0];
+    assert_eq!(fit["method"], "closed-form");
+    let why = fit["fallback"].as_str().unwrap();
+    assert!(
+        why.starts_with("fitted to the closed form: 8192 ranks: "),
+        "{why}"
+    );
+    assert!(why.contains("above the limit of 16777216 sends"), "{why}");
+}

@@ -69,11 +69,15 @@ pub struct IterationArgs {
     /// Bytes a gradient value takes (4 for FP32, 2 for FP16).
     #[arg(long, default_value_t = 4)]
     gradient_bytes: u32,
-    /// How allreduce times are estimated for the fit: closed-form, event,
+    /// How allreduce times are estimated for the fit: event (the
+    /// event-driven flow-level simulator, the default: it models flows
+    /// sharing links and pipelined steps), closed-form (instant, but 5-50 %
+    /// off for most algorithms where flows share links or trees pipeline:
+    /// docs/iteration.md, "Which estimate"),
     /// fast or packet (packet-level, docs/packet-sim.md: every size of the
     /// fit, 4 KiB to the model's gradients, is simulated packet by packet,
     /// seconds to minutes per algorithm on large plans).
-    #[arg(long, default_value = "closed-form")]
+    #[arg(long, default_value = "event")]
     method: String,
     /// The allreduce cost `a + b·M` of MG-WFBP eq. 9 instead of the one
     /// fitted to the plan: `a=633.64,b=0.0014` (a in µs, b in µs per byte
