@@ -209,6 +209,79 @@ pub struct PlanServer {
     pub nvlink: Vec<PlanNvlink>,
 }
 
+/// The label of the `i`-th cable (from 0) of a plan: `C0001`, the number
+/// `planner cables` shows, printed on both ends.
+pub fn cable_label(i: usize) -> String {
+    format!("C{:04}", i + 1)
+}
+
+/// A cable as `planner cables --format json` lists it: the plan's cable
+/// with its label, its ends' racks and the run between them.
+#[derive(Debug, Clone, Serialize)]
+pub struct CableRow<'a> {
+    /// The plan's cable.
+    #[serde(flatten)]
+    pub cable: &'a Cable,
+    /// [`cable_label`].
+    pub label: String,
+    /// Rack of the switch end, when known.
+    pub rack: Option<&'a str>,
+    /// Rack of the peer end, when known.
+    pub peer_rack: Option<&'a str>,
+    /// [`CableRuns::of`]; empty when a rack is unknown.
+    pub run: &'static str,
+}
+
+impl Plan {
+    /// Every cable with its label, racks and run, in plan order.
+    pub fn cable_rows(&self) -> Vec<CableRow<'_>> {
+        let runs = self.cable_runs();
+        (self.cables.iter().enumerate())
+            .map(|(i, c)| {
+                let (rack, peer_rack, run) = runs.of(c);
+                CableRow {
+                    cable: c,
+                    label: cable_label(i),
+                    rack,
+                    peer_rack,
+                    run,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The racks of a plan's cable ends ([`Plan::cable_runs`]).
+#[derive(Debug)]
+pub struct CableRuns<'a> {
+    rack_of: HashMap<&'a str, &'a str>,
+    row_of: HashMap<&'a str, Option<&'a str>>,
+}
+
+impl<'a> CableRuns<'a> {
+    /// The racks of a cable's ends and the run between them: `in_rack`
+    /// (a DAC's reach), `same_row` or `between_rows` when the racks' rows
+    /// are known, `between_racks` when they are not, and empty when an
+    /// end's rack is unknown.
+    pub fn of(&self, c: &Cable) -> (Option<&'a str>, Option<&'a str>, &'static str) {
+        let a = self.rack_of.get(c.a.as_str()).copied();
+        let b = self.rack_of.get(c.b.as_str()).copied();
+        let run = match (a, b) {
+            (Some(a), Some(b)) if a == b => "in_rack",
+            (Some(a), Some(b)) => match (
+                self.row_of.get(a).copied().flatten(),
+                self.row_of.get(b).copied().flatten(),
+            ) {
+                (Some(ra), Some(rb)) if ra == rb => "same_row",
+                (Some(_), Some(_)) => "between_rows",
+                _ => "between_racks",
+            },
+            _ => "",
+        };
+        (a, b, run)
+    }
+}
+
 /// A rack of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanRack {
@@ -595,9 +668,15 @@ impl Plan {
             "speed",
             "kind",
             "media",
+            "label",
+            "rack",
+            "peer_rack",
+            "run",
         ]
         .map(String::from);
-        let records = self.cables.iter().map(|c| {
+        let runs = self.cable_runs();
+        let records = self.cables.iter().enumerate().map(|(i, c)| {
+            let (rack, peer_rack, run) = runs.of(c);
             let port_name = names
                 .get(c.a.as_str())
                 .map_or(c.a_port.to_string(), |s| s.port_name(c.a_port));
@@ -614,9 +693,35 @@ impl Plan {
                 c.gbps.to_string(),
                 kind.to_string(),
                 c.media.as_str().to_string(),
+                cable_label(i),
+                rack.unwrap_or_default().to_string(),
+                peer_rack.unwrap_or_default().to_string(),
+                run.to_string(),
             ]
         });
         crate::text::write_csv(std::iter::once(header).chain(records))
+    }
+
+    /// Where the cables run: each end's rack and the run between them
+    /// ([`CableRuns::of`]).
+    pub fn cable_runs(&self) -> CableRuns<'_> {
+        let mut rack_of: HashMap<&str, &str> = HashMap::new();
+        for s in &self.servers {
+            if let Some(r) = &s.rack {
+                rack_of.insert(&s.name, r);
+            }
+        }
+        for s in &self.switch_list {
+            if let Some(r) = &s.rack {
+                rack_of.entry(&s.physical).or_insert(r);
+            }
+        }
+        CableRuns {
+            rack_of,
+            row_of: (self.racks.iter())
+                .map(|r| (r.name.as_str(), r.row.as_deref()))
+                .collect(),
+        }
     }
 
     /// One-line description of the design: `BiGraph 4x16`,

@@ -260,8 +260,14 @@ pub fn render_cables(plan: &CheckedPlan) -> String {
         .iter()
         .map(|s| (s.physical.as_str(), s))
         .collect();
-    let mut t =
-        Table::new(["#", "switch", "port", "peer", "peer port", "Gbps", "media"]).right(&[0, 5]);
+    // Racks and runs are shown when the plan has racks.
+    let racked = !plan.racks.is_empty();
+    let runs = plan.cable_runs();
+    let mut header = vec!["#", "switch", "port", "peer", "peer port", "Gbps", "media"];
+    if racked {
+        header.extend(["rack", "peer rack", "run"]);
+    }
+    let mut t = Table::new(header).right(&[0, 5]);
     for (i, c) in plan.cables.iter().enumerate() {
         let port = names
             .get(c.a.as_str())
@@ -270,15 +276,20 @@ pub fn render_cables(plan: &CheckedPlan) -> String {
             (crate::plan::CableKind::InterSwitch, Some(s), Ok(p)) => s.port_name(p),
             _ => c.b_port.clone(),
         };
-        t.row([
-            (i + 1).to_string(),
+        let mut row = vec![
+            crate::plan::cable_label(i),
             c.a.clone(),
             port,
             c.b.clone(),
             peer_port,
             c.gbps.to_string(),
             c.media.as_str().to_string(),
-        ]);
+        ];
+        if racked {
+            let (rack, peer_rack, run) = runs.of(c);
+            row.extend([rack.unwrap_or("-"), peer_rack.unwrap_or("-"), run].map(String::from));
+        }
+        t.row(row);
     }
     t.render()
 }

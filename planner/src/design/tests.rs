@@ -543,3 +543,32 @@ fn a_declared_network_rack_is_used_with_its_limit() {
     assert_eq!(network.max_kw, Some(20.0));
     assert_eq!(plan.racks.len(), 33);
 }
+
+#[test]
+fn cable_rows_name_their_racks_and_run() {
+    let count = |plan: &CheckedPlan| {
+        let mut runs: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for r in plan.cable_rows() {
+            *runs.entry(r.run).or_default() += 1;
+        }
+        runs
+    };
+    // Leaf-spine: server cables within the rack; leaf to spine between a
+    // server rack of row a or b and the network rack of no row.
+    let plan = racked(crate::plan::Topology::FatTree, |t| t);
+    assert_eq!(
+        count(&plan),
+        BTreeMap::from([("between_racks", 1024), ("in_rack", 1024)])
+    );
+    let first = &plan.cable_rows()[0];
+    assert_eq!(
+        (first.label.as_str(), first.rack, first.peer_rack),
+        ("C0001", Some("r01"), Some("network"))
+    );
+    // Rail-optimized: a rail switch stands in its row's network rack.
+    let plan = racked(crate::plan::Topology::RailOptimized, |t| t);
+    assert_eq!(
+        count(&plan),
+        BTreeMap::from([("between_racks", 1024), ("same_row", 1024)])
+    );
+}

@@ -389,7 +389,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             match format {
                 CableFormat::Csv => print(&p.cables_csv())?,
                 CableFormat::Table => print(&report::render_cables(&p))?,
-                CableFormat::Json => print_json(&p.cables)?,
+                CableFormat::Json => print_json(&p.cable_rows())?,
             }
             Ok(ExitCode::SUCCESS)
         }
