@@ -6,10 +6,8 @@
 //! parameters and options, calls `planner::estimate`, and prints.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -26,7 +24,9 @@ use planner::estimate::{
 use planner::plan::Topology;
 use planner::ranks::FoldCost;
 
-use crate::io::{BadInput, display, link_speed, load_plan, print, print_json, shorthand_source};
+use crate::io::{
+    BadInput, Progress, display, link_speed, load_plan, print, print_json, shorthand_source,
+};
 use crate::output::{self, FileTarget};
 
 /// The sizes of EFLOPS Fig. 12.
@@ -436,122 +436,6 @@ fn plan_algorithms(
     Ok((per_plan, notes))
 }
 
-/// Progress on stderr while a sweep runs: once it has run for a second,
-/// what is being simulated, how many estimates are done and the time so
-/// far, from a thread of its own, so that a single long simulation (one
-/// algorithm, one size: minutes at 1,024 ranks) shows it too. On a
-/// terminal one line redrawn every 0.1 s; otherwise a line every 10 s.
-/// Off with --quiet and with --format json or csv.
-/// `PLANNER_PROGRESS_AFTER_MS` and `PLANNER_PROGRESS_EVERY_MS` change the
-/// second and the 10 s (the tests set them).
-struct Progress {
-    state: std::sync::Arc<std::sync::Mutex<ProgressState>>,
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    ticker: Option<std::thread::JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct ProgressState {
-    what: String,
-    done: usize,
-    total: usize,
-    shown: bool,
-}
-
-fn env_ms(name: &str, default: u64) -> Duration {
-    Duration::from_millis(
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default),
-    )
-}
-
-impl Progress {
-    fn new(on: bool) -> Self {
-        let state = std::sync::Arc::new(std::sync::Mutex::new(ProgressState::default()));
-        if !on {
-            return Self {
-                state,
-                stop: None,
-                ticker: None,
-            };
-        }
-        let terminal = std::io::stderr().is_terminal();
-        let after = env_ms("PLANNER_PROGRESS_AFTER_MS", 1000);
-        let every = env_ms(
-            "PLANNER_PROGRESS_EVERY_MS",
-            if terminal { 100 } else { 10_000 },
-        );
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let shared = std::sync::Arc::clone(&state);
-        let ticker = std::thread::spawn(move || {
-            let start = Instant::now();
-            let mut next = after;
-            loop {
-                let wait = next.saturating_sub(start.elapsed());
-                match stopped.recv_timeout(wait) {
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                    _ => break,
-                }
-                next += every.max(Duration::from_millis(10));
-                let Ok(mut st) = shared.lock() else { break };
-                if st.what.is_empty() {
-                    continue;
-                }
-                let line = format!(
-                    "simulating {}: {}/{} estimates done, {:.0} s",
-                    st.what,
-                    st.done,
-                    st.total,
-                    start.elapsed().as_secs_f64()
-                );
-                if terminal {
-                    eprint!("\r{line:<78}");
-                } else {
-                    eprintln!("{line}");
-                }
-                st.shown = terminal;
-            }
-        });
-        Self {
-            state,
-            stop: Some(stop),
-            ticker: Some(ticker),
-        }
-    }
-
-    /// What runs now and how far it is.
-    fn update(&self, what: &str, done: usize, total: usize) {
-        if self.ticker.is_none() {
-            return;
-        }
-        if let Ok(mut st) = self.state.lock() {
-            if st.what != what {
-                st.what = what.to_string();
-            }
-            st.done = done;
-            st.total = total;
-        }
-    }
-
-    fn finish(&mut self) {
-        self.stop.take();
-        if let Some(t) = self.ticker.take() {
-            let _ = t.join();
-        }
-        if self.state.lock().is_ok_and(|st| st.shown) {
-            eprint!("\r{}\r", " ".repeat(78));
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
-
 /// What the command computed, ready to print.
 struct Outcome {
     scale: bool,
@@ -584,7 +468,7 @@ fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Outcome, Option<plann
         }
     }
     let total: usize = per_plan.iter().map(|a| a.len() * cfg.sizes.len()).sum();
-    let mut progress = Progress::new(cfg.progress);
+    let mut progress = Progress::new(cfg.progress, "simulating", "estimates");
     let mut estimates = Vec::new();
     let mut failed = None;
     let mut offset = 0;
@@ -647,7 +531,7 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
     let plans = estimate::scale_plans(&nodes, &spec)?;
     let labels: Vec<String> = plans.iter().map(|p| p.name.clone()).collect();
     let (per_plan, notes) = plan_algorithms(&plans, &labels, cfg, Some("the fat-tree plans"))?;
-    let mut progress = Progress::new(cfg.progress);
+    let mut progress = Progress::new(cfg.progress, "simulating", "estimates");
     let what = format!("--scale {nodes_text}");
     let got = estimate::scale_sweep(
         &plans,
