@@ -197,6 +197,7 @@ pub mod packet;
 pub mod params;
 #[cfg(feature = "plot")]
 pub mod plot;
+pub mod report;
 mod queue;
 pub mod schedules;
 pub mod sim;
