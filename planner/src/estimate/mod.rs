@@ -3,17 +3,25 @@
 //!
 //! - [`models`]: the α-β(-γ) equations of the papers, as printed;
 //! - [`schedules`]: every send of every rank, with chunk sizes and the
-//!   receives it waits for;
+//!   receives it waits for, one file per algorithm family;
 //! - [`sim`]: the event-driven simulator (max-min fair rates, recomputed
-//!   per connected component when a flow starts or ends);
+//!   per connected component when a flow starts or ends): the event loop
+//!   as setup, loop and finish, beside its lone pass;
 //! - [`fast`]: the step-synchronous screening mode;
+//! - [`packet`]: the packet-level mode;
 //! - [`plot`]: EFLOPS Fig. 12 and Fig. 16 style plots, as SVG or PNG
 //!   bytes;
 //! - [`params`]: the cost parameters a plan does not give, with defaults;
-//! - [`context`]: one plan, algorithm and rank table: closed form, send
-//!   schedule and simulated time;
+//! - [`context`]: one plan, algorithm and rank table: its geometry, closed
+//!   forms, schedule dispatch, route storage, sinks and runs, one file
+//!   each;
 //! - [`sweep`]: sweeps over sizes, algorithms and scales on threads;
+//! - [`report`]: `planner simulate`'s tables, JSON rows and `--steps`;
 //! - [`sizes`]: message sizes and node counts as people write them.
+//!
+//! Each layer imports only the ones above it in this list's order of
+//! dependence (schedules, then the simulators, then the context, then the
+//! sweeps and the report); `tests/it/layers.rs` holds it.
 //!
 //! # Algorithms
 //!
@@ -22,7 +30,8 @@
 //! `pipelined-tree`, `double-tree`, `overlapped-tree`,
 //! `overlapped-double-tree`, `blueconnect`, `2d`, `two-level`,
 //! `topk-allgather`, `ps`, `hitopk`);
-//! [`context`] holds the closed form and the send schedule of each.
+//! [`context`] holds the closed form (`context/closed_form.rs`) and the
+//! send schedule (`context/schedule.rs`) of each, one arm an algorithm.
 //!
 //! Every algorithm is simulated at flow level: each has a send-level
 //! schedule. The tree schedules are the ones NCCL and C-Cube describe,
@@ -198,6 +207,7 @@ pub mod params;
 #[cfg(feature = "plot")]
 pub mod plot;
 mod queue;
+pub mod report;
 pub mod schedules;
 pub mod sim;
 mod sizes;

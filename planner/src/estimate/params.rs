@@ -48,6 +48,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+mod packet;
+pub use packet::{PACKET_PARAMS, PacketParams, roce_mtu};
+
 /// What the sends of a tree cross (`--param channels`).
 ///
 /// C-Cube's eq. 7 (βN for the overlapped tree) holds on its DGX-1, where
@@ -95,7 +98,7 @@ pub struct Params {
     /// What the trees' sends cross.
     pub channels: Channels,
     /// The packet-level mode's parameters ([`super::packet`]).
-    pub packet: super::packet::PacketParams,
+    pub packet: PacketParams,
 }
 
 impl Default for Params {
@@ -110,7 +113,7 @@ impl Default for Params {
             gradient_bytes: 4,
             eager_bytes: DEFAULT_EAGER_BYTES,
             channels: Channels::Fabric,
-            packet: super::packet::PacketParams::default(),
+            packet: PacketParams::default(),
         }
     }
 }
@@ -241,7 +244,7 @@ impl Params {
             _ => {
                 let names: Vec<&str> = PARAMS
                     .iter()
-                    .chain(&super::packet::PACKET_PARAMS)
+                    .chain(&PACKET_PARAMS)
                     .map(|p| p.name)
                     .collect();
                 return Err(Error::parameter(

@@ -17,26 +17,74 @@ struct Job<'c> {
     size: u64,
 }
 
+impl Job<'_> {
+    /// The job's estimate.
+    fn run(&self, options: &Options) -> Result<Estimate> {
+        self.ctx.estimate(self.size, options)
+    }
+}
+
+/// The results of a sweep's jobs as they finish, in job order, with the
+/// count done for `progress`.
+struct Results<'p> {
+    slots: Vec<Option<Result<Estimate>>>,
+    done: usize,
+    progress: &'p mut dyn FnMut(usize, usize),
+}
+
+impl<'p> Results<'p> {
+    /// Room for `total` jobs; reports `progress(0, total)`.
+    fn new(total: usize, progress: &'p mut dyn FnMut(usize, usize)) -> Self {
+        progress(0, total);
+        Self {
+            slots: (0..total).map(|_| None).collect(),
+            done: 0,
+            progress,
+        }
+    }
+
+    /// Job `i` finished with `r`.
+    fn record(&mut self, i: usize, r: Result<Estimate>) {
+        self.slots[i] = Some(r);
+        self.done += 1;
+        (self.progress)(self.done, self.slots.len());
+    }
+
+    /// The estimates of the jobs that succeeded, in job order, and the
+    /// first job's error, if one failed.
+    fn finished(self) -> (Vec<Estimate>, Option<Error>) {
+        let mut done = Vec::new();
+        let mut failed = None;
+        for r in self.slots {
+            match r.unwrap_or_else(|| Err(Error::Internal("a sweep job was lost".to_string()))) {
+                Ok(e) => done.push(e),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        (done, failed)
+    }
+}
+
 /// Runs jobs on `threads` workers, reporting each finished job to
-/// `progress` on the calling thread; results come back in job order, one
-/// per job.
+/// `progress` on the calling thread; what finished comes back in job
+/// order ([`Results::finished`]).
 fn run_jobs(
     jobs: &[Job<'_>],
     options: &Options,
     progress: &mut dyn FnMut(usize, usize),
-) -> Vec<Result<Estimate>> {
+) -> (Vec<Estimate>, Option<Error>) {
     let total = jobs.len();
-    progress(0, total);
+    let mut results = Results::new(total, progress);
     let threads = match options.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         t => t,
     }
     .clamp(1, total.max(1));
-    let mut results: Vec<Option<Result<Estimate>>> = (0..total).map(|_| None).collect();
     if threads == 1 {
         for (i, job) in jobs.iter().enumerate() {
-            results[i] = Some(job.ctx.estimate(job.size, options));
-            progress(i + 1, total);
+            results.record(i, job.run(options));
         }
     } else {
         // Largest first (ranks, then bytes, as a proxy for the sends a
@@ -53,35 +101,30 @@ fn run_jobs(
                 let next = &next;
                 scope.spawn(move || {
                     while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        let job = &jobs[i];
-                        if tx.send((i, job.ctx.estimate(job.size, options))).is_err() {
+                        if tx.send((i, jobs[i].run(options))).is_err() {
                             break;
                         }
                     }
                 });
             }
             drop(tx);
-            let mut done = 0;
             for (i, r) in rx {
-                results[i] = Some(r);
-                done += 1;
-                progress(done, total);
+                results.record(i, r);
             }
         });
     }
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Error::Internal("a sweep job was lost".to_string()))))
-        .collect()
+    results.finished()
 }
 
-/// The jobs of every context at every size, refused together, before any
-/// starts, when one of them has more sends than the simulator builds.
-fn checked_jobs<'c>(
-    contexts: &'c [Context<'c>],
+/// Every context at every size, context by context: the jobs are refused
+/// together, before any starts, when one of them has more sends than the
+/// simulator builds; then what finished ([`Results::finished`]).
+fn sweep(
+    contexts: &[Context<'_>],
     sizes: &[u64],
     options: &Options,
-) -> Result<Vec<Job<'c>>> {
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Vec<Estimate>, Option<Error>)> {
     let jobs: Vec<Job<'_>> = contexts
         .iter()
         .flat_map(|ctx| sizes.iter().map(move |&size| Job { ctx, size }))
@@ -89,18 +132,20 @@ fn checked_jobs<'c>(
     for job in &jobs {
         job.ctx.sends_fit(job.size, options)?;
     }
-    Ok(jobs)
+    Ok(run_jobs(&jobs, options, progress))
 }
 
-/// Estimates every context at every size, context by context.
-fn every_size(
-    contexts: &[Context<'_>],
-    sizes: &[u64],
-    options: &Options,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<Vec<Estimate>> {
-    let jobs = checked_jobs(contexts, sizes, options)?;
-    run_jobs(&jobs, options, progress).into_iter().collect()
+/// Every estimate of a sweep, or the first job's error.
+fn all_or_first_error(finished: (Vec<Estimate>, Option<Error>)) -> Result<Vec<Estimate>> {
+    match finished {
+        (done, None) => Ok(done),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// Refuses a sweep with a size of 0 bytes before any context is built.
+fn check_sizes(sizes: &[u64]) -> Result<()> {
+    sizes.iter().try_for_each(|&s| check_size(s))
 }
 
 /// Estimates every algorithm at every size on one plan (EFLOPS Fig. 12),
@@ -115,10 +160,9 @@ pub fn size_sweep(
     options: &Options,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Estimate>> {
-    match size_sweep_finished(plan, algorithms, sizes, ranks, params, options, progress)? {
-        (done, None) => Ok(done),
-        (_, Some(e)) => Err(e),
-    }
+    all_or_first_error(size_sweep_finished(
+        plan, algorithms, sizes, ranks, params, options, progress,
+    )?)
 }
 
 /// [`size_sweep`], keeping what finished: the estimates of every job that
@@ -133,25 +177,12 @@ pub fn size_sweep_finished(
     options: &Options,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(Vec<Estimate>, Option<Error>)> {
-    for &s in sizes {
-        check_size(s)?;
-    }
+    check_sizes(sizes)?;
     let contexts = algorithms
         .iter()
         .map(|&a| Context::new(plan, a, ranks, params))
         .collect::<Result<Vec<_>>>()?;
-    let jobs = checked_jobs(&contexts, sizes, options)?;
-    let mut done = Vec::new();
-    let mut failed = None;
-    for r in run_jobs(&jobs, options, progress) {
-        match r {
-            Ok(e) => done.push(e),
-            Err(e) => {
-                failed.get_or_insert(e);
-            }
-        }
-    }
-    Ok((done, failed))
+    sweep(&contexts, sizes, options, progress)
 }
 
 /// Refuses, before anything is simulated, every algorithm at every size
@@ -225,14 +256,12 @@ pub fn scale_sweep(
     options: &Options,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Estimate>> {
-    for &s in sizes {
-        check_size(s)?;
-    }
+    check_sizes(sizes)?;
     let mut contexts = Vec::new();
     for plan in plans {
         for &a in algorithms.iter().filter(|a| a.runs_on(plan.topology)) {
             contexts.push(Context::new(plan, a, None, params)?);
         }
     }
-    every_size(&contexts, sizes, options, progress)
+    all_or_first_error(sweep(&contexts, sizes, options, progress)?)
 }

@@ -47,6 +47,7 @@ mod baselines;
 mod c_cube;
 mod closed_forms;
 mod intra;
+mod lone_and_grouped;
 mod nccl;
 mod nccl_tree;
 mod send_schedules;

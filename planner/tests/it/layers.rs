@@ -759,6 +759,120 @@ fn the_core_below_validate_has_no_import_loop() {
     }
 }
 
+/// `estimate/` cut along its seams (issue #34): no import loop among its
+/// modules, nor among the files of `context/` (one concept a file),
+/// `schedules/` (one algorithm family a file) and `sim/` (the event loop
+/// apart from its parts); and each holds its order: schedules below the
+/// simulators, the simulators below the context, the context below the
+/// sweeps and the report; inside `context/`, the plan's geometry and the
+/// route storage below the closed forms, schedules and runs; inside
+/// `schedules/`, the builder below every family; inside `sim/`, the loop
+/// and the lone pass above the events, the water-filling and the
+/// dependencies. Test modules (`tests/`, `tests.rs`) are left out.
+#[test]
+fn estimate_is_cut_along_its_seams_in_order() {
+    let files: Vec<(PathBuf, String)> = planner_src()
+        .into_iter()
+        .filter(|(p, _)| !p.iter().any(|c| c == "tests"))
+        .collect();
+    // (module, its files that must be there, (file, files above it)).
+    type Cut<'a> = (&'a [&'a str], &'a [&'a str], &'a [(&'a str, &'a [&'a str])]);
+    let cases: [Cut<'_>; 4] = [
+        (
+            &["estimate"],
+            &[
+                "context",
+                "schedules",
+                "sim",
+                "fast",
+                "packet",
+                "sweep",
+                "report",
+            ],
+            &[
+                (
+                    "schedules",
+                    &["sim", "fast", "packet", "context", "sweep", "report"],
+                ),
+                ("sim", &["fast", "packet", "context", "sweep", "report"]),
+                ("fast", &["packet", "context", "sweep", "report"]),
+                ("packet", &["context", "sweep", "report"]),
+                ("context", &["sweep", "report"]),
+                ("sweep", &["report"]),
+            ],
+        ),
+        (
+            &["estimate", "context"],
+            &[
+                "geometry",
+                "closed_form",
+                "schedule",
+                "run",
+                "routes",
+                "sinks",
+            ],
+            &[
+                (
+                    "geometry",
+                    &["closed_form", "schedule", "run", "routes", "sinks"],
+                ),
+                ("routes", &["closed_form", "schedule", "run", "sinks"]),
+                ("sinks", &["closed_form", "schedule", "run"]),
+                ("closed_form", &["schedule", "run"]),
+                ("schedule", &["run"]),
+            ],
+        ),
+        (
+            &["estimate", "schedules"],
+            &["builder", "ring_hd", "trees", "nccl", "sparse", "baselines"],
+            &[
+                (
+                    "builder",
+                    &["ring_hd", "trees", "nccl", "sparse", "baselines"],
+                ),
+                ("ring_hd", &["trees", "nccl", "sparse", "baselines"]),
+                ("trees", &["ring_hd", "nccl", "sparse", "baselines"]),
+                ("sparse", &["ring_hd", "trees", "nccl", "baselines"]),
+                ("baselines", &["ring_hd", "trees", "nccl", "sparse"]),
+            ],
+        ),
+        (
+            &["estimate", "sim"],
+            &["event_loop", "events", "fill", "lone", "deps"],
+            &[
+                ("events", &["event_loop", "lone", "fill", "deps"]),
+                ("fill", &["event_loop", "lone", "events", "deps"]),
+                ("deps", &["event_loop", "lone", "events", "fill"]),
+                ("lone", &["event_loop"]),
+            ],
+        ),
+    ];
+    for (parent, must_have, below) in cases {
+        let parent: Vec<String> = parent.iter().map(|p| p.to_string()).collect();
+        let name = format!("planner/src/{}", parent.join("/"));
+        let g = graph_under(&files, &parent);
+        assert!(g.problems.is_empty(), "{name}:\n{}", g.problems.join("\n"));
+        for m in must_have {
+            assert!(
+                g.nodes.contains(*m),
+                "{name}: no module {m} in {:?}",
+                g.nodes
+            );
+        }
+        assert_no_loop(&g, &name);
+        for (m, above) in below {
+            for a in *above {
+                assert!(
+                    g.deps(m).all(|d| d != a),
+                    "{name}: {m} imports {a} ({}), which sits above it\nlayers, bottom first:\n{}",
+                    g.edges[*m][*a],
+                    g.picture()
+                );
+            }
+        }
+    }
+}
+
 /// The provisioner's source, beside the planner's in the workspace. One
 /// scanner holds both crates: this test reads the other crate's files
 /// (`CARGO_MANIFEST_DIR/../provisioner/src`) instead of a copy of the

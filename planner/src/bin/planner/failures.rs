@@ -1,41 +1,29 @@
 //! `planner failures`: every single switch or cable failure, proven.
 
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
 
-use planner::algorithm::{Algorithm, Command};
 use planner::failures::{FailureRequest, analyse, render_failures};
 use planner::network::Avoid;
-use planner::ranks::Engine;
 
 use crate::Format;
-use crate::io::{BadInput, load_plan, print, print_json};
+use crate::io::{BadInput, Progress, load_plan, print, print_json};
+use crate::ranks::JobArgs;
 
 #[derive(Debug, Args)]
 pub struct FailuresArgs {
     /// Plan JSON (or TOML).
     plan: PathBuf,
-    /// The job's algorithm: hdrm, hd or ring.
-    #[arg(long, default_value = "hdrm")]
-    algorithm: String,
-    /// Ranks in the job (default: as `planner ranks`).
-    #[arg(long)]
-    ranks: Option<usize>,
-    /// The engine that runs the job (probe, openmpi, mpich, nccl, gloo).
-    #[arg(long, default_value = "probe")]
-    engine: String,
+    #[command(flatten)]
+    job: JobArgs,
     /// A failure scenario instead of every single one: `link:SW1-SW2` and
     /// `switch:SW` joined by commas fail together. May repeat (one
     /// scenario each).
     #[arg(long, value_name = "WHAT[,WHAT...]")]
     fail: Vec<String>,
-    /// ECMP hash seed.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
     /// No progress on stderr.
     #[arg(long)]
     quiet: bool,
@@ -45,8 +33,7 @@ pub struct FailuresArgs {
 
 pub fn run(args: FailuresArgs) -> Result<ExitCode> {
     let plan = load_plan(&args.plan)?;
-    let algorithm = Algorithm::parse(&args.algorithm, Command::Ranks)?;
-    let engine: Engine = args.engine.parse()?;
+    let (algorithm, engine) = args.job.algorithm_and_engine()?;
     let mut scenarios = Vec::with_capacity(args.fail.len());
     for set in &args.fail {
         let failed = set
@@ -71,25 +58,19 @@ pub fn run(args: FailuresArgs) -> Result<ExitCode> {
     }
     let request = FailureRequest {
         algorithm,
-        ranks: args.ranks,
+        ranks: args.job.ranks,
         engine,
-        seed: args.seed,
+        seed: args.job.seed,
         scenarios,
     };
-    let show = !args.quiet && args.format == Format::Table;
-    let terminal = std::io::stderr().is_terminal();
-    let report = analyse(&plan, &request, |i, n, what| {
-        if !show {
-            return;
-        }
-        let line = format!("failures: {}/{n} {what}", i + 1);
-        if terminal {
-            eprint!("\r{line:<78}");
-        } else if i % 25 == 0 {
-            eprintln!("{line}");
-        }
-    })
-    .map_err(|e| -> anyhow::Error {
+    let mut progress = Progress::new(
+        !args.quiet && args.format == Format::Table,
+        "failing",
+        "scenarios",
+    );
+    let report = analyse(&plan, &request, |i, n, what| progress.update(what, i, n));
+    progress.finish();
+    let report = report.map_err(|e| -> anyhow::Error {
         match e {
             // The failures are this command's --fail, not ranks' --avoid.
             planner::Error::Parameter { parameter, message } if parameter == "avoid" => {
@@ -98,9 +79,6 @@ pub fn run(args: FailuresArgs) -> Result<ExitCode> {
             other => other.into(),
         }
     })?;
-    if show && terminal {
-        eprint!("\r{}\r", " ".repeat(78));
-    }
     match args.format {
         Format::Table => print(&render_failures(&report))?,
         Format::Json => print_json(&report)?,

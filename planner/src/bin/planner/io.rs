@@ -1,8 +1,9 @@
-//! Files and the terminal: reading inputs and printing (outputs are
-//! written by `output.rs`).
+//! Files and the terminal: reading inputs, printing (outputs are written
+//! by `output.rs`) and the progress ticker on stderr.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
@@ -127,4 +128,127 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
     text.push('\n');
     print(&text)
+}
+
+/// Progress on stderr while a long command runs (`simulate`'s sweeps,
+/// `failures`' scenarios): once it has run for a second, what it is doing
+/// now, how many of its units are done and the time so far, as
+/// `{verb} {what}: {done}/{total} {unit} done, {seconds} s`, from a thread
+/// of its own, so that a single long unit (one simulation: minutes at
+/// 1,024 ranks) shows it too. On a terminal one line redrawn every 0.1 s
+/// and cleared at the end; otherwise a line every 10 s, so a log is not
+/// flooded. Off (`on` false) with --quiet and with --format json or csv;
+/// a command that ends within the second prints nothing.
+/// `PLANNER_PROGRESS_AFTER_MS` and `PLANNER_PROGRESS_EVERY_MS` change the
+/// second and the 10 s (the tests set them).
+pub struct Progress {
+    state: std::sync::Arc<std::sync::Mutex<ProgressState>>,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct ProgressState {
+    what: String,
+    done: usize,
+    total: usize,
+    shown: bool,
+}
+
+fn env_ms(name: &str, default: u64) -> Duration {
+    Duration::from_millis(
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default),
+    )
+}
+
+impl Progress {
+    /// A ticker that reports `{verb} {what}: {done}/{total} {unit} done`
+    /// when `on`, and does nothing otherwise.
+    pub fn new(on: bool, verb: &'static str, unit: &'static str) -> Self {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(ProgressState::default()));
+        if !on {
+            return Self {
+                state,
+                stop: None,
+                ticker: None,
+            };
+        }
+        let terminal = std::io::stderr().is_terminal();
+        let after = env_ms("PLANNER_PROGRESS_AFTER_MS", 1000);
+        let every = env_ms(
+            "PLANNER_PROGRESS_EVERY_MS",
+            if terminal { 100 } else { 10_000 },
+        );
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let shared = std::sync::Arc::clone(&state);
+        let ticker = std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut next = after;
+            loop {
+                let wait = next.saturating_sub(start.elapsed());
+                match stopped.recv_timeout(wait) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => break,
+                }
+                next += every.max(Duration::from_millis(10));
+                let Ok(mut st) = shared.lock() else { break };
+                if st.what.is_empty() {
+                    continue;
+                }
+                let line = format!(
+                    "{verb} {}: {}/{} {unit} done, {:.0} s",
+                    st.what,
+                    st.done,
+                    st.total,
+                    start.elapsed().as_secs_f64()
+                );
+                if terminal {
+                    eprint!("\r{line:<78}");
+                } else {
+                    eprintln!("{line}");
+                }
+                st.shown = terminal;
+            }
+        });
+        Self {
+            state,
+            stop: Some(stop),
+            ticker: Some(ticker),
+        }
+    }
+
+    /// What runs now and how far it is.
+    pub fn update(&self, what: &str, done: usize, total: usize) {
+        if self.ticker.is_none() {
+            return;
+        }
+        if let Ok(mut st) = self.state.lock() {
+            if st.what != what {
+                st.what = what.to_string();
+            }
+            st.done = done;
+            st.total = total;
+        }
+    }
+
+    /// Stops the ticker and clears its line on a terminal; dropping it does
+    /// the same.
+    pub fn finish(&mut self) {
+        self.stop.take();
+        if let Some(t) = self.ticker.take() {
+            let _ = t.join();
+        }
+        if self.state.lock().is_ok_and(|st| st.shown) {
+            eprint!("\r{}\r", " ".repeat(78));
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }

@@ -17,21 +17,8 @@ use crate::io::{BadInput, display, load_plan, print, print_json, read};
 pub struct RanksArgs {
     /// Plan JSON (or TOML).
     plan: PathBuf,
-    /// hdrm, hd or ring.
-    #[arg(long, default_value = "hdrm")]
-    algorithm: String,
-    /// Ranks in the job (default: every sub-node not avoided; on a plan
-    /// whose NICs carry several GPUs, one rank per GPU, the GPUs of a NIC
-    /// consecutive). A count that is not a power of two is folded onto the
-    /// largest power of two below.
-    #[arg(long)]
-    ranks: Option<usize>,
-    /// The engine that runs the allreduce: probe (provisioner probe, the
-    /// planner's own schedule), openmpi (coll/tuned algorithm 6, its fold
-    /// in pairs), mpich, nccl or gloo (rings only). The table is made and
-    /// numbered for the schedule that engine really runs.
-    #[arg(long, default_value = "probe")]
-    engine: String,
+    #[command(flatten)]
+    job: JobArgs,
     #[command(flatten)]
     search: SearchArgs,
     #[arg(long, value_enum, default_value_t = RankFormat::Table)]
@@ -49,10 +36,40 @@ struct SearchArgs {
     /// heuristic misses the lower bound), heuristic, or exact.
     #[arg(long, default_value = "auto")]
     solver: String,
-    /// ECMP hash seed (fat-trees, paths inside a BiGraph part); the search
-    /// is seeded from it too.
+}
+
+/// The job a rank table is made for, as `planner ranks` and `planner
+/// failures` take it: its algorithm, rank count, engine and ECMP seed.
+#[derive(Debug, Args)]
+pub struct JobArgs {
+    /// hdrm, hd or ring.
+    #[arg(long, default_value = "hdrm")]
+    algorithm: String,
+    /// Ranks in the job (default: every sub-node not avoided; on a plan
+    /// whose NICs carry several GPUs, one rank per GPU, the GPUs of a NIC
+    /// consecutive). A count that is not a power of two is folded onto the
+    /// largest power of two below.
+    #[arg(long)]
+    pub ranks: Option<usize>,
+    /// The engine that runs the allreduce: probe (provisioner probe, the
+    /// planner's own schedule), openmpi (coll/tuned algorithm 6, its fold
+    /// in pairs), mpich, nccl or gloo (rings only). The table is made and
+    /// numbered for the schedule that engine really runs.
+    #[arg(long, default_value = "probe")]
+    engine: String,
+    /// ECMP hash seed (fat-trees, paths inside a BiGraph part); the rank
+    /// search is seeded from it too.
     #[arg(long, default_value_t = 0)]
-    seed: u64,
+    pub seed: u64,
+}
+
+impl JobArgs {
+    /// The algorithm and engine, checked.
+    pub fn algorithm_and_engine(&self) -> Result<(Algorithm, Engine)> {
+        let algorithm = Algorithm::parse(&self.algorithm, Command::Ranks)?;
+        let engine: Engine = self.engine.parse()?;
+        Ok((algorithm, engine))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -119,18 +136,14 @@ enum RankFormat {
 }
 
 impl SearchArgs {
-    fn request(
-        &self,
-        algorithm: Algorithm,
-        ranks: Option<usize>,
-        engine: Engine,
-    ) -> Result<Request> {
+    fn request(&self, job: &JobArgs) -> Result<Request> {
+        let (algorithm, engine) = job.algorithm_and_engine()?;
         Ok(Request {
             algorithm,
-            ranks,
+            ranks: job.ranks,
             avoid: parse_avoid(&self.avoid)?,
             solver: self.solver.parse::<Solver>()?,
-            seed: self.seed,
+            seed: job.seed,
             unavailable: Vec::new(),
             engine,
         })
@@ -146,9 +159,7 @@ fn parse_avoid(items: &[String]) -> Result<Vec<Avoid>> {
 
 pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
     let p = load_plan(&args.plan)?;
-    let algorithm = Algorithm::parse(&args.algorithm, Command::Ranks)?;
-    let engine: Engine = args.engine.parse()?;
-    let request = args.search.request(algorithm, args.ranks, engine)?;
+    let request = args.search.request(&args.job)?;
     let outcome = ranks::plan_gpu_ranks(&p, &request)?;
     let table = &outcome.table;
     let text = match args.format {

@@ -6,27 +6,25 @@
 //! parameters and options, calls `planner::estimate`, and prints.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 
 use planner::checked::CheckedPlan;
 use planner::design::design;
 use planner::design::shorthand::Shorthand;
 use planner::estimate::plot::{self, PlotFormat};
+use planner::estimate::report::{self, JsonRow, Simulated};
 use planner::estimate::{
-    self, Algorithm, Estimate, Method, Options, PACKET_PARAMS, PARAMS, PacketRun, PacketStep,
-    Params, Policy, Row, ScaleSpec, StepSummary, Turnaround, format_size,
+    self, Algorithm, Estimate, Method, Options, PACKET_PARAMS, PARAMS, Params, ScaleSpec,
 };
-use planner::plan::Topology;
 use planner::ranks::FoldCost;
 
-use crate::io::{BadInput, display, link_speed, load_plan, print, print_json, shorthand_source};
+use crate::io::{
+    BadInput, Progress, display, link_speed, load_plan, print, print_json, shorthand_source,
+};
 use crate::output::{self, FileTarget};
 
 /// The sizes of EFLOPS Fig. 12.
@@ -436,137 +434,10 @@ fn plan_algorithms(
     Ok((per_plan, notes))
 }
 
-/// Progress on stderr while a sweep runs: once it has run for a second,
-/// what is being simulated, how many estimates are done and the time so
-/// far, from a thread of its own, so that a single long simulation (one
-/// algorithm, one size: minutes at 1,024 ranks) shows it too. On a
-/// terminal one line redrawn every 0.1 s; otherwise a line every 10 s.
-/// Off with --quiet and with --format json or csv.
-/// `PLANNER_PROGRESS_AFTER_MS` and `PLANNER_PROGRESS_EVERY_MS` change the
-/// second and the 10 s (the tests set them).
-struct Progress {
-    state: std::sync::Arc<std::sync::Mutex<ProgressState>>,
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    ticker: Option<std::thread::JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct ProgressState {
-    what: String,
-    done: usize,
-    total: usize,
-    shown: bool,
-}
-
-fn env_ms(name: &str, default: u64) -> Duration {
-    Duration::from_millis(
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default),
-    )
-}
-
-impl Progress {
-    fn new(on: bool) -> Self {
-        let state = std::sync::Arc::new(std::sync::Mutex::new(ProgressState::default()));
-        if !on {
-            return Self {
-                state,
-                stop: None,
-                ticker: None,
-            };
-        }
-        let terminal = std::io::stderr().is_terminal();
-        let after = env_ms("PLANNER_PROGRESS_AFTER_MS", 1000);
-        let every = env_ms(
-            "PLANNER_PROGRESS_EVERY_MS",
-            if terminal { 100 } else { 10_000 },
-        );
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let shared = std::sync::Arc::clone(&state);
-        let ticker = std::thread::spawn(move || {
-            let start = Instant::now();
-            let mut next = after;
-            loop {
-                let wait = next.saturating_sub(start.elapsed());
-                match stopped.recv_timeout(wait) {
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                    _ => break,
-                }
-                next += every.max(Duration::from_millis(10));
-                let Ok(mut st) = shared.lock() else { break };
-                if st.what.is_empty() {
-                    continue;
-                }
-                let line = format!(
-                    "simulating {}: {}/{} estimates done, {:.0} s",
-                    st.what,
-                    st.done,
-                    st.total,
-                    start.elapsed().as_secs_f64()
-                );
-                if terminal {
-                    eprint!("\r{line:<78}");
-                } else {
-                    eprintln!("{line}");
-                }
-                st.shown = terminal;
-            }
-        });
-        Self {
-            state,
-            stop: Some(stop),
-            ticker: Some(ticker),
-        }
-    }
-
-    /// What runs now and how far it is.
-    fn update(&self, what: &str, done: usize, total: usize) {
-        if self.ticker.is_none() {
-            return;
-        }
-        if let Ok(mut st) = self.state.lock() {
-            if st.what != what {
-                st.what = what.to_string();
-            }
-            st.done = done;
-            st.total = total;
-        }
-    }
-
-    fn finish(&mut self) {
-        self.stop.take();
-        if let Some(t) = self.ticker.take() {
-            let _ = t.join();
-        }
-        if self.state.lock().is_ok_and(|st| st.shown) {
-            eprint!("\r{}\r", " ".repeat(78));
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
-
-/// What the command computed, ready to print.
-struct Outcome {
-    scale: bool,
-    plans: Vec<CheckedPlan>,
-    /// How tables and notes name each plan (see [`plan_labels`]).
-    labels: Vec<String>,
-    /// Every estimate with the index of its plan.
-    estimates: Vec<(usize, Estimate)>,
-    notes: Vec<String>,
-}
-
 /// Simulates every plan; with the estimates that finished, the error of
 /// the first job that failed (the rest are not started). What the send
 /// limit refuses is refused before anything runs.
-fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Outcome, Option<planner::Error>)> {
+fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Simulated, Option<planner::Error>)> {
     let (plans, labels) = load_plans(args)?;
     let (per_plan, notes) = plan_algorithms(&plans, &labels, cfg, None)?;
     // One plan checks its own jobs before starting them; with several,
@@ -584,7 +455,7 @@ fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Outcome, Option<plann
         }
     }
     let total: usize = per_plan.iter().map(|a| a.len() * cfg.sizes.len()).sum();
-    let mut progress = Progress::new(cfg.progress);
+    let mut progress = Progress::new(cfg.progress, "simulating", "estimates");
     let mut estimates = Vec::new();
     let mut failed = None;
     let mut offset = 0;
@@ -626,7 +497,7 @@ fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Outcome, Option<plann
     let mut notes = notes;
     notes.extend(fold_notes(&estimates));
     Ok((
-        Outcome {
+        Simulated {
             scale: false,
             plans,
             labels,
@@ -637,7 +508,7 @@ fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Outcome, Option<plann
     ))
 }
 
-fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outcome> {
+fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Simulated> {
     let nodes = estimate::parse_nodes(nodes_text)?;
     let spec = ScaleSpec {
         link_gbps: scale_link_gbps(args)?,
@@ -647,7 +518,7 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
     let plans = estimate::scale_plans(&nodes, &spec)?;
     let labels: Vec<String> = plans.iter().map(|p| p.name.clone()).collect();
     let (per_plan, notes) = plan_algorithms(&plans, &labels, cfg, Some("the fat-tree plans"))?;
-    let mut progress = Progress::new(cfg.progress);
+    let mut progress = Progress::new(cfg.progress, "simulating", "estimates");
     let what = format!("--scale {nodes_text}");
     let got = estimate::scale_sweep(
         &plans,
@@ -677,7 +548,7 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Outc
     let estimates: Vec<(usize, Estimate)> = index.into_iter().zip(got).collect();
     let mut notes = notes;
     notes.extend(fold_notes(&estimates));
-    Ok(Outcome {
+    Ok(Simulated {
         scale: true,
         plans,
         labels,
@@ -714,7 +585,7 @@ pub fn run(args: SimulateArgs) -> Result<ExitCode> {
 fn print_outcome(
     args: &SimulateArgs,
     cfg: &Config,
-    outcome: &Outcome,
+    outcome: &Simulated,
     failed: Option<planner::Error>,
 ) -> Result<ExitCode> {
     let list: Vec<Estimate> = outcome.estimates.iter().map(|(_, e)| e.clone()).collect();
@@ -733,7 +604,7 @@ fn print_outcome(
     }
     match args.format {
         SimFormat::Table => {
-            let mut text = render_table(outcome, cfg);
+            let mut text = report::table(outcome, &cfg.algorithms, &cfg.sizes, &cfg.options);
             for n in &outcome.notes {
                 let _ = writeln!(text, "Note: {n}.");
             }
@@ -791,296 +662,8 @@ fn notes_to_stderr(notes: &[String]) {
     }
 }
 
-/// A JSON row: the contract's fields, and the seed range when more than
-/// one seed was simulated.
-#[derive(Serialize)]
-struct JsonRow {
-    #[serde(flatten)]
-    row: Row,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    time_min_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    time_max_us: Option<f64>,
-}
-
-impl JsonRow {
-    fn of(e: &Estimate) -> Self {
-        let range = e.seeds > 1;
-        Self {
-            row: e.row(),
-            time_min_us: range.then_some(e.time_min_us),
-            time_max_us: range.then_some(e.time_max_us),
-        }
-    }
-}
-
-fn method_words(m: Method) -> &'static str {
-    match m {
-        Method::Event => "event-driven (max-min fair flows)",
-        Method::Fast => "step-synchronous (--fast, for screening)",
-        Method::ClosedForm => "closed form",
-        Method::Packet => "packet-level (queues, PFC, ECN, DCQCN)",
-    }
-}
-
-/// Aligned columns: the first row is the header, the first `left` columns
-/// left-aligned, the rest right-aligned.
-fn align(rows: &[Vec<String>], left: usize) -> String {
-    let Some((head, body)) = rows.split_first() else {
-        return String::new();
-    };
-    let right: Vec<usize> = (left..head.len()).collect();
-    let mut t = planner::text::Table::new(head.iter().cloned()).right(&right);
-    for r in body {
-        t.row(r.iter().cloned());
-    }
-    t.render()
-}
-
-/// One table: rows keyed by `key`, a group of columns per algorithm.
-fn grid(
-    title: &str,
-    row_head: &str,
-    keys: &[(String, Vec<Option<&Estimate>>)],
-    algorithms: &[Algorithm],
-    method: Method,
-) -> String {
-    let seeds = keys
-        .iter()
-        .flat_map(|(_, es)| es.iter().flatten())
-        .any(|e| e.seeds > 1);
-    let closed = method != Method::ClosedForm;
-    let mut per_alg = vec!["time µs".to_string()];
-    if seeds {
-        per_alg.push("min..max µs".to_string());
-    }
-    if closed {
-        per_alg.push("closed µs".to_string());
-    }
-    per_alg.push("algbw Gbps".to_string());
-    let mut head = vec![row_head.to_string()];
-    let mut group = vec![String::new()];
-    for a in algorithms {
-        for (k, h) in per_alg.iter().enumerate() {
-            head.push(h.clone());
-            group.push(if k + 1 == per_alg.len() {
-                a.as_str().to_string()
-            } else {
-                String::new()
-            });
-        }
-    }
-    let mut rows = vec![group, head];
-    for (key, es) in keys {
-        let mut r = vec![key.clone()];
-        for e in es {
-            match e {
-                Some(e) => {
-                    r.push(format!("{:.1}", e.time_us));
-                    if seeds {
-                        r.push(format!("{:.1}..{:.1}", e.time_min_us, e.time_max_us));
-                    }
-                    if closed {
-                        r.push(format!("{:.1}", e.closed_form_us));
-                    }
-                    r.push(format!("{:.2}", e.algbw_gbps));
-                }
-                None => r.extend(per_alg.iter().map(|_| "-".to_string())),
-            }
-        }
-        rows.push(r);
-    }
-    format!("{title}\n{}", align(&rows, 1))
-}
-
-fn render_table(outcome: &Outcome, cfg: &Config) -> String {
-    let method = cfg.options.method;
-    let mut out = String::new();
-    let found = |plan: Option<usize>, a: Algorithm, pred: &dyn Fn(&Estimate) -> bool| {
-        outcome
-            .estimates
-            .iter()
-            .find(|(i, e)| plan.is_none_or(|p| p == *i) && e.algorithm == a && pred(e))
-            .map(|(_, e)| e)
-    };
-    if outcome.scale {
-        for t in [Topology::BiGraph, Topology::FatTree] {
-            let algs: Vec<Algorithm> = cfg
-                .algorithms
-                .iter()
-                .copied()
-                .filter(|a| {
-                    outcome
-                        .estimates
-                        .iter()
-                        .any(|(_, e)| e.topology == t && e.algorithm == *a)
-                })
-                .collect();
-            if algs.is_empty() {
-                continue;
-            }
-            for &size in &cfg.sizes {
-                let keys: Vec<(String, Vec<Option<&Estimate>>)> = outcome
-                    .plans
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.topology == t)
-                    .map(|(i, p)| {
-                        let es = algs
-                            .iter()
-                            .map(|&a| found(Some(i), a, &|e| e.size_bytes == size))
-                            .collect();
-                        (format!("{} {}", p.sub_node_list.len(), p.describe()), es)
-                    })
-                    .collect();
-                let name = match t {
-                    Topology::BiGraph => "BiGraph",
-                    Topology::FatTree => "Fat-tree",
-                    Topology::RailOptimized => "Rail-optimized",
-                    Topology::Hpn => "HPN",
-                };
-                out.push_str(&grid(
-                    &format!("{name}, {} messages:", format_size(size)),
-                    "sub-nodes",
-                    &keys,
-                    &algs,
-                    method,
-                ));
-                out.push('\n');
-            }
-        }
-    } else {
-        for i in 0..outcome.plans.len() {
-            let mine: Vec<&Estimate> = outcome
-                .estimates
-                .iter()
-                .filter(|(p, _)| *p == i)
-                .map(|(_, e)| e)
-                .collect();
-            let Some(first) = mine.first() else { continue };
-            let algs: Vec<Algorithm> = cfg
-                .algorithms
-                .iter()
-                .copied()
-                .filter(|a| mine.iter().any(|e| e.algorithm == *a))
-                .collect();
-            let keys: Vec<(String, Vec<Option<&Estimate>>)> = cfg
-                .sizes
-                .iter()
-                .map(|&size| {
-                    let es = algs
-                        .iter()
-                        .map(|&a| found(Some(i), a, &|e| e.size_bytes == size))
-                        .collect();
-                    (format_size(size), es)
-                })
-                .collect();
-            out.push_str(&grid(
-                &format!(
-                    "{} ({}), {} rank{}:",
-                    outcome.labels[i],
-                    first.design,
-                    first.ranks,
-                    if first.ranks == 1 { "" } else { "s" }
-                ),
-                "size",
-                &keys,
-                &algs,
-                method,
-            ));
-            out.push('\n');
-        }
-    }
-    let seeds = cfg.options.seeds.len();
-    let _ = write!(out, "Method: {}", method_words(method));
-    if method != Method::ClosedForm && cfg.options.routing != Policy::Ecmp {
-        let _ = write!(out, ", routing {}", cfg.options.routing.describe());
-        out.push_str("; closed µs: the closed-form model");
-    } else if method != Method::ClosedForm {
-        if seeds > 1 {
-            let _ = write!(out, ", median of ECMP seeds 0..{}", seeds - 1);
-        } else {
-            out.push_str(", ECMP seed 0");
-        }
-        out.push_str("; closed µs: the closed-form model");
-    }
-    out.push_str(".\n");
-    out
-}
-
-/// The schedule behind one estimate.
-#[derive(Serialize)]
-struct Schedule<'a> {
-    algorithm: Algorithm,
-    topology: Topology,
-    plan: &'a str,
-    design: &'a str,
-    ranks: usize,
-    size_bytes: u64,
-    routing: Policy,
-    seed: u64,
-    /// The estimate's time (its method), µs.
-    time_us: f64,
-    method: Method,
-    /// The sum of the step times below (step-synchronous), µs.
-    steps_time_us: f64,
-    steps: Vec<StepSummary>,
-    /// The trees' gradient turnaround: event-driven for the event-driven
-    /// method, step-synchronous otherwise (its `timeline` says which).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    turnaround: Option<Turnaround>,
-    /// With --method packet: the packet-level run's totals and per-step
-    /// figures.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    packet: Option<PacketRun>,
-}
-
-fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<ExitCode> {
-    let seed = cfg.options.seeds.first().copied().unwrap_or(0);
-    let mut schedules = Vec::new();
-    for (i, e) in &outcome.estimates {
-        let plan = &outcome.plans[*i];
-        let ranks = if outcome.scale { None } else { args.ranks };
-        let (steps, turnaround) = estimate::steps_and_turnaround(
-            plan,
-            e.algorithm,
-            ranks,
-            e.size_bytes,
-            &cfg.params,
-            seed,
-            cfg.options.routing,
-            e.method,
-        )?;
-        let steps_time_us = steps.iter().map(|s| s.time_us).sum();
-        let packet = match e.method {
-            Method::Packet => Some(estimate::packet_steps(
-                plan,
-                e.algorithm,
-                ranks,
-                e.size_bytes,
-                &cfg.params,
-                seed,
-                cfg.options.routing,
-            )?),
-            _ => None,
-        };
-        schedules.push(Schedule {
-            algorithm: e.algorithm,
-            topology: e.topology,
-            plan: &plan.name,
-            design: &e.design,
-            ranks: e.ranks,
-            size_bytes: e.size_bytes,
-            routing: cfg.options.routing,
-            seed,
-            time_us: e.time_us,
-            method: e.method,
-            steps_time_us,
-            steps,
-            turnaround,
-            packet,
-        });
-    }
+fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Simulated) -> Result<ExitCode> {
+    let schedules = report::schedules(outcome, args.ranks, &cfg.params, &cfg.options)?;
     match args.format {
         SimFormat::Json => {
             notes_to_stderr(&outcome.notes);
@@ -1088,57 +671,12 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
         }
         SimFormat::Csv => {
             notes_to_stderr(&outcome.notes);
-            // The packet-level columns come after the others, and only
-            // with --method packet.
-            let packet = schedules.iter().any(|s| s.packet.is_some());
-            let mut out = String::from(
-                "algorithm,topology,ranks,size_bytes,step,phase,level,flows,max_bytes,max_link_flows,max_latency_us,time_us",
-            );
-            if packet {
-                out.push_str(",end_us,max_queue_bytes,pfc_pauses,paused_us,ecn_marks,cnps");
-            }
-            out.push('\n');
-            for s in &schedules {
-                for st in &s.steps {
-                    let _ = write!(
-                        out,
-                        "{},{},{},{},{},{},{},{},{},{},{},{}",
-                        s.algorithm.as_str(),
-                        s.topology.as_str(),
-                        s.ranks,
-                        s.size_bytes,
-                        st.step,
-                        st.phase.as_str(),
-                        st.level.map_or(String::new(), |l| l.to_string()),
-                        st.flows,
-                        st.max_bytes,
-                        st.max_link_flows,
-                        st.max_latency_us,
-                        st.time_us
-                    );
-                    if let Some(p) = s.packet.as_ref().and_then(|p| p.steps.get(st.step)) {
-                        let _ = write!(
-                            out,
-                            ",{},{},{},{},{},{}",
-                            p.end_us,
-                            p.max_queue_bytes,
-                            p.pfc_pauses,
-                            p.paused_us,
-                            p.ecn_marks,
-                            p.cnps
-                        );
-                    } else if packet {
-                        out.push_str(",,,,,,");
-                    }
-                    out.push('\n');
-                }
-            }
-            print(&out)?;
+            print(&report::steps_csv(&schedules))?;
         }
         SimFormat::Table => {
             let mut out = String::new();
             for s in &schedules {
-                out.push_str(&render_steps(s));
+                out.push_str(&report::steps_table(s));
                 out.push('\n');
             }
             for n in &outcome.notes {
@@ -1148,164 +686,4 @@ fn print_steps(args: &SimulateArgs, cfg: &Config, outcome: &Outcome) -> Result<E
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// True when two steps' packet-level figures (other than when they
-/// ended) are the same, or neither has any.
-fn same_packet(a: Option<&PacketStep>, b: Option<&PacketStep>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => {
-            a.max_queue_bytes == b.max_queue_bytes
-                && a.pfc_pauses == b.pfc_pauses
-                && a.paused_us == b.paused_us
-                && a.ecn_marks == b.ecn_marks
-                && a.cnps == b.cnps
-        }
-        (None, None) => true,
-        _ => false,
-    }
-}
-
-/// A step table; runs of identical steps share a row.
-fn render_steps(s: &Schedule<'_>) -> String {
-    let mut out = format!(
-        "{} on {} ({}), {} ranks, {}: ",
-        s.algorithm.as_str(),
-        s.plan,
-        s.design,
-        s.ranks,
-        format_size(s.size_bytes),
-    );
-    let routed = if s.routing == Policy::Ecmp {
-        format!("ECMP seed {}", s.seed)
-    } else {
-        format!("routing {}", s.routing)
-    };
-    let _ = match s.method {
-        Method::Fast => writeln!(
-            out,
-            "{:.1} µs step-synchronous over {} steps ({routed})",
-            s.time_us,
-            s.steps.len(),
-        ),
-        m => writeln!(
-            out,
-            "{:.1} µs {}; the {} steps below take {:.1} µs step-synchronous ({routed})",
-            s.time_us,
-            match m {
-                Method::Event => "event-driven",
-                Method::Packet => "packet-level",
-                _ => "closed form",
-            },
-            s.steps.len(),
-            s.steps_time_us,
-        ),
-    };
-    if let Some(p) = &s.packet {
-        let t = &p.stats;
-        let _ = writeln!(
-            out,
-            "Packet-level: {} packets; deepest queue {} B; {} PFC pauses, {:.1} µs paused in all; {} ECN marks, {} CNPs; {} packets over buffer_kib.",
-            t.packets,
-            t.max_queue_bytes,
-            t.pfc_pauses,
-            t.paused_us,
-            t.ecn_marks,
-            t.cnps,
-            t.buffer_overruns
-        );
-    }
-    let packet_of = |k: usize| s.packet.as_ref().and_then(|p| p.steps.get(k));
-    let levels = s.steps.iter().any(|st| st.level.is_some());
-    let mut head = vec!["steps", "phase"];
-    if levels {
-        head.push("level");
-    }
-    head.extend([
-        "flows",
-        "bytes/flow",
-        "max flows/link",
-        "latency µs",
-        "µs/step",
-        "total µs",
-    ]);
-    if s.packet.is_some() {
-        head.extend([
-            "packet end µs",
-            "max queue B",
-            "PFC pauses",
-            "paused µs",
-            "ECN marks",
-            "CNPs",
-        ]);
-    }
-    let mut rows = vec![head.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
-    let same = |a: &StepSummary, b: &StepSummary| {
-        a.phase == b.phase
-            && a.level == b.level
-            && a.flows == b.flows
-            && a.max_bytes == b.max_bytes
-            && a.max_link_flows == b.max_link_flows
-            && a.max_latency_us == b.max_latency_us
-            && a.time_us == b.time_us
-            && same_packet(packet_of(a.step), packet_of(b.step))
-    };
-    let mut k = 0;
-    while k < s.steps.len() {
-        let first = &s.steps[k];
-        let mut end = k + 1;
-        while end < s.steps.len() && same(first, &s.steps[end]) {
-            end += 1;
-        }
-        let count = end - k;
-        let label = if count == 1 {
-            first.step.to_string()
-        } else {
-            format!("{}-{} (x{count})", first.step, s.steps[end - 1].step)
-        };
-        let mut r = vec![label, first.phase.as_str().to_string()];
-        if levels {
-            r.push(first.level.map_or("-".to_string(), |l| l.to_string()));
-        }
-        r.extend([
-            first.flows.to_string(),
-            first.max_bytes.to_string(),
-            first.max_link_flows.to_string(),
-            format!("{:.1}", first.max_latency_us),
-            format!("{:.2}", first.time_us),
-            format!("{:.1}", first.time_us * count as f64),
-        ]);
-        if s.packet.is_some() {
-            // The run's figures are the same for every step of it (its
-            // last step's end).
-            let (p, last) = (packet_of(first.step), packet_of(s.steps[end - 1].step));
-            r.extend(match (p, last) {
-                (Some(p), Some(last)) => [
-                    format!("{:.1}", last.end_us),
-                    p.max_queue_bytes.to_string(),
-                    p.pfc_pauses.to_string(),
-                    format!("{:.1}", p.paused_us),
-                    p.ecn_marks.to_string(),
-                    p.cnps.to_string(),
-                ],
-                _ => std::array::from_fn(|_| "-".to_string()),
-            });
-        }
-        rows.push(r);
-        k = end;
-    }
-    let left = if levels { 3 } else { 2 };
-    out.push_str(&align(&rows, left));
-    if let Some(t) = &s.turnaround {
-        let _ = writeln!(
-            out,
-            "Gradient turnaround (reduction start to broadcast at every rank, {}) over {} chunks: first {:.1} µs, mean {:.1} µs, max {:.1} µs",
-            t.timeline.as_str(),
-            t.chunks,
-            t.first_us,
-            t.mean_us,
-            t.max_us
-        );
-    }
-    out
 }

@@ -120,7 +120,6 @@
 
 mod dcqcn;
 mod engine;
-pub mod params;
 
 use serde::Serialize;
 
@@ -129,8 +128,8 @@ use crate::error::Result;
 use crate::network::Network;
 use crate::ranks::Link;
 
+pub use super::params::{PACKET_PARAMS, PacketParams, roce_mtu};
 pub(crate) use engine::run;
-pub use params::{PACKET_PARAMS, PacketParams, roce_mtu};
 
 /// The figures of one step of a packet-level run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

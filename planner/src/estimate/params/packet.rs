@@ -1,12 +1,14 @@
 //! The parameters of the packet-level mode: packet size, switch buffers,
 //! PFC, ECN and DCQCN, each with its default and where it comes from (the
-//! module documentation of [`super`] gives the sources).
+//! module documentation of [`crate::estimate::packet`] gives the
+//! sources). They live beside the other parameters so that [`super::Params`]
+//! holds them without importing the packet engine.
 
 use serde::{Deserialize, Serialize};
 
+use super::{bad_param, param_number};
 use crate::error::{Error, Result};
 use crate::estimate::ParamDoc;
-use crate::estimate::params::{bad_param, param_number};
 
 /// The packet mode's parameters; `None` takes the plan's QoS intent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
