@@ -142,7 +142,7 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 /// (switch, port, peer, peer_port) rows of a cabling CSV.
-fn rows(path: &Path) -> BTreeSet<(String, String, String, String)> {
+pub(crate) fn rows(path: &Path) -> BTreeSet<(String, String, String, String)> {
     let text = std::fs::read_to_string(path).unwrap();
     cabling::parse_csv(&text, "csv")
         .unwrap()
@@ -171,6 +171,45 @@ fn kinds(v: &validate::Validation) -> Vec<(String, String, String)> {
         .collect();
     k.sort();
     k
+}
+
+/// The findings of the cabling read from a source of truth are those of
+/// the CSV of the same rows (less its speed column: a cable there has no
+/// line rate): the same kinds, objects and messages, with the planted
+/// kinds among them, and every finding about one built cable names its URL
+/// under `base` (`missing` has no built cable, `invariant` sums up a
+/// switch pair).
+pub(crate) fn same_findings_as_csv(
+    plan: &planner::plan::Plan,
+    observed: &[cabling::Observed],
+    built: &BTreeSet<(String, String, String, String)>,
+    base: &str,
+) {
+    assert_eq!(observed.len(), built.len());
+    let from_sot = validate::validate_cabling(plan, observed, &["sot".to_string()]);
+    let csv: String = built
+        .iter()
+        .map(|r| format!("{},{},{},{}\n", r.0, r.1, r.2, r.3))
+        .collect();
+    let from_csv = validate::validate_cabling(
+        plan,
+        &cabling::parse_csv(&csv, "csv").unwrap(),
+        &["csv".to_string()],
+    );
+    assert!(!from_sot.ok);
+    assert_eq!(kinds(&from_sot), kinds(&from_csv));
+    let found: BTreeSet<&str> = from_sot.findings.iter().map(|f| f.kind).collect();
+    for k in ["crossed", "missing", "extra", "wrong-vlan-half"] {
+        assert!(found.contains(k), "no {k} finding: {:?}", from_sot.findings);
+    }
+    for f in from_sot
+        .findings
+        .iter()
+        .filter(|f| !matches!(f.kind, "missing" | "invariant"))
+    {
+        let s = f.source.as_deref().unwrap_or("");
+        assert!(s.contains(&format!("{base}/api/dcim/cables/")), "{f:?}");
+    }
 }
 
 #[test]
@@ -361,32 +400,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         .unwrap();
     let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "nautobot");
     assert_eq!(skipped, 0);
-    let from_sot = validate::validate_cabling(ours, &observed, &["nautobot".to_string()]);
-    let csv: String = built
-        .iter()
-        .map(|r| format!("{},{},{},{}\n", r.0, r.1, r.2, r.3))
-        .collect();
-    let from_csv = validate::validate_cabling(
-        ours,
-        &cabling::parse_csv(&csv, "csv").unwrap(),
-        &["csv".to_string()],
-    );
-    assert!(!from_sot.ok);
-    assert_eq!(kinds(&from_sot), kinds(&from_csv));
-    let found: BTreeSet<&str> = from_sot.findings.iter().map(|f| f.kind).collect();
-    for k in ["crossed", "missing", "extra", "wrong-vlan-half"] {
-        assert!(found.contains(k), "no {k} finding: {:?}", from_sot.findings);
-    }
-    // Every finding about one built cable names it; `missing` has no built
-    // cable and `invariant` sums up a switch pair.
-    for f in from_sot
-        .findings
-        .iter()
-        .filter(|f| !matches!(f.kind, "missing" | "invariant"))
-    {
-        let s = f.source.as_deref().unwrap_or("");
-        assert!(s.contains(&format!("{url}/api/dcim/cables/")), "{f:?}");
-    }
+    same_findings_as_csv(ours, &observed, &built, &url);
 
     // Pushing now meets cables the plan does not own (the planted ones) on
     // its ports: conflicts, nothing written.
