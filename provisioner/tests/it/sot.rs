@@ -212,6 +212,33 @@ pub(crate) fn same_findings_as_csv(
     }
 }
 
+/// How long each stage of the round trip takes, on stderr (seen with
+/// `--nocapture`): where the CI minutes go (docs/benchmarks.md).
+struct Stages {
+    start: std::time::Instant,
+    last: std::time::Instant,
+}
+
+impl Stages {
+    fn new() -> Stages {
+        let now = std::time::Instant::now();
+        Stages {
+            start: now,
+            last: now,
+        }
+    }
+
+    fn mark(&mut self, what: &str) {
+        let now = std::time::Instant::now();
+        eprintln!(
+            "sot::round_trip: {what}: {:.1} s (at {:.1} s)",
+            (now - self.last).as_secs_f64(),
+            (now - self.start).as_secs_f64()
+        );
+        self.last = now;
+    }
+}
+
 #[test]
 fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
     let test = "sot::round_trip";
@@ -221,7 +248,9 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
     let rt = rt();
     let c = client(&url, &token);
     let inventory = root().join("topologies/eflops-4x16.toml");
+    let mut clock = Stages::new();
     load(&url, &token, &["--wipe", inventory.to_str().unwrap()]);
+    clock.mark("load (example loader, --wipe)");
 
     // Import: the inventory read back designs the same fabric as the TOML.
     let opts = ImportOptions {
@@ -256,12 +285,17 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         dry_run: false,
         batch: 100,
     };
-    let mut lines = Vec::new();
+    clock.mark("import and design");
+    let started = std::time::Instant::now();
     let first = rt
         .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |l| {
-            lines.push(l.to_string())
+            eprintln!(
+                "sot::round_trip:   push at {:.1} s: {l}",
+                started.elapsed().as_secs_f64()
+            )
         }))
         .unwrap();
+    clock.mark("first push");
     assert!(
         first.diff.conflicts.is_empty(),
         "{:?}",
@@ -297,6 +331,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         ))
         .unwrap();
     assert!(dry.diff.changes.is_empty());
+    clock.mark("second push and dry run");
 
     // Nautobot holds what was pushed: planned cables with labels, access
     // ports in their half's VLAN.
@@ -386,6 +421,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         .collect();
     rt.block_on(c.create("/api/dcim/cables/", &planted, 100, "test"))
         .unwrap();
+    clock.mark("plant the faults (mark connected, delete, create)");
 
     // The findings from Nautobot are those of the CSV (less its speed
     // column: a Nautobot cable has no line rate), each with a cable URL.
@@ -401,6 +437,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
     let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "nautobot");
     assert_eq!(skipped, 0);
     same_findings_as_csv(ours, &observed, &built, &url);
+    clock.mark("cabling read and compared");
 
     // Pushing now meets cables the plan does not own (the planted ones) on
     // its ports: conflicts, nothing written.
@@ -443,7 +480,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
-    drop(lines);
+    clock.mark("blocked push and refused import");
 }
 
 #[test]
