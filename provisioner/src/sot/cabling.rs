@@ -142,36 +142,33 @@ async fn fetch_graphql(client: &Client, opts: &CablingOptions) -> Result<CableSn
     })
 }
 
-/// NetBox: the REST lists of cables, interfaces and devices.
+/// NetBox: the REST lists of cables, interfaces and devices, at a site
+/// by its slug (`CableFilterSet.site`, `DeviceComponentFilterSet.site`,
+/// `DeviceFilterSet.site` in `netbox/dcim/filtersets.py`, v4.6.8; NetBox
+/// has no `location=` filter on cables' sites) and cables by their status
+/// value (`connected`, lower case: `LinkStatusChoices`).
 async fn fetch_rest(client: &Client, opts: &CablingOptions) -> Result<CableSnapshot> {
     let mut q = Vec::new();
     if let Some(s) = &opts.status {
         let s = status_filter(client.flavor(), s);
         q.push(format!("status={}", query_value(&s)));
     }
-    if let Some(l) = &opts.location {
-        q.push(format!(
-            "{}={}",
-            match client.flavor() {
-                Flavor::Nautobot => "location",
-                Flavor::Netbox => "site",
-            },
-            query_value(l)
-        ));
+    let site = opts
+        .location
+        .as_ref()
+        .map(|l| format!("site={}", query_value(l)))
+        .unwrap_or_default();
+    if !site.is_empty() {
+        q.push(site.clone());
     }
     let cables = client
         .list("/api/dcim/cables/", &q.join("&"), "reading the cables")
         .await?;
-    let loc = opts
-        .location
-        .as_ref()
-        .map(|l| format!("location={}", query_value(l)))
-        .unwrap_or_default();
     let interfaces = client
-        .list("/api/dcim/interfaces/", &loc, "reading the interfaces")
+        .list("/api/dcim/interfaces/", &site, "reading the interfaces")
         .await?;
     let devices = client
-        .list("/api/dcim/devices/", &loc, "reading the devices")
+        .list("/api/dcim/devices/", &site, "reading the devices")
         .await?;
     Ok(CableSnapshot {
         cables,

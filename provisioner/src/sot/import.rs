@@ -118,15 +118,21 @@ async fn fetch_graphql(client: &Client, opts: &ImportOptions) -> Result<Snapshot
     Ok(snap)
 }
 
-/// NetBox: the REST lists of devices, interfaces, inventory items and
-/// IP assignments.
+/// NetBox: the REST lists of devices (filtered by role and site slug:
+/// `DeviceFilterSet.role` and `.site` in `netbox/dcim/filtersets.py`,
+/// v4.6.8), then their interfaces, inventory items and IP addresses by
+/// `device_id`, so the lists stay bounded with or without a site. NetBox
+/// has no IP-to-interface object: an address names its interface in
+/// `assigned_object_type`/`assigned_object_id`
+/// (`netbox/ipam/api/serializers_/ip.py`), reshaped here into the
+/// assignments [`inventory_toml`] reads.
 async fn fetch_rest(client: &Client, opts: &ImportOptions) -> Result<Snapshot> {
-    let loc = opts
+    let site = opts
         .location
         .as_ref()
-        .map(|l| format!("&location={}", query_value(l)))
+        .map(|l| format!("&site={}", query_value(l)))
         .unwrap_or_default();
-    let devices = |role: &str| format!("depth=1&role={}{loc}", query_value(role));
+    let devices = |role: &str| format!("role={}{site}", query_value(role));
     let servers = client
         .list(
             "/api/dcim/devices/",
@@ -141,31 +147,68 @@ async fn fetch_rest(client: &Client, opts: &ImportOptions) -> Result<Snapshot> {
             "reading the switch devices",
         )
         .await?;
-    let comp = loc.trim_start_matches('&').to_string();
-    let interfaces = client
-        .list("/api/dcim/interfaces/", &comp, "reading the interfaces")
-        .await?;
-    let items = client
-        .list(
-            "/api/dcim/inventory-items/",
-            &comp,
-            "reading the inventory items",
-        )
-        .await?;
-    let ip_assignments = client
-        .list(
-            "/api/ipam/ip-address-to-interface/",
-            "depth=1",
-            "reading the IP assignments",
-        )
-        .await?;
-    Ok(Snapshot {
+    let ids: Vec<String> = servers.iter().chain(&switches).filter_map(id_of).collect();
+    let mut snap = Snapshot {
         servers,
         switches,
-        interfaces,
-        items,
-        ip_assignments,
-    })
+        ..Snapshot::default()
+    };
+    for q in query_chunks(ids.iter(), "device_id", 50) {
+        snap.interfaces.extend(
+            client
+                .list("/api/dcim/interfaces/", &q, "reading the interfaces")
+                .await?,
+        );
+        snap.items.extend(
+            client
+                .list(
+                    "/api/dcim/inventory-items/",
+                    &q,
+                    "reading the inventory items",
+                )
+                .await?,
+        );
+        for ip in client
+            .list("/api/ipam/ip-addresses/", &q, "reading the IP addresses")
+            .await?
+        {
+            if ip.get("assigned_object_type").and_then(Value::as_str) == Some("dcim.interface") {
+                snap.ip_assignments.push(json!({
+                    "interface": {"id": ip.get("assigned_object_id")},
+                    "ip_address": {"address": ip.get("address")},
+                }));
+            }
+        }
+    }
+    Ok(snap)
+}
+
+/// Query strings of `key=value&key=value...`, `per` values each: a list
+/// filtered by many names goes in several requests of bounded length.
+pub(crate) fn query_chunks<'a>(
+    values: impl Iterator<Item = &'a String>,
+    key: &str,
+    per: usize,
+) -> Vec<String> {
+    let values: Vec<&String> = values.collect();
+    values
+        .chunks(per.max(1))
+        .map(|c| {
+            c.iter()
+                .map(|n| format!("{key}={}", query_value(n)))
+                .collect::<Vec<_>>()
+                .join("&")
+        })
+        .collect()
+}
+
+/// A related object's id as JSON for a request body: NetBox's integer ids
+/// as numbers, Nautobot's UUIDs as strings, none as `null`.
+pub fn id_json(id: Option<String>) -> Value {
+    match id {
+        Some(s) => s.parse::<u64>().map_or(Value::String(s), Value::from),
+        None => Value::Null,
+    }
 }
 
 /// Percent-encodes a query value.

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::client::{Client, Flavor, enum_value, list_of};
 use super::error::{Result, SotError};
-use super::import::{id_of, query_value};
+use super::import::{id_json, id_of, query_chunks, query_value};
 
 /// What a push needs besides the plan.
 #[derive(Debug, Clone)]
@@ -86,6 +86,9 @@ pub struct Desired {
     pub prefixes: BTreeSet<String>,
     /// (address/len, server, interface).
     pub addresses: Vec<(String, String, String)>,
+    /// (MAC, server, interface) of the NICs the plan gives a MAC; pushed
+    /// to NetBox only, where a MAC address is an object of its own.
+    pub macs: Vec<(String, String, String)>,
 }
 
 /// Nautobot's interface type for a line rate.
@@ -184,6 +187,10 @@ pub fn desired(plan: &Plan) -> Desired {
         });
     }
     for sn in &plan.sub_node_list {
+        if let Some(mac) = &sn.mac {
+            d.macs
+                .push((mac_key(mac), sn.server.clone(), sn.nic.clone()));
+        }
         if let Some(ip) = &sn.ip
             && let Some(net) = network(ip)
         {
@@ -214,19 +221,8 @@ pub struct State {
     pub addresses: BTreeMap<String, Value>,
     /// Interface ids each IP address id is assigned to.
     pub assigned: BTreeMap<String, BTreeSet<String>>,
-}
-
-fn in_chunks<'a>(names: impl Iterator<Item = &'a String>, key: &str, per: usize) -> Vec<String> {
-    let names: Vec<&String> = names.collect();
-    names
-        .chunks(per)
-        .map(|c| {
-            c.iter()
-                .map(|n| format!("{key}={}", query_value(n)))
-                .collect::<Vec<_>>()
-                .join("&")
-        })
-        .collect()
+    /// NetBox's MAC address objects by address ([`mac_key`]).
+    pub macs: BTreeMap<String, Vec<Value>>,
 }
 
 /// The GraphQL fields of an object's tags.
@@ -368,7 +364,13 @@ impl State {
         Ok(st)
     }
 
-    /// NetBox: the REST lists, filtered by the names the plan uses.
+    /// NetBox: the REST lists, filtered by the names the plan uses
+    /// (`netbox/dcim/filtersets.py`, `netbox/ipam/filtersets.py`, v4.6.8:
+    /// devices and VLANs by `name`, interfaces by `device` name, cables
+    /// by `id`, prefixes by `prefix`, addresses by `address`, MAC
+    /// addresses by `mac_address`). An address's interface is its
+    /// `assigned_object` (NetBox has no assignment object); MAC addresses
+    /// are objects of their own since NetBox 4.2.
     async fn read_rest(client: &Client, want: &Desired) -> Result<State> {
         let mut st = State::default();
         let tags = client
@@ -381,7 +383,7 @@ impl State {
         st.tag = tags.into_iter().next();
         let names: BTreeSet<&String> = want.switches.keys().chain(&want.servers).collect();
         let mut id_name = BTreeMap::new();
-        for q in in_chunks(names.iter().copied(), "name", 50) {
+        for q in query_chunks(names.iter().copied(), "name", 50) {
             for d in client
                 .list("/api/dcim/devices/", &q, "reading the devices")
                 .await?
@@ -392,14 +394,15 @@ impl State {
                 }
             }
         }
+        // Only devices that exist: NetBox refuses (400) a `device=` name it
+        // does not know.
         let present: Vec<&String> = names
             .iter()
             .copied()
             .filter(|n| st.devices.contains_key(*n))
             .collect();
         let mut cable_ids = BTreeSet::new();
-        for q in in_chunks(present.into_iter(), "device", 20) {
-            let q = format!("{q}&exclude_m2m=false");
+        for q in query_chunks(present.into_iter(), "device", 20) {
             for i in client
                 .list("/api/dcim/interfaces/", &q, "reading the interfaces")
                 .await?
@@ -417,8 +420,7 @@ impl State {
             }
         }
         let ids: Vec<String> = cable_ids.into_iter().collect();
-        for q in in_chunks(ids.iter(), "id", 50) {
-            let q = format!("{q}&exclude_m2m=false");
+        for q in query_chunks(ids.iter(), "id", 50) {
             for c in client
                 .list("/api/dcim/cables/", &q, "reading the cables")
                 .await?
@@ -429,8 +431,7 @@ impl State {
             }
         }
         let vlan_names: Vec<&String> = want.vlans.values().collect();
-        for q in in_chunks(vlan_names.into_iter(), "name", 50) {
-            let q = format!("{q}&exclude_m2m=false");
+        for q in query_chunks(vlan_names.into_iter(), "name", 50) {
             for v in client
                 .list("/api/ipam/vlans/", &q, "reading the VLANs")
                 .await?
@@ -440,8 +441,7 @@ impl State {
                 }
             }
         }
-        for q in in_chunks(want.prefixes.iter(), "prefix", 50) {
-            let q = format!("{q}&exclude_m2m=false");
+        for q in query_chunks(want.prefixes.iter(), "prefix", 50) {
             for p in client
                 .list("/api/ipam/prefixes/", &q, "reading the prefixes")
                 .await?
@@ -452,37 +452,47 @@ impl State {
             }
         }
         let addrs: Vec<String> = want.addresses.iter().map(|a| a.0.clone()).collect();
-        for q in in_chunks(addrs.iter(), "address", 50) {
-            let q = format!("{q}&exclude_m2m=false");
+        for q in query_chunks(addrs.iter(), "address", 50) {
             for a in client
                 .list("/api/ipam/ip-addresses/", &q, "reading the IP addresses")
                 .await?
             {
-                if let Some(n) = a.get("address").and_then(Value::as_str) {
-                    st.addresses.insert(n.to_string(), a);
+                let Some(n) = a.get("address").and_then(Value::as_str) else {
+                    continue;
+                };
+                if let (Some(ip), Some(i)) = (id_of(&a), assigned_interface(&a)) {
+                    st.assigned.entry(ip).or_default().insert(i);
                 }
+                st.addresses.insert(n.to_string(), a);
             }
         }
-        let ip_ids: Vec<String> = st.addresses.values().filter_map(id_of).collect();
-        for q in in_chunks(ip_ids.iter(), "ip_address", 50) {
-            for a in client
-                .list(
-                    "/api/ipam/ip-address-to-interface/",
-                    &q,
-                    "reading the IP assignments",
-                )
+        let macs: Vec<String> = want.macs.iter().map(|m| m.0.clone()).collect();
+        for q in query_chunks(macs.iter(), "mac_address", 50) {
+            for m in client
+                .list("/api/dcim/mac-addresses/", &q, "reading the MAC addresses")
                 .await?
             {
-                if let (Some(ip), Some(i)) = (
-                    a.get("ip_address").and_then(id_of),
-                    a.get("interface").and_then(id_of),
-                ) {
-                    st.assigned.entry(ip).or_default().insert(i);
+                if let Some(n) = m.get("mac_address").and_then(Value::as_str) {
+                    st.macs.entry(mac_key(n)).or_default().push(m);
                 }
             }
         }
         Ok(st)
     }
+}
+
+/// The interface id a NetBox IP or MAC address is assigned to
+/// (`assigned_object_type` `dcim.interface`).
+fn assigned_interface(v: &Value) -> Option<String> {
+    (v.get("assigned_object_type").and_then(Value::as_str) == Some("dcim.interface"))
+        .then(|| v.get("assigned_object_id").and_then(id_of))
+        .flatten()
+}
+
+/// A MAC address compared as NetBox shows it (upper case, colons:
+/// `mac_unix_expanded_uppercase` in `netbox/dcim/fields.py`).
+pub fn mac_key(mac: &str) -> String {
+    mac.trim().to_ascii_uppercase().replace('-', ":")
 }
 
 /// One difference between the plan and the source of truth.
@@ -535,8 +545,33 @@ fn url(v: &Value) -> Option<String> {
 fn tag_ids(v: &Value) -> Vec<Value> {
     v.get("tags")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(id_of).map(Value::String).collect())
+        .map(|a| a.iter().map(|t| id_json(id_of(t))).collect())
         .unwrap_or_default()
+}
+
+/// A status as the flavour writes it: Nautobot by name (`{"name":
+/// "Active"}`), NetBox by its lower-case value (`"active"`: NetBox's
+/// `ChoiceField` refuses a dictionary and `Active`,
+/// `netbox/netbox/api/fields.py`, v4.6.8).
+fn status(flavor: Flavor, name: &str) -> Value {
+    match flavor {
+        Flavor::Nautobot => json!({"name": name}),
+        Flavor::Netbox => json!(name.to_ascii_lowercase()),
+    }
+}
+
+/// A tag's slug as NetBox requires one: lower case, letters, digits, `-`
+/// and `_`.
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
 }
 
 /// The endpoint of a change's kind.
@@ -549,6 +584,7 @@ fn endpoint(kind: &str) -> &'static str {
         "cable" => "/api/dcim/cables/",
         "prefix" => "/api/ipam/prefixes/",
         "ip-address" => "/api/ipam/ip-addresses/",
+        "mac-address" => "/api/dcim/mac-addresses/",
         _ => "/api/ipam/ip-address-to-interface/",
     }
 }
@@ -558,12 +594,14 @@ fn endpoint(kind: &str) -> &'static str {
 /// request body's ids (a dry run shows them; a push creates them in a
 /// later phase). Refuses (in `Err`) what the push cannot make: a server
 /// the plan cables that does not exist, a switch to create without
-/// `--location`.
-pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
+/// `--location`. `flavor` shapes the request bodies (statuses, cable
+/// terminations, address assignments, MAC addresses).
+pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> Result<Diff> {
+    let netbox = flavor == Flavor::Netbox;
     let mut d = Diff::default();
     let mut refused = Vec::new();
     let tag_id = st.tag.as_ref().and_then(id_of);
-    let tag = tag_id.clone().map(Value::String).unwrap_or(Value::Null);
+    let tag = id_json(tag_id.clone());
     let mine = |v: &Value| has_tag(v, tag_id.as_deref(), &want.tag);
     let add = |d: &mut Diff, action, kind, object: String, detail: String, url, phase, body| {
         let c = Change {
@@ -591,9 +629,18 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
             "marks the objects this plan owns".to_string(),
             None,
             0,
-            json!({"name": want.tag, "content_types": [
-                "dcim.device", "dcim.interface", "dcim.cable", "ipam.vlan", "ipam.prefix", "ipam.ipaddress"
-            ]}),
+            if netbox {
+                // NetBox 4.x: `object_types` (was `content_types`), and a
+                // required slug (`netbox/extras/api/serializers_/tags.py`).
+                json!({"name": want.tag, "slug": slug(&want.tag), "object_types": [
+                    "dcim.device", "dcim.interface", "dcim.cable", "dcim.macaddress",
+                    "ipam.vlan", "ipam.prefix", "ipam.ipaddress"
+                ]})
+            } else {
+                json!({"name": want.tag, "content_types": [
+                    "dcim.device", "dcim.interface", "dcim.cable", "ipam.vlan", "ipam.prefix", "ipam.ipaddress"
+                ]})
+            },
         ),
     }
     for (vid, name) in &want.vlans {
@@ -619,7 +666,7 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                 format!("vid -> {vid}"),
                 url(v),
                 1,
-                json!({"id": id_of(v), "vid": vid}),
+                json!({"id": id_json(id_of(v)), "vid": vid}),
             ),
             Some(_) => d.unchanged += 1,
             None => add(
@@ -630,7 +677,7 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                 format!("vid {vid}"),
                 None,
                 1,
-                json!({"vid": vid, "name": name, "status": {"name": "Active"}, "tags": [tag]}),
+                json!({"vid": vid, "name": name, "status": status(flavor, "Active"), "tags": [tag]}),
             ),
         }
     }
@@ -654,8 +701,15 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
             format!("{model} at {loc}, role {}", opts.switch_role),
             None,
             1,
-            json!({"name": sw, "device_type": {"model": model}, "role": {"name": opts.switch_role},
-                   "location": {"name": loc}, "status": {"name": "Active"}, "tags": [tag]}),
+            if netbox {
+                // A NetBox device stands at a site, named by its slug like
+                // the import's `site=` filter; the role by slug too.
+                json!({"name": sw, "device_type": {"model": model}, "role": {"slug": opts.switch_role},
+                       "site": {"slug": loc}, "status": status(flavor, "Active"), "tags": [tag]})
+            } else {
+                json!({"name": sw, "device_type": {"model": model}, "role": {"name": opts.switch_role},
+                       "location": {"name": loc}, "status": {"name": "Active"}, "tags": [tag]})
+            },
         );
     }
     for s in &want.servers {
@@ -676,14 +730,18 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                 "parent of the plan's NIC addresses".to_string(),
                 None,
                 1,
-                json!({"prefix": prefix, "status": {"name": "Active"}, "namespace": {"name": "Global"},
-                       "type": "network", "tags": [tag]}),
+                if netbox {
+                    json!({"prefix": prefix, "status": status(flavor, "Active"), "tags": [tag]})
+                } else {
+                    json!({"prefix": prefix, "status": {"name": "Active"}, "namespace": {"name": "Global"},
+                           "type": "network", "tags": [tag]})
+                },
             ),
         }
     }
     // Interfaces: missing switch ports are created on the plan's switches;
     // existing ones are set when owned or blank, else they conflict.
-    let dev_id = |n: &str| st.devices.get(n).and_then(id_of);
+    let dev_id = |n: &str| id_json(st.devices.get(n).and_then(id_of));
     let vlan_id = |vid: u16| {
         want.vlans
             .get(&vid)
@@ -700,6 +758,19 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                     .get(&p.device)
                     .cloned()
                     .unwrap_or(("other".to_string(), 0));
+                let mut body = if netbox {
+                    // A NetBox interface has no status.
+                    json!({"device": dev_id(&p.device), "name": p.name, "type": ty, "speed": speed,
+                           "tags": [tag]})
+                } else {
+                    json!({"device": dev_id(&p.device), "name": p.name, "type": ty, "speed": speed,
+                           "status": {"name": "Active"}, "tags": [tag]})
+                };
+                // Created with its mode and VLAN at once: no update later.
+                if let Some(vid) = p.vlan {
+                    body["mode"] = json!("access");
+                    body["untagged_vlan"] = id_json(vlan_id(vid));
+                }
                 add(
                     &mut d,
                     "create",
@@ -708,8 +779,7 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                     ty.to_string(),
                     None,
                     2,
-                    json!({"device": dev_id(&p.device), "name": p.name, "type": ty, "speed": speed,
-                           "status": {"name": "Active"}, "tags": [tag]}),
+                    body,
                 );
             }
             Some(i) => {
@@ -762,8 +832,13 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                     object,
                     format!("mode {mode:?} -> access, untagged VLAN {vid}"),
                     url(i),
-                    3,
-                    json!({"id": id_of(i), "mode": "access", "untagged_vlan": want_vlan, "tags": tags}),
+                    // Before the cables (phase 3): Nautobot 3.2.7 saves an
+                    // interface that has no cable yet faster (192 port
+                    // updates took 55 s before the cables, 99 s after, one
+                    // run each on a busy machine: docs/source-of-truth.md).
+                    2,
+                    json!({"id": id_json(id_of(i)), "mode": "access", "untagged_vlan": id_json(want_vlan),
+                           "tags": tags}),
                 );
             }
         }
@@ -808,9 +883,17 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                 format!("label {}, status Planned", c.label),
                 None,
                 3,
-                json!({"termination_a_type": "dcim.interface", "termination_a_id": ia,
-                       "termination_b_type": "dcim.interface", "termination_b_id": ib,
-                       "status": {"name": "Planned"}, "label": c.label, "tags": [tag]}),
+                if netbox {
+                    // NetBox 4.x: lists of terminations per end
+                    // (`netbox/dcim/api/serializers_/cables.py`).
+                    json!({"a_terminations": [{"object_type": "dcim.interface", "object_id": id_json(ia)}],
+                           "b_terminations": [{"object_type": "dcim.interface", "object_id": id_json(ib)}],
+                           "status": status(flavor, "Planned"), "label": c.label, "tags": [tag]})
+                } else {
+                    json!({"termination_a_type": "dcim.interface", "termination_a_id": ia,
+                           "termination_b_type": "dcim.interface", "termination_b_id": ib,
+                           "status": {"name": "Planned"}, "label": c.label, "tags": [tag]})
+                },
             );
             continue;
         }
@@ -829,7 +912,7 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                         format!("label -> {}", c.label),
                         url(cv),
                         3,
-                        json!({"id": id_of(cv), "label": c.label}),
+                        json!({"id": id_json(id_of(cv)), "label": c.label}),
                     );
                 }
             }
@@ -850,7 +933,7 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                     format!("tag {}", want.tag),
                     url(cv),
                     4,
-                    json!({"id": id_of(cv), "tags": [tag]}),
+                    json!({"id": id_json(id_of(cv)), "tags": [tag]}),
                 )
             }
             other => add(
@@ -874,12 +957,28 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
         }
     }
     // NIC addresses: the address (created when missing, owned) and its
-    // assignment to the NIC's interface.
+    // assignment to the NIC's interface: on Nautobot an assignment object
+    // of its own, on NetBox the address's `assigned_object`.
     for (addr, server, nic) in &want.addresses {
         let object = format!("{addr} on {server} {nic}");
         let iface = iface_id(&(server.clone(), nic.clone()));
+        if netbox && iface.is_none() {
+            refused.push(format!(
+                "server {server} has no interface {nic} ({}) for the address {addr}; add it (the NIC's name)",
+                st.devices.get(server).and_then(url).unwrap_or_default()
+            ));
+            continue;
+        }
         match st.addresses.get(addr) {
             None => {
+                let body = if netbox {
+                    json!({"address": addr, "status": status(flavor, "Active"),
+                           "assigned_object_type": "dcim.interface",
+                           "assigned_object_id": id_json(iface.clone()), "tags": [tag]})
+                } else {
+                    json!({"address": addr, "status": {"name": "Active"}, "namespace": {"name": "Global"},
+                           "type": "host", "tags": [tag]})
+                };
                 add(
                     &mut d,
                     "create",
@@ -888,19 +987,20 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                     format!("for {server} {nic}"),
                     None,
                     3,
-                    json!({"address": addr, "status": {"name": "Active"}, "namespace": {"name": "Global"},
-                           "type": "host", "tags": [tag]}),
+                    body,
                 );
-                add(
-                    &mut d,
-                    "create",
-                    "ip-assignment",
-                    object,
-                    String::new(),
-                    None,
-                    4,
-                    json!({"ip_address": Value::Null, "interface": iface, "_address": addr}),
-                );
+                if !netbox {
+                    add(
+                        &mut d,
+                        "create",
+                        "ip-assignment",
+                        object,
+                        String::new(),
+                        None,
+                        4,
+                        json!({"ip_address": Value::Null, "interface": iface, "_address": addr}),
+                    );
+                }
             }
             Some(ip) => {
                 let ipid = id_of(ip).unwrap_or_default();
@@ -917,6 +1017,17 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                         4,
                         Value::Null,
                     ),
+                    _ if netbox => add(
+                        &mut d,
+                        "update",
+                        "ip-address",
+                        object,
+                        format!("assign to {server} {nic}"),
+                        url(ip),
+                        4,
+                        json!({"id": id_json(Some(ipid)), "assigned_object_type": "dcim.interface",
+                               "assigned_object_id": id_json(iface.clone())}),
+                    ),
                     _ => add(
                         &mut d,
                         "create",
@@ -929,6 +1040,81 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions) -> Result<Diff> {
                     ),
                 }
             }
+        }
+    }
+    // MAC addresses (NetBox only: on Nautobot a MAC is a field of the
+    // interface, which the inventory's loader sets). Since NetBox 4.2 a MAC
+    // is an object assigned to an interface, and the interface's
+    // `mac_address` is read-only: that of its `primary_mac_address`
+    // (`netbox/dcim/api/serializers_/device_components.py`, v4.6.8). The
+    // push creates the MAC assigned to the NIC's interface, then makes it
+    // the interface's primary MAC when the interface has none.
+    for (mac, server, nic) in want.macs.iter().filter(|_| netbox) {
+        let object = format!("{mac} on {server} {nic}");
+        let key = (server.clone(), nic.clone());
+        let (Some(iface), Some(iv)) = (iface_id(&key), st.interfaces.get(&key)) else {
+            refused.push(format!(
+                "server {server} has no interface {nic} ({}) for the MAC address {mac}; add it (the NIC's name)",
+                st.devices.get(server).and_then(url).unwrap_or_default()
+            ));
+            continue;
+        };
+        let objects = st.macs.get(mac).map(Vec::as_slice).unwrap_or(&[]);
+        let here = objects
+            .iter()
+            .find(|m| assigned_interface(m).as_deref() == Some(iface.as_str()));
+        let elsewhere = objects
+            .iter()
+            .find(|m| assigned_interface(m).is_some_and(|i| i != iface) && !mine(m));
+        let primary = iv.get("primary_mac_address").and_then(id_of);
+        match (here, elsewhere) {
+            (Some(m), _) => match &primary {
+                Some(p) if Some(p) == id_of(m).as_ref() => d.unchanged += 1,
+                None => add(
+                    &mut d,
+                    "update",
+                    "interface",
+                    format!("{server} {nic}"),
+                    format!("primary MAC address -> {mac}"),
+                    url(iv),
+                    4,
+                    json!({"id": id_json(Some(iface.clone())), "primary_mac_address": id_json(id_of(m))}),
+                ),
+                Some(_) => add(
+                    &mut d,
+                    "conflict",
+                    "interface",
+                    format!("{server} {nic}"),
+                    format!(
+                        "its primary MAC address is {}, the plan's NIC has {mac}; correct the inventory or the interface",
+                        iv.get("mac_address").and_then(Value::as_str).unwrap_or("another")
+                    ),
+                    url(iv),
+                    4,
+                    Value::Null,
+                ),
+            },
+            (None, Some(m)) => add(
+                &mut d,
+                "conflict",
+                "mac-address",
+                object,
+                "the MAC address is assigned to another interface; free it or correct the inventory".to_string(),
+                url(m),
+                3,
+                Value::Null,
+            ),
+            (None, None) => add(
+                &mut d,
+                "create",
+                "mac-address",
+                mac.clone(),
+                format!("for {server} {nic}"),
+                None,
+                3,
+                json!({"mac_address": mac, "assigned_object_type": "dcim.interface",
+                       "assigned_object_id": id_json(Some(iface.clone())), "tags": [tag]}),
+            ),
         }
     }
     if !refused.is_empty() {
@@ -972,7 +1158,7 @@ pub async fn push(
 ) -> Result<PushReport> {
     let want = desired(plan);
     let st = State::read(client, &want).await?;
-    let first = diff(&want, &st, opts)?;
+    let first = diff(&want, &st, opts, client.flavor())?;
     let mut report = PushReport {
         plan: plan.name.clone(),
         url: client.base().to_string(),
@@ -1028,7 +1214,7 @@ pub async fn push(
             report.requests += bodies.len().div_ceil(per);
         }
         let st = State::read(client, &want).await?;
-        let next = diff(&want, &st, opts)?;
+        let next = diff(&want, &st, opts, client.flavor())?;
         if !next.conflicts.is_empty() {
             return Err(SotError::Refused {
                 what:

@@ -21,6 +21,7 @@ mod probe_hostile;
 mod push;
 mod push_ssh;
 mod sot;
+mod sot_netbox;
 mod submit;
 
 #[path = "../support/crds.rs"]

@@ -142,7 +142,7 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 /// (switch, port, peer, peer_port) rows of a cabling CSV.
-fn rows(path: &Path) -> BTreeSet<(String, String, String, String)> {
+pub(crate) fn rows(path: &Path) -> BTreeSet<(String, String, String, String)> {
     let text = std::fs::read_to_string(path).unwrap();
     cabling::parse_csv(&text, "csv")
         .unwrap()
@@ -173,6 +173,72 @@ fn kinds(v: &validate::Validation) -> Vec<(String, String, String)> {
     k
 }
 
+/// The findings of the cabling read from a source of truth are those of
+/// the CSV of the same rows (less its speed column: a cable there has no
+/// line rate): the same kinds, objects and messages, with the planted
+/// kinds among them, and every finding about one built cable names its URL
+/// under `base` (`missing` has no built cable, `invariant` sums up a
+/// switch pair).
+pub(crate) fn same_findings_as_csv(
+    plan: &planner::plan::Plan,
+    observed: &[cabling::Observed],
+    built: &BTreeSet<(String, String, String, String)>,
+    base: &str,
+) {
+    assert_eq!(observed.len(), built.len());
+    let from_sot = validate::validate_cabling(plan, observed, &["sot".to_string()]);
+    let csv: String = built
+        .iter()
+        .map(|r| format!("{},{},{},{}\n", r.0, r.1, r.2, r.3))
+        .collect();
+    let from_csv = validate::validate_cabling(
+        plan,
+        &cabling::parse_csv(&csv, "csv").unwrap(),
+        &["csv".to_string()],
+    );
+    assert!(!from_sot.ok);
+    assert_eq!(kinds(&from_sot), kinds(&from_csv));
+    let found: BTreeSet<&str> = from_sot.findings.iter().map(|f| f.kind).collect();
+    for k in ["crossed", "missing", "extra", "wrong-vlan-half"] {
+        assert!(found.contains(k), "no {k} finding: {:?}", from_sot.findings);
+    }
+    for f in from_sot
+        .findings
+        .iter()
+        .filter(|f| !matches!(f.kind, "missing" | "invariant"))
+    {
+        let s = f.source.as_deref().unwrap_or("");
+        assert!(s.contains(&format!("{base}/api/dcim/cables/")), "{f:?}");
+    }
+}
+
+/// How long each stage of the round trip takes, on stderr (seen with
+/// `--nocapture`): where the CI minutes go (docs/benchmarks.md).
+struct Stages {
+    start: std::time::Instant,
+    last: std::time::Instant,
+}
+
+impl Stages {
+    fn new() -> Stages {
+        let now = std::time::Instant::now();
+        Stages {
+            start: now,
+            last: now,
+        }
+    }
+
+    fn mark(&mut self, what: &str) {
+        let now = std::time::Instant::now();
+        eprintln!(
+            "sot::round_trip: {what}: {:.1} s (at {:.1} s)",
+            (now - self.last).as_secs_f64(),
+            (now - self.start).as_secs_f64()
+        );
+        self.last = now;
+    }
+}
+
 #[test]
 fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
     let test = "sot::round_trip";
@@ -182,7 +248,9 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
     let rt = rt();
     let c = client(&url, &token);
     let inventory = root().join("topologies/eflops-4x16.toml");
+    let mut clock = Stages::new();
     load(&url, &token, &["--wipe", inventory.to_str().unwrap()]);
+    clock.mark("load (example loader, --wipe)");
 
     // Import: the inventory read back designs the same fabric as the TOML.
     let opts = ImportOptions {
@@ -217,12 +285,17 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         dry_run: false,
         batch: 100,
     };
-    let mut lines = Vec::new();
+    clock.mark("import and design");
+    let started = std::time::Instant::now();
     let first = rt
         .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |l| {
-            lines.push(l.to_string())
+            eprintln!(
+                "sot::round_trip:   push at {:.1} s: {l}",
+                started.elapsed().as_secs_f64()
+            )
         }))
         .unwrap();
+    clock.mark("first push");
     assert!(
         first.diff.conflicts.is_empty(),
         "{:?}",
@@ -258,6 +331,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         ))
         .unwrap();
     assert!(dry.diff.changes.is_empty());
+    clock.mark("second push and dry run");
 
     // Nautobot holds what was pushed: planned cables with labels, access
     // ports in their half's VLAN.
@@ -347,6 +421,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         .collect();
     rt.block_on(c.create("/api/dcim/cables/", &planted, 100, "test"))
         .unwrap();
+    clock.mark("plant the faults (mark connected, delete, create)");
 
     // The findings from Nautobot are those of the CSV (less its speed
     // column: a Nautobot cable has no line rate), each with a cable URL.
@@ -361,32 +436,8 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         .unwrap();
     let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "nautobot");
     assert_eq!(skipped, 0);
-    let from_sot = validate::validate_cabling(ours, &observed, &["nautobot".to_string()]);
-    let csv: String = built
-        .iter()
-        .map(|r| format!("{},{},{},{}\n", r.0, r.1, r.2, r.3))
-        .collect();
-    let from_csv = validate::validate_cabling(
-        ours,
-        &cabling::parse_csv(&csv, "csv").unwrap(),
-        &["csv".to_string()],
-    );
-    assert!(!from_sot.ok);
-    assert_eq!(kinds(&from_sot), kinds(&from_csv));
-    let found: BTreeSet<&str> = from_sot.findings.iter().map(|f| f.kind).collect();
-    for k in ["crossed", "missing", "extra", "wrong-vlan-half"] {
-        assert!(found.contains(k), "no {k} finding: {:?}", from_sot.findings);
-    }
-    // Every finding about one built cable names it; `missing` has no built
-    // cable and `invariant` sums up a switch pair.
-    for f in from_sot
-        .findings
-        .iter()
-        .filter(|f| !matches!(f.kind, "missing" | "invariant"))
-    {
-        let s = f.source.as_deref().unwrap_or("");
-        assert!(s.contains(&format!("{url}/api/dcim/cables/")), "{f:?}");
-    }
+    same_findings_as_csv(ours, &observed, &built, &url);
+    clock.mark("cabling read and compared");
 
     // Pushing now meets cables the plan does not own (the planted ones) on
     // its ports: conflicts, nothing written.
@@ -429,7 +480,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
-    drop(lines);
+    clock.mark("blocked push and refused import");
 }
 
 #[test]

@@ -28,8 +28,9 @@ pub enum SotCommand {
     Import {
         #[command(flatten)]
         conn: Connection,
-        /// Only devices at this location (Nautobot) or site (NetBox).
-        #[arg(long)]
+        /// Only devices at this location (Nautobot) or site, by its slug
+        /// (NetBox; `--site` is the same flag).
+        #[arg(long, alias = "site")]
         location: Option<String>,
         /// The device role of GPU servers.
         #[arg(long, default_value = "gpu-server")]
@@ -58,8 +59,9 @@ pub enum SotCommand {
         /// Show the diff, write nothing.
         #[arg(long)]
         dry_run: bool,
-        /// The location of switches the push creates.
-        #[arg(long)]
+        /// The location (Nautobot) or site slug (NetBox; `--site` is the
+        /// same flag) of switches the push creates.
+        #[arg(long, alias = "site")]
         location: Option<String>,
         /// The role of switches the push creates.
         #[arg(long, default_value = "fabric-switch")]
@@ -84,8 +86,9 @@ pub enum SotCommand {
         /// Cables of this status count as built; `any` reads every cable.
         #[arg(long, default_value = "connected")]
         status: String,
-        /// Only cables and devices at this location (site on NetBox).
-        #[arg(long)]
+        /// Only cables and devices at this location (Nautobot) or site
+        /// slug (NetBox; `--site` is the same flag).
+        #[arg(long, alias = "site")]
         location: Option<String>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,

@@ -1,0 +1,882 @@
+//! `provisioner sot` against NetBox: the round trip of issue #35 (load the
+//! EFLOPS 4x16 inventory, import it back, design, push, push again, plant
+//! the cabling faults, read them back) against the NetBox 4.6 test server
+//! of `tests/support/netbox_server.rs`, written from NetBox's documentation
+//! and source apart from the client. NetBox cannot run here (it is not on
+//! PyPI); docs/source-of-truth.md lists what this checks and what not.
+//!
+//! The loader below writes the inventory the way NetBox's REST API
+//! documentation shows (docs/integrations/rest-api.md, v4.6.8), with its
+//! own HTTP calls: not through the client under test.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use planner::design::DesignOptions;
+use planner::inventory::{Attachment, Inventory};
+use provisioner::sot::cabling::CablingOptions;
+use provisioner::sot::import::ImportOptions;
+use provisioner::sot::push::{PushOptions, owner_tag};
+use provisioner::sot::{Client, Flavor, Limits, Settings, SotError, TokenSource};
+use serde_json::{Value, json};
+
+#[path = "../support/netbox_server.rs"]
+mod netbox_server;
+use netbox_server::NetBox;
+
+use crate::sot::{rows, same_findings_as_csv};
+
+const SITE: &str = "eflops-lab";
+/// A v2 token (`nbt_<key>.<plaintext>`, NetBox 4.5+) and a v1 token.
+const V2_KEY: &str = "k3y0123456";
+const V2_PLAIN: &str = "s3cr3tpl41nt3xt0123456789abcdef";
+const V1: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+struct Server {
+    nb: Arc<Mutex<NetBox>>,
+    base: String,
+    rt: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+    v2_file: PathBuf,
+    v1_file: PathBuf,
+}
+
+fn token_file(dir: &Path, name: &str, token: &str) -> PathBuf {
+    let f = dir.join(name);
+    std::fs::write(&f, format!("{token}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    f
+}
+
+fn start() -> Server {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut nb = NetBox::new();
+    nb.v1.push(V1.to_string());
+    nb.v2.push((V2_KEY.to_string(), V2_PLAIN.to_string()));
+    let nb = Arc::new(Mutex::new(nb));
+    let base = rt.block_on(netbox_server::serve(nb.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let v2_file = token_file(dir.path(), "v2", &format!("nbt_{V2_KEY}.{V2_PLAIN}"));
+    let v1_file = token_file(dir.path(), "v1", V1);
+    Server {
+        nb,
+        base,
+        rt,
+        _dir: dir,
+        v2_file,
+        v1_file,
+    }
+}
+
+impl Server {
+    fn client(&self, token: &Path, page_size: usize) -> Client {
+        Client::new(&Settings {
+            flavor: Flavor::Netbox,
+            url: format!("{}/api", self.base),
+            token: TokenSource::File(token.to_path_buf()),
+            ca_file: None,
+            limits: Limits {
+                page_size,
+                ..Limits::default()
+            },
+        })
+        .unwrap()
+    }
+
+    /// One raw request of the loader, as NetBox's REST API documentation
+    /// writes them (a v1 token, JSON bodies).
+    fn raw(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let url = format!("{}{path}", self.base);
+        self.rt.block_on(async {
+            let mut req = reqwest::Client::new()
+                .request(method, &url)
+                .header("Authorization", format!("Token {V1}"))
+                .header("Accept", "application/json");
+            if let Some(b) = body {
+                req = req.json(&b);
+            }
+            let resp = req.send().await.unwrap();
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap();
+            (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+        })
+    }
+
+    /// Creates objects (bulk POST) and returns them; any refusal fails.
+    fn post(&self, path: &str, body: Value) -> Value {
+        let (status, v) = self.raw(reqwest::Method::POST, path, Some(body));
+        assert_eq!(status, 201, "POST {path}: {v}");
+        v
+    }
+
+    fn get_all(&self, path: &str, query: &str) -> Vec<Value> {
+        let (status, v) = self.raw(
+            reqwest::Method::GET,
+            &format!("{path}?limit=1000&{query}"),
+            None,
+        );
+        assert_eq!(status, 200, "GET {path}?{query}: {v}");
+        v["results"].as_array().cloned().unwrap()
+    }
+
+    fn writes(&self) -> usize {
+        self.nb.lock().unwrap().log.len()
+    }
+}
+
+/// The EFLOPS 4x16 inventory with a MAC address per NIC (NetBox keeps MACs
+/// as objects of their own).
+fn inventory_text() -> String {
+    let text = std::fs::read_to_string(root().join("topologies/eflops-4x16.toml")).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if let Some(k) = line
+            .strip_prefix("ip = \"10.100.{n}.")
+            .and_then(|r| r.strip_suffix("/24\""))
+        {
+            out.push_str(&format!("mac = \"02:00:00:00:{{n:02x}}:0{k}\"\n"));
+        }
+    }
+    out
+}
+
+fn slugify(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn iface_type(gbps: u32) -> &'static str {
+    match gbps {
+        25 => "25gbase-x-sfp28",
+        200 => "200gbase-x-qsfp56",
+        400 => "400gbase-x-qsfpdd",
+        _ => "100gbase-x-qsfp28",
+    }
+}
+
+/// Loads an inventory into NetBox: custom fields, the site, manufacturer,
+/// device types and roles, devices, interfaces, MAC addresses (assigned,
+/// then made primary), inventory items (PCIe switches with their GPUs and
+/// NICs as children), prefixes and addresses assigned to interfaces.
+fn load(srv: &Server, inv: &Inventory) {
+    let mut cfs = Vec::new();
+    for (name, ty) in [
+        ("topo_sockets", "text"),
+        ("topo_tier", "text"),
+        ("topo_reserved_ports", "text"),
+        ("topo_virtual", "json"),
+    ] {
+        cfs.push(json!({"name": name, "type": ty, "object_types": ["dcim.device"]}));
+    }
+    for (name, ty) in [
+        ("topo_kind", "text"),
+        ("topo_socket", "text"),
+        ("topo_root_port", "text"),
+        ("topo_lanes", "integer"),
+        ("topo_pcie_gen", "integer"),
+        ("topo_slots", "integer"),
+        ("topo_slot", "text"),
+        ("topo_memory_gb", "integer"),
+        ("topo_speed_gbps", "integer"),
+        ("topo_ports", "integer"),
+        ("topo_netdev", "text"),
+    ] {
+        cfs.push(json!({"name": name, "type": ty, "object_types": ["dcim.inventoryitem"]}));
+    }
+    srv.post("/api/extras/custom-fields/", Value::Array(cfs));
+    let site = srv.post(
+        "/api/dcim/sites/",
+        json!({"name": SITE, "slug": SITE, "status": "active"}),
+    )["id"]
+        .clone();
+    let maker = srv.post(
+        "/api/dcim/manufacturers/",
+        json!({"name": "Generic", "slug": "generic"}),
+    )["id"]
+        .clone();
+    let mut models: BTreeSet<String> = inv
+        .server_templates
+        .iter()
+        .filter_map(|t| t.model.clone())
+        .collect();
+    models.extend(inv.switch_templates.iter().map(|t| t.model.clone()));
+    let types: Vec<Value> = models
+        .iter()
+        .map(|m| json!({"manufacturer": maker, "model": m, "slug": slugify(m)}))
+        .collect();
+    srv.post("/api/dcim/device-types/", Value::Array(types));
+    for role in ["gpu-server", "fabric-switch"] {
+        srv.post(
+            "/api/dcim/device-roles/",
+            json!({"name": role, "slug": role}),
+        );
+    }
+    let mut devices = Vec::new();
+    for s in &inv.servers {
+        let t = &inv.server_templates[s.template];
+        devices.push(json!({"name": s.name, "device_type": {"model": t.model}, "role": {"slug": "gpu-server"},
+            "site": site, "status": "active", "custom_fields": {"topo_sockets": t.sockets.join(",")}}));
+    }
+    for s in &inv.switches {
+        let t = &inv.switch_templates[s.template];
+        let halves: Vec<Value> = t
+            .virtual_switches
+            .iter()
+            .map(|v| json!({"suffix": v.suffix, "ports": v.ports, "vlan": v.vlan, "part": v.part.as_str()}))
+            .collect();
+        let cf = if halves.is_empty() {
+            json!({})
+        } else {
+            json!({"topo_virtual": halves})
+        };
+        devices.push(json!({"name": s.name, "device_type": {"model": t.model}, "role": {"slug": "fabric-switch"},
+            "site": site, "status": "active", "custom_fields": cf}));
+    }
+    let devices = srv.post("/api/dcim/devices/", Value::Array(devices));
+    let dev_id = |name: &str| {
+        devices
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .map(|d| d["id"].clone())
+            .unwrap()
+    };
+    // Interfaces: every switch port, every NIC's port.
+    let mut ifaces = Vec::new();
+    for s in &inv.switches {
+        let t = &inv.switch_templates[s.template];
+        for p in 1..=t.ports {
+            ifaces.push(json!({"device": dev_id(&s.name), "name": t.port_name(p),
+                "type": iface_type(t.port_gbps), "speed": u64::from(t.port_gbps) * 1_000_000}));
+        }
+    }
+    for s in &inv.servers {
+        let t = &inv.server_templates[s.template];
+        for n in &t.nics {
+            ifaces.push(json!({"device": dev_id(&s.name), "name": n.name,
+                "type": iface_type(n.speed_gbps), "speed": u64::from(n.speed_gbps) * 1_000_000}));
+        }
+    }
+    let ifaces = srv.post("/api/dcim/interfaces/", Value::Array(ifaces));
+    let if_id = |dev: &str, name: &str| {
+        let d = dev_id(dev);
+        ifaces
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["device"]["id"] == d && i["name"] == name)
+            .map(|i| i["id"].clone())
+            .unwrap()
+    };
+    // MACs, prefixes, addresses; inventory items.
+    let (mut macs, mut owners, mut ips, mut nets) =
+        (Vec::new(), Vec::new(), Vec::new(), BTreeSet::new());
+    let mut pcie = Vec::new();
+    for s in &inv.servers {
+        let t = &inv.server_templates[s.template];
+        for (k, n) in t.nics.iter().enumerate() {
+            let addr = s.nic_addresses.get(k).cloned().unwrap_or_default();
+            let iface = if_id(&s.name, &n.name);
+            if let Some(m) = addr.mac {
+                macs.push(
+                    json!({"mac_address": m, "assigned_object_type": "dcim.interface",
+                    "assigned_object_id": iface}),
+                );
+                owners.push(iface.clone());
+            }
+            if let Some(ip) = addr.ip {
+                let (host, len) = ip.split_once('/').unwrap();
+                let o: Vec<&str> = host.split('.').collect();
+                nets.insert(format!("{}.{}.{}.0/{len}", o[0], o[1], o[2]));
+                ips.push(json!({"address": ip, "status": "active", "assigned_object_type": "dcim.interface",
+                    "assigned_object_id": iface}));
+            }
+        }
+        for p in &t.pcie_switches {
+            pcie.push(json!({"device": dev_id(&s.name), "name": p.name, "part_id": p.model.clone().unwrap_or_default(),
+                "custom_fields": {"topo_kind": "pcie-switch", "topo_socket": t.sockets[p.socket],
+                    "topo_root_port": p.root_port, "topo_lanes": p.lanes, "topo_pcie_gen": p.pcie_gen,
+                    "topo_slots": p.slots}}));
+        }
+    }
+    let macs = srv.post("/api/dcim/mac-addresses/", Value::Array(macs));
+    let primary: Vec<Value> = owners
+        .iter()
+        .zip(macs.as_array().unwrap())
+        .map(|(i, m)| json!({"id": i, "primary_mac_address": m["id"]}))
+        .collect();
+    let (st, v) = srv.raw(
+        reqwest::Method::PATCH,
+        "/api/dcim/interfaces/",
+        Some(Value::Array(primary)),
+    );
+    assert_eq!(st, 200, "{v}");
+    let nets: Vec<Value> = nets
+        .iter()
+        .map(|p| json!({"prefix": p, "status": "active"}))
+        .collect();
+    srv.post("/api/ipam/prefixes/", Value::Array(nets));
+    srv.post("/api/ipam/ip-addresses/", Value::Array(ips));
+    let pcie = srv.post("/api/dcim/inventory-items/", Value::Array(pcie));
+    let mut children = Vec::new();
+    for s in &inv.servers {
+        let t = &inv.server_templates[s.template];
+        let d = dev_id(&s.name);
+        let parent = |a: &Attachment| -> (Value, Value) {
+            match a {
+                Attachment::PcieSwitch(i) => {
+                    let name = &t.pcie_switches[*i].name;
+                    let id = pcie
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|p| p["device"]["id"] == d && p["name"] == name.as_str())
+                        .map(|p| p["id"].clone())
+                        .unwrap();
+                    (id, Value::Null)
+                }
+                Attachment::RootPort(sock) => (Value::Null, json!(t.sockets[*sock])),
+            }
+        };
+        for g in &t.gpus {
+            let (p, sock) = parent(&g.attachment);
+            children.push(
+                json!({"device": d, "parent": p, "name": g.name, "part_id": g.model,
+                "custom_fields": {"topo_kind": "gpu", "topo_socket": sock, "topo_slot": g.slot,
+                    "topo_lanes": g.lanes, "topo_memory_gb": g.memory_gb}}),
+            );
+        }
+        for n in &t.nics {
+            let (p, sock) = parent(&n.attachment);
+            children.push(
+                json!({"device": d, "parent": p, "name": n.name, "part_id": n.model,
+                "custom_fields": {"topo_kind": "nic", "topo_socket": sock, "topo_slot": n.slot,
+                    "topo_lanes": n.lanes, "topo_speed_gbps": n.speed_gbps, "topo_ports": n.ports,
+                    "topo_netdev": n.netdev}}),
+            );
+        }
+    }
+    srv.post("/api/dcim/inventory-items/", Value::Array(children));
+}
+
+fn import_opts() -> ImportOptions {
+    ImportOptions {
+        location: Some(SITE.to_string()),
+        server_role: "gpu-server".to_string(),
+        switch_role: "fabric-switch".to_string(),
+        name: Some("eflops-4x16".to_string()),
+    }
+}
+
+#[test]
+fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
+    let srv = start();
+    let text = inventory_text();
+    let original = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
+    load(&srv, &original);
+    // Another site with servers and a connected cable of its own: every
+    // read must keep to the site (`site=`; NetBox ignores `location=` on
+    // cables, and its devices' `location` is another object).
+    let other = srv.post(
+        "/api/dcim/sites/",
+        json!({"name": "other-lab", "slug": "other-lab"}),
+    )["id"]
+        .clone();
+    let strangers = srv.post(
+        "/api/dcim/devices/",
+        json!([{"name": "stranger01", "device_type": {"model": "2x Xeon Platinum 8163, 2x PEX 9797"},
+                "role": {"slug": "gpu-server"}, "site": other},
+               {"name": "stranger02", "device_type": {"model": "2x Xeon Platinum 8163, 2x PEX 9797"},
+                "role": {"slug": "gpu-server"}, "site": other}]),
+    );
+    let ports: Vec<Value> = strangers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| json!({"device": d["id"], "name": "mlx5_0", "type": "100gbase-x-qsfp28"}))
+        .collect();
+    let ports = srv.post("/api/dcim/interfaces/", Value::Array(ports));
+    srv.post(
+        "/api/dcim/cables/",
+        json!({"a_terminations": [{"object_type": "dcim.interface", "object_id": ports[0]["id"]}],
+               "b_terminations": [{"object_type": "dcim.interface", "object_id": ports[1]["id"]}]}),
+    );
+    // A v2 token, and pages of 100 so every list is read over several.
+    let c = srv.client(&srv.v2_file, 100);
+    let rt = &srv.rt;
+
+    // Import: the inventory read back designs the same fabric, MACs too.
+    let opts = import_opts();
+    let snap = rt
+        .block_on(provisioner::sot::import::fetch(&c, &opts))
+        .unwrap();
+    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "netbox").unwrap();
+    let imported = Inventory::from_toml(&toml, "imported.toml").unwrap();
+    assert_eq!(imported.servers.len(), 16);
+    assert_eq!(imported.switches.len(), 8);
+    assert_eq!(imported.sub_node_count(), 64);
+    assert!(toml.contains("mac = \"02:00:00:00:10:04\""), "{toml}");
+    let ours = planner::design::design(&imported, &DesignOptions::default()).unwrap();
+    let theirs = planner::design::design(&original, &DesignOptions::default()).unwrap();
+    let (ours, theirs) = (ours.plan(), theirs.plan());
+    assert_eq!(ours.cables, theirs.cables);
+    assert_eq!(ours.switch_list, theirs.switch_list);
+    assert_eq!(ours.sub_node_list, theirs.sub_node_list);
+    assert!(ours.sub_node_list.iter().all(|s| s.mac.is_some()));
+
+    // Push, then push again: nothing left to do, and not one write sent.
+    let popts = PushOptions {
+        location: Some(SITE.to_string()),
+        switch_role: "fabric-switch".to_string(),
+        dry_run: false,
+        batch: 100,
+    };
+    let first = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(
+        first.diff.conflicts.is_empty(),
+        "{:?}",
+        first.diff.conflicts
+    );
+    assert_eq!(
+        first.created,
+        1 + 2 + 128,
+        "the tag, 2 VLANs, 128 cables (addresses, MACs, prefixes were loaded): {first:?}"
+    );
+    assert_eq!(
+        first.updated,
+        8 * 24,
+        "every used switch port set (24 of 32)"
+    );
+    let mark = srv.writes();
+    let again = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(again.diff.changes.is_empty(), "{:?}", again.diff.changes);
+    assert_eq!((again.created, again.updated), (0, 0));
+    let dry = rt
+        .block_on(provisioner::sot::push::push(
+            &c,
+            ours,
+            &PushOptions {
+                dry_run: true,
+                ..popts.clone()
+            },
+            &mut |_| {},
+        ))
+        .unwrap();
+    assert!(dry.diff.changes.is_empty());
+    let writes = srv.nb.lock().unwrap().writes_since(mark);
+    assert!(writes.is_empty(), "{writes:?}");
+
+    // NetBox holds what was pushed: planned cables with labels and the
+    // tag, access ports in their half's VLAN.
+    let tag = owner_tag(&ours.name);
+    let cables = srv.get_all("/api/dcim/cables/", &format!("site={SITE}"));
+    assert_eq!(cables.len(), ours.cables.len());
+    assert!(cables.iter().all(|x| x["status"]["value"] == "planned"));
+    assert!(cables.iter().all(|x| x["tags"][0]["name"] == tag.as_str()));
+    assert!(cables.iter().any(|x| x["label"] == "sw01:9>node01:mlx5_0"));
+    let port = srv.get_all(
+        "/api/dcim/interfaces/",
+        "device=sw01&name=HundredGigE1%2F0%2F20",
+    );
+    assert_eq!(port[0]["mode"]["value"], "access");
+    assert_eq!(port[0]["untagged_vlan"]["vid"], 102);
+
+    // A MAC the source of truth lost is created again, as its own object,
+    // and made the interface's primary MAC; then nothing is left to do.
+    let nic = srv.get_all("/api/dcim/interfaces/", "device=node16&name=mlx5_3");
+    let mac_id = nic[0]["primary_mac_address"]["id"].as_u64().unwrap();
+    let (st, _) = srv.raw(
+        reqwest::Method::DELETE,
+        &format!("/api/dcim/mac-addresses/{mac_id}/"),
+        None,
+    );
+    assert_eq!(st, 204);
+    let fixed = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert_eq!((fixed.created, fixed.updated), (1, 1), "{:?}", fixed.diff);
+    let nic = srv.get_all("/api/dcim/interfaces/", "device=node16&name=mlx5_3");
+    assert_eq!(nic[0]["mac_address"], "02:00:00:00:10:04");
+    assert_eq!(
+        nic[0]["mac_addresses"][0]["mac_address"],
+        "02:00:00:00:10:04"
+    );
+    let mark = srv.writes();
+    let settled = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(
+        settled.diff.changes.is_empty(),
+        "{:?}",
+        settled.diff.changes
+    );
+    let writes = srv.nb.lock().unwrap().writes_since(mark);
+    assert!(writes.is_empty(), "{writes:?}");
+
+    // As built: the crew connected everything, with the mistakes of the
+    // miswired CSV. Plant them in NetBox.
+    let ids: Vec<Value> = cables
+        .iter()
+        .map(|x| json!({"id": x["id"], "status": "connected"}))
+        .collect();
+    let (st, v) = srv.raw(
+        reqwest::Method::PATCH,
+        "/api/dcim/cables/",
+        Some(Value::Array(ids)),
+    );
+    assert_eq!(st, 200, "{v}");
+    let planned = rows(&root().join("examples/data/eflops-4x16.cables.csv"));
+    let built = rows(&root().join("examples/data/eflops-4x16.miswired.csv"));
+    let gone: Vec<_> = planned.difference(&built).collect();
+    let new: Vec<_> = built.difference(&planned).collect();
+    let label = |r: &(String, String, String, String)| format!("{}:{}>{}:{}", r.0, r.1, r.2, r.3);
+    let doomed: Vec<Value> = cables
+        .iter()
+        .filter(|x| gone.iter().any(|r| x["label"] == label(r)))
+        .map(|x| json!({"id": x["id"]}))
+        .collect();
+    assert_eq!(doomed.len(), gone.len());
+    let (st, v) = srv.raw(
+        reqwest::Method::DELETE,
+        "/api/dcim/cables/",
+        Some(Value::Array(doomed)),
+    );
+    assert_eq!(st, 204, "{v}");
+    let ifaces = srv.get_all("/api/dcim/interfaces/", &format!("site={SITE}"));
+    let iface = |dev: &str, port: &str| -> Value {
+        let name = if port.chars().all(|ch| ch.is_ascii_digit()) && dev.starts_with("sw") {
+            format!("HundredGigE1/0/{port}")
+        } else {
+            port.to_string()
+        };
+        ifaces
+            .iter()
+            .find(|i| i["device"]["name"] == dev && i["name"] == name.as_str())
+            .map(|i| i["id"].clone())
+            .unwrap_or_else(|| panic!("no interface {dev} {name}"))
+    };
+    let planted: Vec<Value> = new
+        .iter()
+        .map(|r| {
+            json!({"a_terminations": [{"object_type": "dcim.interface", "object_id": iface(&r.0, &r.1)}],
+                   "b_terminations": [{"object_type": "dcim.interface", "object_id": iface(&r.2, &r.3)}],
+                   "status": "connected"})
+        })
+        .collect();
+    srv.post("/api/dcim/cables/", Value::Array(planted));
+
+    // The findings from NetBox are those of the CSV (less its speeds: a
+    // cable has no line rate), each about a built cable with its URL.
+    let snap = rt
+        .block_on(provisioner::sot::cabling::fetch(
+            &c,
+            &CablingOptions {
+                status: Some("connected".to_string()),
+                location: Some(SITE.to_string()),
+            },
+        ))
+        .unwrap();
+    let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "netbox");
+    assert_eq!(skipped, 0);
+    same_findings_as_csv(ours, &observed, &built, &srv.base);
+
+    // Pushing now meets cables the plan does not own on its ports:
+    // conflicts with their URLs, and not one write.
+    let mark = srv.writes();
+    let blocked = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(!blocked.diff.conflicts.is_empty());
+    assert_eq!((blocked.created, blocked.updated), (0, 0));
+    assert!(blocked.diff.conflicts.iter().all(|x| x.url.is_some()));
+    let writes = srv.nb.lock().unwrap().writes_since(mark);
+    assert!(writes.is_empty(), "{writes:?}");
+
+    // Import refuses what the inventory cannot express, naming the item
+    // and its URL.
+    let node01 = srv.get_all("/api/dcim/devices/", "name=node01");
+    let fpga = srv.post(
+        "/api/dcim/inventory-items/",
+        json!({"device": node01[0]["id"], "name": "fpga0", "custom_fields": {"topo_kind": "fpga"}}),
+    );
+    let snap = rt
+        .block_on(provisioner::sot::import::fetch(&c, &opts))
+        .unwrap();
+    match provisioner::sot::import::inventory_toml(&snap, &opts, "netbox") {
+        Err(SotError::Refused { problems, .. }) => {
+            let url = fpga["url"].as_str().unwrap();
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| p.contains("fpga0") && p.contains(url)),
+                "{problems:?}"
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// A push into an empty site creates the switches themselves (site and
+/// role by slug), their ports, the NIC addresses assigned to their
+/// interfaces and the MACs as objects; an import of a site NetBox does not
+/// know is NetBox's refusal, named.
+#[test]
+fn netbox_push_creates_switches_ports_addresses_and_macs() {
+    let srv = start();
+    let text = inventory_text();
+    let inv = Inventory::from_toml(&text, "eflops-4x16.toml").unwrap();
+    let design = planner::design::design(&inv, &DesignOptions::default()).unwrap();
+    let plan = design.plan();
+    // Only the servers, their NIC interfaces, and the models and roles: no
+    // switches, addresses or MACs.
+    let site = srv.post("/api/dcim/sites/", json!({"name": SITE, "slug": SITE}))["id"].clone();
+    let maker = srv.post(
+        "/api/dcim/manufacturers/",
+        json!({"name": "G", "slug": "g"}),
+    )["id"]
+        .clone();
+    for (m, slug) in [("srv", "srv"), ("H3C S9850-4C", "h3c")] {
+        srv.post(
+            "/api/dcim/device-types/",
+            json!({"manufacturer": maker, "model": m, "slug": slug}),
+        );
+    }
+    for role in ["gpu-server", "fabric-switch"] {
+        srv.post(
+            "/api/dcim/device-roles/",
+            json!({"name": role, "slug": role}),
+        );
+    }
+    let servers: Vec<Value> = inv
+        .servers
+        .iter()
+        .map(|s| json!({"name": s.name, "device_type": {"model": "srv"}, "role": {"slug": "gpu-server"}, "site": site}))
+        .collect();
+    let servers = srv.post("/api/dcim/devices/", Value::Array(servers));
+    let nics: Vec<Value> = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|d| {
+            (0..4).map(move |k| json!({"device": d["id"], "name": format!("mlx5_{k}"), "type": "100gbase-x-qsfp28"}))
+        })
+        .collect();
+    srv.post("/api/dcim/interfaces/", Value::Array(nics));
+
+    let c = srv.client(&srv.v1_file, 500);
+    let popts = PushOptions {
+        location: Some(SITE.to_string()),
+        switch_role: "fabric-switch".to_string(),
+        dry_run: false,
+        batch: 250,
+    };
+    let first = srv
+        .rt
+        .block_on(provisioner::sot::push::push(&c, plan, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(
+        first.diff.conflicts.is_empty(),
+        "{:?}",
+        first.diff.conflicts
+    );
+    let nb = srv.nb.lock().unwrap();
+    assert_eq!(nb.objects("dcim/devices").len(), 16 + 8);
+    assert_eq!(nb.objects("ipam/prefixes").len(), 16);
+    let ips = nb.objects("ipam/ip-addresses");
+    assert_eq!(ips.len(), 64);
+    assert!(
+        ips.iter()
+            .all(|i| i["assigned_object_type"] == "dcim.interface" && i["status"] == "active")
+    );
+    let macs = nb.objects("dcim/mac-addresses");
+    assert_eq!(macs.len(), 64);
+    let ifaces = nb.objects("dcim/interfaces");
+    let with_primary = ifaces
+        .iter()
+        .filter(|i| i["primary_mac_address"].is_u64())
+        .count();
+    assert_eq!(with_primary, 64);
+    assert_eq!(
+        ifaces.len(),
+        64 + 8 * 24,
+        "the NICs, and the switch ports the plan uses (24 of 32 each)"
+    );
+    drop(nb);
+    let again = srv
+        .rt
+        .block_on(provisioner::sot::push::push(&c, plan, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(again.diff.changes.is_empty(), "{:?}", again.diff.changes);
+
+    // NetBox refuses a site slug it does not know (a validated filter);
+    // the client's error carries NetBox's words.
+    let e = srv
+        .rt
+        .block_on(provisioner::sot::import::fetch(
+            &c,
+            &ImportOptions {
+                location: Some("nowhere".to_string()),
+                ..import_opts()
+            },
+        ))
+        .unwrap_err();
+    let text = format!("{e:#}");
+    assert!(
+        text.contains("nowhere is not one of the available choices")
+            && text.contains("/api/dcim/devices/"),
+        "{text}"
+    );
+}
+
+/// What the test server refuses the way NetBox does, checked on its own:
+/// the Nautobot shapes the client must not send.
+#[test]
+fn netbox_server_refuses_what_netbox_refuses() {
+    let srv = start();
+    let site = srv.post("/api/dcim/sites/", json!({"name": "s", "slug": "s"}))["id"].clone();
+    let check = |path: &str, body: Value, want: &str| {
+        let (st, v) = srv.raw(reqwest::Method::POST, path, Some(body));
+        assert_eq!(st, 400, "{path}: {v}");
+        assert!(v.to_string().contains(want), "{path}: {v}");
+    };
+    // Statuses by name, as Nautobot writes them.
+    check(
+        "/api/ipam/vlans/",
+        json!({"vid": 5, "name": "v", "status": {"name": "Active"}}),
+        "Value must be passed directly",
+    );
+    check(
+        "/api/ipam/vlans/",
+        json!({"vid": 5, "name": "v", "status": "Active"}),
+        "Active is not a valid choice.",
+    );
+    // Nautobot's cable terminations are no NetBox fields: a cable without
+    // a_/b_terminations.
+    check(
+        "/api/dcim/cables/",
+        json!({"termination_a_type": "dcim.interface", "termination_a_id": 1, "status": "planned"}),
+        "Must define A and B terminations",
+    );
+    // A location where NetBox wants a site.
+    let maker = srv.post(
+        "/api/dcim/manufacturers/",
+        json!({"name": "G", "slug": "g"}),
+    )["id"]
+        .clone();
+    srv.post(
+        "/api/dcim/device-types/",
+        json!({"manufacturer": maker, "model": "m", "slug": "m"}),
+    );
+    srv.post("/api/dcim/device-roles/", json!({"name": "r", "slug": "r"}));
+    check(
+        "/api/dcim/devices/",
+        json!({"name": "d", "device_type": {"model": "m"}, "role": {"slug": "r"}, "location": {"name": "s"}}),
+        "\"site\":[\"This field is required.\"]",
+    );
+    check(
+        "/api/extras/tags/",
+        json!({"name": "t", "content_types": ["dcim.device"]}),
+        "\"slug\":[\"This field is required.\"]",
+    );
+    check(
+        "/api/dcim/devices/",
+        json!({"name": "d", "device_type": {"model": "m"}, "role": {"slug": "r"}, "site": site,
+               "custom_fields": {"topo_nope": 1}}),
+        "Custom field 'topo_nope' does not exist",
+    );
+    // `mac_address` on an interface is read-only since NetBox 4.2: ignored
+    // without a word.
+    let dev = srv.post(
+        "/api/dcim/devices/",
+        json!({"name": "d", "device_type": {"model": "m"}, "role": {"slug": "r"}, "site": site}),
+    );
+    let i = srv.post(
+        "/api/dcim/interfaces/",
+        json!({"device": dev["id"], "name": "eth0", "type": "100gbase-x-qsfp28", "mac_address": "02:00:00:00:00:01"}),
+    );
+    assert_eq!(i["mac_address"], Value::Null);
+    let (st, v) = srv.raw(
+        reqwest::Method::PATCH,
+        &format!("/api/dcim/interfaces/{}/", i["id"]),
+        Some(json!({"mac_address": "02:00:00:00:00:01"})),
+    );
+    assert_eq!((st, v["mac_address"].clone()), (200, Value::Null), "{v}");
+    // An untagged VLAN needs a mode.
+    let vlan = srv.post("/api/ipam/vlans/", json!({"vid": 7, "name": "v7"}));
+    let (st, v) = srv.raw(
+        reqwest::Method::PATCH,
+        "/api/dcim/interfaces/",
+        Some(json!([{"id": i["id"], "untagged_vlan": vlan["id"]}])),
+    );
+    assert_eq!(st, 400);
+    assert!(
+        v.to_string().contains("does not support an untagged vlan"),
+        "{v}"
+    );
+    // Unknown filters are ignored; pages are `limit`/`offset` with `next`.
+    let all = srv.get_all("/api/dcim/sites/", "no_such_filter=1&exclude_m2m=false");
+    assert_eq!(all.len(), 1);
+    let (_, page) = srv.raw(reqwest::Method::GET, "/api/ipam/vlans/?limit=0", None);
+    assert_eq!(page["count"], 1);
+    assert!(page["next"].is_null() && page["previous"].is_null());
+}
+
+/// A refused token is a 403 (NetBox's TokenAuthentication has no
+/// `authenticate_header`), reported as such and never echoed; a v2 token
+/// goes as `Bearer`.
+#[test]
+fn netbox_wrong_token_is_refused_and_never_printed() {
+    let srv = start();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, token) in [
+        ("v1", "fedcba9876543210fedcba9876543210fedcba98"),
+        ("v2", "nbt_k3y0123456.wrongplaintext0123456789"),
+    ] {
+        let f = token_file(dir.path(), name, token);
+        let c = srv.client(&f, 500);
+        let e = srv
+            .rt
+            .block_on(c.list("/api/dcim/devices/", "", "reading the devices"))
+            .unwrap_err();
+        let text = format!("{e:#} {e:?}");
+        assert!(matches!(e, SotError::Auth { status: 403, .. }), "{text}");
+        assert!(text.contains(&format!("Invalid {name} token")), "{text}");
+        assert!(
+            !text.contains("fedcba9876543210") && !text.contains("wrongplaintext"),
+            "the token leaked: {text}"
+        );
+    }
+    for f in [&srv.v1_file, &srv.v2_file] {
+        let c = srv.client(f, 500);
+        srv.rt
+            .block_on(c.list("/api/dcim/devices/", "", "reading the devices"))
+            .unwrap();
+    }
+}
