@@ -23,10 +23,9 @@ mod push_ssh;
 mod sot;
 mod submit;
 
-#[path = "../support/crds.rs"]
-mod crds;
 #[path = "../support/dra.rs"]
 mod dra;
 #[path = "../support/lab.rs"]
 mod lab_support;
-use crds::skip;
+
+use testkit::{crds, skip};
