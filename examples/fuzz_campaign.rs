@@ -27,17 +27,12 @@
 //! exited other than 0 or 2, when a refusal does not name the mutated file, or
 //! when a run left temporary files. Needs `prlimit` (util-linux) and `/proc`.
 
-#[path = "../planner/tests/fuzz/mutate.rs"]
-mod mutate;
-
-#[path = "fuzz/campaign.rs"]
-mod campaign;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
+use testkit::campaign;
 
 fn main() -> Result<ExitCode> {
     let mut args = std::env::args().skip(1);

@@ -25,11 +25,6 @@
 //!   files from a plan, and `check-qos`, the proof that its lossless
 //!   priorities cannot deadlock.
 
-// The test-only configuration readers (`render::parse`) name the crate
-// as the test binaries do.
-#[cfg(test)]
-extern crate self as planner;
-
 pub mod algorithm;
 pub mod checked;
 pub mod compare;

@@ -528,11 +528,6 @@ fn check_metadata(meta: &Value, scope: Scope, out: &mut Vec<String>) {
     }
 }
 
-/// The upstream CRDs for the tests, and their skip-or-fail rule.
-#[cfg(test)]
-#[path = "../tests/support/crds.rs"]
-mod upstream_crds;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -692,10 +687,10 @@ spec:
     }
 
     /// The CRDs shipped beside the repository (`../shared/k8s-crds/`), or
-    /// `None` when the test skips (see `upstream_crds::text`).
+    /// `None` when the test skips (see `testkit::crds::text`).
     fn shared_crd(file: &str, version: &str) -> Option<CrdSchema> {
         let test = "the_shared_crds_load_and_check_a_hand_written_object";
-        let text = super::upstream_crds::text(test, file)?;
+        let text = testkit::crds::text(test, file)?;
         Some(CrdSchema::from_yaml(&text, file, version).unwrap())
     }
 

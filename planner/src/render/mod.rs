@@ -17,8 +17,8 @@
 //!   agreement of both ends of every link.
 //! - [`apply_qos_overrides`]: a QoS overrides file (the inventory's
 //!   `[qos]` table) applied to a designed plan.
-//! - [`parse`]: readers of the rendered files, for round-trip tests and
-//!   for checking what is on a switch.
+//! - `parse` (in tests, and with the `parse` feature): readers of the
+//!   rendered files, for round-trip tests.
 //!
 //! Everything derives from the plan through one vendor-neutral model
 //! (`network::Model`, whose module documents the VLAN, addressing and
@@ -33,9 +33,8 @@ mod hosts;
 mod marking;
 mod nvue;
 mod overrides;
-#[cfg(test)]
-#[path = "../../tests/support/render_parse.rs"]
-pub(crate) mod parse;
+#[cfg(any(test, feature = "parse"))]
+pub mod parse;
 #[cfg(test)]
 mod routes_tests;
 mod sonic;

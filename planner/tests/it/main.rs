@@ -9,6 +9,7 @@ mod cost;
 mod docs;
 mod export;
 mod frr;
+mod fuzz;
 mod fuzz_found;
 mod golden;
 mod iteration;
@@ -16,14 +17,12 @@ mod layers;
 mod names;
 mod outputs;
 mod render;
-#[path = "../support/render_parse.rs"]
-mod render_parse;
 mod simulate;
-#[path = "../../../provisioner/tests/support/skip.rs"]
-mod skip;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+
+use testkit::skip;
 
 /// The workspace root: commands run there so paths in outputs are short.
 pub fn root() -> PathBuf {

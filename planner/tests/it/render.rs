@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use crate::render_parse::{ParsedConfig, parse};
 use planner::checked::CheckedPlan;
 use planner::plan::PortRole;
 use planner::render::Vendor;
+use planner::render::parse::{ParsedConfig, ParsedInterface, parse};
 
 use crate::{planner, root};
 
@@ -243,7 +243,7 @@ fn round_trip(vendor: Vendor, qos: Option<&str>) -> Vec<ParsedConfig> {
     parsed
 }
 
-fn cabled_ports(c: &ParsedConfig) -> impl Iterator<Item = &crate::render_parse::ParsedInterface> {
+fn cabled_ports(c: &ParsedConfig) -> impl Iterator<Item = &ParsedInterface> {
     c.interfaces.values().filter(|i| !i.shutdown)
 }
 

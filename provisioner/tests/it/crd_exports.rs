@@ -1,6 +1,6 @@
 //! The planner's Kueue and Volcano exports checked against the CRDs they
 //! are for (`../shared/k8s-crds/` beside the workspace; skipped without
-//! it, failed with `TESTS_NO_SKIP=1`: see `support/crds.rs`), and the node
+//! it, failed with `TESTS_NO_SKIP=1`: see `testkit::crds`), and the node
 //! labels against Kubernetes' label rules. The CEL rules the schema check
 //! does not evaluate are checked here by hand, and a rule this test does not
 //! know fails it.

@@ -11,17 +11,15 @@
 //! and device answers to `provisioner push` (NVUE REST and eAPI JSON from
 //! the documentation-based test servers, mutated or replaced, read by the
 //! real clients; SONiC and Comware CLI text read by their parsers).
-//! The mutations are the planner's
-//! (`planner/tests/fuzz/mutate.rs`); `FUZZ_CASES` sets the cases per test.
-
-#[path = "../../../planner/tests/fuzz/mutate.rs"]
-mod mutate;
+//! The mutations are the planner's ([`testkit::mutate`]); `FUZZ_CASES`
+//! sets the cases per test.
 
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use proptest::prelude::*;
+use testkit::mutate;
 
 use mutate::{Format, JOBS, Mutated, Rng, Scale, read};
 use planner::checked::CheckedPlan;

@@ -24,10 +24,9 @@ mod sot;
 mod sot_netbox;
 mod submit;
 
-#[path = "../support/crds.rs"]
-mod crds;
 #[path = "../support/dra.rs"]
 mod dra;
 #[path = "../support/lab.rs"]
 mod lab_support;
-use crds::skip;
+
+use testkit::{crds, skip};

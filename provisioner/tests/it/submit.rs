@@ -2,7 +2,7 @@
 //! the EFLOPS 4x16 plan: golden manifests for both launchers, every pod on
 //! the Node the HDRM rank table names, placement around busy Nodes, the
 //! MPIJob against its CRD (skipped without `../shared`, failed then with
-//! `TESTS_NO_SKIP=1`: see `support/crds.rs`), names and labels against Kubernetes' rules,
+//! `TESTS_NO_SKIP=1`: see `testkit::crds`), names and labels against Kubernetes' rules,
 //! and the launcher scripts run for real with `sh`.
 //!
 //! `UPDATE_GOLDEN=1 cargo test -p provisioner --test it submit` rewrites the

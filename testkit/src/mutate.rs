@@ -1,7 +1,6 @@
 //! The mutations of the fuzz harness, shared by the property tests
-//! (`planner/tests/fuzz`, `provisioner/tests/it/fuzz.rs`) and the campaign
-//! over the real binaries (`examples/fuzz_campaign.rs`), which include this
-//! file with `#[path]`. It needs only `std`, so every user can.
+//! (`planner/tests/it/fuzz.rs`, `provisioner/tests/it/fuzz.rs`) and the
+//! campaign over the real binaries ([`crate::campaign`]).
 //!
 //! A case is a seed: [`Rng`] is SplitMix64, so the same seed gives the same
 //! mutated text on every machine. [`mutate`] applies one to three of:
@@ -20,8 +19,6 @@
 //! refuse but an unfixed one may spend minutes or gigabytes on; the
 //! in-process property tests use it, and the campaign, which runs every
 //! case under a time and memory limit, uses [`Scale::Any`].
-
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -86,7 +83,7 @@ pub const JOBS: &[&str] = &[
     "examples/train-32-dra.job.toml",
 ];
 
-/// The workspace root (every including crate sits one level below it).
+/// The workspace root (this crate sits one level below it).
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

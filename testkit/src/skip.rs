@@ -1,4 +1,7 @@
-//! The one decision about a test that cannot run here (no `shared/` beside the workspace, not root): it says it skipped, unless `TESTS_NO_SKIP=1` is set (as `.ci/run` does), which turns the skip into a failure.
+//! The one decision about a test that cannot run here (no `shared/` beside
+//! the workspace, not root, a package missing): it says it skipped, unless
+//! `TESTS_NO_SKIP=1` is set (as `.ci/run` does), which turns the skip into a
+//! failure.
 
 use std::io::Write as _;
 

@@ -1,12 +1,11 @@
 //! The fuzz campaign over the real `planner` and `provisioner` binaries
-//! (issue #13): the mutations of `planner/tests/fuzz/mutate.rs` applied to
+//! (issue #13): the mutations of [`crate::mutate`] applied to
 //! the bundled inputs and to command-line numbers, each run under a time
 //! and a memory limit, counted and the failures kept for people to replay.
 //!
 //! `examples/fuzz_campaign.rs` is the command-line front end; the test
-//! `fuzz_campaign_over_the_binaries` (`planner/tests/fuzz`) runs a few
-//! hundred cases in CI. Both include this file with `#[path]`, next to
-//! `mutate.rs`, so it needs only `std`.
+//! `fuzz_campaign_over_the_binaries` (`planner/tests/it/fuzz.rs`) runs a
+//! few hundred cases in CI.
 //!
 //! Case `i` of seed `s` draws everything from `Rng::new(s ^ i * K)`: the
 //! command, the file it mutates and the mutations, so a case is replayed
@@ -14,8 +13,6 @@
 //! space; an allocation over it aborts with "memory allocation of ...
 //! failed", counted as over the memory limit), its peak resident memory is
 //! sampled from `/proc/PID/status`, and it is killed at the time limit.
-
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,7 +22,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::mutate::{self, Format, Rng, Scale};
+use crate::mutate::{self, Format, Rng, Scale};
 
 /// What a campaign runs and where it writes.
 #[derive(Debug, Clone)]

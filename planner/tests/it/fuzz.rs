@@ -13,28 +13,24 @@
 //! - names round-trip through every writer and reader (cable CSV, rank
 //!   CSV, Open MPI rankfile and hostfile).
 //!
-//! The test target is separate from `tests/it` so that an abort (an
-//! allocation failure is not a panic) cannot take the other integration
-//! tests with it. `FUZZ_CASES=N` sets the cases per test (default 64: the
-//! whole target takes seconds on 2 cores) and `FUZZ_SEED` picks them (fixed
+//! It is a module of the one integration-test binary (a target of its
+//! own cost CI a link of the whole planner for 16 tests); an abort (an
+//! allocation failure is not a panic) still fails that binary, so it
+//! cannot pass unseen. `FUZZ_CASES=N` sets the cases per test (default 64:
+//! the module takes seconds on 2 cores) and `FUZZ_SEED` picks them (fixed
 //! by default, so CI runs the same cases on every machine);
-//! `cargo test --test fuzz -- --ignored fuzz_survey` runs every target
-//! over `FUZZ_CASES` seeds and prints each distinct failure once.
+//! `cargo test -p planner --test it fuzz_survey -- --ignored` runs every
+//! target over `FUZZ_CASES` seeds and prints each distinct failure once.
 //! `examples/fuzz_campaign.rs` runs the same mutations over the binaries
-//! with a time and memory limit per run.
-
-mod mutate;
-#[path = "../support/render_parse.rs"]
-mod render_parse;
-
-#[path = "../../../examples/fuzz/campaign.rs"]
-mod campaign;
+//! with a time and memory limit per run ([`campaign`]).
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use planner::render::parse as render_parse;
 use proptest::prelude::*;
+use testkit::{campaign, mutate};
 
 use mutate::{
     CABLING, CATALOG, EFLOPS_PLAN, Format, INVENTORIES, MODELS, Mutated, PLANS, QOS, RANK_FILE,
@@ -1098,7 +1094,7 @@ fn fuzz_campaign_over_the_binaries() {
 /// printing each distinct failure kind once with its first reproduction
 /// and a count. For finding bugs, not for CI.
 #[test]
-#[ignore = "a survey for people: FUZZ_CASES=500 cargo test -p planner --test fuzz -- --ignored"]
+#[ignore = "a survey for people: FUZZ_CASES=500 cargo test -p planner --test it fuzz_survey -- --ignored"]
 fn fuzz_survey() {
     let start = mutate::env_number("FUZZ_SEED", 0);
     let only = std::env::var("FUZZ_TARGET").ok();

@@ -1,13 +1,11 @@
 //! The upstream CRDs that manifests are checked against, from
 //! `../shared/k8s-crds/` beside the workspace; a missing copy is a skip
-//! (a fresh clone has no `shared/`) as `skip.rs` decides. Included by
-//! `tests/it/main.rs` and the schema module's tests (`#[path]`); it brings
-//! `skip` along for the other tests to use.
+//! (a fresh clone has no `shared/`) as [`crate::skip`] decides. Used by the
+//! provisioner's integration tests and its schema module's unit tests.
 
 use std::path::PathBuf;
 
-#[path = "skip.rs"]
-pub mod skip;
+use crate::skip;
 
 /// Where the CRDs are looked for: `shared/k8s-crds` beside the workspace.
 pub fn dir() -> PathBuf {
