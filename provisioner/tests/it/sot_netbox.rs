@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 mod netbox_server;
 use netbox_server::NetBox;
 
-use crate::sot::{rows, same_findings_as_csv};
+use crate::a_sot::{rows, same_findings_as_csv};
 
 const SITE: &str = "eflops-lab";
 /// A v2 token (`nbt_<key>.<plaintext>`, NetBox 4.5+) and a v1 token.
