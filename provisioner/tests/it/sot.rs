@@ -151,6 +151,37 @@ pub(crate) fn rows(path: &Path) -> BTreeSet<(String, String, String, String)> {
         .collect()
 }
 
+/// Pushes `plan` again, then as a dry run: neither may change anything
+/// (the push is idempotent), on Nautobot and NetBox alike.
+pub(crate) fn push_again_changes_nothing(
+    rt: &tokio::runtime::Runtime,
+    c: &provisioner::sot::client::Client,
+    plan: &planner::plan::Plan,
+    popts: &provisioner::sot::push::PushOptions,
+) {
+    let again = rt
+        .block_on(provisioner::sot::push::push(c, plan, popts, &mut |_| {}))
+        .unwrap();
+    assert!(
+        again.diff.changes.is_empty(),
+        "second push: {:?}",
+        again.diff.changes
+    );
+    assert_eq!((again.created, again.updated), (0, 0));
+    let dry = rt
+        .block_on(provisioner::sot::push::push(
+            c,
+            plan,
+            &provisioner::sot::push::PushOptions {
+                dry_run: true,
+                ..popts.clone()
+            },
+            &mut |_| {},
+        ))
+        .unwrap();
+    assert!(dry.diff.changes.is_empty());
+}
+
 /// Findings without their sources, for comparing two inputs.
 /// The findings as (kind, object, message), sorted. A crossed pair is
 /// named in the order its two cables were read, which differs between a
@@ -310,27 +341,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         "every used switch port set: {}",
         first.updated
     );
-    let again = rt
-        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
-        .unwrap();
-    assert!(
-        again.diff.changes.is_empty(),
-        "second push: {:?}",
-        again.diff.changes
-    );
-    assert_eq!((again.created, again.updated), (0, 0));
-    let dry = rt
-        .block_on(provisioner::sot::push::push(
-            &c,
-            ours,
-            &PushOptions {
-                dry_run: true,
-                ..popts.clone()
-            },
-            &mut |_| {},
-        ))
-        .unwrap();
-    assert!(dry.diff.changes.is_empty());
+    push_again_changes_nothing(&rt, &c, ours, &popts);
     clock.mark("second push and dry run");
 
     // Nautobot holds what was pushed: planned cables with labels, access

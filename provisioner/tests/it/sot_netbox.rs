@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 mod netbox_server;
 use netbox_server::NetBox;
 
-use crate::a_sot::{rows, same_findings_as_csv};
+use crate::a_sot::{push_again_changes_nothing, rows, same_findings_as_csv};
 
 const SITE: &str = "eflops-lab";
 /// A v2 token (`nbt_<key>.<plaintext>`, NetBox 4.5+) and a v1 token.
@@ -473,23 +473,7 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
         "every used switch port set (24 of 32)"
     );
     let mark = srv.writes();
-    let again = rt
-        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
-        .unwrap();
-    assert!(again.diff.changes.is_empty(), "{:?}", again.diff.changes);
-    assert_eq!((again.created, again.updated), (0, 0));
-    let dry = rt
-        .block_on(provisioner::sot::push::push(
-            &c,
-            ours,
-            &PushOptions {
-                dry_run: true,
-                ..popts.clone()
-            },
-            &mut |_| {},
-        ))
-        .unwrap();
-    assert!(dry.diff.changes.is_empty());
+    push_again_changes_nothing(rt, &c, ours, &popts);
     let writes = srv.nb.lock().unwrap().writes_since(mark);
     assert!(writes.is_empty(), "{writes:?}");
 
