@@ -228,8 +228,45 @@ pub struct CableRow<'a> {
     pub rack: Option<&'a str>,
     /// Rack of the peer end, when known.
     pub peer_rack: Option<&'a str>,
-    /// [`CableRuns::of`]; empty when a rack is unknown.
-    pub run: &'static str,
+    /// [`CableRuns::of`]; `""` when a rack is unknown.
+    pub run: Run,
+}
+
+/// Where a cable runs, from its ends' racks ([`CableRuns::of`]): what
+/// decides its media and the length `planner cost` prices (the catalog's
+/// `in_rack_m`, `same_row_m`, `between_rows_m`, `between_racks_m`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Run {
+    /// Both ends in one rack.
+    InRack,
+    /// Two racks of one row.
+    SameRow,
+    /// Two racks of different rows.
+    BetweenRows,
+    /// Two racks whose rows are not both known.
+    BetweenRacks,
+    /// An end's rack is not known.
+    Unknown,
+}
+
+impl Run {
+    /// The name `planner cables` prints (`in_rack`, `same_row`,
+    /// `between_rows`, `between_racks`; empty when unknown).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Run::InRack => "in_rack",
+            Run::SameRow => "same_row",
+            Run::BetweenRows => "between_rows",
+            Run::BetweenRacks => "between_racks",
+            Run::Unknown => "",
+        }
+    }
+}
+
+impl Serialize for Run {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl Plan {
@@ -263,20 +300,20 @@ impl<'a> CableRuns<'a> {
     /// (a DAC's reach), `same_row` or `between_rows` when the racks' rows
     /// are known, `between_racks` when they are not, and empty when an
     /// end's rack is unknown.
-    pub fn of(&self, c: &Cable) -> (Option<&'a str>, Option<&'a str>, &'static str) {
+    pub fn of(&self, c: &Cable) -> (Option<&'a str>, Option<&'a str>, Run) {
         let a = self.rack_of.get(c.a.as_str()).copied();
         let b = self.rack_of.get(c.b.as_str()).copied();
         let run = match (a, b) {
-            (Some(a), Some(b)) if a == b => "in_rack",
+            (Some(a), Some(b)) if a == b => Run::InRack,
             (Some(a), Some(b)) => match (
                 self.row_of.get(a).copied().flatten(),
                 self.row_of.get(b).copied().flatten(),
             ) {
-                (Some(ra), Some(rb)) if ra == rb => "same_row",
-                (Some(_), Some(_)) => "between_rows",
-                _ => "between_racks",
+                (Some(ra), Some(rb)) if ra == rb => Run::SameRow,
+                (Some(_), Some(_)) => Run::BetweenRows,
+                _ => Run::BetweenRacks,
             },
-            _ => "",
+            _ => Run::Unknown,
         };
         (a, b, run)
     }
@@ -696,7 +733,7 @@ impl Plan {
                 cable_label(i),
                 rack.unwrap_or_default().to_string(),
                 peer_rack.unwrap_or_default().to_string(),
-                run.to_string(),
+                run.as_str().to_string(),
             ]
         });
         crate::text::write_csv(std::iter::once(header).chain(records))

@@ -287,7 +287,9 @@ pub fn render_cables(plan: &CheckedPlan) -> String {
         ];
         if racked {
             let (rack, peer_rack, run) = runs.of(c);
-            row.extend([rack.unwrap_or("-"), peer_rack.unwrap_or("-"), run].map(String::from));
+            row.extend(
+                [rack.unwrap_or("-"), peer_rack.unwrap_or("-"), run.as_str()].map(String::from),
+            );
         }
         t.row(row);
     }

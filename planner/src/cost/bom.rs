@@ -10,7 +10,7 @@ use super::power::{Loads, Power, render_power};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
-use crate::plan::{Media, Topology};
+use crate::plan::{Cable, CableRuns, Media, Run, Topology};
 use crate::text::Table;
 
 /// One line of a bill of materials. `total_cost` of a [`Bom`] is the sum
@@ -142,8 +142,29 @@ pub struct PlanCost {
     pub cost_per_sub_node: f64,
     /// Total cost over the bisection bandwidth.
     pub cost_per_bisection_gbps: f64,
+    /// The cables by run, media and speed, with the length the catalog
+    /// gives that run and the part that prices it.
+    pub cable_runs: Vec<CableRunCost>,
     /// The parts' power, in total and per rack.
     pub power: Power,
+}
+
+/// Cables of one run, media and speed, as `planner cost` prices them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CableRunCost {
+    /// Where they run (`in_rack` for every DAC; `""` when a rack is not
+    /// known).
+    pub run: Run,
+    /// DAC or optical.
+    pub media: Media,
+    /// Speed in Gbps.
+    pub gbps: u32,
+    /// How many.
+    pub count: u64,
+    /// The length each must reach, from the catalog's `*_m` key of the run.
+    pub metres: f64,
+    /// The catalog part (`fibre + 2 optic` for a fibre with optics).
+    pub part: String,
 }
 
 impl PlanCost {
@@ -280,58 +301,65 @@ pub fn cost_plan(
         }
     }
 
-    // Cables by media and speed; each draws half its watts at either end,
-    // and a fibre's optics one at each end.
-    let mut by_media: BTreeMap<(u32, bool), u64> = BTreeMap::new();
+    // Cables by media, speed and run (the run sets the length a cable must
+    // reach); each draws half its watts at either end, and a fibre's
+    // optics one at each end.
+    let runs = plan.cable_runs();
+    let mut groups: BTreeMap<(u32, bool, Run), u64> = BTreeMap::new();
     for c in &plan.cables {
-        *by_media.entry((c.gbps, c.media == Media::Dac)).or_default() += 1;
+        *groups.entry(cable_group(c, &runs)).or_default() += 1;
     }
-    let mut end_watts: BTreeMap<(u32, bool), f64> = BTreeMap::new();
-    for ((gbps, dac), count) in by_media {
-        if dac {
-            match catalog.dac_for(gbps) {
-                Some(c) => {
-                    b.add("cable", &c.name, count, c.price, c.watts);
-                    end_watts.insert((gbps, dac), c.watts / 2.0);
-                }
-                None => problems.push(Problem::at(
-                    None,
-                    format!("{count} DAC cables at {gbps} Gbps"),
-                    format!(
-                        "no DAC in the catalog at {gbps} Gbps reaching {} m",
-                        catalog.in_rack_m
-                    ),
-                    format!(
-                        "add a [[cable]] with kind = \"dac\", gbps = {gbps}, reach_m >= {}",
-                        catalog.in_rack_m
-                    ),
-                )),
-            }
+    let mut end_watts: BTreeMap<(u32, bool, Run), f64> = BTreeMap::new();
+    let mut cable_runs = Vec::new();
+    for ((gbps, dac, run), count) in groups {
+        let metres = catalog.run_m(run);
+        let key = Catalog::run_key(run);
+        let what = if dac { "DAC" } else { "optical" };
+        let part = if dac {
+            catalog.dac_for(gbps).map(|c| {
+                b.add("cable", &c.name, count, c.price, c.watts);
+                end_watts.insert((gbps, dac, run), c.watts / 2.0);
+                c.name.clone()
+            })
         } else {
-            match catalog.optical_for(gbps) {
-                Some(link) => {
-                    b.add_optical(&link, count);
-                    end_watts.insert(
-                        (gbps, dac),
-                        match link {
-                            OpticalLink::Aoc(a) => a.watts / 2.0,
-                            OpticalLink::Fibre(f, o) => f.watts / 2.0 + o.watts,
-                        },
-                    );
-                }
-                None => problems.push(Problem::at(
-                    None,
-                    format!("{count} optical cables at {gbps} Gbps"),
-                    format!(
-                        "no AOC, or fibre with optics, in the catalog at {gbps} Gbps reaching {} m",
-                        catalog.between_racks_m
+            catalog.optical_for(gbps, metres).map(|link| {
+                b.add_optical(&link, count);
+                let (name, watts) = match link {
+                    OpticalLink::Aoc(a) => (a.name.clone(), a.watts / 2.0),
+                    OpticalLink::Fibre(f, o) => (
+                        format!("{} + 2 {}", f.name, o.name),
+                        f.watts / 2.0 + o.watts,
                     ),
-                    format!(
-                        "add a [[cable]] with kind = \"aoc\", gbps = {gbps}, reach_m >= {}",
-                        catalog.between_racks_m
-                    ),
-                )),
-            }
+                };
+                end_watts.insert((gbps, dac, run), watts);
+                name
+            })
+        };
+        match part {
+            Some(part) => cable_runs.push(CableRunCost {
+                run,
+                media: if dac { Media::Dac } else { Media::Optical },
+                gbps,
+                count,
+                metres,
+                part,
+            }),
+            None if dac => problems.push(Problem::at(
+                None,
+                format!("{count} DAC cables at {gbps} Gbps"),
+                format!("no DAC in the catalog at {gbps} Gbps reaching {metres} m ({key})"),
+                format!("add a [[cable]] with kind = \"dac\", gbps = {gbps}, reach_m >= {metres}"),
+            )),
+            None => problems.push(Problem::at(
+                None,
+                format!("{count} {what} cables at {gbps} Gbps{}", run_phrase(run)),
+                format!(
+                    "no AOC, or fibre with optics, in the catalog at {gbps} Gbps reaching {metres} m ({key})"
+                ),
+                format!(
+                    "add a [[cable]] with kind = \"aoc\", gbps = {gbps}, reach_m >= {metres}, or lower {key} if the runs are shorter"
+                ),
+            )),
         }
     }
     if !problems.is_empty() {
@@ -342,7 +370,7 @@ pub fn cost_plan(
         });
     }
     for c in &plan.cables {
-        let w = end_watts[&(c.gbps, c.media == Media::Dac)];
+        let w = end_watts[&cable_group(c, &runs)];
         loads.add(&c.a, w);
         loads.add(&c.b, w);
     }
@@ -359,8 +387,25 @@ pub fn cost_plan(
         cost_per_bisection_gbps: per_bisection_gbps(bom.total_cost, m.bisection_gbps),
         bisection_gbps: m.bisection_gbps,
         bom,
+        cable_runs,
         power: loads.per_rack(plan, None),
     })
+}
+
+/// The group a cable is priced in: its speed, whether it is a DAC, and
+/// its run (a DAC always reaches `in_rack_m`, whatever its racks).
+fn cable_group(c: &Cable, runs: &CableRuns<'_>) -> (u32, bool, Run) {
+    let dac = c.media == Media::Dac;
+    let run = if dac { Run::InRack } else { runs.of(c).2 };
+    (c.gbps, dac, run)
+}
+
+/// ` running same_row` for messages; nothing for a run of unknown racks.
+fn run_phrase(run: Run) -> String {
+    match run {
+        Run::Unknown => String::new(),
+        _ => format!(" running {}", run.as_str()),
+    }
 }
 
 /// `switch sw01`, or `3 switches: sw01, sw02, sw03`, or the first few of
@@ -454,6 +499,37 @@ pub fn render_plan_cost(c: &PlanCost, catalog: &Catalog, plan_file: &str) -> Str
         money(c.cost_per_bisection_gbps),
         cur = c.currency
     ));
+    out.push_str(&render_cable_runs(&c.cable_runs));
     out.push_str(&render_power(&c.power));
     out
+}
+
+/// The cables by run: how many, how long each must be, and the metres in
+/// total, per run, media and speed.
+fn render_cable_runs(runs: &[CableRunCost]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new([
+        "run", "media", "speed", "cables", "length", "metres", "part",
+    ])
+    .right(&[3, 4, 5]);
+    for r in runs {
+        t.row([
+            match r.run {
+                Run::Unknown => "racks unknown".to_string(),
+                run => run.as_str().to_string(),
+            },
+            r.media.as_str().to_string(),
+            format!("{}G", r.gbps),
+            money(r.count as f64),
+            format!("{} m", r.metres),
+            money(r.count as f64 * r.metres),
+            r.part.clone(),
+        ]);
+    }
+    format!(
+        "\nCable runs (lengths from the catalog's *_m keys):\n{}",
+        t.render()
+    )
 }

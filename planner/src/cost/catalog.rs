@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::error::{Error, Problem, Result};
+use crate::plan::Run;
 use crate::text;
 
 /// Hours in a year, for energy over the years of the TCO.
@@ -138,8 +139,16 @@ pub struct Catalog {
     pub years: f64,
     /// Cable run within a rack, in metres (DAC reach needed).
     pub in_rack_m: f64,
-    /// Cable run between racks, in metres (optical reach needed).
+    /// Cable run between racks whose rows are not known, in metres
+    /// (optical reach needed); what `purchase`, which knows no racks,
+    /// prices every optical link at.
     pub between_racks_m: f64,
+    /// Cable run between two racks of one row, in metres
+    /// (`between_racks_m` when not given).
+    pub same_row_m: f64,
+    /// Cable run between racks of different rows, in metres
+    /// (`between_racks_m` when not given).
+    pub between_rows_m: f64,
     /// Switch models.
     pub switches: Vec<SwitchModel>,
     /// NICs.
@@ -247,9 +256,32 @@ impl Catalog {
         )
     }
 
-    /// The cheapest optical link at `gbps` that reaches between racks.
-    pub fn optical_for(&self, gbps: u32) -> Option<OpticalLink<'_>> {
-        let reach = self.between_racks_m;
+    /// The length, in metres, the catalog gives a cable run: `in_rack_m`
+    /// within a rack, `same_row_m` and `between_rows_m` between racks of
+    /// known rows, `between_racks_m` otherwise (rows or racks unknown).
+    pub fn run_m(&self, run: Run) -> f64 {
+        match run {
+            Run::InRack => self.in_rack_m,
+            Run::SameRow => self.same_row_m,
+            Run::BetweenRows => self.between_rows_m,
+            Run::BetweenRacks | Run::Unknown => self.between_racks_m,
+        }
+    }
+
+    /// The catalog key that sets [`Catalog::run_m`] for `run`, for
+    /// messages.
+    pub fn run_key(run: Run) -> &'static str {
+        match run {
+            Run::InRack => "in_rack_m",
+            Run::SameRow => "same_row_m",
+            Run::BetweenRows => "between_rows_m",
+            Run::BetweenRacks | Run::Unknown => "between_racks_m",
+        }
+    }
+
+    /// The cheapest optical link at `gbps` that reaches `reach` metres
+    /// (`between_racks_m` for a run whose racks are not known).
+    pub fn optical_for(&self, gbps: u32, reach: f64) -> Option<OpticalLink<'_>> {
         let aoc = cheapest(
             self.cables
                 .iter()
@@ -322,6 +354,10 @@ struct RawCatalog {
     in_rack_m: Option<Spanned<f64>>,
     #[serde(default)]
     between_racks_m: Option<Spanned<f64>>,
+    #[serde(default)]
+    same_row_m: Option<Spanned<f64>>,
+    #[serde(default)]
+    between_rows_m: Option<Spanned<f64>>,
     #[serde(default)]
     switch: Vec<RawPart>,
     #[serde(default)]
@@ -551,6 +587,18 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
     let years = c.positive(raw.years.as_ref(), "years", 5.0, false);
     let in_rack_m = c.positive(raw.in_rack_m.as_ref(), "in_rack_m", 3.0, false);
     let between_racks_m = c.positive(raw.between_racks_m.as_ref(), "between_racks_m", 30.0, false);
+    let same_row_m = c.positive(
+        raw.same_row_m.as_ref(),
+        "same_row_m",
+        between_racks_m,
+        false,
+    );
+    let between_rows_m = c.positive(
+        raw.between_rows_m.as_ref(),
+        "between_rows_m",
+        between_racks_m,
+        false,
+    );
 
     let mut switches = Vec::new();
     for p in &raw.switch {
@@ -741,6 +789,8 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
         years,
         in_rack_m,
         between_racks_m,
+        same_row_m,
+        between_rows_m,
         switches,
         nics,
         gpus,

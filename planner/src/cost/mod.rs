@@ -21,7 +21,9 @@ pub mod side;
 #[cfg(test)]
 mod tests;
 
-pub use bom::{Bom, BomLine, PlanCost, cost_plan, money, render_bom, render_plan_cost};
+pub use bom::{
+    Bom, BomLine, CableRunCost, PlanCost, cost_plan, money, render_bom, render_plan_cost,
+};
 pub use catalog::Catalog;
 pub use power::{Power, RackPower};
 pub use purchase::{Purchase, Request, Want, purchase, render_purchase, render_purchase_summary};

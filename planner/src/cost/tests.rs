@@ -2,6 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::error::Error;
+use crate::plan::Media;
 
 const EXAMPLE: &str = include_str!("../../../examples/data/catalog-example.toml");
 
@@ -36,11 +37,11 @@ fn cable_choice_follows_reach_and_price() {
     assert_eq!(c.dac_for(100).unwrap().name, "dac-100g-3m");
     // At 100G the AOC is cheaper than fibre and two optics; at 200G not.
     assert!(matches!(
-        c.optical_for(100),
+        c.optical_for(100, c.between_racks_m),
         Some(catalog::OpticalLink::Aoc(_))
     ));
     assert!(matches!(
-        c.optical_for(200),
+        c.optical_for(200, c.between_racks_m),
         Some(catalog::OpticalLink::Fibre(_, _))
     ));
 }
@@ -179,7 +180,7 @@ fn brute_force(c: &Catalog, g: u64, want: Want, floor: f64) -> Option<f64> {
         let p = g as usize;
         bisection_ratio(bisection_gbps(shape, p, 1.0, 1.0), p, 1.0, 1) >= floor - 1e-9
     };
-    let opt = c.optical_tco(&c.optical_for(100)?);
+    let opt = c.optical_tco(&c.optical_for(100, c.between_racks_m)?);
     let fixed = g as f64 * (c.nic_for(100)?.price + c.dac_for(100)?.price);
     let mut best = f64::INFINITY;
     for s in &c.switches {
@@ -520,7 +521,7 @@ fn server_to_rail_cables_are_optical() {
     let c = example();
     let count = |d: &crate::cost::purchase::Design, part: &str| count_parts(d, |p| p.part == part);
     let dac = c.dac_for(100).unwrap().name.clone();
-    let aoc = match c.optical_for(100).unwrap() {
+    let aoc = match c.optical_for(100, c.between_racks_m).unwrap() {
         catalog::OpticalLink::Aoc(a) => a.name.clone(),
         catalog::OpticalLink::Fibre(..) => panic!("the example catalog's 100G link is an AOC"),
     };
@@ -622,4 +623,83 @@ fn power_per_rack_adds_up_to_the_bill_of_materials() {
     cost.limit_racks(20.0);
     assert_eq!(cost.power.over, vec!["network".to_string()]);
     assert!((cost.power.racks.last().unwrap().over_kw().unwrap() - 7.84).abs() < 1e-9);
+}
+
+/// The 400 Gbps catalog with a short AOC and a long fibre, and the run
+/// lengths given.
+fn catalog_with_runs(runs: &str) -> Catalog {
+    let text = include_str!("../../../examples/data/catalog-400g.toml")
+        .replace("between_racks_m = 30\n", &format!("{runs}\n"))
+        + r#"
+[[cable]]
+name = "aoc-400g-20m"
+kind = "aoc"
+gbps = 400
+reach_m = 20
+price = 500
+watts = 12
+
+[[cable]]
+name = "fibre-smf-100m"
+kind = "fibre"
+gbps = 400
+reach_m = 100
+price = 90
+"#;
+    Catalog::from_toml(&text, "runs.toml").unwrap()
+}
+
+#[test]
+fn each_run_is_priced_at_the_length_the_catalog_gives_it() {
+    // Rail-optimized on the racked inventory: server to rail switch within
+    // the row (the rail switch stands in `network-a` or `network-b`), rail
+    // switch to spine between a row's rack and the row-less `network`.
+    let plan = crate::design::bundled(
+        "h100-1024-racked",
+        Some(crate::plan::Topology::RailOptimized),
+    );
+    let c = catalog_with_runs("same_row_m = 15\nbetween_racks_m = 60");
+    let cost = cost_plan(&plan, &c, None).unwrap();
+    let runs: Vec<_> = (cost.cable_runs.iter())
+        .map(|r| (r.run.as_str(), r.media, r.count, r.metres, r.part.as_str()))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("same_row", Media::Optical, 1024, 15.0, "aoc-400g-20m"),
+            (
+                "between_racks",
+                Media::Optical,
+                1024,
+                60.0,
+                "fibre-smf-100m + 2 optic-400g-dr4"
+            ),
+        ]
+    );
+    // The AOCs draw their watts at both ends: 1,024 x 12 W in all.
+    let aoc_watts: f64 = (cost.bom.parts.iter())
+        .filter(|l| l.part == "aoc-400g-20m")
+        .map(|l| l.count as f64 * l.watts)
+        .sum();
+    assert_eq!(aoc_watts, 1024.0 * 12.0);
+    let text = render_plan_cost(&cost, &c, "racked.json");
+    assert!(
+        text.contains("same_row") && text.contains("15,360"),
+        "{text}"
+    );
+
+    // Rows given but no long run: the leaf-spine's uplinks run between a
+    // row's rack and the row-less network rack, so `between_rows_m` does
+    // not apply, and `between_racks_m` beyond every link is named.
+    let leaf_spine =
+        crate::design::bundled("h100-1024-racked", Some(crate::plan::Topology::FatTree));
+    let c = catalog_with_runs("between_rows_m = 900\nbetween_racks_m = 700");
+    let err = cost_plan(&leaf_spine, &c, None).unwrap_err().to_string();
+    assert!(
+        err.contains("1024 optical cables at 400 Gbps running between_racks")
+            && err.contains("reaching 700 m (between_racks_m)")
+            && err.contains("lower between_racks_m"),
+        "{err}"
+    );
+    assert!(!err.contains("between_rows"), "{err}");
 }

@@ -549,7 +549,7 @@ fn cable_rows_name_their_racks_and_run() {
     let count = |plan: &CheckedPlan| {
         let mut runs: BTreeMap<&'static str, usize> = BTreeMap::new();
         for r in plan.cable_rows() {
-            *runs.entry(r.run).or_default() += 1;
+            *runs.entry(r.run.as_str()).or_default() += 1;
         }
         runs
     };

@@ -548,7 +548,7 @@ fn fixed_parts<'c>(
         ));
         return None;
     };
-    let Some(optical) = catalog.optical_for(gbps) else {
+    let Some(optical) = catalog.optical_for(gbps, catalog.between_racks_m) else {
         reasons.push(format!(
             "no optical link at {gbps} Gbps for the {gbps} Gbps switches"
         ));
