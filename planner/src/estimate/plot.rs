@@ -172,6 +172,48 @@ pub(crate) fn y_range(series: &[Series], log: bool) -> Range<f64> {
     }
 }
 
+/// How a series of a panel is drawn so that none hides another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Layer {
+    /// How many later series of the panel pass through one of its points:
+    /// it is drawn that much wider (3 px per series, its dots 2 px more in
+    /// radius), so a series drawn over it leaves its edges showing.
+    pub(crate) under: u32,
+    /// Its legend: its label, and `= FIRST` when every point equals an
+    /// earlier series' (`hdrm = hd`).
+    pub(crate) label: String,
+}
+
+/// Whether two points coincide on the plot (equal to 1 part in 10^6).
+fn same_point(p: (f64, f64), q: (f64, f64)) -> bool {
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-12);
+    near(p.0, q.0) && near(p.1, q.1)
+}
+
+/// The [`Layer`] of each series of a panel, in drawing order.
+pub(crate) fn layers(series: &[Series]) -> Vec<Layer> {
+    let shares = |a: &Series, b: &Series| {
+        (a.points.iter()).any(|&p| b.points.iter().any(|&q| same_point(p, q)))
+    };
+    let equal = |a: &Series, b: &Series| {
+        a.points.len() == b.points.len()
+            && (a.points.iter().zip(&b.points)).all(|(&p, &q)| same_point(p, q))
+    };
+    (series.iter().enumerate())
+        .map(|(i, s)| {
+            let under = series[i + 1..].iter().filter(|t| shares(s, t)).count() as u32;
+            let first_equal = (series[..i].iter()).find(|t| !s.points.is_empty() && equal(s, t));
+            Layer {
+                under,
+                label: match first_equal {
+                    Some(t) => format!("{} = {}", s.label, t.label),
+                    None => s.label.clone(),
+                },
+            }
+        })
+        .collect()
+}
+
 /// Draws one panel: x is log2 of the quantity, labelled by `x_label`.
 macro_rules! panel {
     ($area:expr, $title:expr, $xs:expr, $ys:expr, $x_desc:expr, $y_desc:expr, $x_label:expr, $series:expr) => {{
@@ -196,18 +238,19 @@ macro_rules! panel {
             .axis_desc_style((FAMILY, 13))
             .draw()
             .map_err(draw_error)?;
-        for s in series {
-            let style = ShapeStyle::from(&s.color).stroke_width(2);
+        for (s, layer) in series.iter().zip($crate::estimate::plot::layers(series)) {
+            let style = ShapeStyle::from(&s.color).stroke_width(2 + 3 * layer.under);
+            let radius = 3 + 2 * layer.under as i32;
             chart
                 .draw_series(LineSeries::new(s.points.iter().copied(), style))
                 .map_err(draw_error)?
-                .label(s.label.clone())
+                .label(layer.label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
             chart
                 .draw_series(
                     s.points
                         .iter()
-                        .map(|&p| Circle::new(p, 3, ShapeStyle::from(&s.color).filled())),
+                        .map(|&p| Circle::new(p, radius, ShapeStyle::from(&s.color).filled())),
                 )
                 .map_err(draw_error)?;
         }
@@ -310,39 +353,71 @@ impl Figure for SizesFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
         let columns = &self.columns;
         let cols = root.split_evenly((2, columns.len()));
+        let (lat, bw) = self.series();
+        // One x range and one y range per row over every column, so the
+        // designs compare by eye.
+        let shared = SharedRanges::of(&lat, &bw);
         for (c, (design, ranks)) in columns.iter().enumerate() {
-            let keep = |e: &Estimate| &e.design == design && e.ranks == *ranks;
-            let lat = series(self.estimates, keep, |e| {
-                ((e.size_bytes as f64).log2(), e.time_us)
-            });
-            let bw = series(self.estimates, keep, |e| {
-                ((e.size_bytes as f64).log2(), e.algbw_gbps)
-            });
             let title = format!("{design}, {ranks} ranks");
-            let xs = x_range(&lat);
             let label = |v: f64| power_label(v, format_size);
             panel!(
                 &cols[c],
                 format!("{title}: latency"),
-                xs.clone(),
-                log_axis(y_range(&lat, true)),
+                shared.x.clone(),
+                log_axis(shared.latency.clone()),
                 "message size",
                 "time (µs)",
                 label,
-                &lat
+                &lat[c]
             );
             panel!(
                 &cols[columns.len() + c],
                 format!("{title}: bandwidth"),
-                xs,
-                y_range(&bw, false),
+                shared.x.clone(),
+                shared.bandwidth.clone(),
                 "message size",
                 "algorithm bandwidth (Gbps)",
                 label,
-                &bw
+                &bw[c]
             );
         }
         Ok(())
+    }
+}
+
+impl SizesFigure<'_> {
+    /// The latency and bandwidth series of each column.
+    fn series(&self) -> (Vec<Vec<Series>>, Vec<Vec<Series>>) {
+        (self.columns.iter())
+            .map(|(design, ranks)| {
+                let keep = |e: &Estimate| &e.design == design && e.ranks == *ranks;
+                let size = |e: &Estimate| (e.size_bytes as f64).log2();
+                (
+                    series(self.estimates, keep, |e| (size(e), e.time_us)),
+                    series(self.estimates, keep, |e| (size(e), e.algbw_gbps)),
+                )
+            })
+            .unzip()
+    }
+}
+
+/// The ranges every column of [`sizes`] shares.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SharedRanges {
+    pub(crate) x: Range<f64>,
+    pub(crate) latency: Range<f64>,
+    pub(crate) bandwidth: Range<f64>,
+}
+
+impl SharedRanges {
+    fn of(lat: &[Vec<Series>], bw: &[Vec<Series>]) -> Self {
+        let lat: Vec<Series> = lat.iter().flatten().cloned().collect();
+        let bw: Vec<Series> = bw.iter().flatten().cloned().collect();
+        SharedRanges {
+            x: x_range(&lat),
+            latency: y_range(&lat, true),
+            bandwidth: y_range(&bw, false),
+        }
     }
 }
 
@@ -467,6 +542,8 @@ pub(crate) fn png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The pixels of a PNG file, decoded by the `png` crate: width, height
     /// and RGB bytes.
     fn decode(file: &[u8]) -> (u32, u32, Vec<u8>) {
@@ -477,6 +554,38 @@ mod tests {
         assert_eq!(info.bit_depth, png::BitDepth::Eight);
         buf.truncate(info.buffer_size());
         (info.width, info.height, buf)
+    }
+
+    fn line(label: &str, points: &[(f64, f64)]) -> Series {
+        Series {
+            label: label.to_string(),
+            color: palette(0),
+            points: points.to_vec(),
+        }
+    }
+
+    #[test]
+    fn series_that_coincide_are_drawn_wider_underneath_and_named() {
+        let hd = line("hd", &[(10.0, 5.0), (11.0, 9.0)]);
+        let hdrm = line("hdrm", &[(10.0, 5.0), (11.0, 9.0)]);
+        let ring = line("ring", &[(10.0, 5.0), (11.0, 20.0)]);
+        let tree = line("tree", &[(10.0, 7.0), (11.0, 30.0)]);
+        let l = layers(&[hd, hdrm, ring, tree]);
+        let got: Vec<(u32, &str)> = l.iter().map(|l| (l.under, l.label.as_str())).collect();
+        // hd lies under hdrm (every point) and ring (its first point);
+        // hdrm under ring; tree meets none.
+        assert_eq!(got, [(2, "hd"), (1, "hdrm = hd"), (0, "ring"), (0, "tree")]);
+    }
+
+    #[test]
+    fn every_column_of_a_sizes_plot_shares_its_rows_ranges() {
+        let fast = vec![line("ring", &[(10.0, 2.0), (20.0, 40.0)])];
+        let slow = vec![line("ring", &[(12.0, 30.0), (22.0, 900.0)])];
+        let r = SharedRanges::of(&[fast.clone(), slow.clone()], &[fast, slow]);
+        assert_eq!(r.x, 9.7..22.3);
+        assert_eq!(r.latency, (2.0 / 1.5)..(900.0 * 1.5));
+        assert_eq!(r.bandwidth.start, 0.0);
+        assert!((r.bandwidth.end - 990.0).abs() < 1e-9);
     }
 
     #[test]
