@@ -411,8 +411,10 @@ pub struct Fit {
     /// Worst relative error of the fit over those sizes, %.
     pub max_error_pct: f64,
     /// `closed-form`, `event`, `fast` or `packet`: how the estimates
-    /// behind the fit were made.
-    pub method: estimate::Method,
+    /// behind the fit were made; absent for a cost given with `--comm`,
+    /// which nothing estimated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<estimate::Method>,
     /// True when `a` and `b` were given (`--comm`), not fitted to the
     /// plan.
     pub given: bool,
@@ -523,7 +525,7 @@ pub fn fit_allreduce(
         algbw_gbps: if b > 0.0 { 8.0 / (b * 1000.0) } else { 0.0 },
         sizes: sizes.len(),
         max_error_pct: 100.0 * worst,
-        method,
+        method: Some(method),
         given: false,
         fallback,
     })
@@ -537,7 +539,6 @@ pub fn given_allreduce(
     algorithm: Algorithm,
     ranks: usize,
     cost: Linear,
-    options: &Options,
 ) -> Fit {
     let b = cost.b_us_per_byte;
     Fit {
@@ -550,7 +551,7 @@ pub fn given_allreduce(
         algbw_gbps: if b > 0.0 { 8.0 / (b * 1000.0) } else { 0.0 },
         sizes: 0,
         max_error_pct: 0.0,
-        method: options.method,
+        method: None,
         given: true,
         fallback: None,
     }
@@ -802,7 +803,7 @@ fn fits(plans: &[CheckedPlan], model_bytes: u64, ranks: usize, setup: &Setup) ->
                 continue;
             }
             if let Some(cost) = setup.comm {
-                out.push(given_allreduce(plan, a, ranks, cost, &setup.options));
+                out.push(given_allreduce(plan, a, ranks, cost));
                 continue;
             }
             out.push(fit_allreduce(

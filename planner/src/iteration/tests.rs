@@ -219,7 +219,7 @@ fn a_packet_level_fit_follows_the_event_driven_one_plus_store_and_forward() {
         .unwrap()
     };
     let (event, packet) = (fit(estimate::Method::Event), fit(estimate::Method::Packet));
-    assert_eq!(packet.method, estimate::Method::Packet);
+    assert_eq!(packet.method, Some(estimate::Method::Packet));
     assert_eq!(packet.sizes, event.sizes);
     // At most 8 steps of 2 x 4096 B at 12,500 B/µs more at any size;
     // below 64 KiB a step's chunk is less than a packet, so the extra
