@@ -1,17 +1,29 @@
 //! DCQCN's reaction point: the rate of one sending flow (Zhu et al.,
 //! "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015,
-//! Sec. 3 and its parameter table).
+//! Sec. 3, with the knobs NVIDIA ConnectX NICs add; their defaults and
+//! sources are in [`crate::estimate::PacketParams::connectx`]).
 //!
 //! A flow starts at line rate with α = 1. On a congestion notification
 //! (CNP) it remembers its rate as the target (`rt = rc`), cuts the current
 //! rate to `rc (1 - α/2)` and raises α to `(1 - g) α + g`. Without CNPs, α
-//! decays by `(1 - g)` every timer period, and the rate recovers in steps
+//! decays by `(1 - g)` every α period (ConnectX: 1 µs; the paper used the
+//! rate timer's 55 µs), and the rate recovers in steps
 //! driven by a timer (every T µs) and a byte counter (every B bytes sent):
 //! while both have fired fewer than F times since the cut, fast recovery
 //! moves `rc` halfway to `rt`; once one of them has fired F times the
 //! target also rises by R_AI per step (additive increase), and once both
 //! have, by i R_HAI (hyper increase, i the steps beyond F). The flow stops
 //! counting when it is back at line rate.
+//!
+//! The paper sets the target to the current rate on every cut. ConnectX by
+//! default (`CLAMP_TGT_RATE` 0, `CLAMP_TGT_RATE_AFTER_TIME_INC` 1) does so
+//! only when the rate rose, by the timer or the byte counter, since the
+//! last cut: a cut straight after another keeps the earlier target, so
+//! recovery aims at the rate before the first of them
+//! (`dcqcn_clamp_target`). Not modelled: ConnectX's
+//! `RATE_REDUCE_MONITOR_PERIOD` (at most one cut per 4 µs; the receiver's
+//! CNP spacing, 4 µs per flow by default, already keeps cuts that far
+//! apart on one path).
 //!
 //! Timers are applied lazily, when the flow next sends or receives a CNP:
 //! the rate a packet is paced at is the one in force when the packet
@@ -23,7 +35,9 @@
 pub(super) struct Config {
     /// α gain.
     pub g: f64,
-    /// Timer period, ps.
+    /// α update period, ps.
+    pub alpha_ps: u64,
+    /// Rate-increase timer period, ps.
     pub timer_ps: u64,
     /// Byte counter, bytes.
     pub bytes: u64,
@@ -35,6 +49,11 @@ pub(super) struct Config {
     pub f: u32,
     /// Lowest rate, bytes/µs.
     pub min_rate: f64,
+    /// Every cut sets the target to the current rate (the paper's rule);
+    /// otherwise only a cut that follows a rate increase does, and a cut
+    /// straight after another keeps the target (ConnectX's default:
+    /// `CLAMP_TGT_RATE` 0, `CLAMP_TGT_RATE_AFTER_TIME_INC` 1).
+    pub clamp_target: bool,
 }
 
 /// The rate state of one flow.
@@ -57,6 +76,8 @@ pub(super) struct Rate {
     sent: u64,
     /// Recovering from a cut (timers running).
     recovering: bool,
+    /// The rate rose since the last cut.
+    increased: bool,
 }
 
 impl Rate {
@@ -73,6 +94,7 @@ impl Rate {
             byte_n: 0,
             sent: 0,
             recovering: false,
+            increased: false,
         }
     }
 
@@ -84,7 +106,10 @@ impl Rate {
     /// A CNP reached the sender at `now`.
     pub fn on_cnp(&mut self, now: u64, c: &Config) {
         self.catch_up(now, c);
-        self.rt = self.rc;
+        if c.clamp_target || self.increased || !self.recovering {
+            self.rt = self.rc;
+        }
+        self.increased = false;
         self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(c.min_rate.min(self.line));
         self.alpha = (1.0 - c.g) * self.alpha + c.g;
         self.alpha_at = now;
@@ -111,10 +136,10 @@ impl Rate {
 
     /// Applies the timer periods that ended by `now`.
     pub fn catch_up(&mut self, now: u64, c: &Config) {
-        let periods = now.saturating_sub(self.alpha_at) / c.timer_ps;
+        let periods = now.saturating_sub(self.alpha_at) / c.alpha_ps;
         if periods > 0 {
             self.alpha *= (1.0 - c.g).powi(periods.min(i32::MAX as u64) as i32);
-            self.alpha_at += periods * c.timer_ps;
+            self.alpha_at += periods * c.alpha_ps;
         }
         if self.recovering {
             let due = now.saturating_sub(self.cut_at) / c.timer_ps;
@@ -135,6 +160,7 @@ impl Rate {
         }
         self.rt = self.rt.min(self.line);
         self.rc = (self.rt + self.rc) / 2.0;
+        self.increased = true;
         if self.rc >= self.line * (1.0 - 1e-9) {
             self.rc = self.line;
             self.rt = self.line;
@@ -150,13 +176,37 @@ mod tests {
     fn config() -> Config {
         Config {
             g: 1.0 / 256.0,
+            alpha_ps: 55_000_000,
             timer_ps: 55_000_000,
             bytes: 10_000_000,
             rai: 5.0,
             rhai: 50.0,
             f: 5,
             min_rate: 12.5,
+            clamp_target: true,
         }
+    }
+
+    #[test]
+    fn without_clamping_a_cut_straight_after_another_keeps_the_target() {
+        let c = Config {
+            clamp_target: false,
+            ..config()
+        };
+        let mut r = Rate::new(12_500.0, 0);
+        r.on_cnp(0, &c);
+        r.on_cnp(1, &c);
+        // Two cuts, no increase between: the target is still line rate,
+        // so the first step goes halfway back to it.
+        r.catch_up(c.timer_ps + 1, &c);
+        // α is still 1 at the second cut ((1 - g) + g), so it halves again.
+        let cut = 3_125.0;
+        assert!((r.rc - (12_500.0 + cut) / 2.0).abs() < 1e-6, "{}", r.rc);
+        // With a step between, the next cut clamps the target.
+        let before = r.rc;
+        r.on_cnp(c.timer_ps + 2, &c);
+        r.catch_up(2 * c.timer_ps + 2, &c);
+        assert!(r.rc < before, "{} vs {before}", r.rc);
     }
 
     #[test]
@@ -171,6 +221,24 @@ mod tests {
         // per period without CNPs.
         r.catch_up(2 * c.timer_ps, &c);
         assert!((r.alpha - (1.0 - c.g).powi(2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn alpha_decays_on_its_own_period_apart_from_the_rate_timer() {
+        // ConnectX: α every 1 µs, the rate timer every 300 µs.
+        let c = Config {
+            alpha_ps: 1_000_000,
+            timer_ps: 300_000_000,
+            ..config()
+        };
+        let mut r = Rate::new(12_500.0, 0);
+        r.on_cnp(0, &c);
+        r.catch_up(100_000_000, &c);
+        // 100 α periods, no rate step yet.
+        assert!((r.alpha - (1.0 - c.g).powi(100)).abs() < 1e-12);
+        assert_eq!(r.rc, 6_250.0);
+        r.catch_up(300_000_000, &c);
+        assert_eq!(r.rc, (12_500.0 + 6_250.0) / 2.0);
     }
 
     #[test]

@@ -195,12 +195,14 @@ pub(crate) fn run(
     let xoff = kib(p.buffer_kib - p.pfc_headroom_kib);
     let dcqcn = p.dcqcn.then(|| dcqcn::Config {
         g: p.dcqcn_g,
+        alpha_ps: ps(p.dcqcn_alpha_us).max(1),
         timer_ps: ps(p.dcqcn_timer_us).max(1),
         bytes: p.dcqcn_bytes,
         rai: p.dcqcn_rai_mbps * 0.125,
         rhai: p.dcqcn_rhai_mbps * 0.125,
         f: p.dcqcn_f,
         min_rate: p.dcqcn_min_mbps * 0.125,
+        clamp_target: p.dcqcn_clamp_target,
     });
     let mut e = Engine {
         sched,

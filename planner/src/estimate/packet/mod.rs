@@ -13,7 +13,9 @@
 //! paths` so that the flows of one switch do not all start on one spine). Its bytes are cut into packets of `mtu_bytes`
 //! payload (default: the RoCE MTU that fits the plan's port MTU, 4096
 //! bytes for 9216), each carrying `header_bytes` more on the wire (default
-//! 0: link speeds count payload, as in the other modes).
+//! 0: link speeds count payload, as in the other modes; `nic=connectx`
+//! gives 82, RoCEv2's headers, preamble and inter-frame gap, so a
+//! 4096-byte payload takes 4178 bytes of link time).
 //!
 //! - **NICs.** A sub-node's NIC sends one packet at a time at its link's
 //!   speed, round-robin over its flows whose pacing allows a packet and
@@ -92,15 +94,21 @@
 //! draws from a fixed-seed generator, so runs repeat exactly.
 //!
 //! A receiver that gets a marked packet sends a CNP at once unless it sent
-//! one for that flow less than `cnp_interval_us` (50 µs) before; the CNP
-//! reaches the sender `alpha_us` per switch later (a strict-priority
-//! class, never queued). The sender runs DCQCN's reaction point
-//! ([`dcqcn`]) per queue pair (rank pair): g = 1/256, timer and α period
-//! 55 µs, byte counter 10 MB, F = 5 and R_AI = 40 Mbps are the values of
-//! Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
-//! SIGCOMM 2015; R_HAI = 400 Mbps and the floor of 100 Mbps are
-//! assumptions. A flow below line rate spaces its packets by `size /
-//! rate`.
+//! one for that flow less than `cnp_interval_us` before; the CNP reaches
+//! the sender `alpha_us` per switch later (a strict-priority class, never
+//! queued). The sender runs DCQCN's reaction point ([`dcqcn`]) per queue
+//! pair (rank pair). The defaults ([`PacketParams::zhu2015`]) are the
+//! values of Zhu et al., "Congestion Control for Large-Scale RDMA
+//! Deployments", SIGCOMM 2015 (g = 1/256, timer and α period 55 µs, byte
+//! counter 10 MB, F = 5, R_AI = 40 Mbps, a CNP per flow per 50 µs; R_HAI
+//! = 400 Mbps and the 100 Mbps floor assumed). `--param nic=connectx`
+//! gives an NVIDIA ConnectX NIC's firmware defaults
+//! ([`PacketParams::connectx`], with the source of each): g = 5/1024 with
+//! α updated every 1 µs, a 300 µs timer, a 32,767-byte counter, F = 1,
+//! R_AI = 5 Mbps, R_HAI = 50 Mbps, a 1 Mbps floor, a CNP per flow at most
+//! every 4 µs, and a cut that keeps its target after another cut. They
+//! are not the default yet: docs/packet-sim.md ("Which NIC") says why. A
+//! flow below line rate spaces its packets by `size / rate`.
 //!
 //! # Output and cost
 //!

@@ -39,7 +39,10 @@ pub struct PacketParams {
     pub dcqcn: bool,
     /// DCQCN α gain g.
     pub dcqcn_g: f64,
-    /// DCQCN rate-increase timer T and α update period, µs.
+    /// DCQCN α update period, µs: α decays by `1 - g` every period without
+    /// a CNP.
+    pub dcqcn_alpha_us: f64,
+    /// DCQCN rate-increase timer T, µs.
     pub dcqcn_timer_us: f64,
     /// DCQCN byte counter B, bytes.
     pub dcqcn_bytes: u64,
@@ -51,15 +54,48 @@ pub struct PacketParams {
     pub dcqcn_f: u32,
     /// Smallest rate DCQCN cuts to, Mbps.
     pub dcqcn_min_mbps: f64,
+    /// Every cut sets DCQCN's target rate to the current rate (Zhu et al.);
+    /// off: only a cut after a rate increase does (ConnectX's default).
+    pub dcqcn_clamp_target: bool,
     /// A receiver sends at most one CNP per flow per this many µs.
     pub cnp_interval_us: f64,
 }
 
 impl Default for PacketParams {
+    /// [`PacketParams::zhu2015`]: the defaults stay the paper's until the
+    /// model is checked against a reference with
+    /// [`PacketParams::connectx`]'s values (docs/packet-sim.md, "Which
+    /// NIC").
     fn default() -> Self {
+        Self::zhu2015()
+    }
+}
+
+impl PacketParams {
+    /// `--param nic=connectx`: an NVIDIA ConnectX NIC's firmware defaults for DCQCN
+    /// (ConnectX-4 and later; `mlxconfig` names in brackets), and every
+    /// byte a frame takes on the wire. Sources: NVIDIA DOCA 3.4.0, "DCQCN
+    /// CC Parameters" (networking-docs.nvidia.com/doca/archive/3-4-0/
+    /// dcqcn-cc-parameters) for α and the rate cut; the rate-increase and
+    /// notification-point values as `mlxconfig -q` prints them on
+    /// ConnectX-6 Dx firmware (the same on both ports):
+    ///
+    /// - g = 1 - 1019/1024 [DCE_TCP_G 1019], α every 1 µs [DCE_TCP_RTT 1];
+    /// - a cut is `rc (1 - α/2)` [RPG_GD 11, RPG_MIN_DEC_FAC 50 %];
+    /// - a cut keeps the earlier target unless the rate rose since the last
+    ///   cut [CLAMP_TGT_RATE 0, CLAMP_TGT_RATE_AFTER_TIME_INC 1];
+    /// - T = 300 µs [RPG_TIME_RESET], B = 32,767 bytes [RPG_BYTE_RESET],
+    ///   F = 1 [RPG_THRESHOLD], R_AI = 5 Mbps [RPG_AI_RATE], R_HAI = 50
+    ///   Mbps [RPG_HAI_RATE], floor 1 Mbps [RPG_MIN_RATE];
+    /// - a CNP per flow at most every 4 µs [MIN_TIME_BETWEEN_CNPS].
+    ///
+    /// Headers: RoCEv2's Ethernet header and FCS (18), IPv4 (20), UDP (8),
+    /// BTH (12) and ICRC (4), plus the preamble and start delimiter (8) and
+    /// the smallest inter-frame gap (12) of IEEE 802.3: 82 bytes per packet.
+    pub fn connectx() -> Self {
         Self {
             mtu_bytes: None,
-            header_bytes: 0,
+            header_bytes: 82,
             buffer_kib: 640.0,
             pfc_headroom_kib: 64.0,
             pfc_hysteresis_kib: 18.0,
@@ -68,20 +104,50 @@ impl Default for PacketParams {
             ecn_kmax_kib: None,
             ecn_pmax: None,
             dcqcn: true,
+            dcqcn_g: 5.0 / 1024.0,
+            dcqcn_alpha_us: 1.0,
+            dcqcn_timer_us: 300.0,
+            dcqcn_bytes: 32_767,
+            dcqcn_rai_mbps: 5.0,
+            dcqcn_rhai_mbps: 50.0,
+            dcqcn_f: 1,
+            dcqcn_min_mbps: 1.0,
+            dcqcn_clamp_target: false,
+            cnp_interval_us: 4.0,
+        }
+    }
+
+    /// The defaults (`--param nic=zhu2015`): the DCQCN of Zhu et al., "Congestion Control for
+    /// Large-Scale RDMA Deployments", SIGCOMM 2015 (g = 1/256, timer and α
+    /// period 55 µs, B = 10 MB, F = 5, R_AI = 40 Mbps, a CNP per 50 µs;
+    /// R_HAI = 400 Mbps and a 100 Mbps floor assumed), on links that count
+    /// payload only (no header bytes), as the fluid modes do.
+    pub fn zhu2015() -> Self {
+        Self {
+            header_bytes: 0,
             dcqcn_g: 1.0 / 256.0,
+            dcqcn_alpha_us: 55.0,
             dcqcn_timer_us: 55.0,
             dcqcn_bytes: 10_000_000,
             dcqcn_rai_mbps: 40.0,
             dcqcn_rhai_mbps: 400.0,
             dcqcn_f: 5,
             dcqcn_min_mbps: 100.0,
+            dcqcn_clamp_target: true,
             cnp_interval_us: 50.0,
+            // The switches' buffers, PFC and ECN are not the NIC's.
+            ..Self::connectx()
         }
     }
 }
 
 /// The packet mode's parameters as `--param` documents them.
-pub const PACKET_PARAMS: [ParamDoc; 18] = [
+pub const PACKET_PARAMS: [ParamDoc; 21] = [
+    ParamDoc {
+        name: "nic",
+        default: "zhu2015",
+        meaning: "packet mode: sets header_bytes and every dcqcn_* and cnp_* value at once: `zhu2015` (Zhu et al., SIGCOMM 2015, on links that count payload only: the default) or `connectx` (an NVIDIA ConnectX NIC's firmware defaults, with 82 header bytes a packet); give it before the values it should not override",
+    },
     ParamDoc {
         name: "mtu_bytes",
         default: "plan",
@@ -90,7 +156,7 @@ pub const PACKET_PARAMS: [ParamDoc; 18] = [
     ParamDoc {
         name: "header_bytes",
         default: "0",
-        meaning: "header bytes per packet on the wire (0: link speeds are goodput, as in the other modes; 62 for RoCEv2's Ethernet, IPv4, UDP, BTH and ICRC)",
+        meaning: "bytes per packet on the wire besides its payload (0: link speeds count payload, as the other modes do; 82 with nic=connectx: RoCEv2's Ethernet header and FCS, IPv4, UDP, BTH and ICRC, 62, plus preamble, start delimiter and inter-frame gap, 20)",
     },
     ParamDoc {
         name: "buffer_kib",
@@ -135,42 +201,52 @@ pub const PACKET_PARAMS: [ParamDoc; 18] = [
     ParamDoc {
         name: "dcqcn_g",
         default: "0.00390625",
-        meaning: "packet mode: DCQCN α gain g (1/256, Zhu et al. 2015)",
+        meaning: "packet mode: DCQCN α gain g (Zhu et al.: 1/256; ConnectX: 1 - DCE_TCP_G/1024 = 5/1024)",
+    },
+    ParamDoc {
+        name: "dcqcn_alpha_us",
+        default: "55",
+        meaning: "packet mode: DCQCN α update period, µs (Zhu et al.: the rate timer's 55; ConnectX: DCE_TCP_RTT, 1)",
     },
     ParamDoc {
         name: "dcqcn_timer_us",
         default: "55",
-        meaning: "packet mode: DCQCN rate-increase timer and α update period, µs (Zhu et al. 2015)",
+        meaning: "packet mode: DCQCN rate-increase timer, µs (Zhu et al.; ConnectX: RPG_TIME_RESET, 300)",
     },
     ParamDoc {
         name: "dcqcn_bytes",
         default: "10MB",
-        meaning: "packet mode: DCQCN byte counter, a size (Zhu et al. 2015: 10 MB)",
+        meaning: "packet mode: DCQCN byte counter, a size (Zhu et al.; ConnectX: RPG_BYTE_RESET, 32767 bytes)",
     },
     ParamDoc {
         name: "dcqcn_rai_mbps",
         default: "40",
-        meaning: "packet mode: DCQCN additive increase, Mbps (Zhu et al. 2015)",
+        meaning: "packet mode: DCQCN additive increase, Mbps (Zhu et al.; ConnectX: RPG_AI_RATE, 5)",
     },
     ParamDoc {
         name: "dcqcn_rhai_mbps",
         default: "400",
-        meaning: "packet mode: DCQCN hyper increase, Mbps (an assumption: 10 x the additive step)",
+        meaning: "packet mode: DCQCN hyper increase, Mbps (an assumption, 10 x the additive step; ConnectX: RPG_HAI_RATE, 50)",
     },
     ParamDoc {
         name: "dcqcn_f",
         default: "5",
-        meaning: "packet mode: DCQCN fast-recovery steps F (Zhu et al. 2015)",
+        meaning: "packet mode: DCQCN fast-recovery steps F (Zhu et al.; ConnectX: RPG_THRESHOLD, 1)",
     },
     ParamDoc {
         name: "dcqcn_min_mbps",
         default: "100",
-        meaning: "packet mode: lowest rate DCQCN cuts a flow to, Mbps (an assumption)",
+        meaning: "packet mode: lowest rate DCQCN cuts a flow to, Mbps (an assumption; ConnectX: RPG_MIN_RATE, 1)",
+    },
+    ParamDoc {
+        name: "dcqcn_clamp_target",
+        default: "on",
+        meaning: "packet mode: on: every DCQCN cut sets the target rate to the current rate (Zhu et al.); off: only a cut after a rate increase does (ConnectX: CLAMP_TGT_RATE 0, CLAMP_TGT_RATE_AFTER_TIME_INC 1)",
     },
     ParamDoc {
         name: "cnp_interval_us",
         default: "50",
-        meaning: "packet mode: a receiver sends at most one CNP per flow per this many µs (Zhu et al. 2015)",
+        meaning: "packet mode: a receiver sends at most one CNP per flow per this many µs (Zhu et al.; ConnectX: MIN_TIME_BETWEEN_CNPS, 4)",
     },
 ];
 
@@ -189,6 +265,24 @@ impl PacketParams {
         };
         let plan = value.eq_ignore_ascii_case("plan");
         match name {
+            "nic" => {
+                let base = match value.to_ascii_lowercase().as_str() {
+                    "connectx" => Self::connectx(),
+                    "zhu2015" => Self::zhu2015(),
+                    _ => return Err(bad("write connectx or zhu2015")),
+                };
+                self.header_bytes = base.header_bytes;
+                self.dcqcn_g = base.dcqcn_g;
+                self.dcqcn_alpha_us = base.dcqcn_alpha_us;
+                self.dcqcn_timer_us = base.dcqcn_timer_us;
+                self.dcqcn_bytes = base.dcqcn_bytes;
+                self.dcqcn_rai_mbps = base.dcqcn_rai_mbps;
+                self.dcqcn_rhai_mbps = base.dcqcn_rhai_mbps;
+                self.dcqcn_f = base.dcqcn_f;
+                self.dcqcn_min_mbps = base.dcqcn_min_mbps;
+                self.dcqcn_clamp_target = base.dcqcn_clamp_target;
+                self.cnp_interval_us = base.cnp_interval_us;
+            }
             "mtu_bytes" => {
                 self.mtu_bytes = if plan {
                     None
@@ -240,6 +334,7 @@ impl PacketParams {
                 }
                 self.dcqcn_g = v;
             }
+            "dcqcn_alpha_us" => self.dcqcn_alpha_us = positive()?,
             "dcqcn_timer_us" => self.dcqcn_timer_us = positive()?,
             "dcqcn_bytes" => {
                 let v = crate::estimate::parse_byte_count(value)
@@ -259,6 +354,13 @@ impl PacketParams {
                 self.dcqcn_f = v as u32;
             }
             "dcqcn_min_mbps" => self.dcqcn_min_mbps = positive()?,
+            "dcqcn_clamp_target" => {
+                self.dcqcn_clamp_target = match value.to_ascii_lowercase().as_str() {
+                    "on" | "true" | "1" => true,
+                    "off" | "false" | "0" => false,
+                    _ => return Err(bad("write on or off")),
+                };
+            }
             "cnp_interval_us" => self.cnp_interval_us = number()?,
             _ => return Ok(false),
         }
@@ -319,11 +421,26 @@ mod tests {
         assert!(p.set("dcqcn_bytes", "1MB").unwrap());
         assert_eq!(p.dcqcn_bytes, 1_000_000);
         assert!(!p.set("alpha_us", "1").unwrap());
+        // `nic` sets the header and the DCQCN values together; values given
+        // after it win.
+        assert!(p.set("nic", "zhu2015").unwrap());
+        assert!(p.set("dcqcn_timer_us", "70").unwrap());
+        let zhu = PacketParams::zhu2015();
+        assert_eq!(
+            (p.header_bytes, p.dcqcn_g, p.dcqcn_f, p.dcqcn_timer_us),
+            (0, zhu.dcqcn_g, 5, 70.0)
+        );
+        assert!(p.set("nic", "ConnectX").unwrap());
+        assert_eq!(p.header_bytes, 82);
+        assert_eq!(p.cnp_interval_us, 4.0);
+        assert_eq!(p.dcqcn_bytes, 32_767);
         for (name, value) in [
             ("mtu_bytes", "10"),
             ("ecn_pmax", "2"),
             ("dcqcn", "maybe"),
             ("dcqcn_g", "0"),
+            ("nic", "cx7"),
+            ("dcqcn_alpha_us", "0"),
             ("buffer_kib", "-1"),
         ] {
             let e = p.set(name, value).unwrap_err().to_string();
