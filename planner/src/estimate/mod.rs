@@ -214,6 +214,8 @@ mod sizes;
 mod sweep;
 
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Serialize, Serializer};
 
@@ -300,6 +302,9 @@ pub struct Options {
     /// How flows pick among equal-cost paths ([`Policy`]): the seeds
     /// matter only for `ecmp`.
     pub routing: Policy,
+    /// Where the simulations count the sends they start, for a progress
+    /// display on another thread; `None` counts nothing.
+    pub sends: Option<Arc<SendProgress>>,
 }
 
 impl Default for Options {
@@ -309,11 +314,66 @@ impl Default for Options {
             seeds: vec![0],
             threads: 0,
             routing: Policy::Ecmp,
+            sends: None,
         }
     }
 }
 
+/// How far the simulations of a run are, in sends, read by a progress
+/// display on another thread: the sends they start (every send routed in
+/// a simulation, in batches) and an upper bound of the sends to come (a
+/// sweep adds every job's count from the schedule's shape, one per seed
+/// that runs, before any job starts). A seed that routes as the one before
+/// it is not simulated again, so `started` can end below `total`.
+#[derive(Debug, Default)]
+pub struct SendProgress {
+    started: AtomicU64,
+    total: AtomicU64,
+}
+
+impl SendProgress {
+    /// Sends started so far.
+    pub fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// The most sends the run will start, as counted so far.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_started(&self, sends: u64) {
+        self.started.fetch_add(sends, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_total(&self, sends: u64) {
+        self.total.fetch_add(sends, Ordering::Relaxed);
+    }
+}
+
+/// A counter says nothing about what is estimated: any two compare equal,
+/// so options that ask for the same estimates are equal.
+impl PartialEq for SendProgress {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for SendProgress {}
+
 impl Options {
+    /// The seeds an estimate simulates: the first alone when the routing
+    /// does not read the seed, seed 0 when none is given.
+    pub(crate) fn seeds_run(&self) -> Vec<u64> {
+        if self.seeds.is_empty() {
+            vec![0]
+        } else if !self.routing.seeded() {
+            vec![self.seeds[0]]
+        } else {
+            self.seeds.clone()
+        }
+    }
+
     /// Options with seeds `0..count`.
     pub fn with_seed_count(method: Method, count: usize) -> Self {
         Self {

@@ -410,6 +410,7 @@ fn check_sends(p: usize, sends: u128) -> Result<()> {
         });
     }
     if COUNT_ONLY.get() {
+        COUNT.set(sends);
         return Err(Error::Internal(COUNTED.to_string()));
     }
     Ok(())
@@ -418,6 +419,8 @@ fn check_sends(p: usize, sends: u128) -> Result<()> {
 thread_local! {
     /// Set by [`sends_fit`]: builders stop once their sends are counted.
     static COUNT_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The count a builder stopped at under [`sends_fit`].
+    static COUNT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// The stop of a counted builder under [`sends_fit`].
@@ -426,15 +429,17 @@ const COUNTED: &str = "schedule counted, not built";
 /// Whether the schedule `build` makes fits the send limit, found without
 /// building it: every builder checks its send count (from its shape
 /// alone) before it allocates, and under this call stops right there.
-/// A builder that has no count to check is built and dropped.
-pub(super) fn sends_fit(build: impl FnOnce() -> Result<SendSchedule>) -> Result<()> {
+/// A builder that has no count to check is built and dropped. Gives the
+/// count (from the shape, which can be a few above the sends made: a
+/// tree's root sends nothing up) or the sends built.
+pub(super) fn sends_fit(build: impl FnOnce() -> Result<SendSchedule>) -> Result<u64> {
     COUNT_ONLY.set(true);
     let built = build();
     COUNT_ONLY.set(false);
     match built {
-        Err(Error::Internal(m)) if m == COUNTED => Ok(()),
+        Err(Error::Internal(m)) if m == COUNTED => Ok(COUNT.get()),
         Err(e) => Err(e),
-        Ok(_) => Ok(()),
+        Ok(s) => Ok(s.len() as u64),
     }
 }
 

@@ -139,6 +139,10 @@ pub(crate) trait Routes {
         Ok(())
     }
 
+    /// Told that a send starts in the event loop (once per send, for a
+    /// count of progress); nothing by default.
+    fn started(&mut self) {}
+
     /// The route of send `i` when it has exactly one path, else `None`
     /// (what [`Routes::paths`] gives, without the list).
     fn single(&mut self, i: usize) -> Result<Option<FlowRoute>> {

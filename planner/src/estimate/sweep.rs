@@ -129,8 +129,12 @@ fn sweep(
         .iter()
         .flat_map(|ctx| sizes.iter().map(move |&size| Job { ctx, size }))
         .collect();
+    let mut sends = 0u64;
     for job in &jobs {
-        job.ctx.sends_fit(job.size, options)?;
+        sends = sends.saturating_add(job.ctx.sends_fit(job.size, options)?);
+    }
+    if let Some(count) = &options.sends {
+        count.add_total(sends.saturating_mul(options.seeds_run().len() as u64));
     }
     Ok(run_jobs(&jobs, options, progress))
 }

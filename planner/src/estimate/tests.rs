@@ -24,6 +24,7 @@ fn opts(method: Method) -> Options {
         seeds: vec![0],
         threads: 1,
         routing: crate::network::Policy::Ecmp,
+        sends: None,
     }
 }
 
@@ -143,6 +144,7 @@ fn timing_fig16_sweep() {
         seeds: vec![0],
         threads: 2,
         routing: crate::network::Policy::Ecmp,
+        sends: None,
     };
     let mut last = (0, 0);
     let rows = scale_sweep(

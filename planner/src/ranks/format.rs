@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Algorithm, Avoid, Congestion, Engine, Fold, Outcome, Policy, RankTable, Request};
+use super::{
+    Algorithm, Avoid, Congestion, Engine, Fold, Outcome, Policy, RankTable, Request, StepLoad,
+};
 use crate::algorithm::{Command, RankSchedule};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
@@ -895,6 +897,39 @@ pub fn verify_report_as(
     order: String,
     how: &Checked<'_>,
 ) -> Result<VerifyReport> {
+    verify_report_known(plan, table, gpus, order, how, None)
+}
+
+/// [`verify_report_as`] for a table [`super::plan_gpu_ranks`] just made
+/// and proved (`steps`, its [`super::Outcome::steps`], asked with the
+/// engine, `--avoid` and seed of `how`): they are the loads
+/// [`super::verify_engine`] finds when `how` routes by the ECMP hash and
+/// the engine's ring order keeps the table as it is (the same ranks,
+/// schedule, fabric and seed), and are then taken as they are instead of
+/// being routed a second time; otherwise the table is routed again.
+pub fn verify_report_proven(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    how: &Checked<'_>,
+    steps: Vec<StepLoad>,
+) -> Result<VerifyReport> {
+    let same = how.routing == Policy::Ecmp
+        && (how.engine.ring_order(plan, &table.ranks).iter())
+            .enumerate()
+            .all(|(i, &r)| i == r);
+    verify_report_known(plan, table, gpus, order, how, same.then_some(steps))
+}
+
+fn verify_report_known(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    how: &Checked<'_>,
+    known: Option<Vec<StepLoad>>,
+) -> Result<VerifyReport> {
     let Checked {
         engine,
         avoid,
@@ -909,7 +944,10 @@ pub fn verify_report_as(
             table.ranks.len()
         )));
     }
-    let steps = super::verify_engine(plan, table, engine, avoid, seed, routing)?;
+    let steps = match known {
+        Some(steps) => steps,
+        None => super::verify_engine(plan, table, engine, avoid, seed, routing)?,
+    };
     let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
     let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
     let baseline = super::plan_gpu_ranks(

@@ -1105,3 +1105,68 @@ fn largest_message_per_step_follows_each_schedule() {
     assert_eq!(ring.len(), 22);
     assert!(ring.iter().all(|&m| m == 84), "{ring:?}");
 }
+
+/// Issue #33: `verify-ranks --algorithm` takes the proof of the table it
+/// just made ([`format::verify_report_proven`]) instead of routing it a
+/// second time; the report is the one routing it again gives, for every
+/// engine (NCCL's ring order included), routing policy, and plans with
+/// one and several GPUs per server.
+#[test]
+fn issue33_a_proven_table_reports_as_one_routed_again() {
+    let plans = [
+        bigraph_plan(4, 8),
+        eflops_plan(),
+        fat_tree_plan("tiers=2,sub-nodes=64,ports=16"),
+        crate::network::tests::rail_plan("sub-nodes=64,rails=4,ports=16"),
+    ];
+    let mut checked = 0;
+    for plan in &plans {
+        for algorithm in [Algorithm::Hdrm, Algorithm::Hd, Algorithm::Ring] {
+            for engine in Engine::ALL {
+                let request = Request {
+                    algorithm,
+                    engine,
+                    seed: 3,
+                    ..Request::default()
+                };
+                // HDRM's mapping runs on BiGraphs only.
+                let Ok(outcome) = plan_gpu_ranks(plan, &request) else {
+                    continue;
+                };
+                let gpus = rank_gpus(plan, &outcome.table.ranks);
+                for routing in [Policy::Ecmp, Policy::Spray] {
+                    let how = format::Checked {
+                        engine,
+                        avoid: &[],
+                        seed: 3,
+                        routing,
+                    };
+                    let order = || "table".to_string();
+                    let again =
+                        format::verify_report_as(plan, &outcome.table, &gpus, order(), &how)
+                            .unwrap();
+                    let steps = outcome.steps.clone();
+                    let proven = format::verify_report_proven(
+                        plan,
+                        &outcome.table,
+                        &gpus,
+                        order(),
+                        &how,
+                        steps,
+                    )
+                    .unwrap();
+                    let what = format!(
+                        "{} on {} for {engine} under {routing}",
+                        algorithm.as_str(),
+                        plan.name
+                    );
+                    assert_eq!(proven, again, "{what}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    // Every plan runs hd and ring under every engine and policy; HDRM
+    // runs on the BiGraphs.
+    assert!(checked >= 4 * 2 * Engine::ALL.len() * 2, "{checked}");
+}

@@ -334,6 +334,8 @@ pub(super) fn verify_counted(
     let inter_links = net.inter_switch_links();
     let second = net.second_port_links();
     let servers = plan.intra_server_groups();
+    // Whether a NIC carries two ranks: found once for every step.
+    let repeats = ranks.len() > plan.sub_node_list.len() || has_repeats(plan, ranks);
     let mut out: Vec<StepLoad> = Vec::with_capacity(schedule.steps.len());
     // Steps with the same flows have the same routes and loads (a flow's
     // hash depends only on its ranks and the seed), so each distinct step
@@ -354,6 +356,7 @@ pub(super) fn verify_counted(
                     step,
                     (seed, policy, counting),
                     servers.as_deref(),
+                    repeats,
                     &mut scratch,
                     &mut load,
                 )?;
@@ -452,13 +455,16 @@ struct StepCounts {
 /// one sub-node or two sub-nodes of one server of `servers` (per
 /// sub-node, its server, when the servers reduce inside) and those
 /// between two NICs that an earlier flow of the step already joins (one
-/// rank per GPU on a shared NIC, see the module documentation).
+/// rank per GPU on a shared NIC, see the module documentation); `repeats`
+/// says whether any sub-node carries two ranks ([`has_repeats`]).
+#[allow(clippy::too_many_arguments)]
 fn count_step(
     net: &Network<'_>,
     ranks: &[usize],
     step: &Step,
     (seed, policy, counting): (u64, Policy, Counting),
     servers: Option<&[u32]>,
+    repeats: bool,
     scratch: &mut Scratch,
     load: &mut [f64],
 ) -> Result<StepCounts> {
@@ -473,7 +479,6 @@ fn count_step(
     // While every sprayed flow's share is a power of two, the loads are
     // exact sums and a link's share is added once per flow.
     let mut exact = true;
-    let repeats = ranks.len() > net.plan().sub_node_list.len() || has_repeats(ranks);
     for (s, d) in step.flows() {
         if ranks[s] == ranks[d] || inside_server(servers, ranks[s], ranks[d]) {
             counts.inside += 1;
@@ -532,8 +537,12 @@ fn add_share(load: &mut f64, share: f64, routes: u64, exact: bool) {
     }
 }
 
-/// True when some sub-node carries two ranks of `ranks`.
-fn has_repeats(ranks: &[usize]) -> bool {
-    let mut seen = std::collections::HashSet::with_capacity(ranks.len());
-    !ranks.iter().all(|&i| seen.insert(i))
+/// True when some sub-node of `plan` carries two ranks of `ranks` (checked
+/// in range by [`check_ranks_of`]; one out of range counts as a repeat,
+/// which only makes the step count it once).
+fn has_repeats(plan: &Plan, ranks: &[usize]) -> bool {
+    let mut seen = vec![false; plan.sub_node_list.len()];
+    !ranks
+        .iter()
+        .all(|&i| seen.get_mut(i).is_some_and(|s| !std::mem::replace(s, true)))
 }

@@ -677,6 +677,7 @@ fn plan_estimate_case(seed: u64) -> (Input, Check) {
             seeds: vec![0],
             threads: 1,
             routing: planner::ranks::Policy::Ecmp,
+            sends: None,
         };
         for a in [estimate::Algorithm::Ring, estimate::Algorithm::Hdrm] {
             if let Err(e) = estimate::size_sweep(
@@ -716,6 +717,7 @@ fn iteration_with(model: &iteration::Model, p: &CheckedPlan, file: &str, what: &
             seeds: vec![0],
             threads: 1,
             routing: planner::ranks::Policy::Ecmp,
+            sends: None,
         },
         comm: None,
     };

@@ -467,6 +467,8 @@ fn issue33_progress_on_stderr_unless_quiet_or_json() {
         "{err}"
     );
     assert!(err.contains(" estimates done, "), "{err}");
+    // The sends the simulations started, out of the count made before.
+    assert!(err.contains(" sends started, "), "{err}");
     for extra in [&["--quiet"][..], &["--format", "json"][..]] {
         let mut args = base.to_vec();
         args.extend_from_slice(extra);

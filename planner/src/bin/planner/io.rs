@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result};
 use planner::checked::CheckedPlan;
 use planner::design::DesignOptions;
 use planner::design::shorthand::{self, Shorthand};
+use planner::estimate::SendProgress;
 use planner::inventory::Inventory;
 use planner::plan::Plan;
 use planner::validate::cabling;
@@ -143,6 +144,8 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 /// second and the 10 s (the tests set them).
 pub struct Progress {
     state: std::sync::Arc<std::sync::Mutex<ProgressState>>,
+    /// The sends the simulations started, shown beside the count when given.
+    sends: std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<SendProgress>>>>,
     stop: Option<std::sync::mpsc::Sender<()>>,
     ticker: Option<std::thread::JoinHandle<()>>,
 }
@@ -169,9 +172,11 @@ impl Progress {
     /// when `on`, and does nothing otherwise.
     pub fn new(on: bool, verb: &'static str, unit: &'static str) -> Self {
         let state = std::sync::Arc::new(std::sync::Mutex::new(ProgressState::default()));
+        let sends = std::sync::Arc::new(std::sync::Mutex::new(None));
         if !on {
             return Self {
                 state,
+                sends,
                 stop: None,
                 ticker: None,
             };
@@ -184,6 +189,7 @@ impl Progress {
         );
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let shared = std::sync::Arc::clone(&state);
+        let counted = std::sync::Arc::clone(&sends);
         let ticker = std::thread::spawn(move || {
             let start = Instant::now();
             let mut next = after;
@@ -198,8 +204,16 @@ impl Progress {
                 if st.what.is_empty() {
                     continue;
                 }
+                let sends = match counted.lock().ok().and_then(|c| c.clone()) {
+                    Some(c) if c.total() > 0 => format!(
+                        ", {} of at most {} sends started",
+                        millions(c.started()),
+                        millions(c.total())
+                    ),
+                    _ => String::new(),
+                };
                 let line = format!(
-                    "{verb} {}: {}/{} {unit} done, {:.0} s",
+                    "{verb} {}: {}/{} {unit} done{sends}, {:.0} s",
                     st.what,
                     st.done,
                     st.total,
@@ -215,9 +229,19 @@ impl Progress {
         });
         Self {
             state,
+            sends,
             stop: Some(stop),
             ticker: Some(ticker),
         }
+    }
+
+    /// Shows how many of the simulations' sends have started (the count
+    /// [`planner::estimate::Options::sends`] fills).
+    pub fn with_sends(self, sends: Option<std::sync::Arc<SendProgress>>) -> Self {
+        if let Ok(mut s) = self.sends.lock() {
+            *s = sends;
+        }
+        self
     }
 
     /// What runs now and how far it is.
@@ -250,5 +274,23 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// A count of sends as the progress line shows it: `812,345` below ten
+/// million, else millions with one decimal (`33.5 million`).
+fn millions(n: u64) -> String {
+    if n < 10_000_000 {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    } else {
+        format!("{:.1} million", n as f64 / 1e6)
     }
 }

@@ -228,6 +228,7 @@ pub fn run(args: IterationArgs) -> Result<ExitCode> {
                 seeds: vec![0],
                 threads: 1,
                 routing: planner::estimate::Policy::Ecmp,
+                sends: None,
             },
             comm,
         })

@@ -231,7 +231,12 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
     let avoid = parse_avoid(&args.avoid)?;
     let routing: Policy = args.routing.parse()?;
     let flag: Option<Engine> = args.engine.as_deref().map(str::parse).transpose()?;
-    let (table, gpus, order, lower_bound, engine) = match (&args.ranks_file, &args.algorithm) {
+    // With --algorithm, the table comes with its proof under the ECMP hash
+    // (`proven`), which the report reuses where it is the same.
+    let (table, gpus, order, lower_bound, engine, proven) = match (
+        &args.ranks_file,
+        &args.algorithm,
+    ) {
         (Some(file), _) => {
             let name = display(file);
             let read_back = rank_format::read_rank_table(&read(file)?, &name, &p)?;
@@ -265,7 +270,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 algorithm,
                 ranks: read_back.ranks,
             };
-            (table, read_back.gpus, name, None, engine)
+            (table, read_back.gpus, name, None, engine, None)
         }
         (None, Some(a)) => {
             let algorithm = Algorithm::parse(a, Command::Ranks)?;
@@ -289,7 +294,14 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
             } else {
                 format!("{} for {engine}", algorithm.as_str())
             };
-            (outcome.table, gpus, order, bound, engine)
+            (
+                outcome.table,
+                gpus,
+                order,
+                bound,
+                engine,
+                Some(outcome.steps),
+            )
         }
         (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
     };
@@ -299,7 +311,10 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
         seed: args.seed,
         routing,
     };
-    let mut report = rank_format::verify_report_as(&p, &table, &gpus, order, &how)?;
+    let mut report = match proven {
+        Some(steps) => rank_format::verify_report_proven(&p, &table, &gpus, order, &how, steps)?,
+        None => rank_format::verify_report_as(&p, &table, &gpus, order, &how)?,
+    };
     report.lower_bound = lower_bound;
     match args.format {
         Format::Table => {

@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -19,6 +20,7 @@ use planner::estimate::plot::{self, PlotFormat};
 use planner::estimate::report::{self, JsonRow, Simulated};
 use planner::estimate::{
     self, Algorithm, Estimate, Method, Options, PACKET_PARAMS, PARAMS, Params, ScaleSpec,
+    SendProgress,
 };
 use planner::ranks::FoldCost;
 
@@ -244,6 +246,11 @@ fn check(args: &SimulateArgs) -> Result<Config> {
     }
     let mut options = Options::with_seed_count(method, args.seeds);
     options.threads = args.threads;
+    // The simulations count the sends they start for the progress line.
+    let progress = !args.quiet && args.format == SimFormat::Table;
+    if progress {
+        options.sends = Some(Arc::new(SendProgress::default()));
+    }
     options.routing = args.routing.parse()?;
     if !options.routing.seeded() && args.seeds > 1 {
         return Err(BadInput(format!(
@@ -269,7 +276,7 @@ fn check(args: &SimulateArgs) -> Result<Config> {
         params,
         options,
         plot,
-        progress: !args.quiet && args.format == SimFormat::Table,
+        progress,
     })
 }
 
@@ -455,7 +462,8 @@ fn run_sizes(args: &SimulateArgs, cfg: &Config) -> Result<(Simulated, Option<pla
         }
     }
     let total: usize = per_plan.iter().map(|a| a.len() * cfg.sizes.len()).sum();
-    let mut progress = Progress::new(cfg.progress, "simulating", "estimates");
+    let mut progress = Progress::new(cfg.progress, "simulating", "estimates")
+        .with_sends(cfg.options.sends.clone());
     let mut estimates = Vec::new();
     let mut failed = None;
     let mut offset = 0;
@@ -518,7 +526,8 @@ fn run_scale(args: &SimulateArgs, cfg: &Config, nodes_text: &str) -> Result<Simu
     let plans = estimate::scale_plans(&nodes, &spec)?;
     let labels: Vec<String> = plans.iter().map(|p| p.name.clone()).collect();
     let (per_plan, notes) = plan_algorithms(&plans, &labels, cfg, Some("the fat-tree plans"))?;
-    let mut progress = Progress::new(cfg.progress, "simulating", "estimates");
+    let mut progress = Progress::new(cfg.progress, "simulating", "estimates")
+        .with_sends(cfg.options.sends.clone());
     let what = format!("--scale {nodes_text}");
     let got = estimate::scale_sweep(
         &plans,

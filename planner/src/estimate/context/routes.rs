@@ -3,12 +3,13 @@
 //! pair of switches), and the [`Routes`] the simulators read.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::Context;
 use crate::error::Result;
 use crate::estimate::schedules::NONE;
 use crate::estimate::sim::{FlowRoute, Routes};
-use crate::estimate::{Channels, SendSchedule};
+use crate::estimate::{Channels, SendProgress, SendSchedule};
 use crate::network::{Leg, Policy, Route};
 use crate::ranks::verify::flow_id;
 
@@ -44,7 +45,16 @@ pub(in crate::estimate) struct PlanRoutes<'c> {
     /// them, inter-switch links only, with the whole route's latency.
     pairs: HashMap<(usize, usize), (u32, u32)>,
     between: Vec<FlowRoute>,
+    /// Where the sends started are counted ([`PlanRoutes::counting`]),
+    /// how many since the last batch was added there, and how many were.
+    sends: Option<Arc<SendProgress>>,
+    routed: u64,
+    flushed: u64,
 }
+
+/// Sends started between two additions to a [`SendProgress`]: an atomic
+/// add per batch, not per send.
+const BATCH: u64 = 1 << 14;
 
 /// Where the paths of one flow are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +110,28 @@ impl<'c> PlanRoutes<'c> {
             leg_scratch: Vec::new(),
             pairs: HashMap::new(),
             between: Vec::new(),
+            sends: None,
+            routed: 0,
+            flushed: 0,
         }
+    }
+
+    /// These routes counting into `sends` every send the event loop
+    /// starts ([`Routes::started`]), in batches, the rest when they are
+    /// dropped (and, with [`PlanRoutes::settle`], the sends of a run that
+    /// did not count them).
+    pub(in crate::estimate) fn counting(mut self, sends: Option<&Arc<SendProgress>>) -> Self {
+        self.sends = sends.cloned();
+        self
+    }
+
+    /// A run over these routes ended having made `sends`: what it did not
+    /// count as it went (a lone pass, the step-synchronous and packet
+    /// modes count nothing; the event loop every send it starts) is
+    /// counted when the routes are dropped.
+    pub(in crate::estimate) fn settle(&mut self, sends: u64) {
+        let counted = self.flushed + self.routed;
+        self.routed += sends.saturating_sub(counted);
     }
 
     /// Routes the flow from rank `s` to rank `d` into `pool` (or, sprayed,
@@ -393,7 +424,26 @@ impl<'c> PlanRoutes<'c> {
     }
 }
 
+impl Drop for PlanRoutes<'_> {
+    fn drop(&mut self) {
+        if let Some(sends) = &self.sends {
+            sends.add_started(self.routed);
+        }
+    }
+}
+
 impl Routes for PlanRoutes<'_> {
+    fn started(&mut self) {
+        self.routed += 1;
+        if self.routed == BATCH {
+            if let Some(sends) = &self.sends {
+                sends.add_started(BATCH);
+            }
+            self.flushed += BATCH;
+            self.routed = 0;
+        }
+    }
+
     fn route(&mut self, i: usize) -> Result<FlowRoute> {
         if let Some(r) = self.channel(i) {
             return Ok(r);

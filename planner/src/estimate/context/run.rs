@@ -36,13 +36,8 @@ impl Context<'_> {
         };
         if options.method != Method::ClosedForm {
             // Only the ECMP hash reads the seed.
-            let seeds = if options.seeds.is_empty() {
-                vec![0]
-            } else if !options.routing.seeded() {
-                vec![options.seeds[0]]
-            } else {
-                options.seeds.clone()
-            };
+            let seeds = options.seeds_run();
+            let sends = options.sends.as_ref();
             // The event-driven and step-synchronous modes first stream the
             // schedule of every seed (Context::streamed), which is then
             // never stored; it is built when a seed needs the event loop,
@@ -53,7 +48,7 @@ impl Context<'_> {
             let mut shared: Option<u64> = None;
             if matches!(options.method, Method::Event | Method::Fast) {
                 for &seed in &seeds {
-                    match self.streamed(n, seed, options.routing, options.method)? {
+                    match self.streamed(n, seed, options.routing, options.method, sends)? {
                         Some(run) => streamed.push((seed, run)),
                         None => {
                             shared = Some(seed).filter(|_| self.streams().unwrap_or(false));
@@ -86,7 +81,8 @@ impl Context<'_> {
                             times.push(o.time_us);
                             continue;
                         }
-                        let mut routes = PlanRoutes::new(self, &sched, seed, options.routing);
+                        let mut routes =
+                            PlanRoutes::new(self, &sched, seed, options.routing).counting(sends);
                         // A seed that routes every pair the same way as the
                         // last one gives the same time.
                         if let Some((last, t)) = &previous
@@ -132,6 +128,7 @@ impl Context<'_> {
                         };
                         max_link_flows = max_link_flows.max(flows);
                         times.push(t);
+                        routes.settle(sched.len() as u64);
                         previous = Some((routes, t));
                     }
                     (sched.steps().len(), sched.len(), sched.bytes_sent_by(0))
@@ -166,9 +163,11 @@ impl Context<'_> {
     /// Refuses, without building it, a schedule for `n` bytes with more
     /// sends than the simulator builds, naming the algorithm, plan and
     /// size; the closed form needs no schedule.
-    pub(in crate::estimate) fn sends_fit(&self, n: u64, options: &Options) -> Result<()> {
+    /// With the count of the sends (one seed's; from the schedule's shape,
+    /// which can be a few above the sends made), or 0 for the closed form.
+    pub(in crate::estimate) fn sends_fit(&self, n: u64, options: &Options) -> Result<u64> {
         if options.method == Method::ClosedForm {
-            return Ok(());
+            return Ok(0);
         }
         let (_, chunks) = self.closed_form(n)?;
         schedules::sends_fit(|| self.schedule(n, chunks)).map_err(|e| match e {

@@ -122,13 +122,15 @@ impl Context<'_> {
     /// lone pass ([`sim::Lone`]). `None` when the schedule cannot be
     /// streamed (not made of ring and halving-doubling steps, or pairs with
     /// channels of their own), or, event-driven, when flows share a link:
-    /// then the mode runs on the stored schedule.
+    /// then the mode runs on the stored schedule. The sends routed are
+    /// counted into `sends`.
     pub(in crate::estimate) fn streamed(
         &self,
         n: u64,
         seed: u64,
         routing: Policy,
         method: Method,
+        sends: Option<&std::sync::Arc<crate::estimate::SendProgress>>,
     ) -> Result<Option<(sim::Outcome, schedules::Streamed)>> {
         if !matches!(method, Method::Event | Method::Fast) || !self.streams()? {
             return Ok(None);
@@ -137,7 +139,7 @@ impl Context<'_> {
             return Ok(None);
         };
         let no_sends = SendSchedule::default();
-        let mut routes = PlanRoutes::new(self, &no_sends, seed, routing);
+        let mut routes = PlanRoutes::new(self, &no_sends, seed, routing).counting(sends);
         let caps = routes.caps();
         let p = self.ranks();
         let g = self.params.gamma_us();
@@ -159,6 +161,7 @@ impl Context<'_> {
                 steps.end_step(&caps, None);
             }
             let o = steps.finish(&streamed.tail_us);
+            routes.settle(streamed.sends as u64);
             let out = sim::Outcome {
                 time_us: o.time_us,
                 max_link_flows: o.max_link_flows,
@@ -175,8 +178,10 @@ impl Context<'_> {
         };
         let streamed = schedules::stream(p, &shape, n, g, &mut sink)?;
         let LoneSink { lone, .. } = sink;
-        Ok(lone
-            .finish(&streamed.final_recv, &streamed.tail_us)
-            .map(|(out, _, _)| (out, streamed)))
+        let run = lone.finish(&streamed.final_recv, &streamed.tail_us);
+        if run.is_some() {
+            routes.settle(streamed.sends as u64);
+        }
+        Ok(run.map(|(out, _, _)| (out, streamed)))
     }
 }

@@ -274,6 +274,7 @@ fn options(method: Method, routing: Policy) -> Options {
         seeds: vec![0],
         threads: 1,
         routing,
+        sends: None,
     }
 }
 

@@ -263,6 +263,7 @@ impl<'a, R: Routes> EventLoop<'a, R> {
     /// latency when it moves nothing.
     fn send_starts(&mut self, i: usize, now: f64, time: u64, batch_mark: u32) -> Result<()> {
         self.out.events += 1;
+        self.routes.started();
         if let Some(t) = self.start_us.get_mut(i) {
             *t = now;
         }

@@ -262,7 +262,7 @@ fn streamed_lone_pass_equals_the_event_loop_on_the_stored_schedule() {
                         let mut routes = PlanRoutes::new(&ctx, &sched, seed, policy);
                         let fast = fast::run(&sched, &ctx.caps, &mut routes, false).unwrap();
                         let (out, streamed) = ctx
-                            .streamed(size, seed, policy, Method::Fast)
+                            .streamed(size, seed, policy, Method::Fast, None)
                             .unwrap()
                             .unwrap();
                         assert_eq!(out.time_us.to_bits(), fast.time_us.to_bits(), "{what}");
@@ -272,7 +272,10 @@ fn streamed_lone_pass_equals_the_event_loop_on_the_stored_schedule() {
                         let general =
                             sim::run_with(&sched, &ctx.caps, &mut routes, eager, WAYS[1], None)
                                 .unwrap();
-                        match ctx.streamed(size, seed, policy, Method::Event).unwrap() {
+                        match ctx
+                            .streamed(size, seed, policy, Method::Event, None)
+                            .unwrap()
+                        {
                             Some((out, streamed)) => {
                                 lone_runs += 1;
                                 assert_eq!(out, general, "{what}");

@@ -132,6 +132,7 @@ fn without_shared_links_both_modes_equal_the_closed_form() {
                 seeds: vec![seed],
                 threads: 1,
                 routing: crate::network::Policy::Ecmp,
+                sends: None,
             };
             let e = estimate(&plan, a, None, size, &params, &o).unwrap();
             assert_close(
@@ -187,6 +188,7 @@ fn ecmp_seeds_give_a_spread_on_a_fat_tree() {
         seeds: (0..8).collect(),
         threads: 1,
         routing: crate::network::Policy::Ecmp,
+        sends: None,
     };
     let e = estimate(&plan, Algorithm::Hd, None, 16 << 20, &Params::default(), &o).unwrap();
     assert_eq!(e.seeds, 8);
@@ -203,6 +205,7 @@ fn the_same_input_gives_the_same_output() {
         seeds: vec![0, 1, 2],
         threads: 2,
         routing: crate::network::Policy::Ecmp,
+        sends: None,
     };
     let sizes = [1 << 10, 1 << 20];
     let algorithms = [Algorithm::Hd, Algorithm::DoubleTree, Algorithm::TwoD];

@@ -256,3 +256,48 @@ fn estimates_of_several_sizes_equal_one_estimate_each() {
         }
     }
 }
+
+/// Issue #33: a sweep counts the sends its simulations start into
+/// `Options::sends`: every send of every job, streamed (the ring, into the
+/// lone pass) or stored (the trees, in the event loop), against a total
+/// counted from the shapes before any job starts: exact for the ring, an
+/// upper bound for the trees (their roots send nothing up).
+#[test]
+fn issue33_sweeps_count_the_sends_they_start() {
+    let plan = bigraph_plan(4, 8);
+    let params = Params::default();
+    let sizes = [1 << 10, 1 << 20];
+    for (algorithm, exact) in [
+        (Algorithm::Ring, true),
+        (Algorithm::OverlappedDoubleTree, false),
+    ] {
+        for method in [Method::Event, Method::Fast] {
+            let sends = Arc::new(SendProgress::default());
+            let options = Options {
+                sends: Some(Arc::clone(&sends)),
+                ..opts(method)
+            };
+            let rows = size_sweep(
+                &plan,
+                &[algorithm],
+                &sizes,
+                None,
+                &params,
+                &options,
+                &mut |_, _| {},
+            )
+            .unwrap();
+            let made: u64 = rows
+                .iter()
+                .map(|e| e.schedule.as_ref().unwrap().sends as u64)
+                .sum();
+            let what = format!("{} {method:?}", algorithm.as_str());
+            assert_eq!(sends.started(), made, "{what}");
+            if exact {
+                assert_eq!(sends.total(), made, "{what}");
+            } else {
+                assert!(sends.total() >= made && sends.total() < 2 * made, "{what}");
+            }
+        }
+    }
+}
