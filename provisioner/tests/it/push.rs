@@ -329,9 +329,18 @@ impl Fabric {
     /// From NVUE 5.15 LLDP is `nv set system lldp` (5.15's New and
     /// Changed NVUE Commands). Returns what each switch runs.
     fn run_plan(&self, older: impl Fn(&str, &str) -> bool) -> BTreeMap<String, Running> {
+        self.run_plan_of(&self.checked, older)
+    }
+
+    /// [`Fabric::run_plan`] with another plan than the push's.
+    fn run_plan_of(
+        &self,
+        plan: &CheckedPlan,
+        older: impl Fn(&str, &str) -> bool,
+    ) -> BTreeMap<String, Running> {
         let mut out = BTreeMap::new();
         for sw in self.vendors.keys() {
-            let candidate = self.candidate(sw);
+            let candidate = self.candidate_of(plan, sw);
             if let Some(st) = self.nvue.get(sw) {
                 let mut st = st.lock().expect("state");
                 let mut script: String = candidate
@@ -440,8 +449,13 @@ impl Fabric {
 
     /// The rendered candidate of `sw` for its vendor.
     fn candidate(&self, sw: &str) -> String {
+        self.candidate_of(&self.checked, sw)
+    }
+
+    /// The candidate of `sw` rendered from `plan`.
+    fn candidate_of(&self, plan: &CheckedPlan, sw: &str) -> String {
         let v = self.vendors[sw];
-        planner::render::render(&self.checked, v)
+        planner::render::render(plan, v)
             .expect("render")
             .into_iter()
             .find(|(n, _)| *n == v.file_name(sw))
@@ -1993,12 +2007,7 @@ fn a_plan_with_a_wrong_peer_as_is_named_as_an_as_mismatch_and_rolled_back() {
 /// as an AS mismatch with the peer, both ASNs given, and that push rolled
 /// sw1 back itself, not the device's 60 s timer.
 fn push_wrong_asn(f: &Fabric, ports: &[&str], label: &str) {
-    let mut plan: Value =
-        serde_json::from_str(&std::fs::read_to_string(&f.plan).expect("plan")).expect("json");
-    plan["routing"]["asn_base"] = json!(4_200_001_000u64);
-    let wrong = f.dir.path().join("wrong-asn.plan.json");
-    std::fs::write(&wrong, plan.to_string()).expect("plan");
-    let wrong = wrong.display().to_string();
+    let wrong = wrong_asn_plan(f).display().to_string();
     let started = std::time::Instant::now();
     let r = f.run(&[
         "push",
@@ -2027,6 +2036,55 @@ fn push_wrong_asn(f: &Fabric, ports: &[&str], label: &str) {
     }
     assert!(took < Duration::from_secs(20), "{label}: {took:?}");
     assert_eq!(f.phase("sw1"), "rolled-back", "{label}");
+}
+
+/// The fabric's plan with its ASNs moved by 1000 (`asn_base`), written
+/// beside the devices file.
+fn wrong_asn_plan(f: &Fabric) -> PathBuf {
+    let mut plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(&f.plan).expect("plan")).expect("json");
+    plan["routing"]["asn_base"] = json!(4_200_001_000u64);
+    let wrong = f.dir.path().join("wrong-asn.plan.json");
+    std::fs::write(&wrong, plan.to_string()).expect("plan");
+    wrong
+}
+
+#[test]
+fn a_peer_that_refuses_the_as_on_a_fresh_fabric_is_named_and_rolled_back() {
+    // sw1 runs nothing yet; its peers run BGP with the ASNs of another
+    // plan (moved by 1000), so no session of sw1 was ever up. The
+    // sessions are refused with a NOTIFICATION (NVUE's
+    // `last-reset-reason`, FRR's wording): not pending on a peer that is
+    // not configured, but named as the AS mismatch it is.
+    for release in ["5.9.1", "5.15.0"] {
+        let f = Fabric::new("bigraph-2x8-bgp.plan.json", all_nvue, none);
+        f.at_release(release);
+        f.share_bgp();
+        let path = wrong_asn_plan(&f);
+        let text = std::fs::read_to_string(&path).expect("plan");
+        let other = CheckedPlan::load(&text, "wrong-asn.plan.json").expect("plan loads");
+        f.run_plan_of(&other, |sw, _| sw == "sw1");
+        let before = f.running("sw1");
+        let started = std::time::Instant::now();
+        let r = f.push(&["--switch", "sw1"]);
+        assert_eq!(r.code, 2, "{release}: {r:?}");
+        for (port, (peer, n)) in ["swp1", "swp2", "swp3", "swp4"].iter().zip([
+            ("sw2", 1),
+            ("sw4", 3),
+            ("sw6", 5),
+            ("sw8", 7),
+        ]) {
+            let line = format!(
+                "mismatch: sw1 {port} (VRF Vrf100): AS mismatch with {peer} 10.255.0.{n}, as far as the switch tells: the session was refused with a BGP NOTIFICATION (the switch reports: BGP Notification send), which an AS that is not the configured one causes (RFC 4271 6.2, Bad Peer AS); the plan gives {peer} AS {} and sw1 AS 4200000000 in this VRF",
+                4_200_000_000u64 + n
+            );
+            assert!(r.stdout.contains(&line), "{release}: {line}\n{}", r.stdout);
+        }
+        assert!(!r.stdout.contains("pending:"), "{release}: {}", r.stdout);
+        assert!(started.elapsed() < Duration::from_secs(20), "{release}");
+        assert_eq!(f.phase("sw1"), "rolled-back", "{release}");
+        assert_eq!(f.running("sw1"), before, "{release}");
+    }
 }
 
 /// The state of every BGP session of `sw`'s eAPI server, as (VRF, peer)
