@@ -27,6 +27,7 @@
 //! serialises.
 
 pub mod comware;
+mod comware_answers;
 pub mod connect;
 pub mod device;
 pub mod devices;
@@ -37,6 +38,7 @@ mod http;
 pub mod journal;
 pub mod keep;
 pub mod nvue;
+mod nvue_answers;
 pub mod nvue_tree;
 pub mod ops;
 pub mod rollout;
