@@ -11,7 +11,9 @@
 //!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
 //!   client is given to connect ([`Target`], [`Secret`]).
 //! - `error`: [`PushError`].
-//! - [`sonic`] (SONiC) and [`comware`] (H3C Comware 7) over [`ssh`] (russh).
+//! - [`sonic`] (SONiC) and [`comware`] (H3C Comware 7) over [`ssh`] (russh);
+//!   Comware's `display` readers are `comware_answers` (re-exported by
+//!   [`comware`]), NVUE's operational-tree readers `nvue_answers`.
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch):
 //!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
 //!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls);
