@@ -11,7 +11,9 @@
 //!   types it exchanges ([`Identity`], [`Commit`], [`Observed`]) and what a
 //!   client is given to connect ([`Target`], [`Secret`]).
 //! - `error`: [`PushError`].
-//! - [`sonic`] (SONiC) and [`comware`] (H3C Comware 7) over [`ssh`] (russh).
+//! - [`sonic`] (SONiC) and [`comware`] (H3C Comware 7) over [`ssh`] (russh);
+//!   Comware's `display` readers are `comware_answers` (re-exported by
+//!   [`comware`]), NVUE's operational-tree readers `nvue_answers`.
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch):
 //!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
 //!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls);
@@ -27,6 +29,7 @@
 //! serialises.
 
 pub mod comware;
+mod comware_answers;
 pub mod connect;
 pub mod device;
 pub mod devices;
@@ -37,6 +40,7 @@ mod http;
 pub mod journal;
 pub mod keep;
 pub mod nvue;
+mod nvue_answers;
 pub mod nvue_tree;
 pub mod ops;
 pub mod rollout;

@@ -796,6 +796,11 @@ async fn fabric(
                         source: None,
                     })?;
                     let mut dev = connect(&entry, &session_name(&r.candidate_sha256), true, timer)?;
+                    // A new connection learns the release first: what the
+                    // reads look like depends on it (NVUE's BGP neighbours
+                    // need `view=detail` from 5.12; read without it, no
+                    // session would show as established).
+                    dev.identity().await?;
                     verify::settle(
                         settle_until(settle, r.deadline.unwrap_or(0)),
                         &mut dev,

@@ -202,6 +202,14 @@ impl Sonic {
             )
         })?;
         let target = replace_target(running, candidate);
+        let cut = management_cut(running, &target);
+        if !cut.is_empty() {
+            return Err(PushError::Management {
+                address: self.target.address.clone(),
+                user: self.target.user.clone(),
+                lines: cut,
+            });
+        }
         let diff = json_diff(running, &target);
         if diff.is_empty() {
             return Ok(diff);
@@ -397,6 +405,36 @@ impl Device for Sonic {
         self.locked = true;
         self.unlock().await
     }
+}
+
+/// The management a replace to `target` would remove or change, as
+/// `TABLE|key` lines with their fields: every entry of `MGMT_INTERFACE`
+/// (the management port's address and gateway, `config interface ip add
+/// eth0 <ip/len> <gw>`), of `MGMT_VRF_CONFIG` (`config vrf add mgmt`) and
+/// the management VRF's static routes in `STATIC_ROUTE` (sonic-utilities
+/// config/main.py). The plan never renders them, so only a candidate that
+/// carries those tables by hand gets here; push would lose the switch
+/// it talks to over that address.
+pub fn management_cut(running: &Map<String, Value>, target: &Map<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    for table in ["MGMT_INTERFACE", "MGMT_VRF_CONFIG", "STATIC_ROUTE"] {
+        let Some(entries) = running.get(table).and_then(Value::as_object) else {
+            continue;
+        };
+        for (key, fields) in entries {
+            if table == "STATIC_ROUTE" && !is_management(table, key) {
+                continue;
+            }
+            let now = target.get(table).and_then(|t| t.get(key));
+            if now != Some(fields) {
+                out.push(format!(
+                    "{table}|{key} {}",
+                    serde_json::to_string(fields).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The target CONFIG_DB: the running one with the candidate's tables laid
@@ -632,6 +670,28 @@ impl Locking for Sonic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_target_that_changes_management_is_named() {
+        let running = serde_json::json!({
+            "MGMT_INTERFACE": {"eth0|10.0.0.5/24": {"gwaddr": "10.0.0.1"}},
+            "STATIC_ROUTE": {"mgmt|0.0.0.0/0": {"nexthop": "10.0.0.1"}, "Vrf1|10.1.0.0/24": {"nexthop": "10.2.0.1"}},
+            "VLAN": {"Vlan1": {"vlanid": "1"}}
+        });
+        let running = running.as_object().expect("object");
+        // The plan's tables replaced: management untouched.
+        let plan = serde_json::json!({"STATIC_ROUTE": {}, "VLAN": {}});
+        let target = replace_target(running, plan.as_object().expect("object"));
+        assert_eq!(management_cut(running, &target), Vec::<String>::new());
+        // A candidate that carries MGMT_INTERFACE with another address.
+        let bad =
+            serde_json::json!({"MGMT_INTERFACE": {"eth0|10.0.0.9/24": {"gwaddr": "10.0.0.1"}}});
+        let target = replace_target(running, bad.as_object().expect("object"));
+        assert_eq!(
+            management_cut(running, &target),
+            ["MGMT_INTERFACE|eth0|10.0.0.5/24 {\"gwaddr\":\"10.0.0.1\"}"]
+        );
+    }
     use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {

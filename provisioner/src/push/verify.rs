@@ -256,6 +256,30 @@ pub fn check(
                     b.remote_as.unwrap_or_default(),
                     ran_as.copied().unwrap_or_default(),
                 )),
+                // The peer answered with BGP and one side refused the
+                // other: not a peer that runs nothing yet, so not pending,
+                // even on a fresh fabric; unless the session ran with the
+                // planned AS before the commit, which proves the AS right.
+                Some(b)
+                    if !b.established
+                        && b.last_reset.as_deref().is_some_and(refused)
+                        && partial.is_none_or(|p| {
+                            p.as_before.get(&(v.vrf.clone(), peer.clone())) != Some(&s.peer_asn)
+                        }) =>
+                {
+                    out.push(format!(
+                        "{sw} {} (VRF {}): AS mismatch with {} {peer}, as far as the switch tells: the session was refused with a BGP NOTIFICATION (the switch reports: {}), which an AS that is not the configured one causes (RFC 4271 6.2, Bad Peer AS); the plan gives {} AS {}{}",
+                        s.interface,
+                        v.vrf,
+                        s.peer,
+                        b.last_reset.as_deref().unwrap_or_default(),
+                        s.peer,
+                        s.peer_asn,
+                        v.asn
+                            .map(|a| format!(" and {sw} AS {a} in this VRF"))
+                            .unwrap_or_default(),
+                    ));
+                }
                 Some(b) if !b.established => {
                     if partial.is_some_and(|p| !p.requires(&v.vrf, s)) {
                         pending.push(format!(
@@ -322,6 +346,19 @@ pub fn check(
         mismatches: out,
         pending,
     }
+}
+
+/// True when a session's last reset reason says a BGP NOTIFICATION went
+/// either way: FRR's `peer_down_str` entries "BGP Notification received"
+/// and "BGP Notification send" (bgpd/bgp_fsm.c; `PEER_DOWN_NOTIFY_RECEIVED`
+/// and `PEER_DOWN_NOTIFY_SEND` of bgpd/bgpd.h), which NVUE reports as the
+/// neighbour's `last-reset-reason` (the 5.15 Troubleshooting-BGP page).
+/// A session that never came up and was reset so was refused by an OPEN
+/// check: the peer runs BGP with this switch as its neighbour, and an AS
+/// that is not the configured one is what RFC 4271 6.2 refuses first.
+fn refused(reason: &str) -> bool {
+    let r = reason.to_ascii_lowercase();
+    r == "bgp notification received" || r == "bgp notification send"
 }
 
 /// Routes in part of a fabric: a planned prefix may be missing or reached
@@ -667,6 +704,46 @@ mod tests {
     }
 
     /// A first install: the switch's peers run no BGP yet.
+    #[test]
+    fn a_session_refused_with_a_notification_is_an_as_mismatch_even_on_a_fresh_fabric() {
+        let p = plan(true);
+        let want = expected(&p, "sw1", Vendor::named("nvue").expect("nvue")).expect("expected");
+        let s = &want.vrfs[0].sessions[0];
+        let mut o = as_planned(&want);
+        let session = o
+            .bgp
+            .iter_mut()
+            .find(|b| b.peer == s.peer_address.to_string())
+            .expect("session");
+        session.established = false;
+        // A fresh fabric: no peer verified, nothing up before the commit.
+        let fresh = Partial {
+            first_install: true,
+            ..Partial::default()
+        };
+        for (reason, fault) in [
+            (None, false),
+            (Some("Interface down"), false),
+            (Some("BGP Notification send"), true),
+            (Some("BGP Notification received"), true),
+        ] {
+            let mut o = o.clone();
+            o.bgp
+                .iter_mut()
+                .find(|b| b.peer == s.peer_address.to_string())
+                .expect("session")
+                .last_reset = reason.map(str::to_string);
+            let v = check(&want, &o, &nvue, Some(&fresh));
+            let named = v.mismatches.iter().any(|m| {
+                m.contains(&format!("AS mismatch with {} {}", s.peer, s.peer_address))
+                    && m.contains(&format!("the plan gives {} AS {}", s.peer, s.peer_asn))
+            });
+            assert_eq!(named, fault, "{reason:?}: {v:?}");
+            let waits = v.pending.iter().any(|m| m.contains("waits on"));
+            assert_eq!(waits, !fault, "{reason:?}: {v:?}");
+        }
+    }
+
     #[test]
     fn sessions_to_unconfigured_peers_are_pending_and_faults_still_named() {
         let p = plan(true);

@@ -281,16 +281,194 @@ impl Fabric {
             .expect("switch in the journal")
     }
 
+    /// Every server at `release` (NVUE's `build`, EOS's `show version`).
+    fn at_release(&self, release: &str) {
+        for sw in self.nvue.keys() {
+            self.nvue(sw).release = release.into();
+        }
+        for sw in self.eos.keys() {
+            self.eos(sw).version = release.into();
+        }
+    }
+
+    /// Cables dark until both their ends are configured (a first
+    /// install; see `NvueState::fabric` and `EosState::fabric`).
+    fn dark(&self) {
+        let shared = Arc::new(Mutex::new(BTreeMap::new()));
+        for sw in self.nvue.keys() {
+            self.nvue(sw).fabric = Some(shared.clone());
+            self.nvue(sw).publish();
+        }
+        for sw in self.eos.keys() {
+            self.eos(sw).fabric = Some(shared.clone());
+            self.eos(sw).publish();
+        }
+    }
+
+    /// The servers share their BGP: sessions, BFD and learned routes
+    /// (tests/support/fabric_bgp.rs).
+    fn share_bgp(&self) {
+        let shared: servers::SharedBgp = Arc::new(Mutex::new(BTreeMap::new()));
+        for sw in self.nvue.keys() {
+            self.nvue(sw).bgp = Some(shared.clone());
+        }
+        for sw in self.eos.keys() {
+            self.eos(sw).bgp = Some(shared.clone());
+        }
+        for sw in self.nvue.keys() {
+            self.nvue(sw).publish();
+        }
+        for sw in self.eos.keys() {
+            self.eos(sw).publish();
+        }
+    }
+
+    /// Every switch runs the plan already, with its management (the
+    /// rendered lines, but the top-level lines or sections for which
+    /// `older(switch, line)` holds: a switch that runs an older plan).
+    /// From NVUE 5.15 LLDP is `nv set system lldp` (5.15's New and
+    /// Changed NVUE Commands). Returns what each switch runs.
+    fn run_plan(&self, older: impl Fn(&str, &str) -> bool) -> BTreeMap<String, Running> {
+        self.run_plan_of(&self.checked, older)
+    }
+
+    /// [`Fabric::run_plan`] with another plan than the push's.
+    fn run_plan_of(
+        &self,
+        plan: &CheckedPlan,
+        older: impl Fn(&str, &str) -> bool,
+    ) -> BTreeMap<String, Running> {
+        let mut out = BTreeMap::new();
+        for sw in self.vendors.keys() {
+            let candidate = self.candidate_of(plan, sw);
+            if let Some(st) = self.nvue.get(sw) {
+                let mut st = st.lock().expect("state");
+                let mut script: String = candidate
+                    .lines()
+                    .filter(|l| !older(sw, l))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                if st.release.starts_with("5.15") {
+                    script = script.replace(
+                        "nv set service lldp\n",
+                        "nv set system lldp state enabled\n",
+                    );
+                }
+                let mut tree = nvue_initial(sw);
+                servers::merge(
+                    &mut tree,
+                    &nvue_tree::script_to_tree(&script).expect("tree"),
+                );
+                st.revisions.get_mut(&1).expect("revision 1").tree = tree.clone();
+                st.publish();
+                out.insert(sw.clone(), Running::Nvue(tree));
+            } else {
+                let mut lines = eos_initial(sw);
+                let mut skip = false;
+                for l in candidate.lines() {
+                    if l.starts_with('!') || l.starts_with("hostname ") {
+                        continue;
+                    }
+                    if !l.starts_with(' ') {
+                        skip = older(sw, l);
+                    }
+                    if !skip {
+                        lines.push(l.to_string());
+                    }
+                }
+                let mut st = self.eos(sw);
+                st.running = lines.clone();
+                st.startup = lines.clone();
+                st.publish();
+                out.insert(sw.clone(), Running::Eos(lines));
+            }
+        }
+        out
+    }
+
+    /// What `sw` runs now.
+    fn running(&self, sw: &str) -> Running {
+        match self.nvue.get(sw) {
+            Some(st) => Running::Nvue(st.lock().expect("state").applied_tree()),
+            None => Running::Eos(self.eos(sw).running_config()),
+        }
+    }
+
+    /// The BGP routes `sw`'s server has installed, as (VRF, prefix) ->
+    /// next hops, read through its own answer (NVUE's RIB in the 5.9
+    /// shape, EOS's `show ip route vrf all`).
+    fn bgp_routes(&self, sw: &str) -> BTreeMap<(String, String), Vec<String>> {
+        let mut out = BTreeMap::new();
+        if let Some(st) = self.nvue.get(sw) {
+            let mut st = st.lock().expect("state");
+            let release = std::mem::replace(&mut st.release, "5.9.1".into());
+            let reply = st.handle(&req("GET", "/nvue_v1/vrf?rev=operational", Value::Null));
+            st.release = release;
+            let servers::Reply::Json(200, vrfs) = reply else {
+                panic!("{sw}: no VRFs");
+            };
+            for (vrf, v) in vrfs.as_object().expect("vrfs") {
+                for (prefix, r) in v
+                    .pointer("/router/rib/ipv4/route")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(e) = r.pointer("/protocol/bgp/entry-index/1/via") {
+                        let hops = e.as_object().expect("via").keys().cloned().collect();
+                        out.insert((vrf.clone(), prefix.clone()), hops);
+                    }
+                }
+            }
+        } else {
+            let reply = self.eos(sw).handle(&req(
+                "POST",
+                "/command-api",
+                json!({"jsonrpc": "2.0", "method": "runCmds", "id": 1,
+                       "params": {"version": 1, "cmds": ["enable", "show ip route vrf all"], "format": "json"}}),
+            ));
+            let servers::Reply::Json(200, v) = reply else {
+                panic!("{sw}: no routes");
+            };
+            for (vrf, v) in v["result"][1]["vrfs"].as_object().expect("vrfs") {
+                for (prefix, r) in v["routes"].as_object().expect("routes") {
+                    if r["routeType"] == "eBGP" {
+                        let hops = r["vias"]
+                            .as_array()
+                            .expect("vias")
+                            .iter()
+                            .map(|h| h["nexthopAddr"].as_str().expect("hop").to_string())
+                            .collect();
+                        out.insert((vrf.clone(), prefix.clone()), hops);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The rendered candidate of `sw` for its vendor.
     fn candidate(&self, sw: &str) -> String {
+        self.candidate_of(&self.checked, sw)
+    }
+
+    /// The candidate of `sw` rendered from `plan`.
+    fn candidate_of(&self, plan: &CheckedPlan, sw: &str) -> String {
         let v = self.vendors[sw];
-        planner::render::render(&self.checked, v)
+        planner::render::render(plan, v)
             .expect("render")
             .into_iter()
             .find(|(n, _)| *n == v.file_name(sw))
             .expect("file")
             .1
     }
+}
+
+/// What a switch runs: an NVUE applied tree or EOS running lines.
+#[derive(Debug, Clone, PartialEq)]
+enum Running {
+    Nvue(Value),
+    Eos(Vec<String>),
 }
 
 #[derive(Debug)]
@@ -1738,10 +1916,7 @@ fn a_first_install_on_a_fresh_fabric_waits_for_ports_whose_peers_are_not_configu
     // swp port administratively down until configured, so a cable is up
     // only once both its ends run the plan.
     let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
-    let shared = Arc::new(Mutex::new(BTreeMap::new()));
-    for sw in f.nvue.keys() {
-        f.nvue(sw).fabric = Some(shared.clone());
-    }
+    f.dark();
     let r = f.push(&["--format", "json", "--canary", "sw1"]);
     assert_eq!(r.code, 0, "{r:?}");
     let report: Value = serde_json::from_str(&r.stdout).expect("json");
@@ -1810,39 +1985,17 @@ fn a_plan_with_a_wrong_peer_as_is_named_as_an_as_mismatch_and_rolled_back() {
     // AS and it refuses theirs (the test servers' BGP, RFC 4271 6.2).
     for release in ["5.9.1", "5.12.1", "5.15.0"] {
         let f = Fabric::new("bigraph-2x8-bgp.plan.json", all_nvue, none);
-        let shared = Arc::new(Mutex::new(BTreeMap::new()));
-        let mut running = BTreeMap::new();
-        for sw in f.nvue.keys() {
-            // The plan as the switch runs it: from 5.15 LLDP is `nv set
-            // system lldp` (5.15's New and Changed NVUE Commands).
-            let script = if release == "5.15.0" {
-                f.candidate(sw).replace(
-                    "nv set service lldp\n",
-                    "nv set system lldp state enabled\n",
-                )
-            } else {
-                f.candidate(sw)
-            };
-            let mut tree = nvue_initial(sw);
-            servers::merge(
-                &mut tree,
-                &nvue_tree::script_to_tree(&script).expect("tree"),
-            );
-            let mut st = f.nvue(sw);
-            st.release = release.into();
-            st.revisions.get_mut(&1).expect("revision 1").tree = tree.clone();
-            st.bgp = Some(shared.clone());
-            st.publish();
-            running.insert(sw.clone(), tree);
-        }
+        f.at_release(release);
+        f.share_bgp();
+        let running = f.run_plan(|_, _| false);
         let up = sessions(&f, "sw1");
         assert_eq!(up.len(), 4, "{release}: {up:?}");
         assert!(up.values().all(|s| s == "established"), "{release}: {up:?}");
         push_wrong_asn(&f, &["swp1", "swp2", "swp3", "swp4"], release);
         // The fabric is as it was: every switch's configuration, and
         // sw1's sessions established again.
-        for (sw, tree) in &running {
-            assert_eq!(&f.nvue(sw).applied_tree(), tree, "{release}: {sw}");
+        for (sw, was) in &running {
+            assert_eq!(&f.running(sw), was, "{release}: {sw}");
         }
         f.nvue("sw1").publish();
         assert_eq!(sessions(&f, "sw1"), up, "{release}");
@@ -1854,12 +2007,7 @@ fn a_plan_with_a_wrong_peer_as_is_named_as_an_as_mismatch_and_rolled_back() {
 /// as an AS mismatch with the peer, both ASNs given, and that push rolled
 /// sw1 back itself, not the device's 60 s timer.
 fn push_wrong_asn(f: &Fabric, ports: &[&str], label: &str) {
-    let mut plan: Value =
-        serde_json::from_str(&std::fs::read_to_string(&f.plan).expect("plan")).expect("json");
-    plan["routing"]["asn_base"] = json!(4_200_001_000u64);
-    let wrong = f.dir.path().join("wrong-asn.plan.json");
-    std::fs::write(&wrong, plan.to_string()).expect("plan");
-    let wrong = wrong.display().to_string();
+    let wrong = wrong_asn_plan(f).display().to_string();
     let started = std::time::Instant::now();
     let r = f.run(&[
         "push",
@@ -1890,6 +2038,55 @@ fn push_wrong_asn(f: &Fabric, ports: &[&str], label: &str) {
     assert_eq!(f.phase("sw1"), "rolled-back", "{label}");
 }
 
+/// The fabric's plan with its ASNs moved by 1000 (`asn_base`), written
+/// beside the devices file.
+fn wrong_asn_plan(f: &Fabric) -> PathBuf {
+    let mut plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(&f.plan).expect("plan")).expect("json");
+    plan["routing"]["asn_base"] = json!(4_200_001_000u64);
+    let wrong = f.dir.path().join("wrong-asn.plan.json");
+    std::fs::write(&wrong, plan.to_string()).expect("plan");
+    wrong
+}
+
+#[test]
+fn a_peer_that_refuses_the_as_on_a_fresh_fabric_is_named_and_rolled_back() {
+    // sw1 runs nothing yet; its peers run BGP with the ASNs of another
+    // plan (moved by 1000), so no session of sw1 was ever up. The
+    // sessions are refused with a NOTIFICATION (NVUE's
+    // `last-reset-reason`, FRR's wording): not pending on a peer that is
+    // not configured, but named as the AS mismatch it is.
+    for release in ["5.9.1", "5.15.0"] {
+        let f = Fabric::new("bigraph-2x8-bgp.plan.json", all_nvue, none);
+        f.at_release(release);
+        f.share_bgp();
+        let path = wrong_asn_plan(&f);
+        let text = std::fs::read_to_string(&path).expect("plan");
+        let other = CheckedPlan::load(&text, "wrong-asn.plan.json").expect("plan loads");
+        f.run_plan_of(&other, |sw, _| sw == "sw1");
+        let before = f.running("sw1");
+        let started = std::time::Instant::now();
+        let r = f.push(&["--switch", "sw1"]);
+        assert_eq!(r.code, 2, "{release}: {r:?}");
+        for (port, (peer, n)) in ["swp1", "swp2", "swp3", "swp4"].iter().zip([
+            ("sw2", 1),
+            ("sw4", 3),
+            ("sw6", 5),
+            ("sw8", 7),
+        ]) {
+            let line = format!(
+                "mismatch: sw1 {port} (VRF Vrf100): AS mismatch with {peer} 10.255.0.{n}, as far as the switch tells: the session was refused with a BGP NOTIFICATION (the switch reports: BGP Notification send), which an AS that is not the configured one causes (RFC 4271 6.2, Bad Peer AS); the plan gives {peer} AS {} and sw1 AS 4200000000 in this VRF",
+                4_200_000_000u64 + n
+            );
+            assert!(r.stdout.contains(&line), "{release}: {line}\n{}", r.stdout);
+        }
+        assert!(!r.stdout.contains("pending:"), "{release}: {}", r.stdout);
+        assert!(started.elapsed() < Duration::from_secs(20), "{release}");
+        assert_eq!(f.phase("sw1"), "rolled-back", "{release}");
+        assert_eq!(f.running("sw1"), before, "{release}");
+    }
+}
+
 /// The state of every BGP session of `sw`'s eAPI server, as (VRF, peer)
 /// -> `peerState`.
 fn eos_sessions(f: &Fabric, sw: &str) -> BTreeMap<(String, String), String> {
@@ -1910,26 +2107,9 @@ fn eos_sessions(f: &Fabric, sw: &str) -> BTreeMap<(String, String), String> {
 fn eos_a_plan_with_a_wrong_peer_as_is_named_as_an_as_mismatch_and_rolled_back() {
     for version in ["4.31.2F", "4.32.1F"] {
         let f = Fabric::new("bigraph-2x8-bgp.plan.json", all_eos, none);
-        let shared = Arc::new(Mutex::new(BTreeMap::new()));
-        let mut running = BTreeMap::new();
-        for sw in f.eos.keys() {
-            // The switch runs the plan: its management, then the
-            // rendered lines.
-            let mut lines = eos_initial(sw);
-            lines.extend(
-                f.candidate(sw)
-                    .lines()
-                    .filter(|l| !l.starts_with('!') && !l.starts_with("hostname "))
-                    .map(str::to_string),
-            );
-            let mut st = f.eos(sw);
-            st.version = version.into();
-            st.running = lines.clone();
-            st.startup = lines.clone();
-            st.bgp = Some(shared.clone());
-            st.publish();
-            running.insert(sw.clone(), lines);
-        }
+        f.at_release(version);
+        f.share_bgp();
+        let running = f.run_plan(|_, _| false);
         let up = eos_sessions(&f, "sw1");
         assert_eq!(up.len(), 4, "{version}: {up:?}");
         assert!(up.values().all(|s| s == "Established"), "{version}: {up:?}");
@@ -1938,8 +2118,8 @@ fn eos_a_plan_with_a_wrong_peer_as_is_named_as_an_as_mismatch_and_rolled_back() 
             &["Ethernet1/1", "Ethernet2/1", "Ethernet3/1", "Ethernet4/1"],
             version,
         );
-        for (sw, lines) in &running {
-            assert_eq!(&f.eos(sw).running_config(), lines, "{version}: {sw}");
+        for (sw, was) in &running {
+            assert_eq!(&f.running(sw), was, "{version}: {sw}");
         }
         assert_eq!(eos_sessions(&f, "sw1"), up, "{version}");
     }
@@ -1952,13 +2132,8 @@ fn eos_first_install_of_8_switches_on_dark_ports_in_the_4_31_and_4_32_shapes() {
     // install: see `EosState::fabric`), in each session shape.
     for version in ["4.31.2F", "4.32.1F"] {
         let f = Fabric::new("bigraph-2x8.plan.json", all_eos, none);
-        let shared = Arc::new(Mutex::new(BTreeMap::new()));
-        for sw in f.eos.keys() {
-            let mut st = f.eos(sw);
-            st.version = version.into();
-            st.fabric = Some(shared.clone());
-            st.publish();
-        }
+        f.at_release(version);
+        f.dark();
         for sw in f.eos.keys() {
             let links = f.eos(sw).links();
             assert!(links.values().all(|up| !up), "{version}: {sw} {links:?}");
@@ -2006,48 +2181,8 @@ fn a_port_that_goes_down_in_a_running_fabric_is_named_and_rolled_back() {
         } else {
             ("Ethernet2/1", "sw4 Ethernet1/1")
         };
-        let mut before_nvue = Value::Null;
-        let mut before_eos = Vec::new();
-        for sw in f.vendors.keys() {
-            let candidate = f.candidate(sw);
-            let older = |l: &str| sw == "sw1" && (l.contains("swp7") || l.contains("Ethernet7/1"));
-            if nvue {
-                let script: String = candidate
-                    .lines()
-                    .filter(|l| !older(l))
-                    .map(|l| format!("{l}\n"))
-                    .collect();
-                let mut tree = nvue_initial(sw);
-                servers::merge(
-                    &mut tree,
-                    &nvue_tree::script_to_tree(&script).expect("tree"),
-                );
-                f.nvue(sw).revisions.get_mut(&1).expect("revision 1").tree = tree.clone();
-                if sw == "sw1" {
-                    before_nvue = tree;
-                }
-            } else {
-                let mut lines = eos_initial(sw);
-                let mut skip = false;
-                for l in candidate.lines() {
-                    if l.starts_with('!') || l.starts_with("hostname ") {
-                        continue;
-                    }
-                    if !l.starts_with(' ') {
-                        skip = older(l);
-                    }
-                    if !skip {
-                        lines.push(l.to_string());
-                    }
-                }
-                let mut st = f.eos(sw);
-                st.running = lines.clone();
-                st.startup = lines.clone();
-                if sw == "sw1" {
-                    before_eos = lines;
-                }
-            }
-        }
+        let before =
+            f.run_plan(|sw, l| sw == "sw1" && (l.contains("swp7") || l.contains("Ethernet7/1")));
         if nvue {
             f.nvue("sw1").fail_on_commit = Some(port.into());
         } else {
@@ -2058,10 +2193,96 @@ fn a_port_that_goes_down_in_a_running_fabric_is_named_and_rolled_back() {
         let line = format!("mismatch: sw1 {port}: down, the plan cables it to {far}");
         assert!(r.stdout.contains(&line), "{line}\n{}", r.stdout);
         assert_eq!(f.phase("sw1"), "rolled-back");
-        if nvue {
-            assert_eq!(f.nvue("sw1").applied_tree(), before_nvue);
-        } else {
-            assert_eq!(f.eos("sw1").running_config(), before_eos);
+        assert_eq!(f.running("sw1"), before["sw1"]);
+    }
+}
+
+/// Every switch's vendor.
+type VendorOf = fn(&str) -> Vendor;
+
+/// The releases the BGP tests run at, each with its vendor: NVUE before
+/// and from 5.15 (route shapes, LLDP spelling), EOS before and from 4.32
+/// (session shapes).
+fn bgp_releases() -> [(VendorOf, &'static str); 4] {
+    [
+        (all_nvue, "5.9.1"),
+        (all_nvue, "5.15.0"),
+        (all_eos, "4.31.2F"),
+        (all_eos, "4.32.1F"),
+    ]
+}
+
+#[test]
+fn a_bgp_fabric_of_8_switches_installs_confirms_and_a_second_push_changes_nothing() {
+    // Switches with their management only, cables dark until both ends
+    // are configured, BGP between the test servers: the plan's sessions
+    // come up as the switches are configured, BFD with them, and each
+    // switch learns the others' subnets over every equal path.
+    for (vendor, release) in bgp_releases() {
+        let f = Fabric::new("bigraph-2x8-bgp.plan.json", vendor, none);
+        f.at_release(release);
+        f.dark();
+        f.share_bgp();
+        let r = f.push(&["--format", "json", "--canary", "sw1"]);
+        assert_eq!(r.code, 0, "{release}: {r:?}");
+        let report: Value = serde_json::from_str(&r.stdout).expect("json");
+        assert_eq!(report["outcome"], "done", "{release}: {report}");
+        let switches = report["switches"].as_array().expect("switches");
+        assert_eq!(switches.len(), 8, "{release}");
+        for s in switches {
+            assert_eq!(s["phase"], "confirmed", "{release}: {s}");
+            assert_eq!(s["mismatches"], json!([]), "{release}: {s}");
         }
+        let canary = switches.iter().find(|s| s["switch"] == "sw1").expect("sw1");
+        assert_eq!(canary["waits_for_fabric"], true, "{release}: {canary}");
+        // Every switch learned the 7 other subnets; a lower switch reaches
+        // another lower one over all 4 upper ones.
+        for sw in f.vendors.keys() {
+            let routes = f.bgp_routes(sw);
+            assert_eq!(routes.len(), 7, "{release}: {sw} {routes:?}");
+        }
+        let sw2 = f.bgp_routes("sw2");
+        assert_eq!(
+            sw2[&("Vrf100".to_string(), "10.0.3.0/24".to_string())],
+            ["10.255.0.0", "10.255.0.16", "10.255.0.24", "10.255.0.8"],
+            "{release}: {sw2:?}"
+        );
+        // The second push: nothing to do.
+        let r = f.push(&[]);
+        assert_eq!(r.code, 0, "{release}: {r:?}");
+        assert!(!r.stdout.contains("confirmed"), "{release}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn a_cable_that_fails_in_a_running_bgp_fabric_costs_routes_and_is_rolled_back() {
+    // Every switch runs the BGP plan (sw1 without its port 7's lines, so
+    // the push has a change to commit); sw1's cable to sw4 fails as the
+    // commit lands: the session and BFD with sw4 go down, sw4's subnet is
+    // reached the long way round and sw3's loses its leg through sw4.
+    for (vendor, release) in bgp_releases() {
+        let f = Fabric::new("bigraph-2x8-bgp.plan.json", vendor, none);
+        f.at_release(release);
+        f.share_bgp();
+        let nvue = f.vendors["sw1"].as_str() == "nvue";
+        let before =
+            f.run_plan(|sw, l| sw == "sw1" && (l.contains("swp7") || l.contains("Ethernet7/1")));
+        let port = if nvue { "swp2" } else { "Ethernet2/1" };
+        if nvue {
+            f.nvue("sw1").fail_on_commit = Some(port.into());
+        } else {
+            f.eos("sw1").fail_on_commit = Some(port.into());
+        }
+        let r = f.push(&["--switch", "sw1"]);
+        assert_eq!(r.code, 2, "{release}: {r:?}");
+        for line in [
+            format!("mismatch: sw1 {port} (VRF Vrf100): BFD with sw4 10.255.0.3 is not up"),
+            "mismatch: sw1 VRF Vrf100: 10.0.3.0/24 via 10.255.0.1, 10.255.0.5, 10.255.0.7, the plan says via 10.255.0.3".to_string(),
+            "mismatch: sw1 VRF Vrf100: 10.0.2.0/24 via 10.255.0.1, 10.255.0.5, 10.255.0.7, the plan says via 10.255.0.1, 10.255.0.3, 10.255.0.5, 10.255.0.7".to_string(),
+        ] {
+            assert!(r.stdout.contains(&line), "{release}: {line}\n{}", r.stdout);
+        }
+        assert_eq!(f.phase("sw1"), "rolled-back", "{release}");
+        assert_eq!(f.running("sw1"), before["sw1"], "{release}");
     }
 }

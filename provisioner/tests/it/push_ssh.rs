@@ -213,6 +213,15 @@ fn candidate() -> String {
     golden("sonic/sw01.config_db.json")
 }
 
+/// A load that stops after reading the running CONFIG_DB (nothing to
+/// change, or a candidate refused by the client), then lets go of the lock.
+const UNCHANGED_LOAD: [&str; 4] = [
+    "mkdir /tmp/efl-push.lock",
+    "cat > /tmp/efl-push.lock/owner",
+    "sonic-cfggen -d --print-data",
+    "rm -rf /tmp/efl-push.lock",
+];
+
 fn load_commands() -> Vec<String> {
     vec![
         "mkdir /tmp/efl-push.lock".to_string(),
@@ -282,15 +291,7 @@ async fn sonic_second_push_changes_nothing() {
     let diff = d.load(&candidate()).await.unwrap();
     assert_eq!(diff, "");
     d.discard().await.unwrap();
-    assert_eq!(
-        server.commands(),
-        [
-            "mkdir /tmp/efl-push.lock",
-            "cat > /tmp/efl-push.lock/owner",
-            "sonic-cfggen -d --print-data",
-            "rm -rf /tmp/efl-push.lock",
-        ]
-    );
+    assert_eq!(server.commands(), UNCHANGED_LOAD);
 }
 
 #[tokio::test]
@@ -340,6 +341,45 @@ async fn sonic_rejected_candidate_shows_the_device_message() {
     let state = server.state.lock().unwrap();
     assert_eq!(state.running, before);
     assert!(!state.dirs.contains(sonic::LOCK_DIR));
+}
+
+#[tokio::test]
+async fn sonic_goes_dark_without_its_management_address_and_such_a_candidate_is_refused() {
+    // The test server: a replace whose CONFIG_DB lacks MGMT_INTERFACE
+    // takes eth0's address away; the session drops and every later
+    // command finds no switch.
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    {
+        let mut st = server.state.lock().unwrap();
+        assert!(!st.dark());
+        let mut cut = st.running.clone();
+        cut.as_object_mut().unwrap().remove("MGMT_INTERFACE");
+        st.files
+            .insert("/tmp/cut.json".into(), cut.to_string().into_bytes());
+        assert!(st.exec("sudo config replace /tmp/cut.json", b"").drop);
+        assert!(st.dark());
+        assert!(st.exec("show platform summary", b"").drop);
+    }
+    // The client: a candidate that carries MGMT_INTERFACE with another
+    // address is refused before anything is written, naming the entry.
+    let server = TestServer::start(SonicState::new("sw01"), USER, PASSWORD, 1).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut bad: Value = serde_json::from_str(&candidate()).unwrap();
+    bad["MGMT_INTERFACE"] = json!({"eth0|192.0.2.99/24": {"gwaddr": "192.0.2.1"}});
+    let mut d = sonic(&server).await;
+    let err = d.load(&bad.to_string()).await.unwrap_err();
+    match &err {
+        PushError::Management { lines, .. } => assert_eq!(
+            lines,
+            &["MGMT_INTERFACE|eth0|192.0.2.10/24 {\"gwaddr\":\"192.0.2.1\"}"]
+        ),
+        e => panic!("expected Management, got {e}"),
+    }
+    assert!(err.is_bad_input(), "{err}");
+    assert_eq!(server.commands(), UNCHANGED_LOAD);
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.running, before);
+    assert!(!state.dark());
 }
 
 #[tokio::test]

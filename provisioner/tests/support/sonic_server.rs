@@ -28,6 +28,10 @@ pub struct SonicState {
     /// `show ip route vrf all json`; `None`: the routes of the running
     /// `STATIC_ROUTE` table, installed as FRR shows them.
     pub routes_json: Option<String>,
+    /// The management port's entry push reaches the switch through (the
+    /// `MGMT_INTERFACE` key and its fields): once the running CONFIG_DB
+    /// loses or changes it, the switch is dark.
+    pub management: (String, Value),
 }
 
 impl SonicState {
@@ -57,7 +61,27 @@ impl SonicState {
             bgp_json: "{}".to_string(),
             bfd_json: "[]".to_string(),
             routes_json: None,
+            management: (
+                "eth0|192.0.2.10/24".to_string(),
+                json!({"gwaddr": "192.0.2.1"}),
+            ),
         }
+    }
+
+    /// True when the running CONFIG_DB no longer has the management
+    /// address push reaches the switch through, or its gateway: SONiC
+    /// applies `MGMT_INTERFACE` to eth0 (`config interface ip add eth0
+    /// <ip/len> <gw>` writes `eth0|<ip/len>` with `gwaddr`, the default
+    /// route of the management network; sonic-utilities config/main.py,
+    /// hostcfgd), so a replace without it takes the address away. SONiC
+    /// has no commit timer: the switch stays dark until someone at its
+    /// console puts the address back.
+    pub fn dark(&self) -> bool {
+        let (key, fields) = &self.management;
+        self.running.pointer(&format!(
+            "/MGMT_INTERFACE/{}",
+            key.replace('~', "~0").replace('/', "~1")
+        )) != Some(fields)
     }
 
     /// The YANG checks this double knows: a port MTU is 68..=9216, a VLAN
@@ -150,6 +174,9 @@ impl Script for SonicState {
     }
 
     fn exec(&mut self, command: &str, stdin: &[u8]) -> Reply {
+        if self.dark() {
+            return Reply::dropped();
+        }
         if command == "sonic-cfggen -d -v DEVICE_METADATA.localhost.hostname" {
             let h = self.running["DEVICE_METADATA"]["localhost"]["hostname"]
                 .as_str()
@@ -223,7 +250,9 @@ impl Script for SonicState {
                 return Reply::fail(1, format!("{m}\n"));
             }
             self.running = config;
-            if self.drop_on_replace {
+            // Without its management address the switch drops the session
+            // it was told this on.
+            if self.drop_on_replace || self.dark() {
                 return Reply::dropped();
             }
             return Reply::ok(

@@ -33,6 +33,11 @@ use hyper::{Request, Response, StatusCode};
 use serde_json::{Map, Value, json};
 use tokio_rustls::rustls;
 
+#[path = "fabric_bgp.rs"]
+pub mod fabric_bgp;
+
+pub use fabric_bgp::{BgpConf, Fabric, SharedBgp, Speaker, Speaking};
+
 /// A certificate authority for loopback servers: one self-signed
 /// certificate for `localhost` and 127.0.0.1.
 pub struct Tls {
@@ -395,15 +400,6 @@ pub enum ConfirmReading {
 /// configures: shared by the servers of one fabric.
 pub type SharedPorts = Arc<Mutex<BTreeMap<String, std::collections::BTreeSet<String>>>>;
 
-/// Per switch (hostname), its applied configuration tree: shared by the
-/// servers of one fabric, so each can tell whether its BGP sessions come
-/// up (see [`NvueState::bgp_session`]).
-pub type SharedTrees = Arc<Mutex<BTreeMap<String, Value>>>;
-
-/// Per switch (hostname), its EOS running configuration: shared by the
-/// eAPI servers of one fabric for their BGP sessions.
-pub type SharedConfigs = Arc<Mutex<BTreeMap<String, Vec<String>>>>;
-
 /// The NVUE REST state machine.
 #[derive(Debug)]
 pub struct NvueState {
@@ -444,9 +440,10 @@ pub struct NvueState {
     /// when both ends are configured. The map (hostname -> configured
     /// swp ports) is shared by every server of the fabric.
     pub fabric: Option<SharedPorts>,
-    /// The applied trees of every switch of the fabric, for BGP sessions:
-    /// with `None` a configured neighbour never comes up.
-    pub bgp: Option<SharedTrees>,
+    /// What every switch of the fabric says about BGP (fabric_bgp.rs),
+    /// for sessions, BFD and learned routes: with `None` a configured
+    /// neighbour never comes up.
+    pub bgp: Option<SharedBgp>,
     /// Answers sent instead of the honest ones (fuzzing).
     pub mutate: Option<Mutator>,
     /// A cable of this port fails when a candidate is applied with a
@@ -632,52 +629,30 @@ impl NvueState {
                 .insert(self.world.hostname.clone(), self.configured_ports());
         }
         if let Some(b) = &self.bgp {
-            b.lock().expect("fabric").insert(
-                self.world.hostname.clone(),
-                self.revisions[&self.applied].tree.clone(),
-            );
+            b.lock()
+                .expect("fabric")
+                .insert(self.world.hostname.clone(), self.speaking());
         }
     }
 
-    /// Whether the session of VRF `vrf` with neighbour `peer` (configured
-    /// with `remote_as`, this switch's AS `asn` in that VRF) is
-    /// established, and if not why. Written from the BGP protocol, not
-    /// from the client: a session reaches Established only over a link
-    /// that is up to a speaker that has this switch's address as its
-    /// neighbour; each side checks the AS in the other's OPEN against its
-    /// configured remote AS and answers a mismatch with a NOTIFICATION
-    /// "OPEN Message Error / Bad Peer AS" (RFC 4271 section 6.2), so both
-    /// sides' ASNs must agree. The reason is FRR's last reset text
-    /// (`peer_down_str` of bgpd/bgp_fsm.c, codes `PEER_DOWN_*` of
-    /// bgpd/bgpd.h; NVUE reports it as
-    /// `last-reset-reason` with its index as `last-reset-code`: the 5.15
-    /// Troubleshooting-BGP page shows "Waiting for Peer IPv6 LLA", code
-    /// 28 = PEER_DOWN_NBR_ADDR): 13 "BGP Notification received", 14 "BGP
-    /// Notification send" (an FRR `show bgp neighbors json` with Bad Peer
-    /// AS shows `lastResetDueTo` "BGP Notification send", code 14), 25
-    /// "Interface down", 27 "Waiting for NHT".
-    fn bgp_session(&self, asn: u64, peer: &str, remote_as: u64) -> Result<(), (&'static str, u32)> {
-        let Some(shared) = &self.bgp else {
-            return Err(("", 0));
-        };
+    /// What this switch tells the fabric about BGP.
+    fn speaking(&self) -> Speaking {
         let tree = &self.revisions[&self.applied].tree;
-        let mine = BgpConf {
-            addresses: nvue_addresses(tree),
-            speakers: nvue_bgp(tree),
-        };
-        let trees = shared.lock().expect("fabric");
-        bgp_session(
-            &mine,
-            &self.world,
-            &|port, cabled| self.link_up(port, cabled),
-            &|far| {
-                trees.get(far).map(|t| BgpConf {
-                    addresses: nvue_addresses(t),
-                    speakers: nvue_bgp(t),
-                })
+        Speaking {
+            conf: BgpConf {
+                addresses: nvue_addresses(tree),
+                speakers: nvue_bgp(tree),
             },
-            (asn, peer, remote_as),
-        )
+            world: self.world.clone(),
+            configured: self.fabric.as_ref().map(|_| self.configured_ports()),
+        }
+    }
+
+    /// `f` of the fabric as published, with this switch as it is now.
+    fn with_fabric<R>(&self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
+        let mut all = self.bgp.as_ref()?.lock().expect("fabric").clone();
+        all.insert(self.world.hostname.clone(), self.speaking());
+        Some(f(&Fabric(&all)))
     }
 
     /// The BGP neighbours of each VRF of the applied configuration, as
@@ -694,17 +669,48 @@ impl NvueState {
     /// `last-reset-code` (the 5.15 page's `nv show vrf default router bgp
     /// neighbor swp51`); before 5.15 the reason is given the same way
     /// here, not checked on a device.
+    ///
+    /// The session is the fabric's ([`Fabric::session`], written from
+    /// RFC 4271): established when both ends accept each other; the
+    /// reason is FRR's last reset text as this switch sees it
+    /// (`peer_down_str` of bgpd/bgp_fsm.c, codes `PEER_DOWN_*` of
+    /// bgpd/bgpd.h; the 5.15 Troubleshooting-BGP page shows "Waiting for
+    /// Peer IPv6 LLA", code 28 = PEER_DOWN_NBR_ADDR): 13 "BGP
+    /// Notification received", 14 "BGP Notification send" (an FRR `show
+    /// bgp neighbors json` with Bad Peer AS shows `lastResetDueTo` "BGP
+    /// Notification send", code 14), 25 "Interface down", 27 "Waiting for
+    /// NHT".
+    ///
+    /// A neighbour with BFD has `bfd.status` `up` or `down` in the
+    /// detail: the key the client reads; NVIDIA documents the BFD peers
+    /// of a VRF as `nv show vrf <v> router bfd peers` (state per session,
+    /// NVUE command reference of 5.15) and publishes no JSON of either,
+    /// docs/switch-push.md.
     pub fn bgp_neighbours(&self, detail: bool) -> BTreeMap<String, Value> {
         let summary = self.release_at_least(5, 12) && !detail;
+        let me = self.world.hostname.clone();
         let mut out = BTreeMap::new();
-        for (vrf, asn, ns) in nvue_bgp(&self.revisions[&self.applied].tree) {
+        for s in nvue_bgp(&self.revisions[&self.applied].tree) {
             let mut m = Map::new();
-            for (peer, remote_as) in ns {
+            for (peer, remote_as) in &s.neighbours {
                 if summary {
-                    m.insert(peer, json!({}));
+                    m.insert(peer.clone(), json!({}));
                     continue;
                 }
-                let (state, reason) = match self.bgp_session(asn, &peer, remote_as) {
+                let (session, bfd) = self
+                    .with_fabric(|f| {
+                        let one = f.session(&me, &s, peer);
+                        let both = one.and_then(|()| {
+                            if f.established(&me, &s, peer) {
+                                Ok(())
+                            } else {
+                                Err(("", 0))
+                            }
+                        });
+                        (both, f.bfd_up(&me, &s, peer))
+                    })
+                    .unwrap_or((Err(("", 0)), false));
+                let (state, reason) = match session {
                     Ok(()) => ("established", None),
                     Err(r) => ("idle", Some(r).filter(|r| r.1 != 0)),
                 };
@@ -719,9 +725,12 @@ impl NvueState {
                     n["last-reset-reason"] = json!(text);
                     n["last-reset-code"] = json!(code);
                 }
-                m.insert(peer, n);
+                if s.bfd.contains(peer) {
+                    n["bfd"] = json!({"status": if bfd { "up" } else { "down" }});
+                }
+                m.insert(peer.clone(), n);
             }
-            out.insert(vrf, Value::Object(m));
+            out.insert(s.vrf.clone(), Value::Object(m));
         }
         out
     }
@@ -776,10 +785,27 @@ impl NvueState {
     /// 5.15): one group per static route, numbered in route order.
     fn nexthop_groups(&self) -> Value {
         let mut m = Map::new();
-        for (i, (_, _, via)) in self.static_routes().into_iter().enumerate() {
+        for (i, (_, _, _, via)) in self.rib_routes().into_iter().enumerate() {
             m.insert((i + 1).to_string(), json!({"resolved-via": via}));
         }
         Value::Object(m)
+    }
+
+    /// The routes of the RIB: the applied static routes, then those BGP
+    /// learned from the fabric ([`Fabric::rib`]), as (VRF, prefix,
+    /// protocol, via).
+    fn rib_routes(&self) -> Vec<(String, String, &'static str, Value)> {
+        let mut out: Vec<_> = self
+            .static_routes()
+            .into_iter()
+            .map(|(v, p, via)| (v, p, "static", via))
+            .collect();
+        let me = self.world.hostname.clone();
+        for ((vrf, prefix), hops) in self.with_fabric(|f| f.rib(&me)).unwrap_or_default() {
+            let via: Map<String, Value> = hops.into_iter().map(|h| (h, json!({}))).collect();
+            out.push((vrf, prefix, "bgp", Value::Object(via)));
+        }
+        out
     }
 
     /// The applied static routes: (VRF, prefix, via).
@@ -808,23 +834,27 @@ impl NvueState {
         out
     }
 
-    /// The routing table of each VRF: the applied static routes, in the
-    /// shape of the release: up to 5.14 `route/<prefix>/protocol/static/
+    /// The routing table of each VRF: the applied static routes and the
+    /// routes BGP learned ([`NvueState::rib_routes`]), in the shape of the
+    /// release: up to 5.14 `route/<prefix>/protocol/<static|bgp>/
     /// entry-index/1/via/<via>` (NVUE command reference RIB.md, since
-    /// 5.0.0); from 5.15 `route/<prefix>/route-entry/1/{protocol,
-    /// nexthop-group-id}` (NVUE-API.md of 5.15, "Retrieve View Types"),
-    /// the next hops in [`NvueState::nexthop_groups`].
+    /// 5.0.0: `nv show vrf <vrf-id> router rib <afi> route <route-id>
+    /// protocol <protocol-id> entry-index <index> via <via-id>`; the
+    /// equal paths of one entry are its `via`s); from 5.15
+    /// `route/<prefix>/route-entry/1/{protocol, nexthop-group-id}`
+    /// (NVUE-API.md of 5.15, "Retrieve View Types"), the next hops in
+    /// [`NvueState::nexthop_groups`].
     fn operational_vrfs(&self, detail: bool) -> Value {
         let mut m = Map::new();
         for (vrf, ns) in self.bgp_neighbours(detail) {
             m.insert(vrf, json!({"router": {"bgp": {"neighbor": ns}}}));
         }
-        for (i, (vrf, prefix, via)) in self.static_routes().into_iter().enumerate() {
+        for (i, (vrf, prefix, proto, via)) in self.rib_routes().into_iter().enumerate() {
             let entry = if self.is_515() {
-                json!({"route-entry": {"1": {"protocol": "static", "nexthop-group-id": i + 1,
+                json!({"route-entry": {"1": {"protocol": proto, "nexthop-group-id": i + 1,
                     "flags": {"installed": {}, "selected": {}}}}})
             } else {
-                json!({"protocol": {"static": {"entry-index": {"1": {"via": via}}}}})
+                json!({"protocol": {proto: {"entry-index": {"1": {"via": via}}}}})
             };
             let routes = m.entry(vrf).or_insert_with(|| json!({"router": {}}));
             if routes.pointer("/router/rib").is_none() {
@@ -1247,81 +1277,6 @@ impl NvueState {
     }
 }
 
-/// What a switch's configuration says about BGP, whatever its vendor:
-/// its interface addresses (port, address, prefix length) and its
-/// speakers (VRF, AS, neighbour address -> configured remote AS).
-pub struct BgpConf {
-    pub addresses: Vec<(String, std::net::Ipv4Addr, u32)>,
-    pub speakers: Vec<(String, u64, BTreeMap<String, u64>)>,
-}
-
-/// Whether the session of a switch configured as `mine` (in `world`)
-/// with neighbour `peer`, configured with `remote_as` while the switch
-/// runs `asn` there, is established; if not, FRR's last reset reason and
-/// code (`Err(("", 0))` when none applies: the peer never answers).
-/// Written from the BGP protocol, not from any client: a session reaches
-/// Established only over a link that is up, to a speaker that carries
-/// the neighbour address on the cabled port and has this switch's
-/// address as its own neighbour; each side checks the AS in the other's
-/// OPEN against its configured remote AS and answers a mismatch with a
-/// NOTIFICATION "OPEN Message Error / Bad Peer AS" (RFC 4271 section
-/// 6.2), so both sides' ASNs must agree. `link_up(port, cabled)` is the
-/// port's state; `far(hostname)` the far switch's configuration.
-pub fn bgp_session(
-    mine: &BgpConf,
-    world: &World,
-    link_up: &dyn Fn(&str, bool) -> bool,
-    far: &dyn Fn(&str) -> Option<BgpConf>,
-    (asn, peer, remote_as): (u64, &str, u64),
-) -> Result<(), (&'static str, u32)> {
-    let Ok(peer_ip) = peer.parse::<std::net::Ipv4Addr>() else {
-        return Err(("", 0));
-    };
-    // The port whose subnet holds the neighbour, and this switch's
-    // address on it.
-    let Some((port, my_ip)) = mine
-        .addresses
-        .iter()
-        .find(|(_, ip, len)| same_subnet(*ip, peer_ip, *len))
-        .map(|(p, ip, _)| (p.clone(), *ip))
-    else {
-        return Err(("Waiting for NHT", 27));
-    };
-    let cabled = world.interfaces.get(&port).is_some_and(|(up, _)| *up);
-    if !link_up(&port, cabled) {
-        return Err(("Interface down", 25));
-    }
-    let Some((far_sw, far_port)) = world.lldp.get(&port) else {
-        return Err(("", 0));
-    };
-    let Some(theirs) = far(far_sw) else {
-        return Err(("", 0));
-    };
-    if !theirs
-        .addresses
-        .iter()
-        .any(|(p, ip, _)| p == far_port && *ip == peer_ip)
-    {
-        return Err(("", 0));
-    }
-    let me = my_ip.to_string();
-    let Some((their_asn, their_remote)) = theirs
-        .speakers
-        .iter()
-        .find_map(|(_, a, ns)| ns.get(&me).map(|r| (*a, *r)))
-    else {
-        return Err(("", 0));
-    };
-    if remote_as != their_asn {
-        // Its OPEN carries an AS this switch does not expect.
-        return Err(("BGP Notification send", 14));
-    }
-    if their_remote != asn {
-        return Err(("BGP Notification received", 13));
-    }
-    Ok(())
-}
-
 /// The Ethernet ports an EOS running configuration configures (an
 /// `interface Ethernet...` section).
 pub fn eos_ports(lines: &[String]) -> std::collections::BTreeSet<String> {
@@ -1333,12 +1288,16 @@ pub fn eos_ports(lines: &[String]) -> std::collections::BTreeSet<String> {
 }
 
 /// What an EOS running configuration says about BGP: `ip address A/L`
-/// under `interface P`; `router bgp N` with `neighbor X remote-as R` at
-/// its top (VRF default) or under `vrf V`, whose `local-as L` replaces N
-/// (the lines arista AVD's eos_cli_config_gen writes for EOS 4.31/4.32).
+/// under `interface P`; `router bgp N` with, at its top (VRF default) or
+/// under `vrf V`, `local-as L` (replaces N), `neighbor X remote-as R`,
+/// `neighbor X bfd`, `network P`, `maximum-paths N ecmp N` and `bgp
+/// bestpath as-path multipath-relax` (the lines arista AVD's
+/// eos_cli_config_gen writes for EOS 4.31/4.32). Without
+/// `maximum-paths` one path is installed (EOS's default, `maximum-paths
+/// 1`).
 pub fn eos_bgp(lines: &[String]) -> BgpConf {
     let mut addresses = Vec::new();
-    let mut speakers: Vec<(String, u64, BTreeMap<String, u64>)> = Vec::new();
+    let mut speakers: Vec<Speaker> = Vec::new();
     for (head, body) in eos_sections(lines) {
         let h: Vec<&str> = head.split_whitespace().collect();
         match h.as_slice() {
@@ -1356,24 +1315,33 @@ pub fn eos_bgp(lines: &[String]) -> BgpConf {
                 let Ok(asn) = asn.parse::<u64>() else {
                     continue;
                 };
-                speakers.push(("default".into(), asn, BTreeMap::new()));
-                let mut at = 0;
+                let speaker = |vrf: &str| Speaker {
+                    vrf: vrf.to_string(),
+                    asn,
+                    max_paths: 1,
+                    ..Speaker::default()
+                };
+                speakers.push(speaker("default"));
+                let mut at = speakers.len() - 1;
                 for l in &body {
+                    let s = &mut speakers[at];
                     match l.split_whitespace().collect::<Vec<_>>()[..] {
                         ["vrf", v] => {
-                            speakers.push((v.to_string(), asn, BTreeMap::new()));
+                            speakers.push(speaker(v));
                             at = speakers.len() - 1;
                         }
-                        ["local-as", a] => {
-                            if let Ok(a) = a.parse() {
-                                speakers[at].1 = a;
-                            }
-                        }
+                        ["local-as", a] => s.asn = a.parse().unwrap_or(s.asn),
                         ["neighbor", x, "remote-as", r] => {
                             if let Ok(r) = r.parse() {
-                                speakers[at].2.insert(x.to_string(), r);
+                                s.neighbours.insert(x.to_string(), r);
                             }
                         }
+                        ["neighbor", x, "bfd"] => {
+                            s.bfd.insert(x.to_string());
+                        }
+                        ["network", p] => s.networks.push(p.to_string()),
+                        ["maximum-paths", n, ..] => s.max_paths = n.parse().unwrap_or(1),
+                        ["bgp", "bestpath", "as-path", "multipath-relax"] => s.relax = true,
                         _ => {}
                     }
                 }
@@ -1381,7 +1349,7 @@ pub fn eos_bgp(lines: &[String]) -> BgpConf {
             _ => {}
         }
     }
-    speakers.retain(|(_, _, ns)| !ns.is_empty());
+    speakers.retain(|s| !s.neighbours.is_empty());
     BgpConf {
         addresses,
         speakers,
@@ -1423,16 +1391,16 @@ pub fn nvue_addresses(tree: &Value) -> Vec<(String, std::net::Ipv4Addr, u32)> {
     out
 }
 
-/// True when `a` and `b` share a subnet of `len` bits.
-fn same_subnet(a: std::net::Ipv4Addr, b: std::net::Ipv4Addr, len: u32) -> bool {
-    let mask = u32::MAX.checked_shl(32 - len.min(32)).unwrap_or(0);
-    u32::from(a) & mask == u32::from(b) & mask && a != b
-}
-
-/// The BGP speakers of an NVUE tree (`nv set vrf <v> router bgp
-/// autonomous-system`, else the global `router bgp autonomous-system`;
-/// `... neighbor <addr> remote-as <asn>`): (VRF, AS, neighbour -> remote AS).
-pub fn nvue_bgp(tree: &Value) -> Vec<(String, u64, BTreeMap<String, u64>)> {
+/// The BGP speakers of an NVUE tree, from the commands of the NVUE
+/// command reference (BGP.md; all "Introduced in Cumulus Linux 5.0.0"):
+/// `nv set vrf <v> router bgp autonomous-system` (else the global
+/// `router bgp autonomous-system`), `... neighbor <addr> remote-as
+/// <asn>`, `... neighbor <addr> bfd enable on`, `... address-family
+/// ipv4-unicast network <prefix>`, `... address-family ipv4-unicast
+/// multipaths ebgp <n>` and `... path-selection multipath aspath-ignore
+/// on`. Without `multipaths` one path is installed (the plan always sets
+/// it; the device's default is not modelled).
+pub fn nvue_bgp(tree: &Value) -> Vec<Speaker> {
     let global = number(tree.pointer("/router/bgp/autonomous-system"));
     let mut out = Vec::new();
     for (vrf, v) in tree
@@ -1447,14 +1415,33 @@ pub fn nvue_bgp(tree: &Value) -> Vec<(String, u64, BTreeMap<String, u64>)> {
         let Some(asn) = number(b.get("autonomous-system")).or(global) else {
             continue;
         };
-        let ns = b
-            .get("neighbor")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .filter_map(|(a, n)| Some((a.clone(), number(n.get("remote-as"))?)))
-            .collect();
-        out.push((vrf.clone(), asn, ns));
+        let all = || {
+            b.get("neighbor")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+        };
+        let on = |v: Option<&Value>| v.and_then(Value::as_str) == Some("on");
+        let af = b.pointer("/address-family/ipv4-unicast");
+        out.push(Speaker {
+            vrf: vrf.clone(),
+            asn,
+            neighbours: all()
+                .filter_map(|(a, n)| Some((a.clone(), number(n.get("remote-as"))?)))
+                .collect(),
+            bfd: all()
+                .filter(|(_, n)| on(n.pointer("/bfd/enable")))
+                .map(|(a, _)| a.clone())
+                .collect(),
+            networks: af
+                .and_then(|f| f.get("network"))
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|m| m.keys().cloned())
+                .collect(),
+            max_paths: number(af.and_then(|f| f.pointer("/multipaths/ebgp"))).unwrap_or(1) as usize,
+            relax: on(b.pointer("/path-selection/multipath/aspath-ignore")),
+        });
     }
     out
 }
@@ -1542,9 +1529,10 @@ pub struct EosState {
     pub api_address: String,
     /// Boot time (`show version` uptime).
     pub booted: Instant,
-    /// The running configurations of every switch of the fabric, for
-    /// BGP sessions: with `None` a configured neighbour never comes up.
-    pub bgp: Option<SharedConfigs>,
+    /// What every switch of the fabric says about BGP (fabric_bgp.rs),
+    /// for sessions, BFD and learned routes: with `None` a configured
+    /// neighbour never comes up.
+    pub bgp: Option<SharedBgp>,
     /// Answers sent instead of the honest ones (fuzzing).
     pub mutate: Option<Mutator>,
     /// A fabric whose cables are dark until both ends are configured
@@ -1598,21 +1586,34 @@ impl EosState {
                 .expect("fabric")
                 .insert(self.world.hostname.clone(), eos_ports(&running));
         }
-        if let Some(b) = &self.bgp {
-            b.lock()
-                .expect("fabric")
-                .insert(self.world.hostname.clone(), running);
+        if self.bgp.is_some() {
+            let me = self.speaking();
+            if let Some(b) = &self.bgp {
+                b.lock()
+                    .expect("fabric")
+                    .insert(self.world.hostname.clone(), me);
+            }
         }
     }
 
-    /// `show ip bgp summary vrf all` of the running configuration, in the
-    /// shape napalm's EOS driver documents for it (`get_bgp_neighbors`,
-    /// napalm/eos/eos.py: `vrfs.<vrf>.{routerId, asn, peers.<address>.
-    /// {peerState, asn, ...}}`, the ASNs as strings): a peer is
-    /// `Established` when [`bgp_session`] says so, `Idle` over a link that
-    /// is down and `Active` (trying to connect, RFC 4271 section 8)
-    /// otherwise. The reason for an idle session is not modelled (EOS's
-    /// JSON for it is not published in what we found).
+    /// What this switch tells the fabric about BGP.
+    fn speaking(&mut self) -> Speaking {
+        let running = self.running_config();
+        Speaking {
+            conf: eos_bgp(&running),
+            world: self.world.clone(),
+            configured: self.fabric.as_ref().map(|_| eos_ports(&running)),
+        }
+    }
+
+    /// `f` of the fabric as published, with this switch as it is now.
+    fn with_fabric<R>(&mut self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
+        let me = self.speaking();
+        let mut all = self.bgp.as_ref()?.lock().expect("fabric").clone();
+        all.insert(self.world.hostname.clone(), me);
+        Some(f(&Fabric(&all)))
+    }
+
     /// Each port of the world and whether its link is up: cabled up and,
     /// in a dark fabric, configured at both ends.
     pub fn links(&mut self) -> BTreeMap<String, bool> {
@@ -1640,37 +1641,140 @@ impl EosState {
             .collect()
     }
 
+    /// `show ip bgp summary vrf all` of the running configuration, in the
+    /// shape napalm's EOS driver documents for it (`get_bgp_neighbors`,
+    /// napalm/eos/eos.py: `vrfs.<vrf>.{routerId, asn, peers.<address>.
+    /// {peerState, asn, ...}}`, the ASNs as strings): a peer is
+    /// `Established` when both ends accept each other
+    /// ([`Fabric::established`]), `Idle` over a link that is down and
+    /// `Active` (trying to connect, RFC 4271 section 8) otherwise. The
+    /// reason for an idle session is not modelled (EOS's JSON for it is
+    /// not published in what we found).
     pub fn bgp_summary(&mut self) -> Value {
-        let links = self.links();
-        let running = self.running_config();
-        let mine = eos_bgp(&running);
-        let trees = self.bgp.as_ref().map(|b| b.lock().expect("fabric").clone());
+        let me = self.world.hostname.clone();
+        let speakers = eos_bgp(&self.running_config()).speakers;
+        let states = self.with_fabric(|f| {
+            speakers
+                .iter()
+                .map(|s| {
+                    s.neighbours
+                        .keys()
+                        .map(|peer| match f.session(&me, s, peer) {
+                            Ok(()) if f.established(&me, s, peer) => "Established",
+                            Err((_, 25)) => "Idle",
+                            _ => "Active",
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        });
         let mut vrfs = Map::new();
-        for (vrf, asn, ns) in &mine.speakers {
+        for (k, s) in speakers.iter().enumerate() {
             let mut peers = Map::new();
-            for (peer, remote) in ns {
-                let state = match &trees {
-                    None => "Active",
-                    Some(t) => match bgp_session(
-                        &mine,
-                        &self.world,
-                        &|port, _| links.get(port).copied().unwrap_or(false),
-                        &|far| t.get(far).map(|c| eos_bgp(c)),
-                        (*asn, peer, *remote),
-                    ) {
-                        Ok(()) => "Established",
-                        Err((_, 25)) => "Idle",
-                        Err(_) => "Active",
-                    },
-                };
+            for (j, (peer, remote)) in s.neighbours.iter().enumerate() {
+                let state = states.as_ref().map_or("Active", |st| st[k][j]);
                 peers.insert(
                     peer.clone(),
                     json!({"peerState": state, "asn": remote.to_string(), "prefixReceived": 0, "underMaintenance": false}),
                 );
             }
-            vrfs.insert(vrf.clone(), json!({"asn": asn.to_string(), "peers": peers}));
+            vrfs.insert(
+                s.vrf.clone(),
+                json!({"asn": s.asn.to_string(), "peers": peers}),
+            );
         }
         json!({"vrfs": vrfs})
+    }
+
+    /// `show bfd peers` in the shape arista anta reads it
+    /// (anta/tests/bfd.py, `VerifyBFDPeersHealth` and
+    /// `VerifyBFDPeersRegProtocols`: `vrfs.<vrf>.ipv4Neighbors.<peer>.
+    /// peerStats.<"">.{status, remoteDisc, lastDown}`, `status` `up` or
+    /// `down`): one peer per neighbour configured with `neighbor X bfd`,
+    /// up when [`Fabric::bfd_up`] says so.
+    fn bfd_peers(&mut self) -> Value {
+        let me = self.world.hostname.clone();
+        let speakers = eos_bgp(&self.running_config()).speakers;
+        let up = self.with_fabric(|f| {
+            speakers
+                .iter()
+                .flat_map(|s| {
+                    s.bfd
+                        .iter()
+                        .map(|p| f.bfd_up(&me, s, p))
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut vrfs = Map::new();
+        let mut k = 0;
+        for s in &speakers {
+            let mut ns = Map::new();
+            for peer in &s.bfd {
+                let on = up.as_ref().is_some_and(|u| u[k]);
+                k += 1;
+                ns.insert(
+                    peer.clone(),
+                    json!({"peerStats": {"": {"status": if on { "up" } else { "down" },
+                        "remoteDisc": if on { 1 } else { 0 }, "lastDown": 0.0}}}),
+                );
+            }
+            vrfs.insert(s.vrf.clone(), json!({"ipv4Neighbors": ns}));
+        }
+        json!({"vrfs": vrfs})
+    }
+
+    /// `show ip route vrf all`: the running static routes (`ip route [vrf
+    /// V] P NH`, `routeType` `static`) and the routes BGP learned from the
+    /// fabric ([`Fabric::rib`], `routeType` `eBGP`), in the shape anta's
+    /// recorded EOS answers have (anta's unit tests of
+    /// `VerifyRoutingTableEntry`: `vrfs.<vrf>.routes.<prefix>.{routeType,
+    /// vias: [{nexthopAddr, interface}]}`).
+    fn routes(&mut self) -> Value {
+        let mut vrfs: BTreeMap<String, BTreeMap<String, (&str, Vec<Value>)>> = BTreeMap::new();
+        for l in &self.running {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let (vrf, rest) = match w.as_slice() {
+                ["ip", "route", "vrf", v, rest @ ..] => (v.to_string(), rest),
+                ["ip", "route", rest @ ..] => ("default".to_string(), rest),
+                _ => continue,
+            };
+            if let [prefix, hop, ..] = rest {
+                vrfs.entry(vrf)
+                    .or_default()
+                    .entry(prefix.to_string())
+                    .or_insert(("static", Vec::new()))
+                    .1
+                    .push(json!({"nexthopAddr": hop}));
+            }
+        }
+        let me = self.world.hostname.clone();
+        let addresses = eos_bgp(&self.running_config()).addresses;
+        for ((vrf, prefix), hops) in self.with_fabric(|f| f.rib(&me)).unwrap_or_default() {
+            let vias = hops
+                .iter()
+                .map(|h| {
+                    let port = h.parse().ok().and_then(|ip| {
+                        addresses
+                            .iter()
+                            .find(|(_, a, len)| fabric_bgp::same_subnet(*a, ip, *len))
+                    });
+                    json!({"nexthopAddr": h, "interface": port.map_or("", |p| p.0.as_str())})
+                })
+                .collect();
+            vrfs.entry(vrf).or_default().insert(prefix, ("eBGP", vias));
+        }
+        let m: Map<String, Value> = vrfs
+            .into_iter()
+            .map(|(v, routes)| {
+                let r: Map<String, Value> = routes
+                    .into_iter()
+                    .map(|(p, (kind, vias))| (p, json!({"vias": vias, "routeType": kind})))
+                    .collect();
+                (v, json!({"routes": r}))
+            })
+            .collect();
+        json!({"vrfs": m})
     }
 
     /// What the running configuration lets push do. eAPI is off unless
@@ -2101,37 +2205,8 @@ impl EosState {
                     );
                 }
                 ["show", "ip", "bgp", "summary", "vrf", "all"] => self.bgp_summary(),
-                ["show", "bfd", "peers"] => json!({"vrfs": {}}),
-                ["show", "ip", "route", "vrf", "all"] => {
-                    // The running static routes: `ip route [vrf V] P NH`.
-                    let mut vrfs: BTreeMap<String, BTreeMap<String, Vec<Value>>> = BTreeMap::new();
-                    for l in &self.running {
-                        let w: Vec<&str> = l.split_whitespace().collect();
-                        let (vrf, rest) = match w.as_slice() {
-                            ["ip", "route", "vrf", v, rest @ ..] => (v.to_string(), rest),
-                            ["ip", "route", rest @ ..] => ("default".to_string(), rest),
-                            _ => continue,
-                        };
-                        if let [prefix, hop, ..] = rest {
-                            vrfs.entry(vrf)
-                                .or_default()
-                                .entry(prefix.to_string())
-                                .or_default()
-                                .push(json!({"nexthopAddr": hop}));
-                        }
-                    }
-                    let m: Map<String, Value> = vrfs
-                        .into_iter()
-                        .map(|(v, routes)| {
-                            let r: Map<String, Value> = routes
-                                .into_iter()
-                                .map(|(p, vias)| (p, json!({"vias": vias, "routeType": "static"})))
-                                .collect();
-                            (v, json!({"routes": r}))
-                        })
-                        .collect();
-                    json!({"vrfs": m})
-                }
+                ["show", "bfd", "peers"] => self.bfd_peers(),
+                ["show", "ip", "route", "vrf", "all"] => self.routes(),
                 _ => return self.error(i, n, cmd, "Invalid input", &id),
             };
             results.push(r);
@@ -2150,20 +2225,28 @@ impl EosState {
 /// An EOS configuration's top-level sections: each line at the left
 /// margin with the indented lines under it (`!` separators and comments
 /// left out). Written here from the configuration's layout, apart from
-/// the client's reading.
+/// the client's reading. A section entered twice (`interface X` with its
+/// address, later `interface X` again with its BFD timers) is one
+/// section of the running configuration, its lines in the order given
+/// (`show running-config` prints one section per interface:
+/// arista AVD's eos_cli_config_gen output for 4.31/4.32).
 pub fn eos_sections(lines: &[String]) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut at: Option<usize> = None;
     for l in lines {
         let t = l.trim();
         if t.is_empty() || t.starts_with('!') {
             continue;
         }
         if l.starts_with(' ') {
-            if let Some(last) = out.last_mut() {
-                last.1.push(l.clone());
+            if let Some(i) = at {
+                out[i].1.push(l.clone());
             }
+        } else if let Some(i) = out.iter().position(|(h, _)| h == l) {
+            at = Some(i);
         } else {
             out.push((l.clone(), Vec::new()));
+            at = Some(out.len() - 1);
         }
     }
     out
