@@ -43,6 +43,11 @@
 //! slice_topology = "topology.eflops.io/switch"    # optional, with slice_size
 //! slice_size = 2                     # pods per slice
 //!
+//! [failure]                          # optional, dra only
+//! gang = "jobset"                    # jobset (default): one rank fails, all stop and
+//!                                    # restart together; none: bare Pods
+//! restarts = 2                       # whole-job restarts before it fails (default 0)
+//!
 //! [pod]                              # optional, every rank pod
 //! capabilities = ["SYS_NICE"]        # added to IPC_LOCK
 //! shm_size = "16Gi"                  # memory-backed /dev/shm (default: no limit)
@@ -62,6 +67,8 @@
 //! [`JobSpec::from_toml`] reads the file into checked values; every problem
 //! names its line.
 
+mod failure;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -75,6 +82,8 @@ use crate::toml_lines::KeyLines;
 use planner::export::k8s_names::{
     dns_label_problem, dns_subdomain_problem, qualified_name_problem,
 };
+
+pub use failure::{FailurePolicy, Gang};
 
 /// Longest job name: `<name>-worker-<index>` and `<name>-ranks` must stay
 /// DNS labels (63 characters) and pod host names.
@@ -320,6 +329,8 @@ pub struct JobSpec {
     /// With `[kueue]`: Kueue's topology-aware scheduling chooses the
     /// Nodes, and the rank table is computed at admission.
     pub kueue: Option<KueueTopology>,
+    /// What happens when a rank fails (DRA jobs: one JobSet, or bare Pods).
+    pub failure: FailurePolicy,
 }
 
 /// What a job asks of Kueue's topology-aware scheduling (TAS): the
@@ -398,6 +409,8 @@ struct RawJob {
     pod: Option<RawPod>,
     #[serde(default)]
     kueue: Option<RawKueue>,
+    #[serde(default)]
+    failure: Option<failure::RawFailure>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -846,6 +859,16 @@ impl JobSpec {
             );
         }
         let pod = check_pod(raw.pod.unwrap_or_default(), &mut bad);
+        let failure = failure::check(
+            raw.failure,
+            &failure::Context {
+                name: &raw.name,
+                ranks,
+                queued: queue.is_some(),
+                mode: placement.mode,
+            },
+            &mut bad,
+        );
         let kueue = raw
             .kueue
             .and_then(|k| check_kueue(k, queue.is_some(), launcher, placement.mode, &mut bad));
@@ -882,6 +905,7 @@ impl JobSpec {
             placement,
             pod,
             kueue,
+            failure,
         })
     }
 
@@ -1824,5 +1848,61 @@ volumes = [{ name = "data", mount_path = "/data", read_only = true, source = { p
         .unwrap_err()
         .to_string();
         assert!(e.contains("whole-Node Indexed Jobs only"), "{e}");
+    }
+
+    /// `[failure]`: a DRA job is one JobSet by default, restarted as a
+    /// whole `restarts` times; bare Pods only when asked; refused where it
+    /// cannot hold.
+    #[test]
+    fn failure_keys() {
+        let base = "name = \"t\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 4\n[placement]\nmode = \"dra\"\n";
+        let spec = |text: &str| JobSpec::from_toml(text, "j.toml").unwrap().failure;
+        let jobset = |restarts| FailurePolicy {
+            gang: Gang::JobSet,
+            restarts,
+        };
+        assert_eq!(spec(base), jobset(0));
+        assert_eq!(spec(&format!("{base}[failure]\nrestarts = 3\n")), jobset(3));
+        assert_eq!(
+            spec(&format!("{base}[failure]\ngang = \"none\"\n")).gang,
+            Gang::None
+        );
+        // 18 ranks fit one Kueue Workload; more fit as bare Pods.
+        let queued =
+            |ranks: usize| base.replace("ranks = 4", &format!("ranks = {ranks}\nqueue = \"q\""));
+        assert_eq!(spec(&queued(18)), jobset(0));
+        assert_eq!(
+            spec(&format!("{}[failure]\ngang = \"none\"\n", queued(19))).gang,
+            Gang::None
+        );
+        let err = |text: &str| JobSpec::from_toml(text, "j.toml").unwrap_err().to_string();
+        for (text, want) in [
+            (
+                format!("{base}[failure]\ngang = \"none\"\nrestarts = 1\n"),
+                "j.toml:9: failure.restarts: restarts need gang = \"jobset\"",
+            ),
+            (
+                format!("{base}[failure]\nrestarts = -1\n"),
+                "j.toml:8: failure.restarts: -1 is not a restart count",
+            ),
+            (
+                format!("{base}[failure]\ngang = \"all\"\n"),
+                "j.toml:8: failure.gang: `all` is not a gang failure handling",
+            ),
+            (
+                base.replace("[placement]\nmode = \"dra\"\n", "[failure]\nrestarts = 1\n"),
+                "j.toml:6: failure.restarts: [failure] applies to [placement] mode = \"dra\"",
+            ),
+            (
+                base.replace("name = \"t\"", "name = \"1t\""),
+                "j.toml:1: name: `1t` starts with a digit",
+            ),
+            (
+                queued(19),
+                "j.toml:5: queue: Kueue v0.19 admits a JobSet as one Workload with a PodSet per replicated Job, at most 18",
+            ),
+        ] {
+            assert!(err(&text).contains(want), "{}", err(&text));
+        }
     }
 }
