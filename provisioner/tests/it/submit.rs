@@ -153,6 +153,36 @@ fn a_queue_suspends_the_workload() {
     }
 }
 
+/// A queued DRA job is one JobSet in the LocalQueue, suspended until Kueue
+/// admits it (Kueue v0.19.2's JobSet integration: the queue label on the
+/// JobSet, one PodSet per replicated Job); its pods carry no pod-group
+/// labels, which are for bare Pods.
+#[test]
+fn a_queued_dra_job_is_a_suspended_jobset() {
+    let text = read(DRA_PROBE).replace("ranks = 32", "ranks = 16\nqueue = \"team-a\"");
+    let spec = JobSpec::from_toml(&text, DRA_PROBE).unwrap();
+    let plan = plan();
+    let bound = nodes::bind(&plan, None, PLAN).unwrap();
+    let mut view = ClusterView::all_free(&bound);
+    view.dra = provisioner::jobs::dra::DraView::from_plan(&plan, &bound, &spec.placement.profile);
+    let sub = submit::prepare(&plan, &bound, &spec, &view).unwrap();
+    let w = &sub.manifests.workload;
+    assert_eq!(w["kind"], "JobSet");
+    assert_eq!(
+        w["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "team-a"
+    );
+    assert_eq!(w["spec"]["suspend"], Value::Bool(true));
+    let jobs = w["spec"]["replicatedJobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 16);
+    let pod_labels = &jobs[0]["template"]["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(pod_labels.get("kueue.x-k8s.io/pod-group-name"), None);
+    assert_eq!(
+        crate::crd_exports::job_set_problems(w),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn golden_manifests_for_both_launchers() {
     for (job, golden) in [(INDEXED, "allreduce-32"), (MPI, "allreduce-32-mpi")] {
