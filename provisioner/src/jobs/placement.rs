@@ -469,7 +469,6 @@ fn place_whole_servers(
         .collect();
     let lower_bound =
         planner::ranks::lower_bound_offered(plan, &schedule, &whole).map_err(map_err)?;
-    let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
     let (ranks, nodes) = assemble(plan, bound_nodes, view, job, &table)?;
     let mut notes = vec![format!(
         "unit server{}: {} ranks on {servers} whole servers of {per_server} GPUs; every process sees all GPUs of its Node (CUDA_VISIBLE_DEVICES), LOCAL_RANK is its GPU's position and LOCAL_WORLD_SIZE {per_server}, as torchrun --nproc_per_node={per_server} sets them, so GPUs of a server reach each other over NVLink",
@@ -484,17 +483,15 @@ fn place_whole_servers(
         "the servers' order comes from the {} rank table over one GPU of each free server; a server's ranks are consecutive in GPU order",
         order.method
     ));
-    let outcome = planner::ranks::Outcome {
+    let outcome = planner::ranks::Outcome::from_steps(
         table,
-        engine: job.engine,
-        method: order.method,
+        job.engine,
+        order.method,
         steps,
-        worst_load,
         lower_bound,
-        optimal: worst_load == lower_bound,
-        fold: schedule.fold().and(planner::ranks::Fold::of(job.ranks)),
-        notes: Vec::new(),
-    };
+        schedule.fold().and(planner::ranks::Fold::of(job.ranks)),
+        Vec::new(),
+    );
     notes.push(load_note(job, &outcome));
     if job.engine != planner::ranks::Engine::Probe {
         notes.push(format!("made for {}: {}", job.engine, job.engine.runs()));
