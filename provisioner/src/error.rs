@@ -233,12 +233,26 @@ pub enum Error {
         hint: String,
     },
 
-    /// No Job or MPIJob of that name.
+    /// No Job, MPIJob, JobSet or DRA submission of that name.
     #[error(
-        "no Job, MPIJob or DRA submission named {name} in namespace {namespace}; list them with `kubectl get jobs,mpijobs,configmaps -n {namespace} -l app.kubernetes.io/managed-by=eflops-provisioner` or pass -n NAMESPACE"
+        "no Job, MPIJob, JobSet or DRA submission named {name} in namespace {namespace}; list them with `kubectl get jobs,mpijobs,jobsets,configmaps -n {namespace} -l app.kubernetes.io/managed-by=eflops-provisioner` or pass -n NAMESPACE"
     )]
     JobNotFound {
         /// The name asked for.
+        name: String,
+        /// The namespace searched.
+        namespace: String,
+    },
+
+    /// Objects of a job's names exist, but this provisioner did not make
+    /// them for that job: they are left alone.
+    #[error(
+        "found {objects} in namespace {namespace}, but without the labels app.kubernetes.io/managed-by=eflops-provisioner and app.kubernetes.io/instance={name}: not made by this provisioner for the job {name}, so left alone; check the name, or use kubectl for objects that are not the provisioner's"
+    )]
+    NotOurs {
+        /// The objects found, e.g. `Job train`.
+        objects: String,
+        /// The job asked for.
         name: String,
         /// The namespace searched.
         namespace: String,
@@ -344,7 +358,8 @@ impl Error {
             | Error::Config { .. }
             | Error::MissingNodes { .. }
             | Error::CrdMissing { .. }
-            | Error::JobNotFound { .. } => true,
+            | Error::JobNotFound { .. }
+            | Error::NotOurs { .. } => true,
             // Failures of the cluster or of this program.
             Error::Quantity { .. }
             | Error::BadObject { .. }

@@ -5,270 +5,56 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, LogParams,
-};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, LogParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use serde::Serialize;
 use serde_json::Value;
 
-use planner::text::Table;
-
+use super::status::{JobPhase, JobPod, JobStatus, PodFailure, conditions_of, count, is_true};
 use super::{Error, Result, is_status, list_all};
 
 /// The label every pod of a submission carries, with the job's name.
 pub const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
 
-/// Where a job stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum JobPhase {
-    /// Created, not all pods running yet.
-    Pending,
-    /// As many pods run as the Job runs at once (`spec.parallelism`), or
-    /// the MPIJob says `Running`.
-    Running,
-    /// Finished successfully.
-    Succeeded,
-    /// Finished with a failure.
-    Failed,
-}
-
-impl JobPhase {
-    /// The phase's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobPhase::Pending => "Pending",
-            JobPhase::Running => "Running",
-            JobPhase::Succeeded => "Succeeded",
-            JobPhase::Failed => "Failed",
-        }
-    }
-}
-
-/// A condition of the workload's status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct JobCondition {
-    /// E.g. `Complete`, `Failed`, `Running`, `Succeeded`.
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// `True`, `False` or `Unknown`.
-    pub status: String,
-    /// Machine-readable reason.
-    pub reason: Option<String>,
-    /// Human-readable message.
-    pub message: Option<String>,
-}
-
-/// One pod of the job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct JobPod {
-    /// Pod name.
-    pub name: String,
-    /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
-    pub phase: String,
-    /// The Node it is bound to, once scheduled.
-    pub node: Option<String>,
-    /// Container restarts, summed.
-    pub restarts: u32,
-    /// Why a container waits or the pod failed (e.g. `ImagePullBackOff`).
-    pub reason: Option<String>,
-}
-
-/// A workload (batch/v1 Job or kubeflow.org/v2beta1 MPIJob) and its pods.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct JobStatus {
-    /// `Job` or `MPIJob`.
-    pub kind: String,
-    /// Name.
-    pub name: String,
-    /// Namespace.
-    pub namespace: String,
-    /// Where it stands.
-    pub phase: JobPhase,
-    /// Pods running (for an MPIJob, launcher and workers together).
-    pub active: u32,
-    /// Pods that succeeded.
-    pub succeeded: u32,
-    /// Pods that failed.
-    pub failed: u32,
-    /// The workload's status conditions, as the API returned them.
-    pub conditions: Vec<JobCondition>,
-    /// Pods labelled `app.kubernetes.io/instance=NAME`, sorted by name.
-    pub pods: Vec<JobPod>,
-    /// Why its failed pods failed, with their last log lines ([`wait`]
-    /// fills it when the job failed; empty otherwise).
-    pub failures: Vec<PodFailure>,
-}
-
-/// A container that ended the pod with a failure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PodFailure {
-    /// The pod.
-    pub pod: String,
-    /// The container (an init container such as `rank-check`, or the
-    /// ranks' container).
-    pub container: String,
-    /// The container's reason (`Error`, `OOMKilled`, ...).
-    pub reason: Option<String>,
-    /// Its exit code.
-    pub exit_code: Option<i32>,
-    /// Its termination message.
-    pub message: Option<String>,
-    /// The rank the pod ran: its `RANK` variable (a DRA rank pod), else
-    /// its Indexed Job completion index (whole Nodes: the ranks of its
-    /// Node follow from the rank table).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rank: Option<usize>,
-    /// With `rank` from the completion index: true.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub rank_is_index: bool,
-    /// When the container ended (`state.terminated.finishedAt`, RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<String>,
-    /// Its last log lines (at most [`LOG_LINES`]).
-    pub log: Vec<String>,
-}
-
 /// Log lines [`wait`] reads from each failed container.
 pub const LOG_LINES: i64 = 20;
 
-impl JobStatus {
-    /// The status for people: the summary line, the conditions, the pods,
-    /// and each failed container with its last log lines.
-    pub fn table(&self) -> String {
-        let s = self;
-        let mut out = format!("{}\n", s.summary());
-        if !s.conditions.is_empty() {
-            let mut t = Table::new(["condition", "status", "reason", "message"]);
-            for c in &s.conditions {
-                t.row([
-                    c.type_.clone(),
-                    c.status.clone(),
-                    c.reason.clone().unwrap_or_default(),
-                    c.message.clone().unwrap_or_default(),
-                ]);
-            }
-            out.push('\n');
-            out.push_str(&t.render());
-        }
-        if !s.pods.is_empty() {
-            let mut t = Table::new(["pod", "node", "phase", "restarts", "reason"]);
-            for p in &s.pods {
-                t.row([
-                    p.name.clone(),
-                    p.node.clone().unwrap_or_else(|| "-".to_string()),
-                    p.phase.clone(),
-                    p.restarts.to_string(),
-                    p.reason.clone().unwrap_or_default(),
-                ]);
-            }
-            out.push('\n');
-            out.push_str(&t.render());
-        }
-        if let Some(f) = s.failures.first() {
-            out.push_str(&format!(
-                "\nfirst failure: {} (pod {}, container {}{}): {}\n",
-                match (f.rank, f.rank_is_index) {
-                    (Some(r), false) => format!("rank {r}"),
-                    (Some(i), true) => format!("completion index {i}"),
-                    (None, _) => "a pod".to_string(),
-                },
-                f.pod,
-                f.container,
-                f.finished_at
-                    .as_deref()
-                    .map(|t| format!(", ended {t}"))
-                    .unwrap_or_default(),
-                f.reason.as_deref().unwrap_or("no reason"),
-            ));
-        }
-        for f in &s.failures {
-            out.push_str(&format!(
-                "\npod {} container {} failed: {}{}{}\n",
-                f.pod,
-                f.container,
-                f.reason.as_deref().unwrap_or("no reason"),
-                f.exit_code
-                    .map(|c| format!(", exit code {c}"))
-                    .unwrap_or_default(),
-                f.message
-                    .as_deref()
-                    .map(|m| format!(", {}", m.trim()))
-                    .unwrap_or_default(),
-            ));
-            if !f.log.is_empty() {
-                out.push_str(&format!("  last {} log lines:\n", f.log.len()));
-                for line in &f.log {
-                    out.push_str("    ");
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
-        }
-        out
-    }
-
-    /// One line: kind, name, phase, counts and pod phases.
-    pub fn summary(&self) -> String {
-        let mut phases: std::collections::BTreeMap<&str, usize> = Default::default();
-        for p in &self.pods {
-            *phases.entry(p.phase.as_str()).or_default() += 1;
-        }
-        let pods = if phases.is_empty() {
-            "no pods yet".to_string()
-        } else {
-            phases
-                .iter()
-                .map(|(ph, n)| format!("{n} {ph}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let mut reasons: Vec<&str> = self
-            .pods
-            .iter()
-            .filter_map(|p| p.reason.as_deref())
-            .collect();
-        reasons.sort_unstable();
-        reasons.dedup();
-        let reasons = if reasons.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", reasons.join(", "))
-        };
-        format!(
-            "{} {}/{}: {}; {} active, {} succeeded, {} failed; pods: {pods}{reasons}",
-            self.kind,
-            self.namespace,
-            self.name,
-            self.phase.as_str(),
-            self.active,
-            self.succeeded,
-            self.failed
-        )
-    }
-}
-
 /// The ConfigMap that owns the rank Pods of a DRA submission.
-fn config_map_resource() -> ApiResource {
+pub(super) fn config_map_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "ConfigMap"), "configmaps")
 }
 
 /// The workload kinds a submission creates, in the order they are looked
 /// up.
-fn workload_resources() -> [ApiResource; 2] {
+pub(super) fn workload_resources() -> [ApiResource; 3] {
     [
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("batch", "v1", "Job"), "jobs"),
         ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk("kubeflow.org", "v2beta1", "MPIJob"),
             "mpijobs",
         ),
+        super::jobset::resource(),
     ]
 }
 
-/// The workload of the submission `name`: its Job, or else its MPIJob, or
-/// else the ConfigMap `NAME-ranks` of a DRA submission (whose rank Pods
-/// are the workload).
-async fn workload(
+/// True when `meta` carries the labels this provisioner gives every object
+/// of the job `name` (`app.kubernetes.io/managed-by: eflops-provisioner`,
+/// `app.kubernetes.io/instance: NAME`).
+pub(super) fn is_ours(meta: &ObjectMeta, name: &str) -> bool {
+    meta.labels.as_ref().is_some_and(|l| {
+        l.get("app.kubernetes.io/managed-by").map(String::as_str)
+            == Some(crate::jobs::labels::MANAGED_BY)
+            && l.get(INSTANCE_LABEL).map(String::as_str) == Some(name)
+    })
+}
+
+/// The workload of the submission `name` that this provisioner made: its
+/// Job, or else its MPIJob, or else its JobSet (a DRA job), or else the
+/// ConfigMap `NAME-ranks` of a DRA job of bare Pods (whose rank Pods are
+/// the workload). An object of one of those names without this
+/// provisioner's labels for the job is skipped; when only such objects
+/// exist, [`Error::NotOurs`] names them.
+pub(super) async fn workload(
     client: &kube::Client,
     namespace: &str,
     name: &str,
@@ -278,15 +64,16 @@ async fn workload(
         .into_iter()
         .map(|ar| (ar, name.to_string()))
         .chain(std::iter::once((config_map_resource(), dra_root)));
+    let mut foreign = Vec::new();
     for (ar, object) in candidates {
         let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
         match api.get(&object).await {
-            Ok(obj) => {
-                if ar.kind == "ConfigMap" && !is_dra_root(&obj) {
-                    break;
-                }
-                return Ok((ar, obj));
+            Ok(obj) if !is_ours(&obj.metadata, name) => {
+                foreign.push(format!("{} {object}", ar.kind));
             }
+            // Our ConfigMap of a Job or JobSet: not a root.
+            Ok(obj) if ar.kind == "ConfigMap" && !is_dra_root(&obj) => {}
+            Ok(obj) => return Ok((ar, obj)),
             Err(e) if is_status(&e, 404) => {}
             Err(e) => {
                 return Err(Error::api(
@@ -296,26 +83,43 @@ async fn workload(
             }
         }
     }
+    if !foreign.is_empty() {
+        return Err(Error::NotOurs {
+            objects: foreign.join(", "),
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+        });
+    }
     Err(Error::JobNotFound {
         name: name.to_string(),
         namespace: namespace.to_string(),
     })
 }
 
-/// True for the ConfigMap of a DRA submission.
-fn is_dra_root(obj: &DynamicObject) -> bool {
+/// True for the ConfigMap that owns the bare rank Pods of a DRA job:
+/// annotated `topology.eflops.io/placement: dra` and owned by nothing (a
+/// JobSet's ConfigMap is owned by the JobSet).
+pub(super) fn is_dra_root(obj: &DynamicObject) -> bool {
     obj.metadata
         .annotations
         .as_ref()
         .and_then(|a| a.get(&crate::jobs::manifests::placement_annotation()))
         .is_some_and(|v| v == "dra")
+        && obj
+            .metadata
+            .owner_references
+            .as_ref()
+            .is_none_or(Vec::is_empty)
 }
 
-/// Reads the Job, or else the MPIJob, or else the DRA submission, named
-/// `name`, and its pods.
+/// Reads the Job, or else the MPIJob, or else the JobSet, or else the DRA
+/// submission of bare Pods, named `name` and made by this provisioner, and
+/// its pods.
 ///
-/// Sends `GET /apis/batch/v1/namespaces/NS/jobs/NAME`, on 404 `GET
-/// /apis/kubeflow.org/v2beta1/namespaces/NS/mpijobs/NAME`, on 404 `GET
+/// Sends `GET /apis/batch/v1/namespaces/NS/jobs/NAME`, on 404 (or an
+/// object without our labels) `GET
+/// /apis/kubeflow.org/v2beta1/namespaces/NS/mpijobs/NAME`, then `GET
+/// /apis/jobset.x-k8s.io/v1alpha2/namespaces/NS/jobsets/NAME`, then `GET
 /// /api/v1/namespaces/NS/configmaps/NAME-ranks` (a DRA submission's
 /// ConfigMap, annotated `topology.eflops.io/placement: dra`), then `GET
 /// /api/v1/namespaces/NS/pods?labelSelector=app.kubernetes.io/instance=NAME`.
@@ -367,13 +171,8 @@ fn job_pod(p: &Pod) -> JobPod {
         node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
         restarts,
         reason: waiting.or_else(|| status.and_then(|s| s.reason.clone())),
+        attempt: super::jobset::attempt_of(p),
     }
-}
-
-fn count(v: Option<&Value>) -> u32 {
-    v.and_then(Value::as_u64)
-        .and_then(|n| u32::try_from(n).ok())
-        .unwrap_or(0)
 }
 
 /// The status of a DRA submission: its rank Pods are the workload. It
@@ -411,6 +210,7 @@ fn pods_status(name: &str, namespace: &str, obj: &DynamicObject, pods: Vec<JobPo
         conditions: Vec::new(),
         pods,
         failures: Vec::new(),
+        restarts: None,
     }
 }
 
@@ -422,26 +222,8 @@ fn job_status(
     pods: Vec<JobPod>,
 ) -> JobStatus {
     let status = data.get("status").cloned().unwrap_or(Value::Null);
-    let conditions: Vec<JobCondition> = status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let s = |f: &str| c.get(f).and_then(Value::as_str).map(str::to_string);
-            JobCondition {
-                type_: s("type").unwrap_or_default(),
-                status: s("status").unwrap_or_default(),
-                reason: s("reason"),
-                message: s("message"),
-            }
-        })
-        .collect();
-    let is_true = |t: &str| {
-        conditions
-            .iter()
-            .any(|c| c.type_ == t && c.status == "True")
-    };
+    let conditions = conditions_of(&status);
+    let is_true = |t: &str| is_true(&conditions, t);
     let mpi = ar.kind == "MPIJob";
     let (active, succeeded, failed) = if mpi {
         let replicas: Vec<&Value> = status
@@ -490,6 +272,7 @@ fn job_status(
         conditions,
         pods,
         failures: Vec::new(),
+        restarts: None,
     }
 }
 
@@ -502,10 +285,10 @@ fn status_of(
     obj: &DynamicObject,
     pods: Vec<JobPod>,
 ) -> JobStatus {
-    if ar.kind == "ConfigMap" {
-        pods_status(name, namespace, obj, pods)
-    } else {
-        job_status(ar, name, namespace, &obj.data, pods)
+    match ar.kind.as_str() {
+        "ConfigMap" => pods_status(name, namespace, obj, pods),
+        "JobSet" => super::jobset::status(name, namespace, &obj.data, pods),
+        _ => job_status(ar, name, namespace, &obj.data, pods),
     }
 }
 
@@ -607,7 +390,14 @@ pub async fn wait(
             last = summary;
         }
         if s.phase == JobPhase::Failed {
-            s.failures = failures(client, namespace, pods.values()).await?;
+            // A JobSet's earlier attempts failed before this one: the
+            // first failure of the attempt that failed the job is the one
+            // to report.
+            let attempt = s.restarts.map(|r| r.done);
+            let current = pods.values().filter(|p| {
+                attempt.is_none() || super::jobset::attempt_of(p).is_none_or(|a| Some(a) == attempt)
+            });
+            s.failures = failures(client, namespace, current).await?;
         }
         if s.phase != JobPhase::Pending {
             return Ok(s);
@@ -722,145 +512,11 @@ fn rank_of(p: &Pod) -> (Option<usize>, bool) {
     (index, index.is_some())
 }
 
-/// What [`delete`] removed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Deleted {
-    /// `Job` or `MPIJob`.
-    pub kind: String,
-    /// Name.
-    pub name: String,
-    /// Namespace.
-    pub namespace: String,
-    /// The deleted object's uid, when the API returned the object.
-    pub uid: Option<String>,
-    /// Always `Foreground`: the workload goes once its pods and owned
-    /// objects are gone.
-    pub propagation: &'static str,
-    /// The job's Secret (`<job>-probe-token`) when it was deleted here: one
-    /// applied from `submit --dry-run` output has no owner for the garbage
-    /// collector to follow.
-    pub secret: Option<String>,
-}
-
-/// Deletes the Job, or else the MPIJob, or else the DRA submission, named
-/// `name` with foreground propagation: the garbage collector removes its
-/// pods and the objects that name it as owner (ConfigMap, Service; with
-/// DRA, the Service, claim templates and rank Pods, whose ResourceClaims
-/// go with them) first.
-///
-/// Sends `DELETE /apis/batch/v1/namespaces/NS/jobs/NAME` with the body
-/// `{"propagationPolicy":"Foreground"}`, on 404 the same for `mpijobs`,
-/// and on 404 `GET` and `DELETE` of the ConfigMap `NAME-ranks` when it is
-/// a DRA submission's. Then `GET /api/v1/namespaces/NS/secrets/NAME-probe-token`
-/// and, when its labels say this provisioner made it for this job,
-/// `DELETE` it (a 404 at either step means it is gone already).
-pub async fn delete(client: &kube::Client, namespace: &str, name: &str) -> Result<Deleted> {
-    let mut deleted = delete_root(client, namespace, name).await?;
-    deleted.secret = delete_secret(client, namespace, name).await?;
-    Ok(deleted)
-}
-
-/// Deletes the job's Secret when this provisioner made it for the job
-/// `name` (labels `app.kubernetes.io/managed-by` and
-/// `app.kubernetes.io/instance`); a Secret of that name that is not ours is
-/// left alone.
-async fn delete_secret(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-) -> Result<Option<String>> {
-    let ar =
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Secret"), "secrets");
-    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
-    let secret = crate::jobs::manifests::token_secret_name(name);
-    let ours = match api.get(&secret).await {
-        Ok(obj) => obj.metadata.labels.as_ref().is_some_and(|l| {
-            l.get("app.kubernetes.io/managed-by").map(String::as_str)
-                == Some(crate::jobs::labels::MANAGED_BY)
-                && l.get(INSTANCE_LABEL).map(String::as_str) == Some(name)
-        }),
-        Err(e) if is_status(&e, 404) => return Ok(None),
-        Err(e) => {
-            return Err(Error::api(
-                format!("reading Secret {namespace}/{secret}"),
-                e,
-            ));
-        }
-    };
-    if !ours {
-        return Ok(None);
-    }
-    match api.delete(&secret, &DeleteParams::default()).await {
-        Ok(_) => Ok(Some(secret)),
-        Err(e) if is_status(&e, 404) => Ok(None),
-        Err(e) => Err(Error::api(
-            format!("deleting Secret {namespace}/{secret}"),
-            e,
-        )),
-    }
-}
-
-/// Deletes the workload or the DRA root.
-async fn delete_root(client: &kube::Client, namespace: &str, name: &str) -> Result<Deleted> {
-    for ar in workload_resources() {
-        let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
-        match api.delete(name, &DeleteParams::foreground()).await {
-            Ok(done) => {
-                return Ok(Deleted {
-                    kind: ar.kind,
-                    name: name.to_string(),
-                    namespace: namespace.to_string(),
-                    uid: done.left().and_then(|o| o.metadata.uid),
-                    propagation: "Foreground",
-                    secret: None,
-                });
-            }
-            Err(e) if is_status(&e, 404) => {}
-            Err(e) => {
-                return Err(Error::api(
-                    format!("deleting {} {namespace}/{name}", ar.kind),
-                    e,
-                ));
-            }
-        }
-    }
-    let ar = config_map_resource();
-    let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &ar);
-    let root = format!("{name}-ranks");
-    match api.get(&root).await {
-        Ok(obj) if is_dra_root(&obj) => {
-            let done = api
-                .delete(&root, &DeleteParams::foreground())
-                .await
-                .map_err(|e| Error::api(format!("deleting ConfigMap {namespace}/{root}"), e))?;
-            return Ok(Deleted {
-                kind: "ConfigMap".to_string(),
-                name: root,
-                namespace: namespace.to_string(),
-                uid: done.left().and_then(|o| o.metadata.uid),
-                propagation: "Foreground",
-                secret: None,
-            });
-        }
-        Ok(_) => {}
-        Err(e) if is_status(&e, 404) => {}
-        Err(e) => {
-            return Err(Error::api(
-                format!("reading ConfigMap {namespace}/{root}"),
-                e,
-            ));
-        }
-    }
-    Err(Error::JobNotFound {
-        name: name.to_string(),
-        namespace: namespace.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
+    use super::super::status::JobCondition;
     use super::*;
 
     fn pod(phase: &str) -> JobPod {
@@ -870,12 +526,13 @@ mod tests {
             node: None,
             restarts: 0,
             reason: None,
+            attempt: None,
         }
     }
 
     #[test]
     fn phases() {
-        let [job, mpi] = workload_resources();
+        let [job, mpi, _] = workload_resources();
         let check = |ar: &ApiResource, data: Value, pods: &[&str], want: JobPhase| {
             let pods = pods.iter().map(|p| pod(p)).collect();
             let s = job_status(ar, "j", "ns", &data, pods);
@@ -919,12 +576,14 @@ mod tests {
                 message: None,
             }],
             failures: Vec::new(),
+            restarts: None,
             pods: vec![JobPod {
                 name: "train-0".to_string(),
                 phase: "Pending".to_string(),
                 node: None,
                 restarts: 0,
                 reason: Some("Unschedulable".to_string()),
+                attempt: None,
             }],
         };
         assert_eq!(

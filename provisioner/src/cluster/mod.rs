@@ -11,7 +11,9 @@
 //!   server-side apply, sending nothing for a Node already labelled.
 //! - [`apply`] applies a submission's [`Manifests`]: the workload first,
 //!   then the objects it owns with an `ownerReference` to it.
-//! - [`status`], [`wait`] and [`delete`] follow and remove a submitted job.
+//! - [`status`], [`wait`] and [`delete`] follow and remove a submitted job
+//!   (a Job, MPIJob, JobSet or DRA Pods; only what carries this
+//!   provisioner's labels for it).
 //! - [`admit_pending`] is one pass of `provisioner controller`, the Kueue
 //!   AdmissionCheck controller that writes rank tables at admission.
 //!
@@ -24,9 +26,12 @@
 
 mod admission;
 mod apply;
+mod delete;
 mod jobs;
+mod jobset;
 mod labels;
 mod read;
+mod status;
 
 use std::path::PathBuf;
 
@@ -36,12 +41,11 @@ use serde::de::DeserializeOwned;
 pub use crate::error::Error;
 pub use admission::{Admitted, CONTROLLER_MANAGER, admit_pending};
 pub use apply::{Applied, AppliedObject, apply};
-pub use jobs::{
-    Deleted, INSTANCE_LABEL, JobCondition, JobPhase, JobPod, JobStatus, LOG_LINES, PodFailure,
-    WaitOptions, delete, status, wait,
-};
+pub use delete::{Deleted, delete};
+pub use jobs::{INSTANCE_LABEL, LOG_LINES, WaitOptions, status, wait};
 pub use labels::{LabelOptions, LabelReport, NodeChange, NodeLabelState, label_nodes};
 pub use read::{DEFAULT_GPU_RESOURCE, read_dra, read_view};
+pub use status::{JobCondition, JobPhase, JobPod, JobRestarts, JobStatus, PodFailure};
 
 /// Shorthand for results of this module.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

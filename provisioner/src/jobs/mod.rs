@@ -2,7 +2,8 @@
 //! [`placement`] puts its ranks on the sub-nodes of free Nodes in HDRM
 //! order (whole Nodes, or with [`dra`] exactly the GPU and NIC of each
 //! sub-node), [`manifests`] builds the ConfigMap, Service and Indexed Job,
-//! MPIJob or DRA rank Pods, and [`submit::prepare`] does all three against
+//! MPIJob, or for DRA the claim templates and a JobSet of one Job per rank
+//! (bare rank Pods on request), and [`submit::prepare`] does all three against
 //! a [`view::ClusterView`], what the cluster holds. [`rank_check`] is the
 //! guard each rank pod runs before it starts; [`labels`] the names every
 //! object carries.

@@ -469,7 +469,6 @@ fn place_whole_servers(
         .collect();
     let lower_bound =
         planner::ranks::lower_bound_offered(plan, &schedule, &whole).map_err(map_err)?;
-    let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
     let (ranks, nodes) = assemble(plan, bound_nodes, view, job, &table)?;
     let mut notes = vec![format!(
         "unit server{}: {} ranks on {servers} whole servers of {per_server} GPUs; every process sees all GPUs of its Node (CUDA_VISIBLE_DEVICES), LOCAL_RANK is its GPU's position and LOCAL_WORLD_SIZE {per_server}, as torchrun --nproc_per_node={per_server} sets them, so GPUs of a server reach each other over NVLink",
@@ -484,17 +483,15 @@ fn place_whole_servers(
         "the servers' order comes from the {} rank table over one GPU of each free server; a server's ranks are consecutive in GPU order",
         order.method
     ));
-    let outcome = planner::ranks::Outcome {
+    let outcome = planner::ranks::Outcome::from_steps(
         table,
-        engine: job.engine,
-        method: order.method,
+        job.engine,
+        order.method,
         steps,
-        worst_load,
         lower_bound,
-        optimal: worst_load == lower_bound,
-        fold: schedule.fold().and(planner::ranks::Fold::of(job.ranks)),
-        notes: Vec::new(),
-    };
+        schedule.fold().and(planner::ranks::Fold::of(job.ranks)),
+        Vec::new(),
+    );
     notes.push(load_note(job, &outcome));
     if job.engine != planner::ranks::Engine::Probe {
         notes.push(format!("made for {}: {}", job.engine, job.engine.runs()));
@@ -503,13 +500,15 @@ fn place_whole_servers(
         bound_nodes,
         view,
         job,
-        outcome,
-        ranks,
-        nodes,
-        unusable,
-        notes,
-        Vec::new(),
-        Vec::new(),
+        Placed {
+            outcome,
+            ranks,
+            nodes,
+            unusable,
+            notes,
+            devices: Vec::new(),
+            packings: Vec::new(),
+        },
     )
 }
 
@@ -584,13 +583,15 @@ fn place_whole_nodes(
         bound_nodes,
         view,
         job,
-        outcome,
-        ranks,
-        nodes,
-        unusable,
-        notes,
-        Vec::new(),
-        Vec::new(),
+        Placed {
+            outcome,
+            ranks,
+            nodes,
+            unusable,
+            notes,
+            devices: Vec::new(),
+            packings: Vec::new(),
+        },
     )
 }
 
@@ -675,19 +676,37 @@ fn assemble(
     Ok((ranks, nodes))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    bound_nodes: &[Node],
-    view: &ClusterView,
-    job: &JobSpec,
+/// What each placement path found, before [`finish`] adds the notes on
+/// unusable Nodes and Nodes outside the plan.
+struct Placed {
     outcome: planner::ranks::Outcome,
     ranks: Vec<PlacedRank>,
     nodes: Vec<PlacedNode>,
     unusable: Vec<Unusable>,
-    mut notes: Vec<String>,
+    notes: Vec<String>,
+    /// DRA: every rank's devices.
     devices: Vec<super::dra::SubNodeDevices>,
+    /// DRA: the packings searched.
     packings: Vec<PackingChoice>,
+}
+
+/// The placement of `job` from what a path `placed`: the notes every path
+/// shares, then the [`Placement`].
+fn finish(
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+    placed: Placed,
 ) -> Result<Placement> {
+    let Placed {
+        outcome,
+        ranks,
+        nodes,
+        unusable,
+        mut notes,
+        devices,
+        packings,
+    } = placed;
     if !unusable.is_empty() {
         notes.push(format!(
             "{} Nodes of the plan are not usable: {}",
@@ -938,94 +957,17 @@ fn place_dra(
         bound_nodes,
         view,
         job,
-        outcome,
-        ranks,
-        nodes,
-        unusable,
-        notes,
-        devices,
-        packings,
+        Placed {
+            outcome,
+            ranks,
+            nodes,
+            unusable,
+            notes,
+            devices,
+            packings,
+        },
     )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jobs::view::PodUse;
-    use planner::design::shorthand::{self, Shorthand};
-
-    fn plan() -> CheckedPlan {
-        let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
-        planner::design::design(&inv, &opts).unwrap()
-    }
-
-    fn job(ranks: usize) -> JobSpec {
-        let text = format!("name = \"j\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = {ranks}\n");
-        JobSpec::from_toml(&text, "j.toml").unwrap()
-    }
-
-    #[test]
-    fn offline_places_like_the_rank_table() {
-        let plan = plan();
-        let bound = crate::nodes::bind(&plan, None, "p.json").unwrap();
-        let view = ClusterView::all_free(&bound);
-        let p = place(&plan, &bound, &view, &job(4)).unwrap();
-        let want = planner::ranks::rank_table(&plan, Algorithm::Hdrm, Some(4)).unwrap();
-        assert_eq!(p.table, want);
-        assert_eq!(p.method, "algorithm-1");
-        assert_eq!((p.worst_load, p.lower_bound), (1, 1));
-        for r in &p.ranks {
-            assert_eq!(plan.sub_node_list[r.sub_node].server, r.server);
-        }
-        assert!(p.unusable.is_empty());
-    }
-
-    #[test]
-    fn busy_nodes_are_skipped_and_named() {
-        let plan = plan();
-        let bound = crate::nodes::bind(&plan, None, "p.json").unwrap();
-        let mut view = ClusterView::all_free(&bound);
-        view.nodes[0].pods.push(PodUse {
-            namespace: "ml".into(),
-            name: "train-0".into(),
-            gpus: 1,
-        });
-        view.nodes[1].unschedulable = true;
-        let p = place(&plan, &bound, &view, &job(4)).unwrap();
-        let busy = [view.nodes[0].name.as_str(), view.nodes[1].name.as_str()];
-        assert!(p.nodes.iter().all(|n| !busy.contains(&n.node.as_str())));
-        assert_eq!(p.unusable.len(), 2);
-        assert!(
-            p.notes
-                .iter()
-                .any(|n| n.contains("pod ml/train-0 (1 GPUs)"))
-        );
-
-        let e = place(&plan, &bound, &view, &job(8))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("needs 8 GPUs"), "{e}");
-        assert!(
-            e.contains(&format!(
-                "only 4 of the plan {} are free: 4 more are needed",
-                plan.source()
-            )),
-            "{e}"
-        );
-        assert!(
-            e.contains("busy: 1 of 2 GPUs held by pod ml/train-0"),
-            "{e}"
-        );
-        assert!(e.contains("cordoned"), "{e}");
-        assert!(!e.contains("the plan has"), "{e}");
-
-        let e = place(&plan, &bound, &ClusterView::all_free(&bound), &job(9))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains(&format!("only 8 of the plan {} are free: 1 more is needed; nothing was placed\n  the plan has 8 GPUs in all; ask for at most 8 ranks", plan.source())),
-            "{e}"
-        );
-        assert!(!e.contains("Nodes that offer none"), "{e}");
-    }
-}
+mod tests;

@@ -206,21 +206,28 @@ fn label_nodes_again_changes_nothing() {
 #[test]
 fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
     let (out, seen) = with_server(
-        vec![(404, not_found()), (404, not_found()), (404, not_found())],
+        vec![
+            (404, not_found()),
+            (404, not_found()),
+            (404, not_found()),
+            (404, not_found()),
+        ],
         &["delete", "train"],
     );
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         seen,
         [
-            "DELETE /apis/batch/v1/namespaces/ml/jobs/train?",
-            "DELETE /apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?",
+            "GET /apis/batch/v1/namespaces/ml/jobs/train",
+            "GET /apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train",
+            "GET /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/train",
             "GET /api/v1/namespaces/ml/configmaps/train-ranks",
         ]
     );
     assert!(
-        text(&out.stderr)
-            .starts_with("error: no Job, MPIJob or DRA submission named train in namespace ml;"),
+        text(&out.stderr).starts_with(
+            "error: no Job, MPIJob, JobSet or DRA submission named train in namespace ml;"
+        ),
         "{}",
         text(&out.stderr)
     );
@@ -230,7 +237,10 @@ fn delete_of_a_missing_job_exits_2_in_the_context_namespace() {
 fn status_as_json() {
     let job = json!({
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": { "name": "train", "namespace": "team" },
+        "metadata": { "name": "train", "namespace": "team", "labels": {
+            "app.kubernetes.io/managed-by": "eflops-provisioner",
+            "app.kubernetes.io/instance": "train",
+        } },
         "status": { "succeeded": 2, "conditions": [{ "type": "Complete", "status": "True" }] },
     });
     let pods = json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [] });
@@ -374,8 +384,8 @@ fn submit_dry_run_with_a_cluster_only_reads() {
 
 /// `submit` with `[placement] mode = "dra"` reads ResourceSlices, claims
 /// and earlier templates, leaves the sub-node whose GPU a claim holds, and
-/// applies the job's Secret, the ConfigMap, then the Secret again, the
-/// Service, a claim template and a Pod per rank, owned by the ConfigMap.
+/// applies the job's Secret, the JobSet (a Job per rank), then the Secret
+/// again, the ConfigMap and a claim template per rank, owned by the JobSet.
 #[test]
 fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
     let path = concat!(
@@ -409,9 +419,12 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
         (200, claims),
         (200, empty("ResourceClaimTemplateList")),
         (200, stored("v1", "Secret", "d-probe-token", "uid-s")),
-        (200, stored("v1", "ConfigMap", "d-ranks", "uid-cm")),
+        (
+            200,
+            stored("jobset.x-k8s.io/v1alpha2", "JobSet", "d", "uid-js"),
+        ),
         (200, stored("v1", "Secret", "d-probe-token", "uid-s")),
-        (200, stored("v1", "Service", "d", "uid-svc")),
+        (200, stored("v1", "ConfigMap", "d-ranks", "uid-cm")),
     ];
     for r in 0..4 {
         script.push((
@@ -422,12 +435,6 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
                 &format!("d-{r}"),
                 &format!("uid-t{r}"),
             ),
-        ));
-    }
-    for r in 0..4 {
-        script.push((
-            200,
-            stored("v1", "Pod", &format!("d-{r}"), &format!("uid-p{r}")),
         ));
     }
     let (out, seen) = with_server(
@@ -451,22 +458,19 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
         "GET /apis/resource.k8s.io/v1/resourceclaims?&limit=500".to_string(),
         "GET /apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500".to_string(),
         format!("PATCH /api/v1/namespaces/ml/secrets/d-probe-token{apply}"),
-        format!("PATCH /api/v1/namespaces/ml/configmaps/d-ranks{apply}"),
+        format!("PATCH /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/d{apply}"),
         format!("PATCH /api/v1/namespaces/ml/secrets/d-probe-token{apply}"),
-        format!("PATCH /api/v1/namespaces/ml/services/d{apply}"),
+        format!("PATCH /api/v1/namespaces/ml/configmaps/d-ranks{apply}"),
     ];
     for r in 0..4 {
         want.push(format!(
             "PATCH /apis/resource.k8s.io/v1/namespaces/ml/resourceclaimtemplates/d-{r}{apply}"
         ));
     }
-    for r in 0..4 {
-        want.push(format!("PATCH /api/v1/namespaces/ml/pods/d-{r}{apply}"));
-    }
     assert_eq!(seen, want);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["applied"]["workload"]["kind"], "ConfigMap");
-    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(10));
+    assert_eq!(v["applied"]["workload"]["kind"], "JobSet");
+    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(6));
     // fill: one server; node01's first GPU is taken, so not node01.
     let summary = text(&out.stderr);
     assert!(summary.contains("job d: 4 ranks on 1 Nodes"), "{summary}");

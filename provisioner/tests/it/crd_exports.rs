@@ -221,3 +221,277 @@ fn node_labels_satisfy_kubernetes_rules() {
         }
     }
 }
+
+/// The shape of a JobSet, written from JobSet's Go API types: its CRD is
+/// not in `../shared/k8s-crds/`, so this stands in for the schema check
+/// (kubernetes-sigs/jobset v0.12.0, `api/jobset/v1alpha2/jobset_types.go`:
+/// field names, types, required fields and enum values; and the webhook's
+/// rules in `pkg/webhooks/jobset_webhook.go`). The Job template inside is
+/// read with `k8s-openapi`'s batch/v1 `JobTemplateSpec`.
+mod jobset {
+    use serde_json::Value;
+
+    /// A field's type in the Go structs (`json` tags), with `+kubebuilder`
+    /// enums and minimums.
+    pub(super) enum T {
+        Str,
+        Bool,
+        /// `int32`, with a `+kubebuilder:validation:Minimum` when given.
+        Int32(Option<i64>),
+        Enum(&'static [&'static str]),
+        /// Fields: name, type, required (no `omitempty` and no
+        /// `+optional`).
+        Obj(Vec<(&'static str, T, bool)>),
+        Arr(Box<T>),
+        /// Checked elsewhere (a `batch/v1` JobTemplateSpec, object meta).
+        Object,
+    }
+    use T::*;
+
+    fn arr(t: T) -> T {
+        Arr(Box::new(t))
+    }
+
+    /// `JobSetSpec` and what it holds.
+    pub(super) fn spec() -> T {
+        let names = || arr(Str);
+        Obj(vec![
+            (
+                "replicatedJobs",
+                arr(Obj(vec![
+                    ("name", Str, true),
+                    ("groupName", Str, false),
+                    ("template", Object, true),
+                    ("replicas", Int32(None), false),
+                    (
+                        "dependsOn",
+                        arr(Obj(vec![
+                            ("name", Str, true),
+                            ("status", Enum(&["Ready", "Complete"]), true),
+                        ])),
+                        false,
+                    ),
+                ])),
+                false,
+            ),
+            (
+                "network",
+                Obj(vec![
+                    ("enableDNSHostnames", Bool, false),
+                    ("subdomain", Str, false),
+                    ("publishNotReadyAddresses", Bool, false),
+                ]),
+                false,
+            ),
+            (
+                "successPolicy",
+                Obj(vec![
+                    ("operator", Enum(&["All", "Any"]), true),
+                    ("targetReplicatedJobs", names(), false),
+                ]),
+                false,
+            ),
+            (
+                "failurePolicy",
+                Obj(vec![
+                    ("maxRestarts", Int32(None), false),
+                    (
+                        "restartStrategy",
+                        Enum(&["Recreate", "BlockingRecreate", "InPlaceRestart"]),
+                        false,
+                    ),
+                    (
+                        "rules",
+                        arr(Obj(vec![
+                            ("name", Str, true),
+                            (
+                                "action",
+                                Enum(&[
+                                    "FailJobSet",
+                                    "RestartJobSet",
+                                    "RestartJobSetAndIgnoreMaxRestarts",
+                                    "RestartJob",
+                                    "RestartJobAndIgnoreMaxRestarts",
+                                ]),
+                                true,
+                            ),
+                            ("onJobFailureReasons", names(), false),
+                            ("onJobFailureMessagePatterns", names(), false),
+                            ("targetReplicatedJobs", names(), false),
+                        ])),
+                        false,
+                    ),
+                ]),
+                false,
+            ),
+            (
+                "startupPolicy",
+                Obj(vec![(
+                    "startupPolicyOrder",
+                    Enum(&["AnyOrder", "InOrder"]),
+                    true,
+                )]),
+                false,
+            ),
+            ("suspend", Bool, false),
+            (
+                "coordinator",
+                Obj(vec![
+                    ("replicatedJob", Str, true),
+                    ("jobIndex", Int32(None), false),
+                    ("podIndex", Int32(None), false),
+                ]),
+                false,
+            ),
+            ("managedBy", Str, false),
+            ("ttlSecondsAfterFinished", Int32(Some(0)), false),
+            ("volumeClaimPolicies", arr(Object), false),
+        ])
+    }
+
+    /// Every way `v` at `path` departs from `t`.
+    pub(super) fn check(t: &T, v: &Value, path: &str, out: &mut Vec<String>) {
+        match (t, v) {
+            (Str, Value::String(_)) | (Bool, Value::Bool(_)) | (Object, Value::Object(_)) => {}
+            (Int32(min), Value::Number(n)) => match n.as_i64() {
+                Some(i) if i32::try_from(i).is_ok() && min.is_none_or(|m| i >= m) => {}
+                _ => out.push(format!("{path}: {n} is no int32 in range")),
+            },
+            (Enum(values), Value::String(s)) if values.contains(&s.as_str()) => {}
+            (Enum(values), _) => out.push(format!("{path}: {v} is none of {values:?}")),
+            (Obj(fields), Value::Object(m)) => {
+                for (k, x) in m {
+                    match fields.iter().find(|(name, _, _)| name == k) {
+                        Some((_, t, _)) => check(t, x, &format!("{path}.{k}"), out),
+                        None => out.push(format!("{path}.{k}: no such field")),
+                    }
+                }
+                for (name, _, required) in fields {
+                    if *required && !m.contains_key(*name) {
+                        out.push(format!("{path}.{name}: required"));
+                    }
+                }
+            }
+            (Arr(t), Value::Array(items)) => {
+                for (i, x) in items.iter().enumerate() {
+                    check(t, x, &format!("{path}[{i}]"), out);
+                }
+            }
+            _ => out.push(format!("{path}: {v} has the wrong type")),
+        }
+    }
+}
+
+/// Why `v` is not a JobSet that JobSet v0.12.0 accepts: its fields against
+/// the Go types ([`jobset::spec`]), each Job template against `k8s-openapi`'s
+/// `JobTemplateSpec`, and the webhook's rules (`pkg/webhooks/jobset_webhook.go`):
+/// replicated Job names unique, the Job and pod names they make DNS-1035
+/// labels (`<jobset>-<replicatedJob>-<index>`, and for an `Indexed` Job
+/// `<jobset>-<replicatedJob>-<index>-<podIndex>-abcde`), DNS host names
+/// only for `Indexed` Jobs.
+pub(crate) fn job_set_problems(v: &Value) -> Vec<String> {
+    use k8s_openapi::api::batch::v1::JobTemplateSpec;
+    let mut out = Vec::new();
+    if v["apiVersion"] != "jobset.x-k8s.io/v1alpha2" || v["kind"] != "JobSet" {
+        out.push(format!("apiVersion/kind {} {}", v["apiVersion"], v["kind"]));
+    }
+    let name = v["metadata"]["name"].as_str().unwrap_or_default();
+    jobset::check(&jobset::spec(), &v["spec"], "spec", &mut out);
+    let dns1035 = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 63
+            && s.starts_with(|c: char| c.is_ascii_lowercase())
+            && !s.ends_with('-')
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    let mut seen = BTreeSet::new();
+    for (i, r) in v["spec"]["replicatedJobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let rname = r["name"].as_str().unwrap_or_default();
+        if !seen.insert(rname.to_string()) {
+            out.push(format!("spec.replicatedJobs[{i}].name {rname} twice"));
+        }
+        if let Err(e) = serde_json::from_value::<JobTemplateSpec>(r["template"].clone()) {
+            out.push(format!("spec.replicatedJobs[{i}].template: {e}"));
+        }
+        let replicas = r["replicas"].as_i64().unwrap_or(1);
+        let job = format!("{name}-{rname}-{}", replicas - 1);
+        if !dns1035(&job) {
+            out.push(format!("Job name {job} is no DNS-1035 label"));
+        }
+        let spec = &r["template"]["spec"];
+        let indexed = spec["completionMode"] == "Indexed";
+        if let (true, Some(c)) = (indexed, spec["completions"].as_i64()) {
+            let pod = format!("{job}-{}-abcde", c - 1);
+            if !dns1035(&pod) {
+                out.push(format!("pod name {pod} is no DNS-1035 label"));
+            }
+        }
+        if v["spec"]["network"]["enableDNSHostnames"] == true && !indexed {
+            out.push(format!(
+                "spec.replicatedJobs[{i}]: DNS host names need completionMode Indexed"
+            ));
+        }
+    }
+    out
+}
+
+/// The structural check fails on what JobSet would refuse, and passes the
+/// JobSet of the DRA example.
+#[test]
+fn the_jobset_check_refuses_what_jobset_refuses() {
+    let text =
+        std::fs::read_to_string(root().join("provisioner/tests/golden/allreduce-32-dra.yaml"))
+            .unwrap();
+    let docs: Vec<Value> = text
+        .split("\n---\n")
+        .map(|d| serde_norway::from_str(d).unwrap())
+        .collect();
+    let js = docs.iter().find(|d| d["kind"] == "JobSet").unwrap();
+    assert_eq!(job_set_problems(js), Vec::<String>::new());
+    let edit = |pointer: &str, value: Value| {
+        let mut v = js.clone();
+        *v.pointer_mut(pointer).unwrap() = value;
+        job_set_problems(&v)
+    };
+    assert_eq!(
+        edit(
+            "/spec/failurePolicy/restartStrategy",
+            Value::from("Sometimes")
+        ),
+        [
+            "spec.failurePolicy.restartStrategy: \"Sometimes\" is none of [\"Recreate\", \"BlockingRecreate\", \"InPlaceRestart\"]"
+        ]
+    );
+    assert_eq!(
+        edit(
+            "/spec/successPolicy",
+            serde_json::json!({ "operatr": "All" })
+        ),
+        [
+            "spec.successPolicy.operatr: no such field",
+            "spec.successPolicy.operator: required"
+        ]
+    );
+    assert_eq!(
+        edit("/spec/failurePolicy/maxRestarts", Value::from(1u64 << 31)),
+        ["spec.failurePolicy.maxRestarts: 2147483648 is no int32 in range"]
+    );
+    let named = edit("/metadata/name", Value::from("1job"));
+    assert_eq!(
+        named[..2],
+        [
+            "Job name 1job-rank-0-0 is no DNS-1035 label",
+            "pod name 1job-rank-0-0-0-abcde is no DNS-1035 label"
+        ]
+    );
+    assert_eq!(
+        edit("/spec/replicatedJobs/1/name", Value::from("rank-0")),
+        ["spec.replicatedJobs[1].name rank-0 twice"]
+    );
+}

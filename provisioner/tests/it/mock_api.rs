@@ -635,7 +635,7 @@ const PODS_OF_TRAIN: &str =
 fn status_of_an_mpijob_with_its_pods() {
     let mpijob = json!({
         "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-        "metadata": { "name": "train", "namespace": "ml", "uid": "u1" },
+        "metadata": { "name": "train", "namespace": "ml", "uid": "u1", "labels": ours() },
         "spec": {},
         "status": {
             "conditions": [
@@ -691,10 +691,18 @@ fn status_of_an_mpijob_with_its_pods() {
     );
 }
 
+/// The labels the provisioner gives every object of the job `train`.
+fn ours() -> Value {
+    json!({
+        "app.kubernetes.io/managed-by": "eflops-provisioner",
+        "app.kubernetes.io/instance": "train",
+    })
+}
+
 fn job(active: u32, conditions: Value) -> Value {
     json!({
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": { "name": "train", "namespace": "ml" },
+        "metadata": { "name": "train", "namespace": "ml", "labels": ours() },
         "spec": { "parallelism": 2 },
         "status": { "active": active, "conditions": conditions },
     })
@@ -733,6 +741,20 @@ fn terminated(mut pod: Value, container: &str, code: i32, reason: &str) -> Value
     pod
 }
 
+/// `wait` for the job `train` against `script` (ten seconds at most), with
+/// the summary of every progress report.
+fn wait_with_progress(script: Vec<Exchange>) -> (Result<cluster::JobStatus, Error>, Vec<String>) {
+    let options = WaitOptions::with_timeout(Duration::from_secs(10));
+    run(script, |c| async move {
+        let mut lines = Vec::new();
+        let r = cluster::wait(&c, "ml", "train", &options, &mut |s| {
+            lines.push(s.summary())
+        })
+        .await;
+        (r, lines)
+    })
+}
+
 #[test]
 fn wait_watches_until_the_job_runs() {
     let script = vec![
@@ -756,15 +778,7 @@ fn wait_watches_until_the_job_runs() {
         get(JOB_URI, job(2, json!([]))),
         get(JOB_URI, job(2, json!([]))),
     ];
-    let options = WaitOptions::with_timeout(Duration::from_secs(10));
-    let (result, lines) = run(script, |c| async move {
-        let mut lines = Vec::new();
-        let r = cluster::wait(&c, "ml", "train", &options, &mut |s| {
-            lines.push(s.summary())
-        })
-        .await;
-        (r, lines)
-    });
+    let (result, lines) = wait_with_progress(script);
     assert_eq!(result.unwrap().phase, JobPhase::Running);
     assert_eq!(
         lines,
@@ -925,14 +939,11 @@ fn wait_returns_a_failed_job() {
 
 #[test]
 fn delete_with_foreground_propagation() {
-    let script = vec![Exchange {
-        method: "DELETE",
-        uri: "/apis/batch/v1/namespaces/ml/jobs/train?".to_string(),
-        content_type: Some("application/json"),
-        body: Some(json!({ "propagationPolicy": "Foreground" })),
-        status: 200,
-        reply: with(job(2, json!([])), "/metadata/uid", json!("u9")),
-    }];
+    let stored = with(job(2, json!([])), "/metadata/uid", json!("u9"));
+    let script = vec![
+        get(JOB_URI, stored.clone()),
+        delete_of(&format!("{JOB_URI}?"), "u9", stored),
+    ];
     // The Secret went with the Job (the garbage collector follows its
     // ownerReference), so it is not found.
     let mut gone = script.clone();
@@ -982,6 +993,31 @@ fn delete_with_foreground_propagation() {
 
 const SECRET_URI: &str = "/api/v1/namespaces/ml/secrets/train-probe-token";
 
+/// The foreground `DELETE` of the object found with uid `uid`, answered
+/// with `reply`.
+fn delete_of(uri: &str, uid: &str, reply: Value) -> Exchange {
+    Exchange {
+        method: "DELETE",
+        uri: uri.to_string(),
+        content_type: Some("application/json"),
+        body: Some(json!({ "propagationPolicy": "Foreground", "preconditions": { "uid": uid } })),
+        status: 200,
+        reply,
+    }
+}
+
+/// A 404 for a `GET` of `uri`.
+fn not_found(uri: &str) -> Exchange {
+    Exchange {
+        status: 404,
+        ..get(uri, status_reply(404, "not found"))
+    }
+}
+
+const MPIJOB_URI: &str = "/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train";
+const JOBSET_URI: &str = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/train";
+const DRA_ROOT_URI: &str = "/api/v1/namespaces/ml/configmaps/train-ranks";
+
 /// The `DELETE` of the Secret (default options: body `{}`), answered with
 /// `reply`.
 fn delete_secret(reply: Value) -> Exchange {
@@ -1008,24 +1044,11 @@ fn secret_object(labels: Value) -> Value {
 
 #[test]
 fn delete_of_a_missing_job_names_it() {
-    let not_found = |uri: &str| Exchange {
-        method: "DELETE",
-        uri: uri.to_string(),
-        content_type: Some("application/json"),
-        body: Some(json!({ "propagationPolicy": "Foreground" })),
-        status: 404,
-        reply: status_reply(404, "not found"),
-    };
     let script = vec![
-        not_found("/apis/batch/v1/namespaces/ml/jobs/train?"),
-        not_found("/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?"),
-        Exchange {
-            status: 404,
-            ..get(
-                "/api/v1/namespaces/ml/configmaps/train-ranks",
-                status_reply(404, "not found"),
-            )
-        },
+        not_found(JOB_URI),
+        not_found(MPIJOB_URI),
+        not_found(JOBSET_URI),
+        not_found(DRA_ROOT_URI),
     ];
     let err = run(script, |c| async move {
         cluster::delete(&c, "ml", "train").await
@@ -1034,7 +1057,7 @@ fn delete_of_a_missing_job_names_it() {
     assert!(err.is_bad_input());
     assert_eq!(
         err.to_string(),
-        "no Job, MPIJob or DRA submission named train in namespace ml; list them with `kubectl get jobs,mpijobs,configmaps -n ml -l app.kubernetes.io/managed-by=eflops-provisioner` or pass -n NAMESPACE"
+        "no Job, MPIJob, JobSet or DRA submission named train in namespace ml; list them with `kubectl get jobs,mpijobs,jobsets,configmaps -n ml -l app.kubernetes.io/managed-by=eflops-provisioner` or pass -n NAMESPACE"
     );
 }
 
@@ -1043,7 +1066,7 @@ fn dra_root() -> Value {
     json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {
-            "name": "train-ranks", "namespace": "ml", "uid": "u7",
+            "name": "train-ranks", "namespace": "ml", "uid": "u7", "labels": ours(),
             "annotations": { "topology.eflops.io/placement": "dra", "topology.eflops.io/ranks": "2" },
         },
         "data": {},
@@ -1052,14 +1075,11 @@ fn dra_root() -> Value {
 
 #[test]
 fn status_and_delete_of_a_dra_submission() {
-    let not_found = |uri: &str| Exchange {
-        status: 404,
-        ..get(uri, status_reply(404, "not found"))
-    };
     let script = vec![
         not_found(JOB_URI),
-        not_found("/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train"),
-        get("/api/v1/namespaces/ml/configmaps/train-ranks", dra_root()),
+        not_found(MPIJOB_URI),
+        not_found(JOBSET_URI),
+        get(DRA_ROOT_URI, dra_root()),
         get(
             PODS_OF_TRAIN,
             pod_list(vec![
@@ -1077,35 +1097,13 @@ fn status_and_delete_of_a_dra_submission() {
         "Pods ml/train: Running; 2 active, 0 succeeded, 0 failed; pods: 2 Running"
     );
 
-    let delete = |uri: &str, status: u16, reply: Value| Exchange {
-        method: "DELETE",
-        uri: uri.to_string(),
-        content_type: Some("application/json"),
-        body: Some(json!({ "propagationPolicy": "Foreground" })),
-        status,
-        reply,
-    };
     let script = vec![
-        delete(
-            "/apis/batch/v1/namespaces/ml/jobs/train?",
-            404,
-            status_reply(404, "not found"),
-        ),
-        delete(
-            "/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/train?",
-            404,
-            status_reply(404, "not found"),
-        ),
-        get("/api/v1/namespaces/ml/configmaps/train-ranks", dra_root()),
-        delete(
-            "/api/v1/namespaces/ml/configmaps/train-ranks?",
-            200,
-            dra_root(),
-        ),
-        Exchange {
-            status: 404,
-            ..get(SECRET_URI, status_reply(404, "not found"))
-        },
+        not_found(JOB_URI),
+        not_found(MPIJOB_URI),
+        not_found(JOBSET_URI),
+        get(DRA_ROOT_URI, dra_root()),
+        delete_of(&format!("{DRA_ROOT_URI}?"), "u7", dra_root()),
+        not_found(SECRET_URI),
     ];
     let d = run(script, |c| async move {
         cluster::delete(&c, "ml", "train").await
@@ -1114,6 +1112,200 @@ fn status_and_delete_of_a_dra_submission() {
     assert_eq!(
         (d.kind.as_str(), d.name.as_str(), d.uid.as_deref()),
         ("ConfigMap", "train-ranks", Some("u7"))
+    );
+}
+
+/// A DRA job's JobSet (kubernetes-sigs/jobset v0.12.0,
+/// `api/jobset/v1alpha2/jobset_types.go`): two ranks, `max` restarts
+/// allowed and `restarts` done, with `conditions`; rank 1's Job failed.
+fn job_set(max: u32, restarts: u32, conditions: Value) -> Value {
+    let rjob = |r: usize| json!({ "name": format!("rank-{r}"), "replicas": 1, "template": { "spec": {} } });
+    json!({
+        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+        "metadata": { "name": "train", "namespace": "ml", "uid": "js1", "labels": ours() },
+        "spec": {
+            "replicatedJobs": [rjob(0), rjob(1)],
+            "failurePolicy": { "maxRestarts": max, "restartStrategy": "BlockingRecreate" },
+        },
+        "status": {
+            "restarts": restarts,
+            "restartsCountTowardsMax": restarts,
+            "conditions": conditions,
+            "replicatedJobsStatus": [
+                { "name": "rank-0", "ready": 1, "succeeded": 0, "failed": 0, "active": 1, "suspended": 0 },
+                { "name": "rank-1", "ready": 0, "succeeded": 0, "failed": 1, "active": 0, "suspended": 0 },
+            ],
+        },
+    })
+}
+
+/// Rank `rank`'s pod of restart attempt `attempt`, as JobSet's controller
+/// labels it (`jobset.sigs.k8s.io/restart-attempt`, `labelAndAnnotateObject`
+/// in `pkg/controllers/jobset_controller.go`, v0.12.0) and our template
+/// sets `RANK`; failed with `reason` at `at` when given.
+fn rank_pod(rank: usize, attempt: u32, ended: Option<(&str, &str)>) -> Value {
+    let name = format!("train-rank-{rank}-0-0-a{attempt}");
+    let mut p = job_pod(&name, Some("node01"), "Running", None);
+    p["metadata"]["labels"] = json!({
+        "app.kubernetes.io/instance": "train",
+        "jobset.sigs.k8s.io/restart-attempt": attempt.to_string(),
+    });
+    p["spec"]["containers"][0]["env"] = json!([{ "name": "RANK", "value": rank.to_string() }]);
+    if let Some((reason, at)) = ended {
+        p = terminated(p, "main", 1, reason);
+        p["status"]["phase"] = json!("Failed");
+        p["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] = json!(at);
+    }
+    p
+}
+
+/// #29 item 5: a rank of a DRA job fails after the JobSet's last restart;
+/// `wait` reports the job failed, names the first failed rank of that
+/// attempt (not a pod of an earlier attempt) and shows the JobSet's
+/// `Failed` condition (reason `ReachedMaxRestarts`, `pkg/constants`
+/// v0.12.0) and its restarts.
+#[test]
+fn a_failed_rank_fails_the_jobset_and_wait_names_it() {
+    let failed = json!([{
+        "type": "Failed", "status": "True", "reason": "ReachedMaxRestarts",
+        "message": "jobset failed due to reaching max number of restarts",
+    }]);
+    let script = vec![
+        get(
+            LIST_PODS_OF_TRAIN,
+            listed(vec![
+                // Attempt 0 failed earlier (rank 0 first); attempt 1 is the
+                // last one allowed.
+                rank_pod(0, 0, Some(("Error", "2026-11-28T19:00:00Z"))),
+                rank_pod(0, 1, None),
+                rank_pod(1, 1, Some(("OOMKilled", "2026-11-28T20:00:01Z"))),
+            ]),
+        ),
+        not_found(JOB_URI),
+        not_found(MPIJOB_URI),
+        get(JOBSET_URI, job_set(1, 1, failed)),
+        get(
+            "/api/v1/namespaces/ml/pods/train-rank-1-0-0-a1/log?&container=main&tailLines=20",
+            json!({ "__raw": "CUDA out of memory\n" }),
+        ),
+    ];
+    let options = WaitOptions::with_timeout(Duration::from_secs(5));
+    let s = run(script, |c| async move {
+        cluster::wait(&c, "ml", "train", &options, &mut |_| {}).await
+    })
+    .unwrap();
+    assert_eq!((s.kind.as_str(), s.phase), ("JobSet", JobPhase::Failed));
+    let failures: Vec<_> = s
+        .failures
+        .iter()
+        .map(|f| (f.pod.as_str(), f.rank, f.rank_is_index, f.reason.as_deref()))
+        .collect();
+    assert_eq!(
+        failures,
+        [("train-rank-1-0-0-a1", Some(1), false, Some("OOMKilled"))]
+    );
+    let table = s.table();
+    assert!(
+        table.starts_with("JobSet ml/train: Failed; 1 active, 0 succeeded, 1 failed; restarts 1 of 1; pods: 2 Failed, 1 Running (Error, OOMKilled)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("ReachedMaxRestarts  jobset failed due to reaching max number of restarts"),
+        "{table}"
+    );
+    assert!(
+        table.contains("first failure: rank 1 (pod train-rank-1-0-0-a1, container main, ended 2026-11-28T20:00:01Z): OOMKilled"),
+        "{table}"
+    );
+}
+
+/// With a restart left, a failed rank does not end `wait`: the JobSet
+/// stops every rank and starts them again, and `wait` follows the new
+/// attempt until it runs.
+#[test]
+fn a_jobset_with_a_restart_left_runs_again_after_a_failed_rank() {
+    let lookup = |restarts: u32| {
+        vec![
+            not_found(JOB_URI),
+            not_found(MPIJOB_URI),
+            get(JOBSET_URI, job_set(2, restarts, json!([]))),
+        ]
+    };
+    let mut script = vec![get(
+        LIST_PODS_OF_TRAIN,
+        listed(vec![
+            rank_pod(0, 0, None),
+            rank_pod(1, 0, Some(("Error", "2026-11-28T20:00:01Z"))),
+        ]),
+    )];
+    script.extend(lookup(0));
+    script.push(get(
+        WATCH_PODS_OF_TRAIN,
+        events(&[
+            ("DELETED", rank_pod(0, 0, None)),
+            ("DELETED", rank_pod(1, 0, None)),
+            ("ADDED", rank_pod(0, 1, None)),
+            ("ADDED", rank_pod(1, 1, None)),
+        ]),
+    ));
+    for _ in 0..4 {
+        script.extend(lookup(1));
+    }
+    let (result, lines) = wait_with_progress(script);
+    assert_eq!(result.unwrap().phase, JobPhase::Running);
+    assert_eq!(
+        lines,
+        [
+            "JobSet ml/train: Pending; 1 active, 0 succeeded, 1 failed; restarts 0 of 2; pods: 1 Failed, 1 Running (Error)",
+            "JobSet ml/train: Pending; 1 active, 0 succeeded, 1 failed; restarts 1 of 2; pods: 1 Failed (Error)",
+            "JobSet ml/train: Pending; 1 active, 0 succeeded, 1 failed; restarts 1 of 2; pods: no pods yet",
+            "JobSet ml/train: Pending; 1 active, 0 succeeded, 1 failed; restarts 1 of 2; pods: 1 Running",
+            "JobSet ml/train: Running; 1 active, 0 succeeded, 1 failed; restarts 1 of 2; pods: 2 Running",
+        ]
+    );
+}
+
+/// `delete` removes only what this provisioner made for the job: a Job of
+/// the same name without our labels is left alone, our JobSet is deleted
+/// (with its uid as precondition); with only foreign objects, nothing is
+/// deleted and the error names them.
+#[test]
+fn delete_removes_only_our_objects() {
+    let foreign = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": { "name": "train", "namespace": "ml", "uid": "f1", "labels": { "app": "someone-else" } },
+        "spec": {},
+    });
+    let script = vec![
+        get(JOB_URI, foreign.clone()),
+        not_found(MPIJOB_URI),
+        get(JOBSET_URI, job_set(0, 0, json!([]))),
+        delete_of(&format!("{JOBSET_URI}?"), "js1", job_set(0, 0, json!([]))),
+        not_found(SECRET_URI),
+    ];
+    let d = run(script, |c| async move {
+        cluster::delete(&c, "ml", "train").await
+    })
+    .unwrap();
+    assert_eq!(
+        (d.kind.as_str(), d.name.as_str(), d.uid.as_deref()),
+        ("JobSet", "train", Some("js1"))
+    );
+
+    let script = vec![
+        get(JOB_URI, foreign),
+        not_found(MPIJOB_URI),
+        not_found(JOBSET_URI),
+        not_found(DRA_ROOT_URI),
+    ];
+    let err = run(script, |c| async move {
+        cluster::delete(&c, "ml", "train").await
+    })
+    .unwrap_err();
+    assert!(err.is_bad_input());
+    assert_eq!(
+        err.to_string(),
+        "found Job train in namespace ml, but without the labels app.kubernetes.io/managed-by=eflops-provisioner and app.kubernetes.io/instance=train: not made by this provisioner for the job train, so left alone; check the name, or use kubectl for objects that are not the provisioner's"
     );
 }
 

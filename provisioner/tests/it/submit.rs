@@ -153,6 +153,36 @@ fn a_queue_suspends_the_workload() {
     }
 }
 
+/// A queued DRA job is one JobSet in the LocalQueue, suspended until Kueue
+/// admits it (Kueue v0.19.2's JobSet integration: the queue label on the
+/// JobSet, one PodSet per replicated Job); its pods carry no pod-group
+/// labels, which are for bare Pods.
+#[test]
+fn a_queued_dra_job_is_a_suspended_jobset() {
+    let text = read(DRA_PROBE).replace("ranks = 32", "ranks = 16\nqueue = \"team-a\"");
+    let spec = JobSpec::from_toml(&text, DRA_PROBE).unwrap();
+    let plan = plan();
+    let bound = nodes::bind(&plan, None, PLAN).unwrap();
+    let mut view = ClusterView::all_free(&bound);
+    view.dra = provisioner::jobs::dra::DraView::from_plan(&plan, &bound, &spec.placement.profile);
+    let sub = submit::prepare(&plan, &bound, &spec, &view).unwrap();
+    let w = &sub.manifests.workload;
+    assert_eq!(w["kind"], "JobSet");
+    assert_eq!(
+        w["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "team-a"
+    );
+    assert_eq!(w["spec"]["suspend"], Value::Bool(true));
+    let jobs = w["spec"]["replicatedJobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 16);
+    let pod_labels = &jobs[0]["template"]["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(pod_labels.get("kueue.x-k8s.io/pod-group-name"), None);
+    assert_eq!(
+        crate::crd_exports::job_set_problems(w),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn golden_manifests_for_both_launchers() {
     for (job, golden) in [(INDEXED, "allreduce-32"), (MPI, "allreduce-32-mpi")] {
@@ -935,18 +965,19 @@ struct Claimed {
 }
 
 /// Reads a DRA submission's objects back through `k8s-openapi`'s types
-/// (the built-in schemas of Kubernetes 1.34) and checks how they hang
-/// together: every Pod claims its own template, is pinned to the Node the
-/// template's annotation names, and the template asks for one GPU and one
-/// NIC under one PCIe root.
+/// (the built-in schemas of Kubernetes 1.34; a JobSet through the
+/// structural check of `crd_exports::job_set_problems`) and checks how
+/// they hang together: every rank's pod (a bare Pod, or the pod template of
+/// the JobSet's replicated Job `rank-<r>`) claims its own template, is
+/// pinned to the Node the template's annotation names, and the template
+/// asks for one GPU and one NIC under one PCIe root.
 fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
-    use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+    use k8s_openapi::api::core::v1::{ConfigMap, Pod, PodTemplateSpec, Service};
     use k8s_openapi::api::resource::v1::ResourceClaimTemplate;
     let docs = documents(yaml);
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds[..2], ["ConfigMap", "Service"]);
+    assert_eq!(kinds[0], "ConfigMap");
     let cm: ConfigMap = serde_json::from_value(docs[0].clone()).unwrap();
-    let _: Service = serde_json::from_value(docs[1].clone()).unwrap();
     let csv = cm.data.unwrap()["ranks.csv"].clone();
     let index_of = |id: &str| plan.sub_node_list.iter().position(|s| s.id == id).unwrap();
     let table: Vec<usize> = csv
@@ -963,8 +994,49 @@ fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
     .unwrap();
     let mut ranks = Vec::new();
     let mut templates = std::collections::BTreeMap::new();
-    for d in &docs[2..] {
+    // Each rank's pod: its spec, labels, and its name when it is a bare Pod.
+    let mut pods = Vec::new();
+    for d in &docs[1..] {
         match d["kind"].as_str().unwrap() {
+            "Service" => {
+                let _: Service = serde_json::from_value(d.clone()).unwrap();
+            }
+            "Pod" => {
+                let p: Pod = serde_json::from_value(d.clone()).unwrap();
+                pods.push((p.spec.unwrap(), p.metadata.labels.unwrap(), p.metadata.name));
+            }
+            "JobSet" => {
+                assert_eq!(
+                    crate::crd_exports::job_set_problems(d),
+                    Vec::<String>::new()
+                );
+                for (r, rjob) in d["spec"]["replicatedJobs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .enumerate()
+                {
+                    assert_eq!(rjob["name"], format!("rank-{r}"));
+                    let job = &rjob["template"]["spec"];
+                    assert_eq!(
+                        (
+                            &job["backoffLimit"],
+                            &job["completions"],
+                            &job["parallelism"]
+                        ),
+                        (
+                            &serde_json::json!(0),
+                            &serde_json::json!(1),
+                            &serde_json::json!(1)
+                        )
+                    );
+                    let t: PodTemplateSpec =
+                        serde_json::from_value(job["template"].clone()).unwrap();
+                    let spec = t.spec.unwrap();
+                    assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
+                    pods.push((spec, t.metadata.unwrap().labels.unwrap(), None));
+                }
+            }
             "ResourceClaimTemplate" => {
                 let t: ResourceClaimTemplate = serde_json::from_value(d.clone()).unwrap();
                 let name = t.metadata.name.clone().unwrap();
@@ -999,59 +1071,64 @@ fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
                 }
                 templates.insert(name, (node, gpu.unwrap(), nic.unwrap()));
             }
-            "Pod" => {
-                let p: Pod = serde_json::from_value(d.clone()).unwrap();
-                let spec = p.spec.unwrap();
-                let claim = &spec.resource_claims.unwrap()[0];
-                let template = claim.resource_claim_template_name.clone().unwrap();
-                assert_eq!(template, p.metadata.name.clone().unwrap());
-                let c = &spec.containers[0];
-                let used = &c.resources.as_ref().unwrap().claims.as_ref().unwrap()[0];
-                assert_eq!(used.name, claim.name);
-                let caps = c
-                    .security_context
-                    .as_ref()
-                    .unwrap()
-                    .capabilities
-                    .as_ref()
-                    .unwrap();
-                assert_eq!(caps.add.as_deref().unwrap()[0], "IPC_LOCK");
-                let pinned = spec
-                    .affinity
-                    .unwrap()
-                    .node_affinity
-                    .unwrap()
-                    .required_during_scheduling_ignored_during_execution
-                    .unwrap()
-                    .node_selector_terms[0]
-                    .match_fields
-                    .as_ref()
-                    .unwrap()[0]
-                    .values
-                    .clone()
-                    .unwrap();
-                let (node, gpu, nic) = templates[&template].clone();
-                assert_eq!(pinned, std::slice::from_ref(&node));
-                let env: std::collections::BTreeMap<String, String> = c
-                    .env
-                    .as_ref()
-                    .unwrap()
-                    .iter()
-                    .filter_map(|e| Some((e.name.clone(), e.value.clone()?)))
-                    .collect();
-                assert_eq!(env["RANK"], ranks.len().to_string());
-                assert_eq!(env["LOCAL_RANK"], "0");
-                let job = p.metadata.labels.as_ref().unwrap()["topology.eflops.io/job"].clone();
-                assert_eq!(env["MASTER_ADDR"], format!("{job}-0.{job}.ml.svc"));
-                let rank0_ip = plan.sub_node_list[table[0]].ip.as_deref().unwrap();
-                assert_eq!(
-                    Some(env["EFLOPS_RANK0_NIC_ADDR"].as_str()),
-                    rank0_ip.split('/').next()
-                );
-                ranks.push((node, gpu, nic));
-            }
             other => panic!("unexpected {other}"),
         }
+    }
+    for (spec, labels, pod_name) in pods {
+        let claim = &spec.resource_claims.unwrap()[0];
+        let template = claim.resource_claim_template_name.clone().unwrap();
+        let job = labels["topology.eflops.io/job"].clone();
+        assert_eq!(template, format!("{job}-{}", ranks.len()));
+        if let Some(name) = &pod_name {
+            assert_eq!(&template, name);
+        }
+        let c = &spec.containers[0];
+        let used = &c.resources.as_ref().unwrap().claims.as_ref().unwrap()[0];
+        assert_eq!(used.name, claim.name);
+        let caps = c
+            .security_context
+            .as_ref()
+            .unwrap()
+            .capabilities
+            .as_ref()
+            .unwrap();
+        assert_eq!(caps.add.as_deref().unwrap()[0], "IPC_LOCK");
+        let pinned = spec
+            .affinity
+            .unwrap()
+            .node_affinity
+            .unwrap()
+            .required_during_scheduling_ignored_during_execution
+            .unwrap()
+            .node_selector_terms[0]
+            .match_fields
+            .as_ref()
+            .unwrap()[0]
+            .values
+            .clone()
+            .unwrap();
+        let (node, gpu, nic) = templates[&template].clone();
+        assert_eq!(pinned, std::slice::from_ref(&node));
+        let env: std::collections::BTreeMap<String, String> = c
+            .env
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter_map(|e| Some((e.name.clone(), e.value.clone()?)))
+            .collect();
+        assert_eq!(env["RANK"], ranks.len().to_string());
+        assert_eq!(env["LOCAL_RANK"], "0");
+        let rank0 = match pod_name {
+            Some(_) => format!("{job}-0"),
+            None => format!("{job}-rank-0-0-0"),
+        };
+        assert_eq!(env["MASTER_ADDR"], format!("{rank0}.{job}.ml.svc"));
+        let rank0_ip = plan.sub_node_list[table[0]].ip.as_deref().unwrap();
+        assert_eq!(
+            Some(env["EFLOPS_RANK0_NIC_ADDR"].as_str()),
+            rank0_ip.split('/').next()
+        );
+        ranks.push((node, gpu, nic));
     }
     assert_eq!(ranks.len(), table.len());
     // The template of rank r selects exactly the GPU and NIC of the

@@ -278,6 +278,32 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of `table` from its per-step loads `steps`: the worst
+    /// load is the most loaded step's, and the table is optimal when that
+    /// meets `lower_bound`.
+    pub fn from_steps(
+        table: RankTable,
+        engine: Engine,
+        method: &'static str,
+        steps: Vec<StepLoad>,
+        lower_bound: usize,
+        fold: Option<Fold>,
+        notes: Vec<String>,
+    ) -> Outcome {
+        let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
+        Outcome {
+            table,
+            engine,
+            method,
+            steps,
+            worst_load,
+            lower_bound,
+            optimal: worst_load == lower_bound,
+            fold,
+            notes,
+        }
+    }
+
     /// The steps where some directed inter-switch link carries more than
     /// one flow, with how many and on how many links.
     pub fn congested_steps(&self) -> Vec<Congestion> {
@@ -416,7 +442,6 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     };
 
     let steps = verify_schedule(&net, &ranks, &schedule, request.seed)?;
-    let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
     let lower_bound = counted.max(proven.unwrap_or(0));
     if let Some(f) = &fold {
         notes.push(f.note.clone());
@@ -428,20 +453,18 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
             request.engine.runs()
         ));
     }
-    Ok(Outcome {
-        table: RankTable {
+    Ok(Outcome::from_steps(
+        RankTable {
             algorithm: request.algorithm,
             ranks,
         },
-        engine: request.engine,
+        request.engine,
         method,
         steps,
-        worst_load,
         lower_bound,
-        optimal: worst_load == lower_bound,
         fold,
         notes,
-    })
+    ))
 }
 
 /// A line naming what is avoided and what it takes away.

@@ -58,8 +58,10 @@ enum Command {
     /// Indexed Job or MPIJob with server-side apply; nothing is created
     /// unless the whole job can be placed. With `[placement] mode = "dra"`
     /// it also reads ResourceSlices and ResourceClaims, and creates one
-    /// ResourceClaimTemplate and one Pod per rank that claim exactly the
-    /// rank's GPU and NIC. --dry-run only reads the
+    /// ResourceClaimTemplate per rank that claims exactly the rank's GPU
+    /// and NIC, and a JobSet with one Job per rank that stops and restarts
+    /// every rank when one fails (bare Pods with `[failure] gang =
+    /// "none"`). --dry-run only reads the
     /// cluster; --offline (or --dry-run with no kubeconfig) places against
     /// the plan alone, every Node free.
     Submit {
@@ -191,8 +193,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Show a submitted job (Job, MPIJob or DRA rank Pods): phase, counts, conditions, and
-    /// its pods with their Nodes.
+    /// Show a submitted job (Job, MPIJob, JobSet or DRA rank Pods): phase,
+    /// counts, restarts, conditions, and its pods with their Nodes.
     Status {
         /// The job's name.
         name: String,
@@ -239,8 +241,9 @@ enum Command {
         #[command(subcommand)]
         command: sot_cli::SotCommand,
     },
-    /// Delete a submitted job (Job or MPIJob); its pods, ConfigMap and
-    /// Service go with it (foreground propagation).
+    /// Delete a submitted job (Job, MPIJob, JobSet or DRA rank Pods) that
+    /// this provisioner made, by its labels; its pods, ConfigMap, Service
+    /// and claim templates go with it (foreground propagation).
     Delete {
         /// The job's name.
         name: String,

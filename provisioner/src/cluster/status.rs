@@ -1,0 +1,286 @@
+//! What `status` and `wait` report about a job: its phase, counts,
+//! conditions, pods, restarts and failures, and how they are shown.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use planner::text::Table;
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum JobPhase {
+    /// Created, not all pods running yet.
+    Pending,
+    /// As many pods run as the Job runs at once (`spec.parallelism`), or
+    /// the MPIJob says `Running`.
+    Running,
+    /// Finished successfully.
+    Succeeded,
+    /// Finished with a failure.
+    Failed,
+}
+
+impl JobPhase {
+    /// The phase's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobPhase::Pending => "Pending",
+            JobPhase::Running => "Running",
+            JobPhase::Succeeded => "Succeeded",
+            JobPhase::Failed => "Failed",
+        }
+    }
+}
+
+/// A condition of the workload's status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobCondition {
+    /// E.g. `Complete`, `Failed`, `Running`, `Succeeded`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// Machine-readable reason.
+    pub reason: Option<String>,
+    /// Human-readable message.
+    pub message: Option<String>,
+}
+
+/// One pod of the job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobPod {
+    /// Pod name.
+    pub name: String,
+    /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
+    pub phase: String,
+    /// The Node it is bound to, once scheduled.
+    pub node: Option<String>,
+    /// Container restarts, summed.
+    pub restarts: u32,
+    /// Why a container waits or the pod failed (e.g. `ImagePullBackOff`).
+    pub reason: Option<String>,
+    /// A JobSet's pod: the restart attempt it belongs to (its label
+    /// `jobset.sigs.k8s.io/restart-attempt`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+}
+
+/// A JobSet's whole-job restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct JobRestarts {
+    /// Restarts so far (`status.restarts`): the current attempt.
+    pub done: u32,
+    /// Restarts allowed (`spec.failurePolicy.maxRestarts`).
+    pub max: u32,
+}
+
+/// A workload (batch/v1 Job, kubeflow.org/v2beta1 MPIJob, jobset.x-k8s.io
+/// JobSet, or the bare rank Pods of a DRA job) and its pods.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobStatus {
+    /// `Job`, `MPIJob`, `JobSet` or `Pods`.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Where it stands.
+    pub phase: JobPhase,
+    /// Pods running (for an MPIJob, launcher and workers together).
+    pub active: u32,
+    /// Pods that succeeded.
+    pub succeeded: u32,
+    /// Pods that failed.
+    pub failed: u32,
+    /// The workload's status conditions, as the API returned them.
+    pub conditions: Vec<JobCondition>,
+    /// Pods labelled `app.kubernetes.io/instance=NAME`, sorted by name.
+    pub pods: Vec<JobPod>,
+    /// Why its failed pods failed, with their last log lines ([`super::wait`]
+    /// fills it when the job failed; empty otherwise).
+    pub failures: Vec<PodFailure>,
+    /// A JobSet's restarts so far and allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<JobRestarts>,
+}
+
+/// A container that ended the pod with a failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodFailure {
+    /// The pod.
+    pub pod: String,
+    /// The container (an init container such as `rank-check`, or the
+    /// ranks' container).
+    pub container: String,
+    /// The container's reason (`Error`, `OOMKilled`, ...).
+    pub reason: Option<String>,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+    /// Its termination message.
+    pub message: Option<String>,
+    /// The rank the pod ran: its `RANK` variable (a DRA rank pod), else
+    /// its Indexed Job completion index (whole Nodes: the ranks of its
+    /// Node follow from the rank table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    /// With `rank` from the completion index: true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rank_is_index: bool,
+    /// When the container ended (`state.terminated.finishedAt`, RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// Its last log lines (at most [`super::LOG_LINES`]).
+    pub log: Vec<String>,
+}
+
+impl JobStatus {
+    /// The status for people: the summary line, the conditions, the pods,
+    /// and each failed container with its last log lines.
+    pub fn table(&self) -> String {
+        let s = self;
+        let mut out = format!("{}\n", s.summary());
+        if !s.conditions.is_empty() {
+            let mut t = Table::new(["condition", "status", "reason", "message"]);
+            for c in &s.conditions {
+                t.row([
+                    c.type_.clone(),
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                ]);
+            }
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        if !s.pods.is_empty() {
+            let mut t = Table::new(["pod", "node", "phase", "restarts", "reason"]);
+            for p in &s.pods {
+                t.row([
+                    p.name.clone(),
+                    p.node.clone().unwrap_or_else(|| "-".to_string()),
+                    p.phase.clone(),
+                    p.restarts.to_string(),
+                    p.reason.clone().unwrap_or_default(),
+                ]);
+            }
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        if let Some(f) = s.failures.first() {
+            out.push_str(&format!(
+                "\nfirst failure: {} (pod {}, container {}{}): {}\n",
+                match (f.rank, f.rank_is_index) {
+                    (Some(r), false) => format!("rank {r}"),
+                    (Some(i), true) => format!("completion index {i}"),
+                    (None, _) => "a pod".to_string(),
+                },
+                f.pod,
+                f.container,
+                f.finished_at
+                    .as_deref()
+                    .map(|t| format!(", ended {t}"))
+                    .unwrap_or_default(),
+                f.reason.as_deref().unwrap_or("no reason"),
+            ));
+        }
+        for f in &s.failures {
+            out.push_str(&format!(
+                "\npod {} container {} failed: {}{}{}\n",
+                f.pod,
+                f.container,
+                f.reason.as_deref().unwrap_or("no reason"),
+                f.exit_code
+                    .map(|c| format!(", exit code {c}"))
+                    .unwrap_or_default(),
+                f.message
+                    .as_deref()
+                    .map(|m| format!(", {}", m.trim()))
+                    .unwrap_or_default(),
+            ));
+            if !f.log.is_empty() {
+                out.push_str(&format!("  last {} log lines:\n", f.log.len()));
+                for line in &f.log {
+                    out.push_str("    ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
+    /// One line: kind, name, phase, counts and pod phases.
+    pub fn summary(&self) -> String {
+        let mut phases: std::collections::BTreeMap<&str, usize> = Default::default();
+        for p in &self.pods {
+            *phases.entry(p.phase.as_str()).or_default() += 1;
+        }
+        let pods = if phases.is_empty() {
+            "no pods yet".to_string()
+        } else {
+            phases
+                .iter()
+                .map(|(ph, n)| format!("{n} {ph}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut reasons: Vec<&str> = self
+            .pods
+            .iter()
+            .filter_map(|p| p.reason.as_deref())
+            .collect();
+        reasons.sort_unstable();
+        reasons.dedup();
+        let reasons = if reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", reasons.join(", "))
+        };
+        let restarts = self
+            .restarts
+            .map(|r| format!("restarts {} of {}; ", r.done, r.max))
+            .unwrap_or_default();
+        format!(
+            "{} {}/{}: {}; {} active, {} succeeded, {} failed; {restarts}pods: {pods}{reasons}",
+            self.kind,
+            self.namespace,
+            self.name,
+            self.phase.as_str(),
+            self.active,
+            self.succeeded,
+            self.failed
+        )
+    }
+}
+
+pub(super) fn count(v: Option<&Value>) -> u32 {
+    v.and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// The conditions of a workload's `status`, as the API returned them.
+pub(super) fn conditions_of(status: &Value) -> Vec<JobCondition> {
+    status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let s = |f: &str| c.get(f).and_then(Value::as_str).map(str::to_string);
+            JobCondition {
+                type_: s("type").unwrap_or_default(),
+                status: s("status").unwrap_or_default(),
+                reason: s("reason"),
+                message: s("message"),
+            }
+        })
+        .collect()
+}
+
+/// True when `conditions` hold the condition `t` with status `True`.
+pub(super) fn is_true(conditions: &[JobCondition], t: &str) -> bool {
+    conditions
+        .iter()
+        .any(|c| c.type_ == t && c.status == "True")
+}
