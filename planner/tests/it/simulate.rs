@@ -451,6 +451,9 @@ fn with_fast_progress(args: &[&str]) -> std::process::Output {
 /// --quiet and with --format json.
 #[test]
 fn issue33_progress_on_stderr_unless_quiet_or_json() {
+    // Four ECMP seeds make the run four times as long, so the ticker
+    // thread gets its turns even on a loaded machine: with one seed it
+    // once missed all of them.
     let base = [
         "simulate",
         EFLOPS,
@@ -458,6 +461,8 @@ fn issue33_progress_on_stderr_unless_quiet_or_json() {
         "ring,hd",
         "--size",
         "1KiB..64MiB",
+        "--seeds",
+        "4",
     ];
     let out = with_fast_progress(&base);
     assert!(out.status.success());
