@@ -641,13 +641,15 @@ pub fn interfaces_status(text: &str) -> Result<Vec<Interface>> {
 
 /// `400G` -> 400000, `100M` -> 100; `N/A` -> None.
 fn speed_mbps(text: &str) -> Option<u64> {
-    let (n, unit) = text.split_at(text.len().checked_sub(1)?);
-    let n: u64 = n.parse().ok()?;
-    match unit {
-        "G" => n.checked_mul(1000),
-        "M" => Some(n),
-        _ => None,
-    }
+    // By the last character, not the last byte: a device's text may end in
+    // any character (a campaign case ended in U+FEFF, which split_at at
+    // `len - 1` cut in the middle of, and panicked).
+    let (n, per) = if let Some(n) = text.strip_suffix('G') {
+        (n, 1000)
+    } else {
+        (text.strip_suffix('M')?, 1)
+    };
+    n.parse::<u64>().ok()?.checked_mul(per)
 }
 
 impl Locking for Sonic {
@@ -800,6 +802,12 @@ Total entries displayed:  2\n";
         assert!(interfaces_status("nothing").is_err());
         assert_eq!(speed_mbps("N/A"), None);
         assert_eq!(speed_mbps(""), None);
+        assert_eq!(speed_mbps("400G"), Some(400_000));
+        assert_eq!(speed_mbps("100M"), Some(100));
+        // A multi-byte last character (the wire campaign's seed
+        // 13600053254180593094 of fuzz_push_cli_answers) is no unit.
+        assert_eq!(speed_mbps("100G\u{feff}"), None);
+        assert_eq!(speed_mbps("é"), None);
     }
 
     #[test]
