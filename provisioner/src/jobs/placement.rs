@@ -500,15 +500,7 @@ fn place_whole_servers(
         bound_nodes,
         view,
         job,
-        Placed {
-            outcome,
-            ranks,
-            nodes,
-            unusable,
-            notes,
-            devices: Vec::new(),
-            packings: Vec::new(),
-        },
+        Placed::whole_nodes(outcome, ranks, nodes, unusable, notes),
     )
 }
 
@@ -583,15 +575,7 @@ fn place_whole_nodes(
         bound_nodes,
         view,
         job,
-        Placed {
-            outcome,
-            ranks,
-            nodes,
-            unusable,
-            notes,
-            devices: Vec::new(),
-            packings: Vec::new(),
-        },
+        Placed::whole_nodes(outcome, ranks, nodes, unusable, notes),
     )
 }
 
@@ -688,6 +672,27 @@ struct Placed {
     devices: Vec<super::dra::SubNodeDevices>,
     /// DRA: the packings searched.
     packings: Vec<PackingChoice>,
+}
+
+impl Placed {
+    /// What a whole-Node path placed: no DRA devices or packings.
+    fn whole_nodes(
+        outcome: planner::ranks::Outcome,
+        ranks: Vec<PlacedRank>,
+        nodes: Vec<PlacedNode>,
+        unusable: Vec<Unusable>,
+        notes: Vec<String>,
+    ) -> Self {
+        Placed {
+            outcome,
+            ranks,
+            nodes,
+            unusable,
+            notes,
+            devices: Vec::new(),
+            packings: Vec::new(),
+        }
+    }
 }
 
 /// The placement of `job` from what a path `placed`: the notes every path
