@@ -113,6 +113,35 @@ impl Eos {
         }
     }
 
+    /// The reason EOS gives for each session that is not established, as
+    /// [`BgpSession::last_reset`]: eAPI has no JSON field for it that
+    /// any public recording shows, so the neighbour's text is read
+    /// (`show ip bgp neighbors <peer> vrf <vrf>`, eAPI's `text` format),
+    /// only for the sessions that are down, in one request.
+    async fn refusals(&self, o: &mut Observed) -> Result<()> {
+        let down: Vec<usize> = (0..o.bgp.len())
+            .filter(|&i| !o.bgp[i].established)
+            .collect();
+        if down.is_empty() {
+            return Ok(());
+        }
+        let cmds: Vec<Value> = down
+            .iter()
+            .map(|&i| {
+                let b = &o.bgp[i];
+                json!(format!("show ip bgp neighbors {} vrf {}", b.peer, b.vrf))
+            })
+            .collect();
+        let r = self
+            .run(&cmds, "text", "reading why BGP sessions are down")
+            .await?;
+        for (&i, answer) in down.iter().zip(&r) {
+            let text = answer.get("output").and_then(Value::as_str).unwrap_or("");
+            o.bgp[i].last_reset = refusal_reason(text);
+        }
+        Ok(())
+    }
+
     fn point(&self) -> String {
         format!("flash:{}.cfg", self.session)
     }
@@ -373,8 +402,8 @@ impl Device for Eos {
             json!("show bfd peers"),
             json!("show ip route vrf all"),
         ];
-        match self.run(&all, "json", "reading the state").await {
-            Ok(r) => Ok(observed(&r)),
+        let mut o = match self.run(&all, "json", "reading the state").await {
+            Ok(r) => observed(&r),
             // A switch that runs no BGP refuses the summary ("BGP
             // inactive"): no sessions, which is no fault for a static plan
             // (a BGP plan's sessions are then named as missing), and no
@@ -395,10 +424,12 @@ impl Device for Eos {
                     )
                     .await?;
                 r.insert(2, json!({"vrfs": {}}));
-                Ok(observed(&r))
+                observed(&r)
             }
-            Err(e) => Err(e),
-        }
+            Err(e) => return Err(e),
+        };
+        self.refusals(&mut o).await?;
+        Ok(o)
     }
 
     async fn confirm(&mut self) -> Result<()> {
@@ -440,6 +471,46 @@ impl Device for Eos {
         self.pending_timer = false;
         Ok(())
     }
+}
+
+/// Why EOS says a neighbour is down, from its `show ip bgp neighbors`
+/// text: the `Peering failure hint:` line when there is one, else the
+/// NOTIFICATION of the last `Last sent notification:` or `Last rcvd
+/// notification:` line (without its times), as the device words it. The
+/// shape is that of real switches' output (napalm's EOS test data; the
+/// EANTC 2025 captures of EOS 4.33.1.1F, where a refused AS reads
+/// `Open Message Error/bad AS number` on both lines). Control characters
+/// are dropped, and the text is capped: it comes from the device.
+fn refusal_reason(text: &str) -> Option<String> {
+    let clean = |s: &str| -> String {
+        s.trim()
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(200)
+            .collect()
+    };
+    let mut notifications = Vec::new();
+    for line in text.lines() {
+        let l = line.trim_start();
+        if let Some(hint) = l.strip_prefix("Peering failure hint:") {
+            return Some(clean(hint)).filter(|h| !h.is_empty());
+        }
+        if let Some(rest) = l
+            .strip_prefix("Last sent notification:")
+            .or_else(|| l.strip_prefix("Last rcvd notification:"))
+        {
+            let what = rest.split(", Last time").next().unwrap_or(rest);
+            notifications.push(clean(what));
+        }
+    }
+    // A session that never came up was refused by an OPEN check, which
+    // says more than an older Cease either way.
+    let open = notifications
+        .iter()
+        .position(|n| n.to_ascii_lowercase().starts_with("open message error"));
+    open.or((!notifications.is_empty()).then_some(0))
+        .map(|i| notifications.swap_remove(i))
+        .filter(|n| !n.is_empty())
 }
 
 fn obj(v: Option<&Value>) -> impl Iterator<Item = (&String, &Value)> {
@@ -519,6 +590,36 @@ fn observed(r: &[Value]) -> Observed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_down_neighbour_reads_as_the_switch_words_it() {
+        // Lines as real EOS prints them: the EANTC 2025 captures (EOS
+        // 4.33.1.1F) and napalm's EOS test data.
+        let refused = "BGP neighbor is 10.0.0.53, remote AS 64512, internal link\n  BGP version 4, remote router ID 0.0.0.0, VRF default\n  BGP state is Active\n  Peering failure hint: Open Message Error/bad AS number\n  Last sent notification:Open Message Error/bad AS number, Last time 00:00:04, First time 00:41:18, Repeats 495\n";
+        assert_eq!(
+            refusal_reason(refused).as_deref(),
+            Some("Open Message Error/bad AS number")
+        );
+        let no_hint = "  BGP state is Active\n  Last sent notification:Cease/administrative reset, Last time 00:11:05\n  Last rcvd notification:Open Message Error/bad AS number, Last time 00:00:04\n";
+        assert_eq!(
+            refusal_reason(no_hint).as_deref(),
+            Some("Open Message Error/bad AS number")
+        );
+        let cease = "  Last sent notification:Hold Timer Expired Error/Unspecified, Last time   12d15h, First time   59d08h, Repeats 1\n";
+        assert_eq!(
+            refusal_reason(cease).as_deref(),
+            Some("Hold Timer Expired Error/Unspecified")
+        );
+        assert_eq!(refusal_reason("  BGP state is Active\n"), None);
+        assert_eq!(refusal_reason(""), None);
+        // A hostile device's text is cleaned and capped.
+        let hostile = format!(
+            "  Peering failure hint: \u{1b}[2Jbad{}\n",
+            "x".repeat(10_000)
+        );
+        let r = refusal_reason(&hostile).expect("reason");
+        assert!(!r.contains('\u{1b}') && r.chars().count() <= 200, "{r}");
+    }
 
     #[test]
     fn timers_are_hh_mm_ss() {

@@ -356,9 +356,14 @@ pub fn check(
 /// A session that never came up and was reset so was refused by an OPEN
 /// check: the peer runs BGP with this switch as its neighbour, and an AS
 /// that is not the configured one is what RFC 4271 6.2 refuses first.
+/// EOS names the subcode itself: `Open Message Error/bad AS number` (its
+/// peering failure hint, read by the EOS client; RFC 4271's "Bad Peer
+/// AS"), so only that OPEN error counts there.
 fn refused(reason: &str) -> bool {
     let r = reason.to_ascii_lowercase();
-    r == "bgp notification received" || r == "bgp notification send"
+    r == "bgp notification received"
+        || r == "bgp notification send"
+        || (r.starts_with("open message error") && r.contains("bad as number"))
 }
 
 /// Routes in part of a fabric: a planned prefix may be missing or reached
@@ -726,6 +731,11 @@ mod tests {
             (Some("Interface down"), false),
             (Some("BGP Notification send"), true),
             (Some("BGP Notification received"), true),
+            // EOS's hint (the EANTC 2025 capture of EOS 4.33.1.1F); other
+            // reasons (made up here) are no AS mismatch.
+            (Some("Open Message Error/bad AS number"), true),
+            (Some("Open Message Error/bad BGP identifier"), false),
+            (Some("Hold Timer Expired Error/None"), false),
         ] {
             let mut o = o.clone();
             o.bgp
