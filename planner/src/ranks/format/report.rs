@@ -1,0 +1,502 @@
+//! The report of a checked rank table: per-step link loads grouped for
+//! people, as `planner verify-ranks` prints it.
+
+use serde::Serialize;
+
+use crate::algorithm::RankSchedule;
+use crate::checked::CheckedPlan;
+use crate::error::{Error, Result};
+use crate::ranks::{Algorithm, Avoid, Engine, Policy, RankTable, Request, StepLoad};
+use crate::text::Table;
+
+/// Consecutive steps of one phase with the same loads, for reports: a
+/// ring's 2(P-1) steps are alike and read as two rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepGroup {
+    /// `reduce-scatter` or `all-gather` (or the fold phases).
+    pub phase: crate::ranks::Phase,
+    /// First step of the group, from 1 within the phase.
+    pub first_step: usize,
+    /// Last step of the group.
+    pub last_step: usize,
+    /// Rank distance (halving-doubling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<usize>,
+    /// Directed flows per step.
+    pub flows: usize,
+    /// Flows per step that stay inside a server (rail-optimized plans, or
+    /// two ranks of one NIC).
+    #[serde(default, skip_serializing_if = "crate::ranks::verify::is_zero")]
+    pub intra_server_flows: usize,
+    /// Of `intra_server_flows`, those between two GPUs of one NVLink or
+    /// NVSwitch domain (by the ranks' GPUs); the others go through PCIe.
+    #[serde(default, skip_serializing_if = "crate::ranks::verify::is_zero")]
+    pub nvlink_flows: usize,
+    /// Flows per step counted with another flow between the same two NICs
+    /// (one rank per GPU on a shared NIC).
+    #[serde(default, skip_serializing_if = "crate::ranks::verify::is_zero")]
+    pub shared_nic_flows: usize,
+    /// Most flows on one directed inter-switch link.
+    pub max_load: usize,
+    /// Directed inter-switch links carrying that many.
+    pub max_load_links: usize,
+    /// With `spray`: the flows' shares on the busiest link (`max_load` is
+    /// this rounded up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_share: Option<f64>,
+    /// True when a NIC link carries more than one flow.
+    pub access_overloaded: bool,
+}
+
+/// Groups consecutive alike steps; `nvlink` is every step's
+/// [`crate::ranks::gpus::nvlink_flows`].
+pub fn group_steps(steps: &[StepLoad], nvlink: &[usize]) -> Vec<StepGroup> {
+    let mut out: Vec<StepGroup> = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let nvlink_flows = nvlink.get(i).copied().unwrap_or(0);
+        if let Some(g) = out.last_mut()
+            && g.phase == s.phase
+            && g.distance.is_none()
+            && s.distance.is_none()
+            && g.flows == s.flows
+            && g.intra_server_flows == s.intra_server_flows
+            && g.nvlink_flows == nvlink_flows
+            && g.shared_nic_flows == s.shared_nic_flows
+            && g.max_load == s.max_load
+            && g.max_load_links == s.max_load_links
+            && g.max_share == s.max_share
+            && g.access_overloaded == s.access_overloaded
+            && g.last_step + 1 == s.step
+        {
+            g.last_step = s.step;
+            continue;
+        }
+        out.push(StepGroup {
+            phase: s.phase,
+            first_step: s.step,
+            last_step: s.step,
+            distance: s.distance,
+            flows: s.flows,
+            intra_server_flows: s.intra_server_flows,
+            nvlink_flows,
+            shared_nic_flows: s.shared_nic_flows,
+            max_load: s.max_load,
+            max_load_links: s.max_load_links,
+            max_share: s.max_share,
+            access_overloaded: s.access_overloaded,
+        });
+    }
+    out
+}
+
+/// Loads of one rank order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OrderLoads {
+    /// `hdrm`, `hd`, `ring`, or the rank file's name.
+    pub order: String,
+    /// Most flows on one directed inter-switch link over all steps.
+    pub worst_load: usize,
+    /// With `spray`: the largest share of flows on one link over all
+    /// steps (`worst_load` is this rounded up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_share: Option<f64>,
+    /// Step groups.
+    pub steps: Vec<StepGroup>,
+}
+
+/// The result of `planner verify-ranks`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerifyReport {
+    /// The plan's name.
+    pub plan: String,
+    /// `BiGraph 4x16`, ...
+    pub design: String,
+    /// `halving-doubling` or `ring`.
+    pub schedule: &'static str,
+    /// The engine whose schedule was checked; absent for `probe`.
+    #[serde(skip_serializing_if = "Engine::is_probe")]
+    pub engine: Engine,
+    /// Ranks in the job.
+    pub ranks: usize,
+    /// The routing policy the flows were routed by: `ecmp`, `dmodk` or
+    /// `spray`.
+    pub routing: Policy,
+    /// The ECMP hash seed (moves only `ecmp` routes).
+    pub seed: u64,
+    /// The links and switches routed around, as given.
+    pub avoid: Vec<Avoid>,
+    /// True when no step puts two flows on one directed inter-switch link.
+    pub congestion_free: bool,
+    /// When the table was searched for: a load no table can beat on this
+    /// fabric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound: Option<usize>,
+    /// The table checked.
+    pub table: OrderLoads,
+    /// The same schedule in plan order (what a scheduler does without the
+    /// topology), when the table checked is not already that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_order: Option<OrderLoads>,
+}
+
+/// The loads of `table` whose ranks run on `gpus` (rank -> GPU), under
+/// `engine`'s schedule.
+fn loads(
+    plan: &CheckedPlan,
+    order: String,
+    (table, engine): (&RankTable, Engine),
+    gpus: &[Option<usize>],
+    steps: &[StepLoad],
+) -> Result<OrderLoads> {
+    let schedule = engine.schedule(table.algorithm, table.ranks.len())?;
+    let visit = engine.ring_order(plan, &table.ranks);
+    let nvlink = crate::ranks::gpus::nvlink_flows(
+        plan,
+        &crate::ranks::in_order(&visit, &table.ranks),
+        &crate::ranks::in_order(&visit, gpus),
+        &schedule,
+    );
+    Ok(OrderLoads {
+        order,
+        worst_load: steps.iter().map(|s| s.max_load).max().unwrap_or(0),
+        worst_share: steps.iter().filter_map(|s| s.max_share).reduce(f64::max),
+        steps: group_steps(steps, &nvlink),
+    })
+}
+
+/// Verifies `table` (named `order` in the report) step by step on `plan`
+/// with the links and switches of `avoid` out of service, and the plan
+/// order beside it (skipping avoided switches) unless `table` is the plan
+/// order itself. The k-th rank on a NIC runs on its k-th GPU
+/// ([`crate::ranks::rank_gpus`]); [`verify_report_on`] takes the GPUs given.
+pub fn verify_report(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    order: String,
+    avoid: &[Avoid],
+    seed: u64,
+    routing: Policy,
+) -> Result<VerifyReport> {
+    let gpus = crate::ranks::rank_gpus(plan, &table.ranks);
+    verify_report_on(plan, table, &gpus, order, avoid, seed, routing)
+}
+
+/// [`verify_report`] with every rank's GPU given (rank -> GPU by
+/// `gpu_index` numbering, as [`read_rank_table`] reads it): which of the
+/// flows inside a server join two GPUs of one NVLink domain follows it.
+pub fn verify_report_on(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    avoid: &[Avoid],
+    seed: u64,
+    routing: Policy,
+) -> Result<VerifyReport> {
+    let how = Checked {
+        engine: Engine::Probe,
+        avoid,
+        seed,
+        routing,
+    };
+    verify_report_as(plan, table, gpus, order, &how)
+}
+
+/// What [`verify_report_as`] checks a table against: the engine that runs
+/// it, the links and switches out of service, and the routing.
+#[derive(Debug, Clone, Copy)]
+pub struct Checked<'a> {
+    /// The engine whose schedule (its fold, its ring order) is routed.
+    pub engine: Engine,
+    /// Links and switches routed around.
+    pub avoid: &'a [Avoid],
+    /// ECMP hash seed.
+    pub seed: u64,
+    /// The routing policy.
+    pub routing: Policy,
+}
+
+/// [`verify_report_on`] for what `how.engine` really runs over the table
+/// ([`crate::ranks::verify_engine`]); the plan order beside it is the same
+/// engine's schedule over the ranks in plan order, which is what a
+/// launcher that knows nothing of the fabric gives it.
+pub fn verify_report_as(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    how: &Checked<'_>,
+) -> Result<VerifyReport> {
+    verify_report_known(plan, table, gpus, order, how, None)
+}
+
+/// [`verify_report_as`] for a table [`crate::ranks::plan_gpu_ranks`] just made
+/// and proved (`steps`, its [`Outcome::steps`], asked with the
+/// engine, `--avoid` and seed of `how`): they are the loads
+/// [`crate::ranks::verify_engine`] finds when `how` routes by the ECMP hash and
+/// the engine's ring order keeps the table as it is (the same ranks,
+/// schedule, fabric and seed), and are then taken as they are instead of
+/// being routed a second time; otherwise the table is routed again.
+pub fn verify_report_proven(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    how: &Checked<'_>,
+    steps: Vec<StepLoad>,
+) -> Result<VerifyReport> {
+    let same = how.routing == Policy::Ecmp
+        && (how.engine.ring_order(plan, &table.ranks).iter())
+            .enumerate()
+            .all(|(i, &r)| i == r);
+    verify_report_known(plan, table, gpus, order, how, same.then_some(steps))
+}
+
+fn verify_report_known(
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    order: String,
+    how: &Checked<'_>,
+    known: Option<Vec<StepLoad>>,
+) -> Result<VerifyReport> {
+    let Checked {
+        engine,
+        avoid,
+        seed,
+        routing,
+    } = *how;
+    crate::ranks::check_ranks(plan, &table.ranks)?;
+    if gpus.len() != table.ranks.len() {
+        return Err(Error::Internal(format!(
+            "{} GPUs given for {} ranks",
+            gpus.len(),
+            table.ranks.len()
+        )));
+    }
+    let steps = match known {
+        Some(steps) => steps,
+        None => crate::ranks::verify_engine(plan, table, engine, avoid, seed, routing)?,
+    };
+    let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
+    let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
+    let baseline = crate::ranks::plan_gpu_ranks(
+        plan,
+        &Request {
+            algorithm: plain,
+            ranks: Some(table.ranks.len()),
+            avoid: avoid.to_vec(),
+            seed,
+            engine,
+            ..Request::default()
+        },
+    )?;
+    let same_gpus = || crate::ranks::rank_gpus(plan, &baseline.table.ranks) == gpus;
+    let plan_order = if baseline.table.ranks == table.ranks && same_gpus() {
+        None
+    } else {
+        // The search counts loads under the ECMP hash; another policy
+        // routes the plan order again.
+        let steps = if routing == Policy::Ecmp {
+            baseline.steps
+        } else {
+            crate::ranks::verify_engine(plan, &baseline.table, engine, avoid, seed, routing)?
+        };
+        let order = format!("{} in plan order", plain.as_str());
+        let gpus = crate::ranks::rank_gpus(plan, &baseline.table.ranks);
+        Some(loads(
+            plan,
+            order,
+            (&baseline.table, engine),
+            &gpus,
+            &steps,
+        )?)
+    };
+    let table_loads = loads(plan, order, (table, engine), gpus, &steps)?;
+    Ok(VerifyReport {
+        plan: plan.name.clone(),
+        design: plan.describe(),
+        schedule: if ring { "ring" } else { "halving-doubling" },
+        engine,
+        ranks: table.ranks.len(),
+        routing,
+        seed,
+        avoid: avoid.to_vec(),
+        congestion_free: table_loads.worst_load <= 1,
+        lower_bound: None,
+        table: table_loads,
+        plan_order,
+    })
+}
+
+fn step_range(g: &StepGroup) -> String {
+    if g.first_step == g.last_step {
+        g.first_step.to_string()
+    } else {
+        format!("{}-{}", g.first_step, g.last_step)
+    }
+}
+
+/// The report for people: a row per step (alike steps merged), the plan
+/// order's figures beside, and a verdict.
+pub fn render_verify(r: &VerifyReport) -> String {
+    let routed = match r.routing {
+        Policy::Ecmp => format!("ECMP seed {}", r.seed),
+        Policy::DModK => "D-mod-K routing".to_string(),
+        Policy::Spray => "packet spraying over every equal-cost path".to_string(),
+    };
+    let mut out = format!(
+        "Per-step link loads of {} ({}) on {} ({}, {} ranks, {routed})\n",
+        r.table.order, r.schedule, r.plan, r.design, r.ranks
+    );
+    if !r.engine.is_probe() {
+        out.push_str(&format!(
+            "Engine: {}, as it runs over this table: {}\n",
+            r.engine,
+            r.engine.runs()
+        ));
+    }
+    if !r.avoid.is_empty() {
+        let avoided: Vec<String> = r.avoid.iter().map(ToString::to_string).collect();
+        out.push_str(&format!("Routed around: {}\n", avoided.join(", ")));
+    }
+    if let Some(p) = &r.plan_order {
+        out.push_str(&format!(
+            "Beside it: {}, the order a scheduler fills switch by switch\n",
+            p.order
+        ));
+    }
+    if r.routing == Policy::Spray {
+        out.push_str("Load: flows' shares on the busiest directed inter-switch link (each flow spread evenly over its paths), and on how many links that happens\n\n");
+    } else {
+        out.push_str("Load: flows on the busiest directed inter-switch link, and on how many links that happens\n\n");
+    }
+    let load_text = |g: &StepGroup| match g.max_share {
+        Some(share) => format!("{share:.2}"),
+        None => g.max_load.to_string(),
+    };
+    let mut headers = vec!["phase", "step", "distance", "flows", "load", "links"];
+    if r.plan_order.is_some() {
+        headers.extend(["plan order: load", "links"]);
+    }
+    let right: Vec<usize> = (1..headers.len()).collect();
+    let mut t = Table::new(headers).right(&right);
+    // The plan order's groups line up with the table's when the steps
+    // match; look them up by phase and step.
+    let lookup = |phase: crate::ranks::Phase, step: usize| {
+        r.plan_order.as_ref().and_then(|p| {
+            p.steps
+                .iter()
+                .find(|g| g.phase == phase && g.first_step <= step && step <= g.last_step)
+        })
+    };
+    for g in &r.table.steps {
+        let mut row = vec![
+            g.phase.as_str().to_string(),
+            step_range(g),
+            g.distance.map_or("-".to_string(), |d| d.to_string()),
+            g.flows.to_string(),
+            load_text(g),
+            g.max_load_links.to_string(),
+        ];
+        if r.plan_order.is_some() {
+            match lookup(g.phase, g.first_step) {
+                Some(b) => {
+                    row.push(load_text(b));
+                    row.push(b.max_load_links.to_string());
+                }
+                None => row.extend(["-".to_string(), "-".to_string()]),
+            }
+        }
+        t.row(row);
+    }
+    out.push_str(&t.render());
+    out.push('\n');
+    let verdict = |o: &OrderLoads| -> String {
+        if o.worst_load <= 1 {
+            format!(
+                "{}: congestion-free, no directed inter-switch link carries more than one flow in any step",
+                o.order
+            )
+        } else {
+            let bad: Vec<String> = o
+                .steps
+                .iter()
+                .filter(|g| g.max_load > 1)
+                .map(|g| {
+                    format!(
+                        "{} {} ({} flows)",
+                        g.phase.as_str(),
+                        step_range(g),
+                        load_text(g)
+                    )
+                })
+                .collect();
+            let worst = match o.worst_share {
+                Some(share) => format!("{share:.2} flows' worth"),
+                None => format!("{} flows", o.worst_load),
+            };
+            format!(
+                "{}: congested, up to {worst} share a link; steps {}",
+                o.order,
+                bad.join(", ")
+            )
+        }
+    };
+    out.push_str(&format!("Result: {}\n", verdict(&r.table)));
+    if let Some(p) = &r.plan_order {
+        out.push_str(&format!("        {}\n", verdict(p)));
+    }
+    let inside: Vec<String> = r
+        .table
+        .steps
+        .iter()
+        .filter(|g| g.intra_server_flows > 0)
+        .map(|g| {
+            let pcie = g.intra_server_flows - g.nvlink_flows.min(g.intra_server_flows);
+            let over = match (g.nvlink_flows, pcie) {
+                (0, _) => "PCIe".to_string(),
+                (_, 0) => "NVLink".to_string(),
+                (nv, pcie) => format!("{nv} NVLink, {pcie} PCIe"),
+            };
+            format!(
+                "{} {} ({} of {}, {over})",
+                g.phase.as_str(),
+                step_range(g),
+                g.intra_server_flows,
+                g.flows
+            )
+        })
+        .collect();
+    if !inside.is_empty() {
+        out.push_str(&format!(
+            "Inside servers: flows between two GPUs of one server stay off the fabric and are on no link above, over NVLink when the two GPUs (by their gpu_index) share an NVLink domain and through PCIe otherwise: {}\n",
+            inside.join(", ")
+        ));
+    }
+    let shared: Vec<String> = r
+        .table
+        .steps
+        .iter()
+        .filter(|g| g.shared_nic_flows > 0)
+        .map(|g| {
+            format!(
+                "{} {} ({} of {})",
+                g.phase.as_str(),
+                step_range(g),
+                g.shared_nic_flows,
+                g.flows
+            )
+        })
+        .collect();
+    if !shared.is_empty() {
+        out.push_str(&format!(
+            "Shared NICs: the GPUs behind one NIC send to one NIC together; a step's flows between two NICs are routed and counted as one NIC flow, so a load of 1 means no link carries two NIC pairs' traffic (each GPU gets its share of the NIC): {}\n",
+            shared.join(", ")
+        ));
+    }
+    if r.table.steps.iter().any(|g| g.access_overloaded) {
+        out.push_str("Warning: some steps put two flows on one NIC link; the rank table or schedule sends twice from one sub-node\n");
+    }
+    out
+}
