@@ -5,6 +5,7 @@ use super::strategies::{
     self, Linear, Timing, algorithm1_groups, cap_groups, optimal_groups, run_groups,
 };
 use super::*;
+use crate::estimate;
 
 /// A timing with no forward time from backward times and parameter
 /// counts (one byte a parameter), layer 1 first.
