@@ -895,6 +895,12 @@ fn provisioner_src_has_no_import_loop() {
             &["run", "ops", "devices", "nvue_answers", "comware_answers"][..],
         ),
         (&["jobs"][..], &["job", "dra", "manifests"][..]),
+        // The source of truth: what the plan wants, what the system
+        // holds, and the push between them (#34).
+        (
+            &["sot"][..],
+            &["desired", "state", "push", "import", "client"][..],
+        ),
     ] {
         let parent: Vec<String> = parent.iter().map(|p| p.to_string()).collect();
         let g = graph_under(&files, &parent);

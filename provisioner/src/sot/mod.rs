@@ -10,9 +10,11 @@
 
 pub mod cabling;
 pub mod client;
+mod desired;
 pub mod error;
 pub mod import;
 pub mod push;
+mod state;
 
 pub use client::{Client, Flavor, Limits, Settings, TokenSource};
 pub use error::SotError;
