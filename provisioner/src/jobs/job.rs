@@ -104,7 +104,7 @@ pub(crate) const MAX_NAME: usize = 40;
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration (and the probe's job secret, from the job's Secret);
 /// a job file may not set them.
-pub(crate) const RESERVED_ENV: [&str; 21] = [
+pub(crate) const RESERVED_ENV: [&str; 22] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -116,6 +116,7 @@ pub(crate) const RESERVED_ENV: [&str; 21] = [
     "NCCL_IB_HCA",
     "NCCL_IB_TC",
     "NCCL_IB_FIFO_TC",
+    "UCX_IB_TRAFFIC_CLASS",
     "NCCL_ALGO",
     "NCCL_IB_GID_INDEX",
     "NCCL_SOCKET_IFNAME",

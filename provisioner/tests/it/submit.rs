@@ -804,18 +804,20 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "18 1 =mlx5_1\n");
     // Open MPI's traffic on the rank's own NIC (issue #32): verbs and UCX
     // on its RDMA device; the plan names no netdev, so TCP is not narrowed.
+    // UCX marks in the rank's own class (node01 is in the upper part,
+    // DSCP 26: traffic class 104).
     let out = sh(
         &dir.join("rank-env.sh"),
         &[
             "sh",
             "-c",
-            "echo $OMPI_MCA_btl_openib_if_include $UCX_NET_DEVICES ${OMPI_MCA_btl_tcp_if_include-unset}",
+            "echo $OMPI_MCA_btl_openib_if_include $UCX_NET_DEVICES ${OMPI_MCA_btl_tcp_if_include-unset} $UCX_IB_TRAFFIC_CLASS",
         ],
         &env("18"),
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "mlx5_1 mlx5_1:1 unset\n"
+        "mlx5_1 mlx5_1:1 unset 104\n"
     );
     let out = sh(&dir.join("rank-env.sh"), &["true"], &env("1"));
     assert_eq!(out.status.code(), Some(2));

@@ -105,6 +105,11 @@ dev=${hca#=}
 if [ -n "$dev" ]; then
   export OMPI_MCA_btl_openib_if_include="$dev" UCX_NET_DEVICES="$dev:1"
 fi
+# UCX (pml/ucx) marks everything this rank's queue pairs send (data,
+# RDMA-read responses, ACKs) with its own interface's class, never the
+# peer's (UCX 1.22.0, src/uct/ib/base/ib_iface.c TRAFFIC_CLASS): the
+# rank's class keeps the per-direction QoS proof (planner check-qos).
+if [ -n "$tc" ]; then export UCX_IB_TRAFFIC_CLASS="$tc"; fi
 if [ -n "$ifname" ]; then export OMPI_MCA_btl_tcp_if_include="${ifname#=}"; fi
 exec "$@"
 "#;
