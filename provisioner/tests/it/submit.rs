@@ -2092,3 +2092,94 @@ status: {{ allocation: {{ devices: {{ results: [
         "{e}"
     );
 }
+
+// ---- Open MPI 5's coll selection (issue 32 item 3) ----
+
+/// Open MPI v5.0.10's `coll` components (`ompi/mca/coll/*/`) that can take
+/// `MPI_Allreduce` on an intra-communicator of several processes across
+/// nodes, with the default priority each component file registers
+/// (`coll_han_component.c` `.han_priority = 35`, `coll_tuned_component.c`
+/// `ompi_coll_tuned_priority = 30`, `coll_hcoll_component.c` 90,
+/// `coll_ucc_component.c` 10, `coll_adapt_component.c` 0,
+/// `coll_basic_component.c` 10, `coll_sm_component.c` 0,
+/// `coll_cuda_component.c` 78), and whether it is a wrapper that hands
+/// host buffers to the component below it (cuda). The highest priority
+/// that answers wins each function (`ompi/mca/coll/base/coll_base_comm_select.c`).
+const OMPI_5_0_10_COLL: [(&str, i32, bool); 8] = [
+    ("adapt", 0, false),
+    ("basic", 10, false),
+    ("cuda", 78, true),
+    ("han", 35, false),
+    ("hcoll", 90, false),
+    ("sm", 0, false),
+    ("tuned", 30, false),
+    ("ucc", 10, false),
+];
+
+/// `coll_tuned_allreduce_algorithm`'s enum at v5.0.10 and v4.1.4
+/// (`coll_tuned_allreduce_decision.c`, `allreduce_algorithms[]`; the same
+/// at both tags); `coll_tuned_use_dynamic_rules` is a bool
+/// (`coll_tuned_component.c`, `MCA_BASE_VAR_TYPE_BOOL`).
+const TUNED_ALLREDUCE: [(u32, &str); 7] = [
+    (0, "ignore"),
+    (1, "basic_linear"),
+    (2, "nonoverlapping"),
+    (3, "recursive_doubling"),
+    (4, "ring"),
+    (5, "segmented_ring"),
+    (6, "rabenseifner"),
+];
+
+/// mpirun.sh pins `coll/tuned` on Open MPI 5 as its source declares the
+/// parameters: every non-wrapper component that outranks tuned (han, which
+/// Open MPI 5 prefers, and hcoll) is excluded, and the algorithm number
+/// is the enum's `rabenseifner` (halving-doubling) or `ring`. Excluding a
+/// component a build lacks (acoll, xhc: not in v5.0.x) is no error: only
+/// an include list is checked for unknown names
+/// (`opal/mca/base/mca_base_component_find.c`, `component_find_check` in
+/// include mode only, v5.0.10).
+#[test]
+fn issue32_mpirun_pins_tuned_on_open_mpi_5() {
+    for (algorithm, want) in [("hdrm", "rabenseifner"), ("ring", "ring")] {
+        let text = read(MPI).replace(
+            "algorithm = \"hdrm\"",
+            &format!("algorithm = \"{algorithm}\""),
+        );
+        let spec = JobSpec::from_toml(&text, MPI).unwrap();
+        let sub = offline(&plan(), &spec, None);
+        let script = config_file(&sub, "mpirun.sh");
+        let mca: Vec<(String, String)> = script
+            .split("--mca ")
+            .skip(1)
+            .map(|s| {
+                let mut w = s.split_whitespace();
+                (w.next().unwrap().to_string(), w.next().unwrap().to_string())
+            })
+            .collect();
+        let get = |name: &str| {
+            mca.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_else(|| panic!("no --mca {name} in:\n{script}"))
+        };
+        let excluded: Vec<&str> = get("coll")
+            .strip_prefix('^')
+            .expect("an exclusion list")
+            .split(',')
+            .collect();
+        let tuned = OMPI_5_0_10_COLL.iter().find(|c| c.0 == "tuned").unwrap().1;
+        for (name, priority, wrapper) in OMPI_5_0_10_COLL {
+            let outranks = priority > tuned && !wrapper;
+            assert_eq!(
+                excluded.contains(&name),
+                outranks || ["adapt", "ucc"].contains(&name),
+                "{name} (priority {priority}) in {excluded:?}"
+            );
+        }
+        assert!(!excluded.contains(&"tuned"));
+        assert!(["1", "true"].contains(&get("coll_tuned_use_dynamic_rules")));
+        let n: u32 = get("coll_tuned_allreduce_algorithm").parse().unwrap();
+        let named = TUNED_ALLREDUCE.iter().find(|a| a.0 == n).map(|a| a.1);
+        assert_eq!(named, Some(want), "{algorithm}");
+    }
+}
