@@ -59,7 +59,7 @@ use crate::error::Error;
 use crate::network::{Avoid, Model, PortKind};
 use crate::text::Table;
 
-use super::marking::{FifoTc, HostMarking};
+use super::marking::{FifoTc, HostMarking, UcxTc};
 
 /// The result of `check-qos`.
 #[derive(Debug, Clone, Serialize)]
@@ -397,6 +397,13 @@ fn settings_agree(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
     if let FifoTc::Fixed(tc) = marking.fifo_tc {
         given.push(("NCCL_IB_FIFO_TC", tc, "CTS writes and ACKs"));
     }
+    if let UcxTc::Fixed(tc) = marking.ucx {
+        given.push((
+            "UCX_IB_TRAFFIC_CLASS",
+            tc,
+            "data, RDMA-read responses and ACKs",
+        ));
+    }
     for (name, tc, what) in given {
         let dscp = tc >> 2;
         let priority = m.dscp_map[usize::from(dscp)];
@@ -521,6 +528,10 @@ fn dependencies(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
     for h in &m.hosts {
         let dscp = marking.tc.map_or(m.qos.classes[h.class].dscp, |tc| tc >> 2);
         marked[h.domain].insert(dscp);
+        // UCX's data (and everything else it sends) in one class.
+        if let UcxTc::Fixed(tc) = marking.ucx {
+            marked[h.domain].insert(tc >> 2);
+        }
     }
     let targets: Vec<usize> = (0..m.domains.len())
         .filter(|&d| !m.domains[d].gateways.is_empty())
@@ -547,11 +558,16 @@ fn dependencies(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
             if s == t || sent.is_empty() || !targets.contains(&s) {
                 continue;
             }
-            let classes: BTreeSet<u8> = match marking.fifo_tc {
+            let mut classes: BTreeSet<u8> = match marking.fifo_tc {
                 FifoTc::OwnClass => BTreeSet::new(),
                 FifoTc::Fixed(tc) => BTreeSet::from([tc >> 2]),
                 FifoTc::Unset => sent.clone(),
             };
+            // UCX's read responses and ACKs leave in the responder's UCX
+            // class (its own, or the one every rank is given).
+            if let UcxTc::Fixed(tc) = marking.ucx {
+                classes.insert(tc >> 2);
+            }
             for dscp in classes.difference(own) {
                 check.answer_flows += 1;
                 g.walk(t, s, *dscp, None, t, 0);
@@ -643,7 +659,9 @@ fn dependencies(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
         let after = cycle[(i + 1) % cycle.len()];
         g.witness.get(&(n, after)).is_some_and(|w| w.3)
     });
-    let fix = if marking.tc.is_some() || matches!(marking.fifo_tc, FifoTc::Fixed(_)) {
+    let fix = if matches!(marking.ucx, UcxTc::Fixed(_)) {
+        "give each rank its class's traffic class in UCX_IB_TRAFFIC_CLASS (Open MPI over UCX), as `provisioner submit`'s rank-env.sh does"
+    } else if marking.tc.is_some() || matches!(marking.fifo_tc, FifoTc::Fixed(_)) {
         "give each rank its class's traffic class in NCCL_IB_TC and NCCL_IB_FIFO_TC, as `planner render --hosts` and `provisioner submit` do"
     } else if answers_on_cycle {
         "give every rank NCCL_IB_FIFO_TC = its NCCL_IB_TC (NCCL 2.22.3 and later), so that receivers answer in their own class"

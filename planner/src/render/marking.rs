@@ -26,10 +26,47 @@
 //! as the 802.1p bits of VLAN-tagged frames; the planner's switches and
 //! hosts trust DSCP, so the SL does not enter the proof (and NCCL has no
 //! FIFO counterpart: the receiver always adopts the sender's SL).
+//!
+//! # Open MPI over UCX
+//!
+//! Open MPI's `pml/ucx` (its choice on RoCE when built with UCX) moves
+//! data over UCX's RC or DC transports. UCX marks by the *local*
+//! configuration only, read at UCX 1.22.0:
+//!
+//! - `UCX_IB_TRAFFIC_CLASS` is the traffic class byte (DSCP << 2) of the
+//!   interface (`src/uct/ib/base/ib_iface.c`, `TRAFFIC_CLASS`); `auto`
+//!   (the default) takes the port's global class from
+//!   `/sys/class/infiniband/<dev>/tc/<port>/traffic_class`, else 106
+//!   (DSCP 26, `UCT_IB_DEFAULT_ROCEV2_DSCP`, `ib_device.c`);
+//! - an RC queue pair's primary path carries that class
+//!   (`uct_ib_iface_fill_ah_attr_from_gid_lid`; `rc_mlx5_devx.c`,
+//!   `primary_address_path.tclass`), and so does a DC target
+//!   (`dc_mlx5_devx.c`, `dctc.tclass` and `dctc.dscp`) and a DC
+//!   initiator's address vector. UCX never takes the peer's class, unlike
+//!   NCCL's receiver.
+//!
+//! A queue pair sends everything on its own path: its RDMA writes and
+//! sends, its RDMA-read requests, and, as responder, the read responses
+//! and the ACKs (InfiniBand Architecture Specification vol. 1, ch. 9: the
+//! responder answers on its own queue pair; the same hardware behaviour
+//! makes NCCL's receiver ACK in the class its queue pair was given). So
+//! every packet leaves in the class of the rank that sends it: with each
+//! rank's own class in `UCX_IB_TRAFFIC_CLASS`, as `provisioner submit`'s
+//! `rank-env.sh` sets it, UCX keeps the per-direction proof whatever the
+//! protocol (eager, rendezvous by RDMA write or by RDMA read). One value
+//! on every rank (or `auto` everywhere) puts all of it in one class
+//! ([`UcxTc::Fixed`]). `UCX_IB_SL` is RoCE v2's 802.1p priority, outside
+//! the proof like `NCCL_IB_SL`. `check-qos` walks the union of what NCCL
+//! and UCX mark: a job may run both (NCCL for GPU collectives, UCX for its
+//! MPI traffic).
 
 use serde::Serialize;
 
 use crate::error::Error;
+
+/// UCX's traffic class when `UCX_IB_TRAFFIC_CLASS` is `auto` and the port
+/// has no global class (`UCT_IB_DEFAULT_ROCEV2_DSCP`, UCX 1.22.0).
+pub const UCX_AUTO_TC: u8 = 106;
 
 /// The first NCCL release with `NCCL_IB_FIFO_TC`.
 pub const FIFO_TC_SINCE: (u32, u32, u32) = (2, 22, 3);
@@ -46,10 +83,25 @@ pub struct HostMarking {
     /// it so), for the report.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub because: Vec<String>,
+    /// What Open MPI's UCX marks: everything a rank sends, in one class.
+    pub ucx: UcxTc,
     /// False for an NCCL older than 2.22.3, which ignores
     /// `NCCL_IB_FIFO_TC`.
     #[serde(skip)]
     fifo_supported: bool,
+}
+
+/// The traffic class UCX puts on everything a rank's queue pairs send
+/// (data, RDMA-read requests and responses, ACKs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "tc")]
+pub enum UcxTc {
+    /// The rank's own class (`UCX_IB_TRAFFIC_CLASS` = its class's DSCP << 2,
+    /// as `provisioner submit` sets it).
+    #[default]
+    OwnClass,
+    /// One traffic class on every rank (one value, or `auto`).
+    Fixed(u8),
 }
 
 impl Default for HostMarking {
@@ -59,6 +111,7 @@ impl Default for HostMarking {
             tc: None,
             fifo_tc: FifoTc::OwnClass,
             because: Vec::new(),
+            ucx: UcxTc::OwnClass,
             fifo_supported: true,
         }
     }
@@ -108,17 +161,30 @@ impl HostMarking {
                     self.fifo_tc = FifoTc::Fixed(fixed);
                 }
             }
-            "NCCL_IB_SL" => {
+            "UCX_IB_TRAFFIC_CLASS" if matches!(value.trim(), "" | "auto") => {
+                // `auto`: the port's global class, else 106; the port's
+                // class is not in the plan, so its default is modelled.
+                self.ucx = UcxTc::Fixed(UCX_AUTO_TC);
+                self.because.push(format!(
+                    "UCX_IB_TRAFFIC_CLASS=auto (the port's global traffic class, else {UCX_AUTO_TC}: modelled as {UCX_AUTO_TC} on every rank)"
+                ));
+                return Ok(());
+            }
+            "UCX_IB_TRAFFIC_CLASS" => self.ucx = UcxTc::Fixed(tc(value)?),
+            "NCCL_IB_SL" | "UCX_IB_SL" => {
                 return Err(Error::parameter(
                     "env",
-                    "NCCL_IB_SL does not change what a DSCP-trusting Ethernet fabric sees (the planner's switches and hosts trust DSCP); leave it out",
+                    format!(
+                        "{} does not change what a DSCP-trusting Ethernet fabric sees (the planner's switches and hosts trust DSCP); leave it out",
+                        name.trim()
+                    ),
                 ));
             }
             other => {
                 return Err(Error::parameter(
                     "env",
                     format!(
-                        "{other}: check-qos models NCCL_IB_TC and NCCL_IB_FIFO_TC, the variables that decide what NCCL marks"
+                        "{other}: check-qos models NCCL_IB_TC and NCCL_IB_FIFO_TC, the variables that decide what NCCL marks, and UCX_IB_TRAFFIC_CLASS, what Open MPI's UCX marks"
                     ),
                 ));
             }
@@ -144,6 +210,7 @@ impl HostMarking {
                 because: vec![format!(
                     "NCCL {version} has no NCCL_IB_FIFO_TC (2.22.3 and later)"
                 )],
+                ucx: UcxTc::OwnClass,
                 fifo_supported: false,
             }
         } else {
@@ -157,7 +224,7 @@ impl HostMarking {
             None => "the sending sub-node's class (NCCL_IB_TC = DSCP << 2 per class)".to_string(),
             Some(tc) => format!("NCCL_IB_TC={tc} (DSCP {}) on every rank", tc >> 2),
         };
-        let answers = match self.fifo_tc {
+        let mut answers = match self.fifo_tc {
             FifoTc::OwnClass => {
                 "the receiver's own class (NCCL_IB_FIFO_TC = its NCCL_IB_TC, NCCL 2.22.3 and later)"
                     .to_string()
@@ -167,6 +234,14 @@ impl HostMarking {
                 "the data sender's class (no NCCL_IB_FIFO_TC: the receiver adopts it)".to_string()
             }
         };
+        // UCX in each rank's own class marks as NCCL does by default; said
+        // only when it adds a class.
+        if let UcxTc::Fixed(tc) = self.ucx {
+            answers.push_str(&format!(
+                "; Open MPI's UCX sends data, RDMA-read responses and ACKs in UCX_IB_TRAFFIC_CLASS={tc} (DSCP {}) on every rank",
+                tc >> 2
+            ));
+        }
         (data, answers)
     }
 }
@@ -229,6 +304,89 @@ mod tests {
         let e = m.set_env("NCCL_ALGO=Ring").unwrap_err().to_string();
         assert!(e.contains("NCCL_IB_TC and NCCL_IB_FIFO_TC"), "{e}");
         assert!(m.set_env("NCCL_IB_TC").is_err());
+    }
+
+    /// UCX's variable: a value or `auto` (106 without a port class) puts
+    /// every rank in one class; its SL is refused like NCCL's.
+    #[test]
+    fn environment_sets_what_ucx_reads() {
+        let mut m = HostMarking::default();
+        assert_eq!(m.ucx, UcxTc::OwnClass);
+        m.set_env("UCX_IB_TRAFFIC_CLASS=136").unwrap();
+        assert_eq!(m.ucx, UcxTc::Fixed(136));
+        m.set_env("UCX_IB_TRAFFIC_CLASS=auto").unwrap();
+        assert_eq!(m.ucx, UcxTc::Fixed(UCX_AUTO_TC));
+        assert!(m.because[1].starts_with("UCX_IB_TRAFFIC_CLASS=auto"));
+        let e = m.set_env("UCX_IB_SL=3").unwrap_err().to_string();
+        assert!(e.contains("UCX_IB_SL does not change"), "{e}");
+        let e = m.set_env("UCX_IB_TRAFFIC_CLASS=x").unwrap_err().to_string();
+        assert!(e.contains("0 to 255"), "{e}");
+    }
+
+    fn eflops() -> crate::checked::CheckedPlan {
+        crate::design::design(
+            &crate::design::bundled_inventory("eflops-4x16"),
+            &crate::design::DesignOptions::default(),
+        )
+        .unwrap()
+    }
+
+    /// UCX with each rank's own class (what `provisioner submit` sets): the
+    /// EFLOPS proof holds, with no answer walk beyond the data's.
+    #[test]
+    fn ucx_in_each_ranks_own_class_keeps_the_proof() {
+        let c = super::super::check_qos_marked(&eflops(), &HostMarking::default());
+        assert!(c.ok, "{:?}", c.findings);
+        assert_eq!(c.answer_flows, 0);
+    }
+
+    /// One UCX class on every rank (one value, or `auto`): the lower
+    /// part's data, read responses and ACKs go in the upper part's
+    /// priority, which closes EFLOPS Fig. 7's loop; the host setting is
+    /// named with the ranks it misplaces, and the fix names the variable.
+    #[test]
+    fn ucx_in_one_class_breaks_the_proof_and_is_named() {
+        for (value, tc) in [("104", 104), ("auto", UCX_AUTO_TC)] {
+            let mut m = HostMarking::default();
+            m.set_env(&format!("UCX_IB_TRAFFIC_CLASS={value}")).unwrap();
+            let c = super::super::check_qos_marked(&eflops(), &m);
+            assert!(!c.ok, "{value}");
+            let kinds: Vec<&str> = c.findings.iter().map(|f| f.kind.as_str()).collect();
+            assert_eq!(
+                kinds,
+                ["host-setting", "deadlock-cycle"],
+                "{value}: {:?}",
+                c.findings
+            );
+            assert_eq!(c.findings[0].object, format!("UCX_IB_TRAFFIC_CLASS={tc}"));
+            assert!(
+                c.findings[0].message.contains("32 sub-nodes of class roce-lower send data, RDMA-read responses and ACKs in DSCP 26"),
+                "{}",
+                c.findings[0].message
+            );
+            assert!(
+                c.findings[1].fix.contains("UCX_IB_TRAFFIC_CLASS"),
+                "{}",
+                c.findings[1].fix
+            );
+            assert!(
+                c.marking.answers.contains("Open MPI's UCX"),
+                "{}",
+                c.marking.answers
+            );
+        }
+        // The lower part's class on every rank fails the same way, mirrored.
+        let mut m = HostMarking::default();
+        m.set_env("UCX_IB_TRAFFIC_CLASS=136").unwrap();
+        let c = super::super::check_qos_marked(&eflops(), &m);
+        assert!(!c.ok);
+        assert!(
+            c.findings[0]
+                .message
+                .contains("32 sub-nodes of class roce-upper"),
+            "{}",
+            c.findings[0].message
+        );
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub use check::{
 };
 pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
 pub use hosts::{HostFile, HostSlot, host_files, render_hosts};
-pub use marking::{FIFO_TC_SINCE, FifoTc, HostMarking};
+pub use marking::{FIFO_TC_SINCE, FifoTc, HostMarking, UCX_AUTO_TC, UcxTc};
 pub use overrides::apply_qos_overrides;
 
 use crate::checked::CheckedPlan;

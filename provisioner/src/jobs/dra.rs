@@ -64,6 +64,12 @@ pub(crate) fn sub_node_annotation() -> String {
     format!("{}sub-node", super::labels::PREFIX)
 }
 
+/// The annotation of a whole server's claim template (`[placement] unit =
+/// "server"`) that names its sub-nodes, separated by commas.
+pub(crate) fn sub_nodes_annotation() -> String {
+    format!("{}sub-nodes", super::labels::PREFIX)
+}
+
 /// The annotation of a claim template that names its Node.
 pub(crate) fn node_annotation() -> String {
     format!("{}node", super::labels::PREFIX)
@@ -95,7 +101,7 @@ impl PlanField {
         Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, f)| *f)
     }
 
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         Self::ALL
             .iter()
             .find(|(_, f)| *f == self)
@@ -500,7 +506,7 @@ impl DraView {
                 });
             }
         }
-        let key = sub_node_annotation();
+        let (one, many) = (sub_node_annotation(), sub_nodes_annotation());
         for t in templates {
             let managed = t
                 .metadata
@@ -508,10 +514,25 @@ impl DraView {
                 .as_ref()
                 .and_then(|l| l.get("app.kubernetes.io/managed-by"))
                 .is_some_and(|v| v == super::labels::MANAGED_BY);
-            let sub_node = t.metadata.annotations.as_ref().and_then(|a| a.get(&key));
-            if let (true, Some(sn)) = (managed, sub_node) {
+            let Some(annotations) = t.metadata.annotations.as_ref().filter(|_| managed) else {
+                continue;
+            };
+            // A rank's template names one sub-node, a server's all of its.
+            let named = annotations
+                .get(&one)
+                .map(String::as_str)
+                .into_iter()
+                .chain(
+                    annotations
+                        .get(&many)
+                        .into_iter()
+                        .flat_map(|v| v.split(',')),
+                )
+                .map(str::trim)
+                .filter(|sn| !sn.is_empty());
+            for sn in named {
                 view.reserved.push(Reserved {
-                    sub_node: sn.clone(),
+                    sub_node: sn.to_string(),
                     by: format!(
                         "{}/{}",
                         t.metadata.namespace.as_deref().unwrap_or_default(),
@@ -910,39 +931,88 @@ pub(crate) fn map_devices(
     Ok(map)
 }
 
+/// One request of exactly one device of `m`'s class whose attribute is
+/// `sn`'s value, named `name`.
+fn device_request(name: &str, m: &DeviceMatch, sn: &PlanSubNode) -> Result<Value, String> {
+    let v = m.value.value(sn).ok_or_else(|| {
+        format!(
+            "the plan gives sub-node {} no {} for the {name} selector ({} of driver {})",
+            sn.id,
+            m.value.as_str(),
+            m.qualified(),
+            m.driver
+        )
+    })?;
+    Ok(json!({
+        "name": name,
+        "exactly": {
+            "deviceClassName": m.device_class,
+            "allocationMode": "ExactCount",
+            "count": 1,
+            "selectors": [{ "cel": { "expression": m.cel(&v) } }],
+        },
+    }))
+}
+
+/// The claim spec that asks for the GPU and NIC of every sub-node of
+/// `pairs`, each pair `(gpu request, nic request, sub-node)`: two requests
+/// of one device each per sub-node, selected by CEL, and per sub-node a
+/// `matchAttribute` constraint on the pair attribute.
+fn pairs_spec(
+    profile: &Profile,
+    pairs: &[(String, String, &PlanSubNode)],
+) -> Result<Value, String> {
+    let mut requests = Vec::with_capacity(2 * pairs.len());
+    let mut constraints = Vec::with_capacity(pairs.len());
+    for (gpu, nic, sn) in pairs {
+        requests.push(device_request(gpu, &profile.gpu, sn)?);
+        requests.push(device_request(nic, &profile.nic, sn)?);
+        constraints.push(json!({
+            "requests": [gpu, nic],
+            "matchAttribute": profile.pair_attribute,
+        }));
+    }
+    Ok(json!({ "devices": { "requests": requests, "constraints": constraints } }))
+}
+
 /// The claim spec that asks for the GPU and NIC of sub-node `sn`: two
 /// requests of one device each, selected by CEL, and a `matchAttribute`
 /// constraint on the pair attribute.
 pub(crate) fn claim_spec(profile: &Profile, sn: &PlanSubNode) -> Result<Value, String> {
-    let request = |name: &str, m: &DeviceMatch| -> Result<Value, String> {
-        let v = m.value.value(sn).ok_or_else(|| {
-            format!(
-                "the plan gives sub-node {} no {} for the {name} selector ({} of driver {})",
-                sn.id,
-                m.value.as_str(),
-                m.qualified(),
-                m.driver
-            )
-        })?;
-        Ok(json!({
-            "name": name,
-            "exactly": {
-                "deviceClassName": m.device_class,
-                "allocationMode": "ExactCount",
-                "count": 1,
-                "selectors": [{ "cel": { "expression": m.cel(&v) } }],
-            },
-        }))
-    };
-    Ok(json!({
-        "devices": {
-            "requests": [request("gpu", &profile.gpu)?, request("nic", &profile.nic)?],
-            "constraints": [{
-                "requests": ["gpu", "nic"],
-                "matchAttribute": profile.pair_attribute,
-            }],
-        },
-    }))
+    pairs_spec(profile, &[("gpu".to_string(), "nic".to_string(), sn)])
+}
+
+/// Most devices one ResourceClaim is allocated: `AllocationResultsMaxSize
+/// = 32` (k8s.io/api `resource/v1/types.go`, Kubernetes 1.34; the number
+/// of requests and of constraints is bounded by the same 32).
+pub(crate) const CLAIM_MAX_DEVICES: usize = 32;
+
+/// The claim spec of a whole server (`[placement] unit = "server"`): the
+/// GPU and NIC of each of its sub-nodes `sub_nodes` (in GPU order), each
+/// pair selected as [`claim_spec`] selects one (requests `gpu-<i>` and
+/// `nic-<i>`, `i` the GPU's position, and one `matchAttribute` constraint
+/// per pair), so the pod gets every GPU and NIC of the server, each NIC
+/// under its own GPU's PCIe root. One request for all GPUs (`count: 8` or
+/// `allocationMode: All`) with one for all NICs could not say which NIC
+/// goes with which GPU: a `matchAttribute` constraint over both requests
+/// would ask for one PCIe root for all sixteen devices.
+pub(crate) fn server_claim_spec(
+    profile: &Profile,
+    sub_nodes: &[&PlanSubNode],
+) -> Result<Value, String> {
+    if 2 * sub_nodes.len() > CLAIM_MAX_DEVICES {
+        return Err(format!(
+            "a server's claim would ask for {} devices ({} GPUs and their NICs), and a ResourceClaim is allocated at most {CLAIM_MAX_DEVICES} (Kubernetes 1.34)",
+            2 * sub_nodes.len(),
+            sub_nodes.len()
+        ));
+    }
+    let pairs: Vec<(String, String, &PlanSubNode)> = sub_nodes
+        .iter()
+        .enumerate()
+        .map(|(i, sn)| (format!("gpu-{i}"), format!("nic-{i}"), *sn))
+        .collect();
+    pairs_spec(profile, &pairs)
 }
 
 #[cfg(test)]

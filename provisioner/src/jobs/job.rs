@@ -32,6 +32,9 @@
 //! mode = "dra"                       # whole-node (default) or dra
 //! profile = "nvidia-dranet"          # dra: nvidia-dranet (default) or nvidia-sriov
 //! packing = "spread"                 # dra: spread (default) or fill
+//! unit = "server"                    # gpu or server: whole servers, every process
+//!                                    # sees all GPUs of its server (default: server
+//!                                    # on NVLink plans with whole-node, else gpu)
 //! gpu = { device_class = "gpu.nvidia.com", driver = "gpu.nvidia.com", attribute = "index", value = "gpu_index" }
 //! nic = { device_class = "dranet", driver = "dra.net", attribute = "rdmaDevName", value = "nic" }
 //! pair_attribute = "resource.kubernetes.io/pcieRoot"
@@ -86,6 +89,7 @@ use planner::export::k8s_names::{
     dns_label_problem, dns_subdomain_problem, qualified_name_problem,
 };
 
+pub(crate) use failure::KUEUE_MAX_POD_SETS;
 pub use failure::{FailurePolicy, Gang};
 pub(crate) use image::image_reference_problem;
 pub use kueue::KueueTopology;
@@ -100,7 +104,7 @@ pub(crate) const MAX_NAME: usize = 40;
 /// Environment variables the provisioner sets from the rank table and the
 /// host configuration (and the probe's job secret, from the job's Secret);
 /// a job file may not set them.
-pub(crate) const RESERVED_ENV: [&str; 21] = [
+pub(crate) const RESERVED_ENV: [&str; 22] = [
     "RANK",
     "LOCAL_RANK",
     "WORLD_SIZE",
@@ -112,6 +116,7 @@ pub(crate) const RESERVED_ENV: [&str; 21] = [
     "NCCL_IB_HCA",
     "NCCL_IB_TC",
     "NCCL_IB_FIFO_TC",
+    "UCX_IB_TRAFFIC_CLASS",
     "NCCL_ALGO",
     "NCCL_IB_GID_INDEX",
     "NCCL_SOCKET_IFNAME",
@@ -212,6 +217,7 @@ pub enum Unit {
     /// Whole servers: every process of a Node sees all the Node's GPUs
     /// (`LOCAL_RANK` = its GPU's position, `LOCAL_WORLD_SIZE` = the Node's
     /// ranks), as torchrun starts them; the job's ranks fill whole servers.
+    /// With DRA, one pod per server claims every GPU and NIC of it.
     Server,
 }
 
@@ -761,6 +767,7 @@ impl JobSpec {
                 ranks,
                 queued: queue.is_some(),
                 mode: placement.mode,
+                unit: placement.unit,
             },
             &mut bad,
         );
@@ -854,14 +861,6 @@ fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
             None
         }
     };
-    if mode == PlacementMode::Dra && unit == Some(Unit::Server) {
-        bad(
-            Some("placement"),
-            "unit",
-            "unit server gives every process all GPUs of its server, and a DRA rank pod claims one GPU and its NIC".to_string(),
-            "use mode = \"whole-node\" for whole servers, or unit = \"gpu\"",
-        );
-    }
     let name = raw
         .profile
         .as_deref()
@@ -899,6 +898,24 @@ fn check_placement(raw: RawPlacement, bad: &mut Bad<'_>) -> PlacementSpec {
             );
         }
         profile.pair_attribute = a;
+    }
+    // A whole server under DRA runs launch.sh, which sets each rank's
+    // NCCL_IB_HCA and NCCL_SOCKET_IFNAME from the plan's names: they hold
+    // in the pod only when the driver hands over the physical NIC.
+    if mode == PlacementMode::Dra
+        && unit == Some(Unit::Server)
+        && profile.nic.value != super::dra::PlanField::Nic
+    {
+        bad(
+            Some("placement"),
+            "unit",
+            format!(
+                "unit server sets each rank's NCCL_IB_HCA to its NIC's RDMA device as the plan names it, and profile {} selects NICs by {}: its virtual functions get names of their own in the pod",
+                profile.name,
+                profile.nic.value.as_str()
+            ),
+            "use profile = \"nvidia-dranet\" (the physical NIC, with its names), or unit = \"gpu\" (NCCL then finds the one NIC of the pod by itself)",
+        );
     }
     if mode == PlacementMode::WholeNode {
         let given: Vec<&str> = [

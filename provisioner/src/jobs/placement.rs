@@ -78,6 +78,16 @@
 //!   sub-nodes (most free first, then the name), leaving whole servers to
 //!   other jobs. Both are searched and reported (servers used, worst link
 //!   load, lower bound); the job's choice is placed.
+//!
+//! # Policy: DRA whole servers (`mode = "dra"`, `unit = "server"`)
+//!
+//! Whole servers as above, with the devices claimed by DRA: a server is
+//! free when its Node is open and every one of its sub-nodes is free (as
+//! for DRA sub-nodes); the fewest free servers, ordered and verified by the
+//! same table builder as whole Nodes ([`whole_server_table`]); each
+//! server's pod claims every GPU and NIC of it in one claim
+//! ([`super::dra::server_claim_spec`]). A server with some sub-nodes
+//! taken is reported as not usable, naming them and what holds them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -295,13 +305,15 @@ pub fn place(
             place_whole_servers(plan, bound_nodes, view, job)
         }
         (PlacementMode::WholeNode, Unit::Gpu) => place_whole_nodes(plan, bound_nodes, view, job),
-        (PlacementMode::Dra, _) => place_dra(plan, bound_nodes, view, job),
+        (PlacementMode::Dra, Unit::Server) => place_dra_servers(plan, bound_nodes, view, job),
+        (PlacementMode::Dra, Unit::Gpu) => place_dra(plan, bound_nodes, view, job),
     }
 }
 
 /// The job's unit: the one its file names, else whole servers when the
-/// plan's servers have an NVLink domain and the job takes whole Nodes (a
-/// DRA rank pod claims one GPU).
+/// plan's servers have an NVLink domain and the job takes whole Nodes
+/// (DRA keeps the sub-node unless the file asks for servers: sharing
+/// servers between jobs is what it is chosen for).
 pub(crate) fn unit(plan: &CheckedPlan, job: &JobSpec) -> Unit {
     job.placement.unit.unwrap_or(
         if job.placement.mode == PlacementMode::WholeNode
@@ -357,22 +369,14 @@ pub(crate) fn common_gpu_count(
     }
 }
 
-/// Whole servers (see the module documentation): the fewest servers whose
-/// GPUs hold the job's ranks, ordered by the rank search over one GPU of
-/// each free server, every server's ranks consecutive in GPU order.
-fn place_whole_servers(
-    plan: &CheckedPlan,
-    bound_nodes: &[Node],
-    view: &ClusterView,
-    job: &JobSpec,
-) -> Result<Placement> {
+/// The GPUs per server of a whole-server job: the count every server of
+/// the plan shares, of which the job's ranks are a multiple.
+fn server_size(job: &JobSpec, by_server: &BTreeMap<&str, Vec<usize>>) -> Result<usize> {
     let refuse = |message: String| Error::Placement {
         job: job.name.clone(),
         source: planner::Error::parameter("ranks", message),
     };
-    let by_server = gpus_by_server(plan);
-    let gpus_of = |server: &str| -> &[usize] { by_server.get(server).map_or(&[], Vec::as_slice) };
-    let per_server = match common_gpu_count(&by_server) {
+    let per_server = match common_gpu_count(by_server) {
         Ok(Some(n)) => n,
         Ok(None) => {
             return Err(refuse(
@@ -392,12 +396,27 @@ fn place_whole_servers(
             job.ranks
         )));
     }
+    Ok(per_server)
+}
+
+/// The rank table of a whole-server job on the servers `free` (each with
+/// every GPU free; not enough of them is [`Error::NotEnough`], naming the
+/// `unusable` Nodes): their order from the rank search
+/// over the first GPU's sub-node of every free server (its rail), one
+/// rank per server; a server's ranks consecutive in GPU order, so that
+/// rank = server position x GPUs + GPU position, as torchrun numbers them;
+/// the whole table verified under the engine's schedule (flows between
+/// GPUs of one server stay on NVLink, off the fabric). Also returns how
+/// the order was found.
+fn whole_server_table(
+    plan: &CheckedPlan,
+    job: &JobSpec,
+    by_server: &BTreeMap<&str, Vec<usize>>,
+    free: &[&str],
+    per_server: usize,
+    unusable: &[Unusable],
+) -> Result<(planner::ranks::Outcome, &'static str)> {
     let servers = job.ranks / per_server;
-    let (usable, unusable) = view.usable(bound_nodes);
-    let free: Vec<&Node> = usable
-        .into_iter()
-        .filter(|n| gpus_of(&n.server).len() == per_server)
-        .collect();
     if free.len() < servers {
         return Err(Error::NotEnough {
             job: job.name.clone(),
@@ -409,13 +428,15 @@ fn place_whole_servers(
             busy: unusable.iter().map(ToString::to_string).collect(),
         });
     }
-    // The servers' order: the rank search over the first GPU's sub-node
-    // of every free server (its rail), one rank per server.
-    let firsts: Vec<usize> = free
+    let gpus_of = |server: &str| -> &[usize] { by_server.get(server).map_or(&[], Vec::as_slice) };
+    let map_err = |source| Error::Placement {
+        job: job.name.clone(),
+        source,
+    };
+    let mut offered: Vec<usize> = free
         .iter()
-        .filter_map(|n| gpus_of(&n.server).first().copied())
+        .filter_map(|s| gpus_of(s).first().copied())
         .collect();
-    let mut offered = firsts.clone();
     offered.sort_unstable();
     let unavailable: Vec<usize> = (0..plan.sub_node_list.len())
         .filter(|i| offered.binary_search(i).is_err())
@@ -430,10 +451,7 @@ fn place_whole_servers(
             ..Request::default()
         },
     )
-    .map_err(|source| Error::Placement {
-        job: job.name.clone(),
-        source,
-    })?;
+    .map_err(map_err)?;
     let table = RankTable {
         algorithm: job.algorithm,
         ranks: order
@@ -442,12 +460,6 @@ fn place_whole_servers(
             .iter()
             .flat_map(|&first| gpus_of(&plan.sub_node_list[first].server).iter().copied())
             .collect(),
-    };
-    // The whole table under the engine's schedule: flows between GPUs of
-    // one server stay on NVLink, off the fabric.
-    let map_err = |source| Error::Placement {
-        job: job.name.clone(),
-        source,
     };
     let steps = planner::ranks::verify_engine(
         plan,
@@ -462,27 +474,9 @@ fn place_whole_servers(
         .engine
         .schedule(job.algorithm, table.ranks.len())
         .map_err(map_err)?;
-    let whole: Vec<usize> = free
-        .iter()
-        .flat_map(|n| gpus_of(&n.server))
-        .copied()
-        .collect();
+    let whole: Vec<usize> = free.iter().flat_map(|s| gpus_of(s)).copied().collect();
     let lower_bound =
         planner::ranks::lower_bound_offered(plan, &schedule, &whole).map_err(map_err)?;
-    let (ranks, nodes) = assemble(plan, bound_nodes, view, job, &table)?;
-    let mut notes = vec![format!(
-        "unit server{}: {} ranks on {servers} whole servers of {per_server} GPUs; every process sees all GPUs of its Node (CUDA_VISIBLE_DEVICES), LOCAL_RANK is its GPU's position and LOCAL_WORLD_SIZE {per_server}, as torchrun --nproc_per_node={per_server} sets them, so GPUs of a server reach each other over NVLink",
-        if job.placement.unit.is_none() {
-            " (the plan's servers have an NVLink domain)"
-        } else {
-            ""
-        },
-        job.ranks
-    )];
-    notes.push(format!(
-        "the servers' order comes from the {} rank table over one GPU of each free server; a server's ranks are consecutive in GPU order",
-        order.method
-    ));
     let outcome = planner::ranks::Outcome::from_steps(
         table,
         job.engine,
@@ -492,10 +486,61 @@ fn place_whole_servers(
         schedule.fold().and(planner::ranks::Fold::of(job.ranks)),
         Vec::new(),
     );
-    notes.push(load_note(job, &outcome));
+    Ok((outcome, order.method))
+}
+
+/// The notes of a whole-server placement: `how` the pods get their
+/// servers, what every process sees, how the servers were ordered, the
+/// load, and the engine.
+fn server_notes(
+    job: &JobSpec,
+    outcome: &planner::ranks::Outcome,
+    order_method: &str,
+    servers: usize,
+    per_server: usize,
+    how: &str,
+) -> Vec<String> {
+    let mut notes = vec![format!(
+        "unit server{}: {} ranks on {servers} whole servers of {per_server} GPUs{how}; every process sees all GPUs of its Node (CUDA_VISIBLE_DEVICES), LOCAL_RANK is its GPU's position and LOCAL_WORLD_SIZE {per_server}, as torchrun --nproc_per_node={per_server} sets them, so GPUs of a server reach each other over NVLink",
+        if job.placement.unit.is_none() {
+            " (the plan's servers have an NVLink domain)"
+        } else {
+            ""
+        },
+        job.ranks
+    )];
+    notes.push(format!(
+        "the servers' order comes from the {order_method} rank table over one GPU of each free server; a server's ranks are consecutive in GPU order"
+    ));
+    notes.push(load_note(job, outcome));
     if job.engine != planner::ranks::Engine::Probe {
         notes.push(format!("made for {}: {}", job.engine, job.engine.runs()));
     }
+    notes
+}
+
+/// Whole servers (see the module documentation): the fewest servers whose
+/// GPUs hold the job's ranks, ordered by the rank search over one GPU of
+/// each free server, every server's ranks consecutive in GPU order.
+fn place_whole_servers(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
+    let by_server = gpus_by_server(plan);
+    let per_server = server_size(job, &by_server)?;
+    let servers = job.ranks / per_server;
+    let (usable, unusable) = view.usable(bound_nodes);
+    let free: Vec<&str> = usable
+        .into_iter()
+        .filter(|n| by_server.get(n.server.as_str()).map(Vec::len) == Some(per_server))
+        .map(|n| n.server.as_str())
+        .collect();
+    let (outcome, order_method) =
+        whole_server_table(plan, job, &by_server, &free, per_server, &unusable)?;
+    let (ranks, nodes) = assemble(plan, bound_nodes, view, job, &outcome.table)?;
+    let notes = server_notes(job, &outcome, order_method, servers, per_server, "");
     finish(
         bound_nodes,
         view,
@@ -660,6 +705,42 @@ fn assemble(
     Ok((ranks, nodes))
 }
 
+/// The placed ranks and Nodes of a DRA placement's table, each Node's
+/// GPUs those its ranks claim, and every rank's devices.
+fn assemble_dra(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+    map: &super::dra::DeviceMap,
+    outcome: &planner::ranks::Outcome,
+) -> Result<(
+    Vec<PlacedRank>,
+    Vec<PlacedNode>,
+    Vec<super::dra::SubNodeDevices>,
+)> {
+    let (ranks, mut nodes) = assemble(plan, bound_nodes, view, job, &outcome.table)?;
+    for n in &mut nodes {
+        n.gpus = n.ranks.len() as u32;
+        n.idle_sub_nodes = 0;
+    }
+    let devices: Vec<super::dra::SubNodeDevices> = outcome
+        .table
+        .ranks
+        .iter()
+        .filter_map(|i| map.sub_nodes.get(i).cloned())
+        .collect();
+    if devices.len() != outcome.table.ranks.len() {
+        return Err(Error::Placement {
+            job: job.name.clone(),
+            source: planner::Error::Internal(
+                "the rank search placed a rank on a sub-node without devices".to_string(),
+            ),
+        });
+    }
+    Ok((ranks, nodes, devices))
+}
+
 /// What each placement path found, before [`finish`] adds the notes on
 /// unusable Nodes and Nodes outside the plan.
 struct Placed {
@@ -753,13 +834,16 @@ fn finish(
     })
 }
 
-/// DRA placement (see the module documentation).
-fn place_dra(
+/// What DRA placement starts from: every sub-node's devices
+/// ([`super::dra::map_devices`]), the Nodes of the plan the job cannot use
+/// and why, and the open ones (Ready, schedulable, publishing devices).
+/// A plan whose NICs carry several GPUs is refused.
+fn dra_nodes<'a>(
     plan: &CheckedPlan,
-    bound_nodes: &[Node],
+    bound_nodes: &'a [Node],
     view: &ClusterView,
     job: &JobSpec,
-) -> Result<Placement> {
+) -> Result<(super::dra::DeviceMap, Vec<Unusable>, Vec<&'a str>)> {
     if plan.shares_nics() {
         return Err(Error::Placement {
             job: job.name.clone(),
@@ -798,6 +882,17 @@ fn place_dra(
             None => open_nodes.push(n.node.as_str()),
         }
     }
+    Ok((map, unusable, open_nodes))
+}
+
+/// DRA placement (see the module documentation).
+fn place_dra(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
+    let (map, mut unusable, open_nodes) = dra_nodes(plan, bound_nodes, view, job)?;
     // Free sub-nodes by server, and the busy ones of open Nodes by Node.
     let mut free_by_server: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     let mut busy_by_node: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -909,25 +1004,7 @@ fn place_dra(
         (Packing::Fill, Some(f)) => f,
         _ => spread,
     };
-    let (ranks, mut nodes) = assemble(plan, bound_nodes, view, job, &outcome.table)?;
-    for n in &mut nodes {
-        n.gpus = n.ranks.len() as u32;
-        n.idle_sub_nodes = 0;
-    }
-    let devices: Vec<super::dra::SubNodeDevices> = outcome
-        .table
-        .ranks
-        .iter()
-        .filter_map(|i| map.sub_nodes.get(i).cloned())
-        .collect();
-    if devices.len() != outcome.table.ranks.len() {
-        return Err(Error::Placement {
-            job: job.name.clone(),
-            source: planner::Error::Internal(
-                "the rank search placed a rank on a sub-node without devices".to_string(),
-            ),
-        });
-    }
+    let (ranks, nodes, devices) = assemble_dra(plan, bound_nodes, view, job, &map, &outcome)?;
     let mut notes = vec![
         format!(
             "{} ranks on {} sub-nodes of {} Nodes ({}); each rank's pod claims its GPU and NIC with DRA ({}), the other sub-nodes stay free for other jobs",
@@ -970,6 +1047,118 @@ fn place_dra(
             notes,
             devices,
             packings,
+        },
+    )
+}
+
+/// Whole servers under DRA (see the module documentation): a server is
+/// free when its Node is open and every GPU's sub-node is free; the
+/// fewest free servers, ordered as for whole Nodes
+/// ([`whole_server_table`]); each server's pod claims all its GPUs and
+/// NICs ([`super::dra::server_claim_spec`]).
+fn place_dra_servers(
+    plan: &CheckedPlan,
+    bound_nodes: &[Node],
+    view: &ClusterView,
+    job: &JobSpec,
+) -> Result<Placement> {
+    let (map, mut unusable, open_nodes) = dra_nodes(plan, bound_nodes, view, job)?;
+    let by_server = gpus_by_server(plan);
+    let per_server = server_size(job, &by_server)?;
+    let servers = job.ranks / per_server;
+    if 2 * per_server > super::dra::CLAIM_MAX_DEVICES {
+        return Err(Error::Placement {
+            job: job.name.clone(),
+            source: planner::Error::parameter(
+                "placement",
+                format!(
+                    "unit server claims every GPU and NIC of a server in one ResourceClaim, {} devices on the plan's servers of {per_server} GPUs, and Kubernetes 1.34 allocates at most {} to one claim; use unit = \"gpu\" in [placement]",
+                    2 * per_server,
+                    super::dra::CLAIM_MAX_DEVICES
+                ),
+            ),
+        });
+    }
+    if job.queue.is_some()
+        && job.failure.gang == super::job::Gang::JobSet
+        && servers > super::job::KUEUE_MAX_POD_SETS
+    {
+        return Err(Error::Placement {
+            job: job.name.clone(),
+            source: planner::Error::parameter(
+                "queue",
+                format!(
+                    "Kueue v0.19 admits a JobSet with at most {} replicated Jobs, and this job has one per server: {servers} servers of {per_server} GPUs for {} ranks; ask for at most {} ranks, or submit without a queue",
+                    super::job::KUEUE_MAX_POD_SETS,
+                    job.ranks,
+                    super::job::KUEUE_MAX_POD_SETS * per_server
+                ),
+            ),
+        });
+    }
+    let mut free: Vec<&str> = Vec::new();
+    for n in bound_nodes {
+        if !open_nodes.contains(&n.node.as_str()) {
+            continue;
+        }
+        let gpus = by_server
+            .get(n.server.as_str())
+            .map_or(&[][..], Vec::as_slice);
+        // The taken sub-nodes, grouped by why (a template holds many).
+        let mut taken: Vec<(String, Vec<&str>)> = Vec::new();
+        for &i in gpus {
+            let why = match map.sub_nodes.get(&i) {
+                None => "no devices".to_string(),
+                Some(d) => match &d.busy {
+                    None => continue,
+                    Some(why) => why.clone(),
+                },
+            };
+            let id = plan.sub_node_list[i].id.as_str();
+            match taken.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, ids)) => ids.push(id),
+                None => taken.push((why, vec![id])),
+            }
+        }
+        let count: usize = taken.iter().map(|(_, ids)| ids.len()).sum();
+        if gpus.len() == per_server && count == 0 {
+            free.push(n.server.as_str());
+        } else if count > 0 {
+            unusable.push(Unusable {
+                node: n.node.clone(),
+                server: n.server.clone(),
+                reason: format!(
+                    "unit server needs every sub-node free, and {count} of {} are taken ({})",
+                    gpus.len(),
+                    taken
+                        .iter()
+                        .map(|(why, ids)| format!("{}: {why}", ids.join(", ")))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            });
+        }
+    }
+    let (outcome, order_method) =
+        whole_server_table(plan, job, &by_server, &free, per_server, &unusable)?;
+    let (ranks, nodes, devices) = assemble_dra(plan, bound_nodes, view, job, &map, &outcome)?;
+    let how = format!(
+        "; each server's pod claims its {per_server} GPUs and {per_server} NICs with DRA ({}) in one ResourceClaim, each NIC under its GPU's PCIe root, and starts one process per GPU",
+        job.placement.profile.name
+    );
+    let notes = server_notes(job, &outcome, order_method, servers, per_server, &how);
+    finish(
+        bound_nodes,
+        view,
+        job,
+        Placed {
+            outcome,
+            ranks,
+            nodes,
+            unusable,
+            notes,
+            devices,
+            packings: Vec::new(),
         },
     )
 }

@@ -146,13 +146,17 @@ pub fn prepare(
         ));
     }
     if job.placement.mode == super::job::PlacementMode::Dra {
+        let per = match placement::unit(plan, job) {
+            super::job::Unit::Gpu => "rank",
+            super::job::Unit::Server => "server",
+        };
         notes.push(match job.failure.gang {
             super::job::Gang::JobSet if job.failure.restarts == 0 => format!(
-                "the ranks run as JobSet {} (one Job per rank): when one rank fails every rank stops and the job fails ([failure] restarts = 0)",
+                "the ranks run as JobSet {} (one Job per {per}): when one rank fails every rank stops and the job fails ([failure] restarts = 0)",
                 job.name
             ),
             super::job::Gang::JobSet => format!(
-                "the ranks run as JobSet {} (one Job per rank): when one rank fails every rank stops, and the job restarts as a whole on the same sub-nodes with the same rank table, at most {} times ([failure] restarts), then fails",
+                "the ranks run as JobSet {} (one Job per {per}): when one rank fails every rank stops, and the job restarts as a whole on the same sub-nodes with the same rank table, at most {} times ([failure] restarts), then fails",
                 job.name, job.failure.restarts
             ),
             super::job::Gang::None => "the ranks run as bare Pods ([failure] gang = \"none\"): when one rank fails, nothing stops the others".to_string(),

@@ -476,3 +476,130 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
     assert!(summary.contains("job d: 4 ranks on 1 Nodes"), "{summary}");
     assert!(!summary.contains("node01  node01"), "{summary}");
 }
+
+/// `submit` of a whole-server DRA job (`[placement] unit = "server"`, issue
+/// 32) on an NVLink plan: it reads the Nodes, pods and DRA objects, leaves
+/// the server one of whose GPUs a claim holds, and applies the Secret, the
+/// JobSet (a Job per server), the Secret again, the ConfigMap and one claim
+/// template per server, owned by the JobSet: 16 ranks, 2 servers.
+#[test]
+fn submit_with_dra_whole_servers_applies_a_claim_per_server() {
+    let inventory = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/h100-8x32.toml"
+    ))
+    .unwrap();
+    let inv = planner::inventory::Inventory::from_toml(&inventory, "h100-8x32.toml").unwrap();
+    let options = planner::design::DesignOptions {
+        topology: planner::fabric::Topology::FatTree,
+        ..Default::default()
+    };
+    let plan = planner::design::design(&inv, &options).unwrap();
+    let dir = std::env::temp_dir().join(format!("prov-cli-dra-server-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan_file = dir.join("h100-8x32.plan.json");
+    std::fs::write(&plan_file, plan.to_json().unwrap()).unwrap();
+    let job = dir.join("s.job.toml");
+    std::fs::write(
+        &job,
+        "name = \"s\"\nnamespace = \"ml\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 16\nalgorithm = \"ring\"\nengine = \"nccl\"\n[placement]\nmode = \"dra\"\nunit = \"server\"\n",
+    )
+    .unwrap();
+    let nodes: Vec<Value> = plan
+        .servers
+        .iter()
+        .map(|s| {
+            json!({
+                "metadata": { "name": s.name },
+                "spec": {},
+                "status": {
+                    "allocatable": { "nvidia.com/gpu": "8" },
+                    "conditions": [{ "type": "Ready", "status": "True" }],
+                },
+            })
+        })
+        .collect();
+    let empty = |kind: &str| json!({ "apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {}, "items": [] });
+    let mut claims = empty("ResourceClaimList");
+    claims["items"] = json!([{
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": { "name": "other", "namespace": "team" },
+        "spec": { "devices": {} },
+        "status": { "allocation": { "devices": { "results": [
+            { "request": "nic", "driver": "dra.net", "pool": "h01", "device": "rdma-nic5" },
+        ] } } },
+    }]);
+    let mut script = vec![
+        (
+            200,
+            json!({ "kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": nodes }),
+        ),
+        (
+            200,
+            json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [] }),
+        ),
+        (200, dra::resource_slices(&plan, &|_, _, _| {})),
+        (200, claims),
+        (200, empty("ResourceClaimTemplateList")),
+        (200, stored("v1", "Secret", "s-probe-token", "uid-s")),
+        (
+            200,
+            stored("jobset.x-k8s.io/v1alpha2", "JobSet", "s", "uid-js"),
+        ),
+        (200, stored("v1", "Secret", "s-probe-token", "uid-s")),
+        (200, stored("v1", "ConfigMap", "s-ranks", "uid-cm")),
+    ];
+    for k in 0..2 {
+        script.push((
+            200,
+            stored(
+                "resource.k8s.io/v1",
+                "ResourceClaimTemplate",
+                &format!("s-server-{k}"),
+                &format!("uid-t{k}"),
+            ),
+        ));
+    }
+    let (out, seen) = with_server(
+        script,
+        &[
+            "submit",
+            job.to_str().unwrap(),
+            "--plan",
+            plan_file.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let apply = "?&force=true&fieldManager=eflops-provisioner";
+    let mut want = vec![
+        "GET /api/v1/nodes?&limit=500".to_string(),
+        PODS_QUERY.to_string(),
+        "GET /apis/resource.k8s.io/v1/resourceslices?&limit=500".to_string(),
+        "GET /apis/resource.k8s.io/v1/resourceclaims?&limit=500".to_string(),
+        "GET /apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500".to_string(),
+        format!("PATCH /api/v1/namespaces/ml/secrets/s-probe-token{apply}"),
+        format!("PATCH /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/s{apply}"),
+        format!("PATCH /api/v1/namespaces/ml/secrets/s-probe-token{apply}"),
+        format!("PATCH /api/v1/namespaces/ml/configmaps/s-ranks{apply}"),
+    ];
+    for k in 0..2 {
+        want.push(format!(
+            "PATCH /apis/resource.k8s.io/v1/namespaces/ml/resourceclaimtemplates/s-server-{k}{apply}"
+        ));
+    }
+    assert_eq!(seen, want);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["applied"]["workload"]["kind"], "JobSet");
+    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(4));
+    let summary = text(&out.stderr);
+    assert!(summary.contains("job s: 16 ranks on 2 Nodes"), "{summary}");
+    assert!(!summary.contains("h01     h01"), "{summary}");
+    assert!(
+        summary.contains("h01 (server h01): unit server needs every sub-node free, and 1 of 8 are taken (h01/sn5: dra.net h01/rdma-nic5 is allocated to ResourceClaim team/other)")
+            || summary.contains("h01: unit server needs every sub-node free, and 1 of 8 are taken (h01/sn5: dra.net h01/rdma-nic5 is allocated to ResourceClaim team/other)"),
+        "{summary}"
+    );
+}

@@ -804,18 +804,20 @@ fn launcher_scripts_give_each_rank_its_gpu_and_nic() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "18 1 =mlx5_1\n");
     // Open MPI's traffic on the rank's own NIC (issue #32): verbs and UCX
     // on its RDMA device; the plan names no netdev, so TCP is not narrowed.
+    // UCX marks in the rank's own class (node01 is in the upper part,
+    // DSCP 26: traffic class 104).
     let out = sh(
         &dir.join("rank-env.sh"),
         &[
             "sh",
             "-c",
-            "echo $OMPI_MCA_btl_openib_if_include $UCX_NET_DEVICES ${OMPI_MCA_btl_tcp_if_include-unset}",
+            "echo $OMPI_MCA_btl_openib_if_include $UCX_NET_DEVICES ${OMPI_MCA_btl_tcp_if_include-unset} $UCX_IB_TRAFFIC_CLASS",
         ],
         &env("18"),
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "mlx5_1 mlx5_1:1 unset\n"
+        "mlx5_1 mlx5_1:1 unset 104\n"
     );
     let out = sh(&dir.join("rank-env.sh"), &["true"], &env("1"));
     assert_eq!(out.status.code(), Some(2));
@@ -1793,4 +1795,391 @@ fn kueue_jobs_wait_for_their_table_and_the_admission_check_is_printed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+// ---- DRA whole servers (issue 32) ----
+
+const DRA_SERVER: &str = "examples/train-64-dra-server.job.toml";
+
+/// `topologies/h100-8x32.toml` designed as a leaf-spine: 32 servers of 8
+/// H100-class GPUs on NVSwitch, a NIC per GPU.
+fn h100() -> CheckedPlan {
+    let text = read("topologies/h100-8x32.toml");
+    let inv = planner::inventory::Inventory::from_toml(&text, "h100-8x32.toml").unwrap();
+    let options = planner::design::DesignOptions {
+        topology: planner::fabric::Topology::FatTree,
+        ..Default::default()
+    };
+    planner::design::design(&inv, &options).unwrap()
+}
+
+/// The plan as a file for the binary (`planner design --out` writes the
+/// same JSON).
+fn h100_file(plan: &CheckedPlan) -> PathBuf {
+    write_temp("h100-8x32.plan.json", &plan.to_json().unwrap())
+}
+
+/// The example's dry-run objects: per server a claim template and a Job
+/// of the JobSet.
+#[test]
+fn golden_dra_server_manifests() {
+    let plan = h100();
+    let path = h100_file(&plan);
+    let out = provisioner(
+        &[
+            "submit",
+            DRA_SERVER,
+            "--plan",
+            path.to_str().unwrap(),
+            "--dry-run",
+            "--offline",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    check_golden(
+        "train-64-dra-server.yaml",
+        &String::from_utf8_lossy(&out.stdout),
+    );
+    check_golden("train-64-dra-server.summary.txt", &stderr);
+}
+
+/// Issue 32, whole servers under DRA: a 64-GPU job on 8-GPU NVLink
+/// servers takes 8 servers. Each server's pod (one replicated Job of the
+/// JobSet) claims all 8 GPUs and all 8 NICs of its server, each pair by
+/// the attributes a sub-node's claim uses and under one PCIe root; its
+/// `launch.sh` starts one process per GPU with torchrun's variables (every
+/// GPU visible, LOCAL_RANK its GPU's position, the rank's own NIC); every
+/// object passes k8s-openapi's types and the JobSet check. A server with
+/// one busy sub-node is not used, and templates of this submission hold
+/// its servers for the next one; what cannot work is refused.
+#[test]
+fn issue32_dra_whole_servers_claim_every_gpu_and_nic() {
+    use k8s_openapi::api::batch::v1::JobTemplateSpec;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::api::resource::v1::ResourceClaimTemplate;
+    let plan = h100();
+    let bound = bound(&plan);
+    let spec = job(DRA_SERVER);
+    let mut view = ClusterView::all_free(&bound);
+    view.dra = provisioner::jobs::dra::DraView::from_described(
+        &serde_norway::to_string(&dra::resource_slices(&plan, &|_, _, _| {})).unwrap(),
+        "slices.yaml",
+    )
+    .unwrap();
+    let sub = submit::prepare(&plan, &bound, &spec, &view).unwrap();
+    let p = &sub.placement;
+    assert_eq!(p.ranks.len(), 64);
+    assert_eq!(p.nodes.len(), 8, "{:?}", p.nodes);
+    for (k, n) in p.nodes.iter().enumerate() {
+        assert_eq!(n.ranks, (8 * k..8 * k + 8).collect::<Vec<_>>(), "{n:?}");
+        assert_eq!(n.gpus, 8);
+    }
+    assert!(
+        p.notes.iter().any(|n| n.starts_with(
+            "unit server: 64 ranks on 8 whole servers of 8 GPUs; each server's pod claims its 8 GPUs and 8 NICs with DRA (nvidia-dranet) in one ResourceClaim"
+        )),
+        "{:#?}",
+        p.notes
+    );
+    assert!(
+        sub.notes
+            .iter()
+            .any(|n| n.contains("JobSet train-64 (one Job per server)")),
+        "{:#?}",
+        sub.notes
+    );
+    let yaml = sub.to_yaml().unwrap();
+    let docs = documents(&yaml);
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| **k == "ResourceClaimTemplate")
+            .count(),
+        8
+    );
+    let cm: ConfigMap = serde_json::from_value(docs[0].clone()).unwrap();
+    assert!(cm.data.as_ref().unwrap().contains_key("launch.sh"));
+    let js = docs.iter().find(|d| d["kind"] == "JobSet").unwrap();
+    assert_eq!(
+        crate::crd_exports::job_set_problems(js),
+        Vec::<String>::new()
+    );
+    let replicated = js["spec"]["replicatedJobs"].as_array().unwrap();
+    assert_eq!(replicated.len(), 8);
+    let cel = regex::Regex::new(
+        r#"^device\.attributes\["gpu\.nvidia\.com"\]\.index == (\d+)$|^device\.attributes\["dra\.net"\]\.rdmaDevName == "([^"]+)"$"#,
+    )
+    .unwrap();
+    for (k, r) in replicated.iter().enumerate() {
+        assert_eq!(r["name"], format!("server-{k}"));
+        let t: JobTemplateSpec = serde_json::from_value(r["template"].clone()).unwrap();
+        let pod = t.spec.unwrap().template;
+        let spec = pod.spec.unwrap();
+        let claim = &spec.resource_claims.as_ref().unwrap()[0];
+        let template_name = claim.resource_claim_template_name.clone().unwrap();
+        assert_eq!(template_name, format!("train-64-server-{k}"));
+        let c = &spec.containers[0];
+        assert_eq!(
+            c.command.as_deref().unwrap()[..4],
+            ["sh", "/etc/eflops/launch.sh", "--", "python"].map(String::from)
+        );
+        let env: std::collections::BTreeMap<String, String> = c
+            .env
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter_map(|e| Some((e.name.clone(), e.value.clone()?)))
+            .collect();
+        assert_eq!(env["WORLD_SIZE"], "64");
+        assert_eq!(env["MASTER_ADDR"], "train-64-server-0-0-0.train-64.ml.svc");
+        assert_eq!(env["NCCL_ALGO"], "Ring");
+        assert!(!env.contains_key("RANK") && !env.contains_key("NCCL_IB_HCA"));
+        let limits = c.resources.as_ref().unwrap().limits.as_ref().unwrap();
+        assert_eq!(limits["cpu"].0, "64");
+        // The template: every GPU of the server and its NIC.
+        let tdoc = docs
+            .iter()
+            .find(|d| {
+                d["kind"] == "ResourceClaimTemplate" && d["metadata"]["name"] == template_name
+            })
+            .unwrap();
+        let t: ResourceClaimTemplate = serde_json::from_value(tdoc.clone()).unwrap();
+        let node = &p.nodes[k];
+        assert_eq!(
+            t.metadata.annotations.as_ref().unwrap()["topology.eflops.io/node"],
+            node.node
+        );
+        let devices = t.spec.spec.devices.unwrap();
+        let requests = devices.requests.unwrap();
+        assert_eq!(requests.len(), 16);
+        let constraints = devices.constraints.unwrap();
+        assert_eq!(constraints.len(), 8);
+        for (i, &rank) in node.ranks.iter().enumerate() {
+            let sn = &plan.sub_node_list[p.ranks[rank].sub_node];
+            let pick = |name: String| {
+                let r = requests.iter().find(|r| r.name == name).unwrap();
+                let e = r.exactly.as_ref().unwrap();
+                assert_eq!(e.count, Some(1));
+                let expr = &e.selectors.as_ref().unwrap()[0]
+                    .cel
+                    .as_ref()
+                    .unwrap()
+                    .expression;
+                cel.captures(expr).unwrap()
+            };
+            assert_eq!(
+                pick(format!("gpu-{i}"))[1].parse::<usize>().unwrap(),
+                sn.gpu_index.unwrap()
+            );
+            assert_eq!(&pick(format!("nic-{i}"))[2], sn.nic.as_str());
+            assert_eq!(
+                constraints[i].requests.as_deref().unwrap(),
+                [format!("gpu-{i}"), format!("nic-{i}")]
+            );
+            assert_eq!(
+                constraints[i].match_attribute.as_deref(),
+                Some("resource.kubernetes.io/pcieRoot")
+            );
+        }
+    }
+    // launch.sh on the second server: 8 processes, every GPU visible.
+    let dir = std::env::temp_dir().join(format!("prov-dra-server-{}", std::process::id()));
+    write_config(&sub, &dir);
+    let node = p.nodes[1].node.clone();
+    let lines = launch_lines(
+        &dir,
+        &node,
+        "echo $RANK/$LOCAL_RANK/$LOCAL_WORLD_SIZE $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA",
+    );
+    let mut lines = lines;
+    lines.sort_by_key(|l| l.split('/').next().and_then(|r| r.parse::<usize>().ok()));
+    assert_eq!(lines.len(), 8, "{lines:?}");
+    for (k, line) in lines.iter().enumerate() {
+        let sn = &plan.sub_node_list[p.ranks[8 + k].sub_node];
+        assert_eq!(
+            line,
+            &format!("{}/{k}/8 0,1,2,3,4,5,6,7 ={}", 8 + k, sn.nic),
+            "rank {}",
+            8 + k
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // A second job packs around this one's templates (each holds its
+    // server's 8 sub-nodes), and around a server one of whose GPUs a claim
+    // holds: h01's GPU 3 is taken by another team.
+    // The first server the first job left.
+    let firsts: BTreeSet<&str> = p.nodes.iter().map(|n| n.node.as_str()).collect();
+    let other = plan
+        .servers
+        .iter()
+        .map(|s| s.name.as_str())
+        .find(|s| !firsts.contains(s))
+        .unwrap();
+    let busy = format!(
+        "apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{ name: other, namespace: team }}
+spec: {{ devices: {{}} }}
+status: {{ allocation: {{ devices: {{ results: [
+  {{ request: gpu, driver: gpu.nvidia.com, pool: {other}, device: gpu-3 }} ] }} }} }}
+"
+    );
+    let mut second_view = ClusterView::all_free(&bound);
+    for (text, file) in [
+        (resource_slices(&plan, &|_, _, _| {}), "slices.yaml"),
+        (yaml.clone(), "first.yaml"),
+        (busy, "busy.yaml"),
+    ] {
+        second_view
+            .dra
+            .extend(provisioner::jobs::dra::DraView::from_described(&text, file).unwrap());
+    }
+    let mut second = spec.clone();
+    second.name = "second".to_string();
+    let q = submit::prepare(&plan, &bound, &second, &second_view)
+        .unwrap()
+        .placement;
+    assert_eq!(q.nodes.len(), 8);
+    for n in &q.nodes {
+        assert!(
+            !firsts.contains(n.node.as_str()) && n.node != other,
+            "{} taken twice: {:?}",
+            n.node,
+            q.nodes
+        );
+    }
+    assert!(
+        q.unusable.iter().any(|u| u.node == other
+            && u.reason == format!("unit server needs every sub-node free, and 1 of 8 are taken ({other}/sn3: gpu.nvidia.com {other}/gpu-3 is allocated to ResourceClaim team/other)")),
+        "{:#?}",
+        q.unusable
+    );
+    assert!(
+        q.unusable
+            .iter()
+            .any(|u| firsts.contains(u.node.as_str())
+                && u.reason.starts_with(&format!("unit server needs every sub-node free, and 8 of 8 are taken ({0}/sn0, {0}/sn1, {0}/sn2, {0}/sn3, {0}/sn4, {0}/sn5, {0}/sn6, {0}/sn7: named by ResourceClaimTemplate ml/train-64-server-", u.node))),
+        "{:#?}",
+        q.unusable
+    );
+
+    // What cannot work: ranks that do not fill whole servers, and more
+    // servers than are free.
+    for (ranks, want) in [
+        (60, "60 ranks do not fill whole servers of 8 GPUs"),
+        (264, "needs 264 GPUs"),
+    ] {
+        let mut s = spec.clone();
+        s.ranks = ranks;
+        let e = submit::prepare(&plan, &bound, &s, &view)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{e}");
+    }
+    // A queued JobSet holds at most 18 servers: 19 x 8 ranks are refused.
+    let mut s = spec.clone();
+    s.ranks = 152;
+    s.queue = Some("q".to_string());
+    let e = submit::prepare(&plan, &bound, &s, &view)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("at most 18 replicated Jobs, and this job has one per server: 19 servers"),
+        "{e}"
+    );
+}
+
+// ---- Open MPI 5's coll selection (issue 32 item 3) ----
+
+/// Open MPI v5.0.10's `coll` components (`ompi/mca/coll/*/`) that can take
+/// `MPI_Allreduce` on an intra-communicator of several processes across
+/// nodes, with the default priority each component file registers
+/// (`coll_han_component.c` `.han_priority = 35`, `coll_tuned_component.c`
+/// `ompi_coll_tuned_priority = 30`, `coll_hcoll_component.c` 90,
+/// `coll_ucc_component.c` 10, `coll_adapt_component.c` 0,
+/// `coll_basic_component.c` 10, `coll_sm_component.c` 0,
+/// `coll_cuda_component.c` 78), and whether it is a wrapper that hands
+/// host buffers to the component below it (cuda). The highest priority
+/// that answers wins each function (`ompi/mca/coll/base/coll_base_comm_select.c`).
+const OMPI_5_0_10_COLL: [(&str, i32, bool); 8] = [
+    ("adapt", 0, false),
+    ("basic", 10, false),
+    ("cuda", 78, true),
+    ("han", 35, false),
+    ("hcoll", 90, false),
+    ("sm", 0, false),
+    ("tuned", 30, false),
+    ("ucc", 10, false),
+];
+
+/// `coll_tuned_allreduce_algorithm`'s enum at v5.0.10 and v4.1.4
+/// (`coll_tuned_allreduce_decision.c`, `allreduce_algorithms[]`; the same
+/// at both tags); `coll_tuned_use_dynamic_rules` is a bool
+/// (`coll_tuned_component.c`, `MCA_BASE_VAR_TYPE_BOOL`).
+const TUNED_ALLREDUCE: [(u32, &str); 7] = [
+    (0, "ignore"),
+    (1, "basic_linear"),
+    (2, "nonoverlapping"),
+    (3, "recursive_doubling"),
+    (4, "ring"),
+    (5, "segmented_ring"),
+    (6, "rabenseifner"),
+];
+
+/// mpirun.sh pins `coll/tuned` on Open MPI 5 as its source declares the
+/// parameters: every non-wrapper component that outranks tuned (han, which
+/// Open MPI 5 prefers, and hcoll) is excluded, and the algorithm number
+/// is the enum's `rabenseifner` (halving-doubling) or `ring`. Excluding a
+/// component a build lacks (acoll, xhc: not in v5.0.x) is no error: only
+/// an include list is checked for unknown names
+/// (`opal/mca/base/mca_base_component_find.c`, `component_find_check` in
+/// include mode only, v5.0.10).
+#[test]
+fn issue32_mpirun_pins_tuned_on_open_mpi_5() {
+    for (algorithm, want) in [("hdrm", "rabenseifner"), ("ring", "ring")] {
+        let text = read(MPI).replace(
+            "algorithm = \"hdrm\"",
+            &format!("algorithm = \"{algorithm}\""),
+        );
+        let spec = JobSpec::from_toml(&text, MPI).unwrap();
+        let sub = offline(&plan(), &spec, None);
+        let script = config_file(&sub, "mpirun.sh");
+        let mca: Vec<(String, String)> = script
+            .split("--mca ")
+            .skip(1)
+            .map(|s| {
+                let mut w = s.split_whitespace();
+                (w.next().unwrap().to_string(), w.next().unwrap().to_string())
+            })
+            .collect();
+        let get = |name: &str| {
+            mca.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_else(|| panic!("no --mca {name} in:\n{script}"))
+        };
+        let excluded: Vec<&str> = get("coll")
+            .strip_prefix('^')
+            .expect("an exclusion list")
+            .split(',')
+            .collect();
+        let tuned = OMPI_5_0_10_COLL.iter().find(|c| c.0 == "tuned").unwrap().1;
+        for (name, priority, wrapper) in OMPI_5_0_10_COLL {
+            let outranks = priority > tuned && !wrapper;
+            assert_eq!(
+                excluded.contains(&name),
+                outranks || ["adapt", "ucc"].contains(&name),
+                "{name} (priority {priority}) in {excluded:?}"
+            );
+        }
+        assert!(!excluded.contains(&"tuned"));
+        assert!(["1", "true"].contains(&get("coll_tuned_use_dynamic_rules")));
+        let n: u32 = get("coll_tuned_allreduce_algorithm").parse().unwrap();
+        let named = TUNED_ALLREDUCE.iter().find(|a| a.0 == n).map(|a| a.1);
+        assert_eq!(named, Some(want), "{algorithm}");
+    }
 }

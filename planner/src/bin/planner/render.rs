@@ -65,11 +65,12 @@ pub struct CheckQosArgs {
     /// NCCL_IB_FIFO_TC), and the check walks them so.
     #[arg(long, value_name = "VERSION")]
     nccl_version: Option<String>,
-    /// A variable every rank's NCCL is given, as NAME=VALUE (repeat it):
-    /// NCCL_IB_TC (one data class for every rank) or NCCL_IB_FIFO_TC (one
-    /// class for the receivers' answers; empty: unset). Without it, each
-    /// rank marks its class, as `render --hosts` and `provisioner submit`
-    /// set them.
+    /// A variable every rank's NCCL or UCX is given, as NAME=VALUE (repeat
+    /// it): NCCL_IB_TC (one data class for every rank), NCCL_IB_FIFO_TC
+    /// (one class for the receivers' answers; empty: unset) or
+    /// UCX_IB_TRAFFIC_CLASS (Open MPI over UCX: one class for everything
+    /// every rank sends; `auto`: 106). Without it, each rank marks its
+    /// class, as `render --hosts` and `provisioner submit` set them.
     #[arg(long = "env", value_name = "NAME=VALUE")]
     env: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]

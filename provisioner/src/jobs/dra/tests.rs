@@ -154,3 +154,32 @@ fn attribute_names() {
         assert!(qualified_attribute_problem(bad).is_some(), "{bad}");
     }
 }
+
+/// A whole server's claim: a GPU and NIC request per sub-node, each pair
+/// under one PCIe root; more devices than one claim is allocated (32,
+/// Kubernetes 1.34) are refused.
+#[test]
+fn a_servers_claim_pairs_every_gpu_with_its_nic() {
+    let plan = plan();
+    let profile = Profile::nvidia_dranet();
+    let subs: Vec<&PlanSubNode> = plan.sub_node_list.iter().take(2).collect();
+    let spec = server_claim_spec(&profile, &subs).unwrap();
+    let names: Vec<&str> = spec["devices"]["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gpu-0", "nic-0", "gpu-1", "nic-1"]);
+    assert_eq!(
+        spec["devices"]["constraints"][1],
+        json!({ "requests": ["gpu-1", "nic-1"], "matchAttribute": PCIE_ROOT })
+    );
+    assert_eq!(
+        spec["devices"]["requests"][3]["exactly"]["selectors"][0]["cel"]["expression"],
+        profile.nic.cel(&Attr::Str(subs[1].nic.clone()))
+    );
+    let many: Vec<&PlanSubNode> = std::iter::repeat_n(subs[0], 17).collect();
+    let e = server_claim_spec(&profile, &many).unwrap_err();
+    assert!(e.contains("34 devices (17 GPUs and their NICs)"), "{e}");
+}

@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Bad, PlacementMode};
+use super::{Bad, PlacementMode, Unit};
 
 /// Most PodSets Kueue admits in one Workload (`apis/kueue/v1beta2/
 /// workload_types.go`, `+kubebuilder:validation:MaxItems=18`, Kueue
@@ -63,6 +63,9 @@ pub(super) struct Context<'a> {
     pub ranks: usize,
     pub queued: bool,
     pub mode: PlacementMode,
+    /// The unit the file names: with `server`, one pod (and replicated
+    /// Job) per server, whose count the placement knows.
+    pub unit: Option<Unit>,
 }
 
 /// Checks `[failure]` against the job's placement, name, ranks and queue.
@@ -114,6 +117,15 @@ pub(super) fn check(raw: Option<RawFailure>, cx: &Context<'_>, bad: &mut Bad<'_>
         }
         return FailurePolicy { gang, restarts };
     }
+    let servers = cx.unit == Some(Unit::Server);
+    if gang == Gang::None && servers {
+        bad(
+            Some("failure"),
+            "gang",
+            "unit server runs one pod per server, and bare Pods are counted one per rank (status, Kueue's pod group)".to_string(),
+            "leave gang out: the servers run as one JobSet, one Job per server",
+        );
+    }
     if gang == Gang::None && raw.restarts.is_some() {
         bad(
             Some("failure"),
@@ -134,7 +146,8 @@ pub(super) fn check(raw: Option<RawFailure>, cx: &Context<'_>, bad: &mut Bad<'_>
                 "start the name with a letter",
             );
         }
-        if cx.queued && cx.ranks > KUEUE_MAX_POD_SETS {
+        // With whole servers the placement counts the servers against it.
+        if cx.queued && !servers && cx.ranks > KUEUE_MAX_POD_SETS {
             bad(
                 None,
                 "queue",

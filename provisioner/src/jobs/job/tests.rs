@@ -517,3 +517,43 @@ fn failure_keys() {
         assert!(err(&text).contains(want), "{}", err(&text));
     }
 }
+
+/// `unit = "server"` with DRA: accepted with the default profile, one
+/// JobSet of one Job per server (the Kueue limit is counted in servers by
+/// the placement, which knows the GPUs per server); refused with bare Pods
+/// and with a profile whose NICs are virtual functions, each naming its
+/// line and what to do.
+#[test]
+fn dra_whole_servers() {
+    let base = "name = \"t\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 64\nqueue = \"q\"\n[placement]\nmode = \"dra\"\nunit = \"server\"\n";
+    let spec = JobSpec::from_toml(base, "j.toml").unwrap();
+    assert_eq!(spec.placement.unit, Some(Unit::Server));
+    assert_eq!(spec.placement.mode, PlacementMode::Dra);
+    assert_eq!(spec.failure.gang, Gang::JobSet);
+    let err = |text: &str| JobSpec::from_toml(text, "j.toml").unwrap_err().to_string();
+    for (text, want) in [
+        (
+            format!("{base}[failure]\ngang = \"none\"\n"),
+            "j.toml:10: failure.gang: unit server runs one pod per server, and bare Pods are counted one per rank",
+        ),
+        (
+            base.replace(
+                "mode = \"dra\"",
+                "mode = \"dra\"\nprofile = \"nvidia-sriov\"",
+            ),
+            "j.toml:9: placement.unit: unit server sets each rank's NCCL_IB_HCA to its NIC's RDMA device as the plan names it, and profile nvidia-sriov selects NICs by netdev",
+        ),
+        (
+            format!("{base}[placement.nic]\nvalue = \"netdev\"\n"),
+            "j.toml:8: placement.unit: unit server sets each rank's NCCL_IB_HCA",
+        ),
+    ] {
+        assert!(
+            err(&text).contains(want),
+            "want {want:?} in:\n{}",
+            err(&text)
+        );
+    }
+    // Per rank, a queued JobSet still holds at most 18 ranks.
+    assert!(err(&base.replace("unit = \"server\"", "unit = \"gpu\"")).contains("at most 18"));
+}

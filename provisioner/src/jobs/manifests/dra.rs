@@ -9,15 +9,19 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 
 use super::{
-    ENV_COLUMNS, KUEUE_POD_GROUP, KUEUE_POD_GROUP_COUNT, KUEUE_QUEUE, MOUNT, RankRows, Row,
-    apply_pod_settings, config_map_name, config_volume, headless_service, job_annotations, labels,
-    labels_with, metadata, node_affinity, node_name_env, rank_check_container, token_env, user_env,
+    ENV_COLUMNS, KUEUE_POD_GROUP, KUEUE_POD_GROUP_COUNT, KUEUE_QUEUE, LAUNCH_SH, MOUNT, RankRows,
+    Row, apply_pod_settings, config_map_name, config_volume, headless_service, job_annotations,
+    labels, labels_with, launch_command, metadata, node_affinity, node_name_env,
+    rank_check_container, token_env, user_env,
 };
 use crate::error::{Error, Result};
-use crate::jobs::dra::{PlanField, claim_spec, node_annotation, sub_node_annotation};
+use crate::jobs::dra::{
+    PlanField, SubNodeDevices, claim_spec, node_annotation, server_claim_spec, sub_node_annotation,
+    sub_nodes_annotation,
+};
 use crate::jobs::job::{Gang, JobSpec, Unit};
 use crate::jobs::labels::PREFIX;
-use crate::jobs::placement::{PlacedRank, Placement};
+use crate::jobs::placement::{PlacedNode, PlacedRank, Placement};
 use crate::jobs::view::Manifests;
 
 /// The name of rank `rank`'s claim template (and, with bare Pods, of its
@@ -31,16 +35,33 @@ pub(crate) fn replicated_job_name(rank: usize) -> String {
     format!("rank-{rank}")
 }
 
-/// `MASTER_ADDR` of a DRA job: the DNS name of rank 0's pod under the
+/// The claim template (and, with bare Pods, the Pod) of the `k`-th server
+/// of a whole-server job (`[placement] unit = "server"`):
+/// `<job>-server-<k>`.
+pub(crate) fn server_pod_name(job: &JobSpec, k: usize) -> String {
+    format!("{}-{}", job.name, server_job_name(k))
+}
+
+/// The replicated Job of the `k`-th server in a whole-server job's JobSet:
+/// `server-<k>`.
+pub(crate) fn server_job_name(k: usize) -> String {
+    format!("server-{k}")
+}
+
+/// `MASTER_ADDR` of a DRA job: the DNS name of rank 0's pod (the pod of
+/// rank 0, or of the first server, which carries rank 0) under the
 /// headless Service `<job>`. Bare Pods set `hostname` `<job>-0`
 /// themselves; a JobSet's pods are
 /// `<jobSet.name>-<replicatedJob.name>-<job-index>-<pod-index>.<subdomain>`
 /// (`api/jobset/v1alpha2/jobset_types.go`, `Network.EnableDNSHostnames`,
-/// v0.12.0), with the subdomain `<job>` and one Job and pod per rank.
-pub(crate) fn master_dns(job: &JobSpec) -> String {
-    let host = match job.failure.gang {
-        Gang::JobSet => format!("{}-{}-0-0", job.name, replicated_job_name(0)),
-        Gang::None => rank_pod_name(job, 0),
+/// v0.12.0), with the subdomain `<job>` and one Job and pod per rank (or
+/// server).
+pub(crate) fn master_dns(job: &JobSpec, unit: Unit) -> String {
+    let host = match (job.failure.gang, unit) {
+        (Gang::JobSet, Unit::Gpu) => format!("{}-{}-0-0", job.name, replicated_job_name(0)),
+        (Gang::JobSet, Unit::Server) => format!("{}-{}-0-0", job.name, server_job_name(0)),
+        (Gang::None, Unit::Gpu) => rank_pod_name(job, 0),
+        (Gang::None, Unit::Server) => server_pod_name(job, 0),
     };
     format!("{host}.{}.{}.svc", job.name, job.namespace)
 }
@@ -57,16 +78,23 @@ pub(super) fn build_dra(
     job: &JobSpec,
     env: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> Result<Manifests> {
-    let rows = RankRows::new(plan, placement, env, Unit::Gpu)?;
+    let unit = crate::jobs::placement::unit(plan, job);
+    let rows = RankRows::new(plan, placement, env, unit)?;
     let annotations = job_annotations(plan, placement, job);
+    let mut data = json!({
+        "ranks.csv": rows.ranks_csv(),
+        "rank-env.csv": rows.env_csv(),
+    });
+    if unit == Unit::Server {
+        // A server's pod starts one process per rank, as the whole-Node
+        // Indexed Job does.
+        data["launch.sh"] = json!(LAUNCH_SH);
+    }
     let config_map = json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(job, &config_map_name(job), Some(annotations.clone())),
-        "data": {
-            "ranks.csv": rows.ranks_csv(),
-            "rank-env.csv": rows.env_csv(),
-        },
+        "data": data,
     });
     let world = placement.ranks.len();
     // Rank 0's NIC address, where the driver hands the physical NIC (and
@@ -79,36 +107,70 @@ pub(super) fn build_dra(
         .and_then(|&i| plan.sub_node_list[i].ip.as_deref())
         .filter(|_| job.placement.profile.nic.value == PlanField::Nic)
         .map(|ip| ip.split('/').next().unwrap_or(ip).to_string());
-    let mut templates = Vec::with_capacity(world);
-    let mut pods = Vec::with_capacity(world);
-    for (r, row) in placement.ranks.iter().zip(&rows.rows) {
-        let sn = &plan.sub_node_list[r.sub_node];
-        let devices = placement
-            .devices
-            .get(r.rank)
-            .ok_or_else(|| Error::Manifest {
-                job: job.name.clone(),
-                message: format!("rank {} has no devices in the placement", r.rank),
-            })?;
-        let spec = claim_spec(&job.placement.profile, sn).map_err(|message| Error::Manifest {
-            job: job.name.clone(),
-            message,
-        })?;
-        let name = rank_pod_name(job, r.rank);
-        let mut template_meta = metadata(job, &name, None);
-        template_meta["annotations"] = json!({
-            sub_node_annotation(): sn.id,
-            node_annotation(): r.node,
-            format!("{PREFIX}gpu"): devices.gpu.to_string(),
-            format!("{PREFIX}nic"): devices.nics.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
-        });
-        templates.push(json!({
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaimTemplate",
-            "metadata": template_meta,
-            "spec": { "spec": spec },
-        }));
-        pods.push(rank_pod(job, r, row, &name, world, rank0_nic.as_deref()));
+    let cx = PodContext {
+        job,
+        world,
+        master: master_dns(job, unit),
+        rank0_nic,
+    };
+    let manifest_error = |message: String| Error::Manifest {
+        job: job.name.clone(),
+        message,
+    };
+    // Per pod: its replicated Job, its name (that of its claim template),
+    // labels and annotations, and spec.
+    let mut templates = Vec::new();
+    let mut pods: Vec<(String, String, Value, Value)> = Vec::new();
+    match unit {
+        Unit::Gpu => {
+            for (r, row) in placement.ranks.iter().zip(&rows.rows) {
+                let sn = &plan.sub_node_list[r.sub_node];
+                let devices = placement.devices.get(r.rank).ok_or_else(|| {
+                    manifest_error(format!("rank {} has no devices in the placement", r.rank))
+                })?;
+                let spec = claim_spec(&job.placement.profile, sn).map_err(manifest_error)?;
+                let name = rank_pod_name(job, r.rank);
+                templates.push(claim_template(
+                    job,
+                    &name,
+                    (sub_node_annotation(), sn.id.clone()),
+                    &r.node,
+                    std::slice::from_ref(devices),
+                    spec,
+                ));
+                let (meta, spec) = rank_pod(&cx, r, row, &name);
+                pods.push((replicated_job_name(r.rank), name, meta, spec));
+            }
+        }
+        Unit::Server => {
+            for (k, n) in placement.nodes.iter().enumerate() {
+                let mut sub_nodes = Vec::with_capacity(n.ranks.len());
+                let mut devices = Vec::with_capacity(n.ranks.len());
+                for &r in &n.ranks {
+                    let placed = placement.ranks.get(r).ok_or_else(|| {
+                        manifest_error(format!("rank {r} of Node {} is not placed", n.node))
+                    })?;
+                    sub_nodes.push(&plan.sub_node_list[placed.sub_node]);
+                    devices.push(placement.devices.get(r).cloned().ok_or_else(|| {
+                        manifest_error(format!("rank {r} has no devices in the placement"))
+                    })?);
+                }
+                let spec = server_claim_spec(&job.placement.profile, &sub_nodes)
+                    .map_err(manifest_error)?;
+                let ids: Vec<&str> = sub_nodes.iter().map(|sn| sn.id.as_str()).collect();
+                let name = server_pod_name(job, k);
+                templates.push(claim_template(
+                    job,
+                    &name,
+                    (sub_nodes_annotation(), ids.join(",")),
+                    &n.node,
+                    &devices,
+                    spec,
+                ));
+                let (meta, spec) = server_pod(&cx, n, &name);
+                pods.push((server_job_name(k), name, meta, spec));
+            }
+        }
     }
     match job.failure.gang {
         Gang::JobSet => {
@@ -123,8 +185,7 @@ pub(super) fn build_dra(
         Gang::None => {
             let mut owned = vec![headless_service(job)];
             owned.extend(templates);
-            owned.extend(pods.into_iter().map(|(rank, mut meta, mut spec)| {
-                let name = rank_pod_name(job, rank);
+            owned.extend(pods.into_iter().map(|(_, name, mut meta, mut spec)| {
                 meta["name"] = json!(name);
                 meta["namespace"] = json!(job.namespace);
                 if let Some(q) = &job.queue {
@@ -145,11 +206,41 @@ pub(super) fn build_dra(
     }
 }
 
+/// A ResourceClaimTemplate `name` with claim `spec`, annotated with the
+/// sub-node(s) it holds (`sub_nodes`: the annotation and its value), its
+/// Node and the devices found for them.
+fn claim_template(
+    job: &JobSpec,
+    name: &str,
+    sub_nodes: (String, String),
+    node: &str,
+    devices: &[SubNodeDevices],
+    spec: Value,
+) -> Value {
+    let list = |each: &dyn Fn(&SubNodeDevices) -> Vec<String>| {
+        devices.iter().flat_map(each).collect::<Vec<_>>().join(", ")
+    };
+    let mut meta = metadata(job, name, None);
+    meta["annotations"] = json!({
+        sub_nodes.0: sub_nodes.1,
+        node_annotation(): node,
+        format!("{PREFIX}gpu"): list(&|d| vec![d.gpu.to_string()]),
+        format!("{PREFIX}nic"): list(&|d| d.nics.iter().map(ToString::to_string).collect()),
+    });
+    json!({
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": meta,
+        "spec": { "spec": spec },
+    })
+}
+
 /// The API version of the JobSets we write (kubernetes-sigs/jobset v0.12.0,
 /// `api/jobset/v1alpha2`).
 pub(crate) const JOBSET_API_VERSION: &str = "jobset.x-k8s.io/v1alpha2";
 
-/// The JobSet of a DRA job: one replicated Job per rank (`replicas: 1`,
+/// The JobSet of a DRA job: one replicated Job per rank, or per server
+/// with `unit = "server"` (`replicas: 1`,
 /// `parallelism` and `completions` 1, `backoffLimit: 0`, `Indexed`), each
 /// with its rank's pod: its Node, its claim template. Read from
 /// `api/jobset/v1alpha2/jobset_types.go` and `pkg/webhooks/jobset_webhook.go`
@@ -166,16 +257,16 @@ pub(crate) const JOBSET_API_VERSION: &str = "jobset.x-k8s.io/v1alpha2";
 /// - with a queue, Kueue's `kueue.x-k8s.io/queue-name` label and
 ///   `suspend: true` (Kueue v0.19.2, site/content/en/docs/tasks/run/jobsets.md):
 ///   Kueue admits the JobSet as one Workload, one PodSet per rank.
-fn job_set(job: &JobSpec, annotations: &Value, pods: Vec<(usize, Value, Value)>) -> Value {
+fn job_set(job: &JobSpec, annotations: &Value, pods: Vec<(String, String, Value, Value)>) -> Value {
     let mut meta = metadata(job, &job.name, Some(annotations.clone()));
     if let Some(q) = &job.queue {
         meta["labels"][KUEUE_QUEUE] = json!(q);
     }
     let replicated: Vec<Value> = pods
         .into_iter()
-        .map(|(rank, meta, spec)| {
+        .map(|(replicated, _, meta, spec)| {
             json!({
-                "name": replicated_job_name(rank),
+                "name": replicated,
                 "replicas": 1,
                 "template": {
                     "metadata": { "labels": labels(job) },
@@ -214,28 +305,108 @@ fn job_set(job: &JobSpec, annotations: &Value, pods: Vec<(usize, Value, Value)>)
     })
 }
 
+/// The one container of a DRA pod.
+struct Container {
+    /// `rank` (a rank's pod) or `ranks` (a server's).
+    name: &'static str,
+    command: Vec<String>,
+    env: Vec<Value>,
+    /// Ranks it runs: `[resources]` cpu and memory are per rank.
+    ranks: usize,
+}
+
+/// What every pod of a DRA job shares.
+struct PodContext<'a> {
+    job: &'a JobSpec,
+    /// `WORLD_SIZE`.
+    world: usize,
+    /// `MASTER_ADDR`: rank 0's pod ([`master_dns`]).
+    master: String,
+    /// `EFLOPS_RANK0_NIC_ADDR`, where the driver hands over the NIC.
+    rank0_nic: Option<String>,
+}
+
+impl PodContext<'_> {
+    /// The variables every pod of the job gets: `first`, `WORLD_SIZE`,
+    /// `local`, `MASTER_ADDR`, `MASTER_PORT`, `EFLOPS_RANK0_NIC_ADDR`.
+    fn env(&self, first: Vec<Value>, local: Vec<Value>) -> Vec<Value> {
+        let job = self.job;
+        let mut env = first;
+        env.push(json!({ "name": "WORLD_SIZE", "value": self.world.to_string() }));
+        env.extend(local);
+        env.extend([
+            json!({ "name": "MASTER_ADDR", "value": self.master }),
+            json!({ "name": "MASTER_PORT", "value": job.master_port.to_string() }),
+        ]);
+        if let Some(ip) = &self.rank0_nic {
+            env.push(json!({ "name": "EFLOPS_RANK0_NIC_ADDR", "value": ip }));
+        }
+        env
+    }
+
+    /// A pod spec pinned to `node`, claiming `claim` (`(name in the pod,
+    /// template)`) in its one container `c`, with the rank-check init
+    /// container `check`, then the job's `[pod]` settings.
+    fn pod(
+        &self,
+        labels: Value,
+        node: &str,
+        (claim_name, claim): (&str, &str),
+        check: Value,
+        c: Container,
+    ) -> (Value, Value) {
+        let job = self.job;
+        let mut meta = json!({ "labels": labels });
+        let mut resources = serde_json::Map::new();
+        if let Some(cpu) = &job.resources.cpu {
+            resources.insert("cpu".into(), json!(cpu.times(c.ranks)));
+        }
+        if let Some(m) = &job.resources.memory {
+            resources.insert("memory".into(), json!(m.times(c.ranks)));
+        }
+        for (k, v) in &job.resources.extra {
+            resources.insert(k.clone(), json!(v.to_string()));
+        }
+        let mut container_resources = json!({ "claims": [{ "name": claim_name }] });
+        if !resources.is_empty() {
+            container_resources["limits"] = Value::Object(resources.clone());
+            container_resources["requests"] = Value::Object(resources);
+        }
+        let mut spec = json!({
+            "restartPolicy": "Never",
+            "affinity": { "nodeAffinity": node_affinity(&[node]) },
+            "resourceClaims": [{ "name": claim_name, "resourceClaimTemplateName": claim }],
+            "initContainers": [check],
+            "containers": [{
+                "name": c.name,
+                "image": job.image,
+                "command": c.command,
+                "args": job.args,
+                "env": c.env,
+                "resources": container_resources,
+                "volumeMounts": [{ "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true }],
+            }],
+            "volumes": [config_volume(job)],
+        });
+        apply_pod_settings(job, &mut meta, &mut spec);
+        (meta, spec)
+    }
+}
+
 /// Rank `r`'s pod: its labels and annotations, and its spec (pinned to
 /// its Node, claiming its template `claim`), without name or host name.
-fn rank_pod(
-    job: &JobSpec,
-    r: &PlacedRank,
-    row: &Row,
-    claim: &str,
-    world: usize,
-    rank0_nic: Option<&str>,
-) -> (usize, Value, Value) {
-    let mut env = vec![
-        node_name_env(),
-        json!({ "name": "RANK", "value": r.rank.to_string() }),
-        json!({ "name": "WORLD_SIZE", "value": world.to_string() }),
-        json!({ "name": "LOCAL_RANK", "value": "0" }),
-        json!({ "name": "LOCAL_WORLD_SIZE", "value": "1" }),
-        json!({ "name": "MASTER_ADDR", "value": master_dns(job) }),
-        json!({ "name": "MASTER_PORT", "value": job.master_port.to_string() }),
-    ];
-    if let Some(ip) = rank0_nic {
-        env.push(json!({ "name": "EFLOPS_RANK0_NIC_ADDR", "value": ip }));
-    }
+fn rank_pod(cx: &PodContext<'_>, r: &PlacedRank, row: &Row, claim: &str) -> (Value, Value) {
+    let job = cx.job;
+    let mut env = cx.env(
+        vec![
+            node_name_env(),
+            json!({ "name": "RANK", "value": r.rank.to_string() }),
+        ],
+        vec![
+            json!({ "name": "LOCAL_RANK", "value": "0" }),
+            json!({ "name": "LOCAL_WORLD_SIZE", "value": "1" }),
+        ],
+    );
     // The NIC's variables (NCCL_IB_HCA to NCCL_SOCKET_IFNAME) from the
     // host configuration hold inside the pod
     // when the driver hands over the physical device (dranet keeps its
@@ -262,42 +433,51 @@ fn rank_pod(
     env.extend(user_env(job));
     let mut labels = labels_with(job, "rank");
     labels[format!("{PREFIX}rank")] = json!(r.rank.to_string());
-    let mut meta = json!({ "labels": labels });
-    let mut resources = serde_json::Map::new();
-    if let Some(c) = &job.resources.cpu {
-        resources.insert("cpu".into(), json!(c.times(1)));
-    }
-    if let Some(m) = &job.resources.memory {
-        resources.insert("memory".into(), json!(m.times(1)));
-    }
-    for (k, v) in &job.resources.extra {
-        resources.insert(k.clone(), json!(v.to_string()));
-    }
-    let mut container_resources = json!({ "claims": [{ "name": "sub-node" }] });
-    if !resources.is_empty() {
-        container_resources["limits"] = Value::Object(resources.clone());
-        container_resources["requests"] = Value::Object(resources);
-    }
     let mut check = rank_check_container(job);
     if let Some(c) = check["command"].as_array_mut() {
         c.extend([json!("--rank"), json!(r.rank.to_string())]);
     }
-    let mut spec = json!({
-        "restartPolicy": "Never",
-        "affinity": { "nodeAffinity": node_affinity(&[r.node.as_str()]) },
-        "resourceClaims": [{ "name": "sub-node", "resourceClaimTemplateName": claim }],
-        "initContainers": [check],
-        "containers": [{
-            "name": "rank",
-            "image": job.image,
-            "command": job.command,
-            "args": job.args,
-            "env": env,
-            "resources": container_resources,
-            "volumeMounts": [{ "name": "eflops-ranks", "mountPath": MOUNT, "readOnly": true }],
-        }],
-        "volumes": [config_volume(job)],
-    });
-    apply_pod_settings(job, &mut meta, &mut spec);
-    (r.rank, meta, spec)
+    cx.pod(
+        labels,
+        &r.node,
+        ("sub-node", claim),
+        check,
+        Container {
+            name: "rank",
+            command: job.command.clone(),
+            env,
+            ranks: 1,
+        },
+    )
+}
+
+/// The pod of a whole server `n` (`unit = "server"`): it claims every GPU
+/// and NIC of the server (template `claim`) and runs `launch.sh`, which
+/// starts one process per rank of the Node with its `RANK`,
+/// `LOCAL_RANK` (its GPU's position), `LOCAL_WORLD_SIZE`,
+/// `CUDA_VISIBLE_DEVICES` (every GPU of the server: the claim holds them
+/// all, so the container numbers them as the host does) and its NIC's
+/// `NCCL_IB_*` from `rank-env.csv`, as the whole-Node Indexed Job does.
+fn server_pod(cx: &PodContext<'_>, n: &PlacedNode, claim: &str) -> (Value, Value) {
+    let job = cx.job;
+    let mut env = cx.env(vec![node_name_env()], Vec::new());
+    env.push(json!({ "name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID" }));
+    env.extend(token_env(job));
+    env.extend(user_env(job));
+    let command = launch_command(job);
+    let mut labels = labels_with(job, "server");
+    labels[format!("{PREFIX}first-rank")] =
+        json!(n.ranks.first().copied().unwrap_or_default().to_string());
+    cx.pod(
+        labels,
+        &n.node,
+        ("server", claim),
+        rank_check_container(job),
+        Container {
+            name: "ranks",
+            command,
+            env,
+            ranks: n.ranks.len(),
+        },
+    )
 }

@@ -688,6 +688,18 @@ fn rank_check_container(job: &JobSpec) -> Value {
     })
 }
 
+/// `sh launch.sh -- COMMAND`: the command of a pod that starts one
+/// process per rank of its Node.
+fn launch_command(job: &JobSpec) -> Vec<String> {
+    let mut command = vec![
+        "sh".to_string(),
+        format!("{MOUNT}/launch.sh"),
+        "--".to_string(),
+    ];
+    command.extend(job.command.iter().cloned());
+    command
+}
+
 fn indexed_job(job: &JobSpec, placement: &Placement, master: &str, annotations: &Value) -> Value {
     let pods = placement.nodes.len();
     let mut env = vec![
@@ -699,12 +711,7 @@ fn indexed_job(job: &JobSpec, placement: &Placement, master: &str, annotations: 
     ];
     env.extend(token_env(job));
     env.extend(user_env(job));
-    let mut command = vec![
-        "sh".to_string(),
-        format!("{MOUNT}/launch.sh"),
-        "--".to_string(),
-    ];
-    command.extend(job.command.iter().cloned());
+    let command = launch_command(job);
     let mut obj = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",

@@ -105,6 +105,11 @@ dev=${hca#=}
 if [ -n "$dev" ]; then
   export OMPI_MCA_btl_openib_if_include="$dev" UCX_NET_DEVICES="$dev:1"
 fi
+# UCX (pml/ucx) marks everything this rank's queue pairs send (data,
+# RDMA-read responses, ACKs) with its own interface's class, never the
+# peer's (UCX 1.22.0, src/uct/ib/base/ib_iface.c TRAFFIC_CLASS): the
+# rank's class keeps the per-direction QoS proof (planner check-qos).
+if [ -n "$tc" ]; then export UCX_IB_TRAFFIC_CLASS="$tc"; fi
 if [ -n "$ifname" ]; then export OMPI_MCA_btl_tcp_if_include="${ifname#=}"; fi
 exec "$@"
 "#;
@@ -122,12 +127,16 @@ exec "$@"
 ///   r + 1), the schedule its table is made for.
 /// - `coll ^han,hcoll,ucc,acoll,xhc,adapt`: the components that could take
 ///   MPI_Allreduce from tuned are left out (han is hierarchical and comes
-///   first in Open MPI 5; hcoll, ucc, acoll and xhc bring their own
-///   algorithms; "the priorities may be adjusted ... to override component
-///   selection", docs.open-mpi.org v5.0.x, Tuning Collectives). Naming a
-///   component a build lacks is no error (Open MPI 4.1.4 here). The
-///   accelerator (cuda) component stays: it stages device buffers and
-///   calls tuned underneath.
+///   first in Open MPI 5: priority 35 against tuned's 30 at v5.0.10,
+///   `coll_han_component.c` and `coll_tuned_component.c`; hcoll (90), ucc,
+///   acoll and xhc bring their own algorithms; "the priorities may be
+///   adjusted ... to override component selection", docs.open-mpi.org
+///   v5.0.x, Tuning Collectives). Naming a component a build lacks (acoll
+///   and xhc are not in v5.0.x) is no error: only an include list is
+///   checked for unknown names (`opal/mca/base/mca_base_component_find.c`,
+///   v5.0.10; Open MPI 4.1.4 here). The cuda component (78) stays: it
+///   stages device buffers and calls tuned underneath. A test holds these
+///   flags to the parameters as v5.0.10 declares them.
 /// - `--allow-run-as-root` when the launcher runs as root, as in most
 ///   launcher images (mpirun refuses root without it, 4.1 and 5.0).
 pub(super) fn mpirun_sh(job: &JobSpec, placement: &Placement) -> String {
