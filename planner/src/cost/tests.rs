@@ -703,3 +703,66 @@ fn each_run_is_priced_at_the_length_the_catalog_gives_it() {
     );
     assert!(!err.contains("between_rows"), "{err}");
 }
+
+const BREAKOUT: &str = include_str!("../../../examples/data/catalog-breakout.toml");
+
+fn breakout_cost(catalog: &str) -> Result<PlanCost, Error> {
+    let plan = crate::design::bundled("breakout-200g", Some(crate::plan::Topology::FatTree));
+    let c = Catalog::from_toml(catalog, "catalog-breakout.toml").expect("catalog");
+    cost_plan(&plan, &c, None)
+}
+
+#[test]
+fn a_breakout_cable_is_priced_once_with_its_optics_per_end() {
+    let cost = breakout_cost(BREAKOUT).unwrap();
+    let count = |part: &str| {
+        (cost.bom.parts.iter())
+            .find(|l| l.part == part)
+            .map_or(0, |l| l.count)
+    };
+    // 32 sub-node legs in 16 cages: 16 breakout DACs, not 32.
+    assert_eq!(count("dac-400g-2x200g-3m"), 16);
+    // 32 spine legs in 16 leaf cages: 16 breakout fibres, each with one
+    // 400G optic at the cage and a 200G optic per leg.
+    assert_eq!(count("fibre-mpo-breakout-30m"), 16);
+    assert_eq!(count("optic-400g-dr4"), 16);
+    assert_eq!(count("optic-200g-dr2"), 32);
+    // The switches are priced by their cages at 400G.
+    assert_eq!(count("sw-16x400"), 4);
+    assert_eq!(count("nic-200g"), 32);
+    let parts: Vec<&str> = cost.cable_runs.iter().map(|r| r.part.as_str()).collect();
+    assert!(
+        parts.contains(&"dac-400g-2x200g-3m (breakout 2x200G)"),
+        "{parts:?}"
+    );
+}
+
+#[test]
+fn a_catalog_without_the_breakout_part_names_it() {
+    let text = BREAKOUT.replace("breakout = \"2x200G\"\nreach_m = 3", "reach_m = 3");
+    match breakout_cost(&text).unwrap_err() {
+        Error::CatalogLacks { problems, .. } => {
+            let p = problems
+                .iter()
+                .find(|p| p.object.contains("DAC breakout cables 2x200G"))
+                .unwrap_or_else(|| panic!("{problems:?}"));
+            assert_eq!(p.object, "16 DAC breakout cables 2x200G at 400 Gbps");
+            assert!(p.message.contains("(in_rack_m)"), "{}", p.message);
+            assert_eq!(
+                p.fix,
+                "add a [[cable]] with kind = \"dac\", gbps = 400, breakout = \"2x200G\", reach_m >= 3"
+            );
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_bad_breakout_part_is_named_with_its_line() {
+    let text = BREAKOUT.replacen("breakout = \"2x200G\"", "breakout = \"2x100G\"", 1);
+    let p = problems(&text);
+    assert!(
+        p.iter().any(|p| p.contains("cable \"dac-400g-2x200g-3m\"") && p.contains("is 200 Gbps in all")),
+        "{p:?}"
+    );
+}
