@@ -270,6 +270,10 @@ pub struct BreakoutRow<'a> {
     pub gbps: u32,
     /// Media: optical when any leg is.
     pub media: Media,
+    /// A straight cable between two broken-out cages (every leg a lane to
+    /// the same lane of one peer cage), not a breakout cable.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub straight: bool,
     /// A leg per lane, in lane order.
     pub legs: Vec<LegRow<'a>>,
 }
@@ -422,6 +426,7 @@ impl Plan {
                         breakout: e.breakout.describe(),
                         gbps: e.breakout.cage_gbps,
                         media,
+                        straight: pc.straight,
                         legs: rows,
                     }),
                 }
@@ -506,6 +511,11 @@ pub struct PhysicalCable {
     pub legs: Vec<usize>,
     /// The broken-out end of a breakout cable; `None` for a whole cable.
     pub breakout: Option<BreakoutEnd>,
+    /// True when every leg ends on a lane of another broken-out switch: a
+    /// straight cable between two broken-out cages, lane i to lane i
+    /// (validation refuses any other lane-to-lane link), bought as a
+    /// whole cable of the cage's speed.
+    pub straight: bool,
 }
 
 /// The cage end of a breakout cable.
@@ -556,6 +566,7 @@ impl Plan {
                 None => out.push(PhysicalCable {
                     legs: vec![k],
                     breakout: None,
+                    straight: false,
                 }),
                 Some((switch, cage, breakout)) => {
                     let at = *cage_cable.entry((switch, cage)).or_insert_with(|| {
@@ -566,6 +577,7 @@ impl Plan {
                                 cage,
                                 breakout,
                             }),
+                            straight: false,
                         });
                         out.len() - 1
                     });
@@ -573,10 +585,16 @@ impl Plan {
                 }
             }
         }
-        // Legs in lane order.
+        // Legs in lane order; straight when every leg meets a lane.
         for pc in &mut out {
             if let Some(e) = pc.breakout {
                 pc.legs.sort_by_key(|&k| self.leg_lane(&e, k).0);
+                pc.straight = self.legs(pc, &e).iter().all(|l| {
+                    l.cable.kind == CableKind::InterSwitch
+                        && of
+                            .get(l.peer)
+                            .is_some_and(|&i| self.switch_list[i].breakout.is_some())
+                });
             }
         }
         out

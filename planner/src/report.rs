@@ -298,7 +298,11 @@ pub fn render_cables(plan: &CheckedPlan) -> String {
                     peers.join(" "),
                     peer_ports.join(" "),
                     format!("{} = {}", b.gbps, b.breakout),
-                    format!("{} breakout", b.media.as_str()),
+                    if b.straight {
+                        format!("{} straight", b.media.as_str())
+                    } else {
+                        format!("{} breakout", b.media.as_str())
+                    },
                 ]
             }
             (None, None) => continue,

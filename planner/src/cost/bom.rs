@@ -1,7 +1,7 @@
 //! Bills of materials: the parts a design needs, priced from a catalog,
 //! and the TCO of a plan (`planner cost`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -10,9 +10,7 @@ use super::power::{Loads, Power, render_power};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
-use crate::plan::{
-    Breakout, Cable, CableRuns, Media, PhysicalCable, Plan, PlanSwitch, Run, Topology,
-};
+use crate::plan::{Breakout, Cable, CableRuns, Media, PhysicalCable, Plan, Run, Topology};
 use crate::text::Table;
 
 /// One line of a bill of materials. `total_cost` of a [`Bom`] is the sum
@@ -316,12 +314,11 @@ pub fn cost_plan(
     // Breakout cables, each once: by breakout, media and longest run.
     let mut breakouts: BTreeMap<(Breakout, bool, Run), Vec<&PhysicalCable>> = BTreeMap::new();
     let physical_cables = plan.physical_cables();
-    let switches = plan.physical_switches();
     for pc in &physical_cables {
         match pc.breakout {
             // Lanes into lanes of one peer cage: a straight cable between
             // two broken-out cages, priced as a whole cable of the cage.
-            Some(e) if straight(plan, &switches, pc) => {
+            Some(e) if pc.straight => {
                 let c = &plan.cables[pc.legs[0]];
                 let (_, dac, run) = cable_group(c, &runs);
                 *groups.entry((e.breakout.cage_gbps, dac, run)).or_default() += 1;
@@ -488,7 +485,7 @@ pub fn cost_plan(
     }
     for pc in &physical_cables {
         match pc.breakout {
-            Some(e) if !straight(plan, &switches, pc) => {
+            Some(e) if !pc.straight => {
                 let (dac, run) = breakout_group(plan, &runs, pc);
                 let (cage_w, leg_w) = breakout_watts[&(e.breakout, dac, run)];
                 loads.add(&plan.switch_list[e.switch].physical, cage_w);
@@ -543,19 +540,6 @@ fn breakout_group(plan: &Plan, runs: &CableRuns<'_>, pc: &PhysicalCable) -> (boo
             .unwrap_or(Run::Unknown)
     };
     (dac, run)
-}
-
-/// True when every leg of a breakout cable ends on a lane of one cage of
-/// another broken-out switch: a straight cable between two broken-out
-/// cages (validation refuses any other lane-to-lane link).
-fn straight(plan: &Plan, switches: &HashMap<&str, &PlanSwitch>, pc: &PhysicalCable) -> bool {
-    let Some(e) = pc.breakout else {
-        return false;
-    };
-    plan.legs(pc, &e).iter().all(|l| {
-        l.cable.kind == crate::plan::CableKind::InterSwitch
-            && switches.get(l.peer).is_some_and(|s| s.breakout.is_some())
-    })
 }
 
 /// The group a cable is priced in: its speed, whether it is a DAC, and
