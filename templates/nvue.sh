@@ -30,6 +30,9 @@ nv set qos pfc-watchdog polling-interval {{ polling }}
 nv set qos pfc-watchdog robustness {{ robustness }}
 {%- endif %}
 nv set qos egress-scheduler default-global traffic-class {{ cnp }} mode strict
+{%- for b in breakouts %}
+{{ b }}
+{%- endfor %}
 {%- for i in interfaces %}
 {%- if !i.description.is_empty() %}
 nv set interface {{ i.name }} description {{ i.description }}

@@ -220,3 +220,127 @@ impl NvlinkKind {
         }
     }
 }
+
+/// How every port (cage) of a switch splits into lanes: `2x200G` on a
+/// 400G switch is two 200G logical ports per cage. The plan numbers a
+/// broken-out switch's logical ports from 1 in cage order, lane by lane
+/// (cage 1 lanes 0 and 1 are ports 1 and 2, cage 2 lane 0 is port 3), so
+/// every layer that counts ports counts lanes; [`Breakout::cage_lane`]
+/// and [`Breakout::port`] convert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Breakout {
+    /// Lanes (logical ports) per cage: 2, 4 or 8.
+    pub lanes: u32,
+    /// Speed of the whole cage in Gbps (`port_gbps` of the inventory).
+    pub cage_gbps: u32,
+}
+
+impl Breakout {
+    /// The lane counts switch systems offer for a breakout (NVUE `2x`,
+    /// `4x`, `8x`; EOS, SONiC and Comware the same or fewer).
+    pub const LANES: [u32; 3] = [2, 4, 8];
+
+    /// Parses the inventory's `breakout = "2x200G"` for cages of
+    /// `cage_gbps`: the lane count (2, 4 or 8), `x`, the lane speed in
+    /// Gbps with an optional `G`; lanes times their speed must be the
+    /// cage's speed. The error says what is wrong, for the inventory
+    /// check to name the file, line and switch.
+    pub fn parse(text: &str, cage_gbps: u32) -> Result<Breakout, String> {
+        let t = text.trim();
+        let Some((n, g)) = t.split_once(['x', 'X']) else {
+            return Err(format!(
+                "breakout `{text}` is not lanes x speed (such as \"2x200G\")"
+            ));
+        };
+        let g = g.strip_suffix(['G', 'g']).unwrap_or(g);
+        let (Ok(lanes), Ok(gbps)) = (n.trim().parse::<u32>(), g.trim().parse::<u32>()) else {
+            return Err(format!(
+                "breakout `{text}` is not lanes x speed (such as \"2x200G\")"
+            ));
+        };
+        if !Self::LANES.contains(&lanes) {
+            return Err(format!(
+                "breakout `{text}` splits a port into {lanes} lanes; switch systems split into 2, 4 or 8"
+            ));
+        }
+        if u64::from(lanes) * u64::from(gbps) != u64::from(cage_gbps) {
+            return Err(format!(
+                "breakout `{text}` is {} Gbps in all, but the ports are {cage_gbps} Gbps",
+                u64::from(lanes) * u64::from(gbps)
+            ));
+        }
+        Ok(Breakout { lanes, cage_gbps })
+    }
+
+    /// Speed of one lane in Gbps.
+    pub fn lane_gbps(self) -> u32 {
+        self.cage_gbps / self.lanes.max(1)
+    }
+
+    /// The cage (1-based) and lane (0-based) of logical port `port`
+    /// (1-based).
+    pub fn cage_lane(self, port: u32) -> (u32, u32) {
+        let i = port.saturating_sub(1);
+        (i / self.lanes.max(1) + 1, i % self.lanes.max(1))
+    }
+
+    /// The logical port (1-based) of lane `lane` of cage `cage`.
+    pub fn port(self, cage: u32, lane: u32) -> u32 {
+        (cage.saturating_sub(1)) * self.lanes + lane + 1
+    }
+
+    /// The name of logical port `port` where no switch system is known
+    /// (the plan, `cables`, host files): the `port_name` pattern's name of
+    /// the port (`{p}` the number), or the number; on a broken-out switch
+    /// the cage's name and the lane as Linux switches name it, `s<lane>`
+    /// from 0 (`swp5s1`, `5s1`). Each vendor's own lane names are in
+    /// `render/`.
+    pub fn generic_name(pattern: Option<&str>, breakout: Option<Breakout>, port: u32) -> String {
+        let named = |n: u32| match pattern {
+            Some(p) => p.replace("{p}", &n.to_string()),
+            None => n.to_string(),
+        };
+        match breakout {
+            None => named(port),
+            Some(b) => {
+                let (cage, lane) = b.cage_lane(port);
+                format!("{}s{lane}", named(cage))
+            }
+        }
+    }
+
+    /// Electrical (SerDes) lanes of a cage, which EOS and SONiC number
+    /// lanes by: 8 at 400G and up (QSFP-DD and OSFP: 8 x 50G or 8 x 100G),
+    /// 4 below (QSFP28, QSFP56). The same rule as SONiC's whole-port names
+    /// (`Ethernet<8(p-1)>` at 400G and up, else `Ethernet<4(p-1)>`).
+    pub fn electrical_lanes(self) -> u32 {
+        if self.cage_gbps >= 400 { 8 } else { 4 }
+    }
+
+    /// Electrical lanes per logical port, when the lanes split evenly
+    /// (not for 8 logical ports on a 4-lane cage).
+    pub fn electrical_per_lane(self) -> Option<u32> {
+        let e = self.electrical_lanes();
+        (self.lanes <= e && e.is_multiple_of(self.lanes)).then(|| e / self.lanes)
+    }
+
+    /// The first electrical lane (1-based) of logical lane `lane` (0-based):
+    /// EOS names a lane of `Ethernet5/1` by it (`Ethernet5/5` is the second
+    /// 200G lane of an 8-lane 400G cage).
+    pub fn first_electrical(self, lane: u32) -> Option<u32> {
+        Some(1 + lane * self.electrical_per_lane()?)
+    }
+
+    /// The logical lane (0-based) whose first electrical lane is `first`
+    /// (1-based), the inverse of [`Breakout::first_electrical`].
+    pub fn eos_lane_of(self, first: u32) -> Option<u32> {
+        let per = self.electrical_per_lane()?;
+        let i = first.checked_sub(1)?;
+        (i.is_multiple_of(per) && i / per < self.lanes).then_some(i / per)
+    }
+
+    /// The inventory's form, `2x200G`.
+    pub fn describe(self) -> String {
+        format!("{}x{}G", self.lanes, self.lane_gbps())
+    }
+}

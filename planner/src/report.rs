@@ -253,42 +253,68 @@ fn tier_table(plan: &Plan) -> String {
     t.render()
 }
 
-/// The cable list for people.
+/// The cable list for people: one row per physical cable; a breakout
+/// cable once, its cage and lanes in the port column (`swp1 =
+/// swp1s0 swp1s1`), its legs' peers and ports in order.
 pub fn render_cables(plan: &CheckedPlan) -> String {
-    let names: BTreeMap<&str, &crate::plan::PlanSwitch> = plan
-        .switch_list
-        .iter()
-        .map(|s| (s.physical.as_str(), s))
-        .collect();
     // Racks and runs are shown when the plan has racks.
     let racked = !plan.racks.is_empty();
-    let runs = plan.cable_runs();
     let mut header = vec!["#", "switch", "port", "peer", "peer port", "Gbps", "media"];
     if racked {
         header.extend(["rack", "peer rack", "run"]);
     }
     let mut t = Table::new(header).right(&[0, 5]);
-    for (i, c) in plan.cables.iter().enumerate() {
-        let port = names
-            .get(c.a.as_str())
-            .map_or(c.a_port.to_string(), |s| s.port_name(c.a_port));
-        let peer_port = match (c.kind, names.get(c.b.as_str()), c.b_port.parse::<u32>()) {
-            (crate::plan::CableKind::InterSwitch, Some(s), Ok(p)) => s.port_name(p),
-            _ => c.b_port.clone(),
+    let switches = plan.physical_switches();
+    for r in plan.cable_rows() {
+        let mut row = match (&r.cable, &r.breakout) {
+            (Some(c), _) => {
+                let port = (switches.get(c.a.as_str()))
+                    .map_or(c.a_port.to_string(), |s| s.port_name(c.a_port));
+                let peer_port = match c.kind {
+                    crate::plan::CableKind::InterSwitch => {
+                        crate::plan::peer_port_name(&switches, &c.b, &c.b_port)
+                    }
+                    crate::plan::CableKind::SubNode => c.b_port.clone(),
+                };
+                vec![
+                    r.label.clone(),
+                    c.a.clone(),
+                    port,
+                    c.b.clone(),
+                    peer_port,
+                    c.gbps.to_string(),
+                    c.media.as_str().to_string(),
+                ]
+            }
+            (None, Some(b)) => {
+                let lanes: Vec<&str> = b.legs.iter().map(|l| l.port_name.as_str()).collect();
+                let mut peers: Vec<&str> = b.legs.iter().map(|l| l.peer).collect();
+                peers.dedup();
+                let peer_ports: Vec<&str> = b.legs.iter().map(|l| l.peer_port.as_str()).collect();
+                vec![
+                    r.label.clone(),
+                    b.switch.to_string(),
+                    format!("{} = {}", b.cage_name, lanes.join(" ")),
+                    peers.join(" "),
+                    peer_ports.join(" "),
+                    format!("{} = {}", b.gbps, b.breakout),
+                    if b.straight {
+                        format!("{} straight", b.media.as_str())
+                    } else {
+                        format!("{} breakout", b.media.as_str())
+                    },
+                ]
+            }
+            (None, None) => continue,
         };
-        let mut row = vec![
-            crate::plan::cable_label(i),
-            c.a.clone(),
-            port,
-            c.b.clone(),
-            peer_port,
-            c.gbps.to_string(),
-            c.media.as_str().to_string(),
-        ];
         if racked {
-            let (rack, peer_rack, run) = runs.of(c);
             row.extend(
-                [rack.unwrap_or("-"), peer_rack.unwrap_or("-"), run.as_str()].map(String::from),
+                [
+                    r.rack.unwrap_or("-"),
+                    r.peer_rack.unwrap_or("-"),
+                    r.run.as_str(),
+                ]
+                .map(String::from),
             );
         }
         t.row(row);

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::catalog::{Catalog, OpticalLink};
+use super::catalog::{BreakoutLink, Catalog, OpticalLink};
 use super::power::{Loads, Power, render_power};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
-use crate::plan::{Cable, CableRuns, Media, Run, Topology};
+use crate::plan::{Breakout, Cable, CableRuns, Media, PhysicalCable, Plan, Run, Topology};
 use crate::text::Table;
 
 /// One line of a bill of materials. `total_cost` of a [`Bom`] is the sum
@@ -197,10 +197,15 @@ pub fn cost_plan(
     // Physical switches: their ports over every virtual switch they carry.
     let mut physical: BTreeMap<&str, (&str, u32, u32)> = BTreeMap::new();
     for s in &plan.switch_list {
+        // A broken-out switch is priced by its cages, at the cage's speed.
         let top = s.ports.iter().map(|p| p.port).max().unwrap_or(0);
+        let (top, gbps) = match s.breakout {
+            Some(b) => (b.cage_lane(top).0, b.cage_gbps),
+            None => (top, s.port_gbps),
+        };
         let e = physical
             .entry(s.physical.as_str())
-            .or_insert((s.model.as_str(), 0, s.port_gbps));
+            .or_insert((s.model.as_str(), 0, gbps));
         e.1 = e.1.max(top);
     }
     // Switches the catalog cannot price, by what is missing: one problem
@@ -306,8 +311,117 @@ pub fn cost_plan(
     // optics one at each end.
     let runs = plan.cable_runs();
     let mut groups: BTreeMap<(u32, bool, Run), u64> = BTreeMap::new();
-    for c in &plan.cables {
-        *groups.entry(cable_group(c, &runs)).or_default() += 1;
+    // Breakout cables, each once: by breakout, media and longest run.
+    let mut breakouts: BTreeMap<(Breakout, bool, Run), Vec<&PhysicalCable>> = BTreeMap::new();
+    let physical_cables = plan.physical_cables();
+    for pc in &physical_cables {
+        match pc.breakout {
+            // Lanes into lanes of one peer cage: a straight cable between
+            // two broken-out cages, priced as a whole cable of the cage.
+            Some(e) if pc.straight => {
+                let c = &plan.cables[pc.legs[0]];
+                let (_, dac, run) = cable_group(c, &runs);
+                *groups.entry((e.breakout.cage_gbps, dac, run)).or_default() += 1;
+            }
+            Some(e) => {
+                let (dac, run) = breakout_group(plan, &runs, pc);
+                breakouts
+                    .entry((e.breakout, dac, run))
+                    .or_default()
+                    .push(pc);
+            }
+            None => {
+                *groups
+                    .entry(cable_group(&plan.cables[pc.legs[0]], &runs))
+                    .or_default() += 1
+            }
+        }
+    }
+    // Watts at each end of a breakout cable's legs: (cage end, leg end).
+    let mut breakout_watts: BTreeMap<(Breakout, bool, Run), (f64, f64)> = BTreeMap::new();
+    let mut breakout_runs = Vec::new();
+    for (&(bo, dac, run), cables) in &breakouts {
+        let metres = if dac {
+            catalog.in_rack_m
+        } else {
+            catalog.run_m(run)
+        };
+        let key = if dac {
+            "in_rack_m"
+        } else {
+            Catalog::run_key(run)
+        };
+        let count = cables.len() as u64;
+        let n = f64::from(bo.lanes);
+        match catalog.breakout_for(bo, dac, metres) {
+            Some(link) => {
+                let (part, cage_w, leg_w) = match link {
+                    BreakoutLink::Cable(c) => {
+                        b.add("cable", &c.name, count, c.price, c.watts);
+                        (c.name.clone(), c.watts / 2.0, c.watts / 2.0 / n)
+                    }
+                    BreakoutLink::Fibre(f, cage, lane, legs) => {
+                        b.add("cable", &f.name, count, f.price, f.watts);
+                        b.add("optic", &cage.name, count, cage.price, cage.watts);
+                        b.add(
+                            "optic",
+                            &lane.name,
+                            u64::from(legs) * count,
+                            lane.price,
+                            lane.watts,
+                        );
+                        (
+                            format!("{} + {} + {legs} {}", f.name, cage.name, lane.name),
+                            f.watts / 2.0 + cage.watts,
+                            f.watts / 2.0 / n + lane.watts,
+                        )
+                    }
+                };
+                breakout_watts.insert((bo, dac, run), (cage_w, leg_w));
+                breakout_runs.push(CableRunCost {
+                    run,
+                    media: if dac { Media::Dac } else { Media::Optical },
+                    gbps: bo.cage_gbps,
+                    count,
+                    metres,
+                    part: format!("{part} (breakout {})", bo.describe()),
+                });
+            }
+            None => {
+                let kind = if dac { "dac" } else { "aoc\" or \"fibre" };
+                problems.push(Problem::at(
+                    None,
+                    format!(
+                        "{count} {} breakout cable{} {} at {} Gbps{}",
+                        if dac { "DAC" } else { "optical" },
+                        if count == 1 { "" } else { "s" },
+                        bo.describe(),
+                        bo.cage_gbps,
+                        if dac { String::new() } else { run_phrase(run) }
+                    ),
+                    format!(
+                        "no {} breakout cable {} in the catalog at {} Gbps reaching {metres} m ({key})",
+                        if dac { "DAC" } else { "AOC, or fibre with optics of both speeds," },
+                        bo.describe(),
+                        bo.cage_gbps,
+                    ),
+                    format!(
+                        "add a [[cable]] with kind = \"{kind}\", gbps = {}, breakout = \"{}\", reach_m >= {metres}{}",
+                        bo.cage_gbps,
+                        bo.describe(),
+                        if dac {
+                            String::new()
+                        } else {
+                            format!(
+                                " (a fibre also needs an [[optic]] of {} and of {} Gbps)",
+                                bo.cage_gbps,
+                                bo.lane_gbps()
+                            )
+                        }
+                    ),
+                ));
+            }
+        }
     }
     let mut end_watts: BTreeMap<(u32, bool, Run), f64> = BTreeMap::new();
     let mut cable_runs = Vec::new();
@@ -369,11 +483,32 @@ pub fn cost_plan(
             problems,
         });
     }
-    for c in &plan.cables {
-        let w = end_watts[&cable_group(c, &runs)];
-        loads.add(&c.a, w);
-        loads.add(&c.b, w);
+    for pc in &physical_cables {
+        match pc.breakout {
+            Some(e) if !pc.straight => {
+                let (dac, run) = breakout_group(plan, &runs, pc);
+                let (cage_w, leg_w) = breakout_watts[&(e.breakout, dac, run)];
+                loads.add(&plan.switch_list[e.switch].physical, cage_w);
+                for l in plan.legs(pc, &e) {
+                    loads.add(l.peer, leg_w);
+                }
+            }
+            Some(e) => {
+                let c = &plan.cables[pc.legs[0]];
+                let (_, dac, run) = cable_group(c, &runs);
+                let w = end_watts[&(e.breakout.cage_gbps, dac, run)];
+                loads.add(&c.a, w);
+                loads.add(&c.b, w);
+            }
+            None => {
+                let c = &plan.cables[pc.legs[0]];
+                let w = end_watts[&cable_group(c, &runs)];
+                loads.add(&c.a, w);
+                loads.add(&c.b, w);
+            }
+        }
     }
+    cable_runs.extend(breakout_runs);
     let bom = b.finish(catalog);
     let m = metrics(plan);
     Ok(PlanCost {
@@ -390,6 +525,21 @@ pub fn cost_plan(
         cable_runs,
         power: loads.per_rack(plan, None),
     })
+}
+
+/// The group a breakout cable is priced in: a DAC when every leg is (one
+/// rack), else optical reaching the longest run of its legs.
+fn breakout_group(plan: &Plan, runs: &CableRuns<'_>, pc: &PhysicalCable) -> (bool, Run) {
+    let dac = pc.legs.iter().all(|&k| plan.cables[k].media == Media::Dac);
+    let run = if dac {
+        Run::InRack
+    } else {
+        (pc.legs.iter())
+            .map(|&k| runs.of(&plan.cables[k]).2)
+            .max()
+            .unwrap_or(Run::Unknown)
+    };
+    (dac, run)
 }
 
 /// The group a cable is priced in: its speed, whether it is a DAC, and

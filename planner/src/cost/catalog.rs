@@ -107,6 +107,12 @@ pub struct CableModel {
     pub price: f64,
     /// Power draw in watts (AOCs draw some).
     pub watts: f64,
+    /// A breakout cable (`breakout = "2x200G"`): one end of `gbps` into
+    /// this many legs of the lane speed, priced once per cable. A fibre
+    /// breakout takes one transceiver of `gbps` at the cage and one of
+    /// the lane speed per leg.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakout: Option<crate::plan::Breakout>,
 }
 
 /// An optical transceiver, two per fibre cable.
@@ -171,6 +177,18 @@ pub enum OpticalLink<'c> {
     Aoc(&'c CableModel),
     /// A fibre and two transceivers.
     Fibre(&'c CableModel, &'c OpticModel),
+}
+
+/// A breakout cable as priced: a DAC or AOC breakout on its own, or a
+/// breakout fibre with a transceiver of the cage's speed and one of the
+/// lane's speed per leg (the last field: legs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BreakoutLink<'c> {
+    /// A breakout DAC or AOC.
+    Cable(&'c CableModel),
+    /// A breakout fibre, the cage's transceiver, the legs' transceiver,
+    /// and the number of legs.
+    Fibre(&'c CableModel, &'c OpticModel, &'c OpticModel, u32),
 }
 
 impl Catalog {
@@ -250,7 +268,10 @@ impl Catalog {
     pub fn dac_for(&self, gbps: u32) -> Option<&CableModel> {
         cheapest(
             self.cables.iter().filter(|c| {
-                c.kind == CableKind::Dac && c.gbps == gbps && c.reach_m >= self.in_rack_m
+                c.kind == CableKind::Dac
+                    && c.breakout.is_none()
+                    && c.gbps == gbps
+                    && c.reach_m >= self.in_rack_m
             }),
             |c| self.tco(c.price, c.watts),
         )
@@ -283,15 +304,21 @@ impl Catalog {
     /// (`between_racks_m` for a run whose racks are not known).
     pub fn optical_for(&self, gbps: u32, reach: f64) -> Option<OpticalLink<'_>> {
         let aoc = cheapest(
-            self.cables
-                .iter()
-                .filter(|c| c.kind == CableKind::Aoc && c.gbps == gbps && c.reach_m >= reach),
+            self.cables.iter().filter(|c| {
+                c.kind == CableKind::Aoc
+                    && c.breakout.is_none()
+                    && c.gbps == gbps
+                    && c.reach_m >= reach
+            }),
             |c| self.tco(c.price, c.watts),
         );
         let fibre = cheapest(
-            self.cables
-                .iter()
-                .filter(|c| c.kind == CableKind::Fibre && c.gbps >= gbps && c.reach_m >= reach),
+            self.cables.iter().filter(|c| {
+                c.kind == CableKind::Fibre
+                    && c.breakout.is_none()
+                    && c.gbps >= gbps
+                    && c.reach_m >= reach
+            }),
             |c| self.tco(c.price, c.watts),
         );
         let optic = cheapest(
@@ -313,6 +340,62 @@ impl Catalog {
             (Some(a), None) => Some(OpticalLink::Aoc(a)),
             (None, Some((f, o))) => Some(OpticalLink::Fibre(f, o)),
             (None, None) => None,
+        }
+    }
+
+    /// The cheapest breakout cable `b` that reaches `reach` metres: a
+    /// breakout DAC when `dac` (within a rack), else a breakout AOC or a
+    /// breakout fibre with its transceivers (one of the cage's speed, one
+    /// of the lane's per leg), whichever costs less over the TCO years.
+    pub fn breakout_for(
+        &self,
+        b: crate::plan::Breakout,
+        dac: bool,
+        reach: f64,
+    ) -> Option<BreakoutLink<'_>> {
+        let of = |kind: CableKind| {
+            cheapest(
+                self.cables
+                    .iter()
+                    .filter(|c| c.kind == kind && c.breakout == Some(b) && c.reach_m >= reach),
+                |c| self.tco(c.price, c.watts),
+            )
+        };
+        if dac {
+            return of(CableKind::Dac).map(BreakoutLink::Cable);
+        }
+        let optic = |gbps: u32| {
+            cheapest(
+                self.optics
+                    .iter()
+                    .filter(|o| o.gbps == gbps && o.reach_m >= reach),
+                |o| self.tco(o.price, o.watts),
+            )
+        };
+        let aoc = of(CableKind::Aoc).map(BreakoutLink::Cable);
+        let fibre = (of(CableKind::Fibre)
+            .zip(optic(b.cage_gbps))
+            .zip(optic(b.lane_gbps())))
+        .map(|((f, cage), lane)| BreakoutLink::Fibre(f, cage, lane, b.lanes));
+        match (aoc, fibre) {
+            (Some(a), Some(f)) => Some(if self.breakout_tco(&a) <= self.breakout_tco(&f) {
+                a
+            } else {
+                f
+            }),
+            (a, f) => a.or(f),
+        }
+    }
+
+    /// TCO of one breakout cable with its transceivers.
+    pub fn breakout_tco(&self, link: &BreakoutLink<'_>) -> f64 {
+        match link {
+            BreakoutLink::Cable(c) => self.tco(c.price, c.watts),
+            BreakoutLink::Fibre(f, cage, lane, n) => {
+                self.tco(f.price, f.watts)
+                    + self.tco(cage.price, cage.watts)
+                    + f64::from(*n) * self.tco(lane.price, lane.watts)
+            }
         }
     }
 
@@ -395,6 +478,8 @@ struct RawPart {
     kind: Option<CableKind>,
     #[serde(default)]
     reach_m: Option<f64>,
+    #[serde(default)]
+    breakout: Option<String>,
 }
 
 struct Checker {
@@ -632,6 +717,7 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
                 ("gpus", p.gpus.is_some()),
                 ("nics", p.nics.is_some()),
                 ("kind", p.kind.is_some()),
+                ("breakout", p.breakout.is_some()),
                 ("reach_m", p.reach_m.is_some()),
             ],
         );
@@ -657,6 +743,7 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
                 ("gpus", p.gpus.is_some()),
                 ("nics", p.nics.is_some()),
                 ("kind", p.kind.is_some()),
+                ("breakout", p.breakout.is_some()),
                 ("reach_m", p.reach_m.is_some()),
             ],
         );
@@ -680,6 +767,7 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
                 ("gpus", p.gpus.is_some()),
                 ("nics", p.nics.is_some()),
                 ("kind", p.kind.is_some()),
+                ("breakout", p.breakout.is_some()),
                 ("reach_m", p.reach_m.is_some()),
             ],
         );
@@ -698,6 +786,7 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
                 ("gbps", p.gbps.is_some()),
                 ("split", p.split.is_some()),
                 ("kind", p.kind.is_some()),
+                ("breakout", p.breakout.is_some()),
                 ("reach_m", p.reach_m.is_some()),
             ],
         );
@@ -733,6 +822,20 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
                 ("nics", p.nics.is_some()),
             ],
         );
+        let breakout = p.breakout.as_ref().and_then(|text| {
+            match crate::plan::Breakout::parse(text, gbps) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    c.problem(
+                        c.line(&p.name),
+                        &format!("cable {name:?}"),
+                        e,
+                        "write breakout as lanes x lane speed that make up the cable's gbps, such as breakout = \"2x200G\" with gbps = 400",
+                    );
+                    None
+                }
+            }
+        });
         cables.push(CableModel {
             name,
             kind,
@@ -740,6 +843,7 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
             reach_m,
             price,
             watts,
+            breakout,
         });
     }
     let mut optics = Vec::new();
@@ -756,6 +860,7 @@ fn check(raw: RawCatalog, text: &str, file: &str) -> Result<Catalog> {
                 ("gpus", p.gpus.is_some()),
                 ("nics", p.nics.is_some()),
                 ("kind", p.kind.is_some()),
+                ("breakout", p.breakout.is_some()),
             ],
         );
         optics.push(OpticModel {

@@ -170,6 +170,17 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     if let Some(note) = plan.addressing.size_link_pool(links as u64) {
         plan.notes.push(note);
     }
+    // Breakouts: a lane may meet a lane of another broken-out switch only
+    // over a straight cable, which the designs do not arrange; refused
+    // here, naming the first such cable.
+    if let Some(f) = crate::validate::breakouts(&plan).into_iter().next() {
+        return Err(Error::Infeasible {
+            input: inv.source.clone(),
+            topology: opts.topology.as_str().to_string(),
+            reason: format!("{}: {}", f.object, f.message),
+            fix: f.fix,
+        });
+    }
     // The inventory's addresses may not fit the switches the design puts
     // the NICs on (or its pools the plan): such a plan could not be
     // rendered, so it is no design.
@@ -403,6 +414,8 @@ impl<'a> Fabric<'a> {
             .iter()
             .map(|&p| PlanPort {
                 port: p,
+                cage: t.breakout.map(|b| b.cage_lane(p).0),
+                lane: t.breakout.map(|b| b.cage_lane(p).1),
                 role: if t.reserved_ports.binary_search(&p).is_ok() {
                     PortRole::Reserved
                 } else {
@@ -429,6 +442,7 @@ impl<'a> Fabric<'a> {
             rack: phys.rack.clone(),
             port_gbps: t.port_gbps,
             port_name: t.port_name.clone(),
+            breakout: t.breakout,
             ports: plan_ports,
         });
         SwitchSlot {
@@ -654,8 +668,24 @@ impl<'a> Fabric<'a> {
         }
         for &(nic, port) in &self.speed_pairs {
             if nic != port {
+                // Breakouts are the inventory's choice, never the design's:
+                // a breakout cable is a part to buy and a cage setting to
+                // push, so the design says where one would fit.
+                let hint = match nic.checked_div(port).filter(|_| nic > port) {
+                    _ if port > nic
+                        && port.is_multiple_of(nic)
+                        && crate::fabric::Breakout::LANES.contains(&(port / nic)) =>
+                    {
+                        format!(
+                            "; `breakout = \"{}x{nic}G\"` on the [[switch]] splits each port into {} {nic} Gbps ports (docs/inventory.md)",
+                            port / nic,
+                            port / nic
+                        )
+                    }
+                    _ => String::new(),
+                };
                 warnings.push(format!(
-                    "{nic} Gbps NICs are cabled to {port} Gbps switch ports; those links run at {} Gbps",
+                    "{nic} Gbps NICs are cabled to {port} Gbps switch ports; those links run at {} Gbps{hint}",
                     nic.min(port)
                 ));
             }

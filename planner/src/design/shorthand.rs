@@ -623,6 +623,7 @@ fn synthetic(
             model: format!("{ports}x{gbps}G switch"),
             ports,
             port_gbps: gbps,
+            breakout: None,
             port_name: None,
             rack: None,
             price: None,

@@ -572,3 +572,161 @@ fn cable_rows_name_their_racks_and_run() {
         BTreeMap::from([("between_racks", 1024), ("same_row", 1024)])
     );
 }
+
+/// The bundled breakout inventory (200G NICs, 400G leaves broken out
+/// 2x200G, whole spines) designed as a 2-tier leaf-spine.
+fn breakout_plan() -> CheckedPlan {
+    bundled("breakout-200g", Some(crate::plan::Topology::FatTree))
+}
+
+#[test]
+fn breakout_designs_count_lanes_not_cages() {
+    let plan = breakout_plan();
+    let leaf = plan
+        .switch_list
+        .iter()
+        .find(|s| s.name == "leaf01")
+        .unwrap();
+    // 16 cages of 400G broken out 2x200G: 32 ports of 200G, 16 to NICs
+    // and 16 up, non-blocking.
+    assert_eq!((leaf.ports.len(), leaf.port_gbps), (32, 200));
+    assert_eq!(leaf.count(crate::plan::PortRole::SubNode), 16);
+    assert_eq!(leaf.count(crate::plan::PortRole::InterSwitch), 16);
+    let p = &leaf.ports[2];
+    assert_eq!((p.port, p.cage, p.lane), (3, Some(2), Some(0)));
+    assert_eq!(leaf.port_name(4), "2s1");
+    // Spines stay whole: no cage or lane.
+    let spine = plan
+        .switch_list
+        .iter()
+        .find(|s| s.name == "spine01")
+        .unwrap();
+    assert!(spine.breakout.is_none());
+    assert!(
+        spine
+            .ports
+            .iter()
+            .all(|p| p.cage.is_none() && p.lane.is_none())
+    );
+    // No "those links run at" warning: the NICs fill their lanes.
+    assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+    assert!(crate::validate::validate_plan(&plan).findings.is_empty());
+}
+
+#[test]
+fn breakout_cables_are_listed_once_with_their_lanes() {
+    let plan = breakout_plan();
+    let cables = plan.physical_cables();
+    // 32 cages in use on the two leaves, each one breakout cable of two
+    // legs, for 64 links.
+    assert_eq!(plan.cables.len(), 64);
+    assert_eq!(cables.len(), 32);
+    assert!(
+        cables
+            .iter()
+            .all(|c| c.legs.len() == 2 && c.breakout.is_some())
+    );
+    let rows = plan.cable_rows();
+    let b = rows[0].breakout.as_ref().unwrap();
+    assert_eq!(
+        (b.switch, b.cage, b.breakout.as_str(), b.gbps),
+        ("leaf01", 1, "2x200G", 400)
+    );
+    let lanes: Vec<&str> = b.legs.iter().map(|l| l.port_name.as_str()).collect();
+    assert_eq!(lanes, ["1s0", "1s1"]);
+    // The CSV keeps a row per link; the legs of a cable share its label.
+    let csv = plan.cables_csv();
+    let labels: Vec<&str> = (csv.lines().skip(1))
+        .map(|l| l.split(',').nth(8).unwrap())
+        .collect();
+    assert_eq!(&labels[..4], ["C0001", "C0001", "C0002", "C0002"]);
+}
+
+#[test]
+fn a_mismatched_nic_names_the_breakout_that_fits() {
+    let text = bundled_text("breakout-200g").replace("breakout = \"2x200G\"\n", "");
+    let inv = Inventory::from_toml(&text, "b.toml").unwrap();
+    let opts = DesignOptions {
+        topology: crate::plan::Topology::FatTree,
+        grow_switch_pool: true,
+        ..DesignOptions::default()
+    };
+    let plan = design(&inv, &opts).unwrap();
+    assert!(
+        plan.warnings.iter().any(|w| w
+            .contains("200 Gbps NICs are cabled to 400 Gbps switch ports")
+            && w.contains("`breakout = \"2x200G\"`")),
+        "{:?}",
+        plan.warnings
+    );
+}
+
+#[test]
+fn lanes_into_lanes_of_another_broken_out_switch_need_a_straight_cable() {
+    let opts = DesignOptions {
+        topology: crate::plan::Topology::FatTree,
+        ..DesignOptions::default()
+    };
+    let spines = |with: &str| {
+        let text = bundled_text("breakout-200g").replace("port_gbps = 400\nrole = \"spine\"", with);
+        Inventory::from_toml(&text, "b.toml").unwrap()
+    };
+    // Spines broken out alike: the leaf's lanes meet one spine cage lane
+    // to lane, a straight cable, which passes.
+    let inv = spines("port_gbps = 400\nbreakout = \"2x200G\"\nrole = \"spine\"");
+    let plan = design(&inv, &opts).unwrap();
+    assert!(crate::validate::breakouts(&plan).is_empty());
+    // 800G spines broken out 4x200G: two leaf lanes of a cage land on a
+    // 4-lane cage, which no straight cable carries: refused, naming the
+    // cable and what to do.
+    let inv = spines("port_gbps = 800\nbreakout = \"4x200G\"\nrole = \"spine\"");
+    let err = design(&inv, &opts).unwrap_err().to_string();
+    assert!(err.contains("cable leaf01 1s0 to spine01 1s0"), "{err}");
+    assert!(err.contains("another broken-out switch"), "{err}");
+    assert!(
+        err.contains("break out only the switches that face the NICs"),
+        "{err}"
+    );
+}
+
+proptest::proptest! {
+    /// Whatever the lanes and the design, every lane carries at most one
+    /// link, and every cage of a switch is whole or broken out, never
+    /// both; the breakout cables cover every link exactly once.
+    #[test]
+    fn every_lane_is_used_once_and_every_cage_is_whole_or_broken_out(
+        lanes in proptest::sample::select(vec![2u32, 4]),
+        servers in 2usize..9,
+        topology in proptest::sample::select(vec![
+            crate::plan::Topology::FatTree,
+            crate::plan::Topology::RailOptimized,
+        ]),
+    ) {
+        let text = bundled_text("breakout-200g")
+            .replace("count = 8\nmodel = \"4-GPU server\"", &format!("count = {servers}\nmodel = \"4-GPU server\""))
+            .replace("speed_gbps = 200", &format!("speed_gbps = {}", 400 / lanes))
+            .replace("breakout = \"2x200G\"", &format!("breakout = \"{lanes}x{}G\"", 400 / lanes));
+        let inv = Inventory::from_toml(&text, "b.toml").unwrap();
+        let opts = DesignOptions { topology, grow_switch_pool: true, ..DesignOptions::default() };
+        let Ok(plan) = design(&inv, &opts) else { return Ok(()) };
+        let mut used = std::collections::HashSet::new();
+        for c in &plan.cables {
+            proptest::prop_assert!(used.insert((c.a.clone(), c.a_port)), "lane {} {} twice", c.a, c.a_port);
+            if c.kind == crate::plan::CableKind::InterSwitch {
+                proptest::prop_assert!(used.insert((c.b.clone(), c.b_port.parse().unwrap())));
+            }
+        }
+        for s in &plan.switch_list {
+            for p in &s.ports {
+                match s.breakout {
+                    Some(b) => proptest::prop_assert_eq!((p.cage, p.lane), (Some(b.cage_lane(p.port).0), Some(b.cage_lane(p.port).1))),
+                    None => proptest::prop_assert!(p.cage.is_none() && p.lane.is_none()),
+                }
+            }
+        }
+        proptest::prop_assert!(crate::validate::breakouts(&plan).is_empty());
+        let mut legs: Vec<usize> = plan.physical_cables().into_iter().flat_map(|c| c.legs).collect();
+        legs.sort_unstable();
+        proptest::prop_assert_eq!(legs, (0..plan.cables.len()).collect::<Vec<_>>());
+    }
+}

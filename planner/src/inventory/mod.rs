@@ -23,7 +23,7 @@ use std::ops::Range;
 use toml::Spanned;
 
 use crate::error::{Error, Problem, Result};
-pub use crate::fabric::{NvlinkKind, Part, SwitchRole};
+pub use crate::fabric::{Breakout, NvlinkKind, Part, SwitchRole};
 use crate::qos::{ClassOverride, Ipv4Prefix, QosOverrides};
 use crate::routing::Routing;
 use crate::text::{self, NamePattern};
@@ -264,10 +264,15 @@ pub struct SwitchTemplate {
     pub line: Option<usize>,
     /// Model.
     pub model: String,
-    /// Number of ports.
+    /// Number of (logical) ports: the cages, or their lanes when the
+    /// switch breaks out.
     pub ports: u32,
-    /// Speed of every port in Gbps.
+    /// Speed of every (logical) port in Gbps: a lane's when broken out.
     pub port_gbps: u32,
+    /// How every cage splits into lanes (`breakout = "2x200G"`); `ports`,
+    /// `port_gbps`, `reserved_ports` and the virtual switches' ports are
+    /// then counted in lanes ([`Breakout::port`]).
+    pub breakout: Option<Breakout>,
     /// Interface-name pattern with `{p}` for the port number.
     pub port_name: Option<String>,
     /// Rack pattern.
@@ -285,12 +290,10 @@ pub struct SwitchTemplate {
 }
 
 impl SwitchTemplate {
-    /// The interface name of a port (`HundredGigE1/0/5`), or its number.
+    /// The interface name of a port (`HundredGigE1/0/5`), or its number;
+    /// a lane's name on a broken-out switch ([`Breakout::generic_name`]).
     pub fn port_name(&self, port: u32) -> String {
-        match &self.port_name {
-            Some(p) => p.replace("{p}", &port.to_string()),
-            None => port.to_string(),
-        }
+        Breakout::generic_name(self.port_name.as_deref(), self.breakout, port)
     }
 
     /// Ports a design may use: all but the reserved ones.

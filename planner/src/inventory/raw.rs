@@ -157,6 +157,7 @@ pub(crate) struct RawSwitch {
     pub price: Option<Spanned<f64>>,
     pub role: Option<RawRole>,
     pub reserved_ports: Option<Spanned<RawPortList>>,
+    pub breakout: Option<Spanned<String>>,
     #[serde(default, rename = "virtual")]
     pub virtual_switches: Vec<Spanned<RawVirtual>>,
 }

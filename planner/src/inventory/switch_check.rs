@@ -117,7 +117,50 @@ impl Checker {
                 "reserve ports between 1 and the port count",
             );
         }
+        let breakout = match &raw.breakout {
+            Some(b) if (1..=100_000).contains(&port_gbps) => {
+                match Breakout::parse(b.get_ref(), port_gbps as u32) {
+                    Ok(b) => Some(b),
+                    Err(e) => {
+                        self.problem(
+                            self.line(b),
+                            &object,
+                            e,
+                            format!(
+                                "write breakout as lanes x lane speed that make up the {port_gbps} Gbps port, such as \"2x{}G\" or \"4x{}G\", or drop it",
+                                port_gbps / 2,
+                                port_gbps / 4
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let virtual_switches = self.virtual_switches(&object, raw, ports, &reserved);
+        // A broken-out switch is counted in lanes from here on: every
+        // layer above sees ports of the lane speed, and a reserved cage
+        // or a half's cage brings all its lanes.
+        let lanes_of = |cages: &[u32], b: Breakout| -> Vec<u32> {
+            (cages.iter())
+                .flat_map(|&c| (0..b.lanes).map(move |l| b.port(c, l)))
+                .collect()
+        };
+        let (ports, port_gbps, reserved, virtual_switches) = match breakout {
+            None => (ports, port_gbps as u32, reserved, virtual_switches),
+            Some(b) => (
+                ports * b.lanes,
+                b.lane_gbps(),
+                lanes_of(&reserved, b),
+                (virtual_switches.into_iter())
+                    .map(|v| VirtualSpec {
+                        ports: lanes_of(&v.ports, b),
+                        ..v
+                    })
+                    .collect(),
+            ),
+        };
 
         let rack_pattern = match &raw.rack {
             None => None,
@@ -158,7 +201,8 @@ impl Checker {
             line,
             model: raw.model.clone(),
             ports,
-            port_gbps: port_gbps as u32,
+            port_gbps,
+            breakout,
             port_name: raw.port_name.as_ref().map(|p| p.get_ref().clone()),
             rack: raw.rack.as_ref().map(|r| r.get_ref().clone()),
             price: raw.price.as_ref().map(|p| *p.get_ref()),

@@ -479,3 +479,64 @@ fn nic_ports_are_one_or_two() {
         );
     }
 }
+
+/// `MINIMAL` with its switches at 400G and `extra` added to `[[switch]]`.
+fn with_breakout(extra: &str) -> String {
+    MINIMAL.replace(
+        "ports = 32\nport_gbps = 100\n",
+        &format!("ports = 32\nport_gbps = 400\n{extra}\n"),
+    )
+}
+
+#[test]
+fn a_broken_out_switch_counts_lanes() {
+    let inv = Inventory::from_toml(
+        &with_breakout("breakout = \"2x200G\"\nreserved_ports = \"32\""),
+        "inv.toml",
+    )
+    .unwrap();
+    let t = &inv.switch_templates[0];
+    assert_eq!((t.ports, t.port_gbps), (64, 200));
+    assert_eq!(
+        t.breakout,
+        Some(Breakout {
+            lanes: 2,
+            cage_gbps: 400
+        })
+    );
+    // The reserved cage brings both its lanes.
+    assert_eq!(t.reserved_ports, [63, 64]);
+    assert_eq!(t.port_name(3), "2s0");
+}
+
+#[test]
+fn bad_breakouts_name_the_file_line_switch_and_fix() {
+    for (breakout, says) in [
+        ("2x100G", "is 200 Gbps in all, but the ports are 400 Gbps"),
+        (
+            "3x133G",
+            "splits a port into 3 lanes; switch systems split into 2, 4 or 8",
+        ),
+        ("16x25G", "splits a port into 16 lanes"),
+        ("two by 200", "is not lanes x speed"),
+    ] {
+        let text = with_breakout(&format!("breakout = \"{breakout}\""));
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("breakout"))
+            .unwrap()
+            + 1;
+        match Inventory::from_toml(&text, "inv.toml").unwrap_err() {
+            crate::Error::Invalid { file, problems, .. } => {
+                assert_eq!(file, "inv.toml");
+                assert_eq!(problems.len(), 1, "{problems:?}");
+                let p = &problems[0];
+                assert_eq!(p.line, Some(line), "{breakout}");
+                assert_eq!(p.object, "switch template sw{n}");
+                assert!(p.message.contains(says), "{breakout}: {}", p.message);
+                assert!(p.fix.contains("\"2x200G\""), "{}", p.fix);
+            }
+            e => panic!("{breakout}: {e}"),
+        }
+    }
+}

@@ -32,6 +32,7 @@ use super::{description, seconds, summary};
 use crate::error::{Error, Result};
 use crate::names;
 use crate::network::{Bgp, Model, PortKind, ip};
+use crate::plan::Breakout;
 
 /// Longest VLAN `name` EOS takes.
 const VLAN_NAME: usize = 32;
@@ -76,6 +77,8 @@ struct Interface {
     vrf: String,
     address: String,
     mtu: u32,
+    /// `speed 200g-4` on a lane of a broken-out port; empty otherwise.
+    speed: String,
 }
 
 struct VlanInterface {
@@ -122,6 +125,30 @@ impl SwitchVendor for Eos {
         pattern.starts_with("Ethernet")
     }
 
+    /// EOS breaks a port out by the speed of its lane interfaces: each
+    /// takes `speed <G>g-<SerDes lanes>` (`200g-4` is 200G over 4 of a 400G
+    /// port's 8 lanes; batfish/batfish#9929, checked on cEOS-lab 4.35.1F:
+    /// `100g-1` "1 of 8 sub-ports", `200g-2` "1 of 4", `400g-4` "1 of 2";
+    /// aristanetworks/avd#3118 for `100g-2` on a 400G spine; AMD Instinct
+    /// documentation, "RDMA over Converged Ethernet Configuration Guide",
+    /// its Arista sample: `Ethernet2/5/1` and `Ethernet2/5/5` with `speed
+    /// 200g-4` for 200GbE NICs on a 400G port), and is named
+    /// by its first lane: `Ethernet5/1` and `Ethernet5/5` for 2 x 200G
+    /// ([`Breakout::first_electrical`]). A split the cage's lanes cannot
+    /// carry evenly is refused.
+    fn breakout(&self, b: Breakout) -> std::result::Result<(), String> {
+        super::vendor::even_serdes(b)
+    }
+
+    /// `Ethernet<cage>/<first lane>`.
+    fn lane_name(&self, cage: &str, b: Breakout, lane: u32) -> String {
+        let base = cage.strip_suffix("/1").unwrap_or(cage);
+        match b.first_electrical(lane) {
+            Some(first) => format!("{base}/{first}"),
+            None => format!("{cage}s{lane}"),
+        }
+    }
+
     fn accepts_interface(&self, name: &str) -> bool {
         name.strip_prefix("Ethernet")
             .is_some_and(|n| digit_groups(n, '/'))
@@ -163,6 +190,9 @@ fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
             vrf: dom.vrf.clone(),
             address: String::new(),
             mtu: p.mtu.min(MAX_MTU),
+            speed: (m.plan.switch_list[p.domain].breakout)
+                .and_then(|b| Some(format!("{}g-{}", b.lane_gbps(), b.electrical_per_lane()?)))
+                .unwrap_or_default(),
         };
         match p.kind {
             PortKind::InterSwitch { link } => {

@@ -109,6 +109,14 @@ impl SwitchVendor for Frr {
         !pattern.contains('/')
     }
 
+    /// FRR configures routing only: the breakout itself is the switch
+    /// system's (`nv set interface swp1 link breakout 2x` on Cumulus),
+    /// and its lanes are plain Linux interfaces, `swp1s0`, `swp1s1`, ...
+    /// (the Cumulus names, [`SwitchVendor::lane_name`]'s default).
+    fn breakout(&self, _b: crate::plan::Breakout) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
     fn accepts_interface(&self, name: &str) -> bool {
         linux_interface(name)
     }

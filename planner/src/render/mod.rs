@@ -40,7 +40,7 @@ mod routes_tests;
 mod sonic;
 mod vendor;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::names::file_stem;
 pub use check::{
@@ -175,7 +175,43 @@ fn bgp_of(plan: &CheckedPlan, m: &Model<'_>) -> Result<Option<Bgp>> {
 /// problem names the switch, the port and what the vendor takes.
 fn check_port_names(plan: &CheckedPlan, vendor: &dyn SwitchVendor) -> Result<()> {
     let mut problems = Vec::new();
+    // A breakout this vendor's syntax is not documented for: refused, one
+    // problem per breakout naming its switches, not guessed.
+    let mut refused: BTreeMap<crate::plan::Breakout, (String, Vec<&str>)> = BTreeMap::new();
     for s in &plan.switch_list {
+        if let Some(b) = s.breakout
+            && let Err(why) = vendor.breakout(b)
+        {
+            let names = &mut refused.entry(b).or_insert((why, Vec::new())).1;
+            if !names.contains(&s.physical.as_str()) {
+                names.push(&s.physical);
+            }
+        }
+    }
+    for (b, (why, names)) in &refused {
+        problems.push(crate::Problem::at(
+            None,
+            format!(
+                "switch{} {}",
+                if names.len() == 1 { "" } else { "es" },
+                names.join(", ")
+            ),
+            format!("the ports break out {}; {why}", b.describe()),
+            format!(
+                "render breakouts for {}, or drop `breakout` from the inventory's [[switch]] and design again",
+                Vendor::ALL
+                    .into_iter()
+                    .filter(|v| v.implementation().breakout(*b).is_ok())
+                    .map(Vendor::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    for s in &plan.switch_list {
+        if s.breakout.is_some_and(|b| refused.contains_key(&b)) {
+            continue;
+        }
         let Some(pattern) = s.port_name.as_deref() else {
             continue;
         };

@@ -30,6 +30,7 @@ use super::{description, list, summary};
 use crate::error::{Error, Result};
 use crate::names::shell_quote;
 use crate::network::{Bgp, Model, PortKind, ip};
+use crate::plan::Breakout;
 
 #[derive(Template)]
 #[template(path = "nvue.sh", escape = "none")]
@@ -48,6 +49,8 @@ struct NvueFile {
     cnp: u8,
     polling: u32,
     robustness: u32,
+    /// `nv set interface swpN link breakout 2x`, one per broken-out cage.
+    breakouts: Vec<String>,
     interfaces: Vec<Interface>,
     vlan_interfaces: Vec<VlanInterface>,
     routes: Vec<String>,
@@ -115,6 +118,16 @@ impl SwitchVendor for Nvue {
         pattern.starts_with("swp")
     }
 
+    /// Cumulus Linux 5 breaks a port out with `nv set interface swp1 link
+    /// breakout 2x` (`2x`, `4x` or `8x`) and names the lanes `swp1s0`,
+    /// `swp1s1`, ... from 0 (NVIDIA Cumulus Linux user guide 5.x, "Switch
+    /// Port Attributes", Breakout Ports; the NVUE command reference of
+    /// 5.18, "Profile-Based Configuration": "parent ports swp1 through
+    /// swp32 split into sub-interfaces swp1s0 through swp32s3").
+    fn breakout(&self, _b: Breakout) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
     fn accepts_interface(&self, name: &str) -> bool {
         name.strip_prefix("swp")
             .is_some_and(|rest| match rest.split_once('s') {
@@ -140,6 +153,20 @@ impl SwitchVendor for Nvue {
 fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
     let dev = &m.devices[device];
     let q = &m.qos;
+    let mut breakouts = Vec::new();
+    for p in &dev.ports {
+        let s = &m.plan.switch_list[p.domain];
+        if let Some(b) = s.breakout {
+            let line = format!(
+                "nv set interface {} link breakout {}x",
+                shell_quote(&Nvue.cage_name(s, b.cage_lane(p.number).0)),
+                b.lanes
+            );
+            if breakouts.last() != Some(&line) {
+                breakouts.push(line);
+            }
+        }
+    }
     let mut interfaces = Vec::new();
     for p in &dev.ports {
         let dom = &m.domains[p.domain];
@@ -228,6 +255,7 @@ fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
         cnp: q.cnp.priority,
         polling: w.polling_ms,
         robustness: w.detection_ms.div_ceil(w.polling_ms.max(1)).max(1),
+        breakouts,
         interfaces,
         vlan_interfaces,
         routes,

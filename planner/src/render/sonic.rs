@@ -27,6 +27,7 @@ use super::vendor::{SwitchVendor, number};
 use super::{description, list};
 use crate::error::{Error, Result};
 use crate::network::{Bgp, Model, PortKind, ip};
+use crate::plan::Breakout;
 
 /// Name of the QoS maps, scheduler and WRED profile the file defines.
 pub const PROFILE: &str = "ROCE";
@@ -71,6 +72,33 @@ impl SwitchVendor for Sonic {
 
     fn accepts_pattern(&self, pattern: &str) -> bool {
         pattern.starts_with("Ethernet") && !pattern.contains('/')
+    }
+
+    /// SONiC breaks a port out with its Dynamic Port Breakout: the root
+    /// port's mode in `BREAKOUT_CFG` (`"Ethernet0": {"brkout_mode":
+    /// "2x200G"}`; sonic-net/SONiC `doc/Configuration.md`, section
+    /// BREAKOUT_CFG, "introduced as part of Dynamic Port Breakout"). Its
+    /// lanes' names come from the platform's `platform.json`, which the
+    /// plan does not know: they are taken as each lane's first SerDes
+    /// lane, the rule of the whole-port names ([`Breakout::electrical_lanes`]),
+    /// which holds where the platform numbers ports by lane (most
+    /// `platform.json` files do; check `show interfaces breakout`). A
+    /// split the cage's lanes cannot carry evenly is refused.
+    fn breakout(&self, b: Breakout) -> std::result::Result<(), String> {
+        super::vendor::even_serdes(b)
+    }
+
+    /// `Ethernet<first SerDes lane>`: `Ethernet0` and `Ethernet4` for the
+    /// two 200G lanes of the 8-lane port `Ethernet0`.
+    fn lane_name(&self, cage: &str, b: Breakout, lane: u32) -> String {
+        match (cage
+            .strip_prefix("Ethernet")
+            .and_then(|n| n.parse::<u64>().ok()))
+        .zip(b.electrical_per_lane())
+        {
+            Some((first, per)) => format!("Ethernet{}", first + u64::from(lane * per)),
+            None => format!("{cage}s{lane}"),
+        }
     }
 
     fn accepts_interface(&self, name: &str) -> bool {
@@ -150,6 +178,17 @@ fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
                 "STATIC_ROUTE",
                 format!("{}|{}", dom.vrf, r.prefix),
                 fields([("nexthop", hops.join(",")), ("ifname", ifs.join(","))]),
+            );
+        }
+    }
+    // The broken-out cages of the switch, each once.
+    for p in &dev.ports {
+        let s = &m.plan.switch_list[p.domain];
+        if let Some(b) = s.breakout {
+            put(
+                "BREAKOUT_CFG",
+                Sonic.cage_name(s, b.cage_lane(p.number).0),
+                fields([("brkout_mode", b.describe())]),
             );
         }
     }

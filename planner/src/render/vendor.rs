@@ -18,7 +18,7 @@ use std::str::FromStr;
 use super::Vendor;
 use crate::error::{Error, Result};
 use crate::network::{Bgp, Model};
-use crate::plan::PlanSwitch;
+use crate::plan::{Breakout, PlanSwitch};
 
 /// A switch operating system the planner renders configurations for. The
 /// implementations are unit structs registered in the `vendors!` table.
@@ -84,14 +84,62 @@ pub(crate) trait SwitchVendor: Sync {
         m.domains[domain].vrf.clone()
     }
 
-    /// The interface name of a port: the plan's `port_name` pattern when
-    /// it is in this system's style, else the usual name.
-    fn port_name(&self, s: &PlanSwitch, port: u32) -> String {
+    /// Whether the system's breakout of a cage into `b` is documented
+    /// (and so rendered); `Err` says why not, for the refusal. The
+    /// default: not documented.
+    fn breakout(&self, b: Breakout) -> std::result::Result<(), String> {
+        Err(format!(
+            "{} breakout ports are not rendered: this planner found no documented command for a {} breakout",
+            self.title(),
+            b.describe()
+        ))
+    }
+
+    /// The interface name of lane `lane` (0-based) of the cage named
+    /// `cage` (the system's whole-port name) broken out as `b`; only
+    /// asked where [`SwitchVendor::breakout`] is `Ok`. The default is the
+    /// Linux name, `<cage>s<lane>`.
+    fn lane_name(&self, cage: &str, b: Breakout, lane: u32) -> String {
+        let _ = b;
+        format!("{cage}s{lane}")
+    }
+
+    /// The name of cage `cage` of a switch: the plan's `port_name`
+    /// pattern when it is in this system's style, else the usual name at
+    /// the cage's speed.
+    fn cage_name(&self, s: &PlanSwitch, cage: u32) -> String {
         match s.port_name.as_deref() {
-            Some(p) if self.accepts_pattern(p) => p.replace("{p}", &port.to_string()),
-            _ => self.default_port_name(s.port_gbps, port),
+            Some(p) if self.accepts_pattern(p) => p.replace("{p}", &cage.to_string()),
+            _ => self.default_port_name(s.breakout.map_or(s.port_gbps, |b| b.cage_gbps), cage),
         }
     }
+
+    /// The interface name of a port: the cage's name
+    /// ([`SwitchVendor::cage_name`]), or on a broken-out switch its
+    /// lane's ([`SwitchVendor::lane_name`]).
+    fn port_name(&self, s: &PlanSwitch, port: u32) -> String {
+        match s.breakout {
+            None => self.cage_name(s, port),
+            Some(b) => {
+                let (cage, lane) = b.cage_lane(port);
+                self.lane_name(&self.cage_name(s, cage), b, lane)
+            }
+        }
+    }
+}
+
+/// The breakout check of the systems that name lanes by their SerDes
+/// lanes (EOS, SONiC): the cage's lanes must split evenly among the
+/// logical ports ([`Breakout::electrical_per_lane`]).
+pub(crate) fn even_serdes(b: Breakout) -> std::result::Result<(), String> {
+    b.electrical_per_lane().map(|_| ()).ok_or_else(|| {
+        format!(
+            "a {} Gbps port has {} SerDes lanes, which {} logical ports do not share evenly",
+            b.cage_gbps,
+            b.electrical_lanes(),
+            b.lanes
+        )
+    })
 }
 
 /// Declares the [`Vendor`] enum from the registry: one row per vendor,

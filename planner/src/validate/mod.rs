@@ -22,6 +22,7 @@ mod records;
 
 pub use as_built::validate_cabling;
 use invariants::topology_invariants;
+pub(crate) use plan_checks::breakouts;
 use plan_checks::{bandwidth, consistency, name_rule, planned_graph};
 
 pub(crate) use records::render_refusals;
@@ -44,7 +45,8 @@ pub struct Finding {
     /// `wrong-port`, `miswired`, `speed-mismatch`, `conflict`,
     /// `unknown-device`, `unknown-port`, `no-data`, `invariant`,
     /// `inconsistent`, `invalid`, `name` (a name breaks the name rule,
-    /// [`crate::names`]).
+    /// [`crate::names`]), `breakout` (a cage both whole and broken out, or
+    /// lanes no cable carries).
     pub kind: &'static str,
     /// What it is about (`sw01 port 5`, `node03 mlx5_1`).
     pub object: String,
@@ -293,6 +295,42 @@ impl<'p> Index<'p> {
             return Some(n);
         }
         if let Some(&(_, vs)) = self.owner[phys].first()
+            && let Some(b) = self.plan.switch_list[vs].breakout
+        {
+            return self.lane_port(phys, b, text);
+        }
+        self.cage_port(phys, text)
+    }
+
+    /// The logical port of a lane name on a broken-out switch: the cage's
+    /// name (as [`Index::cage_port`] reads it) with the lane as Linux
+    /// switches write it (`swp5s1`, `5s1`: from 0) or Comware does
+    /// (`...1/0/5:2`: from 1), or EOS's `Ethernet5/5` (the lane's first
+    /// electrical lane, [`crate::plan::Breakout::eos_lane`]).
+    fn lane_port(&self, phys: usize, b: crate::plan::Breakout, text: &str) -> Option<u32> {
+        let split = |sep: char| {
+            let (cage, lane) = text.rsplit_once(sep)?;
+            Some((cage, lane.parse::<u32>().ok()?))
+        };
+        let (cage, lane) = if let Some((cage, lane)) = split(':') {
+            (self.cage_port(phys, cage)?, lane.checked_sub(1)?)
+        } else if let Some((cage, lane)) = split('s') {
+            (self.cage_port(phys, cage)?, lane)
+        } else if let Some((cage, first)) = split('/') {
+            (self.cage_port(phys, cage)?, b.eos_lane_of(first)?)
+        } else {
+            return None;
+        };
+        (lane < b.lanes).then(|| b.port(cage, lane))
+    }
+
+    /// Resolves the name of a whole port (or a cage): the interface name
+    /// from the switch's `port_name` pattern, or the trailing number.
+    fn cage_port(&self, phys: usize, text: &str) -> Option<u32> {
+        if let Ok(n) = text.parse::<u32>() {
+            return Some(n);
+        }
+        if let Some(&(_, vs)) = self.owner[phys].first()
             && let Some(pattern) = &self.plan.switch_list[vs].port_name
             && let Some((pre, post)) = pattern.split_once("{p}")
             && let Some(mid) = text.strip_prefix(pre).and_then(|t| t.strip_suffix(post))
@@ -463,6 +501,7 @@ pub fn validate_plan(plan: &Plan) -> Validation {
     }
     findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
     findings.extend(bandwidth(&idx));
+    findings.extend(breakouts(plan));
     result(plan, Vec::new(), 0, 0, findings)
 }
 

@@ -559,3 +559,163 @@ fn attachment(sn: &crate::plan::PlanSubNode, nic_port: u8) -> (&str, u32, Tier) 
         _ => (sn.switch.as_str(), sn.port, sn.part_or_tier),
     }
 }
+
+/// The breakout pass ([`crate::plan::Breakout`]): a broken-out switch's
+/// breakout is one the systems offer and matches its port speed; every
+/// port of it names the cage and lane its number stands for, and no port
+/// of a whole switch names one (a whole-port link and a lane on one cage);
+/// the VLAN halves of one physical switch break out alike; and a lane
+/// cabled to a lane of another broken-out switch runs over a straight
+/// cable ([`straight_lanes`]). One `breakout` finding per problem.
+pub(crate) fn breakouts(plan: &Plan) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut bad = |object: String, message: String, fix: &str| {
+        findings.push(finding("breakout", object, message, fix, None));
+    };
+    let redesign =
+        "design the plan again from the inventory's `breakout`, or correct the hand edit";
+    let mut of_physical: HashMap<&str, (Option<crate::plan::Breakout>, &str)> = HashMap::default();
+    for s in &plan.switch_list {
+        let object = format!("switch {}", s.name);
+        if let Some((other, name)) = of_physical.insert(&s.physical, (s.breakout, &s.name))
+            && other != s.breakout
+        {
+            bad(
+                object.clone(),
+                format!(
+                    "breaks out {} but {name}, a half of the same physical switch {}, breaks out {}",
+                    s.breakout.map_or("no port".to_string(), |b| b.describe()),
+                    s.physical,
+                    other.map_or("no port".to_string(), |b| b.describe())
+                ),
+                redesign,
+            );
+        }
+        match s.breakout {
+            Some(b) => {
+                if !crate::plan::Breakout::LANES.contains(&b.lanes)
+                    || u64::from(b.lanes) * u64::from(s.port_gbps) != u64::from(b.cage_gbps)
+                {
+                    bad(
+                        object.clone(),
+                        format!(
+                            "breakout {} lanes of {} Gbps does not split its {} Gbps ports (lanes are 2, 4 or 8 of port_gbps each)",
+                            b.lanes, s.port_gbps, b.cage_gbps
+                        ),
+                        redesign,
+                    );
+                    continue;
+                }
+                if let Some(p) = (s.ports.iter()).find(|p| {
+                    (p.cage, p.lane) != (Some(b.cage_lane(p.port).0), Some(b.cage_lane(p.port).1))
+                }) {
+                    let (cage, lane) = b.cage_lane(p.port);
+                    bad(
+                        format!("{object} port {}", p.port),
+                        match (p.cage, p.lane) {
+                            (Some(c), Some(l)) => format!(
+                                "names cage {c} lane {l}, but port {} of a {} switch is cage {cage} lane {lane}",
+                                p.port,
+                                b.describe()
+                            ),
+                            _ => format!(
+                                "is a whole port on cage {cage}, which breaks out {}: a cage is whole or broken out, never both",
+                                b.describe()
+                            ),
+                        },
+                        redesign,
+                    );
+                }
+            }
+            None => {
+                if let Some(p) = s
+                    .ports
+                    .iter()
+                    .find(|p| p.cage.is_some() || p.lane.is_some())
+                {
+                    bad(
+                        format!("{object} port {}", p.port),
+                        format!(
+                            "names a cage and lane ({}/{}) but the switch does not break out: a cage is whole or broken out, never both",
+                            p.cage.map_or("-".to_string(), |c| c.to_string()),
+                            p.lane.map_or("-".to_string(), |l| l.to_string())
+                        ),
+                        redesign,
+                    );
+                }
+            }
+        }
+    }
+    for (object, message) in straight_lanes(plan) {
+        bad(
+            object,
+            message,
+            "break out only the switches that face the NICs (give the spines a [[switch]] table without `breakout`), or cable all lanes of a cage to one cage of the peer, lane to the same lane",
+        );
+    }
+    findings
+}
+
+/// Inter-switch links from a lane to a lane of another broken-out switch
+/// that a straight cable cannot carry: a cable joins one cage to one cage,
+/// so every lane of a cage must reach the same lane of one peer cage.
+/// (A lane to a whole port is a breakout cable's leg, always fine.) Each
+/// as (object, message).
+pub(crate) fn straight_lanes(plan: &Plan) -> Vec<(String, String)> {
+    let of: HashMap<&str, &crate::plan::PlanSwitch> = plan
+        .switch_list
+        .iter()
+        .map(|s| (s.physical.as_str(), s))
+        .collect();
+    // (switch, cage) -> the first (peer, peer cage) a lane of it reached.
+    let mut cage_peer: HashMap<(&str, u32), (&str, u32)> = HashMap::default();
+    let mut out = Vec::new();
+    for c in plan
+        .cables
+        .iter()
+        .filter(|c| c.kind == CableKind::InterSwitch)
+    {
+        let (Some(a), Some(b)) = (of.get(c.a.as_str()), of.get(c.b.as_str())) else {
+            continue;
+        };
+        let (Some(ba), Some(bb), Ok(bp)) = (a.breakout, b.breakout, c.b_port.parse::<u32>()) else {
+            continue;
+        };
+        let ((ca, la), (cb, lb)) = (ba.cage_lane(c.a_port), bb.cage_lane(bp));
+        let object = format!(
+            "cable {} {} to {} {}",
+            c.a,
+            a.port_name(c.a_port),
+            c.b,
+            b.port_name(bp)
+        );
+        if la != lb || ba.lanes != bb.lanes {
+            out.push((
+                object,
+                format!(
+                    "lane {la} of cage {ca} ({}) is cabled to lane {lb} of cage {cb} ({}) of another broken-out switch: no straight cable carries that",
+                    ba.describe(),
+                    bb.describe()
+                ),
+            ));
+            continue;
+        }
+        for (from, to) in [
+            ((a.physical.as_str(), ca), (b.physical.as_str(), cb)),
+            ((b.physical.as_str(), cb), (a.physical.as_str(), ca)),
+        ] {
+            let first = *cage_peer.entry(from).or_insert(to);
+            if first != to {
+                out.push((
+                    object.clone(),
+                    format!(
+                        "cage {} of {} has lanes cabled to cage {} of {} and to cage {} of {}: one cable joins one cage to one cage",
+                        from.1, from.0, first.1, first.0, to.1, to.0
+                    ),
+                ));
+                break;
+            }
+        }
+    }
+    out
+}

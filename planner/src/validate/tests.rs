@@ -321,3 +321,89 @@ fn racks_are_listed_once_with_a_limit_above_zero() {
         );
     }
 }
+
+fn breakout_plan() -> Plan {
+    crate::design::bundled("breakout-200g", Some(Topology::FatTree)).into_plan()
+}
+
+#[test]
+fn as_built_cabling_may_name_lanes() {
+    let plan = breakout_plan();
+    // The plan's numbers, Linux lane names, EOS's first-SerDes-lane names
+    // and Comware's `:n` all name the same lanes of leaf01.
+    let v = check_csv(&plan, |lines| {
+        for (port, name) in [
+            ("1", "swp1s0"),
+            ("2", "Ethernet1/5"),
+            ("3", "HundredGigE1/0/2:1"),
+            ("4", "2s1"),
+        ] {
+            let i = line_of(lines, &format!("leaf01,{port},"));
+            let mut cols: Vec<String> = lines[i].split(',').map(str::to_string).collect();
+            cols[1] = name.to_string();
+            lines[i] = cols.join(",");
+        }
+    });
+    assert!(v.ok, "{:#?}", v.findings);
+    assert_eq!(v.matching_cables, plan.cables.len());
+    // A lane the cage does not have is an unknown port.
+    let v = check_csv(&plan, |lines| {
+        let i = line_of(lines, "leaf01,1,");
+        lines[i] = lines[i].replacen("leaf01,1,", "leaf01,1s2,", 1);
+    });
+    assert!(kinds(&v).contains(&"unknown-port"), "{:#?}", v.findings);
+}
+
+#[test]
+fn a_cage_both_whole_and_broken_out_is_refused() {
+    // A hand edit drops the lane of one port of a broken-out switch.
+    let mut plan = breakout_plan();
+    let leaf = plan
+        .switch_list
+        .iter_mut()
+        .find(|s| s.name == "leaf01")
+        .unwrap();
+    leaf.ports[2].cage = None;
+    leaf.ports[2].lane = None;
+    let v = validate_plan(&plan);
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.kind == "breakout")
+        .expect("a breakout finding");
+    assert_eq!(f.object, "switch leaf01 port 3");
+    assert!(
+        f.message
+            .contains("whole port on cage 2, which breaks out 2x200G"),
+        "{}",
+        f.message
+    );
+    // A whole switch's port that names a lane.
+    let mut plan = breakout_plan();
+    let spine = plan
+        .switch_list
+        .iter_mut()
+        .find(|s| s.name == "spine01")
+        .unwrap();
+    spine.ports[0].lane = Some(1);
+    let v = validate_plan(&plan);
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.kind == "breakout" && f.object == "switch spine01 port 1"),
+        "{:#?}",
+        v.findings
+    );
+}
+
+#[test]
+fn a_plan_without_breakouts_writes_no_lane_fields() {
+    let json = eflops_plan(Topology::BiGraph).to_json().unwrap();
+    assert!(
+        !json.contains("\"cage\"") && !json.contains("\"lane\"") && !json.contains("\"breakout\"")
+    );
+    // And a broken-out plan reads back as it was written.
+    let plan = breakout_plan();
+    let back = Plan::from_json(&plan.to_json().unwrap(), "p.json").unwrap();
+    assert_eq!(back, plan);
+}

@@ -90,7 +90,17 @@ fn golden_dir(case: &str) -> std::path::PathBuf {
 /// Compares `files` (only those `keep` selects) with the golden directory
 /// of `case`, or rewrites it under `UPDATE_GOLDEN`.
 fn compare_with_golden(case: &str, files: &BTreeMap<String, String>, keep: impl Fn(&str) -> bool) {
-    let dir = golden_dir(case);
+    compare_with_golden_in(&golden_dir(case), case, files, keep);
+}
+
+/// [`compare_with_golden`] with the golden directory `dir`.
+fn compare_with_golden_in(
+    dir: &Path,
+    case: &str,
+    files: &BTreeMap<String, String>,
+    keep: impl Fn(&str) -> bool,
+) {
+    let dir = dir.to_path_buf();
     let wanted: BTreeMap<&String, &String> = files.iter().filter(|(n, _)| keep(n)).collect();
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         fs::create_dir_all(&dir).unwrap();
@@ -376,4 +386,39 @@ fn check_qos_exit_codes_follow_the_proof() {
     assert_eq!(cycle.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&cycle.stdout).unwrap();
     assert_eq!(v["cycle"]["links"].as_array().unwrap().len(), 4);
+}
+
+/// The breakout plan (200G NICs on 400G leaves broken out 2x200G) renders
+/// every vendor's breakout syntax and lane names; the leaf and a spine of
+/// each vendor are golden files in `planner/tests/render/breakout-200g/`.
+#[test]
+fn issue33_breakout_plans_render_the_golden_files() {
+    let plan = "planner/tests/golden/breakout-200g-cables-table/plan.json";
+    for vendor in ["nvue", "eos", "sonic", "frr"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(vendor);
+        let out = planner(&[
+            "render",
+            plan,
+            "--vendor",
+            vendor,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{vendor}: {}",
+            text(&out.stderr)
+        );
+        let files = files_in(&dir);
+        compare_with_golden_in(
+            &root()
+                .join("planner/tests/render/breakout-200g")
+                .join(vendor),
+            vendor,
+            &files,
+            |n| n.starts_with("leaf01.") || n.starts_with("spine01."),
+        );
+    }
 }
