@@ -1882,3 +1882,53 @@ fn an_evicted_jobs_old_table_holds_no_node() {
     script.push(check_state("b", "Ready", &b.message));
     assert_eq!(pass(script)[0].state, CheckState::Ready);
 }
+
+/// Discovery of the Workload API (#29 item 4): both resources listed is
+/// served; a version without `podgroups` (the feature gate off) is not,
+/// and says so; a failing API server is an error, not "not served".
+#[test]
+fn workload_api_discovery() {
+    use provisioner::jobs::view::WorkloadApi;
+    let list = |names: &[&str]| {
+        json!({ "kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": "scheduling.k8s.io/v1alpha2",
+            "resources": names.iter().map(|n| json!({
+                "name": n, "singularName": "", "namespaced": true, "kind": "X", "verbs": ["get"],
+            })).collect::<Vec<_>>() })
+    };
+    let served = run(
+        vec![get(
+            "/apis/scheduling.k8s.io/v1alpha2",
+            list(&["podgroups", "podgroups/status", "workloads"]),
+        )],
+        |c| async move { cluster::workload_api(&c).await },
+    );
+    assert_eq!(served.unwrap(), WorkloadApi::Served);
+    let half = run(
+        vec![get(
+            "/apis/scheduling.k8s.io/v1alpha2",
+            list(&["workloads"]),
+        )],
+        |c| async move { cluster::workload_api(&c).await },
+    );
+    let WorkloadApi::NotServed { why } = half.unwrap() else {
+        panic!("served without podgroups");
+    };
+    assert!(why.contains("lists no podgroups"), "{why}");
+    let mut failing = get(
+        "/apis/scheduling.k8s.io/v1alpha2",
+        status_reply(500, "etcd is down"),
+    );
+    failing.status = 500;
+    let e = run(
+        vec![failing],
+        |c| async move { cluster::workload_api(&c).await },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("discovering scheduling.k8s.io/v1alpha2"),
+        "{e}"
+    );
+    assert!(!e.is_bad_input());
+}
