@@ -49,7 +49,9 @@ pub use discovery::workload_api;
 pub use jobs::{INSTANCE_LABEL, LOG_LINES, WaitOptions, status, wait};
 pub use labels::{LabelOptions, LabelReport, NodeChange, NodeLabelState, label_nodes};
 pub use read::{DEFAULT_GPU_RESOURCE, read_dra, read_view};
-pub use status::{JobCondition, JobPhase, JobPod, JobRestarts, JobStatus, PodFailure};
+pub use status::{
+    JobCondition, JobPhase, JobPod, JobRestarts, JobStatus, PodFailure, RankTableStatus,
+};
 
 /// Shorthand for results of this module.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
