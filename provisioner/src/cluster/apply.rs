@@ -79,6 +79,11 @@ fn install_hint(group: &str) -> String {
         "install the Kubeflow MPI Operator, which serves MPIJob kubeflow.org/v2beta1 (`kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/mpi-operator/master/deploy/v2beta1/mpi-operator.yaml`), or submit with `launcher = \"indexed\"`".to_string()
     } else if group == "jobset.x-k8s.io" {
         "install JobSet v0.12 or later, which serves JobSet jobset.x-k8s.io/v1alpha2 (`kubectl apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml`), or set [failure] gang = \"none\" for bare rank Pods (nothing then stops the other ranks when one fails)".to_string()
+    } else if group == "scheduling.k8s.io" {
+        format!(
+            "the Workload API is built in, not a CRD: it needs {}; or set [schedule] workload_api = \"off\"",
+            crate::jobs::manifests::workload::NEEDS
+        )
     } else if group == "resource.k8s.io" {
         "Dynamic Resource Allocation (resource.k8s.io/v1) is served from Kubernetes 1.34; upgrade the cluster, or submit with [placement] mode = \"whole-node\"".to_string()
     } else {

@@ -10,7 +10,9 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, L
 use kube::runtime::{WatchStreamExt as _, watcher};
 use serde_json::Value;
 
-use super::status::{JobPhase, JobPod, JobStatus, PodFailure, conditions_of, count, is_true};
+use super::status::{
+    JobPhase, JobPod, JobStatus, PodFailure, RankTableStatus, conditions_of, count, is_true,
+};
 use super::{Error, Result, is_status, list_all};
 
 /// The label every pod of a submission carries, with the job's name.
@@ -133,7 +135,11 @@ pub async fn status(client: &kube::Client, namespace: &str, name: &str) -> Resul
     .await?;
     let mut pods: Vec<JobPod> = pods.iter().map(job_pod).collect();
     pods.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(status_of(&ar, name, namespace, &obj, pods))
+    let mut s = status_of(&ar, name, namespace, &obj, pods);
+    if let Some(t) = admission_table(client, namespace, name, &obj).await? {
+        s.rank_table = Some(t);
+    }
+    Ok(s)
 }
 
 fn job_pod(p: &Pod) -> JobPod {
@@ -211,6 +217,7 @@ fn pods_status(name: &str, namespace: &str, obj: &DynamicObject, pods: Vec<JobPo
         pods,
         failures: Vec::new(),
         restarts: None,
+        rank_table: None,
     }
 }
 
@@ -273,6 +280,7 @@ fn job_status(
         pods,
         failures: Vec::new(),
         restarts: None,
+        rank_table: None,
     }
 }
 
@@ -285,11 +293,61 @@ fn status_of(
     obj: &DynamicObject,
     pods: Vec<JobPod>,
 ) -> JobStatus {
-    match ar.kind.as_str() {
+    let mut s = match ar.kind.as_str() {
         "ConfigMap" => pods_status(name, namespace, obj, pods),
         "JobSet" => super::jobset::status(name, namespace, &obj.data, pods),
         _ => job_status(ar, name, namespace, &obj.data, pods),
+    };
+    s.rank_table = RankTableStatus::from_annotations(obj.metadata.annotations.as_ref(), "submit");
+    s
+}
+
+/// The rank table of a job whose table Kueue's admission makes (its
+/// workload annotated `topology.eflops.io/table`): `GET
+/// /api/v1/namespaces/NS/configmaps/NAME-ranks`, whose annotations
+/// `provisioner controller` writes at admission (`table: ready`); before
+/// that, or without the ConfigMap, the table is pending. `None` for a job
+/// whose table was made at submit.
+async fn admission_table(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    obj: &DynamicObject,
+) -> Result<Option<RankTableStatus>> {
+    let table = crate::jobs::admission::table_annotation();
+    if !obj
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(&table))
+    {
+        return Ok(None);
     }
+    let cm_name = format!("{name}-ranks");
+    let api = Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(client.clone(), namespace);
+    let cm = match api.get(&cm_name).await {
+        Ok(cm) => Some(cm),
+        Err(e) if is_status(&e, 404) => None,
+        Err(e) => {
+            return Err(Error::api(
+                format!("reading ConfigMap {namespace}/{cm_name}"),
+                e,
+            ));
+        }
+    };
+    let ready = cm.as_ref().and_then(|cm| {
+        let a = cm.metadata.annotations.as_ref()?;
+        (a.get(&table).map(String::as_str) == Some("ready") && is_ours(&cm.metadata, name))
+            .then_some(a)
+    });
+    Ok(Some(
+        RankTableStatus::from_annotations(ready, "admission").unwrap_or(RankTableStatus {
+            made: "pending".to_string(),
+            worst_link_load: None,
+            lower_bound: None,
+            method: None,
+        }),
+    ))
 }
 
 /// How [`wait`] watches.
@@ -400,6 +458,9 @@ pub async fn wait(
             s.failures = failures(client, namespace, current).await?;
         }
         if s.phase != JobPhase::Pending {
+            if let Some(t) = admission_table(client, namespace, name, &obj).await? {
+                s.rank_table = Some(t);
+            }
             return Ok(s);
         }
     }
@@ -577,6 +638,7 @@ mod tests {
             }],
             failures: Vec::new(),
             restarts: None,
+            rank_table: None,
             pods: vec![JobPod {
                 name: "train-0".to_string(),
                 phase: "Pending".to_string(),

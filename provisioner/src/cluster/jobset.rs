@@ -95,6 +95,7 @@ pub(super) fn status(name: &str, namespace: &str, data: &Value, pods: Vec<JobPod
         pods,
         failures: Vec::new(),
         restarts: Some(JobRestarts { done: attempt, max }),
+        rank_table: None,
     }
 }
 

@@ -14,6 +14,8 @@
 //! - [`status`], [`wait`] and [`delete`] follow and remove a submitted job
 //!   (a Job, MPIJob, JobSet or DRA Pods; only what carries this
 //!   provisioner's labels for it).
+//! - [`workload_api`] asks discovery whether the cluster serves the
+//!   Workload API (`scheduling.k8s.io/v1alpha2`) a submission can write.
 //! - [`admit_pending`] is one pass of `provisioner controller`, the Kueue
 //!   AdmissionCheck controller that writes rank tables at admission.
 //!
@@ -27,6 +29,7 @@
 mod admission;
 mod apply;
 mod delete;
+mod discovery;
 mod jobs;
 mod jobset;
 mod labels;
@@ -42,10 +45,13 @@ pub use crate::error::Error;
 pub use admission::{Admitted, CONTROLLER_MANAGER, admit_pending};
 pub use apply::{Applied, AppliedObject, apply};
 pub use delete::{Deleted, delete};
+pub use discovery::workload_api;
 pub use jobs::{INSTANCE_LABEL, LOG_LINES, WaitOptions, status, wait};
 pub use labels::{LabelOptions, LabelReport, NodeChange, NodeLabelState, label_nodes};
 pub use read::{DEFAULT_GPU_RESOURCE, read_dra, read_view};
-pub use status::{JobCondition, JobPhase, JobPod, JobRestarts, JobStatus, PodFailure};
+pub use status::{
+    JobCondition, JobPhase, JobPod, JobRestarts, JobStatus, PodFailure, RankTableStatus,
+};
 
 /// Shorthand for results of this module.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -74,6 +74,72 @@ pub struct JobRestarts {
     pub max: u32,
 }
 
+/// The job's rank table as its objects say: the annotations
+/// `topology.eflops.io/worst-link-load`, `lower-bound` and
+/// `rank-table-method` that submit writes on the workload, or that
+/// `provisioner controller` writes on the ConfigMap `<job>-ranks` at
+/// Kueue's admission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RankTableStatus {
+    /// `submit`, `admission`, or `pending` (a job Kueue has not admitted:
+    /// its table is not made yet).
+    pub made: String,
+    /// Most flows on one directed inter-switch link in any step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_link_load: Option<usize>,
+    /// A load no table can beat with the sub-nodes it had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound: Option<usize>,
+    /// Where the table comes from (`algorithm-1`, `heuristic`, `ilp`,
+    /// `plan-order`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+}
+
+impl RankTableStatus {
+    /// The table that `annotations` describe, made at `made`; `None` when
+    /// they name no worst link load.
+    pub(super) fn from_annotations(
+        annotations: Option<&std::collections::BTreeMap<String, String>>,
+        made: &str,
+    ) -> Option<RankTableStatus> {
+        let a = annotations?;
+        let get = |k: &str| a.get(&format!("{}{k}", crate::jobs::labels::PREFIX));
+        let number = |k: &str| get(k).and_then(|v| v.parse::<usize>().ok());
+        let worst = number("worst-link-load")?;
+        Some(RankTableStatus {
+            made: made.to_string(),
+            worst_link_load: Some(worst),
+            lower_bound: number("lower-bound"),
+            method: get("rank-table-method").cloned(),
+        })
+    }
+
+    /// One line for people.
+    pub fn line(&self) -> String {
+        match self.worst_link_load {
+            None => "rank table: pending until Kueue admits the job (provisioner controller writes it then)".to_string(),
+            Some(w) => {
+                let bound = self
+                    .lower_bound
+                    .map(|b| format!(", lower bound {b}"))
+                    .unwrap_or_default();
+                let method = self
+                    .method
+                    .as_deref()
+                    .map(|m| format!(", {m}"))
+                    .unwrap_or_default();
+                let congestion = if w > 1 { "; congested" } else { "" };
+                format!(
+                    "rank table: worst link load {w} flow{} per directed inter-switch link{congestion} (made at {}{method}{bound})",
+                    if w == 1 { "" } else { "s" },
+                    self.made
+                )
+            }
+        }
+    }
+}
+
 /// A workload (batch/v1 Job, kubeflow.org/v2beta1 MPIJob, jobset.x-k8s.io
 /// JobSet, or the bare rank Pods of a DRA job) and its pods.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -102,6 +168,10 @@ pub struct JobStatus {
     /// A JobSet's restarts so far and allowed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restarts: Option<JobRestarts>,
+    /// Its rank table's worst link load ([`super::status`] and
+    /// [`super::wait`] fill it; `None` for a workload that names none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank_table: Option<RankTableStatus>,
 }
 
 /// A container that ended the pod with a failure.
@@ -139,6 +209,10 @@ impl JobStatus {
     pub fn table(&self) -> String {
         let s = self;
         let mut out = format!("{}\n", s.summary());
+        if let Some(t) = &s.rank_table {
+            out.push_str(&t.line());
+            out.push('\n');
+        }
         if !s.conditions.is_empty() {
             let mut t = Table::new(["condition", "status", "reason", "message"]);
             for c in &s.conditions {

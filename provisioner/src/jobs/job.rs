@@ -51,6 +51,11 @@
 //!                                    # restart together; none: bare Pods
 //! restarts = 2                       # whole-job restarts before it fails (default 0)
 //!
+//! [schedule]                         # optional
+//! workload_api = "auto"              # auto (default): a scheduling.k8s.io Workload and
+//!                                    # PodGroup gang where the cluster serves them;
+//!                                    # on: always (refused where it does not); off
+//!
 //! [pod]                              # optional, every rank pod
 //! capabilities = ["SYS_NICE"]        # added to IPC_LOCK
 //! shm_size = "16Gi"                  # memory-backed /dev/shm (default: no limit)
@@ -74,6 +79,7 @@ mod failure;
 mod image;
 mod kueue;
 mod pod;
+mod schedule;
 
 use std::collections::BTreeMap;
 
@@ -96,6 +102,7 @@ pub use kueue::KueueTopology;
 use kueue::{RawKueue, check_kueue};
 pub use pod::{PodSettings, PodVolume};
 use pod::{RawPod, check_pod};
+pub use schedule::{Schedule, WorkloadApiChoice};
 
 /// Longest job name: `<name>-worker-<index>` and `<name>-ranks` must stay
 /// DNS labels (63 characters) and pod host names.
@@ -312,6 +319,8 @@ pub struct JobSpec {
     pub kueue: Option<KueueTopology>,
     /// What happens when a rank fails (DRA jobs: one JobSet, or bare Pods).
     pub failure: FailurePolicy,
+    /// `[schedule]`: whether the pods form a Workload API gang.
+    pub schedule: Schedule,
 }
 
 /// The job file as TOML gives it.
@@ -354,6 +363,8 @@ struct RawJob {
     kueue: Option<RawKueue>,
     #[serde(default)]
     failure: Option<failure::RawFailure>,
+    #[serde(default)]
+    schedule: Option<schedule::RawSchedule>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -774,6 +785,15 @@ impl JobSpec {
         let kueue = raw
             .kueue
             .and_then(|k| check_kueue(k, queue.is_some(), launcher, placement.mode, &mut bad));
+        let schedule = schedule::check(
+            raw.schedule,
+            &schedule::Context {
+                queued: queue.is_some(),
+                launcher,
+                line: lines.line(&["schedule", "workload_api"]),
+            },
+            &mut bad,
+        );
         if !problems.is_empty() {
             return Err(Error::Job {
                 file: file.to_string(),
@@ -808,6 +828,7 @@ impl JobSpec {
             pod,
             kueue,
             failure,
+            schedule,
         })
     }
 

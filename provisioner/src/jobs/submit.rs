@@ -14,7 +14,7 @@ use planner::checked::CheckedPlan;
 use super::job::JobSpec;
 use super::manifests;
 use super::placement::{self, Placement};
-use super::view::{ClusterView, Manifests};
+use super::view::{ClusterView, Manifests, WorkloadApi};
 use crate::error::Result;
 #[cfg(doc)]
 use crate::nodes;
@@ -77,6 +77,20 @@ impl Submission {
     pub fn secret_yaml(&self) -> Option<Result<String, serde_norway::Error>> {
         let s = self.manifests.secret.as_ref()?;
         Some(planner::yaml::to_string(s).map(|y| format!("---\n{y}")))
+    }
+
+    /// Adds the Workload API gang of `job` ([`manifests::workload`]) as
+    /// its `[schedule]` and the cluster (`served`) call for, with its note.
+    pub fn schedule(
+        &mut self,
+        plan: &CheckedPlan,
+        job: &JobSpec,
+        served: &WorkloadApi,
+    ) -> Result<()> {
+        let note =
+            manifests::workload::schedule(plan, &self.placement, job, served, &mut self.manifests)?;
+        self.notes.extend(note);
+        Ok(())
     }
 
     /// A few lines for people: the Nodes, their ranks, the loads.

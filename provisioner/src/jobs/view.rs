@@ -96,3 +96,20 @@ pub struct Manifests {
     #[serde(skip)]
     pub secret: Option<serde_json::Value>,
 }
+
+/// Whether the cluster serves the Workload API objects a submission can
+/// write (`scheduling.k8s.io/v1alpha2` `workloads` and `podgroups`, as
+/// discovery lists them; [`crate::cluster::workload_api`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum WorkloadApi {
+    /// No cluster was asked (offline, or the job file said `off`).
+    Unknown,
+    /// Discovery lists both resources.
+    Served,
+    /// Discovery does not list them; `why` says what it answered.
+    NotServed {
+        /// What discovery answered, for people.
+        why: String,
+    },
+}

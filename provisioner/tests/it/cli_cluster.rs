@@ -291,6 +291,33 @@ fn busy_pods() -> Value {
     }] })
 }
 
+/// Discovery of a cluster without the Workload API: `scheduling.k8s.io/v1alpha2`
+/// is not found, and the group list has `scheduling.k8s.io/v1` only.
+fn no_workload_api() -> Vec<(u16, Value)> {
+    vec![
+        (404, not_found()),
+        (
+            200,
+            json!({ "kind": "APIGroupList", "apiVersion": "v1", "groups": [{
+                "name": "scheduling.k8s.io",
+                "versions": [{ "groupVersion": "scheduling.k8s.io/v1", "version": "v1" }],
+            }] }),
+        ),
+    ]
+}
+
+/// The requests of [`no_workload_api`].
+const NO_WORKLOAD_API: [&str; 2] = ["GET /apis/scheduling.k8s.io/v1alpha2", "GET /apis"];
+
+/// What `submit` of a whole-Node job reads from a cluster without the
+/// Workload API: Nodes, pods, then [`no_workload_api`].
+const READS_WITHOUT_WORKLOAD_API: [&str; 4] = [
+    "GET /api/v1/nodes?&limit=500",
+    PODS_QUERY,
+    NO_WORKLOAD_API[0],
+    NO_WORKLOAD_API[1],
+];
+
 /// What the API server returns for an applied object: the object with a
 /// uid.
 fn stored(api_version: &str, kind: &str, name: &str, uid: &str) -> Value {
@@ -300,9 +327,9 @@ fn stored(api_version: &str, kind: &str, name: &str, uid: &str) -> Value {
 
 #[test]
 fn submit_reads_the_cluster_places_around_busy_nodes_and_applies() {
-    let script = vec![
-        (200, gpu_nodes()),
-        (200, busy_pods()),
+    let mut script = vec![(200, gpu_nodes()), (200, busy_pods())];
+    script.extend(no_workload_api());
+    script.extend([
         (
             200,
             stored("v1", "Secret", "allreduce-32-probe-token", "uid-s"),
@@ -317,7 +344,7 @@ fn submit_reads_the_cluster_places_around_busy_nodes_and_applies() {
             stored("v1", "ConfigMap", "allreduce-32-ranks", "uid-cm"),
         ),
         (200, stored("v1", "Service", "allreduce-32", "uid-svc")),
-    ];
+    ]);
     let (out, seen) = with_server(script, &["submit", JOB, "--plan", PLAN, "--format", "json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let apply = "?&force=true&fieldManager=eflops-provisioner";
@@ -326,6 +353,8 @@ fn submit_reads_the_cluster_places_around_busy_nodes_and_applies() {
         [
             "GET /api/v1/nodes?&limit=500".to_string(),
             PODS_QUERY.to_string(),
+            NO_WORKLOAD_API[0].to_string(),
+            NO_WORKLOAD_API[1].to_string(),
             format!("PATCH /api/v1/namespaces/ml/secrets/allreduce-32-probe-token{apply}"),
             format!("PATCH /apis/batch/v1/namespaces/ml/jobs/allreduce-32{apply}"),
             format!("PATCH /api/v1/namespaces/ml/secrets/allreduce-32-probe-token{apply}"),
@@ -343,12 +372,19 @@ fn submit_reads_the_cluster_places_around_busy_nodes_and_applies() {
     // went there.
     let summary = text(&out.stderr);
     assert!(summary.contains("node01"), "{summary}");
+    // No Workload API: left out, and the summary says what it needs.
+    assert!(
+        summary.contains("does not serve scheduling.k8s.io/v1alpha2 workloads and podgroups (discovery lists scheduling.k8s.io/v1 only); they need Kubernetes 1.36"),
+        "{summary}"
+    );
 }
 
 #[test]
 fn submit_dry_run_with_a_cluster_only_reads() {
+    let mut script = vec![(200, gpu_nodes()), (200, busy_pods())];
+    script.extend(no_workload_api());
     let (out, seen) = with_server(
-        vec![(200, gpu_nodes()), (200, busy_pods())],
+        script,
         &[
             "submit",
             JOB,
@@ -360,7 +396,7 @@ fn submit_dry_run_with_a_cluster_only_reads() {
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(seen, ["GET /api/v1/nodes?&limit=500", PODS_QUERY]);
+    assert_eq!(seen, READS_WITHOUT_WORKLOAD_API);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let job = v["items"]
         .as_array()
@@ -418,12 +454,34 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
         (200, dra::resource_slices(&plan, &|_, _, _| {})),
         (200, claims),
         (200, empty("ResourceClaimTemplateList")),
+        // Kubernetes 1.36 with the Workload API (discovery's
+        // APIResourceList, as `kubectl get --raw` prints it).
+        (
+            200,
+            json!({ "kind": "APIResourceList", "apiVersion": "v1",
+                "groupVersion": "scheduling.k8s.io/v1alpha2", "resources": [
+                { "name": "podgroups", "singularName": "podgroup", "namespaced": true,
+                  "kind": "PodGroup", "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"] },
+                { "name": "podgroups/status", "singularName": "", "namespaced": true,
+                  "kind": "PodGroup", "verbs": ["get", "patch", "update"] },
+                { "name": "workloads", "singularName": "workload", "namespaced": true,
+                  "kind": "Workload", "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"] },
+            ] }),
+        ),
         (200, stored("v1", "Secret", "d-probe-token", "uid-s")),
         (
             200,
             stored("jobset.x-k8s.io/v1alpha2", "JobSet", "d", "uid-js"),
         ),
         (200, stored("v1", "Secret", "d-probe-token", "uid-s")),
+        (
+            200,
+            stored("scheduling.k8s.io/v1alpha2", "Workload", "d", "uid-w"),
+        ),
+        (
+            200,
+            stored("scheduling.k8s.io/v1alpha2", "PodGroup", "d", "uid-pg"),
+        ),
         (200, stored("v1", "ConfigMap", "d-ranks", "uid-cm")),
     ];
     for r in 0..4 {
@@ -457,9 +515,12 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
         "GET /apis/resource.k8s.io/v1/resourceslices?&limit=500".to_string(),
         "GET /apis/resource.k8s.io/v1/resourceclaims?&limit=500".to_string(),
         "GET /apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500".to_string(),
+        "GET /apis/scheduling.k8s.io/v1alpha2".to_string(),
         format!("PATCH /api/v1/namespaces/ml/secrets/d-probe-token{apply}"),
         format!("PATCH /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/d{apply}"),
         format!("PATCH /api/v1/namespaces/ml/secrets/d-probe-token{apply}"),
+        format!("PATCH /apis/scheduling.k8s.io/v1alpha2/namespaces/ml/workloads/d{apply}"),
+        format!("PATCH /apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups/d{apply}"),
         format!("PATCH /api/v1/namespaces/ml/configmaps/d-ranks{apply}"),
     ];
     for r in 0..4 {
@@ -470,11 +531,50 @@ fn submit_with_dra_reads_devices_and_applies_a_claim_per_rank() {
     assert_eq!(seen, want);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["applied"]["workload"]["kind"], "JobSet");
-    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(6));
+    assert_eq!(v["applied"]["owned"].as_array().map(Vec::len), Some(8));
     // fill: one server; node01's first GPU is taken, so not node01.
     let summary = text(&out.stderr);
     assert!(summary.contains("job d: 4 ranks on 1 Nodes"), "{summary}");
     assert!(!summary.contains("node01  node01"), "{summary}");
+    assert!(
+        summary.contains("the 4 pods are one gang: Workload and PodGroup d (scheduling.k8s.io/v1alpha2), minCount 4, every pod in one domain of kubernetes.io/hostname"),
+        "{summary}"
+    );
+}
+
+/// `workload_api = "on"` against a cluster without the Workload API is
+/// refused before anything is applied, naming the job file's line and
+/// what to enable (#29 item 4).
+#[test]
+fn submit_with_the_workload_api_on_refuses_a_cluster_without_it() {
+    let job = std::env::temp_dir().join(format!("prov-cli-wl-{}.job.toml", std::process::id()));
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/allreduce-32.job.toml"
+    ))
+    .unwrap();
+    let lines = source.lines().count();
+    std::fs::write(
+        &job,
+        format!("{source}\n[schedule]\nworkload_api = \"on\"\n"),
+    )
+    .unwrap();
+    let mut script = vec![(200, gpu_nodes()), (200, busy_pods())];
+    script.extend(no_workload_api());
+    let (out, seen) = with_server(script, &["submit", job.to_str().unwrap(), "--plan", PLAN]);
+    let _ = std::fs::remove_file(&job);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(seen, READS_WITHOUT_WORKLOAD_API);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(".job.toml:{}: schedule.workload_api: ", lines + 3)),
+        "{err}"
+    );
+    assert!(
+        err.contains("discovery lists scheduling.k8s.io/v1 only")
+            && err.contains("--runtime-config=scheduling.k8s.io/v1alpha2=true"),
+        "{err}"
+    );
 }
 
 /// `submit` of a whole-server DRA job (`[placement] unit = "server"`, issue

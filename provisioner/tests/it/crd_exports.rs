@@ -227,13 +227,15 @@ fn node_labels_satisfy_kubernetes_rules() {
 /// (kubernetes-sigs/jobset v0.12.0, `api/jobset/v1alpha2/jobset_types.go`:
 /// field names, types, required fields and enum values; and the webhook's
 /// rules in `pkg/webhooks/jobset_webhook.go`). The Job template inside is
-/// read with `k8s-openapi`'s batch/v1 `JobTemplateSpec`.
-mod jobset {
+/// read with `k8s-openapi`'s batch/v1 `JobTemplateSpec`. The checker
+/// ([`jobset::T`], [`jobset::check`]) also stands in for the Workload
+/// API's schema (`workload_api.rs`).
+pub(crate) mod jobset {
     use serde_json::Value;
 
     /// A field's type in the Go structs (`json` tags), with `+kubebuilder`
     /// enums and minimums.
-    pub(super) enum T {
+    pub(crate) enum T {
         Str,
         Bool,
         /// `int32`, with a `+kubebuilder:validation:Minimum` when given.
@@ -248,7 +250,7 @@ mod jobset {
     }
     use T::*;
 
-    fn arr(t: T) -> T {
+    pub(crate) fn arr(t: T) -> T {
         Arr(Box::new(t))
     }
 
@@ -350,7 +352,7 @@ mod jobset {
     }
 
     /// Every way `v` at `path` departs from `t`.
-    pub(super) fn check(t: &T, v: &Value, path: &str, out: &mut Vec<String>) {
+    pub(crate) fn check(t: &T, v: &Value, path: &str, out: &mut Vec<String>) {
         match (t, v) {
             (Str, Value::String(_)) | (Bool, Value::Bool(_)) | (Object, Value::Object(_)) => {}
             (Int32(min), Value::Number(n)) => match n.as_i64() {

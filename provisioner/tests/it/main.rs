@@ -29,6 +29,7 @@ mod push_ssh;
 mod a_sot;
 mod sot_netbox;
 mod submit;
+mod workload_api;
 
 #[path = "../support/dra.rs"]
 mod dra;

@@ -1882,3 +1882,144 @@ fn an_evicted_jobs_old_table_holds_no_node() {
     script.push(check_state("b", "Ready", &b.message));
     assert_eq!(pass(script)[0].state, CheckState::Ready);
 }
+
+/// Discovery of the Workload API (#29 item 4): both resources listed is
+/// served; a version without `podgroups` (the feature gate off) is not,
+/// and says so; a failing API server is an error, not "not served".
+#[test]
+fn workload_api_discovery() {
+    use provisioner::jobs::view::WorkloadApi;
+    let list = |names: &[&str]| {
+        json!({ "kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": "scheduling.k8s.io/v1alpha2",
+            "resources": names.iter().map(|n| json!({
+                "name": n, "singularName": "", "namespaced": true, "kind": "X", "verbs": ["get"],
+            })).collect::<Vec<_>>() })
+    };
+    let served = run(
+        vec![get(
+            "/apis/scheduling.k8s.io/v1alpha2",
+            list(&["podgroups", "podgroups/status", "workloads"]),
+        )],
+        |c| async move { cluster::workload_api(&c).await },
+    );
+    assert_eq!(served.unwrap(), WorkloadApi::Served);
+    let half = run(
+        vec![get(
+            "/apis/scheduling.k8s.io/v1alpha2",
+            list(&["workloads"]),
+        )],
+        |c| async move { cluster::workload_api(&c).await },
+    );
+    let WorkloadApi::NotServed { why } = half.unwrap() else {
+        panic!("served without podgroups");
+    };
+    assert!(why.contains("lists no podgroups"), "{why}");
+    let mut failing = get(
+        "/apis/scheduling.k8s.io/v1alpha2",
+        status_reply(500, "etcd is down"),
+    );
+    failing.status = 500;
+    let e = run(
+        vec![failing],
+        |c| async move { cluster::workload_api(&c).await },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("discovering scheduling.k8s.io/v1alpha2"),
+        "{e}"
+    );
+    assert!(!e.is_bad_input());
+}
+
+/// `status` shows the worst link load of the rank table (#29): from the
+/// workload's annotations for a table made at submit; from the ConfigMap
+/// `provisioner controller` wrote at Kueue's admission for a `[kueue]` job
+/// (one more `GET`), and "pending" before it.
+#[test]
+fn status_shows_the_worst_link_load_of_submit_and_admission_tables() {
+    let annotated = |a: Value| with(job(2, json!([])), "/metadata/annotations", a);
+    let submitted = annotated(json!({
+        "topology.eflops.io/worst-link-load": "2",
+        "topology.eflops.io/lower-bound": "1",
+        "topology.eflops.io/rank-table-method": "heuristic",
+    }));
+    let s = run(
+        vec![
+            get(JOB_URI, submitted),
+            get(PODS_OF_TRAIN, pod_list(vec![])),
+        ],
+        |c| async move { cluster::status(&c, "ml", "train").await },
+    )
+    .unwrap();
+    let t = s.rank_table.as_ref().expect("a rank table");
+    assert_eq!(
+        (t.made.as_str(), t.worst_link_load, t.lower_bound),
+        ("submit", Some(2), Some(1))
+    );
+    assert!(
+        s.table().contains("rank table: worst link load 2 flows per directed inter-switch link; congested (made at submit, heuristic, lower bound 1)"),
+        "{}",
+        s.table()
+    );
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["rank_table"]["worst_link_load"], 2);
+
+    // A [kueue] job: its table is on the ConfigMap once admitted.
+    let kueue = annotated(json!({ "topology.eflops.io/table": "pending" }));
+    const CM: &str = "/api/v1/namespaces/ml/configmaps/train-ranks";
+    let cm = |annotations: Value, labels: Value| {
+        json!({ "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": { "name": "train-ranks", "namespace": "ml", "labels": labels, "annotations": annotations } })
+    };
+    let admitted = cm(
+        json!({ "topology.eflops.io/table": "ready", "topology.eflops.io/worst-link-load": "1",
+                "topology.eflops.io/lower-bound": "1", "topology.eflops.io/rank-table-method": "algorithm-1" }),
+        ours(),
+    );
+    let status = |script: Vec<Exchange>| {
+        run(script, |c| async move {
+            cluster::status(&c, "ml", "train").await
+        })
+        .unwrap()
+    };
+    let s = status(vec![
+        get(JOB_URI, kueue.clone()),
+        get(PODS_OF_TRAIN, pod_list(vec![])),
+        get(CM, admitted),
+    ]);
+    assert!(
+        s.table().contains("rank table: worst link load 1 flow per directed inter-switch link (made at admission, algorithm-1, lower bound 1)"),
+        "{}",
+        s.table()
+    );
+    // Before admission, and with a ConfigMap of that name that is not ours.
+    let not_ours = cm(
+        json!({ "topology.eflops.io/table": "ready", "topology.eflops.io/worst-link-load": "1" }),
+        json!({ "app": "other" }),
+    );
+    for reply in [
+        Exchange {
+            status: 404,
+            ..get(CM, status_reply(404, "not found"))
+        },
+        get(CM, not_ours),
+    ] {
+        let s = status(vec![
+            get(JOB_URI, kueue.clone()),
+            get(PODS_OF_TRAIN, pod_list(vec![])),
+            reply,
+        ]);
+        assert_eq!(
+            s.rank_table.as_ref().map(|t| t.made.as_str()),
+            Some("pending")
+        );
+        assert!(
+            s.table()
+                .contains("rank table: pending until Kueue admits the job"),
+            "{}",
+            s.table()
+        );
+    }
+}

@@ -17,7 +17,8 @@ use planner::text::Table;
 use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, WaitOptions};
 use provisioner::jobs::dra::DraView;
 use provisioner::jobs::job::{JobSpec, PlacementMode};
-use provisioner::jobs::view::ClusterView;
+use provisioner::jobs::manifests::workload;
+use provisioner::jobs::view::{ClusterView, WorkloadApi};
 use provisioner::jobs::{admission, rank_check, submit};
 use provisioner::nodes::{self, NodeMap};
 use provisioner::push::PushError;
@@ -471,7 +472,8 @@ fn run(cli: Cli) -> Result<()> {
                     view.dra
                         .extend(DraView::from_plan(&p, &bound, &spec.placement.profile));
                 }
-                let sub = prepare(&view)?.with_secret(&spec, &secret);
+                let mut sub = prepare(&view)?.with_secret(&spec, &secret);
+                sub.schedule(&p, &spec, &WorkloadApi::Unknown)?;
                 eprint!("{}", sub.summary());
                 write_secret(&sub, &spec, secret_out.as_deref())?;
                 return print(&manifest_text(&sub, format)?);
@@ -482,7 +484,13 @@ fn run(cli: Cli) -> Result<()> {
             if dra {
                 view.dra = rt.block_on(cluster::read_dra(&client))?;
             }
-            let sub = prepare(&view)?.with_secret(&spec, &secret);
+            let served = if workload::asks_cluster(&spec) {
+                rt.block_on(cluster::workload_api(&client))?
+            } else {
+                WorkloadApi::Unknown
+            };
+            let mut sub = prepare(&view)?.with_secret(&spec, &secret);
+            sub.schedule(&p, &spec, &served)?;
             eprint!("{}", sub.summary());
             if dry_run {
                 write_secret(&sub, &spec, secret_out.as_deref())?;

@@ -79,6 +79,7 @@ use crate::error::{Error, Result};
 
 mod dra;
 mod scripts;
+pub mod workload;
 
 use dra::build_dra;
 use scripts::{LAUNCH_SH, RANK_ENV_SH, mpi_launch_sh, mpirun_sh};
