@@ -641,6 +641,10 @@ fn submit_with_dra_whole_servers_applies_a_claim_per_server() {
         (200, dra::resource_slices(&plan, &|_, _, _| {})),
         (200, claims),
         (200, empty("ResourceClaimTemplateList")),
+    ];
+    // A cluster without the Workload API, then the applies.
+    script.extend(no_workload_api());
+    script.extend([
         (200, stored("v1", "Secret", "s-probe-token", "uid-s")),
         (
             200,
@@ -648,7 +652,7 @@ fn submit_with_dra_whole_servers_applies_a_claim_per_server() {
         ),
         (200, stored("v1", "Secret", "s-probe-token", "uid-s")),
         (200, stored("v1", "ConfigMap", "s-ranks", "uid-cm")),
-    ];
+    ]);
     for k in 0..2 {
         script.push((
             200,
@@ -680,6 +684,8 @@ fn submit_with_dra_whole_servers_applies_a_claim_per_server() {
         "GET /apis/resource.k8s.io/v1/resourceslices?&limit=500".to_string(),
         "GET /apis/resource.k8s.io/v1/resourceclaims?&limit=500".to_string(),
         "GET /apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500".to_string(),
+        NO_WORKLOAD_API[0].to_string(),
+        NO_WORKLOAD_API[1].to_string(),
         format!("PATCH /api/v1/namespaces/ml/secrets/s-probe-token{apply}"),
         format!("PATCH /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/s{apply}"),
         format!("PATCH /api/v1/namespaces/ml/secrets/s-probe-token{apply}"),
