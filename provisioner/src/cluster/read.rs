@@ -68,6 +68,15 @@ pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<Clus
             .as_ref()
             .and_then(|l| l.get(crate::jobs::admission::HOSTNAME_LABEL))
             .cloned();
+        let topology_labels = Some(
+            node.metadata
+                .labels
+                .iter()
+                .flatten()
+                .filter(|(k, _)| k.starts_with(crate::jobs::labels::PREFIX))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
         view.insert(
             name.clone(),
             NodeState {
@@ -77,6 +86,7 @@ pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<Clus
                 gpu_allocatable,
                 address,
                 hostname,
+                topology_labels,
                 pods: Vec::new(),
             },
         );

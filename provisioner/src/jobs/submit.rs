@@ -86,9 +86,16 @@ impl Submission {
         plan: &CheckedPlan,
         job: &JobSpec,
         served: &WorkloadApi,
+        view: &ClusterView,
     ) -> Result<()> {
-        let note =
-            manifests::workload::schedule(plan, &self.placement, job, served, &mut self.manifests)?;
+        let note = manifests::workload::schedule(
+            plan,
+            &self.placement,
+            job,
+            served,
+            view,
+            &mut self.manifests,
+        )?;
         self.notes.extend(note);
         Ok(())
     }

@@ -37,6 +37,11 @@ pub struct NodeState {
     /// value Kueue's topology assignments name Nodes by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
+    /// The Node's `topology.eflops.io/` labels (what `label-nodes`
+    /// writes), when they were read from the API; `None` for a view that
+    /// did not read them (`--offline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topology_labels: Option<std::collections::BTreeMap<String, String>>,
     /// Pods bound to the Node, not yet Succeeded or Failed, that request
     /// GPUs.
     pub pods: Vec<PodUse>,

@@ -340,6 +340,7 @@ fn busy_view(plan: &CheckedPlan) -> ClusterView {
         gpu_allocatable: 0,
         address: None,
         hostname: None,
+        topology_labels: None,
         pods: Vec::new(),
     });
     view

@@ -275,6 +275,17 @@ fn submitted(
     edit: &dyn Fn(String) -> String,
     served: &WorkloadApi,
 ) -> Result<Submission, Box<Error>> {
+    submitted_on(job, edit, served, &|_| {})
+}
+
+/// As [`submitted`], on the offline view as `tweak` leaves it (the Node
+/// labels a cluster would have given).
+fn submitted_on(
+    job: &str,
+    edit: &dyn Fn(String) -> String,
+    served: &WorkloadApi,
+    tweak: &dyn Fn(&mut ClusterView),
+) -> Result<Submission, Box<Error>> {
     let plan = plan();
     let spec = JobSpec::from_toml(&edit(read(job)), job).unwrap();
     let bound = nodes::bind(&plan, None, PLAN).unwrap();
@@ -284,7 +295,9 @@ fn submitted(
             .extend(DraView::from_plan(&plan, &bound, &spec.placement.profile));
     }
     let mut sub = submit::prepare(&plan, &bound, &spec, &view).unwrap();
-    sub.schedule(&plan, &spec, served).map_err(Box::new)?;
+    tweak(&mut view);
+    sub.schedule(&plan, &spec, served, &view)
+        .map_err(Box::new)?;
     Ok(sub)
 }
 
@@ -367,6 +380,77 @@ fn the_level_is_the_narrowest_that_holds_every_node() {
         "kubernetes.io/hostname"
     );
     assert_eq!(workload_problems(&sub.documents()), Vec::<String>::new());
+}
+
+/// Gives every Node of a view the labels a cluster read: `key` with the
+/// value `value` gives it (by the Node's index), none where it gives none.
+fn label_all(
+    key: &str,
+    value: impl Fn(usize) -> Option<&'static str>,
+) -> impl Fn(&mut ClusterView) {
+    let key = key.to_string();
+    move |v: &mut ClusterView| {
+        for (i, n) in v.nodes.iter_mut().enumerate() {
+            n.topology_labels = Some(
+                value(i)
+                    .map(|x| (key.clone(), x.to_string()))
+                    .into_iter()
+                    .collect(),
+            );
+        }
+    }
+}
+
+#[test]
+fn a_constraint_the_nodes_labels_cannot_meet_is_left_out_and_named() {
+    // Offline the labels are unknown and the constraint is the plan's.
+    let sub = submitted(DRA, &on, &WorkloadApi::Served).unwrap();
+    let key = sub.manifests.owned[1]["spec"]["schedulingConstraints"]["topology"][0]["key"]
+        .as_str()
+        .expect("a key")
+        .to_string();
+    assert_ne!(key, "kubernetes.io/hostname");
+    let constraint = |sub: &Submission| {
+        let w = &sub.manifests.owned[0]["spec"]["podGroupTemplates"][0]["schedulingConstraints"];
+        let g = &sub.manifests.owned[1]["spec"]["schedulingConstraints"];
+        assert_eq!(w, g);
+        g.clone()
+    };
+    let summary = |sub: &Submission| sub.summary();
+    // Read from the cluster and one domain: kept.
+    let sub = submitted_on(
+        DRA,
+        &on,
+        &WorkloadApi::Served,
+        &label_all(&key, |_| Some("f1")),
+    )
+    .unwrap();
+    assert_eq!(constraint(&sub)["topology"][0]["key"], key.as_str());
+    assert_eq!(workload_problems(&sub.documents()), Vec::<String>::new());
+    // Nodes never labelled: no constraint, and the summary says why.
+    let sub = submitted_on(DRA, &on, &WorkloadApi::Served, &label_all(&key, |_| None)).unwrap();
+    assert_eq!(constraint(&sub), Value::Null);
+    assert_eq!(
+        sub.manifests.owned[1]["spec"]["schedulingPolicy"]["gang"]["minCount"],
+        32
+    );
+    assert_eq!(workload_problems(&sub.documents()), Vec::<String>::new());
+    let s = summary(&sub);
+    assert!(
+        s.contains("with no topology constraint: Node ")
+            && s.contains(&format!("lacks the label {key}"))
+            && s.contains("run provisioner label-nodes"),
+        "{s}"
+    );
+    // Labels that split the Nodes into two domains: the same.
+    let two = label_all(&key, |i| Some(if i % 2 == 0 { "a" } else { "b" }));
+    let sub = submitted_on(DRA, &on, &WorkloadApi::Served, &two).unwrap();
+    assert_eq!(constraint(&sub), Value::Null);
+    let s = summary(&sub);
+    assert!(
+        s.contains(&format!("the Nodes' {key} labels name 2 domains (a, b)")),
+        "{s}"
+    );
 }
 
 #[test]

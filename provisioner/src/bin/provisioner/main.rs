@@ -473,7 +473,7 @@ fn run(cli: Cli) -> Result<()> {
                         .extend(DraView::from_plan(&p, &bound, &spec.placement.profile));
                 }
                 let mut sub = prepare(&view)?.with_secret(&spec, &secret);
-                sub.schedule(&p, &spec, &WorkloadApi::Unknown)?;
+                sub.schedule(&p, &spec, &WorkloadApi::Unknown, &view)?;
                 eprint!("{}", sub.summary());
                 write_secret(&sub, &spec, secret_out.as_deref())?;
                 return print(&manifest_text(&sub, format)?);
@@ -490,7 +490,7 @@ fn run(cli: Cli) -> Result<()> {
                 WorkloadApi::Unknown
             };
             let mut sub = prepare(&view)?.with_secret(&spec, &secret);
-            sub.schedule(&p, &spec, &served)?;
+            sub.schedule(&p, &spec, &served, &view)?;
             eprint!("{}", sub.summary());
             if dry_run {
                 write_secret(&sub, &spec, secret_out.as_deref())?;

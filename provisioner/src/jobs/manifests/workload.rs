@@ -53,7 +53,7 @@ use crate::error::{Error, Result};
 use crate::jobs::job::{JobSpec, Launcher, WorkloadApiChoice};
 use crate::jobs::labels::PREFIX;
 use crate::jobs::placement::Placement;
-use crate::jobs::view::{Manifests, WorkloadApi};
+use crate::jobs::view::{ClusterView, Manifests, WorkloadApi};
 use planner::Problem;
 
 /// The group and version of the objects.
@@ -130,11 +130,10 @@ fn rank_pod_specs(m: &mut Manifests, f: &mut dyn FnMut(&mut Value)) -> Option<u6
     }
 }
 
-/// The Workload and PodGroup of `job`: a gang of `pods` in one domain of
-/// `topology`, created for `root` (the job's root object).
-pub fn objects(job: &JobSpec, root: &Value, pods: i32, topology: &str) -> [Value; 2] {
+/// The Workload and PodGroup of `job`: a gang of `pods`, in one domain of
+/// `topology` when given, created for `root` (the job's root object).
+pub fn objects(job: &JobSpec, root: &Value, pods: i32, topology: Option<&str>) -> [Value; 2] {
     let policy = json!({ "gang": { "minCount": pods } });
-    let constraints = json!({ "topology": [{ "key": topology }] });
     let (group, _) = root["apiVersion"]
         .as_str()
         .unwrap_or_default()
@@ -147,7 +146,7 @@ pub fn objects(job: &JobSpec, root: &Value, pods: i32, topology: &str) -> [Value
     if !group.is_empty() {
         controller["apiGroup"] = json!(group);
     }
-    let workload = json!({
+    let mut workload = json!({
         "apiVersion": API_VERSION,
         "kind": "Workload",
         "metadata": metadata(job, &job.name, None),
@@ -156,11 +155,10 @@ pub fn objects(job: &JobSpec, root: &Value, pods: i32, topology: &str) -> [Value
             "podGroupTemplates": [{
                 "name": TEMPLATE,
                 "schedulingPolicy": policy,
-                "schedulingConstraints": constraints,
             }],
         },
     });
-    let group = json!({
+    let mut group = json!({
         "apiVersion": API_VERSION,
         "kind": "PodGroup",
         "metadata": metadata(job, &job.name, None),
@@ -169,9 +167,13 @@ pub fn objects(job: &JobSpec, root: &Value, pods: i32, topology: &str) -> [Value
                 "workload": { "workloadName": job.name, "podGroupTemplateName": TEMPLATE },
             },
             "schedulingPolicy": policy,
-            "schedulingConstraints": constraints,
         },
     });
+    if let Some(key) = topology {
+        let constraints = json!({ "topology": [{ "key": key }] });
+        workload["spec"]["podGroupTemplates"][0]["schedulingConstraints"] = constraints.clone();
+        group["spec"]["schedulingConstraints"] = constraints;
+    }
     [workload, group]
 }
 
@@ -197,6 +199,7 @@ pub fn schedule(
     placement: &Placement,
     job: &JobSpec,
     served: &WorkloadApi,
+    view: &ClusterView,
     manifests: &mut Manifests,
 ) -> Result<Option<String>> {
     let choice = job.schedule.workload_api;
@@ -256,10 +259,59 @@ pub fn schedule(
             job: job.name.clone(),
             message: format!("{pods} pods cannot be a gang's minCount (an int32 of at least 1)"),
         })?;
-    let [workload, group] = objects(job, &manifests.workload, min, &topology);
+    let missing = unlabelled(view, placement, &topology);
+    let [workload, group] = objects(
+        job,
+        &manifests.workload,
+        min,
+        missing.is_empty().then_some(topology.as_str()),
+    );
     manifests.owned.splice(0..0, [workload, group]);
+    if !missing.is_empty() {
+        return Ok(Some(format!(
+            "the {min} pods are one gang: Workload and PodGroup {} ({API_VERSION}), minCount {min}, with no topology constraint: {}, so a constraint on {topology} could never be met (run provisioner label-nodes, then submit again for one); this needs {NEEDS}",
+            job.name,
+            missing.join("; ")
+        )));
+    }
     Ok(Some(format!(
         "the {min} pods are one gang: Workload and PodGroup {} ({API_VERSION}), minCount {min}, every pod in one domain of {topology} (a label provisioner label-nodes writes); this needs {NEEDS}",
         job.name
     )))
+}
+
+/// Why the placed Nodes cannot meet a constraint on `key`, as read from
+/// the cluster: each Node without the label, or the values when they are
+/// not one domain. Empty when they can, when the key is the host name
+/// (one Node), or when the view did not read labels (`--offline`).
+fn unlabelled(view: &ClusterView, placement: &Placement, key: &str) -> Vec<String> {
+    if key == HOSTNAME {
+        return Vec::new();
+    }
+    let mut lacking = Vec::new();
+    let mut values = BTreeSet::new();
+    for n in &placement.nodes {
+        let Some(labels) = view.node(&n.node).and_then(|s| s.topology_labels.as_ref()) else {
+            continue;
+        };
+        match labels.get(key) {
+            Some(v) => {
+                values.insert(v.as_str());
+            }
+            None => lacking.push(n.node.as_str()),
+        }
+    }
+    let mut out = Vec::new();
+    if !lacking.is_empty() {
+        out.push(format!("Node {} lacks the label {key}", lacking.join(", ")));
+    }
+    if values.len() > 1 {
+        let v: Vec<&str> = values.into_iter().collect();
+        out.push(format!(
+            "the Nodes' {key} labels name {} domains ({}), not the plan's one",
+            v.len(),
+            v.join(", ")
+        ));
+    }
+    out
 }
