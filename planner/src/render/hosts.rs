@@ -18,6 +18,8 @@
 //! - `NCCL_IB_FIFO_TC`: the same value, so that the receiver's CTS writes
 //!   and ACKs carry its own class rather than the sender's (NCCL 2.22.3 and
 //!   later; `check-qos` says what older releases do, `marking.rs`).
+//! - `UCX_IB_TRAFFIC_CLASS`: the same value, for Open MPI over UCX, which
+//!   marks each queue pair with the class of its own rank (UCX 1.22.0).
 //! - `NCCL_CROSS_NIC=0` on rail-optimized and HPN plans: NCCL keeps each
 //!   channel on one NIC index (one rail) across servers instead of
 //!   crossing rails through the spines (NCCL's default, 2, allows it).
@@ -221,7 +223,11 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
             // The receiver's CTS writes and ACKs in its own class (NCCL
             // 2.22.3 and later; older releases ignore it and answer in the
             // sender's class, which `check-qos --nccl-version` models).
-            env.insert("NCCL_IB_FIFO_TC".to_string(), tc);
+            env.insert("NCCL_IB_FIFO_TC".to_string(), tc.clone());
+            // Open MPI over UCX marks every queue pair of the rank with its
+            // own interface's class, ACKs and read responses included
+            // (UCX 1.22.0; `check-qos` models it, docs/provisioner.md).
+            env.insert("UCX_IB_TRAFFIC_CLASS".to_string(), tc);
             if rails {
                 // Rail designs: a channel keeps one rail across servers
                 // (NCCL src/graph/search.cc, `NCCL_CROSS_NIC` 0).
