@@ -808,9 +808,28 @@ impl NvueState {
         out
     }
 
-    /// The applied static routes: (VRF, prefix, via).
+    /// The applied static routes whose next hops are reachable: (VRF,
+    /// prefix, via). A next hop is resolved over the connected subnet
+    /// that holds it, and a connected route exists only while its port is
+    /// up (FRR's zebra, whose RIB NVUE shows: a static route whose
+    /// nexthop does not resolve is not installed, FRR user guide "Static
+    /// Route Commands" and "Nexthop Tracking"), so a via over a dark port
+    /// is left out, and a route with none left is not in the RIB.
     fn static_routes(&self) -> Vec<(String, String, Value)> {
         let applied = &self.revisions[&self.applied].tree;
+        let addresses = nvue_addresses(applied);
+        let reachable = |hop: &str| {
+            hop.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| {
+                addresses.iter().any(|(port, a, len)| {
+                    fabric_bgp::same_subnet(*a, ip, *len)
+                        && self
+                            .world
+                            .interfaces
+                            .get(port)
+                            .is_some_and(|(cabled, _)| self.link_up(port, *cabled))
+                })
+            })
+        };
         let mut out = Vec::new();
         for (vrf, v) in applied
             .get("vrf")
@@ -824,11 +843,17 @@ impl NvueState {
                 .into_iter()
                 .flatten()
             {
-                out.push((
-                    vrf.clone(),
-                    prefix.clone(),
-                    r.get("via").cloned().unwrap_or(json!({})),
-                ));
+                let via: Map<String, Value> = r
+                    .get("via")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                    .filter(|(hop, _)| reachable(hop))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !via.is_empty() {
+                    out.push((vrf.clone(), prefix.clone(), Value::Object(via)));
+                }
             }
         }
         out
@@ -1796,8 +1821,25 @@ impl EosState {
     /// recorded EOS answers have (anta's unit tests of
     /// `VerifyRoutingTableEntry`: `vrfs.<vrf>.routes.<prefix>.{routeType,
     /// vias: [{nexthopAddr, interface}]}`).
+    ///
+    /// A static route's next hop resolves over the connected subnet that
+    /// holds it, which exists only while its port is up: a next hop over a
+    /// dark port is left out, and a route with none is not shown. EOS
+    /// resolves a static route's next hop over the routes of its FIB and
+    /// installs the route only when it resolves (Arista TOI "Resolution
+    /// RIB profile for static routes", EOS 4.30.2F); a plan's link subnets
+    /// are routed nowhere else, so only the port's connected route can.
     fn routes(&mut self) -> Value {
         let mut vrfs: BTreeMap<String, BTreeMap<String, (&str, Vec<Value>)>> = BTreeMap::new();
+        let links = self.links();
+        let connected = eos_bgp(&self.running_config()).addresses;
+        let reachable = |hop: &str| {
+            hop.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| {
+                connected.iter().any(|(port, a, len)| {
+                    fabric_bgp::same_subnet(*a, ip, *len) && links.get(port) == Some(&true)
+                })
+            })
+        };
         for l in &self.running {
             let w: Vec<&str> = l.split_whitespace().collect();
             let (vrf, rest) = match w.as_slice() {
@@ -1805,7 +1847,9 @@ impl EosState {
                 ["ip", "route", rest @ ..] => ("default".to_string(), rest),
                 _ => continue,
             };
-            if let [prefix, hop, ..] = rest {
+            if let [prefix, hop, ..] = rest
+                && reachable(hop)
+            {
                 vrfs.entry(vrf)
                     .or_default()
                     .entry(prefix.to_string())
