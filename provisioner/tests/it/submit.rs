@@ -114,24 +114,23 @@ fn check_golden(name: &str, got: &str) {
 /// The DRA example's dry-run objects: per rank a claim template and a Pod.
 #[test]
 fn golden_dra_manifests() {
+    offline_golden(DRA_PROBE, PLAN, "allreduce-32-dra");
+}
+
+/// `submit JOB --plan PLAN --dry-run --offline` succeeds and prints
+/// `<golden>.yaml`, with `<golden>.summary.txt` on stderr.
+fn offline_golden(job: &str, plan: &str, golden: &str) {
     let out = provisioner(
-        &[
-            "submit",
-            DRA_PROBE,
-            "--plan",
-            PLAN,
-            "--dry-run",
-            "--offline",
-        ],
+        &["submit", job, "--plan", plan, "--dry-run", "--offline"],
         &[],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     check_golden(
-        "allreduce-32-dra.yaml",
+        &format!("{golden}.yaml"),
         &String::from_utf8_lossy(&out.stdout),
     );
-    check_golden("allreduce-32-dra.summary.txt", &stderr);
+    check_golden(&format!("{golden}.summary.txt"), &stderr);
 }
 
 /// `queue` puts the workload in a Kueue LocalQueue, suspended until
@@ -1824,26 +1823,8 @@ fn h100_file(plan: &CheckedPlan) -> PathBuf {
 /// of the JobSet.
 #[test]
 fn golden_dra_server_manifests() {
-    let plan = h100();
-    let path = h100_file(&plan);
-    let out = provisioner(
-        &[
-            "submit",
-            DRA_SERVER,
-            "--plan",
-            path.to_str().unwrap(),
-            "--dry-run",
-            "--offline",
-        ],
-        &[],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    check_golden(
-        "train-64-dra-server.yaml",
-        &String::from_utf8_lossy(&out.stdout),
-    );
-    check_golden("train-64-dra-server.summary.txt", &stderr);
+    let path = h100_file(&h100());
+    offline_golden(DRA_SERVER, path.to_str().unwrap(), "train-64-dra-server");
 }
 
 /// Issue 32, whole servers under DRA: a 64-GPU job on 8-GPU NVLink

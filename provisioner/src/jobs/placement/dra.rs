@@ -132,15 +132,7 @@ pub(super) fn place_dra(
     }
     let free: usize = free_by_server.values().map(Vec::len).sum();
     if free < job.ranks {
-        return Err(Error::NotEnough {
-            job: job.name.clone(),
-            file: job.source.clone(),
-            plan: plan.source().to_string(),
-            ranks: job.ranks,
-            free,
-            total,
-            busy: unusable.iter().map(ToString::to_string).collect(),
-        });
+        return Err(not_enough(plan, job, free, total, &unusable));
     }
     let all_free: Vec<usize> = free_by_server.values().flatten().copied().collect();
     // Fill: the fewest servers, most free sub-nodes first.

@@ -287,6 +287,26 @@ impl ClusterView {
 }
 
 /// GPUs the plan gives a Node's server (every GPU of a shared NIC).
+/// The refusal of a job that needs more ranks than `free` sub-nodes
+/// (of `total`), naming what holds the others.
+fn not_enough(
+    plan: &CheckedPlan,
+    job: &JobSpec,
+    free: usize,
+    total: usize,
+    unusable: &[Unusable],
+) -> Error {
+    Error::NotEnough {
+        job: job.name.clone(),
+        file: job.source.clone(),
+        plan: plan.source().to_string(),
+        ranks: job.ranks,
+        free,
+        total,
+        busy: unusable.iter().map(ToString::to_string).collect(),
+    }
+}
+
 fn plan_gpus(n: &Node) -> u32 {
     n.sub_nodes
         .iter()
@@ -422,15 +442,13 @@ fn whole_server_table(
 ) -> Result<(planner::ranks::Outcome, &'static str)> {
     let servers = job.ranks / per_server;
     if free.len() < servers {
-        return Err(Error::NotEnough {
-            job: job.name.clone(),
-            file: job.source.clone(),
-            plan: plan.source().to_string(),
-            ranks: job.ranks,
-            free: free.len() * per_server,
-            total: plan.default_ranks(),
-            busy: unusable.iter().map(ToString::to_string).collect(),
-        });
+        return Err(not_enough(
+            plan,
+            job,
+            free.len() * per_server,
+            plan.default_ranks(),
+            unusable,
+        ));
     }
     let gpus_of = |server: &str| -> &[usize] { by_server.get(server).map_or(&[], Vec::as_slice) };
     let map_err = |source| Error::Placement {
@@ -582,15 +600,7 @@ fn place_whole_nodes(
         }
     }
     if free < job.ranks {
-        return Err(Error::NotEnough {
-            job: job.name.clone(),
-            file: job.source.clone(),
-            plan: plan.source().to_string(),
-            ranks: job.ranks,
-            free,
-            total,
-            busy: unusable.iter().map(ToString::to_string).collect(),
-        });
+        return Err(not_enough(plan, job, free, total, &unusable));
     }
     unavailable.sort_unstable();
     let request = Request {
