@@ -279,16 +279,21 @@ impl Comware {
         let errs = errors(&out);
         if !errs.is_empty() {
             let message = errs.join(" ");
-            if !message.to_lowercase().contains("exist") {
-                return Err(protocol(&format!("running `mkdir {LOCK_DIR}`"), message));
-            }
+            // A lock another push holds has its owner file, whatever words
+            // the release uses for an existing directory (the guides give
+            // no example of that refusal).
             let owner = self.cli(&format!("more {OWNER}"), None).await?;
-            let by = if errors(&owner).is_empty() && !owner.trim().is_empty() {
-                owner.trim().to_string()
-            } else {
-                format!("another push ({LOCK_DIR} exists)")
-            };
-            return Err(PushError::Locked { by });
+            if errors(&owner).is_empty() && !owner.trim().is_empty() {
+                return Err(PushError::Locked {
+                    by: owner.trim().to_string(),
+                });
+            }
+            if message.to_lowercase().contains("exist") {
+                return Err(PushError::Locked {
+                    by: format!("another push ({LOCK_DIR} exists)"),
+                });
+            }
+            return Err(protocol(&format!("running `mkdir {LOCK_DIR}`"), message));
         }
         self.locked = true;
         let since = unix_seconds();

@@ -131,7 +131,7 @@ impl Sonic {
     async fn must(&mut self, command: &str) -> Result<Output> {
         let out = self.ssh().await?.exec(command).await?;
         if !out.success() {
-            return Err(protocol(&format!("running `{command}`"), out.message()));
+            return Err(protocol(&format!("running `{command}`"), reason(&out)));
         }
         Ok(out)
     }
@@ -232,7 +232,7 @@ impl Sonic {
             .await?;
         if !check.success() {
             return Err(PushError::Rejected {
-                message: check.message(),
+                message: reason(&check),
             });
         }
         self.loaded = true;
@@ -326,7 +326,7 @@ impl Device for Sonic {
                 // A failed replace may have applied part of the change.
                 self.rollback(&point).await?;
                 Err(PushError::Rejected {
-                    message: out.message(),
+                    message: reason(&out),
                 })
             }
             Err(PushError::Transport { action, source }) => {
@@ -532,6 +532,49 @@ fn vtysh_json(text: &str, command: &str) -> Result<Value> {
             &format!("reading `vtysh -c '{command}'`"),
             format!("not the JSON FRR prints: {e}"),
         )
+    })
+}
+
+/// Why a command failed, in the device's words: a Generic Config Updater
+/// command's own reason ([`gcu_reason`]), else its output.
+fn reason(out: &Output) -> String {
+    gcu_reason(&out.stderr).unwrap_or_else(|| out.message())
+}
+
+/// The reason sonic-utilities' `config replace|rollback|checkpoint|
+/// delete-checkpoint` gives for failing, without click's usage lines.
+/// config/main.py prints `Failed to replace config` (or `... rollback
+/// config`, ...) on stderr, then calls `ctx.fail(ex)`, which click prints
+/// as a usage error:
+///
+/// ```text
+/// Failed to replace config
+/// Usage: config replace [OPTIONS] TARGET_FILE_PATH
+/// Try "config replace -h" for help.
+///
+/// Error: Given patch will produce invalid config. Error: Data Loading Failed
+/// Value "public" does not satisfy the constraint ...
+/// ```
+///
+/// Read as `Failed to replace config: Given patch will produce invalid
+/// config. ...` (every line of the exception kept). `None` when the text
+/// has no `Error: ` line, so another failure keeps its whole message.
+pub fn gcu_reason(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("Error: "))?;
+    let head: Vec<&str> = lines[..at]
+        .iter()
+        .map(|l| l.trim())
+        .take_while(|l| !l.starts_with("Usage: "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut error: Vec<&str> = vec![&lines[at]["Error: ".len()..]];
+    error.extend(lines[at + 1..].iter().copied());
+    let error = error.join("\n").trim().to_string();
+    Some(if head.is_empty() {
+        error
+    } else {
+        format!("{}: {error}", head.join(" "))
     })
 }
 
@@ -808,6 +851,34 @@ Total entries displayed:  2\n";
         // 13600053254180593094 of fuzz_push_cli_answers) is no unit.
         assert_eq!(speed_mbps("100G\u{feff}"), None);
         assert_eq!(speed_mbps("é"), None);
+    }
+
+    #[test]
+    fn gcu_failures_are_read_without_clicks_usage_lines() {
+        // The layout of a recorded `config replace` failure (config/main.py
+        // `replace`: `Failed to replace config`, then click's usage error).
+        let stderr = "Failed to replace config\nUsage: config replace [OPTIONS] TARGET_FILE_PATH\n\
+                      Try \"config replace -h\" for help.\n\n\
+                      Error: Given patch will produce invalid config. Error: Data Loading Failed\n\
+                      Value \"public\" does not satisfy the constraint \"Vlan(409[0-5])\"\n";
+        assert_eq!(
+            gcu_reason(stderr).unwrap(),
+            "Failed to replace config: Given patch will produce invalid config. Error: Data \
+             Loading Failed\nValue \"public\" does not satisfy the constraint \"Vlan(409[0-5])\""
+        );
+        let stderr = "Failed to rollback config\nUsage: config rollback [OPTIONS] CHECKPOINT_NAME\n\
+                      Try \"config rollback -h\" for help.\n\nError: Checkpoint 'efl-push-1' does not exist\n";
+        assert_eq!(
+            gcu_reason(stderr).unwrap(),
+            "Failed to rollback config: Checkpoint 'efl-push-1' does not exist"
+        );
+        // Not click's shape: the whole message stays.
+        assert_eq!(gcu_reason("sudo: a password is required\n"), None);
+        assert_eq!(
+            gcu_reason("Error: bare\n").as_deref(),
+            Some("bare"),
+            "an error line with nothing before it"
+        );
     }
 
     #[test]

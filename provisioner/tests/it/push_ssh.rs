@@ -331,7 +331,18 @@ async fn sonic_rejected_candidate_shows_the_device_message() {
             assert!(
                 message.contains("Invalid value \"10000\" in \"mtu\" element"),
                 "{message}"
-            )
+            );
+            // sonic-utilities' own reason, without click's usage lines.
+            assert!(
+                message.starts_with(
+                    "Failed to replace config: Given patch will produce invalid config."
+                ),
+                "{message}"
+            );
+            assert!(
+                !message.contains("Usage:") && !message.contains("-h\" for help"),
+                "{message}"
+            );
         }
         e => panic!("expected Rejected, got {e}"),
     }
@@ -734,6 +745,36 @@ async fn comware_confirm_from_a_new_session_after_expiry_reports_it() {
         ])
     );
     assert_eq!(server.state.lock().unwrap().running, before);
+}
+
+/// The lock is read from its owner file, not from the words of `mkdir`'s
+/// refusal, which the guides never show: another wording still names the
+/// holder, and a refusal with no lock behind it is not taken for one.
+#[tokio::test]
+async fn comware_lock_is_named_whatever_the_release_says_of_an_existing_directory() {
+    let server = TestServer::start(ComwareState::new("sw01", MINUTE), USER, PASSWORD, 3).await;
+    server.state.lock().unwrap().mkdir_exists =
+        Some("%Failed to create directory flash:/efl-push.".to_string());
+    let mut first = comware(&server).await;
+    first.load(&comware_candidate()).await.unwrap();
+    let mut second = comware(&server).await;
+    match second.load(&comware_candidate()).await.unwrap_err() {
+        PushError::Locked { by } => {
+            assert!(by.starts_with("provisioner push as admin since"), "{by}")
+        }
+        e => panic!("expected Locked, got {e}"),
+    }
+    // A directory left without an owner file, refused in words that do
+    // not say it exists: the device's words, not a made-up holder.
+    server.state.lock().unwrap().files.clear();
+    let mut third = comware(&server).await;
+    match third.load(&comware_candidate()).await.unwrap_err() {
+        PushError::Protocol { action, message } => {
+            assert!(action.contains("mkdir flash:/efl-push"), "{action}");
+            assert_eq!(message, "%Failed to create directory flash:/efl-push.");
+        }
+        e => panic!("expected the device's refusal, got {e}"),
+    }
 }
 
 #[tokio::test]

@@ -45,6 +45,9 @@ pub struct ComwareState {
     pub timer_rollbacks: usize,
     /// Drop the connection after applying `configuration replace file`.
     pub drop_on_replace: bool,
+    /// What `mkdir` of an existing directory answers, when not the
+    /// default wording (ours: the guides give no example of it).
+    pub mkdir_exists: Option<String>,
     pub lldp: String,
     pub brief: String,
     pub bgp: String,
@@ -81,6 +84,7 @@ impl ComwareState {
             minute,
             timer_rollbacks: 0,
             drop_on_replace: false,
+            mkdir_exists: None,
             lldp: String::new(),
             brief: String::new(),
             bgp: String::new(),
@@ -234,7 +238,11 @@ impl ComwareState {
         let unknown = || Reply::ok("% Unrecognized command found at '^' position.");
         if let Some(dir) = line.strip_prefix("mkdir ") {
             if self.dirs.contains(dir) {
-                return Reply::ok(format!("%Directory {dir} already exists."));
+                return Reply::ok(
+                    self.mkdir_exists
+                        .clone()
+                        .unwrap_or_else(|| format!("%Directory {dir} already exists.")),
+                );
             }
             self.dirs.insert(dir.to_string());
             return Reply::ok(format!("Creating directory {dir}... Done."));

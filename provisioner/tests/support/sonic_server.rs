@@ -85,7 +85,10 @@ impl SonicState {
     }
 
     /// The YANG checks this double knows: a port MTU is 68..=9216, a VLAN
-    /// member's VLAN exists. Messages as GCU prints them.
+    /// member's VLAN exists. The exception's text as GCU raises it
+    /// (generic_config_updater/patch_sorter.py: `Given patch will produce
+    /// invalid config. Error: {error}`), which `config` prints after
+    /// `Error: ` ([`gcu_failed`]).
     fn validate(config: &Value) -> Result<(), String> {
         let empty = serde_json::Map::new();
         let table = |name: &str| {
@@ -100,7 +103,7 @@ impl SonicState {
                 let ok = mtu.parse::<u32>().is_ok_and(|m| (68..=9216).contains(&m));
                 if !ok {
                     return Err(format!(
-                        "Error: Given patch will produce invalid config. Error: Data Loading Failed\n\
+                        "Given patch will produce invalid config. Error: Data Loading Failed\n\
                          Invalid value \"{mtu}\" in \"mtu\" element. PORT {port}"
                     ));
                 }
@@ -111,7 +114,7 @@ impl SonicState {
             let vlan = key.split('|').next().unwrap_or_default();
             if !vlans.contains_key(vlan) {
                 return Err(format!(
-                    "Error: Given patch will produce invalid config. Error: Data Loading Failed\n\
+                    "Given patch will produce invalid config. Error: Data Loading Failed\n\
                      Leafref \"/sonic-vlan:sonic-vlan/VLAN/VLAN_LIST/name\" of value \"{vlan}\" points to a non-existing leaf. VLAN_MEMBER {key}"
                 ));
             }
@@ -119,16 +122,17 @@ impl SonicState {
         Ok(())
     }
 
+    /// The target file of `config replace`, read as config/main.py reads
+    /// it inside its `try` (`open`, `json.loads`): a failure is the
+    /// command's failure with Python's exception text.
     fn read_config(&self, path: &str) -> Result<Value, Reply> {
         let bytes = self.files.get(path).ok_or_else(|| {
-            Reply::fail(
-                1,
-                format!(
-                    "Error: Invalid value for 'TARGET_FILE_PATH': Path '{path}' does not exist.\n"
-                ),
+            gcu_failed(
+                "replace",
+                &format!("[Errno 2] No such file or directory: '{path}'"),
             )
         })?;
-        serde_json::from_slice(bytes).map_err(|e| Reply::fail(1, format!("Error: {e}\n")))
+        serde_json::from_slice(bytes).map_err(|e| gcu_failed("replace", &e.to_string()))
     }
 
     fn parent_exists(&self, path: &str) -> bool {
@@ -238,7 +242,7 @@ impl Script for SonicState {
                 Ok(()) => Reply::ok(
                     "Config Replacer: Replacing config in dry-run mode.\nConfig replaced successfully.\n",
                 ),
-                Err(m) => Reply::fail(1, format!("{m}\n")),
+                Err(m) => gcu_failed("replace", &m),
             };
         }
         if let Some(path) = arg(command, "sudo config replace ") {
@@ -247,7 +251,7 @@ impl Script for SonicState {
                 Err(r) => return r,
             };
             if let Err(m) = SonicState::validate(&config) {
-                return Reply::fail(1, format!("{m}\n"));
+                return gcu_failed("replace", &m);
             }
             self.running = config;
             // Without its management address the switch drops the session
@@ -261,7 +265,7 @@ impl Script for SonicState {
         }
         if let Some(name) = arg(command, "sudo config checkpoint ") {
             if !checkpoint_name(name) {
-                return Reply::fail(2, "Error: bad checkpoint name\n");
+                return gcu_failed("checkpoint", &format!("bad checkpoint name '{name}'"));
             }
             self.checkpoints
                 .insert(name.to_string(), self.running.clone());
@@ -273,13 +277,16 @@ impl Script for SonicState {
                     self.running = c.clone();
                     Reply::ok("Config rolled back successfully.\n")
                 }
-                None => Reply::fail(1, format!("Error: Checkpoint '{name}' does not exist.\n")),
+                None => gcu_failed("rollback", &format!("Checkpoint '{name}' does not exist")),
             };
         }
         if let Some(name) = arg(command, "sudo config delete-checkpoint ") {
             return match self.checkpoints.remove(name) {
                 Some(_) => Reply::ok("Checkpoint deleted successfully.\n"),
-                None => Reply::fail(1, format!("Error: Checkpoint '{name}' does not exist.\n")),
+                None => gcu_failed(
+                    "delete-checkpoint",
+                    &format!("Checkpoint '{name}' does not exist"),
+                ),
             };
         }
         if command == "sudo config save -y" {
@@ -314,4 +321,28 @@ impl Script for SonicState {
         r.stdout.push_str("admin@sonic:~$ ");
         r
     }
+}
+
+/// How sonic-utilities' `config` fails a Generic Config Updater command
+/// (config/main.py, `replace`, `rollback`, `checkpoint`,
+/// `delete-checkpoint`): `Failed to ...` on stderr, then `ctx.fail(ex)`,
+/// click's usage error (usage line, `Try "config <command> -h" for help.`,
+/// a blank line, `Error: <exception>`) with exit status 2. The layout is
+/// that of a recorded `config replace` failure on a SONiC switch; the
+/// exceptions' texts are generic_updater.py's (`Checkpoint '<name>' does
+/// not exist`).
+pub fn gcu_failed(command: &str, error: &str) -> Reply {
+    let (failed, argument) = match command {
+        "replace" => ("Failed to replace config", "TARGET_FILE_PATH"),
+        "rollback" => ("Failed to rollback config", "CHECKPOINT_NAME"),
+        "checkpoint" => ("Failed to create a config checkpoint", "CHECKPOINT_NAME"),
+        _ => ("Failed to delete config checkpoint", "CHECKPOINT_NAME"),
+    };
+    Reply::fail(
+        2,
+        format!(
+            "{failed}\nUsage: config {command} [OPTIONS] {argument}\n\
+             Try \"config {command} -h\" for help.\n\nError: {error}\n"
+        ),
+    )
 }
