@@ -481,7 +481,7 @@ impl Device for Eos {
 /// EANTC 2025 captures of EOS 4.33.1.1F, where a refused AS reads
 /// `Open Message Error/bad AS number` on both lines). Control characters
 /// are dropped, and the text is capped: it comes from the device.
-fn refusal_reason(text: &str) -> Option<String> {
+pub fn refusal_reason(text: &str) -> Option<String> {
     let clean = |s: &str| -> String {
         s.trim()
             .chars()

@@ -5,6 +5,8 @@
 
 use std::io;
 
+use planner::names::{escape, escape_lines};
+
 /// A boxed cause from a transport library (reqwest, russh, a process).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -125,7 +127,8 @@ pub enum PushError {
 
     /// Someone else holds the configuration lock or session.
     #[error(
-        "the configuration is locked by {by}; wait for that change to finish, or end it on the device"
+        "the configuration is locked by {}; wait for that change to finish, or end it on the device",
+        escape(by)
     )]
     Locked {
         /// Who or what holds it, as the device says.
@@ -133,7 +136,7 @@ pub enum PushError {
     },
 
     /// The device refused the candidate configuration.
-    #[error("the device rejected the candidate: {message}")]
+    #[error("the device rejected the candidate: {}", escape_lines(message))]
     Rejected {
         /// The device's own message.
         message: String,
@@ -158,7 +161,8 @@ pub enum PushError {
 
     /// The device is not the switch the plan names.
     #[error(
-        "the device says it is {found}, not {expected}; fix the address in the devices file or the device's hostname"
+        "the device says it is {}, not {expected}; fix the address in the devices file or the device's hostname",
+        escape(found)
     )]
     Identity {
         /// The plan's switch name.
@@ -168,7 +172,7 @@ pub enum PushError {
     },
 
     /// The device answered something the client does not understand.
-    #[error("{action}: unexpected answer: {message}")]
+    #[error("{action}: unexpected answer: {}", escape_lines(message))]
     Protocol {
         /// What was being done (`creating a revision`).
         action: String,
@@ -304,14 +308,58 @@ fn count_mismatches(m: &[String]) -> String {
     }
 }
 
+/// Lines as the device spells them, one per line, escaped (device text).
 fn list_plain(items: &[String]) -> String {
     let mut s = String::new();
     for i in items {
         s.push_str("\n  ");
-        s.push_str(i);
+        s.push_str(&escape(i));
     }
     s
 }
 
 /// Shorthand for results of `push`.
 pub type Result<T, E = PushError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a device says reaches the terminal as text: its control
+    /// characters escaped, its line breaks kept where the message is
+    /// several lines (a hostile SCP sink's answer, found by the SSH fuzz
+    /// target, was printed raw).
+    #[test]
+    fn device_text_in_errors_is_escaped() {
+        let e = PushError::Protocol {
+            action: "writing flash:/x over SCP".into(),
+            message: "bad\u{1b}[2J\nsecond\u{7}".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "writing flash:/x over SCP: unexpected answer: bad\\u{1b}[2J\nsecond\\u{7}"
+        );
+        let e = PushError::Locked {
+            by: "me\u{1b}]0;x\u{7}".into(),
+        };
+        assert!(!e.to_string().chars().any(char::is_control), "{e}");
+        let e = PushError::Rejected {
+            message: "%Wrong\r\nparameter".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the device rejected the candidate: %Wrong\\r\nparameter"
+        );
+        let e = PushError::Identity {
+            expected: "sw1".into(),
+            found: "sw\u{9b}2".into(),
+        };
+        assert!(e.to_string().contains("sw\\u{9b}2"), "{e}");
+        let e = PushError::Management {
+            address: "192.0.2.1".into(),
+            user: "admin".into(),
+            lines: vec!["- eth0\u{1b}".into()],
+        };
+        assert!(e.to_string().ends_with("\n  - eth0\\u{1b}"), "{e}");
+    }
+}

@@ -10,7 +10,10 @@
 //! hostile peer (answered by the deadline, never past the size limit),
 //! and device answers to `provisioner push` (NVUE REST and eAPI JSON from
 //! the documentation-based test servers, mutated or replaced, read by the
-//! real clients; SONiC and Comware CLI text read by their parsers).
+//! real clients; SONiC and Comware CLI text read by their parsers, and
+//! the SONiC and Comware clients through a real SSH session whose answers
+//! are spoiled; EOS's neighbour text and SONiC's failure text read by
+//! their readers).
 //! The mutations are the planner's ([`testkit::mutate`]); `FUZZ_CASES`
 //! sets the cases per test.
 
@@ -356,6 +359,66 @@ const PASSWORD: &str = "fuzz-Pa55";
 /// answers all come from loopback).
 const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// One call of a push client: its value, or its error as push prints it,
+/// which must say what failed, name the switch, carry no control character
+/// of the device's and never the password.
+fn judged<T>(
+    step: &str,
+    r: Result<Result<T, provisioner::push::PushError>, tokio::time::error::Elapsed>,
+) -> Result<Option<T>, String> {
+    match r {
+        Err(_) => Err(format!("{step} took more than {CALL_LIMIT:?}")),
+        Ok(Ok(v)) => Ok(Some(v)),
+        Ok(Err(e)) => {
+            let shown = provisioner::push::run::chain(&e.on(SWITCH));
+            if !shown.starts_with(&format!("switch {SWITCH}: ")) || shown.len() <= SWITCH.len() + 9
+            {
+                return Err(format!(
+                    "{step}: an error that does not say what failed: {shown:?}"
+                ));
+            }
+            // Line breaks are the error's own (lists of lines); any
+            // other control character came from the device unescaped.
+            if let Some(c) = shown.chars().find(|c| c.is_control() && *c != '\n') {
+                return Err(format!(
+                    "{step}: control character {c:?} in the error: {shown:?}"
+                ));
+            }
+            if shown.contains(PASSWORD) {
+                return Err(format!("{step}: the password in the error: {shown:?}"));
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// The calls push makes of a client, each [`judged`]: identity, load,
+/// then discard (or, with `commit`, prepare, commit and roll back to the
+/// point), and observe; what it observed, if it did.
+async fn drive<D: provisioner::push::Device>(
+    c: &mut D,
+    candidate: &str,
+    commit: bool,
+) -> Result<Option<provisioner::push::device::Observed>, String> {
+    use tokio::time::timeout;
+    if judged("identity", timeout(CALL_LIMIT, c.identity()).await)?.is_none() {
+        return Ok(None);
+    }
+    if judged("load", timeout(CALL_LIMIT, c.load(candidate)).await)?.is_some() {
+        if commit {
+            let point = judged("prepare", timeout(CALL_LIMIT, c.prepare()).await)?;
+            let timer = std::time::Duration::from_secs(60);
+            let done = judged("commit", timeout(CALL_LIMIT, c.commit(timer)).await)?;
+            if let (Some(point), Some(_)) = (point, done) {
+                judged("rollback", timeout(CALL_LIMIT, c.rollback(&point)).await)?;
+            }
+        } else {
+            judged("discard", timeout(CALL_LIMIT, c.discard()).await)?;
+        }
+    }
+    judged("observe", timeout(CALL_LIMIT, c.observe()).await)
+}
+
 /// The honest or hostile bytes of one answer: the JSON pretty-printed and
 /// mutated (one entry per line, so the line operations drop, repeat and
 /// reorder keys), or something no device should send.
@@ -395,7 +458,7 @@ fn hostile_answer(v: &serde_json::Value, rng: &mut Rng) -> Option<Vec<u8>> {
 /// here; the cap on large ones is push.rs's hostile-device test.
 fn device_answer_case(seed: u64) -> Result<(), String> {
     use provisioner::push::device::{HostKeyCheck, Secret, Target, Tls, Transport};
-    use provisioner::push::{Device as _, PushError, eos::Eos, nvue::Nvue};
+    use provisioner::push::{eos::Eos, nvue::Nvue};
     use std::sync::{Arc, Mutex};
 
     use crate::push::servers;
@@ -491,82 +554,26 @@ fn device_answer_case(seed: u64) -> Result<(), String> {
     };
     let want =
         provisioner::push::verify::expected(&plan, SWITCH, vendor).map_err(|e| e.to_string())?;
-    // One call: its value, or its error as push prints it.
-    fn judged<T>(
-        step: &str,
-        r: Result<Result<T, PushError>, tokio::time::error::Elapsed>,
-    ) -> Result<Option<T>, String> {
-        match r {
-            Err(_) => Err(format!("{step} took more than {CALL_LIMIT:?}")),
-            Ok(Ok(v)) => Ok(Some(v)),
-            Ok(Err(e)) => {
-                let shown = provisioner::push::run::chain(&e.on(SWITCH));
-                if !shown.starts_with(&format!("switch {SWITCH}: "))
-                    || shown.len() <= SWITCH.len() + 9
-                {
-                    return Err(format!(
-                        "{step}: an error that does not say what failed: {shown:?}"
-                    ));
-                }
-                // Line breaks are the error's own (lists of lines); any
-                // other control character came from the device unescaped.
-                if let Some(c) = shown.chars().find(|c| c.is_control() && *c != '\n') {
-                    return Err(format!(
-                        "{step}: control character {c:?} in the error: {shown:?}"
-                    ));
-                }
-                if shown.contains(PASSWORD) {
-                    return Err(format!("{step}: the password in the error: {shown:?}"));
-                }
-                Ok(None)
-            }
-        }
-    }
     let outcome = guarded(|| {
         rt.block_on(async {
-            macro_rules! run {
-                ($client:expr) => {{
-                    let mut c = $client;
-                    if judged(
-                        "identity",
-                        tokio::time::timeout(CALL_LIMIT, c.identity()).await,
-                    )?
-                    .is_none()
-                    {
-                        return Ok(());
-                    }
-                    if judged(
-                        "load",
-                        tokio::time::timeout(CALL_LIMIT, c.load(&candidate)).await,
-                    )?
-                    .is_some()
-                    {
-                        judged(
-                            "discard",
-                            tokio::time::timeout(CALL_LIMIT, c.discard()).await,
-                        )?;
-                    }
-                    if let Some(o) = judged(
-                        "observe",
-                        tokio::time::timeout(CALL_LIMIT, c.observe()).await,
-                    )? {
-                        let v = provisioner::push::verify::check(&want, &o, &|_| None, None);
-                        let _ = v.complete();
-                    }
-                    Ok(())
-                }};
-            }
-            if nvue {
-                match Nvue::new(&target, true, CALL_LIMIT) {
-                    Ok(c) => run!(c.with_poll(std::time::Duration::from_millis(10))),
-                    Err(e) => Err(format!("client: {e}")),
-                }
+            let seen = if nvue {
+                let c = Nvue::new(&target, true, CALL_LIMIT).map_err(|e| format!("client: {e}"))?;
+                drive(
+                    &mut c.with_poll(std::time::Duration::from_millis(10)),
+                    &candidate,
+                    false,
+                )
+                .await?
             } else {
-                match Eos::new(&target, "efl-push-fuzz", true) {
-                    Ok(c) => run!(c),
-                    Err(e) => Err(format!("client: {e}")),
-                }
+                let mut c =
+                    Eos::new(&target, "efl-push-fuzz", true).map_err(|e| format!("client: {e}"))?;
+                drive(&mut c, &candidate, false).await?
+            };
+            if let Some(o) = seen {
+                let v = provisioner::push::verify::check(&want, &o, &|_| None, None);
+                let _ = v.complete();
             }
+            Ok(())
         })
     });
     outcome.map_err(|p| {
@@ -587,7 +594,7 @@ fn cli_answer_case(seed: u64) -> Result<(), String> {
     // The answers the SSH tests give their servers (push_ssh.rs
     // `sonic_observe_reads_the_documented_outputs` and the Comware observe
     // test), written from each vendor's documented output.
-    let texts: [(&str, &str); 5] = [
+    let texts: [(&str, &str); 7] = [
         (
             "sonic show lldp table",
             "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
@@ -615,6 +622,16 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
             "comware display bgp peer ipv4",
             "  Peer                    AS  MsgRcvd  MsgSent OutQ PrefRcv Up/Down  State\n\n  10.255.0.1           65101        7       10    0       4 00:05:19 Established",
         ),
+        (
+            // eos.rs's unit test: the EANTC 2025 captures' lines.
+            "eos show ip bgp neighbors (text)",
+            "BGP neighbor is 10.0.0.53, remote AS 64512, internal link\n  BGP version 4, remote router ID 0.0.0.0, VRF default\n  BGP state is Active\n  Peering failure hint: Open Message Error/bad AS number\n  Last sent notification:Open Message Error/bad AS number, Last time 00:00:04, First time 00:41:18, Repeats 495\n  Last rcvd notification:Cease/administrative reset, Last time 00:11:05\n",
+        ),
+        (
+            // sonic.rs's unit test: a recorded `config replace` failure.
+            "sonic config replace failure",
+            "Failed to replace config\nUsage: config replace [OPTIONS] TARGET_FILE_PATH\nTry \"config replace -h\" for help.\n\nError: Given patch will produce invalid config. Error: Data Loading Failed\nValue \"public\" does not satisfy the constraint \"Vlan(409[0-5])\"\n",
+        ),
     ];
     let (what, original) = *rng.pick(&texts);
     let text = if rng.chance(1, 8) {
@@ -631,7 +648,15 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
             "sonic show interfaces status" => drop(sonic::interfaces_status(&text)),
             "comware display lldp neighbor-information list" => drop(comware::lldp_list(&text)),
             "comware display interface brief" => drop(comware::interface_brief(&text)),
-            _ => drop(comware::bgp_peers(&text, "default")),
+            "comware display bgp peer ipv4" => drop(comware::bgp_peers(&text, "default")),
+            "eos show ip bgp neighbors (text)" => {
+                if let Some(r) = provisioner::push::eos::refusal_reason(&text)
+                    && (r.chars().count() > 200 || r.chars().any(char::is_control))
+                {
+                    return Err(format!("a reason not cleaned: {r:?}"));
+                }
+            }
+            _ => drop(sonic::gcu_reason(&text)),
         }
         let took = start.elapsed();
         if took > std::time::Duration::from_secs(1) {
@@ -642,8 +667,166 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
     .map_err(|p| format!("seed {seed}: {what}: {p}\ntext: {text:?}"))
 }
 
+/// A device behind SSH whose answers are, one time in two, mutated or
+/// replaced: the documentation-based test server (`support/`) answers,
+/// then its output, error text, exit status or the connection itself is
+/// spoiled. Comware's prompt is kept three times in four (without it the
+/// client waits for its command timeout, which this target sets short).
+struct Hostile<S> {
+    inner: S,
+    rng: Rng,
+}
+
+impl<S: crate::push_ssh::ssh_server::Script> crate::push_ssh::ssh_server::Script for Hostile<S> {
+    fn reads_stdin(&self, command: &str) -> bool {
+        self.inner.reads_stdin(command)
+    }
+    fn exec(&mut self, command: &str, stdin: &[u8]) -> crate::push_ssh::ssh_server::Reply {
+        let r = self.inner.exec(command, stdin);
+        self.spoil(r, false)
+    }
+    fn shell_open(&mut self) -> String {
+        self.inner.shell_open()
+    }
+    fn shell_line(&mut self, line: &str) -> crate::push_ssh::ssh_server::Reply {
+        let r = self.inner.shell_line(line);
+        self.spoil(r, true)
+    }
+}
+
+impl<S> Hostile<S> {
+    fn text(&mut self, original: &str) -> String {
+        match self.rng.below(6) {
+            0 => self
+                .rng
+                .pick(&["", "\u{1b}[2J\u{7}", "%", "null", "[Y/N]:"])
+                .to_string(),
+            1 => (0..self.rng.below(512))
+                .map(|_| char::from(self.rng.below(128) as u8))
+                .collect(),
+            _ => mutate::mutate(original, Format::Csv, Scale::Bounded, &mut self.rng).text,
+        }
+    }
+
+    fn spoil(
+        &mut self,
+        mut r: crate::push_ssh::ssh_server::Reply,
+        shell: bool,
+    ) -> crate::push_ssh::ssh_server::Reply {
+        if !self.rng.chance(1, 2) {
+            return r;
+        }
+        match self.rng.below(8) {
+            0 => r.drop = true,
+            1 => r.status = *self.rng.pick(&[0, 1, 2, 127, 255]),
+            2 => r.stderr = self.text(&r.stderr.clone()),
+            _ if shell && self.rng.chance(3, 4) => {
+                // The body spoiled, the prompt (the last line) kept.
+                let (body, prompt) = r
+                    .stdout
+                    .rsplit_once('\n')
+                    .map(|(b, p)| (b.to_string(), p.to_string()))
+                    .unwrap_or_else(|| (String::new(), r.stdout.clone()));
+                r.stdout = format!("{}\n{prompt}", self.text(&body));
+            }
+            _ => r.stdout = self.text(&r.stdout.clone()),
+        }
+        r
+    }
+}
+
+/// `inner` behind [`Hostile`] on a loopback SSH server (host key from
+/// `key_seed`, pinned), and the target a client of it uses.
+async fn hostile_server<S: crate::push_ssh::ssh_server::Script>(
+    inner: S,
+    rng: Rng,
+    vendor: planner::render::Vendor,
+    key_seed: u8,
+) -> (
+    crate::push_ssh::ssh_server::TestServer<Hostile<S>>,
+    provisioner::push::Target,
+) {
+    use crate::push_ssh as ssh;
+    let server =
+        ssh::ssh_server::TestServer::start(Hostile { inner, rng }, USER, PASSWORD, key_seed).await;
+    let t = ssh::target(
+        SWITCH,
+        vendor,
+        &server.address,
+        PASSWORD,
+        ssh::pinned(&server),
+    );
+    (server, t)
+}
+
+/// SONiC and Comware through a real SSH session (issue 31): the
+/// documentation-based test server behind [`Hostile`] answers the real
+/// client, which connects, reads the identity, loads and diffs the
+/// candidate, then either discards it or commits it and rolls back to
+/// its point, and observes the switch; verification reads what it saw.
+/// Every call must end within [`CALL_LIMIT`], never panic, and an error
+/// must pass [`judged`] (what failed, the switch named, no device control
+/// character, no password).
+fn ssh_answer_case(seed: u64) -> Result<(), String> {
+    use crate::push_ssh as ssh;
+    use planner::render::Vendor;
+    use provisioner::push::comware::{Comware, ComwareOptions};
+    use provisioner::push::sonic::Sonic;
+    use provisioner::push::ssh::SshOptions;
+
+    let mut rng = Rng::new(seed);
+    let comware = rng.chance(1, 2);
+    let commit = rng.chance(1, 2);
+    let answers = Rng::new(seed ^ 0x55_4e11);
+    let options = SshOptions {
+        connect: std::time::Duration::from_secs(2),
+        command: std::time::Duration::from_millis(500),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let outcome = guarded(|| {
+        rt.block_on(async {
+            if comware {
+                let (_server, t) =
+                    hostile_server(ssh::comware_with_outputs(), answers, Vendor::Comware, 3).await;
+                let options = ComwareOptions {
+                    ssh: options,
+                    minute: ssh::MINUTE,
+                };
+                let connect = tokio::time::timeout(CALL_LIMIT, Comware::connect(&t, options));
+                if let Some(mut c) = judged("connect", connect.await)? {
+                    drive(&mut c, &ssh::comware_candidate(), commit).await?;
+                }
+            } else {
+                let (_server, t) =
+                    hostile_server(ssh::sonic_with_outputs(), answers, Vendor::Sonic, 1).await;
+                let connect = tokio::time::timeout(CALL_LIMIT, Sonic::connect(&t, options));
+                if let Some(mut c) = judged("connect", connect.await)? {
+                    drive(&mut c, &ssh::candidate(), commit).await?;
+                }
+            }
+            Ok(())
+        })
+    });
+    outcome.map_err(|p| {
+        format!(
+            "seed {seed}: {}: {p}",
+            if comware { "comware" } else { "sonic" }
+        )
+    })
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn fuzz_push_ssh_sessions(seed in any::<u64>()) {
+        let r = ssh_answer_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
 
     #[test]
     fn fuzz_push_device_answers(seed in any::<u64>()) {

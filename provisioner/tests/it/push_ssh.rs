@@ -3,11 +3,11 @@
 //! commands each scenario sends, and the state the device ends in.
 
 #[path = "../support/comware_server.rs"]
-mod comware_server;
+pub(crate) mod comware_server;
 #[path = "../support/sonic_server.rs"]
-mod sonic_server;
+pub(crate) mod sonic_server;
 #[path = "../support/ssh_server.rs"]
-mod ssh_server;
+pub(crate) mod ssh_server;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,10 +26,10 @@ use comware_server::ComwareState;
 use sonic_server::SonicState;
 use ssh_server::{Script, TestServer};
 
-const USER: &str = "admin";
-const PASSWORD: &str = "YourPaSsWoRd";
+pub(crate) const USER: &str = "admin";
+pub(crate) const PASSWORD: &str = "YourPaSsWoRd";
 
-fn target(
+pub(crate) fn target(
     switch: &str,
     vendor: Vendor,
     address: &str,
@@ -53,7 +53,7 @@ fn target(
     }
 }
 
-fn pinned<S: Script>(server: &TestServer<S>) -> HostKeyCheck {
+pub(crate) fn pinned<S: Script>(server: &TestServer<S>) -> HostKeyCheck {
     HostKeyCheck::Sha256(server.fingerprint())
 }
 
@@ -209,7 +209,7 @@ async fn sonic(server: &TestServer<SonicState>) -> Sonic {
     Sonic::connect(&t, quick()).await.unwrap()
 }
 
-fn candidate() -> String {
+pub(crate) fn candidate() -> String {
     golden("sonic/sw01.config_db.json")
 }
 
@@ -469,8 +469,9 @@ async fn sonic_timer_expiry_is_our_watchdogs_rollback_on_a_new_connection() {
     assert!(server.commands().is_empty());
 }
 
-#[tokio::test]
-async fn sonic_observe_reads_the_documented_outputs() {
+/// A SONiC switch whose `show` and `vtysh` answers are the documented
+/// samples (one neighbour, one session, one route).
+pub(crate) fn sonic_with_outputs() -> SonicState {
     let mut state = SonicState::new("sw01");
     state.lldp_table = "Capability codes: (R) Router, (B) Bridge, (O) Other\n\
 LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n\
@@ -490,6 +491,12 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
     state.routes_json = Some(r#"{"default":{"10.100.16.0/24":[{"prefix":"10.100.16.0/24","protocol":"bgp","selected":true,
         "installed":true,"nexthops":[{"ip":"10.255.0.1","fib":true,"active":true}]}]}}"#
         .to_string());
+    state
+}
+
+#[tokio::test]
+async fn sonic_observe_reads_the_documented_outputs() {
+    let state = sonic_with_outputs();
     let server = TestServer::start(state, USER, PASSWORD, 1).await;
     let mut d = sonic(&server).await;
     let seen = d.observe().await.unwrap();
@@ -550,7 +557,7 @@ Ethernet0    sw05            Ethernet64      BR            to sw01-u Ethernet0\n
 // ---------------------------------------------------------------- Comware
 
 /// One Comware "minute" in these tests (client and server agree).
-const MINUTE: Duration = Duration::from_millis(300);
+pub(crate) const MINUTE: Duration = Duration::from_millis(300);
 
 async fn comware(server: &TestServer<ComwareState>) -> Comware {
     let t = target(
@@ -567,7 +574,7 @@ async fn comware(server: &TestServer<ComwareState>) -> Comware {
     Comware::connect(&t, options).await.unwrap()
 }
 
-fn comware_candidate() -> String {
+pub(crate) fn comware_candidate() -> String {
     golden("comware/sw01.comware.cfg")
 }
 
@@ -927,14 +934,20 @@ async fn comware_wrong_password_and_pinned_key() {
     assert!(server.commands().is_empty());
 }
 
-#[tokio::test]
-async fn comware_observe_reads_the_documented_outputs() {
+/// A Comware switch whose `display` answers are the documented samples.
+pub(crate) fn comware_with_outputs() -> ComwareState {
     let mut state = ComwareState::new("sw01", MINUTE);
     state.lldp = "Chassis ID : * -- -- Nearest nontpmr bridge neighbor\n             # -- -- Nearest customer bridge neighbor\n             Default -- -- Nearest bridge neighbor\n\nSystem Name          Local Interface Chassis ID      Port ID\nsw05                 HGE1/0/1        0cda-411d-0005  HundredGigE1/0/17".to_string();
     state.brief = "Brief information on interfaces in route mode:\nLink: ADM - administratively down; Stby - standby\nProtocol: (s) - spoofing\nInterface            Link Protocol Primary IP      Description\nHGE1/0/1             UP   UP       10.255.0.0      to sw01-l HundredGigE1/0/17".to_string();
     state.bgp = "  Peer                    AS  MsgRcvd  MsgSent OutQ PrefRcv Up/Down  State\n\n  10.255.0.1           65101        7       10    0       4 00:05:19 Established".to_string();
     state.bfd = " LD/RD            SourceAddr      DestAddr        State  Holdtime    Interface\n 513/513          10.255.0.0      10.255.0.1      Up     2297ms      HGE1/0/1".to_string();
     state.routes = "Destination/Mask   Proto   Pre Cost        NextHop         Interface\n10.100.16.0/24     BGP     255 0           10.255.0.1      HGE1/0/1".to_string();
+    state
+}
+
+#[tokio::test]
+async fn comware_observe_reads_the_documented_outputs() {
+    let state = comware_with_outputs();
     let server = TestServer::start(state, USER, PASSWORD, 3).await;
     let mut d = comware(&server).await;
     // `load` learns the VPN instances whose peers and routes are read.
