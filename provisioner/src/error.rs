@@ -181,6 +181,23 @@ pub enum Error {
         source: Box<kube::Error>,
     },
 
+    /// The API server refused a Workload API object (`scheduling.k8s.io`)
+    /// as invalid (422): a cluster whose feature gates do not serve what
+    /// submit wrote.
+    #[error(
+        "applying {object} in namespace {namespace}: the API server refused it as invalid ({message}); the Workload API objects need {needs}: enable the feature gates GenericWorkload, GangScheduling and TopologyAwareWorkloadScheduling, or set [schedule] workload_api = \"off\" in the job file to submit without them"
+    )]
+    WorkloadApiInvalid {
+        /// The object, e.g. `PodGroup train`.
+        object: String,
+        /// Its namespace.
+        namespace: String,
+        /// What the API server said.
+        message: String,
+        /// What the objects need ([`crate::jobs::manifests::workload::NEEDS`]).
+        needs: &'static str,
+    },
+
     /// Plan servers whose Node the cluster does not have.
     #[error(
         "{} of the plan's {planned} servers have no Node in the cluster: {}; fix the node map (`--node-map`), join the nodes, or pass --allow-missing to label the Nodes that exist",
@@ -346,6 +363,7 @@ impl Error {
                 kube::Error::Api(r) if matches!(r.code, 401 | 403 | 404 | 409 | 422)
             ),
             Error::Syntax { .. }
+            | Error::WorkloadApiInvalid { .. }
             | Error::Invalid { .. }
             | Error::Job { .. }
             | Error::NotEnough { .. }

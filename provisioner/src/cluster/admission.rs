@@ -21,12 +21,14 @@ use serde_json::json;
 
 use planner::checked::CheckedPlan;
 
-use super::{Result, list_all, read_view};
+use super::retry::{ObjectFailure, retried};
+use super::{Result, is_status, list_retried, read::read_view_retried};
 use crate::error::Error;
 use crate::jobs::admission::{self, CheckState, JOB_FILE_KEY};
 use crate::jobs::job::JobSpec;
-use crate::jobs::labels::MANAGED_BY;
+use crate::jobs::labels::{MANAGED_BY, PREFIX};
 use crate::nodes::Node;
+use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The field manager of the controller's writes (not `submit`'s, whose
 /// applies own the rest of the ConfigMap).
@@ -59,21 +61,45 @@ pub struct Admitted {
     pub worst_load: Option<usize>,
 }
 
+/// What one admission pass did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AdmissionPass {
+    /// The Workloads decided, in namespace and name order.
+    pub admitted: Vec<Admitted>,
+    /// Objects whose requests failed after their tries; the other
+    /// Workloads were served, and the next pass tries these again.
+    pub failed: Vec<ObjectFailure>,
+    /// Workloads deleted while the pass ran (a 404): nothing to do.
+    pub dropped: Vec<String>,
+}
+
+/// Tries of the table write when the API server answers 409 (a conflict:
+/// the ConfigMap changed under us), each after a fresh read.
+const CONFLICT_TRIES: usize = 3;
+
 /// One pass: marks our AdmissionChecks (`spec.controllerName` =
 /// [`admission::CONTROLLER_NAME`]) Active, then decides every Workload
 /// whose check of ours is Pending and that has a quota reservation
 /// (`status.admission`), in namespace and name order: writes the table
 /// into the job's ConfigMap before it marks the check Ready.
+///
+/// Transient failures (429, 5xx, the connection) are tried again with a
+/// jittered back-off ([`super::retry`]). A failed list ends the pass
+/// (`Err`); a failed write of one object is reported in
+/// [`AdmissionPass::failed`] and the other Workloads are served; a 409 on
+/// the table write is tried again after a fresh read of the ConfigMap; a
+/// Workload deleted meanwhile (404) is dropped.
 pub async fn admit_pending(
     client: &kube::Client,
     plan: &CheckedPlan,
     bound: &[Node],
     gpu_resource: &str,
     now: &str,
-) -> Result<Vec<Admitted>> {
+) -> Result<AdmissionPass> {
+    let mut pass = AdmissionPass::default();
     let checks_api =
         Api::<DynamicObject>::all_with(client.clone(), &kueue("AdmissionCheck", "admissionchecks"));
-    let checks = list_all(&checks_api, ListParams::default(), "Kueue AdmissionChecks").await?;
+    let checks = list_retried(&checks_api, ListParams::default(), "Kueue AdmissionChecks").await?;
     let mut ours = Vec::new();
     for c in &checks {
         if c.data["spec"]["controllerName"] != admission::CONTROLLER_NAME {
@@ -100,18 +126,22 @@ pub async fn admit_pending(
                     "lastTransitionTime": now,
                 }] },
             });
-            checks_api
-                .patch_status(&name, &params(), &Patch::Apply(&body))
-                .await
-                .map_err(|e| Error::api(format!("marking AdmissionCheck {name} Active"), e))?;
+            let (pp, patch) = (params(), Patch::Apply(&body));
+            if let Err(e) = retried(|| checks_api.patch_status(&name, &pp, &patch)).await {
+                // Its Workloads are still ours to decide.
+                pass.failed.push(ObjectFailure::new(
+                    format!("AdmissionCheck {name}"),
+                    &Error::api(format!("marking AdmissionCheck {name} Active"), e),
+                ));
+            }
         }
         ours.push(name);
     }
     if ours.is_empty() {
-        return Ok(Vec::new());
+        return Ok(pass);
     }
     let wl_api = Api::<DynamicObject>::all_with(client.clone(), &kueue("Workload", "workloads"));
-    let mut workloads = list_all(&wl_api, ListParams::default(), "Kueue Workloads").await?;
+    let mut workloads = list_retried(&wl_api, ListParams::default(), "Kueue Workloads").await?;
     workloads.sort_by(|a, b| {
         (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
     });
@@ -133,10 +163,10 @@ pub async fn admit_pending(
         })
         .collect();
     if pending.is_empty() {
-        return Ok(Vec::new());
+        return Ok(pass);
     }
-    let view = read_view(client, gpu_resource).await?;
-    let cms: Vec<k8s_openapi::api::core::v1::ConfigMap> = list_all(
+    let view = read_view_retried(client, gpu_resource).await?;
+    let cms: Vec<ConfigMap> = list_retried(
         &Api::all(client.clone()),
         ListParams::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}")),
         "ConfigMaps",
@@ -166,7 +196,7 @@ pub async fn admit_pending(
                 .flatten()
                 .any(|c| c["type"] == "Finished" && c["status"] == "True")
         })
-        .filter_map(|w| Some((w.metadata.namespace.clone()?, owner_job(w)?)))
+        .filter_map(|w| Some((w.metadata.namespace.clone()?, owner_job(w)?.1)))
         .collect();
     let mut held: BTreeMap<String, (String, String)> = BTreeMap::new();
     for cm in &cms {
@@ -187,52 +217,89 @@ pub async fn admit_pending(
             continue;
         };
         let file = format!("ConfigMap {ns}/{name} ranks.csv");
-        for row in crate::jobs::rank_check::read_table(csv, &file)? {
-            held.insert(row.node, (ns.clone(), job.to_string()));
+        match crate::jobs::rank_check::read_table(csv, &file) {
+            Ok(rows) => {
+                for row in rows {
+                    held.insert(row.node, (ns.clone(), job.to_string()));
+                }
+            }
+            // A table that cannot be read holds no Node we can name; the
+            // others are still decided.
+            Err(e) => pass
+                .failed
+                .push(ObjectFailure::new(format!("ConfigMap {ns}/{name}"), &e)),
         }
     }
 
-    let mut out = Vec::new();
     for (w, check) in pending {
         let ns = w.metadata.namespace.clone().unwrap_or_default();
         let wl_name = w.metadata.name.clone().unwrap_or_default();
-        let job_name = owner_job(w).unwrap_or_default();
-        let cm = cms.iter().find(|c| {
-            c.metadata.namespace.as_deref() == Some(ns.as_str())
-                && c.metadata.name.as_deref() == Some(format!("{job_name}-ranks").as_str())
-        });
-        let decided = decide(plan, bound, &view, w, &ns, &job_name, cm, &held);
-        let (decision, job) = match decided {
-            Ok(d) => d,
-            Err(message) => (
-                admission::Decision {
-                    state: CheckState::Rejected,
-                    message,
-                    config_map: None,
-                    placement: None,
-                },
-                None,
-            ),
-        };
-        if let (Some(cm), Some(job)) = (&decision.config_map, &job) {
-            let name = crate::jobs::manifests::config_map_name(job);
-            Api::<DynamicObject>::namespaced_with(
-                client.clone(),
-                &ns,
-                &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
-            )
-            .patch(&name, &params(), &Patch::Apply(cm))
-            .await
-            .map_err(|e| {
-                Error::api(
-                    format!("writing the rank table into ConfigMap {ns}/{name}"),
-                    e,
-                )
-            })?;
-            for r in decision.placement.iter().flat_map(|p| &p.ranks) {
-                held.insert(r.node.clone(), (ns.clone(), job.name.clone()));
+        let job_name = owner_job(w).map(|(_, j)| j).unwrap_or_default();
+        let cm_name = format!("{job_name}-ranks");
+        let mut cm = cms
+            .iter()
+            .find(|c| {
+                c.metadata.namespace.as_deref() == Some(ns.as_str())
+                    && c.metadata.name.as_deref() == Some(cm_name.as_str())
+            })
+            .cloned();
+        let mut tries = 0;
+        let decision = loop {
+            tries += 1;
+            let (decision, job) = match decide(plan, bound, &view, w, &ns, cm.as_ref(), &held) {
+                Ok(d) => d,
+                Err(message) => (
+                    admission::Decision {
+                        state: CheckState::Rejected,
+                        message,
+                        config_map: None,
+                        placement: None,
+                    },
+                    None,
+                ),
+            };
+            let (Some(table), Some(job)) = (&decision.config_map, &job) else {
+                break Some(decision);
+            };
+            let object = format!("ConfigMap {ns}/{cm_name}");
+            let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+            let (pp, patch) = (params(), Patch::Apply(table));
+            match retried(|| api.patch(&cm_name, &pp, &patch)).await {
+                Ok(_) => {
+                    for r in decision.placement.iter().flat_map(|p| &p.ranks) {
+                        held.insert(r.node.clone(), (ns.clone(), job.name.clone()));
+                    }
+                    break Some(decision);
+                }
+                // Changed under us: read it afresh and decide again.
+                Err(e) if is_status(&e, 409) && tries < CONFLICT_TRIES => {
+                    match retried(|| api.get(&cm_name)).await {
+                        Ok(fresh) => cm = Some(fresh),
+                        Err(e) if is_status(&e, 404) => {
+                            pass.dropped.push(object);
+                            break None;
+                        }
+                        Err(e) => {
+                            pass.failed.push(ObjectFailure::new(
+                                object.clone(),
+                                &Error::api(format!("reading {object} again after a conflict"), e),
+                            ));
+                            break None;
+                        }
+                    }
+                }
+                Err(e) => {
+                    pass.failed.push(ObjectFailure::new(
+                        object.clone(),
+                        &Error::api(format!("writing the rank table into {object}"), e),
+                    ));
+                    break None;
+                }
             }
-        }
+        };
+        let Some(decision) = decision else {
+            continue;
+        };
         let body = json!({
             "apiVersion": format!("{GROUP}/{VERSION}"),
             "kind": "Workload",
@@ -244,16 +311,31 @@ pub async fn admit_pending(
                 "lastTransitionTime": now,
             }] },
         });
-        Api::<DynamicObject>::namespaced_with(client.clone(), &ns, &kueue("Workload", "workloads"))
-            .patch_status(&wl_name, &params(), &Patch::Apply(&body))
-            .await
-            .map_err(|e| {
-                Error::api(
-                    format!("setting check {check} of Workload {ns}/{wl_name}"),
-                    e,
-                )
-            })?;
-        out.push(Admitted {
+        let api = Api::<DynamicObject>::namespaced_with(
+            client.clone(),
+            &ns,
+            &kueue("Workload", "workloads"),
+        );
+        let object = format!("Workload {ns}/{wl_name}");
+        let (pp, patch) = (params(), Patch::Apply(&body));
+        match retried(|| api.patch_status(&wl_name, &pp, &patch)).await {
+            Ok(_) => {}
+            Err(e) if is_status(&e, 404) => {
+                pass.dropped.push(object);
+                continue;
+            }
+            Err(e) => {
+                pass.failed.push(ObjectFailure::new(
+                    object,
+                    &Error::api(
+                        format!("setting check {check} of Workload {ns}/{wl_name}"),
+                        e,
+                    ),
+                ));
+                continue;
+            }
+        }
+        pass.admitted.push(Admitted {
             namespace: ns,
             workload: wl_name,
             job: job_name,
@@ -263,42 +345,88 @@ pub async fn admit_pending(
             worst_load: decision.placement.map(|p| p.worst_load),
         });
     }
-    Ok(out)
+    Ok(pass)
 }
 
 fn params() -> PatchParams {
     PatchParams::apply(CONTROLLER_MANAGER).force()
 }
 
-/// The Job that owns a Workload (its `batch/v1` Job owner reference).
-fn owner_job(w: &DynamicObject) -> Option<String> {
-    w.metadata
-        .owner_references
-        .as_ref()?
-        .iter()
-        .find(|o| o.kind == "Job" && o.api_version == "batch/v1")
-        .map(|o| o.name.clone())
+/// The workload kinds whose Workloads our check may be asked about, as
+/// Kueue v0.19.2 owns them: a batch/v1 Job, a JobSet
+/// (`jobset.x-k8s.io`), an MPIJob (`kubeflow.org`), or, for a pod group,
+/// each of its Pods (`pkg/controller/jobs/pod/pod_controller.go`,
+/// `ConstructComposableWorkload`: the Workload is named after the group,
+/// `workloadName`, and every Pod owns it).
+const OWNER_KINDS: [(&str, &str); 4] = [
+    ("Job", "batch/v1"),
+    ("JobSet", "jobset.x-k8s.io/"),
+    ("MPIJob", "kubeflow.org/"),
+    ("Pod", "v1"),
+];
+
+/// The kind and name of the job a Workload is for: its owner's, or with a
+/// pod group (owned by Pods), the group's, which is the Workload's name.
+fn owner_job(w: &DynamicObject) -> Option<(String, String)> {
+    let o = w.metadata.owner_references.as_ref()?.iter().find(|o| {
+        OWNER_KINDS.iter().any(|(kind, api)| {
+            o.kind == *kind
+                && (o.api_version == *api || (api.ends_with('/') && o.api_version.starts_with(api)))
+        })
+    })?;
+    let name = if o.kind == "Pod" {
+        w.metadata.name.clone()?
+    } else {
+        o.name.clone()
+    };
+    Some((o.kind.clone(), name))
 }
 
 /// The decision for one Workload, or why it cannot be decided (a
-/// rejection).
-#[allow(clippy::too_many_arguments)]
+/// rejection). `cm` is the job's ConfigMap as read.
+///
+/// - A job whose ConfigMap is marked `topology.eflops.io/table: pending`
+///   (`[kueue]`: a whole-Node Indexed Job) gets its table for the Nodes
+///   Kueue assigned ([`admission::admit`]).
+/// - A job whose table `submit` made (every other kind submit queues: a
+///   whole-Node Indexed Job, an MPIJob, a DRA JobSet or pod group, each
+///   pinned to its Nodes) is Ready as it is, unless another running job's
+///   admission table holds one of its Nodes (Retry, naming both).
 fn decide(
     plan: &CheckedPlan,
     bound: &[Node],
     view: &crate::jobs::view::ClusterView,
     w: &DynamicObject,
     ns: &str,
-    job_name: &str,
-    cm: Option<&k8s_openapi::api::core::v1::ConfigMap>,
+    cm: Option<&ConfigMap>,
     held: &BTreeMap<String, (String, String)>,
 ) -> std::result::Result<(admission::Decision, Option<JobSpec>), String> {
-    if job_name.is_empty() {
-        return Err("the Workload has no batch/v1 Job owner: only Indexed Jobs written by provisioner submit with [kueue] get rank tables at admission".to_string());
-    }
+    let Some((kind, job_name)) = owner_job(w) else {
+        return Err("the Workload is owned by no Job, JobSet, MPIJob or Pod: provisioner controller writes rank tables only for jobs that provisioner submit made".to_string());
+    };
     let cm_name = format!("{job_name}-ranks");
+    let cm = cm
+        .filter(|c| super::jobs::is_ours(&c.metadata, &job_name))
+        .ok_or(format!(
+            "{kind} {ns}/{job_name} has no ConfigMap {cm_name} of provisioner submit: submit the job with provisioner submit, or take this AdmissionCheck off its ClusterQueue"
+        ))?;
+    let pending = cm
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(&admission::table_annotation()))
+        .is_some_and(|v| v == "pending");
+    if !pending {
+        return submitted(cm, ns, &kind, &job_name, held).map(|d| (d, None));
+    }
+    if kind != "Job" {
+        return Err(format!(
+            "{kind} {ns}/{job_name} waits for a table at admission, which is made for whole-Node Indexed Jobs only"
+        ));
+    }
     let text = cm
-        .and_then(|c| c.data.as_ref())
+        .data
+        .as_ref()
         .and_then(|d| d.get(JOB_FILE_KEY))
         .ok_or(format!(
             "ConfigMap {ns}/{cm_name} with the job file ({JOB_FILE_KEY}) is missing: submit the job with [kueue] in its job file"
@@ -308,9 +436,62 @@ fn decide(
     let hosts = admission::assigned_hosts(&w.data["status"]["admission"])?;
     let others: BTreeMap<String, String> = held
         .iter()
-        .filter(|(_, (n, j))| !(n == ns && j == job_name))
+        .filter(|(_, (n, j))| !(n == ns && j == &job_name))
         .map(|(node, (n, j))| (node.clone(), format!("{n}/{j}")))
         .collect();
     let decision = admission::admit(plan, bound, &job, view, &hosts, &others);
     Ok((decision, Some(job)))
+}
+
+/// The check of a job whose table `submit` made (see [`decide`]).
+fn submitted(
+    cm: &ConfigMap,
+    ns: &str,
+    kind: &str,
+    job: &str,
+    held: &BTreeMap<String, (String, String)>,
+) -> std::result::Result<admission::Decision, String> {
+    let name = format!("{job}-ranks");
+    let csv = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get("ranks.csv"))
+        .ok_or(format!(
+            "ConfigMap {ns}/{name} has no ranks.csv: submit the job again"
+        ))?;
+    let rows =
+        crate::jobs::rank_check::read_table(csv, &format!("ConfigMap {ns}/{name} ranks.csv"))
+            .map_err(|e| e.to_string())?;
+    let mut nodes: Vec<&str> = rows.iter().map(|r| r.node.as_str()).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    if let Some((node, (n, j))) = nodes.iter().find_map(|node| {
+        held.get(*node)
+            .filter(|(n, j)| !(n == ns && j == job))
+            .map(|h| (node, h))
+    }) {
+        return Ok(admission::Decision {
+            state: CheckState::Retry,
+            message: format!(
+                "Node {node} of {kind} {ns}/{job}'s rank table carries ranks of job {n}/{j}, admitted since submit placed this one; it is admitted again once that job is done"
+            ),
+            config_map: None,
+            placement: None,
+        });
+    }
+    let annotations = cm.metadata.annotations.as_ref();
+    let load = annotations
+        .and_then(|a| a.get(&format!("{PREFIX}worst-link-load")))
+        .map(|w| format!(": worst link load {w} flows per directed inter-switch link"))
+        .unwrap_or_default();
+    Ok(admission::Decision {
+        state: CheckState::Ready,
+        message: format!(
+            "rank table for {} ranks on Nodes {} made at submit, in ConfigMap {ns}/{name}{load}; {kind} {job}'s pods are pinned to those Nodes",
+            rows.len(),
+            nodes.join(", "),
+        ),
+        config_map: None,
+        placement: None,
+    })
 }

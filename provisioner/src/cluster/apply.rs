@@ -32,6 +32,10 @@ pub struct Applied {
     /// The objects it owns (the job's Secret first, when it has one), in
     /// the order they were applied.
     pub owned: Vec<AppliedObject>,
+    /// What the API server changed of what was sent, for people: a
+    /// Workload API topology constraint it dropped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// An object's type and name, read from its manifest.
@@ -146,6 +150,7 @@ pub async fn apply(
         "blockOwnerDeletion": true,
     });
     let mut applied = Vec::with_capacity(owned.len() + 1);
+    let mut warnings = Vec::new();
     // The Secret again, now owned by the workload like the others.
     for (target, mut obj) in secret.into_iter().chain(owned) {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -158,12 +163,20 @@ pub async fn apply(
             refs.push(owner.clone());
             meta.insert("ownerReferences".to_string(), Value::Array(refs));
         }
-        applied.push(apply_one(client, namespace, &target, &obj, &params).await?);
+        let (object, stored) = apply_stored(client, namespace, &target, &obj, &params).await?;
+        if target.resource.group == WORKLOAD_API_GROUP && dropped_constraint(&obj, &stored) {
+            warnings.push(format!(
+                "the API server dropped schedulingConstraints from {} {namespace}/{}: its feature gate TopologyAwareWorkloadScheduling is off (Kubernetes v1.36 drops a field of a disabled gate on create), so the gang is scheduled without its topology constraint; enable the gate on kube-apiserver and kube-scheduler, or set [schedule] workload_api = \"off\" in the job file",
+                target.resource.kind, target.name
+            ));
+        }
+        applied.push(object);
     }
     Ok(Applied {
         namespace: namespace.to_string(),
         workload,
         owned: applied,
+        warnings,
     })
 }
 
@@ -213,6 +226,28 @@ fn prepare(namespace: &str, obj: &Value) -> Result<(Target, Value)> {
     }
 }
 
+/// The API group of the Workload API objects (`Workload`, `PodGroup`).
+const WORKLOAD_API_GROUP: &str = "scheduling.k8s.io";
+
+/// True when `sent` (a Workload or PodGroup) has a topology constraint
+/// (`spec.schedulingConstraints`, or the first pod group template's) and
+/// `stored`, the API server's answer, has none: Kubernetes v1.36 drops the
+/// field on create when TopologyAwareWorkloadScheduling is off
+/// (`pkg/registry/scheduling/workload/strategy_test.go`, "drops field with
+/// SchedulingConstraints set and TAS disabled"; the PodGroup strategy's
+/// `dropDisabledSchedulingConstraintsFields`) rather than refuse it.
+fn dropped_constraint(sent: &Value, stored: &Value) -> bool {
+    [
+        "/spec/schedulingConstraints",
+        "/spec/podGroupTemplates/0/schedulingConstraints",
+    ]
+    .iter()
+    .any(|p| {
+        sent.pointer(p).is_some_and(|v| !v.is_null())
+            && stored.pointer(p).is_none_or(Value::is_null)
+    })
+}
+
 async fn apply_one(
     client: &kube::Client,
     namespace: &str,
@@ -220,6 +255,19 @@ async fn apply_one(
     obj: &Value,
     params: &PatchParams,
 ) -> Result<AppliedObject> {
+    apply_stored(client, namespace, target, obj, params)
+        .await
+        .map(|(o, _)| o)
+}
+
+/// [`apply_one`], with the object as the API server stored it.
+async fn apply_stored(
+    client: &kube::Client,
+    namespace: &str,
+    target: &Target,
+    obj: &Value,
+    params: &PatchParams,
+) -> Result<(AppliedObject, Value)> {
     let ar = &target.resource;
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, ar);
     let stored = api
@@ -229,7 +277,19 @@ async fn apply_one(
             let custom = !matches!(ar.group.as_str(), "" | "batch" | "apps");
             let namespace_missing =
                 matches!(&e, kube::Error::Api(r) if r.message.starts_with("namespaces "));
-            if custom && is_status(&e, 404) && !namespace_missing {
+            if ar.group == WORKLOAD_API_GROUP && is_status(&e, 422) {
+                // A field of a disabled gate is dropped on create; a 422
+                // is a spec the cluster's API server does not accept.
+                Error::WorkloadApiInvalid {
+                    object: target.describe(),
+                    namespace: namespace.to_string(),
+                    message: match &e {
+                        kube::Error::Api(r) => r.message.clone(),
+                        other => other.to_string(),
+                    },
+                    needs: crate::jobs::manifests::workload::NEEDS,
+                }
+            } else if custom && is_status(&e, 404) && !namespace_missing {
                 Error::CrdMissing {
                     kind: ar.kind.clone(),
                     name: target.name.clone(),
@@ -244,14 +304,21 @@ async fn apply_one(
                 )
             }
         })?;
-    let uid = stored.metadata.uid.ok_or_else(|| Error::BadObject {
-        object: target.describe(),
-        message: "the API server returned it without a uid".to_string(),
-    })?;
-    Ok(AppliedObject {
-        api_version: ar.api_version.clone(),
-        kind: ar.kind.clone(),
-        name: target.name.clone(),
-        uid,
-    })
+    let uid = stored
+        .metadata
+        .uid
+        .clone()
+        .ok_or_else(|| Error::BadObject {
+            object: target.describe(),
+            message: "the API server returned it without a uid".to_string(),
+        })?;
+    Ok((
+        AppliedObject {
+            api_version: ar.api_version.clone(),
+            kind: ar.kind.clone(),
+            name: target.name.clone(),
+            uid,
+        },
+        stored.data,
+    ))
 }

@@ -11,7 +11,8 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use serde_json::Value;
 
 use super::status::{
-    JobPhase, JobPod, JobStatus, PodFailure, RankTableStatus, conditions_of, count, is_true,
+    GangFailure, JobPhase, JobPod, JobStatus, PodFailure, RankTableStatus, conditions_of, count,
+    is_true,
 };
 use super::{Error, Result, is_status, list_all};
 
@@ -218,6 +219,7 @@ fn pods_status(name: &str, namespace: &str, obj: &DynamicObject, pods: Vec<JobPo
         failures: Vec::new(),
         restarts: None,
         rank_table: None,
+        stopped: None,
     }
 }
 
@@ -281,6 +283,7 @@ fn job_status(
         failures: Vec::new(),
         restarts: None,
         rank_table: None,
+        stopped: None,
     }
 }
 
@@ -294,7 +297,11 @@ fn status_of(
     pods: Vec<JobPod>,
 ) -> JobStatus {
     let mut s = match ar.kind.as_str() {
-        "ConfigMap" => pods_status(name, namespace, obj, pods),
+        "ConfigMap" => {
+            let mut s = pods_status(name, namespace, obj, pods);
+            s.stopped = GangFailure::from_annotations(obj.metadata.annotations.as_ref());
+            s
+        }
         "JobSet" => super::jobset::status(name, namespace, &obj.data, pods),
         _ => job_status(ar, name, namespace, &obj.data, pods),
     };
@@ -492,7 +499,27 @@ async fn failures(
 ) -> Result<Vec<PodFailure>> {
     let api = Api::<Pod>::namespaced(client.clone(), namespace);
     let mut out = Vec::new();
+    // Node -> its ranks, from the job's ranks.csv, read once when a
+    // whole-server pod failed.
+    let mut tables: BTreeMap<String, BTreeMap<String, Vec<usize>>> = BTreeMap::new();
     for p in pods {
+        let server = server_of(p);
+        let mut ranks = Vec::new();
+        if server.is_some()
+            && let (Some(job), Some(node)) = (
+                p.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(INSTANCE_LABEL)),
+                p.spec.as_ref().and_then(|s| s.node_name.as_ref()),
+            )
+        {
+            if !tables.contains_key(job) {
+                let table = node_ranks(client, namespace, job).await?;
+                tables.insert(job.clone(), table);
+            }
+            ranks = tables[job].get(node).cloned().unwrap_or_default();
+        }
         let pod = p.metadata.name.clone().unwrap_or_default();
         let status = p.status.as_ref();
         let all = status
@@ -520,8 +547,14 @@ async fn failures(
                 Ok(text) => text.lines().map(str::to_string).collect(),
                 Err(e) => vec![format!("(no log: {e})")],
             };
-            let (rank, rank_is_index) = rank_of(p);
+            let (rank, rank_is_index) = if server.is_some() {
+                (None, false)
+            } else {
+                rank_of(p)
+            };
             out.push(PodFailure {
+                server: server.clone(),
+                ranks: ranks.clone(),
                 pod: pod.clone(),
                 container: c.name.clone(),
                 reason: t.reason.clone(),
@@ -545,6 +578,63 @@ async fn failures(
             &b.pod,
         ))
     });
+    Ok(out)
+}
+
+/// The server a whole-server DRA pod runs (its label
+/// `topology.eflops.io/role: server`): its JobSet replicated Job
+/// (`jobset.sigs.k8s.io/replicatedjob-name`, `server-<k>`, which JobSet
+/// v0.12.0 sets on every pod, `labelAndAnnotateObject` in
+/// `pkg/controllers/jobset_controller.go`), else the pod's name.
+fn server_of(p: &Pod) -> Option<String> {
+    let labels = p.metadata.labels.as_ref()?;
+    if labels
+        .get(&format!("{}role", crate::jobs::labels::PREFIX))
+        .map(String::as_str)
+        != Some("server")
+    {
+        return None;
+    }
+    labels
+        .get("jobset.sigs.k8s.io/replicatedjob-name")
+        .or(p.metadata.name.as_ref())
+        .cloned()
+}
+
+/// The ranks of each Node in job `job`'s rank table (`ranks.csv` of its
+/// ConfigMap `JOB-ranks`), sorted; empty when the ConfigMap or its table
+/// is gone.
+async fn node_ranks(
+    client: &kube::Client,
+    namespace: &str,
+    job: &str,
+) -> Result<BTreeMap<String, Vec<usize>>> {
+    let name = format!("{job}-ranks");
+    let api = Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(client.clone(), namespace);
+    let cm = match api.get(&name).await {
+        Ok(cm) => cm,
+        Err(e) if is_status(&e, 404) => return Ok(BTreeMap::new()),
+        Err(e) => {
+            return Err(Error::api(
+                format!("reading ConfigMap {namespace}/{name}"),
+                e,
+            ));
+        }
+    };
+    let Some(csv) = cm.data.as_ref().and_then(|d| d.get("ranks.csv")) else {
+        return Ok(BTreeMap::new());
+    };
+    let rows = crate::jobs::rank_check::read_table(
+        csv,
+        &format!("ConfigMap {namespace}/{name} ranks.csv"),
+    )?;
+    let mut out: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for r in rows {
+        out.entry(r.node).or_default().push(r.rank);
+    }
+    for ranks in out.values_mut() {
+        ranks.sort_unstable();
+    }
     Ok(out)
 }
 
@@ -639,6 +729,7 @@ mod tests {
             failures: Vec::new(),
             restarts: None,
             rank_table: None,
+            stopped: None,
             pods: vec![JobPod {
                 name: "train-0".to_string(),
                 phase: "Pending".to_string(),

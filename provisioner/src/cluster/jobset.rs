@@ -96,6 +96,7 @@ pub(super) fn status(name: &str, namespace: &str, data: &Value, pods: Vec<JobPod
         failures: Vec::new(),
         restarts: Some(JobRestarts { done: attempt, max }),
         rank_table: None,
+        stopped: None,
     }
 }
 

@@ -17,7 +17,11 @@
 //! - [`workload_api`] asks discovery whether the cluster serves the
 //!   Workload API (`scheduling.k8s.io/v1alpha2`) a submission can write.
 //! - [`admit_pending`] is one pass of `provisioner controller`, the Kueue
-//!   AdmissionCheck controller that writes rank tables at admission.
+//!   AdmissionCheck controller that writes rank tables at admission;
+//!   [`stop_failed_gangs`] its other half, which stops the bare rank Pods
+//!   of a DRA job (`[failure] gang = "controller"`) when one fails. Both
+//!   try transient failures again ([`retry`]) and report a failed object
+//!   without stopping for the others.
 //!
 //! Every write is a server-side apply under the field manager
 //! [`FIELD_MANAGER`], with `force=true`: the provisioner owns the fields it
@@ -30,10 +34,12 @@ mod admission;
 mod apply;
 mod delete;
 mod discovery;
+mod gang;
 mod jobs;
 mod jobset;
 mod labels;
 mod read;
+pub mod retry;
 mod status;
 
 use std::path::PathBuf;
@@ -42,15 +48,17 @@ use kube::api::{Api, ListParams, ObjectList};
 use serde::de::DeserializeOwned;
 
 pub use crate::error::Error;
-pub use admission::{Admitted, CONTROLLER_MANAGER, admit_pending};
+pub use admission::{AdmissionPass, Admitted, CONTROLLER_MANAGER, admit_pending};
 pub use apply::{Applied, AppliedObject, apply};
 pub use delete::{Deleted, delete};
 pub use discovery::workload_api;
+pub use gang::{GangPass, GangStop, stop_failed_gangs};
 pub use jobs::{INSTANCE_LABEL, LOG_LINES, WaitOptions, status, wait};
 pub use labels::{LabelOptions, LabelReport, NodeChange, NodeLabelState, label_nodes};
 pub use read::{DEFAULT_GPU_RESOURCE, read_dra, read_view};
 pub use status::{
-    JobCondition, JobPhase, JobPod, JobRestarts, JobStatus, PodFailure, RankTableStatus,
+    GangFailure, JobCondition, JobPhase, JobPod, JobRestarts, JobStatus, PodFailure,
+    RankTableStatus,
 };
 
 /// Shorthand for results of this module.
@@ -106,13 +114,31 @@ async fn list_all<K>(api: &Api<K>, params: ListParams, what: &str) -> Result<Vec
 where
     K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
+    list_pages(api, params, what, false).await
+}
+
+/// [`list_all`], each page tried again after a transient failure
+/// ([`retry::retried`]): for `provisioner controller`, which runs on.
+async fn list_retried<K>(api: &Api<K>, params: ListParams, what: &str) -> Result<Vec<K>>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    list_pages(api, params, what, true).await
+}
+
+async fn list_pages<K>(api: &Api<K>, params: ListParams, what: &str, retry: bool) -> Result<Vec<K>>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
     let mut items = Vec::new();
     let mut params = params.limit(PAGE);
     loop {
-        let page: ObjectList<K> = api
-            .list(&params)
-            .await
-            .map_err(|e| Error::api(format!("listing {what}"), e))?;
+        let page: ObjectList<K> = if retry {
+            retry::retried(|| api.list(&params)).await
+        } else {
+            api.list(&params).await
+        }
+        .map_err(|e| Error::api(format!("listing {what}"), e))?;
         items.extend(page.items);
         match page.metadata.continue_ {
             Some(token) if !token.is_empty() => params = params.continue_token(&token),

@@ -23,17 +23,32 @@ pub const DEFAULT_GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// 500 at a time. Pods on Nodes the list did not return are ignored; pods
 /// that request no GPU are not listed.
 pub async fn read_view(client: &kube::Client, gpu_resource: &str) -> Result<ClusterView> {
-    let nodes: Vec<Node> = list_all(
+    view_of(client, gpu_resource, false).await
+}
+
+/// [`read_view`], each page tried again after a transient failure: for
+/// `provisioner controller`.
+pub(super) async fn read_view_retried(
+    client: &kube::Client,
+    gpu_resource: &str,
+) -> Result<ClusterView> {
+    view_of(client, gpu_resource, true).await
+}
+
+async fn view_of(client: &kube::Client, gpu_resource: &str, retry: bool) -> Result<ClusterView> {
+    let nodes: Vec<Node> = super::list_pages(
         &Api::<Node>::all(client.clone()),
         ListParams::default(),
         "Nodes",
+        retry,
     )
     .await?;
-    let pods: Vec<Pod> = list_all(
+    let pods: Vec<Pod> = super::list_pages(
         &Api::<Pod>::all(client.clone()),
         ListParams::default()
             .fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"),
         "Pods",
+        retry,
     )
     .await?;
 

@@ -172,6 +172,68 @@ pub struct JobStatus {
     /// [`super::wait`] fill it; `None` for a workload that names none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank_table: Option<RankTableStatus>,
+    /// Bare rank Pods that `provisioner controller` stopped as a whole
+    /// (`[failure] gang = "controller"`): the first failed rank it
+    /// recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<GangFailure>,
+}
+
+/// The first failed rank of a gang of bare Pods, as `provisioner
+/// controller` recorded it on the job's ConfigMap (the annotations
+/// `topology.eflops.io/failed-rank`, `failed-pod`, `failed-node`,
+/// `failed-reason`, `stopped-at`) before it deleted the other ranks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GangFailure {
+    /// The rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    /// Its pod.
+    pub pod: String,
+    /// Its Node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Why it failed.
+    pub reason: String,
+    /// When the controller stopped the others (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<String>,
+}
+
+impl GangFailure {
+    /// The record in `annotations`; `None` when there is none.
+    pub(super) fn from_annotations(
+        annotations: Option<&std::collections::BTreeMap<String, String>>,
+    ) -> Option<GangFailure> {
+        let a = annotations?;
+        let get = |k: &str| a.get(&super::gang::failure_annotation(k)).cloned();
+        Some(GangFailure {
+            reason: get("failed-reason")?,
+            rank: get("failed-rank").and_then(|r| r.parse().ok()),
+            pod: get("failed-pod").unwrap_or_default(),
+            node: get("failed-node"),
+            stopped_at: get("stopped-at"),
+        })
+    }
+
+    /// One line for people.
+    pub fn line(&self) -> String {
+        format!(
+            "stopped by provisioner controller{}: {} (pod {}{}) failed first: {}",
+            self.stopped_at
+                .as_deref()
+                .map(|t| format!(" at {t}"))
+                .unwrap_or_default(),
+            self.rank
+                .map_or_else(|| "a rank".to_string(), |r| format!("rank {r}")),
+            self.pod,
+            self.node
+                .as_deref()
+                .map(|n| format!(", Node {n}"))
+                .unwrap_or_default(),
+            self.reason,
+        )
+    }
 }
 
 /// A container that ended the pod with a failure.
@@ -193,6 +255,13 @@ pub struct PodFailure {
     /// Node follow from the rank table).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,
+    /// A whole-server pod: the server (`server-<k>`, its JobSet
+    /// replicated Job).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// A whole-server pod: the ranks of its Node in the rank table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<usize>,
     /// With `rank` from the completion index: true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rank_is_index: bool,
@@ -211,6 +280,10 @@ impl JobStatus {
         let mut out = format!("{}\n", s.summary());
         if let Some(t) = &s.rank_table {
             out.push_str(&t.line());
+            out.push('\n');
+        }
+        if let Some(g) = &s.stopped {
+            out.push_str(&g.line());
             out.push('\n');
         }
         if !s.conditions.is_empty() {
@@ -243,10 +316,12 @@ impl JobStatus {
         if let Some(f) = s.failures.first() {
             out.push_str(&format!(
                 "\nfirst failure: {} (pod {}, container {}{}): {}\n",
-                match (f.rank, f.rank_is_index) {
-                    (Some(r), false) => format!("rank {r}"),
-                    (Some(i), true) => format!("completion index {i}"),
-                    (None, _) => "a pod".to_string(),
+                match (&f.server, f.rank, f.rank_is_index) {
+                    (Some(server), _, _) if f.ranks.is_empty() => server.clone(),
+                    (Some(server), _, _) => format!("{server}, ranks {}", ranges(&f.ranks)),
+                    (None, Some(r), false) => format!("rank {r}"),
+                    (None, Some(i), true) => format!("completion index {i}"),
+                    (None, None, _) => "a pod".to_string(),
                 },
                 f.pod,
                 f.container,
@@ -327,6 +402,25 @@ impl JobStatus {
     }
 }
 
+/// Sorted ranks as ranges: `24-31`, `0-3,8-11`, `5`.
+pub(super) fn ranges(ranks: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            ranks[i].to_string()
+        } else {
+            format!("{}-{}", ranks[i], ranks[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
 pub(super) fn count(v: Option<&Value>) -> u32 {
     v.and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
@@ -357,4 +451,20 @@ pub(super) fn is_true(conditions: &[JobCondition], t: &str) -> bool {
     conditions
         .iter()
         .any(|c| c.type_ == t && c.status == "True")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ranks_as_ranges() {
+        for (ranks, want) in [
+            (&[24, 25, 26, 27, 28, 29, 30, 31][..], "24-31"),
+            (&[0, 1, 2, 3, 8, 9, 10, 11], "0-3,8-11"),
+            (&[5], "5"),
+            (&[1, 3, 4], "1,3-4"),
+            (&[], ""),
+        ] {
+            assert_eq!(super::ranges(ranks), want, "{ranks:?}");
+        }
+    }
 }

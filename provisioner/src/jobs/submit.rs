@@ -180,6 +180,12 @@ pub fn prepare(
                 "the ranks run as JobSet {} (one Job per {per}): when one rank fails every rank stops, and the job restarts as a whole on the same sub-nodes with the same rank table, at most {} times ([failure] restarts), then fails",
                 job.name, job.failure.restarts
             ),
+            super::job::Gang::Controller => format!(
+                "the ranks run as bare Pods ([failure] gang = \"controller\"){}: when one rank fails, provisioner controller (which must run) deletes the others and records the first failed rank on ConfigMap {}/{}; nothing restarts them",
+                if job.queue.is_some() { " in one Kueue pod group" } else { "" },
+                job.namespace,
+                manifests::config_map_name(job),
+            ),
             super::job::Gang::None => "the ranks run as bare Pods ([failure] gang = \"none\"): when one rank fails, nothing stops the others".to_string(),
         });
     }

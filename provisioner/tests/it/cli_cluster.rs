@@ -709,3 +709,48 @@ fn submit_with_dra_whole_servers_applies_a_claim_per_server() {
         "{summary}"
     );
 }
+
+/// #29 item 2: `provisioner controller --once` against an API server that
+/// keeps failing one list: the list is tried 4 times with a back-off, the
+/// failure is one JSON line naming what failed (`event: error`), the gang
+/// pass still runs, and the exit code says a request failed.
+#[test]
+fn controller_once_reports_a_failing_list_and_serves_the_gangs() {
+    let busy = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                       "message": "etcdserver: leader changed", "reason": "InternalError", "code": 500 });
+    let pods = json!({ "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [] });
+    let mut script = vec![(500, busy); 4];
+    script.push((200, pods));
+    let (out, seen) = with_server(
+        script,
+        &["controller", "--plan", PLAN, "--once", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        seen,
+        [
+            "GET /apis/kueue.x-k8s.io/v1beta2/admissionchecks?&limit=500",
+            "GET /apis/kueue.x-k8s.io/v1beta2/admissionchecks?&limit=500",
+            "GET /apis/kueue.x-k8s.io/v1beta2/admissionchecks?&limit=500",
+            "GET /apis/kueue.x-k8s.io/v1beta2/admissionchecks?&limit=500",
+            "GET /api/v1/pods?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner%2Ctopology.eflops.io%2Fgang%3Dcontroller&limit=500",
+        ]
+    );
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", text(&out.stdout));
+    assert_eq!(lines[0]["event"], "error");
+    assert_eq!(lines[0]["object"], "the Kueue admission pass");
+    let message = lines[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("listing Kueue AdmissionChecks: etcdserver: leader changed (500"),
+        "{message}"
+    );
+    assert!(
+        text(&out.stderr).contains("a request of the pass failed"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1722,7 +1722,18 @@ fn table_nodes(cm: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A pass whose every request succeeded: what it decided.
 fn pass(script: Vec<Exchange>) -> Vec<cluster::Admitted> {
+    let done = pass_with_failures(script);
+    assert_eq!(
+        (&done.failed, &done.dropped),
+        (&vec![], &vec![]),
+        "{done:?}"
+    );
+    done.admitted
+}
+
+fn pass_with_failures(script: Vec<Exchange>) -> cluster::AdmissionPass {
     run(script, |c| async move {
         let plan = eflops();
         let bound = provisioner::nodes::bind(&plan, None, "eflops").unwrap();
@@ -2022,4 +2033,745 @@ fn status_shows_the_worst_link_load_of_submit_and_admission_tables() {
             s.table()
         );
     }
+}
+
+// #29 item 2: the controller survives API errors. A transient failure
+// (5xx, 429) is tried again after a short jittered back-off; a 409 on the
+// table write is tried again after a fresh read of the ConfigMap; a
+// Workload deleted meanwhile (404) is dropped; a refusal of one object
+// (403) is reported naming it and the other Workloads are served.
+
+/// `ex` answered first with `code` (a Status of that code), then as
+/// scripted.
+fn failing_then(code: u16, ex: Exchange) -> Vec<Exchange> {
+    let failed = Exchange {
+        status: code,
+        reply: status_reply(code, "the server could not answer"),
+        ..ex.clone()
+    };
+    vec![failed, ex]
+}
+
+#[test]
+fn controller_tries_a_500_again_then_succeeds() {
+    let d = decision("a", &["node01", "node02"], &[]);
+    let mut script = pass_reads(
+        vec![workload("a", &["node01", "node02"], "Pending")],
+        &[],
+        vec![pending_config_map("a")],
+    );
+    script.extend(failing_then(
+        500,
+        table_write("a", d.config_map.as_ref().unwrap()),
+    ));
+    script.extend(failing_then(503, check_state("a", "Ready", &d.message)));
+    let done = pass(script);
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].state, CheckState::Ready);
+}
+
+#[test]
+fn controller_reads_the_config_map_afresh_after_a_409() {
+    let d = decision("a", &["node01", "node02"], &[]);
+    let write = table_write("a", d.config_map.as_ref().unwrap());
+    let mut script = pass_reads(
+        vec![workload("a", &["node01", "node02"], "Pending")],
+        &[],
+        vec![pending_config_map("a")],
+    );
+    script.push(Exchange {
+        status: 409,
+        reply: status_reply(
+            409,
+            "Operation cannot be fulfilled on configmaps \"a-ranks\": the object has been modified",
+        ),
+        ..write.clone()
+    });
+    script.push(get(
+        "/api/v1/namespaces/default/configmaps/a-ranks",
+        pending_config_map("a"),
+    ));
+    script.push(write);
+    script.push(check_state("a", "Ready", &d.message));
+    assert_eq!(pass(script)[0].state, CheckState::Ready);
+}
+
+#[test]
+fn controller_drops_a_workload_deleted_meanwhile() {
+    let d = decision("a", &["node01", "node02"], &[]);
+    let mut script = pass_reads(
+        vec![workload("a", &["node01", "node02"], "Pending")],
+        &[],
+        vec![pending_config_map("a")],
+    );
+    script.push(table_write("a", d.config_map.as_ref().unwrap()));
+    let gone = check_state("a", "Ready", &d.message);
+    script.push(Exchange {
+        status: 404,
+        reply: status_reply(404, "workloads.kueue.x-k8s.io \"job-a-1a2b3\" not found"),
+        ..gone
+    });
+    let done = pass_with_failures(script);
+    assert_eq!(done.admitted, vec![]);
+    assert_eq!(done.failed, vec![]);
+    assert_eq!(done.dropped, ["Workload default/job-a-1a2b3"]);
+}
+
+#[test]
+fn a_403_on_one_workload_does_not_stop_the_others() {
+    let a = decision("a", &["node01", "node02"], &[]);
+    let b = decision("b", &["node03", "node04"], &[]);
+    let mut script = pass_reads(
+        vec![
+            workload("a", &["node01", "node02"], "Pending"),
+            workload("b", &["node03", "node04"], "Pending"),
+        ],
+        &[],
+        vec![pending_config_map("a"), pending_config_map("b")],
+    );
+    script.push(Exchange {
+        status: 403,
+        reply: status_reply(403, "configmaps \"a-ranks\" is forbidden"),
+        ..table_write("a", a.config_map.as_ref().unwrap())
+    });
+    script.push(table_write("b", b.config_map.as_ref().unwrap()));
+    script.push(check_state("b", "Ready", &b.message));
+    let done = pass_with_failures(script);
+    assert_eq!(done.admitted.len(), 1);
+    assert_eq!(
+        (done.admitted[0].job.as_str(), done.admitted[0].state),
+        ("b", CheckState::Ready)
+    );
+    assert_eq!(done.failed.len(), 1);
+    assert_eq!(done.failed[0].object, "ConfigMap default/a-ranks");
+    assert!(
+        done.failed[0]
+            .message
+            .contains("writing the rank table into ConfigMap default/a-ranks: configmaps \"a-ranks\" is forbidden (403"),
+        "{:?}",
+        done.failed
+    );
+}
+
+/// A failed list after its tries ends the pass with the error (the
+/// binary waits and runs the pass again).
+#[test]
+fn a_list_that_keeps_failing_ends_the_pass_naming_it() {
+    let list = get(
+        format!("{KUEUE}/admissionchecks?&limit=500"),
+        admission_checks(),
+    );
+    let failed = Exchange {
+        status: 500,
+        reply: status_reply(500, "etcdserver: request timed out"),
+        ..list
+    };
+    let e = run(vec![failed; 4], |c| async move {
+        let plan = eflops();
+        let bound = provisioner::nodes::bind(&plan, None, "eflops").unwrap();
+        cluster::admit_pending(&c, &plan, &bound, "nvidia.com/gpu", NOW).await
+    })
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("listing Kueue AdmissionChecks: etcdserver: request timed out (500"),
+        "{e}"
+    );
+}
+
+// #29 item 3: the check of our AdmissionCheck on a Workload of every kind
+// `submit` can queue. Only whole-Node Indexed Jobs with `[kueue]` get their
+// table at admission (the job file refuses `[kueue]` otherwise, naming the
+// line); every other queued kind was placed at submit and pinned to its
+// Nodes, so its check is Ready as it is, unless a job admitted since holds
+// one of its Nodes.
+
+/// The ConfigMap `submit` applies for `text` placed offline on the eflops
+/// plan, as the API server lists it in namespace `default`.
+fn submitted_config_map(text: &str) -> (Value, provisioner::jobs::submit::Submission) {
+    use provisioner::jobs::{dra::DraView, job::JobSpec, submit, view::ClusterView};
+    let plan = eflops();
+    let bound = provisioner::nodes::bind(&plan, None, "eflops").unwrap();
+    let job = JobSpec::from_toml(text, "job.toml").unwrap();
+    let mut view = ClusterView::all_free(&bound);
+    view.dra = DraView::from_plan(&plan, &bound, &job.placement.profile);
+    let sub = submit::prepare(&plan, &bound, &job, &view).unwrap();
+    let cm = sub
+        .documents()
+        .into_iter()
+        .find(|o| o["kind"] == "ConfigMap")
+        .unwrap()
+        .clone();
+    (cm, sub)
+}
+
+/// A Workload for `name` owned as Kueue v0.19.2 owns it for `kind`.
+fn workload_of(kind: &str, api_version: &str, name: &str, owner: &str) -> Value {
+    let w = workload("x", &["node01"], "Pending");
+    let w = with(
+        w,
+        "/metadata/ownerReferences",
+        json!([{ "apiVersion": api_version, "kind": kind, "name": owner, "uid": "o-uid", "controller": true }]),
+    );
+    with(w, "/metadata/name", json!(name))
+}
+
+fn check_state_of(workload: &str, state: &str, message: &str) -> Exchange {
+    let mut ex = check_state("x", state, message);
+    ex.uri = format!("{KUEUE}/namespaces/default/workloads/{workload}/status?&{CONTROLLER_SSA}");
+    let body = with(ex.body.take().unwrap(), "/metadata/name", json!(workload));
+    ex.body = Some(body.clone());
+    ex.reply = body;
+    ex
+}
+
+#[test]
+fn controller_marks_ready_every_kind_submit_queues_with_its_table() {
+    let base = |name: &str, extra: &str| {
+        format!(
+            "name = \"{name}\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 8\nqueue = \"team-a\"\nnamespace = \"default\"\n{extra}"
+        )
+    };
+    let cases = [
+        // (owner kind, owner apiVersion, Workload name, owner name, job file)
+        ("Job", "batch/v1", "job-idx-1", "idx", base("idx", "")),
+        (
+            "MPIJob",
+            "kubeflow.org/v2beta1",
+            "mpijob-mpi-1",
+            "mpi",
+            base("mpi", "launcher = \"mpi\"\n"),
+        ),
+        (
+            "JobSet",
+            "jobset.x-k8s.io/v1alpha2",
+            "jobset-js-1",
+            "js",
+            base("js", "[placement]\nmode = \"dra\"\n"),
+        ),
+        // A pod group: owned by each of its Pods, named after the group.
+        (
+            "Pod",
+            "v1",
+            "grp",
+            "grp-0",
+            base(
+                "grp",
+                "[placement]\nmode = \"dra\"\n[failure]\ngang = \"controller\"\n",
+            ),
+        ),
+    ];
+    for (kind, api, wl, owner, text) in cases {
+        let (cm, sub) = submitted_config_map(&text);
+        let nodes: std::collections::BTreeSet<&str> = sub
+            .placement
+            .ranks
+            .iter()
+            .map(|r| r.node.as_str())
+            .collect();
+        let message = format!(
+            "rank table for 8 ranks on Nodes {} made at submit, in ConfigMap default/{}-ranks: worst link load {} flows per directed inter-switch link; {kind} {}'s pods are pinned to those Nodes",
+            nodes.into_iter().collect::<Vec<_>>().join(", "),
+            cm["metadata"]["labels"]["app.kubernetes.io/instance"]
+                .as_str()
+                .unwrap(),
+            sub.placement.worst_load,
+            cm["metadata"]["labels"]["app.kubernetes.io/instance"]
+                .as_str()
+                .unwrap(),
+        );
+        let mut script = pass_reads(vec![workload_of(kind, api, wl, owner)], &[], vec![cm]);
+        script.push(check_state_of(wl, "Ready", &message));
+        let done = pass(script);
+        assert_eq!(
+            done[0].state,
+            CheckState::Ready,
+            "{kind}: {}",
+            done[0].message
+        );
+        assert_eq!(done[0].job, if kind == "Pod" { wl } else { owner });
+    }
+    // A Workload of a job that submit did not make is rejected, naming why.
+    let message = "JobSet default/other has no ConfigMap other-ranks of provisioner submit: submit the job with provisioner submit, or take this AdmissionCheck off its ClusterQueue";
+    let mut script = pass_reads(
+        vec![workload_of(
+            "JobSet",
+            "jobset.x-k8s.io/v1alpha2",
+            "jobset-other-1",
+            "other",
+        )],
+        &[],
+        vec![],
+    );
+    script.push(check_state_of("jobset-other-1", "Rejected", message));
+    assert_eq!(pass(script)[0].state, CheckState::Rejected);
+}
+
+/// `[kueue]` with a DRA job or an MPIJob is refused at submit, naming the
+/// line and why.
+#[test]
+fn kueue_tables_for_other_kinds_are_refused_at_submit_with_the_reason() {
+    let base = "name = \"t\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 8\nqueue = \"q\"\n";
+    for (extra, why) in [
+        (
+            "[placement]\nmode = \"dra\"\n",
+            "a DRA job's claim templates name its sub-nodes' devices when it is submitted",
+        ),
+        (
+            "launcher = \"mpi\"\n",
+            "Kueue admits an MPIJob as two PodSets (launcher and workers)",
+        ),
+    ] {
+        let text =
+            format!("{base}{extra}[kueue]\nrequired_topology = \"topology.eflops.io/part\"\n");
+        let e = provisioner::jobs::job::JobSpec::from_toml(&text, "j.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("kueue.required_topology: admission-time rank tables are made for whole-Node Indexed Jobs only: "),
+            "{e}"
+        );
+        assert!(e.contains(why), "{e}");
+        assert!(e.contains("j.toml:"), "{e}");
+    }
+}
+
+// #29 item 1: the gang of a DRA job of bare Pods (`[failure] gang =
+// "controller"`, the gang of queued DRA jobs over Kueue's 18 PodSets). When
+// a rank fails, `provisioner controller` records the first failed rank on
+// the job's ConfigMap and deletes the other running ranks, each with its
+// uid as a precondition, and only Pods owned by that ConfigMap.
+
+const GANG_PODS: &str = "/api/v1/pods?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner%2Ctopology.eflops.io%2Fgang%3Dcontroller&limit=500";
+const GANG_ROOT: &str = "/api/v1/namespaces/ml/configmaps/g-ranks";
+
+fn gang_labels(rank: usize) -> Value {
+    json!({
+        "app.kubernetes.io/managed-by": "eflops-provisioner",
+        "app.kubernetes.io/instance": "g",
+        "topology.eflops.io/gang": "controller",
+        "topology.eflops.io/rank": rank.to_string(),
+        "topology.eflops.io/role": "rank",
+    })
+}
+
+/// Rank `rank`'s bare Pod of job `g`, owned by the ConfigMap `owner_uid`,
+/// in `phase`; with `exit` its container ended with that code at `at`.
+fn gang_pod(rank: usize, owner_uid: &str, phase: &str, exit: Option<(i32, &str)>) -> Value {
+    let mut p = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": format!("g-{rank}"), "namespace": "ml", "uid": format!("p{rank}"),
+            "labels": gang_labels(rank),
+            "ownerReferences": [{ "apiVersion": "v1", "kind": "ConfigMap", "name": "g-ranks", "uid": owner_uid, "controller": false }],
+        },
+        "spec": { "restartPolicy": "Never", "nodeName": format!("node{:02}", rank + 1), "containers": [{ "name": "rank", "image": "x" }] },
+        "status": { "phase": phase },
+    });
+    if let Some((code, at)) = exit {
+        p["status"]["containerStatuses"] = json!([{
+            "name": "rank", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+            "state": { "terminated": { "exitCode": code, "reason": "Error", "message": "NCCL WARN socket closed", "finishedAt": at } },
+        }]);
+    }
+    p
+}
+
+fn gang_root(annotations: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {
+            "name": "g-ranks", "namespace": "ml", "uid": "root-uid",
+            "labels": { "app.kubernetes.io/managed-by": "eflops-provisioner", "app.kubernetes.io/instance": "g" },
+            "annotations": annotations,
+        },
+        "data": {},
+    })
+}
+
+fn gang_delete(rank: usize, status: u16) -> Exchange {
+    Exchange {
+        method: "DELETE",
+        uri: format!("/api/v1/namespaces/ml/pods/g-{rank}?"),
+        content_type: Some("application/json"),
+        body: Some(json!({ "preconditions": { "uid": format!("p{rank}") } })),
+        status,
+        reply: if status == 200 {
+            gang_pod(rank, "root-uid", "Running", None)
+        } else {
+            status_reply(status, "gone")
+        },
+    }
+}
+
+fn gang_pass(script: Vec<Exchange>) -> cluster::GangPass {
+    run(script, |c| async move {
+        cluster::stop_failed_gangs(&c, NOW).await.unwrap()
+    })
+}
+
+#[test]
+fn a_failed_rank_stops_its_gang_and_status_names_it() {
+    let record = json!({
+        "topology.eflops.io/failed-pod": "g-2",
+        "topology.eflops.io/failed-rank": "2",
+        "topology.eflops.io/failed-node": "node03",
+        "topology.eflops.io/failed-reason": "container rank Error, exit code 1: NCCL WARN socket closed",
+        "topology.eflops.io/stopped-at": NOW,
+    });
+    let mut stranger = gang_pod(4, "someone-else", "Running", None);
+    stranger["metadata"]["name"] = json!("g-4");
+    let pods = pod_list(vec![
+        gang_pod(0, "root-uid", "Running", None),
+        // Rank 1 failed after rank 2 (it lost its peer): rank 2 is first.
+        gang_pod(1, "root-uid", "Failed", Some((1, "2026-11-28T20:00:09Z"))),
+        gang_pod(2, "root-uid", "Failed", Some((1, "2026-11-28T20:00:02Z"))),
+        gang_pod(3, "root-uid", "Running", None),
+        // Not owned by the job's ConfigMap: never deleted.
+        stranger,
+    ]);
+    let record_body = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": { "name": "g-ranks", "namespace": "ml", "annotations": record },
+    });
+    let script = vec![
+        get(GANG_PODS, pods),
+        get(
+            GANG_ROOT,
+            gang_root(json!({ "topology.eflops.io/placement": "dra" })),
+        ),
+        Exchange {
+            method: "PATCH",
+            uri: format!("{GANG_ROOT}?&{CONTROLLER_SSA}"),
+            content_type: Some(APPLY),
+            body: Some(record_body.clone()),
+            status: 200,
+            reply: gang_root(record.clone()),
+        },
+        gang_delete(0, 200),
+        // Rank 3 was deleted meanwhile: nothing to do.
+        gang_delete(3, 404),
+    ];
+    let done = gang_pass(script);
+    assert_eq!(done.failed, vec![]);
+    assert_eq!(
+        done.stopped,
+        vec![cluster::GangStop {
+            namespace: "ml".to_string(),
+            job: "g".to_string(),
+            rank: Some(2),
+            pod: "g-2".to_string(),
+            node: Some("node03".to_string()),
+            reason: "container rank Error, exit code 1: NCCL WARN socket closed".to_string(),
+            deleted: vec!["g-0".to_string()],
+        }]
+    );
+
+    // The next pass finds it recorded and every other rank ended or being
+    // deleted: no request but the reads.
+    let mut deleting = gang_pod(0, "root-uid", "Running", None);
+    deleting["metadata"]["deletionTimestamp"] = json!(NOW);
+    let script = vec![
+        get(
+            GANG_PODS,
+            pod_list(vec![
+                deleting,
+                gang_pod(2, "root-uid", "Failed", Some((1, "2026-11-28T20:00:02Z"))),
+            ]),
+        ),
+        get(GANG_ROOT, gang_root(record.clone())),
+    ];
+    assert_eq!(gang_pass(script), cluster::GangPass::default());
+
+    // `status` (and so `status --wait`) names the first failed rank.
+    let mut root = gang_root(record);
+    root["metadata"]["annotations"]["topology.eflops.io/placement"] = json!("dra");
+    root["metadata"]["annotations"]["topology.eflops.io/ranks"] = json!("4");
+    let script = vec![
+        not_found("/apis/batch/v1/namespaces/ml/jobs/g"),
+        not_found("/apis/kubeflow.org/v2beta1/namespaces/ml/mpijobs/g"),
+        not_found("/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/g"),
+        get(GANG_ROOT, root),
+        get(
+            "/api/v1/namespaces/ml/pods?&labelSelector=app.kubernetes.io%2Finstance%3Dg&limit=500",
+            pod_list(vec![gang_pod(
+                2,
+                "root-uid",
+                "Failed",
+                Some((1, "2026-11-28T20:00:02Z")),
+            )]),
+        ),
+    ];
+    let s = run(
+        script,
+        |c| async move { cluster::status(&c, "ml", "g").await },
+    )
+    .unwrap();
+    assert_eq!(s.phase, JobPhase::Failed);
+    let stopped = s.stopped.as_ref().unwrap();
+    assert_eq!(
+        (stopped.rank, stopped.node.as_deref()),
+        (Some(2), Some("node03"))
+    );
+    assert!(
+        s.table().contains(&format!(
+            "stopped by provisioner controller at {NOW}: rank 2 (pod g-2, Node node03) failed first: container rank Error, exit code 1: NCCL WARN socket closed"
+        )),
+        "{}",
+        s.table()
+    );
+    let j = serde_json::to_value(&s).unwrap();
+    assert_eq!(j["stopped"]["rank"], 2);
+}
+
+/// One gang's refusal (its ConfigMap forbidden) is reported naming it, and
+/// the next gang is still stopped; a root that is not ours stops nothing.
+#[test]
+fn a_gang_whose_config_map_cannot_be_read_does_not_stop_the_others() {
+    let mut other = gang_pod(1, "root-uid", "Failed", Some((137, "2026-11-28T20:00:02Z")));
+    other["metadata"]["namespace"] = json!("team");
+    let pods = pod_list(vec![
+        other,
+        gang_pod(0, "root-uid", "Running", None),
+        gang_pod(1, "root-uid", "Failed", Some((1, "2026-11-28T20:00:02Z"))),
+    ]);
+    let forbidden = Exchange {
+        status: 403,
+        ..get(
+            "/api/v1/namespaces/ml/configmaps/g-ranks",
+            status_reply(403, "configmaps \"g-ranks\" is forbidden"),
+        )
+    };
+    let mut foreign = gang_root(json!({}));
+    foreign["metadata"]["namespace"] = json!("team");
+    foreign["metadata"]["labels"] = json!({ "app": "mine" });
+    let script = vec![
+        get(GANG_PODS, pods),
+        forbidden,
+        get("/api/v1/namespaces/team/configmaps/g-ranks", foreign),
+    ];
+    let done = gang_pass(script);
+    assert_eq!(done.stopped, vec![]);
+    let objects: Vec<&str> = done.failed.iter().map(|f| f.object.as_str()).collect();
+    assert_eq!(objects, ["ConfigMap ml/g-ranks", "ConfigMap team/g-ranks"]);
+    assert!(done.failed[0].message.contains("(403"), "{:?}", done.failed);
+    assert!(
+        done.failed[1].message.contains("none of them is stopped"),
+        "{:?}",
+        done.failed
+    );
+}
+
+/// What submit writes for `gang = "controller"`: bare Pods labelled for
+/// the controller, in a Kueue pod group that Kueue finishes once every pod
+/// has ended (`retriable-in-group: "false"`), queued beyond Kueue's 18
+/// PodSets; `restarts` refused, naming the line.
+#[test]
+fn a_queued_dra_job_over_18_ranks_is_a_gang_the_controller_stops() {
+    let text = "name = \"big\"\nimage = \"i\"\ncommand = [\"c\"]\nranks = 24\nqueue = \"team-a\"\nnamespace = \"default\"\n[placement]\nmode = \"dra\"\n[failure]\ngang = \"controller\"\n";
+    let (_, sub) = submitted_config_map(text);
+    let pods: Vec<&Value> = sub
+        .manifests
+        .owned
+        .iter()
+        .filter(|o| o["kind"] == "Pod")
+        .collect();
+    assert_eq!(pods.len(), 24);
+    for p in &pods {
+        let m = &p["metadata"];
+        assert_eq!(m["labels"]["topology.eflops.io/gang"], "controller", "{m}");
+        assert_eq!(m["labels"]["kueue.x-k8s.io/pod-group-name"], "big");
+        assert_eq!(
+            m["annotations"]["kueue.x-k8s.io/pod-group-total-count"],
+            "24"
+        );
+        assert_eq!(
+            m["annotations"]["kueue.x-k8s.io/retriable-in-group"],
+            "false"
+        );
+        assert_eq!(p["spec"]["restartPolicy"], "Never");
+    }
+    assert!(
+        sub.notes
+            .iter()
+            .any(|n| n.contains("provisioner controller (which must run) deletes the others")),
+        "{:?}",
+        sub.notes
+    );
+    // gang = "none" stays bare Pods that nothing stops.
+    let (_, none) = submitted_config_map(&text.replace("controller", "none"));
+    let pod = none
+        .manifests
+        .owned
+        .iter()
+        .find(|o| o["kind"] == "Pod")
+        .unwrap();
+    assert!(
+        pod["metadata"]["labels"]
+            .get("topology.eflops.io/gang")
+            .is_none()
+    );
+    assert!(
+        pod["metadata"]["annotations"]
+            .get("kueue.x-k8s.io/retriable-in-group")
+            .is_none()
+    );
+
+    let e =
+        provisioner::jobs::job::JobSpec::from_toml(&format!("{text}restarts = 2\n"), "big.toml")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("big.toml:11: failure.restarts: gang = \"controller\" stops every rank when one fails and re-creates none"),
+        "{e}"
+    );
+    let e = provisioner::jobs::job::JobSpec::from_toml(
+        &text.replace("[failure]\ngang = \"controller\"\n", ""),
+        "big.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("or set [failure] gang = \"controller\""), "{e}");
+}
+
+// #29 item 4: a failed whole-server pod is named by its server and the
+// ranks of its Node, not by its completion index (every replicated Job of
+// the JobSet has one completion, index 0).
+
+#[test]
+fn wait_names_a_failed_server_and_its_ranks() {
+    let mut pod = job_pod("train-server-1-0-0-x", Some("node02"), "Failed", None);
+    pod["metadata"]["labels"] = json!({
+        "app.kubernetes.io/managed-by": "eflops-provisioner",
+        "app.kubernetes.io/instance": "train",
+        "topology.eflops.io/role": "server",
+        "jobset.sigs.k8s.io/replicatedjob-name": "server-1",
+    });
+    pod["metadata"]["annotations"] = json!({ "batch.kubernetes.io/job-completion-index": "0" });
+    let pod = terminated(pod, "ranks", 1, "Error");
+    let mut csv = "rank,server,sub_node,gpu,nic,switch,part,node\n".to_string();
+    for r in 0..16 {
+        let node = if r < 8 { "node01" } else { "node02" };
+        csv.push_str(&format!("{r},s{},sn{r},g{r},n{r},sw,0,{node}\n", r / 8));
+    }
+    let failed = json!([{ "type": "Failed", "status": "True", "reason": "FailedJobs", "message": "jobset failed" }]);
+    let mut root = dra_root();
+    root["data"] = json!({ "ranks.csv": csv });
+    let script = vec![
+        get(LIST_PODS_OF_TRAIN, listed(vec![pod])),
+        not_found(JOB_URI),
+        not_found(MPIJOB_URI),
+        get(JOBSET_URI, job_set(0, 0, failed)),
+        get(DRA_ROOT_URI, root),
+        get(
+            "/api/v1/namespaces/ml/pods/train-server-1-0-0-x/log?&container=ranks&tailLines=20",
+            json!({ "__raw": "rank 9: NCCL error\n" }),
+        ),
+    ];
+    let s = wait_with_progress(script).0.unwrap();
+    let f = &s.failures[0];
+    assert_eq!(
+        (
+            f.server.as_deref(),
+            f.ranks.clone(),
+            f.rank,
+            f.rank_is_index
+        ),
+        (Some("server-1"), (8..16).collect::<Vec<_>>(), None, false)
+    );
+    assert!(
+        s.table().contains(
+            "first failure: server-1, ranks 8-15 (pod train-server-1-0-0-x, container ranks): Error"
+        ),
+        "{}",
+        s.table()
+    );
+}
+
+// #29 item 5: the Workload API on a cluster whose gates do not serve what
+// submit wrote. Kubernetes v1.36 drops a topology constraint on create when
+// TopologyAwareWorkloadScheduling is off (pkg/registry/scheduling/workload/
+// strategy_test.go, "drops field with SchedulingConstraints set and TAS
+// disabled"), which apply reports as a warning; a spec it refuses as
+// invalid (422, e.g. changing the immutable constraint of an existing
+// PodGroup) is an error naming the gates and the job file's key.
+
+fn with_pod_group() -> (Manifests, Value) {
+    let mut m = small_manifests();
+    let group = json!({
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+        "metadata": { "name": "train", "namespace": "ml", "labels": { "app.kubernetes.io/instance": "train" } },
+        "spec": {
+            "schedulingPolicy": { "gang": { "minCount": 2 } },
+            "schedulingConstraints": { "topology": [{ "key": "topology.eflops.io/switch" }] },
+        },
+    });
+    m.owned.push(group.clone());
+    (
+        m,
+        with(group, "/metadata/ownerReferences", owner_of_train()),
+    )
+}
+
+const PODGROUP_URI: &str = "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups/train";
+
+/// Applies [`small_manifests`] with a PodGroup, whose apply is answered as
+/// `answer` makes it (from the object itself, with a uid).
+fn apply_with_pod_group(
+    answer: impl FnOnce(&mut Exchange),
+) -> Result<cluster::Applied, Box<Error>> {
+    let (m, group) = with_pod_group();
+    let (job, owned) = small_apply(&m);
+    let mut pod_group = ssa(PODGROUP_URI, &group, "pg-uid");
+    answer(&mut pod_group);
+    let mut script = vec![job];
+    script.extend(owned);
+    script.push(pod_group);
+    run(
+        script,
+        |c| async move { cluster::apply(&c, "ml", &m).await },
+    )
+    .map_err(Box::new)
+}
+
+#[test]
+fn a_422_on_the_workload_api_names_the_gates_and_the_key() {
+    let e = apply_with_pod_group(|refused| {
+        refused.status = 422;
+        refused.reply = json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "PodGroup.scheduling.k8s.io \"train\" is invalid: spec.schedulingConstraints: Invalid value: \"object\": field is immutable",
+            "reason": "Invalid", "code": 422,
+        });
+    })
+    .unwrap_err();
+    assert!(e.is_bad_input());
+    let text = e.to_string();
+    for want in [
+        "applying PodGroup train in namespace ml: the API server refused it as invalid (PodGroup.scheduling.k8s.io \"train\" is invalid: spec.schedulingConstraints",
+        "GenericWorkload, GangScheduling and TopologyAwareWorkloadScheduling",
+        "[schedule] workload_api = \"off\"",
+    ] {
+        assert!(text.contains(want), "{want:?} in {text}");
+    }
+}
+
+#[test]
+fn a_dropped_topology_constraint_is_a_warning_naming_the_gate() {
+    let a = apply_with_pod_group(|dropped| {
+        dropped.reply["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("schedulingConstraints");
+    })
+    .unwrap();
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert!(
+        a.warnings[0].starts_with("the API server dropped schedulingConstraints from PodGroup ml/train: its feature gate TopologyAwareWorkloadScheduling is off"),
+        "{}",
+        a.warnings[0]
+    );
+    // Kept: no warning.
+    let a = apply_with_pod_group(|_| {}).unwrap();
+    assert_eq!(a.warnings, Vec::<String>::new());
 }

@@ -121,7 +121,17 @@ enum Command {
     /// assignment, places the ranks on exactly those Nodes as submit does,
     /// writes the job's ConfigMap, then sets the check Ready (with the
     /// worst link load), Retry (a stale assignment: a Node gone or taken)
-    /// or Rejected (a Node outside the plan), naming the Node.
+    /// or Rejected (a Node outside the plan), naming the Node. A job whose
+    /// table submit made (an MPIJob, a DRA JobSet or pod group, a
+    /// whole-Node Job without `[kueue]`) is Ready as it is.
+    ///
+    /// Also stops DRA jobs of bare Pods submitted with `[failure] gang =
+    /// "controller"`: when one rank fails, it records the first failed
+    /// rank, its Node and reason on the job's ConfigMap (`provisioner
+    /// status` shows them) and deletes the job's other rank Pods.
+    ///
+    /// A failed request is tried again (jittered back-off) and reported
+    /// naming its object; the other jobs are served meanwhile.
     Controller {
         /// Plan JSON (or TOML) from `planner design --out`.
         #[arg(long)]
@@ -826,6 +836,9 @@ fn applied_text(a: &cluster::Applied, job: &str, status: Option<&JobStatus>) -> 
         cluster::FIELD_MANAGER,
         t.render()
     );
+    for w in &a.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
     match status {
         Some(s) => out.push_str(&format!("\n{}", s.table())),
         None => out.push_str(&format!(
@@ -866,7 +879,11 @@ fn env_number(name: &str) -> Result<Option<usize>> {
 }
 
 /// `provisioner controller`: a pass now, then one after every change of
-/// a Workload (kube-runtime's watcher), each decision on stdout.
+/// a Workload or of a gang's rank Pod (kube-runtime's watchers), each
+/// decision on stdout. A pass that failed (a list, or one object's
+/// request, after its own tries) is logged naming the object and run
+/// again after a jittered back-off of 1 s doubling to 60 s; the other
+/// jobs are served meanwhile. With `--once`, a failure is the exit code.
 async fn controller(
     client: &kube::Client,
     plan: &CheckedPlan,
@@ -876,58 +893,192 @@ async fn controller(
     progress: bool,
     format: Format,
 ) -> Result<()> {
-    use futures::StreamExt as _;
+    use futures::{FutureExt as _, StreamExt as _};
+    use kube::runtime::{WatchStreamExt as _, watcher};
+    // One line per event: JSON objects with an `event` field, or text
+    // (errors on stderr, whatever --quiet says).
+    let emit = |event: &str, value: &serde_json::Value, text: String| -> Result<()> {
+        match format {
+            Format::Json => {
+                let mut v = value.clone();
+                v["event"] = serde_json::json!(event);
+                print(&format!(
+                    "{}\n",
+                    serde_json::to_string(&v).context("serialising JSON")?
+                ))
+            }
+            Format::Table if event == "error" => {
+                eprintln!("{text}");
+                Ok(())
+            }
+            Format::Table => print(&format!("{text}\n")),
+        }
+    };
+    // A request that failed, named by its object.
+    let failed = |f: &cluster::retry::ObjectFailure| -> Result<()> {
+        emit(
+            "error",
+            &to_value(f)?,
+            format!("{}: {}; trying again", f.object, f.message),
+        )
+    };
+    // A pass that ended early: its list failed after its tries.
+    let ended = |what: &str, e: &cluster::Error| -> Result<()> {
+        failed(&cluster::retry::ObjectFailure {
+            object: what.to_string(),
+            message: format!("{e:#}"),
+        })
+    };
+    // Ok(true) when every request of the pass succeeded.
     let pass = || async {
         let now = k8s_openapi::chrono::Utc::now()
             .format("%Y-%m-%dT%H:%M:%SZ")
             .to_string();
-        let done = cluster::admit_pending(client, plan, bound, gpu_resource, &now).await?;
-        for a in &done {
-            print(&match format {
-                // One object per line: a stream of decisions.
-                Format::Json => format!(
-                    "{}\n",
-                    serde_json::to_string(a).context("serialising JSON")?
-                ),
-                Format::Table => format!(
-                    "{}/{} ({}): {}: {}\n",
-                    a.namespace,
-                    a.workload,
-                    a.job,
-                    a.state.as_str(),
-                    a.message
-                ),
-            })?;
+        let mut clean = true;
+        match cluster::admit_pending(client, plan, bound, gpu_resource, &now).await {
+            Ok(done) => {
+                for a in &done.admitted {
+                    emit(
+                        "admission",
+                        &to_value(a)?,
+                        format!(
+                            "{}/{} ({}): {}: {}",
+                            a.namespace,
+                            a.workload,
+                            a.job,
+                            a.state.as_str(),
+                            a.message
+                        ),
+                    )?;
+                }
+                for f in &done.failed {
+                    clean = false;
+                    failed(f)?;
+                }
+                for d in &done.dropped {
+                    if progress {
+                        eprintln!("{d} was deleted meanwhile: dropped");
+                    }
+                }
+            }
+            Err(e) => {
+                clean = false;
+                ended("the Kueue admission pass", &e)?;
+            }
         }
-        Ok::<(), Failure>(())
+        match cluster::stop_failed_gangs(client, &now).await {
+            Ok(done) => {
+                for g in &done.stopped {
+                    emit(
+                        "gang-stopped",
+                        &to_value(g)?,
+                        format!(
+                            "{}/{}: {} failed first on Node {} ({}); deleted {}",
+                            g.namespace,
+                            g.job,
+                            g.rank
+                                .map_or_else(|| format!("pod {}", g.pod), |r| format!("rank {r}")),
+                            g.node.as_deref().unwrap_or("-"),
+                            g.reason,
+                            if g.deleted.is_empty() {
+                                "no other rank".to_string()
+                            } else {
+                                g.deleted.join(", ")
+                            }
+                        ),
+                    )?;
+                }
+                for f in &done.failed {
+                    clean = false;
+                    failed(f)?;
+                }
+            }
+            Err(e) => {
+                clean = false;
+                ended("the gang pass", &e)?;
+            }
+        }
+        Ok::<bool, Failure>(clean)
     };
-    pass().await?;
+    let clean = pass().await?;
     if once {
-        return Ok(());
+        return if clean {
+            Ok(())
+        } else {
+            Err(anyhow::anyhow!("a request of the pass failed (named above)").into())
+        };
     }
     let resource = kube::api::ApiResource::from_gvk_with_plural(
         &kube::api::GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", "Workload"),
         "workloads",
     );
-    let api = kube::Api::<kube::api::DynamicObject>::all_with(client.clone(), &resource);
-    let mut events = std::pin::pin!(kube::runtime::watcher::watcher(
-        api,
-        kube::runtime::watcher::Config::default()
-    ));
+    let workloads = kube::Api::<kube::api::DynamicObject>::all_with(client.clone(), &resource);
+    let gang_pods = kube::Api::<k8s_openapi::api::core::v1::Pod>::all(client.clone());
+    let gang_selector = format!(
+        "app.kubernetes.io/managed-by=eflops-provisioner,{}gang=controller",
+        planner::export::labels::DEFAULT_PREFIX
+    );
+    // The watchers back off by themselves after a failure
+    // (`default_backoff`); each failure is said once.
+    let wl_events = watcher(workloads, watcher::Config::default())
+        .default_backoff()
+        .map(|e| {
+            e.map(|_| ())
+                .map_err(|e| format!("watching Kueue Workloads: {e}"))
+        });
+    let pod_events = watcher(gang_pods, watcher::Config::default().labels(&gang_selector))
+        .default_backoff()
+        .map(|e| {
+            e.map(|_| ())
+                .map_err(|e| format!("watching the gangs' rank Pods: {e}"))
+        });
+    let mut events = std::pin::pin!(futures::stream::select(wl_events, pod_events));
     if progress {
         eprintln!(
-            "watching Kueue v1beta2 Workloads for checks of {}",
+            "watching Kueue v1beta2 Workloads for checks of {}, and rank Pods labelled {gang_selector}",
             admission::CONTROLLER_NAME
         );
     }
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(_) => pass().await?,
-            Err(e) if progress => eprintln!("watching Workloads: {e}; retrying"),
-            Err(_) => {}
+    let mut failures: u32 = u32::from(!clean);
+    loop {
+        let next = if failures > 0 {
+            // A failed pass runs again after its back-off, or sooner on a
+            // change.
+            let wait = cluster::retry::pass_backoff(failures, cluster::retry::noise());
+            if progress {
+                eprintln!("next pass in {:.1} s", wait.as_secs_f64());
+            }
+            match tokio::time::timeout(wait, events.next()).await {
+                Ok(e) => e,
+                Err(_) => Some(Ok(())),
+            }
+        } else {
+            events.next().await
+        };
+        match next {
+            None => return Ok(()),
+            Some(Err(e)) => {
+                emit(
+                    "error",
+                    &serde_json::json!({ "object": "watch", "message": e }),
+                    format!("{e}; the watch backs off and tries again"),
+                )?;
+                continue;
+            }
+            Some(Ok(())) => {}
         }
+        // Events that came meanwhile are served by the same pass.
+        while let Some(Some(_)) = events.next().now_or_never() {}
+        failures = if pass().await? {
+            0
+        } else {
+            failures.saturating_add(1)
+        };
     }
-    Ok(())
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Result<serde_json::Value> {
+    Ok(serde_json::to_value(value).context("serialising JSON")?)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

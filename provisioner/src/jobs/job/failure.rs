@@ -2,7 +2,9 @@
 //!
 //! ```toml
 //! [failure]
-//! gang = "jobset"     # default: the ranks run as one JobSet; "none": bare Pods
+//! gang = "jobset"     # default: the ranks run as one JobSet; "controller":
+//!                     # bare Pods that `provisioner controller` stops together;
+//!                     # "none": bare Pods
 //! restarts = 2        # whole-job restarts before the job fails (default 0)
 //! ```
 //!
@@ -11,8 +13,12 @@
 //! replicated Job per rank: when one rank fails, the JobSet stops every
 //! rank and starts them all again, on the same Nodes with the same claim
 //! templates and rank table, up to `restarts` times, then fails as a whole
-//! (`spec.failurePolicy.maxRestarts`). With `gang = "none"` the ranks are
-//! bare Pods, and nothing stops the others when one fails.
+//! (`spec.failurePolicy.maxRestarts`). With `gang = "controller"` the
+//! ranks are bare Pods (in a Kueue pod group when queued, which has no
+//! limit of 18 PodSets), and `provisioner controller` deletes the other
+//! ranks when one fails and records which failed first; nothing re-creates
+//! them, so `restarts` is refused. With `gang = "none"` the ranks are bare
+//! Pods, and nothing stops the others when one fails.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +37,9 @@ pub(crate) const KUEUE_MAX_POD_SETS: usize = 18;
 pub enum Gang {
     /// One JobSet: a failed rank stops and restarts every rank.
     JobSet,
+    /// Bare Pods that `provisioner controller` watches: a failed rank
+    /// makes it delete the others (never restarted).
+    Controller,
     /// Bare Pods: a failed rank leaves the others running until their
     /// engine times out.
     None,
@@ -75,12 +84,13 @@ pub(super) fn check(raw: Option<RawFailure>, cx: &Context<'_>, bad: &mut Bad<'_>
     let gang = match raw.gang.as_deref() {
         None | Some("jobset") => Gang::JobSet,
         Some("none") => Gang::None,
+        Some("controller") => Gang::Controller,
         Some(g) => {
             bad(
                 Some("failure"),
                 "gang",
                 format!("`{g}` is not a gang failure handling"),
-                "use jobset (the ranks stop and restart together) or none (bare Pods: nothing stops the others when one fails)",
+                "use jobset (the ranks stop and restart together), controller (bare Pods that provisioner controller stops together when one fails) or none (bare Pods: nothing stops the others when one fails)",
             );
             Gang::JobSet
         }
@@ -118,7 +128,7 @@ pub(super) fn check(raw: Option<RawFailure>, cx: &Context<'_>, bad: &mut Bad<'_>
         return FailurePolicy { gang, restarts };
     }
     let servers = cx.unit == Some(Unit::Server);
-    if gang == Gang::None && servers {
+    if gang != Gang::JobSet && servers {
         bad(
             Some("failure"),
             "gang",
@@ -132,6 +142,17 @@ pub(super) fn check(raw: Option<RawFailure>, cx: &Context<'_>, bad: &mut Bad<'_>
             "restarts",
             "restarts need gang = \"jobset\": bare Pods are not restarted".to_string(),
             "remove restarts, or set gang = \"jobset\"",
+        );
+    }
+    if gang == Gang::Controller && raw.restarts.is_some_and(|n| n != 0) {
+        // Kueue v0.19.2 does not re-create a pod group's failed Pods
+        // (site/content/en/docs/tasks/run/plain_pods.md, "Feature
+        // limitations"), and the controller does not either.
+        bad(
+            Some("failure"),
+            "restarts",
+            "gang = \"controller\" stops every rank when one fails and re-creates none: Kueue's pod group does not re-create failed Pods, and neither does provisioner controller".to_string(),
+            "remove restarts (or set 0), or use gang = \"jobset\" (at most 18 ranks in a queue) to restart the job as a whole",
         );
     }
     if gang == Gang::JobSet {
@@ -156,7 +177,7 @@ pub(super) fn check(raw: Option<RawFailure>, cx: &Context<'_>, bad: &mut Bad<'_>
                     cx.ranks
                 ),
                 &format!(
-                    "ask for at most {KUEUE_MAX_POD_SETS} ranks, submit without a queue, or set [failure] gang = \"none\" (bare Pods in a Kueue pod group: nothing stops the other ranks when one fails)"
+                    "ask for at most {KUEUE_MAX_POD_SETS} ranks, submit without a queue, or set [failure] gang = \"controller\" (bare Pods in a Kueue pod group that provisioner controller stops together when one fails)"
                 ),
             );
         }

@@ -144,11 +144,18 @@ pub(super) fn check_kueue(
     }
     if launcher != Launcher::Indexed || mode != PlacementMode::WholeNode {
         ok = false;
+        // Kueue v0.19.2 makes a PodSet per MPI replica type
+        // (pkg/controller/jobs/mpijob/mpijob_controller.go, `PodSets`).
+        let why = if mode == PlacementMode::Dra {
+            "a DRA job's claim templates name its sub-nodes' devices when it is submitted, so Kueue cannot move its pods to other Nodes"
+        } else {
+            "Kueue admits an MPIJob as two PodSets (launcher and workers) and the table is computed for one PodSet of whole Nodes"
+        };
         before(
             bad,
             key,
-            "admission-time rank tables are made for whole-Node Indexed Jobs only".to_string(),
-            "use launcher = \"indexed\" and mode = \"whole-node\", or leave out [kueue] to place the job at submit",
+            format!("admission-time rank tables are made for whole-Node Indexed Jobs only: {why}"),
+            "use launcher = \"indexed\" and mode = \"whole-node\", or leave out [kueue] to place the job at submit (with queue, Kueue then admits it on the Nodes submit chose, and provisioner controller marks its check Ready)",
         );
     }
     ok.then_some(KueueTopology {

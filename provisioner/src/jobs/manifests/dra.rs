@@ -20,9 +20,15 @@ use crate::jobs::dra::{
     sub_nodes_annotation,
 };
 use crate::jobs::job::{Gang, JobSpec, Unit};
-use crate::jobs::labels::PREFIX;
+use crate::jobs::labels::{GANG_CONTROLLER, PREFIX, gang_label};
 use crate::jobs::placement::{PlacedNode, PlacedRank, Placement};
 use crate::jobs::view::Manifests;
+
+/// Kueue's annotation of a pod group's Pod: `false` makes Kueue finish the
+/// group once every pod has ended (Kueue v0.19.2,
+/// `pkg/controller/jobs/pod/constants/constants.go`,
+/// `RetriableInGroupAnnotationKey`).
+pub(crate) const KUEUE_RETRIABLE_IN_GROUP: &str = "kueue.x-k8s.io/retriable-in-group";
 
 /// The name of rank `rank`'s claim template (and, with bare Pods, of its
 /// Pod): `<job>-<rank>`.
@@ -60,8 +66,8 @@ pub(crate) fn master_dns(job: &JobSpec, unit: Unit) -> String {
     let host = match (job.failure.gang, unit) {
         (Gang::JobSet, Unit::Gpu) => format!("{}-{}-0-0", job.name, replicated_job_name(0)),
         (Gang::JobSet, Unit::Server) => format!("{}-{}-0-0", job.name, server_job_name(0)),
-        (Gang::None, Unit::Gpu) => rank_pod_name(job, 0),
-        (Gang::None, Unit::Server) => server_pod_name(job, 0),
+        (Gang::None | Gang::Controller, Unit::Gpu) => rank_pod_name(job, 0),
+        (Gang::None | Gang::Controller, Unit::Server) => server_pod_name(job, 0),
     };
     format!("{host}.{}.{}.svc", job.name, job.namespace)
 }
@@ -182,7 +188,8 @@ pub(super) fn build_dra(
                 secret: None,
             })
         }
-        Gang::None => {
+        Gang::None | Gang::Controller => {
+            let stopped = job.failure.gang == Gang::Controller;
             let mut owned = vec![headless_service(job)];
             owned.extend(templates);
             owned.extend(pods.into_iter().map(|(_, name, mut meta, mut spec)| {
@@ -192,6 +199,17 @@ pub(super) fn build_dra(
                     meta["labels"][KUEUE_QUEUE] = json!(q);
                     meta["labels"][KUEUE_POD_GROUP] = json!(job.name);
                     meta["annotations"][KUEUE_POD_GROUP_COUNT] = json!(world.to_string());
+                    if stopped {
+                        // Kueue v0.19.2 finishes the group's Workload once
+                        // every pod has ended, rather than wait for
+                        // replacements (plain_pods.md, "Termination";
+                        // pkg/controller/jobs/pod/pod_controller.go,
+                        // `Finished`).
+                        meta["annotations"][KUEUE_RETRIABLE_IN_GROUP] = json!("false");
+                    }
+                }
+                if stopped {
+                    meta["labels"][gang_label()] = json!(GANG_CONTROLLER);
                 }
                 spec["hostname"] = json!(name);
                 spec["subdomain"] = json!(job.name);
