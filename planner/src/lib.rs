@@ -44,6 +44,7 @@ pub mod limits;
 pub mod metrics;
 pub mod names;
 pub mod network;
+pub mod pci;
 pub mod plan;
 mod plan_json;
 pub mod qos;

@@ -224,6 +224,50 @@ pub struct PlanServer {
     /// when the GPUs talk over PCIe only (and in plans written before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nvlink: Vec<PlanNvlink>,
+    /// The server's PCIe tree with bus ids, PCIe switches first, then GPUs
+    /// and NICs in inventory order, when the inventory gives `pci_bus`
+    /// (empty otherwise, and in plans written before it): what
+    /// `render --hosts` writes NCCL's topology file from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pci: Vec<PlanPci>,
+}
+
+/// What a [`PlanPci`] device is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PciKind {
+    /// A PCIe switch (its upstream port).
+    PcieSwitch,
+    /// A GPU.
+    Gpu,
+    /// A NIC.
+    Nic,
+}
+
+/// One device of a server's PCIe tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanPci {
+    /// Its PCI bus id (`0000:0b:00.0`, [`crate::pci::check_bus_id`]).
+    pub bus: String,
+    /// PCIe switch, GPU or NIC.
+    pub kind: PciKind,
+    /// Its name in the server (`plx0`, `gpu0`, `mlx5_0`: a NIC's RDMA
+    /// device, the name NCCL's network plugin gives it).
+    pub name: String,
+    /// The CPU socket it hangs from, by position in the server's socket
+    /// list: the NUMA node NCCL's topology file gives it.
+    pub socket: usize,
+    /// The bus id of the PCIe switch it sits under; absent for a PCIe
+    /// switch and for a device on a root port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Width of its link, in lanes.
+    pub lanes: u32,
+    /// PCIe generation of its link.
+    pub pcie_gen: u32,
+    /// A NIC's line rate per port, in Gbps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<u32>,
 }
 
 /// The label of the `i`-th cable (from 0) of a plan: `C0001`, the number

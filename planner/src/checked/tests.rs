@@ -301,6 +301,7 @@ fn issue13_4_what_routing_and_render_refuse_is_refused_at_load() {
                 sub_nodes: Vec::new(),
                 gpu_model: None,
                 nvlink: Vec::new(),
+                pci: Vec::new(),
             })
         },
         &["server node99: it lists no sub-node"],
@@ -464,5 +465,53 @@ fn issue18_bad_intra_server_tiers_are_refused() {
         dgx1(),
         |p| p.servers[0].nvlink[0].name = "cube mesh".to_string(),
         &["server dgx01", "nvlink name"],
+    );
+}
+
+/// The plan of `topologies/ndv5-vm-4.toml`, whose servers carry their PCIe
+/// tree with bus ids.
+fn ndv5() -> Plan {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/data/ndv5-vm-4.plan.json"
+    ))
+    .unwrap();
+    Plan::parse(&text, "ndv5.json").unwrap()
+}
+
+#[test]
+fn a_bad_pcie_tree_is_refused_naming_the_server_and_device() {
+    assert!(!ndv5().servers[0].pci.is_empty());
+    ndv5().check("ndv5.json").unwrap();
+    refused(
+        ndv5(),
+        |p| p.servers[0].pci[8].bus = "0001:00:00.0 ".into(),
+        &["server vm01 pci gpu0", "is not domain:bus:device.function"],
+    );
+    refused(
+        ndv5(),
+        |p| p.servers[1].pci[9].bus = p.servers[1].pci[8].bus.clone(),
+        &["server vm02 pci gpu1", "bus id 0001:00:00.0 is also gpu0's"],
+    );
+    refused(
+        ndv5(),
+        |p| p.servers[0].pci[16].parent = Some("0001:00:00.0".into()),
+        &[
+            "server vm01 pci mlx5_ib0",
+            "its parent 0001:00:00.0 is not a PCIe switch",
+        ],
+    );
+    refused(
+        ndv5(),
+        |p| p.servers[0].pci[0].pcie_gen = 7,
+        &["server vm01 pci plx0", "pcie_gen is 7, not 1 to 6"],
+    );
+    refused(
+        ndv5(),
+        |p| p.servers[0].pci[8].gbps = Some(400),
+        &[
+            "server vm01 pci gpu0",
+            "gbps is given for NICs and only for NICs",
+        ],
     );
 }

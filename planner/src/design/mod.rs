@@ -647,6 +647,7 @@ impl<'a> Fabric<'a> {
                         gpu_indices: d.gpus.clone(),
                     })
                     .collect(),
+                pci: plan_pci(inv.template_of(s)),
             })
             .collect();
         for (i, sn) in sub_nodes.iter().enumerate() {
@@ -756,4 +757,81 @@ pub(crate) fn bundled(name: &str, topology: Option<Topology>) -> CheckedPlan {
         opts.topology = t;
     }
     design(&inv, &opts).unwrap()
+}
+
+/// A server template's PCIe tree as the plan carries it: empty unless the
+/// inventory gives every device its `pci_bus` (which the inventory's
+/// checks hold all-or-none, with every link's width and generation).
+fn plan_pci(t: &crate::inventory::ServerTemplate) -> Vec<crate::plan::PlanPci> {
+    use crate::inventory::Attachment;
+    use crate::plan::{PciKind, PlanPci};
+    let switch_bus = |a: Attachment| match a {
+        Attachment::PcieSwitch(s) => t.pcie_switches[s].pci_bus.clone(),
+        Attachment::RootPort(_) => None,
+    };
+    let switch_of = |a: Attachment| match a {
+        Attachment::PcieSwitch(s) => Some(&t.pcie_switches[s]),
+        Attachment::RootPort(_) => None,
+    };
+    let mut out = Vec::new();
+    for p in &t.pcie_switches {
+        let (Some(bus), Some(lanes), Some(pcie_gen)) = (&p.pci_bus, p.lanes, p.pcie_gen) else {
+            return Vec::new();
+        };
+        out.push(PlanPci {
+            bus: bus.clone(),
+            kind: PciKind::PcieSwitch,
+            name: p.name.clone(),
+            socket: p.socket,
+            parent: None,
+            lanes,
+            pcie_gen,
+            gbps: None,
+        });
+    }
+    let devices = (t.gpus.iter())
+        .map(|g| {
+            (
+                PciKind::Gpu,
+                &g.name,
+                &g.pci_bus,
+                g.attachment,
+                g.lanes,
+                g.pcie_gen,
+                None,
+            )
+        })
+        .chain(t.nics.iter().map(|n| {
+            let gbps = Some(n.speed_gbps);
+            (
+                PciKind::Nic,
+                &n.name,
+                &n.pci_bus,
+                n.attachment,
+                n.lanes,
+                n.pcie_gen,
+                gbps,
+            )
+        }));
+    for (kind, name, bus, at, lanes, pcie_gen, gbps) in devices {
+        let sw = switch_of(at);
+        let (Some(bus), Some(lanes), Some(pcie_gen)) = (
+            bus,
+            lanes.or(sw.and_then(|p| p.lanes)),
+            pcie_gen.or(sw.and_then(|p| p.pcie_gen)),
+        ) else {
+            return Vec::new();
+        };
+        out.push(PlanPci {
+            bus: bus.clone(),
+            kind,
+            name: name.clone(),
+            socket: t.socket_of(at),
+            parent: switch_bus(at),
+            lanes,
+            pcie_gen,
+            gbps,
+        });
+    }
+    out
 }

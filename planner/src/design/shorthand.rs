@@ -563,6 +563,7 @@ fn synthetic(
             lanes: None,
             pcie_gen: None,
             slots: None,
+            pci_bus: None,
             line: None,
         })
         .collect();
@@ -577,6 +578,8 @@ fn synthetic(
             attachment: Attachment::PcieSwitch(ps),
             model: "GPU".to_string(),
             lanes: None,
+            pcie_gen: None,
+            pci_bus: None,
             memory_gb: None,
             line: None,
         });
@@ -588,6 +591,8 @@ fn synthetic(
             model: format!("{gbps}G NIC"),
             speed_gbps: gbps,
             lanes: None,
+            pcie_gen: None,
+            pci_bus: None,
             mac: None,
             ip: None,
             gpus: Vec::new(),

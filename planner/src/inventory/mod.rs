@@ -128,6 +128,10 @@ pub struct PcieSwitch {
     pub pcie_gen: Option<u32>,
     /// Number of downstream slots.
     pub slots: Option<u32>,
+    /// PCI bus id of the switch's upstream port (`0000:05:00.0`), checked
+    /// by [`crate::pci::check_bus_id`]: what NCCL's topology file names it
+    /// by (`render --hosts`, docs/provisioner.md).
+    pub pci_bus: Option<String>,
     /// Line of the table.
     pub line: Option<usize>,
 }
@@ -156,6 +160,11 @@ pub struct Gpu {
     pub model: String,
     /// Slot width in lanes.
     pub lanes: Option<u32>,
+    /// PCIe generation of its link, when it differs from its PCIe
+    /// switch's or it sits on a root port.
+    pub pcie_gen: Option<u32>,
+    /// PCI bus id (`0000:07:00.0`), checked by [`crate::pci::check_bus_id`].
+    pub pci_bus: Option<String>,
     /// Memory in GB.
     pub memory_gb: Option<u32>,
     /// Line of the table.
@@ -185,6 +194,11 @@ pub struct Nic {
     pub ports: u32,
     /// Slot width in lanes.
     pub lanes: Option<u32>,
+    /// PCIe generation of its link, when it differs from its PCIe
+    /// switch's or it sits on a root port.
+    pub pcie_gen: Option<u32>,
+    /// PCI bus id (`0000:08:00.0`), checked by [`crate::pci::check_bus_id`].
+    pub pci_bus: Option<String>,
     /// MAC pattern (may number instances with `{n:02x}`).
     pub mac: Option<NamePattern>,
     /// IP pattern (may number instances with `{n}`).

@@ -87,6 +87,8 @@ pub(crate) struct RawPcieSwitch {
     pub lanes: Option<Spanned<i64>>,
     pub pcie_gen: Option<Spanned<i64>>,
     pub slots: Option<Spanned<i64>>,
+    /// The PCI bus id of the switch's upstream port (`0000:05:00.0`).
+    pub pci_bus: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,7 +100,10 @@ pub(crate) struct RawGpu {
     pub socket: Option<Spanned<String>>,
     pub model: String,
     pub lanes: Option<Spanned<i64>>,
+    pub pcie_gen: Option<Spanned<i64>>,
     pub memory_gb: Option<Spanned<i64>>,
+    /// The GPU's PCI bus id (`0000:07:00.0`).
+    pub pci_bus: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +119,9 @@ pub(crate) struct RawNic {
     /// Network ports of the NIC (1 or 2); `speed_gbps` is per port.
     pub ports: Option<Spanned<i64>>,
     pub lanes: Option<Spanned<i64>>,
+    pub pcie_gen: Option<Spanned<i64>>,
+    /// The NIC's PCI bus id (`0000:08:00.0`).
+    pub pci_bus: Option<Spanned<String>>,
     pub mac: Option<Spanned<String>>,
     pub ip: Option<Spanned<String>>,
     /// The GPUs whose traffic leaves the server through this NIC (several

@@ -10,6 +10,16 @@ struct GpuNames<'g> {
     written: usize,
 }
 
+/// A list for a message: the first eight names, then how many more.
+fn first_eight(names: &[&str]) -> String {
+    let shown = names.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > 8 {
+        format!("{shown} and {} more", names.len() - 8)
+    } else {
+        shown
+    }
+}
+
 impl Checker {
     pub(super) fn server_template(
         &mut self,
@@ -152,6 +162,10 @@ impl Checker {
             }
         }
 
+        if self.problems.len() == before {
+            self.pci_layout(&object, line, &pcie_switches, &gpus, &nics);
+        }
+
         let rack_pattern = match &raw.rack {
             None => None,
             Some(r) => match NamePattern::parse(r.get_ref()) {
@@ -235,6 +249,137 @@ impl Checker {
             nvlink,
             instances: start..servers.len(),
         })
+    }
+
+    /// A device's `pci_bus`, when given and well formed.
+    fn pci_bus(&mut self, object: &str, v: Option<&Spanned<String>>) -> Option<String> {
+        let v = v?;
+        match crate::pci::check_bus_id(v.get_ref()) {
+            Ok(()) => Some(v.get_ref().clone()),
+            Err(e) => {
+                self.problem(
+                    self.line(v),
+                    object,
+                    e,
+                    format!("write the device's PCI bus id as {}", crate::pci::FORM),
+                );
+                None
+            }
+        }
+    }
+
+    /// The bus ids of a template, all together: given for every PCIe
+    /// switch, GPU and NIC or for none, each once, and where given, every
+    /// link's width and generation known, since NCCL's topology file
+    /// (`render --hosts`) needs them all (docs/inventory.md).
+    fn pci_layout(
+        &mut self,
+        object: &str,
+        line: Option<usize>,
+        pcie_switches: &[PcieSwitch],
+        gpus: &[Gpu],
+        nics: &[Nic],
+    ) {
+        let devices: Vec<(String, Option<&String>, Option<usize>)> = pcie_switches
+            .iter()
+            .map(|p| {
+                (
+                    format!("PCIe switch {}", p.name),
+                    p.pci_bus.as_ref(),
+                    p.line,
+                )
+            })
+            .chain(
+                gpus.iter()
+                    .map(|g| (format!("GPU {}", g.name), g.pci_bus.as_ref(), g.line)),
+            )
+            .chain(
+                nics.iter()
+                    .map(|n| (format!("NIC {}", n.name), n.pci_bus.as_ref(), n.line)),
+            )
+            .collect();
+        let given = devices.iter().filter(|d| d.1.is_some()).count();
+        if given == 0 {
+            return;
+        }
+        if given < devices.len() {
+            let missing: Vec<&str> = devices
+                .iter()
+                .filter(|d| d.1.is_none())
+                .map(|d| d.0.as_str())
+                .collect();
+            let shown = first_eight(&missing);
+            self.problem(
+                line,
+                object,
+                format!(
+                    "pci_bus is given for {given} of its {} PCIe switches, GPUs and NICs; missing on {shown}",
+                    devices.len()
+                ),
+                "give every PCIe switch, GPU and NIC of the server its pci_bus, or none: NCCL's topology file needs the whole tree",
+            );
+            return;
+        }
+        let mut seen: BTreeMap<&str, (&str, Option<usize>)> = BTreeMap::new();
+        for (name, bus, l) in &devices {
+            let Some(bus) = bus else { continue };
+            if let Some((other, at)) = seen.insert(bus.as_str(), (name.as_str(), *l)) {
+                self.problem(
+                    *l,
+                    format!("{object} {name}"),
+                    format!("pci_bus {bus} is already {other}'s (line {})", fmt_line(at)),
+                    "give each device of a server its own bus id",
+                );
+            }
+        }
+        let mut need = |what: String, l: Option<usize>, field: &str| {
+            self.problems.push(Problem::at(
+                l,
+                format!("{object} {what}"),
+                format!("{field} is not given, and NCCL's topology file needs every PCIe link's width and speed"),
+                format!("set {field} on it (or on its PCIe switch, which its devices inherit)"),
+            ));
+        };
+        for p in pcie_switches {
+            if p.lanes.is_none() {
+                need(format!("PCIe switch {}", p.name), p.line, "lanes");
+            }
+            if p.pcie_gen.is_none() {
+                need(format!("PCIe switch {}", p.name), p.line, "pcie_gen");
+            }
+        }
+        let links = gpus
+            .iter()
+            .map(|g| {
+                (
+                    format!("GPU {}", g.name),
+                    g.attachment,
+                    g.lanes,
+                    g.pcie_gen,
+                    g.line,
+                )
+            })
+            .chain(nics.iter().map(|n| {
+                (
+                    format!("NIC {}", n.name),
+                    n.attachment,
+                    n.lanes,
+                    n.pcie_gen,
+                    n.line,
+                )
+            }));
+        for (what, at, lanes, gen_, l) in links {
+            let parent = match at {
+                Attachment::PcieSwitch(s) => Some(&pcie_switches[s]),
+                Attachment::RootPort(_) => None,
+            };
+            if lanes.or(parent.and_then(|p| p.lanes)).is_none() {
+                need(what.clone(), l, "lanes");
+            }
+            if gen_.or(parent.and_then(|p| p.pcie_gen)).is_none() {
+                need(what, l, "pcie_gen");
+            }
+        }
     }
 
     /// Resolves a list of GPU names of this server (a NIC's or an NVLink
@@ -396,19 +541,13 @@ impl Checker {
             }
             for (d, names) in overlap {
                 let other = &existing[d];
-                let shown: Vec<&str> = names.iter().take(8).copied().collect();
-                let more = if names.len() > 8 {
-                    format!(" and {} more", names.len() - 8)
-                } else {
-                    String::new()
-                };
                 self.problem(
                     gpus_line,
                     &object,
                     format!(
-                        "GPU{} {}{more} {} already in NVLink domain {} (line {})",
+                        "GPU{} {} {} already in NVLink domain {} (line {})",
                         if names.len() == 1 { "" } else { "s" },
-                        shown.join(", "),
+                        first_eight(&names),
                         if names.len() == 1 { "is" } else { "are" },
                         other.name,
                         fmt_line(other.line)
@@ -471,6 +610,7 @@ impl Checker {
         );
         let pcie_gen = self.small_uint(&object, "pcie_gen", raw.pcie_gen.as_ref(), &[], 1..7);
         let slots = self.small_uint(&object, "slots", raw.slots.as_ref(), &[], 1..257);
+        let pci_bus = self.pci_bus(&object, raw.pci_bus.as_ref());
         Some(PcieSwitch {
             name: raw.name.clone(),
             model: raw.model.clone(),
@@ -479,6 +619,7 @@ impl Checker {
             lanes,
             pcie_gen,
             slots,
+            pci_bus,
             line,
         })
     }
@@ -605,6 +746,8 @@ impl Checker {
             &[],
             1..100_000,
         );
+        let pcie_gen = self.small_uint(&object, "pcie_gen", raw.pcie_gen.as_ref(), &[], 1..7);
+        let pci_bus = self.pci_bus(&object, raw.pci_bus.as_ref());
         let attachment = self.attach(
             server,
             DeviceRef {
@@ -626,6 +769,8 @@ impl Checker {
             attachment,
             model: raw.model.clone(),
             lanes,
+            pcie_gen,
+            pci_bus,
             memory_gb,
             line,
         })
@@ -667,6 +812,8 @@ impl Checker {
         let ports = self
             .small_uint(&object, "ports", raw.ports.as_ref(), &[1, 2], 0..0)
             .unwrap_or(1);
+        let pcie_gen = self.small_uint(&object, "pcie_gen", raw.pcie_gen.as_ref(), &[], 1..7);
+        let pci_bus = self.pci_bus(&object, raw.pci_bus.as_ref());
         if let Some(nd) = &raw.netdev
             && let Some(prev) = device_names.get(nd.get_ref())
         {
@@ -713,6 +860,8 @@ impl Checker {
             speed_gbps: speed as u32,
             ports,
             lanes,
+            pcie_gen,
+            pci_bus,
             mac,
             ip,
             gpus: Vec::new(),

@@ -540,3 +540,133 @@ fn bad_breakouts_name_the_file_line_switch_and_fix() {
         }
     }
 }
+
+/// The minimal inventory with a PCI bus id on each of its devices and the
+/// PCIe switch's width and generation, which NCCL's topology file needs.
+fn with_buses() -> String {
+    let text = MINIMAL
+        .replacen(
+            "socket = \"cpu0\"\n",
+            "socket = \"cpu0\"\nlanes = 16\npcie_gen = 4\npci_bus = \"0000:05:00.0\"\n",
+            1,
+        )
+        .replacen(
+            "model = \"V100\"\n",
+            "model = \"V100\"\npci_bus = \"0000:07:00.0\"\n",
+            1,
+        )
+        .replacen(
+            "speed_gbps = 100\n",
+            "speed_gbps = 100\npci_bus = \"0000:08:00.0\"\n",
+            1,
+        );
+    assert_eq!(text.matches("pci_bus").count(), 3);
+    text
+}
+
+#[test]
+fn pci_bus_ids_load_and_reach_the_plan_tree() {
+    let inv = Inventory::from_toml(&with_buses(), "inv.toml").unwrap();
+    let t = &inv.server_templates[0];
+    assert_eq!(t.pcie_switches[0].pci_bus.as_deref(), Some("0000:05:00.0"));
+    assert_eq!(t.gpus[0].pci_bus.as_deref(), Some("0000:07:00.0"));
+    assert_eq!(t.nics[0].pci_bus.as_deref(), Some("0000:08:00.0"));
+    // Without them, nothing is asked for: older inventories load as before.
+    let old = Inventory::from_toml(MINIMAL, "inv.toml").unwrap();
+    assert!(old.server_templates[0].gpus[0].pci_bus.is_none());
+}
+
+/// `edit` applied to [`with_buses`] is refused with one problem on the
+/// line holding `at`, about `object`, saying `says`.
+fn check_pci(from: &str, to: &str, at: &str, object: &str, says: &str) {
+    let base = with_buses();
+    assert!(base.contains(from), "{from}");
+    let text = base.replacen(from, to, 1);
+    let line = text.lines().position(|l| l.contains(at)).unwrap() + 1;
+    match Inventory::from_toml(&text, "inv.toml").unwrap_err() {
+        crate::Error::Invalid { file, problems, .. } => {
+            assert_eq!(file, "inv.toml");
+            let p = problems
+                .iter()
+                .find(|p| p.message.contains(says))
+                .unwrap_or_else(|| panic!("no `{says}` in {problems:?}"));
+            assert_eq!(p.line, Some(line), "{says}: {p:?}");
+            assert_eq!(p.object, object, "{says}");
+            assert!(!p.fix.is_empty(), "{says}");
+        }
+        e => panic!("{to}: {e}"),
+    }
+}
+
+#[test]
+fn bad_pci_bus_ids_name_the_file_line_server_and_device() {
+    let gpu = "server template node{n:02} GPU gpu0";
+    let nic = "server template node{n:02} NIC mlx5_0";
+    // Forms NCCL would read but never match: the form to write instead.
+    check_pci(
+        "\"0000:07:00.0\"",
+        "\"07:00.0\"",
+        "07:00.0",
+        gpu,
+        "write `0000:07:00.0`",
+    );
+    check_pci(
+        "\"0000:08:00.0\"",
+        "\"0000:0A:00.0\"",
+        "0A:00.0",
+        nic,
+        "write `0000:0a:00.0`",
+    );
+    check_pci(
+        "\"0000:07:00.0\"",
+        "\"00000000:07:00.0\"",
+        "00000000",
+        gpu,
+        "write `0000:07:00.0`",
+    );
+    check_pci(
+        "\"0000:07:00.0\"",
+        "\"gpu-bus\"",
+        "gpu-bus",
+        gpu,
+        "is not domain:bus:device.function",
+    );
+    check_pci(
+        "\"0000:07:00.0\"",
+        "\"0000:07:00.9\"",
+        "07:00.9",
+        gpu,
+        "function 9",
+    );
+    // Two devices, one bus id.
+    check_pci(
+        "\"0000:08:00.0\"",
+        "\"0000:07:00.0\"",
+        "[[server.nic]]",
+        nic,
+        "pci_bus 0000:07:00.0 is already GPU gpu0's",
+    );
+    // All or none: the missing device is named.
+    check_pci(
+        "pci_bus = \"0000:08:00.0\"\n",
+        "",
+        "[[server]]",
+        "server template node{n:02}",
+        "pci_bus is given for 2 of its 3 PCIe switches, GPUs and NICs; missing on NIC mlx5_0",
+    );
+    // What NCCL's file needs besides the ids.
+    check_pci(
+        "pcie_gen = 4\n",
+        "",
+        "[[server.pcie_switch]]",
+        "server template node{n:02} PCIe switch plx0",
+        "pcie_gen is not given",
+    );
+    check_pci(
+        "pcie_switch = \"plx0\"\nmodel = \"CX-5\"",
+        "socket = \"cpu0\"\nmodel = \"CX-5\"",
+        "[[server.nic]]",
+        nic,
+        "lanes is not given",
+    );
+}

@@ -26,7 +26,10 @@
 //! - `NCCL_IB_GID_INDEX`: the intent's `gid_index` (default 3, the IPv4
 //!   RoCEv2 GID of a ConnectX port).
 //! - `NCCL_SOCKET_IFNAME`: the NIC's `netdev`, when the inventory gives it.
-//!
+//! - `NCCL_TOPO_FILE`: [`super::nccl_topo::HOST_PATH`], where the server's
+//!   `<server>.nccl-topo.xml` is to be installed, for servers whose PCIe
+//!   tree the plan carries (the inventory's `pci_bus`); [`render_hosts`]
+//!   writes that file beside the host files ([`super::nccl_topo`]).
 //!
 //! A dual-port NIC (HPN's two planes) has a second address: `port1` in the
 //! JSON, `SLOT<i>_IP1` and `SLOT<i>_GATEWAY1` in the shell file (port 1,
@@ -70,7 +73,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::list;
+use super::{list, nccl_topo};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::names::file_stem;
@@ -163,17 +166,21 @@ pub struct HostPort {
 }
 
 /// Renders every server's files, server by server: `<server>.env` and
-/// `<server>.json`.
+/// `<server>.json`, and `<server>.nccl-topo.xml` where the plan carries the
+/// server's PCIe tree.
 pub fn render_hosts(plan: &CheckedPlan) -> Result<Vec<(String, String)>> {
     let files = host_files(plan)?;
     let mut out = Vec::with_capacity(files.len() * 2);
-    for file in &files {
+    for (file, server) in files.iter().zip(&plan.servers) {
         let stem = file_stem(&file.server);
         out.push((format!("{stem}.env"), env_file(file)));
         let mut json = serde_json::to_string_pretty(file)
             .map_err(|e| Error::serialize(&format!("the host file of {}", file.server), e))?;
         json.push('\n');
         out.push((format!("{stem}.json"), json));
+        if let Some(xml) = nccl_topo::nccl_topology(server, plan.source())? {
+            out.push((nccl_topo::file_name(&server.name), xml));
+        }
     }
     Ok(out)
 }
@@ -236,6 +243,12 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
             env.insert("NCCL_IB_GID_INDEX".to_string(), m.qos.gid_index.to_string());
             if let Some(nd) = &sn.netdev {
                 env.insert("NCCL_SOCKET_IFNAME".to_string(), format!("={nd}"));
+            }
+            if !server.pci.is_empty() {
+                env.insert(
+                    "NCCL_TOPO_FILE".to_string(),
+                    nccl_topo::HOST_PATH.to_string(),
+                );
             }
             let sw = &plan.switch_list[h.domain];
             let port1 = match (&sn.port1, m.hosts1.get(i)) {

@@ -11,7 +11,8 @@
 //! - [`render_switch`]: one physical switch's file as a `String`.
 //! - [`render_hosts`]: per server, a shell file and a JSON file with each
 //!   sub-node's address, the DSCP it must mark and the collective runtime's
-//!   environment.
+//!   environment; and, for servers whose PCIe tree the plan carries, NCCL's
+//!   topology file ([`nccl_topo`]).
 //! - [`check_qos`]: the per-priority buffer-dependency graph of every route
 //!   the plan allows, proved acyclic or with its cycle reported, and the
 //!   agreement of both ends of every link.
@@ -31,6 +32,7 @@ mod eos;
 mod frr;
 mod hosts;
 mod marking;
+pub mod nccl_topo;
 mod nvue;
 mod overrides;
 #[cfg(any(test, feature = "parse"))]

@@ -502,6 +502,7 @@ pub fn validate_plan(plan: &Plan) -> Validation {
     findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
     findings.extend(bandwidth(&idx));
     findings.extend(breakouts(plan));
+    findings.extend(plan_checks::pci(plan));
     result(plan, Vec::new(), 0, 0, findings)
 }
 

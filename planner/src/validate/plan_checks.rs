@@ -719,3 +719,54 @@ pub(crate) fn straight_lanes(plan: &Plan) -> Vec<(String, String)> {
     }
     out
 }
+
+/// Each server's PCIe tree (`pci`, what NCCL's topology file is written
+/// from): bus ids in the form NCCL matches ([`crate::pci`]), each once in
+/// its server, names by the name rule, parents that are PCIe switches of
+/// the server, and links a PCIe link can have. One `pci` finding each.
+pub(crate) fn pci(plan: &Plan) -> Vec<Finding> {
+    use crate::plan::PciKind;
+    let mut out = Vec::new();
+    let fix = "design the plan again from the inventory (docs/inventory.md, `pci_bus`)";
+    for s in plan.servers.iter().filter(|s| !s.pci.is_empty()) {
+        let mut seen: HashMap<&str, &str> = HashMap::default();
+        let switches: Vec<&str> = (s.pci.iter())
+            .filter(|d| d.kind == PciKind::PcieSwitch)
+            .map(|d| d.bus.as_str())
+            .collect();
+        for d in &s.pci {
+            let object = format!("server {} pci {}", s.name, d.name);
+            let mut bad = |message: String| {
+                out.push(finding("pci", object.clone(), message, fix, None));
+            };
+            if let Err(e) = crate::names::check_name(&d.name) {
+                bad(format!("name: {e}"));
+            }
+            if let Err(e) = crate::pci::check_bus_id(&d.bus) {
+                bad(e);
+            } else if let Some(other) = seen.insert(d.bus.as_str(), d.name.as_str()) {
+                bad(format!("bus id {} is also {other}'s", d.bus));
+            }
+            match (&d.parent, d.kind) {
+                (Some(_), PciKind::PcieSwitch) => bad(
+                    "a PCIe switch has a parent: the plan nests switches only under sockets".into(),
+                ),
+                (Some(p), _) if !switches.contains(&p.as_str()) => bad(format!(
+                    "its parent {} is not a PCIe switch of the server",
+                    crate::names::escape(p)
+                )),
+                _ => {}
+            }
+            if ![1, 2, 4, 8, 16, 32].contains(&d.lanes) {
+                bad(format!("lanes is {}, not 1, 2, 4, 8, 16 or 32", d.lanes));
+            }
+            if !(1..=6).contains(&d.pcie_gen) {
+                bad(format!("pcie_gen is {}, not 1 to 6", d.pcie_gen));
+            }
+            if (d.kind == PciKind::Nic) != d.gbps.is_some() {
+                bad("gbps is given for NICs and only for NICs".into());
+            }
+        }
+    }
+    out
+}

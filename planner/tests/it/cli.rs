@@ -55,6 +55,27 @@ fn example_plan_and_cable_list_are_current() {
 }
 
 #[test]
+fn example_plan_with_pci_bus_ids_is_current() {
+    // The plan of the VMs with PCI bus ids that the render-ndv5-vm-hosts
+    // golden case renders NCCL topology files from.
+    let out = planner(&[
+        "design",
+        "topologies/ndv5-vm-4.toml",
+        "--topology",
+        "fat-tree",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan_path = root().join("examples/data/ndv5-vm-4.plan.json");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        fs::write(&plan_path, &out.stdout).unwrap();
+        return;
+    }
+    assert_eq!(text(&out.stdout), fs::read_to_string(&plan_path).unwrap());
+}
+
+#[test]
 fn out_files_are_written_whole_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let inv = root().join("topologies/eflops-4x16.toml");

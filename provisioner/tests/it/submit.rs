@@ -2165,3 +2165,75 @@ fn issue32_mpirun_pins_tuned_on_open_mpi_5() {
         assert_eq!(named, Some(want), "{algorithm}");
     }
 }
+
+/// A plan of VMs whose inventory gives PCI bus ids
+/// (`topologies/ndv5-vm-4.toml`).
+const VM_PLAN: &str = "examples/data/ndv5-vm-4.plan.json";
+
+/// Where the plan carries the servers' PCIe trees, the ConfigMap ships each
+/// used Node's NCCL topology file, byte for byte what `render --hosts`
+/// writes, and both launchers export the rank's own Node's file as
+/// `NCCL_TOPO_FILE` (issue #32, item 3).
+#[test]
+fn issue32_nccl_topology_files_reach_each_ranks_node() {
+    let vms = CheckedPlan::load(&read(VM_PLAN), VM_PLAN).unwrap();
+    let rendered = planner::render::render_hosts(&vms).unwrap();
+    let dir = std::env::temp_dir().join(format!("prov-topo-{}", std::process::id()));
+    let d = dir.to_str().unwrap().to_string();
+    for path in [INDEXED, MPI] {
+        let sub = offline(&vms, &job(path), None);
+        let data = sub.manifests.owned[0]["data"].as_object().unwrap();
+        let keys: Vec<&String> = data
+            .keys()
+            .filter(|k| k.ends_with(".nccl-topo.xml"))
+            .collect();
+        assert_eq!(keys.len(), 4, "{path}: {keys:?}");
+        for server in ["vm01", "vm02", "vm03", "vm04"] {
+            let name = format!("{server}.nccl-topo.xml");
+            let want = &rendered.iter().find(|(n, _)| *n == name).unwrap().1;
+            assert_eq!(config_file(&sub, &name), want, "{path} {name}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        write_config(&sub, &dir);
+        if path == INDEXED {
+            let lines = launch_lines(&dir, "vm02", "echo $NCCL_TOPO_FILE");
+            assert!(!lines.is_empty());
+            for l in &lines {
+                assert_eq!(l, &format!("{d}/vm02.nccl-topo.xml"));
+            }
+        } else {
+            let rank = sub
+                .placement
+                .ranks
+                .iter()
+                .find(|r| r.node == "vm03")
+                .unwrap();
+            std::fs::write(dir.join("node"), "vm03\n").unwrap();
+            let rank = rank.rank.to_string();
+            let out = sh(
+                &dir.join("rank-env.sh"),
+                &["sh", "-c", "echo $NCCL_TOPO_FILE"],
+                &[
+                    ("EFLOPS_DIR", &d),
+                    ("EFLOPS_RUN", &d),
+                    ("OMPI_COMM_WORLD_RANK", &rank),
+                ],
+            );
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                format!("{d}/vm03.nccl-topo.xml\n")
+            );
+        }
+    }
+    // A plan without bus ids ships none, and its scripts say nothing of it.
+    let sub = offline(&plan(), &job(INDEXED), None);
+    let data = sub.manifests.owned[0]["data"].as_object().unwrap();
+    assert!(!data.keys().any(|k| k.contains("nccl-topo")));
+    assert!(!config_file(&sub, "launch.sh").contains("NCCL_TOPO_FILE"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -13,8 +13,8 @@ use planner::checked::CheckedPlan;
 use planner::inventory::qos_overrides_from_toml;
 use planner::plan::Plan;
 use planner::render::{
-    HostMarking, Vendor, apply_qos_overrides, check_qos_marked, file_stem, render, render_hosts,
-    render_qos_table,
+    HostMarking, Vendor, apply_qos_overrides, check_qos_marked, file_stem, nccl_topo, render,
+    render_hosts, render_qos_table,
 };
 use planner::text::Table;
 
@@ -32,7 +32,8 @@ pub struct RenderArgs {
     vendor: Option<String>,
     /// Host files instead: per server, `<server>.env` (shell) and
     /// `<server>.json` with each sub-node's address, DSCP and NCCL
-    /// environment.
+    /// environment, and `<server>.nccl-topo.xml` (NCCL_TOPO_FILE) for
+    /// servers whose inventory gives PCI bus ids.
     #[arg(long)]
     hosts: bool,
     /// Directory to write the files into; created when missing. The files
@@ -157,7 +158,13 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
     print_notes(&others(&args.out, vendor, &manifest.files));
     match args.format {
         Format::Json => print_json(&manifest)?,
-        Format::Table => print(&manifest_table(&manifest, vendor))?,
+        Format::Table => {
+            let mut table = manifest_table(&manifest, vendor);
+            if vendor.is_none() {
+                table.push_str(&topology_summary(&plan));
+            }
+            print(&table)?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -214,7 +221,11 @@ fn print_notes(notes: &[String]) {
 fn others(dir: &Path, vendor: Option<Vendor>, written: &[ManifestFile]) -> Vec<String> {
     let suffixes: Vec<String> = match vendor {
         Some(v) => vec![v.file_name("")],
-        None => vec![".env".to_string(), ".json".to_string()],
+        None => vec![
+            ".env".to_string(),
+            ".json".to_string(),
+            ".nccl-topo.xml".to_string(),
+        ],
     };
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -255,12 +266,37 @@ fn host_files(plan: &Plan) -> Vec<(String, String)> {
         .iter()
         .flat_map(|s| {
             let stem = file_stem(&s.name);
+            let topo = (!s.pci.is_empty()).then(|| (nccl_topo::file_name(&s.name), s.name.clone()));
             [
                 (format!("{stem}.env"), s.name.clone()),
                 (format!("{stem}.json"), s.name.clone()),
             ]
+            .into_iter()
+            .chain(topo)
         })
         .collect()
+}
+
+/// One line on NCCL's topology files: where to install them, and how many
+/// servers have none (their inventory gives no `pci_bus`).
+fn topology_summary(plan: &Plan) -> String {
+    let with = plan.servers.iter().filter(|s| !s.pci.is_empty()).count();
+    let all = plan.servers.len();
+    let mut out = String::new();
+    if with > 0 {
+        out.push_str(&format!(
+            "NCCL topology files (<server>.nccl-topo.xml, NCCL {}) for {with} of {all} servers: install each on its server as {} (the env file's NCCL_TOPO_FILE).\n",
+            nccl_topo::NCCL_VERSION,
+            nccl_topo::HOST_PATH
+        ));
+    }
+    if with < all {
+        out.push_str(&format!(
+            "{} of {all} servers have no NCCL topology file: the inventory gives their devices no pci_bus, so NCCL reads their PCIe tree itself (right on bare metal; a VM whose PCIe tree NCCL cannot see needs it, docs/inventory.md).\n",
+            all - with
+        ));
+    }
+    out
 }
 
 /// The help of `--vendor`: every registered vendor and what it renders.
@@ -278,10 +314,22 @@ fn manifest_table(m: &Manifest, vendor: Option<Vendor>) -> String {
             m.files.len(),
             v.title()
         ),
-        None => format!(
-            "{} host files, an env file and a JSON file per server",
-            m.files.len()
-        ),
+        None => {
+            let topo = (m.files.iter())
+                .filter(|f| f.file.ends_with(".nccl-topo.xml"))
+                .count();
+            if topo == 0 {
+                format!(
+                    "{} host files, an env file and a JSON file per server",
+                    m.files.len()
+                )
+            } else {
+                format!(
+                    "{} host files, an env file and a JSON file per server and {topo} NCCL topology files",
+                    m.files.len()
+                )
+            }
+        }
     };
     let mut out = format!(
         "Rendered plan {} ({}): {what}, into {}\n",

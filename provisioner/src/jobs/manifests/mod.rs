@@ -82,7 +82,7 @@ mod scripts;
 pub mod workload;
 
 use dra::build_dra;
-use scripts::{LAUNCH_SH, RANK_ENV_SH, mpi_launch_sh, mpirun_sh};
+use scripts::{LAUNCH_SH, RANK_ENV_SH, mpi_launch_sh, mpirun_sh, with_topology};
 
 /// Where the ConfigMap is mounted in every pod.
 pub(crate) const MOUNT: &str = "/etc/eflops";
@@ -100,6 +100,61 @@ pub(crate) fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<S
         }
     }
     Ok(out)
+}
+
+/// NCCL's topology file of every Node of the placement whose server's
+/// PCIe tree the plan carries (the inventory's `pci_bus`), keyed
+/// `<node>.nccl-topo.xml` as the ConfigMap holds them: the scripts export
+/// the rank's Node's file as `NCCL_TOPO_FILE`. Node names are ConfigMap
+/// keys already, as [`RankRows::new`] holds them to what a rankfile takes.
+fn nccl_topologies(plan: &CheckedPlan, placement: &Placement) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for r in &placement.ranks {
+        let key = format!("{}.nccl-topo.xml", r.node);
+        if out.contains_key(&key) {
+            continue;
+        }
+        let Some(server) = plan.servers.iter().find(|s| s.name == r.server) else {
+            return Err(Error::Manifest {
+                job: placement.job.clone(),
+                message: format!("the plan has no server {}", r.server),
+            });
+        };
+        let xml = planner::render::nccl_topo::nccl_topology(server, plan.source())?;
+        if let Some(xml) = xml {
+            out.insert(key, xml);
+        }
+    }
+    Ok(out)
+}
+
+/// The most a ConfigMap's data may hold: "The data stored in a ConfigMap
+/// cannot exceed 1 MiB" (kubernetes.io/docs/concepts/configuration/configmap).
+const CONFIG_MAP_LIMIT: usize = 1 << 20;
+
+/// Refuses a ConfigMap whose data (keys and values) is over
+/// [`CONFIG_MAP_LIMIT`], which the API server would reject.
+fn check_config_map_size(job: &str, config_map: &str, data: &Value) -> Result<()> {
+    let Some(map) = data.as_object() else {
+        return Ok(());
+    };
+    let size: usize = map
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    if size <= CONFIG_MAP_LIMIT {
+        return Ok(());
+    }
+    let topo: usize = (map.iter())
+        .filter(|(k, _)| k.ends_with(".nccl-topo.xml"))
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    Err(Error::Manifest {
+        job: job.to_string(),
+        message: format!(
+            "its ConfigMap {config_map} would hold {size} bytes ({topo} of them NCCL topology files), over Kubernetes' limit of 1 MiB ({CONFIG_MAP_LIMIT} bytes) on a ConfigMap's data; run it on fewer servers, or leave pci_bus out of the inventory so that NCCL reads the PCIe tree itself"
+        ),
+    })
 }
 
 /// The labels every object of the job carries.
@@ -171,9 +226,20 @@ pub fn build(
         "rankfile": rows.rankfile(),
         "hostfile": rows.hostfile(placement),
     });
+    let topologies = nccl_topologies(plan, placement)?;
+    let script = |s: &str| {
+        if topologies.is_empty() {
+            s.to_string()
+        } else {
+            with_topology(s)
+        }
+    };
+    for (key, xml) in &topologies {
+        data[key] = json!(xml);
+    }
     let workload = match job.launcher {
         Launcher::Indexed => {
-            data["launch.sh"] = json!(LAUNCH_SH);
+            data["launch.sh"] = json!(script(LAUNCH_SH));
             let rank0 = &plan.sub_node_list[placement.table.ranks[0]];
             let master = rows.master_addr(rank0.ip.as_deref(), view);
             indexed_job(job, placement, &master, &annotations)
@@ -181,10 +247,11 @@ pub fn build(
         Launcher::Mpi => {
             data["mpi-launch.sh"] = json!(mpi_launch_sh(job, placement));
             data["mpirun.sh"] = json!(mpirun_sh(job, placement));
-            data["rank-env.sh"] = json!(RANK_ENV_SH);
+            data["rank-env.sh"] = json!(script(RANK_ENV_SH));
             mpi_job(job, placement, &annotations)
         }
     };
+    check_config_map_size(&job.name, &config_map_name(job), &data)?;
     let config_map = json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -842,4 +909,37 @@ fn mpi_job(job: &JobSpec, placement: &Placement, annotations: &Value) -> Value {
     apply_pod_settings(job, &mut meta, &mut spec);
     (t["metadata"], t["spec"]) = (meta, spec);
     obj
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_map_over_one_mib_is_refused_naming_the_limit() {
+        let xml = "x".repeat(600 * 1024);
+        let mut data = json!({ "ranks.csv": "rank\n", "vm01.nccl-topo.xml": xml });
+        check_config_map_size("j", "j-ranks", &data).unwrap();
+        data["vm02.nccl-topo.xml"] = json!(xml);
+        let e = check_config_map_size("j", "j-ranks", &data)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ConfigMap j-ranks would hold 1228850 bytes"),
+            "{e}"
+        );
+        assert!(e.contains("1228836 of them NCCL topology files"), "{e}");
+        assert!(e.contains("limit of 1 MiB (1048576 bytes)"), "{e}");
+    }
+
+    #[test]
+    fn the_topology_lines_land_inside_both_scripts() {
+        for script in [LAUNCH_SH, RANK_ENV_SH] {
+            let with = with_topology(script);
+            assert_eq!(with.matches("export NCCL_TOPO_FILE=").count(), 1);
+            assert!(with.len() > script.len());
+        }
+        assert!(with_topology(LAUNCH_SH).contains("/$NODE_NAME.nccl-topo.xml"));
+        assert!(with_topology(RANK_ENV_SH).contains("/$node.nccl-topo.xml"));
+    }
 }

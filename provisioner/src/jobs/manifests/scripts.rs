@@ -69,6 +69,35 @@ done
 rm -f "$failed"
 "#;
 
+/// Where `launch.sh` and `rank-env.sh` start a rank's environment from its
+/// Node's NCCL topology file: the lines [`with_topology`] adds.
+const LAUNCH_TOPOLOGY_AT: &str = "    echo \"launch.sh: rank $rank (local $local, slot $slot)";
+const RANK_ENV_TOPOLOGY_AT: &str = "# Open MPI's own traffic on this rank's NIC only";
+
+/// `launch.sh` or `rank-env.sh` (`script`, one of the two constants) with
+/// the lines that export `NCCL_TOPO_FILE` as the ConfigMap's
+/// `<node>.nccl-topo.xml` of the rank's Node, where the job ships one
+/// (docs/provisioner.md, "NCCL topology file"). Jobs without topology
+/// files keep the scripts as they were.
+pub(super) fn with_topology(script: &str) -> String {
+    let (at, node, indent) = if script == LAUNCH_SH {
+        (LAUNCH_TOPOLOGY_AT, "$NODE_NAME", "    ")
+    } else {
+        (RANK_ENV_TOPOLOGY_AT, "$node", "")
+    };
+    let lines = format!(
+        "{indent}# NCCL's PCIe tree of this Node's server (NCCL_TOPO_FILE), shipped in\n\
+         {indent}# the ConfigMap where the plan gives its PCI bus ids.\n\
+         {indent}topo=\"${{EFLOPS_DIR:-/etc/eflops}}/{node}.nccl-topo.xml\"\n\
+         {indent}if [ -f \"$topo\" ]; then export NCCL_TOPO_FILE=\"$topo\"; fi\n"
+    );
+    match script.find(at) {
+        Some(i) => format!("{}{lines}{}", &script[..i], &script[i..]),
+        // The anchors are this file's own lines; a test holds them.
+        None => script.to_string(),
+    }
+}
+
 /// Run by mpirun for every rank (mpi launcher).
 pub(super) const RANK_ENV_SH: &str = r#"#!/bin/sh
 # Written by `provisioner submit`: run by mpirun for every rank. Checks that
