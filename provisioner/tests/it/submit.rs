@@ -2237,3 +2237,94 @@ fn issue32_nccl_topology_files_reach_each_ranks_node() {
     assert!(!config_file(&sub, "launch.sh").contains("NCCL_TOPO_FILE"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// DRA jobs ship NCCL's topology files too: a rank's pod (which runs the
+/// program itself) gets `NCCL_TOPO_FILE` naming its Node's file in the
+/// mounted ConfigMap; a whole server's pod exports it from `launch.sh`.
+#[test]
+fn issue32_dra_jobs_ship_each_nodes_nccl_topology() {
+    let vms = CheckedPlan::load(&read(VM_PLAN), VM_PLAN).unwrap();
+    let rendered = planner::render::render_hosts(&vms).unwrap();
+    let shipped = |sub: &Submission| {
+        let data = sub.manifests.owned[0]["data"].as_object().unwrap();
+        let keys: Vec<&String> = data
+            .keys()
+            .filter(|k| k.ends_with(".nccl-topo.xml"))
+            .collect();
+        assert_eq!(keys.len(), 4, "{keys:?}");
+        for k in keys {
+            let want = &rendered.iter().find(|(n, _)| n == k).unwrap().1;
+            assert_eq!(config_file(sub, k), want, "{k}");
+        }
+    };
+    // The DRA drivers publish the VMs' devices.
+    let vm_nodes = bound(&vms);
+    let mut view = ClusterView::all_free(&vm_nodes);
+    view.dra = provisioner::jobs::dra::DraView::from_described(
+        &serde_norway::to_string(&dra::resource_slices(&vms, &|_, _, _| {})).unwrap(),
+        "slices.yaml",
+    )
+    .unwrap();
+    let dra_submit = |spec: &JobSpec| submit::prepare(&vms, &vm_nodes, spec, &view).unwrap();
+    // One pod per rank: the variable of each rank's Node.
+    let sub = dra_submit(&job(DRA_PROBE));
+    shipped(&sub);
+    let jobs = sub.manifests.workload["spec"]["replicatedJobs"]
+        .as_array()
+        .unwrap();
+    assert_eq!(jobs.len(), sub.placement.ranks.len());
+    let mut nodes = std::collections::BTreeSet::new();
+    for r in &sub.placement.ranks {
+        let rjob = &jobs[r.rank];
+        assert_eq!(rjob["name"], format!("rank-{}", r.rank));
+        let containers = rjob["template"]["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap();
+        let rank = containers.iter().find(|c| c["name"] == "rank").unwrap();
+        let topo: Vec<&serde_json::Value> = rank["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "NCCL_TOPO_FILE")
+            .map(|e| &e["value"])
+            .collect();
+        assert_eq!(
+            topo,
+            vec![&serde_json::json!(format!(
+                "/etc/eflops/{}.nccl-topo.xml",
+                r.node
+            ))],
+            "rank {}",
+            r.rank
+        );
+        nodes.insert(r.node.clone());
+    }
+    assert_eq!(nodes.len(), 4);
+    // One pod per server: launch.sh exports its Node's file.
+    let toml = read("examples/train-64-dra-server.job.toml").replace("ranks = 64", "ranks = 32");
+    let server = JobSpec::from_toml(&toml, "train-32-dra-server.job.toml").unwrap();
+    let sub = dra_submit(&server);
+    shipped(&sub);
+    let dir = std::env::temp_dir().join(format!("prov-dra-topo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    write_config(&sub, &dir);
+    let lines = launch_lines(&dir, "vm03", "echo $NCCL_TOPO_FILE");
+    assert_eq!(lines.len(), 8, "{lines:?}");
+    for l in &lines {
+        assert_eq!(l, &format!("{}/vm03.nccl-topo.xml", dir.display()));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // A plan without bus ids: no file and no variable (the DRA golden
+    // `allreduce-32-dra.yaml`, unchanged, holds it too).
+    let plain = plan();
+    let plain_nodes = bound(&plain);
+    let mut view = ClusterView::all_free(&plain_nodes);
+    view.dra = provisioner::jobs::dra::DraView::from_described(
+        &serde_norway::to_string(&dra::resource_slices(&plain, &|_, _, _| {})).unwrap(),
+        "slices.yaml",
+    )
+    .unwrap();
+    let sub = submit::prepare(&plain, &plain_nodes, &job(DRA_PROBE), &view).unwrap();
+    let text = serde_json::to_string(&(&sub.manifests.workload, &sub.manifests.owned)).unwrap();
+    assert!(!text.contains("NCCL_TOPO_FILE") && !text.contains("nccl-topo"));
+}

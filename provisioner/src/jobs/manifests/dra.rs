@@ -2,7 +2,7 @@
 //! rank, and the ranks as one JobSet (a replicated Job per rank) or, when
 //! the job file asks for it, as bare Pods owned by the ConfigMap.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
@@ -14,6 +14,7 @@ use super::{
     labels, labels_with, launch_command, metadata, node_affinity, node_name_env,
     rank_check_container, token_env, user_env,
 };
+use super::{check_config_map_size, nccl_topologies, scripts::with_topology};
 use crate::error::{Error, Result};
 use crate::jobs::dra::{
     PlanField, SubNodeDevices, claim_spec, node_annotation, server_claim_spec, sub_node_annotation,
@@ -91,11 +92,22 @@ pub(super) fn build_dra(
         "ranks.csv": rows.ranks_csv(),
         "rank-env.csv": rows.env_csv(),
     });
+    // NCCL's topology file of each Node whose server's PCIe tree the plan
+    // carries, as the other placements ship it.
+    let topologies = nccl_topologies(plan, placement)?;
+    for (key, xml) in &topologies {
+        data[key] = json!(xml);
+    }
     if unit == Unit::Server {
         // A server's pod starts one process per rank, as the whole-Node
-        // Indexed Job does.
-        data["launch.sh"] = json!(LAUNCH_SH);
+        // Indexed Job does; it exports its Node's topology file.
+        data["launch.sh"] = json!(if topologies.is_empty() {
+            LAUNCH_SH.to_string()
+        } else {
+            with_topology(LAUNCH_SH)
+        });
     }
+    check_config_map_size(&job.name, &config_map_name(job), &data)?;
     let config_map = json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -118,6 +130,11 @@ pub(super) fn build_dra(
         world,
         master: master_dns(job, unit),
         rank0_nic,
+        topologies: topologies
+            .keys()
+            .filter_map(|k| k.strip_suffix(".nccl-topo.xml"))
+            .map(str::to_string)
+            .collect(),
     };
     let manifest_error = |message: String| Error::Manifest {
         job: job.name.clone(),
@@ -342,6 +359,8 @@ struct PodContext<'a> {
     master: String,
     /// `EFLOPS_RANK0_NIC_ADDR`, where the driver hands over the NIC.
     rank0_nic: Option<String>,
+    /// The Nodes whose NCCL topology file the ConfigMap holds.
+    topologies: BTreeSet<String>,
 }
 
 impl PodContext<'_> {
@@ -446,6 +465,14 @@ fn rank_pod(cx: &PodContext<'_>, r: &PlacedRank, row: &Row, claim: &str) -> (Val
                 }
             }
         }
+    }
+    // A rank's pod runs the program itself: the Node's topology file is
+    // its variable (a server's pod exports it in launch.sh).
+    if cx.topologies.contains(&r.node) {
+        env.push(json!({
+            "name": "NCCL_TOPO_FILE",
+            "value": format!("{MOUNT}/{}.nccl-topo.xml", r.node),
+        }));
     }
     env.extend(token_env(job));
     env.extend(user_env(job));

@@ -107,7 +107,10 @@ pub(crate) fn host_env(plan: &CheckedPlan) -> Result<BTreeMap<String, BTreeMap<S
 /// `<node>.nccl-topo.xml` as the ConfigMap holds them: the scripts export
 /// the rank's Node's file as `NCCL_TOPO_FILE`. Node names are ConfigMap
 /// keys already, as [`RankRows::new`] holds them to what a rankfile takes.
-fn nccl_topologies(plan: &CheckedPlan, placement: &Placement) -> Result<BTreeMap<String, String>> {
+pub(super) fn nccl_topologies(
+    plan: &CheckedPlan,
+    placement: &Placement,
+) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for r in &placement.ranks {
         let key = format!("{}.nccl-topo.xml", r.node);
@@ -134,7 +137,7 @@ const CONFIG_MAP_LIMIT: usize = 1 << 20;
 
 /// Refuses a ConfigMap whose data (keys and values) is over
 /// [`CONFIG_MAP_LIMIT`], which the API server would reject.
-fn check_config_map_size(job: &str, config_map: &str, data: &Value) -> Result<()> {
+pub(super) fn check_config_map_size(job: &str, config_map: &str, data: &Value) -> Result<()> {
     let Some(map) = data.as_object() else {
         return Ok(());
     };
