@@ -541,7 +541,7 @@ impl Client {
     /// Update Protection", v4.6.8: a weak `ETag` on single-object answers,
     /// `If-Match` checked on single-object PATCH, a 412 when the object
     /// changed; bulk requests carry none). Each object comes with the
-    /// `last_updated` the push read it with: first every object is read
+    /// `last_updated` the push read it with and its name (`sw01 9`): first every object is read
     /// alone (its ETag), and one whose `last_updated` moved since is a
     /// concurrent edit before anything is written; then each is patched
     /// with `If-Match`, and a 412 stops the rest. An object served without
@@ -552,18 +552,18 @@ impl Client {
     pub async fn update_if_match(
         &self,
         path: &str,
-        objects: &[(Value, Option<String>)],
+        objects: &[(Value, Option<String>, String)],
         action: &str,
     ) -> Result<usize> {
-        let concurrent = |url: String, why: String, written: usize| SotError::Refused {
+        let concurrent = |name: &str, url: String, why: String, written: usize| SotError::Refused {
             what: format!(
                 "{action}: an object changed under the push (a concurrent edit); {written} object(s) of this step were written before it, each whole, and nothing after"
             ),
-            problems: vec![format!("{url}: {why}; read it, then push again")],
+            problems: vec![format!("{name} ({url}): {why}; read it, then push again")],
         };
         let path_of_id = |o: &Value| super::import::id_of(o).map(|id| format!("{path}{id}/"));
         let reads: Vec<(String, Option<String>, Value)> =
-            futures::stream::iter(objects.iter().map(|(o, _)| async move {
+            futures::stream::iter(objects.iter().map(|(o, _, _)| async move {
                 let p = path_of_id(o).unwrap_or_default();
                 let (status, etag, v) = self
                     .request_if_match(Method::GET, &p, None, None, action)
@@ -580,10 +580,11 @@ impl Client {
             .buffered(self.limits.concurrency.max(1))
             .try_collect()
             .await?;
-        for ((_, seen), (p, _, now)) in objects.iter().zip(&reads) {
+        for ((_, seen, name), (p, _, now)) in objects.iter().zip(&reads) {
             let now = now.get("last_updated").and_then(Value::as_str);
             if seen.is_some() && seen.as_deref() != now {
                 return Err(concurrent(
+                    name,
                     self.url(p),
                     format!(
                         "last updated {} now, {} when the push read it",
@@ -595,12 +596,13 @@ impl Client {
             }
         }
         let mut written = 0;
-        for ((o, _), (p, etag, _)) in objects.iter().zip(&reads) {
+        for ((o, _, name), (p, etag, _)) in objects.iter().zip(&reads) {
             let (status, _, v) = self
                 .request_if_match(Method::PATCH, p, Some(o), etag.as_deref(), action)
                 .await?;
             if status == StatusCode::PRECONDITION_FAILED {
                 return Err(concurrent(
+                    name,
                     self.url(p),
                     format!(
                         "HTTP 412 to If-Match {}: it changed after the push read it",

@@ -856,6 +856,11 @@ pub async fn push(
             .filter(|c| c.phase == phase)
             .collect();
         let mut by_kind: BTreeMap<(&str, &str), Vec<Value>> = BTreeMap::new();
+        // Each update's object name, for a concurrent edit's message.
+        let names: BTreeMap<(&str, String), &str> = now
+            .iter()
+            .filter_map(|c| Some(((c.kind, id_of(&c.body)?), c.object.as_str())))
+            .collect();
         for c in &now {
             let mut body = c.body.clone();
             if let Some(o) = body.as_object_mut() {
@@ -901,11 +906,13 @@ pub async fn push(
             } else if client.flavor() == Flavor::Netbox {
                 // NetBox 4.6+: one PATCH per object with If-Match, the
                 // concurrent edit refused (`Client::update_if_match`).
-                let items: Vec<(Value, Option<String>)> = bodies
+                let items: Vec<(Value, Option<String>, String)> = bodies
                     .into_iter()
                     .map(|b| {
-                        let seen = id_of(&b).and_then(|id| st.last_updated(kind, &id));
-                        (b, seen)
+                        let id = id_of(&b).unwrap_or_default();
+                        let seen = st.last_updated(kind, &id);
+                        let name = names.get(&(kind, id)).map_or(kind, |n| n).to_string();
+                        (b, seen, format!("{kind} {name}"))
                     })
                     .collect();
                 report.updated += client

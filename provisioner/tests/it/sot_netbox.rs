@@ -783,7 +783,8 @@ fn netbox_push_sends_if_match_and_a_412_mid_push_is_a_concurrent_edit_issue_35()
     assert!(what.contains("concurrent edit"), "{what}");
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
-        problems[0].contains(&format!("{}/api/dcim/interfaces/", srv.base))
+        problems[0].starts_with("interface sw")
+            && problems[0].contains(&format!("{}/api/dcim/interfaces/", srv.base))
             && problems[0].contains("HTTP 412 to If-Match W/\""),
         "{problems:?}"
     );
