@@ -171,6 +171,7 @@ CUSTOM_FIELDS = [
     ("topo_virtual", "json", ["dcim.device"]),
     ("topo_reserved_ports", "text", ["dcim.device"]),
     ("topo_tier", "text", ["dcim.device"]),
+    ("topo_breakout", "text", ["dcim.device"]),
     ("topo_kind", "text", ["dcim.inventoryitem"]),
     ("topo_socket", "text", ["dcim.inventoryitem"]),
     ("topo_root_port", "text", ["dcim.inventoryitem"]),
@@ -206,7 +207,10 @@ def wipe(api, site, inv):
     delete("/api/ipam/ip-addresses/", ips)
     nets = {str(ipaddress.ip_interface(x).network) for x in addrs}
     delete("/api/ipam/prefixes/", [o for o in api.all("/api/ipam/prefixes/") if o["prefix"] in nets])
-    tags = [t for t in api.all("/api/extras/tags/") if t["name"].startswith("topo-plan-")]
+    # Only this inventory's plan's VLANs: another plan's round trip may run
+    # at another location of the same Nautobot.
+    plan = "topo-plan-" + inv.get("inventory", {}).get("name", "")
+    tags = [t for t in api.all("/api/extras/tags/") if t["name"] == plan]
     for t in tags:
         delete("/api/ipam/vlans/", api.all("/api/ipam/vlans/", f"tags={t['name']}"))
 
@@ -224,7 +228,7 @@ def main():
     ap.add_argument("--wipe", action="store_true",
                     help="first delete what an earlier run (and pushes) left at the location: "
                          "its cables, devices, racks, the inventory's addresses and prefixes, "
-                         "and VLANs tagged topo-plan-*")
+                         "and VLANs tagged topo-plan-<inventory name>")
     a = ap.parse_args()
     if a.in_process:
         api = InProcess()
@@ -301,6 +305,11 @@ def main():
             cf["topo_reserved_ports"] = str(s["reserved_ports"])
         if "role" in s:
             cf["topo_tier"] = s["role"]
+        if "breakout" in s:
+            # The cages stay the switch's interfaces (its device type's
+            # ports); how they split is this field (docs/source-of-truth.md,
+            # "Breakouts").
+            cf["topo_breakout"] = s["breakout"]
         d = {
             "name": expand(s["name"], n),
             "device_type": {"model": s["model"]},

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::client::{Client, Flavor, list_of};
 use super::error::Result;
 use super::import::{id_of, query_value};
+use super::state::{CableEnds, cable_ends};
 
 /// Which cables count as built.
 #[derive(Debug, Clone)]
@@ -57,11 +58,11 @@ pub async fn fetch(client: &Client, opts: &CablingOptions) -> Result<CableSnapsh
     }
 }
 
-/// Nautobot: the cables (with each end's connector-1 termination) and the
-/// interfaces with their devices, in one GraphQL query, reshaped into the
-/// REST cable's `termination_<side>_type`/`_id` that [`observed`] reads.
-/// An end that is not an interface (a circuit termination, a front port)
-/// gets its termination's id and type `other`, so it is skipped.
+/// Nautobot: the cables (with every termination's end and connector, and
+/// the cable type's lanes) and the interfaces with their devices, in one
+/// GraphQL query; [`observed`] reads the terminations through
+/// [`cable_ends`]. An end that is not an interface (a circuit termination,
+/// a front port) has no `interface`, so its cable is skipped.
 async fn fetch_graphql(client: &Client, opts: &CablingOptions) -> Result<CableSnapshot> {
     let mut params = Vec::new();
     let mut cable_args = Vec::new();
@@ -93,7 +94,8 @@ async fn fetch_graphql(client: &Client, opts: &CablingOptions) -> Result<CableSn
     };
     let query = format!(
         "query {params} {{ cables{cable_args} {{ id label terminations {{ id cable_end connector \
-         interface {{ id }} }} }} interfaces{iface_args} {{ id name device {{ id name }} }} }}"
+         interface {{ id }} }} cable_type {{ name a_connectors b_connectors total_lanes }} }} \
+         interfaces{iface_args} {{ id name device {{ id name }} }} }}"
     );
     let data = client
         .graphql(
@@ -102,39 +104,15 @@ async fn fetch_graphql(client: &Client, opts: &CablingOptions) -> Result<CableSn
             "reading the cables and interfaces",
         )
         .await?;
-    let mut cables = Vec::new();
-    for c in list_of(&data, "cables") {
-        let id = id_of(c).unwrap_or_default();
-        let mut out = json!({"id": id, "label": c.get("label"),
-                             "url": client.object_url("/api/dcim/cables/", &id)});
-        for side in ["a", "b"] {
-            let end = c
-                .get("terminations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|t| {
-                    t.get("cable_end")
-                        .and_then(Value::as_str)
-                        .is_some_and(|e| e.eq_ignore_ascii_case(side))
-                })
-                .min_by_key(|t| {
-                    t.get("connector")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(u64::MAX)
-                });
-            let (ty, tid) = match end {
-                Some(t) => match t.get("interface").and_then(id_of) {
-                    Some(i) => (json!("dcim.interface"), json!(i)),
-                    None => (json!("other"), json!(id_of(t))),
-                },
-                None => (Value::Null, Value::Null),
-            };
-            out[format!("termination_{side}_type")] = ty;
-            out[format!("termination_{side}_id")] = tid;
-        }
-        cables.push(out);
-    }
+    let cables = list_of(&data, "cables")
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            let id = id_of(&c).unwrap_or_default();
+            c["url"] = json!(client.object_url("/api/dcim/cables/", &id));
+            c
+        })
+        .collect();
     Ok(CableSnapshot {
         cables,
         interfaces: list_of(&data, "interfaces").to_vec(),
@@ -177,35 +155,56 @@ async fn fetch_rest(client: &Client, opts: &CablingOptions) -> Result<CableSnaps
     })
 }
 
-/// One end of a cable: the interface's id, from Nautobot's
-/// `termination_a_id` or NetBox's `a_terminations[0].object_id`.
-fn ends(c: &Value) -> Vec<(Option<String>, Option<String>)> {
-    // Nautobot 2.x/3.x: termination_a_type/_id (legacy fields, still
-    // served by 3.2 beside `terminations`).
-    if c.get("termination_a_id").is_some() {
-        let t = |side: &str| {
-            let ty = c
-                .get(format!("termination_{side}_type"))
-                .and_then(Value::as_str);
-            let id = c.get(format!("termination_{side}_id")).and_then(id_of);
-            (ty.map(str::to_string), id)
-        };
-        return vec![t("a"), t("b")];
-    }
-    // NetBox 4.x: a_terminations / b_terminations lists.
-    ["a_terminations", "b_terminations"]
-        .iter()
-        .map(|k| {
-            let first = c.get(*k).and_then(Value::as_array).and_then(|a| a.first());
-            (
-                first
-                    .and_then(|t| t.get("object_type"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                first.and_then(|t| t.get("object_id")).and_then(id_of),
+/// (device, interface) of each end, by interface id.
+type Names = BTreeMap<String, (String, String)>;
+
+/// A row of a cable: (device, port), (peer, peer port), the B connector.
+type LaneRow = ((String, String), (String, String), Option<String>);
+
+/// The rows a cable between interfaces stands for, with the B connector
+/// of a breakout cable's leg: a plain cable one row; a breakout cable (one
+/// A connector, several B connectors) a row per leg from lane `k - 1` of
+/// the cage, named as the planner names lanes (`<cage>s<lane>`,
+/// `planner::plan::Breakout::generic_name`, read back by `validate`); a
+/// straight cable of L lanes between two cages a row per lane. `None` when
+/// an end is not an interface of the devices read, or the shape is none
+/// of these.
+fn lane_rows(e: &CableEnds, names: &Names) -> Option<Vec<LaneRow>> {
+    let name = |x: &Option<String>| x.as_ref().and_then(|i| names.get(i)).cloned();
+    let a = match e.a.as_slice() {
+        [(1, x)] => name(x)?,
+        _ => return None,
+    };
+    match e.b.as_slice() {
+        [] => None,
+        [(1, x)] if e.lanes <= 1 && !e.breakout => Some(vec![(a, name(x)?, None)]),
+        [(1, x)] if !e.breakout => {
+            // A straight cable: lane i to lane i.
+            let b = name(x)?;
+            Some(
+                (0..e.lanes)
+                    .map(|l| {
+                        (
+                            (a.0.clone(), format!("{}s{l}", a.1)),
+                            (b.0.clone(), format!("{}s{l}", b.1)),
+                            None,
+                        )
+                    })
+                    .collect(),
             )
-        })
-        .collect()
+        }
+        legs => legs
+            .iter()
+            .map(|(k, x)| {
+                let lane = k.checked_sub(1)?;
+                Some((
+                    (a.0.clone(), format!("{}s{lane}", a.1)),
+                    name(x)?,
+                    Some(format!("B{k}")),
+                ))
+            })
+            .collect(),
+    }
 }
 
 /// The observed cabling of a snapshot: one row per cable between two
@@ -236,20 +235,6 @@ pub fn observed(client_base: &str, snap: &CableSnapshot, source: &str) -> (Vec<O
     let mut out = Vec::with_capacity(snap.cables.len());
     let mut skipped = 0;
     for c in &snap.cables {
-        let e = ends(c);
-        let is_iface = |t: &Option<String>| t.as_deref().is_none_or(|t| t == "dcim.interface");
-        let (Some((ta, Some(a))), Some((tb, Some(b)))) = (e.first(), e.get(1)) else {
-            skipped += 1;
-            continue;
-        };
-        let (Some((da, pa)), Some((db, pb))) = (iface.get(a), iface.get(b)) else {
-            skipped += 1;
-            continue;
-        };
-        if !is_iface(ta) || !is_iface(tb) {
-            skipped += 1;
-            continue;
-        }
         let id = id_of(c).unwrap_or_default();
         let url = c
             .get("url")
@@ -262,18 +247,27 @@ pub fn observed(client_base: &str, snap: &CableSnapshot, source: &str) -> (Vec<O
             .filter(|l| !l.is_empty())
             .map(|l| format!(" label {l}"))
             .unwrap_or_default();
-        out.push(Observed {
-            device: da.clone(),
-            port: pa.clone(),
-            peer: db.clone(),
-            peer_port: pb.clone(),
-            gbps: None,
-            origin: Origin {
-                file: file.clone(),
-                line: None,
-                detail: Some(format!("cable {id}{label} {url}")),
-            },
-        });
+        let Some(rows) = lane_rows(&cable_ends(c), &iface) else {
+            skipped += 1;
+            continue;
+        };
+        for (a, b, connector) in rows {
+            let at = connector
+                .map(|k| format!(" connector {k}"))
+                .unwrap_or_default();
+            out.push(Observed {
+                device: a.0,
+                port: a.1,
+                peer: b.0,
+                peer_port: b.1,
+                gbps: None,
+                origin: Origin {
+                    file: file.clone(),
+                    line: None,
+                    detail: Some(format!("cable {id}{label}{at} {url}")),
+                },
+            });
+        }
     }
     (out, skipped)
 }

@@ -235,6 +235,22 @@ impl Client {
         body: Option<&Value>,
         action: &str,
     ) -> Result<(StatusCode, Value)> {
+        let (status, _, value) = self
+            .request_if_match(method, path, body, None, action)
+            .await?;
+        Ok((status, value))
+    }
+
+    /// [`Client::request`] with an `If-Match` header when given; returns
+    /// the answer's `ETag` too.
+    pub async fn request_if_match(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        if_match: Option<&str>,
+        action: &str,
+    ) -> Result<(StatusCode, Option<String>, Value)> {
         let url = self.url(path);
         let mut delay = self.limits.backoff;
         let mut last = String::new();
@@ -246,6 +262,9 @@ impl Client {
                 .header("Accept", "application/json");
             if let Some(b) = body {
                 req = req.json(b);
+            }
+            if let Some(m) = if_match {
+                req = req.header("If-Match", m);
             }
             match req.send().await {
                 Ok(resp) => {
@@ -271,6 +290,11 @@ impl Client {
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.trim().parse::<u64>().ok())
                         .map(|s| Duration::from_secs(s.min(60)));
+                    let etag = resp
+                        .headers()
+                        .get("etag")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
                     let value = self.body(resp, &url, action).await?;
                     if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                         return Err(SotError::Auth {
@@ -287,7 +311,7 @@ impl Client {
                         delay *= 2;
                         continue;
                     }
-                    return Ok((status, value));
+                    return Ok((status, etag, value));
                 }
                 Err(e) => {
                     // A write that timed out may have been applied: only
@@ -510,6 +534,93 @@ impl Client {
         self.in_chunks(Method::PATCH, path, objects, batch, action)
             .await?;
         Ok(())
+    }
+
+    /// Updates objects one request each, guarded against concurrent edits
+    /// with NetBox 4.6's ETags (docs/integrations/rest-api.md, "Concurrent
+    /// Update Protection", v4.6.8: a weak `ETag` on single-object answers,
+    /// `If-Match` checked on single-object PATCH, a 412 when the object
+    /// changed; bulk requests carry none). Each object comes with the
+    /// `last_updated` the push read it with and its name (`sw01 9`): first every object is read
+    /// alone (its ETag), and one whose `last_updated` moved since is a
+    /// concurrent edit before anything is written; then each is patched
+    /// with `If-Match`, and a 412 stops the rest. An object served without
+    /// an ETag (NetBox before 4.6) is patched without one. A concurrent
+    /// edit is [`SotError::Refused`] naming the object's URL and how many
+    /// objects were written before it (each whole: a refused PATCH writes
+    /// nothing).
+    pub async fn update_if_match(
+        &self,
+        path: &str,
+        objects: &[(Value, Option<String>, String)],
+        action: &str,
+    ) -> Result<usize> {
+        let concurrent = |name: &str, url: String, why: String, written: usize| SotError::Refused {
+            what: format!(
+                "{action}: an object changed under the push (a concurrent edit); {written} object(s) of this step were written before it, each whole, and nothing after"
+            ),
+            problems: vec![format!("{name} ({url}): {why}; read it, then push again")],
+        };
+        let path_of_id = |o: &Value| super::import::id_of(o).map(|id| format!("{path}{id}/"));
+        let reads: Vec<(String, Option<String>, Value)> =
+            futures::stream::iter(objects.iter().map(|(o, _, _)| async move {
+                let p = path_of_id(o).unwrap_or_default();
+                let (status, etag, v) = self
+                    .request_if_match(Method::GET, &p, None, None, action)
+                    .await?;
+                if !status.is_success() {
+                    return Err(SotError::Api {
+                        action: action.to_string(),
+                        url: self.url(&p),
+                        message: format!("HTTP {status}: {}", detail(&v)),
+                    });
+                }
+                Ok((p, etag, v))
+            }))
+            .buffered(self.limits.concurrency.max(1))
+            .try_collect()
+            .await?;
+        for ((_, seen, name), (p, _, now)) in objects.iter().zip(&reads) {
+            let now = now.get("last_updated").and_then(Value::as_str);
+            if seen.is_some() && seen.as_deref() != now {
+                return Err(concurrent(
+                    name,
+                    self.url(p),
+                    format!(
+                        "last updated {} now, {} when the push read it",
+                        now.unwrap_or("?"),
+                        seen.as_deref().unwrap_or("?")
+                    ),
+                    0,
+                ));
+            }
+        }
+        let mut written = 0;
+        for ((o, _, name), (p, etag, _)) in objects.iter().zip(&reads) {
+            let (status, _, v) = self
+                .request_if_match(Method::PATCH, p, Some(o), etag.as_deref(), action)
+                .await?;
+            if status == StatusCode::PRECONDITION_FAILED {
+                return Err(concurrent(
+                    name,
+                    self.url(p),
+                    format!(
+                        "HTTP 412 to If-Match {}: it changed after the push read it",
+                        etag.as_deref().unwrap_or("")
+                    ),
+                    written,
+                ));
+            }
+            if !status.is_success() {
+                return Err(SotError::Api {
+                    action: action.to_string(),
+                    url: self.url(p),
+                    message: format!("HTTP {status}: {}", detail(&v)),
+                });
+            }
+            written += 1;
+        }
+        Ok(written)
     }
 
     /// One list request per `batch` objects (the objects of one bulk write

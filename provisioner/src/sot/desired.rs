@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use planner::plan::{CableKind, Plan};
+use planner::plan::{Breakout, CableKind, Plan, peer_port_name};
 
 /// What a push needs besides the plan.
 #[derive(Debug, Clone)]
@@ -43,12 +43,42 @@ pub struct WantPort {
 /// A planned cable between two interfaces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WantCable {
-    /// (device, interface) of the switch end.
+    /// (device, interface) of the switch end: the cage of a breakout
+    /// cable.
     pub a: (String, String),
-    /// (device, interface) of the other end.
+    /// (device, interface) of the other end: a breakout cable's first leg.
     pub b: (String, String),
     /// Its label.
     pub label: String,
+    /// How a cable from a broken-out cage carries its lanes.
+    pub lanes: Option<WantLanes>,
+}
+
+/// The lanes of a cable from a broken-out cage (docs/source-of-truth.md,
+/// "Breakouts"): one cable whose A end is the cage's interface, and whose
+/// B end is either a leg per lane (a breakout cable) or the peer's cage
+/// (a straight cable, lane i to lane i).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WantLanes {
+    /// Lanes of the cage (2, 4 or 8).
+    pub lanes: u32,
+    /// A breakout cable's legs: (lane from 0, device, interface), in lane
+    /// order; empty for a straight cable, whose B end is [`WantCable::b`].
+    pub legs: Vec<(u32, String, String)>,
+}
+
+impl WantLanes {
+    /// True for a straight cable between two broken-out cages.
+    pub fn straight(&self) -> bool {
+        self.legs.is_empty()
+    }
+}
+
+/// The label of a cable from a broken-out cage: `leaf01:9>2x200G` for a
+/// breakout cable (its cage is named, its legs are its terminations),
+/// `leaf01:9>leaf02:3` for a straight one.
+pub fn lanes_label(switch: &str, cage: u32, to: &str) -> String {
+    format!("{switch}:{cage}>{to}")
 }
 
 /// What the plan wants in the source of truth.
@@ -75,6 +105,9 @@ pub struct Desired {
     /// (MAC, server, interface) of the NICs the plan gives a MAC; pushed
     /// to NetBox only, where a MAC address is an object of its own.
     pub macs: Vec<(String, String, String)>,
+    /// What the source of truth cannot hold of this plan, each naming the
+    /// object and what to do (the push refuses the plan).
+    pub problems: Vec<String>,
 }
 
 /// Nautobot's interface type for a line rate.
@@ -120,21 +153,25 @@ fn network(addr: &str) -> Option<String> {
     }
 }
 
-/// What `plan` wants.
+/// What `plan` wants. A broken-out switch holds its cages as interfaces
+/// (of the cage's speed), and every cable from a cage is one cable with
+/// its lanes ([`WantLanes`]), as `planner cables` lists it.
 pub fn desired(plan: &Plan) -> Desired {
     let mut d = Desired {
         tag: owner_tag(&plan.name),
         ..Desired::default()
     };
-    let mut port_name: BTreeMap<&str, &planner::plan::PlanSwitch> = BTreeMap::new();
+    let switches = plan.physical_switches();
+    // A cage's VLAN: that of its first used lane's half.
+    let mut cage_vlan: BTreeMap<(String, u32), (Option<u16>, String)> = BTreeMap::new();
     for s in &plan.switch_list {
         d.switches.insert(s.physical.clone(), s.model.clone());
-        port_name.entry(s.physical.as_str()).or_insert(s);
+        let gbps = s.breakout.map_or(s.port_gbps, |b| b.cage_gbps);
         d.port_kind.insert(
             s.physical.clone(),
             (
-                interface_type(s.port_gbps).to_string(),
-                u64::from(s.port_gbps) * 1_000_000,
+                interface_type(gbps).to_string(),
+                u64::from(gbps) * 1_000_000,
             ),
         );
         if let Some(v) = s.vlan {
@@ -146,31 +183,114 @@ pub fn desired(plan: &Plan) -> Desired {
             if p.role == planner::plan::PortRole::Free {
                 continue;
             }
-            d.ports.push(WantPort {
-                device: s.physical.clone(),
-                name: s.port_name(p.port),
-                vlan: s.vlan,
-            });
+            let Some(b) = s.breakout else {
+                d.ports.push(WantPort {
+                    device: s.physical.clone(),
+                    name: s.port_name(p.port),
+                    vlan: s.vlan,
+                });
+                continue;
+            };
+            let cage = b.cage_lane(p.port).0;
+            match cage_vlan.get(&(s.physical.clone(), cage)) {
+                None => {
+                    cage_vlan.insert((s.physical.clone(), cage), (s.vlan, s.name.clone()));
+                    d.ports.push(WantPort {
+                        device: s.physical.clone(),
+                        name: Breakout::generic_name(s.port_name.as_deref(), None, cage),
+                        vlan: s.vlan,
+                    });
+                }
+                Some((v, half)) if *v != s.vlan => d.problems.push(format!(
+                    "switch {} cage {cage}: its lanes are in two VLAN halves ({half} and {}); the source of truth holds a cage as one interface with one VLAN, so keep a cage's lanes in one half (the inventory's `virtual` ports)",
+                    s.physical, s.name
+                )),
+                Some(_) => {}
+            }
         }
     }
-    let iface = |dev: &str, port: u32| match port_name.get(dev) {
+    let iface = |dev: &str, port: u32| match switches.get(dev) {
         Some(s) => s.port_name(port),
         None => port.to_string(),
     };
-    for c in &plan.cables {
-        let a = (c.a.clone(), iface(&c.a, c.a_port));
-        let b = if c.kind == CableKind::SubNode {
-            d.servers.insert(c.b.clone());
-            (c.b.clone(), c.b_port.clone())
-        } else {
-            let p: u32 = c.b_port.parse().unwrap_or(0);
-            (c.b.clone(), iface(&c.b, p))
+    for pc in plan.physical_cables() {
+        let Some(e) = pc.breakout else {
+            let c = &plan.cables[pc.legs[0]];
+            let a = (c.a.clone(), iface(&c.a, c.a_port));
+            let b = if c.kind == CableKind::SubNode {
+                d.servers.insert(c.b.clone());
+                (c.b.clone(), c.b_port.clone())
+            } else {
+                let p: u32 = c.b_port.parse().unwrap_or(0);
+                (c.b.clone(), iface(&c.b, p))
+            };
+            d.cables.push(WantCable {
+                label: cable_label(&c.a, c.a_port, &c.b, &c.b_port),
+                a,
+                b,
+                lanes: None,
+            });
+            continue;
         };
-        d.cables.push(WantCable {
-            label: cable_label(&c.a, c.a_port, &c.b, &c.b_port),
-            a,
-            b,
-        });
+        let s = &plan.switch_list[e.switch];
+        let cage = (
+            s.physical.clone(),
+            Breakout::generic_name(s.port_name.as_deref(), None, e.cage),
+        );
+        let raw = plan.legs(&pc, &e);
+        let legs: Vec<(u32, String, String)> = raw
+            .iter()
+            .map(|l| {
+                if l.cable.kind == CableKind::SubNode {
+                    d.servers.insert(l.peer.to_string());
+                }
+                let port = if l.peer_port.is_empty() {
+                    l.cable.a_port.to_string()
+                } else {
+                    l.peer_port.to_string()
+                };
+                (
+                    e.breakout.cage_lane(l.port).1,
+                    l.peer.to_string(),
+                    peer_port_name(&switches, l.peer, &port),
+                )
+            })
+            .collect();
+        let Some(first) = legs.first().cloned() else {
+            continue;
+        };
+        if pc.straight {
+            // The peer's cage: that of the first leg's lane.
+            let peer = switches.get(first.1.as_str());
+            let port = if raw[0].peer_port.is_empty() {
+                raw[0].cable.a_port
+            } else {
+                raw[0].peer_port.parse().unwrap_or(0)
+            };
+            let (peer_cage, name) = match peer.and_then(|p| Some((p, p.cage_lane(port)?.0))) {
+                Some((p, c)) => (c, Breakout::generic_name(p.port_name.as_deref(), None, c)),
+                None => (0, first.2.clone()),
+            };
+            d.cables.push(WantCable {
+                label: lanes_label(&s.physical, e.cage, &format!("{}:{peer_cage}", first.1)),
+                a: cage,
+                b: (first.1, name),
+                lanes: Some(WantLanes {
+                    lanes: e.breakout.lanes,
+                    legs: Vec::new(),
+                }),
+            });
+        } else {
+            d.cables.push(WantCable {
+                label: lanes_label(&s.physical, e.cage, &e.breakout.describe()),
+                a: cage,
+                b: (first.1, first.2),
+                lanes: Some(WantLanes {
+                    lanes: e.breakout.lanes,
+                    legs,
+                }),
+            });
+        }
     }
     for sn in &plan.sub_node_list {
         if let Some(mac) = &sn.mac {
@@ -192,4 +312,69 @@ pub fn desired(plan: &Plan) -> Desired {
 /// `mac_unix_expanded_uppercase` in `netbox/dcim/fields.py`).
 pub fn mac_key(mac: &str) -> String {
     mac.trim().to_ascii_uppercase().replace('-', ":")
+}
+
+#[cfg(test)]
+mod tests {
+    use planner::design::{DesignOptions, design};
+    use planner::inventory::Inventory;
+    use planner::plan::{Plan, Topology};
+
+    use super::desired;
+
+    fn breakout_plan() -> Plan {
+        let text = include_str!("../../../topologies/breakout-200g.toml");
+        let inv = Inventory::from_toml(text, "breakout-200g.toml").unwrap();
+        let opts = DesignOptions {
+            topology: Topology::FatTree,
+            ..DesignOptions::default()
+        };
+        design(&inv, &opts).unwrap().plan().clone()
+    }
+
+    #[test]
+    fn a_broken_out_cage_is_one_interface_and_one_cable_with_its_legs() {
+        let plan = breakout_plan();
+        let d = desired(&plan);
+        assert!(d.problems.is_empty(), "{:?}", d.problems);
+        // 2 leaves x 16 cages, one cable each, both lanes used.
+        assert_eq!(d.cables.len(), 32);
+        for c in &d.cables {
+            let l = c.lanes.as_ref().expect("a cable from a cage");
+            assert_eq!((l.lanes, l.legs.len()), (2, 2), "{c:?}");
+            assert_eq!(l.legs[0].0, 0);
+            assert_eq!((&l.legs[0].1, &l.legs[0].2), (&c.b.0, &c.b.1));
+            assert!(c.label.ends_with(">2x200G"), "{}", c.label);
+        }
+        let leaf_ports: Vec<&str> = (d.ports.iter())
+            .filter(|p| p.device == "leaf01")
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(leaf_ports.len(), 16, "{leaf_ports:?}");
+        assert!(leaf_ports.iter().all(|p| !p.contains('s')));
+        assert_eq!(d.port_kind["leaf01"].0, "400gbase-x-qsfpdd");
+        assert_eq!(d.port_kind["leaf01"].1, 400_000_000);
+    }
+
+    #[test]
+    fn a_cage_with_lanes_in_two_vlan_halves_is_refused_naming_it() {
+        let mut plan = breakout_plan();
+        let i = (plan.switch_list.iter())
+            .position(|s| s.name == "leaf01")
+            .unwrap();
+        let mut half = plan.switch_list[i].clone();
+        plan.switch_list[i].vlan = Some(10);
+        half.name = "leaf01-b".to_string();
+        half.vlan = Some(20);
+        // Lane 1 of leaf01's first cage moves to the other half.
+        half.ports = vec![plan.switch_list[i].ports.remove(1)];
+        plan.switch_list.push(half);
+        let d = desired(&plan);
+        assert!(
+            d.problems.iter().any(|p| p.contains("switch leaf01 cage 1")
+                && p.contains("two VLAN halves (leaf01 and leaf01-b)")),
+            "{:?}",
+            d.problems
+        );
+    }
 }

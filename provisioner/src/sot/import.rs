@@ -344,6 +344,86 @@ fn split_port(name: &str) -> Option<(String, u32)> {
     Some((format!("{head}{{p}}"), num.parse().ok()?))
 }
 
+/// The cage and lane of a lane's interface name as Linux switches and the
+/// planner write it (`swp9s1` -> (`swp9`, 1); `9s0` -> (`9`, 0)): a name
+/// ending in a number, `s`, and the lane from 0.
+fn split_lane(name: &str) -> Option<(&str, u32)> {
+    let (cage, lane) = name.rsplit_once('s')?;
+    if lane.is_empty() || !lane.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    cage.ends_with(|c: char| c.is_ascii_digit())
+        .then(|| Some((cage, lane.parse().ok()?)))?
+}
+
+/// The `breakout` of a switch whose interfaces are lanes (`swp1s0`,
+/// `swp1s1`, ...), where it is unambiguous: every cage has the lanes
+/// 0..L-1 (L of 2, 4 or 8), all of one speed, and any interface that is
+/// not a lane is one of those cages. The error says what is not so.
+fn lane_breakout(lanes: &[&Value], others: &[&Value]) -> std::result::Result<String, String> {
+    let mut per_cage: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+    let mut speeds = BTreeSet::new();
+    for l in lanes {
+        let n = text(l, "name").unwrap_or("");
+        if let Some((cage, lane)) = split_lane(n) {
+            per_cage.entry(cage).or_default().insert(lane);
+        }
+        match interface_gbps(l) {
+            Some(g) => speeds.insert(g),
+            None => {
+                return Err(format!(
+                    "lane {n} has no speed and no type with one; set its speed"
+                ));
+            }
+        };
+    }
+    let counts: BTreeSet<usize> = per_cage.values().map(BTreeSet::len).collect();
+    let [l] = counts.iter().copied().collect::<Vec<_>>()[..] else {
+        return Err(format!(
+            "its interfaces look like lanes of broken-out cages, but the cages have {counts:?} lanes; give every cage the same lanes, or set custom field topo_breakout"
+        ));
+    };
+    let l = u32::try_from(l).unwrap_or(0);
+    if let Some((cage, set)) = per_cage.iter().find(|(_, s)| **s != (0..l).collect()) {
+        return Err(format!(
+            "cage {cage} has lanes {set:?}, not 0..{}; name a cage's lanes from s0, or set custom field topo_breakout",
+            l.saturating_sub(1)
+        ));
+    }
+    if let Some(o) = others
+        .iter()
+        .filter_map(|o| text(o, "name"))
+        .find(|n| !per_cage.contains_key(n))
+    {
+        return Err(format!(
+            "interface {o} is neither a lane nor a cage of its lanes; mark it mgmt_only, or set custom field topo_breakout"
+        ));
+    }
+    let [g] = speeds.iter().copied().collect::<Vec<_>>()[..] else {
+        return Err(format!(
+            "lanes of several speeds ({speeds:?} Gbps); the inventory gives one breakout per switch"
+        ));
+    };
+    Ok(format!("{l}x{g}G"))
+}
+
+/// The cages of lanes, one interface per cage with the cage's name and
+/// speed (its lanes' speed times their count), for counting ports.
+fn lane_cages(lanes: &[&Value]) -> Vec<Value> {
+    let mut per_cage: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for l in lanes {
+        if let Some((cage, _)) = split_lane(text(l, "name").unwrap_or("")) {
+            let e = per_cage.entry(cage).or_default();
+            e.0 += 1;
+            e.1 = interface_gbps(l).unwrap_or(0);
+        }
+    }
+    per_cage
+        .into_iter()
+        .map(|(cage, (n, g))| json!({"name": cage, "speed": n * g * 1_000_000}))
+        .collect()
+}
+
 /// The inventory TOML of a snapshot. Every object the inventory cannot
 /// express is refused at once, each naming the object and its URL.
 pub fn inventory_toml(snap: &Snapshot, opts: &ImportOptions, source: &str) -> Result<String> {
@@ -703,11 +783,28 @@ fn switch(
         ));
         return;
     }
+    // Lanes of broken-out cages (`swp9s0`): read back as the cages'
+    // `breakout`, or left beside the cages when `topo_breakout` says it.
+    let (lanes, ports): (Vec<&Value>, Vec<&Value>) = ports
+        .into_iter()
+        .partition(|p| split_lane(text(p, "name").unwrap_or("")).is_some());
+    let breakout = match cf_str(d, "topo_breakout") {
+        Some(b) => Some(b.to_string()),
+        None if lanes.is_empty() => None,
+        None => match lane_breakout(&lanes, &ports) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                problems.push(format!("{}: {e}", who(d, "device")));
+                return;
+            }
+        },
+    };
     let mut pattern: Option<String> = None;
     let mut numbers = BTreeSet::new();
     let mut speeds = BTreeSet::new();
     let before = problems.len();
-    for p in &ports {
+    let cages = lane_cages(&lanes);
+    for p in ports.iter().copied().chain(cages.iter()) {
         let iname = text(p, "name").unwrap_or("");
         match split_port(iname) {
             Some((pat, n)) => {
@@ -761,6 +858,9 @@ fn switch(
     let _ = writeln!(out, "\n[[switch]]\nname = {}", toml_str(name));
     let _ = writeln!(out, "model = {}", toml_str(model));
     let _ = writeln!(out, "ports = {count}\nport_gbps = {gbps}");
+    if let Some(b) = &breakout {
+        let _ = writeln!(out, "breakout = {}", toml_str(b));
+    }
     if let Some(p) = &pattern {
         let _ = writeln!(out, "port_name = {}", toml_str(p));
     }
@@ -815,5 +915,73 @@ fn switch(
                 let _ = writeln!(out, "part = {}", toml_str(p));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{lane_breakout, split_lane};
+
+    /// Interfaces named `names`, each `gbps`.
+    fn ifaces(names: &[&str], gbps: u64) -> Vec<Value> {
+        names
+            .iter()
+            .map(|n| json!({"name": n, "speed": gbps * 1_000_000}))
+            .collect()
+    }
+
+    fn check(lanes: &[&str], others: &[&str], expect: Result<&str, &str>) {
+        let l = ifaces(lanes, 200);
+        let o = ifaces(others, 400);
+        let got = lane_breakout(&l.iter().collect::<Vec<_>>(), &o.iter().collect::<Vec<_>>());
+        match (got, expect) {
+            (Ok(b), Ok(e)) => assert_eq!(b, e),
+            (Err(m), Err(e)) => assert!(m.contains(e), "{m}"),
+            (got, expect) => panic!("{lanes:?} {others:?}: {got:?}, expected {expect:?}"),
+        }
+    }
+
+    #[test]
+    fn lane_names_split_into_cage_and_lane() {
+        assert_eq!(split_lane("swp9s1"), Some(("swp9", 1)));
+        assert_eq!(split_lane("9s0"), Some(("9", 0)));
+        for whole in ["swp9", "HundredGigE1/0/9", "Ethernet9/5", "swps1", "9s"] {
+            assert_eq!(split_lane(whole), None, "{whole}");
+        }
+    }
+
+    #[test]
+    fn lanes_read_back_as_a_breakout_only_when_unambiguous() {
+        check(&["swp1s0", "swp1s1", "swp2s0", "swp2s1"], &[], Ok("2x200G"));
+        // The cages beside their lanes.
+        check(&["1s0", "1s1"], &["1"], Ok("2x200G"));
+        check(
+            &["1s0", "1s1", "1s2", "1s3", "2s0", "2s1", "2s2", "2s3"],
+            &[],
+            Ok("4x200G"),
+        );
+        check(
+            &["1s0", "1s1", "2s0"],
+            &[],
+            Err("the cages have {1, 2} lanes"),
+        );
+        check(
+            &["1s0", "1s2"],
+            &[],
+            Err("cage 1 has lanes {0, 2}, not 0..1"),
+        );
+        check(
+            &["1s0", "1s1"],
+            &["mgmt0"],
+            Err("interface mgmt0 is neither"),
+        );
+        let mixed = [
+            json!({"name": "1s0", "speed": 200_000_000}),
+            json!({"name": "1s1", "speed": 100_000_000}),
+        ];
+        let m = lane_breakout(&mixed.iter().collect::<Vec<_>>(), &[]).unwrap_err();
+        assert!(m.contains("lanes of several speeds"), "{m}");
     }
 }

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use futures::{StreamExt as _, TryStreamExt as _};
 use planner::plan::Plan;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -21,11 +22,11 @@ use super::error::{Result, SotError};
 use super::import::{id_json, id_of};
 
 pub use super::desired::{
-    Desired, PushOptions, WantCable, WantPort, cable_label, desired, interface_type, mac_key,
-    owner_tag,
+    Desired, PushOptions, WantCable, WantLanes, WantPort, cable_label, desired, interface_type,
+    lanes_label, mac_key, owner_tag,
 };
-pub use super::state::State;
 use super::state::assigned_interface;
+pub use super::state::{CableEnds, State, cable_ends, cable_type, netbox_profile};
 
 /// One difference between the plan and the source of truth.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -114,6 +115,7 @@ fn endpoint(kind: &str) -> &'static str {
         "device" => "/api/dcim/devices/",
         "interface" => "/api/dcim/interfaces/",
         "cable" => "/api/dcim/cables/",
+        "cable-type" => "/api/dcim/cable-types/",
         "prefix" => "/api/ipam/prefixes/",
         "ip-address" => "/api/ipam/ip-addresses/",
         "mac-address" => "/api/dcim/mac-addresses/",
@@ -133,6 +135,7 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
     let mut d = Diff::default();
     let mut refused = Vec::new();
     let tag_id = st.tag.as_ref().and_then(id_of);
+    refused.extend(want.problems.iter().cloned());
     let tag = id_json(tag_id.clone());
     let mine = |v: &Value| has_tag(v, tag_id.as_deref(), &want.tag);
     let add = |d: &mut Diff, action, kind, object: String, detail: String, url, phase, body| {
@@ -375,65 +378,199 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
             }
         }
     }
+    // Nautobot's cable types of the cables from broken-out cages: shared
+    // catalogue objects like device types, used whoever made them when
+    // their connectors and lanes are right.
+    if !netbox {
+        let types: BTreeMap<String, (u32, u32, u32)> = want
+            .cables
+            .iter()
+            .filter_map(|c| c.lanes.as_ref())
+            .map(|l| {
+                let (n, a, b, lanes) = cable_type(l.lanes, l.straight());
+                (n, (a, b, lanes))
+            })
+            .collect();
+        for (name, (a, b, lanes)) in types {
+            let have = st.cable_types.get(&name);
+            let shape = |t: &Value| {
+                ["a_connectors", "b_connectors", "total_lanes"]
+                    .map(|k| t.get(k).and_then(Value::as_u64).unwrap_or(0))
+            };
+            match have {
+                Some(t) if shape(t) == [a, b, lanes].map(u64::from) => d.unchanged += 1,
+                Some(t) => add(
+                    &mut d,
+                    "conflict",
+                    "cable-type",
+                    name.clone(),
+                    format!(
+                        "has {:?} (A connectors, B connectors, lanes), the plan's cables want {:?}; rename that cable type",
+                        shape(t),
+                        [a, b, lanes]
+                    ),
+                    url(t),
+                    1,
+                    Value::Null,
+                ),
+                None => add(
+                    &mut d,
+                    "create",
+                    "cable-type",
+                    name.clone(),
+                    format!("{a} A connector(s), {b} B connector(s), {lanes} lanes"),
+                    None,
+                    1,
+                    // Untagged, like the device types: a catalogue
+                    // object other plans use too.
+                    json!({"name": name, "a_connectors": a, "b_connectors": b, "total_lanes": lanes,
+                           "description": "a cable from a broken-out cage (docs/source-of-truth.md)"}),
+                ),
+            }
+        }
+    }
     // Cables: one per planned cable; an existing cable on either end is
-    // as planned (owned, same two ends), or a conflict.
+    // as planned (owned, the same ends on the same connectors, the same
+    // lanes), or a conflict.
     let iface_id = |k: &(String, String)| st.interfaces.get(k).and_then(id_of);
+    let by_id: BTreeMap<String, &Value> = st
+        .interfaces
+        .values()
+        .filter_map(|x| Some((id_of(x)?, x)))
+        .collect();
     for c in &want.cables {
         let object = format!("{} {} - {} {}", c.a.0, c.a.1, c.b.0, c.b.1);
-        if st.devices.contains_key(&c.b.0)
-            && !want.switches.contains_key(&c.b.0)
-            && iface_id(&c.b).is_none()
+        let breakout = c.lanes.as_ref().is_some_and(|l| !l.straight());
+        // The B end's connectors: a leg per lane, else the one peer.
+        let b_ends: Vec<(u32, (String, String))> = match &c.lanes {
+            Some(l) if !l.straight() => l
+                .legs
+                .iter()
+                .map(|(lane, dev, i)| (lane + 1, (dev.clone(), i.clone())))
+                .collect(),
+            _ => vec![(1, c.b.clone())],
+        };
+        let missing: Vec<&(String, String)> = b_ends
+            .iter()
+            .map(|(_, e)| e)
+            .filter(|e| {
+                st.devices.contains_key(&e.0)
+                    && !want.switches.contains_key(&e.0)
+                    && iface_id(e).is_none()
+            })
+            .collect();
+        if !missing.is_empty() {
+            for e in missing {
+                refused.push(format!(
+                    "server {} has no interface {} ({}) for the cable from {} {}; add it (the NIC's name)",
+                    e.0,
+                    e.1,
+                    st.devices.get(&e.0).and_then(url).unwrap_or_default(),
+                    c.a.0,
+                    c.a.1
+                ));
+            }
+            continue;
+        }
+        if netbox
+            && b_ends
+                .iter()
+                .enumerate()
+                .any(|(k, (n, _))| *n as usize != k + 1)
         {
             refused.push(format!(
-                "server {} has no interface {} ({}) for the cable from {} {}; add it (the NIC's name)",
-                c.b.0,
-                c.b.1,
-                st.devices.get(&c.b.0).and_then(url).unwrap_or_default(),
-                c.a.0,
-                c.a.1
+                "cable {} ({object}): NetBox numbers a profiled cable's B connectors by their place in b_terminations, so a cage whose lane {} is unused cannot be written; use its lanes from the first, or the CSV path",
+                c.label,
+                b_ends.iter().enumerate().find(|(k, (n, _))| *n as usize != k + 1).map_or(0, |(k, _)| k)
             ));
             continue;
         }
-        let (ia, ib) = (iface_id(&c.a), iface_id(&c.b));
+        let ia = iface_id(&c.a);
+        let ibs: Vec<(u32, Option<String>)> =
+            b_ends.iter().map(|(n, e)| (*n, iface_id(e))).collect();
+        let lanes = c.lanes.as_ref().map_or(1, |l| l.lanes);
         let on = |i: &Option<String>| {
             i.as_ref()
-                .and_then(|id| {
-                    st.interfaces
-                        .values()
-                        .find(|x| id_of(x).as_ref() == Some(id))
-                })
+                .and_then(|id| by_id.get(id))
                 .and_then(|x| x.get("cable"))
                 .and_then(id_of)
         };
-        let (ca, cb) = (on(&ia), on(&ib));
-        if ca.is_none() && cb.is_none() {
+        let on_ends: Vec<Option<String>> = std::iter::once(on(&ia))
+            .chain(ibs.iter().map(|(_, i)| on(i)))
+            .collect();
+        let body = || {
+            if netbox {
+                // NetBox 4.x: lists of terminations per end
+                // (`netbox/dcim/api/serializers_/cables.py`), in connector
+                // order, with the profile of a cable from a cage.
+                let t = |i: &Option<String>| json!({"object_type": "dcim.interface", "object_id": id_json(i.clone())});
+                let mut b = json!({"a_terminations": [t(&ia)],
+                       "b_terminations": ibs.iter().map(|(_, i)| t(i)).collect::<Vec<_>>(),
+                       "status": status(flavor, "Planned"), "label": c.label, "tags": [tag]});
+                if let Some(l) = &c.lanes {
+                    b["profile"] = json!(netbox_profile(l.lanes, l.straight()));
+                }
+                b
+            } else if let Some(l) = &c.lanes {
+                // Nautobot 3.2: `terminations` keyed by end and connector
+                // (`a1`, `b2`) and the cable type that numbers them
+                // (its "Breakout Cables" guide, REST API).
+                let mut t = serde_json::Map::new();
+                t.insert(
+                    "a1".to_string(),
+                    json!({"object_type": "dcim.interface", "id": ia}),
+                );
+                for (n, i) in &ibs {
+                    t.insert(
+                        format!("b{n}"),
+                        json!({"object_type": "dcim.interface", "id": i}),
+                    );
+                }
+                json!({"cable_type": {"name": cable_type(l.lanes, l.straight()).0},
+                       "terminations": t, "status": {"name": "Planned"}, "label": c.label, "tags": [tag]})
+            } else {
+                json!({"termination_a_type": "dcim.interface", "termination_a_id": ia,
+                       "termination_b_type": "dcim.interface", "termination_b_id": ibs[0].1,
+                       "status": {"name": "Planned"}, "label": c.label, "tags": [tag]})
+            }
+        };
+        if on_ends.iter().all(Option::is_none) {
+            let what = match &c.lanes {
+                Some(l) if !l.straight() => format!(", {} legs", ibs.len()),
+                Some(l) => format!(", {} lanes", l.lanes),
+                None => String::new(),
+            };
             add(
                 &mut d,
                 "create",
                 "cable",
                 object,
-                format!("label {}, status Planned", c.label),
+                format!("label {}, status Planned{what}", c.label),
                 None,
                 3,
-                if netbox {
-                    // NetBox 4.x: lists of terminations per end
-                    // (`netbox/dcim/api/serializers_/cables.py`).
-                    json!({"a_terminations": [{"object_type": "dcim.interface", "object_id": id_json(ia)}],
-                           "b_terminations": [{"object_type": "dcim.interface", "object_id": id_json(ib)}],
-                           "status": status(flavor, "Planned"), "label": c.label, "tags": [tag]})
-                } else {
-                    json!({"termination_a_type": "dcim.interface", "termination_a_id": ia,
-                           "termination_b_type": "dcim.interface", "termination_b_id": ib,
-                           "status": {"name": "Planned"}, "label": c.label, "tags": [tag]})
-                },
+                body(),
             );
             continue;
         }
-        let same = ca.is_some() && ca == cb;
-        let cable = ca.as_ref().or(cb.as_ref()).and_then(|id| st.cables.get(id));
+        let one = on_ends[0]
+            .clone()
+            .filter(|x| on_ends.iter().all(|o| o.as_ref() == Some(x)));
+        let cable = on_ends
+            .iter()
+            .flatten()
+            .next()
+            .and_then(|id| st.cables.get(id));
+        let ends = cable.map(cable_ends).unwrap_or_default();
+        let want_a = vec![(1, ia.clone())];
+        let joined = one.is_some()
+            && ((ends.a == want_a && ends.b == ibs)
+                || (c.lanes.is_none() && ends.b == want_a && ends.a == ibs));
+        let same = joined && ends.lanes.max(1) == lanes;
+        let labelled =
+            cable.and_then(|cv| cv.get("label")).and_then(Value::as_str) == Some(c.label.as_str());
         match cable {
             Some(cv) if same && mine(cv) => {
-                if cv.get("label").and_then(Value::as_str) == Some(c.label.as_str()) {
+                if labelled {
                     d.unchanged += 1;
                 } else {
                     add(
@@ -452,22 +589,16 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
             // terminations path), so a cable the push just made joins the
             // planned ports with the plan's label and no tag: claimed by a
             // PATCH, which keeps them, in a later phase.
-            Some(cv)
-                if same
-                    && cv.get("label").and_then(Value::as_str) == Some(c.label.as_str())
-                    && tag_ids(cv).is_empty() =>
-            {
-                add(
-                    &mut d,
-                    "update",
-                    "cable",
-                    object,
-                    format!("tag {}", want.tag),
-                    url(cv),
-                    4,
-                    json!({"id": id_json(id_of(cv)), "tags": [tag]}),
-                )
-            }
+            Some(cv) if same && labelled && tag_ids(cv).is_empty() => add(
+                &mut d,
+                "update",
+                "cable",
+                object,
+                format!("tag {}", want.tag),
+                url(cv),
+                4,
+                json!({"id": id_json(id_of(cv)), "tags": [tag]}),
+            ),
             other => add(
                 &mut d,
                 "conflict",
@@ -478,6 +609,14 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
                         "a cable not tagged {} already joins these ports; tag it to hand it to the plan",
                         want.tag
                     )
+                } else if joined {
+                    format!(
+                        "the cable joining these ports carries {} lane(s), the plan's {lanes}; set its {} or remove it",
+                        ends.lanes,
+                        if netbox { "profile" } else { "cable type" }
+                    )
+                } else if one.is_some() && breakout {
+                    "a cable joins these ports on other connectors (legs swapped?); fix its terminations or remove it".to_string()
                 } else {
                     "a port already has a cable to somewhere else; remove it or fix the plan"
                         .to_string()
@@ -689,7 +828,7 @@ pub async fn push(
     progress: &mut dyn FnMut(&str),
 ) -> Result<PushReport> {
     let want = desired(plan);
-    let st = State::read(client, &want).await?;
+    let mut st = State::read(client, &want, opts.location.as_deref()).await?;
     let first = diff(&want, &st, opts, client.flavor())?;
     let mut report = PushReport {
         plan: plan.name.clone(),
@@ -717,6 +856,11 @@ pub async fn push(
             .filter(|c| c.phase == phase)
             .collect();
         let mut by_kind: BTreeMap<(&str, &str), Vec<Value>> = BTreeMap::new();
+        // Each update's object name, for a concurrent edit's message.
+        let names: BTreeMap<(&str, String), &str> = now
+            .iter()
+            .filter_map(|c| Some(((c.kind, id_of(&c.body)?), c.object.as_str())))
+            .collect();
         for c in &now {
             let mut body = c.body.clone();
             if let Some(o) = body.as_object_mut() {
@@ -736,16 +880,53 @@ pub async fn push(
                 opts.batch.max(1)
             };
             let per = cap.min(bodies.len().div_ceil(client.concurrency())).max(1);
-            if action == "create" {
+            if action == "create" && bodies.iter().any(|b| b.get("terminations").is_some()) {
+                // Nautobot 3.2.7 reads a cable's `terminations` (`a1`, `b2`)
+                // from the request's own `initial_data` in
+                // `CableSerializer.validate` (`nautobot/dcim/api/
+                // serializers.py`), which a list POST does not give each
+                // object: a bulk create drops them without a word. So
+                // cables with lanes are created one request each.
+                let n = bodies.len();
+                let what = &what;
+                futures::stream::iter(
+                    bodies
+                        .iter()
+                        .map(|b| client.call(reqwest::Method::POST, endpoint(kind), Some(b), what)),
+                )
+                .buffered(client.concurrency().max(1))
+                .try_collect::<Vec<Value>>()
+                .await?;
+                report.created += n;
+                report.requests += n;
+                continue;
+            } else if action == "create" {
                 client.create(endpoint(kind), &bodies, per, &what).await?;
                 report.created += bodies.len();
+            } else if client.flavor() == Flavor::Netbox {
+                // NetBox 4.6+: one PATCH per object with If-Match, the
+                // concurrent edit refused (`Client::update_if_match`).
+                let items: Vec<(Value, Option<String>, String)> = bodies
+                    .into_iter()
+                    .map(|b| {
+                        let id = id_of(&b).unwrap_or_default();
+                        let seen = st.last_updated(kind, &id);
+                        let name = names.get(&(kind, id)).map_or(kind, |n| n).to_string();
+                        (b, seen, format!("{kind} {name}"))
+                    })
+                    .collect();
+                report.updated += client
+                    .update_if_match(endpoint(kind), &items, &what)
+                    .await?;
+                report.requests += 2 * items.len();
+                continue;
             } else {
                 client.update(endpoint(kind), &bodies, per, &what).await?;
                 report.updated += bodies.len();
             }
             report.requests += bodies.len().div_ceil(per);
         }
-        let st = State::read(client, &want).await?;
+        st = State::read(client, &want, opts.location.as_deref()).await?;
         let next = diff(&want, &st, opts, client.flavor())?;
         if !next.conflicts.is_empty() {
             return Err(SotError::Refused {

@@ -31,18 +31,177 @@ pub struct State {
     pub assigned: BTreeMap<String, BTreeSet<String>>,
     /// NetBox's MAC address objects by address ([`mac_key`]).
     pub macs: BTreeMap<String, Vec<Value>>,
+    /// Nautobot's cable types named like the plan's ([`cable_type`]), by
+    /// name.
+    pub cable_types: BTreeMap<String, Value>,
+}
+
+/// A cable's ends as both systems hold them: per end, each connector
+/// (1-based) with its interface's id (`None` for another kind of
+/// termination), and the lanes the cable carries (1 for a plain cable).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CableEnds {
+    /// The A end's connectors.
+    pub a: Vec<(u32, Option<String>)>,
+    /// The B end's connectors.
+    pub b: Vec<(u32, Option<String>)>,
+    /// Lanes: from NetBox's `profile`, Nautobot's `cable_type`.
+    pub lanes: u32,
+    /// A breakout cable (more connectors on B than on A: NetBox's
+    /// `breakout-*` profiles, a Nautobot cable type with more B
+    /// connectors), even with a leg left off.
+    pub breakout: bool,
+}
+
+/// The ends of a cable read from either system:
+/// - NetBox 4.5+ (`netbox/dcim/api/serializers_/cables.py`, v4.6.8):
+///   `a_terminations`/`b_terminations`, lists in connector order (a
+///   profiled cable numbers its connectors by their place in the list,
+///   `Cable.update_terminations` in `netbox/dcim/models/cables.py`), and
+///   `profile` ([`profile_lanes`]);
+/// - Nautobot 3.2 (GraphQL, `nautobot/dcim/models/cables.py`):
+///   `terminations` with `cable_end` and `connector`, and `cable_type`'s
+///   `total_lanes`;
+/// - the legacy `termination_a_type`/`_id` of one connector per end.
+pub fn cable_ends(c: &Value) -> CableEnds {
+    let iface = |ty: Option<&str>, id: Option<String>| {
+        if ty.is_none_or(|t| t == "dcim.interface") {
+            id
+        } else {
+            None
+        }
+    };
+    let mut e = CableEnds {
+        lanes: 1,
+        ..CableEnds::default()
+    };
+    if let Some(ts) = c.get("terminations").and_then(Value::as_array) {
+        for t in ts {
+            let connector = t.get("connector").and_then(Value::as_u64).unwrap_or(1);
+            let id = t.get("interface").and_then(id_of);
+            let end = (u32::try_from(connector).unwrap_or(u32::MAX), id);
+            match t.get("cable_end").and_then(Value::as_str) {
+                Some(x) if x.eq_ignore_ascii_case("a") => e.a.push(end),
+                Some(x) if x.eq_ignore_ascii_case("b") => e.b.push(end),
+                _ => {}
+            }
+        }
+        e.a.sort();
+        e.b.sort();
+        let ty = c.get("cable_type");
+        let n = |k: &str| ty.and_then(|t| t.get(k)).and_then(Value::as_u64);
+        if let Some(n) = n("total_lanes") {
+            e.lanes = u32::try_from(n).unwrap_or(1);
+        }
+        e.breakout = n("b_connectors") > n("a_connectors");
+    } else if c.get("termination_a_id").is_some() {
+        for (side, out) in [("a", &mut e.a), ("b", &mut e.b)] {
+            let ty = c
+                .get(format!("termination_{side}_type"))
+                .and_then(Value::as_str);
+            let id = c.get(format!("termination_{side}_id")).and_then(id_of);
+            if id.is_some() {
+                out.push((1, iface(ty, id)));
+            }
+        }
+    } else {
+        for (side, out) in [("a_terminations", &mut e.a), ("b_terminations", &mut e.b)] {
+            for (k, t) in c
+                .get(side)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let ty = t.get("object_type").and_then(Value::as_str);
+                let id = t.get("object_id").and_then(id_of);
+                out.push((u32::try_from(k + 1).unwrap_or(u32::MAX), iface(ty, id)));
+            }
+        }
+        let profile = c
+            .get("profile")
+            .map(|p| p.get("value").unwrap_or(p))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        e.lanes = profile_lanes(profile).unwrap_or(1);
+        e.breakout = profile.starts_with("breakout-");
+    }
+    e
+}
+
+/// NetBox's cable profile for a cable from a broken-out cage of `lanes`
+/// lanes (`CableProfileChoices` in `netbox/dcim/choices.py`, v4.6.8, new
+/// in 4.5): a breakout cable is `breakout-1c<L>p-<L>c1p` (one connector of
+/// L positions on A, L connectors of one position on B, lane i to B
+/// connector i+1: `Breakout1C2Px2C1PCableProfile` and its kin in
+/// `netbox/dcim/cable_profiles.py`), a straight one `single-1c<L>p`.
+pub fn netbox_profile(lanes: u32, straight: bool) -> String {
+    if straight {
+        format!("single-1c{lanes}p")
+    } else {
+        format!("breakout-1c{lanes}p-{lanes}c1p")
+    }
+}
+
+/// The lanes of a NetBox cable profile: those [`netbox_profile`] writes
+/// and the other `single-1c<N>p` and `breakout-1c<N>p-<N>c1p` (not the
+/// trunks or the shuffle, which no plan makes).
+pub fn profile_lanes(profile: &str) -> Option<u32> {
+    if let Some(n) = profile
+        .strip_prefix("single-1c")
+        .and_then(|r| r.strip_suffix('p'))
+    {
+        return n.parse().ok();
+    }
+    let (a, b) = profile.strip_prefix("breakout-1c")?.split_once("p-")?;
+    (b.strip_suffix("c1p")? == a).then(|| a.parse().ok())?
+}
+
+/// The Nautobot cable type of a cable from a broken-out cage, as
+/// (name, A connectors, B connectors, lanes): a breakout cable `1x<L>
+/// breakout` (one trunk connector, L legs: Nautobot 3.2's `CableType`,
+/// which wants the trunk on A, `nautobot/dcim/models/cables.py`), a
+/// straight one `<L>-lane straight` (one connector each end, L lanes).
+pub fn cable_type(lanes: u32, straight: bool) -> (String, u32, u32, u32) {
+    if straight {
+        (format!("{lanes}-lane straight"), 1, 1, lanes)
+    } else {
+        (format!("1x{lanes} breakout"), 1, lanes, lanes)
+    }
 }
 
 /// The GraphQL fields of an object's tags.
 const TAGS: &str = "tags { id name }";
 
 impl State {
+    /// The `last_updated` of an object of a push's `kind` as read, by id
+    /// (ids are unique per kind only, on NetBox).
+    pub fn last_updated(&self, kind: &str, id: &str) -> Option<String> {
+        fn of<'a>(mut m: impl Iterator<Item = &'a Value>, id: &str) -> Option<String> {
+            m.find(|v| id_of(v).as_deref() == Some(id))
+                .and_then(|v| v.get("last_updated"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }
+        match kind {
+            "interface" => of(self.interfaces.values(), id),
+            "cable" => of(self.cables.values(), id),
+            "vlan" => of(self.vlans.values(), id),
+            "ip-address" => of(self.addresses.values(), id),
+            "mac-address" => of(self.macs.values().flatten(), id),
+            _ => None,
+        }
+    }
+
     /// Reads the objects the desired state names: from Nautobot in one
-    /// GraphQL query, from NetBox through its REST lists.
-    pub async fn read(client: &Client, want: &Desired) -> Result<State> {
+    /// GraphQL query, from NetBox through its REST lists. With a
+    /// `location` (Nautobot's location name, NetBox's site slug) only the
+    /// devices standing there are read: device names are unique per
+    /// location on both, so two fabrics may reuse server names.
+    pub async fn read(client: &Client, want: &Desired, location: Option<&str>) -> Result<State> {
         match client.flavor() {
-            Flavor::Nautobot => State::read_graphql(client, want).await,
-            Flavor::Netbox => State::read_rest(client, want).await,
+            Flavor::Nautobot => State::read_graphql(client, want, location).await,
+            Flavor::Netbox => State::read_rest(client, want, location).await,
         }
     }
 
@@ -51,7 +210,11 @@ impl State {
     /// interfaces each address is assigned to), reshaped into the REST
     /// objects [`diff`] reads. A list the plan does not need is left out
     /// of the query (an empty filter would match every object).
-    async fn read_graphql(client: &Client, want: &Desired) -> Result<State> {
+    async fn read_graphql(
+        client: &Client,
+        want: &Desired,
+        location: Option<&str>,
+    ) -> Result<State> {
         let names: BTreeSet<&String> = want.switches.keys().chain(&want.servers).collect();
         let addresses: Vec<&String> = want.addresses.iter().map(|a| &a.0).collect();
         let vlans: Vec<&String> = want.vlans.values().collect();
@@ -59,6 +222,12 @@ impl State {
         let mut params = vec!["$tag: [String]".to_string()];
         let mut fields = vec!["tags(name: $tag) { id name }".to_string()];
         vars.insert("tag".to_string(), json!([want.tag]));
+        let mut device_filter = "devices(name".to_string();
+        if let Some(l) = location {
+            params.push("$location: [String]".to_string());
+            vars.insert("location".to_string(), json!([l]));
+            device_filter = "devices(location: $location, name".to_string();
+        }
         let mut wanted = |var: &str, filter: &str, values: Value, body: String| {
             if values.as_array().is_some_and(|a| !a.is_empty()) {
                 params.push(format!("${var}: [String]"));
@@ -68,12 +237,25 @@ impl State {
         };
         wanted(
             "devices",
-            "devices(name",
+            &device_filter,
             json!(names),
             format!(
                 "id name interfaces {{ id name mode untagged_vlan {{ id }} tagged_vlans {{ id }} \
-                 {TAGS} cable {{ id label {TAGS} }} }}"
+                 {TAGS} cable {{ id label {TAGS} terminations {{ cable_end connector interface {{ id }} }} \
+                 cable_type {{ name a_connectors b_connectors total_lanes }} }} }}"
             ),
+        );
+        let types: BTreeSet<String> = want
+            .cables
+            .iter()
+            .filter_map(|c| c.lanes.as_ref())
+            .map(|l| cable_type(l.lanes, l.straight()).0)
+            .collect();
+        wanted(
+            "cable_types",
+            "cable_types(name",
+            json!(types),
+            format!("id name a_connectors b_connectors total_lanes {TAGS}"),
         );
         wanted(
             "vlans",
@@ -146,6 +328,12 @@ impl State {
                     .insert(n.to_string(), with_url(v, "/api/ipam/vlans/"));
             }
         }
+        for t in list_of(&data, "cable_types") {
+            if let Some(n) = t.get("name").and_then(Value::as_str) {
+                st.cable_types
+                    .insert(n.to_string(), with_url(t, "/api/dcim/cable-types/"));
+            }
+        }
         for p in list_of(&data, "prefixes") {
             if let Some(n) = p.get("prefix").and_then(Value::as_str) {
                 st.prefixes
@@ -179,7 +367,10 @@ impl State {
     /// addresses by `mac_address`). An address's interface is its
     /// `assigned_object` (NetBox has no assignment object); MAC addresses
     /// are objects of their own since NetBox 4.2.
-    async fn read_rest(client: &Client, want: &Desired) -> Result<State> {
+    async fn read_rest(client: &Client, want: &Desired, location: Option<&str>) -> Result<State> {
+        let site = location
+            .map(|l| format!("&site={}", query_value(l)))
+            .unwrap_or_default();
         let mut st = State::default();
         let tags = client
             .list(
@@ -193,7 +384,11 @@ impl State {
         let mut id_name = BTreeMap::new();
         for q in query_chunks(names.iter().copied(), "name", 50) {
             for d in client
-                .list("/api/dcim/devices/", &q, "reading the devices")
+                .list(
+                    "/api/dcim/devices/",
+                    &format!("{q}{site}"),
+                    "reading the devices",
+                )
                 .await?
             {
                 if let (Some(n), Some(id)) = (d.get("name").and_then(Value::as_str), id_of(&d)) {
@@ -212,7 +407,11 @@ impl State {
         let mut cable_ids = BTreeSet::new();
         for q in query_chunks(present.into_iter(), "device", 20) {
             for i in client
-                .list("/api/dcim/interfaces/", &q, "reading the interfaces")
+                .list(
+                    "/api/dcim/interfaces/",
+                    &format!("{q}{site}"),
+                    "reading the interfaces",
+                )
                 .await?
             {
                 let dev = i
@@ -295,4 +494,68 @@ pub(super) fn assigned_interface(v: &Value) -> Option<String> {
     (v.get("assigned_object_type").and_then(Value::as_str) == Some("dcim.interface"))
         .then(|| v.get("assigned_object_id").and_then(id_of))
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{cable_ends, cable_type, netbox_profile, profile_lanes};
+
+    #[test]
+    fn profiles_and_cable_types_name_their_lanes() {
+        for (lanes, straight, profile) in [
+            (2, false, "breakout-1c2p-2c1p"),
+            (4, false, "breakout-1c4p-4c1p"),
+            (8, false, "breakout-1c8p-8c1p"),
+            (2, true, "single-1c2p"),
+            (8, true, "single-1c8p"),
+        ] {
+            assert_eq!(netbox_profile(lanes, straight), profile);
+            assert_eq!(profile_lanes(profile), Some(lanes));
+        }
+        for other in [
+            "",
+            "trunk-2c4p",
+            "breakout-2c4p-8c1p-shuffle",
+            "breakout-1c2p-4c1p",
+        ] {
+            assert_eq!(profile_lanes(other), None, "{other}");
+        }
+        assert_eq!(cable_type(4, false), ("1x4 breakout".to_string(), 1, 4, 4));
+        assert_eq!(
+            cable_type(2, true),
+            ("2-lane straight".to_string(), 1, 1, 2)
+        );
+    }
+
+    #[test]
+    fn both_systems_cable_ends_read_alike() {
+        // NetBox: connectors by place in the lists, lanes from the profile.
+        let nb = cable_ends(&json!({
+            "profile": {"value": "breakout-1c2p-2c1p", "label": "1C2P:2C1P breakout"},
+            "a_terminations": [{"object_type": "dcim.interface", "object_id": 7}],
+            "b_terminations": [{"object_type": "dcim.interface", "object_id": 8},
+                               {"object_type": "dcim.frontport", "object_id": 9}]}));
+        // Nautobot: terminations with their end and connector, the type's
+        // lanes; a leg left off is no termination.
+        let nau = cable_ends(&json!({
+            "cable_type": {"name": "1x2 breakout", "a_connectors": 1, "b_connectors": 2, "total_lanes": 2},
+            "terminations": [
+                {"cable_end": "B", "connector": 2, "interface": null},
+                {"cable_end": "A", "connector": 1, "interface": {"id": "7"}},
+                {"cable_end": "B", "connector": 1, "interface": {"id": "8"}}]}));
+        for e in [&nb, &nau] {
+            assert_eq!(e.a, vec![(1, Some("7".to_string()))]);
+            assert_eq!(e.b, vec![(1, Some("8".to_string())), (2, None)]);
+            assert_eq!((e.lanes, e.breakout), (2, true));
+        }
+        let plain = cable_ends(
+            &json!({"termination_a_type": "dcim.interface", "termination_a_id": "1",
+                                       "termination_b_type": "circuits.circuittermination",
+                                       "termination_b_id": "2"}),
+        );
+        assert_eq!(plain.b, vec![(1, None)]);
+        assert_eq!((plain.lanes, plain.breakout), (1, false));
+    }
 }

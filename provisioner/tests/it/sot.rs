@@ -22,6 +22,9 @@ use serde_json::{Value, json};
 use crate::skip;
 
 const LOCATION: &str = "sot-test-eflops";
+/// The breakout round trip's location: apart from the EFLOPS one, so the
+/// two tests (run at once by libtest) leave each other's objects alone.
+const BREAKOUT_LOCATION: &str = "sot-test-breakout";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -104,6 +107,10 @@ fn nautobot_python() -> Option<(String, String)> {
 }
 
 fn load(url: &str, token: &Path, args: &[&str]) {
+    load_at(url, token, LOCATION, args)
+}
+
+fn load_at(url: &str, token: &Path, location: &str, args: &[&str]) {
     let script = root().join("examples/sot/load_nautobot.py");
     let mut cmd = match nautobot_python() {
         Some((python, config)) => {
@@ -122,7 +129,7 @@ fn load(url: &str, token: &Path, args: &[&str]) {
         }
     };
     let out = cmd
-        .args(["--location", LOCATION])
+        .args(["--location", location])
         .args(args)
         .output()
         .unwrap();
@@ -182,6 +189,110 @@ pub(crate) fn push_again_changes_nothing(
     assert!(dry.diff.changes.is_empty());
 }
 
+/// The import's options at a Nautobot location, as the example loader
+/// writes the roles.
+fn import_options(location: &str, name: &str) -> ImportOptions {
+    ImportOptions {
+        location: Some(location.to_string()),
+        server_role: "gpu-server".to_string(),
+        switch_role: "fabric-switch".to_string(),
+        name: Some(name.to_string()),
+    }
+}
+
+/// Imports the inventory at `location`: its TOML, and that TOML read by
+/// the planner.
+fn import(
+    rt: &tokio::runtime::Runtime,
+    c: &Client,
+    location: &str,
+    name: &str,
+) -> (String, planner::inventory::Inventory) {
+    let opts = import_options(location, name);
+    let snap = rt
+        .block_on(provisioner::sot::import::fetch(c, &opts))
+        .unwrap();
+    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "nautobot").unwrap();
+    let inv = planner::inventory::Inventory::from_toml(&toml, "imported.toml").unwrap();
+    (toml, inv)
+}
+
+/// Push options at `location` as the tests push (switches of role
+/// `fabric-switch`, batches of 100).
+pub(crate) fn push_options(location: &str) -> PushOptions {
+    PushOptions {
+        location: Some(location.to_string()),
+        switch_role: "fabric-switch".to_string(),
+        dry_run: false,
+        batch: 100,
+    }
+}
+
+/// Pushes `plan`, which must meet no conflict.
+pub(crate) fn push_clean(
+    rt: &tokio::runtime::Runtime,
+    c: &Client,
+    plan: &planner::plan::Plan,
+    popts: &PushOptions,
+    progress: &mut dyn FnMut(&str),
+) -> provisioner::sot::push::PushReport {
+    let first = rt
+        .block_on(provisioner::sot::push::push(c, plan, popts, progress))
+        .unwrap();
+    assert!(
+        first.diff.conflicts.is_empty(),
+        "{:?}",
+        first.diff.conflicts
+    );
+    first
+}
+
+/// The connected cables at `location`, read as observed cabling; every
+/// cable must be between interfaces of the devices read.
+pub(crate) fn built_cabling(
+    rt: &tokio::runtime::Runtime,
+    c: &Client,
+    location: &str,
+    source: &str,
+) -> Vec<cabling::Observed> {
+    let snap = rt
+        .block_on(provisioner::sot::cabling::fetch(
+            c,
+            &CablingOptions {
+                status: Some("connected".to_string()),
+                location: Some(location.to_string()),
+            },
+        ))
+        .unwrap();
+    let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, source);
+    assert_eq!(skipped, 0);
+    observed
+}
+
+/// Designs both inventories as fat-trees: the same cables and breakouts
+/// (the imported one names its ports otherwise: `{p}` for none); the
+/// imported inventory's plan.
+pub(crate) fn same_breakout_design(
+    imported: &planner::inventory::Inventory,
+    original: &planner::inventory::Inventory,
+) -> planner::plan::Plan {
+    let topo = DesignOptions {
+        topology: planner::plan::Topology::FatTree,
+        ..DesignOptions::default()
+    };
+    let ours = planner::design::design(imported, &topo).unwrap();
+    let theirs = planner::design::design(original, &topo).unwrap();
+    let (ours, theirs) = (ours.plan(), theirs.plan());
+    assert_eq!(ours.cables, theirs.cables);
+    let breakouts = |p: &planner::plan::Plan| -> Vec<_> {
+        (p.switch_list.iter())
+            .map(|s| (s.name.clone(), s.breakout))
+            .collect()
+    };
+    assert_eq!(breakouts(ours), breakouts(theirs));
+    ours.clone()
+}
+
 /// Findings without their sources, for comparing two inputs.
 /// The findings as (kind, object, message), sorted. A crossed pair is
 /// named in the order its two cables were read, which differs between a
@@ -215,6 +326,7 @@ pub(crate) fn same_findings_as_csv(
     observed: &[cabling::Observed],
     built: &BTreeSet<(String, String, String, String)>,
     base: &str,
+    planted: &[&str],
 ) {
     assert_eq!(observed.len(), built.len());
     let from_sot = validate::validate_cabling(plan, observed, &["sot".to_string()]);
@@ -230,7 +342,7 @@ pub(crate) fn same_findings_as_csv(
     assert!(!from_sot.ok);
     assert_eq!(kinds(&from_sot), kinds(&from_csv));
     let found: BTreeSet<&str> = from_sot.findings.iter().map(|f| f.kind).collect();
-    for k in ["crossed", "missing", "extra", "wrong-vlan-half"] {
+    for &k in planted {
         assert!(found.contains(k), "no {k} finding: {:?}", from_sot.findings);
     }
     for f in from_sot
@@ -284,17 +396,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
     clock.mark("load (example loader, --wipe)");
 
     // Import: the inventory read back designs the same fabric as the TOML.
-    let opts = ImportOptions {
-        location: Some(LOCATION.to_string()),
-        server_role: "gpu-server".to_string(),
-        switch_role: "fabric-switch".to_string(),
-        name: Some("eflops-4x16".to_string()),
-    };
-    let snap = rt
-        .block_on(provisioner::sot::import::fetch(&c, &opts))
-        .unwrap();
-    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "nautobot").unwrap();
-    let imported = planner::inventory::Inventory::from_toml(&toml, "imported.toml").unwrap();
+    let (_, imported) = import(&rt, &c, LOCATION, "eflops-4x16");
     let original_text =
         std::fs::read_to_string(root().join("topologies/eflops-4x16.toml")).unwrap();
     let original =
@@ -310,28 +412,16 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
     assert_eq!(ours.sub_node_list, theirs.sub_node_list);
 
     // Push, then push again: nothing left to do.
-    let popts = PushOptions {
-        location: Some(LOCATION.to_string()),
-        switch_role: "fabric-switch".to_string(),
-        dry_run: false,
-        batch: 100,
-    };
+    let popts = push_options(LOCATION);
     clock.mark("import and design");
     let started = std::time::Instant::now();
-    let first = rt
-        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |l| {
-            eprintln!(
-                "sot::round_trip:   push at {:.1} s: {l}",
-                started.elapsed().as_secs_f64()
-            )
-        }))
-        .unwrap();
+    let first = push_clean(&rt, &c, ours, &popts, &mut |l| {
+        eprintln!(
+            "sot::round_trip:   push at {:.1} s: {l}",
+            started.elapsed().as_secs_f64()
+        )
+    });
     clock.mark("first push");
-    assert!(
-        first.diff.conflicts.is_empty(),
-        "{:?}",
-        first.diff.conflicts
-    );
     assert!(
         first.created >= 2 + 128,
         "2 VLANs and 128 cables (the tag may be left from an earlier run: --wipe keeps it): {first:?}"
@@ -436,18 +526,14 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
 
     // The findings from Nautobot are those of the CSV (less its speed
     // column: a Nautobot cable has no line rate), each with a cable URL.
-    let snap = rt
-        .block_on(provisioner::sot::cabling::fetch(
-            &c,
-            &CablingOptions {
-                status: Some("connected".to_string()),
-                location: Some(LOCATION.to_string()),
-            },
-        ))
-        .unwrap();
-    let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "nautobot");
-    assert_eq!(skipped, 0);
-    same_findings_as_csv(ours, &observed, &built, &url);
+    let observed = built_cabling(&rt, &c, LOCATION, "nautobot");
+    same_findings_as_csv(
+        ours,
+        &observed,
+        &built,
+        &url,
+        &["crossed", "missing", "extra", "wrong-vlan-half"],
+    );
     clock.mark("cabling read and compared");
 
     // Pushing now meets cables the plan does not own (the planted ones) on
@@ -476,6 +562,7 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
             "test",
         ))
         .unwrap();
+    let opts = import_options(LOCATION, "eflops-4x16");
     let snap = rt
         .block_on(provisioner::sot::import::fetch(&c, &opts))
         .unwrap();
@@ -492,6 +579,237 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
         other => panic!("expected a refusal, got {other:?}"),
     }
     clock.mark("blocked push and refused import");
+}
+
+/// The (switch, port name, peer, peer port name) rows of a plan's links,
+/// lanes named as the planner names them (`9s0`): what a crew's CSV of
+/// the plan says, written from the plan, not from the client.
+pub(crate) fn plan_rows(plan: &planner::plan::Plan) -> BTreeSet<(String, String, String, String)> {
+    let sw = plan.physical_switches();
+    let name = |dev: &str, port: &str| match (sw.get(dev), port.parse::<u32>()) {
+        (Some(s), Ok(p)) => s.port_name(p),
+        _ => port.to_string(),
+    };
+    plan.cables
+        .iter()
+        .map(|c| {
+            (
+                c.a.clone(),
+                name(&c.a, &c.a_port.to_string()),
+                c.b.clone(),
+                name(&c.b, &c.b_port),
+            )
+        })
+        .collect()
+}
+
+/// Breakouts (issue #35 item 4) against the real Nautobot: the
+/// breakout-200g inventory (two leaves of 16 x 400G cages broken out
+/// 2x200G) loaded, imported back with its `breakout`, designed, pushed as
+/// one breakout cable per cage (a Nautobot 3.2 cable type of one trunk
+/// connector and two legs), pushed again with no change; then a cage's two
+/// legs are swapped and another cage loses a leg, and `sot cabling` gives
+/// the CSV path's findings, each lane's with its cable's URL and connector.
+#[test]
+fn breakout_round_trip_cable_per_cage_lane_faults_issue_35() {
+    let test = "sot::breakout_round_trip";
+    let Some((url, token)) = nautobot(test) else {
+        return;
+    };
+    let rt = rt();
+    let c = client(&url, &token);
+    let inventory = root().join("topologies/breakout-200g.toml");
+    let mut clock = Stages::new();
+    load_at(
+        &url,
+        &token,
+        BREAKOUT_LOCATION,
+        &["--wipe", inventory.to_str().unwrap()],
+    );
+    clock.mark("breakout: load");
+    let (toml, imported) = import(&rt, &c, BREAKOUT_LOCATION, "breakout-200g");
+    assert!(toml.contains("breakout = \"2x200G\""), "{toml}");
+    let original = planner::inventory::Inventory::from_toml(
+        &std::fs::read_to_string(&inventory).unwrap(),
+        "breakout-200g.toml",
+    )
+    .unwrap();
+    let ours = &same_breakout_design(&imported, &original);
+    let physical = ours.physical_cables().len();
+    assert_eq!(physical, 32, "16 cages on each leaf, one cable each");
+
+    let popts = push_options(BREAKOUT_LOCATION);
+    let first = push_clean(&rt, &c, ours, &popts, &mut |l| {
+        eprintln!("{test}: push: {l}")
+    });
+    assert!(
+        first
+            .diff
+            .changes
+            .iter()
+            .filter(|x| x.kind == "cable" && x.action == "create")
+            .count()
+            == physical,
+        "{:?}",
+        first.diff.changes
+    );
+    clock.mark("breakout: first push");
+    push_again_changes_nothing(&rt, &c, ours, &popts);
+    clock.mark("breakout: second push and dry run");
+
+    // Nautobot holds one cable per cage: the cage on A1, a leg per lane on
+    // B1 and B2, of a 1x2 breakout cable type.
+    let tag = owner_tag(&ours.name);
+    let cables = rt
+        .block_on(c.graphql(
+            "query ($tag: [String]) { cables(tags: $tag) { id label status { name } \
+             cable_type { name a_connectors b_connectors total_lanes } \
+             terminations { cable_end connector interface { id name device { name } } } } }",
+            json!({"tag": [tag]}),
+            "test",
+        ))
+        .unwrap()["cables"]
+        .as_array()
+        .cloned()
+        .unwrap();
+    assert_eq!(cables.len(), physical);
+    for x in &cables {
+        assert_eq!(x["status"]["name"], "Planned", "{x}");
+        assert_eq!(x["cable_type"]["b_connectors"], 2, "{x}");
+        assert_eq!(x["cable_type"]["total_lanes"], 2, "{x}");
+        let t = x["terminations"].as_array().unwrap();
+        assert_eq!(t.len(), 3, "{x}");
+    }
+    let by_label = |l: &str| {
+        cables
+            .iter()
+            .find(|x| x["label"] == l)
+            .cloned()
+            .unwrap_or_else(|| panic!("no cable {l}: {cables:?}"))
+    };
+    let leg = |x: &Value, end: &str, k: u64| -> (String, String, String) {
+        let t = x["terminations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| {
+                t["cable_end"].as_str().unwrap().eq_ignore_ascii_case(end) && t["connector"] == k
+            })
+            .unwrap()
+            .clone();
+        (
+            t["interface"]["id"].as_str().unwrap().to_string(),
+            t["interface"]["device"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            t["interface"]["name"].as_str().unwrap().to_string(),
+        )
+    };
+    // Every leg is where the plan puts the cage's lane.
+    let planned = plan_rows(ours);
+    for x in &cables {
+        let (_, sw, cage) = leg(x, "a", 1);
+        for k in 1..=2u64 {
+            let (_, dev, port) = leg(x, "b", k);
+            let lane = format!("{cage}s{}", k - 1);
+            assert!(
+                planned.contains(&(sw.clone(), lane.clone(), dev.clone(), port.clone()))
+                    || planned.contains(&(dev.clone(), port.clone(), sw.clone(), lane.clone())),
+                "{sw} {lane} - {dev} {port} is not planned"
+            );
+        }
+    }
+
+    // As built: connected, with cage 9 of leaf01's legs swapped and cage
+    // 10's second leg missing.
+    let ids: Vec<Value> = cables
+        .iter()
+        .map(|x| json!({"id": id_of(x), "status": {"name": "Connected"}}))
+        .collect();
+    rt.block_on(c.update("/api/dcim/cables/", &ids, 100, "test"))
+        .unwrap();
+    let swapped = by_label("leaf01:9>2x200G");
+    let short = by_label("leaf01:10>2x200G");
+    rt.block_on(c.request(
+        reqwest::Method::DELETE,
+        "/api/dcim/cables/",
+        Some(&json!([{"id": id_of(&swapped)}, {"id": id_of(&short)}])),
+        "test",
+    ))
+    .unwrap();
+    let term = |x: &(String, String, String)| json!({"object_type": "dcim.interface", "id": x.0});
+    let (s_a, s_b1, s_b2) = (
+        leg(&swapped, "a", 1),
+        leg(&swapped, "b", 1),
+        leg(&swapped, "b", 2),
+    );
+    let (h_a, h_b1, h_b2) = (
+        leg(&short, "a", 1),
+        leg(&short, "b", 1),
+        leg(&short, "b", 2),
+    );
+    // One request each: Nautobot 3.2.7 drops `terminations` from a list
+    // POST (docs/source-of-truth.md, "Breakouts").
+    let made: Vec<Value> = [
+        json!({"cable_type": {"name": "1x2 breakout"}, "status": {"name": "Connected"},
+               "terminations": {"a1": term(&s_a), "b1": term(&s_b2), "b2": term(&s_b1)}}),
+        json!({"cable_type": {"name": "1x2 breakout"}, "status": {"name": "Connected"},
+               "terminations": {"a1": term(&h_a), "b1": term(&h_b1), "b2": null}}),
+    ]
+    .iter()
+    .map(|b| {
+        rt.block_on(c.call(reqwest::Method::POST, "/api/dcim/cables/", Some(b), "test"))
+            .unwrap()
+    })
+    .collect();
+    let mut built = planned.clone();
+    let row = |lane: &str, b: &(String, String, String)| {
+        (
+            "leaf01".to_string(),
+            lane.to_string(),
+            b.1.clone(),
+            b.2.clone(),
+        )
+    };
+    for (lane, b) in [("9s0", &s_b1), ("9s1", &s_b2), ("10s1", &h_b2)] {
+        assert!(built.remove(&row(lane, b)), "{lane} {b:?} not planned");
+    }
+    built.insert(row("9s0", &s_b2));
+    built.insert(row("9s1", &s_b1));
+    clock.mark("breakout: plant the lane faults");
+
+    let observed = built_cabling(&rt, &c, BREAKOUT_LOCATION, "nautobot");
+    same_findings_as_csv(ours, &observed, &built, &url, &["crossed", "missing"]);
+    // The swapped legs are named with their cable's URL and connector.
+    let v = validate::validate_cabling(ours, &observed, &["nautobot".to_string()]);
+    let crossed = v
+        .findings
+        .iter()
+        .find(|f| f.kind == "crossed")
+        .expect("the swapped legs");
+    let src = crossed.source.as_deref().unwrap_or("");
+    let swapped_url = made[0]["url"].as_str().unwrap();
+    assert!(
+        src.contains(swapped_url) && src.contains("connector B"),
+        "{crossed:?}"
+    );
+    clock.mark("breakout: cabling read and compared");
+
+    // The push now meets the crew's cables on the plan's cages: conflicts.
+    let blocked = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(
+        blocked
+            .diff
+            .conflicts
+            .iter()
+            .any(|x| x.object.starts_with("leaf01 9 ") && x.url.is_some()),
+        "{:?}",
+        blocked.diff.conflicts
+    );
+    assert_eq!((blocked.created, blocked.updated), (0, 0));
 }
 
 #[test]

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 
 use planner::design::DesignOptions;
 use planner::inventory::{Attachment, Inventory};
-use provisioner::sot::cabling::CablingOptions;
 use provisioner::sot::import::ImportOptions;
 use provisioner::sot::push::{PushOptions, owner_tag};
 use provisioner::sot::{Client, Flavor, Limits, Settings, SotError, TokenSource};
@@ -25,7 +24,10 @@ use serde_json::{Value, json};
 mod netbox_server;
 use netbox_server::NetBox;
 
-use crate::a_sot::{push_again_changes_nothing, rows, same_findings_as_csv};
+use crate::a_sot::{
+    built_cabling, plan_rows, push_again_changes_nothing, push_clean, push_options, rows,
+    same_breakout_design, same_findings_as_csv,
+};
 
 const SITE: &str = "eflops-lab";
 /// A v2 token (`nbt_<key>.<plaintext>`, NetBox 4.5+) and a v1 token.
@@ -132,6 +134,20 @@ impl Server {
         v["results"].as_array().cloned().unwrap()
     }
 
+    /// Marks the cables connected (one bulk PATCH).
+    fn connect(&self, cables: &[Value]) {
+        let ids: Vec<Value> = cables
+            .iter()
+            .map(|x| json!({"id": x["id"], "status": "connected"}))
+            .collect();
+        let (st, v) = self.raw(
+            reqwest::Method::PATCH,
+            "/api/dcim/cables/",
+            Some(Value::Array(ids)),
+        );
+        assert_eq!(st, 200, "{v}");
+    }
+
     fn writes(&self) -> usize {
         self.nb.lock().unwrap().log.len()
     }
@@ -187,6 +203,7 @@ fn load(srv: &Server, inv: &Inventory) {
         ("topo_tier", "text"),
         ("topo_reserved_ports", "text"),
         ("topo_virtual", "json"),
+        ("topo_breakout", "text"),
     ] {
         cfs.push(json!({"name": name, "type": ty, "object_types": ["dcim.device"]}));
     }
@@ -246,11 +263,14 @@ fn load(srv: &Server, inv: &Inventory) {
             .iter()
             .map(|v| json!({"suffix": v.suffix, "ports": v.ports, "vlan": v.vlan, "part": v.part.as_str()}))
             .collect();
-        let cf = if halves.is_empty() {
+        let mut cf = if halves.is_empty() {
             json!({})
         } else {
             json!({"topo_virtual": halves})
         };
+        if let Some(r) = t.role {
+            cf["topo_tier"] = json!(format!("{r:?}").to_lowercase());
+        }
         devices.push(json!({"name": s.name, "device_type": {"model": t.model}, "role": {"slug": "fabric-switch"},
             "site": site, "status": "active", "custom_fields": cf}));
     }
@@ -448,20 +468,8 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
     assert!(ours.sub_node_list.iter().all(|s| s.mac.is_some()));
 
     // Push, then push again: nothing left to do, and not one write sent.
-    let popts = PushOptions {
-        location: Some(SITE.to_string()),
-        switch_role: "fabric-switch".to_string(),
-        dry_run: false,
-        batch: 100,
-    };
-    let first = rt
-        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
-        .unwrap();
-    assert!(
-        first.diff.conflicts.is_empty(),
-        "{:?}",
-        first.diff.conflicts
-    );
+    let popts = push_options(SITE);
+    let first = push_clean(rt, &c, ours, &popts, &mut |_| {});
     assert_eq!(
         first.created,
         1 + 2 + 128,
@@ -526,16 +534,7 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
 
     // As built: the crew connected everything, with the mistakes of the
     // miswired CSV. Plant them in NetBox.
-    let ids: Vec<Value> = cables
-        .iter()
-        .map(|x| json!({"id": x["id"], "status": "connected"}))
-        .collect();
-    let (st, v) = srv.raw(
-        reqwest::Method::PATCH,
-        "/api/dcim/cables/",
-        Some(Value::Array(ids)),
-    );
-    assert_eq!(st, 200, "{v}");
+    srv.connect(&cables);
     let planned = rows(&root().join("examples/data/eflops-4x16.cables.csv"));
     let built = rows(&root().join("examples/data/eflops-4x16.miswired.csv"));
     let gone: Vec<_> = planned.difference(&built).collect();
@@ -578,18 +577,14 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
 
     // The findings from NetBox are those of the CSV (less its speeds: a
     // cable has no line rate), each about a built cable with its URL.
-    let snap = rt
-        .block_on(provisioner::sot::cabling::fetch(
-            &c,
-            &CablingOptions {
-                status: Some("connected".to_string()),
-                location: Some(SITE.to_string()),
-            },
-        ))
-        .unwrap();
-    let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "netbox");
-    assert_eq!(skipped, 0);
-    same_findings_as_csv(ours, &observed, &built, &srv.base);
+    let observed = built_cabling(rt, &c, SITE, "netbox");
+    same_findings_as_csv(
+        ours,
+        &observed,
+        &built,
+        &srv.base,
+        &["crossed", "missing", "extra", "wrong-vlan-half"],
+    );
 
     // Pushing now meets cables the plan does not own on its ports:
     // conflicts with their URLs, and not one write.
@@ -625,6 +620,231 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
+}
+
+/// Breakouts (issue #35 item 4) on NetBox 4.5+: a switch loaded with one
+/// interface per lane (`1s0`, `1s1`, ...) imports as `breakout = "2x200G"`;
+/// the push gives it its cages and one cable per cage with the profile
+/// `breakout-1c2p-2c1p` (the cage on A, a leg per lane on B in lane order);
+/// a second push changes nothing; a cage's legs swapped and another's
+/// second leg missing are the CSV path's findings, named with the cable's
+/// URL and connector.
+#[test]
+fn netbox_breakout_cables_carry_a_profile_and_lane_faults_are_found_issue_35() {
+    let srv = start();
+    let path = root().join("topologies/breakout-200g.toml");
+    let inv = Inventory::from_toml(
+        &std::fs::read_to_string(&path).unwrap(),
+        "breakout-200g.toml",
+    )
+    .unwrap();
+    load(&srv, &inv);
+    let rt = &srv.rt;
+    let c = srv.client(&srv.v2_file, 100);
+    let opts = ImportOptions {
+        name: Some("breakout-200g".to_string()),
+        ..import_opts()
+    };
+    let snap = rt
+        .block_on(provisioner::sot::import::fetch(&c, &opts))
+        .unwrap();
+    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "netbox").unwrap();
+    assert!(toml.contains("breakout = \"2x200G\""), "{toml}");
+    let imported = Inventory::from_toml(&toml, "imported.toml").unwrap();
+    let ours = &same_breakout_design(&imported, &inv);
+
+    let popts = push_options(SITE);
+    let first = push_clean(rt, &c, ours, &popts, &mut |_| {});
+    let made = |kind: &str| {
+        (first.diff.changes.iter())
+            .filter(|x| x.kind == kind && x.action == "create")
+            .count()
+    };
+    assert_eq!(made("cable"), 32, "a cable per cage");
+    assert_eq!(
+        made("interface"),
+        32,
+        "the leaves' cages beside their lanes"
+    );
+    push_again_changes_nothing(rt, &c, ours, &popts);
+
+    let cables = srv.get_all("/api/dcim/cables/", "");
+    assert_eq!(cables.len(), 32);
+    for x in &cables {
+        assert_eq!(x["profile"]["value"], "breakout-1c2p-2c1p", "{x}");
+        assert_eq!(x["a_terminations"].as_array().unwrap().len(), 1, "{x}");
+        assert_eq!(x["b_terminations"].as_array().unwrap().len(), 2, "{x}");
+    }
+    let ifaces = srv.get_all("/api/dcim/interfaces/", "");
+    let name_of = |t: &Value| -> (String, String) {
+        let i = ifaces.iter().find(|i| i["id"] == t["object_id"]).unwrap();
+        (
+            i["device"]["name"].as_str().unwrap().to_string(),
+            i["name"].as_str().unwrap().to_string(),
+        )
+    };
+    let planned = plan_rows(ours);
+    for x in &cables {
+        let (sw, cage) = name_of(&x["a_terminations"][0]);
+        for (k, t) in x["b_terminations"].as_array().unwrap().iter().enumerate() {
+            let (dev, port) = name_of(t);
+            let lane = format!("{cage}s{k}");
+            assert!(
+                planned.contains(&(sw.clone(), lane.clone(), dev.clone(), port.clone()))
+                    || planned.contains(&(dev.clone(), port.clone(), sw.clone(), lane.clone())),
+                "{sw} {lane} - {dev} {port} is not planned"
+            );
+        }
+    }
+
+    // As built: connected; leaf01's cage 9 with its legs swapped, cage 10
+    // without its second leg.
+    srv.connect(&cables);
+    let by_label = |l: &str| cables.iter().find(|x| x["label"] == l).unwrap().clone();
+    let (swapped, short) = (by_label("leaf01:9>2x200G"), by_label("leaf01:10>2x200G"));
+    let (st, v) = srv.raw(
+        reqwest::Method::DELETE,
+        "/api/dcim/cables/",
+        Some(json!([{"id": swapped["id"]}, {"id": short["id"]}])),
+    );
+    assert_eq!(st, 204, "{v}");
+    let sb = swapped["b_terminations"].as_array().unwrap();
+    let hb = short["b_terminations"].as_array().unwrap();
+    let made = srv.post(
+        "/api/dcim/cables/",
+        json!([
+            {"profile": "breakout-1c2p-2c1p", "status": "connected",
+             "a_terminations": swapped["a_terminations"], "b_terminations": [sb[1], sb[0]]},
+            {"profile": "breakout-1c2p-2c1p", "status": "connected",
+             "a_terminations": short["a_terminations"], "b_terminations": [hb[0]]},
+        ]),
+    );
+    let row = |lane: &str, t: &Value| {
+        let (dev, port) = name_of(t);
+        ("leaf01".to_string(), lane.to_string(), dev, port)
+    };
+    let mut built = planned.clone();
+    for (lane, t) in [("9s0", &sb[0]), ("9s1", &sb[1]), ("10s1", &hb[1])] {
+        assert!(built.remove(&row(lane, t)), "{lane} not planned");
+    }
+    built.insert(row("9s0", &sb[1]));
+    built.insert(row("9s1", &sb[0]));
+    let observed = built_cabling(rt, &c, SITE, "netbox");
+    same_findings_as_csv(ours, &observed, &built, &srv.base, &["crossed", "missing"]);
+    let v = planner::validate::validate_cabling(ours, &observed, &["netbox".to_string()]);
+    let crossed = v.findings.iter().find(|f| f.kind == "crossed").unwrap();
+    let src = crossed.source.as_deref().unwrap_or("");
+    assert!(
+        src.contains(made[0]["url"].as_str().unwrap()) && src.contains("connector B"),
+        "{crossed:?}"
+    );
+
+    // A profile that cannot hold the legs is NetBox's refusal.
+    let (st, v) = srv.raw(
+        reqwest::Method::POST,
+        "/api/dcim/cables/",
+        Some(
+            json!({"profile": "single-1c2p", "a_terminations": short["a_terminations"],
+                    "b_terminations": [hb[1], sb[0]]}),
+        ),
+    );
+    assert_eq!(st, 400, "{v}");
+    assert!(
+        v.to_string().contains(
+            "B side of cable has 2 terminations but only 1 are permitted for profile 1C2P"
+        ),
+        "{v}"
+    );
+}
+
+/// ETag/If-Match (issue #35 item 5) on NetBox 4.6: the push updates each
+/// object alone with the `If-Match` of its ETag; someone else saving an
+/// interface between the push's read and its write is a 412, reported as a
+/// concurrent edit naming the interface's URL, with every interface
+/// written before it whole and none after; a push then finishes the job.
+#[test]
+fn netbox_push_sends_if_match_and_a_412_mid_push_is_a_concurrent_edit_issue_35() {
+    let srv = start();
+    let inv = Inventory::from_toml(&inventory_text(), "eflops-4x16.toml").unwrap();
+    load(&srv, &inv);
+    let c = srv.client(&srv.v2_file, 100);
+    let rt = &srv.rt;
+    let design = planner::design::design(&inv, &DesignOptions::default()).unwrap();
+    let plan = design.plan();
+    let popts = push_options(SITE);
+    srv.nb.lock().unwrap().edit_after_get = Some("dcim/interfaces".to_string());
+    let mark = srv.nb.lock().unwrap().log.len();
+    let e = rt
+        .block_on(provisioner::sot::push::push(&c, plan, &popts, &mut |_| {}))
+        .unwrap_err();
+    let SotError::Refused { what, problems } = &e else {
+        panic!("expected a concurrent edit, got {e:?}");
+    };
+    assert!(what.contains("concurrent edit"), "{what}");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with("interface sw")
+            && problems[0].contains(&format!("{}/api/dcim/interfaces/", srv.base))
+            && problems[0].contains("HTTP 412 to If-Match W/\""),
+        "{problems:?}"
+    );
+    {
+        let nb = srv.nb.lock().unwrap();
+        let patches: Vec<_> = nb.log[mark..]
+            .iter()
+            .filter(|l| l.method == "PATCH" && l.path.starts_with("/api/dcim/interfaces"))
+            .collect();
+        assert!(!patches.is_empty());
+        assert!(
+            patches
+                .iter()
+                .all(|l| l.path != "/api/dcim/interfaces/" && l.if_match.is_some()),
+            "every interface update is one object with If-Match"
+        );
+        assert_eq!(patches.iter().filter(|l| l.status == 412).count(), 1);
+        assert_eq!(patches.last().unwrap().status, 412, "nothing after the 412");
+    }
+    // Each switch port is either as planned or as it was: none half-written.
+    let tag = owner_tag(&plan.name);
+    let switches: BTreeSet<&str> = plan
+        .switch_list
+        .iter()
+        .map(|s| s.physical.as_str())
+        .collect();
+    let mut set = 0;
+    for i in srv.get_all("/api/dcim/interfaces/", "") {
+        if !switches.contains(i["device"]["name"].as_str().unwrap_or("")) {
+            continue;
+        }
+        let tagged = i["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == tag.as_str());
+        let mode = i["mode"]["value"].as_str().unwrap_or("");
+        if tagged {
+            set += 1;
+            assert_eq!(mode, "access", "{i}");
+            assert!(!i["untagged_vlan"].is_null(), "{i}");
+        } else {
+            assert_eq!(mode, "", "{i}");
+            assert!(i["untagged_vlan"].is_null(), "{i}");
+        }
+    }
+    let ok = srv.nb.lock().unwrap().log[mark..]
+        .iter()
+        .filter(|l| {
+            l.method == "PATCH" && l.status == 200 && l.path.starts_with("/api/dcim/interfaces/")
+        })
+        .count();
+    assert_eq!(set, ok, "the interfaces written are those answered 200");
+
+    // Without the other writer the push finishes, and a second has nothing left.
+    let done = rt
+        .block_on(provisioner::sot::push::push(&c, plan, &popts, &mut |_| {}))
+        .unwrap();
+    assert!(done.diff.conflicts.is_empty(), "{:?}", done.diff.conflicts);
+    push_again_changes_nothing(rt, &c, plan, &popts);
 }
 
 /// A push into an empty site creates the switches themselves (site and

@@ -54,7 +54,12 @@
 //!   when creating a new cable."; "Duplicate termination found for
 //!   dcim.interface N: cable M"; status `connected` (default), `planned`,
 //!   `decommissioning`. An interface shows its `cable` (brief) and
-//!   `cable_end`.
+//!   `cable_end`. A cable's `profile` (4.5+, `CableProfileChoices` in
+//!   `netbox/dcim/choices.py`, blank by default) limits each end to its
+//!   profile's connectors ("A side of cable has N terminations but only M
+//!   are permitted for profile X", `BaseCableProfile.clean` in
+//!   `netbox/dcim/cable_profiles.py`); the terminations keep their order,
+//!   which is their connector order (`Cable.update_terminations`).
 //! - MAC addresses, objects of their own since 4.2
 //!   (`netbox/dcim/api/serializers_/devices.py` `MACAddressSerializer`,
 //!   docs/release-notes/version-4.2.md): assigned to an interface through
@@ -73,9 +78,14 @@
 //!   (`netbox/dcim/models/devices.py`); tags need a `slug` (the model's
 //!   `SlugField`, django-taggit's `TagBase`).
 //!
-//! Not modelled: ETag/If-Match (4.6, single-object requests only, optional:
-//! docs/integrations/rest-api.md "Concurrent Update Protection"; the client
-//! writes in bulk), permissions, change logging, ordering other than by id,
+//! - ETag/If-Match (4.6, docs/integrations/rest-api.md "Concurrent Update
+//!   Protection"; `ETagMixin` in `netbox/netbox/api/viewsets/__init__.py`):
+//!   a weak ETag from `last_updated` on single-object answers; `If-Match`
+//!   checked on single-object PATCH, PUT and DELETE (412 "Precondition
+//!   failed." with the current ETag), not on bulk requests, and `*`
+//!   matches anything.
+//!
+//! Not modelled: permissions, change logging, ordering other than by id,
 //! GraphQL.
 
 use std::collections::BTreeMap;
@@ -188,6 +198,72 @@ const DEVICE_STATUS: &[&str] = &[
     "decommissioning",
 ];
 const LINK_STATUS: &[&str] = &["connected", "planned", "decommissioning"];
+/// `CableProfileChoices` (new in 4.5), with each profile's connectors on
+/// A and B (`a_connectors`/`b_connectors` of its class in
+/// `netbox/dcim/cable_profiles.py`) and its display label.
+const CABLE_PROFILES: &[&str] = &[
+    "single-1c1p",
+    "single-1c2p",
+    "single-1c4p",
+    "single-1c6p",
+    "single-1c8p",
+    "single-1c12p",
+    "single-1c16p",
+    "trunk-2c1p",
+    "trunk-2c2p",
+    "trunk-2c4p",
+    "trunk-2c4p-shuffle",
+    "trunk-2c6p",
+    "trunk-2c8p",
+    "trunk-2c12p",
+    "trunk-4c1p",
+    "trunk-4c2p",
+    "trunk-4c4p",
+    "trunk-4c4p-shuffle",
+    "trunk-4c6p",
+    "trunk-4c8p",
+    "trunk-8c4p",
+    "breakout-1c2p-2c1p",
+    "breakout-1c4p-4c1p",
+    "breakout-1c6p-6c1p",
+    "breakout-1c8p-8c1p",
+    "breakout-2c4p-8c1p-shuffle",
+];
+
+/// A profile's (A connectors, B connectors, display): `single-1c<N>p`
+/// one each ("1C<N>P"), `trunk-<C>c<N>p` C each ("<C>C<N>P trunk"),
+/// `breakout-1c<N>p-<N>c1p` 1 and N ("1C<N>P:<N>C1P breakout"),
+/// `breakout-2c4p-8c1p-shuffle` 2 and 8.
+fn profile_connectors(p: &str) -> (usize, usize, String) {
+    let upper = p.to_ascii_uppercase();
+    let parts: Vec<&str> = upper.split('-').collect();
+    let count = |x: &str| {
+        x.split('C')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1)
+    };
+    match parts.as_slice() {
+        ["SINGLE", x] => (1, 1, x.to_string()),
+        ["TRUNK", x, rest @ ..] => (
+            count(x),
+            count(x),
+            format!(
+                "{x} trunk{}",
+                if rest.is_empty() { "" } else { " (shuffle)" }
+            ),
+        ),
+        ["BREAKOUT", a, b, rest @ ..] => (
+            count(a),
+            count(b),
+            format!(
+                "{a}:{b} breakout{}",
+                if rest.is_empty() { "" } else { " (shuffle)" }
+            ),
+        ),
+        _ => (1, 1, p.to_string()),
+    }
+}
 const VLAN_STATUS: &[&str] = &["active", "reserved", "deprecated"];
 const PREFIX_STATUS: &[&str] = &["container", "active", "reserved", "deprecated"];
 const IP_STATUS: &[&str] = &["active", "reserved", "deprecated", "dhcp", "slaac"];
@@ -516,6 +592,7 @@ const SPECS: &[Spec] = &[
             fld("a_terminations", F::Terms, false),
             fld("b_terminations", F::Terms, false),
             dflt("status", F::Choice(LINK_STATUS, false), connected),
+            dflt("profile", F::Choice(CABLE_PROFILES, true), empty),
             dflt("label", F::Str, empty),
             DESCRIPTION,
             TAGS,
@@ -683,6 +760,25 @@ pub struct Logged {
     pub method: String,
     pub path: String,
     pub status: u16,
+    /// The request's `If-Match`, when it had one.
+    pub if_match: Option<String>,
+}
+
+/// The weak ETag of an object (`ETagMixin._get_etag`,
+/// `netbox/netbox/api/viewsets/__init__.py`, v4.6.8): `W/"<last_updated,
+/// else created>"` in Python's `isoformat()`, which writes UTC as
+/// `+00:00` where the JSON (Django REST framework's `DateTimeField`) writes
+/// `Z`. Served on single-object GET, POST, PATCH and PUT answers.
+fn etag(o: &Obj) -> Option<String> {
+    let ts = o
+        .get("last_updated")
+        .or_else(|| o.get("created"))
+        .and_then(Value::as_str)?;
+    let iso = match ts.strip_suffix('Z') {
+        Some(t) => format!("{t}+00:00"),
+        None => ts.to_string(),
+    };
+    Some(format!("W/\"{iso}\""))
 }
 
 /// The server's state: objects, tokens, the request log.
@@ -695,6 +791,14 @@ pub struct NetBox {
     pub log: Vec<Logged>,
     /// `http://127.0.0.1:<port>` once bound.
     pub base: String,
+    /// The request's `If-Match` header (set by [`serve`] per request).
+    pub if_match: Option<String>,
+    /// The `ETag` header of the answer (set by the request's handling).
+    pub etag_out: Option<String>,
+    /// A concurrent edit for the tests: after the first single-object GET
+    /// of this kind (`dcim/interfaces`), that object is saved again by
+    /// "someone else" (its `last_updated` moves on), after the answer.
+    pub edit_after_get: Option<String>,
 }
 
 type Errors = Value;
@@ -752,6 +856,9 @@ impl NetBox {
             v2: Vec::new(),
             log: Vec::new(),
             base: String::new(),
+            if_match: None,
+            etag_out: None,
+            edit_after_get: None,
         }
     }
 
@@ -1331,6 +1438,26 @@ impl NetBox {
                         json!({"non_field_errors": ["A and B terminations cannot connect to the same object."]}),
                     );
                 }
+                // `BaseCableProfile.clean`: at most a termination per
+                // connector of the profile on each end (the terminations
+                // take connectors 1.. in list order,
+                // `Cable.update_terminations`).
+                let profile = o.get("profile").and_then(Value::as_str).unwrap_or("");
+                if !profile.is_empty() {
+                    let (ca, cb, display) = profile_connectors(profile);
+                    for (side, terms, max) in [("a", &a, ca), ("b", &b, cb)] {
+                        if terms.len() > max {
+                            return Err(err(
+                                &format!("{side}_terminations"),
+                                format!(
+                                    "{} side of cable has {} terminations but only {max} are permitted for profile {display}",
+                                    side.to_ascii_uppercase(),
+                                    terms.len()
+                                ),
+                            ));
+                        }
+                    }
+                }
                 for t in a.iter().chain(&b) {
                     let tid = t["object_id"].as_u64().unwrap_or(0);
                     if t["object_type"] == "dcim.interface" {
@@ -1471,8 +1598,40 @@ impl NetBox {
             method: method.to_string(),
             path,
             status,
+            if_match: self.if_match.clone(),
         });
         (status, v)
+    }
+
+    /// `ETagMixin._validate_etag` (`netbox/netbox/api/viewsets/__init__.py`,
+    /// v4.6.8): an `If-Match` other than `*`, split at commas, must hold
+    /// the object's current ETag, or the answer is 412 "Precondition
+    /// failed." with the current ETag (`handle_exception`). Single-object
+    /// PATCH, PUT and DELETE only: the bulk views do not check it.
+    fn precondition_failed(&mut self, kind: &str, id: u64) -> bool {
+        let Some(current) = self.db.get(kind, id).and_then(etag) else {
+            return false;
+        };
+        let provided: Vec<String> = match self.if_match.as_deref() {
+            None | Some("*") => return false,
+            Some(h) => h.split(',').map(|e| e.trim().to_string()).collect(),
+        };
+        if provided.contains(&current) {
+            return false;
+        }
+        self.etag_out = Some(current);
+        true
+    }
+
+    /// Someone else saves object `id` again: its `last_updated` moves on.
+    pub fn touch(&mut self, kind: &str, id: u64) {
+        let tick = self.db.next_id + self.log.len() as u64 + 500_000;
+        if let Some(o) = self.db.objects.get_mut(kind).and_then(|m| m.get_mut(&id)) {
+            o.insert(
+                "last_updated".into(),
+                json!(format!("2026-01-02T00:00:00.{tick:06}Z")),
+            );
+        }
     }
 
     fn route(&mut self, method: &str, uri: &str, auth: Option<&str>, body: &Value) -> (u16, Value) {
@@ -1498,18 +1657,32 @@ impl NetBox {
         match (method, id) {
             ("GET", None) => self.list(s, query),
             ("GET", Some(id)) => match self.db.get(s.kind, id) {
-                Some(o) => (200, self.render(s, o, None)),
+                Some(o) => {
+                    self.etag_out = etag(o);
+                    let v = self.render(s, o, None);
+                    if self.edit_after_get.as_deref() == Some(s.kind) {
+                        self.edit_after_get = None;
+                        self.touch(s.kind, id);
+                    }
+                    (200, v)
+                }
                 None => (404, json!({"detail": "No object matches the given query."})),
             },
             ("POST", None) => self.create(s, body),
             ("PATCH" | "PUT", None) => self.bulk_update(s, body),
+            ("PATCH" | "PUT" | "DELETE", Some(id)) if self.precondition_failed(s.kind, id) => {
+                (412, json!({"detail": "Precondition failed."}))
+            }
             ("PATCH" | "PUT", Some(id)) => {
                 let mut b = body.clone();
                 if let Some(o) = b.as_object_mut() {
                     o.insert("id".into(), json!(id));
                 }
                 match self.bulk_update(s, &Value::Array(vec![b])) {
-                    (200, Value::Array(mut a)) => (200, a.pop().unwrap_or(Value::Null)),
+                    (200, Value::Array(mut a)) => {
+                        self.etag_out = self.db.get(s.kind, id).and_then(etag);
+                        (200, a.pop().unwrap_or(Value::Null))
+                    }
                     (st, Value::Array(mut a)) => (st, a.pop().unwrap_or(Value::Null)),
                     other => other,
                 }
@@ -1768,27 +1941,36 @@ pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
                             .get(hyper::header::AUTHORIZATION)
                             .and_then(|h| h.to_str().ok())
                             .map(str::to_string);
+                        let if_match = req
+                            .headers()
+                            .get(hyper::header::IF_MATCH)
+                            .and_then(|h| h.to_str().ok())
+                            .map(str::to_string);
                         let bytes = req
                             .into_body()
                             .collect()
                             .await
                             .map_err(std::io::Error::other)?
                             .to_bytes();
-                        let (status, v) = if bytes.is_empty() {
-                            nb.lock()
-                                .unwrap()
-                                .handle(&method, &uri, auth.as_deref(), &Value::Null)
+                        let body = if bytes.is_empty() {
+                            Ok(Value::Null)
                         } else {
-                            match serde_json::from_slice::<Value>(&bytes) {
-                                Ok(body) => {
-                                    nb.lock()
-                                        .unwrap()
-                                        .handle(&method, &uri, auth.as_deref(), &body)
-                                }
-                                Err(e) => {
-                                    (400, json!({"detail": format!("JSON parse error - {e}")}))
-                                }
+                            serde_json::from_slice::<Value>(&bytes)
+                        };
+                        let (status, v, etag) = match body {
+                            Ok(body) => {
+                                let mut nb = nb.lock().unwrap();
+                                nb.if_match = if_match;
+                                nb.etag_out = None;
+                                let (status, v) = nb.handle(&method, &uri, auth.as_deref(), &body);
+                                nb.if_match = None;
+                                (status, v, nb.etag_out.take())
                             }
+                            Err(e) => (
+                                400,
+                                json!({"detail": format!("JSON parse error - {e}")}),
+                                None,
+                            ),
                         };
                         let body = if status == 204 {
                             Bytes::new()
@@ -1801,6 +1983,11 @@ pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
                             hyper::header::CONTENT_TYPE,
                             hyper::header::HeaderValue::from_static("application/json"),
                         );
+                        if let Some(e) =
+                            etag.and_then(|e| hyper::header::HeaderValue::from_str(&e).ok())
+                        {
+                            r.headers_mut().insert(hyper::header::ETAG, e);
+                        }
                         Ok::<_, std::io::Error>(r)
                     }
                 });
