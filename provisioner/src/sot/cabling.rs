@@ -9,9 +9,10 @@ use std::sync::Arc;
 use planner::validate::cabling::{Observed, Origin};
 use serde_json::{Value, json};
 
+use super::client::id_of;
 use super::client::{Client, Flavor, list_of};
 use super::error::Result;
-use super::import::{id_of, query_value};
+use super::import::query_value;
 use super::state::{CableEnds, cable_ends};
 
 /// Which cables count as built.

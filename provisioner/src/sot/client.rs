@@ -561,7 +561,7 @@ impl Client {
             ),
             problems: vec![format!("{name} ({url}): {why}; read it, then push again")],
         };
-        let path_of_id = |o: &Value| super::import::id_of(o).map(|id| format!("{path}{id}/"));
+        let path_of_id = |o: &Value| id_of(o).map(|id| format!("{path}{id}/"));
         let reads: Vec<(String, Option<String>, Value)> =
             futures::stream::iter(objects.iter().map(|(o, _, _)| async move {
                 let p = path_of_id(o).unwrap_or_default();
@@ -720,6 +720,23 @@ pub fn enum_value(v: &Value) -> Value {
         _ => s,
     };
     Value::String(s.to_ascii_lowercase().replace('_', "-"))
+}
+
+/// A related object's id as the API shows it: `{"id": ...}` (any depth)
+/// or a bare id, a UUID on Nautobot and a number on NetBox.
+pub fn id_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Object(o) => o.get("id").and_then(id_text),
+        other => id_text(other),
+    }
+}
+
+fn id_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

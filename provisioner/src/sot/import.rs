@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::client::{Client, Flavor, enum_value, list_of};
+use super::client::{Client, Flavor, enum_value, id_of, list_of};
 use super::error::{Result, SotError};
 
 /// Which devices to read.
@@ -222,22 +222,6 @@ pub fn query_value(s: &str) -> String {
         }
     }
     out
-}
-
-/// A related object's id: `{"id": ...}` (any depth) or a bare id.
-pub fn id_of(v: &Value) -> Option<String> {
-    match v {
-        Value::Object(o) => o.get("id").and_then(id_text),
-        other => id_text(other),
-    }
-}
-
-fn id_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
 }
 
 /// A string field, or a related object's `name` (or `model`).

@@ -17,9 +17,10 @@ use planner::plan::Plan;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::client::id_of;
 use super::client::{Client, Flavor};
 use super::error::{Result, SotError};
-use super::import::{id_json, id_of};
+use super::import::id_json;
 
 pub use super::desired::{
     Desired, PushOptions, WantCable, WantLanes, WantPort, cable_label, desired, interface_type,

@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
+use super::client::id_of;
 use super::client::{Client, Flavor, enum_value, list_of};
 use super::desired::{Desired, mac_key};
 use super::error::Result;
-use super::import::{id_of, query_chunks, query_value};
+use super::import::{query_chunks, query_value};
 
 /// What the source of truth holds of the plan's objects.
 #[derive(Debug, Clone, Default)]
