@@ -1,10 +1,23 @@
 //! Small text utilities shared by parsers and reports: byte offsets to
 //! line/column, name patterns such as `node{n:02}`, port lists such as
-//! `1-16,33`, and a column-aligned table for human output.
+//! `1-16,33`, a column-aligned table for human output, and bytes as hex
+//! digits (digests, nonces).
 
 use std::fmt::Write as _;
 
 pub use crate::error::line_col;
+
+/// Lower-case hex digits of `bytes` (a digest, a nonce): the one writer of
+/// hex for both crates.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
 
 /// True when `text` is `n` written in decimal, as `n.to_string()` writes
 /// it, without making that string (`05` and `+5` are not 5).
@@ -529,6 +542,12 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_two_lower_case_digits_a_byte() {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0, 9, 10, 255, 0x5a]), "00090aff5a");
+    }
 
     #[test]
     fn the_line_index_agrees_with_line_of() {

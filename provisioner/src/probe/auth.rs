@@ -145,10 +145,7 @@ pub fn random<const N: usize>() -> std::io::Result<[u8; N]> {
     Ok(out)
 }
 
-/// Lower-case hex digits of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use planner::text::hex;
 
 /// The bytes of lower-case or upper-case hex digits `text`; `None` when it
 /// is not hex of an even length.

@@ -184,10 +184,7 @@ impl Report {
 
 /// Hex SHA-256.
 pub fn sha256(text: &[u8]) -> String {
-    Sha256::digest(text)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    planner::text::hex(&Sha256::digest(text))
 }
 
 /// Each selected switch's candidate: the planner's render for its

@@ -671,24 +671,16 @@ fn hashed_match(hashed: &str, name: &str) -> bool {
         .is_ok()
 }
 
-/// Standard base64 with padding (what OpenSSH writes in hashed entries).
+/// Standard base64 (what OpenSSH writes in hashed entries), its padding
+/// optional as the hand-written reader before it allowed.
 fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let text = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0u32;
-    for c in text.bytes() {
-        let v = ALPHABET.iter().position(|&a| a == c)? as u32;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    LENIENT.decode(text).ok()
 }
 
 /// OpenSSH host pattern: `*` any run, `?` one character.
@@ -790,24 +782,8 @@ mod tests {
     }
 
     fn b64(bytes: &[u8]) -> String {
-        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut s = String::new();
-        for chunk in bytes.chunks(3) {
-            let b = [
-                chunk[0],
-                *chunk.get(1).unwrap_or(&0),
-                *chunk.get(2).unwrap_or(&0),
-            ];
-            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-            for i in 0..4 {
-                if i <= chunk.len() {
-                    s.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-                } else {
-                    s.push('=');
-                }
-            }
-        }
-        s
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
     #[test]
@@ -817,6 +793,9 @@ mod tests {
             assert_eq!(base64_decode(&b64(&data)).unwrap(), data);
         }
         assert!(base64_decode("a$b").is_none());
+        // OpenSSH pads; a hand-edited entry without padding still reads.
+        assert_eq!(base64_decode("YWI").unwrap(), b"ab");
+        assert_eq!(base64_decode("YWI=").unwrap(), b"ab");
     }
 
     #[test]

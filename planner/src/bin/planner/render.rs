@@ -370,10 +370,7 @@ mod sha256 {
     /// The digest of `data` as 64 lowercase hex digits.
     pub fn hex(data: &[u8]) -> String {
         use sha2::Digest as _;
-        sha2::Sha256::digest(data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        planner::text::hex(&sha2::Sha256::digest(data))
     }
 
     #[cfg(test)]
