@@ -546,3 +546,74 @@ fn issue33_algorithm_all_on_a_fat_tree_skips_with_a_note() {
     hdrm.push("hdrm");
     assert_eq!(planner(&hdrm).status.code(), Some(2));
 }
+
+/// One decimal with thousands separators, as the docs write times.
+fn grouped(x: f64) -> String {
+    let s = format!("{x:.1}");
+    let (int, frac) = s.split_once('.').expect("one decimal");
+    let mut out = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{out}.{frac}")
+}
+
+/// docs/packet-sim.md ("Which NIC") quotes HD at 4 MiB on the EFLOPS plan
+/// under each NIC preset and with the DCQCN floor changed (issue #33 item
+/// 6: the reference check against HPCC's ns-3). The figures are rebuilt
+/// here from the commands the page names, and looked up in the page.
+#[test]
+fn issue33_which_nic_figures_are_the_commands() {
+    let page = fs::read_to_string(root().join("docs/packet-sim.md")).unwrap();
+    let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    let time = |param: &str| {
+        let rows = json(&[
+            "simulate",
+            EFLOPS,
+            "--algorithm",
+            "hd",
+            "--size",
+            "4MiB",
+            "--method",
+            "packet",
+            "--param",
+            param,
+            "--format",
+            "json",
+        ]);
+        f(&rows[0], "time_us")
+    };
+    let connectx = time("nic=connectx");
+    let floor_100 = time("nic=connectx,dcqcn_min_mbps=100");
+    let floor_1000 = time("nic=connectx,dcqcn_min_mbps=1000");
+    let zhu2015 = time("nic=zhu2015");
+    let hpcc = time(
+        "nic=connectx,dcqcn_min_mbps=1000,dcqcn_rai_mbps=20,dcqcn_rhai_mbps=200,\
+         dcqcn_g=0.00390625,dcqcn_bytes=1000000000000",
+    );
+    for sentence in [
+        format!("nothing changed: {} µs;", grouped(connectx)),
+        format!("`dcqcn_min_mbps=100`: {} µs;", grouped(floor_100)),
+        format!("`dcqcn_min_mbps=1000`: {} µs.", grouped(floor_1000)),
+        format!("`zhu2015` gives {} µs.", grouped(zhu2015)),
+        format!("it takes {} µs.", grouped(hpcc)),
+    ] {
+        assert!(
+            page.contains(&sentence),
+            "docs/packet-sim.md no longer says what `planner simulate` prints; write:\n\n{sentence}\n"
+        );
+    }
+    // What the page concludes from them: the floor, not the rest of the
+    // ConnectX settings, makes the case ten times slower.
+    assert!(
+        connectx > 10.0 * floor_1000,
+        "{connectx} against {floor_1000}"
+    );
+    assert!(
+        floor_1000 < 1.25 * zhu2015,
+        "{floor_1000} against {zhu2015}"
+    );
+}
