@@ -100,6 +100,7 @@ fn grid(
         per_alg.push("closed µs".to_string());
     }
     per_alg.push("algbw Gbps".to_string());
+    per_alg.push("busbw Gbps".to_string());
     let mut head = vec![row_head.to_string()];
     let mut group = vec![String::new()];
     for a in algorithms {
@@ -126,6 +127,7 @@ fn grid(
                         r.push(format!("{:.1}", e.closed_form_us));
                     }
                     r.push(format!("{:.2}", e.algbw_gbps));
+                    r.push(format!("{:.2}", e.busbw_gbps));
                 }
                 None => r.extend(per_alg.iter().map(|_| "-".to_string())),
             }

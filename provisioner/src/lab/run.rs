@@ -82,9 +82,9 @@ pub struct Timed {
     pub bytes: u64,
     /// Microseconds per allreduce.
     pub time_us: f64,
-    /// Algorithm bandwidth, GB/s.
+    /// Algorithm bandwidth, Gbps (the probe's JSON).
     pub algbw_gbps: f64,
-    /// Bus bandwidth, GB/s.
+    /// Bus bandwidth, Gbps.
     pub busbw_gbps: f64,
     /// Wrong elements found by the data check.
     pub wrong: Option<u64>,
@@ -755,8 +755,8 @@ pub fn render(r: &RunReport) -> String {
         let mut t = Table::new([
             "size (B)",
             "time (us)",
-            "algbw (GB/s)",
-            "busbw (GB/s)",
+            "algbw (Gbps)",
+            "busbw (Gbps)",
             "#wrong",
         ])
         .right(&[0, 1, 2, 3, 4]);

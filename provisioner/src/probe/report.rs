@@ -40,9 +40,11 @@ pub struct SizeResult {
     /// Microseconds per allreduce: the mean over ranks of each rank's
     /// mean over the timed iterations.
     pub time_us: f64,
-    /// Algorithm bandwidth, bytes / time, in GB/s (10^9 B/s).
+    /// Algorithm bandwidth, bytes / time, in Gbps (10^9 bit/s), as every
+    /// JSON figure of both crates ([`planner::estimate::bandwidths`]); the
+    /// text table prints it in nccl-tests' GB/s.
     pub algbw_gbps: f64,
-    /// Bus bandwidth, algbw x 2(n-1)/n, in GB/s.
+    /// Bus bandwidth, algbw x 2(n-1)/n, in Gbps.
     pub busbw_gbps: f64,
     /// Wrong elements summed over ranks (the worst checked iteration);
     /// `null` when unchecked.
@@ -66,20 +68,15 @@ impl SizeResult {
         local_wrong: Option<u64>,
         steps: Vec<StepTime>,
     ) -> Self {
-        let algbw = if time_us > 0.0 {
-            bytes as f64 / time_us / 1e3
-        } else {
-            0.0
-        };
-        let n = world as f64;
+        let (algbw_gbps, busbw_gbps) = planner::estimate::bandwidths(bytes, time_us, world);
         SizeResult {
             bytes,
             count: bytes / 4,
             dtype: "float",
             redop: "sum",
             time_us,
-            algbw_gbps: algbw,
-            busbw_gbps: algbw * 2.0 * (n - 1.0) / n,
+            algbw_gbps,
+            busbw_gbps,
             wrong,
             local_time_us,
             local_wrong,
@@ -105,9 +102,13 @@ pub struct StepTime {
     pub time_us: f64,
 }
 
+/// nccl-tests prints GB/s (10^9 bytes a second); the JSON, like every
+/// other figure of both crates, is in Gbps.
+const BITS_PER_BYTE: f64 = 8.0;
+
 /// The table: a header with the run's settings, one line per size, and
-/// the mean bus bandwidth, like nccl-tests; with `steps`, each size's
-/// steps as comment lines after its row.
+/// the mean bus bandwidth, like nccl-tests (in its GB/s); with `steps`,
+/// each size's steps as comment lines after its row.
 pub fn render(r: &Report, steps: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -151,8 +152,8 @@ pub fn render(r: &Report, steps: bool) -> String {
             s.dtype,
             s.redop,
             s.time_us,
-            s.algbw_gbps,
-            s.busbw_gbps,
+            s.algbw_gbps / BITS_PER_BYTE,
+            s.busbw_gbps / BITS_PER_BYTE,
             s.wrong.map_or("-".to_string(), |w| w.to_string())
         );
         if steps {
@@ -189,7 +190,9 @@ pub fn render(r: &Report, steps: bool) -> String {
             "not checked".to_string()
         }
     );
-    let avg = r.results.iter().map(|s| s.busbw_gbps).sum::<f64>() / r.results.len().max(1) as f64;
+    let avg = r.results.iter().map(|s| s.busbw_gbps).sum::<f64>()
+        / r.results.len().max(1) as f64
+        / BITS_PER_BYTE;
     let _ = writeln!(out, "# Avg bus bandwidth : {avg:.3} GB/s");
     out
 }
@@ -201,8 +204,9 @@ mod tests {
     #[test]
     fn bus_bandwidth_follows_the_allreduce_definition() {
         let s = SizeResult::new(1_000_000, 4, 100.0, Some(0), 100.0, Some(0), Vec::new());
-        assert!((s.algbw_gbps - 10.0).abs() < 1e-9);
-        assert!((s.busbw_gbps - 15.0).abs() < 1e-9);
+        // 10^6 bytes in 100 µs: 10 GB/s, 80 Gbps; 4 ranks: busbw 1.5 x.
+        assert!((s.algbw_gbps - 80.0).abs() < 1e-9);
+        assert!((s.busbw_gbps - 120.0).abs() < 1e-9);
         assert_eq!(s.count, 250_000);
         assert_eq!(
             SizeResult::new(8, 1, 1.0, None, 1.0, None, Vec::new()).busbw_gbps,
