@@ -11,6 +11,7 @@
 use std::fmt::Write as _;
 
 use planner::Problem;
+use planner::names::escape;
 
 /// Errors of the provisioner library.
 #[derive(Debug, thiserror::Error)]
@@ -213,7 +214,9 @@ pub enum Error {
 
     /// A quantity of the GPU resource that is not a whole number.
     #[error(
-        "{object}: {resource} is `{value}`, not a whole number of devices; check the device plugin or the pod's resources"
+        "{}: {resource} is `{}`, not a whole number of devices; check the device plugin or the pod's resources",
+        escape(object),
+        escape(value)
     )]
     Quantity {
         /// `Node x` or `Pod ns/x container c`.
@@ -472,7 +475,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 fn api_message(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(r) => {
-            let mut s = format!("{} ({} {})", r.message, r.code, r.reason);
+            // The server's words, escaped: a proxy or a hostile server
+            // may put anything there.
+            let mut s = format!("{} ({} {})", escape(&r.message), r.code, escape(&r.reason));
             match r.code {
                 401 => s.push_str("; the credentials in the kubeconfig were refused, log in again"),
                 403 => s.push_str(
@@ -482,7 +487,7 @@ fn api_message(e: &kube::Error) -> String {
             }
             s
         }
-        other => other.to_string(),
+        other => escape(&other.to_string()),
     }
 }
 

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use planner::names::{escape, escape_lines};
 use planner::text::Table;
 
 /// Where a job stands.
@@ -274,8 +275,14 @@ pub struct PodFailure {
 
 impl JobStatus {
     /// The status for people: the summary line, the conditions, the pods,
-    /// and each failed container with its last log lines.
+    /// and each failed container with its last log lines. Everything the
+    /// API server said (names, reasons, messages, logs) is escaped: no
+    /// control character of a pod's reaches the terminal.
     pub fn table(&self) -> String {
+        escape_lines(&self.unescaped_table())
+    }
+
+    fn unescaped_table(&self) -> String {
         let s = self;
         let mut out = format!("{}\n", s.summary());
         if let Some(t) = &s.rank_table {
@@ -389,7 +396,7 @@ impl JobStatus {
             .restarts
             .map(|r| format!("restarts {} of {}; ", r.done, r.max))
             .unwrap_or_default();
-        format!(
+        let line = format!(
             "{} {}/{}: {}; {} active, {} succeeded, {} failed; {restarts}pods: {pods}{reasons}",
             self.kind,
             self.namespace,
@@ -398,7 +405,8 @@ impl JobStatus {
             self.active,
             self.succeeded,
             self.failed
-        )
+        );
+        escape(&line)
     }
 }
 

@@ -34,7 +34,7 @@ use provisioner::nodes;
 
 const PLAN: &str = mutate::EFLOPS_PLAN;
 
-fn config() -> ProptestConfig {
+pub(crate) fn config() -> ProptestConfig {
     ProptestConfig {
         cases: u32::try_from(mutate::env_number("FUZZ_CASES", 64)).unwrap_or(u32::MAX),
         max_shrink_iters: 0,
@@ -422,7 +422,7 @@ async fn drive<D: provisioner::push::Device>(
 /// The honest or hostile bytes of one answer: the JSON pretty-printed and
 /// mutated (one entry per line, so the line operations drop, repeat and
 /// reorder keys), or something no device should send.
-fn hostile_answer(v: &serde_json::Value, rng: &mut Rng) -> Option<Vec<u8>> {
+pub(crate) fn hostile_answer(v: &serde_json::Value, rng: &mut Rng) -> Option<Vec<u8>> {
     if !rng.chance(1, 2) {
         return None;
     }

@@ -11,6 +11,7 @@ mod cli;
 mod cli_cluster;
 mod crd_exports;
 mod fuzz;
+mod fuzz_kube;
 mod lab;
 mod lab_bgp;
 mod lab_mpi;

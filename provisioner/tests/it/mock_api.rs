@@ -16,16 +16,16 @@ use provisioner::jobs::view::Manifests;
 
 /// One request the client must send, and the answer it gets.
 #[derive(Debug, Clone)]
-struct Exchange {
-    method: &'static str,
+pub(crate) struct Exchange {
+    pub(crate) method: &'static str,
     /// Path and query, exactly.
-    uri: String,
+    pub(crate) uri: String,
     /// `Content-Type` of the request, when it has a body.
     content_type: Option<&'static str>,
     /// The request body as JSON, when it has one.
     body: Option<Value>,
-    status: u16,
-    reply: Value,
+    pub(crate) status: u16,
+    pub(crate) reply: Value,
 }
 
 fn get(uri: impl Into<String>, reply: Value) -> Exchange {
@@ -321,8 +321,9 @@ fn pod(ns: &str, name: &str, node: &str, phase: &str, gpus: &[&str], init: &[&st
     })
 }
 
-#[test]
-fn read_view_with_busy_pods_and_a_not_ready_node() {
+/// `read_view`'s requests on a cluster of two pages of Nodes (one not
+/// Ready, one cordoned, one without GPUs) and pods in every state.
+pub(crate) fn read_view_script() -> Vec<Exchange> {
     let nodes_page1 = json!({
         "kind": "NodeList", "apiVersion": "v1",
         "metadata": { "continue": "page2" },
@@ -346,15 +347,19 @@ fn read_view_with_busy_pods_and_a_not_ready_node() {
             pod("a", "first", "node02", "Running", &["2"], &[]),
         ],
     });
-    let script = vec![
+    vec![
         get("/api/v1/nodes?&limit=500", nodes_page1),
         get("/api/v1/nodes?&limit=500&continue=page2", nodes_page2),
         get(
             "/api/v1/pods?&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed&limit=500",
             pods,
         ),
-    ];
-    let view = run(script, |c| async move {
+    ]
+}
+
+#[test]
+fn read_view_with_busy_pods_and_a_not_ready_node() {
+    let view = run(read_view_script(), |c| async move {
         cluster::read_view(&c, cluster::DEFAULT_GPU_RESOURCE).await
     })
     .unwrap();
@@ -631,8 +636,8 @@ fn job_pod(name: &str, node: Option<&str>, phase: &str, waiting: Option<&str>) -
 const PODS_OF_TRAIN: &str =
     "/api/v1/namespaces/ml/pods?&labelSelector=app.kubernetes.io%2Finstance%3Dtrain&limit=500";
 
-#[test]
-fn status_of_an_mpijob_with_its_pods() {
+/// `status`'s requests for the running MPIJob `ml/train` and its pods.
+pub(crate) fn mpijob_status_script() -> Vec<Exchange> {
     let mpijob = json!({
         "apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
         "metadata": { "name": "train", "namespace": "ml", "uid": "u1", "labels": ours() },
@@ -645,7 +650,7 @@ fn status_of_an_mpijob_with_its_pods() {
             "replicaStatuses": { "Launcher": { "active": 1 }, "Worker": { "active": 2 } },
         },
     });
-    let script = vec![
+    vec![
         Exchange {
             status: 404,
             ..get(
@@ -665,8 +670,12 @@ fn status_of_an_mpijob_with_its_pods() {
                 job_pod("train-worker-0", Some("node01"), "Running", None),
             ]),
         ),
-    ];
-    let s = run(script, |c| async move {
+    ]
+}
+
+#[test]
+fn status_of_an_mpijob_with_its_pods() {
+    let s = run(mpijob_status_script(), |c| async move {
         cluster::status(&c, "ml", "train").await
     })
     .unwrap();
@@ -1370,8 +1379,9 @@ fn wait_gives_up_after_its_timeout() {
 
 /// `read_dra` lists ResourceSlices, ResourceClaims and the provisioner's
 /// claim templates (all namespaces) and keeps what placement needs.
-#[test]
-fn read_dra_lists_slices_claims_and_our_templates() {
+/// `read_dra`'s requests: a Node's slice, a slice for every Node, an
+/// allocated claim and one of our templates.
+pub(crate) fn read_dra_script() -> Vec<Exchange> {
     let slice = json!({
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
         "metadata": { "name": "node01-gpu" },
@@ -1410,7 +1420,7 @@ fn read_dra_lists_slices_claims_and_our_templates() {
         "spec": { "spec": { "devices": {} } },
     });
     let list = |kind: &str, items: Vec<Value>| json!({ "apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {}, "items": items });
-    let script = vec![
+    vec![
         get(
             "/apis/resource.k8s.io/v1/resourceslices?&limit=500",
             list("ResourceSliceList", vec![slice, shared]),
@@ -1423,8 +1433,16 @@ fn read_dra_lists_slices_claims_and_our_templates() {
             "/apis/resource.k8s.io/v1/resourceclaimtemplates?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Deflops-provisioner&limit=500",
             list("ResourceClaimTemplateList", vec![template]),
         ),
-    ];
-    let view = run(script, |c| async move { cluster::read_dra(&c).await }).unwrap();
+    ]
+}
+
+#[test]
+fn read_dra_lists_slices_claims_and_our_templates() {
+    let view = run(
+        read_dra_script(),
+        |c| async move { cluster::read_dra(&c).await },
+    )
+    .unwrap();
     assert_eq!(view.devices.len(), 1);
     let d = &view.devices[0];
     assert_eq!(
@@ -2410,15 +2428,21 @@ fn gang_pass(script: Vec<Exchange>) -> cluster::GangPass {
     })
 }
 
-#[test]
-fn a_failed_rank_stops_its_gang_and_status_names_it() {
-    let record = json!({
+/// What the controller writes on `g`'s ConfigMap when rank 2 failed first.
+fn failed_gang_record() -> Value {
+    json!({
         "topology.eflops.io/failed-pod": "g-2",
         "topology.eflops.io/failed-rank": "2",
         "topology.eflops.io/failed-node": "node03",
         "topology.eflops.io/failed-reason": "container rank Error, exit code 1: NCCL WARN socket closed",
         "topology.eflops.io/stopped-at": NOW,
-    });
+    })
+}
+
+/// One controller pass over the gang `g`: rank 2 failed first, ranks 0
+/// and 3 still run (3 is deleted meanwhile), and a stranger's Pod.
+pub(crate) fn failed_gang_script() -> Vec<Exchange> {
+    let record = failed_gang_record();
     let mut stranger = gang_pod(4, "someone-else", "Running", None);
     stranger["metadata"]["name"] = json!("g-4");
     let pods = pod_list(vec![
@@ -2434,7 +2458,7 @@ fn a_failed_rank_stops_its_gang_and_status_names_it() {
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": { "name": "g-ranks", "namespace": "ml", "annotations": record },
     });
-    let script = vec![
+    vec![
         get(GANG_PODS, pods),
         get(
             GANG_ROOT,
@@ -2451,7 +2475,13 @@ fn a_failed_rank_stops_its_gang_and_status_names_it() {
         gang_delete(0, 200),
         // Rank 3 was deleted meanwhile: nothing to do.
         gang_delete(3, 404),
-    ];
+    ]
+}
+
+#[test]
+fn a_failed_rank_stops_its_gang_and_status_names_it() {
+    let record = failed_gang_record();
+    let script = failed_gang_script();
     let done = gang_pass(script);
     assert_eq!(done.failed, vec![]);
     assert_eq!(
