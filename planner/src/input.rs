@@ -20,6 +20,13 @@ pub const MAX_NESTING: usize = 128;
 /// Reads the input file `path` whole; the error is a sentence naming the
 /// file and what to give instead.
 pub fn read(path: &Path) -> Result<String, String> {
+    text(read_bytes(path)?, &path.display().to_string())
+}
+
+/// Reads the input file `path` whole as bytes (a regular file of at most
+/// [`MAX_INPUT_BYTES`]), for a file that may be binary (a compact plan,
+/// [`crate::plan_compact`]); [`text`] makes text of them.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
     let name = path.display();
     let cannot = |e: std::io::Error| format!("cannot read {name}: {e}");
     // Look before opening: opening a FIFO for reading waits for a writer.
@@ -27,21 +34,28 @@ pub fn read(path: &Path) -> Result<String, String> {
     check(&name.to_string(), &meta)?;
     let file = std::fs::File::open(path).map_err(cannot)?;
     // And again on what was opened, in case the path changed meanwhile.
-    check(&name.to_string(), &file.metadata().map_err(cannot)?)?;
-    let mut bytes = Vec::new();
+    let meta = file.metadata().map_err(cannot)?;
+    check(&name.to_string(), &meta)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     file.take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(cannot)?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(too_large(&name.to_string(), bytes.len() as u64));
     }
+    Ok(bytes)
+}
+
+/// The bytes of the input file `name` as text: UTF-8, nested at most
+/// [`MAX_NESTING`] levels deep ([`check_nesting`]).
+pub fn text(bytes: Vec<u8>, name: &str) -> Result<String, String> {
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "cannot read {name}: byte {} is not UTF-8 text; give a text file",
             e.utf8_error().valid_up_to()
         )
     })?;
-    check_nesting(&text, &name.to_string())?;
+    check_nesting(&text, name)?;
     Ok(text)
 }
 

@@ -46,6 +46,7 @@ pub mod names;
 pub mod network;
 pub mod pci;
 pub mod plan;
+pub mod plan_compact;
 mod plan_json;
 pub mod qos;
 pub mod ranks;

@@ -966,7 +966,7 @@ impl Plan {
         })
     }
 
-    fn check_version(&self, file: &str) -> Result<()> {
+    pub(crate) fn check_version(&self, file: &str) -> Result<()> {
         if self.format_version == PLAN_FORMAT_VERSION {
             Ok(())
         } else {

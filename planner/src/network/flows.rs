@@ -107,9 +107,7 @@ impl Network<'_> {
             let i = match &mut pick {
                 Pick::Hash(key) => self.choose(at, count, key),
                 Pick::DModK { divisor } => {
-                    let first = hops
-                        .nth(self, 0)
-                        .map_or(at, |k| self.inter[k as usize].to as usize);
+                    let first = hops.hop(self, 0).map_or(at, |(_, to)| to);
                     if self.upward(at, first, sb) {
                         let i = (dst as u64 / *divisor) % count as u64;
                         *divisor = divisor.saturating_mul(count as u64);
@@ -119,11 +117,11 @@ impl Network<'_> {
                     }
                 }
             };
-            let k = hops
-                .nth(self, i)
+            let (k, next) = hops
+                .hop(self, i)
                 .ok_or_else(|| Error::Internal("ECMP chose past its next hops".to_string()))?;
             r.push(self.id(k));
-            at = self.inter[k as usize].to as usize;
+            at = next;
         }
         r.push(self.down_link_in(plane, dst));
         Ok(r)

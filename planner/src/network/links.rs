@@ -112,9 +112,12 @@ pub struct Network<'a> {
     /// `adj[start..start + len]`, stored at `a * switches + b` as
     /// `start << 32 | len`: one lookup instead of a binary search.
     pub(super) pairs: Vec<u64>,
-    /// Per switch, the inter indices of its upward links, in port order.
+    /// Per switch, its upward links as `(peer, inter index)`, in port
+    /// order: the peer beside the index, so that a route's hop up reads
+    /// where it goes from the row it chose in, not from `inter` (a cache
+    /// miss per flow at 131,072 sub-nodes).
     pub(super) up_start: Vec<u32>,
-    pub(super) up: Vec<u32>,
+    pub(super) up: Vec<(u32, u32)>,
     /// BiGraph: per switch, true when it has a link to every switch of the
     /// other part, so every upward link of its own part leads to it.
     pub(super) complete: Vec<bool>,
@@ -437,7 +440,7 @@ impl<'a> Network<'a> {
             up_start[i + 1] += up_start[i];
         }
         let mut adj = vec![(0u32, 0u32); inter.len()];
-        let mut up = vec![0u32; up_start[switches] as usize];
+        let mut up = vec![(0u32, 0u32); up_start[switches] as usize];
         let mut adj_next = adj_start.clone();
         let mut up_next = up_start.clone();
         for (k, l) in inter.iter().enumerate() {
@@ -445,7 +448,7 @@ impl<'a> Network<'a> {
             adj[adj_next[a] as usize] = (l.to, k as u32);
             adj_next[a] += 1;
             if fabric.upward(tier[a], tier[l.to as usize]) {
-                up[up_next[a] as usize] = k as u32;
+                up[up_next[a] as usize] = (l.to, k as u32);
                 up_next[a] += 1;
             }
         }
@@ -818,8 +821,8 @@ impl<'a> Network<'a> {
         !self.is_avoided_switch(s)
     }
 
-    /// The upward links of switch `a`.
-    pub(super) fn up_of(&self, a: usize) -> &[u32] {
+    /// The upward links of switch `a`, as `(peer, inter index)`.
+    pub(super) fn up_of(&self, a: usize) -> &[(u32, u32)] {
         &self.up[self.up_start[a] as usize..self.up_start[a + 1] as usize]
     }
 

@@ -35,8 +35,8 @@ use crate::plan::Tier;
 /// order.
 #[derive(Debug, Clone, Copy)]
 pub enum NextHops<'n> {
-    /// Every one of these inter indices.
-    All(&'n [u32]),
+    /// Every one of the switch's upward links, as `(peer, inter index)`.
+    All(&'n [(u32, u32)]),
     /// Every link of this run of `(peer, inter index)`.
     Run(&'n [(u32, u32)]),
     /// The ones [`Network::next_hops`] filters out of the switch's links.
@@ -53,14 +53,7 @@ impl NextHops<'_> {
     /// false.
     pub fn visit(&self, net: &Network<'_>, visit: &mut dyn FnMut(u32) -> bool) {
         match *self {
-            NextHops::All(ks) => {
-                for &k in ks {
-                    if !visit(k) {
-                        return;
-                    }
-                }
-            }
-            NextHops::Run(run) => {
+            NextHops::All(run) | NextHops::Run(run) => {
                 for &(_, k) in run {
                     if !visit(k) {
                         return;
@@ -74,8 +67,7 @@ impl NextHops<'_> {
     /// Number of next hops.
     pub fn len(&self, net: &Network<'_>) -> usize {
         match *self {
-            NextHops::All(ks) => ks.len(),
-            NextHops::Run(run) => run.len(),
+            NextHops::All(run) | NextHops::Run(run) => run.len(),
             NextHops::Filtered { .. } => {
                 let mut n = 0;
                 self.visit(net, &mut |_| {
@@ -90,8 +82,7 @@ impl NextHops<'_> {
     /// True when there is no next hop.
     pub fn is_empty(&self, net: &Network<'_>) -> bool {
         match *self {
-            NextHops::All(ks) => ks.is_empty(),
-            NextHops::Run(run) => run.is_empty(),
+            NextHops::All(run) | NextHops::Run(run) => run.is_empty(),
             NextHops::Filtered { .. } => {
                 let mut any = false;
                 self.visit(net, &mut |_| {
@@ -103,11 +94,22 @@ impl NextHops<'_> {
         }
     }
 
+    /// The `i`-th next hop in ECMP order and the switch it leads to:
+    /// read from the run itself where the hops are one, so a route's walk
+    /// touches no other table.
+    pub fn hop(&self, net: &Network<'_>, i: usize) -> Option<(u32, usize)> {
+        match *self {
+            NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(to, k)| (k, to as usize)),
+            NextHops::Filtered { .. } => self
+                .nth(net, i)
+                .map(|k| (k, net.inter[k as usize].to as usize)),
+        }
+    }
+
     /// The `i`-th next hop in ECMP order.
     pub fn nth(&self, net: &Network<'_>, i: usize) -> Option<u32> {
         match *self {
-            NextHops::All(ks) => ks.get(i).copied(),
-            NextHops::Run(run) => run.get(i).map(|&(_, k)| k),
+            NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(_, k)| k),
             NextHops::Filtered { .. } => {
                 let mut seen = 0;
                 let mut chosen = None;
@@ -191,7 +193,7 @@ impl Network<'_> {
         };
         let row = &self.adj[self.adj_start[at] as usize..self.adj_start[at + 1] as usize];
         let run = |a: usize, b: usize| self.links_to(a, b).iter().map(|&(_, k)| k);
-        let ups = self.up_of(at).iter().copied();
+        let ups = self.up_of(at).iter().map(|&(_, k)| k);
         if self.faults.is_none() {
             match self.fabric {
                 // Within a part: the switches of the other part that link
@@ -223,7 +225,7 @@ impl Network<'_> {
                             && self
                                 .up_of(x)
                                 .iter()
-                                .any(|&j| alive_to(j) && self.has_alive(reach(j), to))
+                                .any(|&(_, j)| alive_to(j) && self.has_alive(reach(j), to))
                     });
                 }
             }
@@ -243,7 +245,7 @@ impl Network<'_> {
                     && self
                         .up_of(reach(k))
                         .iter()
-                        .any(|&j| self.alive(j) && self.core_leads(reach(j), self.pod[to], to))
+                        .any(|&(_, j)| self.alive(j) && self.core_leads(reach(j), self.pod[to], to))
             }),
             (Fabric::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
                 each(&mut run(at, to), &|k| self.alive(k));

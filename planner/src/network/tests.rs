@@ -690,10 +690,10 @@ fn dmodk_takes_the_destination_digits() {
         let route = net.route_dmodk(src, dst).unwrap();
         let crossed = walk(&net, src, dst, &route);
         let ups = net.up_of(crossed[0]);
-        assert_eq!(net.id(ups[dst % ups.len()]), route.inter_switch()[0]);
+        assert_eq!(net.id(ups[dst % ups.len()].1), route.inter_switch()[0]);
         let agg_ups = net.up_of(crossed[1]);
         assert_eq!(
-            net.id(agg_ups[(dst / ups.len()) % agg_ups.len()]),
+            net.id(agg_ups[(dst / ups.len()) % agg_ups.len()].1),
             route.inter_switch()[1]
         );
         cores.insert(crossed[2]);

@@ -207,6 +207,11 @@ pub fn nvlink_flows(
     gpus: &[Option<usize>],
     schedule: &Schedule,
 ) -> Vec<usize> {
+    // Without an NVLink domain no flow joins two GPUs of one: every
+    // count is 0, found without indexing 131,072 sub-nodes' servers.
+    if plan.servers.iter().all(|s| s.nvlink.is_empty()) {
+        return vec![0; schedule.steps.len()];
+    }
     let servers = plan.intra_server_groups();
     let by_name: HashMap<&str, &PlanServer> =
         plan.servers.iter().map(|s| (s.name.as_str(), s)).collect();

@@ -229,6 +229,10 @@ const TARGETS: &[FuzzTarget] = &[
         name: "names",
         run: names_case,
     },
+    FuzzTarget {
+        name: "compact-plan",
+        run: compact_plan_case,
+    },
 ];
 
 fn target(name: &str) -> FuzzTarget {
@@ -905,6 +909,68 @@ fn rank_file_case(seed: u64) -> (Input, Check) {
     (input, check)
 }
 
+/// The compact plan (`planner design --out plan.cplan`): the plan (the
+/// mutated JSON when it parses, else the bundled one) written compact
+/// reads back equal; then its bytes are changed (a byte flipped, set,
+/// inserted or removed, or the file cut), and half the time the header's
+/// length and checksum are written again for the changed body, so that
+/// the reader's own checks of the body are reached. The reader refuses
+/// the file naming it, or reads a plan that the load check passes or
+/// refuses naming it; never a panic.
+fn compact_plan_case(seed: u64) -> (Input, Check) {
+    let input = Input::new(PLANS, seed);
+    let check = guarded("compact-plan", || {
+        let plan = Plan::parse(input.text(), &input.file)
+            .or_else(|_| Plan::parse(&read(input.source), &input.file))
+            .map_err(|e| Failure {
+                kind: "compact-plan: a bundled plan does not parse".to_string(),
+                detail: e.to_string(),
+            })?;
+        let mut bytes = plan.to_compact().map_err(|e| Failure {
+            kind: "compact-plan: the plan cannot be written compact".to_string(),
+            detail: e.to_string(),
+        })?;
+        match Plan::from_compact(&bytes, &input.file) {
+            Ok(back) if back == plan => {}
+            Ok(_) => return fail("compact-plan: the plan reads back changed", ""),
+            Err(e) => return fail("compact-plan: its own file is refused", e.to_string()),
+        }
+        // The layout of docs/plan-format.md: the body's length at byte
+        // 12, its checksum at 20, the body from 28.
+        let body = 28;
+        let mut rng = Rng::new(seed ^ 0xc0a1_1c7a);
+        for _ in 0..1 + rng.below(3) {
+            let at = body + rng.below(bytes.len() - body);
+            match rng.below(5) {
+                0 => bytes[at] ^= 1 << rng.below(8),
+                1 => bytes[at] = rng.next_u64() as u8,
+                2 => bytes.insert(at, rng.next_u64() as u8),
+                3 => {
+                    bytes.remove(at);
+                }
+                _ => bytes.truncate(at),
+            }
+            if bytes.len() <= body {
+                break;
+            }
+        }
+        if rng.chance(1, 2) && bytes.len() >= body {
+            let len = (bytes.len() - body) as u64;
+            let sum = planner::plan_compact::checksum(&bytes[body..]);
+            bytes[12..20].copy_from_slice(&len.to_le_bytes());
+            bytes[20..28].copy_from_slice(&sum.to_le_bytes());
+        }
+        match Plan::from_compact(&bytes, &input.file) {
+            Err(e) => refused("compact plan", &e, &input.file),
+            Ok(p) => match p.check(&input.file) {
+                Err(e) => refused("compact plan load", &e, &input.file),
+                Ok(_) => Ok(()),
+            },
+        }
+    });
+    (input, check)
+}
+
 /// Names: one name of the EFLOPS inventory changed (newline, `;`, quotes,
 /// commas, U+0085, trailing space, ...). Either the inventory is refused
 /// naming the file, or every writer's output reads back with the name.
@@ -1031,6 +1097,7 @@ fuzz_test!(fuzz_iteration_model_files, "model");
 fuzz_test!(fuzz_qos_overrides_render_check_qos, "qos");
 fuzz_test!(fuzz_verify_ranks_rank_file, "rank-file");
 fuzz_test!(fuzz_names_round_trip_every_writer, "names");
+fuzz_test!(fuzz_compact_plan_bytes, "compact-plan");
 
 /// The short campaign CI runs over the real binaries: a few hundred cases
 /// (`FUZZ_CAMPAIGN_CASES`, default 300, from `FUZZ_SEED`, default 0) of

@@ -5,6 +5,7 @@
 mod bounds;
 mod checked;
 mod cli;
+mod compact;
 mod cost;
 mod docs;
 mod export;

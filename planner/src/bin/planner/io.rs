@@ -75,15 +75,20 @@ pub fn load_inventory(path: &Path) -> Result<(Inventory, String)> {
 /// plan that passed the whole consistency check.
 pub fn load_plan(path: &Path) -> Result<CheckedPlan> {
     let name = display(path);
-    let text = read(path)?;
-    Ok(CheckedPlan::load(&text, &name)?)
+    Ok(read_plan_unchecked(path)?.check(&name)?)
 }
 
 /// Reads a plan without checking it, for `validate`, which reports what
-/// the check finds instead of refusing the plan.
+/// the check finds instead of refusing the plan: a compact plan when the
+/// file begins with its signature (whatever its name), else JSON or TOML
+/// text ([`Plan::parse`]).
 pub fn read_plan_unchecked(path: &Path) -> Result<Plan> {
     let name = display(path);
-    let text = read(path)?;
+    let bytes = planner::input::read_bytes(path).map_err(BadInput)?;
+    if planner::plan_compact::is_compact(&bytes) {
+        return Ok(Plan::from_compact(&bytes, &name)?);
+    }
+    let text = planner::input::text(bytes, &name).map_err(BadInput)?;
     Ok(Plan::parse(&text, &name)?)
 }
 
