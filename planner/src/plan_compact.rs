@@ -93,7 +93,46 @@ pub fn checksum(body: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
+/// A plan file as read: a compact plan (its signature first, whatever
+/// the file's name) or text, JSON or TOML ([`Plan::parse`]).
+#[derive(Debug)]
+pub enum PlanFile {
+    /// The compact plan's bytes.
+    Compact(Vec<u8>),
+    /// The JSON or TOML text.
+    Text(String),
+}
+
+/// Reads the plan file `path` within [`crate::input::read_bytes`]'s
+/// limits, compact or text; the error names the file. Both binaries read
+/// plans here, so every command takes either form.
+pub fn read(path: &std::path::Path) -> std::result::Result<PlanFile, String> {
+    let bytes = crate::input::read_bytes(path)?;
+    if is_compact(&bytes) {
+        return Ok(PlanFile::Compact(bytes));
+    }
+    crate::input::text(bytes, &path.display().to_string()).map(PlanFile::Text)
+}
+
+impl PlanFile {
+    /// The file's bytes, as read (what a digest of the plan covers).
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            PlanFile::Compact(bytes) => bytes,
+            PlanFile::Text(text) => text.as_bytes(),
+        }
+    }
+}
+
 impl Plan {
+    /// The plan in `contents`, read from `file` (the name errors give).
+    pub fn from_file(contents: &PlanFile, file: &str) -> Result<Plan> {
+        match contents {
+            PlanFile::Compact(bytes) => Plan::from_compact(bytes, file),
+            PlanFile::Text(text) => Plan::parse(text, file),
+        }
+    }
+
     /// The plan as a compact plan (see the module documentation).
     pub fn to_compact(&self) -> Result<Vec<u8>> {
         let mut w = Writer::default();

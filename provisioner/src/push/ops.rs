@@ -29,11 +29,18 @@ pub fn context(j: &Journal, journal_file: &Path) -> Result<(CheckedPlan, Devices
             source: Some(e.into()),
         })
     };
-    let plan_text = read(&j.plan, "plan")?;
-    let plan = CheckedPlan::load(&plan_text, &j.plan).map_err(|e| PushError::Plan {
-        file: j.plan.clone(),
-        source: Box::new(e),
-    })?;
+    let plan_file =
+        planner::plan_compact::read(Path::new(&j.plan)).map_err(|e| PushError::Journal {
+            file: journal_file.display().to_string(),
+            message: format!("cannot read its plan {}", j.plan),
+            source: Some(e.into()),
+        })?;
+    let plan = planner::plan::Plan::from_file(&plan_file, &j.plan)
+        .and_then(|p| p.check(&j.plan))
+        .map_err(|e| PushError::Plan {
+            file: j.plan.clone(),
+            source: Box::new(e),
+        })?;
     let dev_text = read(&j.devices, "devices file")?;
     let dir = Path::new(&j.devices).parent().unwrap_or(Path::new("."));
     let devices = devices::read(&dev_text, &j.devices, dir, &plan)?;

@@ -274,7 +274,7 @@ fn check_previous(path: &Path) -> Result<()> {
 /// Pushes the plan to the devices as `options` say.
 pub async fn push(
     plan: &CheckedPlan,
-    plan_text: &str,
+    plan_file: &[u8],
     devices: &Devices,
     options: &Options,
 ) -> Result<Report> {
@@ -302,7 +302,7 @@ pub async fn push(
         version: journal::VERSION,
         plan: options.plan_file.display().to_string(),
         devices: options.devices_file.display().to_string(),
-        plan_sha256: sha256(plan_text.as_bytes()),
+        plan_sha256: sha256(plan_file),
         started: journal::now(),
         pid: Some(std::process::id()),
         dry_run: options.dry_run,

@@ -39,6 +39,43 @@ fn nodes_of_the_eflops_plan() {
     assert_eq!(v[1]["sub_nodes"][3]["switch"], "sw01-l");
 }
 
+/// The provisioner reads the planner's compact plan as it reads the JSON
+/// (`planner::plan_compact::read`, the one reader of both binaries): the
+/// same answer from either form, and a compact file cut short refused
+/// naming the file.
+#[test]
+fn a_compact_plan_reads_as_its_json() {
+    let json = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/data/eflops-4x16.plan.json"),
+    )
+    .unwrap();
+    let plan = planner::plan::Plan::parse(&json, "eflops-4x16.plan.json").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let compact = dir.path().join("eflops.cplan");
+    let bytes = plan.to_compact().unwrap();
+    std::fs::write(&compact, &bytes).unwrap();
+    let from_json = provisioner(&[
+        "nodes",
+        "examples/data/eflops-4x16.plan.json",
+        "--format",
+        "json",
+    ]);
+    let from_compact = provisioner(&["nodes", compact.to_str().unwrap(), "--format", "json"]);
+    assert!(
+        from_compact.status.success(),
+        "{}",
+        String::from_utf8_lossy(&from_compact.stderr)
+    );
+    assert_eq!(from_json.stdout, from_compact.stdout);
+    let cut = dir.path().join("cut.cplan");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let out = provisioner(&["nodes", cut.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cut.cplan"), "{err}");
+}
+
 #[test]
 fn bad_inputs_exit_2() {
     let out = provisioner(&["nodes", "nope.json"]);

@@ -83,13 +83,8 @@ pub fn load_plan(path: &Path) -> Result<CheckedPlan> {
 /// file begins with its signature (whatever its name), else JSON or TOML
 /// text ([`Plan::parse`]).
 pub fn read_plan_unchecked(path: &Path) -> Result<Plan> {
-    let name = display(path);
-    let bytes = planner::input::read_bytes(path).map_err(BadInput)?;
-    if planner::plan_compact::is_compact(&bytes) {
-        return Ok(Plan::from_compact(&bytes, &name)?);
-    }
-    let text = planner::input::text(bytes, &name).map_err(BadInput)?;
-    Ok(Plan::parse(&text, &name)?)
+    let contents = planner::plan_compact::read(path).map_err(BadInput)?;
+    Ok(Plan::from_file(&contents, &display(path))?)
 }
 
 /// Reads every cabling file: CSV, or LLDP JSON named after its device.

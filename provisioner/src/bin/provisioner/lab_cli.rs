@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use planner::checked::CheckedPlan;
 use provisioner::lab::{self, build, burnin, foreign, run, state, sys::Sys};
 use provisioner::probe;
 
@@ -279,11 +278,6 @@ pub struct MeasureArgs {
     command: Vec<String>,
 }
 
-fn load_plan(path: &Path) -> Result<CheckedPlan> {
-    let text = planner::input::read(path).map_err(crate::BadInput)?;
-    Ok(CheckedPlan::load(&text, &path.display().to_string())?)
-}
-
 /// Runs a lab subcommand.
 pub fn run(cmd: LabCommand) -> Result<()> {
     match cmd {
@@ -343,7 +337,7 @@ pub fn run(cmd: LabCommand) -> Result<()> {
         } => {
             let given = rate.as_deref().map(lab::parse_rate).transpose()?;
             state::check_name(&common.name)?;
-            let p = load_plan(&plan)?;
+            let p = crate::load_plan(&plan)?;
             let description = planner::network::Lab::of(&p, p.source())?;
             let rate_kbit = given.unwrap_or_else(|| lab::default_rate(description.hosts.len()));
             let routing = match routing {
@@ -535,7 +529,7 @@ fn measure(a: MeasureArgs) -> Result<()> {
     }
     let sys = Sys::find()?;
     let mut st = state::require_up(&common.state_dir, &common.name)?;
-    let plan = load_plan(Path::new(&st.plan_file))?;
+    let plan = crate::load_plan(Path::new(&st.plan_file))?;
     let expected = match &a.table {
         None => {
             if a.bytes.is_some() || a.algorithm.is_some() || a.engine.is_some() {
@@ -670,7 +664,7 @@ fn run_lab(a: RunArgs) -> Result<()> {
         )?;
         return show(common.format, &b, planner::network::burnin::render);
     }
-    let plan = load_plan(Path::new(&st.plan_file))?;
+    let plan = crate::load_plan(Path::new(&st.plan_file))?;
     let algorithm = probe::schedule::algorithm(&a.algorithm)?;
     let sizes = if a.no_timed {
         Vec::new()

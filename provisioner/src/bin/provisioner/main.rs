@@ -406,13 +406,27 @@ fn read(path: &Path) -> Result<String> {
     planner::input::read(path).map_err(|m| BadInput(m).into())
 }
 
+/// Reads and checks the plan `path`, compact or JSON, with the file as
+/// read (what push's journal digests).
+fn load_plan_file(path: &Path) -> Result<(CheckedPlan, planner::plan_compact::PlanFile)> {
+    let name = path.display().to_string();
+    let contents = planner::plan_compact::read(path).map_err(BadInput)?;
+    let plan = planner::plan::Plan::from_file(&contents, &name)?.check(&name)?;
+    Ok((plan, contents))
+}
+
+/// Reads and checks the plan `path`, compact or JSON.
+fn load_plan(path: &Path) -> Result<CheckedPlan> {
+    Ok(load_plan_file(path)?.0)
+}
+
 /// The plan, its name for messages, and the node map if one is given.
 fn read_plan(
     plan: &Path,
     node_map: Option<&Path>,
 ) -> Result<(CheckedPlan, String, Option<NodeMap>)> {
     let plan_name = plan.display().to_string();
-    let p = CheckedPlan::load(&read(plan)?, &plan_name)?;
+    let p = load_plan(plan)?;
     let map = match node_map {
         Some(path) => Some(NodeMap::from_toml(
             &read(path)?,

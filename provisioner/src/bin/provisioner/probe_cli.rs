@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
-use planner::checked::CheckedPlan;
 use provisioner::probe;
 
 use super::{BadInput, Failure, Format, Result, env_number, json, print, read};
@@ -187,8 +186,7 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         let addrs = probe::bootstrap::read_hosts(&read(hosts)?, &file, a.port)?;
         probe::Bootstrap::table(need_rank()?, addrs)
     } else if let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) {
-        let plan_name = plan.display().to_string();
-        let p = CheckedPlan::load(&read(plan)?, &plan_name)?;
+        let p = crate::load_plan(plan)?;
         let (alg, addrs) = probe::bootstrap::read_plan_table(
             &read(table)?,
             &table.display().to_string(),
@@ -315,8 +313,7 @@ fn run_burn_in(
     let (Some(table), Some(plan)) = (&a.ranks_file, &a.plan) else {
         return Err(BadInput("--burn-in needs --ranks-file and --plan".to_string()).into());
     };
-    let plan_name = plan.display().to_string();
-    let p = CheckedPlan::load(&read(plan)?, &plan_name)?;
+    let p = crate::load_plan(plan)?;
     let table_text = read(table)?;
     let table_name = table.display().to_string();
     let (_, addrs) = probe::bootstrap::read_plan_table(&table_text, &table_name, &p, a.port)?;

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use planner::checked::CheckedPlan;
 use planner::text::Table;
 use provisioner::push::journal::{self, Journal};
 use provisioner::push::rollout::Policy;
@@ -166,8 +165,7 @@ fn push(a: RunArgs) -> Result<()> {
             }
         })
         .map_err(|m| planner::Error::parameter("settle", m))?;
-    let plan_text = read(&plan_path)?;
-    let plan = CheckedPlan::load(&plan_text, &plan_path.display().to_string())?;
+    let (plan, plan_file) = crate::load_plan_file(&plan_path)?;
     let dev_text = read(&devices_path)?;
     let dir = devices_path.parent().unwrap_or(Path::new("."));
     let devices = devices::read(&dev_text, &devices_path.display().to_string(), dir, &plan)?;
@@ -195,7 +193,7 @@ fn push(a: RunArgs) -> Result<()> {
             (false, _) => run::Progress::Text,
         },
     };
-    let report = runtime()?.block_on(run::push(&plan, &plan_text, &devices, &options))?;
+    let report = runtime()?.block_on(run::push(&plan, plan_file.bytes(), &devices, &options))?;
     let show_diff = a.show_diff;
     show(a.format, &report, |r| report_table(r, show_diff))?;
     if report.failed() {

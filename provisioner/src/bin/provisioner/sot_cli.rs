@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 
-use planner::checked::CheckedPlan;
 use planner::text::Table;
 use planner::validate;
 use provisioner::sot::cabling::{self, CablingOptions};
@@ -160,12 +159,6 @@ fn write_whole(path: &Path, text: &str) -> Result<()> {
     Ok(r.with_context(|| format!("writing {}", path.display()))?)
 }
 
-fn load_plan(path: &Path) -> Result<CheckedPlan> {
-    let name = path.display().to_string();
-    let text = crate::read(path)?;
-    Ok(CheckedPlan::load(&text, &name)?)
-}
-
 fn sot<T>(r: Result<T, SotError>) -> Result<T> {
     r.map_err(|e| provisioner::Error::Sot(e).into())
 }
@@ -229,7 +222,7 @@ pub fn run(cmd: SotCommand) -> Result<()> {
             quiet,
             format,
         } => {
-            let p = load_plan(&plan)?;
+            let p = crate::load_plan(&plan)?;
             let client = sot(conn.client())?;
             let opts = PushOptions {
                 location,
@@ -264,7 +257,7 @@ pub fn run(cmd: SotCommand) -> Result<()> {
             location,
             format,
         } => {
-            let p = load_plan(&plan)?;
+            let p = crate::load_plan(&plan)?;
             let client = sot(conn.client())?;
             let opts = CablingOptions {
                 status: (status != "any").then_some(status),
