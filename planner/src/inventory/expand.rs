@@ -389,6 +389,7 @@ impl Checker {
                 row: raw.row.clone(),
                 max_kw,
                 u_height,
+                line,
             });
         }
     }

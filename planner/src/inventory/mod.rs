@@ -87,6 +87,8 @@ pub struct Rack {
     /// Its height in rack units, if given (else
     /// [`crate::plan::DEFAULT_RACK_U`]).
     pub u_height: Option<u32>,
+    /// Line of its `[[rack]]` table.
+    pub line: Option<usize>,
 }
 
 /// The height of a server whose template gives no `u_height`: 2 U

@@ -237,6 +237,15 @@ struct DesignArgs {
     /// Write the cable list as CSV here (FILE.csv).
     #[arg(long, value_name = "CSV")]
     cables: Option<PathBuf>,
+    /// Parts catalog TOML: the power of every rack from the catalog's
+    /// watts, held against the racks' `max_kw`; a design that puts a rack
+    /// over its limit is refused (docs/cost.md, "Power per rack").
+    #[arg(long)]
+    catalog: Option<PathBuf>,
+    /// With --catalog: keep a design that puts racks over their `max_kw`,
+    /// naming each on stderr, instead of refusing it.
+    #[arg(long, requires = "catalog")]
+    allow_over_power: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -459,7 +468,27 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
     {
         opts.oversubscription = args.oversubscription;
     }
+    let catalog = args
+        .catalog
+        .as_deref()
+        .map(cost::load_catalog)
+        .transpose()?;
     let plan = design(&inv, &opts)?;
+    // The racks' power, from the catalog's watts: a rack over its limit
+    // refuses the design before anything is written.
+    let power = catalog
+        .as_ref()
+        .map(|c| planner::cost::check_rack_power(&plan, &inv, c, args.allow_over_power))
+        .transpose()?;
+    if let Some(p) = &power {
+        for (racks, words) in p.over_groups() {
+            eprintln!(
+                "warning: {}: {}{words}; kept by --allow-over-power",
+                planner::cost::power::name_racks(&racks),
+                if racks.len() == 1 { "" } else { "each " }
+            );
+        }
+    }
     // The plan and the cable list are written on two threads into
     // temporaries, then put in place together or not at all.
     let (saved, cables_saved) = std::thread::scope(|scope| {
@@ -494,6 +523,13 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         Format::Json => print(&plan.to_json()?)?,
         Format::Table => {
             let mut text = report::render_design(&plan, &name);
+            match (&power, &catalog) {
+                (Some(p), Some(c)) => text.push_str(&planner::cost::render_power_line(p, &c.name)),
+                _ if plan.racks.iter().any(|r| r.max_kw.is_some()) => text.push_str(
+                    "racks have power limits (max_kw) that were not checked: add --catalog to hold the design to them\n",
+                ),
+                _ => {}
+            }
             text.push('\n');
             match &args.out {
                 Some(out) => text.push_str(&format!("Plan written to {}\n", display(out))),
