@@ -22,6 +22,10 @@ pub struct CostEntry {
     /// Why it could not be priced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its worst single failure cuts the fabric (`compare --failures`;
+    /// the comparison's entry carries the failure itself).
+    #[serde(skip)]
+    pub cuts_fabric: bool,
 }
 
 /// Prices every design of a comparison that was built (those `design`
@@ -36,11 +40,13 @@ pub fn cost_comparison(c: &Comparison, catalog: &Catalog) -> Vec<CostEntry> {
                     topology: d.topology,
                     cost: Some(cost),
                     error: None,
+                    cuts_fabric: d.worst_failure.as_ref().is_some_and(|w| w.cuts_fabric()),
                 },
                 Err(e) => CostEntry {
                     topology: d.topology,
                     cost: None,
                     error: Some(e.to_string()),
+                    cuts_fabric: false,
                 },
             })
         })
@@ -60,6 +66,10 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
     }
     out.push_str(&format!(", in {cur}\n"));
     let priced: Vec<&PlanCost> = entries.iter().filter_map(|e| e.cost.as_ref()).collect();
+    let cuts: Vec<Topology> = (entries.iter())
+        .filter(|e| e.cuts_fabric)
+        .map(|e| e.topology)
+        .collect();
     if priced.is_empty() {
         out.push_str("\nno design could be priced\n");
     } else {
@@ -108,11 +118,18 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
         out.push_str(&t.render());
     }
     // The verdict (docs/cost.md, "Comparing designs"): a design that
-    // puts a rack over its power limit ranks below one that does not; then
-    // the cheapest wins, the first in column order on a tie. A design
-    // without bisection has no cost per Gbps to rank.
-    let rank = |c: &PlanCost| usize::from(!c.power.over.is_empty());
-    let best = priced.iter().map(|c| rank(c)).min().unwrap_or(0);
+    // puts a rack over its power limit ranks below one that does not, and
+    // one whose worst single failure cuts the fabric (`--failures`) below
+    // one whose worst failure does not; then the cheapest wins, the first
+    // in column order on a tie. A design without bisection has no cost per
+    // Gbps to rank.
+    let rank = |c: &PlanCost| {
+        (
+            usize::from(!c.power.over.is_empty()),
+            usize::from(cuts.contains(&c.topology)),
+        )
+    };
+    let best = priced.iter().map(|c| rank(c)).min().unwrap_or((0, 0));
     let ranked: Vec<&PlanCost> = priced.iter().copied().filter(|c| rank(c) == best).collect();
     let cheapest = |key: &dyn Fn(&PlanCost) -> f64| {
         ranked
@@ -150,7 +167,7 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
             .filter(|c| !c.power.over.is_empty())
             .map(|c| c.topology.as_str())
             .collect();
-        if !over.is_empty() && ranked.len() < priced.len() {
+        if !over.is_empty() && ranked.iter().all(|r| r.power.over.is_empty()) {
             verdict.push_str(&format!(
                 "; ranked below, a rack over its power limit: {}",
                 over.join(", ")
@@ -159,6 +176,18 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
             verdict.push_str(&format!(
                 "; every design puts a rack over its power limit: {}",
                 over.join(", ")
+            ));
+        }
+        let cutting: Vec<&str> = (priced.iter())
+            .filter(|c| {
+                cuts.contains(&c.topology) && !ranked.iter().any(|r| r.topology == c.topology)
+            })
+            .map(|c| c.topology.as_str())
+            .collect();
+        if !cutting.is_empty() {
+            verdict.push_str(&format!(
+                "; ranked below, a single failure cuts the fabric: {}",
+                cutting.join(", ")
             ));
         }
         out.push_str(&verdict);

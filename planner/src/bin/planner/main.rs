@@ -68,6 +68,11 @@ enum Command {
         /// cost per sub-node and per Gbps of bisection bandwidth.
         #[arg(long)]
         catalog: Option<PathBuf>,
+        /// Prove every single switch and cable failure of each design and
+        /// show its worst (sub-nodes lost, fabric cut, QoS proof, best
+        /// table on what is left); with --catalog the verdict weighs it.
+        #[arg(long)]
+        failures: bool,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -304,6 +309,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             oversubscription,
             tiers,
             catalog,
+            failures,
             format,
         } => {
             let catalog = catalog.as_deref().map(cost::load_catalog).transpose()?;
@@ -321,7 +327,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 },
                 ..DesignOptions::default()
             };
-            let c = compare::compare(&inv, &opts);
+            let mut c = compare::compare(&inv, &opts);
+            if failures {
+                c.prove_failures()?;
+            }
             if from_spec
                 && let Some(e) = c
                     .designs
