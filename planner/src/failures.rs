@@ -210,7 +210,7 @@ pub fn analyse(
         } else {
             let left = plan.sub_node_list.len() - lost.len();
             let ranks = request.ranks.map(|x| x.min(left));
-            match plan_ranks(
+            best_on(
                 plan,
                 &Request {
                     algorithm: request.algorithm,
@@ -221,20 +221,7 @@ pub fn analyse(
                     engine: request.engine,
                     ..Request::default()
                 },
-            ) {
-                Ok(o) => (
-                    Some(Best {
-                        ranks: o.table.ranks.len(),
-                        worst_load: o.worst_load,
-                        lower_bound: o.lower_bound,
-                    }),
-                    None,
-                ),
-                Err(e @ (Error::Parameter { .. } | Error::Invalid { .. })) => {
-                    (None, Some(e.to_string()))
-                }
-                Err(e) => return Err(e),
-            }
+            )?
         };
         rows.push(Scenario {
             failed: names,
@@ -316,7 +303,26 @@ fn cut(
     Ok((lost, unreachable))
 }
 
-/// A plan's worst single failure, as `compare` and `purchase` weigh it.
+/// The best table `request` finds on what its failures leave, or why none
+/// was searched (a refused request).
+fn best_on(plan: &CheckedPlan, request: &Request) -> Result<(Option<Best>, Option<String>)> {
+    match plan_ranks(plan, request) {
+        Ok(o) => Ok((
+            Some(Best {
+                ranks: o.table.ranks.len(),
+                worst_load: o.worst_load,
+                lower_bound: o.lower_bound,
+            }),
+            None,
+        )),
+        Err(e @ (Error::Parameter { .. } | Error::Invalid { .. })) => {
+            Ok((None, Some(e.to_string())))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A plan's worst single failure, as `compare --failures` weighs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorstFailure {
     /// What fails, as `--fail` takes it.
@@ -417,7 +423,7 @@ pub fn worst_single_failure(
     } else if !tables {
         (None, Some("tables not searched".to_string()))
     } else {
-        match plan_ranks(
+        best_on(
             plan,
             &Request {
                 algorithm,
@@ -426,20 +432,7 @@ pub fn worst_single_failure(
                 engine,
                 ..Request::default()
             },
-        ) {
-            Ok(o) => (
-                Some(Best {
-                    ranks: o.table.ranks.len(),
-                    worst_load: o.worst_load,
-                    lower_bound: o.lower_bound,
-                }),
-                None,
-            ),
-            Err(e @ (Error::Parameter { .. } | Error::Invalid { .. })) => {
-                (None, Some(e.to_string()))
-            }
-            Err(e) => return Err(e),
-        }
+        )?
     };
     Ok(Some(WorstFailure {
         failed: failed.iter().map(ToString::to_string).collect(),
