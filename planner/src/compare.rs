@@ -7,7 +7,10 @@
 
 use serde::Serialize;
 
+use crate::algorithm::Algorithm;
 use crate::design::{DesignOptions, counterpart};
+use crate::error::Result;
+use crate::failures::{WorstFailure, worst_single_failure};
 use crate::inventory::Inventory;
 use crate::metrics::{Metrics, metrics};
 use crate::plan::Topology;
@@ -29,6 +32,10 @@ pub struct Entry {
     pub switches_to_add: usize,
     /// The design's notes.
     pub notes: Vec<String>,
+    /// Its worst single switch or cable failure, proven
+    /// ([`crate::failures::worst_single_failure`]), when it was built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_failure: Option<WorstFailure>,
     /// The plan, for callers that price it (`compare --catalog`).
     #[serde(skip)]
     pub plan: Option<crate::checked::CheckedPlan>,
@@ -86,6 +93,7 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
             metrics: Some(metrics(&plan)),
             error: None,
             notes: plan.notes.clone(),
+            worst_failure: None,
             plan: Some(plan),
         },
         Err(e) => Entry {
@@ -94,6 +102,7 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
             error: Some(first_lines(&e.to_string(), 4)),
             switches_to_add: 0,
             notes: Vec::new(),
+            worst_failure: None,
             plan: None,
         },
     })
@@ -103,6 +112,22 @@ pub fn compare(inv: &Inventory, fat_tree: &DesignOptions) -> Comparison {
         sub_nodes: inv.sub_node_count(),
         switches_in_inventory: have,
         designs,
+    }
+}
+
+impl Comparison {
+    /// Proves every built design's single failures and keeps its worst
+    /// ([`worst_single_failure`]: the HDRM table with the probe's
+    /// schedule, as `planner failures` checks by default, searched on what
+    /// the worst failure leaves); `compare --failures`.
+    pub fn prove_failures(&mut self) -> Result<()> {
+        for d in &mut self.designs {
+            if let Some(plan) = &d.plan {
+                d.worst_failure =
+                    worst_single_failure(plan, Algorithm::Hdrm, crate::ranks::Engine::Probe, true)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -139,6 +164,9 @@ pub fn render_table(c: &Comparison, source: &str) -> String {
                 "switches beyond the inventory".into(),
                 d.switches_to_add.to_string(),
             ));
+            if let Some(w) = &d.worst_failure {
+                r.push(("worst single failure".into(), w.describe()));
+            }
             Some((d, r))
         })
         .collect();

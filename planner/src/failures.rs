@@ -106,7 +106,7 @@ pub struct Scenario {
 }
 
 /// The best table on a failed fabric.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Best {
     /// Ranks it places.
     pub ranks: usize,
@@ -181,26 +181,7 @@ pub fn analyse(
     for (i, failed) in scenarios.iter().enumerate() {
         let names: Vec<String> = failed.iter().map(ToString::to_string).collect();
         progress(i, scenarios.len(), &names.join(","));
-        let net = Network::avoiding(plan, plan.source(), failed)?;
-        let lost: Vec<usize> = (0..plan.sub_node_list.len())
-            .filter(|&sn| net.cut_off(sn))
-            .collect();
-        // Pairs of live switches that carry sub-nodes and lost every route.
-        let hosts: Vec<usize> = (0..plan.switch_list.len())
-            .filter(|&s| !net.is_avoided_switch(s))
-            .filter(|&s| carrying.contains(plan.switch_list[s].name.as_str()))
-            .collect();
-        let mut unreachable = Vec::new();
-        for &a in &hosts {
-            for &b in &hosts {
-                if a != b
-                    && plan.switch_list[a].plane == plan.switch_list[b].plane
-                    && !net.reachable(a, b)
-                {
-                    unreachable.push((a, b));
-                }
-            }
-        }
+        let (lost, unreachable) = cut(plan, failed, &carrying)?;
         let qos = check_qos_failed(plan, &marking, failed);
         let job_ranks_lost = whole
             .table
@@ -229,7 +210,7 @@ pub fn analyse(
         } else {
             let left = plan.sub_node_list.len() - lost.len();
             let ranks = request.ranks.map(|x| x.min(left));
-            match plan_ranks(
+            best_on(
                 plan,
                 &Request {
                     algorithm: request.algorithm,
@@ -240,20 +221,7 @@ pub fn analyse(
                     engine: request.engine,
                     ..Request::default()
                 },
-            ) {
-                Ok(o) => (
-                    Some(Best {
-                        ranks: o.table.ranks.len(),
-                        worst_load: o.worst_load,
-                        lower_bound: o.lower_bound,
-                    }),
-                    None,
-                ),
-                Err(e @ (Error::Parameter { .. } | Error::Invalid { .. })) => {
-                    (None, Some(e.to_string()))
-                }
-                Err(e) => return Err(e),
-            }
+            )?
         };
         rows.push(Scenario {
             failed: names,
@@ -302,6 +270,179 @@ pub fn analyse(
         scenarios: rows,
         worst,
     })
+}
+
+/// The sub-nodes a failure cuts off and the pairs of live switches with
+/// sub-nodes that lost every route (within a plane), on the route model's
+/// failed fabric.
+#[allow(clippy::type_complexity)]
+fn cut(
+    plan: &CheckedPlan,
+    failed: &[Avoid],
+    carrying: &std::collections::HashSet<&str>,
+) -> Result<(Vec<usize>, Vec<(usize, usize)>)> {
+    let net = Network::avoiding(plan, plan.source(), failed)?;
+    let lost: Vec<usize> = (0..plan.sub_node_list.len())
+        .filter(|&sn| net.cut_off(sn))
+        .collect();
+    let hosts: Vec<usize> = (0..plan.switch_list.len())
+        .filter(|&s| !net.is_avoided_switch(s))
+        .filter(|&s| carrying.contains(plan.switch_list[s].name.as_str()))
+        .collect();
+    let mut unreachable = Vec::new();
+    for &a in &hosts {
+        for &b in &hosts {
+            if a != b
+                && plan.switch_list[a].plane == plan.switch_list[b].plane
+                && !net.reachable(a, b)
+            {
+                unreachable.push((a, b));
+            }
+        }
+    }
+    Ok((lost, unreachable))
+}
+
+/// The best table `request` finds on what its failures leave, or why none
+/// was searched (a refused request).
+fn best_on(plan: &CheckedPlan, request: &Request) -> Result<(Option<Best>, Option<String>)> {
+    match plan_ranks(plan, request) {
+        Ok(o) => Ok((
+            Some(Best {
+                ranks: o.table.ranks.len(),
+                worst_load: o.worst_load,
+                lower_bound: o.lower_bound,
+            }),
+            None,
+        )),
+        Err(e @ (Error::Parameter { .. } | Error::Invalid { .. })) => {
+            Ok((None, Some(e.to_string())))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A plan's worst single failure, as `compare --failures` weighs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorstFailure {
+    /// What fails, as `--fail` takes it.
+    pub failed: Vec<String>,
+    /// Single failures proven (every switch, every cabled pair).
+    pub scenarios: usize,
+    /// Sub-nodes it cuts off.
+    pub sub_nodes_lost: usize,
+    /// Pairs of live switches with sub-nodes that lost every route.
+    pub unreachable_pairs: usize,
+    /// True when `check-qos` finds nothing on what is left.
+    pub qos_ok: bool,
+    /// The best table searched on what is left (HDRM, the probe's
+    /// schedule), when the fabric is not cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best: Option<Best>,
+    /// Why no table was searched, when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_searched: Option<String>,
+}
+
+impl WorstFailure {
+    /// True when live sub-nodes lose each other: the fabric is cut.
+    pub fn cuts_fabric(&self) -> bool {
+        self.unreachable_pairs > 0
+    }
+
+    /// `switch:leaf01: 32 sub-nodes lost, QoS holds, best table load 2
+    /// (bound 1)`.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "{}: {} sub-nodes lost",
+            self.failed.join(", "),
+            self.sub_nodes_lost
+        );
+        if self.cuts_fabric() {
+            out.push_str(&format!(
+                ", FABRIC CUT ({} switch pairs)",
+                self.unreachable_pairs
+            ));
+        }
+        out.push_str(if self.qos_ok {
+            ", QoS holds"
+        } else {
+            ", QoS BROKEN"
+        });
+        if let Some(b) = &self.best {
+            out.push_str(&format!(
+                ", best table load {} (bound {})",
+                b.worst_load, b.lower_bound
+            ));
+        }
+        out
+    }
+}
+
+/// The worst single failure of `plan`, for `compare` and `purchase`:
+/// every single failure ([`single_failures`]) proven on the route model
+/// for what it cuts (sub-nodes lost, switch pairs cut apart) and for
+/// `check-qos`; the worst is the one that cuts the fabric, else breaks
+/// the QoS proof, else loses the most sub-nodes, the first in
+/// [`single_failures`]' order on a tie (so no table search is needed to
+/// rank them); the best `algorithm` table is then searched on what it
+/// leaves, with `engine`'s schedule, when it does not cut the fabric and
+/// `tables` is set. `planner failures` ranks ties by that table too.
+pub fn worst_single_failure(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    engine: Engine,
+    tables: bool,
+) -> Result<Option<WorstFailure>> {
+    let scenarios = single_failures(plan)?;
+    let carrying: std::collections::HashSet<&str> = plan
+        .sub_node_list
+        .iter()
+        .map(|sn| sn.switch.as_str())
+        .collect();
+    let marking = HostMarking::default();
+    let mut worst: Option<(usize, usize, usize, bool)> = None;
+    let key = |&(_, lost, cut, qos): &(usize, usize, usize, bool)| (cut > 0, !qos, lost);
+    for (i, failed) in scenarios.iter().enumerate() {
+        let (lost, unreachable) = cut(plan, failed, &carrying)?;
+        let qos = check_qos_failed(plan, &marking, failed).ok;
+        let row = (i, lost.len(), unreachable.len(), qos);
+        if worst.as_ref().is_none_or(|w| key(&row) > key(w)) {
+            worst = Some(row);
+        }
+    }
+    let Some((i, lost, unreachable, qos_ok)) = worst else {
+        return Ok(None);
+    };
+    let failed = &scenarios[i];
+    let (best, not_searched) = if unreachable > 0 {
+        (
+            None,
+            Some("the fabric is cut: no table reaches every rank".to_string()),
+        )
+    } else if !tables {
+        (None, Some("tables not searched".to_string()))
+    } else {
+        best_on(
+            plan,
+            &Request {
+                algorithm,
+                avoid: failed.clone(),
+                solver: Solver::Heuristic,
+                engine,
+                ..Request::default()
+            },
+        )?
+    };
+    Ok(Some(WorstFailure {
+        failed: failed.iter().map(ToString::to_string).collect(),
+        scenarios: scenarios.len(),
+        sub_nodes_lost: lost,
+        unreachable_pairs: unreachable,
+        qos_ok,
+        best,
+        not_searched,
+    }))
 }
 
 /// The analysis for people.
@@ -470,5 +611,89 @@ mod tests {
         assert!(all.not_searched.as_deref().unwrap().contains("cut"));
         assert_eq!(r.worst, Some(1));
         assert!(render_failures(&r).contains("it cuts the fabric"));
+    }
+
+    fn worst_of(plan: &CheckedPlan) -> WorstFailure {
+        worst_single_failure(plan, Algorithm::Hdrm, Engine::Probe, true)
+            .unwrap()
+            .expect("a plan with switches has single failures")
+    }
+
+    /// BiGraph 4x16 (EFLOPS): no single failure cuts it; a switch takes
+    /// its 4 sub-nodes, a cable none, so the worst is the first switch,
+    /// and HDRM on the 60 sub-nodes left is back at load 1.
+    #[test]
+    fn worst_single_failure_of_a_bigraph() {
+        let plan = design(&bundled_inventory("eflops-4x16"), &DesignOptions::default()).unwrap();
+        let w = worst_of(&plan);
+        assert_eq!(w.failed, ["switch:sw01-u"]);
+        assert_eq!(w.scenarios, 16 + 64);
+        assert_eq!(
+            (w.sub_nodes_lost, w.unreachable_pairs, w.qos_ok),
+            (4, 0, true)
+        );
+        assert!(!w.cuts_fabric());
+        let b = w.best.as_ref().unwrap();
+        assert_eq!((b.ranks, b.worst_load, b.lower_bound), (60, 1, 1));
+        assert_eq!(
+            w.describe(),
+            "switch:sw01-u: 4 sub-nodes lost, QoS holds, best table load 1 (bound 1)"
+        );
+    }
+
+    /// A leaf-spine of 4 leaves (16 sub-nodes each) and 2 spines: a spine
+    /// or a leaf-spine cable bundle leaves every leaf reachable, a leaf
+    /// takes its 16 sub-nodes: the worst is the first leaf; with one spine
+    /// (2 leaves), the spine cuts the two leaves apart (2 directed pairs).
+    #[test]
+    fn worst_single_failure_of_fat_trees() {
+        let opts = DesignOptions {
+            topology: Topology::FatTree,
+            ..DesignOptions::default()
+        };
+        let plan = design(&bundled_inventory("fat-tree-64"), &opts).unwrap();
+        let first_leaf = (plan.switch_list.iter())
+            .find(|s| s.part_or_tier == crate::plan::Tier::Leaf)
+            .unwrap();
+        let w = worst_of(&plan);
+        assert_eq!(w.failed, [format!("switch:{}", first_leaf.name)]);
+        assert_eq!(w.scenarios, 6 + 4 * 2);
+        assert_eq!(
+            (w.sub_nodes_lost, w.unreachable_pairs, w.qos_ok),
+            (16, 0, true)
+        );
+
+        let sh = crate::design::shorthand::Shorthand::default();
+        let (inv, opts) =
+            crate::design::shorthand::fat_tree("tiers=2,sub-nodes=32,ports=32", &sh).unwrap();
+        let plan = design(&inv, &opts).unwrap();
+        let spine = (plan.switch_list.iter())
+            .find(|s| s.part_or_tier == crate::plan::Tier::Spine)
+            .unwrap();
+        let w = worst_of(&plan);
+        assert_eq!(w.failed, [format!("switch:{}", spine.name)]);
+        assert_eq!(w.scenarios, 3 + 2);
+        assert_eq!((w.sub_nodes_lost, w.unreachable_pairs), (0, 2));
+        assert!(w.cuts_fabric() && w.best.is_none());
+        assert!(w.describe().contains("FABRIC CUT (2 switch pairs)"));
+    }
+
+    /// HPN, 2 planes of 2 rail ToRs under one aggregation switch each:
+    /// every NIC has a port in both planes, so no single failure cuts a
+    /// sub-node off; the plane-A aggregation switch cuts that plane's two
+    /// ToRs apart (2 directed pairs within the plane), the worst.
+    #[test]
+    fn worst_single_failure_of_hpn() {
+        let sh = crate::design::shorthand::Shorthand::default();
+        let (inv, opts) =
+            crate::design::shorthand::hpn("sub-nodes=16,rails=2,ports=16", &sh).unwrap();
+        let plan = design(&inv, &opts).unwrap();
+        let agg = (plan.switch_list.iter())
+            .find(|s| s.plane == Some(0) && s.part_or_tier == crate::plan::Tier::Spine)
+            .unwrap();
+        let w = worst_of(&plan);
+        assert_eq!(w.failed, [format!("switch:{}", agg.name)]);
+        assert_eq!(w.scenarios, 6 + 4);
+        assert_eq!((w.sub_nodes_lost, w.unreachable_pairs), (0, 2));
     }
 }

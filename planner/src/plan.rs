@@ -172,6 +172,15 @@ pub struct PlanSwitch {
     /// Rack, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack: Option<String>,
+    /// The lowest rack unit the physical switch occupies in its rack
+    /// (1-based, as NetBox's and Nautobot's device `position`, front
+    /// face), when its rack is known (absent in plans written before
+    /// positions); every VLAN half of a physical switch carries the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<u32>,
+    /// Its height in rack units, beside [`PlanSwitch::position`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub u_height: Option<u32>,
     /// Speed of the ports in Gbps (of a lane, on a broken-out switch).
     pub port_gbps: u32,
     /// Interface-name pattern with `{p}`, when the inventory gives one.
@@ -184,6 +193,13 @@ pub struct PlanSwitch {
     pub breakout: Option<Breakout>,
     /// The ports of this (virtual) switch, in port order.
     pub ports: Vec<PlanPort>,
+}
+
+impl PlanRack {
+    /// Its height in rack units ([`DEFAULT_RACK_U`] unless given).
+    pub fn height(&self) -> u32 {
+        self.u_height.unwrap_or(DEFAULT_RACK_U)
+    }
 }
 
 impl PlanSwitch {
@@ -212,6 +228,14 @@ pub struct PlanServer {
     /// Rack, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack: Option<String>,
+    /// The lowest rack unit the server occupies in its rack (1-based, as
+    /// NetBox's and Nautobot's device `position`, front face), when its
+    /// rack is known (absent in plans written before positions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<u32>,
+    /// Its height in rack units, beside [`PlanServer::position`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub u_height: Option<u32>,
     /// Indices into [`Plan::sub_node_list`].
     pub sub_nodes: Vec<usize>,
     /// The inventory's `model` of the server's GPUs, when they share one
@@ -291,6 +315,13 @@ pub struct CableRow<'a> {
     pub rack: Option<&'a str>,
     /// Rack of the peer end (every leg's, when they share one), when known.
     pub peer_rack: Option<&'a str>,
+    /// Lowest rack unit of the switch end, in plans with rack positions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<u32>,
+    /// Lowest rack unit of the peer end (a breakout cable's legs carry
+    /// their own), in plans with rack positions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer_position: Option<u32>,
     /// [`CableRuns::of`] (the longest of a breakout cable's legs); `""`
     /// when a rack is unknown.
     pub run: Run,
@@ -337,6 +368,9 @@ pub struct LegRow<'a> {
     pub peer_port: String,
     /// Rack of the peer, when known.
     pub peer_rack: Option<&'a str>,
+    /// Lowest rack unit of the peer, in plans with rack positions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer_position: Option<u32>,
     /// Line rate in Gbps.
     pub gbps: u32,
     /// What it connects.
@@ -400,6 +434,7 @@ impl Plan {
     pub fn cable_rows(&self) -> Vec<CableRow<'_>> {
         let runs = self.cable_runs();
         let switches = self.physical_switches();
+        let positions = self.positions();
         (self.physical_cables().iter().enumerate())
             .map(|(i, pc)| {
                 let Some(e) = pc.breakout else {
@@ -410,6 +445,8 @@ impl Plan {
                         label: cable_label(i),
                         rack,
                         peer_rack,
+                        position: positions.get(c.a.as_str()).copied(),
+                        peer_position: positions.get(c.b.as_str()).copied(),
                         run,
                         breakout: None,
                     };
@@ -447,6 +484,7 @@ impl Plan {
                             peer: l.peer,
                             peer_port,
                             peer_rack,
+                            peer_position: positions.get(l.peer).copied(),
                             gbps: l.cable.gbps,
                             kind: l.cable.kind,
                         }
@@ -462,6 +500,8 @@ impl Plan {
                     } else {
                         None
                     },
+                    position: positions.get(s.physical.as_str()).copied(),
+                    peer_position: None,
                     run,
                     breakout: Some(BreakoutRow {
                         switch: &s.physical,
@@ -664,6 +704,10 @@ impl Plan {
     }
 }
 
+/// The height of a rack whose inventory gives none: 42 U, the common
+/// full-height rack (docs/inventory.md, "Rack positions").
+pub const DEFAULT_RACK_U: u32 = 42;
+
 /// A rack of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanRack {
@@ -679,6 +723,10 @@ pub struct PlanRack {
     /// a plan over it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_kw: Option<f64>,
+    /// Its height in rack units, when the inventory gives one; absent
+    /// means [`DEFAULT_RACK_U`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub u_height: Option<u32>,
     /// A network rack the design made for switches that serve servers of
     /// several racks (spines, rail switches); false for the inventory's
     /// racks.
@@ -1056,6 +1104,16 @@ impl Plan {
             "run",
         ]
         .map(String::from);
+        // Plans with rack positions add each end's lowest rack unit.
+        let positions = self.positions();
+        let header: Vec<String> = if positions.is_empty() {
+            header.to_vec()
+        } else {
+            (header.into_iter())
+                .chain(["position", "peer_position"].map(String::from))
+                .collect()
+        };
+        let at = |name: &str| positions.get(name).map_or(String::new(), u32::to_string);
         let runs = self.cable_runs();
         // A breakout cable's legs share its label.
         let mut label_of = vec![0; self.cables.len()];
@@ -1074,7 +1132,7 @@ impl Plan {
                 CableKind::InterSwitch => "inter_switch",
                 CableKind::SubNode => "sub_node",
             };
-            [
+            let mut record = vec![
                 c.a.clone(),
                 c.a_port.to_string(),
                 port_name,
@@ -1087,9 +1145,31 @@ impl Plan {
                 rack.unwrap_or_default().to_string(),
                 peer_rack.unwrap_or_default().to_string(),
                 run.as_str().to_string(),
-            ]
+            ];
+            if !positions.is_empty() {
+                record.push(at(&c.a));
+                record.push(at(&c.b));
+            }
+            record
         });
         crate::text::write_csv(std::iter::once(header).chain(records))
+    }
+
+    /// The lowest rack unit of every server and physical switch that has
+    /// one, by name (empty for plans without rack positions).
+    pub fn positions(&self) -> HashMap<&str, u32> {
+        let mut out: HashMap<&str, u32> = HashMap::new();
+        for s in &self.servers {
+            if let Some(p) = s.position {
+                out.insert(&s.name, p);
+            }
+        }
+        for s in &self.switch_list {
+            if let Some(p) = s.position {
+                out.entry(&s.physical).or_insert(p);
+            }
+        }
+        out
     }
 
     /// Where the cables run: each end's rack and the run between them

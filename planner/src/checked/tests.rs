@@ -298,6 +298,8 @@ fn issue13_4_what_routing_and_render_refuse_is_refused_at_load() {
             p.servers.push(crate::plan::PlanServer {
                 name: "node99".into(),
                 rack: None,
+                position: None,
+                u_height: None,
                 sub_nodes: Vec::new(),
                 gpu_model: None,
                 nvlink: Vec::new(),

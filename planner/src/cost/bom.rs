@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::catalog::{BreakoutLink, Catalog, OpticalLink};
-use super::power::{Loads, Power, render_power};
+use super::power::{Draw, Loads, Power, render_power};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::metrics::metrics;
@@ -219,7 +219,7 @@ pub fn cost_plan(
         match part {
             Some(m) => {
                 b.add("switch", &m.name, 1, m.price, m.watts);
-                loads.add(name, m.watts);
+                loads.add(name, Draw::Switch, m.watts);
             }
             None => unpriced
                 .entry((model, *ports, *gbps))
@@ -251,7 +251,7 @@ pub fn cost_plan(
             Some(n) => {
                 let ports = if s.port1.is_some() { 2 } else { 1 };
                 b.add("nic", &n.name, ports, n.price, n.watts);
-                loads.add(&s.server, n.watts * ports as f64);
+                loads.add(&s.server, Draw::Server, n.watts * ports as f64);
             }
             None => no_nic.entry(s.nic_gbps).or_default().push(&s.id),
         }
@@ -274,7 +274,7 @@ pub fn cost_plan(
         b.add("gpu", &g.name, gpus, g.price, g.watts);
         for s in &plan.servers {
             let n = gpus_per_server.map_or(s.sub_nodes.len(), |g| g as usize);
-            loads.add(&s.name, g.watts * n as f64);
+            loads.add(&s.name, Draw::Server, g.watts * n as f64);
         }
     }
     if !catalog.servers.is_empty() {
@@ -294,7 +294,7 @@ pub fn cost_plan(
                 // The chassis are spread evenly over the plan's servers.
                 let each = s.watts * n as f64 / plan.servers.len().max(1) as f64;
                 for server in &plan.servers {
-                    loads.add(&server.name, each);
+                    loads.add(&server.name, Draw::Server, each);
                 }
             }
             None => problems.push(Problem::at(
@@ -488,23 +488,23 @@ pub fn cost_plan(
             Some(e) if !pc.straight => {
                 let (dac, run) = breakout_group(plan, &runs, pc);
                 let (cage_w, leg_w) = breakout_watts[&(e.breakout, dac, run)];
-                loads.add(&plan.switch_list[e.switch].physical, cage_w);
+                loads.add(&plan.switch_list[e.switch].physical, Draw::Cable, cage_w);
                 for l in plan.legs(pc, &e) {
-                    loads.add(l.peer, leg_w);
+                    loads.add(l.peer, Draw::Cable, leg_w);
                 }
             }
             Some(e) => {
                 let c = &plan.cables[pc.legs[0]];
                 let (_, dac, run) = cable_group(c, &runs);
                 let w = end_watts[&(e.breakout.cage_gbps, dac, run)];
-                loads.add(&c.a, w);
-                loads.add(&c.b, w);
+                loads.add(&c.a, Draw::Cable, w);
+                loads.add(&c.b, Draw::Cable, w);
             }
             None => {
                 let c = &plan.cables[pc.legs[0]];
                 let w = end_watts[&cable_group(c, &runs)];
-                loads.add(&c.a, w);
-                loads.add(&c.b, w);
+                loads.add(&c.a, Draw::Cable, w);
+                loads.add(&c.b, Draw::Cable, w);
             }
         }
     }

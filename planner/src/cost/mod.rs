@@ -25,6 +25,6 @@ pub use bom::{
     Bom, BomLine, CableRunCost, PlanCost, cost_plan, money, render_bom, render_plan_cost,
 };
 pub use catalog::Catalog;
-pub use power::{Power, RackPower};
+pub use power::{Draws, Power, RackPower, check_rack_power, render_power_line};
 pub use purchase::{Purchase, Request, Want, purchase, render_purchase, render_purchase_summary};
 pub use side::{CostEntry, cost_comparison, render_comparison_costs};

@@ -22,6 +22,10 @@ pub struct CostEntry {
     /// Why it could not be priced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its worst single failure cuts the fabric (`compare --failures`;
+    /// the comparison's entry carries the failure itself).
+    #[serde(skip)]
+    pub cuts_fabric: bool,
 }
 
 /// Prices every design of a comparison that was built (those `design`
@@ -36,11 +40,13 @@ pub fn cost_comparison(c: &Comparison, catalog: &Catalog) -> Vec<CostEntry> {
                     topology: d.topology,
                     cost: Some(cost),
                     error: None,
+                    cuts_fabric: d.worst_failure.as_ref().is_some_and(|w| w.cuts_fabric()),
                 },
                 Err(e) => CostEntry {
                     topology: d.topology,
                     cost: None,
                     error: Some(e.to_string()),
+                    cuts_fabric: false,
                 },
             })
         })
@@ -60,6 +66,10 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
     }
     out.push_str(&format!(", in {cur}\n"));
     let priced: Vec<&PlanCost> = entries.iter().filter_map(|e| e.cost.as_ref()).collect();
+    let cuts: Vec<Topology> = (entries.iter())
+        .filter(|e| e.cuts_fabric)
+        .map(|e| e.topology)
+        .collect();
     if priced.is_empty() {
         out.push_str("\nno design could be priced\n");
     } else {
@@ -84,23 +94,21 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
             std::iter::once("power".to_string())
                 .chain(priced.iter().map(|c| super::power::kw(c.power.total_watts))),
         );
-        // The rack that draws most, where the plans have racks, and how
-        // many racks are over their limit.
+        // The rack that draws most against its limit (most, without
+        // limits), where the plans have racks, and how many are over.
         if priced.iter().any(|c| !c.power.racks.is_empty()) {
             t.row(
-                std::iter::once("highest rack".to_string()).chain(priced.iter().map(|c| {
-                    let top =
-                        (c.power.racks.iter()).reduce(|a, b| if b.watts > a.watts { b } else { a });
-                    match top {
-                        Some(r) if c.power.over.is_empty() => {
-                            format!("{} ({})", super::power::kw(r.watts), r.rack)
+                std::iter::once("worst rack".to_string()).chain(priced.iter().map(|c| {
+                    match c.power.worst_rack() {
+                        Some(r) => {
+                            let limit = r.max_kw.map_or(String::new(), |m| format!(" of {m:.1}"));
+                            let over = if c.power.over.is_empty() {
+                                String::new()
+                            } else {
+                                format!(", {} OVER limit", c.power.over.len())
+                            };
+                            format!("{}{limit} ({}){over}", super::power::kw(r.watts), r.rack)
                         }
-                        Some(r) => format!(
-                            "{} ({}), {} over limit",
-                            super::power::kw(r.watts),
-                            r.rack,
-                            c.power.over.len()
-                        ),
                         None => "-".to_string(),
                     }
                 })),
@@ -109,10 +117,22 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
         out.push('\n');
         out.push_str(&t.render());
     }
-    // The first of the cheapest wins a tie, in column order; a design
-    // without bisection has no cost per Gbps to rank.
+    // The verdict (docs/cost.md, "Comparing designs"): a design that
+    // puts a rack over its power limit ranks below one that does not, and
+    // one whose worst single failure cuts the fabric (`--failures`) below
+    // one whose worst failure does not; then the cheapest wins, the first
+    // in column order on a tie. A design without bisection has no cost per
+    // Gbps to rank.
+    let rank = |c: &PlanCost| {
+        (
+            usize::from(!c.power.over.is_empty()),
+            usize::from(cuts.contains(&c.topology)),
+        )
+    };
+    let best = priced.iter().map(|c| rank(c)).min().unwrap_or((0, 0));
+    let ranked: Vec<&PlanCost> = priced.iter().copied().filter(|c| rank(c) == best).collect();
     let cheapest = |key: &dyn Fn(&PlanCost) -> f64| {
-        priced
+        ranked
             .iter()
             .copied()
             .filter(|c| key(c) > 0.0)
@@ -124,7 +144,7 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
             cheapest(&|c| c.cost_per_bisection_gbps),
         )
     {
-        let more: Vec<String> = priced
+        let more: Vec<String> = ranked
             .iter()
             .filter(|c| c.topology != lo.topology)
             .map(|c| {
@@ -135,12 +155,43 @@ pub fn render_comparison_costs(entries: &[CostEntry], catalog: &Catalog) -> Stri
                 )
             })
             .collect();
-        out.push_str(&format!(
-            "cheapest: {}; {}; cheapest per Gbps of bisection: {}\n",
-            lo.topology.as_str(),
-            more.join(", "),
+        let mut verdict = format!("cheapest: {}", lo.topology.as_str());
+        if !more.is_empty() {
+            verdict.push_str(&format!("; {}", more.join(", ")));
+        }
+        verdict.push_str(&format!(
+            "; cheapest per Gbps of bisection: {}",
             per_gbps.topology.as_str()
         ));
+        let over: Vec<&str> = (priced.iter())
+            .filter(|c| !c.power.over.is_empty())
+            .map(|c| c.topology.as_str())
+            .collect();
+        if !over.is_empty() && ranked.iter().all(|r| r.power.over.is_empty()) {
+            verdict.push_str(&format!(
+                "; ranked below, a rack over its power limit: {}",
+                over.join(", ")
+            ));
+        } else if !over.is_empty() {
+            verdict.push_str(&format!(
+                "; every design puts a rack over its power limit: {}",
+                over.join(", ")
+            ));
+        }
+        let cutting: Vec<&str> = (priced.iter())
+            .filter(|c| {
+                cuts.contains(&c.topology) && !ranked.iter().any(|r| r.topology == c.topology)
+            })
+            .map(|c| c.topology.as_str())
+            .collect();
+        if !cutting.is_empty() {
+            verdict.push_str(&format!(
+                "; ranked below, a single failure cuts the fabric: {}",
+                cutting.join(", ")
+            ));
+        }
+        out.push_str(&verdict);
+        out.push('\n');
     }
     for e in entries {
         match (&e.cost, &e.error) {

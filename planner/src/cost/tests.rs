@@ -623,6 +623,104 @@ fn power_per_rack_adds_up_to_the_bill_of_materials() {
     cost.limit_racks(20.0);
     assert_eq!(cost.power.over, vec!["network".to_string()]);
     assert!((cost.power.racks.last().unwrap().over_kw().unwrap() - 7.84).abs() < 1e-9);
+    // What draws r01: servers, its leaf, the optics of its uplinks.
+    assert_eq!(
+        (r01_draws(&cost)),
+        (4.0 * (2000.0 + 8.0 * 700.0 + 8.0 * 25.0), 1100.0, 320.0)
+    );
+}
+
+fn r01_draws(c: &PlanCost) -> (f64, f64, f64) {
+    let d = c.power.racks[0].draws;
+    (d.servers, d.switches, d.cables)
+}
+
+/// The racked inventory with every server rack's limit at `kw`, designed
+/// as `topology`.
+fn racked_at(
+    kw: u32,
+    topology: crate::plan::Topology,
+) -> (crate::inventory::Inventory, crate::checked::CheckedPlan) {
+    let text = crate::design::bundled_text("h100-1024-racked")
+        .replace("max_kw = 40", &format!("max_kw = {kw}"));
+    let inv = crate::inventory::Inventory::from_toml(&text, "h100-1024-racked.toml").unwrap();
+    let plan = crate::design::design(
+        &inv,
+        &crate::design::DesignOptions {
+            topology,
+            ..crate::design::DesignOptions::default()
+        },
+    )
+    .unwrap();
+    (inv, plan)
+}
+
+fn catalog_400g() -> Catalog {
+    Catalog::from_toml(
+        include_str!("../../../examples/data/catalog-400g.toml"),
+        "catalog-400g.toml",
+    )
+    .unwrap()
+}
+
+/// `design --catalog` refuses a rack over its limit, naming the racks
+/// (grouped when they draw alike), the inventory line, the draw, the limit
+/// and what draws it; allowed, the power report flags them.
+#[test]
+fn a_design_over_a_racks_limit_is_refused_or_flagged() {
+    let c = catalog_400g();
+    let (inv, plan) = racked_at(32, crate::plan::Topology::FatTree);
+    let err = check_rack_power(&plan, &inv, &c, false)
+        .unwrap_err()
+        .to_string();
+    for want in [
+        "h100-1024-racked.toml:17: 32 racks: r01, r02, r03, r04 and 28 more",
+        "each draws 32.6 kW, over its 32.0 kW limit by 0.6 kW (4 servers 31.2 kW, 1 switch 1.1 kW, cable ends and optics 0.3 kW)",
+        "--allow-over-power",
+    ] {
+        assert!(err.contains(want), "missing `{want}` in:\n{err}");
+    }
+    let p = check_rack_power(&plan, &inv, &c, true).unwrap();
+    assert_eq!(p.over.len(), 32);
+    assert!(
+        render_power_line(&p, "c")
+            .contains("rack r01 draws 32.6 kW, OVER its 32.0 kW limit by 0.6 kW (32 racks over)")
+    );
+    // Within the limit: no refusal, the worst rack against its limit.
+    let (inv, plan) = racked_at(40, crate::plan::Topology::FatTree);
+    let p = check_rack_power(&plan, &inv, &c, false).unwrap();
+    assert!(
+        render_power_line(&p, "c")
+            .contains("highest rack against its limit: r01 at 32.6 kW of 40.0 kW")
+    );
+}
+
+/// `compare --catalog` ranks a design that puts a rack over its limit
+/// below one that does not: at 32 kW the rail-optimized design (31.5 kW
+/// racks, its switches in network racks) is the verdict's cheapest,
+/// though the fat-tree costs less.
+#[test]
+fn compare_ranks_designs_over_a_rack_limit_last() {
+    let c = catalog_400g();
+    let text =
+        crate::design::bundled_text("h100-1024-racked").replace("max_kw = 40", "max_kw = 32");
+    let inv = crate::inventory::Inventory::from_toml(&text, "h100-1024-racked.toml").unwrap();
+    let cmp = crate::compare::compare(
+        &inv,
+        &crate::design::DesignOptions {
+            topology: crate::plan::Topology::FatTree,
+            ..crate::design::DesignOptions::default()
+        },
+    );
+    let text = render_comparison_costs(&cost_comparison(&cmp, &c), &c);
+    assert!(
+        text.contains("32.6 kW of 32.0 (r01), 32 OVER limit"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cheapest: rail-optimized; cheapest per Gbps of bisection: rail-optimized; ranked below, a rack over its power limit: bigraph, fat-tree"),
+        "{text}"
+    );
 }
 
 /// The 400 Gbps catalog with a short AOC and a long fibre, and the run

@@ -120,6 +120,7 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
         Topology::RailOptimized => rail::design(inv, opts, &endpoints),
         Topology::Hpn => hpn::design(inv, opts, &endpoints),
     }?;
+    elevate(inv, &mut plan)?;
     let dual = endpoints.iter().filter(|e| e.ports == 2).count();
     if dual > 0 && opts.topology != Topology::Hpn {
         plan.notes.push(format!(
@@ -360,6 +361,8 @@ pub(crate) struct Fabric<'a> {
     server_media: Media,
     /// (NIC speed, port speed) pairs seen, for mismatch warnings.
     speed_pairs: BTreeSet<(u32, u32)>,
+    /// Each physical switch's template and whether the pool grew it.
+    templates: HashMap<String, (usize, bool)>,
 }
 
 /// A switch as the builder hands ports out.
@@ -382,6 +385,7 @@ impl<'a> Fabric<'a> {
             sub_nodes: Vec::new(),
             server_media: Media::Dac,
             speed_pairs: BTreeSet::new(),
+            templates: HashMap::new(),
         }
     }
 
@@ -409,6 +413,8 @@ impl<'a> Fabric<'a> {
         let t = &self.inv.switch_templates[phys.template];
         if self.physical_seen.insert(phys.name.clone()) {
             self.physical.push(phys.name.clone());
+            self.templates
+                .insert(phys.name.clone(), (phys.template, phys.grown));
         }
         let plan_ports: Vec<PlanPort> = ports
             .iter()
@@ -440,6 +446,8 @@ impl<'a> Fabric<'a> {
             rail: None,
             plane: None,
             rack: phys.rack.clone(),
+            position: None,
+            u_height: None,
             port_gbps: t.port_gbps,
             port_name: t.port_name.clone(),
             breakout: t.breakout,
@@ -615,7 +623,16 @@ impl<'a> Fabric<'a> {
         mut warnings: Vec<String>,
     ) -> Plan {
         let inv = self.inv;
-        let placed = racks::place(inv, &mut self.switches, &mut self.cables, self.server_media);
+        let heights: HashMap<String, u32> = (self.templates.iter())
+            .map(|(name, &(t, _))| (name.clone(), inv.switch_templates[t].elevation.u_height))
+            .collect();
+        let placed = racks::place(
+            inv,
+            &mut self.switches,
+            &mut self.cables,
+            self.server_media,
+            &heights,
+        );
         notes.extend(placed.note);
         // Sub-nodes in inventory order (server, then index within it).
         let order: HashMap<&str, usize> = inv
@@ -632,6 +649,8 @@ impl<'a> Fabric<'a> {
             .map(|s| PlanServer {
                 name: s.name.clone(),
                 rack: s.rack.clone(),
+                position: None,
+                u_height: None,
                 sub_nodes: Vec::new(),
                 gpu_model: {
                     let gpus = &inv.template_of(s).gpus;
@@ -715,6 +734,85 @@ impl<'a> Fabric<'a> {
             routing: crate::routing::Routing::default(),
         }
     }
+}
+
+/// Sets every racked server's and switch's position and height
+/// ([`racks::elevate`]); refuses a rack that overflows or two devices
+/// that overlap, naming them and the inventory's lines. A switch the
+/// design adds beyond the inventory's count takes the height of the last
+/// template of its model (the pool grows from the last template).
+fn elevate(inv: &Inventory, plan: &mut Plan) -> Result<()> {
+    let mut devices = Vec::new();
+    let mut server_of = Vec::new();
+    for (i, (s, p)) in inv.servers.iter().zip(plan.servers.iter()).enumerate() {
+        if let Some(rack) = &p.rack {
+            let e = inv.template_of(s).elevation;
+            devices.push(racks::Device {
+                kind: "server",
+                name: s.name.clone(),
+                rack: rack.clone(),
+                u_height: e.u_height,
+                given: s.position,
+                line: e.line,
+            });
+            server_of.push(i);
+        }
+    }
+    let in_inventory: HashMap<&str, &crate::inventory::Switch> =
+        inv.switches.iter().map(|s| (s.name.as_str(), s)).collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut switch_of: Vec<String> = Vec::new();
+    for s in &plan.switch_list {
+        let Some(rack) = &s.rack else { continue };
+        if !seen.insert(s.physical.as_str()) {
+            continue;
+        }
+        let (template, given) = match in_inventory.get(s.physical.as_str()) {
+            Some(sw) => (Some(sw.template), sw.position),
+            None => (
+                inv.switch_templates
+                    .iter()
+                    .rposition(|t| t.model == s.model),
+                None,
+            ),
+        };
+        let e = template.map(|t| inv.switch_templates[t].elevation);
+        devices.push(racks::Device {
+            kind: "switch",
+            name: s.physical.clone(),
+            rack: rack.clone(),
+            u_height: e.map_or(crate::inventory::DEFAULT_SWITCH_U, |e| e.u_height),
+            given,
+            line: e.and_then(|e| e.line),
+        });
+        switch_of.push(s.physical.clone());
+    }
+    if devices.is_empty() {
+        return Ok(());
+    }
+    let at = racks::elevate(&devices, &plan.racks).map_err(|mut problems| {
+        problems.sort_by_key(|p| p.line.unwrap_or(usize::MAX));
+        Error::Invalid {
+            file: inv.source.clone(),
+            what: "inventory",
+            problems,
+        }
+    })?;
+    for (k, &i) in server_of.iter().enumerate() {
+        plan.servers[i].position = Some(at[k]);
+        plan.servers[i].u_height = Some(devices[k].u_height);
+    }
+    let n = server_of.len();
+    let switch_pos: HashMap<&str, (u32, u32)> = (switch_of.iter().enumerate())
+        .map(|(k, name)| (name.as_str(), (at[n + k], devices[n + k].u_height)))
+        .collect();
+    for s in &mut plan.switch_list {
+        if let Some(&(pos, h)) = switch_pos.get(s.physical.as_str()) {
+            s.position = Some(pos);
+            s.u_height = Some(h);
+        }
+    }
+    Ok(())
 }
 
 /// Spreads `total` items over `bins` as evenly as possible: the first

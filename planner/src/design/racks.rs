@@ -56,6 +56,7 @@ pub(crate) fn place(
     switches: &mut [PlanSwitch],
     cables: &mut [Cable],
     server_media: Media,
+    u_height: &HashMap<String, u32>,
 ) -> Placement {
     let server_rack: HashMap<&str, Option<&str>> = inv
         .servers
@@ -93,6 +94,7 @@ pub(crate) fn place(
             .chain(switches.iter().map(|s| s.name.as_str()))
             .collect();
         let (mut in_own, mut in_network) = (0usize, BTreeMap::<String, usize>::new());
+        let mut made_used: HashMap<String, u32> = HashMap::new();
         let unracked: Vec<String> = (phys_rack.iter())
             .filter(|(_, r)| r.is_none())
             .map(|(p, _)| p.clone())
@@ -124,6 +126,26 @@ pub(crate) fn place(
                 while taken.contains(name.as_str()) {
                     name.push_str("-rack");
                 }
+                // A network rack the design makes holds 42 U of switches;
+                // the next ones go to `<name>-2`, `<name>-3`, ...
+                if !declared.contains_key(name.as_str()) {
+                    let h = u_height.get(&phys).copied().unwrap_or(1);
+                    let base = name.clone();
+                    let mut k = 1;
+                    loop {
+                        let used = made_used.entry(name.clone()).or_insert(0);
+                        if *used == 0 || *used + h <= crate::plan::DEFAULT_RACK_U {
+                            *used += h;
+                            break;
+                        }
+                        k += 1;
+                        name = format!("{base}-{k}");
+                        while taken.contains(name.as_str()) || declared.contains_key(name.as_str())
+                        {
+                            name.push_str("-rack");
+                        }
+                    }
+                }
                 if !declared.contains_key(name.as_str()) && !made.iter().any(|r| r.name == name) {
                     made.push(PlanRack {
                         name: name.clone(),
@@ -133,6 +155,7 @@ pub(crate) fn place(
                             _ => None,
                         },
                         max_kw: None,
+                        u_height: None,
                         network: true,
                     });
                 }
@@ -177,6 +200,7 @@ pub(crate) fn place(
                 site: r.site.clone(),
                 row: r.row.clone(),
                 max_kw: r.max_kw,
+                u_height: r.u_height,
                 network: false,
             })
             .collect();
@@ -191,6 +215,7 @@ pub(crate) fn place(
                     site: None,
                     row: None,
                     max_kw: None,
+                    u_height: None,
                     network: false,
                 });
             }
@@ -224,4 +249,153 @@ pub(crate) fn place(
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 { one } else { many }
+}
+
+/// A device to stand in a rack: a server or a physical switch.
+#[derive(Debug, Clone)]
+pub(crate) struct Device {
+    /// `server` or `switch`.
+    pub kind: &'static str,
+    pub name: String,
+    pub rack: String,
+    pub u_height: u32,
+    /// The position the inventory gives it, if any.
+    pub given: Option<u32>,
+    /// The inventory line that places or describes it.
+    pub line: Option<usize>,
+}
+
+/// Gives every racked device its lowest rack unit (docs/inventory.md,
+/// "Rack positions"): positions the inventory gives first, then, rack by
+/// rack, the other servers from U1 upwards in inventory order (each at the
+/// lowest free units of its height), then the other switches from the top
+/// of the rack downwards in plan order (the highest free units). A rack's
+/// height is its `u_height`, else [`crate::plan::DEFAULT_RACK_U`]. Returns
+/// the positions in `devices`' order, or a problem per device that
+/// overlaps another or does not fit.
+pub(crate) fn elevate(
+    devices: &[Device],
+    racks: &[PlanRack],
+) -> std::result::Result<Vec<u32>, Vec<crate::Problem>> {
+    let heights: HashMap<&str, u32> = racks
+        .iter()
+        .map(|r| (r.name.as_str(), r.height()))
+        .collect();
+    let mut by_rack: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, d) in devices.iter().enumerate() {
+        by_rack.entry(d.rack.as_str()).or_default().push(i);
+    }
+    let mut at = vec![0u32; devices.len()];
+    let mut problems = Vec::new();
+    for (rack, members) in by_rack {
+        let height = heights
+            .get(rack)
+            .copied()
+            .unwrap_or(crate::plan::DEFAULT_RACK_U);
+        // Which device holds each unit (index u - 1).
+        let mut units: Vec<Option<usize>> = vec![None; height as usize];
+        let full = |units: &[Option<usize>]| {
+            let (mut servers, mut switches) = (BTreeSet::new(), BTreeSet::new());
+            for &i in units.iter().flatten() {
+                if devices[i].kind == "server" {
+                    servers.insert(i);
+                } else {
+                    switches.insert(i);
+                }
+            }
+            format!(
+                "{} U taken by {} {} and {} {}",
+                units.iter().filter(|u| u.is_some()).count(),
+                servers.len(),
+                plural(servers.len(), "server", "servers"),
+                switches.len(),
+                plural(switches.len(), "switch", "switches")
+            )
+        };
+        for &i in members.iter().filter(|&&i| devices[i].given.is_some()) {
+            let d = &devices[i];
+            let pos = d.given.unwrap_or(1);
+            let top = pos + d.u_height - 1;
+            if top > height {
+                problems.push(crate::Problem::at(
+                    d.line,
+                    format!("{} {}", d.kind, d.name),
+                    format!(
+                        "at U{pos} with {} U it reaches U{top}, above the top of rack {rack} ({height} U)",
+                        d.u_height
+                    ),
+                    format!(
+                        "give it a position of U{} or lower, or give rack {rack} a larger u_height",
+                        (height + 1).saturating_sub(d.u_height).max(1)
+                    ),
+                ));
+                continue;
+            }
+            let span = (pos - 1) as usize..top as usize;
+            if let Some(&Some(j)) = units[span.clone()].iter().find(|u| u.is_some()) {
+                let o = &devices[j];
+                problems.push(crate::Problem::at(
+                    d.line,
+                    format!("{} {}", d.kind, d.name),
+                    format!(
+                        "at U{pos}-U{top} of rack {rack} it overlaps {} {} at U{}-U{}",
+                        o.kind,
+                        o.name,
+                        at[j],
+                        at[j] + o.u_height - 1
+                    ),
+                    "give one of them another position (positions stack by u_height: the template's first instance in a rack at `position`, the next ones above it)",
+                ));
+                continue;
+            }
+            units[span].iter_mut().for_each(|u| *u = Some(i));
+            at[i] = pos;
+        }
+        let servers = members
+            .iter()
+            .filter(|&&i| devices[i].given.is_none() && devices[i].kind == "server");
+        let switches = members
+            .iter()
+            .filter(|&&i| devices[i].given.is_none() && devices[i].kind != "server");
+        for (&i, from_top) in servers
+            .map(|i| (i, false))
+            .chain(switches.map(|i| (i, true)))
+        {
+            let d = &devices[i];
+            let h = d.u_height as usize;
+            let fits = |lo: usize| units[lo..lo + h].iter().all(Option::is_none);
+            let mut starts = 0..(units.len() + 1).saturating_sub(h);
+            let free = if from_top {
+                starts.rev().find(|&lo| fits(lo))
+            } else {
+                starts.find(|&lo| fits(lo))
+            };
+            match free {
+                Some(lo) => {
+                    units[lo..lo + h].iter_mut().for_each(|u| *u = Some(i));
+                    at[i] = lo as u32 + 1;
+                }
+                None => problems.push(crate::Problem::at(
+                    d.line,
+                    format!("rack {rack}"),
+                    format!(
+                        "{} {} ({} U) does not fit: the rack is {height} U high, {}",
+                        d.kind,
+                        d.name,
+                        d.u_height,
+                        full(&units)
+                    ),
+                    format!(
+                        "give rack {rack} a larger u_height, put fewer devices in it (the {}'s rack), or give the {} template its real u_height",
+                        d.kind, d.kind
+                    ),
+                )),
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(at)
+    } else {
+        Err(problems)
+    }
 }

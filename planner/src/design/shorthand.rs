@@ -607,6 +607,7 @@ fn synthetic(
             template: 0,
             number: n,
             rack: None,
+            position: None,
             nic_addresses: Vec::new(),
         })
         .collect();
@@ -620,6 +621,7 @@ fn synthetic(
                 template: t,
                 number: n,
                 rack: None,
+                position: None,
             });
         }
         switch_templates.push(SwitchTemplate {
@@ -635,6 +637,11 @@ fn synthetic(
             role: None,
             reserved_ports: Vec::new(),
             virtual_switches: Vec::new(),
+            elevation: crate::inventory::Elevation {
+                u_height: crate::inventory::DEFAULT_SWITCH_U,
+                position: None,
+                line: None,
+            },
             instances: start..all_switches.len(),
         });
     }
@@ -654,6 +661,11 @@ fn synthetic(
             gpus,
             nics,
             nvlink: Vec::new(),
+            elevation: crate::inventory::Elevation {
+                u_height: crate::inventory::DEFAULT_SERVER_U,
+                position: None,
+                line: None,
+            },
             instances: 0..servers.len(),
         }],
         servers,

@@ -730,3 +730,221 @@ proptest::proptest! {
         proptest::prop_assert_eq!(legs, (0..plan.cables.len()).collect::<Vec<_>>());
     }
 }
+
+/// The racked 1,024-GPU inventory: its 8 U servers at U1, U9, U17 and U25
+/// of every rack (given), and the fill rule for the switches: a leaf at
+/// the top of its servers' rack, the network rack filled from U42 down.
+#[test]
+fn servers_and_switches_get_rack_positions() {
+    let plan = racked(crate::plan::Topology::FatTree, |t| t);
+    let servers: Vec<(Option<&str>, Option<u32>, Option<u32>)> = (plan.servers.iter().take(5))
+        .map(|s| (s.rack.as_deref(), s.position, s.u_height))
+        .collect();
+    assert_eq!(
+        servers,
+        [
+            (Some("r01"), Some(1), Some(8)),
+            (Some("r01"), Some(9), Some(8)),
+            (Some("r01"), Some(17), Some(8)),
+            (Some("r01"), Some(25), Some(8)),
+            (Some("r02"), Some(1), Some(8)),
+        ]
+    );
+    let in_rack = |rack: &str| -> Vec<(String, u32)> {
+        let mut v: Vec<(String, u32)> = (plan.switch_list.iter())
+            .filter(|s| s.rack.as_deref() == Some(rack))
+            .map(|s| (s.physical.clone(), s.position.unwrap()))
+            .collect();
+        v.dedup();
+        v
+    };
+    // One leaf per rack, at the top; the 16 spines from U42 down.
+    let r01 = in_rack("r01");
+    assert_eq!(r01.len(), 1);
+    assert_eq!(r01[0].1, 42);
+    let mut spines: Vec<u32> = in_rack("network").iter().map(|s| s.1).collect();
+    spines.sort_unstable();
+    assert_eq!(spines, (27..=42).collect::<Vec<u32>>());
+    assert!(plan.switch_list.iter().all(|s| s.u_height == Some(1)));
+    // The cable list carries both ends' positions.
+    let csv = plan.cables_csv();
+    let header = csv.lines().next().unwrap();
+    assert!(header.ends_with(",position,peer_position"), "{header}");
+    assert!(
+        csv.lines().any(|l| l.ends_with(",42,1")),
+        "a leaf at U42 cabled to a server at U1"
+    );
+    assert!(crate::validate::validate_plan(&plan).ok);
+}
+
+/// Plans without racks carry no positions, and their cable list keeps its
+/// columns.
+#[test]
+fn unracked_plans_have_no_positions() {
+    let plan = design(&eflops(), &DesignOptions::default()).unwrap();
+    assert!(
+        plan.servers
+            .iter()
+            .all(|s| s.position.is_none() && s.u_height.is_none())
+    );
+    assert!(plan.switch_list.iter().all(|s| s.position.is_none()));
+    assert!(plan.cables_csv().lines().next().unwrap().ends_with(",run"));
+}
+
+/// A rack too small, a given position above the top and two devices in
+/// one unit are refused, naming the file, line, rack and devices.
+#[test]
+fn rack_overflow_and_overlap_are_refused() {
+    let refused = |edit: &dyn Fn(String) -> String, want: &[&str]| {
+        let text = edit(super::bundled_text("h100-1024-racked"));
+        let inv = Inventory::from_toml(&text, "h100-1024-racked.toml").unwrap();
+        let opts = DesignOptions {
+            topology: crate::plan::Topology::FatTree,
+            ..DesignOptions::default()
+        };
+        let err = design(&inv, &opts).unwrap_err().to_string();
+        for w in want {
+            assert!(err.contains(w), "missing `{w}` in:\n{err}");
+        }
+    };
+    // 4 x 8 U servers and a leaf do not fit 32 U.
+    refused(
+        &|t| {
+            t.replacen(
+                "row = \"a\"\nmax_kw = 40",
+                "row = \"a\"\nmax_kw = 40\nu_height = 32",
+                1,
+            )
+        },
+        &[
+            "h100-1024-racked.toml",
+            "rack r01",
+            "does not fit: the rack is 32 U high, 32 U taken by 4 servers and 0 switches",
+            "give rack r01 a larger u_height",
+        ],
+    );
+    // Servers given U40 reach U47.
+    refused(
+        &|t| t.replacen("position = 1", "position = 40", 1),
+        &[
+            "h100-1024-racked.toml:",
+            "server h001",
+            "at U40 with 8 U it reaches U47, above the top of rack r01 (42 U)",
+            "U35 or lower",
+        ],
+    );
+    // A leaf given U25 overlaps the fourth server.
+    refused(
+        &|t| {
+            t.replacen(
+                "port_gbps = 400",
+                "port_gbps = 400\nrack = \"r{n:02}\"\nposition = 30",
+                1,
+            )
+        },
+        &[
+            "switch",
+            "at U30-U30 of rack r01 it overlaps server h004 at U25-U32",
+        ],
+    );
+}
+
+/// Hand edits that put two devices in one unit, or above the rack, are
+/// `position` findings of `validate`.
+#[test]
+fn validate_finds_overlapping_positions() {
+    let mut plan = racked(crate::plan::Topology::FatTree, |t| t).into_plan();
+    plan.servers[1].position = Some(5);
+    plan.servers[2].position = Some(40);
+    let v = crate::validate::validate_plan(&plan);
+    let found: Vec<String> = (v.findings.iter())
+        .filter(|f| f.kind == "position")
+        .map(|f| format!("{}: {}", f.object, f.message))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "server h002: at U5-U12 of rack r01 it overlaps server h001 at U1-U8",
+            "server h003: at U40 with 8 U it reaches U47, above the top of rack r01 (42 U)",
+        ]
+    );
+}
+
+mod positions_proptest {
+    use super::super::racks::{Device, elevate};
+    use crate::plan::PlanRack;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Whatever the heights and given positions, a fill that succeeds
+        /// puts every device inside its rack with no two sharing a unit,
+        /// keeps given positions, and a refusal names a rack or device.
+        #[test]
+        fn fills_never_overlap(
+            rack_u in 4u32..48,
+            devs in proptest::collection::vec((0usize..3, 1u32..9, proptest::option::of(1u32..48), any::<bool>()), 1..24),
+        ) {
+            let racks: Vec<PlanRack> = (0..3).map(|i| PlanRack {
+                name: format!("r{i}"), site: None, row: None, max_kw: None,
+                u_height: Some(rack_u), network: false,
+            }).collect();
+            let devices: Vec<Device> = devs.iter().enumerate().map(|(i, &(r, h, given, server))| Device {
+                kind: if server { "server" } else { "switch" },
+                name: format!("d{i}"),
+                rack: format!("r{r}"),
+                u_height: h,
+                given,
+                line: None,
+            }).collect();
+            match elevate(&devices, &racks) {
+                Ok(at) => {
+                    let mut used = std::collections::HashSet::new();
+                    for (d, &p) in devices.iter().zip(&at) {
+                        prop_assert!(p >= 1 && p + d.u_height - 1 <= rack_u);
+                        if let Some(g) = d.given { prop_assert_eq!(g, p); }
+                        for u in p..p + d.u_height {
+                            prop_assert!(used.insert((d.rack.clone(), u)), "unit {} of {} twice", u, d.rack);
+                        }
+                    }
+                }
+                Err(problems) => {
+                    prop_assert!(!problems.is_empty());
+                    for p in problems {
+                        prop_assert!(p.object.starts_with("rack r") || p.object.starts_with("server d") || p.object.starts_with("switch d"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A network rack the design makes holds 42 U: sixteen 3 U spines fill
+/// `network` with 14 and put 2 in `network-2`.
+#[test]
+fn a_full_network_rack_continues_in_the_next() {
+    let plan = racked(crate::plan::Topology::FatTree, |t| {
+        t.replace("role = \"spine\"", "role = \"spine\"\nu_height = 3")
+    });
+    let mut by_rack: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for s in plan
+        .switch_list
+        .iter()
+        .filter(|s| seen.insert(s.physical.clone()))
+    {
+        if s.u_height == Some(3) {
+            by_rack
+                .entry(s.rack.clone().unwrap())
+                .or_default()
+                .push(s.position.unwrap());
+        }
+    }
+    assert_eq!(by_rack["network"].len(), 14);
+    assert_eq!(by_rack["network-2"], [40, 37]);
+    assert!(
+        plan.racks
+            .iter()
+            .any(|r| r.name == "network-2" && r.network)
+    );
+}

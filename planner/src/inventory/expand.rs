@@ -358,6 +358,19 @@ impl Checker {
             Some(kw) => Some(*kw.get_ref()),
             None => None,
         };
+        let u_height = match &raw.u_height {
+            Some(u) if !(1..=MAX_U).contains(u.get_ref()) => {
+                self.problem(
+                    self.line(u),
+                    &object,
+                    format!("u_height is {}; a rack is 1 to {MAX_U} rack units high", u.get_ref()),
+                    "set u_height to the rack's usable height in U (e.g. 42 or 48), or leave it out for 42",
+                );
+                return;
+            }
+            Some(u) => Some(*u.get_ref() as u32),
+            None => None,
+        };
         let first = numbers.start;
         for n in numbers {
             let name = pattern.render(n, first);
@@ -375,8 +388,70 @@ impl Checker {
                 site: raw.site.clone(),
                 row: raw.row.clone(),
                 max_kw,
+                u_height,
+                line,
             });
         }
+    }
+
+    /// Checks a server or switch template's `u_height` and `position`
+    /// (docs/inventory.md, "Rack positions"): heights of 1 to [`MAX_U`],
+    /// a position of 1 or more, and a position only beside a `rack`.
+    pub(super) fn elevation(
+        &mut self,
+        object: &str,
+        u_height: Option<&Spanned<i64>>,
+        position: Option<&Spanned<i64>>,
+        has_rack: bool,
+        default_u: u32,
+        line: Option<usize>,
+    ) -> Option<Elevation> {
+        let before = self.problems.len();
+        let height = match u_height {
+            Some(u) if !(1..=MAX_U).contains(u.get_ref()) => {
+                self.problem(
+                    self.line(u),
+                    object,
+                    format!(
+                        "u_height is {}; a device is 1 to {MAX_U} rack units high",
+                        u.get_ref()
+                    ),
+                    format!(
+                        "set u_height to the chassis height in U, or leave it out for {default_u}"
+                    ),
+                );
+                default_u
+            }
+            Some(u) => *u.get_ref() as u32,
+            None => default_u,
+        };
+        let at = match position {
+            Some(p) if !(1..=MAX_U).contains(p.get_ref()) => {
+                self.problem(
+                    self.line(p),
+                    object,
+                    format!("position is {}; rack units are numbered from 1 (the bottom) to {MAX_U}", p.get_ref()),
+                    "set position to the lowest rack unit the first of them occupies, or leave it out for the design's fill rule",
+                );
+                None
+            }
+            Some(p) if !has_rack => {
+                self.problem(
+                    self.line(p),
+                    object,
+                    "position is given but the template has no rack",
+                    "give the template a `rack` (a pattern such as r{n/4:02}), or leave position out",
+                );
+                None
+            }
+            Some(p) => Some(*p.get_ref() as u32),
+            None => None,
+        };
+        (self.problems.len() == before).then_some(Elevation {
+            u_height: height,
+            position: at,
+            line: position.and_then(|p| self.line(p)).or(line),
+        })
     }
 
     pub(super) fn catalog_part(
@@ -423,4 +498,22 @@ impl Checker {
             description: raw.description.clone(),
         });
     }
+}
+
+/// The positions of a template's instances from its [`Elevation`]: the
+/// first instance in each rack at `position`, the next ones of the same
+/// template in that rack one `u_height` above the last; none without a
+/// given position or a rack.
+pub(super) fn stacked(e: Elevation, racks: &[Option<String>]) -> Vec<Option<u32>> {
+    let mut next: BTreeMap<&str, u32> = BTreeMap::new();
+    racks
+        .iter()
+        .map(|rack| {
+            let (start, rack) = (e.position?, rack.as_deref()?);
+            let at = next.entry(rack).or_insert(start);
+            let here = *at;
+            *at = at.saturating_add(e.u_height);
+            Some(here)
+        })
+        .collect()
 }

@@ -84,6 +84,36 @@ pub struct Rack {
     /// The most power the rack may draw, in kW (its feed or cooling
     /// limit), if given: `planner cost` flags a design that exceeds it.
     pub max_kw: Option<f64>,
+    /// Its height in rack units, if given (else
+    /// [`crate::plan::DEFAULT_RACK_U`]).
+    pub u_height: Option<u32>,
+    /// Line of its `[[rack]]` table.
+    pub line: Option<usize>,
+}
+
+/// The height of a server whose template gives no `u_height`: 2 U
+/// (docs/inventory.md, "Rack positions"; an 8-GPU HGX-class chassis is
+/// taller, so give it).
+pub const DEFAULT_SERVER_U: u32 = 2;
+
+/// The height of a switch whose template gives no `u_height`: 1 U.
+pub const DEFAULT_SWITCH_U: u32 = 1;
+
+/// The tallest rack or device the inventory takes, in rack units.
+pub const MAX_U: i64 = 100;
+
+/// Where a template's instances stand in their racks, as the inventory
+/// gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elevation {
+    /// Height of each instance in rack units.
+    pub u_height: u32,
+    /// The lowest rack unit of the template's first instance in each
+    /// rack; the next instances in the same rack stack upwards from it,
+    /// one `u_height` apart. `None`: the design's fill rule places them.
+    pub position: Option<u32>,
+    /// Line of `position` (else of the template), for refusals.
+    pub line: Option<usize>,
 }
 
 /// A server template: the hardware of `count` identical servers.
@@ -106,6 +136,8 @@ pub struct ServerTemplate {
     /// The NVLink/NVSwitch domains joining its GPUs; empty when the GPUs
     /// talk to each other over PCIe only (the EFLOPS server).
     pub nvlink: Vec<NvlinkDomain>,
+    /// Height and given position of its servers.
+    pub elevation: Elevation,
     /// The servers made from this template (indices into
     /// [`Inventory::servers`]).
     pub instances: Range<usize>,
@@ -240,6 +272,9 @@ pub struct Server {
     pub number: u64,
     /// Rack, if known.
     pub rack: Option<String>,
+    /// Its lowest rack unit, when the inventory gives its template a
+    /// `position` ([`Elevation::position`]).
+    pub position: Option<u32>,
     /// Per NIC (template order): MAC and IP, when known. Empty when no NIC
     /// of the server has an address.
     pub nic_addresses: Vec<NicAddress>,
@@ -299,6 +334,8 @@ pub struct SwitchTemplate {
     pub reserved_ports: Vec<u32>,
     /// The two VLAN halves, or empty when the switch is not split.
     pub virtual_switches: Vec<VirtualSpec>,
+    /// Height and given position of its switches.
+    pub elevation: Elevation,
     /// The switches made from this template.
     pub instances: Range<usize>,
 }
@@ -334,6 +371,9 @@ pub struct Switch {
     pub number: u64,
     /// Rack, if known.
     pub rack: Option<String>,
+    /// Its lowest rack unit, when the inventory gives its template a
+    /// `position` ([`Elevation::position`]).
+    pub position: Option<u32>,
 }
 
 /// A purchasable part.

@@ -44,6 +44,7 @@ pub(crate) struct RawRack {
     pub site: Option<String>,
     pub row: Option<String>,
     pub max_kw: Option<Spanned<f64>>,
+    pub u_height: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,6 +55,8 @@ pub(crate) struct RawServer {
     pub start: Option<Spanned<i64>>,
     pub model: Option<String>,
     pub rack: Option<Spanned<String>>,
+    pub u_height: Option<Spanned<i64>>,
+    pub position: Option<Spanned<i64>>,
     pub sockets: Spanned<Vec<String>>,
     #[serde(default)]
     pub pcie_switch: Vec<Spanned<RawPcieSwitch>>,
@@ -162,6 +165,8 @@ pub(crate) struct RawSwitch {
     pub port_gbps: Spanned<i64>,
     pub port_name: Option<Spanned<String>>,
     pub rack: Option<Spanned<String>>,
+    pub u_height: Option<Spanned<i64>>,
+    pub position: Option<Spanned<i64>>,
     pub price: Option<Spanned<f64>>,
     pub role: Option<RawRole>,
     pub reserved_ports: Option<Spanned<RawPortList>>,

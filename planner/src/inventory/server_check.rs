@@ -177,6 +177,14 @@ impl Checker {
             },
         };
 
+        let elevation = self.elevation(
+            &object,
+            raw.u_height.as_ref(),
+            raw.position.as_ref(),
+            raw.rack.is_some(),
+            DEFAULT_SERVER_U,
+            line,
+        );
         let hardware_errors = self.problems.len() > before;
         let (pattern, numbers) = numbers?;
 
@@ -197,6 +205,9 @@ impl Checker {
         if hardware_errors {
             return None;
         }
+        let elevation = elevation?;
+        let racks_of: Vec<Option<String>> = expanded.iter().map(|(_, _, r)| r.clone()).collect();
+        let mut positions = super::expand::stacked(elevation, &racks_of).into_iter();
         let start = servers.len();
         let has_addresses = nics.iter().any(|n| n.mac.is_some() || n.ip.is_some());
         for (n, name, rack) in expanded {
@@ -235,6 +246,7 @@ impl Checker {
                 template: 0,
                 number: n,
                 rack,
+                position: positions.next().flatten(),
                 nic_addresses,
             });
         }
@@ -247,6 +259,7 @@ impl Checker {
             gpus,
             nics,
             nvlink,
+            elevation,
             instances: start..servers.len(),
         })
     }

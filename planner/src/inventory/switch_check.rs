@@ -172,6 +172,14 @@ impl Checker {
                 }
             },
         };
+        let elevation = self.elevation(
+            &object,
+            raw.u_height.as_ref(),
+            raw.position.as_ref(),
+            raw.rack.is_some(),
+            DEFAULT_SWITCH_U,
+            line,
+        );
         let switch_errors = self.problems.len() > before;
         let (pattern, numbers) = numbers?;
         let rack_line = raw.rack.as_ref().and_then(|r| self.line(r));
@@ -186,12 +194,21 @@ impl Checker {
             names,
         )?;
         let start = switches.len();
-        switches.extend(expanded.into_iter().map(|(number, name, rack)| Switch {
-            name,
-            template: 0,
-            number,
-            rack,
-        }));
+        let racks_of: Vec<Option<String>> = expanded.iter().map(|(_, _, r)| r.clone()).collect();
+        let positions = elevation.map(|e| super::expand::stacked(e, &racks_of));
+        switches.extend(
+            expanded
+                .into_iter()
+                .enumerate()
+                .map(|(i, (number, name, rack))| Switch {
+                    name,
+                    template: 0,
+                    number,
+                    rack,
+                    position: positions.as_ref().and_then(|p| p[i]),
+                }),
+        );
+        let elevation = elevation?;
         if switch_errors {
             switches.truncate(start);
             return None;
@@ -213,6 +230,7 @@ impl Checker {
             }),
             reserved_ports: reserved,
             virtual_switches,
+            elevation,
             instances: start..switches.len(),
         })
     }

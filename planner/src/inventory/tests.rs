@@ -670,3 +670,81 @@ fn bad_pci_bus_ids_name_the_file_line_server_and_device() {
         "lanes is not given",
     );
 }
+
+/// `u_height` and `position` (docs/inventory.md, "Rack positions"): each
+/// bad value refused with its line and template; a template's instances
+/// stack from its position in each rack.
+#[test]
+fn rack_heights_and_positions() {
+    let racked = |server: &str, rack: &str| {
+        format!(
+            "[[rack]]\nname = \"r{{n}}\"\ncount = 2\n{rack}\n{}",
+            edit(
+                "count = 2\n",
+                &format!("count = 4\nrack = \"r{{n/2}}\"\n{server}")
+            )
+        )
+    };
+    check_err(
+        &racked("", "u_height = 0"),
+        &[
+            "inv.toml:4",
+            "rack r{n}",
+            "u_height is 0",
+            "leave it out for 42",
+        ],
+    );
+    check_err(
+        &racked("u_height = 101\n", ""),
+        &[
+            "server template node{n:02}",
+            "u_height is 101",
+            "leave it out for 2",
+        ],
+    );
+    check_err(
+        &racked("position = 0\n", ""),
+        &[
+            "server template node{n:02}",
+            "position is 0",
+            "numbered from 1",
+        ],
+    );
+    check_err(
+        &edit("count = 2\n", "count = 2\nposition = 3\n"),
+        &[
+            "inv.toml:5",
+            "position is given but the template has no rack",
+            "give the template a `rack`",
+        ],
+    );
+    check_err(
+        &format!("{MINIMAL}u_height = -1\n"),
+        &[
+            "switch template sw{n}",
+            "u_height is -1",
+            "leave it out for 1",
+        ],
+    );
+    let inv = Inventory::from_toml(
+        &racked("u_height = 8\nposition = 3\n", "u_height = 48"),
+        "inv.toml",
+    )
+    .unwrap();
+    let at: Vec<(Option<&str>, Option<u32>)> = (inv.servers.iter())
+        .map(|s| (s.rack.as_deref(), s.position))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            (Some("r1"), Some(3)),
+            (Some("r1"), Some(11)),
+            (Some("r2"), Some(3)),
+            (Some("r2"), Some(11))
+        ]
+    );
+    assert_eq!(inv.racks[0].u_height, Some(48));
+    assert_eq!(inv.server_templates[0].elevation.u_height, 8);
+    assert_eq!(inv.switch_templates[0].elevation.u_height, DEFAULT_SWITCH_U);
+    assert_eq!(inv.switch_templates[0].elevation.position, None);
+}

@@ -46,7 +46,8 @@ pub struct Finding {
     /// `unknown-device`, `unknown-port`, `no-data`, `invariant`,
     /// `inconsistent`, `invalid`, `name` (a name breaks the name rule,
     /// [`crate::names`]), `breakout` (a cage both whole and broken out, or
-    /// lanes no cable carries).
+    /// lanes no cable carries), `position` (a device above its rack's top
+    /// or overlapping another).
     pub kind: &'static str,
     /// What it is about (`sw01 port 5`, `node03 mlx5_1`).
     pub object: String,
@@ -492,6 +493,7 @@ pub fn validate_plan(plan: &Plan) -> Validation {
     let mut findings = Vec::new();
     name_rule(plan, &mut findings);
     plan_checks::racks(plan, &mut findings);
+    plan_checks::positions(plan, &mut findings);
     let idx = Index::new(plan, &mut findings);
     consistency(&idx, &mut findings);
     let (links, loads) = planned_graph(&idx);

@@ -243,6 +243,95 @@ pub(super) fn racks(plan: &Plan, findings: &mut Vec<Finding>) {
     }
 }
 
+/// Rack positions (docs/inventory.md, "Rack positions"): a position comes
+/// with a height and a rack, lies within the rack's height, and no two
+/// devices (servers, physical switches) of a rack share a unit; one
+/// `position` finding per device at fault, naming the other.
+pub(super) fn positions(plan: &Plan, findings: &mut Vec<Finding>) {
+    let mut bad = |object: String, message: String, fix: &str| {
+        findings.push(finding("position", object, message, fix, None));
+    };
+    let heights: HashMap<&str, u32> = (plan.racks.iter())
+        .map(|r| (r.name.as_str(), r.height()))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let devices = (plan.servers.iter())
+        .map(|s| ("server", s.name.as_str(), &s.rack, s.position, s.u_height))
+        .chain(
+            (plan.switch_list.iter())
+                .filter(|s| seen.insert(s.physical.as_str()))
+                .map(|s| {
+                    (
+                        "switch",
+                        s.physical.as_str(),
+                        &s.rack,
+                        s.position,
+                        s.u_height,
+                    )
+                }),
+        );
+    // Per rack, each unit's occupant: kind, name, position and height.
+    type Occupant<'p> = Option<(&'static str, &'p str, u32, u32)>;
+    let mut units: HashMap<&str, Vec<Occupant<'_>>> = HashMap::default();
+    for (kind, name, rack, position, u_height) in devices {
+        let (pos, h) = match (position, u_height) {
+            (None, None) => continue,
+            (Some(p), Some(h)) if p >= 1 && h >= 1 => (p, h),
+            _ => {
+                bad(
+                    format!("{kind} {name}"),
+                    format!(
+                        "position {position:?} and u_height {u_height:?}: a position needs a height, both 1 or more"
+                    ),
+                    "design the plan again, or correct the hand edit",
+                );
+                continue;
+            }
+        };
+        let Some(rack) = rack else {
+            bad(
+                format!("{kind} {name}"),
+                format!("has position U{pos} but no rack"),
+                "design the plan again, or give it a rack",
+            );
+            continue;
+        };
+        let height = heights
+            .get(rack.as_str())
+            .copied()
+            .unwrap_or(crate::plan::DEFAULT_RACK_U);
+        let top = pos.saturating_add(h - 1);
+        if top > height {
+            bad(
+                format!("{kind} {name}"),
+                format!(
+                    "at U{pos} with {h} U it reaches U{top}, above the top of rack {rack} ({height} U)"
+                ),
+                "give it a lower position, or the rack a larger u_height in the inventory, and design again",
+            );
+            continue;
+        }
+        let grid = units
+            .entry(rack.as_str())
+            .or_insert_with(|| vec![None; height as usize]);
+        let span = (pos - 1) as usize..top as usize;
+        if let Some(&Some((ok, on, op, oh))) = grid[span.clone()].iter().find(|u| u.is_some()) {
+            bad(
+                format!("{kind} {name}"),
+                format!(
+                    "at U{pos}-U{top} of rack {rack} it overlaps {ok} {on} at U{op}-U{}",
+                    op + oh - 1
+                ),
+                "give one of them another position in the inventory and design again, or correct the hand edit",
+            );
+            continue;
+        }
+        grid[span]
+            .iter_mut()
+            .for_each(|u| *u = Some((kind, name, pos, h)));
+    }
+}
+
 pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
     let plan = idx.plan;
     let mut bad = |object: String, message: String| {

@@ -68,6 +68,11 @@ enum Command {
         /// cost per sub-node and per Gbps of bisection bandwidth.
         #[arg(long)]
         catalog: Option<PathBuf>,
+        /// Prove every single switch and cable failure of each design and
+        /// show its worst (sub-nodes lost, fabric cut, QoS proof, best
+        /// table on what is left); with --catalog the verdict weighs it.
+        #[arg(long)]
+        failures: bool,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -238,6 +243,15 @@ struct DesignArgs {
     /// Write the cable list as CSV here (FILE.csv).
     #[arg(long, value_name = "CSV")]
     cables: Option<PathBuf>,
+    /// Parts catalog TOML: the power of every rack from the catalog's
+    /// watts, held against the racks' `max_kw`; a design that puts a rack
+    /// over its limit is refused (docs/cost.md, "Power per rack").
+    #[arg(long)]
+    catalog: Option<PathBuf>,
+    /// With --catalog: keep a design that puts racks over their `max_kw`,
+    /// naming each on stderr, instead of refusing it.
+    #[arg(long, requires = "catalog")]
+    allow_over_power: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -296,6 +310,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             oversubscription,
             tiers,
             catalog,
+            failures,
             format,
         } => {
             let catalog = catalog.as_deref().map(cost::load_catalog).transpose()?;
@@ -313,7 +328,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 },
                 ..DesignOptions::default()
             };
-            let c = compare::compare(&inv, &opts);
+            let mut c = compare::compare(&inv, &opts);
+            if failures {
+                c.prove_failures()?;
+            }
             if from_spec
                 && let Some(e) = c
                     .designs
@@ -460,7 +478,27 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
     {
         opts.oversubscription = args.oversubscription;
     }
+    let catalog = args
+        .catalog
+        .as_deref()
+        .map(cost::load_catalog)
+        .transpose()?;
     let plan = design(&inv, &opts)?;
+    // The racks' power, from the catalog's watts: a rack over its limit
+    // refuses the design before anything is written.
+    let power = catalog
+        .as_ref()
+        .map(|c| planner::cost::check_rack_power(&plan, &inv, c, args.allow_over_power))
+        .transpose()?;
+    if let Some(p) = &power {
+        for (racks, words) in p.over_groups() {
+            eprintln!(
+                "warning: {}: {}{words}; kept by --allow-over-power",
+                planner::cost::power::name_racks(&racks),
+                if racks.len() == 1 { "" } else { "each " }
+            );
+        }
+    }
     // The plan and the cable list are written on two threads into
     // temporaries, then put in place together or not at all.
     let (saved, cables_saved) = std::thread::scope(|scope| {
@@ -500,6 +538,13 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
         Format::Json => print(&plan.to_json()?)?,
         Format::Table => {
             let mut text = report::render_design(&plan, &name);
+            match (&power, &catalog) {
+                (Some(p), Some(c)) => text.push_str(&planner::cost::render_power_line(p, &c.name)),
+                _ if plan.racks.iter().any(|r| r.max_kw.is_some()) => text.push_str(
+                    "racks have power limits (max_kw) that were not checked: add --catalog to hold the design to them\n",
+                ),
+                _ => {}
+            }
             text.push('\n');
             match &args.out {
                 Some(out) => text.push_str(&format!("Plan written to {}\n", display(out))),

@@ -126,6 +126,10 @@ pub struct Design {
     pub cost_per_gpu: f64,
     /// Total cost over the bisection bandwidth.
     pub cost_per_bisection_gbps: f64,
+    /// What its parts draw, in watts (the catalog's watts, as `planner
+    /// cost` sums them): purchase places no racks, so rack limits are held
+    /// by `planner design --catalog` on the plan.
+    pub power_watts: f64,
     #[serde(skip)]
     binding: Vec<Binding>,
     /// The share of full bisection with `growth` sub-nodes, which the
@@ -638,6 +642,14 @@ fn finish(
         cost_per_bisection_gbps: super::bom::per_bisection_gbps(bom.total_cost, bisection),
         bisection_gbps: bisection,
         bisection_ratio: bisection_ratio(bisection, req.gpus as usize, link, ports),
+        power_watts: (bom
+            .parts
+            .iter()
+            .map(|l| l.count as f64 * l.watts)
+            .sum::<f64>()
+            * 10.0)
+            .round()
+            / 10.0,
         binding,
         ratio_at_room,
     }

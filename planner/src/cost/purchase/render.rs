@@ -23,6 +23,9 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
         out.push_str(&format!("  - {note}\n"));
     }
     out.push_str(&format!("  - {}\n", floor_words(p.min_bisection, g2)));
+    out.push_str(
+        "  - power: purchase places no racks, so it weighs total power (the energy line) only; `planner design --catalog` holds the plan to its racks' max_kw\n",
+    );
     let c = &p.chosen;
     out.push_str(&format!(
         "\nChosen: {} ({}), total {} {cur}\n\n",
@@ -32,11 +35,12 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
     ));
     out.push_str(&render_bom(&to_bom(c), cur));
     out.push_str(&format!(
-        "per GPU {} {cur}; bisection {} Gbps ({}% of full), {} {cur} per Gbps\n",
+        "per GPU {} {cur}; bisection {} Gbps ({}% of full), {} {cur} per Gbps; power {}\n",
         money(c.cost_per_gpu),
         crate::text::gbps(c.bisection_gbps),
         percent(c.bisection_ratio),
-        money(c.cost_per_bisection_gbps)
+        money(c.cost_per_bisection_gbps),
+        crate::cost::power::kw(c.power_watts)
     ));
     out.push_str("\nBinding constraints:\n");
     if p.binding_constraints.is_empty() {
@@ -82,6 +86,11 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
                 "per Gbps of bisection".to_string(),
                 money(c.cost_per_bisection_gbps),
                 money(d.cost_per_bisection_gbps),
+            ]);
+            t.row([
+                "power".to_string(),
+                crate::cost::power::kw(c.power_watts),
+                crate::cost::power::kw(d.power_watts),
             ]);
             out.push('\n');
             out.push_str(&t.render());
