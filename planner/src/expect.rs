@@ -7,7 +7,10 @@
 //!
 //! - [`switch`]: for one physical switch and a vendor, an [`Expected`]
 //!   (serde, stable field names);
-//! - the configuration itself is [`crate::render::render_switch`].
+//! - the configuration itself is [`crate::render::render_switch`];
+//! - [`fabric`]: for the whole plan, every routed port's /31 address and
+//!   every BGP speaker's ASN, vendor-neutral: what a source of truth holds
+//!   of the fabric (`provisioner sot push`).
 //!
 //! Routes are the route model's whatever the routing mode: static plans
 //! install the forwarding tables, BGP plans the routes
@@ -26,7 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::checked::CheckedPlan;
 use crate::error::Result;
-use crate::network::{Bgp, Model, PortKind};
+use crate::network::{Bgp, Model, PortKind, ip};
+use crate::plan::Plan;
 use crate::render::Vendor;
 use crate::routing::{Bfd, RoutingMode};
 
@@ -223,10 +227,140 @@ pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expe
     })
 }
 
+/// A routed inter-switch port and its /31 address, the one every vendor's
+/// configuration gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoutedPort {
+    /// The plan switch (a VLAN half, or a whole switch).
+    pub switch: String,
+    /// Its physical switch.
+    pub device: String,
+    /// The port number.
+    pub port: u32,
+    /// Its address, `a.b.c.d/31`.
+    pub address: String,
+    /// The physical switch at the other end.
+    pub peer_device: String,
+    /// The port at the other end.
+    pub peer_port: u32,
+}
+
+/// A BGP speaker: a plan switch with sessions, in its VRF.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpeakerAsn {
+    /// The plan switch.
+    pub switch: String,
+    /// Its physical switch.
+    pub device: String,
+    /// Its VRF (vendor-neutral, `Vrf<vlan>`).
+    pub vrf: String,
+    /// Its ASN.
+    pub asn: u32,
+}
+
+/// The fabric's addresses and ASNs, vendor-neutral.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fabric {
+    /// The pool the /31 link addresses come from (`[addressing]
+    /// link_pool`), `a.b.c.d/len`.
+    pub link_pool: String,
+    /// Every routed port, in physical switch order and then port order.
+    pub routed: Vec<RoutedPort>,
+    /// Every plan switch that speaks BGP (a BGP plan's switches with
+    /// sessions), in plan order; empty for a statically routed plan.
+    pub speakers: Vec<SpeakerAsn>,
+}
+
+/// The addresses of `plan`'s routed ports and the ASNs of its speakers,
+/// from the model every renderer reads (so a source of truth holds what
+/// the configurations set). Errors name the plan as `source`. The plan has
+/// no loopback addresses: a speaker's router ID is its lowest session
+/// address ([`crate::network::bgp`]).
+pub fn fabric(plan: &Plan, source: &str) -> Result<Fabric> {
+    let m = Model::build(plan, source)?;
+    let link_pool = plan
+        .addressing
+        .pools()
+        .map_err(|p| crate::Error::Invalid {
+            file: source.to_string(),
+            what: "plan",
+            problems: vec![p],
+        })?
+        .1
+        .to_string();
+    let mut routed = Vec::new();
+    for dev in &m.devices {
+        for p in &dev.ports {
+            if let PortKind::InterSwitch { link } = p.kind {
+                let l = &m.links[link];
+                routed.push(RoutedPort {
+                    switch: m.name(p.domain).to_string(),
+                    device: dev.name.clone(),
+                    port: p.number,
+                    address: format!("{}/31", ip(l.from_addr)),
+                    peer_device: plan.switch_list[l.to].physical.clone(),
+                    peer_port: l.to_port,
+                });
+            }
+        }
+    }
+    let mut speakers = Vec::new();
+    if plan.routing.is_bgp() {
+        let bgp = Bgp::of(&m, source)?;
+        for (d, s) in bgp.speakers.iter().enumerate() {
+            if !s.sessions.is_empty() {
+                speakers.push(SpeakerAsn {
+                    switch: s.name.clone(),
+                    device: plan.switch_list[d].physical.clone(),
+                    vrf: s.vrf.clone(),
+                    asn: s.asn,
+                });
+            }
+        }
+    }
+    Ok(Fabric {
+        link_pool,
+        routed,
+        speakers,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::network::tests::{bgp, eflops_plan};
+
+    #[test]
+    fn the_fabric_holds_every_routed_ports_address_and_speakers_asn() {
+        let plan = bgp(&eflops_plan());
+        let f = fabric(&plan, "eflops.plan.json").unwrap();
+        let e = switch(&plan, "sw01", Vendor::Comware).unwrap();
+        // What `fabric` says of sw01 is what the switch should show.
+        let mine: Vec<&RoutedPort> = f.routed.iter().filter(|r| r.device == "sw01").collect();
+        let sessions: Vec<&ExpectedSession> = e.vrfs.iter().flat_map(|v| &v.sessions).collect();
+        assert_eq!(mine.len(), sessions.len());
+        for s in sessions {
+            let port: u32 = s.interface.rsplit('/').next().unwrap().parse().unwrap();
+            let r = mine.iter().find(|r| r.port == port).unwrap();
+            assert_eq!(r.address, format!("{}/31", s.local_address));
+            assert_eq!(r.peer_device, s.peer_device);
+        }
+        // Both ends of every cable, each address once.
+        let addrs: BTreeSet<&str> = f.routed.iter().map(|r| r.address.as_str()).collect();
+        assert_eq!(addrs.len(), f.routed.len());
+        assert_eq!(f.routed.len() % 2, 0);
+        // A speaker per VRF with sessions, the ASN the configuration sets.
+        assert_eq!(f.speakers.len(), plan.switch_list.len());
+        let up = f.speakers.iter().find(|s| s.switch == "sw01-u").unwrap();
+        assert_eq!((up.device.as_str(), up.vrf.as_str()), ("sw01", "Vrf101"));
+        assert_eq!(Some(up.asn), e.vrfs[0].asn);
+        assert_eq!(f.link_pool, plan.addressing.pools().unwrap().1.to_string());
+        // A static plan has the same addresses and no speakers.
+        let static_plan = eflops_plan();
+        let s = fabric(&static_plan, "eflops.plan.json").unwrap();
+        assert_eq!(s.routed, f.routed);
+        assert!(s.speakers.is_empty());
+    }
 
     #[test]
     fn a_split_switch_has_two_vrfs_with_sessions_routes_and_neighbours() {

@@ -38,6 +38,9 @@ pub struct WantPort {
     pub name: String,
     /// The VLAN of its half (access mode), if the switch is split.
     pub vlan: Option<u16>,
+    /// A routed inter-switch port (or a cage whose lanes are): no mode, no
+    /// VLAN, its /31 address(es) assigned to it.
+    pub routed: bool,
 }
 
 /// A planned cable between two interfaces.
@@ -100,8 +103,17 @@ pub struct Desired {
     pub cables: Vec<WantCable>,
     /// Prefixes (network/len) of the NIC addresses.
     pub prefixes: BTreeSet<String>,
-    /// (address/len, server, interface).
+    /// (address/len, device, interface): the sub-nodes' NIC addresses, then
+    /// the switches' routed /31s.
     pub addresses: Vec<(String, String, String)>,
+    /// The pool of the /31 link addresses (`[addressing] link_pool`): the
+    /// parent prefix of the /31s, when the plan has routed ports.
+    pub link_parent: Option<String>,
+    /// The /31 prefix of every inter-switch cable.
+    pub link_prefixes: BTreeSet<String>,
+    /// The ASN custom fields of each BGP plan's switch ([`ASN_FIELDS`]):
+    /// device -> field -> value (a number, a JSON object or null).
+    pub asns: BTreeMap<String, BTreeMap<&'static str, serde_json::Value>>,
     /// (MAC, server, interface) of the NICs the plan gives a MAC; pushed
     /// to NetBox only, where a MAC address is an object of its own.
     pub macs: Vec<(String, String, String)>,
@@ -109,6 +121,13 @@ pub struct Desired {
     /// object and what to do (the push refuses the plan).
     pub problems: Vec<String>,
 }
+
+/// The device custom fields the push creates for a BGP plan (key, type):
+/// `topo_asn`, the ASN of a switch that is one BGP speaker, and
+/// `topo_vrf_asns`, `{"Vrf101": 4200000000, ...}`, of a VLAN-split switch
+/// whose halves are speakers of their own in their VRFs (one device, two
+/// ASNs). Each switch has one of the two set and the other null.
+pub const ASN_FIELDS: [(&str, &str); 2] = [("topo_asn", "integer"), ("topo_vrf_asns", "json")];
 
 /// Nautobot's interface type for a line rate.
 pub fn interface_type(gbps: u32) -> &'static str {
@@ -183,11 +202,14 @@ pub fn desired(plan: &Plan) -> Desired {
             if p.role == planner::plan::PortRole::Free {
                 continue;
             }
+            let routed = p.role == planner::plan::PortRole::InterSwitch;
+            let vlan = if routed { None } else { s.vlan };
             let Some(b) = s.breakout else {
                 d.ports.push(WantPort {
                     device: s.physical.clone(),
                     name: s.port_name(p.port),
-                    vlan: s.vlan,
+                    vlan,
+                    routed,
                 });
                 continue;
             };
@@ -198,7 +220,8 @@ pub fn desired(plan: &Plan) -> Desired {
                     d.ports.push(WantPort {
                         device: s.physical.clone(),
                         name: Breakout::generic_name(s.port_name.as_deref(), None, cage),
-                        vlan: s.vlan,
+                        vlan,
+                        routed,
                     });
                 }
                 Some((v, half)) if *v != s.vlan => d.problems.push(format!(
@@ -305,7 +328,67 @@ pub fn desired(plan: &Plan) -> Desired {
                 .push((ip.clone(), sn.server.clone(), sn.nic.clone()));
         }
     }
+    // The switches' side, from the model every renderer reads.
+    match planner::expect::fabric(plan, &plan.name) {
+        Ok(f) => add_fabric(&mut d, plan, &f),
+        Err(e) => d.problems.push(format!(
+            "the plan's switch addresses cannot be derived: {e}; run planner validate on the plan"
+        )),
+    }
     d
+}
+
+/// Adds the fabric's routed /31s (their parent, prefixes and addresses on
+/// the switch interfaces) and, for a BGP plan, the switches' ASN custom
+/// fields. A broken-out cage holds its lanes' /31s: the source of truth
+/// holds the cage as one interface (docs/source-of-truth.md, "Routed
+/// plans").
+pub fn add_fabric(d: &mut Desired, plan: &Plan, fabric: &planner::expect::Fabric) {
+    let switches = plan.physical_switches();
+    for r in &fabric.routed {
+        let name = match switches.get(r.device.as_str()) {
+            Some(s) => match (s.breakout, s.cage_lane(r.port)) {
+                (Some(_), Some((cage, _))) => {
+                    Breakout::generic_name(s.port_name.as_deref(), None, cage)
+                }
+                _ => s.port_name(r.port),
+            },
+            None => r.port.to_string(),
+        };
+        if let Some(net) = network(&r.address) {
+            d.link_prefixes.insert(net);
+        }
+        d.addresses
+            .push((r.address.clone(), r.device.clone(), name));
+    }
+    if !fabric.routed.is_empty() {
+        d.link_parent = Some(fabric.link_pool.clone());
+    }
+    let mut by_device: BTreeMap<&str, Vec<&planner::expect::SpeakerAsn>> = BTreeMap::new();
+    for s in &fabric.speakers {
+        by_device.entry(s.device.as_str()).or_default().push(s);
+    }
+    for (device, speakers) in by_device {
+        let split = plan
+            .switch_list
+            .iter()
+            .filter(|s| s.physical == device)
+            .count()
+            > 1;
+        let mut fields = BTreeMap::new();
+        if split {
+            let vrfs: serde_json::Map<String, serde_json::Value> = speakers
+                .iter()
+                .map(|s| (s.vrf.clone(), serde_json::json!(s.asn)))
+                .collect();
+            fields.insert(ASN_FIELDS[0].0, serde_json::Value::Null);
+            fields.insert(ASN_FIELDS[1].0, serde_json::Value::Object(vrfs));
+        } else {
+            fields.insert(ASN_FIELDS[0].0, serde_json::json!(speakers[0].asn));
+            fields.insert(ASN_FIELDS[1].0, serde_json::Value::Null);
+        }
+        d.asns.insert(device.to_string(), fields);
+    }
 }
 
 /// A MAC address compared as NetBox shows it (upper case, colons:

@@ -254,7 +254,13 @@ fn who(v: &Value, kind: &str) -> String {
     let name = text(v, "name")
         .or_else(|| text(v, "display"))
         .unwrap_or("(unnamed)");
-    let url = v.get("url").and_then(Value::as_str).unwrap_or("(no url)");
+    // An answer without a URL still names the object by its id; one
+    // without either says so (a broken or hostile server: issue #31).
+    let url = match (v.get("url").and_then(Value::as_str), id_of(v)) {
+        (Some(u), _) => u.to_string(),
+        (None, Some(id)) => format!("id {id}, the server sent no url"),
+        (None, None) => "the server sent no id or url".to_string(),
+    };
     format!("{kind} {name} ({url})")
 }
 

@@ -23,19 +23,20 @@ use super::error::{Result, SotError};
 use super::import::id_json;
 
 pub use super::desired::{
-    Desired, PushOptions, WantCable, WantLanes, WantPort, cable_label, desired, interface_type,
-    lanes_label, mac_key, owner_tag,
+    ASN_FIELDS, Desired, PushOptions, WantCable, WantLanes, WantPort, cable_label, desired,
+    interface_type, lanes_label, mac_key, owner_tag,
 };
-use super::state::assigned_interface;
 pub use super::state::{CableEnds, State, cable_ends, cable_type, netbox_profile};
+use super::state::{assigned_interface, custom_field};
 
 /// One difference between the plan and the source of truth.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
     /// `create`, `update` or `conflict`.
     pub action: &'static str,
-    /// `tag`, `vlan`, `device`, `interface`, `cable`, `prefix`,
-    /// `ip-address`, `ip-assignment`.
+    /// `tag`, `custom-field`, `vlan`, `device`, `interface`, `cable`,
+    /// `cable-type`, `prefix`, `ip-address`, `ip-assignment`,
+    /// `mac-address`.
     pub kind: &'static str,
     /// The object (`sw01 HundredGigE1/0/9`).
     pub object: String,
@@ -70,6 +71,29 @@ fn has_tag(v: &Value, tag_id: Option<&str>, tag: &str) -> bool {
                 || t.get("name").and_then(Value::as_str) == Some(tag)
         })
     })
+}
+
+/// An interface's mode (`""` for none), untagged VLAN id and whether it
+/// has tagged VLANs.
+fn port_mode(i: &Value) -> (&str, Option<String>, bool) {
+    let mode = i
+        .get("mode")
+        .and_then(|m| m.get("value").or(Some(m)))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let tagged = i
+        .get("tagged_vlans")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    (mode, i.get("untagged_vlan").and_then(id_of), tagged)
+}
+
+/// A choice as either system shows it: `{"value": "integer", "label":
+/// ...}` or the bare value.
+fn enum_text(v: Option<&Value>) -> &str {
+    v.map(|t| t.get("value").unwrap_or(t))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 fn url(v: &Value) -> Option<String> {
@@ -120,6 +144,7 @@ fn endpoint(kind: &str) -> &'static str {
         "prefix" => "/api/ipam/prefixes/",
         "ip-address" => "/api/ipam/ip-addresses/",
         "mac-address" => "/api/dcim/mac-addresses/",
+        "custom-field" => "/api/extras/custom-fields/",
         _ => "/api/ipam/ip-address-to-interface/",
     }
 }
@@ -179,6 +204,51 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
             },
         ),
     }
+    // The ASN custom fields (a BGP plan's): catalogue objects like the
+    // cable types, untagged, used whoever made them when their type is
+    // right. Nautobot 3.2.7 drops unknown keys of `custom_fields` without a
+    // word (`CustomFieldsDataField.to_internal_value`,
+    // `nautobot/extras/api/customfields.py`), so they come first.
+    if !want.asns.is_empty() {
+        for (key, ty) in ASN_FIELDS {
+            match st.custom_fields.get(key) {
+                Some(f) if enum_text(f.get("type")) == ty => d.unchanged += 1,
+                Some(f) => add(
+                    &mut d,
+                    "conflict",
+                    "custom-field",
+                    key.to_string(),
+                    format!(
+                        "is of type {:?}, the plan's ASNs want {ty}; change its type or delete it",
+                        enum_text(f.get("type"))
+                    ),
+                    url(f),
+                    0,
+                    Value::Null,
+                ),
+                None => add(
+                    &mut d,
+                    "create",
+                    "custom-field",
+                    key.to_string(),
+                    format!("{ty} on devices, the switches' BGP ASNs"),
+                    None,
+                    0,
+                    if netbox {
+                        // `netbox/extras/api/serializers_/customfields.py`,
+                        // v4.6.8: `name`, `type`, `object_types`.
+                        json!({"name": key, "type": ty, "object_types": ["dcim.device"],
+                               "description": "BGP ASN of a switch (docs/source-of-truth.md)"})
+                    } else {
+                        // `nautobot/extras/api/serializers.py` 3.2.7:
+                        // `key`, `label`, `type`, `content_types`.
+                        json!({"key": key, "label": key, "type": ty, "content_types": ["dcim.device"],
+                               "description": "BGP ASN of a switch (docs/source-of-truth.md)"})
+                    },
+                ),
+            }
+        }
+    }
     for (vid, name) in &want.vlans {
         match st.vlans.get(name) {
             Some(v) if !mine(v) => add(
@@ -218,8 +288,52 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
         }
     }
     for (sw, model) in &want.switches {
-        if st.devices.contains_key(sw) {
-            d.unchanged += 1;
+        let asn = want.asns.get(sw).map(|f| {
+            f.iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect::<serde_json::Map<_, _>>()
+        });
+        if let Some(dev) = st.devices.get(sw) {
+            match &asn {
+                Some(f) if f.iter().any(|(k, v)| custom_field(dev, k) != v) => {
+                    let unset = f.keys().all(|k| custom_field(dev, k).is_null());
+                    let shown = |m: &dyn Fn(&str) -> Value| {
+                        f.keys()
+                            .map(|k| format!("{k} {}", m(k)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    let have = shown(&|k| custom_field(dev, k).clone());
+                    let wanted = shown(&|k| f[k].clone());
+                    if mine(dev) || unset {
+                        add(
+                            &mut d,
+                            "update",
+                            "device",
+                            sw.clone(),
+                            format!("{have} -> {wanted}"),
+                            url(dev),
+                            1,
+                            json!({"id": id_json(id_of(dev)), "custom_fields": f}),
+                        );
+                    } else {
+                        add(
+                            &mut d,
+                            "conflict",
+                            "device",
+                            sw.clone(),
+                            format!(
+                                "holds {have}, not tagged {}: the plan's BGP wants {wanted}; clear the fields or tag the device {} to hand them to the plan",
+                                want.tag, want.tag
+                            ),
+                            url(dev),
+                            1,
+                            Value::Null,
+                        );
+                    }
+                }
+                _ => d.unchanged += 1,
+            }
             continue;
         }
         let Some(loc) = &opts.location else {
@@ -237,14 +351,20 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
             format!("{model} at {loc}, role {}", opts.switch_role),
             None,
             1,
-            if netbox {
-                // A NetBox device stands at a site, named by its slug like
-                // the import's `site=` filter; the role by slug too.
-                json!({"name": sw, "device_type": {"model": model}, "role": {"slug": opts.switch_role},
-                       "site": {"slug": loc}, "status": status(flavor, "Active"), "tags": [tag]})
-            } else {
-                json!({"name": sw, "device_type": {"model": model}, "role": {"name": opts.switch_role},
-                       "location": {"name": loc}, "status": {"name": "Active"}, "tags": [tag]})
+            {
+                let mut body = if netbox {
+                    // A NetBox device stands at a site, named by its slug
+                    // like the import's `site=` filter; the role by slug too.
+                    json!({"name": sw, "device_type": {"model": model}, "role": {"slug": opts.switch_role},
+                           "site": {"slug": loc}, "status": status(flavor, "Active"), "tags": [tag]})
+                } else {
+                    json!({"name": sw, "device_type": {"model": model}, "role": {"name": opts.switch_role},
+                           "location": {"name": loc}, "status": {"name": "Active"}, "tags": [tag]})
+                };
+                if let Some(f) = asn {
+                    body["custom_fields"] = Value::Object(f);
+                }
+                body
             },
         );
     }
@@ -274,6 +394,37 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
                 },
             ),
         }
+    }
+    // The routed links' prefixes: the link pool as their parent (a
+    // container), a /31 per cable under it (a network, the parent
+    // Nautobot 3.2.7 requires of an IP address: `IPAddress.clean`,
+    // `nautobot/ipam/models.py`). An existing prefix is used whoever made
+    // it: a prefix claims no interface.
+    let links = want.link_parent.iter().map(|p| (p, 1, "container"));
+    for (prefix, phase, ty) in links.chain(want.link_prefixes.iter().map(|p| (p, 2, "network"))) {
+        if st.prefixes.contains_key(prefix) {
+            d.unchanged += 1;
+            continue;
+        }
+        add(
+            &mut d,
+            "create",
+            "prefix",
+            prefix.clone(),
+            if ty == "container" {
+                "parent of the plan's routed /31s (the link pool)".to_string()
+            } else {
+                "a routed inter-switch cable".to_string()
+            },
+            None,
+            phase,
+            if netbox {
+                json!({"prefix": prefix, "status": status(flavor, "Active"), "tags": [tag]})
+            } else {
+                json!({"prefix": prefix, "status": {"name": "Active"}, "namespace": {"name": "Global"},
+                       "type": ty, "tags": [tag]})
+            },
+        );
     }
     // Interfaces: missing switch ports are created on the plan's switches;
     // existing ones are set when owned or blank, else they conflict.
@@ -318,22 +469,57 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
                     body,
                 );
             }
+            Some(i) if p.routed => {
+                let (mode, untagged, tagged) = port_mode(i);
+                let blank = mode.is_empty() && untagged.is_none() && !tagged;
+                if blank && mine(i) {
+                    d.unchanged += 1;
+                } else if !mine(i) && !blank {
+                    add(
+                        &mut d,
+                        "conflict",
+                        "interface",
+                        object,
+                        format!(
+                            "mode {mode:?} with VLANs, not tagged {}: the plan wants a routed port (no mode, its /31); clear it or tag it {} to hand it to the plan",
+                            want.tag, want.tag
+                        ),
+                        url(i),
+                        2,
+                        Value::Null,
+                    );
+                } else {
+                    let mut tags = tag_ids(i);
+                    let mut body = json!({"id": id_json(id_of(i))});
+                    let detail = if blank {
+                        tags.push(tag.clone());
+                        "routed port taken over (tagged)".to_string()
+                    } else {
+                        body["mode"] = json!("");
+                        body["untagged_vlan"] = Value::Null;
+                        body["tagged_vlans"] = json!([]);
+                        format!("mode {mode:?} -> routed (no mode, no VLAN)")
+                    };
+                    body["tags"] = Value::Array(tags);
+                    add(
+                        &mut d,
+                        "update",
+                        "interface",
+                        object,
+                        detail,
+                        url(i),
+                        2,
+                        body,
+                    );
+                }
+            }
             Some(i) => {
                 let Some(vid) = p.vlan else {
                     d.unchanged += 1;
                     continue;
                 };
-                let mode = i
-                    .get("mode")
-                    .and_then(|m| m.get("value").or(Some(m)))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let untagged = i.get("untagged_vlan").and_then(id_of);
+                let (mode, untagged, tagged) = port_mode(i);
                 let want_vlan = vlan_id(vid);
-                let tagged = i
-                    .get("tagged_vlans")
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| !a.is_empty());
                 let as_planned =
                     mode == "access" && untagged.is_some() && untagged == want_vlan && !tagged;
                 if as_planned && mine(i) {
@@ -631,12 +817,20 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
     // NIC addresses: the address (created when missing, owned) and its
     // assignment to the NIC's interface: on Nautobot an assignment object
     // of its own, on NetBox the address's `assigned_object`.
+    // A switch's routed port the push creates has no id before phase 2: its
+    // address's body gets it when the state is read again.
     for (addr, server, nic) in &want.addresses {
         let object = format!("{addr} on {server} {nic}");
         let iface = iface_id(&(server.clone(), nic.clone()));
-        if netbox && iface.is_none() {
+        let planned = want.switches.contains_key(server)
+            && want
+                .ports
+                .iter()
+                .any(|p| &p.device == server && &p.name == nic);
+        if iface.is_none() && !planned && (netbox || st.devices.contains_key(server)) {
             refused.push(format!(
-                "server {server} has no interface {nic} ({}) for the address {addr}; add it (the NIC's name)",
+                "{} {server} has no interface {nic} ({}) for the address {addr}; add it (the NIC's name)",
+                if want.switches.contains_key(server) { "switch" } else { "server" },
                 st.devices.get(server).and_then(url).unwrap_or_default()
             ));
             continue;

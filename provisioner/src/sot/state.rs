@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::client::id_of;
 use super::client::{Client, Flavor, enum_value, list_of};
-use super::desired::{Desired, mac_key};
+use super::desired::{ASN_FIELDS, Desired, mac_key};
 use super::error::Result;
 use super::import::{query_chunks, query_value};
 
@@ -35,6 +35,28 @@ pub struct State {
     /// Nautobot's cable types named like the plan's ([`cable_type`]), by
     /// name.
     pub cable_types: BTreeMap<String, Value>,
+    /// The device custom fields of [`ASN_FIELDS`] that exist, by key
+    /// (Nautobot's `key`, NetBox's `name`); read only for a BGP plan.
+    pub custom_fields: BTreeMap<String, Value>,
+}
+
+/// Every prefix the plan wants: its NIC prefixes, the link pool and the
+/// /31s.
+fn wanted_prefixes(want: &Desired) -> BTreeSet<&String> {
+    want.prefixes
+        .iter()
+        .chain(&want.link_prefixes)
+        .chain(&want.link_parent)
+        .collect()
+}
+
+/// A device's custom field values: NetBox's `custom_fields`, Nautobot's
+/// GraphQL `_custom_field_data` (reshaped to `custom_fields` on read).
+pub(super) fn custom_field<'a>(device: &'a Value, key: &str) -> &'a Value {
+    device
+        .get("custom_fields")
+        .and_then(|c| c.get(key))
+        .unwrap_or(&Value::Null)
 }
 
 /// A cable's ends as both systems hold them: per end, each connector
@@ -186,6 +208,7 @@ impl State {
         }
         match kind {
             "interface" => of(self.interfaces.values(), id),
+            "device" => of(self.devices.values(), id),
             "cable" => of(self.cables.values(), id),
             "vlan" => of(self.vlans.values(), id),
             "ip-address" => of(self.addresses.values(), id),
@@ -241,7 +264,7 @@ impl State {
             &device_filter,
             json!(names),
             format!(
-                "id name interfaces {{ id name mode untagged_vlan {{ id }} tagged_vlans {{ id }} \
+                "id name _custom_field_data interfaces {{ id name mode untagged_vlan {{ id }} tagged_vlans {{ id }} \
                  {TAGS} cable {{ id label {TAGS} terminations {{ cable_end connector interface {{ id }} }} \
                  cable_type {{ name a_connectors b_connectors total_lanes }} }} }}"
             ),
@@ -267,7 +290,7 @@ impl State {
         wanted(
             "prefixes",
             "prefixes(prefix",
-            json!(want.prefixes),
+            json!(wanted_prefixes(want)),
             format!("id prefix {TAGS}"),
         );
         wanted(
@@ -320,6 +343,8 @@ impl State {
             let mut d = with_url(d, "/api/dcim/devices/");
             if let Some(o) = d.as_object_mut() {
                 o.remove("interfaces");
+                let cf = o.remove("_custom_field_data").unwrap_or(Value::Null);
+                o.insert("custom_fields".to_string(), cf);
             }
             st.devices.insert(dev.to_string(), d);
         }
@@ -358,6 +383,7 @@ impl State {
             st.addresses
                 .insert(n.to_string(), with_url(a, "/api/ipam/ip-addresses/"));
         }
+        st.custom_fields = read_custom_fields(client, want, "key").await?;
         Ok(st)
     }
 
@@ -449,7 +475,7 @@ impl State {
                 }
             }
         }
-        for q in query_chunks(want.prefixes.iter(), "prefix", 50) {
+        for q in query_chunks(wanted_prefixes(want).into_iter(), "prefix", 50) {
             for p in client
                 .list("/api/ipam/prefixes/", &q, "reading the prefixes")
                 .await?
@@ -485,8 +511,49 @@ impl State {
                 }
             }
         }
+        st.custom_fields = read_custom_fields(client, want, "name").await?;
         Ok(st)
     }
+}
+
+/// The definitions of the ASN custom fields, by `key` (Nautobot: its
+/// custom-field filter set has no `key` filter, `nautobot/extras/filters.py`
+/// 3.2.7, so the list is read whole; it holds a few dozen fields) or `name`
+/// (NetBox, `netbox/extras/filtersets.py` v4.6.8 filters by `name`). Read
+/// only when the plan has ASNs.
+async fn read_custom_fields(
+    client: &Client,
+    want: &Desired,
+    key: &str,
+) -> Result<BTreeMap<String, Value>> {
+    if want.asns.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let query = if key == "name" {
+        ASN_FIELDS
+            .iter()
+            .map(|(k, _)| format!("name={k}"))
+            .collect::<Vec<_>>()
+            .join("&")
+    } else {
+        String::new()
+    };
+    let mut out = BTreeMap::new();
+    for f in client
+        .list(
+            "/api/extras/custom-fields/",
+            &query,
+            "reading the custom fields",
+        )
+        .await?
+    {
+        if let Some(k) = f.get(key).and_then(Value::as_str)
+            && ASN_FIELDS.iter().any(|(n, _)| *n == k)
+        {
+            out.insert(k.to_string(), f);
+        }
+    }
+    Ok(out)
 }
 
 /// The interface id a NetBox IP or MAC address is assigned to

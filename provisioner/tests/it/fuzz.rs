@@ -877,7 +877,7 @@ proptest! {
 fn fuzz_survey() {
     let n = mutate::env_number("FUZZ_CASES", 64);
     type Case = fn(u64) -> Result<(), String>;
-    let targets: [(&str, Case); 7] = [
+    let targets: [(&str, Case); 8] = [
         ("push-device-answer", device_answer_case),
         ("push-cli-answer", cli_answer_case),
         ("job", job_case),
@@ -885,6 +885,7 @@ fn fuzz_survey() {
         ("rank-table", rank_table_case),
         ("lab-state", state_case),
         ("probe-frame", frame_case),
+        ("sot-answer", sot_answer_case),
     ];
     let mut seen = std::collections::BTreeMap::new();
     for (name, f) in targets {
@@ -911,5 +912,343 @@ fn fuzz_survey() {
     println!("{} distinct failures", seen.len());
     for (k, (count, first)) in &seen {
         println!("\n=== {k} ({count} cases)\n{first}");
+    }
+}
+
+/// Names with terminal escapes and line breaks a hostile server gives its
+/// objects.
+const EVIL_NAMES: [&str; 4] = [
+    "sw01\u{1b}[2J\u{7}",
+    "node01\r\nX-Evil: 1",
+    "\u{9b}31m",
+    "a\u{0}b",
+];
+
+/// What a hostile source of truth sends instead of an honest answer `v`
+/// to `uri` (its absolute URL `url`), or nothing (one answer in four is
+/// spoiled): the JSON mutated, a body of the wrong type or no JSON at
+/// all, a huge `count`, a `next` link back to the same page (endless
+/// pagination), a body over the client's limit, ids that point nowhere,
+/// every object twice, device text with terminal escapes, or an error
+/// status with such text.
+fn hostile_sot_answer(v: &serde_json::Value, url: &str, rng: &mut Rng) -> Option<(u16, Vec<u8>)> {
+    use serde_json::{Value, json};
+    if !rng.chance(1, 4) {
+        return None;
+    }
+    fn walk(v: &mut Value, f: &mut dyn FnMut(&str, &mut Value)) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    f(k, x);
+                    walk(x, f);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, f)),
+            _ => {}
+        }
+    }
+    let mut v = v.clone();
+    let text = match rng.below(10) {
+        0 => {
+            mutate::mutate(
+                &serde_json::to_string_pretty(&v).ok()?,
+                Format::Json,
+                Scale::Bounded,
+                rng,
+            )
+            .text
+        }
+        1 => rng
+            .pick(&[
+                "[]",
+                "null",
+                "42",
+                "\"sw01\"",
+                "{}",
+                "",
+                "{\"results\":",
+                "<html><body>502 Bad Gateway</body></html>",
+                "{\"count\": 1, \"results\": \"sw01\"}",
+                "{\"count\": 1, \"results\": [42, null, \"x\"]}",
+                "{\"data\": null, \"errors\": [{\"message\": \"\\u001b[2Jboom\"}]}",
+            ])
+            .to_string(),
+        2 => {
+            v["count"] = json!(u64::MAX);
+            v.to_string()
+        }
+        3 => {
+            // Endless pages: `next` is this very page.
+            v["next"] = json!(url);
+            v.to_string()
+        }
+        4 => {
+            // Over the client's body limit (1 MiB here).
+            format!(
+                "{{\"count\": 0, \"results\": [], \"pad\": \"{}\"}}",
+                "x".repeat(1_100_000)
+            )
+        }
+        5 => {
+            let n = rng.next_u64() % 1_000_000 + 100_000;
+            walk(&mut v, &mut |k, x| {
+                if (k == "id" || k.ends_with("_id")) && x.is_u64() {
+                    *x = json!(n);
+                }
+            });
+            v.to_string()
+        }
+        6 => {
+            if let Some(r) = v.get_mut("results").and_then(Value::as_array_mut) {
+                let copy = r.clone();
+                r.extend(copy);
+            }
+            v.to_string()
+        }
+        7 => {
+            let evil = rng.pick(&EVIL_NAMES);
+            walk(&mut v, &mut |k, x| {
+                if matches!(k, "name" | "label" | "display" | "address" | "model") && x.is_string()
+                {
+                    *x = json!(evil);
+                }
+            });
+            v.to_string()
+        }
+        8 => {
+            let status = *rng.pick(&[400u16, 403, 404, 409, 412, 418]);
+            return Some((
+                status,
+                json!({"detail": "refused \u{1b}[31mred\u{7} text"})
+                    .to_string()
+                    .into_bytes(),
+            ));
+        }
+        _ => {
+            // Wrong types for known keys.
+            walk(&mut v, &mut |k, x| {
+                if matches!(
+                    k,
+                    "results" | "tags" | "a_terminations" | "custom_fields" | "device" | "mode"
+                ) {
+                    *x = json!("not what NetBox sends");
+                }
+            });
+            v.to_string()
+        }
+    };
+    Some((200, text.into_bytes()))
+}
+
+/// The EFLOPS 4x16 objects loaded once, the inventory and its plan.
+fn sot_fixture() -> &'static (
+    crate::sot_netbox::netbox_server::Db,
+    planner::plan::Plan,
+    BTreeSet<String>,
+) {
+    static F: std::sync::OnceLock<(
+        crate::sot_netbox::netbox_server::Db,
+        planner::plan::Plan,
+        BTreeSet<String>,
+    )> = std::sync::OnceLock::new();
+    F.get_or_init(|| {
+        let (db, inv) = crate::sot_netbox::loaded_eflops();
+        let plan = planner::design::design(&inv, &planner::design::DesignOptions::default())
+            .expect("the EFLOPS inventory designs")
+            .plan()
+            .clone();
+        let mut names: BTreeSet<String> = (plan.switch_list.iter())
+            .map(|s| s.physical.clone())
+            .collect();
+        names.extend(plan.sub_node_list.iter().map(|s| s.server.clone()));
+        (db, plan, names)
+    })
+}
+
+/// Source-of-truth answers (issue 31): the NetBox test server holding the
+/// EFLOPS 4x16 inventory answers each request honestly or, one time in
+/// four, with a hostile answer ([`hostile_sot_answer`]); the real clients
+/// of `sot import`, `sot cabling` and `sot push` run against it, with
+/// small limits (20 pages, 1 MiB a body). Every call must end within
+/// [`CALL_LIMIT`] with a value or an error, never a panic; an error must
+/// name the server's URL or an object of the plan, and carry no control
+/// character but its own line breaks; and after a push fails on a spoiled
+/// or refused answer, it must not have sent any write.
+fn sot_answer_case(seed: u64) -> Result<(), String> {
+    use provisioner::sot::cabling::CablingOptions;
+    use provisioner::sot::push::PushOptions;
+    use provisioner::sot::{Client, Flavor, Limits, Settings, TokenSource};
+    use std::sync::{Arc, Mutex};
+
+    use crate::sot_netbox::{SITE, V1, import_opts, netbox_server};
+
+    let (db, plan, names) = sot_fixture();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut nb = netbox_server::NetBox::new();
+    nb.db = db.clone();
+    nb.v1.push(V1.to_string());
+    // (method, path, status, spoiled) of every request, in order.
+    type Log = Vec<(String, String, u16, bool)>;
+    let log: Arc<Mutex<Log>> = Arc::default();
+    let answers = Arc::new(Mutex::new(Rng::new(seed ^ 0x50_7a)));
+    let base = Arc::new(Mutex::new(String::new()));
+    let (l, b) = (log.clone(), base.clone());
+    nb.spoil = Some(Arc::new(
+        move |method: &str, uri: &str, status: u16, v: &serde_json::Value| {
+            let url = format!("{}{uri}", b.lock().ok()?.as_str());
+            let out = answers
+                .lock()
+                .ok()
+                .and_then(|mut r| hostile_sot_answer(v, &url, &mut r));
+            let shown = out.as_ref().map_or(status, |o| o.0);
+            if let Ok(mut l) = l.lock() {
+                l.push((method.to_string(), uri.to_string(), shown, out.is_some()));
+            }
+            out
+        },
+    ));
+    let nb = Arc::new(Mutex::new(nb));
+    let url = rt.block_on(netbox_server::serve(nb.clone()));
+    *base.lock().map_err(|e| e.to_string())? = url.clone();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{V1}\n")).map_err(|e| e.to_string())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| e.to_string())?;
+    }
+    let client = Client::new(&Settings {
+        flavor: Flavor::Netbox,
+        url: format!("{url}/api"),
+        token: TokenSource::File(token),
+        ca_file: None,
+        limits: Limits {
+            page_size: 100,
+            max_pages: 20,
+            max_body: 1 << 20,
+            tries: 2,
+            backoff: std::time::Duration::from_millis(5),
+            timeout: std::time::Duration::from_secs(5),
+            ..Limits::default()
+        },
+    })
+    .map_err(|e| format!("client: {e}"))?;
+    let host = url.trim_start_matches("http://").to_string();
+    // The error as the binary prints it: the whole chain (`{:#}`).
+    let judge = |step: &str, e: &(dyn std::error::Error + 'static)| -> Result<(), String> {
+        let mut shown = e.to_string();
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            shown.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        // The object may be named by the (escaped) name the server gave it.
+        let mut evil = EVIL_NAMES.iter().map(|n| planner::names::escape(n));
+        if !shown.contains(&host)
+            && !names.iter().any(|n| shown.contains(n.as_str()))
+            && !evil.any(|n| shown.contains(&n))
+            && !shown.contains("the server sent no")
+        {
+            return Err(format!(
+                "{step}: an error naming neither the URL nor an object: {shown:?}"
+            ));
+        }
+        if let Some(c) = shown.chars().find(|c| c.is_control() && *c != '\n') {
+            return Err(format!(
+                "{step}: control character {c:?} in the error: {shown:?}"
+            ));
+        }
+        Ok(())
+    };
+    let outcome = guarded(|| {
+        rt.block_on(async {
+            use tokio::time::timeout;
+            let opts = import_opts();
+            match timeout(CALL_LIMIT, provisioner::sot::import::fetch(&client, &opts)).await {
+                Err(_) => return Err(format!("import took more than {CALL_LIMIT:?}")),
+                Ok(Err(e)) => judge("import", &e)?,
+                Ok(Ok(snap)) => {
+                    if let Err(e) = provisioner::sot::import::inventory_toml(&snap, &opts, "netbox")
+                    {
+                        judge("import", &e)?;
+                    }
+                }
+            }
+            let copts = CablingOptions {
+                status: Some("planned".to_string()),
+                location: Some(SITE.to_string()),
+            };
+            match timeout(
+                CALL_LIMIT,
+                provisioner::sot::cabling::fetch(&client, &copts),
+            )
+            .await
+            {
+                Err(_) => return Err(format!("cabling took more than {CALL_LIMIT:?}")),
+                Ok(Err(e)) => judge("cabling", &e)?,
+                Ok(Ok(snap)) => {
+                    let _ = provisioner::sot::cabling::observed(client.base(), &snap, "netbox");
+                }
+            }
+            let popts = PushOptions {
+                location: Some(SITE.to_string()),
+                switch_role: "fabric-switch".to_string(),
+                dry_run: false,
+                batch: 100,
+            };
+            let from = log.lock().map_err(|e| e.to_string())?.len();
+            match timeout(
+                CALL_LIMIT,
+                provisioner::sot::push::push(&client, plan, &popts, &mut |_| {}),
+            )
+            .await
+            {
+                Err(_) => return Err(format!("push took more than {CALL_LIMIT:?}")),
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    judge("push", &e)?;
+                    let l = log.lock().map_err(|e| e.to_string())?;
+                    let pushed = &l[from.min(l.len())..];
+                    if let Some(bad) = pushed.iter().rposition(|x| x.3 || x.2 >= 400)
+                        && let Some(w) = pushed[bad + 1..].iter().find(|x| x.0 != "GET")
+                    {
+                        return Err(format!(
+                            "push: {} {} sent after the refused answer to {} {} ({e})",
+                            w.0, w.1, pushed[bad].0, pushed[bad].1
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        })
+    });
+    outcome.map_err(|p| {
+        let answers: Vec<String> = log
+            .lock()
+            .map(|l| {
+                l.iter()
+                    .filter(|x| x.3)
+                    .map(|x| format!("{} {} -> {}", x.0, x.1, x.2))
+                    .collect()
+            })
+            .unwrap_or_default();
+        format!("seed {seed}: {p}\nspoiled answers:\n{}", answers.join("\n"))
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn fuzz_sot_answers(seed in any::<u64>()) {
+        let r = sot_answer_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
     }
 }

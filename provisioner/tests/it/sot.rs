@@ -26,6 +26,8 @@ const LOCATION: &str = "sot-test-eflops";
 /// The breakout round trip's location: apart from the EFLOPS one, so the
 /// two tests (run at once by libtest) leave each other's objects alone.
 const BREAKOUT_LOCATION: &str = "sot-test-breakout";
+/// The breakout round trip's link pool, apart from the EFLOPS plan's.
+const BREAKOUT_LINK_POOL: &str = "172.31.254.0/24";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -458,6 +460,26 @@ fn round_trip_import_design_push_push_again_planted_faults_issue_35() {
             "test",
         ))
         .unwrap();
+    // Port 20 joins the two halves: routed, no mode, no VLAN, its /31.
+    let mode = &port[0]["mode"];
+    assert!(mode.is_null() || mode["value"] == "", "{}", port[0]);
+    assert!(port[0]["untagged_vlan"].is_null());
+    let held = rt
+        .block_on(c.list(
+            "/api/ipam/ip-addresses/",
+            &format!("interfaces={}", id_of(&port[0]).unwrap()),
+            "test",
+        ))
+        .unwrap();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert!(held[0]["address"].as_str().unwrap().ends_with("/31"));
+    let port = rt
+        .block_on(c.list(
+            "/api/dcim/interfaces/",
+            &format!("device=sw01&name={}&depth=1", "HundredGigE1%2F0%2F25"),
+            "test",
+        ))
+        .unwrap();
     assert_eq!(port[0]["mode"]["value"], "access");
     assert_eq!(port[0]["untagged_vlan"]["vid"], 102);
 
@@ -635,11 +657,48 @@ fn breakout_round_trip_cable_per_cage_lane_faults_issue_35() {
         "breakout-200g.toml",
     )
     .unwrap();
-    let ours = &same_breakout_design(&imported, &original);
+    let mut routed = same_breakout_design(&imported, &original);
+    // The leaf-spine routed with eBGP, its /31s from a pool of its own:
+    // the EFLOPS round trip pushes the default pool's into the same
+    // namespace at the same time.
+    routed.routing.mode = planner::routing::RoutingMode::Bgp;
+    routed.addressing.link_pool = BREAKOUT_LINK_POOL.to_string();
+    let ours = &routed;
     let physical = ours.physical_cables().len();
     assert_eq!(physical, 32, "16 cages on each leaf, one cable each");
+    let fabric = planner::expect::fabric(ours, "plan").unwrap();
+    assert_eq!((fabric.routed.len(), fabric.speakers.len()), (64, 4));
 
+    // The dry run shows the switches' addresses and ASNs (the devices are
+    // new: --wipe; addresses and prefixes may be left from an earlier
+    // run, which --wipe keeps).
     let popts = push_options(BREAKOUT_LOCATION);
+    let dry = rt
+        .block_on(provisioner::sot::push::push(
+            &c,
+            ours,
+            &PushOptions {
+                dry_run: true,
+                ..popts.clone()
+            },
+            &mut |_| {},
+        ))
+        .unwrap();
+    let count = |kind: &str, action: &str| {
+        (dry.diff.changes.iter())
+            .filter(|x| x.kind == kind && x.action == action)
+            .count()
+    };
+    assert_eq!(
+        count("ip-assignment", "create"),
+        64,
+        "an address per routed end"
+    );
+    assert_eq!(count("device", "update"), 4, "each switch's ASN");
+    assert!(
+        (dry.diff.changes.iter()).all(|x| x.kind != "ip-address" || x.object.ends_with("/31")),
+        "only the switches' /31s: the NICs have no address here"
+    );
     let first = push_clean(&rt, &c, ours, &popts, &mut |l| {
         eprintln!("{test}: push: {l}")
     });
@@ -658,9 +717,47 @@ fn breakout_round_trip_cable_per_cage_lane_faults_issue_35() {
     push_again_changes_nothing(&rt, &c, ours, &popts);
     clock.mark("breakout: second push and dry run");
 
+    // Nautobot holds each routed end's /31 on its interface (a leaf cage
+    // both lanes'), under the pool, and each switch's ASN.
+    let tag = owner_tag(&ours.name);
+    let held = rt
+        .block_on(c.graphql(
+            "query ($addrs: [String], $loc: [String]) { ip_addresses(address: $addrs) { id address parent { prefix } \
+             interfaces { id name device { name } } } \
+             devices(location: $loc, role: \"fabric-switch\") { id name _custom_field_data } \
+             prefixes(prefix: [\"172.31.254.0/24\"]) { prefix type } }",
+            // By address, not by tag: an address left untagged by an
+            // earlier run's planted conflict is taken over unassigned.
+            json!({"addrs": fabric.routed.iter().map(|r| &r.address).collect::<Vec<_>>(),
+                   "loc": [BREAKOUT_LOCATION]}),
+            "test",
+        ))
+        .unwrap();
+    let ty = held["prefixes"][0]["type"].as_str().unwrap_or("");
+    assert!(ty.eq_ignore_ascii_case("container"), "{}", held["prefixes"]);
+    let ips = held["ip_addresses"].as_array().unwrap();
+    for r in &fabric.routed {
+        let ip = (ips.iter())
+            .find(|a| a["address"] == r.address.as_str())
+            .unwrap_or_else(|| panic!("{} is not in Nautobot", r.address));
+        let on = ip["interfaces"].as_array().unwrap();
+        assert_eq!(on.len(), 1, "{ip}");
+        assert_eq!(on[0]["device"]["name"], r.device.as_str(), "{ip}");
+        assert!(
+            ip["parent"]["prefix"].as_str().unwrap().ends_with("/31"),
+            "{ip}"
+        );
+    }
+    for s in &fabric.speakers {
+        let d = (held["devices"].as_array().unwrap().iter())
+            .find(|d| d["name"] == s.device.as_str())
+            .unwrap();
+        assert_eq!(d["_custom_field_data"]["topo_asn"], json!(s.asn), "{d}");
+    }
+    clock.mark("breakout: addresses and ASNs read back");
+
     // Nautobot holds one cable per cage: the cage on A1, a leg per lane on
     // B1 and B2, of a 1x2 breakout cable type.
-    let tag = owner_tag(&ours.name);
     let cables = rt
         .block_on(c.graphql(
             "query ($tag: [String]) { cables(tags: $tag) { id label status { name } \
@@ -811,6 +908,88 @@ fn breakout_round_trip_cable_per_cage_lane_faults_issue_35() {
         blocked.diff.conflicts
     );
     assert_eq!((blocked.created, blocked.updated), (0, 0));
+
+    // Planted: one of the plan's /31s taken by an interface the plan does
+    // not own (node01's first NIC), and spine01 holding another ASN. Both
+    // are conflicts naming their URLs, and nothing is written.
+    let victim = &fabric.routed[0].address;
+    let old = (ips.iter())
+        .find(|a| a["address"] == victim.as_str())
+        .unwrap();
+    rt.block_on(c.request(
+        reqwest::Method::DELETE,
+        "/api/ipam/ip-addresses/",
+        Some(&json!([{"id": id_of(old)}])),
+        "test",
+    ))
+    .unwrap();
+    let planted = rt
+        .block_on(c.call(
+            reqwest::Method::POST,
+            "/api/ipam/ip-addresses/",
+            Some(&json!({"address": victim, "status": {"name": "Active"},
+                         "namespace": {"name": "Global"}, "type": "host"})),
+            "test",
+        ))
+        .unwrap();
+    let node01 = rt
+        .block_on(c.graphql(
+            "query ($loc: [String]) { devices(location: $loc, name: [\"node01\"]) { interfaces { id name } } }",
+            json!({"loc": [BREAKOUT_LOCATION]}),
+            "test",
+        ))
+        .unwrap();
+    let nic = &node01["devices"][0]["interfaces"][0];
+    rt.block_on(c.call(
+        reqwest::Method::POST,
+        "/api/ipam/ip-address-to-interface/",
+        Some(&json!({"ip_address": id_of(&planted), "interface": id_of(nic)})),
+        "test",
+    ))
+    .unwrap();
+    let spine = (held["devices"].as_array().unwrap().iter())
+        .find(|d| d["name"] == "spine01")
+        .unwrap();
+    rt.block_on(c.update(
+        "/api/dcim/devices/",
+        &[json!({"id": id_of(spine), "custom_fields": {"topo_asn": 65000}})],
+        1,
+        "test",
+    ))
+    .unwrap();
+    let blocked = rt
+        .block_on(provisioner::sot::push::push(&c, ours, &popts, &mut |_| {}))
+        .unwrap();
+    let conflict = |kind: &str| {
+        (blocked.diff.conflicts.iter())
+            .find(|x| {
+                x.kind == kind
+                    && x.detail.contains(if kind == "device" {
+                        "topo_asn 65000"
+                    } else {
+                        "another interface"
+                    })
+            })
+            .unwrap_or_else(|| panic!("no {kind} conflict: {:?}", blocked.diff.conflicts))
+    };
+    let a = conflict("ip-address");
+    assert!(a.object.starts_with(victim.as_str()), "{a:?}");
+    let planted_id = id_of(&planted).unwrap();
+    assert!(
+        a.url.as_deref().unwrap_or("").contains(&planted_id),
+        "{a:?}"
+    );
+    let d = conflict("device");
+    assert_eq!(d.object, "spine01");
+    assert!(
+        d.url
+            .as_deref()
+            .unwrap_or("")
+            .contains(&id_of(spine).unwrap()),
+        "{d:?}"
+    );
+    assert_eq!((blocked.created, blocked.updated), (0, 0));
+    clock.mark("breakout: planted address and ASN conflicts");
 }
 
 #[test]

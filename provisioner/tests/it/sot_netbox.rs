@@ -21,7 +21,7 @@ use provisioner::sot::{Client, Flavor, Limits, Settings, SotError, TokenSource};
 use serde_json::{Value, json};
 
 #[path = "../support/netbox_server.rs"]
-mod netbox_server;
+pub(crate) mod netbox_server;
 use netbox_server::NetBox;
 
 use crate::a_sot::{
@@ -29,11 +29,11 @@ use crate::a_sot::{
     same_breakout_design, same_findings_as_csv,
 };
 
-const SITE: &str = "eflops-lab";
+pub(crate) const SITE: &str = "eflops-lab";
 /// A v2 token (`nbt_<key>.<plaintext>`, NetBox 4.5+) and a v1 token.
 const V2_KEY: &str = "k3y0123456";
 const V2_PLAIN: &str = "s3cr3tpl41nt3xt0123456789abcdef";
-const V1: &str = "0123456789abcdef0123456789abcdef01234567";
+pub(crate) const V1: &str = "0123456789abcdef0123456789abcdef01234567";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -151,6 +151,17 @@ impl Server {
     fn writes(&self) -> usize {
         self.nb.lock().unwrap().log.len()
     }
+}
+
+/// The objects of a test server holding the EFLOPS 4x16 inventory (with
+/// its MACs), and that inventory: what the fuzz target of issue #31 serves
+/// again for each case.
+pub(crate) fn loaded_eflops() -> (netbox_server::Db, Inventory) {
+    let srv = start();
+    let inv = Inventory::from_toml(&inventory_text(), "eflops-4x16.toml").unwrap();
+    load(&srv, &inv);
+    let db = srv.nb.lock().unwrap().db.clone();
+    (db, inv)
 }
 
 /// The EFLOPS 4x16 inventory with a MAC address per NIC (NetBox keeps MACs
@@ -402,7 +413,7 @@ fn load(srv: &Server, inv: &Inventory) {
     srv.post("/api/dcim/inventory-items/", Value::Array(children));
 }
 
-fn import_opts() -> ImportOptions {
+pub(crate) fn import_opts() -> ImportOptions {
     ImportOptions {
         location: Some(SITE.to_string()),
         server_role: "gpu-server".to_string(),
@@ -472,13 +483,14 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
     let first = push_clean(rt, &c, ours, &popts, &mut |_| {});
     assert_eq!(
         first.created,
-        1 + 2 + 128,
-        "the tag, 2 VLANs, 128 cables (addresses, MACs, prefixes were loaded): {first:?}"
+        1 + 2 + 128 + 1 + 64 + 128,
+        "the tag, 2 VLANs, 128 cables, the link pool, 64 /31s and their 128 \
+         switch addresses (the NICs' addresses, MACs, prefixes were loaded)"
     );
     assert_eq!(
         first.updated,
         8 * 24,
-        "every used switch port set (24 of 32)"
+        "every used switch port set (24 of 32): 8 access ports, 16 routed"
     );
     let mark = srv.writes();
     push_again_changes_nothing(rt, &c, ours, &popts);
@@ -493,12 +505,39 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
     assert!(cables.iter().all(|x| x["status"]["value"] == "planned"));
     assert!(cables.iter().all(|x| x["tags"][0]["name"] == tag.as_str()));
     assert!(cables.iter().any(|x| x["label"] == "sw01:9>node01:mlx5_0"));
+    let lower = (ours.switch_list.iter())
+        .find(|s| s.name == "sw01-l")
+        .unwrap();
+    let role = |p: u32| (lower.ports.iter()).find(|x| x.port == p).unwrap().role;
+    assert_eq!(role(25), planner::plan::PortRole::SubNode);
+    let port = srv.get_all(
+        "/api/dcim/interfaces/",
+        "device=sw01&name=HundredGigE1%2F0%2F25",
+    );
+    assert_eq!(port[0]["mode"]["value"], "access");
+    assert_eq!(port[0]["untagged_vlan"]["vid"], 102);
+    // An inter-switch port is routed: no mode, no VLAN, its /31.
+    assert_eq!(role(20), planner::plan::PortRole::InterSwitch);
     let port = srv.get_all(
         "/api/dcim/interfaces/",
         "device=sw01&name=HundredGigE1%2F0%2F20",
     );
-    assert_eq!(port[0]["mode"]["value"], "access");
-    assert_eq!(port[0]["untagged_vlan"]["vid"], 102);
+    assert_eq!(port[0]["mode"]["value"].as_str().unwrap_or(""), "");
+    assert!(port[0]["untagged_vlan"].is_null());
+    assert!(
+        port[0]["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == tag.as_str())
+    );
+    let held: Vec<Value> = srv
+        .get_all("/api/ipam/ip-addresses/", "")
+        .into_iter()
+        .filter(|a| a["assigned_object_id"] == port[0]["id"])
+        .collect();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert!(held[0]["address"].as_str().unwrap().ends_with("/31"));
 
     // A MAC the source of truth lost is created again, as its own object,
     // and made the interface's primary MAC; then nothing is left to do.
@@ -631,27 +670,9 @@ fn netbox_round_trip_import_design_push_push_again_planted_faults_issue_35() {
 /// URL and connector.
 #[test]
 fn netbox_breakout_cables_carry_a_profile_and_lane_faults_are_found_issue_35() {
-    let srv = start();
-    let path = root().join("topologies/breakout-200g.toml");
-    let inv = Inventory::from_toml(
-        &std::fs::read_to_string(&path).unwrap(),
-        "breakout-200g.toml",
-    )
-    .unwrap();
-    load(&srv, &inv);
+    let (srv, c, plan) = breakout_loaded();
     let rt = &srv.rt;
-    let c = srv.client(&srv.v2_file, 100);
-    let opts = ImportOptions {
-        name: Some("breakout-200g".to_string()),
-        ..import_opts()
-    };
-    let snap = rt
-        .block_on(provisioner::sot::import::fetch(&c, &opts))
-        .unwrap();
-    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "netbox").unwrap();
-    assert!(toml.contains("breakout = \"2x200G\""), "{toml}");
-    let imported = Inventory::from_toml(&toml, "imported.toml").unwrap();
-    let ours = &same_breakout_design(&imported, &inv);
+    let ours = &plan;
 
     let popts = push_options(SITE);
     let first = push_clean(rt, &c, ours, &popts, &mut |_| {});
@@ -824,8 +845,12 @@ fn netbox_push_sends_if_match_and_a_412_mid_push_is_a_concurrent_edit_issue_35()
         let mode = i["mode"]["value"].as_str().unwrap_or("");
         if tagged {
             set += 1;
-            assert_eq!(mode, "access", "{i}");
-            assert!(!i["untagged_vlan"].is_null(), "{i}");
+            // An access port in its half's VLAN, or a routed port.
+            let routed = mode.is_empty() && i["untagged_vlan"].is_null();
+            assert!(
+                routed || (mode == "access" && !i["untagged_vlan"].is_null()),
+                "{i}"
+            );
         } else {
             assert_eq!(mode, "", "{i}");
             assert!(i["untagged_vlan"].is_null(), "{i}");
@@ -912,9 +937,13 @@ fn netbox_push_creates_switches_ports_addresses_and_macs() {
     );
     let nb = srv.nb.lock().unwrap();
     assert_eq!(nb.objects("dcim/devices").len(), 16 + 8);
-    assert_eq!(nb.objects("ipam/prefixes").len(), 16);
+    assert_eq!(
+        nb.objects("ipam/prefixes").len(),
+        16 + 1 + 64,
+        "the NICs' prefixes, the link pool, a /31 per inter-switch cable"
+    );
     let ips = nb.objects("ipam/ip-addresses");
-    assert_eq!(ips.len(), 64);
+    assert_eq!(ips.len(), 64 + 128, "the NICs' and both ends of each /31");
     assert!(
         ips.iter()
             .all(|i| i["assigned_object_type"] == "dcim.interface" && i["status"] == "active")
@@ -1083,4 +1112,185 @@ fn netbox_wrong_token_is_refused_and_never_printed() {
             .block_on(c.list("/api/dcim/devices/", "", "reading the devices"))
             .unwrap();
     }
+}
+
+/// The breakout-200g inventory loaded into a fresh test server (its
+/// switches with an interface per lane), imported (the breakout inferred)
+/// and designed as the leaf-spine fat-tree it draws: (server, client,
+/// plan).
+fn breakout_loaded() -> (Server, Client, planner::plan::Plan) {
+    let srv = start();
+    let path = root().join("topologies/breakout-200g.toml");
+    let inv = Inventory::from_toml(
+        &std::fs::read_to_string(&path).unwrap(),
+        "breakout-200g.toml",
+    )
+    .unwrap();
+    load(&srv, &inv);
+    let c = srv.client(&srv.v2_file, 100);
+    let opts = ImportOptions {
+        name: Some("breakout-200g".to_string()),
+        ..import_opts()
+    };
+    let snap = srv
+        .rt
+        .block_on(provisioner::sot::import::fetch(&c, &opts))
+        .unwrap();
+    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "netbox").unwrap();
+    assert!(toml.contains("breakout = \"2x200G\""), "{toml}");
+    let imported = Inventory::from_toml(&toml, "imported.toml").unwrap();
+    let plan = same_breakout_design(&imported, &inv);
+    (srv, c, plan)
+}
+
+/// [`breakout_loaded`], routed with eBGP.
+fn routed_leaf_spine() -> (Server, Client, planner::plan::Plan) {
+    let (srv, c, mut plan) = breakout_loaded();
+    plan.routing.mode = planner::routing::RoutingMode::Bgp;
+    (srv, c, plan)
+}
+
+/// Issue #35: a routed plan's switch addresses and ASNs on NetBox. The
+/// dry run lists the link pool, a /31 prefix per inter-switch cable, an
+/// address per routed end assigned to its interface (a broken-out leaf
+/// cage holds both lanes' /31s), the two ASN custom fields and each
+/// switch's ASN; the push writes them, a second push nothing; an address
+/// of the plan's assigned elsewhere by someone else, and a switch holding
+/// another ASN, are conflicts, and nothing is written.
+#[test]
+fn netbox_routed_plan_pushes_switch_addresses_and_asns_issue_35() {
+    let (srv, c, plan) = routed_leaf_spine();
+    let rt = &srv.rt;
+    let fabric = planner::expect::fabric(&plan, "plan").unwrap();
+    // 2 leaves x 16 lanes up: 32 cables, 64 routed ends.
+    assert_eq!(fabric.routed.len(), 64);
+    assert_eq!(fabric.speakers.len(), 4);
+    let popts = push_options(SITE);
+    let mark = srv.writes();
+    let dry = rt
+        .block_on(provisioner::sot::push::push(
+            &c,
+            &plan,
+            &PushOptions {
+                dry_run: true,
+                ..popts.clone()
+            },
+            &mut |_| {},
+        ))
+        .unwrap();
+    let count = |d: &provisioner::sot::push::Diff, kind: &str, action: &str| {
+        (d.changes.iter())
+            .filter(|x| x.kind == kind && x.action == action)
+            .count()
+    };
+    assert_eq!(
+        count(&dry.diff, "prefix", "create"),
+        1 + 32,
+        "the pool and 32 /31s"
+    );
+    assert_eq!(count(&dry.diff, "ip-address", "create"), 64);
+    assert_eq!(count(&dry.diff, "custom-field", "create"), 2);
+    assert_eq!(count(&dry.diff, "device", "update"), 4, "each switch's ASN");
+    assert!(
+        (dry.diff.changes.iter()).any(|x| x.kind == "prefix"
+            && x.object == fabric.link_pool
+            && x.detail.contains("link pool")),
+        "{:?}",
+        dry.diff.changes
+    );
+    let writes = srv.nb.lock().unwrap().writes_since(mark);
+    assert!(writes.is_empty(), "the dry run wrote: {writes:?}");
+
+    let first = push_clean(rt, &c, &plan, &popts, &mut |_| {});
+    assert_eq!(first.diff.changes.len(), dry.diff.changes.len());
+    push_again_changes_nothing(rt, &c, &plan, &popts);
+
+    // NetBox holds them: each routed end's address on its interface.
+    let ifaces = srv.get_all("/api/dcim/interfaces/", "");
+    let ips = srv.get_all("/api/ipam/ip-addresses/", "");
+    let tag = owner_tag(&plan.name);
+    for r in &fabric.routed {
+        let ip = ips
+            .iter()
+            .find(|a| a["address"] == r.address.as_str())
+            .unwrap_or_else(|| panic!("{} missing", r.address));
+        assert_eq!(ip["assigned_object_type"], "dcim.interface", "{ip}");
+        assert!(
+            ip["tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["name"] == tag.as_str())
+        );
+        let i = ifaces
+            .iter()
+            .find(|i| i["id"] == ip["assigned_object_id"])
+            .unwrap();
+        assert_eq!(i["device"]["name"], r.device.as_str(), "{ip}");
+        let s = plan.physical_switches()[r.device.as_str()];
+        let want = match s.cage_lane(r.port) {
+            Some((cage, _)) => cage.to_string(),
+            None => s.port_name(r.port),
+        };
+        assert!(i["name"].as_str().unwrap().ends_with(&want), "{i} {want}");
+        assert_eq!(i["mode"]["value"].as_str().unwrap_or(""), "", "routed: {i}");
+    }
+    let prefixes = srv.get_all("/api/ipam/prefixes/", "");
+    assert!(
+        prefixes
+            .iter()
+            .any(|p| p["prefix"] == fabric.link_pool.as_str())
+    );
+    for s in &fabric.speakers {
+        let d = &srv.get_all("/api/dcim/devices/", &format!("name={}", s.device))[0];
+        assert_eq!(d["custom_fields"]["topo_asn"], json!(s.asn), "{d}");
+        assert!(d["custom_fields"]["topo_vrf_asns"].is_null(), "{d}");
+    }
+
+    // Planted: the first routed address taken by someone else's interface
+    // (a server's NIC), and spine01 holding another ASN.
+    let victim = &fabric.routed[0].address;
+    let old = ips
+        .iter()
+        .find(|a| a["address"] == victim.as_str())
+        .unwrap();
+    let (st, v) = srv.raw(
+        reqwest::Method::DELETE,
+        "/api/ipam/ip-addresses/",
+        Some(json!([{"id": old["id"]}])),
+    );
+    assert_eq!(st, 204, "{v}");
+    let nic = srv.get_all("/api/dcim/interfaces/", "device=node01")[0].clone();
+    let planted = srv.post(
+        "/api/ipam/ip-addresses/",
+        json!({"address": victim, "status": "active", "assigned_object_type": "dcim.interface",
+               "assigned_object_id": nic["id"]}),
+    );
+    let spine = srv.get_all("/api/dcim/devices/", "name=spine01")[0].clone();
+    let (st, v) = srv.raw(
+        reqwest::Method::PATCH,
+        &format!("/api/dcim/devices/{}/", spine["id"]),
+        Some(json!({"custom_fields": {"topo_asn": 65000}})),
+    );
+    assert_eq!(st, 200, "{v}");
+    let before = srv.writes();
+    let blocked = rt
+        .block_on(provisioner::sot::push::push(&c, &plan, &popts, &mut |_| {}))
+        .unwrap();
+    let conflict = |kind: &str| {
+        (blocked.diff.conflicts.iter())
+            .find(|x| x.kind == kind)
+            .unwrap_or_else(|| panic!("no {kind} conflict: {:?}", blocked.diff.conflicts))
+    };
+    let a = conflict("ip-address");
+    assert!(a.object.starts_with(victim.as_str()), "{a:?}");
+    assert_eq!(a.url.as_deref(), planted["url"].as_str(), "{a:?}");
+    assert!(a.detail.contains("assigned to another interface"), "{a:?}");
+    let d = conflict("device");
+    assert_eq!(d.object, "spine01");
+    assert!(d.detail.contains("topo_asn 65000"), "{d:?}");
+    assert_eq!(d.url.as_deref(), spine["url"].as_str());
+    assert_eq!((blocked.created, blocked.updated), (0, 0));
+    let writes = srv.nb.lock().unwrap().writes_since(before);
+    assert!(writes.is_empty(), "nothing written: {writes:?}");
 }

@@ -739,7 +739,7 @@ fn spec(kind: &str) -> Option<&'static Spec> {
 }
 
 /// The objects, by kind (`dcim/devices`) and id.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Db {
     objects: BTreeMap<&'static str, BTreeMap<u64, Obj>>,
     next_id: u64,
@@ -799,7 +799,15 @@ pub struct NetBox {
     /// of this kind (`dcim/interfaces`), that object is saved again by
     /// "someone else" (its `last_updated` moves on), after the answer.
     pub edit_after_get: Option<String>,
+    /// A hostile server, for the fuzz target of issue #31 (like the push
+    /// servers' `Mutator`): called with each request's method, path with
+    /// query, status and honest answer; `Some((status, bytes))` is sent
+    /// instead. Not NetBox's behaviour: NetBox is only ever honest here.
+    pub spoil: Option<Arc<Spoil>>,
 }
+
+/// See [`NetBox::spoil`].
+pub type Spoil = dyn Fn(&str, &str, u16, &Value) -> Option<(u16, Vec<u8>)> + Send + Sync;
 
 type Errors = Value;
 
@@ -859,6 +867,7 @@ impl NetBox {
             if_match: None,
             etag_out: None,
             edit_after_get: None,
+            spoil: None,
         }
     }
 
@@ -1957,25 +1966,27 @@ pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
                         } else {
                             serde_json::from_slice::<Value>(&bytes)
                         };
-                        let (status, v, etag) = match body {
+                        let (status, v, etag, spoil) = match body {
                             Ok(body) => {
                                 let mut nb = nb.lock().unwrap();
                                 nb.if_match = if_match;
                                 nb.etag_out = None;
                                 let (status, v) = nb.handle(&method, &uri, auth.as_deref(), &body);
                                 nb.if_match = None;
-                                (status, v, nb.etag_out.take())
+                                (status, v, nb.etag_out.take(), nb.spoil.clone())
                             }
                             Err(e) => (
                                 400,
                                 json!({"detail": format!("JSON parse error - {e}")}),
                                 None,
+                                nb.lock().unwrap().spoil.clone(),
                             ),
                         };
-                        let body = if status == 204 {
-                            Bytes::new()
-                        } else {
-                            Bytes::from(v.to_string())
+                        let (status, body) = match spoil.and_then(|f| f(&method, &uri, status, &v))
+                        {
+                            Some((s, bytes)) => (s, Bytes::from(bytes)),
+                            None if status == 204 => (status, Bytes::new()),
+                            None => (status, Bytes::from(v.to_string())),
                         };
                         let mut r = Response::new(Full::new(body));
                         *r.status_mut() = StatusCode::from_u16(status).expect("status");
