@@ -884,13 +884,25 @@ fn switch(
             };
             let ports = match ports {
                 Value::String(s) => toml_str(s),
-                Value::Array(a) => format!(
-                    "[{}]",
-                    a.iter()
-                        .map(Value::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                Value::Array(a) => match a.iter().map(Value::as_u64).collect::<Option<Vec<_>>>() {
+                    Some(numbers) => format!(
+                        "[{}]",
+                        numbers
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    // Refused here, naming the device: the inventory's
+                    // reader would name a line of the generated TOML.
+                    None => {
+                        problems.push(format!(
+                            "{}: topo_virtual ports {ports} must be whole port numbers",
+                            who(d, "device")
+                        ));
+                        return;
+                    }
+                },
                 other => {
                     problems.push(format!(
                         "{}: topo_virtual ports {other} is neither a range string nor a list",
