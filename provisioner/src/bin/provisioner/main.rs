@@ -6,7 +6,6 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -14,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use planner::checked::CheckedPlan;
 use planner::export::labels::DEFAULT_PREFIX;
 use planner::text::Table;
-use provisioner::cluster::{self, JobPhase, JobStatus, LabelOptions, WaitOptions};
+use provisioner::cluster::{self, LabelOptions};
 use provisioner::jobs::dra::DraView;
 use provisioner::jobs::job::{JobSpec, PlacementMode};
 use provisioner::jobs::manifests::workload;
@@ -24,10 +23,17 @@ use provisioner::nodes::{self, NodeMap};
 use provisioner::push::PushError;
 use provisioner::{lab, probe};
 
+mod controller_cli;
 mod lab_cli;
 mod probe_cli;
 mod push_cli;
 mod sot_cli;
+mod submit_cli;
+
+use controller_cli::controller;
+use submit_cli::{
+    applied_text, fail_if_failed, manifest_text, no_kubeconfig_for_dry_run, wait_for, write_secret,
+};
 
 /// Bind a planned GPU-cluster topology to Kubernetes.
 #[derive(Debug, Parser)]
@@ -747,139 +753,6 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// The objects of a submission as YAML documents or one JSON `v1` `List`.
-fn manifest_text(sub: &submit::Submission, format: ManifestFormat) -> Result<String> {
-    match format {
-        ManifestFormat::Yaml => Ok(sub.to_yaml().context("serialising YAML")?),
-        ManifestFormat::Json => json(&serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "List",
-            "items": sub.documents(),
-        })),
-    }
-}
-
-/// The job's Secret into `out`, created readable by its owner only (mode
-/// 0600, then renamed over `out`), with a note on stderr; without `out`, a
-/// note that says how to make the Secret the printed pods need.
-fn write_secret(sub: &submit::Submission, spec: &JobSpec, out: Option<&Path>) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let name = provisioner::jobs::manifests::token_secret_name(&spec.name);
-    let Some(out) = out else {
-        eprintln!(
-            "note: the rank pods read {} from the Secret {name}, which the printed objects leave out (it holds the job secret): give --secret-out FILE to write it, or create it first with `kubectl create secret generic {name} -n {} --from-literal={}=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')`",
-            probe::auth::ENV,
-            spec.namespace,
-            provisioner::jobs::manifests::TOKEN_KEY,
-        );
-        return Ok(());
-    };
-    let yaml = sub
-        .secret_yaml()
-        .context("the submission has no Secret")?
-        .context("serialising the Secret")?;
-    let file = out.display();
-    let mut tmp = out.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(yaml.as_bytes()).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, out));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(BadInput(format!(
-            "cannot write the job's Secret to {file}: {e}; give --secret-out a path in a directory you can write"
-        ))
-        .into());
-    }
-    eprintln!(
-        "note: the job's Secret {name} is in {file} (mode 0600): apply it before the other objects (`kubectl apply -f {file}`) and keep it out of version control"
-    );
-    Ok(())
-}
-
-/// Watches the job until it runs, succeeds or fails (at most `timeout`
-/// seconds), with a progress line on stderr at each change.
-async fn wait_for(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-    timeout: u64,
-) -> Result<JobStatus> {
-    let options = WaitOptions::with_timeout(Duration::from_secs(timeout));
-    Ok(
-        cluster::wait(client, namespace, name, &options, &mut |s: &JobStatus| {
-            eprintln!("{}", s.summary());
-        })
-        .await?,
-    )
-}
-
-/// An error (exit code 1) when the job failed.
-fn fail_if_failed(s: &JobStatus) -> Result<()> {
-    if s.phase == JobPhase::Failed {
-        return Err(anyhow::anyhow!("{} {}/{} failed", s.kind, s.namespace, s.name).into());
-    }
-    Ok(())
-}
-
-/// What `submit` created, for people.
-fn applied_text(a: &cluster::Applied, job: &str, status: Option<&JobStatus>) -> String {
-    let mut t = Table::new(["kind", "name", "uid", "owner"]);
-    t.row([
-        a.workload.kind.clone(),
-        a.workload.name.clone(),
-        a.workload.uid.clone(),
-        "-".to_string(),
-    ]);
-    for o in &a.owned {
-        t.row([
-            o.kind.clone(),
-            o.name.clone(),
-            o.uid.clone(),
-            format!("{} {}", a.workload.kind, a.workload.name),
-        ]);
-    }
-    let mut out = format!(
-        "applied in namespace {} (server-side apply, field manager {}):\n\n{}",
-        a.namespace,
-        cluster::FIELD_MANAGER,
-        t.render()
-    );
-    for w in &a.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    match status {
-        Some(s) => out.push_str(&format!("\n{}", s.table())),
-        None => out.push_str(&format!(
-            "\nfollow it with: provisioner status {} -n {} --wait\n",
-            job, a.namespace
-        )),
-    }
-    out
-}
-
-/// True, after saying so on stderr, when `submit --dry-run` finds no
-/// kubeconfig and so places offline.
-fn no_kubeconfig_for_dry_run() -> bool {
-    if cluster::kubeconfig_available() {
-        return false;
-    }
-    let named = std::env::var("KUBECONFIG")
-        .ok()
-        .filter(|k| !k.is_empty())
-        .map(|k| format!("; KUBECONFIG={k} names no file"))
-        .unwrap_or_default();
-    eprintln!(
-        "provisioner: no kubeconfig found (KUBECONFIG, ~/.kube/config, in-cluster){named}: placing offline against the plan, every Node free"
-    );
-    true
-}
-
 /// An environment variable as a number, for defaults of options.
 fn env_number(name: &str) -> Result<Option<usize>> {
     match std::env::var(name) {
@@ -889,205 +762,6 @@ fn env_number(name: &str) -> Result<Option<usize>> {
             .map(Some)
             .map_err(|_| BadInput(format!("{name}={v} is not a number")).into()),
         _ => Ok(None),
-    }
-}
-
-/// `provisioner controller`: a pass now, then one after every change of
-/// a Workload or of a gang's rank Pod (kube-runtime's watchers), each
-/// decision on stdout. A pass that failed (a list, or one object's
-/// request, after its own tries) is logged naming the object and run
-/// again after a jittered back-off of 1 s doubling to 60 s; the other
-/// jobs are served meanwhile. With `--once`, a failure is the exit code.
-async fn controller(
-    client: &kube::Client,
-    plan: &CheckedPlan,
-    bound: &[nodes::Node],
-    gpu_resource: &str,
-    once: bool,
-    progress: bool,
-    format: Format,
-) -> Result<()> {
-    use futures::{FutureExt as _, StreamExt as _};
-    use kube::runtime::{WatchStreamExt as _, watcher};
-    // One line per event: JSON objects with an `event` field, or text
-    // (errors on stderr, whatever --quiet says).
-    let emit = |event: &str, value: &serde_json::Value, text: String| -> Result<()> {
-        match format {
-            Format::Json => {
-                let mut v = value.clone();
-                v["event"] = serde_json::json!(event);
-                print(&format!(
-                    "{}\n",
-                    serde_json::to_string(&v).context("serialising JSON")?
-                ))
-            }
-            Format::Table if event == "error" => {
-                eprintln!("{text}");
-                Ok(())
-            }
-            Format::Table => print(&format!("{text}\n")),
-        }
-    };
-    // A request that failed, named by its object.
-    let failed = |f: &cluster::retry::ObjectFailure| -> Result<()> {
-        emit(
-            "error",
-            &to_value(f)?,
-            format!("{}: {}; trying again", f.object, f.message),
-        )
-    };
-    // A pass that ended early: its list failed after its tries.
-    let ended = |what: &str, e: &cluster::Error| -> Result<()> {
-        failed(&cluster::retry::ObjectFailure {
-            object: what.to_string(),
-            message: format!("{e:#}"),
-        })
-    };
-    // Ok(true) when every request of the pass succeeded.
-    let pass = || async {
-        let now = k8s_openapi::chrono::Utc::now()
-            .format("%Y-%m-%dT%H:%M:%SZ")
-            .to_string();
-        let mut clean = true;
-        match cluster::admit_pending(client, plan, bound, gpu_resource, &now).await {
-            Ok(done) => {
-                for a in &done.admitted {
-                    emit(
-                        "admission",
-                        &to_value(a)?,
-                        format!(
-                            "{}/{} ({}): {}: {}",
-                            a.namespace,
-                            a.workload,
-                            a.job,
-                            a.state.as_str(),
-                            a.message
-                        ),
-                    )?;
-                }
-                for f in &done.failed {
-                    clean = false;
-                    failed(f)?;
-                }
-                for d in &done.dropped {
-                    if progress {
-                        eprintln!("{d} was deleted meanwhile: dropped");
-                    }
-                }
-            }
-            Err(e) => {
-                clean = false;
-                ended("the Kueue admission pass", &e)?;
-            }
-        }
-        match cluster::stop_failed_gangs(client, &now).await {
-            Ok(done) => {
-                for g in &done.stopped {
-                    emit(
-                        "gang-stopped",
-                        &to_value(g)?,
-                        format!(
-                            "{}/{}: {} failed first on Node {} ({}); deleted {}",
-                            g.namespace,
-                            g.job,
-                            g.rank
-                                .map_or_else(|| format!("pod {}", g.pod), |r| format!("rank {r}")),
-                            g.node.as_deref().unwrap_or("-"),
-                            g.reason,
-                            if g.deleted.is_empty() {
-                                "no other rank".to_string()
-                            } else {
-                                g.deleted.join(", ")
-                            }
-                        ),
-                    )?;
-                }
-                for f in &done.failed {
-                    clean = false;
-                    failed(f)?;
-                }
-            }
-            Err(e) => {
-                clean = false;
-                ended("the gang pass", &e)?;
-            }
-        }
-        Ok::<bool, Failure>(clean)
-    };
-    let clean = pass().await?;
-    if once {
-        return if clean {
-            Ok(())
-        } else {
-            Err(anyhow::anyhow!("a request of the pass failed (named above)").into())
-        };
-    }
-    let resource = kube::api::ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", "Workload"),
-        "workloads",
-    );
-    let workloads = kube::Api::<kube::api::DynamicObject>::all_with(client.clone(), &resource);
-    let gang_pods = kube::Api::<k8s_openapi::api::core::v1::Pod>::all(client.clone());
-    let gang_selector = format!(
-        "app.kubernetes.io/managed-by=eflops-provisioner,{}gang=controller",
-        planner::export::labels::DEFAULT_PREFIX
-    );
-    // The watchers back off by themselves after a failure
-    // (`default_backoff`); each failure is said once.
-    let wl_events = watcher(workloads, watcher::Config::default())
-        .default_backoff()
-        .map(|e| {
-            e.map(|_| ())
-                .map_err(|e| format!("watching Kueue Workloads: {e}"))
-        });
-    let pod_events = watcher(gang_pods, watcher::Config::default().labels(&gang_selector))
-        .default_backoff()
-        .map(|e| {
-            e.map(|_| ())
-                .map_err(|e| format!("watching the gangs' rank Pods: {e}"))
-        });
-    let mut events = std::pin::pin!(futures::stream::select(wl_events, pod_events));
-    if progress {
-        eprintln!(
-            "watching Kueue v1beta2 Workloads for checks of {}, and rank Pods labelled {gang_selector}",
-            admission::CONTROLLER_NAME
-        );
-    }
-    let mut failures: u32 = u32::from(!clean);
-    loop {
-        let next = if failures > 0 {
-            // A failed pass runs again after its back-off, or sooner on a
-            // change.
-            let wait = cluster::retry::pass_backoff(failures, cluster::retry::noise());
-            if progress {
-                eprintln!("next pass in {:.1} s", wait.as_secs_f64());
-            }
-            match tokio::time::timeout(wait, events.next()).await {
-                Ok(e) => e,
-                Err(_) => Some(Ok(())),
-            }
-        } else {
-            events.next().await
-        };
-        match next {
-            None => return Ok(()),
-            Some(Err(e)) => {
-                emit(
-                    "error",
-                    &serde_json::json!({ "object": "watch", "message": e }),
-                    format!("{e}; the watch backs off and tries again"),
-                )?;
-                continue;
-            }
-            Some(Ok(())) => {}
-        }
-        // Events that came meanwhile are served by the same pass.
-        while let Some(Some(_)) = events.next().now_or_never() {}
-        failures = if pass().await? {
-            0
-        } else {
-            failures.saturating_add(1)
-        };
     }
 }
 
