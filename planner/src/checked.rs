@@ -134,7 +134,7 @@ impl Plan {
                 None,
                 "plan",
                 format!("{} more problems", total - SHOW_PROBLEMS),
-                format!("planner validate {file} --format json lists them all"),
+                format!("`planner validate {file}` lists them all in its JSON report"),
             ));
         }
         Err(Error::Invalid {

@@ -35,7 +35,7 @@ pub fn render_design(plan: &Plan, source: &str) -> String {
     } else {
         out.push_str(&tier_table(plan));
         out.push_str(&format!(
-            "({} switches: --format json or --out lists every switch and port)\n",
+            "({} switches: the JSON report or the plan file lists every switch and port)\n",
             plan.switch_list.len()
         ));
     }

@@ -365,7 +365,7 @@ fn many_problems_are_cut_short_with_the_command_that_lists_them() {
                 sn.index += 100;
             }
         },
-        &["more problems; planner validate edited.json --format json lists them all"],
+        &["more problems; `planner validate edited.json` lists them all in its JSON report"],
     );
     assert_eq!(text.lines().count(), 1 + SHOW_PROBLEMS + 1, "{text}");
 }

@@ -171,7 +171,7 @@ impl Power {
                     lines(racks[0]),
                     name_racks(&racks),
                     if racks.len() == 1 { words } else { format!("each {words}") },
-                    "move servers to other racks (fewer per rack in the servers' `rack` pattern, e.g. r{n/3}), raise the rack's `max_kw` if its feed and cooling allow, or pass --allow-over-power to keep the design and flag the rack",
+                    "move servers to other racks (fewer per rack in the servers' `rack` pattern, e.g. r{n/3}), raise the rack's `max_kw` if its feed and cooling allow, or allow designs over a rack's limit, which keeps the design and flags the rack",
                 )
             })
             .collect()

@@ -676,7 +676,7 @@ fn a_design_over_a_racks_limit_is_refused_or_flagged() {
     for want in [
         "h100-1024-racked.toml:17: 32 racks: r01, r02, r03, r04 and 28 more",
         "each draws 32.6 kW, over its 32.0 kW limit by 0.6 kW (4 servers 31.2 kW, 1 switch 1.1 kW, cable ends and optics 0.3 kW)",
-        "--allow-over-power",
+        "allow designs over a rack's limit",
     ] {
         assert!(err.contains(want), "missing `{want}` in:\n{err}");
     }

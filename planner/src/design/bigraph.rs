@@ -509,7 +509,7 @@ fn choose(
                     n / 2 + m
                 ),
                 format!(
-                    "add at least {missing} virtual switch{} with {} or more ports (a physical switch split in two gives two), or use --topology fat-tree",
+                    "add at least {missing} virtual switch{} with {} or more ports (a physical switch split in two gives two), or design a fat-tree",
                     if missing == 1 { "" } else { "es" },
                     n / 2 + m
                 ),
@@ -530,7 +530,7 @@ fn choose(
             "switches with {max_ports} usable ports hold at most {pmax} sub-nodes in a BiGraph ({mm}x{nn}); the inventory has {p}"
         ),
         format!(
-            "use switches with more ports (a BiGraph of {p} sub-nodes needs at least {} ports per switch){}, or use --topology fat-tree",
+            "use switches with more ports (a BiGraph of {p} sub-nodes needs at least {} ports per switch){}, or design a fat-tree",
             min_ports_for(p),
             if s.inv.switch_templates.iter().any(|t| t.is_split()) {
                 ", do not split them into VLAN halves"

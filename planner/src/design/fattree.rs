@@ -433,7 +433,7 @@ fn three_tier(
                 "a 3-tier k-ary fat-tree is non-blocking; oversubscription {}:1 was asked",
                 gbps(opts.oversubscription)
             ),
-            "leave --oversubscription out, or use --tiers 2".to_string(),
+            "design it without oversubscription, or with 2 tiers (a leaf-spine takes oversubscription)".to_string(),
         ));
     }
     let k = match opts.k {

@@ -65,7 +65,7 @@ pub(super) fn design(
                     "give every [[server.nic]] of the inventory `ports = 2`{at} (speed_gbps is per port), or design another topology"
                 ),
                 // A shorthand's synthetic inventory has no file to edit.
-                None => "use the --hpn shorthand, which gives every NIC two ports, or design another topology".to_string(),
+                None => "use the HPN shorthand, which gives every NIC two ports, or design another topology".to_string(),
             },
         ));
     }
@@ -73,7 +73,7 @@ pub(super) fn design(
     if opts.tiers.is_some_and(|t| t != 2) {
         return Err(Error::parameter(
             "tiers",
-            "an HPN fabric here has 2 tiers per plane (ToRs and aggregation switches); leave --tiers out"
+            "an HPN fabric here has 2 tiers per plane (ToRs and aggregation switches): give 2 tiers, or none"
                 .to_string(),
         ));
     }

@@ -124,7 +124,7 @@ pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     let dual = endpoints.iter().filter(|e| e.ports == 2).count();
     if dual > 0 && opts.topology != Topology::Hpn {
         plan.notes.push(format!(
-            "{dual} dual-port NIC{} (`ports = 2`): a {} design cables port 0 only, at {} Gbps; port 1 stays uncabled (HPN cables both: --topology hpn)",
+            "{dual} dual-port NIC{} (`ports = 2`): a {} design cables port 0 only, at {} Gbps; port 1 stays uncabled (an HPN design cables both)",
             if dual == 1 { "" } else { "s" },
             opts.topology.label(),
             endpoints.iter().map(|e| e.gbps).max().unwrap_or(0)

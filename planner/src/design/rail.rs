@@ -39,7 +39,7 @@ pub(super) fn design(
     if opts.tiers.is_some_and(|t| t != 2) {
         return Err(Error::parameter(
             "tiers",
-            "a rail-optimized fabric here has 2 tiers (rail switches and spines); leave --tiers out"
+            "a rail-optimized fabric here has 2 tiers (rail switches and spines): give 2 tiers, or none"
                 .to_string(),
         ));
     }

@@ -101,7 +101,7 @@ fn add_nvlink(inv: &mut Inventory, s: &Shorthand) -> Result<()> {
             return Err(Error::parameter(
                 "nvlink",
                 format!(
-                    "the servers have {} GPU, and an NVLink domain joins 2 or more; give --server-sub-nodes 8 (or rails=8)",
+                    "the servers have {} GPU, and an NVLink domain joins 2 or more; give the shorthand servers of 8 sub-nodes (rails=8)",
                     t.gpus.len()
                 ),
             ));

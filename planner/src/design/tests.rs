@@ -393,7 +393,7 @@ fn hpn_refuses_single_port_nics() {
     opts.topology = crate::plan::Topology::Hpn;
     let e = design(&inv, &opts).unwrap_err().to_string();
     // A shorthand has no file to edit: the fix is the HPN shorthand.
-    for want in ["nic0", "node1", "has 1 port", "--hpn shorthand"] {
+    for want in ["nic0", "node1", "has 1 port", "HPN shorthand"] {
         assert!(e.contains(want), "missing `{want}` in {e}");
     }
     // An inventory file: the key to set, on its line.

@@ -394,7 +394,7 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
     ));
     if target == Target::Topograph {
         lost.push(format!(
-            "topograph's vocabulary has tiers only: the tiers are the tree's levels from the switch outward ({}), and a BiGraph part, a fat-tree tier or a rail has no key (use --to labels for them)",
+            "topograph's vocabulary has tiers only: the tiers are the tree's levels from the switch outward ({}), and a BiGraph part, a fat-tree tier or a rail has no key (the labels export keeps them)",
             tree.levels.iter().rev().map(|l| l.key()).collect::<Vec<_>>().join(", ")
         ));
         lost.push(

@@ -485,7 +485,7 @@ pub fn sweep(
     if setup.comm.is_some() && ranks.len() > 1 {
         return Err(Error::parameter(
             "comm",
-            "a + b·M holds for one rank count (a and b grow with it), and the sweep has several; give one --ranks with --comm",
+            "a + b·M holds for one rank count (a and b grow with it), and the sweep has several; give one rank count",
         ));
     }
     let t = model.timing(&setup.compute)?;

@@ -54,7 +54,7 @@ pub fn render_table(r: &Report) -> String {
         ]);
     }
     out.push_str(if r.fits.iter().any(|f| f.given) {
-        "Allreduce cost a + b·bytes, as given by --comm (MG-WFBP eq. 9):\n"
+        "Allreduce cost a + b·bytes, as given, not fitted (MG-WFBP eq. 9):\n"
     } else {
         "Allreduce cost a + b·bytes, fitted to the estimates:\n"
     });

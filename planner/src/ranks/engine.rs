@@ -145,7 +145,7 @@ impl Engine {
                 Err(Error::parameter(
                     "algorithm",
                     format!(
-                        "{} runs no halving-doubling ({}); {} is halving-doubling: use the ring (--algorithm ring, or --schedule ring with a rank file)",
+                        "{} runs no halving-doubling ({}); {} is halving-doubling: use the ring (the ring algorithm, or the ring schedule with a rank file)",
                         self.as_str(),
                         self.runs(),
                         algorithm.as_str()
@@ -334,7 +334,7 @@ mod tests {
         for e in [Engine::Nccl, Engine::Gloo] {
             for a in [Algorithm::Hd, Algorithm::Hdrm] {
                 let m = e.schedule(a, 16).unwrap_err().to_string();
-                assert!(m.contains("use the ring (--algorithm ring"), "{m}");
+                assert!(m.contains("use the ring (the ring algorithm"), "{m}");
                 assert!(m.contains(e.as_str()), "{m}");
             }
         }
@@ -435,7 +435,7 @@ mod tests {
             let e = plan_ranks(&plan, &request(Algorithm::Hdrm, 16, engine))
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("--algorithm ring"), "{e}");
+            assert!(e.contains("the ring algorithm"), "{e}");
             let o = plan_ranks(&plan, &request(Algorithm::Ring, 24, engine)).unwrap();
             assert_permutation(&plan, &o.table, 24);
             assert_eq!(o.worst_load, worst(&plan, &o.table, engine));

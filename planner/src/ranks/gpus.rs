@@ -75,7 +75,7 @@ pub fn plan_gpu_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> 
         return Err(Error::parameter(
             "ranks",
             format!(
-                "{x} ranks do not fit on the {available} GPUs left after --avoid and the unavailable sub-nodes; use at most {available}"
+                "{x} ranks do not fit on the {available} GPUs left after the avoided switches and the unavailable sub-nodes; use at most {available}"
             ),
         ));
     }

@@ -566,7 +566,7 @@ pub fn render_table(v: &Validation, plan_file: &str) -> String {
         }
         if list.len() > SHOW_PER_KIND {
             out.push_str(&format!(
-                "  ... and {} more (--format json lists them all)\n",
+                "  ... and {} more (the JSON report lists them all)\n",
                 list.len() - SHOW_PER_KIND
             ));
         }

@@ -47,10 +47,10 @@ use super::device::{Commit, Device, Identity, Observed, Target};
 use super::error::{PushError, Result};
 use super::ssh::{Locking, Shell, Ssh, SshOptions, load_under_lock};
 
-use super::comware_answers::protocol;
 pub use super::comware_answers::{
     bfd_sessions, bgp_peers, full_interface, interface_brief, lldp_list, routing_table,
 };
+use super::error::protocol;
 
 /// Our lock directory on the switch's flash.
 pub const LOCK_DIR: &str = "flash:/efl-push";

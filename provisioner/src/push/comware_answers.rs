@@ -8,15 +8,7 @@
 //! [`Observed`]: super::device::Observed
 
 use super::device::{BfdPeer, BgpSession, Interface, LldpNeighbour, Route};
-use super::error::{PushError, Result};
-
-/// A device answer that does not read as documented.
-pub(super) fn protocol(action: &str, message: impl Into<String>) -> PushError {
-    PushError::Protocol {
-        action: action.to_string(),
-        message: message.into(),
-    }
-}
+use super::error::{Result, protocol};
 
 /// Comware's short interface names (in `display interface brief`, LLDP and
 /// routing tables) and the full names the plan renders. From the H3C

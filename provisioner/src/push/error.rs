@@ -321,6 +321,15 @@ fn list_plain(items: &[String]) -> String {
 /// Shorthand for results of `push`.
 pub type Result<T, E = PushError> = std::result::Result<T, E>;
 
+/// A device answer that does not read as documented, while doing `action`
+/// (the SSH clients' one constructor of [`PushError::Protocol`]).
+pub(super) fn protocol(action: &str, message: impl Into<String>) -> PushError {
+    PushError::Protocol {
+        action: action.to_string(),
+        message: message.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

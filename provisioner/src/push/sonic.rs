@@ -42,7 +42,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use super::device::{Commit, Device, Identity, Interface, LldpNeighbour, Observed, Target};
-use super::error::{PushError, Result};
+use super::error::{PushError, Result, protocol};
 use super::frr;
 use super::ssh::{Locking, Output, Ssh, SshOptions, load_under_lock};
 
@@ -79,13 +79,6 @@ pub struct Sonic {
     loaded: bool,
     /// The checkpoint of the commit in progress.
     point: Option<String>,
-}
-
-fn protocol(action: &str, message: impl Into<String>) -> PushError {
-    PushError::Protocol {
-        action: action.to_string(),
-        message: message.into(),
-    }
 }
 
 impl Sonic {

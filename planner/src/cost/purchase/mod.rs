@@ -253,7 +253,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         return Err(Error::parameter(
             "growth",
             format!(
-                "{g2} is less than --gpus {}; give the size to grow to",
+                "{g2} is less than the {} GPUs to buy; give the size to grow to",
                 req.gpus
             ),
         ));
@@ -392,14 +392,14 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
                 best.topology.as_str(),
                 percent(best.ratio_at_room)
             ),
-            fix: "lower --min-bisection, allow other topologies, or add switch models with more ports".into(),
+            fix: "lower the bisection floor, allow other topologies, or add switch models with more ports".into(),
         });
     }
     if designs.is_empty() {
         reasons.dedup();
         let capacity = capacity_reason(catalog, req, g2);
         let fix = if capacity.is_some() {
-            "add a switch model with more ports, allow oversubscription, or lower --gpus/--growth"
+            "add a switch model with more ports, allow oversubscription, or buy or grow to fewer GPUs"
         } else {
             "add the missing parts to the catalog"
         };
@@ -435,7 +435,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
                     money(cheapest),
                     cur = catalog.currency
                 ),
-                fix: "raise --budget, lower --gpus or --growth, or add cheaper parts".into(),
+                fix: "raise the budget, buy or grow to fewer GPUs, or add cheaper parts".into(),
             });
         }
     }

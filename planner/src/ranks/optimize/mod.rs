@@ -378,7 +378,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     }
     let left = match (request.avoid.is_empty(), request.unavailable.is_empty()) {
         (true, true) => "of the plan",
-        (false, true) => "left after --avoid",
+        (false, true) => "left after the avoided switches",
         (_, false) => "still available",
     };
     let x = request.ranks.unwrap_or(p);

@@ -527,7 +527,7 @@ fn requests_are_checked() {
         .to_string();
     assert_eq!(
         e,
-        "ranks: 15 ranks do not fit on the 14 sub-nodes left after --avoid; use at most 14"
+        "ranks: 15 ranks do not fit on the 14 sub-nodes left after the avoided switches; use at most 14"
     );
     let e = plan_ranks(&plan, &request(Some(0), &[], Solver::Auto)).unwrap_err();
     assert_eq!(e.to_string(), "ranks: 0 ranks: use 1 or more");

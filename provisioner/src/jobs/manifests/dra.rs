@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 use planner::checked::CheckedPlan;
 
 use super::{
-    ENV_COLUMNS, KUEUE_POD_GROUP, KUEUE_POD_GROUP_COUNT, KUEUE_QUEUE, LAUNCH_SH, MOUNT, RankRows,
-    Row, apply_pod_settings, config_map_name, config_volume, headless_service, job_annotations,
-    labels, labels_with, launch_command, metadata, node_affinity, node_name_env,
-    rank_check_container, token_env, user_env,
+    ENV_COLUMNS, KUEUE_POD_GROUP, KUEUE_POD_GROUP_COUNT, KUEUE_QUEUE, MOUNT, RankRows, Row,
+    apply_pod_settings, config_map_name, config_volume, headless_service, job_annotations, labels,
+    labels_with, launch_command, metadata, node_affinity, node_name_env, rank_check_container,
+    token_env, user_env,
 };
-use super::{check_config_map_size, nccl_topologies, scripts::with_topology};
+use super::{check_config_map_size, nccl_topologies, scripts::launch_sh};
 use crate::error::{Error, Result};
 use crate::jobs::dra::{
     PlanField, SubNodeDevices, claim_spec, node_annotation, server_claim_spec, sub_node_annotation,
@@ -101,11 +101,7 @@ pub(super) fn build_dra(
     if unit == Unit::Server {
         // A server's pod starts one process per rank, as the whole-Node
         // Indexed Job does; it exports its Node's topology file.
-        data["launch.sh"] = json!(if topologies.is_empty() {
-            LAUNCH_SH.to_string()
-        } else {
-            with_topology(LAUNCH_SH)
-        });
+        data["launch.sh"] = json!(launch_sh(!topologies.is_empty()));
     }
     check_config_map_size(&job.name, &config_map_name(job), &data)?;
     let config_map = json!({

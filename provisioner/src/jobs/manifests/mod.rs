@@ -82,7 +82,7 @@ mod scripts;
 pub mod workload;
 
 use dra::build_dra;
-use scripts::{LAUNCH_SH, RANK_ENV_SH, mpi_launch_sh, mpirun_sh, with_topology};
+use scripts::{launch_sh, mpi_launch_sh, mpirun_sh, rank_env_sh};
 
 /// Where the ConfigMap is mounted in every pod.
 pub(crate) const MOUNT: &str = "/etc/eflops";
@@ -230,19 +230,12 @@ pub fn build(
         "hostfile": rows.hostfile(placement),
     });
     let topologies = nccl_topologies(plan, placement)?;
-    let script = |s: &str| {
-        if topologies.is_empty() {
-            s.to_string()
-        } else {
-            with_topology(s)
-        }
-    };
     for (key, xml) in &topologies {
         data[key] = json!(xml);
     }
     let workload = match job.launcher {
         Launcher::Indexed => {
-            data["launch.sh"] = json!(script(LAUNCH_SH));
+            data["launch.sh"] = json!(launch_sh(!topologies.is_empty()));
             let rank0 = &plan.sub_node_list[placement.table.ranks[0]];
             let master = rows.master_addr(rank0.ip.as_deref(), view);
             indexed_job(job, placement, &master, &annotations)
@@ -250,7 +243,7 @@ pub fn build(
         Launcher::Mpi => {
             data["mpi-launch.sh"] = json!(mpi_launch_sh(job, placement));
             data["mpirun.sh"] = json!(mpirun_sh(job, placement));
-            data["rank-env.sh"] = json!(script(RANK_ENV_SH));
+            data["rank-env.sh"] = json!(rank_env_sh(!topologies.is_empty()));
             mpi_job(job, placement, &annotations)
         }
     };
@@ -937,12 +930,28 @@ mod tests {
 
     #[test]
     fn the_topology_lines_land_inside_both_scripts() {
-        for script in [LAUNCH_SH, RANK_ENV_SH] {
-            let with = with_topology(script);
-            assert_eq!(with.matches("export NCCL_TOPO_FILE=").count(), 1);
-            assert!(with.len() > script.len());
+        for script in [launch_sh, rank_env_sh] {
+            assert_eq!(script(true).matches("export NCCL_TOPO_FILE=").count(), 1);
+            assert_eq!(script(false).matches("NCCL_TOPO_FILE").count(), 0);
         }
-        assert!(with_topology(LAUNCH_SH).contains("/$NODE_NAME.nccl-topo.xml"));
-        assert!(with_topology(RANK_ENV_SH).contains("/$node.nccl-topo.xml"));
+        assert!(
+            launch_sh(true)
+                .contains("\n    topo=\"${EFLOPS_DIR:-/etc/eflops}/$NODE_NAME.nccl-topo.xml\"\n")
+        );
+        assert!(
+            rank_env_sh(true)
+                .contains("\ntopo=\"${EFLOPS_DIR:-/etc/eflops}/$node.nccl-topo.xml\"\n")
+        );
+        // Both scripts give a rank the same environment, from one text.
+        for line in [
+            "export NCCL_IB_HCA=\"$hca\"",
+            "GLOO_SOCKET_IFNAME=\"${ifname#=}\"",
+            "CUDA_VISIBLE_DEVICES=\"$cvd\"",
+        ] {
+            assert!(
+                launch_sh(false).contains(line) && rank_env_sh(false).contains(line),
+                "{line}"
+            );
+        }
     }
 }

@@ -7,8 +7,8 @@ use super::{MOUNT, RUN_DIR, engine_env};
 use crate::jobs::job::JobSpec;
 use crate::jobs::placement::Placement;
 
-/// Starts one process per rank of this Node (indexed launcher).
-pub(super) const LAUNCH_SH: &str = r#"#!/bin/sh
+/// `launch.sh` before and after the rank's environment.
+const LAUNCH_HEAD: &str = r#"#!/bin/sh
 # Written by `provisioner submit`: starts one process per rank that this
 # Node carries, with the rank's GPU, NIC and traffic class from
 # rank-env.csv. Ranks follow the Node (NODE_NAME), not the completion index.
@@ -39,19 +39,8 @@ while IFS=, read -r rank node local slot cvd hca tc gid ifname lrank lsize; do
   (
     trap - TERM
     if [ -e "$failed" ]; then exit 143; fi
-    # The GPUs the process sees (its own, or every GPU of the Node when the
-    # job's unit is the server) and its device among them
-    # (torch.cuda.set_device(LOCAL_RANK)).
-    cvd=$(printf '%s' "$cvd" | tr : ,)
-    export RANK="$rank" LOCAL_RANK="$lrank" LOCAL_WORLD_SIZE="$lsize" EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
-    # NCCL's CTS messages leave with the rank's own traffic class
-    # (NCCL_IB_FIFO_TC, NCCL 2.22.3 and later), as the QoS proof assumes.
-    export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
-    if [ -n "$tc" ]; then export NCCL_IB_FIFO_TC="$tc"; fi
-    # Gloo (PyTorch's CPU backend) binds to GLOO_SOCKET_IFNAME, a plain
-    # interface name (NCCL's leading `=` means "exactly this one").
-    if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
-    echo "launch.sh: rank $rank (local $local, slot $slot) on $NODE_NAME: GPU $cvd, NIC $hca" >&2
+"#;
+const LAUNCH_TAIL: &str = r#"    echo "launch.sh: rank $rank (local $local, slot $slot) on $NODE_NAME: GPU $cvd, NIC $hca" >&2
     status=0
     "$@" < /dev/null || status=$?
     if [ "$status" -ne 0 ]; then
@@ -69,37 +58,66 @@ done
 rm -f "$failed"
 "#;
 
-/// Where `launch.sh` and `rank-env.sh` start a rank's environment from its
-/// Node's NCCL topology file: the lines [`with_topology`] adds.
-const LAUNCH_TOPOLOGY_AT: &str = "    echo \"launch.sh: rank $rank (local $local, slot $slot)";
-const RANK_ENV_TOPOLOGY_AT: &str = "# Open MPI's own traffic on this rank's NIC only";
+/// The lines both scripts run to give a rank its environment from its row
+/// of rank-env.csv (the shell variables `rank`, `local`, `slot`, `cvd`,
+/// `hca`, `tc`, `gid`, `ifname`, `lrank`, `lsize`).
+const RANK_ENVIRONMENT: &str = r#"# The GPUs the process sees (its own, or every GPU of the Node when the
+# job's unit is the server) and its device among them
+# (torch.cuda.set_device(LOCAL_RANK)).
+cvd=$(printf '%s' "$cvd" | tr : ,)
+export RANK="$rank" LOCAL_RANK="$lrank" LOCAL_WORLD_SIZE="$lsize" EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
+# NCCL's CTS messages leave with the rank's own traffic class
+# (NCCL_IB_FIFO_TC, NCCL 2.22.3 and later), as the QoS proof assumes.
+export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
+if [ -n "$tc" ]; then export NCCL_IB_FIFO_TC="$tc"; fi
+# Gloo (PyTorch's CPU backend) binds to GLOO_SOCKET_IFNAME, a plain
+# interface name (NCCL's leading `=` means "exactly this one").
+if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
+"#;
 
-/// `launch.sh` or `rank-env.sh` (`script`, one of the two constants) with
-/// the lines that export `NCCL_TOPO_FILE` as the ConfigMap's
-/// `<node>.nccl-topo.xml` of the rank's Node, where the job ships one
-/// (docs/provisioner.md, "NCCL topology file"). Jobs without topology
-/// files keep the scripts as they were.
-pub(super) fn with_topology(script: &str) -> String {
-    let (at, node, indent) = if script == LAUNCH_SH {
-        (LAUNCH_TOPOLOGY_AT, "$NODE_NAME", "    ")
-    } else {
-        (RANK_ENV_TOPOLOGY_AT, "$node", "")
-    };
-    let lines = format!(
-        "{indent}# NCCL's PCIe tree of this Node's server (NCCL_TOPO_FILE), shipped in\n\
-         {indent}# the ConfigMap where the plan gives its PCI bus ids.\n\
-         {indent}topo=\"${{EFLOPS_DIR:-/etc/eflops}}/{node}.nccl-topo.xml\"\n\
-         {indent}if [ -f \"$topo\" ]; then export NCCL_TOPO_FILE=\"$topo\"; fi\n"
-    );
-    match script.find(at) {
-        Some(i) => format!("{}{lines}{}", &script[..i], &script[i..]),
-        // The anchors are this file's own lines; a test holds them.
-        None => script.to_string(),
-    }
+/// The lines that export `NCCL_TOPO_FILE` as the ConfigMap's
+/// `<node>.nccl-topo.xml` of the rank's Node (`node`, a shell expression),
+/// where the job ships one (docs/provisioner.md, "NCCL topology file").
+fn topology_lines(node: &str) -> String {
+    format!(
+        "# NCCL's PCIe tree of this Node's server (NCCL_TOPO_FILE), shipped in\n\
+         # the ConfigMap where the plan gives its PCI bus ids.\n\
+         topo=\"${{EFLOPS_DIR:-/etc/eflops}}/{node}.nccl-topo.xml\"\n\
+         if [ -f \"$topo\" ]; then export NCCL_TOPO_FILE=\"$topo\"; fi\n"
+    )
 }
 
-/// Run by mpirun for every rank (mpi launcher).
-pub(super) const RANK_ENV_SH: &str = r#"#!/bin/sh
+/// [`RANK_ENVIRONMENT`], plus [`topology_lines`] with `topology`, each line
+/// indented by `indent`.
+fn rank_environment(indent: &str, node: &str, topology: bool) -> String {
+    let mut lines = RANK_ENVIRONMENT.to_string();
+    if topology {
+        lines.push_str(&topology_lines(node));
+    }
+    lines.lines().map(|l| format!("{indent}{l}\n")).collect()
+}
+
+/// `launch.sh`: starts one process per rank of this Node (indexed
+/// launcher, and a DRA job whose unit is the server). With `topology`,
+/// each rank exports its Node's NCCL topology file.
+pub(super) fn launch_sh(topology: bool) -> String {
+    format!(
+        "{LAUNCH_HEAD}{}{LAUNCH_TAIL}",
+        rank_environment("    ", "$NODE_NAME", topology)
+    )
+}
+
+/// `rank-env.sh`: run by mpirun for every rank (mpi launcher). With
+/// `topology`, the rank exports its Node's NCCL topology file.
+pub(super) fn rank_env_sh(topology: bool) -> String {
+    format!(
+        "{RANK_ENV_HEAD}{}{RANK_ENV_TAIL}",
+        rank_environment("", "$node", topology)
+    )
+}
+
+/// `rank-env.sh` before and after the rank's environment.
+const RANK_ENV_HEAD: &str = r#"#!/bin/sh
 # Written by `provisioner submit`: run by mpirun for every rank. Checks that
 # the rank runs on the Node the rank table names, exports the rank's GPU,
 # NIC and traffic class from rank-env.csv, and starts the program.
@@ -118,16 +136,8 @@ if [ "$node" != "$actual" ]; then
   echo "rank check failed: rank $rank belongs on Node $node but runs on Node $actual: the placement drifted; delete the job and submit it again" >&2
   exit 2
 fi
-# The GPUs the rank sees (its own, or every GPU of the Node when the job's
-# unit is the server) and its device among them (torch.cuda.set_device(LOCAL_RANK)).
-cvd=$(printf '%s' "$cvd" | tr : ,)
-export RANK="$rank" LOCAL_RANK="$lrank" LOCAL_WORLD_SIZE="$lsize" EFLOPS_LOCAL_RANK="$local" CUDA_VISIBLE_DEVICES="$cvd"
-# NCCL's CTS messages leave with the rank's own traffic class
-# (NCCL_IB_FIFO_TC, NCCL 2.22.3 and later), as the QoS proof assumes.
-export NCCL_IB_HCA="$hca" NCCL_IB_TC="$tc" NCCL_IB_GID_INDEX="$gid"
-if [ -n "$tc" ]; then export NCCL_IB_FIFO_TC="$tc"; fi
-if [ -n "$ifname" ]; then export NCCL_SOCKET_IFNAME="$ifname" GLOO_SOCKET_IFNAME="${ifname#=}"; fi
-# Open MPI's own traffic on this rank's NIC only, read by every rank at
+"#;
+const RANK_ENV_TAIL: &str = r#"# Open MPI's own traffic on this rank's NIC only, read by every rank at
 # MPI_Init (OMPI_MCA_* in its environment, Open MPI 4.1 and 5.0): TCP on
 # its netdev, verbs (btl/openib) and UCX on its RDMA device, port 1.
 dev=${hca#=}
