@@ -29,6 +29,8 @@ pub use super::desired::{
 pub use super::state::{CableEnds, State, cable_ends, cable_type, netbox_profile};
 use super::state::{assigned_interface, custom_field};
 
+mod racks;
+
 /// One difference between the plan and the source of truth.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
@@ -62,6 +64,10 @@ pub struct Diff {
     pub conflicts: Vec<Change>,
     /// Objects already as planned.
     pub unchanged: usize,
+    /// Devices the plan does not own (servers, a switch not tagged as the
+    /// plan's) that the source of truth stands elsewhere than the plan:
+    /// reported, never moved (action `differs`).
+    pub not_moved: Vec<Change>,
 }
 
 fn has_tag(v: &Value, tag_id: Option<&str>, tag: &str) -> bool {
@@ -118,6 +124,31 @@ fn status(flavor: Flavor, name: &str) -> Value {
     }
 }
 
+/// The object types a tag may be applied to, as `app.model`: NetBox's
+/// `object_types`, Nautobot's `content_types` (REST strings, or GraphQL's
+/// `{app_label, model}`).
+fn tag_types(t: &Value) -> Vec<String> {
+    let list = t.get("object_types").or_else(|| t.get("content_types"));
+    (list.and_then(Value::as_array).into_iter().flatten())
+        .filter_map(|x| match x {
+            Value::String(s) => Some(s.clone()),
+            o => Some(format!(
+                "{}.{}",
+                o.get("app_label")?.as_str()?,
+                o.get("model")?.as_str()?
+            )),
+        })
+        .collect()
+}
+
+/// Whether a tag may be applied to objects of `ty`; on NetBox a tag
+/// listing no types may be applied to any
+/// (`netbox/extras/models/tags.py`, v4.6.8).
+fn tag_allows(t: &Value, ty: &str, netbox: bool) -> bool {
+    let types = tag_types(t);
+    types.iter().any(|x| x == ty) || (netbox && types.is_empty())
+}
+
 /// A tag's slug as NetBox requires one: lower case, letters, digits, `-`
 /// and `_`.
 fn slug(name: &str) -> String {
@@ -145,6 +176,7 @@ fn endpoint(kind: &str) -> &'static str {
         "ip-address" => "/api/ipam/ip-addresses/",
         "mac-address" => "/api/dcim/mac-addresses/",
         "custom-field" => "/api/extras/custom-fields/",
+        "rack" => "/api/dcim/racks/",
         _ => "/api/ipam/ip-address-to-interface/",
     }
 }
@@ -181,6 +213,23 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
         }
     };
     match &st.tag {
+        // A tag of an earlier push may not yet be allowed on racks (both
+        // systems refuse a tag on a type it does not list: Nautobot's
+        // `content_types`, NetBox's `object_types`, where none means any).
+        Some(t) if !want.racks.is_empty() && !tag_allows(t, "dcim.rack", netbox) => {
+            let mut types = tag_types(t);
+            types.push("dcim.rack".to_string());
+            add(
+                &mut d,
+                "update",
+                "tag",
+                want.tag.clone(),
+                "allowed on racks too".to_string(),
+                url(t),
+                0,
+                json!({"id": id_json(id_of(t)), if netbox { "object_types" } else { "content_types" }: types}),
+            );
+        }
         Some(_) => d.unchanged += 1,
         None => add(
             &mut d,
@@ -194,12 +243,13 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
                 // NetBox 4.x: `object_types` (was `content_types`), and a
                 // required slug (`netbox/extras/api/serializers_/tags.py`).
                 json!({"name": want.tag, "slug": slug(&want.tag), "object_types": [
-                    "dcim.device", "dcim.interface", "dcim.cable", "dcim.macaddress",
+                    "dcim.device", "dcim.interface", "dcim.cable", "dcim.macaddress", "dcim.rack",
                     "ipam.vlan", "ipam.prefix", "ipam.ipaddress"
                 ]})
             } else {
                 json!({"name": want.tag, "content_types": [
-                    "dcim.device", "dcim.interface", "dcim.cable", "ipam.vlan", "ipam.prefix", "ipam.ipaddress"
+                    "dcim.device", "dcim.interface", "dcim.cable", "dcim.rack", "ipam.vlan", "ipam.prefix",
+                    "ipam.ipaddress"
                 ]})
             },
         ),
@@ -983,6 +1033,15 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
             ),
         }
     }
+    racks::diff(
+        want,
+        st,
+        opts,
+        flavor,
+        tag_id.as_deref(),
+        &mut d,
+        &mut refused,
+    );
     if !refused.is_empty() {
         return Err(SotError::Refused {
             what: "the plan cannot be pushed".to_string(),
