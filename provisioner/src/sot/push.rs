@@ -70,6 +70,36 @@ pub struct Diff {
     pub not_moved: Vec<Change>,
 }
 
+/// Files a change of the diff by its action: a conflict, a device not
+/// moved (`differs`), else a write. The arguments are [`Change`]'s fields,
+/// in order.
+#[allow(clippy::too_many_arguments)]
+fn add(
+    d: &mut Diff,
+    action: &'static str,
+    kind: &'static str,
+    object: String,
+    detail: String,
+    url: Option<String>,
+    phase: u8,
+    body: Value,
+) {
+    let c = Change {
+        action,
+        kind,
+        object,
+        detail,
+        url,
+        phase,
+        body,
+    };
+    match action {
+        "conflict" => d.conflicts.push(c),
+        "differs" => d.not_moved.push(c),
+        _ => d.changes.push(c),
+    }
+}
+
 fn has_tag(v: &Value, tag_id: Option<&str>, tag: &str) -> bool {
     v.get("tags").and_then(Value::as_array).is_some_and(|tags| {
         tags.iter().any(|t| {
@@ -196,22 +226,6 @@ pub fn diff(want: &Desired, st: &State, opts: &PushOptions, flavor: Flavor) -> R
     refused.extend(want.problems.iter().cloned());
     let tag = id_json(tag_id.clone());
     let mine = |v: &Value| has_tag(v, tag_id.as_deref(), &want.tag);
-    let add = |d: &mut Diff, action, kind, object: String, detail: String, url, phase, body| {
-        let c = Change {
-            action,
-            kind,
-            object,
-            detail,
-            url,
-            phase,
-            body,
-        };
-        if action == "conflict" {
-            d.conflicts.push(c);
-        } else {
-            d.changes.push(c);
-        }
-    };
     match &st.tag {
         // A tag of an earlier push may not yet be allowed on racks (both
         // systems refuse a tag on a type it does not list: Nautobot's

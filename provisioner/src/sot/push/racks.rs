@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{Change, Diff, has_tag, status, url};
+use super::{Diff, add, has_tag, status, url};
 use crate::sot::client::{Flavor, id_of};
 use crate::sot::desired::{Desired, PushOptions, WantPlace};
 use crate::sot::import::id_json;
@@ -70,22 +70,6 @@ pub(super) fn diff(
     let netbox = flavor == Flavor::Netbox;
     let mine = |v: &Value| has_tag(v, tag_id, &want.tag);
     let tag = id_json(tag_id.map(str::to_string));
-    let add = |d: &mut Diff, action, kind, object: String, detail: String, url, phase, body| {
-        let c = Change {
-            action,
-            kind,
-            object,
-            detail,
-            url,
-            phase,
-            body,
-        };
-        match action {
-            "conflict" => d.conflicts.push(c),
-            "differs" => d.not_moved.push(c),
-            _ => d.changes.push(c),
-        }
-    };
     let twins: BTreeSet<&String> = st.rack_twins.iter().map(|t| &t.0).collect();
     for name in twins {
         let urls: Vec<&str> = (st.rack_twins.iter())
