@@ -18,9 +18,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{Diff, add, has_tag, status, url};
-use crate::sot::client::{Flavor, id_of};
-use crate::sot::desired::{Desired, PushOptions, WantPlace};
+use super::{Cx, Diff, add, status, url};
+use crate::sot::client::id_of;
+use crate::sot::desired::WantPlace;
 use crate::sot::import::id_json;
 use crate::sot::state::State;
 
@@ -33,7 +33,7 @@ pub fn units(v: Option<&Value>) -> Option<u32> {
     let f = v
         .as_f64()
         .or_else(|| v.as_str().and_then(|s| s.parse().ok()))?;
-    (f >= 0.0 && f.fract() == 0.0 && f <= f64::from(u32::MAX)).then(|| f as u32)
+    (f >= 0.0 && f.fract() == 0.0 && f <= f64::from(u32::MAX)).then_some(f as u32)
 }
 
 /// Where a device stands: its rack's name and id, and its position (when
@@ -58,18 +58,11 @@ fn type_height(st: &State, model: &str) -> Option<u32> {
 }
 
 /// Adds the racks' and the placements' changes, conflicts and reports.
-pub(super) fn diff(
-    want: &Desired,
-    st: &State,
-    opts: &PushOptions,
-    flavor: Flavor,
-    tag_id: Option<&str>,
-    d: &mut Diff,
-    refused: &mut Vec<String>,
-) {
-    let netbox = flavor == Flavor::Netbox;
-    let mine = |v: &Value| has_tag(v, tag_id, &want.tag);
-    let tag = id_json(tag_id.map(str::to_string));
+pub(super) fn diff(cx: &Cx, d: &mut Diff, refused: &mut Vec<String>) {
+    let (want, st, opts, flavor) = (cx.want, cx.st, cx.opts, cx.flavor);
+    let netbox = cx.netbox;
+    let mine = |v: &Value| cx.mine(v);
+    let tag = &cx.tag;
     let twins: BTreeSet<&String> = st.rack_twins.iter().map(|t| &t.0).collect();
     for name in twins {
         let urls: Vec<&str> = (st.rack_twins.iter())
