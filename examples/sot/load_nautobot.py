@@ -29,13 +29,18 @@ import tomllib
 import urllib.error
 import urllib.request
 
-PLACEHOLDER = re.compile(r"\{n(?::0?(\d+)(x?))?\}")
+PLACEHOLDER = re.compile(r"\{n(?:/(\d+))?(?::0?(\d+)(x?))?\}")
 
 
-def expand(pattern, n):
+def expand(pattern, n, start=1):
+    """`{n}`, `{n:02}`, `{n:x}` and `{n/K}`: the group of K instances n is
+    in, numbered from the template's `start` (docs/inventory.md)."""
+
     def sub(m):
-        width = int(m.group(1) or 0)
-        return format(n, f"0{width}{'x' if m.group(2) else 'd'}")
+        k = int(m.group(1) or 0)
+        v = (n - start) // k + start if k else n
+        width = int(m.group(2) or 0)
+        return format(v, f"0{width}{'x' if m.group(3) else 'd'}")
 
     return PLACEHOLDER.sub(sub, pattern)
 
@@ -295,7 +300,7 @@ def main():
             "custom_fields": {"topo_sockets": ",".join(s["sockets"])},
         }
         if "rack" in s:
-            d["rack"] = {"name": expand(s["rack"], n)}
+            d["rack"] = {"name": expand(s["rack"], n, s.get("start", 1))}
         devices.append(d)
     for s, n in switches:
         cf = {}
@@ -319,7 +324,7 @@ def main():
             "custom_fields": cf,
         }
         if "rack" in s:
-            d["rack"] = {"name": expand(s["rack"], n)}
+            d["rack"] = {"name": expand(s["rack"], n, s.get("start", 1))}
         devices.append(d)
     dev = api.ensure("/api/dcim/devices/", devices, lambda o: o["name"], f"location={site}")
 

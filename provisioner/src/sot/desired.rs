@@ -117,9 +117,30 @@ pub struct Desired {
     /// (MAC, server, interface) of the NICs the plan gives a MAC; pushed
     /// to NetBox only, where a MAC address is an object of its own.
     pub macs: Vec<(String, String, String)>,
+    /// The plan's racks: name -> height in rack units.
+    pub racks: BTreeMap<String, u32>,
+    /// Where the plan stands its physical switches and cabled servers
+    /// (those with a rack and a position), by device name.
+    pub places: BTreeMap<String, WantPlace>,
     /// What the source of truth cannot hold of this plan, each naming the
     /// object and what to do (the push refuses the plan).
     pub problems: Vec<String>,
+}
+
+/// Where the plan stands a device: its rack, its lowest unit (1-based,
+/// the devices' `position` on both systems) on the front face, and its
+/// height.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WantPlace {
+    /// Rack name.
+    pub rack: String,
+    /// The lowest unit it occupies.
+    pub position: u32,
+    /// Its height in rack units.
+    pub u_height: u32,
+    /// A switch of the plan (placed by the push); false for a server
+    /// (inventory: compared, never moved).
+    pub switch: bool,
 }
 
 /// The device custom fields the push creates for a BGP plan (key, type):
@@ -328,6 +349,7 @@ pub fn desired(plan: &Plan) -> Desired {
                 .push((ip.clone(), sn.server.clone(), sn.nic.clone()));
         }
     }
+    add_places(&mut d, plan);
     // The switches' side, from the model every renderer reads.
     match planner::expect::fabric(plan, &plan.name) {
         Ok(f) => add_fabric(&mut d, plan, &f),
@@ -388,6 +410,48 @@ pub fn add_fabric(d: &mut Desired, plan: &Plan, fabric: &planner::expect::Fabric
             fields.insert(ASN_FIELDS[1].0, serde_json::Value::Null);
         }
         d.asns.insert(device.to_string(), fields);
+    }
+}
+
+/// Adds the plan's racks and where it stands its physical switches and
+/// the servers it cables (docs/source-of-truth.md, "Racks").
+pub fn add_places(d: &mut Desired, plan: &Plan) {
+    for r in &plan.racks {
+        d.racks.insert(r.name.clone(), r.height());
+    }
+    for s in &plan.switch_list {
+        if let (Some(rack), Some(position)) = (&s.rack, s.position) {
+            d.places
+                .entry(s.physical.clone())
+                .or_insert_with(|| WantPlace {
+                    rack: rack.clone(),
+                    position,
+                    u_height: s.u_height.unwrap_or(planner::inventory::DEFAULT_SWITCH_U),
+                    switch: true,
+                });
+        }
+    }
+    for s in plan.servers.iter().filter(|s| d.servers.contains(&s.name)) {
+        if let (Some(rack), Some(position)) = (&s.rack, s.position) {
+            d.places.insert(
+                s.name.clone(),
+                WantPlace {
+                    rack: rack.clone(),
+                    position,
+                    u_height: s.u_height.unwrap_or(planner::inventory::DEFAULT_SERVER_U),
+                    switch: false,
+                },
+            );
+        }
+    }
+    for (name, p) in &d.places {
+        if !d.racks.contains_key(&p.rack) {
+            d.problems.push(format!(
+                "{} {name} stands in rack {}, which is not among the plan's racks; design the plan again (planner design)",
+                if p.switch { "switch" } else { "server" },
+                p.rack
+            ));
+        }
     }
 }
 

@@ -38,6 +38,18 @@ pub struct State {
     /// The device custom fields of [`ASN_FIELDS`] that exist, by key
     /// (Nautobot's `key`, NetBox's `name`); read only for a BGP plan.
     pub custom_fields: BTreeMap<String, Value>,
+    /// The plan's racks that exist (at the location), by name.
+    pub racks: BTreeMap<String, Value>,
+    /// Racks of a plan's name found twice (without `--location`, in two
+    /// locations): (name, URL).
+    pub rack_twins: Vec<(String, String)>,
+    /// The devices standing in the plan's racks (with a position),
+    /// reshaped like [`State::devices`]: `rack` `{id, name}`, `position`,
+    /// `face`, `device_type` `{model}`.
+    pub occupants: Vec<Value>,
+    /// Device types by model, with their `u_height`: those of the plan's
+    /// switches and of the devices in its racks.
+    pub device_types: BTreeMap<String, Value>,
 }
 
 /// Every prefix the plan wants: its NIC prefixes, the link pool and the
@@ -196,6 +208,10 @@ pub fn cable_type(lanes: u32, straight: bool) -> (String, u32, u32, u32) {
 /// The GraphQL fields of an object's tags.
 const TAGS: &str = "tags { id name }";
 
+/// The GraphQL fields of where a device stands (Nautobot 3.2.7's
+/// `Device.rack`, `position`, `face`, `nautobot/dcim/models/devices.py`).
+const PLACE: &str = "rack { id name } position face device_type { model }";
+
 impl State {
     /// The `last_updated` of an object of a push's `kind` as read, by id
     /// (ids are unique per kind only, on NetBox).
@@ -244,7 +260,8 @@ impl State {
         let vlans: Vec<&String> = want.vlans.values().collect();
         let mut vars = serde_json::Map::new();
         let mut params = vec!["$tag: [String]".to_string()];
-        let mut fields = vec!["tags(name: $tag) { id name }".to_string()];
+        let mut fields =
+            vec!["tags(name: $tag) { id name content_types { app_label model } }".to_string()];
         vars.insert("tag".to_string(), json!([want.tag]));
         let mut device_filter = "devices(name".to_string();
         if let Some(l) = location {
@@ -264,7 +281,7 @@ impl State {
             &device_filter,
             json!(names),
             format!(
-                "id name _custom_field_data interfaces {{ id name mode untagged_vlan {{ id }} tagged_vlans {{ id }} \
+                "id name _custom_field_data {PLACE} interfaces {{ id name mode untagged_vlan {{ id }} tagged_vlans {{ id }} \
                  {TAGS} cable {{ id label {TAGS} terminations {{ cable_end connector interface {{ id }} }} \
                  cable_type {{ name a_connectors b_connectors total_lanes }} }} }}"
             ),
@@ -298,6 +315,27 @@ impl State {
             "ip_addresses(address",
             json!(addresses),
             format!("id address {TAGS} interfaces {{ id }}"),
+        );
+        let rack_filter = if location.is_some() {
+            "racks(location: $location, name"
+        } else {
+            "racks(name"
+        };
+        wanted(
+            "racks",
+            rack_filter,
+            json!(want.racks.keys().collect::<Vec<_>>()),
+            format!("id name u_height status {{ name }} {TAGS} devices {{ id name {PLACE} }}"),
+        );
+        wanted(
+            "device_types",
+            "device_types(model",
+            json!(if want.places.is_empty() {
+                BTreeSet::new()
+            } else {
+                want.switches.values().collect::<BTreeSet<_>>()
+            }),
+            "id model u_height".to_string(),
         );
         let query = format!("query ({}) {{ {} }}", params.join(", "), fields.join(" "));
         let data = client
@@ -382,6 +420,54 @@ impl State {
             }
             st.addresses
                 .insert(n.to_string(), with_url(a, "/api/ipam/ip-addresses/"));
+        }
+        for r in list_of(&data, "racks") {
+            let r = with_url(r, "/api/dcim/racks/");
+            for d in r
+                .get("devices")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let mut d = with_url(d, "/api/dcim/devices/");
+                face_value(&mut d);
+                if d.get("position").is_some_and(|p| !p.is_null()) {
+                    st.occupants.push(d);
+                }
+            }
+            st.add_rack(r);
+        }
+        for d in st.devices.values_mut() {
+            face_value(d);
+        }
+        let mut models: BTreeSet<String> = want.switches.values().cloned().collect();
+        models.extend(st.occupant_models());
+        for t in list_of(&data, "device_types") {
+            if let Some(m) = t.get("model").and_then(Value::as_str) {
+                st.device_types
+                    .insert(m.to_string(), with_url(t, "/api/dcim/device-types/"));
+            }
+        }
+        // The occupants' own types (a second query: they are known only
+        // now); read only when some are not among the switches'.
+        let more: Vec<&String> = models
+            .iter()
+            .filter(|m| !st.device_types.contains_key(*m))
+            .collect();
+        if !more.is_empty() && !st.occupants.is_empty() {
+            let data = client
+                .graphql(
+                    "query ($models: [String]) { device_types(model: $models) { id model u_height } }",
+                    json!({"models": more}),
+                    "reading the device types in the plan's racks",
+                )
+                .await?;
+            for t in list_of(&data, "device_types") {
+                if let Some(m) = t.get("model").and_then(Value::as_str) {
+                    st.device_types
+                        .insert(m.to_string(), with_url(t, "/api/dcim/device-types/"));
+                }
+            }
         }
         st.custom_fields = read_custom_fields(client, want, "key").await?;
         Ok(st)
@@ -511,8 +597,97 @@ impl State {
                 }
             }
         }
+        st.read_racks_rest(client, want, &site).await?;
         st.custom_fields = read_custom_fields(client, want, "name").await?;
         Ok(st)
+    }
+
+    /// NetBox: the plan's racks at the site (`RackFilterSet`: `name`, and
+    /// `site` by slug, `netbox/dcim/filtersets.py` v4.6.8), the devices
+    /// standing in them (`DeviceFilterSet.rack_id`), and the device types
+    /// of those and of the plan's switches by `model`: a device's brief
+    /// `device_type` has no `u_height` (`DeviceTypeSerializer`'s
+    /// `brief_fields`, `netbox/dcim/api/serializers_/devicetypes.py`).
+    async fn read_racks_rest(&mut self, client: &Client, want: &Desired, site: &str) -> Result<()> {
+        let names: Vec<&String> = want.racks.keys().collect();
+        let mut ids = Vec::new();
+        for q in query_chunks(names.into_iter(), "name", 50) {
+            for r in client
+                .list(
+                    "/api/dcim/racks/",
+                    &format!("{q}{site}"),
+                    "reading the racks",
+                )
+                .await?
+            {
+                ids.extend(id_of(&r));
+                self.add_rack(r);
+            }
+        }
+        for q in query_chunks(ids.iter(), "rack_id", 50) {
+            for d in client
+                .list("/api/dcim/devices/", &q, "reading the devices in the racks")
+                .await?
+            {
+                if d.get("position").is_some_and(|p| !p.is_null()) {
+                    let mut d = d;
+                    face_value(&mut d);
+                    self.occupants.push(d);
+                }
+            }
+        }
+        for d in self.devices.values_mut() {
+            face_value(d);
+        }
+        if want.places.is_empty() {
+            return Ok(());
+        }
+        let mut models: BTreeSet<String> = want.switches.values().cloned().collect();
+        models.extend(self.occupant_models());
+        for q in query_chunks(models.iter(), "model", 50) {
+            for t in client
+                .list("/api/dcim/device-types/", &q, "reading the device types")
+                .await?
+            {
+                if let Some(m) = t.get("model").and_then(Value::as_str) {
+                    self.device_types.insert(m.to_string(), t);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps a rack read by name; a second of the same name is a twin.
+    fn add_rack(&mut self, r: Value) {
+        let Some(n) = r.get("name").and_then(Value::as_str).map(str::to_string) else {
+            return;
+        };
+        if let Some(first) = self.racks.get(&n) {
+            for x in [first, &r] {
+                let u = x.get("url").and_then(Value::as_str).unwrap_or_default();
+                self.rack_twins.push((n.clone(), u.to_string()));
+            }
+        }
+        self.racks.insert(n, r);
+    }
+
+    /// The models of the devices in the plan's racks.
+    fn occupant_models(&self) -> BTreeSet<String> {
+        self.occupants
+            .iter()
+            .filter_map(|d| d.get("device_type")?.get("model")?.as_str())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// A device's `face` as a bare lower-case value: NetBox's `{"value":
+/// "front", ...}`, Nautobot GraphQL's enum name (`FRONT`).
+fn face_value(d: &mut Value) {
+    if let Some(o) = d.as_object_mut() {
+        let f = o.get("face").cloned().unwrap_or(Value::Null);
+        let f = f.get("value").cloned().unwrap_or(f);
+        o.insert("face".to_string(), enum_value(&f));
     }
 }
 

@@ -1025,3 +1025,224 @@ fn wrong_token_is_refused_and_never_printed() {
         "the token leaked: {text}"
     );
 }
+
+/// `plan` pushed with `--dry-run`.
+pub(crate) fn dry_run(
+    rt: &tokio::runtime::Runtime,
+    c: &Client,
+    plan: &planner::plan::Plan,
+    popts: &PushOptions,
+) -> provisioner::sot::push::PushReport {
+    let opts = PushOptions {
+        dry_run: true,
+        ..popts.clone()
+    };
+    rt.block_on(provisioner::sot::push::push(c, plan, &opts, &mut |_| {}))
+        .unwrap()
+}
+
+/// The objects of a diff's changes of one kind and action, in order.
+pub(crate) fn objects_of(
+    d: &provisioner::sot::push::Diff,
+    kind: &str,
+    action: &str,
+) -> Vec<String> {
+    (d.changes.iter())
+        .filter(|x| x.kind == kind && x.action == action)
+        .map(|x| x.object.clone())
+        .collect()
+}
+
+/// `plan` with racks `names` made 48 U.
+pub(crate) fn taller(plan: &planner::plan::Plan, names: &[&str]) -> planner::plan::Plan {
+    let mut p = plan.clone();
+    for r in (p.racks.iter_mut()).filter(|r| names.contains(&r.name.as_str())) {
+        r.u_height = Some(48);
+    }
+    p
+}
+
+/// The diff's first conflict of `kind`.
+pub(crate) fn conflict_of<'a>(
+    d: &'a provisioner::sot::push::Diff,
+    kind: &str,
+) -> &'a provisioner::sot::push::Change {
+    (d.conflicts.iter())
+        .find(|x| x.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind} conflict: {:?}", d.conflicts))
+}
+
+/// The racked inventory of the rack tests: breakout-200g with its servers
+/// four to a rack in r1 and r2 (provisioner/tests/data).
+pub(crate) fn racked_inventory() -> (PathBuf, planner::inventory::Inventory) {
+    let path = root().join("provisioner/tests/data/breakout-200g-racked.toml");
+    let inv = planner::inventory::Inventory::from_toml(
+        &std::fs::read_to_string(&path).unwrap(),
+        "breakout-200g-racked.toml",
+    )
+    .unwrap();
+    (path, inv)
+}
+
+/// `plan` with the racks of `racked` (the same fabric designed from the
+/// racked inventory) and every server and switch where `racked` stands it,
+/// by name.
+pub(crate) fn with_places(plan: &mut planner::plan::Plan, racked: &planner::plan::Plan) {
+    plan.racks = racked.racks.clone();
+    for s in &mut plan.servers {
+        let r = (racked.servers.iter()).find(|x| x.name == s.name).unwrap();
+        (s.rack, s.position, s.u_height) = (r.rack.clone(), r.position, r.u_height);
+    }
+    for s in &mut plan.switch_list {
+        let r = (racked.switch_list.iter())
+            .find(|x| x.name == s.name)
+            .unwrap();
+        (s.rack, s.position, s.u_height) = (r.rack.clone(), r.position, r.u_height);
+    }
+}
+
+/// The racked inventory designed as the other breakout tests design it.
+pub(crate) fn racked_design(inv: &planner::inventory::Inventory) -> planner::plan::Plan {
+    let topo = DesignOptions {
+        topology: planner::plan::Topology::FatTree,
+        ..DesignOptions::default()
+    };
+    let plan = planner::design::design(inv, &topo).unwrap().plan().clone();
+    let at = |n: &str| {
+        let s = (plan.switch_list.iter()).find(|s| s.name == n).unwrap();
+        (s.rack.clone().unwrap(), s.position.unwrap())
+    };
+    assert_eq!(at("leaf01"), ("r1".to_string(), 42));
+    assert_eq!(at("spine02"), ("network-a".to_string(), 41));
+    plan
+}
+
+/// Rack positions (issue #35 item 4) against the real Nautobot: the racked
+/// breakout inventory loaded (racks r1 and r2, the servers in them without
+/// positions, the switches without racks), imported, designed; the dry
+/// run shows the network rack to create, each switch's placement and each
+/// server the source of truth stands otherwise (not moved); the push writes
+/// them, a second push nothing. Then someone else's device in leaf01's
+/// unit (leaf01 taken out of it) and a plan whose r2 is 48 U are conflicts
+/// naming their URLs, and nothing is written.
+#[test]
+fn racked_plan_pushes_racks_and_switch_positions_issue_35() {
+    const RACKS_LOCATION: &str = "sot-test-racks";
+    let test = "sot::racked_plan";
+    let Some((url, token)) = nautobot(test) else {
+        return;
+    };
+    let rt = rt();
+    let c = client(&url, &token);
+    let (path, original) = racked_inventory();
+    let mut clock = Stages::new();
+    load_at(
+        &url,
+        &token,
+        RACKS_LOCATION,
+        &["--wipe", path.to_str().unwrap()],
+    );
+    clock.mark("racks: load");
+    let (toml, imported) = import(&rt, &c, RACKS_LOCATION, "breakout-200g-racked");
+    assert!(toml.contains("name = \"r2\""), "{toml}");
+    let mut plan = same_breakout_design(&imported, &original);
+    with_places(&mut plan, &racked_design(&original));
+    // Its /31s apart from the other round trips' in namespace Global.
+    plan.addressing.link_pool = "172.31.253.0/24".to_string();
+    let popts = push_options(RACKS_LOCATION);
+    let dry = dry_run(&rt, &c, &plan, &popts);
+    assert_eq!(objects_of(&dry.diff, "rack", "create"), ["network-a"]);
+    assert_eq!(
+        objects_of(&dry.diff, "device", "update"),
+        ["leaf01", "leaf02", "spine01", "spine02"]
+    );
+    assert_eq!(dry.diff.not_moved.len(), 8, "{:?}", dry.diff.not_moved);
+    assert!(
+        (dry.diff.not_moved.iter()).all(|x| x.detail.contains(", no position, the plan rack r")),
+        "{:?}",
+        dry.diff.not_moved
+    );
+    clock.mark("racks: dry run");
+    push_clean(&rt, &c, &plan, &popts, &mut |l| {
+        eprintln!("{test}: push: {l}")
+    });
+    clock.mark("racks: first push");
+    push_again_changes_nothing(&rt, &c, &plan, &popts);
+    clock.mark("racks: second push and dry run");
+
+    let tag = owner_tag(&plan.name);
+    let held = rt
+        .block_on(c.graphql(
+            "query ($loc: [String]) { racks(location: $loc) { id name u_height status { name } tags { name } } \
+             devices(location: $loc) { id name position face rack { name } } }",
+            json!({"loc": [RACKS_LOCATION]}),
+            "test",
+        ))
+        .unwrap();
+    let racks = held["racks"].as_array().unwrap();
+    let net = (racks.iter()).find(|r| r["name"] == "network-a").unwrap();
+    assert_eq!(net["u_height"], 42, "{net}");
+    assert_eq!(net["status"]["name"], "Planned", "{net}");
+    assert_eq!(net["tags"][0]["name"], tag.as_str(), "{net}");
+    let devices = held["devices"].as_array().unwrap();
+    let device = |n: &str| (devices.iter()).find(|d| d["name"] == n).unwrap().clone();
+    for s in &plan.switch_list {
+        let d = device(&s.name);
+        assert_eq!(d["rack"]["name"], s.rack.as_deref().unwrap(), "{d}");
+        assert_eq!(d["position"], s.position.unwrap(), "{d}");
+        assert!(
+            d["face"].as_str().unwrap().eq_ignore_ascii_case("front"),
+            "{d}"
+        );
+    }
+
+    // Planted: leaf01 taken out of its unit and someone else's device put
+    // there; the plan's r2 made 48 U against the loader's 42 U.
+    let leaf = device("leaf01");
+    rt.block_on(c.update(
+        "/api/dcim/devices/",
+        &[json!({"id": id_of(&leaf), "rack": null, "position": null, "face": ""})],
+        1,
+        "test",
+    ))
+    .unwrap();
+    let r1 = (racks.iter()).find(|r| r["name"] == "r1").unwrap();
+    let pdu = rt
+        .block_on(c.call(
+            reqwest::Method::POST,
+            "/api/dcim/devices/",
+            Some(
+                &json!({"name": "pdu-a", "device_type": {"model": "sw-16x400"},
+                         "role": {"name": "fabric-switch"}, "location": {"name": RACKS_LOCATION},
+                         "status": {"name": "Active"}, "rack": id_of(r1), "position": 42,
+                         "face": "front"}),
+            ),
+            "test",
+        ))
+        .unwrap();
+    let taller = taller(&plan, &["r2"]);
+    let blocked = rt
+        .block_on(provisioner::sot::push::push(
+            &c,
+            &taller,
+            &popts,
+            &mut |_| {},
+        ))
+        .unwrap();
+    let conflict = |kind: &str| conflict_of(&blocked.diff, kind);
+    let unit = conflict("device");
+    assert_eq!(unit.object, "leaf01 in r1 U42");
+    assert!(unit.detail.contains("held by device pdu-a"), "{unit:?}");
+    assert!(
+        (unit.url.as_deref().unwrap_or("")).contains(&id_of(&pdu).unwrap()),
+        "{unit:?}"
+    );
+    let rack = conflict("rack");
+    assert_eq!(rack.object, "r2");
+    assert!(
+        rack.detail.starts_with("is 42 U and not tagged"),
+        "{rack:?}"
+    );
+    assert_eq!((blocked.created, blocked.updated), (0, 0));
+    clock.mark("racks: planted occupant and rack height");
+}

@@ -25,8 +25,9 @@ pub(crate) mod netbox_server;
 use netbox_server::NetBox;
 
 use crate::a_sot::{
-    built_cabling, plan_rows, push_again_changes_nothing, push_clean, push_options, rows,
-    same_breakout_design, same_findings_as_csv,
+    built_cabling, conflict_of, dry_run, objects_of, plan_rows, push_again_changes_nothing,
+    push_clean, push_options, racked_design, racked_inventory, rows, same_breakout_design,
+    same_findings_as_csv, taller, with_places,
 };
 
 pub(crate) const SITE: &str = "eflops-lab";
@@ -1293,4 +1294,128 @@ fn netbox_routed_plan_pushes_switch_addresses_and_asns_issue_35() {
     assert_eq!((blocked.created, blocked.updated), (0, 0));
     let writes = srv.nb.lock().unwrap().writes_since(before);
     assert!(writes.is_empty(), "nothing written: {writes:?}");
+}
+
+/// Rack positions (issue #35 item 4) on NetBox: the breakout fabric loaded
+/// without racks, plus the operator's rack r1 (42 U, not the plan's), and
+/// the plan standing it in the racked inventory's racks. The dry run lists
+/// racks r2 and network-a to create at the site (status planned, 42 U),
+/// each switch's rack, position and face, and every server NetBox holds
+/// without a rack as not moved, and writes nothing; the push writes them,
+/// a second push nothing. Then someone else's device in leaf01's unit
+/// (leaf01 taken out of it) and a plan whose r2 is 48 U are conflicts
+/// naming their URLs, and nothing is written.
+#[test]
+fn netbox_racked_plan_pushes_racks_and_switch_positions_issue_35() {
+    let (srv, c, mut plan) = breakout_loaded();
+    let rt = &srv.rt;
+    with_places(&mut plan, &racked_design(&racked_inventory().1));
+    let site = srv.get_all("/api/dcim/sites/", &format!("slug={SITE}"))[0]["id"].clone();
+    srv.post(
+        "/api/dcim/racks/",
+        json!({"name": "r1", "site": site, "status": "active"}),
+    );
+    let popts = push_options(SITE);
+    let mark = srv.writes();
+    let dry = dry_run(rt, &c, &plan, &popts);
+    let of = objects_of;
+    assert_eq!(of(&dry.diff, "rack", "create"), ["network-a", "r2"]);
+    assert_eq!(
+        of(&dry.diff, "device", "update"),
+        ["leaf01", "leaf02", "spine01", "spine02"]
+    );
+    assert_eq!(dry.diff.not_moved.len(), 8, "{:?}", dry.diff.not_moved);
+    assert!(
+        (dry.diff.not_moved.iter()).all(|x| x.detail.contains("has no rack, the plan rack r")),
+        "{:?}",
+        dry.diff.not_moved
+    );
+    let writes = srv.nb.lock().unwrap().writes_since(mark);
+    assert!(writes.is_empty(), "the dry run wrote: {writes:?}");
+    let first = push_clean(rt, &c, &plan, &popts, &mut |_| {});
+    assert_eq!(first.diff.not_moved.len(), 8);
+    push_again_changes_nothing(rt, &c, &plan, &popts);
+
+    // NetBox holds them.
+    let tag = owner_tag(&plan.name);
+    let racks = srv.get_all("/api/dcim/racks/", "");
+    let rack = |n: &str| (racks.iter()).find(|r| r["name"] == n).unwrap().clone();
+    for n in ["r2", "network-a"] {
+        let r = rack(n);
+        assert_eq!(r["status"]["value"], "planned", "{r}");
+        assert_eq!(r["u_height"], 42, "{r}");
+        assert_eq!(r["tags"][0]["name"], tag.as_str(), "{r}");
+    }
+    assert_eq!(
+        rack("r1")["tags"],
+        json!([]),
+        "the operator's rack is left as it is"
+    );
+    let device = |n: &str| srv.get_all("/api/dcim/devices/", &format!("name={n}"))[0].clone();
+    for s in &plan.switch_list {
+        let d = device(&s.name);
+        assert_eq!(d["rack"]["name"], s.rack.as_deref().unwrap(), "{d}");
+        assert_eq!(d["position"], json!(f64::from(s.position.unwrap())), "{d}");
+        assert_eq!(d["face"]["value"], "front", "{d}");
+    }
+    assert!(device("node01")["rack"].is_null(), "servers are not moved");
+
+    // Planted: leaf01 out of its unit and someone else's device in it; the
+    // plan's r2 made 48 U.
+    let leaf = device("leaf01");
+    let (st, v) = srv.raw(
+        reqwest::Method::PATCH,
+        "/api/dcim/devices/",
+        Some(json!([{"id": leaf["id"], "rack": null, "position": null, "face": ""}])),
+    );
+    assert_eq!(st, 200, "{v}");
+    let pdu = srv.post(
+        "/api/dcim/devices/",
+        json!({"name": "pdu-a", "device_type": {"model": "sw-16x400"}, "role": {"slug": "fabric-switch"},
+               "site": site, "rack": rack("r1")["id"], "position": 42, "face": "front"}),
+    );
+    // The plan's own r2 made taller is an update; the operator's r1 made
+    // taller is a conflict.
+    let taller = taller(&plan, &["r1", "r2"]);
+    let mark = srv.writes();
+    let blocked = rt
+        .block_on(provisioner::sot::push::push(
+            &c,
+            &taller,
+            &popts,
+            &mut |_| {},
+        ))
+        .unwrap();
+    let conflict = |kind: &str| conflict_of(&blocked.diff, kind);
+    let unit = conflict("device");
+    assert_eq!(unit.object, "leaf01 in r1 U42");
+    assert!(
+        unit.detail.contains("held by device pdu-a (rack r1 U42)"),
+        "{unit:?}"
+    );
+    assert_eq!(
+        unit.url.as_ref(),
+        pdu["url"].as_str().map(str::to_string).as_ref()
+    );
+    let r1 = conflict("rack");
+    assert_eq!(r1.object, "r1");
+    assert!(r1.detail.starts_with("is 42 U and not tagged"), "{r1:?}");
+    assert!(
+        of(&blocked.diff, "rack", "update") == ["r2"],
+        "{:?}",
+        blocked.diff.changes
+    );
+    assert_eq!((blocked.created, blocked.updated), (0, 0));
+    let writes = srv.nb.lock().unwrap().writes_since(mark);
+    assert!(writes.is_empty(), "a push with conflicts wrote: {writes:?}");
+    // NetBox itself refuses a device in an occupied unit.
+    let (st, v) = srv.raw(
+        reqwest::Method::PATCH,
+        "/api/dcim/devices/",
+        Some(
+            json!([{"id": leaf["id"], "rack": rack("r1")["id"], "position": 42, "face": "front"}]),
+        ),
+    );
+    assert_eq!(st, 400, "{v}");
+    assert!(v.to_string().contains("U42 is already occupied"), "{v}");
 }

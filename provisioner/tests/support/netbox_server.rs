@@ -104,6 +104,10 @@ pub type Obj = Map<String, Value>;
 enum F {
     Str,
     Int,
+    /// A `DecimalField` (`max_digits=4, decimal_places=1`): NetBox sets
+    /// `COERCE_DECIMAL_TO_STRING` false (`netbox/netbox/settings.py`), so
+    /// it reads as a JSON number (`1.0`).
+    Dec,
     Bool,
     /// A `ChoiceField`; the empty string allowed when `blank`.
     Choice(&'static [&'static str], bool),
@@ -198,6 +202,9 @@ const DEVICE_STATUS: &[&str] = &[
     "decommissioning",
 ];
 const LINK_STATUS: &[&str] = &["connected", "planned", "decommissioning"];
+/// `RackStatusChoices` and `DeviceFaceChoices` (`netbox/dcim/choices.py`).
+const RACK_STATUS: &[&str] = &["reserved", "available", "planned", "active", "deprecated"];
+const FACES: &[&str] = &["front", "rear"];
 /// `CableProfileChoices` (new in 4.5), with each profile's connectors on
 /// A and B (`a_connectors`/`b_connectors` of its class in
 /// `netbox/dcim/cable_profiles.py`) and its display label.
@@ -413,6 +420,8 @@ const SPECS: &[Spec] = &[
             fld("manufacturer", F::Fk("dcim/manufacturers"), true),
             fld("model", F::Str, true),
             fld("slug", F::Str, true),
+            // `DeviceTypeSerializer.u_height`, a decimal, default 1.0.
+            dflt("u_height", F::Dec, || json!(1.0)),
             DESCRIPTION,
             TAGS,
             CF,
@@ -447,17 +456,31 @@ const SPECS: &[Spec] = &[
     Spec {
         kind: "dcim/racks",
         ctype: "dcim.rack",
+        // `RackSerializer` (`netbox/dcim/api/serializers_/racks.py`) and
+        // `RackBase.u_height` (1 to 100, default 42,
+        // `netbox/dcim/models/racks.py`); `RackFilterSet` filters by
+        // `name` and `site` slug (validated).
         fields: &[
             fld("name", F::Str, true),
             fld("site", F::Fk("dcim/sites"), true),
-            dflt("status", F::Choice(SITE_STATUS, false), active),
+            dflt("status", F::Choice(RACK_STATUS, false), active),
+            dflt("u_height", F::Int, || json!(42)),
             DESCRIPTION,
             TAGS,
             CF,
         ],
         brief: &["id", "url", "display", "name", "description"],
         display: "name",
-        filters: &[flt("name", |_, o| scalar(o, "name"))],
+        filters: &[
+            flt("id", |_, o| scalar(o, "id")),
+            flt("name", |_, o| scalar(o, "name")),
+            vflt(
+                "site",
+                |db, o| related(db, o, "site", "dcim/sites", "slug"),
+                "dcim/sites",
+                "slug",
+            ),
+        ],
     },
     Spec {
         kind: "dcim/devices",
@@ -468,6 +491,10 @@ const SPECS: &[Spec] = &[
             fld("role", F::Fk("dcim/device-roles"), true),
             fld("site", F::Fk("dcim/sites"), true),
             fld("rack", F::Fk("dcim/racks"), false),
+            // `DeviceSerializer.position` (a decimal, at least 0.5) and
+            // `face` (blank by default).
+            fld("position", F::Dec, false),
+            dflt("face", F::Choice(FACES, true), empty),
             dflt("status", F::Choice(DEVICE_STATUS, false), active),
             DESCRIPTION,
             TAGS,
@@ -485,6 +512,7 @@ const SPECS: &[Spec] = &[
                 "slug",
             ),
             flt("site_id", |_, o| scalar(o, "site")),
+            flt("rack_id", |_, o| scalar(o, "rack")),
             vflt(
                 "role",
                 |db, o| related(db, o, "role", "dcim/device-roles", "slug"),
@@ -1164,6 +1192,22 @@ impl NetBox {
                         _ => fail(f.name, "A valid integer is required.".into()),
                     }
                 }
+                F::Dec => {
+                    let n = v.as_f64().or_else(|| v.as_str().and_then(|x| x.parse().ok()));
+                    match n {
+                        Some(n) if (n * 10.0).fract() == 0.0 && n.abs() < 1000.0 => {
+                            o.insert(f.name.into(), json!(n));
+                        }
+                        Some(_) => fail(
+                            f.name,
+                            "Ensure that there are no more than 4 digits in total.".into(),
+                        ),
+                        None if v.is_null() && !f.required => {
+                            o.insert(f.name.into(), Value::Null);
+                        }
+                        None => fail(f.name, "A valid number is required.".into()),
+                    }
+                }
                 F::Bool => match v {
                     Value::Bool(_) => {
                         o.insert(f.name.into(), v);
@@ -1379,6 +1423,25 @@ impl NetBox {
                         json!({"non_field_errors": ["Device name must be unique per site."]}),
                     );
                 }
+                self.clean_rack_position(o)?;
+            }
+            "dcim/racks" if !adding => {
+                // `Rack.clean`: tall enough for its mounted devices.
+                let height = o["u_height"].as_u64().unwrap_or(42);
+                let top = (self.db.all("dcim/devices"))
+                    .filter(|d| d["rack"] == o["id"])
+                    .filter_map(|d| {
+                        Some((d["position"].as_f64()? + self.type_height(d) - 1.0) as u64)
+                    })
+                    .max();
+                if let Some(min) = top.filter(|m| *m > height) {
+                    return Err(err(
+                        "u_height",
+                        format!(
+                            "Rack must be at least {min}U tall to house currently installed devices."
+                        ),
+                    ));
+                }
             }
             "dcim/interfaces" => {
                 if others().any(|x| x["name"] == o["name"] && x["device"] == o["device"]) {
@@ -1499,6 +1562,92 @@ impl NetBox {
                 return Err(err("name", "custom field with this name already exists."));
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// A device's height: its device type's `u_height`.
+    fn type_height(&self, d: &Obj) -> f64 {
+        d.get("device_type")
+            .and_then(Value::as_u64)
+            .and_then(|t| self.db.get("dcim/device-types", t))
+            .and_then(|t| t["u_height"].as_f64())
+            .unwrap_or(1.0)
+    }
+
+    /// `Device.clean`'s rack checks (`netbox/dcim/models/devices.py`,
+    /// v4.6.8): the rack at the device's site, a face or a position only
+    /// with a rack, a position in half units and with a face, and free
+    /// units for the device type's height (`Rack.get_available_units`,
+    /// `netbox/dcim/models/racks.py`: the units of every other positioned
+    /// device of the rack on that face, both faces for a full-depth one,
+    /// which every device type here is).
+    fn clean_rack_position(&self, o: &Obj) -> Result<(), Errors> {
+        let rack = o.get("rack").and_then(Value::as_u64);
+        let face = o.get("face").and_then(Value::as_str).unwrap_or("");
+        let position = o.get("position").and_then(Value::as_f64);
+        let Some(rack) = rack.and_then(|r| self.db.get("dcim/racks", r)) else {
+            if !face.is_empty() {
+                return Err(err(
+                    "face",
+                    "Cannot select a rack face without assigning a rack.",
+                ));
+            }
+            if position.is_some() {
+                return Err(err(
+                    "position",
+                    "Cannot select a rack position without assigning a rack.",
+                ));
+            }
+            return Ok(());
+        };
+        if rack["site"] != o["site"] {
+            return Err(err(
+                "rack",
+                format!(
+                    "Rack {} does not belong to site {}.",
+                    rack["name"].as_str().unwrap_or(""),
+                    o["site"]
+                ),
+            ));
+        }
+        let Some(p) = position else {
+            return Ok(());
+        };
+        if (p * 2.0).fract() != 0.0 {
+            return Err(err(
+                "position",
+                "Position must be in increments of 0.5 rack units.",
+            ));
+        }
+        if face.is_empty() {
+            return Err(err(
+                "face",
+                "Must specify rack face when defining rack position.",
+            ));
+        }
+        let h = self.type_height(o);
+        let top = rack["u_height"].as_f64().unwrap_or(42.0);
+        let id = o.get("id").and_then(Value::as_u64);
+        let taken = (self.db.all("dcim/devices"))
+            .filter(|d| d["rack"] == rack["id"] && d["id"].as_u64() != id)
+            .any(|d| {
+                d["position"]
+                    .as_f64()
+                    .is_some_and(|q| q < p + h && p < q + self.type_height(d))
+            });
+        if p < 1.0 || p + h - 1.0 > top || taken {
+            return Err(err(
+                "position",
+                format!(
+                    "U{p} is already occupied or does not have sufficient space to accommodate this device type: {} ({h}U)",
+                    o.get("device_type")
+                        .and_then(Value::as_u64)
+                        .and_then(|t| self.db.get("dcim/device-types", t))
+                        .and_then(|t| t["model"].as_str())
+                        .unwrap_or("")
+                ),
+            ));
         }
         Ok(())
     }

@@ -290,8 +290,30 @@ pub fn run(cmd: SotCommand) -> Result<()> {
     }
 }
 
+/// Devices the plan does not own that stand elsewhere than the plan says:
+/// reported, never moved (docs/source-of-truth.md, "Racks").
+fn not_moved_table(r: &PushReport) -> String {
+    if r.diff.not_moved.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new(["device", "where", "url"]);
+    for c in &r.diff.not_moved {
+        t.row(vec![
+            c.object.clone(),
+            c.detail.clone(),
+            c.url.clone().unwrap_or_default(),
+        ]);
+    }
+    format!(
+        "{} devices plan {} does not own stand elsewhere than the plan; not moved:\n{}",
+        r.diff.not_moved.len(),
+        r.plan,
+        t.render()
+    )
+}
+
 fn push_table(r: &PushReport) -> String {
-    let mut out = String::new();
+    let mut out = not_moved_table(r);
     let verb = if r.dry_run { "would" } else { "will" };
     if !r.diff.conflicts.is_empty() {
         out.push_str(&format!(
