@@ -59,6 +59,11 @@ pub(super) struct EventLoop<'a, R> {
     comp_flows: Vec<u32>,
     stack: Vec<u32>,
     new_rate: Vec<f64>,
+    /// Per link, the room and the flows of the part being filled, and a
+    /// mark for the part's links.
+    part_room: Vec<(f64, u32)>,
+    seen: Vec<u32>,
+    seen_mark: u32,
     /// Sprayed sends: the paths of the send starting, the paths still in
     /// flight per send, and the latest delivery.
     paths: Vec<FlowRoute>,
@@ -145,6 +150,9 @@ impl<'a, R: Routes> EventLoop<'a, R> {
             comp_flows: Vec::new(),
             stack: Vec::new(),
             new_rate: Vec::new(),
+            part_room: Vec::new(),
+            seen: Vec::new(),
+            seen_mark: 0,
             paths: Vec::new(),
             parts: Vec::new(),
             part_at: Vec::new(),
@@ -406,16 +414,144 @@ impl<'a, R: Routes> EventLoop<'a, R> {
         Ok(())
     }
 
-    /// The rates of the components around the touched links at `now`:
-    /// each found once by a breadth-first search over "flow uses link" and
-    /// water-filled alone; a flow whose rate changes is charged its
-    /// progress and gets a new end event.
+    /// The rates around the touched links at `now`: the part of the
+    /// flows in flight whose rates may change ([`Self::close`]) is
+    /// water-filled in the room the others leave, and grown until no flow
+    /// outside it is above the level of a link it saturates; a flow whose
+    /// rate changes is charged its progress and gets a new end event. With
+    /// [`Settings::whole`], every connected component around them is
+    /// water-filled instead, as a breadth-first search over "flow uses
+    /// link" finds it.
     fn reshare(&mut self, now: f64) -> Result<()> {
         self.mark = next_mark(self.mark, &mut self.link_mark, &mut self.slot_mark);
         let mark = self.mark;
         if self.slot_mark.len() < self.slots.len() {
             self.slot_mark.resize(self.slots.len(), 0);
         }
+        if self.settings.whole {
+            return self.reshare_whole(now, mark);
+        }
+        self.comp_flows.clear();
+        self.stack.clear();
+        for t in 0..self.touched.len() {
+            let l = self.touched[t];
+            if self.link_mark[l as usize] != mark {
+                self.link_mark[l as usize] = mark;
+                self.stack.push(l);
+            }
+        }
+        self.close(mark);
+        loop {
+            if self.comp_flows.is_empty() {
+                return Ok(());
+            }
+            self.fill_part(mark);
+            // A flow outside the part above the level of a link the part
+            // saturated would have been held to that level: it joins.
+            let grown = self.comp_flows.len();
+            for k in 0..self.filler.saturated.len() {
+                let (l, level) = self.filler.saturated[k];
+                for j in 0..self.on[l as usize].len() {
+                    let g = self.on[l as usize][j];
+                    let gi = g as usize;
+                    if self.slot_mark[gi] != mark && self.slots[gi].rate > level * (1.0 + 1e-9) {
+                        self.slot_mark[gi] = mark;
+                        self.comp_flows.push(g);
+                        self.push_full_links(g, mark);
+                    }
+                }
+            }
+            if self.comp_flows.len() == grown {
+                break;
+            }
+            self.close(mark);
+        }
+        self.apply_rates(now)
+    }
+
+    /// The part of the flows in flight whose rates may change, from the
+    /// links on `stack`: every flow on them, and every flow on a full link
+    /// of a flow found, until no more are found. A flow outside it has
+    /// its bottleneck (a full link on which it is the largest) outside it,
+    /// which nothing of the part touches, so its rate stays max-min fair;
+    /// the part's flows share only links with room to spare with it.
+    fn close(&mut self, mark: u32) {
+        while let Some(l) = self.stack.pop() {
+            for k in 0..self.on[l as usize].len() {
+                let f = self.on[l as usize][k];
+                if self.slot_mark[f as usize] == mark {
+                    continue;
+                }
+                self.slot_mark[f as usize] = mark;
+                self.comp_flows.push(f);
+                self.push_full_links(f, mark);
+            }
+        }
+    }
+
+    /// Puts the full links of flow `f` not yet reached on `stack`.
+    fn push_full_links(&mut self, f: u32, mark: u32) {
+        for &l in self.slots[f as usize].route.links() {
+            let li = l as usize;
+            if self.link_mark[li] != mark && is_full(self.load[li], self.caps[li]) {
+                self.link_mark[li] = mark;
+                self.stack.push(l);
+            }
+        }
+    }
+
+    /// Water-fills the part in `comp_flows` (marked `mark`) over every
+    /// link of its flows, each with the room the flows outside it leave,
+    /// into `new_rate`; the links go to `comp_links`.
+    fn fill_part(&mut self, mark: u32) {
+        if self.new_rate.len() < self.slots.len() {
+            self.new_rate.resize(self.slots.len(), 0.0);
+        }
+        if self.part_room.len() < self.caps.len() {
+            self.part_room.resize(self.caps.len(), (0.0, 0));
+            self.seen.resize(self.caps.len(), 0);
+        }
+        self.seen_mark = next_mark(self.seen_mark, &mut self.seen, &mut []);
+        self.comp_links.clear();
+        for &f in &self.comp_flows {
+            for &l in self.slots[f as usize].route.links() {
+                if self.seen[l as usize] != self.seen_mark {
+                    self.seen[l as usize] = self.seen_mark;
+                    self.comp_links.push(l);
+                }
+            }
+        }
+        for &l in &self.comp_links {
+            let li = l as usize;
+            let (mut outside, mut members) = (0.0, 0u32);
+            for &g in &self.on[li] {
+                if self.slot_mark[g as usize] == mark {
+                    members += 1;
+                } else {
+                    outside += self.slots[g as usize].rate;
+                }
+            }
+            self.part_room[li] = ((self.caps[li] - outside).max(0.0), members);
+        }
+        if self.comp_flows.len() > 1 {
+            self.out.recomputes += 1;
+        }
+        let (slots, slot_mark, part_room) = (&self.slots, &self.slot_mark, &self.part_room);
+        let rates = &mut self.new_rate;
+        self.filler.fill(
+            |l| part_room[l as usize],
+            &self.comp_links,
+            &self.on,
+            |f| slot_mark[f as usize] == mark,
+            |f| slots[f as usize].route.links(),
+            &mut |f, r| rates[f as usize] = r,
+        );
+    }
+
+    /// The old way ([`Settings::whole`]): each connected component around
+    /// the touched links, found by a breadth-first search over "flow uses
+    /// link", water-filled alone.
+    fn reshare_whole(&mut self, now: f64, mark: u32) -> Result<()> {
         for t in 0..self.touched.len() {
             let seed = self.touched[t];
             if self.link_mark[seed as usize] == mark {
@@ -445,38 +581,30 @@ impl<'a, R: Routes> EventLoop<'a, R> {
             if self.comp_flows.is_empty() {
                 continue;
             }
-            self.rerate(now)?;
+            if self.new_rate.len() < self.slots.len() {
+                self.new_rate.resize(self.slots.len(), 0.0);
+            }
+            if self.comp_flows.len() > 1 {
+                self.out.recomputes += 1;
+            }
+            let (caps, on, slots) = (self.caps, &self.on, &self.slots);
+            let rates = &mut self.new_rate;
+            self.filler.fill(
+                |l| (caps[l as usize], on[l as usize].len() as u32),
+                &self.comp_links,
+                on,
+                |_| true,
+                |f| slots[f as usize].route.links(),
+                &mut |f, r| rates[f as usize] = r,
+            );
+            self.apply_rates(now)?;
         }
         Ok(())
     }
 
-    /// Water-fills the component in `comp_links` and `comp_flows` and
-    /// moves every flow whose rate changed to its new rate and end.
-    fn rerate(&mut self, now: f64) -> Result<()> {
-        let caps = self.caps;
-        if self.new_rate.len() < self.slots.len() {
-            self.new_rate.resize(self.slots.len(), 0.0);
-        }
-        if self.comp_flows.len() == 1 {
-            let f = self.comp_flows[0] as usize;
-            self.new_rate[f] = self.slots[f]
-                .route
-                .links()
-                .iter()
-                .map(|&l| caps[l as usize])
-                .fold(f64::INFINITY, f64::min);
-        } else {
-            self.out.recomputes += 1;
-            let slots_ref = &self.slots;
-            let rates = &mut self.new_rate;
-            self.filler.fill(
-                caps,
-                &self.comp_links,
-                &self.on,
-                |f| slots_ref[f as usize].route.links(),
-                &mut |f, r| rates[f as usize] = r,
-            );
-        }
+    /// Moves every flow of `comp_flows` whose rate changed to its new rate
+    /// (`new_rate`) and end.
+    fn apply_rates(&mut self, now: f64) -> Result<()> {
         for &f in &self.comp_flows {
             let slot = &mut self.slots[f as usize];
             let rate = self.new_rate[f as usize];

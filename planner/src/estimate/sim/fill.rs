@@ -14,6 +14,9 @@ pub(super) struct Filler {
     frozen: Vec<u32>,
     stamp: u32,
     active: Vec<u32>,
+    /// The links the last [`Filler::fill`] saturated, each with the level
+    /// at which it froze its members.
+    pub(super) saturated: Vec<(u32, f64)>,
 }
 
 impl Filler {
@@ -25,21 +28,28 @@ impl Filler {
         }
     }
 
-    /// Sets `rate_out[f]` for every flow `f` of the component made of
-    /// `links`, where `on[l]` lists the flows on link l and `route(f)` the
-    /// links of flow f.
+    /// Sets `rate_out[f]` for every member flow `f` on `links`, where
+    /// `on[l]` lists the flows on link l, `member(f)` says whether flow f
+    /// is to be filled, `route(f)` gives its links (all of them in
+    /// `links`), and `init(l)` gives the room link l has for the members
+    /// and how many members are on it. A whole component is every flow on
+    /// its links with the links' capacities; a part of one
+    /// ([`super::event_loop`]) has the room its other flows leave.
     ///
     /// Each round finds the lowest share `room / flows` over the links
-    /// that still have unfrozen flows, and freezes every flow on every
+    /// that still have unfrozen members, and freezes every member on every
     /// link at that level (within a relative 1e-12, for rounding). Links
     /// above the level stay above it when flows leave them, so one pass
     /// per level suffices; the rounds are the distinct bottleneck levels,
-    /// a handful on fabrics whose links have one or two speeds.
+    /// a handful on fabrics whose links have one or two speeds. The links
+    /// that froze members, with their level, are left in
+    /// [`Filler::saturated`].
     pub(super) fn fill<'a>(
         &mut self,
-        caps: &[f64],
+        init: impl Fn(u32) -> (f64, u32),
         links: &[u32],
         on: &[Vec<u32>],
+        member: impl Fn(u32) -> bool,
         route: impl Fn(u32) -> &'a [u32],
         rate_out: &mut impl FnMut(u32, f64),
     ) {
@@ -49,10 +59,10 @@ impl Filler {
             self.stamp = 1;
         }
         self.active.clear();
+        self.saturated.clear();
         for &l in links {
             let li = l as usize;
-            self.room[li] = caps[li];
-            self.count[li] = on[li].len() as u32;
+            (self.room[li], self.count[li]) = init(l);
             if self.count[li] > 0 {
                 self.active.push(l);
             }
@@ -71,12 +81,13 @@ impl Filler {
                 if count == 0 || self.room[li] / f64::from(count) > limit {
                     continue;
                 }
+                self.saturated.push((li as u32, level));
                 for &f in &on[li] {
                     let fi = f as usize;
                     if self.frozen.len() <= fi {
                         self.frozen.resize(fi + 1, 0);
                     }
-                    if self.frozen[fi] == self.stamp {
+                    if self.frozen[fi] == self.stamp || !member(f) {
                         continue;
                     }
                     self.frozen[fi] = self.stamp;
@@ -122,9 +133,14 @@ pub fn max_min_rates(caps: &[f64], flows: &[Vec<usize>]) -> Result<Vec<f64>> {
         .collect();
     let mut rates = vec![f64::INFINITY; flows.len()];
     let mut filler = Filler::new(caps.len());
-    filler.fill(caps, &used, &on, |f| &routes[f as usize], &mut |f, r| {
-        rates[f as usize] = r;
-    });
+    filler.fill(
+        |l| (caps[l as usize], on[l as usize].len() as u32),
+        &used,
+        &on,
+        |_| true,
+        |f| &routes[f as usize],
+        &mut |f, r| rates[f as usize] = r,
+    );
     Ok(rates)
 }
 

@@ -226,3 +226,52 @@ fn without_the_tier_the_trees_follow_the_servers_sub_nodes() {
     assert_eq!(e.chunks, 4);
     assert_eq!(e.schedule.unwrap().sends, 8 * 4 * 2 * 31);
 }
+
+/// Runs `algorithm` on `plan` at `size` water-filling the part of the
+/// flows held by full links (with every rate checked against a
+/// water-filling of all flows in flight when `check`) and their whole
+/// components, and holds the two equal within rounding.
+fn part_equals_whole(plan: &CheckedPlan, algorithm: Algorithm, size: u64, check: bool) {
+    use super::lone_and_grouped::{PART_CHECKED, WHOLE, run_times, same_within_rounding};
+    let params = Params::default();
+    let ctx = Context::new(plan, algorithm, None, &params).unwrap();
+    let (_, k) = ctx.closed_form(size).unwrap();
+    let sched = ctx.schedule(size, k).unwrap();
+    let routes = || PlanRoutes::new(&ctx, &sched, 0, crate::network::Policy::Ecmp);
+    let part = sim::Settings {
+        check,
+        ..PART_CHECKED
+    };
+    let what = format!("{} on {} at {size} B", algorithm.as_str(), plan.describe());
+    let a = run_times(&sched, &ctx.caps, routes(), params.eager_bytes, part).unwrap();
+    let b = run_times(&sched, &ctx.caps, routes(), params.eager_bytes, WHOLE).unwrap();
+    same_within_rounding(&a, &b).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(a.0.max_link_flows > 1, "{what}: no contention to share");
+}
+
+#[test]
+fn part_and_whole_water_filling_agree_on_nccl_trees() {
+    // Small enough to check every rate after every instant.
+    let small = bigraph_plan(4, 8);
+    for size in [1u64 << 20, 8 << 20] {
+        part_equals_whole(&small, Algorithm::NcclTree, size, true);
+    }
+    for a in [
+        Algorithm::DoubleTree,
+        Algorithm::OverlappedTree,
+        Algorithm::Hd,
+    ] {
+        part_equals_whole(
+            &fat_tree_plan("tiers=2,sub-nodes=32,ports=8"),
+            a,
+            1 << 20,
+            true,
+        );
+    }
+    // 256 ranks on rails with the NVLink tier, where every tree shares the
+    // servers' NICs: the two ways only.
+    let rails = bundled("h100-8x32", Topology::RailOptimized);
+    for size in [1u64 << 20, 16 << 20] {
+        part_equals_whole(&rails, Algorithm::NcclTree, size, false);
+    }
+}

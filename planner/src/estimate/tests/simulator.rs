@@ -9,6 +9,7 @@ const CHECKED: sim::Settings = sim::Settings {
     check: true,
     plain: true,
     general: true,
+    whole: false,
 };
 
 /// Every send eager: the hand-made cases below predate rendezvous.
