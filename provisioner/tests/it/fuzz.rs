@@ -1244,7 +1244,7 @@ fn sot_answer_case(seed: u64) -> Result<(), String> {
     // One case in three has requests in flight at once, as pushes run by
     // default; the others one at a time, where the server's log is the
     // order of the client's decisions ([`push_log_holds`]).
-    let concurrency = if seed % 3 == 0 { 3 } else { 1 };
+    let concurrency = if seed.is_multiple_of(3) { 3 } else { 1 };
     let answers = Mutex::new(Rng::new(seed ^ 0x50_7a));
     let Served {
         rt,

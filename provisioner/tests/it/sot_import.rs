@@ -26,7 +26,7 @@ fn snapshot() -> Snapshot {
 }
 
 /// The first object of `list` for which `pick` holds.
-fn first<'a>(list: &'a mut [Value], pick: impl Fn(&Value) -> bool) -> &'a mut Value {
+fn first(list: &mut [Value], pick: impl Fn(&Value) -> bool) -> &mut Value {
     list.iter_mut()
         .find(|v| pick(v))
         .expect("the EFLOPS objects hold one")
@@ -126,5 +126,5 @@ fn sot_import_bad_switch_fields_and_a_twice_used_name_name_the_device_issue_31()
     let mut snap = snapshot();
     let name = snap.servers[0]["name"].clone();
     snap.servers[1]["name"] = name;
-    refused_one_of(&snap, &snap.servers[..2].to_vec(), "name");
+    refused_one_of(&snap, &snap.servers[..2], "name");
 }
