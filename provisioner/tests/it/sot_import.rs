@@ -13,10 +13,12 @@ use serde_json::{Value, json};
 use crate::sot_netbox::import_opts;
 
 /// The EFLOPS objects as `sot import` reads them, once.
-fn snapshot() -> Snapshot {
+pub(crate) fn snapshot() -> Snapshot {
     static S: OnceLock<Snapshot> = OnceLock::new();
     S.get_or_init(|| {
-        let served = crate::fuzz::sot_served(|_, _, _, _| None, 1).unwrap();
+        let served =
+            crate::fuzz::sot_served(|_, _, _, _| None, 1, provisioner::sot::Flavor::Netbox)
+                .unwrap();
         served
             .rt
             .block_on(fetch(&served.client, &import_opts()))
