@@ -225,9 +225,16 @@ impl Client {
         }
     }
 
-    /// One request with retries: 429 and 5xx answers and lost connections
-    /// are retried with doubling backoff (a `Retry-After` of up to a
-    /// minute is honoured); any other status is returned with its body.
+    /// One request with retries: a 429 answer (the server did not take the
+    /// request) and a refused connection are retried with doubling backoff
+    /// (a `Retry-After` of up to a minute is honoured), and so are 5xx
+    /// answers and lost connections of a read ([`reads`]); any other
+    /// status is returned with its body. A write is never sent again once
+    /// the server may have taken it: a 5xx answer, a lost connection or an
+    /// answer the client cannot use (too large, not JSON, broken off) is an
+    /// error that says the write may have been applied and to run the push
+    /// again, which reads what exists and writes only what is missing
+    /// (issue #31).
     pub async fn request(
         &self,
         method: Method,
@@ -252,6 +259,8 @@ impl Client {
         action: &str,
     ) -> Result<(StatusCode, Option<String>, Value)> {
         let url = self.url(path);
+        let read = reads(&method, path);
+        let lost = if read { "" } else { WRITE_LOST };
         let mut delay = self.limits.backoff;
         let mut last = String::new();
         for attempt in 1..=self.limits.tries {
@@ -295,12 +304,35 @@ impl Client {
                         .get("etag")
                         .and_then(|v| v.to_str().ok())
                         .map(str::to_string);
-                    let value = self.body(resp, &url, action).await?;
+                    let bytes = self.body(resp, &url, action, lost).await?;
+                    // An error's body is only shown: a proxy's HTML page
+                    // for a 502 is read as its text, and a read is retried.
+                    let value = if status.is_success() || status.is_informational() {
+                        json_of(&bytes, status).map_err(|message| SotError::Api {
+                            action: action.to_string(),
+                            url: url.clone(),
+                            message: format!("{message}{lost}"),
+                        })?
+                    } else {
+                        json_of(&bytes, status).unwrap_or_else(|_| {
+                            json!({"detail": String::from_utf8_lossy(&bytes[..bytes.len().min(200)])})
+                        })
+                    };
                     if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                         return Err(SotError::Auth {
                             url,
                             status: status.as_u16(),
                             detail: detail(&value),
+                        });
+                    }
+                    if status.is_server_error() && !read {
+                        return Err(SotError::Api {
+                            action: action.to_string(),
+                            url,
+                            message: format!(
+                                "HTTP {status} to a write, not sent again: {}{lost}",
+                                detail(&value)
+                            ),
                         });
                     }
                     if (status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error())
@@ -317,7 +349,7 @@ impl Client {
                     // A write that timed out may have been applied: only
                     // a read is sent again then (a refused connection
                     // never reached the server, so any request may be).
-                    let safe = method == Method::GET || e.is_connect();
+                    let safe = read || e.is_connect();
                     let retry = safe
                         && (e.is_connect() || e.is_timeout() || e.is_request())
                         && attempt < self.limits.tries;
@@ -327,11 +359,12 @@ impl Client {
                         delay *= 2;
                         continue;
                     }
+                    let lost = if e.is_connect() { "" } else { lost };
                     return Err(SotError::Transport {
                         action: action.to_string(),
                         url,
                         message: format!(
-                            "no answer after {attempt} tries (check the URL, that the server runs, and its certificate or --ca-file): {e}"
+                            "no answer after {attempt} tries (check the URL, that the server runs, and its certificate or --ca-file): {e}{lost}"
                         ),
                         source: Some(Box::new(e)),
                     });
@@ -345,8 +378,16 @@ impl Client {
         })
     }
 
-    async fn body(&self, mut resp: reqwest::Response, url: &str, action: &str) -> Result<Value> {
-        let status = resp.status();
+    /// The answer's body, at most [`Limits::max_body`] bytes. `lost` ends
+    /// the message of an answer that cannot be read ([`WRITE_LOST`] for a
+    /// write's).
+    async fn body(
+        &self,
+        mut resp: reqwest::Response,
+        url: &str,
+        action: &str,
+        lost: &str,
+    ) -> Result<Vec<u8>> {
         let mut bytes = Vec::new();
         loop {
             match resp.chunk().await {
@@ -355,10 +396,17 @@ impl Client {
                         return Err(SotError::Api {
                             action: action.to_string(),
                             url: url.to_string(),
-                            message: format!(
-                                "the answer is larger than {} bytes; ask for smaller pages",
-                                self.limits.max_body
-                            ),
+                            message: if lost.is_empty() {
+                                format!(
+                                    "the answer is larger than {} bytes; ask for smaller pages",
+                                    self.limits.max_body
+                                )
+                            } else {
+                                format!(
+                                    "the answer is larger than {} bytes{lost}",
+                                    self.limits.max_body
+                                )
+                            },
                         });
                     }
                     bytes.extend_from_slice(&c);
@@ -368,23 +416,13 @@ impl Client {
                     return Err(SotError::Transport {
                         action: action.to_string(),
                         url: url.to_string(),
-                        message: format!("the answer broke off: {e}"),
+                        message: format!("the answer broke off: {e}{lost}"),
                         source: Some(Box::new(e)),
                     });
                 }
             }
         }
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Value::Null);
-        }
-        serde_json::from_slice(&bytes).map_err(|e| SotError::Api {
-            action: action.to_string(),
-            url: url.to_string(),
-            message: format!(
-                "HTTP {status} with a body that is not JSON ({e}): {}",
-                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-            ),
-        })
+        Ok(bytes)
     }
 
     /// A request that must succeed (2xx); anything else is an error with
@@ -650,6 +688,18 @@ impl Client {
     }
 }
 
+/// The end of the message of a write whose answer was lost or cannot be
+/// used: the server may have applied it, so it is not sent again.
+pub const WRITE_LOST: &str = "; the server may have applied the write before its answer was lost: run the push again, which reads what exists and writes only what is missing";
+
+/// Whether a request only reads, and so may be sent again after a 5xx or
+/// a lost connection: a GET, or a GraphQL query (Nautobot's GraphQL API
+/// takes queries as POST to `/api/graphql/`; this client sends no
+/// mutations).
+fn reads(method: &Method, path: &str) -> bool {
+    *method == Method::GET || path == "/api/graphql/"
+}
+
 fn add_ca(b: reqwest::ClientBuilder, ca: &Path) -> Result<reqwest::ClientBuilder> {
     let pem = planner::input::read(ca)
         .map(String::into_bytes)
@@ -672,6 +722,20 @@ fn add_ca(b: reqwest::ClientBuilder, ca: &Path) -> Result<reqwest::ClientBuilder
         b = b.add_root_certificate(c);
     }
     Ok(b)
+}
+
+/// The JSON of an answer's body (`null` for an empty one), or what is
+/// wrong with it.
+fn json_of(bytes: &[u8], status: StatusCode) -> std::result::Result<Value, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        format!(
+            "HTTP {status} with a body that is not JSON ({e}): {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+        )
+    })
 }
 
 /// `/api/...?...` of an absolute URL.

@@ -14,6 +14,10 @@ use serde_json::{Value, json};
 use super::client::{Client, Flavor, enum_value, id_of, list_of};
 use super::error::{Result, SotError};
 
+mod written;
+
+use written::Written;
+
 /// Which devices to read.
 #[derive(Debug, Clone)]
 pub struct ImportOptions {
@@ -418,12 +422,16 @@ fn lane_cages(lanes: &[&Value]) -> Vec<Value> {
 /// express is refused at once, each naming the object and its URL.
 pub fn inventory_toml(snap: &Snapshot, opts: &ImportOptions, source: &str) -> Result<String> {
     let mut problems = Vec::new();
-    let mut out = String::new();
+    let mut out = Written::default();
     let name = opts
         .name
         .clone()
         .or_else(|| opts.location.clone())
         .unwrap_or_else(|| "imported".to_string());
+    out.from(
+        "the import's options",
+        "the inventory's name and site (--name, --location)",
+    );
     let _ = writeln!(out, "# Imported from {source} by `provisioner sot import`.");
     let _ = writeln!(out, "# The mapping is in docs/source-of-truth.md.\n");
     let _ = writeln!(out, "[inventory]\nname = {}", toml_str(&name));
@@ -483,6 +491,7 @@ pub fn inventory_toml(snap: &Snapshot, opts: &ImportOptions, source: &str) -> Re
         .filter_map(|d| text(d, "rack"))
         .collect();
     for r in &racks {
+        out.from(&format!("rack {r}"), "the devices' rack");
         let _ = writeln!(out, "\n[[rack]]\nname = {}", toml_str(r));
     }
 
@@ -512,13 +521,13 @@ pub fn inventory_toml(snap: &Snapshot, opts: &ImportOptions, source: &str) -> Re
             problems,
         });
     }
-    planner::inventory::Inventory::from_toml(&out, source)
-        .map_err(|e| SotError::Inventory(Box::new(e)))?;
-    Ok(out)
+    planner::inventory::Inventory::from_toml(&out.text, source)
+        .map_err(|e| out.refusal(e, source))?;
+    Ok(out.text)
 }
 
 fn server(
-    out: &mut String,
+    out: &mut Written,
     problems: &mut Vec<String>,
     d: &Value,
     items_of: &BTreeMap<String, Vec<&Value>>,
@@ -586,13 +595,22 @@ fn server(
         .map(|s| toml_str(s))
         .collect::<Vec<_>>()
         .join(", ");
+    let dev = who(d, "device");
+    out.device(name, &dev);
+    out.from(&dev, "name");
     let _ = writeln!(out, "\n[[server]]\nname = {}", toml_str(name));
     if let Some(m) = text(d, "device_type") {
+        out.from(&dev, "device type");
         let _ = writeln!(out, "model = {}", toml_str(m));
     }
     if let Some(r) = text(d, "rack") {
+        out.from(&dev, "rack");
         let _ = writeln!(out, "rack = {}", toml_str(r));
     }
+    out.from(
+        &dev,
+        "custom field topo_sockets (or its PCIe-switch items' topo_socket)",
+    );
     let _ = writeln!(out, "sockets = [{list}]");
     pcie.sort_by(|a, b| natural(text(a, "name").unwrap_or(""), text(b, "name").unwrap_or("")));
     for p in &pcie {
@@ -611,13 +629,18 @@ fn server(
             ));
             continue;
         };
+        let item = format!("{} on device {name}", who(p, "inventory item"));
+        out.from(&item, "name");
         let _ = writeln!(out, "\n[[server.pcie_switch]]");
         let _ = writeln!(out, "name = {}", toml_str(text(p, "name").unwrap_or("")));
+        out.from(&item, "custom field topo_socket");
         let _ = writeln!(out, "socket = {}", toml_str(socket));
         if let Some(m) = text(p, "part_id").filter(|m| !m.is_empty()) {
+            out.from(&item, "part_id");
             let _ = writeln!(out, "model = {}", toml_str(m));
         }
         if let Some(r) = cf_str(p, "topo_root_port") {
+            out.from(&item, "custom field topo_root_port");
             let _ = writeln!(out, "root_port = {}", toml_str(r));
         }
         for (key, field) in [
@@ -626,6 +649,7 @@ fn server(
             ("slots", "topo_slots"),
         ] {
             if let Some(v) = cf_int(p, field) {
+                out.from(&item, &format!("custom field {field}"));
                 let _ = writeln!(out, "{key} = {v}");
             }
         }
@@ -669,26 +693,34 @@ fn server(
             ));
             continue;
         };
+        let item = format!("{} on device {name}", who(it, "inventory item"));
+        out.from(&item, "name");
         let _ = writeln!(out, "\n[[server.{kind}]]");
         let _ = writeln!(out, "name = {}", toml_str(item_name));
         match (&under, socket) {
             (Some(p), _) => {
+                out.from(&item, "parent");
                 let _ = writeln!(out, "pcie_switch = {}", toml_str(p));
             }
             (None, Some(s)) => {
+                out.from(&item, "custom field topo_socket");
                 let _ = writeln!(out, "socket = {}", toml_str(s));
             }
             (None, None) => {}
         }
+        out.from(&item, "part_id");
         let _ = writeln!(out, "model = {}", toml_str(model));
         if let Some(s) = cf_str(it, "topo_slot") {
+            out.from(&item, "custom field topo_slot");
             let _ = writeln!(out, "slot = {}", toml_str(s));
         }
         if let Some(v) = cf_int(it, "topo_lanes") {
+            out.from(&item, "custom field topo_lanes");
             let _ = writeln!(out, "lanes = {v}");
         }
         if kind == "gpu" {
             if let Some(v) = cf_int(it, "topo_memory_gb") {
+                out.from(&item, "custom field topo_memory_gb");
                 let _ = writeln!(out, "memory_gb = {v}");
             }
             continue;
@@ -702,9 +734,18 @@ fn server(
                     || (netdev.is_some() && text(i, "name") == netdev)
             })
         });
-        let speed = cf_int(it, "topo_speed_gbps")
-            .and_then(|s| u64::try_from(s).ok())
-            .or_else(|| iface.and_then(|i| interface_gbps(i)));
+        let speed = match cf_int(it, "topo_speed_gbps").and_then(|s| u64::try_from(s).ok()) {
+            Some(s) => {
+                out.from(&item, "custom field topo_speed_gbps");
+                Some(s)
+            }
+            None => {
+                if let Some(i) = iface {
+                    out.from(&who(i, "interface"), "speed (or type)");
+                }
+                iface.and_then(|i| interface_gbps(i))
+            }
+        };
         let Some(speed) = speed else {
             problems.push(format!(
                 "{}: no line rate: set custom field topo_speed_gbps, or give the server an interface named {item_name} with a speed",
@@ -714,23 +755,28 @@ fn server(
         };
         let _ = writeln!(out, "speed_gbps = {speed}");
         if let Some(v) = cf_int(it, "topo_ports") {
+            out.from(&item, "custom field topo_ports");
             let _ = writeln!(out, "ports = {v}");
         }
         if let Some(n) = netdev {
+            out.from(&item, "custom field topo_netdev");
             let _ = writeln!(out, "netdev = {}", toml_str(n));
         }
         if let Some(i) = iface {
+            let port = format!("{} on device {name}", who(i, "interface"));
             if let Some(mac) = i
                 .get("mac_address")
                 .and_then(Value::as_str)
                 .filter(|m| !m.is_empty())
             {
+                out.from(&port, "mac_address");
                 let _ = writeln!(out, "mac = {}", toml_str(&mac.to_ascii_lowercase()));
             }
             let ips = id_of(i).and_then(|iid| ip_of.get(&iid));
             match ips.map(Vec::as_slice) {
                 None | Some([]) => {}
                 Some([one]) => {
+                    out.from(&port, "its IP address");
                     let _ = writeln!(out, "ip = {}", toml_str(one));
                 }
                 Some(more) => problems.push(format!(
@@ -745,7 +791,7 @@ fn server(
 }
 
 fn switch(
-    out: &mut String,
+    out: &mut Written,
     problems: &mut Vec<String>,
     d: &Value,
     ifaces: &BTreeMap<String, Vec<&Value>>,
@@ -845,24 +891,38 @@ fn switch(
         return;
     }
     let gbps = speeds.first().copied().unwrap_or(0);
+    let dev = who(d, "device");
+    out.device(name, &dev);
+    out.from(&dev, "name");
     let _ = writeln!(out, "\n[[switch]]\nname = {}", toml_str(name));
+    out.from(&dev, "device type");
     let _ = writeln!(out, "model = {}", toml_str(model));
+    out.from(&dev, "its physical interfaces (numbers and speeds)");
     let _ = writeln!(out, "ports = {count}\nport_gbps = {gbps}");
     if let Some(b) = &breakout {
+        out.from(
+            &dev,
+            "custom field topo_breakout (or its lane interfaces, swp1s0)",
+        );
         let _ = writeln!(out, "breakout = {}", toml_str(b));
     }
     if let Some(p) = &pattern {
+        out.from(&dev, "its interface names");
         let _ = writeln!(out, "port_name = {}", toml_str(p));
     }
     if let Some(r) = text(d, "rack") {
+        out.from(&dev, "rack");
         let _ = writeln!(out, "rack = {}", toml_str(r));
     }
     if let Some(t) = cf_str(d, "topo_tier") {
+        out.from(&dev, "custom field topo_tier");
         let _ = writeln!(out, "role = {}", toml_str(t));
     }
     if let Some(r) = cf_str(d, "topo_reserved_ports") {
+        out.from(&dev, "custom field topo_reserved_ports");
         let _ = writeln!(out, "reserved_ports = {}", toml_str(r));
     }
+    out.from(&dev, "custom field topo_virtual");
     if let Some(v) = cf(d, "topo_virtual") {
         let Some(halves) = v.as_array() else {
             problems.push(format!(
@@ -921,69 +981,4 @@ fn switch(
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::{Value, json};
-
-    use super::{lane_breakout, split_lane};
-
-    /// Interfaces named `names`, each `gbps`.
-    fn ifaces(names: &[&str], gbps: u64) -> Vec<Value> {
-        names
-            .iter()
-            .map(|n| json!({"name": n, "speed": gbps * 1_000_000}))
-            .collect()
-    }
-
-    fn check(lanes: &[&str], others: &[&str], expect: Result<&str, &str>) {
-        let l = ifaces(lanes, 200);
-        let o = ifaces(others, 400);
-        let got = lane_breakout(&l.iter().collect::<Vec<_>>(), &o.iter().collect::<Vec<_>>());
-        match (got, expect) {
-            (Ok(b), Ok(e)) => assert_eq!(b, e),
-            (Err(m), Err(e)) => assert!(m.contains(e), "{m}"),
-            (got, expect) => panic!("{lanes:?} {others:?}: {got:?}, expected {expect:?}"),
-        }
-    }
-
-    #[test]
-    fn lane_names_split_into_cage_and_lane() {
-        assert_eq!(split_lane("swp9s1"), Some(("swp9", 1)));
-        assert_eq!(split_lane("9s0"), Some(("9", 0)));
-        for whole in ["swp9", "HundredGigE1/0/9", "Ethernet9/5", "swps1", "9s"] {
-            assert_eq!(split_lane(whole), None, "{whole}");
-        }
-    }
-
-    #[test]
-    fn lanes_read_back_as_a_breakout_only_when_unambiguous() {
-        check(&["swp1s0", "swp1s1", "swp2s0", "swp2s1"], &[], Ok("2x200G"));
-        // The cages beside their lanes.
-        check(&["1s0", "1s1"], &["1"], Ok("2x200G"));
-        check(
-            &["1s0", "1s1", "1s2", "1s3", "2s0", "2s1", "2s2", "2s3"],
-            &[],
-            Ok("4x200G"),
-        );
-        check(
-            &["1s0", "1s1", "2s0"],
-            &[],
-            Err("the cages have {1, 2} lanes"),
-        );
-        check(
-            &["1s0", "1s2"],
-            &[],
-            Err("cage 1 has lanes {0, 2}, not 0..1"),
-        );
-        check(
-            &["1s0", "1s1"],
-            &["mgmt0"],
-            Err("interface mgmt0 is neither"),
-        );
-        let mixed = [
-            json!({"name": "1s0", "speed": 200_000_000}),
-            json!({"name": "1s1", "speed": 100_000_000}),
-        ];
-        let m = lane_breakout(&mixed.iter().collect::<Vec<_>>(), &[]).unwrap_err();
-        assert!(m.contains("lanes of several speeds"), "{m}");
-    }
-}
+mod tests;

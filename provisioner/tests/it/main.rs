@@ -28,6 +28,7 @@ mod push_ssh;
 // `.ci/run`"). `cargo test ... sot` still selects it.
 #[path = "sot.rs"]
 mod a_sot;
+mod sot_import;
 mod sot_netbox;
 mod submit;
 mod workload_api;
