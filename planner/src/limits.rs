@@ -110,12 +110,12 @@ pub const SERVER_SUB_NODES: Limit = Limit {
 pub const SIMULATED_SENDS: Limit = Limit {
     what: "sends in the schedule",
     max: 16_777_216,
-    why: "each send takes about 40 bytes in the schedule and more in the simulator; a ring over 2,048 ranks has 8,384,512; use --method closed-form for larger jobs",
+    why: "each send takes about 40 bytes in the schedule and more in the simulator; a ring over 2,048 ranks has 8,384,512; the closed-form method takes larger jobs",
 };
 
 /// Node counts of one `simulate --scale` point.
 pub const SCALE_NODES: Limit = Limit {
-    what: "sub-nodes in a --scale point",
+    what: "sub-nodes in a scale point",
     max: 16_384,
     why: "every point builds a BiGraph and a fat-tree plan and simulates them: 16,384 sub-nodes take about 2 s, 65,536 over 20 s; EFLOPS Fig. 16 stops at 1,024",
 };

@@ -59,7 +59,7 @@ impl JsonRow {
 fn method_words(m: Method) -> &'static str {
     match m {
         Method::Event => "event-driven (max-min fair flows)",
-        Method::Fast => "step-synchronous (--fast, for screening)",
+        Method::Fast => "step-synchronous (for screening)",
         Method::ClosedForm => "closed form",
         Method::Packet => "packet-level (queues, PFC, ECN, DCQCN)",
     }

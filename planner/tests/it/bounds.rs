@@ -231,7 +231,7 @@ fn issue13_simulate_scale_and_ranks_bounded() {
         &["simulate", "--scale", "1048576", "--size", "1MiB"],
         &[
             "--scale",
-            "1048576 sub-nodes in a --scale point",
+            "1048576 sub-nodes in a scale point",
             "limit of 16384",
         ],
     );
