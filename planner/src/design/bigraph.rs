@@ -2,7 +2,7 @@
 //! one link between every upper and every lower switch, M sub-nodes on each
 //! switch, M <= N/2 and downlink bandwidth <= uplink bandwidth.
 
-use super::{DesignOptions, Endpoint, Fabric, PhysSwitch, Pool, even_split};
+use super::{DesignOptions, Endpoint, FabricBuilder, PhysSwitch, Pool, even_split};
 use crate::error::{Error, Result};
 use crate::inventory::{Inventory, Part};
 use crate::plan::{BiGraphParams, Plan, Tier, Topology};
@@ -197,7 +197,7 @@ pub(super) fn design(
     // switches go to the part with fewer switches so far.
     let all: Vec<usize> = (0..inv.switch_templates.len()).collect();
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
-    let mut fabric = Fabric::new(inv);
+    let mut fabric = FabricBuilder::new(inv);
     let mut chosen: Vec<(super::SwitchSlot, Part)> = Vec::new();
     let (mut ups, mut los) = (0usize, 0usize);
     let mut skipped: Vec<String> = Vec::new();
@@ -368,7 +368,7 @@ pub(super) fn design(
 }
 
 fn add(
-    fabric: &mut Fabric<'_>,
+    fabric: &mut FabricBuilder<'_>,
     phys: &PhysSwitch,
     name: String,
     part: Part,

@@ -2,7 +2,7 @@
 //! and a 3-tier k-ary fat-tree (k pods of k/2 edge and k/2 aggregation
 //! switches, (k/2)^2 cores).
 
-use super::{DesignOptions, Endpoint, Fabric, Pool, SwitchSlot, even_split, templates_for};
+use super::{DesignOptions, Endpoint, FabricBuilder, Pool, SwitchSlot, even_split, templates_for};
 use crate::error::{Error, Result};
 use crate::inventory::{Inventory, SwitchRole};
 use crate::plan::{FatTreeParams, Plan, Tier, Topology};
@@ -265,7 +265,7 @@ fn two_tier(
     }
 
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
-    let mut fabric = Fabric::new(inv);
+    let mut fabric = FabricBuilder::new(inv);
     let leaf_slots = take_tier(&mut pool, &mut fabric, leaf_tpls, Tier::Leaf, None, leaves)?;
     let spine_slots = take_tier(
         &mut pool,
@@ -333,7 +333,7 @@ pub(super) fn spine_shape(
 /// Cables every leaf to every spine: leaf i's uplink j (its j-th usable
 /// port) goes to spine j / w, which gives leaf i its ports i*w .. i*w + w.
 pub(super) fn link_spines(
-    fabric: &mut Fabric<'_>,
+    fabric: &mut FabricBuilder<'_>,
     leaves: &[SwitchSlot],
     spines: &[SwitchSlot],
     u: usize,
@@ -350,7 +350,7 @@ pub(super) fn link_spines(
 /// Takes `count` whole switches from `templates` into the fabric as `tier`.
 pub(super) fn take_tier(
     pool: &mut Pool<'_>,
-    fabric: &mut Fabric<'_>,
+    fabric: &mut FabricBuilder<'_>,
     templates: &[usize],
     tier: Tier,
     pod: Option<usize>,
@@ -402,7 +402,7 @@ pub(super) fn spare_note(
 /// Attaches endpoints in order: `loads[i]` of them on switch i, after its
 /// first `skip` usable ports.
 fn attach_even(
-    fabric: &mut Fabric<'_>,
+    fabric: &mut FabricBuilder<'_>,
     slots: &[SwitchSlot],
     skip: usize,
     loads: &[usize],
@@ -494,7 +494,7 @@ fn three_tier(
         }
     }
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
-    let mut fabric = Fabric::new(inv);
+    let mut fabric = FabricBuilder::new(inv);
     let mut edge_slots = Vec::with_capacity(edges);
     let mut agg_slots = Vec::with_capacity(edges);
     for pod in 0..pods {

@@ -15,7 +15,7 @@
 
 use super::fattree::{Spec, Tiers, Why, available, link_spines, spare_note, take_tier};
 use super::rail::{Shape, take_rails};
-use super::{DesignOptions, Endpoint, Fabric, Pool};
+use super::{DesignOptions, Endpoint, FabricBuilder, Pool};
 use crate::error::{Error, Result};
 use crate::inventory::Inventory;
 use crate::plan::{FatTreeParams, HpnParams, Plan, RailParams, Tier, Topology};
@@ -135,7 +135,7 @@ fn build(
     }
 
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
-    let mut fabric = Fabric::new(inv).on_rails();
+    let mut fabric = FabricBuilder::new(inv).on_rails();
     // Per plane: its ToRs segment by segment, rail by rail within a
     // segment, then its aggregation switches.
     let mut planes = Vec::with_capacity(PLANES);

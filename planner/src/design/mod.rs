@@ -345,7 +345,7 @@ pub(crate) fn templates_for(inv: &Inventory, roles: &[SwitchRole]) -> Vec<usize>
 }
 
 /// Builds the plan's switches, ports, cables and attachments.
-pub(crate) struct Fabric<'a> {
+pub(crate) struct FabricBuilder<'a> {
     inv: &'a Inventory,
     switches: Vec<PlanSwitch>,
     /// Physical switch names, in the order they were added.
@@ -356,7 +356,7 @@ pub(crate) struct Fabric<'a> {
     sub_nodes: Vec<PlanSubNode>,
     /// The media of a NIC's cable when the racks are unknown: DAC to a
     /// switch in the server's rack, optical to a rail switch
-    /// ([`Fabric::on_rails`]). Every cable's media is set by
+    /// ([`FabricBuilder::on_rails`]). Every cable's media is set by
     /// [`racks::place`] when the fabric is finished.
     server_media: Media,
     /// (NIC speed, port speed) pairs seen, for mismatch warnings.
@@ -374,7 +374,7 @@ pub(crate) struct SwitchSlot {
     pub usable: Vec<u32>,
 }
 
-impl<'a> Fabric<'a> {
+impl<'a> FabricBuilder<'a> {
     pub fn new(inv: &'a Inventory) -> Self {
         Self {
             inv,

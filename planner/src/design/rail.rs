@@ -12,7 +12,7 @@
 use super::fattree::{
     Spec, Tiers, Why, available, link_spines, short, spare_note, spine_shape, take_tier,
 };
-use super::{DesignOptions, Endpoint, Fabric, Pool, SwitchSlot, even_split};
+use super::{DesignOptions, Endpoint, FabricBuilder, Pool, SwitchSlot, even_split};
 use crate::error::{Error, Result};
 use crate::inventory::Inventory;
 use crate::plan::{FatTreeParams, Plan, RailParams, Tier, Topology};
@@ -142,7 +142,7 @@ impl Shape {
 /// group as pod and, for an HPN plane, its plane.
 pub(super) fn take_rails(
     pool: &mut Pool<'_>,
-    fabric: &mut Fabric<'_>,
+    fabric: &mut FabricBuilder<'_>,
     templates: &[usize],
     groups: usize,
     rails: usize,
@@ -194,7 +194,7 @@ fn build(
     }
 
     let mut pool = Pool::new(inv, opts.grow_switch_pool);
-    let mut fabric = Fabric::new(inv).on_rails();
+    let mut fabric = FabricBuilder::new(inv).on_rails();
     // Rail switches group by group, rail by rail within a group.
     let rail_slots = take_rails(&mut pool, &mut fabric, leaf_tpls, groups, rails, None)?;
     let spine_slots = take_tier(

@@ -99,7 +99,7 @@ pub(crate) struct Domain {
     pub vrf: String,
     /// Sub-node subnets and their gateway addresses.
     pub gateways: Vec<Gateway>,
-    pub routes: Vec<Route>,
+    pub routes: Vec<StaticRoute>,
 }
 
 /// A sub-node subnet on a switch.
@@ -111,7 +111,7 @@ pub(crate) struct Gateway {
 
 /// A static route with every equal-cost next hop.
 #[derive(Debug)]
-pub(crate) struct Route {
+pub(crate) struct StaticRoute {
     pub prefix: Ipv4Prefix,
     /// The plan switch whose subnet it is.
     pub target: usize,
@@ -855,7 +855,7 @@ impl Builder<'_> {
                 }
                 hops.sort_by_key(|&id| m.links[id].from_port);
                 for g in &m.domains[t].gateways {
-                    routes.push(Route {
+                    routes.push(StaticRoute {
                         prefix: g.prefix,
                         target: t,
                         next_hops: hops.clone(),

@@ -57,7 +57,7 @@
 //! when every rank is XORed with one constant, and a ring's when every
 //! rank is rotated, so without a fold rank 0 may also be taken to sit in
 //! the first class that holds any rank. A starting table is brought to
-//! that form ([`Problem::canonical`]) so that the solver can use it.
+//! that form ([`Instance::canonical`]) so that the solver can use it.
 //!
 //! # Size
 //!
@@ -96,7 +96,7 @@ pub(super) enum Kind {
 /// A solved model.
 #[derive(Debug, Clone)]
 pub(super) struct Solved {
-    /// Rank -> switch position (index into [`Problem::switches`]).
+    /// Rank -> switch position (index into [`Instance::switches`]).
     pub place: Vec<usize>,
     /// The optimal worst load.
     pub optimum: usize,
@@ -105,7 +105,7 @@ pub(super) struct Solved {
 }
 
 /// The data both models are built from.
-pub(super) struct Problem<'a, 'n> {
+pub(super) struct Instance<'a, 'n> {
     net: &'a Network<'n>,
     avail: &'a [Vec<usize>],
     x: usize,
@@ -133,7 +133,7 @@ enum Renumber {
     Fixed,
 }
 
-impl<'a, 'n> Problem<'a, 'n> {
+impl<'a, 'n> Instance<'a, 'n> {
     /// The model's data for `schedule` on the switches with sub-nodes in
     /// `avail`.
     pub(super) fn new(

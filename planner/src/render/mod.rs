@@ -5,9 +5,11 @@
 //!   Comware 7 (the S9850 of EFLOPS Sec. VI), SONiC (`config_db.json`),
 //!   Arista EOS, NVIDIA Cumulus Linux (NVUE `nv set` commands) and
 //!   FRRouting on a Linux switch (`frr.conf`), with static routes or, for
-//!   `routing = "bgp"`, eBGP with BFD from `network::bgp`. Comware, EOS and
-//!   NVUE come from the askama templates in the workspace's `templates/`
-//!   folder; SONiC's JSON is built with serde, FRR's text directly;
+//!   `routing = "bgp"`, eBGP with BFD from `network::bgp`. Comware and EOS
+//!   come from the askama templates in the workspace's `templates/`
+//!   folder; SONiC's JSON is built with serde, FRR's text directly, and
+//!   NVUE's commands as words ([`nvue_tree`] places the same commands in
+//!   the JSON tree NVUE's REST API takes: [`nvue_trees`]);
 //! - [`render_switch`]: one physical switch's file as a `String`.
 //! - [`render_hosts`]: per server, a shell file and a JSON file with each
 //!   sub-node's address, the DSCP it must mark and the collective runtime's
@@ -34,6 +36,7 @@ mod hosts;
 mod marking;
 pub mod nccl_topo;
 mod nvue;
+pub mod nvue_tree;
 mod overrides;
 #[cfg(any(test, feature = "parse"))]
 pub mod parse;
@@ -102,6 +105,18 @@ pub fn render(plan: &CheckedPlan, vendor: Vendor) -> Result<Vec<(String, String)
         out.push((name, imp.render(&m, bgp.as_ref(), d)?));
     }
     Ok(out)
+}
+
+/// Each physical switch's NVUE configuration as the JSON tree the NVUE
+/// REST API takes, in plan order: `(switch, tree)`. The trees hold exactly
+/// the commands of [`render`]'s `nvue` scripts ([`nvue_tree`]).
+pub fn nvue_trees(plan: &CheckedPlan) -> Result<Vec<(String, serde_json::Value)>> {
+    check_port_names(plan, Vendor::Nvue.implementation())?;
+    let m = Model::build(plan, plan.source())?;
+    let bgp = bgp_of(plan, &m)?;
+    (0..m.devices.len())
+        .map(|d| Ok((m.devices[d].name.clone(), nvue::tree(&m, bgp.as_ref(), d)?)))
+        .collect()
 }
 
 /// The configuration file of one physical switch, named as the plan names

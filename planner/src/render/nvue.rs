@@ -1,4 +1,4 @@
-//! NVIDIA Cumulus Linux 5 (NVUE): `templates/nvue.sh`, a shell script of
+//! NVIDIA Cumulus Linux 5 (NVUE): `<switch>.nvue.sh`, a shell script of
 //! `nv set` commands to review with `nv config diff` and apply with
 //! `nv config apply`.
 //!
@@ -23,57 +23,12 @@
 //! It configures PFC and ECN explicitly instead of `nv set qos roce`,
 //! which knows a single lossless priority.
 
-use askama::Template;
-
 use super::vendor::{SwitchVendor, number};
 use super::{description, list, summary};
 use crate::error::{Error, Result};
 use crate::names::shell_quote;
 use crate::network::{Bgp, Model, PortKind, ip};
 use crate::plan::Breakout;
-
-#[derive(Template)]
-#[template(path = "nvue.sh", escape = "none")]
-/// The template's data.
-struct NvueFile {
-    summary: String,
-    hostname: String,
-    vrfs: Vec<String>,
-    vlans: String,
-    dscp_lines: Vec<String>,
-    lossless: String,
-    lossy: String,
-    ecn_min: u64,
-    ecn_max: u64,
-    ecn_probability: u8,
-    cnp: u8,
-    polling: u32,
-    robustness: u32,
-    /// `nv set interface swpN link breakout 2x`, one per broken-out cage.
-    breakouts: Vec<String>,
-    interfaces: Vec<Interface>,
-    vlan_interfaces: Vec<VlanInterface>,
-    routes: Vec<String>,
-    /// `routing = "bgp"`: the `nv set router bgp` and per-VRF BGP lines.
-    bgp: Vec<String>,
-}
-
-struct Interface {
-    name: String,
-    description: String,
-    /// `routed`, `access` or `free`.
-    kind: &'static str,
-    access_vlan: u16,
-    vrf: String,
-    address: String,
-    mtu: u32,
-}
-
-struct VlanInterface {
-    vlan: u16,
-    vrf: String,
-    addresses: Vec<String>,
-}
 
 /// Numbers as NVUE lists: `0-25,27-33`.
 fn ranges(v: &[u8]) -> String {
@@ -149,126 +104,224 @@ impl SwitchVendor for Nvue {
     }
 }
 
-/// Renders one physical switch.
+/// Renders one physical switch: the header, then every command of
+/// [`commands`] as `nv set` with its words quoted for `sh`.
 fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
+    let mut out = format!("#!/bin/sh\n# {}\n{HEADER}set -e\n", summary(m, device));
+    for words in commands(m, bgp, device) {
+        out.push_str("nv set");
+        for w in &words {
+            out.push(' ');
+            out.push_str(&shell_quote(w));
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The script's comment under the summary.
+const HEADER: &str = "\
+# NVUE commands rendered by planner for Cumulus Linux 5 (5.15 and later
+# spell `nv set service lldp` as `nv set system lldp`). Run this on the
+# switch, review with `nv config diff`, then apply with `nv config apply`.
+";
+
+/// One physical switch's configuration as the JSON tree NVUE's REST API
+/// takes (`PATCH /nvue_v1/?rev=N`): the same commands as the script,
+/// placed by NVUE's object model ([`super::nvue_tree`]).
+pub(crate) fn tree(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<serde_json::Value> {
+    super::nvue_tree::tree(&commands(m, bgp, device)).map_err(|message| Error::Render {
+        device: m.devices[device].name.clone(),
+        vendor: "NVUE",
+        source: message.into(),
+    })
+}
+
+/// Words as owned strings: `w!["qos", "pfc", lossless]`.
+macro_rules! w {
+    ($($x:expr),* $(,)?) => { vec![$(String::from($x)),*] };
+}
+
+/// One physical switch's `nv set` commands, each as its words after `nv
+/// set`, unquoted, in the order the script runs them.
+fn commands(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Vec<Vec<String>> {
     let dev = &m.devices[device];
     let q = &m.qos;
-    let mut breakouts = Vec::new();
-    for p in &dev.ports {
-        let s = &m.plan.switch_list[p.domain];
-        if let Some(b) = s.breakout {
-            let line = format!(
-                "nv set interface {} link breakout {}x",
-                shell_quote(&Nvue.cage_name(s, b.cage_lane(p.number).0)),
-                b.lanes
-            );
-            if breakouts.last() != Some(&line) {
-                breakouts.push(line);
-            }
-        }
-    }
-    let mut interfaces = Vec::new();
-    for p in &dev.ports {
-        let dom = &m.domains[p.domain];
-        let mut i = Interface {
-            name: shell_quote(&Nvue.port_name(&m.plan.switch_list[p.domain], p.number)),
-            description: shell_quote(&description(m, &Nvue, device, p.number)),
-            kind: "free",
-            access_vlan: dom.vlan,
-            vrf: dom.vrf.clone(),
-            address: String::new(),
-            mtu: p.mtu,
-        };
-        match p.kind {
-            PortKind::InterSwitch { link } => {
-                i.kind = "routed";
-                i.address = format!("{}/31", ip(m.links[link].from_addr));
-            }
-            PortKind::SubNode { .. } => i.kind = "access",
-            PortKind::Free => {}
-            PortKind::Reserved => continue,
-        }
-        interfaces.push(i);
-    }
-    let mut vlan_interfaces = Vec::new();
-    let mut routes = Vec::new();
+    let mut out: Vec<Vec<String>> = Vec::new();
+    out.push(w!["system", "hostname", dev.name.as_str()]);
+    out.push(w!["service", "lldp"]);
     for &d in &dev.domains {
-        let dom = &m.domains[d];
-        if !dom.gateways.is_empty() {
-            vlan_interfaces.push(VlanInterface {
-                vlan: dom.vlan,
-                vrf: dom.vrf.clone(),
-                addresses: dom
-                    .gateways
-                    .iter()
-                    .map(|g| format!("{}/{}", ip(g.addr), g.prefix.len))
-                    .collect(),
-            });
-        }
-        for r in dom.routes.iter().filter(|_| bgp.is_none()) {
-            for &h in &r.next_hops {
-                routes.push(format!(
-                    "nv set vrf {} router static {} via {}",
-                    dom.vrf,
-                    r.prefix,
-                    ip(m.links[h].to_addr)
-                ));
-            }
-        }
+        out.push(w!["vrf", m.domains[d].vrf.as_str(), "table", "auto"]);
     }
-    // The DSCP map: every DSCP of priority 0 in one line, then the others.
-    let mut dscp_lines = Vec::new();
+    let mut vlans: Vec<u16> = dev.domains.iter().map(|&d| m.domains[d].vlan).collect();
+    vlans.sort_unstable();
+    let vlans: Vec<String> = vlans.iter().map(u16::to_string).collect();
+    out.push(w![
+        "bridge",
+        "domain",
+        "br_default",
+        "vlan",
+        vlans.join(",")
+    ]);
+    out.push(w!["qos", "mapping", "default-global", "trust", "l3"]);
+    // The DSCP map: every DSCP of priority 0 in one command, then the others.
     for sp in 0u8..8 {
         let dscps: Vec<u8> = (0u8..64)
             .filter(|&d| m.dscp_map[usize::from(d)] == sp)
             .collect();
         if !dscps.is_empty() {
-            dscp_lines.push(format!(
-                "nv set qos mapping default-global dscp {} switch-priority {sp}",
-                ranges(&dscps)
-            ));
+            out.push(w![
+                "qos",
+                "mapping",
+                "default-global",
+                "dscp",
+                ranges(&dscps),
+                "switch-priority",
+                sp.to_string()
+            ]);
         }
     }
-    let lossy: Vec<u8> = (0u8..8).filter(|p| !m.lossless.contains(p)).collect();
-    let mut vlans: Vec<u16> = dev.domains.iter().map(|&d| m.domains[d].vlan).collect();
-    vlans.sort_unstable();
+    let lossless = list(&m.lossless);
     let w = q.pfc_watchdog;
-    let t = NvueFile {
-        summary: summary(m, device),
-        hostname: shell_quote(&dev.name),
-        vrfs: dev
-            .domains
-            .iter()
-            .map(|&d| m.domains[d].vrf.clone())
-            .collect(),
-        vlans: vlans
-            .iter()
-            .map(u16::to_string)
-            .collect::<Vec<_>>()
-            .join(","),
-        dscp_lines,
-        lossless: list(&m.lossless),
-        lossy: ranges(&lossy),
-        ecn_min: u64::from(q.ecn.min_kb) * 1024,
-        ecn_max: u64::from(q.ecn.max_kb) * 1024,
-        ecn_probability: q.ecn.probability,
-        cnp: q.cnp.priority,
-        polling: w.polling_ms,
-        robustness: w.detection_ms.div_ceil(w.polling_ms.max(1)).max(1),
-        breakouts,
-        interfaces,
-        vlan_interfaces,
-        routes,
-        bgp: bgp.map_or_else(Vec::new, |b| bgp_lines(m, b, device)),
-    };
-    // Askama drops the template's last newline; files end with one.
-    t.render()
-        .map(|text| text + "\n")
-        .map_err(|e| Error::Render {
-            device: dev.name.clone(),
-            vendor: "NVUE",
-            source: Box::new(e),
-        })
+    if !m.lossless.is_empty() {
+        let lossy: Vec<u8> = (0u8..8).filter(|p| !m.lossless.contains(p)).collect();
+        let pool = |name: &str, priorities: String| {
+            [
+                w!["qos", "traffic-pool", name, "memory-percent", "50"],
+                w!["qos", "traffic-pool", name, "switch-priority", priorities],
+            ]
+        };
+        out.extend(pool("default-lossy", ranges(&lossy)));
+        out.extend(pool("default-lossless", lossless.clone()));
+        out.push(w![
+            "qos",
+            "pfc",
+            "default-global",
+            "switch-priority",
+            lossless.as_str()
+        ]);
+        out.push(w!["qos", "pfc", "default-global", "tx", "enable"]);
+        out.push(w!["qos", "pfc", "default-global", "rx", "enable"]);
+        let cc = w![
+            "qos",
+            "congestion-control",
+            "default-global",
+            "traffic-class",
+            lossless.as_str()
+        ];
+        let with = |rest: Vec<String>| [cc.clone(), rest].concat();
+        out.push(with(w!["ecn", "enable"]));
+        out.push(with(w![
+            "min-threshold",
+            (u64::from(q.ecn.min_kb) * 1024).to_string()
+        ]));
+        out.push(with(w![
+            "max-threshold",
+            (u64::from(q.ecn.max_kb) * 1024).to_string()
+        ]));
+        out.push(with(w!["probability", q.ecn.probability.to_string()]));
+        out.push(w![
+            "qos",
+            "pfc-watchdog",
+            "polling-interval",
+            w.polling_ms.to_string()
+        ]);
+        let robustness = w.detection_ms.div_ceil(w.polling_ms.max(1)).max(1);
+        out.push(w![
+            "qos",
+            "pfc-watchdog",
+            "robustness",
+            robustness.to_string()
+        ]);
+    }
+    out.push(w![
+        "qos",
+        "egress-scheduler",
+        "default-global",
+        "traffic-class",
+        q.cnp.priority.to_string(),
+        "mode",
+        "strict"
+    ]);
+    for p in &dev.ports {
+        let s = &m.plan.switch_list[p.domain];
+        if let Some(b) = s.breakout {
+            let cage = Nvue.cage_name(s, b.cage_lane(p.number).0);
+            let line = w![
+                "interface",
+                cage,
+                "link",
+                "breakout",
+                format!("{}x", b.lanes)
+            ];
+            if out.last() != Some(&line) {
+                out.push(line);
+            }
+        }
+    }
+    for p in &dev.ports {
+        let dom = &m.domains[p.domain];
+        let name = Nvue.port_name(&m.plan.switch_list[p.domain], p.number);
+        let set = |rest: Vec<String>| [w!["interface", name.as_str()], rest].concat();
+        if matches!(p.kind, PortKind::Reserved) {
+            continue;
+        }
+        out.push(set(w![
+            "description",
+            description(m, &Nvue, device, p.number)
+        ]));
+        match p.kind {
+            PortKind::Free => out.push(set(w!["link", "state", "down"])),
+            PortKind::InterSwitch { link } => {
+                out.push(set(w!["link", "mtu", p.mtu.to_string()]));
+                out.push(set(w!["ip", "vrf", dom.vrf.as_str()]));
+                let address = format!("{}/31", ip(m.links[link].from_addr));
+                out.push(set(w!["ip", "address", address]));
+            }
+            PortKind::SubNode { .. } => {
+                out.push(set(w!["link", "mtu", p.mtu.to_string()]));
+                let vlan = dom.vlan.to_string();
+                out.push(set(w!["bridge", "domain", "br_default", "access", vlan]));
+            }
+            PortKind::Reserved => {}
+        }
+        if !matches!(p.kind, PortKind::Free) && !m.lossless.is_empty() {
+            out.push(set(w!["qos", "pfc-watchdog"]));
+        }
+    }
+    for &d in &dev.domains {
+        let dom = &m.domains[d];
+        if !dom.gateways.is_empty() {
+            let svi = format!("vlan{}", dom.vlan);
+            out.push(w!["interface", svi.as_str(), "ip", "vrf", dom.vrf.as_str()]);
+            for g in &dom.gateways {
+                let a = format!("{}/{}", ip(g.addr), g.prefix.len);
+                out.push(w!["interface", svi.as_str(), "ip", "address", a]);
+            }
+        }
+    }
+    if bgp.is_none() {
+        for &d in &dev.domains {
+            let dom = &m.domains[d];
+            for r in &dom.routes {
+                for &h in &r.next_hops {
+                    out.push(w![
+                        "vrf",
+                        dom.vrf.as_str(),
+                        "router",
+                        "static",
+                        r.prefix.to_string(),
+                        "via",
+                        ip(m.links[h].to_addr).to_string()
+                    ]);
+                }
+            }
+        }
+    }
+    if let Some(b) = bgp {
+        out.extend(bgp_commands(m, b, device));
+    }
+    out
 }
 
 /// The BGP part of one switch: BGP on, the global ASN (the first half's;
@@ -276,44 +329,56 @@ fn render(m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String> {
 /// `path-selection multipath aspath-ignore` (FRR's `bgp bestpath as-path
 /// multipath-relax`), eBGP `multipaths`, a `network` per subnet and one
 /// numbered neighbour per cable with BFD and the intent's timers.
-fn bgp_lines(m: &Model<'_>, bgp: &Bgp, device: usize) -> Vec<String> {
+fn bgp_commands(m: &Model<'_>, bgp: &Bgp, device: usize) -> Vec<Vec<String>> {
     let b = bgp.bfd;
     let mut out = Vec::new();
     let speakers: Vec<_> = bgp.routed_of(device).collect();
     let Some((_, first)) = speakers.first() else {
         return out;
     };
-    out.push("nv set router bgp enable on".to_string());
-    out.push(format!("nv set router bgp autonomous-system {}", first.asn));
-    out.push("nv set router bfd enable on".to_string());
+    out.push(w!["router", "bgp", "enable", "on"]);
+    out.push(w![
+        "router",
+        "bgp",
+        "autonomous-system",
+        first.asn.to_string()
+    ]);
+    out.push(w!["router", "bfd", "enable", "on"]);
     for (_, s) in &speakers {
-        let v = format!("nv set vrf {} router bgp", s.vrf);
-        out.push(format!("{v} enable on"));
-        out.push(format!("{v} autonomous-system {}", s.asn));
+        let v = |rest: Vec<String>| [w!["vrf", s.vrf.as_str(), "router", "bgp"], rest].concat();
+        out.push(v(w!["enable", "on"]));
+        out.push(v(w!["autonomous-system", s.asn.to_string()]));
         if let Some(id) = s.router_id {
-            out.push(format!("{v} router-id {id}"));
+            out.push(v(w!["router-id", id.to_string()]));
         }
-        out.push(format!("{v} path-selection multipath aspath-ignore on"));
-        out.push(format!("{v} address-family ipv4-unicast enable on"));
-        out.push(format!(
-            "{v} address-family ipv4-unicast multipaths ebgp {}",
-            s.max_paths
-        ));
+        out.push(v(w!["path-selection", "multipath", "aspath-ignore", "on"]));
+        out.push(v(w!["address-family", "ipv4-unicast", "enable", "on"]));
+        let paths = s.max_paths.to_string();
+        out.push(v(w![
+            "address-family",
+            "ipv4-unicast",
+            "multipaths",
+            "ebgp",
+            paths
+        ]));
         for p in &s.announced {
-            out.push(format!("{v} address-family ipv4-unicast network {p}"));
+            out.push(v(w![
+                "address-family",
+                "ipv4-unicast",
+                "network",
+                p.to_string()
+            ]));
         }
         for x in &s.sessions {
-            let n = format!("{v} neighbor {}", x.peer);
-            out.push(format!("{n} remote-as {}", x.peer_asn));
-            out.push(format!("{n} type numbered"));
-            out.push(format!(
-                "{n} description {}",
-                shell_quote(&description(m, &Nvue, device, x.port))
-            ));
-            out.push(format!("{n} bfd enable on"));
-            out.push(format!("{n} bfd detect-multiplier {}", b.multiplier));
-            out.push(format!("{n} bfd min-rx-interval {}", b.rx_ms));
-            out.push(format!("{n} bfd min-tx-interval {}", b.tx_ms));
+            let peer = x.peer.to_string();
+            let n = |rest: Vec<String>| v([w!["neighbor", peer.as_str()], rest].concat());
+            out.push(n(w!["remote-as", x.peer_asn.to_string()]));
+            out.push(n(w!["type", "numbered"]));
+            out.push(n(w!["description", description(m, &Nvue, device, x.port)]));
+            out.push(n(w!["bfd", "enable", "on"]));
+            out.push(n(w!["bfd", "detect-multiplier", b.multiplier.to_string()]));
+            out.push(n(w!["bfd", "min-rx-interval", b.rx_ms.to_string()]));
+            out.push(n(w!["bfd", "min-tx-interval", b.tx_ms.to_string()]));
         }
     }
     out

@@ -29,7 +29,8 @@ pub trait Device {
     fn identity(&mut self) -> impl Future<Output = Result<Identity>> + Send;
 
     /// Opens a session or takes the lock, loads `candidate` (the rendered
-    /// configuration of this switch, full replace semantics) and returns
+    /// configuration of this switch, full replace semantics: CLI text, or
+    /// for NVUE the JSON tree its REST API takes) and returns
     /// the diff running -> candidate as unified text: lines starting with
     /// `-` are removed, `+` added; the empty string means no change.
     ///

@@ -15,8 +15,8 @@
 //!   Comware's `display` readers are `comware_answers` (re-exported by
 //!   [`comware`]), NVUE's operational-tree readers `nvue_answers`.
 //! - [`Client`] (here): the vendor clients as one enum (static dispatch):
-//!   [`nvue`] (NVUE REST; [`nvue_tree`] turns the rendered `nv set` script
-//!   into its JSON tree) and [`eos`] (eAPI), over `http` (reqwest, rustls);
+//!   [`nvue`] (NVUE REST, loading the planner's NVUE tree; [`nvue_tree`]
+//!   diffs trees) and [`eos`] (eAPI), over `http` (reqwest, rustls);
 //!   [`frr`] (FRRouting via vtysh and frr-reload.py: the lab's switches,
 //!   transport netns).
 //! - [`devices`]: the devices file, checked against the plan.

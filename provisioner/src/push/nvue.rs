@@ -417,9 +417,11 @@ impl Device for Nvue {
     }
 
     async fn load(&mut self, candidate: &str) -> Result<String> {
-        let mut plan = nvue_tree::script_to_tree(candidate).map_err(|e| PushError::Protocol {
-            action: "converting the rendered NVUE script to the REST tree".to_string(),
-            message: format!("line {}: {}", e.line, e.message),
+        // The candidate is the planner's tree for this switch
+        // (`planner::render::nvue_trees`), as JSON text.
+        let mut plan: Value = serde_json::from_str(candidate).map_err(|e| PushError::Protocol {
+            action: "reading the NVUE candidate".to_string(),
+            message: format!("not the planner's NVUE tree: {e}"),
         })?;
         if self.release.is_some_and(|r| r >= (5, 15)) {
             lldp_in_system(&mut plan);

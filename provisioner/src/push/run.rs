@@ -188,7 +188,7 @@ pub fn sha256(text: &[u8]) -> String {
 }
 
 /// Each selected switch's candidate: the planner's render for its
-/// device's vendor.
+/// device's vendor, in the form its client loads ([`rendered`]).
 pub fn candidates(
     plan: &CheckedPlan,
     devices: &Devices,
@@ -202,11 +202,10 @@ pub fn candidates(
         let files = match by_vendor.entry(v) {
             std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::btree_map::Entry::Vacant(slot) => {
-                let files = planner::render::render(plan, v).map_err(|e| PushError::Plan {
+                slot.insert(rendered(plan, v).map_err(|e| PushError::Plan {
                     file: plan.source().to_string(),
                     source: Box::new(e),
-                })?;
-                slot.insert(files.into_iter().collect())
+                })?)
             }
         };
         let name = v.file_name(s);
@@ -220,6 +219,23 @@ pub fn candidates(
         out.insert(s.clone(), text);
     }
     Ok(out)
+}
+
+/// Every switch's candidate for vendor `v`, by the render's file name: the
+/// rendered configuration text for the CLI clients, and for NVUE the JSON
+/// tree its REST API takes, emitted from the same commands as the
+/// rendered script ([`planner::render::nvue_trees`]). One arm per render
+/// vendor and no catch-all, as in [`super::connect::connect`].
+fn rendered(plan: &CheckedPlan, v: Vendor) -> planner::Result<BTreeMap<String, String>> {
+    match v {
+        Vendor::Nvue => Ok(planner::render::nvue_trees(plan)?
+            .into_iter()
+            .map(|(switch, tree)| (v.file_name(&switch), tree.to_string()))
+            .collect()),
+        Vendor::Eos | Vendor::Sonic | Vendor::Comware | Vendor::Frr => {
+            Ok(planner::render::render(plan, v)?.into_iter().collect())
+        }
+    }
 }
 
 /// The switches to push: `asked` checked against the plan, in plan order;

@@ -33,6 +33,36 @@ fn eos_initial(sw: &str) -> Vec<String> {
     servers::eos_management(sw, USER, "127.0.0.1")
 }
 
+/// The planner's NVUE tree of switch `sw`: what a push loads.
+fn nvue_tree_of(plan: &CheckedPlan, sw: &str) -> Value {
+    planner::render::nvue_trees(plan)
+        .expect("NVUE trees")
+        .into_iter()
+        .find(|(name, _)| name == sw)
+        .expect("the switch")
+        .1
+}
+
+/// Drops from `v` every leaf whose `nv set` line (as the script spells
+/// it, number lists one entry at a time) `drop` holds, and every object
+/// left empty by that; true when `v` itself goes.
+fn prune(v: &mut Value, path: &mut Vec<String>, drop: &dyn Fn(&str) -> bool) -> bool {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            m.retain(|k, child| {
+                path.push(k.clone());
+                let gone = prune(child, path, drop);
+                path.pop();
+                !gone
+            });
+            m.is_empty()
+        }
+        Value::Object(_) => drop(&format!("nv set {}", path.join(" "))),
+        Value::String(x) => drop(&format!("nv set {} {x}", path.join(" "))),
+        other => drop(&format!("nv set {} {other}", path.join(" "))),
+    }
+}
+
 /// Checks that `applied` is the plan's `want` plus the management of
 /// `before`, each whole: every leaf of `want` is applied, every
 /// management leaf of `before` stays as it was, and nothing else is
@@ -343,22 +373,19 @@ impl Fabric {
             let candidate = self.candidate_of(plan, sw);
             if let Some(st) = self.nvue.get(sw) {
                 let mut st = st.lock().expect("state");
-                let mut script: String = candidate
-                    .lines()
-                    .filter(|l| !older(sw, l))
-                    .map(|l| format!("{l}\n"))
-                    .collect();
-                if st.release.starts_with("5.15") {
-                    script = script.replace(
-                        "nv set service lldp\n",
-                        "nv set system lldp state enabled\n",
-                    );
+                let mut want = nvue_tree_of(plan, sw);
+                prune(&mut want, &mut Vec::new(), &|l: &str| older(sw, l));
+                if st.release.starts_with("5.15")
+                    && let Some(service) = want.get_mut("service").and_then(Value::as_object_mut)
+                    && service.remove("lldp").is_some()
+                {
+                    if service.is_empty() {
+                        want.as_object_mut().expect("tree").remove("service");
+                    }
+                    want["system"]["lldp"] = json!({"state": "enabled"});
                 }
                 let mut tree = nvue_initial(sw);
-                servers::merge(
-                    &mut tree,
-                    &nvue_tree::script_to_tree(&script).expect("tree"),
-                );
+                servers::merge(&mut tree, &want);
                 st.revisions.get_mut(&1).expect("revision 1").tree = tree.clone();
                 st.publish();
                 out.insert(sw.clone(), Running::Nvue(tree));
@@ -572,7 +599,7 @@ fn nvue_push_commits_verifies_confirms_and_a_second_push_changes_nothing() {
     }
     assert_eq!(f.nvue("sw3").log, nvue_commit_sequence());
     for sw in f.nvue.keys() {
-        let want = nvue_tree::script_to_tree(&f.candidate(sw)).expect("tree");
+        let want = nvue_tree_of(&f.checked, sw);
         let mut st = f.nvue(sw);
         let applied = st.applied_tree();
         assert_plan_and_management(&applied, &want, &nvue_initial(sw));
@@ -1949,7 +1976,7 @@ fn a_first_install_on_a_fresh_fabric_waits_for_ports_whose_peers_are_not_configu
         assert_eq!(s["phase"], "confirmed", "{s}");
     }
     for sw in f.nvue.keys() {
-        let want = nvue_tree::script_to_tree(&f.candidate(sw)).expect("tree");
+        let want = nvue_tree_of(&f.checked, sw);
         let mut st = f.nvue(sw);
         let applied = st.applied_tree();
         assert_plan_and_management(&applied, &want, &nvue_initial(sw));

@@ -679,11 +679,11 @@ fn optimise(
     notes.push(format!("the heuristic started from {start}"));
     let heuristic = search.improve(bound)?;
     let problem = match request.solver {
-        Solver::Exact => Some(ilp::Problem::new(net, avail, schedule)?),
+        Solver::Exact => Some(ilp::Instance::new(net, avail, schedule)?),
         Solver::Auto if small && heuristic.0 as usize > bound => {
             // Where ECMP offers choices the relaxed model can take seconds
             // even at this size; Auto takes it on half the size only.
-            let p = ilp::Problem::new(net, avail, schedule)?;
+            let p = ilp::Instance::new(net, avail, schedule)?;
             (!p.has_choices() || 2 * x * switches <= EXACT_MAX_PLACEMENTS).then_some(p)
         }
         _ => None,

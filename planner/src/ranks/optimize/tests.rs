@@ -461,7 +461,7 @@ fn exact_model_proves_the_2x4_optimum_from_scratch() {
     let net = Network::avoiding(&plan, plan.source(), &[link(&u[0], &l[0])]).unwrap();
     let avail = members(&plan).unwrap();
     let schedule = halving_doubling(8).unwrap();
-    let problem = ilp::Problem::new(&net, &avail, &schedule).unwrap();
+    let problem = ilp::Instance::new(&net, &avail, &schedule).unwrap();
     assert!(!problem.has_choices());
     let s = problem
         .solve(ilp::Kind::HashFree, 1, 8, None, 0)
