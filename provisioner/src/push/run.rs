@@ -226,7 +226,7 @@ pub fn candidates(
 /// tree its REST API takes, emitted from the same commands as the
 /// rendered script ([`planner::render::nvue_trees`]). One arm per render
 /// vendor and no catch-all, as in [`super::connect::connect`].
-fn rendered(plan: &CheckedPlan, v: Vendor) -> planner::Result<BTreeMap<String, String>> {
+pub fn rendered(plan: &CheckedPlan, v: Vendor) -> planner::Result<BTreeMap<String, String>> {
     match v {
         Vendor::Nvue => Ok(planner::render::nvue_trees(plan)?
             .into_iter()

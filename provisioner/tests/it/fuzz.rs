@@ -476,12 +476,11 @@ fn device_answer_case(seed: u64) -> Result<(), String> {
     let plan = CheckedPlan::load(&text, "bigraph-2x8-bgp.plan.json").map_err(|e| e.to_string())?;
     let vendor =
         planner::render::Vendor::named(if nvue { "nvue" } else { "eos" }).ok_or("no vendor")?;
-    let candidate = planner::render::render(&plan, vendor)
+    // What a push loads: the script for EOS, the REST tree for NVUE.
+    let candidate = provisioner::push::run::rendered(&plan, vendor)
         .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|(n, _)| *n == vendor.file_name(SWITCH))
-        .ok_or("no candidate")?
-        .1;
+        .remove(&vendor.file_name(SWITCH))
+        .ok_or("no candidate")?;
     let mut world = servers::World {
         hostname: SWITCH.to_string(),
         ..servers::World::default()
