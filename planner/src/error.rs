@@ -146,8 +146,8 @@ pub enum Error {
     #[error(
         "{}{ranks} ranks: {sends} sends in the schedule would take about {} of memory in the simulator, above its limit of {}",
         job.as_ref().map_or(String::new(), |j| format!("{}: ", Escaped(j))),
-        crate::estimate::format_memory(*memory),
-        crate::estimate::format_memory(*limit)
+        crate::limits::format_memory(*memory),
+        crate::limits::format_memory(*limit)
     )]
     TooManySends {
         /// The algorithm, plan and size, when known (`nccl-tree on

@@ -229,9 +229,7 @@ pub use fast::StepSummary;
 pub use packet::{PACKET_PARAMS, PacketParams, PacketStats, PacketStep};
 pub use params::{Channels, PARAMS, ParamDoc, Params};
 pub use schedules::{SendSchedule, StepInfo, StepPhase, Timeline, Turnaround};
-pub use sizes::{
-    SIZE_UNITS, format_memory, format_size, parse_byte_count, parse_nodes, parse_size, parse_sizes,
-};
+pub use sizes::{SIZE_UNITS, format_size, parse_byte_count, parse_nodes, parse_size, parse_sizes};
 pub use sweep::{ScaleSpec, scale_plans, scale_sweep, size_sweep, size_sweep_finished, sweep_fits};
 
 pub use crate::algorithm::Algorithm;

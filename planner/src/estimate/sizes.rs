@@ -163,19 +163,3 @@ pub fn format_size(bytes: u64) -> String {
     }
     format!("{bytes}B")
 }
-
-/// An amount of memory, rounded for a message: `3.1 GiB`, `512 MiB`
-/// (one decimal below 10 of the unit, none above).
-pub fn format_memory(bytes: u64) -> String {
-    let (value, unit) = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
-        .into_iter()
-        .find(|&(shift, _)| bytes >= 1 << shift)
-        .map_or((bytes as f64, "B"), |(shift, unit)| {
-            (bytes as f64 / (1u64 << shift) as f64, unit)
-        });
-    if value < 10.0 && unit != "B" {
-        format!("{value:.1} {unit}")
-    } else {
-        format!("{value:.0} {unit}")
-    }
-}
