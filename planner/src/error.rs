@@ -138,12 +138,16 @@ pub enum Error {
     },
 
     /// A collective's schedule has more sends than the simulator builds
-    /// send by send ([`crate::limits::SIMULATED_SENDS`]). The sends grow
-    /// with the ranks and, for pipelined trees, with the message size (a
-    /// chunk per step); the closed form needs no schedule.
+    /// send by send within its memory limit
+    /// ([`crate::limits::SIMULATOR_MEMORY`], estimated from the sends
+    /// before anything is built). The sends grow with the ranks and, for
+    /// pipelined trees, with the message size (a chunk per step); the
+    /// closed form needs no schedule.
     #[error(
-        "{}{ranks} ranks: {sends} sends in the schedule, above the limit of {limit} sends the simulator builds",
-        job.as_ref().map_or(String::new(), |j| format!("{}: ", Escaped(j)))
+        "{}{ranks} ranks: {sends} sends in the schedule would take about {} of memory in the simulator, above its limit of {}",
+        job.as_ref().map_or(String::new(), |j| format!("{}: ", Escaped(j))),
+        crate::limits::format_memory(*memory),
+        crate::limits::format_memory(*limit)
     )]
     TooManySends {
         /// The algorithm, plan and size, when known (`nccl-tree on
@@ -153,7 +157,9 @@ pub enum Error {
         ranks: usize,
         /// Sends it would have.
         sends: u64,
-        /// The limit.
+        /// The memory the simulator would take for them, bytes.
+        memory: u64,
+        /// The limit, bytes.
         limit: u64,
     },
 

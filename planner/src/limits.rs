@@ -106,12 +106,23 @@ pub const SERVER_SUB_NODES: Limit = Limit {
     why: "servers carry 8 to 16 GPU-NIC pairs; each one is a GPU and a NIC of every server",
 };
 
-/// Sends of one collective schedule that `simulate` builds send by send.
-pub const SIMULATED_SENDS: Limit = Limit {
-    what: "sends in the schedule",
-    max: 16_777_216,
-    why: "each send takes about 40 bytes in the schedule and more in the simulator; a ring over 2,048 ranks has 8,384,512; the closed-form method takes larger jobs",
+/// Memory the event-driven simulator may take for one schedule, estimated
+/// from its sends before anything is built or allocated: each send costs
+/// [`SIMULATOR_BYTES_PER_SEND`] (the stored schedule, who waits for whom
+/// and when each send is ready).
+pub const SIMULATOR_MEMORY: Limit = Limit {
+    what: "bytes of simulator memory",
+    max: 4 << 30,
+    why: "4 GiB, about 96 bytes a send: 44,739,242 sends, an 8,192-GPU nccl-tree at 256 MiB (33,554,432) among them; a ring over 8,192 ranks (134,201,344) is over; the closed-form method takes larger jobs",
 };
+
+/// What one send of a schedule the simulator builds takes in memory, in
+/// bytes, for [`SIMULATOR_MEMORY`]: about 45 in the schedule (sender,
+/// receiver, size, delay, step, chunk, two dependencies) and 25 in the
+/// event loop (dependants, the count each send waits for, its ready time),
+/// with room for the vectors' growth. Measured: an 8,192-GPU nccl-tree of
+/// 8,388,608 sends peaked at 647 MiB, 81 bytes a send with the plan.
+pub const SIMULATOR_BYTES_PER_SEND: u64 = 96;
 
 /// Node counts of one `simulate --scale` point.
 pub const SCALE_NODES: Limit = Limit {
@@ -169,6 +180,22 @@ pub const PART_WATTS: Limit = Limit {
     why: "10 MW, beyond any part; the purchase program's costs must stay well within floating point",
 };
 
+/// An amount of memory, rounded for a message: `3.1 GiB`, `512 MiB`
+/// (one decimal below 10 of the unit, none above).
+pub fn format_memory(bytes: u64) -> String {
+    let (value, unit) = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
+        .into_iter()
+        .find(|&(shift, _)| bytes >= 1 << shift)
+        .map_or((bytes as f64, "B"), |(shift, unit)| {
+            (bytes as f64 / (1u64 << shift) as f64, unit)
+        });
+    if value < 10.0 && unit != "B" {
+        format!("{value:.1} {unit}")
+    } else {
+        format!("{value:.0} {unit}")
+    }
+}
+
 /// Every limit, for the docs table test.
 pub const ALL: &[Limit] = &[
     SUB_NODES,
@@ -179,7 +206,7 @@ pub const ALL: &[Limit] = &[
     SWITCH_PORTS,
     BIGRAPH_N,
     SERVER_SUB_NODES,
-    SIMULATED_SENDS,
+    SIMULATOR_MEMORY,
     SCALE_NODES,
     MODEL_LAYERS,
     LAYER_PARAMS,

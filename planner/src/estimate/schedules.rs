@@ -395,18 +395,22 @@ pub(crate) enum Shape {
     FoldedHd,
 }
 
-/// Refuses a schedule of more than [`limits::SIMULATED_SENDS`] sends over
-/// `p` ranks before anything is allocated; `sends` is computed from the
-/// shape alone (wide enough not to overflow). Under [`sends_fit`] a
-/// schedule within the limit stops here too, unbuilt.
+/// Refuses a schedule of `sends` sends over `p` ranks whose simulation
+/// would take more memory than [`limits::SIMULATOR_MEMORY`]
+/// ([`limits::SIMULATOR_BYTES_PER_SEND`] a send), before anything is
+/// allocated; `sends` is computed from the shape alone (wide enough not to
+/// overflow). Under [`sends_fit`] a schedule within the limit stops here
+/// too, unbuilt.
 fn check_sends(p: usize, sends: u128) -> Result<()> {
     let sends = u64::try_from(sends).unwrap_or(u64::MAX);
-    if limits::SIMULATED_SENDS.check(sends).is_err() {
+    let memory = sends.saturating_mul(limits::SIMULATOR_BYTES_PER_SEND);
+    if limits::SIMULATOR_MEMORY.check(memory).is_err() {
         return Err(Error::TooManySends {
             job: None,
             ranks: p,
             sends,
-            limit: limits::SIMULATED_SENDS.max,
+            memory,
+            limit: limits::SIMULATOR_MEMORY.max,
         });
     }
     if COUNT_ONLY.get() {
@@ -426,9 +430,10 @@ thread_local! {
 /// The stop of a counted builder under [`sends_fit`].
 const COUNTED: &str = "schedule counted, not built";
 
-/// Whether the schedule `build` makes fits the send limit, found without
-/// building it: every builder checks its send count (from its shape
-/// alone) before it allocates, and under this call stops right there.
+/// Whether the schedule `build` makes fits the simulator's memory limit,
+/// found without building it: every builder checks its send count (from
+/// its shape alone) before it allocates, and under this call stops right
+/// there.
 /// A builder that has no count to check is built and dropped. Gives the
 /// count (from the shape, which can be a few above the sends made: a
 /// tree's root sends nothing up) or the sends built.

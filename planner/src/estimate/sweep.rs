@@ -171,7 +171,8 @@ pub fn size_sweep(
 
 /// [`size_sweep`], keeping what finished: the estimates of every job that
 /// succeeded (in job order) and the first job's error, if one failed. A
-/// job the send limit refuses is refused before any starts (`Err`).
+/// job the simulator's memory limit refuses is refused before any starts
+/// (`Err`).
 pub fn size_sweep_finished(
     plan: &CheckedPlan,
     algorithms: &[Algorithm],
@@ -191,7 +192,8 @@ pub fn size_sweep_finished(
 
 /// Refuses, before anything is simulated, every algorithm at every size
 /// on `plan` whose schedule has more sends than the simulator builds
-/// ([`crate::Error::TooManySends`], naming the algorithm, plan and size).
+/// within its memory limit ([`crate::Error::TooManySends`], naming the
+/// algorithm, plan and size).
 pub fn sweep_fits(
     plan: &CheckedPlan,
     algorithms: &[Algorithm],

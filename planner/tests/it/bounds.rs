@@ -212,7 +212,7 @@ fn issue13_simulate_scale_and_ranks_bounded() {
         &[
             "simulate",
             "--scale",
-            "4096",
+            "8192",
             "--size",
             "1MiB",
             "--algorithm",
@@ -220,9 +220,9 @@ fn issue13_simulate_scale_and_ranks_bounded() {
         ],
         &[
             "ring on ",
-            "4096 ranks",
-            "sends in the schedule",
-            "limit of 16777216",
+            "8192 ranks",
+            "134201344 sends in the schedule",
+            "12 GiB of memory in the simulator, above its limit of 4.0 GiB",
             "closed-form",
             "smaller --scale points",
         ],

@@ -401,16 +401,17 @@ fn packet_steps_report_queues_pauses_and_marks_per_step() {
     assert_eq!(pauses, stats["pfc_pauses"].as_u64().unwrap());
 }
 
-/// Issue #33: a job the send limit refuses is refused before anything
-/// runs (no estimate of the algorithms before it is printed, because none
-/// ran), naming the algorithm, plan and size, and the options the user
-/// has: `--ranks` as an option to give, not as the flag at fault.
+/// Issue #33: a job the simulator's memory limit refuses (too many sends)
+/// is refused before anything runs (no estimate of the algorithms before
+/// it is printed, because none ran), naming the algorithm, plan and size,
+/// the memory, and the options the user has: `--ranks` as an option to
+/// give, not as the flag at fault.
 #[test]
 fn issue33_send_limit_refused_before_anything_runs() {
     let args = [
         "simulate",
         "--bigraph",
-        "32x128",
+        "64x128",
         "--algorithm",
         "hd,ring",
         "--size",
@@ -421,18 +422,18 @@ fn issue33_send_limit_refused_before_anything_runs() {
     assert!(out.stdout.is_empty(), "hd ran first");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.starts_with("error: ring on bigraph-32x128 at 1MiB: 4096 ranks: "),
+        err.starts_with("error: ring on bigraph-64x128 at 1MiB: 8192 ranks: "),
         "{err}"
     );
-    assert!(err.contains("above the limit of 16777216"), "{err}");
+    assert!(err.contains("above its limit of 4.0 GiB"), "{err}");
     assert!(err.contains("--method closed-form"), "{err}");
-    assert!(err.contains("--ranks N below 4096"), "{err}");
+    assert!(err.contains("--ranks N below 8192"), "{err}");
     assert!(!err.contains("error: --ranks"), "{err}");
     // Given, --ranks is named as given.
     let mut given = args.to_vec();
-    given.extend(["--ranks", "4096"]);
+    given.extend(["--ranks", "6144"]);
     let err = String::from_utf8_lossy(&planner(&given).stderr).to_string();
-    assert!(err.contains("fewer than --ranks 4096"), "{err}");
+    assert!(err.contains("fewer than --ranks 6144"), "{err}");
 }
 
 /// Runs `planner` with the progress reporter's knobs set to report at

@@ -644,9 +644,9 @@ fn print_outcome(
     }
 }
 
-/// The send limit's refusal with what the user can do about it, in the
-/// command's flags: the closed form, fewer ranks (given or not), smaller
-/// sizes or scale points. Other errors pass unchanged.
+/// The simulator's memory refusal (too many sends) with what the user can
+/// do about it, in the command's flags: the closed form, fewer ranks
+/// (given or not), smaller sizes or scale points. Other errors pass unchanged.
 fn sends_advice(e: anyhow::Error, args: &SimulateArgs) -> anyhow::Error {
     let Some(planner::Error::TooManySends { ranks, .. }) = e.downcast_ref::<planner::Error>()
     else {

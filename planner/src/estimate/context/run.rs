@@ -174,6 +174,7 @@ impl Context<'_> {
             Error::TooManySends {
                 ranks,
                 sends,
+                memory,
                 limit,
                 ..
             } => Error::TooManySends {
@@ -185,6 +186,7 @@ impl Context<'_> {
                 )),
                 ranks,
                 sends,
+                memory,
                 limit,
             },
             other => other,

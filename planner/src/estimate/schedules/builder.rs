@@ -1,7 +1,7 @@
 //! The rank programs a schedule is built of ([`Builder`]): ring and
 //! halving-doubling phases over groups of ranks, the fold's pair steps,
 //! and the bookkeeping every family shares (each rank's last receive and
-//! last send, steps, the send limit).
+//! last send, steps, the memory limit on sends).
 //!
 //! Ring and halving-doubling phases follow the rank's program: each send
 //! of a rank depends on the last message the rank received (the data it

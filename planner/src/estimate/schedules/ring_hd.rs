@@ -110,7 +110,7 @@ pub(crate) fn stream(
 }
 
 /// The sends `shape` makes over `p` ranks, refused (before anything is
-/// allocated) beyond [`limits::SIMULATED_SENDS`].
+/// allocated) beyond the simulator's memory ([`limits::SIMULATOR_MEMORY`]).
 fn shape_sends(p: usize, shape: &Shape) -> Result<usize> {
     let sends: u128 = match shape {
         // g - 1 (ring) or log2 g (halving-doubling) steps of p sends each

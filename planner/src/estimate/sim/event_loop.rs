@@ -447,14 +447,17 @@ impl<'a, R: Routes> EventLoop<'a, R> {
             }
             self.fill_part(mark);
             // A flow outside the part above the level of a link the part
-            // saturated would have been held to that level: it joins.
+            // saturated would have been held to that level: it joins. The
+            // tolerance is the water-filling's own (a relative 1e-12): a
+            // looser one (1e-9) left flows a hair above the level, and
+            // over millions of sends the hairs moved a result by 0.23 %.
             let grown = self.comp_flows.len();
             for k in 0..self.filler.saturated.len() {
                 let (l, level) = self.filler.saturated[k];
                 for j in 0..self.on[l as usize].len() {
                     let g = self.on[l as usize][j];
                     let gi = g as usize;
-                    if self.slot_mark[gi] != mark && self.slots[gi].rate > level * (1.0 + 1e-9) {
+                    if self.slot_mark[gi] != mark && self.slots[gi].rate > level * (1.0 + 1e-12) {
                         self.slot_mark[gi] = mark;
                         self.comp_flows.push(g);
                         self.push_full_links(g, mark);
@@ -686,7 +689,7 @@ fn check_rates(slots: &[Slot], on: &[Vec<u32>], caps: &[f64]) -> Result<()> {
     let rates = max_min_rates(caps, &flows)?;
     for (k, &s) in live.iter().enumerate() {
         let (have, want) = (slots[s].rate, rates[k]);
-        if (have - want).abs() > 1e-9 * want.abs().max(1.0) {
+        if (have - want).abs() > 1e-11 * want.abs().max(1.0) {
             return Err(Error::Internal(format!(
                 "send {} runs at {have}, max-min fair is {want}",
                 slots[s].send
