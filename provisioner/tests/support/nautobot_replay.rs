@@ -187,10 +187,13 @@ pub type Spoil = dyn Fn(&str, &str, u16, &Value) -> Option<(u16, Vec<u8>)> + Sen
 /// request the recording holds no answer to.
 pub type Served = (String, String, u16, bool, bool, Value);
 
+/// Recorded answers by (method, path, body), in order, and how many
+/// were served.
+type Queues = BTreeMap<(String, String, String), (Vec<(u16, Value)>, usize)>;
+
 /// A replay's state.
 pub struct Replay {
-    /// Recorded answers by (method, path, body), in order.
-    queues: BTreeMap<(String, String, String), (Vec<(u16, Value)>, usize)>,
+    queues: Queues,
     pub log: Vec<Served>,
     pub spoil: Option<Arc<Spoil>>,
     base: String,
@@ -199,7 +202,7 @@ pub struct Replay {
 impl Replay {
     /// A replay of `exchanges` (those of the given steps, or all).
     pub fn new(exchanges: &[Exchange], steps: &[&str]) -> Replay {
-        let mut queues: BTreeMap<_, (Vec<(u16, Value)>, usize)> = BTreeMap::new();
+        let mut queues = Queues::new();
         for x in exchanges
             .iter()
             .filter(|x| steps.is_empty() || steps.contains(&x.step.as_str()))

@@ -358,16 +358,18 @@ mod tests {
 
     #[test]
     fn ids_read_once_of_their_kind_pass_and_others_are_refused() {
-        let mut st = State::default();
-        st.listed = vec![
-            listed(
-                "interface",
-                "7",
-                "sw01 Ethernet1",
-                Some("http://sot/api/dcim/interfaces/7/"),
-            ),
-            listed("vlan", "3", "storage", Some("http://sot/api/ipam/vlans/3/")),
-        ];
+        let mut st = State {
+            listed: vec![
+                listed(
+                    "interface",
+                    "7",
+                    "sw01 Ethernet1",
+                    Some("http://sot/api/dcim/interfaces/7/"),
+                ),
+                listed("vlan", "3", "storage", Some("http://sot/api/ipam/vlans/3/")),
+            ],
+            ..State::default()
+        };
         let good = change(
             "interface",
             json!({"id": 7, "untagged_vlan": 3, "mode": "access"}),
@@ -402,11 +404,13 @@ mod tests {
             "7a1e4c52-0000-4000-8000-000000000001",
             "7a1e4c52-0000-4000-8000-000000000002",
         );
-        let mut st = State::default();
-        st.listed = vec![
-            listed("interface", i, "sw01 Ethernet1", None),
-            listed("vlan", v, "storage", None),
-        ];
+        let mut st = State {
+            listed: vec![
+                listed("interface", i, "sw01 Ethernet1", None),
+                listed("vlan", v, "storage", None),
+            ],
+            ..State::default()
+        };
         let cable = |b: &str| {
             change(
                 "cable",
@@ -436,13 +440,15 @@ mod tests {
         let e = checked(&st, &cable(&b), Flavor::Nautobot).unwrap_err();
         assert!(e.contains("which the interface list gave 2 times"), "{e}");
         // NetBox's `a_terminations` and `assigned_object_id` too.
-        let mut nb = State::default();
-        nb.listed = vec![listed(
-            "interface",
-            "5",
-            "n1 eth0",
-            Some("http://sot/api/dcim/interfaces/5/"),
-        )];
+        let nb = State {
+            listed: vec![listed(
+                "interface",
+                "5",
+                "n1 eth0",
+                Some("http://sot/api/dcim/interfaces/5/"),
+            )],
+            ..State::default()
+        };
         let c = change(
             "cable",
             json!({"a_terminations": [{"object_type": "dcim.interface", "object_id": 5}],
