@@ -1255,7 +1255,11 @@ fn racked_plan_pushes_racks_and_switch_positions_issue_35() {
 /// `tests/data/nautobot-3.2.7/breakout.jsonl`. Ignored by default: the
 /// recording is committed, and a new one is made only when the client's
 /// requests or the Nautobot pin change (`cargo test -p provisioner --test
-/// it record_nautobot -- --ignored`, after `.ci/nautobot up`).
+/// it record_nautobot -- --ignored`, after `.ci/nautobot up`). It pushes
+/// under the breakout round trip's plan name, so its cables carry that
+/// test's tag: on a Nautobot kept between runs, reload its location
+/// afterwards (`examples/sot/load_nautobot.py --location sot-test-record
+/// --wipe topologies/breakout-200g.toml`) or that test counts them too.
 #[test]
 #[ignore = "writes the committed recording; run after `.ci/nautobot up`"]
 fn record_nautobot_answers_issue_31() {
