@@ -8,7 +8,8 @@
 //! objects the plan does not own, which are never written. [`push`]
 //! applies the diff phase by phase (an object's dependencies first),
 //! reading the state again after each phase, with list POSTs and PATCHes
-//! (bulk writes); nothing is written when there is a conflict.
+//! (bulk writes); nothing is written when there is a conflict, and no
+//! phase writes an id its read does not vouch for (`push/ids.rs`).
 
 use std::collections::BTreeMap;
 
@@ -33,6 +34,7 @@ mod addresses;
 mod cables;
 mod catalog;
 mod devices;
+mod ids;
 mod ports;
 mod racks;
 
@@ -332,6 +334,13 @@ pub async fn push(
             .iter()
             .filter(|c| c.phase == phase)
             .collect();
+        // No write with an id the read does not vouch for (issue #31).
+        ids::check(&now, &st, client.flavor(), &|kind: &str, id: &str| {
+            client.url(&format!("{}{id}/", endpoint(kind)))
+        })?;
+        if client.flavor() == Flavor::Nautobot {
+            ids::confirm(&now, &st, client).await?;
+        }
         let mut by_kind: BTreeMap<(&str, &str), Vec<Value>> = BTreeMap::new();
         // Each update's object name, for a concurrent edit's message.
         let names: BTreeMap<(&str, String), &str> = now

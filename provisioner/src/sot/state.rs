@@ -50,6 +50,23 @@ pub struct State {
     /// Device types by model, with their `u_height`: those of the plan's
     /// switches and of the devices in its racks.
     pub device_types: BTreeMap<String, Value>,
+    /// Every object of the lists read, as often as the server listed it:
+    /// what the ids a push writes with are checked against
+    /// (`push/ids.rs`, issue #31).
+    pub listed: Vec<Listed>,
+}
+
+/// One object as a list answer gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The push's kind of the object (`interface`, `vlan`, ...).
+    pub kind: &'static str,
+    /// Its id.
+    pub id: String,
+    /// Its name (`sw01 Ethernet1/1` for an interface).
+    pub name: String,
+    /// Its URL, when the answer gave one.
+    pub url: Option<String>,
 }
 
 /// Every prefix the plan wants: its NIC prefixes, the link pool and the
@@ -213,6 +230,18 @@ const TAGS: &str = "tags { id name }";
 const PLACE: &str = "rack { id name } position face device_type { model }";
 
 impl State {
+    /// Notes an object read in a list ([`State::listed`]).
+    fn note(&mut self, kind: &'static str, name: &str, v: &Value) {
+        if let Some(id) = id_of(v) {
+            self.listed.push(Listed {
+                kind,
+                id,
+                name: name.to_string(),
+                url: v.get("url").and_then(Value::as_str).map(str::to_string),
+            });
+        }
+    }
+
     /// The `last_updated` of an object of a push's `kind` as read, by id
     /// (ids are unique per kind only, on NetBox).
     pub fn last_updated(&self, kind: &str, id: &str) -> Option<String> {
@@ -374,6 +403,7 @@ impl State {
                     o.insert("mode".to_string(), mode);
                 }
                 if let Some(n) = i.get("name").and_then(Value::as_str) {
+                    st.note("interface", &format!("{dev} {n}"), &i);
                     st.interfaces
                         .insert((dev.to_string(), n.to_string()), i.clone());
                 }
@@ -384,24 +414,28 @@ impl State {
                 let cf = o.remove("_custom_field_data").unwrap_or(Value::Null);
                 o.insert("custom_fields".to_string(), cf);
             }
+            st.note("device", dev, &d);
             st.devices.insert(dev.to_string(), d);
         }
         for v in list_of(&data, "vlans") {
             if let Some(n) = v.get("name").and_then(Value::as_str) {
-                st.vlans
-                    .insert(n.to_string(), with_url(v, "/api/ipam/vlans/"));
+                let v = with_url(v, "/api/ipam/vlans/");
+                st.note("vlan", n, &v);
+                st.vlans.insert(n.to_string(), v);
             }
         }
         for t in list_of(&data, "cable_types") {
             if let Some(n) = t.get("name").and_then(Value::as_str) {
-                st.cable_types
-                    .insert(n.to_string(), with_url(t, "/api/dcim/cable-types/"));
+                let t = with_url(t, "/api/dcim/cable-types/");
+                st.note("cable-type", n, &t);
+                st.cable_types.insert(n.to_string(), t);
             }
         }
         for p in list_of(&data, "prefixes") {
             if let Some(n) = p.get("prefix").and_then(Value::as_str) {
-                st.prefixes
-                    .insert(n.to_string(), with_url(p, "/api/ipam/prefixes/"));
+                let p = with_url(p, "/api/ipam/prefixes/");
+                st.note("prefix", n, &p);
+                st.prefixes.insert(n.to_string(), p);
             }
         }
         for a in list_of(&data, "addresses") {
@@ -418,8 +452,9 @@ impl State {
             if !on.is_empty() {
                 st.assigned.insert(id, on);
             }
-            st.addresses
-                .insert(n.to_string(), with_url(a, "/api/ipam/ip-addresses/"));
+            let a = with_url(a, "/api/ipam/ip-addresses/");
+            st.note("ip-address", n, &a);
+            st.addresses.insert(n.to_string(), a);
         }
         for r in list_of(&data, "racks") {
             let r = with_url(r, "/api/dcim/racks/");
@@ -470,6 +505,7 @@ impl State {
             }
         }
         st.custom_fields = read_custom_fields(client, want, "key").await?;
+        st.note_tag_fields_cables();
         Ok(st)
     }
 
@@ -506,6 +542,7 @@ impl State {
             {
                 if let (Some(n), Some(id)) = (d.get("name").and_then(Value::as_str), id_of(&d)) {
                     id_name.insert(id, n.to_string());
+                    st.note("device", n, &d);
                     st.devices.insert(n.to_string(), d);
                 }
             }
@@ -535,6 +572,7 @@ impl State {
                     if let Some(c) = i.get("cable").and_then(id_of) {
                         cable_ids.insert(c);
                     }
+                    st.note("interface", &format!("{dev} {n}"), &i);
                     st.interfaces.insert((dev, n.to_string()), i);
                 }
             }
@@ -557,6 +595,7 @@ impl State {
                 .await?
             {
                 if let Some(n) = v.get("name").and_then(Value::as_str) {
+                    st.note("vlan", n, &v);
                     st.vlans.insert(n.to_string(), v);
                 }
             }
@@ -567,6 +606,7 @@ impl State {
                 .await?
             {
                 if let Some(n) = p.get("prefix").and_then(Value::as_str) {
+                    st.note("prefix", n, &p);
                     st.prefixes.insert(n.to_string(), p);
                 }
             }
@@ -583,6 +623,7 @@ impl State {
                 if let (Some(ip), Some(i)) = (id_of(&a), assigned_interface(&a)) {
                     st.assigned.entry(ip).or_default().insert(i);
                 }
+                st.note("ip-address", n, &a);
                 st.addresses.insert(n.to_string(), a);
             }
         }
@@ -593,12 +634,14 @@ impl State {
                 .await?
             {
                 if let Some(n) = m.get("mac_address").and_then(Value::as_str) {
+                    st.note("mac-address", n, &m);
                     st.macs.entry(mac_key(n)).or_default().push(m);
                 }
             }
         }
         st.read_racks_rest(client, want, &site).await?;
         st.custom_fields = read_custom_fields(client, want, "name").await?;
+        st.note_tag_fields_cables();
         Ok(st)
     }
 
@@ -668,7 +711,27 @@ impl State {
                 self.rack_twins.push((n.clone(), u.to_string()));
             }
         }
+        self.note("rack", &n, &r);
         self.racks.insert(n, r);
+    }
+
+    /// Notes the owner tag, the custom fields and the cables read (a
+    /// cable once: Nautobot's answer gives it under both its ends).
+    fn note_tag_fields_cables(&mut self) {
+        let mut read: Vec<(&'static str, String, Value)> = Vec::new();
+        if let Some(t) = &self.tag {
+            let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
+            read.push(("tag", name.to_string(), t.clone()));
+        }
+        for (k, f) in &self.custom_fields {
+            read.push(("custom-field", k.clone(), f.clone()));
+        }
+        for (id, c) in &self.cables {
+            read.push(("cable", format!("cable {id}"), c.clone()));
+        }
+        for (kind, name, v) in read {
+            self.note(kind, &name, &v);
+        }
     }
 
     /// The models of the devices in the plan's racks.

@@ -876,7 +876,7 @@ proptest! {
 fn fuzz_survey() {
     let n = mutate::env_number("FUZZ_CASES", 64);
     type Case = fn(u64) -> Result<(), String>;
-    let targets: [(&str, Case); 8] = [
+    let targets: [(&str, Case); 9] = [
         ("push-device-answer", device_answer_case),
         ("push-cli-answer", cli_answer_case),
         ("job", job_case),
@@ -885,6 +885,7 @@ fn fuzz_survey() {
         ("lab-state", state_case),
         ("probe-frame", frame_case),
         ("sot-answer", sot_answer_case),
+        ("sot-nautobot-push", sot_nautobot_push_case),
     ];
     let mut seen = std::collections::BTreeMap::new();
     for (name, f) in targets {
@@ -1087,10 +1088,12 @@ fn push_log_holds(
     base: &str,
     concurrency: usize,
 ) -> Result<(), String> {
+    // A GraphQL query is a POST that reads (Nautobot's GraphQL API).
+    let write = |x: &Answered| x.0 != "GET" && !x.1.starts_with("/api/graphql/");
     if concurrency == 1
         && let Some(w) = pushed
             .windows(2)
-            .find(|w| w[0].0 != "GET" && w[0].2 >= 500 && w[1].0 != "GET")
+            .find(|w| write(&w[0]) && w[0].2 >= 500 && write(&w[1]))
     {
         return Err(format!(
             "{} {} sent after the {} answer to the write {} {}",
@@ -1100,6 +1103,18 @@ fn push_log_holds(
     let Some(shown) = shown else {
         return Ok(());
     };
+    // Refused on the read after a phase's writes (the phase's first
+    // endpoint is named): no write may follow the last read.
+    if shown.contains("reading back shows them missing or different") {
+        let last = pushed.iter().rposition(|x| !write(x)).unwrap_or(0);
+        return match pushed[last..].iter().find(|x| write(x)) {
+            Some(w) => Err(format!(
+                "{} {} sent after the read that refused the push ({shown})",
+                w.0, w.1
+            )),
+            None => Ok(()),
+        };
+    }
     let named = |x: &Answered| shown.contains(&format!(" {base}{}: ", x.1));
     let Some(bad) = (pushed.iter())
         .rposition(|x| named(x) && (x.3 || x.2 >= 400))
@@ -1111,10 +1126,7 @@ fn push_log_holds(
     };
     let refused = &pushed[bad];
     let sibling = |x: &Answered| concurrency > 1 && x.0 == refused.0 && x.1 == refused.1;
-    match pushed[bad + 1..]
-        .iter()
-        .find(|x| x.0 != "GET" && !sibling(x))
-    {
+    match pushed[bad + 1..].iter().find(|x| write(x) && !sibling(x)) {
         Some(w) => Err(format!(
             "{} {} sent after the refused answer to {} {} ({shown})",
             w.0, w.1, refused.0, refused.1
@@ -1535,6 +1547,12 @@ fn sot_push_log_rule_tells_siblings_from_writes_after_a_refusal_issue_31() {
         at("POST", "/api/ipam/vlans/", 201, false),
     ];
     assert!(push_log_holds(&resent, None, base, 1).is_err());
+    // A GraphQL query is a read: sent again after a 503 (Nautobot).
+    let query = [
+        at("POST", "/api/graphql/", 503, true),
+        at("POST", "/api/graphql/", 200, false),
+    ];
+    assert!(push_log_holds(&query, None, base, 1).is_ok());
     // A tolerated spoiled read, then writes, then a refusal elsewhere.
     let shown = format!("create vlan objects: {base}/api/ipam/vlans/: no answer");
     let tolerated = [
@@ -1704,4 +1722,413 @@ fn sot_nautobot_shapes_import_the_same_inventory_issue_31() {
             .unwrap()
             .contains("/api/dcim/inventory-items/00000000-")
     }));
+}
+
+/// What a hostile Nautobot sends instead of its own recorded answer `v`
+/// (one answer in three is spoiled): one time in two a spoiler of
+/// Nautobot's shapes, else [`hostile_sot_answer`]'s. Nautobot's: an
+/// object of a GraphQL list given twice; one object's UUID given to
+/// another (a duplicate id, or an id of another kind); one UUID pointing
+/// nowhere; cable terminations with a wrong end, connector or no
+/// interface; a status, cable type or `_custom_field_data` of the wrong
+/// shape.
+fn hostile_nautobot_answer(
+    v: &serde_json::Value,
+    url: &str,
+    rng: &mut Rng,
+) -> Option<(u16, Vec<u8>)> {
+    use serde_json::{Value, json};
+    if !rng.chance(1, 3) {
+        return None;
+    }
+    if rng.chance(1, 2) {
+        let mut honest = Rng::new(rng.next_u64());
+        // Spoiled for sure: `hostile_sot_answer` spoils one in four.
+        for _ in 0..64 {
+            if let Some(x) = hostile_sot_answer(v, url, &mut honest) {
+                return Some(x);
+            }
+        }
+        return None;
+    }
+    // Every id string and every list, as JSON pointers.
+    fn places(v: &Value, at: String, ids: &mut Vec<String>, lists: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    if k == "id" && x.is_string() {
+                        ids.push(p.clone());
+                    }
+                    places(x, p, ids, lists);
+                }
+            }
+            Value::Array(a) => {
+                if !a.is_empty() {
+                    lists.push(at.clone());
+                }
+                for (i, x) in a.iter().enumerate() {
+                    places(x, format!("{at}/{i}"), ids, lists);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut v = v.clone();
+    let (mut ids, mut lists) = (Vec::new(), Vec::new());
+    places(&v, String::new(), &mut ids, &mut lists);
+    match rng.below(5) {
+        0 if !lists.is_empty() => {
+            let at = rng.pick(&lists).clone();
+            if let Some(a) = v.pointer_mut(&at).and_then(Value::as_array_mut) {
+                let i = rng.below(a.len());
+                let copy = a[i].clone();
+                a.insert(i, copy);
+            }
+        }
+        1 if ids.len() > 1 => {
+            let from = v
+                .pointer(rng.pick(ids.as_slice()).as_str())
+                .cloned()
+                .unwrap_or(Value::Null);
+            if let Some(x) = v.pointer_mut(rng.pick(ids.as_slice()).as_str()) {
+                *x = from;
+            }
+        }
+        2 if !ids.is_empty() => {
+            let n = rng.next_u64() % 1_000_000;
+            if let Some(x) = v.pointer_mut(rng.pick(ids.as_slice()).as_str()) {
+                *x = json!(format!("5b0ff1ed-0000-4000-8000-{n:012x}"));
+            }
+        }
+        3 => {
+            let end = rng
+                .pick(&[json!("a"), json!("C"), json!(""), json!(1)])
+                .clone();
+            let connector = rng
+                .pick(&[json!(0), json!(u64::MAX), json!(-1), json!("1")])
+                .clone();
+            let none = rng.chance(1, 2);
+            fn walk(v: &mut Value, f: &mut dyn FnMut(&str, &mut Value)) {
+                match v {
+                    Value::Object(m) => m.iter_mut().for_each(|(k, x)| {
+                        f(k, x);
+                        walk(x, f);
+                    }),
+                    Value::Array(a) => a.iter_mut().for_each(|x| walk(x, f)),
+                    _ => {}
+                }
+            }
+            walk(&mut v, &mut |k, x| match k {
+                "cable_end" => *x = end.clone(),
+                "connector" => *x = connector.clone(),
+                "interface" if none => *x = Value::Null,
+                _ => {}
+            });
+        }
+        _ => {
+            let shape = rng
+                .pick(&[json!("Active"), json!({"id": null}), json!([]), json!(7)])
+                .clone();
+            fn walk(v: &mut Value, shape: &Value) {
+                match v {
+                    Value::Object(m) => m.iter_mut().for_each(|(k, x)| {
+                        if matches!(
+                            k.as_str(),
+                            "status" | "cable_type" | "_custom_field_data" | "content_types"
+                        ) {
+                            *x = shape.clone();
+                        } else {
+                            walk(x, shape);
+                        }
+                    }),
+                    Value::Array(a) => a.iter_mut().for_each(|x| walk(x, shape)),
+                    _ => {}
+                }
+            }
+            walk(&mut v, &shape);
+        }
+    }
+    Some((200, v.to_string().into_bytes()))
+}
+
+/// Every id string of the honest recording's answers.
+fn recorded_ids() -> &'static BTreeSet<String> {
+    static IDS: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        fn walk(v: &serde_json::Value, out: &mut BTreeSet<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        if k == "id"
+                            && let Some(s) = x.as_str()
+                        {
+                            out.insert(s.to_string());
+                        }
+                        walk(x, out);
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+                _ => {}
+            }
+        }
+        let mut out = BTreeSet::new();
+        for x in crate::sot_nautobot::recording() {
+            walk(&x.answer, &mut out);
+        }
+        out
+    })
+}
+
+/// The UUIDs (Nautobot's ids) in a request body.
+fn uuids_in(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s)
+            if s.len() == 36 && s.bytes().filter(|b| *b == b'-').count() == 4 =>
+        {
+            out.push(s.clone());
+        }
+        serde_json::Value::Object(m) => m.values().for_each(|x| uuids_in(x, out)),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| uuids_in(x, out)),
+        _ => {}
+    }
+}
+
+/// Nautobot's own answers (issue #31), spoiled: the recording of a real
+/// Nautobot 3.2.7 (`sot_nautobot.rs`: the breakout-200g leaf-spine
+/// routed with eBGP) replayed, one answer in three replaced
+/// ([`hostile_nautobot_answer`]), to the real clients of `sot cabling`
+/// and `sot push` (one request at a time, the recording's). Every call
+/// must end within [`CALL_LIMIT`] (the client's timeout is 5 s), never
+/// panic; an error must name the server's URL or an object of the plan
+/// and carry no control character ([`sot_error_holds`]); no write may
+/// follow a refused answer ([`push_log_holds`]); and no write may carry
+/// an id that is none of Nautobot's (a UUID no honest answer gave): a
+/// spoiled read must not steer a write.
+fn sot_nautobot_push_case(seed: u64) -> Result<(), String> {
+    use std::sync::{Arc, Mutex};
+
+    use crate::sot_nautobot as rec;
+
+    let plan = rec::recorded_plan();
+    let mut names: BTreeSet<String> = (plan.switch_list.iter())
+        .map(|s| s.physical.clone())
+        .collect();
+    names.extend(plan.sub_node_list.iter().map(|s| s.server.clone()));
+    let answers = Mutex::new(Rng::new(seed ^ 0x4e_a0));
+    let spoil: Arc<rec::nautobot_replay::Spoil> =
+        Arc::new(move |_: &str, url: &str, _: u16, v: &serde_json::Value| {
+            let mut r = answers.lock().ok()?;
+            hostile_nautobot_answer(v, url, &mut r)
+        });
+    let r = rec::replayed(
+        &["push", "cabling"],
+        Some(spoil),
+        std::time::Duration::from_secs(5),
+    );
+    let host = r.url.trim_start_matches("http://").to_string();
+    let judge =
+        |step: &str, e: &provisioner::sot::SotError| sot_error_holds(step, e, &host, &names);
+    let outcome = guarded(|| {
+        r.rt.block_on(async {
+            use tokio::time::timeout;
+            match timeout(
+                CALL_LIMIT,
+                provisioner::sot::cabling::fetch(&r.client, &rec::cabling_options()),
+            )
+            .await
+            {
+                Err(_) => return Err(format!("cabling took more than {CALL_LIMIT:?}")),
+                Ok(Err(e)) => judge("cabling", &e)?,
+                Ok(Ok(snap)) => {
+                    let _ = provisioner::sot::cabling::observed(r.client.base(), &snap, "nautobot");
+                }
+            }
+            let from = r.replay.lock().map_err(|e| e.to_string())?.log.len();
+            let shown = match timeout(
+                CALL_LIMIT,
+                provisioner::sot::push::push(&r.client, plan, &rec::push_options(), &mut |_| {}),
+            )
+            .await
+            {
+                Err(_) => return Err(format!("push took more than {CALL_LIMIT:?}")),
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => {
+                    judge("push", &e)?;
+                    Some(e.to_string())
+                }
+            };
+            let log = r.replay.lock().map_err(|e| e.to_string())?.log.clone();
+            let pushed = &log[from.min(log.len())..];
+            let answered: Vec<Answered> = (pushed.iter())
+                .map(|x| (x.0.clone(), x.1.clone(), x.2, x.3))
+                .collect();
+            push_log_holds(&answered, shown.as_deref(), &r.url, 1)
+                .map_err(|p| format!("push: {p}"))?;
+            for x in pushed.iter().filter(|x| x.0 != "GET" && x.1 != "/api/graphql/") {
+                let mut ids = Vec::new();
+                uuids_in(&x.5, &mut ids);
+                if let Some(id) = ids.iter().find(|id| !recorded_ids().contains(*id)) {
+                    return Err(format!(
+                        "push: {} {} carries {id}, an id no honest answer gave (steered by a spoiled read): {}",
+                        x.0, x.1, x.5
+                    ));
+                }
+            }
+            Ok(())
+        })
+    });
+    outcome.map_err(|p| {
+        let spoiled: Vec<String> = r
+            .replay
+            .lock()
+            .map(|l| {
+                (l.log.iter())
+                    .filter(|x| x.3)
+                    .map(|x| format!("{} {} -> {}", x.0, x.1, x.2))
+                    .collect()
+            })
+            .unwrap_or_default();
+        format!("seed {seed}: {p}\nspoiled answers:\n{}", spoiled.join("\n"))
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn fuzz_sot_nautobot_cabling_push(seed in any::<u64>()) {
+        let r = sot_nautobot_push_case(seed);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+}
+
+/// The EFLOPS push against [`sot_served`] (NetBox, one request at a time)
+/// whose interface lists are changed by `spoil` (given each page's
+/// `results`): the push's error (`None` when it went through) and the
+/// writes it sent, `METHOD path`.
+fn push_on_spoiled_interfaces(
+    spoil: impl Fn(&mut Vec<serde_json::Value>) + Send + Sync + 'static,
+) -> (Option<String>, Vec<String>) {
+    use provisioner::sot::push::{PushOptions, push};
+
+    let served = sot_served(
+        move |method: &str, url: &str, _: u16, v: &serde_json::Value| {
+            if method != "GET" || !url.contains("/api/dcim/interfaces/?") {
+                return None;
+            }
+            let mut v = v.clone();
+            let r = v.get_mut("results")?.as_array_mut()?;
+            spoil(r);
+            Some((200, v.to_string().into_bytes()))
+        },
+        1,
+        provisioner::sot::Flavor::Netbox,
+    )
+    .unwrap();
+    let (_, plan, _) = sot_fixture();
+    let opts = PushOptions {
+        location: Some(crate::sot_netbox::SITE.to_string()),
+        switch_role: "fabric-switch".to_string(),
+        dry_run: false,
+        batch: 100,
+    };
+    let e = match served
+        .rt
+        .block_on(push(&served.client, plan, &opts, &mut |_| {}))
+    {
+        Err(e) => Some(e.to_string()),
+        Ok(r) if !r.diff.conflicts.is_empty() => Some(format!("conflicts: {:?}", r.diff.conflicts)),
+        Ok(_) => None,
+    };
+    let writes = (served.log.lock().unwrap().iter())
+        .filter(|x| x.0 != "GET")
+        .map(|x| format!("{} {}", x.0, x.1))
+        .collect();
+    (e, writes)
+}
+
+/// A spoiled read the client accepts must not steer a write (issue #31):
+/// NetBox answers whose interfaces share ids (every second one given the
+/// first's id and URL), carry an id that is not the one in their URL
+/// (pointing nowhere), or a URL of another kind (a device's) stop the
+/// push before any write that carries an interface id (port modes,
+/// cables, addresses), naming the interface, its id and URL. The honest
+/// answers do write interfaces (the test can fail).
+#[test]
+fn sot_push_netbox_spoiled_interface_ids_steer_no_write_issue_31() {
+    use serde_json::json;
+
+    let carries_interfaces = |w: &String| {
+        w.contains("/api/dcim/interfaces/")
+            || w.contains("/api/dcim/cables/")
+            || w.contains("/api/ipam/ip-addresses/")
+            || w.contains("/api/dcim/mac-addresses/")
+    };
+    let (e, writes) = push_on_spoiled_interfaces(|_| {});
+    assert_eq!(e, None);
+    assert!(
+        writes
+            .iter()
+            .any(|w| w.starts_with("PATCH /api/dcim/interfaces/")),
+        "{writes:?}"
+    );
+    type Spoiler = fn(&mut Vec<serde_json::Value>);
+    // Switch ports only: a server's NIC given a wrong id makes its address
+    // look assigned elsewhere, a conflict that writes nothing.
+    fn switch_ports(r: &[serde_json::Value]) -> Vec<usize> {
+        let (_, plan, _) = sot_fixture();
+        let switch = |i: &serde_json::Value| {
+            let d = i["device"]["name"].as_str().unwrap_or("");
+            plan.switch_list.iter().any(|s| s.physical == d)
+        };
+        (0..r.len()).filter(|k| switch(&r[*k])).collect()
+    }
+    let twins: Spoiler = |r| {
+        for w in switch_ports(r).chunks(2).filter(|w| w.len() == 2) {
+            let (id, url) = (r[w[0]]["id"].clone(), r[w[0]]["url"].clone());
+            r[w[1]]["id"] = id;
+            r[w[1]]["url"] = url;
+        }
+    };
+    let nowhere: Spoiler = |r| {
+        for k in switch_ports(r) {
+            r[k]["id"] = json!(r[k]["id"].as_u64().unwrap_or(0) + 1_000_000);
+        }
+    };
+    let other_kind: Spoiler = |r| {
+        for k in switch_ports(r) {
+            let u =
+                (r[k]["url"].as_str().unwrap_or("")).replace("/dcim/interfaces/", "/dcim/devices/");
+            r[k]["url"] = json!(u);
+        }
+    };
+    for (what, spoil, says) in [
+        (
+            "twins",
+            twins,
+            "which the interface list gave to 2 objects: interface ",
+        ),
+        (
+            "nowhere",
+            nowhere,
+            ", not at its own URL .../api/dcim/interfaces/",
+        ),
+        (
+            "other kind",
+            other_kind,
+            ", not at its own URL .../api/dcim/interfaces/",
+        ),
+    ] {
+        let (e, writes) = push_on_spoiled_interfaces(spoil);
+        let e = e.unwrap_or_else(|| panic!("{what}: the push went through: {writes:?}"));
+        assert!(
+            e.contains("the ids the push would write with do not match what it read")
+                && e.contains(says)
+                && e.contains("/api/dcim/interfaces/"),
+            "{what}: {e}"
+        );
+        let steered: Vec<&String> = writes.iter().filter(|w| carries_interfaces(w)).collect();
+        assert!(steered.is_empty(), "{what}: {steered:?}");
+    }
 }

@@ -29,6 +29,7 @@ mod push_ssh;
 #[path = "sot.rs"]
 mod a_sot;
 mod sot_import;
+mod sot_nautobot;
 mod sot_netbox;
 mod submit;
 mod workload_api;

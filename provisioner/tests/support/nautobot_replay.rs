@@ -1,0 +1,266 @@
+//! Nautobot's own answers, recorded and replayed (issue #31).
+//!
+//! [`record`] is a proxy in front of a real Nautobot (3.2.7, started by
+//! `.ci/nautobot up`): it forwards each request of our client as it came
+//! (method, path, query, body, `Authorization`, `Accept`, `If-Match`) and
+//! keeps the request and the server's answer. The recording is written as
+//! JSON lines (`provisioner/tests/data/nautobot-3.2.7/`), the server's own
+//! URL replaced by [`BASE`] (the token is never kept: it travels only in
+//! headers, which are not recorded).
+//!
+//! [`replay`] serves a recording without Nautobot: each request is
+//! answered with the next recorded answer to the same method, path and
+//! body (JSON, compared as values), the last one again once they run out
+//! (a read after the recorded ones sees the last state), and anything not
+//! recorded with a 400 naming it (as Nautobot refuses a write whose ids it
+//! does not know). A `spoil` hook may replace any answer, as the NetBox
+//! test server's does.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// What stands for the server's own URL in a recording.
+pub const BASE: &str = "http://nautobot.recorded";
+
+/// One request and its answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Exchange {
+    /// The step of the recording (`import`, `push`, `push again`, ...).
+    pub step: String,
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// The request's JSON body (`null` for none).
+    pub body: Value,
+    pub status: u16,
+    /// The answer's JSON (`null` for an empty body).
+    pub answer: Value,
+}
+
+/// The recording proxy's state: the upstream server, the step being
+/// recorded, and every exchange so far.
+pub struct Recorder {
+    pub upstream: String,
+    pub step: String,
+    pub exchanges: Vec<Exchange>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Serves `handle` over plain HTTP on a loopback port (in the current
+/// tokio runtime); returns the base URL. `handle` gets the method, path
+/// with query, headers and body bytes, and gives the status and body.
+async fn serve<F, Fut>(handle: F) -> String
+where
+    F: Fn(String, String, hyper::HeaderMap, Bytes) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = (u16, Bytes)> + Send,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr: SocketAddr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let handle = handle.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let handle = handle.clone();
+                    async move {
+                        let method = req.method().to_string();
+                        let uri = (req.uri().path_and_query())
+                            .map_or_else(String::new, |p| p.to_string());
+                        let headers = req.headers().clone();
+                        let bytes = req
+                            .into_body()
+                            .collect()
+                            .await
+                            .map_err(std::io::Error::other)?
+                            .to_bytes();
+                        let (status, body) = handle(method, uri, headers, bytes).await;
+                        let mut r = Response::new(Full::new(body));
+                        *r.status_mut() = StatusCode::from_u16(status)
+                            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                        r.headers_mut().insert(
+                            hyper::header::CONTENT_TYPE,
+                            hyper::header::HeaderValue::from_static("application/json"),
+                        );
+                        Ok::<_, std::io::Error>(r)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                    .await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn json_or_null(bytes: &[u8]) -> Value {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        serde_json::from_slice(bytes)
+            .unwrap_or_else(|_| json!(String::from_utf8_lossy(bytes).into_owned()))
+    }
+}
+
+/// A recording proxy in front of `rec`'s upstream; returns its base URL.
+pub async fn record(rec: Arc<Mutex<Recorder>>) -> String {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(900))
+        .build()
+        .expect("a client");
+    serve(move |method: String, uri: String, headers, bytes: Bytes| {
+        let rec = rec.clone();
+        let http = http.clone();
+        async move {
+            let (upstream, step) = {
+                let r = lock(&rec);
+                (r.upstream.clone(), r.step.clone())
+            };
+            let m = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
+            let mut req = http.request(m, format!("{upstream}{uri}"));
+            for h in ["authorization", "accept", "content-type", "if-match"] {
+                if let Some(v) = headers.get(h) {
+                    req = req.header(h, v.as_bytes());
+                }
+            }
+            let resp = req.body(bytes.to_vec()).send().await.expect("upstream");
+            let status = resp.status().as_u16();
+            let answer = resp.bytes().await.expect("upstream body");
+            lock(&rec).exchanges.push(Exchange {
+                step,
+                method,
+                path: uri,
+                body: json_or_null(&bytes),
+                status,
+                answer: json_or_null(&answer),
+            });
+            (status, answer)
+        }
+    })
+    .await
+}
+
+/// Writes `exchanges` as JSON lines, `upstream` replaced by [`BASE`].
+pub fn save(path: &std::path::Path, exchanges: &[Exchange], upstream: &str) {
+    let mut out = String::new();
+    for x in exchanges {
+        out.push_str(
+            &serde_json::to_string(x)
+                .expect("JSON")
+                .replace(upstream, BASE),
+        );
+        out.push('\n');
+    }
+    std::fs::write(path, out).expect("write the recording");
+}
+
+/// Reads a recording written by [`save`].
+pub fn load(path: &std::path::Path) -> Vec<Exchange> {
+    let text = std::fs::read_to_string(path).expect("read the recording");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a recorded exchange"))
+        .collect()
+}
+
+/// Replaces each answer of a replay (given the method, the absolute URL,
+/// the recorded status and answer), or not.
+pub type Spoil = dyn Fn(&str, &str, u16, &Value) -> Option<(u16, Vec<u8>)> + Send + Sync;
+
+/// What a replay answered: (method, path with query, status sent,
+/// spoiled, recorded, the request's body). `recorded` is false for a
+/// request the recording holds no answer to.
+pub type Served = (String, String, u16, bool, bool, Value);
+
+/// Recorded answers by (method, path, body), in order, and how many
+/// were served.
+type Queues = BTreeMap<(String, String, String), (Vec<(u16, Value)>, usize)>;
+
+/// A replay's state.
+pub struct Replay {
+    queues: Queues,
+    pub log: Vec<Served>,
+    pub spoil: Option<Arc<Spoil>>,
+    base: String,
+}
+
+impl Replay {
+    /// A replay of `exchanges` (those of the given steps, or all).
+    pub fn new(exchanges: &[Exchange], steps: &[&str]) -> Replay {
+        let mut queues = Queues::new();
+        for x in exchanges
+            .iter()
+            .filter(|x| steps.is_empty() || steps.contains(&x.step.as_str()))
+        {
+            queues
+                .entry((x.method.clone(), x.path.clone(), x.body.to_string()))
+                .or_default()
+                .0
+                .push((x.status, x.answer.clone()));
+        }
+        Replay {
+            queues,
+            log: Vec::new(),
+            spoil: None,
+            base: String::new(),
+        }
+    }
+
+    fn answer(&mut self, method: &str, uri: &str, body: &Value) -> (u16, Value, bool) {
+        let key = (method.to_string(), uri.to_string(), body.to_string());
+        match self.queues.get_mut(&key) {
+            Some((answers, next)) if !answers.is_empty() => {
+                let (status, v) = answers[(*next).min(answers.len() - 1)].clone();
+                *next += 1;
+                let text = v.to_string().replace(BASE, &self.base);
+                (status, serde_json::from_str(&text).unwrap_or(v), true)
+            }
+            _ => (
+                400,
+                json!({"detail": format!("the recording holds no answer to {method} {uri} with this body")}),
+                false,
+            ),
+        }
+    }
+}
+
+/// Serves `replay` on a loopback port; returns its base URL.
+pub async fn replay(replay: Arc<Mutex<Replay>>) -> String {
+    let r = replay.clone();
+    let base = serve(move |method: String, uri: String, _, bytes: Bytes| {
+        let replay = r.clone();
+        async move {
+            let body = json_or_null(&bytes);
+            let mut rp = lock(&replay);
+            let (status, v, recorded) = rp.answer(&method, &uri, &body);
+            let url = format!("{}{uri}", rp.base);
+            let out = rp.spoil.clone().and_then(|f| f(&method, &url, status, &v));
+            let spoiled = out.is_some();
+            let (sent, bytes) = match out {
+                Some((s, b)) => (s, Bytes::from(b)),
+                None if v.is_null() => (status, Bytes::new()),
+                None => (status, Bytes::from(v.to_string())),
+            };
+            rp.log.push((method, uri, sent, spoiled, recorded, body));
+            (sent, bytes)
+        }
+    })
+    .await;
+    lock(&replay).base = base.clone();
+    base
+}
