@@ -240,8 +240,8 @@ fn acyclic_with(after: &[Vec<u32>], added: &mut [(u32, u32)]) -> bool {
         added[lo..hi].iter().map(|&(_, b)| b)
     };
     let mut indegree = vec![0u32; n];
-    for a in 0..n {
-        for b in after[a].iter().copied().chain(extra(a as u32)) {
+    for (a, next) in after.iter().enumerate().take(n) {
+        for b in next.iter().copied().chain(extra(a as u32)) {
             if (b as usize) < n {
                 indegree[b as usize] += 1;
             }
