@@ -49,6 +49,7 @@ fn main() -> ExitCode {
             budget: None,
             oversubscription: 1.0,
             min_bisection: 1.0,
+            failures: None,
         };
         let (best, last) = best(rounds, || purchase(&catalog, &req));
         let (programs, chosen) = match last {

@@ -26,5 +26,8 @@ pub use bom::{
 };
 pub use catalog::Catalog;
 pub use power::{Draws, Power, RackPower, check_rack_power, render_power_line};
-pub use purchase::{Purchase, Request, Want, purchase, render_purchase, render_purchase_summary};
+pub use purchase::{
+    Excluded, FailureRule, Purchase, Request, Want, purchase, render_purchase,
+    render_purchase_summary,
+};
 pub use side::{CostEntry, cost_comparison, render_comparison_costs};

@@ -18,6 +18,7 @@ fn request(gpus: u64, topology: Want) -> Request {
         budget: None,
         oversubscription: 1.0,
         min_bisection: 0.0,
+        failures: None,
     }
 }
 

@@ -275,12 +275,40 @@ impl<'p> Model<'p> {
                 })
             };
             match net {
-                Ok(net) => b.routes(&mut m, &net, routes),
+                Ok(net) => {
+                    let listed = b.routes(&m, &net, routes);
+                    if routes {
+                        for (d, r) in m.domains.iter_mut().zip(listed) {
+                            d.routes = r;
+                        }
+                    }
+                }
                 Err(problems) => b.problems.extend(problems),
             }
         }
         if b.problems.is_empty() {
             Ok(m)
+        } else {
+            Err(b.problems)
+        }
+    }
+
+    /// The routes of every domain (index as `domains`) on `net`, a network
+    /// of this model's plan that may avoid links and switches: what
+    /// [`Model::build_failed`] would give each domain for the same
+    /// failures, without building the rest of the model again (the
+    /// addresses, ports and hosts do not depend on the routes).
+    pub fn routes_on(
+        &self,
+        net: &Network<'_>,
+    ) -> std::result::Result<Vec<Vec<Route>>, Vec<Problem>> {
+        let mut b = Builder {
+            plan: self.plan,
+            problems: Vec::new(),
+        };
+        let routes = b.routes(self, net, true);
+        if b.problems.is_empty() {
+            Ok(routes)
         } else {
             Err(b.problems)
         }
@@ -798,8 +826,9 @@ impl Builder<'_> {
     /// The routes of every switch: to every other switch with sub-nodes,
     /// the forwarding table of `net`, in port order. With `list` false only
     /// checks that each has a next hop.
-    fn routes(&mut self, m: &mut Model<'_>, net: &Network<'_>, list: bool) {
+    fn routes(&mut self, m: &Model<'_>, net: &Network<'_>, list: bool) -> Vec<Vec<Route>> {
         let n = m.domains.len();
+        let mut all = Vec::with_capacity(if list { n } else { 0 });
         let targets: Vec<usize> = (0..n)
             .filter(|&d| !m.domains[d].gateways.is_empty())
             .collect();
@@ -863,9 +892,10 @@ impl Builder<'_> {
                 }
             }
             if list {
-                m.domains[x].routes = routes;
+                all.push(routes);
             }
         }
+        all
     }
 }
 

@@ -513,10 +513,33 @@ impl<'a> Network<'a> {
     /// that keep off everything in `avoid` (see the module documentation).
     /// With nothing to avoid this is [`Network::new`].
     pub fn avoiding(plan: &'a Plan, source: &'a str, avoid: &[Avoid]) -> Result<Self> {
-        let mut net = Self::new(plan, source)?;
+        Self::new(plan, source)?.into_avoiding(avoid)
+    }
+
+    /// This network (built on the whole plan) with routes that keep off
+    /// everything in `avoid`: what [`Network::avoiding`] builds, without
+    /// reading the plan again, so that a failure analysis builds the graph
+    /// once and clones it per scenario.
+    pub fn into_avoiding(mut self, avoid: &[Avoid]) -> Result<Self> {
         if avoid.is_empty() {
-            return Ok(net);
+            return Ok(self);
         }
+        if let Some(f) = &self.faults {
+            return Err(Error::parameter(
+                "avoid",
+                format!(
+                    "the network already avoids {}; build it from the whole plan to avoid {}",
+                    f.described.join(", "),
+                    avoid
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        let plan = self.plan;
+        let net = &mut self;
         let switches = net.tier.len();
         let mut faults = Faults {
             switch: vec![false; switches],
@@ -568,7 +591,7 @@ impl<'a> Network<'a> {
             f.clean = clean;
             f.neighbours = neighbours;
         }
-        Ok(net)
+        Ok(self)
     }
 
     /// True when routes keep off some link or switch.

@@ -61,6 +61,10 @@ use crate::text::Table;
 
 use super::marking::{FifoTc, HostMarking, UcxTc};
 
+mod failed;
+
+pub use failed::{FailedQos, FailedQosVerdict};
+
 /// The result of `check-qos`.
 #[derive(Debug, Clone, Serialize)]
 pub struct QosCheck {
@@ -431,7 +435,7 @@ fn settings_agree(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
 }
 
 /// The graph under construction.
-struct Graph<'m, 'p> {
+pub(super) struct Graph<'m, 'p> {
     m: &'m Model<'p>,
     /// Node per (directed link, priority), numbered as met.
     nodes: HashMap<(usize, u8), NodeIndex>,
@@ -504,76 +508,106 @@ impl Graph<'_, '_> {
     }
 }
 
-fn dependencies(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
+/// Per domain: destination -> next-hop links, from the model's routes.
+pub(super) fn next_hops<'m>(m: &'m Model<'_>) -> Vec<HashMap<usize, &'m [usize]>> {
     let mut next: Vec<HashMap<usize, &[usize]>> = vec![HashMap::new(); m.domains.len()];
     for (d, dom) in m.domains.iter().enumerate() {
         for r in &dom.routes {
             next[d].entry(r.target).or_insert(r.next_hops.as_slice());
         }
     }
-    let mut g = Graph {
-        m,
-        nodes: HashMap::new(),
-        keys: Vec::new(),
-        graph: DiGraph::new(),
-        edges: HashSet::new(),
-        witness: HashMap::new(),
-        seen: HashSet::new(),
-        next,
-        loops: BTreeSet::new(),
-        answers: false,
-    };
-    // The DSCPs of the data sent from each switch.
-    let mut marked: Vec<BTreeSet<u8>> = vec![BTreeSet::new(); m.domains.len()];
-    for h in &m.hosts {
-        let dscp = marking.tc.map_or(m.qos.classes[h.class].dscp, |tc| tc >> 2);
-        marked[h.domain].insert(dscp);
-        // UCX's data (and everything else it sends) in one class.
-        if let UcxTc::Fixed(tc) = marking.ucx {
-            marked[h.domain].insert(tc >> 2);
+    next
+}
+
+impl<'m, 'p> Graph<'m, 'p> {
+    /// An empty graph over the routes `next` of `m`.
+    pub(super) fn new(m: &'m Model<'p>, next: Vec<HashMap<usize, &'m [usize]>>) -> Self {
+        Graph {
+            m,
+            nodes: HashMap::new(),
+            keys: Vec::new(),
+            graph: DiGraph::new(),
+            edges: HashSet::new(),
+            witness: HashMap::new(),
+            seen: HashSet::new(),
+            next,
+            loops: BTreeSet::new(),
+            answers: false,
         }
     }
-    let targets: Vec<usize> = (0..m.domains.len())
-        .filter(|&d| !m.domains[d].gateways.is_empty())
-        .collect();
-    for (s, dscps) in marked.iter().enumerate() {
-        for &dscp in dscps {
-            for &t in &targets {
-                if t != s {
-                    check.flows += 1;
-                    g.walk(s, t, dscp, None, s, 0);
+
+    /// Walks every flow the hosts send (data, then receivers' answers), or
+    /// with `only` the flows towards that switch's sub-nodes alone;
+    /// returns the walks made, `(data, answers)`.
+    pub(super) fn walk_flows(
+        &mut self,
+        marking: &HostMarking,
+        only: Option<usize>,
+    ) -> (usize, usize) {
+        let m = self.m;
+        let (mut flows, mut answer_flows) = (0, 0);
+        // The DSCPs of the data sent from each switch.
+        let mut marked: Vec<BTreeSet<u8>> = vec![BTreeSet::new(); m.domains.len()];
+        for h in &m.hosts {
+            let dscp = marking.tc.map_or(m.qos.classes[h.class].dscp, |tc| tc >> 2);
+            marked[h.domain].insert(dscp);
+            // UCX's data (and everything else it sends) in one class.
+            if let UcxTc::Fixed(tc) = marking.ucx {
+                marked[h.domain].insert(tc >> 2);
+            }
+        }
+        let targets: Vec<usize> = (0..m.domains.len())
+            .filter(|&d| !m.domains[d].gateways.is_empty())
+            .collect();
+        let wanted = |t: usize| only.is_none_or(|o| o == t);
+        self.answers = false;
+        for (s, dscps) in marked.iter().enumerate() {
+            for &dscp in dscps {
+                for &t in &targets {
+                    if t != s && wanted(t) {
+                        flows += 1;
+                        self.walk(s, t, dscp, None, s, 0);
+                    }
                 }
             }
         }
-    }
-    // The receivers' answers, from every switch with receivers back to
-    // every switch with senders, where their class is not the receiver's
-    // own data class (those walks were just made).
-    g.answers = true;
-    for (t, own) in marked.iter().enumerate() {
-        if own.is_empty() {
-            continue;
-        }
-        for (s, sent) in marked.iter().enumerate() {
-            if s == t || sent.is_empty() || !targets.contains(&s) {
+        // The receivers' answers, from every switch with receivers back to
+        // every switch with senders, where their class is not the receiver's
+        // own data class (those walks were just made).
+        self.answers = true;
+        for (t, own) in marked.iter().enumerate() {
+            if own.is_empty() {
                 continue;
             }
-            let mut classes: BTreeSet<u8> = match marking.fifo_tc {
-                FifoTc::OwnClass => BTreeSet::new(),
-                FifoTc::Fixed(tc) => BTreeSet::from([tc >> 2]),
-                FifoTc::Unset => sent.clone(),
-            };
-            // UCX's read responses and ACKs leave in the responder's UCX
-            // class (its own, or the one every rank is given).
-            if let UcxTc::Fixed(tc) = marking.ucx {
-                classes.insert(tc >> 2);
-            }
-            for dscp in classes.difference(own) {
-                check.answer_flows += 1;
-                g.walk(t, s, *dscp, None, t, 0);
+            for (s, sent) in marked.iter().enumerate() {
+                if s == t || sent.is_empty() || !targets.contains(&s) || !wanted(s) {
+                    continue;
+                }
+                let mut classes: BTreeSet<u8> = match marking.fifo_tc {
+                    FifoTc::OwnClass => BTreeSet::new(),
+                    FifoTc::Fixed(tc) => BTreeSet::from([tc >> 2]),
+                    FifoTc::Unset => sent.clone(),
+                };
+                // UCX's read responses and ACKs leave in the responder's UCX
+                // class (its own, or the one every rank is given).
+                if let UcxTc::Fixed(tc) = marking.ucx {
+                    classes.insert(tc >> 2);
+                }
+                for dscp in classes.difference(own) {
+                    answer_flows += 1;
+                    self.walk(t, s, *dscp, None, t, 0);
+                }
             }
         }
+        (flows, answer_flows)
     }
+}
+
+fn dependencies(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
+    let mut g = Graph::new(m, next_hops(m));
+    let (flows, answer_flows) = g.walk_flows(marking, None);
+    check.flows += flows;
+    check.answer_flows += answer_flows;
     for &(s, t) in &g.loops {
         check.findings.push(QosFinding::new(
             "routing-loop",

@@ -49,8 +49,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::names::file_stem;
 pub use check::{
-    CycleLink, DeadlockCycle, MarkingRow, PriorityGraph, QosCheck, QosFinding, check_qos,
-    check_qos_failed, check_qos_marked, render_qos_table,
+    CycleLink, DeadlockCycle, FailedQos, FailedQosVerdict, MarkingRow, PriorityGraph, QosCheck,
+    QosFinding, check_qos, check_qos_failed, check_qos_marked, render_qos_table,
 };
 pub use comware::FRAME_OVERHEAD as COMWARE_FRAME_OVERHEAD;
 pub use hosts::{HostFile, HostSlot, host_files, render_hosts};

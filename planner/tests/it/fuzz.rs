@@ -817,6 +817,7 @@ fn catalog_case(seed: u64) -> (Input, Check) {
                 budget: None,
                 oversubscription: 1.0,
                 min_bisection: 1.0,
+                failures: None,
             };
             match cost::purchase(&catalog, &req) {
                 Ok(pu) => {

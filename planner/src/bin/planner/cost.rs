@@ -121,6 +121,16 @@ pub struct PurchaseArgs {
     /// --allow-oversubscription above 1, give it too. [default: 100%]
     #[arg(long, value_name = "PERCENT")]
     min_bisection: Option<String>,
+    /// Prove every single switch and cable failure of each design that
+    /// could be chosen (on its plan, as `compare --failures`), report each
+    /// one's worst, and exclude a design whose worst cuts the fabric or
+    /// breaks the QoS proof.
+    #[arg(long)]
+    failures: bool,
+    /// With --failures: also exclude a design one failure of which cuts
+    /// off more than N sub-nodes (default: no limit).
+    #[arg(long, value_name = "N")]
+    max_failure_loss: Option<u64>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -166,6 +176,16 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
         }
         None => 1.0,
     };
+    if args.max_failure_loss.is_some() && !args.failures {
+        return Err(BadInput(
+            "--max-failure-loss limits what a proven failure may cut off; give --failures too"
+                .to_string(),
+        )
+        .into());
+    }
+    let failures = args.failures.then_some(cost::FailureRule {
+        max_sub_nodes_lost: args.max_failure_loss,
+    });
     let many = counts.len() > 1;
     let mut plans = Vec::new();
     for gpus in counts {
@@ -182,6 +202,7 @@ pub fn run_purchase(args: PurchaseArgs) -> Result<ExitCode> {
             budget: args.budget,
             oversubscription: args.allow_oversubscription,
             min_bisection,
+            failures: failures.clone(),
         };
         let p = match cost::purchase(&catalog, &req) {
             Ok(p) => p,

@@ -41,9 +41,12 @@ use crate::error::{Error, Result};
 use crate::metrics::{CutShape, bisection_gbps, bisection_ratio};
 use crate::plan::Topology;
 
+mod failures;
 mod programs;
 mod render;
 
+pub(crate) use failures::Shape;
+pub use failures::{Excluded, FailureRule};
 use programs::{bigraph, leaf_spine};
 pub use render::{render_purchase, render_purchase_summary};
 
@@ -84,6 +87,9 @@ pub struct Request {
     /// bisection (1 = 100 %, 0 = no floor), with the fabric holding
     /// `growth` sub-nodes: [`crate::metrics::bisection_ratio`].
     pub min_bisection: f64,
+    /// Prove each candidate's single failures and exclude those the rule
+    /// refuses (`--failures`); `None`: failures are not weighed.
+    pub failures: Option<FailureRule>,
 }
 
 /// A constraint the chosen design meets with no slack.
@@ -130,8 +136,17 @@ pub struct Design {
     /// cost` sums them): purchase places no racks, so rack limits are held
     /// by `planner design --catalog` on the plan.
     pub power_watts: f64,
+    /// Its worst single failure, proven on its plan (`--failures`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_failure: Option<crate::failures::WorstFailure>,
+    /// Why its failures could not be proven (`--failures`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures_not_proven: Option<String>,
     #[serde(skip)]
     binding: Vec<Binding>,
+    /// The fabric, for building its plan.
+    #[serde(skip)]
+    shape: Shape,
     /// The share of full bisection with `growth` sub-nodes, which the
     /// floor is held against.
     #[serde(skip)]
@@ -178,6 +193,17 @@ pub struct Purchase {
     pub min_bisection: f64,
     /// Integer programs solved.
     pub programs_solved: usize,
+    /// The most sub-nodes one failure may cut off (`--max-failure-loss`),
+    /// when failures are weighed without that limit: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_failure_loss: Option<u64>,
+    /// Candidates cheaper than the chosen design (or than the runner-up)
+    /// that the failure rule excluded, cheapest first (`--failures`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<Excluded>,
+    /// True when failures were weighed (`--failures`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failures_weighed: bool,
 }
 
 /// Costs of the parts every design of one port speed needs for G GPUs.
@@ -439,22 +465,32 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
             });
         }
     }
-    let mut designs = designs.into_iter();
-    let chosen = designs.next().expect("at least one design");
-    let rest: Vec<Design> = designs.collect();
-    let runner = match req.topology {
-        // The other family: a BiGraph beside a leaf-spine (fat-tree or
-        // rail-optimized, the same switches cabled another way), and the
-        // reverse.
-        Want::Any => rest
-            .iter()
-            .find(|d| d.topology.is_tiered() != chosen.topology.is_tiered())
-            .or_else(|| rest.first()),
-        _ => rest.first(),
+    let mut weigh = Weigh::new(designs, req.failures.as_ref());
+    let Some(c) = weigh.first(|_| true) else {
+        return Err(Error::Infeasible {
+            input: catalog.name.clone(),
+            topology: format!("{topology_name} for {g2} sub-nodes"),
+            reason: format!(
+                "every design is excluded by its single failures: {}",
+                weigh.reasons()
+            ),
+            fix: "allow more sub-nodes per failure (--max-failure-loss), allow other topologies, or add switch models".into(),
+        });
     };
+    let tiered = weigh.designs[c].topology.is_tiered();
+    // The other family: a BiGraph beside a leaf-spine (fat-tree or
+    // rail-optimized, the same switches cabled another way), and the
+    // reverse.
+    let runner = match req.topology {
+        Want::Any => weigh
+            .first(|d| d.1 != c && d.0.topology.is_tiered() != tiered)
+            .or_else(|| weigh.first(|d| d.1 != c)),
+        _ => weigh.first(|d| d.1 != c),
+    };
+    let (chosen, runner, excluded) = weigh.finish(c, runner);
     let runner_up = runner.map(|d| RunnerUp {
         cost_difference: super::bom::cents(d.total_cost - chosen.total_cost),
-        design: d.clone(),
+        design: d,
     });
     let mut binding = chosen.binding.clone();
     // Full bisection cannot be exceeded, so a 100 % floor never has
@@ -483,7 +519,99 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
         currency: catalog.currency.clone(),
         min_bisection: floor,
         programs_solved: programs,
+        max_failure_loss: req.failures.as_ref().and_then(|f| f.max_sub_nodes_lost),
+        excluded,
+        failures_weighed: req.failures.is_some(),
     })
+}
+
+/// The candidates in cost order, each proven against the failure rule
+/// the first time it is considered (`--failures`), so only the designs
+/// that could be chosen are proven.
+struct Weigh<'r> {
+    designs: Vec<Design>,
+    rule: Option<&'r FailureRule>,
+    /// Per candidate: `None` not yet proven, else why the rule excludes
+    /// it (`Some(None)`: it passes).
+    verdicts: Vec<Option<Option<String>>>,
+}
+
+impl<'r> Weigh<'r> {
+    fn new(designs: Vec<Design>, rule: Option<&'r FailureRule>) -> Self {
+        let verdicts = vec![None; designs.len()];
+        Self {
+            designs,
+            rule,
+            verdicts,
+        }
+    }
+
+    /// The cheapest candidate `keep` (given it and its index) admits that
+    /// the failure rule passes.
+    fn first(&mut self, keep: impl Fn((&Design, usize)) -> bool) -> Option<usize> {
+        for i in 0..self.designs.len() {
+            if !keep((&self.designs[i], i)) {
+                continue;
+            }
+            let Some(rule) = self.rule else {
+                return Some(i);
+            };
+            if self.verdicts[i].is_none() {
+                let d = &mut self.designs[i];
+                let verdict = match failures::worst_of(&d.shape, d.gbps) {
+                    Ok(w) => {
+                        let why = failures::breaks(rule, &w);
+                        d.worst_failure = Some(w);
+                        why
+                    }
+                    Err(why) => {
+                        d.failures_not_proven = Some(why.clone());
+                        Some(format!("its failures could not be proven: {why}"))
+                    }
+                };
+                self.verdicts[i] = Some(verdict);
+            }
+            if matches!(self.verdicts[i], Some(None)) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Every exclusion so far, `design: why`.
+    fn reasons(&self) -> String {
+        self.excluded()
+            .iter()
+            .map(|e| format!("{}: {}", e.design, e.reason))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn excluded(&self) -> Vec<Excluded> {
+        (self.designs.iter().zip(&self.verdicts))
+            .filter_map(|(d, v)| match v {
+                Some(Some(why)) => Some(Excluded {
+                    design: d.design.clone(),
+                    total_cost: d.total_cost,
+                    reason: why.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The chosen design, the runner-up and the exclusions.
+    fn finish(
+        self,
+        chosen: usize,
+        runner: Option<usize>,
+    ) -> (Design, Option<Design>, Vec<Excluded>) {
+        let excluded = self.excluded();
+        let mut all: Vec<Option<Design>> = self.designs.into_iter().map(Some).collect();
+        let chosen = all[chosen].take().expect("a candidate index");
+        let runner = runner.and_then(|r| all[r].take());
+        (chosen, runner, excluded)
+    }
 }
 
 /// The largest sizes the catalog's switches reach, when they fall short
@@ -600,6 +728,7 @@ fn finish(
     gbps: u32,
     shape: CutShape,
     binding: Vec<Binding>,
+    fabric: Shape,
 ) -> Design {
     let mut b = BomBuilder::default();
     for (s, n) in switches {
@@ -650,7 +779,10 @@ fn finish(
             * 10.0)
             .round()
             / 10.0,
+        worst_failure: None,
+        failures_not_proven: None,
         binding,
+        shape: fabric,
         ratio_at_room,
     }
 }
@@ -681,6 +813,7 @@ fn single_switch(
         s.gbps,
         CutShape::OneSwitch,
         binding,
+        Shape::OneSwitch { ports: s.ports },
     )
 }
 

@@ -5,7 +5,7 @@ use good_lp::{
     WithInitialSolution, microlp, variable,
 };
 
-use super::{Binding, Design, Fixed, Request, finish, fmt_ratio};
+use super::{Binding, Design, Fixed, Request, Shape, finish, fmt_ratio};
 use crate::cost::catalog::{Catalog, SwitchModel};
 use crate::error::{Error, Result};
 use crate::metrics::{CutShape, bisection_gbps, bisection_ratio};
@@ -305,6 +305,16 @@ pub(super) fn leaf_spine(
                 }
             },
             binding.clone(),
+            Shape::LeafSpine {
+                leaves: n_leaves,
+                spines: n_spines,
+                down: d,
+                up: u,
+                leaf_ports: l.ports,
+                spine_ports: s.ports,
+                rails,
+                planes: k,
+            },
         ));
     }
     Ok(out)
@@ -492,6 +502,12 @@ pub(super) fn bigraph(
             lower: h as usize,
         },
         binding,
+        Shape::BiGraph {
+            m: mm,
+            n,
+            ports: pv as u32,
+            split: u64::from(v),
+        },
     )))
 }
 

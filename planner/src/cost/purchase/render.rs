@@ -26,6 +26,15 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
     out.push_str(
         "  - power: purchase places no racks, so it weighs total power (the energy line) only; `planner design --catalog` holds the plan to its racks' max_kw\n",
     );
+    if p.failures_weighed {
+        out.push_str(&format!(
+            "  - failures: every single switch and cable failure of each design considered is proven on its plan, full; a design is excluded when one cuts the fabric, breaks the QoS proof{}\n",
+            match p.max_failure_loss {
+                Some(n) => format!(" or cuts off more than {n} sub-nodes"),
+                None => " (no limit on the sub-nodes one failure cuts off)".to_string(),
+            }
+        ));
+    }
     let c = &p.chosen;
     out.push_str(&format!(
         "\nChosen: {} ({}), total {} {cur}\n\n",
@@ -42,6 +51,9 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
         money(c.cost_per_bisection_gbps),
         crate::cost::power::kw(c.power_watts)
     ));
+    if let Some(w) = &c.worst_failure {
+        out.push_str(&format!("worst single failure: {}\n", w.describe()));
+    }
     out.push_str("\nBinding constraints:\n");
     if p.binding_constraints.is_empty() {
         out.push_str("  none: every constraint has slack\n");
@@ -92,6 +104,14 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
                 crate::cost::power::kw(c.power_watts),
                 crate::cost::power::kw(d.power_watts),
             ]);
+            if p.failures_weighed {
+                let worst = |d: &Design| match (&d.worst_failure, &d.failures_not_proven) {
+                    (Some(w), _) => w.describe(),
+                    (None, Some(why)) => format!("not proven: {why}"),
+                    (None, None) => "not proven".to_string(),
+                };
+                t.row(["worst single failure".to_string(), worst(c), worst(d)]);
+            }
             out.push('\n');
             out.push_str(&t.render());
             out.push_str(&format!(
@@ -100,6 +120,17 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
             ));
         }
         None => out.push_str("\nRunner-up: none (no other design fits)\n"),
+    }
+    if !p.excluded.is_empty() {
+        out.push_str("\nExcluded by their single failures (cheapest first):\n");
+        for e in &p.excluded {
+            out.push_str(&format!(
+                "  - {} ({} {cur}): {}\n",
+                e.design,
+                money(e.total_cost),
+                e.reason
+            ));
+        }
     }
     out.push_str(&format!(
         "\n{} integer programs solved\n",

@@ -28,7 +28,10 @@ use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::network::{Avoid, Link, Network};
 use crate::ranks::{Engine, Request, Solver, plan_ranks, verify_engine};
-use crate::render::{HostMarking, check_qos_failed};
+
+mod proof;
+
+pub(crate) use proof::Prover;
 
 /// What to analyse.
 #[derive(Debug, Clone)]
@@ -171,18 +174,17 @@ pub fn analyse(
     } else {
         request.scenarios.clone()
     };
-    let marking = HostMarking::default();
-    let carrying: std::collections::HashSet<&str> = plan
-        .sub_node_list
-        .iter()
-        .map(|sn| sn.switch.as_str())
-        .collect();
+    let prover = Prover::new(plan)?;
     let mut rows = Vec::with_capacity(scenarios.len());
     for (i, failed) in scenarios.iter().enumerate() {
         let names: Vec<String> = failed.iter().map(ToString::to_string).collect();
         progress(i, scenarios.len(), &names.join(","));
-        let (lost, unreachable) = cut(plan, failed, &carrying)?;
-        let qos = check_qos_failed(plan, &marking, failed);
+        let proof::Proof {
+            lost,
+            unreachable,
+            qos_ok,
+            qos_findings,
+        } = prover.prove(failed)?;
         let job_ranks_lost = whole
             .table
             .ranks
@@ -237,12 +239,8 @@ pub fn analyse(
                     )
                 })
                 .collect(),
-            qos_ok: qos.ok,
-            qos_findings: qos
-                .findings
-                .iter()
-                .map(|f| format!("{}: {}", f.kind, f.object))
-                .collect(),
+            qos_ok,
+            qos_findings,
             job_ranks_lost,
             job_worst_load,
             best,
@@ -270,37 +268,6 @@ pub fn analyse(
         scenarios: rows,
         worst,
     })
-}
-
-/// The sub-nodes a failure cuts off and the pairs of live switches with
-/// sub-nodes that lost every route (within a plane), on the route model's
-/// failed fabric.
-#[allow(clippy::type_complexity)]
-fn cut(
-    plan: &CheckedPlan,
-    failed: &[Avoid],
-    carrying: &std::collections::HashSet<&str>,
-) -> Result<(Vec<usize>, Vec<(usize, usize)>)> {
-    let net = Network::avoiding(plan, plan.source(), failed)?;
-    let lost: Vec<usize> = (0..plan.sub_node_list.len())
-        .filter(|&sn| net.cut_off(sn))
-        .collect();
-    let hosts: Vec<usize> = (0..plan.switch_list.len())
-        .filter(|&s| !net.is_avoided_switch(s))
-        .filter(|&s| carrying.contains(plan.switch_list[s].name.as_str()))
-        .collect();
-    let mut unreachable = Vec::new();
-    for &a in &hosts {
-        for &b in &hosts {
-            if a != b
-                && plan.switch_list[a].plane == plan.switch_list[b].plane
-                && !net.reachable(a, b)
-            {
-                unreachable.push((a, b));
-            }
-        }
-    }
-    Ok((lost, unreachable))
 }
 
 /// The best table `request` finds on what its failures leave, or why none
@@ -395,18 +362,12 @@ pub fn worst_single_failure(
     tables: bool,
 ) -> Result<Option<WorstFailure>> {
     let scenarios = single_failures(plan)?;
-    let carrying: std::collections::HashSet<&str> = plan
-        .sub_node_list
-        .iter()
-        .map(|sn| sn.switch.as_str())
-        .collect();
-    let marking = HostMarking::default();
+    let prover = Prover::new(plan)?;
     let mut worst: Option<(usize, usize, usize, bool)> = None;
     let key = |&(_, lost, cut, qos): &(usize, usize, usize, bool)| (cut > 0, !qos, lost);
     for (i, failed) in scenarios.iter().enumerate() {
-        let (lost, unreachable) = cut(plan, failed, &carrying)?;
-        let qos = check_qos_failed(plan, &marking, failed).ok;
-        let row = (i, lost.len(), unreachable.len(), qos);
+        let p = prover.prove(failed)?;
+        let row = (i, p.lost.len(), p.unreachable.len(), p.qos_ok);
         if worst.as_ref().is_none_or(|w| key(&row) > key(w)) {
             worst = Some(row);
         }
@@ -523,177 +484,4 @@ pub fn render_failures(r: &FailureReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::design::{DesignOptions, bundled_inventory, design};
-    use crate::plan::Topology;
-
-    fn request(algorithm: Algorithm, scenarios: Vec<Vec<Avoid>>) -> FailureRequest {
-        FailureRequest {
-            algorithm,
-            ranks: None,
-            engine: Engine::Probe,
-            seed: 0,
-            scenarios,
-        }
-    }
-
-    /// EFLOPS 4x16: a switch takes its 4 sub-nodes (and the job's ranks
-    /// on them) with it; a cable between two halves doubles the job
-    /// table's load, and a table searched on what is left is back at the
-    /// bound; the per-direction proof holds on every failed fabric.
-    #[test]
-    fn every_single_failure_of_the_eflops_plan() {
-        let plan = design(&bundled_inventory("eflops-4x16"), &DesignOptions::default()).unwrap();
-        let mut seen = Vec::new();
-        let r = analyse(&plan, &request(Algorithm::Hdrm, Vec::new()), |i, n, _| {
-            seen.push((i, n));
-        })
-        .unwrap();
-        assert_eq!(r.scenarios.len(), 16 + 64);
-        assert_eq!(seen.len(), 80);
-        assert_eq!(
-            (r.job.ranks, r.job.worst_load, r.job.lower_bound),
-            (64, 1, 1)
-        );
-        for s in &r.scenarios {
-            assert!(s.qos_ok, "{:?}", s);
-            assert_eq!(s.unreachable_pairs, 0, "{:?}", s);
-            let best = s.best.as_ref().expect("a table on what is left");
-            if s.failed[0].starts_with("switch:") {
-                assert_eq!((s.sub_nodes_lost, s.job_ranks_lost), (4, 4), "{:?}", s);
-                assert_eq!(s.job_worst_load, None);
-                assert_eq!(best.ranks, 60);
-            } else {
-                assert_eq!((s.sub_nodes_lost, s.job_ranks_lost), (0, 0), "{:?}", s);
-                assert_eq!(s.job_worst_load, Some(2), "{:?}", s);
-                assert_eq!((best.ranks, best.worst_load, best.lower_bound), (64, 1, 1));
-            }
-        }
-        // Ties go to the first scenario: the first switch.
-        assert_eq!(r.worst, Some(0));
-        let text = render_failures(&r);
-        assert!(
-            text.contains("Worst single case: switch:sw01-u: 4 sub-nodes lost"),
-            "{text}"
-        );
-    }
-
-    /// Both spines of a leaf-spine down: the leaves are cut apart, no table
-    /// is searched, and that is the worst case.
-    #[test]
-    fn failing_every_spine_cuts_the_fabric() {
-        let opts = DesignOptions {
-            topology: Topology::FatTree,
-            ..DesignOptions::default()
-        };
-        let plan = design(&bundled_inventory("fat-tree-64"), &opts).unwrap();
-        let spines: Vec<Avoid> = plan
-            .switch_list
-            .iter()
-            .filter(|s| s.part_or_tier == crate::plan::Tier::Spine)
-            .map(|s| Avoid::Switch(s.name.clone()))
-            .collect();
-        assert!(!spines.is_empty());
-        let one = vec![spines[0].clone()];
-        let r = analyse(
-            &plan,
-            &request(Algorithm::Hd, vec![one, spines.clone()]),
-            |_, _, _| {},
-        )
-        .unwrap();
-        let (first, all) = (&r.scenarios[0], &r.scenarios[1]);
-        assert_eq!(first.unreachable_pairs, 0, "{first:?}");
-        assert!(first.best.is_some());
-        let leaves = plan.switch_list.len() - spines.len();
-        assert_eq!(all.unreachable_pairs, leaves * (leaves - 1), "{all:?}");
-        assert!(all.best.is_none());
-        assert!(all.not_searched.as_deref().unwrap().contains("cut"));
-        assert_eq!(r.worst, Some(1));
-        assert!(render_failures(&r).contains("it cuts the fabric"));
-    }
-
-    fn worst_of(plan: &CheckedPlan) -> WorstFailure {
-        worst_single_failure(plan, Algorithm::Hdrm, Engine::Probe, true)
-            .unwrap()
-            .expect("a plan with switches has single failures")
-    }
-
-    /// BiGraph 4x16 (EFLOPS): no single failure cuts it; a switch takes
-    /// its 4 sub-nodes, a cable none, so the worst is the first switch,
-    /// and HDRM on the 60 sub-nodes left is back at load 1.
-    #[test]
-    fn worst_single_failure_of_a_bigraph() {
-        let plan = design(&bundled_inventory("eflops-4x16"), &DesignOptions::default()).unwrap();
-        let w = worst_of(&plan);
-        assert_eq!(w.failed, ["switch:sw01-u"]);
-        assert_eq!(w.scenarios, 16 + 64);
-        assert_eq!(
-            (w.sub_nodes_lost, w.unreachable_pairs, w.qos_ok),
-            (4, 0, true)
-        );
-        assert!(!w.cuts_fabric());
-        let b = w.best.as_ref().unwrap();
-        assert_eq!((b.ranks, b.worst_load, b.lower_bound), (60, 1, 1));
-        assert_eq!(
-            w.describe(),
-            "switch:sw01-u: 4 sub-nodes lost, QoS holds, best table load 1 (bound 1)"
-        );
-    }
-
-    /// A leaf-spine of 4 leaves (16 sub-nodes each) and 2 spines: a spine
-    /// or a leaf-spine cable bundle leaves every leaf reachable, a leaf
-    /// takes its 16 sub-nodes: the worst is the first leaf; with one spine
-    /// (2 leaves), the spine cuts the two leaves apart (2 directed pairs).
-    #[test]
-    fn worst_single_failure_of_fat_trees() {
-        let opts = DesignOptions {
-            topology: Topology::FatTree,
-            ..DesignOptions::default()
-        };
-        let plan = design(&bundled_inventory("fat-tree-64"), &opts).unwrap();
-        let first_leaf = (plan.switch_list.iter())
-            .find(|s| s.part_or_tier == crate::plan::Tier::Leaf)
-            .unwrap();
-        let w = worst_of(&plan);
-        assert_eq!(w.failed, [format!("switch:{}", first_leaf.name)]);
-        assert_eq!(w.scenarios, 6 + 4 * 2);
-        assert_eq!(
-            (w.sub_nodes_lost, w.unreachable_pairs, w.qos_ok),
-            (16, 0, true)
-        );
-
-        let sh = crate::design::shorthand::Shorthand::default();
-        let (inv, opts) =
-            crate::design::shorthand::fat_tree("tiers=2,sub-nodes=32,ports=32", &sh).unwrap();
-        let plan = design(&inv, &opts).unwrap();
-        let spine = (plan.switch_list.iter())
-            .find(|s| s.part_or_tier == crate::plan::Tier::Spine)
-            .unwrap();
-        let w = worst_of(&plan);
-        assert_eq!(w.failed, [format!("switch:{}", spine.name)]);
-        assert_eq!(w.scenarios, 3 + 2);
-        assert_eq!((w.sub_nodes_lost, w.unreachable_pairs), (0, 2));
-        assert!(w.cuts_fabric() && w.best.is_none());
-        assert!(w.describe().contains("FABRIC CUT (2 switch pairs)"));
-    }
-
-    /// HPN, 2 planes of 2 rail ToRs under one aggregation switch each:
-    /// every NIC has a port in both planes, so no single failure cuts a
-    /// sub-node off; the plane-A aggregation switch cuts that plane's two
-    /// ToRs apart (2 directed pairs within the plane), the worst.
-    #[test]
-    fn worst_single_failure_of_hpn() {
-        let sh = crate::design::shorthand::Shorthand::default();
-        let (inv, opts) =
-            crate::design::shorthand::hpn("sub-nodes=16,rails=2,ports=16", &sh).unwrap();
-        let plan = design(&inv, &opts).unwrap();
-        let agg = (plan.switch_list.iter())
-            .find(|s| s.plane == Some(0) && s.part_or_tier == crate::plan::Tier::Spine)
-            .unwrap();
-        let w = worst_of(&plan);
-        assert_eq!(w.failed, [format!("switch:{}", agg.name)]);
-        assert_eq!(w.scenarios, 6 + 4);
-        assert_eq!((w.sub_nodes_lost, w.unreachable_pairs), (0, 2));
-    }
-}
+mod tests;

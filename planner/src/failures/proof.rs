@@ -1,0 +1,112 @@
+//! The proof of one failure: what it cuts and whether the lossless
+//! priorities stay deadlock-free, from the whole fabric's work done once.
+//!
+//! The route model of the whole plan is built once and each failed
+//! fabric is that model with the failure's faults added
+//! ([`Network::into_avoiding`]: the same faults, checks and tables as
+//! [`Network::avoiding`], without reading the plan again). `check-qos` on
+//! the failed fabric is proven from the whole fabric's proof and the
+//! routes the failure changes ([`FailedQos`], whose module says why that
+//! is the full check's answer, and which runs the full check whenever it
+//! cannot show it). `tests::the_prover_equals_the_full_computation` holds
+//! both equal to the computation from scratch on every single failure.
+
+use std::collections::HashSet;
+
+use crate::checked::CheckedPlan;
+use crate::error::Result;
+use crate::network::{Avoid, Network};
+use crate::render::{FailedQos, HostMarking};
+
+/// What one failure does to the fabric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Proof {
+    /// Sub-nodes cut off.
+    pub lost: Vec<usize>,
+    /// Pairs of live switches with sub-nodes (same plane) that lost every
+    /// route, `(from, to)`.
+    pub unreachable: Vec<(usize, usize)>,
+    /// True when `check-qos` finds nothing on the failed fabric.
+    pub qos_ok: bool,
+    /// What it found, `kind: object` each.
+    pub qos_findings: Vec<String>,
+}
+
+/// Proves the failures of one plan.
+pub(crate) struct Prover<'p> {
+    plan: &'p CheckedPlan,
+    whole: Network<'p>,
+    /// Switches that carry sub-nodes.
+    carrying: Vec<bool>,
+    pub(super) qos: FailedQos<'p>,
+}
+
+impl<'p> Prover<'p> {
+    /// The whole fabric's route model and QoS proof of `plan`, with the
+    /// hosts marking as `planner render --hosts` sets them up.
+    pub(crate) fn new(plan: &'p CheckedPlan) -> Result<Self> {
+        let whole = Network::new(plan, plan.source())?;
+        let names: HashSet<&str> = plan
+            .sub_node_list
+            .iter()
+            .map(|sn| sn.switch.as_str())
+            .collect();
+        let carrying = plan
+            .switch_list
+            .iter()
+            .map(|s| names.contains(s.name.as_str()))
+            .collect();
+        Ok(Self {
+            plan,
+            whole,
+            carrying,
+            qos: FailedQos::new(plan, &HostMarking::default()),
+        })
+    }
+
+    /// What the failures `failed` (together) do.
+    pub(crate) fn prove(&self, failed: &[Avoid]) -> Result<Proof> {
+        let net = self.whole.clone().into_avoiding(failed)?;
+        let (lost, unreachable) = cut(self.plan, &net, &self.carrying);
+        let qos = self.qos.check(failed, &net);
+        Ok(Proof {
+            lost,
+            unreachable,
+            qos_ok: qos.ok,
+            qos_findings: qos
+                .findings
+                .iter()
+                .map(|f| format!("{}: {}", f.kind, f.object))
+                .collect(),
+        })
+    }
+}
+
+/// The sub-nodes a failure cuts off and the pairs of live switches with
+/// sub-nodes that lost every route (within a plane), on the route model's
+/// failed fabric `net`; `carrying` says which switches have sub-nodes.
+#[allow(clippy::type_complexity)]
+pub(crate) fn cut(
+    plan: &CheckedPlan,
+    net: &Network<'_>,
+    carrying: &[bool],
+) -> (Vec<usize>, Vec<(usize, usize)>) {
+    let lost: Vec<usize> = (0..plan.sub_node_list.len())
+        .filter(|&sn| net.cut_off(sn))
+        .collect();
+    let hosts: Vec<usize> = (0..plan.switch_list.len())
+        .filter(|&s| !net.is_avoided_switch(s) && carrying[s])
+        .collect();
+    let mut unreachable = Vec::new();
+    for &a in &hosts {
+        for &b in &hosts {
+            if a != b
+                && plan.switch_list[a].plane == plan.switch_list[b].plane
+                && !net.reachable(a, b)
+            {
+                unreachable.push((a, b));
+            }
+        }
+    }
+    (lost, unreachable)
+}
