@@ -301,7 +301,7 @@ impl<'p> Model<'p> {
     pub fn routes_on(
         &self,
         net: &Network<'_>,
-    ) -> std::result::Result<Vec<Vec<Route>>, Vec<Problem>> {
+    ) -> std::result::Result<Vec<Vec<StaticRoute>>, Vec<Problem>> {
         let mut b = Builder {
             plan: self.plan,
             problems: Vec::new(),
@@ -826,7 +826,7 @@ impl Builder<'_> {
     /// The routes of every switch: to every other switch with sub-nodes,
     /// the forwarding table of `net`, in port order. With `list` false only
     /// checks that each has a next hop.
-    fn routes(&mut self, m: &Model<'_>, net: &Network<'_>, list: bool) -> Vec<Vec<Route>> {
+    fn routes(&mut self, m: &Model<'_>, net: &Network<'_>, list: bool) -> Vec<Vec<StaticRoute>> {
         let n = m.domains.len();
         let mut all = Vec::with_capacity(if list { n } else { 0 });
         let targets: Vec<usize> = (0..n)
