@@ -260,7 +260,7 @@ pub struct SpeakerAsn {
 
 /// The fabric's addresses and ASNs, vendor-neutral.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fabric {
+pub struct FabricAddresses {
     /// The pool the /31 link addresses come from (`[addressing]
     /// link_pool`), `a.b.c.d/len`.
     pub link_pool: String,
@@ -276,7 +276,7 @@ pub struct Fabric {
 /// the configurations set). Errors name the plan as `source`. The plan has
 /// no loopback addresses: a speaker's router ID is its lowest session
 /// address ([`crate::network::bgp`]).
-pub fn fabric(plan: &Plan, source: &str) -> Result<Fabric> {
+pub fn fabric(plan: &Plan, source: &str) -> Result<FabricAddresses> {
     let m = Model::build(plan, source)?;
     let link_pool = plan
         .addressing
@@ -318,7 +318,7 @@ pub fn fabric(plan: &Plan, source: &str) -> Result<Fabric> {
             }
         }
     }
-    Ok(Fabric {
+    Ok(FabricAddresses {
         link_pool,
         routed,
         speakers,

@@ -481,7 +481,7 @@ fn rail_optimized_purchase_buys_whole_groups() {
 /// How many parts of a purchased design `keep` keeps.
 fn count_parts(
     d: &crate::cost::purchase::Design,
-    keep: impl Fn(&crate::cost::purchase::Part) -> bool,
+    keep: impl Fn(&crate::cost::purchase::BomLine) -> bool,
 ) -> u64 {
     d.parts.iter().filter(|p| keep(p)).map(|p| p.count).sum()
 }

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use super::hash::{ecmp_hash, source_port, sub_node_ip};
-use super::links::{Fabric, Network};
+use super::links::{Network, RouteShape};
 use super::tables::NextHops;
 use super::{MAX_LINKS, Route};
 use crate::error::{Error, Problem, Result};
@@ -354,7 +354,9 @@ impl Network<'_> {
             Tier::Core => 2,
         };
         match self.fabric {
-            Fabric::BiGraph => self.tier[at] == self.tier[to] && self.tier[next] != self.tier[at],
+            RouteShape::BiGraph => {
+                self.tier[at] == self.tier[to] && self.tier[next] != self.tier[at]
+            }
             _ => level(self.tier[next]) > level(self.tier[at]),
         }
     }
@@ -393,7 +395,7 @@ impl Network<'_> {
                 "it has no link to the next tier up (or the other part)".to_string()
             }
             NextHops::Run(_) => format!("it has no link to {}", name(sb)),
-            NextHops::Filtered { .. } if self.fabric == Fabric::BiGraph => format!(
+            NextHops::Filtered { .. } if self.fabric == RouteShape::BiGraph => format!(
                 "it has no link to a switch of the other part that links to {}",
                 name(sb)
             ),

@@ -24,36 +24,36 @@ use crate::plan::{Plan, PortRole, Tier, Topology};
 
 /// The structure routes follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Fabric {
+pub(super) enum RouteShape {
     BiGraph,
     TwoTier,
     ThreeTier,
 }
 
-impl Fabric {
+impl RouteShape {
     pub(super) fn name(self) -> &'static str {
         match self {
-            Fabric::BiGraph => "BiGraph",
-            Fabric::TwoTier => "2-tier leaf-spine",
-            Fabric::ThreeTier => "3-tier fat-tree",
+            RouteShape::BiGraph => "BiGraph",
+            RouteShape::TwoTier => "2-tier leaf-spine",
+            RouteShape::ThreeTier => "3-tier fat-tree",
         }
     }
 
     /// The tiers a switch of this fabric may have.
     pub(super) fn allows(self, tier: Tier) -> bool {
         match self {
-            Fabric::BiGraph => matches!(tier, Tier::Upper | Tier::Lower),
-            Fabric::TwoTier => matches!(tier, Tier::Leaf | Tier::Spine),
-            Fabric::ThreeTier => matches!(tier, Tier::Edge | Tier::Aggregation | Tier::Core),
+            RouteShape::BiGraph => matches!(tier, Tier::Upper | Tier::Lower),
+            RouteShape::TwoTier => matches!(tier, Tier::Leaf | Tier::Spine),
+            RouteShape::ThreeTier => matches!(tier, Tier::Edge | Tier::Aggregation | Tier::Core),
         }
     }
 
     /// The tier that carries sub-nodes (any part for BiGraph).
     pub(super) fn access(self, tier: Tier) -> bool {
         match self {
-            Fabric::BiGraph => true,
-            Fabric::TwoTier => tier == Tier::Leaf,
-            Fabric::ThreeTier => tier == Tier::Edge,
+            RouteShape::BiGraph => true,
+            RouteShape::TwoTier => tier == Tier::Leaf,
+            RouteShape::ThreeTier => tier == Tier::Edge,
         }
     }
 
@@ -61,9 +61,9 @@ impl Fabric {
     /// other part in a BiGraph, to the next tier up in a fat-tree.
     pub(super) fn upward(self, from: Tier, to: Tier) -> bool {
         match self {
-            Fabric::BiGraph => from != to,
-            Fabric::TwoTier => from == Tier::Leaf && to == Tier::Spine,
-            Fabric::ThreeTier => matches!(
+            RouteShape::BiGraph => from != to,
+            RouteShape::TwoTier => from == Tier::Leaf && to == Tier::Spine,
+            RouteShape::ThreeTier => matches!(
                 (from, to),
                 (Tier::Edge, Tier::Aggregation) | (Tier::Aggregation, Tier::Core)
             ),
@@ -92,7 +92,7 @@ pub struct Network<'a> {
     pub(super) plan: &'a Plan,
     /// Where the plan came from, for errors about it.
     pub(super) source: &'a str,
-    pub(super) fabric: Fabric,
+    pub(super) fabric: RouteShape,
     /// Switch of every sub-node (of its NIC's port 0).
     pub(super) sub_switch: Vec<u32>,
     /// Switch of every sub-node's NIC port 1 on a plan of dual-port NICs
@@ -162,7 +162,7 @@ impl<'a> Network<'a> {
         let fix = "design the plan again, or correct the port's peer";
         let mut problems = Vec::new();
         let fabric = match plan.topology {
-            Topology::BiGraph => Fabric::BiGraph,
+            Topology::BiGraph => RouteShape::BiGraph,
             // A rail-optimized fabric routes as the leaf-spine it is: its
             // rail switches are the leaves.
             // HPN: each plane is a 2-tier leaf-spine of ToRs (leaves) and
@@ -183,8 +183,8 @@ impl<'a> Network<'a> {
                     |f| f.tiers,
                 );
                 match tiers {
-                    2 => Fabric::TwoTier,
-                    3 => Fabric::ThreeTier,
+                    2 => RouteShape::TwoTier,
+                    3 => RouteShape::ThreeTier,
                     t => {
                         return Err(vec![Problem::at(
                             None,
@@ -227,7 +227,7 @@ impl<'a> Network<'a> {
                     "design the plan again",
                 ));
             }
-            let needs_pod = fabric == Fabric::ThreeTier
+            let needs_pod = fabric == RouteShape::ThreeTier
                 && matches!(s.part_or_tier, Tier::Edge | Tier::Aggregation);
             match s.pod {
                 Some(p) if p < NO_POD as usize => pod.push(p as u32),
@@ -269,7 +269,7 @@ impl<'a> Network<'a> {
                                 "{it} is attached to the {} switch {switch}; a {} carries sub-nodes on its {} switches",
                                 tier[s as usize].as_str(),
                                 fabric.name(),
-                                if fabric == Fabric::ThreeTier { "edge" } else { "leaf" }
+                                if fabric == RouteShape::ThreeTier { "edge" } else { "leaf" }
                             ),
                             "design the plan again",
                         ));
@@ -471,7 +471,7 @@ impl<'a> Network<'a> {
 
         // BiGraph: the switches cabled to every switch of the other part.
         let mut complete = vec![false; switches];
-        if fabric == Fabric::BiGraph {
+        if fabric == RouteShape::BiGraph {
             let mut parts = [0usize; 2];
             for t in &tier {
                 parts[usize::from(*t == Tier::Lower)] += 1;

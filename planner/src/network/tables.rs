@@ -27,7 +27,7 @@
 //! reach it. The order (upward links in port order, links towards one
 //! switch by peer and then port) is the order ECMP numbers the choices in.
 
-use super::links::{Fabric, Network};
+use super::links::{Network, RouteShape};
 use crate::plan::Tier;
 
 /// The next hops of one switch towards one destination switch, as inter
@@ -146,9 +146,11 @@ impl Network<'_> {
             // upward link is alive and leads on over an alive link: the
             // choices of the whole plan.
             let two_hop = match self.fabric {
-                Fabric::BiGraph => self.tier[at] == self.tier[to],
-                Fabric::TwoTier => self.tier[at] == Tier::Leaf,
-                Fabric::ThreeTier => self.tier[at] == Tier::Edge && self.pod[at] == self.pod[to],
+                RouteShape::BiGraph => self.tier[at] == self.tier[to],
+                RouteShape::TwoTier => self.tier[at] == Tier::Leaf,
+                RouteShape::ThreeTier => {
+                    self.tier[at] == Tier::Edge && self.pod[at] == self.pod[to]
+                }
             };
             if two_hop && f.clean[at] && f.clean[to] && f.neighbours[at] == f.neighbours[to] {
                 return NextHops::All(self.up_of(at));
@@ -156,13 +158,15 @@ impl Network<'_> {
             return NextHops::Filtered { at, to };
         }
         match (self.fabric, self.tier[at]) {
-            (Fabric::BiGraph, _) if self.tier[at] != self.tier[to] => {
+            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => {
                 NextHops::Run(self.links_to(at, to))
             }
-            (Fabric::BiGraph, _) if self.complete[to] => NextHops::All(self.up_of(at)),
-            (Fabric::BiGraph, _) | (Fabric::ThreeTier, Tier::Core) => NextHops::Filtered { at, to },
-            (Fabric::TwoTier, Tier::Spine) => NextHops::Run(self.links_to(at, to)),
-            (Fabric::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+            (RouteShape::BiGraph, _) if self.complete[to] => NextHops::All(self.up_of(at)),
+            (RouteShape::BiGraph, _) | (RouteShape::ThreeTier, Tier::Core) => {
+                NextHops::Filtered { at, to }
+            }
+            (RouteShape::TwoTier, Tier::Spine) => NextHops::Run(self.links_to(at, to)),
+            (RouteShape::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
                 NextHops::Run(self.links_to(at, to))
             }
             _ => NextHops::All(self.up_of(at)),
@@ -198,7 +202,7 @@ impl Network<'_> {
             match self.fabric {
                 // Within a part: the switches of the other part that link
                 // to the destination.
-                Fabric::BiGraph => each(&mut ups.clone(), &|k| self.has_link(reach(k), to)),
+                RouteShape::BiGraph => each(&mut ups.clone(), &|k| self.has_link(reach(k), to)),
                 // A core: the aggregation switches of the destination's pod
                 // with a link to it.
                 _ => each(&mut row.iter().map(|&(_, k)| k), &|k| {
@@ -212,7 +216,7 @@ impl Network<'_> {
         }
         let alive_to = |k: u32| self.alive(k) && self.up_switch(reach(k));
         match (self.fabric, self.tier[at]) {
-            (Fabric::BiGraph, _) if self.tier[at] != self.tier[to] => {
+            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => {
                 if self.has_alive(at, to) {
                     each(&mut run(at, to), &|k| self.alive(k));
                 } else {
@@ -229,31 +233,31 @@ impl Network<'_> {
                     });
                 }
             }
-            (Fabric::BiGraph, _) | (Fabric::TwoTier, Tier::Leaf) => {
+            (RouteShape::BiGraph, _) | (RouteShape::TwoTier, Tier::Leaf) => {
                 each(&mut ups.clone(), &|k| {
                     alive_to(k) && self.has_alive(reach(k), to)
                 });
             }
-            (Fabric::TwoTier, _) => each(&mut run(at, to), &|k| self.alive(k)),
-            (Fabric::ThreeTier, Tier::Edge) if self.pod[at] == self.pod[to] => {
+            (RouteShape::TwoTier, _) => each(&mut run(at, to), &|k| self.alive(k)),
+            (RouteShape::ThreeTier, Tier::Edge) if self.pod[at] == self.pod[to] => {
                 each(&mut ups.clone(), &|k| {
                     alive_to(k) && self.has_alive(reach(k), to)
                 });
             }
-            (Fabric::ThreeTier, Tier::Edge) => each(&mut ups.clone(), &|k| {
+            (RouteShape::ThreeTier, Tier::Edge) => each(&mut ups.clone(), &|k| {
                 alive_to(k)
                     && self
                         .up_of(reach(k))
                         .iter()
                         .any(|&(_, j)| self.alive(j) && self.core_leads(reach(j), self.pod[to], to))
             }),
-            (Fabric::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+            (RouteShape::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
                 each(&mut run(at, to), &|k| self.alive(k));
             }
-            (Fabric::ThreeTier, Tier::Aggregation) => each(&mut ups.clone(), &|k| {
+            (RouteShape::ThreeTier, Tier::Aggregation) => each(&mut ups.clone(), &|k| {
                 self.alive(k) && self.core_leads(reach(k), self.pod[to], to)
             }),
-            (Fabric::ThreeTier, _) => each(&mut row.iter().map(|&(_, k)| k), &|k| {
+            (RouteShape::ThreeTier, _) => each(&mut row.iter().map(|&(_, k)| k), &|k| {
                 let agg = reach(k);
                 self.tier[agg] == Tier::Aggregation
                     && self.pod[agg] == self.pod[to]

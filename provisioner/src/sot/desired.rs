@@ -365,7 +365,7 @@ pub fn desired(plan: &Plan) -> Desired {
 /// fields. A broken-out cage holds its lanes' /31s: the source of truth
 /// holds the cage as one interface (docs/source-of-truth.md, "Routed
 /// plans").
-pub fn add_fabric(d: &mut Desired, plan: &Plan, fabric: &planner::expect::Fabric) {
+pub fn add_fabric(d: &mut Desired, plan: &Plan, fabric: &planner::expect::FabricAddresses) {
     let switches = plan.physical_switches();
     for r in &fabric.routed {
         let name = match switches.get(r.device.as_str()) {

@@ -111,7 +111,7 @@ pub struct Design {
     /// Total cost: capex plus energy; the sum of `count * unit_price`.
     pub total_cost: f64,
     /// The bill of materials.
-    pub parts: Vec<Part>,
+    pub parts: Vec<BomLine>,
     /// Price of the parts.
     pub capex: f64,
     /// Energy over the catalog's years.
@@ -155,7 +155,7 @@ pub struct Design {
 
 /// One bill-of-materials line, as the JSON contract names it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Part {
+pub struct BomLine {
     /// Catalog name.
     pub part: String,
     /// `switch`, `nic`, ...
@@ -754,7 +754,7 @@ fn finish(
         parts: bom
             .parts
             .iter()
-            .map(|l| Part {
+            .map(|l| BomLine {
                 part: l.part.clone(),
                 kind: l.kind,
                 count: l.count,

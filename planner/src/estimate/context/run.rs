@@ -73,7 +73,7 @@ impl Context<'_> {
                     let mut previous: Option<(PlanRoutes<'_>, f64)> = None;
                     // The packet mode's figures per seed, by time.
                     // Built at the first seed: every seed has the same links.
-                    let mut fabric: Option<packet::Fabric> = None;
+                    let mut fabric: Option<packet::LinkModel> = None;
                     for &seed in &seeds {
                         // A seed streamed before the one that could not be.
                         if let Some((_, (o, _))) = streamed.iter().find(|(s, _)| *s == seed) {
@@ -196,9 +196,9 @@ impl Context<'_> {
     /// The plan as the packet-level mode sees it, over the links `caps`
     /// ([`PlanRoutes::caps`]: the plan's, the NVLink links of the
     /// intra-server tier, then any channels of `channels=pair`).
-    pub(super) fn packet_fabric(&self, caps: &[f64]) -> Result<packet::Fabric> {
+    pub(super) fn packet_fabric(&self, caps: &[f64]) -> Result<packet::LinkModel> {
         let nvlink = self.tier.as_ref().map_or(0, |t| t.caps.len());
-        packet::Fabric::new(
+        packet::LinkModel::new(
             self.plan,
             &self.net,
             &self.table,

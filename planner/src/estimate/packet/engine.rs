@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::dcqcn::{self, Rate};
-use super::{Fabric, PacketStats, PacketStep};
+use super::{LinkModel, PacketStats, PacketStep};
 use crate::error::{Error, Result};
 use crate::estimate::queue::Queue;
 use crate::estimate::schedules::{NONE, SendSchedule};
@@ -129,7 +129,7 @@ impl Rng {
 
 struct Engine<'a> {
     sched: &'a SendSchedule,
-    fab: &'a Fabric,
+    fab: &'a LinkModel,
     /// Picoseconds per byte on every link.
     ps_per_byte: Vec<f64>,
     alpha_ps: u64,
@@ -179,7 +179,7 @@ struct Engine<'a> {
 /// sends of `eager_bytes` or more wait for their receiver.
 pub(crate) fn run(
     sched: &SendSchedule,
-    fab: &Fabric,
+    fab: &LinkModel,
     routes: &mut impl Routes,
     eager_bytes: u64,
 ) -> Result<PacketOutcome> {

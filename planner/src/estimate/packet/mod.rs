@@ -185,7 +185,7 @@ pub struct PacketStats {
 
 /// The plan as the packet engine sees it.
 #[derive(Debug, Clone)]
-pub(crate) struct Fabric {
+pub(crate) struct LinkModel {
     /// Capacity of every directed link, bytes/µs.
     pub caps: Vec<f64>,
     /// Links that start at a NIC.
@@ -216,7 +216,7 @@ pub(crate) struct Fabric {
     pub params: PacketParams,
 }
 
-impl Fabric {
+impl LinkModel {
     /// The fabric of `plan` for ranks on the sub-nodes `table`, links of
     /// capacity `caps`: the plan's links (`net`), then `nvlink_links`
     /// NVLink links of the intra-server tier (a GPU's up link, then its

@@ -46,7 +46,7 @@ impl Routes for HandRoutes {
 
 /// A fabric by hand: `up` links start at NICs, `down` links end at them,
 /// every link at 100 Gbps, one lossless priority 3.
-fn fabric(links: usize, up: &[usize], down: &[usize], ranks: usize, p: PacketParams) -> Fabric {
+fn fabric(links: usize, up: &[usize], down: &[usize], ranks: usize, p: PacketParams) -> LinkModel {
     let mut from_host = vec![false; links];
     let mut to_host = vec![false; links];
     for &l in up {
@@ -55,7 +55,7 @@ fn fabric(links: usize, up: &[usize], down: &[usize], ranks: usize, p: PacketPar
     for &l in down {
         to_host[l] = true;
     }
-    Fabric {
+    LinkModel {
         caps: vec![W; links],
         from_host,
         to_host,
@@ -319,7 +319,7 @@ fn per_direction_classes_give_each_part_its_priority() {
     let net = crate::network::Network::new(&plan, plan.source()).unwrap();
     let table: Vec<usize> = (0..plan.sub_node_list.len()).collect();
     let caps = vec![W; net.link_count()];
-    let fab = Fabric::new(&plan, &net, &table, &caps, 0, &params).unwrap();
+    let fab = LinkModel::new(&plan, &net, &table, &caps, 0, &params).unwrap();
     let qos = plan.qos_intent();
     let mut seen: Vec<u8> = fab.priority.clone();
     seen.sort_unstable();
