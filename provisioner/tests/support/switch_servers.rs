@@ -400,6 +400,13 @@ pub enum ConfirmReading {
 /// configures: shared by the servers of one fabric.
 pub type SharedPorts = Arc<Mutex<BTreeMap<String, std::collections::BTreeSet<String>>>>;
 
+/// One moment of the fabric as a switch's request sees it: what the
+/// others say about BGP, and their configured ports.
+type Frozen = (
+    Option<BTreeMap<String, Speaking>>,
+    Option<BTreeMap<String, std::collections::BTreeSet<String>>>,
+);
+
 /// The NVUE REST state machine.
 #[derive(Debug)]
 pub struct NvueState {
@@ -1571,6 +1578,12 @@ pub struct EosState {
     /// A cable of this port fails when a candidate is committed (a world
     /// event during a push into a running fabric).
     pub fail_on_commit: Option<String>,
+    /// The other switches as one request found them (BGP, configured
+    /// ports): every command of one eAPI request answers from the same
+    /// moment, so that a peer committing in the middle of a request
+    /// cannot show a route through a session the same request called
+    /// down. The tests run with `--settle 0s`, where a mismatch is final.
+    frozen: Option<Frozen>,
     /// Every request: its commands joined with ` | ` (candidate lines
     /// counted as `<N lines>`).
     pub log: Vec<String>,
@@ -1599,6 +1612,7 @@ impl EosState {
             mutate: None,
             fabric: None,
             fail_on_commit: None,
+            frozen: None,
             log: Vec::new(),
         }
     }
@@ -1634,7 +1648,11 @@ impl EosState {
     /// `f` of the fabric as published, with this switch as it is now.
     fn with_fabric<R>(&mut self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
         let me = self.speaking();
-        let mut all = self.bgp.as_ref()?.lock().expect("fabric").clone();
+        let shared = self.bgp.as_ref()?;
+        let mut all = match self.frozen.as_ref().and_then(|(b, _)| b.clone()) {
+            Some(b) => b,
+            None => shared.lock().expect("fabric").clone(),
+        };
         all.insert(self.world.hostname.clone(), me);
         Some(f(&Fabric(&all)))
     }
@@ -1643,10 +1661,13 @@ impl EosState {
     /// in a dark fabric, configured at both ends.
     pub fn links(&mut self) -> BTreeMap<String, bool> {
         let mine = eos_ports(&self.running_config());
-        let fabric = self
-            .fabric
-            .as_ref()
-            .map(|f| f.lock().expect("fabric").clone());
+        let fabric = match self.frozen.as_ref().and_then(|(_, p)| p.clone()) {
+            Some(p) => Some(p),
+            None => self
+                .fabric
+                .as_ref()
+                .map(|f| f.lock().expect("fabric").clone()),
+        };
         self.world
             .interfaces
             .iter()
@@ -2033,7 +2054,14 @@ impl EosState {
 
     pub fn handle(&mut self, req: &Req) -> Reply {
         self.publish();
+        self.frozen = Some((
+            self.bgp.as_ref().map(|b| b.lock().expect("fabric").clone()),
+            self.fabric
+                .as_ref()
+                .map(|f| f.lock().expect("fabric").clone()),
+        ));
         let reply = self.handle_published(req);
+        self.frozen = None;
         self.publish();
         let what = req
             .body
