@@ -462,6 +462,58 @@ pub fn as_hpn(inv: Inventory, mut opts: DesignOptions) -> (Inventory, DesignOpti
     (inv, opts)
 }
 
+/// A BiGraph shorthand's inventory with its virtual switches made the
+/// VLAN halves of boxes of twice the ports, as EFLOPS splits its
+/// S9850-4C: box `k` holds the `k`-th upper and the `k`-th lower switch
+/// (ports `1..=P` and `P+1..=2P`, VLANs 101 and 102). A BiGraph's two
+/// parts have as many switches each, so the `n` switches become `n / 2`
+/// boxes; an odd `n` is refused.
+pub fn split_in_two(mut inv: Inventory) -> Result<Inventory> {
+    let bad = |why: String| Error::parameter("bigraph", why);
+    let [t] = inv.switch_templates.as_mut_slice() else {
+        return Err(bad(format!(
+            "{} has {} switch templates; a BiGraph shorthand's single template is split",
+            inv.name,
+            inv.switch_templates.len()
+        )));
+    };
+    let n = t.instances.len();
+    if n % 2 == 1 || t.is_split() {
+        return Err(bad(format!(
+            "{}: {n} switches cannot be halves of boxes; a box holds one upper and one lower switch",
+            inv.name
+        )));
+    }
+    let ports = t.ports;
+    let whole = ports
+        .checked_mul(2)
+        .filter(|&p| limits::PORTS_PER_SWITCH.check(u64::from(p)).is_ok())
+        .ok_or_else(|| {
+            bad(format!(
+                "two halves of {ports} ports exceed the ports of one switch ({})",
+                limits::PORTS_PER_SWITCH.refusal(u64::from(ports) * 2)
+            ))
+        })?;
+    let half = |suffix: &str, first: u32, vlan: u16, part: crate::fabric::Part| {
+        crate::inventory::VirtualSpec {
+            suffix: suffix.to_string(),
+            ports: (first..first + ports).collect(),
+            vlan,
+            part,
+            line: None,
+        }
+    };
+    t.model = format!("{whole}x{}G switch", t.port_gbps);
+    t.ports = whole;
+    t.virtual_switches = vec![
+        half("u", 1, 101, crate::fabric::Part::Upper),
+        half("l", ports + 1, 102, crate::fabric::Part::Lower),
+    ];
+    t.instances = t.instances.start..t.instances.start + n / 2;
+    inv.switches.truncate(t.instances.end);
+    Ok(inv)
+}
+
 /// One `key=value` of a shorthand spec, as written.
 struct Item<'a> {
     /// The flag it belongs to, for errors (`fat-tree`).

@@ -119,16 +119,29 @@ pub struct Best {
     pub lower_bound: usize,
 }
 
-/// Every single failure of `plan`: each (plan) switch, then each pair
-/// of switches joined by cables (all their parallel cables at once), as
-/// the route model links them.
+/// Every single failure of `plan`: each physical switch, then each pair
+/// of (plan) switches joined by cables (all their parallel cables at
+/// once), as the route model links them.
+///
+/// A physical switch split by VLAN into virtual switches (EFLOPS's
+/// halves) fails as one box: its scenario fails every virtual switch it
+/// holds at once, in plan order, since one power supply, ASIC and
+/// management plane carry them all. Boxes come in the order of their
+/// first virtual switch.
 pub fn single_failures(plan: &CheckedPlan) -> Result<Vec<Vec<Avoid>>> {
     let net = Network::new(plan, plan.source())?;
-    let mut out: Vec<Vec<Avoid>> = plan
-        .switch_list
-        .iter()
-        .map(|s| vec![Avoid::Switch(s.name.clone())])
-        .collect();
+    let mut out: Vec<Vec<Avoid>> = Vec::new();
+    let mut box_of: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
+    for s in &plan.switch_list {
+        let failed = Avoid::Switch(s.name.clone());
+        match box_of.get(s.physical.as_str()) {
+            Some(&i) => out[i].push(failed),
+            None => {
+                box_of.insert(s.physical.as_str(), out.len());
+                out.push(vec![failed]);
+            }
+        }
+    }
     let mut pairs: Vec<(usize, usize)> = net
         .inter_switch_links()
         .filter_map(|id| match net.link(id) {

@@ -14,8 +14,9 @@ fn request(algorithm: Algorithm, scenarios: Vec<Vec<Avoid>>) -> FailureRequest {
     }
 }
 
-/// EFLOPS 4x16: a switch takes its 4 sub-nodes (and the job's ranks
-/// on them) with it; a cable between two halves doubles the job
+/// EFLOPS 4x16: a physical switch fails as a box, both VLAN halves at
+/// once, and takes their 8 sub-nodes (and the job's ranks on them) with
+/// it; a cable between two halves doubles the job
 /// table's load, and a table searched on what is left is back at the
 /// bound; the per-direction proof holds on every failed fabric.
 #[test]
@@ -26,8 +27,8 @@ fn every_single_failure_of_the_eflops_plan() {
         seen.push((i, n));
     })
     .unwrap();
-    assert_eq!(r.scenarios.len(), 16 + 64);
-    assert_eq!(seen.len(), 80);
+    assert_eq!(r.scenarios.len(), 8 + 64);
+    assert_eq!(seen.len(), 72);
     assert_eq!(
         (r.job.ranks, r.job.worst_load, r.job.lower_bound),
         (64, 1, 1)
@@ -37,20 +38,23 @@ fn every_single_failure_of_the_eflops_plan() {
         assert_eq!(s.unreachable_pairs, 0, "{:?}", s);
         let best = s.best.as_ref().expect("a table on what is left");
         if s.failed[0].starts_with("switch:") {
-            assert_eq!((s.sub_nodes_lost, s.job_ranks_lost), (4, 4), "{:?}", s);
+            // Both halves of one box, upper then lower.
+            let boxed = s.failed[0].trim_end_matches("-u");
+            assert_eq!(s.failed, [s.failed[0].clone(), format!("{boxed}-l")]);
+            assert_eq!((s.sub_nodes_lost, s.job_ranks_lost), (8, 8), "{:?}", s);
             assert_eq!(s.job_worst_load, None);
-            assert_eq!(best.ranks, 60);
+            assert_eq!(best.ranks, 56);
         } else {
             assert_eq!((s.sub_nodes_lost, s.job_ranks_lost), (0, 0), "{:?}", s);
             assert_eq!(s.job_worst_load, Some(2), "{:?}", s);
             assert_eq!((best.ranks, best.worst_load, best.lower_bound), (64, 1, 1));
         }
     }
-    // Ties go to the first scenario: the first switch.
+    // Ties go to the first scenario: the first box.
     assert_eq!(r.worst, Some(0));
     let text = render_failures(&r);
     assert!(
-        text.contains("Worst single case: switch:sw01-u: 4 sub-nodes lost"),
+        text.contains("Worst single case: switch:sw01-u, switch:sw01-l: 8 sub-nodes lost"),
         "{text}"
     );
 }
@@ -95,25 +99,25 @@ fn worst_of(plan: &CheckedPlan) -> WorstFailure {
         .expect("a plan with switches has single failures")
 }
 
-/// BiGraph 4x16 (EFLOPS): no single failure cuts it; a switch takes
-/// its 4 sub-nodes, a cable none, so the worst is the first switch,
-/// and HDRM on the 60 sub-nodes left is back at load 1.
+/// BiGraph 4x16 (EFLOPS): no single failure cuts it; a box (both VLAN
+/// halves) takes its 8 sub-nodes, a cable none, so the worst is the
+/// first box.
 #[test]
 fn worst_single_failure_of_a_bigraph() {
     let plan = design(&bundled_inventory("eflops-4x16"), &DesignOptions::default()).unwrap();
     let w = worst_of(&plan);
-    assert_eq!(w.failed, ["switch:sw01-u"]);
-    assert_eq!(w.scenarios, 16 + 64);
+    assert_eq!(w.failed, ["switch:sw01-u", "switch:sw01-l"]);
+    assert_eq!(w.scenarios, 8 + 64);
     assert_eq!(
         (w.sub_nodes_lost, w.unreachable_pairs, w.qos_ok),
-        (4, 0, true)
+        (8, 0, true)
     );
     assert!(!w.cuts_fabric());
     let b = w.best.as_ref().unwrap();
-    assert_eq!((b.ranks, b.worst_load, b.lower_bound), (60, 1, 1));
+    assert_eq!((b.ranks, b.worst_load, b.lower_bound), (56, 1, 1));
     assert_eq!(
         w.describe(),
-        "switch:sw01-u: 4 sub-nodes lost, QoS holds, best table load 1 (bound 1)"
+        "switch:sw01-u, switch:sw01-l: 8 sub-nodes lost, QoS holds, best table load 1 (bound 1)"
     );
 }
 

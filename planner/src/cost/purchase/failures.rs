@@ -7,11 +7,12 @@
 //! other ports free), from a synthetic inventory of the candidate's
 //! switch model and link speed (the shorthands of `planner design`). The
 //! plan is checked to be the shape (its switches per tier and its
-//! sub-nodes); a candidate whose shape `design` does not build as such (a
-//! leaf model other than the spine model, a box split into virtual switches,
-//! whose failure takes all its virtual switches at once) is not proven, and
-//! with a failure floor it is excluded for that reason rather than chosen
-//! unproven.
+//! sub-nodes). A BiGraph of boxes split in two is designed as EFLOPS's
+//! VLAN halves ([`shorthand::split_in_two`]), so a box fails whole. A
+//! candidate whose shape `design` does not build as such (a leaf model
+//! other than the spine model, a box split into more than two virtual
+//! switches) is not proven, and with a failure floor it is excluded for
+//! that reason rather than chosen unproven.
 
 use serde::Serialize;
 
@@ -81,15 +82,20 @@ pub(crate) fn plan_of(shape: &Shape, gbps: u32) -> Result<CheckedPlan, String> {
         Shape::BiGraph { m, n, .. } => m * n,
     };
     let (inv, opts, want) = match *shape {
-        Shape::BiGraph { split, .. } if split > 1 => {
+        Shape::BiGraph { split, .. } if split > 2 => {
             return Err(format!(
-                "a box split into {split} virtual switches fails as {split} switches at once, which the failure analysis does not prove for a purchase"
+                "a box split into {split} virtual switches is not designed: an inventory splits a switch into two VLAN halves"
             ));
         }
-        Shape::BiGraph { m, n, ports, .. } => {
+        Shape::BiGraph { m, n, ports, split } => {
             sh.switch_ports = Some(ports);
-            let (inv, opts) =
+            let (mut inv, opts) =
                 shorthand::bigraph(m as usize, n as usize, &sh).map_err(|e| e.to_string())?;
+            // A box of two halves fails whole: `single_failures` fails
+            // both at once.
+            if split == 2 {
+                inv = shorthand::split_in_two(inv).map_err(|e| e.to_string())?;
+            }
             (inv, opts, vec![(None, n as usize)])
         }
         Shape::OneSwitch { ports } => {
@@ -313,17 +319,29 @@ mod tests {
             .contains("cuts the fabric")
         );
 
-        let split = worst_of(
-            &Shape::BiGraph {
-                m: 4,
-                n: 8,
-                ports: 8,
-                split: 2,
-            },
-            100,
-        )
-        .unwrap_err();
-        assert!(split.contains("split into 2 virtual switches"), "{split}");
+        // Boxes split in two: a box fails whole, both halves and their
+        // 2 x 4 sub-nodes at once; the plan is the shape's.
+        let bigraph = |split| Shape::BiGraph {
+            m: 4,
+            n: 8,
+            ports: 8,
+            split,
+        };
+        let plan = plan_of(&bigraph(2), 100).unwrap();
+        let boxes: std::collections::BTreeSet<&str> = plan
+            .switch_list
+            .iter()
+            .map(|s| s.physical.as_str())
+            .collect();
+        assert_eq!((plan.switch_list.len(), boxes.len()), (8, 4));
+        let split = worst_of(&bigraph(2), 100).unwrap();
+        assert_eq!(split.failed.len(), 2, "{split:?}");
+        assert_eq!(split.sub_nodes_lost, 8, "{split:?}");
+        assert!(!split.cuts_fabric() && split.qos_ok, "{split:?}");
+        let whole = worst_of(&bigraph(1), 100).unwrap();
+        assert_eq!((whole.failed.len(), whole.sub_nodes_lost), (1, 4));
+        let four = worst_of(&bigraph(4), 100).unwrap_err();
+        assert!(four.contains("split into 4 virtual switches"), "{four}");
         let mixed = plan_of(
             &Shape::LeafSpine {
                 leaves: 4,
@@ -395,34 +413,30 @@ mod tests {
         let strict = FailureRule {
             max_sub_nodes_lost: Some(4),
         };
-        let p = purchase(&c, &request(64, Want::Any, Some(strict)));
-        match p {
-            Ok(p) => {
-                let w = p.chosen.worst_failure.as_ref().unwrap();
-                assert!(w.sub_nodes_lost <= 4, "{w:?}");
-                assert!(!p.excluded.is_empty());
-                assert!(
-                    p.excluded
-                        .iter()
-                        .all(|e| e.total_cost <= p.chosen.total_cost + 1e-6)
-                );
-                assert!(
-                    p.excluded[0].reason.contains("--max-failure-loss 4")
-                        || p.excluded[0].reason.contains("could not be proven"),
-                    "{:?}",
-                    p.excluded
-                );
-                let text = crate::cost::render_purchase(&p, &c, &request(64, Want::Any, None));
-                assert!(text.contains("Excluded by their single failures"), "{text}");
-            }
-            Err(e) => {
-                let e = e.to_string();
-                assert!(
-                    e.contains("every design is excluded by its single failures"),
-                    "{e}"
-                );
-            }
-        }
+        // The 16-port BiGraph 4x16 loses 4 sub-nodes per switch; the
+        // cheaper leaf-spine of 32-port boxes, a leaf's 16: excluded first.
+        let p = purchase(&c, &request(64, Want::Any, Some(strict))).unwrap();
+        assert!(
+            p.chosen.design.starts_with("BiGraph 4x16"),
+            "{}",
+            p.chosen.design
+        );
+        let w = p.chosen.worst_failure.as_ref().unwrap();
+        assert_eq!(w.sub_nodes_lost, 4, "{w:?}");
+        assert!(
+            p.excluded
+                .iter()
+                .all(|e| e.total_cost <= p.chosen.total_cost + 1e-6)
+        );
+        assert!(
+            p.excluded[0].reason.contains(
+                "cuts off 16 sub-nodes, more than --max-failure-loss 4: switch:sw01: 16 sub-nodes lost"
+            ),
+            "{:?}",
+            p.excluded
+        );
+        let text = crate::cost::render_purchase(&p, &c, &request(64, Want::Any, None));
+        assert!(text.contains("Excluded by their single failures"), "{text}");
 
         // One sub-node per failure is more than any fabric of these
         // switches gives: refused, naming the designs and why.

@@ -28,10 +28,12 @@ pub fn render_purchase(p: &Purchase, catalog: &Catalog, req: &Request) -> String
     );
     if p.failures_weighed {
         out.push_str(&format!(
-            "  - failures: every single switch and cable failure of each design considered is proven on its plan, full; a design is excluded when one cuts the fabric, breaks the QoS proof{}\n",
+            "  - failures: every single switch and cable failure of each design considered is proven on its plan, full; a design is excluded when one {}\n",
             match p.max_failure_loss {
-                Some(n) => format!(" or cuts off more than {n} sub-nodes"),
-                None => " (no limit on the sub-nodes one failure cuts off)".to_string(),
+                Some(n) => format!(
+                    "cuts the fabric, breaks the QoS proof or cuts off more than {n} sub-nodes"
+                ),
+                None => "cuts the fabric or breaks the QoS proof (no limit on the sub-nodes one failure cuts off)".to_string(),
             }
         ));
     }
