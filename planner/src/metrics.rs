@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::design::{largest_bigraph, largest_three_tier, largest_two_tier};
-use crate::plan::{CableKind, Media, Plan, PortRole, Tier, Topology};
+use crate::plan::{CableKind, Plan, PortRole, Tier, Topology};
 
 /// How far a design can grow with the same switch model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,15 +36,17 @@ pub struct Metrics {
     pub physical_switches: usize,
     /// Inter-switch links.
     pub links: usize,
-    /// All cables.
+    /// All physical cables ([`Plan::physical_cables`]: a breakout cable
+    /// counts once, however many links its legs carry).
     pub cables: usize,
     /// Cables from switches to sub-nodes.
     pub sub_node_cables: usize,
     /// Direct-attach copper cables.
     pub dac_cables: usize,
-    /// Optical cables (each needs two transceivers).
+    /// Optical cables.
     pub optical_cables: usize,
-    /// Transceivers for the optical cables.
+    /// Transceivers for the optical cables: two per whole cable, one per
+    /// cage and one per lane of a breakout cable.
     pub transceivers: usize,
     /// Bisection bandwidth in Gbps.
     pub bisection_gbps: f64,
@@ -141,16 +143,12 @@ pub fn blast_radius(plan: &Plan) -> BlastRadius {
 
 /// Computes the figures of a plan.
 pub fn metrics(plan: &Plan) -> Metrics {
-    let sub_node_cables = plan
-        .cables
-        .iter()
-        .filter(|c| c.kind == CableKind::SubNode)
-        .count();
-    let optical = plan
-        .cables
-        .iter()
-        .filter(|c| c.media == Media::Optical)
-        .count();
+    // Physical cables, as `cables` lists them and `cost` buys them: a
+    // breakout cable once, whatever its legs.
+    let physical = plan.physical_cables();
+    let sub_node_cables = physical.iter().filter(|c| c.to_sub_nodes(plan)).count();
+    let optical = physical.iter().filter(|c| !c.is_dac(plan)).count();
+    let transceivers = physical.iter().map(|c| c.transceivers(plan)).sum();
     let free_ports = plan
         .switch_list
         .iter()
@@ -183,11 +181,11 @@ pub fn metrics(plan: &Plan) -> Metrics {
         switches: plan.switches,
         physical_switches: plan.physical_switches,
         links: plan.links,
-        cables: plan.cables.len(),
+        cables: physical.len(),
         sub_node_cables,
-        dac_cables: plan.cables.len() - optical,
+        dac_cables: physical.len() - optical,
         optical_cables: optical,
-        transceivers: 2 * optical,
+        transceivers,
         bisection_gbps: bisection,
         bisection_ratio: bisection_ratio(bisection, plan.sub_nodes, link, nic_ports),
         max_switch_hops: max_switch_hops(plan),

@@ -530,7 +530,7 @@ pub fn cost_plan(
 /// The group a breakout cable is priced in: a DAC when every leg is (one
 /// rack), else optical reaching the longest run of its legs.
 fn breakout_group(plan: &Plan, runs: &CableRuns<'_>, pc: &PhysicalCable) -> (bool, Run) {
-    let dac = pc.legs.iter().all(|&k| plan.cables[k].media == Media::Dac);
+    let dac = pc.is_dac(plan);
     let run = if dac {
         Run::InRack
     } else {

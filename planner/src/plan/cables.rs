@@ -316,6 +316,30 @@ pub struct PhysicalCable {
     pub straight: bool,
 }
 
+impl PhysicalCable {
+    /// A DAC when every leg is one (all in one rack); else optical.
+    pub fn is_dac(&self, plan: &Plan) -> bool {
+        (self.legs.iter()).all(|&k| plan.cables[k].media == Media::Dac)
+    }
+
+    /// True for a cable to sub-nodes (NIC ports), false between switches.
+    pub fn to_sub_nodes(&self, plan: &Plan) -> bool {
+        (self.legs.first()).is_some_and(|&k| plan.cables[k].kind == CableKind::SubNode)
+    }
+
+    /// The transceivers an optical cable takes, as `cost` buys them with
+    /// a fibre: one at each end of a whole or straight cable; one of the
+    /// cage's speed and one per lane of a breakout cable (every leg is
+    /// made, used or not). None for a DAC.
+    pub fn transceivers(&self, plan: &Plan) -> usize {
+        match self.breakout {
+            _ if self.is_dac(plan) => 0,
+            Some(e) if !self.straight => 1 + e.breakout.lanes as usize,
+            _ => 2,
+        }
+    }
+}
+
 /// The cage end of a breakout cable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakoutEnd {

@@ -388,37 +388,60 @@ fn check_qos_exit_codes_follow_the_proof() {
     assert_eq!(v["cycle"]["links"].as_array().unwrap().len(), 4);
 }
 
-/// The breakout plan (200G NICs on 400G leaves broken out 2x200G) renders
-/// every vendor's breakout syntax and lane names; the leaf and a spine of
-/// each vendor are golden files in `planner/tests/render/breakout-200g/`.
+/// The breakout plans render every vendor's breakout syntax and lane
+/// names; a broken-out switch and a whole one of each vendor are golden
+/// files in `planner/tests/render/<plan>/`: the leaf-spine of 200G NICs on
+/// 400G leaves broken out 2x200G, and HPN and rail-optimized fabrics whose
+/// ToRs or rail switches break out (as HPN and MegaScale cable them).
 #[test]
 fn issue33_breakout_plans_render_the_golden_files() {
-    let plan = "planner/tests/golden/breakout-200g-cables-table/plan.json";
-    for vendor in ["nvue", "eos", "sonic", "frr"] {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join(vendor);
-        let out = planner(&[
-            "render",
-            plan,
-            "--vendor",
-            vendor,
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{vendor}: {}",
-            text(&out.stderr)
-        );
-        let files = files_in(&dir);
-        compare_with_golden_in(
-            &root()
-                .join("planner/tests/render/breakout-200g")
-                .join(vendor),
-            vendor,
-            &files,
-            |n| n.starts_with("leaf01.") || n.starts_with("spine01."),
-        );
+    for (plan, golden, broken_out, whole) in [
+        (
+            "planner/tests/golden/breakout-200g-cables-table/plan.json",
+            "breakout-200g",
+            "leaf01.",
+            "spine01.",
+        ),
+        (
+            "planner/tests/golden/breakout-hpn-cables-table/plan.json",
+            "breakout-hpn",
+            "tor1.",
+            "agg1.",
+        ),
+        (
+            "planner/tests/golden/breakout-rail-cables-table/plan.json",
+            "breakout-rail",
+            "rail1.",
+            "spine1.",
+        ),
+    ] {
+        for vendor in ["nvue", "eos", "sonic", "frr"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join(vendor);
+            let out = planner(&[
+                "render",
+                plan,
+                "--vendor",
+                vendor,
+                "--out",
+                dir.to_str().unwrap(),
+            ]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{golden} {vendor}: {}",
+                text(&out.stderr)
+            );
+            let files = files_in(&dir);
+            compare_with_golden_in(
+                &root()
+                    .join("planner/tests/render")
+                    .join(golden)
+                    .join(vendor),
+                &format!("{golden}/{vendor}"),
+                &files,
+                |n| n.starts_with(broken_out) || n.starts_with(whole),
+            );
+        }
     }
 }
