@@ -89,6 +89,29 @@ impl Avoid {
     pub fn resolve(&self, plan: &Plan) -> Result<Target> {
         let index = plan.switch_index();
         let unknown = |name: &str| {
+            // A physical switch split into virtual switches: name them, as
+            // the plan's switch list does and a box failure fails them.
+            let halves: Vec<&str> = (plan.switch_list.iter())
+                .filter(|s| s.physical == name && s.name != name)
+                .map(|s| s.name.as_str())
+                .collect();
+            if !halves.is_empty() {
+                let what = match self {
+                    Avoid::Switch(_) => format!(
+                        "name them: switch:{} takes the whole box",
+                        halves.join(",switch:")
+                    ),
+                    Avoid::Link(_) => "a cable ends on one of them: name that one".to_string(),
+                };
+                return Error::parameter(
+                    "avoid",
+                    format!(
+                        "{name} in `{self}` is a physical switch of the plan {} split into the virtual switches {}; {what}",
+                        plan.name,
+                        halves.join(", "),
+                    ),
+                );
+            }
             let example = plan
                 .switch_list
                 .first()

@@ -284,6 +284,18 @@ fn avoid_parses_and_names_what_is_wrong() {
         err("link:sw01-u-sw99-l")
     );
     assert!(err("link:sw99-u-sw01-l").starts_with("avoid: switch sw99-u in"));
+    // A split box's physical name: its halves named, and how to fail it.
+    assert_eq!(
+        err("switch:sw01"),
+        "avoid: sw01 in `switch:sw01` is a physical switch of the plan eflops-4x16 split into the virtual switches sw01-u, sw01-l; name them: switch:sw01-u,switch:sw01-l takes the whole box"
+    );
+    assert!(
+        err("link:sw02-u-sw01").ends_with(
+            "is a physical switch of the plan eflops-4x16 split into the virtual switches sw01-u, sw01-l; a cable ends on one of them: name that one"
+        ),
+        "{}",
+        err("link:sw02-u-sw01")
+    );
     assert_eq!(
         err("link:sw01-u-sw02-u"),
         "avoid: no link between sw01-u and sw02-u in the plan; name two switches that are cabled to each other"
