@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::hash::{ecmp_hash, source_port, sub_node_ip};
+use super::hash::{PortSeed, ecmp_hash, sub_node_ip};
 use super::links::{Network, RouteShape};
 use super::tables::NextHops;
 use super::{MAX_LINKS, Route};
@@ -22,7 +22,7 @@ struct FlowKey {
     src: usize,
     dst: usize,
     flow: u64,
-    seed: u64,
+    seed: PortSeed,
 }
 
 /// How [`Network::walk`] picks among a switch's next hops.
@@ -41,8 +41,14 @@ const MAX_HOPS: usize = MAX_LINKS - 2;
 impl Network<'_> {
     /// The route of one flow from sub-node `src` to sub-node `dst`
     /// (indices into `plan.sub_node_list`). `flow` identifies the flow and,
-    /// with `seed`, sets its UDP source port (see [`source_port`]).
+    /// with `seed`, sets its UDP source port (see [`super::source_port`]).
     pub fn route(&self, src: usize, dst: usize, flow: u64, seed: u64) -> Result<Route> {
+        self.route_seeded(src, dst, flow, PortSeed::new(seed))
+    }
+
+    /// [`Network::route`] with the seed's share of the hash taken once,
+    /// for callers that route many flows under one seed.
+    pub fn route_seeded(&self, src: usize, dst: usize, flow: u64, seed: PortSeed) -> Result<Route> {
         let key = FlowKey {
             src,
             dst,
@@ -167,7 +173,7 @@ impl Network<'_> {
                 let h = ecmp_hash(
                     sub_node_ip(key.src),
                     sub_node_ip(key.dst),
-                    source_port(key.flow, key.seed),
+                    key.seed.port(key.flow),
                     u32::MAX,
                 );
                 (h & 1) as usize
@@ -369,7 +375,7 @@ impl Network<'_> {
         let h = ecmp_hash(
             sub_node_ip(key.src),
             sub_node_ip(key.dst),
-            source_port(key.flow, key.seed),
+            key.seed.port(key.flow),
             at as u32,
         );
         (h % n as u64) as usize
