@@ -164,6 +164,13 @@ pub struct Route {
     len: usize,
 }
 
+impl Default for Route {
+    /// No link yet: a route to fill ([`Network::route_seeded`]).
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Route {
     fn new() -> Self {
         Self {

@@ -490,6 +490,8 @@ pub fn step_link_loads(
 /// sprayed flows' routes counted per pair of switches.
 #[derive(Default)]
 struct Scratch {
+    /// The route of an ECMP or D-mod-K flow, written in place.
+    route: Route,
     routes: Vec<Route>,
     spread: Spread,
 }
@@ -548,11 +550,12 @@ fn count_step(
             Loads::Flows(load) => {
                 // One route a flow, as `flow_routes` gives it for ECMP and
                 // D-mod-K.
-                let route = if policy == Policy::DModK {
-                    net.route_dmodk(src, dst)?
+                let route = &mut scratch.route;
+                if policy == Policy::DModK {
+                    *route = net.route_dmodk(src, dst)?;
                 } else {
-                    net.route_seeded(src, dst, flow, port_seed)?
-                };
+                    net.route_seeded(src, dst, flow, port_seed, route)?;
+                }
                 counts.crossing += usize::from(!route.inter_switch().is_empty());
                 for &l in route.links() {
                     load[l] += 1;
