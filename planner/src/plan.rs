@@ -437,6 +437,16 @@ impl PlanSubNode {
         }
     }
 
+    /// The `k`-th GPU behind the NIC, as `gpus().get(k)` without building
+    /// the list (a rank table of 131,072 ranks asks once a rank).
+    pub fn gpu_at(&self, k: usize) -> Option<usize> {
+        if self.gpu_indices.is_empty() {
+            self.gpu_index.filter(|_| k == 0)
+        } else {
+            self.gpu_indices.get(k).copied()
+        }
+    }
+
     /// How many ranks the sub-node carries when every GPU takes one: the
     /// length of [`PlanSubNode::gpus`].
     pub fn gpu_count(&self) -> usize {

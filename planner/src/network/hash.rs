@@ -29,9 +29,14 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// FNV-1a, 64 bits.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(FNV_OFFSET, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
-    })
+    fnv1a64_from(FNV_OFFSET, bytes)
+}
+
+/// FNV-1a continued from `state` (the hash of the bytes before `bytes`).
+fn fnv1a64_from(state: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(state, |h, &b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME))
 }
 
 /// The MurmurHash3 64-bit finaliser: every input bit affects every output
@@ -54,10 +59,25 @@ pub fn sub_node_ip(index: usize) -> u32 {
 /// The UDP source port of a flow: 49152 plus the low 14 bits of the hash
 /// of the seed and the flow id (8 bytes each, big-endian).
 pub fn source_port(flow: u64, seed: u64) -> u16 {
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&seed.to_be_bytes());
-    bytes[8..].copy_from_slice(&flow.to_be_bytes());
-    0xC000 | (fmix64(fnv1a64(&bytes)) & 0x3FFF) as u16
+    PortSeed::new(seed).port(flow)
+}
+
+/// A seed's share of [`source_port`]: the FNV-1a state after the seed's
+/// 8 bytes, which come first, so a proof that routes millions of flows
+/// under one seed hashes them once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortSeed(u64);
+
+impl PortSeed {
+    /// The share of `seed`.
+    pub fn new(seed: u64) -> Self {
+        PortSeed(fnv1a64_from(FNV_OFFSET, &seed.to_be_bytes()))
+    }
+
+    /// [`source_port`] of `flow` under this seed.
+    pub fn port(self, flow: u64) -> u16 {
+        0xC000 | (fmix64(fnv1a64_from(self.0, &flow.to_be_bytes())) & 0x3FFF) as u16
+    }
 }
 
 /// The ECMP hash of a RoCEv2 flow at switch `switch` (see the module

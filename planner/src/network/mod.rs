@@ -116,7 +116,7 @@ pub(crate) mod tests;
 pub(crate) use addresses::{Model, PortKind, ip, netmask};
 pub use avoid::{Avoid, Target};
 pub use bgp::{Bgp, Installed, Session, Speaker};
-pub use hash::{ecmp_hash, fnv1a64, source_port, sub_node_ip};
+pub use hash::{PortSeed, ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};
 pub use links::Network;
 pub use policy::{Leg, Policy, Spread};
@@ -162,6 +162,13 @@ pub enum Link {
 pub struct Route {
     links: [usize; MAX_LINKS],
     len: usize,
+}
+
+impl Default for Route {
+    /// No link yet: a route to fill ([`Network::route_seeded`]).
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Route {

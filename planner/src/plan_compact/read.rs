@@ -63,6 +63,14 @@ impl<'de> Reader<'de> {
     }
 
     fn varint(&mut self) -> Read<u64> {
+        // Most numbers (tags' counts aside) and every field name's string
+        // index fit one byte: read at once, as the loop below would.
+        if let Some(&b) = self.bytes.get(self.at)
+            && b < 0x80
+        {
+            self.at += 1;
+            return Ok(u64::from(b));
+        }
         let start = self.at;
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {

@@ -187,7 +187,7 @@ pub fn rank_gpus(plan: &Plan, ranks: &[usize]) -> Vec<Option<usize>> {
         .map(|&i| {
             let sn = plan.sub_node_list.get(i)?;
             let k = next.get_mut(i)?;
-            let gpu = sn.gpus().get(*k).copied().flatten();
+            let gpu = sn.gpu_at(*k);
             *k += 1;
             gpu
         })

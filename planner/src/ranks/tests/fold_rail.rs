@@ -195,22 +195,28 @@ fn rail_lower_bound_counts_groups() {
     assert!(all.lower_bound <= all.worst_load);
 }
 
-/// The loads of one table under `spray`, counted per link (what
-/// `verify-ranks` runs) and with every route listed and counted (the
+/// The loads of one table under every policy, counted as `verify-ranks`
+/// counts them (sprayed flows per link, ECMP and D-mod-K flows as `u32`)
+/// and with every route listed and counted as an `f64` share (the
 /// reference): the same report, every `max_share` to the last bit.
 fn check_spray_counts(plan: &CheckedPlan, avoid: &[Avoid], table: &RankTable, seed: u64) {
     let net = Network::avoiding(plan, plan.source(), avoid).unwrap();
     let schedule = table.schedule().unwrap();
-    let by = |counting: Counting| {
-        let spray = (seed, Policy::Spray);
-        verify::verify_counted(&net, &table.ranks, &schedule, spray, counting).unwrap()
-    };
-    let (per_link, per_route) = (by(Counting::PerLink), by(Counting::PerRoute));
-    assert_eq!(per_link, per_route, "{} avoiding {avoid:?}", plan.name);
-    assert_eq!(
-        serde_json::to_string(&per_link).unwrap(),
-        serde_json::to_string(&per_route).unwrap()
-    );
+    for policy in Policy::ALL {
+        let by = |counting: Counting| {
+            verify::verify_counted(&net, &table.ranks, &schedule, (seed, policy), counting).unwrap()
+        };
+        let (per_link, per_route) = (by(Counting::PerLink), by(Counting::PerRoute));
+        assert_eq!(
+            per_link, per_route,
+            "{} avoiding {avoid:?} under {policy:?}",
+            plan.name
+        );
+        assert_eq!(
+            serde_json::to_string(&per_link).unwrap(),
+            serde_json::to_string(&per_route).unwrap()
+        );
+    }
 }
 
 /// `table` with its ranks shuffled by `seed` (a fixed Fisher-Yates walk),
@@ -440,4 +446,22 @@ fn issue33_a_proven_table_reports_as_one_routed_again() {
     // Every plan runs hd and ring under every engine and policy; HDRM
     // runs on the BiGraphs.
     assert!(checked >= 4 * 2 * Engine::ALL.len() * 2, "{checked}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `gpu_at` (what `rank_gpus` asks for every rank) is the `k`-th GPU
+    /// of `gpus`, for a NIC with one GPU, none, or several listed.
+    #[test]
+    fn gpu_at_is_the_listed_gpu(
+        index in proptest::option::of(0usize..8),
+        indices in proptest::collection::vec(0usize..16, 0..4),
+        k in 0usize..6,
+    ) {
+        let mut sn = bigraph_plan(2, 4).sub_node_list[0].clone();
+        sn.gpu_index = index;
+        sn.gpu_indices = indices;
+        prop_assert_eq!(sn.gpu_at(k), sn.gpus().get(k).copied().flatten());
+    }
 }
