@@ -1911,7 +1911,7 @@ impl SecondPushes {
         let c = self.checked.fetch_add(usize::from(checked), Relaxed) + usize::from(checked);
         let o =
             self.overlapped.fetch_add(usize::from(overlapped), Relaxed) + usize::from(overlapped);
-        if n % 100 == 0 {
+        if n.is_multiple_of(100) {
             eprintln!(
                 "fuzz_sot_nautobot_cabling_push: {n} cases, {c} honest second pushes checked, {o} with a spoiled answer while other requests were in flight"
             );

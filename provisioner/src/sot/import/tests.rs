@@ -80,7 +80,7 @@ fn query_chunks_hold_their_count_and_length_and_every_value_once() {
     assert_eq!(back, ids);
     assert_eq!(query_chunks(ids.iter(), "id", 50).len(), 40);
     // A name longer than the limit goes alone, not dropped.
-    let long = vec!["a".repeat(MAX_QUERY + 1), "b".to_string()];
+    let long = ["a".repeat(MAX_QUERY + 1), "b".to_string()];
     let c = query_chunks(long.iter(), "name", 50);
     assert_eq!(c.len(), 2);
     assert!(c[1] == "name=b", "{c:?}");
