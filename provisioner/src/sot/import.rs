@@ -187,23 +187,42 @@ async fn fetch_rest(client: &Client, opts: &ImportOptions) -> Result<Snapshot> {
     Ok(snap)
 }
 
-/// Query strings of `key=value&key=value...`, `per` values each: a list
-/// filtered by many names goes in several requests of bounded length.
+/// The bytes one query string of [`query_chunks`] may take. NetBox
+/// runs behind gunicorn (docs/installation/4a-gunicorn.md, v4.6.8), whose
+/// `contrib/gunicorn.py` leaves `limit_request_line` at gunicorn's
+/// default, 4,094 bytes for the whole request line (gunicorn's settings
+/// reference, `limit_request_line`): a longer one is refused with 400
+/// "Request Line is too large". 3,000 bytes of filters leave over 1,000
+/// for the method, the base path, the endpoint, `limit=` and the other
+/// parameters.
+pub const MAX_QUERY: usize = 3000;
+
+/// Query strings of `key=value&key=value...`, at most `per` values and
+/// [`MAX_QUERY`] bytes each (a single longer value goes alone): a list
+/// filtered by many names or ids goes in several requests of bounded
+/// length.
 pub(crate) fn query_chunks<'a>(
     values: impl Iterator<Item = &'a String>,
     key: &str,
     per: usize,
 ) -> Vec<String> {
-    let values: Vec<&String> = values.collect();
-    values
-        .chunks(per.max(1))
-        .map(|c| {
-            c.iter()
-                .map(|n| format!("{key}={}", query_value(n)))
-                .collect::<Vec<_>>()
-                .join("&")
-        })
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    let mut count = 0;
+    for v in values {
+        let pair = format!("{key}={}", query_value(v));
+        match out.last_mut() {
+            Some(q) if count < per.max(1) && q.len() + 1 + pair.len() <= MAX_QUERY => {
+                q.push('&');
+                q.push_str(&pair);
+                count += 1;
+            }
+            _ => {
+                out.push(pair);
+                count = 1;
+            }
+        }
+    }
+    out
 }
 
 /// A related object's id as JSON for a request body: NetBox's integer ids

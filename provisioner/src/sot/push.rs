@@ -338,9 +338,7 @@ pub async fn push(
         ids::check(&now, &st, client.flavor(), &|kind: &str, id: &str| {
             client.url(&format!("{}{id}/", endpoint(kind)))
         })?;
-        if client.flavor() == Flavor::Nautobot {
-            ids::confirm(&now, &st, client).await?;
-        }
+        ids::confirm(&now, &st, client).await?;
         let mut by_kind: BTreeMap<(&str, &str), Vec<Value>> = BTreeMap::new();
         // Each update's object name, for a concurrent edit's message.
         let names: BTreeMap<(&str, String), &str> = now

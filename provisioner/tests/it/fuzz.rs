@@ -1894,17 +1894,55 @@ fn uuids_in(v: &serde_json::Value, out: &mut Vec<String>) {
     }
 }
 
+/// What the campaign's second pushes covered: cases, second pushes
+/// checked (the spoiled push stopped where the recording has a state),
+/// and cases with a spoiled answer sent while other requests were in
+/// flight. Printed on stderr every 100 cases (`--nocapture`).
+struct SecondPushes {
+    cases: std::sync::atomic::AtomicUsize,
+    checked: std::sync::atomic::AtomicUsize,
+    overlapped: std::sync::atomic::AtomicUsize,
+}
+
+impl SecondPushes {
+    fn note(&self, checked: bool, overlapped: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = self.cases.fetch_add(1, Relaxed) + 1;
+        let c = self.checked.fetch_add(usize::from(checked), Relaxed) + usize::from(checked);
+        let o =
+            self.overlapped.fetch_add(usize::from(overlapped), Relaxed) + usize::from(overlapped);
+        if n.is_multiple_of(100) {
+            eprintln!(
+                "fuzz_sot_nautobot_cabling_push: {n} cases, {c} honest second pushes checked, {o} with a spoiled answer while other requests were in flight"
+            );
+        }
+    }
+}
+
+static SECOND_PUSHES: SecondPushes = SecondPushes {
+    cases: std::sync::atomic::AtomicUsize::new(0),
+    checked: std::sync::atomic::AtomicUsize::new(0),
+    overlapped: std::sync::atomic::AtomicUsize::new(0),
+};
+
 /// Nautobot's own answers (issue #31), spoiled: the recording of a real
 /// Nautobot 3.2.7 (`sot_nautobot.rs`: the breakout-200g leaf-spine
 /// routed with eBGP) replayed, one answer in three replaced
 /// ([`hostile_nautobot_answer`]), to the real clients of `sot cabling`
-/// and `sot push` (one request at a time, the recording's). Every call
+/// and `sot push` (four requests in flight, the recording's: a spoiled
+/// answer may come while others are in flight). Every call
 /// must end within [`CALL_LIMIT`] (the client's timeout is 5 s), never
 /// panic; an error must name the server's URL or an object of the plan
 /// and carry no control character ([`sot_error_holds`]); no write may
 /// follow a refused answer ([`push_log_holds`]); and no write may carry
 /// an id that is none of Nautobot's (a UUID no honest answer gave): a
-/// spoiled read must not steer a write.
+/// spoiled read must not steer a write. Then a second push with honest
+/// answers, on the state the first left (the replay applies each
+/// recorded write it gets): no recorded write may be sent twice (an
+/// object made twice), and when the first push stopped where the
+/// recording has a state (before a phase, not half-way through one), the
+/// second must succeed, send only recorded writes and leave every
+/// recorded write made.
 fn sot_nautobot_push_case(seed: u64) -> Result<(), String> {
     use std::sync::{Arc, Mutex};
 
@@ -1963,9 +2001,57 @@ fn sot_nautobot_push_case(seed: u64) -> Result<(), String> {
             let answered: Vec<Answered> = (pushed.iter())
                 .map(|x| (x.0.clone(), x.1.clone(), x.2, x.3))
                 .collect();
-            push_log_holds(&answered, shown.as_deref(), &r.url, 1)
+            push_log_holds(&answered, shown.as_deref(), &r.url, r.client.concurrency())
                 .map_err(|p| format!("push: {p}"))?;
-            for x in pushed.iter().filter(|x| x.0 != "GET" && x.1 != "/api/graphql/") {
+            let (stopped_in_recorded_state, second_from) = {
+                let mut rp = r.replay.lock().map_err(|e| e.to_string())?;
+                rp.honest();
+                (rp.unrecorded_state == 0, rp.log.len())
+            };
+            // The second, honest push finishes the job from wherever the
+            // spoiled one stopped: every recorded write made once.
+            let second = timeout(
+                CALL_LIMIT,
+                provisioner::sot::push::push(&r.client, plan, &rec::push_options(), &mut |_| {}),
+            )
+            .await;
+            let rp = r.replay.lock().map_err(|e| e.to_string())?;
+            let log = rp.log.clone();
+            if !rp.again.is_empty() {
+                return Err(format!(
+                    "writes sent again after they were applied (objects made twice): {:?}",
+                    rp.again
+                ));
+            }
+            let second_checked = stopped_in_recorded_state && rp.unrecorded_state == 0;
+            if second_checked {
+                match second {
+                    Err(_) => return Err(format!("the second push took more than {CALL_LIMIT:?}")),
+                    Ok(Err(e)) => {
+                        return Err(format!("the honest second push failed: {e:#}"));
+                    }
+                    Ok(Ok(_)) => {}
+                }
+                if rp.applied.len() != rp.recorded_writes() {
+                    return Err(format!(
+                        "after the honest second push {} of the {} recorded writes are made",
+                        rp.applied.len(),
+                        rp.recorded_writes()
+                    ));
+                }
+            }
+            drop(rp);
+            SECOND_PUSHES.note(second_checked, log[from.min(log.len())..].iter().any(|x| x.3 && x.6 > 1));
+            for (i, x) in (log.iter().enumerate())
+                .skip(from)
+                .filter(|(_, x)| rec::nautobot_replay::writes(&x.0, &x.1))
+            {
+                if second_checked && !x.4 && i >= second_from {
+                    return Err(format!(
+                        "{} {} is a write the recording does not hold: {}",
+                        x.0, x.1, x.5
+                    ));
+                }
                 let mut ids = Vec::new();
                 uuids_in(&x.5, &mut ids);
                 if let Some(id) = ids.iter().find(|id| !recorded_ids().contains(*id)) {
@@ -2004,17 +2090,21 @@ proptest! {
 }
 
 /// The EFLOPS push against [`sot_served`] (NetBox, one request at a time)
-/// whose interface lists are changed by `spoil` (given each page's
-/// `results`): the push's error (`None` when it went through) and the
+/// whose interface lists (with `read_back`, the read-backs by id instead)
+/// are changed by `spoil` (given each page's `results`): the push's error (`None` when it went through) and the
 /// writes it sent, `METHOD path`.
 fn push_on_spoiled_interfaces(
+    read_back: bool,
     spoil: impl Fn(&mut Vec<serde_json::Value>) + Send + Sync + 'static,
 ) -> (Option<String>, Vec<String>) {
     use provisioner::sot::push::{PushOptions, push};
 
     let served = sot_served(
         move |method: &str, url: &str, _: u16, v: &serde_json::Value| {
-            if method != "GET" || !url.contains("/api/dcim/interfaces/?") {
+            if method != "GET"
+                || !url.contains("/api/dcim/interfaces/?")
+                || url.contains("brief=true&id=") != read_back
+            {
                 return None;
             }
             let mut v = v.clone();
@@ -2053,7 +2143,11 @@ fn push_on_spoiled_interfaces(
 /// first's id and URL), carry an id that is not the one in their URL
 /// (pointing nowhere), or a URL of another kind (a device's) stop the
 /// push before any write that carries an interface id (port modes,
-/// cables, addresses), naming the interface, its id and URL. The honest
+/// cables, addresses), naming the interface, its id and URL; so do
+/// answers spoiled consistently (an id pointing nowhere with its URL to
+/// match, two ports' ids and URLs swapped), which only the read-back by
+/// `id` catches, and spoiled read-back answers (an id missing, an id not
+/// asked for, another kind's URL), naming the URL asked. The honest
 /// answers do write interfaces (the test can fail).
 #[test]
 fn sot_push_netbox_spoiled_interface_ids_steer_no_write_issue_31() {
@@ -2065,7 +2159,7 @@ fn sot_push_netbox_spoiled_interface_ids_steer_no_write_issue_31() {
             || w.contains("/api/ipam/ip-addresses/")
             || w.contains("/api/dcim/mac-addresses/")
     };
-    let (e, writes) = push_on_spoiled_interfaces(|_| {});
+    let (e, writes) = push_on_spoiled_interfaces(false, |_| {});
     assert_eq!(e, None);
     assert!(
         writes
@@ -2103,31 +2197,106 @@ fn sot_push_netbox_spoiled_interface_ids_steer_no_write_issue_31() {
             r[k]["url"] = json!(u);
         }
     };
-    for (what, spoil, says) in [
+    let nowhere_with_url: Spoiler = |r| {
+        for k in switch_ports(r) {
+            let id = r[k]["id"].as_u64().unwrap_or(0);
+            let u = (r[k]["url"].as_str().unwrap_or(""))
+                .replace(&format!("/{id}/"), &format!("/{}/", id + 1_000_000));
+            r[k]["id"] = json!(id + 1_000_000);
+            r[k]["url"] = json!(u);
+        }
+    };
+    let swapped: Spoiler = |r| {
+        for w in switch_ports(r).chunks(2).filter(|w| w.len() == 2) {
+            for f in ["id", "url"] {
+                let a = r[w[0]][f].clone();
+                r[w[0]][f] = r[w[1]][f].clone();
+                r[w[1]][f] = a;
+            }
+        }
+    };
+    let missing: Spoiler = |r| {
+        r.pop();
+    };
+    let extra: Spoiler = |r| {
+        if let Some(mut x) = r.first().cloned() {
+            x["id"] = json!(x["id"].as_u64().unwrap_or(0) + 1_000_000);
+            r.push(x);
+        }
+    };
+    let back_other_kind: Spoiler = |r| {
+        if let Some(x) = r.first_mut() {
+            let u =
+                (x["url"].as_str().unwrap_or("")).replace("/dcim/interfaces/", "/dcim/devices/");
+            x["url"] = json!(u);
+        }
+    };
+    const CHECK: &str = "the ids the push would write with do not match what it read";
+    const BACK: &str = "the objects the push would write with are not what it read";
+    for (what, read_back, spoil, first, says) in [
         (
             "twins",
+            false,
             twins,
+            CHECK,
             "which the interface list gave to 2 objects: interface ",
         ),
         (
             "nowhere",
+            false,
             nowhere,
+            CHECK,
             ", not at its own URL .../api/dcim/interfaces/",
         ),
         (
             "other kind",
+            false,
             other_kind,
+            CHECK,
+            ", not at its own URL .../api/dcim/interfaces/",
+        ),
+        (
+            "nowhere, with its URL",
+            false,
+            nowhere_with_url,
+            BACK,
+            "NetBox has no interface with this id (the list gave it to ",
+        ),
+        ("swapped", false, swapped, BACK, ", but it is "),
+        (
+            "read back without an id",
+            true,
+            missing,
+            BACK,
+            "NetBox has no interface with this id",
+        ),
+        (
+            "read back with an id not asked for",
+            true,
+            extra,
+            BACK,
+            "but the push did not ask for it",
+        ),
+        (
+            "read back at another kind's URL",
+            true,
+            back_other_kind,
+            BACK,
             ", not at its own URL .../api/dcim/interfaces/",
         ),
     ] {
-        let (e, writes) = push_on_spoiled_interfaces(spoil);
+        let (e, writes) = push_on_spoiled_interfaces(read_back, spoil);
         let e = e.unwrap_or_else(|| panic!("{what}: the push went through: {writes:?}"));
         assert!(
-            e.contains("the ids the push would write with do not match what it read")
-                && e.contains(says)
-                && e.contains("/api/dcim/interfaces/"),
+            e.contains(first) && e.contains(says) && e.contains("/api/dcim/interfaces/"),
             "{what}: {e}"
         );
+        if first == BACK {
+            assert!(
+                e.contains("read back with http://") && e.contains("/api/dcim/interfaces/?"),
+                "{what}: {e}"
+            );
+        }
         let steered: Vec<&String> = writes.iter().filter(|w| carries_interfaces(w)).collect();
         assert!(steered.is_empty(), "{what}: {steered:?}");
     }

@@ -572,6 +572,52 @@ fn nvue_commit_sequence() -> Vec<String> {
     nvue_commit_sequence_in(servers::ConfirmReading::ConfirmState)
 }
 
+/// The NVUE test server answers one verification read from one moment of
+/// its fabric (docs/switch-push.md: the tests' choice under `--settle
+/// 0s`, not NVUE behaviour): a peer that configures its ports after sw1's
+/// operational interface read does not show in sw1's VRF read that
+/// follows, and does in the next verification read, once a request that
+/// is not an operational read has ended the first.
+#[test]
+fn nvue_test_server_answers_a_verification_read_from_one_moment() {
+    let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);
+    f.dark();
+    f.run_plan(|_, _| false);
+    let shared = f.nvue("sw1").fabric.clone().expect("a dark fabric");
+    let everyone = shared.lock().unwrap().clone();
+    for (sw, ports) in shared.lock().unwrap().iter_mut() {
+        if sw != "sw1" {
+            ports.clear();
+        }
+    }
+    let get = |uri: &str| {
+        let reply = f.nvue("sw1").handle(&servers::Req {
+            method: "GET".into(),
+            uri: uri.into(),
+            auth: Some((USER.into(), PASSWORD.into())),
+            authorization: None,
+            body: Value::Null,
+            delayed: false,
+        });
+        match reply {
+            servers::Reply::Json(200, v) => v,
+            _ => panic!("GET {uri}: no JSON answer"),
+        }
+    };
+    let links = get("/nvue_v1/interface?rev=operational");
+    assert!(
+        links.to_string().contains("\"down\""),
+        "the peers are dark: {links}"
+    );
+    let vrfs = "/nvue_v1/vrf?rev=operational";
+    let dark = get(vrfs);
+    *shared.lock().unwrap() = everyone;
+    assert_eq!(get(vrfs), dark, "the same verification read moved on");
+    get("/nvue_v1/system");
+    get("/nvue_v1/interface?rev=operational");
+    assert_ne!(get(vrfs), dark, "the next verification read sees the peers");
+}
+
 #[test]
 fn nvue_push_commits_verifies_confirms_and_a_second_push_changes_nothing() {
     let f = Fabric::new("bigraph-2x8.plan.json", all_nvue, none);

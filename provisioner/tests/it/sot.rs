@@ -1256,10 +1256,10 @@ fn racked_plan_pushes_racks_and_switch_positions_issue_35() {
 /// recording is committed, and a new one is made only when the client's
 /// requests or the Nautobot pin change (`cargo test -p provisioner --test
 /// it record_nautobot -- --ignored`, after `.ci/nautobot up`). It pushes
-/// under the breakout round trip's plan name, so its cables carry that
-/// test's tag: on a Nautobot kept between runs, reload its location
-/// afterwards (`examples/sot/load_nautobot.py --location sot-test-record
-/// --wipe topologies/breakout-200g.toml`) or that test counts them too.
+/// under a plan name of its own (`sot_nautobot::PLAN`), so its objects
+/// carry a tag no other round trip counts, on a Nautobot kept between
+/// runs too; the client runs with its own concurrency (four requests in
+/// flight), so the replays send what it sends.
 #[test]
 #[ignore = "writes the committed recording; run after `.ci/nautobot up`"]
 fn record_nautobot_answers_issue_31() {

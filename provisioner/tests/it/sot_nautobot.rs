@@ -25,6 +25,10 @@ use nautobot_replay::{Exchange, Replay};
 
 /// Where the recording stands in Nautobot.
 pub(crate) const LOCATION: &str = "sot-test-record";
+/// The recording's plan name (its owner tag `topo-plan-<PLAN>`): apart
+/// from the breakout round trip's `breakout-200g`, so that on a Nautobot
+/// kept between runs neither counts the other's tagged cables.
+pub(crate) const PLAN: &str = "breakout-200g-recorded";
 /// Its plan's link pool (apart from the other round trips').
 pub(crate) const LINK_POOL: &str = "172.31.252.0/24";
 /// The inventory the recording loads.
@@ -42,9 +46,9 @@ pub(crate) fn recording() -> &'static [Exchange] {
 }
 
 /// The client's limits in the recording and its replays: the campaign's
-/// (100 a page, 20 pages, 1 MiB a body, 2 tries) with one request at a
-/// time (a bulk step's batches depend on the requests in flight, so a
-/// replay must send the recording's).
+/// (100 a page, 20 pages, 1 MiB a body, 2 tries) with the client's own
+/// four requests in flight (a bulk step's batches depend on the requests
+/// in flight, so a replay must send the recording's).
 pub(crate) fn limits(timeout: std::time::Duration) -> Limits {
     Limits {
         page_size: 100,
@@ -53,7 +57,7 @@ pub(crate) fn limits(timeout: std::time::Duration) -> Limits {
         tries: 2,
         backoff: std::time::Duration::from_millis(5),
         timeout,
-        concurrency: 1,
+        concurrency: Limits::default().concurrency,
     }
 }
 
@@ -74,7 +78,7 @@ pub(crate) fn import_options() -> ImportOptions {
         location: Some(LOCATION.to_string()),
         server_role: "gpu-server".to_string(),
         switch_role: "fabric-switch".to_string(),
-        name: Some("breakout-200g".to_string()),
+        name: Some(PLAN.to_string()),
     }
 }
 
@@ -130,7 +134,7 @@ pub(crate) fn replayed(
         .enable_all()
         .build()
         .expect("a runtime");
-    let mut r = Replay::new(recording(), steps);
+    let mut r = Replay::new(recording(), steps, &["push", "push again"]);
     r.spoil = spoil;
     let replay = Arc::new(Mutex::new(r));
     let url = rt.block_on(nautobot_replay::replay(replay.clone()));
@@ -225,6 +229,16 @@ fn recorded_nautobot_answers_replay_honestly_issue_31() {
     let log = r.replay.lock().unwrap().log.clone();
     let unrecorded: Vec<_> = log.iter().filter(|x| !x.4).collect();
     assert!(unrecorded.is_empty(), "{unrecorded:?}");
+    // The client's four requests in flight did overlap, and every
+    // recorded write was made once.
+    let most = log.iter().map(|x| x.6).max().unwrap_or(0);
+    assert!(most >= 2, "at most {most} request(s) in flight");
+    {
+        let rp = r.replay.lock().unwrap();
+        assert!(rp.again.is_empty(), "{:?}", rp.again);
+        assert_eq!(rp.applied.len(), rp.recorded_writes());
+        assert_eq!(rp.unrecorded_state, 0);
+    }
     let recorded_writes = (recording().iter())
         .filter(|x| x.step == "push" && x.method != "GET" && x.path != "/api/graphql/")
         .count();
@@ -281,7 +295,9 @@ fn written_ids() -> std::collections::BTreeSet<String> {
 /// `spoil` (given the GraphQL `data` and the ids the honest push wrote
 /// with), and an empty `data` for any GraphQL query the recording does
 /// not hold (the read-back of ids it never gave): the push's error and
-/// the writes it sent (method, path, body).
+/// the writes it sent (method, path, body). Then a second push with
+/// honest answers must finish the job exactly (every recorded write made
+/// once, no other write).
 fn push_on_spoiled_state(
     spoil: impl Fn(&mut serde_json::Value, &std::collections::BTreeSet<String>) + Send + Sync + 'static,
 ) -> (String, Vec<(String, String, serde_json::Value)>) {
@@ -318,6 +334,31 @@ fn push_on_spoiled_state(
         .filter(|x| x.0 != "GET" && x.1 != "/api/graphql/")
         .map(|x| (x.0.clone(), x.1.clone(), x.5.clone()))
         .collect();
+    // The spoiled push stopped before a phase: a second push with honest
+    // answers, on what the first left, finishes the job, each recorded
+    // write made once and nothing else written.
+    let from = {
+        let mut rp = r.replay.lock().unwrap();
+        assert_eq!(rp.unrecorded_state, 0, "stopped half-way through a phase");
+        rp.honest();
+        rp.log.len()
+    };
+    (r.rt)
+        .block_on(provisioner::sot::push::push(
+            &r.client,
+            recorded_plan(),
+            &push_options(),
+            &mut |_| {},
+        ))
+        .expect("the honest second push finishes");
+    let rp = r.replay.lock().unwrap();
+    assert!(rp.again.is_empty(), "made twice: {:?}", rp.again);
+    assert_eq!(rp.unrecorded_state, 0);
+    assert_eq!(rp.applied.len(), rp.recorded_writes());
+    let unrecorded: Vec<_> = (rp.log[from..].iter())
+        .filter(|x| nautobot_replay::writes(&x.0, &x.1) && !x.4)
+        .collect();
+    assert!(unrecorded.is_empty(), "{unrecorded:?}");
     (e, writes)
 }
 

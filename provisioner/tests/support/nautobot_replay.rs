@@ -15,8 +15,21 @@
 //! recorded with a 400 naming it (as Nautobot refuses a write whose ids it
 //! does not know). A `spoil` hook may replace any answer, as the NetBox
 //! test server's does.
+//!
+//! The steps given as `stateful` (a push, and a push again) are replayed
+//! as a server with a state: each recorded write is applied when it comes
+//! (the spoil hook changes only its answer), and a read of those steps
+//! is answered with the recorded answer given when exactly the same
+//! writes had been applied. So a push that stopped at a phase (a
+//! spoiled read refused) and a second push after it see what Nautobot
+//! showed at that point, and a write sent again (an object made twice)
+//! is noted ([`Replay::again`]). A read in a state the recording never
+//! was in (a push stopped half-way through a phase) is answered 400,
+//! naming it, and noted ([`Replay::unrecorded_state`]). Requests may
+//! overlap: each is answered after a short pause, and [`Replay::log`]
+//! notes how many were in flight.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -183,46 +196,123 @@ pub fn load(path: &std::path::Path) -> Vec<Exchange> {
 pub type Spoil = dyn Fn(&str, &str, u16, &Value) -> Option<(u16, Vec<u8>)> + Send + Sync;
 
 /// What a replay answered: (method, path with query, status sent,
-/// spoiled, recorded, the request's body). `recorded` is false for a
-/// request the recording holds no answer to.
-pub type Served = (String, String, u16, bool, bool, Value);
+/// spoiled, recorded, the request's body, requests in flight when it was
+/// answered, itself included). `recorded` is false for a request the
+/// recording holds no answer to.
+pub type Served = (String, String, u16, bool, bool, Value, usize);
+
+/// A request as the recording knows it: (method, path, body).
+type Key = (String, String, String);
 
 /// Recorded answers by (method, path, body), in order, and how many
 /// were served.
-type Queues = BTreeMap<(String, String, String), (Vec<(u16, Value)>, usize)>;
+type Queues = BTreeMap<Key, (Vec<(u16, Value)>, usize)>;
+
+/// Whether a request writes: anything but a GET and a GraphQL query.
+pub fn writes(method: &str, path: &str) -> bool {
+    method != "GET" && !path.ends_with("/api/graphql/")
+}
 
 /// A replay's state.
 pub struct Replay {
     queues: Queues,
+    /// The recorded writes of the stateful steps, numbered.
+    recorded_writes: BTreeMap<Key, usize>,
+    /// The reads of the stateful steps: the writes applied before each
+    /// recorded answer.
+    states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, Value)>>,
+    /// The recorded writes applied so far.
+    pub applied: BTreeSet<usize>,
+    /// Recorded writes sent again after they were applied: `METHOD path`.
+    pub again: Vec<String>,
+    /// Reads answered in a state the recording never was in.
+    pub unrecorded_state: usize,
     pub log: Vec<Served>,
     pub spoil: Option<Arc<Spoil>>,
+    /// Requests being answered now.
+    in_flight: usize,
     base: String,
 }
 
 impl Replay {
-    /// A replay of `exchanges` (those of the given steps, or all).
-    pub fn new(exchanges: &[Exchange], steps: &[&str]) -> Replay {
+    /// A replay of `exchanges` (those of the given steps, or all), those
+    /// of the `stateful` steps with a state.
+    pub fn new(exchanges: &[Exchange], steps: &[&str], stateful: &[&str]) -> Replay {
         let mut queues = Queues::new();
+        let mut recorded_writes = BTreeMap::new();
+        let mut states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, Value)>> = BTreeMap::new();
+        let mut before = BTreeSet::new();
         for x in exchanges
             .iter()
             .filter(|x| steps.is_empty() || steps.contains(&x.step.as_str()))
         {
-            queues
-                .entry((x.method.clone(), x.path.clone(), x.body.to_string()))
-                .or_default()
-                .0
-                .push((x.status, x.answer.clone()));
+            let key = (x.method.clone(), x.path.clone(), x.body.to_string());
+            if stateful.contains(&x.step.as_str()) {
+                if writes(&x.method, &x.path) {
+                    let n = recorded_writes.len();
+                    recorded_writes.entry(key.clone()).or_insert(n);
+                    before.insert(recorded_writes[&key]);
+                } else {
+                    (states.entry(key.clone()).or_default()).push((
+                        before.clone(),
+                        x.status,
+                        x.answer.clone(),
+                    ));
+                }
+            }
+            (queues.entry(key).or_default().0).push((x.status, x.answer.clone()));
         }
         Replay {
             queues,
+            recorded_writes,
+            states,
+            applied: BTreeSet::new(),
+            again: Vec::new(),
+            unrecorded_state: 0,
             log: Vec::new(),
             spoil: None,
+            in_flight: 0,
             base: String::new(),
         }
     }
 
+    /// How many writes the stateful steps recorded.
+    pub fn recorded_writes(&self) -> usize {
+        self.recorded_writes.len()
+    }
+
+    /// Forgets the spoil hook: the answers from now on are honest.
+    pub fn honest(&mut self) {
+        self.spoil = None;
+    }
+
     fn answer(&mut self, method: &str, uri: &str, body: &Value) -> (u16, Value, bool) {
         let key = (method.to_string(), uri.to_string(), body.to_string());
+        if let Some(&n) = self.recorded_writes.get(&key)
+            && !self.applied.insert(n)
+        {
+            self.again.push(format!("{method} {uri}"));
+        }
+        if let Some(answers) = self.states.get(&key) {
+            let Some((_, status, v)) = answers.iter().find(|(b, _, _)| *b == self.applied) else {
+                self.unrecorded_state += 1;
+                return (
+                    400,
+                    json!({"detail": format!(
+                        "the recording holds no answer to {method} {uri} with these {} of its {} writes applied",
+                        self.applied.len(),
+                        self.recorded_writes.len()
+                    )}),
+                    false,
+                );
+            };
+            let text = v.to_string().replace(BASE, &self.base);
+            return (
+                *status,
+                serde_json::from_str(&text).unwrap_or(v.clone()),
+                true,
+            );
+        }
         match self.queues.get_mut(&key) {
             Some((answers, next)) if !answers.is_empty() => {
                 let (status, v) = answers[(*next).min(answers.len() - 1)].clone();
@@ -246,6 +336,9 @@ pub async fn replay(replay: Arc<Mutex<Replay>>) -> String {
         let replay = r.clone();
         async move {
             let body = json_or_null(&bytes);
+            lock(&replay).in_flight += 1;
+            // A pause, so that the client's concurrent requests overlap.
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
             let mut rp = lock(&replay);
             let (status, v, recorded) = rp.answer(&method, &uri, &body);
             let url = format!("{}{uri}", rp.base);
@@ -256,7 +349,10 @@ pub async fn replay(replay: Arc<Mutex<Replay>>) -> String {
                 None if v.is_null() => (status, Bytes::new()),
                 None => (status, Bytes::from(v.to_string())),
             };
-            rp.log.push((method, uri, sent, spoiled, recorded, body));
+            let in_flight = rp.in_flight;
+            rp.in_flight -= 1;
+            rp.log
+                .push((method, uri, sent, spoiled, recorded, body, in_flight));
             (sent, bytes)
         }
     })

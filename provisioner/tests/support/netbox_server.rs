@@ -29,6 +29,17 @@
 //!   slug) refuses an unknown value with 400 "Select a valid choice. X is
 //!   not one of the available choices.", while a `MultiValueCharFilter`
 //!   (cables' `site`, IP addresses' `device`) just matches nothing.
+//!   Every filter set lists `id` in its `Meta.fields`, and `BaseFilterSet`
+//!   (`netbox/netbox/filtersets.py`) makes it a `MultiValueNumberFilter`
+//!   (`FILTER_DEFAULTS`): `?id=3&id=7` lists objects 3 and 7 (the kinds a
+//!   push reads back have it here). `brief` gives each object's
+//!   `brief_fields` (`BaseViewSet.initialize_request`,
+//!   `netbox/netbox/api/viewsets/__init__.py`).
+//! - Request line: NetBox runs behind gunicorn
+//!   (docs/installation/4a-gunicorn.md), and `contrib/gunicorn.py` leaves
+//!   `limit_request_line` at gunicorn's default of 4,094 bytes; a longer
+//!   request line is answered 400 "Request Line is too large (N > 4094)"
+//!   (gunicorn's settings reference).
 //! - Writes (docs/integrations/rest-api.md, "Related Objects", "Creating
 //!   Multiple Objects", "Updating Multiple Objects", "Deleting Multiple
 //!   Objects"; `netbox/utilities/api.py` `get_related_object_by_attrs`):
@@ -672,6 +683,7 @@ const SPECS: &[Spec] = &[
         ],
         display: "name",
         filters: &[
+            flt("id", |_, o| scalar(o, "id")),
             flt("name", |_, o| scalar(o, "name")),
             flt("slug", |_, o| scalar(o, "slug")),
         ],
@@ -721,7 +733,10 @@ const SPECS: &[Spec] = &[
         ],
         brief: &["id", "url", "display", "family", "prefix", "description"],
         display: "prefix",
-        filters: &[flt("prefix", |_, o| scalar(o, "prefix"))],
+        filters: &[
+            flt("id", |_, o| scalar(o, "id")),
+            flt("prefix", |_, o| scalar(o, "prefix")),
+        ],
     },
     Spec {
         kind: "ipam/ip-addresses",
@@ -2076,6 +2091,9 @@ fn lock(nb: &Mutex<NetBox>) -> std::sync::MutexGuard<'_, NetBox> {
     nb.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// gunicorn's default `limit_request_line` (module documentation).
+const REQUEST_LINE_LIMIT: usize = 4094;
+
 /// Serves `nb` over plain HTTP on a loopback port (in the current tokio
 /// runtime); returns the base URL.
 pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
@@ -2100,6 +2118,20 @@ pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
                             .uri()
                             .path_and_query()
                             .map_or_else(String::new, |p| p.to_string());
+                        let line = format!("{method} {uri} HTTP/1.1").len();
+                        if line > REQUEST_LINE_LIMIT {
+                            let mut r = Response::new(Full::new(Bytes::from(format!(
+                                "Bad Request\nRequest Line is too large ({line} > {REQUEST_LINE_LIMIT})"
+                            ))));
+                            *r.status_mut() = StatusCode::BAD_REQUEST;
+                            lock(&nb).log.push(Logged {
+                                method,
+                                path: uri.split('?').next().unwrap_or("").to_string(),
+                                status: 400,
+                                if_match: None,
+                            });
+                            return Ok::<_, std::io::Error>(r);
+                        }
                         let auth = req
                             .headers()
                             .get(hyper::header::AUTHORIZATION)

@@ -456,6 +456,19 @@ pub struct NvueState {
     /// A cable of this port fails when a candidate is applied with a
     /// confirm timer (a world event during a push into a running fabric).
     pub fail_on_commit: Option<String>,
+    /// The other switches as one verification read found them (BGP,
+    /// configured ports), from its operational interface read to its last
+    /// operational read ([`NvueState::freeze_for`]). A real switch answers
+    /// each GET from its state at that moment (NVIDIA's NVUE API page,
+    /// "Supported HTTP Methods", Cumulus Linux 5.6 to 5.12: "The GET
+    /// method displays configuration and operational data, and is
+    /// equivalent to the nv show commands": one `nv show` per request,
+    /// and nothing documented ties two requests together), so a peer committing between the client's
+    /// reads can show a route through a session an earlier read called
+    /// down; the client's settle loop reads again. The tests run with
+    /// `--settle 0s`, where a mismatch is final: the one moment per
+    /// verification read is the tests' choice, not NVUE behaviour.
+    frozen: Option<Frozen>,
     pub log: Vec<String>,
 }
 
@@ -528,7 +541,31 @@ impl NvueState {
             bgp: None,
             mutate: None,
             fail_on_commit: None,
+            frozen: None,
             log: Vec::new(),
+        }
+    }
+
+    /// Freezes the fabric as `req` finds it when `req` starts a
+    /// verification read (the client's `observe` reads the operational
+    /// interfaces first), keeps it for the reads that follow (operational
+    /// reads and the applied VRF list), and lets it go at any other
+    /// request ([`NvueState::frozen`]).
+    fn freeze_for(&mut self, req: &Req) {
+        let operational = req.method == "GET"
+            && (req.uri.contains("rev=operational") || req.uri.contains("rev=applied"));
+        if req.method == "GET"
+            && req.uri.starts_with("/nvue_v1/interface?")
+            && req.uri.contains("rev=operational")
+        {
+            self.frozen = Some((
+                self.bgp.as_ref().map(|b| b.lock().expect("fabric").clone()),
+                self.fabric
+                    .as_ref()
+                    .map(|f| f.lock().expect("fabric").clone()),
+            ));
+        } else if !operational {
+            self.frozen = None;
         }
     }
 
@@ -657,7 +694,11 @@ impl NvueState {
 
     /// `f` of the fabric as published, with this switch as it is now.
     fn with_fabric<R>(&self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
-        let mut all = self.bgp.as_ref()?.lock().expect("fabric").clone();
+        let shared = self.bgp.as_ref()?;
+        let mut all = match self.frozen.as_ref().and_then(|(b, _)| b.clone()) {
+            Some(b) => b,
+            None => shared.lock().expect("fabric").clone(),
+        };
         all.insert(self.world.hostname.clone(), self.speaking());
         Some(f(&Fabric(&all)))
     }
@@ -751,12 +792,16 @@ impl NvueState {
         if !cabled_up || !self.configured_ports().contains(port) {
             return false;
         }
+        let configured = |ports: &BTreeMap<String, std::collections::BTreeSet<String>>,
+                          peer: &str,
+                          peer_port: &str| {
+            ports.get(peer).is_some_and(|p| p.contains(peer_port))
+        };
         match self.world.lldp.get(port) {
-            Some((peer, peer_port)) => f
-                .lock()
-                .expect("fabric")
-                .get(peer)
-                .is_some_and(|ports| ports.contains(peer_port)),
+            Some((peer, peer_port)) => match self.frozen.as_ref().and_then(|(_, p)| p.as_ref()) {
+                Some(p) => configured(p, peer, peer_port),
+                None => configured(&f.lock().expect("fabric"), peer, peer_port),
+            },
             None => true,
         }
     }
@@ -966,6 +1011,7 @@ impl NvueState {
         }
         self.expire();
         self.publish();
+        self.freeze_for(req);
         let reply = self.handle_published(req);
         self.publish();
         Mutator::apply(self.mutate.as_ref(), &req.uri, reply)

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use super::{Change, endpoint};
 use crate::sot::client::{Client, Flavor, id_of, list_of};
 use crate::sot::error::{Result, SotError};
+use crate::sot::import::query_chunks;
 use crate::sot::state::{Listed, State};
 
 /// The kind of object each field of a request body names by id.
@@ -217,6 +218,26 @@ fn graphql_of(kind: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// Whether the ids of `kind` are read back on `flavor`: on NetBox, the
+/// kinds a write names whose REST list takes the `id` filter.
+fn reads_back(flavor: Flavor, kind: &str) -> bool {
+    match flavor {
+        Flavor::Nautobot => graphql_of(kind).is_some(),
+        Flavor::Netbox => matches!(
+            kind,
+            "device"
+                | "interface"
+                | "vlan"
+                | "ip-address"
+                | "prefix"
+                | "rack"
+                | "tag"
+                | "cable"
+                | "mac-address"
+        ),
+    }
+}
+
 /// The name of an object read back, as [`State::listed`] names it.
 fn read_back_name(kind: &str, v: &Value) -> String {
     let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default();
@@ -231,36 +252,34 @@ fn read_back_name(kind: &str, v: &Value) -> String {
         ),
         "ip-address" => s("address").to_string(),
         "prefix" => s("prefix").to_string(),
+        "mac-address" => s("mac_address").to_string(),
         "cable" => format!("cable {}", id_of(v).unwrap_or_default()),
         _ => s("name").to_string(),
     }
 }
 
-/// Nautobot: the ids `changes` carry, read back in one GraphQL query
-/// (every Nautobot filter set filters by `id`: `BaseFilterSet.get_fields`
-/// in `nautobot/core/filters.py`, 3.2.7, and GraphQL's list fields take
-/// the filter set's filters, `generate_list_search_parameters` in
-/// `nautobot/core/graphql/generators.py`): each must come back once, as
-/// an object of its kind with the name the push read it by. A list
-/// answer that gave an object an id pointing nowhere, or another
-/// object's, stops the push here, before the phase writes. Called after
-/// [`check`].
-pub(super) async fn confirm(changes: &[&Change], st: &State, client: &Client) -> Result<()> {
-    let mut wanted: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
-    for c in changes {
-        for (_, id, kind) in carried(c.kind, &c.body) {
-            if graphql_of(kind).is_some() {
-                wanted.entry(kind).or_default().insert(id);
-            }
-        }
-    }
-    if wanted.is_empty() {
-        return Ok(());
-    }
+/// One read-back request: the URL asked, the kind, the ids asked and the
+/// objects answered.
+struct Asked {
+    url: String,
+    kind: &'static str,
+    ids: Vec<String>,
+    back: Vec<Value>,
+}
+
+/// Nautobot: every kind's ids in one GraphQL query (every Nautobot filter
+/// set filters by `id`: `BaseFilterSet.get_fields` in
+/// `nautobot/core/filters.py`, 3.2.7, and GraphQL's list fields take the
+/// filter set's filters, `generate_list_search_parameters` in
+/// `nautobot/core/graphql/generators.py`).
+async fn read_back_graphql(
+    wanted: &BTreeMap<&'static str, BTreeSet<String>>,
+    client: &Client,
+) -> Result<Vec<Asked>> {
     let mut params = Vec::new();
     let mut fields = Vec::new();
     let mut vars = serde_json::Map::new();
-    for (kind, ids) in &wanted {
+    for (kind, ids) in wanted {
         let Some((list, name)) = graphql_of(kind) else {
             continue;
         };
@@ -277,38 +296,143 @@ pub(super) async fn confirm(changes: &[&Change], st: &State, client: &Client) ->
             "reading back the objects the push writes with",
         )
         .await?;
+    let url = client.url("/api/graphql/");
+    Ok((wanted.iter())
+        .filter_map(|(kind, ids)| {
+            let (list, _) = graphql_of(kind)?;
+            Some(Asked {
+                url: url.clone(),
+                kind,
+                ids: ids.iter().cloned().collect(),
+                back: list_of(&data, list).to_vec(),
+            })
+        })
+        .collect())
+}
+
+/// NetBox: each kind's REST list filtered by `id`, several values ORed
+/// (`?id=3&id=7`). Every NetBox filter set lists `id` in its
+/// `Meta.fields`, and `BaseFilterSet` (`netbox/netbox/filtersets.py`,
+/// v4.6.8) makes a numeric model field a `MultiValueNumberFilter`
+/// (`FILTER_DEFAULTS`); several values of one filter are ORed
+/// (docs/reference/filtering.md). `brief=true` asks for the brief
+/// objects (`BaseViewSet.initialize_request`,
+/// `netbox/netbox/api/viewsets/__init__.py`). The ids go in requests of
+/// at most [`MAX_QUERY`](crate::sot::import::MAX_QUERY) bytes of filters (gunicorn's request-line
+/// limit).
+async fn read_back_rest(
+    wanted: &BTreeMap<&'static str, BTreeSet<String>>,
+    client: &Client,
+) -> Result<Vec<Asked>> {
+    let mut out = Vec::new();
+    for (kind, ids) in wanted {
+        for q in query_chunks(ids.iter(), "id", usize::MAX) {
+            let query = format!("brief=true&{q}");
+            let back = client
+                .list(
+                    endpoint(kind),
+                    &query,
+                    "reading back the objects the push writes with",
+                )
+                .await?;
+            out.push(Asked {
+                url: client.url(&format!("{}?{query}", endpoint(kind))),
+                kind,
+                ids: q
+                    .split('&')
+                    .map(|p| p.trim_start_matches("id=").to_string())
+                    .collect(),
+                back,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// What is wrong with one read-back answer: every id asked must come
+/// back once, as an object of its kind (on NetBox, at its own URL) with
+/// the name the push read it by, and nothing else may come back.
+fn read_back_problems(a: &Asked, st: &State, flavor: Flavor, client: &Client) -> Vec<String> {
+    let server = match flavor {
+        Flavor::Nautobot => "Nautobot",
+        Flavor::Netbox => "NetBox",
+    };
+    let kind = a.kind;
+    let own = |id: &str| format!("{}{id}/", endpoint(kind));
     let mut problems = Vec::new();
-    for (kind, ids) in &wanted {
-        let Some((list, _)) = graphql_of(kind) else {
-            continue;
-        };
-        let back = list_of(&data, list);
-        for id in ids {
-            let read = st.listed.iter().find(|l| l.kind == *kind && &l.id == id);
-            let read_name = read.map_or("?", |l| l.name.as_str());
-            let url = client.url(&format!("{}{id}/", endpoint(kind)));
-            let found: Vec<&Value> = back
-                .iter()
-                .filter(|v| id_of(v).as_deref() == Some(id.as_str()))
-                .collect();
-            let why = match found.as_slice() {
-                [] => Some(format!(
-                    "Nautobot has no {kind} with this id (the list gave it to {read_name})"
-                )),
-                [one] => {
-                    let name = read_back_name(kind, one);
-                    (name != read_name)
-                        .then(|| format!("the list gave it to {read_name}, but it is {name}"))
+    for id in &a.ids {
+        let read = st.listed.iter().find(|l| l.kind == kind && &l.id == id);
+        let read_name = read.map_or("?", |l| l.name.as_str());
+        let url = client.url(&own(id));
+        let found: Vec<&Value> = (a.back.iter())
+            .filter(|v| id_of(v).as_deref() == Some(id.as_str()))
+            .collect();
+        let why = match found.as_slice() {
+            [] => Some(format!(
+                "{server} has no {kind} with this id (the list gave it to {read_name})"
+            )),
+            [one] => {
+                let name = read_back_name(kind, one);
+                match one.get("url").and_then(Value::as_str) {
+                    Some(u) if !u.ends_with(&own(id)) => Some(format!(
+                        "{server} answered it at {u}, not at its own URL ...{} (the list gave it to {read_name})",
+                        own(id)
+                    )),
+                    _ => (name != read_name)
+                        .then(|| format!("the list gave it to {read_name}, but it is {name}")),
                 }
-                more => Some(format!("Nautobot gave it {} times", more.len())),
-            };
-            if let Some(why) = why {
-                problems.push(format!(
-                    "{kind} {id} ({url}): {why}; read it again or correct the source of truth, then push again"
-                ));
+            }
+            more => Some(format!("{server} gave it {} times", more.len())),
+        };
+        if let Some(why) = why {
+            problems.push(format!(
+                "{kind} {read_name} {id} ({url}): {why}; read back with {}; read it again or correct the source of truth, then push again",
+                a.url
+            ));
+        }
+    }
+    for v in &a.back {
+        let id = id_of(v).unwrap_or_else(|| "(no id)".to_string());
+        if !a.ids.contains(&id) {
+            problems.push(format!(
+                "{kind} {} {id}: {server} answered it, but the push did not ask for it; read back with {}; check the server, then push again",
+                read_back_name(kind, v),
+                a.url
+            ));
+        }
+    }
+    problems
+}
+
+/// The ids `changes` carry, read back from the server by `id`
+/// ([`read_back_graphql`] on Nautobot: one query; [`read_back_rest`] on
+/// NetBox: a list request per kind and [`MAX_QUERY`](crate::sot::import::MAX_QUERY) bytes of ids): each
+/// must come back once, as an object of its kind with the name the push
+/// read it by, and no other object may come back. A list answer that
+/// gave an object an id pointing nowhere, or another object's, and a
+/// read-back answer that lost, added or changed an object, stop the push
+/// here, before the phase writes, naming the object, the id and the URL
+/// asked. Called after [`check`].
+pub(super) async fn confirm(changes: &[&Change], st: &State, client: &Client) -> Result<()> {
+    let flavor = client.flavor();
+    let mut wanted: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+    for c in changes {
+        for (_, id, kind) in carried(c.kind, &c.body) {
+            if reads_back(flavor, kind) {
+                wanted.entry(kind).or_default().insert(id);
             }
         }
     }
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let asked = match flavor {
+        Flavor::Nautobot => read_back_graphql(&wanted, client).await?,
+        Flavor::Netbox => read_back_rest(&wanted, client).await?,
+    };
+    let problems: Vec<String> = (asked.iter())
+        .flat_map(|a| read_back_problems(a, st, flavor, client))
+        .collect();
     if problems.is_empty() {
         return Ok(());
     }
