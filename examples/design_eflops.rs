@@ -2,7 +2,7 @@
 //! servers, design a BiGraph and a fat-tree for the same hardware, and
 //! compare them.
 //!
-//! Run from the repository root: `cargo run -p examples --example design_eflops`.
+//! Run from the repository root: `cargo run --release -p examples --example design_eflops`.
 
 use anyhow::{Context as _, Result, bail};
 use planner::design::{DesignOptions, design};

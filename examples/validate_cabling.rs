@@ -2,7 +2,7 @@
 //! library, and print what a cabling crew should fix.
 //!
 //! Run from the repository root:
-//! `cargo run -p examples --example validate_cabling`
+//! `cargo run --release -p examples --example validate_cabling`
 //! (or pass a plan and a CSV: `-- PLAN CABLING.csv`).
 
 use anyhow::{Context as _, Result};
