@@ -203,6 +203,12 @@ pub(super) fn leaf_spine(
     let (d, u) = shapes[pick];
     let n_leaves = values[1 + pick].round() as u64;
     let n_spines = values[0].round() as u64;
+    // One leaf needs no spine: the leaf model alone, as one switch (which
+    // `purchase` offers for every model with the ports), costs less and
+    // is what `design` builds for it.
+    if n_leaves == 1 && rails == 1 {
+        return Ok(Vec::new());
+    }
     let mut binding = Vec::new();
     if n_leaves * d == room {
         binding.push(Binding {
