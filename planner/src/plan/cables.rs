@@ -361,6 +361,18 @@ impl Plan {
     /// cable per cage pair, counted from its `a` end. For a plan without
     /// breakouts this is one cable per link, in plan order.
     pub fn physical_cables(&self) -> Vec<PhysicalCable> {
+        // No broken-out switch: one cable per link, without the lookups
+        // (design's summary counts these on every plan, 131,072-sub-node
+        // ones too).
+        if self.switch_list.iter().all(|s| s.breakout.is_none()) {
+            return (0..self.cables.len())
+                .map(|k| PhysicalCable {
+                    legs: vec![k],
+                    breakout: None,
+                    straight: false,
+                })
+                .collect();
+        }
         let of: HashMap<&str, usize> = (self.switch_list.iter().enumerate())
             .rev()
             .map(|(i, s)| (s.physical.as_str(), i))
