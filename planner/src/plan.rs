@@ -686,6 +686,26 @@ impl Plan {
             .collect()
     }
 
+    /// The plan's physical switches (boxes), in the order of their first
+    /// virtual switch, each with the positions in [`Plan::switch_list`] of
+    /// the virtual switches it holds, in plan order: one for a switch that
+    /// is not split, its VLAN halves for one that is (EFLOPS). A box fails
+    /// as a whole: one power supply, ASIC and management plane.
+    pub fn boxes(&self) -> Vec<(&str, Vec<usize>)> {
+        let mut out: Vec<(&str, Vec<usize>)> = Vec::new();
+        let mut at: HashMap<&str, usize> = HashMap::new();
+        for (i, s) in self.switch_list.iter().enumerate() {
+            match at.get(s.physical.as_str()) {
+                Some(&b) => out[b].1.push(i),
+                None => {
+                    at.insert(s.physical.as_str(), out.len());
+                    out.push((s.physical.as_str(), vec![i]));
+                }
+            }
+        }
+        out
+    }
+
     /// The cable list as CSV (RFC 4180) for the people who cable the
     /// racks. The columns `switch,port,peer,peer_port,speed` are what
     /// `planner validate --cabling` reads, so an as-built record can start

@@ -130,18 +130,13 @@ pub struct Best {
 /// first virtual switch.
 pub fn single_failures(plan: &CheckedPlan) -> Result<Vec<Vec<Avoid>>> {
     let net = Network::new(plan, plan.source())?;
-    let mut out: Vec<Vec<Avoid>> = Vec::new();
-    let mut box_of: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
-    for s in &plan.switch_list {
-        let failed = Avoid::Switch(s.name.clone());
-        match box_of.get(s.physical.as_str()) {
-            Some(&i) => out[i].push(failed),
-            None => {
-                box_of.insert(s.physical.as_str(), out.len());
-                out.push(vec![failed]);
-            }
-        }
-    }
+    let mut out: Vec<Vec<Avoid>> = (plan.boxes().into_iter())
+        .map(|(_, held)| {
+            (held.into_iter())
+                .map(|i| Avoid::Switch(plan.switch_list[i].name.clone()))
+                .collect()
+        })
+        .collect();
     let mut pairs: Vec<(usize, usize)> = net
         .inter_switch_links()
         .filter_map(|id| match net.link(id) {

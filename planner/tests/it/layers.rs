@@ -1064,3 +1064,121 @@ fn the_graph_of_a_module_joins_its_files_by_crate_and_super_paths() {
     let top = graph(&files);
     assert_eq!(top.cycles().len(), 1, "{}", top.picture());
 }
+
+/// No library file of either crate (or of `testkit`) is over 1,000 lines
+/// (#34): a file that grows past it is cut along its seams into
+/// submodules. Binaries (`src/bin/`) and test files (`tests.rs`,
+/// `*_tests.rs`, anything under a `tests/` folder) are not library files.
+#[test]
+fn no_library_file_is_over_a_thousand_lines() {
+    const MOST: usize = 1000;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut over = Vec::new();
+    let mut seen = 0;
+    for krate in ["planner", "provisioner", "testkit"] {
+        let src = root.join(krate).join("src");
+        for (rel, text) in crate_src(&src) {
+            let test_file = is_test_file(&rel)
+                || rel
+                    .components()
+                    .any(|c| c.as_os_str() == "tests" || c.as_os_str() == "bin");
+            if test_file {
+                continue;
+            }
+            seen += 1;
+            let lines = text.lines().count();
+            if lines > MOST {
+                over.push(format!("{krate}/src/{}: {lines} lines", rel.display()));
+            }
+        }
+    }
+    assert!(
+        seen > 100,
+        "only {seen} library files found under {}",
+        root.display()
+    );
+    assert!(
+        over.is_empty(),
+        "library files over {MOST} lines (cut each along its seams into submodules):\n{}",
+        over.join("\n")
+    );
+}
+
+/// The planner library's messages name parameters, never a binary's
+/// flags (#34): a provisioner user reaches the same code through a job
+/// file and has no `--solver` or `--max-failure-loss`. A flag may appear
+/// only inside a whole command a user can run (`planner ranks --format
+/// csv`), so a string literal of library code that holds `--flag` must
+/// also name `planner ` or `provisioner `. (`Error::Parameter` carries the
+/// parameter's name; each binary shows it as its own flag.)
+#[test]
+fn planner_library_messages_name_no_flags() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for (rel, text) in crate_src(&src) {
+        if is_test_file(&rel)
+            || rel
+                .components()
+                .any(|c| c.as_os_str() == "tests" || c.as_os_str() == "bin")
+        {
+            continue;
+        }
+        // Inline test modules sit at the end of a file.
+        let code = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or(&text);
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for literal in string_literals(line) {
+                let flag = literal.match_indices("--").any(|(i, _)| {
+                    let before = literal[..i].chars().next_back();
+                    let after = literal[i + 2..].chars().next();
+                    before.is_none_or(|c| " (`'\"".contains(c))
+                        && after.is_some_and(|c| c.is_ascii_lowercase())
+                });
+                if flag && !literal.contains("planner ") && !literal.contains("provisioner ") {
+                    found.push(format!(
+                        "planner/src/{}:{}: {literal}",
+                        rel.display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library messages naming a flag outside a whole command (name the parameter instead, \
+         or quote the command):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The contents of the `"..."` literals of one line (escapes kept as
+/// written; a literal left open at the line's end is taken to its end).
+fn string_literals(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\'' && i + 2 < b.len() && b[i + 2] == b'\'' {
+            i += 3; // a char literal such as '"'
+            continue;
+        }
+        if b[i] == b'"' {
+            let start = i + 1;
+            let mut j = start;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            out.push(&line[start..j.min(b.len())]);
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}

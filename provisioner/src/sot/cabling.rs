@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::client::id_of;
 use super::client::{Client, Flavor, list_of};
 use super::error::Result;
-use super::import::query_value;
+use super::query::query_value;
 use super::state::{CableEnds, cable_ends};
 
 /// Which cables count as built.

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::client::{Client, Flavor, enum_value, id_of, list_of};
 use super::error::{Result, SotError};
+use super::query::{query_chunks, query_value};
 
 mod written;
 
@@ -185,66 +186,6 @@ async fn fetch_rest(client: &Client, opts: &ImportOptions) -> Result<Snapshot> {
         }
     }
     Ok(snap)
-}
-
-/// The bytes one query string of [`query_chunks`] may take. NetBox
-/// runs behind gunicorn (docs/installation/4a-gunicorn.md, v4.6.8), whose
-/// `contrib/gunicorn.py` leaves `limit_request_line` at gunicorn's
-/// default, 4,094 bytes for the whole request line (gunicorn's settings
-/// reference, `limit_request_line`): a longer one is refused with 400
-/// "Request Line is too large". 3,000 bytes of filters leave over 1,000
-/// for the method, the base path, the endpoint, `limit=` and the other
-/// parameters.
-pub const MAX_QUERY: usize = 3000;
-
-/// Query strings of `key=value&key=value...`, at most `per` values and
-/// [`MAX_QUERY`] bytes each (a single longer value goes alone): a list
-/// filtered by many names or ids goes in several requests of bounded
-/// length.
-pub(crate) fn query_chunks<'a>(
-    values: impl Iterator<Item = &'a String>,
-    key: &str,
-    per: usize,
-) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut count = 0;
-    for v in values {
-        let pair = format!("{key}={}", query_value(v));
-        match out.last_mut() {
-            Some(q) if count < per.max(1) && q.len() + 1 + pair.len() <= MAX_QUERY => {
-                q.push('&');
-                q.push_str(&pair);
-                count += 1;
-            }
-            _ => {
-                out.push(pair);
-                count = 1;
-            }
-        }
-    }
-    out
-}
-
-/// A related object's id as JSON for a request body: NetBox's integer ids
-/// as numbers, Nautobot's UUIDs as strings, none as `null`.
-pub fn id_json(id: Option<String>) -> Value {
-    match id {
-        Some(s) => s.parse::<u64>().map_or(Value::String(s), Value::from),
-        None => Value::Null,
-    }
-}
-
-/// Percent-encodes a query value.
-pub fn query_value(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
 }
 
 /// A string field, or a related object's `name` (or `model`).

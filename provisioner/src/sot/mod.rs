@@ -14,6 +14,7 @@ mod desired;
 pub mod error;
 pub mod import;
 pub mod push;
+mod query;
 mod state;
 
 pub use client::{Client, Flavor, Limits, Settings, TokenSource};

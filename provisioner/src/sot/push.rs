@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::client::id_of;
 use super::client::{Client, Flavor};
 use super::error::{Result, SotError};
-use super::import::id_json;
+use super::query::id_json;
 
 pub use super::desired::{
     ASN_FIELDS, Desired, PushOptions, WantCable, WantLanes, WantPort, cable_label, desired,

@@ -9,7 +9,7 @@ use super::client::id_of;
 use super::client::{Client, Flavor, enum_value, list_of};
 use super::desired::{ASN_FIELDS, Desired, mac_key};
 use super::error::Result;
-use super::import::{query_chunks, query_value};
+use super::query::{query_chunks, query_value};
 
 /// What the source of truth holds of the plan's objects.
 #[derive(Debug, Clone, Default)]

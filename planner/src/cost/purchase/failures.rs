@@ -222,7 +222,7 @@ pub(crate) fn breaks(rule: &FailureRule, w: &WorstFailure) -> Option<String> {
     }
     match rule.max_sub_nodes_lost {
         Some(most) if w.sub_nodes_lost as u64 > most => Some(format!(
-            "its worst single failure cuts off {} sub-nodes, more than --max-failure-loss {most}: {}",
+            "its worst single failure cuts off {} sub-nodes, more than the {most} a failure may cut off (max-failure-loss): {}",
             w.sub_nodes_lost,
             w.describe()
         )),
@@ -430,7 +430,7 @@ mod tests {
         );
         assert!(
             p.excluded[0].reason.contains(
-                "cuts off 16 sub-nodes, more than --max-failure-loss 4: switch:sw01: 16 sub-nodes lost"
+                "cuts off 16 sub-nodes, more than the 4 a failure may cut off (max-failure-loss): switch:sw01: 16 sub-nodes lost"
             ),
             "{:?}",
             p.excluded
@@ -456,6 +456,9 @@ mod tests {
             e.contains("every design is excluded by its single failures"),
             "{e}"
         );
-        assert!(e.contains("--max-failure-loss 0"), "{e}");
+        assert!(
+            e.contains("more than the 0 a failure may cut off (max-failure-loss)"),
+            "{e}"
+        );
     }
 }

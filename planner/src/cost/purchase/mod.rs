@@ -474,7 +474,7 @@ pub fn purchase(catalog: &Catalog, req: &Request) -> Result<Purchase> {
                 "every design is excluded by its single failures: {}",
                 weigh.reasons()
             ),
-            fix: "allow more sub-nodes per failure (--max-failure-loss), allow other topologies, or add switch models".into(),
+            fix: "allow more sub-nodes per failure (max-failure-loss), allow other topologies, or add switch models".into(),
         });
     };
     let tiered = weigh.designs[c].topology.is_tiered();

@@ -670,7 +670,7 @@ fn optimise(
         return Err(Error::parameter(
             "solver",
             format!(
-                "the exact solver takes up to {EXACT_MAX_RANKS} ranks on up to {EXACT_MAX_SWITCHES} switches with sub-nodes, and ranks times switches up to {EXACT_MAX_PLACEMENTS}; this job has {x} ranks on {switches} switches; use --solver heuristic or auto, or fewer ranks"
+                "the exact solver takes up to {EXACT_MAX_RANKS} ranks on up to {EXACT_MAX_SWITCHES} switches with sub-nodes, and ranks times switches up to {EXACT_MAX_PLACEMENTS}; this job has {x} ranks on {switches} switches; use the heuristic or auto solver, or fewer ranks"
             ),
         ));
     }

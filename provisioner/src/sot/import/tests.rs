@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{MAX_QUERY, lane_breakout, query_chunks, split_lane};
+use super::{lane_breakout, split_lane};
 
 /// Interfaces named `names`, each `gbps`.
 fn ifaces(names: &[&str], gbps: u64) -> Vec<Value> {
@@ -63,26 +63,4 @@ fn lanes_read_back_as_a_breakout_only_when_unambiguous() {
     ];
     let m = lane_breakout(&mixed.iter().collect::<Vec<_>>(), &[]).unwrap_err();
     assert!(m.contains("lanes of several speeds"), "{m}");
-}
-
-#[test]
-fn query_chunks_hold_their_count_and_length_and_every_value_once() {
-    let ids: Vec<String> = (0..2000u64).map(|i| (i * 7919).to_string()).collect();
-    let chunks = query_chunks(ids.iter(), "id", usize::MAX);
-    assert!(chunks.len() > 1, "{}", chunks.len());
-    assert!(chunks.iter().all(|q| q.len() <= MAX_QUERY));
-    let back: Vec<String> = (chunks.iter())
-        .flat_map(|q| {
-            q.split('&')
-                .map(|p| p.trim_start_matches("id=").to_string())
-        })
-        .collect();
-    assert_eq!(back, ids);
-    assert_eq!(query_chunks(ids.iter(), "id", 50).len(), 40);
-    // A name longer than the limit goes alone, not dropped.
-    let long = ["a".repeat(MAX_QUERY + 1), "b".to_string()];
-    let c = query_chunks(long.iter(), "name", 50);
-    assert_eq!(c.len(), 2);
-    assert!(c[1] == "name=b", "{c:?}");
-    assert!(query_chunks(std::iter::empty(), "name", 50).is_empty());
 }

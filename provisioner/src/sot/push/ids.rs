@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use super::{Change, endpoint};
 use crate::sot::client::{Client, Flavor, id_of, list_of};
 use crate::sot::error::{Result, SotError};
-use crate::sot::import::query_chunks;
+use crate::sot::query::query_chunks;
 use crate::sot::state::{Listed, State};
 
 /// The kind of object each field of a request body names by id.
@@ -318,7 +318,7 @@ async fn read_back_graphql(
 /// (docs/reference/filtering.md). `brief=true` asks for the brief
 /// objects (`BaseViewSet.initialize_request`,
 /// `netbox/netbox/api/viewsets/__init__.py`). The ids go in requests of
-/// at most [`MAX_QUERY`](crate::sot::import::MAX_QUERY) bytes of filters (gunicorn's request-line
+/// at most [`MAX_QUERY`](crate::sot::query::MAX_QUERY) bytes of filters (gunicorn's request-line
 /// limit).
 async fn read_back_rest(
     wanted: &BTreeMap<&'static str, BTreeSet<String>>,
@@ -406,7 +406,7 @@ fn read_back_problems(a: &Asked, st: &State, flavor: Flavor, client: &Client) ->
 
 /// The ids `changes` carry, read back from the server by `id`
 /// ([`read_back_graphql`] on Nautobot: one query; [`read_back_rest`] on
-/// NetBox: a list request per kind and [`MAX_QUERY`](crate::sot::import::MAX_QUERY) bytes of ids): each
+/// NetBox: a list request per kind and [`MAX_QUERY`](crate::sot::query::MAX_QUERY) bytes of ids): each
 /// must come back once, as an object of its kind with the name the push
 /// read it by, and no other object may come back. A list answer that
 /// gave an object an id pointing nowhere, or another object's, and a

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::{Cx, Diff, add, status, url};
 use crate::sot::client::id_of;
 use crate::sot::desired::WantPlace;
-use crate::sot::import::id_json;
+use crate::sot::query::id_json;
 use crate::sot::state::State;
 
 /// A number of units as either system writes it: an integer (Nautobot,
