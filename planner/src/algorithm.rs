@@ -310,19 +310,6 @@ impl Algorithm {
         self.info().name
     }
 
-    /// True for the pipelined trees, the algorithms that `channels=pair`
-    /// (C-Cube's channel per tree edge) applies to.
-    pub const fn is_tree(self) -> bool {
-        matches!(
-            self,
-            Algorithm::Tree
-                | Algorithm::PipelinedTree
-                | Algorithm::DoubleTree
-                | Algorithm::OverlappedTree
-                | Algorithm::OverlappedDoubleTree
-        )
-    }
-
     /// True when the algorithm can run on a plan of this topology (HDRM's
     /// rank mapping needs a BiGraph).
     pub fn runs_on(self, topology: Topology) -> bool {

@@ -30,8 +30,8 @@
 //! `pipelined-tree`, `double-tree`, `overlapped-tree`,
 //! `overlapped-double-tree`, `blueconnect`, `2d`, `two-level`,
 //! `topk-allgather`, `ps`, `hitopk`);
-//! [`context`] holds the closed form (`context/closed_form.rs`) and the
-//! send schedule (`context/schedule.rs`) of each, one arm an algorithm.
+//! [`context`] holds the closed form and the send schedule of each, one
+//! module an algorithm or family (`context/collectives/`).
 //!
 //! Every algorithm is simulated at flow level: each has a send-level
 //! schedule. The tree schedules are the ones NCCL and C-Cube describe,
@@ -77,7 +77,7 @@
 //! a step moves one chunk per edge: eq. 6 (2βN) for `pipelined-tree`,
 //! eq. 7 (βN) for `overlapped-tree`, and half of each for the double
 //! trees; the simulation routes each send over its own channel
-//! (`Context::tree_closed_form` has the table). The chunk count K is the
+//! (`context/collectives/trees.rs` has the table). The chunk count K is the
 //! whole number that minimises the step-count form of each
 //! ([`models::pipeline`]), and the simulated schedule uses the same K.
 //! `simulate --steps` reports the trees' gradient turnaround (C-Cube

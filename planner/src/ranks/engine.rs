@@ -45,6 +45,12 @@
 //!
 //! An engine that does not run an algorithm's schedule refuses it with the
 //! alternative named ([`Engine::schedule`]).
+//!
+//! Adding an engine is one entry of the `engines!` list below: the
+//! variant and its [`EngineInfo`] row (its fold, its ring, its ring's
+//! order, the environment its ranks need and what starts it) are written
+//! together, and everything that differs between engines, here and in the
+//! provisioner's launch, reads the row.
 
 use std::collections::HashMap;
 
@@ -57,43 +63,134 @@ use crate::algorithm::{Algorithm, RankSchedule};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 
-/// A collective engine (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
+/// Which way an engine's ring sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RingDirection {
+    /// Rank r sends to r + 1 ([`ring`]).
+    ToNext,
+    /// Rank r sends to r - 1 ([`ring_backward`]).
+    ToPrevious,
+}
+
+/// One row of the engine table: what the engine runs, read from its
+/// source at the version named, and what it needs to run it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineInfo {
+    /// The name on the command line and in files.
+    pub name: &'static str,
+    /// What the engine runs for allreduce, and the version followed.
+    pub runs: &'static str,
+    /// How its halving-doubling folds, or `None` when it runs none (a
+    /// halving-doubling algorithm is then refused).
+    pub halving_doubling: Option<FoldStyle>,
+    /// Which way its ring sends.
+    pub ring: RingDirection,
+    /// True when its ring visits the ranks server by server (servers in
+    /// the order of their first rank, a server's ranks in rank order)
+    /// rather than in rank order ([`Engine::ring_order`]).
+    pub ring_by_server: bool,
+    /// The environment every rank needs to run the schedule its table was
+    /// made for (name, value).
+    pub env: &'static [(&'static str, &'static str)],
+    /// True when its ranks start without `mpirun` (a launcher that starts
+    /// every rank itself can run it).
+    pub starts_alone: bool,
+    /// True when Open MPI's `mpirun` starts it.
+    pub mpirun: bool,
+}
+
+/// Declares [`Engine`] and its table from one list of
+/// `Variant => EngineInfo { .. }` entries.
+macro_rules! engines {
+    ($( $(#[$doc:meta])* $variant:ident => $info:expr, )+) => {
+        /// A collective engine (see the module documentation).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+        #[serde(rename_all = "lowercase")]
+        pub enum Engine {
+            $( $(#[$doc])* $variant, )+
+        }
+
+        impl Engine {
+            /// Every engine, in the order help and error texts list them.
+            pub const ALL: [Engine; [$(Engine::$variant),+].len()] = [$(Engine::$variant),+];
+
+            /// The engine's row of the table.
+            pub const fn info(self) -> &'static EngineInfo {
+                match self {
+                    $( Engine::$variant => &$info, )+
+                }
+            }
+        }
+    };
+}
+
+engines! {
     /// `provisioner probe`: the planner's own schedules.
     #[default]
-    Probe,
+    Probe => EngineInfo {
+        name: "probe",
+        runs: "provisioner probe: the planner's halving-doubling (extra rank P'+i folded onto rank i) or ring (rank r sends to r+1)",
+        halving_doubling: Some(FoldStyle::Planner),
+        ring: RingDirection::ToNext,
+        ring_by_server: false,
+        env: &[],
+        starts_alone: true,
+        mpirun: false,
+    },
     /// Open MPI 4.1 and 5.0, `coll/tuned` allreduce algorithm 6 (or 4 for
     /// a ring).
-    OpenMpi,
+    OpenMpi => EngineInfo {
+        name: "openmpi",
+        runs: "Open MPI 4.1/5.0 coll/tuned allreduce algorithm 6 (Rabenseifner; ranks 2i and 2i+1 fold, the even one stays) or 4 (ring, rank r sends to r+1)",
+        halving_doubling: Some(FoldStyle::OpenMpi),
+        ring: RingDirection::ToNext,
+        ring_by_server: false,
+        env: &[],
+        starts_alone: false,
+        mpirun: true,
+    },
     /// MPICH 4.1 to 5.0, reduce-scatter-allgather (or its ring).
-    Mpich,
+    Mpich => EngineInfo {
+        name: "mpich",
+        runs: "MPICH 4.1-5.0 reduce-scatter-allgather (rank 2i folds onto 2i+1, the odd one stays) or ring (rank r sends to r+1)",
+        halving_doubling: Some(FoldStyle::Mpich),
+        ring: RingDirection::ToNext,
+        ring_by_server: false,
+        env: &[],
+        starts_alone: false,
+        mpirun: false,
+    },
     /// NCCL's ring.
-    Nccl,
+    Nccl => EngineInfo {
+        name: "nccl",
+        runs: "NCCL 2.30 ring: nodes in the order of their first rank, node n's ring end to node n+1's start; no halving-doubling",
+        halving_doubling: None,
+        ring: RingDirection::ToNext,
+        ring_by_server: true,
+        // The table is checked for NCCL's ring; its tree, NVLS and
+        // CollNet would ignore the order (NCCL 2.30 env.html, NCCL_ALGO).
+        env: &[("NCCL_ALGO", "Ring")],
+        starts_alone: true,
+        // NCCL programs such as nccl-tests are often started by mpirun.
+        mpirun: true,
+    },
     /// Gloo's ring (PyTorch's Gloo backend).
-    Gloo,
+    Gloo => EngineInfo {
+        name: "gloo",
+        runs: "Gloo ring allreduce (what PyTorch's Gloo backend calls): rank r sends to r-1; no halving-doubling",
+        halving_doubling: None,
+        ring: RingDirection::ToPrevious,
+        ring_by_server: false,
+        env: &[],
+        starts_alone: true,
+        mpirun: false,
+    },
 }
 
 impl Engine {
-    /// Every engine, in the order help and error texts list them.
-    pub const ALL: [Engine; 5] = [
-        Engine::Probe,
-        Engine::OpenMpi,
-        Engine::Mpich,
-        Engine::Nccl,
-        Engine::Gloo,
-    ];
-
     /// The name on the command line and in files.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Probe => "probe",
-            Engine::OpenMpi => "openmpi",
-            Engine::Mpich => "mpich",
-            Engine::Nccl => "nccl",
-            Engine::Gloo => "gloo",
-        }
+        self.info().name
     }
 
     /// True for `probe` (the default, left out of JSON documents).
@@ -103,46 +200,24 @@ impl Engine {
 
     /// True for the engines that run no halving-doubling (NCCL, Gloo).
     pub fn rings_only(self) -> bool {
-        matches!(self, Engine::Nccl | Engine::Gloo)
+        self.info().halving_doubling.is_none()
     }
 
     /// What the engine runs for allreduce, and the version followed.
     pub fn runs(self) -> &'static str {
-        match self {
-            Engine::Probe => {
-                "provisioner probe: the planner's halving-doubling (extra rank P'+i folded onto rank i) or ring (rank r sends to r+1)"
-            }
-            Engine::OpenMpi => {
-                "Open MPI 4.1/5.0 coll/tuned allreduce algorithm 6 (Rabenseifner; ranks 2i and 2i+1 fold, the even one stays) or 4 (ring, rank r sends to r+1)"
-            }
-            Engine::Mpich => {
-                "MPICH 4.1-5.0 reduce-scatter-allgather (rank 2i folds onto 2i+1, the odd one stays) or ring (rank r sends to r+1)"
-            }
-            Engine::Nccl => {
-                "NCCL 2.30 ring: nodes in the order of their first rank, node n's ring end to node n+1's start; no halving-doubling"
-            }
-            Engine::Gloo => {
-                "Gloo ring allreduce (what PyTorch's Gloo backend calls): rank r sends to r-1; no halving-doubling"
-            }
-        }
+        self.info().runs
     }
 
     /// The schedule the engine runs for `algorithm` over `ranks` ranks, in
     /// the engine's rank numbers; an algorithm the engine does not run is
     /// refused with the one it does named.
     pub fn schedule(self, algorithm: Algorithm, ranks: usize) -> Result<Schedule> {
-        let kind = algorithm.info().rank_schedule;
-        match (self, kind) {
-            (Engine::Probe, _) => algorithm.schedule(ranks),
-            (_, None) => algorithm.schedule(ranks),
-            (Engine::OpenMpi, Some(RankSchedule::HalvingDoubling)) => {
-                folded_halving_doubling_as(ranks, FoldStyle::OpenMpi)
-            }
-            (Engine::Mpich, Some(RankSchedule::HalvingDoubling)) => {
-                folded_halving_doubling_as(ranks, FoldStyle::Mpich)
-            }
-            (Engine::Nccl | Engine::Gloo, Some(RankSchedule::HalvingDoubling)) => {
-                Err(Error::parameter(
+        let info = self.info();
+        match algorithm.info().rank_schedule {
+            None => algorithm.schedule(ranks),
+            Some(RankSchedule::HalvingDoubling) => match info.halving_doubling {
+                Some(style) => folded_halving_doubling_as(ranks, style),
+                None => Err(Error::parameter(
                     "algorithm",
                     format!(
                         "{} runs no halving-doubling ({}); {} is halving-doubling: use the ring (the ring algorithm, or the ring schedule with a rank file)",
@@ -150,12 +225,12 @@ impl Engine {
                         self.runs(),
                         algorithm.as_str()
                     ),
-                ))
-            }
-            (Engine::Gloo, Some(RankSchedule::Ring)) => ring_backward(ranks),
-            (Engine::OpenMpi | Engine::Mpich | Engine::Nccl, Some(RankSchedule::Ring)) => {
-                ring(ranks)
-            }
+                )),
+            },
+            Some(RankSchedule::Ring) => match info.ring {
+                RingDirection::ToNext => ring(ranks),
+                RingDirection::ToPrevious => ring_backward(ranks),
+            },
         }
     }
 
@@ -172,10 +247,10 @@ impl Engine {
     /// The order in which the engine's ring visits the ranks of `table`
     /// (rank -> sub-node of `plan`): NCCL groups the ranks of one server
     /// (node) together, nodes in the order of their first rank and a node's
-    /// ranks in rank order; every other engine follows rank order. The
-    /// result lists ranks of `table`.
+    /// ranks in rank order ([`EngineInfo::ring_by_server`]); every other
+    /// engine follows rank order. The result lists ranks of `table`.
     pub fn ring_order(self, plan: &Plan, table: &[usize]) -> Vec<usize> {
-        if self != Engine::Nccl {
+        if !self.info().ring_by_server {
             return (0..table.len()).collect();
         }
         let mut node_of: HashMap<&str, usize> = HashMap::new();
@@ -189,6 +264,21 @@ impl Engine {
             nodes[n].push(rank);
         }
         nodes.into_iter().flatten().collect()
+    }
+
+    /// The names of the engines `pick` keeps, as a message lists them
+    /// (`a, b or c`).
+    pub fn names(pick: impl Fn(&EngineInfo) -> bool) -> String {
+        let names: Vec<&str> = Engine::ALL
+            .iter()
+            .map(|e| e.info())
+            .filter(|i| pick(i))
+            .map(|i| i.name)
+            .collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(", "),
+        }
     }
 }
 
@@ -301,6 +391,38 @@ mod tests {
                 assert_eq!(mine, all, "{:?} rank {r}", s.phase);
             }
         }
+    }
+
+    /// Every row has its own name, which parses back; the engines that
+    /// run no halving-doubling refuse it and run their ring; the launch
+    /// lists the provisioner's job file names read from the rows.
+    #[test]
+    fn every_engine_has_one_row_that_its_behaviour_follows() {
+        for (i, e) in Engine::ALL.iter().enumerate() {
+            assert_eq!(*e as usize, i, "ALL lists the variants in order");
+            assert_eq!(e.as_str().parse::<Engine>().unwrap(), *e);
+            for f in &Engine::ALL[i + 1..] {
+                assert_ne!(e.as_str(), f.as_str());
+            }
+            assert_eq!(
+                e.schedule(Algorithm::Hd, 12).is_err(),
+                e.rings_only(),
+                "{e}"
+            );
+            let ring = e.schedule(Algorithm::Ring, 4).unwrap();
+            let first: Vec<(usize, usize)> = ring.steps[0].flows().collect();
+            let to = match e.info().ring {
+                RingDirection::ToNext => 1,
+                RingDirection::ToPrevious => 3,
+            };
+            assert!(first.contains(&(0, to)), "{e}: {first:?}");
+        }
+        assert_eq!(Engine::names(|i| i.starts_alone), "probe, nccl or gloo");
+        assert_eq!(Engine::names(|i| i.mpirun), "openmpi or nccl");
+        assert_eq!(
+            Engine::names(|i| i.halving_doubling.is_none()),
+            "nccl or gloo"
+        );
     }
 
     #[test]

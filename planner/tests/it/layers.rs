@@ -773,7 +773,8 @@ fn the_core_below_validate_has_no_import_loop() {
 /// apart from its parts); and each holds its order: schedules below the
 /// simulators, the simulators below the context, the context below the
 /// sweeps and the report; inside `context/`, the plan's geometry and the
-/// route storage below the closed forms, schedules and runs; inside
+/// route storage below the algorithms (`collectives/`), and those below
+/// the closed forms', schedules' and runs' dispatch; inside
 /// `schedules/`, the builder below every family; inside `sim/`, the loop
 /// and the lone pass above the events, the water-filling and the
 /// dependencies. Test modules (`tests/`, `tests.rs`) are left out.
@@ -813,6 +814,7 @@ fn estimate_is_cut_along_its_seams_in_order() {
             &["estimate", "context"],
             &[
                 "geometry",
+                "collectives",
                 "closed_form",
                 "schedule",
                 "run",
@@ -822,10 +824,21 @@ fn estimate_is_cut_along_its_seams_in_order() {
             &[
                 (
                     "geometry",
-                    &["closed_form", "schedule", "run", "routes", "sinks"],
+                    &[
+                        "collectives",
+                        "closed_form",
+                        "schedule",
+                        "run",
+                        "routes",
+                        "sinks",
+                    ],
                 ),
-                ("routes", &["closed_form", "schedule", "run", "sinks"]),
-                ("sinks", &["closed_form", "schedule", "run"]),
+                (
+                    "routes",
+                    &["collectives", "closed_form", "schedule", "run", "sinks"],
+                ),
+                ("sinks", &["collectives", "closed_form", "schedule", "run"]),
+                ("collectives", &["closed_form", "schedule", "run"]),
                 ("closed_form", &["schedule", "run"]),
                 ("schedule", &["run"]),
             ],
@@ -879,6 +892,53 @@ fn estimate_is_cut_along_its_seams_in_order() {
             }
         }
     }
+}
+
+/// One home for what an algorithm does in the estimate (#34): in
+/// `estimate/`, only the registry (`context/collectives/mod.rs`, one line
+/// an algorithm) names a variant of `Algorithm`, so no `match` on the
+/// algorithm grows in the dispatch, the runs or the report, and a new
+/// algorithm is its module plus its line; and the registry names every
+/// variant. Test code is left out.
+#[test]
+fn only_the_registry_names_an_algorithm_in_estimate() {
+    let variants: BTreeSet<String> = planner::algorithm::Algorithm::ALL
+        .iter()
+        .map(|a| format!("{a:?}"))
+        .collect();
+    let registry = Path::new("estimate/context/collectives/mod.rs");
+    let (mut named, mut registered) = (Vec::new(), BTreeSet::new());
+    for (path, text) in planner_src() {
+        let test_file = path.iter().any(|c| c == "tests")
+            || path
+                .file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f == "tests.rs" || f.ends_with("_tests.rs"));
+        if !path.starts_with("estimate") || test_file {
+            continue;
+        }
+        let t = without_test_code(tokens(&text));
+        for w in t.windows(3) {
+            if w[0].text == "Algorithm" && w[1].text == "::" && variants.contains(&w[2].text) {
+                if path == registry {
+                    registered.insert(w[2].text.clone());
+                } else {
+                    named.push(format!(
+                        "{}:{}: Algorithm::{}",
+                        path.display(),
+                        w[0].line,
+                        w[2].text
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "what an algorithm does belongs in its module of estimate/context/collectives/, chosen by the registry `collectives::of`:\n{}",
+        named.join("\n")
+    );
+    assert_eq!(registered, variants, "the registry names every algorithm");
 }
 
 /// The provisioner's source, beside the planner's in the workspace. One

@@ -442,15 +442,18 @@ fn check_engine(
             None,
             "engine",
             format!("`{name}` is not an engine"),
-            "use probe, nccl or gloo (launcher = \"indexed\"), openmpi or nccl (launcher = \"mpi\")",
+            &format!(
+                "use {} (launcher = \"indexed\"), {} (launcher = \"mpi\")",
+                Engine::names(|e| e.starts_alone),
+                Engine::names(|e| e.mpirun)
+            ),
         );
         return default;
     };
     let fits = match launcher {
-        Launcher::Indexed => matches!(engine, Engine::Probe | Engine::Nccl | Engine::Gloo),
-        // mpirun.sh runs Open MPI's mpirun; NCCL programs such as
-        // nccl-tests are often started by it.
-        Launcher::Mpi => matches!(engine, Engine::OpenMpi | Engine::Nccl),
+        Launcher::Indexed => engine.info().starts_alone,
+        // mpirun.sh runs Open MPI's mpirun.
+        Launcher::Mpi => engine.info().mpirun,
     };
     if !fits {
         let (why, fix) = match launcher {

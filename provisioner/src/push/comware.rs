@@ -43,7 +43,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::device::{Commit, Device, Identity, Observed, Target};
+use super::device::{Commit, Connect, Device, Identity, Observed, Opening, Target, Transport};
 use super::error::{PushError, Result};
 use super::ssh::{Locking, Shell, Ssh, SshOptions, load_under_lock};
 
@@ -182,6 +182,17 @@ async fn cli_on(shell: &mut Shell, line: &str, answer: Option<&str>) -> Result<S
         lines.pop();
     }
     Ok(lines.join("\n"))
+}
+
+impl Connect for Comware {
+    const TRANSPORTS: &'static [Transport] = &[Transport::Ssh];
+    fn connect(target: &Target, opening: &Opening<'_>) -> Result<Comware> {
+        Ok(Comware::new(
+            target,
+            ComwareOptions::default(),
+            opening.native_timer,
+        ))
+    }
 }
 
 impl Comware {

@@ -6,11 +6,9 @@
 
 use std::time::Duration;
 
-use planner::render::Vendor;
-
-use super::Client;
 use super::devices::Entry;
 use super::error::Result;
+use super::{Client, Opening};
 
 /// Seconds before the deadline after which the push no longer confirms
 /// (it rolls back instead), so that a confirm never races the timer.
@@ -28,36 +26,17 @@ pub fn session_name(candidate_sha256: &str) -> String {
 /// earlier process committed and the commit may wait on its timer (`push
 /// confirm`, `push rollback`, the watchdog); `timer` is the push's confirm
 /// timer (`--confirm-timer`, or the journal's `timer_seconds`), which
-/// bounds how long a client waits on the device's own apply.
-///
-/// One arm per render vendor and no catch-all: a vendor added to the
-/// planner's registry does not compile here until it has a push client
-/// (or an arm that says it has none).
+/// bounds how long a client waits on the device's own apply. The vendor's
+/// client is chosen by its row in `clients!` ([`Client::connect`]).
 pub fn connect(entry: &Entry, session: &str, waiting: bool, timer: Duration) -> Result<Client> {
     let t = &entry.target;
-    match t.vendor {
-        Vendor::Nvue => Ok(Client::Nvue(super::nvue::Nvue::new(
-            t,
-            entry.native_timer,
-            timer,
-        )?)),
-        Vendor::Eos => Ok(Client::Eos(super::eos::Eos::resumed(
-            t,
-            session,
-            entry.native_timer,
-            waiting,
-        )?)),
-        Vendor::Sonic => Ok(Client::Sonic(Box::new(super::sonic::Sonic::new(
-            t,
-            super::ssh::SshOptions::default(),
-        )))),
-        Vendor::Comware => Ok(Client::Comware(Box::new(super::comware::Comware::new(
-            t,
-            super::comware::ComwareOptions::default(),
-            entry.native_timer,
-        )))),
-        Vendor::Frr => Ok(Client::Frr(super::frr::Frr::new(t)?)),
-    }
+    let opening = Opening {
+        native_timer: entry.native_timer,
+        session,
+        waiting,
+        timer,
+    };
+    Client::connect(t.vendor, t, &opening)
 }
 
 /// The error chain of `e` on one line.

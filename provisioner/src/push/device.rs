@@ -1,6 +1,6 @@
 //! The one interface every switch client implements ([`Device`]), the
 //! plain types it exchanges, and what a client is given to connect
-//! ([`Target`], [`Secret`]).
+//! ([`Connect`], [`Target`], [`Secret`]).
 //!
 //! A client speaks one vendor's remote interface (NVUE REST, eAPI, SSH
 //! CLI, vtysh); it knows nothing about plans, rollouts or journals. The
@@ -16,6 +16,54 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::error::Result;
+
+/// What a vendor client is before it connects: the transports its vendor
+/// is reached over, what it loads as a candidate, and how it is made for
+/// one switch. With [`Device`], all a new push client implements; its row
+/// in [`super::Client`]'s list is its registration.
+pub trait Connect: Sized {
+    /// The transports the vendor is reached over, the first the default.
+    const TRANSPORTS: &'static [Transport];
+    /// What the client loads.
+    const CANDIDATE: Candidate = Candidate::Rendered;
+    /// The client of the switch at `target`.
+    fn connect(target: &Target, opening: &Opening<'_>) -> Result<Self>;
+}
+
+/// A boxed client (an SSH session is large beside the other clients) is
+/// made as the client is.
+impl<T: Connect> Connect for Box<T> {
+    const TRANSPORTS: &'static [Transport] = T::TRANSPORTS;
+    const CANDIDATE: Candidate = T::CANDIDATE;
+    fn connect(target: &Target, opening: &Opening<'_>) -> Result<Self> {
+        Ok(Box::new(T::connect(target, opening)?))
+    }
+}
+
+/// What a client loads as a switch's candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Candidate {
+    /// The rendered configuration text (`planner::render::render`).
+    Rendered,
+    /// NVUE's JSON tree, emitted from the same commands as the rendered
+    /// script (`planner::render::nvue_trees`).
+    NvueTree,
+}
+
+/// What a client is made with besides its target (see
+/// [`super::connect::connect`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    /// The devices file's `native_timer`: the device's own confirm timer
+    /// may be used.
+    pub native_timer: bool,
+    /// The name of the candidate's configure session.
+    pub session: &'a str,
+    /// An earlier process committed, and the commit may wait on its timer.
+    pub waiting: bool,
+    /// The push's confirm timer.
+    pub timer: Duration,
+}
 
 /// A switch's remote interface, one implementation per vendor client.
 ///

@@ -511,14 +511,10 @@ fn check_entry(
     ))
 }
 
-/// The transports a vendor is reached over, the first the default (one
-/// arm per render vendor: a new one does not compile until it says).
+/// The transports a vendor is reached over, the first the default (its
+/// client's [`super::Connect::TRANSPORTS`]).
 fn allowed(v: Vendor) -> &'static [Transport] {
-    match v {
-        Vendor::Nvue | Vendor::Eos => &[Transport::Https],
-        Vendor::Frr => &[Transport::Ssh, Transport::Netns],
-        Vendor::Sonic | Vendor::Comware => &[Transport::Ssh],
-    }
+    super::Client::transports(v)
 }
 
 fn default_transport(v: Vendor) -> Transport {

@@ -31,8 +31,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::device::{
-    BfdPeer, BgpSession, Commit, Device, Identity, Interface, LldpNeighbour, Observed, Route,
-    Target,
+    BfdPeer, BgpSession, Commit, Connect, Device, Identity, Interface, LldpNeighbour, Observed,
+    Opening, Route, Target, Transport,
 };
 use super::error::{PushError, Result};
 use super::http::Http;
@@ -52,6 +52,18 @@ pub struct Eos {
     version: Option<String>,
     /// The rollback point is saved (`prepare`).
     prepared: bool,
+}
+
+impl Connect for Eos {
+    const TRANSPORTS: &'static [Transport] = &[Transport::Https];
+    fn connect(target: &Target, opening: &Opening<'_>) -> Result<Eos> {
+        Eos::resumed(
+            target,
+            opening.session,
+            opening.native_timer,
+            opening.waiting,
+        )
+    }
 }
 
 impl Eos {

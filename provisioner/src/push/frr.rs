@@ -41,8 +41,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::device::{
-    BfdPeer, BgpSession, Commit, Device, Identity, Interface, LldpNeighbour, Observed, Route,
-    Target, Transport,
+    BfdPeer, BgpSession, Commit, Connect, Device, Identity, Interface, LldpNeighbour, Observed,
+    Opening, Route, Target, Transport,
 };
 use super::error::{PushError, Result};
 
@@ -63,6 +63,13 @@ pub struct Frr {
     candidate: Option<PathBuf>,
     /// The rollback point saved by `prepare`.
     prepared: Option<PathBuf>,
+}
+
+impl Connect for Frr {
+    const TRANSPORTS: &'static [Transport] = &[Transport::Ssh, Transport::Netns];
+    fn connect(target: &Target, _opening: &Opening<'_>) -> Result<Frr> {
+        Frr::new(target)
+    }
 }
 
 impl Frr {

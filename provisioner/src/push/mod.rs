@@ -50,24 +50,54 @@ pub mod ssh;
 pub mod verify;
 
 pub use device::{
-    BfdPeer, BgpSession, Commit, Device, HostKeyCheck, Identity, Interface, LldpNeighbour,
-    Observed, Route, Secret, Target, Tls, Transport,
+    BfdPeer, BgpSession, Candidate, Commit, Connect, Device, HostKeyCheck, Identity, Interface,
+    LldpNeighbour, Observed, Opening, Route, Secret, Target, Tls, Transport,
 };
 pub use error::{BoxError, PushError, Result};
 
-/// Declares [`Client`] from its rows (`Variant(module::Type),`) and
-/// implements [`Device`] for it by delegation to the variant.
+/// Declares [`Client`] from its rows (`Variant(module::Type),`, the
+/// variant named as the render vendor it pushes), implements [`Device`]
+/// for it by delegation to the variant, and dispatches the [`Connect`]
+/// part (transports, candidate, connect) on the render vendor.
 ///
-/// A vendor client is added with one row in the invocation below (keep the
-/// comment line above each row: rows of different branches then merge
-/// without conflicts) and one arm in [`connect::connect`], which makes it from
-/// a devices-file entry.
+/// A vendor client is its module, implementing [`Device`] and [`Connect`],
+/// and one row in the invocation below (keep the comment line above each
+/// row: rows of different branches then merge without conflicts). The
+/// dispatch matches every render vendor without a catch-all, so a vendor
+/// added to the planner's `vendors!` does not compile here until its row
+/// is added.
 macro_rules! clients {
     ($($(#[$doc:meta])* $variant:ident($ty:ty),)+) => {
         /// A connected vendor client (one variant per vendor client).
         #[derive(Debug)]
         pub enum Client {
             $($(#[$doc])* $variant($ty),)+
+        }
+
+        impl Client {
+            /// The transports vendor `v` is reached over, the first the
+            /// default.
+            pub fn transports(v: planner::render::Vendor) -> &'static [Transport] {
+                match v { $(planner::render::Vendor::$variant => <$ty as Connect>::TRANSPORTS,)+ }
+            }
+
+            /// What vendor `v`'s client loads as a candidate.
+            pub fn candidate(v: planner::render::Vendor) -> Candidate {
+                match v { $(planner::render::Vendor::$variant => <$ty as Connect>::CANDIDATE,)+ }
+            }
+
+            /// The client of vendor `v` for the switch at `target`.
+            pub fn connect(
+                v: planner::render::Vendor,
+                target: &Target,
+                opening: &Opening<'_>,
+            ) -> Result<Client> {
+                match v {
+                    $(planner::render::Vendor::$variant => {
+                        Ok(Client::$variant(<$ty as Connect>::connect(target, opening)?))
+                    })+
+                }
+            }
         }
 
         impl Device for Client {

@@ -48,7 +48,9 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::device::{Commit, Device, Identity, Observed, Target};
+use super::device::{
+    Candidate, Commit, Connect, Device, Identity, Observed, Opening, Target, Transport,
+};
 use super::error::{PushError, Result};
 use super::http::Http;
 use super::keep;
@@ -114,6 +116,14 @@ pub struct Nvue {
     /// The VRFs the loaded candidate configures (the per-VRF reads of
     /// `observe`), once loaded.
     vrfs: Option<Vec<String>>,
+}
+
+impl Connect for Nvue {
+    const TRANSPORTS: &'static [Transport] = &[Transport::Https];
+    const CANDIDATE: Candidate = Candidate::NvueTree;
+    fn connect(target: &Target, opening: &Opening<'_>) -> Result<Nvue> {
+        Nvue::new(target, opening.native_timer, opening.timer)
+    }
 }
 
 impl Nvue {

@@ -12,7 +12,7 @@ use planner::render::Vendor;
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
-use super::device::same_host;
+use super::device::{Candidate, same_host};
 use super::devices::{self, Devices, Entry};
 use super::error::{PushError, Result};
 use super::journal::{self, Journal, Outcome, Phase, SwitchRecord};
@@ -224,17 +224,15 @@ pub fn candidates(
 /// Every switch's candidate for vendor `v`, by the render's file name: the
 /// rendered configuration text for the CLI clients, and for NVUE the JSON
 /// tree its REST API takes, emitted from the same commands as the
-/// rendered script ([`planner::render::nvue_trees`]). One arm per render
-/// vendor and no catch-all, as in [`super::connect::connect`].
+/// rendered script ([`planner::render::nvue_trees`]): what the vendor's
+/// client loads ([`super::Connect::CANDIDATE`]).
 pub fn rendered(plan: &CheckedPlan, v: Vendor) -> planner::Result<BTreeMap<String, String>> {
-    match v {
-        Vendor::Nvue => Ok(planner::render::nvue_trees(plan)?
+    match super::Client::candidate(v) {
+        Candidate::NvueTree => Ok(planner::render::nvue_trees(plan)?
             .into_iter()
             .map(|(switch, tree)| (v.file_name(&switch), tree.to_string()))
             .collect()),
-        Vendor::Eos | Vendor::Sonic | Vendor::Comware | Vendor::Frr => {
-            Ok(planner::render::render(plan, v)?.into_iter().collect())
-        }
+        Candidate::Rendered => Ok(planner::render::render(plan, v)?.into_iter().collect()),
     }
 }
 

@@ -41,7 +41,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
-use super::device::{Commit, Device, Identity, Interface, LldpNeighbour, Observed, Target};
+use super::device::{
+    Commit, Connect, Device, Identity, Interface, LldpNeighbour, Observed, Opening, Target,
+    Transport,
+};
 use super::error::{PushError, Result, protocol};
 use super::frr;
 use super::ssh::{Locking, Output, Ssh, SshOptions, load_under_lock};
@@ -79,6 +82,13 @@ pub struct Sonic {
     loaded: bool,
     /// The checkpoint of the commit in progress.
     point: Option<String>,
+}
+
+impl Connect for Sonic {
+    const TRANSPORTS: &'static [Transport] = &[Transport::Ssh];
+    fn connect(target: &Target, _opening: &Opening<'_>) -> Result<Sonic> {
+        Ok(Sonic::new(target, SshOptions::default()))
+    }
 }
 
 impl Sonic {

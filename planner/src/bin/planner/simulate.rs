@@ -370,7 +370,9 @@ fn scale_link_gbps(args: &SimulateArgs) -> Result<u32> {
 fn fold_notes(estimates: &[(usize, Estimate)]) -> Vec<String> {
     let mut counts: Vec<usize> = Vec::new();
     for (_, e) in estimates {
-        if matches!(e.algorithm, Algorithm::Hd | Algorithm::Hdrm) && !counts.contains(&e.ranks) {
+        let halving_doubling = e.algorithm.info().rank_schedule
+            == Some(planner::algorithm::RankSchedule::HalvingDoubling);
+        if halving_doubling && !counts.contains(&e.ranks) {
             counts.push(e.ranks);
         }
     }

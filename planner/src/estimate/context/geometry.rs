@@ -11,17 +11,6 @@ use crate::network::Policy;
 use crate::plan::Topology;
 use crate::ranks::verify::flow_id;
 
-/// How a level of `size` ranks per group runs in `blueconnect`
-/// (halving-doubling where the groups are a power of two) or `2d`
-/// (`ring_only`: rings everywhere).
-pub(super) fn level_kind(ring_only: bool, size: usize) -> Kind {
-    if !ring_only && size.is_power_of_two() {
-        Kind::HalvingDoubling
-    } else {
-        Kind::Ring
-    }
-}
-
 /// The levels of a hierarchical decomposition.
 #[derive(Debug, Clone)]
 pub(super) struct Levels {

@@ -8,21 +8,25 @@
 //! - [`geometry`]: what the plan gives the algorithms: α of a set of rank
 //!   pairs, β of a step on its paths, the levels of a hierarchical
 //!   decomposition, the ranks of every server;
-//! - [`closed_form`]: the closed form of every algorithm (one
-//!   `Algorithm::` arm each, the equations in [`super::models`]);
-//! - [`schedule`]: the send schedule of every algorithm (one arm each, the
-//!   builders in [`super::schedules`]), streamed where it can be;
+//! - [`collectives`]: one module per algorithm or family implementing
+//!   [`collectives::Collective`] (its closed form, with the equations in
+//!   [`super::models`], its send schedule, with the builders in
+//!   [`super::schedules`], its streamable shape), and the registry
+//!   [`collectives::of`], one line an algorithm;
+//! - [`closed_form`]: the closed form's dispatch, and the costs kept
+//!   across sizes;
+//! - [`schedule`]: the send schedule's dispatch, streamed where it can be;
 //! - [`run`]: one estimate: the seeds, the mode and their median;
 //! - [`routes`]: the routes of a schedule's sends, stored per rank pair;
 //! - [`sinks`]: the streamed schedule's consumers (the lone pass, the
 //!   step-synchronous mode).
 //!
-//! A new algorithm is a row in `algorithm.rs`, its arm in [`closed_form`]
-//! and [`schedule`], and its builder in a family module of
-//! [`super::schedules`]; the compiler names every `match` it is missing
-//! from.
+//! A new algorithm is a row in `algorithm.rs`, its module in
+//! [`collectives`] and its line in [`collectives::of`]; the compiler
+//! refuses a row without its line.
 
 mod closed_form;
+mod collectives;
 mod geometry;
 mod routes;
 mod run;
@@ -33,7 +37,7 @@ use serde::Serialize;
 
 use super::{
     Algorithm, Channels, Estimate, Method, Options, PacketStats, PacketStep, Params, SendSchedule,
-    StepSummary, check_size, fast, intra, models, packet, params, schedules, sim,
+    StepSummary, check_size, fast, intra, packet, params, schedules, sim,
 };
 use crate::algorithm::RankSchedule;
 use crate::checked::CheckedPlan;
@@ -89,14 +93,12 @@ pub(super) struct Context<'a> {
     /// Uplink bandwidth per rank of the most loaded switch, bytes/µs.
     share: f64,
     three_tier: bool,
-    /// The closed form's (α, β) of each halving-doubling step and of the
-    /// fold, computed at the first size.
-    step_costs: std::sync::OnceLock<Vec<(f64, f64)>>,
-    /// The closed form's hierarchical levels, computed at the first size.
-    level_costs: std::sync::OnceLock<Vec<models::Level>>,
-    /// `nccl-tree`'s per-hop latency and β (in its wave, with every
-    /// tree's flows), computed at the first size.
-    tree_costs: std::sync::OnceLock<Vec<(f64, f64, f64)>>,
+    /// What the algorithm does: its registered implementation.
+    collective: &'static dyn collectives::Collective,
+    /// The costs of the closed form that do not depend on the size
+    /// (halving-doubling's steps, the hierarchical levels, `nccl-tree`'s
+    /// hops), computed at the first size ([`Context::cached`]).
+    costs: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<'a> Context<'a> {
@@ -106,12 +108,14 @@ impl<'a> Context<'a> {
         ranks: Option<usize>,
         params: &Params,
     ) -> Result<Self> {
-        if params.channels == Channels::Pair && !algorithm.is_tree() {
+        let collective = collectives::of(algorithm);
+        if params.channels == Channels::Pair && !collective.pair_channels() {
             return Err(Error::parameter(
                 "param",
                 format!(
-                    "channels=pair gives each tree edge a channel of its own (C-Cube's DGX-1), which {} does not take: use channels=fabric, or tree, pipelined-tree, double-tree, overlapped-tree or overlapped-double-tree",
-                    algorithm.as_str()
+                    "channels=pair gives each tree edge a channel of its own (C-Cube's DGX-1), which {} does not take: use channels=fabric, or {}",
+                    algorithm.as_str(),
+                    collectives::pair_channel_names()
                 ),
             ));
         }
@@ -217,9 +221,8 @@ impl<'a> Context<'a> {
             fabric_w,
             share,
             three_tier,
-            step_costs: std::sync::OnceLock::new(),
-            level_costs: std::sync::OnceLock::new(),
-            tree_costs: std::sync::OnceLock::new(),
+            collective,
+            costs: std::sync::OnceLock::new(),
         })
     }
 

@@ -1,46 +1,21 @@
-//! The send schedule of every algorithm on a context: one `Algorithm::`
-//! arm each in [`Context::schedule`], built by the family modules of
-//! [`crate::estimate::schedules`]; and [`Context::streamed`], the schedules
+//! The send schedule of an algorithm on a context, dispatched to its
+//! [`Collective`](super::collectives::Collective) (built by the family
+//! modules of [`crate::estimate::schedules`]); and [`Context::streamed`], the schedules
 //! made of ring and halving-doubling steps streamed into the lone pass or
 //! the step-synchronous mode without being stored.
 
-use super::geometry::level_kind;
 use super::sinks::{LoneSink, StepSink};
 use super::{Context, PlanRoutes};
-use crate::error::{Error, Result};
-use crate::estimate::schedules::{self, Kind, Shape};
-use crate::estimate::{Algorithm, Channels, Method, SendSchedule, fast, sim};
+use crate::error::Result;
+use crate::estimate::schedules::{self, Shape};
+use crate::estimate::{Channels, Method, SendSchedule, fast, sim};
 use crate::network::Policy;
 
 impl Context<'_> {
     /// The shape of the algorithm's schedule when it is made of ring and
     /// halving-doubling steps (which can be streamed: [`Shape`]).
     fn shape(&self) -> Result<Option<Shape>> {
-        let p = self.ranks();
-        Ok(Some(match self.algorithm {
-            Algorithm::Ring => Shape::Levels {
-                levels: vec![(vec![(0..p as u32).collect()], Kind::Ring)],
-                labelled: false,
-            },
-            Algorithm::Hd | Algorithm::Hdrm => Shape::FoldedHd,
-            Algorithm::BlueConnect | Algorithm::TwoD => {
-                let ring_only = self.algorithm == Algorithm::TwoD;
-                let levels = self.levels(!ring_only)?;
-                let levels = levels
-                    .groups
-                    .into_iter()
-                    .map(|groups| {
-                        let kind = level_kind(ring_only, groups[0].len());
-                        (groups, kind)
-                    })
-                    .collect();
-                Shape::Levels {
-                    levels,
-                    labelled: true,
-                }
-            }
-            _ => return Ok(None),
-        }))
+        self.collective.shape(self)
     }
 
     /// True when the schedule can be streamed: made of ring and
@@ -50,70 +25,9 @@ impl Context<'_> {
         Ok(self.params.channels != Channels::Pair && self.shape()?.is_some())
     }
 
-    /// The send-level schedule of `n` bytes.
+    /// The send-level schedule of `n` bytes in `chunks` chunks.
     pub(in crate::estimate) fn schedule(&self, n: u64, chunks: usize) -> Result<SendSchedule> {
-        let p = self.ranks();
-        let g = self.params.gamma_us();
-        if let Some(shape) = self.shape()? {
-            return schedules::build(p, &shape, n, g);
-        }
-        match self.algorithm {
-            Algorithm::Ring
-            | Algorithm::Hd
-            | Algorithm::Hdrm
-            | Algorithm::BlueConnect
-            | Algorithm::TwoD => Err(Error::Internal(format!(
-                "{} has a shape, built above",
-                self.algorithm.as_str()
-            ))),
-            Algorithm::Tree => schedules::trees(p, vec![schedules::btree(p)], n, 1, false, g),
-            Algorithm::PipelinedTree => {
-                schedules::trees(p, vec![schedules::btree(p)], n, chunks, false, g)
-            }
-            Algorithm::DoubleTree | Algorithm::OverlappedDoubleTree => schedules::trees(
-                p,
-                vec![schedules::btree(p), schedules::mirror_tree(p)],
-                n,
-                chunks,
-                self.algorithm == Algorithm::OverlappedDoubleTree,
-                g,
-            ),
-            Algorithm::OverlappedTree => {
-                schedules::trees(p, vec![schedules::btree(p)], n, chunks, true, g)
-            }
-            Algorithm::TwoLevel => {
-                let levels = self.levels(false)?;
-                let masters = levels
-                    .groups
-                    .get(1)
-                    .map_or_else(|| vec![0], |l| l[0].clone());
-                schedules::two_level(p, &levels.groups[0], &masters, n, g)
-            }
-            Algorithm::TopKAllGather => schedules::topk_allgather(
-                p,
-                n,
-                self.params.density,
-                self.params.gradient_bytes,
-                g,
-                self.params.topk_us(),
-            ),
-            Algorithm::ParameterServer => schedules::parameter_server(p, n, g),
-            Algorithm::NcclRing => schedules::nccl_rings(&self.server_groups()?, n, g),
-            Algorithm::NcclTree => schedules::nccl_trees(&self.server_groups()?, n, chunks, g),
-            Algorithm::HiTopK => {
-                let levels = self.levels(false)?;
-                schedules::hitopk(
-                    p,
-                    &levels.groups[0],
-                    &levels.groups[1],
-                    n,
-                    self.params.density,
-                    self.params.gradient_bytes,
-                    g,
-                    self.params.topk_us(),
-                )
-            }
-        }
+        self.collective.schedule(self, n, chunks)
     }
 
     /// The run of `n` bytes under `seed` and `routing` over the schedule

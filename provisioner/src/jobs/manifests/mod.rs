@@ -69,7 +69,6 @@ use serde_json::{Value, json};
 
 use planner::checked::CheckedPlan;
 use planner::plan::Plan;
-use planner::ranks::engine::Engine;
 
 use super::job::{JobSpec, Launcher, PlacementMode, Unit};
 use super::labels::{MANAGED_BY, PREFIX};
@@ -712,14 +711,12 @@ fn node_name_env() -> Value {
 }
 
 /// What the job's engine needs set for every rank to run the schedule
-/// its table was made for: `NCCL_ALGO=Ring` for NCCL (the table is checked
-/// for NCCL's ring; its tree, NVLS and CollNet would ignore the order;
-/// NCCL 2.30 env.html, "NCCL_ALGO").
+/// its table was made for, from the engine's row
+/// ([`planner::ranks::engine::EngineInfo::env`]): `NCCL_ALGO=Ring` for NCCL (the
+/// table is checked for NCCL's ring; its tree, NVLS and CollNet would
+/// ignore the order; NCCL 2.30 env.html, "NCCL_ALGO").
 fn engine_env(job: &JobSpec) -> &'static [(&'static str, &'static str)] {
-    match job.engine {
-        Engine::Nccl => &[("NCCL_ALGO", "Ring")],
-        Engine::Probe | Engine::OpenMpi | Engine::Mpich | Engine::Gloo => &[],
-    }
+    job.engine.info().env
 }
 
 /// The engine's variables, then the job file's `[env]`.

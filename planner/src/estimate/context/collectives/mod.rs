@@ -1,0 +1,158 @@
+//! One module per allreduce algorithm (or family), each implementing
+//! [`Collective`]: what the estimate needs of an algorithm, its closed form
+//! on a [`Context`], its send schedule, the shape a ring or
+//! halving-doubling schedule streams from, and whether `channels=pair`
+//! applies. [`of`] is the registry: one line per algorithm, the one
+//! `match` on [`Algorithm`] in `estimate/` (a test in
+//! `tests/it/layers.rs` holds that), without a catch-all, so a new row of
+//! `algorithms!` does not compile until its line is here.
+//!
+//! A new algorithm is its row in `algorithm.rs`, its module here
+//! implementing [`Collective`] (its builder beside it, or in a family file
+//! of [`crate::estimate::schedules`] when several algorithms share it) and
+//! its line in [`of`].
+
+mod hd;
+mod hierarchical;
+mod hitopk;
+mod nccl_ring;
+mod nccl_tree;
+mod ps;
+mod ring;
+mod topk;
+mod trees;
+mod two_level;
+
+use super::Context;
+use crate::error::{Error, Result};
+use crate::estimate::schedules::{self, Shape};
+use crate::estimate::{Algorithm, SendSchedule};
+
+/// What the estimate needs of one allreduce algorithm.
+pub(super) trait Collective: std::fmt::Debug + Sync {
+    /// The closed-form time of `n` bytes over the context's ranks (more
+    /// than one), µs, and the chunk count of a pipelined schedule (1
+    /// otherwise), which [`Collective::schedule`] is given.
+    fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)>;
+
+    /// The send schedule of `n` bytes in `chunks` chunks.
+    fn schedule(&self, ctx: &Context<'_>, n: u64, chunks: usize) -> Result<SendSchedule>;
+
+    /// The schedule's [`Shape`] when it is made of ring and
+    /// halving-doubling steps, which can be streamed without being stored;
+    /// `None` (the default) when it cannot.
+    fn shape(&self, _ctx: &Context<'_>) -> Result<Option<Shape>> {
+        Ok(None)
+    }
+
+    /// True when `channels=pair` (C-Cube's channel per tree edge) applies:
+    /// the pipelined trees.
+    fn pair_channels(&self) -> bool {
+        false
+    }
+}
+
+/// The registry: the implementation of every algorithm, one line each.
+pub(super) fn of(algorithm: Algorithm) -> &'static dyn Collective {
+    match algorithm {
+        Algorithm::Ring => &ring::Ring,
+        Algorithm::Hd => &hd::HalvingDoubling,
+        Algorithm::Hdrm => &hd::HalvingDoubling,
+        Algorithm::Tree => &trees::TREE,
+        Algorithm::PipelinedTree => &trees::PIPELINED_TREE,
+        Algorithm::DoubleTree => &trees::DOUBLE_TREE,
+        Algorithm::OverlappedTree => &trees::OVERLAPPED_TREE,
+        Algorithm::OverlappedDoubleTree => &trees::OVERLAPPED_DOUBLE_TREE,
+        Algorithm::BlueConnect => &hierarchical::BLUECONNECT,
+        Algorithm::TwoD => &hierarchical::TWO_D,
+        Algorithm::TwoLevel => &two_level::TwoLevel,
+        Algorithm::TopKAllGather => &topk::TopKAllGather,
+        Algorithm::ParameterServer => &ps::ParameterServer,
+        Algorithm::HiTopK => &hitopk::HiTopK,
+        Algorithm::NcclRing => &nccl_ring::NcclRing,
+        Algorithm::NcclTree => &nccl_tree::NcclTree,
+    }
+}
+
+/// The names of the algorithms `channels=pair` applies to, as a message
+/// lists them (`a, b or c`).
+pub(super) fn pair_channel_names() -> String {
+    let names: Vec<&str> = Algorithm::ALL
+        .iter()
+        .filter(|a| of(**a).pair_channels())
+        .map(|a| a.as_str())
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(", "),
+    }
+}
+
+/// The send schedule of an algorithm with a [`Shape`], built from it.
+fn shaped(collective: &dyn Collective, ctx: &Context<'_>, n: u64) -> Result<SendSchedule> {
+    match collective.shape(ctx)? {
+        Some(shape) => schedules::build(ctx.ranks(), &shape, n, ctx.params.gamma_us()),
+        None => Err(Error::Internal(format!(
+            "{} has no shape to build its schedule from",
+            ctx.algorithm.as_str()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithm::RankSchedule;
+    use crate::design::design;
+    use crate::design::shorthand::{self, Shorthand};
+    use crate::estimate::{Channels, Params};
+
+    /// Every row of the table has its implementation, and the two agree:
+    /// the algorithms whose chunks come back in order (`in_order`) are the
+    /// ones whose schedule is made of chunks; `channels=pair` is taken by
+    /// chunked ones only; the rank schedule `ranks` verifies is the shape
+    /// the estimate streams.
+    #[test]
+    fn every_algorithm_is_registered_and_agrees_with_its_row() {
+        let (inv, opts) = shorthand::bigraph(4, 16, &Shorthand::default()).unwrap();
+        let plan = design(&inv, &opts).unwrap();
+        let params = Params::default();
+        for &a in Algorithm::ALL {
+            let info = a.info();
+            let ctx = Context::new(&plan, a, None, &params).unwrap();
+            let (t, chunks) = ctx.closed_form(1 << 20).unwrap();
+            assert!(t > 0.0 && t.is_finite(), "{a:?}: {t}");
+            let sched = ctx.schedule(1 << 20, chunks).unwrap();
+            assert_eq!(!sched.chunk.is_empty(), info.in_order, "{a:?}");
+            let collective = of(a);
+            assert!(!collective.pair_channels() || info.in_order, "{a:?}");
+            let shape = collective.shape(&ctx).unwrap();
+            match info.rank_schedule {
+                Some(RankSchedule::HalvingDoubling) => {
+                    assert!(matches!(shape, Some(Shape::FoldedHd)), "{a:?}");
+                }
+                Some(RankSchedule::Ring) => assert!(
+                    matches!(&shape, Some(Shape::Levels { levels, .. }) if levels.len() == 1),
+                    "{a:?}"
+                ),
+                None => {}
+            }
+            if shape.is_some() {
+                assert!(!info.in_order, "{a:?}");
+            }
+            let pair = Params {
+                channels: Channels::Pair,
+                ..Params::default()
+            };
+            assert_eq!(
+                Context::new(&plan, a, None, &pair).is_ok(),
+                collective.pair_channels(),
+                "{a:?}"
+            );
+        }
+        assert_eq!(
+            pair_channel_names(),
+            "tree, pipelined-tree, double-tree, overlapped-tree or overlapped-double-tree"
+        );
+    }
+}
