@@ -237,7 +237,7 @@ type Key = (String, String, String);
 
 /// Recorded answers by (method, path, body), in order, and how many
 /// were served.
-type Queues = BTreeMap<Key, (Vec<(u16, Value)>, usize)>;
+type Queues = BTreeMap<Key, (Vec<(u16, &'static Value)>, usize)>;
 
 /// Whether a request writes: anything but a GET and a GraphQL query.
 pub fn writes(method: &str, path: &str) -> bool {
@@ -251,7 +251,7 @@ pub struct Replay {
     recorded_writes: BTreeMap<Key, usize>,
     /// The reads of the stateful steps: the writes applied before each
     /// recorded answer.
-    states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, Value)>>,
+    states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, &'static Value)>>,
     /// The recorded writes applied so far.
     pub applied: BTreeSet<usize>,
     /// Recorded writes sent again after they were applied: `METHOD path`.
@@ -267,11 +267,13 @@ pub struct Replay {
 
 impl Replay {
     /// A replay of `exchanges` (those of the given steps, or all), those
-    /// of the `stateful` steps with a state.
-    pub fn new(exchanges: &[Exchange], steps: &[&str], stateful: &[&str]) -> Replay {
+    /// of the `stateful` steps with a state. The answers are borrowed, not
+    /// copied: a campaign makes a replay per case.
+    pub fn new(exchanges: &'static [Exchange], steps: &[&str], stateful: &[&str]) -> Replay {
         let mut queues = Queues::new();
         let mut recorded_writes = BTreeMap::new();
-        let mut states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, Value)>> = BTreeMap::new();
+        let mut states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, &'static Value)>> =
+            BTreeMap::new();
         let mut before = BTreeSet::new();
         for x in exchanges
             .iter()
@@ -287,11 +289,11 @@ impl Replay {
                     (states.entry(key.clone()).or_default()).push((
                         before.clone(),
                         x.status,
-                        x.answer.clone(),
+                        &x.answer,
                     ));
                 }
             }
-            (queues.entry(key).or_default().0).push((x.status, x.answer.clone()));
+            (queues.entry(key).or_default().0).push((x.status, &x.answer));
         }
         Replay {
             queues,
@@ -340,7 +342,7 @@ impl Replay {
             let text = v.to_string().replace(BASE, &self.base);
             return (
                 *status,
-                serde_json::from_str(&text).unwrap_or(v.clone()),
+                serde_json::from_str(&text).unwrap_or_else(|_| (*v).clone()),
                 true,
             );
         }
@@ -349,7 +351,11 @@ impl Replay {
                 let (status, v) = answers[(*next).min(answers.len() - 1)].clone();
                 *next += 1;
                 let text = v.to_string().replace(BASE, &self.base);
-                (status, serde_json::from_str(&text).unwrap_or(v), true)
+                (
+                    status,
+                    serde_json::from_str(&text).unwrap_or_else(|_| v.clone()),
+                    true,
+                )
             }
             _ => (
                 400,
