@@ -239,6 +239,10 @@ type Key = (String, String, String);
 /// were served.
 type Queues = BTreeMap<Key, (Vec<(u16, &'static Value)>, usize)>;
 
+/// The recorded answers to each read of the stateful steps, with the
+/// writes applied before each.
+type States = BTreeMap<Key, Vec<(BTreeSet<usize>, u16, &'static Value)>>;
+
 /// Whether a request writes: anything but a GET and a GraphQL query.
 pub fn writes(method: &str, path: &str) -> bool {
     method != "GET" && !path.ends_with("/api/graphql/")
@@ -251,7 +255,7 @@ pub struct Replay {
     recorded_writes: BTreeMap<Key, usize>,
     /// The reads of the stateful steps: the writes applied before each
     /// recorded answer.
-    states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, &'static Value)>>,
+    states: States,
     /// The recorded writes applied so far.
     pub applied: BTreeSet<usize>,
     /// Recorded writes sent again after they were applied: `METHOD path`.
@@ -272,8 +276,7 @@ impl Replay {
     pub fn new(exchanges: &'static [Exchange], steps: &[&str], stateful: &[&str]) -> Replay {
         let mut queues = Queues::new();
         let mut recorded_writes = BTreeMap::new();
-        let mut states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, &'static Value)>> =
-            BTreeMap::new();
+        let mut states = States::new();
         let mut before = BTreeSet::new();
         for x in exchanges
             .iter()
@@ -348,7 +351,7 @@ impl Replay {
         }
         match self.queues.get_mut(&key) {
             Some((answers, next)) if !answers.is_empty() => {
-                let (status, v) = answers[(*next).min(answers.len() - 1)].clone();
+                let (status, v) = answers[(*next).min(answers.len() - 1)];
                 *next += 1;
                 let text = v.to_string().replace(BASE, &self.base);
                 (
