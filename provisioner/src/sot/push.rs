@@ -432,13 +432,21 @@ pub async fn push(
                     .collect(),
             });
         }
-        if next.changes.iter().any(|c| c.phase <= phase) {
+        let left: Vec<String> = (next.changes.iter())
+            .filter(|c| c.phase <= phase)
+            .map(|c| format!("{} {}", c.kind, c.object))
+            .collect();
+        if !left.is_empty() {
+            // A write answered as a success that was never made (a proxy
+            // or a broken server forging the answer; issue #31).
+            let more = if left.len() > 5 { ", ..." } else { "" };
             return Err(SotError::Api {
                 action: format!("pushing {}", plan.name),
                 url: client.url(endpoint(now[0].kind)),
                 message: format!(
-                    "the server accepted phase {phase}'s writes but reading back shows them missing or different ({} left); check its change log",
-                    next.changes.iter().filter(|c| c.phase <= phase).count()
+                    "the server accepted phase {phase}'s writes but reading back shows them missing or different ({} left: {}{more}); run the push again, which writes what is missing; if the same objects stay missing, check the server's change log",
+                    left.len(),
+                    left[..left.len().min(5)].join(", ")
                 ),
             });
         }

@@ -35,7 +35,7 @@ fn root() -> PathBuf {
 
 /// The Nautobot `.ci/nautobot up` started: its URL and token file, from
 /// NAUTOBOT_URL / NAUTOBOT_TOKEN_FILE or the script's env file.
-fn nautobot(test: &str) -> Option<(String, PathBuf)> {
+pub(crate) fn nautobot(test: &str) -> Option<(String, PathBuf)> {
     let from_env = std::env::var("NAUTOBOT_URL")
         .ok()
         .zip(std::env::var("NAUTOBOT_TOKEN_FILE").ok());
@@ -113,7 +113,7 @@ fn load(url: &str, token: &Path, args: &[&str]) {
     load_at(url, token, LOCATION, args)
 }
 
-fn load_at(url: &str, token: &Path, location: &str, args: &[&str]) {
+pub(crate) fn load_at(url: &str, token: &Path, location: &str, args: &[&str]) {
     let script = root().join("examples/sot/load_nautobot.py");
     let mut cmd = match nautobot_python() {
         Some((python, config)) => {
@@ -143,7 +143,7 @@ fn load_at(url: &str, token: &Path, location: &str, args: &[&str]) {
     );
 }
 
-fn rt() -> tokio::runtime::Runtime {
+pub(crate) fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

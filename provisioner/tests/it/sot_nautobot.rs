@@ -9,6 +9,13 @@
 //! interfaces, cables with `terminations`, prefixes, addresses and their
 //! assignments. The fuzz target `fuzz_sot_nautobot_cabling_push`
 //! (`fuzz.rs`) spoils these answers.
+//!
+//! The spoiled-write tests at the end run against the real Nautobot
+//! instead (`.ci/nautobot up`; they skip without it): a push whose write
+//! half-way through a phase is spoiled leaves a state no recording holds,
+//! so whether the push after it finishes the job can only be seen on
+//! Nautobot itself. One run at a time on a Nautobot: they load, push and
+//! delete at a location of their own.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -432,4 +439,605 @@ fn sot_push_nautobot_spoiled_ids_steer_no_write_issue_31() {
             );
         }
     }
+}
+
+// A write spoiled half-way through a phase, then a second push, against
+// the real Nautobot (issue #31). The replayed campaign above cannot check
+// a second push after a push that stopped inside a phase (the recording
+// holds no state for that point); these tests can, because the server is
+// Nautobot itself.
+
+/// The spoiled-write test's location: its own, so that it deletes only
+/// what it made.
+const SPOIL_LOCATION: &str = "sot-test-spoil";
+/// Its plan's name: the owner tag `topo-plan-<name>` is this test's alone.
+const SPOIL_PLAN: &str = "breakout-200g-spoiled";
+/// The inventory it loads: breakout-200g cut down to a quarter of its
+/// objects (the same kinds and phases), so that a push takes seconds.
+const SPOIL_INVENTORY: &str = "provisioner/tests/data/breakout-200g-mini.toml";
+/// Its link pool, apart from the other round trips'.
+const SPOIL_LINK_POOL: &str = "172.31.251.0/24";
+/// The client's timeout in these tests; a held answer is held longer.
+const SPOIL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A spoiled answer to a write that never reached Nautobot, by variant.
+const NOT_SENT: [(u16, &str); 3] = [
+    (500, "<html><body><h1>Server Error (500)</h1></body></html>"),
+    (
+        400,
+        r#"{"detail": "refused", "id": "5b0ff1ed-0000-4000-8000-000000000031"}"#,
+    ),
+    // A forged success: the client believes the write made.
+    (
+        200,
+        r#"{"id": "5b0ff1ed-0000-4000-8000-000000000031", "url": "http://127.0.0.1:9/api/dcim/cables/5b0ff1ed-0000-4000-8000-000000000031/"}"#,
+    ),
+];
+
+/// A lost answer to a write Nautobot made, by variant.
+fn answer_lost(variant: usize) -> nautobot_replay::Spoiled {
+    use nautobot_replay::Spoiled;
+    match variant % 4 {
+        0 => Spoiled::Replaced(502, "<html><body><h1>502 Bad Gateway</h1></body></html>"),
+        1 => Spoiled::Dropped,
+        2 => Spoiled::Replaced(201, r#"{"id": "5b0ff1ed-0000-4000-8000-0000"#),
+        _ => Spoiled::Held(SPOIL_TIMEOUT + std::time::Duration::from_secs(1)),
+    }
+}
+
+/// A JSON value as one line, object keys sorted and array items sorted,
+/// so that two reads of the same objects compare equal.
+fn canon(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut items: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{k:?}: {}", canon(v)))
+                .collect();
+            items.sort();
+            format!("{{{}}}", items.join(", "))
+        }
+        serde_json::Value::Array(a) => {
+            let mut items: Vec<String> = a.iter().map(canon).collect();
+            items.sort();
+            format!("[{}]", items.join(", "))
+        }
+        v => v.to_string(),
+    }
+}
+
+/// What Nautobot holds of the test's objects, one line per object, sorted
+/// (a duplicate is a line twice): the location's devices and each of
+/// their interfaces (custom fields, mode, VLANs, tags, addresses), the
+/// location's cables (terminations by device and interface name, type,
+/// status, label, tags), the prefixes and addresses in the link pool
+/// (tags, the interfaces each is assigned to), the owner tag and the VLANs
+/// it tags. Ids and times are left out: they differ between two pushes.
+fn held(rt: &tokio::runtime::Runtime, c: &Client) -> Vec<String> {
+    use serde_json::json;
+    let tag = provisioner::sot::push::owner_tag(SPOIL_PLAN);
+    let data = rt
+        .block_on(c.graphql(
+            "query ($loc: [String], $pool: [String], $tag: [String]) { \
+             devices(location: $loc) { name _custom_field_data tags { name } \
+             interfaces { name type mode untagged_vlan { vid } tagged_vlans { vid } tags { name } \
+             ip_addresses { address } } } \
+             cables(location: $loc) { label status { name } tags { name } cable_type { name } \
+             terminations { cable_end connector interface { name device { name } } } } \
+             prefixes(within_include: $pool) { prefix type tags { name } } \
+             ip_addresses(prefix: $pool) { address type tags { name } interfaces { name device { name } } } \
+             tags(name: $tag) { name } }",
+            json!({"loc": [SPOIL_LOCATION], "pool": [SPOIL_LINK_POOL], "tag": [tag]}),
+            "test: reading what the test holds",
+        ))
+        .expect("the test's objects read");
+    let mut lines = Vec::new();
+    let list = |k: &str| data[k].as_array().cloned().unwrap_or_default();
+    for mut d in list("devices") {
+        let name = d["name"].clone();
+        // A custom field set back to null is as good as never set.
+        if let Some(f) = d["_custom_field_data"].as_object_mut() {
+            f.retain(|_, v| !v.is_null());
+        }
+        for mut i in d["interfaces"].as_array().cloned().unwrap_or_default() {
+            i["device"] = name.clone();
+            lines.push(format!("interface {}", canon(&i)));
+        }
+        d.as_object_mut().unwrap().remove("interfaces");
+        lines.push(format!("device {}", canon(&d)));
+    }
+    for (k, what) in [
+        ("cables", "cable"),
+        ("prefixes", "prefix"),
+        ("ip_addresses", "ip-address"),
+        ("tags", "tag"),
+    ] {
+        lines.extend(list(k).iter().map(|v| format!("{what} {}", canon(v))));
+    }
+    if !list("tags").is_empty() {
+        let vlans = tagged_vlans(rt, c, "name vid tags { name }");
+        lines.extend(vlans.iter().map(|v| format!("vlan {}", canon(v))));
+    }
+    lines.sort();
+    lines
+}
+
+/// The VLANs that carry the test's owner tag (which must exist), with
+/// `fields`.
+fn tagged_vlans(rt: &tokio::runtime::Runtime, c: &Client, fields: &str) -> Vec<serde_json::Value> {
+    let tag = provisioner::sot::push::owner_tag(SPOIL_PLAN);
+    let data = rt
+        .block_on(c.graphql(
+            &format!("query ($tag: [String]) {{ vlans(tags: $tag) {{ {fields} }} }}"),
+            serde_json::json!({"tag": [tag]}),
+            "test: reading the test's VLANs",
+        ))
+        .expect("the test's VLANs read");
+    data["vlans"].as_array().cloned().unwrap_or_default()
+}
+
+/// The lines of `b` not in `a` (`+`) and of `a` not in `b` (`-`), a
+/// line counted as often as it comes.
+fn differ(a: &[String], b: &[String]) -> Vec<String> {
+    fn count(x: &[String]) -> std::collections::BTreeMap<&String, i64> {
+        let mut m = std::collections::BTreeMap::new();
+        x.iter().for_each(|l| *m.entry(l).or_default() += 1);
+        m
+    }
+    let (ca, cb) = (count(a), count(b));
+    let mut out = Vec::new();
+    for l in ca
+        .keys()
+        .chain(cb.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let n = cb.get(l).copied().unwrap_or(0) - ca.get(l).copied().unwrap_or(0);
+        let sign = if n > 0 { '+' } else { '-' };
+        out.extend((0..n.abs()).map(|_| format!("{sign} {l}")));
+    }
+    out
+}
+
+/// Deletes what the test's pushes made (the cables at its location, the
+/// prefixes and addresses of its link pool and the VLANs that carry its
+/// owner tag, then the tag) and sets its devices' custom fields back to
+/// `fields` (device id to `_custom_field_data`, as loaded). Nothing else
+/// is touched.
+fn undo_push(
+    rt: &tokio::runtime::Runtime,
+    c: &Client,
+    fields: &std::collections::BTreeMap<String, serde_json::Value>,
+) {
+    use serde_json::{Value, json};
+    let tag = provisioner::sot::push::owner_tag(SPOIL_PLAN);
+    let data = rt
+        .block_on(c.graphql(
+            "query ($loc: [String], $pool: [String], $tag: [String]) { \
+             devices(location: $loc) { id _custom_field_data } \
+             cables(location: $loc) { id tags { name } } \
+             prefixes(within_include: $pool) { id tags { name } } \
+             ip_addresses(prefix: $pool) { id tags { name } } \
+             tags(name: $tag) { id } }",
+            json!({"loc": [SPOIL_LOCATION], "pool": [SPOIL_LINK_POOL], "tag": [tag]}),
+            "test: reading what the push made",
+        ))
+        .expect("the push's objects read");
+    let ours = |v: &Value| (v["tags"].as_array().into_iter().flatten()).any(|t| t["name"] == tag);
+    let ids = |k: &str, all: bool| -> Vec<Value> {
+        (data[k].as_array().into_iter().flatten())
+            .filter(|v| all || ours(v))
+            .map(|v| json!({"id": v["id"]}))
+            .collect()
+    };
+    let delete = |path: &str, ids: Vec<Value>| {
+        if !ids.is_empty() {
+            rt.block_on(c.call(
+                reqwest::Method::DELETE,
+                path,
+                Some(&Value::Array(ids)),
+                "test: deleting what the push made",
+            ))
+            .unwrap_or_else(|e| panic!("deleting at {path}: {e}"));
+        }
+    };
+    delete("/api/dcim/cables/", ids("cables", true));
+    delete("/api/ipam/ip-addresses/", ids("ip_addresses", false));
+    delete("/api/ipam/prefixes/", ids("prefixes", false));
+    let tags = ids("tags", true);
+    if !tags.is_empty() {
+        let v: Vec<Value> = (tagged_vlans(rt, c, "id").iter())
+            .map(|v| json!({"id": v["id"]}))
+            .collect();
+        delete("/api/ipam/vlans/", v);
+    }
+    delete("/api/extras/tags/", tags);
+    let mut patches = Vec::new();
+    for d in data["devices"].as_array().into_iter().flatten() {
+        let id = d["id"].as_str().unwrap_or_default();
+        let Some(was) = fields.get(id) else { continue };
+        let now = &d["_custom_field_data"];
+        if now == was {
+            continue;
+        }
+        let mut f = serde_json::Map::new();
+        for k in now.as_object().into_iter().flatten().map(|x| x.0) {
+            f.insert(k.clone(), was.get(k).cloned().unwrap_or(Value::Null));
+        }
+        patches.push(json!({"id": id, "custom_fields": f}));
+    }
+    if !patches.is_empty() {
+        rt.block_on(c.update(
+            "/api/dcim/devices/",
+            &patches,
+            100,
+            "test: setting the devices' fields back",
+        ))
+        .expect("the devices' fields set back");
+    }
+}
+
+/// The test's location made afresh: what an earlier run left (the push's
+/// objects, then the location's cables and devices, all the test's own)
+/// deleted, the breakout-200g inventory loaded there by the example
+/// loader. Returns the devices' custom fields as loaded (by id).
+fn fresh_location(
+    rt: &tokio::runtime::Runtime,
+    url: &str,
+    token: &Path,
+    c: &Client,
+) -> std::collections::BTreeMap<String, serde_json::Value> {
+    use serde_json::{Value, json};
+    undo_push(rt, c, &Default::default());
+    let devices = |c: &Client| {
+        rt.block_on(c.graphql(
+            "query ($loc: [String]) { devices(location: $loc) { id _custom_field_data } }",
+            json!({"loc": [SPOIL_LOCATION]}),
+            "test: reading the location's devices",
+        ))
+        .expect("the location's devices read")["devices"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let ids: Vec<Value> = (devices(c).iter())
+        .map(|d| json!({"id": d["id"]}))
+        .collect();
+    if !ids.is_empty() {
+        rt.block_on(c.call(
+            reqwest::Method::DELETE,
+            "/api/dcim/devices/",
+            Some(&Value::Array(ids)),
+            "test: deleting the location's devices",
+        ))
+        .expect("the location's devices deleted");
+    }
+    let inventory = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(SPOIL_INVENTORY);
+    crate::a_sot::load_at(url, token, SPOIL_LOCATION, &[inventory.to_str().unwrap()]);
+    (devices(c).iter())
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap_or_default().to_string(),
+                d["_custom_field_data"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// A push of `plan` through a spoiling proxy in front of the real
+/// Nautobot, the write `target` spoiled as `how` says (none for an honest
+/// push): the push's outcome and the proxy's state.
+fn push_through(
+    rt: &tokio::runtime::Runtime,
+    upstream: &str,
+    token: &Path,
+    plan: &planner::plan::Plan,
+    target: Option<(usize, usize)>,
+    how: nautobot_replay::Spoiled,
+) -> (
+    Result<provisioner::sot::push::PushReport, String>,
+    Arc<Mutex<nautobot_replay::Spoiler>>,
+    Client,
+) {
+    let sp = Arc::new(Mutex::new(nautobot_replay::Spoiler::new(upstream)));
+    {
+        let mut s = sp.lock().unwrap();
+        s.target = target;
+        s.how = how;
+    }
+    let proxy = rt.block_on(nautobot_replay::spoiling(sp.clone()));
+    let c = client_of(&proxy, token, SPOIL_TIMEOUT);
+    let out = rt
+        .block_on(provisioner::sot::push::push(
+            &c,
+            plan,
+            &spoil_push_options(),
+            &mut |_| {},
+        ))
+        .map_err(|e| e.to_string());
+    (out, sp, c)
+}
+
+fn spoil_push_options() -> PushOptions {
+    PushOptions {
+        location: Some(SPOIL_LOCATION.to_string()),
+        ..push_options()
+    }
+}
+
+/// The cabling `sot cabling` reads at the test's location, against the
+/// plan: the findings (none when it is cabled as planned).
+fn cabling_findings(
+    rt: &tokio::runtime::Runtime,
+    c: &Client,
+    plan: &planner::plan::Plan,
+) -> Vec<String> {
+    let snap = rt
+        .block_on(provisioner::sot::cabling::fetch(
+            c,
+            &CablingOptions {
+                status: None,
+                location: Some(SPOIL_LOCATION.to_string()),
+            },
+        ))
+        .expect("the cabling reads");
+    let (observed, skipped) = provisioner::sot::cabling::observed(c.base(), &snap, "nautobot");
+    let v = planner::validate::validate_cabling(plan, &observed, &["sot".to_string()]);
+    let mut out: Vec<String> = v.findings.iter().map(|f| format!("{f:?}")).collect();
+    if skipped > 0 {
+        out.push(format!("{skipped} cable(s) skipped"));
+    }
+    out
+}
+
+/// A phase's writes in a few words: how many, of which endpoints.
+fn phase_of(writes: &[String]) -> String {
+    let mut kinds = std::collections::BTreeMap::<&str, usize>::new();
+    for w in writes {
+        *kinds.entry(w.split('?').next().unwrap_or(w)).or_default() += 1;
+    }
+    let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    format!("{} write(s): {}", writes.len(), kinds.join(", "))
+}
+
+/// One spoiled write: (phase, index of the write in it, how).
+type SpoilCase = (usize, usize, nautobot_replay::Spoiled);
+
+/// The cases of every phase that writes in several requests: its first,
+/// middle and last write, each spoiled both ways (the variants of each way
+/// taken in turn). `phases` are the writes of an honest push, by phase.
+fn spoil_cases(phases: &[Vec<String>]) -> Vec<SpoilCase> {
+    let mut out = Vec::new();
+    for (p, writes) in phases.iter().enumerate().filter(|(_, w)| w.len() >= 2) {
+        let n = writes.len();
+        let mut at = vec![0, n / 2, n - 1];
+        at.dedup();
+        for (j, &k) in at.iter().enumerate() {
+            let (status, body) = NOT_SENT[(p + j) % NOT_SENT.len()];
+            out.push((p, k, nautobot_replay::Spoiled::NotSent(status, body)));
+            out.push((p, k, answer_lost(p + j)));
+        }
+    }
+    out
+}
+
+/// Runs the spoiled-write cases `pick` selects (given all of them) on the
+/// real Nautobot; each case's failure, and how many ran.
+fn spoiled_writes_on_nautobot(
+    test: &str,
+    pick: impl Fn(&[Vec<String>], &[SpoilCase]) -> Vec<SpoilCase>,
+) -> Option<(usize, Vec<String>)> {
+    let (url, token) = crate::a_sot::nautobot(test)?;
+    let started = std::time::Instant::now();
+    let rt = crate::a_sot::rt();
+    let direct = client_of(&url, &token, SPOIL_TIMEOUT);
+    let upstream = url
+        .trim_end_matches('/')
+        .trim_end_matches("/api")
+        .to_string();
+    let fields = fresh_location(&rt, &url, &token, &direct);
+    let loaded = held(&rt, &direct);
+    let opts = ImportOptions {
+        location: Some(SPOIL_LOCATION.to_string()),
+        name: Some(SPOIL_PLAN.to_string()),
+        ..import_options()
+    };
+    let snap = rt
+        .block_on(provisioner::sot::import::fetch(&direct, &opts))
+        .unwrap();
+    let toml = provisioner::sot::import::inventory_toml(&snap, &opts, "nautobot").unwrap();
+    let inv = planner::inventory::Inventory::from_toml(&toml, "imported.toml").unwrap();
+    let mut plan = plan_of(&inv);
+    plan.name = SPOIL_PLAN.to_string();
+    plan.addressing.link_pool = SPOIL_LINK_POOL.to_string();
+    eprintln!("{test}: loaded in {:.1} s", started.elapsed().as_secs_f64());
+
+    // The honest push: its writes by phase, and what it leaves.
+    let t = std::time::Instant::now();
+    let (honest, sp, _) = push_through(
+        &rt,
+        &upstream,
+        &token,
+        &plan,
+        None,
+        nautobot_replay::Spoiled::Dropped,
+    );
+    let honest = honest.expect("the honest push");
+    assert!(
+        honest.diff.conflicts.is_empty(),
+        "{:?}",
+        honest.diff.conflicts
+    );
+    let phases = sp.lock().unwrap().phases.clone();
+    let want = held(&rt, &direct);
+    assert_eq!(cabling_findings(&rt, &direct, &plan), Vec::<String>::new());
+    undo_push(&rt, &direct, &fields);
+    assert_eq!(differ(&loaded, &held(&rt, &direct)), Vec::<String>::new());
+    eprintln!(
+        "{test}: the honest push in {:.1} s: {}",
+        t.elapsed().as_secs_f64(),
+        (phases.iter().enumerate())
+            .map(|(p, w)| format!("phase {p}: {}", phase_of(w)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+
+    let cases = pick(&phases, &spoil_cases(&phases));
+    assert!(
+        !cases.is_empty(),
+        "no phase writes in several requests: {phases:?}"
+    );
+    let mut failures = Vec::new();
+    for (p, k, how) in &cases {
+        let t = std::time::Instant::now();
+        let case = format!(
+            "write {} of phase {p} ({}), {how:?}",
+            k + 1,
+            phase_of(&phases[*p])
+        );
+        let (first, sp, c) =
+            push_through(&rt, &upstream, &token, &plan, Some((*p, *k)), how.clone());
+        let mut wrong = Vec::new();
+        let spoiled = sp.lock().unwrap().spoiled.clone();
+        if spoiled.is_none() {
+            wrong.push("the write was never sent".to_string());
+        }
+        let first = match first {
+            Ok(_) => {
+                wrong.push("the spoiled push reported success".to_string());
+                String::new()
+            }
+            Err(e) => e,
+        };
+        // Every error but a refusal (which carries the server's reason)
+        // says what to do: push again.
+        if !first.is_empty()
+            && !matches!(how, nautobot_replay::Spoiled::NotSent(400, _))
+            && !first.contains("run the push again")
+        {
+            wrong.push(format!(
+                "the first push's error does not say to push again: {first}"
+            ));
+        }
+        // A write the client gave up on is made whole before the second
+        // push reads, as it would be by the time a user pushes again.
+        let idle = std::time::Instant::now();
+        while sp.lock().unwrap().upstream_in_flight > 0
+            && idle.elapsed() < std::time::Duration::from_secs(120)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        match rt.block_on(provisioner::sot::push::push(
+            &c,
+            &plan,
+            &spoil_push_options(),
+            &mut |_| {},
+        )) {
+            Ok(r) if !r.diff.conflicts.is_empty() => wrong.push(format!(
+                "the second push met conflicts: {:?}",
+                r.diff.conflicts
+            )),
+            Ok(_) => {}
+            Err(e) => wrong.push(format!("the second push failed: {e}")),
+        }
+        let dry = rt.block_on(provisioner::sot::push::push(
+            &direct,
+            &plan,
+            &PushOptions {
+                dry_run: true,
+                ..spoil_push_options()
+            },
+            &mut |_| {},
+        ));
+        match dry {
+            Ok(d) if !d.diff.changes.is_empty() || !d.diff.conflicts.is_empty() => {
+                wrong.push(format!(
+                    "a push after it would still write: {:?} {:?}",
+                    d.diff.changes, d.diff.conflicts
+                ))
+            }
+            Ok(_) => {}
+            Err(e) => wrong.push(format!("the dry run after it failed: {e}")),
+        }
+        let d = differ(&want, &held(&rt, &direct));
+        if !d.is_empty() {
+            wrong.push(format!(
+                "Nautobot holds other than after an honest push:\n  {}",
+                d.join("\n  ")
+            ));
+        }
+        let findings = cabling_findings(&rt, &direct, &plan);
+        if !findings.is_empty() {
+            wrong.push(format!("sot cabling finds {findings:?}"));
+        }
+        undo_push(&rt, &direct, &fields);
+        let left = differ(&loaded, &held(&rt, &direct));
+        assert!(left.is_empty(), "{case}: undoing the push left {left:?}");
+        eprintln!(
+            "{test}: {case}: {} in {:.1} s; spoiled {}; the first push said: {first}",
+            if wrong.is_empty() {
+                "recovered"
+            } else {
+                "FAILED"
+            },
+            t.elapsed().as_secs_f64(),
+            spoiled.as_deref().unwrap_or("nothing")
+        );
+        if !wrong.is_empty() {
+            failures.push(format!("{case}: {}", wrong.join("; ")));
+        }
+    }
+    eprintln!(
+        "{test}: {} case(s), {} failure(s), {:.0} s in all",
+        cases.len(),
+        failures.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Some((cases.len(), failures))
+}
+
+/// CI's share of the spoiled-write cases on the real Nautobot (issue
+/// #31): in the phase with the most write requests (the cables, one
+/// request each), its middle write is made by Nautobot and its answer
+/// lost (the connection closed), and in the last phase of several
+/// requests, its last write never reaches Nautobot and a 500 comes back.
+/// After each, an honest second push with the same plan and options must
+/// succeed, and Nautobot must then hold exactly what an honest push
+/// leaves (every object once), with `sot cabling` finding nothing.
+/// Skips without Nautobot (fails with TESTS_NO_SKIP=1).
+#[test]
+fn sot_push_nautobot_spoiled_write_then_second_push_issue_31() {
+    let test = "sot_nautobot::spoiled_write_then_second_push";
+    let Some((_, failures)) = spoiled_writes_on_nautobot(test, |phases, _| {
+        use nautobot_replay::Spoiled;
+        let n = |p: usize| phases[p].len();
+        let most = (0..phases.len()).max_by_key(|p| n(*p));
+        let last = (0..phases.len()).filter(|p| n(*p) >= 2).max();
+        let (status, page) = NOT_SENT[0];
+        (most.map(|p| (p, n(p) / 2, Spoiled::Dropped)).into_iter())
+            .chain(last.map(|p| (p, n(p) - 1, Spoiled::NotSent(status, page))))
+            .collect()
+    }) else {
+        return;
+    };
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every spoiled-write case on the real Nautobot (issue #31): each phase
+/// of several write requests, at its first, middle and last write, spoiled
+/// both ways (not sent: a 500 page, a refusal, a forged success; made and
+/// its answer lost: a 502 page, the connection closed, a broken body, an
+/// answer held past the client's timeout). Ignored: 24 cases, 25 minutes
+/// on the loaded 2-core VM (docs/benchmarks.md); `cargo test -p
+/// provisioner --test it spoiled_write_every -- --ignored` after
+/// `.ci/nautobot up`.
+#[test]
+#[ignore = "every position: minutes against the real Nautobot; run after `.ci/nautobot up`"]
+fn sot_push_nautobot_spoiled_write_every_position_issue_31() {
+    let test = "sot_nautobot::spoiled_write_every_position";
+    let Some((_, failures)) = spoiled_writes_on_nautobot(test, |_, all| all.to_vec()) else {
+        return;
+    };
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

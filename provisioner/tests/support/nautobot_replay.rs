@@ -26,8 +26,16 @@
 //! is noted ([`Replay::again`]). A read in a state the recording never
 //! was in (a push stopped half-way through a phase) is answered 400,
 //! naming it, and noted ([`Replay::unrecorded_state`]). Requests may
-//! overlap: each is answered after a short pause, and [`Replay::log`]
-//! notes how many were in flight.
+//! overlap: each write is answered after a short pause (the client's
+//! reads go one at a time), and [`Replay::log`] notes how many were in
+//! flight.
+//!
+//! [`spoiling`] is the recording proxy's twin for the cases a replay
+//! cannot answer: in front of the real Nautobot, it spoils the answer to
+//! one write of a phase, either not forwarding it ([`Spoiled::NotSent`])
+//! or forwarding it and losing its answer (the others), so that the push
+//! after it runs against what Nautobot really made
+//! (`sot_nautobot::sot_push_nautobot_spoiled_write_*`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -71,11 +79,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Serves `handle` over plain HTTP on a loopback port (in the current
 /// tokio runtime); returns the base URL. `handle` gets the method, path
-/// with query, headers and body bytes, and gives the status and body.
+/// with query, headers and body bytes, and gives the status and body, or
+/// `None` to close the connection without an answer (an answer lost).
 async fn serve<F, Fut>(handle: F) -> String
 where
     F: Fn(String, String, hyper::HeaderMap, Bytes) -> Fut + Clone + Send + Sync + 'static,
-    Fut: std::future::Future<Output = (u16, Bytes)> + Send,
+    Fut: std::future::Future<Output = Option<(u16, Bytes)>> + Send,
 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -101,7 +110,9 @@ where
                             .await
                             .map_err(std::io::Error::other)?
                             .to_bytes();
-                        let (status, body) = handle(method, uri, headers, bytes).await;
+                        let (status, body) = handle(method, uri, headers, bytes)
+                            .await
+                            .ok_or_else(|| std::io::Error::other("the answer is dropped"))?;
                         let mut r = Response::new(Full::new(body));
                         *r.status_mut() = StatusCode::from_u16(status)
                             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -130,13 +141,39 @@ fn json_or_null(bytes: &[u8]) -> Value {
     }
 }
 
-/// A recording proxy in front of `rec`'s upstream; returns its base URL.
-pub async fn record(rec: Arc<Mutex<Recorder>>) -> String {
-    let http = reqwest::Client::builder()
+/// The proxies' client to the upstream server: no redirect followed, a
+/// long timeout (Nautobot's own writes may take minutes).
+fn proxy_client() -> reqwest::Client {
+    reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(std::time::Duration::from_secs(900))
         .build()
-        .expect("a client");
+        .expect("a client")
+}
+
+/// A request of our client as it came (method, path, query, body,
+/// `Authorization`, `Accept`, `Content-Type`, `If-Match`), to `upstream`.
+fn forward(
+    http: &reqwest::Client,
+    upstream: &str,
+    method: &str,
+    uri: &str,
+    headers: &hyper::HeaderMap,
+    bytes: &Bytes,
+) -> reqwest::RequestBuilder {
+    let m = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
+    let mut req = http.request(m, format!("{upstream}{uri}"));
+    for h in ["authorization", "accept", "content-type", "if-match"] {
+        if let Some(v) = headers.get(h) {
+            req = req.header(h, v.as_bytes());
+        }
+    }
+    req.body(bytes.to_vec())
+}
+
+/// A recording proxy in front of `rec`'s upstream; returns its base URL.
+pub async fn record(rec: Arc<Mutex<Recorder>>) -> String {
+    let http = proxy_client();
     serve(move |method: String, uri: String, headers, bytes: Bytes| {
         let rec = rec.clone();
         let http = http.clone();
@@ -145,14 +182,8 @@ pub async fn record(rec: Arc<Mutex<Recorder>>) -> String {
                 let r = lock(&rec);
                 (r.upstream.clone(), r.step.clone())
             };
-            let m = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
-            let mut req = http.request(m, format!("{upstream}{uri}"));
-            for h in ["authorization", "accept", "content-type", "if-match"] {
-                if let Some(v) = headers.get(h) {
-                    req = req.header(h, v.as_bytes());
-                }
-            }
-            let resp = req.body(bytes.to_vec()).send().await.expect("upstream");
+            let req = forward(&http, &upstream, &method, &uri, &headers, &bytes);
+            let resp = req.send().await.expect("upstream");
             let status = resp.status().as_u16();
             let answer = resp.bytes().await.expect("upstream body");
             lock(&rec).exchanges.push(Exchange {
@@ -163,7 +194,7 @@ pub async fn record(rec: Arc<Mutex<Recorder>>) -> String {
                 status,
                 answer: json_or_null(&answer),
             });
-            (status, answer)
+            Some((status, answer))
         }
     })
     .await
@@ -206,7 +237,11 @@ type Key = (String, String, String);
 
 /// Recorded answers by (method, path, body), in order, and how many
 /// were served.
-type Queues = BTreeMap<Key, (Vec<(u16, Value)>, usize)>;
+type Queues = BTreeMap<Key, (Vec<(u16, &'static Value)>, usize)>;
+
+/// The recorded answers to each read of the stateful steps, with the
+/// writes applied before each.
+type States = BTreeMap<Key, Vec<(BTreeSet<usize>, u16, &'static Value)>>;
 
 /// Whether a request writes: anything but a GET and a GraphQL query.
 pub fn writes(method: &str, path: &str) -> bool {
@@ -220,7 +255,7 @@ pub struct Replay {
     recorded_writes: BTreeMap<Key, usize>,
     /// The reads of the stateful steps: the writes applied before each
     /// recorded answer.
-    states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, Value)>>,
+    states: States,
     /// The recorded writes applied so far.
     pub applied: BTreeSet<usize>,
     /// Recorded writes sent again after they were applied: `METHOD path`.
@@ -236,11 +271,12 @@ pub struct Replay {
 
 impl Replay {
     /// A replay of `exchanges` (those of the given steps, or all), those
-    /// of the `stateful` steps with a state.
-    pub fn new(exchanges: &[Exchange], steps: &[&str], stateful: &[&str]) -> Replay {
+    /// of the `stateful` steps with a state. The answers are borrowed, not
+    /// copied: a campaign makes a replay per case.
+    pub fn new(exchanges: &'static [Exchange], steps: &[&str], stateful: &[&str]) -> Replay {
         let mut queues = Queues::new();
         let mut recorded_writes = BTreeMap::new();
-        let mut states: BTreeMap<Key, Vec<(BTreeSet<usize>, u16, Value)>> = BTreeMap::new();
+        let mut states = States::new();
         let mut before = BTreeSet::new();
         for x in exchanges
             .iter()
@@ -256,11 +292,11 @@ impl Replay {
                     (states.entry(key.clone()).or_default()).push((
                         before.clone(),
                         x.status,
-                        x.answer.clone(),
+                        &x.answer,
                     ));
                 }
             }
-            (queues.entry(key).or_default().0).push((x.status, x.answer.clone()));
+            (queues.entry(key).or_default().0).push((x.status, &x.answer));
         }
         Replay {
             queues,
@@ -309,16 +345,20 @@ impl Replay {
             let text = v.to_string().replace(BASE, &self.base);
             return (
                 *status,
-                serde_json::from_str(&text).unwrap_or(v.clone()),
+                serde_json::from_str(&text).unwrap_or_else(|_| (*v).clone()),
                 true,
             );
         }
         match self.queues.get_mut(&key) {
             Some((answers, next)) if !answers.is_empty() => {
-                let (status, v) = answers[(*next).min(answers.len() - 1)].clone();
+                let (status, v) = answers[(*next).min(answers.len() - 1)];
                 *next += 1;
                 let text = v.to_string().replace(BASE, &self.base);
-                (status, serde_json::from_str(&text).unwrap_or(v), true)
+                (
+                    status,
+                    serde_json::from_str(&text).unwrap_or_else(|_| v.clone()),
+                    true,
+                )
             }
             _ => (
                 400,
@@ -337,8 +377,13 @@ pub async fn replay(replay: Arc<Mutex<Replay>>) -> String {
         async move {
             let body = json_or_null(&bytes);
             lock(&replay).in_flight += 1;
-            // A pause, so that the client's concurrent requests overlap.
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            // A pause before a write's answer, so that the client's
+            // concurrent writes overlap. Its reads go one at a time (a
+            // phase's state, then its read-back), so they are answered at
+            // once.
+            if writes(&method, &uri) {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
             let mut rp = lock(&replay);
             let (status, v, recorded) = rp.answer(&method, &uri, &body);
             let url = format!("{}{uri}", rp.base);
@@ -353,10 +398,136 @@ pub async fn replay(replay: Arc<Mutex<Replay>>) -> String {
             rp.in_flight -= 1;
             rp.log
                 .push((method, uri, sent, spoiled, recorded, body, in_flight));
-            (sent, bytes)
+            Some((sent, bytes))
         }
     })
     .await;
     lock(&replay).base = base.clone();
     base
+}
+
+/// How [`spoiling`] spoils the one write it is told to, in the two ways a
+/// real network can: the write never reaches Nautobot and some other
+/// answer comes back, or Nautobot makes it and its answer is lost.
+#[derive(Debug, Clone)]
+pub enum Spoiled {
+    /// (a) Not forwarded: Nautobot never sees the write, and this status
+    /// and body (an error page, a refusal, a forged success) come back.
+    NotSent(u16, &'static str),
+    /// (b) Forwarded and made by Nautobot; its answer is replaced by this
+    /// status and body.
+    Replaced(u16, &'static str),
+    /// (b) Forwarded and made; the connection is closed without an answer.
+    Dropped,
+    /// (b) Forwarded and made; the answer is held this long (longer than
+    /// the client's timeout), then sent.
+    Held(std::time::Duration),
+}
+
+/// The state of a spoiling proxy in front of a real Nautobot: it forwards
+/// every request as [`record`] does, and numbers the writes by phase: a
+/// phase is a run of writes with no read between them, as the push
+/// client writes a phase's objects and then reads again. The `target`
+/// write, counted as the writes arrive, is spoiled once, as `how` says.
+pub struct Spoiler {
+    pub upstream: String,
+    /// The write to spoil: (phase, its index among the phase's writes),
+    /// both from 0, phases counted from the proxy's start.
+    pub target: Option<(usize, usize)>,
+    pub how: Spoiled,
+    /// Every write forwarded or spoiled, by phase: `METHOD path`.
+    pub phases: Vec<Vec<String>>,
+    /// The write spoiled and how, once it is.
+    pub spoiled: Option<String>,
+    /// Requests forwarded to Nautobot whose answer has not come yet
+    /// (a write the client gave up on is still made whole).
+    pub upstream_in_flight: usize,
+    /// Whether the last request was a write.
+    in_writes: bool,
+}
+
+impl Spoiler {
+    pub fn new(upstream: &str) -> Spoiler {
+        Spoiler {
+            upstream: upstream.to_string(),
+            target: None,
+            how: Spoiled::Dropped,
+            phases: Vec::new(),
+            spoiled: None,
+            upstream_in_flight: 0,
+            in_writes: false,
+        }
+    }
+
+    /// Notes a request; whether (and how) to spoil it.
+    fn note(&mut self, method: &str, uri: &str) -> Option<Spoiled> {
+        if !writes(method, uri) {
+            self.in_writes = false;
+            return None;
+        }
+        if !self.in_writes {
+            self.phases.push(Vec::new());
+            self.in_writes = true;
+        }
+        let phase = self.phases.len() - 1;
+        let k = self.phases[phase].len();
+        self.phases[phase].push(format!("{method} {uri}"));
+        if self.spoiled.is_some() || self.target != Some((phase, k)) {
+            return None;
+        }
+        self.spoiled = Some(format!(
+            "{method} {uri}, write {} of phase {phase}: {:?}",
+            k + 1,
+            self.how
+        ));
+        Some(self.how.clone())
+    }
+}
+
+/// A spoiling proxy in front of `sp`'s upstream; returns its base URL.
+pub async fn spoiling(sp: Arc<Mutex<Spoiler>>) -> String {
+    let http = proxy_client();
+    serve(move |method: String, uri: String, headers, bytes: Bytes| {
+        let sp = sp.clone();
+        let http = http.clone();
+        async move {
+            let (upstream, how) = {
+                let mut s = lock(&sp);
+                let how = s.note(&method, &uri);
+                (s.upstream.clone(), how)
+            };
+            if let Some(Spoiled::NotSent(status, body)) = how {
+                return Some((status, Bytes::from_static(body.as_bytes())));
+            }
+            let req = forward(&http, &upstream, &method, &uri, &headers, &bytes);
+            // Forwarded from a task of its own: the client closing its
+            // connection does not break the write off half-way.
+            lock(&sp).upstream_in_flight += 1;
+            let s2 = sp.clone();
+            let answer = tokio::spawn(async move {
+                let out = async {
+                    let resp = req.send().await.ok()?;
+                    let status = resp.status().as_u16();
+                    Some((status, resp.bytes().await.ok()?))
+                }
+                .await;
+                lock(&s2).upstream_in_flight -= 1;
+                out
+            })
+            .await
+            .ok()
+            .flatten();
+            let (status, answer) = answer?;
+            match how {
+                Some(Spoiled::Replaced(s, body)) => Some((s, Bytes::from_static(body.as_bytes()))),
+                Some(Spoiled::Dropped) => None,
+                Some(Spoiled::Held(d)) => {
+                    tokio::time::sleep(d).await;
+                    Some((status, answer))
+                }
+                Some(Spoiled::NotSent(..)) | None => Some((status, answer)),
+            }
+        }
+    })
+    .await
 }
