@@ -11,13 +11,14 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
 
-use super::KueueApi;
 use super::k8s_names::dns_name;
 use super::labels::key;
 use super::tree::{Level, Tree};
+use super::{Export, KueueApi};
 
 /// The label every node carries with its name; Kueue wants it as the
 /// lowest level.
@@ -157,4 +158,30 @@ fn object_name(plan: &Plan, name: &str, kind: &str) -> Result<String> {
         });
     }
     Ok(n)
+}
+
+/// `--to kueue`: the `Topology` and its `ResourceFlavor`, in `api`'s
+/// version, noting a deprecated one.
+pub(super) fn write_kueue(
+    plan: &CheckedPlan,
+    tree: &Tree,
+    prefix: &str,
+    api: KueueApi,
+    out: &mut Export,
+) -> Result<()> {
+    out.objects = Some(kueue(plan, tree, prefix, api)?);
+    out.notes.extend(api.deprecation().map(str::to_string));
+    Ok(())
+}
+
+/// `--to volcano`: the `HyperNode`s.
+pub(super) fn write_volcano(
+    plan: &CheckedPlan,
+    tree: &Tree,
+    prefix: &str,
+    _: KueueApi,
+    out: &mut Export,
+) -> Result<()> {
+    out.objects = Some(volcano(plan, tree, prefix)?);
+    Ok(())
 }

@@ -10,6 +10,9 @@
 //!   subdomains, label keys and values), shared with the provisioner;
 //! - `slurm`: `topology.conf` and `topology.yaml`.
 //!
+//! Each target is one row of the `targets!` table below ([`Row`]): its
+//! names, its help, and its writer in one of those modules.
+//!
 //! Every scheduler format is a tree and a BiGraph is not one: each
 //! [`Export`] carries `lost`, what the translation cannot say. The format of
 //! `--format json` is documented in `docs/export.md`.
@@ -34,69 +37,179 @@ pub use slurm::{YamlBlock, YamlForm, YamlSwitch, YamlTopology};
 
 use tree::Tree;
 
-/// What to export.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Target {
+/// How a target writes `plan` into an [`Export`]: the plan, its tree, the
+/// label prefix (checked) and the Kueue API version (for `kueue`).
+type Write = fn(&CheckedPlan, &Tree, &str, KueueApi, &mut Export) -> Result<()>;
+
+/// One row of the export table: what a target is and where its writer is.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    /// The name after `--to` and in JSON's `to`.
+    pub name: &'static str,
+    /// What the output is, for people (the first line of its text).
+    pub describe: &'static str,
+    /// What `--to NAME` writes, for the command's help.
+    pub help: &'static str,
+    /// `topology.conf` text, not YAML.
+    pub conf_text: bool,
+    /// Writes its own label keys (topograph's): no prefix.
+    pub own_keys: bool,
+    /// Names groups only (labels), where the others nest them in a tree.
+    pub flat: bool,
+    /// Carries HPN's plane B (a tree per plane).
+    pub planes: bool,
+    /// A scheduler's format, which places whole servers.
+    pub places_servers: bool,
+    write: Write,
+    /// What this target loses beyond what every target does, after it.
+    lost: fn(&Plan, &Tree) -> Vec<String>,
+}
+
+/// Nothing lost beyond what every target loses.
+fn nothing_more(_: &Plan, _: &Tree) -> Vec<String> {
+    Vec::new()
+}
+
+/// Declares [`Target`] and its table from one list of
+/// `Variant => Row { .. }` entries: adding an export is its writer in a
+/// module of `export/` and one entry here.
+macro_rules! targets {
+    ($( $(#[$doc:meta])* $variant:ident => $row:expr, )+) => {
+        /// What to export.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Target {
+            $( $(#[$doc])* $variant, )+
+        }
+
+        impl Target {
+            /// Every target, in the order `--to` lists them.
+            pub const ALL: &'static [Target] = &[$(Target::$variant),+];
+
+            /// The target's row of the table.
+            pub const fn row(self) -> &'static Row {
+                match self {
+                    $( Target::$variant => &$row, )+
+                }
+            }
+        }
+    };
+}
+
+targets! {
     /// Node labels per server.
-    Labels,
+    Labels => Row {
+        name: "labels",
+        describe: "node labels",
+        help: "Kubernetes node labels per server",
+        conf_text: false,
+        own_keys: false,
+        flat: true,
+        planes: false,
+        places_servers: false,
+        write: labels::write_labels,
+        lost: nothing_more,
+    },
     /// A Kueue `Topology` (and the `ResourceFlavor` that uses it).
-    Kueue,
+    Kueue => Row {
+        name: "kueue",
+        describe: "Kueue Topology",
+        help: "Kueue Topology (and its ResourceFlavor)",
+        conf_text: false,
+        own_keys: false,
+        flat: false,
+        planes: false,
+        places_servers: true,
+        write: k8s::write_kueue,
+        lost: nothing_more,
+    },
     /// Volcano `HyperNode`s.
-    Volcano,
+    Volcano => Row {
+        name: "volcano",
+        describe: "Volcano HyperNodes",
+        help: "Volcano HyperNodes",
+        conf_text: false,
+        own_keys: false,
+        flat: false,
+        planes: false,
+        places_servers: true,
+        write: k8s::write_volcano,
+        lost: nothing_more,
+    },
     /// Slurm `topology.conf`, `topology/tree`.
-    SlurmTree,
+    SlurmTree => Row {
+        name: "slurm-tree",
+        describe: "Slurm topology.conf (tree)",
+        help: "Slurm topology.conf, tree form",
+        conf_text: true,
+        own_keys: false,
+        flat: false,
+        planes: false,
+        places_servers: true,
+        write: slurm::write_tree,
+        lost: nothing_more,
+    },
     /// Slurm `topology.conf`, `topology/block`.
-    SlurmBlock,
+    SlurmBlock => Row {
+        name: "slurm-block",
+        describe: "Slurm topology.conf (block)",
+        help: "Slurm topology.conf, block form",
+        conf_text: true,
+        own_keys: false,
+        flat: false,
+        planes: false,
+        places_servers: true,
+        write: slurm::write_block,
+        lost: slurm::block_lost,
+    },
     /// Slurm `topology.yaml` (Slurm 25.05 and later): several named
     /// topologies.
-    SlurmYaml,
+    SlurmYaml => Row {
+        name: "slurm-yaml",
+        describe: "Slurm topology.yaml",
+        help: "Slurm topology.yaml (Slurm 25.05 and later): the tree, the blocks, and a tree per BiGraph part or HPN plane",
+        conf_text: false,
+        own_keys: false,
+        flat: false,
+        planes: true,
+        places_servers: true,
+        write: slurm::write_yaml,
+        lost: slurm::yaml_lost,
+    },
     /// Node labels in NVIDIA topograph 1.0's vocabulary
     /// (`fabric.topograph.run/tier-N`, `accelerator.topograph.run/domain`).
-    Topograph,
+    Topograph => Row {
+        name: "topograph",
+        describe: "node labels (topograph vocabulary)",
+        help: "Kubernetes node labels in NVIDIA topograph 1.0's vocabulary (fabric.topograph.run/tier-N, accelerator.topograph.run/domain)",
+        conf_text: false,
+        own_keys: true,
+        flat: false,
+        planes: false,
+        places_servers: false,
+        write: labels::write_topograph,
+        lost: labels::topograph_lost,
+    },
 }
 
 impl Target {
-    /// Every target, in the order `--to` lists them.
-    pub const ALL: [Target; 7] = [
-        Target::Labels,
-        Target::Kueue,
-        Target::Volcano,
-        Target::SlurmTree,
-        Target::SlurmBlock,
-        Target::SlurmYaml,
-        Target::Topograph,
-    ];
-
-    /// The name as on the command line: `labels`, `kueue`, `volcano`,
-    /// `slurm-tree`, `slurm-block`, `slurm-yaml`, `topograph`.
+    /// The target's name: `labels`, `kueue`, `slurm-tree`, ...
     pub fn as_str(self) -> &'static str {
-        match self {
-            Target::Labels => "labels",
-            Target::Kueue => "kueue",
-            Target::Volcano => "volcano",
-            Target::SlurmTree => "slurm-tree",
-            Target::SlurmBlock => "slurm-block",
-            Target::SlurmYaml => "slurm-yaml",
-            Target::Topograph => "topograph",
-        }
+        self.row().name
+    }
+
+    /// The target named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.iter().copied().find(|t| t.as_str() == name)
     }
 
     /// True for the `topology.conf` forms, whose text is not YAML.
     pub fn is_slurm(self) -> bool {
-        matches!(self, Target::SlurmTree | Target::SlurmBlock)
+        self.row().conf_text
     }
 
     /// What the output is, for people: `Kueue Topology`, ...
     pub fn describe(self) -> &'static str {
-        match self {
-            Target::Labels => "node labels",
-            Target::Kueue => "Kueue Topology",
-            Target::Volcano => "Volcano HyperNodes",
-            Target::SlurmTree => "Slurm topology.conf (tree)",
-            Target::SlurmBlock => "Slurm topology.conf (block)",
-            Target::SlurmYaml => "Slurm topology.yaml",
-            Target::Topograph => "node labels (topograph vocabulary)",
-        }
+        self.row().describe
     }
 }
 
@@ -240,7 +353,7 @@ pub fn export_with(
     let mut out = Export {
         to: target.as_str(),
         plan: plan.name.clone(),
-        prefix: if target == Target::Topograph {
+        prefix: if target.row().own_keys {
             String::new()
         } else {
             prefix.clone()
@@ -252,58 +365,7 @@ pub fn export_with(
         lost: lost(plan, &tree, target),
         notes: Vec::new(),
     };
-    match target {
-        Target::Labels => out.nodes = Some(node_labels(plan, &prefix)?),
-        Target::Kueue => {
-            out.objects = Some(k8s::kueue(plan, &tree, &prefix, kueue_api)?);
-            out.notes
-                .extend(kueue_api.deprecation().map(str::to_string));
-        }
-        Target::Volcano => out.objects = Some(k8s::volcano(plan, &tree, &prefix)?),
-        Target::SlurmTree => out.topology_conf = Some(slurm::tree(plan, &tree)),
-        Target::SlurmBlock => out.topology_conf = Some(slurm::block(plan, &tree)),
-        Target::SlurmYaml => out.topologies = Some(slurm_yaml(plan, &tree)?),
-        Target::Topograph => out.nodes = Some(labels::topograph_labels(plan, &tree)),
-    }
-    Ok(out)
-}
-
-/// The topologies of `topology.yaml`: the whole plan as a tree (the
-/// cluster default, as `slurm-tree`) and as blocks (as `slurm-block`), then
-/// one tree per BiGraph part (the servers with a sub-node on that part's
-/// switches) or per HPN plane (plane B places each NIC by its port 1).
-fn slurm_yaml(plan: &Plan, tree: &Tree) -> Result<Vec<YamlTopology>> {
-    let mut out = vec![
-        slurm::yaml_tree(plan, tree, plan.name.clone(), true),
-        slurm::yaml_block(plan, tree, format!("{}-block", plan.name)),
-    ];
-    let mut views: Vec<(String, Plan)> = Vec::new();
-    if plan.topology == Topology::BiGraph {
-        for tier in [crate::plan::Tier::Upper, crate::plan::Tier::Lower] {
-            let v = tree::view(plan, |sn| (sn.part_or_tier == tier).then(|| sn.clone()));
-            views.push((format!("{}-{}", plan.name, tier.as_str()), v));
-        }
-    }
-    if plan.hpn.is_some() {
-        views.push((format!("{}-plane-a", plan.name), plan.clone()));
-        let b = tree::view(plan, |sn| {
-            sn.port1.as_ref().map(|p| crate::plan::PlanSubNode {
-                switch: p.switch.clone(),
-                port: p.port,
-                part_or_tier: p.part_or_tier,
-                port1: None,
-                ..sn.clone()
-            })
-        });
-        views.push((format!("{}-plane-b", plan.name), b));
-    }
-    for (name, v) in views {
-        if v.servers.is_empty() {
-            continue;
-        }
-        let t = Tree::of(&v)?;
-        out.push(slurm::yaml_tree(&v, &t, name, false));
-    }
+    (target.row().write)(plan, &tree, &prefix, kueue_api, &mut out)?;
     Ok(out)
 }
 
@@ -313,7 +375,7 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
     let levels: Vec<&str> = tree.levels.iter().map(|l| l.key()).collect();
     let shape = levels.join(" > ");
     if plan.topology == Topology::BiGraph {
-        let how = if target == Target::Labels {
+        let how = if target.row().flat {
             format!("labels can only name groups ({})", levels.join(", "))
         } else {
             format!("a tree ({shape}) can only nest groups")
@@ -335,7 +397,7 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
             r.rails
         ));
     }
-    if plan.hpn.is_some() && target != Target::SlurmYaml {
+    if plan.hpn.is_some() && !target.row().planes {
         lost.push(
             "HPN's plane B is not carried: the tree and the sn<i> labels place each NIC by its port 0 (plane A); its port 1 is on the plane-B ToR of the same rail and segment, so plane B groups the servers exactly as plane A does"
                 .to_string(),
@@ -379,7 +441,7 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
             if spread.len() == 1 { "its" } else { "their" },
         ));
     }
-    if !matches!(target, Target::Labels | Target::Topograph) {
+    if target.row().places_servers {
         lost.push(
             "schedulers place whole servers: which GPU/NIC pair each rank uses is carried by the per-sub-node labels and the rank table, not here".into(),
         );
@@ -392,32 +454,7 @@ fn lost(plan: &Plan, tree: &Tree, target: Target) -> Vec<String> {
             ""
         }
     ));
-    if target == Target::Topograph {
-        lost.push(format!(
-            "topograph's vocabulary has tiers only: the tiers are the tree's levels from the switch outward ({}), and a BiGraph part, a fat-tree tier or a rail has no key (the labels export keeps them)",
-            tree.levels.iter().rev().map(|l| l.key()).collect::<Vec<_>>().join(", ")
-        ));
-        lost.push(
-            "accelerator.topograph.run/domain is the server for servers with NVLink (every NVLink domain of a plan is one server); topograph's own value is the NVLink clique id, and sub-domain is not written".into(),
-        );
-    }
-    if target == Target::SlurmYaml {
-        if plan.topology == Topology::BiGraph {
-            lost.push(
-                "each part's topology is a tree over that part's switches only: a partition that uses it sees no path through the other part".into(),
-            );
-        }
-        lost.push(
-            "no block topology for NVLink domains: every NVLink domain of the plan is one server, and Slurm allocates whole nodes, so such blocks would constrain nothing".into(),
-        );
-    }
-    if matches!(target, Target::SlurmBlock | Target::SlurmYaml) {
-        let level = slurm::block_level(tree);
-        lost.push(format!(
-            "the block form keeps one level, {}: Slurm merges consecutive blocks (BlockSizes) as if neighbours were closer, which this fabric does not promise",
-            tree.levels[level].key()
-        ));
-    }
+    lost.extend((target.row().lost)(plan, tree));
     lost
 }
 

@@ -16,9 +16,12 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::plan::Plan;
+use crate::checked::CheckedPlan;
+use crate::error::Result;
+use crate::plan::{Plan, Topology};
 
-use super::tree::Tree;
+use super::tree::{self, Tree};
+use super::{Export, KueueApi};
 
 /// One switch of the tree form: its name and either its servers (a leaf)
 /// or the switches below it.
@@ -240,4 +243,106 @@ pub(crate) fn yaml_block(plan: &Plan, tree: &Tree, name: String) -> YamlTopology
             blocks,
         },
     }
+}
+
+/// `--to slurm-tree`: `topology.conf` in the tree form.
+pub(super) fn write_tree(
+    plan: &CheckedPlan,
+    t: &Tree,
+    _: &str,
+    _: KueueApi,
+    out: &mut Export,
+) -> Result<()> {
+    out.topology_conf = Some(tree(plan, t));
+    Ok(())
+}
+
+/// `--to slurm-block`: `topology.conf` in the block form.
+pub(super) fn write_block(
+    plan: &CheckedPlan,
+    t: &Tree,
+    _: &str,
+    _: KueueApi,
+    out: &mut Export,
+) -> Result<()> {
+    out.topology_conf = Some(block(plan, t));
+    Ok(())
+}
+
+/// `--to slurm-yaml`: the topologies of `topology.yaml`.
+pub(super) fn write_yaml(
+    plan: &CheckedPlan,
+    t: &Tree,
+    _: &str,
+    _: KueueApi,
+    out: &mut Export,
+) -> Result<()> {
+    out.topologies = Some(topologies(plan, t)?);
+    Ok(())
+}
+
+/// The topologies of `topology.yaml`: the whole plan as a tree (the
+/// cluster default, as `slurm-tree`) and as blocks (as `slurm-block`), then
+/// one tree per BiGraph part (the servers with a sub-node on that part's
+/// switches) or per HPN plane (plane B places each NIC by its port 1).
+fn topologies(plan: &Plan, tree: &Tree) -> Result<Vec<YamlTopology>> {
+    let mut out = vec![
+        yaml_tree(plan, tree, plan.name.clone(), true),
+        yaml_block(plan, tree, format!("{}-block", plan.name)),
+    ];
+    let mut views: Vec<(String, Plan)> = Vec::new();
+    if plan.topology == Topology::BiGraph {
+        for tier in [crate::plan::Tier::Upper, crate::plan::Tier::Lower] {
+            let v = tree::view(plan, |sn| (sn.part_or_tier == tier).then(|| sn.clone()));
+            views.push((format!("{}-{}", plan.name, tier.as_str()), v));
+        }
+    }
+    if plan.hpn.is_some() {
+        views.push((format!("{}-plane-a", plan.name), plan.clone()));
+        let b = tree::view(plan, |sn| {
+            sn.port1.as_ref().map(|p| crate::plan::PlanSubNode {
+                switch: p.switch.clone(),
+                port: p.port,
+                part_or_tier: p.part_or_tier,
+                port1: None,
+                ..sn.clone()
+            })
+        });
+        views.push((format!("{}-plane-b", plan.name), b));
+    }
+    for (name, v) in views {
+        if v.servers.is_empty() {
+            continue;
+        }
+        let t = Tree::of(&v)?;
+        out.push(yaml_tree(&v, &t, name, false));
+    }
+    Ok(out)
+}
+
+/// What the block form cannot say beyond what every export loses.
+pub(super) fn block_lost(_: &Plan, tree: &Tree) -> Vec<String> {
+    let mut lost = Vec::new();
+    let level = block_level(tree);
+    lost.push(format!(
+        "the block form keeps one level, {}: Slurm merges consecutive blocks (BlockSizes) as if neighbours were closer, which this fabric does not promise",
+        tree.levels[level].key()
+    ));
+    lost
+}
+
+/// What `topology.yaml` cannot say beyond what every export loses: its
+/// per-part trees, NVLink blocks, and its block form's one level.
+pub(super) fn yaml_lost(plan: &Plan, tree: &Tree) -> Vec<String> {
+    let mut lost = Vec::new();
+    if plan.topology == Topology::BiGraph {
+        lost.push(
+            "each part's topology is a tree over that part's switches only: a partition that uses it sees no path through the other part".into(),
+        );
+    }
+    lost.push(
+        "no block topology for NVLink domains: every NVLink domain of the plan is one server, and Slurm allocates whole nodes, so such blocks would constrain nothing".into(),
+    );
+    lost.extend(block_lost(plan, tree));
+    lost
 }

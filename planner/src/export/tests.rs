@@ -219,7 +219,7 @@ fn lost_says_what_a_tree_cannot() {
 #[test]
 fn exports_are_deterministic_and_text_is_commented() {
     let plan = eflops();
-    for t in Target::ALL {
+    for &t in Target::ALL {
         let a = export(&plan, t, DEFAULT_PREFIX).unwrap().text(t).unwrap();
         let b = export(&plan, t, DEFAULT_PREFIX).unwrap().text(t).unwrap();
         assert_eq!(a, b);
@@ -230,7 +230,7 @@ fn exports_are_deterministic_and_text_is_commented() {
 
 #[test]
 fn bad_prefix_fails_every_target() {
-    for t in Target::ALL {
+    for &t in Target::ALL {
         let e = export(&eflops(), t, "Bad_Prefix/").unwrap_err();
         assert!(e.to_string().starts_with("prefix: `Bad_Prefix/`"), "{e}");
     }

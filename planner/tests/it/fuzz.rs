@@ -642,7 +642,7 @@ fn no_raw_controls(what: &str, name: &str, text: &str) -> Check {
 /// export to every target; YAML parses back.
 fn plan_export_case(seed: u64) -> (Input, Check) {
     with_plan(seed, "plan-export", |input, p, _| {
-        for t in Target::ALL {
+        for &t in Target::ALL {
             let what = format!("export --to {}", t.as_str());
             match export::export(p, t, DEFAULT_PREFIX).and_then(|e| e.text(t)) {
                 Ok(text) => {

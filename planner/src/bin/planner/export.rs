@@ -19,8 +19,8 @@ pub struct ExportArgs {
     /// Plan JSON (or TOML).
     plan: PathBuf,
     /// What to export.
-    #[arg(long, value_enum)]
-    to: To,
+    #[arg(long, value_parser = target_parser())]
+    to: Target,
     /// Label prefix: a DNS subdomain, with or without the final `/`
     /// (default topology.eflops.io/; --to topograph uses topograph's keys
     /// and takes none).
@@ -43,38 +43,12 @@ pub struct ExportArgs {
     out: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum To {
-    /// Kubernetes node labels per server.
-    Labels,
-    /// Kueue Topology (and its ResourceFlavor).
-    Kueue,
-    /// Volcano HyperNodes.
-    Volcano,
-    /// Slurm topology.conf, tree form.
-    SlurmTree,
-    /// Slurm topology.conf, block form.
-    SlurmBlock,
-    /// Slurm topology.yaml (Slurm 25.05 and later): the tree, the blocks,
-    /// and a tree per BiGraph part or HPN plane.
-    SlurmYaml,
-    /// Kubernetes node labels in NVIDIA topograph 1.0's vocabulary
-    /// (fabric.topograph.run/tier-N, accelerator.topograph.run/domain).
-    Topograph,
-}
-
-impl From<To> for Target {
-    fn from(t: To) -> Self {
-        match t {
-            To::Labels => Target::Labels,
-            To::Kueue => Target::Kueue,
-            To::Volcano => Target::Volcano,
-            To::SlurmTree => Target::SlurmTree,
-            To::SlurmBlock => Target::SlurmBlock,
-            To::SlurmYaml => Target::SlurmYaml,
-            To::Topograph => Target::Topograph,
-        }
-    }
+/// `--to`'s values: the export table's names, with its help text.
+fn target_parser() -> impl clap::builder::TypedValueParser<Value = Target> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let values = (Target::ALL.iter()).map(|t| PossibleValue::new(t.as_str()).help(t.row().help));
+    PossibleValuesParser::new(values)
+        .try_map(|name| Target::from_name(&name).ok_or(format!("no export target {name}")))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -103,7 +77,7 @@ enum ExportFormat {
 }
 
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
-    let target = Target::from(args.to);
+    let target = args.to;
     if target.is_slurm() && args.format == Some(ExportFormat::Yaml) {
         return Err(BadInput(format!(
             "--format yaml: --to {} prints topology.conf text; leave --format out for it, or use --format json",
