@@ -99,18 +99,17 @@ fn bad_inputs_exit_2() {
 
 /// Runs the binary with no kubeconfig anywhere it could be found.
 fn provisioner_without_cluster(args: &[&str]) -> std::process::Output {
-    let home = std::env::temp_dir().join(format!("prov-nohome-{}", std::process::id()));
-    std::fs::create_dir_all(&home).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_provisioner"))
+    // A home of its own per call: tests run at once, and one removing a
+    // shared home would pull it from under another.
+    let home = tempfile::tempdir().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_provisioner"))
         .args(args)
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .env_remove("KUBECONFIG")
         .env_remove("KUBERNETES_SERVICE_HOST")
-        .env("HOME", &home)
+        .env("HOME", home.path())
         .output()
-        .expect("run provisioner");
-    let _ = std::fs::remove_dir_all(&home);
-    out
+        .expect("run provisioner")
 }
 
 #[test]

@@ -26,15 +26,11 @@ fn plan(name: &str) -> String {
         .to_string()
 }
 
-/// One lab test at a time: the burn-in and the counted runs measure
-/// rates, which another lab's traffic on the same two cores would skew.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The lock that runs a lab test alone, when the test can run; else it
 /// says it skipped.
 fn can_run(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
     if provisioner::lab::sys::is_root() {
-        return Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
+        return Some(crate::lab_support::serial());
     }
     skip::skipped(
         test,

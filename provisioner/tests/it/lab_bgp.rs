@@ -24,9 +24,6 @@ fn plan(name: &str) -> PathBuf {
     workspace().join("examples/data").join(name)
 }
 
-/// One lab test at a time (FRR and the engine share two cores).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The lock that runs a BGP lab test alone, when the test can run; else
 /// it says it skipped.
 fn can_run(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
@@ -42,7 +39,7 @@ fn can_run(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
         skip::skipped(test, &e.to_string(), "run .ci/install-deps");
         return None;
     }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+    Some(crate::lab_support::serial())
 }
 
 /// `vtysh` in a lab switch (its namespace and its zebra's host name).

@@ -38,10 +38,6 @@ fn plan() -> String {
         .to_string()
 }
 
-/// One lab test of this module at a time (the runs are timed by TCP on
-/// two shared cores).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// Bytes per rank of the measured allreduce.
 const BYTES: &str = "4194304";
 
@@ -71,7 +67,7 @@ fn can_run(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, tempfile::
             return None;
         }
     }
-    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let guard = crate::lab_support::serial();
     let dir = tempfile::tempdir().unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mpi_allreduce.c");
     let out = Command::new("mpicc")

@@ -21,7 +21,7 @@ mod probe_burnin;
 mod probe_hostile;
 mod push;
 mod push_ssh;
-// libtest starts tests in name order, two at a time on CI's two cores. The
+// libtest starts tests in name order, 16 at a time (.cargo/config.toml). The
 // Nautobot round trip takes about four minutes, mostly Nautobot's own
 // writes: named to sort first, it starts at once and the other tests run
 // beside it instead of after it (docs/benchmarks.md, "The whole of

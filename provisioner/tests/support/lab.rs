@@ -6,6 +6,16 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// One lab test at a time, across the lab modules (`lab`, `lab_bgp`,
+/// `lab_mpi`): their runs measure rates and time TCP on the machine's few
+/// cores, which another lab's traffic would skew, and libtest runs many
+/// tests at once (`RUST_TEST_THREADS`, .cargo/config.toml). A test that
+/// panicked while holding it leaves nothing the next one needs.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub struct Lab {
     pub name: String,
     pub dir: tempfile::TempDir,
