@@ -368,6 +368,43 @@ pub(crate) fn topograph_labels(plan: &Plan, tree: &super::tree::Tree) -> Vec<Nod
         .collect()
 }
 
+/// `--to labels`: every server's node labels.
+pub(super) fn write_labels(
+    plan: &CheckedPlan,
+    _: &super::tree::Tree,
+    prefix: &str,
+    _: super::KueueApi,
+    out: &mut super::Export,
+) -> Result<()> {
+    out.nodes = Some(node_labels(plan, prefix)?);
+    Ok(())
+}
+
+/// `--to topograph`: every server's node labels in topograph's keys.
+pub(super) fn write_topograph(
+    plan: &CheckedPlan,
+    tree: &super::tree::Tree,
+    _: &str,
+    _: super::KueueApi,
+    out: &mut super::Export,
+) -> Result<()> {
+    out.nodes = Some(topograph_labels(plan, tree));
+    Ok(())
+}
+
+/// What topograph's vocabulary cannot say beyond what every export loses.
+pub(super) fn topograph_lost(_: &Plan, tree: &super::tree::Tree) -> Vec<String> {
+    let mut lost = Vec::new();
+    lost.push(format!(
+        "topograph's vocabulary has tiers only: the tiers are the tree's levels from the switch outward ({}), and a BiGraph part, a fat-tree tier or a rail has no key (the labels export keeps them)",
+        tree.levels.iter().rev().map(|l| l.key()).collect::<Vec<_>>().join(", ")
+    ));
+    lost.push(
+        "accelerator.topograph.run/domain is the server for servers with NVLink (every NVLink domain of a plan is one server); topograph's own value is the NVLink clique id, and sub-domain is not written".into(),
+    );
+    lost
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -531,41 +568,4 @@ mod tests {
             }
         }
     }
-}
-
-/// `--to labels`: every server's node labels.
-pub(super) fn write_labels(
-    plan: &CheckedPlan,
-    _: &super::tree::Tree,
-    prefix: &str,
-    _: super::KueueApi,
-    out: &mut super::Export,
-) -> Result<()> {
-    out.nodes = Some(node_labels(plan, prefix)?);
-    Ok(())
-}
-
-/// `--to topograph`: every server's node labels in topograph's keys.
-pub(super) fn write_topograph(
-    plan: &CheckedPlan,
-    tree: &super::tree::Tree,
-    _: &str,
-    _: super::KueueApi,
-    out: &mut super::Export,
-) -> Result<()> {
-    out.nodes = Some(topograph_labels(plan, tree));
-    Ok(())
-}
-
-/// What topograph's vocabulary cannot say beyond what every export loses.
-pub(super) fn topograph_lost(_: &Plan, tree: &super::tree::Tree) -> Vec<String> {
-    let mut lost = Vec::new();
-    lost.push(format!(
-        "topograph's vocabulary has tiers only: the tiers are the tree's levels from the switch outward ({}), and a BiGraph part, a fat-tree tier or a rail has no key (the labels export keeps them)",
-        tree.levels.iter().rev().map(|l| l.key()).collect::<Vec<_>>().join(", ")
-    ));
-    lost.push(
-        "accelerator.topograph.run/domain is the server for servers with NVLink (every NVLink domain of a plan is one server); topograph's own value is the NVLink clique id, and sub-domain is not written".into(),
-    );
-    lost
 }
