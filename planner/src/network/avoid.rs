@@ -91,9 +91,11 @@ impl Avoid {
         let unknown = |name: &str| {
             // A physical switch split into virtual switches: name them, as
             // the plan's switch list does and a box failure fails them.
-            let halves: Vec<&str> = (plan.switch_list.iter())
-                .filter(|s| s.physical == name && s.name != name)
-                .map(|s| s.name.as_str())
+            let halves: Vec<&str> = (plan.boxes().into_iter())
+                .filter(|(physical, _)| *physical == name)
+                .flat_map(|(_, held)| held)
+                .map(|i| plan.switch_list[i].name.as_str())
+                .filter(|&n| n != name)
                 .collect();
             if !halves.is_empty() {
                 let what = match self {

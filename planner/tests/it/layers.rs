@@ -380,6 +380,15 @@ fn module_path(rel: &Path) -> Vec<String> {
     parts
 }
 
+/// A file of the library proper: not a binary's (`bin/`), not a test
+/// file ([`is_test_file`]) and not under a `tests/` folder.
+fn is_library_file(rel: &Path) -> bool {
+    !is_test_file(rel)
+        && !rel
+            .components()
+            .any(|c| c.as_os_str() == "tests" || c.as_os_str() == "bin")
+}
+
 fn is_test_file(rel: &Path) -> bool {
     let name = rel
         .file_name()
@@ -1138,11 +1147,7 @@ fn no_library_file_is_over_a_thousand_lines() {
     for krate in ["planner", "provisioner", "testkit"] {
         let src = root.join(krate).join("src");
         for (rel, text) in crate_src(&src) {
-            let test_file = is_test_file(&rel)
-                || rel
-                    .components()
-                    .any(|c| c.as_os_str() == "tests" || c.as_os_str() == "bin");
-            if test_file {
+            if !is_library_file(&rel) {
                 continue;
             }
             seen += 1;
@@ -1176,11 +1181,7 @@ fn planner_library_messages_name_no_flags() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut found = Vec::new();
     for (rel, text) in crate_src(&src) {
-        if is_test_file(&rel)
-            || rel
-                .components()
-                .any(|c| c.as_os_str() == "tests" || c.as_os_str() == "bin")
-        {
+        if !is_library_file(&rel) {
             continue;
         }
         // Inline test modules sit at the end of a file.
