@@ -12,7 +12,8 @@ use super::DesignOptions;
 use crate::error::{Error, Result};
 use crate::inventory::NvlinkDomain;
 use crate::inventory::{
-    Attachment, Gpu, Inventory, Nic, PcieSwitch, Server, ServerTemplate, Switch, SwitchTemplate,
+    Attachment, Gpu, Inventory, Nic, PcieSwitch, Server, ServerTemplate, Switch, SwitchRole,
+    SwitchTemplate,
 };
 use crate::limits;
 use crate::plan::{NvlinkKind, Topology};
@@ -462,6 +463,40 @@ pub fn as_hpn(inv: Inventory, mut opts: DesignOptions) -> (Inventory, DesignOpti
     (inv, opts)
 }
 
+/// A leaf-spine shorthand's inventory with spines of another model: its
+/// one switch template becomes the leaves' (`role = "leaf"`), and a second
+/// template of `spine_ports` ports at the same speed, named `spine{n}`,
+/// serves the spine tier (`role = "spine"`), as an inventory written with
+/// two `[[switch]]` tables would. Neither template has switches up front:
+/// the design takes as many of each as it needs.
+pub fn with_spine_model(mut inv: Inventory, spine_ports: u32) -> Result<Inventory> {
+    let bad = |why: String| Error::parameter("spine model", why);
+    let [leaf] = inv.switch_templates.as_mut_slice() else {
+        return Err(bad(format!(
+            "{} has {} switch templates; a leaf-spine shorthand's single template takes the leaves",
+            inv.name,
+            inv.switch_templates.len()
+        )));
+    };
+    if !leaf.instances.is_empty() || leaf.is_split() || leaf.breakout.is_some() {
+        return Err(bad(format!(
+            "{}: its switch template {} is not a shorthand's growing pool of whole switches",
+            inv.name, leaf.pattern
+        )));
+    }
+    limits::PORTS_PER_SWITCH
+        .check(u64::from(spine_ports))
+        .map_err(|e| bad(format!("{spine_ports} spine ports: {e}")))?;
+    leaf.role = Some(SwitchRole::Leaf);
+    let mut spine = leaf.clone();
+    spine.pattern = format!("spine{}", leaf.pattern.trim_start_matches("sw"));
+    spine.model = format!("{spine_ports}x{}G switch", spine.port_gbps);
+    spine.ports = spine_ports;
+    spine.role = Some(SwitchRole::Spine);
+    inv.switch_templates.push(spine);
+    Ok(inv)
+}
+
 /// A BiGraph shorthand's inventory with its virtual switches made the
 /// VLAN halves of boxes of twice the ports, as EFLOPS splits its
 /// S9850-4C: box `k` holds the `k`-th upper and the `k`-th lower switch
@@ -743,6 +778,37 @@ mod tests {
         }
         let e = parse_bigraph("9x16").unwrap_err().to_string();
         assert!(e.contains("M <= N/2"), "{e}");
+    }
+
+    /// A second switch model for the spines: the leaves' template gets
+    /// `role = "leaf"`, a growing `spine{n}` template of the other port
+    /// count the spine role; an inventory that is not a leaf-spine
+    /// shorthand's one growing template is refused, naming it.
+    #[test]
+    fn a_spine_model_is_a_second_template_with_the_spine_role() {
+        let spec = FatTreeSpec {
+            tiers: 2,
+            sub_nodes: Some(32),
+            ports: Some(16),
+            oversubscription: 1.0,
+        };
+        let (inv, _) = fat_tree_of(&spec, &Shorthand::default()).unwrap();
+        let inv = with_spine_model(inv, 32).unwrap();
+        let t: Vec<(Option<SwitchRole>, u32, &str, usize)> = (inv.switch_templates.iter())
+            .map(|t| (t.role, t.ports, t.pattern.as_str(), t.instances.len()))
+            .collect();
+        assert_eq!(
+            t,
+            [
+                (Some(SwitchRole::Leaf), 16, "sw{n:02}", 0),
+                (Some(SwitchRole::Spine), 32, "spine{n:02}", 0)
+            ]
+        );
+        let e = with_spine_model(inv, 32).unwrap_err().to_string();
+        assert!(e.contains("2 switch templates"), "{e}");
+        let (bg, _) = bigraph(4, 16, &Shorthand::default()).unwrap();
+        let e = with_spine_model(bg, 32).unwrap_err().to_string();
+        assert!(e.contains("not a shorthand's growing pool"), "{e}");
     }
 
     #[test]

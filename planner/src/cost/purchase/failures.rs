@@ -8,10 +8,12 @@
 //! switch model and link speed (the shorthands of `planner design`). The
 //! plan is checked to be the shape (its switches per tier and its
 //! sub-nodes). A BiGraph of boxes split in two is designed as EFLOPS's
-//! VLAN halves ([`shorthand::split_in_two`]), so a box fails whole. A
-//! candidate whose shape `design` does not build as such (a leaf model
-//! other than the spine model, a box split into more than two virtual
-//! switches) is not proven, and with a failure floor it is excluded for
+//! VLAN halves ([`shorthand::split_in_two`]), so a box fails whole; a
+//! leaf-spine whose spines are of another model than its leaves gets a
+//! switch template per tier ([`shorthand::with_spine_model`]). A
+//! candidate whose shape `design` does not build as such (a box split
+//! into more than two virtual switches, or tiers `design` sizes
+//! otherwise) is not proven, and with a failure floor it is excluded for
 //! that reason rather than chosen unproven.
 
 use serde::Serialize;
@@ -117,23 +119,14 @@ pub(crate) fn plan_of(shape: &Shape, gbps: u32) -> Result<CheckedPlan, String> {
             )
         }
         Shape::LeafSpine {
-            leaf_ports,
-            spine_ports,
-            ..
-        } if leaf_ports != spine_ports => {
-            return Err(format!(
-                "leaves of {leaf_ports} ports under spines of {spine_ports} are not designed from one switch model"
-            ));
-        }
-        Shape::LeafSpine {
             leaves,
             spines,
             down,
             up,
             leaf_ports,
+            spine_ports,
             rails,
             planes,
-            ..
         } => {
             let sub_nodes = sub_nodes as usize;
             let oversubscription = (down as f64 / up.max(1) as f64).max(1.0);
@@ -159,6 +152,13 @@ pub(crate) fn plan_of(shape: &Shape, gbps: u32) -> Result<CheckedPlan, String> {
                     oversubscription,
                 };
                 shorthand::fat_tree_of(&spec, &sh).map_err(|e| e.to_string())?
+            };
+            // Spines of another model than the leaves: the inventory an
+            // architect would write, a `[[switch]]` table per tier.
+            let inv = if spine_ports == leaf_ports {
+                inv
+            } else {
+                shorthand::with_spine_model(inv, spine_ports).map_err(|e| e.to_string())?
             };
             let k = planes as usize;
             (
@@ -342,24 +342,38 @@ mod tests {
         assert_eq!((whole.failed.len(), whole.sub_nodes_lost), (1, 4));
         let four = worst_of(&bigraph(4), 100).unwrap_err();
         assert!(four.contains("split into 4 virtual switches"), "{four}");
-        let mixed = plan_of(
-            &Shape::LeafSpine {
-                leaves: 4,
-                spines: 2,
-                down: 8,
-                up: 8,
-                leaf_ports: 16,
-                spine_ports: 32,
-                rails: 1,
-                planes: 1,
-            },
-            100,
-        )
-        .unwrap_err();
-        assert!(
-            mixed.contains("not designed from one switch model"),
-            "{mixed}"
-        );
+    }
+
+    /// Leaves of one model under spines of another are designed with a
+    /// switch template per tier and proven: 4 leaves of 16 ports (8 down,
+    /// 8 up) under one 32-port spine; a spine is the worst failure, and it
+    /// cuts the fabric. A shape whose spine count `design` does not build
+    /// is refused, not proven as something else.
+    #[test]
+    fn leaves_and_spines_of_two_models_are_proven() {
+        let mixed = |spines| Shape::LeafSpine {
+            leaves: 4,
+            spines,
+            down: 8,
+            up: 8,
+            leaf_ports: 16,
+            spine_ports: 32,
+            rails: 1,
+            planes: 1,
+        };
+        let plan = plan_of(&mixed(1), 100).unwrap();
+        let models: Vec<(&str, usize)> = ["16x100G switch", "32x100G switch"]
+            .into_iter()
+            .map(|m| {
+                let n = (plan.switch_list.iter()).filter(|s| s.model == m).count();
+                (m, n)
+            })
+            .collect();
+        assert_eq!(models, [("16x100G switch", 4), ("32x100G switch", 1)]);
+        let worst = worst_of(&mixed(1), 100).unwrap();
+        assert!(worst.cuts_fabric(), "{worst:?}");
+        let e = plan_of(&mixed(3), 100).unwrap_err();
+        assert!(e.contains("design builds"), "{e}");
     }
 
     /// A shape `design` builds otherwise is refused, not proven as
