@@ -19,6 +19,14 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// SHA-256 (FIPS 180-4) of `data` as 64 lower-case hex digits: the render
+/// manifest's and the push journal's digests.
+#[cfg(feature = "digest")]
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex(&sha2::Sha256::digest(data))
+}
+
 /// True when `text` is `n` written in decimal, as `n.to_string()` writes
 /// it, without making that string (`05` and `+5` are not 5).
 pub fn is_decimal(text: &str, n: u64) -> bool {
@@ -542,6 +550,24 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "digest")]
+    #[test]
+    fn sha256_of_the_fips_examples() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        // Two blocks.
+        assert_eq!(
+            sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+    }
 
     #[test]
     fn hex_is_two_lower_case_digits_a_byte() {

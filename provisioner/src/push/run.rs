@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use planner::checked::CheckedPlan;
 use planner::render::Vendor;
+use planner::text::sha256_hex;
 use serde::Serialize;
-use sha2::{Digest as _, Sha256};
 
 use super::device::{Candidate, same_host};
 use super::devices::{self, Devices, Entry};
@@ -182,11 +182,6 @@ impl Report {
     }
 }
 
-/// Hex SHA-256.
-pub fn sha256(text: &[u8]) -> String {
-    planner::text::hex(&Sha256::digest(text))
-}
-
 /// Each selected switch's candidate: the planner's render for its
 /// device's vendor, in the form its client loads ([`rendered`]).
 pub fn candidates(
@@ -308,7 +303,7 @@ pub async fn push(
     for (i, b) in batches.iter().enumerate() {
         for s in &b.switches {
             let vendor = vendor_of(s).map_or_else(String::new, |v| v.to_string());
-            let sha = sha256(candidates[s].as_bytes());
+            let sha = sha256_hex(candidates[s].as_bytes());
             records.push(SwitchRecord::pending(s, &vendor, i, &sha));
         }
     }
@@ -316,7 +311,7 @@ pub async fn push(
         version: journal::VERSION,
         plan: options.plan_file.display().to_string(),
         devices: options.devices_file.display().to_string(),
-        plan_sha256: sha256(plan_file),
+        plan_sha256: sha256_hex(plan_file),
         started: journal::now(),
         pid: Some(std::process::id()),
         dry_run: options.dry_run,
@@ -531,7 +526,7 @@ impl Job {
         let progress = self.options.progress;
         let stage = |s: &str, d: &str| progress.stage(&switch, s, d, start.elapsed().as_secs_f64());
         stage("connecting", &self.entry.target.address);
-        let sha = sha256(self.candidate.as_bytes());
+        let sha = sha256_hex(self.candidate.as_bytes());
         let mut dev = connect(&self.entry, &session_name(&sha), false, self.options.timer)?;
         let id = dev.identity().await?;
         if !same_host(&id.hostname, &switch) {

@@ -737,7 +737,7 @@ fn eos_push_uses_a_configure_session_with_a_commit_timer() {
     // The candidate carries the running management (every line of it but
     // the hostname, which is the plan's).
     let lines = plan_lines + eos_initial("sw2").len() - 1;
-    let sha = provisioner::push::run::sha256(candidate.as_bytes());
+    let sha = planner::text::sha256_hex(candidate.as_bytes());
     let s = provisioner::push::run::session_name(&sha);
     let want: Vec<String> = vec![
         "POST /command-api [json] enable | show hostname | show version".to_string(),

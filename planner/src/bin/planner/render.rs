@@ -151,7 +151,7 @@ pub fn run(args: RenderArgs) -> Result<ExitCode> {
             switch: owner.clone().filter(|_| vendor.is_some()),
             server: owner.filter(|_| vendor.is_none()),
             bytes: text.len(),
-            sha256: sha256::hex(text.as_bytes()),
+            sha256: planner::text::sha256_hex(text.as_bytes()),
         });
     }
     print_notes(&notes);
@@ -363,33 +363,4 @@ fn manifest_table(m: &Manifest, vendor: Option<Vendor>) -> String {
         }
     });
     out
-}
-
-/// SHA-256 (FIPS 180-4) of the files, for the manifest.
-mod sha256 {
-    /// The digest of `data` as 64 lowercase hex digits.
-    pub fn hex(data: &[u8]) -> String {
-        use sha2::Digest as _;
-        planner::text::hex(&sha2::Sha256::digest(data))
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn known_digests() {
-            assert_eq!(
-                super::hex(b""),
-                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-            );
-            assert_eq!(
-                super::hex(b"abc"),
-                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-            );
-            // Two blocks.
-            assert_eq!(
-                super::hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
-            );
-        }
-    }
 }
