@@ -77,19 +77,22 @@ impl SwitchVendor for Sonic {
     /// SONiC breaks a port out with its Dynamic Port Breakout: the root
     /// port's mode in `BREAKOUT_CFG` (`"Ethernet0": {"brkout_mode":
     /// "2x200G"}`; sonic-net/SONiC `doc/Configuration.md`, section
-    /// BREAKOUT_CFG, "introduced as part of Dynamic Port Breakout"). Its
-    /// lanes' names come from the platform's `platform.json`, which the
-    /// plan does not know: they are taken as each lane's first SerDes
-    /// lane, the rule of the whole-port names ([`Breakout::electrical_lanes`]),
-    /// which holds where the platform numbers ports by lane (most
-    /// `platform.json` files do; check `show interfaces breakout`). A
-    /// split the cage's lanes cannot carry evenly is refused.
+    /// BREAKOUT_CFG, "introduced as part of Dynamic Port Breakout"). The
+    /// root port's name and lane count come from the platform's
+    /// `platform.json`, which the plan does not know: they are taken as
+    /// the whole-port names' rule has them ([`Breakout::electrical_lanes`]:
+    /// 8 lanes at 400G and up, 4 below). A split the cage's lanes cannot
+    /// carry evenly is refused.
     fn breakout(&self, b: Breakout) -> std::result::Result<(), String> {
         super::vendor::even_serdes(b)
     }
 
-    /// `Ethernet<first SerDes lane>`: `Ethernet0` and `Ethernet4` for the
-    /// two 200G lanes of the 8-lane port `Ethernet0`.
+    /// SONiC's own child port name: `Ethernet` followed by the root port's
+    /// number plus the offset of the child's first lane in the root's lane
+    /// list (sonic-net/sonic-buildimage `src/sonic-config-engine/
+    /// portconfig.py`, `BreakoutCfg.get_config`, read at 0ef2737):
+    /// `Ethernet0` and `Ethernet4` for the two 200G children of the 8-lane
+    /// port `Ethernet0`.
     fn lane_name(&self, cage: &str, b: Breakout, lane: u32) -> String {
         match (cage
             .strip_prefix("Ethernet")
@@ -433,6 +436,61 @@ fn bgp_tables(
                     ("required-minimum-receive", b.rx_ms.to_string()),
                 ]),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The child names SONiC's Dynamic Port Breakout gives, worked by hand
+    /// from `portconfig.py`'s `BreakoutCfg.get_config` (sonic-buildimage
+    /// 0ef2737): `interface_name = "Ethernet" + str(base + lane_id)`,
+    /// `lane_id` advancing by `num_assigned_lanes // num_ports` (the root
+    /// port's whole lane list when the mode gives no `(n)`).
+    #[test]
+    fn lane_names_are_sonics_child_ports() {
+        let b = |lanes, cage_gbps| Breakout { lanes, cage_gbps };
+        let cases: [(&str, Breakout, [&str; 2], Option<&str>); 5] = [
+            // 8 lanes, "2x200G": lane_id 0 and 4.
+            ("Ethernet32", b(2, 400), ["Ethernet32", "Ethernet36"], None),
+            // 8 lanes, "4x100G": 0, 2, 4, 6.
+            (
+                "Ethernet0",
+                b(4, 400),
+                ["Ethernet0", "Ethernet2"],
+                Some("Ethernet6"),
+            ),
+            // 8 lanes, "8x50G": one each.
+            (
+                "Ethernet8",
+                b(8, 400),
+                ["Ethernet8", "Ethernet9"],
+                Some("Ethernet15"),
+            ),
+            // 4 lanes (a 100G root), "4x25G": one each.
+            (
+                "Ethernet4",
+                b(4, 100),
+                ["Ethernet4", "Ethernet5"],
+                Some("Ethernet7"),
+            ),
+            // 4 lanes, "2x50G": 0 and 2.
+            ("Ethernet12", b(2, 100), ["Ethernet12", "Ethernet14"], None),
+        ];
+        for (root, mode, first_two, last) in cases {
+            let got: Vec<String> = (0..mode.lanes)
+                .map(|l| Sonic.lane_name(root, mode, l))
+                .collect();
+            assert_eq!(got[..2], first_two, "{root} {mode:?}");
+            if let Some(last) = last {
+                assert_eq!(
+                    got.last().map(String::as_str),
+                    Some(last),
+                    "{root} {mode:?}"
+                );
+            }
         }
     }
 }
