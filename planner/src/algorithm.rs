@@ -235,11 +235,9 @@ impl Algorithm {
             .into_iter()
             .map(Algorithm::as_str)
             .collect();
-        match (command, names.split_last()) {
-            (Command::Ranks, Some((last, rest))) if !rest.is_empty() => {
-                format!("{} or {last}", rest.join(", "))
-            }
-            _ => names.join(", "),
+        match command {
+            Command::Ranks => crate::text::or_list(&names),
+            Command::Simulate => names.join(", "),
         }
     }
 

@@ -103,10 +103,7 @@ pub(super) fn pair_channel_names() -> String {
         .filter(|a| of(**a).pair_channels())
         .map(|a| a.as_str())
         .collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => names.join(", "),
-    }
+    crate::text::or_list(&names)
 }
 
 /// The send schedule of an algorithm with a [`Shape`], built from it.
