@@ -305,6 +305,21 @@ pub fn display_chain(
     parts.join(": ")
 }
 
+/// An error as a binary prints it after `error: `: [`display_chain`] with
+/// every parameter named by the flag of `cli` that sets it (`ranks` is
+/// `--ranks` when some subcommand of `cli` has `--ranks`, its name
+/// otherwise), and input text in the chain escaped
+/// ([`crate::names::escape_lines`]).
+#[cfg(feature = "flags")]
+pub fn report(err: &(dyn std::error::Error + 'static), cli: &clap::Command) -> String {
+    fn has(cmd: &clap::Command, long: &str) -> bool {
+        cmd.get_arguments().any(|a| a.get_long() == Some(long))
+            || cmd.get_subcommands().any(|c| has(c, long))
+    }
+    let flag = |parameter: &str| has(cli, parameter).then(|| format!("--{parameter}"));
+    crate::names::escape_lines(&display_chain(err, &flag))
+}
+
 /// Returns the 1-based line and column of a byte offset in `text`.
 ///
 /// Offsets past the end map to the position just after the last character.

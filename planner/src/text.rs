@@ -1,11 +1,25 @@
 //! Small text utilities shared by parsers and reports: byte offsets to
 //! line/column, name patterns such as `node{n:02}`, port lists such as
-//! `1-16,33`, a column-aligned table for human output, and bytes as hex
-//! digits (digests, nonces).
+//! `1-16,33`, a column-aligned table for human output, bytes as hex
+//! digits (digests, nonces) and lists of values as messages write them
+//! (`a, b or c`).
 
 use std::fmt::Write as _;
 
 pub use crate::error::line_col;
+
+/// `a, b or c` (`a or b`, `a`; nothing for none): how a message lists the
+/// values it takes, the one writer of such lists for both crates.
+pub fn or_list<S: AsRef<str>>(items: &[S]) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if i + 1 == items.len() { " or " } else { ", " });
+        }
+        out.push_str(item.as_ref());
+    }
+    out
+}
 
 /// Lower-case hex digits of `bytes` (a digest, a nonce): the one writer of
 /// hex for both crates.

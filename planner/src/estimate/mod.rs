@@ -223,7 +223,8 @@ use crate::error::{Error, Result};
 use crate::plan::Topology;
 
 pub use context::{
-    PacketRun, estimate, estimates, packet_steps, send_schedule, steps_and_turnaround,
+    AlgorithmRow, PacketRun, algorithm_row, estimate, estimates, packet_steps, send_schedule,
+    steps_and_turnaround,
 };
 pub use fast::StepSummary;
 pub use packet::{PACKET_PARAMS, PacketParams, PacketStats, PacketStep};

@@ -83,9 +83,9 @@ pub(crate) struct Series {
     pub(crate) points: Vec<(f64, f64)>,
 }
 
-/// A fixed colour per algorithm (the algorithm table's).
+/// A fixed colour per algorithm (its row's).
 fn color(a: Algorithm) -> RGBColor {
-    let [r, g, b] = a.info().colour;
+    let [r, g, b] = super::algorithm_row(a).colour;
     RGBColor(r, g, b)
 }
 

@@ -12,7 +12,7 @@ use crate::plan::Topology;
 /// True for the algorithms whose reduced chunks come back in order (the
 /// trees), which C-Cube streams into the next forward pass.
 pub fn in_order(algorithm: Algorithm) -> bool {
-    algorithm.info().in_order
+    estimate::algorithm_row(algorithm).in_order
 }
 
 /// A fitted allreduce cost on one plan.

@@ -275,10 +275,7 @@ impl Engine {
             .filter(|i| pick(i))
             .map(|i| i.name)
             .collect();
-        match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => names.join(", "),
-        }
+        crate::text::or_list(&names)
     }
 }
 

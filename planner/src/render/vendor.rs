@@ -19,6 +19,7 @@ use super::Vendor;
 use crate::error::{Error, Result};
 use crate::network::{Bgp, Model};
 use crate::plan::{Breakout, PlanSwitch};
+use crate::text::or_list;
 
 /// A switch operating system the planner renders configurations for. The
 /// implementations are unit structs registered in the `vendors!` table.
@@ -197,14 +198,14 @@ impl Vendor {
     /// The vendors' names as a list to choose from: `comware, sonic, eos
     /// or nvue`.
     pub fn names() -> String {
-        or_list(Vendor::ALL.map(Vendor::as_str).iter())
+        or_list(&Vendor::ALL.map(Vendor::as_str))
     }
 
     /// The vendors with what each renders, as a list to choose from:
     /// `comware (H3C Comware 7), sonic (config_db.json), ...`.
     pub fn choices() -> String {
         let each = Vendor::ALL.map(|v| format!("{} ({})", v.as_str(), v.imp().gist()));
-        or_list(each.iter())
+        or_list(&each)
     }
 
     /// The file name of a switch's configuration
@@ -290,19 +291,6 @@ impl FromStr for Vendor {
             )
         })
     }
-}
-
-/// `a, b or c`.
-fn or_list<'a>(items: impl ExactSizeIterator<Item = &'a (impl AsRef<str> + 'a)>) -> String {
-    let n = items.len();
-    let mut out = String::new();
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push_str(if i + 1 == n { " or " } else { ", " });
-        }
-        out.push_str(item.as_ref());
-    }
-    out
 }
 
 /// True when `s` is one or more groups of ASCII digits separated by `sep`

@@ -903,21 +903,24 @@ fn estimate_is_cut_along_its_seams_in_order() {
     }
 }
 
-/// One home for what an algorithm does in the estimate (#34): in
-/// `estimate/`, only the registry (`context/collectives/mod.rs`, one line
-/// an algorithm) names a variant of `Algorithm`, so no `match` on the
-/// algorithm grows in the dispatch, the runs or the report, and a new
-/// algorithm is its module plus its line; and the registry names every
-/// variant. Test code is left out.
+/// One home for what an algorithm does in the estimate (#34): no code of
+/// `estimate/` names a variant of `Algorithm`, so no `match` on the
+/// algorithm grows in the dispatch, the runs or the report; the registry
+/// (`context/collectives/mod.rs`) is made of `algorithm.rs`'s
+/// `algorithm_list!`, whose line for every variant names its row
+/// (`module::ROW`) in a module of `context/collectives/` that defines it;
+/// and every module there is named by a line. A new algorithm is its
+/// module plus its line. Test code is left out.
 #[test]
 fn only_the_registry_names_an_algorithm_in_estimate() {
     let variants: BTreeSet<String> = planner::algorithm::Algorithm::ALL
         .iter()
         .map(|a| format!("{a:?}"))
         .collect();
-    let registry = Path::new("estimate/context/collectives/mod.rs");
-    let (mut named, mut registered) = (Vec::new(), BTreeSet::new());
-    for (path, text) in planner_src() {
+    let src = planner_src();
+    let dir = Path::new("estimate/context/collectives");
+    let mut named = Vec::new();
+    for (path, text) in &src {
         let test_file = path.iter().any(|c| c == "tests")
             || path
                 .file_name()
@@ -926,28 +929,108 @@ fn only_the_registry_names_an_algorithm_in_estimate() {
         if !path.starts_with("estimate") || test_file {
             continue;
         }
-        let t = without_test_code(tokens(&text));
+        let t = without_test_code(tokens(text));
         for w in t.windows(3) {
             if w[0].text == "Algorithm" && w[1].text == "::" && variants.contains(&w[2].text) {
-                if path == registry {
-                    registered.insert(w[2].text.clone());
-                } else {
-                    named.push(format!(
-                        "{}:{}: Algorithm::{}",
-                        path.display(),
-                        w[0].line,
-                        w[2].text
-                    ));
-                }
+                named.push(format!(
+                    "{}:{}: Algorithm::{}",
+                    path.display(),
+                    w[0].line,
+                    w[2].text
+                ));
             }
         }
     }
     assert!(
         named.is_empty(),
-        "what an algorithm does belongs in its module of estimate/context/collectives/, chosen by the registry `collectives::of`:\n{}",
+        "what an algorithm does belongs in its module of estimate/context/collectives/, chosen by the registry made of `algorithm_list!`:\n{}",
         named.join("\n")
     );
-    assert_eq!(registered, variants, "the registry names every algorithm");
+    let file = |rel: &Path| {
+        src.iter()
+            .find(|(p, _)| p == rel)
+            .map(|(_, t)| without_test_code(tokens(t)))
+            .unwrap_or_else(|| panic!("planner/src/{} is not there", rel.display()))
+    };
+    let registry: Vec<String> = file(&dir.join("mod.rs"))
+        .into_iter()
+        .map(|t| t.text)
+        .collect();
+    assert!(
+        registry
+            .windows(6)
+            .any(|w| w == ["algorithm_list", "!", "(", "registry", ")", ";"]),
+        "{}/mod.rs makes no registry of `algorithm_list!`",
+        dir.display()
+    );
+    let lines = list_lines(&file(Path::new("algorithm.rs")));
+    let listed: BTreeSet<String> = lines.iter().map(|(v, _, _)| v.clone()).collect();
+    assert_eq!(
+        listed, variants,
+        "algorithm_list! has a line for every algorithm"
+    );
+    let mut modules = BTreeSet::new();
+    for (variant, module, row) in &lines {
+        let t: Vec<String> = file(&dir.join(format!("{module}.rs")))
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        assert!(
+            t.windows(4)
+                .any(|w| w == ["const", row, ":", "AlgorithmRow"]),
+            "{variant}'s line names {module}::{row}, which {}/{module}.rs does not define",
+            dir.display()
+        );
+        modules.insert(module.clone());
+    }
+    for (path, _) in &src {
+        if path.parent() == Some(dir) && path.file_name().is_some_and(|f| f != "mod.rs") {
+            let module = path.file_stem().unwrap_or_default().to_string_lossy();
+            assert!(
+                modules.contains(module.as_ref()),
+                "{}: no line of algorithm_list! names a row of it",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The lines of `algorithm_list!` in the tokens of `algorithm.rs`:
+/// `Variant => Info, module::ROW;` each, as (variant, module, row).
+fn list_lines(t: &[Token]) -> Vec<(String, String, String)> {
+    let texts: Vec<&str> = t.iter().map(|x| x.text.as_str()).collect();
+    let Some(start) = texts
+        .windows(3)
+        .position(|w| w == ["macro_rules", "!", "algorithm_list"])
+    else {
+        return Vec::new();
+    };
+    // The list is the block after `$then!`.
+    let Some(open) = (start..texts.len()).find(|&k| texts[k..].starts_with(&["then", "!", "{"]))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let (mut depth, mut entry) = (0i64, Vec::new());
+    for &tok in &texts[open + 2..] {
+        match tok {
+            "{" | "(" | "[" => depth += 1,
+            "}" | ")" | "]" => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+        if depth == 1 && tok == ";" {
+            if let (Some(v), [.., m, "::", r]) = (entry.first(), entry.as_slice()) {
+                out.push((v.to_string(), m.to_string(), r.to_string()));
+            }
+            entry.clear();
+        } else if !(depth == 1 && tok == "{") {
+            entry.push(tok);
+        }
+    }
+    out
 }
 
 /// The provisioner's source, beside the planner's in the workspace. One

@@ -87,7 +87,7 @@ use serde::{Deserialize, Serialize};
 
 use planner::Problem;
 use planner::algorithm::{Algorithm, Command};
-use planner::ranks::engine::Engine;
+use planner::ranks::engine::{Engine, EngineInfo};
 
 use crate::error::{Error, Result};
 use crate::toml_lines::KeyLines;
@@ -420,6 +420,17 @@ fn process_starter(command: &[String]) -> Option<&str> {
         .map(|w| w[1].as_str())
 }
 
+/// The engines `pick` keeps as a job file writes them, from the engine
+/// table (`"probe", "nccl" or "gloo"`).
+fn engine_values(pick: impl Fn(&EngineInfo) -> bool) -> String {
+    let values: Vec<String> = (Engine::ALL.iter())
+        .map(|e| e.info())
+        .filter(|i| pick(i))
+        .map(|i| format!("\"{}\"", i.name))
+        .collect();
+    planner::text::or_list(&values)
+}
+
 /// The job's engine: the one named, or the launcher's own (`openmpi` for
 /// mpirun, the probe for the indexed launcher); an engine the launcher
 /// cannot start, or one that does not run the job's algorithm, is a
@@ -462,17 +473,24 @@ fn check_engine(
                     "the indexed launcher starts the ranks itself, without mpirun, so {} cannot run",
                     engine.as_str()
                 ),
-                "use launcher = \"mpi\" for Open MPI, or engine = \"nccl\", \"gloo\" or \"probe\"",
+                format!(
+                    "use launcher = \"mpi\" for Open MPI, or engine = {}",
+                    engine_values(|e| e.starts_alone)
+                ),
             ),
             Launcher::Mpi => (
                 format!(
-                    "the MPI launcher runs Open MPI's mpirun (mpirun.sh), which starts openmpi or nccl programs, not {}",
+                    "the MPI launcher runs Open MPI's mpirun (mpirun.sh), which starts {} programs, not {}",
+                    Engine::names(|e| e.mpirun),
                     engine.as_str()
                 ),
-                "use engine = \"openmpi\" or \"nccl\", or launcher = \"indexed\"",
+                format!(
+                    "use engine = {}, or launcher = \"indexed\"",
+                    engine_values(|e| e.mpirun)
+                ),
             ),
         };
-        bad(None, "engine", why, fix);
+        bad(None, "engine", why, &fix);
         return default;
     }
     if engine.rings_only()

@@ -36,6 +36,8 @@ mod workload_api;
 
 #[path = "../support/dra.rs"]
 mod dra;
+#[path = "../support/http_server.rs"]
+mod http_server;
 #[path = "../support/lab.rs"]
 mod lab_support;
 

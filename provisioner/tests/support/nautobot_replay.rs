@@ -38,7 +38,6 @@
 //! (`sot_nautobot::sot_push_nautobot_spoiled_write_*`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::{BodyExt as _, Full};
@@ -84,51 +83,34 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 async fn serve<F, Fut>(handle: F) -> String
 where
     F: Fn(String, String, hyper::HeaderMap, Bytes) -> Fut + Clone + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Option<(u16, Bytes)>> + Send,
+    Fut: std::future::Future<Output = Option<(u16, Bytes)>> + Send + 'static,
 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr: SocketAddr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
-            };
-            let handle = handle.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                    let handle = handle.clone();
-                    async move {
-                        let method = req.method().to_string();
-                        let uri = (req.uri().path_and_query())
-                            .map_or_else(String::new, |p| p.to_string());
-                        let headers = req.headers().clone();
-                        let bytes = req
-                            .into_body()
-                            .collect()
-                            .await
-                            .map_err(std::io::Error::other)?
-                            .to_bytes();
-                        let (status, body) = handle(method, uri, headers, bytes)
-                            .await
-                            .ok_or_else(|| std::io::Error::other("the answer is dropped"))?;
-                        let mut r = Response::new(Full::new(body));
-                        *r.status_mut() = StatusCode::from_u16(status)
-                            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                        r.headers_mut().insert(
-                            hyper::header::CONTENT_TYPE,
-                            hyper::header::HeaderValue::from_static("application/json"),
-                        );
-                        Ok::<_, std::io::Error>(r)
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
-                    .await;
-            });
+    let addr = crate::http_server::serve(None, move |req: Request<Incoming>| {
+        let handle = handle.clone();
+        async move {
+            let method = req.method().to_string();
+            let uri = (req.uri().path_and_query()).map_or_else(String::new, |p| p.to_string());
+            let headers = req.headers().clone();
+            let bytes = req
+                .into_body()
+                .collect()
+                .await
+                .map_err(std::io::Error::other)?
+                .to_bytes();
+            let (status, body) = handle(method, uri, headers, bytes)
+                .await
+                .ok_or_else(|| std::io::Error::other("the answer is dropped"))?;
+            let mut r = Response::new(Full::new(body));
+            *r.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            r.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+            Ok::<_, std::io::Error>(r)
         }
-    });
+    })
+    .await;
     format!("http://{addr}")
 }
 

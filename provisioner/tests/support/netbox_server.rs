@@ -100,7 +100,6 @@
 //! GraphQL.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::{BodyExt as _, Full};
@@ -2097,104 +2096,86 @@ const REQUEST_LINE_LIMIT: usize = 4094;
 /// Serves `nb` over plain HTTP on a loopback port (in the current tokio
 /// runtime); returns the base URL.
 pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr: SocketAddr = listener.local_addr().expect("addr");
+    let handler = nb.clone();
+    let addr = crate::http_server::serve(None, move |req: Request<Incoming>| {
+        let nb = handler.clone();
+        async move {
+            let method = req.method().to_string();
+            let uri = req
+                .uri()
+                .path_and_query()
+                .map_or_else(String::new, |p| p.to_string());
+            let line = format!("{method} {uri} HTTP/1.1").len();
+            if line > REQUEST_LINE_LIMIT {
+                let mut r = Response::new(Full::new(Bytes::from(format!(
+                    "Bad Request\nRequest Line is too large ({line} > {REQUEST_LINE_LIMIT})"
+                ))));
+                *r.status_mut() = StatusCode::BAD_REQUEST;
+                lock(&nb).log.push(Logged {
+                    method,
+                    path: uri.split('?').next().unwrap_or("").to_string(),
+                    status: 400,
+                    if_match: None,
+                });
+                return Ok::<_, std::io::Error>(r);
+            }
+            let auth = req
+                .headers()
+                .get(hyper::header::AUTHORIZATION)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string);
+            let if_match = req
+                .headers()
+                .get(hyper::header::IF_MATCH)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string);
+            let bytes = req
+                .into_body()
+                .collect()
+                .await
+                .map_err(std::io::Error::other)?
+                .to_bytes();
+            let body = if bytes.is_empty() {
+                Ok(Value::Null)
+            } else {
+                serde_json::from_slice::<Value>(&bytes)
+            };
+            let (status, v, etag, spoil) = match body {
+                Ok(body) => {
+                    let mut nb = lock(&nb);
+                    nb.if_match = if_match;
+                    nb.etag_out = None;
+                    let (status, v) = nb.handle(&method, &uri, auth.as_deref(), &body);
+                    nb.if_match = None;
+                    (status, v, nb.etag_out.take(), nb.spoil.clone())
+                }
+                Err(e) => (
+                    400,
+                    json!({"detail": format!("JSON parse error - {e}")}),
+                    None,
+                    lock(&nb).spoil.clone(),
+                ),
+            };
+            let (status, body) = match spoil.and_then(|f| f(&method, &uri, status, &v)) {
+                Some((s, bytes)) => (s, Bytes::from(bytes)),
+                None if status == 204 => (status, Bytes::new()),
+                None => (status, Bytes::from(v.to_string())),
+            };
+            let mut r = Response::new(Full::new(body));
+            *r.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            r.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+            if let Some(e) = etag.and_then(|e| hyper::header::HeaderValue::from_str(&e).ok()) {
+                r.headers_mut().insert(hyper::header::ETAG, e);
+            }
+            Ok::<_, std::io::Error>(r)
+        }
+    })
+    .await;
     let base = format!("http://{addr}");
     lock(&nb).base = base.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
-            };
-            let nb = nb.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                    let nb = nb.clone();
-                    async move {
-                        let method = req.method().to_string();
-                        let uri = req
-                            .uri()
-                            .path_and_query()
-                            .map_or_else(String::new, |p| p.to_string());
-                        let line = format!("{method} {uri} HTTP/1.1").len();
-                        if line > REQUEST_LINE_LIMIT {
-                            let mut r = Response::new(Full::new(Bytes::from(format!(
-                                "Bad Request\nRequest Line is too large ({line} > {REQUEST_LINE_LIMIT})"
-                            ))));
-                            *r.status_mut() = StatusCode::BAD_REQUEST;
-                            lock(&nb).log.push(Logged {
-                                method,
-                                path: uri.split('?').next().unwrap_or("").to_string(),
-                                status: 400,
-                                if_match: None,
-                            });
-                            return Ok::<_, std::io::Error>(r);
-                        }
-                        let auth = req
-                            .headers()
-                            .get(hyper::header::AUTHORIZATION)
-                            .and_then(|h| h.to_str().ok())
-                            .map(str::to_string);
-                        let if_match = req
-                            .headers()
-                            .get(hyper::header::IF_MATCH)
-                            .and_then(|h| h.to_str().ok())
-                            .map(str::to_string);
-                        let bytes = req
-                            .into_body()
-                            .collect()
-                            .await
-                            .map_err(std::io::Error::other)?
-                            .to_bytes();
-                        let body = if bytes.is_empty() {
-                            Ok(Value::Null)
-                        } else {
-                            serde_json::from_slice::<Value>(&bytes)
-                        };
-                        let (status, v, etag, spoil) = match body {
-                            Ok(body) => {
-                                let mut nb = lock(&nb);
-                                nb.if_match = if_match;
-                                nb.etag_out = None;
-                                let (status, v) = nb.handle(&method, &uri, auth.as_deref(), &body);
-                                nb.if_match = None;
-                                (status, v, nb.etag_out.take(), nb.spoil.clone())
-                            }
-                            Err(e) => (
-                                400,
-                                json!({"detail": format!("JSON parse error - {e}")}),
-                                None,
-                                lock(&nb).spoil.clone(),
-                            ),
-                        };
-                        let (status, body) = match spoil.and_then(|f| f(&method, &uri, status, &v))
-                        {
-                            Some((s, bytes)) => (s, Bytes::from(bytes)),
-                            None if status == 204 => (status, Bytes::new()),
-                            None => (status, Bytes::from(v.to_string())),
-                        };
-                        let mut r = Response::new(Full::new(body));
-                        *r.status_mut() = StatusCode::from_u16(status)
-                            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                        r.headers_mut().insert(
-                            hyper::header::CONTENT_TYPE,
-                            hyper::header::HeaderValue::from_static("application/json"),
-                        );
-                        if let Some(e) =
-                            etag.and_then(|e| hyper::header::HeaderValue::from_str(&e).ok())
-                        {
-                            r.headers_mut().insert(hyper::header::ETAG, e);
-                        }
-                        Ok::<_, std::io::Error>(r)
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
-                    .await;
-            });
-        }
-    });
     base
 }

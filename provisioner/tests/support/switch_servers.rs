@@ -213,99 +213,76 @@ type Handler = Arc<dyn Fn(&Req) -> Reply + Send + Sync>;
 
 /// Serves `handler` over TLS on a loopback port; returns the address.
 pub async fn serve(tls: &Tls, handler: Handler) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.config.clone());
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
+    crate::http_server::serve(Some(acceptor), move |req: Request<Incoming>| {
+        let handler = handler.clone();
+        async move {
+            let method = req.method().to_string();
+            let uri = req
+                .uri()
+                .path_and_query()
+                .map_or_else(String::new, |p| p.to_string());
+            let auth = basic_auth(req.headers().get(hyper::header::AUTHORIZATION));
+            let authorization = req
+                .headers()
+                .get(hyper::header::AUTHORIZATION)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string);
+            let bytes = req
+                .into_body()
+                .collect()
+                .await
+                .map_err(std::io::Error::other)?
+                .to_bytes();
+            let body = if bytes.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
             };
-            let acceptor = acceptor.clone();
-            let handler = handler.clone();
-            tokio::spawn(async move {
-                let Ok(stream) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                    let handler = handler.clone();
-                    async move {
-                        let method = req.method().to_string();
-                        let uri = req
-                            .uri()
-                            .path_and_query()
-                            .map_or_else(String::new, |p| p.to_string());
-                        let auth = basic_auth(req.headers().get(hyper::header::AUTHORIZATION));
-                        let authorization = req
-                            .headers()
-                            .get(hyper::header::AUTHORIZATION)
-                            .and_then(|h| h.to_str().ok())
-                            .map(str::to_string);
-                        let bytes = req
-                            .into_body()
-                            .collect()
-                            .await
-                            .map_err(std::io::Error::other)?
-                            .to_bytes();
-                        let body = if bytes.is_empty() {
-                            Value::Null
-                        } else {
-                            serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-                        };
-                        let mut req = Req {
-                            method,
-                            uri,
-                            auth,
-                            authorization,
-                            body,
-                            delayed: false,
-                        };
-                        let mut reply = handler(&req);
-                        if let Reply::Later(d) = reply {
-                            tokio::time::sleep(d).await;
-                            req.delayed = true;
-                            reply = handler(&req);
-                        }
-                        if let Reply::Slow(d, v) = reply {
-                            tokio::time::sleep(d).await;
-                            reply = Reply::Json(200, v);
-                        }
-                        if let Reply::Raw(status, headers, body) = reply {
-                            let mut r = Response::new(Full::new(Bytes::from(body)));
-                            *r.status_mut() = StatusCode::from_u16(status).expect("status");
-                            for (k, v) in headers {
-                                r.headers_mut().insert(
-                                    k,
-                                    hyper::header::HeaderValue::from_str(&v).expect("header"),
-                                );
-                            }
-                            return Ok::<_, std::io::Error>(r);
-                        }
-                        match reply {
-                            Reply::Json(status, v) => {
-                                let mut r = Response::new(Full::new(Bytes::from(v.to_string())));
-                                *r.status_mut() = StatusCode::from_u16(status).expect("status");
-                                r.headers_mut().insert(
-                                    hyper::header::CONTENT_TYPE,
-                                    hyper::header::HeaderValue::from_static("application/json"),
-                                );
-                                Ok::<_, std::io::Error>(r)
-                            }
-                            Reply::Drop | Reply::Later(_) | Reply::Slow(..) | Reply::Raw(..) => {
-                                Err(std::io::Error::other("dropped by the test server"))
-                            }
-                        }
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
+            let mut req = Req {
+                method,
+                uri,
+                auth,
+                authorization,
+                body,
+                delayed: false,
+            };
+            let mut reply = handler(&req);
+            if let Reply::Later(d) = reply {
+                tokio::time::sleep(d).await;
+                req.delayed = true;
+                reply = handler(&req);
+            }
+            if let Reply::Slow(d, v) = reply {
+                tokio::time::sleep(d).await;
+                reply = Reply::Json(200, v);
+            }
+            if let Reply::Raw(status, headers, body) = reply {
+                let mut r = Response::new(Full::new(Bytes::from(body)));
+                *r.status_mut() = StatusCode::from_u16(status).expect("status");
+                for (k, v) in headers {
+                    r.headers_mut()
+                        .insert(k, hyper::header::HeaderValue::from_str(&v).expect("header"));
+                }
+                return Ok::<_, std::io::Error>(r);
+            }
+            match reply {
+                Reply::Json(status, v) => {
+                    let mut r = Response::new(Full::new(Bytes::from(v.to_string())));
+                    *r.status_mut() = StatusCode::from_u16(status).expect("status");
+                    r.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, std::io::Error>(r)
+                }
+                Reply::Drop | Reply::Later(_) | Reply::Slow(..) | Reply::Raw(..) => {
+                    Err(std::io::Error::other("dropped by the test server"))
+                }
+            }
         }
-    });
-    addr
+    })
+    .await
 }
 
 /// What a switch reports about the world (not configuration).

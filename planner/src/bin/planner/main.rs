@@ -256,16 +256,6 @@ struct DesignArgs {
     format: Format,
 }
 
-/// The flag that sets a library parameter (`ranks` is `--ranks`), when
-/// some subcommand has it.
-fn flag_for(parameter: &str) -> Option<String> {
-    fn has(cmd: &clap::Command, long: &str) -> bool {
-        cmd.get_arguments().any(|a| a.get_long() == Some(long))
-            || cmd.get_subcommands().any(|c| has(c, long))
-    }
-    has(&<Cli as clap::CommandFactory>::command(), parameter).then(|| format!("--{parameter}"))
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -275,10 +265,7 @@ fn main() -> ExitCode {
             // the terminal raw; the chain's own line breaks stay.
             eprintln!(
                 "error: {}",
-                planner::names::escape_lines(&planner::error::display_chain(
-                    err.as_ref(),
-                    &flag_for
-                ))
+                planner::error::report(err.as_ref(), &<Cli as clap::CommandFactory>::command())
             );
             let bad = err.downcast_ref::<BadInput>().is_some()
                 || err

@@ -11,8 +11,9 @@
 //! - [`collectives`]: one module per algorithm or family implementing
 //!   [`collectives::Collective`] (its closed form, with the equations in
 //!   [`super::models`], its send schedule, with the builders in
-//!   [`super::schedules`], its streamable shape), and the registry
-//!   [`collectives::of`], one line an algorithm;
+//!   [`super::schedules`], its streamable shape) and holding the
+//!   algorithm's row, and the registry [`collectives::row`], made of
+//!   `algorithm.rs`'s list, one line an algorithm;
 //! - [`closed_form`]: the closed form's dispatch, and the costs kept
 //!   across sizes;
 //! - [`schedule`]: the send schedule's dispatch, streamed where it can be;
@@ -21,9 +22,9 @@
 //! - [`sinks`]: the streamed schedule's consumers (the lone pass, the
 //!   step-synchronous mode).
 //!
-//! A new algorithm is a row in `algorithm.rs`, its module in
-//! [`collectives`] and its line in [`collectives::of`]; the compiler
-//! refuses a row without its line.
+//! A new algorithm is its module in [`collectives`] (with its row) and
+//! its line in `algorithm.rs`'s `algorithm_list!`; the compiler refuses a
+//! line without its row.
 
 mod closed_form;
 mod collectives;
@@ -45,6 +46,7 @@ use crate::error::{Error, Problem, Result};
 use crate::network::{Network, Policy};
 use crate::plan::Tier;
 use crate::ranks::{self, Link};
+pub use collectives::{AlgorithmRow, row as algorithm_row};
 pub(super) use routes::PlanRoutes;
 
 /// The rank table the estimates use: `planner ranks`'s for halving-doubling
@@ -121,11 +123,11 @@ impl<'a> Context<'a> {
         }
         let net = Network::new(plan, plan.source())?;
         let (table, tier) = if intra::present(plan) {
-            let order = rank_order(plan, algorithm.info().rank_table, None)?;
+            let order = rank_order(plan, algorithm.rank_table(), None)?;
             let (table, tier) = intra::Tier::build(plan, &order, ranks, net.link_count())?;
             (table, Some(tier))
         } else {
-            (rank_order(plan, algorithm.info().rank_table, ranks)?, None)
+            (rank_order(plan, algorithm.rank_table(), ranks)?, None)
         };
         let mut problems = Vec::new();
         let mut caps = Vec::with_capacity(net.link_count());

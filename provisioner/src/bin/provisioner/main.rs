@@ -378,16 +378,6 @@ macro_rules! failure {
 }
 failure!(anyhow::Error, std::io::Error, serde_json::Error);
 
-/// The flag that sets a library parameter (`ranks` is `--ranks`), when
-/// some subcommand has it.
-fn flag_for(parameter: &str) -> Option<String> {
-    fn has(cmd: &clap::Command, long: &str) -> bool {
-        cmd.get_arguments().any(|a| a.get_long() == Some(long))
-            || cmd.get_subcommands().any(|c| has(c, long))
-    }
-    has(&<Cli as clap::CommandFactory>::command(), parameter).then(|| format!("--{parameter}"))
-}
-
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -396,10 +386,10 @@ fn main() -> ExitCode {
             // the terminal raw; the chain's own line breaks stay.
             eprintln!(
                 "error: {}",
-                planner::names::escape_lines(&planner::error::display_chain(
+                planner::error::report(
                     failure.error.as_ref(),
-                    &flag_for
-                ))
+                    &<Cli as clap::CommandFactory>::command()
+                )
             );
             ExitCode::from(failure.exit_code())
         }

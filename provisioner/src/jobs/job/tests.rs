@@ -69,6 +69,46 @@ fn the_mpi_launcher_runs_open_mpi_unless_the_file_names_nccl() {
     assert_eq!((j.engine, j.algorithm), (Engine::Nccl, Algorithm::Ring));
 }
 
+/// The hints of the launcher check name the engines each launcher can
+/// start from the engine table (a new engine appears in them).
+#[test]
+fn launcher_hints_name_the_engines_of_the_table() {
+    let indexed = GOOD.replace("ranks = 32", "ranks = 32\nengine = \"openmpi\"");
+    let e = JobSpec::from_toml(&indexed, "j.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "use launcher = \"mpi\" for Open MPI, or engine = \"probe\", \"nccl\" or \"gloo\""
+        ),
+        "{e}"
+    );
+    let mpi = GOOD.replace(
+        "ranks = 32",
+        "ranks = 32\nlauncher = \"mpi\"\nengine = \"gloo\"",
+    );
+    let e = JobSpec::from_toml(&mpi, "j.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("starts openmpi or nccl programs, not gloo; use engine = \"openmpi\" or \"nccl\", or launcher = \"indexed\""),
+        "{e}"
+    );
+    let mpi_hint = e.split("use engine = ").nth(1).unwrap_or_default();
+    let mpi_hint = mpi_hint.split(", or launcher").next().unwrap_or_default();
+    let indexed_hint = JobSpec::from_toml(&indexed, "j.toml")
+        .unwrap_err()
+        .to_string();
+    let indexed_hint = indexed_hint
+        .split("or engine = ")
+        .nth(1)
+        .unwrap_or_default();
+    for engine in Engine::ALL {
+        let info = engine.info();
+        let named = format!("\"{}\"", info.name);
+        assert_eq!(indexed_hint.contains(&named), info.starts_alone, "{named}");
+        assert_eq!(mpi_hint.contains(&named), info.mpirun, "{named}");
+    }
+}
+
 #[test]
 fn a_good_file_with_defaults() {
     let j = JobSpec::from_toml(GOOD, "j.toml").unwrap();

@@ -4,7 +4,7 @@
 //! Table II with per-step α and β plus the fold, streamed as
 //! [`Shape::FoldedHd`].
 
-use super::{Collective, shaped};
+use super::{AlgorithmRow, Collective, shaped};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::schedules::Shape;
@@ -13,6 +13,24 @@ use crate::estimate::{SendSchedule, models};
 /// Halving-doubling, folded when the rank count is not a power of two.
 #[derive(Debug)]
 pub(super) struct HalvingDoubling;
+
+/// `hd`'s row of the algorithm table.
+pub(super) const HD_ROW: AlgorithmRow = AlgorithmRow {
+    description: "halving-doubling in plan order, folded when the rank count is not a power of two",
+    closed_form: "MG-WFBP Table II halving-doubling, per-step α and β, plus the fold",
+    in_order: false,
+    colour: [255, 127, 14],
+    collective: &HalvingDoubling,
+};
+
+/// `hdrm`'s row of the algorithm table.
+pub(super) const HDRM_ROW: AlgorithmRow = AlgorithmRow {
+    description: "halving-doubling on the EFLOPS Algorithm 1 rank table (`planner ranks`'s table when folded)",
+    closed_form: "the same as hd, every step crossing the two parts",
+    in_order: false,
+    colour: [44, 160, 44],
+    collective: &HalvingDoubling,
+};
 
 impl Collective for HalvingDoubling {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

@@ -3,7 +3,7 @@
 //! (`2d`: rings at every level, eq. 6 with `T_r` at both), streamed from
 //! its levels ([`Shape::Levels`]).
 
-use super::{Collective, shaped};
+use super::{AlgorithmRow, Collective, shaped};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::schedules::{Kind, Shape};
@@ -33,6 +33,24 @@ fn level_kind(ring_only: bool, size: usize) -> Kind {
         Kind::Ring
     }
 }
+
+/// `blueconnect`'s row of the algorithm table.
+pub(super) const BLUECONNECT_ROW: AlgorithmRow = AlgorithmRow {
+    description: "reduce-scatter per level (switch, pod, fabric), recursive for powers of two and ring otherwise, then all-gather back",
+    closed_form: "BlueConnect eq. 6–7",
+    in_order: false,
+    colour: [227, 119, 194],
+    collective: &BLUECONNECT,
+};
+
+/// `2d`'s row of the algorithm table.
+pub(super) const TWO_D_ROW: AlgorithmRow = AlgorithmRow {
+    description: "2D-torus: ring reduce-scatter under each switch, ring allreduce across switches, ring all-gather",
+    closed_form: "BlueConnect eq. 6 with `T_r` at both levels",
+    in_order: false,
+    colour: [127, 127, 127],
+    collective: &TWO_D,
+};
 
 impl Collective for Hierarchical {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

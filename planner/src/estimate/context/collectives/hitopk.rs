@@ -2,7 +2,7 @@
 //! the reductions the schedule makes; its schedule from
 //! [`schedules::hitopk`].
 
-use super::Collective;
+use super::{AlgorithmRow, Collective};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::{SendSchedule, models, schedules};
@@ -10,6 +10,15 @@ use crate::estimate::{SendSchedule, models, schedules};
 /// HiTopKComm, sparsified with density ρ.
 #[derive(Debug)]
 pub(super) struct HiTopK;
+
+/// `hitopk`'s row of the algorithm table.
+pub(super) const ROW: AlgorithmRow = AlgorithmRow {
+    description: "HiTopKComm Algorithm 2 with nodes = switches",
+    closed_form: "HiTopKComm eq. 7–10",
+    in_order: false,
+    colour: [23, 190, 207],
+    collective: &HiTopK,
+};
 
 impl Collective for HiTopK {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

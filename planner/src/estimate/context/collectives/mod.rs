@@ -2,15 +2,21 @@
 //! [`Collective`]: what the estimate needs of an algorithm, its closed form
 //! on a [`Context`], its send schedule, the shape a ring or
 //! halving-doubling schedule streams from, and whether `channels=pair`
-//! applies. [`of`] is the registry: one line per algorithm, the one
-//! `match` on [`Algorithm`] in `estimate/` (a test in
-//! `tests/it/layers.rs` holds that), without a catch-all, so a new row of
-//! `algorithms!` does not compile until its line is here.
+//! applies; and each holding the algorithm's [`AlgorithmRow`] (what it
+//! simulates, its closed form, whether its chunks come back in order, its
+//! plot colour, its implementation), a `ROW` const (`<NAME>_ROW` in a
+//! family module).
 //!
-//! A new algorithm is its row in `algorithm.rs`, its module here
-//! implementing [`Collective`] (its builder beside it, or in a family file
-//! of [`crate::estimate::schedules`] when several algorithms share it) and
-//! its line in [`of`].
+//! The registry [`row`] is made of `algorithm.rs`'s `algorithm_list!`,
+//! whose line for an algorithm names its row here (`ring::ROW`): the one
+//! `match` on [`Algorithm`] in `estimate/` (a test in `tests/it/layers.rs`
+//! holds that no other code of `estimate/` names a variant), without a
+//! catch-all, so a line whose row is missing does not compile.
+//!
+//! A new algorithm is its module here (its `mod` line below) implementing
+//! [`Collective`], with its `ROW` (its builder beside it, or in a family
+//! file of [`crate::estimate::schedules`] when several algorithms share
+//! it), and its one line in `algorithm_list!`.
 
 mod hd;
 mod hierarchical;
@@ -52,26 +58,41 @@ pub(super) trait Collective: std::fmt::Debug + Sync {
     }
 }
 
-/// The registry: the implementation of every algorithm, one line each.
+/// What the estimate alone reads of an algorithm, beside its
+/// implementation: its row, in its module (what every layer reads is its
+/// [`crate::algorithm::Info`], on its line of `algorithm_list!`).
+#[derive(Debug)]
+pub struct AlgorithmRow {
+    /// What is simulated, in words.
+    pub description: &'static str,
+    /// The closed form the estimates use.
+    pub closed_form: &'static str,
+    /// True when the reduced chunks come back in order (the trees), which
+    /// C-Cube streams into the next forward pass.
+    pub in_order: bool,
+    /// The colour of its series in plots, RGB.
+    pub colour: [u8; 3],
+    /// What the algorithm does.
+    pub(super) collective: &'static dyn Collective,
+}
+
+/// Makes the registry [`row`] from `algorithm_list!`: one arm a line.
+macro_rules! registry {
+    ($( $(#[$doc:meta])* $variant:ident => $info:expr, $row:path; )+) => {
+        /// The registry: every algorithm's row, with its implementation.
+        pub fn row(algorithm: Algorithm) -> &'static AlgorithmRow {
+            match algorithm {
+                $( Algorithm::$variant => &$row, )+
+            }
+        }
+    };
+}
+
+crate::algorithm::algorithm_list!(registry);
+
+/// The implementation of an algorithm, from its row.
 pub(super) fn of(algorithm: Algorithm) -> &'static dyn Collective {
-    match algorithm {
-        Algorithm::Ring => &ring::Ring,
-        Algorithm::Hd => &hd::HalvingDoubling,
-        Algorithm::Hdrm => &hd::HalvingDoubling,
-        Algorithm::Tree => &trees::TREE,
-        Algorithm::PipelinedTree => &trees::PIPELINED_TREE,
-        Algorithm::DoubleTree => &trees::DOUBLE_TREE,
-        Algorithm::OverlappedTree => &trees::OVERLAPPED_TREE,
-        Algorithm::OverlappedDoubleTree => &trees::OVERLAPPED_DOUBLE_TREE,
-        Algorithm::BlueConnect => &hierarchical::BLUECONNECT,
-        Algorithm::TwoD => &hierarchical::TWO_D,
-        Algorithm::TwoLevel => &two_level::TwoLevel,
-        Algorithm::TopKAllGather => &topk::TopKAllGather,
-        Algorithm::ParameterServer => &ps::ParameterServer,
-        Algorithm::HiTopK => &hitopk::HiTopK,
-        Algorithm::NcclRing => &nccl_ring::NcclRing,
-        Algorithm::NcclTree => &nccl_tree::NcclTree,
-    }
+    row(algorithm).collective
 }
 
 /// The names of the algorithms `channels=pair` applies to, as a message
@@ -82,10 +103,7 @@ pub(super) fn pair_channel_names() -> String {
         .filter(|a| of(**a).pair_channels())
         .map(|a| a.as_str())
         .collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => names.join(", "),
-    }
+    crate::text::or_list(&names)
 }
 
 /// The send schedule of an algorithm with a [`Shape`], built from it.
@@ -107,7 +125,8 @@ mod tests {
     use crate::design::shorthand::{self, Shorthand};
     use crate::estimate::{Channels, Params};
 
-    /// Every row of the table has its implementation, and the two agree:
+    /// Every algorithm has its row and implementation, every row its own
+    /// plot colour, and the row, the line and the implementation agree:
     /// the algorithms whose chunks come back in order (`in_order`) are the
     /// ones whose schedule is made of chunks; `channels=pair` is taken by
     /// chunked ones only; the rank schedule `ranks` verifies is the shape
@@ -117,15 +136,19 @@ mod tests {
         let (inv, opts) = shorthand::bigraph(4, 16, &Shorthand::default()).unwrap();
         let plan = design(&inv, &opts).unwrap();
         let params = Params::default();
-        for &a in Algorithm::ALL {
+        for (i, &a) in Algorithm::ALL.iter().enumerate() {
             let info = a.info();
+            let row = row(a);
+            for &b in &Algorithm::ALL[i + 1..] {
+                assert_ne!(row.colour, super::row(b).colour, "{a:?} and {b:?}");
+            }
             let ctx = Context::new(&plan, a, None, &params).unwrap();
             let (t, chunks) = ctx.closed_form(1 << 20).unwrap();
             assert!(t > 0.0 && t.is_finite(), "{a:?}: {t}");
             let sched = ctx.schedule(1 << 20, chunks).unwrap();
-            assert_eq!(!sched.chunk.is_empty(), info.in_order, "{a:?}");
+            assert_eq!(!sched.chunk.is_empty(), row.in_order, "{a:?}");
             let collective = of(a);
-            assert!(!collective.pair_channels() || info.in_order, "{a:?}");
+            assert!(!collective.pair_channels() || row.in_order, "{a:?}");
             let shape = collective.shape(&ctx).unwrap();
             match info.rank_schedule {
                 Some(RankSchedule::HalvingDoubling) => {
@@ -138,7 +161,7 @@ mod tests {
                 None => {}
             }
             if shape.is_some() {
-                assert!(!info.in_order, "{a:?}");
+                assert!(!row.in_order, "{a:?}");
             }
             let pair = Params {
                 channels: Channels::Pair,

@@ -2,7 +2,7 @@
 //! server over NVLink and between servers on one rail; its schedule from
 //! [`schedules::nccl_rings`].
 
-use super::Collective;
+use super::{AlgorithmRow, Collective};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::{SendSchedule, schedules};
@@ -10,6 +10,15 @@ use crate::estimate::{SendSchedule, schedules};
 /// NCCL-style rings, one per rail.
 #[derive(Debug)]
 pub(super) struct NcclRing;
+
+/// `nccl-ring`'s row of the algorithm table.
+pub(super) const ROW: AlgorithmRow = AlgorithmRow {
+    description: "NCCL-style rings, one per NIC of a server (C = ranks per server), each over every rank with 1/C of the message: inside a server over NVLink from the GPU of rail c through the others and back to it (PXN), between servers on rail c only",
+    closed_form: "2(P-1) ring steps of N/(CP) bytes, each as slow as the slower of the NVLink hop (C rings share a GPU's NVLink) and the rail hop, plus one NVLink hand-over; α and β per level",
+    in_order: false,
+    colour: [57, 59, 121],
+    collective: &NcclRing,
+};
 
 impl Collective for NcclRing {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

@@ -2,7 +2,7 @@
 //! NVLink inside each, one pair of trees per rail, in NCCL's chunks; its
 //! schedule from [`schedules::nccl_trees`].
 
-use super::Collective;
+use super::{AlgorithmRow, Collective};
 use crate::error::{Error, Result};
 use crate::estimate::SendSchedule;
 use crate::estimate::context::{Context, PlanRoutes};
@@ -12,6 +12,15 @@ use crate::network::Policy;
 /// NCCL-style double binary trees, one pair per rail.
 #[derive(Debug)]
 pub(super) struct NcclTree;
+
+/// `nccl-tree`'s row of the algorithm table.
+pub(super) const ROW: AlgorithmRow = AlgorithmRow {
+    description: "NCCL-style double binary trees, one pair per NIC of a server (C = ranks per server), each tree with 1/(2C) of the message in NCCL's chunks: inside a server a chain over NVLink from the GPU of rail c through the others, between servers NCCL's two complementary binary trees over the servers' rail-c GPUs, reduce up and broadcast down at once",
+    closed_form: "the first chunk's way up the deepest chain and tree and back down, each hop at its link's share of every tree's flows (NVLink for chain hops, the rail for tree hops), plus K - 1 periods of the most loaded link; α per hop",
+    in_order: true,
+    colour: [140, 162, 82],
+    collective: &NcclTree,
+};
 
 impl Collective for NcclTree {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

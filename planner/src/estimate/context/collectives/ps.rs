@@ -2,7 +2,7 @@
 //! shard j to rank j, reduce, pull it back); its schedule from
 //! [`schedules::parameter_server`].
 
-use super::Collective;
+use super::{AlgorithmRow, Collective};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::{SendSchedule, models, schedules};
@@ -10,6 +10,15 @@ use crate::estimate::{SendSchedule, models, schedules};
 /// A sharded parameter server, a server on every rank.
 #[derive(Debug)]
 pub(super) struct ParameterServer;
+
+/// `ps`'s row of the algorithm table.
+pub(super) const ROW: AlgorithmRow = AlgorithmRow {
+    description: "sharded parameter server with a server on every rank: every rank pushes shard j to rank j, server j reduces, every rank pulls shard j back",
+    closed_form: "2α + 2·max((P-1)/P·Nβ, bytes leaving the switch / uplink share) + (P-1)/P·Nγ",
+    in_order: false,
+    colour: [255, 152, 150],
+    collective: &ParameterServer,
+};
 
 impl Collective for ParameterServer {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

@@ -1,7 +1,7 @@
 //! `ring`: the ring in plan order, MG-WFBP Table II's closed form, its
 //! schedule streamed from one ring level.
 
-use super::{Collective, shaped};
+use super::{AlgorithmRow, Collective, shaped};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::schedules::{Kind, Shape};
@@ -10,6 +10,15 @@ use crate::estimate::{SendSchedule, models};
 /// The ring in plan order.
 #[derive(Debug)]
 pub(super) struct Ring;
+
+/// `ring`'s row of the algorithm table.
+pub(super) const ROW: AlgorithmRow = AlgorithmRow {
+    description: "ring in plan order",
+    closed_form: "MG-WFBP Table II ring",
+    in_order: false,
+    colour: [31, 119, 180],
+    collective: &Ring,
+};
 
 impl Collective for Ring {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

@@ -3,7 +3,7 @@
 //! doubling, ring when not a power of two), accumulation; its schedule
 //! from [`schedules::topk_allgather`].
 
-use super::Collective;
+use super::{AlgorithmRow, Collective};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::{SendSchedule, models, schedules};
@@ -11,6 +11,15 @@ use crate::estimate::{SendSchedule, models, schedules};
 /// Top-k sparsified allreduce by one flat all-gather.
 #[derive(Debug)]
 pub(super) struct TopKAllGather;
+
+/// `topk-allgather`'s row of the algorithm table.
+pub(super) const ROW: AlgorithmRow = AlgorithmRow {
+    description: "top-k selection of ρ of the elements on every rank, one all-gather of the value-index pairs over all ranks (recursive doubling, ring when not a power of two), accumulation",
+    closed_form: "the all-gather's α-β sum over ρ·d value-index pairs, plus selection and accumulation",
+    in_order: false,
+    colour: [152, 223, 138],
+    collective: &TopKAllGather,
+};
 
 impl Collective for TopKAllGather {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {

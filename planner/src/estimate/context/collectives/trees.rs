@@ -19,7 +19,7 @@
 //! trees (eq. 6 for `pipelined-tree`, eq. 7 for `overlapped-tree`),
 //! β/2 for the double trees; the reduction is the same.
 
-use super::Collective;
+use super::{AlgorithmRow, Collective};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::{Channels, SendSchedule, models, schedules};
@@ -150,6 +150,51 @@ impl Tree {
         }
     }
 }
+
+/// `tree`'s row of the algorithm table.
+pub(super) const TREE_ROW: AlgorithmRow = AlgorithmRow {
+    description: "binary tree, reduce then broadcast, one chunk",
+    closed_form: "MG-WFBP Table II binary tree with the NIC shared by two children (2β, 2γ)",
+    in_order: true,
+    colour: [214, 39, 40],
+    collective: &TREE,
+};
+
+/// `pipelined-tree`'s row of the algorithm table.
+pub(super) const PIPELINED_TREE_ROW: AlgorithmRow = AlgorithmRow {
+    description: "one binary tree, K chunks, the broadcast after the last chunk is reduced",
+    closed_form: "C-Cube eq. 3–6 (with γ), K at its whole-number optimum; the NIC carries two chunks a step (2β), one per tree edge with channels=pair",
+    in_order: true,
+    colour: [188, 189, 34],
+    collective: &PIPELINED_TREE,
+};
+
+/// `double-tree`'s row of the algorithm table.
+pub(super) const DOUBLE_TREE_ROW: AlgorithmRow = AlgorithmRow {
+    description: "two mirrored binary trees, half the message each, K chunks",
+    closed_form: "C-Cube eq. 3–6 (with γ), K at its whole-number optimum",
+    in_order: true,
+    colour: [148, 103, 189],
+    collective: &DOUBLE_TREE,
+};
+
+/// `overlapped-tree`'s row of the algorithm table.
+pub(super) const OVERLAPPED_TREE_ROW: AlgorithmRow = AlgorithmRow {
+    description: "one binary tree, broadcast of chunk c as soon as it is reduced",
+    closed_form: "C-Cube eq. 7's step count `2 log P + K`; a step moves one chunk per tree edge (βN, eq. 7) with channels=pair, three chunks through one NIC (3βN) otherwise",
+    in_order: true,
+    colour: [140, 86, 75],
+    collective: &OVERLAPPED_TREE,
+};
+
+/// `overlapped-double-tree`'s row of the algorithm table.
+pub(super) const OVERLAPPED_DOUBLE_TREE_ROW: AlgorithmRow = AlgorithmRow {
+    description: "two mirrored binary trees, half the message each, broadcast of chunk c as soon as it is reduced",
+    closed_form: "C-Cube eq. 7's step count `2 log P + K` on half the message per tree; βN/2 with channels=pair, 2βN through one NIC",
+    in_order: true,
+    colour: [255, 187, 120],
+    collective: &OVERLAPPED_DOUBLE_TREE,
+};
 
 impl Collective for Tree {
     /// The time over the context's ranks and the chunk count K.

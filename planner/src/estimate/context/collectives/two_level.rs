@@ -2,7 +2,7 @@
 //! it (with γ), α per level; its schedule from
 //! [`schedules::two_level`].
 
-use super::Collective;
+use super::{AlgorithmRow, Collective};
 use crate::error::Result;
 use crate::estimate::context::Context;
 use crate::estimate::{SendSchedule, models, schedules};
@@ -10,6 +10,15 @@ use crate::estimate::{SendSchedule, models, schedules};
 /// Gloo's two-level allreduce.
 #[derive(Debug)]
 pub(super) struct TwoLevel;
+
+/// `two-level`'s row of the algorithm table.
+pub(super) const ROW: AlgorithmRow = AlgorithmRow {
+    description: "under each switch a ring reduce-scatter and a gather to the master rank, an allreduce among the masters (halving-doubling for a power of two, ring otherwise), then a scatter and a ring all-gather",
+    closed_form: "BlueConnect eq. 4 (with γ), α per level",
+    in_order: false,
+    colour: [174, 199, 232],
+    collective: &TwoLevel,
+};
 
 impl Collective for TwoLevel {
     fn closed_form(&self, ctx: &Context<'_>, n: u64) -> Result<(f64, usize)> {
