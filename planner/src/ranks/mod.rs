@@ -204,6 +204,23 @@ pub(crate) fn in_order<T: Copy>(order: &[usize], items: &[T]) -> Vec<T> {
     order.iter().map(|&r| items[r]).collect()
 }
 
+/// [`members`] of the plan of `net`, whose sub-nodes' switches the
+/// network has resolved already: no lookup by name, which at 131,072
+/// sub-nodes is a cache miss and a hash of the name per sub-node.
+pub(crate) fn members_on(net: &crate::network::Network<'_>) -> Vec<Vec<usize>> {
+    let plan = net.plan();
+    let mut members = vec![Vec::new(); plan.switch_list.len()];
+    for i in 0..plan.sub_node_list.len() {
+        if let Some(s) = net.switch_of(i) {
+            members[s].push(i);
+        }
+    }
+    for m in &mut members {
+        m.sort_by_key(|&i| (plan.sub_node_list[i].port, i));
+    }
+    members
+}
+
 /// The sub-nodes of every switch (indices into `plan.sub_node_list`), in
 /// switch order, each switch's in port order.
 fn members(plan: &CheckedPlan) -> Result<Vec<Vec<usize>>> {

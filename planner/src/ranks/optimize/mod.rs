@@ -324,7 +324,7 @@ impl Outcome {
 /// Maps the ranks of `request` onto `plan` (see the module documentation).
 pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
-    let mut avail = members(plan)?;
+    let mut avail = super::members_on(&net);
     let mut notes = Vec::new();
     if !request.avoid.is_empty() {
         notes.push(describe_avoided(&net, &request.avoid, &avail));

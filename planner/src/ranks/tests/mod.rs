@@ -732,4 +732,25 @@ fn fat_tree_ecmp_skips_dead_next_hops() {
     assert_eq!(middles.len(), spines.len() - 1);
 }
 
+/// Issue #33: the sub-nodes of every switch read from the network
+/// (`members_on`, what the search takes) are those found by name
+/// (`members`), in the same order, on every kind of fabric.
+#[test]
+fn members_from_the_network_are_members_by_name() {
+    let plans = [
+        bigraph_plan(4, 16),
+        eflops_plan(),
+        fat_tree_plan("tiers=2,sub-nodes=96,ports=16,oversub=3"),
+        fat_tree_plan("k=8"),
+        crate::network::tests::rail_plan("sub-nodes=128,rails=4,ports=16"),
+        crate::network::hpn_tests::hpn_plan("sub-nodes=128,rails=4,ports=16"),
+    ];
+    for plan in &plans {
+        let net = Network::avoiding(plan, plan.source(), &[]).unwrap();
+        let by_name = members(plan).unwrap();
+        assert!(by_name.iter().any(|m| m.len() > 1), "{}", plan.name);
+        assert_eq!(members_on(&net), by_name, "{}", plan.name);
+    }
+}
+
 mod fold_rail;
