@@ -36,7 +36,11 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::limits;
 pub(crate) use baselines::{parameter_server, two_level};
-pub(crate) use nccl::{nccl_rings, nccl_tree_chunk, nccl_tree_parents, nccl_trees};
+#[cfg(test)]
+pub(crate) use nccl::nccl_tree_chunks;
+pub(crate) use nccl::{
+    nccl_rings, nccl_tree_chunk, nccl_tree_depth, nccl_tree_parents, nccl_trees,
+};
 pub(crate) use ring_hd::{build, stream};
 pub use ring_hd::{folded_halving_doubling, halving_doubling, ring};
 pub(crate) use sparse::{hitopk, topk_allgather, topk_elements};

@@ -139,6 +139,9 @@ pub(super) struct Faults {
     /// Per switch: an id shared by the switches with the same set of
     /// neighbours.
     pub(super) neighbours: Vec<u32>,
+    /// The filtered next hops towards each destination switch, found
+    /// once each ([`super::tables::HopCache`]).
+    pub(super) hops: super::tables::HopCache,
 }
 
 impl<'a> Network<'a> {
@@ -547,6 +550,7 @@ impl<'a> Network<'a> {
             described: Vec::with_capacity(avoid.len()),
             clean: Vec::new(),
             neighbours: Vec::new(),
+            hops: super::tables::HopCache::new(switches, net.inter.len()),
         };
         for a in avoid {
             match a.resolve(plan)? {

@@ -27,8 +27,51 @@
 //! reach it. The order (upward links in port order, links towards one
 //! switch by peer and then port) is the order ECMP numbers the choices in.
 
+use std::sync::OnceLock;
+
 use super::links::{Network, RouteShape};
 use crate::plan::Tier;
+
+/// The most memory [`HopCache`] may take, in the worst case its bound
+/// counts: 128 MiB (a 1,024-GPU plan needs under 1 MiB).
+const HOP_CACHE_BYTES: usize = 128 << 20;
+
+/// On a network that avoids something, the next hops
+/// [`Network::next_hops`] filters, found once per destination switch
+/// (on first use, for every switch at once) instead of at every hop of
+/// every route: a failure analysis routes the same pairs of switches
+/// millions of times. Empty (nothing kept) when the worst case, every
+/// destination's row of every switch's hops, would pass
+/// [`HOP_CACHE_BYTES`]: a row holds each directed inter-switch link at
+/// most once, as the next hop of the switch it leaves.
+#[derive(Debug, Clone, Default)]
+pub(super) struct HopCache {
+    /// Per destination switch, its row once found.
+    pub(super) rows: Vec<OnceLock<HopRow>>,
+}
+
+/// The filtered next hops of every switch towards one destination:
+/// switch `at`'s are `hops[start[at]..start[at + 1]]`, as `(peer, inter
+/// index)` in ECMP order.
+#[derive(Debug, Clone)]
+pub(super) struct HopRow {
+    start: Box<[u32]>,
+    hops: Box<[(u32, u32)]>,
+}
+
+impl HopCache {
+    /// A cache for `switches` switches and `inter` directed inter-switch
+    /// links, or an empty one past [`HOP_CACHE_BYTES`].
+    pub(super) fn new(switches: usize, inter: usize) -> Self {
+        let row = (switches + 1) * 4 + inter * 8 + 64;
+        if switches.saturating_mul(row) > HOP_CACHE_BYTES {
+            return Self::default();
+        }
+        Self {
+            rows: (0..switches).map(|_| OnceLock::new()).collect(),
+        }
+    }
+}
 
 /// The next hops of one switch towards one destination switch, as inter
 /// indices (directed inter-switch link `k` has link id `2S + k`), in ECMP
@@ -155,6 +198,15 @@ impl Network<'_> {
             if two_hop && f.clean[at] && f.clean[to] && f.neighbours[at] == f.neighbours[to] {
                 return NextHops::All(self.up_of(at));
             }
+            // The filtered hops as a run, found once per destination; none
+            // left keeps `Filtered`, whose dead end names why.
+            if let Some(row) = f.hops.rows.get(to) {
+                let row = row.get_or_init(|| self.hop_row(to));
+                let hops = &row.hops[row.start[at] as usize..row.start[at + 1] as usize];
+                if !hops.is_empty() {
+                    return NextHops::Run(hops);
+                }
+            }
             return NextHops::Filtered { at, to };
         }
         match (self.fabric, self.tier[at]) {
@@ -183,6 +235,27 @@ impl Network<'_> {
             true
         });
         out
+    }
+
+    /// Every switch's [`Network::filtered`] next hops towards `to`.
+    fn hop_row(&self, to: usize) -> HopRow {
+        let switches = self.tier.len();
+        let mut start = Vec::with_capacity(switches + 1);
+        let mut hops = Vec::new();
+        for at in 0..switches {
+            start.push(hops.len() as u32);
+            if at != to {
+                self.filtered(at, to, &mut |k| {
+                    hops.push((self.inter[k as usize].to, k));
+                    true
+                });
+            }
+        }
+        start.push(hops.len() as u32);
+        HopRow {
+            start: start.into(),
+            hops: hops.into(),
+        }
     }
 
     /// The next hops [`Network::next_hops`] does not give as a whole run.

@@ -836,3 +836,31 @@ fn spread_counts_the_sprayed_routes() {
     let avoid: Vec<Avoid> = vec![Avoid::Switch(tor), Avoid::Switch(agg)];
     check(&Network::avoiding(&plan, plan.source(), &avoid).unwrap(), 3);
 }
+
+#[test]
+fn found_once_next_hops_equal_the_filtered_ones() {
+    // The cache of filtered next hops (tables::HopCache) against the same
+    // network without it: every table entry and every route alike.
+    let check = |net: &Network<'_>, _: usize| {
+        let Some(f) = &net.faults else {
+            return;
+        };
+        let mut bare = net.clone();
+        if let Some(g) = bare.faults.as_mut() {
+            g.hops = tables::HopCache::default();
+        }
+        assert!(f.hops.rows.len() > 1);
+        let switches = net.plan().switch_list.len();
+        for at in 0..switches {
+            for to in 0..switches {
+                assert_eq!(net.table(at, to), bare.table(at, to), "{at} -> {to}");
+            }
+        }
+        let subs = net.plan().sub_node_list.len();
+        for (s, d) in (0..subs).flat_map(|s| (0..subs).map(move |d| (s, d))) {
+            let (a, b) = (net.route(s, d, 7, 3), bare.route(s, d, 7, 3));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{s} -> {d}");
+        }
+    };
+    on_single_plane_fabrics(&check);
+}

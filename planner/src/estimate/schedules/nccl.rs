@@ -17,12 +17,12 @@
 //! GPU on rail c through the others inside each server and NCCL's double
 //! binary tree ([`btree`] and [`mirror_tree`]) over the servers' rail-c
 //! GPUs, run as the overlapped trees ([`super::trees`]) in NCCL's chunks
-//! ([`nccl_tree_chunk`]), each tree a channel as the rings are.
+//! ([`nccl_tree_chunk`], [`nccl_tree_chunks`]), each tree a channel as the rings are.
 
 use super::builder::Builder;
-use super::trees::{btree, mirror_tree, trees};
+use super::trees::{btree, mirror_tree, trees_in_chunks};
 use super::{NONE, SendSchedule, StepPhase, check_same_size, check_sends, split};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// NCCL-style rail-aligned rings over `servers` (the ranks of every
 /// server, all of one size g, position j of a server being the GPU on its
@@ -127,12 +127,26 @@ pub(crate) fn nccl_rings(servers: &[Vec<u32>], n: u64, gamma_us: f64) -> Result<
 /// chunk for the tree.
 pub(crate) const NCCL_TREE_CHUNK: u64 = 512 << 10;
 
+/// NCCL's estimate of the depth of its trees over `servers` (m servers of
+/// g ranks): `nRanks/nNodes - 1 + log2i(nNodes)`, `g - 1 + ⌊log2 m⌋`
+/// (NCCL v2.19.4-1, `src/graph/connect.cc`, `ncclTopoPostset`).
+pub(crate) fn nccl_tree_depth(servers: &[Vec<u32>]) -> usize {
+    let (m, g) = (servers.len(), servers.first().map_or(1, Vec::len));
+    g.saturating_sub(1) + m.max(1).ilog2() as usize
+}
+
 /// The chunk size NCCL's tree uses for `n` bytes over `trees` trees
-/// (channels) of depth `depth` (NCCL's `nRanks/nNodes - 1 + log2(nNodes)`):
+/// (channels) of depth `depth` ([`nccl_tree_depth`]):
 /// [`NCCL_TREE_CHUNK`], halved while the message holds fewer than 8·depth
 /// chunks per tree and the chunk is above 128 KiB, then fewer than
-/// 4·depth above 64 KiB, then fewer than depth above 32 KiB (NCCL's
-/// `enqueue.cc` for the tree's up-down pattern).
+/// 4·depth above 64 KiB, then fewer than depth above 32 KiB. This is
+/// NCCL v2.19.4-1's `computeColl` (`src/enqueue.cc`, the Simple
+/// protocol's tree with the `ncclPatternTreeUpDown` pattern, which an
+/// allreduce has), the last release with the rule: from v2.20 the Simple
+/// tree keeps its 512 KiB (v2.30.7-1's `calcCollChunking` halves only
+/// for LL128) and each channel takes one contiguous part of the message
+/// (`ncclCollCbdPart`, `src/include/device.h`). The model follows
+/// v2.19.4-1 throughout: this rule and [`nccl_tree_chunks`].
 pub(crate) fn nccl_tree_chunk(n: u64, trees: usize, depth: usize) -> u64 {
     let per_tree = |chunk: u64| n / (trees.max(1) as u64 * chunk);
     let mut chunk = NCCL_TREE_CHUNK;
@@ -142,6 +156,45 @@ pub(crate) fn nccl_tree_chunk(n: u64, trees: usize, depth: usize) -> u64 {
         }
     }
     chunk
+}
+
+/// The chunks (bytes, in order) each of `trees` trees sends for `n`
+/// bytes in chunks of `chunk` bytes, as NCCL v2.19.4-1's tree allreduce
+/// cuts the message (`src/device/all_reduce.h`, `runTreeSplit`, the
+/// kernel of `NCCL_ALGO_TREE` with the Simple protocol; `runTreeUpDown`
+/// only on CUDA 11.2-11.3 and sm80, and it cuts the same way): in loops
+/// of `loopSize = nChannels·chunkSize` bytes, channel (tree) t taking
+/// the chunk at `offset = gridOffset + t·chunkSize` of `nelem =
+/// min(chunkSize, size - offset)` bytes, none past the end. Every tree
+/// runs the same ⌈n / (trees·chunk)⌉ steps, all of them full chunks but
+/// the last loop's: there the tree holding the end of the message sends
+/// the remainder, the trees before it full chunks and the trees after it
+/// an empty step (0 bytes: NCCL's primitives clamp `nelem` to 0 and
+/// still post the step).
+///
+/// Not modelled, as the model keeps its 2C trees at every size: for
+/// messages under trees × 32 KiB NCCL also drops channels (`getAlgoInfo`
+/// in `src/enqueue.cc`: one less while n < nChannels · 512 threads · 64
+/// bytes), so there a remainder runs as a second loop of channel 0 rather
+/// than on one more channel, and the channels dropped send nothing
+/// rather than an empty step; and when one loop exceeds the message
+/// `runTreeSplit` shrinks the chunk to a multiple of its threads' grain,
+/// which with those channels dropped happens only on one channel under
+/// 32 KiB, where it sends the whole message in one chunk, as here.
+pub(crate) fn nccl_tree_chunks(n: u64, trees: usize, chunk: u64) -> Vec<Vec<u64>> {
+    let (trees, chunk) = (trees.max(1), chunk.max(1));
+    let loop_size = trees as u64 * chunk;
+    let loops = n.div_ceil(loop_size).max(1);
+    (0..trees as u64)
+        .map(|t| {
+            (0..loops)
+                .map(|l| {
+                    let offset = l * loop_size + t * chunk;
+                    n.saturating_sub(offset).min(chunk)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The trees of `nccl-tree` over `servers` (the ranks of every server,
@@ -178,14 +231,17 @@ pub(crate) fn nccl_tree_parents(servers: &[Vec<u32>]) -> Result<Vec<Vec<u32>>> {
     Ok(out)
 }
 
-/// `nccl-tree`: the trees of [`nccl_tree_parents`], each carrying part t
-/// of `split(n, 2C)` in `k` chunks, pipelined with the broadcast of chunk
-/// c as soon as the root has reduced it ([`trees`] with overlap: NCCL's
-/// tree kernel runs the reduction and the broadcast at once). Each tree is
-/// a channel of its own with its buffers and credit, and every send
-/// already waits for the previous send into its buffer (a child's chunk
-/// c - 1 up, a parent's chunk c - 1 down to that child), so the
-/// event-driven mode's rendezvous per rank and step does not apply.
+/// `nccl-tree`: the trees of [`nccl_tree_parents`], tree t sending its
+/// chunks as NCCL does ([`nccl_tree_chunks`] in [`nccl_tree_chunk`]'s
+/// chunks): `k` of them a tree, which must be NCCL's count (an internal
+/// error otherwise: the closed form and the schedule count alike). They
+/// are pipelined with the broadcast of chunk c as soon as the root has
+/// reduced it ([`trees_in_chunks`] with overlap: NCCL's tree kernel runs
+/// the reduction and the broadcast at once). Each tree is a channel of
+/// its own with its buffers and credit, and every send already waits for
+/// the previous send into its buffer (a child's chunk c - 1 up, a
+/// parent's chunk c - 1 down to that child), so the event-driven mode's
+/// rendezvous per rank and step does not apply.
 pub(crate) fn nccl_trees(
     servers: &[Vec<u32>],
     n: u64,
@@ -193,7 +249,16 @@ pub(crate) fn nccl_trees(
     gamma_us: f64,
 ) -> Result<SendSchedule> {
     let p = servers.len() * servers.first().map_or(0, Vec::len);
-    let mut s = trees(p, nccl_tree_parents(servers)?, n, k, true, gamma_us)?;
+    let parents = nccl_tree_parents(servers)?;
+    let chunk = nccl_tree_chunk(n, parents.len(), nccl_tree_depth(servers));
+    let chunks = nccl_tree_chunks(n, parents.len(), chunk);
+    let loops = chunks.first().map_or(0, Vec::len);
+    if loops != k.max(1) {
+        return Err(Error::Internal(format!(
+            "nccl-tree asked for {k} chunks a tree; NCCL sends {loops} of {chunk} bytes"
+        )));
+    }
+    let mut s = trees_in_chunks(p, parents, chunks, true, gamma_us)?;
     s.channel_credit = true;
     Ok(s)
 }

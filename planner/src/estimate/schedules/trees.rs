@@ -113,7 +113,8 @@ struct TreeJob {
 
 /// Pipelined tree allreduce of `n` bytes in `k` chunks per tree over the
 /// given trees (one for the binary and overlapped trees, two for the
-/// double tree, each carrying its share of the message).
+/// double tree), each tree carrying its share of the message (`split(n,
+/// trees)`) in k chunks as equal as whole bytes allow.
 pub(crate) fn trees(
     p: usize,
     parents: Vec<Vec<u32>>,
@@ -123,6 +124,31 @@ pub(crate) fn trees(
     gamma_us: f64,
 ) -> Result<SendSchedule> {
     let k = k.max(1);
+    let chunks = split(n, parents.len())
+        .into_iter()
+        .map(|share| split(share, k))
+        .collect();
+    trees_in_chunks(p, parents, chunks, overlap, gamma_us)
+}
+
+/// Pipelined tree allreduce over the given trees, tree t sending the
+/// chunks `chunks[t]` (bytes, in order; every tree the same number of
+/// them, a chunk of 0 bytes an empty step that only synchronises).
+pub(crate) fn trees_in_chunks(
+    p: usize,
+    parents: Vec<Vec<u32>>,
+    chunks: Vec<Vec<u64>>,
+    overlap: bool,
+    gamma_us: f64,
+) -> Result<SendSchedule> {
+    let k = chunks.first().map_or(0, Vec::len);
+    if k == 0 || chunks.len() != parents.len() || chunks.iter().any(|c| c.len() != k) {
+        return Err(Error::Internal(format!(
+            "{} trees given {} lists of chunks, not all of one length above 0",
+            parents.len(),
+            chunks.len()
+        )));
+    }
     // Every chunk goes up and down every tree once per non-root rank.
     check_sends(p, 2 * parents.len() as u128 * k as u128 * p as u128)?;
     let mut b = Builder::new(p, gamma_us)?;
@@ -130,14 +156,13 @@ pub(crate) fn trees(
     if p == 1 {
         return b.finish();
     }
-    let shares = split(n, parents.len());
     let mut jobs = Vec::with_capacity(parents.len());
-    for (parent, share) in parents.into_iter().zip(shares) {
+    for (parent, chunks) in parents.into_iter().zip(chunks) {
         let shape = shape(&parent)?;
         jobs.push(TreeJob {
             parent,
             shape,
-            chunks: split(share, k),
+            chunks,
             up: vec![NONE; p * k],
         });
     }

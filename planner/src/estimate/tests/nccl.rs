@@ -171,7 +171,7 @@ fn closed_form_agrees_with_the_simulation_without_latency_or_reduction() {
 
 /// On the rail-optimized h100-8x32 plan: asserts that `algorithm` at
 /// 256 MiB is more than 3 times faster than the flat ring and that no send
-/// of its 1 MiB schedule (one chunk) crosses an inter-switch link under
+/// of its 512 KiB schedule (`nccl-tree`: one chunk of 32 KiB a tree) crosses an inter-switch link under
 /// ECMP; returns its sends over NVLink only and through the fabric.
 pub(super) fn beats_the_flat_ring_off_the_spines(algorithm: Algorithm) -> (usize, usize) {
     let plan = bundled("h100-8x32", Topology::RailOptimized);
@@ -190,7 +190,7 @@ pub(super) fn beats_the_flat_ring_off_the_spines(algorithm: Algorithm) -> (usize
     let ctx = Context::new(&plan, algorithm, None, &params).unwrap();
     let net = Network::new(&plan, plan.source()).unwrap();
     let fabric = net.link_count();
-    let sched = ctx.schedule(1 << 20, 1).unwrap();
+    let sched = ctx.schedule(512 << 10, 1).unwrap();
     let mut routes = PlanRoutes::new(&ctx, &sched, 0, Policy::Ecmp);
     let (mut nvlink, mut rail) = (0usize, 0usize);
     for i in 0..sched.len() {

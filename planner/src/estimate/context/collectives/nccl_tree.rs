@@ -37,12 +37,11 @@ impl Collective for NcclTree {
 
 /// The chunks per tree of `nccl-tree` for `n` bytes over `servers`:
 /// each tree's part in NCCL's chunks ([`schedules::nccl_tree_chunk`],
-/// with NCCL's depth estimate `g - 1 + ⌊log2 m⌋` for m servers of g
-/// ranks).
+/// with NCCL's depth estimate [`schedules::nccl_tree_depth`]).
 fn chunks(servers: &[Vec<u32>], n: u64) -> usize {
-    let (m, g) = (servers.len(), servers.first().map_or(1, Vec::len));
+    let g = servers.first().map_or(1, Vec::len);
     let trees = 2 * g.max(1);
-    let depth = g.saturating_sub(1) + m.max(1).ilog2() as usize;
+    let depth = schedules::nccl_tree_depth(servers);
     let chunk = schedules::nccl_tree_chunk(n, trees, depth);
     let part = n.div_ceil(trees as u64);
     usize::try_from(part.div_ceil(chunk))
