@@ -35,6 +35,11 @@ use crate::error::{Error, Result};
 use crate::names;
 use crate::network::{Bgp, Model, PortKind, ip, netmask};
 
+/// The reader of what this module writes, for the round-trip tests
+/// (`render::parse`).
+#[cfg(any(test, feature = "parse"))]
+mod read;
+
 /// Longest `description` of a VPN instance Comware takes.
 const VRF_DESCRIPTION: usize = 79;
 
@@ -65,6 +70,11 @@ const TYPES: [(u32, &str); 8] = [
 pub(super) struct Comware;
 
 impl SwitchVendor for Comware {
+    #[cfg(any(test, feature = "parse"))]
+    fn read_back(&self, text: &str, file: &str) -> Result<super::parse::ParsedConfig> {
+        read::read(text, file)
+    }
+
     fn name(&self) -> &'static str {
         "comware"
     }

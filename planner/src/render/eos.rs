@@ -34,6 +34,11 @@ use crate::names;
 use crate::network::{Bgp, Model, PortKind, ip};
 use crate::plan::Breakout;
 
+/// The reader of what this module writes, for the round-trip tests
+/// (`render::parse`).
+#[cfg(any(test, feature = "parse"))]
+mod read;
+
 /// Longest VLAN `name` EOS takes.
 const VLAN_NAME: usize = 32;
 
@@ -92,6 +97,11 @@ struct VlanInterface {
 pub(super) struct Eos;
 
 impl SwitchVendor for Eos {
+    #[cfg(any(test, feature = "parse"))]
+    fn read_back(&self, text: &str, file: &str) -> Result<super::parse::ParsedConfig> {
+        read::read(text, file)
+    }
+
     fn name(&self) -> &'static str {
         "eos"
     }

@@ -39,6 +39,11 @@ use crate::error::Result;
 use crate::names;
 use crate::network::{Bgp, Model, PortKind, ip};
 
+/// The reader of what this module writes, for the round-trip tests
+/// (`render::parse`).
+#[cfg(any(test, feature = "parse"))]
+mod read;
+
 /// The BFD profile every fabric session uses.
 pub(crate) const BFD_PROFILE: &str = "fabric";
 
@@ -70,6 +75,11 @@ pub(crate) fn linux_interface(name: &str) -> bool {
 }
 
 impl SwitchVendor for Frr {
+    #[cfg(any(test, feature = "parse"))]
+    fn read_back(&self, text: &str, file: &str) -> Result<super::parse::ParsedConfig> {
+        read::read(text, file)
+    }
+
     fn name(&self) -> &'static str {
         "frr"
     }

@@ -30,6 +30,11 @@ use crate::names::shell_quote;
 use crate::network::{Bgp, Model, PortKind, ip};
 use crate::plan::Breakout;
 
+/// The reader of what this module writes, for the round-trip tests
+/// (`render::parse`).
+#[cfg(any(test, feature = "parse"))]
+mod read;
+
 /// Numbers as NVUE lists: `0-25,27-33`.
 fn ranges(v: &[u8]) -> String {
     let ports: Vec<u32> = v.iter().map(|&x| u32::from(x)).collect();
@@ -40,6 +45,11 @@ fn ranges(v: &[u8]) -> String {
 pub(super) struct Nvue;
 
 impl SwitchVendor for Nvue {
+    #[cfg(any(test, feature = "parse"))]
+    fn read_back(&self, text: &str, file: &str) -> Result<super::parse::ParsedConfig> {
+        read::read(text, file)
+    }
+
     fn name(&self) -> &'static str {
         "nvue"
     }

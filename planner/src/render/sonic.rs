@@ -29,6 +29,11 @@ use crate::error::{Error, Result};
 use crate::network::{Bgp, Model, PortKind, ip};
 use crate::plan::Breakout;
 
+/// The reader of what this module writes, for the round-trip tests
+/// (`render::parse`).
+#[cfg(any(test, feature = "parse"))]
+mod read;
+
 /// Name of the QoS maps, scheduler and WRED profile the file defines.
 pub const PROFILE: &str = "ROCE";
 
@@ -43,6 +48,11 @@ fn fields<const N: usize>(pairs: [(&str, String); N]) -> Fields {
 pub(super) struct Sonic;
 
 impl SwitchVendor for Sonic {
+    #[cfg(any(test, feature = "parse"))]
+    fn read_back(&self, text: &str, file: &str) -> Result<super::parse::ParsedConfig> {
+        read::read(text, file)
+    }
+
     fn name(&self) -> &'static str {
         "sonic"
     }

@@ -67,6 +67,13 @@ pub(crate) trait SwitchVendor: Sync {
     /// `bgp` is the eBGP model when the plan routes with BGP.
     fn render(&self, m: &Model<'_>, bgp: Option<&Bgp>, device: usize) -> Result<String>;
 
+    /// Reads back what [`SwitchVendor::render`] writes, for the round-trip
+    /// tests (`render::parse`): the vendor module's `read` submodule,
+    /// `render/<vendor>/read.rs`, built only for tests and the `parse`
+    /// feature. `file` names the text in errors.
+    #[cfg(any(test, feature = "parse"))]
+    fn read_back(&self, text: &str, file: &str) -> Result<super::parse::ParsedConfig>;
+
     /// The interface that holds the sub-node gateways of plan switch
     /// `domain` (its VLAN interface, or FRR's bridge).
     fn gateway_interface(&self, m: &Model<'_>, domain: usize) -> String;

@@ -1046,16 +1046,14 @@ fn render_keeps_names(vendor: Vendor, name: &str, text: &str) -> Check {
         let t = l.trim();
         let stray_shutdown = t.starts_with("shutdown")
             && (t != "shutdown" || !prev.starts_with("description free for growth"));
-        let injected = match vendor {
-            Vendor::Nvue => {
-                !(t.is_empty() || t.starts_with('#') || t.starts_with("nv ") || t == "set -e")
-                    || shell_injected(l)
-            }
-            Vendor::Comware | Vendor::Eos | Vendor::Frr => {
-                stray_shutdown || t.starts_with("rank 99")
-            }
-            Vendor::Sonic => false,
-        };
+        // Every vendor: no line a name made (a JSON file's lines start
+        // with a quote or a brace, an NVUE script's with `nv `, so the
+        // check holds for them too); NVUE's shell script, besides, runs
+        // only `nv` commands, and no name may end one.
+        let shell_script = vendor == Vendor::Nvue
+            && (!(t.is_empty() || t.starts_with('#') || t.starts_with("nv ") || t == "set -e")
+                || shell_injected(l));
+        let injected = stray_shutdown || t.starts_with("rank 99") || shell_script;
         if injected {
             return fail(
                 format!("{what}: a name injected a line or a command"),

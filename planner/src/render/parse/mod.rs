@@ -5,18 +5,15 @@
 //!
 //! What a file says about VLANs and their ports, VRFs, interfaces
 //! (descriptions, addresses, MTU, PFC), the DSCP map, static routes, BGP
-//! and BFD, in one vendor-neutral form, one reader per vendor.
+//! and BFD, in one vendor-neutral form. Each vendor's reader lives in its
+//! own module (`render/<vendor>/read.rs`), reached through
+//! `SwitchVendor::read_back`; this module holds the form and the helpers
+//! the readers share.
 //!
 //! They read what [`crate::render::render`] writes, line by line (Comware,
 //! EOS, NVUE, FRR) or as JSON (SONiC), and reject commands they do not
 //! know, so a round trip proves the files say what the plan says. They are
 //! not general parsers of every configuration a switch can hold.
-
-mod comware;
-mod eos;
-mod frr;
-mod nvue;
-mod sonic;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,11 +21,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::render::Vendor;
-use comware::comware;
-use eos::eos;
-use frr::frr;
-use nvue::nvue;
-use sonic::sonic;
 
 /// What a configuration file says.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -130,17 +122,11 @@ pub struct ParsedRoute {
 
 /// Reads a rendered configuration of `vendor`; `file` names it in errors.
 pub fn parse(vendor: Vendor, text: &str, file: &str) -> Result<ParsedConfig> {
-    match vendor {
-        Vendor::Comware => comware(text, file),
-        Vendor::Sonic => sonic(text, file),
-        Vendor::Eos => eos(text, file),
-        Vendor::Nvue => nvue(text, file),
-        Vendor::Frr => frr(text, file),
-    }
+    vendor.implementation().read_back(text, file)
 }
 
 /// Collects the BFD timers set per interface into [`ParsedConfig::bfd`].
-fn interface_bfd(c: &mut ParsedConfig) {
+pub(in crate::render) fn interface_bfd(c: &mut ParsedConfig) {
     for i in c.interfaces.values() {
         if let [Some(tx), Some(rx), Some(m)] = i.bfd {
             c.bfd.insert((tx, rx, m));
@@ -149,14 +135,18 @@ fn interface_bfd(c: &mut ParsedConfig) {
 }
 
 /// The BGP instance of `vrf`, made with `asn` when new.
-fn bgp_of<'c>(c: &'c mut ParsedConfig, vrf: &str, asn: u32) -> &'c mut ParsedBgp {
+pub(in crate::render) fn bgp_of<'c>(
+    c: &'c mut ParsedConfig,
+    vrf: &str,
+    asn: u32,
+) -> &'c mut ParsedBgp {
     c.bgp.entry(vrf.to_string()).or_insert_with(|| ParsedBgp {
         asn,
         ..ParsedBgp::default()
     })
 }
 
-fn syntax(file: &str, line: usize, message: impl Into<String>) -> Error {
+pub(in crate::render) fn syntax(file: &str, line: usize, message: impl Into<String>) -> Error {
     Error::Syntax {
         file: file.to_string(),
         line,
@@ -165,13 +155,17 @@ fn syntax(file: &str, line: usize, message: impl Into<String>) -> Error {
     }
 }
 
-fn number<T: std::str::FromStr>(s: &str, file: &str, line: usize) -> Result<T> {
+pub(in crate::render) fn number<T: std::str::FromStr>(
+    s: &str,
+    file: &str,
+    line: usize,
+) -> Result<T> {
     s.parse()
         .map_err(|_| syntax(file, line, format!("`{s}` is not a number")))
 }
 
 /// `255.255.255.0` as a prefix length.
-fn mask_len(mask: &str, file: &str, line: usize) -> Result<u32> {
+pub(in crate::render) fn mask_len(mask: &str, file: &str, line: usize) -> Result<u32> {
     let m: std::net::Ipv4Addr = mask
         .parse()
         .map_err(|_| syntax(file, line, format!("`{mask}` is not a netmask")))?;
@@ -183,7 +177,7 @@ fn mask_len(mask: &str, file: &str, line: usize) -> Result<u32> {
 }
 
 /// `0-3,5` as numbers.
-fn number_list(s: &str, file: &str, line: usize) -> Result<Vec<u32>> {
+pub(in crate::render) fn number_list(s: &str, file: &str, line: usize) -> Result<Vec<u32>> {
     let mut out = Vec::new();
     for item in s.split(',') {
         match item.split_once('-') {
@@ -200,12 +194,12 @@ fn number_list(s: &str, file: &str, line: usize) -> Result<Vec<u32>> {
     Ok(out)
 }
 
-fn small(v: u32, file: &str, line: usize) -> Result<u8> {
+pub(in crate::render) fn small(v: u32, file: &str, line: usize) -> Result<u8> {
     u8::try_from(v).map_err(|_| syntax(file, line, format!("{v} is out of range")))
 }
 
 /// Fills VLAN members from access ports.
-fn members(c: &mut ParsedConfig) {
+pub(in crate::render) fn members(c: &mut ParsedConfig) {
     let access: Vec<(u16, String)> = c
         .interfaces
         .iter()
@@ -217,7 +211,7 @@ fn members(c: &mut ParsedConfig) {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum View {
+pub(in crate::render) enum View {
     Global,
     Interface(String),
     VlanInterface(u16),

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeSet;
 
-use super::{
+use crate::error::Result;
+use crate::render::parse::{
     ParsedConfig, ParsedRoute, bgp_of, interface_bfd, members, number, number_list, small, syntax,
 };
-use crate::error::Result;
 
 /// Splits a shell line into words: single quotes, with `'\''` for a quote.
 fn shell_words(line: &str, file: &str, n: usize) -> Result<Vec<String>> {
@@ -57,7 +57,7 @@ fn shell_words(line: &str, file: &str, n: usize) -> Result<Vec<String>> {
     Ok(words)
 }
 
-pub(super) fn nvue(text: &str, file: &str) -> Result<ParsedConfig> {
+pub(super) fn read(text: &str, file: &str) -> Result<ParsedConfig> {
     let mut c = ParsedConfig::default();
     let mut trust = false;
     let mut pfc: BTreeSet<u8> = BTreeSet::new();

@@ -1,12 +1,12 @@
 //! Comware 7 (`display current-configuration` text): views opened by
 //! `interface`, `vlan`, `bgp` and closed by `#`.
 
-use super::{
+use crate::error::Result;
+use crate::render::parse::{
     ParsedConfig, ParsedRoute, View, bgp_of, interface_bfd, mask_len, members, number, syntax,
 };
-use crate::error::Result;
 
-pub(super) fn comware(text: &str, file: &str) -> Result<ParsedConfig> {
+pub(super) fn read(text: &str, file: &str) -> Result<ParsedConfig> {
     let mut c = ParsedConfig::default();
     let mut view = View::Global;
     for (i, raw) in text.lines().enumerate() {

@@ -2,12 +2,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{ParsedConfig, ParsedRoute, bgp_of, members, number, number_list, small, syntax};
 use crate::error::{Error, Result};
+use crate::render::parse::{
+    ParsedConfig, ParsedRoute, bgp_of, members, number, number_list, small, syntax,
+};
 
 type Db = BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>;
 
-pub(super) fn sonic(text: &str, file: &str) -> Result<ParsedConfig> {
+pub(super) fn read(text: &str, file: &str) -> Result<ParsedConfig> {
     let db: Db = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
     let empty = BTreeMap::new();
     let table = |name: &str| db.get(name).unwrap_or(&empty);

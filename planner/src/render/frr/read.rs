@@ -1,7 +1,7 @@
 //! FRRouting `frr.conf`.
 
-use super::{ParsedConfig, ParsedRoute, bgp_of, number, syntax};
 use crate::error::Result;
+use crate::render::parse::{ParsedConfig, ParsedRoute, bgp_of, number, syntax};
 
 /// Where an FRR reader is in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ enum FrrBlock {
 /// Reads an `frr.conf`. The bridge `br-v<vlan>` is VLAN `<vlan>` and an
 /// unsplit switch's `br0` is VLAN 0 (frr.conf does not say which VLAN it
 /// serves); routes outside a `vrf` block are in VRF `default`.
-pub(super) fn frr(text: &str, file: &str) -> Result<ParsedConfig> {
+pub(super) fn read(text: &str, file: &str) -> Result<ParsedConfig> {
     let mut c = ParsedConfig::default();
     let mut block = FrrBlock::Top;
     for (i, raw) in text.lines().enumerate() {

@@ -2,10 +2,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{ParsedConfig, ParsedRoute, View, bgp_of, interface_bfd, members, number, syntax};
 use crate::error::Result;
+use crate::render::parse::{
+    ParsedConfig, ParsedRoute, View, bgp_of, interface_bfd, members, number, syntax,
+};
 
-pub(super) fn eos(text: &str, file: &str) -> Result<ParsedConfig> {
+pub(super) fn read(text: &str, file: &str) -> Result<ParsedConfig> {
     #[derive(Default)]
     struct Profile {
         trust: bool,
