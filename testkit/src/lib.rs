@@ -8,7 +8,9 @@
 //!   one in `examples/fuzz_campaign.rs`);
 //! - [`skip`]: the one rule for a test that cannot run here: it says it
 //!   skipped, unless `TESTS_NO_SKIP=1` (as `.ci/run` sets) makes it fail;
-//! - [`crds`]: the upstream CRDs that manifests are checked against.
+//! - [`crds`]: the upstream CRDs that manifests are checked against;
+//! - [`ports`]: loopback ports for meshes of ranks, never shared by tests
+//!   running at once.
 //!
 //! It needs only `std`, so it compiles beside the libraries it tests, and
 //! it never depends on them: a crate's own unit tests can use it without
@@ -17,6 +19,7 @@
 pub mod campaign;
 pub mod crds;
 pub mod mutate;
+pub mod ports;
 pub mod skip;
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The collective engine tested in-process over loopback: every rank a thread on 127.0.0.1 with its own port; many ranks, every algorithm, the data check, dead and silent peers, mismatched settings and tables, the step barrier, and the `provisioner probe` binary with torchrun's environment.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
 use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
 use std::thread;
@@ -10,14 +9,6 @@ use std::time::{Duration, Instant};
 use provisioner::probe::{
     self, Algorithm, Bootstrap, Check, Config, Error, NoHook, Report, StepHook, StepPoint, Timeouts,
 };
-
-/// `n` loopback addresses with ports that were free a moment ago.
-fn addresses(n: usize) -> Vec<SocketAddr> {
-    let listeners: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners.iter().map(|l| l.local_addr().unwrap()).collect()
-}
 
 fn config(algorithm: Algorithm, sizes: &[u64]) -> Config {
     Config {
@@ -56,7 +47,7 @@ fn run_ranks(
 
 /// Every rank of a table run with one config and no hook.
 fn run_world(world: usize, config: &Config) -> Vec<Result<Report, Error>> {
-    let addrs = addresses(world);
+    let addrs = testkit::ports::loopback(world);
     run_ranks(
         (0..world)
             .map(|r| {
@@ -137,7 +128,7 @@ fn folded_ranks_move_whole_buffers_and_report_their_steps() {
 
 #[test]
 fn the_torchrun_bootstrap_finds_every_rank_through_rank_0() {
-    let master = addresses(1)[0].to_string();
+    let master = testkit::ports::loopback(1)[0].to_string();
     let c = config(Algorithm::Ring, &[8, 4096]);
     let (out, _) = run_ranks(
         (0..5)
@@ -174,7 +165,7 @@ impl StepHook for Corrupt {
 
 #[test]
 fn a_corrupted_contribution_is_counted_as_wrong_on_every_rank() {
-    let addrs = addresses(4);
+    let addrs = testkit::ports::loopback(4);
     let c = config(Algorithm::Hdrm, &[1024, 1024, 4096]);
     let (out, _) = run_ranks(
         (0..4)
@@ -200,7 +191,7 @@ fn a_corrupted_contribution_is_counted_as_wrong_on_every_rank() {
 
 #[test]
 fn a_rank_that_leaves_mid_run_is_named_with_the_step_by_its_partners() {
-    let addrs = addresses(4);
+    let addrs = testkit::ports::loopback(4);
     let mut c = config(Algorithm::Hd, &[4096, 1 << 20, 1 << 20]);
     c.timeouts.idle = Duration::from_secs(3);
     // Rank 2 agrees on the run, then stops after the first size: its
@@ -281,7 +272,7 @@ fn a_silent_peer_is_named_after_the_timeout_instead_of_a_hang() {
     // With the step barrier, rank 1 stalls before releasing the others...
     // so give the stall to a rank that is not 0: every rank waits at the
     // barrier for rank 0, and rank 0 waits for rank 1's report.
-    let addrs = addresses(3);
+    let addrs = testkit::ports::loopback(3);
     let mut c = config(Algorithm::Ring, &[4096]);
     c.step_barrier = true;
     c.timeouts.idle = Duration::from_secs(2);
@@ -320,7 +311,7 @@ fn run_pair_with(
     world: usize,
     tweak: impl Fn(usize, &mut Bootstrap, &mut Config),
 ) -> Vec<Result<Report, Error>> {
-    let addrs = addresses(world);
+    let addrs = testkit::ports::loopback(world);
     let mut c = config(Algorithm::Hd, &[8, 1024]);
     c.timeouts.connect = Duration::from_secs(3);
     run_ranks(
@@ -373,7 +364,7 @@ fn ranks_started_with_other_settings_are_refused_by_name() {
 #[test]
 fn rank_tables_that_disagree_are_refused() {
     // Rank 1's table has 3 ranks, the others' 2.
-    let extra = addresses(1)[0];
+    let extra = testkit::ports::loopback(1)[0];
     let out = run_pair_with(2, |r, boot, _| {
         if r == 1 {
             let probe::Peers::Table(a) = &mut boot.peers else {
@@ -390,7 +381,7 @@ fn rank_tables_that_disagree_are_refused() {
     );
     assert!(out[1].as_ref().unwrap_err().is_bad_input());
     // A table that gives a rank another address than rank 0's table.
-    let other = addresses(1)[0];
+    let other = testkit::ports::loopback(1)[0];
     let out = run_pair_with(3, |r, boot, _| {
         if r == 2 {
             let probe::Peers::Table(a) = &mut boot.peers else {
@@ -407,7 +398,7 @@ fn rank_tables_that_disagree_are_refused() {
         "{e0}"
     );
     // A table whose length is not the world size.
-    let mut b = Bootstrap::table(0, addresses(2));
+    let mut b = Bootstrap::table(0, testkit::ports::loopback(2));
     b.world = 3;
     let e = probe::run(&b, &config(Algorithm::Hd, &[8]), &mut NoHook).unwrap_err();
     assert_eq!(
@@ -418,7 +409,7 @@ fn rank_tables_that_disagree_are_refused() {
 
 #[test]
 fn an_unreachable_rank_0_and_missing_ranks_are_named_within_the_timeout() {
-    let addrs = addresses(3);
+    let addrs = testkit::ports::loopback(3);
     let mut c = config(Algorithm::Ring, &[8]);
     c.timeouts.connect = Duration::from_secs(1);
     let start = Instant::now();
@@ -459,7 +450,7 @@ fn the_step_barrier_lets_a_controller_see_every_step_on_a_unix_socket() {
         }
         lines
     });
-    let addrs = addresses(4);
+    let addrs = testkit::ports::loopback(4);
     let mut c = config(Algorithm::Hdrm, &[1024]);
     c.step_barrier = true;
     let (out, _) = run_ranks(
@@ -506,7 +497,7 @@ fn probe(args: &str) -> Command {
 
 #[test]
 fn cli_ranks_meet_through_torchrun_environment_and_rank_0_prints_the_table() {
-    let port = addresses(1)[0].port();
+    let port = testkit::ports::loopback(1)[0].port();
     let children: Vec<_> = (0..3)
         .map(|r| {
             probe("--algorithm ring --size 8B..4KiB --warmup 1 --iters 3 --connect-timeout 20")
@@ -572,7 +563,7 @@ fn cli_bad_input_exits_2_naming_the_flag() {
 fn cli_a_killed_rank_makes_the_others_exit_1_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let hosts = dir.path().join("hosts.csv");
-    let addrs = addresses(3);
+    let addrs = testkit::ports::loopback(3);
     let text: String = std::iter::once("rank,address\n".to_string())
         .chain(addrs.iter().enumerate().map(|(r, a)| format!("{r},{a}\n")))
         .collect();

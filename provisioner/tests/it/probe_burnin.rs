@@ -1,6 +1,5 @@
 //! The cluster burn-in (`provisioner probe --burn-in`) in-process over loopback: every rank a thread on 127.0.0.1 standing for one sub-node of the 2x8 BiGraph, every directed inter-switch link loaded once, rank 0's report.
 
-use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::thread;
 use std::time::Duration;
@@ -9,13 +8,6 @@ use planner::checked::CheckedPlan;
 use planner::network::Lab;
 use provisioner::probe::burnin::{self, Config};
 use provisioner::probe::{Bootstrap, Secret, Timeouts};
-
-fn addresses(n: usize) -> Vec<SocketAddr> {
-    let listeners: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners.iter().map(|l| l.local_addr().unwrap()).collect()
-}
 
 fn lab() -> Lab {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/bigraph-2x8.plan.json");
@@ -62,7 +54,7 @@ fn run(
 ) -> Vec<Result<Option<planner::network::burnin::BurnIn>, provisioner::probe::Error>> {
     let _one = serial();
     let lab = lab();
-    let addrs = addresses(sub_nodes.len());
+    let addrs = testkit::ports::loopback(sub_nodes.len());
     let handles: Vec<_> = (0..sub_nodes.len())
         .map(|r| {
             let (lab, subs, c, addrs) = (lab.clone(), sub_nodes.clone(), c.clone(), addrs.clone());
@@ -120,7 +112,7 @@ fn sub_nodes_without_a_rank_leave_their_links_out() {
 #[test]
 fn bad_settings_are_refused_before_any_connection() {
     let lab = lab();
-    let addrs = addresses(2);
+    let addrs = testkit::ports::loopback(2);
     let boot = Bootstrap::table(0, addrs);
     for (c, want) in [
         (
@@ -165,7 +157,7 @@ fn bad_settings_are_refused_before_any_connection() {
 fn a_rank_of_another_job_stops_the_burn_in_with_no_report_issue_31() {
     let _one = serial();
     let lab = lab();
-    let addrs = addresses(16);
+    let addrs = testkit::ports::loopback(16);
     let ours = Secret::new(b"the-job-secret-of-this-burn-in", "test").unwrap();
     let theirs = Secret::new(b"another-job-secret-entirely", "test").unwrap();
     let c = Config {

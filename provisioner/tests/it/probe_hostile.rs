@@ -16,13 +16,6 @@ fn secret() -> Secret {
     Secret::new(b"the-job-secret-of-this-test-run", "test").unwrap()
 }
 
-fn free_addresses(n: usize) -> Vec<SocketAddr> {
-    let l: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    l.iter().map(|l| l.local_addr().unwrap()).collect()
-}
-
 /// 8 bytes (two f32), halving-doubling, one timed iteration, checked.
 fn config(connect: u64, idle: u64) -> Config {
     Config {
@@ -165,7 +158,7 @@ fn rank1_that_sends(addrs: &[SocketAddr], c: &Config, figures: Vec<u64>) {
 }
 
 fn gathering_refuses(figures: Vec<u64>, expected: &str) {
-    let addrs = free_addresses(2);
+    let addrs = testkit::ports::loopback(2);
     let c = config(10, 5);
     let zero = rank0(&addrs, &c);
     rank1_that_sends(&addrs, &c, figures);
@@ -202,7 +195,7 @@ fn a_forged_figure_at_the_gathering_is_no_measurement() {
 /// reason and the run of the two real ranks goes on.
 #[test]
 fn strangers_are_refused_alone_and_the_run_goes_on() {
-    let addrs = free_addresses(2);
+    let addrs = testkit::ports::loopback(2);
     let c = config(15, 2);
     let fp = c.fingerprint(2);
     let zero = rank0(&addrs, &c);
@@ -236,7 +229,7 @@ fn strangers_are_refused_alone_and_the_run_goes_on() {
 
 #[test]
 fn a_duplicate_rank_is_refused_while_the_first_waits() {
-    let addrs = free_addresses(3);
+    let addrs = testkit::ports::loopback(3);
     let c = config(4, 2);
     let fp = c.fingerprint(3);
     let zero = rank0(&addrs, &c);
@@ -269,7 +262,7 @@ fn a_duplicate_rank_is_refused_while_the_first_waits() {
 /// connect timeout.
 #[test]
 fn a_trickling_peer_gains_no_time() {
-    let addrs = free_addresses(2);
+    let addrs = testkit::ports::loopback(2);
     let c = config(3, 1);
     let zero = rank0(&addrs, &c);
     let to = addrs[0];
@@ -308,7 +301,7 @@ fn a_trickling_peer_gains_no_time() {
 /// the machine.
 #[test]
 fn rank_0_listens_on_master_addr_only() {
-    let port = free_addresses(1)[0].port();
+    let port = testkit::ports::loopback(1)[0].port();
     let c = config(2, 1);
     let boot = Bootstrap::master(0, 2, format!("127.0.0.1:{port}")).with_secret(secret());
     let zero = thread::spawn(move || probe::run(&boot, &c, &mut NoHook));
@@ -325,7 +318,7 @@ fn rank_0_listens_on_master_addr_only() {
 /// saying so, and rank 0 names it among the refusals.
 #[test]
 fn ranks_with_different_secrets_name_each_other() {
-    let addrs = free_addresses(2);
+    let addrs = testkit::ports::loopback(2);
     let c = config(2, 1);
     let zero = rank0(&addrs, &c);
     let other = Secret::new(b"another-job-secret-entirely", "test").unwrap();
@@ -345,7 +338,7 @@ fn ranks_with_different_secrets_name_each_other() {
         "{e}"
     );
     // Without any secret on one side, the other says what is missing.
-    let addrs = free_addresses(2);
+    let addrs = testkit::ports::loopback(2);
     let zero = rank0(&addrs, &c);
     let e = probe::run(&Bootstrap::table(1, addrs.clone()), &c, &mut NoHook).unwrap_err();
     assert_eq!(
@@ -361,7 +354,7 @@ fn ranks_with_different_secrets_name_each_other() {
 /// A hello far larger than any rank's is refused before it is read whole.
 #[test]
 fn an_oversized_hello_is_refused_unread() {
-    let addrs = free_addresses(2);
+    let addrs = testkit::ports::loopback(2);
     let c = config(2, 1);
     let zero = rank0(&addrs, &c);
     let mut s = connect(addrs[0]);
