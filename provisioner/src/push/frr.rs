@@ -26,8 +26,9 @@
 //! - confirm: `write memory` (the instance's `frr.conf`);
 //! - rollback: `frr-reload.py --reload` of the rollback point.
 //!
-//! Transport `ssh` for FRR is not here: the SSH transport (helper ssh) had
-//! not landed when this client was written; the devices file refuses it.
+//! Transport `ssh` for FRR (a Linux switch elsewhere) is not offered: a
+//! devices file with `vendor = "frr"` and `transport = "ssh"` is refused
+//! with that message (docs/switch-push.md, "Limits of the FRR client").
 //!
 //! In the lab, commands run inside the switch's network namespace and in
 //! the UTS namespace of its zebra (`nsenter --target <zebra pid> --net

@@ -134,21 +134,16 @@ macro_rules! clients {
 
 // One row per vendor client: `/// doc` then `Variant(module::Type),`.
 clients! {
-    // nvue (helper push)
     /// NVIDIA Cumulus Linux (NVUE REST).
     Nvue(nvue::Nvue),
-    // eos (helper push)
     /// Arista EOS (eAPI).
     Eos(eos::Eos),
-    // sonic (helper ssh)
     /// SONiC over SSH (checkpoint, replace, rollback); boxed, as an SSH
     /// session is large beside the other clients.
     Sonic(Box<sonic::Sonic>),
-    // comware (helper ssh)
     /// H3C Comware 7 over its SSH CLI (commit delay, configuration
     /// replace); boxed, as an SSH session is large beside the other clients.
     Comware(Box<comware::Comware>),
-    // frr (helper lab)
     /// FRRouting on a Linux switch (the lab's switches), via vtysh.
     Frr(frr::Frr),
 }
