@@ -2,15 +2,62 @@
 //! through hyper: NetBox (`netbox_server.rs`), the switches' REST APIs over
 //! TLS (`switch_servers.rs`) and the Nautobot recorder and replay
 //! (`nautobot_replay.rs`). Each of them is its handler; this is the
-//! listener, the TLS handshake when there is one, and a connection per
-//! client.
+//! listener, the TLS handshake when there is one, a connection per client,
+//! and each request read whole ([`Received`]).
 
 use std::future::Future;
 use std::net::SocketAddr;
 
-use http_body_util::Full;
+use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response};
+use hyper::{HeaderMap, Request, Response};
+use serde_json::Value;
+
+/// One request as a test server's handler gets it, its body read whole.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// `GET`, `PATCH`, ...
+    pub method: String,
+    /// The path with its query.
+    pub uri: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Received {
+    async fn read(req: Request<Incoming>) -> Result<Received, std::io::Error> {
+        let method = req.method().to_string();
+        let uri = (req.uri().path_and_query()).map_or_else(String::new, |p| p.to_string());
+        let (parts, body) = req.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map_err(std::io::Error::other)?
+            .to_bytes();
+        Ok(Received {
+            method,
+            uri,
+            headers: parts.headers,
+            body,
+        })
+    }
+
+    /// A header's value, when it is text.
+    pub fn header(&self, name: hyper::header::HeaderName) -> Option<String> {
+        (self.headers.get(name))
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_string)
+    }
+
+    /// The body as JSON; `null` when it is empty.
+    pub fn json(&self) -> serde_json::Result<Value> {
+        if self.body.is_empty() {
+            Ok(Value::Null)
+        } else {
+            serde_json::from_slice(&self.body)
+        }
+    }
+}
 
 /// A test server's answer to one request; an `Err` closes the connection
 /// without an answer (an answer lost).
@@ -21,7 +68,7 @@ pub type Answer = Result<Response<Full<Bytes>>, std::io::Error>;
 /// handshake fails is dropped.
 pub async fn serve<H, F>(tls: Option<tokio_rustls::TlsAcceptor>, handle: H) -> SocketAddr
 where
-    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    H: Fn(Received) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Answer> + Send + 'static,
 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -32,7 +79,10 @@ where
         while let Ok((tcp, _)) = listener.accept().await {
             let (tls, handle) = (tls.clone(), handle.clone());
             tokio::spawn(async move {
-                let service = hyper::service::service_fn(handle);
+                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let handle = handle.clone();
+                    async move { handle(Received::read(req).await?).await }
+                });
                 let http = hyper::server::conn::http1::Builder::new();
                 let _ = match tls {
                     None => {

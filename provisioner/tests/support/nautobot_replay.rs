@@ -40,9 +40,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Response, StatusCode};
+
+use crate::http_server::Received;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -85,19 +87,10 @@ where
     F: Fn(String, String, hyper::HeaderMap, Bytes) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = Option<(u16, Bytes)>> + Send + 'static,
 {
-    let addr = crate::http_server::serve(None, move |req: Request<Incoming>| {
+    let addr = crate::http_server::serve(None, move |req: Received| {
         let handle = handle.clone();
         async move {
-            let method = req.method().to_string();
-            let uri = (req.uri().path_and_query()).map_or_else(String::new, |p| p.to_string());
-            let headers = req.headers().clone();
-            let bytes = req
-                .into_body()
-                .collect()
-                .await
-                .map_err(std::io::Error::other)?
-                .to_bytes();
-            let (status, body) = handle(method, uri, headers, bytes)
+            let (status, body) = handle(req.method, req.uri, req.headers, req.body)
                 .await
                 .ok_or_else(|| std::io::Error::other("the answer is dropped"))?;
             let mut r = Response::new(Full::new(body));

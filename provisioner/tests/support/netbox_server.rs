@@ -102,9 +102,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Response, StatusCode};
+
+use crate::http_server::Received;
 use serde_json::{Map, Value, json};
 
 /// One stored object: its own fields, related objects as ids.
@@ -2097,14 +2099,10 @@ const REQUEST_LINE_LIMIT: usize = 4094;
 /// runtime); returns the base URL.
 pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
     let handler = nb.clone();
-    let addr = crate::http_server::serve(None, move |req: Request<Incoming>| {
+    let addr = crate::http_server::serve(None, move |req: Received| {
         let nb = handler.clone();
         async move {
-            let method = req.method().to_string();
-            let uri = req
-                .uri()
-                .path_and_query()
-                .map_or_else(String::new, |p| p.to_string());
+            let (method, uri) = (req.method.clone(), req.uri.clone());
             let line = format!("{method} {uri} HTTP/1.1").len();
             if line > REQUEST_LINE_LIMIT {
                 let mut r = Response::new(Full::new(Bytes::from(format!(
@@ -2119,27 +2117,9 @@ pub async fn serve(nb: Arc<Mutex<NetBox>>) -> String {
                 });
                 return Ok::<_, std::io::Error>(r);
             }
-            let auth = req
-                .headers()
-                .get(hyper::header::AUTHORIZATION)
-                .and_then(|h| h.to_str().ok())
-                .map(str::to_string);
-            let if_match = req
-                .headers()
-                .get(hyper::header::IF_MATCH)
-                .and_then(|h| h.to_str().ok())
-                .map(str::to_string);
-            let bytes = req
-                .into_body()
-                .collect()
-                .await
-                .map_err(std::io::Error::other)?
-                .to_bytes();
-            let body = if bytes.is_empty() {
-                Ok(Value::Null)
-            } else {
-                serde_json::from_slice::<Value>(&bytes)
-            };
+            let auth = req.header(hyper::header::AUTHORIZATION);
+            let if_match = req.header(hyper::header::IF_MATCH);
+            let body = req.json();
             let (status, v, etag, spoil) = match body {
                 Ok(body) => {
                     let mut nb = lock(&nb);

@@ -27,9 +27,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Response, StatusCode};
+
+use crate::http_server::Received;
 use serde_json::{Map, Value, json};
 use tokio_rustls::rustls;
 
@@ -214,37 +216,15 @@ type Handler = Arc<dyn Fn(&Req) -> Reply + Send + Sync>;
 /// Serves `handler` over TLS on a loopback port; returns the address.
 pub async fn serve(tls: &Tls, handler: Handler) -> SocketAddr {
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.config.clone());
-    crate::http_server::serve(Some(acceptor), move |req: Request<Incoming>| {
+    crate::http_server::serve(Some(acceptor), move |received: Received| {
         let handler = handler.clone();
         async move {
-            let method = req.method().to_string();
-            let uri = req
-                .uri()
-                .path_and_query()
-                .map_or_else(String::new, |p| p.to_string());
-            let auth = basic_auth(req.headers().get(hyper::header::AUTHORIZATION));
-            let authorization = req
-                .headers()
-                .get(hyper::header::AUTHORIZATION)
-                .and_then(|h| h.to_str().ok())
-                .map(str::to_string);
-            let bytes = req
-                .into_body()
-                .collect()
-                .await
-                .map_err(std::io::Error::other)?
-                .to_bytes();
-            let body = if bytes.is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-            };
             let mut req = Req {
-                method,
-                uri,
-                auth,
-                authorization,
-                body,
+                auth: basic_auth(received.headers.get(hyper::header::AUTHORIZATION)),
+                authorization: received.header(hyper::header::AUTHORIZATION),
+                body: received.json().unwrap_or(Value::Null),
+                method: received.method,
+                uri: received.uri,
                 delayed: false,
             };
             let mut reply = handler(&req);
