@@ -414,7 +414,9 @@ impl Network<'_> {
             NextHops::All(_) => {
                 "it has no link to the next tier up (or the other part)".to_string()
             }
-            NextHops::Run(_) => format!("it has no link to {}", name(sb)),
+            NextHops::Run(_) | NextHops::Single { .. } => {
+                format!("it has no link to {}", name(sb))
+            }
             NextHops::Filtered { .. } if self.fabric == RouteShape::BiGraph => format!(
                 "it has no link to a switch of the other part that links to {}",
                 name(sb)

@@ -83,6 +83,10 @@ pub(super) struct InterLink {
 /// table (8 MiB at this size).
 const DENSE_SWITCHES: usize = 1024;
 
+/// No single link, in [`Network::single`] (a switch with this many links
+/// or more has no table).
+pub(super) const NO_SLOT: u16 = u16::MAX;
+
 /// Pod value of a switch without one.
 pub(super) const NO_POD: u32 = u32::MAX;
 
@@ -112,6 +116,15 @@ pub struct Network<'a> {
     /// `adj[start..start + len]`, stored at `a * switches + b` as
     /// `start << 32 | len`: one lookup instead of a binary search.
     pub(super) pairs: Vec<u64>,
+    /// For up to [`DENSE_SWITCHES`] switches, where exactly one link goes
+    /// from a to b, at `a * switches + b`: its inter index less
+    /// `adj_start[a]` (a switch's links are numbered in one run), and
+    /// [`NO_SLOT`] where none or several do. A route's hop over the one
+    /// link between two switches (every hop between the parts of a designed
+    /// BiGraph) reads this table alone, a quarter of `pairs`, instead of
+    /// `pairs` and then the adjacency row: at 131,072 sub-nodes two cache
+    /// misses a flow become one.
+    pub(super) single: Vec<u16>,
     /// Per switch, its upward links as `(peer, inter index)`, in port
     /// order: the peer beside the index, so that a route's hop up reads
     /// where it goes from the row it chose in, not from `inter` (a cache
@@ -471,6 +484,26 @@ impl<'a> Network<'a> {
                 }
             }
         }
+        let mut single = Vec::new();
+        let narrow = (0..switches).all(|a| adj_start[a + 1] - adj_start[a] < u32::from(NO_SLOT));
+        if switches <= DENSE_SWITCHES && narrow {
+            single = vec![NO_SLOT; switches * switches];
+            for a in 0..switches {
+                let first = adj_start[a];
+                let row = &adj[first as usize..adj_start[a + 1] as usize];
+                for (i, &(b, k)) in row.iter().enumerate() {
+                    // The row is sorted by peer: parallel links are
+                    // neighbours.
+                    let parallel = (i > 0 && row[i - 1].0 == b)
+                        || row.get(i + 1).is_some_and(|&(next, _)| next == b);
+                    single[a * switches + b as usize] = if parallel {
+                        NO_SLOT
+                    } else {
+                        (k - first) as u16
+                    };
+                }
+            }
+        }
 
         // BiGraph: the switches cabled to every switch of the other part.
         let mut complete = vec![false; switches];
@@ -505,6 +538,7 @@ impl<'a> Network<'a> {
             adj_start,
             adj,
             pairs,
+            single,
             up_start,
             up,
             complete,
@@ -601,6 +635,21 @@ impl<'a> Network<'a> {
     /// True when routes keep off some link or switch.
     pub fn avoids_anything(&self) -> bool {
         self.faults.is_some()
+    }
+
+    /// True when this is the network [`Network::avoiding`] builds for
+    /// `plan` and `avoid`: built from `plan` itself, keeping off exactly
+    /// what `avoid` names, in its order. Functions that take a network a
+    /// caller built once for several uses (`plan_ranks_on`, say) check
+    /// it with this.
+    pub fn is_avoiding(&self, plan: &Plan, avoid: &[Avoid]) -> bool {
+        let described = self.faults.as_ref().map_or(&[][..], |f| &f.described[..]);
+        std::ptr::eq(self.plan, plan)
+            && described.len() == avoid.len()
+            && described
+                .iter()
+                .zip(avoid)
+                .all(|(d, a)| *d == a.to_string())
     }
 
     /// True when switch `s` is avoided: no rank may sit on it and no route

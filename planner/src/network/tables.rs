@@ -29,7 +29,7 @@
 
 use std::sync::OnceLock;
 
-use super::links::{Network, RouteShape};
+use super::links::{NO_SLOT, Network, RouteShape};
 use crate::plan::Tier;
 
 /// The most memory [`HopCache`] may take, in the worst case its bound
@@ -82,6 +82,14 @@ pub enum NextHops<'n> {
     All(&'n [(u32, u32)]),
     /// Every link of this run of `(peer, inter index)`.
     Run(&'n [(u32, u32)]),
+    /// The one link towards a switch ([`Network::direct_hops`]): a run of
+    /// one, without reading the run.
+    Single {
+        /// Its inter index.
+        k: u32,
+        /// The switch it leads to.
+        to: u32,
+    },
     /// The ones [`Network::next_hops`] filters out of the switch's links.
     Filtered {
         /// The switch.
@@ -103,6 +111,9 @@ impl NextHops<'_> {
                     }
                 }
             }
+            NextHops::Single { k, .. } => {
+                visit(k);
+            }
             NextHops::Filtered { at, to } => net.filtered(at, to, visit),
         }
     }
@@ -111,6 +122,7 @@ impl NextHops<'_> {
     pub fn len(&self, net: &Network<'_>) -> usize {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.len(),
+            NextHops::Single { .. } => 1,
             NextHops::Filtered { .. } => {
                 let mut n = 0;
                 self.visit(net, &mut |_| {
@@ -126,6 +138,7 @@ impl NextHops<'_> {
     pub fn is_empty(&self, net: &Network<'_>) -> bool {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.is_empty(),
+            NextHops::Single { .. } => false,
             NextHops::Filtered { .. } => {
                 let mut any = false;
                 self.visit(net, &mut |_| {
@@ -143,6 +156,7 @@ impl NextHops<'_> {
     pub fn hop(&self, net: &Network<'_>, i: usize) -> Option<(u32, usize)> {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(to, k)| (k, to as usize)),
+            NextHops::Single { k, to } => (i == 0).then_some((k, to as usize)),
             NextHops::Filtered { .. } => self
                 .nth(net, i)
                 .map(|k| (k, net.inter[k as usize].to as usize)),
@@ -153,6 +167,7 @@ impl NextHops<'_> {
     pub fn nth(&self, net: &Network<'_>, i: usize) -> Option<u32> {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(_, k)| k),
+            NextHops::Single { k, .. } => (i == 0).then_some(k),
             NextHops::Filtered { .. } => {
                 let mut seen = 0;
                 let mut chosen = None;
@@ -210,18 +225,29 @@ impl Network<'_> {
             return NextHops::Filtered { at, to };
         }
         match (self.fabric, self.tier[at]) {
-            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => {
-                NextHops::Run(self.links_to(at, to))
-            }
+            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => self.direct_hops(at, to),
             (RouteShape::BiGraph, _) if self.complete[to] => NextHops::All(self.up_of(at)),
             (RouteShape::BiGraph, _) | (RouteShape::ThreeTier, Tier::Core) => {
                 NextHops::Filtered { at, to }
             }
-            (RouteShape::TwoTier, Tier::Spine) => NextHops::Run(self.links_to(at, to)),
+            (RouteShape::TwoTier, Tier::Spine) => self.direct_hops(at, to),
             (RouteShape::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
-                NextHops::Run(self.links_to(at, to))
+                self.direct_hops(at, to)
             }
             _ => NextHops::All(self.up_of(at)),
+        }
+    }
+
+    /// The links from switch `at` to switch `to` as next hops: the one link
+    /// from the single-link table where exactly one joins them, else the
+    /// run of parallel links (none, or several).
+    pub(super) fn direct_hops(&self, at: usize, to: usize) -> NextHops<'_> {
+        match self.single.get(at * self.tier.len() + to) {
+            Some(&slot) if slot != NO_SLOT => NextHops::Single {
+                k: self.adj_start[at] + u32::from(slot),
+                to: to as u32,
+            },
+            _ => NextHops::Run(self.links_to(at, to)),
         }
     }
 

@@ -864,3 +864,47 @@ fn found_once_next_hops_equal_the_filtered_ones() {
     };
     on_single_plane_fabrics(&check);
 }
+
+/// The single-link table gives, for every pair of switches, the links of
+/// the pair's run: the one link where exactly one joins them, the run
+/// itself where none or several do (HPN's parallel links down, say).
+#[test]
+fn single_links_are_the_runs_of_one() {
+    let plans = [
+        bigraph_plan(4, 16),
+        // Four leaves of 8 uplinks on two spines: parallel links.
+        fat_tree_plan("tiers=2,sub-nodes=32,ports=16"),
+        fat_tree_plan("k=8"),
+        super::hpn_tests::hpn_plan("sub-nodes=128,rails=4,ports=16"),
+    ];
+    let mut kinds = [0usize; 2];
+    for plan in &plans {
+        let net = Network::new(plan, plan.source()).unwrap();
+        let n = net.switch_count();
+        assert_eq!(net.single.len(), n * n);
+        for a in 0..n {
+            for b in 0..n {
+                let run: Vec<u32> = net.links_to(a, b).iter().map(|&(_, k)| k).collect();
+                let hops = net.direct_hops(a, b);
+                let mut got = Vec::new();
+                hops.visit(&net, &mut |k| {
+                    got.push(k);
+                    true
+                });
+                assert_eq!(got, run, "{} to {}", a, b);
+                assert_eq!(hops.len(&net), run.len());
+                for (i, &k) in run.iter().enumerate() {
+                    assert_eq!(hops.hop(&net, i), Some((k, b)));
+                }
+                assert_eq!(hops.hop(&net, run.len()), None);
+                match hops {
+                    NextHops::Single { .. } => kinds[0] += 1,
+                    _ if run.len() > 1 => kinds[1] += 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    // Both kinds were met: single links, and parallel ones.
+    assert!(kinds[0] > 0 && kinds[1] > 0, "{kinds:?}");
+}

@@ -3,7 +3,7 @@
 //! use, counted as `simulate` and `iteration` count them
 //! ([`Plan::default_ranks`]).
 //!
-//! A rank table of one rank per NIC ([`plan_ranks`]: Algorithm 1, the
+//! A rank table of one rank per NIC ([`plan_ranks`](super::plan_ranks): Algorithm 1, the
 //! heuristic or the plan order) is widened: every sub-node of it takes one
 //! rank per GPU behind its NIC ([`PlanSubNode::gpus`]), consecutively, in
 //! the NIC's GPU order. The k-th rank on a sub-node runs on its k-th GPU
@@ -16,13 +16,13 @@
 //! carried by every GPU of the NIC at once. [`super::verify`] counts the
 //! flows of one step between two NICs as one NIC flow, so the loads (and
 //! the lower bound of the NIC-level table) are those of the NIC-level
-//! schedule. A plan whose NICs each carry one GPU gets [`plan_ranks`]'s
+//! schedule. A plan whose NICs each carry one GPU gets [`plan_ranks`](super::plan_ranks)'s
 //! outcome unchanged.
 
 use std::collections::{BTreeSet, HashMap};
 
 use super::RankTable;
-use super::optimize::{Fold, Outcome, Request, plan_ranks};
+use super::optimize::{Fold, Outcome, Request, plan_ranks_on};
 use super::schedule::Schedule;
 use super::verify::{inside_server, verify_schedule};
 use crate::algorithm::Runs;
@@ -32,11 +32,23 @@ use crate::network::Network;
 use crate::plan::{Plan, PlanServer, PlanSubNode};
 
 /// The rank table of `request` on `plan` with one rank per GPU (see the
-/// module documentation); [`plan_ranks`] itself when no NIC carries
+/// module documentation); [`plan_ranks`](super::plan_ranks) itself when no NIC carries
 /// several GPUs. `request.ranks` counts GPUs.
 pub fn plan_gpu_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
+    let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
+    plan_gpu_ranks_on(&net, plan, request)
+}
+
+/// [`plan_gpu_ranks`] on `net`, the network of `plan` avoiding what
+/// `request.avoid` names ([`Network::avoiding`]), built once by a caller
+/// that routes more on it ([`plan_ranks_on`]).
+pub fn plan_gpu_ranks_on(
+    net: &Network<'_>,
+    plan: &CheckedPlan,
+    request: &Request,
+) -> Result<Outcome> {
     if !plan.shares_nics() {
-        return plan_ranks(plan, request);
+        return plan_ranks_on(net, plan, request);
     }
     let counts: BTreeSet<usize> = plan
         .sub_node_list
@@ -63,7 +75,7 @@ pub fn plan_gpu_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> 
         ranks: nic_ranks,
         ..request.clone()
     };
-    let nic = plan_ranks(plan, &nic_request)?;
+    let nic = plan_ranks_on(net, plan, &nic_request)?;
     let available: usize = nic
         .table
         .ranks
@@ -82,8 +94,7 @@ pub fn plan_gpu_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> 
     let ranks = widen(plan, &nic.table.ranks, x);
     let nics = nic.table.ranks.len();
     let schedule = request.engine.schedule(request.algorithm, x)?;
-    let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
-    let steps = verify_schedule(&net, &ranks, &schedule, request.seed)?;
+    let steps = verify_schedule(net, &ranks, &schedule, request.seed)?;
     let worst_load = steps.iter().map(|s| s.max_load).max().unwrap_or(0);
     // The NIC-level bound holds when the GPU schedule is the NIC-level one
     // carried by every GPU: the same power of two of GPUs on every NIC,
@@ -276,7 +287,7 @@ mod tests {
     use super::*;
     use crate::plan::Topology;
     use crate::ranks::format::{read_rank_file, to_csv, to_rankfile};
-    use crate::ranks::{Algorithm, check_ranks, rank_table};
+    use crate::ranks::{Algorithm, check_ranks, plan_ranks, rank_table};
 
     /// A bundled topology designed as `topology` (the inventory's own
     /// design when `None`).

@@ -67,10 +67,11 @@ use crate::plan::{Tier, Topology};
 
 pub use crate::network::{Avoid, Link, Network, Policy, Route, Target};
 pub use engine::Engine;
-pub use gpus::{nic_local_ranks, plan_gpu_ranks, rank_gpus};
+pub use gpus::{nic_local_ranks, plan_gpu_ranks, plan_gpu_ranks_on, rank_gpus};
 pub use hdrm::{Mapping, algorithm1};
 pub use optimize::{
     Congestion, Fold, Outcome, Request, Solver, lower_bound, lower_bound_offered, plan_ranks,
+    plan_ranks_on,
 };
 pub use schedule::{
     FoldCost, FoldStyle, Layout, Phase, Schedule, Step, folded_halving_doubling,
@@ -130,14 +131,24 @@ pub fn rank_table(
     algorithm: Algorithm,
     ranks: Option<usize>,
 ) -> Result<RankTable> {
-    let members = members(plan)?;
+    rank_table_of(plan, algorithm, ranks, &members(plan)?)
+}
+
+/// [`rank_table`] from the plan's [`members`], found already (from a
+/// network, [`members_on`]).
+pub(crate) fn rank_table_of(
+    plan: &CheckedPlan,
+    algorithm: Algorithm,
+    ranks: Option<usize>,
+    members: &[Vec<usize>],
+) -> Result<RankTable> {
     let Some(kind) = algorithm.info().rank_schedule else {
         return Err(no_rank_schedule(algorithm));
     };
     let table = if algorithm.info().runs == Runs::BiGraphMapping {
-        hdrm_order(plan, &members, ranks)?
+        hdrm_order(plan, members, ranks)?
     } else {
-        let mut order = plain_order(plan, &members);
+        let mut order = plain_order(plan, members);
         let p = order.len();
         let x = ranks.unwrap_or(p);
         match kind {
@@ -192,11 +203,59 @@ pub fn verify_engine(
     seed: u64,
     policy: Policy,
 ) -> Result<Vec<StepLoad>> {
+    let net = Network::avoiding(plan, plan.source(), avoid)?;
+    verify_engine_on(&net, plan, table, engine, seed, policy)
+}
+
+/// [`verify_engine`] on `net`, the network of `plan` that avoids the
+/// links and switches to keep off ([`Network::avoiding`]), built once by
+/// a caller that routes more on it.
+pub fn verify_engine_on(
+    net: &Network<'_>,
+    plan: &CheckedPlan,
+    table: &RankTable,
+    engine: Engine,
+    seed: u64,
+    policy: Policy,
+) -> Result<Vec<StepLoad>> {
     let schedule = engine.schedule(table.algorithm, table.ranks.len())?;
+    verify_scheduled(net, plan, (table, engine, &schedule), seed, policy)
+}
+
+/// [`verify_engine_on`] with the engine's schedule of the table made
+/// already ([`Engine::schedule`]).
+pub(crate) fn verify_scheduled(
+    net: &Network<'_>,
+    plan: &CheckedPlan,
+    (table, engine, schedule): (&RankTable, Engine, &Schedule),
+    seed: u64,
+    policy: Policy,
+) -> Result<Vec<StepLoad>> {
+    if !std::ptr::eq(net.plan(), &**plan) {
+        return Err(other_network());
+    }
     let order = engine.ring_order(plan, &table.ranks);
     let ranks = in_order(&order, &table.ranks);
-    let net = Network::avoiding(plan, plan.source(), avoid)?;
-    verify::verify_schedule_routed(&net, &ranks, &schedule, seed, policy)
+    verify::verify_schedule_routed(net, &ranks, schedule, seed, policy)
+}
+
+/// Refuses `net` unless it is the network [`Network::avoiding`] builds
+/// for `plan` and `avoid`.
+pub(crate) fn same_network(net: &Network<'_>, plan: &CheckedPlan, avoid: &[Avoid]) -> Result<()> {
+    if net.is_avoiding(plan, avoid) {
+        Ok(())
+    } else {
+        Err(other_network())
+    }
+}
+
+/// The error for a network built from another plan, or avoiding other
+/// links and switches, than the request names: a caller's mistake.
+fn other_network() -> Error {
+    Error::Internal(
+        "a rank table was routed on a network of another plan, or one avoiding other links and switches than asked"
+            .to_string(),
+    )
 }
 
 /// `items` (one per rank) in `order` (a list of ranks).

@@ -126,7 +126,10 @@ fn check_ranks_of(plan: &Plan, source: &str, ranks: &[usize]) -> Result<()> {
         ));
     }
     let mut owner = vec![usize::MAX; p];
-    let mut taken: Vec<Vec<usize>> = vec![Vec::new(); p];
+    // The ranks of each NIC shared by several GPUs, kept only for those
+    // (a list per sub-node would be 131,072 of them, made for every
+    // proof).
+    let mut taken: rustc_hash::FxHashMap<usize, Vec<usize>> = Default::default();
     for (rank, &sn) in ranks.iter().enumerate() {
         if sn >= p {
             problems.push(Problem::at(
@@ -140,14 +143,15 @@ fn check_ranks_of(plan: &Plan, source: &str, ranks: &[usize]) -> Result<()> {
             ));
         } else if plan.sub_node_list[sn].gpu_count() > 1 {
             let gpus = plan.sub_node_list[sn].gpu_count();
-            if taken[sn].len() == gpus {
+            let taken = taken.entry(sn).or_default();
+            if taken.len() == gpus {
                 problems.push(Problem::at(
                     None,
                     format!("rank {rank}"),
                     format!(
                         "sub-node {sn} ({}) carries {gpus} GPUs and already runs ranks {}",
                         plan.sub_node_list[sn].id,
-                        taken[sn]
+                        taken
                             .iter()
                             .map(ToString::to_string)
                             .collect::<Vec<_>>()
@@ -156,7 +160,7 @@ fn check_ranks_of(plan: &Plan, source: &str, ranks: &[usize]) -> Result<()> {
                     "give the NIC at most one rank per GPU behind it",
                 ));
             } else {
-                taken[sn].push(rank);
+                taken.push(rank);
             }
         } else if owner[sn] != usize::MAX {
             problems.push(Problem::at(

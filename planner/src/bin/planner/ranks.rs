@@ -284,7 +284,10 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 unavailable: Vec::new(),
                 engine,
             };
-            let outcome = ranks::plan_gpu_ranks(&p, &request)?;
+            // One route graph for the search, the table's proof and the
+            // plan order's.
+            let net = ranks::Network::avoiding(&p, p.source(), &request.avoid)?;
+            let outcome = ranks::plan_gpu_ranks_on(&net, &p, &request)?;
             // A bound is worth quoting only for a table that was searched
             // for; the plan order is what it is.
             let bound = (outcome.method != "plan-order").then_some(outcome.lower_bound);
@@ -300,7 +303,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 order,
                 bound,
                 engine,
-                Some(outcome.steps),
+                Some((outcome.steps, net)),
             )
         }
         (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
@@ -312,7 +315,9 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
         routing,
     };
     let mut report = match proven {
-        Some(steps) => rank_format::verify_report_proven(&p, &table, &gpus, order, &how, steps)?,
+        Some((steps, net)) => {
+            rank_format::verify_report_proven_on(&net, &p, &table, &gpus, order, &how, steps)?
+        }
         None => rank_format::verify_report_as(&p, &table, &gpus, order, &how)?,
     };
     report.lower_bound = lower_bound;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::algorithm::RankSchedule;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
-use crate::ranks::{Algorithm, Avoid, Engine, Policy, RankTable, Request, StepLoad};
+use crate::ranks::{Algorithm, Avoid, Engine, Network, Policy, RankTable, Request, StepLoad};
 use crate::text::Table;
 
 /// Consecutive steps of one phase with the same loads, for reports: a
@@ -227,7 +227,18 @@ pub fn verify_report_as(
     order: String,
     how: &Checked<'_>,
 ) -> Result<VerifyReport> {
-    verify_report_known(plan, table, gpus, order, how, None)
+    check_table(plan, table, gpus)?;
+    let schedule = how.engine.schedule(table.algorithm, table.ranks.len())?;
+    // One network routes the table and the plan order beside it.
+    let net = Network::avoiding(plan, plan.source(), how.avoid)?;
+    let steps = crate::ranks::verify_scheduled(
+        &net,
+        plan,
+        (table, how.engine, &schedule),
+        how.seed,
+        how.routing,
+    )?;
+    verify_report_known(&net, plan, (table, gpus, order), how, steps)
 }
 
 /// [`verify_report_as`] for a table [`crate::ranks::plan_gpu_ranks`] just made
@@ -245,27 +256,40 @@ pub fn verify_report_proven(
     how: &Checked<'_>,
     steps: Vec<StepLoad>,
 ) -> Result<VerifyReport> {
-    let same = how.routing == Policy::Ecmp
-        && (how.engine.ring_order(plan, &table.ranks).iter())
-            .enumerate()
-            .all(|(i, &r)| i == r);
-    verify_report_known(plan, table, gpus, order, how, same.then_some(steps))
+    check_table(plan, table, gpus)?;
+    let net = Network::avoiding(plan, plan.source(), how.avoid)?;
+    verify_report_proven_on(&net, plan, table, gpus, order, how, steps)
 }
 
-fn verify_report_known(
+/// [`verify_report_proven`] on `net`, the network of `plan` avoiding
+/// `how.avoid` ([`Network::avoiding`]) that the table was made on
+/// ([`crate::ranks::plan_gpu_ranks_on`]): `verify-ranks` builds the route
+/// graph once for the search, the table's proof and the plan order's.
+pub fn verify_report_proven_on(
+    net: &Network<'_>,
     plan: &CheckedPlan,
     table: &RankTable,
     gpus: &[Option<usize>],
     order: String,
     how: &Checked<'_>,
-    known: Option<Vec<StepLoad>>,
+    steps: Vec<StepLoad>,
 ) -> Result<VerifyReport> {
-    let Checked {
-        engine,
-        avoid,
-        seed,
-        routing,
-    } = *how;
+    crate::ranks::same_network(net, plan, how.avoid)?;
+    check_table(plan, table, gpus)?;
+    let same = how.routing == Policy::Ecmp
+        && (how.engine.ring_order(plan, &table.ranks).iter())
+            .enumerate()
+            .all(|(i, &r)| i == r);
+    let steps = if same {
+        steps
+    } else {
+        crate::ranks::verify_engine_on(net, plan, table, how.engine, how.seed, how.routing)?
+    };
+    verify_report_known(net, plan, (table, gpus, order), how, steps)
+}
+
+/// Refuses a table with a bad rank, or with a GPU list of another length.
+fn check_table(plan: &CheckedPlan, table: &RankTable, gpus: &[Option<usize>]) -> Result<()> {
     crate::ranks::check_ranks(plan, &table.ranks)?;
     if gpus.len() != table.ranks.len() {
         return Err(Error::Internal(format!(
@@ -274,13 +298,29 @@ fn verify_report_known(
             table.ranks.len()
         )));
     }
-    let steps = match known {
-        Some(steps) => steps,
-        None => crate::ranks::verify_engine(plan, table, engine, avoid, seed, routing)?,
-    };
+    Ok(())
+}
+
+/// The report of `table` (with its ranks' GPUs, named `order`), whose
+/// per-step loads are `steps`, with the plan order beside it, routed on
+/// `net`.
+fn verify_report_known(
+    net: &Network<'_>,
+    plan: &CheckedPlan,
+    (table, gpus, order): (&RankTable, &[Option<usize>], String),
+    how: &Checked<'_>,
+    steps: Vec<StepLoad>,
+) -> Result<VerifyReport> {
+    let Checked {
+        engine,
+        avoid,
+        seed,
+        routing,
+    } = *how;
     let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
     let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
-    let baseline = crate::ranks::plan_gpu_ranks(
+    let baseline = crate::ranks::plan_gpu_ranks_on(
+        net,
         plan,
         &Request {
             algorithm: plain,
@@ -300,7 +340,7 @@ fn verify_report_known(
         let steps = if routing == Policy::Ecmp {
             baseline.steps
         } else {
-            crate::ranks::verify_engine(plan, &baseline.table, engine, avoid, seed, routing)?
+            crate::ranks::verify_engine_on(net, plan, &baseline.table, engine, seed, routing)?
         };
         let order = format!("{} in plan order", plain.as_str());
         let gpus = crate::ranks::rank_gpus(plan, &baseline.table.ranks);

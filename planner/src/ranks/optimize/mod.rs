@@ -87,7 +87,7 @@ use serde::Serialize;
 use super::ilp;
 use super::schedule::{FoldCost, Phase, Schedule};
 use super::verify::{StepLoad, verify_schedule};
-use super::{Algorithm, Engine, RankTable, in_order, members, plain_order, rank_table};
+use super::{Algorithm, Engine, RankTable, in_order, members, plain_order};
 use crate::algorithm::Runs;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
@@ -324,10 +324,20 @@ impl Outcome {
 /// Maps the ranks of `request` onto `plan` (see the module documentation).
 pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
-    let mut avail = super::members_on(&net);
+    plan_ranks_on(&net, plan, request)
+}
+
+/// [`plan_ranks`] on `net`, the network of `plan` avoiding what
+/// `request.avoid` names ([`Network::avoiding`]), which a caller that
+/// routes more on it builds once: `verify-ranks` routes the table, and
+/// the plan order beside it, on one network.
+pub fn plan_ranks_on(net: &Network<'_>, plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
+    super::same_network(net, plan, &request.avoid)?;
+    let members = super::members_on(net);
+    let mut avail = members.clone();
     let mut notes = Vec::new();
     if !request.avoid.is_empty() {
-        notes.push(describe_avoided(&net, &request.avoid, &avail));
+        notes.push(describe_avoided(net, &request.avoid, &avail));
     }
     for (s, m) in avail.iter_mut().enumerate() {
         if net.is_avoided_switch(s) {
@@ -394,9 +404,9 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
     let schedule = request.engine.schedule(request.algorithm, x)?;
     let caps: Vec<usize> = avail.iter().map(Vec::len).collect();
     if net.avoids_anything() {
-        check_reachable(&net, &avail)?;
+        check_reachable(net, &avail)?;
     }
-    let counted = lower_bound(&net, &schedule, &caps);
+    let counted = lower_bound(net, &schedule, &caps);
     let fold = schedule.fold().and(Fold::of(x));
 
     let mut proven = None;
@@ -411,7 +421,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
         }
         Runs::BiGraphMapping => {
             let alg1 = if request.avoid.is_empty() && x.is_power_of_two() {
-                rank_table(plan, Algorithm::Hdrm, Some(x))
+                super::rank_table_of(plan, Algorithm::Hdrm, Some(x), &members)
                     .ok()
                     .filter(|t| t.ranks.iter().all(|i| !request.unavailable.contains(i)))
             } else {
@@ -420,7 +430,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
             match alg1 {
                 Some(t)
                     if request.solver != Solver::Exact
-                        || worst_of(&net, &t.ranks, &schedule, request.seed)? <= counted =>
+                        || worst_of(net, &t.ranks, &schedule, request.seed)? <= counted =>
                 {
                     notes.push(format!(
                         "the BiGraph is regular with N a power of two and nothing is avoided: EFLOPS Algorithm 1 places the {x} ranks"
@@ -433,7 +443,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
                     (t.ranks, "algorithm-1")
                 }
                 _ => {
-                    let found = optimise(&net, &avail, &schedule, counted, request, &mut notes)?;
+                    let found = optimise(net, &avail, &schedule, counted, request, &mut notes)?;
                     proven = found.proven;
                     (found.ranks, found.method)
                 }
@@ -441,7 +451,7 @@ pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
         }
     };
 
-    let steps = verify_schedule(&net, &ranks, &schedule, request.seed)?;
+    let steps = verify_schedule(net, &ranks, &schedule, request.seed)?;
     let lower_bound = counted.max(proven.unwrap_or(0));
     if let Some(f) = &fold {
         notes.push(f.note.clone());

@@ -4,7 +4,9 @@ use super::*;
 use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
 use crate::plan::{PortRole, Tier};
-use crate::ranks::{folded_halving_doubling, halving_doubling, ring, verify, verify_avoiding};
+use crate::ranks::{
+    folded_halving_doubling, halving_doubling, rank_table, ring, verify, verify_avoiding,
+};
 
 fn bigraph_plan(m: usize, n: usize) -> CheckedPlan {
     let (inv, opts) = shorthand::bigraph(m, n, &Shorthand::default()).unwrap();
