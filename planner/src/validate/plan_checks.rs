@@ -434,7 +434,7 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                                     && in_order
                                     && tier == s.part_or_tier
                                     && sn.server == *server
-                                    && sn.port_label(usize::from(nic_port)) == *nic;
+                                    && is_port_label(sn, nic_port, nic);
                             }
                         }
                         None => bad(
@@ -638,6 +638,21 @@ pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// True when `text` is the sub-node's [`port_label`] for port `nic_port`
+/// of its NIC, compared without writing the label (a string made and
+/// freed per sub-node, 131,072 of them in a large plan).
+///
+/// [`port_label`]: crate::plan::PlanSubNode::port_label
+pub(super) fn is_port_label(sn: &crate::plan::PlanSubNode, nic_port: u8, text: &str) -> bool {
+    if sn.port1.is_some() {
+        text.strip_prefix(sn.nic.as_str())
+            .and_then(|rest| rest.strip_prefix(":p"))
+            .is_some_and(|digits| crate::text::is_decimal(digits, u64::from(nic_port)))
+    } else {
+        text == sn.nic.as_str()
+    }
 }
 
 /// Where port `nic_port` of a sub-node's NIC is cabled: switch, port and

@@ -407,3 +407,33 @@ fn a_plan_without_breakouts_writes_no_lane_fields() {
     let back = Plan::from_json(&plan.to_json().unwrap(), "p.json").unwrap();
     assert_eq!(back, plan);
 }
+
+/// A NIC port's label is recognised as `port_label` writes it, and
+/// nothing else is.
+#[test]
+fn port_labels_compare_as_written() {
+    let plan = crate::network::hpn_tests::hpn_plan("sub-nodes=16,rails=4,ports=16");
+    let single = eflops_plan(Topology::BiGraph);
+    for sn in plan.sub_node_list.iter().chain(&single.sub_node_list) {
+        for port in 0..=2u8 {
+            let label = sn.port_label(usize::from(port));
+            let others = [
+                label.clone(),
+                format!("{label}0"),
+                format!("{}:p0{port}", sn.nic),
+                format!("{}:p+{port}", sn.nic),
+                sn.nic.clone(),
+                format!("{}:p", sn.nic),
+                String::new(),
+            ];
+            for text in &others {
+                assert_eq!(
+                    super::plan_checks::is_port_label(sn, port, text),
+                    *text == label,
+                    "{} port {port}: {text}",
+                    sn.id
+                );
+            }
+        }
+    }
+}
