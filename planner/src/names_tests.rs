@@ -53,13 +53,13 @@ fn rename_server(plan: &mut Plan, old: &str, new: &str) {
     }
     for c in &mut plan.cables {
         if c.b == old {
-            c.b = new.to_string();
+            c.b = new.into();
         }
     }
     for s in &mut plan.switch_list {
         for p in &mut s.ports {
             if p.peer.as_deref() == Some(old) {
-                p.peer = Some(new.to_string());
+                p.peer = Some(new.into());
             }
         }
     }
@@ -316,7 +316,7 @@ proptest! {
         }
         for c in &mut plan.cables {
             if c.b_port == "mlx5_0" {
-                c.b_port = nic.clone();
+                c.b_port = nic.as_str().into();
             }
         }
         // Cables: every cable reads back as written.

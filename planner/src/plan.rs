@@ -21,6 +21,10 @@ use crate::qos::{Addressing, QosIntent};
 use crate::routing::Routing;
 
 mod cables;
+mod name;
+
+pub use name::Name;
+pub(crate) use name::interned;
 
 pub use cables::{
     BreakoutEnd, BreakoutRow, CableRow, CableRuns, Leg, LegRow, PhysicalCable, Run, cable_label,
@@ -122,7 +126,7 @@ pub struct HpnParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanAttachment {
     /// The (virtual) switch.
-    pub switch: String,
+    pub switch: Name,
     /// The physical port on it.
     pub port: u32,
     /// Part or tier of that switch.
@@ -147,10 +151,10 @@ pub struct PlanPort {
     pub role: PortRole,
     /// The switch (virtual name) or server at the other end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peer: Option<String>,
+    pub peer: Option<Name>,
     /// The physical port number (as text) or NIC name at the other end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peer_port: Option<String>,
+    pub peer_port: Option<Name>,
 }
 
 /// A switch of the plan: a physical switch, or one VLAN half of it.
@@ -458,13 +462,13 @@ impl PlanSubNode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cable {
     /// Physical switch.
-    pub a: String,
+    pub a: Name,
     /// Port on it.
     pub a_port: u32,
     /// Physical switch or server.
-    pub b: String,
+    pub b: Name,
     /// Port number (switch) or NIC name (server).
-    pub b_port: String,
+    pub b_port: Name,
     /// Line rate in Gbps.
     pub gbps: u32,
     /// What it connects.
@@ -587,14 +591,16 @@ impl Plan {
 
     /// Parses a plan written as JSON.
     pub fn from_json(text: &str, file: &str) -> Result<Plan> {
-        let plan: Plan = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
+        let plan: Plan =
+            interned(|| serde_json::from_str(text)).map_err(|e| Error::json(file, &e))?;
         plan.check_version(file)?;
         Ok(plan)
     }
 
     /// Parses a plan written as TOML.
     pub fn from_toml(text: &str, file: &str) -> Result<Plan> {
-        let plan: Plan = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
+        let plan: Plan =
+            interned(|| toml::from_str(text)).map_err(|e| Error::toml(file, text, &e))?;
         plan.check_version(file)?;
         Ok(plan)
     }
@@ -760,11 +766,11 @@ impl Plan {
                 CableKind::SubNode => "sub_node",
             };
             let mut record = vec![
-                c.a.clone(),
+                c.a.to_string(),
                 c.a_port.to_string(),
                 port_name,
-                c.b.clone(),
-                c.b_port.clone(),
+                c.b.to_string(),
+                c.b_port.to_string(),
                 c.gbps.to_string(),
                 kind.to_string(),
                 c.media.as_str().to_string(),

@@ -237,7 +237,7 @@ impl Plan {
             depth: 0,
         };
         let decoded = r.strings().and_then(|()| {
-            let plan = Plan::deserialize(&mut r)?;
+            let plan = crate::plan::interned(|| Plan::deserialize(&mut r))?;
             if r.at != body.len() {
                 return Err(Fault::at(r.at, "bytes follow the plan's value"));
             }

@@ -274,13 +274,13 @@ pub fn render_cables(plan: &CheckedPlan) -> String {
                     crate::plan::CableKind::InterSwitch => {
                         crate::plan::peer_port_name(&switches, &c.b, &c.b_port)
                     }
-                    crate::plan::CableKind::SubNode => c.b_port.clone(),
+                    crate::plan::CableKind::SubNode => c.b_port.to_string(),
                 };
                 vec![
                     r.label.clone(),
-                    c.a.clone(),
+                    c.a.to_string(),
                     port,
-                    c.b.clone(),
+                    c.b.to_string(),
                     peer_port,
                     c.gbps.to_string(),
                     c.media.as_str().to_string(),

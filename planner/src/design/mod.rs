@@ -492,20 +492,20 @@ impl<'a> FabricBuilder<'a> {
         {
             let p = self.port_mut(a, pa);
             p.role = PortRole::InterSwitch;
-            p.peer = Some(b_name);
-            p.peer_port = Some(pb.to_string());
+            p.peer = Some(b_name.into());
+            p.peer_port = Some(pb.to_string().into());
         }
         {
             let p = self.port_mut(b, pb);
             p.role = PortRole::InterSwitch;
-            p.peer = Some(a_name);
-            p.peer_port = Some(pa.to_string());
+            p.peer = Some(a_name.into());
+            p.peer_port = Some(pa.to_string().into());
         }
         self.cables.push(Cable {
-            a: a_phys,
+            a: a_phys.into(),
             a_port: pa,
-            b: b_phys,
-            b_port: pb.to_string(),
+            b: b_phys.into(),
+            b_port: pb.to_string().into(),
             gbps,
             kind: CableKind::InterSwitch,
             // Set from the racks by `racks::place` in `finish`.
@@ -531,15 +531,15 @@ impl<'a> FabricBuilder<'a> {
         {
             let p = self.port_mut(sw, port);
             p.role = PortRole::SubNode;
-            p.peer = Some(server.name.clone());
-            p.peer_port = Some(label.clone());
+            p.peer = Some(server.name.as_str().into());
+            p.peer_port = Some(label.as_str().into());
         }
         self.speed_pairs.insert((nic.speed_gbps, port_gbps));
         self.cables.push(Cable {
-            a: phys,
+            a: phys.into(),
             a_port: port,
-            b: server.name.clone(),
-            b_port: label,
+            b: server.name.as_str().into(),
+            b_port: label.into(),
             gbps: port_gbps.min(nic.speed_gbps),
             kind: CableKind::SubNode,
             // Set from the racks by `racks::place` in `finish`.
@@ -564,7 +564,7 @@ impl<'a> FabricBuilder<'a> {
         let (switch, part_or_tier) = self.cable_nic(sw1, port1, e, format!("{name}:p1"));
         if let Some(sn) = self.sub_nodes.last_mut() {
             sn.port1 = Some(crate::plan::PlanAttachment {
-                switch,
+                switch: switch.into(),
                 port: port1,
                 part_or_tier,
             });

@@ -223,7 +223,7 @@ pub(crate) fn place(
         placement.racks.extend(made);
     }
     for c in cables.iter_mut() {
-        let a = phys_rack.get(&c.a).cloned().flatten();
+        let a = phys_rack.get(c.a.as_str()).cloned().flatten();
         let (b, assumed) = match c.kind {
             CableKind::SubNode => (
                 server_rack
@@ -237,7 +237,10 @@ pub(crate) fn place(
                 c.media = Media::Dac;
                 continue;
             }
-            CableKind::InterSwitch => (phys_rack.get(&c.b).cloned().flatten(), Media::Optical),
+            CableKind::InterSwitch => (
+                phys_rack.get(c.b.as_str()).cloned().flatten(),
+                Media::Optical,
+            ),
         };
         c.media = media(a.as_deref(), b.as_deref()).unwrap_or_else(|| {
             placement.defaulted_media = true;

@@ -348,7 +348,10 @@ fn hpn_cables_each_nic_to_the_tors_of_both_planes() {
         .unwrap();
     let p1 = moved.sub_node_list[0].port1.clone().unwrap();
     let name = moved.switch_list[other].name.clone();
-    moved.sub_node_list[0].port1 = Some(crate::plan::PlanAttachment { switch: name, ..p1 });
+    moved.sub_node_list[0].port1 = Some(crate::plan::PlanAttachment {
+        switch: name.into(),
+        ..p1
+    });
     let v = crate::validate::validate_plan(&moved);
     assert!(!v.ok);
     assert!(
@@ -378,7 +381,12 @@ fn hpn_cables_each_nic_to_the_tors_of_both_planes() {
 
 /// The switch of sub-node 0's NIC port 1.
 fn p1_switch(plan: &crate::checked::CheckedPlan) -> String {
-    plan.sub_node_list[0].port1.as_ref().unwrap().switch.clone()
+    plan.sub_node_list[0]
+        .port1
+        .as_ref()
+        .unwrap()
+        .switch
+        .to_string()
 }
 
 /// HPN needs dual-port NICs: a single-port inventory is refused, naming

@@ -260,13 +260,13 @@ pub fn desired(plan: &Plan) -> Desired {
     for pc in plan.physical_cables() {
         let Some(e) = pc.breakout else {
             let c = &plan.cables[pc.legs[0]];
-            let a = (c.a.clone(), iface(&c.a, c.a_port));
+            let a = (c.a.to_string(), iface(&c.a, c.a_port));
             let b = if c.kind == CableKind::SubNode {
-                d.servers.insert(c.b.clone());
-                (c.b.clone(), c.b_port.clone())
+                d.servers.insert(c.b.to_string());
+                (c.b.to_string(), c.b_port.to_string())
             } else {
                 let p: u32 = c.b_port.parse().unwrap_or(0);
-                (c.b.clone(), iface(&c.b, p))
+                (c.b.to_string(), iface(&c.b, p))
             };
             d.cables.push(WantCable {
                 label: cable_label(&c.a, c.a_port, &c.b, &c.b_port),

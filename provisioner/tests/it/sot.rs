@@ -617,9 +617,9 @@ pub(crate) fn plan_rows(plan: &planner::plan::Plan) -> BTreeSet<(String, String,
         .iter()
         .map(|c| {
             (
-                c.a.clone(),
+                c.a.to_string(),
                 name(&c.a, &c.a_port.to_string()),
-                c.b.clone(),
+                c.b.to_string(),
                 name(&c.b, &c.b_port),
             )
         })
