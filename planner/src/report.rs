@@ -183,9 +183,9 @@ fn switch_table(plan: &Plan) -> String {
             _ => s.part_or_tier.as_str().to_string(),
         };
         t.row([
-            s.name.clone(),
+            s.name.to_string(),
             tier,
-            s.physical.clone(),
+            s.physical.to_string(),
             s.vlan.map_or("-".to_string(), |v| v.to_string()),
             format_port_list(&ports),
             s.count(PortRole::InterSwitch).to_string(),

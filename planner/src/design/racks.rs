@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::inventory::Inventory;
-use crate::plan::{Cable, CableKind, Media, PlanRack, PlanSwitch};
+use crate::plan::{Cable, CableKind, Media, Name, PlanRack, PlanSwitch};
 
 /// The media of a cable between ends in `a` and `b`: `None` when a rack
 /// is unknown (the caller's assumption applies).
@@ -65,9 +65,9 @@ pub(crate) fn place(
         .collect();
     let mut phys_rack: BTreeMap<String, Option<String>> = BTreeMap::new();
     for s in switches.iter() {
-        let e = phys_rack.entry(s.physical.clone()).or_default();
+        let e = phys_rack.entry(s.physical.to_string()).or_default();
         if e.is_none() {
-            e.clone_from(&s.rack);
+            *e = s.rack.as_deref().map(str::to_string);
         }
     }
     let declared: BTreeMap<&str, &crate::inventory::Rack> =
@@ -188,7 +188,7 @@ pub(crate) fn place(
         }
         for s in switches.iter_mut() {
             if s.rack.is_none() {
-                s.rack.clone_from(&phys_rack[&s.physical]);
+                s.rack = phys_rack[s.physical.as_str()].as_deref().map(Name::from);
             }
         }
         // The plan's racks: declared, then named but undeclared, then made.

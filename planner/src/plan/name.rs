@@ -6,8 +6,9 @@
 //! `String`s that was some 2 million allocations, each touched once. A
 //! [`Name`] is a reference-counted immutable string, so a plan read by
 //! [`Plan::from_json`](super::Plan::from_json) or
-//! [`Plan::from_compact`](super::Plan::from_compact) holds each distinct
-//! name once and every use clones the pointer ([`interned`]).
+//! [`Plan::from_compact`](super::Plan::from_compact), or made by
+//! [`crate::design::design`], holds each distinct name once and every use
+//! clones the pointer ([`interned`]).
 //!
 //! It compares, orders and hashes as its text (`str`), so maps keyed by
 //! `Name` answer `&str` lookups, and serde writes and reads it as a plain
@@ -28,7 +29,9 @@ use serde::{Serialize, Serializer};
 pub struct Name(Arc<str>);
 
 impl Name {
-    /// A new name holding its own copy of `text` (not interned).
+    /// A new name holding its own copy of `text`, never shared with
+    /// another (the conversions `From<&str>` and `From<String>` share
+    /// within [`interned`]).
     pub fn new(text: &str) -> Name {
         Name(Arc::from(text))
     }
@@ -75,21 +78,24 @@ impl fmt::Debug for Name {
     }
 }
 
+/// Within [`interned`], the name read or made before with that text.
 impl From<&str> for Name {
     fn from(text: &str) -> Name {
-        Name::new(text)
+        intern(text)
     }
 }
 
+/// Within [`interned`], the name read or made before with that text.
 impl From<&String> for Name {
     fn from(text: &String) -> Name {
-        Name::new(text)
+        intern(text)
     }
 }
 
+/// Within [`interned`], the name read or made before with that text.
 impl From<String> for Name {
     fn from(text: String) -> Name {
-        Name(Arc::from(text))
+        intern(&text)
     }
 }
 
@@ -173,9 +179,10 @@ thread_local! {
     static READING: RefCell<Option<FxHashSet<Name>>> = const { RefCell::new(None) };
 }
 
-/// Runs `read` (the reading of one plan) with a fresh table of names on
-/// this thread: every [`Name`] it deserializes with the text of one read
-/// before is that name again, sharing its allocation. The table is
+/// Runs `read` (the reading or design of one plan) with a fresh table of
+/// names on this thread: every [`Name`] it deserializes or converts from
+/// text with the text of one before is that name again, sharing its
+/// allocation. The table is
 /// dropped when `read` returns (or unwinds), and an enclosing read's
 /// table is put back, so nothing outlives the read and reads on other
 /// threads have tables of their own.

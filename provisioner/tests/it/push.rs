@@ -111,7 +111,7 @@ fn worlds(plan: &CheckedPlan, vendor_of: &dyn Fn(&str) -> Vendor) -> BTreeMap<St
         vendor_of(sw).port_name(s, port)
     };
     for s in &plan.switch_list {
-        w.entry(s.physical.clone()).or_default().hostname = s.physical.clone();
+        w.entry(s.physical.to_string()).or_default().hostname = s.physical.to_string();
     }
     for c in &plan.cables {
         let speed = u64::from(c.gbps) * 1000;
@@ -186,7 +186,7 @@ impl Fabric {
             .expect("runtime");
         let mut vendors = BTreeMap::new();
         for s in &checked.switch_list {
-            vendors.insert(s.physical.clone(), vendor(&s.physical));
+            vendors.insert(s.physical.to_string(), vendor(&s.physical));
         }
         let vv = vendors.clone();
         let worlds = worlds(&checked, &|s| vv[s]);

@@ -1110,7 +1110,7 @@ pub(crate) fn racked_design(inv: &planner::inventory::Inventory) -> planner::pla
     let plan = planner::design::design(inv, &topo).unwrap().plan().clone();
     let at = |n: &str| {
         let s = (plan.switch_list.iter()).find(|s| s.name == n).unwrap();
-        (s.rack.clone().unwrap(), s.position.unwrap())
+        (s.rack.as_deref().unwrap().to_string(), s.position.unwrap())
     };
     assert_eq!(at("leaf01"), ("r1".to_string(), 42));
     assert_eq!(at("spine02"), ("network-a".to_string(), 41));
