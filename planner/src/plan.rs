@@ -24,7 +24,7 @@ mod cables;
 mod name;
 
 pub use name::Name;
-pub(crate) use name::interned;
+pub(crate) use name::{interned, interned_table, offer as offer_name};
 
 pub use cables::{
     BreakoutEnd, BreakoutRow, CableRow, CableRuns, Leg, LegRow, PhysicalCable, Run, cable_label,

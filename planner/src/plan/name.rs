@@ -169,25 +169,76 @@ impl Visitor<'_> for NameVisitor {
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<Name, E> {
-        Ok(intern(text))
+        Ok(READING.with(|r| match r.borrow_mut().as_mut() {
+            Some(reading) => reading.read(text),
+            None => Name::new(text),
+        }))
+    }
+}
+
+/// The names of one plan being read or designed ([`interned`]).
+#[derive(Default)]
+struct Reading {
+    /// Every name so far, by text.
+    by_text: FxHashSet<Name>,
+    /// A compact plan's string table: the name of each entry, made at its
+    /// first use ([`interned_table`]); empty for other reads.
+    table: Vec<Option<Name>>,
+    /// The entry the compact reader is handing over ([`offer`]): its
+    /// index, and the address and length of its text in the file.
+    offered: Option<(usize, usize, usize)>,
+}
+
+impl Reading {
+    /// The name with `text`: the one made before with that text, else a
+    /// new one (remembered).
+    fn intern(&mut self, text: &str) -> Name {
+        match self.by_text.get(text) {
+            Some(name) => name.clone(),
+            None => {
+                let name = Name::new(text);
+                self.by_text.insert(name.clone());
+                name
+            }
+        }
+    }
+
+    /// The name a deserializer hands over as `text`: the offered table
+    /// entry's when `text` is that entry's text itself (the same bytes of
+    /// the file, so no hashing), else by text.
+    fn read(&mut self, text: &str) -> Name {
+        let at = (text.as_ptr() as usize, text.len());
+        if let Some((i, ptr, len)) = self.offered.take()
+            && (ptr, len) == at
+            && let Some(slot) = self.table.get_mut(i)
+        {
+            return slot.get_or_insert_with(|| Name::new(text)).clone();
+        }
+        self.intern(text)
     }
 }
 
 thread_local! {
-    /// The names of the plan this thread is reading, while it reads one
-    /// ([`interned`]); `None` otherwise.
-    static READING: RefCell<Option<FxHashSet<Name>>> = const { RefCell::new(None) };
+    /// The names of the plan this thread is reading or designing, while it
+    /// does ([`interned`]); `None` otherwise.
+    static READING: RefCell<Option<Reading>> = const { RefCell::new(None) };
 }
 
 /// Runs `read` (the reading or design of one plan) with a fresh table of
 /// names on this thread: every [`Name`] it deserializes or converts from
 /// text with the text of one before is that name again, sharing its
-/// allocation. The table is
-/// dropped when `read` returns (or unwinds), and an enclosing read's
-/// table is put back, so nothing outlives the read and reads on other
-/// threads have tables of their own.
+/// allocation. The table is dropped when `read` returns (or unwinds), and
+/// an enclosing read's table is put back, so nothing outlives the read and
+/// reads on other threads have tables of their own.
 pub(crate) fn interned<T>(read: impl FnOnce() -> T) -> T {
-    struct Restore(Option<FxHashSet<Name>>);
+    interned_table(0, read)
+}
+
+/// [`interned`] for a compact plan whose string table has `entries`
+/// entries: a name whose text is an entry the reader [`offer`]ed is found
+/// by the entry's index instead of by hashing its text.
+pub(crate) fn interned_table<T>(entries: usize, read: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Reading>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let outer = self.0.take();
@@ -195,23 +246,31 @@ pub(crate) fn interned<T>(read: impl FnOnce() -> T) -> T {
             let _ = READING.try_with(|r| *r.borrow_mut() = outer);
         }
     }
-    let outer = READING.with(|r| r.replace(Some(FxHashSet::default())));
+    let reading = Reading {
+        table: vec![None; entries],
+        ..Reading::default()
+    };
+    let outer = READING.with(|r| r.replace(Some(reading)));
     let _restore = Restore(outer);
     read()
 }
 
-/// The name with `text`: the one read before within [`interned`], else a
-/// new one (remembered there).
+/// Says that the string the compact reader hands to a visitor next is
+/// entry `index` of the table, `text` itself: if a [`Name`] takes it, it
+/// is that entry's one name. Outside [`interned_table`] it does nothing.
+pub(crate) fn offer(index: usize, text: &str) {
+    READING.with(|r| {
+        if let Some(reading) = r.borrow_mut().as_mut() {
+            reading.offered = Some((index, text.as_ptr() as usize, text.len()));
+        }
+    });
+}
+
+/// The name with `text`: within [`interned`] the one made before with that
+/// text, else a new one.
 fn intern(text: &str) -> Name {
     READING.with(|r| match r.borrow_mut().as_mut() {
-        Some(names) => match names.get(text) {
-            Some(name) => name.clone(),
-            None => {
-                let name = Name::new(text);
-                names.insert(name.clone());
-                name
-            }
-        },
+        Some(reading) => reading.intern(text),
         None => Name::new(text),
     })
 }
@@ -268,6 +327,39 @@ mod tests {
         let again: Vec<Name> = interned(|| serde_json::from_str(json).unwrap());
         assert!(!Name::ptr_eq(&again[0], &names[0]));
         READING.with(|r| assert!(r.borrow().is_none()));
+    }
+
+    /// The compact reader's table path: an offered entry is one name for
+    /// every use, and an offer the next string does not match (another
+    /// string, or the same text elsewhere) never names it.
+    #[test]
+    fn an_offered_table_entry_is_one_name_and_never_another_text() {
+        use serde::de::value::{BorrowedStrDeserializer, Error};
+        let file = String::from("leaf01spine01");
+        let (leaf, spine) = file.split_at(6);
+        let read =
+            |text: &str| Name::deserialize(BorrowedStrDeserializer::<Error>::new(text)).unwrap();
+        let copy = String::from("leaf01");
+        let (first, again, other, elsewhere) = interned_table(2, || {
+            offer(0, leaf);
+            let first = read(leaf);
+            offer(0, leaf);
+            let again = read(leaf);
+            // Offered the leaf, handed the spine: the spine.
+            offer(0, leaf);
+            let other = read(spine);
+            // The leaf's text from another place: equal, not by the table.
+            offer(1, spine);
+            let elsewhere = read(&copy);
+            (first, again, other, elsewhere)
+        });
+        assert!(Name::ptr_eq(&first, &again));
+        assert_eq!((first.as_str(), other.as_str()), ("leaf01", "spine01"));
+        assert_eq!(elsewhere, "leaf01");
+        assert!(!Name::ptr_eq(&first, &elsewhere));
+        // Outside a read an offer is ignored.
+        offer(0, leaf);
+        assert_eq!(read(spine), "spine01");
     }
 
     #[test]
