@@ -498,19 +498,19 @@ impl<'a> FabricBuilder<'a> {
         {
             let p = self.port_mut(a, pa);
             p.role = PortRole::InterSwitch;
-            p.peer = Some(b_name.into());
+            p.peer = Some(b_name);
             p.peer_port = Some(pb.to_string().into());
         }
         {
             let p = self.port_mut(b, pb);
             p.role = PortRole::InterSwitch;
-            p.peer = Some(a_name.into());
+            p.peer = Some(a_name);
             p.peer_port = Some(pa.to_string().into());
         }
         self.cables.push(Cable {
-            a: a_phys.into(),
+            a: a_phys,
             a_port: pa,
-            b: b_phys.into(),
+            b: b_phys,
             b_port: pb.to_string().into(),
             gbps,
             kind: CableKind::InterSwitch,
@@ -542,7 +542,7 @@ impl<'a> FabricBuilder<'a> {
         }
         self.speed_pairs.insert((nic.speed_gbps, port_gbps));
         self.cables.push(Cable {
-            a: phys.into(),
+            a: phys,
             a_port: port,
             b: server.name.as_str().into(),
             b_port: label.into(),
@@ -570,7 +570,7 @@ impl<'a> FabricBuilder<'a> {
         let (switch, part_or_tier) = self.cable_nic(sw1, port1, e, format!("{name}:p1"));
         if let Some(sn) = self.sub_nodes.last_mut() {
             sn.port1 = Some(crate::plan::PlanAttachment {
-                switch: switch.into(),
+                switch,
                 port: port1,
                 part_or_tier,
             });

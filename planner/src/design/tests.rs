@@ -348,10 +348,7 @@ fn hpn_cables_each_nic_to_the_tors_of_both_planes() {
         .unwrap();
     let p1 = moved.sub_node_list[0].port1.clone().unwrap();
     let name = moved.switch_list[other].name.clone();
-    moved.sub_node_list[0].port1 = Some(crate::plan::PlanAttachment {
-        switch: name.into(),
-        ..p1
-    });
+    moved.sub_node_list[0].port1 = Some(crate::plan::PlanAttachment { switch: name, ..p1 });
     let v = crate::validate::validate_plan(&moved);
     assert!(!v.ok);
     assert!(

@@ -301,7 +301,7 @@ fn topologies(plan: &Plan, tree: &Tree) -> Result<Vec<YamlTopology>> {
         views.push((format!("{}-plane-a", plan.name), plan.clone()));
         let b = tree::view(plan, |sn| {
             sn.port1.as_ref().map(|p| crate::plan::PlanSubNode {
-                switch: p.switch.clone().into(),
+                switch: p.switch.clone(),
                 port: p.port,
                 part_or_tier: p.part_or_tier,
                 port1: None,
