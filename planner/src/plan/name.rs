@@ -2,8 +2,8 @@
 //! socket, a port's peer, a cable's ends), shared instead of copied.
 //!
 //! A 131,072-sub-node plan names its 512 switches in every cable and port
-//! that reaches them, and its 8 NIC names 131,072 times each: as owned
-//! `String`s that was some 2 million allocations, each touched once. A
+//! that reaches them, and its 8 NIC names 131,072 times between them: as
+//! owned `String`s that was some 2 million allocations, each touched once. A
 //! [`Name`] is a reference-counted immutable string, so a plan read by
 //! [`Plan::from_json`](super::Plan::from_json) or
 //! [`Plan::from_compact`](super::Plan::from_compact), or made by
