@@ -168,7 +168,7 @@ pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expe
                         peer_address: x.peer,
                         peer_asn: x.peer_asn,
                         peer: m.name(x.peer_switch).to_string(),
-                        peer_device: plan.switch_list[x.peer_switch].physical.clone(),
+                        peer_device: plan.switch_list[x.peer_switch].physical.to_string(),
                     })
                     .collect();
                 v.routes = b
@@ -197,14 +197,14 @@ pub fn switch(plan: &CheckedPlan, physical: &str, vendor: Vendor) -> Result<Expe
             PortKind::InterSwitch { link } => {
                 let l = &m.links[link];
                 ExpectedNeighbour {
-                    device: plan.switch_list[l.to].physical.clone(),
+                    device: plan.switch_list[l.to].physical.to_string(),
                     port: port_name(l.to, l.to_port),
                 }
             }
             PortKind::SubNode { sub_node, nic_port } => {
                 let sn = &plan.sub_node_list[sub_node];
                 ExpectedNeighbour {
-                    device: sn.server.clone(),
+                    device: sn.server.to_string(),
                     port: sn.port_label(usize::from(nic_port)),
                 }
             }
@@ -298,7 +298,7 @@ pub fn fabric(plan: &Plan, source: &str) -> Result<FabricAddresses> {
                     device: dev.name.clone(),
                     port: p.number,
                     address: format!("{}/31", ip(l.from_addr)),
-                    peer_device: plan.switch_list[l.to].physical.clone(),
+                    peer_device: plan.switch_list[l.to].physical.to_string(),
                     peer_port: l.to_port,
                 });
             }
@@ -311,7 +311,7 @@ pub fn fabric(plan: &Plan, source: &str) -> Result<FabricAddresses> {
             if !s.sessions.is_empty() {
                 speakers.push(SpeakerAsn {
                     switch: s.name.clone(),
-                    device: plan.switch_list[d].physical.clone(),
+                    device: plan.switch_list[d].physical.to_string(),
                     vrf: s.vrf.clone(),
                     asn: s.asn,
                 });

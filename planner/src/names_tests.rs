@@ -42,24 +42,24 @@ fn inventory_text() -> String {
 fn rename_server(plan: &mut Plan, old: &str, new: &str) {
     for s in &mut plan.servers {
         if s.name == old {
-            s.name = new.to_string();
+            s.name = new.into();
         }
     }
     for sn in &mut plan.sub_node_list {
         if sn.server == old {
-            sn.server = new.to_string();
-            sn.id = format!("{new}/sn{}", sn.index);
+            sn.server = new.into();
+            sn.id = format!("{new}/sn{}", sn.index).into();
         }
     }
     for c in &mut plan.cables {
         if c.b == old {
-            c.b = new.to_string();
+            c.b = new.into();
         }
     }
     for s in &mut plan.switch_list {
         for p in &mut s.ports {
             if p.peer.as_deref() == Some(old) {
-                p.peer = Some(new.to_string());
+                p.peer = Some(new.into());
             }
         }
     }
@@ -99,7 +99,7 @@ fn rendered(plan: &Plan, vendor: Vendor) -> String {
 fn issue13_nvue_header_newline() {
     let mut plan = eflops();
     plan.name = "eflops\ntouch /tmp/pwned".to_string();
-    plan.switch_list[0].model = "SN2100\nreboot".to_string();
+    plan.switch_list[0].model = "SN2100\nreboot".into();
     assert!(!name_findings(&plan).is_empty());
     // Defence in depth: even unchecked, no name escapes the comment.
     let text = rendered(&plan, Vendor::Nvue);
@@ -185,7 +185,7 @@ fn issue13_comware_eos_description_newline() {
     let mut bad = plan.clone();
     for sn in &mut bad.sub_node_list {
         if sn.nic == "mlx5_0" {
-            sn.nic = "mlx5_0\nshutdown".to_string();
+            sn.nic = "mlx5_0\nshutdown".into();
         }
     }
     assert!(!name_findings(&bad).is_empty());
@@ -199,7 +199,7 @@ fn issue13_comware_eos_description_newline() {
     // Descriptions stay within the vendor's length.
     let mut long = plan.clone();
     for sn in &mut long.sub_node_list {
-        sn.nic = "n".repeat(400);
+        sn.nic = "n".repeat(400).into();
     }
     for vendor in [Vendor::Comware, Vendor::Eos] {
         for line in rendered(&long, vendor).lines() {
@@ -236,7 +236,7 @@ fn issue13_ranks_csv_gpu_comma() {
     let mut plan = eflops();
     for sn in &mut plan.sub_node_list {
         if sn.gpu.as_deref() == Some("gpu0") {
-            sn.gpu = Some("gpu,0".to_string());
+            sn.gpu = Some("gpu,0".into());
         }
     }
     assert!(!name_findings(&plan).is_empty());
@@ -302,7 +302,7 @@ proptest! {
         rename_server(&mut plan, "node01", &server);
         for sn in &mut plan.sub_node_list {
             if sn.gpu.as_deref() == Some("gpu0") {
-                sn.gpu = Some(gpu.clone());
+                sn.gpu = Some(gpu.as_str().into());
             }
         }
         prop_assert_eq!(name_findings(&plan).is_empty(), crate::names::check_name(&server).is_ok() && crate::names::check_name(&gpu).is_ok());
@@ -311,12 +311,12 @@ proptest! {
         }
         for sn in &mut plan.sub_node_list {
             if sn.nic == "mlx5_0" {
-                sn.nic = nic.clone();
+                sn.nic = nic.as_str().into();
             }
         }
         for c in &mut plan.cables {
             if c.b_port == "mlx5_0" {
-                c.b_port = nic.clone();
+                c.b_port = nic.as_str().into();
             }
         }
         // Cables: every cable reads back as written.

@@ -21,6 +21,10 @@ use crate::qos::{Addressing, QosIntent};
 use crate::routing::Routing;
 
 mod cables;
+mod name;
+
+pub use name::Name;
+pub(crate) use name::{interned, interned_table, offer as offer_name};
 
 pub use cables::{
     BreakoutEnd, BreakoutRow, CableRow, CableRuns, Leg, LegRow, PhysicalCable, Run, cable_label,
@@ -122,7 +126,7 @@ pub struct HpnParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanAttachment {
     /// The (virtual) switch.
-    pub switch: String,
+    pub switch: Name,
     /// The physical port on it.
     pub port: u32,
     /// Part or tier of that switch.
@@ -147,23 +151,23 @@ pub struct PlanPort {
     pub role: PortRole,
     /// The switch (virtual name) or server at the other end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peer: Option<String>,
+    pub peer: Option<Name>,
     /// The physical port number (as text) or NIC name at the other end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peer_port: Option<String>,
+    pub peer_port: Option<Name>,
 }
 
 /// A switch of the plan: a physical switch, or one VLAN half of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanSwitch {
     /// Name; a VLAN half is `<physical>-<suffix>`.
-    pub name: String,
+    pub name: Name,
     /// Part (BiGraph) or tier (fat-tree).
     pub part_or_tier: Tier,
     /// The physical switch it lives in (its own name when not split).
-    pub physical: String,
+    pub physical: Name,
     /// Switch model.
-    pub model: String,
+    pub model: Name,
     /// VLAN of this half, when split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vlan: Option<u16>,
@@ -178,7 +182,7 @@ pub struct PlanSwitch {
     pub plane: Option<usize>,
     /// Rack, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rack: Option<String>,
+    pub rack: Option<Name>,
     /// The lowest rack unit the physical switch occupies in its rack
     /// (1-based, as NetBox's and Nautobot's device `position`, front
     /// face), when its rack is known (absent in plans written before
@@ -231,10 +235,10 @@ impl PlanSwitch {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanServer {
     /// Host name.
-    pub name: String,
+    pub name: Name,
     /// Rack, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rack: Option<String>,
+    pub rack: Option<Name>,
     /// The lowest rack unit the server occupies in its rack (1-based, as
     /// NetBox's and Nautobot's device `position`, front face), when its
     /// rack is known (absent in plans written before positions).
@@ -250,7 +254,7 @@ pub struct PlanServer {
     /// before it); `iteration` reads its compute rate from
     /// [`crate::gpus`] by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_model: Option<String>,
+    pub gpu_model: Option<Name>,
     /// The intra-server GPU fabric: its NVLink/NVSwitch domains; empty
     /// when the GPUs talk over PCIe only (and in plans written before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -349,14 +353,14 @@ pub struct PlanNvlink {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanSubNode {
     /// Global name: `<server>/sn<index>`.
-    pub id: String,
+    pub id: Name,
     /// Server.
-    pub server: String,
+    pub server: Name,
     /// Index within the server.
     pub index: usize,
     /// GPU paired with the NIC under the same PCIe switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<String>,
+    pub gpu: Option<Name>,
     /// The GPU's position among the server's GPUs in inventory order
     /// (0-based), which host files use for `CUDA_VISIBLE_DEVICES`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -368,22 +372,22 @@ pub struct PlanSubNode {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpu_indices: Vec<usize>,
     /// NIC name (RDMA device).
-    pub nic: String,
+    pub nic: Name,
     /// Network interface name, when the inventory gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub netdev: Option<String>,
+    pub netdev: Option<Name>,
     /// NIC line rate in Gbps, per port: a dual-port NIC ([`PlanSubNode::port1`])
     /// carries twice this.
     pub nic_gbps: u32,
     /// CPU socket.
-    pub socket: String,
+    pub socket: Name,
     /// The socket's position in the server's socket list (0-based), for
     /// CPU binding (`slot=<socket>:<core>` in an Open MPI rankfile).
     #[serde(default)]
     pub socket_index: usize,
     /// PCIe switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pcie_switch: Option<String>,
+    pub pcie_switch: Option<Name>,
     /// MAC address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mac: Option<String>,
@@ -391,7 +395,7 @@ pub struct PlanSubNode {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
     /// The (virtual) switch it is attached to.
-    pub switch: String,
+    pub switch: Name,
     /// The physical port on that switch.
     pub port: u32,
     /// Part or tier of that switch.
@@ -420,7 +424,7 @@ impl PlanSubNode {
         if self.port1.is_some() {
             format!("{}:p{port}", self.nic)
         } else {
-            self.nic.clone()
+            self.nic.to_string()
         }
     }
 }
@@ -458,13 +462,13 @@ impl PlanSubNode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cable {
     /// Physical switch.
-    pub a: String,
+    pub a: Name,
     /// Port on it.
     pub a_port: u32,
     /// Physical switch or server.
-    pub b: String,
+    pub b: Name,
     /// Port number (switch) or NIC name (server).
-    pub b_port: String,
+    pub b_port: Name,
     /// Line rate in Gbps.
     pub gbps: u32,
     /// What it connects.
@@ -587,14 +591,16 @@ impl Plan {
 
     /// Parses a plan written as JSON.
     pub fn from_json(text: &str, file: &str) -> Result<Plan> {
-        let plan: Plan = serde_json::from_str(text).map_err(|e| Error::json(file, &e))?;
+        let plan: Plan =
+            interned(|| serde_json::from_str(text)).map_err(|e| Error::json(file, &e))?;
         plan.check_version(file)?;
         Ok(plan)
     }
 
     /// Parses a plan written as TOML.
     pub fn from_toml(text: &str, file: &str) -> Result<Plan> {
-        let plan: Plan = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
+        let plan: Plan =
+            interned(|| toml::from_str(text)).map_err(|e| Error::toml(file, text, &e))?;
         plan.check_version(file)?;
         Ok(plan)
     }
@@ -760,11 +766,11 @@ impl Plan {
                 CableKind::SubNode => "sub_node",
             };
             let mut record = vec![
-                c.a.clone(),
+                c.a.to_string(),
                 c.a_port.to_string(),
                 port_name,
-                c.b.clone(),
-                c.b_port.clone(),
+                c.b.to_string(),
+                c.b_port.to_string(),
                 c.gbps.to_string(),
                 kind.to_string(),
                 c.media.as_str().to_string(),

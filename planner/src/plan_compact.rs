@@ -24,6 +24,9 @@
 //! the items, a map's as key and value). Keys are strings of the table
 //! too, so a field name costs one byte.
 //!
+//! Reading hands each table entry a plan keeps as a [`crate::plan::Name`]
+//! to the plan once: every use of the entry shares that one name.
+//!
 //! A truncated or corrupt file is refused naming the file, the byte offset
 //! and the field being read (`sub_node_list[17].port`), never with a
 //! panic: the checksum catches changed bytes, the length a cut file, and
@@ -237,7 +240,8 @@ impl Plan {
             depth: 0,
         };
         let decoded = r.strings().and_then(|()| {
-            let plan = Plan::deserialize(&mut r)?;
+            let entries = r.strings.len();
+            let plan = crate::plan::interned_table(entries, || Plan::deserialize(&mut r))?;
             if r.at != body.len() {
                 return Err(Fault::at(r.at, "bytes follow the plan's value"));
             }

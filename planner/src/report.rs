@@ -183,9 +183,9 @@ fn switch_table(plan: &Plan) -> String {
             _ => s.part_or_tier.as_str().to_string(),
         };
         t.row([
-            s.name.clone(),
+            s.name.to_string(),
             tier,
-            s.physical.clone(),
+            s.physical.to_string(),
             s.vlan.map_or("-".to_string(), |v| v.to_string()),
             format_port_list(&ports),
             s.count(PortRole::InterSwitch).to_string(),
@@ -274,13 +274,13 @@ pub fn render_cables(plan: &CheckedPlan) -> String {
                     crate::plan::CableKind::InterSwitch => {
                         crate::plan::peer_port_name(&switches, &c.b, &c.b_port)
                     }
-                    crate::plan::CableKind::SubNode => c.b_port.clone(),
+                    crate::plan::CableKind::SubNode => c.b_port.to_string(),
                 };
                 vec![
                     r.label.clone(),
-                    c.a.clone(),
+                    c.a.to_string(),
                     port,
-                    c.b.clone(),
+                    c.b.to_string(),
                     peer_port,
                     c.gbps.to_string(),
                     c.media.as_str().to_string(),

@@ -133,9 +133,9 @@ pub fn bind(plan: &CheckedPlan, map: Option<&NodeMap>, plan_file: &str) -> Resul
     let mut nodes = Vec::with_capacity(plan.servers.len());
     let mut taken: BTreeMap<String, String> = BTreeMap::new();
     for s in &plan.servers {
-        let (node, named_by, line) = match map.and_then(|m| m.entries.get(&s.name)) {
+        let (node, named_by, line) = match map.and_then(|m| m.entries.get(s.name.as_str())) {
             Some((node, line)) => (node.clone(), "node-map", *line),
-            None => (s.name.clone(), "hostname", None),
+            None => (s.name.to_string(), "hostname", None),
         };
         if !is_node_name(&node) {
             let p = Problem::at(
@@ -157,7 +157,7 @@ pub fn bind(plan: &CheckedPlan, map: Option<&NodeMap>, plan_file: &str) -> Resul
             }
             continue;
         }
-        if let Some(other) = taken.insert(node.clone(), s.name.clone()) {
+        if let Some(other) = taken.insert(node.clone(), s.name.to_string()) {
             problems_map.push(Problem::at(
                 line,
                 format!("server {}", s.name),
@@ -171,17 +171,17 @@ pub fn bind(plan: &CheckedPlan, map: Option<&NodeMap>, plan_file: &str) -> Resul
             .iter()
             .filter_map(|&i| plan.sub_node_list.get(i))
             .map(|sn| NodeSubNode {
-                id: sn.id.clone(),
-                gpu: sn.gpu.clone(),
+                id: sn.id.to_string(),
+                gpu: sn.gpu.as_deref().map(str::to_string),
                 gpus: sn.gpu_count(),
-                nic: sn.nic.clone(),
-                switch: sn.switch.clone(),
+                nic: sn.nic.to_string(),
+                switch: sn.switch.to_string(),
                 part_or_tier: sn.part_or_tier.as_str().to_string(),
             })
             .collect();
         nodes.push(Node {
             node,
-            server: s.name.clone(),
+            server: s.name.to_string(),
             named_by,
             sub_nodes,
         });

@@ -25,7 +25,7 @@ use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
 use crate::inventory::{Inventory, SubNodeSpec, SwitchRole};
 use crate::plan::{
-    Cable, CableKind, Media, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode,
+    Cable, CableKind, Media, Name, PLAN_FORMAT_VERSION, Plan, PlanPort, PlanServer, PlanSubNode,
     PlanSwitch, PortRole, Tier, Topology,
 };
 use crate::qos::QosIntent;
@@ -75,8 +75,14 @@ impl Default for DesignOptions {
     }
 }
 
-/// Designs a fabric for every NIC of the inventory.
+/// Designs a fabric for every NIC of the inventory. The plan holds each
+/// distinct name once ([`crate::plan::interned`]): a switch's name in
+/// every port and cable that reaches it is one shared [`Name`].
 pub fn design(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
+    crate::plan::interned(|| design_named(inv, opts))
+}
+
+fn design_named(inv: &Inventory, opts: &DesignOptions) -> Result<CheckedPlan> {
     if !(opts.oversubscription.is_finite() && opts.oversubscription >= 1.0) {
         return Err(Error::parameter(
             "oversubscription",
@@ -437,15 +443,15 @@ impl<'a> FabricBuilder<'a> {
             .filter(|p| t.reserved_ports.binary_search(p).is_err())
             .collect();
         self.switches.push(PlanSwitch {
-            name,
+            name: name.into(),
             part_or_tier: tier,
-            physical: phys.name.clone(),
-            model: t.model.clone(),
+            physical: phys.name.as_str().into(),
+            model: t.model.as_str().into(),
             vlan,
             pod,
             rail: None,
             plane: None,
-            rack: phys.rack.clone(),
+            rack: phys.rack.as_deref().map(Name::from),
             position: None,
             u_height: None,
             port_gbps: t.port_gbps,
@@ -493,19 +499,19 @@ impl<'a> FabricBuilder<'a> {
             let p = self.port_mut(a, pa);
             p.role = PortRole::InterSwitch;
             p.peer = Some(b_name);
-            p.peer_port = Some(pb.to_string());
+            p.peer_port = Some(pb.to_string().into());
         }
         {
             let p = self.port_mut(b, pb);
             p.role = PortRole::InterSwitch;
             p.peer = Some(a_name);
-            p.peer_port = Some(pa.to_string());
+            p.peer_port = Some(pa.to_string().into());
         }
         self.cables.push(Cable {
             a: a_phys,
             a_port: pa,
             b: b_phys,
-            b_port: pb.to_string(),
+            b_port: pb.to_string().into(),
             gbps,
             kind: CableKind::InterSwitch,
             // Set from the racks by `racks::place` in `finish`.
@@ -515,7 +521,7 @@ impl<'a> FabricBuilder<'a> {
 
     /// Cables NIC port `label` of endpoint `e` to port `port` of switch
     /// `sw`; returns the switch's name and tier.
-    fn cable_nic(&mut self, sw: usize, port: u32, e: &Endpoint, label: String) -> (String, Tier) {
+    fn cable_nic(&mut self, sw: usize, port: u32, e: &Endpoint, label: String) -> (Name, Tier) {
         let inv = self.inv;
         let server = &inv.servers[e.server];
         let nic = &inv.template_of(server).nics[e.spec.nic];
@@ -531,15 +537,15 @@ impl<'a> FabricBuilder<'a> {
         {
             let p = self.port_mut(sw, port);
             p.role = PortRole::SubNode;
-            p.peer = Some(server.name.clone());
-            p.peer_port = Some(label.clone());
+            p.peer = Some(server.name.as_str().into());
+            p.peer_port = Some(label.as_str().into());
         }
         self.speed_pairs.insert((nic.speed_gbps, port_gbps));
         self.cables.push(Cable {
             a: phys,
             a_port: port,
-            b: server.name.clone(),
-            b_port: label,
+            b: server.name.as_str().into(),
+            b_port: label.into(),
             gbps: port_gbps.min(nic.speed_gbps),
             kind: CableKind::SubNode,
             // Set from the racks by `racks::place` in `finish`.
@@ -590,20 +596,22 @@ impl<'a> FabricBuilder<'a> {
         let (switch_name, tier) = self.cable_nic(sw, port, e, label);
         let addr = server.nic_addresses.get(e.spec.nic);
         let pcie_switch = match nic.attachment {
-            crate::inventory::Attachment::PcieSwitch(i) => Some(t.pcie_switches[i].name.clone()),
+            crate::inventory::Attachment::PcieSwitch(i) => {
+                Some(t.pcie_switches[i].name.as_str().into())
+            }
             crate::inventory::Attachment::RootPort(_) => None,
         };
         self.sub_nodes.push(PlanSubNode {
-            id: format!("{}/sn{}", server.name, e.index),
-            server: server.name.clone(),
+            id: format!("{}/sn{}", server.name, e.index).into(),
+            server: server.name.as_str().into(),
             index: e.index,
-            gpu: e.spec.gpu.map(|g| t.gpus[g].name.clone()),
+            gpu: e.spec.gpu.map(|g| t.gpus[g].name.as_str().into()),
             gpu_index: e.spec.gpu,
             gpu_indices: t.shared_gpus(&e.spec),
-            nic: nic.name.clone(),
-            netdev: nic.netdev.clone(),
+            nic: nic.name.as_str().into(),
+            netdev: nic.netdev.as_deref().map(Name::from),
             nic_gbps: nic.speed_gbps,
-            socket: t.sockets[t.socket_of(nic.attachment)].clone(),
+            socket: t.sockets[t.socket_of(nic.attachment)].as_str().into(),
             socket_index: t.socket_of(nic.attachment),
             pcie_switch,
             mac: addr.and_then(|a| a.mac.clone()),
@@ -647,8 +655,8 @@ impl<'a> FabricBuilder<'a> {
             .servers
             .iter()
             .map(|s| PlanServer {
-                name: s.name.clone(),
-                rack: s.rack.clone(),
+                name: s.name.as_str().into(),
+                rack: s.rack.as_deref().map(Name::from),
                 position: None,
                 u_height: None,
                 sub_nodes: Vec::new(),
@@ -656,7 +664,7 @@ impl<'a> FabricBuilder<'a> {
                     let gpus = &inv.template_of(s).gpus;
                     gpus.first()
                         .filter(|g| gpus.iter().all(|o| o.model == g.model))
-                        .map(|g| g.model.clone())
+                        .map(|g| g.model.as_str().into())
                 },
                 nvlink: (inv.template_of(s).nvlink.iter())
                     .map(|d| crate::plan::PlanNvlink {
@@ -750,7 +758,7 @@ fn elevate(inv: &Inventory, plan: &mut Plan) -> Result<()> {
             devices.push(racks::Device {
                 kind: "server",
                 name: s.name.clone(),
-                rack: rack.clone(),
+                rack: rack.to_string(),
                 u_height: e.u_height,
                 given: s.position,
                 line: e.line,
@@ -779,13 +787,13 @@ fn elevate(inv: &Inventory, plan: &mut Plan) -> Result<()> {
         let e = template.map(|t| inv.switch_templates[t].elevation);
         devices.push(racks::Device {
             kind: "switch",
-            name: s.physical.clone(),
-            rack: rack.clone(),
+            name: s.physical.to_string(),
+            rack: rack.to_string(),
             u_height: e.map_or(crate::inventory::DEFAULT_SWITCH_U, |e| e.u_height),
             given,
             line: e.and_then(|e| e.line),
         });
-        switch_of.push(s.physical.clone());
+        switch_of.push(s.physical.to_string());
     }
     if devices.is_empty() {
         return Ok(());

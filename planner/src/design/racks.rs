@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::inventory::Inventory;
-use crate::plan::{Cable, CableKind, Media, PlanRack, PlanSwitch};
+use crate::plan::{Cable, CableKind, Media, Name, PlanRack, PlanSwitch};
 
 /// The media of a cable between ends in `a` and `b`: `None` when a rack
 /// is unknown (the caller's assumption applies).
@@ -65,9 +65,9 @@ pub(crate) fn place(
         .collect();
     let mut phys_rack: BTreeMap<String, Option<String>> = BTreeMap::new();
     for s in switches.iter() {
-        let e = phys_rack.entry(s.physical.clone()).or_default();
+        let e = phys_rack.entry(s.physical.to_string()).or_default();
         if e.is_none() {
-            e.clone_from(&s.rack);
+            *e = s.rack.as_deref().map(str::to_string);
         }
     }
     let declared: BTreeMap<&str, &crate::inventory::Rack> =
@@ -188,7 +188,7 @@ pub(crate) fn place(
         }
         for s in switches.iter_mut() {
             if s.rack.is_none() {
-                s.rack.clone_from(&phys_rack[&s.physical]);
+                s.rack = phys_rack[s.physical.as_str()].as_deref().map(Name::from);
             }
         }
         // The plan's racks: declared, then named but undeclared, then made.
@@ -223,7 +223,7 @@ pub(crate) fn place(
         placement.racks.extend(made);
     }
     for c in cables.iter_mut() {
-        let a = phys_rack.get(&c.a).cloned().flatten();
+        let a = phys_rack.get(c.a.as_str()).cloned().flatten();
         let (b, assumed) = match c.kind {
             CableKind::SubNode => (
                 server_rack
@@ -237,7 +237,10 @@ pub(crate) fn place(
                 c.media = Media::Dac;
                 continue;
             }
-            CableKind::InterSwitch => (phys_rack.get(&c.b).cloned().flatten(), Media::Optical),
+            CableKind::InterSwitch => (
+                phys_rack.get(c.b.as_str()).cloned().flatten(),
+                Media::Optical,
+            ),
         };
         c.media = media(a.as_deref(), b.as_deref()).unwrap_or_else(|| {
             placement.defaulted_media = true;

@@ -378,7 +378,12 @@ fn hpn_cables_each_nic_to_the_tors_of_both_planes() {
 
 /// The switch of sub-node 0's NIC port 1.
 fn p1_switch(plan: &crate::checked::CheckedPlan) -> String {
-    plan.sub_node_list[0].port1.as_ref().unwrap().switch.clone()
+    plan.sub_node_list[0]
+        .port1
+        .as_ref()
+        .unwrap()
+        .switch
+        .to_string()
 }
 
 /// HPN needs dual-port NICs: a single-port inventory is refused, naming
@@ -456,12 +461,12 @@ fn leaves_stand_in_their_servers_rack_and_spines_in_a_network_rack() {
             .servers
             .iter()
             .find(|s| s.name == name)
-            .and_then(|s| s.rack.clone()))
+            .and_then(|s| s.rack.as_deref().map(str::to_string)))
         .or_else(|| {
             plan.switch_list
                 .iter()
                 .find(|s| s.physical == name)
-                .and_then(|s| s.rack.clone())
+                .and_then(|s| s.rack.as_deref().map(str::to_string))
         })
     };
     for s in &plan.switch_list {
@@ -514,7 +519,9 @@ fn rail_switches_stand_in_their_rows_network_rack_with_optical_server_cables() {
     let plan = racked(crate::plan::Topology::RailOptimized, |t| t);
     let mut by_rack: BTreeMap<String, usize> = BTreeMap::new();
     for s in &plan.switch_list {
-        *by_rack.entry(s.rack.clone().unwrap()).or_default() += 1;
+        *by_rack
+            .entry(s.rack.as_deref().unwrap().to_string())
+            .or_default() += 1;
     }
     // 4 groups of 32 servers (8 racks each): two groups in row a, two in
     // row b; the spines serve both rows.
@@ -753,7 +760,7 @@ fn servers_and_switches_get_rack_positions() {
     let in_rack = |rack: &str| -> Vec<(String, u32)> {
         let mut v: Vec<(String, u32)> = (plan.switch_list.iter())
             .filter(|s| s.rack.as_deref() == Some(rack))
-            .map(|s| (s.physical.clone(), s.position.unwrap()))
+            .map(|s| (s.physical.to_string(), s.position.unwrap()))
             .collect();
         v.dedup();
         v
@@ -935,7 +942,7 @@ fn a_full_network_rack_continues_in_the_next() {
     {
         if s.u_height == Some(3) {
             by_rack
-                .entry(s.rack.clone().unwrap())
+                .entry(s.rack.as_deref().unwrap().to_string())
                 .or_default()
                 .push(s.position.unwrap());
         }

@@ -293,7 +293,7 @@ pub fn node_labels(plan: &CheckedPlan, prefix: &str) -> Result<Vec<NodeLabels>> 
         let mut labels = BTreeMap::new();
         labels.insert(k(key::FABRIC), plan.name.clone());
         labels.insert(k(key::TOPOLOGY), plan.topology.as_str().to_string());
-        labels.insert(k(key::SERVER), server.name.clone());
+        labels.insert(k(key::SERVER), server.name.to_string());
         labels.insert(k(key::SWITCH), place.switch.clone());
         labels.insert(k(key::PHYSICAL), place.physical.clone());
         labels.insert(k(part_key), place.part.clone());
@@ -304,9 +304,9 @@ pub fn node_labels(plan: &CheckedPlan, prefix: &str) -> Result<Vec<NodeLabels>> 
         for &i in &server.sub_nodes {
             let sn = &plan.sub_node_list[i];
             let sk = |what: &str| k(&format!("sn{}.{what}", sn.index));
-            labels.insert(sk(key::SWITCH), sn.switch.clone());
+            labels.insert(sk(key::SWITCH), sn.switch.to_string());
             if let Some(&w) = index.get(sn.switch.as_str()) {
-                labels.insert(sk(key::PHYSICAL), plan.switch_list[w].physical.clone());
+                labels.insert(sk(key::PHYSICAL), plan.switch_list[w].physical.to_string());
             }
             labels.insert(sk(part_key), sn.part_or_tier.as_str().to_string());
             if let Some(rail) = index
@@ -315,13 +315,13 @@ pub fn node_labels(plan: &CheckedPlan, prefix: &str) -> Result<Vec<NodeLabels>> 
             {
                 labels.insert(sk(key::RAIL), format!("rail{rail}"));
             }
-            labels.insert(sk("nic"), sn.nic.clone());
+            labels.insert(sk("nic"), sn.nic.to_string());
             if let Some(g) = sn.gpu_index {
                 labels.insert(sk("gpu"), g.to_string());
             }
         }
         out.push(NodeLabels {
-            server: server.name.clone(),
+            server: server.name.to_string(),
             labels,
         });
     }
@@ -358,10 +358,10 @@ pub(crate) fn topograph_labels(plan: &Plan, tree: &super::tree::Tree) -> Vec<Nod
                 labels.insert(format!("{TOPOGRAPH_TIER}{tier}"), value);
             }
             if !server.nvlink.is_empty() {
-                labels.insert(TOPOGRAPH_DOMAIN.to_string(), server.name.clone());
+                labels.insert(TOPOGRAPH_DOMAIN.to_string(), server.name.to_string());
             }
             NodeLabels {
-                server: server.name.clone(),
+                server: server.name.to_string(),
                 labels,
             }
         })
@@ -516,7 +516,7 @@ mod tests {
     fn bad_names_are_named() {
         let mut plan = bigraph(4, 16, 4).into_plan();
         plan.servers[1].name = "node 02".into();
-        plan.sub_node_list[0].nic = "x".repeat(70);
+        plan.sub_node_list[0].nic = "x".repeat(70).into();
         let plan = CheckedPlan::unchecked_for_tests(plan);
         let e = node_labels(&plan, DEFAULT_PREFIX).unwrap_err();
         assert!(e.is_bad_input());
@@ -561,9 +561,9 @@ mod tests {
                 for &i in &server.sub_nodes {
                     let sn = &plan.sub_node_list[i];
                     let key = with(&format!("sn{}.switch", sn.index));
-                    prop_assert_eq!(node.labels.get(&key), Some(&sn.switch));
+                    prop_assert_eq!(node.labels.get(&key).map(String::as_str), Some(&*sn.switch));
                     let set = &node.labels[&with("switch")];
-                    prop_assert!(set.contains(&sn.switch) || set.len() == 63);
+                    prop_assert!(set.contains(&*sn.switch) || set.len() == 63);
                 }
             }
         }

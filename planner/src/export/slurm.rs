@@ -43,7 +43,7 @@ fn tree_switches(plan: &Plan, tree: &Tree) -> Vec<TreeSwitch> {
                 let nodes = g
                     .servers
                     .iter()
-                    .map(|&s| plan.servers[s].name.clone())
+                    .map(|&s| plan.servers[s].name.to_string())
                     .collect();
                 (nodes, Vec::new())
             } else {
@@ -124,7 +124,7 @@ fn blocks(plan: &Plan, tree: &Tree) -> (Vec<(String, Vec<String>)>, Vec<usize>) 
             let nodes = g
                 .servers
                 .iter()
-                .map(|&s| plan.servers[s].name.clone())
+                .map(|&s| plan.servers[s].name.to_string())
                 .collect();
             (g.value.clone(), nodes)
         })

@@ -166,7 +166,7 @@ fn slurm_tree_is_a_tree() {
             }
         }
         nodes.sort();
-        let mut servers: Vec<String> = plan.servers.iter().map(|s| s.name.clone()).collect();
+        let mut servers: Vec<String> = plan.servers.iter().map(|s| s.name.to_string()).collect();
         servers.sort();
         assert_eq!(nodes, servers);
         for r in &referenced {

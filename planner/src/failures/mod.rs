@@ -133,7 +133,7 @@ pub fn single_failures(plan: &CheckedPlan) -> Result<Vec<Vec<Avoid>>> {
     let mut out: Vec<Vec<Avoid>> = (plan.boxes().into_iter())
         .map(|(_, held)| {
             (held.into_iter())
-                .map(|i| Avoid::Switch(plan.switch_list[i].name.clone()))
+                .map(|i| Avoid::Switch(plan.switch_list[i].name.to_string()))
                 .collect()
         })
         .collect();

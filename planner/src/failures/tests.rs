@@ -72,7 +72,7 @@ fn failing_every_spine_cuts_the_fabric() {
         .switch_list
         .iter()
         .filter(|s| s.part_or_tier == crate::plan::Tier::Spine)
-        .map(|s| Avoid::Switch(s.name.clone()))
+        .map(|s| Avoid::Switch(s.name.to_string()))
         .collect();
     assert!(!spines.is_empty());
     let one = vec![spines[0].clone()];

@@ -363,8 +363,8 @@ impl Builder<'_> {
         for (i, s) in plan.switch_list.iter().enumerate() {
             let d = *index.entry(s.physical.as_str()).or_insert_with(|| {
                 devices.push(Device {
-                    name: s.physical.clone(),
-                    model: s.model.clone(),
+                    name: s.physical.to_string(),
+                    model: s.model.to_string(),
                     domains: Vec::new(),
                     ports: Vec::new(),
                     numbers: Vec::new(),

@@ -241,9 +241,9 @@ impl Lab {
                 let dev = m.domains[h.domain].device;
                 let port_gbps = m.port(dev, sn.port).map_or(sn.nic_gbps, |p| p.gbps);
                 LabHost {
-                    id: sn.id.clone(),
-                    server: sn.server.clone(),
-                    nic: sn.nic.clone(),
+                    id: sn.id.to_string(),
+                    server: sn.server.to_string(),
+                    nic: sn.nic.to_string(),
                     switch: h.domain,
                     port: sn.port,
                     address: ip(h.addr),

@@ -856,7 +856,7 @@ impl<'a> Network<'a> {
             let id = if sn.port1.is_some() {
                 format!("{}:p{port}", sn.id)
             } else {
-                sn.id.clone()
+                sn.id.to_string()
             };
             (id, switch.to_string())
         };

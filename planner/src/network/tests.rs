@@ -200,7 +200,7 @@ pub(crate) fn tier_names(plan: &CheckedPlan, tier: Tier) -> Vec<String> {
     plan.switch_list
         .iter()
         .filter(|s| s.part_or_tier == tier)
-        .map(|s| s.name.clone())
+        .map(|s| s.name.to_string())
         .collect()
 }
 
@@ -567,7 +567,7 @@ fn first_cable(plan: &CheckedPlan) -> (String, String) {
             .find(|s| s.physical == physical && s.ports.iter().any(|p| p.port == port))
             .unwrap()
             .name
-            .clone()
+            .to_string()
     };
     (name(&c.a, c.a_port), name(&c.b, c.b_port.parse().unwrap()))
 }
@@ -603,7 +603,7 @@ proptest! {
                 .rev()
                 .find(|s| !plan.sub_node_list.iter().any(|sn| sn.switch == s.name))
                 .unwrap_or(plan.switch_list.last().unwrap());
-            avoid.push(Avoid::Switch(s.name.clone()));
+            avoid.push(Avoid::Switch(s.name.to_string()));
         }
         let net = Network::avoiding(&plan, plan.source(), &avoid).unwrap();
         prop_assert!(check_flows_follow_tables(&net, 8) > 0);
@@ -830,7 +830,7 @@ fn spread_counts_the_sprayed_routes() {
             .switch_list
             .iter()
             .find(|s| s.plane == Some(plane) && s.part_or_tier == tier);
-        s.unwrap().name.clone()
+        s.unwrap().name.to_string()
     };
     let (tor, agg) = (first(0, Tier::Leaf), first(1, Tier::Spine));
     let avoid: Vec<Avoid> = vec![Avoid::Switch(tor), Avoid::Switch(agg)];

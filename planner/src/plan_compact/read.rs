@@ -138,10 +138,15 @@ impl<'de> Reader<'de> {
     }
 
     fn string(&mut self, start: usize) -> Read<&'de str> {
+        self.entry(start).map(|(_, s)| s)
+    }
+
+    /// A string's index in the table and its text.
+    fn entry(&mut self, start: usize) -> Read<(usize, &'de str)> {
         let i = self.varint()?;
         usize::try_from(i)
             .ok()
-            .and_then(|i| self.strings.get(i).copied())
+            .and_then(|i| Some((i, *self.strings.get(i)?)))
             .ok_or_else(|| {
                 Fault::at(
                     start,
@@ -223,6 +228,21 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         self.placed(start, r)
     }
 
+    /// A string the visitor may keep as a plan [`crate::plan::Name`]: it
+    /// is told which table entry it is, so that every use of an entry
+    /// shares one name without hashing its text.
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Read<V::Value> {
+        if self.bytes.get(self.at) != Some(&STR) {
+            return self.deserialize_any(visitor);
+        }
+        let start = self.at;
+        self.at += 1;
+        let (i, s) = self.entry(start)?;
+        crate::plan::offer_name(i, s);
+        let r = visitor.visit_borrowed_str(s);
+        self.placed(start, r)
+    }
+
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Read<V::Value> {
         if self.bytes.get(self.at) == Some(&NULL) {
             self.at += 1;
@@ -270,7 +290,7 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
     }
 
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char string
         bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
         identifier ignored_any
     }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::design::design;
 use crate::design::shorthand::{self, Shorthand};
+use crate::plan::Name;
 
 /// Every plan file bundled with the toolkit (examples and golden cases).
 fn bundled_plans() -> Vec<(String, String)> {
@@ -250,4 +251,82 @@ fn deep_nesting_is_refused_not_a_stack_overflow() {
     file.extend_from_slice(&body);
     let e = refusal(&resealed(file));
     assert!(e.contains("nested more than 128 levels deep"), "{e}");
+}
+
+/// Every use of a switch's name in a plan read back (its own entry, the
+/// cables and port peers that reach it, the sub-nodes on it) is one
+/// shared allocation, from the compact plan and from the JSON alike, and
+/// from the design that made it.
+#[test]
+fn a_read_plan_holds_each_name_once() {
+    let (inv, opts) = shorthand::bigraph(4, 8, &Shorthand::default()).unwrap();
+    let designed = design(&inv, &opts).unwrap().into_plan();
+    let compact = designed.to_compact().unwrap();
+    let json = designed.to_json().unwrap();
+    let read = [
+        ("designed", designed.clone()),
+        ("compact", Plan::from_compact(&compact, "p.cplan").unwrap()),
+        ("json", Plan::from_json(&json, "p.json").unwrap()),
+        (
+            "toml",
+            Plan::from_toml(&designed.to_toml().unwrap(), "p.toml").unwrap(),
+        ),
+    ];
+    for (how, plan) in &read {
+        assert_eq!(plan, &designed, "{how}");
+        let mut uses = 0;
+        for s in &plan.switch_list {
+            let name = &s.name;
+            let same = |other: &Name| {
+                assert_eq!(other, name, "{how}");
+                assert!(Name::ptr_eq(other, name), "{how}: {other} is a copy");
+            };
+            same(&s.physical);
+            for c in plan.cables.iter().filter(|c| c.a == *name || c.b == *name) {
+                same(if c.a == *name { &c.a } else { &c.b });
+                uses += 1;
+            }
+            for p in plan.switch_list.iter().flat_map(|s| &s.ports) {
+                if let Some(peer) = p.peer.as_ref().filter(|p| *p == name) {
+                    same(peer);
+                    uses += 1;
+                }
+            }
+            for sn in plan.sub_node_list.iter().filter(|sn| sn.switch == *name) {
+                same(&sn.switch);
+                uses += 1;
+            }
+        }
+        // Each inter-switch cable names two switches, in the cable and in
+        // both ports' peers; each sub-node cable one, in the cable and the
+        // sub-node.
+        let inter = (plan.cables.iter())
+            .filter(|c| c.kind == crate::plan::CableKind::InterSwitch)
+            .count();
+        let to_nics = plan.cables.len() - inter;
+        assert_eq!(uses, 4 * inter + 2 * to_nics, "{how}");
+        // A NIC's name and a server's name are shared the same way.
+        let (first, last) = (&plan.sub_node_list[0], &plan.sub_node_list[4]);
+        assert!(Name::ptr_eq(&first.nic, &last.nic), "{how}");
+        assert!(Name::ptr_eq(&first.server, &plan.servers[0].name), "{how}");
+    }
+}
+
+proptest::proptest! {
+    /// Any text a name may hold goes through the compact plan and the JSON
+    /// and comes back equal, in a field of each kind.
+    #[test]
+    fn any_name_round_trips_through_every_format(text in ".{0,24}") {
+        let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
+        let mut plan = design(&inv, &opts).unwrap().into_plan();
+        plan.cables[0].b_port = text.as_str().into();
+        plan.switch_list[0].ports[0].peer = Some(text.clone().into());
+        plan.sub_node_list[0].nic = Name::new(&text);
+        let back = Plan::from_compact(&plan.to_compact().unwrap(), "p.cplan").unwrap();
+        proptest::prop_assert_eq!(&back, &plan);
+        proptest::prop_assert_eq!(&*back.cables[0].b_port, text.as_str());
+        let back = Plan::from_json(&plan.to_json().unwrap(), "p.json").unwrap();
+        proptest::prop_assert_eq!(&back, &plan);
+        proptest::prop_assert_eq!(back.sub_node_list[0].nic.as_str(), text.as_str());
+    }
 }

@@ -258,7 +258,7 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
                     Some(HostPort {
                         ip: format!("{}/{}", ip(h1.addr), h1.prefix.len),
                         gateway: ip(h1.gateway),
-                        switch: sw1.name.clone(),
+                        switch: sw1.name.to_string(),
                         switch_port: sw1.port_name(a.port),
                     })
                 }
@@ -271,18 +271,18 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
             };
             slots.push(HostSlot {
                 slot: sn.index,
-                sub_node: sn.id.clone(),
-                gpu: sn.gpu.clone(),
+                sub_node: sn.id.to_string(),
+                gpu: sn.gpu.as_deref().map(str::to_string),
                 gpu_indices: if sn.gpu_indices.len() > 1 {
                     sn.gpu_indices.clone()
                 } else {
                     Vec::new()
                 },
-                nic: sn.nic.clone(),
-                netdev: sn.netdev.clone(),
+                nic: sn.nic.to_string(),
+                netdev: sn.netdev.as_deref().map(str::to_string),
                 ip: format!("{}/{}", ip(h.addr), h.prefix.len),
                 gateway: ip(h.gateway),
-                switch: sw.name.clone(),
+                switch: sw.name.to_string(),
                 switch_port: sw.port_name(sn.port),
                 part_or_tier: sn.part_or_tier.as_str().to_string(),
                 class: class.name.clone(),
@@ -298,7 +298,7 @@ pub fn host_files(plan: &CheckedPlan) -> Result<Vec<HostFile>> {
             });
         }
         out.push(HostFile {
-            server: server.name.clone(),
+            server: server.name.to_string(),
             plan: plan.name.clone(),
             design: plan.describe(),
             sub_nodes: slots,

@@ -36,7 +36,7 @@ pub(super) fn topology_invariants(
                 .iter()
                 .flatten()
                 .take(8)
-                .map(|&i| sw[i].name.clone())
+                .map(|&i| sw[i].name.to_string())
                 .collect();
             out.push(inv(
                 format!("{what} fabric"),
@@ -343,7 +343,7 @@ fn hpn_planes(plan: &Plan, links: &[(usize, usize)], what: &str) -> Vec<Finding>
             .iter()
             .filter(|&&i| uf.find(i) != root)
             .take(8)
-            .map(|&i| sw[i].name.clone())
+            .map(|&i| sw[i].name.to_string())
             .collect();
         if !apart.is_empty() {
             out.push(finding(

@@ -473,7 +473,7 @@ impl<'p> Index<'p> {
         let s = &self.plan.switch_list[vs];
         match s.vlan {
             Some(v) => format!("{} (VLAN {v}, {} part)", s.name, s.part_or_tier.as_str()),
-            None => s.name.clone(),
+            None => s.name.to_string(),
         }
     }
 }

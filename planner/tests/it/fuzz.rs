@@ -850,7 +850,11 @@ fn qos_case(seed: u64) -> (Input, Check) {
     let mut p = eflops_plan();
     let input = Input::new(QOS, seed);
     let check = guarded("qos", || {
-        let mut physical: Vec<String> = p.switch_list.iter().map(|s| s.physical.clone()).collect();
+        let mut physical: Vec<String> = p
+            .switch_list
+            .iter()
+            .map(|s| s.physical.to_string())
+            .collect();
         physical.dedup();
         let physical: Vec<&str> = physical.iter().map(String::as_str).collect();
         let overrides = match qos_overrides_from_toml(input.text(), &input.file, &physical) {

@@ -322,7 +322,7 @@ impl DraView {
                 let Some(sn) = plan.sub_node_list.iter().find(|s| s.id == sub.id) else {
                     continue;
                 };
-                let pair = Attr::Str(sn.pcie_switch.clone().unwrap_or_else(|| sn.id.clone()));
+                let pair = Attr::Str(sn.pcie_switch.as_deref().unwrap_or(&sn.id).to_string());
                 for (m, name) in [
                     (&profile.gpu, format!("gpu-{}", sn.index)),
                     (&profile.nic, format!("nic-{}", sn.index)),

@@ -119,7 +119,7 @@ pub fn physical_switches(plan: &CheckedPlan) -> Vec<String> {
     plan.switch_list
         .iter()
         .filter(|s| seen.insert(s.physical.as_str()))
-        .map(|s| s.physical.clone())
+        .map(|s| s.physical.to_string())
         .collect()
 }
 

@@ -27,7 +27,7 @@ pub struct Policy {
 pub(crate) fn groups(plan: &CheckedPlan) -> BTreeMap<String, BTreeSet<&'static str>> {
     let mut g: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
     for s in &plan.switch_list {
-        g.entry(s.physical.clone())
+        g.entry(s.physical.to_string())
             .or_default()
             .insert(s.part_or_tier.as_str());
     }

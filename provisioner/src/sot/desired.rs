@@ -205,10 +205,11 @@ pub fn desired(plan: &Plan) -> Desired {
     // A cage's VLAN: that of its first used lane's half.
     let mut cage_vlan: BTreeMap<(String, u32), (Option<u16>, String)> = BTreeMap::new();
     for s in &plan.switch_list {
-        d.switches.insert(s.physical.clone(), s.model.clone());
+        d.switches
+            .insert(s.physical.to_string(), s.model.to_string());
         let gbps = s.breakout.map_or(s.port_gbps, |b| b.cage_gbps);
         d.port_kind.insert(
-            s.physical.clone(),
+            s.physical.to_string(),
             (
                 interface_type(gbps).to_string(),
                 u64::from(gbps) * 1_000_000,
@@ -227,7 +228,7 @@ pub fn desired(plan: &Plan) -> Desired {
             let vlan = if routed { None } else { s.vlan };
             let Some(b) = s.breakout else {
                 d.ports.push(WantPort {
-                    device: s.physical.clone(),
+                    device: s.physical.to_string(),
                     name: s.port_name(p.port),
                     vlan,
                     routed,
@@ -235,11 +236,11 @@ pub fn desired(plan: &Plan) -> Desired {
                 continue;
             };
             let cage = b.cage_lane(p.port).0;
-            match cage_vlan.get(&(s.physical.clone(), cage)) {
+            match cage_vlan.get(&(s.physical.to_string(), cage)) {
                 None => {
-                    cage_vlan.insert((s.physical.clone(), cage), (s.vlan, s.name.clone()));
+                    cage_vlan.insert((s.physical.to_string(), cage), (s.vlan, s.name.to_string()));
                     d.ports.push(WantPort {
-                        device: s.physical.clone(),
+                        device: s.physical.to_string(),
                         name: Breakout::generic_name(s.port_name.as_deref(), None, cage),
                         vlan,
                         routed,
@@ -260,13 +261,13 @@ pub fn desired(plan: &Plan) -> Desired {
     for pc in plan.physical_cables() {
         let Some(e) = pc.breakout else {
             let c = &plan.cables[pc.legs[0]];
-            let a = (c.a.clone(), iface(&c.a, c.a_port));
+            let a = (c.a.to_string(), iface(&c.a, c.a_port));
             let b = if c.kind == CableKind::SubNode {
-                d.servers.insert(c.b.clone());
-                (c.b.clone(), c.b_port.clone())
+                d.servers.insert(c.b.to_string());
+                (c.b.to_string(), c.b_port.to_string())
             } else {
                 let p: u32 = c.b_port.parse().unwrap_or(0);
-                (c.b.clone(), iface(&c.b, p))
+                (c.b.to_string(), iface(&c.b, p))
             };
             d.cables.push(WantCable {
                 label: cable_label(&c.a, c.a_port, &c.b, &c.b_port),
@@ -278,7 +279,7 @@ pub fn desired(plan: &Plan) -> Desired {
         };
         let s = &plan.switch_list[e.switch];
         let cage = (
-            s.physical.clone(),
+            s.physical.to_string(),
             Breakout::generic_name(s.port_name.as_deref(), None, e.cage),
         );
         let raw = plan.legs(&pc, &e);
@@ -339,14 +340,14 @@ pub fn desired(plan: &Plan) -> Desired {
     for sn in &plan.sub_node_list {
         if let Some(mac) = &sn.mac {
             d.macs
-                .push((mac_key(mac), sn.server.clone(), sn.nic.clone()));
+                .push((mac_key(mac), sn.server.to_string(), sn.nic.to_string()));
         }
         if let Some(ip) = &sn.ip
             && let Some(net) = network(ip)
         {
             d.prefixes.insert(net);
             d.addresses
-                .push((ip.clone(), sn.server.clone(), sn.nic.clone()));
+                .push((ip.clone(), sn.server.to_string(), sn.nic.to_string()));
         }
     }
     add_places(&mut d, plan);
@@ -422,21 +423,25 @@ pub fn add_places(d: &mut Desired, plan: &Plan) {
     for s in &plan.switch_list {
         if let (Some(rack), Some(position)) = (&s.rack, s.position) {
             d.places
-                .entry(s.physical.clone())
+                .entry(s.physical.to_string())
                 .or_insert_with(|| WantPlace {
-                    rack: rack.clone(),
+                    rack: rack.to_string(),
                     position,
                     u_height: s.u_height.unwrap_or(planner::inventory::DEFAULT_SWITCH_U),
                     switch: true,
                 });
         }
     }
-    for s in plan.servers.iter().filter(|s| d.servers.contains(&s.name)) {
+    for s in plan
+        .servers
+        .iter()
+        .filter(|s| d.servers.contains(s.name.as_str()))
+    {
         if let (Some(rack), Some(position)) = (&s.rack, s.position) {
             d.places.insert(
-                s.name.clone(),
+                s.name.to_string(),
                 WantPlace {
-                    rack: rack.clone(),
+                    rack: rack.to_string(),
                     position,
                     u_height: s.u_height.unwrap_or(planner::inventory::DEFAULT_SERVER_U),
                     switch: false,
@@ -511,7 +516,7 @@ mod tests {
             .unwrap();
         let mut half = plan.switch_list[i].clone();
         plan.switch_list[i].vlan = Some(10);
-        half.name = "leaf01-b".to_string();
+        half.name = "leaf01-b".into();
         half.vlan = Some(20);
         // Lane 1 of leaf01's first cage moves to the other half.
         half.ports = vec![plan.switch_list[i].ports.remove(1)];

@@ -1153,9 +1153,9 @@ fn sot_fixture() -> &'static (
             .plan()
             .clone();
         let mut names: BTreeSet<String> = (plan.switch_list.iter())
-            .map(|s| s.physical.clone())
+            .map(|s| s.physical.to_string())
             .collect();
-        names.extend(plan.sub_node_list.iter().map(|s| s.server.clone()));
+        names.extend(plan.sub_node_list.iter().map(|s| s.server.to_string()));
         (db, plan, names)
     })
 }
@@ -1962,9 +1962,9 @@ fn sot_nautobot_push_case(seed: u64) -> Result<(), String> {
 
     let plan = rec::recorded_plan();
     let mut names: BTreeSet<String> = (plan.switch_list.iter())
-        .map(|s| s.physical.clone())
+        .map(|s| s.physical.to_string())
         .collect();
-    names.extend(plan.sub_node_list.iter().map(|s| s.server.clone()));
+    names.extend(plan.sub_node_list.iter().map(|s| s.server.to_string()));
     let answers = Mutex::new(Rng::new(seed ^ 0x4e_a0));
     let spoil: Arc<rec::nautobot_replay::Spoil> =
         Arc::new(move |_: &str, url: &str, _: u16, v: &serde_json::Value| {

@@ -111,27 +111,27 @@ fn worlds(plan: &CheckedPlan, vendor_of: &dyn Fn(&str) -> Vendor) -> BTreeMap<St
         vendor_of(sw).port_name(s, port)
     };
     for s in &plan.switch_list {
-        w.entry(s.physical.clone()).or_default().hostname = s.physical.clone();
+        w.entry(s.physical.to_string()).or_default().hostname = s.physical.to_string();
     }
     for c in &plan.cables {
         let speed = u64::from(c.gbps) * 1000;
         let a = port_name(&c.a, c.a_port);
-        w.get_mut(&c.a)
+        w.get_mut(c.a.as_str())
             .expect("a")
             .interfaces
             .insert(a.clone(), (true, speed));
         if c.kind == CableKind::InterSwitch {
             let bp: u32 = c.b_port.parse().expect("switch port");
             let b = port_name(&c.b, bp);
-            w.get_mut(&c.b)
+            w.get_mut(c.b.as_str())
                 .expect("b")
                 .interfaces
                 .insert(b.clone(), (true, speed));
-            w.get_mut(&c.a)
+            w.get_mut(c.a.as_str())
                 .expect("a")
                 .lldp
-                .insert(a.clone(), (c.b.clone(), b.clone()));
-            w.get_mut(&c.b).expect("b").lldp.insert(b, (c.a.clone(), a));
+                .insert(a.clone(), (c.b.to_string(), b.clone()));
+            (w.get_mut(c.b.as_str()).expect("b").lldp).insert(b, (c.a.to_string(), a));
         }
     }
     w
@@ -186,7 +186,7 @@ impl Fabric {
             .expect("runtime");
         let mut vendors = BTreeMap::new();
         for s in &checked.switch_list {
-            vendors.insert(s.physical.clone(), vendor(&s.physical));
+            vendors.insert(s.physical.to_string(), vendor(&s.physical));
         }
         let vv = vendors.clone();
         let worlds = worlds(&checked, &|s| vv[s]);

@@ -1057,7 +1057,7 @@ impl<S: Script> SshFabric<S> {
         let mut switches: Vec<String> = checked
             .switch_list
             .iter()
-            .map(|s| s.physical.clone())
+            .map(|s| s.physical.to_string())
             .collect();
         switches.dedup();
         let dir = tempfile::tempdir().unwrap();

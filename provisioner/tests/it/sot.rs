@@ -617,9 +617,9 @@ pub(crate) fn plan_rows(plan: &planner::plan::Plan) -> BTreeSet<(String, String,
         .iter()
         .map(|c| {
             (
-                c.a.clone(),
+                c.a.to_string(),
                 name(&c.a, &c.a_port.to_string()),
-                c.b.clone(),
+                c.b.to_string(),
                 name(&c.b, &c.b_port),
             )
         })
@@ -1110,7 +1110,7 @@ pub(crate) fn racked_design(inv: &planner::inventory::Inventory) -> planner::pla
     let plan = planner::design::design(inv, &topo).unwrap().plan().clone();
     let at = |n: &str| {
         let s = (plan.switch_list.iter()).find(|s| s.name == n).unwrap();
-        (s.rack.clone().unwrap(), s.position.unwrap())
+        (s.rack.as_deref().unwrap().to_string(), s.position.unwrap())
     };
     assert_eq!(at("leaf01"), ("r1".to_string(), 42));
     assert_eq!(at("spine02"), ("network-a".to_string(), 41));

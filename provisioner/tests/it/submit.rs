@@ -1139,7 +1139,11 @@ fn claimed(plan: &CheckedPlan, yaml: &str) -> Claimed {
         let sn = &plan.sub_node_list[table[r]];
         assert_eq!(
             (node, *gpu, nic),
-            (&sn.server, sn.gpu_index.unwrap() as i64, &sn.nic),
+            (
+                &sn.server.to_string(),
+                sn.gpu_index.unwrap() as i64,
+                &sn.nic.to_string()
+            ),
             "rank {r}"
         );
     }
@@ -1544,7 +1548,7 @@ fn nvlink_servers_take_whole_servers_with_every_gpu_visible() {
     let nics: Vec<String> = (8..16)
         .map(|r| {
             let sn = &plan.sub_node_list[p.ranks[r].sub_node];
-            sn.nic.clone()
+            sn.nic.to_string()
         })
         .collect();
     assert_eq!(lines.len(), 8, "{lines:?}");

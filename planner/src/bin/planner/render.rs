@@ -254,7 +254,7 @@ fn switch_files(plan: &Plan, vendor: Vendor) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for s in &plan.switch_list {
         if !out.iter().any(|(_, p)| p == &s.physical) {
-            out.push((vendor.file_name(&s.physical), s.physical.clone()));
+            out.push((vendor.file_name(&s.physical), s.physical.to_string()));
         }
     }
     out
@@ -266,10 +266,11 @@ fn host_files(plan: &Plan) -> Vec<(String, String)> {
         .iter()
         .flat_map(|s| {
             let stem = file_stem(&s.name);
-            let topo = (!s.pci.is_empty()).then(|| (nccl_topo::file_name(&s.name), s.name.clone()));
+            let topo =
+                (!s.pci.is_empty()).then(|| (nccl_topo::file_name(&s.name), s.name.to_string()));
             [
-                (format!("{stem}.env"), s.name.clone()),
-                (format!("{stem}.json"), s.name.clone()),
+                (format!("{stem}.env"), s.name.to_string()),
+                (format!("{stem}.json"), s.name.to_string()),
             ]
             .into_iter()
             .chain(topo)

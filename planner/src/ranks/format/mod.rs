@@ -51,15 +51,13 @@ pub fn rows(plan: &CheckedPlan, table: &RankTable) -> Vec<RankRow> {
             let gpu_index = gpus[rank].filter(|_| shared);
             RankRow {
                 rank,
-                server: sn.server.clone(),
+                server: sn.server.to_string(),
                 sub_node: format!("sn{}", sn.index),
-                gpu: sn
-                    .gpu
-                    .clone()
+                gpu: (sn.gpu.as_deref().map(str::to_string))
                     .filter(|_| !shared || gpu_index == sn.gpu_index),
                 gpu_index,
-                nic: sn.nic.clone(),
-                switch: sn.switch.clone(),
+                nic: sn.nic.to_string(),
+                switch: sn.switch.to_string(),
                 part: sn.part_or_tier.as_str().to_string(),
             }
         })

@@ -43,7 +43,7 @@ fn part(plan: &CheckedPlan, tier: Tier) -> Vec<String> {
     plan.switch_list
         .iter()
         .filter(|s| s.part_or_tier == tier)
-        .map(|s| s.name.clone())
+        .map(|s| s.name.to_string())
         .collect()
 }
 
@@ -644,7 +644,7 @@ proptest! {
             .map(|&(a, b)| link(&u[a % u.len()], &l[b % l.len()]))
             .collect();
         if let Some(s) = down {
-            avoid.push(Avoid::Switch(plan.switch_list[s % n].name.clone()));
+            avoid.push(Avoid::Switch(plan.switch_list[s % n].name.to_string()));
         }
         let net = Network::avoiding(&plan, plan.source(), &avoid).unwrap();
         let mut avail = members(&plan).unwrap();

@@ -603,7 +603,7 @@ fn broken_cabling_is_named() {
         .iter_mut()
         .find(|p| p.role == PortRole::InterSwitch)
         .unwrap();
-    port.peer_port = Some("999".to_string());
+    port.peer_port = Some("999".into());
     let e = plan.clone().check("p.json").unwrap_err().to_string();
     assert!(e.contains("does not point back to this port"), "{e}");
     let plan = CheckedPlan::unchecked_for_tests(plan);

@@ -310,7 +310,7 @@ fn boxes(plan: &CheckedPlan) -> Vec<(String, Vec<&crate::plan::PlanSwitch>)> {
     for s in &plan.switch_list {
         match out.iter_mut().find(|(p, _)| *p == s.physical) {
             Some((_, v)) => v.push(s),
-            None => out.push((s.physical.clone(), vec![s])),
+            None => out.push((s.physical.to_string(), vec![s])),
         }
     }
     out

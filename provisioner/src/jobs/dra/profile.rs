@@ -48,9 +48,9 @@ impl PlanField {
                 .gpu_index
                 .and_then(|i| i64::try_from(i).ok())
                 .map(Attr::Int),
-            PlanField::Gpu => sn.gpu.clone().map(Attr::Str),
-            PlanField::Nic => Some(Attr::Str(sn.nic.clone())),
-            PlanField::Netdev => sn.netdev.clone().map(Attr::Str),
+            PlanField::Gpu => sn.gpu.as_deref().map(|g| Attr::Str(g.to_string())),
+            PlanField::Nic => Some(Attr::Str(sn.nic.to_string())),
+            PlanField::Netdev => sn.netdev.as_deref().map(|n| Attr::Str(n.to_string())),
         }
     }
 }

@@ -177,7 +177,7 @@ fn a_servers_claim_pairs_every_gpu_with_its_nic() {
     );
     assert_eq!(
         spec["devices"]["requests"][3]["exactly"]["selectors"][0]["cel"]["expression"],
-        profile.nic.cel(&Attr::Str(subs[1].nic.clone()))
+        profile.nic.cel(&Attr::Str(subs[1].nic.to_string()))
     );
     let many: Vec<&PlanSubNode> = std::iter::repeat_n(subs[0], 17).collect();
     let e = server_claim_spec(&profile, &many).unwrap_err();

@@ -152,7 +152,7 @@ pub(super) fn build_dra(
                 templates.push(claim_template(
                     job,
                     &name,
-                    (sub_node_annotation(), sn.id.clone()),
+                    (sub_node_annotation(), sn.id.to_string()),
                     &r.node,
                     std::slice::from_ref(devices),
                     spec,

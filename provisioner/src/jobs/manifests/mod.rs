@@ -429,10 +429,13 @@ impl RankRows {
         let mut rows = Vec::with_capacity(placement.ranks.len());
         for (k, r) in placement.ranks.iter().enumerate() {
             let sn = &plan.sub_node_list[r.sub_node];
-            let mut env = env.get(&sn.id).cloned().ok_or_else(|| Error::Manifest {
-                job: placement.job.clone(),
-                message: format!("the host configuration has no sub-node {}", sn.id),
-            })?;
+            let mut env = env
+                .get(sn.id.as_str())
+                .cloned()
+                .ok_or_else(|| Error::Manifest {
+                    job: placement.job.clone(),
+                    message: format!("the host configuration has no sub-node {}", sn.id),
+                })?;
             let shared = sn.gpu_count() > 1;
             if let (true, Some(g)) = (shared, gpus[k]) {
                 env.insert("CUDA_VISIBLE_DEVICES".to_string(), g.to_string());
@@ -467,11 +470,11 @@ impl RankRows {
                 gpu: if shared && gpus[k] != sn.gpu_index {
                     String::new()
                 } else {
-                    sn.gpu.clone().unwrap_or_default()
+                    sn.gpu.as_deref().unwrap_or_default().to_string()
                 },
                 gpu_index: gpus[k].filter(|_| shared),
-                nic: sn.nic.clone(),
-                switch: sn.switch.clone(),
+                nic: sn.nic.to_string(),
+                switch: sn.switch.to_string(),
                 part: sn.part_or_tier.as_str().to_string(),
                 node: r.node.clone(),
                 local_rank: r.local_rank,
