@@ -109,6 +109,7 @@ pub(crate) mod hpn_tests;
 pub mod lab;
 pub mod links;
 pub mod policy;
+pub(crate) mod reroute;
 pub mod tables;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -9,10 +9,12 @@
 //! of the routes do not change. [`FailedQos`] proves the whole fabric
 //! once and then, per failed fabric:
 //!
-//! 1. It recomputes the routes alone ([`Model::routes_on`], the code the
-//!    full check routes with).
+//! 1. It lists again only the route entries the failure can change
+//!    ([`RouteIndex::reroute`]: the entries whose routes crossed a failed
+//!    cable or switch, with the code the full check routes with); every
+//!    other entry is the whole fabric's, indexed once per plan.
 //! 2. For each destination switch `t` whose every switch's next hops
-//!    towards `t` are a subset of the whole fabric's (a failure that only
+//!    towards `t` (those listed again) are a subset of the whole fabric's (a failure that only
 //!    removes routes), the walks towards `t` reach only states `(link, t,
 //!    DSCP)` the whole fabric's walks reach, each with a subset of its next
 //!    hops, so they add only dependencies of the whole fabric's graph and
@@ -40,6 +42,7 @@ use std::collections::HashMap;
 
 use super::{Graph, QosFinding, check_qos_failed, check_qos_marked, next_hops};
 use crate::checked::CheckedPlan;
+use crate::network::reroute::RouteIndex;
 use crate::network::{Avoid, Model, Network};
 use crate::render::HostMarking;
 
@@ -66,13 +69,13 @@ pub struct FailedQos<'p> {
 #[derive(Debug)]
 struct Base<'p> {
     model: Model<'p>,
+    /// The whole fabric's routes, indexed for what a failure changes.
+    index: RouteIndex,
     /// Per (directed link, priority) buffer of the whole fabric's graph,
     /// its position in a topological order.
     position: HashMap<(usize, u8), u32>,
     /// Per position, the positions its dependencies lead to.
     after: Vec<Vec<u32>>,
-    /// Switches with sub-nodes: the destinations of routes.
-    targets: Vec<usize>,
 }
 
 impl<'p> FailedQos<'p> {
@@ -92,6 +95,7 @@ impl<'p> FailedQos<'p> {
             return None;
         }
         let model = Model::build(plan, plan.source()).ok()?;
+        let index = RouteIndex::new(&model, &Network::new(plan, plan.source()).ok()?);
         let next = next_hops(&model);
         let targets: Vec<usize> = (0..model.domains.len())
             .filter(|&d| !model.domains[d].gateways.is_empty())
@@ -120,9 +124,9 @@ impl<'p> FailedQos<'p> {
         drop(g);
         Some(Base {
             model,
+            index,
             position,
             after,
-            targets,
         })
     }
 
@@ -156,42 +160,42 @@ impl<'p> FailedQos<'p> {
     /// routing loops from the whole fabric's (see the module docs); false
     /// when the full check must decide.
     fn holds(&self, base: &Base<'p>, net: &Network<'_>) -> bool {
-        let Ok(routes) = base.model.routes_on(net) else {
+        let m = &base.model;
+        let Ok(rerouted) = base.index.reroute(m, net) else {
             return false;
         };
-        let m = &base.model;
-        let whole = next_hops(m);
-        let mut failed: Vec<HashMap<usize, &[usize]>> = vec![HashMap::new(); routes.len()];
-        for (d, rs) in routes.iter().enumerate() {
-            for r in rs {
-                failed[d].entry(r.target).or_insert(r.next_hops.as_slice());
+        // Per link, the entry listed again that last marked it as a next
+        // hop of the whole fabric.
+        let mut stamp = vec![usize::MAX; m.links.len()];
+        let mut changed: Vec<usize> = Vec::new();
+        for (i, r) in rerouted.iter().enumerate() {
+            if changed.last() == Some(&r.target) || r.hops.is_empty() {
+                continue;
+            }
+            let before = base.index.whole(m, r.switch, r.target).unwrap_or(&[]);
+            if r.hops.as_slice() == before {
+                continue;
+            }
+            for &l in before {
+                stamp[l] = i;
+            }
+            if r.hops.iter().any(|&l| stamp[l] != i) {
+                changed.push(r.target);
             }
         }
-        // Per link, the (switch, destination) entry that last marked it
-        // as a next hop of the whole fabric.
-        let mut stamp = vec![usize::MAX; m.links.len()];
-        let switches = m.domains.len();
-        let changed: Vec<usize> = base
-            .targets
-            .iter()
-            .copied()
-            .filter(|&t| {
-                (0..switches).any(|x| {
-                    let now = failed[x].get(&t).copied().unwrap_or(&[]);
-                    let before = whole[x].get(&t).copied().unwrap_or(&[]);
-                    if now == before || now.is_empty() {
-                        return false;
-                    }
-                    let entry = x * switches + t;
-                    for &l in before {
-                        stamp[l] = entry;
-                    }
-                    now.iter().any(|&l| stamp[l] != entry)
-                })
-            })
-            .collect();
         if changed.is_empty() {
             return true;
+        }
+        // The failed fabric's tables towards the changed destinations (the
+        // walks towards them read no other).
+        let switches = m.domains.len();
+        let mut failed: Vec<HashMap<usize, &[usize]>> = vec![HashMap::new(); switches];
+        for &t in &changed {
+            for (x, row) in failed.iter_mut().enumerate() {
+                if let Some(hops) = base.index.table(m, net, &rerouted, x, t) {
+                    row.insert(t, hops);
+                }
+            }
         }
         if !changed.iter().all(|&t| tables_loop_free(m, &failed, t)) {
             return false;
