@@ -53,9 +53,9 @@ fn rerouted_equals_full(plan: &CheckedPlan, scenarios: &[Vec<Avoid>]) -> (usize,
         let full = m.routes_on(&f).unwrap();
         let rerouted = index.reroute(&m, &f).unwrap();
         listed += rerouted.len();
-        for x in 0..n {
+        for (x, routes) in full.iter().enumerate() {
             for t in 0..n {
-                let want = full[x]
+                let want = routes
                     .iter()
                     .find(|r| r.target == t)
                     .map(|r| r.next_hops.as_slice());
@@ -113,7 +113,10 @@ fn a_leaf_spine_lists_again_what_the_failure_touches() {
         (Avoid::Link(format!("{leaf}-{spine}")), 2 * leaves - 1),
         (Avoid::Switch(spine), leaves * (leaves - 1)),
     ] {
-        let f = net.clone().into_avoiding(&[failed.clone()]).unwrap();
+        let f = net
+            .clone()
+            .into_avoiding(std::slice::from_ref(&failed))
+            .unwrap();
         assert_eq!(index.reroute(&m, &f).unwrap().len(), listed, "{failed}");
     }
 }
