@@ -4,17 +4,20 @@
 //! The route model of the whole plan is built once and each failed
 //! fabric is that model with the failure's faults added
 //! ([`Network::into_avoiding`]: the same faults, checks and tables as
-//! [`Network::avoiding`], without reading the plan again). `check-qos` on
-//! the failed fabric is proven from the whole fabric's proof and the
-//! routes the failure changes ([`FailedQos`], whose module says why that
-//! is the full check's answer, and which runs the full check whenever it
-//! cannot show it). `tests::the_prover_equals_the_full_computation` holds
+//! [`Network::avoiding`], without reading the plan again). The route
+//! entries the failure can change are listed again, the rest taken from
+//! the whole fabric's routes ([`FailedQos::reroute`]); the switch pairs it
+//! cuts apart are read from those entries, and `check-qos` on the failed
+//! fabric is proven from the whole fabric's proof and them ([`FailedQos`],
+//! whose module says why that is the full check's answer, and which runs
+//! the full check whenever it cannot show it). `tests::the_prover_equals_the_full_computation` holds
 //! both equal to the computation from scratch on every single failure.
 
 use std::collections::HashSet;
 
 use crate::checked::CheckedPlan;
 use crate::error::Result;
+use crate::network::reroute::Rerouted;
 use crate::network::{Avoid, Network};
 use crate::render::{FailedQos, HostMarking};
 
@@ -38,6 +41,10 @@ pub(crate) struct Prover<'p> {
     whole: Network<'p>,
     /// Switches that carry sub-nodes.
     carrying: Vec<bool>,
+    /// True when the whole fabric's routes lead to every switch that
+    /// carries sub-nodes, so the route entries a failure lists again
+    /// ([`FailedQos::reroute`]) hold every pair it cuts.
+    cut_from_rerouted: bool,
     pub(super) qos: FailedQos<'p>,
 }
 
@@ -51,24 +58,29 @@ impl<'p> Prover<'p> {
             .iter()
             .map(|sn| sn.switch.as_str())
             .collect();
-        let carrying = plan
+        let carrying: Vec<bool> = plan
             .switch_list
             .iter()
             .map(|s| names.contains(s.name.as_str()))
             .collect();
+        let qos = FailedQos::new(plan, &HostMarking::default());
+        let cut_from_rerouted = (carrying.iter().enumerate()).all(|(s, &c)| !c || qos.routes_to(s));
         Ok(Self {
             plan,
             whole,
             carrying,
-            qos: FailedQos::new(plan, &HostMarking::default()),
+            cut_from_rerouted,
+            qos,
         })
     }
 
     /// What the failures `failed` (together) do.
     pub(crate) fn prove(&self, failed: &[Avoid]) -> Result<Proof> {
         let net = self.whole.clone().into_avoiding(failed)?;
-        let (lost, unreachable) = cut(self.plan, &net, &self.carrying);
-        let qos = self.qos.check(failed, &net);
+        let rerouted = self.qos.reroute(&net);
+        let listed = rerouted.as_deref().filter(|_| self.cut_from_rerouted);
+        let (lost, unreachable) = cut(self.plan, &net, &self.carrying, listed);
+        let qos = self.qos.check_rerouted(failed, &net, rerouted.as_deref());
         Ok(Proof {
             lost,
             unreachable,
@@ -85,25 +97,37 @@ impl<'p> Prover<'p> {
 /// The sub-nodes a failure cuts off and the pairs of live switches with
 /// sub-nodes that lost every route (within a plane), on the route model's
 /// failed fabric `net`; `carrying` says which switches have sub-nodes.
+/// With `rerouted`, the route entries the failure lists again
+/// ([`FailedQos::reroute`], given only when the whole fabric routes to
+/// every carrying switch), the pairs are read from those: every other
+/// entry is the whole fabric's, which has a route.
 #[allow(clippy::type_complexity)]
 pub(crate) fn cut(
     plan: &CheckedPlan,
     net: &Network<'_>,
     carrying: &[bool],
+    rerouted: Option<&[Rerouted]>,
 ) -> (Vec<usize>, Vec<(usize, usize)>) {
     let lost: Vec<usize> = (0..plan.sub_node_list.len())
         .filter(|&sn| net.cut_off(sn))
         .collect();
+    let same_plane = |a: usize, b: usize| plan.switch_list[a].plane == plan.switch_list[b].plane;
+    if let Some(rerouted) = rerouted {
+        let mut unreachable: Vec<(usize, usize)> = (rerouted.iter())
+            .filter(|r| r.hops.is_empty() && carrying[r.switch] && carrying[r.target])
+            .map(|r| (r.switch, r.target))
+            .filter(|&(a, b)| same_plane(a, b))
+            .collect();
+        unreachable.sort_unstable();
+        return (lost, unreachable);
+    }
     let hosts: Vec<usize> = (0..plan.switch_list.len())
         .filter(|&s| !net.is_avoided_switch(s) && carrying[s])
         .collect();
     let mut unreachable = Vec::new();
     for &a in &hosts {
         for &b in &hosts {
-            if a != b
-                && plan.switch_list[a].plane == plan.switch_list[b].plane
-                && !net.reachable(a, b)
-            {
+            if a != b && same_plane(a, b) && !net.reachable(a, b) {
                 unreachable.push((a, b));
             }
         }

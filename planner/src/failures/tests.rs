@@ -190,7 +190,7 @@ fn from_scratch(plan: &CheckedPlan, failed: &[Avoid]) -> proof::Proof {
     let carrying: Vec<bool> = (plan.switch_list.iter())
         .map(|s| names.contains(s.name.as_str()))
         .collect();
-    let (lost, unreachable) = proof::cut(plan, &net, &carrying);
+    let (lost, unreachable) = proof::cut(plan, &net, &carrying, None);
     let qos = crate::render::check_qos_failed(plan, &crate::render::HostMarking::default(), failed);
     proof::Proof {
         lost,

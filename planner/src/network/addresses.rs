@@ -301,7 +301,9 @@ impl<'p> Model<'p> {
     /// of this model's plan that may avoid links and switches: what
     /// [`Model::build_failed`] would give each domain for the same
     /// failures, without building the rest of the model again (the
-    /// addresses, ports and hosts do not depend on the routes).
+    /// addresses, ports and hosts do not depend on the routes). The full
+    /// rebuild the tests hold `reroute::RouteIndex` equal to.
+    #[cfg(test)]
     pub fn routes_on(
         &self,
         net: &Network<'_>,
@@ -316,6 +318,47 @@ impl<'p> Model<'p> {
         } else {
             Err(b.problems)
         }
+    }
+
+    /// The model link of network link `id` (a network of this model's
+    /// plan), when it is an inter-switch link the model routes over.
+    pub fn link_of(&self, net: &Network<'_>, id: usize) -> Option<usize> {
+        net.link(id).and_then(|l| match l {
+            super::Link::InterSwitch { from, port, .. } => self
+                .port(self.domains[from].device, port)
+                .and_then(|p| match p.kind {
+                    PortKind::InterSwitch { link } => Some(link),
+                    _ => None,
+                }),
+            _ => None,
+        })
+    }
+
+    /// The next hops of switch `x`'s static route towards switch `t`'s
+    /// subnets on `net` (a network of this model's plan): its forwarding
+    /// table as model links, in port order. A table entry the model has no
+    /// link for is a problem pushed on `problems` (and left out).
+    pub fn hops_on(
+        &self,
+        net: &Network<'_>,
+        x: usize,
+        t: usize,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<usize> {
+        let mut hops = Vec::new();
+        for id in net.table(x, t) {
+            match self.link_of(net, id) {
+                Some(link) => hops.push(link),
+                None => problems.push(Problem::at(
+                    None,
+                    format!("switch {} link {}", self.name(x), net.describe(id)),
+                    "the routing graph and the cable list disagree",
+                    "run planner validate on the plan and design it again".to_string(),
+                )),
+            }
+        }
+        hops.sort_by_key(|&id| self.links[id].from_port);
+        hops
     }
 
     /// The port of a device by number.
@@ -869,31 +912,11 @@ impl Builder<'_> {
                     }
                     continue;
                 }
-                let mut hops = Vec::new();
-                for id in net.table(x, t) {
-                    let link = net.link(id).and_then(|l| match l {
-                        super::Link::InterSwitch { from, port, .. } => m
-                            .port(m.domains[from].device, port)
-                            .and_then(|p| match p.kind {
-                                PortKind::InterSwitch { link } => Some(link),
-                                _ => None,
-                            }),
-                        _ => None,
-                    });
-                    match link {
-                        Some(link) => hops.push(link),
-                        None => self.problem(
-                            format!("switch {} link {}", m.name(x), net.describe(id)),
-                            "the routing graph and the cable list disagree",
-                            "run planner validate on the plan and design it again",
-                        ),
-                    }
-                }
+                let hops = m.hops_on(net, x, t, &mut self.problems);
                 if hops.is_empty() {
                     self.no_route(m, x, t);
                     continue;
                 }
-                hops.sort_by_key(|&id| m.links[id].from_port);
                 for g in &m.domains[t].gateways {
                     routes.push(StaticRoute {
                         prefix: g.prefix,

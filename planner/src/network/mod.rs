@@ -24,6 +24,9 @@
 //! - [`addresses`]: the vendor-neutral model of the configurations (VLANs,
 //!   VRFs, ports, addresses, gateways and the tables as static routes), and
 //!   [`Model::refusals`], the address and route check of every plan load;
+//! - [`reroute`]: the static routes a failure can change, listed again
+//!   alone, the rest taken from the whole fabric's (the failure
+//!   analysis's QoS proof and cut pairs);
 //! - [`bgp`]: the eBGP model (`routing = "bgp"`): per switch its ASN, one
 //!   session per inter-switch cable with BFD, the subnets it announces, and
 //!   the routes BGP installs ([`Bgp::installed`]), which equal the tables;
@@ -109,6 +112,7 @@ pub(crate) mod hpn_tests;
 pub mod lab;
 pub mod links;
 pub mod policy;
+pub(crate) mod reroute;
 pub mod tables;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -52,6 +52,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::checked::CheckedPlan;
@@ -438,18 +439,18 @@ fn settings_agree(m: &Model<'_>, marking: &HostMarking, check: &mut QosCheck) {
 pub(super) struct Graph<'m, 'p> {
     m: &'m Model<'p>,
     /// Node per (directed link, priority), numbered as met.
-    nodes: HashMap<(usize, u8), NodeIndex>,
+    nodes: FxHashMap<(usize, u8), NodeIndex>,
     keys: Vec<(usize, u8)>,
     graph: DiGraph<(), ()>,
-    edges: HashSet<(NodeIndex, NodeIndex)>,
+    edges: FxHashSet<(NodeIndex, NodeIndex)>,
     /// The first flow behind each edge: (source, destination, turning
     /// switch, whether it is receivers' answers).
-    witness: HashMap<(NodeIndex, NodeIndex), (usize, usize, usize, bool)>,
+    witness: FxHashMap<(NodeIndex, NodeIndex), (usize, usize, usize, bool)>,
     /// The walks under way carry receivers' answers (CTS writes, ACKs).
     answers: bool,
-    seen: HashSet<(usize, usize, u8)>,
+    seen: FxHashSet<(usize, usize, u8)>,
     /// Per domain: destination -> next-hop links.
-    next: Vec<HashMap<usize, &'m [usize]>>,
+    next: Vec<FxHashMap<usize, &'m [usize]>>,
     loops: BTreeSet<(usize, usize)>,
 }
 
@@ -509,8 +510,8 @@ impl Graph<'_, '_> {
 }
 
 /// Per domain: destination -> next-hop links, from the model's routes.
-pub(super) fn next_hops<'m>(m: &'m Model<'_>) -> Vec<HashMap<usize, &'m [usize]>> {
-    let mut next: Vec<HashMap<usize, &[usize]>> = vec![HashMap::new(); m.domains.len()];
+pub(super) fn next_hops<'m>(m: &'m Model<'_>) -> Vec<FxHashMap<usize, &'m [usize]>> {
+    let mut next: Vec<FxHashMap<usize, &[usize]>> = vec![FxHashMap::default(); m.domains.len()];
     for (d, dom) in m.domains.iter().enumerate() {
         for r in &dom.routes {
             next[d].entry(r.target).or_insert(r.next_hops.as_slice());
@@ -521,15 +522,15 @@ pub(super) fn next_hops<'m>(m: &'m Model<'_>) -> Vec<HashMap<usize, &'m [usize]>
 
 impl<'m, 'p> Graph<'m, 'p> {
     /// An empty graph over the routes `next` of `m`.
-    pub(super) fn new(m: &'m Model<'p>, next: Vec<HashMap<usize, &'m [usize]>>) -> Self {
+    pub(super) fn new(m: &'m Model<'p>, next: Vec<FxHashMap<usize, &'m [usize]>>) -> Self {
         Graph {
             m,
-            nodes: HashMap::new(),
+            nodes: FxHashMap::default(),
             keys: Vec::new(),
             graph: DiGraph::new(),
-            edges: HashSet::new(),
-            witness: HashMap::new(),
-            seen: HashSet::new(),
+            edges: FxHashSet::default(),
+            witness: FxHashMap::default(),
+            seen: FxHashSet::default(),
             next,
             loops: BTreeSet::new(),
             answers: false,

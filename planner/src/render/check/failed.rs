@@ -9,10 +9,12 @@
 //! of the routes do not change. [`FailedQos`] proves the whole fabric
 //! once and then, per failed fabric:
 //!
-//! 1. It recomputes the routes alone ([`Model::routes_on`], the code the
-//!    full check routes with).
+//! 1. It lists again only the route entries the failure can change
+//!    ([`RouteIndex::reroute`]: the entries whose routes crossed a failed
+//!    cable or switch, with the code the full check routes with); every
+//!    other entry is the whole fabric's, indexed once per plan.
 //! 2. For each destination switch `t` whose every switch's next hops
-//!    towards `t` are a subset of the whole fabric's (a failure that only
+//!    towards `t` (those listed again) are a subset of the whole fabric's (a failure that only
 //!    removes routes), the walks towards `t` reach only states `(link, t,
 //!    DSCP)` the whole fabric's walks reach, each with a subset of its next
 //!    hops, so they add only dependencies of the whole fabric's graph and
@@ -36,10 +38,11 @@
 //! own. `failures::tests` holds the two equal on every single failure of
 //! small and medium plans.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::{Graph, QosFinding, check_qos_failed, check_qos_marked, next_hops};
 use crate::checked::CheckedPlan;
+use crate::network::reroute::{Rerouted, RouteIndex};
 use crate::network::{Avoid, Model, Network};
 use crate::render::HostMarking;
 
@@ -60,46 +63,60 @@ pub struct FailedQosVerdict {
 pub struct FailedQos<'p> {
     plan: &'p CheckedPlan,
     marking: HostMarking,
-    base: Option<Base<'p>>,
+    /// The whole fabric's model and its routes' index, when it builds.
+    whole: Option<Whole<'p>>,
+    /// The whole fabric's proof, when it is clean.
+    base: Option<Base>,
 }
 
 #[derive(Debug)]
-struct Base<'p> {
+struct Whole<'p> {
     model: Model<'p>,
+    /// The whole fabric's routes, indexed for what a failure changes.
+    index: RouteIndex,
+}
+
+#[derive(Debug)]
+struct Base {
     /// Per (directed link, priority) buffer of the whole fabric's graph,
     /// its position in a topological order.
-    position: HashMap<(usize, u8), u32>,
+    position: FxHashMap<(usize, u8), u32>,
     /// Per position, the positions its dependencies lead to.
     after: Vec<Vec<u32>>,
-    /// Switches with sub-nodes: the destinations of routes.
-    targets: Vec<usize>,
 }
 
 impl<'p> FailedQos<'p> {
     /// Proves `plan`'s whole fabric with the hosts marking as `marking`
     /// says; without a clean proof every failed fabric gets the full check.
     pub fn new(plan: &'p CheckedPlan, marking: &HostMarking) -> Self {
-        let base = Self::base(plan, marking);
+        let whole = (|| {
+            let model = Model::build(plan, plan.source()).ok()?;
+            let index = RouteIndex::new(&model, &Network::new(plan, plan.source()).ok()?);
+            Some(Whole { model, index })
+        })();
+        let base = whole
+            .as_ref()
+            .and_then(|w| Self::base(plan, marking, &w.model));
         Self {
             plan,
             marking: marking.clone(),
+            whole,
             base,
         }
     }
 
-    fn base(plan: &'p CheckedPlan, marking: &HostMarking) -> Option<Base<'p>> {
+    fn base(plan: &'p CheckedPlan, marking: &HostMarking, model: &Model<'p>) -> Option<Base> {
         if !check_qos_marked(plan, marking).ok {
             return None;
         }
-        let model = Model::build(plan, plan.source()).ok()?;
-        let next = next_hops(&model);
+        let next = next_hops(model);
         let targets: Vec<usize> = (0..model.domains.len())
             .filter(|&d| !model.domains[d].gateways.is_empty())
             .collect();
-        if !targets.iter().all(|&t| tables_loop_free(&model, &next, t)) {
+        if !targets.iter().all(|&t| tables_loop_free(model, &next, t)) {
             return None;
         }
-        let mut g = Graph::new(&model, next);
+        let mut g = Graph::new(model, next);
         g.walk_flows(marking, None);
         if !g.loops.is_empty() {
             return None;
@@ -117,13 +134,7 @@ impl<'p> FailedQos<'p> {
         for &(a, b) in &g.edges {
             after[at[a.index()] as usize].push(at[b.index()]);
         }
-        drop(g);
-        Some(Base {
-            model,
-            position,
-            after,
-            targets,
-        })
+        Some(Base { position, after })
     }
 
     /// True when the whole fabric's proof is clean, so failed fabrics can
@@ -132,11 +143,43 @@ impl<'p> FailedQos<'p> {
         self.base.is_some()
     }
 
+    /// True when switch `s` has sub-nodes the whole fabric's routes lead
+    /// to (so the entries [`FailedQos::reroute`] lists include every
+    /// route towards it that a failure removes).
+    pub(crate) fn routes_to(&self, s: usize) -> bool {
+        self.whole.as_ref().is_some_and(|w| {
+            w.model
+                .domains
+                .get(s)
+                .is_some_and(|d| !d.gateways.is_empty())
+        })
+    }
+
+    /// The route entries of the failed fabric `net` its failures can
+    /// change, listed again ([`RouteIndex::reroute`]); every other entry is
+    /// the whole fabric's. `None` when the whole fabric's model does not
+    /// build or an entry cannot be listed.
+    pub(crate) fn reroute(&self, net: &Network<'_>) -> Option<Vec<Rerouted>> {
+        let w = self.whole.as_ref()?;
+        w.index.reroute(&w.model, net).ok()
+    }
+
     /// `check-qos` on the fabric `net` routes, which avoids `failed`:
     /// what [`check_qos_failed`] finds (its `ok` and findings).
     pub fn check(&self, failed: &[Avoid], net: &Network<'_>) -> FailedQosVerdict {
-        if let Some(base) = &self.base
-            && self.holds(base, net)
+        self.check_rerouted(failed, net, self.reroute(net).as_deref())
+    }
+
+    /// [`FailedQos::check`] with the entries [`FailedQos::reroute`] lists
+    /// for `net`, when it lists them.
+    pub(crate) fn check_rerouted(
+        &self,
+        failed: &[Avoid],
+        net: &Network<'_>,
+        rerouted: Option<&[Rerouted]>,
+    ) -> FailedQosVerdict {
+        if let (Some(whole), Some(base), Some(rerouted)) = (&self.whole, &self.base, rerouted)
+            && self.holds(whole, base, net, rerouted)
         {
             return FailedQosVerdict {
                 ok: true,
@@ -155,43 +198,46 @@ impl<'p> FailedQos<'p> {
     /// True when the failed fabric's graph is proven acyclic and free of
     /// routing loops from the whole fabric's (see the module docs); false
     /// when the full check must decide.
-    fn holds(&self, base: &Base<'p>, net: &Network<'_>) -> bool {
-        let Ok(routes) = base.model.routes_on(net) else {
-            return false;
-        };
-        let m = &base.model;
-        let whole = next_hops(m);
-        let mut failed: Vec<HashMap<usize, &[usize]>> = vec![HashMap::new(); routes.len()];
-        for (d, rs) in routes.iter().enumerate() {
-            for r in rs {
-                failed[d].entry(r.target).or_insert(r.next_hops.as_slice());
+    fn holds(
+        &self,
+        whole: &Whole<'p>,
+        base: &Base,
+        net: &Network<'_>,
+        rerouted: &[Rerouted],
+    ) -> bool {
+        let m = &whole.model;
+        // Per link, the entry listed again that last marked it as a next
+        // hop of the whole fabric.
+        let mut stamp = vec![usize::MAX; m.links.len()];
+        let mut changed: Vec<usize> = Vec::new();
+        for (i, r) in rerouted.iter().enumerate() {
+            if changed.last() == Some(&r.target) || r.hops.is_empty() {
+                continue;
+            }
+            let before = whole.index.whole(m, r.switch, r.target).unwrap_or(&[]);
+            if r.hops.as_slice() == before {
+                continue;
+            }
+            for &l in before {
+                stamp[l] = i;
+            }
+            if r.hops.iter().any(|&l| stamp[l] != i) {
+                changed.push(r.target);
             }
         }
-        // Per link, the (switch, destination) entry that last marked it
-        // as a next hop of the whole fabric.
-        let mut stamp = vec![usize::MAX; m.links.len()];
-        let switches = m.domains.len();
-        let changed: Vec<usize> = base
-            .targets
-            .iter()
-            .copied()
-            .filter(|&t| {
-                (0..switches).any(|x| {
-                    let now = failed[x].get(&t).copied().unwrap_or(&[]);
-                    let before = whole[x].get(&t).copied().unwrap_or(&[]);
-                    if now == before || now.is_empty() {
-                        return false;
-                    }
-                    let entry = x * switches + t;
-                    for &l in before {
-                        stamp[l] = entry;
-                    }
-                    now.iter().any(|&l| stamp[l] != entry)
-                })
-            })
-            .collect();
         if changed.is_empty() {
             return true;
+        }
+        // The failed fabric's tables towards the changed destinations (the
+        // walks towards them read no other).
+        let switches = m.domains.len();
+        let mut failed: Vec<FxHashMap<usize, &[usize]>> = vec![FxHashMap::default(); switches];
+        for &t in &changed {
+            for (x, row) in failed.iter_mut().enumerate() {
+                if let Some(hops) = whole.index.table(m, net, rerouted, x, t) {
+                    row.insert(t, hops);
+                }
+            }
         }
         if !changed.iter().all(|&t| tables_loop_free(m, &failed, t)) {
             return false;
@@ -234,9 +280,18 @@ fn acyclic_with(after: &[Vec<u32>], added: &mut [(u32, u32)]) -> bool {
     };
     let n = last as usize + 1;
     added.sort_unstable();
+    // Where each node's added dependencies start in `added`.
+    let mut start = vec![0u32; n + 1];
+    for &(a, _) in added.iter() {
+        if (a as usize) < n {
+            start[a as usize + 1] += 1;
+        }
+    }
+    for a in 0..n {
+        start[a + 1] += start[a];
+    }
     let extra = |a: u32| {
-        let lo = added.partition_point(|&(x, _)| x < a);
-        let hi = added.partition_point(|&(x, _)| x <= a);
+        let (lo, hi) = (start[a as usize] as usize, start[a as usize + 1] as usize);
         added[lo..hi].iter().map(|&(_, b)| b)
     };
     let mut indegree = vec![0u32; n];
@@ -266,7 +321,7 @@ fn acyclic_with(after: &[Vec<u32>], added: &mut [(u32, u32)]) -> bool {
 
 /// True when the next hops towards switch `t` (`next[x][t]` for every
 /// switch `x`) never lead a route back to a switch it has left.
-fn tables_loop_free(m: &Model<'_>, next: &[HashMap<usize, &[usize]>], t: usize) -> bool {
+fn tables_loop_free(m: &Model<'_>, next: &[FxHashMap<usize, &[usize]>], t: usize) -> bool {
     // 0: not visited, 1: on the current path, 2: done.
     let mut state = vec![0u8; next.len()];
     for start in 0..next.len() {
