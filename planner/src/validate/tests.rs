@@ -422,7 +422,7 @@ fn port_labels_compare_as_written() {
                 format!("{label}0"),
                 format!("{}:p0{port}", sn.nic),
                 format!("{}:p+{port}", sn.nic),
-                sn.nic.clone(),
+                sn.nic.to_string(),
                 format!("{}:p", sn.nic),
                 String::new(),
             ];
