@@ -159,6 +159,18 @@ pub enum PushError {
         lines: Vec<String>,
     },
 
+    /// The switch's ports are not the candidate's: a cage in another
+    /// breakout mode, or a port the switch does not have. Refused before
+    /// anything is written; the switch's own commands set them.
+    #[error(
+        "the switch's ports differ from the plan's; refused before anything was written. Set them on the switch first (SONiC's Dynamic Port Breakout, `config interface breakout`, makes a cage's child ports with their lanes), or fix the port names (the inventory's `port_name`), then push again:{}",
+        list_plain(lines)
+    )]
+    Ports {
+        /// One line per root port or port, as the device spells it.
+        lines: Vec<String>,
+    },
+
     /// The device is not the switch the plan names.
     #[error(
         "the device says it is {}, not {expected}; fix the address in the devices file or the device's hostname",
@@ -265,6 +277,7 @@ impl PushError {
             | PushError::Locked { .. }
             | PushError::Rejected { .. }
             | PushError::Management { .. }
+            | PushError::Ports { .. }
             | PushError::Identity { .. }
             | PushError::Verify { .. }
             // A journal that is missing, foreign, or waits on an earlier

@@ -19,6 +19,16 @@
 //!   (`management|<prefix>` in later releases), the VRF named by
 //!   `MGMT_VRF_CONFIG` (sonic-utilities config/main.py,
 //!   `cli_sroute_to_config` and `is_vrf_exists`); they stay as they run.
+//! - `BREAKOUT_CFG` is compared, never written: a cage is broken out with
+//!   SONiC's Dynamic Port Breakout (`config interface breakout`), which
+//!   deletes the root port and makes the child ports with their lanes
+//!   from the platform's `platform.json`; GCU only edits the table (the
+//!   ports stay as they were until swss restarts, sonic-buildimage issue
+//!   #23822), and a `PORT` entry without `lanes` is invalid
+//!   (`sonic-port.yang`: `lanes` and `speed` are mandatory). So before
+//!   anything is written, `load` refuses a candidate whose breakout modes
+//!   differ from the switch's or that names a port the switch does not
+//!   have ([`port_mismatch`]), with the command to run first.
 //!
 //! The diff is ours: running CONFIG_DB (`sonic-cfggen -d --print-data`)
 //! against that target, one line per changed leaf as a JSON pointer
@@ -55,6 +65,9 @@ pub const LOCK_DIR: &str = "/tmp/efl-push.lock";
 pub const CANDIDATE: &str = "/tmp/efl-push.lock/candidate.json";
 /// Tables merged field by field instead of replaced.
 pub const MERGED_TABLES: [&str; 3] = ["PORT", "DEVICE_METADATA", "FEATURE"];
+/// Tables compared with the running ones and never written: the switch's
+/// own breakout state (see the module comment).
+pub const CHECKED_TABLES: [&str; 1] = ["BREAKOUT_CFG"];
 /// The names the management VRF's static routes carry in `STATIC_ROUTE`
 /// keys (`<vrf>|<prefix>`): `mgmt`, and `management` where sonic-utilities
 /// accepts it too.
@@ -204,6 +217,10 @@ impl Sonic {
                 "not a JSON object",
             )
         })?;
+        let ports = port_mismatch(running, candidate);
+        if !ports.is_empty() {
+            return Err(PushError::Ports { lines: ports });
+        }
         let target = replace_target(running, candidate);
         let cut = management_cut(running, &target);
         if !cut.is_empty() {
@@ -440,6 +457,74 @@ pub fn management_cut(running: &Map<String, Value>, target: &Map<String, Value>)
     out
 }
 
+/// What the switch must change by its own commands before the candidate
+/// can be loaded, one line each (device text, escaped when shown):
+/// - a root port of the candidate's `BREAKOUT_CFG` that the switch's runs
+///   in another mode, or that it does not list (when it has the table at
+///   all: a platform without Dynamic Port Breakout has none, and its
+///   ports are its `PORT` table). Modes compare without the bracketed
+///   alternative speeds a platform's mode names carry (`2x200G[100G]`
+///   is `2x200G`; sonic-net/SONiC `doc/dynamic-port-breakout`, the
+///   breakout mode syntax);
+/// - a `PORT` entry of the candidate that the running CONFIG_DB lacks:
+///   the platform has no such port, or only once a cage is broken out.
+pub fn port_mismatch(running: &Map<String, Value>, candidate: &Map<String, Value>) -> Vec<String> {
+    let empty = Map::new();
+    let table = |db: &'_ Map<String, Value>, name: &str| -> Map<String, Value> {
+        db.get(name)
+            .and_then(Value::as_object)
+            .unwrap_or(&empty)
+            .clone()
+    };
+    let mut out = Vec::new();
+    if let Some(have) = running.get("BREAKOUT_CFG").and_then(Value::as_object) {
+        for (root, fields) in table(candidate, "BREAKOUT_CFG") {
+            let want = fields.get("brkout_mode").and_then(Value::as_str);
+            let runs = have
+                .get(&root)
+                .and_then(|f| f.get("brkout_mode"))
+                .and_then(Value::as_str);
+            match (want, runs) {
+                (Some(w), Some(r)) if mode_speeds(w) == mode_speeds(r) => {}
+                (Some(w), Some(r)) => out.push(format!(
+                    "BREAKOUT_CFG|{root}: the switch runs {r}, the plan needs {w}: run `sudo config interface breakout {root} <mode> -y` with the mode `show interfaces breakout` lists for {w}"
+                )),
+                (Some(w), None) => out.push(format!(
+                    "BREAKOUT_CFG|{root}: not a root port of the switch (its BREAKOUT_CFG has no such entry), the plan breaks it out {w}"
+                )),
+                (None, _) => out.push(format!(
+                    "BREAKOUT_CFG|{root}: the candidate gives no brkout_mode"
+                )),
+            }
+        }
+    }
+    let ports = table(running, "PORT");
+    for port in table(candidate, "PORT").keys() {
+        if !ports.contains_key(port) {
+            out.push(format!(
+                "PORT|{port}: the switch has no such port (`show interfaces status`)"
+            ));
+        }
+    }
+    out
+}
+
+/// A breakout mode without its bracketed alternative speeds:
+/// `2x200G[100G,50G]` -> `2x200G`.
+fn mode_speeds(mode: &str) -> String {
+    let mut out = String::with_capacity(mode.len());
+    let mut depth = 0usize;
+    for c in mode.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            c if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The target CONFIG_DB: the running one with the candidate's tables laid
 /// over it (see the module comment for the rule).
 pub fn replace_target(
@@ -448,6 +533,9 @@ pub fn replace_target(
 ) -> Map<String, Value> {
     let mut out = running.clone();
     for (table, entries) in candidate {
+        if CHECKED_TABLES.contains(&table.as_str()) {
+            continue;
+        }
         let Some(entries) = entries.as_object() else {
             out.insert(table.clone(), entries.clone());
             continue;
@@ -741,6 +829,56 @@ mod tests {
         );
     }
     use serde_json::json;
+
+    /// Breakouts are the switch's: compared before the load, never in the
+    /// target. A mode with bracketed alternatives is the same mode.
+    #[test]
+    fn breakouts_are_compared_and_never_written() {
+        let running = obj(json!({
+            "BREAKOUT_CFG": {"Ethernet0": {"brkout_mode": "2x200G[100G]"},
+                             "Ethernet8": {"brkout_mode": "1x400G"},
+                             "Ethernet16": {"brkout_mode": "1x400G"}},
+            "PORT": {"Ethernet0": {"lanes": "0,1,2,3", "speed": "200000"},
+                     "Ethernet4": {"lanes": "4,5,6,7", "speed": "200000"},
+                     "Ethernet8": {"lanes": "8,9,10,11,12,13,14,15", "speed": "400000"},
+                     "Ethernet16": {"lanes": "16,17,18,19,20,21,22,23", "speed": "400000"}}
+        }));
+        let fits = obj(json!({
+            "BREAKOUT_CFG": {"Ethernet0": {"brkout_mode": "2x200G"}},
+            "PORT": {"Ethernet0": {"mtu": "9216"}, "Ethernet4": {"mtu": "9216"}}
+        }));
+        assert_eq!(port_mismatch(&running, &fits), Vec::<String>::new());
+        // The switch's table stays whole and as it runs: the plan's
+        // spelling of the mode does not replace the platform's, and the
+        // roots the plan does not break out keep their entries.
+        let t = replace_target(&running, &fits);
+        assert_eq!(t["BREAKOUT_CFG"], running["BREAKOUT_CFG"]);
+        let needs = obj(json!({
+            "BREAKOUT_CFG": {"Ethernet0": {"brkout_mode": "2x200G"},
+                             "Ethernet8": {"brkout_mode": "2x200G"},
+                             "Ethernet24": {"brkout_mode": "2x200G"}},
+            "PORT": {"Ethernet8": {"mtu": "9216"}, "Ethernet12": {"mtu": "9216"}}
+        }));
+        assert_eq!(
+            port_mismatch(&running, &needs),
+            [
+                "BREAKOUT_CFG|Ethernet24: not a root port of the switch (its BREAKOUT_CFG has no such entry), the plan breaks it out 2x200G",
+                "BREAKOUT_CFG|Ethernet8: the switch runs 1x400G, the plan needs 2x200G: run `sudo config interface breakout Ethernet8 <mode> -y` with the mode `show interfaces breakout` lists for 2x200G",
+                "PORT|Ethernet12: the switch has no such port (`show interfaces status`)",
+            ]
+        );
+        // A platform without Dynamic Port Breakout has no BREAKOUT_CFG:
+        // its ports are what it has.
+        let mut fixed = running.clone();
+        fixed.remove("BREAKOUT_CFG");
+        assert_eq!(
+            port_mismatch(&fixed, &needs),
+            ["PORT|Ethernet12: the switch has no such port (`show interfaces status`)"]
+        );
+        assert!(!replace_target(&fixed, &needs).contains_key("BREAKOUT_CFG"));
+        assert_eq!(mode_speeds("4x100G[50G,25G]"), "4x100G");
+        assert_eq!(mode_speeds("2x50G(4)"), "2x50G(4)");
+    }
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()

@@ -354,6 +354,117 @@ async fn sonic_rejected_candidate_shows_the_device_message() {
     assert!(!state.dirs.contains(sonic::LOCK_DIR));
 }
 
+/// A leaf of the `breakout-200g` plan: 16 cages of 400G, each `2x200G`.
+fn breakout_candidate() -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../planner/tests/render/breakout-200g/sonic/leaf01.config_db.json");
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Breakouts are the switch's own (Dynamic Port Breakout makes a cage's
+/// child ports with their lanes; a replace only edits `BREAKOUT_CFG`, and
+/// a child port without lanes is invalid): a plan with breakouts on a
+/// switch whose cages run whole is refused at load, before anything is
+/// written, naming each root port, both modes and SONiC's command. Once
+/// the cages are broken out on the switch, the same candidate loads and
+/// commits; `BREAKOUT_CFG` stays exactly the switch's, with its own mode
+/// names and the root ports the plan does not use.
+#[tokio::test]
+async fn sonic_breakouts_are_set_on_the_switch_first_and_never_replaced() {
+    let server = TestServer::start(SonicState::dpb("sw01", 32, 0), USER, PASSWORD, 1).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = sonic(&server).await;
+    let err = d.load(&breakout_candidate()).await.unwrap_err();
+    match &err {
+        PushError::Ports { lines } => {
+            let roots: Vec<&String> = lines
+                .iter()
+                .filter(|l| l.starts_with("BREAKOUT_CFG|"))
+                .collect();
+            let ports: Vec<&String> = lines.iter().filter(|l| l.starts_with("PORT|")).collect();
+            assert_eq!(
+                (roots.len(), ports.len(), lines.len()),
+                (16, 16, 32),
+                "{lines:#?}"
+            );
+            assert!(lines.contains(&"BREAKOUT_CFG|Ethernet8: the switch runs 1x400G[200G,100G,50G,40G,25G,10G,1G], the plan needs 2x200G: run `sudo config interface breakout Ethernet8 <mode> -y` with the mode `show interfaces breakout` lists for 2x200G".to_string()), "{lines:#?}");
+            assert!(
+                lines.contains(
+                    &"PORT|Ethernet12: the switch has no such port (`show interfaces status`)"
+                        .to_string()
+                ),
+                "{lines:#?}"
+            );
+        }
+        e => panic!("expected Ports, got {e}"),
+    }
+    assert!(err.is_bad_input(), "{err}");
+    assert!(
+        err.to_string().contains("config interface breakout"),
+        "{err}"
+    );
+    assert_eq!(server.commands(), UNCHANGED_LOAD);
+    assert_eq!(server.state.lock().unwrap().running, before);
+
+    // The same candidate without the client's check: the switch itself
+    // refuses the child ports it would have to invent (no lanes).
+    {
+        let mut st = server.state.lock().unwrap();
+        let running = st.running.as_object().unwrap().clone();
+        let mut target = running.clone();
+        let candidate: Value = serde_json::from_str(&breakout_candidate()).unwrap();
+        for (table, entries) in candidate.as_object().unwrap() {
+            let mut t = running
+                .get(table)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            for (k, v) in entries.as_object().unwrap() {
+                let mut m = t
+                    .get(k)
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                m.extend(v.as_object().unwrap().clone());
+                t.insert(k.clone(), Value::Object(m));
+            }
+            target.insert(table.clone(), Value::Object(t));
+        }
+        st.files.insert(
+            "/tmp/raw.json".into(),
+            Value::Object(target).to_string().into_bytes(),
+        );
+        let r = st.exec("sudo config replace --dry-run /tmp/raw.json", b"");
+        assert_ne!(r.status, 0);
+        assert!(
+            r.stderr.contains("Missing required element \"lanes\""),
+            "{}",
+            r.stderr
+        );
+    }
+
+    // Broken out on the switch (the first 16 cages, as `config interface
+    // breakout` leaves them): the candidate loads and commits.
+    let server = TestServer::start(SonicState::dpb("sw01", 32, 16), USER, PASSWORD, 1).await;
+    let before = server.state.lock().unwrap().running.clone();
+    let mut d = sonic(&server).await;
+    let diff = d.load(&breakout_candidate()).await.unwrap();
+    assert!(!diff.contains("/BREAKOUT_CFG"), "{diff}");
+    assert!(diff.contains("+ /PORT/Ethernet4/mtu: \"9216\""), "{diff}");
+    d.commit(Duration::from_secs(300)).await.unwrap();
+    d.confirm().await.unwrap();
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.running["BREAKOUT_CFG"], before["BREAKOUT_CFG"]);
+    assert_eq!(state.running["PORT"]["Ethernet4"]["lanes"], "4,5,6,7");
+    assert_eq!(state.running["PORT"]["Ethernet4"]["speed"], "200000");
+    assert_eq!(state.running["PORT"]["Ethernet4"]["mtu"], "9216");
+    assert_eq!(
+        state.running["PORT"]["Ethernet128"],
+        before["PORT"]["Ethernet128"]
+    );
+    assert!(!state.dirs.contains(sonic::LOCK_DIR));
+}
+
 #[tokio::test]
 async fn sonic_goes_dark_without_its_management_address_and_such_a_candidate_is_refused() {
     // The test server: a replace whose CONFIG_DB lacks MGMT_INTERFACE

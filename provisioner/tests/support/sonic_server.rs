@@ -36,16 +36,88 @@ pub struct SonicState {
 
 impl SonicState {
     /// A switch named `hostname` with platform tables the plan never
-    /// renders (port lanes, management address) and an old VLAN.
+    /// renders (port lanes, management address) and an old VLAN: an
+    /// MSN2700's 32 ports of 100G, `Ethernet0` to `Ethernet124`, four
+    /// lanes each, as its port table names them.
     pub fn new(hostname: &str) -> SonicState {
+        let ports: serde_json::Map<String, Value> = (0..32u32)
+            .map(|i| {
+                let lanes: Vec<String> = (4 * i..4 * i + 4).map(|l| l.to_string()).collect();
+                (
+                    format!("Ethernet{}", 4 * i),
+                    json!({"lanes": lanes.join(","), "alias": format!("etp{}", i + 1),
+                           "speed": "100000", "mtu": "9100", "admin_status": "down"}),
+                )
+            })
+            .collect();
+        Self::with_ports(
+            hostname,
+            ("ACS-MSN2700", "x86_64-mlnx_msn2700-r0"),
+            Value::Object(ports),
+        )
+    }
+
+    /// A switch with Dynamic Port Breakout of `cages` 8-lane 400G cages
+    /// (an SN4700-like platform): `BREAKOUT_CFG` has every root port
+    /// (`Ethernet0`, `Ethernet8`, ...) with its mode, and `PORT` the ports
+    /// that mode makes. The first `broken_out` cages run `2x200G` (two
+    /// 4-lane children, the second named by its first lane, as
+    /// sonic-buildimage's `portconfig.py` `BreakoutCfg.get_config` names
+    /// them), the others `1x400G`. Mode names carry the platform's
+    /// alternative speeds in brackets, as `platform.json`'s
+    /// `breakout_modes` keys do (the mode names listed by sonic-mgmt's
+    /// Dynamic Port Breakout tests for NVIDIA platforms).
+    pub fn dpb(hostname: &str, cages: u32, broken_out: u32) -> SonicState {
+        let mut ports = serde_json::Map::new();
+        let mut modes = serde_json::Map::new();
+        let lanes = |from: u32, n: u32| -> String {
+            (from..from + n)
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        for c in 0..cages {
+            let root = 8 * c;
+            if c < broken_out {
+                modes.insert(
+                    format!("Ethernet{root}"),
+                    json!({"brkout_mode": "2x200G[100G,50G,40G,25G,10G,1G]"}),
+                );
+                for (k, first) in [(0, root), (1, root + 4)] {
+                    ports.insert(
+                        format!("Ethernet{first}"),
+                        json!({"lanes": lanes(first, 4), "alias": format!("etp{}{}", c + 1, ["a", "b"][k]),
+                               "speed": "200000", "mtu": "9100", "admin_status": "down"}),
+                    );
+                }
+            } else {
+                modes.insert(
+                    format!("Ethernet{root}"),
+                    json!({"brkout_mode": "1x400G[200G,100G,50G,40G,25G,10G,1G]"}),
+                );
+                ports.insert(
+                    format!("Ethernet{root}"),
+                    json!({"lanes": lanes(root, 8), "alias": format!("etp{}", c + 1),
+                           "speed": "400000", "mtu": "9100", "admin_status": "down"}),
+                );
+            }
+        }
+        let mut state = Self::with_ports(
+            hostname,
+            ("ACS-MSN4700", "x86_64-mlnx_msn4700-r0"),
+            Value::Object(ports),
+        );
+        state.running["BREAKOUT_CFG"] = Value::Object(modes);
+        state.saved = state.running.clone();
+        state
+    }
+
+    fn with_ports(hostname: &str, (hwsku, platform): (&str, &str), ports: Value) -> SonicState {
         let running = json!({
-            "DEVICE_METADATA": {"localhost": {"hostname": hostname, "hwsku": "ACS-MSN2700",
-                                              "mac": "98:03:9b:00:00:01", "platform": "x86_64-mlnx_msn2700-r0"}},
+            "DEVICE_METADATA": {"localhost": {"hostname": hostname, "hwsku": hwsku,
+                                              "mac": "98:03:9b:00:00:01", "platform": platform}},
             "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
-            "PORT": {
-                "Ethernet0": {"lanes": "0,1,2,3", "alias": "etp1", "mtu": "9100", "admin_status": "down"},
-                "Ethernet4": {"lanes": "4,5,6,7", "alias": "etp2", "mtu": "9100", "admin_status": "down"}
-            },
+            "PORT": ports,
             "VLAN": {"Vlan999": {"vlanid": "999"}}
         });
         SonicState {
@@ -84,8 +156,11 @@ impl SonicState {
         )) != Some(fields)
     }
 
-    /// The YANG checks this double knows: a port MTU is 68..=9216, a VLAN
-    /// member's VLAN exists. The exception's text as GCU raises it
+    /// The YANG checks this double knows: a port has its `lanes` and
+    /// `speed` (both `mandatory true` in sonic-buildimage's
+    /// `src/sonic-yang-models/yang-models/sonic-port.yang`, read at
+    /// 0a0c2c2, for every switch that is not a chassis), a port MTU is
+    /// 68..=9216, a VLAN member's VLAN exists. The exception's text as GCU raises it
     /// (generic_config_updater/patch_sorter.py: `Given patch will produce
     /// invalid config. Error: {error}`), which `config` prints after
     /// `Error: ` ([`gcu_failed`]).
@@ -99,6 +174,14 @@ impl SonicState {
                 .clone()
         };
         for (port, fields) in table("PORT") {
+            for leaf in ["lanes", "speed"] {
+                if fields.get(leaf).is_none() {
+                    return Err(format!(
+                        "Given patch will produce invalid config. Error: Data Loading Failed\n\
+                         Missing required element \"{leaf}\" in \"PORT_LIST\". PORT {port}"
+                    ));
+                }
+            }
             if let Some(mtu) = fields.get("mtu").and_then(Value::as_str) {
                 let ok = mtu.parse::<u32>().is_ok_and(|m| (68..=9216).contains(&m));
                 if !ok {
