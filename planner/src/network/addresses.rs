@@ -47,7 +47,7 @@
 //! forwarding table [`Network::table`] (the rule is in `tables.rs`), listed
 //! in port order. Per-flow routes choose among the same next hops.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::avoid::Avoid;
@@ -392,7 +392,7 @@ struct Builder<'p> {
     problems: Vec<Problem>,
 }
 
-impl Builder<'_> {
+impl<'p> Builder<'p> {
     fn problem(&mut self, object: impl Into<String>, message: impl Into<String>, fix: &str) {
         self.problems
             .push(Problem::at(None, object, message, fix.to_string()));
@@ -485,9 +485,20 @@ impl Builder<'_> {
             .zip(&m.domains)
             .map(|(s, d)| (s.physical.as_str(), d.device))
             .collect();
-        // The device and position in its port list of a cable end.
-        let end = |devices: &[Device], name: &str, port: u32| {
-            let &d = device.get(name)?;
+        // The device and position in its port list of a cable end; the
+        // cables of one switch follow each other, so the last device found
+        // is tried first (the same text, compared by where it lives, then
+        // by its bytes).
+        let mut last: Option<(&str, usize)> = None;
+        let mut end = |devices: &[Device], name: &'p str, port: u32| {
+            let d = match last {
+                Some((n, d)) if std::ptr::eq(n, name) || n == name => d,
+                _ => {
+                    let &d = device.get(name)?;
+                    last = Some((name, d));
+                    d
+                }
+            };
             let at = devices[d].numbers.binary_search(&port).ok()?;
             Some((d, at))
         };
@@ -678,10 +689,10 @@ impl Builder<'_> {
             });
         }
         for (d, s) in plan.switch_list.iter().enumerate() {
-            for p in &s.ports {
+            for p in s.ports.iter().filter(|p| p.role == PortRole::SubNode) {
                 let dev = m.domains[d].device;
                 let kind = m.port(dev, p.port).map(|q| q.kind);
-                if p.role == PortRole::SubNode && !matches!(kind, Some(PortKind::SubNode { .. })) {
+                if !matches!(kind, Some(PortKind::SubNode { .. })) {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
                         "a sub-node port without a sub-node",
@@ -738,19 +749,20 @@ impl Builder<'_> {
             return;
         }
 
-        // Pool blocks for switches with NICs that have no address.
-        let mut needs: BTreeSet<usize> = BTreeSet::new();
+        // Pool blocks for switches with NICs that have no address, in
+        // switch order.
+        let mut needs = vec![false; plan.switch_list.len()];
         for (i, g) in given.iter().enumerate() {
             if g.is_none() {
-                needs.insert(domain_of[i]);
+                needs[domain_of[i]] = true;
             }
         }
         let mut taken: Vec<Ipv4Prefix> = subnets.keys().copied().collect();
         taken.push(link_pool);
         let mut cursor = u64::from(pool.network);
         let end = u64::from(pool.network) + pool.size();
-        let mut blocks: BTreeMap<usize, Ipv4Prefix> = BTreeMap::new();
-        for &d in &needs {
+        let mut blocks: Vec<Option<Ipv4Prefix>> = vec![None; plan.switch_list.len()];
+        for d in (0..needs.len()).filter(|&d| needs[d]) {
             let ports = plan.switch_list[d].ports.len() as u64;
             let mut len = 24u8;
             while (1u64 << (32 - u32::from(len))) < ports + 3 && len > 1 {
@@ -776,7 +788,7 @@ impl Builder<'_> {
             match block {
                 Some(b) => {
                     taken.push(b);
-                    blocks.insert(d, b);
+                    blocks[d] = Some(b);
                 }
                 None => {
                     self.problem(
@@ -803,7 +815,9 @@ impl Builder<'_> {
             let (addr, prefix) = match given[k] {
                 Some(a) => a,
                 None => {
-                    let b = blocks[&d];
+                    // Every switch with a NIC without an address has a
+                    // block (or the pass returned above).
+                    let Some(b) = blocks[d] else { continue };
                     (b.network + 1 + position[k] as u32, b)
                 }
             };
