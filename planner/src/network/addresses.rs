@@ -507,6 +507,10 @@ impl<'p> Builder<'p> {
             .iter()
             .filter(|c| c.kind == CableKind::InterSwitch)
             .collect();
+        // Per plan port (`first[i] + k` for port k of switch i): a cable
+        // ends on it.
+        let first = port_offsets(plan);
+        let mut cabled = vec![false; first[plan.switch_list.len()]];
         if (cables.len() as u64) * 2 > pool.size() {
             self.problem(
                 "addressing link_pool",
@@ -560,9 +564,13 @@ impl<'p> Builder<'p> {
             ] {
                 let s = &plan.switch_list[dom];
                 let q = &mut m.devices[dev].ports[at];
+                cabled[first[dom] + q.index] = true;
+                let name = &plan.switch_list[peer].name;
                 let ok = s.ports.get(q.index).is_some_and(|p| {
                     p.role == PortRole::InterSwitch
-                        && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
+                        && p.peer.as_ref().is_some_and(|x| {
+                            crate::plan::Name::ptr_eq(x, name) || x.as_str() == name.as_str()
+                        })
                         && p.peer_port
                             .as_deref()
                             .is_some_and(|q| crate::text::is_decimal(q, u64::from(peer_port)))
@@ -577,16 +585,15 @@ impl<'p> Builder<'p> {
                 }
             }
         }
+        // A port's number finds one port of its device (`devices` found
+        // none twice), so the ports a cable end reached are the plan ports
+        // marked in `cabled`.
         for (i, s) in plan.switch_list.iter().enumerate() {
-            for p in &s.ports {
+            for (k, p) in s.ports.iter().enumerate() {
                 if p.role != PortRole::InterSwitch {
                     continue;
                 }
-                let dev = m.domains[i].device;
-                let cabled = m
-                    .port(dev, p.port)
-                    .is_some_and(|q| matches!(q.kind, PortKind::InterSwitch { .. }));
-                if !cabled {
+                if !cabled[first[i] + k] {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
                         "an inter-switch port without a cable in the cable list",
@@ -637,6 +644,8 @@ impl<'p> Builder<'p> {
             class_of(Some(crate::fabric::Part::Lower)),
         ];
         let mut class = Vec::with_capacity(plan.sub_node_list.len());
+        let first = port_offsets(plan);
+        let mut placed = vec![false; first[plan.switch_list.len()]];
         for (i, nic_port, switch, port) in ports {
             let sn = &plan.sub_node_list[i];
             class.push(match sn.part_or_tier.part() {
@@ -663,6 +672,7 @@ impl<'p> Builder<'p> {
                         nic_port,
                     };
                     position.push(p.index);
+                    placed[first[d] + p.index] = true;
                 }
                 _ => {
                     self.problem(
@@ -688,11 +698,11 @@ impl<'p> Builder<'p> {
                 },
             });
         }
+        // As `links` marks cabled ports: the plan ports a NIC port was
+        // placed on.
         for (d, s) in plan.switch_list.iter().enumerate() {
-            for p in s.ports.iter().filter(|p| p.role == PortRole::SubNode) {
-                let dev = m.domains[d].device;
-                let kind = m.port(dev, p.port).map(|q| q.kind);
-                if !matches!(kind, Some(PortKind::SubNode { .. })) {
+            for (k, p) in s.ports.iter().enumerate() {
+                if p.role == PortRole::SubNode && !placed[first[d] + k] {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
                         "a sub-node port without a sub-node",
@@ -945,6 +955,19 @@ impl<'p> Builder<'p> {
         }
         all
     }
+}
+
+/// Where each plan switch's ports start in a list of every switch's ports
+/// in plan order; one more entry, the total, at the end.
+fn port_offsets(plan: &Plan) -> Vec<usize> {
+    let mut first = Vec::with_capacity(plan.switch_list.len() + 1);
+    let mut next = 0;
+    for s in &plan.switch_list {
+        first.push(next);
+        next += s.ports.len();
+    }
+    first.push(next);
+    first
 }
 
 /// Parses a NIC address from the plan: IPv4 with a prefix length that

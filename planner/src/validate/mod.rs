@@ -589,4 +589,6 @@ pub fn render_table(v: &Validation, plan_file: &str) -> String {
 }
 
 #[cfg(test)]
+mod refs_tests;
+#[cfg(test)]
 mod tests;
