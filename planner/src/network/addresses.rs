@@ -485,10 +485,8 @@ impl<'p> Builder<'p> {
             .zip(&m.domains)
             .map(|(s, d)| (s.physical.as_str(), d.device))
             .collect();
-        // The device and position in its port list of a cable end; the
-        // cables of one switch follow each other, so the last device found
-        // is tried first (the same text, compared by where it lives, then
-        // by its bytes).
+        // The device and position in its port list of a cable end (the
+        // cables of one switch follow each other: the last device first).
         let mut last: Option<(&str, usize)> = None;
         let mut end = |devices: &[Device], name: &'p str, port: u32| {
             let d = match last {
@@ -585,9 +583,8 @@ impl<'p> Builder<'p> {
                 }
             }
         }
-        // A port's number finds one port of its device (`devices` found
-        // none twice), so the ports a cable end reached are the plan ports
-        // marked in `cabled`.
+        // A number finds one port of a device (`devices` found none twice):
+        // the ports cable ends reached are those marked in `cabled`.
         for (i, s) in plan.switch_list.iter().enumerate() {
             for (k, p) in s.ports.iter().enumerate() {
                 if p.role != PortRole::InterSwitch {

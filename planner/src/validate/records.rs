@@ -15,7 +15,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{Finding, Index, finding};
-use crate::names::file_stem;
+use crate::names::file_stem_of;
 use crate::plan::{Plan, PortRole, Tier, Topology};
 
 /// The largest `gpu_index` a plan may hold: more GPUs than any server
@@ -896,25 +896,25 @@ fn three_tier(plan: &Plan, bad: &mut impl FnMut(String, String)) {
 }
 
 /// `render` writes one file per physical switch and two per server, named
-/// by [`file_stem`]: two switches (or two servers) whose names give one
+/// by [`crate::names::file_stem`]: two switches (or two servers) whose names give one
 /// stem would overwrite each other.
 fn file_names(idx: &Index<'_>, findings: &mut Vec<Finding>) {
-    let mut stems: HashMap<(&str, String), String> = HashMap::default();
+    // (kind, stem) -> the name that had it last.
+    let mut stems: HashMap<(&str, std::borrow::Cow<'_, str>), &str> = HashMap::default();
     let devices = idx
         .phys_names
         .iter()
         .map(|n| ("switch", *n))
         .chain(idx.plan.servers.iter().map(|s| ("server", s.name.as_str())));
     for (kind, name) in devices {
-        let stem = file_stem(name);
-        let who = format!("{kind} {name}");
-        if let Some(other) = stems.insert((kind, stem.clone()), who.clone())
-            && other != who
+        let stem = file_stem_of(name);
+        if let Some(other) = stems.insert((kind, stem.clone()), name)
+            && other != name
         {
             findings.push(finding(
                 "invalid",
-                who,
-                format!("its file name {stem} is also the file name of {other}"),
+                format!("{kind} {name}"),
+                format!("its file name {stem} is also the file name of {kind} {other}"),
                 "give devices names that differ in letters and digits, and design the plan again",
                 None,
             ));

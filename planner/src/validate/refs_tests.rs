@@ -7,21 +7,7 @@ use serde_json::Value;
 
 use super::refs::{Numbers, Passed, Refs};
 use super::*;
-use crate::design::{DesignOptions, design};
 use crate::plan::Name;
-
-fn designed(topology: Topology) -> Plan {
-    let inv = crate::design::bundled_inventory("eflops-4x16");
-    design(
-        &inv,
-        &DesignOptions {
-            topology,
-            ..DesignOptions::default()
-        },
-    )
-    .unwrap()
-    .into_plan()
-}
 
 /// The plan of `json` with equal names shared, as a plan file is read.
 fn shared(json: &str) -> Plan {
@@ -158,7 +144,7 @@ fn edit(v: &mut Value, what: u8, at: usize, value: &str) {
 #[test]
 fn names_shared_or_not_give_the_same_findings() {
     for t in [Topology::BiGraph, Topology::FatTree] {
-        let json = designed(t).to_json().unwrap();
+        let json = super::tests::eflops_plan(t).to_json().unwrap();
         let (a, b) = (shared(&json), unshared(&json));
         // The two really differ in how they hold names.
         let (sn, s) = (&a.sub_node_list[0], &a.switch_list);
@@ -217,7 +203,7 @@ proptest! {
         edits in proptest::collection::vec((0u8..9, 0usize..10_000, 0usize..1_000), 1..5),
     ) {
         let t = if fat_tree { Topology::FatTree } else { Topology::BiGraph };
-        let mut value: Value = serde_json::to_value(designed(t)).unwrap();
+        let mut value: Value = serde_json::to_value(super::tests::eflops_plan(t)).unwrap();
         let pool = names(&value);
         for (what, at, v) in edits {
             let text = pool[v % pool.len()].clone();
