@@ -305,15 +305,21 @@ pub fn description(s: &str, max: usize) -> String {
 /// `-`, `_` and `.` become `_`. Host files are `<stem>.env` and
 /// `<stem>.json`.
 pub fn file_stem(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    file_stem_of(name).into_owned()
+}
+
+/// [`file_stem`], borrowing the name when it is its own stem (nearly
+/// always: the load check asks for every device's).
+pub fn file_stem_of(name: &str) -> std::borrow::Cow<'_, str> {
+    let keeps = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.chars().all(keeps) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    std::borrow::Cow::Owned(
+        name.chars()
+            .map(|c| if keeps(c) { c } else { '_' })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@
 //! forwarding table [`Network::table`] (the rule is in `tables.rs`), listed
 //! in port order. Per-flow routes choose among the same next hops.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::avoid::Avoid;
@@ -392,7 +392,7 @@ struct Builder<'p> {
     problems: Vec<Problem>,
 }
 
-impl Builder<'_> {
+impl<'p> Builder<'p> {
     fn problem(&mut self, object: impl Into<String>, message: impl Into<String>, fix: &str) {
         self.problems
             .push(Problem::at(None, object, message, fix.to_string()));
@@ -485,9 +485,18 @@ impl Builder<'_> {
             .zip(&m.domains)
             .map(|(s, d)| (s.physical.as_str(), d.device))
             .collect();
-        // The device and position in its port list of a cable end.
-        let end = |devices: &[Device], name: &str, port: u32| {
-            let &d = device.get(name)?;
+        // The device and position in its port list of a cable end (the
+        // cables of one switch follow each other: the last device first).
+        let mut last: Option<(&str, usize)> = None;
+        let mut end = |devices: &[Device], name: &'p str, port: u32| {
+            let d = match last {
+                Some((n, d)) if std::ptr::eq(n, name) || n == name => d,
+                _ => {
+                    let &d = device.get(name)?;
+                    last = Some((name, d));
+                    d
+                }
+            };
             let at = devices[d].numbers.binary_search(&port).ok()?;
             Some((d, at))
         };
@@ -496,6 +505,10 @@ impl Builder<'_> {
             .iter()
             .filter(|c| c.kind == CableKind::InterSwitch)
             .collect();
+        // Per plan port (`first[i] + k` for port k of switch i): a cable
+        // ends on it.
+        let first = port_offsets(plan);
+        let mut cabled = vec![false; first[plan.switch_list.len()]];
         if (cables.len() as u64) * 2 > pool.size() {
             self.problem(
                 "addressing link_pool",
@@ -549,9 +562,13 @@ impl Builder<'_> {
             ] {
                 let s = &plan.switch_list[dom];
                 let q = &mut m.devices[dev].ports[at];
+                cabled[first[dom] + q.index] = true;
+                let name = &plan.switch_list[peer].name;
                 let ok = s.ports.get(q.index).is_some_and(|p| {
                     p.role == PortRole::InterSwitch
-                        && p.peer.as_deref() == Some(plan.switch_list[peer].name.as_str())
+                        && p.peer.as_ref().is_some_and(|x| {
+                            crate::plan::Name::ptr_eq(x, name) || x.as_str() == name.as_str()
+                        })
                         && p.peer_port
                             .as_deref()
                             .is_some_and(|q| crate::text::is_decimal(q, u64::from(peer_port)))
@@ -566,16 +583,14 @@ impl Builder<'_> {
                 }
             }
         }
+        // A number finds one port of a device (`devices` found none twice):
+        // the ports cable ends reached are those marked in `cabled`.
         for (i, s) in plan.switch_list.iter().enumerate() {
-            for p in &s.ports {
+            for (k, p) in s.ports.iter().enumerate() {
                 if p.role != PortRole::InterSwitch {
                     continue;
                 }
-                let dev = m.domains[i].device;
-                let cabled = m
-                    .port(dev, p.port)
-                    .is_some_and(|q| matches!(q.kind, PortKind::InterSwitch { .. }));
-                if !cabled {
+                if !cabled[first[i] + k] {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
                         "an inter-switch port without a cable in the cable list",
@@ -626,6 +641,8 @@ impl Builder<'_> {
             class_of(Some(crate::fabric::Part::Lower)),
         ];
         let mut class = Vec::with_capacity(plan.sub_node_list.len());
+        let first = port_offsets(plan);
+        let mut placed = vec![false; first[plan.switch_list.len()]];
         for (i, nic_port, switch, port) in ports {
             let sn = &plan.sub_node_list[i];
             class.push(match sn.part_or_tier.part() {
@@ -652,6 +669,7 @@ impl Builder<'_> {
                         nic_port,
                     };
                     position.push(p.index);
+                    placed[first[d] + p.index] = true;
                 }
                 _ => {
                     self.problem(
@@ -677,11 +695,11 @@ impl Builder<'_> {
                 },
             });
         }
+        // As `links` marks cabled ports: the plan ports a NIC port was
+        // placed on.
         for (d, s) in plan.switch_list.iter().enumerate() {
-            for p in &s.ports {
-                let dev = m.domains[d].device;
-                let kind = m.port(dev, p.port).map(|q| q.kind);
-                if p.role == PortRole::SubNode && !matches!(kind, Some(PortKind::SubNode { .. })) {
+            for (k, p) in s.ports.iter().enumerate() {
+                if p.role == PortRole::SubNode && !placed[first[d] + k] {
                     self.problem(
                         format!("switch {} port {}", s.name, p.port),
                         "a sub-node port without a sub-node",
@@ -738,19 +756,20 @@ impl Builder<'_> {
             return;
         }
 
-        // Pool blocks for switches with NICs that have no address.
-        let mut needs: BTreeSet<usize> = BTreeSet::new();
+        // Pool blocks for switches with NICs that have no address, in
+        // switch order.
+        let mut needs = vec![false; plan.switch_list.len()];
         for (i, g) in given.iter().enumerate() {
             if g.is_none() {
-                needs.insert(domain_of[i]);
+                needs[domain_of[i]] = true;
             }
         }
         let mut taken: Vec<Ipv4Prefix> = subnets.keys().copied().collect();
         taken.push(link_pool);
         let mut cursor = u64::from(pool.network);
         let end = u64::from(pool.network) + pool.size();
-        let mut blocks: BTreeMap<usize, Ipv4Prefix> = BTreeMap::new();
-        for &d in &needs {
+        let mut blocks: Vec<Option<Ipv4Prefix>> = vec![None; plan.switch_list.len()];
+        for d in (0..needs.len()).filter(|&d| needs[d]) {
             let ports = plan.switch_list[d].ports.len() as u64;
             let mut len = 24u8;
             while (1u64 << (32 - u32::from(len))) < ports + 3 && len > 1 {
@@ -776,7 +795,7 @@ impl Builder<'_> {
             match block {
                 Some(b) => {
                     taken.push(b);
-                    blocks.insert(d, b);
+                    blocks[d] = Some(b);
                 }
                 None => {
                     self.problem(
@@ -803,7 +822,9 @@ impl Builder<'_> {
             let (addr, prefix) = match given[k] {
                 Some(a) => a,
                 None => {
-                    let b = blocks[&d];
+                    // Every switch with a NIC without an address has a
+                    // block (or the pass returned above).
+                    let Some(b) = blocks[d] else { continue };
                     (b.network + 1 + position[k] as u32, b)
                 }
             };
@@ -931,6 +952,19 @@ impl Builder<'_> {
         }
         all
     }
+}
+
+/// Where each plan switch's ports start in a list of every switch's ports
+/// in plan order; one more entry, the total, at the end.
+fn port_offsets(plan: &Plan) -> Vec<usize> {
+    let mut first = Vec::with_capacity(plan.switch_list.len() + 1);
+    let mut next = 0;
+    for s in &plan.switch_list {
+        first.push(next);
+        next += s.ports.len();
+    }
+    first.push(next);
+    first
 }
 
 /// Parses a NIC address from the plan: IPv4 with a prefix length that

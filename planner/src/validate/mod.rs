@@ -19,6 +19,7 @@ pub mod cabling;
 mod invariants;
 mod plan_checks;
 mod records;
+mod refs;
 
 pub use as_built::validate_cabling;
 use invariants::topology_invariants;
@@ -128,8 +129,9 @@ struct Index<'p> {
     /// NIC ports per sub-node: 2 when the plan has dual-port NICs.
     nic_ports: usize,
     servers: HashMap<&'p str, usize>,
-    /// Sub-node -> index into `plan.servers`.
-    sub_node_server: Vec<usize>,
+    /// The plan's references as numbers, resolved through the tables
+    /// above.
+    refs: refs::Refs,
     /// Normalised MAC -> sub-node.
     macs: HashMap<String, usize>,
 }
@@ -189,15 +191,9 @@ impl<'p> Index<'p> {
             .enumerate()
             .map(|(i, s)| (s.name.as_str(), i))
             .collect();
+        let refs = refs::Refs::new(plan, &vs, &phys, &servers);
         let mut macs = HashMap::default();
-        let mut sub_node_server = Vec::with_capacity(plan.sub_node_list.len());
         for (i, sn) in plan.sub_node_list.iter().enumerate() {
-            sub_node_server.push(
-                servers
-                    .get(sn.server.as_str())
-                    .copied()
-                    .unwrap_or(usize::MAX),
-            );
             if let Some(m) = &sn.mac {
                 macs.insert(normalise_mac(m), i);
             }
@@ -216,7 +212,7 @@ impl<'p> Index<'p> {
                 1
             },
             servers,
-            sub_node_server,
+            refs,
             macs,
         }
     }
@@ -273,7 +269,11 @@ impl<'p> Index<'p> {
     /// interface name (port 0), or for a dual-port NIC `<nic>:p0` or
     /// `<nic>:p1`.
     fn nic(&self, server: &str, nic: &str) -> Option<(usize, u8)> {
-        let &s = self.servers.get(server)?;
+        self.nic_at(*self.servers.get(server)?, nic)
+    }
+
+    /// [`Index::nic`] of the server at index `s` of `plan.servers`.
+    fn nic_at(&self, s: usize, nic: &str) -> Option<(usize, u8)> {
         self.plan.servers[s].sub_nodes.iter().find_map(|&i| {
             let sn = self.plan.sub_node_list.get(i)?;
             if sn.nic == nic || sn.netdev.as_deref() == Some(nic) {
@@ -411,17 +411,16 @@ impl<'p> Index<'p> {
         ))
     }
 
-    /// The ends of a planned cable, when both exist in the plan.
-    fn cable_ends(&self, c: &crate::plan::Cable) -> Option<(End, End)> {
-        let &pa = self.phys.get(c.a.as_str())?;
-        let a = self.port(pa, c.a_port)?;
+    /// The ends of planned cable `k` (`plan.cables[k]`), when both exist
+    /// in the plan.
+    fn cable_ends(&self, k: usize) -> Option<(End, End)> {
+        let c = &self.plan.cables[k];
+        let (pa, pb) = self.refs.cable[k];
+        let a = self.port(known(pa)?, c.a_port)?;
         let b = match c.kind {
-            CableKind::InterSwitch => {
-                let &pb = self.phys.get(c.b.as_str())?;
-                self.port(pb, c.b_port.parse().ok()?)?
-            }
+            CableKind::InterSwitch => self.port(known(pb)?, c.b_port.parse().ok()?)?,
             CableKind::SubNode => {
-                let (sub_node, port) = self.nic(&c.b, &c.b_port)?;
+                let (sub_node, port) = self.nic_at(known(pb)?, &c.b_port)?;
                 End::Nic { sub_node, port }
             }
         };
@@ -464,7 +463,7 @@ impl<'p> Index<'p> {
             End::Nic { sub_node, .. } => self
                 .phys_names
                 .len()
-                .saturating_add(self.sub_node_server[sub_node]),
+                .saturating_add(known(self.refs.sub_server[sub_node]).unwrap_or(usize::MAX)),
         }
     }
 
@@ -476,6 +475,11 @@ impl<'p> Index<'p> {
             None => s.name.to_string(),
         }
     }
+}
+
+/// A resolved number, or None for [`NONE`].
+fn known(n: u32) -> Option<usize> {
+    (n != NONE).then_some(n as usize)
 }
 
 fn normalise_mac(s: &str) -> String {
@@ -584,5 +588,7 @@ pub fn render_table(v: &Validation, plan_file: &str) -> String {
     out
 }
 
+#[cfg(test)]
+mod refs_tests;
 #[cfg(test)]
 mod tests;

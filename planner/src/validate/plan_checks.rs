@@ -5,13 +5,17 @@ use super::*;
 /// The names pass: every name of the plan that reaches an output follows
 /// the name rule ([`crate::names`]); one `name` finding per bad value.
 pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
-    use crate::names::{check_address, check_model, check_name, check_pattern};
+    use crate::names::{check_address, check_model, check_pattern};
+    // Each distinct name is checked about once, however often it is used
+    // (every use of a bad one is still reported).
+    let mut passed = super::refs::Passed::new();
+    let mut check_name = |value: &str| passed.check(value, crate::names::check_name);
     // The object is only named when a value breaks the rule: a plan has a
     // million names, nearly all of them good.
     let mut check = |object: &dyn Fn() -> String,
                      what: &str,
                      value: &str,
-                     rule: fn(&str) -> Result<(), String>| {
+                     rule: &mut dyn FnMut(&str) -> Result<(), String>| {
         if let Err(e) = rule(value) {
             findings.push(finding(
                 "name",
@@ -25,17 +29,17 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
             ));
         }
     };
-    check(&|| "plan".to_string(), "name", &plan.name, check_name);
+    check(&|| "plan".to_string(), "name", &plan.name, &mut check_name);
     for s in &plan.switch_list {
         let object = || format!("switch {}", s.name);
-        check(&object, "name", &s.name, check_name);
-        check(&object, "physical", &s.physical, check_name);
-        check(&object, "model", &s.model, check_model);
+        check(&object, "name", &s.name, &mut check_name);
+        check(&object, "physical", &s.physical, &mut check_name);
+        check(&object, "model", &s.model, &mut check_model);
         if let Some(r) = &s.rack {
-            check(&object, "rack", r, check_name);
+            check(&object, "rack", r, &mut check_name);
         }
         if let Some(p) = &s.port_name {
-            check(&object, "port_name", p, check_pattern);
+            check(&object, "port_name", p, &mut check_pattern);
         }
         // Peers are switch, server or NIC names; a port's peer_port is a
         // port number or a NIC name.
@@ -46,35 +50,45 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
                     .is_some_and(|v| check_name(v).is_err())
         }) {
             let o = || format!("{} port {}", object(), p.port);
-            check(&o, "peer", p.peer.as_deref().unwrap_or("-"), check_name);
+            check(
+                &o,
+                "peer",
+                p.peer.as_deref().unwrap_or("-"),
+                &mut check_name,
+            );
             check(
                 &o,
                 "peer_port",
                 p.peer_port.as_deref().unwrap_or("-"),
-                check_name,
+                &mut check_name,
             );
         }
     }
     for r in &plan.racks {
-        check(&|| format!("rack {}", r.name), "name", &r.name, check_name);
+        check(
+            &|| format!("rack {}", r.name),
+            "name",
+            &r.name,
+            &mut check_name,
+        );
     }
     for s in &plan.servers {
         let object = || format!("server {}", s.name);
-        check(&object, "name", &s.name, check_name);
+        check(&object, "name", &s.name, &mut check_name);
         if let Some(r) = &s.rack {
-            check(&object, "rack", r, check_name);
+            check(&object, "rack", r, &mut check_name);
         }
         for d in &s.nvlink {
-            check(&object, "nvlink name", &d.name, check_name);
+            check(&object, "nvlink name", &d.name, &mut check_name);
         }
     }
     for sn in &plan.sub_node_list {
         let object = || format!("sub-node {}", sn.id);
-        check(&object, "id", &sn.id, check_name);
-        check(&object, "server", &sn.server, check_name);
-        check(&object, "nic", &sn.nic, check_name);
-        check(&object, "socket", &sn.socket, check_name);
-        check(&object, "switch", &sn.switch, check_name);
+        check(&object, "id", &sn.id, &mut check_name);
+        check(&object, "server", &sn.server, &mut check_name);
+        check(&object, "nic", &sn.nic, &mut check_name);
+        check(&object, "socket", &sn.socket, &mut check_name);
+        check(&object, "switch", &sn.switch, &mut check_name);
         let optional = [
             ("gpu", &sn.gpu),
             ("netdev", &sn.netdev),
@@ -82,12 +96,12 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
         ];
         for (what, v) in optional {
             if let Some(v) = v {
-                check(&object, what, v, check_name);
+                check(&object, what, v, &mut check_name);
             }
         }
         for (what, v) in [("mac", &sn.mac), ("ip", &sn.ip)] {
             if let Some(v) = v {
-                check(&object, what, v, check_address);
+                check(&object, what, v, &mut check_address);
             }
         }
     }
@@ -97,9 +111,9 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
             .any(|v| check_name(v).is_err())
         {
             let object = || format!("cable {} port {}", c.a, c.a_port);
-            check(&object, "a", &c.a, check_name);
-            check(&object, "b", &c.b, check_name);
-            check(&object, "b_port", &c.b_port, check_name);
+            check(&object, "a", &c.a, &mut check_name);
+            check(&object, "b", &c.b, &mut check_name);
+            check(&object, "b_port", &c.b_port, &mut check_name);
         }
     }
     if let Some(q) = &plan.qos {
@@ -108,7 +122,7 @@ pub(super) fn name_rule(plan: &Plan, findings: &mut Vec<Finding>) {
                 &|| format!("qos class {}", c.name),
                 "name",
                 &c.name,
-                check_name,
+                &mut check_name,
             );
         }
     }
@@ -120,10 +134,11 @@ pub(super) fn planned_graph(idx: &Index<'_>) -> (Vec<(usize, usize)>, Vec<usize>
     let mut links = Vec::new();
     let mut loads = vec![0usize; idx.plan.switch_list.len()];
     for (i, s) in idx.plan.switch_list.iter().enumerate() {
-        for p in &s.ports {
+        let peers = &idx.refs.peer[idx.refs.port_base[i]..idx.refs.port_base[i + 1]];
+        for (p, &peer) in s.ports.iter().zip(peers) {
             match p.role {
                 PortRole::InterSwitch => {
-                    if let Some(&j) = p.peer.as_deref().and_then(|n| idx.vs.get(n))
+                    if let Some(j) = known(peer)
                         && (i, p.port)
                             < (
                                 j,
@@ -147,9 +162,10 @@ pub(super) fn planned_graph(idx: &Index<'_>) -> (Vec<(usize, usize)>, Vec<usize>
 /// Every port of every switch, in switch and port order, in compact
 /// tables: checking that a peer's port points back reads these instead of
 /// the plan's port records, which are large and far apart in memory.
-struct PortTable {
-    /// Position of each switch's first port; one more entry at the end.
-    base: Vec<usize>,
+struct PortTable<'i> {
+    /// Position of each switch's first port; one more entry at the end
+    /// (the resolved references' `port_base`).
+    base: &'i [usize],
     /// Port numbers.
     number: Vec<u32>,
     /// For an inter-switch port with a peer and a peer port: the switch
@@ -160,33 +176,31 @@ struct PortTable {
     end: Vec<u32>,
 }
 
-impl PortTable {
-    fn new(idx: &Index<'_>) -> Self {
+impl<'i> PortTable<'i> {
+    fn new(idx: &'i Index<'_>) -> Self {
         let plan = idx.plan;
-        let total = plan.switch_list.iter().map(|s| s.ports.len()).sum();
+        let total = idx.refs.peer.len();
         let mut t = PortTable {
-            base: Vec::with_capacity(plan.switch_list.len() + 1),
+            base: &idx.refs.port_base,
             number: Vec::with_capacity(total),
             claim: Vec::with_capacity(total),
             end: Vec::with_capacity(total),
         };
         for s in &plan.switch_list {
-            t.base.push(t.number.len());
             let me = idx.phys[s.physical.as_str()];
             for p in &s.ports {
+                let k = t.number.len();
                 t.number.push(p.port);
                 t.claim.push(match (p.role, &p.peer, &p.peer_port) {
-                    (PortRole::InterSwitch, Some(peer), Some(pp)) => (
-                        idx.vs.get(peer.as_str()).map_or(NONE, |&j| j as u32),
-                        pp.parse::<u32>().ok(),
-                    ),
+                    (PortRole::InterSwitch, Some(_), Some(pp)) => {
+                        (idx.refs.peer[k], pp.parse::<u32>().ok())
+                    }
                     _ => (NONE, None),
                 });
                 t.end
                     .push(idx.port(me, p.port).map_or(NONE, |e| idx.id(e) as u32));
             }
         }
-        t.base.push(t.number.len());
         t
     }
 
@@ -407,11 +421,14 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                         bad(object(), "sub-node port without a peer".to_string());
                         continue;
                     };
-                    match idx.nic(server, nic) {
+                    let peer = idx.refs.peer[base + k];
+                    match known(peer).and_then(|server| idx.nic_at(server, nic)) {
                         Some((k, nic_port)) => {
                             let sn = &plan.sub_node_list[k];
                             let (sw, sw_port, tier) = attachment(sn, nic_port);
-                            if sw != s.name || sw_port != p.port {
+                            // Names compared as numbers: `named` is this
+                            // switch's name resolved like the sub-node's.
+                            if idx.refs.attached(k, nic_port) != named_u32 || sw_port != p.port {
                                 bad(
                                     object(),
                                     format!(
@@ -433,7 +450,7 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                                 carried[usize::from(nic_port) * subs + k] = named == Some(i)
                                     && in_order
                                     && tier == s.part_or_tier
-                                    && sn.server == *server
+                                    && idx.refs.sub_server[k] == peer
                                     && is_port_label(sn, nic_port, nic);
                             }
                         }
@@ -462,7 +479,7 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
         }
         let (sw, sw_port, tier) = attachment(sn, nic_port);
         let label = sn.port_label(usize::from(nic_port));
-        let ok = idx.vs.get(sw).is_some_and(|&i| {
+        let ok = known(idx.refs.attached(k, nic_port)).is_some_and(|i| {
             let s = &plan.switch_list[i];
             s.part_or_tier == tier
                 && s.ports
@@ -490,7 +507,7 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                 },
             );
         }
-        if nic_port == 0 && !idx.servers.contains_key(sn.server.as_str()) {
+        if nic_port == 0 && idx.refs.sub_server[k] == NONE {
             bad(
                 format!("sub-node {}", sn.id),
                 format!("server {} is not in the server list", sn.server),
@@ -499,9 +516,9 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
     }
     // Cables are exactly the links the ports describe.
     let mut from_cables = vec![NONE; idx.ends()];
-    for c in &plan.cables {
+    for (k, c) in plan.cables.iter().enumerate() {
         let object = || format!("cable {} port {} - {} {}", c.a, c.a_port, c.b, c.b_port);
-        match idx.cable_ends(c) {
+        match idx.cable_ends(k) {
             Some((a, b)) => {
                 let (ia, ib) = (idx.id(a), idx.id(b));
                 if from_cables[ia] != NONE || from_cables[ib] != NONE {
@@ -590,10 +607,9 @@ pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
     let allowed = plan.fat_tree.as_ref().map_or(1.0, |f| f.oversubscription);
     // Keyed by the switch as the name index finds it: a sub-node on a
     // switch name the plan lacks is on no switch checked here.
-    let nic: HashMap<(usize, u32), u32> = plan
-        .sub_node_list
-        .iter()
-        .filter_map(|s| Some(((*idx.vs.get(s.switch.as_str())?, s.port), s.nic_gbps)))
+    let nic: HashMap<(usize, u32), u32> = (plan.sub_node_list.iter())
+        .zip(&idx.refs.sub_switch)
+        .filter_map(|(s, &v)| Some(((known(v)?, s.port), s.nic_gbps)))
         .collect();
     let mut out = Vec::new();
     for s in &plan.switch_list {

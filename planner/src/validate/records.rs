@@ -15,7 +15,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{Finding, Index, finding};
-use crate::names::file_stem;
+use crate::names::file_stem_of;
 use crate::plan::{Plan, PortRole, Tier, Topology};
 
 /// The largest `gpu_index` a plan may hold: more GPUs than any server
@@ -158,19 +158,10 @@ fn servers(plan: &Plan, bad: &mut impl FnMut(String, String)) {
 fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
     let n = plan.sub_node_list.len();
     let mut ids: HashSet<&str> = HashSet::with_capacity_and_hasher(n, Default::default());
-    // Server, GPU and socket names as dense numbers, so the large tables
-    // below hash numbers instead of names.
-    let mut server_ids = Numbers::default();
-    let mut device_ids = Numbers::default();
-    // (server, gpu_index) -> GPU name; (server, GPU name) -> gpu_index;
-    // the same for sockets.
-    let mut gpu_of: HashMap<(u32, usize), &str> = with_capacity(n);
-    let mut gpu_index_of: HashMap<(u32, u32), usize> = with_capacity(n);
-    let mut socket_of: HashMap<(u32, usize), &str> = HashMap::default();
-    let mut socket_index_of: HashMap<(u32, u32), usize> = HashMap::default();
+    let clashes = Clashes::new(plan);
     let mut ips: HashMap<&str, &str> = HashMap::default();
     let mut macs: HashMap<String, &str> = HashMap::default();
-    for sn in &plan.sub_node_list {
+    for (i, sn) in plan.sub_node_list.iter().enumerate() {
         let object = || format!("sub-node {}", sn.id);
         if !id_is(&sn.id, &sn.server, sn.index) {
             let want = format!("{}/sn{}", sn.server, sn.index);
@@ -188,8 +179,10 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 "the id appears twice in sub_node_list".to_string(),
             );
         }
-        let key = server_ids.of(&sn.server);
         let server = sn.server.as_str();
+        let [gpu_other, gpu_index_other, socket_other, socket_index_other] = clashes
+            .of(i)
+            .map(|o| super::known(o).map(|o| &plan.sub_node_list[o]));
         match (&sn.gpu, sn.gpu_index) {
             (Some(_), None) => bad(
                 object(),
@@ -203,7 +196,7 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                         object(),
                         format!("gpu_index {g} is above the limit of {MAX_GPU_INDEX}"),
                     );
-                } else if let Some(other) = gpu_of.insert((key, g), gpu.as_str())
+                } else if let Some(other) = gpu_other.and_then(|o| o.gpu.as_ref())
                     && other != gpu
                 {
                     bad(
@@ -213,7 +206,7 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                         ),
                     );
                 }
-                if let Some(other) = gpu_index_of.insert((key, device_ids.of(gpu)), g)
+                if let Some(other) = gpu_index_other.and_then(|o| o.gpu_index)
                     && other != g
                 {
                     bad(
@@ -230,15 +223,15 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 object(),
                 format!("socket_index {s} is above the limit of {MAX_SOCKET_INDEX}"),
             );
-        } else if let Some(other) = socket_of.insert((key, s), sn.socket.as_str())
-            && other != sn.socket
+        } else if let Some(other) = socket_other.map(|o| &o.socket)
+            && *other != sn.socket
         {
             bad(
                 object(),
                 format!("socket_index {s} is also the index of socket {other} of server {server}"),
             );
         }
-        if let Some(other) = socket_index_of.insert((key, device_ids.of(&sn.socket)), s)
+        if let Some(other) = socket_index_other.map(|o| o.socket_index)
             && other != s
         {
             bad(
@@ -269,6 +262,75 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 );
             }
         }
+    }
+}
+
+/// For every sub-node, the sub-node before it (the latest) of the same
+/// server with the same gpu_index, GPU, socket_index and socket: the one
+/// whose GPU, index, socket or index it must agree with. Found server by
+/// server, in small tables that stay in cache, instead of four tables as
+/// large as the plan keyed by server and index.
+struct Clashes {
+    /// Per sub-node: (gpu_index, GPU, socket_index, socket) clashes, each
+    /// a sub-node or [`super::NONE`].
+    before: Vec<[u32; 4]>,
+}
+
+impl Clashes {
+    fn new(plan: &Plan) -> Self {
+        use super::NONE;
+        let list = &plan.sub_node_list;
+        // Sub-nodes grouped by server name (equal texts, one group), each
+        // group in plan order: a counting sort on the servers' numbers.
+        let mut numbers = super::refs::Numbers::default();
+        let key: Vec<u32> = list.iter().map(|sn| numbers.of(&sn.server)).collect();
+        let mut start = vec![0usize; numbers.len() + 1];
+        for &k in &key {
+            start[k as usize + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut order = vec![0u32; list.len()];
+        let mut next = start.clone();
+        for (i, &k) in key.iter().enumerate() {
+            order[next[k as usize]] = i as u32;
+            next[k as usize] += 1;
+        }
+        let mut before = vec![[NONE; 4]; list.len()];
+        // The latest sub-node of the group by gpu_index, GPU name,
+        // socket_index and socket name, as the checks record them.
+        let mut gpu_of: HashMap<usize, u32> = HashMap::default();
+        let mut gpu_index_of: HashMap<&str, u32> = HashMap::default();
+        let mut socket_of: HashMap<usize, u32> = HashMap::default();
+        let mut socket_index_of: HashMap<&str, u32> = HashMap::default();
+        for group in start.windows(2) {
+            gpu_of.clear();
+            gpu_index_of.clear();
+            socket_of.clear();
+            socket_index_of.clear();
+            for &i in &order[group[0]..group[1]] {
+                let sn = &list[i as usize];
+                let b = &mut before[i as usize];
+                if let (Some(gpu), Some(g)) = (&sn.gpu, sn.gpu_index) {
+                    if g <= MAX_GPU_INDEX {
+                        b[0] = gpu_of.insert(g, i).unwrap_or(NONE);
+                    }
+                    b[1] = gpu_index_of.insert(gpu.as_str(), i).unwrap_or(NONE);
+                }
+                if sn.socket_index <= MAX_SOCKET_INDEX {
+                    b[2] = socket_of.insert(sn.socket_index, i).unwrap_or(NONE);
+                }
+                b[3] = socket_index_of
+                    .insert(sn.socket.as_str(), i)
+                    .unwrap_or(NONE);
+            }
+        }
+        Clashes { before }
+    }
+
+    fn of(&self, sub_node: usize) -> [u32; 4] {
+        self.before[sub_node]
     }
 }
 
@@ -352,23 +414,6 @@ fn gpu_fabric(plan: &Plan, bad: &mut impl FnMut(String, String)) {
             }
         }
     }
-}
-
-/// Names as dense numbers, in the order first seen.
-#[derive(Default)]
-struct Numbers<'p>(HashMap<&'p str, u32>);
-
-impl<'p> Numbers<'p> {
-    /// The number of `name`.
-    fn of(&mut self, name: &'p str) -> u32 {
-        let next = self.0.len() as u32;
-        *self.0.entry(name).or_insert(next)
-    }
-}
-
-/// An empty table with room for `n` entries.
-fn with_capacity<K, V>(n: usize) -> HashMap<K, V> {
-    HashMap::with_capacity_and_hasher(n, Default::default())
 }
 
 /// True when `id` is `<server>/sn<index>`, compared without writing it.
@@ -762,15 +807,13 @@ fn oversubscription(
         .unwrap_or(s.port_gbps);
     let mut down = 0.0;
     let mut uplinks = Vec::new();
-    for p in &s.ports {
+    let peers = &idx.refs.peer[idx.refs.port_base[i]..idx.refs.port_base[i + 1]];
+    for (p, &peer) in s.ports.iter().zip(peers) {
         match p.role {
             PortRole::SubNode => down += f64::from(nic.min(s.port_gbps)),
             PortRole::InterSwitch => {
-                let peer = p
-                    .peer
-                    .as_deref()
-                    .and_then(|n| idx.vs.get(n))
-                    .map_or(s.port_gbps, |&j| plan.switch_list[j].port_gbps);
+                let peer =
+                    super::known(peer).map_or(s.port_gbps, |j| plan.switch_list[j].port_gbps);
                 uplinks.push(f64::from(s.port_gbps.min(peer)));
             }
             PortRole::Free | PortRole::Reserved => {}
@@ -853,25 +896,25 @@ fn three_tier(plan: &Plan, bad: &mut impl FnMut(String, String)) {
 }
 
 /// `render` writes one file per physical switch and two per server, named
-/// by [`file_stem`]: two switches (or two servers) whose names give one
+/// by [`crate::names::file_stem`]: two switches (or two servers) whose names give one
 /// stem would overwrite each other.
 fn file_names(idx: &Index<'_>, findings: &mut Vec<Finding>) {
-    let mut stems: HashMap<(&str, String), String> = HashMap::default();
+    // (kind, stem) -> the name that had it last.
+    let mut stems: HashMap<(&str, std::borrow::Cow<'_, str>), &str> = HashMap::default();
     let devices = idx
         .phys_names
         .iter()
         .map(|n| ("switch", *n))
         .chain(idx.plan.servers.iter().map(|s| ("server", s.name.as_str())));
     for (kind, name) in devices {
-        let stem = file_stem(name);
-        let who = format!("{kind} {name}");
-        if let Some(other) = stems.insert((kind, stem.clone()), who.clone())
-            && other != who
+        let stem = file_stem_of(name);
+        if let Some(other) = stems.insert((kind, stem.clone()), name)
+            && other != name
         {
             findings.push(finding(
                 "invalid",
-                who,
-                format!("its file name {stem} is also the file name of {other}"),
+                format!("{kind} {name}"),
+                format!("its file name {stem} is also the file name of {kind} {other}"),
                 "give devices names that differ in letters and digits, and design the plan again",
                 None,
             ));

@@ -6,7 +6,7 @@ use crate::design::{DesignOptions, design};
 use crate::inventory::Inventory;
 use crate::plan::Topology;
 
-fn eflops_plan(topology: Topology) -> Plan {
+pub(super) fn eflops_plan(topology: Topology) -> Plan {
     eflops_checked(topology).into_plan()
 }
 
