@@ -244,10 +244,12 @@ fn variant<'de, T: Deserialize<'de> + Copy>(
 }
 
 impl<'de> Direct<'_, 'de> {
+    #[inline]
     fn peek(&self) -> Option<u8> {
         self.r.bytes.get(self.r.at).copied()
     }
 
+    #[inline]
     fn tag(&mut self, tag: u8) -> Option<()> {
         (self.peek()? == tag).then(|| self.r.at += 1)
     }
@@ -260,6 +262,7 @@ impl<'de> Direct<'_, 'de> {
         self.r.entry(start).ok()
     }
 
+    #[inline]
     fn uint(&mut self) -> Option<u64> {
         // Most numbers (ports, indices, speeds below 128) are one byte.
         if let Some(&[UINT, b]) = self.r.bytes.get(self.r.at..self.r.at + 2)
@@ -272,10 +275,12 @@ impl<'de> Direct<'_, 'de> {
         self.r.varint().ok()
     }
 
+    #[inline]
     fn u32(&mut self) -> Option<u32> {
         u32::try_from(self.uint()?).ok()
     }
 
+    #[inline]
     fn usize(&mut self) -> Option<usize> {
         usize::try_from(self.uint()?).ok()
     }
@@ -291,6 +296,7 @@ impl<'de> Direct<'_, 'de> {
     }
 
     /// An optional value: `None` written as null, else `read`'s.
+    #[inline]
     fn opt<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.peek()? == NULL {
             self.r.at += 1;
@@ -300,6 +306,7 @@ impl<'de> Direct<'_, 'de> {
     }
 
     /// A map's or sequence's count, when the value is one.
+    #[inline]
     fn count(&mut self, tag: u8) -> Option<usize> {
         self.tag(tag)?;
         self.r.count().ok()
