@@ -217,11 +217,20 @@ proptest! {
     /// them: the same plan, or the same refusal; never a panic.
     #[test]
     fn reshaped_plans_read_as_serde_reads_them(
-        plan in 0usize..5, which in 0usize..10_000, how in 0u8..8, pick in any::<u64>()
+        plan in any::<usize>(), which in 0usize..10_000, how in 0u8..8, pick in any::<u64>()
     ) {
+        // A design of every topology and every bundled plan (breakouts,
+        // racks, NVLink and PCIe trees among them).
         static FILES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
-        let files = FILES.get_or_init(|| designs().iter().map(|p| p.to_compact().unwrap()).collect());
-        let bad = reshaped(&files[plan], which, how, pick);
+        let files = FILES.get_or_init(|| {
+            let bundled = bundled_plans()
+                .into_iter()
+                .filter_map(|(file, text)| Plan::from_json(&text, &file).ok());
+            (designs().into_iter().chain(bundled))
+                .map(|p| p.to_compact().unwrap())
+                .collect()
+        });
+        let bad = reshaped(&files[plan % files.len()], which, how, pick);
         prop_assert_eq!(same_answer(&bad[HEADER..]), Ok(()));
         refusal(&bad);
     }
