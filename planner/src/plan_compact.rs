@@ -24,8 +24,13 @@
 //! the items, a map's as key and value). Keys are strings of the table
 //! too, so a field name costs one byte.
 //!
-//! Reading hands each table entry a plan keeps as a [`crate::plan::Name`]
-//! to the plan once: every use of the entry shares that one name.
+//! Reading fills the plan straight from the body ([`direct`]): each list
+//! decoded in one loop into a vector of its exact length, each table entry
+//! a plan keeps as a [`crate::plan::Name`] made once and shared by every
+//! use of the entry. A body not in the plain form the writer makes (a
+//! damaged file, or a form only serde takes) is read by serde's derived
+//! `Deserialize` instead ([`read::Reader`]), which decides and words every
+//! refusal.
 //!
 //! A truncated or corrupt file is refused naming the file, the byte offset
 //! and the field being read (`sub_node_list[17].port`), never with a
@@ -233,20 +238,7 @@ impl Plan {
                 again,
             ));
         }
-        let mut r = Reader {
-            bytes: body,
-            at: 0,
-            strings: Vec::new(),
-            depth: 0,
-        };
-        let decoded = r.strings().and_then(|()| {
-            let entries = r.strings.len();
-            let plan = crate::plan::interned_table(entries, || Plan::deserialize(&mut r))?;
-            if r.at != body.len() {
-                return Err(Fault::at(r.at, "bytes follow the plan's value"));
-            }
-            Ok(plan)
-        });
+        let decoded = decode(body, Decoder::Direct);
         let plan = decoded.map_err(|f| {
             let field = field_at(body, f.at);
             refuse(HEADER + f.at, &field, f.message, again)
@@ -256,11 +248,52 @@ impl Plan {
     }
 }
 
+/// How [`decode`] reads a body's plan value.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Decoder {
+    /// [`direct::plan`], and serde where it gives up.
+    Direct,
+    /// Serde's derived `Deserialize` only: the reference the tests hold
+    /// the direct reader to.
+    #[cfg(test)]
+    Serde,
+}
+
+/// The plan of a compact body (after the header): the string table, then
+/// the plan's value and nothing after it.
+fn decode(body: &[u8], how: Decoder) -> read::Read<Plan> {
+    let mut r = Reader {
+        bytes: body,
+        at: 0,
+        strings: Vec::new(),
+        depth: 0,
+    };
+    r.strings()?;
+    let start = r.at;
+    if how == Decoder::Direct
+        && let Some(plan) = direct::plan(&mut r)
+        && r.at == body.len()
+    {
+        return Ok(plan);
+    }
+    // Not the plain form: serde decides, and words any refusal.
+    (r.at, r.depth) = (start, 0);
+    let entries = r.strings.len();
+    let plan = crate::plan::interned_table(entries, || Plan::deserialize(&mut r))?;
+    if r.at != body.len() {
+        return Err(Fault::at(r.at, "bytes follow the plan's value"));
+    }
+    Ok(plan)
+}
+
+mod direct;
 mod read;
 mod write;
 
 use read::{Fault, Reader, field_at};
 use write::{Writer, varint};
 
+#[cfg(test)]
+mod direct_tests;
 #[cfg(test)]
 mod tests;

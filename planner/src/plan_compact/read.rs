@@ -62,7 +62,8 @@ impl<'de> Reader<'de> {
         Ok(b)
     }
 
-    fn varint(&mut self) -> Read<u64> {
+    #[inline]
+    pub(super) fn varint(&mut self) -> Read<u64> {
         // Most numbers (tags' counts aside) and every field name's string
         // index fit one byte: read at once, as the loop below would.
         if let Some(&b) = self.bytes.get(self.at)
@@ -86,7 +87,7 @@ impl<'de> Reader<'de> {
         Err(Fault::at(start, "a number is longer than 64 bits"))
     }
 
-    fn count(&mut self) -> Read<usize> {
+    pub(super) fn count(&mut self) -> Read<usize> {
         let start = self.at;
         let Some(b) = self.bytes.get(self.at..self.at + 4) else {
             return Err(Fault::at(start, "the file ends inside a count"));
@@ -142,7 +143,8 @@ impl<'de> Reader<'de> {
     }
 
     /// A string's index in the table and its text.
-    fn entry(&mut self, start: usize) -> Read<(usize, &'de str)> {
+    #[inline]
+    pub(super) fn entry(&mut self, start: usize) -> Read<(usize, &'de str)> {
         let i = self.varint()?;
         usize::try_from(i)
             .ok()

@@ -4,7 +4,7 @@ use crate::design::shorthand::{self, Shorthand};
 use crate::plan::Name;
 
 /// Every plan file bundled with the toolkit (examples and golden cases).
-fn bundled_plans() -> Vec<(String, String)> {
+pub(super) fn bundled_plans() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = Vec::new();
     let mut dirs = vec![
@@ -27,7 +27,7 @@ fn bundled_plans() -> Vec<(String, String)> {
 }
 
 /// Designs of every topology, each with the fields its designer fills.
-fn designs() -> Vec<Plan> {
+pub(super) fn designs() -> Vec<Plan> {
     let s = Shorthand::default();
     let specs = [
         shorthand::bigraph(4, 16, &s).unwrap(),
@@ -100,14 +100,14 @@ fn a_compact_plan_is_much_smaller_than_its_json() {
     );
 }
 
-fn small() -> Vec<u8> {
+pub(super) fn small() -> Vec<u8> {
     let (inv, opts) = shorthand::bigraph(2, 4, &Shorthand::default()).unwrap();
     design(&inv, &opts).unwrap().to_compact().unwrap()
 }
 
 /// Rewrites the header's length and checksum for `file`'s body, so that
 /// the reader's own checks of the body are what is tested.
-fn resealed(mut file: Vec<u8>) -> Vec<u8> {
+pub(super) fn resealed(mut file: Vec<u8>) -> Vec<u8> {
     let body_len = (file.len() - HEADER) as u64;
     let sum = checksum(&file[HEADER..]);
     file[12..20].copy_from_slice(&body_len.to_le_bytes());
@@ -115,7 +115,7 @@ fn resealed(mut file: Vec<u8>) -> Vec<u8> {
     file
 }
 
-fn refusal(bytes: &[u8]) -> String {
+pub(super) fn refusal(bytes: &[u8]) -> String {
     match std::panic::catch_unwind(|| Plan::from_compact(bytes, "cut.cplan")) {
         Ok(Ok(_)) => String::new(),
         Ok(Err(e)) => e.to_string(),
