@@ -11,7 +11,9 @@
 //!
 //! 1. every flow's switches and its access links; the flows that leave
 //!    their switch start walking;
-//! 2. per hop, the next hops of every walking flow (the tables' rows);
+//! 2. per hop, the next hops of every walking flow (the tables' rows),
+//!    the single-link table read for all of them first, alone, so that
+//!    its cache misses overlap;
 //! 3. the choices: for a flow at a switch with several next hops, the
 //!    ECMP hash, from the flow's share of it that is the same at every
 //!    switch ([`EcmpPrefix`], the source port included), found once;
@@ -72,7 +74,7 @@ fn pick(h: u64, n: usize) -> usize {
     }
 }
 
-impl<'a> Network<'a> {
+impl Network<'_> {
     /// Adds one to `load` (indexed by link id, [`Network::link_count`]
     /// long) on every link of the route [`Network::route_seeded`] gives
     /// each flow `(source sub-node, destination sub-node, flow id)` of
