@@ -80,15 +80,33 @@ impl PortSeed {
     }
 }
 
+/// A flow's share of [`ecmp_hash`]: the FNV-1a state after its 13 bytes
+/// before the switch's (addresses, protocol and ports), which are the same
+/// at every switch of its route; [`EcmpPrefix::at`] adds the switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EcmpPrefix(u64);
+
+impl EcmpPrefix {
+    /// The share of the flow from `src_ip` to `dst_ip` with UDP source
+    /// port `src_port`.
+    pub fn new(src_ip: u32, dst_ip: u32, src_port: u16) -> Self {
+        let mut bytes = [0u8; 13];
+        bytes[0..4].copy_from_slice(&src_ip.to_be_bytes());
+        bytes[4..8].copy_from_slice(&dst_ip.to_be_bytes());
+        bytes[8] = UDP;
+        bytes[9..11].copy_from_slice(&src_port.to_be_bytes());
+        bytes[11..13].copy_from_slice(&ROCE_V2_PORT.to_be_bytes());
+        EcmpPrefix(fnv1a64(&bytes))
+    }
+
+    /// [`ecmp_hash`] of the flow at switch `switch`.
+    pub fn at(self, switch: u32) -> u64 {
+        fmix64(fnv1a64_from(self.0, &switch.to_be_bytes()))
+    }
+}
+
 /// The ECMP hash of a RoCEv2 flow at switch `switch` (see the module
 /// documentation for the byte layout).
 pub fn ecmp_hash(src_ip: u32, dst_ip: u32, src_port: u16, switch: u32) -> u64 {
-    let mut bytes = [0u8; 17];
-    bytes[0..4].copy_from_slice(&src_ip.to_be_bytes());
-    bytes[4..8].copy_from_slice(&dst_ip.to_be_bytes());
-    bytes[8] = UDP;
-    bytes[9..11].copy_from_slice(&src_port.to_be_bytes());
-    bytes[11..13].copy_from_slice(&ROCE_V2_PORT.to_be_bytes());
-    bytes[13..17].copy_from_slice(&switch.to_be_bytes());
-    fmix64(fnv1a64(&bytes))
+    EcmpPrefix::new(src_ip, dst_ip, src_port).at(switch)
 }

@@ -13,6 +13,8 @@
 //!   these tables; the per-flow walk chooses among them;
 //! - [`flows`]: the per-flow walk: at each switch, the ECMP hash of the
 //!   flow picks one of that switch's next hops towards the destination;
+//! - [`count`]: the same walks counted per link a batch at a time, for
+//!   the proofs that route millions of flows;
 //! - [`hash`]: the ECMP hash (FNV-1a 64 and `fmix64` over the RoCEv2
 //!   5-tuple and a switch salt);
 //! - [`policy`]: the routing policies `ecmp` (the hash, the default),
@@ -105,6 +107,9 @@ pub mod addresses;
 pub mod avoid;
 pub mod bgp;
 pub mod burnin;
+pub mod count;
+#[cfg(test)]
+mod count_tests;
 pub mod flows;
 pub mod hash;
 #[cfg(test)]
@@ -120,7 +125,8 @@ pub(crate) mod tests;
 pub(crate) use addresses::{Model, PortKind, ip, netmask};
 pub use avoid::{Avoid, Target};
 pub use bgp::{Bgp, Installed, Session, Speaker};
-pub use hash::{PortSeed, ecmp_hash, fnv1a64, source_port, sub_node_ip};
+pub use count::CountScratch;
+pub use hash::{EcmpPrefix, PortSeed, ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};
 pub use links::Network;
 pub use policy::{Leg, Policy, Spread};

@@ -44,7 +44,7 @@ use serde::Serialize;
 use super::schedule::{Phase, Schedule, Step};
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
-use crate::network::{Network, Policy, PortSeed, Route, Spread};
+use crate::network::{CountScratch, Network, Policy, PortSeed, Route, Spread};
 use crate::plan::Plan;
 
 /// The loads of one step.
@@ -490,15 +490,24 @@ pub fn step_link_loads(
     Ok(load)
 }
 
-/// What routing a step's flows reuses: the routes of one flow, and the
-/// sprayed flows' routes counted per pair of switches.
+/// What routing a step's flows reuses: the routes of one flow, the ECMP
+/// flows waiting to be counted a batch at a time, and the sprayed flows'
+/// routes counted per pair of switches.
 #[derive(Default)]
-struct Scratch {
-    /// The route of an ECMP or D-mod-K flow, written in place.
+struct Scratch<'n> {
+    /// The route of a D-mod-K flow.
     route: Route,
+    /// ECMP flows as `(source sub-node, destination sub-node, flow id)`,
+    /// up to [`BATCH`], for [`Network::count_ecmp`].
+    batch: Vec<(usize, usize, u64)>,
+    count: CountScratch<'n>,
     routes: Vec<Route>,
     spread: Spread,
 }
+
+/// ECMP flows counted together ([`Network::count_ecmp`]): enough for its
+/// passes to overlap many flows' hashes, few enough to stay in L1.
+const BATCH: usize = 256;
 
 /// The flows of one step by where they went.
 struct StepCounts {
@@ -518,14 +527,14 @@ struct StepCounts {
 /// rank per GPU on a shared NIC, see the module documentation); `repeats`
 /// says whether any sub-node carries two ranks ([`has_repeats`]).
 #[allow(clippy::too_many_arguments)]
-fn count_step(
-    net: &Network<'_>,
+fn count_step<'n>(
+    net: &'n Network<'_>,
     ranks: &[usize],
     step: &Step,
     (seed, policy, counting): (u64, Policy, Counting),
     servers: Option<&[u32]>,
     repeats: bool,
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'n>,
     load: &mut Loads,
 ) -> Result<StepCounts> {
     let port_seed = PortSeed::new(seed);
@@ -537,6 +546,7 @@ fn count_step(
     // NIC pairs already routed in this step; only tables with several
     // ranks on one NIC can repeat one.
     let mut routed = std::collections::HashSet::new();
+    scratch.batch.clear();
     // While every sprayed flow's share is a power of two, the loads are
     // exact sums and a link's share is added once per flow.
     let mut exact = true;
@@ -551,15 +561,21 @@ fn count_step(
         }
         let (src, dst, flow) = (ranks[s], ranks[d], flow_id(s, d));
         let load = match load {
-            Loads::Flows(load) => {
-                // One route a flow, as `flow_routes` gives it for ECMP and
-                // D-mod-K.
-                let route = &mut scratch.route;
-                if policy == Policy::DModK {
-                    *route = net.route_dmodk(src, dst)?;
-                } else {
-                    net.route_seeded(src, dst, flow, port_seed, route)?;
+            Loads::Flows(load) if policy != Policy::DModK => {
+                // One route a flow, as `flow_routes` gives it for ECMP,
+                // counted a batch at a time.
+                scratch.batch.push((src, dst, flow));
+                if scratch.batch.len() == BATCH {
+                    counts.crossing +=
+                        net.count_ecmp(&scratch.batch, port_seed, &mut scratch.count, load)?;
+                    scratch.batch.clear();
                 }
+                continue;
+            }
+            Loads::Flows(load) => {
+                // One route a flow, as `flow_routes` gives it for D-mod-K.
+                let route = &mut scratch.route;
+                *route = net.route_dmodk(src, dst)?;
                 counts.crossing += usize::from(!route.inter_switch().is_empty());
                 for &l in route.links() {
                     load[l] += 1;
@@ -590,6 +606,12 @@ fn count_step(
                 load[l] += share;
             }
         }
+    }
+    if let Loads::Flows(load) = load
+        && !scratch.batch.is_empty()
+    {
+        counts.crossing += net.count_ecmp(&scratch.batch, port_seed, &mut scratch.count, load)?;
+        scratch.batch.clear();
     }
     Ok(counts)
 }

@@ -232,7 +232,9 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
     let routing: Policy = args.routing.parse()?;
     let flag: Option<Engine> = args.engine.as_deref().map(str::parse).transpose()?;
     // With --algorithm, the table comes with its proof under the ECMP hash
-    // (`proven`), which the report reuses where it is the same.
+    // and the request it answers (`proven`), which the report reuses where
+    // it is the same: the table's proof, and with `hd` or `ring` the plan
+    // order's search and proof.
     let (table, gpus, order, lower_bound, engine, proven) = match (
         &args.ranks_file,
         &args.algorithm,
@@ -303,7 +305,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 order,
                 bound,
                 engine,
-                Some((outcome.steps, net)),
+                Some((outcome.steps, net, request)),
             )
         }
         (None, None) => unreachable!("clap requires --ranks-file or --algorithm"),
@@ -315,9 +317,14 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
         routing,
     };
     let mut report = match proven {
-        Some((steps, net)) => {
-            rank_format::verify_report_proven_on(&net, &p, &table, &gpus, order, &how, steps)?
-        }
+        Some((steps, net, request)) => rank_format::verify_report_searched_on(
+            &net,
+            &p,
+            (&request, &table, steps),
+            &gpus,
+            order,
+            &how,
+        )?,
         None => rank_format::verify_report_as(&p, &table, &gpus, order, &how)?,
     };
     report.lower_bound = lower_bound;

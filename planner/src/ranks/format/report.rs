@@ -238,7 +238,7 @@ pub fn verify_report_as(
         how.seed,
         how.routing,
     )?;
-    verify_report_known(&net, plan, (table, gpus, order), how, steps)
+    verify_report_known(&net, plan, (table, gpus, order), how, steps, None)
 }
 
 /// [`verify_report_as`] for a table [`crate::ranks::plan_gpu_ranks`] just made
@@ -274,18 +274,64 @@ pub fn verify_report_proven_on(
     how: &Checked<'_>,
     steps: Vec<StepLoad>,
 ) -> Result<VerifyReport> {
+    let steps = proven_steps(net, plan, table, gpus, how, steps)?;
+    verify_report_known(net, plan, (table, gpus, order), how, steps, None)
+}
+
+/// The loads of `table` as `how` routes it, from `steps`, its loads under
+/// the ECMP hash, where they are the same (see [`verify_report_proven`]).
+fn proven_steps(
+    net: &Network<'_>,
+    plan: &CheckedPlan,
+    table: &RankTable,
+    gpus: &[Option<usize>],
+    how: &Checked<'_>,
+    steps: Vec<StepLoad>,
+) -> Result<Vec<StepLoad>> {
     crate::ranks::same_network(net, plan, how.avoid)?;
     check_table(plan, table, gpus)?;
     let same = how.routing == Policy::Ecmp
         && (how.engine.ring_order(plan, &table.ranks).iter())
             .enumerate()
             .all(|(i, &r)| i == r);
-    let steps = if same {
-        steps
+    if same {
+        Ok(steps)
     } else {
-        crate::ranks::verify_engine_on(net, plan, table, how.engine, how.seed, how.routing)?
+        crate::ranks::verify_engine_on(net, plan, table, how.engine, how.seed, how.routing)
+    }
+}
+
+/// [`verify_report_proven_on`] for the table `request` made on `net`
+/// ([`crate::ranks::plan_gpu_ranks_on`], whose [`Outcome::steps`] are
+/// `steps`): where the plan order beside it is what `request` asked
+/// already ([`Request::asks_as`]: `verify-ranks --algorithm hd` or
+/// `ring`), the table is taken as the plan order instead of searching and
+/// proving it a second time.
+///
+/// [`Outcome::steps`]: crate::ranks::Outcome::steps
+pub fn verify_report_searched_on(
+    net: &Network<'_>,
+    plan: &CheckedPlan,
+    (request, table, steps): (&Request, &RankTable, Vec<StepLoad>),
+    gpus: &[Option<usize>],
+    order: String,
+    how: &Checked<'_>,
+) -> Result<VerifyReport> {
+    let searched = Searched {
+        request,
+        table,
+        steps: steps.clone(),
     };
-    verify_report_known(net, plan, (table, gpus, order), how, steps)
+    let steps = proven_steps(net, plan, table, gpus, how, steps)?;
+    verify_report_known(net, plan, (table, gpus, order), how, steps, Some(searched))
+}
+
+/// A table a search made, with the request it answers and its loads under
+/// the ECMP hash.
+struct Searched<'r> {
+    request: &'r Request,
+    table: &'r RankTable,
+    steps: Vec<StepLoad>,
 }
 
 /// Refuses a table with a bad rank, or with a GPU list of another length.
@@ -303,13 +349,53 @@ fn check_table(plan: &CheckedPlan, table: &RankTable, gpus: &[Option<usize>]) ->
 
 /// The report of `table` (with its ranks' GPUs, named `order`), whose
 /// per-step loads are `steps`, with the plan order beside it, routed on
-/// `net`.
+/// `net`; the plan order is `searched`'s table where its request is the
+/// plan order's.
 fn verify_report_known(
     net: &Network<'_>,
     plan: &CheckedPlan,
     (table, gpus, order): (&RankTable, &[Option<usize>], String),
     how: &Checked<'_>,
     steps: Vec<StepLoad>,
+    searched: Option<Searched<'_>>,
+) -> Result<VerifyReport> {
+    let Checked {
+        engine,
+        avoid,
+        seed,
+        ..
+    } = *how;
+    let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
+    let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
+    let request = Request {
+        algorithm: plain,
+        ranks: Some(table.ranks.len()),
+        avoid: avoid.to_vec(),
+        seed,
+        engine,
+        ..Request::default()
+    };
+    // The plan order's table and its loads under the ECMP hash.
+    let found;
+    let baseline = match searched {
+        Some(s) if s.request.asks_as(&request, s.table.ranks.len()) => (s.table, s.steps),
+        _ => {
+            found = crate::ranks::plan_gpu_ranks_on(net, plan, &request)?;
+            (&found.table, found.steps.clone())
+        }
+    };
+    report_beside(net, plan, (table, gpus, order), how, steps, baseline)
+}
+
+/// [`verify_report_known`] with the plan order's table and its loads
+/// under the ECMP hash found.
+fn report_beside(
+    net: &Network<'_>,
+    plan: &CheckedPlan,
+    (table, gpus, order): (&RankTable, &[Option<usize>], String),
+    how: &Checked<'_>,
+    steps: Vec<StepLoad>,
+    (baseline, baseline_steps): (&RankTable, Vec<StepLoad>),
 ) -> Result<VerifyReport> {
     let Checked {
         engine,
@@ -319,38 +405,20 @@ fn verify_report_known(
     } = *how;
     let ring = table.algorithm.info().rank_schedule == Some(RankSchedule::Ring);
     let plain = if ring { Algorithm::Ring } else { Algorithm::Hd };
-    let baseline = crate::ranks::plan_gpu_ranks_on(
-        net,
-        plan,
-        &Request {
-            algorithm: plain,
-            ranks: Some(table.ranks.len()),
-            avoid: avoid.to_vec(),
-            seed,
-            engine,
-            ..Request::default()
-        },
-    )?;
-    let same_gpus = || crate::ranks::rank_gpus(plan, &baseline.table.ranks) == gpus;
-    let plan_order = if baseline.table.ranks == table.ranks && same_gpus() {
+    let same_gpus = || crate::ranks::rank_gpus(plan, &baseline.ranks) == gpus;
+    let plan_order = if baseline.ranks == table.ranks && same_gpus() {
         None
     } else {
         // The search counts loads under the ECMP hash; another policy
         // routes the plan order again.
         let steps = if routing == Policy::Ecmp {
-            baseline.steps
+            baseline_steps
         } else {
-            crate::ranks::verify_engine_on(net, plan, &baseline.table, engine, seed, routing)?
+            crate::ranks::verify_engine_on(net, plan, baseline, engine, seed, routing)?
         };
         let order = format!("{} in plan order", plain.as_str());
-        let gpus = crate::ranks::rank_gpus(plan, &baseline.table.ranks);
-        Some(loads(
-            plan,
-            order,
-            (&baseline.table, engine),
-            &gpus,
-            &steps,
-        )?)
+        let gpus = crate::ranks::rank_gpus(plan, &baseline.ranks);
+        Some(loads(plan, order, (baseline, engine), &gpus, &steps)?)
     };
     let table_loads = loads(plan, order, (table, engine), gpus, &steps)?;
     Ok(VerifyReport {

@@ -232,3 +232,126 @@ fn bad_rank_files_name_every_problem() {
         .to_string();
     assert!(e.starts_with("r.json:1:"), "{e}");
 }
+
+/// Issue #33: a rank count left to the plan asks what the count it came
+/// to asks; the solver matters only where the algorithm searches (HDRM's
+/// mapping); anything else that differs is another request.
+#[test]
+fn issue33_requests_ask_alike_once_normalised() {
+    let hd = Request {
+        algorithm: Algorithm::Hd,
+        ..Request::default()
+    };
+    let given = |r: &Request, ranks, solver| Request {
+        ranks,
+        solver,
+        ..r.clone()
+    };
+    assert!(hd.asks_as(&given(&hd, Some(16), crate::ranks::Solver::Exact), 16));
+    assert!(!hd.asks_as(&given(&hd, Some(8), crate::ranks::Solver::Auto), 16));
+    let hdrm = Request::default();
+    assert!(hdrm.asks_as(&given(&hdrm, Some(16), crate::ranks::Solver::Auto), 16));
+    assert!(!hdrm.asks_as(&given(&hdrm, Some(16), crate::ranks::Solver::Exact), 16));
+    for other in [
+        Request {
+            algorithm: Algorithm::Ring,
+            ..hd.clone()
+        },
+        Request {
+            seed: 1,
+            ..hd.clone()
+        },
+        Request {
+            engine: crate::ranks::Engine::Nccl,
+            ..hd.clone()
+        },
+        Request {
+            unavailable: vec![0],
+            ..hd.clone()
+        },
+        Request {
+            avoid: vec![crate::ranks::Avoid::Switch("s".into())],
+            ..hd.clone()
+        },
+    ] {
+        assert!(!hd.asks_as(&other, 16), "{other:?}");
+        assert!(!other.asks_as(&hd, 16), "{other:?}");
+    }
+}
+
+/// Issue #33: `verify-ranks --algorithm hd` (or `ring`) takes the table it
+/// searched as the plan order beside it ([`verify_report_searched_on`])
+/// instead of searching and proving the plan order again; whatever the
+/// request (every algorithm, engine and solver, a rank count left to the
+/// plan or given, a whole job or a folded one), the report is the one
+/// searching again gives, on plans with one GPU and several GPUs per NIC,
+/// under every routing policy.
+#[test]
+fn issue33_a_searched_table_reports_as_one_searched_again() {
+    let plans = [
+        plan(),
+        two_quads(),
+        crate::network::tests::fat_tree_plan("tiers=2,sub-nodes=32,ports=16"),
+    ];
+    let mut reused = 0;
+    for plan in &plans {
+        let net = crate::ranks::Network::new(plan, plan.source()).unwrap();
+        for algorithm in [Algorithm::Hd, Algorithm::Ring, Algorithm::Hdrm] {
+            for engine in crate::ranks::Engine::ALL {
+                let all = Request {
+                    algorithm,
+                    engine,
+                    seed: 5,
+                    ..Request::default()
+                };
+                let Ok(whole) = crate::ranks::plan_gpu_ranks_on(&net, plan, &all) else {
+                    continue;
+                };
+                let x = whole.table.ranks.len();
+                for (ranks, solver) in [
+                    (None, crate::ranks::Solver::Auto),
+                    (Some(x), crate::ranks::Solver::Heuristic),
+                    (Some(x - 1), crate::ranks::Solver::Auto),
+                ] {
+                    let request = Request {
+                        ranks,
+                        solver,
+                        ..all.clone()
+                    };
+                    let Ok(outcome) = crate::ranks::plan_gpu_ranks_on(&net, plan, &request) else {
+                        continue;
+                    };
+                    let gpus = crate::ranks::rank_gpus(plan, &outcome.table.ranks);
+                    for routing in [Policy::Ecmp, Policy::DModK, Policy::Spray] {
+                        let how = Checked {
+                            engine,
+                            avoid: &[],
+                            seed: 5,
+                            routing,
+                        };
+                        let order = || "table".to_string();
+                        let again =
+                            verify_report_as(plan, &outcome.table, &gpus, order(), &how).unwrap();
+                        let searched = verify_report_searched_on(
+                            &net,
+                            plan,
+                            (&request, &outcome.table, outcome.steps.clone()),
+                            &gpus,
+                            order(),
+                            &how,
+                        )
+                        .unwrap();
+                        let what = format!(
+                            "{} on {} for {engine} under {routing}, {ranks:?} ranks",
+                            algorithm.as_str(),
+                            plan.name
+                        );
+                        assert_eq!(searched, again, "{what}");
+                        reused += usize::from(algorithm != Algorithm::Hdrm);
+                    }
+                }
+            }
+        }
+    }
+    assert!(reused > 50, "{reused} reports reused the search");
+}

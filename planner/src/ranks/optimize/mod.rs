@@ -195,6 +195,25 @@ impl Default for Request {
     }
 }
 
+impl Request {
+    /// True when [`crate::ranks::plan_gpu_ranks_on`] gives `self` and
+    /// `other` the same outcome on one plan and network, given that `self`
+    /// placed `placed` ranks there: the same request once a rank count left
+    /// to the plan (`None`) is read as the `placed` ranks it came to, and
+    /// the solver compared only for an algorithm that searches (HDRM's
+    /// mapping); a plan-order table is found without one.
+    pub fn asks_as(&self, other: &Request, placed: usize) -> bool {
+        let searches = |r: &Request| r.algorithm.info().runs == Runs::BiGraphMapping;
+        self.algorithm == other.algorithm
+            && self.ranks.unwrap_or(placed) == other.ranks.unwrap_or(placed)
+            && self.avoid == other.avoid
+            && (!searches(self) || self.solver == other.solver)
+            && self.seed == other.seed
+            && self.unavailable == other.unavailable
+            && self.engine == other.engine
+    }
+}
+
 /// The fold of a job whose rank count is not a power of two, and what it
 /// costs (see [`FoldCost`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
