@@ -1479,11 +1479,17 @@ fn sot_push_vlan_post_answered_over_the_limit_is_not_sent_again_issue_31() {
             && e.contains("run the push again"),
         "{e}"
     );
+    // The sibling POST is in flight when the refused answer arrives only
+    // if the client sent it first: on a loaded machine the refusal can
+    // come before the client has sent it, and then it is never sent (a
+    // fresh `.ci/run` saw 1). Either way nothing follows the refusal but
+    // that sibling (`push_log_holds`), and the second push makes each VLAN
+    // once.
     let posts = pushed
         .iter()
         .filter(|x| x.0 == "POST" && x.1 == "/api/ipam/vlans/")
         .count();
-    assert_eq!(posts, 2, "{pushed:?}");
+    assert!((1..=2).contains(&posts), "{pushed:?}");
     push_log_holds(&pushed, Some(&e), &base, 2).unwrap();
     let mut names = vlans.clone();
     names.sort();
