@@ -12,10 +12,10 @@ mod ranks;
 mod render;
 mod simulate;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use planner::design::shorthand::Shorthand;
@@ -73,6 +73,19 @@ enum Command {
         /// table on what is left); with --catalog the verdict weighs it.
         #[arg(long)]
         failures: bool,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Write a plan in another form, chosen by --out's extension: JSON,
+    /// TOML or the compact plan. The plan is read and checked as every
+    /// command reads it, and the file written reads back to the same plan.
+    Convert {
+        /// Plan: JSON, TOML or compact, as `planner design --out` writes it.
+        plan: PathBuf,
+        /// Write the plan here: FILE.json (JSON), FILE.toml (TOML) or
+        /// FILE.cplan (the compact plan); other extensions are refused.
+        #[arg(long, value_name = "PLAN")]
+        out: PathBuf,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
@@ -292,6 +305,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             })
         }
         Command::Design(args) => run_design(args),
+        Command::Convert { plan, out, format } => run_convert(&plan, &out, format),
         Command::Compare {
             source,
             oversubscription,
@@ -408,7 +422,7 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
     let out = args
         .out
         .as_deref()
-        .map(|p| output::file_target(p, "--out", &["json", "toml", "cplan"], "a plan"))
+        .map(|p| output::file_target(p, "--out", &PLAN_FORMS, "a plan"))
         .transpose()?;
     let cables = args
         .cables
@@ -495,25 +509,7 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
                 .map(|t| output::stage_file(t, |w| Ok(w.write_all(plan.cables_csv().as_bytes())?)))
                 .transpose()
         });
-        let saved = out
-            .as_ref()
-            .map(|t| {
-                let is = |ext: &str| {
-                    t.given()
-                        .extension()
-                        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
-                };
-                if is("toml") {
-                    let text = plan.to_toml()?;
-                    output::stage_file(t, |w| Ok(w.write_all(text.as_bytes())?))
-                } else if is("cplan") {
-                    let bytes = plan.to_compact()?;
-                    output::stage_file(t, |w| Ok(w.write_all(&bytes)?))
-                } else {
-                    output::stage_file(t, |w| Ok(plan.write_json(w)?))
-                }
-            })
-            .transpose();
+        let saved = out.as_ref().map(|t| stage_plan(&plan, t)).transpose();
         let cables = cables
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("writing the cable list failed")));
@@ -546,6 +542,64 @@ fn run_design(args: DesignArgs) -> Result<ExitCode> {
     // See `validate`: no point freeing what the process exit frees.
     std::mem::forget(plan);
     std::mem::forget(inv);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The extensions a plan file may have, each its form.
+const PLAN_FORMS: [&str; 3] = ["json", "toml", "cplan"];
+
+/// Stages `plan` in the form `t`'s extension names ([`PLAN_FORMS`]; JSON
+/// for `.json`).
+fn stage_plan(plan: &planner::plan::Plan, t: &output::FileTarget) -> Result<output::Staged> {
+    match plan_form(t.given()) {
+        "toml" => {
+            let text = plan.to_toml()?;
+            output::stage_file(t, |w| Ok(w.write_all(text.as_bytes())?))
+        }
+        "cplan" => {
+            let bytes = plan.to_compact()?;
+            output::stage_file(t, |w| Ok(w.write_all(&bytes)?))
+        }
+        _ => output::stage_file(t, |w| Ok(plan.write_json(w)?)),
+    }
+}
+
+/// The form of a plan file by its extension: `json`, `toml` or `cplan`.
+fn plan_form(path: &Path) -> &'static str {
+    PLAN_FORMS
+        .into_iter()
+        .find(|f| path.extension().is_some_and(|e| e.eq_ignore_ascii_case(f)))
+        .unwrap_or("json")
+}
+
+/// `planner convert`: the checked plan written again in --out's form.
+fn run_convert(plan: &Path, out: &Path, format: Format) -> Result<ExitCode> {
+    let target = output::file_target(out, "--out", &PLAN_FORMS, "a plan")?;
+    let p = load_plan(plan)?;
+    let staged = stage_plan(&p, &target)?;
+    output::commit(vec![staged])?;
+    let form = match plan_form(out) {
+        "cplan" => "compact",
+        other => other,
+    };
+    let bytes = std::fs::metadata(out)
+        .with_context(|| format!("reading back the size of {}", display(out)))?
+        .len();
+    match format {
+        Format::Json => print_json(&serde_json::json!({
+            "plan": p.name,
+            "from": display(plan),
+            "out": display(out),
+            "form": form,
+            "bytes": bytes,
+        }))?,
+        Format::Table => print(&format!(
+            "Plan {} ({}) written to {} as {form}, {bytes} bytes\n",
+            p.name,
+            display(plan),
+            display(out)
+        ))?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 
