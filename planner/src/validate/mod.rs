@@ -15,6 +15,7 @@
 //! with no data, and the same topology invariants on the as-built graph.
 
 mod as_built;
+mod breakout_limits;
 pub mod cabling;
 mod invariants;
 mod plan_checks;

@@ -766,6 +766,13 @@ pub(crate) fn breakouts(plan: &Plan) -> Vec<Finding> {
             }
         }
     }
+    for (object, message) in super::breakout_limits::disabled_cages_used(plan) {
+        bad(
+            object,
+            message,
+            "break out into fewer lanes (2x, or 4x on the SN4700, SN5400 and SN5600), or choose a switch model that breaks out every cage (for 4x: the SN3700, SN3700C, SN2201, SN2010 or SN2100)",
+        );
+    }
     for (object, message) in straight_lanes(plan) {
         bad(
             object,
