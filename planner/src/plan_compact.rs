@@ -30,7 +30,9 @@
 //! use of the entry. A body not in the plain form the writer makes (a
 //! damaged file, or a form only serde takes) is read by serde's derived
 //! `Deserialize` instead ([`read::Reader`]), which decides and words every
-//! refusal.
+//! refusal. The planner's commands decode a plan file as they read it, a
+//! window at a time, with its checksum taken on the way
+//! ([`read_streamed`]); a file that reading so gives up on is read whole.
 //!
 //! A truncated or corrupt file is refused naming the file, the byte offset
 //! and the field being read (`sub_node_list[17].port`), never with a
@@ -76,27 +78,138 @@ pub fn is_compact(bytes: &[u8]) -> bool {
 /// cycle (a plan of 20 MB in milliseconds); it guards against damage, not
 /// against someone who means to forge a plan.
 pub fn checksum(body: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = 0x243F_6A88_85A3_08D3u64;
-    let mut words = body.chunks_exact(8);
-    for w in &mut words {
-        let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        h = (h ^ v).wrapping_mul(K).rotate_left(29);
+    let mut sum = Checksum::default();
+    sum.add(body);
+    sum.finish()
+}
+
+/// [`checksum`] taken over a body given in pieces, as it is read.
+#[derive(Clone, Debug)]
+struct Checksum {
+    h: u64,
+    len: u64,
+    /// The bytes of a word not yet complete (`part[..parts]`).
+    part: [u8; 8],
+    parts: usize,
+}
+
+impl Default for Checksum {
+    fn default() -> Self {
+        Checksum {
+            h: 0x243F_6A88_85A3_08D3,
+            len: 0,
+            part: [0; 8],
+            parts: 0,
+        }
     }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let mut last = [0u8; 8];
-        last[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(last))
-            .wrapping_mul(K)
+}
+
+impl Checksum {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+    #[inline]
+    fn word(&mut self, w: [u8; 8]) {
+        self.h = (self.h ^ u64::from_le_bytes(w))
+            .wrapping_mul(Self::K)
             .rotate_left(29);
     }
-    h ^= body.len() as u64;
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
+
+    /// The next bytes of the body.
+    fn add(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.parts > 0 {
+            let take = (8 - self.parts).min(bytes.len());
+            self.part[self.parts..self.parts + take].copy_from_slice(&bytes[..take]);
+            self.parts += take;
+            bytes = &bytes[take..];
+            if self.parts < 8 {
+                return;
+            }
+            self.word(self.part);
+            self.parts = 0;
+        }
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.word([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        }
+        let rest = words.remainder();
+        self.part[..rest.len()].copy_from_slice(rest);
+        self.parts = rest.len();
+    }
+
+    /// The checksum of the bytes given: the last word zero-padded, the
+    /// length mixed in, finished as MurmurHash3's `fmix64`.
+    fn finish(&self) -> u64 {
+        let mut sum = self.clone();
+        if sum.parts > 0 {
+            let mut last = [0u8; 8];
+            last[..sum.parts].copy_from_slice(&sum.part[..sum.parts]);
+            sum.word(last);
+        }
+        let mut h = sum.h ^ sum.len;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
+
+/// A plan file's body as it is read, with its [`Checksum`].
+struct Summed {
+    file: std::fs::File,
+    sum: Checksum,
+}
+
+impl std::io::Read for Summed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.sum.add(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Reads the compact plan file `path` (named `file` in errors) as it is
+/// read, a window at a time ([`direct`]), with no buffer of the file's
+/// size: `None` when it cannot be read so (not a compact plan of this
+/// encoding, not a regular file within [`crate::input::MAX_INPUT_BYTES`],
+/// a body not in the plain form the writer makes, cut, changed or
+/// failing to read), and the caller then reads the file whole ([`read`],
+/// [`Plan::from_file`]), which gives every refusal its words. A plan read
+/// here is the plan [`Plan::from_file`] reads (the tests hold that).
+pub fn read_streamed(path: &std::path::Path, file: &str) -> Option<Result<Plan>> {
+    use std::io::Read as _;
+    let regular = |m: &std::fs::Metadata| {
+        m.is_file() && m.len() <= crate::input::MAX_INPUT_BYTES && m.len() >= HEADER as u64
+    };
+    // Look before opening, as `input::read_bytes` does: opening a FIFO
+    // for reading waits for a writer.
+    let meta = std::fs::metadata(path).ok().filter(regular)?;
+    let mut f = std::fs::File::open(path).ok()?;
+    let opened = f.metadata().ok().filter(regular)?;
+    let mut header = [0u8; HEADER];
+    f.read_exact(&mut header).ok()?;
+    let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
+    let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+    let len = opened.len() - HEADER as u64;
+    if !is_compact(&header)
+        || version != COMPACT_VERSION
+        || word(12) != len
+        || meta.len() != opened.len()
+    {
+        return None;
+    }
+    let mut body = Summed {
+        file: f,
+        sum: Checksum::default(),
+    };
+    let plan = direct::plan(&mut body, len, WINDOW)?;
+    // Nothing after the body, and the body the header's checksum says.
+    let mut after = [0u8; 1];
+    if body.file.read(&mut after).ok()? != 0 || body.sum.finish() != word(20) {
+        return None;
+    }
+    Some(plan.check_version(file).map(|()| plan))
 }
 
 /// A plan file as read: a compact plan (its signature first, whatever
@@ -262,22 +375,19 @@ enum Decoder {
 /// The plan of a compact body (after the header): the string table, then
 /// the plan's value and nothing after it.
 fn decode(body: &[u8], how: Decoder) -> read::Read<Plan> {
-    let mut r = Reader {
-        bytes: body,
-        at: 0,
-        strings: Vec::new(),
-        depth: 0,
-    };
-    r.strings()?;
-    let start = r.at;
     if how == Decoder::Direct
-        && let Some(plan) = direct::plan(&mut r)
-        && r.at == body.len()
+        && let Some(plan) = direct::plan(&mut &body[..], body.len() as u64, WINDOW)
     {
         return Ok(plan);
     }
+    let mut r = Reader {
+        bytes: body,
+        at: 0,
+        strings: Cow::Borrowed(&[]),
+        depth: 0,
+    };
+    r.strings()?;
     // Not the plain form: serde decides, and words any refusal.
-    (r.at, r.depth) = (start, 0);
     let entries = r.strings.len();
     let plan = crate::plan::interned_table(entries, || Plan::deserialize(&mut r))?;
     if r.at != body.len() {
@@ -288,9 +398,13 @@ fn decode(body: &[u8], how: Decoder) -> read::Read<Plan> {
 
 mod direct;
 mod read;
+mod window;
 mod write;
 
+use std::borrow::Cow;
+
 use read::{Fault, Reader, field_at};
+use window::WINDOW;
 use write::{Writer, varint};
 
 #[cfg(test)]

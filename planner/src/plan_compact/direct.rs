@@ -14,12 +14,23 @@
 //! read here is the plan serde reads, and every refusal is serde's, with
 //! its offset and field path. The tests hold both equal on every bundled
 //! plan, a design of every topology and random corruptions.
+//!
+//! It reads the body from a byte source a window at a time
+//! ([`super::window::Window`]): the planner's commands decode a plan file
+//! as they read it ([`super::read_streamed`]), with the string table kept
+//! and no buffer of the file's size; a plan already in memory is read
+//! through the same window.
+
+use std::borrow::Cow;
+use std::io::Read;
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde::de::value::StrDeserializer;
 
 use super::read::{Fault, Reader};
-use super::{MAP, NULL, SEQ, STR, UINT};
+use super::window::Window;
+use super::{MAP, NULL, SEQ, STR};
 use crate::plan::{
     Cable, CableKind, Media, Name, Plan, PlanAttachment, PlanPort, PlanServer, PlanSubNode,
     PlanSwitch, PortRole, Tier,
@@ -186,14 +197,27 @@ const MIN_SWITCH: usize = 5 + 5 * 4 + 7;
 const MIN_SERVER: usize = 5 + 4 + 7;
 const MIN_SUB_NODE: usize = 5 + 9 * 4;
 const MIN_CABLE: usize = 5 + 7 * 4;
+/// An index of a list of numbers: its tag and a byte.
+const MIN_INDEX: usize = 2;
 
-/// Reads the plan whose value starts at the reader's offset (after the
-/// string table), or `None` when the body is not in the plain form the
-/// writer makes: the caller then reads it with serde, which decides.
-pub(super) fn plan(r: &mut Reader<'_>) -> Option<Plan> {
-    let entries = r.strings.len();
+/// Reads the string table and the plan of a body of `len` bytes that
+/// `src` gives, decoded a window of `window` bytes at a time ([`Window`]),
+/// or `None` when the body is not in the plain form the writer makes, or
+/// has bytes after the plan: the caller then reads it with serde, which
+/// decides.
+pub(super) fn plan(src: &mut dyn Read, len: u64, window: usize) -> Option<Plan> {
+    let mut w = Window::new(src, len, window);
+    let (text, ends) = table(&mut w)?;
+    let mut strings = Vec::with_capacity(ends.len());
+    let mut start = 0;
+    for &end in &ends {
+        strings.push(&text[start..end]);
+        start = end;
+    }
+    let entries = strings.len();
     let mut d = Direct {
-        r,
+        w: &mut w,
+        strings: &strings,
         names: vec![None; entries],
         keys: vec![UNSEEN; entries],
         tiers: Vec::new(),
@@ -201,11 +225,31 @@ pub(super) fn plan(r: &mut Reader<'_>) -> Option<Plan> {
         kinds: Vec::new(),
         media: Vec::new(),
     };
-    crate::plan::interned(|| d.plan())
+    let plan = crate::plan::interned(|| d.plan())?;
+    w.done().then_some(plan)
 }
 
-struct Direct<'a, 'de> {
-    r: &'a mut Reader<'de>,
+/// The string table: its text, and where each entry ends in it.
+fn table(w: &mut Window<'_>) -> Option<(String, Vec<usize>)> {
+    let n = w.varint()?;
+    if n > w.left() {
+        return None;
+    }
+    let mut text = String::new();
+    let mut ends = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let len = usize::try_from(w.varint()?).ok()?;
+        text.push_str(std::str::from_utf8(w.get(len)?).ok()?);
+        w.at += len;
+        ends.push(text.len());
+    }
+    Some((text, ends))
+}
+
+struct Direct<'a, 'r, 't> {
+    w: &'a mut Window<'r>,
+    /// The string table's entries.
+    strings: &'a [&'t str],
     /// The one name of each table entry, made at its first use.
     names: Vec<Option<Name>>,
     /// What each table entry is as a key ([`UNSEEN`], [`NOT_A_KEY`]).
@@ -218,9 +262,14 @@ struct Direct<'a, 'de> {
 }
 
 /// Marks field `f` of a record seen: `None` when it was already (serde
-/// refuses a duplicate field).
-fn once(seen: &mut u128, f: F) -> Option<()> {
-    let bit = 1u128 << (f as u32);
+/// refuses a duplicate field). A key's bit is its number modulo 64 (a
+/// `u64` is a few instructions fewer than a `u128` on every field): the
+/// two keys past 63 (`kind`, `media`, of cables) share their bits with
+/// the plan's `format_version` and `name`, which are never keys of one
+/// record (a record with both is refused either way; the test
+/// `no_record_has_two_keys_of_one_bit` holds it).
+fn once(seen: &mut u64, f: F) -> Option<()> {
+    let bit = 1u64 << (f as u32 % 64);
     if *seen & bit != 0 {
         return None;
     }
@@ -243,36 +292,29 @@ fn variant<'de, T: Deserialize<'de> + Copy>(
     Some(v)
 }
 
-impl<'de> Direct<'_, 'de> {
+impl<'t> Direct<'_, '_, 't> {
     #[inline]
-    fn peek(&self) -> Option<u8> {
-        self.r.bytes.get(self.r.at).copied()
+    fn peek(&mut self) -> Option<u8> {
+        self.w.peek()
     }
 
+    /// A string's index in the table (not yet looked up).
     #[inline]
-    fn tag(&mut self, tag: u8) -> Option<()> {
-        (self.peek()? == tag).then(|| self.r.at += 1)
+    fn index(&mut self) -> Option<usize> {
+        self.w.tag(STR)?;
+        usize::try_from(self.w.varint()?).ok()
     }
 
     /// A string's table entry: its index and text.
     #[inline]
-    fn entry(&mut self) -> Option<(usize, &'de str)> {
-        self.tag(STR)?;
-        let start = self.r.at - 1;
-        self.r.entry(start).ok()
+    fn entry(&mut self) -> Option<(usize, &'t str)> {
+        let i = self.index()?;
+        Some((i, self.strings.get(i)?))
     }
 
     #[inline]
     fn uint(&mut self) -> Option<u64> {
-        // Most numbers (ports, indices, speeds below 128) are one byte.
-        if let Some(&[UINT, b]) = self.r.bytes.get(self.r.at..self.r.at + 2)
-            && b < 0x80
-        {
-            self.r.at += 2;
-            return Some(u64::from(b));
-        }
-        self.tag(UINT)?;
-        self.r.varint().ok()
+        self.w.uint()
     }
 
     #[inline]
@@ -285,10 +327,15 @@ impl<'de> Direct<'_, 'de> {
         usize::try_from(self.uint()?).ok()
     }
 
+    /// The name of a table entry: made at the entry's first use (the
+    /// text read only then), shared after.
     #[inline]
     fn name(&mut self) -> Option<Name> {
-        let (i, s) = self.entry()?;
-        Some(self.names[i].get_or_insert_with(|| Name::new(s)).clone())
+        let i = self.index()?;
+        match self.names.get_mut(i)? {
+            Some(name) => Some(name.clone()),
+            slot => Some(slot.insert(Name::new(self.strings[i])).clone()),
+        }
     }
 
     fn string(&mut self) -> Option<String> {
@@ -299,7 +346,7 @@ impl<'de> Direct<'_, 'de> {
     #[inline]
     fn opt<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.peek()? == NULL {
-            self.r.at += 1;
+            self.w.at += 1;
             return Some(None);
         }
         read(self).map(Some)
@@ -308,38 +355,59 @@ impl<'de> Direct<'_, 'de> {
     /// A map's or sequence's count, when the value is one.
     #[inline]
     fn count(&mut self, tag: u8) -> Option<usize> {
-        self.tag(tag)?;
-        self.r.count().ok()
+        self.w.tag(tag)?;
+        self.w.count()
     }
 
-    /// A list of `n` records of at least `min` bytes each, or `None` when
-    /// the bytes left cannot hold them.
-    fn list<T>(&mut self, min: usize) -> Option<(usize, Vec<T>)> {
+    /// A list of records of at least `min` bytes each, each read by
+    /// `read` into a vector of the list's length: `None` when the bytes
+    /// left cannot hold them (before anything is allocated) or a record
+    /// is not in the plain form.
+    #[inline]
+    fn records<T>(
+        &mut self,
+        min: usize,
+        mut read: impl FnMut(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
         let n = self.count(SEQ)?;
-        if n > (self.r.bytes.len() - self.r.at) / min {
+        if n as u64 > self.w.left() / min as u64 {
             return None;
         }
-        Some((n, Vec::with_capacity(n)))
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(read(self)?);
+        }
+        Some(out)
     }
 
+    /// A record's key (the entry's text read only at its first use).
     #[inline]
     fn key(&mut self) -> Option<F> {
-        let (i, s) = self.entry()?;
-        let k = &mut self.keys[i];
+        let i = self.index()?;
+        let k = self.keys.get_mut(i)?;
         if *k == UNSEEN {
             *k = KEYS
                 .iter()
-                .position(|(text, _)| *text == s)
+                .position(|(text, _)| *text == self.strings[i])
                 .map_or(NOT_A_KEY, |p| p as u8 + 2);
         }
         (*k != NOT_A_KEY).then(|| KEYS[usize::from(*k - 2)].1)
     }
 
     /// A value read by serde, at the nesting depth serde's own walk would
-    /// be at.
-    fn serde<T: Deserialize<'de>>(&mut self, depth: usize) -> Option<T> {
-        self.r.depth = depth;
-        T::deserialize(&mut *self.r).ok()
+    /// be at, from as many bytes of the window as it needs.
+    fn serde<T: DeserializeOwned>(&mut self, depth: usize) -> Option<T> {
+        let strings = self.strings;
+        self.w.with(|bytes| {
+            let mut r = Reader {
+                bytes,
+                at: 0,
+                strings: Cow::Borrowed(strings),
+                depth,
+            };
+            let v = T::deserialize(&mut r).ok()?;
+            Some((v, r.at))
+        })
     }
 
     fn tier(&mut self) -> Option<Tier> {
@@ -349,7 +417,7 @@ impl<'de> Direct<'_, 'de> {
 
     fn plan(&mut self) -> Option<Plan> {
         let fields = self.count(MAP)?;
-        let mut seen = 0u128;
+        let mut seen = 0u64;
         let (mut format_version, mut name, mut topology) = (None, None, None);
         let (mut sub_nodes, mut switches, mut physical_switches, mut links) =
             (None, None, None, None);
@@ -376,10 +444,10 @@ impl<'de> Direct<'_, 'de> {
                 F::Hpn => hpn = self.serde(PLAN_FIELD)?,
                 F::Notes => notes = self.serde(PLAN_FIELD)?,
                 F::Warnings => warnings = self.serde(PLAN_FIELD)?,
-                F::SwitchList => switch_list = Some(self.switches()?),
-                F::Servers => servers = Some(self.servers()?),
-                F::SubNodeList => sub_node_list = Some(self.sub_nodes()?),
-                F::Cables => cables = Some(self.cables()?),
+                F::SwitchList => switch_list = Some(self.records(MIN_SWITCH, Self::switch)?),
+                F::Servers => servers = Some(self.records(MIN_SERVER, Self::server)?),
+                F::SubNodeList => sub_node_list = Some(self.records(MIN_SUB_NODE, Self::sub_node)?),
+                F::Cables => cables = Some(self.records(MIN_CABLE, Self::cable)?),
                 F::Racks => racks = self.serde(PLAN_FIELD)?,
                 F::Qos => qos = self.serde(PLAN_FIELD)?,
                 F::Addressing => addressing = self.serde(PLAN_FIELD)?,
@@ -412,17 +480,9 @@ impl<'de> Direct<'_, 'de> {
         })
     }
 
-    fn switches(&mut self) -> Option<Vec<PlanSwitch>> {
-        let (n, mut out) = self.list(MIN_SWITCH)?;
-        for _ in 0..n {
-            out.push(self.switch()?);
-        }
-        Some(out)
-    }
-
     fn switch(&mut self) -> Option<PlanSwitch> {
         let fields = self.count(MAP)?;
-        let mut seen = 0u128;
+        let mut seen = 0u64;
         let (mut name, mut part_or_tier, mut physical, mut model) = (None, None, None, None);
         let (mut vlan, mut pod, mut rail, mut plane) = (None, None, None, None);
         let (mut rack, mut position, mut u_height) = (None, None, None);
@@ -445,7 +505,7 @@ impl<'de> Direct<'_, 'de> {
                 F::PortGbps => port_gbps = Some(self.u32()?),
                 F::PortName => port_name = self.opt(Self::string)?,
                 F::Breakout => breakout = self.serde(RECORD_FIELD)?,
-                F::Ports => ports = Some(self.ports()?),
+                F::Ports => ports = Some(self.records(MIN_PORT, Self::port)?),
                 _ => return None,
             }
         }
@@ -468,99 +528,73 @@ impl<'de> Direct<'_, 'de> {
         })
     }
 
-    fn ports(&mut self) -> Option<Vec<PlanPort>> {
-        let (n, mut out) = self.list(MIN_PORT)?;
-        for _ in 0..n {
-            let fields = self.count(MAP)?;
-            let mut seen = 0u128;
-            let (mut port, mut cage, mut lane, mut role, mut peer, mut peer_port) =
-                (None, None, None, None, None, None);
-            for _ in 0..fields {
-                let f = self.key()?;
-                once(&mut seen, f)?;
-                match f {
-                    F::Port => port = Some(self.u32()?),
-                    F::Cage => cage = self.opt(Self::u32)?,
-                    F::Lane => lane = self.opt(Self::u32)?,
-                    F::Role => {
-                        let (i, s) = self.entry()?;
-                        role = Some(variant(&mut self.roles, i, s)?);
-                    }
-                    F::Peer => peer = self.opt(Self::name)?,
-                    F::PeerPort => peer_port = self.opt(Self::name)?,
-                    _ => return None,
+    fn port(&mut self) -> Option<PlanPort> {
+        let fields = self.count(MAP)?;
+        let mut seen = 0u64;
+        let (mut port, mut cage, mut lane, mut role, mut peer, mut peer_port) =
+            (None, None, None, None, None, None);
+        for _ in 0..fields {
+            let f = self.key()?;
+            once(&mut seen, f)?;
+            match f {
+                F::Port => port = Some(self.u32()?),
+                F::Cage => cage = self.opt(Self::u32)?,
+                F::Lane => lane = self.opt(Self::u32)?,
+                F::Role => {
+                    let (i, s) = self.entry()?;
+                    role = Some(variant(&mut self.roles, i, s)?);
                 }
+                F::Peer => peer = self.opt(Self::name)?,
+                F::PeerPort => peer_port = self.opt(Self::name)?,
+                _ => return None,
             }
-            out.push(PlanPort {
-                port: port?,
-                cage,
-                lane,
-                role: role?,
-                peer,
-                peer_port,
-            });
         }
-        Some(out)
+        Some(PlanPort {
+            port: port?,
+            cage,
+            lane,
+            role: role?,
+            peer,
+            peer_port,
+        })
     }
 
-    /// A list of indices (`usize`).
-    fn indices(&mut self) -> Option<Vec<usize>> {
-        let n = self.count(SEQ)?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(self.usize()?);
-        }
-        Some(out)
-    }
-
-    fn servers(&mut self) -> Option<Vec<PlanServer>> {
-        let (n, mut out) = self.list(MIN_SERVER)?;
-        for _ in 0..n {
-            let fields = self.count(MAP)?;
-            let mut seen = 0u128;
-            let (mut name, mut rack, mut position, mut u_height) = (None, None, None, None);
-            let (mut sub_nodes, mut gpu_model, mut nvlink, mut pci) =
-                (None, None, Vec::new(), Vec::new());
-            for _ in 0..fields {
-                let f = self.key()?;
-                once(&mut seen, f)?;
-                match f {
-                    F::Name => name = Some(self.name()?),
-                    F::Rack => rack = self.opt(Self::name)?,
-                    F::Position => position = self.opt(Self::u32)?,
-                    F::UHeight => u_height = self.opt(Self::u32)?,
-                    F::SubNodes => sub_nodes = Some(self.indices()?),
-                    F::GpuModel => gpu_model = self.opt(Self::name)?,
-                    F::Nvlink => nvlink = self.serde(RECORD_FIELD)?,
-                    F::Pci => pci = self.serde(RECORD_FIELD)?,
-                    _ => return None,
-                }
+    fn server(&mut self) -> Option<PlanServer> {
+        let fields = self.count(MAP)?;
+        let mut seen = 0u64;
+        let (mut name, mut rack, mut position, mut u_height) = (None, None, None, None);
+        let (mut sub_nodes, mut gpu_model, mut nvlink, mut pci) =
+            (None, None, Vec::new(), Vec::new());
+        for _ in 0..fields {
+            let f = self.key()?;
+            once(&mut seen, f)?;
+            match f {
+                F::Name => name = Some(self.name()?),
+                F::Rack => rack = self.opt(Self::name)?,
+                F::Position => position = self.opt(Self::u32)?,
+                F::UHeight => u_height = self.opt(Self::u32)?,
+                F::SubNodes => sub_nodes = Some(self.records(MIN_INDEX, Self::usize)?),
+                F::GpuModel => gpu_model = self.opt(Self::name)?,
+                F::Nvlink => nvlink = self.serde(RECORD_FIELD)?,
+                F::Pci => pci = self.serde(RECORD_FIELD)?,
+                _ => return None,
             }
-            out.push(PlanServer {
-                name: name?,
-                rack,
-                position,
-                u_height,
-                sub_nodes: sub_nodes?,
-                gpu_model,
-                nvlink,
-                pci,
-            });
         }
-        Some(out)
-    }
-
-    fn sub_nodes(&mut self) -> Option<Vec<PlanSubNode>> {
-        let (n, mut out) = self.list(MIN_SUB_NODE)?;
-        for _ in 0..n {
-            out.push(self.sub_node()?);
-        }
-        Some(out)
+        Some(PlanServer {
+            name: name?,
+            rack,
+            position,
+            u_height,
+            sub_nodes: sub_nodes?,
+            gpu_model,
+            nvlink,
+            pci,
+        })
     }
 
     fn sub_node(&mut self) -> Option<PlanSubNode> {
         let fields = self.count(MAP)?;
-        let mut seen = 0u128;
+        let mut seen = 0u64;
         let (mut id, mut server, mut index, mut gpu, mut gpu_index) =
             (None, None, None, None, None);
         let (mut gpu_indices, mut nic, mut netdev, mut nic_gbps) = (Vec::new(), None, None, None);
@@ -576,7 +610,7 @@ impl<'de> Direct<'_, 'de> {
                 F::Index => index = Some(self.usize()?),
                 F::Gpu => gpu = self.opt(Self::name)?,
                 F::GpuIndex => gpu_index = self.opt(Self::usize)?,
-                F::GpuIndices => gpu_indices = self.indices()?,
+                F::GpuIndices => gpu_indices = self.records(MIN_INDEX, Self::usize)?,
                 F::Nic => nic = Some(self.name()?),
                 F::Netdev => netdev = self.opt(Self::name)?,
                 F::NicGbps => nic_gbps = Some(self.u32()?),
@@ -616,7 +650,7 @@ impl<'de> Direct<'_, 'de> {
 
     fn attachment(&mut self) -> Option<PlanAttachment> {
         let fields = self.count(MAP)?;
-        let mut seen = 0u128;
+        let mut seen = 0u64;
         let (mut switch, mut port, mut part_or_tier) = (None, None, None);
         for _ in 0..fields {
             let f = self.key()?;
@@ -635,43 +669,60 @@ impl<'de> Direct<'_, 'de> {
         })
     }
 
-    fn cables(&mut self) -> Option<Vec<Cable>> {
-        let (n, mut out) = self.list(MIN_CABLE)?;
-        for _ in 0..n {
-            let fields = self.count(MAP)?;
-            let mut seen = 0u128;
-            let (mut a, mut a_port, mut b, mut b_port) = (None, None, None, None);
-            let (mut gbps, mut kind, mut media) = (None, None, None);
-            for _ in 0..fields {
-                let f = self.key()?;
-                once(&mut seen, f)?;
-                match f {
-                    F::A => a = Some(self.name()?),
-                    F::APort => a_port = Some(self.u32()?),
-                    F::B => b = Some(self.name()?),
-                    F::BPort => b_port = Some(self.name()?),
-                    F::Gbps => gbps = Some(self.u32()?),
-                    F::Kind => {
-                        let (i, s) = self.entry()?;
-                        kind = Some(variant(&mut self.kinds, i, s)?);
-                    }
-                    F::Media => {
-                        let (i, s) = self.entry()?;
-                        media = Some(variant(&mut self.media, i, s)?);
-                    }
-                    _ => return None,
+    fn cable(&mut self) -> Option<Cable> {
+        let fields = self.count(MAP)?;
+        let mut seen = 0u64;
+        let (mut a, mut a_port, mut b, mut b_port) = (None, None, None, None);
+        let (mut gbps, mut kind, mut media) = (None, None, None);
+        for _ in 0..fields {
+            let f = self.key()?;
+            once(&mut seen, f)?;
+            match f {
+                F::A => a = Some(self.name()?),
+                F::APort => a_port = Some(self.u32()?),
+                F::B => b = Some(self.name()?),
+                F::BPort => b_port = Some(self.name()?),
+                F::Gbps => gbps = Some(self.u32()?),
+                F::Kind => {
+                    let (i, s) = self.entry()?;
+                    kind = Some(variant(&mut self.kinds, i, s)?);
                 }
+                F::Media => {
+                    let (i, s) = self.entry()?;
+                    media = Some(variant(&mut self.media, i, s)?);
+                }
+                _ => return None,
             }
-            out.push(Cable {
-                a: a?,
-                a_port: a_port?,
-                b: b?,
-                b_port: b_port?,
-                gbps: gbps?,
-                kind: kind?,
-                media: media?,
-            });
         }
-        Some(out)
+        Some(Cable {
+            a: a?,
+            a_port: a_port?,
+            b: b?,
+            b_port: b_port?,
+            gbps: gbps?,
+            kind: kind?,
+            media: media?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{F, KEYS};
+
+    /// The keys past 63 share a bit of [`super::once`] only with keys of
+    /// no record of theirs: `kind` and `media` (a cable's) with
+    /// `format_version` and `name` (the plan's, a switch's, a server's).
+    /// And `KEYS` is in `F`'s order.
+    #[test]
+    fn no_record_has_two_keys_of_one_bit() {
+        for (p, (_, f)) in KEYS.iter().enumerate() {
+            assert_eq!(*f as usize, p);
+        }
+        let shared: Vec<(F, F)> = KEYS[64..]
+            .iter()
+            .map(|k| (KEYS[k.1 as usize - 64].1, k.1))
+            .collect();
+        assert_eq!(shared, [(F::FormatVersion, F::Kind), (F::Name, F::Media)]);
     }
 }

@@ -28,19 +28,23 @@ fn table(body: &[u8]) -> Reader<'_> {
     let mut r = Reader {
         bytes: body,
         at: 0,
-        strings: Vec::new(),
+        strings: Cow::Borrowed(&[]),
         depth: 0,
     };
     r.strings().unwrap();
     r
 }
 
-/// The plan's value read without serde at all: `None` when it gave up.
-fn direct_only(file: &[u8]) -> Option<Plan> {
+/// The plan of `file` read without serde at all, a window of `window`
+/// bytes at a time: `None` when it gave up.
+fn direct_in(file: &[u8], window: usize) -> Option<Plan> {
     let body = &file[HEADER..];
-    let mut r = table(body);
-    let plan = direct::plan(&mut r)?;
-    (r.at == body.len()).then_some(plan)
+    direct::plan(&mut &body[..], body.len() as u64, window)
+}
+
+/// [`direct_in`] with the window the planner uses.
+fn direct_only(file: &[u8]) -> Option<Plan> {
+    direct_in(file, WINDOW)
 }
 
 /// Every plan the planner writes is read by the direct reader itself
@@ -360,4 +364,137 @@ fn damaged_bodies_are_refused_naming_file_byte_field_and_fix() {
         assert!(e.contains(&says), "{what}: {e}");
         assert!(e.contains(fix), "{what}: {e}");
     }
+}
+
+/// Read a window of a few bytes at a time, so that every record, key,
+/// varint, count and serde-read table crosses a refill, every plan is
+/// read as with the planner's window: the same plan as serde's.
+#[test]
+fn a_plan_read_in_small_windows_is_the_plan() {
+    let mut files: Vec<(String, Vec<u8>)> = designs()
+        .into_iter()
+        .map(|p| (p.describe(), p.to_compact().unwrap()))
+        .collect();
+    files.extend(bundled_plans().into_iter().filter_map(|(file, text)| {
+        let plan = Plan::from_json(&text, &file).ok()?;
+        Some((file, plan.to_compact().unwrap()))
+    }));
+    for (what, file) in &files {
+        let serde = decode(&file[HEADER..], Decoder::Serde).unwrap();
+        // Every size up to 40 bytes for small plans, a few for the rest.
+        let sizes: Vec<usize> = if file.len() < 20_000 {
+            (1..=40).chain([97, 1000]).collect()
+        } else {
+            vec![1, 7, 64, 4093]
+        };
+        for window in sizes {
+            let plan = direct_in(file, window)
+                .unwrap_or_else(|| panic!("{what}, window {window}: gave up"));
+            assert!(plan == serde, "{what}, window {window}");
+        }
+    }
+}
+
+/// A body that ends early (a file cut while the header still gives the
+/// whole length) or is cut and resealed is never read as a plan by the
+/// windowed reader, at any length and window: reading whole then words
+/// the refusal.
+#[test]
+fn a_cut_body_is_never_a_plan_at_any_length() {
+    let file = small();
+    let body = &file[HEADER..];
+    for cut in 0..body.len() {
+        for window in [1, 3, 16, WINDOW] {
+            let short = &body[..cut];
+            let full = direct::plan(&mut &short[..], body.len() as u64, window);
+            assert!(full.is_none(), "cut at {cut}, window {window}");
+            let sealed = direct::plan(&mut &short[..], cut as u64, window);
+            assert!(
+                sealed.is_none(),
+                "cut at {cut} and resealed, window {window}"
+            );
+        }
+        same_answer(&resealed(file[..HEADER + cut].to_vec())[HEADER..]).unwrap();
+    }
+}
+
+proptest! {
+    /// The checksum taken over a body in pieces, as it is read, is the
+    /// checksum of the whole body.
+    #[test]
+    fn a_checksum_in_pieces_is_the_whole_checksum(
+        body in proptest::collection::vec(any::<u8>(), 0..100),
+        cuts in proptest::collection::vec(0usize..100, 0..6),
+    ) {
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (body.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut sum = Checksum::default();
+        let mut from = 0;
+        for c in cuts.into_iter().chain([body.len()]) {
+            sum.add(&body[from..c]);
+            from = c;
+        }
+        prop_assert_eq!(sum.finish(), checksum(&body));
+    }
+}
+
+/// What the planner binary reads: a plan file decoded as it is read is
+/// the plan the whole file gives, and a damaged file either is left to
+/// the whole read (which words the refusal) or gets the same answer.
+#[test]
+fn a_file_read_as_it_is_read_is_the_file_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.cplan");
+    let whole = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        let streamed = read_streamed(&path, "plan.cplan").map(|r| r.map_err(|e| e.to_string()));
+        let read = read(&path).and_then(|contents| {
+            Plan::from_file(&contents, "plan.cplan").map_err(|e| e.to_string())
+        });
+        (streamed, read)
+    };
+    let mut plans = designs();
+    plans.extend(
+        bundled_plans()
+            .into_iter()
+            .filter_map(|(file, text)| Plan::from_json(&text, &file).ok()),
+    );
+    for plan in &plans {
+        let (streamed, read) = whole(&plan.to_compact().unwrap());
+        let what = plan.describe();
+        let streamed = streamed.unwrap_or_else(|| panic!("{what}: not read as it is read"));
+        assert!(streamed.as_ref().ok() == read.as_ref().ok(), "{what}");
+        assert_eq!(streamed.unwrap(), *plan, "{what}");
+    }
+    // Damaged: cut, lengthened, changed bytes (with and without the
+    // checksum resealed), another version; a JSON plan is left alone.
+    let file = small();
+    let mut damaged: Vec<Vec<u8>> = (0..file.len()).map(|cut| file[..cut].to_vec()).collect();
+    damaged.extend((HEADER..file.len()).map(|cut| resealed(file[..cut].to_vec())));
+    let mut longer = file.clone();
+    longer.push(0);
+    damaged.push(longer.clone());
+    damaged.push(resealed(longer));
+    for at in 0..file.len() {
+        let mut bad = file.clone();
+        bad[at] ^= 0x41;
+        damaged.push(bad.clone());
+        if at >= HEADER {
+            damaged.push(resealed(bad));
+        }
+    }
+    let plan = Plan::from_compact(&file, "plan.cplan").unwrap();
+    let mut version = plan.clone();
+    version.format_version += 1;
+    damaged.push(version.to_compact().unwrap());
+    damaged.push(plan.to_json().unwrap().into_bytes());
+    let mut refused = 0;
+    for (n, bad) in damaged.iter().enumerate() {
+        let (streamed, read) = whole(bad);
+        refused += usize::from(read.is_err());
+        if let Some(streamed) = streamed {
+            assert_eq!(streamed, read, "damaged file {n}");
+        }
+    }
+    assert!(refused > file.len(), "{refused} refused");
 }

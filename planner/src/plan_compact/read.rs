@@ -1,6 +1,8 @@
 //! The serde deserializer of a compact body, with the offset of every
 //! fault and the field path a refusal names ([`field_at`]).
 
+use std::borrow::Cow;
+
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 
 use super::{FALSE, FLOAT, MAP, NEG, NULL, SEQ, STR, TRUE, UINT};
@@ -42,11 +44,41 @@ impl de::Error for Fault {
     }
 }
 
+/// A LEB128 varint at `bytes[*at..]`, `at` moved past it.
+#[inline]
+pub(super) fn varint_at(bytes: &[u8], at: &mut usize) -> Read<u64> {
+    // Most numbers (tags' counts aside) and every field name's string
+    // index fit one byte: read at once, as the loop below would.
+    if let Some(&b) = bytes.get(*at)
+        && b < 0x80
+    {
+        *at += 1;
+        return Ok(u64::from(b));
+    }
+    let start = *at;
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes
+            .get(*at)
+            .ok_or_else(|| Fault::at(*at, "the file ends inside a value"))?;
+        *at += 1;
+        v |= u64::from(b & 0x7F) << shift;
+        if b & 0x80 == 0 {
+            if shift == 63 && b > 1 {
+                break;
+            }
+            return Ok(v);
+        }
+    }
+    Err(Fault::at(start, "a number is longer than 64 bits"))
+}
+
 /// The serde deserializer of a compact body.
 pub(super) struct Reader<'de> {
     pub(super) bytes: &'de [u8],
     pub(super) at: usize,
-    pub(super) strings: Vec<&'de str>,
+    /// The string table: read by [`Reader::strings`], or lent.
+    pub(super) strings: Cow<'de, [&'de str]>,
     pub(super) depth: usize,
 }
 
@@ -64,27 +96,7 @@ impl<'de> Reader<'de> {
 
     #[inline]
     pub(super) fn varint(&mut self) -> Read<u64> {
-        // Most numbers (tags' counts aside) and every field name's string
-        // index fit one byte: read at once, as the loop below would.
-        if let Some(&b) = self.bytes.get(self.at)
-            && b < 0x80
-        {
-            self.at += 1;
-            return Ok(u64::from(b));
-        }
-        let start = self.at;
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            v |= u64::from(b & 0x7F) << shift;
-            if b & 0x80 == 0 {
-                if shift == 63 && b > 1 {
-                    break;
-                }
-                return Ok(v);
-            }
-        }
-        Err(Fault::at(start, "a number is longer than 64 bits"))
+        varint_at(self.bytes, &mut self.at)
     }
 
     pub(super) fn count(&mut self) -> Read<usize> {
@@ -115,7 +127,7 @@ impl<'de> Reader<'de> {
                 format!("a table of {n} strings is more than the bytes left"),
             ));
         }
-        self.strings.reserve(n as usize);
+        let mut strings = Vec::with_capacity(n as usize);
         for i in 0..n {
             let start = self.at;
             let len = self.varint()?;
@@ -132,9 +144,10 @@ impl<'de> Reader<'de> {
                     format!("string {i} of the table is not UTF-8"),
                 )
             })?;
-            self.strings.push(s);
+            strings.push(s);
             self.at = end;
         }
+        self.strings = Cow::Owned(strings);
         Ok(())
     }
 
@@ -381,7 +394,7 @@ pub(super) fn field_at(body: &[u8], target: usize) -> String {
     let mut r = Reader {
         bytes: body,
         at: 0,
-        strings: Vec::new(),
+        strings: Cow::Borrowed(&[]),
         depth: 0,
     };
     if r.strings().is_err() || target < r.at {

@@ -82,9 +82,16 @@ pub fn load_plan(path: &Path) -> Result<CheckedPlan> {
 /// the check finds instead of refusing the plan: a compact plan when the
 /// file begins with its signature (whatever its name), else JSON or TOML
 /// text ([`Plan::parse`]).
+/// A compact plan is decoded as it is read, with no buffer of the file's
+/// size; any other file (or a compact one that reading so gives up on) is
+/// read whole, which words every refusal.
 pub fn read_plan_unchecked(path: &Path) -> Result<Plan> {
+    let name = display(path);
+    if let Some(plan) = planner::plan_compact::read_streamed(path, &name) {
+        return Ok(plan?);
+    }
     let contents = planner::plan_compact::read(path).map_err(BadInput)?;
-    Ok(Plan::from_file(&contents, &display(path))?)
+    Ok(Plan::from_file(&contents, &name)?)
 }
 
 /// Reads every cabling file: CSV, or LLDP JSON named after its device.
