@@ -46,6 +46,15 @@
 //! switch's sub-node subnets (on HPN, every other switch of its plane's), with every equal-cost next hop of the
 //! forwarding table [`Network::table`] (the rule is in `tables.rs`), listed
 //! in port order. Per-flow routes choose among the same next hops.
+//!
+//! # Where the code is
+//!
+//! The model is assembled, and every refusal found, in `assemble.rs`. The
+//! load check asks only whether the model would refuse a plan its other
+//! checks passed: `quick.rs` (`Model::surely_builds`) answers that
+//! without assembling the model when it can (no address given in the
+//! plan, peer ports written as plain numbers...), and the model is
+//! assembled when it cannot.
 
 use std::net::Ipv4Addr;
 
@@ -56,6 +65,7 @@ use crate::plan::{Plan, Tier};
 use crate::qos::{Ipv4Prefix, QosIntent};
 
 mod assemble;
+mod quick;
 
 /// The model of one plan.
 #[derive(Debug)]
