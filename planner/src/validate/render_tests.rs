@@ -47,6 +47,9 @@ fn eflops_values(t: Topology) -> [Value; 2] {
     [given, pooled]
 }
 
+/// A change to a plan's JSON.
+type Breakage = Box<dyn Fn(&mut Value)>;
+
 /// The first inter-switch port of the plan: (switch, port) positions.
 fn first_inter_switch(v: &Value) -> (usize, usize) {
     for (i, s) in v["switch_list"].as_array().unwrap().iter().enumerate() {
@@ -118,7 +121,7 @@ fn plans_broken_on_purpose_give_the_models_refusals() {
         let (v, held) = same_both_ways(&read(&given), "given");
         assert!(v.ok && !held, "{t:?}: addresses given go to the model");
         let (si, pk) = first_inter_switch(&pooled);
-        let breakages: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        let breakages: Vec<(&str, Breakage)> = vec![
             (
                 "peer port 05",
                 Box::new(move |v| {
@@ -263,7 +266,7 @@ fn edit_address(v: &mut Value, what: u8, at: usize, n: usize) {
                 "10.255.0.0/24",
                 "10.255.255.0/29",
             ];
-            let field = if n % 2 == 0 {
+            let field = if n.is_multiple_of(2) {
                 "sub_node_pool"
             } else {
                 "link_pool"
