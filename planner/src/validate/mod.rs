@@ -129,6 +129,10 @@ struct Index<'p> {
     nic_base: usize,
     /// NIC ports per sub-node: 2 when the plan has dual-port NICs.
     nic_ports: usize,
+    /// NIC ports in all: one per sub-node, two for a dual-port NIC.
+    nic_port_count: usize,
+    /// Some sub-node's NIC has an address in the plan.
+    addressed: bool,
     servers: HashMap<&'p str, usize>,
     /// The plan's references as numbers, resolved through the tables
     /// above.
@@ -193,11 +197,17 @@ impl<'p> Index<'p> {
             .map(|(i, s)| (s.name.as_str(), i))
             .collect();
         let refs = refs::Refs::new(plan, &vs, &phys, &servers);
+        // One pass over the sub-nodes for the MACs, the dual-port NICs
+        // and whether any NIC has an address.
         let mut macs = HashMap::default();
+        let mut second_ports = 0;
+        let mut addressed = false;
         for (i, sn) in plan.sub_node_list.iter().enumerate() {
             if let Some(m) = &sn.mac {
                 macs.insert(normalise_mac(m), i);
             }
+            second_ports += usize::from(sn.port1.is_some());
+            addressed |= sn.ip.is_some();
         }
         Self {
             plan,
@@ -207,11 +217,9 @@ impl<'p> Index<'p> {
             owner,
             port_base,
             nic_base: next,
-            nic_ports: if plan.sub_node_list.iter().any(|sn| sn.port1.is_some()) {
-                2
-            } else {
-                1
-            },
+            nic_ports: if second_ports > 0 { 2 } else { 1 },
+            nic_port_count: plan.sub_node_list.len() + second_ports,
+            addressed,
             servers,
             refs,
             macs,
@@ -252,10 +260,8 @@ impl<'p> Index<'p> {
 
     /// The end for a port number of a physical switch, if the plan lists it.
     fn port(&self, phys: usize, port: u32) -> Option<End> {
-        self.owner[phys]
-            .binary_search_by_key(&port, |&(p, _)| p)
-            .ok()
-            .map(|slot| End::Port { phys, port, slot })
+        let list = &self.owner[phys];
+        slot_of(list.len(), |k| list[k].0, port).map(|slot| End::Port { phys, port, slot })
     }
 
     /// The virtual switch owning a port end.
@@ -478,6 +484,33 @@ impl<'p> Index<'p> {
     }
 }
 
+/// The position of `number` in a list of `len` strictly increasing
+/// numbers (`at(k)` the k-th): where it would be if the numbers ran
+/// without gaps from the first, as switch ports usually do, else found by
+/// a binary search. A strictly increasing list holds each number at most
+/// once, so both find the same position.
+fn slot_of(len: usize, at: impl Fn(usize) -> u32, number: u32) -> Option<usize> {
+    if len == 0 {
+        return None;
+    }
+    if let Some(guess) = number.checked_sub(at(0)).map(|g| g as usize)
+        && guess < len
+        && at(guess) == number
+    {
+        return Some(guess);
+    }
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match at(mid).cmp(&number) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
 /// A resolved number, or None for [`NONE`].
 fn known(n: u32) -> Option<usize> {
     (n != NONE).then_some(n as usize)
@@ -495,6 +528,12 @@ fn normalise_mac(s: &str) -> String {
 /// is an error: [`crate::checked::CheckedPlan::load`] refuses a plan with
 /// any, so this is the one check every command's plan passed.
 pub fn validate_plan(plan: &Plan) -> Validation {
+    check_plan(plan, true)
+}
+
+/// [`validate_plan`]; with `quick` false the render model is always
+/// assembled for its refusals (tests compare the two).
+fn check_plan(plan: &Plan, quick: bool) -> Validation {
     let mut findings = Vec::new();
     name_rule(plan, &mut findings);
     plan_checks::racks(plan, &mut findings);
@@ -504,7 +543,7 @@ pub fn validate_plan(plan: &Plan) -> Validation {
     let (links, loads) = planned_graph(&idx);
     records::records(&idx, &loads, &mut findings);
     if findings.is_empty() {
-        records::render_model(plan, &mut findings);
+        records::render_model(&idx, quick, &mut findings);
     }
     findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
     findings.extend(bandwidth(&idx));
@@ -591,5 +630,7 @@ pub fn render_table(v: &Validation, plan_file: &str) -> String {
 
 #[cfg(test)]
 mod refs_tests;
+#[cfg(test)]
+mod render_tests;
 #[cfg(test)]
 mod tests;

@@ -174,6 +174,9 @@ struct PortTable<'i> {
     claim: Vec<(u32, Option<u32>)>,
     /// The port's dense end id ([`Index::id`]), or [`NONE`].
     end: Vec<u32>,
+    /// Per switch: its port numbers strictly increase (so a number is
+    /// found by [`slot_of`]; else by the binary search it always was).
+    increasing: Vec<bool>,
 }
 
 impl<'i> PortTable<'i> {
@@ -185,8 +188,11 @@ impl<'i> PortTable<'i> {
             number: Vec::with_capacity(total),
             claim: Vec::with_capacity(total),
             end: Vec::with_capacity(total),
+            increasing: Vec::with_capacity(plan.switch_list.len()),
         };
         for s in &plan.switch_list {
+            t.increasing
+                .push(s.ports.windows(2).all(|w| w[0].port < w[1].port));
             let me = idx.phys[s.physical.as_str()];
             for p in &s.ports {
                 let k = t.number.len();
@@ -403,11 +409,13 @@ pub(super) fn consistency(idx: &Index<'_>, findings: &mut Vec<Finding>) {
                     // The peer's port, which must be an inter-switch port
                     // naming this switch and port.
                     let j = j as usize;
-                    let back = table
-                        .numbers(j)
-                        .binary_search(&pp)
-                        .ok()
-                        .map(|b| table.base[j] + b);
+                    let numbers = table.numbers(j);
+                    let back = if table.increasing[j] {
+                        slot_of(numbers.len(), |k| numbers[k], pp)
+                    } else {
+                        numbers.binary_search(&pp).ok()
+                    }
+                    .map(|b| table.base[j] + b);
                     match back.filter(|&b| table.claim[b] == (named_u32, Some(p.port))) {
                         Some(b) => from_ports[here as usize] = table.end[b],
                         None => bad(
@@ -606,13 +614,32 @@ pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
     let plan = idx.plan;
     let allowed = plan.fat_tree.as_ref().map_or(1.0, |f| f.oversubscription);
     // Keyed by the switch as the name index finds it: a sub-node on a
-    // switch name the plan lacks is on no switch checked here.
-    let nic: HashMap<(usize, u32), u32> = (plan.sub_node_list.iter())
+    // switch name the plan lacks is on no switch checked here. When names
+    // are unique and every switch's port numbers strictly increase, a
+    // (switch, port number) is one position of the plan's ports, so the
+    // table is a vector by position (the last sub-node on a port wins,
+    // as in the map); otherwise a map by switch and number.
+    let dense = idx.vs.len() == plan.switch_list.len()
+        && (plan.switch_list.iter()).all(|s| s.ports.windows(2).all(|w| w[0].port < w[1].port));
+    let base = &idx.refs.port_base;
+    let mut at_port: Vec<Option<u32>> = Vec::new();
+    let mut nic: HashMap<(usize, u32), u32> = HashMap::default();
+    let on = (plan.sub_node_list.iter())
         .zip(&idx.refs.sub_switch)
-        .filter_map(|(s, &v)| Some(((known(v)?, s.port), s.nic_gbps)))
-        .collect();
+        .filter_map(|(s, &v)| Some((known(v)?, s)));
+    if dense {
+        at_port = vec![None; base[plan.switch_list.len()]];
+        for (v, s) in on {
+            let ports = &plan.switch_list[v].ports;
+            if let Some(k) = slot_of(ports.len(), |k| ports[k].port, s.port) {
+                at_port[base[v] + k] = Some(s.nic_gbps);
+            }
+        }
+    } else {
+        nic.extend(on.map(|(v, s)| ((v, s.port), s.nic_gbps)));
+    }
     let mut out = Vec::new();
-    for s in &plan.switch_list {
+    for (i, s) in plan.switch_list.iter().enumerate() {
         if !matches!(
             s.part_or_tier,
             Tier::Upper | Tier::Lower | Tier::Leaf | Tier::Edge
@@ -622,12 +649,15 @@ pub(super) fn bandwidth(idx: &Index<'_>) -> Vec<Finding> {
         let named = idx.vs.get(s.name.as_str()).copied();
         let mut down = 0u64;
         let mut up = 0u64;
-        for p in &s.ports {
+        for (k, p) in s.ports.iter().enumerate() {
             match p.role {
                 PortRole::SubNode => {
-                    let g = named
-                        .and_then(|v| nic.get(&(v, p.port)).copied())
-                        .unwrap_or(s.port_gbps);
+                    let g = if dense {
+                        at_port[base[i] + k]
+                    } else {
+                        named.and_then(|v| nic.get(&(v, p.port)).copied())
+                    }
+                    .unwrap_or(s.port_gbps);
                     down += u64::from(g.min(s.port_gbps));
                 }
                 PortRole::InterSwitch => up += u64::from(s.port_gbps),

@@ -69,8 +69,15 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
 /// switch's sub-nodes. The problems come from the code `render` builds its
 /// model with ([`render_refusals`]), so the two cannot disagree. The model
 /// assumes a consistent plan with a valid intent, so this runs only when
-/// no other finding was made.
-pub(super) fn render_model(plan: &Plan, findings: &mut Vec<Finding>) {
+/// no other finding was made; and then, with `quick`, only when the quick
+/// proof that it refuses nothing (`Model::surely_builds`, which leans on
+/// the other checks having passed) fails. Without `quick` (tests) it is
+/// always built.
+pub(super) fn render_model(idx: &Index<'_>, quick: bool, findings: &mut Vec<Finding>) {
+    let plan = idx.plan;
+    if quick && crate::network::Model::surely_builds(plan, idx.nic_port_count, idx.addressed) {
+        return;
+    }
     for p in render_refusals(plan) {
         findings.push(finding("invalid", p.object, p.message, p.fix, None));
     }
@@ -157,13 +164,23 @@ fn servers(plan: &Plan, bad: &mut impl FnMut(String, String)) {
 /// names; no two NICs share an IP or MAC address.
 fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
     let n = plan.sub_node_list.len();
-    let mut ids: HashSet<&str> = HashSet::with_capacity_and_hasher(n, Default::default());
     let clashes = Clashes::new(plan);
+    // When every id is `<server>/sn<index>`, two ids are equal exactly
+    // when their servers and indices are (the text after the server is
+    // `/sn` and digits, so the id's one `/` past the server's ends it):
+    // an id seen before is then a sub-node before it on the same server
+    // with the same index, which the clashes found server by server,
+    // without a set of every id.
+    let mut ids: HashSet<&str> = if clashes.regular_ids {
+        HashSet::default()
+    } else {
+        HashSet::with_capacity_and_hasher(n, Default::default())
+    };
     let mut ips: HashMap<&str, &str> = HashMap::default();
     let mut macs: HashMap<String, &str> = HashMap::default();
     for (i, sn) in plan.sub_node_list.iter().enumerate() {
         let object = || format!("sub-node {}", sn.id);
-        if !id_is(&sn.id, &sn.server, sn.index) {
+        if !clashes.regular_ids && !id_is(&sn.id, &sn.server, sn.index) {
             let want = format!("{}/sn{}", sn.server, sn.index);
             bad(
                 object(),
@@ -173,14 +190,25 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
                 ),
             );
         }
-        if !ids.insert(sn.id.as_str()) {
+        let twice = if clashes.regular_ids {
+            clashes.of(i)[4] != super::NONE
+        } else {
+            !ids.insert(sn.id.as_str())
+        };
+        if twice {
             bad(
                 object(),
                 "the id appears twice in sub_node_list".to_string(),
             );
         }
         let server = sn.server.as_str();
-        let [gpu_other, gpu_index_other, socket_other, socket_index_other] = clashes
+        let [
+            gpu_other,
+            gpu_index_other,
+            socket_other,
+            socket_index_other,
+            _,
+        ] = clashes
             .of(i)
             .map(|o| super::known(o).map(|o| &plan.sub_node_list[o]));
         match (&sn.gpu, sn.gpu_index) {
@@ -271,9 +299,11 @@ fn sub_nodes(plan: &Plan, bad: &mut impl FnMut(String, String)) {
 /// server, in small tables that stay in cache, instead of four tables as
 /// large as the plan keyed by server and index.
 struct Clashes {
-    /// Per sub-node: (gpu_index, GPU, socket_index, socket) clashes, each
-    /// a sub-node or [`super::NONE`].
-    before: Vec<[u32; 4]>,
+    /// Per sub-node: (gpu_index, GPU, socket_index, socket, index)
+    /// clashes, each a sub-node or [`super::NONE`].
+    before: Vec<[u32; 5]>,
+    /// Every sub-node's id is `<server>/sn<index>` ([`id_is`]).
+    regular_ids: bool,
 }
 
 impl Clashes {
@@ -297,7 +327,9 @@ impl Clashes {
             order[next[k as usize]] = i as u32;
             next[k as usize] += 1;
         }
-        let mut before = vec![[NONE; 4]; list.len()];
+        let mut before = vec![[NONE; 5]; list.len()];
+        let mut regular_ids = true;
+        let mut index_of: HashMap<usize, u32> = HashMap::default();
         // The latest sub-node of the group by gpu_index, GPU name,
         // socket_index and socket name, as the checks record them.
         let mut gpu_of: HashMap<usize, u32> = HashMap::default();
@@ -309,9 +341,12 @@ impl Clashes {
             gpu_index_of.clear();
             socket_of.clear();
             socket_index_of.clear();
+            index_of.clear();
             for &i in &order[group[0]..group[1]] {
                 let sn = &list[i as usize];
                 let b = &mut before[i as usize];
+                regular_ids &= id_is(&sn.id, &sn.server, sn.index);
+                b[4] = index_of.insert(sn.index, i).unwrap_or(NONE);
                 if let (Some(gpu), Some(g)) = (&sn.gpu, sn.gpu_index) {
                     if g <= MAX_GPU_INDEX {
                         b[0] = gpu_of.insert(g, i).unwrap_or(NONE);
@@ -326,10 +361,13 @@ impl Clashes {
                     .unwrap_or(NONE);
             }
         }
-        Clashes { before }
+        Clashes {
+            before,
+            regular_ids,
+        }
     }
 
-    fn of(&self, sub_node: usize) -> [u32; 4] {
+    fn of(&self, sub_node: usize) -> [u32; 5] {
         self.before[sub_node]
     }
 }

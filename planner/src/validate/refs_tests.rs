@@ -10,7 +10,7 @@ use super::*;
 use crate::plan::Name;
 
 /// The plan of `json` with equal names shared, as a plan file is read.
-fn shared(json: &str) -> Plan {
+pub(super) fn shared(json: &str) -> Plan {
     Plan::from_json(json, "plan.json").unwrap()
 }
 
@@ -91,7 +91,7 @@ fn assert_refs_eq(a: &Refs, b: &Refs) {
 }
 
 /// Every name of the plan that may be a reference or referred to.
-fn names(v: &Value) -> Vec<String> {
+pub(super) fn names(v: &Value) -> Vec<String> {
     let mut out = vec!["nowhere".to_string(), "bad name".to_string()];
     let mut add = |x: &Value| {
         if let Some(s) = x.as_str()
@@ -114,7 +114,7 @@ fn names(v: &Value) -> Vec<String> {
 }
 
 /// Record `at` (modulo their count) of a list.
-fn pick(list: &mut Value, at: usize) -> &mut Value {
+pub(super) fn pick(list: &mut Value, at: usize) -> &mut Value {
     let list = list.as_array_mut().unwrap();
     let n = list.len();
     &mut list[at % n]
@@ -122,7 +122,7 @@ fn pick(list: &mut Value, at: usize) -> &mut Value {
 
 /// Sets one name field of the plan `v` to `value`: `what` picks the kind
 /// of field, `at` the record (modulo their count).
-fn edit(v: &mut Value, what: u8, at: usize, value: &str) {
+pub(super) fn edit(v: &mut Value, what: u8, at: usize, value: &str) {
     let (record, field) = match what % 9 {
         0 => (pick(&mut v["sub_node_list"], at), "switch"),
         1 => (pick(&mut v["sub_node_list"], at), "server"),

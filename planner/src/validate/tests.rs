@@ -437,3 +437,44 @@ fn port_labels_compare_as_written() {
         }
     }
 }
+
+/// A repeated sub-node id is found the same whether every id is
+/// `<server>/sn<index>` (found server by server, by index) or not (a set
+/// of every id): once per later use, in sub-node order.
+#[test]
+fn repeated_sub_node_ids_are_found_either_way() {
+    let twice = |plan: &Plan| -> Vec<String> {
+        validate_plan(plan)
+            .findings
+            .into_iter()
+            .filter(|f| f.message == "the id appears twice in sub_node_list")
+            .map(|f| f.object)
+            .collect()
+    };
+    let mut plan = eflops_plan(Topology::BiGraph);
+    assert!(twice(&plan).is_empty());
+    // Regular ids: sub-node 1 and 3 take sub-node 0's index (and so id).
+    for k in [1, 3] {
+        let (id, index) = (
+            plan.sub_node_list[0].id.clone(),
+            plan.sub_node_list[0].index,
+        );
+        plan.sub_node_list[k].id = id;
+        plan.sub_node_list[k].index = index;
+    }
+    let regular = twice(&plan);
+    let id0 = plan.sub_node_list[0].id.to_string();
+    assert_eq!(
+        regular,
+        [format!("sub-node {id0}"), format!("sub-node {id0}")]
+    );
+    // One irregular id elsewhere: the set finds the same.
+    let last = plan.sub_node_list.len() - 1;
+    plan.sub_node_list[last].id = "elsewhere".into();
+    assert_eq!(twice(&plan), regular);
+    // An irregular id equal to another server's regular one.
+    plan.sub_node_list[last].id = plan.sub_node_list[5].id.clone();
+    let mut want = regular.clone();
+    want.push(format!("sub-node {}", plan.sub_node_list[5].id));
+    assert_eq!(twice(&plan), want);
+}
