@@ -17,7 +17,10 @@
 //! 3. the choices: for a flow at a switch with several next hops, the
 //!    ECMP hash, from the flow's share of it that is the same at every
 //!    switch ([`EcmpPrefix`], the source port included), found once;
-//! 4. the hops taken and counted; the flows that arrived stop.
+//! 4. the hops they take, read from the tables' rows, and each hop's load
+//!    read once (a count that waits on its cache line holds up every
+//!    store after it);
+//! 5. the hops counted; the flows that arrived stop.
 //!
 //! Between the parts of a designed BiGraph a flow has one hop and no
 //! choice; within a part, one choice and two hops.
@@ -257,20 +260,30 @@ impl Network<'_> {
                 }
                 next.push((hops, count));
             }
-            // The choices (the hashes, each walker's independent of the
-            // others') and the hops they take.
+            // The choices: the hashes, each walker's independent of the
+            // others', kept apart from the reads they pick so that many
+            // of those are under way at once.
             let chosen = &mut scratch.chosen;
             chosen.clear();
-            for (w, &(hops, count)) in walkers.iter_mut().zip(next.iter()) {
+            for (w, &(_, count)) in walkers.iter_mut().zip(next.iter()) {
                 let i = if count == 1 {
                     0
                 } else {
                     let prefix = *w.prefix.get_or_insert_with(|| prefix(w.flow));
                     pick(prefix.at(w.at), count)
                 };
-                let (k, to) = hops.hop(self, i)?;
-                chosen.push((k, to as u32));
+                chosen.push((i as u32, 0));
             }
+            // The hops they take, and each hop's load read once ahead of
+            // its count, as the single links' table is above: a count
+            // that waits on its line holds up every store after it.
+            let mut touched = 0u32;
+            for (c, &(hops, _)) in chosen.iter_mut().zip(next.iter()) {
+                let (k, to) = hops.hop(self, c.0 as usize)?;
+                touched ^= load.get(self.id(k)).copied().unwrap_or(0);
+                *c = (k, to as u32);
+            }
+            std::hint::black_box(touched);
             // The hops counted, and the walkers that arrived leave.
             let mut left = 0;
             for j in 0..walkers.len() {
