@@ -17,10 +17,18 @@
 //! 3. the choices: for a flow at a switch with several next hops, the
 //!    ECMP hash, from the flow's share of it that is the same at every
 //!    switch ([`EcmpPrefix`], the source port included), found once;
-//! 4. the hops taken and counted; the flows that arrived stop.
+//! 4. the hops they take, read from the tables' rows, and each hop's load
+//!    read once (a count that waits on its cache line holds up every
+//!    store after it);
+//! 5. the hops counted; the flows that arrived stop.
 //!
 //! Between the parts of a designed BiGraph a flow has one hop and no
 //! choice; within a part, one choice and two hops.
+//!
+//! [`Network::count_between`] walks flows given as pairs of switches the
+//! same way and counts only their inter-switch links: a proof finds each
+//! rank's switch once for all its steps and counts the access links per
+//! rank itself (`ranks::verify`).
 //!
 //! The links counted are those of [`Network::route_seeded`], hop for hop
 //! (the property test `batched_counts_are_the_walked_routes` holds them
@@ -131,6 +139,53 @@ impl Network<'_> {
         Ok(crossing)
     }
 
+    /// True when [`Network::count_between`] can count this network's
+    /// flows: one plane and nothing avoided.
+    pub fn counts_between_switches(&self) -> bool {
+        self.faults.is_none() && self.sub_switch1.is_empty()
+    }
+
+    /// Adds one to `load` on every inter-switch link of the route
+    /// [`Network::route_seeded`] gives each flow of `flows`, given as
+    /// `(source switch, destination switch)` of two different switches;
+    /// `prefix(i)` is flow `i`'s share of the ECMP hash, asked only of a
+    /// flow that meets a choice. For a caller that counts the access links
+    /// itself (a proof counts them per rank). `None`, with the loads
+    /// partly added, when the network does not count between switches
+    /// ([`Network::counts_between_switches`]), a switch is out of range,
+    /// or a flow meets a dead end or a route longer than a route may be:
+    /// walking the flows then gives the error.
+    pub fn count_between<'n>(
+        &'n self,
+        flows: &[(u32, u32)],
+        prefix: impl Fn(usize) -> EcmpPrefix,
+        scratch: &mut CountScratch<'n>,
+        load: &mut [u32],
+    ) -> Option<()> {
+        let switches = self.tier.len();
+        if !self.counts_between_switches()
+            || load.len() < self.link_count()
+            || flows.len() > u32::MAX as usize
+        {
+            return None;
+        }
+        let walkers = &mut scratch.walkers;
+        walkers.clear();
+        for (i, &(at, to)) in flows.iter().enumerate() {
+            if at == to || at as usize >= switches || to as usize >= switches {
+                return None;
+            }
+            walkers.push(Walker {
+                flow: i as u32,
+                at,
+                to,
+                hops: 0,
+                prefix: None,
+            });
+        }
+        self.walk_batch(scratch, load, |i| prefix(i as usize))
+    }
+
     /// The passes of the module documentation on a network with one
     /// plane and nothing avoided; `None` when a flow is out of range,
     /// meets a dead end or a route longer than a route may be.
@@ -160,6 +215,23 @@ impl Network<'_> {
             }
         }
         let crossing = walkers.len();
+        self.walk_batch(scratch, load, |i| {
+            let (src, dst, flow) = flows[i as usize];
+            EcmpPrefix::new(sub_node_ip(src), sub_node_ip(dst), seed.port(flow))
+        })?;
+        Some(crossing)
+    }
+
+    /// Walks `scratch.walkers` to their destination switches, a hop of
+    /// every walker at a time, adding one to `load` on every inter-switch
+    /// link taken; `prefix(flow)` is a walker's share of the hash.
+    fn walk_batch<'n>(
+        &'n self,
+        scratch: &mut CountScratch<'n>,
+        load: &mut [u32],
+        prefix: impl Fn(u32) -> EcmpPrefix,
+    ) -> Option<()> {
+        let walkers = &mut scratch.walkers;
         // One hop of every walker at a time.
         let switches = self.tier.len();
         while !walkers.is_empty() {
@@ -188,23 +260,30 @@ impl Network<'_> {
                 }
                 next.push((hops, count));
             }
-            // The choices (the hashes, each walker's independent of the
-            // others') and the hops they take.
+            // The choices: the hashes, each walker's independent of the
+            // others', kept apart from the reads they pick so that many
+            // of those are under way at once.
             let chosen = &mut scratch.chosen;
             chosen.clear();
-            for (w, &(hops, count)) in walkers.iter_mut().zip(next.iter()) {
+            for (w, &(_, count)) in walkers.iter_mut().zip(next.iter()) {
                 let i = if count == 1 {
                     0
                 } else {
-                    let prefix = *w.prefix.get_or_insert_with(|| {
-                        let (src, dst, flow) = flows[w.flow as usize];
-                        EcmpPrefix::new(sub_node_ip(src), sub_node_ip(dst), seed.port(flow))
-                    });
+                    let prefix = *w.prefix.get_or_insert_with(|| prefix(w.flow));
                     pick(prefix.at(w.at), count)
                 };
-                let (k, to) = hops.hop(self, i)?;
-                chosen.push((k, to as u32));
+                chosen.push((i as u32, 0));
             }
+            // The hops they take, and each hop's load read once ahead of
+            // its count, as the single links' table is above: a count
+            // that waits on its line holds up every store after it.
+            let mut touched = 0u32;
+            for (c, &(hops, _)) in chosen.iter_mut().zip(next.iter()) {
+                let (k, to) = hops.hop(self, c.0 as usize)?;
+                touched ^= load.get(self.id(k)).copied().unwrap_or(0);
+                *c = (k, to as u32);
+            }
+            std::hint::black_box(touched);
             // The hops counted, and the walkers that arrived leave.
             let mut left = 0;
             for j in 0..walkers.len() {
@@ -220,6 +299,6 @@ impl Network<'_> {
             }
             walkers.truncate(left);
         }
-        Some(crossing)
+        Some(())
     }
 }

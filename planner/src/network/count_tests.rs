@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use super::hash::{EcmpPrefix, PortSeed, ecmp_hash, fmix64, fnv1a64};
+use super::hash::{EcmpPrefix, PortSeed, ecmp_hash, fmix64, fnv1a64, sub_node_ip};
 use super::hpn_tests::hpn_plan;
 use super::tests::{bigraph_plan, fat_tree_plan, rail_plan};
 use super::{Avoid, CountScratch, Network, Route};
@@ -59,6 +59,23 @@ fn plan_of(kind: usize) -> CheckedPlan {
     }
 }
 
+/// `plan`'s route graph, with its last switch avoided when `avoided`,
+/// and the sub-nodes that keep their switch.
+pub(crate) fn last_avoided(plan: &CheckedPlan, avoided: bool) -> (Network<'_>, Vec<usize>) {
+    let avoid: Vec<Avoid> = if avoided {
+        vec![Avoid::Switch(
+            plan.switch_list.last().unwrap().name.to_string(),
+        )]
+    } else {
+        Vec::new()
+    };
+    let net = Network::avoiding(plan, plan.source(), &avoid).unwrap();
+    let usable = (0..plan.sub_node_list.len())
+        .filter(|&sn| !net.cut_off(sn))
+        .collect();
+    (net, usable)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -75,13 +92,7 @@ proptest! {
         picks in proptest::collection::vec((any::<u32>(), any::<u32>(), any::<u64>()), 0..600),
     ) {
         let plan = plan_of(kind);
-        let avoid: Vec<Avoid> = if avoided {
-            vec![Avoid::Switch(plan.switch_list.last().unwrap().name.to_string())]
-        } else {
-            Vec::new()
-        };
-        let net = Network::avoiding(&plan, plan.source(), &avoid).unwrap();
-        let usable: Vec<usize> = (0..plan.sub_node_list.len()).filter(|&sn| !net.cut_off(sn)).collect();
+        let (net, usable) = last_avoided(&plan, avoided);
         let flows: Vec<(usize, usize, u64)> = picks
             .iter()
             .map(|&(s, d, f)| (usable[s as usize % usable.len()], usable[d as usize % usable.len()], f))
@@ -89,6 +100,65 @@ proptest! {
         let want = walked(&net, &flows, seed).map_err(|e| e.to_string());
         let got = batched(&net, &flows, seed, batch).map_err(|e| e.to_string());
         prop_assert_eq!(got, want);
+    }
+
+    /// Random flows between switches on every kind of fabric: the
+    /// inter-switch loads [`Network::count_between`] counts are those of
+    /// walking each flow's route, its access links left untouched; a
+    /// network it does not count (avoiding a switch, HPN's two planes)
+    /// is refused.
+    #[test]
+    fn counts_between_switches_are_the_walked_routes(
+        kind in 0usize..7,
+        avoided in any::<bool>(),
+        seed in any::<u64>(),
+        picks in proptest::collection::vec((any::<u32>(), any::<u32>(), any::<u64>()), 0..300),
+    ) {
+        let plan = plan_of(kind);
+        let (net, usable) = last_avoided(&plan, avoided);
+        let flows: Vec<(usize, usize, u64)> = picks
+            .iter()
+            .map(|&(s, d, f)| (usable[s as usize % usable.len()], usable[d as usize % usable.len()], f))
+            .filter(|&(s, d, _)| net.switch_of(s) != net.switch_of(d))
+            .collect();
+        let switches: Vec<(u32, u32)> = flows
+            .iter()
+            .map(|&(s, d, _)| (net.switch_of(s).unwrap() as u32, net.switch_of(d).unwrap() as u32))
+            .collect();
+        let port = PortSeed::new(seed);
+        let prefix = |i: usize| {
+            let (s, d, f) = flows[i];
+            EcmpPrefix::new(sub_node_ip(s), sub_node_ip(d), port.port(f))
+        };
+        let mut load = vec![0u32; net.link_count()];
+        let counted = net.count_between(&switches, prefix, &mut CountScratch::default(), &mut load);
+        prop_assert_eq!(counted.is_some(), !avoided && kind != 6);
+        if counted.is_some() {
+            let (mut want, _) = walked(&net, &flows, seed).unwrap();
+            for l in net.access_links() {
+                want[l] = 0;
+            }
+            prop_assert_eq!(load, want);
+        }
+    }
+
+    /// A source's share of its flows' hashes, finished for a destination
+    /// and the flow id's low half, is the flow's share of the ECMP hash
+    /// with the source port of the whole flow id.
+    #[test]
+    fn source_share_finishes_as_the_flow_share(
+        seed in any::<u64>(),
+        src in any::<u32>(),
+        dst in any::<u32>(),
+        high in any::<u32>(),
+        low in any::<u32>(),
+    ) {
+        let port = PortSeed::new(seed);
+        let flow = u64::from(high) << 32 | u64::from(low);
+        prop_assert_eq!(
+            port.source(src, high).prefix(dst, low),
+            EcmpPrefix::new(src, dst, port.port(flow))
+        );
     }
 
     /// The flow's share of the ECMP hash finished at a switch is the hash

@@ -76,7 +76,43 @@ impl PortSeed {
 
     /// [`source_port`] of `flow` under this seed.
     pub fn port(self, flow: u64) -> u16 {
-        0xC000 | (fmix64(fnv1a64_from(self.0, &flow.to_be_bytes())) & 0x3FFF) as u16
+        port_from(fnv1a64_from(self.0, &flow.to_be_bytes()))
+    }
+
+    /// The share of the hashes of every flow from source address `src_ip`
+    /// whose flow id's high 32 bits are `flow_high` (a proof's flow id is
+    /// its source rank's, shifted, and its destination rank's): what is
+    /// the same for all of them, found once per rank instead of once per
+    /// flow ([`SourceShare::prefix`] finishes it).
+    pub fn source(self, src_ip: u32, flow_high: u32) -> SourceShare {
+        SourceShare {
+            ecmp: fnv1a64_from(FNV_OFFSET, &src_ip.to_be_bytes()),
+            port: fnv1a64_from(self.0, &flow_high.to_be_bytes()),
+        }
+    }
+}
+
+/// The source port from the FNV-1a state after the seed and the flow id.
+fn port_from(state: u64) -> u16 {
+    0xC000 | (fmix64(state) & 0x3FFF) as u16
+}
+
+/// A source's share of its flows' hashes under one seed
+/// ([`PortSeed::source`]): the FNV-1a state after its address (the ECMP
+/// hash's first 4 bytes) and after the seed and the flow id's high half
+/// (the source port's first 12 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceShare {
+    ecmp: u64,
+    port: u64,
+}
+
+impl SourceShare {
+    /// [`EcmpPrefix::new`] of the flow from this source to `dst_ip` whose
+    /// flow id's low 32 bits are `flow_low`, its source port included.
+    pub fn prefix(self, dst_ip: u32, flow_low: u32) -> EcmpPrefix {
+        let port = port_from(fnv1a64_from(self.port, &flow_low.to_be_bytes()));
+        EcmpPrefix::after_source(self.ecmp, dst_ip, port)
     }
 }
 
@@ -90,13 +126,22 @@ impl EcmpPrefix {
     /// The share of the flow from `src_ip` to `dst_ip` with UDP source
     /// port `src_port`.
     pub fn new(src_ip: u32, dst_ip: u32, src_port: u16) -> Self {
-        let mut bytes = [0u8; 13];
-        bytes[0..4].copy_from_slice(&src_ip.to_be_bytes());
-        bytes[4..8].copy_from_slice(&dst_ip.to_be_bytes());
-        bytes[8] = UDP;
-        bytes[9..11].copy_from_slice(&src_port.to_be_bytes());
-        bytes[11..13].copy_from_slice(&ROCE_V2_PORT.to_be_bytes());
-        EcmpPrefix(fnv1a64(&bytes))
+        Self::after_source(
+            fnv1a64_from(FNV_OFFSET, &src_ip.to_be_bytes()),
+            dst_ip,
+            src_port,
+        )
+    }
+
+    /// The share from the FNV-1a state after the source address (the
+    /// first 4 bytes) on: the other 9 bytes.
+    fn after_source(state: u64, dst_ip: u32, src_port: u16) -> Self {
+        let mut bytes = [0u8; 9];
+        bytes[0..4].copy_from_slice(&dst_ip.to_be_bytes());
+        bytes[4] = UDP;
+        bytes[5..7].copy_from_slice(&src_port.to_be_bytes());
+        bytes[7..9].copy_from_slice(&ROCE_V2_PORT.to_be_bytes());
+        EcmpPrefix(fnv1a64_from(state, &bytes))
     }
 
     /// [`ecmp_hash`] of the flow at switch `switch`.

@@ -109,7 +109,7 @@ pub mod bgp;
 pub mod burnin;
 pub mod count;
 #[cfg(test)]
-mod count_tests;
+pub(crate) mod count_tests;
 pub mod flows;
 pub mod hash;
 #[cfg(test)]
@@ -126,7 +126,7 @@ pub(crate) use addresses::{Model, PortKind, ip, netmask};
 pub use avoid::{Avoid, Target};
 pub use bgp::{Bgp, Installed, Session, Speaker};
 pub use count::CountScratch;
-pub use hash::{EcmpPrefix, PortSeed, ecmp_hash, fnv1a64, source_port, sub_node_ip};
+pub use hash::{EcmpPrefix, PortSeed, SourceShare, ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};
 pub use links::Network;
 pub use policy::{Leg, Policy, Spread};

@@ -29,7 +29,7 @@
 
 use std::sync::OnceLock;
 
-use super::links::{NO_SLOT, Network, RouteShape};
+use super::links::{Faults, NO_SLOT, Network, RouteShape};
 use crate::plan::Tier;
 
 /// The most memory [`HopCache`] may take, in the worst case its bound
@@ -119,6 +119,7 @@ impl NextHops<'_> {
     }
 
     /// Number of next hops.
+    #[inline]
     pub fn len(&self, net: &Network<'_>) -> usize {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.len(),
@@ -153,6 +154,7 @@ impl NextHops<'_> {
     /// The `i`-th next hop in ECMP order and the switch it leads to:
     /// read from the run itself where the hops are one, so a route's walk
     /// touches no other table.
+    #[inline]
     pub fn hop(&self, net: &Network<'_>, i: usize) -> Option<(u32, usize)> {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(to, k)| (k, to as usize)),
@@ -190,39 +192,14 @@ impl Network<'_> {
     /// switch `to` (indices into `plan.switch_list`; see the module
     /// documentation). Empty when `at == to`, when either is avoided, or
     /// when no route leads there.
+    #[inline(always)]
     pub fn next_hops(&self, at: usize, to: usize) -> NextHops<'_> {
         let switches = self.tier.len();
         if at == to || at >= switches || to >= switches {
             return NextHops::All(&[]);
         }
-        let faults = self.faults.as_ref();
-        if let Some(f) = faults {
-            if f.switch[at] || f.switch[to] {
-                return NextHops::All(&[]);
-            }
-            // Between two untouched switches with the same neighbours every
-            // upward link is alive and leads on over an alive link: the
-            // choices of the whole plan.
-            let two_hop = match self.fabric {
-                RouteShape::BiGraph => self.tier[at] == self.tier[to],
-                RouteShape::TwoTier => self.tier[at] == Tier::Leaf,
-                RouteShape::ThreeTier => {
-                    self.tier[at] == Tier::Edge && self.pod[at] == self.pod[to]
-                }
-            };
-            if two_hop && f.clean[at] && f.clean[to] && f.neighbours[at] == f.neighbours[to] {
-                return NextHops::All(self.up_of(at));
-            }
-            // The filtered hops as a run, found once per destination; none
-            // left keeps `Filtered`, whose dead end names why.
-            if let Some(row) = f.hops.rows.get(to) {
-                let row = row.get_or_init(|| self.hop_row(to));
-                let hops = &row.hops[row.start[at] as usize..row.start[at + 1] as usize];
-                if !hops.is_empty() {
-                    return NextHops::Run(hops);
-                }
-            }
-            return NextHops::Filtered { at, to };
+        if let Some(f) = &self.faults {
+            return self.next_hops_avoiding(f, at, to);
         }
         match (self.fabric, self.tier[at]) {
             (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => self.direct_hops(at, to),
@@ -238,9 +215,41 @@ impl Network<'_> {
         }
     }
 
+    /// [`Network::next_hops`] of two switches in range on a network that
+    /// avoids something (kept out of line: a proof on the whole plan
+    /// walks millions of hops without it).
+    #[inline(never)]
+    fn next_hops_avoiding<'s>(&'s self, f: &'s Faults, at: usize, to: usize) -> NextHops<'s> {
+        if f.switch[at] || f.switch[to] {
+            return NextHops::All(&[]);
+        }
+        // Between two untouched switches with the same neighbours every
+        // upward link is alive and leads on over an alive link: the
+        // choices of the whole plan.
+        let two_hop = match self.fabric {
+            RouteShape::BiGraph => self.tier[at] == self.tier[to],
+            RouteShape::TwoTier => self.tier[at] == Tier::Leaf,
+            RouteShape::ThreeTier => self.tier[at] == Tier::Edge && self.pod[at] == self.pod[to],
+        };
+        if two_hop && f.clean[at] && f.clean[to] && f.neighbours[at] == f.neighbours[to] {
+            return NextHops::All(self.up_of(at));
+        }
+        // The filtered hops as a run, found once per destination; none
+        // left keeps `Filtered`, whose dead end names why.
+        if let Some(row) = f.hops.rows.get(to) {
+            let row = row.get_or_init(|| self.hop_row(to));
+            let hops = &row.hops[row.start[at] as usize..row.start[at + 1] as usize];
+            if !hops.is_empty() {
+                return NextHops::Run(hops);
+            }
+        }
+        NextHops::Filtered { at, to }
+    }
+
     /// The links from switch `at` to switch `to` as next hops: the one link
     /// from the single-link table where exactly one joins them, else the
     /// run of parallel links (none, or several).
+    #[inline]
     pub(super) fn direct_hops(&self, at: usize, to: usize) -> NextHops<'_> {
         match self.single.get(at * self.tier.len() + to) {
             Some(&slot) if slot != NO_SLOT => NextHops::Single {

@@ -46,6 +46,11 @@ use crate::checked::CheckedPlan;
 use crate::error::{Error, Problem, Result};
 use crate::network::{CountScratch, Network, Policy, PortSeed, Route, Spread};
 use crate::plan::Plan;
+use by_rank::RankSide;
+
+mod by_rank;
+#[cfg(test)]
+mod by_rank_tests;
 
 /// The loads of one step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -285,19 +290,7 @@ impl Loads {
     fn max(&self, range: std::ops::Range<usize>) -> Max {
         match self {
             Loads::Shares(load) => max_of(&load[range]),
-            Loads::Flows(load) => {
-                let load = &load[range];
-                let top = load.iter().copied().max().unwrap_or(0);
-                let count = if top == 0 {
-                    0
-                } else {
-                    load.iter().filter(|&&v| v == top).count()
-                };
-                Max {
-                    value: f64::from(top),
-                    count,
-                }
-            }
+            Loads::Flows(load) => max_of_flows(&load[range]),
         }
     }
 
@@ -307,6 +300,37 @@ impl Loads {
             Loads::Shares(load) => load.fill(0.0),
             Loads::Flows(load) => load.fill(0),
         }
+    }
+}
+
+/// [`max_of_flows`] of `loads`, found in the one pass that clears them.
+fn take_max_of_flows(loads: &mut [u32]) -> Max {
+    let (mut top, mut count) = (0u32, 0usize);
+    for v in loads {
+        let load = std::mem::take(v);
+        if load > top {
+            (top, count) = (load, 1);
+        } else {
+            count += usize::from(load == top);
+        }
+    }
+    Max {
+        value: f64::from(top),
+        count: if top == 0 { 0 } else { count },
+    }
+}
+
+/// [`max_of`] of loads in whole flows.
+fn max_of_flows(loads: &[u32]) -> Max {
+    let top = loads.iter().copied().max().unwrap_or(0);
+    let count = if top == 0 {
+        0
+    } else {
+        loads.iter().filter(|&&v| v == top).count()
+    };
+    Max {
+        value: f64::from(top),
+        count,
     }
 }
 
@@ -394,6 +418,9 @@ pub(super) fn verify_counted(
     let servers = plan.intra_server_groups();
     // Whether a NIC carries two ranks: found once for every step.
     let repeats = ranks.len() > plan.sub_node_list.len() || has_repeats(plan, ranks);
+    // ECMP on one plane with a rank per sub-node: counted by rank.
+    let mut by_rank = RankSide::new(net, ranks, servers.as_deref(), policy, repeats)
+        .filter(|_| matches!(load, Loads::Flows(_)));
     let mut out: Vec<StepLoad> = Vec::with_capacity(schedule.steps.len());
     // Steps with the same flows have the same routes and loads (a flow's
     // hash depends only on its ranks and the seed), so each distinct step
@@ -408,21 +435,40 @@ pub(super) fn verify_counted(
             Some(earlier) => earlier,
             None => {
                 distinct.push(i);
-                let counts = count_step(
-                    net,
-                    ranks,
-                    step,
-                    (seed, policy, counting),
-                    servers.as_deref(),
-                    repeats,
-                    &mut scratch,
-                    &mut load,
-                )?;
+                let counts = match (&mut by_rank, &mut load) {
+                    (Some(side), Loads::Flows(load)) => {
+                        side.count_step(net, ranks, step, seed, &mut scratch.count, load)?
+                    }
+                    _ => count_step(
+                        net,
+                        ranks,
+                        step,
+                        (seed, policy, counting),
+                        servers.as_deref(),
+                        repeats,
+                        &mut scratch,
+                        &mut load,
+                    )?,
+                };
                 // One pass over every link: a distinct step has about as
-                // many flows as there are links.
-                let inter = load.max(inter_links.clone());
-                let access = load.max(net.access_links()).with(load.max(second.clone()));
-                load.clear();
+                // many flows as there are links. Counted by rank, the
+                // access links' loads are the ranks' (a sub-node without
+                // a rank carries nothing), and the inter-switch links' are
+                // cleared in the pass that finds their maximum.
+                let (inter, access) = match (&mut by_rank, &mut load) {
+                    (Some(side), Loads::Flows(load)) => {
+                        let inter = take_max_of_flows(&mut load[inter_links.clone()]);
+                        let access = side.access_max();
+                        side.clear();
+                        (inter, access)
+                    }
+                    _ => {
+                        let inter = load.max(inter_links.clone());
+                        let access = load.max(net.access_links()).with(load.max(second.clone()));
+                        load.clear();
+                        (inter, access)
+                    }
+                };
                 StepLoad {
                     phase: step.phase,
                     step: step.number,

@@ -487,11 +487,7 @@ fn plan_ranks_case(seed: u64) -> (Input, Check) {
             rank_formats_round_trip(&what, p, &outcome.table)?;
             if let Err(e) = rank_format::verify_report(
                 p,
-                &outcome.table,
-                what.clone(),
-                &[],
-                0,
-                planner::ranks::Policy::Ecmp,
+                rank_format::VerifyRequest::new(&outcome.table, what.clone(), Default::default()),
             ) {
                 refused(&format!("verify-ranks {what}"), &e, &input.file)?;
             }
@@ -898,11 +894,7 @@ fn rank_file_case(seed: u64) -> (Input, Check) {
                 };
                 if let Err(e) = rank_format::verify_report(
                     &p,
-                    &table,
-                    input.file.clone(),
-                    &[],
-                    0,
-                    planner::ranks::Policy::Ecmp,
+                    rank_format::VerifyRequest::new(&table, input.file.clone(), Default::default()),
                 ) {
                     refused("verify-ranks --ranks-file", &e, &input.file)?;
                 }

@@ -316,16 +316,23 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
         seed: args.seed,
         routing,
     };
-    let mut report = match proven {
-        Some((steps, net, request)) => rank_format::verify_report_searched_on(
-            &net,
+    let asked = rank_format::VerifyRequest {
+        gpus: Some(&gpus),
+        ..rank_format::VerifyRequest::new(&table, order, how)
+    };
+    let mut report = match &proven {
+        Some((steps, net, request)) => rank_format::verify_report(
             &p,
-            (&request, &table, steps),
-            &gpus,
-            order,
-            &how,
+            rank_format::VerifyRequest {
+                known: rank_format::Known::Searched {
+                    net,
+                    request,
+                    steps: steps.clone(),
+                },
+                ..asked
+            },
         )?,
-        None => rank_format::verify_report_as(&p, &table, &gpus, order, &how)?,
+        None => rank_format::verify_report(&p, asked)?,
     };
     report.lower_bound = lower_bound;
     match args.format {

@@ -318,7 +318,6 @@ mod tests;
 
 pub use read::{RankFile, read_rank_file, read_rank_table};
 pub use report::{
-    Checked, OrderLoads, StepGroup, VerifyReport, group_steps, render_verify, verify_report,
-    verify_report_as, verify_report_on, verify_report_proven, verify_report_proven_on,
-    verify_report_searched_on,
+    Checked, Known, OrderLoads, StepGroup, VerifyReport, VerifyRequest, group_steps, render_verify,
+    verify_report,
 };

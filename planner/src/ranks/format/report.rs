@@ -164,47 +164,9 @@ fn loads(
     })
 }
 
-/// Verifies `table` (named `order` in the report) step by step on `plan`
-/// with the links and switches of `avoid` out of service, and the plan
-/// order beside it (skipping avoided switches) unless `table` is the plan
-/// order itself. The k-th rank on a NIC runs on its k-th GPU
-/// ([`crate::ranks::rank_gpus`]); [`verify_report_on`] takes the GPUs given.
-pub fn verify_report(
-    plan: &CheckedPlan,
-    table: &RankTable,
-    order: String,
-    avoid: &[Avoid],
-    seed: u64,
-    routing: Policy,
-) -> Result<VerifyReport> {
-    let gpus = crate::ranks::rank_gpus(plan, &table.ranks);
-    verify_report_on(plan, table, &gpus, order, avoid, seed, routing)
-}
-
-/// [`verify_report`] with every rank's GPU given (rank -> GPU by
-/// `gpu_index` numbering, as [`read_rank_table`] reads it): which of the
-/// flows inside a server join two GPUs of one NVLink domain follows it.
-pub fn verify_report_on(
-    plan: &CheckedPlan,
-    table: &RankTable,
-    gpus: &[Option<usize>],
-    order: String,
-    avoid: &[Avoid],
-    seed: u64,
-    routing: Policy,
-) -> Result<VerifyReport> {
-    let how = Checked {
-        engine: Engine::Probe,
-        avoid,
-        seed,
-        routing,
-    };
-    verify_report_as(plan, table, gpus, order, &how)
-}
-
-/// What [`verify_report_as`] checks a table against: the engine that runs
+/// What [`verify_report`] checks a table against: the engine that runs
 /// it, the links and switches out of service, and the routing.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Checked<'a> {
     /// The engine whose schedule (its fold, its ring order) is routed.
     pub engine: Engine,
@@ -216,70 +178,149 @@ pub struct Checked<'a> {
     pub routing: Policy,
 }
 
-/// [`verify_report_on`] for what `how.engine` really runs over the table
-/// ([`crate::ranks::verify_engine`]); the plan order beside it is the same
-/// engine's schedule over the ranks in plan order, which is what a
-/// launcher that knows nothing of the fabric gives it.
-pub fn verify_report_as(
-    plan: &CheckedPlan,
-    table: &RankTable,
-    gpus: &[Option<usize>],
-    order: String,
-    how: &Checked<'_>,
-) -> Result<VerifyReport> {
-    check_table(plan, table, gpus)?;
-    let schedule = how.engine.schedule(table.algorithm, table.ranks.len())?;
-    // One network routes the table and the plan order beside it.
-    let net = Network::avoiding(plan, plan.source(), how.avoid)?;
-    let steps = crate::ranks::verify_scheduled(
-        &net,
-        plan,
-        (table, how.engine, &schedule),
-        how.seed,
-        how.routing,
-    )?;
-    verify_report_known(&net, plan, (table, gpus, order), how, steps, None)
+/// A report [`verify_report`] is asked for: the table, what it is called,
+/// its ranks' GPUs, how it is checked, and what is known of it already.
+#[derive(Debug, Clone)]
+pub struct VerifyRequest<'a> {
+    /// The table (rank -> sub-node).
+    pub table: &'a RankTable,
+    /// Its name in the report.
+    pub order: String,
+    /// Every rank's GPU (rank -> GPU by `gpu_index` numbering, as
+    /// [`read_rank_table`] reads it), which decides which flows inside a
+    /// server join two GPUs of one NVLink domain; `None`: the k-th rank
+    /// on a NIC runs on its k-th GPU ([`crate::ranks::rank_gpus`]).
+    pub gpus: Option<&'a [Option<usize>]>,
+    /// The engine, avoided links and switches, seed and routing.
+    pub how: Checked<'a>,
+    /// The table's proof, where it was made already.
+    pub known: Known<'a>,
 }
 
-/// [`verify_report_as`] for a table [`crate::ranks::plan_gpu_ranks`] just made
-/// and proved (`steps`, its [`Outcome::steps`], asked with the
-/// engine, `--avoid` and seed of `how`): they are the loads
-/// [`crate::ranks::verify_engine`] finds when `how` routes by the ECMP hash and
-/// the engine's ring order keeps the table as it is (the same ranks,
-/// schedule, fabric and seed), and are then taken as they are instead of
-/// being routed a second time; otherwise the table is routed again.
-pub fn verify_report_proven(
-    plan: &CheckedPlan,
-    table: &RankTable,
-    gpus: &[Option<usize>],
-    order: String,
-    how: &Checked<'_>,
-    steps: Vec<StepLoad>,
-) -> Result<VerifyReport> {
-    check_table(plan, table, gpus)?;
-    let net = Network::avoiding(plan, plan.source(), how.avoid)?;
-    verify_report_proven_on(&net, plan, table, gpus, order, how, steps)
+impl<'a> VerifyRequest<'a> {
+    /// `table`, named `order`, checked as `how` says, with nothing known of
+    /// it: its ranks on their NICs' GPUs in order, routed afresh.
+    pub fn new(table: &'a RankTable, order: String, how: Checked<'a>) -> Self {
+        Self {
+            table,
+            order,
+            gpus: None,
+            how,
+            known: Known::Nothing,
+        }
+    }
 }
 
-/// [`verify_report_proven`] on `net`, the network of `plan` avoiding
-/// `how.avoid` ([`Network::avoiding`]) that the table was made on
-/// ([`crate::ranks::plan_gpu_ranks_on`]): `verify-ranks` builds the route
-/// graph once for the search, the table's proof and the plan order's.
-pub fn verify_report_proven_on(
-    net: &Network<'_>,
-    plan: &CheckedPlan,
-    table: &RankTable,
-    gpus: &[Option<usize>],
-    order: String,
-    how: &Checked<'_>,
-    steps: Vec<StepLoad>,
-) -> Result<VerifyReport> {
-    let steps = proven_steps(net, plan, table, gpus, how, steps)?;
-    verify_report_known(net, plan, (table, gpus, order), how, steps, None)
+/// What is known of a table's proof before its report.
+#[derive(Debug, Clone)]
+pub enum Known<'a> {
+    /// Nothing: the table is routed.
+    Nothing,
+    /// The table was made and proved by [`crate::ranks::plan_gpu_ranks`]
+    /// (`steps`, its [`Outcome::steps`], asked with the engine, `--avoid`
+    /// and seed of the request's `how`), on `net` where given: the route
+    /// graph of the plan avoiding `how.avoid` ([`Network::avoiding`]),
+    /// else one is built. The steps are the loads
+    /// [`crate::ranks::verify_engine`] finds when `how` routes by the ECMP
+    /// hash and the engine's ring order keeps the table as it is (the
+    /// same ranks, schedule, fabric and seed), and are then taken as they
+    /// are instead of being routed a second time; otherwise the table is
+    /// routed again.
+    Proven {
+        /// The route graph the table was made on, if the caller has it.
+        net: Option<&'a Network<'a>>,
+        /// The table's loads under the ECMP hash.
+        steps: Vec<StepLoad>,
+    },
+    /// [`Known::Proven`] for the table `request` made on `net`
+    /// ([`crate::ranks::plan_gpu_ranks_on`]): where the plan order beside
+    /// it is what `request` asked already ([`Request::asks_as`]:
+    /// `verify-ranks --algorithm hd` or `ring`), the table is taken as the
+    /// plan order instead of searching and proving it a second time.
+    /// `verify-ranks` builds the route graph once for the search, the
+    /// table's proof and the plan order's.
+    Searched {
+        /// The route graph the table was made on.
+        net: &'a Network<'a>,
+        /// The request the search answered.
+        request: &'a Request,
+        /// The table's loads under the ECMP hash.
+        steps: Vec<StepLoad>,
+    },
+}
+
+/// Verifies the request's table step by step on `plan` with the links and
+/// switches its `how.avoid` names out of service, for what `how.engine`
+/// really runs over the table ([`crate::ranks::verify_engine`]), and the
+/// plan order beside it (skipping avoided switches) unless the table is
+/// the plan order itself: the same engine's schedule over the ranks in
+/// plan order, which is what a launcher that knows nothing of the fabric
+/// gives it.
+///
+/// [`Outcome::steps`]: crate::ranks::Outcome::steps
+pub fn verify_report(plan: &CheckedPlan, request: VerifyRequest<'_>) -> Result<VerifyReport> {
+    let VerifyRequest {
+        table,
+        order,
+        gpus,
+        how,
+        known,
+    } = request;
+    let found;
+    let gpus = match gpus {
+        Some(gpus) => gpus,
+        None => {
+            found = crate::ranks::rank_gpus(plan, &table.ranks);
+            &found
+        }
+    };
+    let how = &how;
+    match known {
+        Known::Nothing => {
+            check_table(plan, table, gpus)?;
+            let schedule = how.engine.schedule(table.algorithm, table.ranks.len())?;
+            // One network routes the table and the plan order beside it.
+            let net = Network::avoiding(plan, plan.source(), how.avoid)?;
+            let steps = crate::ranks::verify_scheduled(
+                &net,
+                plan,
+                (table, how.engine, &schedule),
+                how.seed,
+                how.routing,
+            )?;
+            verify_report_known(&net, plan, (table, gpus, order), how, steps, None)
+        }
+        Known::Proven {
+            net: Some(net),
+            steps,
+        } => {
+            let steps = proven_steps(net, plan, table, gpus, how, steps)?;
+            verify_report_known(net, plan, (table, gpus, order), how, steps, None)
+        }
+        Known::Proven { net: None, steps } => {
+            check_table(plan, table, gpus)?;
+            let net = Network::avoiding(plan, plan.source(), how.avoid)?;
+            let steps = proven_steps(&net, plan, table, gpus, how, steps)?;
+            verify_report_known(&net, plan, (table, gpus, order), how, steps, None)
+        }
+        Known::Searched {
+            net,
+            request,
+            steps,
+        } => {
+            let searched = Searched {
+                request,
+                table,
+                steps: steps.clone(),
+            };
+            let steps = proven_steps(net, plan, table, gpus, how, steps)?;
+            verify_report_known(net, plan, (table, gpus, order), how, steps, Some(searched))
+        }
+    }
 }
 
 /// The loads of `table` as `how` routes it, from `steps`, its loads under
-/// the ECMP hash, where they are the same (see [`verify_report_proven`]).
+/// the ECMP hash, where they are the same (see [`Known::Proven`]).
 fn proven_steps(
     net: &Network<'_>,
     plan: &CheckedPlan,
@@ -299,31 +340,6 @@ fn proven_steps(
     } else {
         crate::ranks::verify_engine_on(net, plan, table, how.engine, how.seed, how.routing)
     }
-}
-
-/// [`verify_report_proven_on`] for the table `request` made on `net`
-/// ([`crate::ranks::plan_gpu_ranks_on`], whose [`Outcome::steps`] are
-/// `steps`): where the plan order beside it is what `request` asked
-/// already ([`Request::asks_as`]: `verify-ranks --algorithm hd` or
-/// `ring`), the table is taken as the plan order instead of searching and
-/// proving it a second time.
-///
-/// [`Outcome::steps`]: crate::ranks::Outcome::steps
-pub fn verify_report_searched_on(
-    net: &Network<'_>,
-    plan: &CheckedPlan,
-    (request, table, steps): (&Request, &RankTable, Vec<StepLoad>),
-    gpus: &[Option<usize>],
-    order: String,
-    how: &Checked<'_>,
-) -> Result<VerifyReport> {
-    let searched = Searched {
-        request,
-        table,
-        steps: steps.clone(),
-    };
-    let steps = proven_steps(net, plan, table, gpus, how, steps)?;
-    verify_report_known(net, plan, (table, gpus, order), how, steps, Some(searched))
 }
 
 /// A table a search made, with the request it answers and its loads under

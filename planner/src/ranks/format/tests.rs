@@ -63,13 +63,22 @@ fn gpu_index_read_back_and_swapped() {
     };
     let t = crate::ranks::plan_gpu_ranks(&plan, &request).unwrap().table;
     let report = |gpus: &[Option<usize>]| {
-        verify_report_on(&plan, &t, gpus, "t".into(), &[], 0, Policy::Ecmp).unwrap()
+        let how = Checked::default();
+        let asked = VerifyRequest {
+            gpus: Some(gpus),
+            ..VerifyRequest::new(&t, "t".into(), how)
+        };
+        verify_report(&plan, asked).unwrap()
     };
     let csv = to_csv(&plan, &t);
     let back = read_rank_table(&csv, "t.csv", &plan).unwrap();
     assert_eq!(back.ranks, t.ranks);
     assert_eq!(back.gpus, crate::ranks::rank_gpus(&plan, &t.ranks));
-    let plain = verify_report(&plan, &t, "t".into(), &[], 0, Policy::Ecmp).unwrap();
+    let plain = verify_report(
+        &plan,
+        VerifyRequest::new(&t, "t".into(), Checked::default()),
+    )
+    .unwrap();
     assert_eq!(report(&back.gpus), plain);
     assert!(plain.plan_order.is_none());
     // Distances 1 and 2 stay in a quad, 4 crosses; 8 and up leave
@@ -280,7 +289,7 @@ fn issue33_requests_ask_alike_once_normalised() {
 }
 
 /// Issue #33: `verify-ranks --algorithm hd` (or `ring`) takes the table it
-/// searched as the plan order beside it ([`verify_report_searched_on`])
+/// searched as the plan order beside it ([`Known::Searched`])
 /// instead of searching and proving the plan order again; whatever the
 /// request (every algorithm, engine and solver, a rank count left to the
 /// plan or given, a whole job or a folded one), the report is the one
@@ -330,15 +339,21 @@ fn issue33_a_searched_table_reports_as_one_searched_again() {
                             routing,
                         };
                         let order = || "table".to_string();
-                        let again =
-                            verify_report_as(plan, &outcome.table, &gpus, order(), &how).unwrap();
-                        let searched = verify_report_searched_on(
-                            &net,
+                        let asked = || VerifyRequest {
+                            gpus: Some(&gpus),
+                            ..VerifyRequest::new(&outcome.table, order(), how)
+                        };
+                        let again = verify_report(plan, asked()).unwrap();
+                        let searched = verify_report(
                             plan,
-                            (&request, &outcome.table, outcome.steps.clone()),
-                            &gpus,
-                            order(),
-                            &how,
+                            VerifyRequest {
+                                known: Known::Searched {
+                                    net: &net,
+                                    request: &request,
+                                    steps: outcome.steps.clone(),
+                                },
+                                ..asked()
+                            },
                         )
                         .unwrap();
                         let what = format!(

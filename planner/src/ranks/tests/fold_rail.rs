@@ -384,7 +384,7 @@ fn largest_message_per_step_follows_each_schedule() {
 }
 
 /// Issue #33: `verify-ranks --algorithm` takes the proof of the table it
-/// just made ([`format::verify_report_proven`]) instead of routing it a
+/// just made ([`format::Known::Proven`]) instead of routing it a
 /// second time; the report is the one routing it again gives, for every
 /// engine (NCCL's ring order included), routing policy, and plans with
 /// one and several GPUs per server.
@@ -419,17 +419,18 @@ fn issue33_a_proven_table_reports_as_one_routed_again() {
                         routing,
                     };
                     let order = || "table".to_string();
-                    let again =
-                        format::verify_report_as(plan, &outcome.table, &gpus, order(), &how)
-                            .unwrap();
+                    let asked = || format::VerifyRequest {
+                        gpus: Some(&gpus),
+                        ..format::VerifyRequest::new(&outcome.table, order(), how)
+                    };
+                    let again = format::verify_report(plan, asked()).unwrap();
                     let steps = outcome.steps.clone();
-                    let proven = format::verify_report_proven(
+                    let proven = format::verify_report(
                         plan,
-                        &outcome.table,
-                        &gpus,
-                        order(),
-                        &how,
-                        steps,
+                        format::VerifyRequest {
+                            known: format::Known::Proven { net: None, steps },
+                            ..asked()
+                        },
                     )
                     .unwrap();
                     let what = format!(
