@@ -25,7 +25,9 @@
 //!   [`Network::avoiding`] routes around;
 //! - [`addresses`]: the vendor-neutral model of the configurations (VLANs,
 //!   VRFs, ports, addresses, gateways and the tables as static routes), and
-//!   [`Model::refusals`], the address and route check of every plan load;
+//!   [`Model::refusals`], the address and route check of every plan load
+//!   (which first tries `Model::surely_builds`, a quick proof that the
+//!   model would refuse nothing, and assembles the model only without it);
 //! - [`reroute`]: the static routes a failure can change, listed again
 //!   alone, the rest taken from the whole fabric's (the failure
 //!   analysis's QoS proof and cut pairs);
