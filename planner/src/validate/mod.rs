@@ -47,8 +47,9 @@ pub struct Finding {
     /// `wrong-port`, `miswired`, `speed-mismatch`, `conflict`,
     /// `unknown-device`, `unknown-port`, `no-data`, `invariant`,
     /// `inconsistent`, `invalid`, `name` (a name breaks the name rule,
-    /// [`crate::names`]), `breakout` (a cage both whole and broken out, or
-    /// lanes no cable carries), `position` (a device above its rack's top
+    /// [`crate::names`]), `breakout` (a cage both whole and broken out,
+    /// lanes no cable carries, or a cage the switch model gives up for a
+    /// breakout), `position` (a device above its rack's top
     /// or overlapping another).
     pub kind: &'static str,
     /// What it is about (`sw01 port 5`, `node03 mlx5_1`).
