@@ -114,6 +114,13 @@ fn load(url: &str, token: &Path, args: &[&str]) {
 }
 
 pub(crate) fn load_at(url: &str, token: &Path, location: &str, args: &[&str]) {
+    // One load at a time: the loader makes the objects every location
+    // shares (its custom fields, the location type, the roles) when they
+    // are missing, and on a fresh database two loaders at once both found
+    // them missing and the second was refused as a duplicate (a fresh
+    // `.ci/run`, 2026-11-30).
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let script = root().join("examples/sot/load_nautobot.py");
     let mut cmd = match nautobot_python() {
         Some((python, config)) => {
