@@ -103,7 +103,9 @@ impl Network<'_> {
                 self.link_count()
             )));
         }
-        if self.faults.is_some() || !self.sub_switch1.is_empty() || flows.len() > u32::MAX as usize
+        if self.faults.is_some()
+            || !self.graph.sub_switch1.is_empty()
+            || flows.len() > u32::MAX as usize
         {
             return self.count_walked(flows, seed, &mut scratch.route, load);
         }
@@ -142,7 +144,7 @@ impl Network<'_> {
     /// True when [`Network::count_between`] can count this network's
     /// flows: one plane and nothing avoided.
     pub fn counts_between_switches(&self) -> bool {
-        self.faults.is_none() && self.sub_switch1.is_empty()
+        self.faults.is_none() && self.graph.sub_switch1.is_empty()
     }
 
     /// Adds one to `load` on every inter-switch link of the route
@@ -162,7 +164,7 @@ impl Network<'_> {
         scratch: &mut CountScratch<'n>,
         load: &mut [u32],
     ) -> Option<()> {
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         if !self.counts_between_switches()
             || load.len() < self.link_count()
             || flows.len() > u32::MAX as usize
@@ -196,12 +198,15 @@ impl Network<'_> {
         scratch: &mut CountScratch<'n>,
         load: &mut [u32],
     ) -> Option<usize> {
-        let n = self.sub_switch.len();
+        let n = self.graph.sub_switch.len();
         let walkers = &mut scratch.walkers;
         walkers.clear();
         // The ends: access links, and the flows that leave their switch.
         for (i, &(src, dst, _)) in flows.iter().enumerate() {
-            let (&sa, &sb) = (self.sub_switch.get(src)?, self.sub_switch.get(dst)?);
+            let (&sa, &sb) = (
+                self.graph.sub_switch.get(src)?,
+                self.graph.sub_switch.get(dst)?,
+            );
             load[src] += 1;
             load[n + dst] += 1;
             if sa != sb {
@@ -233,16 +238,16 @@ impl Network<'_> {
     ) -> Option<()> {
         let walkers = &mut scratch.walkers;
         // One hop of every walker at a time.
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         while !walkers.is_empty() {
             // The single links' table first, alone: its reads (a cache
             // miss each at 131,072 sub-nodes) wait on nothing but the
             // walkers, so they overlap, and the next hops then find them
             // cached.
-            if !self.single.is_empty() {
+            if !self.graph.single.is_empty() {
                 let touched = walkers.iter().fold(0u16, |t, w| {
                     let cell = w.at as usize * switches + w.to as usize;
-                    t ^ self.single.get(cell).copied().unwrap_or(0)
+                    t ^ self.graph.single.get(cell).copied().unwrap_or(0)
                 });
                 std::hint::black_box(touched);
             }

@@ -29,7 +29,8 @@
 
 use std::sync::OnceLock;
 
-use super::links::{Faults, NO_SLOT, Network, RouteShape};
+use super::graph::{NO_SLOT, RouteShape};
+use super::links::{Faults, Network};
 use crate::plan::Tier;
 
 /// The most memory [`HopCache`] may take, in the worst case its bound
@@ -161,7 +162,7 @@ impl NextHops<'_> {
             NextHops::Single { k, to } => (i == 0).then_some((k, to as usize)),
             NextHops::Filtered { .. } => self
                 .nth(net, i)
-                .map(|k| (k, net.inter[k as usize].to as usize)),
+                .map(|k| (k, net.graph.inter[k as usize].to as usize)),
         }
     }
 
@@ -194,21 +195,25 @@ impl Network<'_> {
     /// when no route leads there.
     #[inline(always)]
     pub fn next_hops(&self, at: usize, to: usize) -> NextHops<'_> {
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         if at == to || at >= switches || to >= switches {
             return NextHops::All(&[]);
         }
         if let Some(f) = &self.faults {
             return self.next_hops_avoiding(f, at, to);
         }
-        match (self.fabric, self.tier[at]) {
-            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => self.direct_hops(at, to),
-            (RouteShape::BiGraph, _) if self.complete[to] => NextHops::All(self.up_of(at)),
+        match (self.graph.fabric, self.graph.tier[at]) {
+            (RouteShape::BiGraph, _) if self.graph.tier[at] != self.graph.tier[to] => {
+                self.direct_hops(at, to)
+            }
+            (RouteShape::BiGraph, _) if self.graph.complete[to] => NextHops::All(self.up_of(at)),
             (RouteShape::BiGraph, _) | (RouteShape::ThreeTier, Tier::Core) => {
                 NextHops::Filtered { at, to }
             }
             (RouteShape::TwoTier, Tier::Spine) => self.direct_hops(at, to),
-            (RouteShape::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+            (RouteShape::ThreeTier, Tier::Aggregation)
+                if self.graph.pod[at] == self.graph.pod[to] =>
+            {
                 self.direct_hops(at, to)
             }
             _ => NextHops::All(self.up_of(at)),
@@ -226,10 +231,12 @@ impl Network<'_> {
         // Between two untouched switches with the same neighbours every
         // upward link is alive and leads on over an alive link: the
         // choices of the whole plan.
-        let two_hop = match self.fabric {
-            RouteShape::BiGraph => self.tier[at] == self.tier[to],
-            RouteShape::TwoTier => self.tier[at] == Tier::Leaf,
-            RouteShape::ThreeTier => self.tier[at] == Tier::Edge && self.pod[at] == self.pod[to],
+        let two_hop = match self.graph.fabric {
+            RouteShape::BiGraph => self.graph.tier[at] == self.graph.tier[to],
+            RouteShape::TwoTier => self.graph.tier[at] == Tier::Leaf,
+            RouteShape::ThreeTier => {
+                self.graph.tier[at] == Tier::Edge && self.graph.pod[at] == self.graph.pod[to]
+            }
         };
         if two_hop && f.clean[at] && f.clean[to] && f.neighbours[at] == f.neighbours[to] {
             return NextHops::All(self.up_of(at));
@@ -251,9 +258,9 @@ impl Network<'_> {
     /// run of parallel links (none, or several).
     #[inline]
     pub(super) fn direct_hops(&self, at: usize, to: usize) -> NextHops<'_> {
-        match self.single.get(at * self.tier.len() + to) {
+        match self.graph.single.get(at * self.graph.tier.len() + to) {
             Some(&slot) if slot != NO_SLOT => NextHops::Single {
-                k: self.adj_start[at] + u32::from(slot),
+                k: self.graph.adj_start[at] + u32::from(slot),
                 to: to as u32,
             },
             _ => NextHops::Run(self.links_to(at, to)),
@@ -274,14 +281,14 @@ impl Network<'_> {
 
     /// Every switch's [`Network::filtered`] next hops towards `to`.
     fn hop_row(&self, to: usize) -> HopRow {
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         let mut start = Vec::with_capacity(switches + 1);
         let mut hops = Vec::new();
         for at in 0..switches {
             start.push(hops.len() as u32);
             if at != to {
                 self.filtered(at, to, &mut |k| {
-                    hops.push((self.inter[k as usize].to, k));
+                    hops.push((self.graph.inter[k as usize].to, k));
                     true
                 });
             }
@@ -295,7 +302,7 @@ impl Network<'_> {
 
     /// The next hops [`Network::next_hops`] does not give as a whole run.
     fn filtered(&self, at: usize, to: usize, visit: &mut dyn FnMut(u32) -> bool) {
-        let reach = |k: u32| self.inter[k as usize].to as usize;
+        let reach = |k: u32| self.graph.inter[k as usize].to as usize;
         let mut each = |ks: &mut dyn Iterator<Item = u32>, keep: &dyn Fn(u32) -> bool| {
             for k in ks {
                 if keep(k) && !visit(k) {
@@ -303,11 +310,12 @@ impl Network<'_> {
                 }
             }
         };
-        let row = &self.adj[self.adj_start[at] as usize..self.adj_start[at + 1] as usize];
+        let row = &self.graph.adj
+            [self.graph.adj_start[at] as usize..self.graph.adj_start[at + 1] as usize];
         let run = |a: usize, b: usize| self.links_to(a, b).iter().map(|&(_, k)| k);
         let ups = self.up_of(at).iter().map(|&(_, k)| k);
         if self.faults.is_none() {
-            match self.fabric {
+            match self.graph.fabric {
                 // Within a part: the switches of the other part that link
                 // to the destination.
                 RouteShape::BiGraph => each(&mut ups.clone(), &|k| self.has_link(reach(k), to)),
@@ -315,16 +323,16 @@ impl Network<'_> {
                 // with a link to it.
                 _ => each(&mut row.iter().map(|&(_, k)| k), &|k| {
                     let agg = reach(k);
-                    self.tier[agg] == Tier::Aggregation
-                        && self.pod[agg] == self.pod[to]
+                    self.graph.tier[agg] == Tier::Aggregation
+                        && self.graph.pod[agg] == self.graph.pod[to]
                         && self.has_link(agg, to)
                 }),
             }
             return;
         }
         let alive_to = |k: u32| self.alive(k) && self.up_switch(reach(k));
-        match (self.fabric, self.tier[at]) {
-            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => {
+        match (self.graph.fabric, self.graph.tier[at]) {
+            (RouteShape::BiGraph, _) if self.graph.tier[at] != self.graph.tier[to] => {
                 if self.has_alive(at, to) {
                     each(&mut run(at, to), &|k| self.alive(k));
                 } else {
@@ -347,28 +355,29 @@ impl Network<'_> {
                 });
             }
             (RouteShape::TwoTier, _) => each(&mut run(at, to), &|k| self.alive(k)),
-            (RouteShape::ThreeTier, Tier::Edge) if self.pod[at] == self.pod[to] => {
+            (RouteShape::ThreeTier, Tier::Edge) if self.graph.pod[at] == self.graph.pod[to] => {
                 each(&mut ups.clone(), &|k| {
                     alive_to(k) && self.has_alive(reach(k), to)
                 });
             }
             (RouteShape::ThreeTier, Tier::Edge) => each(&mut ups.clone(), &|k| {
                 alive_to(k)
-                    && self
-                        .up_of(reach(k))
-                        .iter()
-                        .any(|&(_, j)| self.alive(j) && self.core_leads(reach(j), self.pod[to], to))
+                    && self.up_of(reach(k)).iter().any(|&(_, j)| {
+                        self.alive(j) && self.core_leads(reach(j), self.graph.pod[to], to)
+                    })
             }),
-            (RouteShape::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+            (RouteShape::ThreeTier, Tier::Aggregation)
+                if self.graph.pod[at] == self.graph.pod[to] =>
+            {
                 each(&mut run(at, to), &|k| self.alive(k));
             }
             (RouteShape::ThreeTier, Tier::Aggregation) => each(&mut ups.clone(), &|k| {
-                self.alive(k) && self.core_leads(reach(k), self.pod[to], to)
+                self.alive(k) && self.core_leads(reach(k), self.graph.pod[to], to)
             }),
             (RouteShape::ThreeTier, _) => each(&mut row.iter().map(|&(_, k)| k), &|k| {
                 let agg = reach(k);
-                self.tier[agg] == Tier::Aggregation
-                    && self.pod[agg] == self.pod[to]
+                self.graph.tier[agg] == Tier::Aggregation
+                    && self.graph.pod[agg] == self.graph.pod[to]
                     && alive_to(k)
                     && self.has_alive(agg, to)
             }),
