@@ -66,6 +66,9 @@ pub struct CountScratch<'n> {
     /// Per walker, the next hop it takes (inter index) and the switch it
     /// leads to.
     chosen: Vec<(u32, u32)>,
+    /// On a canonical BiGraph, the inter indices of every hop of the
+    /// batch.
+    links: Vec<u32>,
     route: Route,
 }
 
@@ -236,6 +239,9 @@ impl Network<'_> {
         load: &mut [u32],
         prefix: impl Fn(u32) -> EcmpPrefix,
     ) -> Option<()> {
+        if let Some(c) = &self.graph.canonical {
+            return self.walk_canonical(c, scratch, load, prefix);
+        }
         let walkers = &mut scratch.walkers;
         // One hop of every walker at a time.
         let switches = self.graph.tier.len();
@@ -304,6 +310,49 @@ impl Network<'_> {
             }
             walkers.truncate(left);
         }
+        Some(())
+    }
+
+    /// [`Network::walk_batch`] on a canonical BiGraph
+    /// ([`super::graph::Canonical`]): a walker towards the other part takes
+    /// its one link, a walker within its part takes the upward link its
+    /// hash picks and then that switch's one link to the destination, each
+    /// hop from [`Network::canonical_hop`], which reads only the canonical
+    /// tables; then every hop's load is read ahead of its count, as in the
+    /// walk. The hops are the walk's (the property tests of
+    /// `graph_tests.rs` hold the counts equal).
+    fn walk_canonical(
+        &self,
+        c: &super::graph::Canonical,
+        scratch: &mut CountScratch<'_>,
+        load: &mut [u32],
+        prefix: impl Fn(u32) -> EcmpPrefix,
+    ) -> Option<()> {
+        let links = &mut scratch.links;
+        links.clear();
+        for w in &scratch.walkers {
+            let (at, to) = (w.at as usize, w.to as usize);
+            let choices = self.canonical_choices(c, at, to);
+            let i = if choices <= 1 {
+                0
+            } else {
+                pick(prefix(w.flow).at(w.at), choices)
+            };
+            let (k, next) = self.canonical_hop(c, at, to, i)?;
+            links.push(k);
+            if next != w.to {
+                let (k, _) = self.canonical_hop(c, next as usize, to, 0)?;
+                links.push(k);
+            }
+        }
+        let touched = links
+            .iter()
+            .fold(0u32, |t, &k| t ^ load.get(self.id(k)).copied().unwrap_or(0));
+        std::hint::black_box(touched);
+        for &k in links.iter() {
+            load[self.id(k)] += 1;
+        }
+        scratch.walkers.clear();
         Some(())
     }
 }

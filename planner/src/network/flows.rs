@@ -413,7 +413,7 @@ impl Network<'_> {
             );
         }
         let why = match hops {
-            NextHops::All(_) => {
+            NextHops::All(_) | NextHops::Part { .. } => {
                 "it has no link to the next tier up (or the other part)".to_string()
             }
             NextHops::Run(_) | NextHops::Single { .. } => {

@@ -118,6 +118,8 @@ pub mod count;
 pub(crate) mod count_tests;
 pub mod flows;
 pub mod graph;
+#[cfg(test)]
+pub(crate) mod graph_tests;
 pub mod hash;
 #[cfg(test)]
 pub(crate) mod hpn_tests;

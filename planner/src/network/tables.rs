@@ -29,7 +29,7 @@
 
 use std::sync::OnceLock;
 
-use super::graph::{NO_SLOT, RouteShape};
+use super::graph::{Canonical, NO_SLOT, RouteShape};
 use super::links::{Faults, Network};
 use crate::plan::Tier;
 
@@ -83,6 +83,15 @@ pub enum NextHops<'n> {
     All(&'n [(u32, u32)]),
     /// Every link of this run of `(peer, inter index)`.
     Run(&'n [(u32, u32)]),
+    /// Every one of the switch's upward links on a canonical BiGraph
+    /// ([`super::graph::Canonical`]): the i-th is inter index `first + i`
+    /// and leads to the i-th switch of part `part`, the other part.
+    Part {
+        /// The inter index of the first.
+        first: u32,
+        /// The part they lead to.
+        part: u32,
+    },
     /// The one link towards a switch ([`Network::direct_hops`]): a run of
     /// one, without reading the run.
     Single {
@@ -112,6 +121,13 @@ impl NextHops<'_> {
                     }
                 }
             }
+            NextHops::Part { first, .. } => {
+                for k in (first..).take(self.len(net)) {
+                    if !visit(k) {
+                        return;
+                    }
+                }
+            }
             NextHops::Single { k, .. } => {
                 visit(k);
             }
@@ -124,6 +140,7 @@ impl NextHops<'_> {
     pub fn len(&self, net: &Network<'_>) -> usize {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.len(),
+            NextHops::Part { part, .. } => net.part_members(part).len(),
             NextHops::Single { .. } => 1,
             NextHops::Filtered { .. } => {
                 let mut n = 0;
@@ -140,6 +157,7 @@ impl NextHops<'_> {
     pub fn is_empty(&self, net: &Network<'_>) -> bool {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.is_empty(),
+            NextHops::Part { part, .. } => net.part_members(part).is_empty(),
             NextHops::Single { .. } => false,
             NextHops::Filtered { .. } => {
                 let mut any = false;
@@ -159,6 +177,10 @@ impl NextHops<'_> {
     pub fn hop(&self, net: &Network<'_>, i: usize) -> Option<(u32, usize)> {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(to, k)| (k, to as usize)),
+            NextHops::Part { first, part } => net
+                .part_members(part)
+                .get(i)
+                .map(|&to| (first + i as u32, to as usize)),
             NextHops::Single { k, to } => (i == 0).then_some((k, to as usize)),
             NextHops::Filtered { .. } => self
                 .nth(net, i)
@@ -170,6 +192,9 @@ impl NextHops<'_> {
     pub fn nth(&self, net: &Network<'_>, i: usize) -> Option<u32> {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(_, k)| k),
+            NextHops::Part { first, part } => {
+                (i < net.part_members(part).len()).then(|| first + i as u32)
+            }
             NextHops::Single { k, .. } => (i == 0).then_some(k),
             NextHops::Filtered { .. } => {
                 let mut seen = 0;
@@ -201,6 +226,15 @@ impl Network<'_> {
         }
         if let Some(f) = &self.faults {
             return self.next_hops_avoiding(f, at, to);
+        }
+        if let Some(c) = &self.graph.canonical {
+            return match self.canonical_hop(c, at, to, 0) {
+                Some((k, next)) if next as usize == to => NextHops::Single { k, to: next },
+                _ => NextHops::Part {
+                    first: self.graph.adj_start[at],
+                    part: 1 - Canonical::part(self.graph.tier[at]) as u32,
+                },
+            };
         }
         match (self.graph.fabric, self.graph.tier[at]) {
             (RouteShape::BiGraph, _) if self.graph.tier[at] != self.graph.tier[to] => {
@@ -251,6 +285,52 @@ impl Network<'_> {
             }
         }
         NextHops::Filtered { at, to }
+    }
+
+    /// On a canonical BiGraph ([`super::graph::Canonical`]), how many next
+    /// hops switch `at` has towards switch `to` (two different switches):
+    /// the one link to a switch of the other part, every upward link
+    /// towards a switch of its own part.
+    #[inline]
+    pub(super) fn canonical_choices(&self, c: &Canonical, at: usize, to: usize) -> usize {
+        let tier = &self.graph.tier;
+        if tier[at] == tier[to] {
+            c.members[1 - Canonical::part(tier[at])].len()
+        } else {
+            1
+        }
+    }
+
+    /// On a canonical BiGraph, the `i`-th next hop of switch `at` towards
+    /// switch `to` (two different switches) in ECMP order, as its inter
+    /// index and the switch it leads to: what [`Network::next_hops`] gives
+    /// there, from the canonical tables alone.
+    #[inline]
+    pub(super) fn canonical_hop(
+        &self,
+        c: &Canonical,
+        at: usize,
+        to: usize,
+        i: usize,
+    ) -> Option<(u32, u32)> {
+        let (tier, first) = (&self.graph.tier, self.graph.adj_start[at]);
+        if tier[at] == tier[to] {
+            let other = &c.members[1 - Canonical::part(tier[at])];
+            other.get(i).map(|&next| (first + i as u32, next))
+        } else {
+            (i == 0).then(|| (first + c.position[to], to as u32))
+        }
+    }
+
+    /// The switches of part `part` of a canonical BiGraph
+    /// ([`super::graph::Canonical`]) in plan order; none on another graph.
+    #[inline]
+    pub(super) fn part_members(&self, part: u32) -> &[u32] {
+        self.graph
+            .canonical
+            .as_ref()
+            .and_then(|c| c.members.get(part as usize))
+            .map_or(&[], |m| m.as_slice())
     }
 
     /// The links from switch `at` to switch `to` as next hops: the one link
