@@ -327,17 +327,16 @@ impl RouteGraph {
                 }
             }
         };
+        // Every sub-node's switch, and how many NICs have a second port,
+        // in one pass over the sub-nodes' records.
         let mut sub_switch = Vec::with_capacity(plan.sub_node_list.len());
+        let mut dual = 0;
         for sn in &plan.sub_node_list {
             sub_switch.push(attached(sn, &sn.switch, 0, &mut problems));
+            dual += usize::from(sn.port1.is_some());
         }
 
         // The second ports of dual-port NICs: every NIC has one, or none.
-        let dual = plan
-            .sub_node_list
-            .iter()
-            .filter(|sn| sn.port1.is_some())
-            .count();
         let mut sub_switch1 = Vec::new();
         if dual > 0 && dual < plan.sub_node_list.len() {
             let single = plan.sub_node_list.iter().find(|sn| sn.port1.is_none());
@@ -376,8 +375,15 @@ impl RouteGraph {
         let mut base = Vec::with_capacity(switches + 1);
         let mut numbers = Vec::new();
         let mut claims = Vec::new();
+        // Per switch, whether its port numbers rise strictly in list
+        // order: a number is then at one place only, and where the
+        // numbers run without a gap it is found by its offset from the
+        // first, without a binary search (131,072 of them at 131,072
+        // sub-nodes, each a run of unpredictable branches).
+        let mut rising = Vec::with_capacity(switches);
         for s in &plan.switch_list {
-            base.push(numbers.len());
+            let first = numbers.len();
+            base.push(first);
             for p in &s.ports {
                 numbers.push(p.port);
                 claims.push(match (p.role, p.peer.as_deref()) {
@@ -390,6 +396,7 @@ impl RouteGraph {
                     _ => (u32::MAX, None),
                 });
             }
+            rising.push(numbers[first..].windows(2).all(|w| w[0] < w[1]));
         }
         base.push(numbers.len());
         let mut inter = Vec::new();
@@ -423,11 +430,7 @@ impl RouteGraph {
                 let back = peer_port.and_then(|q| {
                     let from = base[b as usize];
                     let ports = &numbers[from..base[b as usize + 1]];
-                    ports
-                        .binary_search(&q)
-                        .ok()
-                        .or_else(|| ports.iter().position(|&p| p == q))
-                        .map(|i| from + i)
+                    port_at(ports, rising[b as usize], q).map(|i| from + i)
                 });
                 // The peer's port names this switch (as the index finds
                 // it) and this port.
@@ -570,5 +573,56 @@ impl RouteGraph {
             complete,
             canonical,
         })
+    }
+}
+
+/// Where port number `q` is in a switch's port numbers `ports` (in list
+/// order): a binary search, else a scan where the list is out of order.
+/// Where `rising` (the numbers rise strictly) and the number sits at its
+/// offset from the first (numbers without a gap), that place is taken
+/// without the search: it is the only place of `q`, so the one the search
+/// finds (the property test `port_at_is_the_search` holds them equal).
+fn port_at(ports: &[u32], rising: bool, q: u32) -> Option<usize> {
+    let offset = ports.first().map(|&first| q.wrapping_sub(first) as usize);
+    offset
+        .filter(|&i| rising && ports.get(i) == Some(&q))
+        .or_else(|| ports.binary_search(&q).ok())
+        .or_else(|| ports.iter().position(|&p| p == q))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::port_at;
+
+    proptest! {
+        /// Port numbers with gaps or without, in order or shuffled, with
+        /// a number twice or not: `port_at` finds what the binary search
+        /// and the scan find, for every number in the list and beside it.
+        #[test]
+        fn port_at_is_the_search(
+            start in 0u32..5,
+            steps in proptest::collection::vec(0u32..3, 0..40),
+            swap in proptest::option::of((0usize..40, 0usize..40)),
+            q in 0u32..120,
+        ) {
+            let mut ports = Vec::with_capacity(steps.len() + 1);
+            let mut n = start;
+            ports.push(n);
+            for &s in &steps {
+                n += s;
+                ports.push(n);
+            }
+            if let Some((i, j)) = swap {
+                let len = ports.len();
+                ports.swap(i % len, j % len);
+            }
+            let rising = ports.windows(2).all(|w| w[0] < w[1]);
+            let search = |q: u32| ports.binary_search(&q).ok().or_else(|| ports.iter().position(|&p| p == q));
+            for q in ports.iter().copied().chain([q, q + 1]) {
+                prop_assert_eq!(port_at(&ports, rising, q), search(q));
+            }
+        }
     }
 }
