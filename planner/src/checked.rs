@@ -7,10 +7,21 @@
 //! function that takes `&CheckedPlan` never meets a server listing a
 //! missing sub-node, a header count that disagrees with its list, or any
 //! other refusal `planner validate` reports.
+//!
+//! A checked plan also keeps the plan's route graph
+//! ([`crate::network::RouteGraph`]) once it is built: the load check
+//! builds it for its address and route proof and hands it on, and
+//! [`CheckedPlan::network`] builds it on first use otherwise. Every
+//! command that routes on the plan takes its [`Network`] from there, so
+//! the graph is built once per plan, not once by the check and again by
+//! the command.
 
+use std::fmt;
 use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Problem, Result};
+use crate::network::{Avoid, Network, RouteGraph};
 use crate::plan::Plan;
 
 /// At most this many problems of a refused plan are listed in the error;
@@ -19,10 +30,33 @@ const SHOW_PROBLEMS: usize = 20;
 
 /// A plan that passed the consistency check. It dereferences to [`Plan`];
 /// it cannot be changed, so it stays checked.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Two checked plans are equal when their plans and sources are: the
+/// route graph kept beside them is the plan's own, built or not. A clone
+/// shares the graph (if built), which is the clone's plan's graph too.
+#[derive(Clone)]
 pub struct CheckedPlan {
     plan: Plan,
     source: String,
+    /// The plan's route graph, once built: by the load check, or by the
+    /// first [`CheckedPlan::network`].
+    graph: OnceLock<Arc<RouteGraph>>,
+}
+
+impl PartialEq for CheckedPlan {
+    fn eq(&self, other: &Self) -> bool {
+        self.plan == other.plan && self.source == other.source
+    }
+}
+
+impl fmt::Debug for CheckedPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckedPlan")
+            .field("plan", &self.plan)
+            .field("source", &self.source)
+            .field("graph_built", &self.graph.get().is_some())
+            .finish()
+    }
 }
 
 impl CheckedPlan {
@@ -47,6 +81,7 @@ impl CheckedPlan {
         CheckedPlan {
             plan,
             source: source.to_string(),
+            graph: OnceLock::new(),
         }
     }
 
@@ -58,6 +93,7 @@ impl CheckedPlan {
         CheckedPlan {
             plan,
             source: "test plan".to_string(),
+            graph: OnceLock::new(),
         }
     }
 
@@ -82,6 +118,37 @@ impl CheckedPlan {
         &self.plan
     }
 
+    /// The plan ready for routing on the whole fabric: what
+    /// [`Network::new`] of the plan and [`CheckedPlan::source`] gives, on
+    /// the route graph this plan keeps (built now if neither the check nor
+    /// an earlier call built it). Errors name the plan's source.
+    pub fn network(&self) -> Result<Network<'_>> {
+        let graph = match self.graph.get() {
+            Some(graph) => Arc::clone(graph),
+            None => {
+                let built = RouteGraph::build(&self.plan).map_err(|p| self.refusal(p))?;
+                // Another thread may have set it meanwhile: the same graph.
+                Arc::clone(self.graph.get_or_init(|| Arc::new(built)))
+            }
+        };
+        Ok(Network::on(&self.plan, &self.source, graph))
+    }
+
+    /// The plan ready for routing around the links and switches of
+    /// `avoid`: what [`Network::avoiding`] of the plan and
+    /// [`CheckedPlan::source`] gives, on the route graph this plan keeps
+    /// ([`CheckedPlan::network`]).
+    pub fn network_avoiding(&self, avoid: &[Avoid]) -> Result<Network<'_>> {
+        self.network()?.into_avoiding(avoid)
+    }
+
+    /// The route graph this plan keeps, if the load check or
+    /// [`CheckedPlan::network`] built it; for the tests.
+    #[cfg(test)]
+    pub(crate) fn kept_graph(&self) -> Option<&Arc<RouteGraph>> {
+        self.graph.get()
+    }
+
     /// The plan itself, to change it; the result is unchecked again.
     pub fn into_plan(self) -> Plan {
         self.plan
@@ -89,7 +156,8 @@ impl CheckedPlan {
 
     /// Sets the QoS intent; `qos` must have passed
     /// [`crate::qos::QosIntent::resolve`], which makes the same checks as
-    /// the load.
+    /// the load. The route graph reads nothing of the intent, so it is
+    /// kept.
     pub(crate) fn set_qos(&mut self, qos: crate::qos::QosIntent) {
         debug_assert!(qos.problems(self.plan.topology).is_empty());
         self.plan.qos = Some(qos);
@@ -115,11 +183,12 @@ impl Plan {
     /// and returns the checked plan, or every finding as a problem of
     /// `file` (the path the user gave, not the plan's `name`).
     pub fn check(self, file: &str) -> Result<CheckedPlan> {
-        let v = crate::validate::validate_plan(&self);
+        let (v, graph) = crate::validate::validate_plan_keeping_graph(&self);
         if v.ok {
             return Ok(CheckedPlan {
                 plan: self,
                 source: file.to_string(),
+                graph: graph.map_or_else(OnceLock::new, OnceLock::from),
             });
         }
         let total = v.findings.len();
@@ -145,5 +214,7 @@ impl Plan {
     }
 }
 
+#[cfg(test)]
+mod graph_tests;
 #[cfg(test)]
 mod tests;

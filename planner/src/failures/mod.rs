@@ -4,7 +4,7 @@
 //! For every scenario (by default every single switch and every pair of
 //! cabled switches; or the sets a user names) the fabric is the plan with
 //! those links and switches out of service, routed as BGP would route it
-//! (or static routes recomputed for it: [`Network::avoiding`], the one
+//! (or static routes recomputed for it: [`crate::network::Network::avoiding`], the one
 //! route model). Per scenario:
 //!
 //! - the sub-nodes cut off (every port of their NIC on a failed switch),
@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::algorithm::Algorithm;
 use crate::checked::CheckedPlan;
 use crate::error::{Error, Result};
-use crate::network::{Avoid, Link, Network};
+use crate::network::{Avoid, Link};
 use crate::ranks::{Engine, Request, Solver, plan_ranks, verify_engine};
 
 mod proof;
@@ -129,7 +129,7 @@ pub struct Best {
 /// management plane carry them all. Boxes come in the order of their
 /// first virtual switch.
 pub fn single_failures(plan: &CheckedPlan) -> Result<Vec<Vec<Avoid>>> {
-    let net = Network::new(plan, plan.source())?;
+    let net = plan.network()?;
     let mut out: Vec<Vec<Avoid>> = (plan.boxes().into_iter())
         .map(|(_, held)| {
             (held.into_iter())

@@ -52,7 +52,7 @@ impl<'p> Prover<'p> {
     /// The whole fabric's route model and QoS proof of `plan`, with the
     /// hosts marking as `planner render --hosts` sets them up.
     pub(crate) fn new(plan: &'p CheckedPlan) -> Result<Self> {
-        let whole = Network::new(plan, plan.source())?;
+        let whole = plan.network()?;
         let names: HashSet<&str> = plan
             .sub_node_list
             .iter()

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::design::{DesignOptions, bundled_inventory, design};
+use crate::network::Network;
 use crate::plan::Topology;
 
 fn request(algorithm: Algorithm, scenarios: Vec<Vec<Avoid>>) -> FailureRequest {

@@ -57,8 +57,10 @@
 //! assembled when it cannot.
 
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 use super::avoid::Avoid;
+use super::graph::RouteGraph;
 use super::links::Network;
 use crate::error::{Error, Problem, Result};
 use crate::plan::{Plan, Tier};
@@ -199,7 +201,7 @@ impl<'p> Model<'p> {
     /// Builds the model, or every reason it cannot be built; errors name
     /// the plan as `source`.
     pub fn build(plan: &'p Plan, source: &str) -> Result<Model<'p>> {
-        Self::assemble(plan, true, &[]).map_err(|problems| Error::Invalid {
+        Self::assemble(plan, true, &[], &mut None).map_err(|problems| Error::Invalid {
             file: source.to_string(),
             what: "plan",
             problems,
@@ -211,9 +213,17 @@ impl<'p> Model<'p> {
     /// BiGraph has 33 million of them): the load check and `design` run
     /// this, so they refuse exactly what `render` refuses.
     pub fn refusals(plan: &Plan) -> Vec<Problem> {
-        match Model::assemble(plan, false, &[]) {
-            Ok(_) => Vec::new(),
-            Err(problems) => problems,
+        Self::refusals_keeping(plan).0
+    }
+
+    /// [`Model::refusals`], and the route graph of the whole plan when
+    /// the assembly built it: the load check hands it on to the checked
+    /// plan.
+    pub(crate) fn refusals_keeping(plan: &Plan) -> (Vec<Problem>, Option<Arc<RouteGraph>>) {
+        let mut graph = None;
+        match Model::assemble(plan, false, &[], &mut graph) {
+            Ok(_) => (Vec::new(), graph),
+            Err(problems) => (problems, graph),
         }
     }
 
@@ -224,7 +234,7 @@ impl<'p> Model<'p> {
     /// refusing the plan (the failure analysis counts such pairs from the
     /// network).
     pub fn build_failed(plan: &'p Plan, source: &str, avoid: &[Avoid]) -> Result<Model<'p>> {
-        Self::assemble(plan, true, avoid).map_err(|problems| Error::Invalid {
+        Self::assemble(plan, true, avoid, &mut None).map_err(|problems| Error::Invalid {
             file: source.to_string(),
             what: "plan",
             problems,

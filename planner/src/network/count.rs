@@ -66,6 +66,9 @@ pub struct CountScratch<'n> {
     /// Per walker, the next hop it takes (inter index) and the switch it
     /// leads to.
     chosen: Vec<(u32, u32)>,
+    /// On a canonical BiGraph, the inter indices of every hop of the
+    /// batch.
+    links: Vec<u32>,
     route: Route,
 }
 
@@ -103,7 +106,9 @@ impl Network<'_> {
                 self.link_count()
             )));
         }
-        if self.faults.is_some() || !self.sub_switch1.is_empty() || flows.len() > u32::MAX as usize
+        if self.faults.is_some()
+            || !self.graph.sub_switch1.is_empty()
+            || flows.len() > u32::MAX as usize
         {
             return self.count_walked(flows, seed, &mut scratch.route, load);
         }
@@ -142,7 +147,7 @@ impl Network<'_> {
     /// True when [`Network::count_between`] can count this network's
     /// flows: one plane and nothing avoided.
     pub fn counts_between_switches(&self) -> bool {
-        self.faults.is_none() && self.sub_switch1.is_empty()
+        self.faults.is_none() && self.graph.sub_switch1.is_empty()
     }
 
     /// Adds one to `load` on every inter-switch link of the route
@@ -162,7 +167,7 @@ impl Network<'_> {
         scratch: &mut CountScratch<'n>,
         load: &mut [u32],
     ) -> Option<()> {
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         if !self.counts_between_switches()
             || load.len() < self.link_count()
             || flows.len() > u32::MAX as usize
@@ -196,12 +201,15 @@ impl Network<'_> {
         scratch: &mut CountScratch<'n>,
         load: &mut [u32],
     ) -> Option<usize> {
-        let n = self.sub_switch.len();
+        let n = self.graph.sub_switch.len();
         let walkers = &mut scratch.walkers;
         walkers.clear();
         // The ends: access links, and the flows that leave their switch.
         for (i, &(src, dst, _)) in flows.iter().enumerate() {
-            let (&sa, &sb) = (self.sub_switch.get(src)?, self.sub_switch.get(dst)?);
+            let (&sa, &sb) = (
+                self.graph.sub_switch.get(src)?,
+                self.graph.sub_switch.get(dst)?,
+            );
             load[src] += 1;
             load[n + dst] += 1;
             if sa != sb {
@@ -231,18 +239,21 @@ impl Network<'_> {
         load: &mut [u32],
         prefix: impl Fn(u32) -> EcmpPrefix,
     ) -> Option<()> {
+        if let Some(c) = &self.graph.canonical {
+            return self.walk_canonical(c, scratch, load, prefix);
+        }
         let walkers = &mut scratch.walkers;
         // One hop of every walker at a time.
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         while !walkers.is_empty() {
             // The single links' table first, alone: its reads (a cache
             // miss each at 131,072 sub-nodes) wait on nothing but the
             // walkers, so they overlap, and the next hops then find them
             // cached.
-            if !self.single.is_empty() {
+            if !self.graph.single.is_empty() {
                 let touched = walkers.iter().fold(0u16, |t, w| {
                     let cell = w.at as usize * switches + w.to as usize;
-                    t ^ self.single.get(cell).copied().unwrap_or(0)
+                    t ^ self.graph.single.get(cell).copied().unwrap_or(0)
                 });
                 std::hint::black_box(touched);
             }
@@ -299,6 +310,49 @@ impl Network<'_> {
             }
             walkers.truncate(left);
         }
+        Some(())
+    }
+
+    /// [`Network::walk_batch`] on a canonical BiGraph
+    /// ([`super::graph::Canonical`]): a walker towards the other part takes
+    /// its one link, a walker within its part takes the upward link its
+    /// hash picks and then that switch's one link to the destination, each
+    /// hop from [`Network::canonical_hop`], which reads only the canonical
+    /// tables; then every hop's load is read ahead of its count, as in the
+    /// walk. The hops are the walk's (the property tests of
+    /// `graph_tests.rs` hold the counts equal).
+    fn walk_canonical(
+        &self,
+        c: &super::graph::Canonical,
+        scratch: &mut CountScratch<'_>,
+        load: &mut [u32],
+        prefix: impl Fn(u32) -> EcmpPrefix,
+    ) -> Option<()> {
+        let links = &mut scratch.links;
+        links.clear();
+        for w in &scratch.walkers {
+            let (at, to) = (w.at as usize, w.to as usize);
+            let choices = self.canonical_choices(c, at, to);
+            let i = if choices <= 1 {
+                0
+            } else {
+                pick(prefix(w.flow).at(w.at), choices)
+            };
+            let (k, next) = self.canonical_hop(c, at, to, i)?;
+            links.push(k);
+            if next != w.to {
+                let (k, _) = self.canonical_hop(c, next as usize, to, 0)?;
+                links.push(k);
+            }
+        }
+        let touched = links
+            .iter()
+            .fold(0u32, |t, &k| t ^ load.get(self.id(k)).copied().unwrap_or(0));
+        std::hint::black_box(touched);
+        for &k in links.iter() {
+            load[self.id(k)] += 1;
+        }
+        scratch.walkers.clear();
         Some(())
     }
 }

@@ -44,10 +44,24 @@ fn batched(
     Ok((load, crossing))
 }
 
+/// The switches of each flow's two ends, as [`Network::count_between`]
+/// takes them.
+pub(crate) fn switch_pairs(net: &Network<'_>, flows: &[(usize, usize, u64)]) -> Vec<(u32, u32)> {
+    flows
+        .iter()
+        .map(|&(s, d, _)| {
+            (
+                net.switch_of(s).unwrap() as u32,
+                net.switch_of(d).unwrap() as u32,
+            )
+        })
+        .collect()
+}
+
 /// A plan of each kind the walk knows: BiGraphs, leaf-spines (one and
 /// several links per pair), a 3-tier fat-tree, a rail-optimized fabric
 /// and HPN's two planes.
-fn plan_of(kind: usize) -> CheckedPlan {
+pub(crate) fn plan_of(kind: usize) -> CheckedPlan {
     match kind {
         0 => bigraph_plan(4, 8),
         1 => bigraph_plan(2, 4),
@@ -121,10 +135,7 @@ proptest! {
             .map(|&(s, d, f)| (usable[s as usize % usable.len()], usable[d as usize % usable.len()], f))
             .filter(|&(s, d, _)| net.switch_of(s) != net.switch_of(d))
             .collect();
-        let switches: Vec<(u32, u32)> = flows
-            .iter()
-            .map(|&(s, d, _)| (net.switch_of(s).unwrap() as u32, net.switch_of(d).unwrap() as u32))
-            .collect();
+        let switches = switch_pairs(&net, &flows);
         let port = PortSeed::new(seed);
         let prefix = |i: usize| {
             let (s, d, f) = flows[i];

@@ -9,8 +9,9 @@
 
 use std::collections::HashMap;
 
+use super::graph::RouteShape;
 use super::hash::{PortSeed, ecmp_hash, sub_node_ip};
-use super::links::{Network, RouteShape};
+use super::links::Network;
 use super::tables::NextHops;
 use super::{MAX_LINKS, Route};
 use crate::error::{Error, Problem, Result};
@@ -82,7 +83,7 @@ impl Network<'_> {
     /// The walk from `src`'s switch to `dst`'s over the tables, each choice
     /// made by `pick`, written into `r`.
     fn walk(&self, src: usize, dst: usize, mut pick: Pick, r: &mut Route) -> Result<()> {
-        let n = self.sub_switch.len();
+        let n = self.graph.sub_switch.len();
         for (what, sn) in [("source", src), ("destination", dst)] {
             if sn >= n {
                 return Err(self.refusal(vec![Problem::at(
@@ -151,9 +152,9 @@ impl Network<'_> {
     /// range by the caller).
     pub(super) fn switch_at(&self, plane: usize, sn: usize) -> usize {
         if plane == 0 {
-            self.sub_switch[sn] as usize
+            self.graph.sub_switch[sn] as usize
         } else {
-            self.sub_switch1[sn] as usize
+            self.graph.sub_switch1[sn] as usize
         }
     }
 
@@ -161,7 +162,7 @@ impl Network<'_> {
     /// in some plane on a plan of dual-port NICs (HPN), else between their
     /// switches.
     pub fn nics_reachable(&self, src: usize, dst: usize) -> bool {
-        let n = self.sub_switch.len();
+        let n = self.graph.sub_switch.len();
         src < n && dst < n && (0..self.planes()).any(|p| self.plane_usable(p, src, dst))
     }
 
@@ -179,7 +180,7 @@ impl Network<'_> {
     /// parity (the next upward choice then takes the next digit). A plane
     /// that cannot carry the flow (an avoided ToR, say) leaves the other.
     fn plane_of(&self, src: usize, dst: usize, pick: &mut Pick) -> Result<usize> {
-        if self.sub_switch1.is_empty() {
+        if self.graph.sub_switch1.is_empty() {
             return Ok(0);
         }
         let first = match pick {
@@ -227,7 +228,7 @@ impl Network<'_> {
     /// considers them. Empty when `a == b` or no route exists.
     pub fn switch_paths(&self, a: usize, b: usize) -> Vec<Vec<usize>> {
         let mut out = Vec::new();
-        if a == b || a >= self.tier.len() || b >= self.tier.len() {
+        if a == b || a >= self.graph.tier.len() || b >= self.graph.tier.len() {
             return out;
         }
         if self.is_avoided_switch(a) || self.is_avoided_switch(b) {
@@ -255,7 +256,7 @@ impl Network<'_> {
         });
         for k in next {
             path.push(self.id(k));
-            self.paths_from(to, self.inter[k as usize].to as usize, path, out);
+            self.paths_from(to, self.graph.inter[k as usize].to as usize, path, out);
             path.pop();
         }
     }
@@ -272,7 +273,7 @@ impl Network<'_> {
         }
         let mut found = false;
         self.next_hops(at, to).visit(self, &mut |k| {
-            found = self.leads_to(self.inter[k as usize].to as usize, to, hops + 1);
+            found = self.leads_to(self.graph.inter[k as usize].to as usize, to, hops + 1);
             !found
         });
         found
@@ -291,7 +292,7 @@ impl Network<'_> {
     /// h hops to `b`, a link from x to y taken as hop h + 1 is on
     /// `m(x, h) · n(y, h + 1)` routes.
     pub fn switch_path_counts(&self, a: usize, b: usize, out: &mut Vec<(usize, u64)>) -> u64 {
-        if a == b || a >= self.tier.len() || b >= self.tier.len() {
+        if a == b || a >= self.graph.tier.len() || b >= self.graph.tier.len() {
             return 0;
         }
         if self.is_avoided_switch(a) || self.is_avoided_switch(b) {
@@ -313,7 +314,7 @@ impl Network<'_> {
                     continue;
                 }
                 self.next_hops(x, b).visit(self, &mut |k| {
-                    let y = self.inter[k as usize].to as usize;
+                    let y = self.graph.inter[k as usize].to as usize;
                     let j = *at_index.entry(y).or_insert_with(|| {
                         next.push((y, 0));
                         next.len() - 1
@@ -373,11 +374,12 @@ impl Network<'_> {
             Tier::Spine | Tier::Aggregation => 1,
             Tier::Core => 2,
         };
-        match self.fabric {
+        match self.graph.fabric {
             RouteShape::BiGraph => {
-                self.tier[at] == self.tier[to] && self.tier[next] != self.tier[at]
+                self.graph.tier[at] == self.graph.tier[to]
+                    && self.graph.tier[next] != self.graph.tier[at]
             }
-            _ => level(self.tier[next]) > level(self.tier[at]),
+            _ => level(self.graph.tier[next]) > level(self.graph.tier[at]),
         }
     }
 
@@ -411,18 +413,18 @@ impl Network<'_> {
             );
         }
         let why = match hops {
-            NextHops::All(_) => {
+            NextHops::All(_) | NextHops::Part { .. } => {
                 "it has no link to the next tier up (or the other part)".to_string()
             }
             NextHops::Run(_) | NextHops::Single { .. } => {
                 format!("it has no link to {}", name(sb))
             }
-            NextHops::Filtered { .. } if self.fabric == RouteShape::BiGraph => format!(
+            NextHops::Filtered { .. } if self.graph.fabric == RouteShape::BiGraph => format!(
                 "it has no link to a switch of the other part that links to {}",
                 name(sb)
             ),
             NextHops::Filtered { .. } => {
-                debug_assert_eq!(self.tier[at], Tier::Core);
+                debug_assert_eq!(self.graph.tier[at], Tier::Core);
                 format!("it has no link to an aggregation switch above {}", name(sb))
             }
         };
@@ -432,7 +434,7 @@ impl Network<'_> {
             format!("no route through it: {why}"),
             format!(
                 "cable it as a {} needs, or design the plan again",
-                self.fabric.name()
+                self.graph.fabric.name()
             ),
         )])
     }

@@ -7,7 +7,11 @@
 //! buffer-dependency proof over those routes) and the address-plan check
 //! `validate` runs on every plan load.
 //!
-//! - [`links`]: the physical graph, with a dense id per directed link;
+//! - [`graph`]: the route graph, the tables routing reads of a plan
+//!   (each sub-node's switch, a dense id per directed link, adjacency),
+//!   owned, so the checked plan keeps the one its load check built;
+//! - [`links`]: [`Network`], a plan with its route graph and what routes
+//!   avoid, and the link ids;
 //! - [`tables`]: the one next-hop rule: per switch and destination switch,
 //!   the equal-cost next hops in ECMP order. The rendered static routes are
 //!   these tables; the per-flow walk chooses among them;
@@ -113,6 +117,9 @@ pub mod count;
 #[cfg(test)]
 pub(crate) mod count_tests;
 pub mod flows;
+pub mod graph;
+#[cfg(test)]
+pub(crate) mod graph_tests;
 pub mod hash;
 #[cfg(test)]
 pub(crate) mod hpn_tests;
@@ -128,6 +135,7 @@ pub(crate) use addresses::{Model, PortKind, ip, netmask};
 pub use avoid::{Avoid, Target};
 pub use bgp::{Bgp, Installed, Session, Speaker};
 pub use count::CountScratch;
+pub use graph::RouteGraph;
 pub use hash::{EcmpPrefix, PortSeed, SourceShare, ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};
 pub use links::Network;

@@ -29,7 +29,8 @@
 
 use std::sync::OnceLock;
 
-use super::links::{Faults, NO_SLOT, Network, RouteShape};
+use super::graph::{Canonical, NO_SLOT, RouteShape};
+use super::links::{Faults, Network};
 use crate::plan::Tier;
 
 /// The most memory [`HopCache`] may take, in the worst case its bound
@@ -82,6 +83,15 @@ pub enum NextHops<'n> {
     All(&'n [(u32, u32)]),
     /// Every link of this run of `(peer, inter index)`.
     Run(&'n [(u32, u32)]),
+    /// Every one of the switch's upward links on a canonical BiGraph
+    /// ([`super::graph::Canonical`]): the i-th is inter index `first + i`
+    /// and leads to the i-th switch of part `part`, the other part.
+    Part {
+        /// The inter index of the first.
+        first: u32,
+        /// The part they lead to.
+        part: u32,
+    },
     /// The one link towards a switch ([`Network::direct_hops`]): a run of
     /// one, without reading the run.
     Single {
@@ -111,6 +121,13 @@ impl NextHops<'_> {
                     }
                 }
             }
+            NextHops::Part { first, .. } => {
+                for k in (first..).take(self.len(net)) {
+                    if !visit(k) {
+                        return;
+                    }
+                }
+            }
             NextHops::Single { k, .. } => {
                 visit(k);
             }
@@ -123,6 +140,7 @@ impl NextHops<'_> {
     pub fn len(&self, net: &Network<'_>) -> usize {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.len(),
+            NextHops::Part { part, .. } => net.part_members(part).len(),
             NextHops::Single { .. } => 1,
             NextHops::Filtered { .. } => {
                 let mut n = 0;
@@ -139,6 +157,7 @@ impl NextHops<'_> {
     pub fn is_empty(&self, net: &Network<'_>) -> bool {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.is_empty(),
+            NextHops::Part { part, .. } => net.part_members(part).is_empty(),
             NextHops::Single { .. } => false,
             NextHops::Filtered { .. } => {
                 let mut any = false;
@@ -158,10 +177,14 @@ impl NextHops<'_> {
     pub fn hop(&self, net: &Network<'_>, i: usize) -> Option<(u32, usize)> {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(to, k)| (k, to as usize)),
+            NextHops::Part { first, part } => net
+                .part_members(part)
+                .get(i)
+                .map(|&to| (first + i as u32, to as usize)),
             NextHops::Single { k, to } => (i == 0).then_some((k, to as usize)),
             NextHops::Filtered { .. } => self
                 .nth(net, i)
-                .map(|k| (k, net.inter[k as usize].to as usize)),
+                .map(|k| (k, net.graph.inter[k as usize].to as usize)),
         }
     }
 
@@ -169,6 +192,9 @@ impl NextHops<'_> {
     pub fn nth(&self, net: &Network<'_>, i: usize) -> Option<u32> {
         match *self {
             NextHops::All(run) | NextHops::Run(run) => run.get(i).map(|&(_, k)| k),
+            NextHops::Part { first, part } => {
+                (i < net.part_members(part).len()).then(|| first + i as u32)
+            }
             NextHops::Single { k, .. } => (i == 0).then_some(k),
             NextHops::Filtered { .. } => {
                 let mut seen = 0;
@@ -194,21 +220,34 @@ impl Network<'_> {
     /// when no route leads there.
     #[inline(always)]
     pub fn next_hops(&self, at: usize, to: usize) -> NextHops<'_> {
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         if at == to || at >= switches || to >= switches {
             return NextHops::All(&[]);
         }
         if let Some(f) = &self.faults {
             return self.next_hops_avoiding(f, at, to);
         }
-        match (self.fabric, self.tier[at]) {
-            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => self.direct_hops(at, to),
-            (RouteShape::BiGraph, _) if self.complete[to] => NextHops::All(self.up_of(at)),
+        if let Some(c) = &self.graph.canonical {
+            return match self.canonical_hop(c, at, to, 0) {
+                Some((k, next)) if next as usize == to => NextHops::Single { k, to: next },
+                _ => NextHops::Part {
+                    first: self.graph.adj_start[at],
+                    part: 1 - Canonical::part(self.graph.tier[at]) as u32,
+                },
+            };
+        }
+        match (self.graph.fabric, self.graph.tier[at]) {
+            (RouteShape::BiGraph, _) if self.graph.tier[at] != self.graph.tier[to] => {
+                self.direct_hops(at, to)
+            }
+            (RouteShape::BiGraph, _) if self.graph.complete[to] => NextHops::All(self.up_of(at)),
             (RouteShape::BiGraph, _) | (RouteShape::ThreeTier, Tier::Core) => {
                 NextHops::Filtered { at, to }
             }
             (RouteShape::TwoTier, Tier::Spine) => self.direct_hops(at, to),
-            (RouteShape::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+            (RouteShape::ThreeTier, Tier::Aggregation)
+                if self.graph.pod[at] == self.graph.pod[to] =>
+            {
                 self.direct_hops(at, to)
             }
             _ => NextHops::All(self.up_of(at)),
@@ -226,10 +265,12 @@ impl Network<'_> {
         // Between two untouched switches with the same neighbours every
         // upward link is alive and leads on over an alive link: the
         // choices of the whole plan.
-        let two_hop = match self.fabric {
-            RouteShape::BiGraph => self.tier[at] == self.tier[to],
-            RouteShape::TwoTier => self.tier[at] == Tier::Leaf,
-            RouteShape::ThreeTier => self.tier[at] == Tier::Edge && self.pod[at] == self.pod[to],
+        let two_hop = match self.graph.fabric {
+            RouteShape::BiGraph => self.graph.tier[at] == self.graph.tier[to],
+            RouteShape::TwoTier => self.graph.tier[at] == Tier::Leaf,
+            RouteShape::ThreeTier => {
+                self.graph.tier[at] == Tier::Edge && self.graph.pod[at] == self.graph.pod[to]
+            }
         };
         if two_hop && f.clean[at] && f.clean[to] && f.neighbours[at] == f.neighbours[to] {
             return NextHops::All(self.up_of(at));
@@ -246,14 +287,60 @@ impl Network<'_> {
         NextHops::Filtered { at, to }
     }
 
+    /// On a canonical BiGraph ([`super::graph::Canonical`]), how many next
+    /// hops switch `at` has towards switch `to` (two different switches):
+    /// the one link to a switch of the other part, every upward link
+    /// towards a switch of its own part.
+    #[inline]
+    pub(super) fn canonical_choices(&self, c: &Canonical, at: usize, to: usize) -> usize {
+        let tier = &self.graph.tier;
+        if tier[at] == tier[to] {
+            c.members[1 - Canonical::part(tier[at])].len()
+        } else {
+            1
+        }
+    }
+
+    /// On a canonical BiGraph, the `i`-th next hop of switch `at` towards
+    /// switch `to` (two different switches) in ECMP order, as its inter
+    /// index and the switch it leads to: what [`Network::next_hops`] gives
+    /// there, from the canonical tables alone.
+    #[inline]
+    pub(super) fn canonical_hop(
+        &self,
+        c: &Canonical,
+        at: usize,
+        to: usize,
+        i: usize,
+    ) -> Option<(u32, u32)> {
+        let (tier, first) = (&self.graph.tier, self.graph.adj_start[at]);
+        if tier[at] == tier[to] {
+            let other = &c.members[1 - Canonical::part(tier[at])];
+            other.get(i).map(|&next| (first + i as u32, next))
+        } else {
+            (i == 0).then(|| (first + c.position[to], to as u32))
+        }
+    }
+
+    /// The switches of part `part` of a canonical BiGraph
+    /// ([`super::graph::Canonical`]) in plan order; none on another graph.
+    #[inline]
+    pub(super) fn part_members(&self, part: u32) -> &[u32] {
+        self.graph
+            .canonical
+            .as_ref()
+            .and_then(|c| c.members.get(part as usize))
+            .map_or(&[], |m| m.as_slice())
+    }
+
     /// The links from switch `at` to switch `to` as next hops: the one link
     /// from the single-link table where exactly one joins them, else the
     /// run of parallel links (none, or several).
     #[inline]
     pub(super) fn direct_hops(&self, at: usize, to: usize) -> NextHops<'_> {
-        match self.single.get(at * self.tier.len() + to) {
+        match self.graph.single.get(at * self.graph.tier.len() + to) {
             Some(&slot) if slot != NO_SLOT => NextHops::Single {
-                k: self.adj_start[at] + u32::from(slot),
+                k: self.graph.adj_start[at] + u32::from(slot),
                 to: to as u32,
             },
             _ => NextHops::Run(self.links_to(at, to)),
@@ -274,14 +361,14 @@ impl Network<'_> {
 
     /// Every switch's [`Network::filtered`] next hops towards `to`.
     fn hop_row(&self, to: usize) -> HopRow {
-        let switches = self.tier.len();
+        let switches = self.graph.tier.len();
         let mut start = Vec::with_capacity(switches + 1);
         let mut hops = Vec::new();
         for at in 0..switches {
             start.push(hops.len() as u32);
             if at != to {
                 self.filtered(at, to, &mut |k| {
-                    hops.push((self.inter[k as usize].to, k));
+                    hops.push((self.graph.inter[k as usize].to, k));
                     true
                 });
             }
@@ -295,7 +382,7 @@ impl Network<'_> {
 
     /// The next hops [`Network::next_hops`] does not give as a whole run.
     fn filtered(&self, at: usize, to: usize, visit: &mut dyn FnMut(u32) -> bool) {
-        let reach = |k: u32| self.inter[k as usize].to as usize;
+        let reach = |k: u32| self.graph.inter[k as usize].to as usize;
         let mut each = |ks: &mut dyn Iterator<Item = u32>, keep: &dyn Fn(u32) -> bool| {
             for k in ks {
                 if keep(k) && !visit(k) {
@@ -303,11 +390,12 @@ impl Network<'_> {
                 }
             }
         };
-        let row = &self.adj[self.adj_start[at] as usize..self.adj_start[at + 1] as usize];
+        let row = &self.graph.adj
+            [self.graph.adj_start[at] as usize..self.graph.adj_start[at + 1] as usize];
         let run = |a: usize, b: usize| self.links_to(a, b).iter().map(|&(_, k)| k);
         let ups = self.up_of(at).iter().map(|&(_, k)| k);
         if self.faults.is_none() {
-            match self.fabric {
+            match self.graph.fabric {
                 // Within a part: the switches of the other part that link
                 // to the destination.
                 RouteShape::BiGraph => each(&mut ups.clone(), &|k| self.has_link(reach(k), to)),
@@ -315,16 +403,16 @@ impl Network<'_> {
                 // with a link to it.
                 _ => each(&mut row.iter().map(|&(_, k)| k), &|k| {
                     let agg = reach(k);
-                    self.tier[agg] == Tier::Aggregation
-                        && self.pod[agg] == self.pod[to]
+                    self.graph.tier[agg] == Tier::Aggregation
+                        && self.graph.pod[agg] == self.graph.pod[to]
                         && self.has_link(agg, to)
                 }),
             }
             return;
         }
         let alive_to = |k: u32| self.alive(k) && self.up_switch(reach(k));
-        match (self.fabric, self.tier[at]) {
-            (RouteShape::BiGraph, _) if self.tier[at] != self.tier[to] => {
+        match (self.graph.fabric, self.graph.tier[at]) {
+            (RouteShape::BiGraph, _) if self.graph.tier[at] != self.graph.tier[to] => {
                 if self.has_alive(at, to) {
                     each(&mut run(at, to), &|k| self.alive(k));
                 } else {
@@ -347,28 +435,29 @@ impl Network<'_> {
                 });
             }
             (RouteShape::TwoTier, _) => each(&mut run(at, to), &|k| self.alive(k)),
-            (RouteShape::ThreeTier, Tier::Edge) if self.pod[at] == self.pod[to] => {
+            (RouteShape::ThreeTier, Tier::Edge) if self.graph.pod[at] == self.graph.pod[to] => {
                 each(&mut ups.clone(), &|k| {
                     alive_to(k) && self.has_alive(reach(k), to)
                 });
             }
             (RouteShape::ThreeTier, Tier::Edge) => each(&mut ups.clone(), &|k| {
                 alive_to(k)
-                    && self
-                        .up_of(reach(k))
-                        .iter()
-                        .any(|&(_, j)| self.alive(j) && self.core_leads(reach(j), self.pod[to], to))
+                    && self.up_of(reach(k)).iter().any(|&(_, j)| {
+                        self.alive(j) && self.core_leads(reach(j), self.graph.pod[to], to)
+                    })
             }),
-            (RouteShape::ThreeTier, Tier::Aggregation) if self.pod[at] == self.pod[to] => {
+            (RouteShape::ThreeTier, Tier::Aggregation)
+                if self.graph.pod[at] == self.graph.pod[to] =>
+            {
                 each(&mut run(at, to), &|k| self.alive(k));
             }
             (RouteShape::ThreeTier, Tier::Aggregation) => each(&mut ups.clone(), &|k| {
-                self.alive(k) && self.core_leads(reach(k), self.pod[to], to)
+                self.alive(k) && self.core_leads(reach(k), self.graph.pod[to], to)
             }),
             (RouteShape::ThreeTier, _) => each(&mut row.iter().map(|&(_, k)| k), &|k| {
                 let agg = reach(k);
-                self.tier[agg] == Tier::Aggregation
-                    && self.pod[agg] == self.pod[to]
+                self.graph.tier[agg] == Tier::Aggregation
+                    && self.graph.pod[agg] == self.graph.pod[to]
                     && alive_to(k)
                     && self.has_alive(agg, to)
             }),

@@ -881,7 +881,7 @@ fn single_links_are_the_runs_of_one() {
     for plan in &plans {
         let net = Network::new(plan, plan.source()).unwrap();
         let n = net.switch_count();
-        assert_eq!(net.single.len(), n * n);
+        assert_eq!(net.graph.single.len(), n * n);
         for a in 0..n {
             for b in 0..n {
                 let run: Vec<u32> = net.links_to(a, b).iter().map(|&(_, k)| k).collect();

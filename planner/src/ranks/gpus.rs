@@ -35,7 +35,7 @@ use crate::plan::{Plan, PlanServer, PlanSubNode};
 /// module documentation); [`plan_ranks`](super::plan_ranks) itself when no NIC carries
 /// several GPUs. `request.ranks` counts GPUs.
 pub fn plan_gpu_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
-    let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
+    let net = plan.network_avoiding(&request.avoid)?;
     plan_gpu_ranks_on(&net, plan, request)
 }
 

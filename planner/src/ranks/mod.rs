@@ -174,7 +174,7 @@ pub(crate) fn rank_table_of(
 /// with `seed`) and reports the loads per step.
 pub fn verify(plan: &CheckedPlan, table: &RankTable, seed: u64) -> Result<Vec<StepLoad>> {
     let schedule = table.schedule()?;
-    let net = Network::new(plan, plan.source())?;
+    let net = plan.network()?;
     verify_schedule(&net, &table.ranks, &schedule, seed)
 }
 
@@ -203,7 +203,7 @@ pub fn verify_engine(
     seed: u64,
     policy: Policy,
 ) -> Result<Vec<StepLoad>> {
-    let net = Network::avoiding(plan, plan.source(), avoid)?;
+    let net = plan.network_avoiding(avoid)?;
     verify_engine_on(&net, plan, table, engine, seed, policy)
 }
 

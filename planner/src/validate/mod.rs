@@ -30,12 +30,14 @@ use plan_checks::{bandwidth, consistency, name_rule, planned_graph};
 pub(crate) use records::render_refusals;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
 
+use crate::network::RouteGraph;
 use crate::plan::{CableKind, Plan, PortRole, Tier, Topology};
 use crate::text::gbps;
 use cabling::Observed;
@@ -532,9 +534,22 @@ pub fn validate_plan(plan: &Plan) -> Validation {
     check_plan(plan, true)
 }
 
+/// [`validate_plan`], and the plan's route graph when the check built it
+/// (it does when every check before the render model's passed): the
+/// checked plan keeps it, so that routing on the plan does not build it
+/// again.
+pub(crate) fn validate_plan_keeping_graph(plan: &Plan) -> (Validation, Option<Arc<RouteGraph>>) {
+    check_plan_keeping_graph(plan, true)
+}
+
 /// [`validate_plan`]; with `quick` false the render model is always
 /// assembled for its refusals (tests compare the two).
 fn check_plan(plan: &Plan, quick: bool) -> Validation {
+    check_plan_keeping_graph(plan, quick).0
+}
+
+/// [`check_plan`], and the route graph the check built, if it built one.
+fn check_plan_keeping_graph(plan: &Plan, quick: bool) -> (Validation, Option<Arc<RouteGraph>>) {
     let mut findings = Vec::new();
     name_rule(plan, &mut findings);
     plan_checks::racks(plan, &mut findings);
@@ -543,14 +558,15 @@ fn check_plan(plan: &Plan, quick: bool) -> Validation {
     consistency(&idx, &mut findings);
     let (links, loads) = planned_graph(&idx);
     records::records(&idx, &loads, &mut findings);
+    let mut graph = None;
     if findings.is_empty() {
-        records::render_model(&idx, quick, &mut findings);
+        graph = records::render_model(&idx, quick, &mut findings);
     }
     findings.extend(topology_invariants(&idx, &links, &loads, "plan"));
     findings.extend(bandwidth(&idx));
     findings.extend(breakouts(plan));
     findings.extend(plan_checks::pci(plan));
-    result(plan, Vec::new(), 0, 0, findings)
+    (result(plan, Vec::new(), 0, 0, findings), graph)
 }
 
 fn result(

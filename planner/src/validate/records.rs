@@ -12,10 +12,13 @@
 //! except the address plan's routes (one reachability test per pair of
 //! switches with sub-nodes).
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{Finding, Index, finding};
 use crate::names::file_stem_of;
+use crate::network::RouteGraph;
 use crate::plan::{Plan, PortRole, Tier, Topology};
 
 /// The largest `gpu_index` a plan may hold: more GPUs than any server
@@ -72,15 +75,25 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
 /// no other finding was made; and then, with `quick`, only when the quick
 /// proof that it refuses nothing (`Model::surely_builds`, which leans on
 /// the other checks having passed) fails. Without `quick` (tests) it is
-/// always built.
-pub(super) fn render_model(idx: &Index<'_>, quick: bool, findings: &mut Vec<Finding>) {
+/// always built. Either builds the plan's route graph, which is returned
+/// for the checked plan to keep.
+pub(super) fn render_model(
+    idx: &Index<'_>,
+    quick: bool,
+    findings: &mut Vec<Finding>,
+) -> Option<Arc<RouteGraph>> {
     let plan = idx.plan;
-    if quick && crate::network::Model::surely_builds(plan, idx.nic_port_count, idx.addressed) {
-        return;
+    if quick
+        && let Some(graph) =
+            crate::network::Model::surely_builds(plan, idx.nic_port_count, idx.addressed)
+    {
+        return Some(graph);
     }
-    for p in render_refusals(plan) {
+    let (problems, graph) = crate::network::Model::refusals_keeping(plan);
+    for p in problems {
         findings.push(finding("invalid", p.object, p.message, p.fix, None));
     }
+    graph
 }
 
 /// The problems `render` would refuse a consistent plan for (see

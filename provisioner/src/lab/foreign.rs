@@ -58,7 +58,6 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use planner::checked::CheckedPlan;
-use planner::network::Network;
 use planner::ranks::engine::Engine;
 use planner::ranks::{Algorithm, step_link_loads};
 use serde::Serialize;
@@ -370,7 +369,8 @@ pub fn measure(
         ));
     }
     run::same_plan(st, plan)?;
-    let net = Network::new(plan, plan.source())
+    let net = plan
+        .network()
         .map_err(|e| Error::planner("building the route model", e))?;
     // The engine's schedule over the table's ranks in the order its ring
     // visits them (rank order but for NCCL).

@@ -170,7 +170,8 @@ pub fn run(
     let schedule = table
         .schedule()
         .map_err(|e| Error::planner("making the schedule", e))?;
-    let net = Network::new(plan, plan.source())
+    let net = plan
+        .network()
         .map_err(|e| Error::planner("building the route model", e))?;
     let pins = match o.ecmp {
         Ecmp::Model => {

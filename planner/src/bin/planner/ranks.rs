@@ -288,7 +288,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
             };
             // One route graph for the search, the table's proof and the
             // plan order's.
-            let net = ranks::Network::avoiding(&p, p.source(), &request.avoid)?;
+            let net = p.network_avoiding(&request.avoid)?;
             let outcome = ranks::plan_gpu_ranks_on(&net, &p, &request)?;
             // A bound is worth quoting only for a table that was searched
             // for; the plan order is what it is.

@@ -121,7 +121,7 @@ impl<'a> Context<'a> {
                 ),
             ));
         }
-        let net = Network::new(plan, plan.source())?;
+        let net = plan.network()?;
         let (table, tier) = if intra::present(plan) {
             let order = rank_order(plan, algorithm.rank_table(), None)?;
             let (table, tier) = intra::Tier::build(plan, &order, ranks, net.link_count())?;

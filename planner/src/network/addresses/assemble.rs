@@ -4,8 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 
 use super::super::avoid::Avoid;
+use super::super::graph::RouteGraph;
 use super::super::links::Network;
 use super::{Device, Domain, Gateway, Host, Model, Port, PortKind, RoutedLink, StaticRoute, ip};
 use crate::error::{Error, Problem};
@@ -14,11 +16,14 @@ use crate::qos::{Ipv4Prefix, QosIntent};
 
 impl<'p> Model<'p> {
     /// The model; with `routes` false the routes are only checked to exist,
-    /// not listed; with `avoid` given, on the fabric without those.
+    /// not listed; with `avoid` given, on the fabric without those. The
+    /// route graph of the whole plan, when the assembly built one (with
+    /// nothing to avoid), is put in `graph`.
     pub(super) fn assemble(
         plan: &'p Plan,
         routes: bool,
         avoid: &[Avoid],
+        graph: &mut Option<Arc<RouteGraph>>,
     ) -> std::result::Result<Model<'p>, Vec<Problem>> {
         let qos = plan.qos_intent();
         let problems = qos.problems(plan.topology);
@@ -59,7 +64,11 @@ impl<'p> Model<'p> {
         }
         if b.problems.is_empty() {
             let net = if avoid.is_empty() {
-                Network::build(plan, "")
+                RouteGraph::build(plan).map(|built| {
+                    let built = Arc::new(built);
+                    *graph = Some(Arc::clone(&built));
+                    Network::on(plan, "", built)
+                })
             } else {
                 Network::avoiding(plan, "", avoid).map_err(|e| match e {
                     Error::Invalid { problems, .. } => problems,

@@ -47,41 +47,48 @@
 //!   from every switch towards every other switch of its plane that has
 //!   sub-nodes.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashSet;
 
+use super::super::graph::RouteGraph;
 use super::super::links::Network;
 use super::Model;
 use super::assemble::{pool_blocks, routes_towards};
 use crate::plan::{Plan, PortRole};
 
 impl Model<'_> {
-    /// True when [`Model::refusals`] of `plan` is surely empty; `plan`
-    /// must be one every other check of the load check passed (see the
-    /// module documentation), `nic_ports` the number of its sub-nodes' NIC
-    /// ports (one each, two for a dual-port NIC) and `addressed` whether
-    /// any of them has an address in the plan (the load check's index
-    /// counts both in its pass over the sub-nodes). False means only that
-    /// the model must be assembled to know.
-    pub(crate) fn surely_builds(plan: &Plan, nic_ports: usize, addressed: bool) -> bool {
-        let Ok((sub_pool, link_pool)) = plan.addressing.pools() else {
-            return false;
-        };
+    /// The route graph of `plan`, which the proof builds, when
+    /// [`Model::refusals`] of `plan` is surely empty; `plan` must be one
+    /// every other check of the load check passed (see the module
+    /// documentation), `nic_ports` the number of its sub-nodes' NIC ports
+    /// (one each, two for a dual-port NIC) and `addressed` whether any of
+    /// them has an address in the plan (the load check's index counts
+    /// both in its pass over the sub-nodes). `None` means only that the
+    /// model must be assembled to know. The load check hands the graph on
+    /// to the checked plan, so that routing on it does not build it again.
+    pub(crate) fn surely_builds(
+        plan: &Plan,
+        nic_ports: usize,
+        addressed: bool,
+    ) -> Option<Arc<RouteGraph>> {
+        let (sub_pool, link_pool) = plan.addressing.pools().ok()?;
         // `devices`: the VLANs of one box.
         let mut vlans = FxHashSet::default();
         vlans.reserve(plan.switch_list.len());
         for s in &plan.switch_list {
             let vlan = s.vlan.unwrap_or(plan.addressing.vlan);
             if !vlans.insert((s.physical.as_str(), vlan)) {
-                return false;
+                return None;
             }
         }
         // `links`: the pool holds a /31 per inter-switch cable.
         if (plan.links as u64).saturating_mul(2) > link_pool.size() {
-            return false;
+            return None;
         }
         // `sub_nodes`: no address given, one NIC port per sub-node port.
         if addressed {
-            return false;
+            return None;
         }
         // Peer ports written as plain numbers; the switches with
         // sub-nodes, which need a pool block and are the routes' targets.
@@ -96,7 +103,7 @@ impl Model<'_> {
                                 .is_ok_and(|n| crate::text::is_decimal(q, u64::from(n)))
                         });
                         if !plain {
-                            return false;
+                            return None;
                         }
                     }
                     PortRole::SubNode => {
@@ -108,20 +115,20 @@ impl Model<'_> {
             }
         }
         if sub_ports != nic_ports {
-            return false;
+            return None;
         }
         if pool_blocks(plan, &needs, vec![link_pool], sub_pool).is_err() {
-            return false;
+            return None;
         }
         // `routes`.
-        let Ok(net) = Network::build(plan, "") else {
-            return false;
-        };
+        let graph = Arc::new(RouteGraph::build(plan).ok()?);
+        let net = Network::on(plan, "", Arc::clone(&graph));
         let targets: Vec<usize> = (0..needs.len()).filter(|&d| needs[d]).collect();
-        (0..needs.len()).all(|x| {
+        let routed = (0..needs.len()).all(|x| {
             targets
                 .iter()
                 .all(|&t| !routes_towards(plan, x, t) || !net.next_hops(x, t).is_empty(&net))
-        })
+        });
+        routed.then_some(graph)
     }
 }

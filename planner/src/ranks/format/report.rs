@@ -280,7 +280,7 @@ pub fn verify_report(plan: &CheckedPlan, request: VerifyRequest<'_>) -> Result<V
             check_table(plan, table, gpus)?;
             let schedule = how.engine.schedule(table.algorithm, table.ranks.len())?;
             // One network routes the table and the plan order beside it.
-            let net = Network::avoiding(plan, plan.source(), how.avoid)?;
+            let net = plan.network_avoiding(how.avoid)?;
             let steps = crate::ranks::verify_scheduled(
                 &net,
                 plan,
@@ -299,7 +299,7 @@ pub fn verify_report(plan: &CheckedPlan, request: VerifyRequest<'_>) -> Result<V
         }
         Known::Proven { net: None, steps } => {
             check_table(plan, table, gpus)?;
-            let net = Network::avoiding(plan, plan.source(), how.avoid)?;
+            let net = plan.network_avoiding(how.avoid)?;
             let steps = proven_steps(&net, plan, table, gpus, how, steps)?;
             verify_report_known(&net, plan, (table, gpus, order), how, steps, None)
         }

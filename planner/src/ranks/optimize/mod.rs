@@ -342,7 +342,7 @@ impl Outcome {
 
 /// Maps the ranks of `request` onto `plan` (see the module documentation).
 pub fn plan_ranks(plan: &CheckedPlan, request: &Request) -> Result<Outcome> {
-    let net = Network::avoiding(plan, plan.source(), &request.avoid)?;
+    let net = plan.network_avoiding(&request.avoid)?;
     plan_ranks_on(&net, plan, request)
 }
 
@@ -585,7 +585,7 @@ pub fn lower_bound_offered(
     schedule: &Schedule,
     offered: &[usize],
 ) -> Result<usize> {
-    let net = Network::new(plan, plan.source())?;
+    let net = plan.network()?;
     let offered: std::collections::BTreeSet<usize> = offered.iter().copied().collect();
     let caps: Vec<usize> = members(plan)?
         .iter()

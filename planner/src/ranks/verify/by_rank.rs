@@ -57,7 +57,7 @@ pub(super) struct RankSide {
 /// schedule), and the count of a rank with more beside it. 16 KiB at
 /// 131,072 ranks, where a count per rank would be 512 KiB to write, scan
 /// and clear per step.
-struct AccessCount {
+pub(super) struct AccessCount {
     /// Per rank, a flow counted.
     once: Vec<u64>,
     /// Ranks with a flow.
@@ -67,7 +67,7 @@ struct AccessCount {
 }
 
 impl AccessCount {
-    fn new(ranks: usize) -> Self {
+    pub(super) fn new(ranks: usize) -> Self {
         Self {
             once: vec![0; ranks.div_ceil(64)],
             ranks: 0,
@@ -75,21 +75,27 @@ impl AccessCount {
         }
     }
 
-    /// One more flow on `rank`'s link.
-    #[inline]
-    fn add(&mut self, rank: usize) {
-        let (word, bit) = (&mut self.once[rank / 64], 1u64 << (rank % 64));
-        if *word & bit == 0 {
-            *word |= bit;
-            self.ranks += 1;
-        } else {
-            *self.more.entry(rank as u32).or_insert(1) += 1;
+    /// One more flow on the link of each rank of word `word` whose bit
+    /// is set in `bits` (each rank once): what adding their flows one by
+    /// one would count.
+    fn merge(&mut self, word: usize, bits: u64) {
+        if bits == 0 {
+            return;
         }
+        let old = self.once[word];
+        self.ranks += (bits & !old).count_ones() as usize;
+        let mut again = bits & old;
+        while again != 0 {
+            let rank = (word * 64) as u32 + again.trailing_zeros();
+            *self.more.entry(rank).or_insert(1) += 1;
+            again &= again - 1;
+        }
+        self.once[word] = old | bits;
     }
 
     /// The largest load and how many links carry it, as [`super::max_of_flows`]
     /// finds it over the loads per rank.
-    fn max(&self) -> Max {
+    pub(super) fn max(&self) -> Max {
         let Some(top) = self.more.values().copied().max() else {
             return Max {
                 value: if self.ranks == 0 { 0.0 } else { 1.0 },
@@ -106,6 +112,42 @@ impl AccessCount {
         self.once.fill(0);
         self.ranks = 0;
         self.more.clear();
+    }
+}
+
+/// The flows of an [`AccessCount`] not yet added, in one word of its
+/// bits: a step's flows go by rank, so most of its ranks come one after
+/// another, and one word of them is added at once ([`AccessCount::merge`])
+/// instead of each rank's bit being read and written back while the last
+/// write is still on its way (a chain through memory, a few cycles a
+/// flow).
+#[derive(Clone, Copy)]
+pub(super) struct Pending {
+    /// The word (ranks `64 * word..64 * word + 64`).
+    word: usize,
+    /// Its ranks with a flow not yet added.
+    bits: u64,
+}
+
+impl Pending {
+    /// Nothing pending.
+    pub(super) const NONE: Pending = Pending { word: 0, bits: 0 };
+
+    /// One more flow on `rank`'s link, added to `count` when another word
+    /// comes or the rank is pending already.
+    #[inline(always)]
+    pub(super) fn add(&mut self, count: &mut AccessCount, rank: usize) {
+        let (word, bit) = (rank / 64, 1u64 << (rank % 64));
+        if word != self.word || self.bits & bit != 0 {
+            count.merge(self.word, self.bits);
+            *self = Pending { word, bits: 0 };
+        }
+        self.bits |= bit;
+    }
+
+    /// Everything pending added to `count`.
+    pub(super) fn finish(self, count: &mut AccessCount) {
+        count.merge(self.word, self.bits);
     }
 }
 
@@ -164,6 +206,7 @@ impl RankSide {
         let port_seed = PortSeed::new(seed);
         self.switches.clear();
         self.flows.clear();
+        let (mut up, mut down) = (Pending::NONE, Pending::NONE);
         for (s, d) in step.flows() {
             // One rank per sub-node: two ranks share one only when they
             // are one.
@@ -173,8 +216,8 @@ impl RankSide {
                 counts.inside += 1;
                 continue;
             }
-            self.up.add(s);
-            self.down.add(d);
+            up.add(&mut self.up, s);
+            down.add(&mut self.down, d);
             let (sa, sb) = (self.switch[s], self.switch[d]);
             if sa != sb {
                 self.switches.push((sa, sb));
@@ -184,6 +227,8 @@ impl RankSide {
                 }
             }
         }
+        up.finish(&mut self.up);
+        down.finish(&mut self.down);
         if !self.switches.is_empty() {
             counts.crossing += self.count_batch(net, ranks, port_seed, scratch, load)?;
         }

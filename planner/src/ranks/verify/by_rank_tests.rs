@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use super::by_rank::RankSide;
+use super::by_rank::{AccessCount, Pending, RankSide};
 use super::{Counting, StepLoad, verify_counted};
 use crate::checked::CheckedPlan;
 use crate::network::count_tests::last_avoided;
@@ -55,6 +55,39 @@ fn table(usable: &[usize], count: usize, pick: &[u32]) -> Vec<usize> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Flows on ranks in any order, runs of consecutive ranks and ranks
+    /// again among them, added a word at a time ([`Pending`]): the
+    /// ranks with a flow, the largest count and how many ranks carry it
+    /// are those of counting each flow on its own.
+    #[test]
+    fn pending_words_count_as_each_flow(
+        ranks in 1usize..400,
+        runs in proptest::collection::vec((any::<u32>(), 0usize..140, any::<bool>()), 0..12),
+    ) {
+        let mut flows = Vec::new();
+        for &(start, len, random) in &runs {
+            for i in 0..len {
+                let r = if random { start as usize * (i + 7) } else { start as usize + i };
+                flows.push(r % ranks);
+            }
+        }
+        let mut count = AccessCount::new(ranks);
+        let mut pending = Pending::NONE;
+        for &r in &flows {
+            pending.add(&mut count, r);
+        }
+        pending.finish(&mut count);
+        let mut each = vec![0usize; ranks];
+        for &r in &flows {
+            each[r] += 1;
+        }
+        let top = each.iter().copied().max().unwrap_or(0);
+        let max = count.max();
+        prop_assert_eq!(max.value, top as f64);
+        let carrying = each.iter().filter(|&&c| c == top && top > 0).count();
+        prop_assert_eq!(max.count, carrying);
+    }
 
     /// Random tables (any size, any order) on every kind of fabric, whole
     /// and with a switch avoided, under halving-doubling (folded where

@@ -91,7 +91,7 @@ impl<'p> FailedQos<'p> {
     pub fn new(plan: &'p CheckedPlan, marking: &HostMarking) -> Self {
         let whole = (|| {
             let model = Model::build(plan, plan.source()).ok()?;
-            let index = RouteIndex::new(&model, &Network::new(plan, plan.source()).ok()?);
+            let index = RouteIndex::new(&model, &plan.network().ok()?);
             Some(Whole { model, index })
         })();
         let base = whole
