@@ -85,6 +85,67 @@ fn pick(h: u64, n: usize) -> usize {
     }
 }
 
+/// The one link of every flow between the two parts of a designed BiGraph
+/// ([`super::graph::Canonical`]), found from two switches without a walk:
+/// the walk takes the link from `a` to `b` (inter index `adj_start[a] +
+/// position[b]`) and arrives, with no choice to make. A proof counts such
+/// a flow on that link at once ([`Network::cross_links`]).
+#[derive(Debug, Clone)]
+pub struct CrossLinks {
+    /// Per switch: its part (0 or 1), the link id of its first
+    /// inter-switch link, and its position in its part.
+    switch: Vec<(u32, u32, u32)>,
+    /// Per part, its switches in plan order.
+    members: [Vec<u32>; 2],
+}
+
+impl CrossLinks {
+    /// The link id of the one link the route from switch `a` to switch
+    /// `b` takes, where they are in different parts; `None` where they
+    /// are in one part (or either is out of range).
+    #[inline]
+    pub fn link(&self, a: u32, b: u32) -> Option<usize> {
+        let (&(pa, first, _), &(pb, _, position)) =
+            (self.switch.get(a as usize)?, self.switch.get(b as usize)?);
+        (pa != pb).then_some(first as usize + position as usize)
+    }
+
+    /// True when a flow from switch `a` to switch `b` (in range) makes a
+    /// choice on its way, at `a`: they are two switches of one part and
+    /// the other part has several. [`CrossLinks::within`] then wants the
+    /// flow's ECMP hash at `a`.
+    #[inline]
+    pub fn chooses(&self, a: u32, b: u32) -> bool {
+        let (pa, pb) = (self.switch[a as usize].0, self.switch[b as usize].0);
+        a != b && pa == pb && self.members[1 - pa as usize].len() > 1
+    }
+
+    /// The two links (link ids) of the route the walk gives a flow from
+    /// switch `a` to switch `b`, two switches of one part, whose ECMP
+    /// hash at `a` is `hash` (any number where it makes no choice,
+    /// [`CrossLinks::chooses`]): up the link the hash picks, then that
+    /// switch's one link down to `b`. `None` where the other part has no
+    /// switch (the walk's dead end) or `a` and `b` are not two switches
+    /// of one part.
+    #[inline]
+    pub fn within(&self, a: u32, b: u32, hash: u64) -> Option<(u32, u32)> {
+        let (&(pa, first, _), &(pb, _, position)) =
+            (self.switch.get(a as usize)?, self.switch.get(b as usize)?);
+        let other = &self.members[1 - pa as usize];
+        if a == b || pa != pb || other.is_empty() {
+            return None;
+        }
+        let i = if other.len() == 1 {
+            0
+        } else {
+            pick(hash, other.len())
+        };
+        let c = other[i];
+        let down = self.switch[c as usize].1 + position;
+        Some((first + i as u32, down))
+    }
+}
+
 impl Network<'_> {
     /// Adds one to `load` (indexed by link id, [`Network::link_count`]
     /// long) on every link of the route [`Network::route_seeded`] gives
@@ -148,6 +209,34 @@ impl Network<'_> {
     /// flows: one plane and nothing avoided.
     pub fn counts_between_switches(&self) -> bool {
         self.faults.is_none() && self.graph.sub_switch1.is_empty()
+    }
+
+    /// [`CrossLinks`] of a designed BiGraph with one plane and nothing
+    /// avoided (where [`Network::count_between`] counts flows and walks
+    /// them over the canonical tables); `None` on any other network. The
+    /// links are those the walk takes (the property test
+    /// `cross_links_are_the_walked_hop` holds them equal).
+    pub fn cross_links(&self) -> Option<CrossLinks> {
+        let c = self.graph.canonical.as_ref()?;
+        if !self.counts_between_switches() {
+            return None;
+        }
+        let base = 2 * self.graph.sub_switch.len();
+        let switch = (self.graph.tier.iter().enumerate())
+            .map(|(s, &t)| {
+                let first = base + self.graph.adj_start[s] as usize;
+                Some((
+                    super::graph::Canonical::part(t) as u32,
+                    u32::try_from(first).ok()?,
+                    c.position[s],
+                ))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        // Every link id a pair of switches names is a link.
+        (self.link_count() <= u32::MAX as usize).then(|| CrossLinks {
+            switch,
+            members: c.members.clone(),
+        })
     }
 
     /// Adds one to `load` on every inter-switch link of the route

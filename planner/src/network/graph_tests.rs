@@ -128,3 +128,45 @@ proptest! {
         }
     }
 }
+
+/// On every kind of fabric, whole and with a switch avoided, the one link
+/// [`Network::cross_links`] names for two switches is the route the walk
+/// gives any flow between their sub-nodes: one inter-switch hop, that
+/// link; and there are such links only on a designed BiGraph with nothing
+/// avoided.
+#[test]
+fn cross_links_are_the_walked_hop() {
+    for kind in 0..7 {
+        let plan = plan_of(kind);
+        for avoided in [false, true] {
+            let (net, _) = super::count_tests::last_avoided(&plan, avoided);
+            let Some(cross) = net.cross_links() else {
+                assert!(avoided || kind > 1, "kind {kind}");
+                continue;
+            };
+            assert!(!avoided && kind <= 1, "kind {kind}");
+            let n = plan.sub_node_list.len();
+            let switches = plan.switch_list.len() as u32;
+            let mut route = Route::default();
+            let mut found = 0;
+            for s in 0..n {
+                for d in (0..n).step_by(3) {
+                    let (a, b) = (net.switch_of(s).unwrap(), net.switch_of(d).unwrap());
+                    let Some(l) = cross.link(a as u32, b as u32) else {
+                        continue;
+                    };
+                    found += 1;
+                    for seed in [0, 9] {
+                        let flow = (s as u64) << 32 | d as u64;
+                        (net.route_seeded(s, d, flow, PortSeed::new(seed), &mut route)).unwrap();
+                        assert_eq!(route.inter_switch().len(), 1, "{s} -> {d}");
+                        assert_eq!(route.links()[1], l, "{s} -> {d}");
+                    }
+                }
+            }
+            assert!(found > 0);
+            assert_eq!(cross.link(0, switches), None);
+            assert_eq!(cross.link(switches, 0), None);
+        }
+    }
+}

@@ -134,7 +134,7 @@ pub(crate) mod tests;
 pub(crate) use addresses::{Model, PortKind, ip, netmask};
 pub use avoid::{Avoid, Target};
 pub use bgp::{Bgp, Installed, Session, Speaker};
-pub use count::CountScratch;
+pub use count::{CountScratch, CrossLinks};
 pub use graph::RouteGraph;
 pub use hash::{EcmpPrefix, PortSeed, SourceShare, ecmp_hash, fnv1a64, source_port, sub_node_ip};
 pub use lab::{Lab, Pin};

@@ -754,3 +754,31 @@ fn members_from_the_network_are_members_by_name() {
 }
 
 mod fold_rail;
+
+/// Every step's flows, as a proof iterates them ([`Step::flows`], which
+/// takes `(i, i ^ d)` at once for halving-doubling over a power of two),
+/// are its flows one by one ([`Step::flow`]), for every engine's schedule
+/// (its fold and its numbering) of 1 to 70 ranks and at 128, 256 and 1,024.
+#[test]
+fn a_steps_flows_are_its_flows_one_by_one() {
+    let mut counts: Vec<usize> = (1..=70).collect();
+    counts.extend([128, 256, 1024]);
+    for engine in Engine::ALL {
+        for algorithm in [Algorithm::Hd, Algorithm::Ring] {
+            for &x in &counts {
+                let Ok(schedule) = engine.schedule(algorithm, x) else {
+                    continue;
+                };
+                for step in &schedule.steps {
+                    let each: Vec<(usize, usize)> =
+                        (0..step.flow_count()).map(|i| step.flow(i)).collect();
+                    assert_eq!(
+                        step.flows().collect::<Vec<_>>(),
+                        each,
+                        "{engine} {x} {step:?}"
+                    );
+                }
+            }
+        }
+    }
+}

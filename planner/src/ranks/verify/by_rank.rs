@@ -27,7 +27,9 @@ use std::cell::OnceCell;
 
 use super::{Max, StepCounts, flow_id};
 use crate::error::{Error, Result};
-use crate::network::{CountScratch, Network, Policy, PortSeed, Route, SourceShare, sub_node_ip};
+use crate::network::{
+    CountScratch, CrossLinks, Network, Policy, PortSeed, Route, SourceShare, sub_node_ip,
+};
 use crate::ranks::schedule::Step;
 
 /// Flows that leave their switch, counted together
@@ -44,12 +46,43 @@ pub(super) struct RankSide {
     server: Option<Vec<u32>>,
     /// Per rank, its share of its flows' hashes, found on first need.
     shares: OnceCell<Vec<SourceShare>>,
+    /// On a designed BiGraph, the one link of each flow between its parts,
+    /// counted at once instead of walked.
+    cross: Option<CrossLinks>,
     /// The step's flows up from the ranks' NICs and down to them.
     up: AccessCount,
     down: AccessCount,
     /// The step's flows that leave their switch, as switches and as ranks.
     switches: Vec<(u32, u32)>,
     flows: Vec<(u32, u32)>,
+    /// The links of the step's flows between the parts, not yet counted.
+    direct: Vec<u32>,
+    /// A batch's hashes, and its links, for [`RankSide::count_within`].
+    hashes: Vec<u64>,
+    links: Vec<u32>,
+}
+
+/// Every rank's share of its flows' hashes under `seed`.
+fn source_shares(ranks: &[usize], seed: PortSeed) -> Vec<SourceShare> {
+    (ranks.iter().enumerate())
+        .map(|(r, &sn)| seed.source(sub_node_ip(sn), r as u32))
+        .collect()
+}
+
+/// Adds one to `load` on each link of `links` (link ids, in range), each
+/// link's load read first in a pass of its own: the reads (a cache miss
+/// each at 131,072 sub-nodes) wait on nothing and overlap, where a count
+/// that waits on its line would hold up every count after it. Returns how
+/// many links were counted, and empties `links`.
+fn add_ahead(links: &mut Vec<u32>, load: &mut [u32]) -> usize {
+    let touched = (links.iter()).fold(0u32, |t, &l| t ^ load.get(l as usize).copied().unwrap_or(0));
+    std::hint::black_box(touched);
+    for &l in links.iter() {
+        load[l as usize] += 1;
+    }
+    let n = links.len();
+    links.clear();
+    n
 }
 
 /// One direction of a step's access loads, per rank: a bit for a rank
@@ -179,10 +212,14 @@ impl RankSide {
             switch,
             server,
             shares: OnceCell::new(),
+            cross: net.cross_links(),
             up: AccessCount::new(ranks.len()),
             down: AccessCount::new(ranks.len()),
             switches: Vec::with_capacity(BATCH),
             flows: Vec::with_capacity(BATCH),
+            direct: Vec::with_capacity(BATCH),
+            hashes: Vec::with_capacity(BATCH),
+            links: Vec::with_capacity(2 * BATCH),
         })
     }
 
@@ -207,6 +244,9 @@ impl RankSide {
         self.switches.clear();
         self.flows.clear();
         let (mut up, mut down) = (Pending::NONE, Pending::NONE);
+        // Every link id of `cross` is in `load` when it is as long as the
+        // network has links.
+        let direct = load.len() >= net.link_count();
         for (s, d) in step.flows() {
             // One rank per sub-node: two ranks share one only when they
             // are one.
@@ -220,6 +260,17 @@ impl RankSide {
             down.add(&mut self.down, d);
             let (sa, sb) = (self.switch[s], self.switch[d]);
             if sa != sb {
+                // Between the parts of a designed BiGraph: the one link.
+                if let Some(l) = (self.cross.as_ref())
+                    .filter(|_| direct)
+                    .and_then(|c| c.link(sa, sb))
+                {
+                    self.direct.push(l as u32);
+                    if self.direct.len() == BATCH {
+                        counts.crossing += add_ahead(&mut self.direct, load);
+                    }
+                    continue;
+                }
                 self.switches.push((sa, sb));
                 self.flows.push((s as u32, d as u32));
                 if self.switches.len() == BATCH {
@@ -229,6 +280,7 @@ impl RankSide {
         }
         up.finish(&mut self.up);
         down.finish(&mut self.down);
+        counts.crossing += add_ahead(&mut self.direct, load);
         if !self.switches.is_empty() {
             counts.crossing += self.count_batch(net, ranks, port_seed, scratch, load)?;
         }
@@ -245,16 +297,16 @@ impl RankSide {
         scratch: &mut CountScratch<'n>,
         load: &mut [u32],
     ) -> Result<usize> {
+        if load.len() >= net.link_count() && self.count_within(ranks, seed, load).is_some() {
+            let crossing = self.switches.len();
+            self.switches.clear();
+            self.flows.clear();
+            return Ok(crossing);
+        }
         let (flows, shares) = (&self.flows, &self.shares);
         let prefix = |i: usize| {
             let (s, d) = flows[i];
-            let shares = shares.get_or_init(|| {
-                ranks
-                    .iter()
-                    .enumerate()
-                    .map(|(r, &sn)| seed.source(sub_node_ip(sn), r as u32))
-                    .collect()
-            });
+            let shares = shares.get_or_init(|| source_shares(ranks, seed));
             shares[s as usize].prefix(sub_node_ip(ranks[d as usize]), d)
         };
         if net
@@ -275,6 +327,36 @@ impl RankSide {
         self.switches.clear();
         self.flows.clear();
         Ok(crossing)
+    }
+
+    /// On a designed BiGraph ([`RankSide::cross`]), the batch's flows
+    /// within a part counted from their hashes at their first switch
+    /// ([`CrossLinks::within`]): every hash of the batch in one pass (each
+    /// independent of the others, so that many are under way at once),
+    /// then their links, then the links counted ([`add_ahead`]). `None`,
+    /// with nothing counted, where the network is another or a flow is
+    /// not one [`CrossLinks::within`] routes: the walk counts the batch.
+    fn count_within(&mut self, ranks: &[usize], seed: PortSeed, load: &mut [u32]) -> Option<()> {
+        let cross = self.cross.as_ref()?;
+        let shares = self.shares.get_or_init(|| source_shares(ranks, seed));
+        self.hashes.clear();
+        for (&(s, d), &(sa, sb)) in self.flows.iter().zip(&self.switches) {
+            let hash = if cross.chooses(sa, sb) {
+                let dst = sub_node_ip(ranks[d as usize]);
+                shares[s as usize].prefix(dst, d).at(sa)
+            } else {
+                0
+            };
+            self.hashes.push(hash);
+        }
+        self.links.clear();
+        for (&(sa, sb), &hash) in self.switches.iter().zip(&self.hashes) {
+            let (up, down) = cross.within(sa, sb, hash)?;
+            self.links.push(up);
+            self.links.push(down);
+        }
+        add_ahead(&mut self.links, load);
+        Some(())
     }
 
     /// The largest access load of the step and how many links carry it.
