@@ -220,6 +220,8 @@ pub(super) fn plan(src: &mut dyn Read, len: u64, window: usize) -> Option<Plan> 
         strings: &strings,
         names: vec![None; entries],
         keys: vec![UNSEEN; entries],
+        at_key: [usize::MAX; KEYS.len()],
+        key_bytes: [NO_KEY_BYTES; KEYS.len()],
         tiers: Vec::new(),
         roles: Vec::new(),
         kinds: Vec::new(),
@@ -254,6 +256,13 @@ struct Direct<'a, 'r, 't> {
     names: Vec<Option<Name>>,
     /// What each table entry is as a key ([`UNSEEN`], [`NOT_A_KEY`]).
     keys: Vec<u8>,
+    /// The table index of each key of [`KEYS`] once read (`usize::MAX`
+    /// before).
+    at_key: [usize; KEYS.len()],
+    /// The bytes each key of [`KEYS`] is written as once read: its string
+    /// tag and index's varint, as a little-endian word, the mask of their
+    /// bytes and their count ([`key_bytes`]).
+    key_bytes: [(u64, u64, usize); KEYS.len()],
     /// The enum value of each table entry read as one, by entry.
     tiers: Vec<(usize, Tier)>,
     roles: Vec<(usize, PortRole)>,
@@ -269,12 +278,68 @@ struct Direct<'a, 'r, 't> {
 /// record (a record with both is refused either way; the test
 /// `no_record_has_two_keys_of_one_bit` holds it).
 fn once(seen: &mut u64, f: F) -> Option<()> {
-    let bit = 1u64 << (f as u32 % 64);
-    if *seen & bit != 0 {
+    if *seen & bit(f) != 0 {
         return None;
     }
-    *seen |= bit;
+    *seen |= bit(f);
     Some(())
+}
+
+/// The bytes of a string value of table entry `i` (its tag and index),
+/// as [`Direct::next_is`] looks for them: a little-endian word, the mask
+/// of their bytes, their count; [`NO_KEY_BYTES`], which no bytes match,
+/// when they take more than the word.
+fn key_bytes(i: usize) -> (u64, u64, usize) {
+    let mut bytes = vec![STR];
+    super::write::varint(&mut bytes, i as u64);
+    if bytes.len() >= 8 {
+        return NO_KEY_BYTES;
+    }
+    let mut word = [0u8; 8];
+    word[..bytes.len()].copy_from_slice(&bytes);
+    let mask = (1u64 << (8 * bytes.len())) - 1;
+    (u64::from_le_bytes(word), mask, bytes.len())
+}
+
+/// Key bytes no bytes match: none under the mask, a word that is not.
+const NO_KEY_BYTES: (u64, u64, usize) = (1, 0, 0);
+
+/// Field `f`'s bit in a record's [`Fields::seen`] ([`once`]).
+#[inline]
+fn bit(f: F) -> u64 {
+    1u64 << (f as u32 % 64)
+}
+
+/// A record being read: its fields not yet read, the key read and not
+/// yet taken ([`Direct::next_is`]), and the fields seen ([`once`]).
+struct Fields {
+    left: usize,
+    key: Option<usize>,
+    seen: u64,
+}
+
+/// Reads a record's fields, each `Key => read` the reading of field
+/// `F::Key`, given in the order the writer puts them (the plan type's
+/// field order): first in that order, each field found by its key's
+/// table index alone with no dispatch ([`Direct::next_is`]), then any
+/// field left (another order, a duplicate, a key the record does not
+/// have: the first record of each kind, or a file the writer did not
+/// make) by its key, as serde would take it ([`Direct::next_any`]).
+macro_rules! fields {
+    ($d:ident, $($key:ident => $read:expr),* $(,)?) => {{
+        let mut r = $d.fields()?;
+        $(
+            if $d.next_is(&mut r, F::$key)? {
+                $read;
+            }
+        )*
+        while r.left > 0 {
+            match $d.next_any(&mut r)? {
+                $(F::$key => $read,)*
+                _ => return None,
+            }
+        }
+    }};
 }
 
 /// The enum value of table entry `i` (text `s`) as serde reads it, found
@@ -380,16 +445,84 @@ impl<'t> Direct<'_, '_, 't> {
         Some(out)
     }
 
-    /// A record's key (the entry's text read only at its first use).
+    /// A record's fields: its map's count, none read yet.
     #[inline]
-    fn key(&mut self) -> Option<F> {
-        let i = self.index()?;
+    fn fields(&mut self) -> Option<Fields> {
+        Some(Fields {
+            left: self.count(MAP)?,
+            key: None,
+            seen: 0,
+        })
+    }
+
+    /// True when the record's next field is `f` (then taken: its value is
+    /// next), found by the key's bytes alone: the writer puts a record's
+    /// fields in the order of [`fields!`], so each is where it is asked
+    /// for once the first record of its kind was read
+    /// ([`Direct::key_of`]).
+    #[inline(always)]
+    fn next_is(&mut self, r: &mut Fields, f: F) -> Option<bool> {
+        if r.left == 0 {
+            return Some(false);
+        }
+        if r.key.is_none() {
+            let (word, mask, len) = self.key_bytes[f as usize];
+            if let Some(b) = self.w.buf.get(self.w.at..self.w.at + 8)
+                && let Ok(b) = <[u8; 8]>::try_from(b)
+                && u64::from_le_bytes(b) & mask == word
+            {
+                self.w.at += len;
+                r.left -= 1;
+                r.seen |= bit(f);
+                return Some(true);
+            }
+        }
+        self.next_is_by_index(r, f)
+    }
+
+    /// [`Direct::next_is`] by the key's table index, read if it was not:
+    /// near the window's end, and for a key that is not `f`.
+    #[inline(never)]
+    fn next_is_by_index(&mut self, r: &mut Fields, f: F) -> Option<bool> {
+        let i = match r.key {
+            Some(i) => i,
+            None => *r.key.insert(self.index()?),
+        };
+        if i != self.at_key[f as usize] {
+            return Some(false);
+        }
+        r.key = None;
+        r.left -= 1;
+        r.seen |= bit(f);
+        Some(true)
+    }
+
+    /// The record's next field in any order: `None` when it is not a
+    /// key of [`KEYS`] or was read before (serde refuses a duplicate).
+    fn next_any(&mut self, r: &mut Fields) -> Option<F> {
+        let i = match r.key.take() {
+            Some(i) => i,
+            None => self.index()?,
+        };
+        r.left -= 1;
+        let f = self.key_of(i)?;
+        once(&mut r.seen, f)?;
+        Some(f)
+    }
+
+    /// The key of table entry `i` (the entry's text read only at its first
+    /// use, which also tells [`Direct::next_is`] the key's index).
+    fn key_of(&mut self, i: usize) -> Option<F> {
         let k = self.keys.get_mut(i)?;
         if *k == UNSEEN {
-            *k = KEYS
-                .iter()
-                .position(|(text, _)| *text == self.strings[i])
-                .map_or(NOT_A_KEY, |p| p as u8 + 2);
+            let p = KEYS.iter().position(|(text, _)| *text == self.strings[i]);
+            *k = p.map_or(NOT_A_KEY, |p| p as u8 + 2);
+            if let Some(p) = p
+                && self.at_key[p] == usize::MAX
+            {
+                self.at_key[p] = i;
+                self.key_bytes[p] = key_bytes(i);
+            }
         }
         (*k != NOT_A_KEY).then(|| KEYS[usize::from(*k - 2)].1)
     }
@@ -415,9 +548,23 @@ impl<'t> Direct<'_, '_, 't> {
         variant(&mut self.tiers, i, s)
     }
 
+    fn role(&mut self) -> Option<PortRole> {
+        let (i, s) = self.entry()?;
+        variant(&mut self.roles, i, s)
+    }
+
+    fn kind(&mut self) -> Option<CableKind> {
+        let (i, s) = self.entry()?;
+        variant(&mut self.kinds, i, s)
+    }
+
+    fn media(&mut self) -> Option<Media> {
+        let (i, s) = self.entry()?;
+        variant(&mut self.media, i, s)
+    }
+
     fn plan(&mut self) -> Option<Plan> {
-        let fields = self.count(MAP)?;
-        let mut seen = 0u64;
+        let mut r = self.fields()?;
         let (mut format_version, mut name, mut topology) = (None, None, None);
         let (mut sub_nodes, mut switches, mut physical_switches, mut links) =
             (None, None, None, None);
@@ -427,10 +574,8 @@ impl<'t> Direct<'_, '_, 't> {
             (None, None, None, None);
         let (mut racks, mut qos, mut addressing, mut routing) =
             (Vec::new(), None, Default::default(), Default::default());
-        for _ in 0..fields {
-            let f = self.key()?;
-            once(&mut seen, f)?;
-            match f {
+        while r.left > 0 {
+            match self.next_any(&mut r)? {
                 F::FormatVersion => format_version = Some(self.u32()?),
                 F::Name => name = Some(self.string()?),
                 F::Topology => topology = Some(self.serde(PLAN_FIELD)?),
@@ -481,34 +626,27 @@ impl<'t> Direct<'_, '_, 't> {
     }
 
     fn switch(&mut self) -> Option<PlanSwitch> {
-        let fields = self.count(MAP)?;
-        let mut seen = 0u64;
         let (mut name, mut part_or_tier, mut physical, mut model) = (None, None, None, None);
         let (mut vlan, mut pod, mut rail, mut plane) = (None, None, None, None);
         let (mut rack, mut position, mut u_height) = (None, None, None);
         let (mut port_gbps, mut port_name, mut breakout, mut ports) = (None, None, None, None);
-        for _ in 0..fields {
-            let f = self.key()?;
-            once(&mut seen, f)?;
-            match f {
-                F::Name => name = Some(self.name()?),
-                F::PartOrTier => part_or_tier = Some(self.tier()?),
-                F::Physical => physical = Some(self.name()?),
-                F::Model => model = Some(self.name()?),
-                F::Vlan => vlan = self.opt(|d| u16::try_from(d.uint()?).ok())?,
-                F::Pod => pod = self.opt(Self::usize)?,
-                F::Rail => rail = self.opt(Self::usize)?,
-                F::Plane => plane = self.opt(Self::usize)?,
-                F::Rack => rack = self.opt(Self::name)?,
-                F::Position => position = self.opt(Self::u32)?,
-                F::UHeight => u_height = self.opt(Self::u32)?,
-                F::PortGbps => port_gbps = Some(self.u32()?),
-                F::PortName => port_name = self.opt(Self::string)?,
-                F::Breakout => breakout = self.serde(RECORD_FIELD)?,
-                F::Ports => ports = Some(self.records(MIN_PORT, Self::port)?),
-                _ => return None,
-            }
-        }
+        fields!(self,
+            Name => name = Some(self.name()?),
+            PartOrTier => part_or_tier = Some(self.tier()?),
+            Physical => physical = Some(self.name()?),
+            Model => model = Some(self.name()?),
+            Vlan => vlan = self.opt(|d| u16::try_from(d.uint()?).ok())?,
+            Pod => pod = self.opt(Self::usize)?,
+            Rail => rail = self.opt(Self::usize)?,
+            Plane => plane = self.opt(Self::usize)?,
+            Rack => rack = self.opt(Self::name)?,
+            Position => position = self.opt(Self::u32)?,
+            UHeight => u_height = self.opt(Self::u32)?,
+            PortGbps => port_gbps = Some(self.u32()?),
+            PortName => port_name = self.opt(Self::string)?,
+            Breakout => breakout = self.serde(RECORD_FIELD)?,
+            Ports => ports = Some(self.records(MIN_PORT, Self::port)?),
+        );
         Some(PlanSwitch {
             name: name?,
             part_or_tier: part_or_tier?,
@@ -529,26 +667,16 @@ impl<'t> Direct<'_, '_, 't> {
     }
 
     fn port(&mut self) -> Option<PlanPort> {
-        let fields = self.count(MAP)?;
-        let mut seen = 0u64;
         let (mut port, mut cage, mut lane, mut role, mut peer, mut peer_port) =
             (None, None, None, None, None, None);
-        for _ in 0..fields {
-            let f = self.key()?;
-            once(&mut seen, f)?;
-            match f {
-                F::Port => port = Some(self.u32()?),
-                F::Cage => cage = self.opt(Self::u32)?,
-                F::Lane => lane = self.opt(Self::u32)?,
-                F::Role => {
-                    let (i, s) = self.entry()?;
-                    role = Some(variant(&mut self.roles, i, s)?);
-                }
-                F::Peer => peer = self.opt(Self::name)?,
-                F::PeerPort => peer_port = self.opt(Self::name)?,
-                _ => return None,
-            }
-        }
+        fields!(self,
+            Port => port = Some(self.u32()?),
+            Cage => cage = self.opt(Self::u32)?,
+            Lane => lane = self.opt(Self::u32)?,
+            Role => role = Some(self.role()?),
+            Peer => peer = self.opt(Self::name)?,
+            PeerPort => peer_port = self.opt(Self::name)?,
+        );
         Some(PlanPort {
             port: port?,
             cage,
@@ -560,26 +688,19 @@ impl<'t> Direct<'_, '_, 't> {
     }
 
     fn server(&mut self) -> Option<PlanServer> {
-        let fields = self.count(MAP)?;
-        let mut seen = 0u64;
         let (mut name, mut rack, mut position, mut u_height) = (None, None, None, None);
         let (mut sub_nodes, mut gpu_model, mut nvlink, mut pci) =
             (None, None, Vec::new(), Vec::new());
-        for _ in 0..fields {
-            let f = self.key()?;
-            once(&mut seen, f)?;
-            match f {
-                F::Name => name = Some(self.name()?),
-                F::Rack => rack = self.opt(Self::name)?,
-                F::Position => position = self.opt(Self::u32)?,
-                F::UHeight => u_height = self.opt(Self::u32)?,
-                F::SubNodes => sub_nodes = Some(self.records(MIN_INDEX, Self::usize)?),
-                F::GpuModel => gpu_model = self.opt(Self::name)?,
-                F::Nvlink => nvlink = self.serde(RECORD_FIELD)?,
-                F::Pci => pci = self.serde(RECORD_FIELD)?,
-                _ => return None,
-            }
-        }
+        fields!(self,
+            Name => name = Some(self.name()?),
+            Rack => rack = self.opt(Self::name)?,
+            Position => position = self.opt(Self::u32)?,
+            UHeight => u_height = self.opt(Self::u32)?,
+            SubNodes => sub_nodes = Some(self.records(MIN_INDEX, Self::usize)?),
+            GpuModel => gpu_model = self.opt(Self::name)?,
+            Nvlink => nvlink = self.serde(RECORD_FIELD)?,
+            Pci => pci = self.serde(RECORD_FIELD)?,
+        );
         Some(PlanServer {
             name: name?,
             rack,
@@ -593,39 +714,32 @@ impl<'t> Direct<'_, '_, 't> {
     }
 
     fn sub_node(&mut self) -> Option<PlanSubNode> {
-        let fields = self.count(MAP)?;
-        let mut seen = 0u64;
         let (mut id, mut server, mut index, mut gpu, mut gpu_index) =
             (None, None, None, None, None);
         let (mut gpu_indices, mut nic, mut netdev, mut nic_gbps) = (Vec::new(), None, None, None);
         let (mut socket, mut socket_index, mut pcie_switch, mut mac, mut ip) =
             (None, 0, None, None, None);
         let (mut switch, mut port, mut part_or_tier, mut port1) = (None, None, None, None);
-        for _ in 0..fields {
-            let f = self.key()?;
-            once(&mut seen, f)?;
-            match f {
-                F::Id => id = Some(self.name()?),
-                F::Server => server = Some(self.name()?),
-                F::Index => index = Some(self.usize()?),
-                F::Gpu => gpu = self.opt(Self::name)?,
-                F::GpuIndex => gpu_index = self.opt(Self::usize)?,
-                F::GpuIndices => gpu_indices = self.records(MIN_INDEX, Self::usize)?,
-                F::Nic => nic = Some(self.name()?),
-                F::Netdev => netdev = self.opt(Self::name)?,
-                F::NicGbps => nic_gbps = Some(self.u32()?),
-                F::Socket => socket = Some(self.name()?),
-                F::SocketIndex => socket_index = self.usize()?,
-                F::PcieSwitch => pcie_switch = self.opt(Self::name)?,
-                F::Mac => mac = self.opt(Self::string)?,
-                F::Ip => ip = self.opt(Self::string)?,
-                F::Switch => switch = Some(self.name()?),
-                F::Port => port = Some(self.u32()?),
-                F::PartOrTier => part_or_tier = Some(self.tier()?),
-                F::Port1 => port1 = self.opt(Self::attachment)?,
-                _ => return None,
-            }
-        }
+        fields!(self,
+            Id => id = Some(self.name()?),
+            Server => server = Some(self.name()?),
+            Index => index = Some(self.usize()?),
+            Gpu => gpu = self.opt(Self::name)?,
+            GpuIndex => gpu_index = self.opt(Self::usize)?,
+            GpuIndices => gpu_indices = self.records(MIN_INDEX, Self::usize)?,
+            Nic => nic = Some(self.name()?),
+            Netdev => netdev = self.opt(Self::name)?,
+            NicGbps => nic_gbps = Some(self.u32()?),
+            Socket => socket = Some(self.name()?),
+            SocketIndex => socket_index = self.usize()?,
+            PcieSwitch => pcie_switch = self.opt(Self::name)?,
+            Mac => mac = self.opt(Self::string)?,
+            Ip => ip = self.opt(Self::string)?,
+            Switch => switch = Some(self.name()?),
+            Port => port = Some(self.u32()?),
+            PartOrTier => part_or_tier = Some(self.tier()?),
+            Port1 => port1 = self.opt(Self::attachment)?,
+        );
         Some(PlanSubNode {
             id: id?,
             server: server?,
@@ -649,19 +763,12 @@ impl<'t> Direct<'_, '_, 't> {
     }
 
     fn attachment(&mut self) -> Option<PlanAttachment> {
-        let fields = self.count(MAP)?;
-        let mut seen = 0u64;
         let (mut switch, mut port, mut part_or_tier) = (None, None, None);
-        for _ in 0..fields {
-            let f = self.key()?;
-            once(&mut seen, f)?;
-            match f {
-                F::Switch => switch = Some(self.name()?),
-                F::Port => port = Some(self.u32()?),
-                F::PartOrTier => part_or_tier = Some(self.tier()?),
-                _ => return None,
-            }
-        }
+        fields!(self,
+            Switch => switch = Some(self.name()?),
+            Port => port = Some(self.u32()?),
+            PartOrTier => part_or_tier = Some(self.tier()?),
+        );
         Some(PlanAttachment {
             switch: switch?,
             port: port?,
@@ -670,30 +777,17 @@ impl<'t> Direct<'_, '_, 't> {
     }
 
     fn cable(&mut self) -> Option<Cable> {
-        let fields = self.count(MAP)?;
-        let mut seen = 0u64;
         let (mut a, mut a_port, mut b, mut b_port) = (None, None, None, None);
         let (mut gbps, mut kind, mut media) = (None, None, None);
-        for _ in 0..fields {
-            let f = self.key()?;
-            once(&mut seen, f)?;
-            match f {
-                F::A => a = Some(self.name()?),
-                F::APort => a_port = Some(self.u32()?),
-                F::B => b = Some(self.name()?),
-                F::BPort => b_port = Some(self.name()?),
-                F::Gbps => gbps = Some(self.u32()?),
-                F::Kind => {
-                    let (i, s) = self.entry()?;
-                    kind = Some(variant(&mut self.kinds, i, s)?);
-                }
-                F::Media => {
-                    let (i, s) = self.entry()?;
-                    media = Some(variant(&mut self.media, i, s)?);
-                }
-                _ => return None,
-            }
-        }
+        fields!(self,
+            A => a = Some(self.name()?),
+            APort => a_port = Some(self.u32()?),
+            B => b = Some(self.name()?),
+            BPort => b_port = Some(self.name()?),
+            Gbps => gbps = Some(self.u32()?),
+            Kind => kind = Some(self.kind()?),
+            Media => media = Some(self.media()?),
+        );
         Some(Cable {
             a: a?,
             a_port: a_port?,

@@ -10,7 +10,7 @@ use planner::failures::{FailureRequest, analyse, render_failures};
 use planner::network::Avoid;
 
 use crate::Format;
-use crate::io::{BadInput, Progress, load_plan, print, print_json};
+use crate::io::{BadInput, Progress, leave, load_plan, print, print_json};
 use crate::ranks::JobArgs;
 
 #[derive(Debug, Args)]
@@ -83,5 +83,7 @@ pub fn run(args: FailuresArgs) -> Result<ExitCode> {
         Format::Table => print(&render_failures(&report))?,
         Format::Json => print_json(&report)?,
     }
+    // The process ends here ([`leave`]); the progress ticker was finished.
+    leave((plan, report));
     Ok(ExitCode::SUCCESS)
 }

@@ -94,6 +94,18 @@ pub fn read_plan_unchecked(path: &Path) -> Result<Plan> {
     Ok(Plan::from_file(&contents, &name)?)
 }
 
+/// Ends a command's use of a large value (a plan, its checks, a route
+/// graph, a report of one line per rank) without freeing it: the process
+/// exits right after the command writes its output, and freeing a plan
+/// of 131,072 sub-nodes one allocation at a time (some 200,000 of them)
+/// would only make the user wait, as rustc does not free its arenas
+/// either. Only for values that own memory and nothing else: no file, no
+/// thread, no buffered writer (their flush, join or removal would be
+/// skipped).
+pub fn leave<T>(value: T) {
+    std::mem::forget(value);
+}
+
 /// Reads every cabling file: CSV, or LLDP JSON named after its device.
 pub fn load_cabling(files: &[PathBuf]) -> Result<Vec<cabling::Observed>> {
     let mut observed = Vec::new();

@@ -25,7 +25,7 @@ use planner::plan::Topology;
 use planner::{compare, report, servers, validate};
 
 use crate::io::{
-    BadInput, display, load_cabling, load_inventory, load_plan, print, print_json,
+    BadInput, display, leave, load_cabling, load_inventory, load_plan, print, print_json,
     read_plan_unchecked,
 };
 
@@ -384,11 +384,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Format::Table => print(&validate::render_table(&v, &plan_name))?,
                 Format::Json => print_json(&v)?,
             }
-            // The process ends here: freeing a large plan one allocation at
-            // a time would only make the user wait.
-            std::mem::forget(p);
-            std::mem::forget(observed);
-            Ok(if v.ok {
+            let ok = v.ok;
+            // The process ends here ([`leave`]).
+            leave((p, observed, v));
+            Ok(if ok {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(2)
@@ -411,6 +410,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 CableFormat::Table => print(&report::render_cables(&p))?,
                 CableFormat::Json => print_json(&p.cable_rows())?,
             }
+            // The process ends here ([`leave`]).
+            leave(p);
             Ok(ExitCode::SUCCESS)
         }
     }

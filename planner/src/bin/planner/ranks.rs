@@ -11,7 +11,7 @@ use planner::checked::CheckedPlan;
 use planner::ranks::{self, Avoid, Engine, Policy, Request, Solver, format as rank_format};
 
 use crate::Format;
-use crate::io::{BadInput, display, load_plan, print, print_json, read};
+use crate::io::{BadInput, display, leave, load_plan, print, print_json, read};
 
 #[derive(Debug, Args)]
 pub struct RanksArgs {
@@ -187,6 +187,8 @@ pub fn run_ranks(args: RanksArgs) -> Result<ExitCode> {
         );
     }
     print(&text)?;
+    // The process ends here ([`leave`]).
+    leave((p, outcome, text));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -348,16 +350,13 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
         }
         Format::Json => print_json(&report)?,
     }
-    // The process ends here: freeing a large plan one allocation at a time
-    // (2 million strings at 131,072 sub-nodes) would only make the user
-    // wait, as `validate` already says.
-    std::mem::forget(p);
-    let over = args.max_load.filter(|&m| report.table.worst_load > m);
+    let worst = report.table.worst_load;
+    // The process ends here ([`leave`]).
+    leave(proven);
+    leave((p, report, table, gpus));
+    let over = args.max_load.filter(|&m| worst > m);
     if let Some(m) = over {
-        eprintln!(
-            "error: a step puts {} flows on one link, more than --max-load {m}",
-            report.table.worst_load
-        );
+        eprintln!("error: a step puts {worst} flows on one link, more than --max-load {m}");
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
