@@ -10,15 +10,22 @@
 //! [`crate::design::design`], holds each distinct name once and every use
 //! clones the pointer ([`interned`]).
 //!
+//! It is one word wide ([`arcstr::ArcStr`] keeps the length beside the
+//! text, where `Arc<str>` kept it in the pointer), so each name field of a
+//! record takes 8 bytes and an absent `Option<Name>` none more: on the
+//! 131,072-sub-node plan a sub-node record fell from 272 to 200 bytes, a
+//! port from 56 to 40 and a cable from 64 to 40, and the read plan from
+//! 73.8 MB to 54.0 MB (docs/benchmarks.md, issue #33, ninth session).
+//!
 //! It compares, orders and hashes as its text (`str`), so maps keyed by
 //! `Name` answer `&str` lookups, and serde writes and reads it as a plain
 //! string: plan files do not change.
 
+use arcstr::ArcStr;
 use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -26,14 +33,14 @@ use serde::{Serialize, Serializer};
 
 /// A plan's name: a shared immutable string that clones in a pointer copy.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Name(Arc<str>);
+pub struct Name(ArcStr);
 
 impl Name {
     /// A new name holding its own copy of `text`, never shared with
     /// another (the conversions `From<&str>` and `From<String>` share
     /// within [`interned`]).
     pub fn new(text: &str) -> Name {
-        Name(Arc::from(text))
+        Name(ArcStr::from(text))
     }
 
     /// The text.
@@ -43,7 +50,7 @@ impl Name {
 
     /// True when both are the same allocation (one interned name).
     pub fn ptr_eq(a: &Name, b: &Name) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        ArcStr::ptr_eq(&a.0, &b.0)
     }
 }
 
