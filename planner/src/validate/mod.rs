@@ -18,6 +18,7 @@ mod as_built;
 mod breakout_limits;
 pub mod cabling;
 mod invariants;
+mod nics;
 mod plan_checks;
 mod records;
 mod refs;
@@ -142,6 +143,8 @@ struct Index<'p> {
     refs: refs::Refs,
     /// Normalised MAC -> sub-node.
     macs: HashMap<String, usize>,
+    /// The servers' NICs, for [`Index::nic_at`].
+    nics: nics::Nics<'p>,
 }
 
 impl<'p> Index<'p> {
@@ -226,6 +229,7 @@ impl<'p> Index<'p> {
             servers,
             refs,
             macs,
+            nics: nics::Nics::new(plan),
         }
     }
 
@@ -282,8 +286,18 @@ impl<'p> Index<'p> {
         self.nic_at(*self.servers.get(server)?, nic)
     }
 
-    /// [`Index::nic`] of the server at index `s` of `plan.servers`.
+    /// [`Index::nic`] of the server at index `s` of `plan.servers`: as
+    /// [`Index::nic_at_plain`] finds it, from the compact tables when the
+    /// name allows.
     fn nic_at(&self, s: usize, nic: &str) -> Option<(usize, u8)> {
+        match self.nics.find(s, nic) {
+            Some(found) => found,
+            None => self.nic_at_plain(s, nic),
+        }
+    }
+
+    /// [`Index::nic_at`] by reading the server's sub-node records.
+    fn nic_at_plain(&self, s: usize, nic: &str) -> Option<(usize, u8)> {
         self.plan.servers[s].sub_nodes.iter().find_map(|&i| {
             let sn = self.plan.sub_node_list.get(i)?;
             if sn.nic == nic || sn.netdev.as_deref() == Some(nic) {
@@ -645,6 +659,8 @@ pub fn render_table(v: &Validation, plan_file: &str) -> String {
     out
 }
 
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod refs_tests;
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub(super) fn records(idx: &Index<'_>, loads: &[usize], findings: &mut Vec<Findi
     let mut bad = |object: String, message: String| {
         findings.push(finding("inconsistent", object, message, FIX, None));
     };
-    servers(plan, &mut bad);
+    servers(idx, &mut bad);
     sub_nodes(plan, &mut bad);
     gpu_fabric(plan, &mut bad);
     parameters(idx, loads, &mut bad);
@@ -107,12 +107,17 @@ pub(crate) fn render_refusals(plan: &Plan) -> Vec<crate::Problem> {
 /// Server names are unique, every server lists sub-nodes that exist, each
 /// once, whose `server` field names it, and every sub-node is listed by
 /// its server.
-fn servers(plan: &Plan, bad: &mut impl FnMut(String, String)) {
+fn servers(idx: &Index<'_>, bad: &mut impl FnMut(String, String)) {
+    let plan = idx.plan;
+    // The index's table holds every server name once: when it holds as
+    // many as there are servers, no name repeats, and no table of the
+    // names seen so far is needed to find the repeats.
+    let unique = idx.servers.len() == plan.servers.len();
     let mut names: HashMap<&str, usize> = HashMap::default();
     let mut listed_by = vec![usize::MAX; plan.sub_node_list.len()];
     for (k, s) in plan.servers.iter().enumerate() {
         let object = || format!("server {}", s.name);
-        if names.insert(s.name.as_str(), k).is_some() {
+        if !unique && names.insert(s.name.as_str(), k).is_some() {
             bad(object(), "the name appears twice in servers".to_string());
         }
         if s.sub_nodes.is_empty() {
@@ -160,7 +165,7 @@ fn servers(plan: &Plan, bad: &mut impl FnMut(String, String)) {
         }
     }
     for (i, sn) in plan.sub_node_list.iter().enumerate() {
-        if listed_by[i] == usize::MAX && names.contains_key(sn.server.as_str()) {
+        if listed_by[i] == usize::MAX && idx.servers.contains_key(sn.server.as_str()) {
             bad(
                 format!("sub-node {}", sn.id),
                 format!(
@@ -950,6 +955,16 @@ fn three_tier(plan: &Plan, bad: &mut impl FnMut(String, String)) {
 /// by [`crate::names::file_stem`]: two switches (or two servers) whose names give one
 /// stem would overwrite each other.
 fn file_names(idx: &Index<'_>, findings: &mut Vec<Finding>) {
+    // A name that is its own stem shares a stem only with an equal name,
+    // which is no finding: when every name is, none can be found.
+    let own_stem =
+        |name: &str| matches!(file_stem_of(name), std::borrow::Cow::Borrowed(stem) if stem == name);
+    if (idx.phys_names.iter().copied())
+        .chain(idx.plan.servers.iter().map(|s| s.name.as_str()))
+        .all(own_stem)
+    {
+        return;
+    }
     // (kind, stem) -> the name that had it last.
     let mut stems: HashMap<(&str, std::borrow::Cow<'_, str>), &str> = HashMap::default();
     let devices = idx
