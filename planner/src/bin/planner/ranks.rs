@@ -329,7 +329,7 @@ pub fn run_verify(args: VerifyArgs) -> Result<ExitCode> {
                 known: rank_format::Known::Searched {
                     net,
                     request,
-                    steps: steps.clone(),
+                    steps,
                 },
                 ..asked
             },

@@ -1,6 +1,8 @@
 //! The report of a checked rank table: per-step link loads grouped for
 //! people, as `planner verify-ranks` prints it.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::algorithm::RankSchedule;
@@ -244,8 +246,11 @@ pub enum Known<'a> {
         net: &'a Network<'a>,
         /// The request the search answered.
         request: &'a Request,
-        /// The table's loads under the ECMP hash.
-        steps: Vec<StepLoad>,
+        /// The table's loads under the ECMP hash, borrowed: a ring's
+        /// are one per step (262,142 at 131,072 ranks), and each copy
+        /// of them was a fifth of `verify-ranks --algorithm ring`'s
+        /// page faults.
+        steps: &'a [StepLoad],
     },
 }
 
@@ -288,20 +293,20 @@ pub fn verify_report(plan: &CheckedPlan, request: VerifyRequest<'_>) -> Result<V
                 how.seed,
                 how.routing,
             )?;
-            verify_report_known(&net, plan, (table, gpus, order), how, steps, None)
+            verify_report_known(&net, plan, (table, gpus, order), how, &steps, None)
         }
         Known::Proven {
             net: Some(net),
             steps,
         } => {
-            let steps = proven_steps(net, plan, table, gpus, how, steps)?;
-            verify_report_known(net, plan, (table, gpus, order), how, steps, None)
+            let steps = proven_steps(net, plan, table, gpus, how, &steps)?;
+            verify_report_known(net, plan, (table, gpus, order), how, &steps, None)
         }
         Known::Proven { net: None, steps } => {
             check_table(plan, table, gpus)?;
             let net = plan.network_avoiding(how.avoid)?;
-            let steps = proven_steps(&net, plan, table, gpus, how, steps)?;
-            verify_report_known(&net, plan, (table, gpus, order), how, steps, None)
+            let steps = proven_steps(&net, plan, table, gpus, how, &steps)?;
+            verify_report_known(&net, plan, (table, gpus, order), how, &steps, None)
         }
         Known::Searched {
             net,
@@ -311,24 +316,24 @@ pub fn verify_report(plan: &CheckedPlan, request: VerifyRequest<'_>) -> Result<V
             let searched = Searched {
                 request,
                 table,
-                steps: steps.clone(),
+                steps,
             };
             let steps = proven_steps(net, plan, table, gpus, how, steps)?;
-            verify_report_known(net, plan, (table, gpus, order), how, steps, Some(searched))
+            verify_report_known(net, plan, (table, gpus, order), how, &steps, Some(searched))
         }
     }
 }
 
 /// The loads of `table` as `how` routes it, from `steps`, its loads under
 /// the ECMP hash, where they are the same (see [`Known::Proven`]).
-fn proven_steps(
+fn proven_steps<'s>(
     net: &Network<'_>,
     plan: &CheckedPlan,
     table: &RankTable,
     gpus: &[Option<usize>],
     how: &Checked<'_>,
-    steps: Vec<StepLoad>,
-) -> Result<Vec<StepLoad>> {
+    steps: &'s [StepLoad],
+) -> Result<Cow<'s, [StepLoad]>> {
     crate::ranks::same_network(net, plan, how.avoid)?;
     check_table(plan, table, gpus)?;
     let same = how.routing == Policy::Ecmp
@@ -336,9 +341,10 @@ fn proven_steps(
             .enumerate()
             .all(|(i, &r)| i == r);
     if same {
-        Ok(steps)
+        Ok(Cow::Borrowed(steps))
     } else {
         crate::ranks::verify_engine_on(net, plan, table, how.engine, how.seed, how.routing)
+            .map(Cow::Owned)
     }
 }
 
@@ -347,7 +353,7 @@ fn proven_steps(
 struct Searched<'r> {
     request: &'r Request,
     table: &'r RankTable,
-    steps: Vec<StepLoad>,
+    steps: &'r [StepLoad],
 }
 
 /// Refuses a table with a bad rank, or with a GPU list of another length.
@@ -372,7 +378,7 @@ fn verify_report_known(
     plan: &CheckedPlan,
     (table, gpus, order): (&RankTable, &[Option<usize>], String),
     how: &Checked<'_>,
-    steps: Vec<StepLoad>,
+    steps: &[StepLoad],
     searched: Option<Searched<'_>>,
 ) -> Result<VerifyReport> {
     let Checked {
@@ -397,7 +403,7 @@ fn verify_report_known(
         Some(s) if s.request.asks_as(&request, s.table.ranks.len()) => (s.table, s.steps),
         _ => {
             found = crate::ranks::plan_gpu_ranks_on(net, plan, &request)?;
-            (&found.table, found.steps.clone())
+            (&found.table, &found.steps[..])
         }
     };
     report_beside(net, plan, (table, gpus, order), how, steps, baseline)
@@ -410,8 +416,8 @@ fn report_beside(
     plan: &CheckedPlan,
     (table, gpus, order): (&RankTable, &[Option<usize>], String),
     how: &Checked<'_>,
-    steps: Vec<StepLoad>,
-    (baseline, baseline_steps): (&RankTable, Vec<StepLoad>),
+    steps: &[StepLoad],
+    (baseline, baseline_steps): (&RankTable, &[StepLoad]),
 ) -> Result<VerifyReport> {
     let Checked {
         engine,
@@ -428,15 +434,17 @@ fn report_beside(
         // The search counts loads under the ECMP hash; another policy
         // routes the plan order again.
         let steps = if routing == Policy::Ecmp {
-            baseline_steps
+            Cow::Borrowed(baseline_steps)
         } else {
-            crate::ranks::verify_engine_on(net, plan, baseline, engine, seed, routing)?
+            Cow::Owned(crate::ranks::verify_engine_on(
+                net, plan, baseline, engine, seed, routing,
+            )?)
         };
         let order = format!("{} in plan order", plain.as_str());
         let gpus = crate::ranks::rank_gpus(plan, &baseline.ranks);
         Some(loads(plan, order, (baseline, engine), &gpus, &steps)?)
     };
-    let table_loads = loads(plan, order, (table, engine), gpus, &steps)?;
+    let table_loads = loads(plan, order, (table, engine), gpus, steps)?;
     Ok(VerifyReport {
         plan: plan.name.clone(),
         design: plan.describe(),

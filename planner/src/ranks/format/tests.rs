@@ -350,7 +350,7 @@ fn issue33_a_searched_table_reports_as_one_searched_again() {
                                 known: Known::Searched {
                                     net: &net,
                                     request: &request,
-                                    steps: outcome.steps.clone(),
+                                    steps: &outcome.steps,
                                 },
                                 ..asked()
                             },
